@@ -1,0 +1,111 @@
+# iolens: build, test, install.  `make`, `make check`, `make check SANITIZE=1`, `make deps`.
+
+VERSION    := 0.1.0
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
+DESTDIR    ?=
+PKG_CONFIG ?= pkg-config
+CC         ?= cc
+CLANG      ?= clang
+
+# Links that run a subcommand by their name (make install-links).
+LINKS := pcstat
+
+PKGS := smartcols json-c
+
+# Everything the build and the tests need, from Debian's archive; the peer tools
+# (fio, vmtouch, sysstat, dstat, util-linux's fincore) are what the tests compare with.
+DEB_PACKAGES := gcc make pkg-config libc6-dev libsmartcols-dev libjson-c-dev libcmocka-dev \
+                clang libclang-rt-14-dev util-linux fio vmtouch sysstat dstat time
+
+ifeq ($(SANITIZE),1)
+BUILD     := build-san
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+IOLENS    := $(BUILD)/iolens
+else
+BUILD     := build
+SAN_FLAGS :=
+IOLENS    := iolens
+endif
+
+CFLAGS    ?= -O2 -g
+WARNINGS  := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+ALL_CPPFLAGS := -D_GNU_SOURCE -DIOLENS_VERSION='"$(VERSION)"' -Isrc -Iinclude $(CPPFLAGS)
+ALL_CFLAGS   := -std=gnu11 $(WARNINGS) $(SAN_FLAGS) $(PKG_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS  := $(SAN_FLAGS) $(LDFLAGS)
+
+MAIN_SRC := src/iolens.c
+LIB_SRC  := $(sort $(wildcard src/common/*.c src/collect/*.c src/out/*.c src/cmd/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+MAIN_OBJ := $(MAIN_SRC:%.c=$(BUILD)/%.o)
+
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
+
+MAN_PAGES := $(sort $(wildcard docs/*.1))
+
+.PHONY: all check unit-tests fuzz install install-links uninstall deps clean
+all: $(IOLENS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libiolens.a: $(LIB_OBJ)
+	$(AR) rcs $@ $^
+
+$(IOLENS): $(MAIN_OBJ) $(BUILD)/libiolens.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libiolens.a tests/unit/unit.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -Itests/unit $(shell $(PKG_CONFIG) --cflags cmocka) \
+	    $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libiolens.a $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs cmocka)
+
+unit-tests: $(UNIT_BIN)
+
+# libFuzzer targets: each links the parser it feeds straight from the sources.
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC)
+	@mkdir -p build-fuzz
+	$(CLANG) $(ALL_CPPFLAGS) -std=gnu11 -g -O1 $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
+	    -o $@ $< $(LIB_SRC) $(PKG_LIBS)
+
+fuzz: $(FUZZ_BIN)
+
+check: $(IOLENS) $(UNIT_BIN)
+	@IOLENS=$(abspath $(IOLENS)) BUILD=$(abspath $(BUILD)) SANITIZE=$(SANITIZE) \
+	    CLANG=$(CLANG) MAKE="$(MAKE)" tests/run
+
+install: $(IOLENS)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(IOLENS) $(DESTDIR)$(BINDIR)/iolens
+	install -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/
+
+install-links: install
+	for l in $(LINKS); do ln -sf iolens $(DESTDIR)$(BINDIR)/$$l; done
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/iolens $(addprefix $(DESTDIR)$(BINDIR)/,$(LINKS))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN_PAGES)))
+
+# Idempotent and quiet when everything is there; apt-get only for what is missing.
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+	    sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	    echo "make deps: installing" $$missing; \
+	    $$sudo apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+clean:
+	rm -rf build build-san build-fuzz iolens
+
+-include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d)

@@ -1,0 +1,66 @@
+/* common.c: options and messages shared by the commands that look at files. */
+#include "cmd/common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+
+bool files_parse_option(struct files_options *opts, int opt)
+{
+	switch (opt) {
+	case 'R':
+		opts->recursive = true;
+		return true;
+	case 'L':
+		opts->follow_symlinks = true;
+		return true;
+	case 'x':
+		opts->one_filesystem = true;
+		return true;
+	}
+	return false;
+}
+
+void files_help_options(FILE *stream)
+{
+	fputs("  -R, --recursive        look at every file in the directories, and below\n"
+	      "  -L, --dereference      with -R, follow symbolic links (loops are detected)\n"
+	      "  -x, --one-file-system  with -R, stay on the filesystem of each directory given\n",
+	      stream);
+}
+
+void print_version(void)
+{
+	printf("%s %s\n", program_name, IOLENS_VERSION);
+	exit(EXIT_OK);
+}
+
+const char *printable_name(const char *name)
+{
+	static char *buffer;
+	static size_t capacity;
+	size_t need = strlen(name) * 4 + 1, out = 0;
+
+	if (need > capacity) {
+		capacity = need;
+		buffer = xrealloc(buffer, capacity);
+	}
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f || *p == '\\') {
+			out += (size_t)sprintf(buffer + out, "\\x%02x", *p);
+		} else {
+			buffer[out++] = (char)*p;
+		}
+	}
+	buffer[out] = '\0';
+	return buffer;
+}
+
+void report_walk_error(const struct files_entry *entry)
+{
+	if (entry->reason)
+		warn_msg("%s: %s", printable_name(entry->path), entry->reason);
+	else
+		warn_errno(printable_name(entry->path), entry->error);
+}

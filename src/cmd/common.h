@@ -1,0 +1,45 @@
+/* common.h: what the file commands (pcstat, evict, warm) share: options, messages, the command table. */
+#ifndef IOLENS_CMD_COMMON_H
+#define IOLENS_CMD_COMMON_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "collect/files.h"
+
+/* Every subcommand: iolens CMD ARGS... runs cmd_CMD(argc, argv) with argv[0] = "CMD". */
+int cmd_pcstat(int argc, char **argv);
+int cmd_evict(int argc, char **argv);
+int cmd_warm(int argc, char **argv);
+
+enum {
+	COMMON_OPT_VERSION = 0x1100,
+	COMMON_OPT_HELP,
+};
+#define COMMON_LONG_OPTIONS \
+	{ "help", no_argument, NULL, 'h' }, \
+	{ "version", no_argument, NULL, 'V' }
+
+/* -R, -L, -x: how paths are walked. */
+#define FILES_SHORT_OPTIONS "RLx"
+#define FILES_LONG_OPTIONS \
+	{ "recursive", no_argument, NULL, 'R' }, \
+	{ "dereference", no_argument, NULL, 'L' }, \
+	{ "one-file-system", no_argument, NULL, 'x' }
+bool files_parse_option(struct files_options *opts, int opt);
+void files_help_options(FILE *stream);
+
+/* Prints "iolens CMD VERSION" and exits 0. */
+_Noreturn void print_version(void);
+
+/*
+ * A file name fit for a terminal: control characters and invalid bytes as \xNN.
+ * The result lives until the next call.
+ */
+const char *printable_name(const char *name);
+
+/* The message for a path the walk could not look at; counts it as a failure. */
+void report_walk_error(const struct files_entry *entry);
+
+#endif

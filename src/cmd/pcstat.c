@@ -1,0 +1,361 @@
+/* pcstat.c: iolens pcstat: how much of each file is in the page cache, and where. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/common.h"
+#include "collect/files.h"
+#include "collect/pagecache.h"
+#include "common/util.h"
+#include "out/out.h"
+
+enum {
+	COL_NAME,
+	COL_SIZE,
+	COL_PAGES,
+	COL_CACHED,
+	COL_PERCENT,
+	COL_CACHED_BYTES,
+	COL_DIRTY,
+	COL_WRITEBACK,
+	COL_EVICTED,
+	COL_RECENTLY_EVICTED,
+	COL_MAP,
+	COL_METHOD,
+	COL_COUNT
+};
+
+static const struct out_column columns[COL_COUNT] = {
+	[COL_NAME] = { "name", "Name", NULL, OUT_TEXT, true, "file name" },
+	[COL_SIZE] = { "size", "Size (bytes)", "Size", OUT_BYTES, true, "file size" },
+	[COL_PAGES] = { "pages", "Pages", NULL, OUT_COUNT, true, "pages the file (or --range) covers" },
+	[COL_CACHED] = { "cached", "Cached", NULL, OUT_COUNT, true, "of those, pages in the page cache" },
+	[COL_PERCENT] = { "percent", "Percent", NULL, OUT_PERCENT, true, "cached pages in percent of pages" },
+	[COL_CACHED_BYTES] = { "cached_bytes", "Cached (bytes)", "Cached size", OUT_BYTES, false,
+			       "cached pages times the page size" },
+	[COL_DIRTY] = { "dirty", "Dirty", NULL, OUT_COUNT, false, "cached pages modified, not yet written back" },
+	[COL_WRITEBACK] = { "writeback", "Writeback", NULL, OUT_COUNT, false, "pages being written back now" },
+	[COL_EVICTED] = { "evicted", "Evicted", NULL, OUT_COUNT, false,
+			  "pages reclaim evicted (the kernel remembers them until they come back)" },
+	[COL_RECENTLY_EVICTED] = { "recently_evicted", "Recently evicted", NULL, OUT_COUNT, false,
+				   "evicted pages that a cache the size of the working set would still hold" },
+	[COL_MAP] = { "map", "Map", NULL, OUT_TEXT, false, "where the cached pages are (--map)" },
+	[COL_METHOD] = { "method", "Method", NULL, OUT_TEXT, false, "how it was measured: cachestat or mincore" },
+};
+
+/* Sums for the TOTAL row; a count is unknown in the total when it is unknown for any file. */
+struct totals {
+	uint64_t files, size, pages, cached, dirty, writeback, evicted, recently_evicted;
+	bool cached_unknown, detail_unknown;
+};
+
+struct pcstat {
+	struct out_table *table;
+	bool summary_only;
+	uint64_t range_offset, range_length;
+	unsigned map_width;
+	char *map;
+	struct totals totals;
+	bool failed;
+	uint64_t refused;      /* files whose state the kernel would not tell */
+	char *first_refused;
+};
+
+static _Noreturn void usage(void)
+{
+	printf("Usage:\n"
+	       " %s [options] PATH...\n"
+	       " %s [options] --pid PID\n"
+	       "\n"
+	       "Show how much of each file is in the page cache: pages cached, dirty, under\n"
+	       "writeback and evicted, from cachestat(2) (Linux 6.5 and later) or mincore(2).\n"
+	       "\n"
+	       "Options:\n",
+	       program_name, program_name);
+	files_help_options(stdout);
+	fputs("  -p, --pid PID          the files process PID has open or mapped\n"
+	      "      --range OFF[:LEN]  only the bytes from OFF, LEN of them (suffixes k, M, G, T)\n"
+	      "      --map[=WIDTH]      a bar per file showing where the cached pages are (default 60)\n"
+	      "                         O all cached  o partly  . none  e none, evicted earlier\n"
+	      "                         D dirty pages  W under writeback  ? the kernel would not tell\n"
+	      "      --total            add a TOTAL row\n"
+	      "  -s, --summary          print only the TOTAL row\n"
+	      "      --sort COLUMN      sort by a column: names A to Z, numbers largest first\n"
+	      "      --reverse          reverse the order of --sort\n"
+	      "  -h, --help             show this help\n"
+	      "  -V, --version          show the version\n"
+	      "\n",
+	      stdout);
+	out_help_options(stdout);
+	putchar('\n');
+	out_help_columns(stdout, columns, COL_COUNT);
+	printf("\n"
+	       "A count the kernel does not tell is shown as '-' (null in JSON), never guessed.\n"
+	       "\n"
+	       "Examples:\n"
+	       "  %s /bin/ls                      is ls in the page cache?\n"
+	       "  %s -R --summary /usr            how much of /usr is cached, in one line\n"
+	       "  %s -R --sort cached -H /var/lib/postgresql\n"
+	       "                                         the most cached files first\n"
+	       "  %s --pid $(pidof postgres) --total   what a process has open, and how much is cached\n"
+	       "  %s --map -o name,percent,map big.db   where in the file the cached pages are\n"
+	       "  %s --range 1G:256M --json big.db      one part of a file, as JSON\n",
+	       program_name, program_name, program_name, program_name, program_name, program_name);
+	exit(EXIT_OK);
+}
+
+static void add_totals(struct totals *totals, uint64_t size, const struct pagecache_stat *stat, bool known)
+{
+	totals->files++;
+	totals->size += size;
+	totals->pages += stat->pages;
+	if (!known) {
+		totals->cached_unknown = totals->detail_unknown = true;
+		return;
+	}
+	totals->cached += stat->cached;
+	if (!stat->detail_known) {
+		totals->detail_unknown = true;
+		return;
+	}
+	totals->dirty += stat->dirty;
+	totals->writeback += stat->writeback;
+	totals->evicted += stat->evicted;
+	totals->recently_evicted += stat->recently_evicted;
+}
+
+static void fill_counts(struct out_row *row, uint64_t cached, uint64_t pages)
+{
+	out_set_count(row, COL_CACHED, cached);
+	out_set_count(row, COL_CACHED_BYTES, cached * page_size());
+	out_set_percent(row, COL_PERCENT, pages ? 100.0 * (double)cached / (double)pages : 0.0);
+}
+
+static void fill_detail(struct out_row *row, const struct pagecache_stat *stat)
+{
+	out_set_count(row, COL_DIRTY, stat->dirty);
+	out_set_count(row, COL_WRITEBACK, stat->writeback);
+	out_set_count(row, COL_EVICTED, stat->evicted);
+	out_set_count(row, COL_RECENTLY_EVICTED, stat->recently_evicted);
+}
+
+static void note_refused(struct pcstat *pc, const char *path)
+{
+	if (!pc->refused++)
+		pc->first_refused = xstrdup(path);
+	pc->failed = true;
+}
+
+static int visit(const struct files_entry *entry, void *context)
+{
+	struct pcstat *pc = context;
+	struct pagecache_stat stat;
+	uint64_t offset, length;
+	struct out_row *row;
+	int rc;
+
+	if (entry->fd < 0) {
+		report_walk_error(entry);
+		pc->failed = true;
+		return 0;
+	}
+	offset = pc->range_offset < entry->size ? pc->range_offset : entry->size;
+	length = entry->size - offset;
+	if (pc->range_length && pc->range_length < length)
+		length = pc->range_length;
+
+	rc = pagecache_query(entry->fd, offset, length, &stat);
+	if (rc && rc != -EPERM) {
+		warn_errno(printable_name(entry->path), -rc);
+		pc->failed = true;
+		return 0;
+	}
+	if (rc == -EPERM)
+		note_refused(pc, entry->path);
+	add_totals(&pc->totals, entry->size, &stat, rc == 0);
+	if (pc->summary_only)
+		return 0;
+
+	row = out_row_add(pc->table);
+	out_set_text(row, COL_NAME, entry->path);
+	out_set_count(row, COL_SIZE, entry->size);
+	out_set_count(row, COL_PAGES, stat.pages);
+	if (rc == 0) {
+		fill_counts(row, stat.cached, stat.pages);
+		if (stat.detail_known)
+			fill_detail(row, &stat);
+		out_set_text(row, COL_METHOD, pagecache_method_name(pagecache_method()));
+	}
+	if (pc->map_width) {
+		rc = pagecache_map(entry->fd, offset, length, pc->map_width, pc->map);
+		if (rc && rc != -EPERM) {
+			warn_errno(printable_name(entry->path), -rc);
+			pc->failed = true;
+		} else {
+			out_set_text(row, COL_MAP, pc->map);
+		}
+	}
+	return 0;
+}
+
+static void add_total_row(struct pcstat *pc)
+{
+	const struct totals *t = &pc->totals;
+	struct out_row *row = out_row_total(pc->table);
+
+	out_set_text(row, COL_NAME, "TOTAL");
+	out_set_count(row, COL_SIZE, t->size);
+	out_set_count(row, COL_PAGES, t->pages);
+	if (!t->cached_unknown)
+		fill_counts(row, t->cached, t->pages);
+	if (!t->detail_unknown) {
+		struct pagecache_stat stat = {
+			.dirty = t->dirty, .writeback = t->writeback,
+			.evicted = t->evicted, .recently_evicted = t->recently_evicted,
+		};
+		fill_detail(row, &stat);
+	}
+}
+
+static void report_refused(const struct pcstat *pc)
+{
+	if (!pc->refused)
+		return;
+	warn_msg("%s%s: page-cache state unknown ('-'): the kernel tells it only to the file's "
+		 "owner or to whoever may write to it (cachestat and mincore refuse)",
+		 printable_name(pc->first_refused), pc->refused > 1 ? " and others" : "");
+	if (pc->refused > 1)
+		warn_msg("%llu files in all have an unknown page-cache state", (unsigned long long)pc->refused);
+}
+
+static bool shows_detail(const struct out_table *table)
+{
+	for (size_t column = COL_DIRTY; column <= COL_RECENTLY_EVICTED; column++)
+		if (out_column_shown(table, column))
+			return true;
+	return false;
+}
+
+static unsigned parse_map_width(const char *arg)
+{
+	uint64_t width;
+
+	if (!arg)
+		return 60;
+	if (parse_u64(arg, &width) || width < 1 || width > 4096)
+		usage_error("--map: width must be a number from 1 to 4096, not '%s'", arg);
+	return (unsigned)width;
+}
+
+int cmd_pcstat(int argc, char **argv)
+{
+	enum { OPT_RANGE = 0x2000, OPT_MAP, OPT_TOTAL, OPT_SORT, OPT_REVERSE };
+	static const struct option long_options[] = {
+		FILES_LONG_OPTIONS,
+		OUT_LONG_OPTIONS,
+		COMMON_LONG_OPTIONS,
+		{ "pid", required_argument, NULL, 'p' },
+		{ "range", required_argument, NULL, OPT_RANGE },
+		{ "map", optional_argument, NULL, OPT_MAP },
+		{ "total", no_argument, NULL, OPT_TOTAL },
+		{ "summary", no_argument, NULL, 's' },
+		{ "sort", required_argument, NULL, OPT_SORT },
+		{ "reverse", no_argument, NULL, OPT_REVERSE },
+		{ 0 }
+	};
+	struct files_options files = {0};
+	struct out_options output = {0};
+	struct pcstat pc = {0};
+	const char *sort = NULL;
+	bool want_total = false, reverse = false, have_pid = false;
+	uint64_t pid = 0;
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, FILES_SHORT_OPTIONS OUT_SHORT_OPTIONS "p:shV",
+				  long_options, NULL)) != -1) {
+		if (files_parse_option(&files, opt) || out_parse_option(&output, opt, optarg))
+			continue;
+		switch (opt) {
+		case 'p':
+			if (parse_u64(optarg, &pid) || pid == 0 || pid > 4194304)
+				usage_error("--pid: '%s' is not a process id", optarg);
+			have_pid = true;
+			break;
+		case OPT_RANGE:
+			if (parse_range(optarg, &pc.range_offset, &pc.range_length))
+				usage_error("--range: '%s' is not OFFSET[:LENGTH] (sizes such as 4096, 64k, 1G)", optarg);
+			break;
+		case OPT_MAP:
+			pc.map_width = parse_map_width(optarg);
+			break;
+		case OPT_TOTAL:
+			want_total = true;
+			break;
+		case 's':
+			pc.summary_only = want_total = true;
+			break;
+		case OPT_SORT:
+			sort = optarg;
+			break;
+		case OPT_REVERSE:
+			reverse = true;
+			break;
+		case 'h':
+			usage();
+		case 'V':
+			print_version();
+		default:
+			usage_hint();
+		}
+	}
+	if (optind >= argc && !have_pid)
+		usage_error("no file given");
+	if (optind < argc && have_pid)
+		usage_error("--pid and paths do not go together");
+
+	/* --map adds its column when -o does not already choose it. */
+	char columns_with_map[1024];
+	if (pc.map_width && (!output.columns || output.columns[0] == '+')) {
+		snprintf(columns_with_map, sizeof(columns_with_map), "+%s%smap",
+			 output.columns ? output.columns + 1 : "", output.columns ? "," : "");
+		output.columns = columns_with_map;
+	}
+	pc.table = out_table_new(columns, COL_COUNT, &output, "files");
+	if (!pc.table)
+		return EXIT_USAGE;
+	if (sort && out_column_index(pc.table, sort) < 0) {
+		out_table_free(pc.table);
+		usage_error("--sort: unknown column '%s'", sort);
+	}
+	if (out_column_shown(pc.table, COL_MAP) && !pc.map_width)
+		pc.map_width = 60;
+	if (pc.map_width)
+		pc.map = xcalloc(pc.map_width + 1, 1);
+
+	if (have_pid)
+		files_of_process("/proc", (pid_t)pid, visit, &pc);
+	else
+		files_walk(argv + optind, argc - optind, &files, visit, &pc);
+
+	if (sort)
+		out_table_sort(pc.table, sort, reverse);
+	if (want_total)
+		add_total_row(&pc);
+	out_json_add(pc.table, "page_size", json_object_new_uint64(page_size()));
+	out_json_add(pc.table, "method",
+		     json_object_new_string(pagecache_method_name(pagecache_method())));
+	rc = out_table_print(pc.table, stdout);
+	if (rc) {
+		warn_errno("output", -rc);
+		pc.failed = true;
+	}
+	report_refused(&pc);
+	if (pagecache_method() == PAGECACHE_MINCORE && shows_detail(pc.table))
+		warn_msg("mincore fallback (no cachestat in this kernel): dirty, writeback and evicted are unknown");
+	out_table_free(pc.table);
+	free(pc.map);
+	free(pc.first_refused);
+	return pc.failed ? EXIT_FAIL : EXIT_OK;
+}

@@ -1,0 +1,184 @@
+/* pagecache.c: page-cache residency of a byte range, by cachestat(2) or by mincore in bounded windows. */
+#include "collect/pagecache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/util.h"
+
+#ifndef __NR_cachestat
+#define __NR_cachestat 451 /* the same number on every architecture */
+#endif
+
+/* The kernel's struct cachestat_range and struct cachestat (linux/mman.h, 6.5). */
+struct kernel_cachestat_range {
+	uint64_t off;
+	uint64_t len;
+};
+
+struct kernel_cachestat {
+	uint64_t nr_cache;
+	uint64_t nr_dirty;
+	uint64_t nr_writeback;
+	uint64_t nr_evicted;
+	uint64_t nr_recently_evicted;
+};
+
+/* mincore looks at this many pages per mmap window: memory stays constant whatever the size. */
+#define MINCORE_WINDOW_PAGES 65536
+
+static int method = -1;
+
+enum pagecache_method pagecache_method(void)
+{
+	if (method < 0) {
+		const char *forced = getenv("IOLENS_PAGECACHE");
+		method = forced && !strcmp(forced, "mincore") ? PAGECACHE_MINCORE : PAGECACHE_CACHESTAT;
+	}
+	return (enum pagecache_method)method;
+}
+
+const char *pagecache_method_name(enum pagecache_method which)
+{
+	return which == PAGECACHE_CACHESTAT ? "cachestat" : "mincore";
+}
+
+static int query_cachestat(int fd, uint64_t offset, uint64_t length, struct pagecache_stat *out)
+{
+	struct kernel_cachestat_range range = { offset, length };
+	struct kernel_cachestat stat = {0};
+
+	if (syscall(__NR_cachestat, fd, &range, &stat, 0) != 0)
+		return -errno;
+	out->cached = stat.nr_cache;
+	out->dirty = stat.nr_dirty;
+	out->writeback = stat.nr_writeback;
+	out->evicted = stat.nr_evicted;
+	out->recently_evicted = stat.nr_recently_evicted;
+	out->detail_known = true;
+	return 0;
+}
+
+/*
+ * Since Linux 5.2 mincore reports every page of a file mapping as resident unless the
+ * caller owns the file, has CAP_FOWNER, or may write to it (can_do_mincore). Its answer
+ * then means nothing, and we must not pass it on.
+ */
+static bool mincore_would_lie(int fd)
+{
+	struct stat st;
+	char path[64];
+
+	if (geteuid() == 0)
+		return false;
+	if (fstat(fd, &st) == 0 && st.st_uid == geteuid())
+		return false;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) != 0;
+}
+
+static int query_mincore(int fd, uint64_t first_page, uint64_t npages, struct pagecache_stat *out)
+{
+	static unsigned char *vector;
+	const uint64_t page = page_size();
+
+	if (mincore_would_lie(fd))
+		return -EPERM;
+	if (!vector)
+		vector = xcalloc(MINCORE_WINDOW_PAGES, 1);
+	out->cached = 0;
+	out->detail_known = false;
+	for (uint64_t done = 0; done < npages;) {
+		uint64_t count = npages - done < MINCORE_WINDOW_PAGES ? npages - done : MINCORE_WINDOW_PAGES;
+		void *map = mmap(NULL, count * page, PROT_READ, MAP_SHARED, fd, (off_t)((first_page + done) * page));
+		int rc = 0;
+
+		if (map == MAP_FAILED)
+			return -errno;
+		if (mincore(map, count * page, vector) != 0)
+			rc = -errno;
+		munmap(map, count * page);
+		if (rc)
+			return rc;
+		for (uint64_t i = 0; i < count; i++)
+			out->cached += vector[i] & 1;
+		done += count;
+	}
+	return 0;
+}
+
+int pagecache_query(int fd, uint64_t offset, uint64_t length, struct pagecache_stat *out)
+{
+	const uint64_t page = page_size();
+	uint64_t first_page = offset / page;
+	int rc;
+
+	*out = (struct pagecache_stat){0};
+	out->pages = length ? (offset + length - 1) / page - first_page + 1 : 0;
+	if (!out->pages) {
+		out->detail_known = true; /* nothing to count: every count is zero */
+		return 0;
+	}
+
+	if (pagecache_method() == PAGECACHE_CACHESTAT) {
+		rc = query_cachestat(fd, offset, length, out);
+		if (rc != -ENOSYS)
+			return rc;
+		method = PAGECACHE_MINCORE; /* an older kernel: for good */
+	}
+	return query_mincore(fd, first_page, out->pages, out);
+}
+
+char pagecache_map_glyph(const struct pagecache_stat *stat)
+{
+	if (stat->detail_known && stat->dirty)
+		return 'D';
+	if (stat->detail_known && stat->writeback)
+		return 'W';
+	if (stat->pages && stat->cached >= stat->pages)
+		return 'O';
+	if (stat->cached)
+		return 'o';
+	if (stat->detail_known && stat->evicted)
+		return 'e';
+	return '.';
+}
+
+int pagecache_map(int fd, uint64_t offset, uint64_t length, unsigned ncells, char *out)
+{
+	const uint64_t page = page_size();
+	uint64_t first_page = offset / page;
+	uint64_t pages = length ? (offset + length - 1) / page - first_page + 1 : 0;
+
+	out[0] = '\0';
+	if (!pages)
+		return 0;
+	for (unsigned cell = 0; cell < ncells; cell++) {
+		/* With fewer pages than cells, neighbouring cells show the same page. */
+		uint64_t start = pages * cell / ncells;
+		uint64_t end = pages * (cell + 1) / ncells;
+		struct pagecache_stat stat;
+		int rc;
+
+		if (end <= start)
+			end = start + 1;
+		rc = pagecache_query(fd, (first_page + start) * page, (end - start) * page, &stat);
+		if (rc == -EPERM) {
+			memset(out, '?', ncells);
+			out[ncells] = '\0';
+			return rc;
+		}
+		if (rc)
+			return rc;
+		out[cell] = pagecache_map_glyph(&stat);
+	}
+	out[ncells] = '\0';
+	return 0;
+}

@@ -1,0 +1,223 @@
+/* util.c: messages, size parsing and formatting, small helpers used everywhere. */
+#include "common/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *program_name = "iolens";
+
+void warn_errno(const char *what, int err)
+{
+	fprintf(stderr, "%s: %s: %s\n", program_name, what, strerror(err));
+}
+
+void warn_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", program_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", program_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	usage_hint();
+}
+
+void usage_hint(void)
+{
+	fprintf(stderr, "Try '%s --help' for more information.\n", program_name);
+	exit(EXIT_USAGE);
+}
+
+int parse_u64(const char *text, uint64_t *out)
+{
+	char *end;
+	unsigned long long value;
+
+	if (!text || *text < '0' || *text > '9')
+		return -EINVAL;
+	errno = 0;
+	value = strtoull(text, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (*end)
+		return -EINVAL;
+	*out = value;
+	return 0;
+}
+
+/* Multiplier of a size suffix such as "k", "KiB", "MB"; 0 when unknown. */
+static uint64_t suffix_multiplier(const char *suffix)
+{
+	static const char units[] = "KMGTPE";
+	const char *unit;
+	uint64_t multiplier = 1;
+
+	if (!*suffix || !strcasecmp(suffix, "b"))
+		return 1;
+	unit = strchr(units, *suffix >= 'a' ? *suffix - 'a' + 'A' : *suffix);
+	if (!unit || !*suffix)
+		return 0;
+	suffix++;
+	if (*suffix && strcasecmp(suffix, "iB") && strcasecmp(suffix, "B"))
+		return 0;
+	for (const char *u = units; u <= unit; u++)
+		multiplier *= 1024;
+	return multiplier;
+}
+
+int parse_size(const char *text, uint64_t *out)
+{
+	char *end;
+	double value;
+	uint64_t multiplier;
+
+	if (!text || !((*text >= '0' && *text <= '9') || *text == '.'))
+		return -EINVAL;
+	errno = 0;
+	value = strtod(text, &end);
+	if (errno == ERANGE || !isfinite(value))
+		return -ERANGE;
+	if (end == text)
+		return -EINVAL;
+	multiplier = suffix_multiplier(end);
+	if (!multiplier)
+		return -EINVAL;
+	value *= (double)multiplier;
+	if (value >= 18446744073709551616.0)
+		return -ERANGE;
+	/* A fraction must come out as whole bytes: 1.5K yes, 0.3 no. */
+	if (value != floor(value))
+		return -EINVAL;
+	*out = (uint64_t)value;
+	return 0;
+}
+
+int parse_range(const char *text, uint64_t *offset, uint64_t *length)
+{
+	const char *colon = text ? strchr(text, ':') : NULL;
+	char head[64];
+	int rc;
+
+	if (!text)
+		return -EINVAL;
+	if (!colon) {
+		*length = 0;
+		return parse_size(text, offset);
+	}
+	if ((size_t)(colon - text) >= sizeof(head))
+		return -EINVAL;
+	memcpy(head, text, colon - text);
+	head[colon - text] = '\0';
+	rc = parse_size(head, offset);
+	if (rc)
+		return rc;
+	return parse_size(colon + 1, length);
+}
+
+const char *human_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char units[] = "BKMGTPE";
+	int unit = 0;
+	uint64_t whole = bytes, rest = 0;
+
+	while (whole >= 1024 && unit < 6) {
+		rest = whole % 1024;
+		whole /= 1024;
+		unit++;
+	}
+	if (unit == 0) {
+		snprintf(buf, len, "%lluB", (unsigned long long)bytes);
+		return buf;
+	}
+	/* One decimal, rounded, dropped when it is zero: 1.5K, 2M, 1023.9K. */
+	unsigned tenth = (unsigned)((rest * 10 + 512) / 1024);
+	if (tenth == 10) {
+		whole++;
+		tenth = 0;
+		if (whole == 1024 && unit < 6) {
+			whole = 1;
+			unit++;
+		}
+	}
+	if (tenth)
+		snprintf(buf, len, "%llu.%u%c", (unsigned long long)whole, tenth, units[unit]);
+	else
+		snprintf(buf, len, "%llu%c", (unsigned long long)whole, units[unit]);
+	return buf;
+}
+
+uint64_t pages_for(uint64_t bytes, uint64_t page)
+{
+	return bytes / page + (bytes % page != 0);
+}
+
+uint64_t page_size(void)
+{
+	static uint64_t size;
+
+	if (!size) {
+		long value = sysconf(_SC_PAGESIZE);
+		size = value > 0 ? (uint64_t)value : 4096;
+	}
+	return size;
+}
+
+uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void *xrealloc(void *ptr, size_t size)
+{
+	void *p = realloc(ptr, size ? size : 1);
+
+	if (!p) {
+		warn_errno("memory", ENOMEM);
+		abort();
+	}
+	return p;
+}
+
+void *xcalloc(size_t count, size_t size)
+{
+	void *p = calloc(count ? count : 1, size ? size : 1);
+
+	if (!p) {
+		warn_errno("memory", ENOMEM);
+		abort();
+	}
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (!p) {
+		warn_errno("memory", ENOMEM);
+		abort();
+	}
+	return p;
+}

@@ -1,0 +1,96 @@
+/* iolens.c: main(): the subcommand table, and argv[0] dispatch (a link named pcstat runs `iolens pcstat`). */
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/common.h"
+#include "common/util.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "pcstat", cmd_pcstat, "how much of each file is in the page cache, and where" },
+	{ "evict", cmd_evict, "drop files from the page cache, and show what really left" },
+	{ "warm", cmd_warm, "load files into the page cache (and lock them there)" },
+};
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+static void usage(FILE *stream)
+{
+	fputs("Usage:\n"
+	      " iolens COMMAND [options] [arguments]\n"
+	      " iolens COMMAND --help\n"
+	      "\n"
+	      "See where the I/O time goes: the page cache, the disks, and the servers.\n"
+	      "\n"
+	      "Commands:\n",
+	      stream);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(stream, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fputs("\n"
+	      "Options:\n"
+	      "  -h, --help     show this help\n"
+	      "  -V, --version  show the version\n"
+	      "\n"
+	      "A link to iolens named after a command runs that command: pcstat FILE is\n"
+	      "iolens pcstat FILE.\n"
+	      "\n"
+	      "Examples:\n"
+	      "  iolens pcstat /bin/ls        is ls in the page cache?\n"
+	      "  iolens evict big.db          drop a file from the cache, see what stayed\n"
+	      "  iolens warm --lock big.db    load a file and keep it resident until Ctrl-C\n",
+	      stream);
+}
+
+static int run(const struct command *command, const char *prefix, int argc, char **argv)
+{
+	static char name[64];
+
+	snprintf(name, sizeof(name), "%s%s", prefix, command->name);
+	program_name = name;
+	argv[0] = name; /* getopt's own messages name the command too */
+	return command->run(argc, argv);
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *command;
+	char *self = argc > 0 ? basename(argv[0]) : "iolens";
+
+	/* Invoked through a link named after a command, or as iolens-COMMAND. */
+	if (!strncmp(self, "iolens-", 7) && (command = find_command(self + 7)))
+		return run(command, "iolens ", argc, argv);
+	if ((command = find_command(self)))
+		return run(command, "", argc, argv);
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("iolens %s\n", IOLENS_VERSION);
+		return EXIT_OK;
+	}
+	command = find_command(argv[1]);
+	if (!command) {
+		fprintf(stderr, "iolens: '%s' is not a command.\nTry 'iolens --help' for the list.\n", argv[1]);
+		return EXIT_USAGE;
+	}
+	return run(command, "iolens ", argc - 1, argv + 1);
+}

@@ -1,0 +1,101 @@
+/* out.h: the one output layer: rows of typed cells printed as a table (libsmartcols), JSON (json-c) or CSV. */
+#ifndef IOLENS_OUT_H
+#define IOLENS_OUT_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct json_object;
+
+enum out_format {
+	OUT_TABLE, /* aligned columns for people; control characters in text escaped as \xNN */
+	OUT_JSON,  /* one document; bytes, ns and counts as numbers; unknown as null */
+	OUT_CSV,   /* RFC 4180, a header line of column ids; unknown as an empty field */
+};
+
+enum out_kind {
+	OUT_TEXT,    /* a string, exact in JSON and CSV */
+	OUT_COUNT,   /* a whole number */
+	OUT_BYTES,   /* a whole number of bytes; human units in tables with -H */
+	OUT_PERCENT, /* a percentage with three decimals */
+};
+
+struct out_column {
+	const char *id;           /* what -o, --sort, JSON keys and the CSV header use */
+	const char *header;       /* the table header */
+	const char *header_human; /* the table header with -H, when it differs */
+	enum out_kind kind;
+	bool is_default;          /* shown when -o does not choose */
+	const char *help;         /* one line for --help */
+};
+
+struct out_options {
+	enum out_format format;
+	const char *columns; /* -o: "a,b,c" chooses and orders; "+a,b" adds to the defaults */
+	bool human;
+	bool no_header;
+};
+
+/* The options every command takes; values above 0x1000 so they never meet a short option. */
+enum {
+	OUT_OPT_JSON = 0x1000,
+	OUT_OPT_CSV,
+	OUT_OPT_NO_HEADER,
+};
+#define OUT_SHORT_OPTIONS "o:H"
+#define OUT_LONG_OPTIONS \
+	{ "json", no_argument, NULL, OUT_OPT_JSON }, \
+	{ "csv", no_argument, NULL, OUT_OPT_CSV }, \
+	{ "output", required_argument, NULL, 'o' }, \
+	{ "human", no_argument, NULL, 'H' }, \
+	{ "no-header", no_argument, NULL, OUT_OPT_NO_HEADER }
+
+/* Takes one getopt result; true when it was an output option. */
+bool out_parse_option(struct out_options *opts, int opt, const char *arg);
+/* The lines --help shows for the options above, and the list of columns. */
+void out_help_options(FILE *stream);
+void out_help_columns(FILE *stream, const struct out_column *columns, size_t count);
+
+struct out_table;
+struct out_row;
+
+/*
+ * A table of the given columns (the command's whole set; options choose which print).
+ * rows_key names the array of rows in JSON. NULL with a message when -o names a
+ * column that does not exist.
+ */
+struct out_table *out_table_new(const struct out_column *columns, size_t count,
+				const struct out_options *opts, const char *rows_key);
+void out_table_free(struct out_table *table);
+
+/* A new row; every cell starts unknown ('-' in tables, null in JSON). */
+struct out_row *out_row_add(struct out_table *table);
+/* The totals row: printed last in tables and CSV, as its own object "total" in JSON. */
+struct out_row *out_row_total(struct out_table *table);
+size_t out_table_rows(const struct out_table *table);
+/* Column indexes are positions in the command's column array. */
+void out_set_text(struct out_row *row, size_t column, const char *text);
+void out_set_count(struct out_row *row, size_t column, uint64_t value);
+void out_set_percent(struct out_row *row, size_t column, double value);
+void out_set_unknown(struct out_row *row, size_t column);
+
+/* True when the column is printed: a command can skip work for columns nobody asked for. */
+bool out_column_shown(const struct out_table *table, size_t column);
+/* Index of a column by id (case ignored), or -1. */
+int out_column_index(const struct out_table *table, const char *id);
+
+/*
+ * Sorts rows by a column: text ascending, numbers descending (largest first), unknown
+ * last; reverse flips the order. -1 when there is no such column.
+ */
+int out_table_sort(struct out_table *table, const char *id, bool reverse);
+
+/* A value added at the top of the JSON document (the table takes ownership). */
+void out_json_add(struct out_table *table, const char *key, struct json_object *value);
+
+/* Prints the table in its format; 0 or -errno. */
+int out_table_print(struct out_table *table, FILE *stream);
+
+#endif

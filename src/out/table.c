@@ -1,0 +1,500 @@
+/* table.c: stores typed rows, then prints them as a libsmartcols table, a json-c document or CSV. */
+#include "out/out.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <libsmartcols/libsmartcols.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/util.h"
+
+enum cell_state { CELL_UNKNOWN = 0, CELL_SET };
+
+struct out_cell {
+	enum cell_state state;
+	union {
+		char *text;
+		uint64_t count;
+		double percent;
+	};
+};
+
+struct out_row {
+	const struct out_table *table;
+	size_t order;           /* when it was added: ties in a sort keep this order */
+	struct out_cell *cells; /* one per column of the command */
+};
+
+struct json_extra {
+	char *key;
+	struct json_object *value;
+};
+
+struct out_table {
+	const struct out_column *columns;
+	size_t ncolumns;
+	struct out_options opts;
+	const char *rows_key;
+	size_t *shown; /* indexes of the printed columns, in order */
+	size_t nshown;
+	struct out_row **rows;
+	size_t nrows, rows_capacity;
+	struct out_row *total;
+	struct json_extra *extras;
+	size_t nextras;
+};
+
+bool out_parse_option(struct out_options *opts, int opt, const char *arg)
+{
+	switch (opt) {
+	case OUT_OPT_JSON:
+		opts->format = OUT_JSON;
+		return true;
+	case OUT_OPT_CSV:
+		opts->format = OUT_CSV;
+		return true;
+	case 'o':
+		opts->columns = arg;
+		return true;
+	case 'H':
+		opts->human = true;
+		return true;
+	case OUT_OPT_NO_HEADER:
+		opts->no_header = true;
+		return true;
+	}
+	return false;
+}
+
+void out_help_options(FILE *stream)
+{
+	fputs("Output:\n"
+	      "  -o, --output LIST    columns to show, comma-separated; +LIST adds to the defaults\n"
+	      "  -H, --human          sizes in human units (K, M, G: powers of 1024) in tables\n"
+	      "      --json           one JSON document: bytes and counts as numbers, unknown as null\n"
+	      "      --csv            comma-separated values with a header line of column names\n"
+	      "      --no-header      leave out the header line\n",
+	      stream);
+}
+
+void out_help_columns(FILE *stream, const struct out_column *columns, size_t count)
+{
+	fputs("Columns (* shown by default):\n", stream);
+	for (size_t i = 0; i < count; i++)
+		fprintf(stream, " %c%-18s %s\n", columns[i].is_default ? '*' : ' ', columns[i].id,
+			columns[i].help);
+}
+
+int out_column_index(const struct out_table *table, const char *id)
+{
+	for (size_t i = 0; i < table->ncolumns; i++)
+		if (!strcasecmp(table->columns[i].id, id))
+			return (int)i;
+	return -1;
+}
+
+/* Appends the columns named in a comma-separated list; false on an unknown name. */
+static bool add_listed_columns(struct out_table *table, const char *list)
+{
+	char *copy = xstrdup(list), *save = NULL;
+	bool ok = true;
+
+	for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		int index = out_column_index(table, name);
+		if (index < 0) {
+			warn_msg("unknown column '%s' (--help lists them)", name);
+			ok = false;
+			break;
+		}
+		table->shown[table->nshown++] = (size_t)index;
+	}
+	free(copy);
+	return ok;
+}
+
+static size_t list_length(const char *list)
+{
+	size_t n = 1;
+
+	for (; *list; list++)
+		n += *list == ',';
+	return n;
+}
+
+struct out_table *out_table_new(const struct out_column *columns, size_t count,
+				const struct out_options *opts, const char *rows_key)
+{
+	struct out_table *table = xcalloc(1, sizeof(*table));
+	const char *list = opts->columns;
+	bool add_to_defaults = list && *list == '+';
+
+	table->columns = columns;
+	table->ncolumns = count;
+	table->opts = *opts;
+	table->rows_key = rows_key;
+	table->shown = xcalloc(count + (list ? list_length(list) : 0), sizeof(*table->shown));
+
+	if (!list || add_to_defaults)
+		for (size_t i = 0; i < count; i++)
+			if (columns[i].is_default)
+				table->shown[table->nshown++] = i;
+	if (list && !add_listed_columns(table, list + add_to_defaults)) {
+		out_table_free(table);
+		return NULL;
+	}
+	if (!table->nshown) {
+		warn_msg("no columns to show");
+		out_table_free(table);
+		return NULL;
+	}
+	return table;
+}
+
+static void row_free(const struct out_table *table, struct out_row *row)
+{
+	if (!row)
+		return;
+	for (size_t i = 0; i < table->ncolumns; i++)
+		if (table->columns[i].kind == OUT_TEXT && row->cells[i].state == CELL_SET)
+			free(row->cells[i].text);
+	free(row->cells);
+	free(row);
+}
+
+void out_table_free(struct out_table *table)
+{
+	if (!table)
+		return;
+	for (size_t i = 0; i < table->nrows; i++)
+		row_free(table, table->rows[i]);
+	row_free(table, table->total);
+	for (size_t i = 0; i < table->nextras; i++) {
+		free(table->extras[i].key);
+		json_object_put(table->extras[i].value);
+	}
+	free(table->extras);
+	free(table->rows);
+	free(table->shown);
+	free(table);
+}
+
+static struct out_row *row_new(const struct out_table *table)
+{
+	struct out_row *row = xcalloc(1, sizeof(*row));
+
+	row->table = table;
+	row->order = table->nrows;
+	row->cells = xcalloc(table->ncolumns, sizeof(*row->cells));
+	return row;
+}
+
+struct out_row *out_row_add(struct out_table *table)
+{
+	if (table->nrows == table->rows_capacity) {
+		table->rows_capacity = table->rows_capacity ? table->rows_capacity * 2 : 64;
+		table->rows = xrealloc(table->rows, table->rows_capacity * sizeof(*table->rows));
+	}
+	return table->rows[table->nrows++] = row_new(table);
+}
+
+struct out_row *out_row_total(struct out_table *table)
+{
+	if (!table->total)
+		table->total = row_new(table);
+	return table->total;
+}
+
+size_t out_table_rows(const struct out_table *table)
+{
+	return table->nrows;
+}
+
+/* The cell, emptied of any earlier text. Callers pass their own column enum, so it is in range. */
+static struct out_cell *cell_reset(struct out_row *row, size_t column)
+{
+	struct out_cell *cell = &row->cells[column];
+
+	if (row->table->columns[column].kind == OUT_TEXT && cell->state == CELL_SET)
+		free(cell->text);
+	cell->state = CELL_UNKNOWN;
+	return cell;
+}
+
+void out_set_text(struct out_row *row, size_t column, const char *text)
+{
+	struct out_cell *cell = cell_reset(row, column);
+
+	if (text) {
+		cell->text = xstrdup(text);
+		cell->state = CELL_SET;
+	}
+}
+
+void out_set_count(struct out_row *row, size_t column, uint64_t value)
+{
+	struct out_cell *cell = cell_reset(row, column);
+
+	cell->count = value;
+	cell->state = CELL_SET;
+}
+
+void out_set_percent(struct out_row *row, size_t column, double value)
+{
+	struct out_cell *cell = cell_reset(row, column);
+
+	cell->percent = value;
+	cell->state = CELL_SET;
+}
+
+void out_set_unknown(struct out_row *row, size_t column)
+{
+	cell_reset(row, column);
+}
+
+bool out_column_shown(const struct out_table *table, size_t column)
+{
+	for (size_t i = 0; i < table->nshown; i++)
+		if (table->shown[i] == column)
+			return true;
+	return false;
+}
+
+void out_json_add(struct out_table *table, const char *key, struct json_object *value)
+{
+	table->extras = xrealloc(table->extras, (table->nextras + 1) * sizeof(*table->extras));
+	table->extras[table->nextras].key = xstrdup(key);
+	table->extras[table->nextras].value = value;
+	table->nextras++;
+}
+
+/* Sorting state for qsort, which takes no context argument. */
+static const struct out_table *sort_table;
+static size_t sort_column;
+static int sort_direction;
+
+static int compare_values(const struct out_cell *x, const struct out_cell *y, enum out_kind kind)
+{
+	switch (kind) {
+	case OUT_TEXT:
+		return strcmp(x->text, y->text);
+	case OUT_COUNT:
+	case OUT_BYTES:
+		return (x->count < y->count) - (x->count > y->count);
+	case OUT_PERCENT:
+		return (x->percent < y->percent) - (x->percent > y->percent);
+	}
+	return 0;
+}
+
+static int compare_rows(const void *a, const void *b)
+{
+	const struct out_row *row_a = *(struct out_row *const *)a;
+	const struct out_row *row_b = *(struct out_row *const *)b;
+	const struct out_cell *x = &row_a->cells[sort_column];
+	const struct out_cell *y = &row_b->cells[sort_column];
+	int order;
+
+	if (x->state != CELL_SET || y->state != CELL_SET)
+		order = (x->state != CELL_SET) - (y->state != CELL_SET); /* unknown last, always */
+	else
+		order = compare_values(x, y, sort_table->columns[sort_column].kind) * sort_direction;
+	/* qsort is not stable: ties keep the order the rows were added in. */
+	return order ? order : (row_a->order > row_b->order) - (row_a->order < row_b->order);
+}
+
+int out_table_sort(struct out_table *table, const char *id, bool reverse)
+{
+	int index = out_column_index(table, id);
+
+	if (index < 0)
+		return -1;
+	sort_table = table;
+	sort_column = (size_t)index;
+	sort_direction = reverse ? -1 : 1;
+	qsort(table->rows, table->nrows, sizeof(*table->rows), compare_rows);
+	return 0;
+}
+
+/* A cell as text for a table or CSV: NULL when unknown. */
+static const char *format_cell(const struct out_table *table, size_t column,
+			       const struct out_cell *cell, char *buf, size_t len)
+{
+	if (cell->state != CELL_SET)
+		return NULL;
+	switch (table->columns[column].kind) {
+	case OUT_TEXT:
+		return cell->text;
+	case OUT_BYTES:
+		if (table->opts.human && table->opts.format == OUT_TABLE)
+			return human_size(cell->count, buf, len);
+		/* fallthrough */
+	case OUT_COUNT:
+		snprintf(buf, len, "%" PRIu64, cell->count);
+		return buf;
+	case OUT_PERCENT:
+		snprintf(buf, len, "%.3f", cell->percent);
+		return buf;
+	}
+	return NULL;
+}
+
+static int print_scols(struct out_table *table, FILE *stream)
+{
+	struct libscols_table *tb = scols_new_table();
+	char buf[64];
+	int rc = -ENOMEM;
+
+	if (!tb)
+		return -ENOMEM;
+	scols_table_enable_noheadings(tb, table->opts.no_header);
+	for (size_t i = 0; i < table->nshown; i++) {
+		const struct out_column *col = &table->columns[table->shown[i]];
+		const char *header = table->opts.human && col->header_human ? col->header_human
+									    : col->header;
+		if (!scols_table_new_column(tb, header, 0, col->kind == OUT_TEXT ? 0 : SCOLS_FL_RIGHT))
+			goto cleanup;
+	}
+	for (size_t r = 0; r <= table->nrows; r++) {
+		struct out_row *row = r < table->nrows ? table->rows[r] : table->total;
+		struct libscols_line *line;
+
+		if (!row)
+			break;
+		line = scols_table_new_line(tb, NULL);
+		if (!line)
+			goto cleanup;
+		for (size_t i = 0; i < table->nshown; i++) {
+			size_t c = table->shown[i];
+			const char *text = format_cell(table, c, &row->cells[c], buf, sizeof(buf));
+			if (scols_line_set_data(line, i, text ? text : "-"))
+				goto cleanup;
+		}
+	}
+	scols_table_set_stream(tb, stream);
+	rc = scols_print_table(tb);
+cleanup:
+	scols_unref_table(tb);
+	return rc;
+}
+
+/* RFC 4180: quoted when it holds a separator, a quote, a line break or edge spaces. */
+static void csv_field(FILE *stream, const char *text)
+{
+	size_t len = strlen(text);
+
+	if (!strpbrk(text, ",\"\r\n") && (!len || (text[0] != ' ' && text[len - 1] != ' '))) {
+		fputs(text, stream);
+		return;
+	}
+	fputc('"', stream);
+	for (; *text; text++) {
+		if (*text == '"')
+			fputc('"', stream);
+		fputc(*text, stream);
+	}
+	fputc('"', stream);
+}
+
+static void csv_row(struct out_table *table, const struct out_row *row, FILE *stream)
+{
+	char buf[64];
+
+	for (size_t i = 0; i < table->nshown; i++) {
+		size_t c = table->shown[i];
+		const char *text = format_cell(table, c, &row->cells[c], buf, sizeof(buf));
+		if (i)
+			fputc(',', stream);
+		if (text)
+			csv_field(stream, text);
+	}
+	fputc('\n', stream);
+}
+
+static int print_csv(struct out_table *table, FILE *stream)
+{
+	if (!table->opts.no_header) {
+		for (size_t i = 0; i < table->nshown; i++)
+			fprintf(stream, "%s%s", i ? "," : "", table->columns[table->shown[i]].id);
+		fputc('\n', stream);
+	}
+	for (size_t r = 0; r < table->nrows; r++)
+		csv_row(table, table->rows[r], stream);
+	if (table->total)
+		csv_row(table, table->total, stream);
+	return ferror(stream) ? -EIO : 0;
+}
+
+static struct json_object *json_row(const struct out_table *table, const struct out_row *row)
+{
+	struct json_object *object = json_object_new_object();
+	char buf[64];
+
+	for (size_t i = 0; i < table->nshown; i++) {
+		size_t c = table->shown[i];
+		const struct out_cell *cell = &row->cells[c];
+		struct json_object *value = NULL;
+
+		if (cell->state == CELL_SET) {
+			switch (table->columns[c].kind) {
+			case OUT_TEXT:
+				value = json_object_new_string(cell->text);
+				break;
+			case OUT_COUNT:
+			case OUT_BYTES:
+				value = json_object_new_uint64(cell->count);
+				break;
+			case OUT_PERCENT:
+				snprintf(buf, sizeof(buf), "%.3f", cell->percent);
+				value = json_object_new_double_s(cell->percent, buf);
+				break;
+			}
+		}
+		json_object_object_add(object, table->columns[c].id, value);
+	}
+	return object;
+}
+
+static int print_json(struct out_table *table, FILE *stream)
+{
+	struct json_object *doc = json_object_new_object();
+	struct json_object *rows = json_object_new_array_ext((int)table->nrows);
+
+	for (size_t i = 0; i < table->nextras; i++) {
+		json_object_object_add(doc, table->extras[i].key, table->extras[i].value);
+		table->extras[i].value = NULL;
+	}
+	for (size_t r = 0; r < table->nrows; r++)
+		json_object_array_add(rows, json_row(table, table->rows[r]));
+	json_object_object_add(doc, table->rows_key, rows);
+	if (table->total)
+		json_object_object_add(doc, "total", json_row(table, table->total));
+	fputs(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+							  JSON_C_TO_STRING_NOSLASHESCAPE),
+	      stream);
+	fputc('\n', stream);
+	json_object_put(doc);
+	return ferror(stream) ? -EIO : 0;
+}
+
+int out_table_print(struct out_table *table, FILE *stream)
+{
+	int rc;
+
+	switch (table->opts.format) {
+	case OUT_JSON:
+		rc = print_json(table, stream);
+		break;
+	case OUT_CSV:
+		rc = print_csv(table, stream);
+		break;
+	default:
+		rc = print_scols(table, stream);
+		break;
+	}
+	if (!rc && fflush(stream))
+		rc = -errno;
+	return rc;
+}
