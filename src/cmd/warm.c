@@ -1,3 +1,396 @@
-/* warm.c: placeholder until written. */
+/* warm.c: iolens warm: read into the page cache only what is not there yet, verify, and optionally lock it. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include "cmd/common.h"
-int cmd_warm(int argc, char **argv) { (void)argc; (void)argv; return 1; }
+#include "collect/files.h"
+#include "collect/pagecache.h"
+#include "common/util.h"
+#include "out/out.h"
+
+enum {
+	COL_NAME,
+	COL_SIZE,
+	COL_PAGES,
+	COL_BEFORE,
+	COL_LOADED,
+	COL_AFTER,
+	COL_PERCENT,
+	COL_READ_BYTES,
+	COL_LOCKED,
+	COL_COUNT
+};
+
+static const struct out_column columns[COL_COUNT] = {
+	[COL_NAME] = { "name", "Name", NULL, OUT_TEXT, true, "file name" },
+	[COL_SIZE] = { "size", "Size (bytes)", "Size", OUT_BYTES, false, "file size" },
+	[COL_PAGES] = { "pages", "Pages", NULL, OUT_COUNT, true, "pages the file covers" },
+	[COL_BEFORE] = { "cached_before", "Cached before", NULL, OUT_COUNT, true, "pages cached before" },
+	[COL_LOADED] = { "loaded", "Loaded", NULL, OUT_COUNT, true, "pages that came into the cache" },
+	[COL_AFTER] = { "cached_after", "Cached after", NULL, OUT_COUNT, true, "pages cached after" },
+	[COL_PERCENT] = { "percent", "Percent", NULL, OUT_PERCENT, true, "pages cached after, in percent" },
+	[COL_READ_BYTES] = { "read_bytes", "Read (bytes)", "Read", OUT_BYTES, false,
+			     "bytes read to load them (cached ranges are skipped)" },
+	[COL_LOCKED] = { "locked", "Locked", NULL, OUT_COUNT, false, "pages locked in memory (--lock)" },
+};
+
+/* Ranges at most this large are read whole when partly cached, rather than split further. */
+#define SPLIT_LIMIT (2u << 20)
+#define READ_CHUNK (1u << 20)
+
+struct locked_file {
+	void *address;
+	size_t length;
+};
+
+struct warm {
+	struct out_table *table;
+	bool lock;
+	char *buffer;
+	uint64_t totals[COL_COUNT];
+	bool total_unknown[COL_COUNT];
+	struct locked_file *locked;
+	size_t nlocked;
+	bool failed;
+	/* Progress on a terminal. */
+	bool progress;
+	uint64_t progress_bytes, progress_shown_at;
+	const char *current;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static _Noreturn void usage(void)
+{
+	printf("Usage:\n"
+	       " %s [options] PATH...\n"
+	       "\n"
+	       "Load files into the page cache. Only the ranges not cached yet are read, then\n"
+	       "the cache is measured again to verify. With --lock the pages are locked in\n"
+	       "memory (mlock) and stay until Ctrl-C.\n"
+	       "\n"
+	       "Options:\n",
+	       program_name);
+	files_help_options(stdout);
+	fputs("  -l, --lock             keep the files resident (mlock) until Ctrl-C or SIGTERM\n"
+	      "      --total            add a TOTAL row\n"
+	      "  -h, --help             show this help\n"
+	      "  -V, --version          show the version\n"
+	      "\n",
+	      stdout);
+	out_help_options(stdout);
+	putchar('\n');
+	out_help_columns(stdout, columns, COL_COUNT);
+	printf("\n"
+	       "A block device's page cache lasts only while someone holds it open: warm one\n"
+	       "with --lock, or while the program that will read it has it open.\n"
+	       "\n"
+	       "Examples:\n"
+	       "  %s big.db                   load what is missing of one file\n"
+	       "  %s -R /srv/www              a whole tree\n"
+	       "  %s --lock /srv/hot.idx      keep it in memory until Ctrl-C\n",
+	       program_name, program_name, program_name);
+	exit(EXIT_OK);
+}
+
+static void show_progress(struct warm *w, bool force)
+{
+	uint64_t now;
+	char size[16];
+
+	if (!w->progress)
+		return;
+	now = monotonic_ns();
+	if (!force && now - w->progress_shown_at < 200000000ull)
+		return;
+	w->progress_shown_at = now;
+	fprintf(stderr, "\r\033[K%s: %s %s", program_name, w->lock ? "loading and locking" : "loading",
+		human_size(w->progress_bytes, size, sizeof(size)));
+	if (w->current)
+		fprintf(stderr, " (%s)", printable_name(w->current));
+}
+
+static void clear_progress(const struct warm *w)
+{
+	if (w->progress)
+		fputs("\r\033[K", stderr);
+}
+
+/* Reads [offset, offset + length) so that it is in the cache. Stops at the end of the file. */
+static int read_range(struct warm *w, int fd, uint64_t offset, uint64_t length, uint64_t *read_bytes)
+{
+	while (length && !stop_signal) {
+		size_t chunk = length < READ_CHUNK ? (size_t)length : READ_CHUNK;
+		ssize_t got = pread(fd, w->buffer, chunk, (off_t)offset);
+
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (got == 0)
+			break;
+		offset += (uint64_t)got;
+		length -= (uint64_t)got;
+		*read_bytes += (uint64_t)got;
+		w->progress_bytes += (uint64_t)got;
+		show_progress(w, false);
+	}
+	return 0;
+}
+
+/*
+ * Loads what is missing of a range: a fully cached range costs one cachestat call and
+ * no reads; a partly cached one is split in halves until pieces are small.
+ */
+static int load_missing(struct warm *w, int fd, uint64_t offset, uint64_t length, uint64_t *read_bytes)
+{
+	struct pagecache_stat stat;
+	uint64_t half;
+	int rc;
+
+	if (!length || stop_signal)
+		return 0;
+	rc = pagecache_query(fd, offset, length, &stat);
+	if (rc == -EPERM)
+		return read_range(w, fd, offset, length, read_bytes); /* cannot tell: read it all */
+	if (rc)
+		return rc;
+	if (stat.cached >= stat.pages)
+		return 0;
+	if (stat.cached == 0 || length <= SPLIT_LIMIT)
+		return read_range(w, fd, offset, length, read_bytes);
+	half = (length / 2 + page_size() - 1) / page_size() * page_size();
+	rc = load_missing(w, fd, offset, half, read_bytes);
+	return rc ? rc : load_missing(w, fd, offset + half, length - half, read_bytes);
+}
+
+/* Maps the file and locks it, in pieces so that progress can show. */
+static int lock_file(struct warm *w, const struct files_entry *entry)
+{
+	const size_t piece = 64u << 20;
+	size_t length = (size_t)entry->size;
+	void *address;
+
+	if (!length)
+		return 0;
+	address = mmap(NULL, length, PROT_READ, MAP_SHARED, entry->fd, 0);
+	if (address == MAP_FAILED)
+		return -errno;
+	for (size_t done = 0; done < length && !stop_signal; done += piece) {
+		size_t count = length - done < piece ? length - done : piece;
+		if (mlock((char *)address + done, count) != 0) {
+			int err = errno;
+			munmap(address, length);
+			return -err;
+		}
+		w->progress_bytes += count;
+		show_progress(w, false);
+	}
+	w->locked = xrealloc(w->locked, (w->nlocked + 1) * sizeof(*w->locked));
+	w->locked[w->nlocked++] = (struct locked_file){ address, length };
+	return 0;
+}
+
+static void add(struct warm *w, struct out_row *row, int column, uint64_t value, bool known)
+{
+	if (known) {
+		out_set_count(row, column, value);
+		w->totals[column] += value;
+	} else {
+		w->total_unknown[column] = true;
+	}
+}
+
+static void lock_error(const char *path, int err)
+{
+	struct rlimit limit;
+
+	if ((err == ENOMEM || err == EPERM || err == EAGAIN) && getrlimit(RLIMIT_MEMLOCK, &limit) == 0 &&
+	    limit.rlim_cur != RLIM_INFINITY)
+		warn_msg("%s: mlock: %s (the locked-memory limit is %llu KiB: raise it with ulimit -l, or run as root)",
+			 printable_name(path), strerror(err), (unsigned long long)limit.rlim_cur / 1024);
+	else
+		warn_msg("%s: mlock: %s", printable_name(path), strerror(err));
+}
+
+static int visit(const struct files_entry *entry, void *context)
+{
+	struct warm *w = context;
+	struct pagecache_stat before, after;
+	uint64_t read_bytes = 0, pages = pages_for(entry->size, page_size());
+	int before_rc, after_rc, rc;
+	bool locked = false;
+	struct out_row *row;
+
+	if (entry->fd < 0) {
+		clear_progress(w);
+		report_walk_error(entry);
+		w->failed = true;
+		return 0;
+	}
+	w->current = entry->path;
+	before_rc = pagecache_query(entry->fd, 0, entry->size, &before);
+	rc = load_missing(w, entry->fd, 0, entry->size, &read_bytes);
+	if (rc) {
+		clear_progress(w);
+		warn_errno(printable_name(entry->path), -rc);
+		w->failed = true;
+	}
+	if (w->lock && !rc && !stop_signal) {
+		rc = lock_file(w, entry);
+		if (rc) {
+			clear_progress(w);
+			lock_error(entry->path, -rc);
+			w->failed = true;
+		}
+		locked = rc == 0;
+	}
+	after_rc = pagecache_query(entry->fd, 0, entry->size, &after);
+	w->current = NULL;
+
+	row = out_row_add(w->table);
+	out_set_text(row, COL_NAME, entry->path);
+	add(w, row, COL_SIZE, entry->size, true);
+	add(w, row, COL_PAGES, pages, true);
+	add(w, row, COL_BEFORE, before.cached, before_rc == 0);
+	add(w, row, COL_AFTER, after.cached, after_rc == 0);
+	add(w, row, COL_LOADED, after.cached > before.cached ? after.cached - before.cached : 0,
+	    before_rc == 0 && after_rc == 0);
+	add(w, row, COL_READ_BYTES, read_bytes, true);
+	add(w, row, COL_LOCKED, locked ? pages : 0, w->lock);
+	if (after_rc == 0)
+		out_set_percent(row, COL_PERCENT, pages ? 100.0 * (double)after.cached / (double)pages : 0.0);
+
+	if (after_rc == 0 && after.cached < pages && !rc && !stop_signal) {
+		clear_progress(w);
+		warn_msg("%s: %llu of %llu pages are not cached after loading (memory pressure?)",
+			 printable_name(entry->path), (unsigned long long)(pages - after.cached),
+			 (unsigned long long)pages);
+		w->failed = true;
+	}
+	return stop_signal ? 1 : 0;
+}
+
+static void add_total_row(struct warm *w)
+{
+	const uint64_t *t = w->totals;
+	struct out_row *row = out_row_total(w->table);
+
+	out_set_text(row, COL_NAME, "TOTAL");
+	for (int column = COL_SIZE; column < COL_COUNT; column++)
+		if (column != COL_PERCENT && !w->total_unknown[column])
+			out_set_count(row, column, t[column]);
+	if (!w->total_unknown[COL_AFTER])
+		out_set_percent(row, COL_PERCENT, t[COL_PAGES] ? 100.0 * (double)t[COL_AFTER] / (double)t[COL_PAGES] : 0.0);
+}
+
+static void on_signal(int signal)
+{
+	stop_signal = signal;
+}
+
+/* Holds the locks until a signal ends the wait. */
+static void wait_for_signal(const struct warm *w)
+{
+	sigset_t none;
+
+	fprintf(stderr, "%s: %zu file%s locked in memory; Ctrl-C or SIGTERM releases them\n", program_name,
+		w->nlocked, w->nlocked == 1 ? "" : "s");
+	sigemptyset(&none);
+	while (!stop_signal)
+		sigsuspend(&none);
+}
+
+int cmd_warm(int argc, char **argv)
+{
+	enum { OPT_TOTAL = 0x2000 };
+	static const struct option long_options[] = {
+		FILES_LONG_OPTIONS,
+		OUT_LONG_OPTIONS,
+		COMMON_LONG_OPTIONS,
+		{ "lock", no_argument, NULL, 'l' },
+		{ "total", no_argument, NULL, OPT_TOTAL },
+		{ 0 }
+	};
+	struct files_options files = { .blocking = true };
+	struct out_options output = {0};
+	struct warm w = {0};
+	bool want_total = false;
+	struct sigaction action = { .sa_handler = on_signal };
+	sigset_t block;
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, FILES_SHORT_OPTIONS OUT_SHORT_OPTIONS "lhV", long_options, NULL)) != -1) {
+		if (files_parse_option(&files, opt) || out_parse_option(&output, opt, optarg))
+			continue;
+		switch (opt) {
+		case 'l':
+			w.lock = true;
+			break;
+		case OPT_TOTAL:
+			want_total = true;
+			break;
+		case 'h':
+			usage();
+		case 'V':
+			print_version();
+		default:
+			usage_hint();
+		}
+	}
+	if (optind >= argc)
+		usage_error("no file given");
+	w.table = out_table_new(columns, COL_COUNT, &output, "files");
+	if (!w.table)
+		return EXIT_USAGE;
+	if (w.lock && !output.columns && !out_column_shown(w.table, COL_LOCKED)) {
+		out_table_free(w.table);
+		output.columns = "+locked";
+		w.table = out_table_new(columns, COL_COUNT, &output, "files");
+	}
+	w.buffer = xrealloc(NULL, READ_CHUNK);
+	w.progress = isatty(STDERR_FILENO);
+
+	/* Ctrl-C stops loading cleanly (what is done is reported) and, with --lock, releases. */
+	sigaction(SIGINT, &action, NULL);
+	sigaction(SIGTERM, &action, NULL);
+	sigaction(SIGHUP, &action, NULL);
+	if (w.lock) {
+		struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+		setrlimit(RLIMIT_MEMLOCK, &unlimited); /* works for root; others keep their limit */
+	}
+
+	files_walk(argv + optind, argc - optind, &files, visit, &w);
+	clear_progress(&w);
+	if (want_total)
+		add_total_row(&w);
+	out_json_add(w.table, "page_size", json_object_new_uint64(page_size()));
+	rc = out_table_print(w.table, stdout);
+	if (rc) {
+		warn_errno("output", -rc);
+		w.failed = true;
+	}
+	if (w.nlocked && !stop_signal) {
+		sigemptyset(&block);
+		sigaddset(&block, SIGINT);
+		sigaddset(&block, SIGTERM);
+		sigaddset(&block, SIGHUP);
+		sigprocmask(SIG_BLOCK, &block, NULL);
+		wait_for_signal(&w);
+	}
+	for (size_t i = 0; i < w.nlocked; i++)
+		munmap(w.locked[i].address, w.locked[i].length);
+	if (stop_signal && !w.nlocked)
+		w.failed = true; /* interrupted while loading */
+	out_table_free(w.table);
+	free(w.locked);
+	free(w.buffer);
+	return w.failed ? EXIT_FAIL : EXIT_OK;
+}
