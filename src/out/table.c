@@ -72,11 +72,11 @@ bool out_parse_option(struct out_options *opts, int opt, const char *arg)
 void out_help_options(FILE *stream)
 {
 	fputs("Output:\n"
-	      "  -o, --output LIST    columns to show, comma-separated; +LIST adds to the defaults\n"
-	      "  -H, --human          sizes in human units (K, M, G: powers of 1024) in tables\n"
-	      "      --json           one JSON document: bytes and counts as numbers, unknown as null\n"
-	      "      --csv            comma-separated values with a header line of column names\n"
-	      "      --no-header      leave out the header line\n",
+	      "  -o, --output LIST      columns to show, comma-separated; +LIST adds to the defaults\n"
+	      "  -H, --human            sizes in human units (K, M, G: powers of 1024) in tables\n"
+	      "      --json             one JSON document: bytes and counts as numbers, unknown as null\n"
+	      "      --csv              comma-separated values with a header line of column names\n"
+	      "      --no-header        leave out the header line\n",
 	      stream);
 }
 
