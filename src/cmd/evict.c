@@ -225,6 +225,7 @@ int cmd_evict(int argc, char **argv)
 	ev.table = out_table_new(columns, COL_COUNT, &output, "files");
 	if (!ev.table)
 		return EXIT_USAGE;
+	out_table_stream(ev.table, stdout);
 
 	files_walk(argv + optind, argc - optind, &files, visit, &ev);
 	if (want_total)

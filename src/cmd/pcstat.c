@@ -333,6 +333,8 @@ int cmd_pcstat(int argc, char **argv)
 		pc.map_width = 60;
 	if (pc.map_width)
 		pc.map = xcalloc(pc.map_width + 1, 1);
+	if (!sort)
+		out_table_stream(pc.table, stdout);
 
 	if (have_pid)
 		files_of_process("/proc", (pid_t)pid, visit, &pc);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cmd/common.h"
@@ -40,8 +41,8 @@ static const struct out_column columns[COL_COUNT] = {
 	[COL_LOCKED] = { "locked", "Locked", NULL, OUT_COUNT, false, "pages locked in memory (--lock)" },
 };
 
-/* Ranges at most this large are read whole when partly cached, rather than split further. */
-#define SPLIT_LIMIT (2u << 20)
+/* Partly cached ranges at most this large are not split further: mincore says which pages are missing. */
+#define SPLIT_PAGES 512u
 #define READ_CHUNK (1u << 20)
 
 struct locked_file {
@@ -145,9 +146,34 @@ static int read_range(struct warm *w, int fd, uint64_t offset, uint64_t length, 
 	return 0;
 }
 
+/* Reads the runs of missing pages of a small range, page by page from mincore's vector. */
+static int load_missing_pages(struct warm *w, int fd, uint64_t offset, uint64_t length, uint64_t *read_bytes)
+{
+	const uint64_t page = page_size();
+	uint64_t first = offset / page, npages = pages_for(length, page);
+	unsigned char resident[SPLIT_PAGES];
+	int rc = pagecache_resident(fd, first, npages, resident);
+
+	if (rc)
+		return rc == -EPERM ? read_range(w, fd, offset, length, read_bytes) : rc;
+	for (uint64_t i = 0; i < npages && !rc;) {
+		uint64_t run = 0;
+		if (resident[i]) {
+			i++;
+			continue;
+		}
+		while (i + run < npages && !resident[i + run])
+			run++;
+		rc = read_range(w, fd, (first + i) * page, run * page, read_bytes);
+		i += run;
+	}
+	return rc;
+}
+
 /*
  * Loads what is missing of a range: a fully cached range costs one cachestat call and
- * no reads; a partly cached one is split in halves until pieces are small.
+ * no reads; a partly cached one is split in halves until pieces are small, and of those
+ * only the missing pages are read.
  */
 static int load_missing(struct warm *w, int fd, uint64_t offset, uint64_t length, uint64_t *read_bytes)
 {
@@ -164,8 +190,10 @@ static int load_missing(struct warm *w, int fd, uint64_t offset, uint64_t length
 		return rc;
 	if (stat.cached >= stat.pages)
 		return 0;
-	if (stat.cached == 0 || length <= SPLIT_LIMIT)
+	if (stat.cached == 0)
 		return read_range(w, fd, offset, length, read_bytes);
+	if (stat.pages <= SPLIT_PAGES)
+		return load_missing_pages(w, fd, offset, length, read_bytes);
 	half = (length / 2 + page_size() - 1) / page_size() * page_size();
 	rc = load_missing(w, fd, offset, half, read_bytes);
 	return rc ? rc : load_missing(w, fd, offset + half, length - half, read_bytes);
@@ -185,7 +213,8 @@ static int lock_file(struct warm *w, const struct files_entry *entry)
 		return -errno;
 	for (size_t done = 0; done < length && !stop_signal; done += piece) {
 		size_t count = length - done < piece ? length - done : piece;
-		if (mlock((char *)address + done, count) != 0) {
+		/* The system call itself: AddressSanitizer makes mlock() a silent no-op. */
+		if (syscall(SYS_mlock, (char *)address + done, count) != 0) {
 			int err = errno;
 			munmap(address, length);
 			return -err;
@@ -350,6 +379,7 @@ int cmd_warm(int argc, char **argv)
 	w.table = out_table_new(columns, COL_COUNT, &output, "files");
 	if (!w.table)
 		return EXIT_USAGE;
+	out_table_stream(w.table, stdout);
 	if (w.lock && !output.columns && !out_column_shown(w.table, COL_LOCKED)) {
 		out_table_free(w.table);
 		output.columns = "+locked";

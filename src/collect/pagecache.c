@@ -45,6 +45,11 @@ enum pagecache_method pagecache_method(void)
 	return (enum pagecache_method)method;
 }
 
+void pagecache_set_method(enum pagecache_method which)
+{
+	method = which;
+}
+
 const char *pagecache_method_name(enum pagecache_method which)
 {
 	return which == PAGECACHE_CACHESTAT ? "cachestat" : "mincore";
@@ -84,10 +89,36 @@ static bool mincore_would_lie(int fd)
 	return faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) != 0;
 }
 
+/* mincore over one mmap window; the caller checked that mincore tells the truth. */
+static int mincore_window(int fd, uint64_t first_page, uint64_t npages, unsigned char *vector)
+{
+	const uint64_t page = page_size();
+	void *map = mmap(NULL, npages * page, PROT_READ, MAP_SHARED, fd, (off_t)(first_page * page));
+	int rc = 0;
+
+	if (map == MAP_FAILED)
+		return -errno;
+	if (mincore(map, npages * page, vector) != 0)
+		rc = -errno;
+	munmap(map, npages * page);
+	return rc;
+}
+
+int pagecache_resident(int fd, uint64_t first_page, uint64_t npages, unsigned char *resident)
+{
+	int rc;
+
+	if (mincore_would_lie(fd))
+		return -EPERM;
+	rc = npages ? mincore_window(fd, first_page, npages, resident) : 0;
+	for (uint64_t i = 0; !rc && i < npages; i++)
+		resident[i] &= 1;
+	return rc;
+}
+
 static int query_mincore(int fd, uint64_t first_page, uint64_t npages, struct pagecache_stat *out)
 {
 	static unsigned char *vector;
-	const uint64_t page = page_size();
 
 	if (mincore_would_lie(fd))
 		return -EPERM;
@@ -97,14 +128,8 @@ static int query_mincore(int fd, uint64_t first_page, uint64_t npages, struct pa
 	out->detail_known = false;
 	for (uint64_t done = 0; done < npages;) {
 		uint64_t count = npages - done < MINCORE_WINDOW_PAGES ? npages - done : MINCORE_WINDOW_PAGES;
-		void *map = mmap(NULL, count * page, PROT_READ, MAP_SHARED, fd, (off_t)((first_page + done) * page));
-		int rc = 0;
+		int rc = mincore_window(fd, first_page + done, count, vector);
 
-		if (map == MAP_FAILED)
-			return -errno;
-		if (mincore(map, count * page, vector) != 0)
-			rc = -errno;
-		munmap(map, count * page);
 		if (rc)
 			return rc;
 		for (uint64_t i = 0; i < count; i++)

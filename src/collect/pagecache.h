@@ -34,7 +34,15 @@ int pagecache_query(int fd, uint64_t offset, uint64_t length, struct pagecache_s
  * when IOLENS_PAGECACHE=mincore is set in the environment (for tests and comparisons).
  */
 enum pagecache_method pagecache_method(void);
+void pagecache_set_method(enum pagecache_method method);
 const char *pagecache_method_name(enum pagecache_method method);
+
+/*
+ * Which of npages pages from first_page are cached: one byte per page in resident,
+ * 1 when cached (mincore's vector, so npages is at most what the caller can hold).
+ * -EPERM when the kernel would not tell the truth, as for pagecache_query.
+ */
+int pagecache_resident(int fd, uint64_t first_page, uint64_t npages, unsigned char *resident);
 
 /*
  * One character per cell for a map of the range split into ncells equal parts:

@@ -92,7 +92,14 @@ int out_column_index(const struct out_table *table, const char *id);
  */
 int out_table_sort(struct out_table *table, const char *id, bool reverse);
 
-/* A value added at the top of the JSON document (the table takes ownership). */
+/*
+ * Writes CSV and JSON rows to stream as they come, so memory stays constant however many
+ * rows there are; tables still wait for all rows, to align them. A row is written when
+ * the next one is added or when the table is printed, so sorting no longer applies.
+ */
+void out_table_stream(struct out_table *table, FILE *stream);
+
+/* A value added to the JSON document after the rows (the table takes ownership). */
 void out_json_add(struct out_table *table, const char *key, struct json_object *value);
 
 /* Prints the table in its format; 0 or -errno. */

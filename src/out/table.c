@@ -45,6 +45,9 @@ struct out_table {
 	struct out_row *total;
 	struct json_extra *extras;
 	size_t nextras;
+	FILE *stream;   /* set when rows are written as they come (CSV, JSON) */
+	bool started;   /* the header or the opening is out */
+	size_t emitted; /* rows written so far */
 };
 
 bool out_parse_option(struct out_options *opts, int opt, const char *arg)
@@ -191,8 +194,16 @@ static struct out_row *row_new(const struct out_table *table)
 	return row;
 }
 
+static void emit_row(struct out_table *table, const struct out_row *row, FILE *stream);
+
 struct out_row *out_row_add(struct out_table *table)
 {
+	/* Streaming: the row before this one is complete, so out it goes. */
+	if (table->stream && table->nrows) {
+		emit_row(table, table->rows[0], table->stream);
+		row_free(table, table->rows[0]);
+		table->nrows = 0;
+	}
 	if (table->nrows == table->rows_capacity) {
 		table->rows_capacity = table->rows_capacity ? table->rows_capacity * 2 : 64;
 		table->rows = xrealloc(table->rows, table->rows_capacity * sizeof(*table->rows));
@@ -413,18 +424,13 @@ static void csv_row(struct out_table *table, const struct out_row *row, FILE *st
 	fputc('\n', stream);
 }
 
-static int print_csv(struct out_table *table, FILE *stream)
+static void csv_header(struct out_table *table, FILE *stream)
 {
-	if (!table->opts.no_header) {
-		for (size_t i = 0; i < table->nshown; i++)
-			fprintf(stream, "%s%s", i ? "," : "", table->columns[table->shown[i]].id);
-		fputc('\n', stream);
-	}
-	for (size_t r = 0; r < table->nrows; r++)
-		csv_row(table, table->rows[r], stream);
-	if (table->total)
-		csv_row(table, table->total, stream);
-	return ferror(stream) ? -EIO : 0;
+	if (table->opts.no_header)
+		return;
+	for (size_t i = 0; i < table->nshown; i++)
+		fprintf(stream, "%s%s", i ? "," : "", table->columns[table->shown[i]].id);
+	fputc('\n', stream);
 }
 
 static struct json_object *json_row(const struct out_table *table, const struct out_row *row)
@@ -457,25 +463,89 @@ static struct json_object *json_row(const struct out_table *table, const struct 
 	return object;
 }
 
-static int print_json(struct out_table *table, FILE *stream)
-{
-	struct json_object *doc = json_object_new_object();
-	struct json_object *rows = json_object_new_array_ext((int)table->nrows);
+#define JSON_FLAGS (JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
 
+/* Prints a json-c value and drops it. */
+static void json_emit(struct json_object *value, FILE *stream)
+{
+	fputs(json_object_to_json_string_ext(value, JSON_FLAGS), stream);
+	json_object_put(value);
+}
+
+/*
+ * The JSON document has one row per line, so it can be written while rows arrive:
+ * {"files": [
+ * {"name": "a", ...},
+ * {"name": "b", ...}
+ * ],
+ * "total": {...},
+ * "page_size": 4096}
+ */
+static void json_begin(struct out_table *table, FILE *stream)
+{
+	struct json_object *key = json_object_new_string(table->rows_key);
+
+	fputc('{', stream);
+	json_emit(key, stream);
+	fputs(": [", stream);
+}
+
+static void json_end(struct out_table *table, FILE *stream)
+{
+	fputs("\n]", stream);
+	if (table->total) {
+		fputs(",\n\"total\": ", stream);
+		json_emit(json_row(table, table->total), stream);
+	}
 	for (size_t i = 0; i < table->nextras; i++) {
-		json_object_object_add(doc, table->extras[i].key, table->extras[i].value);
+		struct json_object *key = json_object_new_string(table->extras[i].key);
+		fputs(",\n", stream);
+		json_emit(key, stream);
+		fputs(": ", stream);
+		json_emit(table->extras[i].value, stream);
 		table->extras[i].value = NULL;
 	}
+	fputs("}\n", stream);
+}
+
+/* Writes one row in a streamed format (CSV or JSON), the header or opening first. */
+static void emit_row(struct out_table *table, const struct out_row *row, FILE *stream)
+{
+	if (!table->started) {
+		table->started = true;
+		if (table->opts.format == OUT_CSV)
+			csv_header(table, stream);
+		else
+			json_begin(table, stream);
+	}
+	if (!row)
+		return;
+	if (table->opts.format == OUT_CSV) {
+		csv_row(table, row, stream);
+	} else {
+		fputs(table->emitted ? ",\n" : "\n", stream);
+		json_emit(json_row(table, row), stream);
+	}
+	table->emitted++;
+}
+
+void out_table_stream(struct out_table *table, FILE *stream)
+{
+	if (table->opts.format != OUT_TABLE)
+		table->stream = stream;
+}
+
+static int print_streamed(struct out_table *table, FILE *stream)
+{
 	for (size_t r = 0; r < table->nrows; r++)
-		json_object_array_add(rows, json_row(table, table->rows[r]));
-	json_object_object_add(doc, table->rows_key, rows);
-	if (table->total)
-		json_object_object_add(doc, "total", json_row(table, table->total));
-	fputs(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-							  JSON_C_TO_STRING_NOSLASHESCAPE),
-	      stream);
-	fputc('\n', stream);
-	json_object_put(doc);
+		emit_row(table, table->rows[r], stream);
+	emit_row(table, NULL, stream); /* the header or opening, even with no rows */
+	if (table->opts.format == OUT_CSV) {
+		if (table->total)
+			csv_row(table, table->total, stream);
+	} else {
+		json_end(table, stream);
+	}
 	return ferror(stream) ? -EIO : 0;
 }
 
@@ -483,17 +553,9 @@ int out_table_print(struct out_table *table, FILE *stream)
 {
 	int rc;
 
-	switch (table->opts.format) {
-	case OUT_JSON:
-		rc = print_json(table, stream);
-		break;
-	case OUT_CSV:
-		rc = print_csv(table, stream);
-		break;
-	default:
-		rc = print_scols(table, stream);
-		break;
-	}
+	if (table->stream)
+		stream = table->stream;
+	rc = table->opts.format == OUT_TABLE ? print_scols(table, stream) : print_streamed(table, stream);
 	if (!rc && fflush(stream))
 		rc = -errno;
 	return rc;

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# evict_warm.sh: iolens evict and warm change the page cache, and report what really happened, checked with vmtouch.
+. "$(dirname "$0")/lib.sh"
+
+can_evict || skip_all "the scratch directory is on $(fs_type "$T"), where pages cannot be evicted"
+
+f=$T/data
+make_file "$f" $((4 << 20))
+sync "$f"
+pages=$(pages_of "$f")
+
+# evict: what was cached, what left, what stayed.
+cat "$f" > /dev/null
+run "$IOLENS" evict --csv --no-header -o name,pages,cached_before,evicted,cached_after "$f"
+check_eq "evict a cached file" "$f,$pages,$pages,$pages,0" "$OUT"
+check_eq "vmtouch agrees it is gone" 0 "$(vmtouch_cached "$f")"
+run "$IOLENS" evict --csv --no-header -o cached_before,evicted,cached_after "$f"
+check_eq "evict an evicted file" "0,0,0" "$OUT"
+
+# Dirty pages are written back first, then dropped.
+w=$T/dirty
+dd if=/dev/urandom of="$w" bs=1M count=2 status=none
+run "$IOLENS" evict --csv --no-header -o dirty_before,cached_after "$w"
+check_match "evict a file just written: dirty before, nothing after" "^[1-9][0-9]*,0$" "$OUT"
+check_eq "… and its data reached the disk" "$(head -c 2M "$w" | md5sum)" "$(dd if="$w" iflag=direct bs=1M status=none | md5sum)"
+
+# Pages a process maps stay, and evict says who holds them.
+python3 -c 'import mmap,os,sys,time
+m=mmap.mmap(os.open(sys.argv[1], os.O_RDONLY), 0, prot=mmap.PROT_READ)
+s=sum(m[i] for i in range(0, len(m), 4096)); print("ready", flush=True); time.sleep(60)' "$f" > "$T/ready" &
+holder=$!
+on_exit "kill $holder 2>/dev/null"
+for i in $(seq 50); do grep -q ready "$T/ready" && break; sleep 0.1; done
+run "$IOLENS" evict --csv --no-header -o cached_after,held_by "$f"
+check_eq "mapped pages stay, held by the process" "$pages,$holder (python3)" "$OUT"
+kill $holder; wait $holder 2>/dev/null
+
+# warm: loads what is missing, and only that.
+"$IOLENS" evict "$f" > /dev/null
+run "$IOLENS" warm --csv --no-header -o pages,cached_before,loaded,cached_after,percent,read_bytes "$f"
+check_eq "warm an evicted file" "$pages,0,$pages,$pages,100.000,$((4 << 20))" "$OUT"
+check_peers "vmtouch and fincore agree it is all cached" "$f" "$pages"
+run "$IOLENS" warm --csv --no-header -o loaded,read_bytes "$f"
+check_eq "warm a cached file reads nothing" "0,0" "$OUT"
+
+"$IOLENS" evict "$f" > /dev/null
+python3 -c 'import os,sys
+fd=os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+for p in range(0, 1024, 2): os.pread(fd, 4096, p * 4096)' "$f"
+before=$(iolens_cached "$f")
+run "$IOLENS" warm --csv --no-header -o cached_before,cached_after,read_bytes "$f"
+IFS=, read -r b_cached a_cached read_bytes <<<"$OUT"
+check_eq "warm a half cached file: all cached after" "$pages" "$a_cached"
+check "… and it read less than the whole file ($read_bytes of $((4 << 20)) bytes, $b_cached pages were cached)" \
+	test "$read_bytes" -lt $((4 << 20)) -a "$b_cached" = "$before"
+
+# -R on a tree, with a total.
+mkdir -p "$T/tree/sub"
+make_file "$T/tree/one" 100000; make_file "$T/tree/sub/two" 200000
+"$IOLENS" evict -R "$T/tree" > /dev/null
+run "$IOLENS" warm -R --total --csv --no-header -o name,pages,cached_after "$T/tree"
+check_eq "warm -R --total" "TOTAL,74,74" "$(tail -1 <<<"$OUT")"
+run "$IOLENS" evict -R --total --csv --no-header -o name,evicted "$T/tree"
+check_eq "evict -R --total" "TOTAL,74" "$(tail -1 <<<"$OUT")"
+
+# warm --lock: resident until SIGINT, locked in the process, and evict cannot drop it.
+"$IOLENS" warm --lock --csv --no-header -o locked "$f" > "$T/lock.out" 2> "$T/lock.err" &
+locker=$!
+on_exit "kill $locker 2>/dev/null"
+for i in $(seq 100); do grep -q "locked in memory" "$T/lock.err" && break; sleep 0.1; done
+check_match "warm --lock says the pages are locked" "1 file locked in memory" "$(cat "$T/lock.err")"
+check_eq "warm --lock reports the pages locked" "$pages" "$(cat "$T/lock.out")"
+locked_kb=$(awk '/VmLck/ { print $2 }' /proc/$locker/status)
+check_eq "the kernel counts them locked (VmLck)" $((4 << 10)) "$locked_kb"
+run "$IOLENS" evict --csv --no-header -o cached_after,held_by "$f"
+check_eq "evict leaves locked pages, and says so" "$pages,\"$locker (iolens, locked)\"" "$OUT"
+kill -INT $locker
+wait $locker
+check_eq "SIGINT ends warm --lock cleanly" 0 $?
+run "$IOLENS" evict --csv --no-header -o cached_after "$f"
+check_eq "after it, the pages can be evicted" 0 "$OUT"
+
+# Bad input: the same messages as pcstat.
+run "$IOLENS" evict "$T/nope" "$f"
+check_eq "evict: a missing path, exit 1" 1 "$RC"
+check_match "evict: … said, the other file done" "iolens evict: $T/nope: No such file" "$ERR"
+mkfifo "$T/fifo"
+run "$IOLENS" warm "$T/fifo" "$f"
+check_eq "warm: a FIFO is not opened, exit 1" 1 "$RC"
+check_match "warm: … said" "iolens warm: $T/fifo: is a FIFO" "$ERR"
+run "$IOLENS" warm
+check_eq "warm: no path, exit 2" 2 "$RC"

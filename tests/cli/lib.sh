@@ -1,0 +1,86 @@
+# lib.sh: what command tests share: TAP checks, a scratch directory on a real filesystem, peer tools.
+# Sourced by tests/cli/*.sh; tests/run sets IOLENS (the binary) and TEST_TMPDIR.
+
+: "${TOP:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${IOLENS:=$TOP/iolens}"
+: "${TEST_TMPDIR:=${TMPDIR:-/tmp}}"
+mkdir -p "$TEST_TMPDIR"
+T=$(mktemp -d "$TEST_TMPDIR/cli.XXXXXX")
+trap 'cleanup_hooks; rm -rf "$T"' EXIT
+CLEANUP=()
+cleanup_hooks() { local c; for c in "${CLEANUP[@]}"; do eval "$c"; done; }
+on_exit() { CLEANUP+=("$1"); }
+
+t_count=0
+ok()     { t_count=$((t_count + 1)); echo "ok $t_count - $*"; }
+not_ok() { t_count=$((t_count + 1)); echo "not ok $t_count - $*"; }
+skip()   { t_count=$((t_count + 1)); echo "ok $t_count # SKIP $*"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+
+# check DESCRIPTION COMMAND...: passes when the command succeeds.
+check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
+# check_eq DESCRIPTION EXPECTED ACTUAL
+check_eq() {
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1: expected '$2', got '$3'"; fi
+}
+# check_match DESCRIPTION REGEX TEXT
+check_match() {
+	if grep -qE -- "$2" <<<"$3"; then ok "$1"; else not_ok "$1: /$2/ not in: $(head -c 400 <<<"$3")"; fi
+}
+check_no_match() {
+	if grep -qE -- "$2" <<<"$3"; then not_ok "$1: /$2/ found in: $(head -c 400 <<<"$3")"; else ok "$1"; fi
+}
+
+is_root() { [ "$(id -u)" = 0 ]; }
+fs_type() { stat -f -c %T "$1"; }
+# Page-cache eviction needs a disk filesystem: tmpfs pages are the file itself.
+can_evict() { case "$(fs_type "$T")" in tmpfs|ramfs|overlayfs) return 1 ;; esac; return 0; }
+
+# run CMD...: sets OUT, ERR and RC; a hang is a failure, not a stuck suite.
+run() {
+	OUT=$(timeout -k 5 120 "$@" 2>"$T/.stderr")
+	RC=$?
+	ERR=$(cat "$T/.stderr")
+}
+
+# As an unprivileged user, for permission tests: run "${AS_NOBODY[@]}" CMD...
+AS_NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all)
+
+# Cached pages of one file by each tool.
+iolens_cached()  { "$IOLENS" pcstat --csv --no-header -o cached "$1"; }
+fincore_cached() { fincore --raw --noheadings --output PAGES "$1"; }
+vmtouch_cached() { vmtouch "$1" 2>/dev/null | awk '/Resident Pages/ { split($3, a, "/"); print a[1] }'; }
+
+# Read-ahead finishes after the reader returns: wait until two looks in a row agree.
+settle() {
+	local f=$1 a b i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		a=$(iolens_cached "$f"); sleep 0.1; b=$(iolens_cached "$f")
+		[ "$a" = "$b" ] && return 0
+	done
+	return 0
+}
+
+# Cached pages by all three tools on one line; "A A A" when they agree.
+three_tools() { echo "$(iolens_cached "$1") $(fincore_cached "$1") $(vmtouch_cached "$1")"; }
+# check_peers DESCRIPTION FILE [EXPECTED]: iolens, fincore and vmtouch count the same pages.
+check_peers() {
+	local d=$1 f=$2 want=${3:-} got i
+	for i in 1 2 3 4 5; do
+		settle "$f"
+		got=$(three_tools "$f")
+		set -- $got
+		[ "$1" = "$2" ] && [ "$2" = "$3" ] && { [ -z "$want" ] || [ "$1" = "$want" ]; } && break
+	done
+	set -- $got
+	if [ "$1" = "$2" ] && [ "$2" = "$3" ] && { [ -z "$want" ] || [ "$1" = "$want" ]; }; then
+		ok "$d (iolens fincore vmtouch: $got)"
+	else
+		not_ok "$d: iolens fincore vmtouch = $got${want:+, expected $want}"
+	fi
+}
+
+# A file of random data, so no filesystem can skip it.
+make_file() { head -c "$2" /dev/urandom > "$1"; }
+PAGE=$(getconf PAGESIZE)
+pages_of() { echo $(( ($(stat -c %s "$1") + PAGE - 1) / PAGE )); }

@@ -1,0 +1,123 @@
+/* test_util.c: size and range parsing, human sizes, page arithmetic. */
+#include "unit.h"
+
+#include <errno.h>
+
+#include "common/util.h"
+
+static void test_parse_size(void **state)
+{
+	uint64_t v;
+	(void)state;
+
+	assert_int_equal(parse_size("4096", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(parse_size("4k", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(parse_size("4K", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(parse_size("4KiB", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(parse_size("1.5M", &v), 0);
+	assert_int_equal(v, 1572864);
+	assert_int_equal(parse_size("2g", &v), 0);
+	assert_int_equal(v, 2ull << 30);
+	assert_int_equal(parse_size("1T", &v), 0);
+	assert_int_equal(v, 1ull << 40);
+	assert_int_equal(parse_size("16E", &v), -ERANGE);
+	assert_int_equal(parse_size("15E", &v), 0);
+	assert_int_equal(v, 15ull << 60);
+	assert_int_equal(parse_size("0", &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(parse_size("7b", &v), 0);
+	assert_int_equal(v, 7);
+}
+
+static void test_parse_size_rejects(void **state)
+{
+	uint64_t v = 42;
+	(void)state;
+
+	assert_int_equal(parse_size("", &v), -EINVAL);
+	assert_int_equal(parse_size("-1", &v), -EINVAL);
+	assert_int_equal(parse_size("k", &v), -EINVAL);
+	assert_int_equal(parse_size("12x", &v), -EINVAL);
+	assert_int_equal(parse_size("1.3", &v), -EINVAL); /* not a whole number of bytes */
+	assert_int_equal(parse_size("4KB7", &v), -EINVAL);
+	assert_int_equal(parse_size("4 k", &v), -EINVAL);
+	assert_int_equal(parse_size("nan", &v), -EINVAL);
+	assert_int_equal(parse_size("inf", &v), -EINVAL);
+	assert_int_equal(parse_size("1e400", &v), -ERANGE);
+	assert_int_equal(parse_size(NULL, &v), -EINVAL);
+	assert_int_equal(v, 42); /* untouched on error */
+}
+
+static void test_parse_range(void **state)
+{
+	uint64_t offset, length;
+	(void)state;
+
+	assert_int_equal(parse_range("1G:256M", &offset, &length), 0);
+	assert_int_equal(offset, 1ull << 30);
+	assert_int_equal(length, 256ull << 20);
+	assert_int_equal(parse_range("4096", &offset, &length), 0);
+	assert_int_equal(offset, 4096);
+	assert_int_equal(length, 0);
+	assert_int_equal(parse_range(":4k", &offset, &length), -EINVAL);
+	assert_int_equal(parse_range("4k:", &offset, &length), -EINVAL);
+	assert_int_equal(parse_range("4k:8k:1", &offset, &length), -EINVAL);
+	assert_int_equal(parse_range("123456789012345678901234567890123456789012345678901234567890123456789:1", &offset,
+				     &length),
+			 -EINVAL);
+}
+
+static void test_parse_u64(void **state)
+{
+	uint64_t v;
+	(void)state;
+
+	assert_int_equal(parse_u64("18446744073709551615", &v), 0);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(parse_u64("18446744073709551616", &v), -ERANGE);
+	assert_int_equal(parse_u64("+1", &v), -EINVAL);
+	assert_int_equal(parse_u64(" 1", &v), -EINVAL);
+	assert_int_equal(parse_u64("1 ", &v), -EINVAL);
+}
+
+static void test_human_size(void **state)
+{
+	char buf[16];
+	(void)state;
+
+	assert_string_equal(human_size(0, buf, sizeof(buf)), "0B");
+	assert_string_equal(human_size(1023, buf, sizeof(buf)), "1023B");
+	assert_string_equal(human_size(1024, buf, sizeof(buf)), "1K");
+	assert_string_equal(human_size(1536, buf, sizeof(buf)), "1.5K");
+	assert_string_equal(human_size(8388608, buf, sizeof(buf)), "8M");
+	assert_string_equal(human_size(1048575, buf, sizeof(buf)), "1M"); /* 1023.999K rounds up */
+	assert_string_equal(human_size(133792, buf, sizeof(buf)), "130.7K");
+	assert_string_equal(human_size(UINT64_MAX, buf, sizeof(buf)), "16E");
+}
+
+static void test_pages_for(void **state)
+{
+	(void)state;
+	assert_int_equal(pages_for(0, 4096), 0);
+	assert_int_equal(pages_for(1, 4096), 1);
+	assert_int_equal(pages_for(4096, 4096), 1);
+	assert_int_equal(pages_for(4097, 4096), 2);
+	assert_int_equal(pages_for(1ull << 40, 4096), 268435456);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_parse_size_rejects),
+		cmocka_unit_test(test_parse_range),
+		cmocka_unit_test(test_parse_u64),
+		cmocka_unit_test(test_human_size),
+		cmocka_unit_test(test_pages_for),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
