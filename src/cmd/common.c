@@ -64,3 +64,22 @@ void report_walk_error(const struct files_entry *entry)
 	else
 		warn_errno(printable_name(entry->path), entry->error);
 }
+
+void refusal_note(struct refusals *refusals, const char *path)
+{
+	if (!refusals->count++)
+		refusals->first = xstrdup(path);
+}
+
+void refusal_report(struct refusals *refusals, const char *what_happened)
+{
+	if (!refusals->count)
+		return;
+	warn_msg("%s%s: page-cache state unknown ('-'): the kernel tells it only to the file's owner "
+		 "or to whoever may write to it%s",
+		 printable_name(refusals->first), refusals->count > 1 ? " and others" : "", what_happened);
+	if (refusals->count > 1)
+		warn_msg("%llu files in all have an unknown page-cache state", (unsigned long long)refusals->count);
+	free(refusals->first);
+	*refusals = (struct refusals){0};
+}

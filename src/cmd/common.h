@@ -39,7 +39,19 @@ _Noreturn void print_version(void);
  */
 const char *printable_name(const char *name);
 
-/* The message for a path the walk could not look at; counts it as a failure. */
+/* The message for a path the walk could not look at. */
 void report_walk_error(const struct files_entry *entry);
+
+/*
+ * Files whose page-cache state the kernel would not tell (pagecache_query's -EPERM):
+ * noted as they come, reported once at the end, with the reason, as the house rule says.
+ */
+struct refusals {
+	uint64_t count;
+	char *first;
+};
+void refusal_note(struct refusals *refusals, const char *path);
+/* Prints the message, when there is one to print, and frees what was noted. */
+void refusal_report(struct refusals *refusals, const char *what_happened);
 
 #endif

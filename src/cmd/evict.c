@@ -18,7 +18,7 @@ enum {
 	COL_SIZE,
 	COL_PAGES,
 	COL_BEFORE,
-	COL_EVICTED,
+	COL_DROPPED,
 	COL_AFTER,
 	COL_DIRTY_BEFORE,
 	COL_HELD_BY,
@@ -30,12 +30,12 @@ static const struct out_column columns[COL_COUNT] = {
 	[COL_SIZE] = { "size", "Size (bytes)", "Size", OUT_BYTES, false, "file size" },
 	[COL_PAGES] = { "pages", "Pages", NULL, OUT_COUNT, true, "pages the file covers" },
 	[COL_BEFORE] = { "cached_before", "Cached before", NULL, OUT_COUNT, true, "pages cached before" },
-	[COL_EVICTED] = { "evicted", "Evicted", NULL, OUT_COUNT, true, "pages that left the cache" },
+	[COL_DROPPED] = { "dropped", "Dropped", NULL, OUT_COUNT, true, "pages that left the cache" },
 	[COL_AFTER] = { "cached_after", "Cached after", NULL, OUT_COUNT, true, "pages still cached after" },
 	[COL_DIRTY_BEFORE] = { "dirty_before", "Dirty before", NULL, OUT_COUNT, false,
 			       "dirty pages before, written back first" },
 	[COL_HELD_BY] = { "held_by", "Held by", NULL, OUT_TEXT, true,
-			  "processes that map the file, whose pages the kernel keeps" },
+			  "when pages stayed: the processes that map the file (the kernel keeps their pages)" },
 };
 
 struct evict {
@@ -44,6 +44,7 @@ struct evict {
 	bool mapped_loaded;
 	uint64_t totals[COL_COUNT];
 	bool total_unknown[COL_COUNT];
+	struct refusals refused;
 	bool failed;
 };
 
@@ -89,6 +90,10 @@ static void describe_holders(struct evict *ev, const struct files_entry *entry, 
 	}
 	out[0] = '\0';
 	count = mapped_files_find(&ev->mapped, entry->st.st_dev, entry->st.st_ino, pids, 3);
+	if (!count) {
+		snprintf(out, len, ev->mapped.unreadable ? "no process readable here maps it" : "no process maps it");
+		return;
+	}
 	for (size_t i = 0; i < count && i < 3 && used < len; i++) {
 		char path[64], comm[64] = "?";
 		FILE *file;
@@ -164,16 +169,16 @@ static int visit(const struct files_entry *entry, void *context)
 	add(ev, row, COL_DIRTY_BEFORE, before.dirty, before_rc == 0 && before.detail_known);
 	add(ev, row, COL_AFTER, after.cached, after_rc == 0);
 	/* Pages can also arrive while we work; what left is never negative. */
-	add(ev, row, COL_EVICTED, before.cached > after.cached ? before.cached - after.cached : 0,
+	add(ev, row, COL_DROPPED, before.cached > after.cached ? before.cached - after.cached : 0,
 	    before_rc == 0 && after_rc == 0);
 	if (after_rc == 0 && after.cached && out_column_shown(ev->table, COL_HELD_BY)) {
 		describe_holders(ev, entry, holders, sizeof(holders));
-		out_set_text(row, COL_HELD_BY, holders[0] ? holders : "no process maps it");
+		out_set_text(row, COL_HELD_BY, holders);
+	} else if (after_rc == 0) {
+		out_set_text(row, COL_HELD_BY, ""); /* nothing stayed: nobody holds anything */
 	}
-	if (before_rc == -EPERM) {
-		warn_msg("%s: page-cache state unknown: the kernel tells it only to the file's owner or to "
-			 "whoever may write to it; the pages were dropped all the same",
-			 printable_name(entry->path));
+	if (before_rc == -EPERM || after_rc == -EPERM) {
+		refusal_note(&ev->refused, entry->path);
 		ev->failed = true;
 	}
 	return 0;
@@ -236,6 +241,7 @@ int cmd_evict(int argc, char **argv)
 		warn_errno("output", -rc);
 		ev.failed = true;
 	}
+	refusal_report(&ev.refused, "; their pages were dropped all the same");
 	out_table_free(ev.table);
 	mapped_files_free(&ev.mapped);
 	return ev.failed ? EXIT_FAIL : EXIT_OK;

@@ -59,8 +59,7 @@ struct pcstat {
 	char *map;
 	struct totals totals;
 	bool failed;
-	uint64_t refused;      /* files whose state the kernel would not tell */
-	char *first_refused;
+	struct refusals refused;
 };
 
 static _Noreturn void usage(void)
@@ -76,7 +75,8 @@ static _Noreturn void usage(void)
 	       program_name, program_name);
 	files_help_options(stdout);
 	fputs("  -p, --pid PID          the files process PID has open or mapped\n"
-	      "      --range OFF[:LEN]  only the bytes from OFF, LEN of them (suffixes k, M, G, T)\n"
+	      "      --range OFF[:LEN]  only the bytes from OFF, LEN of them (4096, 64k, 1.5M, 2G, 1T:\n"
+	      "                         suffixes are powers of 1024)\n"
 	      "      --map[=WIDTH]      a bar per file showing where the cached pages are (default 60)\n"
 	      "                         O all cached  o partly  . none  e none, evicted earlier\n"
 	      "                         D dirty pages  W under writeback  ? the kernel would not tell\n"
@@ -141,13 +141,6 @@ static void fill_detail(struct out_row *row, const struct pagecache_stat *stat)
 	out_set_count(row, COL_RECENTLY_EVICTED, stat->recently_evicted);
 }
 
-static void note_refused(struct pcstat *pc, const char *path)
-{
-	if (!pc->refused++)
-		pc->first_refused = xstrdup(path);
-	pc->failed = true;
-}
-
 static int visit(const struct files_entry *entry, void *context)
 {
 	struct pcstat *pc = context;
@@ -172,8 +165,10 @@ static int visit(const struct files_entry *entry, void *context)
 		pc->failed = true;
 		return 0;
 	}
-	if (rc == -EPERM)
-		note_refused(pc, entry->path);
+	if (rc == -EPERM) {
+		refusal_note(&pc->refused, entry->path);
+		pc->failed = true;
+	}
 	add_totals(&pc->totals, entry->size, &stat, rc == 0);
 	if (pc->summary_only)
 		return 0;
@@ -186,7 +181,7 @@ static int visit(const struct files_entry *entry, void *context)
 		fill_counts(row, stat.cached, stat.pages);
 		if (stat.detail_known)
 			fill_detail(row, &stat);
-		out_set_text(row, COL_METHOD, pagecache_method_name(pagecache_method()));
+		out_set_text(row, COL_METHOD, pagecache_method_name(stat.method));
 	}
 	if (pc->map_width) {
 		rc = pagecache_map(entry->fd, offset, length, pc->map_width, pc->map);
@@ -217,17 +212,6 @@ static void add_total_row(struct pcstat *pc)
 		};
 		fill_detail(row, &stat);
 	}
-}
-
-static void report_refused(const struct pcstat *pc)
-{
-	if (!pc->refused)
-		return;
-	warn_msg("%s%s: page-cache state unknown ('-'): the kernel tells it only to the file's "
-		 "owner or to whoever may write to it (cachestat and mincore refuse)",
-		 printable_name(pc->first_refused), pc->refused > 1 ? " and others" : "");
-	if (pc->refused > 1)
-		warn_msg("%llu files in all have an unknown page-cache state", (unsigned long long)pc->refused);
 }
 
 static bool shows_detail(const struct out_table *table)
@@ -285,7 +269,7 @@ int cmd_pcstat(int argc, char **argv)
 			break;
 		case OPT_RANGE:
 			if (parse_range(optarg, &pc.range_offset, &pc.range_length))
-				usage_error("--range: '%s' is not OFFSET[:LENGTH] (sizes such as 4096, 64k, 1G)", optarg);
+				usage_error("--range: '%s' is not OFFSET[:LENGTH] (sizes such as 4096, 64k, 1.5M, 2G)", optarg);
 			break;
 		case OPT_MAP:
 			pc.map_width = parse_map_width(optarg);
@@ -315,13 +299,6 @@ int cmd_pcstat(int argc, char **argv)
 	if (optind < argc && have_pid)
 		usage_error("--pid and paths do not go together");
 
-	/* --map adds its column when -o does not already choose it. */
-	char columns_with_map[1024];
-	if (pc.map_width && (!output.columns || output.columns[0] == '+')) {
-		snprintf(columns_with_map, sizeof(columns_with_map), "+%s%smap",
-			 output.columns ? output.columns + 1 : "", output.columns ? "," : "");
-		output.columns = columns_with_map;
-	}
 	pc.table = out_table_new(columns, COL_COUNT, &output, "files");
 	if (!pc.table)
 		return EXIT_USAGE;
@@ -329,7 +306,9 @@ int cmd_pcstat(int argc, char **argv)
 		out_table_free(pc.table);
 		usage_error("--sort: unknown column '%s'", sort);
 	}
-	if (out_column_shown(pc.table, COL_MAP) && !pc.map_width)
+	if (pc.map_width)
+		out_show_column(pc.table, COL_MAP); /* --map adds its column, whatever -o chose */
+	else if (out_column_shown(pc.table, COL_MAP))
 		pc.map_width = 60;
 	if (pc.map_width)
 		pc.map = xcalloc(pc.map_width + 1, 1);
@@ -353,11 +332,10 @@ int cmd_pcstat(int argc, char **argv)
 		warn_errno("output", -rc);
 		pc.failed = true;
 	}
-	report_refused(&pc);
+	refusal_report(&pc.refused, "");
 	if (pagecache_method() == PAGECACHE_MINCORE && shows_detail(pc.table))
-		warn_msg("mincore fallback (no cachestat in this kernel): dirty, writeback and evicted are unknown");
+		warn_msg("mincore tells only which pages are cached: dirty, writeback and evicted are unknown ('-')");
 	out_table_free(pc.table);
 	free(pc.map);
-	free(pc.first_refused);
 	return pc.failed ? EXIT_FAIL : EXIT_OK;
 }

@@ -63,6 +63,7 @@ struct warm {
 	bool progress;
 	uint64_t progress_bytes, progress_shown_at;
 	const char *current;
+	struct refusals refused;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -79,7 +80,7 @@ static _Noreturn void usage(void)
 	       "Options:\n",
 	       program_name);
 	files_help_options(stdout);
-	fputs("  -l, --lock             keep the files resident (mlock) until Ctrl-C or SIGTERM\n"
+	fputs("  -l, --lock             keep the files resident (mlock) until Ctrl-C, SIGTERM or SIGHUP\n"
 	      "      --total            add a TOTAL row\n"
 	      "  -h, --help             show this help\n"
 	      "  -V, --version          show the version\n"
@@ -293,9 +294,16 @@ static int visit(const struct files_entry *entry, void *context)
 	add(w, row, COL_LOADED, after.cached > before.cached ? after.cached - before.cached : 0,
 	    before_rc == 0 && after_rc == 0);
 	add(w, row, COL_READ_BYTES, read_bytes, true);
-	add(w, row, COL_LOCKED, locked ? pages : 0, w->lock);
+	add(w, row, COL_LOCKED, locked ? pages : 0, true);
 	if (after_rc == 0)
 		out_set_percent(row, COL_PERCENT, pages ? 100.0 * (double)after.cached / (double)pages : 0.0);
+	if (before_rc == -EPERM || after_rc == -EPERM) {
+		refusal_note(&w->refused, entry->path);
+		w->failed = true;
+	} else if (before_rc || after_rc) {
+		warn_errno(printable_name(entry->path), -(before_rc ? before_rc : after_rc));
+		w->failed = true;
+	}
 
 	if (after_rc == 0 && after.cached < pages && !rc && !stop_signal) {
 		clear_progress(w);
@@ -330,7 +338,7 @@ static void wait_for_signal(const struct warm *w)
 {
 	sigset_t none;
 
-	fprintf(stderr, "%s: %zu file%s locked in memory; Ctrl-C or SIGTERM releases them\n", program_name,
+	fprintf(stderr, "%s: %zu file%s locked in memory; Ctrl-C, SIGTERM or SIGHUP releases them\n", program_name,
 		w->nlocked, w->nlocked == 1 ? "" : "s");
 	sigemptyset(&none);
 	while (!stop_signal)
@@ -380,11 +388,8 @@ int cmd_warm(int argc, char **argv)
 	if (!w.table)
 		return EXIT_USAGE;
 	out_table_stream(w.table, stdout);
-	if (w.lock && !output.columns && !out_column_shown(w.table, COL_LOCKED)) {
-		out_table_free(w.table);
-		output.columns = "+locked";
-		w.table = out_table_new(columns, COL_COUNT, &output, "files");
-	}
+	if (w.lock)
+		out_show_column(w.table, COL_LOCKED);
 	w.buffer = xrealloc(NULL, READ_CHUNK);
 	w.progress = isatty(STDERR_FILENO);
 
@@ -399,6 +404,11 @@ int cmd_warm(int argc, char **argv)
 
 	files_walk(argv + optind, argc - optind, &files, visit, &w);
 	clear_progress(&w);
+	if (stop_signal) {
+		warn_msg("interrupted: what is shown is what was loaded");
+		w.failed = true;
+	}
+	refusal_report(&w.refused, "; those files were read whole");
 	if (want_total)
 		add_total_row(&w);
 	out_json_add(w.table, "page_size", json_object_new_uint64(page_size()));
@@ -417,8 +427,6 @@ int cmd_warm(int argc, char **argv)
 	}
 	for (size_t i = 0; i < w.nlocked; i++)
 		munmap(w.locked[i].address, w.locked[i].length);
-	if (stop_signal && !w.nlocked)
-		w.failed = true; /* interrupted while loading */
 	out_table_free(w.table);
 	free(w.locked);
 	free(w.buffer);

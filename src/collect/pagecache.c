@@ -68,6 +68,7 @@ static int query_cachestat(int fd, uint64_t offset, uint64_t length, struct page
 	out->evicted = stat.nr_evicted;
 	out->recently_evicted = stat.nr_recently_evicted;
 	out->detail_known = true;
+	out->method = PAGECACHE_CACHESTAT;
 	return 0;
 }
 
@@ -145,7 +146,7 @@ int pagecache_query(int fd, uint64_t offset, uint64_t length, struct pagecache_s
 	uint64_t first_page = offset / page;
 	int rc;
 
-	*out = (struct pagecache_stat){0};
+	*out = (struct pagecache_stat){ .method = pagecache_method() };
 	out->pages = length ? (offset + length - 1) / page - first_page + 1 : 0;
 	if (!out->pages) {
 		out->detail_known = true; /* nothing to count: every count is zero */
@@ -154,10 +155,12 @@ int pagecache_query(int fd, uint64_t offset, uint64_t length, struct pagecache_s
 
 	if (pagecache_method() == PAGECACHE_CACHESTAT) {
 		rc = query_cachestat(fd, offset, length, out);
-		if (rc != -ENOSYS)
+		if (rc != -ENOSYS && !(rc == -EPERM && !mincore_would_lie(fd)))
 			return rc;
-		method = PAGECACHE_MINCORE; /* an older kernel: for good */
+		/* An older kernel, or a filter that refuses cachestat to one who may ask: for good. */
+		method = PAGECACHE_MINCORE;
 	}
+	out->method = PAGECACHE_MINCORE;
 	return query_mincore(fd, first_page, out->pages, out);
 }
 

@@ -5,7 +5,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+enum pagecache_method {
+	PAGECACHE_CACHESTAT, /* Linux >= 6.5: one system call, and all the fields below */
+	PAGECACHE_MINCORE,   /* any Linux: mmap in bounded windows + mincore; cached pages only */
+};
+
 struct pagecache_stat {
+	enum pagecache_method method; /* how it was measured */
 	uint64_t pages;            /* pages the range covers */
 	uint64_t cached;           /* of those, in the page cache */
 	/* Only cachestat(2) tells these; detail_known says whether they hold numbers. */
@@ -14,11 +20,6 @@ struct pagecache_stat {
 	uint64_t writeback;        /* being written back now */
 	uint64_t evicted;          /* were cached, left by reclaim (shadow entries) */
 	uint64_t recently_evicted; /* evicted, and would still be in a cache as large as the working set */
-};
-
-enum pagecache_method {
-	PAGECACHE_CACHESTAT, /* Linux >= 6.5: one system call, and all the fields above */
-	PAGECACHE_MINCORE,   /* any Linux: mmap in bounded windows + mincore; cached pages only */
 };
 
 /*
@@ -30,8 +31,9 @@ enum pagecache_method {
 int pagecache_query(int fd, uint64_t offset, uint64_t length, struct pagecache_stat *out);
 
 /*
- * The method in use: cachestat while the kernel has it; mincore once it says ENOSYS or
- * when IOLENS_PAGECACHE=mincore is set in the environment (for tests and comparisons).
+ * The method in use: cachestat while the kernel has it; mincore once it says ENOSYS, or
+ * EPERM to a caller it should answer (a seccomp filter in a container), or when
+ * IOLENS_PAGECACHE=mincore is set in the environment (for tests and comparisons).
  */
 enum pagecache_method pagecache_method(void);
 void pagecache_set_method(enum pagecache_method method);

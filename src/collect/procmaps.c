@@ -100,8 +100,12 @@ static void load_process(const char *procfs, const char *pid_name, struct mapped
 
 	snprintf(path, sizeof(path), "%s/%s/maps", procfs, pid_name);
 	maps = fopen(path, "re");
-	if (!maps)
+	if (!maps) {
+		out->unreadable += errno == EACCES || errno == EPERM;
 		return;
+	}
+	/* Another user's maps opens, then reading it fails with EACCES. */
+	errno = 0;
 	while (getline(&line, &line_capacity, maps) > 0) {
 		if (!procmaps_parse_line(line, &entry) || !entry.inode)
 			continue;
@@ -115,6 +119,7 @@ static void load_process(const char *procfs, const char *pid_name, struct mapped
 		}
 		out->items[out->count++] = item;
 	}
+	out->unreadable += ferror(maps) && (errno == EACCES || errno == EPERM);
 	free(line);
 	fclose(maps);
 }

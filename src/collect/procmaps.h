@@ -30,9 +30,10 @@ struct mapped_file {
 struct mapped_files {
 	struct mapped_file *items;
 	size_t count;
+	size_t unreadable; /* processes whose maps we may not read */
 };
 
-/* Reads PROCFS/[0-9]*\/maps. Processes that vanish or deny access are passed over. */
+/* Reads PROCFS/[0-9]*\/maps. Processes that vanish are passed over; those that deny access are counted. */
 int mapped_files_load(const char *procfs, struct mapped_files *out);
 /* The processes mapping (dev, ino), each once: up to max of them in pids; returns how many in all. */
 size_t mapped_files_find(const struct mapped_files *files, dev_t dev, ino_t ino, pid_t *pids, size_t max);

@@ -81,6 +81,8 @@ void out_set_count(struct out_row *row, size_t column, uint64_t value);
 void out_set_percent(struct out_row *row, size_t column, double value);
 void out_set_unknown(struct out_row *row, size_t column);
 
+/* Shows a column (at the end) if options did not already choose it. */
+void out_show_column(struct out_table *table, size_t column);
 /* True when the column is printed: a command can skip work for columns nobody asked for. */
 bool out_column_shown(const struct out_table *table, size_t column);
 /* Index of a column by id (case ignored), or -1. */

@@ -138,7 +138,8 @@ struct out_table *out_table_new(const struct out_column *columns, size_t count,
 	table->ncolumns = count;
 	table->opts = *opts;
 	table->rows_key = rows_key;
-	table->shown = xcalloc(count + (list ? list_length(list) : 0), sizeof(*table->shown));
+	/* Room for the defaults, the list, and every column once more for out_show_column. */
+	table->shown = xcalloc(2 * count + (list ? list_length(list) : 0), sizeof(*table->shown));
 
 	if (!list || add_to_defaults)
 		for (size_t i = 0; i < count; i++)
@@ -271,6 +272,12 @@ bool out_column_shown(const struct out_table *table, size_t column)
 		if (table->shown[i] == column)
 			return true;
 	return false;
+}
+
+void out_show_column(struct out_table *table, size_t column)
+{
+	if (!out_column_shown(table, column))
+		table->shown[table->nshown++] = column;
 }
 
 void out_json_add(struct out_table *table, const char *key, struct json_object *value)

@@ -11,10 +11,13 @@ pages=$(pages_of "$f")
 
 # evict: what was cached, what left, what stayed.
 cat "$f" > /dev/null
-run "$IOLENS" evict --csv --no-header -o name,pages,cached_before,evicted,cached_after "$f"
+run "$IOLENS" evict --csv --no-header -o name,pages,cached_before,dropped,cached_after "$f"
 check_eq "evict a cached file" "$f,$pages,$pages,$pages,0" "$OUT"
 check_eq "vmtouch agrees it is gone" 0 "$(vmtouch_cached "$f")"
-run "$IOLENS" evict --csv --no-header -o cached_before,evicted,cached_after "$f"
+cat "$f" > /dev/null
+run "$IOLENS" evict --json "$f"
+check_eq "nothing stayed: held_by is empty, not unknown" '"held_by": ""' "$(grep -o '"held_by": [^ ]*' <<<"$OUT")"
+run "$IOLENS" evict --csv --no-header -o cached_before,dropped,cached_after "$f"
 check_eq "evict an evicted file" "0,0,0" "$OUT"
 
 # Dirty pages are written back first, then dropped.
@@ -40,8 +43,8 @@ kill $holder; wait $holder 2>/dev/null
 run "$IOLENS" warm --csv --no-header -o pages,cached_before,loaded,cached_after,percent,read_bytes "$f"
 check_eq "warm an evicted file" "$pages,0,$pages,$pages,100.000,$((4 << 20))" "$OUT"
 check_peers "vmtouch and fincore agree it is all cached" "$f" "$pages"
-run "$IOLENS" warm --csv --no-header -o loaded,read_bytes "$f"
-check_eq "warm a cached file reads nothing" "0,0" "$OUT"
+run "$IOLENS" warm --csv --no-header -o loaded,read_bytes,locked "$f"
+check_eq "warm a cached file reads nothing (and locks nothing)" "0,0,0" "$OUT"
 
 "$IOLENS" evict "$f" > /dev/null
 python3 -c 'import os,sys
@@ -60,7 +63,7 @@ make_file "$T/tree/one" 100000; make_file "$T/tree/sub/two" 200000
 "$IOLENS" evict -R "$T/tree" > /dev/null
 run "$IOLENS" warm -R --total --csv --no-header -o name,pages,cached_after "$T/tree"
 check_eq "warm -R --total" "TOTAL,74,74" "$(tail -1 <<<"$OUT")"
-run "$IOLENS" evict -R --total --csv --no-header -o name,evicted "$T/tree"
+run "$IOLENS" evict -R --total --csv --no-header -o name,dropped "$T/tree"
 check_eq "evict -R --total" "TOTAL,74" "$(tail -1 <<<"$OUT")"
 
 # warm --lock: resident until SIGINT, locked in the process, and evict cannot drop it.
@@ -90,3 +93,19 @@ check_eq "warm: a FIFO is not opened, exit 1" 1 "$RC"
 check_match "warm: … said" "iolens warm: $T/fifo: is a FIFO" "$ERR"
 run "$IOLENS" warm
 check_eq "warm: no path, exit 2" 2 "$RC"
+
+# Another user who may read but not write a file: warm reads it all, and says the state is unknown.
+if is_root; then
+	chmod 755 "$T"; chmod 644 "$f"
+	"$IOLENS" evict "$f" > /dev/null
+	run "${AS_NOBODY[@]}" "$IOLENS" warm --csv --no-header -o cached_after,read_bytes "$f"
+	check_eq "warm as another user: read whole, state unknown" ",$((4 << 20))" "$OUT"
+	check_eq "… exit 1" 1 "$RC"
+	check_match "… the reason, once" "page-cache state unknown.*read whole" "$ERR"
+	check_eq "… and it is cached all the same" "$pages" "$(iolens_cached "$f")"
+	run "${AS_NOBODY[@]}" "$IOLENS" evict --csv --no-header -o cached_before,dropped,cached_after "$f"
+	check_eq "evict as another user: dropped, counts unknown" ",," "$OUT"
+	check_eq "… and it is gone all the same" 0 "$(iolens_cached "$f")"
+else
+	skip "warm and evict as another user: needs root to set up"
+fi

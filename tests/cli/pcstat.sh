@@ -78,6 +78,8 @@ check_eq "--map: all cached / two pages cached" "OOOOOOOOOOOOOOOO ...o.....o....
 run "$IOLENS" pcstat --map "$a"
 check_match "--map adds its column to the defaults" "Percent +Map" "$OUT"
 check_match "--map default width 60" "O{60}$" "$OUT"
+run "$IOLENS" pcstat --map=4 --csv -o name,percent "$a"
+check_eq "--map adds its column to an -o list too" "name,percent,map|$a,100.000,OOOO" "$(tr '\n' '|' <<<"$OUT" | sed 's/|$//')"
 dd if=/dev/urandom of="$c" bs=4k count=1 conv=notrunc status=none
 run "$IOLENS" pcstat --map=3 --csv --no-header -o map,dirty "$c"
 # ext4 may dirty a whole large folio: the first page at least, maybe its neighbour.

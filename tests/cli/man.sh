@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# man.sh: the man pages stay in step with --help: every command, long option and column id is documented, and each page renders cleanly.
+: "${IOLENS:=$(cd "$(dirname "$0")/../.." && pwd)/iolens}"
+. "$(dirname "$0")/lib.sh"
+: "${DOCS:=$TOP/docs}"
+
+# roff source as plain text: \- and \(hy are hyphens; font changes, \& and \% vanish.
+roff_text() {
+	sed -e 's/\\f\[[^]]*\]//g' -e 's/\\f(..//g' -e 's/\\f.//g' \
+	    -e 's/\\-/-/g' -e 's/\\(hy/-/g' -e 's/\\\[hy\]/-/g' -e 's/\\[&%]//g' "$1"
+}
+
+# section NAME: the lines of one .SH section of normalised roff on stdin.
+section() {
+	awk -v name="$1" '/^\.SH/ { s = $0; sub(/^\.SH +/, "", s); gsub(/"/, "", s); inside = (s == name); next } inside'
+}
+
+# The tags of the tagged paragraphs (.TP) on stdin, one per line, macro left out.
+tp_tags() {
+	awk 'tag { sub(/^\.[A-Z]+ +/, ""); gsub(/"/, ""); print; tag = 0; next } /^\.TP/ { tag = 1 }'
+}
+
+# has_word WORD TEXT: WORD appears, not as part of a longer option or id.
+has_word() {
+	local word=${1//./\\.}
+	grep -qE -- "(^|[^-[:alnum:]_])$word([^-[:alnum:]_]|$)" <<<"$2"
+}
+
+# Every long option in --help, wherever it is mentioned (options, columns, examples).
+help_long_options() { grep -oE -- '--[a-z][a-z0-9-]*' <<<"$1" | sort -u; }
+# The column ids in --help, with a * before those shown by default.
+help_columns() {
+	awk '/^Columns/ { c = 1; next } c && /^$/ { exit } c' <<<"$1" |
+		sed -n 's/^ \([* ]\)\([a-z_][a-z0-9_]*\) .*/\1\2/p' | tr ' ' '-'
+}
+
+# Each page renders without a warning.
+for page in iolens iolens-pcstat iolens-evict iolens-warm; do
+	f=$DOCS/$page.1
+	if [ ! -f "$f" ]; then
+		not_ok "docs/$page.1 exists"
+		continue
+	fi
+	if command -v groff >/dev/null; then
+		warnings=$(groff -man -Tutf8 -ww -z "$f" 2>&1)
+		check_eq "docs/$page.1: groff -ww renders it without warnings" "" "$warnings"
+	else
+		skip "docs/$page.1: groff is not installed"
+	fi
+	if command -v man >/dev/null; then
+		warnings=$(MANWIDTH=80 man --warnings -l "$f" 2>&1 >/dev/null)
+		check_eq "docs/$page.1: man --warnings renders it without warnings" "" "$warnings"
+	else
+		skip "docs/$page.1: man is not installed"
+	fi
+done
+
+# iolens.1 lists every command that iolens --help lists, and no other.
+run "$IOLENS" --help
+commands=$(awk '/^Commands:/ { c = 1; next } c && /^$/ { exit } c { print $1 }' <<<"$OUT")
+if [ -z "$commands" ]; then
+	not_ok "iolens --help lists commands (none found: has its format changed?)"
+fi
+overview=$(roff_text "$DOCS/iolens.1")
+documented=$(section COMMANDS <<<"$overview" | tp_tags | awk '{ print $1 }')
+see_also=$(section "SEE ALSO" <<<"$overview")
+for cmd in $commands; do
+	check "iolens.1 describes command $cmd under COMMANDS" has_word "$cmd" "$documented"
+	check "iolens.1 refers to iolens-$cmd(1) under SEE ALSO" has_word "iolens-$cmd" "$see_also"
+done
+extra=$(for cmd in $documented; do has_word "$cmd" "$commands" || echo "$cmd"; done)
+check_eq "iolens.1 describes only commands that iolens --help lists" "" "$(echo $extra)"
+
+for cmd in $commands; do
+	f=$DOCS/iolens-$cmd.1
+	[ -f "$f" ] || continue
+	run "$IOLENS" "$cmd" --help
+	help=$OUT
+	page=$(roff_text "$f")
+	options_section=$(section OPTIONS <<<"$page")
+	columns_section=$(section "OUTPUT COLUMNS" <<<"$page")
+
+	# Every long option of --help, under OPTIONS; every option documented there, in --help.
+	options=$(help_long_options "$help")
+	[ -n "$options" ] || not_ok "iolens $cmd --help shows long options (none found)"
+	for opt in $options; do
+		check "iolens-$cmd.1 documents $opt under OPTIONS" has_word "$opt" "$options_section"
+	done
+	extra=$(for opt in $(tp_tags <<<"$options_section" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
+		has_word "$opt" "$options" || echo "$opt"
+	done)
+	check_eq "iolens-$cmd.1 documents no option that iolens $cmd --help lacks" "" "$(echo $extra)"
+
+	# Every column id of --help, under OUTPUT COLUMNS, marked (default) as --help marks it; and no other.
+	columns=$(help_columns "$help")
+	[ -n "$columns" ] || not_ok "iolens $cmd --help lists columns (none found)"
+	tags=$(tp_tags <<<"$columns_section")
+	for entry in $columns; do
+		id=${entry#?}
+		tag=$(awk -v id="$id" '$1 == id' <<<"$tags")
+		if [ -z "$tag" ]; then
+			not_ok "iolens-$cmd.1 documents column $id under OUTPUT COLUMNS"
+			continue
+		fi
+		ok "iolens-$cmd.1 documents column $id under OUTPUT COLUMNS"
+		want=no; [ "${entry:0:1}" = "*" ] && want=yes
+		got=no; grep -q '(default)' <<<"$tag" && got=yes
+		check_eq "iolens-$cmd.1: column $id shown by default: as in --help" "$want" "$got"
+	done
+	extra=$(for id in $(awk '{ print $1 }' <<<"$tags"); do
+		has_word "$id" "${columns//[*-]/}" || echo "$id"
+	done)
+	check_eq "iolens-$cmd.1 documents no column that iolens $cmd --help lacks" "" "$(echo $extra)"
+done
+exit 0
