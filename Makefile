@@ -17,7 +17,8 @@ PKGS := smartcols json-c
 # Everything the build and the tests need, from Debian's archive; the peer tools
 # (fio, vmtouch, sysstat, dstat, util-linux's fincore) are what the tests compare with.
 DEB_PACKAGES := gcc make pkg-config libc6-dev libsmartcols-dev libjson-c-dev libcmocka-dev \
-                clang libclang-rt-14-dev util-linux fio vmtouch sysstat dstat time
+                clang libclang-rt-14-dev util-linux mount fio vmtouch sysstat dstat time \
+                python3 groff-base man-db
 
 ifeq ($(SANITIZE),1)
 BUILD     := build-san

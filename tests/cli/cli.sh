@@ -39,3 +39,7 @@ make -s -C "$TOP" install-links DESTDIR="$dest" PREFIX=/usr SANITIZE="${SANITIZE
 check "make install-links: pcstat" test -L "$dest/usr/bin/pcstat"
 run "$dest/usr/bin/pcstat" --version
 check_match "the installed link runs pcstat" "^pcstat [0-9]" "$OUT"
+
+# README's test command is the one CI runs.
+readme_test=$(awk '/^Build and pass every test/ { found = 1 } found && fence { print; exit } found && /^```sh/ { fence = 1 }' "$TOP/README.md")
+check_eq "README's test command is what .ci/run runs" "$readme_test" "$(grep -m1 '^make ' "$TOP/.ci/run")"
