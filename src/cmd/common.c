@@ -1,6 +1,7 @@
 /* common.c: options and messages shared by the commands that look at files. */
 #include "cmd/common.h"
 
+#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,17 @@ const char *printable_name(const char *name)
 	}
 	buffer[out] = '\0';
 	return buffer;
+}
+
+bool print_file_table(struct out_table *table)
+{
+	int rc;
+
+	out_json_add(table, "page_size", json_object_new_uint64(page_size()));
+	rc = out_table_print(table, stdout);
+	if (rc)
+		warn_errno("output", -rc);
+	return rc == 0;
 }
 
 void report_walk_error(const struct files_entry *entry)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "collect/files.h"
+#include "out/out.h"
 
 /* Every subcommand: iolens CMD ARGS... runs cmd_CMD(argc, argv) with argv[0] = "CMD". */
 int cmd_pcstat(int argc, char **argv);
@@ -41,6 +42,12 @@ const char *printable_name(const char *name);
 
 /* The message for a path the walk could not look at. */
 void report_walk_error(const struct files_entry *entry);
+
+/*
+ * Prints a table of files, with the page size that its counts of pages are in (JSON);
+ * false, with the message said, when the output could not be written.
+ */
+bool print_file_table(struct out_table *table);
 
 /*
  * Files whose page-cache state the kernel would not tell (pagecache_query's -EPERM):

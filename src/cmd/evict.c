@@ -42,8 +42,6 @@ struct evict {
 	struct out_table *table;
 	struct mapped_files mapped; /* loaded the first time pages stay */
 	bool mapped_loaded;
-	uint64_t totals[COL_COUNT];
-	bool total_unknown[COL_COUNT];
 	struct refusals refused;
 	bool failed;
 };
@@ -113,16 +111,6 @@ static void describe_holders(struct evict *ev, const struct files_entry *entry, 
 		snprintf(out + used, len - used, " +%zu more", count - 3);
 }
 
-static void add(struct evict *ev, struct out_row *row, int column, uint64_t value, bool known)
-{
-	if (known) {
-		out_set_count(row, column, value);
-		ev->totals[column] += value;
-	} else {
-		ev->total_unknown[column] = true;
-	}
-}
-
 static int visit(const struct files_entry *entry, void *context)
 {
 	struct evict *ev = context;
@@ -163,13 +151,13 @@ static int visit(const struct files_entry *entry, void *context)
 
 	row = out_row_add(ev->table);
 	out_set_text(row, COL_NAME, entry->path);
-	add(ev, row, COL_SIZE, entry->size, true);
-	add(ev, row, COL_PAGES, pages_for(entry->size, page_size()), true);
-	add(ev, row, COL_BEFORE, before.cached, before_rc == 0);
-	add(ev, row, COL_DIRTY_BEFORE, before.dirty, before_rc == 0 && before.detail_known);
-	add(ev, row, COL_AFTER, after.cached, after_rc == 0);
+	out_set_count_if(row, COL_SIZE, entry->size, true);
+	out_set_count_if(row, COL_PAGES, pages_for(entry->size, page_size()), true);
+	out_set_count_if(row, COL_BEFORE, before.cached, before_rc == 0);
+	out_set_count_if(row, COL_DIRTY_BEFORE, before.dirty, before_rc == 0 && before.detail_known);
+	out_set_count_if(row, COL_AFTER, after.cached, after_rc == 0);
 	/* Pages can also arrive while we work; what left is never negative. */
-	add(ev, row, COL_DROPPED, before.cached > after.cached ? before.cached - after.cached : 0,
+	out_set_count_if(row, COL_DROPPED, before.cached > after.cached ? before.cached - after.cached : 0,
 	    before_rc == 0 && after_rc == 0);
 	if (after_rc == 0 && after.cached && out_column_shown(ev->table, COL_HELD_BY)) {
 		describe_holders(ev, entry, holders, sizeof(holders));
@@ -184,15 +172,6 @@ static int visit(const struct files_entry *entry, void *context)
 	return 0;
 }
 
-static void add_total_row(struct evict *ev)
-{
-	struct out_row *row = out_row_total(ev->table);
-
-	out_set_text(row, COL_NAME, "TOTAL");
-	for (int column = COL_SIZE; column < COL_HELD_BY; column++)
-		if (!ev->total_unknown[column])
-			out_set_count(row, column, ev->totals[column]);
-}
 
 int cmd_evict(int argc, char **argv)
 {
@@ -208,7 +187,7 @@ int cmd_evict(int argc, char **argv)
 	struct out_options output = {0};
 	struct evict ev = {0};
 	bool want_total = false;
-	int opt, rc;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, FILES_SHORT_OPTIONS OUT_SHORT_OPTIONS "hV", long_options, NULL)) != -1) {
 		if (files_parse_option(&files, opt) || out_parse_option(&output, opt, optarg))
@@ -231,16 +210,12 @@ int cmd_evict(int argc, char **argv)
 	if (!ev.table)
 		return EXIT_USAGE;
 	out_table_stream(ev.table, stdout);
+	if (want_total)
+		out_table_total(ev.table, COL_NAME, "TOTAL");
 
 	files_walk(argv + optind, argc - optind, &files, visit, &ev);
-	if (want_total)
-		add_total_row(&ev);
-	out_json_add(ev.table, "page_size", json_object_new_uint64(page_size()));
-	rc = out_table_print(ev.table, stdout);
-	if (rc) {
-		warn_errno("output", -rc);
+	if (!print_file_table(ev.table))
 		ev.failed = true;
-	}
 	refusal_report(&ev.refused, "; their pages were dropped all the same");
 	out_table_free(ev.table);
 	mapped_files_free(&ev.mapped);

@@ -32,7 +32,8 @@ static const struct out_column columns[COL_COUNT] = {
 	[COL_SIZE] = { "size", "Size (bytes)", "Size", OUT_BYTES, true, "file size" },
 	[COL_PAGES] = { "pages", "Pages", NULL, OUT_COUNT, true, "pages the file (or --range) covers" },
 	[COL_CACHED] = { "cached", "Cached", NULL, OUT_COUNT, true, "of those, pages in the page cache" },
-	[COL_PERCENT] = { "percent", "Percent", NULL, OUT_PERCENT, true, "cached pages in percent of pages" },
+	[COL_PERCENT] = { "percent", "Percent", NULL, OUT_PERCENT, true, "cached pages in percent of pages",
+			  .total_ratio = "cached/pages" },
 	[COL_CACHED_BYTES] = { "cached_bytes", "Cached (bytes)", "Cached size", OUT_BYTES, false,
 			       "cached pages times the page size" },
 	[COL_DIRTY] = { "dirty", "Dirty", NULL, OUT_COUNT, false, "cached pages modified, not yet written back" },
@@ -45,19 +46,12 @@ static const struct out_column columns[COL_COUNT] = {
 	[COL_METHOD] = { "method", "Method", NULL, OUT_TEXT, false, "how it was measured: cachestat or mincore" },
 };
 
-/* Sums for the TOTAL row; a count is unknown in the total when it is unknown for any file. */
-struct totals {
-	uint64_t files, size, pages, cached, dirty, writeback, evicted, recently_evicted;
-	bool cached_unknown, detail_unknown;
-};
-
 struct pcstat {
 	struct out_table *table;
 	bool summary_only;
 	uint64_t range_offset, range_length;
 	unsigned map_width;
 	char *map;
-	struct totals totals;
 	bool failed;
 	struct refusals refused;
 };
@@ -106,26 +100,6 @@ static _Noreturn void usage(void)
 	exit(EXIT_OK);
 }
 
-static void add_totals(struct totals *totals, uint64_t size, const struct pagecache_stat *stat, bool known)
-{
-	totals->files++;
-	totals->size += size;
-	totals->pages += stat->pages;
-	if (!known) {
-		totals->cached_unknown = totals->detail_unknown = true;
-		return;
-	}
-	totals->cached += stat->cached;
-	if (!stat->detail_known) {
-		totals->detail_unknown = true;
-		return;
-	}
-	totals->dirty += stat->dirty;
-	totals->writeback += stat->writeback;
-	totals->evicted += stat->evicted;
-	totals->recently_evicted += stat->recently_evicted;
-}
-
 static void fill_counts(struct out_row *row, uint64_t cached, uint64_t pages)
 {
 	out_set_count(row, COL_CACHED, cached);
@@ -169,10 +143,6 @@ static int visit(const struct files_entry *entry, void *context)
 		refusal_note(&pc->refused, entry->path);
 		pc->failed = true;
 	}
-	add_totals(&pc->totals, entry->size, &stat, rc == 0);
-	if (pc->summary_only)
-		return 0;
-
 	row = out_row_add(pc->table);
 	out_set_text(row, COL_NAME, entry->path);
 	out_set_count(row, COL_SIZE, entry->size);
@@ -183,7 +153,7 @@ static int visit(const struct files_entry *entry, void *context)
 			fill_detail(row, &stat);
 		out_set_text(row, COL_METHOD, pagecache_method_name(stat.method));
 	}
-	if (pc->map_width) {
+	if (pc->map_width && !pc->summary_only) {
 		rc = pagecache_map(entry->fd, offset, length, pc->map_width, pc->map);
 		if (rc && rc != -EPERM) {
 			warn_errno(printable_name(entry->path), -rc);
@@ -193,25 +163,6 @@ static int visit(const struct files_entry *entry, void *context)
 		}
 	}
 	return 0;
-}
-
-static void add_total_row(struct pcstat *pc)
-{
-	const struct totals *t = &pc->totals;
-	struct out_row *row = out_row_total(pc->table);
-
-	out_set_text(row, COL_NAME, "TOTAL");
-	out_set_count(row, COL_SIZE, t->size);
-	out_set_count(row, COL_PAGES, t->pages);
-	if (!t->cached_unknown)
-		fill_counts(row, t->cached, t->pages);
-	if (!t->detail_unknown) {
-		struct pagecache_stat stat = {
-			.dirty = t->dirty, .writeback = t->writeback,
-			.evicted = t->evicted, .recently_evicted = t->recently_evicted,
-		};
-		fill_detail(row, &stat);
-	}
 }
 
 static bool shows_detail(const struct out_table *table)
@@ -255,7 +206,7 @@ int cmd_pcstat(int argc, char **argv)
 	const char *sort = NULL;
 	bool want_total = false, reverse = false, have_pid = false;
 	uint64_t pid = 0;
-	int opt, rc;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, FILES_SHORT_OPTIONS OUT_SHORT_OPTIONS "p:shV",
 				  long_options, NULL)) != -1) {
@@ -278,7 +229,7 @@ int cmd_pcstat(int argc, char **argv)
 			want_total = true;
 			break;
 		case 's':
-			pc.summary_only = want_total = true;
+			pc.summary_only = true;
 			break;
 		case OPT_SORT:
 			sort = optarg;
@@ -314,6 +265,10 @@ int cmd_pcstat(int argc, char **argv)
 		pc.map = xcalloc(pc.map_width + 1, 1);
 	if (!sort)
 		out_table_stream(pc.table, stdout);
+	if (pc.summary_only)
+		out_table_summary_only(pc.table, COL_NAME, "TOTAL");
+	else if (want_total)
+		out_table_total(pc.table, COL_NAME, "TOTAL");
 
 	if (have_pid)
 		files_of_process("/proc", (pid_t)pid, visit, &pc);
@@ -322,16 +277,10 @@ int cmd_pcstat(int argc, char **argv)
 
 	if (sort)
 		out_table_sort(pc.table, sort, reverse);
-	if (want_total)
-		add_total_row(&pc);
-	out_json_add(pc.table, "page_size", json_object_new_uint64(page_size()));
 	out_json_add(pc.table, "method",
 		     json_object_new_string(pagecache_method_name(pagecache_method())));
-	rc = out_table_print(pc.table, stdout);
-	if (rc) {
-		warn_errno("output", -rc);
+	if (!print_file_table(pc.table))
 		pc.failed = true;
-	}
 	refusal_report(&pc.refused, "");
 	if (pagecache_method() == PAGECACHE_MINCORE && shows_detail(pc.table))
 		warn_msg("mincore tells only which pages are cached: dirty, writeback and evicted are unknown ('-')");

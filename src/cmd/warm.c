@@ -35,7 +35,8 @@ static const struct out_column columns[COL_COUNT] = {
 	[COL_BEFORE] = { "cached_before", "Cached before", NULL, OUT_COUNT, true, "pages cached before" },
 	[COL_LOADED] = { "loaded", "Loaded", NULL, OUT_COUNT, true, "pages that came into the cache" },
 	[COL_AFTER] = { "cached_after", "Cached after", NULL, OUT_COUNT, true, "pages cached after" },
-	[COL_PERCENT] = { "percent", "Percent", NULL, OUT_PERCENT, true, "pages cached after, in percent" },
+	[COL_PERCENT] = { "percent", "Percent", NULL, OUT_PERCENT, true, "pages cached after, in percent",
+			  .total_ratio = "cached_after/pages" },
 	[COL_READ_BYTES] = { "read_bytes", "Read (bytes)", "Read", OUT_BYTES, false,
 			     "bytes read to load them (cached ranges are skipped)" },
 	[COL_LOCKED] = { "locked", "Locked", NULL, OUT_COUNT, false, "pages locked in memory (--lock)" },
@@ -54,8 +55,6 @@ struct warm {
 	struct out_table *table;
 	bool lock;
 	char *buffer;
-	uint64_t totals[COL_COUNT];
-	bool total_unknown[COL_COUNT];
 	struct locked_file *locked;
 	size_t nlocked;
 	bool failed;
@@ -228,16 +227,6 @@ static int lock_file(struct warm *w, const struct files_entry *entry)
 	return 0;
 }
 
-static void add(struct warm *w, struct out_row *row, int column, uint64_t value, bool known)
-{
-	if (known) {
-		out_set_count(row, column, value);
-		w->totals[column] += value;
-	} else {
-		w->total_unknown[column] = true;
-	}
-}
-
 static void lock_error(const char *path, int err)
 {
 	struct rlimit limit;
@@ -287,14 +276,14 @@ static int visit(const struct files_entry *entry, void *context)
 
 	row = out_row_add(w->table);
 	out_set_text(row, COL_NAME, entry->path);
-	add(w, row, COL_SIZE, entry->size, true);
-	add(w, row, COL_PAGES, pages, true);
-	add(w, row, COL_BEFORE, before.cached, before_rc == 0);
-	add(w, row, COL_AFTER, after.cached, after_rc == 0);
-	add(w, row, COL_LOADED, after.cached > before.cached ? after.cached - before.cached : 0,
+	out_set_count_if(row, COL_SIZE, entry->size, true);
+	out_set_count_if(row, COL_PAGES, pages, true);
+	out_set_count_if(row, COL_BEFORE, before.cached, before_rc == 0);
+	out_set_count_if(row, COL_AFTER, after.cached, after_rc == 0);
+	out_set_count_if(row, COL_LOADED, after.cached > before.cached ? after.cached - before.cached : 0,
 	    before_rc == 0 && after_rc == 0);
-	add(w, row, COL_READ_BYTES, read_bytes, true);
-	add(w, row, COL_LOCKED, locked ? pages : 0, true);
+	out_set_count_if(row, COL_READ_BYTES, read_bytes, true);
+	out_set_count_if(row, COL_LOCKED, locked ? pages : 0, true);
 	if (after_rc == 0)
 		out_set_percent(row, COL_PERCENT, pages ? 100.0 * (double)after.cached / (double)pages : 0.0);
 	if (before_rc == -EPERM || after_rc == -EPERM) {
@@ -315,18 +304,6 @@ static int visit(const struct files_entry *entry, void *context)
 	return stop_signal ? 1 : 0;
 }
 
-static void add_total_row(struct warm *w)
-{
-	const uint64_t *t = w->totals;
-	struct out_row *row = out_row_total(w->table);
-
-	out_set_text(row, COL_NAME, "TOTAL");
-	for (int column = COL_SIZE; column < COL_COUNT; column++)
-		if (column != COL_PERCENT && !w->total_unknown[column])
-			out_set_count(row, column, t[column]);
-	if (!w->total_unknown[COL_AFTER])
-		out_set_percent(row, COL_PERCENT, t[COL_PAGES] ? 100.0 * (double)t[COL_AFTER] / (double)t[COL_PAGES] : 0.0);
-}
 
 static void on_signal(int signal)
 {
@@ -362,7 +339,7 @@ int cmd_warm(int argc, char **argv)
 	bool want_total = false;
 	struct sigaction action = { .sa_handler = on_signal };
 	sigset_t block;
-	int opt, rc;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, FILES_SHORT_OPTIONS OUT_SHORT_OPTIONS "lhV", long_options, NULL)) != -1) {
 		if (files_parse_option(&files, opt) || out_parse_option(&output, opt, optarg))
@@ -388,6 +365,8 @@ int cmd_warm(int argc, char **argv)
 	if (!w.table)
 		return EXIT_USAGE;
 	out_table_stream(w.table, stdout);
+	if (want_total)
+		out_table_total(w.table, COL_NAME, "TOTAL");
 	if (w.lock)
 		out_show_column(w.table, COL_LOCKED);
 	w.buffer = xrealloc(NULL, READ_CHUNK);
@@ -409,14 +388,8 @@ int cmd_warm(int argc, char **argv)
 		w.failed = true;
 	}
 	refusal_report(&w.refused, "; those files were read whole");
-	if (want_total)
-		add_total_row(&w);
-	out_json_add(w.table, "page_size", json_object_new_uint64(page_size()));
-	rc = out_table_print(w.table, stdout);
-	if (rc) {
-		warn_errno("output", -rc);
+	if (!print_file_table(w.table))
 		w.failed = true;
-	}
 	if (w.nlocked && !stop_signal) {
 		sigemptyset(&block);
 		sigaddset(&block, SIGINT);

@@ -18,26 +18,29 @@ void warn_errno(const char *what, int err)
 	fprintf(stderr, "%s: %s: %s\n", program_name, what, strerror(err));
 }
 
+static void vwarn_msg(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", program_name);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void warn_msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", program_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vwarn_msg(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", program_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vwarn_msg(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	usage_hint();
 }
 

@@ -29,6 +29,12 @@ struct out_column {
 	enum out_kind kind;
 	bool is_default;          /* shown when -o does not choose */
 	const char *help;         /* one line for --help */
+	/*
+	 * In the TOTAL row, counts and bytes are sums (unknown when unknown in any row),
+	 * text is unknown, and a percentage is 100 * numerator / denominator of the sums,
+	 * named here by column ids, "cached/pages".
+	 */
+	const char *total_ratio;
 };
 
 struct out_options {
@@ -72,12 +78,20 @@ void out_table_free(struct out_table *table);
 
 /* A new row; every cell starts unknown ('-' in tables, null in JSON). */
 struct out_row *out_row_add(struct out_table *table);
-/* The totals row: printed last in tables and CSV, as its own object "total" in JSON. */
-struct out_row *out_row_total(struct out_table *table);
+/*
+ * Adds a TOTAL row (see out_column.total_ratio), with label in label_column: printed
+ * last in tables and CSV, as its own object "total" in JSON.
+ */
+void out_table_total(struct out_table *table, size_t label_column, const char *label);
+/* Prints only the TOTAL row: rows are added up as they come and not kept. */
+void out_table_summary_only(struct out_table *table, size_t label_column, const char *label);
+/* Rows held, not yet printed. */
 size_t out_table_rows(const struct out_table *table);
 /* Column indexes are positions in the command's column array. */
 void out_set_text(struct out_row *row, size_t column, const char *text);
 void out_set_count(struct out_row *row, size_t column, uint64_t value);
+/* The count when known is true; unknown otherwise. */
+void out_set_count_if(struct out_row *row, size_t column, uint64_t value, bool known);
 void out_set_percent(struct out_row *row, size_t column, double value);
 void out_set_unknown(struct out_row *row, size_t column);
 

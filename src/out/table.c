@@ -43,6 +43,13 @@ struct out_table {
 	struct out_row **rows;
 	size_t nrows, rows_capacity;
 	struct out_row *total;
+	struct out_row *pending; /* the last row added, complete when the next comes */
+	/* The TOTAL row: wanted or not, the sums of every column, and their unknowns. */
+	bool want_total, summary_only;
+	size_t total_label_column;
+	const char *total_label;
+	uint64_t *sums;
+	bool *sum_unknown;
 	struct json_extra *extras;
 	size_t nextras;
 	FILE *stream;   /* set when rows are written as they come (CSV, JSON) */
@@ -139,6 +146,8 @@ struct out_table *out_table_new(const struct out_column *columns, size_t count,
 	table->opts = *opts;
 	table->rows_key = rows_key;
 	/* Room for the defaults, the list, and every column once more for out_show_column. */
+	table->sums = xcalloc(count, sizeof(*table->sums));
+	table->sum_unknown = xcalloc(count, sizeof(*table->sum_unknown));
 	table->shown = xcalloc(2 * count + (list ? list_length(list) : 0), sizeof(*table->shown));
 
 	if (!list || add_to_defaults)
@@ -182,6 +191,8 @@ void out_table_free(struct out_table *table)
 	free(table->extras);
 	free(table->rows);
 	free(table->shown);
+	free(table->sums);
+	free(table->sum_unknown);
 	free(table);
 }
 
@@ -197,26 +208,90 @@ static struct out_row *row_new(const struct out_table *table)
 
 static void emit_row(struct out_table *table, const struct out_row *row, FILE *stream);
 
+/* Adds a complete row to the sums of the TOTAL row. */
+static void sum_row(struct out_table *table, const struct out_row *row)
+{
+	for (size_t c = 0; c < table->ncolumns; c++) {
+		if (table->columns[c].kind != OUT_COUNT && table->columns[c].kind != OUT_BYTES)
+			continue;
+		if (row->cells[c].state == CELL_SET)
+			table->sums[c] += row->cells[c].count;
+		else
+			table->sum_unknown[c] = true;
+	}
+}
+
+/*
+ * The last row added is complete: it is added up, and written out at once when
+ * streaming, or dropped when only the total is wanted.
+ */
+static void complete_pending(struct out_table *table)
+{
+	if (!table->pending)
+		return;
+	sum_row(table, table->pending);
+	if (table->summary_only || table->stream) {
+		if (!table->summary_only)
+			emit_row(table, table->pending, table->stream);
+		row_free(table, table->pending);
+		table->nrows--;
+	}
+	table->pending = NULL;
+}
+
 struct out_row *out_row_add(struct out_table *table)
 {
-	/* Streaming: the row before this one is complete, so out it goes. */
-	if (table->stream && table->nrows) {
-		emit_row(table, table->rows[0], table->stream);
-		row_free(table, table->rows[0]);
-		table->nrows = 0;
-	}
+	complete_pending(table);
 	if (table->nrows == table->rows_capacity) {
 		table->rows_capacity = table->rows_capacity ? table->rows_capacity * 2 : 64;
 		table->rows = xrealloc(table->rows, table->rows_capacity * sizeof(*table->rows));
 	}
-	return table->rows[table->nrows++] = row_new(table);
+	return table->pending = table->rows[table->nrows++] = row_new(table);
 }
 
-struct out_row *out_row_total(struct out_table *table)
+void out_table_total(struct out_table *table, size_t label_column, const char *label)
 {
-	if (!table->total)
-		table->total = row_new(table);
-	return table->total;
+	table->want_total = true;
+	table->total_label_column = label_column;
+	table->total_label = label;
+}
+
+void out_table_summary_only(struct out_table *table, size_t label_column, const char *label)
+{
+	out_table_total(table, label_column, label);
+	table->summary_only = true;
+}
+
+/* The value of a sum, by column id; false when unknown or not a sum. */
+static bool sum_of(const struct out_table *table, const char *id, size_t len, uint64_t *value)
+{
+	for (size_t c = 0; c < table->ncolumns; c++)
+		if (strlen(table->columns[c].id) == len && !strncmp(table->columns[c].id, id, len)) {
+			*value = table->sums[c];
+			return !table->sum_unknown[c] && table->columns[c].kind != OUT_TEXT &&
+			       table->columns[c].kind != OUT_PERCENT;
+		}
+	return false;
+}
+
+static void build_total(struct out_table *table)
+{
+	struct out_row *row = row_new(table);
+
+	for (size_t c = 0; c < table->ncolumns; c++) {
+		const struct out_column *col = &table->columns[c];
+		const char *slash = col->total_ratio ? strchr(col->total_ratio, '/') : NULL;
+		uint64_t numerator, denominator;
+
+		if ((col->kind == OUT_COUNT || col->kind == OUT_BYTES) && !table->sum_unknown[c])
+			out_set_count(row, c, table->sums[c]);
+		else if (col->kind == OUT_PERCENT && slash &&
+			 sum_of(table, col->total_ratio, (size_t)(slash - col->total_ratio), &numerator) &&
+			 sum_of(table, slash + 1, strlen(slash + 1), &denominator))
+			out_set_percent(row, c, denominator ? 100.0 * (double)numerator / (double)denominator : 0.0);
+	}
+	out_set_text(row, table->total_label_column, table->total_label);
+	table->total = row;
 }
 
 size_t out_table_rows(const struct out_table *table)
@@ -251,6 +326,14 @@ void out_set_count(struct out_row *row, size_t column, uint64_t value)
 
 	cell->count = value;
 	cell->state = CELL_SET;
+}
+
+void out_set_count_if(struct out_row *row, size_t column, uint64_t value, bool known)
+{
+	if (known)
+		out_set_count(row, column, value);
+	else
+		out_set_unknown(row, column);
 }
 
 void out_set_percent(struct out_row *row, size_t column, double value)
@@ -560,6 +643,9 @@ int out_table_print(struct out_table *table, FILE *stream)
 {
 	int rc;
 
+	complete_pending(table);
+	if (table->want_total)
+		build_total(table);
 	if (table->stream)
 		stream = table->stream;
 	rc = table->opts.format == OUT_TABLE ? print_scols(table, stream) : print_streamed(table, stream);

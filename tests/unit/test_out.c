@@ -9,7 +9,7 @@ static const struct out_column columns[C_COUNT] = {
 	[C_NAME] = { "name", "Name", NULL, OUT_TEXT, true, "a name" },
 	[C_SIZE] = { "size", "Size (bytes)", "Size", OUT_BYTES, true, "a size" },
 	[C_PAGES] = { "pages", "Pages", NULL, OUT_COUNT, false, "a count" },
-	[C_PERCENT] = { "percent", "Percent", NULL, OUT_PERCENT, true, "a share" },
+	[C_PERCENT] = { "percent", "Percent", NULL, OUT_PERCENT, true, "a share", .total_ratio = "pages/size" },
 };
 
 /* Prints the table into a string; the caller frees it. */
@@ -125,21 +125,55 @@ static void test_json(void **state)
 {
 	struct out_options opts = { .format = OUT_JSON, .columns = "name,pages,percent" };
 	struct out_table *table = sample(&opts);
-	struct out_row *total = out_row_total(table);
 	char *text;
 	(void)state;
 
-	out_set_text(total, C_NAME, "TOTAL");
-	out_set_count(total, C_PAGES, 16);
+	out_table_total(table, C_NAME, "TOTAL");
 	text = print(table);
 	assert_non_null(strstr(text, "\"rows\": ["));
 	assert_non_null(strstr(text, "\"name\": \"b, \\\"quoted\\\"\""));
 	assert_non_null(strstr(text, "\"name\": \"c\\nd\""));
 	assert_non_null(strstr(text, "\"pages\": null"));
 	assert_non_null(strstr(text, "\"percent\": 12.346"));
-	assert_non_null(strstr(text, "\"total\": {"));
-	assert_non_null(strstr(text, "\"pages\": 16"));
+	/* One row does not know its pages: neither does the total, nor the ratio built on them. */
+	assert_non_null(strstr(text, "\"total\": { \"name\": \"TOTAL\", \"pages\": null, \"percent\": null }"));
 	assert_null(strstr(text, "size")); /* not chosen */
+	free(text);
+	out_table_free(table);
+}
+
+static void test_total(void **state)
+{
+	struct out_options opts = { .format = OUT_CSV, .columns = "name,size,pages,percent", .no_header = true };
+	struct out_table *table = out_table_new(columns, C_COUNT, &opts, "rows");
+	char *text;
+	(void)state;
+
+	out_table_total(table, C_NAME, "TOTAL");
+	for (int i = 1; i <= 3; i++) {
+		struct out_row *row = out_row_add(table);
+		out_set_text(row, C_NAME, "x");
+		out_set_count(row, C_SIZE, 100u * (unsigned)i);
+		out_set_count(row, C_PAGES, (unsigned)i);
+		out_set_percent(row, C_PERCENT, 1);
+	}
+	text = print(table);
+	/* Sums, and the percentage from the sums (6 of 600), not a sum of percentages. */
+	assert_string_equal(text, "x,100,1,1.000\nx,200,2,1.000\nx,300,3,1.000\nTOTAL,600,6,1.000\n");
+	free(text);
+	out_table_free(table);
+
+	/* Only the total: rows are added up and dropped as they come. */
+	table = out_table_new(columns, C_COUNT, &opts, "rows");
+	out_table_summary_only(table, C_NAME, "ALL");
+	for (int i = 0; i < 1000; i++) {
+		struct out_row *row = out_row_add(table);
+		out_set_count(row, C_SIZE, 50);
+		out_set_count(row, C_PAGES, 1);
+		assert_true(out_table_rows(table) <= 1);
+	}
+	text = print(table);
+	assert_string_equal(text, "ALL,50000,1000,2.000\n");
 	free(text);
 	out_table_free(table);
 }
@@ -208,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_human),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_total),
 		cmocka_unit_test(test_sort),
 		cmocka_unit_test(test_set_unknown),
 	};
