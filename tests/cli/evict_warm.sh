@@ -109,3 +109,15 @@ if is_root; then
 else
 	skip "warm and evict as another user: needs root to set up"
 fi
+
+# Progress on a terminal, none when stderr is not one.
+if command -v script >/dev/null; then
+	"$IOLENS" evict "$f" > /dev/null
+	tty_out=$(script -qec "'$IOLENS' warm '$f'" /dev/null)
+	check_match "warm shows progress on a terminal" "iolens warm: loading [0-9.]+[KMG]? \(" "$tty_out"
+	"$IOLENS" evict "$f" > /dev/null
+	run "$IOLENS" warm "$f"
+	check_eq "… and none when stderr is not a terminal" "" "$ERR"
+else
+	skip "progress on a terminal: needs script(1)"
+fi

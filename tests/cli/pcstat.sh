@@ -130,3 +130,16 @@ fi
 truncate -s 1T "$T/sparse"
 run "$IOLENS" pcstat --map=8 --csv --no-header -o pages,cached,map "$T/sparse"
 check_eq "a 1 TiB sparse file" "268435456,0,........" "$OUT"
+
+# The mincore fallback works in bounded windows: its memory does not grow with the file.
+if [ -x /usr/bin/time ]; then
+	truncate -s 1G "$T/sparse-small"; truncate -s 64G "$T/sparse-big"
+	rss() { /usr/bin/time -f %M env IOLENS_PAGECACHE=mincore "$IOLENS" pcstat -o pages "$1" 2>&1 >/dev/null | tail -1; }
+	small=$(rss "$T/sparse-small"); big=$(rss "$T/sparse-big")
+	check "mincore: 64 GiB takes no more memory than 1 GiB ($big KiB vs $small KiB, within 1 MiB)" \
+		test "$big" -le $((small + 1024))
+	check_eq "mincore: a 64 GiB sparse file, 0 cached" "16777216,0" \
+		"$(IOLENS_PAGECACHE=mincore "$IOLENS" pcstat --csv --no-header -o pages,cached "$T/sparse-big")"
+else
+	skip "mincore memory: needs /usr/bin/time (make deps)"
+fi
