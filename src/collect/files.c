@@ -145,65 +145,67 @@ static unsigned char dirent_type(mode_t mode)
 }
 
 /* One directory entry; d_type saves a stat for everything but followed links and DT_UNKNOWN. */
-static int walk_entry(struct walk *walk, int dirfd, const struct dirent *de)
+static int walk_entry(struct walk *walk, int dirfd, const char *name, unsigned char type)
 {
-	unsigned char type = de->d_type;
 	bool via_symlink = false;
 	struct stat st;
 
 	if (type == DT_UNKNOWN) {
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 			return errno == ENOENT ? 0 : report(walk, walk->path, errno, NULL);
 		type = dirent_type(st.st_mode);
 	}
 	if (type == DT_LNK) {
 		if (!walk->opts->follow_symlinks)
 			return 0;
-		if (fstatat(dirfd, de->d_name, &st, 0) != 0)
+		if (fstatat(dirfd, name, &st, 0) != 0)
 			return errno == ENOENT ? 0 /* dangling */ : report(walk, walk->path, errno, NULL);
 		type = dirent_type(st.st_mode);
 		via_symlink = true;
 	}
 	switch (type) {
 	case DT_DIR:
-		return walk_directory(walk, dirfd, de->d_name, via_symlink);
+		return walk_directory(walk, dirfd, name, via_symlink);
 	case DT_REG:
-		return visit_file(walk, dirfd, de->d_name, walk->path, via_symlink, true);
+		return visit_file(walk, dirfd, name, walk->path, via_symlink, true);
 	default:
 		/* Devices, FIFOs, sockets: skipped in trees, as du and vmtouch do. */
 		return 0;
 	}
 }
 
+/* Entries are read with getdents64 into this much memory per open directory. */
+#define DIRENT_BUFFER (32u << 10)
+
+/* One getdents64 record: the kernel's struct linux_dirent64. */
+struct linux_dirent64 {
+	ino64_t d_ino;
+	off64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
 static int walk_directory(struct walk *walk, int parentfd, const char *name, bool follow)
 {
 	int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW);
-	struct dirent *de;
+	char *buffer = NULL;
 	struct stat st;
-	DIR *dir;
 	int fd, rc = 0;
 
 	fd = openat(parentfd, name, flags);
 	if (fd < 0)
 		return report(walk, walk->path, errno, NULL);
+	/* st_dev and st_ino: for -x, and to catch loops (-L, or a bind mount of an ancestor). */
 	if (fstat(fd, &st) != 0) {
 		rc = report(walk, walk->path, errno, NULL);
-		close(fd);
-		return rc;
+		goto cleanup;
 	}
-	if (walk->opts->one_filesystem && walk->depth && st.st_dev != walk->root_dev) {
-		close(fd);
-		return 0;
-	}
+	if (walk->opts->one_filesystem && walk->depth && st.st_dev != walk->root_dev)
+		goto cleanup;
 	if (is_ancestor(walk, &st)) {
-		close(fd);
-		return report(walk, walk->path, ELOOP, "symbolic link loop: leads back to a directory above it");
-	}
-	dir = fdopendir(fd);
-	if (!dir) {
-		rc = report(walk, walk->path, errno, NULL);
-		close(fd);
-		return rc;
+		rc = report(walk, walk->path, ELOOP, "symbolic link loop: leads back to a directory above it");
+		goto cleanup;
 	}
 	if (walk->depth == walk->ancestors_capacity) {
 		walk->ancestors_capacity = walk->ancestors_capacity ? walk->ancestors_capacity * 2 : 32;
@@ -213,24 +215,32 @@ static int walk_directory(struct walk *walk, int parentfd, const char *name, boo
 	walk->ancestors[walk->depth].ino = st.st_ino;
 	walk->depth++;
 
+	/* getdents64 itself rather than readdir: fdopendir costs a system call per directory. */
+	buffer = xrealloc(NULL, DIRENT_BUFFER);
 	while (!rc) {
-		size_t old;
+		ssize_t got = getdents64(fd, buffer, DIRENT_BUFFER);
 
-		errno = 0;
-		de = readdir(dir);
-		if (!de) {
-			if (errno)
+		if (got <= 0) {
+			if (got < 0)
 				rc = report(walk, walk->path, errno, NULL);
 			break;
 		}
-		if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
-			continue;
-		old = path_push(walk, de->d_name);
-		rc = walk_entry(walk, dirfd(dir), de);
-		path_pop(walk, old);
+		for (ssize_t at = 0; at < got && !rc;) {
+			struct linux_dirent64 *de = (struct linux_dirent64 *)(buffer + at);
+			size_t old;
+
+			at += de->d_reclen;
+			if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+				continue;
+			old = path_push(walk, de->d_name);
+			rc = walk_entry(walk, fd, de->d_name, de->d_type);
+			path_pop(walk, old);
+		}
 	}
 	walk->depth--;
-	closedir(dir);
+cleanup:
+	free(buffer);
+	close(fd);
 	return rc;
 }
 
