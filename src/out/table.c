@@ -473,6 +473,11 @@ static int print_scols(struct out_table *table, FILE *stream)
 			if (scols_line_set_data(line, i, text ? text : "-"))
 				goto cleanup;
 		}
+		/* libsmartcols holds its own copy now: free ours, so a long table is not held twice. */
+		if (r < table->nrows) {
+			row_free(table, row);
+			table->rows[r] = NULL;
+		}
 	}
 	scols_table_set_stream(tb, stream);
 	rc = scols_print_table(tb);
