@@ -4,13 +4,15 @@ VERSION    := 0.1.0
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 MANDIR     ?= $(PREFIX)/share/man
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
 DESTDIR    ?=
 PKG_CONFIG ?= pkg-config
 CC         ?= cc
 CLANG      ?= clang
 
 # Links that run a subcommand by their name (make install-links).
-LINKS := pcstat
+LINKS := pcstat vstat
 
 PKGS := smartcols json-c
 
@@ -38,6 +40,12 @@ ALL_CPPFLAGS := -D_GNU_SOURCE -DIOLENS_VERSION='"$(VERSION)"' -Isrc -Iinclude $(
 ALL_CFLAGS   := -std=gnu11 $(WARNINGS) $(SAN_FLAGS) $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS  := $(SAN_FLAGS) $(LDFLAGS)
 
+# libvtrace: libc only, position-independent, only the API in include/vtrace.h exported.
+VTRACE_SRC := $(sort $(wildcard lib/vtrace/*.c))
+VTRACE_OBJ := $(VTRACE_SRC:%.c=$(BUILD)/%.o)
+VTRACE_SONAME := libvtrace.so.1
+VTRACE_CFLAGS := -std=gnu11 $(WARNINGS) $(SAN_FLAGS) -fPIC -fvisibility=hidden -pthread $(CFLAGS)
+
 MAIN_SRC := src/iolens.c
 LIB_SRC  := $(sort $(wildcard src/common/*.c src/collect/*.c src/out/*.c src/cmd/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -50,48 +58,89 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 
 MAN_PAGES := $(sort $(wildcard docs/*.1))
 
-.PHONY: all check unit-tests fuzz install install-links uninstall deps clean
-all: $(IOLENS)
+.PHONY: all check unit-tests fuzz install install-links uninstall deps clean libvtrace
+all: $(IOLENS) libvtrace
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
+$(BUILD)/lib/vtrace/%.o: lib/vtrace/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE -DVTRACE_BUILD -Iinclude -Ilib/vtrace $(CPPFLAGS) $(VTRACE_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libvtrace.a: $(VTRACE_OBJ)
+	$(AR) rcs $@ $^
+
+$(BUILD)/$(VTRACE_SONAME): $(VTRACE_OBJ)
+	$(CC) -shared -pthread -Wl,-soname,$(VTRACE_SONAME) $(ALL_LDFLAGS) -o $@ $^
+	ln -sf $(VTRACE_SONAME) $(BUILD)/libvtrace.so
+
+PC_SED := s|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|
+
+$(BUILD)/vtrace.pc: lib/vtrace/vtrace.pc.in
+	sed -e '$(PC_SED)' $< > $@
+
+libvtrace: $(BUILD)/libvtrace.a $(BUILD)/$(VTRACE_SONAME) $(BUILD)/vtrace.pc
+
 $(BUILD)/libiolens.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
-$(IOLENS): $(MAIN_OBJ) $(BUILD)/libiolens.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+$(IOLENS): $(MAIN_OBJ) $(BUILD)/libiolens.a $(BUILD)/libvtrace.a | libvtrace
+	$(CC) $(ALL_LDFLAGS) -pthread -o $@ $(MAIN_OBJ) $(BUILD)/libiolens.a $(BUILD)/libvtrace.a $(PKG_LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libiolens.a tests/unit/unit.h
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libiolens.a $(BUILD)/libvtrace.a tests/unit/unit.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -Itests/unit $(shell $(PKG_CONFIG) --cflags cmocka) \
-	    $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libiolens.a $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs cmocka)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -Itests/unit -Ilib/vtrace $(shell $(PKG_CONFIG) --cflags cmocka) \
+	    $(ALL_LDFLAGS) -pthread -o $@ $< $(BUILD)/libiolens.a $(BUILD)/libvtrace.a $(PKG_LIBS) \
+	    $(shell $(PKG_CONFIG) --libs cmocka)
 
 unit-tests: $(UNIT_BIN)
 
+# Programs the command tests drive: a scriptable libvtrace server.
+HELPER_BIN := $(BUILD)/tests/helpers/vtload
+$(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/libvtrace.a
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE -Iinclude $(CPPFLAGS) -std=gnu11 $(WARNINGS) $(SAN_FLAGS) $(CFLAGS) $(ALL_LDFLAGS) -pthread \
+	    -o $@ $< $(BUILD)/libvtrace.a
+
 # libFuzzer targets: each links the parser it feeds straight from the sources.
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC)
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(VTRACE_SRC)
 	@mkdir -p build-fuzz
-	$(CLANG) $(ALL_CPPFLAGS) -std=gnu11 -g -O1 $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
-	    -o $@ $< $(LIB_SRC) $(PKG_LIBS)
+	$(CLANG) $(ALL_CPPFLAGS) -Ilib/vtrace -std=gnu11 -g -O1 $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
+	    -pthread -o $@ $< $(LIB_SRC) $(VTRACE_SRC) $(PKG_LIBS)
 
 fuzz: $(FUZZ_BIN)
 
-check: $(IOLENS) $(UNIT_BIN)
+# What libvtrace costs per request, against two clock reads and a mutex; bench/vtrace-overhead.sh runs it.
+.PHONY: bench
+bench: $(BUILD)/bench/vtrace-overhead
+
+$(BUILD)/bench/vtrace-overhead: bench/vtrace-overhead.c include/vtrace.h $(BUILD)/libvtrace.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -pthread -o $@ $< $(BUILD)/libvtrace.a
+
+check: $(IOLENS) $(UNIT_BIN) $(HELPER_BIN)
 	@IOLENS=$(abspath $(IOLENS)) BUILD=$(abspath $(BUILD)) SANITIZE=$(SANITIZE) \
 	    CLANG=$(CLANG) MAKE="$(MAKE)" tests/run
 
-install: $(IOLENS)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+install: $(IOLENS) libvtrace
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
 	install -m 755 $(IOLENS) $(DESTDIR)$(BINDIR)/iolens
 	install -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 include/vtrace.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(BUILD)/libvtrace.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(BUILD)/$(VTRACE_SONAME) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(VTRACE_SONAME) $(DESTDIR)$(LIBDIR)/libvtrace.so
+	sed -e '$(PC_SED)' lib/vtrace/vtrace.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/vtrace.pc
 
 install-links: install
 	for l in $(LINKS); do ln -sf iolens $(DESTDIR)$(BINDIR)/$$l; done
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/iolens $(addprefix $(DESTDIR)$(BINDIR)/,$(LINKS))
+	rm -f $(DESTDIR)$(INCLUDEDIR)/vtrace.h $(DESTDIR)$(LIBDIR)/pkgconfig/vtrace.pc
+	rm -f $(DESTDIR)$(LIBDIR)/libvtrace.a $(DESTDIR)$(LIBDIR)/libvtrace.so $(DESTDIR)$(LIBDIR)/$(VTRACE_SONAME)
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN_PAGES)))
 
 # Idempotent and quiet when everything is there; apt-get only for what is missing.
@@ -109,4 +158,4 @@ deps:
 clean:
 	rm -rf build build-san build-fuzz iolens
 
--include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(VTRACE_OBJ:.o=.d)

@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{ "pcstat", cmd_pcstat, "how much of each file is in the page cache, and where" },
 	{ "evict", cmd_evict, "drop files from the page cache, and show what really left" },
 	{ "warm", cmd_warm, "load files into the page cache (and lock them there)" },
+	{ "vstat", cmd_vstat, "per-operation statistics of servers that use libvtrace" },
 };
 
 static const struct command *find_command(const char *name)
@@ -47,12 +48,13 @@ static void usage(FILE *stream)
 	      "  -V, --version  show the version\n"
 	      "\n"
 	      "A link to iolens named after a command runs that command: pcstat FILE is\n"
-	      "iolens pcstat FILE.\n"
+	      "iolens pcstat FILE, vstat is iolens vstat.\n"
 	      "\n"
 	      "Examples:\n"
 	      "  iolens pcstat /bin/ls        is ls in the page cache?\n"
 	      "  iolens evict big.db          drop a file from the cache, see what stayed\n"
-	      "  iolens warm --lock big.db    load a file and keep it resident until Ctrl-C\n",
+	      "  iolens warm --lock big.db    load a file and keep it resident until Ctrl-C\n"
+	      "  iolens vstat 1               what every libvtrace server does, every second\n",
 	      stream);
 }
 

@@ -16,10 +16,14 @@ enum out_format {
 };
 
 enum out_kind {
-	OUT_TEXT,    /* a string, exact in JSON and CSV */
-	OUT_COUNT,   /* a whole number */
-	OUT_BYTES,   /* a whole number of bytes; human units in tables with -H */
-	OUT_PERCENT, /* a percentage with three decimals */
+	OUT_TEXT,      /* a string, exact in JSON and CSV */
+	OUT_COUNT,     /* a whole number */
+	OUT_BYTES,     /* a whole number of bytes; human units in tables with -H */
+	OUT_USEC,      /* nanoseconds: microseconds with two decimals in tables, ns elsewhere */
+	OUT_SEC,       /* nanoseconds: seconds with two decimals in tables, ns elsewhere */
+	OUT_PERCENT,   /* a percentage, three decimals unless the column says */
+	OUT_FLOAT,     /* a real number, two decimals unless the column says */
+	OUT_BYTE_RATE, /* bytes per second: whole in tables, human units with -H */
 };
 
 struct out_column {
@@ -35,6 +39,7 @@ struct out_column {
 	 * named here by column ids, "cached/pages".
 	 */
 	const char *total_ratio;
+	unsigned decimals; /* for OUT_PERCENT and OUT_FLOAT; 0 means their default */
 };
 
 struct out_options {
@@ -83,6 +88,8 @@ struct out_row *out_row_add(struct out_table *table);
  * last in tables and CSV, as its own object "total" in JSON.
  */
 void out_table_total(struct out_table *table, size_t label_column, const char *label);
+/* A TOTAL row the caller fills, for totals that are not sums (it replaces out_table_total). */
+struct out_row *out_row_total(struct out_table *table);
 /* Prints only the TOTAL row: rows are added up as they come and not kept. */
 void out_table_summary_only(struct out_table *table, size_t label_column, const char *label);
 /* Rows held, not yet printed. */
@@ -93,6 +100,8 @@ void out_set_count(struct out_row *row, size_t column, uint64_t value);
 /* The count when known is true; unknown otherwise. */
 void out_set_count_if(struct out_row *row, size_t column, uint64_t value, bool known);
 void out_set_percent(struct out_row *row, size_t column, double value);
+/* For OUT_FLOAT, OUT_PERCENT and OUT_BYTE_RATE columns. */
+void out_set_real(struct out_row *row, size_t column, double value);
 void out_set_unknown(struct out_row *row, size_t column);
 
 /* Shows a column (at the end) if options did not already choose it. */
@@ -115,8 +124,17 @@ int out_table_sort(struct out_table *table, const char *id, bool reverse);
  */
 void out_table_stream(struct out_table *table, FILE *stream);
 
+/* Streaming: writes the last row added now, rather than when the next one comes. */
+void out_table_flush(struct out_table *table);
+
 /* A value added to the JSON document after the rows (the table takes ownership). */
 void out_json_add(struct out_table *table, const char *key, struct json_object *value);
+
+/*
+ * The rows as a JSON array, and the TOTAL row (or NULL) as an object, for a command
+ * that builds its own JSON document around them; the rows are taken out of the table.
+ */
+struct json_object *out_table_take_json(struct out_table *table, struct json_object **total);
 
 /* Prints the table in its format; 0 or -errno. */
 int out_table_print(struct out_table *table, FILE *stream);

@@ -13,12 +13,22 @@
 
 enum cell_state { CELL_UNKNOWN = 0, CELL_SET };
 
+static bool is_real(enum out_kind kind)
+{
+	return kind == OUT_PERCENT || kind == OUT_FLOAT || kind == OUT_BYTE_RATE;
+}
+
+static unsigned decimals_of(const struct out_column *col)
+{
+	return col->decimals ? col->decimals : col->kind == OUT_PERCENT ? 3 : 2;
+}
+
 struct out_cell {
 	enum cell_state state;
 	union {
 		char *text;
-		uint64_t count;
-		double percent;
+		uint64_t count; /* the integer kinds: counts, bytes, nanoseconds */
+		double real;    /* percentages, rates */
 	};
 };
 
@@ -249,11 +259,25 @@ struct out_row *out_row_add(struct out_table *table)
 	return table->pending = table->rows[table->nrows++] = row_new(table);
 }
 
+void out_table_flush(struct out_table *table)
+{
+	if (table->stream)
+		complete_pending(table);
+}
+
 void out_table_total(struct out_table *table, size_t label_column, const char *label)
 {
 	table->want_total = true;
 	table->total_label_column = label_column;
 	table->total_label = label;
+}
+
+struct out_row *out_row_total(struct out_table *table)
+{
+	table->want_total = false;
+	if (!table->total)
+		table->total = row_new(table);
+	return table->total;
 }
 
 void out_table_summary_only(struct out_table *table, size_t label_column, const char *label)
@@ -268,8 +292,8 @@ static bool sum_of(const struct out_table *table, const char *id, size_t len, ui
 	for (size_t c = 0; c < table->ncolumns; c++)
 		if (strlen(table->columns[c].id) == len && !strncmp(table->columns[c].id, id, len)) {
 			*value = table->sums[c];
-			return !table->sum_unknown[c] && table->columns[c].kind != OUT_TEXT &&
-			       table->columns[c].kind != OUT_PERCENT;
+			return !table->sum_unknown[c] &&
+			       (table->columns[c].kind == OUT_COUNT || table->columns[c].kind == OUT_BYTES);
 		}
 	return false;
 }
@@ -336,12 +360,17 @@ void out_set_count_if(struct out_row *row, size_t column, uint64_t value, bool k
 		out_set_unknown(row, column);
 }
 
-void out_set_percent(struct out_row *row, size_t column, double value)
+void out_set_real(struct out_row *row, size_t column, double value)
 {
 	struct out_cell *cell = cell_reset(row, column);
 
-	cell->percent = value;
+	cell->real = value;
 	cell->state = CELL_SET;
+}
+
+void out_set_percent(struct out_row *row, size_t column, double value)
+{
+	out_set_real(row, column, value);
 }
 
 void out_set_unknown(struct out_row *row, size_t column)
@@ -378,16 +407,11 @@ static int sort_direction;
 
 static int compare_values(const struct out_cell *x, const struct out_cell *y, enum out_kind kind)
 {
-	switch (kind) {
-	case OUT_TEXT:
+	if (kind == OUT_TEXT)
 		return strcmp(x->text, y->text);
-	case OUT_COUNT:
-	case OUT_BYTES:
-		return (x->count < y->count) - (x->count > y->count);
-	case OUT_PERCENT:
-		return (x->percent < y->percent) - (x->percent > y->percent);
-	}
-	return 0;
+	if (is_real(kind))
+		return (x->real < y->real) - (x->real > y->real);
+	return (x->count < y->count) - (x->count > y->count);
 }
 
 static int compare_rows(const void *a, const void *b)
@@ -419,27 +443,48 @@ int out_table_sort(struct out_table *table, const char *id, bool reverse)
 	return 0;
 }
 
-/* A cell as text for a table or CSV: NULL when unknown. */
+/* A cell as text for a table or CSV: NULL when unknown. Tables get human units, CSV raw ones. */
 static const char *format_cell(const struct out_table *table, size_t column,
 			       const struct out_cell *cell, char *buf, size_t len)
 {
+	const struct out_column *col = &table->columns[column];
+	bool in_table = table->opts.format == OUT_TABLE;
+
 	if (cell->state != CELL_SET)
 		return NULL;
-	switch (table->columns[column].kind) {
+	switch (col->kind) {
 	case OUT_TEXT:
 		return cell->text;
 	case OUT_BYTES:
-		if (table->opts.human && table->opts.format == OUT_TABLE)
+		if (table->opts.human && in_table)
 			return human_size(cell->count, buf, len);
-		/* fallthrough */
-	case OUT_COUNT:
-		snprintf(buf, len, "%" PRIu64, cell->count);
+		break;
+	case OUT_USEC:
+		if (in_table) {
+			snprintf(buf, len, "%.2f", (double)cell->count / 1e3);
+			return buf;
+		}
+		break;
+	case OUT_SEC:
+		if (in_table) {
+			snprintf(buf, len, "%.2f", (double)cell->count / 1e9);
+			return buf;
+		}
+		break;
+	case OUT_BYTE_RATE:
+		if (table->opts.human && in_table)
+			return human_size(cell->real > 0 ? (uint64_t)(cell->real + 0.5) : 0, buf, len);
+		snprintf(buf, len, "%.*f", in_table ? 0 : 2, cell->real);
 		return buf;
 	case OUT_PERCENT:
-		snprintf(buf, len, "%.3f", cell->percent);
+	case OUT_FLOAT:
+		snprintf(buf, len, "%.*f", (int)decimals_of(col), cell->real);
 		return buf;
+	case OUT_COUNT:
+		break;
 	}
-	return NULL;
+	snprintf(buf, len, "%" PRIu64, cell->count);
+	return buf;
 }
 
 static int print_scols(struct out_table *table, FILE *stream)
@@ -539,18 +584,14 @@ static struct json_object *json_row(const struct out_table *table, const struct 
 		struct json_object *value = NULL;
 
 		if (cell->state == CELL_SET) {
-			switch (table->columns[c].kind) {
-			case OUT_TEXT:
+			enum out_kind kind = table->columns[c].kind;
+			if (kind == OUT_TEXT) {
 				value = json_object_new_string(cell->text);
-				break;
-			case OUT_COUNT:
-			case OUT_BYTES:
+			} else if (is_real(kind)) {
+				snprintf(buf, sizeof(buf), "%.*f", (int)decimals_of(&table->columns[c]), cell->real);
+				value = json_object_new_double_s(cell->real, buf);
+			} else {
 				value = json_object_new_uint64(cell->count);
-				break;
-			case OUT_PERCENT:
-				snprintf(buf, sizeof(buf), "%.3f", cell->percent);
-				value = json_object_new_double_s(cell->percent, buf);
-				break;
 			}
 		}
 		json_object_object_add(object, table->columns[c].id, value);
@@ -644,12 +685,31 @@ static int print_streamed(struct out_table *table, FILE *stream)
 	return ferror(stream) ? -EIO : 0;
 }
 
+struct json_object *out_table_take_json(struct out_table *table, struct json_object **total)
+{
+	struct json_object *rows;
+
+	complete_pending(table);
+	if (table->want_total && !table->total)
+		build_total(table);
+	rows = json_object_new_array_ext((int)table->nrows);
+	for (size_t r = 0; r < table->nrows; r++) {
+		json_object_array_add(rows, json_row(table, table->rows[r]));
+		row_free(table, table->rows[r]);
+	}
+	table->nrows = 0;
+	*total = table->total ? json_row(table, table->total) : NULL;
+	row_free(table, table->total);
+	table->total = NULL;
+	return rows;
+}
+
 int out_table_print(struct out_table *table, FILE *stream)
 {
 	int rc;
 
 	complete_pending(table);
-	if (table->want_total)
+	if (table->want_total && !table->total)
 		build_total(table);
 	if (table->stream)
 		stream = table->stream;

@@ -1,0 +1,201 @@
+/* vtrace.h: libvtrace, always-on per-operation statistics that a server keeps in shared memory for tools to read. */
+#ifndef VTRACE_H
+#define VTRACE_H
+
+/*
+ * A server opens a segment for its service with a table of operation names, and
+ * brackets each request with vtrace_begin() and vtrace_end(). The counters live in a
+ * file in /dev/shm that any reader (iolens vstat) maps without talking to the server:
+ *
+ *     static const struct vtrace_op ops[] = { { "FUSE_OPEN", 14 }, { "FUSE_READ", 15 } };
+ *     struct vtrace *vt = vtrace_open("myfs", ops, 2, NULL);
+ *     ...
+ *     struct vtrace_token t = vtrace_begin(vt, 0);
+ *     int error = do_open(...);
+ *     vtrace_end(vt, t, 0, error);
+ *     ...
+ *     vtrace_close(vt);
+ *
+ * Cost: vtrace_begin and vtrace_end read CLOCK_MONOTONIC once each and otherwise do
+ * no system call, take no lock and allocate nothing. Each thread writes its own shard
+ * of the counters, so threads share no cache line on that path, and a reader never
+ * blocks a writer. Link with `pkg-config --cflags --libs vtrace`; libc only.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The library is built with hidden symbols: only what this header declares is exported. */
+#ifdef VTRACE_BUILD
+#pragma GCC visibility push(default)
+#endif
+
+/* ---- Writing: what a server calls ---------------------------------------------- */
+
+/* One operation the server tells apart: a name and, when it has one, a number. */
+struct vtrace_op {
+	const char *name; /* up to 55 bytes; readers show "NAME(NUMBER)" */
+	int32_t number;   /* the protocol's number (FUSE_OPEN is 14), or -1 for none */
+};
+
+#define VTRACE_GROUP_READ 0x1u /* the segment is mode 0640 rather than 0600 */
+
+struct vtrace_options {
+	unsigned flags;        /* VTRACE_GROUP_READ */
+	unsigned max_threads;  /* threads with a shard of their own; 0 means 64. Further threads still
+	                        * count, in one shared shard with atomic updates (slower, still right). */
+	const char *directory; /* where the segment goes; NULL means $VTRACE_DIR, or else /dev/shm */
+};
+
+struct vtrace;
+
+/*
+ * Creates the segment DIRECTORY/vtrace.SERVICE.PID (O_EXCL|O_NOFOLLOW, mode 0600 unless
+ * VTRACE_GROUP_READ) and returns the handle, or NULL with errno set: EINVAL for a service
+ * name that is empty, longer than 47 bytes or not made of [A-Za-z0-9._-], for no ops or
+ * more than VTRACE_MAX_OPS, for an op name that is empty or too long; EEXIST when a live
+ * process of this pid already has a segment of that name (a stale one, left by a process
+ * that died, is replaced); or what open, ftruncate and mmap say. opts may be NULL.
+ */
+struct vtrace *vtrace_open(const char *service, const struct vtrace_op *ops, unsigned count,
+			   const struct vtrace_options *opts);
+
+/* What vtrace_begin returns, to hand to vtrace_end. Small, and passed by value. */
+struct vtrace_token {
+	uint64_t start_ns;
+	uint32_t op;
+	uint16_t shard;
+	uint16_t slot;
+};
+
+/*
+ * A request of operation op (an index into the table given to vtrace_open) starts.
+ * With vt NULL or op out of range it does nothing, and the vtrace_end it leads to does
+ * nothing either: a server can keep the calls in place with tracing off.
+ */
+struct vtrace_token vtrace_begin(struct vtrace *vt, unsigned op);
+
+/*
+ * The request ends: bytes it moved (0 when that means nothing for the op) and its
+ * error (0 for success; any other value counts as an error). Any thread may end a
+ * request that another began.
+ */
+void vtrace_end(struct vtrace *vt, struct vtrace_token token, uint64_t bytes, int error);
+
+/*
+ * Tells readers the server is alive although idle. vtrace_end does it by itself at most
+ * every 64 ms; a server that can be idle for long may call this from its main loop.
+ */
+void vtrace_heartbeat(struct vtrace *vt);
+
+/* The segment's path. */
+const char *vtrace_path(const struct vtrace *vt);
+
+/*
+ * Removes the segment and frees the handle; 0, or -1 with errno from unlink (the
+ * handle is freed all the same). No thread may be inside vtrace_begin or vtrace_end.
+ */
+int vtrace_close(struct vtrace *vt);
+
+/* ---- The latency histogram -------------------------------------------------------- */
+
+/*
+ * Log-linear buckets of nanoseconds: exact below 128 ns, then 64 buckets for each power
+ * of two up to 2^41 ns (about 37 minutes); longer times fall in the last bucket. A value
+ * reported as its bucket's midpoint is within 0.8 % of the truth. Histograms of any
+ * threads and intervals add up bucket by bucket.
+ */
+#define VTRACE_HISTOGRAM_BUCKETS 2304u
+#define VTRACE_MAX_OPS 1024u
+
+unsigned vtrace_histogram_bucket(uint64_t ns);
+/* The smallest and the largest value a bucket holds. */
+uint64_t vtrace_histogram_lower(unsigned bucket);
+uint64_t vtrace_histogram_upper(unsigned bucket);
+/*
+ * The value at quantile q (0 to 1) of a histogram, as the midpoint of its bucket; 0 for
+ * an empty histogram. The highest non-empty bucket's midpoint for q = 1.
+ */
+uint64_t vtrace_histogram_quantile(const uint64_t *histogram, double q);
+
+/* ---- Reading: what tools call ------------------------------------------------------- */
+
+struct vtrace_reader;
+
+/* What the segment says about itself. */
+struct vtrace_info {
+	unsigned version;      /* layout version */
+	int pid;               /* the server's process */
+	uint64_t start_time;   /* its start time, in clock ticks after boot (/proc/PID/stat field 22) */
+	int clock_id;          /* the clock of every time in the segment: CLOCK_MONOTONIC */
+	uint64_t created_ns;   /* when the segment was created */
+	uint64_t heartbeat_ns; /* the last sign of life, as of the last vtrace_reader_sample */
+	const char *service;
+	unsigned op_count;
+	unsigned shard_count;  /* shards there is room for */
+	unsigned shards_used;  /* shards ever used */
+	unsigned mode;         /* the file's permission bits */
+};
+
+/* All that is known of one op (or of all of them) at one moment. */
+struct vtrace_stats {
+	uint64_t begins;      /* requests started */
+	uint64_t completions; /* requests ended */
+	uint64_t errors;      /* of those, with an error */
+	uint64_t bytes;
+	uint64_t service_ns;  /* sum of service times */
+	uint64_t busy_ns;     /* time with at least one request in flight, up to the moment of the sample */
+	uint64_t max_ns;      /* the longest service time so far */
+	uint64_t oldest_ns;   /* start of the oldest request still in flight, or 0 */
+	uint64_t histogram[VTRACE_HISTOGRAM_BUCKETS];
+};
+
+#define VTRACE_READ_NOFOLLOW 0x1u /* refuse a symbolic link (when scanning a directory) */
+
+/*
+ * Opens and checks a segment: a regular file whose header, sizes, offsets, counts and
+ * names all hold together. Returns 0, or a negative errno with *why saying what is wrong
+ * in a few words ("bad magic: not a vtrace segment", "truncated: 4096 bytes, the header
+ * says 81920", ...): -EBADMSG for a malformed segment, -EAGAIN for one still being
+ * created (not ready), else what open and read said.
+ */
+int vtrace_reader_open(const char *path, unsigned flags, struct vtrace_reader **reader, const char **why);
+/* The same on a copy of a segment in memory (the libFuzzer target goes through here). */
+int vtrace_reader_open_memory(const void *data, size_t size, struct vtrace_reader **reader, const char **why);
+void vtrace_reader_close(struct vtrace_reader *reader);
+
+const struct vtrace_info *vtrace_reader_info(const struct vtrace_reader *reader);
+const char *vtrace_reader_op_name(const struct vtrace_reader *reader, unsigned op);
+int32_t vtrace_reader_op_number(const struct vtrace_reader *reader, unsigned op);
+
+/*
+ * Reads every op's statistics into stats[0 .. op_count - 1], and all ops together into
+ * stats[op_count] (busy time and the oldest request there are those of the server as a
+ * whole, not sums). Each op is a consistent snapshot (it is read again while a writer
+ * was changing it). *now_ns is the moment of the sample on the segment's clock.
+ * Returns 0, or a negative errno with *why (a segment truncated or corrupted since it
+ * was opened).
+ */
+int vtrace_reader_sample(struct vtrace_reader *reader, struct vtrace_stats *stats, uint64_t *now_ns,
+			 const char **why);
+
+/*
+ * Whether the process that wrote the segment still runs: 1 when procfs_root/PID/stat
+ * shows the same start time, 0 when the pid is gone or now another process (stale),
+ * -errno when it cannot tell. procfs_root is normally "/proc".
+ */
+int vtrace_reader_alive(const struct vtrace_reader *reader, const char *procfs_root);
+
+#ifdef VTRACE_BUILD
+#pragma GCC visibility pop
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,68 @@
+/* histogram.c: the log-linear latency buckets of libvtrace: exact below 128 ns, 64 per power of two above. */
+#include "layout.h"
+
+unsigned vtrace_histogram_bucket(uint64_t ns)
+{
+	unsigned exponent;
+
+	if (ns < (1u << VT_LINEAR_BITS))
+		return (unsigned)ns;
+	exponent = 63u - (unsigned)__builtin_clzll(ns);
+	if (exponent > VT_MAX_EXPONENT)
+		return VTRACE_HISTOGRAM_BUCKETS - 1;
+	return (1u << VT_LINEAR_BITS) + (exponent - VT_LINEAR_BITS) * (1u << VT_SUB_BITS) +
+	       (unsigned)((ns >> (exponent - VT_SUB_BITS)) & ((1u << VT_SUB_BITS) - 1));
+}
+
+uint64_t vtrace_histogram_lower(unsigned bucket)
+{
+	unsigned index, exponent, mantissa;
+
+	if (bucket < (1u << VT_LINEAR_BITS))
+		return bucket;
+	if (bucket >= VTRACE_HISTOGRAM_BUCKETS)
+		bucket = VTRACE_HISTOGRAM_BUCKETS - 1;
+	index = bucket - (1u << VT_LINEAR_BITS);
+	exponent = VT_LINEAR_BITS + index / (1u << VT_SUB_BITS);
+	mantissa = index % (1u << VT_SUB_BITS);
+	return ((uint64_t)(1u << VT_SUB_BITS) + mantissa) << (exponent - VT_SUB_BITS);
+}
+
+uint64_t vtrace_histogram_upper(unsigned bucket)
+{
+	unsigned exponent;
+
+	if (bucket < (1u << VT_LINEAR_BITS))
+		return bucket;
+	if (bucket >= VTRACE_HISTOGRAM_BUCKETS)
+		bucket = VTRACE_HISTOGRAM_BUCKETS - 1;
+	exponent = VT_LINEAR_BITS + (bucket - (1u << VT_LINEAR_BITS)) / (1u << VT_SUB_BITS);
+	return vtrace_histogram_lower(bucket) + ((uint64_t)1 << (exponent - VT_SUB_BITS)) - 1;
+}
+
+uint64_t vtrace_histogram_quantile(const uint64_t *histogram, double q)
+{
+	uint64_t total = 0, rank, seen = 0;
+
+	for (unsigned b = 0; b < VTRACE_HISTOGRAM_BUCKETS; b++)
+		total += histogram[b];
+	if (!total)
+		return 0;
+	if (!(q > 0))
+		q = 0;
+	if (q > 1)
+		q = 1;
+	rank = (uint64_t)(q * (double)total);
+	if ((double)rank < q * (double)total)
+		rank++; /* the ceiling: the smallest value with at least q of them at or below it */
+	if (rank < 1)
+		rank = 1;
+	for (unsigned b = 0; b < VTRACE_HISTOGRAM_BUCKETS; b++) {
+		seen += histogram[b];
+		if (seen >= rank) {
+			uint64_t low = vtrace_histogram_lower(b), high = vtrace_histogram_upper(b);
+			return low + (high - low) / 2;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,53 @@
+/* proc.c: reads a process's start time from /proc/PID/stat, carefully: the command name may hold anything. */
+#include "proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int vtrace_parse_stat_start_time(const char *text, size_t len, uint64_t *start_time)
+{
+	const char *end = text + len, *p = NULL;
+	unsigned field = 2; /* the comm, in parentheses, is field 2 */
+	uint64_t value = 0;
+	int digits = 0;
+
+	/* The last ')' ends the comm, whatever it contains. */
+	for (const char *q = text; q < end; q++)
+		if (*q == ')')
+			p = q;
+	if (!p)
+		return -EINVAL;
+	for (p++; p < end && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	if (field != 22)
+		return -EINVAL;
+	for (; p < end && *p >= '0' && *p <= '9'; p++, digits++) {
+		if (value > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		value = value * 10 + (uint64_t)(*p - '0');
+	}
+	if (!digits || (p < end && *p != ' ' && *p != '\n'))
+		return -EINVAL;
+	*start_time = value;
+	return 0;
+}
+
+int vtrace_proc_start_time(const char *procfs_root, pid_t pid, uint64_t *start_time)
+{
+	char path[512], text[1024];
+	ssize_t got;
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", procfs_root, (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	got = read(fd, text, sizeof(text));
+	rc = got < 0 ? -errno : vtrace_parse_stat_start_time(text, (size_t)got, start_time);
+	close(fd);
+	return rc;
+}

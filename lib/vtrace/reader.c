@@ -1,0 +1,370 @@
+/* reader.c: the tool side of libvtrace: checks a segment, trusting nothing in it, and reads consistent snapshots. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "layout.h"
+#include "proc.h"
+
+/* A snapshot that keeps changing under us is taken as it is after this many tries: never a hang. */
+#define SNAPSHOT_TRIES 64
+
+struct vtrace_reader {
+	int fd;                     /* -1 when reading memory */
+	const unsigned char *memory;
+	size_t memory_size;
+	struct vt_header header;    /* as read and checked at open */
+	struct vt_op_record *ops;   /* names checked to end in a NUL */
+	struct vtrace_info info;
+	char service[VT_SERVICE_MAX];
+	struct vt_op_stats *scratch; /* one op's stats while it is read */
+	uint64_t *stamps;           /* op_count + 1 busy stamps, read at each sample */
+};
+
+/* Reads exactly len bytes at offset, from the file or the memory: -EBADMSG when they are not there. */
+static int read_at(const struct vtrace_reader *r, uint64_t offset, void *buf, size_t len)
+{
+	if (r->fd < 0) {
+		if (offset > r->memory_size || len > r->memory_size - offset)
+			return -EBADMSG;
+		memcpy(buf, r->memory + offset, len);
+		return 0;
+	}
+	for (size_t done = 0; done < len;) {
+		ssize_t got = pread(r->fd, (char *)buf + done, len - done, (off_t)(offset + done));
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (got == 0)
+			return -EBADMSG;
+		done += (size_t)got;
+	}
+	return 0;
+}
+
+static uint64_t source_size(const struct vtrace_reader *r)
+{
+	struct stat st;
+
+	if (r->fd < 0)
+		return r->memory_size;
+	return fstat(r->fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+static bool valid_service(const char *service)
+{
+	size_t len = strnlen(service, VT_SERVICE_MAX);
+
+	if (len == 0 || len == VT_SERVICE_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = service[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+		      c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* Every number of the header against what it must be, and the layout against the counts. */
+static const char *check_header(const struct vt_header *h, uint64_t size)
+{
+	static char message[160];
+	struct vt_geometry g;
+
+	if (memcmp(h->magic, VT_MAGIC, sizeof(h->magic)))
+		return "bad magic: not a vtrace segment";
+	if (h->version != VT_VERSION) {
+		snprintf(message, sizeof(message), "layout version %u, this reader knows %u", h->version, VT_VERSION);
+		return message;
+	}
+	if (h->header_size != sizeof(*h))
+		return "header size does not match its version";
+	if (h->op_count == 0 || h->op_count > VTRACE_MAX_OPS)
+		return "op count out of range";
+	if (h->shard_count == 0 || h->shard_count > VT_MAX_SHARDS)
+		return "shard count out of range";
+	if (h->slots != VT_SLOTS || h->histogram_buckets != VTRACE_HISTOGRAM_BUCKETS || h->tick_shift != VT_TICK_SHIFT ||
+	    h->op_record_size != sizeof(struct vt_op_record) || h->op_stats_size != sizeof(struct vt_op_stats))
+		return "record sizes do not match the layout version";
+	g = vt_geometry(h->op_count, h->shard_count);
+	if (h->ops_offset != g.ops_offset || h->shared_offset != g.shared_offset ||
+	    h->shards_offset != g.shards_offset || h->shard_size != g.shard_size || h->segment_size != g.segment_size)
+		return "offsets and sizes do not add up";
+	if (size != h->segment_size) {
+		snprintf(message, sizeof(message), "truncated or overlong: %llu bytes, the header says %llu",
+			 (unsigned long long)size, (unsigned long long)h->segment_size);
+		return message;
+	}
+	if (h->pid <= 0)
+		return "bad pid";
+	if (h->clock_id != CLOCK_MONOTONIC)
+		return "unknown clock";
+	if (!valid_service(h->service))
+		return "bad service name";
+	if (h->shards_used > h->shard_count)
+		return "more shards used than there are";
+	return NULL;
+}
+
+static int finish_open(struct vtrace_reader *r, const char **why)
+{
+	uint64_t size = source_size(r);
+	int rc;
+
+	*why = NULL;
+	if (size < sizeof(r->header)) {
+		*why = "truncated: too short for a header";
+		return -EBADMSG;
+	}
+	rc = read_at(r, 0, &r->header, sizeof(r->header));
+	if (rc)
+		return *why = "cannot read the header", rc;
+	if ((*why = check_header(&r->header, size)))
+		return -EBADMSG;
+	if (__atomic_load_n(&r->header.ready, __ATOMIC_ACQUIRE) != 1) {
+		*why = "not ready: being created, or left half made";
+		return -EAGAIN;
+	}
+	r->ops = calloc(r->header.op_count, sizeof(*r->ops));
+	r->scratch = malloc(sizeof(*r->scratch));
+	r->stamps = calloc(r->header.op_count + 1, sizeof(*r->stamps));
+	if (!r->ops || !r->scratch || !r->stamps)
+		return *why = "out of memory", -ENOMEM;
+	rc = read_at(r, r->header.ops_offset, r->ops, r->header.op_count * sizeof(*r->ops));
+	if (rc)
+		return *why = "cannot read the op table", rc;
+	for (unsigned i = 0; i < r->header.op_count; i++)
+		if (strnlen(r->ops[i].name, VT_NAME_MAX) == VT_NAME_MAX || !r->ops[i].name[0])
+			return *why = "an op name without an end", -EBADMSG;
+
+	memcpy(r->service, r->header.service, sizeof(r->service));
+	r->info = (struct vtrace_info){
+		.version = r->header.version,
+		.pid = r->header.pid,
+		.start_time = r->header.start_time,
+		.clock_id = r->header.clock_id,
+		.created_ns = r->header.created_ns,
+		.heartbeat_ns = r->header.heartbeat_ns,
+		.service = r->service,
+		.op_count = r->header.op_count,
+		.shard_count = r->header.shard_count,
+		.shards_used = r->header.shards_used,
+	};
+	return 0;
+}
+
+static int open_common(struct vtrace_reader *r, struct vtrace_reader **reader, const char **why)
+{
+	int rc = finish_open(r, why);
+
+	if (rc) {
+		vtrace_reader_close(r);
+		return rc;
+	}
+	*reader = r;
+	return 0;
+}
+
+int vtrace_reader_open(const char *path, unsigned flags, struct vtrace_reader **reader, const char **why)
+{
+	struct vtrace_reader *r;
+	struct stat st;
+	int fd;
+
+	*reader = NULL;
+	*why = NULL;
+	/* O_NONBLOCK: a FIFO put in place of a segment must not hang us. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (flags & VTRACE_READ_NOFOLLOW ? O_NOFOLLOW : 0));
+	if (fd < 0) {
+		if (errno == ELOOP && (flags & VTRACE_READ_NOFOLLOW))
+			*why = "a symbolic link: refused";
+		return -errno;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		*why = "not a regular file";
+		return -EBADMSG;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		close(fd);
+		return -ENOMEM;
+	}
+	r->fd = fd;
+	r->info.mode = st.st_mode & 07777;
+	return open_common(r, reader, why);
+}
+
+int vtrace_reader_open_memory(const void *data, size_t size, struct vtrace_reader **reader, const char **why)
+{
+	struct vtrace_reader *r = calloc(1, sizeof(*r));
+
+	*reader = NULL;
+	if (!r)
+		return -ENOMEM;
+	r->fd = -1;
+	r->memory = data;
+	r->memory_size = size;
+	return open_common(r, reader, why);
+}
+
+void vtrace_reader_close(struct vtrace_reader *r)
+{
+	if (!r)
+		return;
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->ops);
+	free(r->scratch);
+	free(r->stamps);
+	free(r);
+}
+
+const struct vtrace_info *vtrace_reader_info(const struct vtrace_reader *r)
+{
+	return &r->info;
+}
+
+const char *vtrace_reader_op_name(const struct vtrace_reader *r, unsigned op)
+{
+	return op < r->header.op_count ? r->ops[op].name : NULL;
+}
+
+int32_t vtrace_reader_op_number(const struct vtrace_reader *r, unsigned op)
+{
+	return op < r->header.op_count ? r->ops[op].number : -1;
+}
+
+int vtrace_reader_alive(const struct vtrace_reader *r, const char *procfs_root)
+{
+	uint64_t start_time;
+	int rc = vtrace_proc_start_time(procfs_root, r->header.pid, &start_time);
+
+	if (rc == -ENOENT || rc == -ESRCH)
+		return 0;
+	if (rc)
+		return rc;
+	return start_time == r->header.start_time;
+}
+
+/* One op's stats in one shard, read again while its seq was odd or moved. */
+static int read_op_stats(struct vtrace_reader *r, uint64_t offset, struct vt_op_stats *out)
+{
+	uint64_t before, after;
+	int rc;
+
+	for (int tries = 0;; tries++) {
+		if ((rc = read_at(r, offset, &before, sizeof(before))) != 0 ||
+		    (rc = read_at(r, offset, out, sizeof(*out))) != 0 ||
+		    (rc = read_at(r, offset, &after, sizeof(after))) != 0)
+			return rc;
+		if ((before == after && !(before & 1)) || tries == SNAPSHOT_TRIES)
+			return 0;
+	}
+}
+
+static void add_stats(struct vtrace_stats *into, const struct vt_op_stats *s)
+{
+	into->begins += s->begins;
+	into->completions += s->completions;
+	into->errors += s->errors;
+	into->bytes += s->bytes;
+	into->service_ns += s->service_ns;
+	into->busy_ns += s->busy_ticks; /* ticks until the end of the sample */
+	if (s->max_ns > into->max_ns)
+		into->max_ns = s->max_ns;
+	for (unsigned i = 0; i < VT_SLOTS; i++)
+		if (s->slot[i] && (!into->oldest_ns || s->slot[i] < into->oldest_ns))
+			into->oldest_ns = s->slot[i] & ~1ull;
+	for (unsigned b = 0; b < VTRACE_HISTOGRAM_BUCKETS; b++)
+		into->histogram[b] += s->histogram[b];
+}
+
+/* Busy ticks accounted so far, plus those since the stamp while requests are in flight; in ns. */
+static uint64_t busy_now(uint64_t ticks, uint64_t stamp, bool in_flight, uint64_t now)
+{
+	uint64_t tick = now >> VT_TICK_SHIFT;
+
+	if (in_flight && stamp && tick > stamp)
+		ticks += tick - stamp;
+	return ticks << VT_TICK_SHIFT;
+}
+
+int vtrace_reader_sample(struct vtrace_reader *r, struct vtrace_stats *stats, uint64_t *now_ns, const char **why)
+{
+	const struct vt_header *h = &r->header;
+	uint32_t ops = h->op_count, used, ready;
+	uint64_t heartbeat, all_begins = 0, all_completions = 0, all_ticks = 0;
+	struct timespec ts;
+	int rc;
+
+	*why = NULL;
+	if (source_size(r) != h->segment_size)
+		return *why = "truncated or resized since it was opened", -EBADMSG;
+	if ((rc = read_at(r, offsetof(struct vt_header, shards_used), &used, sizeof(used))) != 0 ||
+	    (rc = read_at(r, offsetof(struct vt_header, heartbeat_ns), &heartbeat, sizeof(heartbeat))) != 0 ||
+	    (rc = read_at(r, offsetof(struct vt_header, ready), &ready, sizeof(ready))) != 0)
+		return *why = "cannot read the header", rc;
+	if (used > h->shard_count || ready != 1)
+		return *why = "header corrupted since it was opened", -EBADMSG;
+	r->info.shards_used = used;
+	r->info.heartbeat_ns = heartbeat;
+
+	memset(stats, 0, (ops + 1) * sizeof(*stats));
+	for (uint32_t n = 0; n <= used; n++) {
+		uint32_t shard = n < used ? n : h->shard_count; /* and the overflow shard, last */
+		uint64_t base = h->shards_offset + (uint64_t)shard * h->shard_size;
+		struct vt_shard_head head;
+
+		if ((rc = read_at(r, base, &head, sizeof(head))) != 0)
+			return *why = "cannot read a shard", rc;
+		all_begins += head.begins;
+		all_completions += head.completions;
+		all_ticks += head.busy_ticks;
+		for (uint32_t op = 0; op < ops; op++) {
+			rc = read_op_stats(r, base + sizeof(struct vt_shard_head) + (uint64_t)op * sizeof(struct vt_op_stats),
+					   r->scratch);
+			if (rc)
+				return *why = "cannot read an op's statistics", rc;
+			add_stats(&stats[op], r->scratch);
+		}
+	}
+	/*
+	 * The stamps after the shards, and the clock after the stamps: a writer that moves a
+	 * stamp in between has its ticks counted in the next sample, never twice.
+	 */
+	for (uint32_t i = 0; i <= ops; i++)
+		if ((rc = read_at(r, h->shared_offset + (uint64_t)i * sizeof(struct vt_shared), &r->stamps[i],
+				  sizeof(r->stamps[i]))) != 0)
+			return *why = "cannot read the busy stamps", rc;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	*now_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+
+	for (uint32_t op = 0; op < ops; op++) {
+		struct vtrace_stats *s = &stats[op], *all = &stats[ops];
+		s->busy_ns = busy_now(s->busy_ns, r->stamps[op], s->begins > s->completions, *now_ns);
+		all->errors += s->errors;
+		all->bytes += s->bytes;
+		all->service_ns += s->service_ns;
+		if (s->max_ns > all->max_ns)
+			all->max_ns = s->max_ns;
+		if (s->oldest_ns && (!all->oldest_ns || s->oldest_ns < all->oldest_ns))
+			all->oldest_ns = s->oldest_ns;
+		for (unsigned b = 0; b < VTRACE_HISTOGRAM_BUCKETS; b++)
+			all->histogram[b] += s->histogram[b];
+	}
+	/* Begins of all ops from the heads, which count them as the ops do. */
+	stats[ops].begins = all_begins;
+	stats[ops].completions = all_completions;
+	stats[ops].busy_ns = busy_now(all_ticks, r->stamps[ops], all_begins > all_completions, *now_ns);
+	return 0;
+}

@@ -1,0 +1,697 @@
+/* vstat.c: iolens vstat: per-operation rates, latency and %util of servers instrumented with libvtrace. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/common.h"
+#include "collect/segments.h"
+#include "common/util.h"
+#include "out/out.h"
+
+enum {
+	COL_TIME,
+	COL_SERVICE,
+	COL_PID,
+	COL_OP,
+	COL_NAME,
+	COL_NUMBER,
+	COL_INFLIGHT,
+	COL_COMPLETIONS,
+	COL_OPS_PER_S,
+	COL_SVCTM,
+	COL_P50,
+	COL_P99,
+	COL_MAX,
+	COL_UTIL,
+	COL_ERRORS,
+	COL_ERRORS_PER_S,
+	COL_BYTES,
+	COL_BYTES_PER_S,
+	COL_STATE,
+	COL_HANG,
+	COL_COUNT
+};
+
+static const struct out_column columns[COL_COUNT] = {
+	[COL_TIME] = { "time_ns", "Time (ns)", NULL, OUT_COUNT, false, "when the sample was taken (Unix time, ns)" },
+	[COL_SERVICE] = { "service", "Service", NULL, OUT_TEXT, false, "the service's name" },
+	[COL_PID] = { "pid", "PID", NULL, OUT_COUNT, false, "the service's process" },
+	[COL_OP] = { "op", "op", NULL, OUT_TEXT, true, "the operation: NAME(NUMBER), or TOTAL" },
+	[COL_NAME] = { "name", "name", NULL, OUT_TEXT, false, "the operation's name alone" },
+	[COL_NUMBER] = { "number", "number", NULL, OUT_COUNT, false, "the operation's number, when it has one" },
+	[COL_INFLIGHT] = { "inflight", "inflt", NULL, OUT_COUNT, true, "requests in flight at the end of the interval" },
+	[COL_COMPLETIONS] = { "completions", "ops", NULL, OUT_COUNT, false, "requests completed in the interval" },
+	[COL_OPS_PER_S] = { "ops_per_s", "op/s", NULL, OUT_FLOAT, true, "requests completed per second" },
+	[COL_SVCTM] = { "svctm_ns", "svctm/us", NULL, OUT_USEC, true, "mean service time" },
+	[COL_P50] = { "p50_ns", "p50/us", NULL, OUT_USEC, true, "median service time (within 1 %)" },
+	[COL_P99] = { "p99_ns", "p99/us", NULL, OUT_USEC, true, "99th percentile of service time (within 1 %)" },
+	[COL_MAX] = { "max_ns", "max/us", NULL, OUT_USEC, true, "longest service time (within 1 %)" },
+	[COL_UTIL] = { "util", "%util", NULL, OUT_PERCENT, true,
+		       "share of the interval with a request in flight (never above 100)", NULL, 2 },
+	[COL_ERRORS] = { "errors", "errors", NULL, OUT_COUNT, false, "requests that failed in the interval" },
+	[COL_ERRORS_PER_S] = { "errors_per_s", "err/s", NULL, OUT_FLOAT, true, "failed requests per second" },
+	[COL_BYTES] = { "bytes", "bytes", NULL, OUT_BYTES, false, "bytes moved in the interval" },
+	[COL_BYTES_PER_S] = { "bytes_per_s", "B/s", NULL, OUT_BYTE_RATE, true, "bytes moved per second" },
+	[COL_STATE] = { "state", "state", NULL, OUT_TEXT, true, "HANG when the oldest request in flight is too old" },
+	[COL_HANG] = { "hang_ns", "hang/s", NULL, OUT_SEC, true, "with HANG: how long the oldest request has waited" },
+};
+
+/* What JSON and CSV show when -o does not choose: everything a program may want. */
+static const char json_columns[] = "op,name,number,inflight,completions,ops_per_s,svctm_ns,p50_ns,p99_ns,max_ns,"
+				   "util,errors,errors_per_s,bytes,bytes_per_s,state,hang_ns";
+static const char csv_columns[] = "time_ns,service,pid,op,inflight,completions,ops_per_s,svctm_ns,p50_ns,p99_ns,"
+				  "max_ns,util,errors,errors_per_s,bytes,bytes_per_s,state,hang_ns";
+
+enum target_kind { TARGET_ALL, TARGET_PATH, TARGET_PID, TARGET_SERVICE };
+
+struct vstat {
+	struct out_options output;
+	struct out_table *csv;    /* CSV: one table for the whole run, written as it goes */
+	bool show_idle;           /* -a */
+	bool show_stale;
+	uint64_t hang_after_ns;
+	const char *directory;
+	const char *procfs;
+	enum target_kind target_kind;
+	const char *target;
+	long target_pid;
+	struct segment **segments;
+	size_t nsegments;
+	bool failed;
+	bool reported_gone;
+	bool quiet;               /* a probe: problems are said later, by the real scan */
+};
+
+static volatile sig_atomic_t stop;
+
+static _Noreturn void usage(void)
+{
+	printf("Usage:\n"
+	       " %s [options] [TARGET] [interval [count]]\n"
+	       "\n"
+	       "Show what servers instrumented with libvtrace are doing, operation by operation:\n"
+	       "requests per second, service time and its percentiles, %%util, errors, bytes,\n"
+	       "and requests that hang. TARGET is a segment (a path, such as /dev/shm/vtrace.NAME.PID\n"
+	       "or /proc/PID/fd/N), a process id, or a service name; with none, every service\n"
+	       "found is shown, as iostat shows every disk.\n"
+	       "\n"
+	       "The first report covers the time since each segment was created; the next ones\n"
+	       "cover each interval (seconds, decimals allowed). Without an interval, one report.\n"
+	       "\n"
+	       "Options:\n"
+	       "  -a, --all              show operations idle in the interval too\n"
+	       "      --hang-after SECONDS  flag an operation whose oldest request in flight is\n"
+	       "                         older than this as HANG (default 1)\n"
+	       "  -p, --pid PID          the segments of process PID\n"
+	       "      --dir DIR          where segments are (default $VTRACE_DIR, or /dev/shm)\n"
+	       "      --stale            show the segments of dead processes in full, not as one line\n"
+	       "      --clean            remove the segments of dead processes, and say which\n"
+	       "  -h, --help             show this help\n"
+	       "  -V, --version          show the version\n"
+	       "\n",
+	       program_name);
+	out_help_options(stdout);
+	putchar('\n');
+	out_help_columns(stdout, columns, COL_COUNT);
+	printf("\n"
+	       "In tables times are in microseconds (hang in seconds); in JSON and CSV, nanoseconds.\n"
+	       "JSON is one object per report, one per line; CSV adds time_ns, service and pid.\n"
+	       "\n"
+	       "Examples:\n"
+	       "  %s                        every service, since each started\n"
+	       "  %s 1                      every service, every second\n"
+	       "  %s fuse-passthrough 1 10  one service, every second, ten times\n"
+	       "  %s /proc/4242/fd/7 2      the seed's form: a segment open in a process\n"
+	       "  %s --json -a 1            JSON lines, idle operations included\n"
+	       "  %s --clean                remove what dead servers left in /dev/shm\n",
+	       program_name, program_name, program_name, program_name, program_name, program_name);
+	exit(EXIT_OK);
+}
+
+static void on_signal(int signal)
+{
+	stop = signal;
+}
+
+static void report_problem(const struct segment_problem *p, void *context)
+{
+	struct vstat *vs = context;
+
+	if (vs->quiet)
+		return;
+	if (p->why)
+		warn_msg("%s: %s", printable_name(p->path), p->why);
+	else
+		warn_errno(printable_name(p->path), -p->error);
+	vs->failed = true;
+}
+
+/* ---- Which segments ----------------------------------------------------------- */
+
+static struct segment *find_segment(const struct vstat *vs, const char *path)
+{
+	for (size_t i = 0; i < vs->nsegments; i++)
+		if (!strcmp(vs->segments[i]->path, path))
+			return vs->segments[i];
+	return NULL;
+}
+
+static bool wanted(const struct vstat *vs, const struct segment *segment)
+{
+	switch (vs->target_kind) {
+	case TARGET_PID:
+		return segment->info->pid == vs->target_pid;
+	case TARGET_SERVICE:
+		return !strcmp(segment->info->service, vs->target);
+	default:
+		return true;
+	}
+}
+
+static void add_segment(struct vstat *vs, struct segment *segment)
+{
+	vs->segments = xrealloc(vs->segments, (vs->nsegments + 1) * sizeof(*vs->segments));
+	vs->segments[vs->nsegments++] = segment;
+}
+
+/* A file the scan found: kept when known, opened when new, refused with a message when bad. */
+static void found(const char *path, void *context)
+{
+	struct vstat *vs = context;
+	struct segment *segment = find_segment(vs, path);
+
+	if (segment && !segment_removed(segment)) {
+		segment->seen = true;
+		return;
+	}
+	if (segment)
+		return; /* replaced: dropped below, and opened anew at the next scan */
+	segment = segment_open(path, false, vs->procfs, report_problem, vs);
+	if (!segment)
+		return;
+	if (!wanted(vs, segment)) {
+		segment_free(segment);
+		return;
+	}
+	segment->seen = true;
+	add_segment(vs, segment);
+}
+
+/* Finds the segments again: new services appear, closed ones go. */
+static void rescan(struct vstat *vs)
+{
+	size_t kept = 0;
+	int rc;
+
+	if (vs->target_kind == TARGET_PATH) {
+		if (vs->nsegments && segment_removed(vs->segments[0])) {
+			warn_msg("%s: the service closed its segment", printable_name(vs->segments[0]->path));
+			segment_free(vs->segments[0]);
+			vs->nsegments = 0;
+			vs->reported_gone = true;
+		}
+		return;
+	}
+	for (size_t i = 0; i < vs->nsegments; i++)
+		vs->segments[i]->seen = false;
+	rc = segment_scan(vs->directory, found, vs);
+	if (rc) {
+		warn_errno(printable_name(vs->directory), -rc);
+		vs->failed = true;
+	}
+	for (size_t i = 0; i < vs->nsegments; i++) {
+		if (vs->segments[i]->seen)
+			vs->segments[kept++] = vs->segments[i];
+		else
+			segment_free(vs->segments[i]);
+	}
+	vs->nsegments = kept;
+}
+
+/* ---- One report --------------------------------------------------------------- */
+
+static uint64_t delta(uint64_t now, uint64_t then)
+{
+	return now > then ? now - then : 0; /* a counter that goes back gives 0, never garbage */
+}
+
+/* Maximum in the interval: exact when it set a new record, else the midpoint of its highest bucket. */
+static uint64_t interval_max(const uint64_t *histogram, const struct vtrace_stats *now, const struct vtrace_stats *then)
+{
+	for (unsigned b = VTRACE_HISTOGRAM_BUCKETS; b-- > 0;)
+		if (histogram[b]) {
+			uint64_t low = vtrace_histogram_lower(b), high = vtrace_histogram_upper(b);
+			if (now->max_ns > then->max_ns && vtrace_histogram_bucket(now->max_ns) == b)
+				return now->max_ns;
+			return low + (high - low) / 2;
+		}
+	return 0;
+}
+
+struct op_report {
+	uint64_t inflight, completions, errors, bytes, service_ns, busy_ns, hang_ns, oldest_age_ns;
+	bool hang;
+	uint64_t p50, p99, max;
+};
+
+static void compute(const struct vstat *vs, const struct vtrace_stats *now, const struct vtrace_stats *then,
+		    uint64_t now_ns, struct op_report *r, uint64_t *histogram)
+{
+	*r = (struct op_report){0};
+	r->inflight = delta(now->begins, now->completions);
+	r->completions = delta(now->completions, then->completions);
+	r->errors = delta(now->errors, then->errors);
+	r->bytes = delta(now->bytes, then->bytes);
+	r->service_ns = delta(now->service_ns, then->service_ns);
+	r->busy_ns = delta(now->busy_ns, then->busy_ns);
+	for (unsigned b = 0; b < VTRACE_HISTOGRAM_BUCKETS; b++)
+		histogram[b] = delta(now->histogram[b], then->histogram[b]);
+	r->max = interval_max(histogram, now, then);
+	/* A bucket's midpoint may pass the exact maximum that shares its bucket. */
+	r->p50 = vtrace_histogram_quantile(histogram, 0.50);
+	r->p99 = vtrace_histogram_quantile(histogram, 0.99);
+	if (r->p50 > r->max)
+		r->p50 = r->max;
+	if (r->p99 > r->max)
+		r->p99 = r->max;
+	if (now->oldest_ns && r->inflight) {
+		r->oldest_age_ns = delta(now_ns, now->oldest_ns);
+		r->hang = r->oldest_age_ns > vs->hang_after_ns;
+		r->hang_ns = r->oldest_age_ns;
+	}
+}
+
+static void fill_row(struct out_row *row, const struct op_report *r, double seconds)
+{
+	double util = seconds > 0 ? 100.0 * (double)r->busy_ns / (seconds * 1e9) : 0;
+
+	out_set_count(row, COL_INFLIGHT, r->inflight);
+	out_set_count(row, COL_COMPLETIONS, r->completions);
+	out_set_real(row, COL_OPS_PER_S, seconds > 0 ? (double)r->completions / seconds : 0);
+	if (r->completions) {
+		out_set_count(row, COL_SVCTM, r->service_ns / r->completions);
+		out_set_count(row, COL_P50, r->p50);
+		out_set_count(row, COL_P99, r->p99);
+		out_set_count(row, COL_MAX, r->max);
+	}
+	/* Busy time is kept in ticks of 65 us: an interval's edges can round it past 100. */
+	out_set_real(row, COL_UTIL, util > 100 ? 100 : util);
+	out_set_count(row, COL_ERRORS, r->errors);
+	out_set_real(row, COL_ERRORS_PER_S, seconds > 0 ? (double)r->errors / seconds : 0);
+	out_set_count(row, COL_BYTES, r->bytes);
+	out_set_real(row, COL_BYTES_PER_S, seconds > 0 ? (double)r->bytes / seconds : 0);
+	out_set_text(row, COL_STATE, r->hang ? "HANG" : "");
+	if (r->hang)
+		out_set_count(row, COL_HANG, r->hang_ns);
+}
+
+static void fill_identity(struct out_row *row, const struct segment *segment, uint64_t time_ns)
+{
+	out_set_count(row, COL_TIME, time_ns);
+	out_set_text(row, COL_SERVICE, segment->info->service);
+	out_set_count(row, COL_PID, (uint64_t)segment->info->pid);
+}
+
+/* The rows of one segment's report, into table (a new one, or the run's CSV table). */
+static void segment_rows(struct vstat *vs, struct segment *segment, struct out_table *table, uint64_t time_ns)
+{
+	static const struct vtrace_stats zero;
+	static uint64_t histogram[VTRACE_HISTOGRAM_BUCKETS];
+	const unsigned ops = segment->info->op_count;
+	uint64_t then_ns = segment->has_previous ? segment->previous_ns : segment->info->created_ns;
+	double seconds = (double)delta(segment->current_ns, then_ns) / 1e9;
+	struct op_report r;
+	struct out_row *row;
+	char label[96];
+
+	for (unsigned op = 0; op < ops; op++) {
+		const struct vtrace_stats *then = segment->has_previous ? &segment->previous[op] : &zero;
+		const char *name = vtrace_reader_op_name(segment->reader, op);
+		int32_t number = vtrace_reader_op_number(segment->reader, op);
+
+		compute(vs, &segment->current[op], then, segment->current_ns, &r, histogram);
+		if (!vs->show_idle && !r.completions && !r.inflight)
+			continue;
+		row = out_row_add(table);
+		fill_identity(row, segment, time_ns);
+		if (number >= 0)
+			snprintf(label, sizeof(label), "%s(%d)", name, (int)number);
+		else
+			snprintf(label, sizeof(label), "%s", name);
+		out_set_text(row, COL_OP, label);
+		out_set_text(row, COL_NAME, name);
+		if (number >= 0)
+			out_set_count(row, COL_NUMBER, (uint64_t)number);
+		fill_row(row, &r, seconds);
+	}
+	compute(vs, &segment->current[ops], segment->has_previous ? &segment->previous[ops] : &zero,
+		segment->current_ns, &r, histogram);
+	/* In CSV the TOTAL is a row like the others; elsewhere it is the table's TOTAL row. */
+	row = table == vs->csv ? out_row_add(table) : out_row_total(table);
+	fill_identity(row, segment, time_ns);
+	out_set_text(row, COL_OP, "TOTAL");
+	fill_row(row, &r, seconds);
+}
+
+static const char *state_name(enum segment_state state)
+{
+	return state == SEGMENT_LIVE ? "live" : state == SEGMENT_STALE ? "stale" : "unknown";
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Samples every segment; those that fail are dropped after their message. */
+static void sample_all(struct vstat *vs)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < vs->nsegments; i++) {
+		struct segment *segment = vs->segments[i];
+		int alive = vtrace_reader_alive(segment->reader, vs->procfs);
+
+		segment->state = alive == 1 ? SEGMENT_LIVE : alive == 0 ? SEGMENT_STALE : SEGMENT_UNKNOWN;
+		if (segment_sample(segment, report_problem, vs) != 0) {
+			segment_free(segment);
+			continue;
+		}
+		vs->segments[kept++] = segment;
+	}
+	vs->nsegments = kept;
+}
+
+static bool shown_in_full(const struct vstat *vs, const struct segment *segment)
+{
+	return segment->state != SEGMENT_STALE || vs->show_stale;
+}
+
+static void print_table_report(struct vstat *vs, uint64_t time_ns, bool first)
+{
+	for (size_t i = 0; i < vs->nsegments; i++) {
+		struct segment *segment = vs->segments[i];
+		struct out_table *table;
+
+		if (!first || i)
+			putchar('\n');
+		printf("%s (pid %d%s)  %s\n", segment->info->service, segment->info->pid,
+		       segment->state == SEGMENT_STALE ? ", STALE: the process is gone" :
+		       segment->state == SEGMENT_UNKNOWN ? ", cannot tell if it runs" : "",
+		       printable_name(segment->path));
+		if (!shown_in_full(vs, segment))
+			continue;
+		table = out_table_new(columns, COL_COUNT, &vs->output, "ops");
+		segment_rows(vs, segment, table, time_ns);
+		if (out_table_print(table, stdout))
+			vs->failed = true;
+		out_table_free(table);
+	}
+	fflush(stdout);
+}
+
+static void print_json_report(struct vstat *vs, uint64_t time_ns, uint64_t interval_ns, bool since_start)
+{
+	struct json_object *report = json_object_new_object(), *services = json_object_new_array();
+
+	json_object_object_add(report, "time_ns", json_object_new_uint64(time_ns));
+	json_object_object_add(report, "interval_ns", interval_ns ? json_object_new_uint64(interval_ns) : NULL);
+	json_object_object_add(report, "since_start", json_object_new_boolean(since_start));
+	for (size_t i = 0; i < vs->nsegments; i++) {
+		struct segment *segment = vs->segments[i];
+		struct json_object *service = json_object_new_object(), *total = NULL, *ops;
+		struct out_table *table = out_table_new(columns, COL_COUNT, &vs->output, "ops");
+
+		json_object_object_add(service, "service", json_object_new_string(segment->info->service));
+		json_object_object_add(service, "pid", json_object_new_int(segment->info->pid));
+		json_object_object_add(service, "path", json_object_new_string(segment->path));
+		json_object_object_add(service, "state", json_object_new_string(state_name(segment->state)));
+		json_object_object_add(service, "created_ns", json_object_new_uint64(segment->info->created_ns));
+		if (shown_in_full(vs, segment))
+			segment_rows(vs, segment, table, time_ns);
+		ops = out_table_take_json(table, &total);
+		json_object_object_add(service, "ops", ops);
+		json_object_object_add(service, "total", total);
+		json_object_array_add(services, service);
+		out_table_free(table);
+	}
+	json_object_object_add(report, "services", services);
+	puts(json_object_to_json_string_ext(report, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	fflush(stdout);
+	json_object_put(report);
+}
+
+static void print_report(struct vstat *vs, bool first)
+{
+	uint64_t time_ns = realtime_ns(), interval_ns = 0;
+
+	for (size_t i = 0; i < vs->nsegments; i++)
+		if (vs->segments[i]->has_previous)
+			interval_ns = delta(vs->segments[i]->current_ns, vs->segments[i]->previous_ns);
+	switch (vs->output.format) {
+	case OUT_JSON:
+		print_json_report(vs, time_ns, interval_ns, first);
+		break;
+	case OUT_CSV:
+		for (size_t i = 0; i < vs->nsegments; i++)
+			if (shown_in_full(vs, vs->segments[i]))
+				segment_rows(vs, vs->segments[i], vs->csv, time_ns);
+		out_table_flush(vs->csv);
+		fflush(stdout);
+		break;
+	default:
+		print_table_report(vs, time_ns, first);
+		break;
+	}
+}
+
+/* ---- The command -------------------------------------------------------------- */
+
+static int clean(struct vstat *vs);
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+static bool pid_has_segment(struct vstat *vs, long pid)
+{
+	struct vstat probe = { .directory = vs->directory, .procfs = vs->procfs, .target_kind = TARGET_PID,
+			       .target_pid = pid, .quiet = true };
+
+	rescan(&probe);
+	for (size_t i = 0; i < probe.nsegments; i++)
+		segment_free(probe.segments[i]);
+	free(probe.segments);
+	return probe.nsegments > 0;
+}
+
+static double parse_seconds(const char *text, const char *what)
+{
+	char *end;
+	double value;
+
+	errno = 0;
+	value = strtod(text, &end);
+	if (errno || end == text || *end || !(value > 0) || value > 86400 * 365)
+		usage_error("%s: '%s' is not a number of seconds", what, text);
+	return value;
+}
+
+static bool is_number(const char *text)
+{
+	char *end;
+
+	return *text && (strtod(text, &end), !*end);
+}
+
+/* [TARGET] [interval [count]]: a number first is a pid when that process has a segment, else the interval. */
+static void parse_positionals(struct vstat *vs, int argc, char **argv, double *interval, uint64_t *count)
+{
+	int i = 0;
+
+	if (argc > 0 && !is_number(argv[0])) {
+		vs->target = argv[i++];
+		vs->target_kind = strchr(vs->target, '/') ? TARGET_PATH : TARGET_SERVICE;
+	} else if (argc > 0 && all_digits(argv[0]) && vs->target_kind == TARGET_ALL &&
+		   pid_has_segment(vs, strtol(argv[0], NULL, 10))) {
+		vs->target = argv[i++];
+		vs->target_kind = TARGET_PID;
+		vs->target_pid = strtol(vs->target, NULL, 10);
+	}
+	if (i < argc)
+		*interval = parse_seconds(argv[i++], "interval");
+	if (i < argc && (parse_u64(argv[i++], count) || !*count))
+		usage_error("count: '%s' is not a positive whole number", argv[i - 1]);
+	if (i < argc)
+		usage_error("too many arguments");
+}
+
+static void sleep_until(uint64_t deadline_ns)
+{
+	struct timespec ts = { (time_t)(deadline_ns / 1000000000ull), (long)(deadline_ns % 1000000000ull) };
+
+	while (!stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+int cmd_vstat(int argc, char **argv)
+{
+	enum { OPT_HANG_AFTER = 0x2000, OPT_DIR, OPT_CLEAN, OPT_STALE };
+	static const struct option long_options[] = {
+		OUT_LONG_OPTIONS,
+		COMMON_LONG_OPTIONS,
+		{ "all", no_argument, NULL, 'a' },
+		{ "hang-after", required_argument, NULL, OPT_HANG_AFTER },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "dir", required_argument, NULL, OPT_DIR },
+		{ "clean", no_argument, NULL, OPT_CLEAN },
+		{ "stale", no_argument, NULL, OPT_STALE },
+		{ 0 }
+	};
+	struct vstat vs = { .hang_after_ns = 1000000000ull, .procfs = "/proc" };
+	struct sigaction action = { .sa_handler = on_signal };
+	double interval = 0;
+	uint64_t count = 0, pid;
+	bool do_clean = false;
+	int opt;
+
+	vs.directory = vtrace_directory();
+	while ((opt = getopt_long(argc, argv, OUT_SHORT_OPTIONS "ap:hV", long_options, NULL)) != -1) {
+		if (out_parse_option(&vs.output, opt, optarg))
+			continue;
+		switch (opt) {
+		case 'a':
+			vs.show_idle = true;
+			break;
+		case OPT_HANG_AFTER:
+			vs.hang_after_ns = (uint64_t)(parse_seconds(optarg, "--hang-after") * 1e9);
+			break;
+		case 'p':
+			if (parse_u64(optarg, &pid) || !pid || pid > 4194304)
+				usage_error("--pid: '%s' is not a process id", optarg);
+			vs.target_kind = TARGET_PID;
+			vs.target_pid = (long)pid;
+			break;
+		case OPT_DIR:
+			vs.directory = optarg;
+			break;
+		case OPT_CLEAN:
+			do_clean = true;
+			break;
+		case OPT_STALE:
+			vs.show_stale = true;
+			break;
+		case 'h':
+			usage();
+		case 'V':
+			print_version();
+		default:
+			usage_hint();
+		}
+	}
+	if (do_clean) {
+		if (optind < argc)
+			usage_error("--clean takes no arguments");
+		return clean(&vs);
+	}
+	parse_positionals(&vs, argc - optind, argv + optind, &interval, &count);
+	if (!vs.output.columns && vs.output.format != OUT_TABLE)
+		vs.output.columns = vs.output.format == OUT_JSON ? json_columns : csv_columns;
+	/* Validate -o before anything else happens. */
+	vs.csv = out_table_new(columns, COL_COUNT, &vs.output, "ops");
+	if (!vs.csv)
+		return EXIT_USAGE;
+	if (vs.output.format == OUT_CSV)
+		out_table_stream(vs.csv, stdout);
+	if (!count)
+		count = interval > 0 ? UINT64_MAX : 1;
+
+	if (vs.target_kind == TARGET_PATH) {
+		struct segment *segment = segment_open(vs.target, true, vs.procfs, report_problem, &vs);
+		if (!segment) {
+			out_table_free(vs.csv);
+			return EXIT_FAIL;
+		}
+		add_segment(&vs, segment);
+	} else {
+		rescan(&vs);
+		if (!vs.nsegments && vs.target_kind != TARGET_ALL) {
+			if (vs.target_kind == TARGET_PID)
+				warn_msg("no vtrace segment of pid %ld in %s", vs.target_pid, vs.directory);
+			else
+				warn_msg("no vtrace segment of service '%s' in %s", vs.target, vs.directory);
+			out_table_free(vs.csv);
+			return EXIT_FAIL;
+		}
+	}
+
+	sigaction(SIGINT, &action, NULL);
+	sigaction(SIGTERM, &action, NULL);
+	uint64_t deadline = monotonic_ns();
+	for (uint64_t report = 0; report < count && !stop; report++) {
+		if (report) {
+			deadline += (uint64_t)(interval * 1e9);
+			sleep_until(deadline);
+			if (stop)
+				break;
+			rescan(&vs);
+			if (vs.reported_gone)
+				break;
+		}
+		sample_all(&vs);
+		if (!vs.nsegments && vs.target_kind == TARGET_ALL && vs.output.format == OUT_TABLE && !report)
+			printf("no vtrace segments in %s\n", vs.directory);
+		print_report(&vs, report == 0);
+	}
+	if (vs.output.format == OUT_CSV && out_table_print(vs.csv, stdout))
+		vs.failed = true;
+	out_table_free(vs.csv);
+	for (size_t i = 0; i < vs.nsegments; i++)
+		segment_free(vs.segments[i]);
+	free(vs.segments);
+	return vs.failed ? EXIT_FAIL : EXIT_OK;
+}
+
+/* --clean: segments whose process is gone are removed; live, unknown and bad ones stay. */
+static void clean_one(const char *path, void *context)
+{
+	struct vstat *vs = context;
+	struct segment *segment = segment_open(path, false, vs->procfs, report_problem, vs);
+
+	if (!segment)
+		return;
+	if (segment->state == SEGMENT_STALE) {
+		if (unlink(path) == 0) {
+			printf("removed %s (service %s, pid %d: the process is gone)\n", printable_name(path),
+			       segment->info->service, segment->info->pid);
+		} else {
+			warn_errno(printable_name(path), errno);
+			vs->failed = true;
+		}
+	}
+	segment_free(segment);
+}
+
+static int clean(struct vstat *vs)
+{
+	int rc = segment_scan(vs->directory, clean_one, vs);
+
+	if (rc) {
+		warn_errno(printable_name(vs->directory), -rc);
+		return EXIT_FAIL;
+	}
+	return vs->failed ? EXIT_FAIL : EXIT_OK;
+}
