@@ -20,7 +20,7 @@ PKGS := smartcols json-c
 # (fio, vmtouch, sysstat, dstat, util-linux's fincore) are what the tests compare with.
 DEB_PACKAGES := gcc make pkg-config libc6-dev libsmartcols-dev libjson-c-dev libcmocka-dev \
                 clang libclang-rt-14-dev util-linux mount fio vmtouch sysstat dstat time \
-                python3 groff-base man-db
+                python3 groff-base man-db libfuse3-dev fuse3
 
 ifeq ($(SANITIZE),1)
 BUILD     := build-san
@@ -107,7 +107,7 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/libvtrace.a
 # libFuzzer targets: each links the parser it feeds straight from the sources.
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(VTRACE_SRC)
 	@mkdir -p build-fuzz
-	$(CLANG) $(ALL_CPPFLAGS) -Ilib/vtrace -std=gnu11 -g -O1 $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
+	$(CLANG) $(ALL_CPPFLAGS) -DVTRACE_BUILD -Ilib/vtrace -std=gnu11 -g -O1 $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
 	    -pthread -o $@ $< $(LIB_SRC) $(VTRACE_SRC) $(PKG_LIBS)
 
 fuzz: $(FUZZ_BIN)
@@ -123,6 +123,20 @@ $(BUILD)/bench/vtrace-overhead: bench/vtrace-overhead.c include/vtrace.h $(BUILD
 check: $(IOLENS) $(UNIT_BIN) $(HELPER_BIN)
 	@IOLENS=$(abspath $(IOLENS)) BUILD=$(abspath $(BUILD)) SANITIZE=$(SANITIZE) \
 	    CLANG=$(CLANG) MAKE="$(MAKE)" tests/run
+
+# examples/fuse-passthrough: a libfuse3 low-level passthrough filesystem traced with libvtrace
+# (linked static); tests/cli/vstat_fuse.sh runs it, so `make check` builds it when fuse3 is there.
+FUSE_EXAMPLE     := $(BUILD)/examples/fuse-passthrough
+FUSE_EXAMPLE_SRC := $(sort $(wildcard examples/fuse-passthrough/*.c))
+.PHONY: examples
+examples: $(FUSE_EXAMPLE)
+$(FUSE_EXAMPLE): $(FUSE_EXAMPLE_SRC) examples/fuse-passthrough/passthrough.h include/vtrace.h $(BUILD)/libvtrace.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(shell $(PKG_CONFIG) --cflags fuse3) $(ALL_LDFLAGS) -pthread -o $@ \
+	    $(FUSE_EXAMPLE_SRC) $(BUILD)/libvtrace.a $(shell $(PKG_CONFIG) --libs fuse3)
+ifeq ($(shell $(PKG_CONFIG) --exists fuse3 && echo yes),yes)
+check: $(FUSE_EXAMPLE)
+endif
 
 install: $(IOLENS) libvtrace
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -88,8 +89,17 @@ struct vtrace_token vtrace_begin(struct vtrace *vt, unsigned op);
 void vtrace_end(struct vtrace *vt, struct vtrace_token token, uint64_t bytes, int error);
 
 /*
- * Tells readers the server is alive although idle. vtrace_end does it by itself at most
- * every 64 ms; a server that can be idle for long may call this from its main loop.
+ * The same, with the time (vtrace_now(), CLOCK_MONOTONIC in ns) given: for a server
+ * that has just read the clock anyway. vtrace_begin and vtrace_end are these with the
+ * clock read inline, in the caller, and none at all when vt is NULL.
+ */
+struct vtrace_token vtrace_begin_at(struct vtrace *vt, unsigned op, uint64_t now_ns);
+void vtrace_end_at(struct vtrace *vt, struct vtrace_token token, uint64_t now_ns, uint64_t bytes, int error);
+
+/*
+ * Tells readers the server is alive although idle. Requests do it by themselves, once
+ * every 65 us tick at most; a server that can be idle for long may call this from its
+ * main loop.
  */
 void vtrace_heartbeat(struct vtrace *vt);
 
@@ -193,6 +203,33 @@ int vtrace_reader_alive(const struct vtrace_reader *reader, const char *procfs_r
 
 #ifdef VTRACE_BUILD
 #pragma GCC visibility pop
+#else
+/*
+ * Inline in the caller: the clock is read where the caller's frame already is, and the
+ * library's part runs without calls of its own. (The library exports vtrace_begin and
+ * vtrace_end as functions too, for callers that cannot use this header.)
+ */
+static inline uint64_t vtrace_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#define vtrace_begin(vt, op) vtrace_begin_inline((vt), (op))
+#define vtrace_end(vt, token, bytes, error) vtrace_end_inline((vt), (token), (bytes), (error))
+
+static inline struct vtrace_token vtrace_begin_inline(struct vtrace *vt, unsigned op)
+{
+	return vtrace_begin_at(vt, op, vt ? vtrace_now() : 0);
+}
+
+static inline void vtrace_end_inline(struct vtrace *vt, struct vtrace_token token, uint64_t bytes, int error)
+{
+	if (vt)
+		vtrace_end_at(vt, token, vtrace_now(), bytes, error);
+}
 #endif
 
 #ifdef __cplusplus

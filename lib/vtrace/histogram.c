@@ -3,15 +3,7 @@
 
 unsigned vtrace_histogram_bucket(uint64_t ns)
 {
-	unsigned exponent;
-
-	if (ns < (1u << VT_LINEAR_BITS))
-		return (unsigned)ns;
-	exponent = 63u - (unsigned)__builtin_clzll(ns);
-	if (exponent > VT_MAX_EXPONENT)
-		return VTRACE_HISTOGRAM_BUCKETS - 1;
-	return (1u << VT_LINEAR_BITS) + (exponent - VT_LINEAR_BITS) * (1u << VT_SUB_BITS) +
-	       (unsigned)((ns >> (exponent - VT_SUB_BITS)) & ((1u << VT_SUB_BITS) - 1));
+	return vt_bucket(ns);
 }
 
 uint64_t vtrace_histogram_lower(unsigned bucket)

@@ -80,16 +80,16 @@ struct vt_shared {
 	char pad[VT_LINE - 8];
 };
 
-/* Per thread: requests of any op, for the busy time of the server as a whole. */
+/* Per thread: the busy time of the server as a whole (requests of any op in flight). */
 struct vt_shard_head {
-	uint64_t begins;
-	uint64_t completions;
 	uint64_t busy_ticks;
 } __attribute__((aligned(VT_LINE)));
 
 /*
- * Per thread and op. seq is odd while the owner changes the fields below it, so a reader
- * that sees the same even seq before and after its copy has a consistent snapshot.
+ * Per thread and op. seq is odd while the owner changes the counters, so a reader that
+ * sees the same even seq before and after its copy of them has a consistent snapshot.
+ * What a request touches is in the first line (and one histogram bucket); the rest of
+ * the slots and the busy ticks, which change rarely, in the second.
  */
 struct vt_op_stats {
 	uint64_t seq;
@@ -98,11 +98,24 @@ struct vt_op_stats {
 	uint64_t errors;
 	uint64_t bytes;
 	uint64_t service_ns;
-	uint64_t busy_ticks;
 	uint64_t max_ns;
-	uint64_t slot[VT_SLOTS]; /* start of in-flight requests begun by this thread; 0 = free */
-	uint64_t histogram[VTRACE_HISTOGRAM_BUCKETS];
+	uint64_t slot[VT_SLOTS]; /* start of in-flight requests begun by this thread (| 1); 0 = free */
+	uint64_t busy_ticks;
+	uint64_t histogram[VTRACE_HISTOGRAM_BUCKETS] __attribute__((aligned(VT_LINE)));
 } __attribute__((aligned(VT_LINE)));
+
+/*
+ * The bucket of a service time, without a branch: with e the exponent of ns (at least 6),
+ * the bucket is (e - 6) * 64 + (ns >> (e - 6)), which is ns itself below 128 and
+ * 128 + (e - 7) * 64 + the 6 bits below the leading one above.
+ */
+static inline unsigned vt_bucket(uint64_t ns)
+{
+	unsigned shift = 57u - (unsigned)__builtin_clzll(ns | 64); /* e - 6 */
+	uint64_t bucket = ((uint64_t)shift << VT_SUB_BITS) + (ns >> shift);
+
+	return bucket < VTRACE_HISTOGRAM_BUCKETS ? (unsigned)bucket : VTRACE_HISTOGRAM_BUCKETS - 1;
+}
 
 static inline uint64_t vt_align(uint64_t n)
 {

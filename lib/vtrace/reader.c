@@ -1,6 +1,9 @@
 /* reader.c: the tool side of libvtrace: checks a segment, trusting nothing in it, and reads consistent snapshots. */
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +22,13 @@ struct vtrace_reader {
 	int fd;                     /* -1 when reading memory */
 	const unsigned char *memory;
 	size_t memory_size;
+	/*
+	 * The counters are read through a read-only shared mapping, so that a snapshot takes
+	 * nanoseconds and a busy writer cannot starve it; the big histograms through pread,
+	 * which reads the holes of a sparse segment as zeros without filling them.
+	 */
+	const unsigned char *map;
+	size_t map_size;
 	struct vt_header header;    /* as read and checked at open */
 	struct vt_op_record *ops;   /* names checked to end in a NUL */
 	struct vtrace_info info;
@@ -146,6 +156,16 @@ static int finish_open(struct vtrace_reader *r, const char **why)
 		if (strnlen(r->ops[i].name, VT_NAME_MAX) == VT_NAME_MAX || !r->ops[i].name[0])
 			return *why = "an op name without an end", -EBADMSG;
 
+	if (r->fd >= 0) {
+		void *map = mmap(NULL, r->header.segment_size, PROT_READ, MAP_SHARED, r->fd, 0);
+		if (map == MAP_FAILED)
+			return *why = "cannot map it", -errno;
+		r->map = map;
+		r->map_size = r->header.segment_size;
+	} else {
+		r->map = r->memory;
+		r->map_size = r->memory_size;
+	}
 	memcpy(r->service, r->header.service, sizeof(r->service));
 	r->info = (struct vtrace_info){
 		.version = r->header.version,
@@ -221,8 +241,11 @@ void vtrace_reader_close(struct vtrace_reader *r)
 {
 	if (!r)
 		return;
-	if (r->fd >= 0)
+	if (r->fd >= 0) {
+		if (r->map)
+			munmap((void *)r->map, r->map_size);
 		close(r->fd);
+	}
 	free(r->ops);
 	free(r->scratch);
 	free(r->stamps);
@@ -256,20 +279,59 @@ int vtrace_reader_alive(const struct vtrace_reader *r, const char *procfs_root)
 	return start_time == r->header.start_time;
 }
 
-/* One op's stats in one shard, read again while its seq was odd or moved. */
+/*
+ * A segment truncated under the mapping would raise SIGBUS: while a sample reads the
+ * mapping, SIGBUS jumps back out and the sample fails instead. The handler is installed
+ * once and passes any other SIGBUS on to the handler there was before.
+ */
+static __thread sigjmp_buf *bus_jump;
+static struct sigaction previous_bus;
+
+static void on_sigbus(int signal, siginfo_t *info, void *context)
+{
+	if (bus_jump)
+		siglongjmp(*bus_jump, 1);
+	if ((previous_bus.sa_flags & SA_SIGINFO) && previous_bus.sa_sigaction) {
+		previous_bus.sa_sigaction(signal, info, context);
+	} else if (!(previous_bus.sa_flags & SA_SIGINFO) && previous_bus.sa_handler != SIG_DFL &&
+		   previous_bus.sa_handler != SIG_IGN) {
+		previous_bus.sa_handler(signal);
+	} else {
+		struct sigaction fallback = { .sa_handler = SIG_DFL };
+		sigaction(SIGBUS, &fallback, NULL);
+		raise(SIGBUS);
+	}
+}
+
+/* Installs the handler unless it is there: someone (a test framework) may have put another since. */
+static void ensure_bus_handler(void)
+{
+	struct sigaction current, action = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO | SA_NODEFER };
+
+	if (sigaction(SIGBUS, NULL, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&
+	    current.sa_sigaction == on_sigbus)
+		return;
+	sigemptyset(&action.sa_mask);
+	sigaction(SIGBUS, &action, &previous_bus);
+}
+
+/* The counters of one op in one shard: copied again while seq was odd or moved; the histogram after. */
 static int read_op_stats(struct vtrace_reader *r, uint64_t offset, struct vt_op_stats *out)
 {
-	uint64_t before, after;
-	int rc;
+	const struct vt_op_stats *live = (const struct vt_op_stats *)(r->map + offset);
+	const size_t counters = offsetof(struct vt_op_stats, histogram);
 
 	for (int tries = 0;; tries++) {
-		if ((rc = read_at(r, offset, &before, sizeof(before))) != 0 ||
-		    (rc = read_at(r, offset, out, sizeof(*out))) != 0 ||
-		    (rc = read_at(r, offset, &after, sizeof(after))) != 0)
-			return rc;
+		uint64_t before = __atomic_load_n(&live->seq, __ATOMIC_ACQUIRE), after;
+		for (size_t i = 0; i < counters / sizeof(uint64_t); i++)
+			((uint64_t *)out)[i] = __atomic_load_n(&((const uint64_t *)live)[i], __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		after = __atomic_load_n(&live->seq, __ATOMIC_RELAXED);
 		if ((before == after && !(before & 1)) || tries == SNAPSHOT_TRIES)
-			return 0;
+			break;
 	}
+	/* Each bucket only grows: read one by one, they add up to about the count (to the requests in between). */
+	return read_at(r, offset + counters, out->histogram, sizeof(out->histogram));
 }
 
 static void add_stats(struct vtrace_stats *into, const struct vt_op_stats *s)
@@ -299,11 +361,59 @@ static uint64_t busy_now(uint64_t ticks, uint64_t stamp, bool in_flight, uint64_
 	return ticks << VT_TICK_SHIFT;
 }
 
+/* Every shard's counters, added into stats (per op) and all (the heads). */
+static int read_shards(struct vtrace_reader *r, struct vtrace_stats *stats, uint32_t used, struct vt_shard_head *all,
+		       const char **why)
+{
+	const struct vt_header *h = &r->header;
+	int rc;
+
+	for (uint32_t n = 0; n <= used; n++) {
+		uint32_t shard = n < used ? n : h->shard_count; /* and the overflow shard, last */
+		uint64_t base = h->shards_offset + (uint64_t)shard * h->shard_size;
+		struct vt_shard_head head;
+
+		if ((rc = read_at(r, base, &head, sizeof(head))) != 0)
+			return *why = rc == -EBADMSG ? "truncated while it was read" : "cannot read a shard", rc;
+		all->busy_ticks += head.busy_ticks;
+		for (uint32_t op = 0; op < h->op_count; op++) {
+			rc = read_op_stats(r, base + sizeof(struct vt_shard_head) + (uint64_t)op * sizeof(struct vt_op_stats),
+					   r->scratch);
+			if (rc)
+				return *why = rc == -EBADMSG ? "truncated while it was read" : "cannot read an op's statistics",
+				       rc;
+			add_stats(&stats[op], r->scratch);
+		}
+	}
+	return 0;
+}
+
+/* read_shards, with SIGBUS from a mapping truncated under us turned into an error. */
+static int read_shards_guarded(struct vtrace_reader *r, struct vtrace_stats *stats, uint32_t used,
+			       struct vt_shard_head *all, const char **why)
+{
+	sigjmp_buf jump;
+	int rc;
+
+	if (r->fd < 0)
+		return read_shards(r, stats, used, all, why);
+	ensure_bus_handler();
+	if (sigsetjmp(jump, 1)) {
+		bus_jump = NULL;
+		return *why = "truncated while it was read", -EBADMSG;
+	}
+	bus_jump = &jump;
+	rc = read_shards(r, stats, used, all, why);
+	bus_jump = NULL;
+	return rc;
+}
+
 int vtrace_reader_sample(struct vtrace_reader *r, struct vtrace_stats *stats, uint64_t *now_ns, const char **why)
 {
 	const struct vt_header *h = &r->header;
 	uint32_t ops = h->op_count, used, ready;
-	uint64_t heartbeat, all_begins = 0, all_completions = 0, all_ticks = 0;
+	struct vt_shard_head all = {0};
+	uint64_t heartbeat;
 	struct timespec ts;
 	int rc;
 
@@ -320,24 +430,9 @@ int vtrace_reader_sample(struct vtrace_reader *r, struct vtrace_stats *stats, ui
 	r->info.heartbeat_ns = heartbeat;
 
 	memset(stats, 0, (ops + 1) * sizeof(*stats));
-	for (uint32_t n = 0; n <= used; n++) {
-		uint32_t shard = n < used ? n : h->shard_count; /* and the overflow shard, last */
-		uint64_t base = h->shards_offset + (uint64_t)shard * h->shard_size;
-		struct vt_shard_head head;
-
-		if ((rc = read_at(r, base, &head, sizeof(head))) != 0)
-			return *why = "cannot read a shard", rc;
-		all_begins += head.begins;
-		all_completions += head.completions;
-		all_ticks += head.busy_ticks;
-		for (uint32_t op = 0; op < ops; op++) {
-			rc = read_op_stats(r, base + sizeof(struct vt_shard_head) + (uint64_t)op * sizeof(struct vt_op_stats),
-					   r->scratch);
-			if (rc)
-				return *why = "cannot read an op's statistics", rc;
-			add_stats(&stats[op], r->scratch);
-		}
-	}
+	rc = read_shards_guarded(r, stats, used, &all, why);
+	if (rc)
+		return rc;
 	/*
 	 * The stamps after the shards, and the clock after the stamps: a writer that moves a
 	 * stamp in between has its ticks counted in the next sample, never twice.
@@ -350,21 +445,20 @@ int vtrace_reader_sample(struct vtrace_reader *r, struct vtrace_stats *stats, ui
 	*now_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 
 	for (uint32_t op = 0; op < ops; op++) {
-		struct vtrace_stats *s = &stats[op], *all = &stats[ops];
+		struct vtrace_stats *s = &stats[op], *every = &stats[ops];
 		s->busy_ns = busy_now(s->busy_ns, r->stamps[op], s->begins > s->completions, *now_ns);
-		all->errors += s->errors;
-		all->bytes += s->bytes;
-		all->service_ns += s->service_ns;
-		if (s->max_ns > all->max_ns)
-			all->max_ns = s->max_ns;
-		if (s->oldest_ns && (!all->oldest_ns || s->oldest_ns < all->oldest_ns))
-			all->oldest_ns = s->oldest_ns;
+		every->begins += s->begins;
+		every->completions += s->completions;
+		every->errors += s->errors;
+		every->bytes += s->bytes;
+		every->service_ns += s->service_ns;
+		if (s->max_ns > every->max_ns)
+			every->max_ns = s->max_ns;
+		if (s->oldest_ns && (!every->oldest_ns || s->oldest_ns < every->oldest_ns))
+			every->oldest_ns = s->oldest_ns;
 		for (unsigned b = 0; b < VTRACE_HISTOGRAM_BUCKETS; b++)
-			all->histogram[b] += s->histogram[b];
+			every->histogram[b] += s->histogram[b];
 	}
-	/* Begins of all ops from the heads, which count them as the ops do. */
-	stats[ops].begins = all_begins;
-	stats[ops].completions = all_completions;
-	stats[ops].busy_ns = busy_now(all_ticks, r->stamps[ops], all_begins > all_completions, *now_ns);
+	stats[ops].busy_ns = busy_now(all.busy_ticks, r->stamps[ops], stats[ops].begins > stats[ops].completions, *now_ns);
 	return 0;
 }

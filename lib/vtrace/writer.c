@@ -17,11 +17,11 @@
 #define RELAXED __ATOMIC_RELAXED
 #define NO_SLOT UINT16_MAX
 #define NO_OP UINT32_MAX
-#define HEARTBEAT_NS (1ull << 26) /* about 64 ms */
 
 struct vtrace {
 	struct vt_header *header;
 	size_t size;
+	int fd;                /* kept open, so /proc/PID/fd/N reaches the segment as in the seed */
 	uint64_t id;           /* unique for the life of the process: thread caches match on it */
 	uint32_t op_count;
 	uint32_t shard_count;  /* the overflow shard is number shard_count */
@@ -42,11 +42,16 @@ struct vtrace {
 
 struct thread_entry {
 	struct vtrace *vt;
-	uint64_t id;
-	uint32_t shard;
+	uint64_t id;    /* the segment's id; with OVERFLOW_ID set for the overflow shard, so the fast paths miss */
+	char *shard;    /* this thread's shard in the segment */
+	uint32_t index; /* its number; shard_count for the overflow shard */
 };
 
-static __thread struct thread_entry thread_cache[THREAD_CACHE];
+/* Ids are unique for the life of the process, so the id alone tells a cache entry's segment. */
+#define OVERFLOW_ID (1ull << 63)
+
+/* initial-exec: a thread-local access is one instruction, not a call to __tls_get_addr as -fPIC would make it. */
+static __thread struct thread_entry thread_cache[THREAD_CACHE] __attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vtrace **registry;
@@ -76,8 +81,8 @@ static void thread_exit(void *unused)
 	pthread_mutex_lock(&registry_lock);
 	for (unsigned i = 0; i < THREAD_CACHE; i++) {
 		struct thread_entry *entry = &thread_cache[i];
-		if (entry->vt && registered(entry->vt, entry->id))
-			release_shard(entry->vt, entry->shard);
+		if (entry->vt && registered(entry->vt, entry->id & ~OVERFLOW_ID))
+			release_shard(entry->vt, entry->index);
 		entry->vt = NULL;
 	}
 	pthread_mutex_unlock(&registry_lock);
@@ -112,11 +117,19 @@ static uint32_t claim_shard(struct vtrace *vt)
 	return vt->shard_count; /* all taken: the overflow shard */
 }
 
-/* The slow path: the first call of this thread on this segment. */
-static uint32_t thread_shard_slow(struct vtrace *vt)
+/* The first call of this thread on this segment, or one that fell out of the cache. */
+static __attribute__((noinline, cold)) struct thread_entry *thread_entry_slow(struct vtrace *vt)
 {
 	unsigned victim = THREAD_CACHE - 1;
+	struct thread_entry found;
 
+	for (unsigned i = 1; i < THREAD_CACHE; i++)
+		if ((thread_cache[i].id & ~OVERFLOW_ID) == vt->id) {
+			found = thread_cache[i];
+			memmove(&thread_cache[1], &thread_cache[0], i * sizeof(thread_cache[0]));
+			thread_cache[0] = found;
+			return &thread_cache[0];
+		}
 	pthread_once(&exit_key_once, make_exit_key);
 	pthread_setspecific(exit_key, (void *)1); /* so thread_exit runs */
 	for (unsigned i = 0; i < THREAD_CACHE; i++)
@@ -126,18 +139,21 @@ static uint32_t thread_shard_slow(struct vtrace *vt)
 		}
 	/* A thread writing more segments than the cache holds keeps its shards; they are only not reused. */
 	memmove(&thread_cache[1], &thread_cache[0], victim * sizeof(thread_cache[0]));
-	thread_cache[0] = (struct thread_entry){ vt, vt->id, claim_shard(vt) };
-	return thread_cache[0].shard;
+	found.vt = vt;
+	found.index = claim_shard(vt);
+	found.id = vt->id | (found.index == vt->shard_count ? OVERFLOW_ID : 0);
+	found.shard = vt->shards + (uint64_t)found.index * vt->shard_size;
+	thread_cache[0] = found;
+	return &thread_cache[0];
 }
 
-static inline uint32_t thread_shard(struct vtrace *vt)
+static inline struct thread_entry *thread_entry(struct vtrace *vt)
 {
-	if (__builtin_expect(thread_cache[0].vt == vt && thread_cache[0].id == vt->id, 1))
-		return thread_cache[0].shard;
-	for (unsigned i = 1; i < THREAD_CACHE; i++)
-		if (thread_cache[i].vt == vt && thread_cache[i].id == vt->id)
-			return thread_cache[i].shard;
-	return thread_shard_slow(vt);
+	struct thread_entry *entry = &thread_cache[0];
+
+	if (__builtin_expect((entry->id & ~OVERFLOW_ID) == vt->id, 1))
+		return entry;
+	return thread_entry_slow(vt);
 }
 
 /* ---- Counting -------------------------------------------------------------------- */
@@ -150,14 +166,19 @@ static inline uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static inline struct vt_shard_head *shard_head(const struct vtrace *vt, uint32_t shard)
+static inline struct vt_shard_head *head_of(char *shard)
 {
-	return (struct vt_shard_head *)(vt->shards + (uint64_t)shard * vt->shard_size);
+	return (struct vt_shard_head *)shard;
 }
 
-static inline struct vt_op_stats *op_stats(const struct vtrace *vt, uint32_t shard, uint32_t op)
+static inline struct vt_op_stats *stats_of(char *shard, uint32_t op)
 {
-	return (struct vt_op_stats *)(vt->shards + (uint64_t)shard * vt->shard_size + sizeof(struct vt_shard_head)) + op;
+	return (struct vt_op_stats *)(shard + sizeof(struct vt_shard_head)) + op;
+}
+
+static inline char *shard_at(const struct vtrace *vt, uint32_t index)
+{
+	return vt->shards + (uint64_t)index * vt->shard_size;
 }
 
 /* A field only its owner writes: a plain add, atomic only so that readers race with no one. */
@@ -172,149 +193,249 @@ static inline void bump_shared(uint64_t *field, uint64_t by)
 	__atomic_fetch_add(field, by, RELAXED);
 }
 
-/* Requests of op (or, with op == op_count, of any op) in flight now, summed over the shards. */
-static uint64_t in_flight(const struct vtrace *vt, uint32_t op)
+/* Whether a request of op is in flight now: begins and ends summed over the shards. */
+static bool op_in_flight(const struct vtrace *vt, uint32_t op)
 {
 	uint32_t used = __atomic_load_n(&vt->header->shards_used, RELAXED);
 	uint64_t begins = 0, completions = 0;
 
-	for (uint32_t shard = 0; shard <= used; shard++) {
-		uint32_t s = shard < used ? shard : vt->shard_count; /* and the overflow shard */
-		if (op < vt->op_count) {
-			const struct vt_op_stats *stats = op_stats(vt, s, op);
-			begins += __atomic_load_n(&stats->begins, RELAXED);
-			completions += __atomic_load_n(&stats->completions, RELAXED);
-		} else {
-			const struct vt_shard_head *head = shard_head(vt, s);
-			begins += __atomic_load_n(&head->begins, RELAXED);
-			completions += __atomic_load_n(&head->completions, RELAXED);
-		}
+	for (uint32_t n = 0; n <= used; n++) {
+		const struct vt_op_stats *stats = stats_of(shard_at(vt, n < used ? n : vt->shard_count), op);
+		begins += __atomic_load_n(&stats->begins, RELAXED);
+		completions += __atomic_load_n(&stats->completions, RELAXED);
 	}
-	return begins > completions ? begins - completions : 0;
+	return begins > completions;
 }
 
 /*
- * Busy time as the union of busy intervals, by the rule of the kernel's update_io_ticks:
- * one shared stamp per op, moved at most once a tick by whoever gets there first; the
- * ticks since the stamp count as busy when a request was in flight all along (at an end,
- * the ending one was; at a begin, when another is). So %util never passes 100 %, and the
- * shared line is written once a tick, not once a request.
+ * Whether a request of op (or, with op == op_count, of any op) is in flight. For any op
+ * the ops are tried in turn until one is: on a busy server that is soon, and the stamp
+ * that asks moves once a tick at most.
  */
-static inline void account_busy(const struct vtrace *vt, uint32_t index, uint64_t now, bool end,
-				uint64_t *busy_ticks, bool shared_shard)
+static bool in_flight(const struct vtrace *vt, uint32_t op)
 {
-	uint64_t *stamp = &vt->shared[index].stamp, tick = now >> VT_TICK_SHIFT;
-	uint64_t then = __atomic_load_n(stamp, RELAXED);
+	if (op < vt->op_count)
+		return op_in_flight(vt, op);
+	for (uint32_t each = 0; each < vt->op_count; each++)
+		if (op_in_flight(vt, each))
+			return true;
+	return false;
+}
 
-	if (__builtin_expect(tick <= then, 1))
-		return;
-	if (!__atomic_compare_exchange_n(stamp, &then, tick, false, RELAXED, RELAXED))
-		return;
+/*
+ * Moves one stamp to tick, if nobody did: the ticks since it count as busy when a request
+ * was in flight all along (at an end, the ending one was; at a begin, when another is).
+ * Returns whether this call moved it.
+ */
+static bool move_stamp(const struct vtrace *vt, uint32_t index, uint64_t tick, bool end, uint64_t *busy_ticks,
+		       bool shared_shard)
+{
+	uint64_t *stamp = &vt->shared[index].stamp, then = __atomic_load_n(stamp, RELAXED);
+
+	if (tick <= then || !__atomic_compare_exchange_n(stamp, &then, tick, false, RELAXED, RELAXED))
+		return false;
 	if (then && (end || in_flight(vt, index))) {
 		if (shared_shard)
 			bump_shared(busy_ticks, tick - then);
 		else
 			bump(busy_ticks, tick - then);
 	}
+	return true;
 }
 
-struct vtrace_token vtrace_begin(struct vtrace *vt, unsigned op)
+/*
+ * Busy time as the union of busy intervals, by the rule of the kernel's update_io_ticks:
+ * one shared stamp per op (and one for the server), moved at most once a tick by whoever
+ * gets there first. So %util never passes 100 %, and a shared line is written once a
+ * tick, not once a request. Whoever moves an op's stamp moves the server's too, so a
+ * request that finds its op's stamp current has nothing more to do; the server's stamp
+ * also serves as the heartbeat.
+ */
+static __attribute__((noinline)) void account_busy_slow(const struct vtrace *vt, uint32_t op, uint64_t now, bool end,
+							 uint64_t *op_ticks, uint64_t *all_ticks, bool shared_shard)
 {
-	struct vtrace_token token = { 0, NO_OP, 0, NO_SLOT };
-	struct vt_shard_head *head;
-	struct vt_op_stats *stats;
-	uint32_t shard;
-	uint64_t now;
+	uint64_t tick = now >> VT_TICK_SHIFT;
 
-	if (!vt || op >= vt->op_count)
-		return token;
-	shard = thread_shard(vt);
-	now = now_ns();
-	token = (struct vtrace_token){ now, op, (uint16_t)shard, NO_SLOT };
-	head = shard_head(vt, shard);
-	stats = op_stats(vt, shard, op);
+	if (!move_stamp(vt, op, tick, end, op_ticks, shared_shard))
+		return;
+	if (move_stamp(vt, vt->op_count, tick, end, all_ticks, shared_shard))
+		__atomic_store_n(&vt->header->heartbeat_ns, now, RELAXED);
+}
 
-	if (__builtin_expect(shard == vt->shard_count, 0)) {
-		account_busy(vt, op, now, false, &stats->busy_ticks, true);
-		account_busy(vt, vt->op_count, now, false, &head->busy_ticks, true);
-		bump_shared(&stats->begins, 1);
-		bump_shared(&head->begins, 1);
-		return token; /* not tracked for the oldest request: the slots have one writer each */
-	}
-	account_busy(vt, op, now, false, &stats->busy_ticks, false);
-	account_busy(vt, vt->op_count, now, false, &head->busy_ticks, false);
-	bump(&stats->begins, 1);
-	bump(&head->begins, 1);
-	for (uint16_t slot = 0; slot < VT_SLOTS; slot++)
+static inline void account_busy(const struct vtrace *vt, uint32_t op, uint64_t now, bool end, uint64_t *op_ticks,
+				uint64_t *all_ticks, bool shared_shard)
+{
+	if (__builtin_expect((now >> VT_TICK_SHIFT) > __atomic_load_n(&vt->shared[op].stamp, RELAXED), 0))
+		account_busy_slow(vt, op, now, end, op_ticks, all_ticks, shared_shard);
+}
+
+/* A free slot for the start of a request, other than the first (tried inline); NO_SLOT when all are taken. */
+static __attribute__((noinline)) uint16_t take_slot(struct vt_op_stats *stats, uint64_t now)
+{
+	for (uint16_t slot = 1; slot < VT_SLOTS; slot++)
 		if (__atomic_load_n(&stats->slot[slot], RELAXED) == 0) {
-			/* Only this thread fills a free slot; whoever ends the request empties it. */
 			__atomic_store_n(&stats->slot[slot], now | 1, __ATOMIC_RELEASE);
-			token.slot = slot;
-			break;
+			return slot;
 		}
+	return NO_SLOT;
+}
+
+/* Threads beyond the shards: atomic updates of the overflow shard, no slot for the oldest request. */
+static void begin_shared(struct vtrace *vt, char *shard, uint32_t op, uint64_t now)
+{
+	struct vt_shard_head *head = head_of(shard);
+	struct vt_op_stats *stats = stats_of(shard, op);
+
+	account_busy(vt, op, now, false, &stats->busy_ticks, &head->busy_ticks, true);
+	bump_shared(&stats->begins, 1);
+}
+
+/*
+ * Everything the fast path below leaves out: a thread's first call, the overflow shard,
+ * a busy stamp to move, the first slot taken. Kept apart so that the fast path calls
+ * nothing and saves no registers.
+ */
+static __attribute__((noinline)) struct vtrace_token begin_slow(struct vtrace *vt, unsigned op, uint64_t now)
+{
+	struct thread_entry *entry = thread_entry(vt);
+	struct vtrace_token token = { now, op, (uint16_t)entry->index, NO_SLOT };
+	struct vt_op_stats *stats;
+
+	if (entry->index == vt->shard_count) {
+		begin_shared(vt, entry->shard, op, now);
+		return token;
+	}
+	stats = stats_of(entry->shard, op);
+	account_busy(vt, op, now, false, &stats->busy_ticks, &head_of(entry->shard)->busy_ticks, false);
+	bump(&stats->begins, 1);
+	if (__atomic_load_n(&stats->slot[0], RELAXED) == 0) {
+		__atomic_store_n(&stats->slot[0], now | 1, __ATOMIC_RELEASE);
+		token.slot = 0;
+	} else {
+		token.slot = take_slot(stats, now);
+	}
 	return token;
 }
 
-static inline void raise_max(uint64_t *field, uint64_t value, bool shared_shard)
+struct vtrace_token vtrace_begin_at(struct vtrace *vt, unsigned op, uint64_t now)
 {
-	uint64_t max = __atomic_load_n(field, RELAXED);
+	struct vtrace_token token = { 0, NO_OP, 0, NO_SLOT };
+	struct thread_entry *entry = &thread_cache[0];
+	struct vt_op_stats *stats;
 
-	if (!shared_shard) {
-		if (value > max)
-			__atomic_store_n(field, value, RELAXED);
+	if (__builtin_expect(!vt || op >= vt->op_count, 0))
+		return token;
+	/* One compare covers the thread's first call and the overflow shard (see OVERFLOW_ID). */
+	if (__builtin_expect(entry->id != vt->id ||
+				     (now >> VT_TICK_SHIFT) > __atomic_load_n(&vt->shared[op].stamp, RELAXED),
+			     0))
+		return begin_slow(vt, op, now);
+	stats = stats_of(entry->shard, op);
+	if (__builtin_expect(__atomic_load_n(&stats->slot[0], RELAXED) != 0, 0))
+		return begin_slow(vt, op, now);
+	bump(&stats->begins, 1);
+	/* Only this thread fills a free slot; whoever ends the request empties it. */
+	__atomic_store_n(&stats->slot[0], now | 1, __ATOMIC_RELEASE);
+	token.start_ns = now;
+	token.op = op;
+	token.shard = (uint16_t)entry->index;
+	token.slot = 0;
+	return token;
+}
+
+static void end_shared(struct vtrace *vt, char *shard, uint32_t op, uint64_t now, uint64_t elapsed, uint64_t bytes,
+		       int error)
+{
+	struct vt_shard_head *head = head_of(shard);
+	struct vt_op_stats *stats = stats_of(shard, op);
+	uint64_t max = __atomic_load_n(&stats->max_ns, RELAXED);
+
+	account_busy(vt, op, now, true, &stats->busy_ticks, &head->busy_ticks, true);
+	bump_shared(&stats->completions, 1);
+	bump_shared(&stats->errors, error != 0);
+	bump_shared(&stats->bytes, bytes);
+	bump_shared(&stats->service_ns, elapsed);
+	bump_shared(&stats->histogram[vt_bucket(elapsed)], 1);
+	while (elapsed > max && !__atomic_compare_exchange_n(&stats->max_ns, &max, elapsed, false, RELAXED, RELAXED))
+		;
+}
+
+/* The counting of an end by the shard's owner; the busy stamps are the caller's business. */
+static inline __attribute__((always_inline)) void end_counts(struct vt_op_stats *stats, uint64_t elapsed,
+							     uint64_t bytes, int error)
+{
+	/* Odd while the counters change: a reader who sees it odd, or changed, copies again. */
+	uint64_t seq = __atomic_load_n(&stats->seq, RELAXED);
+
+	__atomic_store_n(&stats->seq, seq + 1, RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	bump(&stats->completions, 1);
+	if (error)
+		bump(&stats->errors, 1);
+	bump(&stats->bytes, bytes);
+	bump(&stats->service_ns, elapsed);
+	bump(&stats->histogram[vt_bucket(elapsed)], 1);
+	if (elapsed > __atomic_load_n(&stats->max_ns, RELAXED))
+		__atomic_store_n(&stats->max_ns, elapsed, RELAXED);
+	__atomic_store_n(&stats->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+static inline __attribute__((always_inline)) void clear_slot(const struct vtrace *vt, struct vtrace_token token, const struct thread_entry *entry)
+{
+	if (token.slot < VT_SLOTS) {
+		char *shard = token.shard == entry->index ? entry->shard : shard_at(vt, token.shard);
+		__atomic_store_n(&stats_of(shard, token.op)->slot[token.slot], 0, __ATOMIC_RELEASE);
+	}
+}
+
+static __attribute__((noinline)) void end_slow(struct vtrace *vt, struct vtrace_token token, uint64_t now,
+					       uint64_t bytes, int error)
+{
+	struct thread_entry *entry = thread_entry(vt);
+	uint64_t elapsed = now > token.start_ns ? now - token.start_ns : 0;
+	struct vt_op_stats *stats;
+
+	if (entry->index == vt->shard_count) {
+		end_shared(vt, entry->shard, token.op, now, elapsed, bytes, error);
+	} else {
+		stats = stats_of(entry->shard, token.op);
+		/* The ticks an end accounts are inside the snapshot, as the other counters. */
+		uint64_t seq = __atomic_load_n(&stats->seq, RELAXED);
+		__atomic_store_n(&stats->seq, seq + 1, RELAXED);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		account_busy(vt, token.op, now, true, &stats->busy_ticks, &head_of(entry->shard)->busy_ticks, false);
+		__atomic_store_n(&stats->seq, seq + 2, __ATOMIC_RELEASE);
+		end_counts(stats, elapsed, bytes, error);
+	}
+	clear_slot(vt, token, entry);
+}
+
+void vtrace_end_at(struct vtrace *vt, struct vtrace_token token, uint64_t now, uint64_t bytes, int error)
+{
+	struct thread_entry *entry = &thread_cache[0];
+
+	if (__builtin_expect(!vt || token.op >= vt->op_count || token.shard > vt->shard_count, 0))
+		return;
+	if (__builtin_expect(entry->id != vt->id ||
+				     (now >> VT_TICK_SHIFT) > __atomic_load_n(&vt->shared[token.op].stamp, RELAXED),
+			     0)) {
+		end_slow(vt, token, now, bytes, error);
 		return;
 	}
-	while (value > max && !__atomic_compare_exchange_n(field, &max, value, false, RELAXED, RELAXED))
-		;
+	end_counts(stats_of(entry->shard, token.op), now > token.start_ns ? now - token.start_ns : 0, bytes, error);
+	clear_slot(vt, token, entry);
+}
+
+/* The exported functions behind the header's inline ones, for callers that cannot inline. */
+struct vtrace_token vtrace_begin(struct vtrace *vt, unsigned op)
+{
+	return vtrace_begin_at(vt, op, vt ? now_ns() : 0);
 }
 
 void vtrace_end(struct vtrace *vt, struct vtrace_token token, uint64_t bytes, int error)
 {
-	struct vt_shard_head *head;
-	struct vt_op_stats *stats;
-	uint64_t now, elapsed, seq;
-	uint32_t shard;
-	unsigned bucket;
-
-	if (!vt || token.op >= vt->op_count || token.shard > vt->shard_count)
-		return;
-	shard = thread_shard(vt);
-	now = now_ns();
-	elapsed = now > token.start_ns ? now - token.start_ns : 0;
-	bucket = vtrace_histogram_bucket(elapsed);
-	head = shard_head(vt, shard);
-	stats = op_stats(vt, shard, token.op);
-
-	if (__builtin_expect(shard == vt->shard_count, 0)) {
-		account_busy(vt, token.op, now, true, &stats->busy_ticks, true);
-		bump_shared(&stats->completions, 1);
-		bump_shared(&stats->errors, error != 0);
-		bump_shared(&stats->bytes, bytes);
-		bump_shared(&stats->service_ns, elapsed);
-		bump_shared(&stats->histogram[bucket], 1);
-		raise_max(&stats->max_ns, elapsed, true);
-		account_busy(vt, vt->op_count, now, true, &head->busy_ticks, true);
-		bump_shared(&head->completions, 1);
-	} else {
-		/* Odd while the fields change: a reader who sees it odd, or changed, reads again. */
-		seq = __atomic_load_n(&stats->seq, RELAXED);
-		__atomic_store_n(&stats->seq, seq + 1, RELAXED);
-		__atomic_thread_fence(__ATOMIC_RELEASE);
-		account_busy(vt, token.op, now, true, &stats->busy_ticks, false);
-		bump(&stats->completions, 1);
-		bump(&stats->errors, error != 0);
-		bump(&stats->bytes, bytes);
-		bump(&stats->service_ns, elapsed);
-		bump(&stats->histogram[bucket], 1);
-		raise_max(&stats->max_ns, elapsed, false);
-		__atomic_store_n(&stats->seq, seq + 2, __ATOMIC_RELEASE);
-		account_busy(vt, vt->op_count, now, true, &head->busy_ticks, false);
-		bump(&head->completions, 1);
-	}
-	if (token.slot < VT_SLOTS)
-		__atomic_store_n(&op_stats(vt, token.shard, token.op)->slot[token.slot], 0, __ATOMIC_RELEASE);
-	if (__builtin_expect(now - __atomic_load_n(&vt->header->heartbeat_ns, RELAXED) > HEARTBEAT_NS, 0))
-		__atomic_store_n(&vt->header->heartbeat_ns, now, RELAXED);
+	if (vt)
+		vtrace_end_at(vt, token, now_ns(), bytes, error);
 }
 
 void vtrace_heartbeat(struct vtrace *vt)
@@ -364,7 +485,7 @@ static int replace_stale(const char *path)
 	int alive;
 
 	if (vtrace_reader_open(path, VTRACE_READ_NOFOLLOW, &reader, &why) != 0)
-		return unlink(path) == 0 || errno == ENOENT ? 0 : -errno; /* not even a segment */
+		return -EEXIST; /* not a segment, or a link: not ours to remove */
 	alive = vtrace_reader_alive(reader, "/proc");
 	vtrace_reader_close(reader);
 	if (alive == 1)
@@ -469,7 +590,7 @@ struct vtrace *vtrace_open(const char *service, const struct vtrace_op *ops, uns
 	base = mmap(NULL, g.segment_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED)
 		goto fail;
-	close(fd);
+	vt->fd = fd;
 	vt->header = base;
 	vt->size = g.segment_size;
 	vt->shared = (struct vt_shared *)((char *)base + g.shared_offset);
@@ -484,6 +605,7 @@ struct vtrace *vtrace_open(const char *service, const struct vtrace_op *ops, uns
 		if (!grown) {
 			pthread_mutex_unlock(&registry_lock);
 			munmap(base, g.segment_size);
+			close(fd);
 			unlink(vt->path);
 			free(vt);
 			errno = ENOMEM;
@@ -526,6 +648,7 @@ int vtrace_close(struct vtrace *vt)
 	if (unlink(vt->path) != 0)
 		rc = -1;
 	munmap(vt->header, vt->size);
+	close(vt->fd);
 	free(vt);
 	return rc;
 }

@@ -80,9 +80,11 @@ bool segment_removed(const struct segment *segment)
 {
 	struct stat st;
 
-	/* The service unlinks its segment when it closes it; our open file would read on, frozen. */
-	return stat(segment->path, &st) != 0 || st.st_dev != segment->dev || st.st_ino != segment->ino ||
-	       st.st_nlink == 0;
+	/*
+	 * The service unlinks its segment when it closes it; our open file would read on, frozen.
+	 * (A link count of 0 alone means nothing: /proc/PID/fd/N may name a deleted segment.)
+	 */
+	return stat(segment->path, &st) != 0 || st.st_dev != segment->dev || st.st_ino != segment->ino;
 }
 
 void segment_free(struct segment *segment)

@@ -18,6 +18,7 @@
  *   threads K OP N NS               K threads at once, each running N requests of NS ns
  *   path                            print the segment's path
  *   quit                            close the segment and exit (EOF too)
+ * VTLOAD_THREADS=N in the environment: room for N threads' shards (default 64).
  */
 
 static struct vtrace *vt;
@@ -84,7 +85,9 @@ int main(int argc, char **argv)
 			*eq = '\0';
 		ops[i].name = names[i] = argv[i + 2];
 	}
-	vt = vtrace_open(argv[1], ops, nops, NULL);
+	/* VTLOAD_THREADS: shards with an owner (small segments for the fuzzer's seed). */
+	struct vtrace_options options = { .max_threads = getenv("VTLOAD_THREADS") ? (unsigned)atoi(getenv("VTLOAD_THREADS")) : 0 };
+	vt = vtrace_open(argv[1], ops, nops, &options);
 	if (!vt) {
 		perror("vtload: vtrace_open");
 		return 1;

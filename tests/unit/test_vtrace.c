@@ -1,0 +1,614 @@
+/* test_vtrace.c: libvtrace: the histogram, the segment's life, exact counts, busy time, hangs, snapshots, bad segments. */
+#include "unit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <vtrace.h>
+
+#include "layout.h"
+
+static const struct vtrace_op ops[] = { { "FUSE_OPEN", 14 }, { "FUSE_READ", 15 }, { "PING", -1 } };
+
+static char *dir;
+
+static int setup(void **state)
+{
+	(void)state;
+	dir = unit_tmpdir();
+	setenv("VTRACE_DIR", dir, 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unit_rmtree(dir);
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void spin(uint64_t ns)
+{
+	uint64_t until = now_ns() + ns;
+	while (now_ns() < until)
+		;
+}
+
+/* A sample of the segment at vt's path; stats has room for every op and the total. */
+static uint64_t sample(struct vtrace *vt, struct vtrace_stats *stats)
+{
+	struct vtrace_reader *reader;
+	const char *why;
+	uint64_t now;
+
+	assert_int_equal(vtrace_reader_open(vtrace_path(vt), VTRACE_READ_NOFOLLOW, &reader, &why), 0);
+	assert_int_equal(vtrace_reader_sample(reader, stats, &now, &why), 0);
+	vtrace_reader_close(reader);
+	return now;
+}
+
+static uint64_t histogram_total(const struct vtrace_stats *s)
+{
+	uint64_t total = 0;
+	for (unsigned b = 0; b < VTRACE_HISTOGRAM_BUCKETS; b++)
+		total += s->histogram[b];
+	return total;
+}
+
+static void test_histogram_buckets(void **state)
+{
+	(void)state;
+	/* Exact below 128, then contiguous buckets that hold their bounds. */
+	for (uint64_t v = 0; v < 128; v++)
+		assert_int_equal(vtrace_histogram_bucket(v), v);
+	for (unsigned b = 128; b < VTRACE_HISTOGRAM_BUCKETS; b++) {
+		assert_int_equal(vtrace_histogram_bucket(vtrace_histogram_lower(b)), b);
+		assert_int_equal(vtrace_histogram_bucket(vtrace_histogram_upper(b)), b);
+		assert_int_equal(vtrace_histogram_lower(b), vtrace_histogram_upper(b - 1) + 1);
+	}
+	/* Within 1 %: the midpoint of a value's bucket is within 0.8 % of the value. */
+	uint64_t v = 129;
+	for (int i = 0; i < 200000; i++) {
+		unsigned b = vtrace_histogram_bucket(v);
+		uint64_t mid = vtrace_histogram_lower(b) + (vtrace_histogram_upper(b) - vtrace_histogram_lower(b)) / 2;
+		double error = (double)(mid > v ? mid - v : v - mid) / (double)v;
+		assert_true(error <= 0.0079);
+		v = v * 1.00013 + 1;
+		if (v >= (1ull << 41))
+			break;
+	}
+	/* Longer than 2^41 ns: the last bucket. */
+	assert_int_equal(vtrace_histogram_bucket(UINT64_MAX), VTRACE_HISTOGRAM_BUCKETS - 1);
+}
+
+static void test_histogram_quantiles(void **state)
+{
+	static uint64_t h[VTRACE_HISTOGRAM_BUCKETS];
+	(void)state;
+
+	assert_int_equal(vtrace_histogram_quantile(h, 0.5), 0);
+	/* 1 .. 10000 us, one each: p50 is 5000 us, p99 9900 us, within 1 %. */
+	for (uint64_t us = 1; us <= 10000; us++)
+		h[vtrace_histogram_bucket(us * 1000)]++;
+	uint64_t p50 = vtrace_histogram_quantile(h, 0.5), p99 = vtrace_histogram_quantile(h, 0.99);
+	assert_true(p50 > 4950000 && p50 < 5050000);
+	assert_true(p99 > 9801000 && p99 < 9999000);
+	assert_true(vtrace_histogram_quantile(h, 1) >= 9900000);
+	assert_true(vtrace_histogram_quantile(h, 0) <= 1010);
+}
+
+static void test_open_close(void **state)
+{
+	struct vtrace *vt;
+	struct stat st;
+	char path[4096];
+	(void)state;
+
+	vt = vtrace_open("unit-test", ops, 3, NULL);
+	assert_non_null(vt);
+	snprintf(path, sizeof(path), "%s/vtrace.unit-test.%d", dir, (int)getpid());
+	assert_string_equal(vtrace_path(vt), path);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0600);
+	/* One live segment per service and process. */
+	assert_null(vtrace_open("unit-test", ops, 3, NULL));
+	assert_int_equal(errno, EEXIST);
+	assert_int_equal(vtrace_close(vt), 0);
+	assert_int_equal(lstat(path, &st), -1); /* removed on close */
+
+	struct vtrace_options group = { .flags = VTRACE_GROUP_READ };
+	umask(077);
+	vt = vtrace_open("unit-test", ops, 3, &group);
+	assert_non_null(vt);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0640);
+	umask(022);
+	vtrace_close(vt);
+}
+
+static void test_open_refuses(void **state)
+{
+	struct vtrace_op bad_name[] = { { "", 1 } };
+	struct vtrace_op long_name[] = { { "A_NAME_THAT_IS_MUCH_TOO_LONG_FOR_THE_FIFTY_FIVE_BYTES_THERE_IS", 1 } };
+	struct vtrace_options many = { .max_threads = 100000 };
+	(void)state;
+
+	assert_null(vtrace_open("", ops, 3, NULL));
+	assert_int_equal(errno, EINVAL);
+	assert_null(vtrace_open("../escape", ops, 3, NULL));
+	assert_int_equal(errno, EINVAL);
+	assert_null(vtrace_open(".hidden", ops, 3, NULL));
+	assert_null(vtrace_open("a name", ops, 3, NULL));
+	assert_null(vtrace_open("a-service-name-that-is-longer-than-forty-seven-bytes", ops, 3, NULL));
+	assert_null(vtrace_open("ok", ops, 0, NULL));
+	assert_null(vtrace_open("ok", NULL, 1, NULL));
+	assert_null(vtrace_open("ok", bad_name, 1, NULL));
+	assert_null(vtrace_open("ok", long_name, 1, NULL));
+	assert_null(vtrace_open("ok", ops, 3, &many));
+	/* A symbolic link in place of the segment is not followed. */
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/vtrace.linked.%d", dir, (int)getpid());
+	assert_int_equal(symlink("/tmp/elsewhere", path), 0);
+	assert_null(vtrace_open("linked", ops, 3, NULL));
+	unlink(path);
+	/* No segment: begin and end do nothing, and do not crash. */
+	struct vtrace_token t = vtrace_begin(NULL, 0);
+	vtrace_end(NULL, t, 1, 0);
+	assert_int_equal(vtrace_close(NULL), 0);
+}
+
+static void test_counts(void **state)
+{
+	static struct vtrace_stats stats[4];
+	struct vtrace *vt = vtrace_open("counts", ops, 3, NULL);
+	const struct vtrace_info *info;
+	struct vtrace_reader *reader;
+	const char *why;
+	uint64_t now;
+	(void)state;
+
+	assert_non_null(vt);
+	for (int i = 0; i < 1000; i++) {
+		struct vtrace_token t = vtrace_begin(vt, 0);
+		vtrace_end(vt, t, 0, i < 7 ? ENOENT : 0);
+	}
+	for (int i = 0; i < 10; i++) {
+		struct vtrace_token t = vtrace_begin(vt, 1);
+		spin(100000);
+		vtrace_end(vt, t, 4096, 0);
+	}
+	struct vtrace_token bad = vtrace_begin(vt, 3); /* out of range: nothing */
+	vtrace_end(vt, bad, 1, 1);
+
+	assert_int_equal(vtrace_reader_open(vtrace_path(vt), 0, &reader, &why), 0);
+	info = vtrace_reader_info(reader);
+	assert_string_equal(info->service, "counts");
+	assert_int_equal(info->pid, getpid());
+	assert_int_equal(info->op_count, 3);
+	assert_string_equal(vtrace_reader_op_name(reader, 0), "FUSE_OPEN");
+	assert_int_equal(vtrace_reader_op_number(reader, 1), 15);
+	assert_int_equal(vtrace_reader_op_number(reader, 2), -1);
+	assert_null(vtrace_reader_op_name(reader, 3));
+	assert_int_equal(vtrace_reader_alive(reader, "/proc"), 1);
+	assert_int_equal(vtrace_reader_sample(reader, stats, &now, &why), 0);
+	vtrace_reader_close(reader);
+
+	assert_int_equal(stats[0].begins, 1000);
+	assert_int_equal(stats[0].completions, 1000);
+	assert_int_equal(stats[0].errors, 7);
+	assert_int_equal(histogram_total(&stats[0]), 1000);
+	assert_int_equal(stats[1].completions, 10);
+	assert_int_equal(stats[1].bytes, 40960);
+	assert_true(stats[1].service_ns >= 10 * 100000);
+	assert_true(stats[1].max_ns >= 100000);
+	assert_int_equal(stats[2].completions, 0);
+	assert_int_equal(stats[3].begins, 1010); /* all ops */
+	assert_int_equal(stats[3].completions, 1010);
+	assert_int_equal(stats[3].errors, 7);
+	assert_int_equal(stats[0].oldest_ns, 0);
+	vtrace_close(vt);
+}
+
+/* A request held in flight: counted in flight, the oldest, busy all along. */
+static void test_in_flight_and_busy(void **state)
+{
+	static struct vtrace_stats stats[4];
+	struct vtrace *vt = vtrace_open("busy", ops, 3, NULL);
+	uint64_t start, now;
+	(void)state;
+
+	assert_non_null(vt);
+	/* Busy time starts at the first accounted tick: one request to set the stamps. */
+	vtrace_end(vt, vtrace_begin(vt, 2), 0, 0);
+	start = now_ns();
+	struct vtrace_token held = vtrace_begin(vt, 2);
+	usleep(300000);
+	now = sample(vt, stats);
+	assert_int_equal(stats[2].begins - stats[2].completions, 1);
+	assert_true(stats[2].oldest_ns >= start && stats[2].oldest_ns <= now);
+	assert_true(stats[3].oldest_ns == stats[2].oldest_ns);
+	/* Busy since the request began, to one tick (65 us) and the first one. */
+	uint64_t busy = stats[2].busy_ns, elapsed = now - start;
+	assert_true(busy + 200000 >= elapsed && busy <= elapsed + 200000);
+	assert_true(stats[3].busy_ns + 200000 >= elapsed);
+	vtrace_end(vt, held, 0, 0);
+	sample(vt, stats);
+	assert_int_equal(stats[2].oldest_ns, 0);
+	assert_int_equal(stats[2].begins, stats[2].completions);
+	vtrace_close(vt);
+}
+
+struct worker {
+	struct vtrace *vt;
+	unsigned op;
+	int requests;
+	uint64_t spin_ns;
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+
+	for (int i = 0; i < w->requests; i++) {
+		struct vtrace_token t = vtrace_begin(w->vt, w->op);
+		spin(w->spin_ns);
+		vtrace_end(w->vt, t, 1, 0);
+	}
+	return NULL;
+}
+
+/* Two threads always busy at once: the union of busy time stays at the wall time, not twice it. */
+static void test_busy_is_a_union(void **state)
+{
+	static struct vtrace_stats before[4], after[4];
+	struct vtrace *vt = vtrace_open("union", ops, 3, NULL);
+	struct worker w = { vt, 1, 2000, 100000 };
+	pthread_t threads[2];
+	uint64_t t0, t1;
+	(void)state;
+
+	vtrace_end(vt, vtrace_begin(vt, 1), 0, 0);
+	t0 = sample(vt, before);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&threads[i], NULL, work, &w);
+	for (int i = 0; i < 2; i++)
+		pthread_join(threads[i], NULL);
+	t1 = sample(vt, after);
+	uint64_t busy = after[1].busy_ns - before[1].busy_ns, wall = t1 - t0;
+	assert_int_equal(after[1].completions - before[1].completions, 4000);
+	assert_true(busy <= wall + 2 * 65536);
+	assert_true(busy * 10 >= wall * 8); /* and busy it was, most of the time */
+	assert_true(after[3].busy_ns - before[3].busy_ns <= wall + 2 * 65536);
+	vtrace_close(vt);
+}
+
+/* A request begun in one thread and ended in another is counted once, and leaves nothing in flight. */
+static void *end_it(void *arg)
+{
+	void **args = arg;
+	vtrace_end(args[0], *(struct vtrace_token *)args[1], 5, 0);
+	return NULL;
+}
+
+static void test_cross_thread_end(void **state)
+{
+	static struct vtrace_stats stats[4];
+	struct vtrace *vt = vtrace_open("cross", ops, 3, NULL);
+	struct vtrace_token t = vtrace_begin(vt, 0);
+	void *args[2] = { vt, &t };
+	pthread_t thread;
+	(void)state;
+
+	pthread_create(&thread, NULL, end_it, args);
+	pthread_join(thread, NULL);
+	sample(vt, stats);
+	assert_int_equal(stats[0].begins, 1);
+	assert_int_equal(stats[0].completions, 1);
+	assert_int_equal(stats[0].bytes, 5);
+	assert_int_equal(stats[0].oldest_ns, 0);
+	vtrace_close(vt);
+}
+
+/* More threads than shards: the rest share the overflow shard, and every request still counts. */
+static void test_overflow_shard(void **state)
+{
+	static struct vtrace_stats stats[4];
+	struct vtrace_options one = { .max_threads = 1 };
+	struct vtrace *vt = vtrace_open("overflow", ops, 3, &one);
+	struct worker w = { vt, 0, 20000, 0 };
+	pthread_t threads[4];
+	(void)state;
+
+	assert_non_null(vt);
+	for (int i = 0; i < 4; i++)
+		pthread_create(&threads[i], NULL, work, &w);
+	for (int i = 0; i < 4; i++)
+		pthread_join(threads[i], NULL);
+	sample(vt, stats);
+	assert_int_equal(stats[0].begins, 80000);
+	assert_int_equal(stats[0].completions, 80000);
+	assert_int_equal(histogram_total(&stats[0]), 80000);
+	assert_int_equal(stats[3].completions, 80000);
+	vtrace_close(vt);
+}
+
+/* Shards go back when their thread exits, and their counts stay. */
+static void test_shards_reused(void **state)
+{
+	static struct vtrace_stats stats[4];
+	struct vtrace_options two = { .max_threads = 2 };
+	struct vtrace *vt = vtrace_open("reuse", ops, 3, &two);
+	struct worker w = { vt, 1, 100, 0 };
+	struct vtrace_reader *reader;
+	const char *why;
+	uint64_t now;
+	(void)state;
+
+	for (int round = 0; round < 10; round++) {
+		pthread_t thread;
+		pthread_create(&thread, NULL, work, &w);
+		pthread_join(thread, NULL);
+	}
+	assert_int_equal(vtrace_reader_open(vtrace_path(vt), 0, &reader, &why), 0);
+	assert_int_equal(vtrace_reader_sample(reader, stats, &now, &why), 0);
+	assert_int_equal(vtrace_reader_info(reader)->shards_used, 1);
+	assert_int_equal(stats[1].completions, 1000);
+	vtrace_reader_close(reader);
+	vtrace_close(vt);
+}
+
+/*
+ * While a writer hammers an op, every snapshot of its counters holds together (bytes are 3 per
+ * request), and the histogram, read after them, holds at least as many requests.
+ */
+static volatile bool hammering;
+
+static void *hammer(void *arg)
+{
+	struct vtrace *vt = arg;
+	while (hammering) {
+		struct vtrace_token t = vtrace_begin(vt, 0);
+		vtrace_end(vt, t, 3, 0);
+	}
+	return NULL;
+}
+
+static void test_consistent_snapshots(void **state)
+{
+	static struct vtrace_stats stats[4];
+	struct vtrace *vt = vtrace_open("snapshots", ops, 3, NULL);
+	struct vtrace_reader *reader;
+	pthread_t thread;
+	const char *why;
+	uint64_t now, last = 0;
+	(void)state;
+
+	hammering = true;
+	pthread_create(&thread, NULL, hammer, vt);
+	assert_int_equal(vtrace_reader_open(vtrace_path(vt), 0, &reader, &why), 0);
+	for (int i = 0; i < 300; i++) {
+		assert_int_equal(vtrace_reader_sample(reader, stats, &now, &why), 0);
+		assert_int_equal(stats[0].bytes, 3 * stats[0].completions);
+		assert_true(histogram_total(&stats[0]) >= stats[0].completions);
+		assert_true(stats[0].completions >= last); /* never backwards */
+		last = stats[0].completions;
+	}
+	hammering = false;
+	pthread_join(thread, NULL);
+	assert_true(last > 0);
+	vtrace_reader_close(reader);
+	vtrace_close(vt);
+}
+
+/* A process that dies leaves its segment: readers see it stale, and a new writer may replace it. */
+static void test_stale(void **state)
+{
+	struct vtrace_reader *reader;
+	const char *why;
+	char path[4096];
+	int status;
+	pid_t child;
+	(void)state;
+
+	child = fork();
+	if (child == 0) {
+		struct vtrace *vt = vtrace_open("stale", ops, 3, NULL);
+		_exit(vt ? 0 : 1); /* without vtrace_close */
+	}
+	waitpid(child, &status, 0);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	snprintf(path, sizeof(path), "%s/vtrace.stale.%d", dir, (int)child);
+	assert_int_equal(vtrace_reader_open(path, VTRACE_READ_NOFOLLOW, &reader, &why), 0);
+	assert_int_equal(vtrace_reader_alive(reader, "/proc"), 0);
+	vtrace_reader_close(reader);
+	unlink(path);
+}
+
+/* A segment copied into memory, then broken in one place: refused with a reason, never read past. */
+static void *copy_segment(struct vtrace *vt, size_t *size)
+{
+	int fd = open(vtrace_path(vt), O_RDONLY);
+	struct stat st;
+	void *data;
+
+	assert_true(fd >= 0);
+	fstat(fd, &st);
+	*size = (size_t)st.st_size;
+	data = malloc(*size);
+	assert_int_equal(pread(fd, data, *size, 0), (ssize_t)*size);
+	close(fd);
+	return data;
+}
+
+static void expect_refused(void *data, size_t size, int error, const char *why_part)
+{
+	struct vtrace_reader *reader;
+	const char *why = NULL;
+
+	assert_int_equal(vtrace_reader_open_memory(data, size, &reader, &why), error);
+	assert_null(reader);
+	assert_non_null(why);
+	if (!strstr(why, why_part))
+		fail_msg("'%s' does not say '%s'", why, why_part);
+}
+
+static void test_bad_segments(void **state)
+{
+	struct vtrace *vt = vtrace_open("bad", ops, 3, NULL);
+	static struct vtrace_stats stats[4];
+	struct vtrace_reader *reader;
+	size_t size;
+	char *good = copy_segment(vt, &size), *bad = malloc(size);
+	struct vt_header *h = (struct vt_header *)bad;
+	const char *why;
+	uint64_t now;
+	(void)state;
+
+	assert_int_equal(vtrace_reader_open_memory(good, size, &reader, &why), 0);
+	assert_int_equal(vtrace_reader_sample(reader, stats, &now, &why), 0);
+	vtrace_reader_close(reader);
+
+#define BREAK(statement, error, words)                  \
+	do {                                            \
+		memcpy(bad, good, size);                \
+		statement;                              \
+		expect_refused(bad, size, error, words); \
+	} while (0)
+	BREAK(h->magic[0] = 'X', -EBADMSG, "magic");
+	BREAK(h->version = 2, -EBADMSG, "version");
+	BREAK(h->header_size = 12, -EBADMSG, "header size");
+	BREAK(h->op_count = 0, -EBADMSG, "op count");
+	BREAK(h->op_count = 0x7fffffff, -EBADMSG, "op count");
+	BREAK(h->op_count = 4, -EBADMSG, "do not add up");
+	BREAK(h->shard_count = 1000000, -EBADMSG, "shard count");
+	BREAK(h->shards_offset += 64, -EBADMSG, "do not add up");
+	BREAK(h->segment_size *= 2, -EBADMSG, "do not add up");
+	BREAK(h->shards_used = h->shard_count + 1, -EBADMSG, "shards");
+	BREAK(h->pid = -1, -EBADMSG, "pid");
+	BREAK(h->clock_id = 99, -EBADMSG, "clock");
+	BREAK(memset(h->service, 'a', sizeof(h->service)), -EBADMSG, "service");
+	BREAK(strcpy(h->service, "../x"), -EBADMSG, "service");
+	BREAK(h->ready = 0, -EAGAIN, "not ready");
+	BREAK(memset(bad + h->ops_offset + offsetof(struct vt_op_record, name), 'A', VT_NAME_MAX), -EBADMSG, "op name");
+	/* Truncated anywhere: refused. */
+	expect_refused(good, size - 1, -EBADMSG, "truncated");
+	expect_refused(good, 100, -EBADMSG, "truncated");
+	expect_refused(good, 0, -EBADMSG, "truncated");
+	free(bad);
+	free(good);
+	vtrace_close(vt);
+}
+
+/* A segment truncated while it is read: the sample fails with a reason, the reader never crashes. */
+static volatile bool truncating;
+static char truncate_path[4096];
+static off_t truncate_size;
+
+static void *truncate_loop(void *arg)
+{
+	(void)arg;
+	while (truncating) {
+		if (truncate(truncate_path, 4096) || truncate(truncate_path, truncate_size))
+			break;
+	}
+	return NULL;
+}
+
+static void test_truncated_while_read(void **state)
+{
+	static struct vtrace_stats stats[4];
+	struct vtrace *vt = vtrace_open("shrinking", ops, 3, NULL);
+	struct vtrace_reader *reader;
+	pthread_t thread;
+	struct stat st;
+	const char *why;
+	uint64_t now;
+	int ok = 0, refused = 0;
+	(void)state;
+
+	vtrace_end(vt, vtrace_begin(vt, 0), 0, 0);
+	assert_int_equal(vtrace_reader_open(vtrace_path(vt), 0, &reader, &why), 0);
+	snprintf(truncate_path, sizeof(truncate_path), "%s", vtrace_path(vt));
+	stat(truncate_path, &st);
+	truncate_size = st.st_size;
+	assert_int_equal(truncate(truncate_path, 4096), 0);
+	assert_int_equal(vtrace_reader_sample(reader, stats, &now, &why), -EBADMSG);
+	assert_non_null(strstr(why, "truncated"));
+	assert_int_equal(truncate(truncate_path, truncate_size), 0);
+
+	truncating = true;
+	pthread_create(&thread, NULL, truncate_loop, NULL);
+	for (int i = 0; i < 2000; i++) {
+		int rc = vtrace_reader_sample(reader, stats, &now, &why);
+		if (rc == 0)
+			ok++;
+		else if (rc == -EBADMSG && strstr(why, "truncated"))
+			refused++;
+		else
+			fail_msg("sample: %d %s", rc, why ? why : "");
+	}
+	truncating = false;
+	pthread_join(thread, NULL);
+	assert_int_equal(ok + refused, 2000);
+	assert_true(refused > 0);
+	vtrace_reader_close(reader);
+	vtrace_close(vt);
+}
+
+static void test_reader_refuses_files(void **state)
+{
+	struct vtrace_reader *reader;
+	const char *why = NULL;
+	char path[4096];
+	(void)state;
+
+	snprintf(path, sizeof(path), "%s/vtrace.fifo.1", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(vtrace_reader_open(path, VTRACE_READ_NOFOLLOW, &reader, &why), -EBADMSG);
+	assert_string_equal(why, "not a regular file");
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/vtrace.link.1", dir);
+	assert_int_equal(symlink("/etc/passwd", path), 0);
+	assert_int_equal(vtrace_reader_open(path, VTRACE_READ_NOFOLLOW, &reader, &why), -ELOOP);
+	assert_string_equal(why, "a symbolic link: refused");
+	/* Followed when asked, and then it is not a segment. */
+	assert_int_equal(vtrace_reader_open(path, 0, &reader, &why), -EBADMSG);
+	unlink(path);
+	assert_int_equal(vtrace_reader_open("/nonexistent/vtrace.x.1", 0, &reader, &why), -ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_histogram_buckets),
+		cmocka_unit_test(test_histogram_quantiles),
+		cmocka_unit_test(test_open_close),
+		cmocka_unit_test(test_open_refuses),
+		cmocka_unit_test(test_counts),
+		cmocka_unit_test(test_in_flight_and_busy),
+		cmocka_unit_test(test_busy_is_a_union),
+		cmocka_unit_test(test_cross_thread_end),
+		cmocka_unit_test(test_overflow_shard),
+		cmocka_unit_test(test_shards_reused),
+		cmocka_unit_test(test_consistent_snapshots),
+		cmocka_unit_test(test_stale),
+		cmocka_unit_test(test_bad_segments),
+		cmocka_unit_test(test_truncated_while_read),
+		cmocka_unit_test(test_reader_refuses_files),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
