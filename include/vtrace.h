@@ -96,6 +96,9 @@ void vtrace_end(struct vtrace *vt, struct vtrace_token token, uint64_t bytes, in
 struct vtrace_token vtrace_begin_at(struct vtrace *vt, unsigned op, uint64_t now_ns);
 void vtrace_end_at(struct vtrace *vt, struct vtrace_token token, uint64_t now_ns, uint64_t bytes, int error);
 
+/* CLOCK_MONOTONIC in nanoseconds, the clock of every time in a segment (vtrace_now() inline). */
+uint64_t vtrace_clock_ns(void);
+
 /*
  * Tells readers the server is alive although idle. Requests do it by themselves, once
  * every 65 us tick at most; a server that can be idle for long may call this from its
@@ -207,8 +210,11 @@ int vtrace_reader_alive(const struct vtrace_reader *reader, const char *procfs_r
 /*
  * Inline in the caller: the clock is read where the caller's frame already is, and the
  * library's part runs without calls of its own. (The library exports vtrace_begin and
- * vtrace_end as functions too, for callers that cannot use this header.)
+ * vtrace_end as functions too, for callers that cannot use this header.) Where <time.h>
+ * does not declare clock_gettime (strict ISO C without POSIX), the clock is read by the
+ * library instead.
  */
+#ifdef CLOCK_MONOTONIC
 static inline uint64_t vtrace_now(void)
 {
 	struct timespec ts;
@@ -216,6 +222,9 @@ static inline uint64_t vtrace_now(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+#else
+#define vtrace_now() vtrace_clock_ns()
+#endif
 
 #define vtrace_begin(vt, op) vtrace_begin_inline((vt), (op))
 #define vtrace_end(vt, token, bytes, error) vtrace_end_inline((vt), (token), (bytes), (error))

@@ -426,6 +426,11 @@ void vtrace_end_at(struct vtrace *vt, struct vtrace_token token, uint64_t now, u
 	clear_slot(vt, token, entry);
 }
 
+uint64_t vtrace_clock_ns(void)
+{
+	return now_ns();
+}
+
 /* The exported functions behind the header's inline ones, for callers that cannot inline. */
 struct vtrace_token vtrace_begin(struct vtrace *vt, unsigned op)
 {

@@ -5,7 +5,7 @@
 run "$IOLENS" --help
 check_eq "iolens --help: exit 0" 0 "$RC"
 help=$OUT
-for cmd in pcstat evict warm; do
+for cmd in pcstat evict warm vstat; do
 	check_match "iolens --help lists $cmd" "^  $cmd " "$help"
 	run "$IOLENS" "$cmd" --help
 	check_eq "iolens $cmd --help: exit 0" 0 "$RC"
