@@ -1,0 +1,55 @@
+/* optable.c: the ops fuse-passthrough traces, named and numbered as <linux/fuse.h> names them. */
+#include <linux/fuse.h>
+#include <strings.h>
+
+#include "passthrough.h"
+
+#define OP(index, name) [index] = { #name, name }
+const struct vtrace_op pt_op_table[PT_OP_COUNT] = {
+	OP(PT_LOOKUP, FUSE_LOOKUP),
+	OP(PT_FORGET, FUSE_FORGET),
+	OP(PT_GETATTR, FUSE_GETATTR),
+	OP(PT_SETATTR, FUSE_SETATTR),
+	OP(PT_READLINK, FUSE_READLINK),
+	OP(PT_SYMLINK, FUSE_SYMLINK),
+	OP(PT_MKNOD, FUSE_MKNOD),
+	OP(PT_MKDIR, FUSE_MKDIR),
+	OP(PT_UNLINK, FUSE_UNLINK),
+	OP(PT_RMDIR, FUSE_RMDIR),
+	OP(PT_RENAME, FUSE_RENAME),
+	OP(PT_LINK, FUSE_LINK),
+	OP(PT_OPEN, FUSE_OPEN),
+	OP(PT_READ, FUSE_READ),
+	OP(PT_WRITE, FUSE_WRITE),
+	OP(PT_STATFS, FUSE_STATFS),
+	OP(PT_RELEASE, FUSE_RELEASE),
+	OP(PT_FSYNC, FUSE_FSYNC),
+	OP(PT_SETXATTR, FUSE_SETXATTR),
+	OP(PT_GETXATTR, FUSE_GETXATTR),
+	OP(PT_LISTXATTR, FUSE_LISTXATTR),
+	OP(PT_REMOVEXATTR, FUSE_REMOVEXATTR),
+	OP(PT_FLUSH, FUSE_FLUSH),
+	OP(PT_OPENDIR, FUSE_OPENDIR),
+	OP(PT_READDIR, FUSE_READDIR),
+	OP(PT_RELEASEDIR, FUSE_RELEASEDIR),
+	OP(PT_FSYNCDIR, FUSE_FSYNCDIR),
+	OP(PT_GETLK, FUSE_GETLK),
+	OP(PT_SETLK, FUSE_SETLK),
+	OP(PT_SETLKW, FUSE_SETLKW),
+	OP(PT_ACCESS, FUSE_ACCESS),
+	OP(PT_CREATE, FUSE_CREATE),
+	OP(PT_BATCH_FORGET, FUSE_BATCH_FORGET),
+	OP(PT_FALLOCATE, FUSE_FALLOCATE),
+	OP(PT_READDIRPLUS, FUSE_READDIRPLUS),
+	OP(PT_RENAME2, FUSE_RENAME2),
+	OP(PT_LSEEK, FUSE_LSEEK),
+	OP(PT_COPY_FILE_RANGE, FUSE_COPY_FILE_RANGE),
+};
+
+int pt_op_find(const char *name)
+{
+	for (int op = 0; op < PT_OP_COUNT; op++)
+		if (!strcasecmp(name, pt_op_table[op].name) || !strcasecmp(name, pt_op_table[op].name + 5))
+			return op;
+	return -1;
+}
