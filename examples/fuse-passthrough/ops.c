@@ -21,6 +21,7 @@ struct call {
 	fuse_req_t req;
 	struct passthrough *pt;
 	struct vtrace_token token;
+	uint64_t ready_ns; /* when the answer was ready, just before the reply */
 };
 
 /* --hang-op: the first request of the op stays in flight until SIGUSR1 (or the server stops). */
@@ -39,22 +40,35 @@ static void hang(struct passthrough *pt, enum pt_op op)
 static struct call begin(fuse_req_t req, enum pt_op op)
 {
 	struct passthrough *pt = fuse_req_userdata(req);
-	struct call c = { req, pt, vtrace_begin(pt->vt, op) };
+	struct call c = { req, pt, vtrace_begin(pt->vt, op), 0 };
 
 	if ((int)op == pt->hang_op)
 		hang(pt, op);
 	return c;
 }
 
-/* After the reply, so that the service time covers the whole request. */
+/*
+ * The service time ends when the answer is ready, just before the reply: the reply wakes
+ * the process waiting for it, which may take the CPU before this thread reads the clock
+ * again. The request stays in flight until after the reply, so a server stuck in
+ * fuse_reply_* still shows as busy.
+ */
+static void ready(struct call *c)
+{
+	if (c->pt->vt)
+		c->ready_ns = vtrace_now();
+}
+
 static void end(struct call *c, uint64_t bytes, int error)
 {
-	vtrace_end(c->pt->vt, c->token, bytes, error);
+	if (c->pt->vt)
+		vtrace_end_at(c->pt->vt, c->token, c->ready_ns ? c->ready_ns : vtrace_now(), bytes, error);
 }
 
 /* A reply of nothing but a status: 0 for success, else an errno. */
 static void reply_status(struct call *c, int error)
 {
+	ready(c);
 	fuse_reply_err(c->req, error);
 	end(c, 0, error);
 }
@@ -66,6 +80,7 @@ static void reply_entry(struct call *c, const struct fuse_entry_param *e, int er
 		reply_status(c, error);
 		return;
 	}
+	ready(c);
 	if (fuse_reply_entry(c->req, e) != 0)
 		pt_inode_forget(c->pt, pt_inode(c->pt, e->ino), 1);
 	end(c, 0, 0);
@@ -108,6 +123,7 @@ static void pt_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 	struct call c = begin(req, PT_FORGET);
 
 	pt_inode_forget(c.pt, pt_inode(c.pt, ino), nlookup);
+	ready(&c);
 	fuse_reply_none(req);
 	end(&c, 0, 0);
 }
@@ -118,6 +134,7 @@ static void pt_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 
 	for (size_t i = 0; i < count; i++)
 		pt_inode_forget(c.pt, pt_inode(c.pt, forgets[i].ino), forgets[i].nlookup);
+	ready(&c);
 	fuse_reply_none(req);
 	end(&c, 0, 0);
 }
@@ -130,6 +147,7 @@ static void reply_attr(struct call *c, struct pt_inode *inode)
 		reply_status(c, errno);
 		return;
 	}
+	ready(c);
 	fuse_reply_attr(c->req, &st, c->pt->timeout);
 	end(c, 0, 0);
 }
@@ -193,6 +211,7 @@ static void pt_readlink(fuse_req_t req, fuse_ino_t ino)
 		return;
 	}
 	target[n] = '\0';
+	ready(&c);
 	fuse_reply_readlink(req, target);
 	end(&c, 0, 0);
 }
@@ -267,6 +286,7 @@ static void pt_statfs(fuse_req_t req, fuse_ino_t ino)
 		reply_status(&c, errno);
 		return;
 	}
+	ready(&c);
 	fuse_reply_statfs(req, &st);
 	end(&c, 0, 0);
 }
@@ -292,6 +312,7 @@ static void pt_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	fi->fh = (uint64_t)fd;
+	ready(&c);
 	if (fuse_reply_open(req, fi) != 0)
 		close(fd); /* the kernel never got it, so it will not release it */
 	end(&c, 0, 0);
@@ -315,6 +336,7 @@ static void pt_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		return;
 	}
 	fi->fh = (uint64_t)fd;
+	ready(&c);
 	if (fuse_reply_create(req, &e, fi) != 0) {
 		close(fd);
 		pt_inode_forget(c.pt, pt_inode(c.pt, e.ino), 1);
@@ -341,6 +363,7 @@ static void pt_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, s
 		reply_status(&c, err);
 		return;
 	}
+	ready(&c);
 	fuse_reply_buf(req, buf, (size_t)n);
 	free(buf);
 	end(&c, (uint64_t)n, 0);
@@ -384,6 +407,7 @@ static void pt_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		reply_status(&c, errno);
 		return;
 	}
+	ready(&c);
 	fuse_reply_write(req, (size_t)n);
 	end(&c, (uint64_t)n, 0);
 }
@@ -434,6 +458,7 @@ static void pt_lseek(fuse_req_t req, fuse_ino_t ino, off_t offset, int whence, s
 		reply_status(&c, errno);
 		return;
 	}
+	ready(&c);
 	fuse_reply_lseek(req, where);
 	end(&c, 0, 0);
 }
@@ -452,6 +477,7 @@ static void pt_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t offset_i
 		reply_status(&c, errno);
 		return;
 	}
+	ready(&c);
 	fuse_reply_write(req, (size_t)n);
 	end(&c, (uint64_t)n, 0);
 }
@@ -545,6 +571,7 @@ static void pt_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 	}
 	if (lock->l_pid < 0)
 		lock->l_pid = 0; /* the holder is an open file, not a process */
+	ready(&c);
 	fuse_reply_lock(req, lock);
 	end(&c, 0, 0);
 }
@@ -607,6 +634,7 @@ static void pt_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		return;
 	}
 	fi->fh = (uint64_t)(uintptr_t)dir;
+	ready(&c);
 	if (fuse_reply_open(req, fi) != 0) {
 		closedir(dir->stream);
 		free(dir);
@@ -692,6 +720,7 @@ static void read_directory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 		reply_status(&c, err);
 		return;
 	}
+	ready(&c);
 	fuse_reply_buf(req, buf, used);
 	free(buf);
 	end(&c, 0, 0);
@@ -736,6 +765,7 @@ static void reply_xattr(struct call *c, size_t size, const char *buf, ssize_t n)
 		reply_status(c, errno);
 		return;
 	}
+	ready(c);
 	if (size == 0)
 		fuse_reply_xattr(c->req, (size_t)n);
 	else

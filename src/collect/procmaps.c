@@ -137,7 +137,8 @@ int mapped_files_load(const char *procfs, struct mapped_files *out)
 		if (isdigit((unsigned char)de->d_name[0]))
 			load_process(procfs, de->d_name, out, &capacity);
 	closedir(dir);
-	qsort(out->items, out->count, sizeof(*out->items), compare_mapped);
+	if (out->count)
+		qsort(out->items, out->count, sizeof(*out->items), compare_mapped);
 	return 0;
 }
 

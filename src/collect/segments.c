@@ -122,7 +122,8 @@ int segment_scan(const char *directory, void (*found)(const char *path, void *co
 		names[count++] = xstrdup(de->d_name);
 	}
 	closedir(dir);
-	qsort(names, count, sizeof(*names), compare_names);
+	if (count)
+		qsort(names, count, sizeof(*names), compare_names);
 	for (size_t i = 0; i < count; i++) {
 		if (asprintf(&path, "%s/%s", directory, names[i]) < 0)
 			abort();

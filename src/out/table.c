@@ -439,7 +439,8 @@ int out_table_sort(struct out_table *table, const char *id, bool reverse)
 	sort_table = table;
 	sort_column = (size_t)index;
 	sort_direction = reverse ? -1 : 1;
-	qsort(table->rows, table->nrows, sizeof(*table->rows), compare_rows);
+	if (table->nrows)
+		qsort(table->rows, table->nrows, sizeof(*table->rows), compare_rows);
 	return 0;
 }
 
