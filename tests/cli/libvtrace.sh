@@ -37,13 +37,16 @@ int main(void)
 C
 export VTRACE_DIR=$T/shm
 mkdir -p "$VTRACE_DIR"
+# The sanitizer build installs an instrumented library: programs linking it need the runtime.
+san=
+[ "${SANITIZE:-}" = 1 ] && san="-fsanitize=address,undefined"
 for how in static shared; do
 	if [ $how = static ]; then
 		libs="$dest/usr/lib/libvtrace.a -pthread"
 	else
 		libs=$(pkg-config --libs vtrace)
 	fi
-	if cc -std=c11 -Wall -Wextra -Werror $(pkg-config --cflags vtrace) -o "$T/server-$how" "$T/server.c" $libs; then
+	if cc -std=c11 -Wall -Wextra -Werror $san $(pkg-config --cflags vtrace) -o "$T/server-$how" "$T/server.c" $libs; then
 		ok "a server builds with the installed library ($how), -Wall -Wextra -Werror, C11"
 	else
 		not_ok "a server builds with the installed library ($how)"
