@@ -57,6 +57,7 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 
 MAN_PAGES := $(sort $(wildcard docs/*.1))
+MAN3_PAGES := $(sort $(wildcard docs/*.3))
 
 .PHONY: all check unit-tests fuzz install install-links uninstall deps clean libvtrace
 all: $(IOLENS) libvtrace
@@ -139,9 +140,10 @@ check: $(FUSE_EXAMPLE)
 endif
 
 install: $(IOLENS) libvtrace
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
 	install -m 755 $(IOLENS) $(DESTDIR)$(BINDIR)/iolens
 	install -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(MAN3_PAGES) $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 include/vtrace.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 $(BUILD)/libvtrace.a $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(BUILD)/$(VTRACE_SONAME) $(DESTDIR)$(LIBDIR)/
@@ -156,6 +158,7 @@ uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/vtrace.h $(DESTDIR)$(LIBDIR)/pkgconfig/vtrace.pc
 	rm -f $(DESTDIR)$(LIBDIR)/libvtrace.a $(DESTDIR)$(LIBDIR)/libvtrace.so $(DESTDIR)$(LIBDIR)/$(VTRACE_SONAME)
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN_PAGES)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3_PAGES)))
 
 # Idempotent and quiet when everything is there; apt-get only for what is missing.
 deps:

@@ -34,6 +34,8 @@ check "make install: the binary" test -x "$dest/usr/bin/iolens"
 for page in iolens iolens-pcstat iolens-evict iolens-warm; do
 	check "make install: man page $page.1" test -f "$dest/usr/share/man/man1/$page.1"
 done
+check "make install: man page iolens-vstat.1" test -f "$dest/usr/share/man/man1/iolens-vstat.1"
+check "make install: man page vtrace.3, in man3" test -f "$dest/usr/share/man/man3/vtrace.3"
 check "make install: no links unless asked" test ! -e "$dest/usr/bin/pcstat"
 make -s -C "$TOP" install-links DESTDIR="$dest" PREFIX=/usr SANITIZE="${SANITIZE:-}" >/dev/null 2>&1
 check "make install-links: pcstat" test -L "$dest/usr/bin/pcstat"

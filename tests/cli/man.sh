@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# man.sh: the man pages stay in step with --help: every command, long option and column id is documented, and each page renders cleanly.
+# man.sh: the man pages stay in step with --help and vtrace.h: every command, long option, column id and libvtrace call is documented, and each page renders cleanly.
 : "${IOLENS:=$(cd "$(dirname "$0")/../.." && pwd)/iolens}"
 . "$(dirname "$0")/lib.sh"
 : "${DOCS:=$TOP/docs}"
@@ -35,23 +35,23 @@ help_columns() {
 }
 
 # Each page renders without a warning.
-for page in iolens iolens-pcstat iolens-evict iolens-warm; do
-	f=$DOCS/$page.1
+for page in iolens.1 iolens-pcstat.1 iolens-evict.1 iolens-warm.1 iolens-vstat.1 vtrace.3; do
+	f=$DOCS/$page
 	if [ ! -f "$f" ]; then
-		not_ok "docs/$page.1 exists"
+		not_ok "docs/$page exists"
 		continue
 	fi
 	if command -v groff >/dev/null; then
 		warnings=$(groff -man -Tutf8 -ww -z "$f" 2>&1)
-		check_eq "docs/$page.1: groff -ww renders it without warnings" "" "$warnings"
+		check_eq "docs/$page: groff -ww renders it without warnings" "" "$warnings"
 	else
-		skip "docs/$page.1: groff is not installed"
+		skip "docs/$page: groff is not installed"
 	fi
 	if command -v man >/dev/null; then
 		warnings=$(MANWIDTH=80 man --warnings -l "$f" 2>&1 >/dev/null)
-		check_eq "docs/$page.1: man --warnings renders it without warnings" "" "$warnings"
+		check_eq "docs/$page: man --warnings renders it without warnings" "" "$warnings"
 	else
-		skip "docs/$page.1: man is not installed"
+		skip "docs/$page: man is not installed"
 	fi
 done
 
@@ -73,7 +73,10 @@ check_eq "iolens.1 describes only commands that iolens --help lists" "" "$(echo 
 
 for cmd in $commands; do
 	f=$DOCS/iolens-$cmd.1
-	[ -f "$f" ] || continue
+	if [ ! -f "$f" ]; then
+		not_ok "docs/iolens-$cmd.1 exists for iolens $cmd"
+		continue
+	fi
 	run "$IOLENS" "$cmd" --help
 	help=$OUT
 	page=$(roff_text "$f")
@@ -112,4 +115,61 @@ for cmd in $commands; do
 	done)
 	check_eq "iolens-$cmd.1 documents no column that iolens $cmd --help lacks" "" "$(echo $extra)"
 done
+
+# vtrace.3 documents libvtrace's whole public API: every function of vtrace.h in its SYNOPSIS
+# and described below it, every struct and constant; and its SYNOPSIS declares nothing else.
+# The *_inline helpers are how vtrace_begin and vtrace_end read the clock in the caller, not API.
+header=$TOP/include/vtrace.h
+manual=$DOCS/vtrace.3
+if [ -f "$header" ] && [ -f "$manual" ]; then
+	functions=$(grep -oE '^[a-z][^(]*[ *]vtrace_[a-z_]+\(' "$header" | grep -oE 'vtrace_[a-z_]+\($' | tr -d '(' |
+		grep -v '_inline$' | sort -u)
+	structs=$(sed -n 's/^struct \(vtrace_[a-z_]*\) {.*/\1/p' "$header" | sort -u)
+	constants=$(sed -n 's/^#define \(VTRACE_[A-Z_]*\)[[:space:]][[:space:]]*[^[:space:]].*/\1/p' "$header" | sort -u)
+	[ -n "$functions" ] || not_ok "include/vtrace.h declares functions (none found: has its format changed?)"
+	[ -n "$structs" ] || not_ok "include/vtrace.h declares structs (none found: has its format changed?)"
+	page=$(roff_text "$manual")
+	synopsis=$(section SYNOPSIS <<<"$page")
+	described=$(awk '/^\.SH/ { s = $0; sub(/^\.SH +/, "", s); gsub(/"/, "", s); skip = (s == "SYNOPSIS" || s == "NAME") } !skip' <<<"$page")
+	for fn in $functions; do
+		check "vtrace.3 declares $fn() in SYNOPSIS" has_word "$fn" "$synopsis"
+		check "vtrace.3 describes $fn()" has_word "$fn" "$described"
+	done
+	for name in $structs; do
+		check "vtrace.3 describes struct $name" has_word "$name" "$described"
+	done
+	for name in $constants; do
+		check "vtrace.3 describes $name" has_word "$name" "$described"
+	done
+	extra=$(for fn in $(grep -oE 'vtrace_[a-z_]+\(' <<<"$synopsis" | tr -d '(' | sort -u); do
+		has_word "$fn" "$functions" || echo "$fn"
+	done)
+	check_eq "vtrace.3 declares no function that vtrace.h lacks" "" "$(echo $extra)"
+
+	# Its EXAMPLES program compiles against the header and the library, and does what the page shows.
+	: "${BUILD:=$TOP/build}"
+	library=$BUILD/libvtrace.a
+	compiler=${CC:-cc}
+	if ! command -v "$compiler" >/dev/null || [ ! -f "$library" ]; then
+		skip "vtrace.3's example: needs $compiler and $library (make builds it)"
+	else
+		awk '/^\.SH/ { s = ($0 ~ /^\.SH +"?EXAMPLES?"?$/) } s && /^\.EX/ { e = 1; next } e && /^\.EE/ { exit } e' "$manual" |
+			sed -e 's/\\-/-/g' -e 's/\\e/\\/g' -e 's/\\&//g' > "$T/example.c"
+		sanitize=
+		[ "${SANITIZE:-}" = 1 ] && sanitize="-fsanitize=address,undefined"
+		if "$compiler" -std=c11 -Wall -Wextra -Werror $sanitize -I"$TOP/include" -o "$T/example" "$T/example.c" \
+			"$library" -pthread 2>"$T/example.err"; then
+			ok "vtrace.3's example compiles with -std=c11 -Wall -Wextra -Werror"
+			mkdir -p "$T/shm"
+			run env VTRACE_DIR="$T/shm" "$T/example"
+			check_eq "vtrace.3's example runs" 0 "$RC"
+			check_match "… and counts what the page shows" "^TOTAL +4000 done 40 errors" "$OUT"
+			check_eq "… and removes its segment" "" "$(ls "$T/shm")"
+		else
+			not_ok "vtrace.3's example compiles: $(head -c 400 "$T/example.err")"
+		fi
+	fi
+else
+	not_ok "include/vtrace.h and docs/vtrace.3 exist"
+fi
 exit 0
