@@ -80,8 +80,14 @@ struct vt_shared {
 	char pad[VT_LINE - 8];
 };
 
-/* Per thread: the busy time of the server as a whole (requests of any op in flight). */
+/*
+ * Per thread: requests of any op, for the busy time of the server as a whole. The begins
+ * and completions here spare the writer a scan of every op of every shard each time the
+ * server-wide stamp moves (once a tick on a busy server: a scan cost 3 % of a FUSE server).
+ */
 struct vt_shard_head {
+	uint64_t begins;
+	uint64_t completions;
 	uint64_t busy_ticks;
 } __attribute__((aligned(VT_LINE)));
 

@@ -375,7 +375,7 @@ static int read_shards(struct vtrace_reader *r, struct vtrace_stats *stats, uint
 
 		if ((rc = read_at(r, base, &head, sizeof(head))) != 0)
 			return *why = rc == -EBADMSG ? "truncated while it was read" : "cannot read a shard", rc;
-		all->busy_ticks += head.busy_ticks;
+		all->busy_ticks += head.busy_ticks; /* begins and completions: the ops' sums say it */
 		for (uint32_t op = 0; op < h->op_count; op++) {
 			rc = read_op_stats(r, base + sizeof(struct vt_shard_head) + (uint64_t)op * sizeof(struct vt_op_stats),
 					   r->scratch);

@@ -207,19 +207,24 @@ static bool op_in_flight(const struct vtrace *vt, uint32_t op)
 	return begins > completions;
 }
 
-/*
- * Whether a request of op (or, with op == op_count, of any op) is in flight. For any op
- * the ops are tried in turn until one is: on a busy server that is soon, and the stamp
- * that asks moves once a tick at most.
- */
+/* Whether a request of any op is in flight: the shards' heads count them all. */
+static bool any_in_flight(const struct vtrace *vt)
+{
+	uint32_t used = __atomic_load_n(&vt->header->shards_used, RELAXED);
+	uint64_t begins = 0, completions = 0;
+
+	for (uint32_t n = 0; n <= used; n++) {
+		const struct vt_shard_head *head = head_of(shard_at(vt, n < used ? n : vt->shard_count));
+		begins += __atomic_load_n(&head->begins, RELAXED);
+		completions += __atomic_load_n(&head->completions, RELAXED);
+	}
+	return begins > completions;
+}
+
+/* Whether a request of op (or, with op == op_count, of any op) is in flight now. */
 static bool in_flight(const struct vtrace *vt, uint32_t op)
 {
-	if (op < vt->op_count)
-		return op_in_flight(vt, op);
-	for (uint32_t each = 0; each < vt->op_count; each++)
-		if (op_in_flight(vt, each))
-			return true;
-	return false;
+	return op < vt->op_count ? op_in_flight(vt, op) : any_in_flight(vt);
 }
 
 /*
@@ -288,6 +293,7 @@ static void begin_shared(struct vtrace *vt, char *shard, uint32_t op, uint64_t n
 
 	account_busy(vt, op, now, false, &stats->busy_ticks, &head->busy_ticks, true);
 	bump_shared(&stats->begins, 1);
+	bump_shared(&head->begins, 1);
 }
 
 /*
@@ -308,6 +314,7 @@ static __attribute__((noinline)) struct vtrace_token begin_slow(struct vtrace *v
 	stats = stats_of(entry->shard, op);
 	account_busy(vt, op, now, false, &stats->busy_ticks, &head_of(entry->shard)->busy_ticks, false);
 	bump(&stats->begins, 1);
+	bump(&head_of(entry->shard)->begins, 1);
 	if (__atomic_load_n(&stats->slot[0], RELAXED) == 0) {
 		__atomic_store_n(&stats->slot[0], now | 1, __ATOMIC_RELEASE);
 		token.slot = 0;
@@ -334,6 +341,7 @@ struct vtrace_token vtrace_begin_at(struct vtrace *vt, unsigned op, uint64_t now
 	if (__builtin_expect(__atomic_load_n(&stats->slot[0], RELAXED) != 0, 0))
 		return begin_slow(vt, op, now);
 	bump(&stats->begins, 1);
+	bump(&head_of(entry->shard)->begins, 1);
 	/* Only this thread fills a free slot; whoever ends the request empties it. */
 	__atomic_store_n(&stats->slot[0], now | 1, __ATOMIC_RELEASE);
 	token.start_ns = now;
@@ -358,6 +366,7 @@ static void end_shared(struct vtrace *vt, char *shard, uint32_t op, uint64_t now
 	bump_shared(&stats->histogram[vt_bucket(elapsed)], 1);
 	while (elapsed > max && !__atomic_compare_exchange_n(&stats->max_ns, &max, elapsed, false, RELAXED, RELAXED))
 		;
+	bump_shared(&head->completions, 1);
 }
 
 /* The counting of an end by the shard's owner; the busy stamps are the caller's business. */
@@ -406,6 +415,7 @@ static __attribute__((noinline)) void end_slow(struct vtrace *vt, struct vtrace_
 		account_busy(vt, token.op, now, true, &stats->busy_ticks, &head_of(entry->shard)->busy_ticks, false);
 		__atomic_store_n(&stats->seq, seq + 2, __ATOMIC_RELEASE);
 		end_counts(stats, elapsed, bytes, error);
+		bump(&head_of(entry->shard)->completions, 1);
 	}
 	clear_slot(vt, token, entry);
 }
@@ -423,6 +433,7 @@ void vtrace_end_at(struct vtrace *vt, struct vtrace_token token, uint64_t now, u
 		return;
 	}
 	end_counts(stats_of(entry->shard, token.op), now > token.start_ns ? now - token.start_ns : 0, bytes, error);
+	bump(&head_of(entry->shard)->completions, 1);
 	clear_slot(vt, token, entry);
 }
 
