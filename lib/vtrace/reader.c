@@ -73,7 +73,7 @@ static bool valid_service(const char *service)
 {
 	size_t len = strnlen(service, VT_SERVICE_MAX);
 
-	if (len == 0 || len == VT_SERVICE_MAX)
+	if (len == 0 || len == VT_SERVICE_MAX || service[0] == '.')
 		return false;
 	for (size_t i = 0; i < len; i++) {
 		char c = service[i];
@@ -87,7 +87,7 @@ static bool valid_service(const char *service)
 /* Every number of the header against what it must be, and the layout against the counts. */
 static const char *check_header(const struct vt_header *h, uint64_t size)
 {
-	static char message[160];
+	static __thread char message[160]; /* *why stays valid until this thread's next call */
 	struct vt_geometry g;
 
 	if (memcmp(h->magic, VT_MAGIC, sizeof(h->magic)))
@@ -217,6 +217,7 @@ int vtrace_reader_open(const char *path, unsigned flags, struct vtrace_reader **
 	r = calloc(1, sizeof(*r));
 	if (!r) {
 		close(fd);
+		*why = "out of memory";
 		return -ENOMEM;
 	}
 	r->fd = fd;
@@ -229,8 +230,9 @@ int vtrace_reader_open_memory(const void *data, size_t size, struct vtrace_reade
 	struct vtrace_reader *r = calloc(1, sizeof(*r));
 
 	*reader = NULL;
+	*why = NULL;
 	if (!r)
-		return -ENOMEM;
+		return *why = "out of memory", -ENOMEM;
 	r->fd = -1;
 	r->memory = data;
 	r->memory_size = size;

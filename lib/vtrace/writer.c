@@ -22,6 +22,7 @@ struct vtrace {
 	struct vt_header *header;
 	size_t size;
 	int fd;                /* kept open, so /proc/PID/fd/N reaches the segment as in the seed */
+	pid_t creator;         /* only the process that made the segment removes it */
 	uint64_t id;           /* unique for the life of the process: thread caches match on it */
 	uint32_t op_count;
 	uint32_t shard_count;  /* the overflow shard is number shard_count */
@@ -88,9 +89,20 @@ static void thread_exit(void *unused)
 	pthread_mutex_unlock(&registry_lock);
 }
 
+/*
+ * After fork() the child would write its parent's shards, two processes on one shard: it
+ * forgets them, and its first request claims shards of its own (its requests then count
+ * in the same segment, as a pre-forking server's workers would want).
+ */
+static void forget_shards_after_fork(void)
+{
+	memset(thread_cache, 0, sizeof(thread_cache));
+}
+
 static void make_exit_key(void)
 {
 	pthread_key_create(&exit_key, thread_exit);
+	pthread_atfork(NULL, NULL, forget_shards_after_fork);
 }
 
 static uint32_t claim_shard(struct vtrace *vt)
@@ -137,7 +149,13 @@ static __attribute__((noinline, cold)) struct thread_entry *thread_entry_slow(st
 			victim = i;
 			break;
 		}
-	/* A thread writing more segments than the cache holds keeps its shards; they are only not reused. */
+	/* A thread that writes more segments than the cache holds gives back the shard it forgets. */
+	if (thread_cache[victim].vt) {
+		pthread_mutex_lock(&registry_lock);
+		if (registered(thread_cache[victim].vt, thread_cache[victim].id & ~OVERFLOW_ID))
+			release_shard(thread_cache[victim].vt, thread_cache[victim].index);
+		pthread_mutex_unlock(&registry_lock);
+	}
 	memmove(&thread_cache[1], &thread_cache[0], victim * sizeof(thread_cache[0]));
 	found.vt = vt;
 	found.index = claim_shard(vt);
@@ -607,6 +625,7 @@ struct vtrace *vtrace_open(const char *service, const struct vtrace_op *ops, uns
 	if (base == MAP_FAILED)
 		goto fail;
 	vt->fd = fd;
+	vt->creator = getpid();
 	vt->header = base;
 	vt->size = g.segment_size;
 	vt->shared = (struct vt_shared *)((char *)base + g.shared_offset);
@@ -661,7 +680,8 @@ int vtrace_close(struct vtrace *vt)
 	for (unsigned i = 0; i < THREAD_CACHE; i++)
 		if (thread_cache[i].vt == vt)
 			thread_cache[i].vt = NULL;
-	if (unlink(vt->path) != 0)
+	/* A child of fork() that closes its copy of the handle leaves the parent's segment alone. */
+	if (vt->creator == getpid() && unlink(vt->path) != 0)
 		rc = -1;
 	munmap(vt->header, vt->size);
 	close(vt->fd);

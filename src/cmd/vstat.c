@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -141,7 +142,8 @@ static void report_problem(const struct segment_problem *p, void *context)
 {
 	struct vstat *vs = context;
 
-	if (vs->quiet)
+	/* A segment being created shows at the next scan; a probe says nothing. */
+	if (vs->quiet || p->error == -EAGAIN)
 		return;
 	if (p->why)
 		warn_msg("%s: %s", printable_name(p->path), p->why);
@@ -179,11 +181,30 @@ static void add_segment(struct vstat *vs, struct segment *segment)
 }
 
 /* A file the scan found: kept when known, opened when new, refused with a message when bad. */
+/* vtrace.SERVICE.PID: a named target needs only the files of its name, not every bad one beside. */
+static bool name_may_match(const struct vstat *vs, const char *path)
+{
+	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path, *dot = strrchr(name, '.');
+	char pid[32];
+
+	switch (vs->target_kind) {
+	case TARGET_PID:
+		snprintf(pid, sizeof(pid), ".%ld", vs->target_pid);
+		return dot && !strcmp(dot, pid);
+	case TARGET_SERVICE:
+		return dot && (size_t)(dot - name) == 7 + strlen(vs->target) && !strncmp(name + 7, vs->target, strlen(vs->target));
+	default:
+		return true;
+	}
+}
+
 static void found(const char *path, void *context)
 {
 	struct vstat *vs = context;
 	struct segment *segment = find_segment(vs, path);
 
+	if (!name_may_match(vs, path))
+		return;
 	if (segment && !segment_removed(segment)) {
 		segment->seen = true;
 		return;
@@ -377,9 +398,8 @@ static void sample_all(struct vstat *vs)
 
 	for (size_t i = 0; i < vs->nsegments; i++) {
 		struct segment *segment = vs->segments[i];
-		int alive = vtrace_reader_alive(segment->reader, vs->procfs);
 
-		segment->state = alive == 1 ? SEGMENT_LIVE : alive == 0 ? SEGMENT_STALE : SEGMENT_UNKNOWN;
+		segment_check_alive(segment, vs->procfs);
 		if (segment_sample(segment, report_problem, vs) != 0) {
 			segment_free(segment);
 			continue;
@@ -434,6 +454,14 @@ static void print_json_report(struct vstat *vs, uint64_t time_ns, uint64_t inter
 		json_object_object_add(service, "path", json_object_new_string(segment->path));
 		json_object_object_add(service, "state", json_object_new_string(state_name(segment->state)));
 		json_object_object_add(service, "created_ns", json_object_new_uint64(segment->info->created_ns));
+		/* A service found after the first report starts with its own since-creation report. */
+		json_object_object_add(service, "since_start", json_object_new_boolean(!segment->has_previous));
+		json_object_object_add(service, "interval_ns",
+				       json_object_new_uint64(delta(segment->current_ns, segment->has_previous
+										? segment->previous_ns
+										: segment->info->created_ns)));
+		json_object_object_add(service, "heartbeat_age_ns",
+				       json_object_new_uint64(delta(segment->current_ns, segment->info->heartbeat_ns)));
 		if (shown_in_full(vs, segment))
 			segment_rows(vs, segment, table, time_ns);
 		ops = out_table_take_json(table, &total);
@@ -498,16 +526,26 @@ static bool pid_has_segment(struct vstat *vs, long pid)
 	return probe.nsegments > 0;
 }
 
-static double parse_seconds(const char *text, const char *what)
+static double parse_seconds(const char *text, const char *what, bool zero_allowed)
 {
 	char *end;
 	double value;
 
 	errno = 0;
 	value = strtod(text, &end);
-	if (errno || end == text || *end || !(value > 0) || value > 86400 * 365)
+	if (errno || end == text || *end || !(value >= 0) || (!zero_allowed && value == 0) || value > 86400 * 365)
 		usage_error("%s: '%s' is not a number of seconds", what, text);
 	return value;
+}
+
+/* A number that names a running process is a pid, not an interval of hours. */
+static bool process_exists(const struct vstat *vs, const char *pid)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", vs->procfs, pid);
+	return stat(path, &st) == 0;
 }
 
 static bool is_number(const char *text)
@@ -526,13 +564,13 @@ static void parse_positionals(struct vstat *vs, int argc, char **argv, double *i
 		vs->target = argv[i++];
 		vs->target_kind = strchr(vs->target, '/') ? TARGET_PATH : TARGET_SERVICE;
 	} else if (argc > 0 && all_digits(argv[0]) && vs->target_kind == TARGET_ALL &&
-		   pid_has_segment(vs, strtol(argv[0], NULL, 10))) {
+		   (pid_has_segment(vs, strtol(argv[0], NULL, 10)) || process_exists(vs, argv[0]))) {
 		vs->target = argv[i++];
 		vs->target_kind = TARGET_PID;
 		vs->target_pid = strtol(vs->target, NULL, 10);
 	}
 	if (i < argc)
-		*interval = parse_seconds(argv[i++], "interval");
+		*interval = parse_seconds(argv[i++], "interval", false);
 	if (i < argc && (parse_u64(argv[i++], count) || !*count))
 		usage_error("count: '%s' is not a positive whole number", argv[i - 1]);
 	if (i < argc)
@@ -577,7 +615,7 @@ int cmd_vstat(int argc, char **argv)
 			vs.show_idle = true;
 			break;
 		case OPT_HANG_AFTER:
-			vs.hang_after_ns = (uint64_t)(parse_seconds(optarg, "--hang-after") * 1e9);
+			vs.hang_after_ns = (uint64_t)(parse_seconds(optarg, "--hang-after", true) * 1e9);
 			break;
 		case 'p':
 			if (parse_u64(optarg, &pid) || !pid || pid > 4194304)
@@ -608,8 +646,17 @@ int cmd_vstat(int argc, char **argv)
 		return clean(&vs);
 	}
 	parse_positionals(&vs, argc - optind, argv + optind, &interval, &count);
-	if (!vs.output.columns && vs.output.format != OUT_TABLE)
-		vs.output.columns = vs.output.format == OUT_JSON ? json_columns : csv_columns;
+	/* JSON and CSV have their own defaults, which -o +LIST adds to. */
+	char columns_added[1024];
+	if (vs.output.format != OUT_TABLE && (!vs.output.columns || vs.output.columns[0] == '+')) {
+		const char *defaults = vs.output.format == OUT_JSON ? json_columns : csv_columns;
+		if (vs.output.columns) {
+			snprintf(columns_added, sizeof(columns_added), "%s,%s", defaults, vs.output.columns + 1);
+			vs.output.columns = columns_added;
+		} else {
+			vs.output.columns = defaults;
+		}
+	}
 	/* Validate -o before anything else happens. */
 	vs.csv = out_table_new(columns, COL_COUNT, &vs.output, "ops");
 	if (!vs.csv)

@@ -3,11 +3,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "collect/fdinfo.h"
 #include "common/util.h"
 
 const char *vtrace_directory(void)
@@ -33,7 +35,7 @@ struct segment *segment_open(const char *path, bool follow, const char *procfs, 
 	const char *why = NULL;
 	struct stat st;
 	size_t count;
-	int rc, alive;
+	int rc;
 
 	rc = vtrace_reader_open(path, follow ? 0 : VTRACE_READ_NOFOLLOW, &reader, &why);
 	if (rc) {
@@ -51,9 +53,53 @@ struct segment *segment_open(const char *path, bool follow, const char *procfs, 
 	count = segment->info->op_count + 1;
 	segment->previous = xcalloc(count, sizeof(*segment->previous));
 	segment->current = xcalloc(count, sizeof(*segment->current));
-	alive = vtrace_reader_alive(reader, procfs);
-	segment->state = alive == 1 ? SEGMENT_LIVE : alive == 0 ? SEGMENT_STALE : SEGMENT_UNKNOWN;
+	segment_check_alive(segment, procfs);
 	return segment;
+}
+
+/*
+ * Whether some process has the file open for writing, as its writer keeps it (readers,
+ * vstat among them, open it read-only): a stat of each descriptor, and its fdinfo flags.
+ */
+static bool held_by_writer(const char *procfs, dev_t dev, ino_t ino)
+{
+	DIR *proc = opendir(procfs), *fds;
+	struct dirent *p, *f;
+	char path[1024];
+	bool held = false;
+
+	if (!proc)
+		return false;
+	while (!held && (p = readdir(proc))) {
+		if (p->d_name[0] < '0' || p->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/fd", procfs, p->d_name);
+		fds = opendir(path);
+		if (!fds)
+			continue;
+		while (!held && (f = readdir(fds))) {
+			struct fdinfo info;
+			struct stat st;
+			if (f->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s/fd/%s", procfs, p->d_name, f->d_name);
+			held = stat(path, &st) == 0 && st.st_dev == dev && st.st_ino == ino &&
+			       fdinfo_read(procfs, atoi(p->d_name), atoi(f->d_name), &info) == 0 &&
+			       (info.flags & O_ACCMODE) == O_RDWR;
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+	return held;
+}
+
+void segment_check_alive(struct segment *segment, const char *procfs)
+{
+	int alive = vtrace_reader_alive(segment->reader, procfs);
+
+	if (alive == 0 && segment->ino && held_by_writer(procfs, segment->dev, segment->ino))
+		alive = 1; /* a writer whose pid we do not see as such: another pid namespace */
+	segment->state = alive == 1 ? SEGMENT_LIVE : alive == 0 ? SEGMENT_STALE : SEGMENT_UNKNOWN;
 }
 
 int segment_sample(struct segment *segment, segment_problem_fn report, void *context)

@@ -38,6 +38,12 @@ typedef void (*segment_problem_fn)(const struct segment_problem *problem, void *
 /* Opens one segment; NULL after reporting the problem. follow: accept a symbolic link. */
 struct segment *segment_open(const char *path, bool follow, const char *procfs, segment_problem_fn report,
 			     void *context);
+/*
+ * Whether the writer still runs: its pid and start time, or else (a writer in another pid
+ * namespace records its own pid) whether some process holds the segment open, as a
+ * writer does. Sets segment->state.
+ */
+void segment_check_alive(struct segment *segment, const char *procfs);
 /* Takes a sample: the current one becomes the previous. 0, or -errno after reporting. */
 int segment_sample(struct segment *segment, segment_problem_fn report, void *context);
 void segment_free(struct segment *segment);

@@ -157,6 +157,47 @@ check_match "a FIFO: refused, no hang" "vtrace.fifo.5: not a regular file" "$ERR
 check_eq "the good ones still shown" "demo,other" "$(py 'import json,sys; print(",".join(sorted(s["service"] for s in json.loads(sys.argv[1])["services"])))' "$OUT")"
 rm -f "$VTRACE_DIR"/vtrace.garbage.1 "$VTRACE_DIR"/vtrace.short.2 "$VTRACE_DIR"/vtrace.badver.3 "$VTRACE_DIR"/vtrace.link.4 "$VTRACE_DIR"/vtrace.fifo.5
 
+# A named target looks only at its own files: a bad one beside it is not its business.
+head -c 5000 /dev/urandom > "$VTRACE_DIR/vtrace.garbage.1"
+run "$IOLENS" vstat --json demo
+check_eq "a service named: other bad files are not read (exit 0, no message)" "0:" "$RC:$ERR"
+run "$IOLENS" vstat --json -p "$demo_pid"
+check_eq "a pid named: the same" "0:" "$RC:$ERR"
+rm -f "$VTRACE_DIR/vtrace.garbage.1"
+
+# A number that names a running process without a segment: a pid, said so, not an interval of hours.
+run "$IOLENS" vstat $$
+check_eq "a live pid without a segment: exit 1" 1 "$RC"
+check_match "… said" "no vtrace segment of pid $$" "$ERR"
+
+# -o +LIST adds to the JSON defaults; --hang-after 0 flags any request in flight.
+run "$IOLENS" vstat --json -o +time_ns demo
+check_eq "--json -o +time_ns keeps the JSON columns" "completions errors name time_ns" \
+	"$(py 'import json,sys; o=json.loads(sys.argv[1])["services"][0]["ops"][0]; print(" ".join(k for k in ("completions", "errors", "name", "time_ns") if k in o))' "$OUT")"
+say demo "hold PING"
+run "$IOLENS" vstat --json --hang-after 0 demo
+check_eq "--hang-after 0: in flight is hung" '"HANG"' "$(field "$OUT" demo PING state)"
+say demo "release"
+
+# A writer in another pid namespace records a pid this one does not know: still live, as
+# long as it holds its segment open for writing; and --clean leaves it.
+if is_root && unshare --pid --fork --mount-proc true 2>/dev/null; then
+	mkfifo "$T/ns.in"
+	unshare --pid --fork --mount-proc env VTRACE_DIR="$VTRACE_DIR" "$VTLOAD" nsserver NSOP < "$T/ns.in" > "$T/ns.out" &
+	ns_shell=$!
+	exec {ns_in}>"$T/ns.in"
+	for i in $(seq 50); do grep -q ready "$T/ns.out" && break; sleep 0.1; done
+	run "$IOLENS" vstat --json nsserver
+	check_eq "a writer in another pid namespace: live, not stale" '"live"' \
+		"$(py 'import json,sys; print(json.dumps(json.loads(sys.argv[1])["services"][0]["state"]))' "$OUT")"
+	run "$IOLENS" vstat --clean
+	check "--clean leaves it" test -n "$(ls "$VTRACE_DIR"/vtrace.nsserver.* 2>/dev/null)"
+	echo quit >&$ns_in; exec {ns_in}>&-
+	wait $ns_shell
+else
+	skip "a writer in another pid namespace: needs root and unshare --pid"
+fi
+
 # A process that dies leaves a stale segment: never shown as live; --clean removes it.
 kill -9 "$other_pid"; wait "$other_pid" 2>/dev/null
 run "$IOLENS" vstat --json

@@ -569,6 +569,67 @@ static void test_truncated_while_read(void **state)
 	vtrace_close(vt);
 }
 
+/* A child of fork() writes shards of its own, and its vtrace_close leaves the parent's segment. */
+static void test_fork(void **state)
+{
+	static struct vtrace_stats stats[4];
+	struct vtrace *vt = vtrace_open("forked", ops, 3, NULL);
+	struct stat st;
+	int status;
+	pid_t child;
+	(void)state;
+
+	for (int i = 0; i < 100; i++)
+		vtrace_end(vt, vtrace_begin(vt, 0), 0, 0);
+	child = fork();
+	if (child == 0) {
+		for (int i = 0; i < 50; i++)
+			vtrace_end(vt, vtrace_begin(vt, 0), 0, 0);
+		vtrace_close(vt);
+		_exit(0);
+	}
+	for (int i = 0; i < 100; i++)
+		vtrace_end(vt, vtrace_begin(vt, 0), 0, 0);
+	waitpid(child, &status, 0);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(stat(vtrace_path(vt), &st), 0);
+	sample(vt, stats);
+	assert_int_equal(stats[0].completions, 250);
+	assert_int_equal(histogram_total(&stats[0]), 250);
+	vtrace_close(vt);
+}
+
+/* A thread that writes more segments than its cache holds gives back the shards it forgets. */
+static void test_many_segments(void **state)
+{
+	static struct vtrace_stats stats[4];
+	struct vtrace_options one = { .max_threads = 1 };
+	struct vtrace *vts[6];
+	struct vtrace_reader *reader;
+	char name[32];
+	const char *why;
+	uint64_t now;
+	(void)state;
+
+	for (int i = 0; i < 6; i++) {
+		snprintf(name, sizeof(name), "many%d", i);
+		vts[i] = vtrace_open(name, ops, 3, &one);
+		assert_non_null(vts[i]);
+	}
+	for (int round = 0; round < 100; round++)
+		for (int i = 0; i < 6; i++)
+			vtrace_end(vts[i], vtrace_begin(vts[i], 1), 0, 0);
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(vtrace_reader_open(vtrace_path(vts[i]), 0, &reader, &why), 0);
+		assert_int_equal(vtrace_reader_sample(reader, stats, &now, &why), 0);
+		assert_int_equal(stats[1].completions, 100);
+		assert_int_equal(vtrace_reader_info(reader)->shards_used, 1); /* its one shard, never the overflow */
+		assert_int_equal(stats[1].oldest_ns, 0);
+		vtrace_reader_close(reader);
+		vtrace_close(vts[i]);
+	}
+}
+
 static void test_reader_refuses_files(void **state)
 {
 	struct vtrace_reader *reader;
@@ -608,6 +669,8 @@ int main(void)
 		cmocka_unit_test(test_stale),
 		cmocka_unit_test(test_bad_segments),
 		cmocka_unit_test(test_truncated_while_read),
+		cmocka_unit_test(test_fork),
+		cmocka_unit_test(test_many_segments),
 		cmocka_unit_test(test_reader_refuses_files),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
