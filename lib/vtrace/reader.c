@@ -15,8 +15,20 @@
 #include "layout.h"
 #include "proc.h"
 
-/* A snapshot that keeps changing under us is taken as it is after this many tries: never a hang. */
-#define SNAPSHOT_TRIES 64
+/*
+ * A snapshot that keeps changing under us is taken as it is after this many tries: never
+ * a hang. A writer in a loop that does nothing but count takes this many; real servers a few.
+ */
+#define SNAPSHOT_TRIES 100000
+
+/* Between tries: let the writer's core finish what it does with the line. */
+#if defined(__x86_64__) || defined(__i386__)
+#define cpu_relax() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define cpu_relax() __asm__ volatile("yield" ::: "memory")
+#else
+#define cpu_relax() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#endif
 
 struct vtrace_reader {
 	int fd;                     /* -1 when reading memory */
@@ -321,19 +333,30 @@ static void ensure_bus_handler(void)
 static int read_op_stats(struct vtrace_reader *r, uint64_t offset, struct vt_op_stats *out)
 {
 	const struct vt_op_stats *live = (const struct vt_op_stats *)(r->map + offset);
-	const size_t counters = offsetof(struct vt_op_stats, histogram);
+	/* What the seq guards is the first line; the other slots and the busy ticks change alone. */
+	const size_t guarded = offsetof(struct vt_op_stats, slot[1]) / sizeof(uint64_t);
+	const size_t counters = offsetof(struct vt_op_stats, histogram) / sizeof(uint64_t);
+	uint64_t *copy = (uint64_t *)out;
 
 	for (int tries = 0;; tries++) {
 		uint64_t before = __atomic_load_n(&live->seq, __ATOMIC_ACQUIRE), after;
-		for (size_t i = 0; i < counters / sizeof(uint64_t); i++)
-			((uint64_t *)out)[i] = __atomic_load_n(&((const uint64_t *)live)[i], __ATOMIC_RELAXED);
+		if (before & 1) {
+			cpu_relax();
+			if (tries < SNAPSHOT_TRIES)
+				continue;
+		}
+		for (size_t i = 0; i < guarded; i++)
+			copy[i] = __atomic_load_n(&((const uint64_t *)live)[i], __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		after = __atomic_load_n(&live->seq, __ATOMIC_RELAXED);
-		if ((before == after && !(before & 1)) || tries == SNAPSHOT_TRIES)
+		if ((before == after && !(before & 1)) || tries >= SNAPSHOT_TRIES)
 			break;
+		cpu_relax();
 	}
+	for (size_t i = guarded; i < counters; i++)
+		copy[i] = __atomic_load_n(&((const uint64_t *)live)[i], __ATOMIC_RELAXED);
 	/* Each bucket only grows: read one by one, they add up to about the count (to the requests in between). */
-	return read_at(r, offset + counters, out->histogram, sizeof(out->histogram));
+	return read_at(r, offset + counters * sizeof(uint64_t), out->histogram, sizeof(out->histogram));
 }
 
 static void add_stats(struct vtrace_stats *into, const struct vt_op_stats *s)
