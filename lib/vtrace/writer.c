@@ -355,11 +355,12 @@ struct vtrace_token vtrace_begin_at(struct vtrace *vt, unsigned op, uint64_t now
 				     (now >> VT_TICK_SHIFT) > __atomic_load_n(&vt->shared[op].stamp, RELAXED),
 			     0))
 		return begin_slow(vt, op, now);
-	stats = stats_of(entry->shard, op);
+	char *shard = entry->shard;
+	stats = stats_of(shard, op);
 	if (__builtin_expect(__atomic_load_n(&stats->slot[0], RELAXED) != 0, 0))
 		return begin_slow(vt, op, now);
 	bump(&stats->begins, 1);
-	bump(&head_of(entry->shard)->begins, 1);
+	bump(&head_of(shard)->begins, 1);
 	/* Only this thread fills a free slot; whoever ends the request empties it. */
 	__atomic_store_n(&stats->slot[0], now | 1, __ATOMIC_RELEASE);
 	token.start_ns = now;
@@ -441,18 +442,26 @@ static __attribute__((noinline)) void end_slow(struct vtrace *vt, struct vtrace_
 void vtrace_end_at(struct vtrace *vt, struct vtrace_token token, uint64_t now, uint64_t bytes, int error)
 {
 	struct thread_entry *entry = &thread_cache[0];
+	struct vt_op_stats *stats;
+	char *shard;
 
 	if (__builtin_expect(!vt || token.op >= vt->op_count || token.shard > vt->shard_count, 0))
 		return;
-	if (__builtin_expect(entry->id != vt->id ||
+	/*
+	 * The fast path: this thread's own shard, a request it began in slot 0, no stamp to
+	 * move. Everything else (another thread's request, the overflow shard) is end_slow's.
+	 */
+	if (__builtin_expect(entry->id != vt->id || token.shard != entry->index || token.slot != 0 ||
 				     (now >> VT_TICK_SHIFT) > __atomic_load_n(&vt->shared[token.op].stamp, RELAXED),
 			     0)) {
 		end_slow(vt, token, now, bytes, error);
 		return;
 	}
-	end_counts(stats_of(entry->shard, token.op), now > token.start_ns ? now - token.start_ns : 0, bytes, error);
-	bump(&head_of(entry->shard)->completions, 1);
-	clear_slot(vt, token, entry);
+	shard = entry->shard;
+	stats = stats_of(shard, token.op);
+	end_counts(stats, now > token.start_ns ? now - token.start_ns : 0, bytes, error);
+	bump(&head_of(shard)->completions, 1);
+	__atomic_store_n(&stats->slot[0], 0, __ATOMIC_RELEASE);
 }
 
 uint64_t vtrace_clock_ns(void)
