@@ -12,13 +12,14 @@ CC         ?= cc
 CLANG      ?= clang
 
 # Links that run a subcommand by their name (make install-links).
-LINKS := pcstat vstat
+LINKS := pcstat vstat dstat
 
 PKGS := smartcols json-c
 
 # Everything the build and the tests need, from Debian's archive; the peer tools
 # (fio, vmtouch, sysstat, dstat, util-linux's fincore) are what the tests compare with.
 DEB_PACKAGES := gcc make pkg-config libc6-dev libsmartcols-dev libjson-c-dev libcmocka-dev \
+                libbpf-dev libelf-dev zlib1g-dev bpftool \
                 clang libclang-rt-14-dev util-linux mount fio vmtouch sysstat dstat time \
                 python3 groff-base man-db libfuse3-dev fuse3
 
@@ -36,6 +37,20 @@ CFLAGS    ?= -O2 -g
 WARNINGS  := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+
+# eBPF programs (src/bpf/*.bpf.c), compiled with clang against the running kernel's BTF and
+# turned into skeletons with bpftool; without those tools the collectors report eBPF as missing.
+BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+BPF_ARCH := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
+HAVE_BPF := $(shell test -r /sys/kernel/btf/vmlinux && test -x $(BPFTOOL) && $(PKG_CONFIG) --exists libbpf && \
+                    command -v $(CLANG) >/dev/null && echo yes)
+BPF_SRC := $(sort $(wildcard src/bpf/*.bpf.c))
+BPF_SKEL := $(BPF_SRC:src/bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
+ifeq ($(HAVE_BPF),yes)
+PKG_CFLAGS += -DIOLENS_BPF -I$(BUILD)/bpf $(shell $(PKG_CONFIG) --cflags libbpf)
+PKG_LIBS += $(shell $(PKG_CONFIG) --libs libbpf)
+endif
+
 ALL_CPPFLAGS := -D_GNU_SOURCE -DIOLENS_VERSION='"$(VERSION)"' -Isrc -Iinclude $(CPPFLAGS)
 ALL_CFLAGS   := -std=gnu11 $(WARNINGS) $(SAN_FLAGS) $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS  := $(SAN_FLAGS) $(LDFLAGS)
@@ -84,6 +99,20 @@ $(BUILD)/vtrace.pc: lib/vtrace/vtrace.pc.in
 
 libvtrace: $(BUILD)/libvtrace.a $(BUILD)/$(VTRACE_SONAME) $(BUILD)/vtrace.pc
 
+$(BUILD)/bpf/vmlinux.h:
+	@mkdir -p $(dir $@)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(BUILD)/bpf/%.bpf.o: src/bpf/%.bpf.c $(BUILD)/bpf/vmlinux.h
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(BUILD)/bpf -c $< -o $@
+
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@
+
+ifeq ($(HAVE_BPF),yes)
+$(LIB_OBJ): $(BPF_SKEL)
+endif
+
 $(BUILD)/libiolens.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
@@ -104,6 +133,12 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/libvtrace.a
 	@mkdir -p $(dir $@)
 	$(CC) -D_GNU_SOURCE -Iinclude $(CPPFLAGS) -std=gnu11 $(WARNINGS) $(SAN_FLAGS) $(CFLAGS) $(ALL_LDFLAGS) -pthread \
 	    -o $@ $< $(BUILD)/libvtrace.a
+
+# diskext: a collector's iostat -x figures for tests/cli/diskstats_vs_iostat.sh; links libiolens too.
+HELPER_BIN += $(BUILD)/tests/helpers/diskext
+$(BUILD)/tests/helpers/diskext: tests/helpers/diskext.c $(BUILD)/libiolens.a $(BUILD)/libvtrace.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -pthread -o $@ $< $(BUILD)/libiolens.a $(BUILD)/libvtrace.a $(PKG_LIBS)
 
 # libFuzzer targets: each links the parser it feeds straight from the sources.
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(VTRACE_SRC)

@@ -20,6 +20,9 @@ static const struct command commands[] = {
 	{ "evict", cmd_evict, "drop files from the page cache, and show what really left" },
 	{ "warm", cmd_warm, "load files into the page cache (and lock them there)" },
 	{ "vstat", cmd_vstat, "per-operation statistics of servers that use libvtrace" },
+	{ "stat", cmd_stat, "a live view of cpu, disks, network, memory, pressure and servers (dstat)" },
+	/* Aliases, for links named after the tools people already type. */
+	{ "dstat", cmd_stat, NULL },
 };
 
 static const struct command *find_command(const char *name)
@@ -41,14 +44,15 @@ static void usage(FILE *stream)
 	      "Commands:\n",
 	      stream);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(stream, "  %-10s %s\n", commands[i].name, commands[i].summary);
+		if (commands[i].summary)
+			fprintf(stream, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fputs("\n"
 	      "Options:\n"
 	      "  -h, --help     show this help\n"
 	      "  -V, --version  show the version\n"
 	      "\n"
 	      "A link to iolens named after a command runs that command: pcstat FILE is\n"
-	      "iolens pcstat FILE, vstat is iolens vstat.\n"
+	      "iolens pcstat FILE, vstat is iolens vstat, dstat is iolens stat.\n"
 	      "\n"
 	      "Examples:\n"
 	      "  iolens pcstat /bin/ls        is ls in the page cache?\n"

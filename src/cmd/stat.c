@@ -1,0 +1,873 @@
+/* stat.c: iolens stat: a dstat-compatible live monitor with iostat -x, pressure, page cache and libvtrace columns. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/common.h"
+#include "cmd/stat.h"
+#include "collect/cache_events.h"
+#include "collect/segments.h"
+#include "collect/sysroot.h"
+#include "collect/system.h"
+#include "common/util.h"
+#include "out/out.h"
+
+#define MAX_GROUPS 128
+
+/* What the options asked for. */
+struct stat_options {
+	enum group_kind order[G_KINDS * 2]; /* group kinds in the order asked */
+	unsigned norder;
+	char *cpus, *disks, *nets, *swaps, *irqs; /* -C -D -N -S -I lists, NULL when not given */
+	bool full, cpu_adv;
+	bool integer, floats, nocolor, noheaders, noupdate, no_boot_sample;
+	const char *output_file;
+	enum out_format format;
+	double delay;
+	uint64_t count;
+	const char *replay; /* IOLENS_REPLAY: recorded samples instead of the live system */
+};
+
+struct run {
+	struct stat_options *opts;
+	struct group groups[MAX_GROUPS];
+	unsigned ngroups;
+	unsigned needs;
+	struct monitor monitor;
+	bool tty;
+	FILE *csv;       /* --output FILE, or stdout with --csv */
+	bool csv_header_written;
+	unsigned lines_since_header;
+	struct system_sample samples[2];
+	int current;     /* samples[current] is the latest */
+	unsigned replay_index;
+	char layout[4096]; /* the groups' keys: when it changes, headers are printed again */
+	struct segment **segments; /* --vtrace */
+	size_t nsegments;
+	uint64_t vtrace_then_ns;
+	bool failed;
+	unsigned warned;  /* sources already said to be unreadable */
+	unsigned unavailable; /* sources not to read at all (eBPF that could not start, or a replay) */
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int signal)
+{
+	stop_signal = signal;
+}
+
+static _Noreturn void usage(void)
+{
+	printf("Usage:\n"
+	       " %s [options] [delay [count]]\n"
+	       "\n"
+	       "A live view of the system, as dstat shows it (its options and columns), with\n"
+	       "iostat -x's disk figures, pressure stall, the page cache and libvtrace servers.\n"
+	       "Rates are measured over the real time between samples. The first line is the\n"
+	       "average since boot, as dstat prints it.\n"
+	       "\n"
+	       "dstat's groups (the default is -cdngy):\n"
+	       "  -c, --cpu              cpu: usr sys idl wai stl (usr counts hard and soft irqs, as dstat)\n"
+	       "      --cpu-adv          cpu with hiq and siq apart\n"
+	       "  -C LIST                cpus to show: 0,3,total\n"
+	       "  -d, --disk             disk read and write, bytes per second\n"
+	       "  -D LIST                disks to show: total,vda\n"
+	       "  -n, --net              network receive and send, bytes per second\n"
+	       "  -N LIST                interfaces to show: eth0,total\n"
+	       "  -g, --page             page in/out (block I/O) and swap in/out, bytes per second\n"
+	       "  -y, --sys              interrupts and context switches per second\n"
+	       "  -m, --mem              memory used, free, buffers, cache\n"
+	       "  -s, --swap             swap used and free\n"
+	       "  -S LIST                swap areas to show: /dev/sda2,total\n"
+	       "  -l, --load             load average\n"
+	       "  -p, --proc             processes running, blocked, new per second\n"
+	       "  -i, --int              interrupts per second, the busiest ones\n"
+	       "  -I LIST                interrupts to show: 5,eth2\n"
+	       "  -r, --io               disk requests per second\n"
+	       "  -t, --time             the time\n"
+	       "      --tcp --udp --unix --socket --raw   sockets\n"
+	       "      --fs               open files and inodes\n"
+	       "      --aio              asynchronous I/O requests\n"
+	       "      --vm               page faults, allocations and frees per second\n"
+	       "      --lock             file locks\n"
+	       "      --ipc              System V message queues, semaphores, shared memory\n"
+	       "  -a, --all              -cdngy\n"
+	       "  -f, --full             every cpu, disk, interface, interrupt and swap area\n"
+	       "  -v, --vmstat           -pmgdsc -D total\n"
+	       "\n"
+	       "iolens's groups:\n"
+	       "  -x, --disk-ext         iostat -x per disk: r/s w/s rkB/s wkB/s rrqm/s wrqm/s\n"
+	       "                         r_await w_await aqu-sz rareq-sz wareq-sz %%util\n"
+	       "      --psi              pressure: io, memory and cpu stall, some and full, %% of the time\n"
+	       "      --cache            page cache: cached, dirty, writeback; pages added and removed\n"
+	       "      --vtrace           op/s, %%util and hung requests of every libvtrace server\n"
+	       "\n"
+	       "Output:\n"
+	       "      --integer          whole numbers only\n"
+	       "      --float            decimals wherever they fit\n"
+	       "      --nocolor          no colours (there are none off a terminal or with NO_COLOR)\n"
+	       "      --noheaders        the headers once, not again when they scroll away\n"
+	       "      --noupdate         no updates of the current line within a delay\n"
+	       "      --output FILE      also write CSV to FILE (appended when it exists)\n"
+	       "      --json             one JSON object per sample, one per line (bytes, ns, counts)\n"
+	       "      --csv              CSV on standard output instead of the table\n"
+	       "      --no-boot-sample   leave out the first line, the average since boot\n"
+	       "      --sysroot DIR      read /proc and /sys under DIR (a recorded tree)\n"
+	       "  -h, --help             show this help\n"
+	       "  -V, --version          show the version\n"
+	       "\n"
+	       "Examples:\n"
+	       "  %s                      cpu, disk, net, paging, system, every second\n"
+	       "  %s -tcmdx 5             with the time, memory and iostat -x, every 5 seconds\n"
+	       "  %s -d -D total,vda --psi --cache 1 60\n"
+	       "  %s --json -cdx 1 10 > samples.jsonl\n"
+	       "  %s -cdngy --output run.csv 10\n",
+	       program_name, program_name, program_name, program_name, program_name, program_name);
+	exit(EXIT_OK);
+}
+
+/* ---- Options ------------------------------------------------------------------------ */
+
+static void want(struct stat_options *o, enum group_kind kind)
+{
+	for (unsigned i = 0; i < o->norder; i++)
+		if (o->order[i] == kind)
+			return;
+	if (o->norder < sizeof(o->order) / sizeof(o->order[0]))
+		o->order[o->norder++] = kind;
+}
+
+static char *set_list(char *old, const char *arg)
+{
+	free(old);
+	return xstrdup(arg);
+}
+
+static double parse_delay(const char *text)
+{
+	char *end;
+	double value;
+
+	errno = 0;
+	value = strtod(text, &end);
+	if (errno || end == text || *end || !(value > 0) || value > 86400)
+		usage_error("delay: '%s' is not a number of seconds", text);
+	return value;
+}
+
+static void parse_options(struct stat_options *o, int argc, char **argv)
+{
+	enum {
+		OPT_CPU_ADV = 0x3000, OPT_TCP, OPT_UDP, OPT_UNIX, OPT_SOCKET, OPT_FS, OPT_AIO, OPT_VM, OPT_LOCK, OPT_IPC,
+		OPT_RAW, OPT_INTEGER, OPT_FLOAT, OPT_NOCOLOR, OPT_NOHEADERS, OPT_NOUPDATE, OPT_OUTPUT, OPT_PSI,
+		OPT_CACHE, OPT_VTRACE, OPT_NO_BOOT, OPT_SYSROOT, OPT_JSON, OPT_CSV,
+	};
+	static const struct option long_options[] = {
+		COMMON_LONG_OPTIONS,
+		{ "cpu", no_argument, NULL, 'c' },           { "cpu-adv", no_argument, NULL, OPT_CPU_ADV },
+		{ "disk", no_argument, NULL, 'd' },          { "net", no_argument, NULL, 'n' },
+		{ "page", no_argument, NULL, 'g' },          { "sys", no_argument, NULL, 'y' },
+		{ "mem", no_argument, NULL, 'm' },           { "swap", no_argument, NULL, 's' },
+		{ "load", no_argument, NULL, 'l' },          { "proc", no_argument, NULL, 'p' },
+		{ "int", no_argument, NULL, 'i' },           { "io", no_argument, NULL, 'r' },
+		{ "time", no_argument, NULL, 't' },          { "tcp", no_argument, NULL, OPT_TCP },
+		{ "udp", no_argument, NULL, OPT_UDP },       { "unix", no_argument, NULL, OPT_UNIX },
+		{ "socket", no_argument, NULL, OPT_SOCKET }, { "fs", no_argument, NULL, OPT_FS },
+		{ "aio", no_argument, NULL, OPT_AIO },       { "vm", no_argument, NULL, OPT_VM },
+		{ "lock", no_argument, NULL, OPT_LOCK },     { "ipc", no_argument, NULL, OPT_IPC },
+		{ "raw", no_argument, NULL, OPT_RAW },       { "all", no_argument, NULL, 'a' },
+		{ "full", no_argument, NULL, 'f' },          { "vmstat", no_argument, NULL, 'v' },
+		{ "integer", no_argument, NULL, OPT_INTEGER }, { "float", no_argument, NULL, OPT_FLOAT },
+		{ "nocolor", no_argument, NULL, OPT_NOCOLOR }, { "noheaders", no_argument, NULL, OPT_NOHEADERS },
+		{ "noupdate", no_argument, NULL, OPT_NOUPDATE }, { "output", required_argument, NULL, OPT_OUTPUT },
+		{ "disk-ext", no_argument, NULL, 'x' },      { "psi", no_argument, NULL, OPT_PSI },
+		{ "cache", no_argument, NULL, OPT_CACHE },   { "vtrace", no_argument, NULL, OPT_VTRACE },
+		{ "no-boot-sample", no_argument, NULL, OPT_NO_BOOT }, { "sysroot", required_argument, NULL, OPT_SYSROOT },
+		{ "json", no_argument, NULL, OPT_JSON },     { "csv", no_argument, NULL, OPT_CSV },
+		{ 0 }
+	};
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "cdngymslpirtafvxC:D:N:S:I:hV", long_options, NULL)) != -1) {
+		switch (opt) {
+		case 'c': want(o, G_CPU); break;
+		case OPT_CPU_ADV: o->cpu_adv = true; want(o, G_CPU); break;
+		case 'd': want(o, G_DISK); break;
+		case 'n': want(o, G_NET); break;
+		case 'g': want(o, G_PAGE); break;
+		case 'y': want(o, G_SYS); break;
+		case 'm': want(o, G_MEM); break;
+		case 's': want(o, G_SWAP); break;
+		case 'l': want(o, G_LOAD); break;
+		case 'p': want(o, G_PROC); break;
+		case 'i': want(o, G_INT); break;
+		case 'r': want(o, G_IO); break;
+		case 't': want(o, G_TIME); break;
+		case OPT_TCP: want(o, G_TCP); break;
+		case OPT_UDP: want(o, G_UDP); break;
+		case OPT_UNIX: want(o, G_UNIX); break;
+		case OPT_SOCKET: want(o, G_SOCKET); break;
+		case OPT_FS: want(o, G_FS); break;
+		case OPT_AIO: want(o, G_AIO); break;
+		case OPT_VM: want(o, G_VM); break;
+		case OPT_LOCK: want(o, G_LOCK); break;
+		case OPT_IPC: want(o, G_IPC); break;
+		case OPT_RAW: want(o, G_RAW); break;
+		case 'x': want(o, G_DISK_EXT); break;
+		case OPT_PSI: want(o, G_PSI); break;
+		case OPT_CACHE: want(o, G_CACHE); break;
+		case OPT_VTRACE: want(o, G_VTRACE); break;
+		case 'a':
+			want(o, G_CPU); want(o, G_DISK); want(o, G_NET); want(o, G_PAGE); want(o, G_SYS);
+			break;
+		case 'v':
+			want(o, G_PROC); want(o, G_MEM); want(o, G_PAGE); want(o, G_DISK); want(o, G_SWAP); want(o, G_CPU);
+			o->disks = set_list(o->disks, "total");
+			break;
+		case 'f': o->full = true; break;
+		case 'C': o->cpus = set_list(o->cpus, optarg); break;
+		case 'D': o->disks = set_list(o->disks, optarg); break;
+		case 'N': o->nets = set_list(o->nets, optarg); break;
+		case 'S': o->swaps = set_list(o->swaps, optarg); break;
+		case 'I': o->irqs = set_list(o->irqs, optarg); break;
+		case OPT_INTEGER: o->integer = true; break;
+		case OPT_FLOAT: o->floats = true; break;
+		case OPT_NOCOLOR: o->nocolor = o->noupdate = true; break;
+		case OPT_NOHEADERS: o->noheaders = true; break;
+		case OPT_NOUPDATE: o->noupdate = true; break;
+		case OPT_OUTPUT: o->output_file = optarg; break;
+		case OPT_NO_BOOT: o->no_boot_sample = true; break;
+		case OPT_JSON: o->format = OUT_JSON; break;
+		case OPT_CSV: o->format = OUT_CSV; break;
+		case OPT_SYSROOT:
+			rc = sysroot_set(optarg);
+			if (rc)
+				usage_error("--sysroot: %s: %s", optarg, strerror(-rc));
+			break;
+		case 'h': usage();
+		case 'V': print_version();
+		default: usage_hint();
+		}
+	}
+	if (!o->norder) {
+		want(o, G_CPU); want(o, G_DISK); want(o, G_NET); want(o, G_PAGE); want(o, G_SYS);
+	}
+	o->delay = 1;
+	if (optind < argc)
+		o->delay = parse_delay(argv[optind++]);
+	if (optind < argc && (parse_u64(argv[optind++], &o->count) || !o->count))
+		usage_error("count: '%s' is not a positive whole number", argv[optind - 1]);
+	if (optind < argc)
+		usage_error("too many arguments");
+}
+
+/* ---- Groups ------------------------------------------------------------------------- */
+
+static void add_group(struct run *r, enum group_kind kind, const char *item)
+{
+	if (r->ngroups == MAX_GROUPS)
+		return;
+	group_init(&r->groups[r->ngroups], kind, item);
+	r->needs |= group_needs(kind);
+	r->ngroups++;
+}
+
+/* "/dev/sda" -> "sda", as dstat accepts both. */
+static const char *device_name(const char *name)
+{
+	return !strncmp(name, "/dev/", 5) && !strchr(name + 5, '/') ? name + 5 : name;
+}
+
+/*
+ * One group per item of a -C/-D/-N/-S list. At the start every name must exist (exit 2
+ * otherwise); later, one that went away stays, with '-' for its values.
+ */
+static bool validating;
+
+static void add_listed(struct run *r, enum group_kind kind, const char *list, const char *what,
+		       bool (*exists)(const struct system_sample *, const char *), const struct system_sample *s)
+{
+	char copy[1024], *save = NULL;
+
+	snprintf(copy, sizeof(copy), "%s", list);
+	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+		const char *name = kind == G_SWAP ? p : device_name(p);
+		if (validating && strcmp(name, "total") && !exists(s, name))
+			usage_error("%s '%s' not found", what, p);
+		if (kind == G_DISK_EXT && !strcmp(name, "total"))
+			continue; /* iostat -x has no total */
+		add_group(r, kind, name);
+	}
+}
+
+static bool cpu_exists(const struct system_sample *s, const char *name)
+{
+	char *end;
+	long n = strtol(name, &end, 10);
+
+	return *name && !*end && n >= 0 && (unsigned long)n < s->procstat.ncpu && s->procstat.cpu_present[n];
+}
+
+static bool disk_exists(const struct system_sample *s, const char *name)
+{
+	return diskstats_find(&s->disks, name) != NULL;
+}
+
+static bool net_exists(const struct system_sample *s, const char *name)
+{
+	for (unsigned i = 0; i < s->netdev.count; i++)
+		if (!strcmp(s->netdev.dev[i].name, name))
+			return true;
+	return false;
+}
+
+static bool swap_exists(const struct system_sample *s, const char *name)
+{
+	for (unsigned i = 0; i < s->swaps.count; i++)
+		if (!strcmp(s->swaps.area[i].name, name))
+			return true;
+	return false;
+}
+
+/* The interrupts of -I: numbers, or devices named in /proc/interrupts ("eth0"). */
+static void irq_list(const struct system_sample *s, const char *list, char *out, size_t size)
+{
+	char copy[1024], *save = NULL;
+	size_t used = 0;
+
+	out[0] = '\0';
+	snprintf(copy, sizeof(copy), "%s", list);
+	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+		const char *found = NULL;
+		for (unsigned i = 0; i < s->interrupts.count && !found; i++) {
+			const struct irq_line *line = &s->interrupts.line[i];
+			if (!strcasecmp(line->name, p) || strcasestr(line->what, p))
+				found = line->name;
+		}
+		if (!found && validating)
+			usage_error("interrupt '%s' not found", p);
+		if (!found)
+			found = p; /* gone since the start: shown as '-' */
+		used += (size_t)snprintf(out + used, size - used, "%s%s", used ? "," : "", found);
+	}
+}
+
+/* The busiest interrupts, as dstat picks them: numbered ones with more than 10, the timers left out. */
+static void irq_default(const struct system_sample *s, bool full, char *out, size_t size)
+{
+	static const char *const boring[] = { "0", "1", "2", "8" };
+	const char *picked[64];
+	unsigned n = 0;
+	size_t used = 0;
+
+	for (unsigned i = 0; i < s->interrupts.count && n < 64; i++) {
+		const struct irq_line *line = &s->interrupts.line[i];
+		bool skip = line->name[0] < '0' || line->name[0] > '9' || line->count <= 10;
+		for (unsigned b = 0; b < 4 && !skip; b++)
+			skip = !strcmp(line->name, boring[b]);
+		if (!skip)
+			picked[n++] = line->name;
+	}
+	out[0] = '\0';
+	for (unsigned i = full || n <= 3 ? 0 : n - 3; i < n; i++)
+		used += (size_t)snprintf(out + used, size - used, "%s%s", used ? "," : "", picked[i]);
+}
+
+/* Every name in -C, -D, -N, -S and -I must exist at the start, shown or not: a typo is an error (exit 2). */
+static void validate_lists(const struct stat_options *o, const struct system_sample *s)
+{
+	struct run probe = { .opts = (struct stat_options *)o };
+	char irqs[1024];
+
+	if (o->cpus)
+		add_listed(&probe, G_CPU, o->cpus, "cpu", cpu_exists, s);
+	if (o->disks)
+		add_listed(&probe, G_DISK, o->disks, "disk", disk_exists, s);
+	if (o->nets)
+		add_listed(&probe, G_NET, o->nets, "interface", net_exists, s);
+	if (o->swaps)
+		add_listed(&probe, G_SWAP, o->swaps, "swap area", swap_exists, s);
+	if (o->irqs)
+		irq_list(s, o->irqs, irqs, sizeof(irqs));
+}
+
+static void build_groups(struct run *r, const struct system_sample *s)
+{
+	struct stat_options *o = r->opts;
+	char list[1024];
+
+	r->ngroups = 0;
+	r->needs = SYS_UPTIME;
+	for (unsigned i = 0; i < o->norder; i++) {
+		enum group_kind kind = o->order[i];
+		switch (kind) {
+		case G_CPU:
+			if (o->cpus)
+				add_listed(r, o->cpu_adv ? G_CPU_ADV : G_CPU, o->cpus, "cpu", cpu_exists, s);
+			else if (o->full)
+				for (unsigned c = 0; c < s->procstat.ncpu; c++) {
+					snprintf(list, sizeof(list), "%u", c);
+					if (s->procstat.cpu_present[c])
+						add_group(r, o->cpu_adv ? G_CPU_ADV : G_CPU, list);
+				}
+			else
+				add_group(r, o->cpu_adv ? G_CPU_ADV : G_CPU, "total");
+			break;
+		case G_DISK:
+		case G_IO:
+		case G_DISK_EXT:
+			if (o->disks) {
+				add_listed(r, kind, o->disks, "disk", disk_exists, s);
+			} else if (o->full || kind == G_DISK_EXT) {
+				/*
+				 * Every device but partitions (stacked ones too: -f asks for all), and those
+				 * that never did any I/O left out, as iostat -z does.
+				 */
+				for (unsigned d = 0; d < s->disks.count; d++) {
+					const struct disk_stats *disk = &s->disks.disk[d];
+					if (!s->disks.kind[d].partition && disk->rd_ios + disk->wr_ios + disk->dc_ios + disk->fl_ios)
+						add_group(r, kind, disk->name);
+				}
+			} else {
+				add_group(r, kind, "total");
+			}
+			break;
+		case G_NET:
+			if (o->nets)
+				add_listed(r, kind, o->nets, "interface", net_exists, s);
+			else if (o->full)
+				for (unsigned n = 0; n < s->netdev.count; n++) {
+					if (strcmp(s->netdev.dev[n].name, "lo"))
+						add_group(r, kind, s->netdev.dev[n].name);
+				}
+			else
+				add_group(r, kind, "total");
+			break;
+		case G_SWAP:
+			if (o->swaps)
+				add_listed(r, kind, o->swaps, "swap area", swap_exists, s);
+			else if (o->full && s->swaps.count)
+				for (unsigned w = 0; w < s->swaps.count; w++)
+					add_group(r, kind, s->swaps.area[w].name);
+			else
+				add_group(r, kind, "total");
+			break;
+		case G_INT:
+			if (o->irqs)
+				irq_list(s, o->irqs, list, sizeof(list));
+			else
+				irq_default(s, o->full, list, sizeof(list));
+			if (*list)
+				add_group(r, kind, list);
+			break;
+		case G_VTRACE:
+			for (size_t v = 0; v < r->nsegments; v++)
+				add_group(r, kind, r->segments[v]->info->service);
+			break;
+		default:
+			add_group(r, kind, NULL);
+			break;
+		}
+	}
+	r->needs &= ~r->unavailable;
+}
+
+/* The groups' keys in one string: a change (a device attached, a service started) calls for new headers. */
+static void layout_of(const struct run *r, char *out, size_t size)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (unsigned g = 0; g < r->ngroups && used < size; g++)
+		used += (size_t)snprintf(out + used, size - used, "%s/%u,", r->groups[g].shown.key,
+					 r->groups[g].shown.ncolumns);
+}
+
+/* ---- libvtrace segments ---------------------------------------------------------------- */
+
+static void segment_found(const char *path, void *context)
+{
+	struct run *r = context;
+	struct segment *segment;
+
+	for (size_t i = 0; i < r->nsegments; i++)
+		if (!strcmp(r->segments[i]->path, path)) {
+			r->segments[i]->seen = true;
+			return;
+		}
+	segment = segment_open(path, false, "/proc", NULL, NULL);
+	if (!segment)
+		return;
+	if (segment->state != SEGMENT_LIVE) {
+		segment_free(segment);
+		return;
+	}
+	segment->seen = true;
+	r->segments = xrealloc(r->segments, (r->nsegments + 1) * sizeof(*r->segments));
+	r->segments[r->nsegments++] = segment;
+}
+
+static void vtrace_scan(struct run *r)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < r->nsegments; i++)
+		r->segments[i]->seen = false;
+	segment_scan(vtrace_directory(), segment_found, r);
+	for (size_t i = 0; i < r->nsegments; i++) {
+		struct segment *s = r->segments[i];
+		if (s->seen && !segment_removed(s) && segment_sample(s, NULL, NULL) == 0)
+			r->segments[kept++] = s;
+		else
+			segment_free(s);
+	}
+	r->nsegments = kept;
+}
+
+static void compute_vtrace(struct run *r, struct group *g)
+{
+	for (size_t i = 0; i < r->nsegments; i++) {
+		struct segment *s = r->segments[i];
+		const struct vtrace_stats *now, *then;
+		double seconds;
+		unsigned all;
+
+		if (strcmp(s->info->service, g->item))
+			continue;
+		all = s->info->op_count;
+		now = &s->current[all];
+		then = &s->previous[all];
+		seconds = (double)(s->current_ns - (s->has_previous ? s->previous_ns : s->info->created_ns)) / 1e9;
+		if (!s->has_previous) {
+			static const struct vtrace_stats zero;
+			then = &zero;
+		}
+		double ops = seconds > 0 ? (double)(now->completions - then->completions) / seconds : 0;
+		double util = seconds > 0 ? 100.0 * (double)(now->busy_ns - then->busy_ns) / (seconds * 1e9) : 0;
+		double hang = now->oldest_ns && now->begins > now->completions && s->current_ns > now->oldest_ns &&
+				      s->current_ns - now->oldest_ns > 1000000000ull
+			      ? 1 : 0;
+		g->shown.values[0] = g->shown.raw[0] = ops;
+		g->shown.values[1] = g->shown.raw[1] = util > 100 ? 100 : util;
+		g->shown.values[2] = g->shown.raw[2] = hang;
+		return;
+	}
+	for (unsigned c = 0; c < g->shown.ncolumns; c++)
+		g->shown.values[c] = g->shown.raw[c] = NAN;
+}
+
+/* ---- Samples ---------------------------------------------------------------------------- */
+
+/* Reads a sample: live, or the next recorded one (IOLENS_REPLAY=DIR: DIR/0, DIR/1 ..., each with a "time" file). */
+static int take_sample(struct run *r, struct system_sample *s)
+{
+	unsigned failed;
+
+	if (r->opts->replay) {
+		char dir[4096], time_file[4200], text[128] = "";
+		unsigned long long mono = 0, real = 0;
+		FILE *f;
+
+		snprintf(dir, sizeof(dir), "%s/%u", r->opts->replay, r->replay_index++);
+		if (sysroot_set(dir) != 0)
+			return -ENOENT;
+		snprintf(time_file, sizeof(time_file), "%s/time", dir);
+		f = fopen(time_file, "re");
+		if (f) {
+			if (fgets(text, sizeof(text), f))
+				sscanf(text, "%llu %llu", &mono, &real);
+			fclose(f);
+		}
+		failed = system_sample_read(s, r->needs);
+		s->mono_ns = mono;
+		s->real_ns = real;
+	} else {
+		failed = system_sample_read(s, r->needs);
+	}
+	/* Each source that cannot be read is said once; its columns show '-'. */
+	for (unsigned bit = 0; bit < SYS_SOURCES; bit++) {
+		unsigned flag = 1u << bit;
+		if ((failed & flag) && !(r->warned & flag)) {
+			warn_errno(system_source_name(flag), -s->error[bit]);
+			r->warned |= flag;
+			r->failed = true;
+		}
+	}
+	return 0;
+}
+
+/* ---- Output ------------------------------------------------------------------------------ */
+
+static unsigned terminal_rows(void)
+{
+	struct winsize ws;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0)
+		return ws.ws_row;
+	return 25;
+}
+
+/* A closed pipe (| head) ends the run quietly. */
+static void check_output(FILE *stream)
+{
+	if (ferror(stream) || fflush(stream) != 0) {
+		if (errno == EPIPE)
+			exit(EXIT_OK);
+		warn_errno("output", errno);
+		exit(EXIT_FAIL);
+	}
+}
+
+static struct mon_group *shown(struct run *r)
+{
+	static struct mon_group groups[MAX_GROUPS];
+
+	for (unsigned g = 0; g < r->ngroups; g++)
+		groups[g] = r->groups[g].shown;
+	return groups;
+}
+
+static void print_json(struct run *r, const struct system_sample *s, uint64_t interval_ns, bool since_boot)
+{
+	struct json_object *line = json_object_new_object();
+
+	json_object_object_add(line, "time_ns", json_object_new_uint64(s->real_ns));
+	json_object_object_add(line, "interval_ns", json_object_new_uint64(interval_ns));
+	json_object_object_add(line, "since_boot", json_object_new_boolean(since_boot));
+	for (unsigned g = 0; g < r->ngroups; g++) {
+		const struct mon_group *m = &r->groups[g].shown;
+		struct json_object *group = json_object_new_object();
+		char key[96], buf[64];
+
+		if (r->groups[g].kind == G_TIME)
+			continue; /* time_ns says it */
+		for (unsigned c = 0; c < m->ncolumns; c++) {
+			const struct mon_column *col = &m->columns[c];
+			double value = m->raw[c];
+			snprintf(key, sizeof(key), "%s%s%s", col->key, col->unit && *col->unit ? "_" : "", col->unit);
+			if (isnan(value)) {
+				json_object_object_add(group, key, NULL);
+			} else if (value == rint(value) && fabs(value) < 9e15) {
+				json_object_object_add(group, key, json_object_new_int64((int64_t)value));
+			} else {
+				snprintf(buf, sizeof(buf), "%.3f", value);
+				json_object_object_add(group, key, json_object_new_double_s(value, buf));
+			}
+		}
+		json_object_object_add(line, m->key, group);
+	}
+	puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(line);
+	check_output(stdout);
+}
+
+static void print_sample(struct run *r, const struct system_sample *s, uint64_t interval_ns, bool since_boot,
+			 bool final)
+{
+	struct stat_options *o = r->opts;
+	char layout[sizeof(r->layout)];
+	struct mon_group *groups = shown(r);
+	bool new_layout;
+
+	layout_of(r, layout, sizeof(layout));
+	new_layout = strcmp(layout, r->layout) != 0;
+	if (new_layout)
+		snprintf(r->layout, sizeof(r->layout), "%s", layout);
+
+	if (r->csv && final) {
+		/* CSV lines are written whole: Ctrl-C never leaves half of one. */
+		sigset_t block, old;
+		sigemptyset(&block);
+		sigaddset(&block, SIGINT);
+		sigaddset(&block, SIGTERM);
+		sigprocmask(SIG_BLOCK, &block, &old);
+		if ((!r->csv_header_written || new_layout) && monitor_csv_header(r->csv, groups, r->ngroups) != 0)
+			check_output(r->csv);
+		r->csv_header_written = true;
+		if (monitor_csv_line(r->csv, groups, r->ngroups, (unsigned long long)s->real_ns, since_boot) != 0)
+			check_output(r->csv);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	}
+	if (o->format == OUT_JSON) {
+		if (final)
+			print_json(r, s, interval_ns, since_boot);
+		return;
+	}
+	if (o->format == OUT_CSV)
+		return;
+	/* The table: headers at the start, when the groups change, and when they scrolled away. */
+	if (final || r->tty) {
+		bool header = new_layout || (r->tty && !o->noheaders && r->lines_since_header >= terminal_rows() - 2);
+		if (r->tty && !final)
+			fputs("\r\033[2K", stdout);
+		if (header && final) {
+			monitor_header(&r->monitor, groups, r->ngroups);
+			r->lines_since_header = 0;
+		}
+		if (r->tty && final)
+			fputs("\r\033[2K", stdout);
+		monitor_line(&r->monitor, groups, r->ngroups, final);
+		if (final) {
+			fputc('\n', stdout);
+			r->lines_since_header++;
+		}
+		check_output(stdout);
+	}
+}
+
+static void compute_all(struct run *r, const struct system_sample *then, const struct system_sample *now,
+			double seconds, bool since_boot)
+{
+	for (unsigned g = 0; g < r->ngroups; g++) {
+		if (r->groups[g].kind == G_VTRACE)
+			compute_vtrace(r, &r->groups[g]);
+		else
+			group_compute(&r->groups[g], then, now, seconds, since_boot);
+	}
+}
+
+static void sleep_until(uint64_t deadline)
+{
+	struct timespec ts = { (time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull) };
+
+	while (!stop_signal && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+int cmd_stat(int argc, char **argv)
+{
+	struct stat_options o = { .format = OUT_TABLE };
+	struct run r = { .opts = &o };
+	struct system_sample zero = {0};
+	struct sigaction action = { .sa_handler = on_signal };
+	uint64_t start, deadline;
+	bool has_vtrace = false;
+	const char *env_replay = getenv("IOLENS_REPLAY");
+
+	parse_options(&o, argc, argv);
+	if (env_replay && *env_replay)
+		o.replay = env_replay;
+	r.tty = isatty(STDOUT_FILENO) && o.format == OUT_TABLE;
+	r.monitor = (struct monitor){ .out = stdout, .color = r.tty && !o.nocolor && !getenv("NO_COLOR"),
+				      .integer = o.integer, .floats = o.floats };
+	if (o.output_file) {
+		bool exists = access(o.output_file, F_OK) == 0;
+		r.csv = fopen(o.output_file, "ae");
+		if (!r.csv) {
+			warn_errno(o.output_file, errno);
+			return EXIT_FAIL;
+		}
+		if (exists)
+			fputs("\n", r.csv);
+	} else if (o.format == OUT_CSV) {
+		r.csv = stdout;
+	}
+	for (unsigned i = 0; i < o.norder; i++) {
+		has_vtrace |= o.order[i] == G_VTRACE;
+		if (o.order[i] == G_CACHE) {
+			const char *why = "a recording has no kernel to ask";
+			if (o.replay || cache_events_start(&why) != 0) {
+				warn_msg("page cache: pages added and removed are unknown ('-'): %s", why);
+				r.failed = !o.replay;
+				r.unavailable |= SYS_CACHE_EVENTS;
+			}
+		}
+	}
+	signal(SIGPIPE, SIG_IGN);
+	sigaction(SIGINT, &action, NULL);
+	sigaction(SIGTERM, &action, NULL);
+
+	/* The first sample: every source the groups might need, to check the lists against. */
+	r.needs = SYS_UPTIME | SYS_PROCSTAT | SYS_DISKSTATS;
+	if (o.replay)
+		r.unavailable |= SYS_CACHE_EVENTS;
+	for (unsigned i = 0; i < o.norder; i++)
+		r.needs |= group_needs(o.order[i]);
+	if (o.nets)
+		r.needs |= SYS_NETDEV;
+	if (o.swaps)
+		r.needs |= SYS_SWAPS;
+	if (o.irqs)
+		r.needs |= SYS_INTERRUPTS;
+	r.needs &= ~r.unavailable;
+	if (take_sample(&r, &r.samples[0]) != 0) {
+		warn_msg("no recorded sample in %s", o.replay);
+		return EXIT_FAIL;
+	}
+	if (has_vtrace)
+		vtrace_scan(&r);
+	validating = true;
+	validate_lists(&o, &r.samples[0]);
+	build_groups(&r, &r.samples[0]);
+	validating = false;
+	r.current = 0;
+	start = o.replay ? r.samples[0].mono_ns : monotonic_ns();
+	deadline = start;
+
+	/* The first line: the average since boot, unless left out. */
+	if (!o.no_boot_sample) {
+		double uptime = r.samples[0].uptime > 0 ? r.samples[0].uptime : 1;
+		compute_all(&r, &zero, &r.samples[0], uptime, true);
+		print_sample(&r, &r.samples[0], (uint64_t)(uptime * 1e9), true, true);
+	}
+	for (uint64_t line = o.no_boot_sample ? 0 : 1; (!o.count || line < o.count) && !stop_signal; line++) {
+		struct system_sample *then = &r.samples[r.current], *now = &r.samples[!r.current];
+		bool updates = r.tty && !o.noupdate && o.delay > 1 && !o.replay;
+
+		deadline += (uint64_t)(o.delay * 1e9);
+		/* dstat's intermediate updates: the line so far, redrawn every second of a long delay. */
+		while (updates && !stop_signal && monotonic_ns() + 1000000000ull < deadline) {
+			struct system_sample partial;
+			sleep_until(monotonic_ns() + 1000000000ull);
+			if (stop_signal)
+				break;
+			take_sample(&r, &partial);
+			if (has_vtrace)
+				vtrace_scan(&r);
+			compute_all(&r, then, &partial, (double)(partial.mono_ns - then->mono_ns) / 1e9, false);
+			print_sample(&r, &partial, partial.mono_ns - then->mono_ns, false, false);
+			system_sample_free(&partial);
+		}
+		if (!o.replay)
+			sleep_until(deadline);
+		if (stop_signal)
+			break;
+		system_sample_free(now);
+		if (take_sample(&r, now) != 0)
+			break; /* the recording ended */
+		if (has_vtrace)
+			vtrace_scan(&r);
+		/* Devices and services come and go: the groups follow, with new headers. */
+		build_groups(&r, now);
+		double seconds = now->mono_ns > then->mono_ns ? (double)(now->mono_ns - then->mono_ns) / 1e9 : 0;
+		compute_all(&r, then, now, seconds, false);
+		print_sample(&r, now, now->mono_ns - then->mono_ns, false, true);
+		r.current = !r.current;
+	}
+	if (r.tty)
+		fputs("\033[0;0m", stdout);
+	fflush(stdout);
+	if (r.csv && r.csv != stdout)
+		fclose(r.csv);
+	cache_events_stop();
+	system_sample_free(&r.samples[0]);
+	system_sample_free(&r.samples[1]);
+	for (size_t i = 0; i < r.nsegments; i++)
+		segment_free(r.segments[i]);
+	free(r.segments);
+	free(o.cpus);
+	free(o.disks);
+	free(o.nets);
+	free(o.swaps);
+	free(o.irqs);
+	(void)start;
+	return r.failed ? EXIT_FAIL : EXIT_OK;
+}

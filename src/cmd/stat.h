@@ -1,0 +1,63 @@
+/* stat.h: what iolens stat's options and its column groups share: the groups a run shows, and how each computes. */
+#ifndef IOLENS_CMD_STAT_H
+#define IOLENS_CMD_STAT_H
+
+#include <stdbool.h>
+
+#include "collect/system.h"
+#include "out/monitor.h"
+
+/* The kinds of groups: one per dstat plugin, and iolens's own. */
+enum group_kind {
+	G_TIME,
+	G_CPU,
+	G_CPU_ADV,
+	G_DISK,
+	G_NET,
+	G_PAGE,
+	G_SYS,
+	G_MEM,
+	G_SWAP,
+	G_LOAD,
+	G_PROC,
+	G_INT,
+	G_IO,
+	G_TCP,
+	G_UDP,
+	G_UNIX,
+	G_SOCKET,
+	G_FS,
+	G_AIO,
+	G_VM,
+	G_LOCK,
+	G_IPC,
+	G_RAW,
+	G_DISK_EXT,
+	G_PSI,
+	G_CACHE,
+	G_VTRACE,
+	G_KINDS
+};
+
+/* One group on the line: a kind, and the item it is about ("total", "vda", "0", "eth0", a service). */
+struct group {
+	enum group_kind kind;
+	char item[64];
+	struct mon_group shown; /* title, key, columns, and this sample's values */
+};
+
+/* The sources (SYS_* flags) a kind needs. */
+unsigned group_needs(enum group_kind kind);
+
+/* Sets up the title, key and columns of a group for its kind and item. */
+void group_init(struct group *g, enum group_kind kind, const char *item);
+
+/*
+ * Computes a group's values between two samples, seconds apart (for the first line:
+ * `then` zeroed, and seconds the uptime: the average since boot). Values that cannot be
+ * known are NaN.
+ */
+void group_compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
+		   double seconds, bool since_boot);
+
+#endif

@@ -1,0 +1,671 @@
+/* stat_groups.c: iolens stat's column groups: dstat's plugins, iostat -x, pressure and the page cache, from two samples. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/stat.h"
+#include "common/util.h"
+
+#define P MON_PERCENT
+#define D MON_DECIMAL
+#define B MON_BYTES
+#define F MON_FLOAT
+#define S MON_TEXT
+
+/* { nick, key, unit, type, width, scale } */
+static const struct mon_column time_cols[] = { { "time", "time", "", S, 14, 0 } };
+static const struct mon_column cpu_cols[] = {
+	{ "usr", "usr", "pct", P, 3, 34 }, { "sys", "sys", "pct", P, 3, 34 }, { "idl", "idl", "pct", P, 3, 34 },
+	{ "wai", "wai", "pct", P, 3, 34 }, { "stl", "stl", "pct", P, 3, 34 },
+};
+static const struct mon_column cpu_adv_cols[] = {
+	{ "usr", "usr", "pct", P, 3, 34 }, { "sys", "sys", "pct", P, 3, 34 }, { "idl", "idl", "pct", P, 3, 34 },
+	{ "wai", "wai", "pct", P, 3, 34 }, { "hiq", "hiq", "pct", P, 3, 34 }, { "siq", "siq", "pct", P, 3, 34 },
+	{ "stl", "stl", "pct", P, 3, 34 },
+};
+static const struct mon_column disk_cols[] = {
+	{ "read", "read", "bytes_per_s", B, 5, 1024 }, { "writ", "writ", "bytes_per_s", B, 5, 1024 },
+};
+static const struct mon_column net_cols[] = {
+	{ "recv", "recv", "bytes_per_s", B, 5, 1024 }, { "send", "send", "bytes_per_s", B, 5, 1024 },
+};
+/* Page traffic and swap traffic side by side, never both called "in" and "out". */
+static const struct mon_column page_cols[] = {
+	{ "pgin", "page_in", "bytes_per_s", B, 5, 1024 }, { "pgout", "page_out", "bytes_per_s", B, 5, 1024 },
+	{ "swin", "swap_in", "bytes_per_s", B, 5, 1024 }, { "swout", "swap_out", "bytes_per_s", B, 5, 1024 },
+};
+static const struct mon_column sys_cols[] = {
+	{ "int", "int", "per_s", D, 5, 1000 }, { "csw", "csw", "per_s", D, 5, 1000 },
+};
+static const struct mon_column mem_cols[] = {
+	{ "used", "used", "bytes", B, 5, 1024 }, { "free", "free", "bytes", B, 5, 1024 },
+	{ "buff", "buff", "bytes", B, 5, 1024 }, { "cach", "cach", "bytes", B, 5, 1024 },
+};
+static const struct mon_column swap_cols[] = {
+	{ "used", "used", "bytes", B, 5, 1024 }, { "free", "free", "bytes", B, 5, 1024 },
+};
+static const struct mon_column load_cols[] = {
+	{ "1m", "1m", "", F, 4, 0.5 }, { "5m", "5m", "", F, 4, 0.5 }, { "15m", "15m", "", F, 4, 0.5 },
+};
+static const struct mon_column proc_cols[] = {
+	{ "run", "run", "", F, 3, 10 }, { "blk", "blk", "", F, 3, 10 }, { "new", "new", "per_s", F, 3, 10 },
+};
+static const struct mon_column io_cols[] = {
+	{ "read", "read", "per_s", F, 5, 1000 }, { "writ", "writ", "per_s", F, 5, 1000 },
+};
+static const struct mon_column tcp_cols[] = {
+	{ "lis", "listen", "", D, 4, 1000 }, { "act", "established", "", D, 4, 1000 }, { "syn", "syn", "", D, 4, 1000 },
+	{ "tim", "time_wait", "", D, 4, 1000 }, { "clo", "closing", "", D, 4, 1000 },
+};
+static const struct mon_column udp_cols[] = { { "lis", "listen", "", D, 4, 1000 }, { "act", "active", "", D, 4, 1000 } };
+static const struct mon_column unix_cols[] = {
+	{ "dgm", "datagram", "", D, 4, 1000 }, { "str", "stream", "", D, 4, 1000 }, { "lis", "listen", "", D, 4, 1000 },
+	{ "act", "active", "", D, 4, 1000 },
+};
+static const struct mon_column socket_cols[] = {
+	{ "tot", "total", "", D, 4, 1000 }, { "tcp", "tcp", "", D, 4, 1000 }, { "udp", "udp", "", D, 4, 1000 },
+	{ "raw", "raw", "", D, 4, 1000 }, { "frg", "frag", "", D, 4, 1000 },
+};
+static const struct mon_column fs_cols[] = { { "files", "files", "", D, 6, 1000 }, { "inodes", "inodes", "", D, 6, 1000 } };
+static const struct mon_column aio_cols[] = { { "#aio", "requests", "", D, 5, 1000 } };
+static const struct mon_column vm_cols[] = {
+	{ "majpf", "major_faults", "per_s", D, 5, 1000 }, { "minpf", "minor_faults", "per_s", D, 5, 1000 },
+	{ "alloc", "alloc", "pages_per_s", D, 5, 1000 }, { "free", "free", "pages_per_s", D, 5, 1000 },
+};
+static const struct mon_column lock_cols[] = {
+	{ "pos", "posix", "", F, 3, 10 }, { "lck", "flock", "", F, 3, 10 }, { "rea", "read", "", F, 3, 10 },
+	{ "wri", "write", "", F, 3, 10 },
+};
+static const struct mon_column ipc_cols[] = {
+	{ "msg", "msg", "", D, 3, 10 }, { "sem", "sem", "", D, 3, 10 }, { "shm", "shm", "", D, 3, 10 },
+};
+static const struct mon_column raw_cols[] = { { "raw", "raw", "", D, 4, 1000 } };
+/* iostat -x, in iostat's units on screen; bytes and ns in JSON and CSV. */
+static const struct mon_column ext_cols[] = {
+	{ "r/s", "r", "per_s", F, 6, 1000 },          { "w/s", "w", "per_s", F, 6, 1000 },
+	{ "rkB/s", "read", "bytes_per_s", F, 6, 1000 }, { "wkB/s", "write", "bytes_per_s", F, 6, 1000 },
+	{ "rrqm/s", "rrqm", "per_s", F, 6, 1000 },    { "wrqm/s", "wrqm", "per_s", F, 6, 1000 },
+	{ "r_awt", "r_await", "ns", F, 6, 1000 },     { "w_awt", "w_await", "ns", F, 6, 1000 },
+	{ "aqu-sz", "aqu_sz", "", F, 6, 1000 },       { "rareq", "rareq_sz", "bytes", F, 6, 1000 },
+	{ "wareq", "wareq_sz", "bytes", F, 6, 1000 }, { "%util", "util", "pct", F, 6, 34 },
+};
+#define EXT_TABLE 12
+/* Stall time in percent of the interval on screen; stall ns in the interval in JSON and CSV. */
+static const struct mon_column psi_cols[] = {
+	{ "io-s", "io_some", "stall_ns", F, 4, 10 },   { "io-f", "io_full", "stall_ns", F, 4, 10 },
+	{ "mem-s", "memory_some", "stall_ns", F, 5, 10 }, { "mem-f", "memory_full", "stall_ns", F, 5, 10 },
+	{ "cpu-s", "cpu_some", "stall_ns", F, 5, 10 }, { "cpu-f", "cpu_full", "stall_ns", F, 5, 10 },
+};
+/* Pages added to and removed from the page cache come from the kernel's tracepoints (eBPF). */
+static const struct mon_column cache_cols[] = {
+	{ "cach", "cached", "bytes", B, 5, 1024 }, { "dirt", "dirty", "bytes", B, 5, 1024 },
+	{ "wb", "writeback", "bytes", B, 5, 1024 }, { "add", "added", "pages_per_s", D, 5, 1000 },
+	{ "rem", "removed", "pages_per_s", D, 5, 1000 },
+};
+static const struct mon_column vtrace_cols[] = {
+	{ "op/s", "ops", "per_s", F, 6, 1000 }, { "util", "util", "pct", P, 4, 34 }, { "hang", "hang", "", D, 4, 10 },
+};
+
+#define COLUMNS(array) array, sizeof(array) / sizeof(array[0])
+
+static const struct {
+	const char *title; /* printf format with the item */
+	const char *key;   /* printf format with the item */
+	const struct mon_column *columns;
+	unsigned ncolumns;
+	unsigned needs;
+} kinds[G_KINDS] = {
+	[G_TIME] = { "system", "time", COLUMNS(time_cols), 0 },
+	[G_CPU] = { "%s cpu usage", "cpu_%s", COLUMNS(cpu_cols), SYS_PROCSTAT },
+	[G_CPU_ADV] = { "%s cpu usage", "cpu_%s", COLUMNS(cpu_adv_cols), SYS_PROCSTAT },
+	[G_DISK] = { "dsk/%s", "dsk_%s", COLUMNS(disk_cols), SYS_DISKSTATS },
+	[G_NET] = { "net/%s", "net_%s", COLUMNS(net_cols), SYS_NETDEV },
+	[G_PAGE] = { "page/swap", "paging", COLUMNS(page_cols), SYS_VMSTAT },
+	[G_SYS] = { "system", "system", COLUMNS(sys_cols), SYS_PROCSTAT },
+	[G_MEM] = { "memory usage", "memory", COLUMNS(mem_cols), SYS_MEMINFO },
+	[G_SWAP] = { "swp/%s", "swap_%s", COLUMNS(swap_cols), SYS_SWAPS },
+	[G_LOAD] = { "load avg", "load", COLUMNS(load_cols), SYS_LOADAVG },
+	[G_PROC] = { "procs", "procs", COLUMNS(proc_cols), SYS_PROCSTAT },
+	[G_INT] = { "interrupts", "interrupts", NULL, 0, SYS_INTERRUPTS },
+	[G_IO] = { "io/%s", "io_%s", COLUMNS(io_cols), SYS_DISKSTATS },
+	[G_TCP] = { "tcp sockets", "tcp", COLUMNS(tcp_cols), SYS_SOCKETS },
+	[G_UDP] = { "udp", "udp", COLUMNS(udp_cols), SYS_SOCKETS },
+	[G_UNIX] = { "unix sockets", "unix", COLUMNS(unix_cols), SYS_SOCKETS },
+	[G_SOCKET] = { "sockets", "sockets", COLUMNS(socket_cols), SYS_SOCKETS },
+	[G_FS] = { "filesystem", "filesystem", COLUMNS(fs_cols), SYS_FSSTAT },
+	[G_AIO] = { "async", "aio", COLUMNS(aio_cols), SYS_FSSTAT },
+	[G_VM] = { "virtual memory", "vm", COLUMNS(vm_cols), SYS_VMSTAT },
+	[G_LOCK] = { "file locks", "locks", COLUMNS(lock_cols), SYS_LOCKS },
+	[G_IPC] = { "sysv ipc", "ipc", COLUMNS(ipc_cols), SYS_IPC },
+	[G_RAW] = { "raw", "raw", COLUMNS(raw_cols), SYS_SOCKETS },
+	[G_DISK_EXT] = { "dsk-ext/%s", "dskext_%s", ext_cols, EXT_TABLE, SYS_DISKSTATS },
+	[G_PSI] = { "pressure %% stalled", "pressure", COLUMNS(psi_cols), SYS_PSI },
+	[G_CACHE] = { "page cache", "cache", COLUMNS(cache_cols), SYS_MEMINFO | SYS_VMSTAT | SYS_CACHE_EVENTS },
+	[G_VTRACE] = { "vt/%s", "vtrace_%s", COLUMNS(vtrace_cols), 0 },
+};
+
+/* Interrupt groups have a column per interrupt: their columns live here. */
+static struct mon_column int_columns[24];
+static char int_nicks[24][16];
+
+unsigned group_needs(enum group_kind kind)
+{
+	return kinds[kind].needs | SYS_UPTIME;
+}
+
+/* A title or key pattern with the item put in place of its one "%s" ("%%" is a '%'). */
+static void fill(char *out, size_t size, const char *pattern, const char *item)
+{
+	size_t used = 0;
+
+	for (const char *p = pattern; *p && used + 1 < size; p++) {
+		if (p[0] == '%' && p[1] == 's') {
+			used += (size_t)snprintf(out + used, size - used, "%s", item);
+			if (used >= size)
+				used = size - 1;
+			p++;
+		} else if (p[0] == '%' && p[1] == '%') {
+			out[used++] = '%';
+			p++;
+		} else {
+			out[used++] = *p;
+		}
+	}
+	out[used] = '\0';
+}
+
+void group_init(struct group *g, enum group_kind kind, const char *item)
+{
+	memset(g, 0, sizeof(*g));
+	g->kind = kind;
+	snprintf(g->item, sizeof(g->item), "%s", item ? item : "");
+	fill(g->shown.title, sizeof(g->shown.title), kinds[kind].title, g->item);
+	fill(g->shown.key, sizeof(g->shown.key), kinds[kind].key, g->item);
+	for (char *p = g->shown.key; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+			*p = '_';
+	g->shown.columns = kinds[kind].columns;
+	g->shown.ncolumns = kinds[kind].ncolumns;
+	if (kind == G_CPU || kind == G_CPU_ADV) {
+		if (!strcmp(g->item, "total"))
+			snprintf(g->shown.title, sizeof(g->shown.title), "total cpu usage");
+		else
+			fill(g->shown.title, sizeof(g->shown.title), "cpu%s usage", g->item);
+	}
+	if (kind == G_INT) {
+		/* item: the interrupts, comma-separated: one column each. */
+		unsigned n = 0;
+		char copy[64], *save = NULL;
+		snprintf(copy, sizeof(copy), "%s", g->item);
+		for (char *irq = strtok_r(copy, ",", &save); irq && n < 24; irq = strtok_r(NULL, ",", &save), n++) {
+			snprintf(int_nicks[n], sizeof(int_nicks[n]), "%s", irq);
+			int_columns[n] = (struct mon_column){ int_nicks[n], int_nicks[n], "per_s", D, 5, 1000 };
+		}
+		g->shown.columns = int_columns;
+		g->shown.ncolumns = n;
+	}
+}
+
+static double rate(uint64_t now, uint64_t then, double seconds)
+{
+	/* A counter that went back (a wrap, a device replaced) gives 0, never a spike. */
+	return seconds > 0 && now >= then ? (double)(now - then) / seconds : 0;
+}
+
+static void set(struct group *g, unsigned column, double shown, double raw)
+{
+	g->shown.values[column] = shown;
+	g->shown.raw[column] = raw;
+}
+
+static void set_same(struct group *g, unsigned column, double value)
+{
+	set(g, column, value, value);
+}
+
+static void all_unknown(struct group *g)
+{
+	for (unsigned c = 0; c < g->shown.ncolumns; c++)
+		set_same(g, c, NAN);
+}
+
+static const struct cpu_times *cpu_of(const struct system_sample *s, const char *item)
+{
+	char *end;
+	long n;
+
+	if (!(s->have & SYS_PROCSTAT))
+		return NULL;
+	if (!strcmp(item, "total"))
+		return &s->procstat.total;
+	n = strtol(item, &end, 10);
+	if (*end || n < 0 || (unsigned long)n >= s->procstat.ncpu || !s->procstat.cpu_present[n])
+		return NULL;
+	return &s->procstat.cpu[n];
+}
+
+/* Jiffies between two samples; a column the kernel does not have (old kernels: steal) counts 0. */
+static double tick_delta(uint64_t now, uint64_t then)
+{
+	if (now == PROCFS_UNKNOWN)
+		return 0;
+	if (then == PROCFS_UNKNOWN)
+		then = 0;
+	return now >= then ? (double)(now - then) : 0;
+}
+
+static void compute_cpu(struct group *g, const struct system_sample *then, const struct system_sample *now)
+{
+	static const struct cpu_times zero;
+	const struct cpu_times *b = cpu_of(now, g->item), *a = then->have & SYS_PROCSTAT ? cpu_of(then, g->item) : &zero;
+	double d[8], total = 0;
+
+	if (!a || !b) {
+		all_unknown(g);
+		return;
+	}
+	/* As dstat: its usr is user + nice + hiq + siq unless --cpu-adv shows hiq and siq apart. */
+	d[0] = tick_delta(b->user, a->user) + tick_delta(b->nice, a->nice);
+	d[1] = tick_delta(b->system, a->system);
+	d[2] = tick_delta(b->idle, a->idle);
+	d[3] = tick_delta(b->iowait, a->iowait);
+	d[4] = tick_delta(b->irq, a->irq);
+	d[5] = tick_delta(b->softirq, a->softirq);
+	d[6] = tick_delta(b->steal, a->steal);
+	for (int i = 0; i < 7; i++) {
+		if (d[i] < 0)
+			d[i] = 0; /* idle and iowait can go back on some kernels (NO_HZ accounting) */
+		total += d[i];
+	}
+	if (total <= 0) {
+		for (unsigned c = 0; c < g->shown.ncolumns; c++)
+			set_same(g, c, 0);
+		return;
+	}
+	if (g->kind == G_CPU) {
+		set_same(g, 0, 100 * (d[0] + d[4] + d[5]) / total);
+		set_same(g, 1, 100 * d[1] / total);
+		set_same(g, 2, 100 * d[2] / total);
+		set_same(g, 3, 100 * d[3] / total);
+		set_same(g, 4, 100 * d[6] / total);
+	} else {
+		for (int i = 0; i < 7; i++)
+			set_same(g, (unsigned)i, 100 * d[i] / total);
+	}
+}
+
+/* The disk counters of an item: one device, or the sum of the devices counted in totals. */
+static bool disk_of(const struct system_sample *s, const char *item, struct disk_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!(s->have & SYS_DISKSTATS))
+		return false;
+	if (strcmp(item, "total")) {
+		const struct disk_stats *d = diskstats_find(&s->disks, item);
+		if (d)
+			*out = *d;
+		return d != NULL;
+	}
+	for (unsigned i = 0; i < s->disks.count; i++) {
+		const struct disk_stats *d = &s->disks.disk[i];
+		if (!s->disks.kind[i].in_total)
+			continue;
+		out->rd_ios += d->rd_ios;
+		out->wr_ios += d->wr_ios;
+		out->rd_sectors += d->rd_sectors;
+		out->wr_sectors += d->wr_sectors;
+	}
+	return true;
+}
+
+/*
+ * The earlier counters of an item: zeros for the average since boot; none for a device
+ * that was not there at the earlier sample (its first interval cannot be known).
+ */
+static bool disk_before(const struct system_sample *then, const char *item, struct disk_stats *out)
+{
+	if (!(then->have & SYS_DISKSTATS)) {
+		memset(out, 0, sizeof(*out));
+		return true;
+	}
+	return disk_of(then, item, out);
+}
+
+static void compute_disk(struct group *g, const struct system_sample *then, const struct system_sample *now,
+			 double seconds)
+{
+	struct disk_stats a, b;
+
+	if (!disk_of(now, g->item, &b) || !disk_before(then, g->item, &a)) {
+		all_unknown(g);
+		return;
+	}
+	if (g->kind == G_DISK) {
+		set_same(g, 0, rate(b.rd_sectors * 512, a.rd_sectors * 512, seconds));
+		set_same(g, 1, rate(b.wr_sectors * 512, a.wr_sectors * 512, seconds));
+	} else {
+		set_same(g, 0, rate(b.rd_ios, a.rd_ios, seconds));
+		set_same(g, 1, rate(b.wr_ios, a.wr_ios, seconds));
+	}
+}
+
+static void compute_disk_ext(struct group *g, const struct system_sample *then, const struct system_sample *now,
+			     double seconds)
+{
+	struct disk_stats a, b;
+	struct disk_ext x;
+
+	if (!disk_of(now, g->item, &b) || !strcmp(g->item, "total") || !disk_before(then, g->item, &a)) {
+		all_unknown(g);
+		return;
+	}
+	disk_ext_compute(&a, &b, seconds, &x);
+	set_same(g, 0, x.r_s);
+	set_same(g, 1, x.w_s);
+	set(g, 2, x.rkb_s, x.rkb_s * 1024);
+	set(g, 3, x.wkb_s, x.wkb_s * 1024);
+	set_same(g, 4, x.rrqm_s);
+	set_same(g, 5, x.wrqm_s);
+	set(g, 6, x.r_await, x.r_await * 1e6);
+	set(g, 7, x.w_await, x.w_await * 1e6);
+	set_same(g, 8, x.aqu_sz);
+	set(g, 9, x.rareq_sz, x.rareq_sz * 1024);
+	set(g, 10, x.wareq_sz, x.wareq_sz * 1024);
+	set_same(g, 11, x.util);
+}
+
+/* An interface, or the total of the interfaces that are devices of their own (or of all but lo when none is). */
+static bool net_of(const struct system_sample *s, const char *item, uint64_t *rx, uint64_t *tx)
+{
+	bool any_physical = false;
+
+	*rx = *tx = 0;
+	if (!(s->have & SYS_NETDEV))
+		return false;
+	if (strcmp(item, "total")) {
+		for (unsigned i = 0; i < s->netdev.count; i++)
+			if (!strcmp(s->netdev.dev[i].name, item)) {
+				*rx = s->netdev.dev[i].rx_bytes;
+				*tx = s->netdev.dev[i].tx_bytes;
+				return true;
+			}
+		return false;
+	}
+	for (unsigned i = 0; i < s->netdev.count; i++)
+		any_physical |= netdev_is_physical(s->netdev.dev[i].name) == 1;
+	for (unsigned i = 0; i < s->netdev.count; i++) {
+		const struct netdev_stats *n = &s->netdev.dev[i];
+		if (any_physical ? netdev_is_physical(n->name) != 1 : !strcmp(n->name, "lo"))
+			continue;
+		*rx += n->rx_bytes;
+		*tx += n->tx_bytes;
+	}
+	return true;
+}
+
+static void compute_net(struct group *g, const struct system_sample *then, const struct system_sample *now,
+			double seconds)
+{
+	uint64_t rx, tx, rx0, tx0;
+
+	if (!net_of(now, g->item, &rx, &tx)) {
+		all_unknown(g);
+		return;
+	}
+	net_of(then, g->item, &rx0, &tx0);
+	set_same(g, 0, rate(rx, rx0, seconds));
+	set_same(g, 1, rate(tx, tx0, seconds));
+}
+
+static bool swap_of(const struct system_sample *s, const char *item, double *used, double *free_bytes)
+{
+	bool found = false;
+
+	*used = *free_bytes = 0;
+	if (!(s->have & SYS_SWAPS))
+		return false;
+	for (unsigned i = 0; i < s->swaps.count; i++) {
+		const struct swap_area *a = &s->swaps.area[i];
+		if (strcmp(item, "total") && strcmp(item, a->name))
+			continue;
+		*used += (double)a->used;
+		*free_bytes += (double)(a->size - (a->used < a->size ? a->used : a->size));
+		found = true;
+	}
+	return found || !strcmp(item, "total");
+}
+
+static double known(uint64_t value)
+{
+	return value == PROCFS_UNKNOWN ? NAN : (double)value;
+}
+
+static void compute_int(struct group *g, const struct system_sample *then, const struct system_sample *now,
+			double seconds)
+{
+	for (unsigned c = 0; c < g->shown.ncolumns; c++) {
+		const char *irq = g->shown.columns[c].key;
+		double value = NAN;
+		uint64_t a = 0;
+		if (now->have & SYS_INTERRUPTS)
+			for (unsigned i = 0; i < now->interrupts.count; i++)
+				if (!strcmp(now->interrupts.line[i].name, irq)) {
+					for (unsigned j = 0; (then->have & SYS_INTERRUPTS) && j < then->interrupts.count; j++)
+						if (!strcmp(then->interrupts.line[j].name, irq))
+							a = then->interrupts.line[j].count;
+					value = rate(now->interrupts.line[i].count, a, seconds);
+				}
+		set_same(g, c, value);
+	}
+}
+
+static void compute_psi(struct group *g, const struct system_sample *then, const struct system_sample *now,
+			double seconds)
+{
+	const struct psi *a[3] = { &then->psi_io, &then->psi_memory, &then->psi_cpu };
+	const struct psi *b[3] = { &now->psi_io, &now->psi_memory, &now->psi_cpu };
+
+	for (int r = 0; r < 3; r++) {
+		const struct psi_line *lines_a[2] = { &a[r]->some, &a[r]->full }, *lines_b[2] = { &b[r]->some, &b[r]->full };
+		for (int l = 0; l < 2; l++) {
+			unsigned c = (unsigned)(r * 2 + l);
+			if (!(now->have & SYS_PSI) || !b[r]->available || !lines_b[l]->present) {
+				set_same(g, c, NAN);
+				continue;
+			}
+			uint64_t stall_us = lines_b[l]->total_us >= lines_a[l]->total_us
+						    ? lines_b[l]->total_us - lines_a[l]->total_us : 0;
+			double pct = seconds > 0 ? 100.0 * (double)stall_us / (seconds * 1e6) : 0;
+			set(g, c, pct > 100 ? 100 : pct, (double)stall_us * 1000);
+		}
+	}
+}
+
+void group_compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
+		   double seconds, bool since_boot)
+{
+	const struct meminfo *m = &now->meminfo;
+	const struct vmstat *v = &now->vmstat, *v0 = &then->vmstat;
+	double used, free_bytes;
+	(void)since_boot;
+
+	switch (g->kind) {
+	case G_TIME: {
+		time_t t = (time_t)(now->real_ns / 1000000000ull);
+		struct tm tm;
+		localtime_r(&t, &tm);
+		strftime(g->shown.text, sizeof(g->shown.text), "%d-%m %H:%M:%S", &tm);
+		set_same(g, 0, (double)now->real_ns);
+		break;
+	}
+	case G_CPU:
+	case G_CPU_ADV:
+		compute_cpu(g, then, now);
+		break;
+	case G_DISK:
+	case G_IO:
+		compute_disk(g, then, now, seconds);
+		break;
+	case G_DISK_EXT:
+		compute_disk_ext(g, then, now, seconds);
+		break;
+	case G_NET:
+		compute_net(g, then, now, seconds);
+		break;
+	case G_PAGE:
+		if (!(now->have & SYS_VMSTAT)) {
+			all_unknown(g);
+			break;
+		}
+		set_same(g, 0, rate(v->pgpgin, v0->pgpgin, seconds) * 1024);
+		set_same(g, 1, rate(v->pgpgout, v0->pgpgout, seconds) * 1024);
+		set_same(g, 2, rate(v->pswpin, v0->pswpin, seconds) * (double)page_size());
+		set_same(g, 3, rate(v->pswpout, v0->pswpout, seconds) * (double)page_size());
+		break;
+	case G_SYS:
+		if (!(now->have & SYS_PROCSTAT)) {
+			all_unknown(g);
+			break;
+		}
+		set_same(g, 0, rate(now->procstat.intr, then->procstat.intr, seconds));
+		set_same(g, 1, rate(now->procstat.ctxt, then->procstat.ctxt, seconds));
+		break;
+	case G_MEM:
+		if (!(now->have & SYS_MEMINFO) || m->mem_total == PROCFS_UNKNOWN) {
+			all_unknown(g);
+			break;
+		}
+		/* As dstat and free(1): reclaimable slab is not "used"; shared memory, counted in Cached, is. */
+		used = (double)m->mem_total - (double)m->mem_free - (double)m->buffers - (double)m->cached +
+		       (m->shmem != PROCFS_UNKNOWN ? (double)m->shmem : 0) -
+		       (m->sreclaimable != PROCFS_UNKNOWN ? (double)m->sreclaimable : 0);
+		set_same(g, 0, used < 0 ? 0 : used);
+		set_same(g, 1, known(m->mem_free));
+		set_same(g, 2, known(m->buffers));
+		set_same(g, 3, known(m->cached));
+		break;
+	case G_SWAP:
+		if (!swap_of(now, g->item, &used, &free_bytes)) {
+			all_unknown(g);
+			break;
+		}
+		set_same(g, 0, used);
+		set_same(g, 1, free_bytes);
+		break;
+	case G_LOAD:
+		if (!(now->have & SYS_LOADAVG)) {
+			all_unknown(g);
+			break;
+		}
+		set_same(g, 0, now->loadavg.load1);
+		set_same(g, 1, now->loadavg.load5);
+		set_same(g, 2, now->loadavg.load15);
+		break;
+	case G_PROC:
+		if (!(now->have & SYS_PROCSTAT)) {
+			all_unknown(g);
+			break;
+		}
+		/* As dstat and vmstat: the reader itself is running while it reads; it does not count. */
+		set_same(g, 0, now->procstat.procs_running ? (double)(now->procstat.procs_running - 1) : 0);
+		set_same(g, 1, (double)now->procstat.procs_blocked);
+		set_same(g, 2, rate(now->procstat.processes, then->procstat.processes, seconds));
+		break;
+	case G_INT:
+		compute_int(g, then, now, seconds);
+		break;
+	case G_TCP:
+		set_same(g, 0, (double)now->sockets.tcp_listen);
+		set_same(g, 1, (double)now->sockets.tcp_established);
+		set_same(g, 2, (double)now->sockets.tcp_syn);
+		set_same(g, 3, (double)now->sockets.tcp_time_wait);
+		set_same(g, 4, (double)now->sockets.tcp_close);
+		if (!(now->have & SYS_SOCKETS))
+			all_unknown(g);
+		break;
+	case G_UDP:
+		set_same(g, 0, (double)now->sockets.udp_listen);
+		set_same(g, 1, (double)now->sockets.udp_active);
+		if (!(now->have & SYS_SOCKETS))
+			all_unknown(g);
+		break;
+	case G_UNIX:
+		set_same(g, 0, (double)now->sockets.unix_datagram);
+		set_same(g, 1, (double)now->sockets.unix_stream);
+		set_same(g, 2, (double)now->sockets.unix_listen);
+		set_same(g, 3, (double)now->sockets.unix_active);
+		if (!(now->have & SYS_SOCKETS))
+			all_unknown(g);
+		break;
+	case G_SOCKET:
+		set_same(g, 0, known(now->sockets.used));
+		set_same(g, 1, known(now->sockets.tcp_inuse));
+		set_same(g, 2, known(now->sockets.udp_inuse));
+		set_same(g, 3, known(now->sockets.raw_inuse));
+		set_same(g, 4, known(now->sockets.frag_inuse));
+		if (!(now->have & SYS_SOCKETS))
+			all_unknown(g);
+		break;
+	case G_RAW:
+		set_same(g, 0, (now->have & SYS_SOCKETS) ? (double)now->sockets.raw : NAN);
+		break;
+	case G_FS:
+		set_same(g, 0, (now->have & SYS_FSSTAT) ? known(now->fs.files_open) : NAN);
+		set_same(g, 1, (now->have & SYS_FSSTAT) ? known(now->fs.inodes_used) : NAN);
+		break;
+	case G_AIO:
+		set_same(g, 0, (now->have & SYS_FSSTAT) ? known(now->fs.aio_nr) : NAN);
+		break;
+	case G_VM:
+		if (!(now->have & SYS_VMSTAT)) {
+			all_unknown(g);
+			break;
+		}
+		set_same(g, 0, rate(v->pgmajfault, v0->pgmajfault, seconds));
+		set_same(g, 1, rate(v->pgfault, v0->pgfault, seconds));
+		set_same(g, 2, rate(v->pgalloc, v0->pgalloc, seconds));
+		set_same(g, 3, rate(v->pgfree, v0->pgfree, seconds));
+		break;
+	case G_LOCK:
+		set_same(g, 0, (double)now->locks.posix);
+		set_same(g, 1, (double)now->locks.flock);
+		set_same(g, 2, (double)now->locks.read);
+		set_same(g, 3, (double)now->locks.write);
+		if (!(now->have & SYS_LOCKS))
+			all_unknown(g);
+		break;
+	case G_IPC:
+		set_same(g, 0, (double)now->ipc.msg_queues);
+		set_same(g, 1, (double)now->ipc.sem_arrays);
+		set_same(g, 2, (double)now->ipc.shm_segments);
+		if (!(now->have & SYS_IPC))
+			all_unknown(g);
+		break;
+	case G_PSI:
+		compute_psi(g, then, now, seconds);
+		break;
+	case G_CACHE:
+		if (!(now->have & SYS_MEMINFO) || !(now->have & SYS_VMSTAT)) {
+			all_unknown(g);
+			break;
+		}
+		set_same(g, 0, known(m->cached));
+		set_same(g, 1, known(m->dirty));
+		set_same(g, 2, known(m->writeback));
+		/* Added and removed pages: counted by eBPF from the start of the run, so not since boot. */
+		if ((now->have & SYS_CACHE_EVENTS) && (then->have & SYS_CACHE_EVENTS)) {
+			set_same(g, 3, rate(now->cache_added, then->cache_added, seconds));
+			set_same(g, 4, rate(now->cache_removed, then->cache_removed, seconds));
+		} else {
+			set_same(g, 3, NAN);
+			set_same(g, 4, NAN);
+		}
+		break;
+	case G_VTRACE:
+	case G_KINDS:
+		break; /* vtrace groups are computed by stat.c, from the segments */
+	}
+}

@@ -1,0 +1,482 @@
+/* diskstats.c: parses /proc/diskstats, asks sysfs how the devices stack, and computes iostat -x's figures from two samples. */
+#include "collect/diskstats.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect/sysroot.h"
+#include "common/util.h"
+
+/* ---- parsing ---------------------------------------------------------------------------- */
+
+/* The fields after the name, in the kernel's order (block/genhd.c, diskstats_show). */
+#define FIELDS_MAX 17
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* A decimal number that ends at a blank or at end; false when there is none or it overflows. */
+static bool take_number(const char **p, const char *end, uint64_t *out)
+{
+	const char *at = *p;
+	uint64_t value = 0;
+
+	if (at >= end || *at < '0' || *at > '9')
+		return false;
+	for (; at < end && *at >= '0' && *at <= '9'; at++) {
+		unsigned digit = (unsigned)(*at - '0');
+		if (value > (UINT64_MAX - digit) / 10)
+			return false;
+		value = value * 10 + digit;
+	}
+	if (at < end && !is_blank(*at))
+		return false;
+	*p = at;
+	*out = value;
+	return true;
+}
+
+static const char *skip_blanks(const char *p, const char *end)
+{
+	while (p < end && is_blank(*p))
+		p++;
+	return p;
+}
+
+/* One line, [p, end) without its newline, into disk; false when it is not a device line. */
+static bool parse_line(const char *p, const char *end, struct disk_stats *disk)
+{
+	uint64_t major, minor, field[FIELDS_MAX] = {0};
+	const char *name;
+	size_t name_len;
+	unsigned count = 0;
+
+	p = skip_blanks(p, end);
+	if (!take_number(&p, end, &major) || major > UINT32_MAX)
+		return false;
+	p = skip_blanks(p, end);
+	if (!take_number(&p, end, &minor) || minor > UINT32_MAX)
+		return false;
+	p = skip_blanks(p, end);
+	for (name = p; p < end && !is_blank(*p) && *p != '\0'; p++)
+		;
+	name_len = (size_t)(p - name);
+	if (name_len == 0 || name_len >= sizeof(disk->name) || (p < end && !is_blank(*p)))
+		return false;
+	/* The name becomes a path component under /sys/class/block. */
+	if ((name_len == 1 && name[0] == '.') || (name_len == 2 && name[0] == '.' && name[1] == '.'))
+		return false;
+	/* Numbers up to the first thing that is not one: newer kernels may add fields. */
+	for (;;) {
+		uint64_t value;
+
+		p = skip_blanks(p, end);
+		if (!take_number(&p, end, &value))
+			break;
+		if (count < FIELDS_MAX)
+			field[count] = value;
+		count++;
+	}
+	if (count < 11)
+		return false;
+
+	memset(disk, 0, sizeof(*disk));
+	disk->major = (unsigned)major;
+	disk->minor = (unsigned)minor;
+	memcpy(disk->name, name, name_len);
+	disk->name[name_len] = '\0';
+	disk->nfields = count >= 17 ? 17 : count >= 15 ? 15 : 11;
+	disk->rd_ios = field[0];
+	disk->rd_merges = field[1];
+	disk->rd_sectors = field[2];
+	disk->rd_ticks = field[3];
+	disk->wr_ios = field[4];
+	disk->wr_merges = field[5];
+	disk->wr_sectors = field[6];
+	disk->wr_ticks = field[7];
+	disk->in_flight = field[8];
+	disk->io_ticks = field[9];
+	disk->time_in_queue = field[10];
+	if (disk->nfields >= 15) {
+		disk->dc_ios = field[11];
+		disk->dc_merges = field[12];
+		disk->dc_sectors = field[13];
+		disk->dc_ticks = field[14];
+	}
+	if (disk->nfields >= 17) {
+		disk->fl_ios = field[15];
+		disk->fl_ticks = field[16];
+	}
+	return true;
+}
+
+int diskstats_parse(const char *text, size_t len, struct diskstats *out)
+{
+	const char *p = text, *end = text + len;
+	unsigned capacity = 0, lines = 0;
+
+	*out = (struct diskstats){0};
+	if (!text && len)
+		return -EINVAL;
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+
+		if (!eol)
+			eol = end;
+		if (skip_blanks(p, eol) < eol) {
+			lines++;
+			if (out->count == capacity) {
+				capacity = capacity ? capacity * 2 : 32;
+				out->disk = xrealloc(out->disk, capacity * sizeof(*out->disk));
+			}
+			if (parse_line(p, eol, &out->disk[out->count]))
+				out->count++;
+			else
+				out->skipped++;
+		}
+		p = eol + 1;
+	}
+	if (lines > 0 && out->count == 0) {
+		diskstats_free(out);
+		return -EINVAL;
+	}
+	out->kind = xcalloc(out->count ? out->count : 1, sizeof(*out->kind));
+	return 0;
+}
+
+void diskstats_free(struct diskstats *stats)
+{
+	free(stats->disk);
+	free(stats->kind);
+	*stats = (struct diskstats){0};
+}
+
+/* diskstats says "cciss/c0d0" where sysfs says "cciss!c0d0". */
+static bool same_name(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		if (*a != *b && !((*a == '/' || *a == '!') && (*b == '/' || *b == '!')))
+			return false;
+		if (!*a)
+			return true;
+	}
+}
+
+const struct disk_stats *diskstats_find(const struct diskstats *stats, const char *name)
+{
+	unsigned i;
+
+	if (!stats || !name)
+		return NULL;
+	for (i = 0; i < stats->count; i++)
+		if (same_name(stats->disk[i].name, name))
+			return &stats->disk[i];
+	return NULL;
+}
+
+/* ---- sysfs ------------------------------------------------------------------------------ */
+
+/* What sysfs says once and for all of a device (major:minor under that name). */
+struct known_device {
+	char name[sizeof(((struct disk_stats *)0)->name)];
+	unsigned major, minor;
+	bool partition, removable;
+};
+
+/* The devices of the last read, in its order, so the next one finds them at the same index. */
+static struct known_device *known;
+static unsigned known_count;
+static char *known_root; /* the sysroot they and the open file belong to */
+static struct sysroot_file proc_diskstats = SYSROOT_FILE("/proc/diskstats");
+
+/* "/sys/class/block/NAME/what" (or the directory itself for ""), NAME spelled as sysfs does; false when it does not fit. */
+static bool sysfs_path(char *buf, size_t size, const char *name, const char *what)
+{
+	static const char prefix[] = "/sys/class/block/";
+	size_t start = sizeof(prefix) - 1, name_len = strlen(name), i;
+	int n = snprintf(buf, size, "%s%s%s%s", prefix, name, *what ? "/" : "", what);
+
+	if (n < 0 || (size_t)n >= size)
+		return false;
+	for (i = start; i < start + name_len; i++)
+		if (buf[i] == '/')
+			buf[i] = '!';
+	return true;
+}
+
+static bool sysfs_exists(const char *name, const char *what)
+{
+	char path[256];
+
+	return sysfs_path(path, sizeof(path), name, what) && sysroot_exists(path);
+}
+
+/* slaves/ and holders/ hold one symlink per device below or above. */
+static bool sysfs_dir_has_entries(const char *name, const char *what)
+{
+	char path[256];
+	struct dirent *entry;
+	bool found = false;
+	DIR *dir;
+
+	if (!sysfs_path(path, sizeof(path), name, what) || !(dir = sysroot_opendir(path)))
+		return false;
+	while (!found && (entry = readdir(dir)))
+		found = strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0;
+	closedir(dir);
+	return found;
+}
+
+static bool sysfs_is_one(const char *name, const char *what)
+{
+	char path[256], value[32];
+
+	return sysfs_path(path, sizeof(path), name, what) && sysroot_read_string(path, value, sizeof(value)) == 0 &&
+	       strcmp(value, "1") == 0;
+}
+
+static const struct known_device *known_lookup(const struct disk_stats *disk, unsigned hint)
+{
+	unsigned i;
+
+	if (hint < known_count && known[hint].major == disk->major && known[hint].minor == disk->minor &&
+	    strcmp(known[hint].name, disk->name) == 0)
+		return &known[hint];
+	for (i = 0; i < known_count; i++)
+		if (known[i].major == disk->major && known[i].minor == disk->minor && strcmp(known[i].name, disk->name) == 0)
+			return &known[i];
+	return NULL;
+}
+
+static void known_forget(void)
+{
+	free(known);
+	known = NULL;
+	known_count = 0;
+}
+
+/* A new root means another tree: the open file and what was learnt of the devices belong to the old one. */
+static void follow_root(void)
+{
+	const char *root = sysroot_get();
+
+	if (known_root && strcmp(known_root, root) == 0)
+		return;
+	sysroot_file_close(&proc_diskstats);
+	known_forget();
+	free(known_root);
+	known_root = xstrdup(root);
+}
+
+/*
+ * The block driver of a major number, from the "Block devices:" part of /proc/devices
+ * ("  7 loop"): a loop device is stacked on a file whether it is bound now or was
+ * before (its counters stay after it is detached), which loop/ in sysfs does not say.
+ */
+int diskstats_block_driver(const char *text, size_t len, unsigned major, char *driver, size_t size)
+{
+	const char *p = text, *end = text + len;
+	bool block = false;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		size_t line = (size_t)((eol ? eol : end) - p);
+		if (line >= 14 && !memcmp(p, "Block devices:", 14)) {
+			block = true;
+		} else if (line >= 18 && !memcmp(p, "Character devices:", 18)) {
+			block = false;
+		} else if (block) {
+			unsigned number = 0, digits = 0;
+			const char *q = p, *stop = p + line;
+			while (q < stop && *q == ' ')
+				q++;
+			for (; q < stop && *q >= '0' && *q <= '9' && digits < 7; q++, digits++)
+				number = number * 10 + (unsigned)(*q - '0');
+			if (digits && q < stop && *q == ' ' && number == major) {
+				size_t n = (size_t)(stop - q - 1);
+				if (n >= size)
+					n = size - 1;
+				memcpy(driver, q + 1, n);
+				driver[n] = '\0';
+				return 0;
+			}
+		}
+		p = eol ? eol + 1 : end;
+	}
+	return -ENOENT;
+}
+
+static bool major_is_loop(unsigned major)
+{
+	static struct sysroot_file devices = SYSROOT_FILE("/proc/devices");
+	char driver[32];
+	const char *text;
+	size_t len;
+
+	return sysroot_file_read(&devices, &text, &len) == 0 &&
+	       diskstats_block_driver(text, len, major, driver, sizeof(driver)) == 0 && !strcmp(driver, "loop");
+}
+
+/* Fills kind[] and keeps, for the next call, what does not change while a device exists. */
+static void fill_kinds(struct diskstats *stats)
+{
+	struct known_device *now = xcalloc(stats->count ? stats->count : 1, sizeof(*now));
+	unsigned i, now_count = 0;
+
+	for (i = 0; i < stats->count; i++) {
+		const struct disk_stats *disk = &stats->disk[i];
+		struct disk_kind *kind = &stats->kind[i];
+		const struct known_device *seen = known_lookup(disk, i);
+
+		if (seen) {
+			kind->in_sysfs = true;
+			kind->partition = seen->partition;
+			kind->removable = seen->removable;
+		} else {
+			kind->partition = sysfs_exists(disk->name, "partition");
+			kind->removable = sysfs_is_one(disk->name, "removable");
+			/* Looked at last: a device going away meanwhile is not remembered with answers read from nothing. */
+			kind->in_sysfs = sysfs_exists(disk->name, "");
+		}
+		if (kind->in_sysfs) {
+			struct known_device *keep = &now[now_count++];
+
+			snprintf(keep->name, sizeof(keep->name), "%s", disk->name);
+			keep->major = disk->major;
+			keep->minor = disk->minor;
+			keep->partition = kind->partition;
+			keep->removable = kind->removable;
+		}
+		/* A partition has no slaves and no loop/ of its own; dm or md may hold it. */
+		kind->stacked = !kind->partition && (sysfs_dir_has_entries(disk->name, "slaves") ||
+						     sysfs_exists(disk->name, "loop") || major_is_loop(disk->major));
+		kind->has_holders = sysfs_dir_has_entries(disk->name, "holders");
+		kind->in_total = kind->in_sysfs && !kind->partition && !kind->stacked;
+	}
+	free(known);
+	known = now;
+	known_count = now_count;
+}
+
+int diskstats_read(struct diskstats *out)
+{
+	const char *text;
+	size_t len;
+	int err;
+
+	*out = (struct diskstats){0};
+	follow_root();
+	err = sysroot_file_read(&proc_diskstats, &text, &len);
+	if (err)
+		return err;
+	err = diskstats_parse(text, len, out);
+	if (err)
+		return err;
+	fill_kinds(out);
+	return 0;
+}
+
+/* ---- iostat -x -------------------------------------------------------------------------- */
+
+/* A 64-bit count (requests, merges, sectors): how far it moved, 0 when it went backwards. */
+static uint64_t count_delta(uint64_t before, uint64_t after)
+{
+	return after >= before ? after - before : 0;
+}
+
+/*
+ * A millisecond counter, 32 bits in the kernel. A drop of more than half the range is the
+ * wrap (sysstat's unsigned int subtraction takes it so); a smaller drop, or any drop on a
+ * device that was reset, gives 0.
+ */
+static uint64_t ms_delta(uint64_t before, uint64_t after, bool reset)
+{
+	uint32_t wrapped;
+
+	if (after >= before)
+		return after - before;
+	if (reset || before > UINT32_MAX)
+		return 0;
+	wrapped = (uint32_t)after - (uint32_t)before;
+	return wrapped < UINT32_C(0x80000000) ? wrapped : 0;
+}
+
+static double per(double amount, double count)
+{
+	return count > 0 ? amount / count : 0.0;
+}
+
+static double merged_pct(uint64_t merges, uint64_t requests, bool requests_went_back)
+{
+	return requests_went_back ? 0.0 : per((double)merges, (double)merges + (double)requests) * 100;
+}
+
+void disk_ext_compute(const struct disk_stats *before, const struct disk_stats *after, double seconds,
+		      struct disk_ext *out)
+{
+	uint64_t rd_ios = count_delta(before->rd_ios, after->rd_ios);
+	uint64_t wr_ios = count_delta(before->wr_ios, after->wr_ios);
+	uint64_t dc_ios = count_delta(before->dc_ios, after->dc_ios);
+	uint64_t fl_ios = count_delta(before->fl_ios, after->fl_ios);
+	uint64_t rd_merges = count_delta(before->rd_merges, after->rd_merges);
+	uint64_t wr_merges = count_delta(before->wr_merges, after->wr_merges);
+	uint64_t dc_merges = count_delta(before->dc_merges, after->dc_merges);
+	uint64_t rd_sectors = count_delta(before->rd_sectors, after->rd_sectors);
+	uint64_t wr_sectors = count_delta(before->wr_sectors, after->wr_sectors);
+	uint64_t dc_sectors = count_delta(before->dc_sectors, after->dc_sectors);
+	/* Counts that all start again from 0 when a device is removed and added back. */
+	bool reset = after->rd_ios < before->rd_ios || after->wr_ios < before->wr_ios ||
+		     after->dc_ios < before->dc_ios || after->fl_ios < before->fl_ios;
+	uint64_t rd_ticks = ms_delta(before->rd_ticks, after->rd_ticks, reset);
+	uint64_t wr_ticks = ms_delta(before->wr_ticks, after->wr_ticks, reset);
+	uint64_t dc_ticks = ms_delta(before->dc_ticks, after->dc_ticks, reset);
+	uint64_t fl_ticks = ms_delta(before->fl_ticks, after->fl_ticks, reset);
+	uint64_t io_ticks = ms_delta(before->io_ticks, after->io_ticks, reset);
+	uint64_t time_in_queue = ms_delta(before->time_in_queue, after->time_in_queue, reset);
+	/* NaN, infinite or not above 0: no rate can be made of it. */
+	double time = isfinite(seconds) && seconds > 0 ? seconds : 0;
+
+	*out = (struct disk_ext){0};
+	out->has_discards = before->nfields >= 15 && after->nfields >= 15;
+	out->has_flushes = before->nfields >= 17 && after->nfields >= 17;
+
+	/* S_VALUE(): the delta per second; sectors are 512 bytes, so KiB are sectors / 2. */
+	out->r_s = per((double)rd_ios, time);
+	out->w_s = per((double)wr_ios, time);
+	out->d_s = per((double)dc_ios, time);
+	out->f_s = per((double)fl_ios, time);
+	out->rkb_s = per((double)rd_sectors, time) / 2;
+	out->wkb_s = per((double)wr_sectors, time) / 2;
+	out->dkb_s = per((double)dc_sectors, time) / 2;
+	out->rrqm_s = per((double)rd_merges, time);
+	out->wrqm_s = per((double)wr_merges, time);
+	out->drqm_s = per((double)dc_merges, time);
+
+	/* %rrqm: merges / (merges + requests) * 100; 0 when there were neither, or the requests went backwards. */
+	out->rrqm_pct = merged_pct(rd_merges, rd_ios, after->rd_ios < before->rd_ios);
+	out->wrqm_pct = merged_pct(wr_merges, wr_ios, after->wr_ios < before->wr_ios);
+	out->drqm_pct = merged_pct(dc_merges, dc_ios, after->dc_ios < before->dc_ios);
+
+	/* r_await: ms spent by the requests completed in the interval, per request. */
+	out->r_await = per((double)rd_ticks, (double)rd_ios);
+	out->w_await = per((double)wr_ticks, (double)wr_ios);
+	out->d_await = per((double)dc_ticks, (double)dc_ios);
+	out->f_await = per((double)fl_ticks, (double)fl_ios);
+
+	/* rareq-sz: sectors per request, in KiB. */
+	out->rareq_sz = per((double)rd_sectors, (double)rd_ios) / 2;
+	out->wareq_sz = per((double)wr_sectors, (double)wr_ios) / 2;
+	out->dareq_sz = per((double)dc_sectors, (double)dc_ios) / 2;
+
+	/* aqu-sz: weighted ms per second / 1000; %util: busy ms per second / 10, at most 100. */
+	out->aqu_sz = per((double)time_in_queue, time) / 1000;
+	out->util = per((double)io_ticks, time) / 10;
+	if (out->util > 100)
+		out->util = 100;
+}

@@ -1,0 +1,90 @@
+/* diskstats.h: block device counters from /proc/diskstats, how devices stack (sysfs), and iostat -x's figures from two samples. */
+#ifndef IOLENS_DISKSTATS_H
+#define IOLENS_DISKSTATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One line of /proc/diskstats: the kernel's fields, in its units (sectors of 512 bytes, ms). */
+struct disk_stats {
+	unsigned major, minor;
+	char name[64];
+	unsigned nfields;          /* fields after the name: 11 (before 4.18), 15 (discards), 17 (flushes) */
+	uint64_t rd_ios, rd_merges, rd_sectors, rd_ticks;
+	uint64_t wr_ios, wr_merges, wr_sectors, wr_ticks;
+	uint64_t in_flight, io_ticks, time_in_queue;
+	uint64_t dc_ios, dc_merges, dc_sectors, dc_ticks; /* 0 when nfields < 15 */
+	uint64_t fl_ios, fl_ticks;                        /* 0 when nfields < 17 */
+};
+
+/* What sysfs says of a device, to count each I/O once in a total. */
+struct disk_kind {
+	bool partition;    /* /sys/class/block/NAME/partition exists */
+	bool stacked;      /* it has slaves (device-mapper, md), or is a loop device (/sys/block/NAME/loop) */
+	bool has_holders;  /* another device (dm, md) is stacked on it */
+	bool removable;
+	bool in_total;     /* counted in "total": a whole device that is not stacked on another one */
+	bool in_sysfs;     /* /sys/class/block/NAME was there: without it the flags above are unknown (all false) */
+};
+
+struct diskstats {
+	unsigned count;
+	struct disk_stats *disk;
+	struct disk_kind *kind; /* same index as disk; filled by diskstats_read (parsing alone leaves it zero) */
+	unsigned skipped;       /* lines that were not a device line (fewer than 11 numbers, ...): passed over */
+};
+
+/*
+ * Reads at most len bytes (no NUL needed). out is overwritten (diskstats_free it before
+ * reusing it); kind[] is allocated zeroed. Lines that are not a device line are skipped and
+ * counted in out->skipped; -EINVAL (with out empty) only when there were lines and not one
+ * was a device line. nfields is 11, 15 or 17: more fields are ignored, a partial group of
+ * discard or flush fields counts as absent (its counters 0).
+ */
+int diskstats_parse(const char *text, size_t len, struct diskstats *out);
+/*
+ * Parses /proc/diskstats under the sysroot, and fills kind[] from /sys under it. A name
+ * with '/' (cciss/c0d0) is looked up as sysfs spells it (cciss!c0d0). Whether a device is a
+ * partition is remembered between calls; how devices stack (slaves, holders, loop) is looked
+ * at on every call, as a loop device can be attached or a dm table loaded between samples.
+ * 0, or -errno when the file cannot be read (out empty), or -EINVAL as diskstats_parse.
+ */
+int diskstats_read(struct diskstats *out);
+void diskstats_free(struct diskstats *stats);
+/* The device of that name, or NULL ('!' and '/' match each other, as sysfs and diskstats spell them). */
+const struct disk_stats *diskstats_find(const struct diskstats *stats, const char *name);
+/* The block driver of a major number in /proc/devices text ("loop", "virtblk"); 0 or -ENOENT. */
+int diskstats_block_driver(const char *text, size_t len, unsigned major, char *driver, size_t size);
+
+/*
+ * iostat -x's figures between two samples of one device, computed as sysstat's
+ * compute_ext_disk_stats and write_ext_stat do (iostat 12): rates per second over the
+ * measured interval, awaits in ms, sizes in KiB, aqu-sz from the weighted time, %util
+ * from io_ticks (capped at 100 as iostat does). A counter that went backwards gives 0.
+ */
+struct disk_ext {
+	double r_s, w_s, d_s, f_s;                /* completed requests per second */
+	double rkb_s, wkb_s, dkb_s;               /* KiB per second */
+	double rrqm_s, wrqm_s, drqm_s;            /* merged requests per second */
+	double rrqm_pct, wrqm_pct, drqm_pct;      /* merges in percent of requests */
+	double r_await, w_await, d_await, f_await; /* ms per request, 0 without requests */
+	double rareq_sz, wareq_sz, dareq_sz;      /* KiB per request */
+	double aqu_sz;                            /* average queue length */
+	double util;                              /* percent of the interval with I/O in flight */
+	bool has_discards, has_flushes;           /* both samples have the fields (nfields >= 15, 17): else the d_ and f_ figures are 0 for unknown */
+};
+
+/*
+ * seconds: the measured time between the samples; when it is not above 0 the rates are 0.
+ * The millisecond counters (ticks, io_ticks, time_in_queue) are 32 bits in the kernel
+ * (printed with %u): a drop of more than 2^31 is their wrap and counts forward, as in
+ * sysstat's unsigned int arithmetic, unless the request counts fell too (the device was
+ * removed and added again). Any other drop gives 0 for the figures that use that counter.
+ * Unlike the comment above says, iostat 12 does not cap %util (sysstat declined to: issue
+ * 412, pull 405): where it prints 100.4 this gives 100.
+ */
+void disk_ext_compute(const struct disk_stats *before, const struct disk_stats *after, double seconds,
+		      struct disk_ext *out);
+
+#endif

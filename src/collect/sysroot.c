@@ -1,0 +1,152 @@
+/* sysroot.c: reads files under the root directory (/ or a recorded tree), keeping hot files open between samples. */
+#include "collect/sysroot.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+
+static int root_fd = -1;
+static char *root_path;
+static unsigned root_generation = 1; /* a file opened under another root is opened again */
+
+/* The root's directory fd, opened on first use from IOLENS_SYSROOT or "/". */
+static int root(void)
+{
+	if (root_fd < 0) {
+		const char *env = getenv("IOLENS_SYSROOT");
+		if (sysroot_set(env && *env ? env : "/") != 0)
+			return -1;
+	}
+	return root_fd;
+}
+
+int sysroot_set(const char *directory)
+{
+	int fd = open(directory, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (root_fd >= 0)
+		close(root_fd);
+	free(root_path);
+	root_fd = fd;
+	root_path = xstrdup(directory);
+	root_generation++;
+	return 0;
+}
+
+const char *sysroot_get(void)
+{
+	root();
+	return root_path ? root_path : "/";
+}
+
+/* "/proc/stat" relative to the root: "proc/stat". */
+static const char *relative(const char *path)
+{
+	while (*path == '/')
+		path++;
+	return *path ? path : ".";
+}
+
+static int open_under_root(const char *path, int flags)
+{
+	int dir = root();
+
+	if (dir < 0)
+		return -1;
+	return openat(dir, relative(path), flags | O_CLOEXEC);
+}
+
+int sysroot_file_read(struct sysroot_file *file, const char **text, size_t *len)
+{
+	size_t used = 0;
+
+	root();
+	if (file->fd >= 0 && file->generation != root_generation) {
+		close(file->fd);
+		file->fd = -1;
+	}
+	if (file->fd < 0) {
+		file->generation = root_generation;
+		file->fd = open_under_root(file->path, O_RDONLY | O_NONBLOCK);
+		if (file->fd < 0)
+			return file->error = -errno;
+	}
+	for (;;) {
+		ssize_t got;
+
+		if (used + 1 >= file->capacity) {
+			file->capacity = file->capacity ? file->capacity * 2 : 8192;
+			file->buf = xrealloc(file->buf, file->capacity);
+		}
+		got = pread(file->fd, file->buf + used, file->capacity - used - 1, (off_t)used);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			return file->error = -errno;
+		}
+		if (got == 0)
+			break;
+		used += (size_t)got;
+	}
+	file->buf[used] = '\0';
+	*text = file->buf;
+	*len = used;
+	file->error = 0;
+	return 0;
+}
+
+void sysroot_file_close(struct sysroot_file *file)
+{
+	if (file->fd >= 0)
+		close(file->fd);
+	free(file->buf);
+	file->fd = -1;
+	file->buf = NULL;
+	file->capacity = 0;
+}
+
+int sysroot_read_string(const char *path, char *buf, size_t size)
+{
+	int fd = open_under_root(path, O_RDONLY | O_NONBLOCK);
+	ssize_t got;
+
+	if (fd < 0)
+		return -errno;
+	got = read(fd, buf, size - 1);
+	close(fd);
+	if (got < 0)
+		return -errno;
+	buf[got] = '\0';
+	while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == ' '))
+		buf[--got] = '\0';
+	return 0;
+}
+
+int sysroot_exists(const char *path)
+{
+	struct stat st;
+	int dir = root();
+
+	return dir >= 0 && fstatat(dir, relative(path), &st, 0) == 0;
+}
+
+DIR *sysroot_opendir(const char *path)
+{
+	int fd = open_under_root(path, O_RDONLY | O_DIRECTORY);
+	DIR *dir;
+
+	if (fd < 0)
+		return NULL;
+	dir = fdopendir(fd);
+	if (!dir)
+		close(fd);
+	return dir;
+}

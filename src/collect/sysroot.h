@@ -1,0 +1,42 @@
+/* sysroot.h: every collector reads /proc and /sys through one root directory, so tests can replay recorded trees. */
+#ifndef IOLENS_SYSROOT_H
+#define IOLENS_SYSROOT_H
+
+#include <dirent.h>
+#include <stddef.h>
+
+/*
+ * The root is "/" unless set: by --sysroot DIR (sysroot_set) or by the environment
+ * variable IOLENS_SYSROOT. Paths given below are absolute ("/proc/stat") and read as
+ * ROOT/proc/stat.
+ */
+int sysroot_set(const char *directory); /* 0, or -errno when it is not a directory */
+const char *sysroot_get(void);
+
+/*
+ * A file read again and again, sample after sample: opened once, read from the start
+ * each time with pread (procfs and sysfs regenerate on every read), into a buffer that
+ * grows as needed and is always NUL-terminated.
+ */
+struct sysroot_file {
+	const char *path; /* absolute, under the root */
+	int fd;           /* -1 until opened; set by SYSROOT_FILE */
+	char *buf;
+	size_t capacity;
+	int error;        /* the last failure, as -errno, for messages */
+	unsigned generation; /* the root it was opened under: sysroot_set makes it open again */
+};
+#define SYSROOT_FILE(p) { .path = (p), .fd = -1 }
+
+/* Reads the whole file; 0 with *text and *len set (valid until the next read), or -errno. */
+int sysroot_file_read(struct sysroot_file *file, const char **text, size_t *len);
+void sysroot_file_close(struct sysroot_file *file);
+
+/* One-shot reads for files read once (sysfs attributes): into buf (NUL-terminated, trailing newline removed). */
+int sysroot_read_string(const char *path, char *buf, size_t size);
+/* Whether ROOT/path exists. */
+int sysroot_exists(const char *path);
+/* Opens a directory under the root for readdir; NULL with errno set. */
+DIR *sysroot_opendir(const char *path);
+
+#endif

@@ -1,0 +1,116 @@
+/* system.c: reads the sources a monitor needs, each through its collector, into one sample. */
+#include "collect/system.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "collect/cache_events.h"
+#include "collect/sysroot.h"
+#include "common/util.h"
+
+static const char *const source_names[SYS_SOURCES] = {
+	"/proc/stat", "/proc/meminfo", "/proc/vmstat", "/proc/loadavg", "/proc/net/dev", "/proc/diskstats",
+	"/proc/swaps", "/proc/interrupts", "/proc/pressure", "/proc/net sockets", "/proc/sys/fs",
+	"/proc/locks", "/proc/sysvipc", "/proc/uptime", "page cache events (eBPF)",
+};
+
+unsigned system_source_index(unsigned flag)
+{
+	return flag ? (unsigned)__builtin_ctz(flag) : 0;
+}
+
+const char *system_source_name(unsigned flag)
+{
+	return source_names[system_source_index(flag)];
+}
+
+static uint64_t clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Reads one source when asked; records its failure. */
+static void take(struct system_sample *s, unsigned what, unsigned flag, int rc, unsigned *failed)
+{
+	if (!(what & flag))
+		return;
+	if (rc == 0) {
+		s->have |= flag;
+	} else {
+		s->error[system_source_index(flag)] = rc;
+		*failed |= flag;
+	}
+}
+
+unsigned system_sample_read(struct system_sample *s, unsigned what)
+{
+	unsigned failed = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->mono_ns = clock_ns(CLOCK_MONOTONIC);
+	s->real_ns = clock_ns(CLOCK_REALTIME);
+	if (what & SYS_UPTIME)
+		take(s, what, SYS_UPTIME, uptime_read(&s->uptime), &failed);
+	if (what & SYS_PROCSTAT)
+		take(s, what, SYS_PROCSTAT, procstat_read(&s->procstat), &failed);
+	if (what & SYS_MEMINFO)
+		take(s, what, SYS_MEMINFO, meminfo_read(&s->meminfo), &failed);
+	if (what & SYS_VMSTAT)
+		take(s, what, SYS_VMSTAT, vmstat_read(&s->vmstat), &failed);
+	if (what & SYS_LOADAVG)
+		take(s, what, SYS_LOADAVG, loadavg_read(&s->loadavg), &failed);
+	if (what & SYS_NETDEV)
+		take(s, what, SYS_NETDEV, netdev_read(&s->netdev), &failed);
+	if (what & SYS_DISKSTATS)
+		take(s, what, SYS_DISKSTATS, diskstats_read(&s->disks), &failed);
+	if (what & SYS_SWAPS)
+		take(s, what, SYS_SWAPS, swaps_read(&s->swaps), &failed);
+	if (what & SYS_INTERRUPTS)
+		take(s, what, SYS_INTERRUPTS, interrupts_read(&s->interrupts), &failed);
+	if (what & SYS_PSI) {
+		/* Each resource on its own: a kernel may lack one (cpu "full" came later). */
+		int rc = psi_read("io", &s->psi_io);
+		psi_read("memory", &s->psi_memory);
+		psi_read("cpu", &s->psi_cpu);
+		take(s, what, SYS_PSI, rc, &failed);
+	}
+	if (what & SYS_SOCKETS)
+		take(s, what, SYS_SOCKETS, sockets_read(&s->sockets), &failed);
+	if (what & SYS_FSSTAT)
+		take(s, what, SYS_FSSTAT, fsstat_read(&s->fs), &failed);
+	if (what & SYS_LOCKS)
+		take(s, what, SYS_LOCKS, locks_read(&s->locks), &failed);
+	if (what & SYS_IPC)
+		take(s, what, SYS_IPC, ipc_read(&s->ipc), &failed);
+	if (what & SYS_CACHE_EVENTS)
+		take(s, what, SYS_CACHE_EVENTS, cache_events_read(&s->cache_added, &s->cache_removed), &failed);
+	return failed;
+}
+
+void system_sample_free(struct system_sample *s)
+{
+	if (s->have & SYS_PROCSTAT)
+		procstat_free(&s->procstat);
+	if (s->have & SYS_NETDEV)
+		netdev_free(&s->netdev);
+	if (s->have & SYS_DISKSTATS)
+		diskstats_free(&s->disks);
+	if (s->have & SYS_SWAPS)
+		swaps_free(&s->swaps);
+	if (s->have & SYS_INTERRUPTS)
+		interrupts_free(&s->interrupts);
+	memset(s, 0, sizeof(*s));
+}
+
+int netdev_is_physical(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/device", name);
+	return sysroot_exists(path);
+}

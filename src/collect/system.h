@@ -1,0 +1,67 @@
+/* system.h: one sample of the whole system: the procfs sources a monitor asked for, read at one moment. */
+#ifndef IOLENS_SYSTEM_H
+#define IOLENS_SYSTEM_H
+
+#include <stdint.h>
+
+#include "collect/diskstats.h"
+#include "collect/procfs.h"
+
+enum {
+	SYS_PROCSTAT = 1u << 0,
+	SYS_MEMINFO = 1u << 1,
+	SYS_VMSTAT = 1u << 2,
+	SYS_LOADAVG = 1u << 3,
+	SYS_NETDEV = 1u << 4,
+	SYS_DISKSTATS = 1u << 5,
+	SYS_SWAPS = 1u << 6,
+	SYS_INTERRUPTS = 1u << 7,
+	SYS_PSI = 1u << 8,
+	SYS_SOCKETS = 1u << 9,
+	SYS_FSSTAT = 1u << 10,
+	SYS_LOCKS = 1u << 11,
+	SYS_IPC = 1u << 12,
+	SYS_UPTIME = 1u << 13,
+	SYS_CACHE_EVENTS = 1u << 14, /* needs cache_events_start first */
+	SYS_SOURCES = 15
+};
+
+struct system_sample {
+	unsigned have;         /* the sources read */
+	int error[SYS_SOURCES]; /* -errno of each source that failed */
+	uint64_t mono_ns;      /* CLOCK_MONOTONIC when it was read */
+	uint64_t real_ns;      /* CLOCK_REALTIME, for the time column */
+	double uptime;
+	struct procstat procstat;
+	struct meminfo meminfo;
+	struct vmstat vmstat;
+	struct loadavg loadavg;
+	struct netdev netdev;
+	struct diskstats disks;
+	struct swaps swaps;
+	struct interrupts interrupts;
+	struct psi psi_cpu, psi_memory, psi_io;
+	struct sockets sockets;
+	struct fsstat fs;
+	struct locks locks;
+	struct ipc ipc;
+	uint64_t cache_added, cache_removed; /* pages, since cache_events_start */
+};
+
+/*
+ * Reads the sources in `what` (SYS_* flags) under the sysroot. Returns the flags of the
+ * sources that failed (their error[] says why); what was read is in `have`. The sample
+ * must be freed; it may be read into again only after system_sample_free.
+ */
+unsigned system_sample_read(struct system_sample *sample, unsigned what);
+void system_sample_free(struct system_sample *sample);
+
+/* The bit number of a SYS_* flag, for error[]. */
+unsigned system_source_index(unsigned flag);
+/* "/proc/stat" and so on: what a source reads, for messages. */
+const char *system_source_name(unsigned flag);
+
+/* Whether a network interface is a device of its own (sysfs: /sys/class/net/NAME/device), not a virtual one. */
+int netdev_is_physical(const char *name);
+
+#endif

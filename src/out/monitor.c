@@ -1,0 +1,269 @@
+/* monitor.c: draws monitor lines the way dstat does: centred dashed titles, '|' between groups, values scaled to fit. */
+#include "out/monitor.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+/* dstat's default theme (for a dark terminal). */
+#define C_RESET "\033[0;0m"
+#define C_TITLE "\033[0;34m"              /* darkblue */
+#define C_SUBTITLE "\033[1;34m\033[4m"    /* blue, underlined */
+#define C_FRAME "\033[0;34m"              /* darkblue */
+#define C_ERROR "\033[1;37m\033[41m"      /* white on red */
+#define C_TEXT_LO "\033[0;37m"            /* gray */
+#define C_TEXT_HI "\033[1;30m"            /* darkgray */
+#define C_UNIT "\033[1;30m"               /* darkgray */
+#define C_DONE_LO "\033[1;37m"            /* white */
+#define C_DONE_HI "\033[0;37m"            /* gray */
+
+static const char *const colors_lo[] = { "\033[1;31m", "\033[1;33m", "\033[1;32m", "\033[1;34m",
+					 "\033[1;36m", "\033[1;37m", "\033[0;31m", "\033[0;32m" };
+static const char *const colors_hi[] = { "\033[0;31m", "\033[0;33m", "\033[0;32m", "\033[0;34m",
+					 "\033[0;36m", "\033[0;37m", "\033[1;31m", "\033[1;32m" };
+
+static int group_width(const struct mon_group *g)
+{
+	int width = 0;
+
+	for (unsigned i = 0; i < g->ncolumns; i++)
+		width += g->columns[i].width + (i ? 1 : 0);
+	return width;
+}
+
+static void put(const struct monitor *m, const char *color, const char *text)
+{
+	if (m->color && color)
+		fputs(color, m->out);
+	fputs(text, m->out);
+}
+
+/* dstat's dchg: the rounded value, divided by base until it fits. */
+static int scale_decimal(double value, int width, double base, char *buf, size_t size)
+{
+	int unit = 0;
+
+	for (;;) {
+		int len = snprintf(buf, size, "%.0f", rint(value));
+		if (len <= width || unit >= 8)
+			return unit;
+		value /= base;
+		unit++;
+	}
+}
+
+/* dstat's fchg: as many decimals as fit, after dividing by base until the integer part fits. */
+static int scale_float(double value, int width, double base, char *buf, size_t size)
+{
+	int unit = 0;
+
+	for (;;) {
+		int len;
+		if (value == 0) {
+			snprintf(buf, size, "0");
+			return unit;
+		}
+		len = snprintf(buf, size, "%.0f", rint(value));
+		if (len <= width || unit >= 8) {
+			char whole[64];
+			snprintf(whole, sizeof(whole), "%.0f", rint(value));
+			for (int decimals = width - len - 1; decimals > 0; decimals--) {
+				len = snprintf(buf, size, "%.*f", decimals, value);
+				if (len <= width && strcmp(buf, whole))
+					return unit;
+			}
+			snprintf(buf, size, "%s", whole);
+			return unit;
+		}
+		value /= base;
+		unit++;
+	}
+}
+
+void monitor_format(double value, enum mon_type type, int width, double scale, bool integer, bool floats,
+		    char *buf, int *unit_index)
+{
+	double base = scale == 1024 ? 1024 : 1000;
+
+	if (type == MON_FLOAT && !integer)
+		*unit_index = scale_float(value, width, base, buf, (size_t)width + 16);
+	else if (floats && type != MON_TEXT)
+		*unit_index = scale_float(value, width, base, buf, (size_t)width + 16);
+	else
+		*unit_index = scale_decimal(value, width, base, buf, (size_t)width + 16);
+}
+
+/* One value, right-aligned in its width, with its unit letter when the column scales by 1000 or 1024. */
+static void print_value(const struct monitor *m, const struct mon_column *col, double value, const char *text,
+			bool final)
+{
+	static const char decimal_units[] = " kMGTPEZY", byte_units[] = "BkMGTPEZY";
+	bool has_unit = (col->scale == 1000 || col->scale == 1024) && col->width >= 4;
+	int width = col->width - has_unit, unit = 0;
+	const char *const *colors = final ? colors_lo : colors_hi;
+	const char *color;
+	char buf[80];
+
+	if (col->type == MON_TEXT) {
+		snprintf(buf, sizeof(buf), "%-*.*s", col->width, col->width, text);
+		put(m, final ? C_TEXT_LO : C_TEXT_HI, buf);
+		return;
+	}
+	if (isnan(value) || value < 0) {
+		snprintf(buf, sizeof(buf), "%*s%s", width, "-", has_unit ? " " : "");
+		put(m, C_ERROR, buf);
+		put(m, C_RESET, "");
+		return;
+	}
+	monitor_format(value, col->type, width, col->scale, m->integer, m->floats, buf, &unit);
+	if (!strcmp(buf, "0"))
+		color = C_UNIT;
+	else if (col->scale <= 0)
+		color = final ? C_TEXT_LO : C_TEXT_HI;
+	else if (col->type == MON_PERCENT && rint(value) >= 100)
+		color = final ? C_DONE_LO : C_DONE_HI;
+	else if (col->scale != 1000 && col->scale != 1024)
+		color = colors[(unsigned long)(value / col->scale) % 8];
+	else
+		color = colors[unit % 8];
+	if (m->color)
+		fputs(color, m->out);
+	fprintf(m->out, "%*s", width, buf);
+	if (has_unit) {
+		if (rint(value) != 0 && strcmp(buf, "0")) {
+			const char *units = col->type == MON_BYTES || col->scale == 1024 ? byte_units : decimal_units;
+			char letter[2] = { units[unit < 9 ? unit : 8], '\0' };
+			put(m, C_UNIT, letter);
+		} else {
+			fputc(' ', m->out);
+		}
+	}
+}
+
+/* A title centred over width columns, its spaces turned to dashes, as dstat draws them. */
+static void centred_title(const struct monitor *m, const char *title, int width)
+{
+	char buf[256];
+	int len = (int)strlen(title), left;
+
+	if (len > width)
+		len = width;
+	left = (width - len) / 2 + ((width - len) & width & 1); /* Python's str.center */
+	if (width >= (int)sizeof(buf))
+		width = (int)sizeof(buf) - 1;
+	memset(buf, '-', (size_t)width);
+	buf[width] = '\0';
+	for (int i = 0; i < len && left + i < width; i++)
+		buf[left + i] = title[i] == ' ' ? '-' : title[i];
+	put(m, C_TITLE, buf);
+}
+
+void monitor_header(const struct monitor *m, const struct mon_group *groups, unsigned ngroups)
+{
+	for (unsigned g = 0; g < ngroups; g++) {
+		if (g)
+			put(m, C_FRAME, " ");
+		centred_title(m, groups[g].title, group_width(&groups[g]));
+	}
+	put(m, C_RESET, "\n");
+	for (unsigned g = 0; g < ngroups; g++) {
+		for (unsigned c = 0; c < groups[g].ncolumns; c++) {
+			const struct mon_column *col = &groups[g].columns[c];
+			char buf[80];
+			int len = (int)strlen(col->nick) < col->width ? (int)strlen(col->nick) : col->width;
+			int margin = col->width - len;
+			/* Python's str.center, as dstat uses it: the odd space goes left when the width is odd. */
+			int left = margin / 2 + (margin & col->width & 1);
+
+			snprintf(buf, sizeof(buf), "%*s%.*s%*s", left, "", len, col->nick, col->width - len - left, "");
+			if (c)
+				fputc(' ', m->out);
+			put(m, C_SUBTITLE, buf);
+			put(m, C_RESET, "");
+		}
+		if (g + 1 < ngroups)
+			put(m, C_FRAME, "|");
+	}
+	put(m, C_RESET, "\n");
+}
+
+void monitor_line(const struct monitor *m, const struct mon_group *groups, unsigned ngroups, bool final)
+{
+	for (unsigned g = 0; g < ngroups; g++) {
+		for (unsigned c = 0; c < groups[g].ncolumns; c++) {
+			if (c)
+				fputc(' ', m->out);
+			print_value(m, &groups[g].columns[c], groups[g].values[c], groups[g].text, final);
+		}
+		if (g + 1 < ngroups)
+			put(m, C_FRAME, "|");
+	}
+	put(m, C_RESET, "");
+}
+
+/* "usr" + "pct" -> "usr_pct"; a column without a unit is its key alone. */
+static void column_name(const struct mon_group *g, const struct mon_column *col, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s_%s%s%s", g->key, col->key, col->unit && *col->unit ? "_" : "", col->unit ? col->unit : "");
+}
+
+/* A line is built whole in memory, then written in one go. */
+static int write_whole(FILE *out, char *line, size_t len)
+{
+	if (fwrite(line, 1, len, out) != len || fflush(out) != 0)
+		return -errno;
+	return 0;
+}
+
+int monitor_csv_header(FILE *out, const struct mon_group *groups, unsigned ngroups)
+{
+	char *line = NULL, name[160];
+	size_t len = 0;
+	FILE *buffer = open_memstream(&line, &len);
+	int rc;
+
+	if (!buffer)
+		return -errno;
+	fputs("time_ns,since_boot", buffer);
+	for (unsigned g = 0; g < ngroups; g++)
+		for (unsigned c = 0; c < groups[g].ncolumns; c++) {
+			if (groups[g].columns[c].type == MON_TEXT)
+				continue; /* the time of day: time_ns says it */
+			column_name(&groups[g], &groups[g].columns[c], name, sizeof(name));
+			fprintf(buffer, ",%s", name);
+		}
+	fputc('\n', buffer);
+	fclose(buffer);
+	rc = write_whole(out, line, len);
+	free(line);
+	return rc;
+}
+
+int monitor_csv_line(FILE *out, const struct mon_group *groups, unsigned ngroups, unsigned long long time_ns,
+		     bool since_boot)
+{
+	char *line = NULL;
+	size_t len = 0;
+	FILE *buffer = open_memstream(&line, &len);
+	int rc;
+
+	if (!buffer)
+		return -errno;
+	fprintf(buffer, "%llu,%d", time_ns, since_boot ? 1 : 0);
+	for (unsigned g = 0; g < ngroups; g++)
+		for (unsigned c = 0; c < groups[g].ncolumns; c++) {
+			double value = groups[g].raw[c];
+			if (groups[g].columns[c].type == MON_TEXT)
+				continue;
+			fputc(',', buffer);
+			if (!isnan(value))
+				fprintf(buffer, value == rint(value) && fabs(value) < 1e15 ? "%.0f" : "%.3f", value);
+		}
+	fputc('\n', buffer);
+	fclose(buffer);
+	rc = write_whole(out, line, len);
+	free(line);
+	return rc;
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# diskstats_vs_iostat.sh: the diskstats collector's iostat -x figures against iostat's own, over the same seconds of a dd on the scratch disk.
+. "$(dirname "$0")/lib.sh"
+
+DISKEXT=${BUILD:-$TOP/build}/tests/helpers/diskext
+SECONDS_MEASURED=2
+
+command -v iostat >/dev/null || skip_all "needs iostat (sysstat; make deps)"
+command -v python3 >/dev/null || skip_all "needs python3 to read iostat's JSON (make deps)"
+[ -x "$DISKEXT" ] || skip_all "needs $DISKEXT (make check builds it)"
+iostat -V 2>&1 | grep -qE 'sysstat version (1[2-9]|[2-9][0-9])\.' || skip_all "needs sysstat 12 or later (iostat -o JSON)"
+
+# The disk the scratch directory is on: st_dev names it in /sys/dev/block (btrfs, overlay
+# and tmpfs give an anonymous device that is not there). A partition counts on its disk.
+majmin=$(stat -c '%Hd:%Ld' "$T")
+sysdev=$(readlink -f "/sys/dev/block/$majmin" 2>/dev/null)
+[ -n "$sysdev" ] && [ -d "$sysdev" ] || skip_all "the scratch directory's device $majmin is not a block device in /sys/dev/block"
+[ -e "$sysdev/partition" ] && sysdev=${sysdev%/*}
+disk=$(basename "$sysdev" | tr '!' '/')
+grep -qE "^ *[0-9]+ +[0-9]+ $disk " /proc/diskstats || skip_all "$disk is not in /proc/diskstats"
+
+# A steady load for the whole window: 32 MiB written again and again with O_DIRECT
+# (512-byte aligned, 1 MiB requests), so the page cache does not decide when the disk works.
+if ! dd if=/dev/zero of="$T/load" bs=1M count=32 oflag=direct status=none 2>"$T/dd.err"; then
+	skip_all "dd oflag=direct on $T: $(head -1 "$T/dd.err")"
+fi
+(while [ ! -e "$T/stop" ]; do
+	dd if=/dev/zero of="$T/load" bs=1M count=32 oflag=direct conv=notrunc status=none || break
+done) &
+load=$!
+on_exit "touch '$T/stop'; wait $load 2>/dev/null"
+sleep 0.5
+
+# Both start together and measure the same seconds; iostat's window comes from /proc/uptime
+# (10 ms steps), ours from CLOCK_MONOTONIC.
+env -u POSIXLY_CORRECT iostat -k -x -y -o JSON -d "$disk" "$SECONDS_MEASURED" 1 > "$T/iostat.json" 2>"$T/iostat.err" &
+iostat_pid=$!
+"$DISKEXT" "$disk" "$SECONDS_MEASURED" > "$T/ours" 2>"$T/ours.err"
+ours_rc=$?
+wait "$iostat_pid"
+iostat_rc=$?
+touch "$T/stop"
+wait "$load"
+
+if [ "$ours_rc" = 0 ]; then ok "diskext samples $disk"; else not_ok "diskext $disk: status $ours_rc: $(head -3 "$T/ours.err")"; fi
+if [ "$iostat_rc" = 0 ]; then ok "iostat -x -o JSON $disk"; else not_ok "iostat $disk: status $iostat_rc: $(head -3 "$T/iostat.err")"; fi
+
+python3 - "$disk" "$T/iostat.json" > "$T/theirs" 2>"$T/json.err" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[2]))
+for stats in doc["sysstat"]["hosts"][0]["statistics"]:
+    for d in stats.get("disk", []):
+        if d["disk_device"] == sys.argv[1]:
+            for key, value in d.items():
+                if key != "disk_device":
+                    print(key, value)
+EOF
+if [ -s "$T/theirs" ]; then ok "iostat's JSON has $disk"; else not_ok "iostat's JSON has no $disk: $(head -c 300 "$T/iostat.json") $(tail -2 "$T/json.err")"; fi
+
+value() { awk -v k="$1" '$1 == k { print $2 }' "$2"; }
+
+# close NAME RELATIVE ABSOLUTE: ours and iostat's agree within RELATIVE (of the larger) plus ABSOLUTE.
+# The two windows start a few ms apart, so a steady load gives figures a few % apart at most.
+# Relative to the larger of the two, so 0 against 0 passes on the absolute slack alone.
+close() {
+	local name=$1 rel=$2 abs=$3 ours theirs
+	ours=$(value "$name" "$T/ours")
+	theirs=$(value "$name" "$T/theirs")
+	# iostat does not cap %util; the collector does, at 100.
+	[ "$name" = util ] && theirs=$(awk -v u="$theirs" 'BEGIN { print (u > 100 ? 100 : u) }')
+	if [ -z "$ours" ] || [ -z "$theirs" ]; then
+		not_ok "$name: ours '$ours', iostat '$theirs'"
+	elif awk -v a="$ours" -v b="$theirs" -v r="$rel" -v s="$abs" \
+		'BEGIN { d = a - b; if (d < 0) d = -d; m = (a > b ? a : b); exit !(d <= r * m + s) }'; then
+		ok "$name on $disk: ours $ours, iostat $theirs (within ${rel} + $abs)"
+	else
+		not_ok "$name on $disk: ours $ours, iostat $theirs: more than ${rel} + $abs apart"
+	fi
+}
+
+# Measured here (2 s of dd on virtio): ours and iostat's within 0.1 %; the slack is for a busier machine.
+close r/s      0.05 5
+close w/s      0.05 5
+close wkB/s    0.05 1024
+close w_await  0.10 0.05
+close aqu-sz   0.10 0.05
+close util     0.05 2
+
+# The rest of iostat -x's columns are all there, keyed as iostat keys them.
+missing=
+for key in $(awk '{ print $1 }' "$T/theirs"); do
+	[ -n "$(value "$key" "$T/ours")" ] || missing+=" $key"
+done
+check_eq "every iostat -x column is printed" "" "$missing"

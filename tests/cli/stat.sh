@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# stat.sh: iolens stat live: against iostat -x and vmstat over the same seconds, bad input, pipes, Ctrl-C, devices that come and go.
+. "$(dirname "$0")/lib.sh"
+
+py() { python3 -c "$@"; }
+
+# ---- Bad input ------------------------------------------------------------------------------
+for args in "-D nosuchdisk" "-N nosuchif0" "-C 999" "-S /nosuchswap" "-I nosuchirq"; do
+	run "$IOLENS" stat $args 1 1
+	check_eq "stat $args: exit 2" 2 "$RC"
+	check_match "stat $args: said" "not found" "$ERR"
+done
+for args in "0" "-1" "x" "1 0" "1 x" "1 2 3"; do
+	run "$IOLENS" stat $args
+	check_eq "stat $args: a bad delay or count, exit 2" 2 "$RC"
+done
+run "$IOLENS" stat --sysroot /nonexistent 1 1
+check_eq "--sysroot that is not there: exit 2" 2 "$RC"
+
+# A closed pipe ends it quietly, with status 0.
+"$IOLENS" stat 0.1 2>"$T/pipe.err" | head -3 > "$T/pipe.out"
+rc=${PIPESTATUS[0]}
+check_eq "| head -3: exit 0" 0 "$rc"
+check_eq "| head -3: nothing on stderr" "" "$(cat "$T/pipe.err")"
+check_eq "| head -3: three lines" 3 "$(wc -l < "$T/pipe.out")"
+
+# Ctrl-C leaves no half-written CSV line.
+"$IOLENS" stat -cdngylmsp --output "$T/run.csv" 0.02 > /dev/null &
+pid=$!
+sleep 1.5
+kill -INT $pid
+wait $pid
+check_eq "SIGINT: exit 0" 0 "$?"
+fields=$(awk -F, '{ print NF }' "$T/run.csv" | sort -u | tr '\n' ' ')
+check_eq "--output after SIGINT: every line whole (one field count)" "$(head -1 "$T/run.csv" | awk -F, '{ print NF }') " "$fields"
+check "--output: several lines were written" test "$(wc -l < "$T/run.csv")" -gt 5
+check_match "--output: a header line with units" "^time_ns,since_boot,cpu_total_usr_pct,.*dsk_total_read_bytes_per_s" "$(head -1 "$T/run.csv")"
+check_eq "--output: the first sample is marked as the average since boot" "1 0" "$(cut -d, -f2 "$T/run.csv" | sed -n '2p;3p' | tr '\n' ' ' | sed 's/ $//')"
+
+# JSON: one object per line, raw units, the boot sample marked; --no-boot-sample leaves it out.
+run "$IOLENS" stat --json -cdm 0.2 3
+check_eq "--json: three lines" 3 "$(wc -l <<<"$OUT")"
+check_eq "--json: since_boot first only" "True False False" "$(py 'import json,sys; print(" ".join(str(json.loads(l)["since_boot"]) for l in sys.stdin))' <<<"$OUT")"
+check "--json: memory in bytes" py 'import json,sys; d=json.loads(sys.stdin.readline()); sys.exit(not d["memory"]["free_bytes"] > 1e6)' <<<"$OUT"
+run "$IOLENS" stat --json --no-boot-sample -c 0.2 2
+check_eq "--no-boot-sample: no since-boot line" "False False" "$(py 'import json,sys; print(" ".join(str(json.loads(l)["since_boot"]) for l in sys.stdin))' <<<"$OUT")"
+interval=$(py 'import json,sys; print(json.loads(sys.stdin.readline())["interval_ns"])' <<<"$OUT")
+check "--json: interval_ns measured (about 0.2 s: $interval)" test "$interval" -gt 150000000 -a "$interval" -lt 1000000000
+
+# Colour only on a terminal, never with NO_COLOR.
+tty_out=$(script -qec "'$IOLENS' stat -c 0.1 2" /dev/null)
+check_match "on a terminal: colours" $'\033\\[' "$tty_out"
+tty_out=$(NO_COLOR=1 script -qec "'$IOLENS' stat -c 0.1 2" /dev/null)
+check_no_match "NO_COLOR: none" $'\033\\[1;3' "$tty_out"
+run "$IOLENS" stat -c 0.1 2
+check_no_match "piped: none" $'\033' "$OUT"
+
+# A link named dstat runs iolens stat, with dstat's options.
+ln -s "$IOLENS" "$T/dstat"
+run "$T/dstat" -tc --nocolor 0.1 2
+check_match "a link named dstat" "^----system---- --total-cpu-usage--" "$OUT"
+
+# ---- Devices that come and go (root: a loop device) -------------------------------------------
+if is_root && command -v losetup >/dev/null && can_evict; then
+	head -c 8M /dev/zero > "$T/disk.img"
+	loop=$(losetup -f --show "$T/disk.img")
+	on_exit "losetup -d $loop 2>/dev/null"
+	dev=${loop#/dev/}
+	dd if=/dev/zero of="$loop" bs=4k count=16 oflag=direct status=none
+	"$IOLENS" stat --json -d -D total,$dev --no-boot-sample 0.3 8 > "$T/gone.json" 2> "$T/gone.err" &
+	pid=$!
+	sleep 1
+	losetup -d "$loop"
+	wait $pid
+	check_eq "a named device detached mid-run: the run goes on, exit 0" 0 "$?"
+	check_eq "… all its samples written" 8 "$(wc -l < "$T/gone.json")"
+	check_match "… its columns become unknown (null) or stay at 0" "\"dsk_$dev\": ?\\{\"read_bytes_per_s\": ?(null|0)" "$(tail -1 "$T/gone.json")"
+	# A device attached mid-run shows up in -f's list, with new headers.
+	"$IOLENS" stat -d -f --nocolor --no-boot-sample 0.3 8 > "$T/came.txt" 2>&1 &
+	pid=$!
+	sleep 0.8
+	loop=$(losetup -f --show "$T/disk.img"); dev=${loop#/dev/}
+	on_exit "losetup -d $loop 2>/dev/null"
+	dd if=/dev/zero of="$loop" bs=4k count=16 oflag=direct status=none
+	wait $pid
+	check_eq "a device attached mid-run: exit 0" 0 "$?"
+	check_match "… it appears, under new headers" "dsk/$dev" "$(cat "$T/came.txt")"
+	losetup -d "$loop"
+else
+	skip "devices that come and go: needs root and a loop device"
+fi
+
+# ---- Against iostat -x and vmstat, over the same seconds, under a steady write load ----------
+DEV=$(lsblk -no PKNAME "$(findmnt -no SOURCE -T "$T" 2>/dev/null)" 2>/dev/null | head -1)
+[ -n "$DEV" ] || DEV=$(basename "$(findmnt -no SOURCE -T "$T" 2>/dev/null)")
+if command -v iostat >/dev/null && command -v vmstat >/dev/null && [ -e "/sys/class/block/$DEV" ] && can_evict; then
+	( while :; do dd if=/dev/zero of="$T/load" bs=1M count=256 oflag=direct status=none; done ) &
+	load=$!
+	on_exit "kill $load 2>/dev/null"
+	sleep 1
+	# Both start together and sample every 2 s; the second interval of each is compared.
+	iostat -x -y -k -o JSON "$DEV" 2 2 > "$T/iostat.json" &
+	vmstat -n 2 3 > "$T/vmstat.txt" &
+	"$IOLENS" stat --json -c -m -g -y -x -D "$DEV" 2 3 > "$T/ours.json"
+	wait %2 %3 2>/dev/null
+	kill $load 2>/dev/null; wait $load 2>/dev/null
+	python3 - "$DEV" "$T/iostat.json" "$T/vmstat.txt" "$T/ours.json" > "$T/compare" <<'PY'
+import json, sys
+dev, iostat_file, vmstat_file, ours_file = sys.argv[1:]
+ours = [json.loads(l) for l in open(ours_file)][2]
+io = json.load(open(iostat_file))["sysstat"]["hosts"][0]["statistics"][-1]["disk"]
+io = [d for d in io if d["disk_device"] == dev][0]
+vm = open(vmstat_file).read().split("\n")[3].split()
+x = ours["dskext_" + dev.replace("-", "_")]
+def near(name, a, b, rel, slack):
+    ok = abs(a - b) <= rel * max(abs(a), abs(b)) + slack
+    print("ok" if ok else "BAD", f"{name}: iolens {a:.2f} vs peer {b:.2f} (within {rel*100:.0f} % + {slack})")
+# iostat -x: the same counters, a slightly different second: rates within 25 %, %util within 15 points.
+near("w/s vs iostat", x["w_per_s"], io["w/s"], 0.25, 5)
+near("wkB/s vs iostat", x["write_bytes_per_s"] / 1024, io["wkB/s"], 0.25, 100)
+near("w_await vs iostat", x["w_await_ns"] / 1e6, io["w_await"], 0.5, 0.5)
+near("%util vs iostat", x["util_pct"], min(100, io["util"]), 0, 15)
+# vmstat: cpu within 15 points, free memory within 5 %, blocks out (KiB/s) within 30 %.
+us, sy, idle, wa = (int(v) for v in vm[12:16])
+near("cpu idle vs vmstat", ours["cpu_total"]["idl_pct"], idle, 0, 15)
+near("cpu wait vs vmstat", ours["cpu_total"]["wai_pct"], wa, 0, 15)
+near("memory free vs vmstat", ours["memory"]["free_bytes"] / 1024, int(vm[3]), 0.05, 10240)
+near("page out (bo) vs vmstat", ours["paging"]["page_out_bytes_per_s"] / 1024, int(vm[9]), 0.30, 1024)
+PY
+	while read -r verdict rest; do
+		if [ "$verdict" = ok ]; then ok "live: $rest"; else not_ok "live: $rest"; fi
+	done < "$T/compare"
+	check "live: compared 8 figures" test "$(wc -l < "$T/compare")" -eq 8
+else
+	skip "live comparison: needs iostat, vmstat and a disk under the scratch directory"
+fi

@@ -1,0 +1,87 @@
+/* fuzz_procfs.c: libFuzzer target that feeds each input to every /proc parser of collect/procfs.h. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect/procfs.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* A name the parser filled must end inside its field. */
+static void check_name(const char *name, size_t size)
+{
+	if (!memchr(name, '\0', size))
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *text = (const char *)data;
+	struct procstat stat;
+	struct meminfo memory;
+	struct vmstat vm;
+	struct loadavg load;
+	struct netdev net;
+	struct swaps swaps;
+	struct interrupts irqs;
+	struct psi psi;
+	struct sockets sockets = {0};
+	struct locks locks;
+	uint64_t numbers[4];
+	double seconds;
+
+	/* The input has no NUL after it: ASan stops any parser that reads past size. */
+	if (procstat_parse(text, size, &stat) == 0) {
+		if (stat.ncpu > 65536 || (stat.ncpu > 0 && (!stat.cpu || !stat.cpu_present)))
+			abort();
+		for (unsigned i = 0; i < stat.ncpu; i++)
+			if (!stat.cpu_present[i] && stat.cpu[i].user != PROCFS_UNKNOWN)
+				abort();
+	} else if (stat.ncpu != 0 || stat.cpu || stat.cpu_present) {
+		abort();
+	}
+	procstat_free(&stat);
+
+	if (meminfo_parse(text, size, &memory) == 0 && memory.mem_total == PROCFS_UNKNOWN)
+		abort();
+	vmstat_parse(text, size, &vm);
+	loadavg_parse(text, size, &load);
+	uptime_parse(text, size, &seconds);
+
+	if (netdev_parse(text, size, &net) == 0)
+		for (unsigned i = 0; i < net.count; i++)
+			check_name(net.dev[i].name, sizeof(net.dev[i].name));
+	else if (net.dev || net.count)
+		abort();
+	netdev_free(&net);
+
+	if (swaps_parse(text, size, &swaps) == 0)
+		for (unsigned i = 0; i < swaps.count; i++) {
+			check_name(swaps.area[i].name, sizeof(swaps.area[i].name));
+			check_name(swaps.area[i].type, sizeof(swaps.area[i].type));
+		}
+	swaps_free(&swaps);
+
+	if (interrupts_parse(text, size, &irqs) == 0)
+		for (unsigned i = 0; i < irqs.count; i++) {
+			check_name(irqs.line[i].name, sizeof(irqs.line[i].name));
+			check_name(irqs.line[i].what, sizeof(irqs.line[i].what));
+		}
+	interrupts_free(&irqs);
+
+	if (psi_parse(text, size, &psi) == 0 && (!psi.available || (!psi.some.present && !psi.full.present)))
+		abort();
+
+	sockets_parse_tcp(text, size, &sockets);
+	sockets_parse_udp(text, size, &sockets);
+	sockets_parse_unix(text, size, &sockets);
+	sockets_parse_raw(text, size, &sockets);
+	sockets_parse_sockstat(text, size, &sockets);
+
+	locks_parse(text, size, &locks);
+	if (ipc_count_lines(text, size) > size)
+		abort();
+	if (procfs_parse_numbers(text, size, numbers, 4) > 4)
+		abort();
+	return 0;
+}
