@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# stat_sources.sh: iolens stat's own sources, live: --vtrace against vtload, --cache against a file read and evicted.
+. "$(dirname "$0")/lib.sh"
+
+py() { python3 -c "$@"; }
+# series KEY FIELD < JSON lines: FIELD of group KEY in each line after the first (the since-start one), space-separated.
+series() { py 'import json,sys
+v=[json.loads(l)[sys.argv[1]][sys.argv[2]] for l in sys.stdin][1:]
+print(" ".join("-" if x is None else str(x) for x in v))' "$1" "$2"; }
+
+# ---- --vtrace: a libvtrace server ------------------------------------------------------------
+VTLOAD=${BUILD:-$TOP/build}/tests/helpers/vtload
+if [ -x "$VTLOAD" ]; then
+	export VTRACE_DIR=$T/shm
+	mkdir -p "$VTRACE_DIR"
+	mkfifo "$T/load.in" "$T/load.out"
+	"$VTLOAD" busy WORK=1 WAIT=2 < "$T/load.in" > "$T/load.out" &
+	load_pid=$!
+	on_exit "kill $load_pid 2>/dev/null"
+	exec {load_in}>"$T/load.in" {load_out}<"$T/load.out"
+	read -r -u "$load_out" ready path
+	say() { echo "$1" >&"$load_in"; read -r -u "$load_out" answer; }
+
+	# 3000 requests of 1 ms each, one after another: about 1000 op/s and the server 100 % busy.
+	"$IOLENS" stat --vtrace --json 0.5 6 > "$T/busy.json" 2>"$T/busy.err" &
+	stat_pid=$!
+	say "run WORK 3000 1000000"
+	wait $stat_pid
+	check_eq "--vtrace: exit 0" 0 "$?"
+	check_eq "--vtrace: nothing on stderr" "" "$(cat "$T/busy.err")"
+	ops=$(series vtrace_busy ops_per_s < "$T/busy.json")
+	util=$(series vtrace_busy util_pct < "$T/busy.json")
+	# The middle intervals are wholly inside the run (the first and last may straddle its ends).
+	check "--vtrace: op/s about 1000 while 1 ms requests run back to back ($ops)" \
+		py 'import sys; v=[float(x) for x in sys.argv[1].split()[1:3]]; sys.exit(not all(500 <= x <= 1100 for x in v))' "$ops"
+	check "--vtrace: %util about 100 meanwhile ($util)" \
+		py 'import sys; v=[float(x) for x in sys.argv[1].split()[1:3]]; sys.exit(not all(x >= 90 for x in v))' "$util"
+
+	# A request held in flight: the server is busy and, after a second, hung.
+	say "hold WAIT"
+	run "$IOLENS" stat --vtrace --json --no-boot-sample 0.6 3
+	check_eq "--vtrace: a held request, no completions" "0 0" "$(series vtrace_busy ops_per_s <<<"$OUT")"
+	check_eq "--vtrace: hung after a second in flight" "1" "$(series vtrace_busy hang <<<"$OUT" | awk '{ print $NF }')"
+	check "--vtrace: 100 % busy while it is held" \
+		py 'import sys; sys.exit(not float(sys.argv[1].split()[-1]) >= 99)' "$(series vtrace_busy util_pct <<<"$OUT")"
+	run "$IOLENS" stat --vtrace 0.2 2
+	check_match "--vtrace: the dstat-style group is named after the service" "vt/busy" "$(head -1 <<<"$OUT")"
+	check_match "--vtrace: its columns" "op/s +util +hang" "$(sed -n 2p <<<"$OUT")"
+	say release
+	echo quit >&"$load_in"
+	wait $load_pid
+	run "$IOLENS" stat --vtrace 0.1 1
+	check_no_match "--vtrace: a server that has gone is not shown" "vt/busy" "$OUT"
+	unset VTRACE_DIR
+else
+	skip "--vtrace: vtload is not built (make check builds it)"
+fi
+
+# ---- --cache: pages added and removed, from the filemap tracepoints (root, eBPF) --------------
+why=""
+is_root || why="needs root"
+[ -z "$why" ] && ! can_evict && why="the scratch directory is on $(fs_type "$T"), whose pages cannot be evicted"
+if [ -z "$why" ]; then
+	"$IOLENS" stat --cache --json 0.1 1 > /dev/null 2>"$T/probe.err"
+	grep -q "unknown" "$T/probe.err" && why="eBPF is unavailable: $(head -1 "$T/probe.err")"
+fi
+if [ -z "$why" ]; then
+	pages=16384  # 64 MiB of 4 KiB pages
+	head -c $((pages * 4096)) /dev/urandom > "$T/data"
+	sync "$T/data"
+	"$IOLENS" evict "$T/data" > /dev/null
+	"$IOLENS" stat --cache --json 0.5 8 > "$T/cache.json" 2>"$T/cache.err" &
+	stat_pid=$!
+	sleep 0.8
+	cat "$T/data" > /dev/null
+	sleep 1.2
+	"$IOLENS" evict "$T/data" > /dev/null
+	wait $stat_pid
+	check_eq "--cache: exit 0" 0 "$?"
+	check_eq "--cache: nothing on stderr" "" "$(cat "$T/cache.err")"
+	# Sum rate x interval over the samples after the first: pages, whatever else the machine did.
+	sums=$(py 'import json,sys
+ls=[json.loads(l) for l in sys.stdin][1:]
+a=sum(l["cache"]["added_pages_per_s"]*l["interval_ns"]/1e9 for l in ls)
+r=sum(l["cache"]["removed_pages_per_s"]*l["interval_ns"]/1e9 for l in ls)
+print(round(a), round(r))' < "$T/cache.json")
+	read -r added removed <<<"$sums"
+	check "--cache: reading a cold $pages-page file adds at least as many pages ($added)" test "$added" -ge $pages
+	check "--cache: evicting it removes at least as many ($removed)" test "$removed" -ge $pages
+else
+	skip "--cache: $why"
+fi
+
+echo "1..$t_count"
