@@ -26,8 +26,11 @@ has_word() {
 	grep -qE -- "(^|[^-[:alnum:]_])$word([^-[:alnum:]_]|$)" <<<"$2"
 }
 
-# Every long option in --help, wherever it is mentioned (options, columns, examples).
+# Every long option in --help, wherever it is mentioned (options, columns, examples), however
+# many one line names ("      --tcp --udp --unix --socket --raw   sockets").
 help_long_options() { grep -oE -- '--[a-z][a-z0-9-]*' <<<"$1" | sort -u; }
+# The short options of --help: those that start an option line ("  -c, --cpu", "  -C LIST").
+help_short_options() { sed -n 's/^  \(-[A-Za-z]\)[, ].*/\1/p; s/^  \(-[A-Za-z]\)$/\1/p' <<<"$1" | sort -u; }
 # The column ids in --help, with a * before those shown by default.
 help_columns() {
 	awk '/^Columns/ { c = 1; next } c && /^$/ { exit } c' <<<"$1" |
@@ -35,7 +38,7 @@ help_columns() {
 }
 
 # Each page renders without a warning.
-for page in iolens.1 iolens-pcstat.1 iolens-evict.1 iolens-warm.1 iolens-vstat.1 vtrace.3; do
+for page in iolens.1 iolens-pcstat.1 iolens-evict.1 iolens-warm.1 iolens-vstat.1 iolens-stat.1 vtrace.3; do
 	f=$DOCS/$page
 	if [ ! -f "$f" ]; then
 		not_ok "docs/$page exists"
@@ -93,8 +96,17 @@ for cmd in $commands; do
 		has_word "$opt" "$options" || echo "$opt"
 	done)
 	check_eq "iolens-$cmd.1 documents no option that iolens $cmd --help lacks" "" "$(echo $extra)"
+	# And every short option, under OPTIONS too.
+	for opt in $(help_short_options "$help"); do
+		check "iolens-$cmd.1 documents $opt under OPTIONS" has_word "$opt" "$options_section"
+	done
 
 	# Every column id of --help, under OUTPUT COLUMNS, marked (default) as --help marks it; and no other.
+	# A command whose --help has no Columns section (stat: dstat's groups, chosen by options) has
+	# its columns documented with its groups, which the options above cover.
+	if ! grep -q '^Columns' <<<"$help"; then
+		continue
+	fi
 	columns=$(help_columns "$help")
 	[ -n "$columns" ] || not_ok "iolens $cmd --help lists columns (none found)"
 	tags=$(tp_tags <<<"$columns_section")
