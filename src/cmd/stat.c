@@ -42,7 +42,8 @@ struct run {
 	unsigned needs;
 	struct monitor monitor;
 	bool tty;
-	FILE *csv;       /* --output FILE, or stdout with --csv */
+	FILE *csv;       /* --output FILE */
+	bool csv_stdout; /* --csv: CSV on standard output (as well as in FILE) */
 	bool csv_header_written;
 	unsigned lines_since_header;
 	struct system_sample samples[2];
@@ -53,11 +54,21 @@ struct run {
 	size_t nsegments;
 	uint64_t vtrace_then_ns;
 	bool failed;
+	bool partial_line;
+	unsigned visible;  /* groups that fit the terminal */ /* an intermediate update is on the screen, not yet ended by a newline */
 	unsigned warned;  /* sources already said to be unreadable */
 	unsigned unavailable; /* sources not to read at all (eBPF that could not start, or a replay) */
 };
 
 static volatile sig_atomic_t stop_signal;
+
+/* NO_COLOR (no-color.org): set and not empty. */
+static bool no_color(void)
+{
+	const char *value = getenv("NO_COLOR");
+
+	return value && *value;
+}
 
 static void on_signal(int signal)
 {
@@ -77,9 +88,9 @@ static _Noreturn void usage(void)
 	       "dstat's groups (the default is -cdngy):\n"
 	       "  -c, --cpu              cpu: usr sys idl wai stl (usr counts hard and soft irqs, as dstat)\n"
 	       "      --cpu-adv          cpu with hiq and siq apart\n"
-	       "  -C LIST                cpus to show: 0,3,total\n"
+	       "  -C LIST                cpus to show: 0,3,total, or all (every cpu)\n"
 	       "  -d, --disk             disk read and write, bytes per second\n"
-	       "  -D LIST                disks to show: total,vda\n"
+	       "  -D LIST                disks to show: total,vda,/dev/disk/by-id/...\n"
 	       "  -n, --net              network receive and send, bytes per second\n"
 	       "  -N LIST                interfaces to show: eth0,total\n"
 	       "  -g, --page             page in/out (block I/O) and swap in/out, bytes per second\n"
@@ -90,7 +101,7 @@ static _Noreturn void usage(void)
 	       "  -l, --load             load average\n"
 	       "  -p, --proc             processes running, blocked, new per second\n"
 	       "  -i, --int              interrupts per second, the busiest ones\n"
-	       "  -I LIST                interrupts to show: 5,eth2\n"
+	       "  -I LIST                interrupts to show: numbers, device names, total: 5,eth2\n"
 	       "  -r, --io               disk requests per second\n"
 	       "  -t, --time             the time\n"
 	       "      --tcp --udp --unix --socket --raw   sockets\n"
@@ -108,15 +119,18 @@ static _Noreturn void usage(void)
 	       "                         r_await w_await aqu-sz rareq-sz wareq-sz %%util\n"
 	       "      --psi              pressure: io, memory and cpu stall, some and full, %% of the time\n"
 	       "      --cache            page cache: cached, dirty, writeback; pages added and removed\n"
-	       "      --vtrace           op/s, %%util and hung requests of every libvtrace server\n"
+	       "      --vtrace           every libvtrace server: op/s, %%util, and how many of its ops have\n"
+	       "                         a request in flight for over a second (hang)\n"
 	       "\n"
 	       "Output:\n"
 	       "      --integer          whole numbers only\n"
 	       "      --float            decimals wherever they fit\n"
-	       "      --nocolor          no colours (there are none off a terminal or with NO_COLOR)\n"
+	       "      --nocolor          no colours, and so no updates, as dstat's help says (there are\n"
+	       "                         no colours off a terminal, or with NO_COLOR set)\n"
 	       "      --noheaders        the headers once, not again when they scroll away\n"
 	       "      --noupdate         no updates of the current line within a delay\n"
-	       "      --output FILE      also write CSV to FILE (appended when it exists)\n"
+	       "      --output FILE      also write CSV to FILE (appended when it exists), whatever\n"
+	       "                         standard output shows\n"
 	       "      --json             one JSON object per sample, one per line (bytes, ns, counts)\n"
 	       "      --csv              CSV on standard output instead of the table\n"
 	       "      --no-boot-sample   leave out the first line, the average since boot\n"
@@ -257,6 +271,8 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		default: usage_hint();
 		}
 	}
+	if (o->integer && o->floats)
+		usage_error("--integer and --float: choose one");
 	if (!o->norder) {
 		want(o, G_CPU); want(o, G_DISK); want(o, G_NET); want(o, G_PAGE); want(o, G_SYS);
 	}
@@ -280,9 +296,16 @@ static void add_group(struct run *r, enum group_kind kind, const char *item)
 	r->ngroups++;
 }
 
-/* "/dev/sda" -> "sda", as dstat accepts both. */
-static const char *device_name(const char *name)
+/* "/dev/sda" -> "sda", as dstat accepts both; a link (/dev/disk/by-id/...) to the device it names. */
+static const char *device_name(const char *name, char *buf, size_t size)
 {
+	char resolved[4096];
+
+	if (!strncmp(name, "/dev/", 5) && strchr(name + 5, '/') && realpath(name, resolved) &&
+	    !strncmp(resolved, "/dev/", 5) && !strchr(resolved + 5, '/') && strlen(resolved + 5) < size) {
+		memcpy(buf, resolved + 5, strlen(resolved + 5) + 1);
+		return buf;
+	}
 	return !strncmp(name, "/dev/", 5) && !strchr(name + 5, '/') ? name + 5 : name;
 }
 
@@ -295,11 +318,20 @@ static bool validating;
 static void add_listed(struct run *r, enum group_kind kind, const char *list, const char *what,
 		       bool (*exists)(const struct system_sample *, const char *), const struct system_sample *s)
 {
-	char copy[1024], *save = NULL;
+	char copy[1024], *save = NULL, buf[256];
 
 	snprintf(copy, sizeof(copy), "%s", list);
 	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-		const char *name = kind == G_SWAP ? p : device_name(p);
+		const char *name = kind == G_SWAP ? p : device_name(p, buf, sizeof(buf));
+		if ((kind == G_CPU || kind == G_CPU_ADV) && !strcmp(name, "all")) {
+			/* dstat's -C all: every cpu, one group each. */
+			for (unsigned c = 0; c < s->procstat.ncpu; c++)
+				if (s->procstat.cpu_present[c]) {
+					snprintf(buf, sizeof(buf), "%u", c);
+					add_group(r, kind, buf);
+				}
+			continue;
+		}
 		if (validating && strcmp(name, "total") && !exists(s, name))
 			usage_error("%s '%s' not found", what, p);
 		if (kind == G_DISK_EXT && !strcmp(name, "total"))
@@ -337,7 +369,37 @@ static bool swap_exists(const struct system_sample *s, const char *name)
 	return false;
 }
 
-/* The interrupts of -I: numbers, or devices named in /proc/interrupts ("eth0"). */
+/*
+ * Whether an interrupt line serves a device of that name, as dstat matches them: the
+ * devices are what follows the chip and the trigger ("IO-APIC 1-edge i8042",
+ * "PCI-MSIX-0000:00:03.0 1-edge virtio0-input.0"), comma-separated, compared whole and
+ * without regard to case.
+ */
+static bool irq_serves(const struct irq_line *line, const char *device)
+{
+	char copy[sizeof(line->what)], *save = NULL, *devices = copy;
+
+	snprintf(copy, sizeof(copy), "%s", line->what);
+	for (int skip = 0; skip < 2 && devices; skip++) {
+		devices = strchr(devices, ' ');
+		if (devices)
+			devices++;
+	}
+	if (!devices)
+		return false;
+	for (char *d = strtok_r(devices, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
+		while (*d == ' ')
+			d++;
+		size_t n = strlen(d);
+		while (n && d[n - 1] == ' ')
+			d[--n] = '\0';
+		if (!strcasecmp(d, device))
+			return true;
+	}
+	return false;
+}
+
+/* The interrupts of -I: numbers ("24", "NMI"), devices named in /proc/interrupts ("eth0"), or "total". */
 static void irq_list(const struct system_sample *s, const char *list, char *out, size_t size)
 {
 	char copy[1024], *save = NULL;
@@ -346,12 +408,13 @@ static void irq_list(const struct system_sample *s, const char *list, char *out,
 	out[0] = '\0';
 	snprintf(copy, sizeof(copy), "%s", list);
 	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-		const char *found = NULL;
-		for (unsigned i = 0; i < s->interrupts.count && !found; i++) {
-			const struct irq_line *line = &s->interrupts.line[i];
-			if (!strcasecmp(line->name, p) || strcasestr(line->what, p))
-				found = line->name;
-		}
+		const char *found = !strcmp(p, "total") ? "total" : NULL;
+		for (unsigned i = 0; i < s->interrupts.count && !found; i++)
+			if (!strcasecmp(s->interrupts.line[i].name, p))
+				found = s->interrupts.line[i].name;
+		for (unsigned i = 0; i < s->interrupts.count && !found; i++)
+			if (irq_serves(&s->interrupts.line[i], p))
+				found = s->interrupts.line[i].name;
 		if (!found && validating)
 			usage_error("interrupt '%s' not found", p);
 		if (!found)
@@ -399,6 +462,32 @@ static void validate_lists(const struct stat_options *o, const struct system_sam
 		irq_list(s, o->irqs, irqs, sizeof(irqs));
 }
 
+/* Whether a -D list names a device (iostat -x has no total: -x -D total shows the default devices). */
+static bool lists_more_than_total(const char *list)
+{
+	char copy[1024], *save = NULL;
+
+	snprintf(copy, sizeof(copy), "%s", list);
+	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save))
+		if (strcmp(p, "total"))
+			return true;
+	return false;
+}
+
+/* The group item of a libvtrace segment: its service, with its pid when another server has the same name. */
+static void segment_item(const struct run *r, size_t i, char *buf, size_t size)
+{
+	const struct segment *s = r->segments[i];
+	bool shared = false;
+
+	for (size_t j = 0; j < r->nsegments && !shared; j++)
+		shared = j != i && !strcmp(r->segments[j]->info->service, s->info->service);
+	if (shared)
+		snprintf(buf, size, "%s.%d", s->info->service, (int)s->info->pid);
+	else
+		snprintf(buf, size, "%s", s->info->service);
+}
+
 static void build_groups(struct run *r, const struct system_sample *s)
 {
 	struct stat_options *o = r->opts;
@@ -424,7 +513,7 @@ static void build_groups(struct run *r, const struct system_sample *s)
 		case G_DISK:
 		case G_IO:
 		case G_DISK_EXT:
-			if (o->disks) {
+			if (o->disks && (kind != G_DISK_EXT || lists_more_than_total(o->disks))) {
 				add_listed(r, kind, o->disks, "disk", disk_exists, s);
 			} else if (o->full || kind == G_DISK_EXT) {
 				/*
@@ -445,8 +534,10 @@ static void build_groups(struct run *r, const struct system_sample *s)
 				add_listed(r, kind, o->nets, "interface", net_exists, s);
 			else if (o->full)
 				for (unsigned n = 0; n < s->netdev.count; n++) {
-					if (strcmp(s->netdev.dev[n].name, "lo"))
-						add_group(r, kind, s->netdev.dev[n].name);
+					const struct netdev_stats *dev = &s->netdev.dev[n];
+					/* As dstat: lo, and interfaces that never carried a packet, left out. */
+					if (strcmp(dev->name, "lo") && dev->rx_packets + dev->tx_packets)
+						add_group(r, kind, dev->name);
 				}
 			else
 				add_group(r, kind, "total");
@@ -469,8 +560,10 @@ static void build_groups(struct run *r, const struct system_sample *s)
 				add_group(r, kind, list);
 			break;
 		case G_VTRACE:
-			for (size_t v = 0; v < r->nsegments; v++)
-				add_group(r, kind, r->segments[v]->info->service);
+			for (size_t v = 0; v < r->nsegments; v++) {
+				segment_item(r, v, list, sizeof(list));
+				add_group(r, kind, list);
+			}
 			break;
 		default:
 			add_group(r, kind, NULL);
@@ -532,32 +625,40 @@ static void vtrace_scan(struct run *r)
 	r->nsegments = kept;
 }
 
+/* A request in flight for longer than this is hung (vstat's HANG, with its default). */
+#define HANG_NS 1000000000ull
+
 static void compute_vtrace(struct run *r, struct group *g)
 {
+	char item[sizeof(g->item)];
+
 	for (size_t i = 0; i < r->nsegments; i++) {
 		struct segment *s = r->segments[i];
 		const struct vtrace_stats *now, *then;
-		double seconds;
-		unsigned all;
+		static const struct vtrace_stats zero;
+		double seconds, ops, util;
+		unsigned all, hung = 0;
 
-		if (strcmp(s->info->service, g->item))
+		segment_item(r, i, item, sizeof(item));
+		if (strcmp(item, g->item))
 			continue;
 		all = s->info->op_count;
 		now = &s->current[all];
-		then = &s->previous[all];
+		then = s->has_previous ? &s->previous[all] : &zero;
+		/* The first line covers the server's life so far, as the system's covers the time since boot. */
 		seconds = (double)(s->current_ns - (s->has_previous ? s->previous_ns : s->info->created_ns)) / 1e9;
-		if (!s->has_previous) {
-			static const struct vtrace_stats zero;
-			then = &zero;
+		ops = seconds > 0 && now->completions >= then->completions
+			      ? (double)(now->completions - then->completions) / seconds : 0;
+		util = seconds > 0 && now->busy_ns >= then->busy_ns
+			       ? 100.0 * (double)(now->busy_ns - then->busy_ns) / (seconds * 1e9) : 0;
+		for (unsigned op = 0; op < all; op++) {
+			const struct vtrace_stats *o = &s->current[op];
+			hung += o->oldest_ns && o->begins > o->completions && s->current_ns > o->oldest_ns &&
+				s->current_ns - o->oldest_ns > HANG_NS;
 		}
-		double ops = seconds > 0 ? (double)(now->completions - then->completions) / seconds : 0;
-		double util = seconds > 0 ? 100.0 * (double)(now->busy_ns - then->busy_ns) / (seconds * 1e9) : 0;
-		double hang = now->oldest_ns && now->begins > now->completions && s->current_ns > now->oldest_ns &&
-				      s->current_ns - now->oldest_ns > 1000000000ull
-			      ? 1 : 0;
 		g->shown.values[0] = g->shown.raw[0] = ops;
 		g->shown.values[1] = g->shown.raw[1] = util > 100 ? 100 : util;
-		g->shown.values[2] = g->shown.raw[2] = hang;
+		g->shown.values[2] = g->shown.raw[2] = hung;
 		return;
 	}
 	for (unsigned c = 0; c < g->shown.ncolumns; c++)
@@ -606,13 +707,24 @@ static int take_sample(struct run *r, struct system_sample *s)
 
 /* ---- Output ------------------------------------------------------------------------------ */
 
+/* The terminal's rows and columns, 0 when unknown. */
+static void terminal_size(unsigned *rows, unsigned *columns)
+{
+	struct winsize ws = {0};
+
+	ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws);
+	if (rows)
+		*rows = ws.ws_row;
+	if (columns)
+		*columns = ws.ws_col;
+}
+
 static unsigned terminal_rows(void)
 {
-	struct winsize ws;
+	unsigned rows;
 
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0)
-		return ws.ws_row;
-	return 25;
+	terminal_size(&rows, NULL);
+	return rows ? rows : 25;
 }
 
 /* A closed pipe (| head) ends the run quietly. */
@@ -658,7 +770,7 @@ static void print_json(struct run *r, const struct system_sample *s, uint64_t in
 			} else if (value == rint(value) && fabs(value) < 9e15) {
 				json_object_object_add(group, key, json_object_new_int64((int64_t)value));
 			} else {
-				snprintf(buf, sizeof(buf), "%.3f", value);
+				snprintf(buf, sizeof(buf), fabs(value) >= 1 ? "%.3f" : "%.6g", value);
 				json_object_object_add(group, key, json_object_new_double_s(value, buf));
 			}
 		}
@@ -682,18 +794,25 @@ static void print_sample(struct run *r, const struct system_sample *s, uint64_t 
 	if (new_layout)
 		snprintf(r->layout, sizeof(r->layout), "%s", layout);
 
-	if (r->csv && final) {
+	if ((r->csv || r->csv_stdout) && final) {
 		/* CSV lines are written whole: Ctrl-C never leaves half of one. */
 		sigset_t block, old;
 		sigemptyset(&block);
 		sigaddset(&block, SIGINT);
 		sigaddset(&block, SIGTERM);
 		sigprocmask(SIG_BLOCK, &block, &old);
-		if ((!r->csv_header_written || new_layout) && monitor_csv_header(r->csv, groups, r->ngroups) != 0)
-			check_output(r->csv);
+		FILE *streams[2] = { r->csv, r->csv_stdout ? stdout : NULL };
+		for (int i = 0; i < 2; i++) {
+			if (!streams[i])
+				continue;
+			if ((!r->csv_header_written || new_layout) &&
+			    monitor_csv_header(streams[i], groups, r->ngroups) != 0)
+				check_output(streams[i]);
+			if (monitor_csv_line(streams[i], groups, r->ngroups, (unsigned long long)s->real_ns,
+					     since_boot) != 0)
+				check_output(streams[i]);
+		}
 		r->csv_header_written = true;
-		if (monitor_csv_line(r->csv, groups, r->ngroups, (unsigned long long)s->real_ns, since_boot) != 0)
-			check_output(r->csv);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 	}
 	if (o->format == OUT_JSON) {
@@ -705,16 +824,37 @@ static void print_sample(struct run *r, const struct system_sample *s, uint64_t 
 		return;
 	/* The table: headers at the start, when the groups change, and when they scrolled away. */
 	if (final || r->tty) {
-		bool header = new_layout || (r->tty && !o->noheaders && r->lines_since_header >= terminal_rows() - 2);
+		unsigned visible = r->ngroups, columns = 0;
+		bool header;
+
+		/* On a terminal, as dstat: only the groups that fit, and '>' for the rest. */
+		terminal_size(NULL, &columns);
+		if (r->tty && columns) {
+			unsigned width = 0;
+			for (visible = 0; visible < r->ngroups; visible++) {
+				unsigned w = width + (visible ? 1 : 0) + (unsigned)monitor_group_width(&groups[visible]);
+				if (w + (visible + 1 < r->ngroups) > columns)
+					break;
+				width = w;
+			}
+			if (!visible)
+				visible = 1;
+		}
+		r->monitor.more = visible < r->ngroups;
+		if (r->monitor.more && r->visible != visible)
+			new_layout = true;
+		r->visible = visible;
+		header = new_layout || (r->tty && !o->noheaders && r->lines_since_header >= terminal_rows() - 2);
 		if (r->tty && !final)
 			fputs("\r\033[2K", stdout);
 		if (header && final) {
-			monitor_header(&r->monitor, groups, r->ngroups);
+			monitor_header(&r->monitor, groups, visible);
 			r->lines_since_header = 0;
 		}
 		if (r->tty && final)
 			fputs("\r\033[2K", stdout);
-		monitor_line(&r->monitor, groups, r->ngroups, final);
+		monitor_line(&r->monitor, groups, visible, final);
+		r->partial_line = !final;
 		if (final) {
 			fputc('\n', stdout);
 			r->lines_since_header++;
@@ -734,6 +874,32 @@ static void compute_all(struct run *r, const struct system_sample *then, const s
 	}
 }
 
+/* Columns the kernel or the tree cannot fill are said once at the start: they show '-'. */
+static void say_unknowns(struct run *r, const struct system_sample *s)
+{
+	bool psi = false, disks = false;
+
+	for (unsigned g = 0; g < r->ngroups; g++) {
+		psi |= r->groups[g].kind == G_PSI;
+		disks |= (r->groups[g].kind == G_DISK || r->groups[g].kind == G_IO) && !strcmp(r->groups[g].item, "total");
+	}
+	if (psi && (s->have & SYS_PSI) && !s->psi_io.available && !s->psi_memory.available && !s->psi_cpu.available) {
+		warn_msg("pressure stall is unknown ('-'): no %s/proc/pressure (a kernel without CONFIG_PSI, or booted "
+			 "with psi=0)", strcmp(sysroot_get(), "/") ? sysroot_get() : "");
+		r->failed = true;
+	}
+	if (disks && (s->have & SYS_DISKSTATS) && s->disks.count) {
+		bool any = false;
+		for (unsigned i = 0; i < s->disks.count; i++)
+			any |= s->disks.kind[i].in_sysfs;
+		if (!any) {
+			warn_msg("disk totals are unknown ('-'): no /sys/class/block to tell disks from partitions and "
+				 "stacked devices");
+			r->failed = true;
+		}
+	}
+}
+
 static void sleep_until(uint64_t deadline)
 {
 	struct timespec ts = { (time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull) };
@@ -749,14 +915,14 @@ int cmd_stat(int argc, char **argv)
 	struct system_sample zero = {0};
 	struct sigaction action = { .sa_handler = on_signal };
 	uint64_t start, deadline;
-	bool has_vtrace = false;
+	bool has_vtrace = false, elsewhere;
 	const char *env_replay = getenv("IOLENS_REPLAY");
 
 	parse_options(&o, argc, argv);
 	if (env_replay && *env_replay)
 		o.replay = env_replay;
 	r.tty = isatty(STDOUT_FILENO) && o.format == OUT_TABLE;
-	r.monitor = (struct monitor){ .out = stdout, .color = r.tty && !o.nocolor && !getenv("NO_COLOR"),
+	r.monitor = (struct monitor){ .out = stdout, .color = r.tty && !o.nocolor && !no_color(),
 				      .integer = o.integer, .floats = o.floats };
 	if (o.output_file) {
 		bool exists = access(o.output_file, F_OK) == 0;
@@ -767,16 +933,21 @@ int cmd_stat(int argc, char **argv)
 		}
 		if (exists)
 			fputs("\n", r.csv);
-	} else if (o.format == OUT_CSV) {
-		r.csv = stdout;
 	}
+	r.csv_stdout = o.format == OUT_CSV;
+	/* A recorded tree has neither a kernel to trace nor servers of its own. */
+	elsewhere = o.replay || strcmp(sysroot_get(), "/");
 	for (unsigned i = 0; i < o.norder; i++) {
-		has_vtrace |= o.order[i] == G_VTRACE;
+		if (o.order[i] == G_VTRACE) {
+			has_vtrace = !elsewhere;
+			if (elsewhere)
+				warn_msg("libvtrace servers are not shown: they are this machine's, not the recording's");
+		}
 		if (o.order[i] == G_CACHE) {
 			const char *why = "a recording has no kernel to ask";
-			if (o.replay || cache_events_start(&why) != 0) {
+			if (elsewhere || cache_events_start(&why) != 0) {
 				warn_msg("page cache: pages added and removed are unknown ('-'): %s", why);
-				r.failed = !o.replay;
+				r.failed = !elsewhere;
 				r.unavailable |= SYS_CACHE_EVENTS;
 			}
 		}
@@ -802,12 +973,16 @@ int cmd_stat(int argc, char **argv)
 		warn_msg("no recorded sample in %s", o.replay);
 		return EXIT_FAIL;
 	}
-	if (has_vtrace)
+	if (has_vtrace) {
 		vtrace_scan(&r);
+		if (!r.nsegments)
+			warn_msg("no libvtrace server is running (in %s): each shows when it starts", vtrace_directory());
+	}
 	validating = true;
 	validate_lists(&o, &r.samples[0]);
 	build_groups(&r, &r.samples[0]);
 	validating = false;
+	say_unknowns(&r, &r.samples[0]);
 	r.current = 0;
 	start = o.replay ? r.samples[0].mono_ns : monotonic_ns();
 	deadline = start;
@@ -816,7 +991,7 @@ int cmd_stat(int argc, char **argv)
 	if (!o.no_boot_sample) {
 		double uptime = r.samples[0].uptime > 0 ? r.samples[0].uptime : 1;
 		compute_all(&r, &zero, &r.samples[0], uptime, true);
-		print_sample(&r, &r.samples[0], (uint64_t)(uptime * 1e9), true, true);
+		print_sample(&r, &r.samples[0], (uint64_t)(uptime * 1e9 + 0.5), true, true);
 	}
 	for (uint64_t line = o.no_boot_sample ? 0 : 1; (!o.count || line < o.count) && !stop_signal; line++) {
 		struct system_sample *then = &r.samples[r.current], *now = &r.samples[!r.current];
@@ -836,8 +1011,17 @@ int cmd_stat(int argc, char **argv)
 			print_sample(&r, &partial, partial.mono_ns - then->mono_ns, false, false);
 			system_sample_free(&partial);
 		}
-		if (!o.replay)
+		if (!o.replay) {
+			uint64_t late, step = (uint64_t)(o.delay * 1e9);
 			sleep_until(deadline);
+			/*
+			 * Stopped or starved past whole ticks: as dstat, skip them rather than catch up
+			 * with lines a moment apart; this line covers the whole gap, measured.
+			 */
+			late = monotonic_ns();
+			if (late > deadline + step)
+				deadline += (late - deadline) / step * step;
+		}
 		if (stop_signal)
 			break;
 		system_sample_free(now);
@@ -852,8 +1036,10 @@ int cmd_stat(int argc, char **argv)
 		print_sample(&r, now, now->mono_ns - then->mono_ns, false, true);
 		r.current = !r.current;
 	}
-	if (r.tty)
+	if (r.monitor.color)
 		fputs("\033[0;0m", stdout);
+	if (r.partial_line)
+		fputc('\n', stdout); /* Ctrl-C during an update: the line so far stays, ended */
 	fflush(stdout);
 	if (r.csv && r.csv != stdout)
 		fclose(r.csv);

@@ -27,7 +27,7 @@ static const struct mon_column cpu_adv_cols[] = {
 	{ "stl", "stl", "pct", P, 3, 34 },
 };
 static const struct mon_column disk_cols[] = {
-	{ "read", "read", "bytes_per_s", B, 5, 1024 }, { "writ", "writ", "bytes_per_s", B, 5, 1024 },
+	{ "read", "read", "bytes_per_s", B, 5, 1024 }, { "writ", "write", "bytes_per_s", B, 5, 1024 },
 };
 static const struct mon_column net_cols[] = {
 	{ "recv", "recv", "bytes_per_s", B, 5, 1024 }, { "send", "send", "bytes_per_s", B, 5, 1024 },
@@ -41,8 +41,8 @@ static const struct mon_column sys_cols[] = {
 	{ "int", "int", "per_s", D, 5, 1000 }, { "csw", "csw", "per_s", D, 5, 1000 },
 };
 static const struct mon_column mem_cols[] = {
-	{ "used", "used", "bytes", B, 5, 1024 }, { "free", "free", "bytes", B, 5, 1024 },
-	{ "buff", "buff", "bytes", B, 5, 1024 }, { "cach", "cach", "bytes", B, 5, 1024 },
+	{ "used", "used", "bytes", F, 5, 1024 }, { "free", "free", "bytes", F, 5, 1024 },
+	{ "buff", "buff", "bytes", F, 5, 1024 }, { "cach", "cach", "bytes", F, 5, 1024 },
 };
 static const struct mon_column swap_cols[] = {
 	{ "used", "used", "bytes", B, 5, 1024 }, { "free", "free", "bytes", B, 5, 1024 },
@@ -54,7 +54,7 @@ static const struct mon_column proc_cols[] = {
 	{ "run", "run", "", F, 3, 10 }, { "blk", "blk", "", F, 3, 10 }, { "new", "new", "per_s", F, 3, 10 },
 };
 static const struct mon_column io_cols[] = {
-	{ "read", "read", "per_s", F, 5, 1000 }, { "writ", "writ", "per_s", F, 5, 1000 },
+	{ "read", "read", "per_s", F, 5, 1000 }, { "writ", "write", "per_s", F, 5, 1000 },
 };
 static const struct mon_column tcp_cols[] = {
 	{ "lis", "listen", "", D, 4, 1000 }, { "act", "established", "", D, 4, 1000 }, { "syn", "syn", "", D, 4, 1000 },
@@ -101,8 +101,8 @@ static const struct mon_column psi_cols[] = {
 };
 /* Pages added to and removed from the page cache come from the kernel's tracepoints (eBPF). */
 static const struct mon_column cache_cols[] = {
-	{ "cach", "cached", "bytes", B, 5, 1024 }, { "dirt", "dirty", "bytes", B, 5, 1024 },
-	{ "wb", "writeback", "bytes", B, 5, 1024 }, { "add", "added", "pages_per_s", D, 5, 1000 },
+	{ "cach", "cached", "bytes", F, 5, 1024 }, { "dirt", "dirty", "bytes", F, 5, 1024 },
+	{ "wb", "writeback", "bytes", F, 5, 1024 }, { "add", "added", "pages_per_s", D, 5, 1000 },
 	{ "rem", "removed", "pages_per_s", D, 5, 1000 },
 };
 static const struct mon_column vtrace_cols[] = {
@@ -129,7 +129,7 @@ static const struct {
 	[G_SWAP] = { "swp/%s", "swap_%s", COLUMNS(swap_cols), SYS_SWAPS },
 	[G_LOAD] = { "load avg", "load", COLUMNS(load_cols), SYS_LOADAVG },
 	[G_PROC] = { "procs", "procs", COLUMNS(proc_cols), SYS_PROCSTAT },
-	[G_INT] = { "interrupts", "interrupts", NULL, 0, SYS_INTERRUPTS },
+	[G_INT] = { "interrupts", "interrupts", NULL, 0, SYS_INTERRUPTS | SYS_PROCSTAT },
 	[G_IO] = { "io/%s", "io_%s", COLUMNS(io_cols), SYS_DISKSTATS },
 	[G_TCP] = { "tcp sockets", "tcp", COLUMNS(tcp_cols), SYS_SOCKETS },
 	[G_UDP] = { "udp", "udp", COLUMNS(udp_cols), SYS_SOCKETS },
@@ -194,6 +194,15 @@ void group_init(struct group *g, enum group_kind kind, const char *item)
 			snprintf(g->shown.title, sizeof(g->shown.title), "total cpu usage");
 		else
 			fill(g->shown.title, sizeof(g->shown.title), "cpu%s usage", g->item);
+	}
+	if (kind == G_SWAP) {
+		/* As dstat: "swp/sda2" for /dev/sda2, "swp/vg0-swap" for /dev/mapper/vg0-swap. */
+		const char *name = g->item;
+		if (!strncmp(name, "/dev/mapper/", 12))
+			name += 12;
+		else if (!strncmp(name, "/dev/", 5))
+			name += 5;
+		fill(g->shown.title, sizeof(g->shown.title), kinds[kind].title, name);
 	}
 	if (kind == G_INT) {
 		/* item: the interrupts, comma-separated: one column each. */
@@ -297,41 +306,58 @@ static void compute_cpu(struct group *g, const struct system_sample *then, const
 	}
 }
 
-/* The disk counters of an item: one device, or the sum of the devices counted in totals. */
-static bool disk_of(const struct system_sample *s, const char *item, struct disk_stats *out)
+/* A device's counters before and after; false when either sample lacks it (or then has no disks at all: zeros). */
+static bool disk_pair(const struct system_sample *then, const struct system_sample *now, const char *name,
+		      struct disk_stats *a, struct disk_stats *b)
 {
-	memset(out, 0, sizeof(*out));
-	if (!(s->have & SYS_DISKSTATS))
+	const struct disk_stats *d = diskstats_find(&now->disks, name), *d0;
+
+	memset(a, 0, sizeof(*a));
+	if (!d)
 		return false;
-	if (strcmp(item, "total")) {
-		const struct disk_stats *d = diskstats_find(&s->disks, item);
-		if (d)
-			*out = *d;
-		return d != NULL;
-	}
-	for (unsigned i = 0; i < s->disks.count; i++) {
-		const struct disk_stats *d = &s->disks.disk[i];
-		if (!s->disks.kind[i].in_total)
-			continue;
-		out->rd_ios += d->rd_ios;
-		out->wr_ios += d->wr_ios;
-		out->rd_sectors += d->rd_sectors;
-		out->wr_sectors += d->wr_sectors;
-	}
-	return true;
+	*b = *d;
+	if (!(then->have & SYS_DISKSTATS))
+		return true; /* the average since boot */
+	d0 = diskstats_find(&then->disks, name);
+	if (d0)
+		*a = *d0;
+	return d0 != NULL;
 }
 
 /*
- * The earlier counters of an item: zeros for the average since boot; none for a device
- * that was not there at the earlier sample (its first interval cannot be known).
+ * The counters of an item, before and after: one device, or the sum over the devices
+ * counted in totals. A total sums only the devices in both samples whose counters did not
+ * go back, so a device attached or replaced meanwhile makes neither a spike nor a dip.
+ * False when the item cannot be known (not there; no sysfs to tell what a total counts).
  */
-static bool disk_before(const struct system_sample *then, const char *item, struct disk_stats *out)
+static bool disk_counters(const struct system_sample *then, const struct system_sample *now, const char *item,
+			  struct disk_stats *a, struct disk_stats *b)
 {
-	if (!(then->have & SYS_DISKSTATS)) {
-		memset(out, 0, sizeof(*out));
-		return true;
+	bool any_sysfs = false;
+
+	memset(a, 0, sizeof(*a));
+	memset(b, 0, sizeof(*b));
+	if (!(now->have & SYS_DISKSTATS))
+		return false;
+	if (strcmp(item, "total"))
+		return disk_pair(then, now, item, a, b);
+	for (unsigned i = 0; i < now->disks.count; i++) {
+		struct disk_stats x, y;
+		any_sysfs |= now->disks.kind[i].in_sysfs;
+		if (!now->disks.kind[i].in_total || !disk_pair(then, now, now->disks.disk[i].name, &x, &y))
+			continue;
+		if (y.rd_ios < x.rd_ios || y.wr_ios < x.wr_ios || y.rd_sectors < x.rd_sectors || y.wr_sectors < x.wr_sectors)
+			continue;
+		a->rd_ios += x.rd_ios;
+		a->wr_ios += x.wr_ios;
+		a->rd_sectors += x.rd_sectors;
+		a->wr_sectors += x.wr_sectors;
+		b->rd_ios += y.rd_ios;
+		b->wr_ios += y.wr_ios;
+		b->rd_sectors += y.rd_sectors;
+		b->wr_sectors += y.wr_sectors;
 	}
-	return disk_of(then, item, out);
+	return any_sysfs || !now->disks.count;
 }
 
 static void compute_disk(struct group *g, const struct system_sample *then, const struct system_sample *now,
@@ -339,7 +365,7 @@ static void compute_disk(struct group *g, const struct system_sample *then, cons
 {
 	struct disk_stats a, b;
 
-	if (!disk_of(now, g->item, &b) || !disk_before(then, g->item, &a)) {
+	if (!disk_counters(then, now, g->item, &a, &b)) {
 		all_unknown(g);
 		return;
 	}
@@ -358,7 +384,7 @@ static void compute_disk_ext(struct group *g, const struct system_sample *then, 
 	struct disk_stats a, b;
 	struct disk_ext x;
 
-	if (!disk_of(now, g->item, &b) || !strcmp(g->item, "total") || !disk_before(then, g->item, &a)) {
+	if (!strcmp(g->item, "total") || !disk_pair(then, now, g->item, &a, &b)) {
 		all_unknown(g);
 		return;
 	}
@@ -377,31 +403,52 @@ static void compute_disk_ext(struct group *g, const struct system_sample *then, 
 	set_same(g, 11, x.util);
 }
 
-/* An interface, or the total of the interfaces that are devices of their own (or of all but lo when none is). */
-static bool net_of(const struct system_sample *s, const char *item, uint64_t *rx, uint64_t *tx)
+static const struct netdev_stats *netdev_find(const struct system_sample *s, const char *name)
 {
-	bool any_physical = false;
+	for (unsigned i = 0; (s->have & SYS_NETDEV) && i < s->netdev.count; i++)
+		if (!strcmp(s->netdev.dev[i].name, name))
+			return &s->netdev.dev[i];
+	return NULL;
+}
 
-	*rx = *tx = 0;
-	if (!(s->have & SYS_NETDEV))
+/*
+ * An interface, or the total of the interfaces that are devices of their own (of all but
+ * lo when none is): bytes before and after. As with disks, a total sums the interfaces in
+ * both samples whose counters did not go back; one that appeared has an unknown first interval.
+ */
+static bool net_counters(const struct system_sample *then, const struct system_sample *now, const char *item,
+			 double before[2], double after[2])
+{
+	bool total = !strcmp(item, "total"), any_physical = false;
+
+	before[0] = before[1] = after[0] = after[1] = 0;
+	if (!(now->have & SYS_NETDEV))
 		return false;
-	if (strcmp(item, "total")) {
-		for (unsigned i = 0; i < s->netdev.count; i++)
-			if (!strcmp(s->netdev.dev[i].name, item)) {
-				*rx = s->netdev.dev[i].rx_bytes;
-				*tx = s->netdev.dev[i].tx_bytes;
-				return true;
-			}
-		return false;
+	if (!total) {
+		const struct netdev_stats *b = netdev_find(now, item), *a = netdev_find(then, item);
+		if (!b || (!a && (then->have & SYS_NETDEV)))
+			return false;
+		if (a && (b->rx_bytes < a->rx_bytes || b->tx_bytes < a->tx_bytes))
+			return true; /* went back: 0 for this interval */
+		before[0] = a ? (double)a->rx_bytes : 0;
+		before[1] = a ? (double)a->tx_bytes : 0;
+		after[0] = (double)b->rx_bytes;
+		after[1] = (double)b->tx_bytes;
+		return true;
 	}
-	for (unsigned i = 0; i < s->netdev.count; i++)
-		any_physical |= netdev_is_physical(s->netdev.dev[i].name) == 1;
-	for (unsigned i = 0; i < s->netdev.count; i++) {
-		const struct netdev_stats *n = &s->netdev.dev[i];
-		if (any_physical ? netdev_is_physical(n->name) != 1 : !strcmp(n->name, "lo"))
+	for (unsigned i = 0; i < now->netdev.count; i++)
+		any_physical |= netdev_is_physical(now->netdev.dev[i].name) == 1;
+	for (unsigned i = 0; i < now->netdev.count; i++) {
+		const struct netdev_stats *b = &now->netdev.dev[i], *a;
+		if (any_physical ? netdev_is_physical(b->name) != 1 : !strcmp(b->name, "lo"))
 			continue;
-		*rx += n->rx_bytes;
-		*tx += n->tx_bytes;
+		a = netdev_find(then, b->name);
+		if ((!a && (then->have & SYS_NETDEV)) || (a && (b->rx_bytes < a->rx_bytes || b->tx_bytes < a->tx_bytes)))
+			continue;
+		before[0] += a ? (double)a->rx_bytes : 0;
+		before[1] += a ? (double)a->tx_bytes : 0;
+		after[0] += (double)b->rx_bytes;
+		after[1] += (double)b->tx_bytes;
 	}
 	return true;
 }
@@ -409,15 +456,14 @@ static bool net_of(const struct system_sample *s, const char *item, uint64_t *rx
 static void compute_net(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			double seconds)
 {
-	uint64_t rx, tx, rx0, tx0;
+	double a[2], b[2];
 
-	if (!net_of(now, g->item, &rx, &tx)) {
+	if (!net_counters(then, now, g->item, a, b)) {
 		all_unknown(g);
 		return;
 	}
-	net_of(then, g->item, &rx0, &tx0);
-	set_same(g, 0, rate(rx, rx0, seconds));
-	set_same(g, 1, rate(tx, tx0, seconds));
+	for (unsigned c = 0; c < 2; c++)
+		set_same(g, c, seconds > 0 && b[c] >= a[c] ? (b[c] - a[c]) / seconds : 0);
 }
 
 static bool swap_of(const struct system_sample *s, const char *item, double *used, double *free_bytes)
@@ -448,16 +494,25 @@ static void compute_int(struct group *g, const struct system_sample *then, const
 {
 	for (unsigned c = 0; c < g->shown.ncolumns; c++) {
 		const char *irq = g->shown.columns[c].key;
+		const struct irq_line *b = NULL, *a = NULL;
 		double value = NAN;
-		uint64_t a = 0;
-		if (now->have & SYS_INTERRUPTS)
-			for (unsigned i = 0; i < now->interrupts.count; i++)
-				if (!strcmp(now->interrupts.line[i].name, irq)) {
-					for (unsigned j = 0; (then->have & SYS_INTERRUPTS) && j < then->interrupts.count; j++)
-						if (!strcmp(then->interrupts.line[j].name, irq))
-							a = then->interrupts.line[j].count;
-					value = rate(now->interrupts.line[i].count, a, seconds);
-				}
+
+		if (!strcmp(irq, "total")) {
+			/* All interrupts, as /proc/stat counts them (dstat's "total"). */
+			if (now->have & SYS_PROCSTAT)
+				value = rate(now->procstat.intr, then->have & SYS_PROCSTAT ? then->procstat.intr : 0, seconds);
+			set_same(g, c, value);
+			continue;
+		}
+		for (unsigned i = 0; (now->have & SYS_INTERRUPTS) && i < now->interrupts.count && !b; i++)
+			if (!strcmp(now->interrupts.line[i].name, irq))
+				b = &now->interrupts.line[i];
+		for (unsigned j = 0; (then->have & SYS_INTERRUPTS) && j < then->interrupts.count && !a; j++)
+			if (!strcmp(then->interrupts.line[j].name, irq))
+				a = &then->interrupts.line[j];
+		/* One that was not there at the earlier sample: its first interval cannot be known. */
+		if (b && (a || !(then->have & SYS_INTERRUPTS)))
+			value = rate(b->count, a ? a->count : 0, seconds);
 		set_same(g, c, value);
 	}
 }

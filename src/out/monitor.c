@@ -24,7 +24,7 @@ static const char *const colors_lo[] = { "\033[1;31m", "\033[1;33m", "\033[1;32m
 static const char *const colors_hi[] = { "\033[0;31m", "\033[0;33m", "\033[0;32m", "\033[0;34m",
 					 "\033[0;36m", "\033[0;37m", "\033[1;31m", "\033[1;32m" };
 
-static int group_width(const struct mon_group *g)
+int monitor_group_width(const struct mon_group *g)
 {
 	int width = 0;
 
@@ -165,8 +165,10 @@ void monitor_header(const struct monitor *m, const struct mon_group *groups, uns
 	for (unsigned g = 0; g < ngroups; g++) {
 		if (g)
 			put(m, C_FRAME, " ");
-		centred_title(m, groups[g].title, group_width(&groups[g]));
+		centred_title(m, groups[g].title, monitor_group_width(&groups[g]));
 	}
+	if (m->more)
+		put(m, C_TITLE, ">");
 	put(m, C_RESET, "\n");
 	for (unsigned g = 0; g < ngroups; g++) {
 		for (unsigned c = 0; c < groups[g].ncolumns; c++) {
@@ -186,6 +188,8 @@ void monitor_header(const struct monitor *m, const struct mon_group *groups, uns
 		if (g + 1 < ngroups)
 			put(m, C_FRAME, "|");
 	}
+	if (m->more)
+		put(m, C_TITLE, ">");
 	put(m, C_RESET, "\n");
 }
 
@@ -200,6 +204,8 @@ void monitor_line(const struct monitor *m, const struct mon_group *groups, unsig
 		if (g + 1 < ngroups)
 			put(m, C_FRAME, "|");
 	}
+	if (m->more)
+		put(m, C_FRAME, ">");
 	put(m, C_RESET, "");
 }
 
@@ -259,7 +265,8 @@ int monitor_csv_line(FILE *out, const struct mon_group *groups, unsigned ngroups
 				continue;
 			fputc(',', buffer);
 			if (!isnan(value))
-				fprintf(buffer, value == rint(value) && fabs(value) < 1e15 ? "%.0f" : "%.3f", value);
+				fprintf(buffer, value == rint(value) && fabs(value) < 1e15 ? "%.0f"
+						: fabs(value) >= 1 ? "%.3f" : "%.6g", value);
 		}
 	fputc('\n', buffer);
 	fclose(buffer);

@@ -47,7 +47,11 @@ struct monitor {
 	bool color;     /* ANSI colours, as dstat's default theme */
 	bool integer;   /* --integer: no decimals */
 	bool floats;    /* --float: decimals wherever they fit */
+	bool more;      /* groups were left out for want of room: lines end with '>', as dstat's */
 };
+
+/* The width of a group's columns and the spaces between them. */
+int monitor_group_width(const struct mon_group *g);
 
 /* The two header rows. A group is separated from the next by '|' (in the subtitles). */
 void monitor_header(const struct monitor *m, const struct mon_group *groups, unsigned ngroups);

@@ -54,6 +54,49 @@ tty_out=$(NO_COLOR=1 script -qec "'$IOLENS' stat -c 0.1 2" /dev/null)
 check_no_match "NO_COLOR: none" $'\033\\[1;3' "$tty_out"
 run "$IOLENS" stat -c 0.1 2
 check_no_match "piped: none" $'\033' "$OUT"
+tty_out=$(NO_COLOR= script -qec "'$IOLENS' stat -c 0.1 2" /dev/null)
+check_match "NO_COLOR set but empty: colours (no-color.org)" $'\033\\[1;3' "$tty_out"
+tty_out=$(script -qec "'$IOLENS' stat -c --nocolor 0.1 2" /dev/null)
+check_no_match "--nocolor on a terminal: no escape at all, not even a reset at the end" $'\033\\[[0-9;]*m' "$tty_out"
+
+# A terminal too narrow for the groups: those that fit, and '>' for the rest, as dstat.
+tty_out=$(script -qec "stty cols 80 rows 40; '$IOLENS' stat -tcdngylmsp --nocolor 0.1 2" /dev/null | tr -d '\r')
+widest=$(sed 's/\x1b\[2K//g' <<<"$tty_out" | awk '{ if (length($0) > w) w = length($0) } END { print w }')
+check "80 columns: no line wider ($widest)" test "$widest" -le 80
+check_match "80 columns: the groups left out are marked with '>'" "\|usr sys idl wai stl\|.*>$" "$(sed -n 2p <<<"$tty_out")"
+run "$IOLENS" stat -tcdngylmsp --nocolor 0.1 1
+check_match "piped: every group, however wide" "load-avg.*memory-usage.*procs" "$(head -1 <<<"$OUT")"
+
+# Ctrl-C while an intermediate update is on the screen: that line stays, ended by a newline.
+tty_out=$(NO_COLOR=1 script -qec "timeout -s INT 1.6 '$IOLENS' stat -c 3" /dev/null)
+check_eq "Ctrl-C during an update: the output ends with a newline" "0a" "$(tail -c 1 <<<"$tty_out" | od -An -tx1 | tr -d ' ')"
+check_eq "Ctrl-C during an update: the partial line is kept (after the boot line)" 2 "$(tr '\r' '\n' <<<"$tty_out" | grep -c '[0-9]')"
+
+# A monitor that was stopped skips the ticks it missed, as dstat, instead of catching up with
+# lines a moment apart: the line after the stop covers the whole gap.
+"$IOLENS" stat --json -c --no-boot-sample 0.2 12 > "$T/stopped.json" &
+pid=$!
+sleep 0.5; kill -STOP $pid; sleep 1.2; kill -CONT $pid
+wait $pid
+intervals=$(python3 -c 'import json,sys; print(" ".join("%.2f" % (json.loads(l)["interval_ns"] / 1e9) for l in sys.stdin))' < "$T/stopped.json")
+check "after SIGSTOP: no interval under 0.1 s ($intervals)" \
+	python3 -c 'import sys; sys.exit(not all(float(x) >= 0.1 for x in sys.argv[1].split()))' "$intervals"
+check "after SIGSTOP: one interval covers the stop ($intervals)" \
+	python3 -c 'import sys; sys.exit(not any(float(x) >= 1.0 for x in sys.argv[1].split()))' "$intervals"
+
+# What the kernel or the tree cannot tell is said, and shows '-'.
+mkdir -p "$T/nopsi"
+cp -r "$TOP/tests/fixtures/stat/vm1/0/proc" "$T/nopsi/"
+rm -rf "$T/nopsi/proc/pressure"
+run "$IOLENS" stat --sysroot "$T/nopsi" --psi -d --nocolor 1 1
+check_match "no /proc/pressure: said" "pressure stall is unknown" "$ERR"
+check_match "no /proc/pressure: '-'" "^ +- +- +- +- +- +- *\|" "$(sed -n 3p <<<"$OUT")"
+check_match "no /sys: a disk total cannot be told from partitions and stacks: said" "disk totals are unknown" "$ERR"
+check_match "no /sys: the disk total is '-', not 0" "\| +- +- *$" "$(sed -n 3p <<<"$OUT")"
+check_eq "unknown columns: exit 1" 1 "$RC"
+run "$IOLENS" stat --sysroot "$T/nopsi" --vtrace --cache -c 1 1
+check_match "--sysroot: libvtrace servers are this machine's, not the tree's" "libvtrace servers are not shown" "$ERR"
+check_match "--sysroot: nor are its page cache events" "pages added and removed are unknown" "$ERR"
 
 # A link named dstat runs iolens stat, with dstat's options.
 ln -s "$IOLENS" "$T/dstat"

@@ -51,6 +51,22 @@ if [ -x "$VTLOAD" ]; then
 	wait $load_pid
 	run "$IOLENS" stat --vtrace 0.1 1
 	check_no_match "--vtrace: a server that has gone is not shown" "vt/busy" "$OUT"
+	check_match "--vtrace with no server: said" "no libvtrace server is running" "$ERR"
+
+	# Two servers with one name: a group each, told apart by pid, each with its own figures.
+	mkfifo "$T/a.in" "$T/a.out" "$T/b.in" "$T/b.out"
+	"$VTLOAD" twin OP=1 < "$T/a.in" > "$T/a.out" & a_pid=$!
+	"$VTLOAD" twin OP=1 < "$T/b.in" > "$T/b.out" & b_pid=$!
+	on_exit "kill $a_pid $b_pid 2>/dev/null"
+	exec {a_in}>"$T/a.in" {a_out}<"$T/a.out" {b_in}>"$T/b.in" {b_out}<"$T/b.out"
+	read -r -u "$a_out" ready; read -r -u "$b_out" ready
+	echo "hold OP" >&"$b_in"; read -r -u "$b_out" answer
+	sleep 1.2
+	run "$IOLENS" stat --vtrace --json 0.1 1
+	check_eq "two servers named twin: one group each, by pid, each with its own figures" "0 1 2" \
+		"$(py 'import json,sys; d=json.loads(sys.argv[1]); print(d["vtrace_twin_" + sys.argv[2]]["hang"], d["vtrace_twin_" + sys.argv[3]]["hang"], sum(k.startswith("vtrace_") for k in d))' "$OUT" $a_pid $b_pid)"
+	echo quit >&"$a_in"; echo release >&"$b_in"; read -r -u "$b_out" answer; echo quit >&"$b_in"
+	wait $a_pid $b_pid
 	unset VTRACE_DIR
 else
 	skip "--vtrace: vtload is not built (make check builds it)"
