@@ -291,6 +291,9 @@ static void add_group(struct run *r, enum group_kind kind, const char *item)
 {
 	if (r->ngroups == MAX_GROUPS)
 		return;
+	for (unsigned g = 0; g < r->ngroups; g++)
+		if (r->groups[g].kind == kind && !strcmp(r->groups[g].item, item ? item : ""))
+			return; /* named twice (vda and a link to it): shown once */
 	group_init(&r->groups[r->ngroups], kind, item);
 	r->needs |= group_needs(kind);
 	r->ngroups++;
@@ -845,14 +848,13 @@ static void print_sample(struct run *r, const struct system_sample *s, uint64_t 
 			new_layout = true;
 		r->visible = visible;
 		header = new_layout || (r->tty && !o->noheaders && r->lines_since_header >= terminal_rows() - 2);
-		if (r->tty && !final)
+		/* An update on the screen is erased and drawn again; the headers go above it when due. */
+		if (r->partial_line)
 			fputs("\r\033[2K", stdout);
-		if (header && final) {
+		if (header) {
 			monitor_header(&r->monitor, groups, visible);
 			r->lines_since_header = 0;
 		}
-		if (r->tty && final)
-			fputs("\r\033[2K", stdout);
 		monitor_line(&r->monitor, groups, visible, final);
 		r->partial_line = !final;
 		if (final) {
@@ -941,10 +943,12 @@ int cmd_stat(int argc, char **argv)
 		if (o.order[i] == G_VTRACE) {
 			has_vtrace = !elsewhere;
 			if (elsewhere)
-				warn_msg("libvtrace servers are not shown: they are this machine's, not the recording's");
+				warn_msg("libvtrace servers are not shown: they are this machine's, not the %s",
+					 o.replay ? "recording's" : "tree's under --sysroot");
 		}
 		if (o.order[i] == G_CACHE) {
-			const char *why = "a recording has no kernel to ask";
+			const char *why = o.replay ? "a recording has no kernel to ask"
+						   : "the kernel is this machine's, not the tree's under --sysroot";
 			if (elsewhere || cache_events_start(&why) != 0) {
 				warn_msg("page cache: pages added and removed are unknown ('-'): %s", why);
 				r.failed = !elsewhere;
