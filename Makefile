@@ -134,9 +134,10 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/libvtrace.a
 	$(CC) -D_GNU_SOURCE -Iinclude $(CPPFLAGS) -std=gnu11 $(WARNINGS) $(SAN_FLAGS) $(CFLAGS) $(ALL_LDFLAGS) -pthread \
 	    -o $@ $< $(BUILD)/libvtrace.a
 
-# diskext: a collector's iostat -x figures for tests/cli/diskstats_vs_iostat.sh; links libiolens too.
-HELPER_BIN += $(BUILD)/tests/helpers/diskext
-$(BUILD)/tests/helpers/diskext: tests/helpers/diskext.c $(BUILD)/libiolens.a $(BUILD)/libvtrace.a
+# diskext: a collector's iostat -x figures for tests/cli/diskstats_vs_iostat.sh; monfmt: the
+# monitor's number formatting for tests/cli/monitor_format.sh. They link libiolens too.
+HELPER_BIN += $(BUILD)/tests/helpers/diskext $(BUILD)/tests/helpers/monfmt
+$(BUILD)/tests/helpers/diskext $(BUILD)/tests/helpers/monfmt: $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/libiolens.a $(BUILD)/libvtrace.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -pthread -o $@ $< $(BUILD)/libiolens.a $(BUILD)/libvtrace.a $(PKG_LIBS)
 

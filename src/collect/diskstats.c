@@ -187,6 +187,8 @@ struct known_device {
 	char name[sizeof(((struct disk_stats *)0)->name)];
 	unsigned major, minor;
 	bool partition, removable;
+	bool stacked, has_holders; /* as last looked at: again when the devices change */
+	bool restacks;             /* a driver whose slaves can change while it exists (dm, md, bcache) */
 };
 
 /* The devices of the last read, in its order, so the next one finds them at the same index. */
@@ -254,11 +256,18 @@ static const struct known_device *known_lookup(const struct disk_stats *disk, un
 	return NULL;
 }
 
+/* The block drivers of /proc/devices by major, read again only when a major is not in it. */
+static struct block_driver *drivers;
+static unsigned driver_count;
+
 static void known_forget(void)
 {
 	free(known);
 	known = NULL;
 	known_count = 0;
+	free(drivers);
+	drivers = NULL;
+	driver_count = 0;
 }
 
 /* A new root means another tree: the open file and what was learnt of the devices belong to the old one. */
@@ -275,13 +284,15 @@ static void follow_root(void)
 }
 
 /*
- * The block driver of a major number, from the "Block devices:" part of /proc/devices
- * ("  7 loop"): a loop device is stacked on a file whether it is bound now or was
- * before (its counters stay after it is detached), which loop/ in sysfs does not say.
+ * The block drivers of the "Block devices:" part of /proc/devices ("  7 loop"): a loop
+ * device is stacked on a file whether it is bound now or was before (its counters stay
+ * after it is detached), which loop/ in sysfs does not say.
  */
-int diskstats_block_driver(const char *text, size_t len, unsigned major, char *driver, size_t size)
+unsigned diskstats_block_drivers(const char *text, size_t len, struct block_driver **out)
 {
 	const char *p = text, *end = text + len;
+	struct block_driver *list = NULL;
+	unsigned count = 0;
 	bool block = false;
 
 	while (p < end) {
@@ -298,51 +309,100 @@ int diskstats_block_driver(const char *text, size_t len, unsigned major, char *d
 				q++;
 			for (; q < stop && *q >= '0' && *q <= '9' && digits < 7; q++, digits++)
 				number = number * 10 + (unsigned)(*q - '0');
-			if (digits && q < stop && *q == ' ' && number == major) {
+			if (digits && q < stop && *q == ' ') {
+				struct block_driver *d;
 				size_t n = (size_t)(stop - q - 1);
-				if (n >= size)
-					n = size - 1;
-				memcpy(driver, q + 1, n);
-				driver[n] = '\0';
-				return 0;
+				list = xrealloc(list, (count + 1) * sizeof(*list));
+				d = &list[count++];
+				d->major = number;
+				if (n >= sizeof(d->name))
+					n = sizeof(d->name) - 1;
+				memcpy(d->name, q + 1, n);
+				d->name[n] = '\0';
 			}
 		}
 		p = eol ? eol + 1 : end;
 	}
-	return -ENOENT;
+	*out = list;
+	return count;
 }
 
-static bool major_is_loop(unsigned major)
+static void drivers_read(void)
 {
 	static struct sysroot_file devices = SYSROOT_FILE("/proc/devices");
-	char driver[32];
 	const char *text;
 	size_t len;
 
-	return sysroot_file_read(&devices, &text, &len) == 0 &&
-	       diskstats_block_driver(text, len, major, driver, sizeof(driver)) == 0 && !strcmp(driver, "loop");
+	free(drivers);
+	drivers = NULL;
+	driver_count = 0;
+	if (sysroot_file_read(&devices, &text, &len) == 0)
+		driver_count = diskstats_block_drivers(text, len, &drivers);
 }
 
-/* Fills kind[] and keeps, for the next call, what does not change while a device exists. */
+/* The driver of a major ("loop", "device-mapper", "md", "virtblk"), or "" when /proc/devices does not say. */
+static const char *driver_of(unsigned major, bool *reread)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		for (unsigned i = 0; i < driver_count; i++)
+			if (drivers[i].major == major)
+				return drivers[i].name;
+		if (*reread)
+			break;
+		drivers_read(); /* a driver loaded since: once a call */
+		*reread = true;
+	}
+	return "";
+}
+
+/*
+ * Fills kind[] and keeps, for the next call, what sysfs said. Whether a device is a
+ * partition or removable does not change while it exists. How devices stack is looked at
+ * again when the set of devices changes (a loop device bound, a dm or md device made), and
+ * on every call for the drivers whose slaves can change under the same device (a dm table
+ * loaded) or that /proc/devices does not name: not every device on every sample, which
+ * would cost more than all the rest.
+ */
 static void fill_kinds(struct diskstats *stats)
 {
 	struct known_device *now = xcalloc(stats->count ? stats->count : 1, sizeof(*now));
 	unsigned i, now_count = 0;
+	bool changed = stats->count != known_count, reread = false;
 
+	for (i = 0; i < stats->count && !changed; i++)
+		changed = !known_lookup(&stats->disk[i], i);
 	for (i = 0; i < stats->count; i++) {
 		const struct disk_stats *disk = &stats->disk[i];
 		struct disk_kind *kind = &stats->kind[i];
 		const struct known_device *seen = known_lookup(disk, i);
+		const char *driver = "";
+		bool restacks;
 
 		if (seen) {
 			kind->in_sysfs = true;
 			kind->partition = seen->partition;
 			kind->removable = seen->removable;
+			restacks = seen->restacks;
 		} else {
 			kind->partition = sysfs_exists(disk->name, "partition");
 			kind->removable = sysfs_is_one(disk->name, "removable");
+			driver = driver_of(disk->major, &reread);
+			/* A driver not named in /proc/devices is not known to keep still either. */
+			restacks = !*driver || !strcmp(driver, "device-mapper") || !strcmp(driver, "md") ||
+				   !strcmp(driver, "bcache");
 			/* Looked at last: a device going away meanwhile is not remembered with answers read from nothing. */
 			kind->in_sysfs = sysfs_exists(disk->name, "");
+		}
+		if (seen && !changed && !restacks) {
+			kind->stacked = seen->stacked;
+			kind->has_holders = seen->has_holders;
+		} else {
+			/* A partition has no slaves and no loop/ of its own; dm or md may hold it. */
+			if (seen)
+				driver = driver_of(disk->major, &reread);
+			kind->stacked = !kind->partition && (!strcmp(driver, "loop") || sysfs_exists(disk->name, "loop") ||
+							     sysfs_dir_has_entries(disk->name, "slaves"));
+			kind->has_holders = sysfs_dir_has_entries(disk->name, "holders");
 		}
 		if (kind->in_sysfs) {
 			struct known_device *keep = &now[now_count++];
@@ -352,11 +412,10 @@ static void fill_kinds(struct diskstats *stats)
 			keep->minor = disk->minor;
 			keep->partition = kind->partition;
 			keep->removable = kind->removable;
+			keep->stacked = kind->stacked;
+			keep->has_holders = kind->has_holders;
+			keep->restacks = restacks;
 		}
-		/* A partition has no slaves and no loop/ of its own; dm or md may hold it. */
-		kind->stacked = !kind->partition && (sysfs_dir_has_entries(disk->name, "slaves") ||
-						     sysfs_exists(disk->name, "loop") || major_is_loop(disk->major));
-		kind->has_holders = sysfs_dir_has_entries(disk->name, "holders");
 		kind->in_total = kind->in_sysfs && !kind->partition && !kind->stacked;
 	}
 	free(known);

@@ -47,15 +47,20 @@ int diskstats_parse(const char *text, size_t len, struct diskstats *out);
  * Parses /proc/diskstats under the sysroot, and fills kind[] from /sys under it. A name
  * with '/' (cciss/c0d0) is looked up as sysfs spells it (cciss!c0d0). Whether a device is a
  * partition is remembered between calls; how devices stack (slaves, holders, loop) is looked
- * at on every call, as a loop device can be attached or a dm table loaded between samples.
+ * at again when the set of devices changes, and on every call for dm, md and bcache devices,
+ * whose slaves can change while they exist (a dm table loaded).
  * 0, or -errno when the file cannot be read (out empty), or -EINVAL as diskstats_parse.
  */
 int diskstats_read(struct diskstats *out);
 void diskstats_free(struct diskstats *stats);
 /* The device of that name, or NULL ('!' and '/' match each other, as sysfs and diskstats spell them). */
 const struct disk_stats *diskstats_find(const struct diskstats *stats, const char *name);
-/* The block driver of a major number in /proc/devices text ("loop", "virtblk"); 0 or -ENOENT. */
-int diskstats_block_driver(const char *text, size_t len, unsigned major, char *driver, size_t size);
+/* The block drivers of /proc/devices text, by major ("loop", "virtblk"): their count; *out to free. */
+struct block_driver {
+	unsigned major;
+	char name[24];
+};
+unsigned diskstats_block_drivers(const char *text, size_t len, struct block_driver **out);
 
 /*
  * iostat -x's figures between two samples of one device, computed as sysstat's

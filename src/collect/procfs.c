@@ -151,9 +151,10 @@ void procstat_free(struct procstat *stat)
 
 /* ---- /proc/meminfo ----------------------------------------------------------------- */
 
-#define MEMINFO_FIELD(key, field) {key, offsetof(struct meminfo, field)}
+#define MEMINFO_FIELD(key, field) {key, sizeof(key) - 1, offsetof(struct meminfo, field)}
 static const struct {
 	const char *key;
+	size_t length; /* compared first: most lines are not ours */
 	size_t offset;
 } meminfo_fields[] = {
 	MEMINFO_FIELD("MemTotal", mem_total),	      MEMINFO_FIELD("MemFree", mem_free),
@@ -205,7 +206,8 @@ int meminfo_parse(const char *text, size_t len, struct meminfo *out)
 			continue;
 		key = (struct span){line.start, colon};
 		for (size_t i = 0; i < MEMINFO_FIELDS; i++) {
-			if (!span_equals(key, meminfo_fields[i].key))
+			if (span_length(key) != meminfo_fields[i].length ||
+			    memcmp(key.start, meminfo_fields[i].key, meminfo_fields[i].length))
 				continue;
 			if (meminfo_value((struct span){colon + 1, line.end},
 					  (uint64_t *)((char *)out + meminfo_fields[i].offset)) != 0) {
@@ -239,9 +241,10 @@ int meminfo_read(struct meminfo *out)
 
 /* ---- /proc/vmstat ------------------------------------------------------------------ */
 
-#define VMSTAT_FIELD(key, field) {key, offsetof(struct vmstat, field)}
+#define VMSTAT_FIELD(key, field) {key, sizeof(key) - 1, offsetof(struct vmstat, field)}
 static const struct {
 	const char *key;
+	size_t length;
 	size_t offset;
 } vmstat_fields[] = {
 	VMSTAT_FIELD("pgpgin", pgpgin),
@@ -277,11 +280,16 @@ int vmstat_parse(const char *text, size_t len, struct vmstat *out)
 	vmstat_unknown(out);
 	while (procfs_next_line(&cursor, end, &line)) {
 		uint64_t *field = NULL;
+		/* "key value": the key up to the one space (memchr: some 190 lines a sample, most not ours). */
+		const char *space = memchr(line.start, ' ', span_length(line));
 
-		if (!procfs_next_word(&line, &key))
+		if (!space || space == line.start)
 			continue;
+		key = (struct span){line.start, space};
+		line.start = space;
 		for (size_t i = 0; i < VMSTAT_FIELDS && !field; i++)
-			if (span_equals(key, vmstat_fields[i].key))
+			if (span_length(key) == vmstat_fields[i].length &&
+			    !memcmp(key.start, vmstat_fields[i].key, vmstat_fields[i].length))
 				field = (uint64_t *)((char *)out + vmstat_fields[i].offset);
 		/* Zones vary (dma, dma32, normal, movable, device); the sum wraps as the counters do. */
 		if (!field && span_starts_with(key, "pgalloc_"))

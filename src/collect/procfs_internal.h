@@ -3,6 +3,7 @@
 #define IOLENS_PROCFS_INTERNAL_H
 
 #include <stdbool.h>
+#include <string.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,9 +24,24 @@ bool procfs_next_word(struct span *line, struct span *word);
 /* The line without its leading and trailing blanks. */
 struct span procfs_trim(struct span line);
 
-size_t span_length(struct span text);
-bool span_equals(struct span text, const char *literal);
-bool span_starts_with(struct span text, const char *prefix);
+static inline size_t span_length(struct span text)
+{
+	return (size_t)(text.end - text.start);
+}
+/* Inline, so that the length of a literal is known when compiling: parsers call them on every line. */
+static inline bool span_equals(struct span text, const char *literal)
+{
+	size_t length = strlen(literal);
+
+	return span_length(text) == length && memcmp(text.start, literal, length) == 0;
+}
+
+static inline bool span_starts_with(struct span text, const char *prefix)
+{
+	size_t length = strlen(prefix);
+
+	return span_length(text) >= length && memcmp(text.start, prefix, length) == 0;
+}
 
 /* Digits only in that base (10 or 16), at least one, within 64 bits. */
 bool procfs_parse_u64(struct span text, unsigned base, uint64_t *out);

@@ -56,25 +56,6 @@ struct span procfs_trim(struct span line)
 	return line;
 }
 
-size_t span_length(struct span text)
-{
-	return (size_t)(text.end - text.start);
-}
-
-bool span_equals(struct span text, const char *literal)
-{
-	size_t length = strlen(literal);
-
-	return span_length(text) == length && memcmp(text.start, literal, length) == 0;
-}
-
-bool span_starts_with(struct span text, const char *prefix)
-{
-	size_t length = strlen(prefix);
-
-	return span_length(text) >= length && memcmp(text.start, prefix, length) == 0;
-}
-
 static int digit_value(char c)
 {
 	if (c >= '0' && c <= '9')

@@ -107,10 +107,36 @@ void system_sample_free(struct system_sample *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/*
+ * What sysfs says of each interface is remembered by name, under one root: a device does
+ * not become virtual while it exists, and a monitor asks of every interface every sample.
+ * Forgotten when the root changes, and when the cache fills (interfaces come and go).
+ */
 int netdev_is_physical(const char *name)
 {
+	static struct {
+		char name[32];
+		int physical;
+	} cache[64];
+	static unsigned used;
+	static char root[4096];
 	char path[128];
+	int physical;
 
+	if (strcmp(root, sysroot_get())) {
+		snprintf(root, sizeof(root), "%s", sysroot_get());
+		used = 0;
+	}
+	for (unsigned i = 0; i < used; i++)
+		if (!strcmp(cache[i].name, name))
+			return cache[i].physical;
 	snprintf(path, sizeof(path), "/sys/class/net/%s/device", name);
-	return sysroot_exists(path);
+	physical = sysroot_exists(path);
+	if (strlen(name) < sizeof(cache[0].name)) {
+		if (used == sizeof(cache) / sizeof(cache[0]))
+			used = 0;
+		snprintf(cache[used].name, sizeof(cache[used].name), "%s", name);
+		cache[used++].physical = physical;
+	}
+	return physical;
 }

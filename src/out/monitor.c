@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,13 +41,37 @@ static void put(const struct monitor *m, const char *color, const char *text)
 	fputs(text, m->out);
 }
 
+/*
+ * A whole, non-negative number in buf, without printf: a monitor formats every value of
+ * every line, and printf's floating point is most of what a sample costs. Its length.
+ */
+static int whole_text(double rounded, char *buf, size_t size)
+{
+	char digits[24];
+	int n = 0, len;
+	uint64_t v;
+
+	if (!(rounded < 1e19))
+		return snprintf(buf, size, "%.0f", rounded);
+	v = (uint64_t)rounded;
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < (int)sizeof(digits));
+	if ((size_t)n >= size)
+		return snprintf(buf, size, "%.0f", rounded);
+	for (len = 0; len < n; len++)
+		buf[len] = digits[n - 1 - len];
+	buf[len] = '\0';
+	return len;
+}
+
 /* dstat's dchg: the rounded value, divided by base until it fits. */
 static int scale_decimal(double value, int width, double base, char *buf, size_t size)
 {
 	int unit = 0;
 
 	for (;;) {
-		int len = snprintf(buf, size, "%.0f", rint(value));
+		int len = whole_text(rint(value), buf, size);
 		if (len <= width || unit >= 8)
 			return unit;
 		value /= base;
@@ -57,6 +82,7 @@ static int scale_decimal(double value, int width, double base, char *buf, size_t
 /* dstat's fchg: as many decimals as fit, after dividing by base until the integer part fits. */
 static int scale_float(double value, int width, double base, char *buf, size_t size)
 {
+	static const double powers[] = { 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9 };
 	int unit = 0;
 
 	for (;;) {
@@ -65,16 +91,17 @@ static int scale_float(double value, int width, double base, char *buf, size_t s
 			snprintf(buf, size, "0");
 			return unit;
 		}
-		len = snprintf(buf, size, "%.0f", rint(value));
+		/* As dstat: the integer part of the value rounded to width decimals (9.7 -> 9, not 10). */
+		len = whole_text(trunc(rint(value * powers[width < 9 ? width : 9]) / powers[width < 9 ? width : 9]), buf,
+				 size);
 		if (len <= width || unit >= 8) {
-			char whole[64];
-			snprintf(whole, sizeof(whole), "%.0f", rint(value));
+			/* The most decimals that fit ("9.97" rounds up to "10.0" in 3: none then, "10"). */
 			for (int decimals = width - len - 1; decimals > 0; decimals--) {
 				len = snprintf(buf, size, "%.*f", decimals, value);
-				if (len <= width && strcmp(buf, whole))
+				if (len <= width)
 					return unit;
 			}
-			snprintf(buf, size, "%s", whole);
+			whole_text(rint(value), buf, size);
 			return unit;
 		}
 		value /= base;

@@ -1,4 +1,4 @@
-/* fuzz_diskstats.c: libFuzzer target for the /proc/diskstats parser, and iostat -x's figures between what two halves of the input parse to. */
+/* fuzz_diskstats.c: libFuzzer target for the /proc/diskstats and /proc/devices parsers, and iostat -x's figures between what two halves of the input parse to. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -53,6 +53,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			diskstats_free(&second);
 		}
 		diskstats_free(&first);
+	}
+	/* The same bytes as /proc/devices: every driver name ends within its field. */
+	{
+		struct block_driver *drivers;
+		unsigned n = diskstats_block_drivers((const char *)data, size, &drivers);
+		if (n > size)
+			abort();
+		for (unsigned i = 0; i < n; i++)
+			if (strnlen(drivers[i].name, sizeof(drivers[i].name)) == sizeof(drivers[i].name))
+				abort();
+		free(drivers);
 	}
 	return 0;
 }

@@ -698,6 +698,65 @@ static void test_devices_come_and_go(void **state)
 	unit_rmtree(root);
 }
 
+/*
+ * How devices stack is remembered while the devices stay the same, except for drivers
+ * whose slaves change under one device (dm, md): a dm table loaded between samples shows
+ * at once; a loop device is stacked by its major, bound or not.
+ */
+static void test_stacking_remembered(void **state)
+{
+	char *root = unit_tmpdir();
+	struct diskstats s;
+	static const char lines[] = "   7       0 loop0 1 0 8 1 0 0 0 0 0 1 1 0 0 0 0 0 0\n"
+				    "   8       0 sda 10 0 80 5 0 0 0 0 0 5 5 0 0 0 0 0 0\n"
+				    " 253       0 dm-0 2 0 16 1 0 0 0 0 0 1 1 0 0 0 0 0 0\n";
+	(void)state;
+
+	make_dir(root, "proc");
+	make_dir(root, "sys");
+	make_dir(root, "sys/class");
+	make_dir(root, "sys/class/block");
+	make_dir(root, "sys/class/block/loop0");
+	make_dir(root, "sys/class/block/sda");
+	make_dir(root, "sys/class/block/dm-0");
+	make_dir(root, "sys/class/block/dm-0/slaves");
+	write_file(root, "proc/devices", "Character devices:\n  7 vcs\n\nBlock devices:\n  7 loop\n  8 sd\n"
+					 "253 device-mapper\n");
+	write_file(root, "proc/diskstats", lines);
+	assert_int_equal(sysroot_set(root), 0);
+	assert_int_equal(diskstats_read(&s), 0);
+	assert_true(kind_of(&s, "loop0")->stacked); /* by its major: no loop/ in sysfs */
+	assert_true(kind_of(&s, "sda")->in_total);
+	assert_true(kind_of(&s, "dm-0")->in_total); /* no table yet */
+	diskstats_free(&s);
+
+	/* A table loaded on sda, with no device added: dm-0 is looked at again, sda is not. */
+	make_dir(root, "sys/class/block/dm-0/slaves/sda");
+	make_dir(root, "sys/class/block/sda/slaves");
+	make_dir(root, "sys/class/block/sda/slaves/bogus");
+	assert_int_equal(diskstats_read(&s), 0);
+	assert_true(kind_of(&s, "dm-0")->stacked);
+	assert_false(kind_of(&s, "dm-0")->in_total);
+	assert_true(kind_of(&s, "sda")->in_total); /* remembered: sd devices do not restack */
+	diskstats_free(&s);
+
+	/* A device added: everything is looked at again. */
+	make_dir(root, "sys/class/block/sdb");
+	{
+		char *more;
+		assert_true(asprintf(&more, "%s   8      16 sdb 1 0 8 1 0 0 0 0 0 1 1 0 0 0 0 0 0\n", lines) > 0);
+		write_file(root, "proc/diskstats", more);
+		free(more);
+	}
+	assert_int_equal(diskstats_read(&s), 0);
+	assert_int_equal(s.count, 4);
+	assert_true(kind_of(&s, "sda")->stacked);
+	assert_true(kind_of(&s, "sdb")->in_total);
+	diskstats_free(&s);
+	assert_int_equal(sysroot_set("/"), 0);
+	unit_rmtree(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -711,6 +770,7 @@ int main(void)
 		cmocka_unit_test(test_ext_no_requests),
 		cmocka_unit_test(test_ext_backwards),
 		cmocka_unit_test(test_devices_come_and_go),
+		cmocka_unit_test(test_stacking_remembered),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
