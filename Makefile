@@ -14,12 +14,12 @@ CLANG      ?= clang
 # Links that run a subcommand by their name (make install-links).
 LINKS := pcstat vstat dstat
 
-PKGS := smartcols json-c
+PKGS := smartcols json-c liburing blkid
 
 # Everything the build and the tests need, from Debian's archive; the peer tools
 # (fio, vmtouch, sysstat, dstat, util-linux's fincore) are what the tests compare with.
 DEB_PACKAGES := gcc make pkg-config libc6-dev libsmartcols-dev libjson-c-dev libcmocka-dev \
-                libbpf-dev libelf-dev zlib1g-dev bpftool \
+                libbpf-dev libelf-dev zlib1g-dev bpftool liburing-dev libblkid-dev \
                 clang libclang-rt-14-dev util-linux mount fio vmtouch sysstat dstat time \
                 python3 groff-base man-db libfuse3-dev fuse3
 
@@ -36,7 +36,7 @@ endif
 CFLAGS    ?= -O2 -g
 WARNINGS  := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lm
 
 # eBPF programs (src/bpf/*.bpf.c), compiled with clang against the running kernel's BTF and
 # turned into skeletons with bpftool; without those tools the collectors report eBPF as missing.
@@ -62,7 +62,7 @@ VTRACE_SONAME := libvtrace.so.1
 VTRACE_CFLAGS := -std=gnu11 $(WARNINGS) $(SAN_FLAGS) -fPIC -fvisibility=hidden -pthread $(CFLAGS)
 
 MAIN_SRC := src/iolens.c
-LIB_SRC  := $(sort $(wildcard src/common/*.c src/collect/*.c src/out/*.c src/cmd/*.c))
+LIB_SRC  := $(sort $(wildcard src/common/*.c src/collect/*.c src/out/*.c src/bench/*.c src/cmd/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(MAIN_SRC:%.c=$(BUILD)/%.o)
 

@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{ "warm", cmd_warm, "load files into the page cache (and lock them there)" },
 	{ "vstat", cmd_vstat, "per-operation statistics of servers that use libvtrace" },
 	{ "stat", cmd_stat, "a live view of cpu, disks, network, memory, pressure and servers (dstat)" },
+	{ "bench", cmd_bench, "disk throughput, IOPS and latency, block-size sweeps and the knee (fio, dd)" },
 	/* Aliases, for links named after the tools people already type. */
 	{ "dstat", cmd_stat, NULL },
 };
@@ -58,7 +59,8 @@ static void usage(FILE *stream)
 	      "  iolens pcstat /bin/ls        is ls in the page cache?\n"
 	      "  iolens evict big.db          drop a file from the cache, see what stayed\n"
 	      "  iolens warm --lock big.db    load a file and keep it resident until Ctrl-C\n"
-	      "  iolens vstat 1               what every libvtrace server does, every second\n",
+	      "  iolens vstat 1               what every libvtrace server does, every second\n"
+	      "  iolens bench --rw write      where this disk's write throughput saturates\n",
 	      stream);
 }
 

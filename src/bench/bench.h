@@ -1,0 +1,44 @@
+/* bench.h: what iolens bench computes apart from the I/O: block-size lists, durations, the knee, the latency target, the SVG chart. */
+#ifndef IOLENS_BENCH_H
+#define IOLENS_BENCH_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define BENCH_MAX_POINTS 32
+
+/*
+ * Block sizes as --bs takes them: one size ("4k"), a list ("4k,64k,1m"), or a range swept
+ * doubling ("4k-1m": 4k, 8k ... 1m; the last is the upper bound even when not a doubling).
+ * Each from 512 bytes to 64 MiB. The count (at most max), or -EINVAL.
+ */
+int bench_parse_sizes(const char *text, uint64_t *out, unsigned max);
+
+/* A time as --latency-target takes it: "500us", "2ms", "0.1s", "1500ns"; a bare number is ms. 0 or -EINVAL. */
+int bench_parse_duration(const char *text, uint64_t *ns);
+
+/* The knee of a sweep: index of the smallest point reaching fraction of the peak, and the peak's index. */
+struct bench_knee {
+	int index, peak; /* -1 when there are no points */
+};
+/* value(i) is the throughput of point i, the points in increasing order of what was swept. */
+struct bench_knee bench_find_knee(unsigned count, double (*value)(unsigned index, void *context), void *context,
+				  double fraction);
+
+/* The deepest point (the last in sweep order) whose p99 is within limit_ns: its index, or -1. */
+int bench_latency_target(unsigned count, uint64_t (*p99)(unsigned index, void *context), void *context,
+			 uint64_t limit_ns);
+
+/* One point of the chart: x is the block size in bytes, or the queue depth. */
+struct bench_svg_value {
+	uint64_t x;
+	double mb_per_s, iops;
+};
+/*
+ * Writes an SVG chart: MB/s (left axis) and IOPS (right axis) against x on a log2 axis,
+ * the knee (index, or -1) marked. 0, or -1 with errno set when writing failed.
+ */
+int bench_svg(FILE *out, unsigned count, int x_is_qd,
+	      void (*point)(unsigned index, void *context, struct bench_svg_value *out), void *context, int knee);
+
+#endif

@@ -1,0 +1,341 @@
+/* target.c: the file or block device a benchmark runs on: made and laid out, checked for safety, removed after. */
+#include <blkid.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "bench/target.h"
+#include "cmd/common.h"
+#include "common/util.h"
+
+const char *volatile bench_target_signal_path;
+
+const char *bench_fs_type(const char *path, bool *tmpfs)
+{
+	static const struct {
+		unsigned long magic;
+		const char *name;
+	} known[] = {
+		{ TMPFS_MAGIC, "tmpfs" }, { EXT4_SUPER_MAGIC, "ext4" }, { XFS_SUPER_MAGIC, "xfs" },
+		{ BTRFS_SUPER_MAGIC, "btrfs" }, { OVERLAYFS_SUPER_MAGIC, "overlay" }, { FUSE_SUPER_MAGIC, "fuse" },
+		{ 0x6969, "nfs" }, { RAMFS_MAGIC, "ramfs" }, { 0x2fc12fc1, "zfs" }, { 0xF2F52010, "f2fs" },
+		{ MSDOS_SUPER_MAGIC, "vfat" }, { 0x5346544e, "ntfs" }, { 0x65735546, "fuse" },
+	};
+	struct statfs fs;
+
+	*tmpfs = false;
+	if (statfs(path, &fs) != 0)
+		return "unknown";
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		if ((unsigned long)fs.f_type == known[i].magic) {
+			*tmpfs = known[i].magic == TMPFS_MAGIC || known[i].magic == RAMFS_MAGIC;
+			return known[i].name;
+		}
+	}
+	return "unknown";
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list args;
+
+	fprintf(stderr, "%s: ", program_name);
+	va_start(args, fmt);
+	vfprintf(stderr, fmt, args);
+	va_end(args);
+	fputc('\n', stderr);
+}
+
+/* Where O_DIRECT must be aligned, from statx (Linux >= 6.1 tells; 0 when it does not). */
+static void dio_alignment(int fd, struct bench_target *target)
+{
+	struct statx sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 && (sx.stx_mask & STATX_DIOALIGN)) {
+		target->dio_mem_align = sx.stx_dio_mem_align;
+		target->dio_offset_align = sx.stx_dio_offset_align;
+	}
+}
+
+/* Writes [from, to) of the file with the pattern, syncs it, and drops it from the page cache. */
+static int lay_out(int fd, uint64_t from, uint64_t to, const struct target_request *request)
+{
+	const uint64_t chunk = 1u << 20;
+	unsigned char *buffer = xcalloc(1, chunk);
+	uint64_t seed = 0x2545F4914F6CDD1DULL, offset;
+	int err = 0;
+
+	bench_fill(buffer, chunk, request->pattern, &seed);
+	for (offset = from; offset < to && !err; ) {
+		size_t length = to - offset < chunk ? (size_t)(to - offset) : chunk;
+		ssize_t done;
+
+		if (request->stop && *request->stop) {
+			err = EINTR;
+			break;
+		}
+		done = pwrite(fd, buffer, length, (off_t)offset);
+		if (done < 0 && errno == EINTR)
+			continue;
+		if (done <= 0) {
+			err = done < 0 ? errno : ENOSPC;
+			break;
+		}
+		offset += (uint64_t)done;
+		if (request->on_layout && (offset & ((64u << 20) - 1)) == 0)
+			request->on_layout(offset - from, to - from, request->context);
+	}
+	free(buffer);
+	if (!err && fdatasync(fd) != 0)
+		err = errno;
+	if (!err)
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	return err;
+}
+
+static uint64_t free_bytes(const char *dir)
+{
+	struct statvfs vfs;
+
+	return statvfs(dir, &vfs) == 0 ? (uint64_t)vfs.f_bavail * vfs.f_frsize : 0;
+}
+
+/* A new file: made with O_EXCL, given its blocks, written whole. */
+static int make_file(const struct target_request *request, struct bench_target *target, const char *dir)
+{
+	char size_text[16], free_text[16];
+	uint64_t size = request->size ? request->size : BENCH_DEFAULT_SIZE;
+	int fd, err;
+
+	fd = open(target->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err = errno;
+		if (err == EROFS)
+			say("cannot make the test file %s: %s is on a read-only filesystem", printable_name(target->path),
+			    printable_name(dir));
+		else
+			say("cannot make the test file %s: %s", printable_name(target->path), strerror(err));
+		return EXIT_FAIL;
+	}
+	target->created = true;
+	bench_target_signal_path = target->path;
+	target->size = size;
+	err = posix_fallocate(fd, 0, (off_t)size);
+	if (err == EOPNOTSUPP || err == EINVAL)
+		err = 0; /* no preallocation here: the writes below give the blocks */
+	if (!err)
+		err = lay_out(fd, 0, size, request);
+	if (!err)
+		dio_alignment(fd, target);
+	close(fd);
+	if (err == ENOSPC || err == EDQUOT) {
+		unlink(target->path);
+		target->created = false;
+		bench_target_signal_path = NULL;
+		say("no space for a %s test file in %s: %s free (use a smaller --size)", human_size(size, size_text, 16),
+		    printable_name(dir), human_size(free_bytes(dir), free_text, 16));
+		return EXIT_FAIL;
+	}
+	if (err) {
+		say("%s %s: %s", err == EINTR ? "interrupted laying out" : "cannot lay out",
+		    printable_name(target->path), strerror(err));
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+/* A block device written only when nothing uses it and it holds no filesystem or partition table. */
+static int check_device_writable(const struct target_request *request, struct bench_target *target)
+{
+	const char *path = target->path, *type = NULL, *what = "filesystem";
+	blkid_probe probe;
+	int fd, rc;
+
+	if (!request->force) {
+		say("%s is a block device: bench writes to one only with --force (its data is overwritten)",
+		    printable_name(path));
+		return EXIT_FAIL;
+	}
+	/* O_EXCL on a block device fails with EBUSY while it, or a partition of it, is mounted or held. */
+	fd = open(path, O_RDONLY | O_EXCL | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == EBUSY)
+			say("%s is in use (mounted, or held by device-mapper, md or swap): never written",
+			    printable_name(path));
+		else
+			say("%s: %s", printable_name(path), strerror(errno));
+		return EXIT_FAIL;
+	}
+	probe = blkid_new_probe();
+	if (!probe || blkid_probe_set_device(probe, fd, 0, 0) != 0) {
+		if (probe)
+			blkid_free_probe(probe);
+		close(fd);
+		say("%s: cannot look for a filesystem signature (libblkid): not written", printable_name(path));
+		return EXIT_FAIL;
+	}
+	blkid_probe_enable_superblocks(probe, 1);
+	blkid_probe_set_superblocks_flags(probe, BLKID_SUBLKS_TYPE);
+	blkid_probe_enable_partitions(probe, 1);
+	blkid_probe_set_partitions_flags(probe, BLKID_PARTS_MAGIC);
+	rc = blkid_do_safeprobe(probe);
+	if (rc == 0) {
+		if (blkid_probe_lookup_value(probe, "TYPE", &type, NULL) != 0 &&
+		    blkid_probe_lookup_value(probe, "PTTYPE", &type, NULL) == 0)
+			what = "partition table";
+	}
+	if (rc != 1) {
+		if (rc == 0)
+			say("%s holds a %s (%s): never written; wipe it first (wipefs) if its data is not wanted",
+			    printable_name(path), what, type ? type : "?");
+		else
+			say("%s: libblkid found conflicting signatures: never written", printable_name(path));
+		blkid_free_probe(probe);
+		close(fd);
+		return EXIT_FAIL;
+	}
+	blkid_free_probe(probe);
+	close(fd);
+	return 0;
+}
+
+static int use_existing(const struct target_request *request, struct bench_target *target, const struct stat *st)
+{
+	char size_text[16], want_text[16];
+	uint64_t size = (uint64_t)st->st_size;
+	int fd;
+
+	if (S_ISBLK(st->st_mode)) {
+		target->block_device = true;
+		target->disk = st->st_rdev;
+		if (request->writes && check_device_writable(request, target) != 0)
+			return EXIT_FAIL;
+	} else if (request->writes && !request->force) {
+		say("%s exists: bench writes to an existing file only with --force (its data is overwritten)",
+		    printable_name(target->path));
+		return EXIT_FAIL;
+	} else {
+		target->disk = major(st->st_dev) ? st->st_dev : 0;
+	}
+	fd = open(target->path, (request->writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		say("%s: %s", printable_name(target->path),
+		    errno == EROFS ? "on a read-only filesystem: cannot be written" : strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (S_ISBLK(st->st_mode) && ioctl(fd, BLKGETSIZE64, &size) != 0)
+		size = 0;
+	dio_alignment(fd, target);
+	if (request->size && request->size > size && S_ISREG(st->st_mode) && request->writes) {
+		/* Written with --force and asked for more than it has: lay the rest out. */
+		int err = lay_out(fd, size, request->size, request);
+
+		if (err) {
+			close(fd);
+			say("cannot extend %s to %s: %s", printable_name(target->path),
+			    human_size(request->size, want_text, 16), strerror(err));
+			return EXIT_FAIL;
+		}
+		size = request->size;
+	}
+	close(fd);
+	if (request->size && request->size > size) {
+		say("%s has %s, less than --size %s", printable_name(target->path), human_size(size, size_text, 16),
+		    human_size(request->size, want_text, 16));
+		return EXIT_FAIL;
+	}
+	target->size = request->size ? request->size : size;
+	if (!target->size) {
+		say("%s is empty: nothing to read (give --size and --force to write it)", printable_name(target->path));
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+int bench_target_prepare(const struct target_request *request, struct bench_target *target)
+{
+	const char *arg = request->arg ? request->arg : ".";
+	char *dir = NULL;
+	struct stat st;
+	bool tmpfs;
+	int rc;
+
+	memset(target, 0, sizeof(*target));
+	if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
+		size_t length = strlen(arg) + 32;
+
+		dir = xstrdup(arg);
+		target->path = xcalloc(1, length);
+		/* A name nobody else uses; O_EXCL makes sure. */
+		snprintf(target->path, length, "%s%siolens-bench.%d.%llx", arg, arg[strlen(arg) - 1] == '/' ? "" : "/",
+			 (int)getpid(), (unsigned long long)(monotonic_ns() & 0xffffff));
+	} else if (stat(arg, &st) == 0) {
+		target->path = xstrdup(arg);
+		if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+			say("%s is not a regular file, a directory or a block device", printable_name(arg));
+			free(target->path);
+			target->path = NULL;
+			return EXIT_FAIL;
+		}
+	} else if (errno == ENOENT) {
+		char *slash;
+
+		target->path = xstrdup(arg);
+		dir = xstrdup(arg);
+		slash = strrchr(dir, '/');
+		if (!slash)
+			strcpy(dir, ".");
+		else
+			slash[slash == dir] = '\0';
+	} else {
+		say("%s: %s", printable_name(arg), strerror(errno));
+		return EXIT_FAIL;
+	}
+	snprintf(target->fs_type, sizeof(target->fs_type), "%s", bench_fs_type(dir ? dir : arg, &tmpfs));
+	if (request->direct && tmpfs) {
+		say("%s is on %s, which keeps files in memory: O_DIRECT is unsupported there, and there is no disk "
+		    "to measure (use --buffered to measure memory copies)", printable_name(dir ? dir : arg), target->fs_type);
+		free(dir);
+		free(target->path);
+		target->path = NULL;
+		return EXIT_FAIL;
+	}
+	if (dir) {
+		if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			say("cannot make %s: %s is not a directory", printable_name(target->path), printable_name(dir));
+			rc = EXIT_FAIL;
+		} else {
+			target->disk = major(st.st_dev) ? st.st_dev : 0;
+			rc = make_file(request, target, dir);
+		}
+	} else {
+		rc = use_existing(request, target, &st);
+	}
+	free(dir);
+	if (rc) {
+		bench_target_remove(target);
+		return rc;
+	}
+	return 0;
+}
+
+void bench_target_remove(struct bench_target *target)
+{
+	if (target->created && target->path)
+		unlink(target->path);
+	bench_target_signal_path = NULL;
+	free(target->path);
+	memset(target, 0, sizeof(*target));
+}

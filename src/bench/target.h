@@ -1,0 +1,54 @@
+/* target.h: the file or block device a benchmark runs on: made and laid out, checked for safety, removed after. */
+#ifndef IOLENS_BENCH_TARGET_H
+#define IOLENS_BENCH_TARGET_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bench/engine.h"
+
+struct target_request {
+	const char *arg;       /* a directory (a new file in it), a new or existing file, a block device; NULL: "." */
+	bool writes;           /* the runs write */
+	bool force;            /* an existing file or a block device may be written */
+	bool direct;           /* O_DIRECT will be used */
+	uint64_t size;         /* bytes to use; 0: the default for a new file, the whole of an existing one */
+	enum bench_pattern pattern; /* of the data a new file is laid out with */
+	volatile sig_atomic_t *stop;
+	void (*on_layout)(uint64_t done, uint64_t total, void *context); /* progress, may be NULL */
+	void *context;
+};
+
+struct bench_target {
+	char *path;         /* what the jobs open */
+	bool created;       /* made by bench: removed by bench_target_remove */
+	bool block_device;
+	uint64_t size;      /* bytes the runs may use, from offset 0 */
+	dev_t disk;         /* the block device whose /proc/diskstats line shows the I/O; 0 when none */
+	uint32_t dio_mem_align, dio_offset_align; /* statx's O_DIRECT alignment; 0 when unknown */
+	char fs_type[16];   /* "ext4", "tmpfs", ...: for messages */
+};
+
+#define BENCH_DEFAULT_SIZE (1ull << 30)
+
+/*
+ * Finds or makes the target and lays a new file out (written whole, synced, dropped from
+ * the cache), refusing what must not be written. 0, or EXIT_FAIL after saying why on
+ * stderr, with nothing left behind. The path of a file it is making is published to the
+ * signal handler as it is made (bench_target_signal_path), so a second Ctrl-C still removes it.
+ */
+int bench_target_prepare(const struct target_request *request, struct bench_target *target);
+/* Removes the file when bench made it, and frees the target. */
+void bench_target_remove(struct bench_target *target);
+/* The file being made, for a signal handler to unlink(2): NULL when there is none. */
+extern const char *volatile bench_target_signal_path;
+
+/*
+ * What the filesystem under path calls itself, from its statfs magic: "tmpfs", "ext4",
+ * "xfs", "btrfs", ...; "unknown" otherwise. tmpfs is set when it keeps files in memory.
+ */
+const char *bench_fs_type(const char *path, bool *tmpfs);
+
+#endif

@@ -1,0 +1,1138 @@
+/* bench.c: iolens bench: disk throughput, IOPS and latency, block-size and queue-depth sweeps with the knee, the page cache's effect. */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "bench/engine.h"
+#include "bench/target.h"
+#include "cmd/common.h"
+#include "collect/diskstats.h"
+#include "collect/pagecache.h"
+#include "common/util.h"
+#include "out/out.h"
+
+enum {
+	COL_MODE,
+	COL_RW,
+	COL_BS,
+	COL_QD,
+	COL_JOBS,
+	COL_MBPS,
+	COL_IOPS,
+	COL_LAT_MEAN,
+	COL_LAT_P50,
+	COL_LAT_P90,
+	COL_LAT_P99,
+	COL_LAT_P999,
+	COL_LAT_MAX,
+	COL_CPU,
+	COL_USR,
+	COL_SYS,
+	COL_DEV_MBPS,
+	COL_UTIL,
+	COL_AQU,
+	COL_HIT,
+	COL_KNEE,
+	COL_COUNT
+};
+
+static const struct out_column columns[COL_COUNT] = {
+	[COL_MODE] = { "mode", "MODE", NULL, OUT_TEXT, false, "direct, buffered, cold or warm (buffered, file evicted or cached first)" },
+	[COL_RW] = { "rw", "RW", NULL, OUT_TEXT, false, "the workload: read, write, randread, randwrite, rw, randrw" },
+	[COL_BS] = { "bs", "BS", NULL, OUT_TEXT, true, "block size" },
+	[COL_QD] = { "qd", "QD", NULL, OUT_COUNT, true, "queue depth: requests in flight per job" },
+	[COL_JOBS] = { "jobs", "JOBS", NULL, OUT_COUNT, false, "jobs running at once" },
+	[COL_MBPS] = { "mb_per_s", "MB/s", NULL, OUT_FLOAT, true, "throughput, 10^6 bytes per second", NULL, 1 },
+	[COL_IOPS] = { "iops", "IOPS", NULL, OUT_COUNT, true, "I/O per second" },
+	[COL_LAT_MEAN] = { "lat_mean", "MEAN/us", NULL, OUT_USEC, true, "mean latency" },
+	[COL_LAT_P50] = { "lat_p50", "P50/us", NULL, OUT_USEC, true, "median latency" },
+	[COL_LAT_P90] = { "lat_p90", "P90/us", NULL, OUT_USEC, false, "90th percentile latency" },
+	[COL_LAT_P99] = { "lat_p99", "P99/us", NULL, OUT_USEC, true, "99th percentile latency" },
+	[COL_LAT_P999] = { "lat_p99_9", "P99.9/us", NULL, OUT_USEC, false, "99.9th percentile latency" },
+	[COL_LAT_MAX] = { "lat_max", "MAX/us", NULL, OUT_USEC, true, "highest latency" },
+	[COL_CPU] = { "cpu_per_io", "CPU/IO/us", NULL, OUT_USEC, true, "CPU time (user + system) per I/O" },
+	[COL_USR] = { "usr_per_io", "USR/IO/us", NULL, OUT_USEC, false, "user CPU time per I/O" },
+	[COL_SYS] = { "sys_per_io", "SYS/IO/us", NULL, OUT_USEC, false, "system CPU time per I/O" },
+	[COL_DEV_MBPS] = { "dev_mb_per_s", "DEV-MB/s", NULL, OUT_FLOAT, false, "what the device moved (/proc/diskstats), 10^6 bytes per second", NULL, 1 },
+	[COL_UTIL] = { "util", "%UTIL", NULL, OUT_PERCENT, true, "the device's %util during the run, as iostat's", NULL, 1 },
+	[COL_AQU] = { "aqu_sz", "AQU-SZ", NULL, OUT_FLOAT, false, "the device's average queue length, as iostat's", NULL, 2 },
+	[COL_HIT] = { "hit", "HIT%", NULL, OUT_PERCENT, false, "page-cache hit ratio of buffered reads", NULL, 1 },
+	[COL_KNEE] = { "knee", "KNEE", NULL, OUT_TEXT, true, "'knee': where throughput reaches 95 % of the peak" },
+};
+
+static const char *const rw_names[] = { "read", "write", "randread", "randwrite", "rw", "randrw" };
+enum rw_mode { RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_MIX, RW_RANDMIX };
+
+/* Everything the options say. */
+struct bench_options {
+	enum rw_mode rw;
+	unsigned mix;           /* read percent of rw and randrw */
+	uint64_t bs[BENCH_MAX_POINTS];
+	unsigned nbs;           /* 0: sweep */
+	unsigned qd, jobs;
+	bool qd_given, engine_given, bs_given;
+	enum bench_engine engine;
+	uint64_t size;
+	double runtime, ramp, interval;
+	bool time_based, buffered, force, qd_sweep, compare_cache;
+	uint64_t latency_target_ns;
+	enum bench_pattern pattern;
+	const char *svg;
+	const char *target;
+	struct out_options output;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+struct bench;
+static uint64_t bench_p99_of(unsigned index, void *context);
+static void bench_svg_point(unsigned index, void *context, struct bench_svg_value *out);
+
+static void on_signal(int signo)
+{
+	const char *path = bench_target_signal_path;
+
+	if (stop_signal) {
+		/* A second signal: no more waiting for the I/O in flight. */
+		if (path)
+			unlink(path);
+		_exit(128 + signo);
+	}
+	stop_signal = signo;
+}
+
+static _Noreturn void usage(void)
+{
+	printf("Usage:\n"
+	       " %s [options] [TARGET]\n"
+	       "\n"
+	       "Measure what a disk can do: throughput, IOPS, latency percentiles and CPU per I/O,\n"
+	       "with the device's own view (/proc/diskstats) alongside. Without --bs, block sizes\n"
+	       "from 4k to 4m are swept, doubling, and the knee is reported: the smallest block size\n"
+	       "that reaches 95 %% of the peak throughput.\n"
+	       "\n"
+	       "TARGET is a directory (default: the current one), where a new file is made, laid\n"
+	       "out and removed at the end (on Ctrl-C and SIGTERM too); or a file or block device,\n"
+	       "read as it is and written only with --force. A block device that is mounted or in\n"
+	       "use, or holds a filesystem or partition table signature, is never written.\n"
+	       "\n"
+	       "Each run ends when --size bytes have moved or --runtime has passed, whichever comes\n"
+	       "first (--time-based: only the runtime). Buffered writes are synced (fdatasync)\n"
+	       "before the clock stops, as dd conv=fdatasync, and the result says so.\n"
+	       "\n"
+	       "Workload:\n"
+	       "      --rw MODE          read, write, randread, randwrite, rw, randrw (default read)\n"
+	       "      --mix PERCENT      reads in percent of I/O for rw and randrw (default 50)\n"
+	       "      --bs SIZES         one block size (4k), a list (4k,64k,1m), or a range swept\n"
+	       "                         doubling (4k-1m); default: the sweep 4k-4m\n"
+	       "      --qd N             requests in flight per job (default 1)\n"
+	       "      --engine ENGINE    psync (one request at a time, as dd) or io_uring\n"
+	       "                         (default: psync at queue depth 1, io_uring above)\n"
+	       "      --jobs N           jobs (threads) at once, each with its own file descriptor\n"
+	       "                         (sequential jobs each stream through their own part)\n"
+	       "      --size SIZE        bytes used of the file and moved per run (default 1G for a\n"
+	       "                         new file, the whole of an existing one)\n"
+	       "      --runtime SECONDS  at most this long per run (default 5)\n"
+	       "      --time-based       run for the whole runtime, going round the file again\n"
+	       "      --ramp SECONDS     run this long before measuring; not counted (default 0)\n"
+	       "      --buffered         through the page cache (default: O_DIRECT)\n"
+	       "      --pattern PATTERN  what is written: random (default), zero (hides nothing from\n"
+	       "                         compression and deduplication), compressible (half zeros)\n"
+	       "      --force            write an existing file or an unused, blank block device\n"
+	       "\n"
+	       "Sweeps and comparisons:\n"
+	       "      --qd-sweep         sweep the queue depth 1, 2, 4 ... up to --qd (default 32) at\n"
+	       "                         one block size (default 4k, randread), and report the knee\n"
+	       "      --latency-target TIME  with the queue-depth sweep: the deepest queue whose p99\n"
+	       "                         latency stays within TIME (500us, 2ms, 0.1s)\n"
+	       "      --compare-cache    the same read three ways: direct, buffered cold (the file\n"
+	       "                         evicted first) and buffered warm, with the page-cache hit\n"
+	       "                         ratio of each (default bs 1m)\n"
+	       "\n"
+	       "Output:\n"
+	       "      --interval SECONDS JSON lines: a sample of every run each interval, then the\n"
+	       "                         result as one line\n"
+	       "      --svg FILE         a chart of MB/s and IOPS against block size (or queue depth)\n"
+	       "                         with the knee marked\n"
+	       "  -h, --help             show this help\n"
+	       "  -V, --version          show the version\n"
+	       "\n",
+	       program_name);
+	out_help_options(stdout);
+	putchar('\n');
+	out_help_columns(stdout, columns, COL_COUNT);
+	printf("\n"
+	       "Latencies are in microseconds in tables, nanoseconds in JSON and CSV. The percentiles\n"
+	       "come from a log-linear histogram (64 buckets per power of two: within 1 %%). A progress\n"
+	       "line is shown on a terminal.\n"
+	       "\n"
+	       "Examples:\n"
+	       "  %s                               sweep 4k-4m sequential direct reads here\n"
+	       "  %s --rw write /mnt/data          the seed's dd sweep, done properly\n"
+	       "  %s --rw randread --bs 4k --qd 32 /srv   random 4k reads, 32 in flight\n"
+	       "  %s --qd-sweep --latency-target 1ms     how deep a queue for p99 under 1 ms\n"
+	       "  %s --compare-cache --size 256m   what the page cache is worth here\n"
+	       "  %s --bs 1m --json --svg sweep.svg      JSON, and a chart\n"
+	       "  %s --rw read /dev/sdb            read a whole device (never written without --force)\n",
+	       program_name, program_name, program_name, program_name, program_name, program_name, program_name);
+	exit(EXIT_OK);
+}
+
+static double parse_seconds_arg(const char *name, const char *text)
+{
+	char *end;
+	double value;
+
+	errno = 0;
+	value = strtod(text, &end);
+	if (errno || end == text || *end || !(value >= 0) || value > 1e6)
+		usage_error("%s: not a number of seconds: '%s'", name, text);
+	return value;
+}
+
+static unsigned parse_count_arg(const char *name, const char *text, unsigned low, unsigned high)
+{
+	uint64_t value;
+
+	if (parse_u64(text, &value) != 0 || value < low || value > high)
+		usage_error("%s: not a whole number from %u to %u: '%s'", name, low, high, text);
+	return (unsigned)value;
+}
+
+static void parse_options(int argc, char **argv, struct bench_options *o)
+{
+	enum {
+		OPT_RW = 0x2000, OPT_MIX, OPT_BS, OPT_QD, OPT_ENGINE, OPT_JOBS, OPT_SIZE, OPT_RUNTIME, OPT_TIME_BASED,
+		OPT_RAMP, OPT_BUFFERED, OPT_PATTERN, OPT_FORCE, OPT_QD_SWEEP, OPT_LATENCY_TARGET, OPT_COMPARE_CACHE,
+		OPT_INTERVAL, OPT_SVG, OPT_DIRECT,
+	};
+	static const struct option long_options[] = {
+		OUT_LONG_OPTIONS,
+		COMMON_LONG_OPTIONS,
+		{ "rw", required_argument, NULL, OPT_RW },
+		{ "mix", required_argument, NULL, OPT_MIX },
+		{ "bs", required_argument, NULL, OPT_BS },
+		{ "qd", required_argument, NULL, OPT_QD },
+		{ "iodepth", required_argument, NULL, OPT_QD },
+		{ "engine", required_argument, NULL, OPT_ENGINE },
+		{ "jobs", required_argument, NULL, OPT_JOBS },
+		{ "size", required_argument, NULL, OPT_SIZE },
+		{ "runtime", required_argument, NULL, OPT_RUNTIME },
+		{ "time-based", no_argument, NULL, OPT_TIME_BASED },
+		{ "ramp", required_argument, NULL, OPT_RAMP },
+		{ "buffered", no_argument, NULL, OPT_BUFFERED },
+		{ "direct", no_argument, NULL, OPT_DIRECT },
+		{ "pattern", required_argument, NULL, OPT_PATTERN },
+		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "qd-sweep", no_argument, NULL, OPT_QD_SWEEP },
+		{ "latency-target", required_argument, NULL, OPT_LATENCY_TARGET },
+		{ "compare-cache", no_argument, NULL, OPT_COMPARE_CACHE },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "svg", required_argument, NULL, OPT_SVG },
+		{ 0 }
+	};
+	int opt, rc;
+	unsigned i;
+
+	memset(o, 0, sizeof(*o));
+	o->mix = 50;
+	o->qd = 1;
+	o->jobs = 1;
+	o->runtime = 5;
+	while ((opt = getopt_long(argc, argv, OUT_SHORT_OPTIONS "hV", long_options, NULL)) != -1) {
+		if (out_parse_option(&o->output, opt, optarg))
+			continue;
+		switch (opt) {
+		case OPT_RW:
+			for (i = 0; i < sizeof(rw_names) / sizeof(rw_names[0]); i++)
+				if (!strcmp(optarg, rw_names[i]))
+					break;
+			if (!strcmp(optarg, "readwrite"))
+				i = RW_MIX;
+			if (i == sizeof(rw_names) / sizeof(rw_names[0]))
+				usage_error("--rw: '%s' is not read, write, randread, randwrite, rw or randrw", optarg);
+			o->rw = (enum rw_mode)i;
+			break;
+		case OPT_MIX:
+			o->mix = parse_count_arg("--mix", optarg, 0, 100);
+			break;
+		case OPT_BS:
+			rc = bench_parse_sizes(optarg, o->bs, BENCH_MAX_POINTS);
+			if (rc < 0)
+				usage_error("--bs: '%s' is not a size, a list of sizes (4k,64k) or a range (4k-1m) "
+					    "of at most %d sizes from 512 bytes to 64M", optarg, BENCH_MAX_POINTS);
+			o->nbs = (unsigned)rc;
+			o->bs_given = true;
+			break;
+		case OPT_QD:
+			o->qd = parse_count_arg("--qd", optarg, 1, 4096);
+			o->qd_given = true;
+			break;
+		case OPT_ENGINE:
+			if (!strcmp(optarg, "psync"))
+				o->engine = ENGINE_PSYNC;
+			else if (!strcmp(optarg, "io_uring") || !strcmp(optarg, "uring"))
+				o->engine = ENGINE_IO_URING;
+			else
+				usage_error("--engine: '%s' is not psync or io_uring", optarg);
+			o->engine_given = true;
+			break;
+		case OPT_JOBS:
+			o->jobs = parse_count_arg("--jobs", optarg, 1, 256);
+			break;
+		case OPT_SIZE:
+			if (parse_size(optarg, &o->size) != 0 || o->size == 0)
+				usage_error("--size: not a size: '%s'", optarg);
+			break;
+		case OPT_RUNTIME:
+			o->runtime = parse_seconds_arg("--runtime", optarg);
+			if (o->runtime <= 0)
+				usage_error("--runtime: must be above 0");
+			break;
+		case OPT_TIME_BASED:
+			o->time_based = true;
+			break;
+		case OPT_RAMP:
+			o->ramp = parse_seconds_arg("--ramp", optarg);
+			break;
+		case OPT_BUFFERED:
+			o->buffered = true;
+			break;
+		case OPT_DIRECT:
+			o->buffered = false;
+			break;
+		case OPT_PATTERN:
+			if (!strcmp(optarg, "random"))
+				o->pattern = PATTERN_RANDOM;
+			else if (!strcmp(optarg, "zero"))
+				o->pattern = PATTERN_ZERO;
+			else if (!strcmp(optarg, "compressible"))
+				o->pattern = PATTERN_COMPRESSIBLE;
+			else
+				usage_error("--pattern: '%s' is not random, zero or compressible", optarg);
+			break;
+		case OPT_FORCE:
+			o->force = true;
+			break;
+		case OPT_QD_SWEEP:
+			o->qd_sweep = true;
+			break;
+		case OPT_LATENCY_TARGET:
+			if (bench_parse_duration(optarg, &o->latency_target_ns) != 0 || !o->latency_target_ns)
+				usage_error("--latency-target: not a time such as 500us, 2ms or 0.1s: '%s'", optarg);
+			o->qd_sweep = true;
+			break;
+		case OPT_COMPARE_CACHE:
+			o->compare_cache = true;
+			break;
+		case OPT_INTERVAL:
+			o->interval = parse_seconds_arg("--interval", optarg);
+			if (o->interval < 0.01)
+				usage_error("--interval: at least 0.01 seconds");
+			break;
+		case OPT_SVG:
+			o->svg = optarg;
+			break;
+		case 'h':
+			usage();
+		case 'V':
+			print_version();
+		default:
+			usage_hint();
+		}
+	}
+	if (optind < argc)
+		o->target = argv[optind++];
+	if (optind < argc)
+		usage_error("one TARGET only: '%s' is one too many", argv[optind]);
+	if (o->qd_sweep && o->compare_cache)
+		usage_error("--qd-sweep and --compare-cache: one at a time");
+	if ((o->qd_sweep || o->compare_cache) && o->nbs > 1)
+		usage_error("%s takes one --bs", o->qd_sweep ? "--qd-sweep" : "--compare-cache");
+	if (o->compare_cache && o->rw != RW_READ && o->rw != RW_RANDREAD)
+		usage_error("--compare-cache compares reads: --rw read or randread");
+	if (o->compare_cache && o->buffered)
+		usage_error("--compare-cache runs direct and buffered itself: leave --buffered out");
+	if (o->engine_given && o->engine == ENGINE_PSYNC && (o->qd > 1 || o->qd_sweep))
+		usage_error("the psync engine has one request in flight: --qd above 1 needs io_uring");
+	if (!o->engine_given)
+		o->engine = o->qd > 1 || o->qd_sweep ? ENGINE_IO_URING : ENGINE_PSYNC;
+	if (o->qd_sweep && !o->qd_given)
+		o->qd = 32;
+	if (o->qd_sweep && !o->bs_given) {
+		o->bs[0] = 4096;
+		o->nbs = 1;
+	}
+	if (o->compare_cache && !o->bs_given) {
+		o->bs[0] = 1u << 20;
+		o->nbs = 1;
+	}
+	if (!o->nbs)
+		o->nbs = (unsigned)bench_parse_sizes("4k-4m", o->bs, BENCH_MAX_POINTS);
+	if (o->time_based && o->runtime <= 0)
+		usage_error("--time-based needs a --runtime");
+	if (o->output.format == OUT_CSV && o->interval > 0)
+		usage_error("--interval writes JSON lines: not with --csv");
+}
+
+/* ---- One point of the results ---------------------------------------------------------- */
+
+struct point {
+	const char *mode; /* "direct", "buffered", "cold", "warm" */
+	uint64_t bs;
+	unsigned qd;
+	struct bench_result result;
+	struct bench_dir_stats all; /* reads and writes together */
+	bool device_known;
+	char device[64];
+	struct disk_ext device_ext;
+	uint64_t device_read, device_written; /* bytes */
+	bool hit_known;
+	double hit;        /* percent */
+	char warning[256]; /* what differs between the application's view and the device's */
+	bool knee;
+};
+
+struct bench {
+	struct bench_options opt;
+	struct bench_target target;
+	struct point points[BENCH_MAX_POINTS];
+	unsigned npoints;
+	bool progress; /* a progress line on stderr */
+	bool progress_shown;
+	const struct point *running;
+	uint64_t last_bytes, last_dir_bytes[2], last_ios[2], last_lat[2], last_ns; /* for --interval deltas */
+};
+
+static bool is_random(enum rw_mode rw)
+{
+	return rw == RW_RANDREAD || rw == RW_RANDWRITE || rw == RW_RANDMIX;
+}
+
+static unsigned read_percent(const struct bench_options *o)
+{
+	switch (o->rw) {
+	case RW_READ:
+	case RW_RANDREAD:
+		return 100;
+	case RW_WRITE:
+	case RW_RANDWRITE:
+		return 0;
+	default:
+		return o->mix;
+	}
+}
+
+static const char *size_label(uint64_t bytes, char *buf, size_t len)
+{
+	static const char units[] = "KMGT";
+	unsigned unit = 0;
+
+	if (bytes < 1024 || bytes % 1024) {
+		snprintf(buf, len, "%llu", (unsigned long long)bytes);
+		return buf;
+	}
+	bytes /= 1024;
+	while (bytes >= 1024 && bytes % 1024 == 0 && unit < 3) {
+		bytes /= 1024;
+		unit++;
+	}
+	snprintf(buf, len, "%llu%c", (unsigned long long)bytes, units[unit]);
+	return buf;
+}
+
+static void clear_progress(struct bench *b)
+{
+	if (b->progress_shown) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+		b->progress_shown = false;
+	}
+}
+
+static void on_tick(const struct bench_progress *progress, void *context)
+{
+	struct bench *b = context;
+	const struct point *p = b->running;
+	char bs[24];
+	uint64_t bytes = progress->bytes[0] + progress->bytes[1], ios = progress->ios[0] + progress->ios[1];
+	double seconds = (double)progress->elapsed_ns / 1e9;
+
+	if (b->opt.interval > 0 && !progress->ramping) {
+		struct json_object *line = json_object_new_object();
+		uint64_t dt = progress->elapsed_ns - b->last_ns;
+
+		json_object_object_add(line, "type", json_object_new_string("interval"));
+		json_object_object_add(line, "mode", json_object_new_string(p->mode));
+		json_object_object_add(line, "bs", json_object_new_uint64(p->bs));
+		json_object_object_add(line, "qd", json_object_new_int((int)p->qd));
+		json_object_object_add(line, "time_s", json_object_new_double(seconds));
+		for (int d = 0; d < 2; d++) {
+			struct json_object *dir = json_object_new_object();
+			uint64_t dios = progress->ios[d] - b->last_ios[d];
+			uint64_t dbytes = progress->bytes[d] - b->last_dir_bytes[d];
+
+			json_object_object_add(dir, "ios", json_object_new_uint64(dios));
+			json_object_object_add(dir, "bytes_per_s",
+					       json_object_new_double(dt ? (double)dbytes * 1e9 / (double)dt : 0));
+			json_object_object_add(dir, "iops", json_object_new_double(dt ? (double)dios * 1e9 / (double)dt : 0));
+			json_object_object_add(dir, "lat_mean_ns", json_object_new_uint64(dios ?
+				(progress->lat_sum[d] - b->last_lat[d]) / dios : 0));
+			json_object_object_add(line, d ? "write" : "read", dir);
+		}
+		{
+			uint64_t dbytes = bytes - b->last_bytes;
+
+			json_object_object_add(line, "bytes", json_object_new_uint64(dbytes));
+			json_object_object_add(line, "bytes_per_s",
+					       json_object_new_double(dt ? (double)dbytes * 1e9 / (double)dt : 0));
+		}
+		puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN));
+		fflush(stdout);
+		json_object_put(line);
+		b->last_bytes = bytes;
+		b->last_ns = progress->elapsed_ns;
+		for (int d = 0; d < 2; d++) {
+			b->last_ios[d] = progress->ios[d];
+			b->last_lat[d] = progress->lat_sum[d];
+			b->last_dir_bytes[d] = progress->bytes[d];
+		}
+	}
+	if (b->progress) {
+		if (progress->ramping)
+			fprintf(stderr, "\r\033[K%s %s qd %u: ramping up", p->mode, size_label(p->bs, bs, sizeof(bs)), p->qd);
+		else
+			fprintf(stderr, "\r\033[K%s %s qd %u: %.1f/%g s  %.1f MB/s  %.0f IOPS", p->mode,
+				size_label(p->bs, bs, sizeof(bs)), p->qd, seconds, b->opt.runtime,
+				seconds > 0 ? (double)bytes / seconds / 1e6 : 0, seconds > 0 ? (double)ios / seconds : 0);
+		fflush(stderr);
+		b->progress_shown = true;
+	}
+}
+
+static bool read_device(const struct bench *b, struct disk_stats *out)
+{
+	struct diskstats all = {0};
+	bool found = false;
+
+	if (!b->target.disk || diskstats_read(&all) != 0)
+		return false;
+	for (unsigned i = 0; i < all.count; i++) {
+		if (all.disk[i].major == major(b->target.disk) && all.disk[i].minor == minor(b->target.disk)) {
+			*out = all.disk[i];
+			found = true;
+			break;
+		}
+	}
+	diskstats_free(&all);
+	return found;
+}
+
+/* The page cache's answer for the whole file: cached pages, or -1 when it will not tell. */
+static int64_t cached_pages(const struct bench *b)
+{
+	struct pagecache_stat st;
+	int fd = open(b->target.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int rc;
+
+	if (fd < 0)
+		return -1;
+	rc = pagecache_query(fd, 0, b->target.size, &st);
+	close(fd);
+	return rc ? -1 : (int64_t)st.cached;
+}
+
+static void compare_views(struct point *p)
+{
+	char app_text[16], dev_text[16], device[sizeof(p->device)];
+	uint64_t app = p->all.bytes, dev = p->device_read + p->device_written;
+	uint64_t diff = app > dev ? app - dev : dev - app;
+
+	if (!p->device_known || !app)
+		return;
+	/* Within 10 % (and 1 MiB) is what other processes and metadata add on a quiet machine. */
+	if (diff * 10 <= app || diff <= (1u << 20))
+		return;
+	memcpy(device, p->device, sizeof(device));
+	snprintf(p->warning, sizeof(p->warning),
+		 "the application moved %s, the device %s (%s): %s", human_size(app, app_text, 16),
+		 human_size(dev, dev_text, 16), device,
+		 dev < app ? (strcmp(p->mode, "direct") ? (dev * 10 < app ? "the page cache served it" :
+								   "the page cache served part of it") :
+			      "compression, deduplication or another layer absorbed part of it")
+			   : "read-ahead, write amplification or other processes added to it");
+}
+
+static int run_point(struct bench *b, const char *mode, bool direct, uint64_t bs, unsigned qd)
+{
+	struct bench_options *o = &b->opt;
+	struct point *p = &b->points[b->npoints];
+	struct disk_stats before = {0}, after = {0};
+	struct bench_spec spec = {0};
+	int64_t cached_before = -1, cached_after;
+	uint64_t span = b->target.size / bs * bs;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->mode = mode;
+	p->bs = bs;
+	p->qd = qd;
+	if (!span) {
+		char bs_text[24], size_text[16];
+
+		warn_msg("block size %s is more than the %s used of %s: left out", size_label(bs, bs_text, sizeof(bs_text)),
+			 human_size(b->target.size, size_text, 16), printable_name(b->target.path));
+		return 1;
+	}
+	spec.path = b->target.path;
+	spec.direct = direct;
+	spec.random = is_random(o->rw);
+	spec.read_percent = read_percent(o);
+	spec.bs = bs;
+	spec.span = span;
+	spec.buffer_align = b->target.dio_mem_align;
+	spec.qd = qd;
+	spec.jobs = o->jobs;
+	spec.engine = qd > 1 ? ENGINE_IO_URING : o->engine;
+	spec.bytes_limit = o->time_based ? 0 : (o->size ? o->size : b->target.size) / bs * bs;
+	if (!spec.bytes_limit && !o->time_based)
+		spec.bytes_limit = bs;
+	spec.runtime_ns = (uint64_t)(o->runtime * 1e9);
+	spec.ramp_ns = (uint64_t)(o->ramp * 1e9);
+	spec.pattern = o->pattern;
+	spec.sync_writes = !direct && spec.read_percent < 100;
+	spec.stop = &stop_signal;
+	if (b->progress || o->interval > 0) {
+		spec.tick_ns = o->interval > 0 ? (uint64_t)(o->interval * 1e9) : 500000000;
+		spec.on_tick = on_tick;
+		spec.context = b;
+	}
+	b->running = p;
+	b->last_bytes = b->last_ns = 0;
+	memset(b->last_ios, 0, sizeof(b->last_ios));
+	memset(b->last_lat, 0, sizeof(b->last_lat));
+	memset(b->last_dir_bytes, 0, sizeof(b->last_dir_bytes));
+	if (!direct && spec.read_percent > 0)
+		cached_before = cached_pages(b);
+	p->device_known = read_device(b, &before);
+	rc = bench_run(&spec, &p->result);
+	p->device_known = p->device_known && read_device(b, &after);
+	clear_progress(b);
+	for (int d = 0; d < 2; d++) {
+		struct bench_dir_stats *s = &p->result.dir[d];
+
+		if (!s->ios)
+			continue;
+		if (!p->all.ios || s->lat_min < p->all.lat_min)
+			p->all.lat_min = s->lat_min;
+		if (s->lat_max > p->all.lat_max)
+			p->all.lat_max = s->lat_max;
+		p->all.ios += s->ios;
+		p->all.bytes += s->bytes;
+		p->all.lat_sum += s->lat_sum;
+		for (unsigned k = 0; k < VTRACE_HISTOGRAM_BUCKETS; k++)
+			p->all.hist[k] += s->hist[k];
+	}
+	if (p->device_known) {
+		snprintf(p->device, sizeof(p->device), "%s", after.name);
+		disk_ext_compute(&before, &after, (double)p->result.elapsed_ns / 1e9, &p->device_ext);
+		p->device_read = (after.rd_sectors - before.rd_sectors) * 512;
+		p->device_written = (after.wr_sectors - before.wr_sectors) * 512;
+	}
+	if (cached_before >= 0 && (cached_after = cached_pages(b)) >= 0 && p->result.dir[BENCH_READ].bytes) {
+		/* Pages the file gained in the cache during the run were misses (bcc's cachestat counts so). */
+		uint64_t pages_read = pages_for(p->result.dir[BENCH_READ].bytes, page_size());
+		uint64_t misses = cached_after > cached_before ? (uint64_t)(cached_after - cached_before) : 0;
+
+		p->hit_known = true;
+		p->hit = misses >= pages_read ? 0 : 100.0 * (double)(pages_read - misses) / (double)pages_read;
+	}
+	compare_views(p);
+	if (rc) {
+		char bs_text[24];
+
+		if (p->result.error == EINVAL && direct)
+			warn_msg("%s: %s: %s; O_DIRECT needs block sizes and offsets that are multiples of %u bytes "
+				 "and buffers aligned to %u here (statx), or the filesystem does not support it "
+				 "(use --buffered)", printable_name(b->target.path), p->result.error_what,
+				 strerror(p->result.error), b->target.dio_offset_align ? b->target.dio_offset_align : 512,
+				 b->target.dio_mem_align ? b->target.dio_mem_align : 512);
+		else if (p->result.error == ENOSPC)
+			warn_msg("%s: %s: no space left on the device", printable_name(b->target.path), p->result.error_what);
+		else
+			warn_msg("%s: bs %s: %s: %s", printable_name(b->target.path), size_label(bs, bs_text, sizeof(bs_text)),
+				 p->result.error_what, strerror(p->result.error));
+		return 1;
+	}
+	b->npoints++;
+	return 0;
+}
+
+/* ---- Output ------------------------------------------------------------------------------ */
+
+static double mb_per_s(const struct point *p)
+{
+	return p->result.elapsed_ns ? (double)p->all.bytes * 1e3 / (double)p->result.elapsed_ns : 0;
+}
+
+static double iops_of(const struct point *p)
+{
+	return p->result.elapsed_ns ? (double)p->all.ios * 1e9 / (double)p->result.elapsed_ns : 0;
+}
+
+static const char *rw_name(const struct bench_options *o)
+{
+	return rw_names[o->rw];
+}
+
+static struct json_object *latency_json(const struct bench_dir_stats *s)
+{
+	struct json_object *lat = json_object_new_object();
+	static const struct { const char *key; double q; } quantiles[] = {
+		{ "p50", 0.5 }, { "p90", 0.9 }, { "p99", 0.99 }, { "p99_9", 0.999 },
+	};
+
+	json_object_object_add(lat, "min", json_object_new_uint64(s->lat_min));
+	json_object_object_add(lat, "mean", json_object_new_uint64(s->ios ? s->lat_sum / s->ios : 0));
+	for (size_t i = 0; i < sizeof(quantiles) / sizeof(quantiles[0]); i++)
+		json_object_object_add(lat, quantiles[i].key, json_object_new_uint64(bench_quantile(s, quantiles[i].q)));
+	json_object_object_add(lat, "max", json_object_new_uint64(s->lat_max));
+	return lat;
+}
+
+static struct json_object *direction_json(const struct point *p, const struct bench_dir_stats *s)
+{
+	struct json_object *dir = json_object_new_object();
+	double seconds = (double)p->result.elapsed_ns / 1e9;
+
+	json_object_object_add(dir, "ios", json_object_new_uint64(s->ios));
+	json_object_object_add(dir, "bytes", json_object_new_uint64(s->bytes));
+	json_object_object_add(dir, "bytes_per_s", json_object_new_double(seconds > 0 ? (double)s->bytes / seconds : 0));
+	json_object_object_add(dir, "iops", json_object_new_double(seconds > 0 ? (double)s->ios / seconds : 0));
+	json_object_object_add(dir, "lat_ns", latency_json(s));
+	return dir;
+}
+
+static struct json_object *point_json(const struct bench *b, const struct point *p)
+{
+	struct json_object *o = json_object_new_object(), *cpu = json_object_new_object();
+	uint64_t ios = p->all.ios;
+
+	json_object_object_add(o, "mode", json_object_new_string(p->mode));
+	json_object_object_add(o, "bs", json_object_new_uint64(p->bs));
+	json_object_object_add(o, "qd", json_object_new_int((int)p->qd));
+	json_object_object_add(o, "jobs", json_object_new_int((int)b->opt.jobs));
+	json_object_object_add(o, "engine", json_object_new_string(p->qd > 1 || b->opt.engine == ENGINE_IO_URING ?
+								       "io_uring" : "psync"));
+	json_object_object_add(o, "elapsed_ns", json_object_new_uint64(p->result.elapsed_ns));
+	json_object_object_add(o, "bytes_per_s", json_object_new_double(mb_per_s(p) * 1e6));
+	json_object_object_add(o, "iops", json_object_new_double(iops_of(p)));
+	json_object_object_add(o, "lat_ns", latency_json(&p->all));
+	if (p->result.dir[BENCH_READ].ios || read_percent(&b->opt) > 0)
+		json_object_object_add(o, "read", direction_json(p, &p->result.dir[BENCH_READ]));
+	if (p->result.dir[BENCH_WRITE].ios || read_percent(&b->opt) < 100)
+		json_object_object_add(o, "write", direction_json(p, &p->result.dir[BENCH_WRITE]));
+	json_object_object_add(cpu, "user_s", json_object_new_double(p->result.cpu_user_s));
+	json_object_object_add(cpu, "sys_s", json_object_new_double(p->result.cpu_sys_s));
+	json_object_object_add(cpu, "user_ns_per_io",
+			       json_object_new_double(ios ? p->result.cpu_user_s * 1e9 / (double)ios : 0));
+	json_object_object_add(cpu, "sys_ns_per_io",
+			       json_object_new_double(ios ? p->result.cpu_sys_s * 1e9 / (double)ios : 0));
+	json_object_object_add(o, "cpu", cpu);
+	json_object_object_add(o, "synced", json_object_new_boolean(p->result.synced));
+	if (p->result.synced)
+		json_object_object_add(o, "sync_ns", json_object_new_uint64(p->result.sync_ns));
+	if (p->device_known) {
+		struct json_object *dev = json_object_new_object();
+
+		json_object_object_add(dev, "name", json_object_new_string(p->device));
+		json_object_object_add(dev, "read_bytes", json_object_new_uint64(p->device_read));
+		json_object_object_add(dev, "write_bytes", json_object_new_uint64(p->device_written));
+		json_object_object_add(dev, "util", json_object_new_double(p->device_ext.util));
+		json_object_object_add(dev, "aqu_sz", json_object_new_double(p->device_ext.aqu_sz));
+		json_object_object_add(o, "device", dev);
+	} else {
+		json_object_object_add(o, "device", NULL);
+	}
+	json_object_object_add(o, "hit_ratio", p->hit_known ? json_object_new_double(p->hit / 100) : NULL);
+	json_object_object_add(o, "knee", json_object_new_boolean(p->knee));
+	json_object_object_add(o, "warning", p->warning[0] ? json_object_new_string(p->warning) : NULL);
+	return o;
+}
+
+static struct json_object *document_json(const struct bench *b, const struct bench_knee *knee)
+{
+	struct json_object *doc = json_object_new_object(), *points = json_object_new_array();
+	const struct bench_options *o = &b->opt;
+
+	json_object_object_add(doc, "target", json_object_new_string(b->target.path));
+	json_object_object_add(doc, "created", json_object_new_boolean(b->target.created));
+	json_object_object_add(doc, "size", json_object_new_uint64(b->target.size));
+	json_object_object_add(doc, "fs_type", json_object_new_string(b->target.block_device ? "block device" :
+									   b->target.fs_type));
+	json_object_object_add(doc, "rw", json_object_new_string(rw_name(o)));
+	if (o->rw == RW_MIX || o->rw == RW_RANDMIX)
+		json_object_object_add(doc, "mix_read_percent", json_object_new_int((int)o->mix));
+	json_object_object_add(doc, "direct", json_object_new_boolean(!o->buffered));
+	json_object_object_add(doc, "sweep", json_object_new_string(o->compare_cache ? "cache" : o->qd_sweep ? "qd" :
+								    b->npoints > 1 ? "bs" : "none"));
+	json_object_object_add(doc, "runtime_s", json_object_new_double(o->runtime));
+	json_object_object_add(doc, "time_based", json_object_new_boolean(o->time_based));
+	json_object_object_add(doc, "ramp_s", json_object_new_double(o->ramp));
+	for (unsigned i = 0; i < b->npoints; i++)
+		json_object_array_add(points, point_json(b, &b->points[i]));
+	json_object_object_add(doc, "points", points);
+	if (knee && knee->index >= 0) {
+		struct json_object *k = json_object_new_object();
+		const struct point *kp = &b->points[knee->index], *pp = &b->points[knee->peak];
+
+		json_object_object_add(k, o->qd_sweep ? "qd" : "bs", json_object_new_uint64(o->qd_sweep ? kp->qd : kp->bs));
+		json_object_object_add(k, "bytes_per_s", json_object_new_double(mb_per_s(kp) * 1e6));
+		json_object_object_add(k, "peak_bytes_per_s", json_object_new_double(mb_per_s(pp) * 1e6));
+		json_object_object_add(k, o->qd_sweep ? "peak_qd" : "peak_bs", json_object_new_uint64(o->qd_sweep ? pp->qd : pp->bs));
+		json_object_object_add(doc, "knee", k);
+	} else if (!o->compare_cache) {
+		json_object_object_add(doc, "knee", NULL);
+	}
+	if (o->latency_target_ns) {
+		struct json_object *t = json_object_new_object();
+		int best = bench_latency_target(b->npoints, bench_p99_of, (void *)b, o->latency_target_ns);
+
+		json_object_object_add(t, "p99_limit_ns", json_object_new_uint64(o->latency_target_ns));
+		json_object_object_add(t, "qd", best >= 0 ? json_object_new_int((int)b->points[best].qd) : NULL);
+		json_object_object_add(doc, "latency_target", t);
+	}
+	return doc;
+}
+
+static uint64_t bench_p99_of(unsigned index, void *context)
+{
+	const struct bench *b = context;
+
+	return bench_quantile(&b->points[index].all, 0.99);
+}
+
+static double mbps_of(unsigned index, void *context)
+{
+	const struct bench *b = context;
+
+	return mb_per_s(&b->points[index]);
+}
+
+static void fill_row(struct out_table *table, const struct bench *b, const struct point *p)
+{
+	struct out_row *row = out_row_add(table);
+	char bs[24];
+	uint64_t ios = p->all.ios;
+
+	out_set_text(row, COL_MODE, p->mode);
+	out_set_text(row, COL_RW, rw_name(&b->opt));
+	out_set_text(row, COL_BS, size_label(p->bs, bs, sizeof(bs)));
+	out_set_count(row, COL_QD, p->qd);
+	out_set_count(row, COL_JOBS, b->opt.jobs);
+	out_set_real(row, COL_MBPS, mb_per_s(p));
+	out_set_count(row, COL_IOPS, (uint64_t)llround(iops_of(p)));
+	if (ios) {
+		out_set_count(row, COL_LAT_MEAN, p->all.lat_sum / ios);
+		out_set_count(row, COL_LAT_P50, bench_quantile(&p->all, 0.5));
+		out_set_count(row, COL_LAT_P90, bench_quantile(&p->all, 0.9));
+		out_set_count(row, COL_LAT_P99, bench_quantile(&p->all, 0.99));
+		out_set_count(row, COL_LAT_P999, bench_quantile(&p->all, 0.999));
+		out_set_count(row, COL_LAT_MAX, p->all.lat_max);
+		out_set_count(row, COL_CPU, (uint64_t)((p->result.cpu_user_s + p->result.cpu_sys_s) * 1e9 / (double)ios));
+		out_set_count(row, COL_USR, (uint64_t)(p->result.cpu_user_s * 1e9 / (double)ios));
+		out_set_count(row, COL_SYS, (uint64_t)(p->result.cpu_sys_s * 1e9 / (double)ios));
+	}
+	if (p->device_known) {
+		out_set_real(row, COL_DEV_MBPS, p->result.elapsed_ns ?
+			     (double)(p->device_read + p->device_written) * 1e3 / (double)p->result.elapsed_ns : 0);
+		out_set_real(row, COL_UTIL, p->device_ext.util);
+		out_set_real(row, COL_AQU, p->device_ext.aqu_sz);
+	}
+	if (p->hit_known)
+		out_set_real(row, COL_HIT, p->hit);
+	out_set_text(row, COL_KNEE, p->knee ? "knee" : "");
+}
+
+static int print_results(struct bench *b, const struct bench_knee *knee)
+{
+	struct bench_options *o = &b->opt;
+	int rc = 0;
+
+	if (o->output.format == OUT_JSON || o->interval > 0) {
+		struct json_object *doc = document_json(b, knee);
+
+		if (o->interval > 0)
+			json_object_object_add(doc, "type", json_object_new_string("result"));
+		puts(json_object_to_json_string_ext(doc, o->interval > 0 ? JSON_C_TO_STRING_PLAIN :
+							  JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+		json_object_put(doc);
+	} else {
+		struct out_options output = o->output;
+		char chosen[512];
+		bool any_hit = false;
+		struct out_table *table;
+
+		for (unsigned i = 0; i < b->npoints; i++)
+			any_hit |= b->points[i].hit_known;
+		/* The defaults fit the run: the mode when modes differ, the knee when there is a sweep. */
+		snprintf(chosen, sizeof(chosen), "%sbs,qd,%smb_per_s,iops,lat_mean,lat_p50,lat_p99,lat_max,cpu_per_io,util%s%s%s%s",
+			 o->compare_cache ? "mode," : "", o->jobs > 1 ? "jobs," : "", any_hit ? ",hit" : "",
+			 b->npoints > 1 && !o->compare_cache ? ",knee" : "",
+			 output.columns && output.columns[0] == '+' ? "," : "",
+			 output.columns && output.columns[0] == '+' ? output.columns + 1 : "");
+		if (!output.columns || output.columns[0] == '+')
+			output.columns = chosen;
+		table = out_table_new(columns, COL_COUNT, &output, "points");
+		if (!table)
+			return EXIT_USAGE;
+		for (unsigned i = 0; i < b->npoints; i++)
+			fill_row(table, b, &b->points[i]);
+		rc = out_table_print(table, stdout);
+		out_table_free(table);
+		if (o->output.format == OUT_TABLE) {
+			char bs[24], peak_bs[24];
+
+			if (knee && knee->index >= 0 && b->npoints > 1) {
+				const struct point *kp = &b->points[knee->index], *pp = &b->points[knee->peak];
+
+				if (o->qd_sweep)
+					printf("knee: queue depth %u, %.1f MB/s: the smallest to reach 95 %% of the peak "
+					       "(%.1f MB/s at queue depth %u)\n", kp->qd, mb_per_s(kp), mb_per_s(pp), pp->qd);
+				else
+					printf("knee: %s, %.1f MB/s: the smallest block size to reach 95 %% of the peak "
+					       "(%.1f MB/s at %s)\n", size_label(kp->bs, bs, sizeof(bs)), mb_per_s(kp), mb_per_s(pp),
+					       size_label(pp->bs, peak_bs, sizeof(peak_bs)));
+			}
+			if (o->latency_target_ns) {
+				int best = bench_latency_target(b->npoints, bench_p99_of, b, o->latency_target_ns);
+
+				if (best >= 0)
+					printf("latency target: queue depth %u keeps p99 within %.0f us (p99 %.1f us, %.0f IOPS)\n",
+					       b->points[best].qd, (double)o->latency_target_ns / 1e3,
+					       (double)bench_quantile(&b->points[best].all, 0.99) / 1e3, iops_of(&b->points[best]));
+				else
+					printf("latency target: no queue depth keeps p99 within %.0f us\n",
+					       (double)o->latency_target_ns / 1e3);
+			}
+			for (unsigned i = 0; i < b->npoints; i++)
+				if (b->points[i].result.synced) {
+					printf("buffered writes synced (fdatasync) before the clock stopped\n");
+					break;
+				}
+		}
+	}
+	for (unsigned i = 0; i < b->npoints; i++) {
+		char bs[24];
+
+		if (b->points[i].warning[0])
+			warn_msg("%s %s qd %u: %s", b->points[i].mode, size_label(b->points[i].bs, bs, sizeof(bs)), b->points[i].qd,
+				 b->points[i].warning);
+	}
+	return rc ? EXIT_FAIL : 0;
+}
+
+/* ---- The runs ---------------------------------------------------------------------------- */
+
+static void evict_file(struct bench *b)
+{
+	int fd = open(b->target.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return;
+	fdatasync(fd);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+}
+
+static void warm_file(struct bench *b)
+{
+	const size_t chunk = 1u << 20;
+	char *buffer = xcalloc(1, chunk);
+	int fd = open(b->target.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	uint64_t offset = 0;
+
+	if (fd >= 0) {
+		while (offset < b->target.size && !stop_signal) {
+			ssize_t done = pread(fd, buffer, chunk, (off_t)offset);
+
+			if (done <= 0)
+				break;
+			offset += (uint64_t)done;
+		}
+		close(fd);
+	}
+	free(buffer);
+}
+
+static void on_layout(uint64_t done, uint64_t total, void *context)
+{
+	struct bench *b = context;
+	char done_text[16], total_text[16];
+
+	if (!b->progress)
+		return;
+	fprintf(stderr, "\r\033[Klaying out the test file: %s of %s", human_size(done, done_text, 16),
+		human_size(total, total_text, 16));
+	fflush(stderr);
+	b->progress_shown = true;
+}
+
+static int run_all(struct bench *b)
+{
+	struct bench_options *o = &b->opt;
+	int failed = 0;
+
+	if (o->compare_cache) {
+		int64_t cached;
+
+		failed |= run_point(b, "direct", true, o->bs[0], o->qd);
+		evict_file(b);
+		cached = cached_pages(b);
+		if (cached > 0)
+			warn_msg("%s: %lld pages stayed in the page cache after eviction (mapped or locked by a process)",
+				 printable_name(b->target.path), (long long)cached);
+		if (!stop_signal)
+			failed |= run_point(b, "cold", false, o->bs[0], o->qd);
+		if (!stop_signal) {
+			warm_file(b);
+			cached = cached_pages(b);
+			if (cached >= 0 && (uint64_t)cached < pages_for(b->target.size, page_size()))
+				warn_msg("%s: only %lld of %llu pages could be cached before the warm run",
+					 printable_name(b->target.path), (long long)cached,
+					 (unsigned long long)pages_for(b->target.size, page_size()));
+			failed |= run_point(b, "warm", false, o->bs[0], o->qd);
+		}
+		return failed;
+	}
+	if (o->qd_sweep) {
+		for (unsigned qd = 1; qd <= o->qd && !stop_signal; qd *= 2) {
+			failed |= run_point(b, o->buffered ? "buffered" : "direct", !o->buffered, o->bs[0], qd);
+			if (qd * 2 > o->qd && qd != o->qd && !stop_signal)
+				failed |= run_point(b, o->buffered ? "buffered" : "direct", !o->buffered, o->bs[0], o->qd);
+		}
+		return failed;
+	}
+	for (unsigned i = 0; i < o->nbs && !stop_signal; i++)
+		failed |= run_point(b, o->buffered ? "buffered" : "direct", !o->buffered, o->bs[i], o->qd);
+	return failed;
+}
+
+/* O_DIRECT's alignment, checked before anything runs, so the message says what to do. */
+static int check_alignment(const struct bench *b)
+{
+	uint32_t align = b->target.dio_offset_align;
+
+	if (b->opt.buffered && !b->opt.compare_cache)
+		return 0;
+	if (!align)
+		align = 512;
+	for (unsigned i = 0; i < b->opt.nbs; i++) {
+		if (b->opt.bs[i] % align) {
+			char bs[24];
+
+			warn_msg("block size %s is not a multiple of %u bytes, which O_DIRECT needs on %s (%s, statx "
+				 "dio_offset_align): use a multiple of %u, or --buffered", size_label(b->opt.bs[i], bs, sizeof(bs)),
+				 align, printable_name(b->target.path), b->target.fs_type, align);
+			return EXIT_FAIL;
+		}
+	}
+	return 0;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	struct bench *b = xcalloc(1, sizeof(*b));
+	struct target_request request = {0};
+	struct sigaction action = {0};
+	struct bench_knee knee = { .index = -1, .peak = -1 };
+	int rc, failed;
+
+	parse_options(argc, argv, &b->opt);
+	b->progress = isatty(STDERR_FILENO) && b->opt.interval <= 0;
+	action.sa_handler = on_signal;
+	sigemptyset(&action.sa_mask);
+	sigaction(SIGINT, &action, NULL);
+	sigaction(SIGTERM, &action, NULL);
+	sigaction(SIGHUP, &action, NULL);
+
+	request.arg = b->opt.target;
+	request.writes = read_percent(&b->opt) < 100;
+	request.force = b->opt.force;
+	request.direct = !b->opt.buffered || b->opt.compare_cache;
+	request.size = b->opt.size;
+	request.pattern = b->opt.pattern;
+	request.stop = &stop_signal;
+	request.on_layout = on_layout;
+	request.context = b;
+	rc = bench_target_prepare(&request, &b->target);
+	clear_progress(b);
+	if (rc) {
+		free(b);
+		return stop_signal ? 128 + stop_signal : rc;
+	}
+	if (check_alignment(b)) {
+		bench_target_remove(&b->target);
+		free(b);
+		return EXIT_FAIL;
+	}
+	if (b->opt.svg) {
+		/* Say now, not after minutes of runs, that the chart cannot be written. */
+		FILE *svg = fopen(b->opt.svg, "we");
+
+		if (!svg) {
+			warn_errno(b->opt.svg, errno);
+			bench_target_remove(&b->target);
+			free(b);
+			return EXIT_FAIL;
+		}
+		fclose(svg);
+	}
+	failed = run_all(b);
+	if (!b->opt.compare_cache && b->npoints)
+		knee = bench_find_knee(b->npoints, mbps_of, b, 0.95);
+	if (knee.index >= 0 && b->npoints > 1)
+		b->points[knee.index].knee = true;
+	if (stop_signal) {
+		clear_progress(b);
+		warn_msg("interrupted by signal %d%s", (int)stop_signal,
+			 b->target.created ? "; the test file is removed" : "");
+	}
+	rc = print_results(b, &knee);
+	if (b->opt.svg && b->npoints) {
+		FILE *svg = fopen(b->opt.svg, "we");
+
+		if (!svg || bench_svg(svg, b->npoints, b->opt.qd_sweep, bench_svg_point, b, knee.index) != 0) {
+			warn_errno(b->opt.svg, errno ? errno : EIO);
+			rc = EXIT_FAIL;
+		}
+		if (svg && fclose(svg) != 0 && !rc) {
+			warn_errno(b->opt.svg, errno);
+			rc = EXIT_FAIL;
+		}
+	}
+	bench_target_remove(&b->target);
+	if (stop_signal)
+		rc = 128 + stop_signal;
+	else if (!rc && (failed || !b->npoints))
+		rc = EXIT_FAIL;
+	free(b);
+	return rc;
+}
+
+static void bench_svg_point(unsigned index, void *context, struct bench_svg_value *out)
+{
+	const struct bench *b = context;
+	const struct point *p = &b->points[index];
+
+	out->x = b->opt.qd_sweep ? p->qd : p->bs;
+	out->mb_per_s = mb_per_s(p);
+	out->iops = iops_of(p);
+}

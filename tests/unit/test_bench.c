@@ -1,0 +1,312 @@
+/* test_bench.c: iolens bench's block-size lists, durations, knee, latency target, chart, and the engine on a real file. */
+#include "unit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "bench/engine.h"
+
+static void test_parse_sizes(void **state)
+{
+	uint64_t bs[BENCH_MAX_POINTS];
+	(void)state;
+
+	assert_int_equal(bench_parse_sizes("4k", bs, BENCH_MAX_POINTS), 1);
+	assert_int_equal(bs[0], 4096);
+	assert_int_equal(bench_parse_sizes("4k,64k,1m", bs, BENCH_MAX_POINTS), 3);
+	assert_int_equal(bs[1], 65536);
+	assert_int_equal(bs[2], 1 << 20);
+	/* The default sweep: 4k to 4m doubling, eleven sizes. */
+	assert_int_equal(bench_parse_sizes("4k-4m", bs, BENCH_MAX_POINTS), 11);
+	assert_int_equal(bs[0], 4096);
+	assert_int_equal(bs[5], 128 << 10);
+	assert_int_equal(bs[10], 4 << 20);
+	/* A bound that is not a doubling still ends the range. */
+	assert_int_equal(bench_parse_sizes("4k-48k", bs, BENCH_MAX_POINTS), 5);
+	assert_int_equal(bs[3], 32 << 10);
+	assert_int_equal(bs[4], 48 << 10);
+	assert_int_equal(bench_parse_sizes("8k-8k", bs, BENCH_MAX_POINTS), 1);
+	/* Refused: empty parts, reversed ranges, too small or too large, too many. */
+	assert_int_equal(bench_parse_sizes("", bs, BENCH_MAX_POINTS), -EINVAL);
+	assert_int_equal(bench_parse_sizes("4k,", bs, BENCH_MAX_POINTS), -EINVAL);
+	assert_int_equal(bench_parse_sizes(",4k", bs, BENCH_MAX_POINTS), -EINVAL);
+	assert_int_equal(bench_parse_sizes("1m-4k", bs, BENCH_MAX_POINTS), -EINVAL);
+	assert_int_equal(bench_parse_sizes("100", bs, BENCH_MAX_POINTS), -EINVAL);
+	assert_int_equal(bench_parse_sizes("128m", bs, BENCH_MAX_POINTS), -EINVAL);
+	assert_int_equal(bench_parse_sizes("4x", bs, BENCH_MAX_POINTS), -EINVAL);
+	assert_int_equal(bench_parse_sizes("4k-", bs, BENCH_MAX_POINTS), -EINVAL);
+	assert_int_equal(bench_parse_sizes("4k-4m", bs, 10), -EINVAL);
+	assert_int_equal(bench_parse_sizes("4k,8k,16k", bs, 2), -EINVAL);
+}
+
+static void test_parse_duration(void **state)
+{
+	uint64_t ns;
+	(void)state;
+
+	assert_int_equal(bench_parse_duration("500us", &ns), 0);
+	assert_int_equal(ns, 500000);
+	assert_int_equal(bench_parse_duration("2ms", &ns), 0);
+	assert_int_equal(ns, 2000000);
+	assert_int_equal(bench_parse_duration("0.1s", &ns), 0);
+	assert_int_equal(ns, 100000000);
+	assert_int_equal(bench_parse_duration("1500ns", &ns), 0);
+	assert_int_equal(ns, 1500);
+	assert_int_equal(bench_parse_duration("3", &ns), 0); /* a bare number is ms */
+	assert_int_equal(ns, 3000000);
+	assert_int_equal(bench_parse_duration("2 ms", &ns), -EINVAL);
+	assert_int_equal(bench_parse_duration("ms", &ns), -EINVAL);
+	assert_int_equal(bench_parse_duration("-1ms", &ns), -EINVAL);
+	assert_int_equal(bench_parse_duration("nanms", &ns), -EINVAL);
+	assert_int_equal(bench_parse_duration("1e30s", &ns), -EINVAL);
+}
+
+static double values_of(unsigned index, void *context)
+{
+	return ((const double *)context)[index];
+}
+
+static void test_knee(void **state)
+{
+	/* The seed's dd sweep (4K..64K, MB/s): flat from 48K at about 390. */
+	double seed[] = { 50, 100, 200, 300, 340, 380, 390, 392, 391 };
+	double flat[] = { 10, 10, 10 };
+	double rising[] = { 1, 2, 4, 8 };
+	struct bench_knee knee;
+	(void)state;
+
+	knee = bench_find_knee(9, values_of, seed, 0.95);
+	assert_int_equal(knee.peak, 7);
+	assert_int_equal(knee.index, 5); /* 380 >= 0.95 * 392 = 372.4; 340 is not */
+	knee = bench_find_knee(3, values_of, flat, 0.95);
+	assert_int_equal(knee.index, 0);
+	assert_int_equal(knee.peak, 0);
+	knee = bench_find_knee(4, values_of, rising, 0.95);
+	assert_int_equal(knee.index, 3);
+	knee = bench_find_knee(0, values_of, rising, 0.95);
+	assert_int_equal(knee.index, -1);
+	assert_int_equal(knee.peak, -1);
+}
+
+static uint64_t p99_of(unsigned index, void *context)
+{
+	return ((const uint64_t *)context)[index];
+}
+
+static void test_latency_target(void **state)
+{
+	uint64_t p99[] = { 100000, 150000, 400000, 900000, 2500000 };
+	(void)state;
+
+	assert_int_equal(bench_latency_target(5, p99_of, p99, 1000000), 3);
+	assert_int_equal(bench_latency_target(5, p99_of, p99, 900000), 3); /* within: at or under */
+	assert_int_equal(bench_latency_target(5, p99_of, p99, 3000000), 4);
+	assert_int_equal(bench_latency_target(5, p99_of, p99, 50000), -1);
+}
+
+static void svg_values(unsigned index, void *context, struct bench_svg_value *out)
+{
+	(void)context;
+	out->x = 4096ull << index;
+	out->mb_per_s = 100.0 * (index + 1);
+	out->iops = 1000.0 / (index + 1);
+}
+
+static void test_svg(void **state)
+{
+	char *text = NULL;
+	size_t length = 0;
+	FILE *out = open_memstream(&text, &length);
+	(void)state;
+
+	assert_int_equal(bench_svg(out, 4, 0, svg_values, NULL, 2), 0);
+	fclose(out);
+	assert_non_null(strstr(text, "<svg "));
+	assert_non_null(strstr(text, "</svg>"));
+	assert_non_null(strstr(text, "class=\"mb_per_s\""));
+	assert_non_null(strstr(text, "class=\"iops\""));
+	assert_non_null(strstr(text, "knee: 16K")); /* the third point */
+	assert_non_null(strstr(text, ">4K<"));
+	assert_non_null(strstr(text, ">32K<"));
+	free(text);
+}
+
+/* A file of n MiB in a scratch directory. */
+static char *make_file(char *dir, unsigned mib)
+{
+	char *path;
+	int fd;
+	static char chunk[1 << 20];
+
+	if (asprintf(&path, "%s/data", dir) < 0)
+		abort();
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	memset(chunk, 'x', sizeof(chunk));
+	for (unsigned i = 0; i < mib; i++)
+		assert_int_equal(write(fd, chunk, sizeof(chunk)), (ssize_t)sizeof(chunk));
+	close(fd);
+	return path;
+}
+
+static uint64_t histogram_total(const struct bench_dir_stats *s)
+{
+	uint64_t total = 0;
+
+	for (unsigned b = 0; b < VTRACE_HISTOGRAM_BUCKETS; b++)
+		total += s->hist[b];
+	return total;
+}
+
+static void check_consistent(const struct bench_dir_stats *s)
+{
+	assert_int_equal(histogram_total(s), s->ios);
+	assert_true(s->lat_min <= s->lat_sum / s->ios);
+	assert_true(s->lat_sum / s->ios <= s->lat_max);
+	assert_true(bench_quantile(s, 0.5) <= bench_quantile(s, 0.99));
+	assert_true(bench_quantile(s, 0.99) <= s->lat_max);
+	assert_true(bench_quantile(s, 0.01) >= s->lat_min);
+}
+
+static void test_engine_size_bound(void **state)
+{
+	char *dir = unit_tmpdir(), *path = make_file(dir, 4);
+	struct bench_spec spec = {
+		.path = path, .read_percent = 100, .bs = 4096, .span = 4 << 20, .qd = 1, .jobs = 1,
+		.engine = ENGINE_PSYNC, .bytes_limit = 4 << 20, .runtime_ns = 60000000000ull,
+	};
+	struct bench_result *result = calloc(1, sizeof(*result));
+	(void)state;
+
+	/* Sequential psync reads of the whole file: exactly size / bs requests, no writes. */
+	assert_int_equal(bench_run(&spec, result), 0);
+	assert_int_equal(result->dir[BENCH_READ].ios, 1024);
+	assert_int_equal(result->dir[BENCH_READ].bytes, 4 << 20);
+	assert_int_equal(result->dir[BENCH_WRITE].ios, 0);
+	assert_false(result->synced);
+	assert_true(result->elapsed_ns > 0);
+	check_consistent(&result->dir[BENCH_READ]);
+
+	/* io_uring, 8 in flight, two jobs, random: the budget split over the jobs, still exact. */
+	spec.engine = ENGINE_IO_URING;
+	spec.qd = 8;
+	spec.jobs = 2;
+	spec.random = true;
+	spec.bytes_limit = 3 << 20;
+	assert_int_equal(bench_run(&spec, result), 0);
+	assert_int_equal(result->dir[BENCH_READ].ios, 768);
+	assert_int_equal(result->dir[BENCH_READ].bytes, 3 << 20);
+	check_consistent(&result->dir[BENCH_READ]);
+
+	/* A mix: reads and writes both, in about the asked proportion, buffered writes synced. */
+	spec.read_percent = 70;
+	spec.sync_writes = true;
+	spec.bytes_limit = 4 << 20;
+	assert_int_equal(bench_run(&spec, result), 0);
+	assert_int_equal(result->dir[BENCH_READ].ios + result->dir[BENCH_WRITE].ios, 1024);
+	assert_in_range(result->dir[BENCH_READ].ios, 600, 830);
+	assert_true(result->synced);
+	check_consistent(&result->dir[BENCH_WRITE]);
+	free(result);
+	unlink(path);
+	free(path);
+	unit_rmtree(dir);
+}
+
+static void test_engine_time_bound(void **state)
+{
+	char *dir = unit_tmpdir(), *path = make_file(dir, 1);
+	struct bench_spec spec = {
+		.path = path, .read_percent = 100, .bs = 4096, .span = 1 << 20, .qd = 1, .jobs = 1,
+		.engine = ENGINE_PSYNC, .runtime_ns = 200000000, .ramp_ns = 50000000,
+	};
+	struct bench_result *result = calloc(1, sizeof(*result));
+	(void)state;
+
+	/* Time-based: round and round the 1 MiB file; the measured time is the runtime, the ramp left out. */
+	assert_int_equal(bench_run(&spec, result), 0);
+	assert_true(result->dir[BENCH_READ].ios > 256);
+	assert_int_equal(result->elapsed_ns, 200000000);
+	check_consistent(&result->dir[BENCH_READ]);
+	free(result);
+	unlink(path);
+	free(path);
+	unit_rmtree(dir);
+}
+
+static void test_engine_errors(void **state)
+{
+	char *dir = unit_tmpdir(), *path = make_file(dir, 1);
+	struct bench_spec spec = {
+		.path = path, .read_percent = 100, .bs = 4096, .span = 1 << 20, .qd = 4, .jobs = 1,
+		.engine = ENGINE_IO_URING, .bytes_limit = 1 << 20,
+	};
+	struct bench_result *result = calloc(1, sizeof(*result));
+	volatile sig_atomic_t stop = 1;
+	(void)state;
+
+	/* Reading past the end of the file is an error that says where, not a hang. */
+	spec.span = 2 << 20;
+	spec.bytes_limit = 2 << 20;
+	assert_int_equal(bench_run(&spec, result), -ENODATA);
+	assert_int_equal(result->error, ENODATA);
+	assert_non_null(strstr(result->error_what, "offset"));
+	/* A missing file. */
+	spec.span = 1 << 20;
+	spec.path = "/nonexistent/iolens-bench";
+	assert_int_equal(bench_run(&spec, result), -ENOENT);
+	assert_string_equal(result->error_what, "open");
+	/* A stop asked before the start: interrupted, nothing measured. */
+	spec.path = path;
+	spec.stop = &stop;
+	spec.runtime_ns = 10000000000ull;
+	spec.bytes_limit = 0;
+	assert_int_equal(bench_run(&spec, result), 0);
+	assert_true(result->interrupted);
+	free(result);
+	unlink(path);
+	free(path);
+	unit_rmtree(dir);
+}
+
+static void test_fill(void **state)
+{
+	unsigned char buffer[8192];
+	uint64_t seed = 1;
+	size_t zeros = 0;
+	(void)state;
+
+	bench_fill(buffer, sizeof(buffer), PATTERN_ZERO, &seed);
+	for (size_t i = 0; i < sizeof(buffer); i++)
+		zeros += !buffer[i];
+	assert_int_equal(zeros, sizeof(buffer));
+	bench_fill(buffer, sizeof(buffer), PATTERN_COMPRESSIBLE, &seed);
+	zeros = 0;
+	for (size_t i = 0; i < sizeof(buffer); i++)
+		zeros += !buffer[i];
+	assert_in_range(zeros, sizeof(buffer) / 2, sizeof(buffer) / 2 + 64);
+	bench_fill(buffer, sizeof(buffer), PATTERN_RANDOM, &seed);
+	zeros = 0;
+	for (size_t i = 0; i < sizeof(buffer); i++)
+		zeros += !buffer[i];
+	assert_true(zeros < 128); /* about 1 in 256 */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_sizes),
+		cmocka_unit_test(test_parse_duration),
+		cmocka_unit_test(test_knee),
+		cmocka_unit_test(test_latency_target),
+		cmocka_unit_test(test_svg),
+		cmocka_unit_test(test_fill),
+		cmocka_unit_test(test_engine_size_bound),
+		cmocka_unit_test(test_engine_time_bound),
+		cmocka_unit_test(test_engine_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
