@@ -501,6 +501,21 @@ int bench_run(const struct bench_spec *spec, struct bench_result *result)
 	}
 	for (unsigned j = 0; j < started; j++)
 		pthread_join(jobs[j].thread, NULL);
+	if (spec->tick_ns && load_phase(&run) != PHASE_RAMP && !result->interrupted) {
+		/* The last, partial interval, up to where the measured phase ended. */
+		struct bench_progress progress;
+		uint64_t last = end_ns;
+
+		if (!last)
+			for (unsigned j = 0; j < spec->jobs; j++)
+				if (jobs[j].finish_ns > last)
+					last = jobs[j].finish_ns;
+		if (last > run.measure_start_ns) {
+			progress_of(&run, jobs, last, &progress);
+			progress.ramping = false;
+			spec->on_tick(&progress, spec->context);
+		}
+	}
 	if (load_phase(&run) == PHASE_RAMP) {
 		/* Every job ended during the ramp (an error): nothing was measured. */
 		run.measure_start_ns = monotonic_ns();

@@ -123,8 +123,7 @@ static int make_file(const struct target_request *request, struct bench_target *
 	if (fd < 0) {
 		err = errno;
 		if (err == EROFS)
-			say("cannot make the test file %s: %s is on a read-only filesystem", printable_name(target->path),
-			    printable_name(dir));
+			say("cannot make a test file in %s: a read-only filesystem", printable_name(dir));
 		else
 			say("cannot make the test file %s: %s", printable_name(target->path), strerror(err));
 		return EXIT_FAIL;
@@ -304,7 +303,7 @@ int bench_target_prepare(const struct target_request *request, struct bench_targ
 		return EXIT_FAIL;
 	}
 	snprintf(target->fs_type, sizeof(target->fs_type), "%s", bench_fs_type(dir ? dir : arg, &tmpfs));
-	if (request->direct && tmpfs) {
+	if (request->direct && tmpfs && (dir || !S_ISBLK(st.st_mode))) {
 		say("%s is on %s, which keeps files in memory: O_DIRECT is unsupported there, and there is no disk "
 		    "to measure (use --buffered to measure memory copies)", printable_name(dir ? dir : arg), target->fs_type);
 		free(dir);
@@ -314,7 +313,7 @@ int bench_target_prepare(const struct target_request *request, struct bench_targ
 	}
 	if (dir) {
 		if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-			say("cannot make %s: %s is not a directory", printable_name(target->path), printable_name(dir));
+			say("cannot make %s: its directory does not exist", printable_name(target->path));
 			rc = EXIT_FAIL;
 		} else {
 			target->disk = major(st.st_dev) ? st.st_dev : 0;

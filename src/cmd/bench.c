@@ -465,7 +465,7 @@ static void on_tick(const struct bench_progress *progress, void *context)
 	uint64_t bytes = progress->bytes[0] + progress->bytes[1], ios = progress->ios[0] + progress->ios[1];
 	double seconds = (double)progress->elapsed_ns / 1e9;
 
-	if (b->opt.interval > 0 && !progress->ramping) {
+	if (b->opt.interval > 0 && !progress->ramping && progress->elapsed_ns > b->last_ns) {
 		struct json_object *line = json_object_new_object();
 		uint64_t dt = progress->elapsed_ns - b->last_ns;
 
@@ -494,7 +494,7 @@ static void on_tick(const struct bench_progress *progress, void *context)
 			json_object_object_add(line, "bytes_per_s",
 					       json_object_new_double(dt ? (double)dbytes * 1e9 / (double)dt : 0));
 		}
-		puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN));
+		puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 		fflush(stdout);
 		json_object_put(line);
 		b->last_bytes = bytes;
@@ -871,8 +871,8 @@ static int print_results(struct bench *b, const struct bench_knee *knee)
 
 		if (o->interval > 0)
 			json_object_object_add(doc, "type", json_object_new_string("result"));
-		puts(json_object_to_json_string_ext(doc, o->interval > 0 ? JSON_C_TO_STRING_PLAIN :
-							  JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_NOSLASHESCAPE | (o->interval > 0 ?
+			JSON_C_TO_STRING_PLAIN : JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED)));
 		json_object_put(doc);
 	} else {
 		struct out_options output = o->output;
@@ -1026,9 +1026,8 @@ static int run_all(struct bench *b)
 }
 
 /* O_DIRECT's alignment, checked before anything runs, so the message says what to do. */
-static int check_alignment(const struct bench *b)
+static int check_alignment(const struct bench *b, uint32_t align)
 {
-	uint32_t align = b->target.dio_offset_align;
 
 	if (b->opt.buffered && !b->opt.compare_cache)
 		return 0;
@@ -1038,9 +1037,9 @@ static int check_alignment(const struct bench *b)
 		if (b->opt.bs[i] % align) {
 			char bs[24];
 
-			warn_msg("block size %s is not a multiple of %u bytes, which O_DIRECT needs on %s (%s, statx "
-				 "dio_offset_align): use a multiple of %u, or --buffered", size_label(b->opt.bs[i], bs, sizeof(bs)),
-				 align, printable_name(b->target.path), b->target.fs_type, align);
+			warn_msg("block size %s is not a multiple of %u bytes, which O_DIRECT needs %s: use a multiple "
+				 "of %u, or --buffered", size_label(b->opt.bs[i], bs, sizeof(bs)), align,
+				 b->target.dio_offset_align ? "here (statx dio_offset_align)" : "on any device", align);
 			return EXIT_FAIL;
 		}
 	}
@@ -1072,13 +1071,18 @@ int cmd_bench(int argc, char **argv)
 	request.stop = &stop_signal;
 	request.on_layout = on_layout;
 	request.context = b;
+	/* 512 bytes is the least any device needs: say so before a test file is laid out. */
+	if (check_alignment(b, 512)) {
+		free(b);
+		return EXIT_FAIL;
+	}
 	rc = bench_target_prepare(&request, &b->target);
 	clear_progress(b);
 	if (rc) {
 		free(b);
 		return stop_signal ? 128 + stop_signal : rc;
 	}
-	if (check_alignment(b)) {
+	if (b->target.dio_offset_align > 512 && check_alignment(b, b->target.dio_offset_align)) {
 		bench_target_remove(&b->target);
 		free(b);
 		return EXIT_FAIL;
