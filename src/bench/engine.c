@@ -15,8 +15,58 @@
 
 enum phase { PHASE_RAMP, PHASE_MEASURE, PHASE_STOP };
 
+/*
+ * A pseudo-random permutation of [0, n): random I/O touches every block once per pass,
+ * as fio's random map does, rather than some twice and others never. A four-round Feistel
+ * network over the next even power of two, walking the cycle until the value falls below n.
+ */
+struct permutation {
+	uint64_t n, mask;
+	unsigned half_bits;
+	uint64_t keys[4];
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static void permutation_init(struct permutation *p, uint64_t n, uint64_t seed)
+{
+	unsigned bits = n > 1 ? 64 - (unsigned)__builtin_clzll(n - 1) : 1;
+
+	p->n = n;
+	p->half_bits = (bits + 1) / 2;
+	p->mask = (1ull << p->half_bits) - 1;
+	for (int k = 0; k < 4; k++)
+		p->keys[k] = mix64(seed + 0x9E3779B97F4A7C15ULL * (uint64_t)(k + 1));
+}
+
+static uint64_t permute(const struct permutation *p, uint64_t x, uint64_t pass)
+{
+	if (p->n <= 1)
+		return 0;
+	do {
+		uint64_t left = x >> p->half_bits, right = x & p->mask;
+
+		for (int k = 0; k < 4; k++) {
+			uint64_t next = left ^ (mix64(right ^ p->keys[k] ^ pass) & p->mask);
+
+			left = right;
+			right = next;
+		}
+		x = (left << p->half_bits) | right;
+	} while (x >= p->n);
+	return x;
+}
+
 struct run {
 	const struct bench_spec *spec;
+	struct permutation order;  /* of the blocks, for random I/O */
 	int phase;                 /* enum phase, atomic */
 	uint64_t measure_start_ns; /* written before phase becomes PHASE_MEASURE */
 	unsigned running;          /* jobs still working, under lock */
@@ -40,6 +90,7 @@ struct job {
 	int fd;
 	uint64_t rng;
 	uint64_t region_start, region_blocks, next_block; /* in blocks of bs */
+	uint64_t pass;              /* random I/O: rounds of the permutation done */
 	uint64_t budget, submitted; /* measured bytes this job moves (0: no limit), and submitted so far */
 	struct slot *slots;
 	unsigned char *memory;
@@ -123,7 +174,13 @@ static bool job_next(struct job *job, struct slot *slot)
 	if (slot->measured && job->budget && job->submitted >= job->budget)
 		return false;
 	if (spec->random) {
-		block = job->region_start + next_random(&job->rng) % job->region_blocks;
+		/* Job j takes positions j, j + jobs, ... of one permutation: together, each block once a pass. */
+		block = permute(&job->run->order, job->next_block, job->pass);
+		job->next_block += spec->jobs;
+		if (job->next_block >= job->run->order.n) {
+			job->next_block %= job->run->order.n;
+			job->pass++;
+		}
 	} else {
 		block = job->region_start + job->next_block;
 		if (++job->next_block >= job->region_blocks)
@@ -309,7 +366,11 @@ static int job_setup(struct job *job)
 	job->rng = seed ^ monotonic_ns();
 	if (!job->rng)
 		job->rng = 1;
-	if (spec->random || spec->jobs <= 1 || blocks < spec->jobs) {
+	if (spec->random) {
+		job->region_start = 0;
+		job->region_blocks = blocks;
+		job->next_block = job->index % blocks;
+	} else if (spec->jobs <= 1 || blocks < spec->jobs) {
 		job->region_start = 0;
 		job->region_blocks = blocks;
 	} else {
@@ -322,6 +383,8 @@ static int job_setup(struct job *job)
 		job_fail(job, errno, "open", UINT64_MAX);
 		return -1;
 	}
+	if (!spec->direct) /* as fio's fadvise_hint: no read-ahead for random reads, more for sequential */
+		posix_fadvise(job->fd, 0, 0, spec->random ? POSIX_FADV_RANDOM : POSIX_FADV_SEQUENTIAL);
 	if (posix_memalign(&memory, align, spec->bs * spec->qd)) {
 		job_fail(job, ENOMEM, "allocating the buffers", UINT64_MAX);
 		return -1;
@@ -417,6 +480,7 @@ int bench_run(const struct bench_spec *spec, struct bench_result *result)
 	bool stopped_by_time = false;
 
 	memset(result, 0, sizeof(*result));
+	permutation_init(&run.order, spec->span / spec->bs, monotonic_ns());
 	pthread_mutex_init(&run.lock, NULL);
 	pthread_cond_init(&run.changed, NULL);
 	for (unsigned j = 0; j < spec->jobs; j++) {

@@ -77,7 +77,7 @@ struct bench_options {
 	uint64_t bs[BENCH_MAX_POINTS];
 	unsigned nbs;           /* 0: sweep */
 	unsigned qd, jobs;
-	bool qd_given, engine_given, bs_given;
+	bool qd_given, engine_given, bs_given, rw_given;
 	enum bench_engine engine;
 	uint64_t size;
 	double runtime, ramp, interval;
@@ -259,6 +259,7 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 			if (i == sizeof(rw_names) / sizeof(rw_names[0]))
 				usage_error("--rw: '%s' is not read, write, randread, randwrite, rw or randrw", optarg);
 			o->rw = (enum rw_mode)i;
+			o->rw_given = true;
 			break;
 		case OPT_MIX:
 			o->mix = parse_count_arg("--mix", optarg, 0, 100);
@@ -366,6 +367,8 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 		o->engine = o->qd > 1 || o->qd_sweep ? ENGINE_IO_URING : ENGINE_PSYNC;
 	if (o->qd_sweep && !o->qd_given)
 		o->qd = 32;
+	if (o->qd_sweep && !o->rw_given)
+		o->rw = RW_RANDREAD;
 	if (o->qd_sweep && !o->bs_given) {
 		o->bs[0] = 4096;
 		o->nbs = 1;

@@ -1,0 +1,339 @@
+#!/usr/bin/env bash
+# bench.sh: iolens bench moves exactly what it says, sweeps and finds the knee, compares the page cache's states, and is safe with what it must not write.
+. "$(dirname "$0")/lib.sh"
+
+case "$(fs_type "$T")" in
+tmpfs|ramfs) skip_all "the scratch directory is on $(fs_type "$T"): no disk to measure with O_DIRECT" ;;
+esac
+
+# What the JSON document of `bench --json` (stdin) says: jq-like, with python3.
+cat >"$T/bq.py" <<'EOF'
+import json, sys
+doc = json.load(sys.stdin)
+what, args = sys.argv[1], sys.argv[2:]
+def get(obj, path):
+    for key in path.split("."):
+        obj = obj[int(key)] if isinstance(obj, list) else obj.get(key) if obj is not None else None
+    return obj
+if what == "get":          # get PATH: a value, "null" for None
+    v = get(doc, args[0])
+    print("null" if v is None else str(v).lower() if isinstance(v, bool) else v)
+elif what == "each":       # each KEY: that key of every point, space-separated
+    print(" ".join(str(get(p, args[0])) for p in doc["points"]))
+elif what == "ordered":    # ordered: every point's latencies in order, min <= mean <= max too
+    bad = []
+    for p in doc["points"]:
+        l = p["lat_ns"]
+        seq = [l["min"], l["p50"], l["p90"], l["p99"], l["p99_9"], l["max"]]
+        if seq != sorted(seq) or not (l["min"] <= l["mean"] <= l["max"]) or l["min"] <= 0:
+            bad.append(p["bs"])
+    print("ok" if not bad else "out of order at %s" % bad)
+elif what == "knee":       # knee: the index of the point a sweep marks, and the one it should be
+    bw = [p["bytes_per_s"] for p in doc["points"]]
+    marked = [i for i, p in enumerate(doc["points"]) if p["knee"]]
+    want = next(i for i, b in enumerate(bw) if b >= 0.95 * max(bw))
+    print(marked, [want])
+EOF
+bq() { python3 "$T/bq.py" "$@" 2>>"$T/bq.err"; }
+# Interval lines (stdin): the sum of read ios over the "interval" lines, and the result's.
+interval_sums() {
+	python3 -c 'import json, sys
+lines = [json.loads(l) for l in sys.stdin if l.strip()]
+iv = [l for l in lines if l["type"] == "interval"]
+res = [l for l in lines if l.get("type") == "result"]
+print(len(iv), sum(l["read"]["ios"] for l in iv), res[0]["points"][0]["read"]["ios"] if res else "none", lines[-1].get("type"))'
+}
+# The device under a directory, as /proc/diskstats names it, and its sectors read and written.
+disk_of() { local mm; mm=$(stat -c '%Hd:%Ld' "$1"); sed -n 's/^DEVNAME=//p' "/sys/dev/block/$mm/uevent" 2>/dev/null; }
+disk_sectors() { awk -v d="$1" '$3 == d { print $6 + $10 }' /proc/diskstats; }
+empty_dir() { [ -z "$(ls -A "$1")" ]; }
+
+D=$T/d
+mkdir -p "$D"
+
+# ---- A run moves exactly what it says, and leaves nothing behind ------------------------
+
+run "$IOLENS" bench --bs 4k --size 4m --json "$D"
+check_eq "bench --bs 4k --size 4m --json DIR: exit 0" 0 "$RC"
+check_eq "… one point" "4096" "$(bq each bs <<<"$OUT")"
+check_eq "… 1024 reads of 4 KiB, 4 MiB: the whole file once" "1024 4194304" \
+	"$(bq get points.0.read.ios <<<"$OUT") $(bq get points.0.read.bytes <<<"$OUT")"
+check_eq "… no writes" "null" "$(bq get points.0.write <<<"$OUT")"
+check_eq "… direct, psync, qd 1 by default" "true psync 1" \
+	"$(bq get direct <<<"$OUT") $(bq get points.0.engine <<<"$OUT") $(bq get points.0.qd <<<"$OUT")"
+check_match "… on a test file it made in DIR" "^$D/iolens-bench\." "$(bq get target <<<"$OUT")"
+check_eq "… and removed" "true" "$(bq get created <<<"$OUT")"
+check "… DIR is empty again" empty_dir "$D"
+check_eq "latencies in order: min <= p50 <= p90 <= p99 <= p99.9 <= max" ok "$(bq ordered <<<"$OUT")"
+check "CPU time per I/O is measured (user + system > 0)" awk -v u="$(bq get points.0.cpu.user_ns_per_io <<<"$OUT")" \
+	-v s="$(bq get points.0.cpu.sys_ns_per_io <<<"$OUT")" 'BEGIN { exit !(u + s > 0) }'
+check "throughput and IOPS agree: bytes_per_s = iops * 4096" awk -v b="$(bq get points.0.bytes_per_s <<<"$OUT")" \
+	-v i="$(bq get points.0.iops <<<"$OUT")" 'BEGIN { d = b - i * 4096; if (d < 0) d = -d; exit !(b > 0 && d < b / 1e6) }'
+
+run "$IOLENS" bench --rw randread --bs 4k --qd 8 --jobs 2 --size 4m --json "$D"
+check_eq "--rw randread --qd 8 --jobs 2: still 1024 reads, the size split over the jobs" "1024 io_uring 8 2" \
+	"$(bq get points.0.read.ios <<<"$OUT") $(bq get points.0.engine <<<"$OUT") $(bq get points.0.qd <<<"$OUT") $(bq get points.0.jobs <<<"$OUT")"
+check_eq "… latencies in order" ok "$(bq ordered <<<"$OUT")"
+
+run "$IOLENS" bench --rw randrw --mix 70 --bs 4k --size 4m --json "$D"
+check_eq "--rw randrw --mix 70: 1024 I/O in all" 1024 \
+	$(( $(bq get points.0.read.ios <<<"$OUT") + $(bq get points.0.write.ios <<<"$OUT") ))
+check "… about 70 % of them reads ($(bq get points.0.read.ios <<<"$OUT") of 1024)" \
+	awk -v r="$(bq get points.0.read.ios <<<"$OUT")" 'BEGIN { exit !(r >= 600 && r <= 830) }'
+
+# The device's own view: a direct read reaches the disk, all of it.
+disk=$(disk_of "$D")
+if [ -n "$disk" ] && grep -q " $disk " /proc/diskstats; then
+	before=$(disk_sectors "$disk")
+	run "$IOLENS" bench --bs 64k --size 8m --json "$D"
+	after=$(disk_sectors "$disk")
+	check_eq "the device view is the disk under DIR ($disk)" "$disk" "$(bq get points.0.device.name <<<"$OUT")"
+	dev=$(bq get points.0.device.read_bytes <<<"$OUT")
+	check "… it read at least the 8 MiB bench read directly ($dev bytes)" test "$dev" -ge $((8 << 20))
+	check "… and no more than /proc/diskstats says around the whole command" \
+		test "$dev" -le $(( (after - before) * 512 ))
+	check "… %util within 0-100" awk -v u="$(bq get points.0.device.util <<<"$OUT")" 'BEGIN { exit !(u >= 0 && u <= 100) }'
+else
+	skip "no /proc/diskstats line for the disk under $D"
+fi
+
+# ---- Buffered writes are synced before the clock stops ----------------------------------
+
+run "$IOLENS" bench --buffered --rw write --bs 64k --size 8m --json "$D"
+check_eq "--buffered --rw write: exit 0" 0 "$RC"
+check_eq "… synced before the clock stopped" true "$(bq get points.0.synced <<<"$OUT")"
+check "… the sync took time, inside the measured time" awk -v s="$(bq get points.0.sync_ns <<<"$OUT")" \
+	-v e="$(bq get points.0.elapsed_ns <<<"$OUT")" 'BEGIN { exit !(s > 0 && s <= e) }'
+if [ -n "$disk" ]; then
+	check "… the device wrote at least the 8 MiB" test "$(bq get points.0.device.write_bytes <<<"$OUT")" -ge $((8 << 20))
+fi
+run "$IOLENS" bench --buffered --rw write --bs 64k --size 8m "$D"
+check_match "… and the table says so" "synced \(fdatasync\) before the clock stopped" "$OUT"
+run "$IOLENS" bench --rw write --bs 64k --size 8m --json "$D"
+check_eq "direct writes: no sync needed" false "$(bq get points.0.synced <<<"$OUT")"
+
+# ---- Sweeps and the knee ----------------------------------------------------------------
+
+run "$IOLENS" bench --size 8m --json "$D"
+check_eq "no --bs: the sweep 4k to 4m, doubling" "4096 8192 16384 32768 65536 131072 262144 524288 1048576 2097152 4194304" \
+	"$(bq each bs <<<"$OUT")"
+check_eq "… each point moved the 8 MiB" "8388608 8388608 8388608 8388608 8388608 8388608 8388608 8388608 8388608 8388608 8388608" \
+	"$(bq each read.bytes <<<"$OUT")"
+read -r marked want <<<"$(bq knee <<<"$OUT" | tr -d '[],' | awk '{ print $1, $2 }')"
+check_eq "… one point is the knee: the smallest at 95 % of the peak" "$want" "$marked"
+check_eq "… and the document names it" "$(bq each bs <<<"$OUT" | cut -d' ' -f$((want + 1)))" "$(bq get knee.bs <<<"$OUT")"
+check_eq "… latencies in order at every size" ok "$(bq ordered <<<"$OUT")"
+check_eq "sweep: bs" bs "$(bq get sweep <<<"$OUT")"
+
+run "$IOLENS" bench --bs 4k-48k --size 2m --svg "$T/sweep.svg" "$D"
+check_eq "--bs 4k-48k: a range ends at its bound" "4K 8K 16K 32K 48K" "$(awk 'NR > 1 && $1 ~ /^[0-9]+K$/ { printf "%s%s", s, $1; s = " " }' <<<"$OUT")"
+check_match "… the table marks the knee" "knee$" "$(grep -w knee <<<"$OUT" | head -1)"
+check_match "… and says which it is" "^knee: [0-9]+K, .* MB/s: the smallest block size to reach 95 % of the peak" "$OUT"
+check "--svg: a well-formed SVG" python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$T/sweep.svg"
+check_eq "… two lines of five points each (MB/s and IOPS)" "5 5" \
+	"$(python3 -c 'import sys, xml.etree.ElementTree as E
+r = E.parse(sys.argv[1]).getroot()
+print(" ".join(str(len(p.get("points").split())) for p in r.iter("{http://www.w3.org/2000/svg}polyline")))' "$T/sweep.svg")"
+check_match "… the knee marked" "knee: [0-9]+K" "$(cat "$T/sweep.svg")"
+
+run "$IOLENS" bench --qd-sweep --qd 4 --size 2m --json "$D"
+check_eq "--qd-sweep --qd 4: queue depths 1, 2, 4 at 4k" "1 2 4|4096 4096 4096" "$(bq each qd <<<"$OUT")|$(bq each bs <<<"$OUT")"
+check_eq "… io_uring throughout" "io_uring io_uring io_uring" "$(bq each engine <<<"$OUT")"
+check_eq "… random reads by default" randread "$(bq get rw <<<"$OUT")"
+check "… the knee is a queue depth" grep -qE '^(1|2|4)$' <<<"$(bq get knee.qd <<<"$OUT")"
+run "$IOLENS" bench --qd-sweep --qd 4 --size 2m --latency-target 10s --json "$D"
+check_eq "--latency-target 10s: the deepest queue, 4" 4 "$(bq get latency_target.qd <<<"$OUT")"
+run "$IOLENS" bench --qd-sweep --qd 4 --size 2m --latency-target 1ns "$D"
+check_match "--latency-target 1ns: no queue depth meets it, and it says so" "no queue depth keeps p99 within" "$OUT"
+check_eq "… exit 0: the runs worked" 0 "$RC"
+
+# ---- --interval: JSON lines that add up to the result -----------------------------------
+
+run "$IOLENS" bench --bs 4k --size 64m --runtime 1 --time-based --interval 0.2 "$D"
+read -r n sum total last <<<"$(interval_sums <<<"$OUT")"
+check "--interval 0.2 over 1 s: about five samples ($n)" test "$n" -ge 4 -a "$n" -le 6
+check_eq "… their reads add up to the result's" "$total" "$sum"
+check_eq "… the result last" result "$last"
+
+# ---- --compare-cache: direct, cold, warm -------------------------------------------------
+
+if can_evict; then
+	run "$IOLENS" bench --compare-cache --size 16m --json "$D"
+	check_eq "--compare-cache: direct, cold, warm at 1M" "direct cold warm|1048576 1048576 1048576" \
+		"$(bq each mode <<<"$OUT")|$(bq each bs <<<"$OUT")"
+	check_eq "… direct reads have no hit ratio (they bypass the cache)" None "$(bq each hit_ratio <<<"$OUT" | cut -d' ' -f1)"
+	check "… cold reads miss (hit ratio $(bq get points.1.hit_ratio <<<"$OUT"))" \
+		awk -v h="$(bq get points.1.hit_ratio <<<"$OUT")" 'BEGIN { exit !(h != "null" && h < 0.5) }'
+	check_eq "… warm reads hit" 1.0 "$(bq get points.2.hit_ratio <<<"$OUT")"
+	if [ -n "$disk" ]; then
+		check "… and the device read (almost) nothing for them" \
+			test "$(bq get points.2.device.read_bytes <<<"$OUT")" -lt $((2 << 20))
+		check_match "… which bench points out" "page cache served it" "$ERR"
+	fi
+	check "… DIR is empty again" empty_dir "$D"
+else
+	skip "--compare-cache: pages cannot be evicted on $(fs_type "$T")"
+fi
+
+# ---- Output forms --------------------------------------------------------------------------
+
+run "$IOLENS" bench --bs 4k --size 1m --csv -o bs,qd,iops "$D"
+check_match "--csv -o bs,qd,iops: the header, then one line" $'^bs,qd,iops\n4K,1,[0-9]+$' "$OUT"
+run "$IOLENS" bench --bs 4k --size 1m "$D"
+check_match "the table's default columns" "^BS +QD +MB/s +IOPS +MEAN/us +P50/us +P99/us +MAX/us +CPU/IO/us +%UTIL" "$OUT"
+check_no_match "piped: no progress line on stderr" $'\r' "$ERR"
+if command -v script >/dev/null; then
+	script -qec "$IOLENS bench --bs 4k --size 64m --runtime 1.2 --time-based $D" /dev/null >"$T/tty.out" 2>&1
+	check_match "on a terminal: a progress line with the rate" "direct 4K qd 1: [0-9.]+/1.2 s +[0-9.]+ MB/s +[0-9]+ IOPS" "$(cat "$T/tty.out")"
+	check_match "… rewritten in place (carriage return, erase line)" $'\r\e\\[Kdirect' "$(cat "$T/tty.out")"
+else
+	skip "script(1) is not installed"
+fi
+
+# ---- Existing files: read as they are, written only with --force -------------------------
+
+f=$T/existing
+head -c $((2 << 20)) /dev/urandom >"$f"
+sum_before=$(md5sum <"$f")
+run "$IOLENS" bench --bs 4k --json "$f"
+check_eq "an existing file is read without --force: all of it" "0 2097152" "$RC $(bq get points.0.read.bytes <<<"$OUT")"
+check_eq "… left as it was" "$sum_before" "$(md5sum <"$f")"
+run "$IOLENS" bench --rw write --bs 4k "$f"
+check_eq "--rw write on an existing file without --force: exit 1" 1 "$RC"
+check_match "… saying --force" "exists: bench writes to an existing file only with --force" "$ERR"
+check_eq "… not a byte changed" "$sum_before" "$(md5sum <"$f")"
+run "$IOLENS" bench --rw write --bs 64k --force --pattern zero "$f"
+check_eq "--force --pattern zero: written" 0 "$RC"
+check "… with zeros" cmp -s "$f" <(head -c $((2 << 20)) /dev/zero)
+check "… and kept: bench did not make it" test -f "$f"
+run "$IOLENS" bench --rw write --bs 64k --force --pattern random "$f"
+check "--pattern random: incompressible (gzip keeps over 95 %)" test "$(gzip -c "$f" | wc -c)" -gt $(( (2 << 20) * 95 / 100 ))
+run "$IOLENS" bench --rw write --bs 64k --force --pattern compressible "$f"
+gz=$(gzip -c "$f" | wc -c)
+check "--pattern compressible: about half ($gz of 2097152 after gzip)" test "$gz" -gt $(( (2 << 20) * 40 / 100 )) -a "$gz" -lt $(( (2 << 20) * 60 / 100 ))
+run "$IOLENS" bench --bs 4k --size 4m "$f"
+check_match "--size beyond an existing file: refused" "has 2M, less than --size 4M" "$ERR"
+check_eq "… exit 1" 1 "$RC"
+
+# ---- Bad input: clear messages, nothing left behind ---------------------------------------
+
+run "$IOLENS" bench --bs 1000 --size 1m "$D"
+check_eq "--bs 1000 with O_DIRECT: exit 1" 1 "$RC"
+check_match "… saying the 512-byte alignment" "block size 1000 is not a multiple of 512 bytes, which O_DIRECT needs" "$ERR"
+check "… nothing left in DIR" empty_dir "$D"
+run "$IOLENS" bench --buffered --bs 1000 --size 1000k --json "$D"
+check_eq "--buffered --bs 1000: fine" "0 1024000" "$RC $(bq get points.0.read.bytes <<<"$OUT")"
+
+mkfifo "$T/fifo"
+run "$IOLENS" bench "$T/fifo"
+check_eq "a FIFO: exit 1, no hang" 1 "$RC"
+check_match "… not a file it can use" "not a regular file, a directory or a block device" "$ERR"
+run "$IOLENS" bench "$T/no/such/dir/file"
+check_match "a file in a missing directory: said" "its directory does not exist" "$ERR"
+run "$IOLENS" bench --bs 8m --size 4m "$D"
+check_eq "a block size above the size: exit 1" 1 "$RC"
+check_match "… said" "block size 8M is more than the 4M used" "$ERR"
+
+if is_root; then
+	mkdir -p "$T/shm" "$T/small" "$T/ro"
+	mount -t tmpfs none "$T/shm" && on_exit "umount '$T/shm'"
+	run "$IOLENS" bench --size 1m "$T/shm"
+	check_eq "tmpfs with O_DIRECT: exit 1" 1 "$RC"
+	check_match "… saying tmpfs has no disk and O_DIRECT is unsupported" "is on tmpfs, which keeps files in memory: O_DIRECT is unsupported" "$ERR"
+	check "… nothing left" empty_dir "$T/shm"
+	run "$IOLENS" bench --buffered --bs 64k --size 1m --json "$T/shm"
+	check_eq "tmpfs with --buffered: runs, with no device" "0 null" "$RC $(bq get points.0.device <<<"$OUT")"
+
+	mount -t tmpfs -o size=1m none "$T/small" && on_exit "umount '$T/small'"
+	run "$IOLENS" bench --buffered --size 4m "$T/small"
+	check_eq "no space for the test file: exit 1" 1 "$RC"
+	check_match "… saying so, with what is free" "no space for a 4M test file in .*: [0-9.]+[KM]? free" "$ERR"
+	check "… nothing left" empty_dir "$T/small"
+
+	mount -t tmpfs -o ro none "$T/ro" && on_exit "umount '$T/ro'"
+	run "$IOLENS" bench --buffered --size 1m "$T/ro"
+	check_eq "a read-only filesystem: exit 1" 1 "$RC"
+	check_match "… said" "cannot make a test file in .*: a read-only filesystem" "$ERR"
+else
+	skip "tmpfs, no space and read-only mounts need root"
+fi
+
+# ---- Block devices: never written when in use or holding data ----------------------------
+
+loop=
+if is_root && command -v losetup >/dev/null; then
+	truncate -s 32m "$T/disk.img"
+	loop=$(losetup -f --show "$T/disk.img" 2>/dev/null)
+fi
+if [ -n "$loop" ]; then
+	on_exit "losetup -d $loop 2>/dev/null"
+	run "$IOLENS" bench --bs 64k --size 4m --json "$loop"
+	check_eq "a block device is read without --force" "0 4194304" "$RC $(bq get points.0.read.bytes <<<"$OUT")"
+	check_eq "… its own diskstats line is the device view" "${loop#/dev/}" "$(bq get points.0.device.name <<<"$OUT")"
+	run "$IOLENS" bench --rw write --bs 64k --size 4m "$loop"
+	check_match "written only with --force" "is a block device: bench writes to one only with --force" "$ERR"
+	run "$IOLENS" bench --rw write --bs 64k --size 4m --force --json "$loop"
+	check_eq "… blank and unused, with --force: written" "0 4194304" "$RC $(bq get points.0.write.bytes <<<"$OUT")"
+	check "… the device is still there (bench removes only what it made)" test -b "$loop"
+
+	mkfs.ext4 -q -F "$loop" >/dev/null 2>&1
+	sum_before=$(md5sum <"$loop")
+	run "$IOLENS" bench --rw write --bs 64k --size 4m --force "$loop"
+	check_match "holding a filesystem: never written, even with --force" "holds a filesystem \(ext4\): never written" "$ERR"
+	check_eq "… exit 1, and not a byte changed" "1 $sum_before" "$RC $(md5sum <"$loop")"
+	mkdir -p "$T/mnt"
+	if mount "$loop" "$T/mnt" 2>/dev/null; then
+		run "$IOLENS" bench --rw write --bs 64k --size 4m --force "$loop"
+		check_match "mounted: never written" "is in use \(mounted, or held by device-mapper, md or swap\): never written" "$ERR"
+		check_eq "… exit 1" 1 "$RC"
+		umount "$T/mnt"
+	else
+		skip "cannot mount an ext4 loop device here"
+	fi
+	# A DOS partition table and nothing else: one partition from sector 2048.
+	dd if=/dev/zero of="$loop" bs=1M count=1 status=none conv=fsync
+	python3 -c 'import struct, sys
+mbr = bytearray(512)
+mbr[446:462] = struct.pack("<B3sB3sII", 0, b"\0\0\0", 0x83, b"\0\0\0", 2048, 60000)
+mbr[510:512] = b"\x55\xaa"
+with open(sys.argv[1], "r+b") as f: f.write(mbr)' "$loop"
+	run "$IOLENS" bench --rw write --bs 64k --size 4m --force "$loop"
+	check_match "a partition table: never written" "holds a partition table \(dos\): never written" "$ERR"
+else
+	skip "block devices: no loop device (needs root and losetup)"
+fi
+
+# ---- Signals: the test file goes with the run ---------------------------------------------
+
+S=$T/sig
+mkdir -p "$S"
+"$IOLENS" bench --bs 4k --size 8m --runtime 60 --time-based "$S" >"$T/sig.out" 2>"$T/sig.err" &
+pid=$!
+for i in $(seq 100); do [ -n "$(ls -A "$S")" ] && break; sleep 0.05; done
+sleep 0.5
+kill -TERM "$pid"
+wait "$pid"
+check_eq "SIGTERM during a run: exit 143" 143 "$?"
+check "… the test file is removed" empty_dir "$S"
+check_match "… and it says so" "interrupted by signal 15; the test file is removed" "$(cat "$T/sig.err")"
+check_match "… after the results so far" "^BS +QD" "$(cat "$T/sig.out")"
+"$IOLENS" bench --bs 4k --size 512m "$S" >/dev/null 2>"$T/sig.err" &
+pid=$!
+for i in $(seq 100); do [ -n "$(ls -A "$S")" ] && break; sleep 0.02; done
+kill -INT "$pid"
+wait "$pid"
+check_eq "SIGINT while laying out: exit 130" 130 "$?"
+check "… the test file is removed" empty_dir "$S"
+
+# ---- Usage errors ---------------------------------------------------------------------------
+
+for args in "--bs 3x" "--bs 4k-" "--rw sideways" "--mix 101" "--qd 0" "--qd 4 --engine psync" \
+	"--compare-cache --rw write" "--compare-cache --bs 4k,8k" "--interval 1 --csv" "--runtime 0" \
+	"--latency-target fast" "--engine aio" "$D $D"; do
+	run "$IOLENS" bench $args
+	check_eq "bench $args: exit 2" 2 "$RC"
+done
+run "$IOLENS" bench --rw sideways
+check_match "… with a message that lists the modes" "'sideways' is not read, write, randread, randwrite, rw or randrw" "$ERR"
+
+echo "1..$t_count"
