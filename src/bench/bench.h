@@ -8,11 +8,15 @@
 #define BENCH_MAX_POINTS 32
 
 /*
- * Block sizes as --bs takes them: one size ("4k"), a list ("4k,64k,1m"), or a range swept
- * doubling ("4k-1m": 4k, 8k ... 1m; the last is the upper bound even when not a doubling).
- * Each from 512 bytes to 64 MiB. The count (at most max), or -EINVAL.
+ * Block sizes as --bs takes them: one size ("4k"), a list ("4k,64k,1m"; put in increasing
+ * order, each once), or a range swept doubling ("4k-1m": 4k, 8k ... 1m; the last is the
+ * upper bound even when not a doubling). Each from 512 bytes to 64 MiB. The count (at
+ * most max), or -EINVAL.
  */
 int bench_parse_sizes(const char *text, uint64_t *out, unsigned max);
+
+/* 4096 -> "4K", 1048576 -> "1M", 1000 -> "1000": block sizes as people write them. */
+const char *bench_size_label(uint64_t bytes, char *buf, size_t len);
 
 /* A time as --latency-target takes it: "500us", "2ms", "0.1s", "1500ns"; a bare number is ms. 0 or -EINVAL. */
 int bench_parse_duration(const char *text, uint64_t *ns);

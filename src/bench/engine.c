@@ -69,6 +69,7 @@ struct run {
 	struct permutation order;  /* of the blocks, for random I/O */
 	int phase;                 /* enum phase, atomic */
 	uint64_t measure_start_ns; /* written before phase becomes PHASE_MEASURE */
+	uint64_t deadline_ns;      /* likewise: completions after it are not counted (0: no runtime) */
 	unsigned running;          /* jobs still working, under lock */
 	pthread_mutex_t lock;
 	pthread_cond_t changed;    /* a job ended, or the clock started */
@@ -127,6 +128,18 @@ void bench_fill(unsigned char *buffer, uint64_t length, enum bench_pattern patte
 	}
 	for (; i < length; i++)
 		buffer[i] = pattern == PATTERN_COMPRESSIBLE ? 0 : (unsigned char)next_random(seed);
+}
+
+void bench_scramble(unsigned char *buffer, uint64_t length, enum bench_pattern pattern, uint64_t offset, uint64_t stamp)
+{
+	if (pattern == PATTERN_ZERO)
+		return;
+	for (uint64_t at = 0; at + 16 <= length; at += 4096) {
+		uint64_t where = offset + at;
+
+		memcpy(buffer + at, &where, 8);
+		memcpy(buffer + at + 8, &stamp, 8);
+	}
 }
 
 uint64_t bench_quantile(const struct bench_dir_stats *stats, double q)
@@ -195,6 +208,8 @@ static bool job_next(struct job *job, struct slot *slot)
 		slot->dir = next_random(&job->rng) % 100 < spec->read_percent ? BENCH_READ : BENCH_WRITE;
 	if (slot->measured)
 		job->submitted += spec->bs;
+	if (slot->dir == BENCH_WRITE)
+		bench_scramble(slot->buffer, spec->bs, spec->pattern, slot->offset, job->rng);
 	return true;
 }
 
@@ -203,8 +218,8 @@ static void job_record(struct job *job, const struct slot *slot, uint64_t bytes,
 	struct bench_dir_stats *stats = &job->stats[slot->dir];
 	uint64_t latency = done_ns > slot->submit_ns ? done_ns - slot->submit_ns : 0;
 
-	if (!slot->measured)
-		return;
+	if (!slot->measured || (job->run->deadline_ns && done_ns > job->run->deadline_ns))
+		return; /* in the ramp, or done after the runtime (the time measured stops there) */
 	stats->ios++;
 	stats->bytes += bytes;
 	stats->lat_sum += latency;
@@ -509,11 +524,15 @@ int bench_run(const struct bench_spec *spec, struct bench_result *result)
 		}
 		started++;
 	}
+	if (!spec->ramp_ns && spec->on_measure)
+		spec->on_measure(spec->context);
 	getrusage(RUSAGE_SELF, &usage_start);
 	start_ns = monotonic_ns();
 	run.measure_start_ns = start_ns;
 	if (spec->ramp_ns)
 		ramp_end = start_ns + spec->ramp_ns;
+	else if (spec->runtime_ns)
+		run.deadline_ns = start_ns + spec->runtime_ns;
 	pthread_mutex_lock(&run.lock);
 	run.go = true;
 	pthread_cond_broadcast(&run.changed);
@@ -532,8 +551,13 @@ int bench_run(const struct bench_spec *spec, struct bench_result *result)
 		}
 		if (phase == PHASE_RAMP && now >= ramp_end) {
 			/* The measured phase starts now: what is counted, and the CPU time, from here. */
+			if (spec->on_measure)
+				spec->on_measure(spec->context);
 			getrusage(RUSAGE_SELF, &usage_start);
+			now = monotonic_ns();
 			run.measure_start_ns = now;
+			if (spec->runtime_ns)
+				run.deadline_ns = now + spec->runtime_ns;
 			set_phase(&run, PHASE_MEASURE);
 			phase = PHASE_MEASURE;
 			if (spec->tick_ns)

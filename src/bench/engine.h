@@ -40,6 +40,8 @@ struct bench_spec {
 	uint64_t ramp_ns;      /* I/O before the measured phase, not counted */
 	enum bench_pattern pattern;
 	bool sync_writes;      /* fdatasync before the clock stops (buffered writes, as dd conv=fdatasync) */
+	/* Called (when set) as the measured phase starts, after the ramp: to sample counters alongside. */
+	void (*on_measure)(void *context);
 	uint64_t tick_ns;      /* > 0: on_tick is called about this often with the running totals */
 	void (*on_tick)(const struct bench_progress *progress, void *context);
 	void *context;
@@ -69,5 +71,11 @@ uint64_t bench_quantile(const struct bench_dir_stats *stats, double q);
 
 /* Fills a buffer with a pattern: random bytes, zeros, or half random half zeros per 4 KiB. */
 void bench_fill(unsigned char *buffer, uint64_t length, enum bench_pattern pattern, uint64_t *seed);
+/*
+ * Makes a buffer about to be written at offset unlike any other: the offset and a stamp in
+ * the first 16 bytes of every 4 KiB, so storage that deduplicates cannot absorb the writes
+ * (fio's scramble_buffers). Zeros stay zeros.
+ */
+void bench_scramble(unsigned char *buffer, uint64_t length, enum bench_pattern pattern, uint64_t offset, uint64_t stamp);
 
 #endif

@@ -46,10 +46,21 @@ int bench_parse_sizes(const char *text, uint64_t *out, unsigned max)
 	for (const char *p = text;; ) {
 		const char *comma = strchr(p, ',');
 		size_t length = comma ? (size_t)(comma - p) : strlen(p);
+		uint64_t size;
+		unsigned at;
 
-		if (count == max || one_size(p, length, &out[count]))
+		if (one_size(p, length, &size))
 			return -EINVAL;
-		count++;
+		/* Kept in increasing order, each once: a sweep's knee is the smallest size that does. */
+		for (at = 0; at < count && out[at] < size; at++)
+			;
+		if (at == count || out[at] != size) {
+			if (count == max)
+				return -EINVAL;
+			memmove(out + at + 1, out + at, (count - at) * sizeof(*out));
+			out[at] = size;
+			count++;
+		}
 		if (!comma)
 			break;
 		p = comma + 1;
@@ -119,21 +130,30 @@ int bench_latency_target(unsigned count, uint64_t (*p99)(unsigned index, void *c
 
 enum { WIDTH = 760, HEIGHT = 440, LEFT = 80, RIGHT = 90, TOP = 50, BOTTOM = 70 };
 
-static void x_label(uint64_t x, int x_is_qd, char *buf, size_t len)
+const char *bench_size_label(uint64_t bytes, char *buf, size_t len)
 {
-	static const char units[] = "KMG";
+	static const char units[] = "KMGT";
 	unsigned unit = 0;
 
-	if (x_is_qd || x < 1024 || x % 1024) {
-		snprintf(buf, len, "%llu", (unsigned long long)x);
-		return;
+	if (bytes < 1024 || bytes % 1024) {
+		snprintf(buf, len, "%llu", (unsigned long long)bytes);
+		return buf;
 	}
-	x /= 1024;
-	while (x >= 1024 && x % 1024 == 0 && unit < 2) {
-		x /= 1024;
+	bytes /= 1024;
+	while (bytes >= 1024 && bytes % 1024 == 0 && unit < 3) {
+		bytes /= 1024;
 		unit++;
 	}
-	snprintf(buf, len, "%llu%c", (unsigned long long)x, units[unit]);
+	snprintf(buf, len, "%llu%c", (unsigned long long)bytes, units[unit]);
+	return buf;
+}
+
+static void x_label(uint64_t x, int x_is_qd, char *buf, size_t len)
+{
+	if (x_is_qd)
+		snprintf(buf, len, "%llu", (unsigned long long)x);
+	else
+		bench_size_label(x, buf, len);
 }
 
 /* A round step for an axis from 0 to top with about five lines. */

@@ -86,6 +86,7 @@ static int lay_out(int fd, uint64_t from, uint64_t to, const struct target_reque
 			err = EINTR;
 			break;
 		}
+		bench_scramble(buffer, length, request->pattern, offset, seed);
 		done = pwrite(fd, buffer, length, (off_t)offset);
 		if (done < 0 && errno == EINTR)
 			continue;
@@ -257,7 +258,8 @@ static int use_existing(const struct target_request *request, struct bench_targe
 	}
 	target->size = request->size ? request->size : size;
 	if (!target->size) {
-		say("%s is empty: nothing to read (give --size and --force to write it)", printable_name(target->path));
+		say("%s is empty: nothing to read (a writing --rw with --size and --force lays it out)",
+		    printable_name(target->path));
 		return EXIT_FAIL;
 	}
 	return 0;

@@ -119,21 +119,23 @@ static _Noreturn void usage(void)
 	       "that reaches 95 %% of the peak throughput.\n"
 	       "\n"
 	       "TARGET is a directory (default: the current one), where a new file is made, laid\n"
-	       "out and removed at the end (on Ctrl-C and SIGTERM too); or a file or block device,\n"
-	       "read as it is and written only with --force. A block device that is mounted or in\n"
-	       "use, or holds a filesystem or partition table signature, is never written.\n"
+	       "out and removed at the end (on Ctrl-C and SIGTERM too), or the path of such a new\n"
+	       "file; or an existing file or block device, read as it is and written only with\n"
+	       "--force. A block device that is mounted or in use, or holds a filesystem or\n"
+	       "partition table signature, is never written.\n"
 	       "\n"
 	       "Each run ends when --size bytes have moved or --runtime has passed, whichever comes\n"
 	       "first (--time-based: only the runtime). Buffered writes are synced (fdatasync)\n"
 	       "before the clock stops, as dd conv=fdatasync, and the result says so.\n"
 	       "\n"
 	       "Workload:\n"
-	       "      --rw MODE          read, write, randread, randwrite, rw, randrw (default read)\n"
+	       "      --rw MODE          read, write, randread, randwrite, rw (or readwrite), randrw\n"
+	       "                         (default read)\n"
 	       "      --mix PERCENT      reads in percent of I/O for rw and randrw (default 50)\n"
 	       "      --bs SIZES         one block size (4k), a list (4k,64k,1m), or a range swept\n"
 	       "                         doubling (4k-1m); default: the sweep 4k-4m\n"
-	       "      --qd N             requests in flight per job (default 1)\n"
-	       "      --engine ENGINE    psync (one request at a time, as dd) or io_uring\n"
+	       "      --qd, --iodepth N  requests in flight per job (default 1)\n"
+	       "      --engine ENGINE    psync (one request at a time, as dd) or io_uring (uring)\n"
 	       "                         (default: psync at queue depth 1, io_uring above)\n"
 	       "      --jobs N           jobs (threads) at once, each with its own file descriptor\n"
 	       "                         (sequential jobs each stream through their own part)\n"
@@ -143,8 +145,11 @@ static _Noreturn void usage(void)
 	       "      --time-based       run for the whole runtime, going round the file again\n"
 	       "      --ramp SECONDS     run this long before measuring; not counted (default 0)\n"
 	       "      --buffered         through the page cache (default: O_DIRECT)\n"
-	       "      --pattern PATTERN  what is written: random (default), zero (hides nothing from\n"
-	       "                         compression and deduplication), compressible (half zeros)\n"
+	       "      --direct           O_DIRECT, bypassing the page cache (the default)\n"
+	       "      --pattern PATTERN  what is written: random (default), zero (which compression\n"
+	       "                         and deduplication absorb), compressible (half zeros); every\n"
+	       "                         4 KiB written starts with its offset and a stamp, so no two\n"
+	       "                         blocks are alike (as fio's scramble_buffers)\n"
 	       "      --force            write an existing file or an unused, blank block device\n"
 	       "\n"
 	       "Sweeps and comparisons:\n"
@@ -156,16 +161,15 @@ static _Noreturn void usage(void)
 	       "                         evicted first) and buffered warm, with the page-cache hit\n"
 	       "                         ratio of each (default bs 1m)\n"
 	       "\n"
-	       "Output:\n"
-	       "      --interval SECONDS JSON lines: a sample of every run each interval, then the\n"
-	       "                         result as one line\n"
-	       "      --svg FILE         a chart of MB/s and IOPS against block size (or queue depth)\n"
-	       "                         with the knee marked\n"
 	       "  -h, --help             show this help\n"
 	       "  -V, --version          show the version\n"
 	       "\n",
 	       program_name);
 	out_help_options(stdout);
+	printf("      --interval SECONDS JSON lines: a sample of every run each interval, then the\n"
+	       "                         result as one line\n"
+	       "      --svg FILE         a chart of MB/s and IOPS against block size (or queue depth)\n"
+	       "                         with the knee marked\n");
 	putchar('\n');
 	out_help_columns(stdout, columns, COL_COUNT);
 	printf("\n"
@@ -410,7 +414,10 @@ struct bench {
 	unsigned npoints;
 	bool progress; /* a progress line on stderr */
 	bool progress_shown;
-	const struct point *running;
+	struct point *running;
+	struct disk_stats device_before; /* sampled as the measured phase starts */
+	int64_t cached_before;           /* likewise: the file's cached pages, -1 when not wanted or unknown */
+	bool want_cached;
 	uint64_t last_bytes, last_dir_bytes[2], last_ios[2], last_lat[2], last_ns; /* for --interval deltas */
 };
 
@@ -431,24 +438,6 @@ static unsigned read_percent(const struct bench_options *o)
 	default:
 		return o->mix;
 	}
-}
-
-static const char *size_label(uint64_t bytes, char *buf, size_t len)
-{
-	static const char units[] = "KMGT";
-	unsigned unit = 0;
-
-	if (bytes < 1024 || bytes % 1024) {
-		snprintf(buf, len, "%llu", (unsigned long long)bytes);
-		return buf;
-	}
-	bytes /= 1024;
-	while (bytes >= 1024 && bytes % 1024 == 0 && unit < 3) {
-		bytes /= 1024;
-		unit++;
-	}
-	snprintf(buf, len, "%llu%c", (unsigned long long)bytes, units[unit]);
-	return buf;
 }
 
 static void clear_progress(struct bench *b)
@@ -476,7 +465,7 @@ static void on_tick(const struct bench_progress *progress, void *context)
 		json_object_object_add(line, "mode", json_object_new_string(p->mode));
 		json_object_object_add(line, "bs", json_object_new_uint64(p->bs));
 		json_object_object_add(line, "qd", json_object_new_int((int)p->qd));
-		json_object_object_add(line, "time_s", json_object_new_double(seconds));
+		json_object_object_add(line, "time_s", out_json_real(seconds));
 		for (int d = 0; d < 2; d++) {
 			struct json_object *dir = json_object_new_object();
 			uint64_t dios = progress->ios[d] - b->last_ios[d];
@@ -484,8 +473,8 @@ static void on_tick(const struct bench_progress *progress, void *context)
 
 			json_object_object_add(dir, "ios", json_object_new_uint64(dios));
 			json_object_object_add(dir, "bytes_per_s",
-					       json_object_new_double(dt ? (double)dbytes * 1e9 / (double)dt : 0));
-			json_object_object_add(dir, "iops", json_object_new_double(dt ? (double)dios * 1e9 / (double)dt : 0));
+					       out_json_real(dt ? (double)dbytes * 1e9 / (double)dt : 0));
+			json_object_object_add(dir, "iops", out_json_real(dt ? (double)dios * 1e9 / (double)dt : 0));
 			json_object_object_add(dir, "lat_mean_ns", json_object_new_uint64(dios ?
 				(progress->lat_sum[d] - b->last_lat[d]) / dios : 0));
 			json_object_object_add(line, d ? "write" : "read", dir);
@@ -495,7 +484,7 @@ static void on_tick(const struct bench_progress *progress, void *context)
 
 			json_object_object_add(line, "bytes", json_object_new_uint64(dbytes));
 			json_object_object_add(line, "bytes_per_s",
-					       json_object_new_double(dt ? (double)dbytes * 1e9 / (double)dt : 0));
+					       out_json_real(dt ? (double)dbytes * 1e9 / (double)dt : 0));
 		}
 		puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 		fflush(stdout);
@@ -510,10 +499,10 @@ static void on_tick(const struct bench_progress *progress, void *context)
 	}
 	if (b->progress) {
 		if (progress->ramping)
-			fprintf(stderr, "\r\033[K%s %s qd %u: ramping up", p->mode, size_label(p->bs, bs, sizeof(bs)), p->qd);
+			fprintf(stderr, "\r\033[K%s %s qd %u: ramping up", p->mode, bench_size_label(p->bs, bs, sizeof(bs)), p->qd);
 		else
 			fprintf(stderr, "\r\033[K%s %s qd %u: %.1f/%g s  %.1f MB/s  %.0f IOPS", p->mode,
-				size_label(p->bs, bs, sizeof(bs)), p->qd, seconds, b->opt.runtime,
+				bench_size_label(p->bs, bs, sizeof(bs)), p->qd, seconds, b->opt.runtime,
 				seconds > 0 ? (double)bytes / seconds / 1e6 : 0, seconds > 0 ? (double)ios / seconds : 0);
 		fflush(stderr);
 		b->progress_shown = true;
@@ -573,13 +562,22 @@ static void compare_views(struct point *p)
 			   : "read-ahead, write amplification or other processes added to it");
 }
 
+/* As the measured phase starts (after any ramp): the counters the run is compared with. */
+static void on_measure(void *context)
+{
+	struct bench *b = context;
+
+	b->running->device_known = read_device(b, &b->device_before);
+	b->cached_before = b->want_cached ? cached_pages(b) : -1;
+}
+
 static int run_point(struct bench *b, const char *mode, bool direct, uint64_t bs, unsigned qd)
 {
 	struct bench_options *o = &b->opt;
 	struct point *p = &b->points[b->npoints];
-	struct disk_stats before = {0}, after = {0};
+	struct disk_stats after = {0};
 	struct bench_spec spec = {0};
-	int64_t cached_before = -1, cached_after;
+	int64_t cached_after;
 	uint64_t span = b->target.size / bs * bs;
 	int rc;
 
@@ -587,10 +585,12 @@ static int run_point(struct bench *b, const char *mode, bool direct, uint64_t bs
 	p->mode = mode;
 	p->bs = bs;
 	p->qd = qd;
+	if (!span && !o->bs_given && !o->qd_sweep && !o->compare_cache)
+		return 0; /* the default sweep goes as far as the file allows */
 	if (!span) {
 		char bs_text[24], size_text[16];
 
-		warn_msg("block size %s is more than the %s used of %s: left out", size_label(bs, bs_text, sizeof(bs_text)),
+		warn_msg("block size %s is more than the %s used of %s: left out", bench_size_label(bs, bs_text, sizeof(bs_text)),
 			 human_size(b->target.size, size_text, 16), printable_name(b->target.path));
 		return 1;
 	}
@@ -612,6 +612,8 @@ static int run_point(struct bench *b, const char *mode, bool direct, uint64_t bs
 	spec.pattern = o->pattern;
 	spec.sync_writes = !direct && spec.read_percent < 100;
 	spec.stop = &stop_signal;
+	spec.on_measure = on_measure;
+	spec.context = b;
 	if (b->progress || o->interval > 0) {
 		spec.tick_ns = o->interval > 0 ? (uint64_t)(o->interval * 1e9) : 500000000;
 		spec.on_tick = on_tick;
@@ -622,9 +624,9 @@ static int run_point(struct bench *b, const char *mode, bool direct, uint64_t bs
 	memset(b->last_ios, 0, sizeof(b->last_ios));
 	memset(b->last_lat, 0, sizeof(b->last_lat));
 	memset(b->last_dir_bytes, 0, sizeof(b->last_dir_bytes));
-	if (!direct && spec.read_percent > 0)
-		cached_before = cached_pages(b);
-	p->device_known = read_device(b, &before);
+	/* The hit ratio of reads only: pages that writes add to the cache are no misses. */
+	b->want_cached = !direct && spec.read_percent == 100;
+	b->cached_before = -1;
 	rc = bench_run(&spec, &p->result);
 	p->device_known = p->device_known && read_device(b, &after);
 	clear_progress(b);
@@ -645,19 +647,22 @@ static int run_point(struct bench *b, const char *mode, bool direct, uint64_t bs
 	}
 	if (p->device_known) {
 		snprintf(p->device, sizeof(p->device), "%s", after.name);
-		disk_ext_compute(&before, &after, (double)p->result.elapsed_ns / 1e9, &p->device_ext);
-		p->device_read = (after.rd_sectors - before.rd_sectors) * 512;
-		p->device_written = (after.wr_sectors - before.wr_sectors) * 512;
+		const struct disk_stats *before = &b->device_before;
+
+		disk_ext_compute(before, &after, (double)p->result.elapsed_ns / 1e9, &p->device_ext);
+		p->device_read = after.rd_sectors >= before->rd_sectors ? (after.rd_sectors - before->rd_sectors) * 512 : 0;
+		p->device_written = after.wr_sectors >= before->wr_sectors ? (after.wr_sectors - before->wr_sectors) * 512 : 0;
 	}
-	if (cached_before >= 0 && (cached_after = cached_pages(b)) >= 0 && p->result.dir[BENCH_READ].bytes) {
+	if (b->cached_before >= 0 && (cached_after = cached_pages(b)) >= 0 && p->result.dir[BENCH_READ].bytes) {
 		/* Pages the file gained in the cache during the run were misses (bcc's cachestat counts so). */
 		uint64_t pages_read = pages_for(p->result.dir[BENCH_READ].bytes, page_size());
-		uint64_t misses = cached_after > cached_before ? (uint64_t)(cached_after - cached_before) : 0;
+		uint64_t misses = cached_after > b->cached_before ? (uint64_t)(cached_after - b->cached_before) : 0;
 
 		p->hit_known = true;
 		p->hit = misses >= pages_read ? 0 : 100.0 * (double)(pages_read - misses) / (double)pages_read;
 	}
-	compare_views(p);
+	if (!o->compare_cache) /* there the difference is the point, not a warning */
+		compare_views(p);
 	if (rc) {
 		char bs_text[24];
 
@@ -670,7 +675,7 @@ static int run_point(struct bench *b, const char *mode, bool direct, uint64_t bs
 		else if (p->result.error == ENOSPC)
 			warn_msg("%s: %s: no space left on the device", printable_name(b->target.path), p->result.error_what);
 		else
-			warn_msg("%s: bs %s: %s: %s", printable_name(b->target.path), size_label(bs, bs_text, sizeof(bs_text)),
+			warn_msg("%s: bs %s: %s: %s", printable_name(b->target.path), bench_size_label(bs, bs_text, sizeof(bs_text)),
 				 p->result.error_what, strerror(p->result.error));
 		return 1;
 	}
@@ -717,8 +722,8 @@ static struct json_object *direction_json(const struct point *p, const struct be
 
 	json_object_object_add(dir, "ios", json_object_new_uint64(s->ios));
 	json_object_object_add(dir, "bytes", json_object_new_uint64(s->bytes));
-	json_object_object_add(dir, "bytes_per_s", json_object_new_double(seconds > 0 ? (double)s->bytes / seconds : 0));
-	json_object_object_add(dir, "iops", json_object_new_double(seconds > 0 ? (double)s->ios / seconds : 0));
+	json_object_object_add(dir, "bytes_per_s", out_json_real(seconds > 0 ? (double)s->bytes / seconds : 0));
+	json_object_object_add(dir, "iops", out_json_real(seconds > 0 ? (double)s->ios / seconds : 0));
 	json_object_object_add(dir, "lat_ns", latency_json(s));
 	return dir;
 }
@@ -735,19 +740,19 @@ static struct json_object *point_json(const struct bench *b, const struct point 
 	json_object_object_add(o, "engine", json_object_new_string(p->qd > 1 || b->opt.engine == ENGINE_IO_URING ?
 								       "io_uring" : "psync"));
 	json_object_object_add(o, "elapsed_ns", json_object_new_uint64(p->result.elapsed_ns));
-	json_object_object_add(o, "bytes_per_s", json_object_new_double(mb_per_s(p) * 1e6));
-	json_object_object_add(o, "iops", json_object_new_double(iops_of(p)));
+	json_object_object_add(o, "bytes_per_s", out_json_real(mb_per_s(p) * 1e6));
+	json_object_object_add(o, "iops", out_json_real(iops_of(p)));
 	json_object_object_add(o, "lat_ns", latency_json(&p->all));
 	if (p->result.dir[BENCH_READ].ios || read_percent(&b->opt) > 0)
 		json_object_object_add(o, "read", direction_json(p, &p->result.dir[BENCH_READ]));
 	if (p->result.dir[BENCH_WRITE].ios || read_percent(&b->opt) < 100)
 		json_object_object_add(o, "write", direction_json(p, &p->result.dir[BENCH_WRITE]));
-	json_object_object_add(cpu, "user_s", json_object_new_double(p->result.cpu_user_s));
-	json_object_object_add(cpu, "sys_s", json_object_new_double(p->result.cpu_sys_s));
+	json_object_object_add(cpu, "user_s", out_json_real(p->result.cpu_user_s));
+	json_object_object_add(cpu, "sys_s", out_json_real(p->result.cpu_sys_s));
 	json_object_object_add(cpu, "user_ns_per_io",
-			       json_object_new_double(ios ? p->result.cpu_user_s * 1e9 / (double)ios : 0));
+			       out_json_real(ios ? p->result.cpu_user_s * 1e9 / (double)ios : 0));
 	json_object_object_add(cpu, "sys_ns_per_io",
-			       json_object_new_double(ios ? p->result.cpu_sys_s * 1e9 / (double)ios : 0));
+			       out_json_real(ios ? p->result.cpu_sys_s * 1e9 / (double)ios : 0));
 	json_object_object_add(o, "cpu", cpu);
 	json_object_object_add(o, "synced", json_object_new_boolean(p->result.synced));
 	if (p->result.synced)
@@ -758,13 +763,13 @@ static struct json_object *point_json(const struct bench *b, const struct point 
 		json_object_object_add(dev, "name", json_object_new_string(p->device));
 		json_object_object_add(dev, "read_bytes", json_object_new_uint64(p->device_read));
 		json_object_object_add(dev, "write_bytes", json_object_new_uint64(p->device_written));
-		json_object_object_add(dev, "util", json_object_new_double(p->device_ext.util));
-		json_object_object_add(dev, "aqu_sz", json_object_new_double(p->device_ext.aqu_sz));
+		json_object_object_add(dev, "util", out_json_real(p->device_ext.util));
+		json_object_object_add(dev, "aqu_sz", out_json_real(p->device_ext.aqu_sz));
 		json_object_object_add(o, "device", dev);
 	} else {
 		json_object_object_add(o, "device", NULL);
 	}
-	json_object_object_add(o, "hit_ratio", p->hit_known ? json_object_new_double(p->hit / 100) : NULL);
+	json_object_object_add(o, "hit_ratio", p->hit_known ? out_json_real(p->hit / 100) : NULL);
 	json_object_object_add(o, "knee", json_object_new_boolean(p->knee));
 	json_object_object_add(o, "warning", p->warning[0] ? json_object_new_string(p->warning) : NULL);
 	return o;
@@ -783,25 +788,26 @@ static struct json_object *document_json(const struct bench *b, const struct ben
 	json_object_object_add(doc, "rw", json_object_new_string(rw_name(o)));
 	if (o->rw == RW_MIX || o->rw == RW_RANDMIX)
 		json_object_object_add(doc, "mix_read_percent", json_object_new_int((int)o->mix));
-	json_object_object_add(doc, "direct", json_object_new_boolean(!o->buffered));
+	/* --compare-cache runs both ways: each point's mode says which. */
+	json_object_object_add(doc, "direct", o->compare_cache ? NULL : json_object_new_boolean(!o->buffered));
 	json_object_object_add(doc, "sweep", json_object_new_string(o->compare_cache ? "cache" : o->qd_sweep ? "qd" :
-								    b->npoints > 1 ? "bs" : "none"));
-	json_object_object_add(doc, "runtime_s", json_object_new_double(o->runtime));
+								    o->nbs > 1 ? "bs" : "none"));
+	json_object_object_add(doc, "runtime_s", out_json_real(o->runtime));
 	json_object_object_add(doc, "time_based", json_object_new_boolean(o->time_based));
-	json_object_object_add(doc, "ramp_s", json_object_new_double(o->ramp));
+	json_object_object_add(doc, "ramp_s", out_json_real(o->ramp));
 	for (unsigned i = 0; i < b->npoints; i++)
 		json_object_array_add(points, point_json(b, &b->points[i]));
 	json_object_object_add(doc, "points", points);
-	if (knee && knee->index >= 0) {
+	if (knee && knee->index >= 0 && b->npoints > 1) {
 		struct json_object *k = json_object_new_object();
 		const struct point *kp = &b->points[knee->index], *pp = &b->points[knee->peak];
 
 		json_object_object_add(k, o->qd_sweep ? "qd" : "bs", json_object_new_uint64(o->qd_sweep ? kp->qd : kp->bs));
-		json_object_object_add(k, "bytes_per_s", json_object_new_double(mb_per_s(kp) * 1e6));
-		json_object_object_add(k, "peak_bytes_per_s", json_object_new_double(mb_per_s(pp) * 1e6));
+		json_object_object_add(k, "bytes_per_s", out_json_real(mb_per_s(kp) * 1e6));
+		json_object_object_add(k, "peak_bytes_per_s", out_json_real(mb_per_s(pp) * 1e6));
 		json_object_object_add(k, o->qd_sweep ? "peak_qd" : "peak_bs", json_object_new_uint64(o->qd_sweep ? pp->qd : pp->bs));
 		json_object_object_add(doc, "knee", k);
-	} else if (!o->compare_cache) {
+	} else {
 		json_object_object_add(doc, "knee", NULL);
 	}
 	if (o->latency_target_ns) {
@@ -837,7 +843,7 @@ static void fill_row(struct out_table *table, const struct bench *b, const struc
 
 	out_set_text(row, COL_MODE, p->mode);
 	out_set_text(row, COL_RW, rw_name(&b->opt));
-	out_set_text(row, COL_BS, size_label(p->bs, bs, sizeof(bs)));
+	out_set_text(row, COL_BS, bench_size_label(p->bs, bs, sizeof(bs)));
 	out_set_count(row, COL_QD, p->qd);
 	out_set_count(row, COL_JOBS, b->opt.jobs);
 	out_set_real(row, COL_MBPS, mb_per_s(p));
@@ -911,8 +917,8 @@ static int print_results(struct bench *b, const struct bench_knee *knee)
 					       "(%.1f MB/s at queue depth %u)\n", kp->qd, mb_per_s(kp), mb_per_s(pp), pp->qd);
 				else
 					printf("knee: %s, %.1f MB/s: the smallest block size to reach 95 %% of the peak "
-					       "(%.1f MB/s at %s)\n", size_label(kp->bs, bs, sizeof(bs)), mb_per_s(kp), mb_per_s(pp),
-					       size_label(pp->bs, peak_bs, sizeof(peak_bs)));
+					       "(%.1f MB/s at %s)\n", bench_size_label(kp->bs, bs, sizeof(bs)), mb_per_s(kp), mb_per_s(pp),
+					       bench_size_label(pp->bs, peak_bs, sizeof(peak_bs)));
 			}
 			if (o->latency_target_ns) {
 				int best = bench_latency_target(b->npoints, bench_p99_of, b, o->latency_target_ns);
@@ -936,7 +942,7 @@ static int print_results(struct bench *b, const struct bench_knee *knee)
 		char bs[24];
 
 		if (b->points[i].warning[0])
-			warn_msg("%s %s qd %u: %s", b->points[i].mode, size_label(b->points[i].bs, bs, sizeof(bs)), b->points[i].qd,
+			warn_msg("%s %s qd %u: %s", b->points[i].mode, bench_size_label(b->points[i].bs, bs, sizeof(bs)), b->points[i].qd,
 				 b->points[i].warning);
 	}
 	return rc ? EXIT_FAIL : 0;
@@ -1041,7 +1047,7 @@ static int check_alignment(const struct bench *b, uint32_t align)
 			char bs[24];
 
 			warn_msg("block size %s is not a multiple of %u bytes, which O_DIRECT needs %s: use a multiple "
-				 "of %u, or --buffered", size_label(b->opt.bs[i], bs, sizeof(bs)), align,
+				 "of %u, or --buffered", bench_size_label(b->opt.bs[i], bs, sizeof(bs)), align,
 				 b->target.dio_offset_align ? "here (statx dio_offset_align)" : "on any device", align);
 			return EXIT_FAIL;
 		}
@@ -1055,9 +1061,31 @@ int cmd_bench(int argc, char **argv)
 	struct target_request request = {0};
 	struct sigaction action = {0};
 	struct bench_knee knee = { .index = -1, .peak = -1 };
+	bool svg_made = false;
 	int rc, failed;
 
 	parse_options(argc, argv, &b->opt);
+	if (b->opt.output.columns && b->opt.output.columns[0] != '+') {
+		/* An unknown column is said now, not after the runs. */
+		struct out_table *check = out_table_new(columns, COL_COUNT, &b->opt.output, "points");
+
+		if (!check) {
+			free(b);
+			return EXIT_USAGE;
+		}
+		out_table_free(check);
+	} else if (b->opt.output.columns) {
+		struct out_options check_options = b->opt.output;
+		struct out_table *check;
+
+		check_options.columns = b->opt.output.columns + 1;
+		check = out_table_new(columns, COL_COUNT, &check_options, "points");
+		if (!check) {
+			free(b);
+			return EXIT_USAGE;
+		}
+		out_table_free(check);
+	}
 	b->progress = isatty(STDERR_FILENO) && b->opt.interval <= 0;
 	action.sa_handler = on_signal;
 	sigemptyset(&action.sa_mask);
@@ -1074,6 +1102,20 @@ int cmd_bench(int argc, char **argv)
 	request.stop = &stop_signal;
 	request.on_layout = on_layout;
 	request.context = b;
+	if (b->opt.svg) {
+		/* Say now, not after minutes of runs, that the chart cannot be written (and keep what is there). */
+		int fd;
+
+		svg_made = access(b->opt.svg, F_OK) != 0;
+		fd = open(b->opt.svg, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666);
+
+		if (fd < 0) {
+			warn_errno(b->opt.svg, errno);
+			free(b);
+			return EXIT_FAIL;
+		}
+		close(fd);
+	}
 	/* 512 bytes is the least any device needs: say so before a test file is laid out. */
 	if (check_alignment(b, 512)) {
 		free(b);
@@ -1090,19 +1132,14 @@ int cmd_bench(int argc, char **argv)
 		free(b);
 		return EXIT_FAIL;
 	}
-	if (b->opt.svg) {
-		/* Say now, not after minutes of runs, that the chart cannot be written. */
-		FILE *svg = fopen(b->opt.svg, "we");
-
-		if (!svg) {
-			warn_errno(b->opt.svg, errno);
-			bench_target_remove(&b->target);
-			free(b);
-			return EXIT_FAIL;
-		}
-		fclose(svg);
-	}
 	failed = run_all(b);
+	if (!b->npoints && !failed && !stop_signal) {
+		char size_text[16];
+
+		warn_msg("no block size of the sweep fits in the %s used: give --bs or a larger --size",
+			 human_size(b->target.size, size_text, sizeof(size_text)));
+		failed = 1;
+	}
 	if (!b->opt.compare_cache && b->npoints)
 		knee = bench_find_knee(b->npoints, mbps_of, b, 0.95);
 	if (knee.index >= 0 && b->npoints > 1)
@@ -1125,6 +1162,8 @@ int cmd_bench(int argc, char **argv)
 			rc = EXIT_FAIL;
 		}
 	}
+	if (b->opt.svg && !b->npoints && svg_made)
+		unlink(b->opt.svg); /* made empty to check it could be; nothing to draw */
 	bench_target_remove(&b->target);
 	if (stop_signal)
 		rc = 128 + stop_signal;

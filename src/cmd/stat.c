@@ -770,11 +770,8 @@ static void print_json(struct run *r, const struct system_sample *s, uint64_t in
 			snprintf(key, sizeof(key), "%s%s%s", col->key, col->unit && *col->unit ? "_" : "", col->unit);
 			if (isnan(value)) {
 				json_object_object_add(group, key, NULL);
-			} else if (value == rint(value) && fabs(value) < 9e15) {
-				json_object_object_add(group, key, json_object_new_int64((int64_t)value));
 			} else {
-				snprintf(buf, sizeof(buf), fabs(value) >= 1 ? "%.3f" : "%.6g", value);
-				json_object_object_add(group, key, json_object_new_double_s(value, buf));
+				json_object_object_add(group, key, out_json_real(value));
 			}
 		}
 		json_object_object_add(line, m->key, group);

@@ -127,6 +127,12 @@ void out_table_stream(struct out_table *table, FILE *stream);
 /* Streaming: writes the last row added now, rather than when the next one comes. */
 void out_table_flush(struct out_table *table);
 
+/*
+ * A real number for a JSON document as people read it: whole numbers as integers, others
+ * with three decimals (six significant digits below 1), never 80.211844063706195.
+ */
+struct json_object *out_json_real(double value);
+
 /* A value added to the JSON document after the rows (the table takes ownership). */
 void out_json_add(struct out_table *table, const char *key, struct json_object *value);
 

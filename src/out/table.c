@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <libsmartcols/libsmartcols.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -718,4 +719,14 @@ int out_table_print(struct out_table *table, FILE *stream)
 	if (!rc && fflush(stream))
 		rc = -errno;
 	return rc;
+}
+
+struct json_object *out_json_real(double value)
+{
+	char buf[64];
+
+	if (value == rint(value) && fabs(value) < 9e15)
+		return json_object_new_int64((int64_t)value);
+	snprintf(buf, sizeof(buf), fabs(value) >= 1 ? "%.3f" : "%.6g", value);
+	return json_object_new_double_s(value, buf);
 }

@@ -18,6 +18,12 @@ static void test_parse_sizes(void **state)
 	assert_int_equal(bench_parse_sizes("4k,64k,1m", bs, BENCH_MAX_POINTS), 3);
 	assert_int_equal(bs[1], 65536);
 	assert_int_equal(bs[2], 1 << 20);
+	/* Lists are put in order, each size once. */
+	assert_int_equal(bench_parse_sizes("1m,4k,64k,4k", bs, BENCH_MAX_POINTS), 3);
+	assert_int_equal(bs[0], 4096);
+	assert_int_equal(bs[1], 65536);
+	assert_int_equal(bs[2], 1 << 20);
+	assert_int_equal(bench_parse_sizes("8k,8k,8k", bs, 1), 1);
 	/* The default sweep: 4k to 4m doubling, eleven sizes. */
 	assert_int_equal(bench_parse_sizes("4k-4m", bs, BENCH_MAX_POINTS), 11);
 	assert_int_equal(bs[0], 4096);
