@@ -760,7 +760,7 @@ static void print_json(struct run *r, const struct system_sample *s, uint64_t in
 	for (unsigned g = 0; g < r->ngroups; g++) {
 		const struct mon_group *m = &r->groups[g].shown;
 		struct json_object *group = json_object_new_object();
-		char key[96], buf[64];
+		char key[96];
 
 		if (r->groups[g].kind == G_TIME)
 			continue; /* time_ns says it */
