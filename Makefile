@@ -12,14 +12,14 @@ CC         ?= cc
 CLANG      ?= clang
 
 # Links that run a subcommand by their name (make install-links).
-LINKS := pcstat vstat dstat
+LINKS := pcstat vstat dstat cachestat cachetop
 
-PKGS := smartcols json-c liburing blkid
+PKGS := smartcols json-c liburing blkid ncursesw
 
 # Everything the build and the tests need, from Debian's archive; the peer tools
 # (fio, vmtouch, sysstat, dstat, util-linux's fincore) are what the tests compare with.
 DEB_PACKAGES := gcc make pkg-config libc6-dev libsmartcols-dev libjson-c-dev libcmocka-dev \
-                libbpf-dev libelf-dev zlib1g-dev bpftool liburing-dev libblkid-dev \
+                libbpf-dev libelf-dev zlib1g-dev bpftool liburing-dev libblkid-dev libncurses-dev \
                 clang libclang-rt-14-dev util-linux mount fio vmtouch sysstat dstat time \
                 python3 groff-base man-db libfuse3-dev fuse3
 
@@ -103,7 +103,7 @@ $(BUILD)/bpf/vmlinux.h:
 	@mkdir -p $(dir $@)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-$(BUILD)/bpf/%.bpf.o: src/bpf/%.bpf.c $(BUILD)/bpf/vmlinux.h
+$(BUILD)/bpf/%.bpf.o: src/bpf/%.bpf.c $(BUILD)/bpf/vmlinux.h $(wildcard src/bpf/*.h)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(BUILD)/bpf -c $< -o $@
 
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o

@@ -1,5 +1,7 @@
 /* iolens.c: main(): the subcommand table, and argv[0] dispatch (a link named pcstat runs `iolens pcstat`). */
 #include <libgen.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <locale.h>
 #include <stdio_ext.h>
 #include <stdio.h>
@@ -21,6 +23,8 @@ static const struct command commands[] = {
 	{ "warm", cmd_warm, "load files into the page cache (and lock them there)" },
 	{ "vstat", cmd_vstat, "per-operation statistics of servers that use libvtrace" },
 	{ "stat", cmd_stat, "a live view of cpu, disks, network, memory, pressure and servers (dstat)" },
+	{ "cachestat", cmd_cachestat, "page-cache hits, misses, dirties and evictions of the system (bcc's cachestat)" },
+	{ "cachetop", cmd_cachetop, "page-cache hits and misses per process or per file (bcc's cachetop)" },
 	{ "bench", cmd_bench, "disk throughput, IOPS and latency, block-size sweeps and the knee (fio, dd)" },
 	/* Aliases, for links named after the tools people already type. */
 	{ "dstat", cmd_stat, NULL },
@@ -82,6 +86,15 @@ int main(int argc, char **argv)
 	/* Character classes from the environment, so tables measure UTF-8 names right; numbers
 	 * stay in the C locale, so 75.000 never becomes 75,000 in CSV and JSON. */
 	setlocale(LC_CTYPE, "");
+
+	/*
+	 * A closed standard output would be taken by the next file opened (a test file, an
+	 * eBPF map), and what is printed would land there: say so and stop.
+	 */
+	if (fcntl(STDOUT_FILENO, F_GETFD) < 0 && errno == EBADF) {
+		fprintf(stderr, "%s: standard output is closed\n", self);
+		return EXIT_FAIL;
+	}
 
 	/* One thread writes stdout: skip the stream lock, which costs a lot per padding space. */
 	__fsetlocking(stdout, FSETLOCKING_BYCALLER);

@@ -191,12 +191,9 @@ static _Noreturn void usage(void)
 
 static double parse_seconds_arg(const char *name, const char *text)
 {
-	char *end;
 	double value;
 
-	errno = 0;
-	value = strtod(text, &end);
-	if (errno || end == text || *end || !(value >= 0) || value > 1e6)
+	if (parse_seconds(text, 1e6, true, &value) != 0)
 		usage_error("%s: not a number of seconds: '%s'", name, text);
 	return value;
 }

@@ -167,12 +167,9 @@ static char *set_list(char *old, const char *arg)
 
 static double parse_delay(const char *text)
 {
-	char *end;
 	double value;
 
-	errno = 0;
-	value = strtod(text, &end);
-	if (errno || end == text || *end || !(value > 0) || value > 86400)
+	if (parse_seconds(text, 86400, false, &value) != 0)
 		usage_error("delay: '%s' is not a number of seconds", text);
 	return value;
 }
@@ -901,10 +898,7 @@ static void say_unknowns(struct run *r, const struct system_sample *s)
 
 static void sleep_until(uint64_t deadline)
 {
-	struct timespec ts = { (time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull) };
-
-	while (!stop_signal && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
+	sleep_until_ns(deadline, &stop_signal);
 }
 
 int cmd_stat(int argc, char **argv)

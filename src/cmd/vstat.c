@@ -383,13 +383,6 @@ static const char *state_name(enum segment_state state)
 	return state == SEGMENT_LIVE ? "live" : state == SEGMENT_STALE ? "stale" : "unknown";
 }
 
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Samples every segment; those that fail are dropped after their message. */
 static void sample_all(struct vstat *vs)
@@ -526,14 +519,11 @@ static bool pid_has_segment(struct vstat *vs, long pid)
 	return probe.nsegments > 0;
 }
 
-static double parse_seconds(const char *text, const char *what, bool zero_allowed)
+static double seconds_arg(const char *text, const char *what, bool zero_allowed)
 {
-	char *end;
 	double value;
 
-	errno = 0;
-	value = strtod(text, &end);
-	if (errno || end == text || *end || !(value >= 0) || (!zero_allowed && value == 0) || value > 86400 * 365)
+	if (parse_seconds(text, 86400 * 365, zero_allowed, &value) != 0)
 		usage_error("%s: '%s' is not a number of seconds", what, text);
 	return value;
 }
@@ -570,7 +560,7 @@ static void parse_positionals(struct vstat *vs, int argc, char **argv, double *i
 		vs->target_pid = strtol(vs->target, NULL, 10);
 	}
 	if (i < argc)
-		*interval = parse_seconds(argv[i++], "interval", false);
+		*interval = seconds_arg(argv[i++], "interval", false);
 	if (i < argc && (parse_u64(argv[i++], count) || !*count))
 		usage_error("count: '%s' is not a positive whole number", argv[i - 1]);
 	if (i < argc)
@@ -579,10 +569,7 @@ static void parse_positionals(struct vstat *vs, int argc, char **argv, double *i
 
 static void sleep_until(uint64_t deadline_ns)
 {
-	struct timespec ts = { (time_t)(deadline_ns / 1000000000ull), (long)(deadline_ns % 1000000000ull) };
-
-	while (!stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
+	sleep_until_ns(deadline_ns, &stop);
 }
 
 int cmd_vstat(int argc, char **argv)
@@ -615,7 +602,7 @@ int cmd_vstat(int argc, char **argv)
 			vs.show_idle = true;
 			break;
 		case OPT_HANG_AFTER:
-			vs.hang_after_ns = (uint64_t)(parse_seconds(optarg, "--hang-after", true) * 1e9);
+			vs.hang_after_ns = (uint64_t)(seconds_arg(optarg, "--hang-after", true) * 1e9);
 			break;
 		case 'p':
 			if (parse_u64(optarg, &pid) || !pid || pid > 4194304)

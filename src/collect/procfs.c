@@ -225,6 +225,40 @@ int meminfo_parse(const char *text, size_t len, struct meminfo *out)
 	return 0;
 }
 
+int proc_io_parse(const char *text, size_t len, struct proc_io *out)
+{
+	static const struct {
+		const char *key;
+		size_t length, offset;
+	} fields[] = {
+		{ "rchar", 5, offsetof(struct proc_io, rchar) },
+		{ "read_bytes", 10, offsetof(struct proc_io, read_bytes) },
+		{ "write_bytes", 11, offsetof(struct proc_io, write_bytes) },
+	};
+	const char *cursor = text, *end = text + len;
+	unsigned found = 0;
+	struct span line;
+
+	memset(out, 0, sizeof(*out));
+	while (procfs_next_line(&cursor, end, &line)) {
+		const char *colon = memchr(line.start, ':', span_length(line));
+		struct span rest, number, extra;
+
+		if (!colon)
+			continue;
+		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+			if ((size_t)(colon - line.start) != fields[i].length || memcmp(line.start, fields[i].key, fields[i].length))
+				continue;
+			rest = (struct span){colon + 1, line.end};
+			if (!procfs_next_word(&rest, &number) || procfs_next_word(&rest, &extra) ||
+			    !procfs_parse_u64(number, 10, (uint64_t *)((char *)out + fields[i].offset)))
+				return -EINVAL;
+			found |= 1u << i;
+		}
+	}
+	return found == 7 ? 0 : -EINVAL;
+}
+
 int meminfo_read(struct meminfo *out)
 {
 	static struct sysroot_file file = SYSROOT_FILE("/proc/meminfo");
@@ -260,6 +294,7 @@ static const struct {
 	VMSTAT_FIELD("nr_file_pages", nr_file_pages),
 	VMSTAT_FIELD("nr_dirty", nr_dirty),
 	VMSTAT_FIELD("nr_writeback", nr_writeback),
+	VMSTAT_FIELD("nr_dirtied", nr_dirtied),
 };
 #define VMSTAT_FIELDS (sizeof(vmstat_fields) / sizeof(vmstat_fields[0]))
 

@@ -74,11 +74,23 @@ struct vmstat {
 	uint64_t workingset_refault_file;   /* file pages read back soon after their eviction
 					       ("workingset_refault" before 5.9, which counted only file pages) */
 	uint64_t nr_file_pages, nr_dirty, nr_writeback; /* gauges, in pages */
+	uint64_t nr_dirtied;                /* pages dirtied since boot */
 };
 
 /* -EINVAL when none of these counters is there, or one of them is malformed. */
 int vmstat_parse(const char *text, size_t len, struct vmstat *out);
 int vmstat_read(struct vmstat *out);
+
+/* ---- /proc/PID/io (bytes; needs the same user or root) ---------------------------------- */
+
+struct proc_io {
+	uint64_t rchar;       /* read by system calls, whatever the source (cache, disk, pipe, socket) */
+	uint64_t read_bytes;  /* fetched from storage for this process */
+	uint64_t write_bytes; /* sent to storage for this process (when written back) */
+};
+
+/* -EINVAL unless rchar, read_bytes and write_bytes are all there, each a whole number. */
+int proc_io_parse(const char *text, size_t len, struct proc_io *out);
 
 /* ---- /proc/loadavg ------------------------------------------------------------------- */
 

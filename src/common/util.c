@@ -224,3 +224,32 @@ char *xstrdup(const char *s)
 	}
 	return p;
 }
+
+int parse_seconds(const char *text, double max, bool zero_allowed, double *out)
+{
+	char *end;
+	double value;
+
+	errno = 0;
+	value = strtod(text, &end);
+	if (errno || end == text || *end || !(value >= 0) || (!zero_allowed && value == 0) || value > max)
+		return -EINVAL;
+	*out = value;
+	return 0;
+}
+
+void sleep_until_ns(uint64_t deadline_ns, volatile sig_atomic_t *stop)
+{
+	struct timespec ts = { (time_t)(deadline_ns / 1000000000ull), (long)(deadline_ns % 1000000000ull) };
+
+	while (!(stop && *stop) && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}

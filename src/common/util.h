@@ -4,6 +4,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Exit statuses: everything worked, something failed, bad usage. */
@@ -29,6 +31,13 @@ _Noreturn void usage_hint(void);
 int parse_size(const char *text, uint64_t *out);
 /* OFFSET[:LENGTH] with sizes as above; LENGTH 0 or absent means to the end. */
 int parse_range(const char *text, uint64_t *offset, uint64_t *length);
+/*
+ * Seconds as people type them for intervals and runtimes: "1", "0.5", "2e-1". Not negative,
+ * at most max; zero only when zero_allowed. 0, or -EINVAL.
+ */
+int parse_seconds(const char *text, double max, bool zero_allowed, double *out);
+/* Sleeps until a CLOCK_MONOTONIC time (ns), or until *stop is set by a signal handler. */
+void sleep_until_ns(uint64_t deadline_ns, volatile sig_atomic_t *stop);
 /* A whole number, strictly: no sign, no trailing text. */
 int parse_u64(const char *text, uint64_t *out);
 
@@ -42,6 +51,8 @@ uint64_t page_size(void);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t monotonic_ns(void);
+/* The wall clock (CLOCK_REALTIME), ns since the epoch. */
+uint64_t realtime_ns(void);
 
 /* realloc and strdup that report and abort on out-of-memory, so callers need no path for it. */
 void *xrealloc(void *ptr, size_t size);

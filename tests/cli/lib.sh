@@ -6,7 +6,7 @@
 : "${TEST_TMPDIR:=${TMPDIR:-/tmp}}"
 mkdir -p "$TEST_TMPDIR"
 T=$(mktemp -d "$TEST_TMPDIR/cli.XXXXXX")
-trap 'cleanup_hooks; rm -rf "$T"' EXIT
+trap 'cleanup_hooks; [ -n "${KEEP_T:-}" ] || rm -rf "$T"' EXIT
 CLEANUP=()
 cleanup_hooks() { local c; for c in "${CLEANUP[@]}"; do eval "$c"; done; }
 on_exit() { CLEANUP+=("$1"); }

@@ -27,6 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct psi psi;
 	struct sockets sockets = {0};
 	struct locks locks;
+	struct proc_io io;
 	uint64_t numbers[4];
 	double seconds;
 
@@ -45,6 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (meminfo_parse(text, size, &memory) == 0 && memory.mem_total == PROCFS_UNKNOWN)
 		abort();
 	vmstat_parse(text, size, &vm);
+	proc_io_parse(text, size, &io);
 	loadavg_parse(text, size, &load);
 	uptime_parse(text, size, &seconds);
 

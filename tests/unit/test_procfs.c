@@ -144,6 +144,26 @@ static void test_vm1_vmstat(void **state)
 	assert_int_equal(v.nr_writeback, 0);
 }
 
+static void test_proc_io(void **state)
+{
+	static const char text[] = "rchar: 1234567\nwchar: 89\nsyscr: 10\nsyscw: 2\nread_bytes: 65536\n"
+				   "write_bytes: 8192\ncancelled_write_bytes: 0\n";
+	struct proc_io io;
+	(void)state;
+
+	assert_int_equal(proc_io_parse(text, strlen(text), &io), 0);
+	assert_int_equal(io.rchar, 1234567);
+	assert_int_equal(io.read_bytes, 65536);
+	assert_int_equal(io.write_bytes, 8192);
+	/* Any order; a field missing, or not a number, is refused. */
+	assert_int_equal(proc_io_parse("write_bytes: 1\nread_bytes: 2\nrchar: 3", 37, &io), 0);
+	assert_int_equal(io.rchar, 3);
+	assert_int_equal(proc_io_parse("rchar: 1\nread_bytes: 2\n", 23, &io), -EINVAL);
+	assert_int_equal(proc_io_parse("rchar: x\nread_bytes: 2\nwrite_bytes: 3\n", 38, &io), -EINVAL);
+	assert_int_equal(proc_io_parse("rchar: 1 2\nread_bytes: 2\nwrite_bytes: 3\n", 40, &io), -EINVAL);
+	assert_int_equal(proc_io_parse("", 0, &io), -EINVAL);
+}
+
 static void test_vm1_loadavg_uptime(void **state)
 {
 	struct loadavg load;
@@ -1095,6 +1115,7 @@ int main(void)
 		cmocka_unit_test(test_vm1_procstat),
 		cmocka_unit_test(test_vm1_meminfo),
 		cmocka_unit_test(test_vm1_vmstat),
+		cmocka_unit_test(test_proc_io),
 		cmocka_unit_test(test_vm1_loadavg_uptime),
 		cmocka_unit_test(test_vm1_netdev),
 		cmocka_unit_test(test_vm1_swaps),

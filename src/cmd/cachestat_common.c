@@ -1,0 +1,68 @@
+/* cachestat_common.c: what cachestat and cachetop share: options, the counting mode (eBPF or /proc), signals. */
+#include "cmd/cachestat_common.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/util.h"
+
+volatile sig_atomic_t cache_stop;
+
+static void on_signal(int signo)
+{
+	cache_stop = signo;
+}
+
+void cache_signals(void)
+{
+	struct sigaction action = { .sa_handler = on_signal };
+
+	sigemptyset(&action.sa_mask);
+	sigaction(SIGINT, &action, NULL);
+	sigaction(SIGTERM, &action, NULL);
+	sigaction(SIGHUP, &action, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+void cache_parse_interval_count(int argc, char **argv, int first, struct cache_options *o, bool with_count)
+{
+	uint64_t count;
+
+	if (first < argc && parse_seconds(argv[first++], 86400, false, &o->interval) != 0)
+		usage_error("interval: '%s' is not a number of seconds above 0", argv[first - 1]);
+	if (first < argc && with_count) {
+		if (parse_u64(argv[first++], &count) != 0 || count == 0)
+			usage_error("count: '%s' is not a whole number above 0", argv[first - 1]);
+		o->count = count;
+	}
+	if (first < argc)
+		usage_error("too many arguments: '%s'", argv[first]);
+}
+
+void cache_mode_start(const struct cachestat_options *bpf_options, struct cache_mode *mode)
+{
+	int rc = cachestat_start(bpf_options, &mode->why);
+
+	mode->bpf = rc == 0;
+	if (!mode->bpf)
+		warn_msg("no eBPF (%s): estimating from /proc, where hits cannot be told apart and misses "
+			 "count every page read from a disk", mode->why);
+}
+
+void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_counters *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->misses = vmstat->pgpgin != PROCFS_UNKNOWN ? vmstat->pgpgin / 4 : 0;
+	out->dirties = vmstat->nr_dirtied != PROCFS_UNKNOWN ? vmstat->nr_dirtied : 0;
+	out->evictions = vmstat->pgsteal_file != PROCFS_UNKNOWN ? vmstat->pgsteal_file : 0;
+}
+
+int cache_output_failed(void)
+{
+	int err = errno ? errno : EIO;
+
+	if (err != EPIPE)
+		warn_errno("standard output", err);
+	return EXIT_FAIL;
+}

@@ -1,0 +1,38 @@
+/* cachestat_common.h: what cachestat and cachetop share: options, the counting mode (eBPF or /proc), signals. */
+#ifndef IOLENS_CMD_CACHESTAT_COMMON_H
+#define IOLENS_CMD_CACHESTAT_COMMON_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "collect/cachestat.h"
+#include "collect/procfs.h"
+#include "out/out.h"
+
+struct cache_options {
+	double interval;         /* seconds */
+	unsigned long long count; /* 0: until Ctrl-C */
+	enum out_format format;
+	bool no_header, timestamp;
+};
+
+struct cache_mode {
+	bool bpf;        /* counting with eBPF; else estimating from /proc */
+	const char *why; /* why not eBPF */
+};
+
+extern volatile sig_atomic_t cache_stop;
+
+/* SIGINT, SIGTERM, SIGHUP end the loop (the eBPF programs are detached on the way out); SIGPIPE is ignored. */
+void cache_signals(void);
+/* [interval [count]] from argv[first...]; with_count false: [interval] only. Exits 2 on bad input. */
+void cache_parse_interval_count(int argc, char **argv, int first, struct cache_options *o, bool with_count);
+/* Starts eBPF, or says once on stderr that /proc estimates are used and what they cannot tell. */
+void cache_mode_start(const struct cachestat_options *bpf_options, struct cache_mode *mode);
+/* /proc/vmstat as counters: misses from pgpgin (KiB read from disks), dirties from nr_dirtied. */
+void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_counters *out);
+/* stdout failed (closed, full): says so; the exit status to return. */
+int cache_output_failed(void);
+
+#endif

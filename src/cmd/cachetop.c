@@ -1,0 +1,798 @@
+/* cachetop.c: iolens cachetop: page-cache hits, misses and dirties per process, file or cgroup, as bcc's cachetop (full screen on a tty). */
+#include <curses.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/cachestat_common.h"
+#include "cmd/common.h"
+#include "collect/cachestat.h"
+#include "collect/procfs.h"
+#include "common/util.h"
+
+enum group_by { BY_PROCESS, BY_FILE, BY_CGROUP };
+enum sort_key { SORT_PID, SORT_UID, SORT_CMD, SORT_HITS, SORT_MISSES, SORT_DIRTIES, SORT_READ_HIT, SORT_WRITE_HIT, SORT_COUNT };
+static const char *const sort_names[SORT_COUNT] = { "pid", "uid", "cmd", "hits", "misses", "dirties", "read_hit", "write_hit" };
+static const char *const sort_titles[SORT_COUNT] = { "PID", "UID", "CMD", "HITS", "MISSES", "DIRTIES", "READ_HIT%", "WRITE_HIT%" };
+
+struct top_row {
+	uint32_t pid, uid;
+	char name[4096]; /* command, file path or cgroup path */
+	struct cache_counters c;
+	uint64_t hits;
+	double read_hit, write_hit; /* percent; -1 when there was nothing to hit */
+};
+
+struct top {
+	struct cache_options o;
+	enum group_by by;
+	enum sort_key sort;
+	bool reverse;
+	pid_t pid;
+	unsigned long long max_rows;
+	struct top_row *rows;
+	size_t nrows;
+	bool screen; /* ncurses */
+	struct meminfo mem;
+	struct path_cache {
+		dev_t dev;
+		uint64_t ino;
+		char *path;
+	} *paths;
+	size_t npaths;
+};
+
+static _Noreturn void usage(void)
+{
+	printf("Usage:\n"
+	       " %s [options] [interval [count]]\n"
+	       "\n"
+	       "Page-cache hits, misses and dirtied pages per process (or per file, or per cgroup),\n"
+	       "each interval (seconds, default 1), as bcc's cachetop shows them, from stable kernel\n"
+	       "tracepoints (eBPF, root). On a terminal a full screen refreshed each interval; keys:\n"
+	       "< and > change the sort column, r reverses the order, q quits. Piped, plain rows.\n"
+	       "\n"
+	       "Columns, in pages: HITS (read or mapped, less misses), MISSES (added to the cache),\n"
+	       "DIRTIES (dirtied), READ_HIT%% (of the pages read or mapped, those already cached),\n"
+	       "WRITE_HIT%% (of the pages dirtied, those that were already cached, not added by the\n"
+	       "write). Without eBPF, estimates from /proc/PID/io: read_bytes against rchar.\n"
+	       "\n"
+	       "Options:\n"
+	       "  -s, --sort COLUMN      pid, uid, cmd, hits (default), misses, dirties, read_hit, write_hit\n"
+	       "  -r, --reverse          ascending order (default: descending)\n"
+	       "  -p, --pid PID          only this process\n"
+	       "  -n, --rows N           at most N rows each interval\n"
+	       "      --files            per file (device and inode, with a path where one is found)\n"
+	       "      --cgroup           per cgroup\n"
+	       "      --json             JSON lines, one object per interval\n"
+	       "      --csv              comma-separated values with a header line\n"
+	       "      --no-header        leave out the header lines\n"
+	       "  -h, --help             show this help\n"
+	       "  -V, --version          show the version\n"
+	       "\n"
+	       "Examples:\n"
+	       "  %s                     full screen, every second\n"
+	       "  %s --files 5           which files miss most, every 5 seconds\n"
+	       "  %s -p 4242 1 10        one process, ten times\n"
+	       "  %s --json 1 3 | jq .   three JSON lines\n",
+	       program_name, program_name, program_name, program_name, program_name);
+	exit(EXIT_OK);
+}
+
+static double percent_or_unknown(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : -1;
+}
+
+/* The derived figures: what share of reads and of writes found their page cached. */
+static void derive(struct top_row *row)
+{
+	uint64_t accesses = row->c.reads + row->c.maps;
+
+	row->hits = cachestat_hits(&row->c);
+	row->read_hit = percent_or_unknown(row->hits < accesses ? row->hits : accesses, accesses);
+	row->write_hit = percent_or_unknown(row->c.dirties > row->c.write_misses ? row->c.dirties - row->c.write_misses : 0,
+					    row->c.dirties);
+}
+
+/* ---- Names ------------------------------------------------------------------------------- */
+
+static void remember_path(struct top *t, dev_t dev, uint64_t ino, const char *path)
+{
+	for (size_t i = 0; i < t->npaths; i++)
+		if (t->paths[i].dev == dev && t->paths[i].ino == ino)
+			return;
+	t->paths = xrealloc(t->paths, (t->npaths + 1) * sizeof(*t->paths));
+	t->paths[t->npaths].dev = dev;
+	t->paths[t->npaths].ino = ino;
+	t->paths[t->npaths].path = xstrdup(path);
+	t->npaths++;
+}
+
+static const char *known_path(const struct top *t, dev_t dev, uint64_t ino)
+{
+	for (size_t i = 0; i < t->npaths; i++)
+		if (t->paths[i].dev == dev && t->paths[i].ino == ino)
+			return t->paths[i].path;
+	return NULL;
+}
+
+/* Files open in any process: where a (device, inode) can be given a path. */
+static void learn_open_files(struct top *t)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *entry;
+
+	if (!proc)
+		return;
+	while ((entry = readdir(proc))) {
+		char dir_path[300], link_path[600], target[4096];
+		DIR *fds;
+		struct dirent *fd_entry;
+
+		if (entry->d_name[0] < '1' || entry->d_name[0] > '9')
+			continue;
+		snprintf(dir_path, sizeof(dir_path), "/proc/%s/fd", entry->d_name);
+		fds = opendir(dir_path);
+		if (!fds)
+			continue;
+		while ((fd_entry = readdir(fds))) {
+			struct stat st;
+			ssize_t length;
+
+			if (fd_entry->d_name[0] == '.')
+				continue;
+			snprintf(link_path, sizeof(link_path), "%s/%s", dir_path, fd_entry->d_name);
+			if (stat(link_path, &st) != 0 || !S_ISREG(st.st_mode))
+				continue;
+			length = readlink(link_path, target, sizeof(target) - 1);
+			if (length <= 0)
+				continue;
+			target[length] = '\0';
+			remember_path(t, st.st_dev, st.st_ino, target);
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+}
+
+/*
+ * A file closed before it was looked for: often next to one that is known (a log beside
+ * its rotated twin, a table beside its index). The directories of known files on the same
+ * device are read for the inode; at most 64 of them, once per interval.
+ */
+static const char *find_beside_known(struct top *t, dev_t dev, uint64_t ino)
+{
+	char **dirs = NULL;
+	size_t ndirs = 0;
+	const char *found = NULL;
+
+	for (size_t i = 0; i < t->npaths && ndirs < 64; i++) {
+		char *dir, *slash;
+		size_t j;
+
+		if (t->paths[i].dev != dev || t->paths[i].path[0] != '/')
+			continue;
+		dir = xstrdup(t->paths[i].path);
+		slash = strrchr(dir, '/');
+		slash[slash == dir] = '\0';
+		for (j = 0; j < ndirs && strcmp(dirs[j], dir); j++)
+			;
+		if (j < ndirs) {
+			free(dir);
+			continue;
+		}
+		dirs = xrealloc(dirs, (ndirs + 1) * sizeof(*dirs));
+		dirs[ndirs++] = dir;
+	}
+	for (size_t i = 0; i < ndirs && !found; i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *entry;
+
+		while (d && (entry = readdir(d))) {
+			char path[4096 + 256];
+			struct stat st;
+
+			if (entry->d_ino != ino)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", strcmp(dirs[i], "/") ? dirs[i] : "", entry->d_name);
+			if (stat(path, &st) == 0 && st.st_dev == dev && st.st_ino == ino) {
+				remember_path(t, dev, ino, path);
+				found = known_path(t, dev, ino);
+				break;
+			}
+		}
+		if (d)
+			closedir(d);
+	}
+	for (size_t i = 0; i < ndirs; i++)
+		free(dirs[i]);
+	free(dirs);
+	return found;
+}
+
+static void user_name(uint32_t uid, char *buf, size_t len)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	if (pw)
+		snprintf(buf, len, "%s", pw->pw_name);
+	else
+		snprintf(buf, len, "%u", uid);
+}
+
+/* The cgroup v2 directory whose inode number is the id: a walk of /sys/fs/cgroup, bounded in depth. */
+static bool cgroup_path(uint64_t id, const char *dir, int depth, char *out, size_t len)
+{
+	DIR *d;
+	struct dirent *entry;
+	struct stat st;
+	bool found = false;
+
+	if (stat(dir, &st) == 0 && st.st_ino == id) {
+		snprintf(out, len, "%s", strncmp(dir, "/sys/fs/cgroup", 14) == 0 && dir[14] ? dir + 14 : "/");
+		return true;
+	}
+	if (depth > 8 || !(d = opendir(dir)))
+		return false;
+	while (!found && (entry = readdir(d))) {
+		char child[4096];
+
+		if (entry->d_type != DT_DIR || entry->d_name[0] == '.')
+			continue;
+		snprintf(child, sizeof(child), "%s/%s", dir, entry->d_name);
+		found = cgroup_path(id, child, depth + 1, out, len);
+	}
+	closedir(d);
+	return found;
+}
+
+/* ---- Gathering -------------------------------------------------------------------------- */
+
+static void add_row(struct top *t, const struct top_row *row)
+{
+	t->rows = xrealloc(t->rows, (t->nrows + 1) * sizeof(*t->rows));
+	t->rows[t->nrows++] = *row;
+}
+
+static void gather_bpf(struct top *t)
+{
+	t->nrows = 0;
+	if (t->by == BY_FILE) {
+		struct cachestat_file *files;
+		size_t n;
+		bool learned = false;
+
+		cachestat_take_files(&files, &n);
+		for (size_t i = 0; i < n; i++) {
+			struct top_row row = { .c = files[i].counters };
+			const char *path = known_path(t, files[i].dev, files[i].ino);
+
+			if (!path && !learned) {
+				learn_open_files(t);
+				learned = true;
+				path = known_path(t, files[i].dev, files[i].ino);
+			}
+			if (!path)
+				path = find_beside_known(t, files[i].dev, files[i].ino);
+			if (path)
+				snprintf(row.name, sizeof(row.name), "%s", path);
+			else
+				snprintf(row.name, sizeof(row.name), "dev %u:%u inode %llu", major(files[i].dev),
+					 minor(files[i].dev), (unsigned long long)files[i].ino);
+			derive(&row);
+			add_row(t, &row);
+		}
+		free(files);
+		return;
+	}
+	struct cachestat_proc *procs;
+	size_t n;
+
+	cachestat_take_procs(&procs, &n);
+	for (size_t i = 0; i < n; i++) {
+		struct top_row row = { .pid = procs[i].pid, .uid = procs[i].uid, .c = procs[i].counters };
+		size_t j;
+
+		if (t->by == BY_CGROUP) {
+			/* One row per cgroup: its processes added up, named by its path. */
+			for (j = 0; j < t->nrows && t->rows[j].pid != (uint32_t)procs[i].cgroup; j++)
+				;
+			if (j < t->nrows) {
+				struct cache_counters sum = t->rows[j].c;
+
+				sum.reads += row.c.reads;
+				sum.maps += row.c.maps;
+				sum.misses += row.c.misses;
+				sum.hits += row.c.hits;
+				sum.write_misses += row.c.write_misses;
+				sum.dirties += row.c.dirties;
+				sum.evictions += row.c.evictions;
+				t->rows[j].c = sum;
+				derive(&t->rows[j]);
+				continue;
+			}
+			row.pid = (uint32_t)procs[i].cgroup;
+			if (!cgroup_path(procs[i].cgroup, "/sys/fs/cgroup", 0, row.name, sizeof(row.name)))
+				snprintf(row.name, sizeof(row.name), "cgroup %llu", (unsigned long long)procs[i].cgroup);
+		} else {
+			snprintf(row.name, sizeof(row.name), "%s", procs[i].comm);
+		}
+		derive(&row);
+		add_row(t, &row);
+	}
+	free(procs);
+}
+
+/* Without eBPF: /proc/PID/io, read_bytes (from storage) against rchar (all reads): estimates. */
+struct io_sample {
+	uint32_t pid;
+	uint64_t rchar, read_bytes, write_bytes;
+};
+static struct io_sample *io_previous;
+static size_t io_nprevious;
+
+static bool read_io(uint32_t pid, struct io_sample *out)
+{
+	char path[64], text[1024];
+	struct proc_io io;
+	ssize_t length;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/io", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	length = read(fd, text, sizeof(text));
+	close(fd);
+	if (length <= 0 || proc_io_parse(text, (size_t)length, &io) != 0)
+		return false;
+	out->pid = pid;
+	out->rchar = io.rchar;
+	out->read_bytes = io.read_bytes;
+	out->write_bytes = io.write_bytes;
+	return true;
+}
+
+static void gather_proc(struct top *t)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *entry;
+	struct io_sample *now = NULL;
+	size_t nnow = 0;
+
+	t->nrows = 0;
+	while (proc && (entry = readdir(proc))) {
+		struct io_sample sample;
+		uint32_t pid = (uint32_t)strtoul(entry->d_name, NULL, 10);
+
+		if (!pid || (t->pid && pid != (uint32_t)t->pid) || !read_io(pid, &sample))
+			continue;
+		now = xrealloc(now, (nnow + 1) * sizeof(*now));
+		now[nnow++] = sample;
+		for (size_t i = 0; i < io_nprevious; i++) {
+			const struct io_sample *before = &io_previous[i];
+			struct top_row row = { .pid = pid };
+			char path[64];
+			struct stat st;
+			FILE *comm;
+
+			if (before->pid != pid)
+				continue;
+			if (sample.rchar == before->rchar && sample.write_bytes == before->write_bytes)
+				break;
+			row.c.reads = (sample.rchar - before->rchar) / 4096;
+			row.c.misses = sample.read_bytes >= before->read_bytes ? (sample.read_bytes - before->read_bytes) / 4096 : 0;
+			row.c.hits = row.c.reads > row.c.misses ? row.c.reads - row.c.misses : 0; /* an estimate */
+			row.c.dirties = sample.write_bytes >= before->write_bytes ? (sample.write_bytes - before->write_bytes) / 4096 : 0;
+			snprintf(path, sizeof(path), "/proc/%u", pid);
+			if (stat(path, &st) == 0)
+				row.uid = st.st_uid;
+			snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+			if ((comm = fopen(path, "re"))) {
+				if (fgets(row.name, 17, comm))
+					row.name[strcspn(row.name, "\n")] = '\0';
+				fclose(comm);
+			}
+			derive(&row);
+			row.write_hit = -1; /* write_bytes says what reached storage, not what was dirtied in cache */
+			add_row(t, &row);
+			break;
+		}
+	}
+	if (proc)
+		closedir(proc);
+	free(io_previous);
+	io_previous = now;
+	io_nprevious = nnow;
+}
+
+/* ---- Sorting and printing ---------------------------------------------------------------- */
+
+static const struct top *sorting;
+
+static int compare_rows(const void *a_, const void *b_)
+{
+	const struct top_row *a = a_, *b = b_;
+	int order = 0;
+
+	switch (sorting->sort) {
+	case SORT_PID: order = (a->pid > b->pid) - (a->pid < b->pid); break;
+	case SORT_UID: order = (a->uid > b->uid) - (a->uid < b->uid); break;
+	case SORT_CMD: order = strcmp(a->name, b->name); break;
+	case SORT_HITS: order = (a->hits > b->hits) - (a->hits < b->hits); break;
+	case SORT_MISSES: order = (a->c.misses > b->c.misses) - (a->c.misses < b->c.misses); break;
+	case SORT_DIRTIES: order = (a->c.dirties > b->c.dirties) - (a->c.dirties < b->c.dirties); break;
+	case SORT_READ_HIT: order = (a->read_hit > b->read_hit) - (a->read_hit < b->read_hit); break;
+	case SORT_WRITE_HIT: order = (a->write_hit > b->write_hit) - (a->write_hit < b->write_hit); break;
+	default: break;
+	}
+	if (!order) /* a stable order between equals: by pid, then name */
+		order = a->pid != b->pid ? (a->pid > b->pid) - (a->pid < b->pid) : strcmp(a->name, b->name);
+	return sorting->reverse ? order : -order;
+}
+
+static void sort_rows(struct top *t)
+{
+	sorting = t;
+	qsort(t->rows, t->nrows, sizeof(*t->rows), compare_rows);
+}
+
+static void percent_text(double value, char *buf, size_t len)
+{
+	if (value < 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.1f%%", value);
+}
+
+static const char *first_column(const struct top *t)
+{
+	return t->by == BY_FILE ? "FILE" : t->by == BY_CGROUP ? "CGROUP" : "CMD";
+}
+
+/* The seed's header line: "HH:MM:SS Buffers MB: 13 / Cached MB: 760 / Sort: HITS / Order: ascending". */
+static void header_line(const struct top *t, char *buf, size_t len)
+{
+	char clock[16];
+	time_t now = time(NULL);
+
+	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&now));
+	snprintf(buf, len, "%s Buffers MB: %llu / Cached MB: %llu / Sort: %s / Order: %s", clock,
+		 (unsigned long long)(t->mem.buffers >> 20), (unsigned long long)(t->mem.cached >> 20),
+		 sort_titles[t->sort], t->reverse ? "ascending" : "descending");
+}
+
+static void column_line(const struct top *t, char *buf, size_t len)
+{
+	if (t->by == BY_PROCESS)
+		snprintf(buf, len, "%-8s %-8s %-16s %8s %8s %8s %10s %10s", "PID", "UID", "CMD", "HITS", "MISSES", "DIRTIES",
+			 "READ_HIT%", "WRITE_HIT%");
+	else
+		snprintf(buf, len, "%8s %8s %8s %10s %10s  %s", "HITS", "MISSES", "DIRTIES", "READ_HIT%", "WRITE_HIT%",
+			 first_column(t));
+}
+
+static void row_line(const struct top *t, const struct top_row *row, char *buf, size_t len)
+{
+	char read_text[16], write_text[16], user[32];
+
+	percent_text(row->read_hit, read_text, sizeof(read_text));
+	percent_text(row->write_hit, write_text, sizeof(write_text));
+	if (t->by == BY_PROCESS) {
+		user_name(row->uid, user, sizeof(user));
+		snprintf(buf, len, "%-8u %-8.8s %-16.16s %8llu %8llu %8llu %10s %10s", row->pid, user,
+			 printable_name(row->name), (unsigned long long)row->hits, (unsigned long long)row->c.misses,
+			 (unsigned long long)row->c.dirties, read_text, write_text);
+	} else {
+		snprintf(buf, len, "%8llu %8llu %8llu %10s %10s  %s", (unsigned long long)row->hits,
+			 (unsigned long long)row->c.misses, (unsigned long long)row->c.dirties, read_text, write_text,
+			 printable_name(row->name));
+	}
+}
+
+static size_t rows_shown(const struct top *t)
+{
+	return t->max_rows && t->max_rows < t->nrows ? (size_t)t->max_rows : t->nrows;
+}
+
+static void print_json(const struct top *t, uint64_t interval_ns, bool bpf)
+{
+	struct json_object *line = json_object_new_object(), *rows = json_object_new_array();
+	const char *key = t->by == BY_FILE ? "files" : t->by == BY_CGROUP ? "cgroups" : "processes";
+
+	json_object_object_add(line, "time_ns", json_object_new_uint64(realtime_ns()));
+	json_object_object_add(line, "interval_ns", json_object_new_uint64(interval_ns));
+	json_object_object_add(line, "mode", json_object_new_string(bpf ? "ebpf" : "procfs"));
+	json_object_object_add(line, "buffers_bytes", json_object_new_uint64(t->mem.buffers));
+	json_object_object_add(line, "cached_bytes", json_object_new_uint64(t->mem.cached));
+	for (size_t i = 0; i < rows_shown(t); i++) {
+		const struct top_row *row = &t->rows[i];
+		struct json_object *o = json_object_new_object();
+
+		if (t->by == BY_PROCESS) {
+			json_object_object_add(o, "pid", json_object_new_int64(row->pid));
+			json_object_object_add(o, "uid", json_object_new_int64(row->uid));
+			json_object_object_add(o, "comm", json_object_new_string(row->name));
+		} else {
+			json_object_object_add(o, t->by == BY_FILE ? "file" : "cgroup", json_object_new_string(row->name));
+		}
+		json_object_object_add(o, "hits", bpf ? json_object_new_uint64(row->hits) : NULL);
+		json_object_object_add(o, "misses", json_object_new_uint64(row->c.misses));
+		json_object_object_add(o, "dirties", json_object_new_uint64(row->c.dirties));
+		json_object_object_add(o, "read_hit", row->read_hit >= 0 ? out_json_real(row->read_hit / 100) : NULL);
+		json_object_object_add(o, "write_hit", row->write_hit >= 0 ? out_json_real(row->write_hit / 100) : NULL);
+		json_object_object_add(o, "accesses", json_object_new_uint64(row->c.reads + row->c.maps));
+		json_object_object_add(o, "evictions", bpf ? json_object_new_uint64(row->c.evictions) : NULL);
+		json_object_array_add(rows, o);
+	}
+	json_object_object_add(line, key, rows);
+	puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(line);
+}
+
+static void print_csv(const struct top *t, bool first)
+{
+	if (first && !t->o.no_header)
+		printf("%shits,misses,dirties,read_hit_percent,write_hit_percent,%s\n",
+		       t->by == BY_PROCESS ? "pid,uid," : "", t->by == BY_FILE ? "file" : t->by == BY_CGROUP ? "cgroup" : "comm");
+	for (size_t i = 0; i < rows_shown(t); i++) {
+		const struct top_row *row = &t->rows[i];
+		char read_text[16] = "", write_text[16] = "";
+
+		if (row->read_hit >= 0)
+			snprintf(read_text, sizeof(read_text), "%.1f", row->read_hit);
+		if (row->write_hit >= 0)
+			snprintf(write_text, sizeof(write_text), "%.1f", row->write_hit);
+		if (t->by == BY_PROCESS)
+			printf("%u,%u,", row->pid, row->uid);
+		printf("%llu,%llu,%llu,%s,%s,", (unsigned long long)row->hits, (unsigned long long)row->c.misses,
+		       (unsigned long long)row->c.dirties, read_text, write_text);
+		/* RFC 4180: quoted, quotes doubled */
+		putchar('"');
+		for (const char *p = row->name; *p; p++) {
+			if (*p == '"')
+				putchar('"');
+			putchar(*p);
+		}
+		puts("\"");
+	}
+}
+
+static void print_plain(const struct top *t)
+{
+	char line[4300];
+
+	if (!t->o.no_header) {
+		header_line(t, line, sizeof(line));
+		puts(line);
+		column_line(t, line, sizeof(line));
+		puts(line);
+	}
+	for (size_t i = 0; i < rows_shown(t); i++) {
+		row_line(t, &t->rows[i], line, sizeof(line));
+		puts(line);
+	}
+	putchar('\n');
+}
+
+static void draw_screen(const struct top *t, const char *note)
+{
+	char line[4300];
+	int rows, cols;
+
+	getmaxyx(stdscr, rows, cols);
+	erase();
+	if (rows < 4 || cols < 40) {
+		mvaddnstr(0, 0, "terminal too small", cols > 0 ? cols : 0);
+		refresh();
+		return;
+	}
+	header_line(t, line, sizeof(line));
+	mvaddnstr(0, 0, line, cols);
+	if (note)
+		mvaddnstr(1, 0, note, cols);
+	column_line(t, line, sizeof(line));
+	attron(A_REVERSE);
+	mvaddnstr(2, 0, line, cols);
+	attroff(A_REVERSE);
+	for (size_t i = 0; i < rows_shown(t) && (int)i + 3 < rows; i++) {
+		row_line(t, &t->rows[i], line, sizeof(line));
+		mvaddnstr((int)i + 3, 0, line, cols);
+	}
+	refresh();
+}
+
+/* Waits for the next interval on the screen, acting on keys meanwhile; false to quit. */
+static bool screen_wait(struct top *t, uint64_t deadline, const char *note)
+{
+	for (;;) {
+		uint64_t now = monotonic_ns();
+		int key;
+
+		if (cache_stop)
+			return false;
+		if (now >= deadline)
+			return true;
+		timeout((int)((deadline - now) / 1000000 + 1));
+		key = getch();
+		if (key == 'q' || key == 'Q')
+			return false;
+		if (key == '<' || key == '>') {
+			int next = (int)t->sort + (key == '>' ? 1 : -1);
+
+			t->sort = (enum sort_key)((next + SORT_COUNT) % SORT_COUNT);
+		} else if (key == 'r' || key == 'R') {
+			t->reverse = !t->reverse;
+		} else if (key != KEY_RESIZE) {
+			continue;
+		}
+		sort_rows(t);
+		clearok(stdscr, TRUE); /* the whole screen again: the header changed */
+		draw_screen(t, note);
+	}
+}
+
+static enum sort_key parse_sort(const char *text)
+{
+	for (int i = 0; i < SORT_COUNT; i++)
+		if (!strcasecmp(text, sort_names[i]) || !strcasecmp(text, sort_titles[i]))
+			return (enum sort_key)i;
+	if (!strcasecmp(text, "comm") || !strcasecmp(text, "file") || !strcasecmp(text, "cgroup"))
+		return SORT_CMD;
+	usage_error("--sort: '%s' is not pid, uid, cmd, hits, misses, dirties, read_hit or write_hit", text);
+}
+
+int cmd_cachetop(int argc, char **argv)
+{
+	enum { OPT_FILES = 0x2000, OPT_CGROUP };
+	static const struct option long_options[] = {
+		COMMON_LONG_OPTIONS,
+		{ "sort", required_argument, NULL, 's' },
+		{ "reverse", no_argument, NULL, 'r' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "rows", required_argument, NULL, 'n' },
+		{ "files", no_argument, NULL, OPT_FILES },
+		{ "cgroup", no_argument, NULL, OPT_CGROUP },
+		{ "json", no_argument, NULL, OUT_OPT_JSON },
+		{ "csv", no_argument, NULL, OUT_OPT_CSV },
+		{ "no-header", no_argument, NULL, OUT_OPT_NO_HEADER },
+		{ 0 }
+	};
+	struct top t = { .o = { .interval = 1 }, .sort = SORT_HITS };
+	struct cachestat_options bpf_options = { .per_process = true };
+	struct cache_mode mode;
+	uint64_t deadline, previous_ns, value;
+	unsigned long long printed = 0;
+	char note[256] = "";
+	int opt, rc = EXIT_OK;
+
+	while ((opt = getopt_long(argc, argv, "s:rp:n:hV", long_options, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			t.sort = parse_sort(optarg);
+			break;
+		case 'r':
+			t.reverse = true;
+			break;
+		case 'p':
+			if (parse_u64(optarg, &value) != 0 || value == 0 || value > 0x7fffffff)
+				usage_error("--pid: '%s' is not a process id", optarg);
+			t.pid = (pid_t)value;
+			if (kill(t.pid, 0) != 0 && errno == ESRCH) {
+				warn_msg("--pid %s: no such process", optarg);
+				return EXIT_FAIL;
+			}
+			break;
+		case 'n':
+			if (parse_u64(optarg, &value) != 0 || value == 0)
+				usage_error("--rows: '%s' is not a whole number above 0", optarg);
+			t.max_rows = value;
+			break;
+		case OPT_FILES:
+			t.by = BY_FILE;
+			break;
+		case OPT_CGROUP:
+			t.by = BY_CGROUP;
+			break;
+		case OUT_OPT_JSON:
+			t.o.format = OUT_JSON;
+			break;
+		case OUT_OPT_CSV:
+			t.o.format = OUT_CSV;
+			break;
+		case OUT_OPT_NO_HEADER:
+			t.o.no_header = true;
+			break;
+		case 'h':
+			usage();
+		case 'V':
+			print_version();
+		default:
+			usage_hint();
+		}
+	}
+	cache_parse_interval_count(argc, argv, optind, &t.o, true);
+	cache_signals();
+	bpf_options.per_file = t.by == BY_FILE;
+	bpf_options.per_process = t.by != BY_FILE;
+	bpf_options.only_pid = t.pid;
+	cache_mode_start(&bpf_options, &mode);
+	if (!mode.bpf && t.by != BY_PROCESS) {
+		warn_msg("%s needs eBPF: /proc tells only per process", t.by == BY_FILE ? "--files" : "--cgroup");
+		return EXIT_FAIL;
+	}
+	if (!mode.bpf) {
+		gather_proc(&t); /* the first sample: rates from the next */
+		snprintf(note, sizeof(note), "estimates from /proc (no eBPF: %s)", mode.why);
+	}
+	t.screen = t.o.format == OUT_TABLE && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) && getenv("TERM");
+	if (t.screen) {
+		if (!newterm(NULL, stdout, stdin)) {
+			t.screen = false;
+		} else {
+			cbreak();
+			noecho();
+			keypad(stdscr, TRUE);
+			curs_set(0);
+		}
+	}
+	previous_ns = deadline = monotonic_ns();
+	while (!cache_stop && (!t.o.count || printed < t.o.count)) {
+		uint64_t now;
+
+		deadline += (uint64_t)(t.o.interval * 1e9);
+		if (t.screen) {
+			if (!screen_wait(&t, deadline, note[0] ? note : NULL))
+				break;
+		} else {
+			sleep_until_ns(deadline, &cache_stop);
+			if (cache_stop)
+				break;
+		}
+		if (mode.bpf)
+			gather_bpf(&t);
+		else
+			gather_proc(&t);
+		if (meminfo_read(&t.mem) != 0)
+			memset(&t.mem, 0, sizeof(t.mem));
+		now = monotonic_ns();
+		sort_rows(&t);
+		if (t.screen)
+			draw_screen(&t, note[0] ? note : NULL);
+		else if (t.o.format == OUT_JSON)
+			print_json(&t, now - previous_ns, mode.bpf);
+		else if (t.o.format == OUT_CSV)
+			print_csv(&t, printed == 0);
+		else
+			print_plain(&t);
+		if (!t.screen && (fflush(stdout) != 0 || ferror(stdout))) {
+			rc = cache_output_failed();
+			break;
+		}
+		previous_ns = now;
+		printed++;
+		if (deadline + 1000000 < now)
+			deadline = now;
+	}
+	if (t.screen)
+		endwin();
+	cachestat_stop();
+	for (size_t i = 0; i < t.npaths; i++)
+		free(t.paths[i].path);
+	free(t.paths);
+	free(t.rows);
+	free(io_previous);
+	io_previous = NULL;
+	io_nprevious = 0;
+	return rc;
+}

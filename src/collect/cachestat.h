@@ -1,0 +1,52 @@
+/* cachestat.h: page-cache accesses, misses, dirties and evictions from eBPF, system-wide, per process and per file. */
+#ifndef IOLENS_CACHESTAT_H
+#define IOLENS_CACHESTAT_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf/cachestat.h"
+
+struct cachestat_options {
+	bool per_process; /* count per process (cachetop) */
+	bool per_file;    /* count per file (cachetop --files) */
+	pid_t only_pid;   /* 0: every process */
+};
+
+/* A process's counts since they were last taken. */
+struct cachestat_proc {
+	uint32_t pid, uid;
+	uint64_t cgroup;
+	char comm[16];
+	struct cache_counters counters;
+};
+
+/* A file's counts since they were last taken; dev as userspace spells it (makedev). */
+struct cachestat_file {
+	dev_t dev;
+	uint64_t ino;
+	struct cache_counters counters;
+};
+
+/*
+ * Loads and attaches the eBPF program. 0, or -errno with *why saying what is missing (root
+ * or CAP_BPF and CAP_PERFMON, BTF, the tracepoints, an iolens built with eBPF).
+ */
+int cachestat_start(const struct cachestat_options *options, const char **why);
+/* The system-wide counts since the start (summed over cpus). */
+int cachestat_totals(struct cache_counters *out);
+/* Takes the per-process (or per-file) counts gathered since the last call: *out to free. */
+int cachestat_take_procs(struct cachestat_proc **out, size_t *count);
+int cachestat_take_files(struct cachestat_file **out, size_t *count);
+/* Detaches and unloads; safe to call twice, and from an exit path. */
+void cachestat_stop(void);
+
+/* Pages read or mapped that were already cached: counted as they happen (see cachestat.bpf.c). */
+uint64_t cachestat_hits(const struct cache_counters *c);
+/* b - a for each counter (0 where b < a). */
+void cachestat_delta(const struct cache_counters *a, const struct cache_counters *b, struct cache_counters *out);
+
+#endif

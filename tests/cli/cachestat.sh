@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# cachestat.sh: iolens cachestat and cachetop count page-cache misses, hits and dirties exactly on controlled workloads, charge them to the right process and file, and fail cleanly.
+. "$(dirname "$0")/lib.sh"
+
+is_root || skip_all "counting with eBPF needs root"
+can_evict || skip_all "the scratch directory is on $(fs_type "$T"), where pages cannot be evicted"
+"$IOLENS" cachestat 0.1 1 >/dev/null 2>"$T/probe.err"
+if grep -q "no eBPF" "$T/probe.err"; then
+	skip_all "no eBPF here: $(head -c 200 "$T/probe.err")"
+fi
+
+# Sums of the JSON lines of cachetop (stdin) for one process or one file: hits misses dirties accesses.
+cat >"$T/sum.py" <<'EOF'
+import json, sys
+what, key = sys.argv[1], sys.argv[2]
+total = {"hits": 0, "misses": 0, "dirties": 0, "accesses": 0}
+names = []
+for line in sys.stdin:
+    doc = json.loads(line)
+    for row in doc.get("processes", []) + doc.get("files", []):
+        if (what == "pid" and str(row.get("pid")) == key) or (what == "file" and row.get("file") == key):
+            for k in total:
+                total[k] += row[k] or 0
+            names.append(row.get("comm"))
+print(total["hits"], total["misses"], total["dirties"], total["accesses"], names[-1] if names else "none")
+EOF
+within_1pc() { awk -v a="$1" -v n="$2" 'BEGIN { d = a - n; if (d < 0) d = -d; exit !(d * 100 <= n) }'; }
+at_most() { awk -v a="$1" -v n="$2" 'BEGIN { exit !(a + 0 <= n + 0) }'; }
+
+f=$T/data64
+head -c $((64 << 20)) /dev/urandom >"$f"
+sync "$f"
+pages=16384
+
+# Two watchers, per process and per file, around the workloads; the last interval is let
+# through before Ctrl-C.
+"$IOLENS" cachetop --json 0.3 >"$T/procs.json" 2>"$T/procs.err" &
+top_procs=$!
+"$IOLENS" cachetop --files --json 0.3 >"$T/files.json" 2>"$T/files.err" &
+top_files=$!
+on_exit "kill $top_procs $top_files 2>/dev/null"
+sleep 1
+
+"$IOLENS" evict "$f" >/dev/null
+dd if="$f" of=/dev/null bs=1M status=none &
+cold=$!
+wait $cold
+dd if="$f" of=/dev/null bs=1M status=none &
+warm=$!
+wait $warm
+dd if=/dev/zero of="$T/written" bs=1M count=10 status=none &
+writer=$!
+wait $writer
+python3 -c 'import mmap, sys
+f = open(sys.argv[1], "rb"); m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+print(sum(m[i] for i in range(0, len(m), 4096)) >= 0)' "$f" >/dev/null &
+mapper=$!
+wait $mapper
+# A process that runs a new program is shown by its new name.
+bash -c 'exec dd if="$0" of=/dev/null bs=1M status=none' "$f" &
+execer=$!
+wait $execer
+sleep 1
+kill -INT $top_procs $top_files
+wait $top_procs
+check_eq "cachetop --json: Ctrl-C ends it with exit 0" 0 "$?"
+wait $top_files
+
+read -r hits misses dirties accesses comm < <(python3 "$T/sum.py" pid $cold <"$T/procs.json")
+check "a cold read of 64 MiB: $misses misses for dd, 16384 within 1 %" within_1pc "$misses" $pages
+check "… few hits (only its program and libraries: $hits)" at_most "$hits" $((pages / 10))
+check_eq "… charged to dd, by pid and name" dd "$comm"
+read -r hits misses dirties accesses comm < <(python3 "$T/sum.py" pid $warm <"$T/procs.json")
+check "reading it again: $hits hits, 16384 and its program's pages (within 10 %)" \
+	awk -v h="$hits" -v n=$pages 'BEGIN { exit !(h >= n * 0.99 && h <= n * 1.1) }'
+check "… no misses ($misses)" at_most "$misses" $((pages / 100))
+read -r hits misses dirties accesses comm < <(python3 "$T/sum.py" pid $writer <"$T/procs.json")
+check "a 10 MiB buffered write into a new file: $dirties dirties, 2560 within 1 %" within_1pc "$dirties" 2560
+read -r hits misses dirties accesses comm < <(python3 "$T/sum.py" pid $mapper <"$T/procs.json")
+check "reading through mmap counts as hits ($hits for python3)" test "$hits" -gt 1000
+check "… not as misses ($misses)" at_most "$misses" $((pages / 100))
+read -r hits misses dirties accesses comm < <(python3 "$T/sum.py" pid $execer <"$T/procs.json")
+check_eq "a process that ran exec is shown by its new name" dd "$comm"
+
+# Per file: the file's own pages, nobody else's.
+read -r hits misses dirties accesses comm < <(python3 "$T/sum.py" file "$f" <"$T/files.json")
+check_eq "cachetop --files names the file by its path" "$f" "$(grep -o "\"file\":\"$f\"" "$T/files.json" | head -1 | cut -d'"' -f4)"
+check "cachetop --files: the file was read three times whole and once through mmap: $accesses accesses, over 3 x 16384" \
+	test "$accesses" -gt $((3 * pages))
+check "… its misses are the cold read's: $misses, 16384 within 1 %" within_1pc "$misses" $pages
+check "… and the other reads hit: $hits, over 2 x 16384" test "$hits" -gt $((2 * pages))
+read -r hits misses dirties accesses comm < <(python3 "$T/sum.py" file "$T/written" <"$T/files.json")
+check "… the written file, closed before it was seen, found next to a known one: $dirties dirties, 2560 within 1 %" \
+	within_1pc "$dirties" 2560
+
+# ---- cachestat: system-wide -----------------------------------------------------------------
+
+"$IOLENS" evict "$f" >/dev/null
+"$IOLENS" cachestat --json 0.3 >"$T/stat.json" 2>"$T/stat.err" &
+watcher=$!
+sleep 0.7
+cat "$f" >/dev/null
+sleep 0.7
+kill -INT $watcher
+wait $watcher
+check_eq "cachestat --json: exit 0 on Ctrl-C" 0 "$?"
+read -r lines misses hits ratio_ok <<<"$(python3 -c 'import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+ok = all(r["hit_ratio"] is None or 0 <= r["hit_ratio"] <= 1 for r in rows)
+print(len(rows), sum(r["misses"] for r in rows), sum(r["hits"] for r in rows), ok)' <"$T/stat.json")"
+check "… a line every 0.3 s ($lines)" test "$lines" -ge 3
+check "… the system missed at least the 16384 pages of the cold read ($misses)" test "$misses" -ge $pages
+check_eq "… hit ratios within 0-1" True "$ratio_ok"
+check_eq "… nothing said on stderr" "" "$(cat "$T/stat.err")"
+
+run "$IOLENS" cachestat 0.2 2
+check_eq "cachestat 0.2 2: two lines after the header" 3 "$(wc -l <<<"$OUT")"
+check_match "… bcc's columns, and evictions" "^ +HITS +MISSES +DIRTIES +HITRATIO +BUFFERS_MB +CACHED_MB +EVICTIONS$" "$(head -1 <<<"$OUT")"
+check_match "… numbers in them" "^ +[0-9-]+ +[0-9]+ +[0-9]+ +([0-9.]+%|-) +[0-9]+ +[0-9]+ +[0-9]+$" "$(tail -1 <<<"$OUT")"
+run "$IOLENS" cachestat -T --csv 0.2 1
+check_match "-T --csv: a time column and a header" $'^time,hits,misses,dirties,hit_ratio_percent,buffers_mb,cached_mb,evictions\n[0-9]{2}:[0-9]{2}:[0-9]{2},[0-9]+,' "$OUT"
+
+# ---- cachetop: the seed's screen, sorting, rows ------------------------------------------------
+
+run "$IOLENS" cachetop 0.3 1
+check_match "cachetop piped: the seed's header line" "^[0-9]{2}:[0-9]{2}:[0-9]{2} Buffers MB: [0-9]+ / Cached MB: [0-9]+ / Sort: HITS / Order: descending$" "$(head -1 <<<"$OUT")"
+check_match "… and its columns" "^PID +UID +CMD +HITS +MISSES +DIRTIES +READ_HIT% +WRITE_HIT%$" "$(sed -n 2p <<<"$OUT")"
+run "$IOLENS" cachetop --sort misses -r -n 2 --json 0.3 1
+check_eq "--sort misses -r -n 2: at most two rows, fewest misses first" ok "$(python3 -c 'import json, sys
+rows = json.loads(sys.stdin.read())["processes"]
+m = [r["misses"] for r in rows]
+print("ok" if len(rows) <= 2 and m == sorted(m) else rows)' <<<"$OUT")"
+
+if command -v script >/dev/null; then
+	(sleep 1; printf '>'; sleep 0.8; printf 'q') | TERM=xterm script -qec "$IOLENS cachetop 0.3" /dev/null >"$T/screen" 2>&1
+	check_eq "on a terminal: full screen, q quits with exit 0" 0 "$?"
+	check_match "… > sorts by the next column (MISSES)" "Sort: MISSES" "$(cat "$T/screen")"
+else
+	skip "script(1) is not installed"
+fi
+
+# ---- Bad input ------------------------------------------------------------------------------------
+
+for args in "0" "-1" "abc" "1 0" "1 2 3" "--bogus"; do
+	run "$IOLENS" cachestat $args
+	check_eq "cachestat $args: exit 2" 2 "$RC"
+done
+for args in "--sort nothing" "-n 0" "-p abc" "0"; do
+	run "$IOLENS" cachetop $args
+	check_eq "cachetop $args: exit 2" 2 "$RC"
+done
+run "$IOLENS" cachetop -p 99999999999
+check_eq "cachetop -p 99999999999: exit 2 (not a pid)" 2 "$RC"
+pid=$(sh -c 'echo $$')
+run "$IOLENS" cachetop -p "$pid" 0.2 1
+check_eq "cachetop -p PID of a process that is gone: exit 1" 1 "$RC"
+check_match "… said" "no such process" "$ERR"
+timeout 20 "$IOLENS" cachestat 0.1 >&- 2>"$T/closed.err"
+check_eq "stdout closed: exits 1 at once, no hang" 1 "$?"
+check_match "… saying why" "standard output is closed" "$(cat "$T/closed.err")"
+if command -v bpftool >/dev/null; then
+	check_eq "no iolens eBPF program stays loaded" 0 "$(bpftool prog show 2>/dev/null | grep -cE 'name (on_read|on_add|on_dirty) ')"
+fi
+
+# ---- Without eBPF ------------------------------------------------------------------------------------
+
+run "${AS_NOBODY[@]}" "$IOLENS" cachestat --json 0.2 2
+check_eq "as nobody: cachestat still runs" 0 "$RC"
+check_match "… says once that it estimates from /proc, and why" "no eBPF \(loading eBPF needs root.*estimating from /proc" "$ERR"
+check_eq "… hits unknown, never a made-up number" "None None" "$(python3 -c 'import json, sys; print(*[json.loads(l)["hits"] for l in sys.stdin])' <<<"$OUT")"
+check_eq "… in procfs mode" "procfs" "$(python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["mode"])' <<<"$OUT")"
+run "${AS_NOBODY[@]}" "$IOLENS" cachetop --files 0.2 1
+check_eq "as nobody, cachetop --files: exit 1" 1 "$RC"
+check_match "… needs eBPF" "--files needs eBPF" "$ERR"
+
+ln -s "$IOLENS" "$T/cachestat"
+run "$T/cachestat" --help
+check_match "a link named cachestat runs iolens cachestat" "Usage:" "$OUT"
+
+echo "1..$t_count"
