@@ -230,16 +230,41 @@ static void user_name(uint32_t uid, char *buf, size_t len)
 		snprintf(buf, len, "%u", uid);
 }
 
-/* The cgroup v2 directory whose inode number is the id: a walk of /sys/fs/cgroup, bounded in depth. */
+/* Where the cgroup v2 hierarchy is mounted: /sys/fs/cgroup, or /sys/fs/cgroup/unified on hybrid systems. */
+static const char *cgroup2_root(void)
+{
+	static char root[512];
+	char line[1024];
+	FILE *mounts;
+
+	if (root[0])
+		return root;
+	snprintf(root, sizeof(root), "/sys/fs/cgroup");
+	mounts = fopen("/proc/self/mounts", "re");
+	while (mounts && fgets(line, sizeof(line), mounts)) {
+		char point[512], type[64];
+
+		if (sscanf(line, "%*s %511s %63s", point, type) == 2 && !strcmp(type, "cgroup2")) {
+			snprintf(root, sizeof(root), "%s", point);
+			break;
+		}
+	}
+	if (mounts)
+		fclose(mounts);
+	return root;
+}
+
+/* The cgroup v2 directory whose inode number is the id: a walk of the hierarchy, bounded in depth. */
 static bool cgroup_path(uint64_t id, const char *dir, int depth, char *out, size_t len)
 {
+	size_t root_length = strlen(cgroup2_root());
 	DIR *d;
 	struct dirent *entry;
 	struct stat st;
 	bool found = false;
 
 	if (stat(dir, &st) == 0 && st.st_ino == id) {
-		snprintf(out, len, "%s", strncmp(dir, "/sys/fs/cgroup", 14) == 0 && dir[14] ? dir + 14 : "/");
+		snprintf(out, len, "%s", dir[root_length] ? dir + root_length : "/");
 		return true;
 	}
 	if (depth > 8 || !(d = opendir(dir)))
@@ -322,7 +347,7 @@ static void gather_bpf(struct top *t)
 				continue;
 			}
 			row.pid = (uint32_t)procs[i].cgroup;
-			if (!cgroup_path(procs[i].cgroup, "/sys/fs/cgroup", 0, row.name, sizeof(row.name)))
+			if (!cgroup_path(procs[i].cgroup, cgroup2_root(), 0, row.name, sizeof(row.name)))
 				snprintf(row.name, sizeof(row.name), "cgroup %llu", (unsigned long long)procs[i].cgroup);
 		} else {
 			snprintf(row.name, sizeof(row.name), "%s", procs[i].comm);
@@ -444,7 +469,8 @@ static int compare_rows(const void *a_, const void *b_)
 static void sort_rows(struct top *t)
 {
 	sorting = t;
-	qsort(t->rows, t->nrows, sizeof(*t->rows), compare_rows);
+	if (t->nrows > 1)
+		qsort(t->rows, t->nrows, sizeof(*t->rows), compare_rows);
 }
 
 static void percent_text(double value, char *buf, size_t len)

@@ -93,6 +93,24 @@ read -r hits misses dirties accesses comm < <(python3 "$T/sum.py" file "$T/writt
 check "… the written file, closed before it was seen, found next to a known one: $dirties dirties, 2560 within 1 %" \
 	within_1pc "$dirties" 2560
 
+# Per cgroup: this shell's cgroup, by its path, with the reads done in it.
+mycg=$(sed -n 's/^0:://p' /proc/self/cgroup)
+if [ -n "$mycg" ]; then
+	"$IOLENS" cachetop --cgroup --json 0.3 >"$T/cgroups.json" 2>"$T/cgroups.err" &
+	watcher=$!
+	sleep 0.8
+	cat "$f" >/dev/null
+	sleep 0.8
+	kill -INT $watcher
+	wait $watcher
+	check_eq "cachetop --cgroup: exit 0" 0 "$?"
+	hits=$(python3 -c 'import json, sys
+print(sum(r["hits"] for l in sys.stdin for r in json.loads(l)["cgroups"] if r["cgroup"] == sys.argv[1]))' "$mycg" <"$T/cgroups.json")
+	check "… this shell's cgroup ($mycg) has the 16384 hits of the read (${hits})" test "$hits" -ge $pages
+else
+	skip "no cgroup v2 path for this shell"
+fi
+
 # ---- cachestat: system-wide -----------------------------------------------------------------
 
 "$IOLENS" evict "$f" >/dev/null
@@ -159,7 +177,17 @@ timeout 20 "$IOLENS" cachestat 0.1 >&- 2>"$T/closed.err"
 check_eq "stdout closed: exits 1 at once, no hang" 1 "$?"
 check_match "… saying why" "standard output is closed" "$(cat "$T/closed.err")"
 if command -v bpftool >/dev/null; then
-	check_eq "no iolens eBPF program stays loaded" 0 "$(bpftool prog show 2>/dev/null | grep -cE 'name (on_read|on_add|on_dirty) ')"
+	# Others may run iolens meanwhile: follow the ids of the programs this one loads.
+	prog_ids() { bpftool prog show 2>/dev/null | awk '/ name on_read /{ print $1 }' | sort; }
+	before=$(prog_ids)
+	"$IOLENS" cachestat 0.2 >/dev/null &
+	watcher=$!
+	sleep 1
+	mine=$(comm -13 <(echo "$before") <(prog_ids))
+	check "while cachestat runs, its eBPF programs are loaded" test -n "$mine"
+	kill -INT $watcher
+	wait $watcher
+	check_eq "… and after Ctrl-C none of them stays" "" "$(comm -12 <(echo "$mine") <(prog_ids))"
 fi
 
 # ---- Without eBPF ------------------------------------------------------------------------------------
