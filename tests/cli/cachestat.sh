@@ -153,6 +153,9 @@ if command -v script >/dev/null; then
 	(sleep 1; printf '>'; sleep 0.8; printf 'q') | TERM=xterm script -qec "$IOLENS cachetop 0.3" /dev/null >"$T/screen" 2>&1
 	check_eq "on a terminal: full screen, q quits with exit 0" 0 "$?"
 	check_match "… > sorts by the next column (MISSES)" "Sort: MISSES" "$(cat "$T/screen")"
+	(sleep 1; printf 'q') | TERM=xterm script -qec "stty rows 3 cols 30; $IOLENS cachetop 0.3" /dev/null >"$T/small" 2>&1
+	check_eq "a terminal too small: still exit 0 on q" 0 "$?"
+	check_match "… saying the terminal is too small" "terminal too small" "$(cat "$T/small")"
 else
 	skip "script(1) is not installed"
 fi
