@@ -57,14 +57,15 @@ static void usage(FILE *stream)
 	      "  -V, --version  show the version\n"
 	      "\n"
 	      "A link to iolens named after a command runs that command: pcstat FILE is\n"
-	      "iolens pcstat FILE, vstat is iolens vstat, dstat is iolens stat.\n"
+	      "iolens pcstat FILE; vstat, cachestat and cachetop likewise; dstat is iolens stat.\n"
 	      "\n"
 	      "Examples:\n"
 	      "  iolens pcstat /bin/ls        is ls in the page cache?\n"
 	      "  iolens evict big.db          drop a file from the cache, see what stayed\n"
 	      "  iolens warm --lock big.db    load a file and keep it resident until Ctrl-C\n"
 	      "  iolens vstat 1               what every libvtrace server does, every second\n"
-	      "  iolens bench --rw write      where this disk's write throughput saturates\n",
+	      "  iolens bench --rw write      where this disk's write throughput saturates\n"
+	      "  iolens cachetop              which processes hit and miss the page cache\n",
 	      stream);
 }
 

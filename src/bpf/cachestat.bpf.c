@@ -53,11 +53,16 @@ struct {
  * is still waiting to be read. Counting hits this way, as they happen, keeps a miss that
  * leads its read in one interval from turning into a hit in the next.
  */
+struct pending_pages {
+	__u64 ino;
+	__u64 pages;
+	__u32 dev;
+};
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct pending_pages);
 } pending SEC(".maps");
 
 /* Threads inside a write system call: the pages they add to the cache are write misses. */
@@ -169,12 +174,16 @@ int on_add(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
 	if (bpf_map_lookup_elem(&writing, &tid)) {
 		count(C_WRITE_MISSES, pages, dev, ino);
 	} else {
-		__u64 *waiting = bpf_map_lookup_elem(&pending, &tid);
+		/* Kept for one file at a time: read-ahead never read is not held against another file. */
+		struct pending_pages *waiting = bpf_map_lookup_elem(&pending, &tid);
 
-		if (waiting)
-			*waiting += pages;
-		else
-			bpf_map_update_elem(&pending, &tid, &pages, BPF_ANY);
+		if (waiting && waiting->ino == ino && waiting->dev == dev) {
+			waiting->pages += pages;
+		} else {
+			struct pending_pages fresh = { .ino = ino, .dev = dev, .pages = pages };
+
+			bpf_map_update_elem(&pending, &tid, &fresh, BPF_ANY);
+		}
 	}
 	return 0;
 }
@@ -183,11 +192,12 @@ int on_add(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
 static __always_inline void accessed(enum counter which, __u64 pages, __u32 dev, __u64 ino)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 *waiting = bpf_map_lookup_elem(&pending, &tid), missed = 0;
+	struct pending_pages *waiting = bpf_map_lookup_elem(&pending, &tid);
+	__u64 missed = 0;
 
-	if (waiting && *waiting) {
-		missed = *waiting < pages ? *waiting : pages;
-		*waiting -= missed;
+	if (waiting && waiting->pages && waiting->ino == ino && waiting->dev == dev) {
+		missed = waiting->pages < pages ? waiting->pages : pages;
+		waiting->pages -= missed;
 	}
 	count(which, pages, dev, ino);
 	if (pages > missed)

@@ -88,7 +88,7 @@ static void print_row(const struct cache_options *o, const struct cache_mode *mo
 		json_object_object_add(line, "hit_ratio", hits_known && ratio >= 0 ? out_json_real(ratio / 100) : NULL);
 		json_object_object_add(line, "buffers_bytes", json_object_new_uint64(mem->buffers));
 		json_object_object_add(line, "cached_bytes", json_object_new_uint64(mem->cached));
-		json_object_object_add(line, "evictions", mode->bpf ? json_object_new_uint64(d->evictions) : NULL);
+		json_object_object_add(line, "evictions", json_object_new_uint64(d->evictions));
 		json_object_object_add(line, "accesses", hits_known ? json_object_new_uint64(d->reads + d->maps) : NULL);
 		puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(line);
@@ -105,10 +105,7 @@ static void print_row(const struct cache_options *o, const struct cache_mode *mo
 		else
 			printf(",");
 		printf("%.0f,%.0f,", buffers_mb, cached_mb);
-		if (mode->bpf)
-			printf("%llu\n", (unsigned long long)d->evictions);
-		else
-			printf("\n");
+		printf("%llu\n", (unsigned long long)d->evictions);
 	} else {
 		char hits_text[24], ratio_text[16], evictions_text[24];
 
@@ -117,7 +114,7 @@ static void print_row(const struct cache_options *o, const struct cache_mode *mo
 			snprintf(ratio_text, sizeof(ratio_text), "%.2f%%", ratio);
 		else
 			snprintf(ratio_text, sizeof(ratio_text), "-");
-		snprintf(evictions_text, sizeof(evictions_text), mode->bpf ? "%llu" : "-", (unsigned long long)d->evictions);
+		snprintf(evictions_text, sizeof(evictions_text), "%llu", (unsigned long long)d->evictions);
 		if (o->timestamp)
 			printf("%-8s ", clock);
 		/* bcc's widths: "%8d %8d %8d %7.2f%% %12.0f %10.0f" */
@@ -182,7 +179,9 @@ int cmd_cachestat(int argc, char **argv)
 	}
 	cache_parse_interval_count(argc, argv, optind, &o, true);
 	cache_signals();
-	cache_mode_start(&bpf_options, &mode);
+	cache_mode_start(&bpf_options, &mode,
+			 "/proc/vmstat, where hits cannot be told apart, misses count every page read from a disk "
+			 "and evictions only what reclaim took");
 	if (take_sample(&mode, &previous) != 0) {
 		warn_msg("cannot read the page-cache counters");
 		cachestat_stop();

@@ -29,8 +29,8 @@ void cache_parse_interval_count(int argc, char **argv, int first, struct cache_o
 {
 	uint64_t count;
 
-	if (first < argc && parse_seconds(argv[first++], 86400, false, &o->interval) != 0)
-		usage_error("interval: '%s' is not a number of seconds above 0", argv[first - 1]);
+	if (first < argc && (parse_seconds(argv[first++], 86400, false, &o->interval) != 0 || o->interval < 0.01))
+		usage_error("interval: '%s' is not a number of seconds from 0.01 to 86400", argv[first - 1]);
 	if (first < argc && with_count) {
 		if (parse_u64(argv[first++], &count) != 0 || count == 0)
 			usage_error("count: '%s' is not a whole number above 0", argv[first - 1]);
@@ -40,14 +40,13 @@ void cache_parse_interval_count(int argc, char **argv, int first, struct cache_o
 		usage_error("too many arguments: '%s'", argv[first]);
 }
 
-void cache_mode_start(const struct cachestat_options *bpf_options, struct cache_mode *mode)
+void cache_mode_start(const struct cachestat_options *bpf_options, struct cache_mode *mode, const char *fallback)
 {
 	int rc = cachestat_start(bpf_options, &mode->why);
 
 	mode->bpf = rc == 0;
 	if (!mode->bpf)
-		warn_msg("no eBPF (%s): estimating from /proc, where hits cannot be told apart and misses "
-			 "count every page read from a disk", mode->why);
+		warn_msg("no eBPF (%s): estimating from %s", mode->why, fallback);
 }
 
 void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_counters *out)
@@ -62,7 +61,8 @@ int cache_output_failed(void)
 {
 	int err = errno ? errno : EIO;
 
-	if (err != EPIPE)
-		warn_errno("standard output", err);
+	if (err == EPIPE)
+		return EXIT_OK;
+	warn_errno("standard output", err);
 	return EXIT_FAIL;
 }

@@ -28,11 +28,11 @@ extern volatile sig_atomic_t cache_stop;
 void cache_signals(void);
 /* [interval [count]] from argv[first...]; with_count false: [interval] only. Exits 2 on bad input. */
 void cache_parse_interval_count(int argc, char **argv, int first, struct cache_options *o, bool with_count);
-/* Starts eBPF, or says once on stderr that /proc estimates are used and what they cannot tell. */
-void cache_mode_start(const struct cachestat_options *bpf_options, struct cache_mode *mode);
+/* Starts eBPF, or says once on stderr that estimates from the fallback (what it cannot tell) are used. */
+void cache_mode_start(const struct cachestat_options *bpf_options, struct cache_mode *mode, const char *fallback);
 /* /proc/vmstat as counters: misses from pgpgin (KiB read from disks), dirties from nr_dirtied. */
 void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_counters *out);
-/* stdout failed (closed, full): says so; the exit status to return. */
+/* stdout failed: a reader that went away (EPIPE) ends quietly with 0, as head(1) expects; else said, 1. */
 int cache_output_failed(void);
 
 #endif

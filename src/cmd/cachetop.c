@@ -126,6 +126,31 @@ static const char *known_path(const struct top *t, dev_t dev, uint64_t ino)
 	return NULL;
 }
 
+/* Files a process maps (programs, libraries, data files): "start-end perms offset MAJ:MIN inode path". */
+static void learn_mapped_files(struct top *t, const char *pid)
+{
+	char path[300], line[4400];
+	FILE *maps;
+
+	snprintf(path, sizeof(path), "/proc/%s/maps", pid);
+	if (!(maps = fopen(path, "re")))
+		return;
+	while (fgets(line, sizeof(line), maps)) {
+		unsigned major_number, minor_number;
+		unsigned long long ino;
+		int name_at = 0;
+
+		if (sscanf(line, "%*s %*s %*s %x:%x %llu %n", &major_number, &minor_number, &ino, &name_at) != 3 ||
+		    !ino || !name_at || line[name_at] != '/')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if (strstr(line + name_at, " (deleted)"))
+			continue;
+		remember_path(t, makedev(major_number, minor_number), ino, line + name_at);
+	}
+	fclose(maps);
+}
+
 /* Files open in any process: where a (device, inode) can be given a path. */
 static void learn_open_files(struct top *t)
 {
@@ -161,6 +186,7 @@ static void learn_open_files(struct top *t)
 			remember_path(t, st.st_dev, st.st_ino, target);
 		}
 		closedir(fds);
+		learn_mapped_files(t, entry->d_name);
 	}
 	closedir(proc);
 }
@@ -552,7 +578,7 @@ static void print_json(const struct top *t, uint64_t interval_ns, bool bpf)
 		} else {
 			json_object_object_add(o, t->by == BY_FILE ? "file" : "cgroup", json_object_new_string(row->name));
 		}
-		json_object_object_add(o, "hits", bpf ? json_object_new_uint64(row->hits) : NULL);
+		json_object_object_add(o, "hits", json_object_new_uint64(row->hits)); /* "mode" says when it is an estimate */
 		json_object_object_add(o, "misses", json_object_new_uint64(row->c.misses));
 		json_object_object_add(o, "dirties", json_object_new_uint64(row->c.dirties));
 		json_object_object_add(o, "read_hit", row->read_hit >= 0 ? out_json_real(row->read_hit / 100) : NULL);
@@ -568,8 +594,12 @@ static void print_json(const struct top *t, uint64_t interval_ns, bool bpf)
 
 static void print_csv(const struct top *t, bool first)
 {
+	char clock[16];
+	time_t now = time(NULL);
+
+	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&now));
 	if (first && !t->o.no_header)
-		printf("%shits,misses,dirties,read_hit_percent,write_hit_percent,%s\n",
+		printf("time,%shits,misses,dirties,read_hit_percent,write_hit_percent,%s\n",
 		       t->by == BY_PROCESS ? "pid,uid," : "", t->by == BY_FILE ? "file" : t->by == BY_CGROUP ? "cgroup" : "comm");
 	for (size_t i = 0; i < rows_shown(t); i++) {
 		const struct top_row *row = &t->rows[i];
@@ -579,6 +609,7 @@ static void print_csv(const struct top *t, bool first)
 			snprintf(read_text, sizeof(read_text), "%.1f", row->read_hit);
 		if (row->write_hit >= 0)
 			snprintf(write_text, sizeof(write_text), "%.1f", row->write_hit);
+		printf("%s,", clock);
 		if (t->by == BY_PROCESS)
 			printf("%u,%u,", row->pid, row->uid);
 		printf("%llu,%llu,%llu,%s,%s,", (unsigned long long)row->hits, (unsigned long long)row->c.misses,
@@ -714,10 +745,6 @@ int cmd_cachetop(int argc, char **argv)
 			if (parse_u64(optarg, &value) != 0 || value == 0 || value > 0x7fffffff)
 				usage_error("--pid: '%s' is not a process id", optarg);
 			t.pid = (pid_t)value;
-			if (kill(t.pid, 0) != 0 && errno == ESRCH) {
-				warn_msg("--pid %s: no such process", optarg);
-				return EXIT_FAIL;
-			}
 			break;
 		case 'n':
 			if (parse_u64(optarg, &value) != 0 || value == 0)
@@ -748,11 +775,17 @@ int cmd_cachetop(int argc, char **argv)
 		}
 	}
 	cache_parse_interval_count(argc, argv, optind, &t.o, true);
+	if (t.pid && kill(t.pid, 0) != 0 && errno == ESRCH) {
+		warn_msg("--pid %d: no such process", (int)t.pid);
+		return EXIT_FAIL;
+	}
 	cache_signals();
 	bpf_options.per_file = t.by == BY_FILE;
 	bpf_options.per_process = t.by != BY_FILE;
 	bpf_options.only_pid = t.pid;
-	cache_mode_start(&bpf_options, &mode);
+	cache_mode_start(&bpf_options, &mode,
+			 "/proc/PID/io, where misses are what a process read from disks, hits the rest of what it "
+			 "read (pipes and sockets included), dirties what reached storage");
 	if (!mode.bpf && t.by != BY_PROCESS) {
 		warn_msg("%s needs eBPF: /proc tells only per process", t.by == BY_FILE ? "--files" : "--cgroup");
 		return EXIT_FAIL;
