@@ -34,61 +34,48 @@ struct {
 	__type(value, struct cache_counters);
 } files SEC(".maps");
 
-/* The last range each thread read, to count a page returned twice by one read once. */
-struct last_read {
-	__u64 ino;
-	__u64 last_index;
-	__u32 dev;
-};
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, struct last_read);
-} last_reads SEC(".maps");
-
 /*
- * Pages each thread added to the cache and has not read yet: read-ahead adds pages before
- * the read that returns them, so a page read is a hit only when nothing the thread added
- * is still waiting to be read. Counting hits this way, as they happen, keeps a miss that
- * leads its read in one interval from turning into a hit in the next.
+ * What each thread last did to the page cache, kept in place:
+ * - the last range it read, to count a page returned twice by one read once;
+ * - the last folio it added, so that dirtying that folio next makes the add a write miss;
+ * - the pages it added to one file and has not read yet (see accessed()).
  */
-struct pending_pages {
-	__u64 ino;
-	__u64 pages;
-	__u32 dev;
+struct thread_state {
+	__u64 read_ino, read_last;      /* the last range read: its file and last page */
+	__u64 added_ino, added_index;   /* the last folio added */
+	__u64 pending_ino, pending;     /* pages added to this file, not read yet */
+	__u32 read_dev, added_dev, pending_dev;
+	__u32 added_pages;
 };
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, struct pending_pages);
-} pending SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_state);
+} threads SEC(".maps");
 
-/* Threads inside a write system call: the pages they add to the cache are write misses. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __u8);
-} writing SEC(".maps");
-
-enum counter { C_READS, C_MAPS, C_MISSES, C_HITS, C_WRITE_MISSES, C_DIRTIES, C_EVICTIONS };
-
-static __always_inline void add(struct cache_counters *c, enum counter which, __u64 pages)
+/* Task-local storage: found from the task itself, no hash lookup, freed with the thread. */
+static __always_inline struct thread_state *thread_state(bool create)
 {
-	switch (which) {
-	case C_READS: __sync_fetch_and_add(&c->reads, pages); break;
-	case C_MAPS: __sync_fetch_and_add(&c->maps, pages); break;
-	case C_MISSES: __sync_fetch_and_add(&c->misses, pages); break;
-	case C_HITS: __sync_fetch_and_add(&c->hits, pages); break;
-	case C_WRITE_MISSES: __sync_fetch_and_add(&c->write_misses, pages); break;
-	case C_DIRTIES: __sync_fetch_and_add(&c->dirties, pages); break;
-	case C_EVICTIONS: __sync_fetch_and_add(&c->evictions, pages); break;
-	}
+	return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 }
 
-static __always_inline struct cache_proc *proc_of(__u32 tgid)
+/* Adds every counter of d to c; atomically where other cpus share c. */
+static __always_inline void apply(struct cache_counters *c, const struct cache_counters *d, bool shared)
+{
+#define ADD(f) if (d->f) { if (shared) __sync_fetch_and_add(&c->f, d->f); else c->f += d->f; }
+	ADD(reads)
+	ADD(maps)
+	ADD(misses)
+	ADD(hits)
+	ADD(write_misses)
+	ADD(dirties)
+	ADD(evictions)
+#undef ADD
+}
+
+static __always_inline struct cache_proc *proc_of(__u32 tgid, struct cache_counters *total)
 {
 	struct cache_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
 
@@ -100,41 +87,27 @@ static __always_inline struct cache_proc *proc_of(__u32 tgid)
 		bpf_get_current_comm(fresh.comm, sizeof(fresh.comm));
 		bpf_map_update_elem(&procs, &tgid, &fresh, BPF_NOEXIST);
 		proc = bpf_map_lookup_elem(&procs, &tgid);
-		if (!proc) { /* the table is full: the totals still count it */
-			__u32 zero = 0;
-			struct cache_counters *total = bpf_map_lookup_elem(&totals, &zero);
-
-			if (total)
-				total->dropped++;
-		}
+		if (!proc && total) /* the table is full: the totals still count it */
+			total->dropped++;
 	}
 	return proc;
 }
 
-/* Counts pages for the system, the current process and the file (dev, ino). */
-static __always_inline void count(enum counter which, __u64 pages, __u32 dev, __u64 ino)
+/* Counts d for the system, the current process and the file (dev, ino), one lookup each. */
+static __always_inline void count(const struct cache_counters *d, __u32 tgid, __u32 dev, __u64 ino)
 {
-	__u32 zero = 0, tgid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+	__u32 zero = 0;
 	struct cache_counters *total = bpf_map_lookup_elem(&totals, &zero);
 
 	if (only_tgid && tgid != only_tgid)
 		return;
-	if (total) { /* per cpu: no atomics needed */
-		switch (which) {
-		case C_READS: total->reads += pages; break;
-		case C_MAPS: total->maps += pages; break;
-		case C_MISSES: total->misses += pages; break;
-		case C_HITS: total->hits += pages; break;
-		case C_WRITE_MISSES: total->write_misses += pages; break;
-		case C_DIRTIES: total->dirties += pages; break;
-		case C_EVICTIONS: total->evictions += pages; break;
-		}
-	}
+	if (total) /* per cpu: no atomics needed */
+		apply(total, d, false);
 	if (per_process) {
-		struct cache_proc *proc = proc_of(tgid);
+		struct cache_proc *proc = proc_of(tgid, total);
 
 		if (proc)
-			add(&proc->counters, which, pages);
+			apply(&proc->counters, d, true);
 	}
 	if (per_file && ino) {
 		struct cache_file_key key = { .ino = ino, .dev = dev };
@@ -147,176 +120,190 @@ static __always_inline void count(enum counter which, __u64 pages, __u32 dev, __
 			file = bpf_map_lookup_elem(&files, &key);
 		}
 		if (file)
-			add(file, which, pages);
+			apply(file, d, true);
 	}
+}
+
+/* The pages of a folio: 2^order for a large one (ext4 and others add large folios). */
+static __always_inline __u64 folio_nr(struct folio *folio)
+{
+	unsigned long flags = 0;
+
+	bpf_probe_read_kernel(&flags, sizeof(flags), folio); /* page flags come first in every kernel */
+	if (!(flags & (1ul << bpf_core_enum_value(enum pageflags, PG_head))))
+		return 1;
+	if (bpf_core_field_exists(folio->_nr_pages))
+		return BPF_CORE_READ(folio, _nr_pages);
+	return 1ull << (BPF_CORE_READ(folio, _flags_1) & 0xff);
+}
+
+/* The file of a mapping, as the filemap tracepoints name it: the inode and its filesystem's device. */
+static __always_inline bool file_of(struct address_space *mapping, __u32 *dev, __u64 *ino)
+{
+	struct inode *host;
+	struct super_block *sb;
+
+	if (!mapping)
+		return false;
+	host = mapping->host;
+	if (!host)
+		return false;
+	*ino = host->i_ino;
+	sb = host->i_sb;
+	*dev = sb ? sb->s_dev : host->i_rdev;
+	return true;
 }
 
 /*
- * A folio of order n is 2^n pages: ext4 and others add large folios, so counting events
- * would count folios, not pages. Kernels before order was in the event add single pages.
+ * A miss: a folio added. Remembered as the thread's last add (a write dirties it next) and
+ * as pages of that file waiting to be read (read-ahead adds pages before the read that
+ * returns them). Kept for one file at a time: read-ahead left unread is never held against
+ * another file's reads.
  */
-static __always_inline __u64 folio_pages(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(on_add, struct folio *folio)
 {
-	if (bpf_core_field_exists(ctx->order))
-		return 1ull << (BPF_CORE_READ(ctx, order) & 31);
-	return 1;
-}
+	__u64 id = bpf_get_current_pid_tgid(), ino = 0;
+	struct cache_counters d = { .misses = folio_nr(folio) };
+	struct thread_state *state = thread_state(true);
+	__u32 dev = 0;
 
-SEC("tp/filemap/mm_filemap_add_to_page_cache")
-int on_add(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 pages = folio_pages(ctx);
-	__u32 dev = BPF_CORE_READ(ctx, s_dev);
-	__u64 ino = BPF_CORE_READ(ctx, i_ino);
-
-	count(C_MISSES, pages, dev, ino);
-	if (bpf_map_lookup_elem(&writing, &tid)) {
-		count(C_WRITE_MISSES, pages, dev, ino);
-	} else {
-		/* Kept for one file at a time: read-ahead never read is not held against another file. */
-		struct pending_pages *waiting = bpf_map_lookup_elem(&pending, &tid);
-
-		if (waiting && waiting->ino == ino && waiting->dev == dev) {
-			waiting->pages += pages;
+	file_of(folio->mapping, &dev, &ino);
+	if (state) {
+		state->added_ino = ino;
+		state->added_dev = dev;
+		state->added_index = folio->index;
+		state->added_pages = (__u32)d.misses;
+		if (state->pending_ino == ino && state->pending_dev == dev) {
+			state->pending += d.misses;
 		} else {
-			struct pending_pages fresh = { .ino = ino, .dev = dev, .pages = pages };
-
-			bpf_map_update_elem(&pending, &tid, &fresh, BPF_ANY);
+			state->pending_ino = ino;
+			state->pending_dev = dev;
+			state->pending = d.misses;
 		}
 	}
+	count(&d, (__u32)(id >> 32), dev, ino);
 	return 0;
 }
 
-/* Pages read or mapped: those the thread added and had not read yet were misses, the rest hits. */
-static __always_inline void accessed(enum counter which, __u64 pages, __u32 dev, __u64 ino)
+SEC("tp_btf/mm_filemap_delete_from_page_cache")
+int BPF_PROG(on_delete, struct folio *folio)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct pending_pages *waiting = bpf_map_lookup_elem(&pending, &tid);
+	struct cache_counters d = { .evictions = folio_nr(folio) };
+	__u64 ino = 0;
+	__u32 dev = 0;
+
+	file_of(folio->mapping, &dev, &ino);
+	count(&d, (__u32)(bpf_get_current_pid_tgid() >> 32), dev, ino);
+	return 0;
+}
+
+/* Pages read or mapped: those of the file the thread added and had not read yet were misses, the rest hits. */
+static __always_inline void accessed(struct thread_state *state, bool mapped, __u64 pages, __u64 id, __u32 dev,
+				     __u64 ino)
+{
+	struct cache_counters d = {};
 	__u64 missed = 0;
 
-	if (waiting && waiting->pages && waiting->ino == ino && waiting->dev == dev) {
-		missed = waiting->pages < pages ? waiting->pages : pages;
-		waiting->pages -= missed;
+	if (state && state->pending && state->pending_ino == ino && state->pending_dev == dev) {
+		missed = state->pending < pages ? state->pending : pages;
+		state->pending -= missed;
 	}
-	count(which, pages, dev, ino);
-	if (pages > missed)
-		count(C_HITS, pages - missed, dev, ino);
+	if (mapped)
+		d.maps = pages;
+	else
+		d.reads = pages;
+	d.hits = pages - missed;
+	count(&d, (__u32)(id >> 32), dev, ino);
 }
-
-SEC("tp/filemap/mm_filemap_delete_from_page_cache")
-int on_delete(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
-{
-	count(C_EVICTIONS, folio_pages(ctx), BPF_CORE_READ(ctx, s_dev), BPF_CORE_READ(ctx, i_ino));
-	return 0;
-}
-
-struct get_pages_args {
-	__u64 common;
-	unsigned long i_ino;
-	dev_t s_dev;
-	unsigned long index;
-	unsigned long last_index;
-};
 
 /*
  * The read path: [index, last_index] of a file returned to a read. One read can return
  * its last page again in the next event: what overlaps the thread's previous range of the
- * same file is counted once.
+ * same file is counted once. tp_btf: the cheapest kind of tracepoint program, which
+ * matters on a path every cached read takes.
  */
-SEC("tp/filemap/mm_filemap_get_pages")
-int on_read(struct get_pages_args *ctx)
+SEC("tp_btf/mm_filemap_get_pages")
+int BPF_PROG(on_read, struct address_space *mapping, unsigned long index, unsigned long last_index)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 first = ctx->index, last = ctx->last_index;
-	struct last_read *prev = bpf_map_lookup_elem(&last_reads, &tid);
-	struct last_read now = { .ino = ctx->i_ino, .dev = ctx->s_dev, .last_index = last };
+	__u64 id = bpf_get_current_pid_tgid();
+	__u64 first = index, last = last_index, ino;
+	__u32 dev;
+	struct thread_state *state;
 
-	if (last < first)
+	if (last < first || !file_of(mapping, &dev, &ino))
 		return 0;
-	if (prev && prev->ino == now.ino && prev->dev == now.dev && first <= prev->last_index) {
-		if (last <= prev->last_index)
-			return 0;
-		first = prev->last_index + 1;
+	state = thread_state(true);
+	if (state) {
+		if (state->read_ino == ino && state->read_dev == dev && first <= state->read_last) {
+			if (last <= state->read_last)
+				return 0;
+			first = state->read_last + 1;
+		}
+		state->read_ino = ino;
+		state->read_dev = dev;
+		state->read_last = last;
 	}
-	bpf_map_update_elem(&last_reads, &tid, &now, BPF_ANY);
-	accessed(C_READS, last - first + 1, now.dev, now.ino);
+	accessed(state, false, last - first + 1, id, dev, ino);
 	return 0;
 }
 
 /* The mmap path: pages mapped around a fault (fault-around), and faults that map one page. */
-SEC("tp/filemap/mm_filemap_map_pages")
-int on_map_pages(struct get_pages_args *ctx)
+SEC("tp_btf/mm_filemap_map_pages")
+int BPF_PROG(on_map_pages, struct address_space *mapping, unsigned long index, unsigned long last_index)
 {
-	if (ctx->last_index >= ctx->index)
-		accessed(C_MAPS, ctx->last_index - ctx->index + 1, ctx->s_dev, ctx->i_ino);
+	__u64 id = bpf_get_current_pid_tgid(), ino;
+	__u32 dev;
+
+	if (last_index >= index && file_of(mapping, &dev, &ino))
+		accessed(thread_state(false), true, last_index - index + 1, id, dev, ino);
 	return 0;
 }
 
-struct fault_args {
-	__u64 common;
-	unsigned long i_ino;
-	dev_t s_dev;
-	unsigned long index;
-};
-
-SEC("tp/filemap/mm_filemap_fault")
-int on_fault(struct fault_args *ctx)
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(on_fault, struct address_space *mapping, unsigned long index)
 {
-	accessed(C_MAPS, 1, ctx->s_dev, ctx->i_ino);
+	__u64 id = bpf_get_current_pid_tgid(), ino;
+	__u32 dev;
+
+	if (file_of(mapping, &dev, &ino))
+		accessed(thread_state(false), true, 1, id, dev, ino);
 	return 0;
 }
 
-/* Dirtied folios, in pages: the tracepoint's own fields have no size, its folio has. */
+/*
+ * Dirtied folios, in pages: the tracepoint's own fields have no size, its folio has. A
+ * folio the same thread has just added is a write miss (a write into a page that was not
+ * cached), and its pages are no longer waiting to be read.
+ */
 SEC("tp_btf/writeback_dirty_folio")
 int BPF_PROG(on_dirty, struct folio *folio, struct address_space *mapping)
 {
-	unsigned long flags = 0;
-	__u64 pages = 1;
+	__u64 id = bpf_get_current_pid_tgid();
+	struct cache_counters d = {};
 	struct inode *host = NULL;
+	struct thread_state *state;
+	__u32 dev = 0;
+	__u64 ino = 0;
 
 	if (mapping)
 		host = BPF_CORE_READ(mapping, host);
-
-	bpf_probe_read_kernel(&flags, sizeof(flags), folio); /* page flags come first in every kernel */
-	if (flags & (1ul << bpf_core_enum_value(enum pageflags, PG_head))) {
-		if (bpf_core_field_exists(folio->_nr_pages))
-			pages = BPF_CORE_READ(folio, _nr_pages);
-		else
-			pages = 1ull << (BPF_CORE_READ(folio, _flags_1) & 0xff);
+	if (host) {
+		dev = BPF_CORE_READ(host, i_sb, s_dev);
+		ino = BPF_CORE_READ(host, i_ino);
 	}
-	count(C_DIRTIES, pages, host ? BPF_CORE_READ(host, i_sb, s_dev) : 0, host ? BPF_CORE_READ(host, i_ino) : 0);
+	d.dirties = folio_nr(folio);
+	state = thread_state(false);
+	if (state && state->added_pages && state->added_ino == ino && state->added_dev == dev &&
+	    state->added_index == folio->index) {
+		d.write_misses = state->added_pages;
+		state->added_pages = 0;
+		if (state->pending_ino == ino && state->pending_dev == dev)
+			state->pending = state->pending > d.write_misses ? state->pending - d.write_misses : 0;
+	}
+	count(&d, (__u32)(id >> 32), dev, ino);
 	return 0;
 }
-
-/* Which threads are in a write system call. */
-static __always_inline int write_enter(void)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u8 one = 1;
-
-	bpf_map_update_elem(&writing, &tid, &one, BPF_ANY);
-	return 0;
-}
-
-static __always_inline int write_exit(void)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-
-	bpf_map_delete_elem(&writing, &tid);
-	return 0;
-}
-
-SEC("tp/syscalls/sys_enter_write") int enter_write(void *ctx) { return write_enter(); }
-SEC("tp/syscalls/sys_exit_write") int exit_write(void *ctx) { return write_exit(); }
-SEC("tp/syscalls/sys_enter_pwrite64") int enter_pwrite64(void *ctx) { return write_enter(); }
-SEC("tp/syscalls/sys_exit_pwrite64") int exit_pwrite64(void *ctx) { return write_exit(); }
-SEC("tp/syscalls/sys_enter_writev") int enter_writev(void *ctx) { return write_enter(); }
-SEC("tp/syscalls/sys_exit_writev") int exit_writev(void *ctx) { return write_exit(); }
-SEC("tp/syscalls/sys_enter_pwritev") int enter_pwritev(void *ctx) { return write_enter(); }
-SEC("tp/syscalls/sys_exit_pwritev") int exit_pwritev(void *ctx) { return write_exit(); }
-SEC("tp/syscalls/sys_enter_pwritev2") int enter_pwritev2(void *ctx) { return write_enter(); }
-SEC("tp/syscalls/sys_exit_pwritev2") int exit_pwritev2(void *ctx) { return write_exit(); }
 
 /* A process that runs a new program gets its new name. */
 SEC("tp/sched/sched_process_exec")

@@ -51,7 +51,7 @@ struct totals_sample {
 	struct meminfo meminfo;
 };
 
-static int take_sample(const struct cache_mode *mode, struct totals_sample *out)
+static int take_sample(struct cache_mode *mode, struct totals_sample *out)
 {
 	int rc;
 
@@ -62,6 +62,7 @@ static int take_sample(const struct cache_mode *mode, struct totals_sample *out)
 	rc = vmstat_read(&out->vmstat);
 	if (rc == 0)
 		cache_counters_from_vmstat(&out->vmstat, &out->counters);
+	mode->evictions_unknown = rc != 0 || out->vmstat.pgsteal_file == PROCFS_UNKNOWN;
 	return rc;
 }
 
@@ -88,7 +89,7 @@ static void print_row(const struct cache_options *o, const struct cache_mode *mo
 		json_object_object_add(line, "hit_ratio", hits_known && ratio >= 0 ? out_json_real(ratio / 100) : NULL);
 		json_object_object_add(line, "buffers_bytes", json_object_new_uint64(mem->buffers));
 		json_object_object_add(line, "cached_bytes", json_object_new_uint64(mem->cached));
-		json_object_object_add(line, "evictions", json_object_new_uint64(d->evictions));
+		json_object_object_add(line, "evictions", mode->evictions_unknown ? NULL : json_object_new_uint64(d->evictions));
 		json_object_object_add(line, "accesses", hits_known ? json_object_new_uint64(d->reads + d->maps) : NULL);
 		puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(line);
@@ -105,7 +106,10 @@ static void print_row(const struct cache_options *o, const struct cache_mode *mo
 		else
 			printf(",");
 		printf("%.0f,%.0f,", buffers_mb, cached_mb);
-		printf("%llu\n", (unsigned long long)d->evictions);
+		if (mode->evictions_unknown)
+			printf("\n");
+		else
+			printf("%llu\n", (unsigned long long)d->evictions);
 	} else {
 		char hits_text[24], ratio_text[16], evictions_text[24];
 
@@ -114,7 +118,8 @@ static void print_row(const struct cache_options *o, const struct cache_mode *mo
 			snprintf(ratio_text, sizeof(ratio_text), "%.2f%%", ratio);
 		else
 			snprintf(ratio_text, sizeof(ratio_text), "-");
-		snprintf(evictions_text, sizeof(evictions_text), "%llu", (unsigned long long)d->evictions);
+		snprintf(evictions_text, sizeof(evictions_text), mode->evictions_unknown ? "-" : "%llu",
+			 (unsigned long long)d->evictions);
 		if (o->timestamp)
 			printf("%-8s ", clock);
 		/* bcc's widths: "%8d %8d %8d %7.2f%% %12.0f %10.0f" */
@@ -149,7 +154,7 @@ int cmd_cachestat(int argc, char **argv)
 	};
 	struct cache_options o = { .interval = 1 };
 	struct cachestat_options bpf_options = {0};
-	struct cache_mode mode;
+	struct cache_mode mode = {0};
 	struct totals_sample previous, current;
 	uint64_t deadline, previous_ns;
 	unsigned long long printed = 0;

@@ -19,6 +19,7 @@ struct cache_options {
 
 struct cache_mode {
 	bool bpf;        /* counting with eBPF; else estimating from /proc */
+	bool evictions_unknown; /* /proc mode on a kernel without pgsteal_file (before 5.8) */
 	const char *why; /* why not eBPF */
 };
 

@@ -727,7 +727,7 @@ int cmd_cachetop(int argc, char **argv)
 	};
 	struct top t = { .o = { .interval = 1 }, .sort = SORT_HITS };
 	struct cachestat_options bpf_options = { .per_process = true };
-	struct cache_mode mode;
+	struct cache_mode mode = {0};
 	uint64_t deadline, previous_ns, value;
 	unsigned long long printed = 0;
 	char note[256] = "";

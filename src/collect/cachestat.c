@@ -72,7 +72,7 @@ int cachestat_start(const struct cachestat_options *options, const char **why)
 	if (rc) {
 		cachestat_bpf__destroy(skeleton);
 		skeleton = NULL;
-		*why = "cannot attach to the filemap, writeback and syscalls tracepoints";
+		*why = "cannot attach to the filemap and writeback tracepoints";
 		return rc < 0 ? rc : -EINVAL;
 	}
 	return 0;
