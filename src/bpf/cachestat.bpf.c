@@ -93,14 +93,21 @@ static __always_inline struct cache_proc *proc_of(__u32 tgid, struct cache_count
 	return proc;
 }
 
-/* Counts d for the system, the current process and the file (dev, ino), one lookup each. */
-static __always_inline void count(const struct cache_counters *d, __u32 tgid, __u32 dev, __u64 ino)
+/*
+ * Counts d for the system, the current process and the file (dev, ino), one lookup each.
+ * The process is looked up only where it is needed: with per_process and only_tgid fixed
+ * before loading, the verifier drops what cachestat does not use from every read's path.
+ */
+static __always_inline void count(const struct cache_counters *d, __u32 dev, __u64 ino)
 {
-	__u32 zero = 0;
-	struct cache_counters *total = bpf_map_lookup_elem(&totals, &zero);
+	__u32 zero = 0, tgid = 0;
+	struct cache_counters *total;
 
+	if (per_process || only_tgid)
+		tgid = (__u32)(bpf_get_current_pid_tgid() >> 32);
 	if (only_tgid && tgid != only_tgid)
 		return;
+	total = bpf_map_lookup_elem(&totals, &zero);
 	if (total) /* per cpu: no atomics needed */
 		apply(total, d, false);
 	if (per_process) {
@@ -163,7 +170,7 @@ static __always_inline bool file_of(struct address_space *mapping, __u32 *dev, _
 SEC("tp_btf/mm_filemap_add_to_page_cache")
 int BPF_PROG(on_add, struct folio *folio)
 {
-	__u64 id = bpf_get_current_pid_tgid(), ino = 0;
+	__u64 ino = 0;
 	struct cache_counters d = { .misses = folio_nr(folio) };
 	struct thread_state *state = thread_state(true);
 	__u32 dev = 0;
@@ -182,7 +189,7 @@ int BPF_PROG(on_add, struct folio *folio)
 			state->pending = d.misses;
 		}
 	}
-	count(&d, (__u32)(id >> 32), dev, ino);
+	count(&d, dev, ino);
 	return 0;
 }
 
@@ -194,13 +201,12 @@ int BPF_PROG(on_delete, struct folio *folio)
 	__u32 dev = 0;
 
 	file_of(folio->mapping, &dev, &ino);
-	count(&d, (__u32)(bpf_get_current_pid_tgid() >> 32), dev, ino);
+	count(&d, dev, ino);
 	return 0;
 }
 
 /* Pages read or mapped: those of the file the thread added and had not read yet were misses, the rest hits. */
-static __always_inline void accessed(struct thread_state *state, bool mapped, __u64 pages, __u64 id, __u32 dev,
-				     __u64 ino)
+static __always_inline void accessed(struct thread_state *state, bool mapped, __u64 pages, __u32 dev, __u64 ino)
 {
 	struct cache_counters d = {};
 	__u64 missed = 0;
@@ -214,7 +220,7 @@ static __always_inline void accessed(struct thread_state *state, bool mapped, __
 	else
 		d.reads = pages;
 	d.hits = pages - missed;
-	count(&d, (__u32)(id >> 32), dev, ino);
+	count(&d, dev, ino);
 }
 
 /*
@@ -226,7 +232,6 @@ static __always_inline void accessed(struct thread_state *state, bool mapped, __
 SEC("tp_btf/mm_filemap_get_pages")
 int BPF_PROG(on_read, struct address_space *mapping, unsigned long index, unsigned long last_index)
 {
-	__u64 id = bpf_get_current_pid_tgid();
 	__u64 first = index, last = last_index, ino;
 	__u32 dev;
 	struct thread_state *state;
@@ -244,7 +249,7 @@ int BPF_PROG(on_read, struct address_space *mapping, unsigned long index, unsign
 		state->read_dev = dev;
 		state->read_last = last;
 	}
-	accessed(state, false, last - first + 1, id, dev, ino);
+	accessed(state, false, last - first + 1, dev, ino);
 	return 0;
 }
 
@@ -252,22 +257,22 @@ int BPF_PROG(on_read, struct address_space *mapping, unsigned long index, unsign
 SEC("tp_btf/mm_filemap_map_pages")
 int BPF_PROG(on_map_pages, struct address_space *mapping, unsigned long index, unsigned long last_index)
 {
-	__u64 id = bpf_get_current_pid_tgid(), ino;
+	__u64 ino;
 	__u32 dev;
 
 	if (last_index >= index && file_of(mapping, &dev, &ino))
-		accessed(thread_state(false), true, last_index - index + 1, id, dev, ino);
+		accessed(thread_state(false), true, last_index - index + 1, dev, ino);
 	return 0;
 }
 
 SEC("tp_btf/mm_filemap_fault")
 int BPF_PROG(on_fault, struct address_space *mapping, unsigned long index)
 {
-	__u64 id = bpf_get_current_pid_tgid(), ino;
+	__u64 ino;
 	__u32 dev;
 
 	if (file_of(mapping, &dev, &ino))
-		accessed(thread_state(false), true, 1, id, dev, ino);
+		accessed(thread_state(false), true, 1, dev, ino);
 	return 0;
 }
 
@@ -279,7 +284,6 @@ int BPF_PROG(on_fault, struct address_space *mapping, unsigned long index)
 SEC("tp_btf/writeback_dirty_folio")
 int BPF_PROG(on_dirty, struct folio *folio, struct address_space *mapping)
 {
-	__u64 id = bpf_get_current_pid_tgid();
 	struct cache_counters d = {};
 	struct inode *host = NULL;
 	struct thread_state *state;
@@ -301,7 +305,7 @@ int BPF_PROG(on_dirty, struct folio *folio, struct address_space *mapping)
 		if (state->pending_ino == ino && state->pending_dev == dev)
 			state->pending = state->pending > d.write_misses ? state->pending - d.write_misses : 0;
 	}
-	count(&d, (__u32)(id >> 32), dev, ino);
+	count(&d, dev, ino);
 	return 0;
 }
 
