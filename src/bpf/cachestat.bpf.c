@@ -125,6 +125,8 @@ static __always_inline void count(const struct cache_counters *d, __u32 dev, __u
 
 			bpf_map_update_elem(&files, &key, &fresh, BPF_NOEXIST);
 			file = bpf_map_lookup_elem(&files, &key);
+			if (!file && total) /* the table is full: the totals still count it */
+				total->dropped++;
 		}
 		if (file)
 			apply(file, d, true);

@@ -14,7 +14,7 @@ struct cache_counters {
 	__u64 write_misses; /* of those, added for a write: the thread dirtied the folio it had just added */
 	__u64 dirties;      /* pages dirtied (writeback:writeback_dirty_folio, in pages) */
 	__u64 evictions;    /* pages removed (mm_filemap_delete_from_page_cache) */
-	__u64 dropped;      /* totals only: events a full per-process table could not take */
+	__u64 dropped;      /* totals only: events a full per-process or per-file table could not take */
 };
 
 struct cache_proc {

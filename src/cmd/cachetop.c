@@ -42,6 +42,7 @@ struct top {
 	struct top_row *rows;
 	size_t nrows;
 	bool screen; /* ncurses */
+	uint64_t dropped, dropped_now; /* events a full table could not take: since the start, in this interval */
 	struct meminfo mem;
 	struct path_cache {
 		dev_t dev;
@@ -567,6 +568,7 @@ static void print_json(const struct top *t, uint64_t interval_ns, bool bpf)
 	json_object_object_add(line, "mode", json_object_new_string(bpf ? "ebpf" : "procfs"));
 	json_object_object_add(line, "buffers_bytes", json_object_new_uint64(t->mem.buffers));
 	json_object_object_add(line, "cached_bytes", json_object_new_uint64(t->mem.cached));
+	json_object_object_add(line, "dropped", bpf ? json_object_new_uint64(t->dropped_now) : NULL);
 	for (size_t i = 0; i < rows_shown(t); i++) {
 		const struct top_row *row = &t->rows[i];
 		struct json_object *o = json_object_new_object();
@@ -818,10 +820,26 @@ int cmd_cachetop(int argc, char **argv)
 			if (cache_stop)
 				break;
 		}
-		if (mode.bpf)
+		if (mode.bpf) {
+			struct cache_counters totals;
+
 			gather_bpf(&t);
-		else
+			/* Events a full table could not take are in the totals only: say so once, and in JSON. */
+			if (cachestat_totals(&totals) == 0 && totals.dropped > t.dropped) {
+				if (!t.dropped && !t.screen)
+					warn_msg("the table of %s is full: some events are counted in the totals only",
+						 t.by == BY_FILE ? "files (65536)" : "processes (16384)");
+				if (t.screen)
+					snprintf(note, sizeof(note), "the table is full: %llu events counted in the totals only",
+						 (unsigned long long)totals.dropped);
+				t.dropped_now = totals.dropped - t.dropped;
+				t.dropped = totals.dropped;
+			} else {
+				t.dropped_now = 0;
+			}
+		} else {
 			gather_proc(&t);
+		}
 		if (meminfo_read(&t.mem) != 0)
 			memset(&t.mem, 0, sizeof(t.mem));
 		now = monotonic_ns();

@@ -156,6 +156,8 @@ run "$IOLENS" cachetop 0.3 1
 check_match "cachetop piped: the seed's header line" "^[0-9]{2}:[0-9]{2}:[0-9]{2} Buffers MB: [0-9]+ / Cached MB: [0-9]+ / Sort: HITS / Order: descending$" "$(head -1 <<<"$OUT")"
 check_match "… and its columns" "^PID +UID +CMD +HITS +MISSES +DIRTIES +READ_HIT% +WRITE_HIT%$" "$(sed -n 2p <<<"$OUT")"
 run "$IOLENS" cachetop --sort misses -r -n 2 --json 0.3 1
+check_eq "cachetop --json: no event lost to a full table (dropped 0)" 0 \
+	"$(python3 -c 'import json, sys; print(json.loads(sys.stdin.read())["dropped"])' <<<"$OUT")"
 check_eq "--sort misses -r -n 2: at most two rows, fewest misses first" ok "$(python3 -c 'import json, sys
 rows = json.loads(sys.stdin.read())["processes"]
 m = [r["misses"] for r in rows]
