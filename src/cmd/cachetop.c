@@ -395,18 +395,9 @@ static size_t io_nprevious;
 
 static bool read_io(uint32_t pid, struct io_sample *out)
 {
-	char path[64], text[1024];
 	struct proc_io io;
-	ssize_t length;
-	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%u/io", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	length = read(fd, text, sizeof(text));
-	close(fd);
-	if (length <= 0 || proc_io_parse(text, (size_t)length, &io) != 0)
+	if (proc_io_read((pid_t)pid, &io) != 0)
 		return false;
 	out->pid = pid;
 	out->rchar = io.rchar;
@@ -436,7 +427,6 @@ static void gather_proc(struct top *t)
 			struct top_row row = { .pid = pid };
 			char path[64];
 			struct stat st;
-			FILE *comm;
 
 			if (before->pid != pid)
 				continue;
@@ -449,12 +439,7 @@ static void gather_proc(struct top *t)
 			snprintf(path, sizeof(path), "/proc/%u", pid);
 			if (stat(path, &st) == 0)
 				row.uid = st.st_uid;
-			snprintf(path, sizeof(path), "/proc/%u/comm", pid);
-			if ((comm = fopen(path, "re"))) {
-				if (fgets(row.name, 17, comm))
-					row.name[strcspn(row.name, "\n")] = '\0';
-				fclose(comm);
-			}
+			proc_comm_read((pid_t)pid, row.name, 17);
 			derive(&row);
 			row.write_hit = -1; /* write_bytes says what reached storage, not what was dirtied in cache */
 			add_row(t, &row);

@@ -77,21 +77,6 @@ struct direct_process {
 	bool io_known;
 };
 
-static bool read_proc_io(pid_t pid, struct proc_io *out)
-{
-	char path[64], buf[1024];
-	ssize_t length;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	length = read(fd, buf, sizeof(buf));
-	close(fd);
-	return length > 0 && proc_io_parse(buf, (size_t)length, out) == 0;
-}
-
 /* Every process's open files with O_DIRECT in their fdinfo flags. */
 static size_t find_direct_processes(struct direct_process **out)
 {
@@ -143,18 +128,8 @@ static size_t find_direct_processes(struct direct_process **out)
 		closedir(fds);
 		if (!found.nfiles)
 			continue;
-		{
-			char path[64];
-			FILE *comm;
-
-			snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-			if ((comm = fopen(path, "re"))) {
-				if (fgets(found.comm, sizeof(found.comm), comm))
-					found.comm[strcspn(found.comm, "\n")] = '\0';
-				fclose(comm);
-			}
-		}
-		found.io_known = read_proc_io(pid, &found.io_start);
+		proc_comm_read(pid, found.comm, sizeof(found.comm));
+		found.io_known = proc_io_read(pid, &found.io_start) == 0;
 		*out = xrealloc(*out, (count + 1) * sizeof(**out));
 		(*out)[count++] = found;
 	}
@@ -169,7 +144,7 @@ static void rule_direct(struct doctor *d, struct direct_process *procs, size_t c
 		struct direct_process *p = &procs[i];
 		struct proc_io end;
 		double read_rate = 0, write_rate = 0;
-		bool rates = p->io_known && read_proc_io(p->pid, &end);
+		bool rates = p->io_known && proc_io_read(p->pid, &end) == 0;
 		struct finding *f;
 		char read_text[16], write_text[16];
 		size_t used = 0;

@@ -9,6 +9,7 @@
 #include "cmd/common.h"
 #include "collect/files.h"
 #include "collect/pagecache.h"
+#include "collect/procfs.h"
 #include "collect/procmaps.h"
 #include "common/util.h"
 #include "out/out.h"
@@ -93,16 +94,9 @@ static void describe_holders(struct evict *ev, const struct files_entry *entry, 
 		return;
 	}
 	for (size_t i = 0; i < count && i < 3 && used < len; i++) {
-		char path[64], comm[64] = "?";
-		FILE *file;
+		char comm[64] = "?";
 
-		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pids[i]);
-		file = fopen(path, "re");
-		if (file) {
-			if (fgets(comm, sizeof(comm), file))
-				comm[strcspn(comm, "\n")] = '\0';
-			fclose(file);
-		}
+		proc_comm_read(pids[i], comm, sizeof(comm));
 		used += (size_t)snprintf(out + used, len - used, "%s%d (%s%s)", i ? ", " : "", (int)pids[i], comm,
 					 procmaps_maps_locked("/proc", pids[i], entry->st.st_dev, entry->st.st_ino)
 						 ? ", locked" : "");

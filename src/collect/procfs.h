@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define PROCFS_UNKNOWN UINT64_MAX
 
@@ -91,6 +92,10 @@ struct proc_io {
 
 /* -EINVAL unless rchar, read_bytes and write_bytes are all there, each a whole number. */
 int proc_io_parse(const char *text, size_t len, struct proc_io *out);
+/* Reads /proc/PID/io of the live system: 0, or -errno (another user's process without privilege: -EACCES). */
+int proc_io_read(pid_t pid, struct proc_io *out);
+/* The command name of a live process (/proc/PID/comm without its newline); false, name untouched, when it is gone. */
+bool proc_comm_read(pid_t pid, char *name, size_t size);
 
 /* ---- /proc/loadavg ------------------------------------------------------------------- */
 
