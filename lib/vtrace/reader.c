@@ -366,7 +366,6 @@ static void add_stats(struct vtrace_stats *into, const struct vt_op_stats *s)
 	into->errors += s->errors;
 	into->bytes += s->bytes;
 	into->service_ns += s->service_ns;
-	into->busy_ns += s->busy_ticks; /* ticks until the end of the sample */
 	if (s->max_ns > into->max_ns)
 		into->max_ns = s->max_ns;
 	for (unsigned i = 0; i < VT_SLOTS; i++)
@@ -386,6 +385,54 @@ static uint64_t busy_now(uint64_t ticks, uint64_t stamp, bool in_flight, uint64_
 	return ticks << VT_TICK_SHIFT;
 }
 
+static uint64_t load_u64(const struct vtrace_reader *r, uint64_t offset)
+{
+	return __atomic_load_n((const uint64_t *)(r->map + offset), __ATOMIC_ACQUIRE);
+}
+
+static bool read_stamps(const struct vtrace_reader *r, uint64_t *stamps)
+{
+	bool same = true;
+
+	for (uint32_t i = 0; i <= r->header.op_count; i++) {
+		uint64_t stamp = load_u64(r, r->header.shared_offset + (uint64_t)i * sizeof(struct vt_shared));
+		same &= stamp == stamps[i];
+		stamps[i] = stamp;
+	}
+	return same;
+}
+
+/*
+ * The busy ticks of every op (into stats) and of the server (into all), with the stamps
+ * they run to (into r->stamps). A writer moves a stamp, then adds the ticks up to it: ticks
+ * read before a move with the stamp after it would lose the time between, which a reader
+ * delayed between the two reads (by the histograms, or by the scheduler on a loaded
+ * machine) made a visible dip in %util. So the ticks are read between two readings of
+ * the stamps, again until no stamp moved in between (a few loads a try).
+ */
+static void read_busy(struct vtrace_reader *r, struct vtrace_stats *stats, uint32_t used, struct vt_shard_head *all)
+{
+	const struct vt_header *h = &r->header;
+
+	read_stamps(r, r->stamps);
+	for (int tries = 0;; tries++) {
+		all->busy_ticks = 0;
+		for (uint32_t op = 0; op < h->op_count; op++)
+			stats[op].busy_ns = 0;
+		for (uint32_t n = 0; n <= used; n++) {
+			uint64_t base = h->shards_offset + (uint64_t)(n < used ? n : h->shard_count) * h->shard_size;
+			all->busy_ticks += load_u64(r, base + offsetof(struct vt_shard_head, busy_ticks));
+			for (uint32_t op = 0; op < h->op_count; op++)
+				stats[op].busy_ns += load_u64(r, base + sizeof(struct vt_shard_head) +
+									 (uint64_t)op * sizeof(struct vt_op_stats) +
+									 offsetof(struct vt_op_stats, busy_ticks));
+		}
+		if (read_stamps(r, r->stamps) || tries >= 16)
+			return; /* else a writer is busier than we can read: its ticks count next time */
+		cpu_relax();
+	}
+}
+
 /* Every shard's counters, added into stats (per op) and all (the heads). */
 static int read_shards(struct vtrace_reader *r, struct vtrace_stats *stats, uint32_t used, struct vt_shard_head *all,
 		       const char **why)
@@ -400,7 +447,6 @@ static int read_shards(struct vtrace_reader *r, struct vtrace_stats *stats, uint
 
 		if ((rc = read_at(r, base, &head, sizeof(head))) != 0)
 			return *why = rc == -EBADMSG ? "truncated while it was read" : "cannot read a shard", rc;
-		all->busy_ticks += head.busy_ticks; /* begins and completions: the ops' sums say it */
 		for (uint32_t op = 0; op < h->op_count; op++) {
 			rc = read_op_stats(r, base + sizeof(struct vt_shard_head) + (uint64_t)op * sizeof(struct vt_op_stats),
 					   r->scratch);
@@ -410,6 +456,7 @@ static int read_shards(struct vtrace_reader *r, struct vtrace_stats *stats, uint
 			add_stats(&stats[op], r->scratch);
 		}
 	}
+	read_busy(r, stats, used, all);
 	return 0;
 }
 
@@ -458,14 +505,7 @@ int vtrace_reader_sample(struct vtrace_reader *r, struct vtrace_stats *stats, ui
 	rc = read_shards_guarded(r, stats, used, &all, why);
 	if (rc)
 		return rc;
-	/*
-	 * The stamps after the shards, and the clock after the stamps: a writer that moves a
-	 * stamp in between has its ticks counted in the next sample, never twice.
-	 */
-	for (uint32_t i = 0; i <= ops; i++)
-		if ((rc = read_at(r, h->shared_offset + (uint64_t)i * sizeof(struct vt_shared), &r->stamps[i],
-				  sizeof(r->stamps[i]))) != 0)
-			return *why = "cannot read the busy stamps", rc;
+	/* The clock after the stamps: ticks since a stamp count only while a request is in flight. */
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	*now_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 
