@@ -1,4 +1,4 @@
-/* doctor.c: iolens doctor: the I/O diagnosis a person would make, as rules over what the collectors see (first rules: O_DIRECT, full filesystems). */
+/* doctor.c: iolens doctor: the I/O diagnosis a person would make, as rules over what the collectors see in a window of seconds. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,9 +13,12 @@
 
 #include "cmd/cachestat_common.h"
 #include "cmd/common.h"
+#include "collect/diskstats.h"
 #include "collect/fdinfo.h"
 #include "collect/pagecache.h"
 #include "collect/procfs.h"
+#include "collect/segments.h"
+#include "collect/tasks.h"
 #include "common/util.h"
 
 enum severity { SEV_INFO, SEV_WARNING, SEV_CRITICAL };
@@ -267,6 +270,741 @@ static void rule_full(struct doctor *d)
 	free(seen);
 }
 
+/* ---- The window: samples at its ends, and every quarter second in between ------------------ */
+
+#define SAMPLE_NS 250000000ull
+#define STUCK_NS 3000000000ull  /* a thread in D without a context switch this long is stuck */
+#define HANG_NS 1000000000ull   /* a request in flight this long is hung (vstat's HANG, its default) */
+#define MiB (1024.0 * 1024.0)
+
+/* A thread seen in uninterruptible sleep (D). */
+struct task_watch {
+	pid_t pid, tid;
+	char comm[16], wchan[64];
+	unsigned first, last, samples;  /* sample indexes: first and last seen in D, and how many */
+	uint64_t first_ns, last_ns;
+	uint64_t switches_first, switches_last;
+	bool switches_known;
+	unsigned throttled;             /* samples where it waited in balance_dirty_pages */
+};
+
+/* A process's I/O counters at the start of the window. */
+struct io_entry {
+	pid_t pid;
+	char comm[32];
+	struct proc_io io;
+};
+
+/* A process's I/O over the window. */
+struct io_rate {
+	pid_t pid;
+	char comm[32];
+	double read_rate, write_rate, rchar_rate; /* bytes per second */
+};
+
+struct watch {
+	uint64_t start_ns, sample_ns;
+	unsigned samples;               /* taken so far; the index of the next */
+	struct vmstat vm_start, vm_end;
+	struct meminfo mem_end;
+	bool vm_known, mem_known;
+	struct diskstats disk_start, disk_mid, disk_end;
+	bool mid_known;
+	double mid_seconds;
+	struct psi io_start, io_end;
+	uint64_t dirty_peak, writeback_peak, thresh, bg_thresh; /* pages, at the peak of dirty + writeback */
+	unsigned writeback_samples;     /* samples with pages under writeback */
+	struct task_watch *tasks;
+	size_t ntasks;
+	struct io_entry *io;            /* sorted by pid */
+	size_t nio;
+	struct io_rate *rates;          /* busiest first */
+	size_t nrates;
+	struct segment **segments;
+	size_t nsegments;
+	bool bpf;                       /* per-process cache counts from eBPF */
+	const char *bpf_why;
+};
+
+static int compare_io_pid(const void *a_, const void *b_)
+{
+	const struct io_entry *a = a_, *b = b_;
+
+	return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+/* Every process's /proc/PID/io that can be read (all of them as root). */
+static size_t read_all_io(struct io_entry **out)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *entry;
+	size_t count = 0;
+
+	*out = NULL;
+	while (proc && (entry = readdir(proc))) {
+		struct io_entry e = { .pid = (pid_t)strtol(entry->d_name, NULL, 10) };
+
+		if (e.pid <= 0 || e.pid == getpid() || proc_io_read(e.pid, &e.io) != 0)
+			continue;
+		proc_comm_read(e.pid, e.comm, sizeof(e.comm));
+		*out = xrealloc(*out, (count + 1) * sizeof(**out));
+		(*out)[count++] = e;
+	}
+	if (proc)
+		closedir(proc);
+	if (count > 1)
+		qsort(*out, count, sizeof(**out), compare_io_pid);
+	return count;
+}
+
+static int compare_rate(const void *a_, const void *b_)
+{
+	const struct io_rate *a = a_, *b = b_;
+	double x = a->read_rate + a->write_rate, y = b->read_rate + b->write_rate;
+
+	return (y > x) - (y < x);
+}
+
+/* Each process's storage I/O over the window, busiest first (those that did some). */
+static void compute_io_rates(struct watch *w, double seconds)
+{
+	struct io_entry *end;
+	size_t nend = read_all_io(&end);
+
+	for (size_t i = 0; i < nend && seconds > 0; i++) {
+		struct io_entry *start = bsearch(&end[i], w->io, w->nio, sizeof(*w->io), compare_io_pid);
+		struct io_rate r = { .pid = end[i].pid };
+
+		if (!start || strcmp(start->comm, end[i].comm)) /* new, or the pid is another process now */
+			continue;
+		r.read_rate = (double)(end[i].io.read_bytes - start->io.read_bytes) / seconds;
+		r.write_rate = (double)(end[i].io.write_bytes - start->io.write_bytes) / seconds;
+		r.rchar_rate = (double)(end[i].io.rchar - start->io.rchar) / seconds;
+		if (end[i].io.read_bytes < start->io.read_bytes || end[i].io.write_bytes < start->io.write_bytes ||
+		    end[i].io.rchar < start->io.rchar || r.read_rate + r.write_rate + r.rchar_rate <= 0)
+			continue;
+		snprintf(r.comm, sizeof(r.comm), "%s", end[i].comm);
+		w->rates = xrealloc(w->rates, (w->nrates + 1) * sizeof(*w->rates));
+		w->rates[w->nrates++] = r;
+	}
+	if (w->nrates > 1)
+		qsort(w->rates, w->nrates, sizeof(*w->rates), compare_rate);
+	free(end);
+}
+
+static void watch_task(pid_t pid, const struct proc_task *task, void *context)
+{
+	struct watch *w = context;
+	struct task_watch *t = NULL;
+
+	if (task->state != 'D')
+		return;
+	for (size_t i = 0; i < w->ntasks && !t; i++)
+		if (w->tasks[i].tid == task->pid && w->tasks[i].pid == pid)
+			t = &w->tasks[i];
+	if (!t) {
+		w->tasks = xrealloc(w->tasks, (w->ntasks + 1) * sizeof(*w->tasks));
+		t = &w->tasks[w->ntasks++];
+		*t = (struct task_watch){ .pid = pid, .tid = task->pid, .first = w->samples, .first_ns = w->sample_ns };
+		snprintf(t->comm, sizeof(t->comm), "%s", task->comm);
+		t->switches_known = task_switches(pid, task->pid, &t->switches_first) == 0;
+	}
+	t->last = w->samples;
+	t->last_ns = w->sample_ns;
+	t->samples++;
+	if (t->switches_known && task_switches(pid, task->pid, &t->switches_last) != 0)
+		t->switches_known = false;
+	task_wchan(pid, task->pid, t->wchan, sizeof(t->wchan));
+	if (strstr(t->wchan, "balance_dirty_pages"))
+		t->throttled++;
+}
+
+/* One sample: the dirty pages against their limits, and the threads in D. */
+static void watch_sample(struct watch *w)
+{
+	struct vmstat vm;
+
+	w->sample_ns = monotonic_ns();
+	if (vmstat_read(&vm) == 0 && vm.nr_dirty != PROCFS_UNKNOWN && vm.nr_writeback != PROCFS_UNKNOWN) {
+		if (vm.nr_writeback)
+			w->writeback_samples++;
+		if (!w->samples || vm.nr_dirty + vm.nr_writeback > w->dirty_peak + w->writeback_peak) {
+			w->dirty_peak = vm.nr_dirty;
+			w->writeback_peak = vm.nr_writeback;
+			w->thresh = vm.nr_dirty_threshold;
+			w->bg_thresh = vm.nr_dirty_background_threshold;
+		}
+	}
+	tasks_scan(watch_task, w);
+	w->samples++;
+}
+
+static void watch_segment_found(const char *path, void *context)
+{
+	struct watch *w = context;
+	struct segment *segment = segment_open(path, false, "/proc", NULL, NULL);
+
+	if (!segment)
+		return;
+	if (segment->state != SEGMENT_LIVE || segment_sample(segment, NULL, NULL) != 0) {
+		segment_free(segment);
+		return;
+	}
+	w->segments = xrealloc(w->segments, (w->nsegments + 1) * sizeof(*w->segments));
+	w->segments[w->nsegments++] = segment;
+}
+
+static void watch_start(struct watch *w)
+{
+	static const struct cachestat_options per_process = { .per_process = true };
+	int rc = cachestat_start(&per_process, &w->bpf_why);
+
+	w->bpf = rc == 0;
+	w->vm_known = vmstat_read(&w->vm_start) == 0;
+	if (diskstats_read(&w->disk_start) != 0)
+		w->disk_start = (struct diskstats){0};
+	psi_read("io", &w->io_start);
+	w->nio = read_all_io(&w->io);
+	segment_scan(vtrace_directory(), watch_segment_found, w);
+	w->start_ns = monotonic_ns();
+	watch_sample(w);
+}
+
+/* Samples until seconds have passed (or a signal came): the seconds it watched. */
+static double watch_run(struct watch *w, double seconds)
+{
+	uint64_t end_ns = w->start_ns + (uint64_t)(seconds * 1e9), mid_ns = w->start_ns + (end_ns - w->start_ns) / 2;
+	double watched;
+
+	while (!cache_stop && monotonic_ns() < end_ns) {
+		uint64_t next = w->start_ns + (uint64_t)w->samples * SAMPLE_NS;
+
+		sleep_until_ns(next < end_ns ? next : end_ns, &cache_stop);
+		if (!w->mid_known && monotonic_ns() >= mid_ns && mid_ns > w->start_ns) {
+			w->mid_known = diskstats_read(&w->disk_mid) == 0;
+			w->mid_seconds = (double)(monotonic_ns() - w->start_ns) / 1e9;
+		}
+		if (!cache_stop)
+			watch_sample(w);
+	}
+	watched = (double)(monotonic_ns() - w->start_ns) / 1e9;
+	if (diskstats_read(&w->disk_end) != 0)
+		w->disk_end = (struct diskstats){0};
+	psi_read("io", &w->io_end);
+	w->vm_known = w->vm_known && vmstat_read(&w->vm_end) == 0;
+	w->mem_known = meminfo_read(&w->mem_end) == 0;
+	compute_io_rates(w, watched);
+	for (size_t i = 0; i < w->nsegments; i++)
+		if (segment_sample(w->segments[i], NULL, NULL) != 0)
+			w->segments[i]->has_previous = false;
+	return watched;
+}
+
+static void watch_free(struct watch *w)
+{
+	cachestat_stop();
+	diskstats_free(&w->disk_start);
+	diskstats_free(&w->disk_mid);
+	diskstats_free(&w->disk_end);
+	for (size_t i = 0; i < w->nsegments; i++)
+		segment_free(w->segments[i]);
+	free(w->segments);
+	free(w->tasks);
+	free(w->io);
+	free(w->rates);
+}
+
+/* "comm (pid) 12 MiB/s read, 3 MiB/s written; ..." of the n busiest, and the same as JSON. */
+static void busiest(const struct watch *w, size_t n, char *buf, size_t len, struct json_object **json)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	*json = json_object_new_array();
+	for (size_t i = 0; i < w->nrates && i < n && w->rates[i].read_rate + w->rates[i].write_rate > 0; i++) {
+		const struct io_rate *r = &w->rates[i];
+		struct json_object *o = json_object_new_object();
+		char read_text[16], write_text[16];
+
+		used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s (%d) %s/s read, %s/s written",
+					 i ? "; " : "", r->comm, (int)r->pid,
+					 human_size((uint64_t)r->read_rate, read_text, sizeof(read_text)),
+					 human_size((uint64_t)r->write_rate, write_text, sizeof(write_text)));
+		json_object_object_add(o, "pid", json_object_new_int(r->pid));
+		json_object_object_add(o, "comm", json_object_new_string(r->comm));
+		json_object_object_add(o, "read_bytes_per_s", out_json_real(r->read_rate));
+		json_object_object_add(o, "write_bytes_per_s", out_json_real(r->write_rate));
+		json_object_array_add(*json, o);
+	}
+}
+
+static double psi_share(const struct psi_line *start, const struct psi_line *end, double seconds)
+{
+	if (!start->present || !end->present || seconds <= 0 || end->total_us < start->total_us)
+		return -1;
+	return 100.0 * (double)(end->total_us - start->total_us) / (seconds * 1e6);
+}
+
+/* ---- Rule: a saturated disk ----------------------------------------------------------------- */
+
+/* Mean time per request (ms) and queue length between two samples of a device. */
+static void await_between(const struct disk_stats *a, const struct disk_stats *b, double seconds, double *await,
+			  double *queue)
+{
+	struct disk_ext x;
+	double ios;
+
+	disk_ext_compute(a, b, seconds, &x);
+	ios = x.r_s + x.w_s;
+	*await = ios > 0 ? (x.r_await * x.r_s + x.w_await * x.w_s) / ios : 0;
+	*queue = x.aqu_sz;
+}
+
+static bool rule_disk(struct doctor *d, const struct watch *w)
+{
+	double some = psi_share(&w->io_start.some, &w->io_end.some, d->seconds);
+	double full = psi_share(&w->io_start.full, &w->io_end.full, d->seconds);
+	bool found = false;
+
+	for (unsigned i = 0; i < w->disk_end.count && d->seconds > 0; i++) {
+		const struct disk_stats *after = &w->disk_end.disk[i], *before = diskstats_find(&w->disk_start, after->name);
+		const struct disk_stats *mid = w->mid_known ? diskstats_find(&w->disk_mid, after->name) : NULL;
+		const struct disk_kind *kind = &w->disk_end.kind[i];
+		char read_text[16], write_text[16], top[512] = "";
+		struct json_object *top_json;
+		struct finding *f;
+		struct disk_ext x;
+		size_t used;
+
+		if (!before || !kind->in_sysfs || kind->partition)
+			continue;
+		disk_ext_compute(before, after, d->seconds, &x);
+		if (x.util < 90)
+			continue;
+		found = true;
+		f = add_finding(d, full >= 50 ? SEV_CRITICAL : SEV_WARNING, "disk",
+				"a request to a saturated disk waits behind the ones queued before it: every reader and "
+				"writer of it slows down, and those who wait for them");
+		text(f->what, sizeof(f->what), "disk %s is saturated: busy %.0f %% of the time", after->name, x.util);
+		used = (size_t)snprintf(f->numbers, sizeof(f->numbers),
+					"%%util %.1f, aqu-sz %.2f, r_await %.2f ms, w_await %.2f ms, %.0f r/s %s/s, %.0f w/s "
+					"%s/s (/proc/diskstats, as iostat -x)",
+					x.util, x.aqu_sz, x.r_await, x.w_await, x.r_s,
+					human_size((uint64_t)(x.rkb_s * 1024), read_text, sizeof(read_text)), x.w_s,
+					human_size((uint64_t)(x.wkb_s * 1024), write_text, sizeof(write_text)));
+		if (mid && w->mid_seconds > 0 && d->seconds > w->mid_seconds) {
+			double await1, await2, queue1, queue2;
+
+			await_between(before, mid, w->mid_seconds, &await1, &queue1);
+			await_between(mid, after, d->seconds - w->mid_seconds, &await2, &queue2);
+			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
+						 "; await %.2f then %.2f ms, aqu-sz %.2f then %.2f (first and second half)",
+						 await1, await2, queue1, queue2);
+			json_object_object_add(f->data, "await_ms_first_half", out_json_real(await1));
+			json_object_object_add(f->data, "await_ms_second_half", out_json_real(await2));
+		}
+		if (some >= 0 && used < sizeof(f->numbers))
+			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
+						 "; tasks stalled on I/O %.0f %% of the time, all of them %.0f %% (PSI io some, "
+						 "full)", some, full >= 0 ? full : 0);
+		busiest(w, 3, top, sizeof(top), &top_json);
+		if (top[0] && used < sizeof(f->numbers))
+			snprintf(f->numbers + used, sizeof(f->numbers) - used, "; most I/O (all disks, /proc/PID/io): %s",
+				 top);
+		text(f->more, sizeof(f->more), "iolens stat -x --psi 1; iolens cachetop");
+		json_object_object_add(f->data, "device", json_object_new_string(after->name));
+		json_object_object_add(f->data, "util", out_json_real(x.util));
+		json_object_object_add(f->data, "aqu_sz", out_json_real(x.aqu_sz));
+		json_object_object_add(f->data, "r_await_ms", out_json_real(x.r_await));
+		json_object_object_add(f->data, "w_await_ms", out_json_real(x.w_await));
+		json_object_object_add(f->data, "r_s", out_json_real(x.r_s));
+		json_object_object_add(f->data, "w_s", out_json_real(x.w_s));
+		json_object_object_add(f->data, "read_bytes_per_s", out_json_real(x.rkb_s * 1024));
+		json_object_object_add(f->data, "write_bytes_per_s", out_json_real(x.wkb_s * 1024));
+		json_object_object_add(f->data, "psi_io_some_percent", some >= 0 ? out_json_real(some) : NULL);
+		json_object_object_add(f->data, "psi_io_full_percent", full >= 0 ? out_json_real(full) : NULL);
+		json_object_object_add(f->data, "top", top_json);
+	}
+	return found;
+}
+
+/* ---- Rule: writeback ------------------------------------------------------------------------- */
+
+static void rule_writeback(struct doctor *d, const struct watch *w)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), freerun = (w->thresh + w->bg_thresh) / 2;
+	char dirty_text[16], writeback_text[16], limit_text[16], bg_text[16], freerun_text[16];
+	char throttled[512] = "";
+	struct json_object *writers = json_object_new_array();
+	size_t used = 0;
+	unsigned nthrottled = 0;
+	struct finding *f;
+
+	for (size_t i = 0; i < w->ntasks; i++) {
+		const struct task_watch *t = &w->tasks[i];
+		struct json_object *o;
+
+		if (!t->throttled)
+			continue;
+		if (nthrottled++ < 4)
+			used += (size_t)snprintf(throttled + used, used < sizeof(throttled) ? sizeof(throttled) - used : 0,
+						 "%s%s (%d) in %u of %u samples", used ? ", " : "", t->comm, (int)t->tid,
+						 t->throttled, w->samples);
+		o = json_object_new_object();
+		json_object_object_add(o, "pid", json_object_new_int(t->pid));
+		json_object_object_add(o, "tid", json_object_new_int(t->tid));
+		json_object_object_add(o, "comm", json_object_new_string(t->comm));
+		json_object_object_add(o, "samples", json_object_new_int((int)t->throttled));
+		json_object_array_add(writers, o);
+	}
+	if (w->thresh == PROCFS_UNKNOWN || w->bg_thresh == PROCFS_UNKNOWN || !w->thresh ||
+	    (w->dirty_peak + w->writeback_peak < freerun && !nthrottled)) {
+		json_object_put(writers);
+		return;
+	}
+	f = add_finding(d, SEV_WARNING, "writeback",
+			"past the dirty limit a writer sleeps in balance_dirty_pages until writeback catches up: writes "
+			"that take microseconds take the disk's time, and fsync and reads of that disk wait behind the "
+			"flush");
+	text(f->what, sizeof(f->what), "dirty pages reached the dirty limit%s",
+	     nthrottled ? ": writers are throttled" : "");
+	used = (size_t)snprintf(f->numbers, sizeof(f->numbers),
+				"Dirty %s + Writeback %s at the peak, against the dirty limit %s and background limit %s: "
+				"writers are throttled from %s (nr_dirty_threshold, nr_dirty_background_threshold in "
+				"/proc/vmstat); writeback in %u of %u samples",
+				human_size(w->dirty_peak * page, dirty_text, sizeof(dirty_text)),
+				human_size(w->writeback_peak * page, writeback_text, sizeof(writeback_text)),
+				human_size(w->thresh * page, limit_text, sizeof(limit_text)),
+				human_size(w->bg_thresh * page, bg_text, sizeof(bg_text)),
+				human_size(freerun * page, freerun_text, sizeof(freerun_text)), w->writeback_samples,
+				w->samples);
+	if (nthrottled)
+		snprintf(f->numbers + used, sizeof(f->numbers) - used, "; waiting in balance_dirty_pages (wchan): %s%s",
+			 throttled, nthrottled > 4 ? " and more" : "");
+	text(f->more, sizeof(f->more), "iolens stat -m --vm -d 1; iolens cachetop (DIRTIES); sysctl vm.dirty_ratio "
+				       "vm.dirty_bytes");
+	json_object_object_add(f->data, "dirty_bytes", json_object_new_uint64(w->dirty_peak * page));
+	json_object_object_add(f->data, "writeback_bytes", json_object_new_uint64(w->writeback_peak * page));
+	json_object_object_add(f->data, "dirty_limit_bytes", json_object_new_uint64(w->thresh * page));
+	json_object_object_add(f->data, "background_limit_bytes", json_object_new_uint64(w->bg_thresh * page));
+	json_object_object_add(f->data, "writeback_samples", json_object_new_int((int)w->writeback_samples));
+	json_object_object_add(f->data, "samples", json_object_new_int((int)w->samples));
+	json_object_object_add(f->data, "throttled", writers);
+}
+
+/* ---- Rule: swapping ---------------------------------------------------------------------------- */
+
+static void rule_swap(struct doctor *d, const struct watch *w, bool disk_saturated)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	double in, out, read, written;
+	char in_text[16], out_text[16], read_text[16], written_text[16], avail_text[16], total_text[16];
+	struct finding *f;
+
+	if (!w->vm_known || d->seconds <= 0 || w->vm_start.pswpin == PROCFS_UNKNOWN || w->vm_end.pswpin < w->vm_start.pswpin ||
+	    w->vm_end.pswpout < w->vm_start.pswpout)
+		return;
+	in = (double)(w->vm_end.pswpin - w->vm_start.pswpin) * (double)page / d->seconds;
+	out = (double)(w->vm_end.pswpout - w->vm_start.pswpout) * (double)page / d->seconds;
+	if (in + out < MiB)
+		return;
+	read = w->vm_end.pgpgin >= w->vm_start.pgpgin ? (double)(w->vm_end.pgpgin - w->vm_start.pgpgin) * 1024 / d->seconds : 0;
+	written = w->vm_end.pgpgout >= w->vm_start.pgpgout
+			  ? (double)(w->vm_end.pgpgout - w->vm_start.pgpgout) * 1024 / d->seconds
+			  : 0;
+	f = add_finding(d, disk_saturated ? SEV_CRITICAL : SEV_WARNING, "swap",
+			"swapping is disk I/O in memory's path: a process that touches a page swapped out waits for the "
+			"disk, and swap competes with the service's own I/O (the seed's redis refused clients)");
+	text(f->what, sizeof(f->what), "the machine swaps%s", disk_saturated ? " while a disk is saturated" : "");
+	text(f->numbers, sizeof(f->numbers),
+	     "swapped in %s/s, out %s/s (pswpin, pswpout in /proc/vmstat); all disks read %s/s, wrote %s/s "
+	     "(pgpgin, pgpgout); memory available %s of %s (MemAvailable)",
+	     human_size((uint64_t)in, in_text, sizeof(in_text)), human_size((uint64_t)out, out_text, sizeof(out_text)),
+	     human_size((uint64_t)read, read_text, sizeof(read_text)),
+	     human_size((uint64_t)written, written_text, sizeof(written_text)),
+	     w->mem_known ? human_size(w->mem_end.mem_available, avail_text, sizeof(avail_text)) : "?",
+	     w->mem_known ? human_size(w->mem_end.mem_total, total_text, sizeof(total_text)) : "?");
+	text(f->more, sizeof(f->more), "iolens stat -s -m --vm 1; iolens stat -x 1");
+	json_object_object_add(f->data, "swap_in_bytes_per_s", out_json_real(in));
+	json_object_object_add(f->data, "swap_out_bytes_per_s", out_json_real(out));
+	json_object_object_add(f->data, "disk_read_bytes_per_s", out_json_real(read));
+	json_object_object_add(f->data, "disk_write_bytes_per_s", out_json_real(written));
+	json_object_object_add(f->data, "mem_available_bytes", w->mem_known ? json_object_new_uint64(w->mem_end.mem_available) : NULL);
+}
+
+/* ---- Rule: threads stuck in D ------------------------------------------------------------------- */
+
+static void rule_stuck(struct doctor *d, const struct watch *w)
+{
+	for (size_t i = 0; i < w->ntasks; i++) {
+		const struct task_watch *t = &w->tasks[i];
+		uint64_t stuck_ns = t->last_ns - t->first_ns;
+		bool server_hung = false;
+		struct finding *f;
+
+		for (size_t k = 0; k < d->count; k++)
+			server_hung |= !strcmp(d->findings[k].rule, "vtrace-hang");
+		/* In D at every sample to the last, with no context switch between: one sleep, never woken. */
+		if (t->last + 1 != w->samples || t->samples != t->last - t->first + 1 || !t->switches_known ||
+		    t->switches_first != t->switches_last || stuck_ns < STUCK_NS / 3)
+			continue;
+		f = add_finding(d, stuck_ns >= STUCK_NS ? SEV_WARNING : SEV_INFO, "stuck",
+				"a thread in uninterruptible sleep does nothing else, and only SIGKILL, if anything, ends it, "
+				"until what it waits for comes: a disk or a server that does not answer, a page or a lock "
+				"that another stuck thread holds");
+		if (t->tid == t->pid)
+			text(f->what, sizeof(f->what), "process %d (%s) is stuck in uninterruptible sleep (D)%s%s",
+			     (int)t->pid, t->comm, t->wchan[0] ? " in " : "", t->wchan);
+		else
+			text(f->what, sizeof(f->what), "thread %d of process %d (%s) is stuck in uninterruptible sleep (D)%s%s",
+			     (int)t->tid, (int)t->pid, t->comm, t->wchan[0] ? " in " : "", t->wchan);
+		text(f->numbers, sizeof(f->numbers),
+		     "state D in all %u samples over %.1f s with no context switch (/proc/%d/task/%d/stat, status)%s%s%s",
+		     t->samples, (double)stuck_ns / 1e9, (int)t->pid, (int)t->tid, t->wchan[0] ? "; waits in " : "",
+		     t->wchan, t->wchan[0] ? " (wchan)" : "");
+		text(f->more, sizeof(f->more), "cat /proc/%d/task/%d/stack%s", (int)t->pid, (int)t->tid,
+		     server_hung ? "; iolens vstat (a hung server it may wait on)" : "; iolens stat -x 1");
+		json_object_object_add(f->data, "pid", json_object_new_int(t->pid));
+		json_object_object_add(f->data, "tid", json_object_new_int(t->tid));
+		json_object_object_add(f->data, "comm", json_object_new_string(t->comm));
+		json_object_object_add(f->data, "wchan", json_object_new_string(t->wchan));
+		json_object_object_add(f->data, "seconds", out_json_real((double)stuck_ns / 1e9));
+	}
+}
+
+/* ---- Rule: a libvtrace service hung, or slower than it was ----------------------------------------- */
+
+static double mean_ms(uint64_t service_ns, uint64_t completions)
+{
+	return completions ? (double)service_ns / (double)completions / 1e6 : 0;
+}
+
+static void rule_vtrace(struct doctor *d, const struct watch *w)
+{
+	for (size_t i = 0; i < w->nsegments; i++) {
+		const struct segment *s = w->segments[i];
+		const struct vtrace_info *info = s->info;
+
+		if (!s->has_previous)
+			continue;
+		for (unsigned op = 0; op < info->op_count; op++) {
+			const struct vtrace_stats *now = &s->current[op], *then = &s->previous[op];
+			const char *name = vtrace_reader_op_name(s->reader, op);
+			uint64_t age = now->oldest_ns && s->current_ns > now->oldest_ns ? s->current_ns - now->oldest_ns : 0;
+			uint64_t done = now->completions - then->completions;
+			double window = mean_ms(now->service_ns - then->service_ns, done);
+			double before = mean_ms(then->service_ns, then->completions);
+			struct finding *f;
+
+			if (age >= HANG_NS) {
+				f = add_finding(d, age >= 60 * 1000000000ull ? SEV_CRITICAL : SEV_WARNING, "vtrace-hang",
+						"a request that never ends holds its client, and often a thread and a lock of the "
+						"server: other requests pile up behind it (a FUSE client waiting for a page the "
+						"request should fill sleeps in D)");
+				text(f->what, sizeof(f->what), "service %s (pid %d) is hung on %s", info->service, info->pid,
+				     name);
+				text(f->numbers, sizeof(f->numbers),
+				     "%llu %s request%s in flight, the oldest for %.1f s; %llu completed in the %.1f s watched "
+				     "(%s)",
+				     (unsigned long long)(now->begins - now->completions), name,
+				     now->begins - now->completions == 1 ? "" : "s", (double)age / 1e9,
+				     (unsigned long long)done, d->seconds, s->path);
+			} else if (done >= 10 && then->completions >= 50 && window >= 4 * before && window - before >= 0.5) {
+				f = add_finding(d, SEV_WARNING, "vtrace-latency",
+						"the service's clients wait that much longer for each answer");
+				text(f->what, sizeof(f->what), "service %s (pid %d): %s takes %.0f times longer than before",
+				     info->service, info->pid, name, window / before);
+				text(f->numbers, sizeof(f->numbers),
+				     "mean %.3f ms over %llu requests in the %.1f s watched, against %.3f ms over the %llu "
+				     "before (%s)",
+				     window, (unsigned long long)done, d->seconds, before, (unsigned long long)then->completions,
+				     s->path);
+			} else {
+				continue;
+			}
+			text(f->more, sizeof(f->more), "iolens vstat %s 1", s->path);
+			json_object_object_add(f->data, "service", json_object_new_string(info->service));
+			json_object_object_add(f->data, "pid", json_object_new_int(info->pid));
+			json_object_object_add(f->data, "segment", json_object_new_string(s->path));
+			json_object_object_add(f->data, "op", json_object_new_string(name));
+			json_object_object_add(f->data, "in_flight", json_object_new_uint64(now->begins - now->completions));
+			json_object_object_add(f->data, "oldest_seconds", out_json_real((double)age / 1e9));
+			json_object_object_add(f->data, "completions", json_object_new_uint64(done));
+			json_object_object_add(f->data, "mean_ms", out_json_real(window));
+			json_object_object_add(f->data, "mean_ms_before", out_json_real(before));
+		}
+	}
+}
+
+/* ---- Rule: reads that miss the cache, a working set larger than the cache ------------------------ */
+
+static bool is_direct(const struct direct_process *procs, size_t count, pid_t pid)
+{
+	for (size_t i = 0; i < count; i++)
+		if (procs[i].pid == pid)
+			return true;
+	return false;
+}
+
+struct miss_row {
+	pid_t pid;
+	unsigned processes;
+	char comm[32];
+	uint64_t accesses, misses; /* pages read or mapped, and of those not cached */
+};
+
+/* Rows of one command added into one (the highest pid named); O_DIRECT processes and this one left out. */
+static size_t merge_by_command(struct miss_row *rows, size_t nrows, const struct direct_process *direct, size_t ndirect)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < nrows; i++) {
+		size_t k;
+
+		if (rows[i].pid == getpid() || is_direct(direct, ndirect, rows[i].pid))
+			continue;
+		for (k = 0; k < kept && strcmp(rows[k].comm, rows[i].comm); k++)
+			;
+		if (k == kept) {
+			rows[kept] = rows[i];
+			rows[kept++].processes = 1;
+			continue;
+		}
+		rows[k].accesses += rows[i].accesses;
+		rows[k].misses += rows[i].misses;
+		rows[k].processes++;
+		if (rows[i].pid > rows[k].pid)
+			rows[k].pid = rows[i].pid;
+	}
+	return kept;
+}
+
+static int compare_misses(const void *a_, const void *b_)
+{
+	const struct miss_row *a = a_, *b = b_;
+
+	return (b->misses > a->misses) - (b->misses < a->misses);
+}
+
+/* Refaults: pages read back soon after the cache evicted them. */
+static bool rule_refaults(struct doctor *d, const struct watch *w)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), refaults, read_pages;
+	char rate_text[16], cache_text[16], total_text[16];
+	struct finding *f;
+	double rate, share;
+
+	if (d->seconds <= 0 || !w->vm_known || w->vm_start.workingset_refault_file == PROCFS_UNKNOWN ||
+	    w->vm_end.workingset_refault_file < w->vm_start.workingset_refault_file)
+		return false;
+	refaults = w->vm_end.workingset_refault_file - w->vm_start.workingset_refault_file;
+	read_pages = w->vm_end.pgpgin >= w->vm_start.pgpgin ? (w->vm_end.pgpgin - w->vm_start.pgpgin) * 1024 / page : 0;
+	rate = (double)(refaults * page) / d->seconds;
+	/* Of what was read from disks, the share that had been cached a moment ago. */
+	share = read_pages ? 100.0 * (double)refaults / (double)read_pages : 100.0;
+	if (rate < MiB || share < 25)
+		return false;
+	f = add_finding(d, SEV_WARNING, "refaults",
+			"pages the cache evicted are read again soon after: the data in use is larger than the cache it "
+			"gets (memory, or a cgroup's limit), so reads that could hit go to the disk");
+	text(f->what, sizeof(f->what), "the working set is larger than the page cache: evicted pages are read back");
+	text(f->numbers, sizeof(f->numbers),
+	     "%s/s refaulted (%llu pages: workingset_refault_file in /proc/vmstat), %.0f %% of the pages read from "
+	     "disks (pgpgin); page cache %s of %s memory",
+	     human_size((uint64_t)rate, rate_text, sizeof(rate_text)), (unsigned long long)refaults,
+	     share > 100 ? 100 : share, w->mem_known ? human_size(w->mem_end.cached, cache_text, sizeof(cache_text)) : "?",
+	     w->mem_known ? human_size(w->mem_end.mem_total, total_text, sizeof(total_text)) : "?");
+	text(f->more, sizeof(f->more), "iolens cachestat 1 (EVICTIONS); iolens cachetop --cgroup");
+	json_object_object_add(f->data, "refaults", json_object_new_uint64(refaults));
+	json_object_object_add(f->data, "refault_bytes_per_s", out_json_real(rate));
+	json_object_object_add(f->data, "read_pages", json_object_new_uint64(read_pages));
+	return true;
+}
+
+/*
+ * Processes whose reads mostly missed, by command (one short-lived process after another, as a
+ * shell loop runs them, is one reader). A warning when evicted pages are read back (refaults):
+ * a first read of data not cached yet misses too, and is no trouble of the cache.
+ */
+static void rule_cache(struct doctor *d, const struct watch *w, const struct direct_process *direct, size_t ndirect,
+		       bool refaulting)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	struct miss_row *rows = NULL;
+	size_t nrows = 0, reported = 0;
+
+	if (d->seconds <= 0)
+		return;
+	if (w->bpf) {
+		struct cachestat_proc *procs;
+		size_t count;
+
+		if (cachestat_take_procs(&procs, &count) == 0) {
+			rows = xcalloc(count ? count : 1, sizeof(*rows));
+			for (size_t i = 0; i < count; i++) {
+				uint64_t accesses = procs[i].counters.reads + procs[i].counters.maps;
+				uint64_t hits = cachestat_hits(&procs[i].counters);
+
+				rows[nrows] = (struct miss_row){ .pid = (pid_t)procs[i].pid, .accesses = accesses,
+								 .misses = accesses > hits ? accesses - hits : 0 };
+				snprintf(rows[nrows].comm, sizeof(rows[nrows].comm), "%.16s", procs[i].comm);
+				nrows++;
+			}
+			free(procs);
+		}
+	} else {
+		/* Without eBPF, as cachetop's estimate: read by system calls against fetched from storage. */
+		rows = xcalloc(w->nrates ? w->nrates : 1, sizeof(*rows));
+		for (size_t i = 0; i < w->nrates; i++) {
+			const struct io_rate *r = &w->rates[i];
+
+			rows[nrows] = (struct miss_row){ .pid = r->pid, .accesses = (uint64_t)(r->rchar_rate * d->seconds) / page,
+							 .misses = (uint64_t)(r->read_rate * d->seconds) / page };
+			snprintf(rows[nrows].comm, sizeof(rows[nrows].comm), "%s", r->comm);
+			nrows++;
+		}
+	}
+	nrows = merge_by_command(rows, nrows, direct, ndirect);
+	if (nrows > 1)
+		qsort(rows, nrows, sizeof(*rows), compare_misses);
+	for (size_t i = 0; i < nrows && reported < 5; i++) {
+		const struct miss_row *r = &rows[i];
+		double rate = (double)(r->misses * page) / d->seconds, hit;
+		char rate_text[16];
+		struct finding *f;
+
+		if (rate < MiB || r->accesses == 0 || r->misses * 2 < r->accesses)
+			continue;
+		hit = 100.0 * (double)(r->accesses - (r->misses < r->accesses ? r->misses : r->accesses)) / (double)r->accesses;
+		reported++;
+		f = add_finding(d, refaulting ? SEV_WARNING : SEV_INFO, "cache-miss",
+				refaulting ? "each read that misses waits for the disk, and pages evicted are read back: "
+					     "the cache is too small for what is read, or something evicts it"
+					   : "each read that misses waits for the disk; no evicted page was read back, so "
+					     "these may be first reads of data not cached yet");
+		if (r->processes > 1)
+			text(f->what, sizeof(f->what), "%u processes named %s (the last %d): their reads mostly miss the "
+			     "page cache", r->processes, r->comm, (int)r->pid);
+		else
+			text(f->what, sizeof(f->what), "process %d (%s): its reads mostly miss the page cache", (int)r->pid,
+			     r->comm);
+		text(f->numbers, sizeof(f->numbers), "%.0f %% of %llu pages read or mapped were cached; %llu missed, %s/s (%s)",
+		     hit, (unsigned long long)r->accesses, (unsigned long long)r->misses,
+		     human_size((uint64_t)rate, rate_text, sizeof(rate_text)),
+		     w->bpf ? "eBPF, as cachetop counts" : "estimated from /proc/PID/io: no eBPF");
+		text(f->more, sizeof(f->more), "iolens cachetop -p %d; iolens cachetop --files", (int)r->pid);
+		json_object_object_add(f->data, "pid", json_object_new_int(r->pid));
+		json_object_object_add(f->data, "comm", json_object_new_string(r->comm));
+		json_object_object_add(f->data, "processes", json_object_new_int((int)r->processes));
+		json_object_object_add(f->data, "pages", json_object_new_uint64(r->accesses));
+		json_object_object_add(f->data, "misses", json_object_new_uint64(r->misses));
+		json_object_object_add(f->data, "hit_percent", out_json_real(hit));
+		json_object_object_add(f->data, "miss_bytes_per_s", out_json_real(rate));
+		json_object_object_add(f->data, "counted", json_object_new_string(w->bpf ? "ebpf" : "proc"));
+	}
+	free(rows);
+}
+
 /* ---- The command ------------------------------------------------------------------------- */
 
 static _Noreturn void usage(void)
@@ -278,11 +1016,21 @@ static _Noreturn void usage(void)
 	       "worst first: what, the numbers that show it, why it matters, and the iolens command\n"
 	       "that shows more. A healthy machine gets one line.\n"
 	       "\n"
-	       "Rules so far:\n"
-	       "  odirect  a process doing its I/O with O_DIRECT (fdinfo flags), its rates and what\n"
-	       "           the page cache holds of its files (warning when it moved data)\n"
-	       "  full     a filesystem 90 %% used or more (critical from 98 %%), as df counts\n"
-	       "  inodes   a filesystem with 90 %% of its inodes used or more (critical from 98 %%)\n"
+	       "Rules:\n"
+	       "  odirect         a process doing its I/O with O_DIRECT (fdinfo flags), its rates and\n"
+	       "                  what the page cache holds of its files (warning when it moved data)\n"
+	       "  disk            a disk busy 90 %% of the time or more (iostat's %%util), with aqu-sz,\n"
+	       "                  await, io pressure (PSI) and the processes doing the most I/O\n"
+	       "  swap            swapping at 1 MiB/s or more (critical while a disk is saturated)\n"
+	       "  writeback       dirty pages where the kernel throttles writers, and writers seen\n"
+	       "                  throttled in balance_dirty_pages\n"
+	       "  stuck           a thread in D state without a context switch for 3 s or more, and\n"
+	       "                  what it waits in (wchan)\n"
+	       "  vtrace-hang     a libvtrace service with a request in flight for 1 s or more\n"
+	       "  vtrace-latency  an op of such a service 4 times slower than before the window\n"
+	       "  refaults        evicted pages read back: a working set larger than the cache\n"
+	       "  cache-miss      processes whose reads mostly miss the page cache (eBPF, as cachetop)\n"
+	       "  full, inodes    a filesystem 90 %% used or more (critical from 98 %%), as df counts\n"
 	       "\n"
 	       "Options:\n"
 	       "      --json             one JSON document\n"
@@ -314,6 +1062,7 @@ int cmd_doctor(int argc, char **argv)
 		{ 0 }
 	};
 	struct doctor d = { .seconds = 5 };
+	struct watch w = {0};
 	struct direct_process *direct;
 	size_t ndirect;
 	enum severity worst = SEV_INFO;
@@ -340,9 +1089,19 @@ int cmd_doctor(int argc, char **argv)
 	cache_signals();
 
 	ndirect = find_direct_processes(&direct);
-	sleep_until_ns(monotonic_ns() + (uint64_t)(d.seconds * 1e9), &cache_stop);
+	watch_start(&w);
+	if (d.seconds > 0) /* else one sample: no rates */
+		d.seconds = watch_run(&w, d.seconds);
+	else
+		watch_run(&w, 0);
 	rule_direct(&d, direct, ndirect);
+	rule_cache(&d, &w, direct, ndirect, rule_refaults(&d, &w));
+	rule_swap(&d, &w, rule_disk(&d, &w));
+	rule_writeback(&d, &w);
+	rule_vtrace(&d, &w);
+	rule_stuck(&d, &w);
 	rule_full(&d);
+	watch_free(&w);
 	free(direct);
 
 	if (d.count > 1)

@@ -297,6 +297,83 @@ bool proc_comm_read(pid_t pid, char *name, size_t size)
 	return found;
 }
 
+int proc_task_parse(const char *text, size_t len, struct proc_task *out)
+{
+	const char *open_paren = memchr(text, '(', len), *close_paren = NULL, *end = text + len;
+	struct span rest, word;
+	uint64_t value;
+	unsigned field = 3;
+
+	*out = (struct proc_task){ .blkio_ticks = PROCFS_UNKNOWN };
+	/* The command name runs to the last ')': a name may hold one. */
+	for (const char *p = end; open_paren && p > open_paren; p--)
+		if (p[-1] == ')') {
+			close_paren = p - 1;
+			break;
+		}
+	if (!open_paren || !close_paren || !procfs_parse_int(procfs_trim((struct span){ text, open_paren }), &out->pid) ||
+	    out->pid <= 0)
+		goto bad;
+	procfs_copy_name(out->comm, sizeof(out->comm), (struct span){ open_paren + 1, close_paren });
+	rest = (struct span){ close_paren + 1, end };
+	if (memchr(rest.start, '\n', (size_t)(rest.end - rest.start)))
+		rest.end = memchr(rest.start, '\n', (size_t)(rest.end - rest.start));
+	for (; procfs_next_word(&rest, &word); field++) {
+		if (field == 3) {
+			if (word.end - word.start != 1)
+				goto bad;
+			out->state = *word.start;
+			continue;
+		}
+		if (field == 4) {
+			if (!procfs_parse_int(word, &out->ppid))
+				goto bad;
+			continue;
+		}
+		if (field != 14 && field != 15 && field != 42)
+			continue;
+		if (!procfs_parse_u64(word, 10, &value))
+			goto bad;
+		if (field == 14)
+			out->utime = value;
+		else if (field == 15)
+			out->stime = value;
+		else
+			out->blkio_ticks = value;
+		if (field == 42)
+			break;
+	}
+	if (field <= 15) /* the loop ends past the last field it read */
+		goto bad;
+	return 0;
+bad:
+	*out = (struct proc_task){ .blkio_ticks = PROCFS_UNKNOWN };
+	return -EINVAL;
+}
+
+int proc_switches_parse(const char *text, size_t len, uint64_t *switches)
+{
+	const char *cursor = text, *end = text + len;
+	struct span line;
+	uint64_t voluntary = PROCFS_UNKNOWN, involuntary = PROCFS_UNKNOWN;
+
+	*switches = 0;
+	while (procfs_next_line(&cursor, end, &line)) {
+		uint64_t *field = span_starts_with(line, "voluntary_ctxt_switches:")      ? &voluntary
+				  : span_starts_with(line, "nonvoluntary_ctxt_switches:") ? &involuntary
+											   : NULL;
+		if (!field)
+			continue;
+		line.start = memchr(line.start, ':', span_length(line)) + 1;
+		if (!procfs_parse_first(line, field))
+			return -EINVAL;
+	}
+	if (voluntary == PROCFS_UNKNOWN || involuntary == PROCFS_UNKNOWN)
+		return -EINVAL;
+	*switches = voluntary + involuntary;
+	return 0;
+}
+
 int meminfo_read(struct meminfo *out)
 {
 	static struct sysroot_file file = SYSROOT_FILE("/proc/meminfo");
@@ -333,6 +410,8 @@ static const struct {
 	VMSTAT_FIELD("nr_dirty", nr_dirty),
 	VMSTAT_FIELD("nr_writeback", nr_writeback),
 	VMSTAT_FIELD("nr_dirtied", nr_dirtied),
+	VMSTAT_FIELD("nr_dirty_threshold", nr_dirty_threshold),
+	VMSTAT_FIELD("nr_dirty_background_threshold", nr_dirty_background_threshold),
 };
 #define VMSTAT_FIELDS (sizeof(vmstat_fields) / sizeof(vmstat_fields[0]))
 

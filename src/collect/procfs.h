@@ -76,6 +76,7 @@ struct vmstat {
 					       ("workingset_refault" before 5.9, which counted only file pages) */
 	uint64_t nr_file_pages, nr_dirty, nr_writeback; /* gauges, in pages */
 	uint64_t nr_dirtied;                /* pages dirtied since boot */
+	uint64_t nr_dirty_threshold, nr_dirty_background_threshold; /* the kernel's dirty limits now, in pages */
 };
 
 /* -EINVAL when none of these counters is there, or one of them is malformed. */
@@ -96,6 +97,22 @@ int proc_io_parse(const char *text, size_t len, struct proc_io *out);
 int proc_io_read(pid_t pid, struct proc_io *out);
 /* The command name of a live process (/proc/PID/comm without its newline); false, name untouched, when it is gone. */
 bool proc_comm_read(pid_t pid, char *name, size_t size);
+
+/* ---- /proc/PID/task/TID/stat and status: one thread's state ----------------------------- */
+
+struct proc_task {
+	int pid;                   /* field 1: the thread id */
+	char comm[16];             /* field 2, without its parentheses (it may hold spaces and ')') */
+	char state;                /* field 3: R, S, D, T, t, Z, X, I, ... */
+	int ppid;                  /* field 4 */
+	uint64_t utime, stime;     /* fields 14, 15: clock ticks */
+	uint64_t blkio_ticks;      /* field 42, delayacct_blkio_ticks: PROCFS_UNKNOWN when absent */
+};
+
+/* -EINVAL unless the fields up to stime are there and well formed. */
+int proc_task_parse(const char *text, size_t len, struct proc_task *out);
+/* voluntary_ctxt_switches + nonvoluntary_ctxt_switches of a status file: -EINVAL without both. */
+int proc_switches_parse(const char *text, size_t len, uint64_t *switches);
 
 /* ---- /proc/loadavg ------------------------------------------------------------------- */
 

@@ -75,6 +75,11 @@ for f in json.load(sys.stdin)["findings"]:
     if int(pct.rstrip("%")) < 90:
         bad.append((f["data"]["mount"], pct))
 print("ok" if not bad else bad)' <<<"$OUT")"
+run "$IOLENS" doctor --json 2
+check_eq "two quiet seconds: nothing at warning level but full filesystems (df's) and O_DIRECT users" "" \
+	"$(python3 -c 'import json, sys
+print(" ".join(f["rule"] for f in json.load(sys.stdin)["findings"]
+               if f["severity"] != "info" and f["rule"] not in ("full", "inodes", "odirect")))' <<<"$OUT")"
 check_eq "… and no O_DIRECT process among this test's own" "" "$(python3 -c 'import json, os, sys
 mine = {os.getpid(), os.getppid()}
 print(" ".join(str(f["data"]["pid"]) for f in json.load(sys.stdin)["findings"] if f["rule"] == "odirect" and f["data"]["pid"] in mine))' <<<"$OUT")"

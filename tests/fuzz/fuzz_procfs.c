@@ -28,6 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sockets sockets = {0};
 	struct locks locks;
 	struct proc_io io;
+	struct proc_task task;
+	uint64_t switches;
 	uint64_t numbers[4];
 	double seconds;
 
@@ -47,6 +49,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	vmstat_parse(text, size, &vm);
 	proc_io_parse(text, size, &io);
+	if (proc_task_parse(text, size, &task) == 0) {
+		check_name(task.comm, sizeof(task.comm));
+		if (task.pid <= 0 || !task.state)
+			abort();
+	}
+	proc_switches_parse(text, size, &switches);
 	loadavg_parse(text, size, &load);
 	uptime_parse(text, size, &seconds);
 

@@ -164,6 +164,44 @@ static void test_proc_io(void **state)
 	assert_int_equal(proc_io_parse("", 0, &io), -EINVAL);
 }
 
+static void test_proc_task(void **state)
+{
+	/* A name with a space and a parenthesis, as a thread may give itself; 52 fields. */
+	const char *text = "4242 (my (odd) name) D 4200 4242 4200 0 -1 4194560 100 0 0 0 17 23 0 0 20 0 1 0 "
+			   "123456 2000000 300 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 9 0 0 0 0 0 0 0 0 0 0\n";
+	const char *status = "Name:\tx\nState:\tD (disk sleep)\nvoluntary_ctxt_switches:\t40\n"
+			     "nonvoluntary_ctxt_switches:\t2\n";
+	struct proc_task task;
+	uint64_t switches;
+	(void)state;
+
+	assert_int_equal(proc_task_parse(text, strlen(text), &task), 0);
+	assert_int_equal(task.pid, 4242);
+	assert_string_equal(task.comm, "my (odd) name");
+	assert_int_equal(task.state, 'D');
+	assert_int_equal(task.ppid, 4200);
+	assert_int_equal(task.utime, 17);
+	assert_int_equal(task.stime, 23);
+	assert_int_equal(task.blkio_ticks, 9);
+	/* An older kernel's shorter line: no delay accounting field. */
+	assert_int_equal(proc_task_parse("7 (sh) S 1 7 7 0 -1 0 0 0 0 0 5 6", 33, &task), 0);
+	assert_int_equal(task.stime, 6);
+	assert_true(task.blkio_ticks == PROCFS_UNKNOWN);
+	/* Cut before stime, no name, a state of two letters, a bad pid: refused. */
+	assert_int_equal(proc_task_parse("7 (sh) S 1 7 7 0 -1 0 0 0 0 0 5", 31, &task), -EINVAL);
+	assert_int_equal(proc_task_parse("7 sh S 1 7 7 0 -1 0 0 0 0 0 5 6", 31, &task), -EINVAL);
+	assert_int_equal(proc_task_parse("7 (sh) SS 1 7 7 0 -1 0 0 0 0 0 5 6", 34, &task), -EINVAL);
+	assert_int_equal(proc_task_parse("x (sh) S 1 7 7 0 -1 0 0 0 0 0 5 6", 33, &task), -EINVAL);
+	assert_int_equal(proc_task_parse("7 (sh", 5, &task), -EINVAL);
+	assert_int_equal(proc_task_parse("", 0, &task), -EINVAL);
+
+	assert_int_equal(proc_switches_parse(status, strlen(status), &switches), 0);
+	assert_int_equal(switches, 42);
+	assert_int_equal(proc_switches_parse("voluntary_ctxt_switches:\t40\n", 28, &switches), -EINVAL);
+	assert_int_equal(proc_switches_parse("voluntary_ctxt_switches: x\nnonvoluntary_ctxt_switches: 1\n", 57, &switches),
+			 -EINVAL);
+}
+
 static void test_vm1_loadavg_uptime(void **state)
 {
 	struct loadavg load;
@@ -1116,6 +1154,7 @@ int main(void)
 		cmocka_unit_test(test_vm1_meminfo),
 		cmocka_unit_test(test_vm1_vmstat),
 		cmocka_unit_test(test_proc_io),
+		cmocka_unit_test(test_proc_task),
 		cmocka_unit_test(test_vm1_loadavg_uptime),
 		cmocka_unit_test(test_vm1_netdev),
 		cmocka_unit_test(test_vm1_swaps),

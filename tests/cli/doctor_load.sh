@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# doctor_load.sh: iolens doctor under the loads that cause its findings, each made for real: fio saturating a loop device, a burst of buffered writes past the dirty limit, a reader whose file is twice its memory cgroup's limit, a process swapping; each finding checked with its numbers against the kernel's own counters or iostat.
+. "$(dirname "$0")/lib.sh"
+
+is_root || skip_all "the loads need root (loop devices, sysctl, memory cgroups, swap)"
+case "$(fs_type "$T")" in
+tmpfs|ramfs|overlayfs) skip_all "the scratch directory is on $(fs_type "$T"): no dirty pages, no swap file" ;;
+esac
+
+# dq KEY...: from `doctor --json` (stdin). "rules": rule:severity of each finding; "get RULE KEY
+# [MATCH_KEY MATCH_VALUE]": data[KEY] of the first finding of RULE that matches ("absent" if none).
+cat >"$T/dq.py" <<'PY'
+import json, sys
+doc = json.load(sys.stdin)
+what, args = sys.argv[1], sys.argv[2:]
+if what == "rules":
+    print(" ".join(f["rule"] + ":" + f["severity"] for f in doc["findings"]))
+elif what == "get":
+    rule, key = args[0], args[1]
+    for f in doc["findings"]:
+        if f["rule"] == rule and (len(args) < 4 or str(f["data"].get(args[2])) == args[3]):
+            v = f["data"].get(key, f.get(key))
+            print(" ".join(str(x) for x in v) if isinstance(v, list) else v)
+            break
+    else:
+        print("absent")
+elif what == "comms":  # comms RULE KEY: the commands listed in data[KEY] (a list of objects) of the first RULE finding
+    for f in doc["findings"]:
+        if f["rule"] == args[0]:
+            print(" ".join(sorted(set(o["comm"] for o in f["data"][args[1]]))))
+            break
+PY
+dq() { python3 "$T/dq.py" "$@" 2>>"$T/dq.err"; }
+vmstat_field() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
+# between A B X: A <= X <= B (numbers)
+between() { awk -v a="$1" -v b="$2" -v x="$3" 'BEGIN { exit !(x != "" && x != "absent" && x + 0 >= a + 0 && x + 0 <= b + 0) }'; }
+
+# ---- A disk saturated: fio keeps a loop device busy -------------------------------------------------
+
+if command -v fio >/dev/null && command -v iostat >/dev/null; then
+	truncate -s 256M "$T/disk.img"
+	LOOP=$(losetup -f --show --direct-io=on "$T/disk.img" 2>/dev/null || losetup -f --show "$T/disk.img")
+	on_exit "losetup -d $LOOP 2>/dev/null"
+	dev=${LOOP#/dev/}
+	fio --name=saturate --filename="$LOOP" --rw=randread --bs=4k --direct=1 --ioengine=psync --numjobs=8 \
+		--time_based --runtime=30 --output=/dev/null & FIO=$!
+	on_exit "kill $FIO 2>/dev/null"
+	sleep 1
+	iostat -x -y "$dev" 3 1 >"$T/iostat.out" &
+	IOSTAT=$!
+	run "$IOLENS" doctor --json 3
+	wait "$IOSTAT"
+	check "fio saturating $dev: a warning or worse (exit $RC)" test "$RC" -eq 3 -o "$RC" -eq 4
+	util=$(dq get disk util device "$dev" <<<"$OUT")
+	check "… the disk found, busy ≥ 90 % ($util)" between 90 100 "$util"
+	iostat_util=$(awk -v d="$dev" '$1 == d { print $NF }' "$T/iostat.out")
+	check "… as iostat -x says over the same seconds ($util against $iostat_util)" \
+		awk -v a="$util" -v b="$iostat_util" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b != "" && d <= 8) }'
+	r_s=$(dq get disk r_s device "$dev" <<<"$OUT")
+	iostat_r_s=$(awk -v d="$dev" '$1 == d { print $2 }' "$T/iostat.out")
+	check "… reads per second within 25 % of iostat's ($r_s against $iostat_r_s)" \
+		awk -v a="$r_s" -v b="$iostat_r_s" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b / 4) }'
+	check_eq "… with the processes doing the most I/O: fio's" fio "$(dq comms disk top <<<"$OUT")"
+	run "$IOLENS" doctor 1
+	check_match "the text: the disk, its %util and aqu-sz" "disk $dev is saturated: busy [0-9]+ % of the time" "$OUT"
+	check_match "… and what shows more" "more: iolens stat -x --psi 1" "$OUT"
+	kill "$FIO"
+	wait "$FIO" 2>/dev/null
+	run "$IOLENS" doctor --json 1
+	check_eq "fio stopped: $dev no longer found" absent "$(dq get disk util device "$dev" <<<"$OUT")"
+else
+	skip "a saturated disk: needs fio and iostat (make deps)"
+fi
+
+# ---- Writeback: a burst of buffered writes past a small dirty limit ------------------------------
+
+old_ratio=$(sysctl -n vm.dirty_ratio) old_bg_ratio=$(sysctl -n vm.dirty_background_ratio)
+old_bytes=$(sysctl -n vm.dirty_bytes) old_bg_bytes=$(sysctl -n vm.dirty_background_bytes)
+restore_dirty() {
+	if [ "$old_bytes" != 0 ]; then sysctl -qw vm.dirty_bytes="$old_bytes"; else sysctl -qw vm.dirty_ratio="$old_ratio"; fi
+	if [ "$old_bg_bytes" != 0 ]; then sysctl -qw vm.dirty_background_bytes="$old_bg_bytes"
+	else sysctl -qw vm.dirty_background_ratio="$old_bg_ratio"; fi
+}
+on_exit restore_dirty
+sysctl -qw vm.dirty_bytes=$((8 << 20)) vm.dirty_background_bytes=$((4 << 20))
+timeout 30 bash -c 'while :; do dd if=/dev/zero of="$1" bs=1M count=256 conv=notrunc 2>/dev/null; done' _ "$T/dirty.dat" &
+WRITER=$!
+on_exit "kill $WRITER 2>/dev/null"
+sleep 0.5
+run "$IOLENS" doctor --json 3
+check "writes past an 8 MiB dirty limit: a warning (exit $RC)" test "$RC" -eq 3 -o "$RC" -eq 4
+check_eq "… the limit as the kernel holds it (nr_dirty_threshold)" $((8 << 20)) "$(dq get writeback dirty_limit_bytes <<<"$OUT")"
+check_eq "… and the background limit" $((4 << 20)) "$(dq get writeback background_limit_bytes <<<"$OUT")"
+peak=$(( $(dq get writeback dirty_bytes <<<"$OUT") + $(dq get writeback writeback_bytes <<<"$OUT") ))
+check "… dirty + writeback reached where writers are throttled, 6 MiB ($peak bytes)" test "$peak" -ge $((6 << 20))
+check_eq "… with dd throttled in balance_dirty_pages" dd "$(dq comms writeback throttled <<<"$OUT")"
+kill "$WRITER"
+wait "$WRITER" 2>/dev/null
+restore_dirty
+sync
+run "$IOLENS" doctor --json 1
+check_eq "writer stopped, limits back: no writeback finding" absent "$(dq get writeback dirty_bytes <<<"$OUT")"
+
+# ---- A memory cgroup: a reader twice its limit (refaults), a process swapping -------------------
+
+# memcg NAME LIMIT: makes a memory cgroup limited to LIMIT bytes; prints the file to write a pid to.
+memcg() {
+	local dir
+	if [ -d /sys/fs/cgroup/memory ] && [ -w /sys/fs/cgroup/memory ]; then
+		dir=/sys/fs/cgroup/memory/iolens-$1-$$
+		mkdir -p "$dir" && echo "$2" >"$dir/memory.limit_in_bytes" || return 1
+	elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+		dir=/sys/fs/cgroup/iolens-$1-$$
+		echo +memory >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+		mkdir -p "$dir" && echo "$2" >"$dir/memory.max" || return 1
+	else
+		return 1
+	fi
+	on_exit "rmdir '$dir' 2>/dev/null"
+	echo "$dir/cgroup.procs"
+}
+
+if procs=$(memcg reader $((32 << 20))); then
+	head -c $((64 << 20)) /dev/urandom >"$T/big.dat"
+	"$IOLENS" evict "$T/big.dat" >/dev/null
+	bash -c 'echo $$ >"$1"; exec timeout 30 bash -c "while :; do cat \"\$0\" >/dev/null; done" "$2"' _ "$procs" "$T/big.dat" &
+	READER=$!
+	on_exit "kill $READER 2>/dev/null"
+	sleep 1
+	before=$(vmstat_field workingset_refault_file)
+	run "$IOLENS" doctor --json 2
+	after=$(vmstat_field workingset_refault_file)
+	check "a reader of 64 MiB in a 32 MiB cgroup: a warning (exit $RC)" test "$RC" -eq 3 -o "$RC" -eq 4
+	refaults=$(dq get refaults refaults <<<"$OUT")
+	check "… refaults found ($refaults), no more than /proc/vmstat counted around the run ($((after - before)))" \
+		between 1 $((after - before)) "$refaults"
+	check_eq "… its reads mostly miss: cat's, a warning since pages come back" warning \
+		"$(dq get cache-miss severity comm cat <<<"$OUT")"
+	hit=$(dq get cache-miss hit_percent comm cat <<<"$OUT")
+	check "… under half of its pages hit ($hit %)" between 0 50 "$hit"
+	check_eq "… counted by eBPF, as cachetop" ebpf "$(dq get cache-miss counted comm cat <<<"$OUT")"
+	kill "$READER"
+	wait "$READER" 2>/dev/null
+	rm -f "$T/big.dat"
+else
+	skip "refaults: no memory cgroup to limit a reader with"
+fi
+
+if procs=$(memcg swapper $((32 << 20))) && fallocate -l 128M "$T/swap" && chmod 600 "$T/swap" &&
+	mkswap "$T/swap" >/dev/null 2>&1 && swapon "$T/swap" 2>/dev/null; then
+	on_exit "swapoff '$T/swap' 2>/dev/null"
+	bash -c 'echo $$ >"$1"; exec timeout 30 python3 -c "
+b = bytearray(64 << 20)
+while True:
+    for i in range(0, len(b), 4096):
+        b[i] = (b[i] + 1) & 255"' _ "$procs" &
+	SWAPPER=$!
+	on_exit "kill $SWAPPER 2>/dev/null"
+	sleep 1
+	before=$(( $(vmstat_field pswpin) + $(vmstat_field pswpout) ))
+	run "$IOLENS" doctor --json 2
+	after=$(( $(vmstat_field pswpin) + $(vmstat_field pswpout) ))
+	check "a process of 64 MiB in a 32 MiB cgroup with swap: a warning (exit $RC)" test "$RC" -eq 3 -o "$RC" -eq 4
+	rate=$(python3 -c 'import json, sys
+f = next((f for f in json.load(sys.stdin)["findings"] if f["rule"] == "swap"), None)
+print(f["data"]["swap_in_bytes_per_s"] + f["data"]["swap_out_bytes_per_s"] if f else "absent")' <<<"$OUT")
+	seconds=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["seconds"])' <<<"$OUT")
+	check "… swapping found, ≥ 1 MiB/s and no more than /proc/vmstat counted around the run ($rate B/s over $seconds s, $((after - before)) pages)" \
+		awk -v r="$rate" -v s="$seconds" -v p="$((after - before))" -v pg="$(getconf PAGESIZE)" \
+		'BEGIN { exit !(r != "absent" && r >= 1048576 && r * s <= p * pg * 1.001) }'
+	kill "$SWAPPER"
+	wait "$SWAPPER" 2>/dev/null
+	swapoff "$T/swap"
+else
+	skip "swap: no memory cgroup, or no swap file possible here"
+fi
+
+echo "1..$t_count"
