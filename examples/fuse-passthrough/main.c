@@ -16,6 +16,7 @@
 
 volatile sig_atomic_t pt_stopping;
 volatile sig_atomic_t pt_hang_released;
+volatile sig_atomic_t pt_slow_on;
 
 static void usage(FILE *out)
 {
@@ -37,6 +38,9 @@ static void usage(FILE *out)
 	      "     --xattr            pass extended attributes through (default: ENOSYS)\n"
 	      "     --hang-op OP       a test switch: the first request of OP (FUSE_MKNOD, mknod ...)\n"
 	      "                        stays in flight until the server gets SIGUSR1\n"
+	      "     --slow-op OP:MS    a test switch: every request of OP (as for --hang-op) takes MS\n"
+	      "                        milliseconds (1-60000) longer while it is on; it starts off,\n"
+	      "                        and each SIGUSR2 turns it on, or off again\n"
 	      " -d, --debug            libfuse's debug output: every request on stderr\n"
 	      " -h, --help             display this help\n"
 	      " -V, --version          display the version\n"
@@ -47,6 +51,9 @@ static void usage(FILE *out)
 	      " fuse-passthrough --hang-op FUSE_MKNOD /srv/data /mnt/data &\n"
 	      " mkfifo /mnt/data/fifo &                     stays in flight: vstat says HANG\n"
 	      " kill -USR1 %1                               and lets it go\n"
+	      " fuse-passthrough --timeout 0 --slow-op FUSE_GETATTR:50 /srv/data /mnt/data &\n"
+	      " kill -USR2 %1                               every stat through the mount now 50 ms slower\n"
+	      " kill -USR2 %1                               and back to normal\n"
 	      " fusermount3 -u /mnt/data                    unmount: the server exits\n",
 	      out);
 }
@@ -83,6 +90,13 @@ static void on_release(int sig)
 {
 	(void)sig;
 	pt_hang_released = 1;
+}
+
+/* SIGUSR2: --slow-op on, or off again. Signals of one kind do not nest: no other handler writes it. */
+static void on_slow(int sig)
+{
+	(void)sig;
+	pt_slow_on = !pt_slow_on;
 }
 
 /* Only there to make a blocked fcntl() or flock() return EINTR. */
@@ -227,7 +241,48 @@ static int name_mount(struct fuse_args *args, const char *source)
 	return rc;
 }
 
-enum { OPT_SERVICE = 256, OPT_NO_VTRACE, OPT_TIMEOUT, OPT_XATTR, OPT_HANG_OP };
+enum { OPT_SERVICE = 256, OPT_NO_VTRACE, OPT_TIMEOUT, OPT_XATTR, OPT_HANG_OP, OPT_SLOW_OP };
+
+static void list_ops(void)
+{
+	for (int op = 0; op < PT_OP_COUNT; op++)
+		fprintf(stderr, " %s", pt_op_table[op].name);
+	fputc('\n', stderr);
+}
+
+/* --slow-op OP:MS into pt: 0, or -1 with the error said on stderr. */
+static int parse_slow_op(struct passthrough *pt, const char *arg)
+{
+	const char *colon = strrchr(arg, ':');
+	char name[32], *end;
+	size_t len;
+	long ms;
+
+	if (!colon || colon == arg || !colon[1]) {
+		fprintf(stderr, "fuse-passthrough: --slow-op %s: OP:MS, please (FUSE_GETATTR:50)\n", arg);
+		return -1;
+	}
+	len = (size_t)(colon - arg);
+	pt->slow_op = -1;
+	if (len < sizeof(name)) {
+		memcpy(name, arg, len);
+		name[len] = '\0';
+		pt->slow_op = pt_op_find(name);
+	}
+	if (pt->slow_op < 0) {
+		fprintf(stderr, "fuse-passthrough: --slow-op %s: %.*s is not an op; one of:", arg, (int)len, arg);
+		list_ops();
+		return -1;
+	}
+	errno = 0;
+	ms = strtol(colon + 1, &end, 10);
+	if (errno || *end || colon[1] < '0' || colon[1] > '9' || ms < 1 || ms > 60000) {
+		fprintf(stderr, "fuse-passthrough: --slow-op %s: MS is a whole number of milliseconds, 1 to 60000\n", arg);
+		return -1;
+	}
+	pt->slow_ms = (unsigned)ms;
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -239,13 +294,14 @@ int main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "xattr", no_argument, NULL, OPT_XATTR },
 		{ "hang-op", required_argument, NULL, OPT_HANG_OP },
+		{ "slow-op", required_argument, NULL, OPT_SLOW_OP },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
-	struct passthrough pt = { .timeout = 1.0, .hang_op = -1 };
+	struct passthrough pt = { .timeout = 1.0, .hang_op = -1, .slow_op = -1 };
 	const char *service = "fuse-passthrough", *source, *mountpoint;
 	bool single_thread = false, no_vtrace = false, failed = true;
 	struct fuse_session *se = NULL;
@@ -292,9 +348,13 @@ int main(int argc, char **argv)
 			pt.hang_op = pt_op_find(optarg);
 			if (pt.hang_op < 0) {
 				fprintf(stderr, "fuse-passthrough: --hang-op %s: not an op; one of:", optarg);
-				for (int op = 0; op < PT_OP_COUNT; op++)
-					fprintf(stderr, " %s", pt_op_table[op].name);
-				fputc('\n', stderr);
+				list_ops();
+				rc = usage_error(NULL);
+				goto out_args;
+			}
+			break;
+		case OPT_SLOW_OP:
+			if (parse_slow_op(&pt, optarg) != 0) {
 				rc = usage_error(NULL);
 				goto out_args;
 			}
@@ -337,7 +397,8 @@ int main(int argc, char **argv)
 		}
 	}
 	handle(SIGUSR1, on_release, SA_RESTART);
-	handle(SIGUSR2, on_wake, 0);
+	handle(SIGUSR2, on_slow, SA_RESTART);
+	handle(PT_WAKE_SIGNAL, on_wake, 0);
 
 	se = fuse_session_new(&args, &pt_ops, sizeof(pt_ops), &pt);
 	if (!se)

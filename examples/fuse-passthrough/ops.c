@@ -37,6 +37,44 @@ static void hang(struct passthrough *pt, enum pt_op op)
 		nanosleep(&tick, NULL);
 }
 
+static uint64_t monotonic_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000000 + (uint64_t)now.tv_nsec;
+}
+
+/*
+ * --slow-op: while SIGUSR2 has turned it on, every request of the op sleeps slow_ms more,
+ * inside its call, so the service time vtrace records grows by that much. In steps of at
+ * most 10 ms against the monotonic clock: a signal that cuts a step short does not shorten
+ * the total, and a server that stops does not wait for the rest.
+ */
+static void slow(struct passthrough *pt, enum pt_op op)
+{
+	int on = pt_slow_on != 0;
+	uint64_t now, until;
+
+	if (__atomic_exchange_n(&pt->slow_seen, on, __ATOMIC_ACQ_REL) != on) {
+		if (on)
+			fprintf(stderr, "fuse-passthrough: %s takes %u ms longer until the next SIGUSR2\n",
+				pt_op_table[op].name, pt->slow_ms);
+		else
+			fprintf(stderr, "fuse-passthrough: %s takes its usual time again\n", pt_op_table[op].name);
+	}
+	if (!on)
+		return;
+	now = monotonic_ns();
+	until = now + (uint64_t)pt->slow_ms * 1000000;
+	while (now < until && !pt_stopping) {
+		uint64_t left = until - now;
+		struct timespec step = { 0, (long)(left < 10000000 ? left : 10000000) };
+		nanosleep(&step, NULL);
+		now = monotonic_ns();
+	}
+}
+
 static struct call begin(fuse_req_t req, enum pt_op op)
 {
 	struct passthrough *pt = fuse_req_userdata(req);
@@ -44,6 +82,8 @@ static struct call begin(fuse_req_t req, enum pt_op op)
 
 	if ((int)op == pt->hang_op)
 		hang(pt, op);
+	if ((int)op == pt->slow_op)
+		slow(pt, op);
 	return c;
 }
 
@@ -487,7 +527,7 @@ static void pt_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t offset_i
 /*
  * A request that waits for a lock is a thread blocked in F_OFD_SETLKW or flock(). It ends
  * when the lock is granted, when its process gives up (the kernel sends FUSE_INTERRUPT and
- * SIGUSR2 to the waiting thread makes the call return EINTR) or when the server stops.
+ * PT_WAKE_SIGNAL to the waiting thread makes the call return EINTR) or when the server stops.
  * A signal that lands between the last check and the call is missed: that waiter then ends
  * only when the lock comes.
  *
@@ -522,14 +562,14 @@ void pt_wake_waiters(void)
 	for (int slot = 0; slot < MAX_WAITERS; slot++) {
 		pid_t tid = __atomic_load_n(&waiter_tids[slot], __ATOMIC_SEQ_CST);
 		if (tid)
-			tgkill(pid, tid, SIGUSR2);
+			tgkill(pid, tid, PT_WAKE_SIGNAL);
 	}
 }
 
 static void interrupt_waiter(fuse_req_t req, void *data)
 {
 	(void)req;
-	tgkill(getpid(), *(const pid_t *)data, SIGUSR2);
+	tgkill(getpid(), *(const pid_t *)data, PT_WAKE_SIGNAL);
 }
 
 /* F_OFD_SETLKW with lock, else flock(flock_op): 0 or an errno, EINTR when given up, ENOTCONN when stopping. */

@@ -49,6 +49,9 @@ struct passthrough {
 	bool xattr;            /* pass extended attributes through, rather than ENOSYS */
 	int hang_op;           /* --hang-op: the first request of this op waits for SIGUSR1; -1 for none */
 	bool hang_taken;       /* that first request came */
+	int slow_op;           /* --slow-op: while SIGUSR2 has turned it on, this op is slower; -1 for none */
+	unsigned slow_ms;      /* by this many milliseconds */
+	int slow_seen;         /* the state of --slow-op the last request of that op saw, to say when it changes */
 };
 
 /* inodes.c */
@@ -63,9 +66,15 @@ void pt_inode_forget(struct passthrough *pt, struct pt_inode *inode, uint64_t nl
 extern const struct fuse_lowlevel_ops pt_ops;
 /* Async-signal-safe: ends every request that waits for a lock or for --hang-op's release. */
 void pt_wake_waiters(void);
+/*
+ * What the server sends one of its threads to make a blocked fcntl() or flock() return
+ * EINTR. Not SIGUSR2, which is --slow-op's toggle and may come from outside at any time.
+ */
+#define PT_WAKE_SIGNAL SIGRTMIN
 
 /* main.c: set by signal handlers. */
 extern volatile sig_atomic_t pt_stopping;     /* SIGINT, SIGTERM or SIGHUP came */
 extern volatile sig_atomic_t pt_hang_released; /* SIGUSR1 came */
+extern volatile sig_atomic_t pt_slow_on;       /* --slow-op is on: each SIGUSR2 turns it on or off */
 
 #endif
