@@ -42,6 +42,10 @@ check "make install-links: pcstat" test -L "$dest/usr/bin/pcstat"
 run "$dest/usr/bin/pcstat" --version
 check_match "the installed link runs pcstat" "^pcstat [0-9]" "$OUT"
 
+# README's main job is the diagnosis.
+readme_main=$(awk '/^Build and run iolens.s main job/ { found = 1 } found && fence { print; exit } found && /^```sh/ { fence = 1 }' "$TOP/README.md")
+check_match "README's main-job command builds and runs iolens doctor" "^make deps && make && \./iolens doctor" "$readme_main"
+
 # README's test command is the one CI runs.
 readme_test=$(awk '/^Build and pass every test/ { found = 1 } found && fence { print; exit } found && /^```sh/ { fence = 1 }' "$TOP/README.md")
 check_eq "README's test command is what .ci/run runs" "$readme_test" "$(grep -m1 '^make ' "$TOP/.ci/run")"

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# doctor_hang.sh: iolens doctor on the seed's hung server: the FUSE example holds one read (--hang-op), its reader sleeps in D waiting for the page, and doctor names both, with their numbers; then a jump in latency (--slow-op); all gone once the server lets go.
+. "$(dirname "$0")/lib.sh"
+
+FPT=${BUILD:-$TOP/build}/examples/fuse-passthrough
+is_root || skip_all "FUSE mounts need root"
+[ -c /dev/fuse ] || skip_all "no /dev/fuse"
+command -v fusermount3 >/dev/null || skip_all "no fusermount3 (apt-get install fuse3)"
+[ -x "$FPT" ] || skip_all "$FPT is not built (make deps: libfuse3-dev)"
+
+export VTRACE_DIR=$T/vtrace
+SRC=$T/src MNT=$T/mnt
+mkdir -p "$VTRACE_DIR" "$SRC" "$MNT"
+make_file "$SRC/file" 65536
+
+# dq ...: from `doctor --json` (stdin): "get RULE KEY [MATCH_KEY MATCH_VALUE]", data[KEY] of the
+# first finding of RULE that matches ("absent" if none); "severity RULE MATCH_KEY MATCH_VALUE".
+cat >"$T/dq.py" <<'PY'
+import json, sys
+doc = json.load(sys.stdin)
+what, args = sys.argv[1], sys.argv[2:]
+for f in doc["findings"]:
+    if f["rule"] == args[0] and (len(args) < 4 or str(f["data"].get(args[2])) == args[3]):
+        print(f["severity"] if what == "severity" else f["data"].get(args[1], f.get(args[1])))
+        break
+else:
+    print("absent")
+PY
+dq() { python3 "$T/dq.py" "$@" 2>>"$T/dq.err"; }
+wait_mounted() {
+	local i
+	for i in $(seq 100); do mountpoint -q "$1" && return 0; kill -0 "$2" 2>/dev/null || return 1; sleep 0.05; done
+	return 1
+}
+stop_server() {
+	[ -n "${SERVER:-}" ] || return 0
+	kill -USR1 "$SERVER" 2>/dev/null
+	mountpoint -q "$MNT" && { fusermount3 -u "$MNT" 2>/dev/null || fusermount3 -uz "$MNT"; }
+	kill "$SERVER" 2>/dev/null
+	wait "$SERVER" 2>/dev/null
+	SERVER=
+}
+on_exit stop_server
+on_exit '[ -n "${READER:-}" ] && kill -KILL "$READER" 2>/dev/null'
+
+# ---- The seed's hang: one FUSE_READ held, its reader waits in D for the page ------------------
+
+"$FPT" --service hung --hang-op FUSE_READ "$SRC" "$MNT" 2>"$T/server.log" &
+SERVER=$!
+wait_mounted "$MNT" "$SERVER" || { not_ok "fuse-passthrough mounts: $(head -c 400 "$T/server.log")"; exit 1; }
+SEG=$VTRACE_DIR/vtrace.hung.$SERVER
+cat "$MNT/file" >/dev/null &
+READER=$!
+for i in $(seq 50); do grep -q "FUSE_READ hangs" "$T/server.log" && break; sleep 0.1; done
+check_match "the server holds the first FUSE_READ" "FUSE_READ hangs until SIGUSR1" "$(cat "$T/server.log")"
+sleep 0.5
+check_eq "… and cat waits in D (/proc/PID/stat)" D "$(awk '{ print $3 }' /proc/$READER/stat)"
+
+run "$IOLENS" doctor --json 4
+check_eq "doctor 4: a warning (exit 3)" 3 "$RC"
+check_eq "vtrace-hang: the service, by its segment" hung "$(dq get vtrace-hang service op FUSE_READ <<<"$OUT")"
+check_eq "… its pid" "$SERVER" "$(dq get vtrace-hang pid op FUSE_READ <<<"$OUT")"
+check_eq "… one FUSE_READ in flight" 1 "$(dq get vtrace-hang in_flight op FUSE_READ <<<"$OUT")"
+oldest=$(dq get vtrace-hang oldest_seconds op FUSE_READ <<<"$OUT")
+check "… the oldest at least the 4 s watched ($oldest s)" awk -v s="$oldest" 'BEGIN { exit !(s >= 4) }'
+"$IOLENS" vstat --json "$SEG" >"$T/vstat.json"
+check_eq "… vstat says HANG of the same op" HANG "$(python3 -c 'import json, sys
+ops = json.load(sys.stdin)["services"][0]["ops"]
+print(next(o["state"] for o in ops if o["name"] == "FUSE_READ"))' <"$T/vstat.json" 2>/dev/null)"
+check_eq "stuck: the reader, found by pid" "$READER" "$(dq get stuck pid pid "$READER" <<<"$OUT")"
+check_eq "… a warning" warning "$(dq severity stuck pid "$READER" <<<"$OUT")"
+seconds=$(dq get stuck seconds pid "$READER" <<<"$OUT")
+check "… in D without a context switch for 3.5 s or more ($seconds)" awk -v s="$seconds" 'BEGIN { exit !(s >= 3.5) }'
+check_eq "… waiting where /proc/PID/wchan says" "$(cat /proc/$READER/wchan)" "$(dq get stuck wchan pid "$READER" <<<"$OUT")"
+
+run "$IOLENS" doctor 1
+check_match "the text: the hung service and op" "warning: service hung \(pid $SERVER\) is hung on FUSE_READ" "$OUT"
+check_match "… and the stuck reader, as info under 3 s watched" "info: process $READER \(cat\) is stuck in uninterruptible sleep" "$OUT"
+check_match "… with where it waits, and vstat to see more" "more: cat /proc/$READER/task/$READER/stack; iolens vstat" "$OUT"
+
+kill -USR1 "$SERVER"
+wait "$READER"
+check_eq "SIGUSR1: the server lets the read go, cat ends well" 0 "$?"
+READER=
+run "$IOLENS" doctor --json 1
+check_eq "… then no hang and no stuck thread" "absent absent" \
+	"$(dq get vtrace-hang op op FUSE_READ <<<"$OUT") $(dq get stuck pid <<<"$OUT")"
+stop_server
+
+# ---- A jump in latency: --slow-op adds 20 ms to each FUSE_GETATTR once the server gets SIGUSR2 ----
+
+if "$FPT" --help 2>&1 | grep -q -- --slow-op; then
+	"$FPT" --service slow --timeout 0 --slow-op FUSE_GETATTR:20 "$SRC" "$MNT" 2>"$T/server.log" &
+	SERVER=$!
+	wait_mounted "$MNT" "$SERVER" || { not_ok "fuse-passthrough --slow-op mounts: $(head -c 400 "$T/server.log")"; exit 1; }
+	timeout 60 python3 -c 'import os, sys, time
+while True:
+    os.stat(sys.argv[1]); time.sleep(0.002)' "$MNT/file" &
+	LOOP=$!
+	on_exit "kill $LOOP 2>/dev/null"
+	sleep 1.5
+	run "$IOLENS" doctor --json 1
+	check_eq "a steady stat loop: no latency finding" absent "$(dq get vtrace-latency op op FUSE_GETATTR <<<"$OUT")"
+	kill -USR2 "$SERVER"
+	run "$IOLENS" doctor --json 2
+	check_eq "SIGUSR2, 20 ms more a FUSE_GETATTR: a warning (exit 3)" 3 "$RC"
+	mean=$(dq get vtrace-latency mean_ms op FUSE_GETATTR <<<"$OUT")
+	before=$(dq get vtrace-latency mean_ms_before op FUSE_GETATTR <<<"$OUT")
+	check "… vtrace-latency: FUSE_GETATTR's mean at least 20 ms ($mean ms)" awk -v m="$mean" 'BEGIN { exit !(m >= 20) }'
+	check "… against a mean before under a quarter of it ($before ms)" awk -v m="$mean" -v b="$before" 'BEGIN { exit !(b > 0 && b * 4 <= m) }'
+	kill "$LOOP"
+	stop_server
+else
+	skip "fuse-passthrough has no --slow-op"
+fi
+
+echo "1..$t_count"
