@@ -16,6 +16,7 @@
 #include "cmd/cachestat_common.h"
 #include "cmd/common.h"
 #include "collect/cachestat.h"
+#include "collect/inode_names.h"
 #include "collect/procfs.h"
 #include "common/util.h"
 
@@ -44,12 +45,7 @@ struct top {
 	bool screen; /* ncurses */
 	uint64_t dropped, dropped_now; /* events a full table could not take: since the start, in this interval */
 	struct meminfo mem;
-	struct path_cache {
-		dev_t dev;
-		uint64_t ino;
-		char *path;
-	} *paths;
-	size_t npaths;
+	struct inode_names names;
 };
 
 static _Noreturn void usage(void)
@@ -106,146 +102,6 @@ static void derive(struct top_row *row)
 }
 
 /* ---- Names ------------------------------------------------------------------------------- */
-
-static void remember_path(struct top *t, dev_t dev, uint64_t ino, const char *path)
-{
-	for (size_t i = 0; i < t->npaths; i++)
-		if (t->paths[i].dev == dev && t->paths[i].ino == ino)
-			return;
-	t->paths = xrealloc(t->paths, (t->npaths + 1) * sizeof(*t->paths));
-	t->paths[t->npaths].dev = dev;
-	t->paths[t->npaths].ino = ino;
-	t->paths[t->npaths].path = xstrdup(path);
-	t->npaths++;
-}
-
-static const char *known_path(const struct top *t, dev_t dev, uint64_t ino)
-{
-	for (size_t i = 0; i < t->npaths; i++)
-		if (t->paths[i].dev == dev && t->paths[i].ino == ino)
-			return t->paths[i].path;
-	return NULL;
-}
-
-/* Files a process maps (programs, libraries, data files): "start-end perms offset MAJ:MIN inode path". */
-static void learn_mapped_files(struct top *t, const char *pid)
-{
-	char path[300], line[4400];
-	FILE *maps;
-
-	snprintf(path, sizeof(path), "/proc/%s/maps", pid);
-	if (!(maps = fopen(path, "re")))
-		return;
-	while (fgets(line, sizeof(line), maps)) {
-		unsigned major_number, minor_number;
-		unsigned long long ino;
-		int name_at = 0;
-
-		if (sscanf(line, "%*s %*s %*s %x:%x %llu %n", &major_number, &minor_number, &ino, &name_at) != 3 ||
-		    !ino || !name_at || line[name_at] != '/')
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		if (strstr(line + name_at, " (deleted)"))
-			continue;
-		remember_path(t, makedev(major_number, minor_number), ino, line + name_at);
-	}
-	fclose(maps);
-}
-
-/* Files open in any process: where a (device, inode) can be given a path. */
-static void learn_open_files(struct top *t)
-{
-	DIR *proc = opendir("/proc");
-	struct dirent *entry;
-
-	if (!proc)
-		return;
-	while ((entry = readdir(proc))) {
-		char dir_path[300], link_path[600], target[4096];
-		DIR *fds;
-		struct dirent *fd_entry;
-
-		if (entry->d_name[0] < '1' || entry->d_name[0] > '9')
-			continue;
-		snprintf(dir_path, sizeof(dir_path), "/proc/%s/fd", entry->d_name);
-		fds = opendir(dir_path);
-		if (!fds)
-			continue;
-		while ((fd_entry = readdir(fds))) {
-			struct stat st;
-			ssize_t length;
-
-			if (fd_entry->d_name[0] == '.')
-				continue;
-			snprintf(link_path, sizeof(link_path), "%s/%s", dir_path, fd_entry->d_name);
-			if (stat(link_path, &st) != 0 || !S_ISREG(st.st_mode))
-				continue;
-			length = readlink(link_path, target, sizeof(target) - 1);
-			if (length <= 0)
-				continue;
-			target[length] = '\0';
-			remember_path(t, st.st_dev, st.st_ino, target);
-		}
-		closedir(fds);
-		learn_mapped_files(t, entry->d_name);
-	}
-	closedir(proc);
-}
-
-/*
- * A file closed before it was looked for: often next to one that is known (a log beside
- * its rotated twin, a table beside its index). The directories of known files on the same
- * device are read for the inode; at most 64 of them, once per interval.
- */
-static const char *find_beside_known(struct top *t, dev_t dev, uint64_t ino)
-{
-	char **dirs = NULL;
-	size_t ndirs = 0;
-	const char *found = NULL;
-
-	for (size_t i = 0; i < t->npaths && ndirs < 64; i++) {
-		char *dir, *slash;
-		size_t j;
-
-		if (t->paths[i].dev != dev || t->paths[i].path[0] != '/')
-			continue;
-		dir = xstrdup(t->paths[i].path);
-		slash = strrchr(dir, '/');
-		slash[slash == dir] = '\0';
-		for (j = 0; j < ndirs && strcmp(dirs[j], dir); j++)
-			;
-		if (j < ndirs) {
-			free(dir);
-			continue;
-		}
-		dirs = xrealloc(dirs, (ndirs + 1) * sizeof(*dirs));
-		dirs[ndirs++] = dir;
-	}
-	for (size_t i = 0; i < ndirs && !found; i++) {
-		DIR *d = opendir(dirs[i]);
-		struct dirent *entry;
-
-		while (d && (entry = readdir(d))) {
-			char path[4096 + 256];
-			struct stat st;
-
-			if (entry->d_ino != ino)
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", strcmp(dirs[i], "/") ? dirs[i] : "", entry->d_name);
-			if (stat(path, &st) == 0 && st.st_dev == dev && st.st_ino == ino) {
-				remember_path(t, dev, ino, path);
-				found = known_path(t, dev, ino);
-				break;
-			}
-		}
-		if (d)
-			closedir(d);
-	}
-	for (size_t i = 0; i < ndirs; i++)
-		free(dirs[i]);
-	free(dirs);
-	return found;
-}
 
 static void user_name(uint32_t uid, char *buf, size_t len)
 {
@@ -322,25 +178,15 @@ static void gather_bpf(struct top *t)
 	if (t->by == BY_FILE) {
 		struct cachestat_file *files;
 		size_t n;
-		bool learned = false;
 
 		cachestat_take_files(&files, &n);
+		inode_names_round(&t->names);
 		for (size_t i = 0; i < n; i++) {
 			struct top_row row = { .c = files[i].counters };
-			const char *path = known_path(t, files[i].dev, files[i].ino);
+			char unknown[64];
 
-			if (!path && !learned) {
-				learn_open_files(t);
-				learned = true;
-				path = known_path(t, files[i].dev, files[i].ino);
-			}
-			if (!path)
-				path = find_beside_known(t, files[i].dev, files[i].ino);
-			if (path)
-				snprintf(row.name, sizeof(row.name), "%s", path);
-			else
-				snprintf(row.name, sizeof(row.name), "dev %u:%u inode %llu", major(files[i].dev),
-					 minor(files[i].dev), (unsigned long long)files[i].ino);
+			snprintf(row.name, sizeof(row.name), "%s",
+				 inode_names_find(&t->names, files[i].dev, files[i].ino, unknown, sizeof(unknown)));
 			derive(&row);
 			add_row(t, &row);
 		}
@@ -849,9 +695,7 @@ int cmd_cachetop(int argc, char **argv)
 	if (t.screen)
 		endwin();
 	cachestat_stop();
-	for (size_t i = 0; i < t.npaths; i++)
-		free(t.paths[i].path);
-	free(t.paths);
+	inode_names_free(&t.names);
 	free(t.rows);
 	free(io_previous);
 	io_previous = NULL;

@@ -9,12 +9,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cmd/cachestat_common.h"
 #include "cmd/common.h"
 #include "collect/diskstats.h"
 #include "collect/fdinfo.h"
+#include "collect/inode_names.h"
 #include "collect/pagecache.h"
 #include "collect/procfs.h"
 #include "collect/segments.h"
@@ -75,6 +77,8 @@ struct direct_process {
 	char comm[32];
 	char files[4][512];
 	unsigned nfiles;
+	int first_fd;          /* the first descriptor found with O_DIRECT, and its flags (fdinfo) */
+	unsigned first_flags;
 	uint64_t cached_pages, file_pages; /* of those files, what the page cache holds now */
 	struct proc_io io_start;
 	bool io_known;
@@ -114,6 +118,10 @@ static size_t find_direct_processes(struct direct_process **out)
 				continue;
 			length = readlink(link, target, sizeof(target) - 1);
 			target[length > 0 ? length : 0] = '\0';
+			if (!found.nfiles) {
+				found.first_fd = fd;
+				found.first_flags = info.flags;
+			}
 			if (found.nfiles < 4) {
 				struct pagecache_stat cache;
 				int file = open(link, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -162,8 +170,9 @@ static void rule_direct(struct doctor *d, struct direct_process *procs, size_t c
 				"ago; the cache could serve repeated reads from memory (the seed's 1.4 s against 0.017 s)");
 		text(f->what, sizeof(f->what), "process %d (%s) does its I/O with O_DIRECT on %s%s", (int)p->pid, p->comm,
 		     p->files[0], p->nfiles > 1 ? " and more" : "");
-		used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used, "flags with O_DIRECT (040000) in "
-					"/proc/%d/fdinfo for %u file%s", (int)p->pid, p->nfiles, p->nfiles > 1 ? "s" : "");
+		used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
+					 "/proc/%d/fdinfo/%d says \"flags: 0%o\": O_DIRECT (040000) is set, on %u file%s",
+					 (int)p->pid, p->first_fd, p->first_flags, p->nfiles, p->nfiles > 1 ? "s" : "");
 		if (rates)
 			snprintf(f->numbers + used, sizeof(f->numbers) - used, "; from storage %s/s read, %s/s written "
 				 "over %.1f s (/proc/%d/io); the page cache holds %llu of its %llu pages",
@@ -182,6 +191,8 @@ static void rule_direct(struct doctor *d, struct direct_process *procs, size_t c
 		}
 		json_object_object_add(f->data, "read_bytes_per_s", rates ? out_json_real(read_rate) : NULL);
 		json_object_object_add(f->data, "write_bytes_per_s", rates ? out_json_real(write_rate) : NULL);
+		json_object_object_add(f->data, "fd", json_object_new_int(p->first_fd));
+		json_object_object_add(f->data, "flags", json_object_new_int((int)p->first_flags));
 		json_object_object_add(f->data, "cached_pages", json_object_new_uint64(p->cached_pages));
 		json_object_object_add(f->data, "file_pages", json_object_new_uint64(p->file_pages));
 	}
@@ -456,8 +467,8 @@ static void watch_segment_found(const char *path, void *context)
 
 static void watch_start(struct watch *w)
 {
-	static const struct cachestat_options per_process = { .per_process = true };
-	int rc = cachestat_start(&per_process, &w->bpf_why);
+	static const struct cachestat_options counting = { .per_process = true, .per_file = true };
+	int rc = cachestat_start(&counting, &w->bpf_why);
 
 	w->bpf = rc == 0;
 	w->vm_known = vmstat_read(&w->vm_start) == 0;
@@ -847,9 +858,11 @@ static bool is_direct(const struct direct_process *procs, size_t count, pid_t pi
 }
 
 struct miss_row {
-	pid_t pid;
+	pid_t pid;             /* 0 for a file */
 	unsigned processes;
 	char comm[32];
+	dev_t dev;             /* a file's */
+	uint64_t ino;
 	uint64_t accesses, misses; /* pages read or mapped, and of those not cached */
 };
 
@@ -921,6 +934,65 @@ static bool rule_refaults(struct doctor *d, const struct watch *w)
 	return true;
 }
 
+/* Findings for the rows (processes, or files when names is given) whose reads mostly missed: at most 5. */
+static void report_misses(struct doctor *d, const struct watch *w, struct miss_row *rows, size_t nrows, bool refaulting,
+			  struct inode_names *names)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	size_t reported = 0;
+
+	if (nrows > 1)
+		qsort(rows, nrows, sizeof(*rows), compare_misses);
+	for (size_t i = 0; i < nrows && reported < 5; i++) {
+		const struct miss_row *r = &rows[i];
+		double rate = (double)(r->misses * page) / d->seconds, hit;
+		char rate_text[16], unknown[64];
+		const char *path = NULL;
+		struct finding *f;
+
+		if (rate < MiB || r->accesses == 0 || r->misses * 2 < r->accesses)
+			continue;
+		hit = 100.0 * (double)(r->accesses - (r->misses < r->accesses ? r->misses : r->accesses)) / (double)r->accesses;
+		reported++;
+		f = add_finding(d, refaulting ? SEV_WARNING : SEV_INFO, "cache-miss",
+				refaulting ? "each read that misses waits for the disk, and pages evicted are read back: "
+					     "the cache is too small for what is read, or something evicts it"
+					   : "each read that misses waits for the disk; no evicted page was read back, so "
+					     "these may be first reads of data not cached yet");
+		if (names) {
+			path = inode_names_find(names, r->dev, r->ino, unknown, sizeof(unknown));
+			text(f->what, sizeof(f->what), "file %s: its reads mostly miss the page cache", path);
+		} else if (r->processes > 1) {
+			text(f->what, sizeof(f->what), "%u processes named %s (the last %d): their reads mostly miss the "
+			     "page cache", r->processes, r->comm, (int)r->pid);
+		} else {
+			text(f->what, sizeof(f->what), "process %d (%s): its reads mostly miss the page cache", (int)r->pid,
+			     r->comm);
+		}
+		text(f->numbers, sizeof(f->numbers), "%.0f %% of %llu pages read or mapped were cached; %llu missed, %s/s (%s)",
+		     hit, (unsigned long long)r->accesses, (unsigned long long)r->misses,
+		     human_size((uint64_t)rate, rate_text, sizeof(rate_text)),
+		     w->bpf ? "eBPF, as cachetop counts" : "estimated from /proc/PID/io: no eBPF");
+		if (names) {
+			text(f->more, sizeof(f->more), "iolens cachetop --files; iolens pcstat %s", path);
+			json_object_object_add(f->data, "file", json_object_new_string(path));
+			text(unknown, sizeof(unknown), "%u:%u", major(r->dev), minor(r->dev));
+			json_object_object_add(f->data, "dev", json_object_new_string(unknown));
+			json_object_object_add(f->data, "ino", json_object_new_uint64(r->ino));
+		} else {
+			text(f->more, sizeof(f->more), "iolens cachetop -p %d; iolens cachetop --files", (int)r->pid);
+			json_object_object_add(f->data, "pid", json_object_new_int(r->pid));
+			json_object_object_add(f->data, "comm", json_object_new_string(r->comm));
+			json_object_object_add(f->data, "processes", json_object_new_int((int)r->processes));
+		}
+		json_object_object_add(f->data, "pages", json_object_new_uint64(r->accesses));
+		json_object_object_add(f->data, "misses", json_object_new_uint64(r->misses));
+		json_object_object_add(f->data, "hit_percent", out_json_real(hit));
+		json_object_object_add(f->data, "miss_bytes_per_s", out_json_real(rate));
+		json_object_object_add(f->data, "counted", json_object_new_string(w->bpf ? "ebpf" : "proc"));
+	}
+}
+
 /*
  * Processes whose reads mostly missed, by command (one short-lived process after another, as a
  * shell loop runs them, is one reader). A warning when evicted pages are read back (refaults):
@@ -931,7 +1003,7 @@ static void rule_cache(struct doctor *d, const struct watch *w, const struct dir
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	struct miss_row *rows = NULL;
-	size_t nrows = 0, reported = 0;
+	size_t nrows = 0;
 
 	if (d->seconds <= 0)
 		return;
@@ -965,44 +1037,30 @@ static void rule_cache(struct doctor *d, const struct watch *w, const struct dir
 		}
 	}
 	nrows = merge_by_command(rows, nrows, direct, ndirect);
-	if (nrows > 1)
-		qsort(rows, nrows, sizeof(*rows), compare_misses);
-	for (size_t i = 0; i < nrows && reported < 5; i++) {
-		const struct miss_row *r = &rows[i];
-		double rate = (double)(r->misses * page) / d->seconds, hit;
-		char rate_text[16];
-		struct finding *f;
-
-		if (rate < MiB || r->accesses == 0 || r->misses * 2 < r->accesses)
-			continue;
-		hit = 100.0 * (double)(r->accesses - (r->misses < r->accesses ? r->misses : r->accesses)) / (double)r->accesses;
-		reported++;
-		f = add_finding(d, refaulting ? SEV_WARNING : SEV_INFO, "cache-miss",
-				refaulting ? "each read that misses waits for the disk, and pages evicted are read back: "
-					     "the cache is too small for what is read, or something evicts it"
-					   : "each read that misses waits for the disk; no evicted page was read back, so "
-					     "these may be first reads of data not cached yet");
-		if (r->processes > 1)
-			text(f->what, sizeof(f->what), "%u processes named %s (the last %d): their reads mostly miss the "
-			     "page cache", r->processes, r->comm, (int)r->pid);
-		else
-			text(f->what, sizeof(f->what), "process %d (%s): its reads mostly miss the page cache", (int)r->pid,
-			     r->comm);
-		text(f->numbers, sizeof(f->numbers), "%.0f %% of %llu pages read or mapped were cached; %llu missed, %s/s (%s)",
-		     hit, (unsigned long long)r->accesses, (unsigned long long)r->misses,
-		     human_size((uint64_t)rate, rate_text, sizeof(rate_text)),
-		     w->bpf ? "eBPF, as cachetop counts" : "estimated from /proc/PID/io: no eBPF");
-		text(f->more, sizeof(f->more), "iolens cachetop -p %d; iolens cachetop --files", (int)r->pid);
-		json_object_object_add(f->data, "pid", json_object_new_int(r->pid));
-		json_object_object_add(f->data, "comm", json_object_new_string(r->comm));
-		json_object_object_add(f->data, "processes", json_object_new_int((int)r->processes));
-		json_object_object_add(f->data, "pages", json_object_new_uint64(r->accesses));
-		json_object_object_add(f->data, "misses", json_object_new_uint64(r->misses));
-		json_object_object_add(f->data, "hit_percent", out_json_real(hit));
-		json_object_object_add(f->data, "miss_bytes_per_s", out_json_real(rate));
-		json_object_object_add(f->data, "counted", json_object_new_string(w->bpf ? "ebpf" : "proc"));
-	}
+	report_misses(d, w, rows, nrows, refaulting, NULL);
 	free(rows);
+
+	/* The same by file, named from what processes have open or mapped. */
+	if (w->bpf) {
+		struct cachestat_file *files;
+		struct inode_names names = {0};
+		size_t count;
+
+		if (cachestat_take_files(&files, &count) == 0) {
+			rows = xcalloc(count ? count : 1, sizeof(*rows));
+			for (size_t i = 0; i < count; i++) {
+				uint64_t accesses = files[i].counters.reads + files[i].counters.maps;
+				uint64_t hits = cachestat_hits(&files[i].counters);
+
+				rows[i] = (struct miss_row){ .dev = files[i].dev, .ino = files[i].ino, .accesses = accesses,
+							     .misses = accesses > hits ? accesses - hits : 0 };
+			}
+			report_misses(d, w, rows, count, refaulting, &names);
+			free(rows);
+			free(files);
+		}
+		inode_names_free(&names);
+	}
 }
 
 /* ---- The command ------------------------------------------------------------------------- */

@@ -54,6 +54,9 @@ rate=$(dq get odirect read_bytes_per_s pid "$reader" <<<"$OUT")
 check "… reading from storage ($rate bytes/s, from /proc/PID/io)" awk -v r="$rate" 'BEGIN { exit !(r + 0 > 1048576) }'
 check_eq "… the whole file in the page cache's count" 1024 "$(dq get odirect file_pages pid "$reader" <<<"$OUT")"
 check_eq "… the worst is a warning" warning "$(dq worst <<<"$OUT")"
+fd=$(dq get odirect fd pid "$reader" <<<"$OUT")
+check_match "… quoting its fdinfo flags line" "fdinfo/$fd says \"flags: $(awk '/^flags:/ { print $2 }' /proc/$reader/fdinfo/$fd)\"" \
+	"$(dq get odirect numbers pid "$reader" <<<"$OUT")"
 run "$IOLENS" doctor 0.5
 check_match "the table says what, with the fdinfo flag" "warning: process $reader \(python3\) does its I/O with O_DIRECT on $f" "$OUT"
 check_match "… and the command that shows more" "more: iolens cachetop -p $reader" "$OUT"

@@ -139,6 +139,10 @@ if procs=$(memcg reader $((32 << 20))); then
 	hit=$(dq get cache-miss hit_percent comm cat <<<"$OUT")
 	check "… under half of its pages hit ($hit %)" between 0 50 "$hit"
 	check_eq "… counted by eBPF, as cachetop" ebpf "$(dq get cache-miss counted comm cat <<<"$OUT")"
+	check_eq "… and the file, named, with its inode" "$(stat -c %i "$T/big.dat")" \
+		"$(dq get cache-miss ino file "$T/big.dat" <<<"$OUT")"
+	hit=$(dq get cache-miss hit_percent file "$T/big.dat" <<<"$OUT")
+	check "… under half of its pages hit too ($hit %)" between 0 50 "$hit"
 	kill "$READER"
 	wait "$READER" 2>/dev/null
 	rm -f "$T/big.dat"
