@@ -283,7 +283,7 @@ static void rule_full(struct doctor *d)
 
 /* ---- The window: samples at its ends, and every quarter second in between ------------------ */
 
-#define SAMPLE_NS 250000000ull
+#define SAMPLE_NS 250000000ull /* at most this often; less when a scan of every thread takes more than a tenth of it */
 #define STUCK_NS 3000000000ull  /* a thread in D without a context switch this long is stuck */
 #define HANG_NS 1000000000ull   /* a request in flight this long is hung (vstat's HANG, its default) */
 #define MiB (1024.0 * 1024.0)
@@ -315,6 +315,7 @@ struct io_rate {
 
 struct watch {
 	uint64_t start_ns, sample_ns;
+	uint64_t interval_ns;           /* between samples: SAMPLE_NS, or ten times a scan that took longer */
 	unsigned samples;               /* taken so far; the index of the next */
 	struct vmstat vm_start, vm_end;
 	struct meminfo mem_end;
@@ -448,6 +449,10 @@ static void watch_sample(struct watch *w)
 	}
 	tasks_scan(watch_task, w);
 	w->samples++;
+	/* Thousands of threads take a while to read: the doctor takes no more than a tenth of a CPU. */
+	w->interval_ns = 10 * (monotonic_ns() - w->sample_ns);
+	if (w->interval_ns < SAMPLE_NS)
+		w->interval_ns = SAMPLE_NS;
 }
 
 static void watch_segment_found(const char *path, void *context)
@@ -488,7 +493,7 @@ static double watch_run(struct watch *w, double seconds)
 	double watched;
 
 	while (!cache_stop && monotonic_ns() < end_ns) {
-		uint64_t next = w->start_ns + (uint64_t)w->samples * SAMPLE_NS;
+		uint64_t next = w->sample_ns + w->interval_ns;
 
 		sleep_until_ns(next < end_ns ? next : end_ns, &cache_stop);
 		if (!w->mid_known && monotonic_ns() >= mid_ns && mid_ns > w->start_ns) {
