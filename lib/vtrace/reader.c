@@ -47,6 +47,7 @@ struct vtrace_reader {
 	char service[VT_SERVICE_MAX];
 	struct vt_op_stats *scratch; /* one op's stats while it is read */
 	uint64_t *stamps;           /* op_count + 1 busy stamps, read at each sample */
+	uint64_t *begins, *completions; /* per op, read with the stamps: whether requests are in flight */
 };
 
 /* Reads exactly len bytes at offset, from the file or the memory: -EBADMSG when they are not there. */
@@ -159,7 +160,9 @@ static int finish_open(struct vtrace_reader *r, const char **why)
 	r->ops = calloc(r->header.op_count, sizeof(*r->ops));
 	r->scratch = malloc(sizeof(*r->scratch));
 	r->stamps = calloc(r->header.op_count + 1, sizeof(*r->stamps));
-	if (!r->ops || !r->scratch || !r->stamps)
+	r->begins = calloc(r->header.op_count + 1, sizeof(*r->begins));
+	r->completions = calloc(r->header.op_count + 1, sizeof(*r->completions));
+	if (!r->ops || !r->scratch || !r->stamps || !r->begins || !r->completions)
 		return *why = "out of memory", -ENOMEM;
 	rc = read_at(r, r->header.ops_offset, r->ops, r->header.op_count * sizeof(*r->ops));
 	if (rc)
@@ -263,6 +266,8 @@ void vtrace_reader_close(struct vtrace_reader *r)
 	free(r->ops);
 	free(r->scratch);
 	free(r->stamps);
+	free(r->begins);
+	free(r->completions);
 	free(r);
 }
 
@@ -416,16 +421,21 @@ static void read_busy(struct vtrace_reader *r, struct vtrace_stats *stats, uint3
 
 	read_stamps(r, r->stamps);
 	for (int tries = 0;; tries++) {
-		all->busy_ticks = 0;
+		/* Begins and completions again, for whether requests are in flight now, with the stamps. */
+		all->busy_ticks = all->begins = all->completions = 0;
 		for (uint32_t op = 0; op < h->op_count; op++)
-			stats[op].busy_ns = 0;
+			stats[op].busy_ns = r->begins[op] = r->completions[op] = 0;
 		for (uint32_t n = 0; n <= used; n++) {
 			uint64_t base = h->shards_offset + (uint64_t)(n < used ? n : h->shard_count) * h->shard_size;
 			all->busy_ticks += load_u64(r, base + offsetof(struct vt_shard_head, busy_ticks));
-			for (uint32_t op = 0; op < h->op_count; op++)
-				stats[op].busy_ns += load_u64(r, base + sizeof(struct vt_shard_head) +
-									 (uint64_t)op * sizeof(struct vt_op_stats) +
-									 offsetof(struct vt_op_stats, busy_ticks));
+			all->begins += load_u64(r, base + offsetof(struct vt_shard_head, begins));
+			all->completions += load_u64(r, base + offsetof(struct vt_shard_head, completions));
+			for (uint32_t op = 0; op < h->op_count; op++) {
+				uint64_t at = base + sizeof(struct vt_shard_head) + (uint64_t)op * sizeof(struct vt_op_stats);
+				stats[op].busy_ns += load_u64(r, at + offsetof(struct vt_op_stats, busy_ticks));
+				r->begins[op] += load_u64(r, at + offsetof(struct vt_op_stats, begins));
+				r->completions[op] += load_u64(r, at + offsetof(struct vt_op_stats, completions));
+			}
 		}
 		if (read_stamps(r, r->stamps) || tries >= 16)
 			return; /* else a writer is busier than we can read: its ticks count next time */
@@ -511,7 +521,7 @@ int vtrace_reader_sample(struct vtrace_reader *r, struct vtrace_stats *stats, ui
 
 	for (uint32_t op = 0; op < ops; op++) {
 		struct vtrace_stats *s = &stats[op], *every = &stats[ops];
-		s->busy_ns = busy_now(s->busy_ns, r->stamps[op], s->begins > s->completions, *now_ns);
+		s->busy_ns = busy_now(s->busy_ns, r->stamps[op], r->begins[op] > r->completions[op], *now_ns);
 		every->begins += s->begins;
 		every->completions += s->completions;
 		every->errors += s->errors;
@@ -524,6 +534,6 @@ int vtrace_reader_sample(struct vtrace_reader *r, struct vtrace_stats *stats, ui
 		for (unsigned b = 0; b < VTRACE_HISTOGRAM_BUCKETS; b++)
 			every->histogram[b] += s->histogram[b];
 	}
-	stats[ops].busy_ns = busy_now(all.busy_ticks, r->stamps[ops], stats[ops].begins > stats[ops].completions, *now_ns);
+	stats[ops].busy_ns = busy_now(all.busy_ticks, r->stamps[ops], all.begins > all.completions, *now_ns);
 	return 0;
 }

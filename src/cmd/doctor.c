@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cmd/cachestat_common.h"
+#include "common/bounded.h"
 #include "cmd/common.h"
 #include "collect/diskstats.h"
 #include "collect/fdinfo.h"
@@ -22,6 +23,8 @@
 #include "collect/segments.h"
 #include "collect/tasks.h"
 #include "common/util.h"
+
+#define MiB (1024.0 * 1024.0)
 
 enum severity { SEV_INFO, SEV_WARNING, SEV_CRITICAL };
 static const char *const severity_names[] = { "info", "warning", "critical" };
@@ -84,6 +87,35 @@ struct direct_process {
 	bool io_known;
 };
 
+/* What the page cache holds of a file, asked in a child process: its open may wait on a hung server. */
+struct cache_probe {
+	char path[128];
+	uint64_t size;
+	struct pagecache_stat cache;
+	int rc;
+};
+
+static void probe_cache(void *arg)
+{
+	struct cache_probe *p = arg;
+	int file = open(p->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	p->rc = file < 0 ? -errno : pagecache_query(file, 0, p->size, &p->cache);
+	if (file >= 0)
+		close(file);
+}
+
+static void count_cached(const char *link, uint64_t size, struct direct_process *found)
+{
+	struct cache_probe probe = { .size = size };
+
+	snprintf(probe.path, sizeof(probe.path), "%s", link);
+	if (bounded_call(probe_cache, &probe, sizeof(probe), BOUNDED_FS_MS) == 0 && probe.rc == 0) {
+		found->cached_pages += probe.cache.cached;
+		found->file_pages += probe.cache.pages;
+	}
+}
+
 /* Every process's open files with O_DIRECT in their fdinfo flags. */
 static size_t find_direct_processes(struct direct_process **out)
 {
@@ -107,14 +139,16 @@ static size_t find_direct_processes(struct direct_process **out)
 		while ((fd_entry = readdir(fds))) {
 			char link[128], target[512];
 			struct fdinfo info;
-			struct stat st;
+			struct statx st;
 			ssize_t length;
 			int fd = (int)strtol(fd_entry->d_name, NULL, 10);
 
 			if (fd_entry->d_name[0] == '.' || fdinfo_read("/proc", pid, fd, &info) != 0 || !(info.flags & O_DIRECT))
 				continue;
 			snprintf(link, sizeof(link), "%s/%d", dir_path, fd);
-			if (stat(link, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
+			/* The attributes the kernel has: asking a hung FUSE or NFS server would never return. */
+			if (statx(AT_FDCWD, link, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_SIZE, &st) != 0 ||
+			    !(S_ISREG(st.stx_mode) || S_ISBLK(st.stx_mode)))
 				continue;
 			length = readlink(link, target, sizeof(target) - 1);
 			target[length > 0 ? length : 0] = '\0';
@@ -123,17 +157,9 @@ static size_t find_direct_processes(struct direct_process **out)
 				found.first_flags = info.flags;
 			}
 			if (found.nfiles < 4) {
-				struct pagecache_stat cache;
-				int file = open(link, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-
 				snprintf(found.files[found.nfiles++], sizeof(found.files[0]), "%s", target);
-				if (file >= 0 && S_ISREG(st.st_mode) &&
-				    pagecache_query(file, 0, (uint64_t)st.st_size, &cache) == 0) {
-					found.cached_pages += cache.cached;
-					found.file_pages += cache.pages;
-				}
-				if (file >= 0)
-					close(file);
+				if (S_ISREG(st.stx_mode))
+					count_cached(link, st.stx_size, &found);
 			}
 		}
 		closedir(fds);
@@ -155,17 +181,25 @@ static void rule_direct(struct doctor *d, struct direct_process *procs, size_t c
 		struct direct_process *p = &procs[i];
 		struct proc_io end;
 		double read_rate = 0, write_rate = 0;
-		bool rates = p->io_known && proc_io_read(p->pid, &end) == 0;
+		char comm[32] = "";
+		/* Rates over a window, of the same process (a pid reused since has another name). */
+		bool rates = p->io_known && d->seconds > 0 && proc_io_read(p->pid, &end) == 0 &&
+			     proc_comm_read(p->pid, comm, sizeof(comm)) && !strcmp(comm, p->comm) &&
+			     end.read_bytes >= p->io_start.read_bytes && end.write_bytes >= p->io_start.write_bytes;
 		struct finding *f;
 		char read_text[16], write_text[16];
 		size_t used = 0;
 
-		if (rates && d->seconds > 0) {
+		if (rates) {
 			read_rate = (double)(end.read_bytes - p->io_start.read_bytes) / d->seconds;
 			write_rate = (double)(end.write_bytes - p->io_start.write_bytes) / d->seconds;
 		}
-		/* Bypassing the cache matters when it moves data; an idle O_DIRECT descriptor is a note. */
-		f = add_finding(d, rates && read_rate + write_rate > 0 ? SEV_WARNING : SEV_INFO, "odirect",
+		/*
+		 * Bypassing the cache matters when it reads: reads that the cache could serve. A few
+		 * KiB now and then (multipathd's path checker), or writes (a database flushing its own
+		 * buffers, on purpose), are a note.
+		 */
+		f = add_finding(d, read_rate >= MiB ? SEV_WARNING : SEV_INFO, "odirect",
 				"O_DIRECT bypasses the page cache: every read goes to the disk, even of data read a moment "
 				"ago; the cache could serve repeated reads from memory (the seed's 1.4 s against 0.017 s)");
 		text(f->what, sizeof(f->what), "process %d (%s) does its I/O with O_DIRECT on %s%s", (int)p->pid, p->comm,
@@ -213,6 +247,35 @@ static bool pseudo_filesystem(const char *type)
 	return false;
 }
 
+/* What a mount says of itself, asked in a child process: a hung FUSE or NFS server never answers. */
+struct fs_probe {
+	char dir[4096];
+	struct stat st;
+	struct statvfs vfs;
+	int rc;
+};
+
+static void probe_fs(void *arg)
+{
+	struct fs_probe *p = arg;
+
+	p->rc = stat(p->dir, &p->st) == 0 && statvfs(p->dir, &p->vfs) == 0 ? 0 : -errno;
+}
+
+static void unresponsive(struct doctor *d, const struct mntent *m)
+{
+	struct finding *f = add_finding(d, SEV_WARNING, "unresponsive",
+					"every process that touches it waits too, in D, until its server answers: a "
+					"shell's cd, ls or df, a backup, the service itself");
+	text(f->what, sizeof(f->what), "%s (%s on %s) does not answer", m->mnt_dir, m->mnt_type, m->mnt_fsname);
+	text(f->numbers, sizeof(f->numbers), "stat and statfs of it did not return within %u ms", BOUNDED_FS_MS);
+	text(f->more, sizeof(f->more), "iolens vstat (a libvtrace server); cat /proc/PID/stack of a process waiting on it");
+	json_object_object_add(f->data, "mount", json_object_new_string(m->mnt_dir));
+	json_object_object_add(f->data, "type", json_object_new_string(m->mnt_type));
+	json_object_object_add(f->data, "source", json_object_new_string(m->mnt_fsname));
+	json_object_object_add(f->data, "timeout_ms", json_object_new_int((int)BOUNDED_FS_MS));
+}
+
 /* df's Use%: used / (used + available to users), rounded up. */
 static double percent_used(uint64_t total, uint64_t free_all, uint64_t available)
 {
@@ -229,12 +292,24 @@ static void rule_full(struct doctor *d)
 	size_t nseen = 0;
 
 	while (mounts && (m = getmntent(mounts))) {
+		struct fs_probe *probe;
 		struct statvfs vfs;
 		struct stat st;
 		size_t k;
+		int rc;
 
-		if (pseudo_filesystem(m->mnt_type) || hasmntopt(m, "ro") || stat(m->mnt_dir, &st) != 0 ||
-		    statvfs(m->mnt_dir, &vfs) != 0 || !vfs.f_blocks)
+		if (pseudo_filesystem(m->mnt_type) || hasmntopt(m, "ro"))
+			continue;
+		probe = xcalloc(1, sizeof(*probe));
+		snprintf(probe->dir, sizeof(probe->dir), "%s", m->mnt_dir);
+		rc = bounded_call(probe_fs, probe, sizeof(*probe), BOUNDED_FS_MS);
+		if (rc == -ETIMEDOUT)
+			unresponsive(d, m);
+		rc = rc ? rc : probe->rc;
+		st = probe->st;
+		vfs = probe->vfs;
+		free(probe);
+		if (rc != 0 || !vfs.f_blocks)
 			continue;
 		for (k = 0; k < nseen && seen[k] != st.st_dev; k++)
 			;
@@ -286,7 +361,6 @@ static void rule_full(struct doctor *d)
 #define SAMPLE_NS 250000000ull /* at most this often; less when a scan of every thread takes more than a tenth of it */
 #define STUCK_NS 3000000000ull  /* a thread in D without a context switch this long is stuck */
 #define HANG_NS 1000000000ull   /* a request in flight this long is hung (vstat's HANG, its default) */
-#define MiB (1024.0 * 1024.0)
 
 /* A thread seen in uninterruptible sleep (D). */
 struct task_watch {
@@ -322,7 +396,7 @@ struct watch {
 	bool vm_known, mem_known;
 	struct diskstats disk_start, disk_mid, disk_end;
 	bool mid_known;
-	double mid_seconds;
+	uint64_t disk_start_ns, disk_mid_ns, disk_end_ns; /* when each diskstats sample was read */
 	struct psi io_start, io_end;
 	uint64_t dirty_peak, writeback_peak, thresh, bg_thresh; /* pages, at the peak of dirty + writeback */
 	unsigned writeback_samples;     /* samples with pages under writeback */
@@ -470,19 +544,24 @@ static void watch_segment_found(const char *path, void *context)
 	w->segments[w->nsegments++] = segment;
 }
 
-static void watch_start(struct watch *w)
+/* What takes long to set up, before the window: the eBPF programs, the segments. */
+static void watch_prepare(struct watch *w)
 {
 	static const struct cachestat_options counting = { .per_process = true, .per_file = true };
-	int rc = cachestat_start(&counting, &w->bpf_why);
 
-	w->bpf = rc == 0;
+	w->bpf = cachestat_start(&counting, &w->bpf_why) == 0;
+	segment_scan(vtrace_directory(), watch_segment_found, w);
+}
+
+/* The counters at the start of the window, read one after the other. */
+static void watch_start(struct watch *w)
+{
+	w->nio = read_all_io(&w->io);
 	w->vm_known = vmstat_read(&w->vm_start) == 0;
+	psi_read("io", &w->io_start);
 	if (diskstats_read(&w->disk_start) != 0)
 		w->disk_start = (struct diskstats){0};
-	psi_read("io", &w->io_start);
-	w->nio = read_all_io(&w->io);
-	segment_scan(vtrace_directory(), watch_segment_found, w);
-	w->start_ns = monotonic_ns();
+	w->start_ns = w->disk_start_ns = monotonic_ns();
 	watch_sample(w);
 }
 
@@ -495,24 +574,32 @@ static double watch_run(struct watch *w, double seconds)
 	while (!cache_stop && monotonic_ns() < end_ns) {
 		uint64_t next = w->sample_ns + w->interval_ns;
 
+		if (!w->mid_known && mid_ns > w->start_ns && next > mid_ns)
+			next = mid_ns; /* the middle, on time even when samples are far apart */
 		sleep_until_ns(next < end_ns ? next : end_ns, &cache_stop);
-		if (!w->mid_known && monotonic_ns() >= mid_ns && mid_ns > w->start_ns) {
+		if (!w->mid_known && mid_ns > w->start_ns && monotonic_ns() >= mid_ns) {
 			w->mid_known = diskstats_read(&w->disk_mid) == 0;
-			w->mid_seconds = (double)(monotonic_ns() - w->start_ns) / 1e9;
+			w->disk_mid_ns = monotonic_ns();
 		}
-		if (!cache_stop)
-			watch_sample(w);
+		if (!cache_stop && (monotonic_ns() >= next || monotonic_ns() >= end_ns))
+			watch_sample(w); /* and one at the end */
 	}
-	watched = (double)(monotonic_ns() - w->start_ns) / 1e9;
 	if (diskstats_read(&w->disk_end) != 0)
 		w->disk_end = (struct diskstats){0};
+	w->disk_end_ns = monotonic_ns();
 	psi_read("io", &w->io_end);
 	w->vm_known = w->vm_known && vmstat_read(&w->vm_end) == 0;
+	watched = (double)(monotonic_ns() - w->start_ns) / 1e9;
 	w->mem_known = meminfo_read(&w->mem_end) == 0;
 	compute_io_rates(w, watched);
-	for (size_t i = 0; i < w->nsegments; i++)
-		if (segment_sample(w->segments[i], NULL, NULL) != 0)
-			w->segments[i]->has_previous = false;
+	for (size_t i = 0; i < w->nsegments; i++) {
+		struct segment *segment = w->segments[i];
+
+		/* A server that died in the window left its requests in flight: not a hang. */
+		segment_check_alive(segment, "/proc");
+		if (segment->state == SEGMENT_STALE || segment_removed(segment) || segment_sample(segment, NULL, NULL) != 0)
+			segment->has_previous = false;
+	}
 	return watched;
 }
 
@@ -578,11 +665,13 @@ static void await_between(const struct disk_stats *a, const struct disk_stats *b
 
 static bool rule_disk(struct doctor *d, const struct watch *w)
 {
-	double some = psi_share(&w->io_start.some, &w->io_end.some, d->seconds);
-	double full = psi_share(&w->io_start.full, &w->io_end.full, d->seconds);
+	double seconds = (double)(w->disk_end_ns - w->disk_start_ns) / 1e9;
+	double mid_seconds = w->mid_known ? (double)(w->disk_mid_ns - w->disk_start_ns) / 1e9 : 0;
+	double some = psi_share(&w->io_start.some, &w->io_end.some, seconds);
+	double full = psi_share(&w->io_start.full, &w->io_end.full, seconds);
 	bool found = false;
 
-	for (unsigned i = 0; i < w->disk_end.count && d->seconds > 0; i++) {
+	for (unsigned i = 0; i < w->disk_end.count && d->seconds > 0 && seconds > 0; i++) {
 		const struct disk_stats *after = &w->disk_end.disk[i], *before = diskstats_find(&w->disk_start, after->name);
 		const struct disk_stats *mid = w->mid_known ? diskstats_find(&w->disk_mid, after->name) : NULL;
 		const struct disk_kind *kind = &w->disk_end.kind[i];
@@ -594,7 +683,7 @@ static bool rule_disk(struct doctor *d, const struct watch *w)
 
 		if (!before || !kind->in_sysfs || kind->partition)
 			continue;
-		disk_ext_compute(before, after, d->seconds, &x);
+		disk_ext_compute(before, after, seconds, &x);
 		if (x.util < 90)
 			continue;
 		found = true;
@@ -608,16 +697,19 @@ static bool rule_disk(struct doctor *d, const struct watch *w)
 					x.util, x.aqu_sz, x.r_await, x.w_await, x.r_s,
 					human_size((uint64_t)(x.rkb_s * 1024), read_text, sizeof(read_text)), x.w_s,
 					human_size((uint64_t)(x.wkb_s * 1024), write_text, sizeof(write_text)));
-		if (mid && w->mid_seconds > 0 && d->seconds > w->mid_seconds) {
+		if (mid && mid_seconds > 0 && seconds > mid_seconds) {
 			double await1, await2, queue1, queue2;
 
-			await_between(before, mid, w->mid_seconds, &await1, &queue1);
-			await_between(mid, after, d->seconds - w->mid_seconds, &await2, &queue2);
+			await_between(before, mid, mid_seconds, &await1, &queue1);
+			await_between(mid, after, seconds - mid_seconds, &await2, &queue2);
 			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
 						 "; await %.2f then %.2f ms, aqu-sz %.2f then %.2f (first and second half)",
 						 await1, await2, queue1, queue2);
 			json_object_object_add(f->data, "await_ms_first_half", out_json_real(await1));
 			json_object_object_add(f->data, "await_ms_second_half", out_json_real(await2));
+		} else {
+			json_object_object_add(f->data, "await_ms_first_half", NULL);
+			json_object_object_add(f->data, "await_ms_second_half", NULL);
 		}
 		if (some >= 0 && used < sizeof(f->numbers))
 			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
@@ -715,6 +807,9 @@ static void rule_swap(struct doctor *d, const struct watch *w, bool disk_saturat
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	double in, out, read, written;
 	char in_text[16], out_text[16], read_text[16], written_text[16], avail_text[16], total_text[16];
+	struct swaps swaps;
+	unsigned on_zram = 0;
+	bool all_zram = false;
 	struct finding *f;
 
 	if (!w->vm_known || d->seconds <= 0 || w->vm_start.pswpin == PROCFS_UNKNOWN || w->vm_end.pswpin < w->vm_start.pswpin ||
@@ -728,10 +823,18 @@ static void rule_swap(struct doctor *d, const struct watch *w, bool disk_saturat
 	written = w->vm_end.pgpgout >= w->vm_start.pgpgout
 			  ? (double)(w->vm_end.pgpgout - w->vm_start.pgpgout) * 1024 / d->seconds
 			  : 0;
-	f = add_finding(d, disk_saturated ? SEV_CRITICAL : SEV_WARNING, "swap",
+	/* Swap on zram is compressed memory, not a disk: its cost is CPU. */
+	if (swaps_read(&swaps) == 0) {
+		for (unsigned i = 0; i < swaps.count; i++)
+			on_zram += !strncmp(swaps.area[i].name, "/dev/zram", 9);
+		all_zram = swaps.count && on_zram == swaps.count;
+		swaps_free(&swaps);
+	}
+	f = add_finding(d, all_zram ? SEV_INFO : disk_saturated ? SEV_CRITICAL : SEV_WARNING, "swap",
 			"swapping is disk I/O in memory's path: a process that touches a page swapped out waits for the "
 			"disk, and swap competes with the service's own I/O (the seed's redis refused clients)");
-	text(f->what, sizeof(f->what), "the machine swaps%s", disk_saturated ? " while a disk is saturated" : "");
+	text(f->what, sizeof(f->what), "the machine swaps%s",
+	     all_zram ? " to zram (compressed memory)" : disk_saturated ? " while a disk is saturated" : "");
 	text(f->numbers, sizeof(f->numbers),
 	     "swapped in %s/s, out %s/s (pswpin, pswpout in /proc/vmstat); all disks read %s/s, wrote %s/s "
 	     "(pgpgin, pgpgout); memory available %s of %s (MemAvailable)",
@@ -745,6 +848,7 @@ static void rule_swap(struct doctor *d, const struct watch *w, bool disk_saturat
 	json_object_object_add(f->data, "swap_out_bytes_per_s", out_json_real(out));
 	json_object_object_add(f->data, "disk_read_bytes_per_s", out_json_real(read));
 	json_object_object_add(f->data, "disk_write_bytes_per_s", out_json_real(written));
+	json_object_object_add(f->data, "zram", json_object_new_boolean(all_zram));
 	json_object_object_add(f->data, "mem_available_bytes", w->mem_known ? json_object_new_uint64(w->mem_end.mem_available) : NULL);
 }
 
@@ -1075,25 +1179,30 @@ static _Noreturn void usage(void)
 	printf("Usage:\n"
 	       " %s [options] [seconds]\n"
 	       "\n"
-	       "Look at the machine for SECONDS (default 5) and say what is wrong with its I/O, the\n"
-	       "worst first: what, the numbers that show it, why it matters, and the iolens command\n"
-	       "that shows more. A healthy machine gets one line.\n"
+	       "Look at the machine for SECONDS (default 5; decimals allowed, 0 to 3600) and say\n"
+	       "what is wrong with its I/O, the worst first: what, the numbers that show it, why it\n"
+	       "matters, and the iolens command that shows more. A healthy machine gets one line.\n"
 	       "\n"
 	       "Rules:\n"
 	       "  odirect         a process doing its I/O with O_DIRECT (fdinfo flags), its rates and\n"
-	       "                  what the page cache holds of its files (warning when it moved data)\n"
+	       "                  what the page cache holds of its files (warning when it read 1 MiB/s)\n"
 	       "  disk            a disk busy 90 %% of the time or more (iostat's %%util), with aqu-sz,\n"
 	       "                  await, io pressure (PSI) and the processes doing the most I/O\n"
-	       "  swap            swapping at 1 MiB/s or more (critical while a disk is saturated)\n"
+	       "                  (critical when tasks all stall on I/O half the time: PSI io full)\n"
+	       "  swap            swapping at 1 MiB/s or more (critical while a disk is saturated;\n"
+	       "                  info when all swap is zram)\n"
 	       "  writeback       dirty pages where the kernel throttles writers, and writers seen\n"
 	       "                  throttled in balance_dirty_pages\n"
 	       "  stuck           a thread in D state without a context switch for 3 s or more, and\n"
-	       "                  what it waits in (wchan)\n"
+	       "                  what it waits in (wchan); info from 1 s\n"
 	       "  vtrace-hang     a libvtrace service with a request in flight for 1 s or more\n"
+	       "                  (critical from 60 s)\n"
 	       "  vtrace-latency  an op of such a service 4 times slower than before the window\n"
 	       "  refaults        evicted pages read back: a working set larger than the cache\n"
-	       "  cache-miss      processes whose reads mostly miss the page cache (eBPF, as cachetop)\n"
+	       "  cache-miss      processes and files whose reads mostly miss the page cache (eBPF,\n"
+	       "                  as cachetop); a warning when evicted pages are read back, else info\n"
 	       "  full, inodes    a filesystem 90 %% used or more (critical from 98 %%), as df counts\n"
+	       "  unresponsive    a mount whose stat and statfs do not return within a second\n"
 	       "\n"
 	       "Options:\n"
 	       "      --json             one JSON document\n"
@@ -1151,6 +1260,13 @@ int cmd_doctor(int argc, char **argv)
 		usage_error("too many arguments: '%s'", argv[optind]);
 	cache_signals();
 
+	watch_prepare(&w);
+	if (geteuid() != 0)
+		fprintf(stderr, "%s: not root: other users' processes, their files and their I/O are not seen\n",
+			program_name);
+	if (!w.bpf)
+		fprintf(stderr, "%s: cache misses per process estimated from /proc/PID/io, none per file: %s\n",
+			program_name, w.bpf_why ? w.bpf_why : "no eBPF");
 	ndirect = find_direct_processes(&direct);
 	watch_start(&w);
 	if (d.seconds > 0) /* else one sample: no rates */

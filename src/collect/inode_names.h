@@ -12,8 +12,8 @@ struct inode_names {
 		dev_t dev;
 		uint64_t ino;
 		char *path;
-	} *names;
-	size_t count;
+	} *names;               /* a hash table: capacity slots, a path in count of them */
+	size_t count, capacity;
 	bool looked; /* the open and mapped files were read in this round */
 };
 

@@ -87,6 +87,20 @@ check_eq "… then no hang and no stuck thread" "absent absent" \
 	"$(dq get vtrace-hang op op FUSE_READ <<<"$OUT") $(dq get stuck pid <<<"$OUT")"
 stop_server
 
+# ---- A mount that does not answer: its FUSE_STATFS held; doctor says so and goes on ----------------
+
+"$FPT" --service mute --hang-op FUSE_STATFS "$SRC" "$MNT" 2>"$T/server.log" &
+SERVER=$!
+wait_mounted "$MNT" "$SERVER" || { not_ok "fuse-passthrough mounts: $(head -c 400 "$T/server.log")"; exit 1; }
+OUT=$(timeout 60 "$IOLENS" doctor --json 0 2>"$T/err")
+RC=$?
+check_eq "a mount whose statfs never returns: doctor ends all the same, with a warning (exit 3)" 3 "$RC"
+check_match "… the server got the request it holds" "FUSE_STATFS hangs until SIGUSR1" "$(cat "$T/server.log")"
+check_eq "… unresponsive: the mount, by its path, with its source" "$SRC" "$(dq get unresponsive source mount "$MNT" <<<"$OUT")"
+check_eq "… after the time it waits" 1000 "$(dq get unresponsive timeout_ms mount "$MNT" <<<"$OUT")"
+check_eq "… and nothing else said of it (not counted as full)" absent "$(dq get full mount mount "$MNT" <<<"$OUT")"
+stop_server
+
 # ---- A jump in latency: --slow-op adds 20 ms to each FUSE_GETATTR once the server gets SIGUSR2 ----
 
 if "$FPT" --help 2>&1 | grep -q -- --slow-op; then

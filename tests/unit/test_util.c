@@ -1,8 +1,11 @@
-/* test_util.c: size and range parsing, human sizes, page arithmetic. */
+/* test_util.c: size and range parsing, human sizes, page arithmetic, bounded calls. */
 #include "unit.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 
+#include "common/bounded.h"
 #include "common/util.h"
 
 static void test_parse_size(void **state)
@@ -109,6 +112,54 @@ static void test_pages_for(void **state)
 	assert_int_equal(pages_for(1ull << 40, 4096), 268435456);
 }
 
+struct doubling {
+	int in, out;
+	pid_t pid;
+};
+
+static void double_it(void *arg)
+{
+	struct doubling *d = arg;
+
+	d->out = 2 * d->in;
+	d->pid = getpid();
+}
+
+static void never_returns(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+}
+
+/* A child that would hold the caller's descriptors open forever: it must have closed them. */
+static void check_closed(void *arg)
+{
+	int *open_fds = arg;
+
+	*open_fds = 0;
+	for (int fd = 0; fd < 64; fd++)
+		*open_fds += fcntl(fd, F_GETFD) >= 0;
+}
+
+static void test_bounded_call(void **state)
+{
+	struct doubling d = { .in = 21 };
+	int open_fds = -1;
+	(void)state;
+
+	/* In time: the result comes back, computed in another process. */
+	assert_int_equal(bounded_call(double_it, &d, sizeof(d), 5000), 0);
+	assert_int_equal(d.out, 42);
+	assert_true(d.pid != getpid() && d.pid > 0);
+	/* Never: -ETIMEDOUT, and the caller goes on. */
+	d.out = 0;
+	assert_int_equal(bounded_call(never_returns, &d, sizeof(d), 50), -ETIMEDOUT);
+	assert_int_equal(d.out, 0);
+	assert_int_equal(bounded_call(check_closed, &open_fds, sizeof(open_fds), 5000), 0);
+	assert_int_equal(open_fds, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -118,6 +169,7 @@ int main(void)
 		cmocka_unit_test(test_parse_u64),
 		cmocka_unit_test(test_human_size),
 		cmocka_unit_test(test_pages_for),
+		cmocka_unit_test(test_bounded_call),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
