@@ -127,8 +127,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libiolens.a $(BUILD)/libvtrace.a tests
 
 unit-tests: $(UNIT_BIN)
 
-# Programs the command tests drive: a scriptable libvtrace server.
-HELPER_BIN := $(BUILD)/tests/helpers/vtload
+# Programs the command tests drive: a scriptable libvtrace server, the seed's O_DIRECT reader.
+HELPER_BIN := $(BUILD)/tests/helpers/vtload $(BUILD)/tests/helpers/odirect_reader
 $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/libvtrace.a
 	@mkdir -p $(dir $@)
 	$(CC) -D_GNU_SOURCE -Iinclude $(CPPFLAGS) -std=gnu11 $(WARNINGS) $(SAN_FLAGS) $(CFLAGS) $(ALL_LDFLAGS) -pthread \

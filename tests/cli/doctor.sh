@@ -30,19 +30,13 @@ dq() { python3 "$T/dq.py" "$@" 2>>"$T/dq.err"; }
 # ---- O_DIRECT: the seed's application, reading a file with O_DIRECT in a loop ---------------
 
 f=$T/direct.dat
+READER=${BUILD:-$TOP/build}/tests/helpers/odirect_reader
 head -c $((4 << 20)) /dev/urandom >"$f"
-python3 -c 'import mmap, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
-buf = mmap.mmap(-1, 65536)  # page-aligned, as O_DIRECT needs
-open(sys.argv[2], "w").close()
-end = time.time() + 60
-while time.time() < end:
-    os.lseek(fd, 0, 0)
-    while os.readv(fd, [buf]) > 0:
-        pass' "$f" "$T/started" &
+"$READER" "$f" "$T/started" &
 reader=$!
 on_exit "kill $reader 2>/dev/null"
 for i in $(seq 50); do [ -e "$T/started" ] && break; sleep 0.1; done
+check "the seed's application: odirect_reader reads $f with O_DIRECT in a loop" test -e "$T/started"
 
 run "$IOLENS" doctor --json 1
 check_eq "a process reading with O_DIRECT: a warning (exit 3)" 3 "$RC"
@@ -58,7 +52,7 @@ fd=$(dq get odirect fd pid "$reader" <<<"$OUT")
 check_match "… quoting its fdinfo flags line" "fdinfo/$fd says \"flags: $(awk '/^flags:/ { print $2 }' /proc/$reader/fdinfo/$fd)\"" \
 	"$(dq get odirect numbers pid "$reader" <<<"$OUT")"
 run "$IOLENS" doctor 0.5
-check_match "the table says what, with the fdinfo flag" "warning: process $reader \(python3\) does its I/O with O_DIRECT on $f" "$OUT"
+check_match "the table says what, with the fdinfo flag" "warning: process $reader \(odirect_reader\) does its I/O with O_DIRECT on $f" "$OUT"
 check_match "… and the command that shows more" "more: iolens cachetop -p $reader" "$OUT"
 kill $reader
 wait $reader 2>/dev/null
