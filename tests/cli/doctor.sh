@@ -39,7 +39,8 @@ for i in $(seq 50); do [ -e "$T/started" ] && break; sleep 0.1; done
 check "the seed's application: odirect_reader reads $f with O_DIRECT in a loop" test -e "$T/started"
 
 run "$IOLENS" doctor --json 1
-check_eq "a process reading with O_DIRECT: a warning (exit 3)" 3 "$RC"
+# Reading flat out, it may saturate the disk as well: that finding may be critical (PSI io full).
+check "a process reading with O_DIRECT: a warning or worse (exit $RC)" test "$RC" -eq 3 -o "$RC" -eq 4
 check_eq "… found by pid" "$reader" "$(dq get odirect pid pid "$reader" <<<"$OUT")"
 check_eq "… with the file it reads" "$f" "$(dq get odirect files pid "$reader" <<<"$OUT")"
 check_eq "… and its severity" warning "$(python3 -c 'import json, sys
@@ -47,7 +48,8 @@ print(next(f["severity"] for f in json.load(sys.stdin)["findings"] if f["data"].
 rate=$(dq get odirect read_bytes_per_s pid "$reader" <<<"$OUT")
 check "… reading from storage ($rate bytes/s, from /proc/PID/io)" awk -v r="$rate" 'BEGIN { exit !(r + 0 > 1048576) }'
 check_eq "… the whole file in the page cache's count" 1024 "$(dq get odirect file_pages pid "$reader" <<<"$OUT")"
-check_eq "… the worst is a warning" warning "$(dq worst <<<"$OUT")"
+check_eq "… anything critical is the disk it keeps busy" "" "$(python3 -c 'import json, sys
+print(" ".join(f["rule"] for f in json.load(sys.stdin)["findings"] if f["severity"] == "critical" and f["rule"] != "disk"))' <<<"$OUT")"
 fd=$(dq get odirect fd pid "$reader" <<<"$OUT")
 check_match "… quoting its fdinfo flags line" "fdinfo/$fd says \"flags: $(awk '/^flags:/ { print $2 }' /proc/$reader/fdinfo/$fd)\"" \
 	"$(dq get odirect numbers pid "$reader" <<<"$OUT")"
