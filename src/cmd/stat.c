@@ -50,8 +50,7 @@ struct run {
 	int current;     /* samples[current] is the latest */
 	unsigned replay_index;
 	char layout[4096]; /* the groups' keys: when it changes, headers are printed again */
-	struct segment **segments; /* --vtrace */
-	size_t nsegments;
+	struct segment_set vtrace; /* --vtrace */
 	uint64_t vtrace_then_ns;
 	bool failed;
 	bool partial_line;
@@ -477,11 +476,11 @@ static bool lists_more_than_total(const char *list)
 /* The group item of a libvtrace segment: its service, with its pid when another server has the same name. */
 static void segment_item(const struct run *r, size_t i, char *buf, size_t size)
 {
-	const struct segment *s = r->segments[i];
+	const struct segment *s = r->vtrace.list[i];
 	bool shared = false;
 
-	for (size_t j = 0; j < r->nsegments && !shared; j++)
-		shared = j != i && !strcmp(r->segments[j]->info->service, s->info->service);
+	for (size_t j = 0; j < r->vtrace.count && !shared; j++)
+		shared = j != i && !strcmp(r->vtrace.list[j]->info->service, s->info->service);
 	if (shared)
 		snprintf(buf, size, "%s.%d", s->info->service, (int)s->info->pid);
 	else
@@ -560,7 +559,7 @@ static void build_groups(struct run *r, const struct system_sample *s)
 				add_group(r, kind, list);
 			break;
 		case G_VTRACE:
-			for (size_t v = 0; v < r->nsegments; v++) {
+			for (size_t v = 0; v < r->vtrace.count; v++) {
 				segment_item(r, v, list, sizeof(list));
 				add_group(r, kind, list);
 			}
@@ -586,45 +585,6 @@ static void layout_of(const struct run *r, char *out, size_t size)
 
 /* ---- libvtrace segments ---------------------------------------------------------------- */
 
-static void segment_found(const char *path, void *context)
-{
-	struct run *r = context;
-	struct segment *segment;
-
-	for (size_t i = 0; i < r->nsegments; i++)
-		if (!strcmp(r->segments[i]->path, path)) {
-			r->segments[i]->seen = true;
-			return;
-		}
-	segment = segment_open(path, false, "/proc", NULL, NULL);
-	if (!segment)
-		return;
-	if (segment->state != SEGMENT_LIVE) {
-		segment_free(segment);
-		return;
-	}
-	segment->seen = true;
-	r->segments = xrealloc(r->segments, (r->nsegments + 1) * sizeof(*r->segments));
-	r->segments[r->nsegments++] = segment;
-}
-
-static void vtrace_scan(struct run *r)
-{
-	size_t kept = 0;
-
-	for (size_t i = 0; i < r->nsegments; i++)
-		r->segments[i]->seen = false;
-	segment_scan(vtrace_directory(), segment_found, r);
-	for (size_t i = 0; i < r->nsegments; i++) {
-		struct segment *s = r->segments[i];
-		if (s->seen && !segment_removed(s) && segment_sample(s, NULL, NULL) == 0)
-			r->segments[kept++] = s;
-		else
-			segment_free(s);
-	}
-	r->nsegments = kept;
-}
-
 /* A request in flight for longer than this is hung (vstat's HANG, with its default). */
 #define HANG_NS 1000000000ull
 
@@ -632,8 +592,8 @@ static void compute_vtrace(struct run *r, struct group *g)
 {
 	char item[sizeof(g->item)];
 
-	for (size_t i = 0; i < r->nsegments; i++) {
-		struct segment *s = r->segments[i];
+	for (size_t i = 0; i < r->vtrace.count; i++) {
+		struct segment *s = r->vtrace.list[i];
 		const struct vtrace_stats *now, *then;
 		static const struct vtrace_stats zero;
 		double seconds, ops, util;
@@ -969,8 +929,8 @@ int cmd_stat(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	if (has_vtrace) {
-		vtrace_scan(&r);
-		if (!r.nsegments)
+		segment_set_refresh(&r.vtrace);
+		if (!r.vtrace.count)
 			warn_msg("no libvtrace server is running (in %s): each shows when it starts", vtrace_directory());
 	}
 	validating = true;
@@ -1001,7 +961,7 @@ int cmd_stat(int argc, char **argv)
 				break;
 			take_sample(&r, &partial);
 			if (has_vtrace)
-				vtrace_scan(&r);
+				segment_set_refresh(&r.vtrace);
 			compute_all(&r, then, &partial, (double)(partial.mono_ns - then->mono_ns) / 1e9, false);
 			print_sample(&r, &partial, partial.mono_ns - then->mono_ns, false, false);
 			system_sample_free(&partial);
@@ -1023,7 +983,7 @@ int cmd_stat(int argc, char **argv)
 		if (take_sample(&r, now) != 0)
 			break; /* the recording ended */
 		if (has_vtrace)
-			vtrace_scan(&r);
+			segment_set_refresh(&r.vtrace);
 		/* Devices and services come and go: the groups follow, with new headers. */
 		build_groups(&r, now);
 		double seconds = now->mono_ns > then->mono_ns ? (double)(now->mono_ns - then->mono_ns) / 1e9 : 0;
@@ -1041,9 +1001,7 @@ int cmd_stat(int argc, char **argv)
 	cache_events_stop();
 	system_sample_free(&r.samples[0]);
 	system_sample_free(&r.samples[1]);
-	for (size_t i = 0; i < r.nsegments; i++)
-		segment_free(r.segments[i]);
-	free(r.segments);
+	segment_set_free(&r.vtrace);
 	free(o.cpus);
 	free(o.disks);
 	free(o.nets);

@@ -180,3 +180,52 @@ int segment_scan(const char *directory, void (*found)(const char *path, void *co
 	free(names);
 	return 0;
 }
+
+/* ---- A set of segments, sampled together ------------------------------------------------ */
+
+static void set_found(const char *path, void *context)
+{
+	struct segment_set *set = context;
+	struct segment *segment;
+
+	for (size_t i = 0; i < set->count; i++)
+		if (!strcmp(set->list[i]->path, path)) {
+			set->list[i]->seen = true;
+			return;
+		}
+	segment = segment_open(path, false, "/proc", NULL, NULL);
+	if (!segment)
+		return;
+	if (segment->state != SEGMENT_LIVE) {
+		segment_free(segment);
+		return;
+	}
+	segment->seen = true;
+	set->list = xrealloc(set->list, (set->count + 1) * sizeof(*set->list));
+	set->list[set->count++] = segment;
+}
+
+void segment_set_refresh(struct segment_set *set)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < set->count; i++)
+		set->list[i]->seen = false;
+	segment_scan(vtrace_directory(), set_found, set);
+	for (size_t i = 0; i < set->count; i++) {
+		struct segment *s = set->list[i];
+		if (s->seen && !segment_removed(s) && segment_sample(s, NULL, NULL) == 0)
+			set->list[kept++] = s;
+		else
+			segment_free(s);
+	}
+	set->count = kept;
+}
+
+void segment_set_free(struct segment_set *set)
+{
+	for (size_t i = 0; i < set->count; i++)
+		segment_free(set->list[i]);
+	free(set->list);
+	*set = (struct segment_set){0};
+}

@@ -56,4 +56,17 @@ bool segment_removed(const struct segment *segment);
  */
 int segment_scan(const char *directory, void (*found)(const char *path, void *context), void *context);
 
+/* The live segments of vtrace_directory(), kept open from one sample to the next. */
+struct segment_set {
+	struct segment **list;
+	size_t count;
+};
+
+/*
+ * Looks at the directory again: opens the segments of live writers that appeared, drops
+ * those removed or that cannot be read any more, and takes a sample of each that stays.
+ */
+void segment_set_refresh(struct segment_set *set);
+void segment_set_free(struct segment_set *set);
+
 #endif
