@@ -14,14 +14,15 @@ CLANG      ?= clang
 # Links that run a subcommand by their name (make install-links).
 LINKS := pcstat vstat dstat cachestat cachetop
 
-PKGS := smartcols json-c liburing blkid ncursesw
+PKGS := smartcols json-c liburing blkid ncursesw libmicrohttpd
 
 # Everything the build and the tests need, from Debian's archive; the peer tools
 # (fio, vmtouch, sysstat, dstat, util-linux's fincore) are what the tests compare with.
 DEB_PACKAGES := gcc make pkg-config libc6-dev libsmartcols-dev libjson-c-dev libcmocka-dev \
                 libbpf-dev libelf-dev zlib1g-dev bpftool liburing-dev libblkid-dev libncurses-dev \
                 clang libclang-rt-14-dev util-linux mount fio vmtouch sysstat dstat time \
-                python3 groff-base man-db libfuse3-dev fuse3
+                python3 groff-base man-db libfuse3-dev fuse3 libmicrohttpd-dev prometheus \
+                prometheus-node-exporter curl
 
 ifeq ($(SANITIZE),1)
 BUILD     := build-san

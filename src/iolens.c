@@ -26,6 +26,7 @@ static const struct command commands[] = {
 	{ "doctor", cmd_doctor, "what is wrong with this machine's I/O, worst first, with the numbers that show it" },
 	{ "cachestat", cmd_cachestat, "page-cache hits, misses, dirties and evictions of the system (bcc's cachestat)" },
 	{ "cachetop", cmd_cachetop, "page-cache hits and misses per process or per file (bcc's cachetop)" },
+	{ "export", cmd_export, "what iolens measures, as Prometheus metrics on /metrics" },
 	{ "bench", cmd_bench, "disk throughput, IOPS and latency, block-size sweeps and the knee (fio, dd)" },
 	/* Aliases, for links named after the tools people already type. */
 	{ "dstat", cmd_stat, NULL },

@@ -19,6 +19,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_cachestat(int argc, char **argv);
 int cmd_cachetop(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 enum {
 	COMMON_OPT_VERSION = 0x1100,

@@ -1,0 +1,470 @@
+/* export.c: iolens export: what iolens measures, as Prometheus metrics over HTTP (libmicrohttpd). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cachestat_common.h"
+#include "cmd/common.h"
+#include "collect/cachestat.h"
+#include "collect/diskstats.h"
+#include "collect/procfs.h"
+#include "collect/segments.h"
+#include "common/util.h"
+#include "out/prom.h"
+
+#define DEFAULT_LISTEN "127.0.0.1:9717"
+#define MAX_CONNECTIONS 64u      /* beyond, a connection is refused at once: scrapers are few */
+#define REQUEST_MEMORY (16u << 10) /* a request's line and headers: more is "too large" */
+#define CONNECTION_TIMEOUT 10u    /* seconds a connection may stay idle */
+
+struct exporter {
+	struct cache_mode cache;      /* eBPF, or /proc/vmstat estimates */
+	struct segment_set vtrace;    /* touched by the one thread that serves requests */
+	unsigned long long scrapes;
+};
+
+/* ---- The metrics ----------------------------------------------------------------------------- */
+
+static void disk_metrics(struct prom *p)
+{
+	struct diskstats stats;
+	static const struct {
+		const char *name, *help;
+		enum prom_type type;
+		size_t offset;
+		double scale;       /* to base units: sectors to bytes, ms to seconds */
+		unsigned nfields;   /* the fields the kernel must print for it */
+	} fields[] = {
+#define F(n, h, t, f, s, k) { n, h, t, offsetof(struct disk_stats, f), s, k }
+		F("iolens_disk_reads_completed", "Reads completed (as /proc/diskstats).", PROM_COUNTER, rd_ios, 1, 11),
+		F("iolens_disk_reads_merged", "Reads merged with an adjacent one.", PROM_COUNTER, rd_merges, 1, 11),
+		F("iolens_disk_read_bytes", "Bytes read.", PROM_COUNTER, rd_sectors, 512, 11),
+		F("iolens_disk_read_time_seconds", "Time spent by reads, summed over them.", PROM_COUNTER, rd_ticks, 1e-3, 11),
+		F("iolens_disk_writes_completed", "Writes completed.", PROM_COUNTER, wr_ios, 1, 11),
+		F("iolens_disk_writes_merged", "Writes merged with an adjacent one.", PROM_COUNTER, wr_merges, 1, 11),
+		F("iolens_disk_written_bytes", "Bytes written.", PROM_COUNTER, wr_sectors, 512, 11),
+		F("iolens_disk_write_time_seconds", "Time spent by writes, summed over them.", PROM_COUNTER, wr_ticks, 1e-3, 11),
+		F("iolens_disk_io_now", "Requests in flight.", PROM_GAUGE, in_flight, 1, 11),
+		F("iolens_disk_io_time_seconds", "Time with requests in flight (%util is its rate).", PROM_COUNTER, io_ticks, 1e-3, 11),
+		F("iolens_disk_io_time_weighted_seconds", "Time in flight summed over requests (aqu-sz is its rate).",
+		  PROM_COUNTER, time_in_queue, 1e-3, 11),
+		F("iolens_disk_discards_completed", "Discards completed.", PROM_COUNTER, dc_ios, 1, 15),
+		F("iolens_disk_discards_merged", "Discards merged.", PROM_COUNTER, dc_merges, 1, 15),
+		F("iolens_disk_discarded_bytes", "Bytes discarded.", PROM_COUNTER, dc_sectors, 512, 15),
+		F("iolens_disk_discard_time_seconds", "Time spent by discards.", PROM_COUNTER, dc_ticks, 1e-3, 15),
+		F("iolens_disk_flushes_completed", "Flushes completed.", PROM_COUNTER, fl_ios, 1, 17),
+		F("iolens_disk_flush_time_seconds", "Time spent by flushes.", PROM_COUNTER, fl_ticks, 1e-3, 17),
+#undef F
+	};
+
+	if (diskstats_read(&stats) != 0)
+		return;
+	for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
+		char name[96];
+		bool any = false;
+
+		snprintf(name, sizeof(name), "%s%s", fields[f].name, fields[f].type == PROM_COUNTER ? "_total" : "");
+		for (unsigned i = 0; i < stats.count; i++) {
+			const struct disk_stats *d = &stats.disk[i];
+			uint64_t raw = *(const uint64_t *)((const char *)d + fields[f].offset);
+
+			if (d->nfields < fields[f].nfields)
+				continue;
+			if (!any)
+				prom_family(p, fields[f].name, fields[f].type, fields[f].help);
+			any = true;
+			if (fields[f].scale == 1)
+				prom_u64(p, name, raw, "device", d->name, NULL);
+			else
+				prom_real(p, name, (double)raw * fields[f].scale, "device", d->name, NULL);
+		}
+	}
+	diskstats_free(&stats);
+}
+
+static void cache_metrics(struct prom *p, struct exporter *e)
+{
+	const char *mode = e->cache.bpf ? "ebpf" : "procfs";
+	struct cache_counters c = {0};
+	struct meminfo mem;
+	struct vmstat vm;
+	bool known = false;
+
+	if (meminfo_read(&mem) == 0) {
+		prom_family(p, "iolens_page_cache_bytes", PROM_GAUGE, "Page cache (Cached in /proc/meminfo).");
+		prom_u64(p, "iolens_page_cache_bytes", mem.cached, NULL);
+		prom_family(p, "iolens_dirty_bytes", PROM_GAUGE, "Dirty pages waiting to be written back.");
+		prom_u64(p, "iolens_dirty_bytes", mem.dirty, NULL);
+		prom_family(p, "iolens_writeback_bytes", PROM_GAUGE, "Pages being written back.");
+		prom_u64(p, "iolens_writeback_bytes", mem.writeback, NULL);
+	}
+	if (e->cache.bpf)
+		known = cachestat_totals(&c) == 0;
+	else if (vmstat_read(&vm) == 0) {
+		cache_counters_from_vmstat(&vm, &c);
+		known = true;
+	}
+	if (!known)
+		return;
+	/* Without eBPF hits are not known: no line rather than a made-up one. */
+	if (e->cache.bpf) {
+		prom_family(p, "iolens_page_cache_hits", PROM_COUNTER,
+			    "Pages read or mapped that were cached (mode: ebpf counts them as cachestat does).");
+		prom_u64(p, "iolens_page_cache_hits_total", cachestat_hits(&c), "mode", mode, NULL);
+	}
+	prom_family(p, "iolens_page_cache_misses", PROM_COUNTER,
+		    "Pages added to the cache by reads (mode procfs: estimated from pgpgin).");
+	prom_u64(p, "iolens_page_cache_misses_total", c.misses, "mode", mode, NULL);
+	prom_family(p, "iolens_page_cache_dirtied", PROM_COUNTER, "Pages dirtied.");
+	prom_u64(p, "iolens_page_cache_dirtied_total", c.dirties, "mode", mode, NULL);
+	prom_family(p, "iolens_page_cache_evictions", PROM_COUNTER, "Pages removed from the cache.");
+	prom_u64(p, "iolens_page_cache_evictions_total", c.evictions, "mode", mode, NULL);
+}
+
+static void pressure_metrics(struct prom *p)
+{
+	static const char *const resources[] = { "cpu", "memory", "io" };
+	struct psi psi[3];
+	bool any = false;
+
+	for (unsigned r = 0; r < 3; r++)
+		any |= psi_read(resources[r], &psi[r]) == 0 && psi[r].available;
+	if (!any)
+		return;
+	for (int full = 0; full < 2; full++) {
+		const char *name = full ? "iolens_pressure_full_seconds" : "iolens_pressure_some_seconds";
+		char sample[64];
+
+		prom_family(p, name, PROM_COUNTER,
+			    full ? "Time all non-idle tasks stalled on the resource together (PSI full)."
+				 : "Time some task stalled on the resource (PSI some).");
+		snprintf(sample, sizeof(sample), "%s_total", name);
+		for (unsigned r = 0; r < 3; r++) {
+			const struct psi_line *line = full ? &psi[r].full : &psi[r].some;
+
+			if (psi[r].available && line->present)
+				prom_real(p, sample, (double)line->total_us / 1e6, "resource", resources[r], NULL);
+		}
+	}
+}
+
+/* Bucket bounds of the latency histogram, in seconds: 1-2.5-5 from a microsecond to 10 s. */
+static const double latency_bounds[] = { 1e-6,   2.5e-6, 5e-6,   1e-5,  2.5e-5, 5e-5,  1e-4, 2.5e-4,
+					 5e-4,   1e-3,   2.5e-3, 5e-3,  1e-2,   2.5e-2, 5e-2, 0.1,
+					 0.25,   0.5,    1,      2.5,   5,      10 };
+#define NBOUNDS (sizeof(latency_bounds) / sizeof(latency_bounds[0]))
+
+static void vtrace_histogram(struct prom *p, const struct vtrace_stats *s, const char *service, const char *pid,
+			     const char *op)
+{
+	uint64_t cumulative[NBOUNDS] = {0};
+	char le[32];
+
+	/* A libvtrace bucket counts under the first bound its largest value fits in. */
+	for (unsigned b = 0; b < VTRACE_HISTOGRAM_BUCKETS; b++) {
+		double upper;
+
+		if (!s->histogram[b])
+			continue;
+		upper = (double)vtrace_histogram_upper(b) / 1e9;
+		for (unsigned k = 0; k < NBOUNDS; k++)
+			if (upper <= latency_bounds[k])
+				cumulative[k] += s->histogram[b];
+	}
+	for (unsigned k = 0; k < NBOUNDS; k++) {
+		snprintf(le, sizeof(le), "%g", latency_bounds[k]);
+		prom_u64(p, "iolens_vtrace_request_duration_seconds_bucket", cumulative[k], "service", service, "pid", pid,
+			 "op", op, "le", le, NULL);
+	}
+	prom_u64(p, "iolens_vtrace_request_duration_seconds_bucket", s->completions, "service", service, "pid", pid, "op",
+		 op, "le", "+Inf", NULL);
+	prom_real(p, "iolens_vtrace_request_duration_seconds_sum", (double)s->service_ns / 1e9, "service", service, "pid",
+		  pid, "op", op, NULL);
+	prom_u64(p, "iolens_vtrace_request_duration_seconds_count", s->completions, "service", service, "pid", pid, "op",
+		 op, NULL);
+}
+
+static void vtrace_metrics(struct prom *p, struct exporter *e)
+{
+	static const struct {
+		const char *name, *help;
+		enum prom_type type;
+	} families[] = {
+		{ "iolens_vtrace_requests", "Requests completed, per service and op (libvtrace).", PROM_COUNTER },
+		{ "iolens_vtrace_errors", "Requests completed with an error.", PROM_COUNTER },
+		{ "iolens_vtrace_bytes", "Bytes the requests moved.", PROM_COUNTER },
+		{ "iolens_vtrace_busy_seconds", "Time with a request of the op in flight (op \"\": of any op).", PROM_COUNTER },
+		{ "iolens_vtrace_in_flight", "Requests begun and not ended.", PROM_GAUGE },
+		{ "iolens_vtrace_oldest_in_flight_seconds", "Age of the oldest request in flight (0: none).", PROM_GAUGE },
+		{ "iolens_vtrace_request_duration_seconds", "Service time of the requests.", PROM_HISTOGRAM },
+	};
+
+	segment_set_refresh(&e->vtrace);
+	if (!e->vtrace.count)
+		return;
+	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
+		char sample[96];
+
+		prom_family(p, families[f].name, families[f].type, families[f].help);
+		snprintf(sample, sizeof(sample), "%s%s", families[f].name, families[f].type == PROM_COUNTER ? "_total" : "");
+		for (size_t i = 0; i < e->vtrace.count; i++) {
+			const struct segment *s = e->vtrace.list[i];
+			const struct vtrace_info *info = s->info;
+			char pid[16];
+
+			snprintf(pid, sizeof(pid), "%d", info->pid);
+			for (unsigned op = 0; op <= info->op_count; op++) {
+				const struct vtrace_stats *st = &s->current[op];
+				const char *name = op < info->op_count ? vtrace_reader_op_name(s->reader, op) : "";
+				uint64_t in_flight = st->begins > st->completions ? st->begins - st->completions : 0;
+				uint64_t age = st->oldest_ns && s->current_ns > st->oldest_ns ? s->current_ns - st->oldest_ns : 0;
+
+				/* The server as a whole (op "") has a busy time of its own, the union of its ops'. */
+				if (op == info->op_count && f != 3)
+					continue;
+				switch (f) {
+				case 0: prom_u64(p, sample, st->completions, "service", info->service, "pid", pid, "op", name, NULL); break;
+				case 1: prom_u64(p, sample, st->errors, "service", info->service, "pid", pid, "op", name, NULL); break;
+				case 2: prom_u64(p, sample, st->bytes, "service", info->service, "pid", pid, "op", name, NULL); break;
+				case 3:
+					prom_real(p, sample, (double)st->busy_ns / 1e9, "service", info->service, "pid", pid, "op", name,
+						  NULL);
+					break;
+				case 4: prom_u64(p, sample, in_flight, "service", info->service, "pid", pid, "op", name, NULL); break;
+				case 5: prom_real(p, sample, (double)age / 1e9, "service", info->service, "pid", pid, "op", name, NULL); break;
+				default: vtrace_histogram(p, st, info->service, pid, name); break;
+				}
+			}
+		}
+	}
+}
+
+/* Everything, in one exposition; *len its length. The text is the caller's to free. */
+static char *render(struct exporter *e, bool openmetrics, size_t *len)
+{
+	char *text = NULL;
+	struct prom p = { .openmetrics = openmetrics };
+
+	if (!(p.out = open_memstream(&text, len)))
+		return NULL;
+	prom_family(&p, "iolens_build_info", PROM_GAUGE, "The iolens version that serves these metrics.");
+	prom_u64(&p, "iolens_build_info", 1, "version", IOLENS_VERSION, NULL);
+	disk_metrics(&p);
+	cache_metrics(&p, e);
+	pressure_metrics(&p);
+	vtrace_metrics(&p, e);
+	prom_family(&p, "iolens_export_scrapes", PROM_COUNTER, "Scrapes served since the exporter started.");
+	prom_u64(&p, "iolens_export_scrapes_total", ++e->scrapes, NULL);
+	prom_end(&p);
+	if (fclose(p.out) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* ---- HTTP ------------------------------------------------------------------------------------ */
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, char *body, size_t len,
+			     enum MHD_ResponseMemoryMode mode)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+	enum MHD_Result rc;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	rc = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+static enum MHD_Result fixed(struct MHD_Connection *c, unsigned status, const char *text)
+{
+	return reply(c, status, "text/plain; charset=utf-8", (char *)text, strlen(text), MHD_RESPMEM_PERSISTENT);
+}
+
+static enum MHD_Result handle(void *context, struct MHD_Connection *c, const char *url, const char *method,
+			      const char *version, const char *upload, size_t *upload_size, void **state)
+{
+	struct exporter *e = context;
+	bool get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
+	char *body;
+	size_t len;
+	bool om;
+
+	(void)version;
+	(void)upload;
+	if (*upload_size) { /* a body nobody asked for: dropped */
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (!*state) { /* the headers are in: answer once the whole request is */
+		*state = e;
+		if (get)
+			goto answer;
+		return MHD_YES;
+	}
+answer:
+	if (!get)
+		return fixed(c, MHD_HTTP_METHOD_NOT_ALLOWED, "405 method not allowed: GET or HEAD /metrics\n");
+	if (!strcmp(url, "/"))
+		return fixed(c, MHD_HTTP_OK, "iolens export: the metrics are at /metrics\n");
+	if (strcmp(url, "/metrics"))
+		return fixed(c, MHD_HTTP_NOT_FOUND, "404 not found: the metrics are at /metrics\n");
+	om = prom_wants_openmetrics(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
+	if (!(body = render(e, om, &len)))
+		return fixed(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "500 the metrics could not be gathered\n");
+	return reply(c, MHD_HTTP_OK, om ? PROM_OPENMETRICS_TYPE : PROM_TEXT_TYPE, body, len, MHD_RESPMEM_MUST_FREE);
+}
+
+/* "ADDR:PORT", "[ADDR6]:PORT" or ":PORT" (every address): 0, or -1 with *why. */
+static int parse_listen(const char *text, struct sockaddr_storage *addr, const char **why)
+{
+	char host[128];
+	const char *colon = strrchr(text, ':'), *port = colon ? colon + 1 : NULL;
+	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *found;
+	size_t host_len;
+	char *end;
+	long number;
+
+	if (!colon || !*port)
+		return *why = "ADDR:PORT, please (127.0.0.1:9717, [::1]:9717, :9717 for every address)", -1;
+	number = strtol(port, &end, 10);
+	if (*end || number < 1 || number > 65535 || *port == '+' || *port == '-')
+		return *why = "the port is a number from 1 to 65535", -1;
+	host_len = (size_t)(colon - text);
+	if (host_len >= 2 && text[0] == '[' && text[host_len - 1] == ']') {
+		text++;
+		host_len -= 2;
+	}
+	if (host_len >= sizeof(host))
+		return *why = "the address is too long", -1;
+	memcpy(host, text, host_len);
+	host[host_len] = '\0';
+	if (getaddrinfo(host_len ? host : NULL, port, &hints, &found) != 0 || !found)
+		return *why = "the address is not a numeric IPv4 or IPv6 address", -1;
+	memcpy(addr, found->ai_addr, found->ai_addrlen);
+	freeaddrinfo(found);
+	return 0;
+}
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int signo)
+{
+	stop_signal = signo;
+}
+
+static _Noreturn void usage(void)
+{
+	printf("Usage:\n"
+	       " %s [options]\n"
+	       "\n"
+	       "Serve what iolens measures as Prometheus metrics: GET /metrics, in the text format\n"
+	       "(0.0.4), or OpenMetrics when the scraper asks for it (Accept:\n"
+	       "application/openmetrics-text). Disks (everything iostat -x is derived from), the\n"
+	       "page cache (Cached, Dirty, Writeback; hits, misses, dirtied pages and evictions by\n"
+	       "eBPF, or estimated from /proc/vmstat, said by the mode label), pressure stall times,\n"
+	       "and for every libvtrace service and op: requests, errors, bytes, busy seconds, in\n"
+	       "flight, the oldest request's age and the latency histogram.\n"
+	       "\n"
+	       "Options:\n"
+	       "  -l, --listen ADDR:PORT  where to listen (default " DEFAULT_LISTEN "; [::1]:PORT for IPv6,\n"
+	       "                         :PORT for every address)\n"
+	       "      --once             print the metrics once on standard output and exit\n"
+	       "      --openmetrics      with --once: in the OpenMetrics format\n"
+	       "  -h, --help             show this help\n"
+	       "  -V, --version          show the version\n"
+	       "\n"
+	       "Examples:\n"
+	       "  %s                          serve on 127.0.0.1:9717 until Ctrl-C\n"
+	       "  %s --listen :9717           serve on every address\n"
+	       "  curl -s localhost:9717/metrics | grep iolens_disk_io_time\n",
+	       program_name, program_name, program_name);
+	exit(EXIT_OK);
+}
+
+enum { OPT_ONCE = 0x100, OPT_OPENMETRICS };
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option long_options[] = {
+		COMMON_LONG_OPTIONS,
+		{ "listen", required_argument, NULL, 'l' },
+		{ "once", no_argument, NULL, OPT_ONCE },
+		{ "openmetrics", no_argument, NULL, OPT_OPENMETRICS },
+		{ 0 }
+	};
+	const char *listen = DEFAULT_LISTEN, *why;
+	struct sockaddr_storage addr = {0};
+	struct exporter e = {0};
+	bool once = false, openmetrics = false;
+	struct MHD_Daemon *daemon;
+	struct sigaction action = { .sa_handler = on_stop };
+	int opt, rc = EXIT_OK;
+
+	while ((opt = getopt_long(argc, argv, "l:hV", long_options, NULL)) != -1) {
+		switch (opt) {
+		case 'l': listen = optarg; break;
+		case OPT_ONCE: once = true; break;
+		case OPT_OPENMETRICS: openmetrics = true; break;
+		case 'h': usage();
+		case 'V': print_version();
+		default: usage_hint();
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument: '%s'", argv[optind]);
+	if (openmetrics && !once)
+		usage_error("--openmetrics goes with --once: a scraper asks for it in its Accept header");
+	if (parse_listen(listen, &addr, &why) != 0)
+		usage_error("--listen %s: %s", listen, why);
+
+	cache_mode_start(&(struct cachestat_options){0}, &e.cache, "page-cache hits are not exported, misses estimated");
+	if (once) {
+		size_t len;
+		char *text = render(&e, openmetrics, &len);
+
+		if (!text || fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
+			rc = cache_output_failed();
+		free(text);
+		segment_set_free(&e.vtrace);
+		cachestat_stop();
+		return rc;
+	}
+
+	sigaction(SIGINT, &action, NULL);
+	sigaction(SIGTERM, &action, NULL);
+	sigaction(SIGHUP, &action, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	/* One thread serves every request in turn: a scrape takes milliseconds, and nothing needs a lock. */
+	daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
+					  (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+				  0, NULL, NULL, handle, &e, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+				  MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+				  CONNECTION_TIMEOUT, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
+				  MHD_OPTION_END);
+	if (!daemon) {
+		warn_msg("cannot listen on %s: %s", listen, strerror(errno ? errno : EADDRINUSE));
+		cachestat_stop();
+		return EXIT_FAIL;
+	}
+	fprintf(stderr, "%s: serving http://%s/metrics\n", program_name, listen);
+	while (!stop_signal)
+		pause();
+	MHD_stop_daemon(daemon);
+	segment_set_free(&e.vtrace);
+	cachestat_stop();
+	return EXIT_OK;
+}

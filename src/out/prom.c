@@ -1,0 +1,127 @@
+/* prom.c: the Prometheus text exposition format and OpenMetrics, written to a stream. */
+#include "out/prom.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <stdarg.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const type_names[] = { "counter", "gauge", "histogram" };
+
+void prom_family(struct prom *p, const char *name, enum prom_type type, const char *help)
+{
+	const char *suffix = type == PROM_COUNTER && !p->openmetrics ? "_total" : "";
+
+	fprintf(p->out, "# HELP %s%s %s\n# TYPE %s%s %s\n", name, suffix, help, name, suffix, type_names[type]);
+}
+
+static void escaped(FILE *out, const char *value)
+{
+	for (; *value; value++) {
+		if (*value == '\\' || *value == '"')
+			fputc('\\', out), fputc(*value, out);
+		else if (*value == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*value, out);
+	}
+}
+
+static void labels(FILE *out, va_list args)
+{
+	const char *key = va_arg(args, const char *);
+
+	if (!key)
+		return;
+	fputc('{', out);
+	for (bool first = true; key; key = va_arg(args, const char *), first = false) {
+		const char *value = va_arg(args, const char *);
+
+		fprintf(out, "%s%s=\"", first ? "" : ",", key);
+		escaped(out, value ? value : "");
+		fputc('"', out);
+	}
+	fputc('}', out);
+}
+
+void prom_u64(struct prom *p, const char *name, uint64_t value, ...)
+{
+	va_list args;
+
+	fputs(name, p->out);
+	va_start(args, value);
+	labels(p->out, args);
+	va_end(args);
+	fprintf(p->out, " %llu\n", (unsigned long long)value);
+}
+
+void prom_real(struct prom *p, const char *name, double value, ...)
+{
+	va_list args;
+
+	fputs(name, p->out);
+	va_start(args, value);
+	labels(p->out, args);
+	va_end(args);
+	if (isnan(value))
+		fputs(" NaN\n", p->out);
+	else if (isinf(value))
+		fputs(value > 0 ? " +Inf\n" : " -Inf\n", p->out);
+	else {
+		/* The shortest text that reads back as the same double. */
+		char text[32];
+
+		snprintf(text, sizeof(text), "%.15g", value);
+		if (strtod(text, NULL) != value)
+			snprintf(text, sizeof(text), "%.17g", value);
+		fprintf(p->out, " %s\n", text);
+	}
+}
+
+void prom_end(struct prom *p)
+{
+	if (p->openmetrics)
+		fputs("# EOF\n", p->out);
+}
+
+bool prom_wants_openmetrics(const char *accept)
+{
+	const char *at = accept;
+	static const char type[] = "application/openmetrics-text";
+
+	/* Each comma-separated media range: the type, then parameters; q=0 means "not this". */
+	while (at && *at) {
+		const char *end = strchr(at, ',');
+		size_t length = end ? (size_t)(end - at) : strlen(at);
+
+		while (length && isspace((unsigned char)*at))
+			at++, length--;
+		if (length >= sizeof(type) - 1 && !strncasecmp(at, type, sizeof(type) - 1) &&
+		    (length == sizeof(type) - 1 || at[sizeof(type) - 1] == ';' || isspace((unsigned char)at[sizeof(type) - 1]))) {
+			const char *q = at + sizeof(type) - 1;
+			bool refused = false;
+
+			for (; q < at + length; q++)
+				if (*q == ';') {
+					const char *param = q + 1;
+					while (param < at + length && isspace((unsigned char)*param))
+						param++;
+					if (param + 2 <= at + length && (param[0] == 'q' || param[0] == 'Q') && param[1] == '=') {
+						double weight = 0;
+						char number[16] = "";
+						size_t n = 0;
+						for (const char *c = param + 2; c < at + length && n < sizeof(number) - 1 && *c != ';'; c++)
+							number[n++] = *c;
+						weight = strtod(number, NULL);
+						refused = weight <= 0;
+					}
+				}
+			if (!refused)
+				return true;
+		}
+		at = end ? end + 1 : NULL;
+	}
+	return false;
+}
