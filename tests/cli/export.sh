@@ -171,14 +171,15 @@ fi
 kill "$EXPORTER"
 wait "$EXPORTER"
 check_eq "SIGTERM: the exporter ends with 0" 0 "$?"
-"$IOLENS" export --listen "127.0.0.1:$port" 2>"$T/err" &
-sleep 0.3
-python3 -c 'import socket, sys
-s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); import time; time.sleep(3)' $((port + 2)) &
-sleep 0.3
-run "$IOLENS" export --listen "127.0.0.1:$((port + 2))"
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); open(sys.argv[2], "w").close(); time.sleep(30)' \
+	$((port + 2)) "$T/bound" &
+TAKER=$!
+on_exit "kill $TAKER 2>/dev/null"
+for i in $(seq 50); do [ -e "$T/bound" ] && break; sleep 0.1; done
+run timeout 10 "$IOLENS" export --listen "127.0.0.1:$((port + 2))"
 check_eq "a port already taken: exit 1" 1 "$RC"
 check_match "… said" "cannot listen on 127.0.0.1:$((port + 2))" "$ERR"
-kill %1 2>/dev/null
+kill "$TAKER"
 
 echo "1..$t_count"
