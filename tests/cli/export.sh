@@ -113,20 +113,24 @@ YML
 		--web.listen-address="127.0.0.1:$pport" >"$T/prometheus.log" 2>&1 &
 	PROM=$!
 	on_exit "kill $PROM 2>/dev/null; wait $PROM 2>/dev/null"
-	timeout 60 python3 -c 'import os, sys, time
-end = time.monotonic() + float(sys.argv[2])
+	# Opens until SIGTERM, then says how many.
+	timeout 120 python3 -c 'import os, signal, sys, time
 n = 0
-while time.monotonic() < end:
+def done(*_):
+    print(n, flush=True)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, done)
+while True:
     os.close(os.open(sys.argv[1], os.O_RDONLY)); n += 1
-    time.sleep(0.002)
-print(n)' "$T/mnt/file" 8 >"$T/opens" &
+    time.sleep(0.002)' "$T/mnt/file" >"$T/opens" &
 	LOOP=$!
+	on_exit "kill $LOOP 2>/dev/null"
 	query() { curl -s --get "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1"; }
 	value() { python3 -c 'import json, sys
 r = json.load(sys.stdin)["data"]["result"]
 print(r[0]["value"][1] if r else "none")' 2>/dev/null; }
 	rate=none
-	for i in $(seq 40); do
+	for i in $(seq 120); do # Prometheus takes a few seconds to start on a busy machine
 		sleep 0.5
 		rate=$(query 'rate(iolens_vtrace_requests_total{service="promfs",op="FUSE_OPEN"}[4s])' | value)
 		awk -v r="$rate" 'BEGIN { exit !(r != "none" && r + 0 > 10) }' && break
@@ -134,10 +138,15 @@ print(r[0]["value"][1] if r else "none")' 2>/dev/null; }
 	check_eq "Prometheus scraped it: up{job=\"iolens\"} is 1" 1 "$(query 'up{job="iolens"}' | value)"
 	check "PromQL: the rate of FUSE_OPEN while the loop runs ($rate/s)" \
 		awk -v r="$rate" 'BEGIN { exit !(r != "none" && r + 0 > 10) }'
+	kill "$LOOP"
 	wait "$LOOP"
 	opens=$(cat "$T/opens")
-	sleep 1.5
-	total=$(query 'iolens_vtrace_requests_total{service="promfs",op="FUSE_OPEN"}' | value)
+	# The scrapes after the loop stopped hold its last count.
+	for i in $(seq 40); do
+		sleep 0.5
+		total=$(query 'iolens_vtrace_requests_total{service="promfs",op="FUSE_OPEN"}' | value)
+		awk -v t="$total" -v n="$opens" 'BEGIN { exit !(t != "none" && t + 0 >= n) }' && break
+	done
 	check "… and the counter Prometheus holds is the loop's $opens opens ($total)" \
 		awk -v t="$total" -v n="$opens" 'BEGIN { exit !(t != "none" && t + 0 >= n && t + 0 <= n + 5) }'
 	buckets=$(query 'count(iolens_vtrace_request_duration_seconds_bucket{service="promfs",op="FUSE_OPEN"})' | value)
