@@ -6,26 +6,8 @@ case "$(fs_type "$T")" in
 tmpfs|ramfs) skip_all "the scratch directory is on $(fs_type "$T"): no O_DIRECT" ;;
 esac
 
-# Findings of `doctor --json` (stdin): "rule severity" of each, or a value of the first of a rule.
-cat >"$T/dq.py" <<'EOF'
-import json, sys
-doc = json.load(sys.stdin)
-what, args = sys.argv[1], sys.argv[2:]
-if what == "rules":
-    print(" ".join(f["rule"] + ":" + f["severity"] for f in doc["findings"]))
-elif what == "get":    # get RULE KEY [MATCH_KEY MATCH_VALUE]: data[KEY] of the first finding that matches
-    rule, key = args[0], args[1]
-    for f in doc["findings"]:
-        if f["rule"] == rule and (len(args) < 4 or str(f["data"].get(args[2])) == args[3]):
-            v = f["data"].get(key, f.get(key))
-            print(" ".join(v) if isinstance(v, list) else v)
-            break
-    else:
-        print("absent")
-elif what == "worst":
-    print(doc["worst"])
-EOF
-dq() { python3 "$T/dq.py" "$@" 2>>"$T/dq.err"; }
+# dq QUERY ...: what doctor --json says (tests/cli/doctor_query.py lists the queries).
+dq() { python3 "$TOP/tests/cli/doctor_query.py" "$@" 2>>"$T/dq.err"; }
 
 # ---- O_DIRECT: the seed's application, reading a file with O_DIRECT in a loop ---------------
 

@@ -13,20 +13,8 @@ SRC=$T/src MNT=$T/mnt
 mkdir -p "$VTRACE_DIR" "$SRC" "$MNT"
 make_file "$SRC/file" 65536
 
-# dq ...: from `doctor --json` (stdin): "get RULE KEY [MATCH_KEY MATCH_VALUE]", data[KEY] of the
-# first finding of RULE that matches ("absent" if none); "severity RULE MATCH_KEY MATCH_VALUE".
-cat >"$T/dq.py" <<'PY'
-import json, sys
-doc = json.load(sys.stdin)
-what, args = sys.argv[1], sys.argv[2:]
-for f in doc["findings"]:
-    if f["rule"] == args[0] and (len(args) < 4 or str(f["data"].get(args[2])) == args[3]):
-        print(f["severity"] if what == "severity" else f["data"].get(args[1], f.get(args[1])))
-        break
-else:
-    print("absent")
-PY
-dq() { python3 "$T/dq.py" "$@" 2>>"$T/dq.err"; }
+# dq QUERY ...: what doctor --json says (tests/cli/doctor_query.py lists the queries).
+dq() { python3 "$TOP/tests/cli/doctor_query.py" "$@" 2>>"$T/dq.err"; }
 wait_mounted() {
 	local i
 	for i in $(seq 100); do mountpoint -q "$1" && return 0; kill -0 "$2" 2>/dev/null || return 1; sleep 0.05; done
