@@ -292,35 +292,28 @@ static void rule_full(struct doctor *d)
 	size_t nseen = 0;
 
 	while (mounts && (m = getmntent(mounts))) {
-		struct fs_probe *probe;
-		struct statvfs vfs;
-		struct stat st;
+		struct fs_probe probe = {0};
 		size_t k;
 		int rc;
 
 		if (pseudo_filesystem(m->mnt_type) || hasmntopt(m, "ro"))
 			continue;
-		probe = xcalloc(1, sizeof(*probe));
-		snprintf(probe->dir, sizeof(probe->dir), "%s", m->mnt_dir);
-		rc = bounded_call(probe_fs, probe, sizeof(*probe), BOUNDED_FS_MS);
+		snprintf(probe.dir, sizeof(probe.dir), "%s", m->mnt_dir);
+		rc = bounded_call(probe_fs, &probe, sizeof(probe), BOUNDED_FS_MS);
 		if (rc == -ETIMEDOUT)
 			unresponsive(d, m);
-		rc = rc ? rc : probe->rc;
-		st = probe->st;
-		vfs = probe->vfs;
-		free(probe);
-		if (rc != 0 || !vfs.f_blocks)
+		if ((rc ? rc : probe.rc) != 0 || !probe.vfs.f_blocks)
 			continue;
-		for (k = 0; k < nseen && seen[k] != st.st_dev; k++)
+		for (k = 0; k < nseen && seen[k] != probe.st.st_dev; k++)
 			;
 		if (k < nseen) /* a bind mount of one already seen */
 			continue;
 		seen = xrealloc(seen, (nseen + 1) * sizeof(*seen));
-		seen[nseen++] = st.st_dev;
+		seen[nseen++] = probe.st.st_dev;
 		for (int inodes = 0; inodes < 2; inodes++) {
-			uint64_t total = inodes ? vfs.f_files : vfs.f_blocks;
-			uint64_t free_all = inodes ? vfs.f_ffree : vfs.f_bfree;
-			uint64_t available = inodes ? vfs.f_favail : vfs.f_bavail;
+			uint64_t total = inodes ? probe.vfs.f_files : probe.vfs.f_blocks;
+			uint64_t free_all = inodes ? probe.vfs.f_ffree : probe.vfs.f_bfree;
+			uint64_t available = inodes ? probe.vfs.f_favail : probe.vfs.f_bavail;
 			double used = percent_used(total, free_all, available);
 			char free_text[16], total_text[16];
 			struct finding *f;
@@ -338,17 +331,17 @@ static void rule_full(struct doctor *d)
 				     (unsigned long long)available, (unsigned long long)total);
 			else
 				text(f->numbers, sizeof(f->numbers), "%.1f %% used: %s free of %s (statvfs, as df counts)", used,
-				     human_size(available * vfs.f_frsize, free_text, sizeof(free_text)),
-				     human_size(total * vfs.f_frsize, total_text, sizeof(total_text)));
+				     human_size(available * probe.vfs.f_frsize, free_text, sizeof(free_text)),
+				     human_size(total * probe.vfs.f_frsize, total_text, sizeof(total_text)));
 			text(f->more, sizeof(f->more), "df %s%s", inodes ? "-i " : "-h ", m->mnt_dir);
 			json_object_object_add(f->data, "mount", json_object_new_string(m->mnt_dir));
 			json_object_object_add(f->data, "type", json_object_new_string(m->mnt_type));
 			json_object_object_add(f->data, "source", json_object_new_string(m->mnt_fsname));
 			json_object_object_add(f->data, "used_percent", out_json_real(used));
 			json_object_object_add(f->data, inodes ? "inodes_free" : "bytes_free",
-					       json_object_new_uint64(inodes ? available : available * vfs.f_frsize));
+					       json_object_new_uint64(inodes ? available : available * probe.vfs.f_frsize));
 			json_object_object_add(f->data, inodes ? "inodes_total" : "bytes_total",
-					       json_object_new_uint64(inodes ? total : total * vfs.f_frsize));
+					       json_object_new_uint64(inodes ? total : total * probe.vfs.f_frsize));
 		}
 	}
 	if (mounts)
@@ -856,14 +849,15 @@ static void rule_swap(struct doctor *d, const struct watch *w, bool disk_saturat
 
 static void rule_stuck(struct doctor *d, const struct watch *w)
 {
+	bool server_hung = false;
+
+	for (size_t k = 0; k < d->count; k++)
+		server_hung |= !strcmp(d->findings[k].rule, "vtrace-hang");
 	for (size_t i = 0; i < w->ntasks; i++) {
 		const struct task_watch *t = &w->tasks[i];
 		uint64_t stuck_ns = t->last_ns - t->first_ns;
-		bool server_hung = false;
 		struct finding *f;
 
-		for (size_t k = 0; k < d->count; k++)
-			server_hung |= !strcmp(d->findings[k].rule, "vtrace-hang");
 		/* In D at every sample to the last, with no context switch between: one sleep, never woken. */
 		if (t->last + 1 != w->samples || t->samples != t->last - t->first + 1 || !t->switches_known ||
 		    t->switches_first != t->switches_last || stuck_ns < STUCK_NS / 3)
@@ -974,6 +968,14 @@ struct miss_row {
 	uint64_t ino;
 	uint64_t accesses, misses; /* pages read or mapped, and of those not cached */
 };
+
+/* Pages read or mapped, and of those not cached, as eBPF counted them. */
+static struct miss_row counted(const struct cache_counters *c)
+{
+	uint64_t accesses = c->reads + c->maps, hits = cachestat_hits(c);
+
+	return (struct miss_row){ .accesses = accesses, .misses = accesses > hits ? accesses - hits : 0 };
+}
 
 /* Rows of one command added into one (the highest pid named); O_DIRECT processes and this one left out. */
 static size_t merge_by_command(struct miss_row *rows, size_t nrows, const struct direct_process *direct, size_t ndirect)
@@ -1123,11 +1125,8 @@ static void rule_cache(struct doctor *d, const struct watch *w, const struct dir
 		if (cachestat_take_procs(&procs, &count) == 0) {
 			rows = xcalloc(count ? count : 1, sizeof(*rows));
 			for (size_t i = 0; i < count; i++) {
-				uint64_t accesses = procs[i].counters.reads + procs[i].counters.maps;
-				uint64_t hits = cachestat_hits(&procs[i].counters);
-
-				rows[nrows] = (struct miss_row){ .pid = (pid_t)procs[i].pid, .accesses = accesses,
-								 .misses = accesses > hits ? accesses - hits : 0 };
+				rows[nrows] = counted(&procs[i].counters);
+				rows[nrows].pid = (pid_t)procs[i].pid;
 				snprintf(rows[nrows].comm, sizeof(rows[nrows].comm), "%.16s", procs[i].comm);
 				nrows++;
 			}
@@ -1158,11 +1157,9 @@ static void rule_cache(struct doctor *d, const struct watch *w, const struct dir
 		if (cachestat_take_files(&files, &count) == 0) {
 			rows = xcalloc(count ? count : 1, sizeof(*rows));
 			for (size_t i = 0; i < count; i++) {
-				uint64_t accesses = files[i].counters.reads + files[i].counters.maps;
-				uint64_t hits = cachestat_hits(&files[i].counters);
-
-				rows[i] = (struct miss_row){ .dev = files[i].dev, .ino = files[i].ino, .accesses = accesses,
-							     .misses = accesses > hits ? accesses - hits : 0 };
+				rows[i] = counted(&files[i].counters);
+				rows[i].dev = files[i].dev;
+				rows[i].ino = files[i].ino;
 			}
 			report_misses(d, w, rows, count, refaulting, &names);
 			free(rows);

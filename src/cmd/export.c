@@ -193,6 +193,7 @@ static void vtrace_histogram(struct prom *p, const struct vtrace_stats *s, const
 
 static void vtrace_metrics(struct prom *p, struct exporter *e)
 {
+	enum { REQUESTS, ERRORS, BYTES, BUSY, IN_FLIGHT, OLDEST, DURATION };
 	static const struct {
 		const char *name, *help;
 		enum prom_type type;
@@ -227,19 +228,19 @@ static void vtrace_metrics(struct prom *p, struct exporter *e)
 				uint64_t age = st->oldest_ns && s->current_ns > st->oldest_ns ? s->current_ns - st->oldest_ns : 0;
 
 				/* The server as a whole (op "") has a busy time of its own, the union of its ops'. */
-				if (op == info->op_count && f != 3)
+				if (op == info->op_count && f != BUSY)
 					continue;
 				switch (f) {
-				case 0: prom_u64(p, sample, st->completions, "service", info->service, "pid", pid, "op", name, NULL); break;
-				case 1: prom_u64(p, sample, st->errors, "service", info->service, "pid", pid, "op", name, NULL); break;
-				case 2: prom_u64(p, sample, st->bytes, "service", info->service, "pid", pid, "op", name, NULL); break;
-				case 3:
+				case REQUESTS: prom_u64(p, sample, st->completions, "service", info->service, "pid", pid, "op", name, NULL); break;
+				case ERRORS: prom_u64(p, sample, st->errors, "service", info->service, "pid", pid, "op", name, NULL); break;
+				case BYTES: prom_u64(p, sample, st->bytes, "service", info->service, "pid", pid, "op", name, NULL); break;
+				case BUSY:
 					prom_real(p, sample, (double)st->busy_ns / 1e9, "service", info->service, "pid", pid, "op", name,
 						  NULL);
 					break;
-				case 4: prom_u64(p, sample, in_flight, "service", info->service, "pid", pid, "op", name, NULL); break;
-				case 5: prom_real(p, sample, (double)age / 1e9, "service", info->service, "pid", pid, "op", name, NULL); break;
-				default: vtrace_histogram(p, st, info->service, pid, name); break;
+				case IN_FLIGHT: prom_u64(p, sample, in_flight, "service", info->service, "pid", pid, "op", name, NULL); break;
+				case OLDEST: prom_real(p, sample, (double)age / 1e9, "service", info->service, "pid", pid, "op", name, NULL); break;
+				case DURATION: vtrace_histogram(p, st, info->service, pid, name); break;
 				}
 			}
 		}
