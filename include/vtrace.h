@@ -96,6 +96,16 @@ void vtrace_end(struct vtrace *vt, struct vtrace_token token, uint64_t bytes, in
 struct vtrace_token vtrace_begin_at(struct vtrace *vt, unsigned op, uint64_t now_ns);
 void vtrace_end_at(struct vtrace *vt, struct vtrace_token token, uint64_t now_ns, uint64_t bytes, int error);
 
+/*
+ * The request ends now, its answer having been ready at ready_ns (vtrace_now() read
+ * then): its service time runs to ready_ns, but it stays in flight, and its op busy,
+ * until this call. For a server that reads the clock when the answer is ready and ends
+ * the request after sending it, so that the wake-up of the client does not count as
+ * service time, yet a server stuck sending shows as busy. vtrace_end_at with a time
+ * long past would end the busy time there while the request was still seen in flight.
+ */
+void vtrace_end_ready(struct vtrace *vt, struct vtrace_token token, uint64_t ready_ns, uint64_t bytes, int error);
+
 /* CLOCK_MONOTONIC in nanoseconds, the clock of every time in a segment (vtrace_now() inline). */
 uint64_t vtrace_clock_ns(void);
 

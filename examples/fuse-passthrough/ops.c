@@ -90,8 +90,8 @@ static struct call begin(fuse_req_t req, enum pt_op op)
 /*
  * The service time ends when the answer is ready, just before the reply: the reply wakes
  * the process waiting for it, which may take the CPU before this thread reads the clock
- * again. The request stays in flight until after the reply, so a server stuck in
- * fuse_reply_* still shows as busy.
+ * again. The request stays in flight until after the reply (vtrace_end_ready), so a
+ * server stuck in fuse_reply_* still shows as busy.
  */
 static void ready(struct call *c)
 {
@@ -102,7 +102,7 @@ static void ready(struct call *c)
 static void end(struct call *c, uint64_t bytes, int error)
 {
 	if (c->pt->vt)
-		vtrace_end_at(c->pt->vt, c->token, c->ready_ns ? c->ready_ns : vtrace_now(), bytes, error);
+		vtrace_end_ready(c->pt->vt, c->token, c->ready_ns ? c->ready_ns : vtrace_now(), bytes, error);
 }
 
 /* A reply of nothing but a status: 0 for success, else an errno. */

@@ -427,15 +427,16 @@ static void read_busy(struct vtrace_reader *r, struct vtrace_stats *stats, uint3
 			stats[op].busy_ns = r->begins[op] = r->completions[op] = 0;
 		for (uint32_t n = 0; n <= used; n++) {
 			uint64_t base = h->shards_offset + (uint64_t)(n < used ? n : h->shard_count) * h->shard_size;
+			/* The head's begins before the ops' and its completions after (see the writer's end_counts). */
 			all->busy_ticks += load_u64(r, base + offsetof(struct vt_shard_head, busy_ticks));
 			all->begins += load_u64(r, base + offsetof(struct vt_shard_head, begins));
-			all->completions += load_u64(r, base + offsetof(struct vt_shard_head, completions));
 			for (uint32_t op = 0; op < h->op_count; op++) {
 				uint64_t at = base + sizeof(struct vt_shard_head) + (uint64_t)op * sizeof(struct vt_op_stats);
 				stats[op].busy_ns += load_u64(r, at + offsetof(struct vt_op_stats, busy_ticks));
 				r->begins[op] += load_u64(r, at + offsetof(struct vt_op_stats, begins));
 				r->completions[op] += load_u64(r, at + offsetof(struct vt_op_stats, completions));
 			}
+			all->completions += load_u64(r, base + offsetof(struct vt_shard_head, completions));
 		}
 		if (read_stamps(r, r->stamps) || tries >= 16)
 			return; /* else a writer is busier than we can read: its ticks count next time */

@@ -27,6 +27,7 @@ struct vtrace {
 	uint32_t op_count;
 	uint32_t shard_count;  /* the overflow shard is number shard_count */
 	struct vt_shared *shared;
+	uint64_t *server_stamp; /* &shared[op_count].stamp, the server's */
 	char *shards;
 	uint64_t shard_size;
 	char path[PATH_MAX];
@@ -239,25 +240,71 @@ static bool any_in_flight(const struct vtrace *vt)
 	return begins > completions;
 }
 
-/* Whether a request of op (or, with op == op_count, of any op) is in flight now. */
-static bool in_flight(const struct vtrace *vt, uint32_t op)
+/*
+ * Whether a request of op is in flight now, for index == op; for the server's stamp
+ * (index == op_count), of any op, or of op itself: the heads count a begin after the
+ * op and an end before it, so when op is busy the server is, whatever they say.
+ */
+static bool in_flight(const struct vtrace *vt, uint32_t index, uint32_t op)
 {
-	return op < vt->op_count ? op_in_flight(vt, op) : any_in_flight(vt);
+	return index < vt->op_count ? op_in_flight(vt, index) : any_in_flight(vt) || op_in_flight(vt, op);
 }
 
 /*
- * Moves one stamp to tick, if nobody did: the ticks since it count as busy when a request
- * was in flight all along (at an end, the ending one was; at a begin, when another is).
- * Returns whether this call moved it.
+ * The tick a call accounts busy time to: its own, or the server's stamp when that is later.
+ * A time given to vtrace_end_at may be past (fuse-passthrough gives the time its answer was
+ * ready, then replies): meanwhile another request may have moved the server's stamp, and
+ * counted the time since as busy because this one was still in flight. Its op must count
+ * that time too, or the server would be busier than its ops together. Whoever moved the
+ * server's stamp had read the clock, so the present is at least that stamp.
  */
-static bool move_stamp(const struct vtrace *vt, uint32_t index, uint64_t tick, bool end, uint64_t *busy_ticks,
-		       bool shared_shard)
+static inline uint64_t busy_tick(const struct vtrace *vt, uint64_t now)
+{
+	uint64_t tick = now >> VT_TICK_SHIFT, server = __atomic_load_n(vt->server_stamp, RELAXED);
+
+	return server > tick ? server : tick;
+}
+
+/* Whether op's stamp is behind now's tick: a begin has busy time to account. */
+static inline bool stamp_behind(const struct vtrace *vt, uint32_t op, uint64_t now)
+{
+	return (now >> VT_TICK_SHIFT) > __atomic_load_n(&vt->shared[op].stamp, RELAXED);
+}
+
+/*
+ * Whether op's stamp is behind the tick an end at now accounts to (busy_tick). A begin
+ * need not look at the server's stamp: its request is in flight from now on, so an op
+ * stamp at or after now stays right until the next move counts from it.
+ */
+static inline bool end_stamp_behind(const struct vtrace *vt, uint32_t op, uint64_t now)
+{
+	uint64_t stamp = __atomic_load_n(&vt->shared[op].stamp, RELAXED);
+
+	return (now >> VT_TICK_SHIFT) > stamp || __atomic_load_n(vt->server_stamp, RELAXED) > stamp;
+}
+
+/*
+ * Moves one stamp (index: op's, or the server's) to tick, if nobody did, for a call on op:
+ * the ticks since it count as busy when a request was in flight all along (at an end,
+ * the ending one was; at a begin, when another is). Returns whether this call moved it.
+ */
+static bool move_stamp(const struct vtrace *vt, uint32_t index, uint32_t op, uint64_t tick, bool end,
+		       uint64_t *busy_ticks, bool shared_shard)
 {
 	uint64_t *stamp = &vt->shared[index].stamp, then = __atomic_load_n(stamp, RELAXED);
+	bool busy;
 
-	if (tick <= then || !__atomic_compare_exchange_n(stamp, &then, tick, false, RELAXED, RELAXED))
+	if (tick <= then)
 		return false;
-	if (then && (end || in_flight(vt, index))) {
+	/*
+	 * In flight before the move, not after: a request another thread begins meanwhile, at
+	 * this tick, was not in flight since then (checked after, it made a whole idle gap
+	 * count as busy whenever two clients sent requests at once after it).
+	 */
+	busy = end || in_flight(vt, index, op);
+	if (!__atomic_compare_exchange_n(stamp, &then, tick, false, RELAXED, RELAXED))
+		return false;
+	if (then && busy) {
 		if (shared_shard)
 			bump_shared(busy_ticks, tick - then);
 		else
@@ -270,25 +317,26 @@ static bool move_stamp(const struct vtrace *vt, uint32_t index, uint64_t tick, b
  * Busy time as the union of busy intervals, by the rule of the kernel's update_io_ticks:
  * one shared stamp per op (and one for the server), moved at most once a tick by whoever
  * gets there first. So %util never passes 100 %, and a shared line is written once a
- * tick, not once a request. Whoever moves an op's stamp moves the server's too, so a
- * request that finds its op's stamp current has nothing more to do; the server's stamp
- * also serves as the heartbeat.
+ * tick, not once a request. The server's stamp is moved first, so that it is never
+ * behind an op's: a request that finds its op's stamp current has nothing more to do,
+ * even while the thread that moved it is preempted before the server's (the server's,
+ * moved later from a stamp long past, would count all that time). It also serves as
+ * the heartbeat.
  */
 static __attribute__((noinline)) void account_busy_slow(const struct vtrace *vt, uint32_t op, uint64_t now, bool end,
 							 uint64_t *op_ticks, uint64_t *all_ticks, bool shared_shard)
 {
-	uint64_t tick = now >> VT_TICK_SHIFT;
+	uint64_t tick = busy_tick(vt, now);
 
-	if (!move_stamp(vt, op, tick, end, op_ticks, shared_shard))
-		return;
-	if (move_stamp(vt, vt->op_count, tick, end, all_ticks, shared_shard))
+	if (move_stamp(vt, vt->op_count, op, tick, end, all_ticks, shared_shard))
 		__atomic_store_n(&vt->header->heartbeat_ns, now, RELAXED);
+	move_stamp(vt, op, op, tick, end, op_ticks, shared_shard);
 }
 
 static inline void account_busy(const struct vtrace *vt, uint32_t op, uint64_t now, bool end, uint64_t *op_ticks,
 				uint64_t *all_ticks, bool shared_shard)
 {
-	if (__builtin_expect((now >> VT_TICK_SHIFT) > __atomic_load_n(&vt->shared[op].stamp, RELAXED), 0))
+	if (__builtin_expect(end ? end_stamp_behind(vt, op, now) : stamp_behind(vt, op, now), 0))
 		account_busy_slow(vt, op, now, end, op_ticks, all_ticks, shared_shard);
 }
 
@@ -352,7 +400,7 @@ struct vtrace_token vtrace_begin_at(struct vtrace *vt, unsigned op, uint64_t now
 		return token;
 	/* One compare covers the thread's first call and the overflow shard (see OVERFLOW_ID). */
 	if (__builtin_expect(entry->id != vt->id ||
-				     (now >> VT_TICK_SHIFT) > __atomic_load_n(&vt->shared[op].stamp, RELAXED),
+				     stamp_behind(vt, op, now),
 			     0))
 		return begin_slow(vt, op, now);
 	char *shard = entry->shard;
@@ -378,6 +426,7 @@ static void end_shared(struct vtrace *vt, char *shard, uint32_t op, uint64_t now
 	uint64_t max = __atomic_load_n(&stats->max_ns, RELAXED);
 
 	account_busy(vt, op, now, true, &stats->busy_ticks, &head->busy_ticks, true);
+	bump_shared(&head->completions, 1); /* before the op's: see end_counts */
 	bump_shared(&stats->completions, 1);
 	bump_shared(&stats->errors, error != 0);
 	bump_shared(&stats->bytes, bytes);
@@ -385,10 +434,14 @@ static void end_shared(struct vtrace *vt, char *shard, uint32_t op, uint64_t now
 	bump_shared(&stats->histogram[vt_bucket(elapsed)], 1);
 	while (elapsed > max && !__atomic_compare_exchange_n(&stats->max_ns, &max, elapsed, false, RELAXED, RELAXED))
 		;
-	bump_shared(&head->completions, 1);
 }
 
-/* The counting of an end by the shard's owner; the busy stamps are the caller's business. */
+/*
+ * The counting of an end by the shard's owner; the busy stamps are the caller's business.
+ * The head's completions are bumped before it, as its begins after the op's: so the
+ * server is never seen with a request in flight that no op has (a reader reads the
+ * head's begins, then the ops', then the head's completions).
+ */
 static inline __attribute__((always_inline)) void end_counts(struct vt_op_stats *stats, uint64_t elapsed,
 							     uint64_t bytes, int error)
 {
@@ -433,8 +486,8 @@ static __attribute__((noinline)) void end_slow(struct vtrace *vt, struct vtrace_
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 		account_busy(vt, token.op, now, true, &stats->busy_ticks, &head_of(entry->shard)->busy_ticks, false);
 		__atomic_store_n(&stats->seq, seq + 2, __ATOMIC_RELEASE);
-		end_counts(stats, elapsed, bytes, error);
 		bump(&head_of(entry->shard)->completions, 1);
+		end_counts(stats, elapsed, bytes, error);
 	}
 	clear_slot(vt, token, entry);
 }
@@ -452,16 +505,31 @@ void vtrace_end_at(struct vtrace *vt, struct vtrace_token token, uint64_t now, u
 	 * move. Everything else (another thread's request, the overflow shard) is end_slow's.
 	 */
 	if (__builtin_expect(entry->id != vt->id || token.shard != entry->index || token.slot != 0 ||
-				     (now >> VT_TICK_SHIFT) > __atomic_load_n(&vt->shared[token.op].stamp, RELAXED),
+				     end_stamp_behind(vt, token.op, now),
 			     0)) {
 		end_slow(vt, token, now, bytes, error);
 		return;
 	}
 	shard = entry->shard;
 	stats = stats_of(shard, token.op);
-	end_counts(stats, now > token.start_ns ? now - token.start_ns : 0, bytes, error);
 	bump(&head_of(shard)->completions, 1);
+	end_counts(stats, now > token.start_ns ? now - token.start_ns : 0, bytes, error);
 	__atomic_store_n(&stats->slot[0], 0, __ATOMIC_RELEASE);
+}
+
+void vtrace_end_ready(struct vtrace *vt, struct vtrace_token token, uint64_t ready_ns, uint64_t bytes, int error)
+{
+	uint64_t now;
+
+	if (!vt)
+		return;
+	/* The start moved on by now - ready_ns: the service time an end at now computes runs to ready_ns. */
+	now = now_ns();
+	if (ready_ns > token.start_ns && ready_ns < now)
+		token.start_ns += now - ready_ns;
+	else if (ready_ns <= token.start_ns)
+		token.start_ns = now; /* ready before it began: 0, as vtrace_end_at says */
+	vtrace_end_at(vt, token, now, bytes, error);
 }
 
 uint64_t vtrace_clock_ns(void)
@@ -638,6 +706,7 @@ struct vtrace *vtrace_open(const char *service, const struct vtrace_op *ops, uns
 	vt->header = base;
 	vt->size = g.segment_size;
 	vt->shared = (struct vt_shared *)((char *)base + g.shared_offset);
+	vt->server_stamp = &vt->shared[count].stamp;
 	vt->shards = (char *)base + g.shards_offset;
 	vt->shard_size = g.shard_size;
 
