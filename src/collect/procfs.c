@@ -320,7 +320,9 @@ int proc_task_parse(const char *text, size_t len, struct proc_task *out)
 		rest.end = memchr(rest.start, '\n', (size_t)(rest.end - rest.start));
 	for (; procfs_next_word(&rest, &word); field++) {
 		if (field == 3) {
-			if (word.end - word.start != 1)
+			/* One letter (R, S, D, T, t, X, Z, P, I, ...), never a NUL or a digit. */
+			char c = *word.start;
+			if (word.end - word.start != 1 || !((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')))
 				goto bad;
 			out->state = *word.start;
 			continue;

@@ -191,6 +191,9 @@ static void test_proc_task(void **state)
 	assert_int_equal(proc_task_parse("7 (sh) S 1 7 7 0 -1 0 0 0 0 0 5", 31, &task), -EINVAL);
 	assert_int_equal(proc_task_parse("7 sh S 1 7 7 0 -1 0 0 0 0 0 5 6", 31, &task), -EINVAL);
 	assert_int_equal(proc_task_parse("7 (sh) SS 1 7 7 0 -1 0 0 0 0 0 5 6", 34, &task), -EINVAL);
+	/* The state is a letter: a NUL there (found by fuzz_procfs) or a digit is not one. */
+	assert_int_equal(proc_task_parse("7 (sh) \0 1 7 7 0 -1 0 0 0 0 0 5 6", 34, &task), -EINVAL);
+	assert_int_equal(proc_task_parse("7 (sh) 5 1 7 7 0 -1 0 0 0 0 0 5 6", 33, &task), -EINVAL);
 	assert_int_equal(proc_task_parse("x (sh) S 1 7 7 0 -1 0 0 0 0 0 5 6", 33, &task), -EINVAL);
 	assert_int_equal(proc_task_parse("7 (sh", 5, &task), -EINVAL);
 	assert_int_equal(proc_task_parse("", 0, &task), -EINVAL);
