@@ -252,7 +252,7 @@ static bool in_flight(const struct vtrace *vt, uint32_t index, uint32_t op)
 
 /*
  * The tick a call accounts busy time to: its own, or the server's stamp when that is later.
- * A time given to vtrace_end_at may be past (fuse-passthrough gives the time its answer was
+ * A time given to vtrace_end_at may be past (a server that gives the time its answer was
  * ready, then replies): meanwhile another request may have moved the server's stamp, and
  * counted the time since as busy because this one was still in flight. Its op must count
  * that time too, or the server would be busier than its ops together. Whoever moved the
