@@ -278,9 +278,7 @@ static inline bool stamp_behind(const struct vtrace *vt, uint32_t op, uint64_t n
  */
 static inline bool end_stamp_behind(const struct vtrace *vt, uint32_t op, uint64_t now)
 {
-	uint64_t stamp = __atomic_load_n(&vt->shared[op].stamp, RELAXED);
-
-	return (now >> VT_TICK_SHIFT) > stamp || __atomic_load_n(vt->server_stamp, RELAXED) > stamp;
+	return busy_tick(vt, now) > __atomic_load_n(&vt->shared[op].stamp, RELAXED);
 }
 
 /*
