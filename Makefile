@@ -105,7 +105,7 @@ $(BUILD)/bpf/vmlinux.h:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
 $(BUILD)/bpf/%.bpf.o: src/bpf/%.bpf.c $(BUILD)/bpf/vmlinux.h $(wildcard src/bpf/*.h)
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(BUILD)/bpf -c $< -o $@
+	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -I$(BUILD)/bpf -c $< -o $@
 
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
@@ -129,7 +129,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libiolens.a $(BUILD)/libvtrace.a tests
 unit-tests: $(UNIT_BIN)
 
 # Programs the command tests drive: a scriptable libvtrace server, the seed's O_DIRECT reader.
-HELPER_BIN := $(BUILD)/tests/helpers/vtload $(BUILD)/tests/helpers/odirect_reader
+HELPER_BIN := $(BUILD)/tests/helpers/vtload $(BUILD)/tests/helpers/odirect_reader $(BUILD)/tests/helpers/cachepattern
 $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/libvtrace.a
 	@mkdir -p $(dir $@)
 	$(CC) -D_GNU_SOURCE -Iinclude $(CPPFLAGS) -std=gnu11 $(WARNINGS) $(SAN_FLAGS) $(CFLAGS) $(ALL_LDFLAGS) -pthread \

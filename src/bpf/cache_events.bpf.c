@@ -2,6 +2,9 @@
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "folio.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -14,35 +17,33 @@ struct {
 	__type(value, __u64);
 } counts SEC(".maps");
 
-/*
- * A folio of order n is 2^n pages: ext4 and others add large folios, so counting events
- * would count folios, not pages. Kernels before order was in the event add single pages.
- */
-static __always_inline __u64 folio_pages(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
+/* Counts a folio of a file's page cache (tmpfs and ramfs pages are not a cache: see file_of). */
+static __always_inline void count(__u32 which, struct folio *folio)
 {
-	if (bpf_core_field_exists(ctx->order))
-		return 1ull << (BPF_CORE_READ(ctx, order) & 31);
-	return 1;
-}
+	__u64 *value, ino;
+	__u32 dev;
 
-static __always_inline void count(__u32 which, __u64 pages)
-{
-	__u64 *value = bpf_map_lookup_elem(&counts, &which);
-
+	if (!file_of(folio->mapping, &dev, &ino))
+		return;
+	value = bpf_map_lookup_elem(&counts, &which);
 	if (value)
-		*value += pages;
+		*value += folio_nr(folio);
 }
 
-SEC("tp/filemap/mm_filemap_add_to_page_cache")
-int on_add(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
+/*
+ * tp_btf: attached by BTF id, so no tracefs is needed (a freshly booted machine often has
+ * none mounted). A folio of order n is 2^n pages: counting events would count folios.
+ */
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(on_add, struct folio *folio)
 {
-	count(ADDED, folio_pages(ctx));
+	count(ADDED, folio);
 	return 0;
 }
 
-SEC("tp/filemap/mm_filemap_delete_from_page_cache")
-int on_delete(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
+SEC("tp_btf/mm_filemap_delete_from_page_cache")
+int BPF_PROG(on_delete, struct folio *folio)
 {
-	count(REMOVED, folio_pages(ctx));
+	count(REMOVED, folio);
 	return 0;
 }

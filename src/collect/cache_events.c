@@ -1,5 +1,6 @@
 /* cache_events.c: loads cache_events.bpf.c through its generated skeleton, and sums its per-cpu counters. */
 #include "collect/cache_events.h"
+#include "collect/ebpf.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -13,35 +14,32 @@
 
 static struct cache_events_bpf *skeleton;
 
-/* libbpf says much on stderr by default; the one message is ours. */
-static int quiet(enum libbpf_print_level level, const char *format, va_list args)
-{
-	(void)level;
-	(void)format;
-	(void)args;
-	return 0;
-}
-
 int cache_events_start(const char **why)
 {
+	const char *step;
 	int rc;
 
 	if (skeleton)
 		return 0;
-	libbpf_set_print(quiet);
-	skeleton = cache_events_bpf__open_and_load();
+	ebpf_quiet();
+	skeleton = cache_events_bpf__open();
 	if (!skeleton) {
-		rc = -errno;
-		*why = rc == -EPERM || rc == -EACCES ? "loading eBPF needs root (CAP_BPF and CAP_PERFMON)"
-						     : "the kernel refused the eBPF program (BTF and the filemap tracepoints are needed)";
+		rc = errno ? -errno : -EINVAL;
+		*why = ebpf_why(NULL, rc, "open");
 		return rc;
 	}
-	rc = cache_events_bpf__attach(skeleton);
+	step = "load";
+	rc = cache_events_bpf__load(skeleton);
+	if (!rc) {
+		step = "attach";
+		rc = cache_events_bpf__attach(skeleton);
+	}
 	if (rc) {
+		rc = rc < 0 ? rc : -EINVAL;
+		*why = ebpf_why(skeleton->obj, rc, step);
 		cache_events_bpf__destroy(skeleton);
 		skeleton = NULL;
-		*why = "cannot attach to the filemap tracepoints";
-		return rc < 0 ? rc : -EINVAL;
+		return rc;
 	}
 	return 0;
 }
@@ -84,7 +82,7 @@ void cache_events_stop(void)
 
 int cache_events_start(const char **why)
 {
-	*why = "this iolens was built without eBPF (libbpf, bpftool and the kernel's BTF at build time)";
+	*why = ebpf_why(NULL, -ENOSYS, "build");
 	return -ENOSYS;
 }
 

@@ -1,5 +1,6 @@
 /* cachestat.c: loads cachestat.bpf.c through its skeleton, and reads its totals, processes and files. */
 #include "collect/cachestat.h"
+#include "collect/ebpf.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -35,45 +36,63 @@ void cachestat_delta(const struct cache_counters *a, const struct cache_counters
 #include "cachestat.skel.h"
 
 static struct cachestat_bpf *skeleton;
+static struct bpf_link *flush_link;
 
-static int quiet(enum libbpf_print_level level, const char *format, va_list args)
+/* Every thread's counts so far into the process and file tables: the flush iterator, run once. */
+static void flush_threads(void)
 {
-	(void)level;
-	(void)format;
-	(void)args;
-	return 0;
+	char buffer[64];
+	int fd;
+
+	if (!flush_link)
+		return;
+	fd = bpf_iter_create(bpf_link__fd(flush_link));
+	if (fd < 0)
+		return;
+	while (read(fd, buffer, sizeof(buffer)) > 0)
+		;
+	close(fd);
 }
 
 int cachestat_start(const struct cachestat_options *options, const char **why)
 {
+	const char *step;
 	int rc;
 
 	if (skeleton)
 		return 0;
-	libbpf_set_print(quiet);
+	ebpf_quiet();
 	skeleton = cachestat_bpf__open();
 	if (!skeleton) {
-		*why = "cannot open the eBPF program";
-		return -errno ? -errno : -EINVAL;
+		rc = errno ? -errno : -EINVAL;
+		*why = ebpf_why(NULL, rc, "open");
+		return rc;
 	}
 	skeleton->rodata->per_process = options->per_process;
 	skeleton->rodata->per_file = options->per_file;
 	skeleton->rodata->only_tgid = (__u32)options->only_pid;
+	skeleton->rodata->nr_cpus = (__u32)(libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 1);
+	skeleton->rodata->page_shift = (__u32)__builtin_ctzll(page_size());
+	/* The flush iterator is run by the reader, not attached to an event. */
+	bpf_program__set_autoattach(skeleton->progs.flush, false);
+	step = "load";
 	rc = cachestat_bpf__load(skeleton);
+	if (!rc) {
+		step = "attach";
+		rc = cachestat_bpf__attach(skeleton);
+		if (!rc && (options->per_process || options->per_file)) {
+			flush_link = bpf_program__attach_iter(skeleton->progs.flush, NULL);
+			rc = flush_link ? 0 : -errno;
+		}
+	}
 	if (rc) {
 		rc = rc < 0 ? rc : -EINVAL;
+		*why = ebpf_why(skeleton->obj, rc, step);
+		bpf_link__destroy(flush_link);
+		flush_link = NULL;
 		cachestat_bpf__destroy(skeleton);
 		skeleton = NULL;
-		*why = (rc == -EPERM || rc == -EACCES) && geteuid() != 0 ? "loading eBPF needs root (CAP_BPF and CAP_PERFMON)"
-						     : "the kernel refused the eBPF program (BTF and the filemap and writeback tracepoints are needed)";
 		return rc;
-	}
-	rc = cachestat_bpf__attach(skeleton);
-	if (rc) {
-		cachestat_bpf__destroy(skeleton);
-		skeleton = NULL;
-		*why = "cannot attach to the filemap and writeback tracepoints";
-		return rc < 0 ? rc : -EINVAL;
 	}
 	return 0;
 }
@@ -150,6 +169,7 @@ int cachestat_take_procs(struct cachestat_proc **out, size_t *count)
 
 	if (!skeleton)
 		return -ENOTCONN;
+	flush_threads();
 	take_all(bpf_map__fd(skeleton->maps.procs), sizeof(*pids), sizeof(*values), (void **)&pids, (void **)&values, &n);
 	*out = xcalloc(n ? n : 1, sizeof(**out));
 	for (size_t i = 0; i < n; i++) {
@@ -174,6 +194,7 @@ int cachestat_take_files(struct cachestat_file **out, size_t *count)
 
 	if (!skeleton)
 		return -ENOTCONN;
+	flush_threads();
 	take_all(bpf_map__fd(skeleton->maps.files), sizeof(*keys), sizeof(*values), (void **)&keys, (void **)&values, &n);
 	*out = xcalloc(n ? n : 1, sizeof(**out));
 	for (size_t i = 0; i < n; i++) {
@@ -190,6 +211,8 @@ int cachestat_take_files(struct cachestat_file **out, size_t *count)
 
 void cachestat_stop(void)
 {
+	bpf_link__destroy(flush_link);
+	flush_link = NULL;
 	if (skeleton)
 		cachestat_bpf__destroy(skeleton);
 	skeleton = NULL;
@@ -200,7 +223,7 @@ void cachestat_stop(void)
 int cachestat_start(const struct cachestat_options *options, const char **why)
 {
 	(void)options;
-	*why = "this iolens was built without eBPF (libbpf, bpftool and the kernel's BTF at build time)";
+	*why = ebpf_why(NULL, -ENOSYS, "build");
 	return -ENOSYS;
 }
 

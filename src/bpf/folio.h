@@ -1,0 +1,51 @@
+/* folio.h: what the page-cache programs read of a folio and its file, through BTF (no tracefs needed). */
+#ifndef IOLENS_BPF_FOLIO_H
+#define IOLENS_BPF_FOLIO_H
+
+/* The pages of a folio: 2^order for a large one (ext4 and others add large folios). */
+static __always_inline __u64 folio_nr(struct folio *folio)
+{
+	unsigned long flags = 0;
+
+	bpf_probe_read_kernel(&flags, sizeof(flags), folio); /* page flags come first in every kernel */
+	if (!(flags & (1ul << bpf_core_enum_value(enum pageflags, PG_head))))
+		return 1;
+	if (bpf_core_field_exists(folio->_nr_pages))
+		return BPF_CORE_READ(folio, _nr_pages);
+	return 1ull << (BPF_CORE_READ(folio, _flags_1) & 0xff);
+}
+
+/* Filesystems whose pages are the file itself, never read from or written back to storage. */
+#define TMPFS_MAGIC_NUMBER 0x01021994ul
+#define RAMFS_MAGIC_NUMBER 0x858458f6ul
+
+/*
+ * The file of a mapping, as the filemap tracepoints name it: the inode and its filesystem's
+ * device. False for tmpfs, shmem and ramfs: their pages are not a cache of anything (their
+ * adds and reads take other paths, so counting only their removals would be wrong).
+ */
+static __always_inline bool file_of(struct address_space *mapping, __u32 *dev, __u64 *ino)
+{
+	struct inode *host;
+	struct super_block *sb;
+	unsigned long magic;
+
+	if (!mapping)
+		return false;
+	host = mapping->host; /* BTF pointers: plain loads, the cheapest kind, on every read's path */
+	if (!host)
+		return false;
+	sb = host->i_sb;
+	if (sb) {
+		magic = sb->s_magic;
+		if (magic == TMPFS_MAGIC_NUMBER || magic == RAMFS_MAGIC_NUMBER)
+			return false;
+		*dev = sb->s_dev;
+	} else {
+		*dev = host->i_rdev;
+	}
+	*ino = host->i_ino;
+	return true;
+}
+
+#endif

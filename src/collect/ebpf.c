@@ -1,0 +1,180 @@
+/* ebpf.c: what the eBPF collectors share: libbpf kept quiet, and why a program cannot count here, in words a user can act on. */
+#include "collect/ebpf.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#ifdef IOLENS_BPF
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+static char first_warning[256];
+static char why[512];
+
+/* The first warning is the cause; the ones after it say what failed because of it. */
+static int keep_first_warning(enum libbpf_print_level level, const char *format, va_list args)
+{
+	char text[sizeof(first_warning)];
+	const char *start = text;
+	size_t len;
+
+	if (getenv("IOLENS_BPF_DEBUG")) { /* everything libbpf says, for whoever debugs a refusal */
+		va_list copy;
+
+		va_copy(copy, args);
+		vfprintf(stderr, format, copy);
+		va_end(copy);
+	}
+	if (level != LIBBPF_WARN || first_warning[0])
+		return 0;
+	vsnprintf(text, sizeof(text), format, args);
+	if (strncmp(start, "libbpf: ", 8) == 0)
+		start += 8;
+	snprintf(first_warning, sizeof(first_warning), "%s", start);
+	len = strlen(first_warning);
+	while (len && (first_warning[len - 1] == '\n' || first_warning[len - 1] == ' '))
+		first_warning[--len] = '\0';
+	return 0;
+}
+
+void ebpf_quiet(void)
+{
+	first_warning[0] = '\0';
+	libbpf_set_print(keep_first_warning);
+}
+
+/* Root, or the two capabilities eBPF tracing needs since Linux 5.8 (CAP_SYS_ADMIN before). */
+static bool may_trace(void)
+{
+	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { { 0 } };
+	unsigned long long effective;
+
+	if (syscall(SYS_capget, &header, data) != 0)
+		return geteuid() == 0;
+	effective = (unsigned long long)data[1].effective << 32 | data[0].effective;
+	return (effective >> CAP_SYS_ADMIN & 1) ||
+	       ((effective >> CAP_BPF & 1) && (effective >> CAP_PERFMON & 1));
+}
+
+/* The first tracepoint a program of the object attaches to that this kernel's BTF lacks. */
+static const char *missing_tracepoint(struct bpf_object *object)
+{
+	static char name[128];
+	struct bpf_program *program;
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	const char *found = NULL;
+
+	if (!vmlinux || !object)
+		return NULL;
+	bpf_object__for_each_program(program, object) {
+		const char *section = bpf_program__section_name(program), *event = strchr(section, '/');
+
+		if (!bpf_program__autoload(program) || !event ||
+		    (strncmp(section, "tp_btf/", 7) != 0 && strncmp(section, "raw_tp/", 7) != 0))
+			continue;
+		snprintf(name, sizeof(name), "btf_trace_%s", event + 1);
+		if (btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) < 0) {
+			snprintf(name, sizeof(name), "%s", event + 1);
+			found = name;
+			break;
+		}
+	}
+	btf__free(vmlinux);
+	return found;
+}
+
+/* "none [integrity] confidentiality": the mode in brackets, or NULL when securityfs does not say. */
+static const char *lockdown_mode(void)
+{
+	static char text[128];
+	FILE *file = fopen("/sys/kernel/security/lockdown", "re");
+	char *open_bracket, *close_bracket;
+
+	if (!file)
+		return NULL;
+	if (!fgets(text, sizeof(text), file)) {
+		fclose(file);
+		return NULL;
+	}
+	fclose(file);
+	open_bracket = strchr(text, '[');
+	close_bracket = open_bracket ? strchr(open_bracket, ']') : NULL;
+	if (!close_bracket)
+		return NULL;
+	*close_bracket = '\0';
+	return open_bracket + 1;
+}
+
+const char *ebpf_why(struct bpf_object *object, int err, const char *step)
+{
+	const char *tracepoint, *lockdown;
+	struct utsname host;
+
+	if (err < 0)
+		err = -err;
+	if (!may_trace()) {
+		snprintf(why, sizeof(why), "loading eBPF needs root, or the capabilities CAP_BPF and CAP_PERFMON: run it with sudo");
+		return why;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+		snprintf(why, sizeof(why),
+			 "this kernel has no BTF (/sys/kernel/btf/vmlinux: %s): eBPF here needs a kernel built with CONFIG_DEBUG_INFO_BTF=y",
+			 strerror(errno));
+		return why;
+	}
+	tracepoint = missing_tracepoint(object);
+	if (tracepoint) {
+		snprintf(why, sizeof(why), "this kernel (%s) has no tracepoint %s",
+			 uname(&host) == 0 ? host.release : "?", tracepoint);
+		return why;
+	}
+	lockdown = lockdown_mode();
+	if (lockdown && strcmp(lockdown, "confidentiality") == 0) {
+		snprintf(why, sizeof(why),
+			 "the kernel is locked down (confidentiality), which forbids eBPF to read kernel memory; "
+			 "it is set by the lockdown= boot option or Secure Boot");
+		return why;
+	}
+	if (err == EPERM || err == EACCES) {
+		snprintf(why, sizeof(why),
+			 "the kernel refused eBPF to %s at %s (%s): kernel lockdown or a security module (SELinux, AppArmor) forbids it%s%s",
+			 geteuid() == 0 ? "root" : "this user", step, strerror(err),
+			 first_warning[0] ? "; libbpf: " : "", first_warning);
+		return why;
+	}
+	snprintf(why, sizeof(why), "the kernel refused the eBPF program at %s (%s)%s%s", step, strerror(err),
+		 first_warning[0] ? "; libbpf: " : "", first_warning);
+	return why;
+}
+
+#else /* built without eBPF */
+
+void ebpf_quiet(void)
+{
+}
+
+const char *ebpf_why(struct bpf_object *object, int err, const char *step)
+{
+	(void)object;
+	(void)err;
+	(void)step;
+	return "this iolens was built without eBPF (libbpf, bpftool, clang and the kernel's BTF at build time: make deps)";
+}
+
+#endif

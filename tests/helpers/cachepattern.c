@@ -1,0 +1,333 @@
+/* cachepattern.c: one way a real program reads or writes a file, made on cue, with the truth it knows of what it did (tests/cli/cache_accuracy.py). */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PAGE 4096L
+
+static const char *usage_text =
+	"usage: cachepattern [--go] PATTERN FILE [ARGS]\n"
+	"  --go: say 'ready PID' on stdout and wait for a line on stdin before the work\n"
+	"  read FILE PASSES BLOCK same|new   read it whole PASSES times, BLOCK bytes a read, one fd or a new one each pass\n"
+	"  random FILE READS SEED            POSIX_FADV_RANDOM, READS preads of one page at random pages\n"
+	"  threads FILE                      two threads, each reads its half\n"
+	"  mmap FILE STEP normal|random|sequential PASSES [populate|willneed]\n"
+	"                                    map it, touch every STEP-th page, unmap; PASSES times\n"
+	"  sendfile FILE | splice FILE       the whole file to /dev/null through sendfile(2) or a pipe\n"
+	"  copy FILE DEST                    copy_file_range(2) of the whole file into a new DEST\n"
+	"  direct-read FILE | direct-write FILE   O_DIRECT, 1 MiB at a time, the whole file\n"
+	"  overwrite FILE                    pwrite every page in place, then fdatasync\n"
+	"  append FILE BYTES                 write BYTES to a new FILE, 64 KiB at a time, then fdatasync\n"
+	"  truncate FILE | unlink FILE\n"
+	"  rename FILE NEWNAME               read half, rename, say 'renamed', wait for a line, read the rest\n"
+	"Prints one JSON line of what it did: pages read, mapped or written, its faults.\n";
+
+static long long minor_faults, major_faults;
+
+static void faults(long long *minor, long long *major)
+{
+	struct rusage usage;
+
+	getrusage(RUSAGE_SELF, &usage);
+	*minor = usage.ru_minflt;
+	*major = usage.ru_majflt;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "cachepattern: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static int open_or_die(const char *path, int flags)
+{
+	int fd = open(path, flags, 0644);
+
+	if (fd < 0)
+		die(path);
+	return fd;
+}
+
+static off_t size_of(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0)
+		die("fstat");
+	return st.st_size;
+}
+
+static void wait_line(void)
+{
+	char line[64];
+
+	if (!fgets(line, sizeof(line), stdin))
+		exit(1);
+}
+
+/* Reads [from, to) with reads of block bytes; the pages it returned. */
+static long long read_range(int fd, off_t from, off_t to, size_t block, char *buffer)
+{
+	long long pages = 0;
+
+	for (off_t at = from; at < to;) {
+		size_t want = (size_t)(to - at) < block ? (size_t)(to - at) : block;
+		ssize_t got = pread(fd, buffer, want, at);
+
+		if (got < 0)
+			die("pread");
+		if (got == 0)
+			break;
+		pages += (at + got + PAGE - 1) / PAGE - at / PAGE;
+		at += got;
+	}
+	return pages;
+}
+
+struct half {
+	int fd;
+	off_t from, to;
+	long long pages;
+};
+
+static void *read_half(void *arg)
+{
+	struct half *half = arg;
+	char *buffer = malloc(1 << 20);
+
+	half->pages = read_range(half->fd, half->from, half->to, 1 << 20, buffer);
+	free(buffer);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	long long pages_read = 0, pages_mapped = 0, pages_written = 0, minor0, major0;
+	bool go = argc > 1 && strcmp(argv[1], "--go") == 0;
+	const char *pattern, *path;
+	char *buffer;
+	int fd;
+
+	if (go) {
+		argv++;
+		argc--;
+	}
+	if (argc < 3) {
+		fputs(usage_text, stderr);
+		return 2;
+	}
+	pattern = argv[1];
+	path = argv[2];
+	buffer = aligned_alloc(PAGE, 1 << 20);
+	memset(buffer, 'x', 1 << 20);
+	if (go) {
+		printf("ready %d\n", (int)getpid());
+		fflush(stdout);
+		wait_line();
+	}
+	faults(&minor0, &major0);
+
+	if (strcmp(pattern, "read") == 0 && argc == 6) {
+		int passes = atoi(argv[3]);
+		size_t block = strtoul(argv[4], NULL, 10);
+		bool new_fd = strcmp(argv[5], "new") == 0;
+
+		fd = open_or_die(path, O_RDONLY);
+		for (int pass = 0; pass < passes; pass++) {
+			if (new_fd && pass) {
+				close(fd);
+				fd = open_or_die(path, O_RDONLY);
+			}
+			/* read(2) from the file offset, as cat does; lseek back for the next pass */
+			lseek(fd, 0, SEEK_SET);
+			for (;;) {
+				off_t at = lseek(fd, 0, SEEK_CUR);
+				ssize_t got = read(fd, buffer, block);
+
+				if (got < 0)
+					die("read");
+				if (got == 0)
+					break;
+				pages_read += (at + got + PAGE - 1) / PAGE - at / PAGE;
+			}
+		}
+	} else if (strcmp(pattern, "random") == 0 && argc == 5) {
+		long reads = atol(argv[3]);
+		off_t pages;
+
+		srand((unsigned)atoi(argv[4]));
+		fd = open_or_die(path, O_RDONLY);
+		pages = size_of(fd) / PAGE;
+		posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+		for (long i = 0; i < reads && pages > 0; i++) {
+			off_t page = (off_t)(((unsigned long)rand() << 16 ^ (unsigned long)rand()) % (unsigned long)pages);
+
+			if (pread(fd, buffer, PAGE, page * PAGE) != PAGE)
+				die("pread");
+			pages_read++;
+		}
+	} else if (strcmp(pattern, "threads") == 0 && argc == 3) {
+		struct half halves[2];
+		pthread_t threads[2];
+		off_t size;
+
+		fd = open_or_die(path, O_RDONLY);
+		size = size_of(fd);
+		for (int i = 0; i < 2; i++) {
+			halves[i] = (struct half){ .fd = fd, .from = i ? size / 2 : 0, .to = i ? size : size / 2 };
+			pthread_create(&threads[i], NULL, read_half, &halves[i]);
+		}
+		for (int i = 0; i < 2; i++) {
+			pthread_join(threads[i], NULL);
+			pages_read += halves[i].pages;
+		}
+	} else if (strcmp(pattern, "mmap") == 0 && (argc == 6 || argc == 7)) {
+		long step = atol(argv[3]);
+		int advice = strcmp(argv[4], "random") == 0 ? MADV_RANDOM
+			     : strcmp(argv[4], "sequential") == 0 ? MADV_SEQUENTIAL : MADV_NORMAL;
+		int passes = atoi(argv[5]);
+		const char *how = argc == 7 ? argv[6] : "";
+		off_t size;
+
+		fd = open_or_die(path, O_RDONLY);
+		size = size_of(fd);
+		for (int pass = 0; pass < passes; pass++) {
+			char *map = mmap(NULL, (size_t)size, PROT_READ,
+					 MAP_SHARED | (strcmp(how, "populate") == 0 ? MAP_POPULATE : 0), fd, 0);
+			volatile char sum = 0;
+
+			if (map == MAP_FAILED)
+				die("mmap");
+			madvise(map, (size_t)size, advice);
+			if (strcmp(how, "willneed") == 0)
+				madvise(map, (size_t)size, MADV_WILLNEED);
+			for (off_t at = 0; at < size; at += step * PAGE) {
+				sum += map[at];
+				pages_mapped++;
+			}
+			munmap(map, (size_t)size);
+		}
+	} else if ((strcmp(pattern, "sendfile") == 0 || strcmp(pattern, "splice") == 0) && argc == 3) {
+		int null = open_or_die("/dev/null", O_WRONLY), pipes[2];
+		off_t size, at = 0;
+
+		fd = open_or_die(path, O_RDONLY);
+		size = size_of(fd);
+		if (pattern[1] == 'e') {
+			while (at < size) {
+				ssize_t sent = sendfile(null, fd, &at, (size_t)(size - at));
+
+				if (sent <= 0)
+					die("sendfile");
+			}
+		} else {
+			if (pipe(pipes) != 0)
+				die("pipe");
+			while (at < size) {
+				ssize_t moved = splice(fd, &at, pipes[1], NULL, 1 << 16, 0);
+
+				if (moved <= 0)
+					die("splice");
+				if (splice(pipes[0], NULL, null, NULL, (size_t)moved, 0) != moved)
+					die("splice out");
+			}
+		}
+		pages_read = (size + PAGE - 1) / PAGE;
+	} else if (strcmp(pattern, "copy") == 0 && argc == 4) {
+		int out = open_or_die(argv[3], O_WRONLY | O_CREAT | O_EXCL);
+		off_t size;
+		loff_t in_at = 0;
+
+		fd = open_or_die(path, O_RDONLY);
+		size = size_of(fd);
+		while (in_at < size) {
+			ssize_t copied = copy_file_range(fd, &in_at, out, NULL, (size_t)(size - in_at), 0);
+
+			if (copied <= 0)
+				die("copy_file_range");
+		}
+		fdatasync(out);
+		close(out);
+		pages_read = (size + PAGE - 1) / PAGE;
+	} else if ((strcmp(pattern, "direct-read") == 0 || strcmp(pattern, "direct-write") == 0) && argc == 3) {
+		bool writing = pattern[7] == 'w';
+		off_t size;
+
+		fd = open_or_die(path, (writing ? O_WRONLY : O_RDONLY) | O_DIRECT);
+		size = size_of(fd);
+		for (off_t at = 0; at < size; at += 1 << 20) {
+			size_t want = (size_t)(size - at) < (1u << 20) ? (size_t)(size - at) : (1u << 20);
+			ssize_t done = writing ? pwrite(fd, buffer, want, at) : pread(fd, buffer, want, at);
+
+			if (done != (ssize_t)want)
+				die(writing ? "pwrite O_DIRECT" : "pread O_DIRECT");
+		}
+		if (writing)
+			pages_written = (size + PAGE - 1) / PAGE;
+	} else if (strcmp(pattern, "overwrite") == 0 && argc == 3) {
+		off_t size;
+
+		fd = open_or_die(path, O_WRONLY);
+		size = size_of(fd);
+		for (off_t at = 0; at < size; at += PAGE)
+			if (pwrite(fd, buffer, PAGE, at) != PAGE)
+				die("pwrite");
+		fdatasync(fd);
+		pages_written = (size + PAGE - 1) / PAGE;
+	} else if (strcmp(pattern, "append") == 0 && argc == 4) {
+		long long bytes = atoll(argv[3]);
+
+		fd = open_or_die(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND);
+		for (long long done = 0; done < bytes;) {
+			size_t want = bytes - done < 65536 ? (size_t)(bytes - done) : 65536;
+
+			if (write(fd, buffer, want) != (ssize_t)want)
+				die("write");
+			done += (long long)want;
+		}
+		fdatasync(fd);
+		pages_written = (bytes + PAGE - 1) / PAGE;
+	} else if (strcmp(pattern, "truncate") == 0 && argc == 3) {
+		fd = open_or_die(path, O_WRONLY);
+		if (ftruncate(fd, 0) != 0)
+			die("ftruncate");
+	} else if (strcmp(pattern, "unlink") == 0 && argc == 3) {
+		fd = -1;
+		if (unlink(path) != 0)
+			die("unlink");
+	} else if (strcmp(pattern, "rename") == 0 && argc == 4) {
+		off_t size;
+
+		fd = open_or_die(path, O_RDONLY);
+		size = size_of(fd);
+		pages_read = read_range(fd, 0, size / 2, 1 << 20, buffer);
+		if (rename(path, argv[3]) != 0)
+			die("rename");
+		printf("renamed\n");
+		fflush(stdout);
+		wait_line();
+		pages_read += read_range(fd, size / 2, size, 1 << 20, buffer);
+	} else {
+		fputs(usage_text, stderr);
+		return 2;
+	}
+
+	faults(&minor_faults, &major_faults);
+	printf("{\"pid\":%d,\"pages_read\":%lld,\"pages_mapped\":%lld,\"pages_written\":%lld,"
+	       "\"minor_faults\":%lld,\"major_faults\":%lld}\n",
+	       (int)getpid(), pages_read, pages_mapped, pages_written, minor_faults - minor0, major_faults - major0);
+	fflush(stdout);
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
