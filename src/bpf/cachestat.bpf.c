@@ -25,19 +25,11 @@ struct {
 	__type(value, struct cache_counters);
 } totals SEC(".maps");
 
+/* Hand-overs of threads that move to another file or exit; its size is set before loading. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, CACHESTAT_MAX_PROCS);
-	__type(key, __u32);
-	__type(value, struct cache_proc);
-} procs SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, CACHESTAT_MAX_FILES);
-	__type(key, struct cache_file_key);
-	__type(value, struct cache_counters);
-} files SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} records SEC(".maps");
 
 /*
  * Where each cpu's copy of a per-cpu variable is: the offset from its per-cpu address, found
@@ -62,27 +54,106 @@ struct {
 } mapped_pages SEC(".maps");
 
 /*
+ * Pages reclaim evicted, by file and 64-page chunk: a bitmap each. A page added back that is
+ * here is a refault, as the kernel's workingset_refault_file counts one (it keeps a shadow
+ * entry for what reclaim evicts; a truncated or dropped page leaves none, nor any here).
+ */
+struct evicted_key {
+	__u64 ino;
+	__u64 chunk; /* the page index >> 6 */
+	__u32 dev;
+	__u32 pad;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536); /* 4 Mi pages: 16 GiB of evicted cache remembered */
+	__type(key, struct evicted_key);
+	__type(value, __u64);
+} evicted SEC(".maps");
+
+#define CHUNK_SHIFT 6
+#define MAX_CHUNKS 8 /* a folio of up to 512 pages (2 MiB): larger ones are remembered in part */
+#define PF_MEMALLOC_FLAG 0x00000800 /* reclaim (kswapd, direct, memcg and DAMON's) runs with it */
+
+/* The bits of [first, first + pages) inside the chunk. */
+static __always_inline __u64 chunk_bits(__u64 chunk, __u64 first, __u64 pages)
+{
+	__u64 start = chunk << CHUNK_SHIFT, end = start + 64, from = first > start ? first : start,
+	      to = first + pages < end ? first + pages : end;
+
+	if (to <= from)
+		return 0;
+	return (to - from == 64 ? ~0ull : ((1ull << (to - from)) - 1)) << (from - start);
+}
+
+/* Reclaim took [index, index + pages) of a file. */
+static __always_inline void remember_evicted(__u32 dev, __u64 ino, __u64 index, __u64 pages)
+{
+	struct evicted_key key = { .ino = ino, .dev = dev };
+	__u64 first_chunk = index >> CHUNK_SHIFT;
+
+	for (int i = 0; i < MAX_CHUNKS; i++) {
+		__u64 bits, *bitmap;
+
+		key.chunk = first_chunk + i;
+		if (key.chunk << CHUNK_SHIFT >= index + pages)
+			break;
+		bits = chunk_bits(key.chunk, index, pages);
+		bitmap = bpf_map_lookup_elem(&evicted, &key);
+		if (bitmap)
+			__sync_fetch_and_or(bitmap, bits);
+		else
+			bpf_map_update_elem(&evicted, &key, &bits, BPF_ANY);
+	}
+}
+
+/* The pages of [index, index + pages) that reclaim had evicted: refaults, forgotten once counted. */
+static __always_inline __u64 refaulted(__u32 dev, __u64 ino, __u64 index, __u64 pages)
+{
+	struct evicted_key key = { .ino = ino, .dev = dev };
+	__u64 first_chunk = index >> CHUNK_SHIFT, count = 0;
+
+	for (int i = 0; i < MAX_CHUNKS; i++) {
+		__u64 bits, *bitmap;
+
+		key.chunk = first_chunk + i;
+		if (key.chunk << CHUNK_SHIFT >= index + pages)
+			break;
+		bitmap = bpf_map_lookup_elem(&evicted, &key);
+		if (!bitmap)
+			continue;
+		bits = *bitmap & chunk_bits(key.chunk, index, pages);
+		if (!bits)
+			continue;
+		count += __builtin_popcountll(bits);
+		__sync_fetch_and_and(bitmap, ~bits);
+	}
+	return count;
+}
+
+/*
  * What each thread is doing to the page cache, kept in place (task-local storage: found from
  * the task itself, no hash lookup, freed with the thread):
  * - the range its last read returned, to tell a read(2) that the kernel serves in several
  *   batches (the same last page, a later first one) from a new read of the same pages;
  * - the pages it added to one file and has not read or mapped yet (read-ahead): misses when
- *   it reaches them, never hits;
+ *   it reaches them, never hits; the window they are in, so that a read elsewhere in the
+ *   file is still a hit;
  * - the last folio it added, so that dirtying that folio next makes the add a write miss;
  * - the file of the page fault it is serving, and pages mapped not yet given to a file;
- * - its counts so far (per_process, per_file), which are moved into the tables when the
+ * - its counts so far (per_process, per_file), handed over (struct cache_record) when the
  *   thread moves to another file, when the reader asks (the flush iterator) and when it exits.
  */
 struct thread_state {
 	__u64 read_ino, read_first, read_last; /* read_ino 0: no read in progress */
-	__u64 pending_ino, pending;
+	__u64 pending_ino, pending, pending_first, pending_end;
 	__u64 added_ino, added_index;
 	__u64 fault_ino, fault_ns, mapped_ino, mapped_unnamed;
 	__u32 read_dev, pending_dev, added_dev, added_pages;
 	__u32 fault_dev, mapped_dev;
-	/* Counts since the thread began, and how far they were moved into procs and files. */
-	struct cache_counters counted, process_moved, file_moved;
-	__u64 file_ino; /* the file the counts since file_moved belong to */
+	/* Counts since the thread began, and how far they were handed over. */
+	struct cache_counters counted, handed;
+	__u64 file_ino; /* the file the counts since handed belong to */
 	__u32 file_dev;
 };
 struct {
@@ -106,29 +177,13 @@ static __always_inline bool counted_here(void)
 	return !only_tgid || (__u32)(bpf_get_current_pid_tgid() >> 32) == only_tgid;
 }
 
-#define EACH_COUNTER(X) X(reads) X(maps) X(misses) X(hits) X(write_misses) X(dirties) X(evictions)
-
-/* c += b - a for every counter, atomically (several threads and the reader share c). */
-static __always_inline void add_difference(struct cache_counters *c, const struct cache_counters *b,
-					   const struct cache_counters *a)
-{
-#define ADD(f) if (b->f != a->f) __sync_fetch_and_add(&c->f, b->f - a->f);
-	EACH_COUNTER(ADD)
-#undef ADD
-}
+#define EACH_COUNTER(X) X(reads) X(maps) X(misses) X(hits) X(write_misses) X(dirties) X(evictions) X(refaults)
 
 static __always_inline void add(struct cache_counters *c, const struct cache_counters *d)
 {
 #define ADD(f) c->f += d->f;
 	EACH_COUNTER(ADD)
 #undef ADD
-}
-
-static __always_inline void copy_counters(struct cache_counters *to, const struct cache_counters *from)
-{
-#define COPY(f) to->f = from->f;
-	EACH_COUNTER(COPY)
-#undef COPY
 }
 
 static __always_inline void count_dropped(void)
@@ -140,59 +195,63 @@ static __always_inline void count_dropped(void)
 		total->dropped++;
 }
 
-/* The thread's counts since they were last moved, into its process's entry. */
-static __always_inline void move_process(struct thread_state *state, struct task_struct *task)
+/*
+ * The thread's counts since the last hand-over, into r, with who they belong to: false when
+ * there are none. Each counter's mark is exchanged, so that two hand-overs at once (the
+ * thread's own and the reader's iterator) carry each count once between them.
+ */
+static __always_inline bool hand_over(struct thread_state *state, struct task_struct *task, struct cache_record *r)
 {
 	struct task_struct *leader = task->group_leader;
-	__u32 tgid = task->tgid;
-	struct cache_proc *proc;
-	struct cache_counters now;
+	__u64 any = 0;
 
-	copy_counters(&now, &state->counted);
-	proc = bpf_map_lookup_elem(&procs, &tgid);
-	if (!proc) {
-		struct cache_proc fresh = {};
-
-		bpf_map_update_elem(&procs, &tgid, &fresh, BPF_NOEXIST);
-		proc = bpf_map_lookup_elem(&procs, &tgid);
-		if (!proc) { /* the table is full: the totals still count it */
-			count_dropped();
-			copy_counters(&state->process_moved, &now);
-			return;
-		}
+#define MOVE(f)                                                                  \
+	{                                                                        \
+		__u64 now = state->counted.f;                                    \
+		r->delta.f = now - __sync_lock_test_and_set(&state->handed.f, now); \
+		any |= r->delta.f;                                               \
 	}
-	/* The name, owner and cgroup as they are now: a process that ran a new program is shown by it. */
+	EACH_COUNTER(MOVE)
+#undef MOVE
+	r->delta.dropped = 0;
+	if (!any)
+		return false;
+	r->ino = state->file_ino;
+	r->dev = state->file_dev;
+	r->tgid = task->tgid;
+	r->uid = BPF_CORE_READ(task, real_cred, uid.val);
+	r->cgroup = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
 	if (leader)
-		bpf_probe_read_kernel(proc->comm, sizeof(proc->comm), leader->comm);
-	proc->uid = BPF_CORE_READ(task, real_cred, uid.val);
-	proc->cgroup = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
-	add_difference(&proc->counters, &now, &state->process_moved);
-	copy_counters(&state->process_moved, &now);
+		bpf_probe_read_kernel(r->comm, sizeof(r->comm), leader->comm);
+	return true;
 }
 
-/* The thread's counts since its file's were last moved, into that file's entry. */
-static __always_inline void move_file(struct thread_state *state)
+/* A hand-over through the ring buffer; when it is full the counts stay in the totals only. */
+static __always_inline void hand_over_now(struct thread_state *state, struct task_struct *task)
 {
-	struct cache_file_key key = { .ino = state->file_ino, .dev = state->file_dev };
-	struct cache_counters now, *file;
+	struct cache_record *r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
 
-	copy_counters(&now, &state->counted);
-	if (!key.ino)
-		goto done;
-	file = bpf_map_lookup_elem(&files, &key);
-	if (!file) {
-		struct cache_counters fresh = {};
+	if (!r) {
+		struct cache_record lost = {};
 
-		bpf_map_update_elem(&files, &key, &fresh, BPF_NOEXIST);
-		file = bpf_map_lookup_elem(&files, &key);
-		if (!file) {
+		if (hand_over(state, task, &lost))
 			count_dropped();
-			goto done;
-		}
+		return;
 	}
-	add_difference(file, &now, &state->file_moved);
-done:
-	copy_counters(&state->file_moved, &now);
+	if (hand_over(state, task, r))
+		bpf_ringbuf_submit(r, 0);
+	else
+		bpf_ringbuf_discard(r, 0);
+}
+
+/* The thread's counts from here on belong to this file (per_file): what it had so far goes to the last one. */
+static __always_inline void to_file(struct thread_state *state, __u32 dev, __u64 ino)
+{
+	if (per_file && (state->file_ino != ino || state->file_dev != dev)) {
+		hand_over_now(state, bpf_get_current_task_btf());
+		state->file_ino = ino;
+		state->file_dev = dev;
+	}
 }
 
 /*
@@ -210,30 +269,55 @@ static __always_inline void count(struct thread_state *state, const struct cache
 		add(total, d);
 	if (!state || !(per_process || per_file))
 		return;
-	if (per_file && (state->file_ino != ino || state->file_dev != dev)) {
-		move_file(state);
-		state->file_ino = ino;
-		state->file_dev = dev;
-	}
+	to_file(state, dev, ino);
 	add(&state->counted, d);
 }
 
-/* Pages read or mapped: those of the file the thread added and had not reached yet were misses, the rest hits. */
-static __always_inline void accessed(struct thread_state *state, bool mapped, __u64 pages, __u32 dev, __u64 ino)
+/*
+ * Pages read or mapped: those of the file the thread added and had not reached yet were
+ * misses, the rest hits. The path of every cached read: two counters touched, nothing else.
+ */
+static __always_inline void accessed(struct thread_state *state, bool mapped, __u64 first, __u64 pages, __u32 dev,
+				     __u64 ino)
 {
-	struct cache_counters d = {};
-	__u64 missed = 0;
+	struct cache_counters *total;
+	__u64 hits = pages;
+	__u32 zero = 0;
 
 	if (state && state->pending && state->pending_ino == ino && state->pending_dev == dev) {
-		missed = state->pending < pages ? state->pending : pages;
+		__u64 missed = pages, end = first + pages;
+
+		if (!mapped) { /* the part of the read inside the window read ahead */
+			__u64 from = first > state->pending_first ? first : state->pending_first;
+			__u64 to = end < state->pending_end ? end : state->pending_end;
+
+			missed = to > from ? to - from : 0;
+			if (first <= state->pending_first && end > state->pending_first)
+				state->pending_first = end; /* read from its start: the usual, sequential case */
+			else if (end >= state->pending_end && first < state->pending_end)
+				state->pending_end = first;
+		}
+		if (missed > state->pending)
+			missed = state->pending;
 		state->pending -= missed;
+		hits -= missed;
 	}
+	total = bpf_map_lookup_elem(&totals, &zero);
+	if (total) {
+		if (mapped)
+			total->maps += pages;
+		else
+			total->reads += pages;
+		total->hits += hits;
+	}
+	if (!state || !(per_process || per_file))
+		return;
+	to_file(state, dev, ino);
 	if (mapped)
-		d.maps = pages;
+		state->counted.maps += pages;
 	else
-		d.reads = pages;
-	d.hits = pages - missed;
-	count(state, &d, dev, ino);
+		state->counted.reads += pages;
+	state->counted.hits += hits;
 }
 
 /* Pages mapped that no fault event named yet: the last file this thread mapped gets them. */
@@ -245,7 +329,7 @@ static __always_inline void name_mapped(struct thread_state *state)
 		return;
 	state->mapped_unnamed = 0;
 	if (state->mapped_ino)
-		accessed(state, true, pages, state->mapped_dev, state->mapped_ino);
+		accessed(state, true, 0, pages, state->mapped_dev, state->mapped_ino);
 }
 
 /*
@@ -268,6 +352,7 @@ int BPF_PROG(on_add, struct folio *folio)
 	index = folio->index;
 	pages = folio_nr(folio);
 	d.misses = pages;
+	d.refaults = refaulted(dev, ino, index, pages);
 	if (state) {
 		name_mapped(state);
 		state->added_ino = ino;
@@ -282,12 +367,23 @@ int BPF_PROG(on_add, struct folio *folio)
 			inside = to - from + 1;
 			d.hits = -inside; /* wraps: the counts are differences, read as signed */
 		}
-		if (state->pending_ino == ino && state->pending_dev == dev) {
-			state->pending += pages - inside;
-		} else {
-			state->pending_ino = ino;
-			state->pending_dev = dev;
-			state->pending = pages - inside;
+		if (pages > inside) {
+			if (state->pending && state->pending_ino == ino && state->pending_dev == dev &&
+			    index <= state->pending_end && index + pages >= state->pending_first) {
+				/* the window read ahead grows */
+				state->pending += pages - inside;
+				if (index < state->pending_first)
+					state->pending_first = index;
+				if (index + pages > state->pending_end)
+					state->pending_end = index + pages;
+			} else {
+				/* a new window (one at a time: what was left of the last is forgotten) */
+				state->pending_ino = ino;
+				state->pending_dev = dev;
+				state->pending = pages - inside;
+				state->pending_first = index;
+				state->pending_end = index + pages;
+			}
 		}
 	}
 	count(state, &d, dev, ino);
@@ -301,9 +397,13 @@ int BPF_PROG(on_delete, struct folio *folio)
 	__u64 ino = 0;
 	__u32 dev = 0;
 
-	if (!counted_here() || !file_of(folio->mapping, &dev, &ino))
+	if (!file_of(folio->mapping, &dev, &ino))
 		return 0;
 	d.evictions = folio_nr(folio);
+	if (bpf_get_current_task_btf()->flags & PF_MEMALLOC_FLAG)
+		remember_evicted(dev, ino, folio->index, d.evictions);
+	if (!counted_here())
+		return 0;
 	count(per_process || per_file ? thread_state(true) : 0, &d, dev, ino);
 	return 0;
 }
@@ -320,19 +420,20 @@ int BPF_PROG(on_delete, struct folio *folio)
 SEC("tp_btf/mm_filemap_get_pages")
 int BPF_PROG(on_read, struct address_space *mapping, unsigned long index, unsigned long last_index)
 {
-	__u64 first = index, last = last_index, ino, size;
+	__u64 first = index, last = last_index, ino;
+	long long size;
 	struct thread_state *state;
 	__u32 dev;
 
-	if (!counted_here() || last < first || !file_of(mapping, &dev, &ino))
+	if (!counted_here() || last < first || !cache_file_of(mapping, &dev, &ino))
 		return 0;
-	size = mapping->host->i_size;
-	if (!size)
-		return 0;
-	if (last > (size - 1) >> page_shift)
-		last = (size - 1) >> page_shift;
-	if (last < first)
-		return 0;
+	if (last > first) { /* one page: the kernel checked it is inside the file */
+		size = mapping->host->i_size;
+		if (size <= 0 || first > (size - 1) >> page_shift)
+			return 0;
+		if (last > (size - 1) >> page_shift)
+			last = (size - 1) >> page_shift;
+	}
 	state = thread_state(true);
 	if (state) {
 		if (state->mapped_unnamed)
@@ -350,7 +451,7 @@ int BPF_PROG(on_read, struct address_space *mapping, unsigned long index, unsign
 		state->read_first = index;
 		state->read_last = last;
 	}
-	accessed(state, false, last - first + 1, dev, ino);
+	accessed(state, false, first, last - first + 1, dev, ino);
 	return 0;
 }
 
@@ -445,7 +546,7 @@ int BPF_PROG(on_rss, struct mm_struct *mm, int member)
 		state->mapped_ino = state->fault_ino;
 		state->mapped_dev = state->fault_dev;
 		state->fault_ino = 0;
-		accessed(state, true, pages, state->mapped_dev, state->mapped_ino);
+		accessed(state, true, 0, pages, state->mapped_dev, state->mapped_ino);
 	} else if (pages >= PMD_PAGES) {
 		/* A whole folio mapped around a fault, which no filemap event reports. */
 		state->mapped_unnamed += pages;
@@ -527,39 +628,31 @@ int BPF_PROG(on_dirty, struct folio *folio, struct address_space *mapping)
 	return 0;
 }
 
-/* A thread's counts into the tables: when the reader asks (flush) and when the thread exits. */
-static __always_inline void move_counts(struct thread_state *state, struct task_struct *task)
-{
-	if (per_process)
-		move_process(state, task);
-	if (per_file)
-		move_file(state);
-}
-
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *task)
 {
 	struct thread_state *state = thread_state(false);
 
-	if (!state)
+	if (!state || !(per_process || per_file))
 		return 0;
 	name_mapped(state);
-	move_counts(state, task);
+	hand_over_now(state, task);
 	return 0;
 }
 
-/* Run by the reader before it takes the tables: every thread's counts so far. */
+/* Run by the reader before it takes the records: every thread's counts so far, as its output. */
 SEC("iter/task")
 int flush(struct bpf_iter__task *ctx)
 {
 	struct task_struct *task = ctx->task;
+	struct cache_record r = {};
 	struct thread_state *state;
 
 	if (!task)
 		return 0;
 	state = bpf_task_storage_get(&threads, task, 0, 0);
-	if (state)
-		move_counts(state, task);
+	if (state && hand_over(state, task, &r))
+		bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
 	return 0;
 }
 

@@ -15,14 +15,30 @@ static __always_inline __u64 folio_nr(struct folio *folio)
 	return 1ull << (BPF_CORE_READ(folio, _flags_1) & 0xff);
 }
 
-/* Filesystems whose pages are the file itself, never read from or written back to storage. */
+/* tmpfs and shmem: pages that are the file itself, never read from or written back to storage. */
 #define TMPFS_MAGIC_NUMBER 0x01021994ul
-#define RAMFS_MAGIC_NUMBER 0x858458f6ul
+
+/*
+ * The file of a mapping as the filemap tracepoints name it, where the mapping is known to be
+ * a cache (the read path: tmpfs and shmem have their own).
+ */
+static __always_inline bool cache_file_of(struct address_space *mapping, __u32 *dev, __u64 *ino)
+{
+	struct inode *host = mapping->host;
+	struct super_block *sb;
+
+	if (!host)
+		return false;
+	sb = host->i_sb;
+	*dev = sb ? sb->s_dev : 0;
+	*ino = host->i_ino;
+	return true;
+}
 
 /*
  * The file of a mapping, as the filemap tracepoints name it: the inode and its filesystem's
- * device. False for tmpfs, shmem and ramfs: their pages are not a cache of anything (their
- * adds and reads take other paths, so counting only their removals would be wrong).
+ * device. False for tmpfs and shmem: their pages are not a cache of anything, and their adds
+ * and reads take other paths (counting only their removals would be wrong).
  */
 static __always_inline bool file_of(struct address_space *mapping, __u32 *dev, __u64 *ino)
 {
@@ -38,7 +54,7 @@ static __always_inline bool file_of(struct address_space *mapping, __u32 *dev, _
 	sb = host->i_sb;
 	if (sb) {
 		magic = sb->s_magic;
-		if (magic == TMPFS_MAGIC_NUMBER || magic == RAMFS_MAGIC_NUMBER)
+		if (magic == TMPFS_MAGIC_NUMBER)
 			return false;
 		*dev = sb->s_dev;
 	} else {

@@ -23,11 +23,13 @@ static _Noreturn void usage(void)
 	       "interval (seconds, default 1), as bcc's cachestat prints them, from stable kernel\n"
 	       "tracepoints (eBPF, root). Without eBPF, what /proc/vmstat tells, marked as such.\n"
 	       "\n"
-	       "Columns: HITS MISSES DIRTIES HITRATIO BUFFERS_MB CACHED_MB EVICTIONS, in pages (4 KiB):\n"
+	       "Columns: HITS MISSES DIRTIES HITRATIO BUFFERS_MB CACHED_MB EVICTIONS REFAULTS, in pages:\n"
 	       "  misses     pages added to the cache (filemap:mm_filemap_add_to_page_cache)\n"
 	       "  hits       pages read or mapped (mm_filemap_get_pages, _map_pages, _fault) less misses\n"
 	       "  dirties    pages dirtied (writeback:writeback_dirty_folio)\n"
 	       "  evictions  pages removed (mm_filemap_delete_from_page_cache)\n"
+	       "  refaults   pages added back after reclaim evicted them (as the kernel's\n"
+	       "             workingset_refault_file: a working set larger than its memory)\n"
 	       "\n"
 	       "Options:\n"
 	       "  -T, --timestamp        a TIME column first (HH:MM:SS)\n"
@@ -63,6 +65,7 @@ static int take_sample(struct cache_mode *mode, struct totals_sample *out)
 	if (rc == 0)
 		cache_counters_from_vmstat(&out->vmstat, &out->counters);
 	mode->evictions_unknown = rc != 0 || out->vmstat.pgsteal_file == PROCFS_UNKNOWN;
+	mode->refaults_unknown = rc != 0 || out->vmstat.workingset_refault_file == PROCFS_UNKNOWN;
 	return rc;
 }
 
@@ -91,6 +94,9 @@ static void print_row(const struct cache_options *o, const struct cache_mode *mo
 		json_object_object_add(line, "cached_bytes", json_object_new_uint64(mem->cached));
 		json_object_object_add(line, "evictions", mode->evictions_unknown ? NULL : json_object_new_uint64(d->evictions));
 		json_object_object_add(line, "accesses", hits_known ? json_object_new_uint64(d->reads + d->maps) : NULL);
+		json_object_object_add(line, "reads", hits_known ? json_object_new_uint64(d->reads) : NULL);
+		json_object_object_add(line, "maps", hits_known ? json_object_new_uint64(d->maps) : NULL);
+		json_object_object_add(line, "refaults", mode->refaults_unknown ? NULL : json_object_new_uint64(d->refaults));
 		puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(line);
 	} else if (o->format == OUT_CSV) {
@@ -106,12 +112,14 @@ static void print_row(const struct cache_options *o, const struct cache_mode *mo
 		else
 			printf(",");
 		printf("%.0f,%.0f,", buffers_mb, cached_mb);
-		if (mode->evictions_unknown)
-			printf("\n");
-		else
-			printf("%llu\n", (unsigned long long)d->evictions);
+		if (!mode->evictions_unknown)
+			printf("%llu", (unsigned long long)d->evictions);
+		putchar(',');
+		if (!mode->refaults_unknown)
+			printf("%llu", (unsigned long long)d->refaults);
+		putchar('\n');
 	} else {
-		char hits_text[24], ratio_text[16], evictions_text[24];
+		char hits_text[24], ratio_text[16], evictions_text[24], refaults_text[24];
 
 		snprintf(hits_text, sizeof(hits_text), hits_known ? "%llu" : "-", (unsigned long long)hits);
 		if (hits_known && ratio >= 0)
@@ -120,11 +128,13 @@ static void print_row(const struct cache_options *o, const struct cache_mode *mo
 			snprintf(ratio_text, sizeof(ratio_text), "-");
 		snprintf(evictions_text, sizeof(evictions_text), mode->evictions_unknown ? "-" : "%llu",
 			 (unsigned long long)d->evictions);
+		snprintf(refaults_text, sizeof(refaults_text), mode->refaults_unknown ? "-" : "%llu",
+			 (unsigned long long)d->refaults);
 		if (o->timestamp)
 			printf("%-8s ", clock);
 		/* bcc's widths: "%8d %8d %8d %7.2f%% %12.0f %10.0f" */
-		printf("%8s %8llu %8llu %8s %12.0f %10.0f %10s\n", hits_text, (unsigned long long)d->misses,
-		       (unsigned long long)d->dirties, ratio_text, buffers_mb, cached_mb, evictions_text);
+		printf("%8s %8llu %8llu %8s %12.0f %10.0f %10s %9s\n", hits_text, (unsigned long long)d->misses,
+		       (unsigned long long)d->dirties, ratio_text, buffers_mb, cached_mb, evictions_text, refaults_text);
 	}
 }
 
@@ -133,13 +143,13 @@ static void print_header(const struct cache_options *o)
 	if (o->no_header || o->format == OUT_JSON)
 		return;
 	if (o->format == OUT_CSV) {
-		printf("%shits,misses,dirties,hit_ratio_percent,buffers_mb,cached_mb,evictions\n", o->timestamp ? "time," : "");
+		printf("%shits,misses,dirties,hit_ratio_percent,buffers_mb,cached_mb,evictions,refaults\n", o->timestamp ? "time," : "");
 		return;
 	}
 	if (o->timestamp)
 		printf("%-8s ", "TIME");
-	printf("%8s %8s %8s %8s %12s %10s %10s\n", "HITS", "MISSES", "DIRTIES", "HITRATIO", "BUFFERS_MB", "CACHED_MB",
-	       "EVICTIONS");
+	printf("%8s %8s %8s %8s %12s %10s %10s %9s\n", "HITS", "MISSES", "DIRTIES", "HITRATIO", "BUFFERS_MB", "CACHED_MB",
+	       "EVICTIONS", "REFAULTS");
 }
 
 int cmd_cachestat(int argc, char **argv)
@@ -215,7 +225,9 @@ int cmd_cachestat(int argc, char **argv)
 			rc = cache_output_failed();
 			break;
 		}
-		previous = current;
+		cachestat_advance(&previous.counters, &current.counters);
+		previous.vmstat = current.vmstat;
+		previous.meminfo = current.meminfo;
 		previous_ns = now;
 		printed++;
 		if (deadline + 1000000 < now) /* a missed tick is skipped, not caught up */

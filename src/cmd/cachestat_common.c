@@ -55,6 +55,7 @@ void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_counte
 	out->misses = vmstat->pgpgin != PROCFS_UNKNOWN ? vmstat->pgpgin / 4 : 0;
 	out->dirties = vmstat->nr_dirtied != PROCFS_UNKNOWN ? vmstat->nr_dirtied : 0;
 	out->evictions = vmstat->pgsteal_file != PROCFS_UNKNOWN ? vmstat->pgsteal_file : 0;
+	out->refaults = vmstat->workingset_refault_file != PROCFS_UNKNOWN ? vmstat->workingset_refault_file : 0;
 }
 
 int cache_output_failed(void)

@@ -20,6 +20,7 @@ struct cache_options {
 struct cache_mode {
 	bool bpf;        /* counting with eBPF; else estimating from /proc */
 	bool evictions_unknown; /* /proc mode on a kernel without pgsteal_file (before 5.8) */
+	bool refaults_unknown;  /* /proc mode without workingset_refault_file */
 	const char *why; /* why not eBPF */
 };
 
@@ -31,7 +32,8 @@ void cache_signals(void);
 void cache_parse_interval_count(int argc, char **argv, int first, struct cache_options *o, bool with_count);
 /* Starts eBPF, or says once on stderr that estimates from the fallback (what it cannot tell) are used. */
 void cache_mode_start(const struct cachestat_options *bpf_options, struct cache_mode *mode, const char *fallback);
-/* /proc/vmstat as counters: misses from pgpgin (KiB read from disks), dirties from nr_dirtied. */
+/* /proc/vmstat as counters: misses from pgpgin (KiB read from disks), dirties from nr_dirtied,
+   evictions from pgsteal_file, refaults from workingset_refault_file. */
 void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_counters *out);
 /* stdout failed: a reader that went away (EPIPE) ends quietly with 0, as head(1) expects; else said, 1. */
 int cache_output_failed(void);

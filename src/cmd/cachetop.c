@@ -21,13 +21,15 @@
 #include "common/util.h"
 
 enum group_by { BY_PROCESS, BY_FILE, BY_CGROUP };
+
+#define NAMING_MAX_NS 500000000ull /* the most an interval spends naming files */
 enum sort_key { SORT_PID, SORT_UID, SORT_CMD, SORT_HITS, SORT_MISSES, SORT_DIRTIES, SORT_READ_HIT, SORT_WRITE_HIT, SORT_COUNT };
 static const char *const sort_names[SORT_COUNT] = { "pid", "uid", "cmd", "hits", "misses", "dirties", "read_hit", "write_hit" };
 static const char *const sort_titles[SORT_COUNT] = { "PID", "UID", "CMD", "HITS", "MISSES", "DIRTIES", "READ_HIT%", "WRITE_HIT%" };
 
 struct top_row {
 	uint32_t pid, uid;
-	char name[4096]; /* command, file path or cgroup path */
+	char *name; /* command, file path or cgroup path: the row's own, freed with it */
 	struct cache_counters c;
 	uint64_t hits;
 	double read_hit, write_hit; /* percent; -1 when there was nothing to hit */
@@ -41,11 +43,15 @@ struct top {
 	pid_t pid;
 	unsigned long long max_rows;
 	struct top_row *rows;
-	size_t nrows;
+	size_t nrows, rows_capacity;
 	bool screen; /* ncurses */
 	uint64_t dropped, dropped_now; /* events a full table could not take: since the start, in this interval */
 	struct meminfo mem;
 	struct inode_names names;
+	uint64_t taken_ns;  /* when this interval's counts were taken: its end */
+	struct cache_counters totals; /* the totals then, for the events dropped */
+	bool totals_known;
+	bool estimates; /* from /proc/PID/io: no accesses, refaults or evictions known */
 };
 
 static _Noreturn void usage(void)
@@ -61,7 +67,8 @@ static _Noreturn void usage(void)
 	       "Columns, in pages: HITS (read or mapped, less misses), MISSES (added to the cache),\n"
 	       "DIRTIES (dirtied), READ_HIT%% (of the pages read or mapped, those already cached),\n"
 	       "WRITE_HIT%% (of the pages dirtied, those that were already cached, not added by the\n"
-	       "write). Without eBPF, estimates from /proc/PID/io: read_bytes against rchar.\n"
+	       "write), REFAULTS (pages added back after reclaim evicted them). Without eBPF,\n"
+	       "estimates from /proc/PID/io: read_bytes against rchar.\n"
 	       "\n"
 	       "Options:\n"
 	       "  -s, --sort COLUMN      pid, uid, cmd, hits (default), misses, dirties, read_hit, write_hit\n"
@@ -166,29 +173,54 @@ static bool cgroup_path(uint64_t id, const char *dir, int depth, char *out, size
 
 /* ---- Gathering -------------------------------------------------------------------------- */
 
-static void add_row(struct top *t, const struct top_row *row)
+/* A row with its name (copied): 100,000 files make 100,000 rows, each only as long as its name. */
+static void add_row(struct top *t, const struct top_row *row, const char *name)
 {
-	t->rows = xrealloc(t->rows, (t->nrows + 1) * sizeof(*t->rows));
-	t->rows[t->nrows++] = *row;
+	if (t->nrows == t->rows_capacity) {
+		t->rows_capacity = t->rows_capacity ? 2 * t->rows_capacity : 256;
+		t->rows = xrealloc(t->rows, t->rows_capacity * sizeof(*t->rows));
+	}
+	t->rows[t->nrows] = *row;
+	t->rows[t->nrows++].name = xstrdup(name);
+}
+
+static void clear_rows(struct top *t)
+{
+	for (size_t i = 0; i < t->nrows; i++)
+		free(t->rows[i].name);
+	t->nrows = 0;
+}
+
+/* The end of the interval the rows just taken cover, and the totals then. */
+static void took(struct top *t)
+{
+	t->taken_ns = monotonic_ns();
+	t->totals_known = cachestat_totals(&t->totals) == 0;
 }
 
 static void gather_bpf(struct top *t)
 {
-	t->nrows = 0;
+	clear_rows(t);
 	if (t->by == BY_FILE) {
 		struct cachestat_file *files;
+		struct file_id *ids;
+		uint64_t budget = (uint64_t)(t->o.interval * 1e9 / 4);
 		size_t n;
 
-		cachestat_take_files(&files, &n);
-		inode_names_round(&t->names);
+		cachestat_take(NULL, NULL, &files, &n);
+		took(t);
+		/* Naming takes a quarter of the interval at most: what is not named yet is named later. */
+		ids = xcalloc(n ? n : 1, sizeof(*ids));
+		for (size_t i = 0; i < n; i++)
+			ids[i] = (struct file_id){ files[i].dev, files[i].ino };
+		inode_names_resolve(&t->names, ids, n, budget < NAMING_MAX_NS ? budget : NAMING_MAX_NS, &cache_stop);
+		free(ids);
 		for (size_t i = 0; i < n; i++) {
 			struct top_row row = { .c = files[i].counters };
 			char unknown[64];
 
-			snprintf(row.name, sizeof(row.name), "%s",
-				 inode_names_find(&t->names, files[i].dev, files[i].ino, unknown, sizeof(unknown)));
 			derive(&row);
-			add_row(t, &row);
+			add_row(t, &row, inode_names_get(&t->names, files[i].dev, files[i].ino, unknown, sizeof(unknown)));
 		}
 		free(files);
 		return;
@@ -196,9 +228,11 @@ static void gather_bpf(struct top *t)
 	struct cachestat_proc *procs;
 	size_t n;
 
-	cachestat_take_procs(&procs, &n);
+	cachestat_take(&procs, &n, NULL, NULL);
+	took(t);
 	for (size_t i = 0; i < n; i++) {
 		struct top_row row = { .pid = procs[i].pid, .uid = procs[i].uid, .c = procs[i].counters };
+		char name[4096];
 		size_t j;
 
 		if (t->by == BY_CGROUP) {
@@ -215,18 +249,19 @@ static void gather_bpf(struct top *t)
 				sum.write_misses += row.c.write_misses;
 				sum.dirties += row.c.dirties;
 				sum.evictions += row.c.evictions;
+				sum.refaults += row.c.refaults;
 				t->rows[j].c = sum;
 				derive(&t->rows[j]);
 				continue;
 			}
 			row.pid = (uint32_t)procs[i].cgroup;
-			if (!cgroup_path(procs[i].cgroup, cgroup2_root(), 0, row.name, sizeof(row.name)))
-				snprintf(row.name, sizeof(row.name), "cgroup %llu", (unsigned long long)procs[i].cgroup);
+			if (!cgroup_path(procs[i].cgroup, cgroup2_root(), 0, name, sizeof(name)))
+				snprintf(name, sizeof(name), "cgroup %llu", (unsigned long long)procs[i].cgroup);
 		} else {
-			snprintf(row.name, sizeof(row.name), "%s", procs[i].comm);
+			snprintf(name, sizeof(name), "%s", procs[i].comm);
 		}
 		derive(&row);
-		add_row(t, &row);
+		add_row(t, &row, name);
 	}
 	free(procs);
 }
@@ -259,7 +294,7 @@ static void gather_proc(struct top *t)
 	struct io_sample *now = NULL;
 	size_t nnow = 0;
 
-	t->nrows = 0;
+	clear_rows(t);
 	while (proc && (entry = readdir(proc))) {
 		struct io_sample sample;
 		uint32_t pid = (uint32_t)strtoul(entry->d_name, NULL, 10);
@@ -271,7 +306,7 @@ static void gather_proc(struct top *t)
 		for (size_t i = 0; i < io_nprevious; i++) {
 			const struct io_sample *before = &io_previous[i];
 			struct top_row row = { .pid = pid };
-			char path[64];
+			char path[64], name[17];
 			struct stat st;
 
 			if (before->pid != pid)
@@ -285,10 +320,10 @@ static void gather_proc(struct top *t)
 			snprintf(path, sizeof(path), "/proc/%u", pid);
 			if (stat(path, &st) == 0)
 				row.uid = st.st_uid;
-			proc_comm_read((pid_t)pid, row.name, 17);
+			proc_comm_read((pid_t)pid, name, sizeof(name));
 			derive(&row);
 			row.write_hit = -1; /* write_bytes says what reached storage, not what was dirtied in cache */
-			add_row(t, &row);
+			add_row(t, &row, name);
 			break;
 		}
 	}
@@ -359,28 +394,29 @@ static void header_line(const struct top *t, char *buf, size_t len)
 static void column_line(const struct top *t, char *buf, size_t len)
 {
 	if (t->by == BY_PROCESS)
-		snprintf(buf, len, "%-8s %-8s %-16s %8s %8s %8s %10s %10s", "PID", "UID", "CMD", "HITS", "MISSES", "DIRTIES",
-			 "READ_HIT%", "WRITE_HIT%");
+		snprintf(buf, len, "%-8s %-8s %-16s %8s %8s %8s %10s %10s %8s", "PID", "UID", "CMD", "HITS", "MISSES",
+			 "DIRTIES", "READ_HIT%", "WRITE_HIT%", "REFAULTS");
 	else
-		snprintf(buf, len, "%8s %8s %8s %10s %10s  %s", "HITS", "MISSES", "DIRTIES", "READ_HIT%", "WRITE_HIT%",
-			 first_column(t));
+		snprintf(buf, len, "%8s %8s %8s %10s %10s %8s  %s", "HITS", "MISSES", "DIRTIES", "READ_HIT%", "WRITE_HIT%",
+			 "REFAULTS", first_column(t));
 }
 
 static void row_line(const struct top *t, const struct top_row *row, char *buf, size_t len)
 {
-	char read_text[16], write_text[16], user[32];
+	char read_text[16], write_text[16], refaults_text[24], user[32];
 
 	percent_text(row->read_hit, read_text, sizeof(read_text));
 	percent_text(row->write_hit, write_text, sizeof(write_text));
+	snprintf(refaults_text, sizeof(refaults_text), t->estimates ? "-" : "%llu", (unsigned long long)row->c.refaults);
 	if (t->by == BY_PROCESS) {
 		user_name(row->uid, user, sizeof(user));
-		snprintf(buf, len, "%-8u %-8.8s %-16.16s %8llu %8llu %8llu %10s %10s", row->pid, user,
+		snprintf(buf, len, "%-8u %-8.8s %-16.16s %8llu %8llu %8llu %10s %10s %8s", row->pid, user,
 			 printable_name(row->name), (unsigned long long)row->hits, (unsigned long long)row->c.misses,
-			 (unsigned long long)row->c.dirties, read_text, write_text);
+			 (unsigned long long)row->c.dirties, read_text, write_text, refaults_text);
 	} else {
-		snprintf(buf, len, "%8llu %8llu %8llu %10s %10s  %s", (unsigned long long)row->hits,
+		snprintf(buf, len, "%8llu %8llu %8llu %10s %10s %8s  %s", (unsigned long long)row->hits,
 			 (unsigned long long)row->c.misses, (unsigned long long)row->c.dirties, read_text, write_text,
-			 printable_name(row->name));
+			 refaults_text, printable_name(row->name));
 	}
 }
 
@@ -389,17 +425,25 @@ static size_t rows_shown(const struct top *t)
 	return t->max_rows && t->max_rows < t->nrows ? (size_t)t->max_rows : t->nrows;
 }
 
+/*
+ * One JSON line an interval: the header's fields, then each row made, printed and freed in
+ * turn (100,000 files are 100,000 rows: a whole tree of them would take hundreds of MB).
+ */
 static void print_json(const struct top *t, uint64_t interval_ns, bool bpf)
 {
-	struct json_object *line = json_object_new_object(), *rows = json_object_new_array();
-	const char *key = t->by == BY_FILE ? "files" : t->by == BY_CGROUP ? "cgroups" : "processes";
+	struct json_object *head = json_object_new_object();
+	const char *key = t->by == BY_FILE ? "files" : t->by == BY_CGROUP ? "cgroups" : "processes", *text;
+	int flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
 
-	json_object_object_add(line, "time_ns", json_object_new_uint64(realtime_ns()));
-	json_object_object_add(line, "interval_ns", json_object_new_uint64(interval_ns));
-	json_object_object_add(line, "mode", json_object_new_string(bpf ? "ebpf" : "procfs"));
-	json_object_object_add(line, "buffers_bytes", json_object_new_uint64(t->mem.buffers));
-	json_object_object_add(line, "cached_bytes", json_object_new_uint64(t->mem.cached));
-	json_object_object_add(line, "dropped", bpf ? json_object_new_uint64(t->dropped_now) : NULL);
+	json_object_object_add(head, "time_ns", json_object_new_uint64(realtime_ns()));
+	json_object_object_add(head, "interval_ns", json_object_new_uint64(interval_ns));
+	json_object_object_add(head, "mode", json_object_new_string(bpf ? "ebpf" : "procfs"));
+	json_object_object_add(head, "buffers_bytes", json_object_new_uint64(t->mem.buffers));
+	json_object_object_add(head, "cached_bytes", json_object_new_uint64(t->mem.cached));
+	json_object_object_add(head, "dropped", bpf ? json_object_new_uint64(t->dropped_now) : NULL);
+	text = json_object_to_json_string_ext(head, flags);
+	printf("%.*s,\"%s\":[", (int)strlen(text) - 1, text, key); /* the header without its closing brace */
+	json_object_put(head);
 	for (size_t i = 0; i < rows_shown(t); i++) {
 		const struct top_row *row = &t->rows[i];
 		struct json_object *o = json_object_new_object();
@@ -417,12 +461,15 @@ static void print_json(const struct top *t, uint64_t interval_ns, bool bpf)
 		json_object_object_add(o, "read_hit", row->read_hit >= 0 ? out_json_real(row->read_hit / 100) : NULL);
 		json_object_object_add(o, "write_hit", row->write_hit >= 0 ? out_json_real(row->write_hit / 100) : NULL);
 		json_object_object_add(o, "accesses", json_object_new_uint64(row->c.reads + row->c.maps));
+		json_object_object_add(o, "reads", json_object_new_uint64(row->c.reads));
+		json_object_object_add(o, "maps", bpf ? json_object_new_uint64(row->c.maps) : NULL);
+		json_object_object_add(o, "write_misses", bpf ? json_object_new_uint64(row->c.write_misses) : NULL);
 		json_object_object_add(o, "evictions", bpf ? json_object_new_uint64(row->c.evictions) : NULL);
-		json_object_array_add(rows, o);
+		json_object_object_add(o, "refaults", bpf ? json_object_new_uint64(row->c.refaults) : NULL);
+		printf("%s%s", i ? "," : "", json_object_to_json_string_ext(o, flags));
+		json_object_put(o);
 	}
-	json_object_object_add(line, key, rows);
-	puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(line);
+	puts("]}");
 }
 
 static void print_csv(const struct top *t, bool first)
@@ -432,7 +479,7 @@ static void print_csv(const struct top *t, bool first)
 
 	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&now));
 	if (first && !t->o.no_header)
-		printf("time,%shits,misses,dirties,read_hit_percent,write_hit_percent,%s\n",
+		printf("time,%shits,misses,dirties,read_hit_percent,write_hit_percent,refaults,%s\n",
 		       t->by == BY_PROCESS ? "pid,uid," : "", t->by == BY_FILE ? "file" : t->by == BY_CGROUP ? "cgroup" : "comm");
 	for (size_t i = 0; i < rows_shown(t); i++) {
 		const struct top_row *row = &t->rows[i];
@@ -447,6 +494,9 @@ static void print_csv(const struct top *t, bool first)
 			printf("%u,%u,", row->pid, row->uid);
 		printf("%llu,%llu,%llu,%s,%s,", (unsigned long long)row->hits, (unsigned long long)row->c.misses,
 		       (unsigned long long)row->c.dirties, read_text, write_text);
+		if (!t->estimates)
+			printf("%llu", (unsigned long long)row->c.refaults);
+		putchar(',');
 		/* RFC 4180: quoted, quotes doubled */
 		putchar('"');
 		for (const char *p = row->name; *p; p++) {
@@ -623,6 +673,7 @@ int cmd_cachetop(int argc, char **argv)
 		warn_msg("%s needs eBPF: /proc tells only per process", t.by == BY_FILE ? "--files" : "--cgroup");
 		return EXIT_FAIL;
 	}
+	t.estimates = !mode.bpf;
 	if (!mode.bpf) {
 		gather_proc(&t); /* the first sample: rates from the next */
 		snprintf(note, sizeof(note), "estimates from /proc (no eBPF: %s)", mode.why);
@@ -652,11 +703,11 @@ int cmd_cachetop(int argc, char **argv)
 				break;
 		}
 		if (mode.bpf) {
-			struct cache_counters totals;
-
 			gather_bpf(&t);
+			const struct cache_counters totals = t.totals;
+
 			/* Events a full table could not take are in the totals only: say so once, and in JSON. */
-			if (cachestat_totals(&totals) == 0 && totals.dropped > t.dropped) {
+			if (t.totals_known && totals.dropped > t.dropped) {
 				if (!t.dropped && !t.screen)
 					warn_msg("the table of %s is full: some events are counted in the totals only",
 						 t.by == BY_FILE ? "files (65536)" : "processes (16384)");
@@ -670,10 +721,11 @@ int cmd_cachetop(int argc, char **argv)
 			}
 		} else {
 			gather_proc(&t);
+			t.taken_ns = monotonic_ns();
 		}
 		if (meminfo_read(&t.mem) != 0)
 			memset(&t.mem, 0, sizeof(t.mem));
-		now = monotonic_ns();
+		now = t.taken_ns; /* the rows' period ends where they were taken, however long naming took */
 		sort_rows(&t);
 		if (t.screen)
 			draw_screen(&t, note[0] ? note : NULL);
@@ -696,6 +748,7 @@ int cmd_cachetop(int argc, char **argv)
 		endwin();
 	cachestat_stop();
 	inode_names_free(&t.names);
+	clear_rows(&t);
 	free(t.rows);
 	free(io_previous);
 	io_previous = NULL;

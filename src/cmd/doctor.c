@@ -18,6 +18,7 @@
 #include "collect/diskstats.h"
 #include "collect/fdinfo.h"
 #include "collect/inode_names.h"
+#include "collect/memcg.h"
 #include "collect/pagecache.h"
 #include "collect/procfs.h"
 #include "collect/segments.h"
@@ -25,6 +26,7 @@
 #include "common/util.h"
 
 #define MiB (1024.0 * 1024.0)
+#define NAMING_NS 1000000000ull /* the most naming the files reported may take */
 
 enum severity { SEV_INFO, SEV_WARNING, SEV_CRITICAL };
 static const char *const severity_names[] = { "info", "warning", "critical" };
@@ -390,7 +392,7 @@ struct watch {
 	struct diskstats disk_start, disk_mid, disk_end;
 	bool mid_known;
 	uint64_t disk_start_ns, disk_mid_ns, disk_end_ns; /* when each diskstats sample was read */
-	struct psi io_start, io_end;
+	struct psi io_start, io_end, memory_start, memory_end;
 	uint64_t dirty_peak, writeback_peak, thresh, bg_thresh; /* pages, at the peak of dirty + writeback */
 	unsigned writeback_samples;     /* samples with pages under writeback */
 	struct task_watch *tasks;
@@ -552,6 +554,7 @@ static void watch_start(struct watch *w)
 	w->nio = read_all_io(&w->io);
 	w->vm_known = vmstat_read(&w->vm_start) == 0;
 	psi_read("io", &w->io_start);
+	psi_read("memory", &w->memory_start);
 	if (diskstats_read(&w->disk_start) != 0)
 		w->disk_start = (struct diskstats){0};
 	w->start_ns = w->disk_start_ns = monotonic_ns();
@@ -581,6 +584,7 @@ static double watch_run(struct watch *w, double seconds)
 		w->disk_end = (struct diskstats){0};
 	w->disk_end_ns = monotonic_ns();
 	psi_read("io", &w->io_end);
+	psi_read("memory", &w->memory_end);
 	w->vm_known = w->vm_known && vmstat_read(&w->vm_end) == 0;
 	watched = (double)(monotonic_ns() - w->start_ns) / 1e9;
 	w->mem_known = meminfo_read(&w->mem_end) == 0;
@@ -961,12 +965,14 @@ static bool is_direct(const struct direct_process *procs, size_t count, pid_t pi
 }
 
 struct miss_row {
-	pid_t pid;             /* 0 for a file */
+	pid_t pid;             /* 0 for a file; for processes of one command, the one that missed most */
 	unsigned processes;
+	pid_t pids[5];         /* processes of one command: those that missed most */
 	char comm[32];
 	dev_t dev;             /* a file's */
 	uint64_t ino;
 	uint64_t accesses, misses; /* pages read or mapped, and of those not cached */
+	uint64_t refaults;     /* of the misses, pages reclaim had evicted (eBPF); UINT64_MAX unknown */
 };
 
 /* Pages read or mapped, and of those not cached, as eBPF counted them. */
@@ -974,33 +980,8 @@ static struct miss_row counted(const struct cache_counters *c)
 {
 	uint64_t accesses = c->reads + c->maps, hits = cachestat_hits(c);
 
-	return (struct miss_row){ .accesses = accesses, .misses = accesses > hits ? accesses - hits : 0 };
-}
-
-/* Rows of one command added into one (the highest pid named); O_DIRECT processes and this one left out. */
-static size_t merge_by_command(struct miss_row *rows, size_t nrows, const struct direct_process *direct, size_t ndirect)
-{
-	size_t kept = 0;
-
-	for (size_t i = 0; i < nrows; i++) {
-		size_t k;
-
-		if (rows[i].pid == getpid() || is_direct(direct, ndirect, rows[i].pid))
-			continue;
-		for (k = 0; k < kept && strcmp(rows[k].comm, rows[i].comm); k++)
-			;
-		if (k == kept) {
-			rows[kept] = rows[i];
-			rows[kept++].processes = 1;
-			continue;
-		}
-		rows[k].accesses += rows[i].accesses;
-		rows[k].misses += rows[i].misses;
-		rows[k].processes++;
-		if (rows[i].pid > rows[k].pid)
-			rows[k].pid = rows[i].pid;
-	}
-	return kept;
+	return (struct miss_row){ .accesses = accesses, .misses = accesses > hits ? accesses - hits : 0,
+				  .refaults = c->refaults };
 }
 
 static int compare_misses(const void *a_, const void *b_)
@@ -1010,80 +991,145 @@ static int compare_misses(const void *a_, const void *b_)
 	return (b->misses > a->misses) - (b->misses < a->misses);
 }
 
-/* Refaults: pages read back soon after the cache evicted them. */
-static bool rule_refaults(struct doctor *d, const struct watch *w)
+/*
+ * Processes whose reads mostly missed, each by its pid; those of one command added into one
+ * row (one short-lived process after another, as a shell loop runs them, is one reader),
+ * named by the pids that missed most. A process that did not mostly miss is in no row: an
+ * idle process is never named for another's misses. O_DIRECT processes and this one left out.
+ */
+static size_t group_by_command(struct miss_row *rows, size_t nrows, const struct direct_process *direct, size_t ndirect)
 {
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), refaults, read_pages;
-	char rate_text[16], cache_text[16], total_text[16];
-	struct finding *f;
-	double rate, share;
+	size_t kept = 0;
 
-	if (d->seconds <= 0 || !w->vm_known || w->vm_start.workingset_refault_file == PROCFS_UNKNOWN ||
-	    w->vm_end.workingset_refault_file < w->vm_start.workingset_refault_file)
-		return false;
-	refaults = w->vm_end.workingset_refault_file - w->vm_start.workingset_refault_file;
-	read_pages = w->vm_end.pgpgin >= w->vm_start.pgpgin ? (w->vm_end.pgpgin - w->vm_start.pgpgin) * 1024 / page : 0;
-	rate = (double)(refaults * page) / d->seconds;
-	/* Of what was read from disks, the share that had been cached a moment ago. */
-	share = read_pages ? 100.0 * (double)refaults / (double)read_pages : 100.0;
-	if (rate < MiB || share < 25)
-		return false;
-	f = add_finding(d, SEV_WARNING, "refaults",
-			"pages the cache evicted are read again soon after: the data in use is larger than the cache it "
-			"gets (memory, or a cgroup's limit), so reads that could hit go to the disk");
-	text(f->what, sizeof(f->what), "the working set is larger than the page cache: evicted pages are read back");
-	text(f->numbers, sizeof(f->numbers),
-	     "%s/s refaulted (%llu pages: workingset_refault_file in /proc/vmstat), %.0f %% of the pages read from "
-	     "disks (pgpgin); page cache %s of %s memory",
-	     human_size((uint64_t)rate, rate_text, sizeof(rate_text)), (unsigned long long)refaults,
-	     share > 100 ? 100 : share, w->mem_known ? human_size(w->mem_end.cached, cache_text, sizeof(cache_text)) : "?",
-	     w->mem_known ? human_size(w->mem_end.mem_total, total_text, sizeof(total_text)) : "?");
-	text(f->more, sizeof(f->more), "iolens cachestat 1 (EVICTIONS); iolens cachetop --cgroup");
-	json_object_object_add(f->data, "refaults", json_object_new_uint64(refaults));
-	json_object_object_add(f->data, "refault_bytes_per_s", out_json_real(rate));
-	json_object_object_add(f->data, "read_pages", json_object_new_uint64(read_pages));
-	return true;
+	if (nrows > 1)
+		qsort(rows, nrows, sizeof(*rows), compare_misses);
+	for (size_t i = 0; i < nrows; i++) {
+		size_t k;
+
+		if (rows[i].pid == getpid() || is_direct(direct, ndirect, rows[i].pid) || !rows[i].accesses ||
+		    rows[i].misses * 2 < rows[i].accesses)
+			continue;
+		for (k = 0; k < kept && strcmp(rows[k].comm, rows[i].comm); k++)
+			;
+		if (k == kept) {
+			rows[kept] = rows[i];
+			rows[kept].processes = 1;
+			rows[kept++].pids[0] = rows[i].pid;
+			continue;
+		}
+		if (rows[k].processes < sizeof(rows[k].pids) / sizeof(rows[k].pids[0]))
+			rows[k].pids[rows[k].processes] = rows[i].pid;
+		rows[k].processes++;
+		rows[k].accesses += rows[i].accesses;
+		rows[k].misses += rows[i].misses;
+		rows[k].refaults = rows[k].refaults == UINT64_MAX || rows[i].refaults == UINT64_MAX
+					   ? UINT64_MAX : rows[k].refaults + rows[i].refaults;
+	}
+	return kept;
 }
 
-/* Findings for the rows (processes, or files when names is given) whose reads mostly missed: at most 5. */
-static void report_misses(struct doctor *d, const struct watch *w, struct miss_row *rows, size_t nrows, bool refaulting,
-			  struct inode_names *names)
+/* Signs that memory is short, whoever it is short for: stalls on memory, little of it available. */
+struct memory_signs {
+	double psi_some;   /* percent of the window some task stalled on memory; -1 unknown */
+	bool low_available; /* MemAvailable under a tenth of MemTotal at the end */
+	bool short_now;     /* either */
+};
+
+#define MEMORY_PSI_SHORT 1.0 /* percent of the window */
+
+static struct memory_signs memory_signs(const struct doctor *d, const struct watch *w)
+{
+	struct memory_signs m = { .psi_some = psi_share(&w->memory_start.some, &w->memory_end.some, d->seconds) };
+
+	m.low_available = w->mem_known && w->mem_end.mem_total && w->mem_end.mem_available < w->mem_end.mem_total / 10;
+	m.short_now = m.low_available || m.psi_some >= MEMORY_PSI_SHORT;
+	return m;
+}
+
+static const char *pids_text(const struct miss_row *r, char *buf, size_t len)
+{
+	size_t used = 0, shown = r->processes < 5 ? r->processes : 5;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < shown && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%d", i ? ", " : "", (int)r->pids[i]);
+	if (r->processes > shown && used < len)
+		snprintf(buf + used, len - used, ", ...");
+	return buf;
+}
+
+/*
+ * Findings for the rows (processes, or files when names is given) whose reads mostly missed,
+ * at a rate that matters: at most 5. A warning when pages evicted are read back (refaults)
+ * and there is a sign that memory is short for the reader: its memory cgroup at its limit,
+ * memory stalls (PSI), little memory available. Else information: first reads of data not
+ * cached yet miss too, and pages something else evicted (DAMON, proactive reclaim) are no
+ * shortage of the cache. Returns whether a reader's memory cgroup was at its limit.
+ */
+static bool report_misses(struct doctor *d, const struct watch *w, struct miss_row *rows, size_t nrows,
+			  const struct memory_signs *memory, bool system_refaulting, struct inode_names *names)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	size_t reported = 0;
+	bool any_at_limit = false;
 
 	if (nrows > 1)
 		qsort(rows, nrows, sizeof(*rows), compare_misses);
 	for (size_t i = 0; i < nrows && reported < 5; i++) {
 		const struct miss_row *r = &rows[i];
 		double rate = (double)(r->misses * page) / d->seconds, hit;
-		char rate_text[16], unknown[64];
+		char rate_text[16], unknown[64], pids[96], limit_text[16], use_text[16], cgroup_text[700] = "",
+		     refaults_text[48] = "";
+		bool refaulting = r->refaults == UINT64_MAX ? system_refaulting : r->refaults > 0, at_limit = false;
 		const char *path = NULL;
+		struct memcg cgroup;
 		struct finding *f;
 
 		if (rate < MiB || r->accesses == 0 || r->misses * 2 < r->accesses)
 			continue;
+		if (!names && memcg_of_pid(r->pid, &cgroup) == 0) {
+			at_limit = memcg_at_limit(&cgroup);
+			any_at_limit |= at_limit;
+			if (cgroup.max != MEMCG_UNLIMITED)
+				text(cgroup_text, sizeof(cgroup_text), "; memory cgroup %s (v%d): %s used of its %s limit%s, "
+				     "%llu pages refaulted since it was made (memory.stat)", cgroup.path, cgroup.version,
+				     human_size(cgroup.current, use_text, sizeof(use_text)),
+				     human_size(cgroup.max, limit_text, sizeof(limit_text)), at_limit ? ", at its limit" : "",
+				     (unsigned long long)cgroup.refaults);
+		}
 		hit = 100.0 * (double)(r->accesses - (r->misses < r->accesses ? r->misses : r->accesses)) / (double)r->accesses;
 		reported++;
-		f = add_finding(d, refaulting ? SEV_WARNING : SEV_INFO, "cache-miss",
-				refaulting ? "each read that misses waits for the disk, and pages evicted are read back: "
-					     "the cache is too small for what is read, or something evicts it"
-					   : "each read that misses waits for the disk; no evicted page was read back, so "
-					     "these may be first reads of data not cached yet");
+		if (refaulting && at_limit)
+			f = add_finding(d, SEV_WARNING, "cache-miss",
+					"each read that misses waits for the disk, and pages evicted are read back: the "
+					"memory cgroup's limit keeps the cache smaller than what is read");
+		else if (refaulting && memory->short_now)
+			f = add_finding(d, SEV_WARNING, "cache-miss",
+					"each read that misses waits for the disk, and pages evicted are read back while "
+					"memory is short: the cache is too small for what is read");
+		else
+			f = add_finding(d, SEV_INFO, "cache-miss",
+					refaulting ? "each read that misses waits for the disk; pages evicted are read back, "
+						     "but memory is not short (no stalls, memory available): something else "
+						     "evicts them (DAMON, proactive reclaim, drop_caches)"
+						   : "each read that misses waits for the disk; no evicted page was read "
+						     "back, so these may be first reads of data not cached yet");
 		if (names) {
-			path = inode_names_find(names, r->dev, r->ino, unknown, sizeof(unknown));
+			path = inode_names_get(names, r->dev, r->ino, unknown, sizeof(unknown));
 			text(f->what, sizeof(f->what), "file %s: its reads mostly miss the page cache", path);
 		} else if (r->processes > 1) {
-			text(f->what, sizeof(f->what), "%u processes named %s (the last %d): their reads mostly miss the "
-			     "page cache", r->processes, r->comm, (int)r->pid);
+			text(f->what, sizeof(f->what), "%u processes named %s (%s): their reads mostly miss the page cache%s",
+			     r->processes, r->comm, pids_text(r, pids, sizeof(pids)), at_limit ? " in a memory cgroup at its limit" : "");
 		} else {
-			text(f->what, sizeof(f->what), "process %d (%s): its reads mostly miss the page cache", (int)r->pid,
-			     r->comm);
+			text(f->what, sizeof(f->what), "process %d (%s): its reads mostly miss the page cache%s", (int)r->pid,
+			     r->comm, at_limit ? " in a memory cgroup at its limit" : "");
 		}
-		text(f->numbers, sizeof(f->numbers), "%.0f %% of %llu pages read or mapped were cached; %llu missed, %s/s (%s)",
-		     hit, (unsigned long long)r->accesses, (unsigned long long)r->misses,
+		if (r->refaults != UINT64_MAX)
+			text(refaults_text, sizeof(refaults_text), ", %llu of them refaults", (unsigned long long)r->refaults);
+		text(f->numbers, sizeof(f->numbers), "%.0f %% of %llu pages read or mapped were cached; %llu missed%s, %s/s (%s)%s",
+		     hit, (unsigned long long)r->accesses, (unsigned long long)r->misses, refaults_text,
 		     human_size((uint64_t)rate, rate_text, sizeof(rate_text)),
-		     w->bpf ? "eBPF, as cachetop counts" : "estimated from /proc/PID/io: no eBPF");
+		     w->bpf ? "eBPF, as cachetop counts" : "estimated from /proc/PID/io: no eBPF", cgroup_text);
 		if (names) {
 			text(f->more, sizeof(f->more), "iolens cachetop --files; iolens pcstat %s", path);
 			json_object_object_add(f->data, "file", json_object_new_string(path));
@@ -1091,47 +1137,128 @@ static void report_misses(struct doctor *d, const struct watch *w, struct miss_r
 			json_object_object_add(f->data, "dev", json_object_new_string(unknown));
 			json_object_object_add(f->data, "ino", json_object_new_uint64(r->ino));
 		} else {
-			text(f->more, sizeof(f->more), "iolens cachetop -p %d; iolens cachetop --files", (int)r->pid);
+			struct json_object *list = json_object_new_array();
+
+			text(f->more, sizeof(f->more), "iolens cachetop -p %d; iolens cachetop --files%s", (int)r->pid,
+			     at_limit ? "; iolens cachetop --cgroup" : "");
 			json_object_object_add(f->data, "pid", json_object_new_int(r->pid));
 			json_object_object_add(f->data, "comm", json_object_new_string(r->comm));
 			json_object_object_add(f->data, "processes", json_object_new_int((int)r->processes));
+			for (unsigned k = 0; k < r->processes && k < 5; k++)
+				json_object_array_add(list, json_object_new_int(r->pids[k]));
+			json_object_object_add(f->data, "pids", list);
+			if (cgroup_text[0]) {
+				json_object_object_add(f->data, "cgroup", json_object_new_string(cgroup.path));
+				json_object_object_add(f->data, "cgroup_version", json_object_new_int(cgroup.version));
+				json_object_object_add(f->data, "cgroup_memory_max", json_object_new_uint64(cgroup.max));
+				json_object_object_add(f->data, "cgroup_memory_current", json_object_new_uint64(cgroup.current));
+				json_object_object_add(f->data, "cgroup_refaults", json_object_new_uint64(cgroup.refaults));
+				json_object_object_add(f->data, "cgroup_at_limit", json_object_new_boolean(at_limit));
+			}
 		}
 		json_object_object_add(f->data, "pages", json_object_new_uint64(r->accesses));
 		json_object_object_add(f->data, "misses", json_object_new_uint64(r->misses));
+		json_object_object_add(f->data, "refaults", r->refaults != UINT64_MAX ? json_object_new_uint64(r->refaults) : NULL);
 		json_object_object_add(f->data, "hit_percent", out_json_real(hit));
 		json_object_object_add(f->data, "miss_bytes_per_s", out_json_real(rate));
 		json_object_object_add(f->data, "counted", json_object_new_string(w->bpf ? "ebpf" : "proc"));
 	}
+	return any_at_limit;
+}
+
+/* Refaults, system-wide: pages read back soon after the cache evicted them (/proc/vmstat). */
+struct refault_window {
+	uint64_t refaults, read_pages;
+	double rate, share; /* bytes/s; percent of the pages read from disks */
+	bool high;          /* at a rate that matters, and a large share of what is read */
+};
+
+static struct refault_window refault_window(const struct doctor *d, const struct watch *w)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	struct refault_window r = {0};
+
+	if (d->seconds <= 0 || !w->vm_known || w->vm_start.workingset_refault_file == PROCFS_UNKNOWN ||
+	    w->vm_end.workingset_refault_file < w->vm_start.workingset_refault_file)
+		return r;
+	r.refaults = w->vm_end.workingset_refault_file - w->vm_start.workingset_refault_file;
+	r.read_pages = w->vm_end.pgpgin >= w->vm_start.pgpgin ? (w->vm_end.pgpgin - w->vm_start.pgpgin) * 1024 / page : 0;
+	r.rate = (double)(r.refaults * page) / d->seconds;
+	/* Of what was read from disks, the share that had been cached a moment ago. */
+	r.share = r.read_pages ? 100.0 * (double)r.refaults / (double)r.read_pages : 100.0;
+	r.high = r.rate >= MiB && r.share >= 25;
+	return r;
 }
 
 /*
- * Processes whose reads mostly missed, by command (one short-lived process after another, as a
- * shell loop runs them, is one reader). A warning when evicted pages are read back (refaults):
- * a first read of data not cached yet misses too, and is no trouble of the cache.
+ * A warning only with a sign that memory is short (a reader's memory cgroup at its limit,
+ * memory stalls, little memory available): refaults alone, on a machine with memory free,
+ * are pages something else evicted, said as information.
  */
-static void rule_cache(struct doctor *d, const struct watch *w, const struct direct_process *direct, size_t ndirect,
-		       bool refaulting)
+static void rule_refaults(struct doctor *d, const struct watch *w, const struct refault_window *r,
+			  const struct memory_signs *memory, bool cgroup_at_limit)
+{
+	char rate_text[16], cache_text[16], total_text[16], available_text[16], psi_text[32];
+	bool matters = cgroup_at_limit || memory->short_now;
+	struct finding *f;
+
+	if (!r->high)
+		return;
+	f = add_finding(d, matters ? SEV_WARNING : SEV_INFO, "refaults",
+			matters ? "pages the cache evicted are read again soon after: the data in use is larger than "
+				  "the cache it gets (memory, or a cgroup's limit), so reads that could hit go to the disk"
+				: "pages the cache evicted are read again soon after, but memory is not short (no stalls, "
+				  "memory available, no cgroup at its limit): something evicts idle pages (DAMON, "
+				  "proactive reclaim, drop_caches) that are then read back");
+	text(f->what, sizeof(f->what), matters ? "the working set is larger than the page cache: evicted pages are read back"
+					       : "evicted pages are read back, with memory to spare");
+	if (memory->psi_some >= 0)
+		text(psi_text, sizeof(psi_text), "%.1f %%", memory->psi_some);
+	else
+		text(psi_text, sizeof(psi_text), "unknown");
+	text(f->numbers, sizeof(f->numbers),
+	     "%s/s refaulted (%llu pages: workingset_refault_file in /proc/vmstat), %.0f %% of the pages read from "
+	     "disks (pgpgin); page cache %s of %s memory, %s available; memory stalls (PSI some) %s of the time%s",
+	     human_size((uint64_t)r->rate, rate_text, sizeof(rate_text)), (unsigned long long)r->refaults,
+	     r->share > 100 ? 100 : r->share, w->mem_known ? human_size(w->mem_end.cached, cache_text, sizeof(cache_text)) : "?",
+	     w->mem_known ? human_size(w->mem_end.mem_total, total_text, sizeof(total_text)) : "?",
+	     w->mem_known ? human_size(w->mem_end.mem_available, available_text, sizeof(available_text)) : "?", psi_text,
+	     cgroup_at_limit ? "; a reader's memory cgroup at its limit (see cache-miss)" : "");
+	text(f->more, sizeof(f->more), "iolens cachestat 1 (EVICTIONS, REFAULTS); iolens cachetop --cgroup");
+	json_object_object_add(f->data, "refaults", json_object_new_uint64(r->refaults));
+	json_object_object_add(f->data, "refault_bytes_per_s", out_json_real(r->rate));
+	json_object_object_add(f->data, "read_pages", json_object_new_uint64(r->read_pages));
+	json_object_object_add(f->data, "memory_psi_some_percent", memory->psi_some >= 0 ? out_json_real(memory->psi_some) : NULL);
+	json_object_object_add(f->data, "mem_available_bytes", w->mem_known ? json_object_new_uint64(w->mem_end.mem_available) : NULL);
+	json_object_object_add(f->data, "cgroup_at_limit", json_object_new_boolean(cgroup_at_limit));
+}
+
+/*
+ * Reads that miss the cache, by process and by file, then refaults system-wide; the same
+ * signs of a memory shortage decide whether either is a warning.
+ */
+static void rule_cache(struct doctor *d, const struct watch *w, const struct direct_process *direct, size_t ndirect)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	struct refault_window refaults = refault_window(d, w);
+	struct memory_signs memory = memory_signs(d, w);
+	struct cachestat_proc *procs = NULL;
+	struct cachestat_file *files = NULL;
+	size_t nrows = 0, nprocs = 0, nfiles = 0;
 	struct miss_row *rows = NULL;
-	size_t nrows = 0;
+	bool at_limit = false;
 
 	if (d->seconds <= 0)
 		return;
-	if (w->bpf) {
-		struct cachestat_proc *procs;
-		size_t count;
-
-		if (cachestat_take_procs(&procs, &count) == 0) {
-			rows = xcalloc(count ? count : 1, sizeof(*rows));
-			for (size_t i = 0; i < count; i++) {
-				rows[nrows] = counted(&procs[i].counters);
-				rows[nrows].pid = (pid_t)procs[i].pid;
-				snprintf(rows[nrows].comm, sizeof(rows[nrows].comm), "%.16s", procs[i].comm);
-				nrows++;
-			}
-			free(procs);
+	if (w->bpf && cachestat_take(&procs, &nprocs, &files, &nfiles) == 0) {
+		rows = xcalloc(nprocs ? nprocs : 1, sizeof(*rows));
+		for (size_t i = 0; i < nprocs; i++) {
+			rows[nrows] = counted(&procs[i].counters);
+			rows[nrows].pid = (pid_t)procs[i].pid;
+			snprintf(rows[nrows].comm, sizeof(rows[nrows].comm), "%.16s", procs[i].comm);
+			nrows++;
 		}
+		free(procs);
 	} else {
 		/* Without eBPF, as cachetop's estimate: read by system calls against fetched from storage. */
 		rows = xcalloc(w->nrates ? w->nrates : 1, sizeof(*rows));
@@ -1139,34 +1266,40 @@ static void rule_cache(struct doctor *d, const struct watch *w, const struct dir
 			const struct io_rate *r = &w->rates[i];
 
 			rows[nrows] = (struct miss_row){ .pid = r->pid, .accesses = (uint64_t)(r->rchar_rate * d->seconds) / page,
-							 .misses = (uint64_t)(r->read_rate * d->seconds) / page };
+							 .misses = (uint64_t)(r->read_rate * d->seconds) / page,
+							 .refaults = UINT64_MAX };
 			snprintf(rows[nrows].comm, sizeof(rows[nrows].comm), "%s", r->comm);
 			nrows++;
 		}
 	}
-	nrows = merge_by_command(rows, nrows, direct, ndirect);
-	report_misses(d, w, rows, nrows, refaulting, NULL);
+	nrows = group_by_command(rows, nrows, direct, ndirect);
+	at_limit = report_misses(d, w, rows, nrows, &memory, refaults.high, NULL);
 	free(rows);
 
 	/* The same by file, named from what processes have open or mapped. */
-	if (w->bpf) {
-		struct cachestat_file *files;
+	if (files) {
 		struct inode_names names = {0};
-		size_t count;
+		struct file_id *ids = xcalloc(nfiles ? nfiles : 1, sizeof(*ids));
+		size_t wanted = 0;
 
-		if (cachestat_take_files(&files, &count) == 0) {
-			rows = xcalloc(count ? count : 1, sizeof(*rows));
-			for (size_t i = 0; i < count; i++) {
-				rows[i] = counted(&files[i].counters);
-				rows[i].dev = files[i].dev;
-				rows[i].ino = files[i].ino;
-			}
-			report_misses(d, w, rows, count, refaulting, &names);
-			free(rows);
-			free(files);
+		rows = xcalloc(nfiles ? nfiles : 1, sizeof(*rows));
+		for (size_t i = 0; i < nfiles; i++) {
+			rows[i] = counted(&files[i].counters);
+			rows[i].dev = files[i].dev;
+			rows[i].ino = files[i].ino;
+			if (rows[i].accesses && rows[i].misses * 2 >= rows[i].accesses &&
+			    (double)(rows[i].misses * page) / d->seconds >= MiB)
+				ids[wanted++] = (struct file_id){ files[i].dev, files[i].ino };
 		}
+		/* Only the files reported are named, within a second. */
+		inode_names_resolve(&names, ids, wanted, NAMING_NS, NULL);
+		report_misses(d, w, rows, nfiles, &memory, at_limit || refaults.high, &names);
 		inode_names_free(&names);
+		free(ids);
+		free(rows);
+		free(files);
 	}
+	rule_refaults(d, w, &refaults, &memory, at_limit);
 }
 
 /* ---- The command ------------------------------------------------------------------------- */
@@ -1235,7 +1368,7 @@ int cmd_doctor(int argc, char **argv)
 	struct direct_process *direct;
 	size_t ndirect;
 	enum severity worst = SEV_INFO;
-	bool json = false;
+	bool json = false, cache_by_ebpf;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "hV", long_options, NULL)) != -1) {
@@ -1258,6 +1391,7 @@ int cmd_doctor(int argc, char **argv)
 	cache_signals();
 
 	watch_prepare(&w);
+	cache_by_ebpf = w.bpf;
 	if (geteuid() != 0)
 		fprintf(stderr, "%s: not root: other users' processes, their files and their I/O are not seen\n",
 			program_name);
@@ -1271,7 +1405,7 @@ int cmd_doctor(int argc, char **argv)
 	else
 		watch_run(&w, 0);
 	rule_direct(&d, direct, ndirect);
-	rule_cache(&d, &w, direct, ndirect, rule_refaults(&d, &w));
+	rule_cache(&d, &w, direct, ndirect);
 	rule_swap(&d, &w, rule_disk(&d, &w));
 	rule_writeback(&d, &w);
 	rule_vtrace(&d, &w);
@@ -1290,6 +1424,8 @@ int cmd_doctor(int argc, char **argv)
 
 		json_object_object_add(doc, "seconds", out_json_real(d.seconds));
 		json_object_object_add(doc, "worst", json_object_new_string(d.count ? severity_names[worst] : "none"));
+		/* How cache hits and misses were counted: "ebpf", or "procfs" estimates (see stderr for why). */
+		json_object_object_add(doc, "cache_mode", json_object_new_string(cache_by_ebpf ? "ebpf" : "procfs"));
 		for (size_t i = 0; i < d.count; i++) {
 			struct finding *f = &d.findings[i];
 			struct json_object *o = json_object_new_object();

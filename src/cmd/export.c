@@ -28,6 +28,7 @@ struct exporter {
 	struct cache_mode cache;      /* eBPF, or /proc/vmstat estimates */
 	struct segment_set vtrace;    /* touched by the one thread that serves requests */
 	unsigned long long scrapes;
+	uint64_t hits_shown;          /* a counter never goes down: hits a late page lowered are held */
 };
 
 /* ---- The metrics ----------------------------------------------------------------------------- */
@@ -115,9 +116,15 @@ static void cache_metrics(struct prom *p, struct exporter *e)
 		return;
 	/* Without eBPF hits are not known: no line rather than a made-up one. */
 	if (e->cache.bpf) {
+		uint64_t hits = (int64_t)c.hits > 0 ? c.hits : 0;
+
+		if (hits > e->hits_shown)
+			e->hits_shown = hits;
 		prom_family(p, "iolens_page_cache_hits", PROM_COUNTER,
 			    "Pages read or mapped that were cached (mode: ebpf counts them as cachestat does).");
-		prom_u64(p, "iolens_page_cache_hits_total", cachestat_hits(&c), "mode", mode, NULL);
+		prom_u64(p, "iolens_page_cache_hits_total", e->hits_shown, "mode", mode, NULL);
+		prom_family(p, "iolens_page_cache_accesses", PROM_COUNTER, "Pages read or mapped.");
+		prom_u64(p, "iolens_page_cache_accesses_total", c.reads + c.maps, "mode", mode, NULL);
 	}
 	prom_family(p, "iolens_page_cache_misses", PROM_COUNTER,
 		    "Pages added to the cache by reads (mode procfs: estimated from pgpgin).");
@@ -126,6 +133,9 @@ static void cache_metrics(struct prom *p, struct exporter *e)
 	prom_u64(p, "iolens_page_cache_dirtied_total", c.dirties, "mode", mode, NULL);
 	prom_family(p, "iolens_page_cache_evictions", PROM_COUNTER, "Pages removed from the cache.");
 	prom_u64(p, "iolens_page_cache_evictions_total", c.evictions, "mode", mode, NULL);
+	prom_family(p, "iolens_page_cache_refaults", PROM_COUNTER,
+		    "Pages added back after reclaim evicted them (mode procfs: workingset_refault_file).");
+	prom_u64(p, "iolens_page_cache_refaults_total", c.refaults, "mode", mode, NULL);
 }
 
 static void pressure_metrics(struct prom *p)

@@ -9,9 +9,19 @@
 
 #include "common/util.h"
 
+/*
+ * Hits can be lowered after they were counted (a read reports its whole range first, and a
+ * page it fetches later becomes a miss), so the counter is a difference, read as signed: a
+ * table taken in the middle can hold a little less than nothing, or more than was accessed.
+ */
 uint64_t cachestat_hits(const struct cache_counters *c)
 {
-	return c->hits;
+	int64_t hits = (int64_t)c->hits;
+	uint64_t accesses = c->reads + c->maps;
+
+	if (hits < 0)
+		return 0;
+	return (uint64_t)hits < accesses ? (uint64_t)hits : accesses;
 }
 
 void cachestat_delta(const struct cache_counters *a, const struct cache_counters *b, struct cache_counters *out)
@@ -20,12 +30,22 @@ void cachestat_delta(const struct cache_counters *a, const struct cache_counters
 	D(reads);
 	D(maps);
 	D(misses);
-	D(hits);
 	D(write_misses);
 	D(dirties);
 	D(evictions);
 	D(dropped);
+	D(refaults);
 #undef D
+	out->hits = (int64_t)(b->hits - a->hits) > 0 ? b->hits - a->hits : 0;
+}
+
+void cachestat_advance(struct cache_counters *previous, const struct cache_counters *current)
+{
+	uint64_t hits = previous->hits;
+
+	*previous = *current;
+	if ((int64_t)(current->hits - hits) < 0) /* lowered below what was shown: shown again only once made up */
+		previous->hits = hits;
 }
 
 #ifdef IOLENS_BPF
@@ -37,21 +57,54 @@ void cachestat_delta(const struct cache_counters *a, const struct cache_counters
 
 static struct cachestat_bpf *skeleton;
 static struct bpf_link *flush_link;
+static struct ring_buffer *ring;
 
-/* Every thread's counts so far into the process and file tables: the flush iterator, run once. */
-static void flush_threads(void)
+/* The hand-overs taken so far this round: from the ring buffer, then from the flush iterator. */
+static struct cache_record *records;
+static size_t nrecords, records_capacity;
+
+static void keep_record(const struct cache_record *r)
 {
-	char buffer[64];
+	if (nrecords == records_capacity) {
+		records_capacity = records_capacity ? 2 * records_capacity : 1024;
+		records = xrealloc(records, records_capacity * sizeof(*records));
+	}
+	records[nrecords++] = *r;
+}
+
+static int on_record(void *context, void *data, size_t size)
+{
+	(void)context;
+	if (size >= sizeof(struct cache_record))
+		keep_record(data);
+	return 0;
+}
+
+/* Every hand-over since the last round: the ring buffer's, then every thread's counts so far. */
+static void take_records(void)
+{
+	struct cache_record r;
+	size_t got = 0;
+	ssize_t n;
 	int fd;
 
-	if (!flush_link)
+	nrecords = 0;
+	if (ring)
+		ring_buffer__consume(ring);
+	if (!flush_link || (fd = bpf_iter_create(bpf_link__fd(flush_link))) < 0)
 		return;
-	fd = bpf_iter_create(bpf_link__fd(flush_link));
-	if (fd < 0)
-		return;
-	while (read(fd, buffer, sizeof(buffer)) > 0)
-		;
+	/* The iterator's output: whole records, however read() cuts them. */
+	while ((n = read(fd, (char *)&r + got, sizeof(r) - got)) > 0) {
+		got += (size_t)n;
+		if (got == sizeof(r)) {
+			keep_record(&r);
+			got = 0;
+		}
+	}
 	close(fd);
+	/* What threads handed over while the iterator ran. */
+	if (ring)
+		ring_buffer__consume(ring);
 }
 
 int cachestat_start(const struct cachestat_options *options, const char **why)
@@ -73,6 +126,8 @@ int cachestat_start(const struct cachestat_options *options, const char **why)
 	skeleton->rodata->only_tgid = (__u32)options->only_pid;
 	skeleton->rodata->nr_cpus = (__u32)(libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 1);
 	skeleton->rodata->page_shift = (__u32)__builtin_ctzll(page_size());
+	/* Per file, a hand-over each time a thread moves to another file: room for 130,000 an interval. */
+	bpf_map__set_max_entries(skeleton->maps.records, options->per_file ? 16u << 20 : 1u << 20);
 	/* The flush iterator is run by the reader, not attached to an event. */
 	bpf_program__set_autoattach(skeleton->progs.flush, false);
 	step = "load";
@@ -82,16 +137,14 @@ int cachestat_start(const struct cachestat_options *options, const char **why)
 		rc = cachestat_bpf__attach(skeleton);
 		if (!rc && (options->per_process || options->per_file)) {
 			flush_link = bpf_program__attach_iter(skeleton->progs.flush, NULL);
-			rc = flush_link ? 0 : -errno;
+			ring = ring_buffer__new(bpf_map__fd(skeleton->maps.records), on_record, NULL, NULL);
+			rc = flush_link && ring ? 0 : -errno;
 		}
 	}
 	if (rc) {
 		rc = rc < 0 ? rc : -EINVAL;
 		*why = ebpf_why(skeleton->obj, rc, step);
-		bpf_link__destroy(flush_link);
-		flush_link = NULL;
-		cachestat_bpf__destroy(skeleton);
-		skeleton = NULL;
+		cachestat_stop();
 		return rc;
 	}
 	return 0;
@@ -124,98 +177,113 @@ int cachestat_totals(struct cache_counters *out)
 		out->dirties += values[cpu].dirties;
 		out->evictions += values[cpu].evictions;
 		out->dropped += values[cpu].dropped;
+		out->refaults += values[cpu].refaults;
 	}
 	free(values);
 	return 0;
 }
 
-/*
- * Every key first, then each taken with lookup-and-delete: what arrives meanwhile for a key
- * already taken starts a new entry, counted next time, never lost.
- */
-static int take_all(int fd, size_t key_size, size_t value_size, void **keys_out, void **values_out, size_t *count)
+static void add_counters(struct cache_counters *to, const struct cache_counters *from)
 {
-	size_t capacity = 256, n = 0, taken = 0;
-	char *keys = xcalloc(capacity, key_size), *values;
-	void *previous = NULL;
-
-	while (bpf_map_get_next_key(fd, previous, keys + n * key_size) == 0) {
-		previous = keys + n * key_size;
-		if (++n == capacity) {
-			capacity *= 2;
-			keys = xrealloc(keys, capacity * key_size);
-			previous = keys + (n - 1) * key_size;
-		}
-	}
-	values = xcalloc(n ? n : 1, value_size);
-	for (size_t i = 0; i < n; i++) {
-		if (bpf_map_lookup_and_delete_elem(fd, keys + i * key_size, values + taken * value_size) == 0) {
-			if (taken != i)
-				memcpy(keys + taken * key_size, keys + i * key_size, key_size);
-			taken++;
-		}
-	}
-	*keys_out = keys;
-	*values_out = values;
-	*count = taken;
-	return 0;
+	to->reads += from->reads;
+	to->maps += from->maps;
+	to->misses += from->misses;
+	to->hits += from->hits;
+	to->write_misses += from->write_misses;
+	to->dirties += from->dirties;
+	to->evictions += from->evictions;
+	to->refaults += from->refaults;
 }
 
-int cachestat_take_procs(struct cachestat_proc **out, size_t *count)
+/* Differences added up (wrapping), then read as signed: a race's less-than-nothing is nothing. */
+static void settle_counters(struct cache_counters *c)
 {
-	__u32 *pids;
-	struct cache_proc *values;
-	size_t n;
+#define CLIP(f) if ((int64_t)c->f < 0) c->f = 0;
+	CLIP(reads) CLIP(maps) CLIP(misses) CLIP(write_misses) CLIP(dirties) CLIP(evictions) CLIP(refaults)
+#undef CLIP
+	/* hits stay signed: cachestat_hits reads them so */
+}
 
+static int by_process(const void *a_, const void *b_)
+{
+	const struct cache_record *a = a_, *b = b_;
+
+	return (a->tgid > b->tgid) - (a->tgid < b->tgid);
+}
+
+static int by_file(const void *a_, const void *b_)
+{
+	const struct cache_record *a = a_, *b = b_;
+
+	if (a->dev != b->dev)
+		return (a->dev > b->dev) - (a->dev < b->dev);
+	return (a->ino > b->ino) - (a->ino < b->ino);
+}
+
+int cachestat_take(struct cachestat_proc **procs, size_t *nprocs, struct cachestat_file **files, size_t *nfiles)
+{
 	if (!skeleton)
 		return -ENOTCONN;
-	flush_threads();
-	take_all(bpf_map__fd(skeleton->maps.procs), sizeof(*pids), sizeof(*values), (void **)&pids, (void **)&values, &n);
-	*out = xcalloc(n ? n : 1, sizeof(**out));
-	for (size_t i = 0; i < n; i++) {
-		(*out)[i].pid = pids[i];
-		(*out)[i].uid = values[i].uid;
-		(*out)[i].cgroup = values[i].cgroup;
-		memcpy((*out)[i].comm, values[i].comm, sizeof((*out)[i].comm));
-		(*out)[i].comm[sizeof((*out)[i].comm) - 1] = '\0';
-		(*out)[i].counters = values[i].counters;
-	}
-	*count = n;
-	free(pids);
-	free(values);
-	return 0;
-}
+	take_records();
+	if (procs) {
+		size_t n = 0;
 
-int cachestat_take_files(struct cachestat_file **out, size_t *count)
-{
-	struct cache_file_key *keys;
-	struct cache_counters *values;
-	size_t n;
+		if (nrecords > 1)
+			qsort(records, nrecords, sizeof(*records), by_process);
+		*procs = xcalloc(nrecords ? nrecords : 1, sizeof(**procs));
+		for (size_t i = 0; i < nrecords; i++) {
+			struct cachestat_proc *p = n && (*procs)[n - 1].pid == records[i].tgid ? &(*procs)[n - 1] : &(*procs)[n++];
 
-	if (!skeleton)
-		return -ENOTCONN;
-	flush_threads();
-	take_all(bpf_map__fd(skeleton->maps.files), sizeof(*keys), sizeof(*values), (void **)&keys, (void **)&values, &n);
-	*out = xcalloc(n ? n : 1, sizeof(**out));
-	for (size_t i = 0; i < n; i++) {
-		/* The kernel's dev_t is major << 20 | minor; userspace's is makedev's. */
-		(*out)[i].dev = makedev(keys[i].dev >> 20, keys[i].dev & 0xfffff);
-		(*out)[i].ino = keys[i].ino;
-		(*out)[i].counters = values[i];
+			/* The last record's name, owner and cgroup: what the process is now. */
+			p->pid = records[i].tgid;
+			p->uid = records[i].uid;
+			p->cgroup = records[i].cgroup;
+			memcpy(p->comm, records[i].comm, sizeof(p->comm));
+			p->comm[sizeof(p->comm) - 1] = '\0';
+			add_counters(&p->counters, &records[i].delta);
+		}
+		for (size_t i = 0; i < n; i++)
+			settle_counters(&(*procs)[i].counters);
+		*nprocs = n;
 	}
-	*count = n;
-	free(keys);
-	free(values);
+	if (files) {
+		size_t n = 0;
+
+		if (nrecords > 1)
+			qsort(records, nrecords, sizeof(*records), by_file);
+		*files = xcalloc(nrecords ? nrecords : 1, sizeof(**files));
+		for (size_t i = 0; i < nrecords; i++) {
+			/* The kernel's dev_t is major << 20 | minor; userspace's is makedev's. */
+			dev_t dev = makedev(records[i].dev >> 20, records[i].dev & 0xfffff);
+			struct cachestat_file *f;
+
+			if (!records[i].ino)
+				continue;
+			f = n && (*files)[n - 1].dev == dev && (*files)[n - 1].ino == records[i].ino ? &(*files)[n - 1]
+												      : &(*files)[n++];
+			f->dev = dev;
+			f->ino = records[i].ino;
+			add_counters(&f->counters, &records[i].delta);
+		}
+		for (size_t i = 0; i < n; i++)
+			settle_counters(&(*files)[i].counters);
+		*nfiles = n;
+	}
 	return 0;
 }
 
 void cachestat_stop(void)
 {
+	ring_buffer__free(ring);
+	ring = NULL;
 	bpf_link__destroy(flush_link);
 	flush_link = NULL;
 	if (skeleton)
 		cachestat_bpf__destroy(skeleton);
 	skeleton = NULL;
+	free(records);
+	records = NULL;
+	nrecords = records_capacity = 0;
 }
 
 #else /* built without eBPF */
@@ -233,17 +301,16 @@ int cachestat_totals(struct cache_counters *out)
 	return -ENOSYS;
 }
 
-int cachestat_take_procs(struct cachestat_proc **out, size_t *count)
+int cachestat_take(struct cachestat_proc **procs, size_t *nprocs, struct cachestat_file **files, size_t *nfiles)
 {
-	*out = NULL;
-	*count = 0;
-	return -ENOSYS;
-}
-
-int cachestat_take_files(struct cachestat_file **out, size_t *count)
-{
-	*out = NULL;
-	*count = 0;
+	if (procs) {
+		*procs = NULL;
+		*nprocs = 0;
+	}
+	if (files) {
+		*files = NULL;
+		*nfiles = 0;
+	}
 	return -ENOSYS;
 }
 

@@ -38,15 +38,23 @@ struct cachestat_file {
 int cachestat_start(const struct cachestat_options *options, const char **why);
 /* The system-wide counts since the start (summed over cpus). */
 int cachestat_totals(struct cache_counters *out);
-/* Takes the per-process (or per-file) counts gathered since the last call: *out to free. */
-int cachestat_take_procs(struct cachestat_proc **out, size_t *count);
-int cachestat_take_files(struct cachestat_file **out, size_t *count);
+/*
+ * Takes the counts per process and per file (either may be NULL) gathered since the last
+ * call: every thread hands over what it counted so far, and what threads that moved to
+ * another file or exited handed over meanwhile. *procs and *files to free.
+ */
+int cachestat_take(struct cachestat_proc **procs, size_t *nprocs, struct cachestat_file **files, size_t *nfiles);
 /* Detaches and unloads; safe to call twice, and from an exit path. */
 void cachestat_stop(void);
 
-/* Pages read or mapped that were already cached: counted as they happen (see cachestat.bpf.c). */
+/*
+ * Pages read or mapped that were already cached, as counted (see cachestat.bpf.c): never
+ * below 0 nor above the pages read or mapped.
+ */
 uint64_t cachestat_hits(const struct cache_counters *c);
-/* b - a for each counter (0 where b < a). */
+/* b - a for each counter (0 where b < a; hits are differences, compared as signed). */
 void cachestat_delta(const struct cache_counters *a, const struct cache_counters *b, struct cache_counters *out);
+/* The baseline for the next delta: current, but hits held where they went down meanwhile. */
+void cachestat_advance(struct cache_counters *previous, const struct cache_counters *current);
 
 #endif

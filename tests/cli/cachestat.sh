@@ -2,12 +2,8 @@
 # cachestat.sh: iolens cachestat and cachetop count page-cache misses, hits and dirties exactly on controlled workloads, charge them to the right process and file, and fail cleanly.
 . "$(dirname "$0")/lib.sh"
 
-is_root || skip_all "counting with eBPF needs root"
 can_evict || skip_all "the scratch directory is on $(fs_type "$T"), where pages cannot be evicted"
-"$IOLENS" cachestat 0.1 1 >/dev/null 2>"$T/probe.err"
-if grep -q "no eBPF" "$T/probe.err"; then
-	skip_all "no eBPF here: $(head -c 200 "$T/probe.err")"
-fi
+need_ebpf
 
 # Sums of the JSON lines of cachetop (stdin) for one process or one file: hits misses dirties accesses.
 cat >"$T/sum.py" <<'EOF'
@@ -145,8 +141,8 @@ check_eq "… nothing said on stderr" "" "$(cat "$T/stat.err")"
 
 run "$IOLENS" cachestat 0.2 2
 check_eq "cachestat 0.2 2: two lines after the header" 3 "$(wc -l <<<"$OUT")"
-check_match "… bcc's columns, and evictions" "^ +HITS +MISSES +DIRTIES +HITRATIO +BUFFERS_MB +CACHED_MB +EVICTIONS$" "$(head -1 <<<"$OUT")"
-check_match "… numbers in them" "^ +[0-9-]+ +[0-9]+ +[0-9]+ +([0-9.]+%|-) +[0-9]+ +[0-9]+ +[0-9]+$" "$(tail -1 <<<"$OUT")"
+check_match "… bcc's columns, then evictions and refaults" "^ +HITS +MISSES +DIRTIES +HITRATIO +BUFFERS_MB +CACHED_MB +EVICTIONS +REFAULTS$" "$(head -1 <<<"$OUT")"
+check_match "… numbers in them" "^ +[0-9-]+ +[0-9]+ +[0-9]+ +([0-9.]+%|-) +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+$" "$(tail -1 <<<"$OUT")"
 run "$IOLENS" cachestat -T --csv 0.2 1
 check_match "-T --csv: a time column and a header" $'^time,hits,misses,dirties,hit_ratio_percent,buffers_mb,cached_mb,evictions\n[0-9]{2}:[0-9]{2}:[0-9]{2},[0-9]+,' "$OUT"
 
@@ -154,7 +150,7 @@ check_match "-T --csv: a time column and a header" $'^time,hits,misses,dirties,h
 
 run "$IOLENS" cachetop 0.3 1
 check_match "cachetop piped: the seed's header line" "^[0-9]{2}:[0-9]{2}:[0-9]{2} Buffers MB: [0-9]+ / Cached MB: [0-9]+ / Sort: HITS / Order: descending$" "$(head -1 <<<"$OUT")"
-check_match "… and its columns" "^PID +UID +CMD +HITS +MISSES +DIRTIES +READ_HIT% +WRITE_HIT%$" "$(sed -n 2p <<<"$OUT")"
+check_match "… and its columns" "^PID +UID +CMD +HITS +MISSES +DIRTIES +READ_HIT% +WRITE_HIT% +REFAULTS$" "$(sed -n 2p <<<"$OUT")"
 run "$IOLENS" cachetop --sort misses -r -n 2 --json 0.3 1
 check_eq "cachetop --json: no event lost to a full table (dropped 0)" 0 \
 	"$(python3 -c 'import json, sys; print(json.loads(sys.stdin.read())["dropped"])' <<<"$OUT")"

@@ -32,6 +32,32 @@ check_no_match() {
 }
 
 is_root() { [ "$(id -u)" = 0 ]; }
+
+# ebpf_expected: eBPF must count here: root on a kernel with BTF (and an iolens built with it,
+# which make deps and make see to). Else prints why not, for a skip.
+ebpf_expected() {
+	if ! is_root; then
+		echo "eBPF needs root"
+		return 1
+	fi
+	if [ ! -r /sys/kernel/btf/vmlinux ]; then
+		echo "this kernel has no BTF (/sys/kernel/btf/vmlinux)"
+		return 1
+	fi
+	return 0
+}
+# need_ebpf: skips the whole test where eBPF cannot be expected; where it can, a test that
+# finds it not counting fails, with iolens's reason, and ends.
+need_ebpf() {
+	local why
+	why=$(ebpf_expected) || skip_all "$why"
+	"$IOLENS" cachestat --json 0.1 1 >"$T/ebpf-probe.out" 2>"$T/ebpf-probe.err"
+	if ! grep -q '"mode":"ebpf"' "$T/ebpf-probe.out"; then
+		not_ok "eBPF counts here (root, BTF): $(head -c 300 "$T/ebpf-probe.err")"
+		echo "1..$t_count"
+		exit 1
+	fi
+}
 fs_type() { stat -f -c %T "$1"; }
 # Page-cache eviction needs a disk filesystem: tmpfs pages are the file itself.
 can_evict() { case "$(fs_type "$T")" in tmpfs|ramfs|overlayfs) return 1 ;; esac; return 0; }

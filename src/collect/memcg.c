@@ -1,0 +1,229 @@
+/* memcg.c: a process's memory cgroup (cgroup v2, or v1's memory controller): its limit, what it uses, its refaults. */
+#include "collect/memcg.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect/sysroot.h"
+
+/* The next line of text[*at..len): its start and length, without the newline; false at the end. */
+static bool next_line(const char *text, size_t len, size_t *at, const char **line, size_t *line_len)
+{
+	const char *end;
+
+	if (*at >= len)
+		return false;
+	*line = text + *at;
+	end = memchr(*line, '\n', len - *at);
+	*line_len = end ? (size_t)(end - *line) : len - *at;
+	*at += *line_len + 1;
+	return true;
+}
+
+static bool copy_field(const char *from, size_t n, char *to, size_t size)
+{
+	if (n >= size || memchr(from, '\0', n))
+		return false;
+	memcpy(to, from, n);
+	to[n] = '\0';
+	return true;
+}
+
+int memcg_cgroup_parse(const char *text, size_t len, char *v2, size_t v2_size, char *v1_memory, size_t v1_size)
+{
+	const char *line;
+	size_t at = 0, line_len;
+	bool any = false;
+
+	if (v2_size)
+		v2[0] = '\0';
+	if (v1_size)
+		v1_memory[0] = '\0';
+	/* "hierarchy-ID:controller-list:cgroup-path", the path to the end of the line. */
+	while (next_line(text, len, &at, &line, &line_len)) {
+		const char *first = memchr(line, ':', line_len), *second;
+		size_t controllers_len;
+
+		if (!first || !(second = memchr(first + 1, ':', line_len - (size_t)(first + 1 - line))) ||
+		    second + 1 >= line + line_len || second[1] != '/')
+			continue;
+		any = true;
+		controllers_len = (size_t)(second - first - 1);
+		if (first == line + 1 && line[0] == '0' && controllers_len == 0) {
+			copy_field(second + 1, line_len - (size_t)(second + 1 - line), v2, v2_size);
+			continue;
+		}
+		for (const char *c = first + 1; c < second;) {
+			const char *comma = memchr(c, ',', (size_t)(second - c)), *end = comma ? comma : second;
+
+			if (end - c == 6 && !memcmp(c, "memory", 6))
+				copy_field(second + 1, line_len - (size_t)(second + 1 - line), v1_memory, v1_size);
+			c = end + 1;
+		}
+	}
+	return any ? 0 : -EINVAL;
+}
+
+static int parse_number(const char *text, size_t len, uint64_t *out)
+{
+	uint64_t value = 0;
+
+	if (!len)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] < '0' || text[i] > '9' || value > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		value = value * 10 + (uint64_t)(text[i] - '0');
+	}
+	*out = value;
+	return 0;
+}
+
+int memcg_stat_value(const char *text, size_t len, const char *key, uint64_t *out)
+{
+	size_t key_len = strlen(key), at = 0, line_len;
+	const char *line;
+
+	while (next_line(text, len, &at, &line, &line_len)) {
+		if (line_len > key_len && !memcmp(line, key, key_len) && line[key_len] == ' ')
+			return parse_number(line + key_len + 1, line_len - key_len - 1, out);
+	}
+	return -ENOENT;
+}
+
+int memcg_limit_parse(const char *text, size_t len, uint64_t *out)
+{
+	while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		len--;
+	if (len == 3 && !memcmp(text, "max", 3)) {
+		*out = MEMCG_UNLIMITED;
+		return 0;
+	}
+	if (parse_number(text, len, out) != 0)
+		return -EINVAL;
+	if (*out >= (1ull << 62)) /* v1 says "no limit" with PAGE_COUNTER_MAX pages in bytes */
+		*out = MEMCG_UNLIMITED;
+	return 0;
+}
+
+/* The mount point of the first mount of this type (and, for v1, with this option). */
+static void find_mount(const char *type, const char *option, char *out, size_t size)
+{
+	struct sysroot_file mounts = SYSROOT_FILE("/proc/self/mounts");
+	const char *text, *line;
+	size_t len, at = 0, line_len;
+
+	out[0] = '\0';
+	if (sysroot_file_read(&mounts, &text, &len) != 0)
+		return;
+	while (next_line(text, len, &at, &line, &line_len)) {
+		char copy[1024], point[512], fstype[64], options[512];
+
+		if (!copy_field(line, line_len, copy, sizeof(copy)) ||
+		    sscanf(copy, "%*s %511s %63s %511s", point, fstype, options) != 3 || strcmp(fstype, type))
+			continue;
+		if (option) {
+			bool found = false;
+
+			for (char *o = strtok(options, ","); o && !found; o = strtok(NULL, ","))
+				found = !strcmp(o, option);
+			if (!found)
+				continue;
+		}
+		snprintf(out, size, "%s", point);
+		break;
+	}
+	sysroot_file_close(&mounts);
+}
+
+const char *memcg_v2_mount(void)
+{
+	static char mount[512];
+
+	if (!mount[0]) {
+		find_mount("cgroup2", NULL, mount, sizeof(mount));
+		if (!mount[0])
+			snprintf(mount, sizeof(mount), "/sys/fs/cgroup");
+	}
+	return mount;
+}
+
+const char *memcg_v1_memory_mount(void)
+{
+	static char mount[512];
+	static bool looked;
+
+	if (!looked) {
+		find_mount("cgroup", "memory", mount, sizeof(mount));
+		looked = true;
+	}
+	return mount;
+}
+
+/* A whole small file of the cgroup's directory. */
+static int read_cgroup_file(const char *dir, const char *name, struct sysroot_file *file, const char **text, size_t *len)
+{
+	char path[1200];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	file->path = path;
+	file->fd = -1;
+	return sysroot_file_read(file, text, len);
+}
+
+int memcg_of_pid(pid_t pid, struct memcg *out)
+{
+	struct sysroot_file file = SYSROOT_FILE(NULL);
+	char proc_path[64], v2[512], v1[512], dir[1100];
+	const char *text;
+	size_t len;
+	uint64_t value;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->max = MEMCG_UNLIMITED;
+	out->events_max = UINT64_MAX;
+	snprintf(proc_path, sizeof(proc_path), "/proc/%d/cgroup", (int)pid);
+	file.path = proc_path;
+	rc = sysroot_file_read(&file, &text, &len);
+	if (rc == 0)
+		rc = memcg_cgroup_parse(text, len, v2, sizeof(v2), v1, sizeof(v1));
+	sysroot_file_close(&file);
+	if (rc != 0)
+		return rc;
+	/* v1's memory controller where it is mounted, else v2's (where memory.max says it is enabled). */
+	if (v1[0] && memcg_v1_memory_mount()[0]) {
+		out->version = 1;
+		snprintf(out->path, sizeof(out->path), "%s", v1);
+		snprintf(dir, sizeof(dir), "%s%s", memcg_v1_memory_mount(), v1);
+	} else if (v2[0]) {
+		out->version = 2;
+		snprintf(out->path, sizeof(out->path), "%s", v2);
+		snprintf(dir, sizeof(dir), "%s%s", memcg_v2_mount(), v2);
+	} else {
+		return -ENOENT;
+	}
+	if (read_cgroup_file(dir, out->version == 2 ? "memory.max" : "memory.limit_in_bytes", &file, &text, &len) == 0)
+		memcg_limit_parse(text, len, &out->max);
+	sysroot_file_close(&file);
+	if (read_cgroup_file(dir, out->version == 2 ? "memory.current" : "memory.usage_in_bytes", &file, &text, &len) == 0 &&
+	    memcg_limit_parse(text, len, &value) == 0)
+		out->current = value;
+	sysroot_file_close(&file);
+	if (read_cgroup_file(dir, "memory.stat", &file, &text, &len) == 0)
+		memcg_stat_value(text, len, "workingset_refault_file", &out->refaults);
+	sysroot_file_close(&file);
+	if (out->version == 2 && read_cgroup_file(dir, "memory.events", &file, &text, &len) == 0 &&
+	    memcg_stat_value(text, len, "max", &value) == 0)
+		out->events_max = value;
+	sysroot_file_close(&file);
+	/* The root cgroup has no limit file: a process there is limited by the machine only. */
+	return 0;
+}
+
+bool memcg_at_limit(const struct memcg *cgroup)
+{
+	return cgroup->max != MEMCG_UNLIMITED && cgroup->max && cgroup->current >= cgroup->max / 10 * 9;
+}

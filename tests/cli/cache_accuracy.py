@@ -1,0 +1,426 @@
+"""cache_accuracy.py: cachetop's counts held to the truth of each way a real program reads or writes a file (TAP).
+
+Run by cache_accuracy.sh (root, eBPF). One `iolens cachetop --json` per process and one per file
+watch the whole run; each case is a tests/helpers/cachepattern process that says "ready", is
+counted from then on (what its start-up read is in earlier intervals), does one thing on cue,
+says what it did and exits. Its rows are added up and compared with the truth named in each
+check: the pages it read, mapped or wrote (its own count), what fincore says was added to or
+left the cache, its page faults (getrusage), the memory cgroup's own counters. Within 2 % of
+the case's pages, as the issue asks; "about 0" is at most 2 % of them.
+"""
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+IOLENS = os.environ["IOLENS"]
+PATTERN = os.path.join(os.environ["BUILD"], "tests", "helpers", "cachepattern")
+DIR = sys.argv[1]
+PAGE = os.sysconf("SC_PAGE_SIZE")
+SIZE = 64 << 20
+PAGES = SIZE // PAGE
+INTERVAL = "0.2"
+
+count = 0
+
+
+def ok(good, what):
+    global count
+    count += 1
+    print(("ok %d - %s" if good else "not ok %d - %s") % (count, what), flush=True)
+    return good
+
+
+def near(what, got, want, scale, slack=2):
+    """got within 2 % of scale (the case's pages) of want."""
+    tolerance = max(0.02 * scale, slack)
+    return ok(abs(got - want) <= tolerance, "%s: %d, truth %d (within %d)" % (what, got, want, tolerance))
+
+
+class Watch:
+    """A cachetop --json run in the background, its rows added up by key, each line counted."""
+
+    def __init__(self, *options):
+        self.proc = subprocess.Popen([IOLENS, "cachetop", "--json", *options, INTERVAL],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.sums, self.names, self.lines, self.modes, self.bad = {}, {}, 0, set(), []
+        self.lock = threading.Condition()
+        threading.Thread(target=self.read, daemon=True).start()
+
+    def read(self):
+        for line in self.proc.stdout:
+            doc = json.loads(line)
+            with self.lock:
+                self.modes.add(doc["mode"])
+                for row in doc.get("processes", []) + doc.get("files", []):
+                    key = row.get("pid") or row.get("file")
+                    if row.get("read_hit") is not None and not 0 <= row["read_hit"] <= 1:
+                        self.bad.append(row)
+                    if row.get("write_hit") is not None and not 0 <= row["write_hit"] <= 1:
+                        self.bad.append(row)
+                    total = self.sums.setdefault(key, {})
+                    for name, value in row.items():
+                        if isinstance(value, int) and name not in ("pid", "uid"):
+                            total[name] = total.get(name, 0) + value
+                    if "comm" in row:
+                        self.names[key] = row["comm"]
+                self.lines += 1
+                self.lock.notify_all()
+
+    def wait_lines(self, more):
+        """Until `more` intervals more have been printed: what happened before is in them."""
+        with self.lock:
+            target = self.lines + more
+            while self.lines < target:
+                if self.proc.poll() is not None:
+                    raise RuntimeError("cachetop ended: " + self.proc.stderr.read())
+                self.lock.wait(5)
+
+    def of(self, key):
+        with self.lock:
+            return dict(self.sums.get(key, {}))
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def fincore(path):
+    if not os.path.exists(path):
+        return 0
+    out = subprocess.run(["fincore", "--raw", "--noheadings", "--output", "PAGES", path],
+                         capture_output=True, text=True, check=True).stdout
+    return int(out.split()[0])
+
+
+def settled(path):
+    """fincore once read-ahead has finished: the same twice in a row."""
+    last = fincore(path)
+    for _ in range(50):
+        time.sleep(0.1)
+        now = fincore(path)
+        if now == last:
+            return now
+        last = now
+    return last
+
+
+def evict(path):
+    subprocess.run([IOLENS, "evict", path], stdout=subprocess.DEVNULL, check=True)
+
+
+def warm(path):
+    subprocess.run([IOLENS, "warm", path], stdout=subprocess.DEVNULL, check=True)
+
+
+def make(path, size=SIZE):
+    with open(path, "wb") as f:
+        f.write(os.urandom(size))
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def diff(after, before):
+    return {k: after.get(k, 0) - before.get(k, 0) for k in set(after) | set(before)}
+
+
+def start(args, prefix=()):
+    proc = subprocess.Popen([*prefix, PATTERN, "--go", *args], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    ready = proc.stdout.readline().split()
+    assert ready and ready[0] == "ready", ready
+    return proc, int(ready[1])
+
+
+def case(args, prefix=(), during=None):
+    """Runs one pattern on cue; its truth line and its counts (per process) from cue to exit."""
+    proc, pid = start(args, prefix)
+    procs.wait_lines(2)
+    before = procs.of(pid)
+    proc.stdin.write("go\n")
+    proc.stdin.flush()
+    if during:
+        during(proc)
+    truth = json.loads(proc.stdout.readline())
+    proc.wait()
+    procs.wait_lines(2)
+    return truth, diff(procs.of(pid), before), pid
+
+
+def together(args_list):
+    """Several patterns started on the same cue; their truths and counts."""
+    started = [start(args) for args in args_list]
+    procs.wait_lines(2)
+    befores = [procs.of(pid) for _, pid in started]
+    for proc, _ in started:
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    truths = [json.loads(proc.stdout.readline()) for proc, _ in started]
+    for proc, _ in started:
+        proc.wait()
+    procs.wait_lines(2)
+    return [(truth, diff(procs.of(pid), before)) for truth, (_, pid), before in zip(truths, started, befores)]
+
+
+procs = Watch()
+files = Watch("--files")
+F = os.path.join(DIR, "data")
+make(F)
+
+# ---- read(2) ---------------------------------------------------------------------------------
+evict(F)
+truth, got, _ = case(["read", F, "1", str(1 << 20), "same"])
+added = fincore(F)
+near("cold, read once in 1 MiB reads: pages read = the pages it read", got.get("reads", 0), truth["pages_read"], PAGES)
+near("… misses = the pages fincore then finds cached", got.get("misses", 0), added, PAGES)
+near("… hits about 0 (every page came from the disk)", got.get("hits", 0), 0, PAGES)
+
+evict(F)
+truth, got, _ = case(["read", F, "2", str(1 << 20), "same"])
+near("cold, read twice with one fd: pages read", got.get("reads", 0), truth["pages_read"], 2 * PAGES)
+near("… misses = one file's pages (fincore)", got.get("misses", 0), fincore(F), 2 * PAGES)
+near("… hits = the second pass", got.get("hits", 0), truth["pages_read"] - PAGES, 2 * PAGES)
+
+warm(F)
+truth, got, _ = case(["read", F, "5", str(1 << 20), "same"])
+near("warm, read 5 times with one fd (lseek to 0): hits = every page read", got.get("hits", 0), 5 * PAGES, 5 * PAGES)
+near("… misses 0", got.get("misses", 0), 0, 5 * PAGES)
+
+warm(F)
+truth, got, _ = case(["read", F, "5", "4096", "new"])
+near("warm, read 5 times in 4 KiB reads, a new fd each time: hits", got.get("hits", 0), 5 * PAGES, 5 * PAGES)
+
+evict(F)
+truth, got, _ = case(["read", F, "5", str(128 << 10), "new"])
+near("cold, read 5 times as cat does (128 KiB, new fds): misses = one pass", got.get("misses", 0), PAGES, 5 * PAGES)
+near("… hits = the other four", got.get("hits", 0), 4 * PAGES, 5 * PAGES)
+
+evict(F)
+truth, got, _ = case(["read", F, "1", "6000", "same"])
+near("cold, read in 6000-byte reads (pages shared by two reads): pages read counted once", got.get("reads", 0),
+     PAGES, PAGES)
+
+# ---- random preads -------------------------------------------------------------------------
+READS = 4000
+for cached in (0, 50, 100):
+    evict(F)
+    if cached == 100:
+        warm(F)
+    elif cached:
+        subprocess.run(["dd", "if=" + F, "of=/dev/null", "bs=1M", "count=%d" % (SIZE * cached // 100 >> 20),
+                        "status=none"], check=True)
+    before = settled(F)
+    truth, got, _ = case(["random", F, str(READS), str(cached + 7)])
+    added = fincore(F) - before
+    near("random 4 KiB preads (POSIX_FADV_RANDOM), %d %% cached: pages read" % cached, got.get("reads", 0), READS, READS)
+    near("… misses = pages fincore finds added (%d)" % added, got.get("misses", 0), added, READS)
+    # A read of a page marked for read-ahead starts more of it, even under POSIX_FADV_RANDOM:
+    # pages added that it did not read are misses, not reads that missed.
+    near("… hits = reads of pages cached before (%d of the %d reads)" % (truth["cached_reads"], READS),
+         got.get("hits", 0), truth["cached_reads"], READS)
+
+# ---- threads and processes -------------------------------------------------------------------
+evict(F)
+truth, got, _ = case(["threads", F])
+near("two threads reading disjoint halves, cold: pages read", got.get("reads", 0), PAGES, PAGES)
+near("… misses = the file (fincore)", got.get("misses", 0), fincore(F), PAGES)
+
+evict(F)
+both = together([["read", F, "1", str(1 << 20), "same"], ["read", F, "1", str(1 << 20), "same"]])
+cached = fincore(F)
+for i, (truth, got) in enumerate(both):
+    near("two processes reading the same file at once, process %d: its own pages read" % (i + 1),
+         got.get("reads", 0), PAGES, PAGES)
+near("… their misses add up to the pages fincore finds", sum(g.get("misses", 0) for _, g in both), cached, PAGES)
+near("… their hits to the rest of what they read", sum(g.get("hits", 0) for _, g in both), 2 * PAGES - cached,
+     PAGES)
+
+warm(F)
+proc = subprocess.Popen([PATTERN, "read", F, "1", str(1 << 20), "same"], stdout=subprocess.PIPE, text=True)
+started = time.monotonic()
+truth = json.loads(proc.stdout.readline())
+proc.wait()
+lived = time.monotonic() - started
+procs.wait_lines(2)
+got = procs.of(truth["pid"])
+ok(lived < 1, "a short-lived process (it lived %.0f ms)" % (lived * 1000))
+ok(got.get("hits", 0) >= PAGES, "… still counted: %d hits, at least the %d pages it read" % (got.get("hits", 0), PAGES))
+ok(procs.names.get(truth["pid"]) == "cachepattern", "… and named: %r" % procs.names.get(truth["pid"]))
+
+# ---- mmap --------------------------------------------------------------------------------------
+evict(F)
+truth, got, _ = case(["mmap", F, "1", "normal", "1"])
+near("mmap, every page touched, cold: pages mapped", got.get("maps", 0), truth["pages_mapped"], PAGES)
+near("… misses = the file (fincore)", got.get("misses", 0), fincore(F), PAGES)
+near("… hits about 0", got.get("hits", 0), 0, PAGES)
+
+truth, got, _ = case(["mmap", F, "1", "normal", "2"])
+near("mmap twice (mapped again), every page touched, warm: hits = pages mapped", got.get("hits", 0),
+     truth["pages_mapped"], 2 * PAGES)
+near("… misses 0", got.get("misses", 0), 0, 2 * PAGES)
+
+evict(F)
+truth, got, _ = case(["mmap", F, "1", "normal", "1", "populate"])
+near("MAP_POPULATE, cold: misses = the file", got.get("misses", 0), fincore(F), PAGES)
+near("… hits about 0", got.get("hits", 0), 0, PAGES)
+truth, got, _ = case(["mmap", F, "1", "normal", "1", "populate"])
+near("MAP_POPULATE, warm: hits = the file", got.get("hits", 0), PAGES, PAGES)
+
+evict(F)
+truth, got, _ = case(["mmap", F, "1", "normal", "1", "willneed"])
+near("madvise(MADV_WILLNEED), cold: misses = the file", got.get("misses", 0), fincore(F), PAGES)
+near("… hits about 0 (read ahead for it, not found cached)", got.get("hits", 0), 0, PAGES)
+
+for step in (1, 64):
+    evict(F)
+    truth, got, _ = case(["mmap", F, str(step), "random", "1"])
+    near("MADV_RANDOM, every %s page touched, cold: each a major fault (getrusage), mapped" %
+         ("" if step == 1 else "64th"), got.get("maps", 0), truth["major_faults"], truth["pages_mapped"])
+    near("… misses = major faults", got.get("misses", 0), truth["major_faults"], truth["pages_mapped"])
+    near("… hits about 0", got.get("hits", 0), 0, truth["pages_mapped"])
+
+# A cold mmap reads ahead in large folios, mapped whole (2 MiB) when touched again.
+evict(F)
+case(["mmap", F, "1", "normal", "1"])
+truth, got, _ = case(["mmap", F, "1", "normal", "1"])
+near("mmap over large folios, warm: hits = every page mapped", got.get("hits", 0), truth["pages_mapped"], PAGES)
+
+# ---- sendfile, splice, copy_file_range ----------------------------------------------------------
+warm(F)
+for how in ("sendfile", "splice"):
+    truth, got, _ = case([how, F])
+    near("%s of a cached file: hits = its pages" % how, got.get("hits", 0), PAGES, PAGES)
+    near("… misses 0", got.get("misses", 0), 0, PAGES)
+COPY = os.path.join(DIR, "copy")
+truth, got, _ = case(["copy", F, COPY])
+near("copy_file_range from a cached file: hits = its pages read", got.get("hits", 0), PAGES, PAGES)
+near("… the copy's pages dirtied", got.get("dirties", 0), PAGES, PAGES)
+
+# ---- O_DIRECT, writes ------------------------------------------------------------------------
+warm(F)
+truth, got, _ = case(["direct-read", F])
+near("O_DIRECT reads of a cached file: no pages read through the cache", got.get("accesses", 0), 0, PAGES)
+near("… no hits", got.get("hits", 0), 0, PAGES)
+warm(COPY)
+before = fincore(COPY)
+truth, got, _ = case(["direct-write", COPY])
+near("O_DIRECT writes over a cached file: evictions = what fincore saw leave (%d)" % (before - fincore(COPY)),
+     got.get("evictions", 0), before - fincore(COPY), PAGES)
+near("… no hits", got.get("hits", 0), 0, PAGES)
+
+warm(COPY)
+truth, got, _ = case(["overwrite", COPY])
+near("overwrite in place of a cached file: pages dirtied", got.get("dirties", 0), PAGES, PAGES)
+near("… all write hits: no write misses", got.get("write_misses", 0), 0, PAGES)
+near("… no misses", got.get("misses", 0), 0, PAGES)
+
+NEW = os.path.join(DIR, "new")
+truth, got, _ = case(["append", NEW, str(10 << 20)])
+near("append 10 MiB to a new file: pages dirtied", got.get("dirties", 0), truth["pages_written"], truth["pages_written"])
+near("… all write misses", got.get("write_misses", 0), truth["pages_written"], truth["pages_written"])
+near("… misses = pages fincore finds", got.get("misses", 0), fincore(NEW), truth["pages_written"])
+
+# ---- truncate, unlink, rename -------------------------------------------------------------------
+warm(COPY)
+before = fincore(COPY)
+files.wait_lines(2)
+file_before = files.of(COPY)
+truth, got, _ = case(["truncate", COPY])
+near("truncate of a cached file: evictions = what fincore had (%d)" % before, got.get("evictions", 0), before, PAGES)
+files.wait_lines(2)
+near("… and the file's own evictions (--files)", diff(files.of(COPY), file_before).get("evictions", 0), before, PAGES)
+
+before = fincore(NEW)
+truth, got, _ = case(["unlink", NEW])
+near("unlink of a cached file: evictions = what fincore had (%d)" % before, got.get("evictions", 0), before,
+     max(before, 1))
+
+warm(F)
+RENAMED = os.path.join(DIR, "renamed")
+
+
+def after_rename(proc):
+    assert proc.stdout.readline().strip() == "renamed"
+    files.wait_lines(3)
+    proc.stdin.write("go\n")
+    proc.stdin.flush()
+
+
+truth, got, _ = case(["rename", F, RENAMED], during=after_rename)
+files.wait_lines(2)
+with files.lock:
+    renamed_hits = files.sums.get(RENAMED, {}).get("hits", 0)
+ok(renamed_hits >= PAGES // 2 - PAGES // 50,
+   "a file renamed while read is shown under its new path (%d hits under %s)" % (renamed_hits, RENAMED))
+os.rename(RENAMED, F)
+
+# ---- a working set larger than its memory cgroup ----------------------------------------------
+
+
+def memcg(limit):
+    """A memory cgroup limited to `limit` bytes: (its directory, v1 or v2)."""
+    if os.path.isdir("/sys/fs/cgroup/memory") and os.access("/sys/fs/cgroup/memory", os.W_OK):
+        path = "/sys/fs/cgroup/memory/iolens-accuracy-%d" % os.getpid()
+        os.makedirs(path, exist_ok=True)
+        open(path + "/memory.limit_in_bytes", "w").write(str(limit))
+        return path, 1
+    with open("/sys/fs/cgroup/cgroup.controllers") as f:
+        if "memory" not in f.read().split():
+            return None, 0
+    open("/sys/fs/cgroup/cgroup.subtree_control", "w").write("+memory")
+    path = "/sys/fs/cgroup/iolens-accuracy-%d" % os.getpid()
+    os.makedirs(path, exist_ok=True)
+    open(path + "/memory.max", "w").write(str(limit))
+    return path, 2
+
+
+def memstat(path, key):
+    for line in open(path + "/memory.stat"):
+        name, value = line.split()
+        if name == key:
+            return int(value)
+    return 0
+
+
+cgroup, version = memcg(32 << 20)
+if cgroup:
+    evict(F)
+    enter = ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup]
+    refaults_before = memstat(cgroup, "workingset_refault_file")
+    truth, got, _ = case(["read", F, "2", str(1 << 20), "same"], prefix=enter)
+    left = fincore(F)
+    refaults = memstat(cgroup, "workingset_refault_file") - refaults_before
+    near("a file twice its 32 MiB memory cgroup, read twice: misses = every page read, from the disk",
+         got.get("misses", 0), 2 * PAGES, 2 * PAGES)
+    near("… evictions = what the cgroup lost (read less what fincore finds left, %d)" % left,
+         got.get("evictions", 0), 2 * PAGES - left, 2 * PAGES)
+    near("… refaults = the cgroup's workingset_refault_file (memory.stat, cgroup v%d)" % version,
+         got.get("refaults", 0), refaults, 2 * PAGES)
+    near("… hits about 0", got.get("hits", 0), 0, 2 * PAGES)
+    os.rmdir(cgroup)
+else:
+    print("ok %d # SKIP no memory cgroup can be made here" % (count + 1))
+    count += 1
+
+# ---- tmpfs ------------------------------------------------------------------------------------
+SHM = "/dev/shm/iolens-accuracy-%d" % os.getpid()
+make(SHM, 8 << 20)
+truth, got, _ = case(["read", SHM, "2", str(1 << 20), "same"])
+truth2, got2, _ = case(["mmap", SHM, "1", "normal", "1"])
+truth3, got3, _ = case(["unlink", SHM])
+counted = {k: got.get(k, 0) + got2.get(k, 0) + got3.get(k, 0) for k in ("accesses", "misses", "evictions", "hits")}
+ok(all(v <= 0.02 * (8 << 20) / PAGE for v in counted.values()),
+   "tmpfs: read, mapped and removed, counted on neither side: %s" % counted)
+
+# ---- every row -----------------------------------------------------------------------------
+ok(not procs.bad and not files.bad, "every row's hit ratios were between 0 and 1 (%d were not)" %
+   (len(procs.bad) + len(files.bad)))
+ok(procs.modes == {"ebpf"} and files.modes == {"ebpf"}, "counted with eBPF throughout: %s" % (procs.modes | files.modes))
+
+procs.stop()
+files.stop()
+os.remove(F)
+os.remove(COPY)
+print("1..%d" % count)

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# ebpf_fresh.sh: eBPF counts as it does on a freshly booted machine, where nothing mounted tracefs: cachestat, cachetop, stat --cache, doctor and export in a mount namespace without it; and when eBPF cannot count, the reason said is the true one.
+. "$(dirname "$0")/lib.sh"
+
+why=$(ebpf_expected) || skip_all "$why"
+command -v unshare >/dev/null || skip_all "unshare is not installed (util-linux)"
+
+# run "${FRESH[@]}" CMD...: in a new mount namespace (private: the machine's mounts are not changed)
+# where tracefs is unmounted wherever it was, and /sys/kernel/tracing is an empty directory.
+FRESH=(unshare -m --propagation private bash -c '
+	for m in $(awk "\$3 == \"tracefs\" { print \$2 }" /proc/self/mounts | sort -r); do umount -l "$m" || exit 97; done
+	[ -z "$(awk "\$3 == \"tracefs\"" /proc/self/mounts)" ] || exit 98
+	exec "$@"' fresh)
+
+machine_mounts=$(cat /proc/self/mounts)
+run "${FRESH[@]}" cat /proc/self/mounts
+check "the namespace has no tracefs mounted (exit $RC)" test "$RC" -eq 0
+check_no_match "… nothing of type tracefs in its mounts" ' tracefs ' "$OUT"
+
+run "${FRESH[@]}" "$IOLENS" cachestat --json 0.2 2
+check_match "cachestat counts with eBPF without tracefs" '"mode":"ebpf"' "$OUT"
+check_no_match "… and says nothing about eBPF missing" 'no eBPF' "$ERR"
+
+run "${FRESH[@]}" "$IOLENS" cachetop --json 0.2 2
+check_match "cachetop counts with eBPF without tracefs" '"mode":"ebpf"' "$OUT"
+run "${FRESH[@]}" "$IOLENS" cachetop --files --json 0.2 2
+check_match "cachetop --files too" '"mode":"ebpf"' "$OUT"
+
+run "${FRESH[@]}" "$IOLENS" stat --cache --json 0.3 2
+check_match "stat --cache: pages added per second counted (eBPF) without tracefs" '"added_pages_per_s":[0-9]' "$(tail -n 1 <<<"$OUT")"
+check_no_match "… no message that they are unknown" 'unknown' "$ERR"
+
+run "${FRESH[@]}" "$IOLENS" doctor --json 1
+check_match "doctor counts cache misses with eBPF without tracefs" '"cache_mode": *"ebpf"' "$OUT"
+
+run "${FRESH[@]}" "$IOLENS" export --once
+check_match "export's page-cache hits are counted with eBPF without tracefs" '^iolens_page_cache_hits_total\{mode="ebpf"\}' "$OUT"
+
+# When eBPF cannot count, the message says why, and the fix.
+run "${AS_NOBODY[@]}" "$IOLENS" cachestat 0.1 1
+check_match "not root: the message says root or CAP_BPF and CAP_PERFMON are needed" 'needs root, or the capabilities CAP_BPF and CAP_PERFMON' "$ERR"
+run "${AS_NOBODY[@]}" "$IOLENS" stat --cache 0.1 1
+check_match "… stat --cache says the same" 'needs root, or the capabilities CAP_BPF and CAP_PERFMON' "$ERR"
+
+run unshare -m --propagation private bash -c 'mount -t tmpfs none /sys/kernel/btf && exec "$@"' hidden "$IOLENS" cachestat 0.1 1
+check_match "no BTF (/sys/kernel/btf hidden): the message says the kernel has no BTF and what is needed" \
+	'no BTF \(/sys/kernel/btf/vmlinux: .*\): eBPF here needs a kernel built with CONFIG_DEBUG_INFO_BTF=y' "$ERR"
+check_match "… and cachestat still prints what /proc tells" 'HITS' "$OUT"
+
+check_eq "the machine's own mounts are as they were before the test" "$machine_mounts" "$(cat /proc/self/mounts)"
+
+echo "1..$t_count"
