@@ -968,6 +968,7 @@ struct miss_row {
 	pid_t pid;             /* 0 for a file; for processes of one command, the one that missed most */
 	unsigned processes;
 	pid_t pids[5];         /* processes of one command: those that missed most */
+	pid_t newest;          /* and the newest of them (the highest pid): the likeliest still alive */
 	char comm[32];
 	dev_t dev;             /* a file's */
 	uint64_t ino;
@@ -1014,9 +1015,12 @@ static size_t group_by_command(struct miss_row *rows, size_t nrows, const struct
 		if (k == kept) {
 			rows[kept] = rows[i];
 			rows[kept].processes = 1;
+			rows[kept].newest = rows[i].pid;
 			rows[kept++].pids[0] = rows[i].pid;
 			continue;
 		}
+		if (rows[i].pid > rows[k].newest)
+			rows[k].newest = rows[i].pid;
 		if (rows[k].processes < sizeof(rows[k].pids) / sizeof(rows[k].pids[0]))
 			rows[k].pids[rows[k].processes] = rows[i].pid;
 		rows[k].processes++;
@@ -1044,6 +1048,15 @@ static struct memory_signs memory_signs(const struct doctor *d, const struct wat
 	m.low_available = w->mem_known && w->mem_end.mem_total && w->mem_end.mem_available < w->mem_end.mem_total / 10;
 	m.short_now = m.low_available || m.psi_some >= MEMORY_PSI_SHORT;
 	return m;
+}
+
+/* The memory cgroup of a row's processes: of the first still alive (a shell loop's are short-lived). */
+static bool reader_memcg(const struct miss_row *r, struct memcg *out)
+{
+	for (unsigned i = 0; i < r->processes && i < 5; i++)
+		if (memcg_of_pid(r->pids[i], out) == 0)
+			return true;
+	return r->newest && memcg_of_pid(r->newest, out) == 0;
 }
 
 static const char *pids_text(const struct miss_row *r, char *buf, size_t len)
@@ -1087,7 +1100,7 @@ static bool report_misses(struct doctor *d, const struct watch *w, struct miss_r
 
 		if (rate < MiB || r->accesses == 0 || r->misses * 2 < r->accesses)
 			continue;
-		if (!names && memcg_of_pid(r->pid, &cgroup) == 0) {
+		if (!names && reader_memcg(r, &cgroup)) {
 			at_limit = memcg_at_limit(&cgroup);
 			any_at_limit |= at_limit;
 			if (cgroup.max != MEMCG_UNLIMITED)

@@ -120,6 +120,18 @@ if procs=$(memcg reader $((32 << 20))); then
 	hit=$(dq get cache-miss hit_percent comm cat <<<"$OUT")
 	check "… under half of its pages hit ($hit %)" between 0 50 "$hit"
 	check_eq "… counted by eBPF, as cachetop" ebpf "$(dq get cache-miss counted comm cat <<<"$OUT")"
+	cgroup_dir=$(dirname "$procs")
+	check_eq "… named with its memory cgroup (as /proc/PID/cgroup says)" "/${cgroup_dir##*/}" \
+		"$(dq get cache-miss cgroup comm cat <<<"$OUT")"
+	check_eq "… its limit, 32 MiB (memory.limit_in_bytes or memory.max)" $((32 << 20)) \
+		"$(dq get cache-miss cgroup_memory_max comm cat <<<"$OUT")"
+	check_eq "… said to be at its limit" True "$(dq get cache-miss cgroup_at_limit comm cat <<<"$OUT")"
+	cgroup_refaults=$(awk '$1 == "workingset_refault_file" { print $2 }' "$cgroup_dir/memory.stat")
+	check "… with the cgroup's refaults, no more than memory.stat has now ($(dq get cache-miss cgroup_refaults comm cat <<<"$OUT") of $cgroup_refaults)" \
+		between 1 "$cgroup_refaults" "$(dq get cache-miss cgroup_refaults comm cat <<<"$OUT")"
+	check "… and the refaults eBPF counted for cat in the window ($(dq get cache-miss refaults comm cat <<<"$OUT"))" \
+		between 1 $((after - before + 1000)) "$(dq get cache-miss refaults comm cat <<<"$OUT")"
+	check_eq "… the refaults finding is a warning: a cgroup at its limit" warning "$(dq severity refaults <<<"$OUT")"
 	check_eq "… and the file, named, with its inode" "$(stat -c %i "$T/big.dat")" \
 		"$(dq get cache-miss ino file "$T/big.dat" <<<"$OUT")"
 	hit=$(dq get cache-miss hit_percent file "$T/big.dat" <<<"$OUT")
@@ -129,6 +141,65 @@ if procs=$(memcg reader $((32 << 20))); then
 	rm -f "$T/big.dat"
 else
 	skip "refaults: no memory cgroup to limit a reader with"
+fi
+
+# ---- Refaults with memory to spare: pages something else evicts, read back -----------------------
+# A reader in a memory cgroup without a limit, its pages reclaimed every 0.3 s by the cgroup's own
+# reclaim (v1 memory.force_empty, v2 memory.reclaim): refaults, but no limit reached, memory available,
+# no stalls: information, not a warning, as on a machine whose DAMON evicts idle pages.
+PATTERN=$BUILD/tests/helpers/cachepattern
+reclaim_file() {
+	if [ -w "$1/memory.force_empty" ]; then echo "$1/memory.force_empty 1"
+	elif [ -w "$1/memory.reclaim" ]; then echo "$1/memory.reclaim 1G"
+	else return 1; fi
+}
+if procs=$(memcg spare $((1 << 40))) && read -r reclaim amount < <(reclaim_file "$(dirname "$procs")") &&
+	[ -x "$PATTERN" ]; then
+	head -c $((64 << 20)) /dev/urandom >"$T/spare.dat"
+	bash -c 'echo $$ >"$1"; exec "$2" read "$3" 1000000 1048576 same' _ "$procs" "$PATTERN" "$T/spare.dat" >/dev/null &
+	READER=$!
+	on_exit "kill $READER 2>/dev/null"
+	bash -c 'while :; do echo "$1" >"$0" 2>/dev/null; sleep 0.3; done' "$reclaim" "$amount" &
+	RECLAIMER=$!
+	on_exit "kill $RECLAIMER 2>/dev/null"
+	sleep 1
+	before=$(vmstat_field workingset_refault_file)
+	run "$IOLENS" doctor --json 3
+	after=$(vmstat_field workingset_refault_file)
+	kill "$RECLAIMER" "$READER"
+	wait "$RECLAIMER" "$READER" 2>/dev/null
+	check "pages reclaimed and read back with memory to spare: refaults happened ($((after - before)))" \
+		test $((after - before)) -gt 0
+	severity=$(dq severity refaults <<<"$OUT")
+	check "… the refaults finding is no warning ($severity): no cgroup at its limit, memory available, no stalls" \
+		test "$severity" = info -o "$severity" = absent
+	check_no_match "… nor any cache-miss warning" 'cache-miss:warning' "$(dq rules <<<"$OUT")"
+	rm -f "$T/spare.dat"
+else
+	skip "refaults with memory to spare: no memory cgroup with its own reclaim here"
+fi
+
+# ---- Processes that share a name: each named by its own pid ---------------------------------------
+# A reader whose reads all miss, and a process of the same name started after it (a higher pid)
+# that is idle: the finding names the reader's pid, not the other's.
+if [ -x "$PATTERN" ]; then
+	head -c $((32 << 20)) /dev/urandom >"$T/cold.dat"
+	"$PATTERN" coldloop "$T/cold.dat" 20 >/dev/null &
+	MISSER=$!
+	on_exit "kill $MISSER 2>/dev/null"
+	"$PATTERN" idle "$T/cold.dat" 20 >/dev/null &
+	IDLE=$!
+	on_exit "kill $IDLE 2>/dev/null"
+	run "$IOLENS" doctor --json 2
+	check_eq "two processes named cachepattern, one reading and missing: the finding names its pid" \
+		"$MISSER" "$(dq get cache-miss pid comm cachepattern <<<"$OUT")"
+	check_eq "… as one process, not merged with the idle one ($IDLE)" 1 \
+		"$(dq get cache-miss processes comm cachepattern <<<"$OUT")"
+	check_no_match "… whose pid is in no finding" "\"pid\": $IDLE\b" "$OUT"
+	kill "$MISSER" "$IDLE"
+	wait "$MISSER" "$IDLE" 2>/dev/null
+else
+	skip "processes sharing a name: cachepattern is not built"
 fi
 
 if procs=$(memcg swapper $((32 << 20))) && fallocate -l 128M "$T/swap" && chmod 600 "$T/swap" &&

@@ -12,6 +12,7 @@
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PAGE 4096L
@@ -31,6 +32,9 @@ static const char *usage_text =
 	"  append FILE BYTES                 write BYTES to a new FILE, 64 KiB at a time, then fdatasync\n"
 	"  truncate FILE | unlink FILE\n"
 	"  rename FILE NEWNAME               read half, rename, say 'renamed', wait for a line, read the rest\n"
+	"  coldloop FILE SECONDS             read it whole and drop it from the cache (POSIX_FADV_DONTNEED),\n"
+	"                                    again and again for SECONDS: a reader whose reads all miss\n"
+	"  idle FILE SECONDS                 open it, read one page, then do nothing for SECONDS\n"
 	"Prints one JSON line of what it did: pages read, mapped or written, its faults.\n";
 
 static long long minor_faults, major_faults, cached_reads = -1;
@@ -341,6 +345,21 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		wait_line();
 		pages_read += read_range(fd, size / 2, size, 1 << 20, buffer);
+	} else if (strcmp(pattern, "coldloop") == 0 && argc == 4) {
+		double seconds = atof(argv[3]);
+		struct timespec start, now;
+
+		fd = open_or_die(path, O_RDONLY);
+		clock_gettime(CLOCK_MONOTONIC, &start);
+		do {
+			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+			pages_read += read_range(fd, 0, size_of(fd), 1 << 20, buffer);
+			clock_gettime(CLOCK_MONOTONIC, &now);
+		} while ((double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9 < seconds);
+	} else if (strcmp(pattern, "idle") == 0 && argc == 4) {
+		fd = open_or_die(path, O_RDONLY);
+		pages_read = read_range(fd, 0, PAGE, PAGE, buffer);
+		sleep((unsigned)atoi(argv[3]));
 	} else {
 		fputs(usage_text, stderr);
 		return 2;
