@@ -7,6 +7,9 @@ usage="usage: ${0##*/} [--size SIZE] [--rounds N] [--reader dd|read|both] [DIR]
   once so that it is in the page cache, then ROUNDS times, the configurations alternating (which
   goes first moves on by one every round), reads it whole with 4k reads:
     none       no tracer
+    floor      an eBPF program that does nothing, on the tracepoint of cachestat's on_read: what
+               any program there costs (built here with clang and libbpf when make has made
+               build/bpf/vmlinux.h; left out, said so, otherwise)
     cachestat  iolens cachestat 1             (system-wide counts)
     cachetop   iolens cachetop 1 >file        (per process, plain rows)
     files      iolens cachetop --files 1 >file (per file)
@@ -21,7 +24,8 @@ usage="usage: ${0##*/} [--size SIZE] [--rounds N] [--reader dd|read|both] [DIR]
   Prints per reader and configuration the medians over the rounds: wall seconds, GB/s, the ratio
   to no tracer, the tracer's cost per 4k read in ns, CPU seconds (user + system) and the spread.
   Goal (from the issue): reading with cachestat running at most 5 % slower than without (median
-  wall time, cachestat / none <= 1.05, every reader); said met or not met at the end.
+  wall time, cachestat / none <= 1.05, every reader); said met or not met at the end, with the
+  floor's ratio and what counting adds above it (config / floor).
   Then (PROG_STATS=1, the default, with kernel.bpf_stats_enabled=1 only for that part, restored
   after) one more read per tracer: each eBPF program's runs and ns per run during it, from
   /proc/PID/fdinfo (run_cnt, run_time_ns), against the measured cost per read.
@@ -201,10 +205,59 @@ iolens_source=$IOLENS
 cp "$IOLENS" "$work/iolens" || die "cannot copy $IOLENS to $work"
 IOLENS=$work/iolens
 
+# The floor: what any eBPF program on the read path costs here, one that does nothing, attached to
+# the same tracepoint as cachestat's on_read (mm_filemap_get_pages) the same way (tp_btf).
+floor=""
+vmlinux_h=$repo/build/bpf/vmlinux.h
+if command -v "${CLANG:-clang}" >/dev/null && [[ -r $vmlinux_h ]] && pkg-config --exists libbpf 2>/dev/null; then
+	cat >"$work/floor.bpf.c" <<'EOF'
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+char LICENSE[] SEC("license") = "GPL";
+SEC("tp_btf/mm_filemap_get_pages")
+int BPF_PROG(nothing, struct address_space *mapping, unsigned long index, unsigned long last_index)
+{
+	return 0;
+}
+EOF
+	cat >"$work/floor.c" <<'EOF'
+#include <bpf/libbpf.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+static void quit(int signo) { (void)signo; }
+int main(int argc, char **argv)
+{
+	struct bpf_object *object = argc == 2 ? bpf_object__open_file(argv[1], NULL) : NULL;
+	struct bpf_program *program;
+
+	signal(SIGINT, quit);
+	if (!object || bpf_object__load(object))
+		return fprintf(stderr, "floor: cannot load %s\n", argc == 2 ? argv[1] : "?"), 1;
+	bpf_object__for_each_program(program, object)
+		if (!bpf_program__attach(program))
+			return fprintf(stderr, "floor: cannot attach\n"), 1;
+	printf("attached\n");
+	fflush(stdout);
+	pause();
+	bpf_object__close(object);
+	return 0;
+}
+EOF
+	if "${CLANG:-clang}" -g -O2 -target bpf -I"$(dirname "$vmlinux_h")" -c "$work/floor.bpf.c" -o "$work/floor.bpf.o" 2>"$work/floor.err" &&
+		"$CC" -O2 -o "$work/floor" "$work/floor.c" $(pkg-config --cflags --libs libbpf) 2>>"$work/floor.err"; then
+		floor=$work/floor
+	fi
+fi
+[[ -n $floor ]] || echo "${0##*/}: no floor configuration (needs clang, libbpf and $vmlinux_h: make)" >&2
+
 configs=(none cachestat cachetop files)
+[[ -z $floor ]] || configs=(none floor cachestat cachetop files)
 set_tracer_argv() {
 	case $1 in
 	none) argv=() ;;
+	floor) argv=("$floor" "$work/floor.bpf.o") ;;
 	cachestat) argv=("$IOLENS" cachestat 1) ;;
 	cachetop) argv=("$IOLENS" cachetop 1) ;;
 	files) argv=("$IOLENS" cachetop --files 1) ;;
@@ -213,7 +266,8 @@ set_tracer_argv() {
 describe_tracer() {
 	local argv
 	set_tracer_argv "$1"
-	if ((${#argv[@]})); then echo "iolens ${argv[*]:1} >file &"; else echo "(no tracer)"; fi
+	if [[ $1 == floor ]]; then echo "an eBPF program that does nothing, on the tracepoint of cachestat's on_read"
+	elif ((${#argv[@]})); then echo "iolens ${argv[*]:1} >file &"; else echo "(no tracer)"; fi
 }
 describe_reader() {
 	case $1 in
@@ -349,11 +403,10 @@ for ((round = 1; round <= ROUNDS; round++)); do
 done
 
 status=0
-python3 - "$work" "$size_bytes" "$reads" "$GOAL_RATIO" "$rewarms" "$disturbed_reads" "${readers[@]}" <<'EOF' || status=$?
+python3 - "$work" "$size_bytes" "$reads" "$GOAL_RATIO" "$rewarms" "$disturbed_reads" "${configs[*]}" "${readers[@]}" <<'EOF' || status=$?
 import statistics, sys
 work, size, reads, goal_ratio = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
-rewarms, disturbed_reads, readers = int(sys.argv[5]), int(sys.argv[6]), sys.argv[7:]
-configs = ["none", "cachestat", "cachetop", "files"]
+rewarms, disturbed_reads, configs, readers = int(sys.argv[5]), int(sys.argv[6]), sys.argv[7].split(), sys.argv[8:]
 runs = {}
 for rd in readers:
     for c in configs:
@@ -398,6 +451,12 @@ print(f"goal: reading a cached file with 4k reads with iolens cachestat running 
 print("      cachestat / none: " + ", ".join(f"{rd} {ratios[rd]:.3f}x" for rd in readers))
 print("      no goal, for information: " + ", ".join(f"{c} / none {rd} {wall[c, rd] / wall['none', rd]:.3f}x"
                                                    for c in ("cachetop", "files") for rd in readers))
+if "floor" in configs:
+    print("the floor, an eBPF program that does nothing on the same tracepoint: " +
+          ", ".join(f"{rd} {wall['floor', rd] / wall['none', rd]:.3f}x of none" for rd in readers))
+    print("      what counting adds above it (config / floor): " +
+          ", ".join(f"{c} {rd} {wall[c, rd] / wall['floor', rd]:.3f}x" for c in ("cachestat", "cachetop", "files")
+                    for rd in readers))
 sys.exit(1 if bad else 0)
 EOF
 ((status <= 1)) || die "making the table failed"

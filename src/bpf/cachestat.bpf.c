@@ -1,4 +1,4 @@
-/* cachestat.bpf.c: page-cache accesses, misses, dirties and evictions, system-wide, per process and per file, from stable tracepoints. */
+/* cachestat.bpf.c: page-cache accesses, misses, dirties, evictions and refaults, system-wide, per process and per file, from stable tracepoints. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -74,6 +74,262 @@ struct {
 #define CHUNK_SHIFT 6
 #define MAX_CHUNKS 8 /* a folio of up to 512 pages (2 MiB): larger ones are remembered in part */
 #define PF_MEMALLOC_FLAG 0x00000800 /* reclaim (kswapd, direct, memcg and DAMON's) runs with it */
+#define FAULT_WINDOW_NS 1000000000ull /* a fault's mapping follows its event within this */
+#define PMD_PAGES 512
+
+/*
+ * What each thread is doing to the page cache, kept in place (task-local storage: found from
+ * the task itself, no hash lookup, freed with the thread). Files are told apart by their
+ * mapping (struct address_space), which every filemap tracepoint gives: no loads of the inode
+ * and its device on the path every read takes.
+ * - the range its last read returned, to tell a read(2) that the kernel serves in several
+ *   batches (the same last page, a later first one) from a new read of the same pages;
+ * - the pages it added to one file and has not read or mapped yet (read-ahead): misses when
+ *   it reaches them, never hits; the window they are in, so that a read elsewhere in the
+ *   file is still a hit;
+ * - the last folio it added, so that dirtying that folio next makes the add a write miss;
+ * - the file of the page fault it is serving, and pages mapped not yet given to a file;
+ * - its counts so far (per_process, per_file), handed over (struct cache_record) when the
+ *   thread moves to another file, when the reader asks (the flush iterator) and when it exits.
+ */
+struct thread_state {
+	__u64 read_mapping, read_first, read_last; /* read_mapping 0: no read in progress */
+	__u64 pending_mapping, pending, pending_first, pending_end;
+	__u64 added_mapping, added_index, added_pages;
+	__u64 fault_mapping, fault_ns, mapped_mapping, mapped_unnamed;
+	/* Counts since the thread began, and how far they were handed over. */
+	struct cache_counters counted, handed;
+	__u64 file_mapping, file_ino; /* the file the counts since handed belong to */
+	__u32 file_dev;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_state);
+} threads SEC(".maps");
+
+static __always_inline struct thread_state *thread_state(bool create)
+{
+	return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+static __always_inline bool counted_here(void)
+{
+	return !only_tgid || (__u32)(bpf_get_current_pid_tgid() >> 32) == only_tgid;
+}
+
+#define EACH_COUNTER(X) X(reads) X(maps) X(misses) X(hits) X(write_misses) X(dirties) X(evictions) X(refaults)
+
+static __always_inline void add(struct cache_counters *c, const struct cache_counters *d)
+{
+#define ADD(f) c->f += d->f;
+	EACH_COUNTER(ADD)
+#undef ADD
+}
+
+static __always_inline void count_dropped(void)
+{
+	__u32 zero = 0;
+	struct cache_counters *total = bpf_map_lookup_elem(&totals, &zero);
+
+	if (total)
+		total->dropped++;
+}
+
+/* ---- Hand-overs --------------------------------------------------------------------------- */
+
+/*
+ * The thread's counts since the last hand-over, into r, with who they belong to: false when
+ * there are none. Each counter's mark is exchanged, so that two hand-overs at once (the
+ * thread's own and the reader's iterator) carry each count once between them.
+ */
+static __always_inline bool hand_over(struct thread_state *state, struct task_struct *task, struct cache_record *r)
+{
+	struct task_struct *leader = task->group_leader;
+	__u64 any = 0;
+
+#define MOVE(f)                                                                     \
+	{                                                                           \
+		__u64 now = state->counted.f;                                       \
+		r->delta.f = now - __sync_lock_test_and_set(&state->handed.f, now); \
+		any |= r->delta.f;                                                  \
+	}
+	EACH_COUNTER(MOVE)
+#undef MOVE
+	r->delta.dropped = 0;
+	if (!any)
+		return false;
+	r->ino = state->file_ino;
+	r->dev = state->file_dev;
+	r->tgid = task->tgid;
+	r->uid = BPF_CORE_READ(task, real_cred, uid.val);
+	r->cgroup = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
+	if (leader)
+		bpf_probe_read_kernel(r->comm, sizeof(r->comm), leader->comm);
+	return true;
+}
+
+/* A hand-over through the ring buffer; when it is full the counts stay in the totals only. */
+static __always_inline void hand_over_now(struct thread_state *state, struct task_struct *task)
+{
+	struct cache_record *r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+
+	if (!r) {
+		struct cache_record lost = {};
+
+		if (hand_over(state, task, &lost))
+			count_dropped();
+		return;
+	}
+	if (hand_over(state, task, r))
+		bpf_ringbuf_submit(r, 0);
+	else
+		bpf_ringbuf_discard(r, 0);
+}
+
+/* The thread's counts from here on belong to this file (per_file): what it had so far goes to the last one. */
+static __always_inline void to_file(struct thread_state *state, struct address_space *mapping)
+{
+	if (per_file && state->file_mapping != (__u64)mapping) {
+		__u32 dev = 0;
+		__u64 ino = 0;
+
+		hand_over_now(state, bpf_get_current_task_btf());
+		cache_file_of(mapping, &dev, &ino);
+		state->file_mapping = (__u64)mapping;
+		state->file_dev = dev;
+		state->file_ino = ino;
+	}
+}
+
+/*
+ * Counts d for the system, and for the thread's process and file: per cpu and in the thread's
+ * own storage, which no other cpu writes, so no atomics and no hash lookup on the path every
+ * read takes; the thread's counts reach the reader in its hand-overs.
+ */
+static __always_inline void count(struct thread_state *state, const struct cache_counters *d, struct address_space *mapping)
+{
+	__u32 zero = 0;
+	struct cache_counters *total = bpf_map_lookup_elem(&totals, &zero);
+
+	if (total)
+		add(total, d);
+	if (!state || !(per_process || per_file))
+		return;
+	to_file(state, mapping);
+	add(&state->counted, d);
+}
+
+/* ---- Accesses ----------------------------------------------------------------------------- */
+
+/*
+ * Pages read or mapped: those of the file the thread added and had not reached yet were
+ * misses, the rest hits. The path of every cached read: two counters touched, nothing else.
+ */
+static __always_inline void accessed(struct thread_state *state, bool mapped, __u64 first, __u64 pages,
+				     struct address_space *mapping)
+{
+	struct cache_counters *total;
+	__u64 hits = pages;
+	__u32 zero = 0;
+
+	if (state && state->pending && state->pending_mapping == (__u64)mapping) {
+		__u64 missed = pages, end = first + pages;
+
+		if (!mapped) { /* the part of the read inside the window read ahead */
+			__u64 from = first > state->pending_first ? first : state->pending_first;
+			__u64 to = end < state->pending_end ? end : state->pending_end;
+
+			missed = to > from ? to - from : 0;
+			if (first <= state->pending_first && end > state->pending_first)
+				state->pending_first = end; /* read from its start: the usual, sequential case */
+			else if (end >= state->pending_end && first < state->pending_end)
+				state->pending_end = first;
+		}
+		if (missed > state->pending)
+			missed = state->pending;
+		state->pending -= missed;
+		hits -= missed;
+	}
+	total = bpf_map_lookup_elem(&totals, &zero);
+	if (total) {
+		if (mapped)
+			total->maps += pages;
+		else
+			total->reads += pages;
+		total->hits += hits;
+	}
+	if (!state || !(per_process || per_file))
+		return;
+	to_file(state, mapping);
+	if (mapped)
+		state->counted.maps += pages;
+	else
+		state->counted.reads += pages;
+	state->counted.hits += hits;
+}
+
+/* Pages mapped that no fault event named yet: the last file this thread mapped gets them. */
+static __always_inline void name_mapped(struct thread_state *state)
+{
+	__u64 pages = state->mapped_unnamed;
+
+	if (!pages)
+		return;
+	state->mapped_unnamed = 0;
+	if (state->mapped_mapping)
+		accessed(state, true, 0, pages, (struct address_space *)state->mapped_mapping);
+}
+
+/*
+ * The read path: [index, last_index] of a file returned to a read(2), sendfile or splice.
+ * The kernel serves a read in batches and reports each with the read's same last page and a
+ * later first one: those pages were counted with the first batch. A read that begins in the
+ * page where the thread's previous one ended does not count that page twice (the kernel marks
+ * it accessed once too). Every other read counts every page it returns, again and again: a
+ * second pass, random reads, a backward scan are real accesses. Pages past the end of the file
+ * (a read asking for more than there is) are not pages read. tmpfs and shmem have their own
+ * read path: what arrives here is a cache.
+ */
+SEC("tp_btf/mm_filemap_get_pages")
+int BPF_PROG(on_read, struct address_space *mapping, unsigned long index, unsigned long last_index)
+{
+	__u64 first = index, last = last_index;
+	struct thread_state *state;
+
+	if (!counted_here() || last < first)
+		return 0;
+	if (last > first) { /* one page: the kernel checked it is inside the file */
+		long long size = mapping->host->i_size;
+
+		if (size <= 0 || first > (__u64)(size - 1) >> page_shift)
+			return 0;
+		if (last > (__u64)(size - 1) >> page_shift)
+			last = (__u64)(size - 1) >> page_shift;
+	}
+	state = thread_state(true);
+	if (state) {
+		if (state->mapped_unnamed)
+			name_mapped(state);
+		if (state->read_mapping == (__u64)mapping) {
+			if (last == state->read_last && first > state->read_first && first <= state->read_last) {
+				state->read_first = first; /* the same read, its next batch */
+				return 0;
+			}
+			if (first == state->read_last && last > first)
+				first++; /* the page the previous read ended in */
+		}
+		state->read_mapping = (__u64)mapping;
+		state->read_first = index;
+		state->read_last = last;
+	}
+	accessed(state, false, first, last - first + 1, mapping);
+	return 0;
+}
+
+/* ---- Misses, evictions, refaults, dirties ------------------------------------------------- */
 
 /* The bits of [first, first + pages) inside the chunk. */
 static __always_inline __u64 chunk_bits(__u64 chunk, __u64 first, __u64 pages)
@@ -132,221 +388,21 @@ static __always_inline __u64 refaulted(__u32 dev, __u64 ino, __u64 index, __u64 
 }
 
 /*
- * What each thread is doing to the page cache, kept in place (task-local storage: found from
- * the task itself, no hash lookup, freed with the thread):
- * - the range its last read returned, to tell a read(2) that the kernel serves in several
- *   batches (the same last page, a later first one) from a new read of the same pages;
- * - the pages it added to one file and has not read or mapped yet (read-ahead): misses when
- *   it reaches them, never hits; the window they are in, so that a read elsewhere in the
- *   file is still a hit;
- * - the last folio it added, so that dirtying that folio next makes the add a write miss;
- * - the file of the page fault it is serving, and pages mapped not yet given to a file;
- * - its counts so far (per_process, per_file), handed over (struct cache_record) when the
- *   thread moves to another file, when the reader asks (the flush iterator) and when it exits.
- */
-struct thread_state {
-	__u64 read_ino, read_first, read_last; /* read_ino 0: no read in progress */
-	__u64 pending_ino, pending, pending_first, pending_end;
-	__u64 added_ino, added_index;
-	__u64 fault_ino, fault_ns, mapped_ino, mapped_unnamed;
-	__u32 read_dev, pending_dev, added_dev, added_pages;
-	__u32 fault_dev, mapped_dev;
-	/* Counts since the thread began, and how far they were handed over. */
-	struct cache_counters counted, handed;
-	__u64 file_ino; /* the file the counts since handed belong to */
-	__u32 file_dev;
-};
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct thread_state);
-} threads SEC(".maps");
-
-#define FAULT_WINDOW_NS 1000000000ull /* a fault's mapping follows its event within this */
-#define PMD_PAGES 512
-
-static __always_inline struct thread_state *thread_state(bool create)
-{
-	return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
-				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-}
-
-static __always_inline bool counted_here(void)
-{
-	return !only_tgid || (__u32)(bpf_get_current_pid_tgid() >> 32) == only_tgid;
-}
-
-#define EACH_COUNTER(X) X(reads) X(maps) X(misses) X(hits) X(write_misses) X(dirties) X(evictions) X(refaults)
-
-static __always_inline void add(struct cache_counters *c, const struct cache_counters *d)
-{
-#define ADD(f) c->f += d->f;
-	EACH_COUNTER(ADD)
-#undef ADD
-}
-
-static __always_inline void count_dropped(void)
-{
-	__u32 zero = 0;
-	struct cache_counters *total = bpf_map_lookup_elem(&totals, &zero);
-
-	if (total)
-		total->dropped++;
-}
-
-/*
- * The thread's counts since the last hand-over, into r, with who they belong to: false when
- * there are none. Each counter's mark is exchanged, so that two hand-overs at once (the
- * thread's own and the reader's iterator) carry each count once between them.
- */
-static __always_inline bool hand_over(struct thread_state *state, struct task_struct *task, struct cache_record *r)
-{
-	struct task_struct *leader = task->group_leader;
-	__u64 any = 0;
-
-#define MOVE(f)                                                                  \
-	{                                                                        \
-		__u64 now = state->counted.f;                                    \
-		r->delta.f = now - __sync_lock_test_and_set(&state->handed.f, now); \
-		any |= r->delta.f;                                               \
-	}
-	EACH_COUNTER(MOVE)
-#undef MOVE
-	r->delta.dropped = 0;
-	if (!any)
-		return false;
-	r->ino = state->file_ino;
-	r->dev = state->file_dev;
-	r->tgid = task->tgid;
-	r->uid = BPF_CORE_READ(task, real_cred, uid.val);
-	r->cgroup = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
-	if (leader)
-		bpf_probe_read_kernel(r->comm, sizeof(r->comm), leader->comm);
-	return true;
-}
-
-/* A hand-over through the ring buffer; when it is full the counts stay in the totals only. */
-static __always_inline void hand_over_now(struct thread_state *state, struct task_struct *task)
-{
-	struct cache_record *r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
-
-	if (!r) {
-		struct cache_record lost = {};
-
-		if (hand_over(state, task, &lost))
-			count_dropped();
-		return;
-	}
-	if (hand_over(state, task, r))
-		bpf_ringbuf_submit(r, 0);
-	else
-		bpf_ringbuf_discard(r, 0);
-}
-
-/* The thread's counts from here on belong to this file (per_file): what it had so far goes to the last one. */
-static __always_inline void to_file(struct thread_state *state, __u32 dev, __u64 ino)
-{
-	if (per_file && (state->file_ino != ino || state->file_dev != dev)) {
-		hand_over_now(state, bpf_get_current_task_btf());
-		state->file_ino = ino;
-		state->file_dev = dev;
-	}
-}
-
-/*
- * Counts d for the system, and for the thread's process and file (dev, ino): per cpu and in
- * the thread's own storage, which no other cpu writes, so no atomics and no hash lookup on
- * the path every read takes; the thread's counts reach the tables when it moves to another
- * file, when the reader asks and when it exits.
- */
-static __always_inline void count(struct thread_state *state, const struct cache_counters *d, __u32 dev, __u64 ino)
-{
-	__u32 zero = 0;
-	struct cache_counters *total = bpf_map_lookup_elem(&totals, &zero);
-
-	if (total)
-		add(total, d);
-	if (!state || !(per_process || per_file))
-		return;
-	to_file(state, dev, ino);
-	add(&state->counted, d);
-}
-
-/*
- * Pages read or mapped: those of the file the thread added and had not reached yet were
- * misses, the rest hits. The path of every cached read: two counters touched, nothing else.
- */
-static __always_inline void accessed(struct thread_state *state, bool mapped, __u64 first, __u64 pages, __u32 dev,
-				     __u64 ino)
-{
-	struct cache_counters *total;
-	__u64 hits = pages;
-	__u32 zero = 0;
-
-	if (state && state->pending && state->pending_ino == ino && state->pending_dev == dev) {
-		__u64 missed = pages, end = first + pages;
-
-		if (!mapped) { /* the part of the read inside the window read ahead */
-			__u64 from = first > state->pending_first ? first : state->pending_first;
-			__u64 to = end < state->pending_end ? end : state->pending_end;
-
-			missed = to > from ? to - from : 0;
-			if (first <= state->pending_first && end > state->pending_first)
-				state->pending_first = end; /* read from its start: the usual, sequential case */
-			else if (end >= state->pending_end && first < state->pending_end)
-				state->pending_end = first;
-		}
-		if (missed > state->pending)
-			missed = state->pending;
-		state->pending -= missed;
-		hits -= missed;
-	}
-	total = bpf_map_lookup_elem(&totals, &zero);
-	if (total) {
-		if (mapped)
-			total->maps += pages;
-		else
-			total->reads += pages;
-		total->hits += hits;
-	}
-	if (!state || !(per_process || per_file))
-		return;
-	to_file(state, dev, ino);
-	if (mapped)
-		state->counted.maps += pages;
-	else
-		state->counted.reads += pages;
-	state->counted.hits += hits;
-}
-
-/* Pages mapped that no fault event named yet: the last file this thread mapped gets them. */
-static __always_inline void name_mapped(struct thread_state *state)
-{
-	__u64 pages = state->mapped_unnamed;
-
-	if (!pages)
-		return;
-	state->mapped_unnamed = 0;
-	if (state->mapped_ino)
-		accessed(state, true, 0, pages, state->mapped_dev, state->mapped_ino);
-}
-
-/*
  * A miss: a folio added. Remembered as the thread's last add (a write dirties it next). Pages
  * inside the range of the read in progress were counted as hits when that read began (the
  * kernel reports a read's whole range before it has fetched every page): they become misses.
- * The rest wait to be read (read-ahead), kept for one file at a time.
+ * The rest wait to be read (read-ahead), a window of one file at a time.
  */
 SEC("tp_btf/mm_filemap_add_to_page_cache")
 int BPF_PROG(on_add, struct folio *folio)
 {
+	struct address_space *mapping = folio->mapping;
 	__u64 ino = 0, index, pages, inside = 0;
 	struct cache_counters d = {};
 	struct thread_state *state;
 	__u32 dev = 0;
 
-	if (!counted_here() || !file_of(folio->mapping, &dev, &ino))
+	if (!counted_here() || !file_of(mapping, &dev, &ino))
 		return 0;
 	state = thread_state(true);
 	index = folio->index;
@@ -355,12 +411,10 @@ int BPF_PROG(on_add, struct folio *folio)
 	d.refaults = refaulted(dev, ino, index, pages);
 	if (state) {
 		name_mapped(state);
-		state->added_ino = ino;
-		state->added_dev = dev;
+		state->added_mapping = (__u64)mapping;
 		state->added_index = index;
-		state->added_pages = (__u32)pages;
-		if (state->read_ino == ino && state->read_dev == dev && index <= state->read_last &&
-		    index + pages > state->read_first) {
+		state->added_pages = pages;
+		if (state->read_mapping == (__u64)mapping && index <= state->read_last && index + pages > state->read_first) {
 			__u64 from = index > state->read_first ? index : state->read_first;
 			__u64 to = index + pages - 1 < state->read_last ? index + pages - 1 : state->read_last;
 
@@ -368,8 +422,8 @@ int BPF_PROG(on_add, struct folio *folio)
 			d.hits = -inside; /* wraps: the counts are differences, read as signed */
 		}
 		if (pages > inside) {
-			if (state->pending && state->pending_ino == ino && state->pending_dev == dev &&
-			    index <= state->pending_end && index + pages >= state->pending_first) {
+			if (state->pending && state->pending_mapping == (__u64)mapping && index <= state->pending_end &&
+			    index + pages >= state->pending_first) {
 				/* the window read ahead grows */
 				state->pending += pages - inside;
 				if (index < state->pending_first)
@@ -378,91 +432,78 @@ int BPF_PROG(on_add, struct folio *folio)
 					state->pending_end = index + pages;
 			} else {
 				/* a new window (one at a time: what was left of the last is forgotten) */
-				state->pending_ino = ino;
-				state->pending_dev = dev;
+				state->pending_mapping = (__u64)mapping;
 				state->pending = pages - inside;
 				state->pending_first = index;
 				state->pending_end = index + pages;
 			}
 		}
 	}
-	count(state, &d, dev, ino);
+	count(state, &d, mapping);
 	return 0;
 }
 
+/* An eviction (reclaim), or a page truncated, invalidated or dropped: who removed it is charged. */
 SEC("tp_btf/mm_filemap_delete_from_page_cache")
 int BPF_PROG(on_delete, struct folio *folio)
 {
+	struct address_space *mapping = folio->mapping;
 	struct cache_counters d = {};
 	__u64 ino = 0;
 	__u32 dev = 0;
 
-	if (!file_of(folio->mapping, &dev, &ino))
+	if (!file_of(mapping, &dev, &ino))
 		return 0;
 	d.evictions = folio_nr(folio);
 	if (bpf_get_current_task_btf()->flags & PF_MEMALLOC_FLAG)
 		remember_evicted(dev, ino, folio->index, d.evictions);
 	if (!counted_here())
 		return 0;
-	count(per_process || per_file ? thread_state(true) : 0, &d, dev, ino);
+	count(per_process || per_file ? thread_state(true) : 0, &d, mapping);
 	return 0;
 }
 
 /*
- * The read path: [index, last_index] of a file returned to a read(2), sendfile or splice.
- * The kernel serves a read in batches and reports each with the read's same last page and a
- * later first one: those pages were counted with the first batch. A read that begins in the
- * page where the thread's previous one ended does not count that page twice (the kernel marks
- * it accessed once too). Every other read counts every page it returns, again and again: a
- * second pass, random reads, a backward scan are real accesses. Pages past the end of the file
- * (a read asking for more than there is) are not pages read.
+ * Dirtied folios, in pages: the tracepoint's own fields have no size, its folio has. A
+ * folio the same thread has just added is a write miss (a write into a page that was not
+ * cached), and its pages are no longer waiting to be read.
  */
-SEC("tp_btf/mm_filemap_get_pages")
-int BPF_PROG(on_read, struct address_space *mapping, unsigned long index, unsigned long last_index)
+SEC("tp_btf/writeback_dirty_folio")
+int BPF_PROG(on_dirty, struct folio *folio, struct address_space *mapping)
 {
-	__u64 first = index, last = last_index, ino;
-	long long size;
+	struct cache_counters d = {};
 	struct thread_state *state;
-	__u32 dev;
+	__u32 dev = 0;
+	__u64 ino = 0;
 
-	if (!counted_here() || last < first || !cache_file_of(mapping, &dev, &ino))
+	if (!counted_here() || !file_of(mapping, &dev, &ino))
 		return 0;
-	if (last > first) { /* one page: the kernel checked it is inside the file */
-		size = mapping->host->i_size;
-		if (size <= 0 || first > (size - 1) >> page_shift)
-			return 0;
-		if (last > (size - 1) >> page_shift)
-			last = (size - 1) >> page_shift;
-	}
-	state = thread_state(true);
+	d.dirties = folio_nr(folio);
+	state = thread_state(false);
 	if (state) {
-		if (state->mapped_unnamed)
-			name_mapped(state);
-		if (state->read_ino == ino && state->read_dev == dev) {
-			if (last == state->read_last && first > state->read_first && first <= state->read_last) {
-				state->read_first = first; /* the same read, its next batch */
-				return 0;
-			}
-			if (first == state->read_last && last > first)
-				first++; /* the page the previous read ended in */
+		state->read_mapping = 0;
+		if (state->added_pages && state->added_mapping == (__u64)mapping && state->added_index == folio->index) {
+			d.write_misses = state->added_pages;
+			state->added_pages = 0;
+			if (state->pending_mapping == (__u64)mapping)
+				state->pending = state->pending > d.write_misses ? state->pending - d.write_misses : 0;
 		}
-		state->read_ino = ino;
-		state->read_dev = dev;
-		state->read_first = index;
-		state->read_last = last;
 	}
-	accessed(state, false, first, last - first + 1, dev, ino);
+	count(state, &d, mapping);
 	return 0;
 }
 
+/* ---- The mmap path ------------------------------------------------------------------------ */
+
 /*
- * The mmap path. What a fault maps is read from the process's own count of file pages mapped
+ * What a fault maps is read from the process's own count of file pages mapped
  * (mm->rss_stat[MM_FILEPAGES], which the kernel updates for every fault and unmap, and which
  * rss_stat reports): pages the kernel mapped, around the fault too (fault-around) and whole
  * 2 MiB folios, each once; a page touched again while mapped is no access the kernel sees.
  * mm_filemap_fault (before the page is looked up) and mm_filemap_map_pages (after fault-around
  * mapped, with its window, not what it mapped) name the file.
  */
+
 /* A pointer as a number (the verifier allows no arithmetic on some pointers, a number it does). */
 static __always_inline __u64 address_of(const void *pointer)
 {
@@ -541,12 +582,11 @@ int BPF_PROG(on_rss, struct mm_struct *mm, int member)
 	state = thread_state(true);
 	if (!state)
 		return 0;
-	if (state->fault_ino && bpf_ktime_get_ns() - state->fault_ns < FAULT_WINDOW_NS) {
+	if (state->fault_mapping && bpf_ktime_get_ns() - state->fault_ns < FAULT_WINDOW_NS) {
 		/* A fault the file handled (filemap_fault): its file, named before. */
-		state->mapped_ino = state->fault_ino;
-		state->mapped_dev = state->fault_dev;
-		state->fault_ino = 0;
-		accessed(state, true, 0, pages, state->mapped_dev, state->mapped_ino);
+		state->mapped_mapping = state->fault_mapping;
+		state->fault_mapping = 0;
+		accessed(state, true, 0, pages, (struct address_space *)state->mapped_mapping);
 	} else if (pages >= PMD_PAGES) {
 		/* A whole folio mapped around a fault, which no filemap event reports. */
 		state->mapped_unnamed += pages;
@@ -569,10 +609,9 @@ int BPF_PROG(on_map_pages, struct address_space *mapping, unsigned long index, u
 	state = thread_state(false);
 	if (!state)
 		return 0;
-	state->fault_ino = 0;
-	state->read_ino = 0;
-	state->mapped_ino = ino;
-	state->mapped_dev = dev;
+	state->fault_mapping = 0;
+	state->read_mapping = 0;
+	state->mapped_mapping = (__u64)mapping;
 	name_mapped(state);
 	return 0;
 }
@@ -590,43 +629,13 @@ int BPF_PROG(on_fault, struct address_space *mapping, unsigned long index)
 	if (!state)
 		return 0;
 	name_mapped(state);
-	state->read_ino = 0;
-	state->fault_ino = ino;
-	state->fault_dev = dev;
+	state->read_mapping = 0;
+	state->fault_mapping = (__u64)mapping;
 	state->fault_ns = bpf_ktime_get_ns();
 	return 0;
 }
 
-/*
- * Dirtied folios, in pages: the tracepoint's own fields have no size, its folio has. A
- * folio the same thread has just added is a write miss (a write into a page that was not
- * cached), and its pages are no longer waiting to be read.
- */
-SEC("tp_btf/writeback_dirty_folio")
-int BPF_PROG(on_dirty, struct folio *folio, struct address_space *mapping)
-{
-	struct cache_counters d = {};
-	struct thread_state *state;
-	__u32 dev = 0;
-	__u64 ino = 0;
-
-	if (!counted_here() || !file_of(mapping, &dev, &ino))
-		return 0;
-	d.dirties = folio_nr(folio);
-	state = thread_state(false);
-	if (state) {
-		state->read_ino = 0;
-		if (state->added_pages && state->added_ino == ino && state->added_dev == dev &&
-		    state->added_index == folio->index) {
-			d.write_misses = state->added_pages;
-			state->added_pages = 0;
-			if (state->pending_ino == ino && state->pending_dev == dev)
-				state->pending = state->pending > d.write_misses ? state->pending - d.write_misses : 0;
-		}
-	}
-	count(state, &d, dev, ino);
-	return 0;
-}
+/* ---- Processes ---------------------------------------------------------------------------- */
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *task)

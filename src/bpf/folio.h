@@ -19,20 +19,16 @@ static __always_inline __u64 folio_nr(struct folio *folio)
 #define TMPFS_MAGIC_NUMBER 0x01021994ul
 
 /*
- * The file of a mapping as the filemap tracepoints name it, where the mapping is known to be
- * a cache (the read path: tmpfs and shmem have their own).
+ * The file of a mapping known to be a cache (not tmpfs), as the filemap tracepoints name it:
+ * its inode and its filesystem's device. Read with probe reads: the mapping may be one kept
+ * as a number (a thread's state), which the verifier lets no program dereference.
  */
-static __always_inline bool cache_file_of(struct address_space *mapping, __u32 *dev, __u64 *ino)
+static __always_inline void cache_file_of(struct address_space *mapping, __u32 *dev, __u64 *ino)
 {
-	struct inode *host = mapping->host;
-	struct super_block *sb;
+	struct inode *host = BPF_CORE_READ(mapping, host);
 
-	if (!host)
-		return false;
-	sb = host->i_sb;
-	*dev = sb ? sb->s_dev : 0;
-	*ino = host->i_ino;
-	return true;
+	*dev = BPF_CORE_READ(host, i_sb, s_dev);
+	*ino = BPF_CORE_READ(host, i_ino);
 }
 
 /*
