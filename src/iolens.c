@@ -24,7 +24,7 @@ static const struct command commands[] = {
 	{ "vstat", cmd_vstat, "per-operation statistics of servers that use libvtrace" },
 	{ "stat", cmd_stat, "a live view of cpu, disks, network, memory, pressure and servers (dstat)" },
 	{ "doctor", cmd_doctor, "what is wrong with this machine's I/O, worst first, with the numbers that show it" },
-	{ "cachestat", cmd_cachestat, "page-cache hits, misses, dirties and evictions of the system (bcc's cachestat)" },
+	{ "cachestat", cmd_cachestat, "page-cache hits, misses, dirties, evictions and refaults of the system (bcc's cachestat)" },
 	{ "cachetop", cmd_cachetop, "page-cache hits and misses per process or per file (bcc's cachetop)" },
 	{ "export", cmd_export, "what iolens measures, as Prometheus metrics on /metrics" },
 	{ "bench", cmd_bench, "disk throughput, IOPS and latency, block-size sweeps and the knee (fio, dd)" },
