@@ -71,11 +71,29 @@ struct {
 	__type(value, __u64);
 } evicted SEC(".maps");
 
+/*
+ * The pages each thread added and has not read yet, by thread, file and 64-page chunk: a bitmap
+ * each. Looked at only by a thread that has such pages: never on the path of a cached read.
+ */
+struct unread_key {
+	__u64 mapping;
+	__u64 chunk;
+	__u32 tid;
+	__u32 pad;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct unread_key);
+	__type(value, __u64);
+} unread SEC(".maps");
+
 #define CHUNK_SHIFT 6
 #define MAX_CHUNKS 8 /* a folio of up to 512 pages (2 MiB): larger ones are remembered in part */
 #define PF_MEMALLOC_FLAG 0x00000800 /* reclaim (kswapd, direct, memcg and DAMON's) runs with it */
 #define FAULT_WINDOW_NS 1000000000ull /* a fault's mapping follows its event within this */
 #define PMD_PAGES 512
+#define MAX_READ_CHUNKS 64 /* a read's pages looked up among those read ahead: 4096 (16 MiB) at most */
 
 /*
  * What each thread is doing to the page cache, kept in place (task-local storage: found from
@@ -84,9 +102,9 @@ struct {
  * and its device on the path every read takes.
  * - the range its last read returned, to tell a read(2) that the kernel serves in several
  *   batches (the same last page, a later first one) from a new read of the same pages;
- * - the pages it added to one file and has not read or mapped yet (read-ahead): misses when
- *   it reaches them, never hits; the window they are in, so that a read elsewhere in the
- *   file is still a hit;
+ * - how many pages it added to one file and has not read or mapped yet (read-ahead), and
+ *   which (the map unread): misses when it reaches them, never hits, and a page read again,
+ *   or read elsewhere in the file, a hit;
  * - the last folio it added, so that dirtying that folio next makes the add a write miss;
  * - the file of the page fault it is serving, and pages mapped not yet given to a file;
  * - its counts so far (per_process, per_file), handed over (struct cache_record) when the
@@ -94,7 +112,7 @@ struct {
  */
 struct thread_state {
 	__u64 read_mapping, read_first, read_last; /* read_mapping 0: no read in progress */
-	__u64 pending_mapping, pending, pending_first, pending_end;
+	__u64 pending_mapping, pending; /* which pages: in the map unread */
 	__u64 added_mapping, added_index, added_pages;
 	__u64 fault_mapping, fault_ns, mapped_mapping, mapped_unnamed;
 	/* Counts since the thread began, and how far they were handed over. */
@@ -224,6 +242,41 @@ static __always_inline void count(struct thread_state *state, const struct cache
 
 /* ---- Accesses ----------------------------------------------------------------------------- */
 
+/* The bits of [first, first + pages) inside the chunk. */
+static __always_inline __u64 chunk_bits(__u64 chunk, __u64 first, __u64 pages)
+{
+	__u64 start = chunk << CHUNK_SHIFT, end = start + 64, from = first > start ? first : start,
+	      to = first + pages < end ? first + pages : end;
+
+	if (to <= from)
+		return 0;
+	return (to - from == 64 ? ~0ull : ((1ull << (to - from)) - 1)) << (from - start);
+}
+
+/* Of [first, first + pages), the pages this thread added and had not read: taken off (they are read now). */
+static __always_inline __u64 take_unread(struct address_space *mapping, __u64 first, __u64 pages)
+{
+	struct unread_key key = { .mapping = (__u64)mapping, .tid = (__u32)bpf_get_current_pid_tgid() };
+	__u64 first_chunk = first >> CHUNK_SHIFT, count = 0;
+
+	for (int i = 0; i < MAX_READ_CHUNKS; i++) {
+		__u64 bits, *bitmap;
+
+		key.chunk = first_chunk + i;
+		if (key.chunk << CHUNK_SHIFT >= first + pages)
+			break;
+		bitmap = bpf_map_lookup_elem(&unread, &key);
+		if (!bitmap)
+			continue;
+		bits = *bitmap & chunk_bits(key.chunk, first, pages);
+		if (!bits)
+			continue;
+		count += __builtin_popcountll(bits);
+		*bitmap &= ~bits; /* the thread's own entry: no other cpu writes it */
+	}
+	return count;
+}
+
 /*
  * Pages read or mapped: those of the file the thread added and had not reached yet were
  * misses, the rest hits. The path of every cached read: two counters touched, nothing else.
@@ -236,18 +289,8 @@ static __always_inline void accessed(struct thread_state *state, bool mapped, __
 	__u32 zero = 0;
 
 	if (state && state->pending && state->pending_mapping == (__u64)mapping) {
-		__u64 missed = pages, end = first + pages;
+		__u64 missed = mapped ? pages : take_unread(mapping, first, pages);
 
-		if (!mapped) { /* the part of the read inside the window read ahead */
-			__u64 from = first > state->pending_first ? first : state->pending_first;
-			__u64 to = end < state->pending_end ? end : state->pending_end;
-
-			missed = to > from ? to - from : 0;
-			if (first <= state->pending_first && end > state->pending_first)
-				state->pending_first = end; /* read from its start: the usual, sequential case */
-			else if (end >= state->pending_end && first < state->pending_end)
-				state->pending_end = first;
-		}
 		if (missed > state->pending)
 			missed = state->pending;
 		state->pending -= missed;
@@ -271,16 +314,20 @@ static __always_inline void accessed(struct thread_state *state, bool mapped, __
 	state->counted.hits += hits;
 }
 
-/* Pages mapped that no fault event named yet: the last file this thread mapped gets them. */
-static __always_inline void name_mapped(struct thread_state *state)
+/*
+ * Pages mapped that no fault event named yet: the last file this thread mapped gets them, or
+ * the file of the fault at hand when the thread has mapped none before (a process whose first
+ * fault mapped a whole 2 MiB folio, with no filemap event). With no file at all they wait,
+ * and at the thread's exit go to its process alone.
+ */
+static __always_inline void name_mapped(struct thread_state *state, struct address_space *fallback, bool at_exit)
 {
-	__u64 pages = state->mapped_unnamed;
+	__u64 pages = state->mapped_unnamed, mapping = state->mapped_mapping ? state->mapped_mapping : (__u64)fallback;
 
-	if (!pages)
+	if (!pages || (!mapping && !at_exit))
 		return;
 	state->mapped_unnamed = 0;
-	if (state->mapped_mapping)
-		accessed(state, true, 0, pages, (struct address_space *)state->mapped_mapping);
+	accessed(state, true, 0, pages, (struct address_space *)mapping);
 }
 
 /*
@@ -312,7 +359,7 @@ int BPF_PROG(on_read, struct address_space *mapping, unsigned long index, unsign
 	state = thread_state(true);
 	if (state) {
 		if (state->mapped_unnamed)
-			name_mapped(state);
+			name_mapped(state, 0, false);
 		if (state->read_mapping == (__u64)mapping) {
 			if (last == state->read_last && first > state->read_first && first <= state->read_last) {
 				state->read_first = first; /* the same read, its next batch */
@@ -330,17 +377,6 @@ int BPF_PROG(on_read, struct address_space *mapping, unsigned long index, unsign
 }
 
 /* ---- Misses, evictions, refaults, dirties ------------------------------------------------- */
-
-/* The bits of [first, first + pages) inside the chunk. */
-static __always_inline __u64 chunk_bits(__u64 chunk, __u64 first, __u64 pages)
-{
-	__u64 start = chunk << CHUNK_SHIFT, end = start + 64, from = first > start ? first : start,
-	      to = first + pages < end ? first + pages : end;
-
-	if (to <= from)
-		return 0;
-	return (to - from == 64 ? ~0ull : ((1ull << (to - from)) - 1)) << (from - start);
-}
 
 /* Reclaim took [index, index + pages) of a file. */
 static __always_inline void remember_evicted(__u32 dev, __u64 ino, __u64 index, __u64 pages)
@@ -387,11 +423,38 @@ static __always_inline __u64 refaulted(__u32 dev, __u64 ino, __u64 index, __u64 
 	return count;
 }
 
+/* Pages the thread added that it has not reached yet: counted, and marked (one file's at a time). */
+static __always_inline void remember_pending(struct thread_state *state, struct address_space *mapping, __u64 index,
+					     __u64 pages)
+{
+	struct unread_key key = { .mapping = (__u64)mapping, .tid = (__u32)bpf_get_current_pid_tgid() };
+	__u64 first_chunk = index >> CHUNK_SHIFT;
+
+	if (state->pending_mapping != (__u64)mapping) {
+		state->pending = 0;
+		state->pending_mapping = (__u64)mapping;
+	}
+	state->pending += pages;
+	for (int i = 0; i < MAX_CHUNKS; i++) {
+		__u64 bits, *bitmap;
+
+		key.chunk = first_chunk + i;
+		if (key.chunk << CHUNK_SHIFT >= index + pages)
+			break;
+		bits = chunk_bits(key.chunk, index, pages);
+		bitmap = bpf_map_lookup_elem(&unread, &key);
+		if (bitmap)
+			*bitmap |= bits;
+		else
+			bpf_map_update_elem(&unread, &key, &bits, BPF_ANY);
+	}
+}
+
 /*
  * A miss: a folio added. Remembered as the thread's last add (a write dirties it next). Pages
  * inside the range of the read in progress were counted as hits when that read began (the
  * kernel reports a read's whole range before it has fetched every page): they become misses.
- * The rest wait to be read (read-ahead), a window of one file at a time.
+ * The rest wait to be read (read-ahead), of one file at a time.
  */
 SEC("tp_btf/mm_filemap_add_to_page_cache")
 int BPF_PROG(on_add, struct folio *folio)
@@ -410,7 +473,7 @@ int BPF_PROG(on_add, struct folio *folio)
 	d.misses = pages;
 	d.refaults = refaulted(dev, ino, index, pages);
 	if (state) {
-		name_mapped(state);
+		name_mapped(state, 0, false);
 		state->added_mapping = (__u64)mapping;
 		state->added_index = index;
 		state->added_pages = pages;
@@ -421,23 +484,8 @@ int BPF_PROG(on_add, struct folio *folio)
 			inside = to - from + 1;
 			d.hits = -inside; /* wraps: the counts are differences, read as signed */
 		}
-		if (pages > inside) {
-			if (state->pending && state->pending_mapping == (__u64)mapping && index <= state->pending_end &&
-			    index + pages >= state->pending_first) {
-				/* the window read ahead grows */
-				state->pending += pages - inside;
-				if (index < state->pending_first)
-					state->pending_first = index;
-				if (index + pages > state->pending_end)
-					state->pending_end = index + pages;
-			} else {
-				/* a new window (one at a time: what was left of the last is forgotten) */
-				state->pending_mapping = (__u64)mapping;
-				state->pending = pages - inside;
-				state->pending_first = index;
-				state->pending_end = index + pages;
-			}
-		}
+		if (pages > inside)
+			remember_pending(state, mapping, index, pages - inside);
 	}
 	count(state, &d, mapping);
 	return 0;
@@ -463,6 +511,15 @@ int BPF_PROG(on_delete, struct folio *folio)
 	return 0;
 }
 
+/* Pages a write added and dirtied: not waiting to be read any more. */
+static __always_inline void forget_pending(struct thread_state *state, struct address_space *mapping, __u64 index,
+					   __u64 pages)
+{
+	__u64 taken = take_unread(mapping, index, pages);
+
+	state->pending -= taken < state->pending ? taken : state->pending;
+}
+
 /*
  * Dirtied folios, in pages: the tracepoint's own fields have no size, its folio has. A
  * folio the same thread has just added is a write miss (a write into a page that was not
@@ -485,8 +542,8 @@ int BPF_PROG(on_dirty, struct folio *folio, struct address_space *mapping)
 		if (state->added_pages && state->added_mapping == (__u64)mapping && state->added_index == folio->index) {
 			d.write_misses = state->added_pages;
 			state->added_pages = 0;
-			if (state->pending_mapping == (__u64)mapping)
-				state->pending = state->pending > d.write_misses ? state->pending - d.write_misses : 0;
+			if (state->pending && state->pending_mapping == (__u64)mapping)
+				forget_pending(state, mapping, folio->index, d.write_misses);
 		}
 	}
 	count(state, &d, mapping);
@@ -590,7 +647,7 @@ int BPF_PROG(on_rss, struct mm_struct *mm, int member)
 	} else if (pages >= PMD_PAGES) {
 		/* A whole folio mapped around a fault, which no filemap event reports. */
 		state->mapped_unnamed += pages;
-		name_mapped(state);
+		name_mapped(state, 0, false);
 	} else {
 		state->mapped_unnamed += pages; /* fault-around: mm_filemap_map_pages follows */
 	}
@@ -612,7 +669,7 @@ int BPF_PROG(on_map_pages, struct address_space *mapping, unsigned long index, u
 	state->fault_mapping = 0;
 	state->read_mapping = 0;
 	state->mapped_mapping = (__u64)mapping;
-	name_mapped(state);
+	name_mapped(state, mapping, false);
 	return 0;
 }
 
@@ -628,7 +685,7 @@ int BPF_PROG(on_fault, struct address_space *mapping, unsigned long index)
 	state = thread_state(true);
 	if (!state)
 		return 0;
-	name_mapped(state);
+	name_mapped(state, mapping, false);
 	state->read_mapping = 0;
 	state->fault_mapping = (__u64)mapping;
 	state->fault_ns = bpf_ktime_get_ns();
@@ -644,7 +701,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 
 	if (!state || !(per_process || per_file))
 		return 0;
-	name_mapped(state);
+	name_mapped(state, 0, true);
 	hand_over_now(state, task);
 	return 0;
 }

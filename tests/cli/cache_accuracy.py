@@ -134,16 +134,19 @@ def start(args, prefix=()):
     return proc, int(ready[1])
 
 
-def case(args, prefix=(), during=None):
-    """Runs one pattern on cue; its truth line and its counts (per process) from cue to exit."""
+def case(args, prefix=(), during=None, at_cue=None):
+    """Runs one pattern on cue; its truth line and its counts (per process) from cue to exit.
+    at_cue() runs just before the cue: what it returns is truth["at_cue"]."""
     proc, pid = start(args, prefix)
     procs.wait_lines(2)
+    cue = at_cue() if at_cue else None
     before = procs.of(pid)
     proc.stdin.write("go\n")
     proc.stdin.flush()
     if during:
         during(proc)
     truth = json.loads(proc.stdout.readline())
+    truth["at_cue"] = cue
     proc.wait()
     procs.wait_lines(2)
     return truth, diff(procs.of(pid), before), pid
@@ -183,14 +186,18 @@ near("cold, read twice with one fd: pages read", got.get("reads", 0), truth["pag
 near("… misses = one file's pages (fincore)", got.get("misses", 0), fincore(F), 2 * PAGES)
 near("… hits = the second pass", got.get("hits", 0), truth["pages_read"] - PAGES, 2 * PAGES)
 
+# Warm: hits are the pages found cached just before each read (cachestat(2), in the reader):
+# a kernel thread may evict idle pages meanwhile, which are then misses.
 warm(F)
 truth, got, _ = case(["read", F, "5", str(1 << 20), "same"])
-near("warm, read 5 times with one fd (lseek to 0): hits = every page read", got.get("hits", 0), 5 * PAGES, 5 * PAGES)
-near("… misses 0", got.get("misses", 0), 0, 5 * PAGES)
+near("warm, read 5 times with one fd (lseek to 0): hits = the pages read, found cached (%d)" %
+     truth["found_cached"], got.get("hits", 0), truth["found_cached"], 5 * PAGES)
+near("… misses = the rest", got.get("misses", 0), 5 * PAGES - truth["found_cached"], 5 * PAGES)
 
 warm(F)
 truth, got, _ = case(["read", F, "5", "4096", "new"])
-near("warm, read 5 times in 4 KiB reads, a new fd each time: hits", got.get("hits", 0), 5 * PAGES, 5 * PAGES)
+near("warm, read 5 times in 4 KiB reads, a new fd each time: hits (found cached)", got.get("hits", 0),
+     truth["found_cached"], 5 * PAGES)
 
 evict(F)
 truth, got, _ = case(["read", F, "5", str(128 << 10), "new"])
@@ -213,13 +220,15 @@ for cached in (0, 50, 100):
                         "status=none"], check=True)
     before = settled(F)
     truth, got, _ = case(["random", F, str(READS), str(cached + 7)])
-    added = fincore(F) - before
     near("random 4 KiB preads (POSIX_FADV_RANDOM), %d %% cached: pages read" % cached, got.get("reads", 0), READS, READS)
-    near("… misses = pages fincore finds added (%d)" % added, got.get("misses", 0), added, READS)
-    # A read of a page marked for read-ahead starts more of it, even under POSIX_FADV_RANDOM:
-    # pages added that it did not read are misses, not reads that missed.
-    near("… hits = reads of pages cached before (%d of the %d reads)" % (truth["cached_reads"], READS),
-         got.get("hits", 0), truth["cached_reads"], READS)
+    # Truth from the reader: a read whose page was cached just before it (cachestat(2)) and
+    # either when the run began or read by it before; a page its own read-ahead brought in (a
+    # read of a page marked for read-ahead starts more of it, even under POSIX_FADV_RANDOM) is
+    # a miss when first read.
+    near("… hits = reads of pages cached before, not by its own read-ahead (%d of the %d reads)" %
+         (truth["cached_reads"], READS), got.get("hits", 0), truth["cached_reads"], READS)
+    ok(got.get("misses", 0) >= READS - truth["cached_reads"] - 0.02 * READS,
+       "… misses (pages added: %d) at least the reads that missed (%d)" % (got.get("misses", 0), READS - truth["cached_reads"]))
 
 # ---- threads and processes -------------------------------------------------------------------
 evict(F)
@@ -246,7 +255,8 @@ lived = time.monotonic() - started
 procs.wait_lines(2)
 got = procs.of(truth["pid"])
 ok(lived < 1, "a short-lived process (it lived %.0f ms)" % (lived * 1000))
-ok(got.get("hits", 0) >= PAGES, "… still counted: %d hits, at least the %d pages it read" % (got.get("hits", 0), PAGES))
+ok(got.get("hits", 0) + got.get("misses", 0) >= PAGES,
+   "… still counted: %d hits and %d misses, at least the %d pages it read" % (got.get("hits", 0), got.get("misses", 0), PAGES))
 ok(procs.names.get(truth["pid"]) == "cachepattern", "… and named: %r" % procs.names.get(truth["pid"]))
 
 # ---- mmap --------------------------------------------------------------------------------------
@@ -257,16 +267,16 @@ near("… misses = the file (fincore)", got.get("misses", 0), fincore(F), PAGES)
 near("… hits about 0", got.get("hits", 0), 0, PAGES)
 
 truth, got, _ = case(["mmap", F, "1", "normal", "2"])
-near("mmap twice (mapped again), every page touched, warm: hits = pages mapped", got.get("hits", 0),
-     truth["pages_mapped"], 2 * PAGES)
-near("… misses 0", got.get("misses", 0), 0, 2 * PAGES)
+near("mmap twice (mapped again), every page touched, warm: hits = pages mapped, found cached", got.get("hits", 0),
+     truth["found_cached"], 2 * PAGES)
+near("… misses = the rest", got.get("misses", 0), truth["pages_mapped"] - truth["found_cached"], 2 * PAGES)
 
 evict(F)
 truth, got, _ = case(["mmap", F, "1", "normal", "1", "populate"])
 near("MAP_POPULATE, cold: misses = the file", got.get("misses", 0), fincore(F), PAGES)
 near("… hits about 0", got.get("hits", 0), 0, PAGES)
-truth, got, _ = case(["mmap", F, "1", "normal", "1", "populate"])
-near("MAP_POPULATE, warm: hits = the file", got.get("hits", 0), PAGES, PAGES)
+truth, got, _ = case(["mmap", F, "1", "normal", "1", "populate"], at_cue=lambda: fincore(F))
+near("MAP_POPULATE, warm: hits = the file's pages cached (fincore at the cue)", got.get("hits", 0), truth["at_cue"], PAGES)
 
 evict(F)
 truth, got, _ = case(["mmap", F, "1", "normal", "1", "willneed"])
@@ -285,17 +295,20 @@ for step in (1, 64):
 evict(F)
 case(["mmap", F, "1", "normal", "1"])
 truth, got, _ = case(["mmap", F, "1", "normal", "1"])
-near("mmap over large folios, warm: hits = every page mapped", got.get("hits", 0), truth["pages_mapped"], PAGES)
+near("mmap over large folios, warm: hits = every page mapped, found cached", got.get("hits", 0), truth["found_cached"],
+     PAGES)
 
 # ---- sendfile, splice, copy_file_range ----------------------------------------------------------
-warm(F)
 for how in ("sendfile", "splice"):
+    warm(F)
     truth, got, _ = case([how, F])
-    near("%s of a cached file: hits = its pages" % how, got.get("hits", 0), PAGES, PAGES)
-    near("… misses 0", got.get("misses", 0), 0, PAGES)
+    near("%s of a cached file: hits = its pages, found cached" % how, got.get("hits", 0), truth["found_cached"], PAGES)
+    near("… misses = the rest", got.get("misses", 0), PAGES - truth["found_cached"], PAGES)
 COPY = os.path.join(DIR, "copy")
+warm(F)
 truth, got, _ = case(["copy", F, COPY])
-near("copy_file_range from a cached file: hits = its pages read", got.get("hits", 0), PAGES, PAGES)
+near("copy_file_range from a cached file: hits = its pages read, found cached", got.get("hits", 0),
+     truth["found_cached"], PAGES)
 near("… the copy's pages dirtied", got.get("dirties", 0), PAGES, PAGES)
 
 # ---- O_DIRECT, writes ------------------------------------------------------------------------
@@ -304,17 +317,17 @@ truth, got, _ = case(["direct-read", F])
 near("O_DIRECT reads of a cached file: no pages read through the cache", got.get("accesses", 0), 0, PAGES)
 near("… no hits", got.get("hits", 0), 0, PAGES)
 warm(COPY)
-before = fincore(COPY)
-truth, got, _ = case(["direct-write", COPY])
-near("O_DIRECT writes over a cached file: evictions = what fincore saw leave (%d)" % (before - fincore(COPY)),
-     got.get("evictions", 0), before - fincore(COPY), PAGES)
+truth, got, _ = case(["direct-write", COPY], at_cue=lambda: fincore(COPY))
+near("O_DIRECT writes over a cached file: evictions = what fincore saw leave (%d)" % (truth["at_cue"] - fincore(COPY)),
+     got.get("evictions", 0), truth["at_cue"] - fincore(COPY), PAGES)
 near("… no hits", got.get("hits", 0), 0, PAGES)
 
 warm(COPY)
-truth, got, _ = case(["overwrite", COPY])
+truth, got, _ = case(["overwrite", COPY], at_cue=lambda: fincore(COPY))
 near("overwrite in place of a cached file: pages dirtied", got.get("dirties", 0), PAGES, PAGES)
-near("… all write hits: no write misses", got.get("write_misses", 0), 0, PAGES)
-near("… no misses", got.get("misses", 0), 0, PAGES)
+near("… write misses only for pages not cached at the cue (%d)" % (PAGES - truth["at_cue"]),
+     got.get("write_misses", 0), PAGES - truth["at_cue"], PAGES)
+near("… misses the same", got.get("misses", 0), PAGES - truth["at_cue"], PAGES)
 
 NEW = os.path.join(DIR, "new")
 truth, got, _ = case(["append", NEW, str(10 << 20)])
@@ -324,17 +337,18 @@ near("… misses = pages fincore finds", got.get("misses", 0), fincore(NEW), tru
 
 # ---- truncate, unlink, rename -------------------------------------------------------------------
 warm(COPY)
-before = fincore(COPY)
 files.wait_lines(2)
 file_before = files.of(COPY)
-truth, got, _ = case(["truncate", COPY])
-near("truncate of a cached file: evictions = what fincore had (%d)" % before, got.get("evictions", 0), before, PAGES)
+truth, got, _ = case(["truncate", COPY], at_cue=lambda: fincore(COPY))
+before = truth["at_cue"]
+near("truncate of a cached file: evictions = what fincore had at the cue (%d)" % before, got.get("evictions", 0),
+     before, PAGES)
 files.wait_lines(2)
 near("… and the file's own evictions (--files)", diff(files.of(COPY), file_before).get("evictions", 0), before, PAGES)
 
-before = fincore(NEW)
-truth, got, _ = case(["unlink", NEW])
-near("unlink of a cached file: evictions = what fincore had (%d)" % before, got.get("evictions", 0), before,
+truth, got, _ = case(["unlink", NEW], at_cue=lambda: fincore(NEW))
+before = truth["at_cue"]
+near("unlink of a cached file: evictions = what fincore had at the cue (%d)" % before, got.get("evictions", 0), before,
      max(before, 1))
 
 warm(F)
@@ -376,6 +390,22 @@ def memcg(limit):
     return path, 2
 
 
+def remove_cgroup(path):
+    """Removed once nothing runs in it (a process killed a moment ago may still be there)."""
+    for _ in range(200):
+        try:
+            os.rmdir(path)
+            return
+        except OSError:
+            for pid in open(path + "/cgroup.procs").read().split():
+                try:
+                    os.kill(int(pid), 9)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.05)
+    print("# could not remove the cgroup " + path, file=sys.stderr)
+
+
 def memstat(path, key):
     for line in open(path + "/memory.stat"):
         name, value = line.split()
@@ -399,7 +429,7 @@ if cgroup:
     near("… refaults = the cgroup's workingset_refault_file (memory.stat, cgroup v%d)" % version,
          got.get("refaults", 0), refaults, 2 * PAGES)
     near("… hits about 0", got.get("hits", 0), 0, 2 * PAGES)
-    os.rmdir(cgroup)
+    remove_cgroup(cgroup)
 else:
     print("ok %d # SKIP no memory cgroup can be made here" % (count + 1))
     count += 1

@@ -97,7 +97,7 @@ memcg() {
 	else
 		return 1
 	fi
-	on_exit "rmdir '$dir' 2>/dev/null"
+	on_exit "remove_cgroup '$dir'"
 	echo "$dir/cgroup.procs"
 }
 

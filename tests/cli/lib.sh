@@ -106,6 +106,20 @@ check_peers() {
 	fi
 }
 
+# remove_cgroup DIR: a cgroup the test made, removed: what still runs in it killed, and waited
+# for (a cgroup with a task in it cannot be removed; one killed a moment ago may still be there).
+remove_cgroup() {
+	local i pid
+	for i in $(seq 100); do
+		[ -s "$1/cgroup.procs" ] || break
+		for pid in $(cat "$1/cgroup.procs" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
+		sleep 0.05
+	done
+	for i in $(seq 100); do rmdir "$1" 2>/dev/null && return 0; [ -d "$1" ] || return 0; sleep 0.05; done
+	echo "# could not remove the cgroup $1" >&2
+	return 1
+}
+
 # A file of random data, so no filesystem can skip it.
 make_file() { head -c "$2" /dev/urandom > "$1"; }
 PAGE=$(getconf PAGESIZE)

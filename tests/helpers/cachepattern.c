@@ -35,19 +35,46 @@ static const char *usage_text =
 	"  coldloop FILE SECONDS             read it whole and drop it from the cache (POSIX_FADV_DONTNEED),\n"
 	"                                    again and again for SECONDS: a reader whose reads all miss\n"
 	"  idle FILE SECONDS                 open it, read one page, then do nothing for SECONDS\n"
-	"Prints one JSON line of what it did: pages read, mapped or written, its faults.\n";
+	"Prints one JSON line of what it did: pages read, mapped or written, its faults, and the pages\n"
+	"it found cached just before it read or touched them (cachestat(2): the truth of a warm file's hits).\n";
 
 static long long minor_faults, major_faults, cached_reads = -1;
 
-/* Whether a page is in the page cache, by cachestat(2) (Linux 6.5), which changes nothing: 1, 0, or -1. */
-static int page_cached(int fd, off_t page)
+/*
+ * The pages of [from, from + len) in the page cache, by cachestat(2) (Linux 6.5), which
+ * changes nothing; -1 when it cannot tell.
+ */
+static long long pages_cached(int fd, off_t from, off_t len)
 {
-	struct { uint64_t off, len; } range = { (uint64_t)page * PAGE, PAGE };
+	struct { uint64_t off, len; } range = { (uint64_t)from, (uint64_t)len };
 	struct { uint64_t cache, dirty, writeback, evicted, recently_evicted; } counts;
 
 	if (syscall(451, fd, &range, &counts, 0) != 0)
 		return -1;
-	return counts.cache > 0;
+	return (long long)counts.cache;
+}
+
+static int page_cached(int fd, off_t page)
+{
+	long long cached = pages_cached(fd, page * PAGE, PAGE);
+
+	return cached < 0 ? -1 : cached > 0;
+}
+
+/*
+ * Truth for a warm file: the pages found cached just before each access (before_access), so
+ * that pages something else evicted meanwhile (a kernel thread evicts idle pages) are known.
+ */
+static long long found_cached, found_unknown;
+
+static void before_access(int fd, off_t from, off_t len)
+{
+	long long cached = pages_cached(fd, from - from % PAGE, len + from % PAGE);
+
+	if (cached < 0)
+		found_unknown = 1;
+	else
+		__atomic_fetch_add(&found_cached, cached, __ATOMIC_RELAXED); /* two threads read at once */
 }
 
 static void faults(long long *minor, long long *major)
@@ -98,7 +125,10 @@ static long long read_range(int fd, off_t from, off_t to, size_t block, char *bu
 
 	for (off_t at = from; at < to;) {
 		size_t want = (size_t)(to - at) < block ? (size_t)(to - at) : block;
-		ssize_t got = pread(fd, buffer, want, at);
+		ssize_t got;
+
+		before_access(fd, at, (off_t)want);
+		got = pread(fd, buffer, want, at);
 
 		if (got < 0)
 			die("pread");
@@ -174,7 +204,10 @@ int main(int argc, char **argv)
 			lseek(fd, 0, SEEK_SET);
 			for (;;) {
 				off_t at = lseek(fd, 0, SEEK_CUR);
-				ssize_t got = read(fd, buffer, block);
+				ssize_t got;
+
+				before_access(fd, at, (off_t)block);
+				got = read(fd, buffer, block);
 
 				if (got < 0)
 					die("read");
@@ -187,10 +220,21 @@ int main(int argc, char **argv)
 		long reads = atol(argv[3]);
 		off_t pages;
 
+		char *cached_at_start, *read_before;
+
 		srand((unsigned)atoi(argv[4]));
 		fd = open_or_die(path, O_RDONLY);
 		pages = size_of(fd) / PAGE;
 		posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+		/*
+		 * A read is a hit when its page is cached just before it and was so when the run began,
+		 * or when this run read it before: a page its own read-ahead brought in is a miss when
+		 * first read, as a page it had to wait for.
+		 */
+		cached_at_start = calloc((size_t)pages + 1, 1);
+		read_before = calloc((size_t)pages + 1, 1);
+		for (off_t page = 0; page < pages; page++)
+			cached_at_start[page] = page_cached(fd, page) == 1;
 		cached_reads = 0;
 		for (long i = 0; i < reads && pages > 0; i++) {
 			off_t page = (off_t)(((unsigned long)rand() << 16 ^ (unsigned long)rand()) % (unsigned long)pages);
@@ -199,7 +243,8 @@ int main(int argc, char **argv)
 			if (cached < 0 || cached_reads < 0)
 				cached_reads = -1;
 			else
-				cached_reads += cached;
+				cached_reads += cached && (cached_at_start[page] || read_before[page]);
+			read_before[page] = 1;
 			if (pread(fd, buffer, PAGE, page * PAGE) != PAGE)
 				die("pread");
 			pages_read++;
@@ -240,6 +285,7 @@ int main(int argc, char **argv)
 			if (strcmp(how, "willneed") == 0)
 				madvise(map, (size_t)size, MADV_WILLNEED);
 			for (off_t at = 0; at < size; at += step * PAGE) {
+				before_access(fd, at, PAGE);
 				sum += map[at];
 				pages_mapped++;
 			}
@@ -253,7 +299,10 @@ int main(int argc, char **argv)
 		size = size_of(fd);
 		if (pattern[1] == 'e') {
 			while (at < size) {
-				ssize_t sent = sendfile(null, fd, &at, (size_t)(size - at));
+				ssize_t sent;
+
+				before_access(fd, at, 1 << 20);
+				sent = sendfile(null, fd, &at, 1 << 20);
 
 				if (sent <= 0)
 					die("sendfile");
@@ -262,7 +311,10 @@ int main(int argc, char **argv)
 			if (pipe(pipes) != 0)
 				die("pipe");
 			while (at < size) {
-				ssize_t moved = splice(fd, &at, pipes[1], NULL, 1 << 16, 0);
+				ssize_t moved;
+
+				before_access(fd, at, 1 << 16);
+				moved = splice(fd, &at, pipes[1], NULL, 1 << 16, 0);
 
 				if (moved <= 0)
 					die("splice");
@@ -279,7 +331,10 @@ int main(int argc, char **argv)
 		fd = open_or_die(path, O_RDONLY);
 		size = size_of(fd);
 		while (in_at < size) {
-			ssize_t copied = copy_file_range(fd, &in_at, out, NULL, (size_t)(size - in_at), 0);
+			ssize_t copied;
+
+			before_access(fd, in_at, 1 << 20);
+			copied = copy_file_range(fd, &in_at, out, NULL, 1 << 20, 0);
 
 			if (copied <= 0)
 				die("copy_file_range");
@@ -367,9 +422,9 @@ int main(int argc, char **argv)
 
 	faults(&minor_faults, &major_faults);
 	printf("{\"pid\":%d,\"pages_read\":%lld,\"pages_mapped\":%lld,\"pages_written\":%lld,"
-	       "\"minor_faults\":%lld,\"major_faults\":%lld,\"cached_reads\":%lld}\n",
+	       "\"minor_faults\":%lld,\"major_faults\":%lld,\"cached_reads\":%lld,\"found_cached\":%lld}\n",
 	       (int)getpid(), pages_read, pages_mapped, pages_written, minor_faults - minor0, major_faults - major0,
-	       cached_reads);
+	       cached_reads, found_unknown ? -1 : found_cached);
 	fflush(stdout);
 	if (fd >= 0)
 		close(fd);
