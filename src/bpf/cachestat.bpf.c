@@ -53,38 +53,34 @@ struct {
 	__type(value, __u64);
 } mapped_pages SEC(".maps");
 
-/*
- * Pages reclaim evicted, by file and 64-page chunk: a bitmap each. A page added back that is
- * here is a refault, as the kernel's workingset_refault_file counts one (it keeps a shadow
- * entry for what reclaim evicts; a truncated or dropped page leaves none, nor any here).
- */
-struct evicted_key {
-	__u64 ino;
+/* Sets of pages, as bitmaps of 64-page chunks of a file. */
+struct chunk_key {
+	__u64 file;  /* evicted: the inode; unread: the mapping */
 	__u64 chunk; /* the page index >> 6 */
-	__u32 dev;
+	__u32 owner; /* evicted: the device; unread: the thread */
 	__u32 pad;
 };
+
+/*
+ * Pages reclaim evicted, by file: a page added back that is here is a refault, as the kernel's
+ * workingset_refault_file counts one (it keeps a shadow entry for what reclaim evicts; a
+ * truncated or dropped page leaves none, nor any here).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536); /* 4 Mi pages: 16 GiB of evicted cache remembered */
-	__type(key, struct evicted_key);
+	__type(key, struct chunk_key);
 	__type(value, __u64);
 } evicted SEC(".maps");
 
 /*
- * The pages each thread added and has not read yet, by thread, file and 64-page chunk: a bitmap
- * each. Looked at only by a thread that has such pages: never on the path of a cached read.
+ * The pages each thread added and has not read yet, by thread and file. Looked at only by a
+ * thread that has such pages: never on the path of a cached read.
  */
-struct unread_key {
-	__u64 mapping;
-	__u64 chunk;
-	__u32 tid;
-	__u32 pad;
-};
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
-	__type(key, struct unread_key);
+	__type(key, struct chunk_key);
 	__type(value, __u64);
 } unread SEC(".maps");
 
@@ -253,28 +249,57 @@ static __always_inline __u64 chunk_bits(__u64 chunk, __u64 first, __u64 pages)
 	return (to - from == 64 ? ~0ull : ((1ull << (to - from)) - 1)) << (from - start);
 }
 
-/* Of [first, first + pages), the pages this thread added and had not read: taken off (they are read now). */
-static __always_inline __u64 take_unread(struct address_space *mapping, __u64 first, __u64 pages)
+/*
+ * The pages of [first, first + pages) marked in a map of bitmaps by (file, owner, chunk):
+ * counted and unmarked. At most max_chunks chunks looked at.
+ */
+static __always_inline __u64 take_bits(void *map, __u64 file, __u32 owner, __u64 first, __u64 pages, int max_chunks)
 {
-	struct unread_key key = { .mapping = (__u64)mapping, .tid = (__u32)bpf_get_current_pid_tgid() };
-	__u64 first_chunk = first >> CHUNK_SHIFT, count = 0;
+	struct chunk_key key = { .file = file, .owner = owner };
+	__u64 count = 0;
 
-	for (int i = 0; i < MAX_READ_CHUNKS; i++) {
+	for (int i = 0; i < max_chunks; i++) {
 		__u64 bits, *bitmap;
 
-		key.chunk = first_chunk + i;
+		key.chunk = (first >> CHUNK_SHIFT) + i;
 		if (key.chunk << CHUNK_SHIFT >= first + pages)
 			break;
-		bitmap = bpf_map_lookup_elem(&unread, &key);
+		bitmap = bpf_map_lookup_elem(map, &key);
 		if (!bitmap)
 			continue;
 		bits = *bitmap & chunk_bits(key.chunk, first, pages);
 		if (!bits)
 			continue;
 		count += __builtin_popcountll(bits);
-		*bitmap &= ~bits; /* the thread's own entry: no other cpu writes it */
+		__sync_fetch_and_and(bitmap, ~bits);
 	}
 	return count;
+}
+
+/* Marks the pages of [first, first + pages): a folio of up to MAX_CHUNKS chunks. */
+static __always_inline void set_bits(void *map, __u64 file, __u32 owner, __u64 first, __u64 pages)
+{
+	struct chunk_key key = { .file = file, .owner = owner };
+
+	for (int i = 0; i < MAX_CHUNKS; i++) {
+		__u64 bits, *bitmap;
+
+		key.chunk = (first >> CHUNK_SHIFT) + i;
+		if (key.chunk << CHUNK_SHIFT >= first + pages)
+			break;
+		bits = chunk_bits(key.chunk, first, pages);
+		bitmap = bpf_map_lookup_elem(map, &key);
+		if (bitmap)
+			__sync_fetch_and_or(bitmap, bits);
+		else
+			bpf_map_update_elem(map, &key, &bits, BPF_ANY);
+	}
+}
+
+/* Of [first, first + pages), the pages this thread added and had not read: taken off (they are read now). */
+static __always_inline __u64 take_unread(struct address_space *mapping, __u64 first, __u64 pages)
+{
+	return take_bits(&unread, (__u64)mapping, (__u32)bpf_get_current_pid_tgid(), first, pages, MAX_READ_CHUNKS);
 }
 
 /*
@@ -381,73 +406,25 @@ int BPF_PROG(on_read, struct address_space *mapping, unsigned long index, unsign
 /* Reclaim took [index, index + pages) of a file. */
 static __always_inline void remember_evicted(__u32 dev, __u64 ino, __u64 index, __u64 pages)
 {
-	struct evicted_key key = { .ino = ino, .dev = dev };
-	__u64 first_chunk = index >> CHUNK_SHIFT;
-
-	for (int i = 0; i < MAX_CHUNKS; i++) {
-		__u64 bits, *bitmap;
-
-		key.chunk = first_chunk + i;
-		if (key.chunk << CHUNK_SHIFT >= index + pages)
-			break;
-		bits = chunk_bits(key.chunk, index, pages);
-		bitmap = bpf_map_lookup_elem(&evicted, &key);
-		if (bitmap)
-			__sync_fetch_and_or(bitmap, bits);
-		else
-			bpf_map_update_elem(&evicted, &key, &bits, BPF_ANY);
-	}
+	set_bits(&evicted, ino, dev, index, pages);
 }
 
 /* The pages of [index, index + pages) that reclaim had evicted: refaults, forgotten once counted. */
 static __always_inline __u64 refaulted(__u32 dev, __u64 ino, __u64 index, __u64 pages)
 {
-	struct evicted_key key = { .ino = ino, .dev = dev };
-	__u64 first_chunk = index >> CHUNK_SHIFT, count = 0;
-
-	for (int i = 0; i < MAX_CHUNKS; i++) {
-		__u64 bits, *bitmap;
-
-		key.chunk = first_chunk + i;
-		if (key.chunk << CHUNK_SHIFT >= index + pages)
-			break;
-		bitmap = bpf_map_lookup_elem(&evicted, &key);
-		if (!bitmap)
-			continue;
-		bits = *bitmap & chunk_bits(key.chunk, index, pages);
-		if (!bits)
-			continue;
-		count += __builtin_popcountll(bits);
-		__sync_fetch_and_and(bitmap, ~bits);
-	}
-	return count;
+	return take_bits(&evicted, ino, dev, index, pages, MAX_CHUNKS);
 }
 
 /* Pages the thread added that it has not reached yet: counted, and marked (one file's at a time). */
 static __always_inline void remember_pending(struct thread_state *state, struct address_space *mapping, __u64 index,
 					     __u64 pages)
 {
-	struct unread_key key = { .mapping = (__u64)mapping, .tid = (__u32)bpf_get_current_pid_tgid() };
-	__u64 first_chunk = index >> CHUNK_SHIFT;
-
 	if (state->pending_mapping != (__u64)mapping) {
 		state->pending = 0;
 		state->pending_mapping = (__u64)mapping;
 	}
 	state->pending += pages;
-	for (int i = 0; i < MAX_CHUNKS; i++) {
-		__u64 bits, *bitmap;
-
-		key.chunk = first_chunk + i;
-		if (key.chunk << CHUNK_SHIFT >= index + pages)
-			break;
-		bits = chunk_bits(key.chunk, index, pages);
-		bitmap = bpf_map_lookup_elem(&unread, &key);
-		if (bitmap)
-			*bitmap |= bits;
-		else
-			bpf_map_update_elem(&unread, &key, &bits, BPF_ANY);
-	}
+	set_bits(&unread, (__u64)mapping, (__u32)bpf_get_current_pid_tgid(), index, pages);
 }
 
 /*
