@@ -1039,7 +1039,7 @@ struct memory_signs {
 	bool short_now;     /* either */
 };
 
-#define MEMORY_PSI_SHORT 1.0 /* percent of the window */
+#define MEMORY_PSI_SHORT 10.0 /* percent of the window: a reader whose pages are evicted now and then stalls 1-7 % */
 
 static struct memory_signs memory_signs(const struct doctor *d, const struct watch *w)
 {

@@ -126,8 +126,11 @@ int cachestat_start(const struct cachestat_options *options, const char **why)
 	skeleton->rodata->only_tgid = (__u32)options->only_pid;
 	skeleton->rodata->nr_cpus = (__u32)(libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 1);
 	skeleton->rodata->page_shift = (__u32)__builtin_ctzll(page_size());
-	/* Per file, a hand-over each time a thread moves to another file: room for 130,000 an interval. */
-	bpf_map__set_max_entries(skeleton->maps.records, options->per_file ? 16u << 20 : 1u << 20);
+	/* Per file, a hand-over each time a thread moves to another file: room for 130,000 an interval;
+	 * per process, one as each thread exits; system-wide only, none (the smallest ring there is). */
+	bpf_map__set_max_entries(skeleton->maps.records, options->per_file      ? 16u << 20
+							 : options->per_process ? 1u << 20
+										: (unsigned)page_size());
 	/* The flush iterator is run by the reader, not attached to an event. */
 	bpf_program__set_autoattach(skeleton->progs.flush, false);
 	step = "load";

@@ -406,6 +406,14 @@ def remove_cgroup(path):
     print("# could not remove the cgroup " + path, file=sys.stderr)
 
 
+def vmstat(key):
+    for line in open("/proc/vmstat"):
+        name, value = line.split()
+        if name == key:
+            return int(value)
+    return 0
+
+
 def memstat(path, key):
     for line in open(path + "/memory.stat"):
         name, value = line.split()
@@ -419,11 +427,15 @@ if cgroup:
     evict(F)
     enter = ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup]
     refaults_before = memstat(cgroup, "workingset_refault_file")
+    pgpgin_before = vmstat("pgpgin")
     truth, got, _ = case(["read", F, "2", str(1 << 20), "same"], prefix=enter)
+    read_from_disks = (vmstat("pgpgin") - pgpgin_before) * 1024 // PAGE
     left = fincore(F)
     refaults = memstat(cgroup, "workingset_refault_file") - refaults_before
     near("a file twice its 32 MiB memory cgroup, read twice: misses = every page read, from the disk",
          got.get("misses", 0), 2 * PAGES, 2 * PAGES)
+    ok(got.get("misses", 0) <= read_from_disks * 1.02,
+       "… no more misses than pages read from disks meanwhile (/proc/vmstat pgpgin: %d)" % read_from_disks)
     near("… evictions = what the cgroup lost (read less what fincore finds left, %d)" % left,
          got.get("evictions", 0), 2 * PAGES - left, 2 * PAGES)
     near("… refaults = the cgroup's workingset_refault_file (memory.stat, cgroup v%d)" % version,

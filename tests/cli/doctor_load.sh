@@ -156,6 +156,9 @@ reclaim_file() {
 if procs=$(memcg spare $((1 << 40))) && read -r reclaim amount < <(reclaim_file "$(dirname "$procs")") &&
 	[ -x "$PATTERN" ]; then
 	head -c $((64 << 20)) /dev/urandom >"$T/spare.dat"
+	# Out of the cache first: the reader's reads bring the pages in and charge them to its cgroup,
+	# whose reclaim can then evict them (pages cached by the writer are charged to the writer's).
+	"$IOLENS" evict "$T/spare.dat" >/dev/null
 	bash -c 'echo $$ >"$1"; exec "$2" read "$3" 1000000 1048576 same' _ "$procs" "$PATTERN" "$T/spare.dat" >/dev/null &
 	READER=$!
 	on_exit "kill $READER 2>/dev/null"
