@@ -154,6 +154,22 @@ static __always_inline void count_dropped(void)
 
 /* ---- Hand-overs --------------------------------------------------------------------------- */
 
+/* The id of a task's memory cgroup (its directory's inode number), on v1 or v2; 0 without one. */
+static __always_inline __u64 memory_cgroup_of(struct task_struct *task)
+{
+	struct cgroup_subsys_state *css = 0;
+	struct css_set *set = BPF_CORE_READ(task, cgroups);
+	int memory;
+
+	if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id) || !set)
+		return 0;
+	memory = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+	if (memory < 0 || memory >= 16)
+		return 0;
+	bpf_core_read(&css, sizeof(css), &set->subsys[memory]);
+	return css ? BPF_CORE_READ(css, cgroup, kn, id) : 0;
+}
+
 /*
  * The thread's counts since the last hand-over, into r, with who they belong to: false when
  * there are none. Each counter's mark is exchanged, so that two hand-overs at once (the
@@ -180,6 +196,7 @@ static __always_inline bool hand_over(struct thread_state *state, struct task_st
 	r->tgid = task->tgid;
 	r->uid = BPF_CORE_READ(task, real_cred, uid.val);
 	r->cgroup = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
+	r->memcg = memory_cgroup_of(task);
 	if (leader)
 		bpf_probe_read_kernel(r->comm, sizeof(r->comm), leader->comm);
 	return true;

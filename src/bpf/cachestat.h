@@ -26,7 +26,8 @@ struct cache_counters {
  */
 struct cache_record {
 	struct cache_counters delta;
-	__u64 cgroup;
+	__u64 cgroup;  /* the cgroup v2 id (its directory's inode number) */
+	__u64 memcg;   /* the memory controller's cgroup id: v1's where memory is on v1, else v2's */
 	__u64 ino;     /* 0: no file (per-file counting off) */
 	__u32 tgid, uid;
 	__u32 dev;     /* the kernel's dev_t: major << 20 | minor */

@@ -17,6 +17,7 @@
 #include "cmd/common.h"
 #include "collect/cachestat.h"
 #include "collect/inode_names.h"
+#include "collect/memcg.h"
 #include "collect/procfs.h"
 #include "common/util.h"
 
@@ -120,57 +121,6 @@ static void user_name(uint32_t uid, char *buf, size_t len)
 		snprintf(buf, len, "%u", uid);
 }
 
-/* Where the cgroup v2 hierarchy is mounted: /sys/fs/cgroup, or /sys/fs/cgroup/unified on hybrid systems. */
-static const char *cgroup2_root(void)
-{
-	static char root[512];
-	char line[1024];
-	FILE *mounts;
-
-	if (root[0])
-		return root;
-	snprintf(root, sizeof(root), "/sys/fs/cgroup");
-	mounts = fopen("/proc/self/mounts", "re");
-	while (mounts && fgets(line, sizeof(line), mounts)) {
-		char point[512], type[64];
-
-		if (sscanf(line, "%*s %511s %63s", point, type) == 2 && !strcmp(type, "cgroup2")) {
-			snprintf(root, sizeof(root), "%s", point);
-			break;
-		}
-	}
-	if (mounts)
-		fclose(mounts);
-	return root;
-}
-
-/* The cgroup v2 directory whose inode number is the id: a walk of the hierarchy, bounded in depth. */
-static bool cgroup_path(uint64_t id, const char *dir, int depth, char *out, size_t len)
-{
-	size_t root_length = strlen(cgroup2_root());
-	DIR *d;
-	struct dirent *entry;
-	struct stat st;
-	bool found = false;
-
-	if (stat(dir, &st) == 0 && st.st_ino == id) {
-		snprintf(out, len, "%s", dir[root_length] ? dir + root_length : "/");
-		return true;
-	}
-	if (depth > 8 || !(d = opendir(dir)))
-		return false;
-	while (!found && (entry = readdir(d))) {
-		char child[4096];
-
-		if (entry->d_type != DT_DIR || entry->d_name[0] == '.')
-			continue;
-		snprintf(child, sizeof(child), "%s/%s", dir, entry->d_name);
-		found = cgroup_path(id, child, depth + 1, out, len);
-	}
-	closedir(d);
-	return found;
-}
-
 /* ---- Gathering -------------------------------------------------------------------------- */
 
 /* A row with its name (copied): 100,000 files make 100,000 rows, each only as long as its name. */
@@ -255,7 +205,7 @@ static void gather_bpf(struct top *t)
 				continue;
 			}
 			row.pid = (uint32_t)procs[i].cgroup;
-			if (!cgroup_path(procs[i].cgroup, cgroup2_root(), 0, name, sizeof(name)))
+			if (!memcg_path_of_id(memcg_v2_mount(), procs[i].cgroup, name, sizeof(name)))
 				snprintf(name, sizeof(name), "cgroup %llu", (unsigned long long)procs[i].cgroup);
 		} else {
 			snprintf(name, sizeof(name), "%s", procs[i].comm);

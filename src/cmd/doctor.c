@@ -969,6 +969,7 @@ struct miss_row {
 	unsigned processes;
 	pid_t pids[5];         /* processes of one command: those that missed most */
 	pid_t newest;          /* and the newest of them (the highest pid): the likeliest still alive */
+	uint64_t memcg;        /* the memory cgroup id of the one that missed most (eBPF), for when none lives */
 	char comm[32];
 	dev_t dev;             /* a file's */
 	uint64_t ino;
@@ -1050,13 +1051,18 @@ static struct memory_signs memory_signs(const struct doctor *d, const struct wat
 	return m;
 }
 
-/* The memory cgroup of a row's processes: of the first still alive (a shell loop's are short-lived). */
+/*
+ * The memory cgroup of a row's processes: of the first still alive, else the one eBPF saw them
+ * in (a shell loop's readers are short-lived, ended by the time the window is over).
+ */
 static bool reader_memcg(const struct miss_row *r, struct memcg *out)
 {
 	for (unsigned i = 0; i < r->processes && i < 5; i++)
 		if (memcg_of_pid(r->pids[i], out) == 0)
 			return true;
-	return r->newest && memcg_of_pid(r->newest, out) == 0;
+	if (r->newest && memcg_of_pid(r->newest, out) == 0)
+		return true;
+	return r->memcg && memcg_of_id(r->memcg, out) == 0;
 }
 
 static const char *pids_text(const struct miss_row *r, char *buf, size_t len)
@@ -1268,6 +1274,7 @@ static void rule_cache(struct doctor *d, const struct watch *w, const struct dir
 		for (size_t i = 0; i < nprocs; i++) {
 			rows[nrows] = counted(&procs[i].counters);
 			rows[nrows].pid = (pid_t)procs[i].pid;
+			rows[nrows].memcg = procs[i].memcg;
 			snprintf(rows[nrows].comm, sizeof(rows[nrows].comm), "%.16s", procs[i].comm);
 			nrows++;
 		}

@@ -341,6 +341,7 @@ int cachestat_take(struct cachestat_proc **procs, size_t *nprocs, struct cachest
 			p->pid = records[i].tgid;
 			p->uid = records[i].uid;
 			p->cgroup = records[i].cgroup;
+			p->memcg = records[i].memcg;
 			memcpy(p->comm, records[i].comm, sizeof(p->comm));
 			p->comm[sizeof(p->comm) - 1] = '\0';
 			add_counters(&p->counters, &records[i].delta);

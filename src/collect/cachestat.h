@@ -19,7 +19,8 @@ struct cachestat_options {
 /* A process's counts since they were last taken. */
 struct cachestat_proc {
 	uint32_t pid, uid;
-	uint64_t cgroup;
+	uint64_t cgroup; /* cgroup v2 id */
+	uint64_t memcg;  /* its memory cgroup's id (v1's memory controller, or v2): memcg_of_id */
 	char comm[16];
 	struct cache_counters counters;
 };

@@ -1,10 +1,12 @@
 /* memcg.c: a process's memory cgroup (cgroup v2, or v1's memory controller): its limit, what it uses, its refaults. */
 #include "collect/memcg.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "collect/sysroot.h"
 
@@ -173,18 +175,51 @@ static int read_cgroup_file(const char *dir, const char *name, struct sysroot_fi
 	return sysroot_file_read(file, text, len);
 }
 
-int memcg_of_pid(pid_t pid, struct memcg *out)
+/* The files of the cgroup at path (as /proc/PID/cgroup names it) of version 1 or 2. */
+static void memcg_read(int version, const char *path, struct memcg *out)
 {
 	struct sysroot_file file = SYSROOT_FILE(NULL);
-	char proc_path[64], v2[512], v1[512], dir[1100];
 	const char *text;
+	char dir[1100];
 	size_t len;
 	uint64_t value;
-	int rc;
 
+	out->version = version;
+	snprintf(out->path, sizeof(out->path), "%s", path);
+	snprintf(dir, sizeof(dir), "%s%s", version == 1 ? memcg_v1_memory_mount() : memcg_v2_mount(), path);
+	if (read_cgroup_file(dir, version == 2 ? "memory.max" : "memory.limit_in_bytes", &file, &text, &len) == 0)
+		memcg_limit_parse(text, len, &out->max);
+	sysroot_file_close(&file);
+	if (read_cgroup_file(dir, version == 2 ? "memory.current" : "memory.usage_in_bytes", &file, &text, &len) == 0 &&
+	    memcg_limit_parse(text, len, &value) == 0)
+		out->current = value;
+	sysroot_file_close(&file);
+	if (read_cgroup_file(dir, "memory.stat", &file, &text, &len) == 0)
+		memcg_stat_value(text, len, "workingset_refault_file", &out->refaults);
+	sysroot_file_close(&file);
+	if (version == 2 && read_cgroup_file(dir, "memory.events", &file, &text, &len) == 0 &&
+	    memcg_stat_value(text, len, "max", &value) == 0)
+		out->events_max = value;
+	sysroot_file_close(&file);
+	/* The root cgroup has no limit file: a process there is limited by the machine only. */
+}
+
+static void memcg_clear(struct memcg *out)
+{
 	memset(out, 0, sizeof(*out));
 	out->max = MEMCG_UNLIMITED;
 	out->events_max = UINT64_MAX;
+}
+
+int memcg_of_pid(pid_t pid, struct memcg *out)
+{
+	struct sysroot_file file = SYSROOT_FILE(NULL);
+	char proc_path[64], v2[512], v1[512];
+	const char *text;
+	size_t len;
+	int rc;
+
+	memcg_clear(out);
 	snprintf(proc_path, sizeof(proc_path), "/proc/%d/cgroup", (int)pid);
 	file.path = proc_path;
 	rc = sysroot_file_read(&file, &text, &len);
@@ -194,32 +229,63 @@ int memcg_of_pid(pid_t pid, struct memcg *out)
 	if (rc != 0)
 		return rc;
 	/* v1's memory controller where it is mounted, else v2's (where memory.max says it is enabled). */
-	if (v1[0] && memcg_v1_memory_mount()[0]) {
-		out->version = 1;
-		snprintf(out->path, sizeof(out->path), "%s", v1);
-		snprintf(dir, sizeof(dir), "%s%s", memcg_v1_memory_mount(), v1);
-	} else if (v2[0]) {
-		out->version = 2;
-		snprintf(out->path, sizeof(out->path), "%s", v2);
-		snprintf(dir, sizeof(dir), "%s%s", memcg_v2_mount(), v2);
-	} else {
+	if (v1[0] && memcg_v1_memory_mount()[0])
+		memcg_read(1, v1, out);
+	else if (v2[0])
+		memcg_read(2, v2, out);
+	else
 		return -ENOENT;
+	return 0;
+}
+
+/* The directory under dir whose inode number is id, depth levels down at most: true, with its path after root. */
+static bool find_by_inode(const char *root, const char *dir, uint64_t id, int depth, char *out, size_t len)
+{
+	size_t root_length = strlen(root);
+	const char *sysroot = strcmp(sysroot_get(), "/") ? sysroot_get() : "";
+	char full[4600];
+	struct dirent *entry;
+	struct stat st;
+	bool found = false;
+	DIR *d;
+
+	snprintf(full, sizeof(full), "%s%s", sysroot, dir);
+	if (stat(full, &st) == 0 && st.st_ino == id) {
+		snprintf(out, len, "%s", dir[root_length] ? dir + root_length : "/");
+		return true;
 	}
-	if (read_cgroup_file(dir, out->version == 2 ? "memory.max" : "memory.limit_in_bytes", &file, &text, &len) == 0)
-		memcg_limit_parse(text, len, &out->max);
-	sysroot_file_close(&file);
-	if (read_cgroup_file(dir, out->version == 2 ? "memory.current" : "memory.usage_in_bytes", &file, &text, &len) == 0 &&
-	    memcg_limit_parse(text, len, &value) == 0)
-		out->current = value;
-	sysroot_file_close(&file);
-	if (read_cgroup_file(dir, "memory.stat", &file, &text, &len) == 0)
-		memcg_stat_value(text, len, "workingset_refault_file", &out->refaults);
-	sysroot_file_close(&file);
-	if (out->version == 2 && read_cgroup_file(dir, "memory.events", &file, &text, &len) == 0 &&
-	    memcg_stat_value(text, len, "max", &value) == 0)
-		out->events_max = value;
-	sysroot_file_close(&file);
-	/* The root cgroup has no limit file: a process there is limited by the machine only. */
+	if (depth <= 0 || !(d = opendir(full)))
+		return false;
+	while (!found && (entry = readdir(d))) {
+		char child[4096];
+
+		if (entry->d_type != DT_DIR || entry->d_name[0] == '.')
+			continue;
+		snprintf(child, sizeof(child), "%s/%s", dir, entry->d_name);
+		found = find_by_inode(root, child, id, depth - 1, out, len);
+	}
+	closedir(d);
+	return found;
+}
+
+bool memcg_path_of_id(const char *mount, uint64_t id, char *out, size_t len)
+{
+	return mount[0] && find_by_inode(mount, mount, id, 8, out, len);
+}
+
+int memcg_of_id(uint64_t id, struct memcg *out)
+{
+	char path[512];
+
+	memcg_clear(out);
+	if (!id)
+		return -ENOENT;
+	if (memcg_v1_memory_mount()[0] && memcg_path_of_id(memcg_v1_memory_mount(), id, path, sizeof(path)))
+		memcg_read(1, path, out);
+	else if (memcg_path_of_id(memcg_v2_mount(), id, path, sizeof(path)))
+		memcg_read(2, path, out);
+	else
+		return -ENOENT;
 	return 0;
 }
 

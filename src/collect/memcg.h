@@ -37,7 +37,14 @@ const char *memcg_v1_memory_mount(void);
 
 /* The memory cgroup of a process, read through the sysroot: 0, or -errno (no such process, none). */
 int memcg_of_pid(pid_t pid, struct memcg *out);
-/* Whether it is at its limit: 90 % of it used, or (v2) the limit was reached since start_events_max. */
+/*
+ * The memory cgroup whose id (its directory's inode number, as eBPF gives it) is id, in v1's
+ * memory hierarchy where it is mounted, else in v2's: for a process that has ended.
+ */
+int memcg_of_id(uint64_t id, struct memcg *out);
+/* The cgroup directory under a cgroup file system's mount whose inode number is id, 8 levels deep at most: its path. */
+bool memcg_path_of_id(const char *mount, uint64_t id, char *out, size_t len);
+/* Whether it is at its limit: 90 % of it used. */
 bool memcg_at_limit(const struct memcg *cgroup);
 
 #endif

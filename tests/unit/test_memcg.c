@@ -112,6 +112,20 @@ static void test_of_pid_recorded(void **state)
 	assert_int_equal(cgroup.refaults, 16384);
 	assert_true(memcg_at_limit(&cgroup));
 	assert_int_equal(memcg_of_pid(43, &cgroup), -ENOENT);
+	/* By the id eBPF gives (the directory's inode number): for a process that has ended. */
+	{
+		char dir[256];
+		struct stat st;
+
+		snprintf(dir, sizeof(dir), "%s/sys/fs/cgroup/memory/jobs/reader", root);
+		assert_int_equal(stat(dir, &st), 0);
+		memset(&cgroup, 0, sizeof(cgroup));
+		assert_int_equal(memcg_of_id(st.st_ino, &cgroup), 0);
+		assert_string_equal(cgroup.path, "/jobs/reader");
+		assert_int_equal(cgroup.version, 1);
+		assert_int_equal(cgroup.max, 33554432);
+		assert_int_equal(memcg_of_id(1, &cgroup), -ENOENT);
+	}
 	sysroot_set("/");
 	snprintf(cleanup, sizeof(cleanup), "rm -rf %s", root);
 	assert_int_equal(system(cleanup), 0);
