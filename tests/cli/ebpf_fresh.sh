@@ -47,6 +47,21 @@ check_match "no BTF (/sys/kernel/btf hidden): the message says the kernel has no
 	'no BTF \(/sys/kernel/btf/vmlinux: .*\): eBPF here needs a kernel built with CONFIG_DEBUG_INFO_BTF=y' "$ERR"
 check_match "… and cachestat still prints what /proc tells" 'HITS' "$OUT"
 
+# A kernel without a tracepoint: its BTF, copied with the tracepoint's type renamed, bound over
+# /sys/kernel/btf/vmlinux in a private mount namespace (libbpf finds tracepoints there).
+python3 -c 'import sys
+data = open("/sys/kernel/btf/vmlinux", "rb").read()
+old, new = b"btf_trace_mm_filemap_get_pages\0", b"btf_trace_mm_filemap_get_pageX\0"
+sys.exit(data.count(old) != 1 or open(sys.argv[1], "wb").write(data.replace(old, new)) <= 0)' "$T/vmlinux"
+if [ $? -eq 0 ]; then
+	run unshare -m --propagation private bash -c 'mount --bind "$0" /sys/kernel/btf/vmlinux && exec "$@"' \
+		"$T/vmlinux" "$IOLENS" cachestat 0.1 1
+	check_match "a kernel without the tracepoint mm_filemap_get_pages: the message names it" \
+		"this kernel \\([^)]*\\) has no tracepoint mm_filemap_get_pages" "$ERR"
+else
+	skip "a kernel without a tracepoint: this kernel's BTF does not name mm_filemap_get_pages once"
+fi
+
 check_eq "the machine's own mounts are as they were before the test" "$machine_mounts" "$(cat /proc/self/mounts)"
 
 echo "1..$t_count"
