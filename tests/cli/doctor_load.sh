@@ -10,6 +10,19 @@ esac
 # dq QUERY ...: what doctor --json says (tests/cli/doctor_query.py lists the queries).
 dq() { python3 "$TOP/tests/cli/doctor_query.py" "$@" 2>>"$T/dq.err"; }
 vmstat_field() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
+# doctor_watching SECONDS: doctor --json over SECONDS, /proc/vmstat's refaults read just before and after.
+doctor_watching() {
+	before=$(vmstat_field workingset_refault_file)
+	run "$IOLENS" doctor --json "$1"
+	after=$(vmstat_field workingset_refault_file)
+}
+# refaults_begin: waits (a minute at most) until /proc/vmstat counts refaults: the load is under way.
+refaults_begin() {
+	local start i
+	start=$(vmstat_field workingset_refault_file)
+	for i in $(seq 600); do [ "$(vmstat_field workingset_refault_file)" -gt "$start" ] && return 0; sleep 0.1; done
+	return 1
+}
 # between A B X: A <= X <= B (numbers)
 between() { awk -v a="$1" -v b="$2" -v x="$3" 'BEGIN { exit !(x != "" && x != "absent" && x + 0 >= a + 0 && x + 0 <= b + 0) }'; }
 
@@ -107,10 +120,8 @@ if procs=$(memcg reader $((32 << 20))); then
 	bash -c 'echo $$ >"$1"; exec timeout 30 bash -c "while :; do cat \"\$0\" >/dev/null; done" "$2"' _ "$procs" "$T/big.dat" &
 	READER=$!
 	on_exit "kill $READER 2>/dev/null"
-	sleep 1
-	before=$(vmstat_field workingset_refault_file)
-	run "$IOLENS" doctor --json 2
-	after=$(vmstat_field workingset_refault_file)
+	refaults_begin
+	doctor_watching 2
 	check "a reader of 64 MiB in a 32 MiB cgroup: a warning (exit $RC)" test "$RC" -eq 3 -o "$RC" -eq 4
 	refaults=$(dq get refaults refaults <<<"$OUT")
 	check "… refaults found ($refaults), no more than /proc/vmstat counted around the run ($((after - before)))" \
@@ -165,10 +176,8 @@ if procs=$(memcg spare $((1 << 40))) && read -r reclaim amount < <(reclaim_file 
 	bash -c 'while :; do echo "$1" >"$0" 2>/dev/null; sleep 0.3; done' "$reclaim" "$amount" &
 	RECLAIMER=$!
 	on_exit "kill $RECLAIMER 2>/dev/null"
-	sleep 1
-	before=$(vmstat_field workingset_refault_file)
-	run "$IOLENS" doctor --json 3
-	after=$(vmstat_field workingset_refault_file)
+	refaults_begin
+	doctor_watching 3
 	kill "$RECLAIMER" "$READER"
 	wait "$RECLAIMER" "$READER" 2>/dev/null
 	check "pages reclaimed and read back with memory to spare: refaults happened ($((after - before)))" \
