@@ -253,3 +253,40 @@ uint64_t realtime_ns(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+/* The length of the valid UTF-8 sequence at p (no overlong form, no surrogate, at most U+10FFFF), or 0. */
+static size_t utf8_length(const unsigned char *p)
+{
+	size_t len = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
+	uint32_t c = p[0] & (0x7f >> len);
+
+	if (p[0] < 0xc2 || p[0] > 0xf4)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10ffff)) || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return len;
+}
+
+char *escape_text(const char *text, bool backslash)
+{
+	char *out = xcalloc(strlen(text) * 4 + 1, 1), *o = out;
+
+	for (const unsigned char *p = (const unsigned char *)text; *p;) {
+		size_t len = *p >= 0x80 ? utf8_length(p) : 1;
+
+		if (*p < 0x20 || *p == 0x7f || !len || (backslash && *p == '\\')) {
+			o += sprintf(o, "\\x%02x", *p++);
+			continue;
+		}
+		memcpy(o, p, len);
+		o += len;
+		p += len;
+	}
+	*o = '\0';
+	return out;
+}

@@ -59,4 +59,11 @@ void *xrealloc(void *ptr, size_t size);
 void *xcalloc(size_t count, size_t size);
 char *xstrdup(const char *s);
 
+/*
+ * text with what a terminal or a JSON parser must not get written as \xNN: control
+ * characters, DEL, bytes that are not UTF-8 (and, with backslash, the backslash itself,
+ * so that the result reads back unambiguously). A new string, always valid UTF-8.
+ */
+char *escape_text(const char *text, bool backslash);
+
 #endif

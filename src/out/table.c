@@ -340,7 +340,7 @@ void out_set_text(struct out_row *row, size_t column, const char *text)
 	struct out_cell *cell = cell_reset(row, column);
 
 	if (text) {
-		cell->text = xstrdup(text);
+		cell->text = escape_text(text, false); /* nothing that moves a terminal's cursor; valid UTF-8 */
 		cell->state = CELL_SET;
 	}
 }
