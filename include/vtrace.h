@@ -163,7 +163,12 @@ struct vtrace_info {
 	unsigned shard_count;  /* shards there is room for */
 	unsigned shards_used;  /* shards ever used */
 	unsigned mode;         /* the file's permission bits */
+	unsigned flags;        /* VTRACE_INFO_LOCKED */
+	unsigned uid;          /* the file's owner */
 };
+
+/* The writer holds a lock on the segment while it has it open: vtrace_reader_alive asks the lock. */
+#define VTRACE_INFO_LOCKED 0x1u
 
 /* All that is known of one op (or of all of them) at one moment. */
 struct vtrace_stats {
@@ -202,15 +207,25 @@ int32_t vtrace_reader_op_number(const struct vtrace_reader *reader, unsigned op)
  * whole, not sums). Each op is a consistent snapshot (it is read again while a writer
  * was changing it). *now_ns is the moment of the sample on the segment's clock.
  * Returns 0, or a negative errno with *why (a segment truncated or corrupted since it
- * was opened).
+ * was opened; -ETIME for a sample that took longer than its budget).
+ *
+ * The work is bounded whatever the segment holds: it is read with pread, never mapped (so
+ * a sparse segment's holes are never filled, and one truncated under the reader is an
+ * error, not a SIGBUS); a snapshot is tried at most 64 times, and a sample retries at most
+ * 4096 times in all; op_count x shard_count is at most 65536; and a sample that takes
+ * longer than its budget (1 s unless vtrace_reader_set_budget says otherwise) is given up.
  */
 int vtrace_reader_sample(struct vtrace_reader *reader, struct vtrace_stats *stats, uint64_t *now_ns,
 			 const char **why);
 
+/* What one vtrace_reader_sample may take, in ns; 0 restores the default of 1 s. */
+void vtrace_reader_set_budget(struct vtrace_reader *reader, uint64_t budget_ns);
+
 /*
- * Whether the process that wrote the segment still runs: 1 when procfs_root/PID/stat
- * shows the same start time, 0 when the pid is gone or now another process (stale),
- * -errno when it cannot tell. procfs_root is normally "/proc".
+ * Whether the process that wrote the segment still runs: 1 or 0 (stale), -errno when it
+ * cannot tell. A segment with VTRACE_INFO_LOCKED is alive while its writer's lock is held,
+ * in whatever pid namespace the writer runs; else when procfs_root/PID/stat shows the same
+ * start time and no zombie. procfs_root is normally "/proc".
  */
 int vtrace_reader_alive(const struct vtrace_reader *reader, const char *procfs_root);
 

@@ -21,6 +21,13 @@
  */
 
 #define VT_MAGIC "VTRACE\0\1"
+
+/*
+ * Header flags. VT_FLAG_LOCKED: the writer holds a write lock (an open file description
+ * lock, F_OFD_SETLK) on the segment's first byte for as long as it has the segment open:
+ * a segment nobody holds a lock on is stale, whatever pid namespace its writer ran in.
+ */
+#define VT_FLAG_LOCKED 0x1u
 #define VT_VERSION 1u
 #define VT_LINE 64u
 
@@ -29,6 +36,12 @@
 #define VT_SLOTS 8u        /* in-flight requests tracked per thread and op, for the oldest one */
 #define VT_MAX_SHARDS 4096u
 #define VT_DEFAULT_SHARDS 64u
+/*
+ * op_count x shard_count at most: what a reader reads in one sample is bounded (1024 ops
+ * with the default 64 shards; a writer asked for more shards than this allows gets fewer,
+ * and its further threads share the overflow shard).
+ */
+#define VT_MAX_CELLS 65536u
 
 /* Busy time is accounted in ticks of 2^VT_TICK_SHIFT ns (the kernel's io_ticks use jiffies). */
 #define VT_TICK_SHIFT 16u
@@ -89,6 +102,7 @@ struct vt_shard_head {
 	uint64_t begins;
 	uint64_t completions;
 	uint64_t busy_ticks;
+	int32_t owner; /* the process whose thread claimed it (a forked child's, when the child made the claim) */
 } __attribute__((aligned(VT_LINE)));
 
 /*

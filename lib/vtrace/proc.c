@@ -1,4 +1,4 @@
-/* proc.c: reads a process's start time from /proc/PID/stat, carefully: the command name may hold anything. */
+/* proc.c: a process's start time and state from /proc/PID/stat, read carefully (the command name may hold anything), and a segment's lock. */
 #include "proc.h"
 
 #include <errno.h>
@@ -8,6 +8,11 @@
 #include <unistd.h>
 
 int vtrace_parse_stat_start_time(const char *text, size_t len, uint64_t *start_time)
+{
+	return vtrace_parse_stat(text, len, start_time, NULL);
+}
+
+int vtrace_parse_stat(const char *text, size_t len, uint64_t *start_time, char *state)
 {
 	const char *end = text + len, *p = NULL;
 	unsigned field = 2; /* the comm, in parentheses, is field 2 */
@@ -20,6 +25,11 @@ int vtrace_parse_stat_start_time(const char *text, size_t len, uint64_t *start_t
 			p = q;
 	if (!p)
 		return -EINVAL;
+	if (state) { /* ") S ": the letter after the comm */
+		if (end - p < 3 || p[1] != ' ' || p[2] < 'A' || p[2] > 'z')
+			return -EINVAL;
+		*state = p[2];
+	}
 	for (p++; p < end && field < 22; p++)
 		if (*p == ' ')
 			field++;
@@ -38,6 +48,11 @@ int vtrace_parse_stat_start_time(const char *text, size_t len, uint64_t *start_t
 
 int vtrace_proc_start_time(const char *procfs_root, pid_t pid, uint64_t *start_time)
 {
+	return vtrace_proc_stat(procfs_root, pid, start_time, NULL);
+}
+
+int vtrace_proc_stat(const char *procfs_root, pid_t pid, uint64_t *start_time, char *state)
+{
 	char path[512], text[1024];
 	ssize_t got;
 	int fd, rc;
@@ -47,7 +62,16 @@ int vtrace_proc_start_time(const char *procfs_root, pid_t pid, uint64_t *start_t
 	if (fd < 0)
 		return -errno;
 	got = read(fd, text, sizeof(text));
-	rc = got < 0 ? -errno : vtrace_parse_stat_start_time(text, (size_t)got, start_time);
+	rc = got < 0 ? -errno : vtrace_parse_stat(text, (size_t)got, start_time, state);
 	close(fd);
 	return rc;
+}
+
+int vtrace_segment_unlocked(int fd)
+{
+	struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+
+	if (fcntl(fd, F_OFD_GETLK, &lock) != 0)
+		return -errno;
+	return lock.l_type == F_UNLCK;
 }

@@ -1,9 +1,6 @@
 /* reader.c: the tool side of libvtrace: checks a segment, trusting nothing in it, and reads consistent snapshots. */
 #include <errno.h>
 #include <fcntl.h>
-#include <setjmp.h>
-#include <signal.h>
-#include <sys/mman.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +14,19 @@
 
 /*
  * A snapshot that keeps changing under us is taken as it is after this many tries: never
- * a hang. A writer in a loop that does nothing but count takes this many; real servers a few.
+ * a hang, also when a hostile writer keeps it odd. Real servers need one or two. A sample
+ * retries at most SAMPLE_RETRIES times in all: beyond that every snapshot gets one try.
  */
-#define SNAPSHOT_TRIES 100000
+#define SNAPSHOT_TRIES 64
+#define SAMPLE_RETRIES 4096
+
+/*
+ * What one sample may take by default (vtrace_reader_set_budget changes it): a segment made
+ * to be slow to read is given up with a message, so that the other segments, and the tool,
+ * go on. The largest segment a writer makes (VT_MAX_CELLS, every op of every shard busy)
+ * reads in about a tenth of it.
+ */
+#define SAMPLE_BUDGET_NS 1000000000ull
 
 /* Between tries: let the writer's core finish what it does with the line. */
 #if defined(__x86_64__) || defined(__i386__)
@@ -35,19 +42,22 @@ struct vtrace_reader {
 	const unsigned char *memory;
 	size_t memory_size;
 	/*
-	 * The counters are read through a read-only shared mapping, so that a snapshot takes
-	 * nanoseconds and a busy writer cannot starve it; the big histograms through pread,
-	 * which reads the holes of a sparse segment as zeros without filling them.
+	 * Everything is read with pread, nothing through a mapping: pread reads the holes of a
+	 * sparse segment as zeros without filling them (a mapping would allocate a page of
+	 * tmpfs for each it touched: a sparse segment of many gigabytes made by anyone could fill
+	 * /dev/shm), and a segment truncated under us is an error, not a SIGBUS.
 	 */
-	const unsigned char *map;
-	size_t map_size;
 	struct vt_header header;    /* as read and checked at open */
 	struct vt_op_record *ops;   /* names checked to end in a NUL */
 	struct vtrace_info info;
 	char service[VT_SERVICE_MAX];
 	struct vt_op_stats *scratch; /* one op's stats while it is read */
-	uint64_t *stamps;           /* op_count + 1 busy stamps, read at each sample */
+	struct vt_shared *shared;   /* op_count + 1 lines of busy stamps, read at each sample */
+	uint64_t *stamps;           /* their stamps */
 	uint64_t *begins, *completions; /* per op, read with the stamps: whether requests are in flight */
+	uint64_t budget_ns;         /* what one sample may take */
+	uint64_t deadline;          /* of the sample under way */
+	unsigned retries;           /* left to the sample under way */
 };
 
 /* Reads exactly len bytes at offset, from the file or the memory: -EBADMSG when they are not there. */
@@ -115,6 +125,11 @@ static const char *check_header(const struct vt_header *h, uint64_t size)
 		return "op count out of range";
 	if (h->shard_count == 0 || h->shard_count > VT_MAX_SHARDS)
 		return "shard count out of range";
+	if ((uint64_t)h->op_count * h->shard_count > VT_MAX_CELLS) {
+		snprintf(message, sizeof(message), "too large to read: %u ops x %u shards is more than %u", h->op_count,
+			 h->shard_count, VT_MAX_CELLS);
+		return message;
+	}
 	if (h->slots != VT_SLOTS || h->histogram_buckets != VTRACE_HISTOGRAM_BUCKETS || h->tick_shift != VT_TICK_SHIFT ||
 	    h->op_record_size != sizeof(struct vt_op_record) || h->op_stats_size != sizeof(struct vt_op_stats))
 		return "record sizes do not match the layout version";
@@ -141,6 +156,7 @@ static const char *check_header(const struct vt_header *h, uint64_t size)
 static int finish_open(struct vtrace_reader *r, const char **why)
 {
 	uint64_t size = source_size(r);
+	unsigned mode, uid;
 	int rc;
 
 	*why = NULL;
@@ -160,28 +176,26 @@ static int finish_open(struct vtrace_reader *r, const char **why)
 	r->ops = calloc(r->header.op_count, sizeof(*r->ops));
 	r->scratch = malloc(sizeof(*r->scratch));
 	r->stamps = calloc(r->header.op_count + 1, sizeof(*r->stamps));
+	r->shared = calloc(r->header.op_count + 1, sizeof(*r->shared));
 	r->begins = calloc(r->header.op_count + 1, sizeof(*r->begins));
 	r->completions = calloc(r->header.op_count + 1, sizeof(*r->completions));
-	if (!r->ops || !r->scratch || !r->stamps || !r->begins || !r->completions)
+	if (!r->ops || !r->scratch || !r->stamps || !r->shared || !r->begins || !r->completions)
 		return *why = "out of memory", -ENOMEM;
 	rc = read_at(r, r->header.ops_offset, r->ops, r->header.op_count * sizeof(*r->ops));
 	if (rc)
 		return *why = "cannot read the op table", rc;
-	for (unsigned i = 0; i < r->header.op_count; i++)
-		if (strnlen(r->ops[i].name, VT_NAME_MAX) == VT_NAME_MAX || !r->ops[i].name[0])
-			return *why = "an op name without an end", -EBADMSG;
+	for (unsigned i = 0; i < r->header.op_count; i++) {
+		size_t len = strnlen(r->ops[i].name, VT_NAME_MAX);
 
-	if (r->fd >= 0) {
-		void *map = mmap(NULL, r->header.segment_size, PROT_READ, MAP_SHARED, r->fd, 0);
-		if (map == MAP_FAILED)
-			return *why = "cannot map it", -errno;
-		r->map = map;
-		r->map_size = r->header.segment_size;
-	} else {
-		r->map = r->memory;
-		r->map_size = r->memory_size;
+		if (len == VT_NAME_MAX || !len)
+			return *why = "an op name without an end", -EBADMSG;
+		for (size_t c = 0; c < len; c++)
+			if (r->ops[i].name[c] < 0x21 || r->ops[i].name[c] > 0x7e)
+				return *why = "an op name with a character that is not printable", -EBADMSG;
 	}
 	memcpy(r->service, r->header.service, sizeof(r->service));
+	mode = r->info.mode;
+	uid = r->info.uid;
 	r->info = (struct vtrace_info){
 		.version = r->header.version,
 		.pid = r->header.pid,
@@ -193,7 +207,11 @@ static int finish_open(struct vtrace_reader *r, const char **why)
 		.op_count = r->header.op_count,
 		.shard_count = r->header.shard_count,
 		.shards_used = r->header.shards_used,
+		.mode = mode,
+		.uid = uid,
+		.flags = r->header.flags & VT_FLAG_LOCKED ? VTRACE_INFO_LOCKED : 0,
 	};
+	r->budget_ns = SAMPLE_BUDGET_NS;
 	return 0;
 }
 
@@ -237,6 +255,7 @@ int vtrace_reader_open(const char *path, unsigned flags, struct vtrace_reader **
 	}
 	r->fd = fd;
 	r->info.mode = st.st_mode & 07777;
+	r->info.uid = st.st_uid;
 	return open_common(r, reader, why);
 }
 
@@ -258,12 +277,10 @@ void vtrace_reader_close(struct vtrace_reader *r)
 {
 	if (!r)
 		return;
-	if (r->fd >= 0) {
-		if (r->map)
-			munmap((void *)r->map, r->map_size);
+	if (r->fd >= 0)
 		close(r->fd);
-	}
 	free(r->ops);
+	free(r->shared);
 	free(r->scratch);
 	free(r->stamps);
 	free(r->begins);
@@ -289,79 +306,78 @@ int32_t vtrace_reader_op_number(const struct vtrace_reader *r, unsigned op)
 int vtrace_reader_alive(const struct vtrace_reader *r, const char *procfs_root)
 {
 	uint64_t start_time;
-	int rc = vtrace_proc_start_time(procfs_root, r->header.pid, &start_time);
+	char state = 0;
+	int rc;
 
+	if ((r->header.flags & VT_FLAG_LOCKED) && r->fd >= 0) {
+		rc = vtrace_segment_unlocked(r->fd);
+		return rc < 0 ? rc : !rc;
+	}
+	rc = vtrace_proc_stat(procfs_root, r->header.pid, &start_time, &state);
 	if (rc == -ENOENT || rc == -ESRCH)
 		return 0;
 	if (rc)
 		return rc;
-	return start_time == r->header.start_time;
+	return start_time == r->header.start_time && state != 'Z' && state != 'X'; /* a zombie is dead */
 }
+
+static uint64_t clock_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void vtrace_reader_set_budget(struct vtrace_reader *r, uint64_t budget_ns)
+{
+	r->budget_ns = budget_ns ? budget_ns : SAMPLE_BUDGET_NS;
+}
+
+/* A sample that took longer than its budget: given up. */
+static int over_budget(const struct vtrace_reader *r, const char **why)
+{
+	static __thread char message[96];
+
+	snprintf(message, sizeof(message), "took more than %llu ms to read: given up (a segment made to be slow to read?)",
+		 (unsigned long long)(r->budget_ns / 1000000));
+	*why = message;
+	return -ETIME;
+}
+
+/* The part of an op's stats before the histogram: the counters, the slots, the busy ticks. */
+#define COUNTERS_SIZE offsetof(struct vt_op_stats, histogram)
 
 /*
- * A segment truncated under the mapping would raise SIGBUS: while a sample reads the
- * mapping, SIGBUS jumps back out and the sample fails instead. The handler is installed
- * once and passes any other SIGBUS on to the handler there was before.
+ * The counters of one op in one shard, seq among them, then seq again, until the two are
+ * the same and even (at most SNAPSHOT_TRIES times, and while the sample has retries left):
+ * two reads where the lines stay still, as they do almost always. The histogram after, up
+ * to the bucket of the longest time (the buckets above are empty), when the op completed
+ * anything in this shard (else it is all zeros, and not read at all).
  */
-static __thread sigjmp_buf *bus_jump;
-static struct sigaction previous_bus;
-
-static void on_sigbus(int signal, siginfo_t *info, void *context)
-{
-	if (bus_jump)
-		siglongjmp(*bus_jump, 1);
-	if ((previous_bus.sa_flags & SA_SIGINFO) && previous_bus.sa_sigaction) {
-		previous_bus.sa_sigaction(signal, info, context);
-	} else if (!(previous_bus.sa_flags & SA_SIGINFO) && previous_bus.sa_handler != SIG_DFL &&
-		   previous_bus.sa_handler != SIG_IGN) {
-		previous_bus.sa_handler(signal);
-	} else {
-		struct sigaction fallback = { .sa_handler = SIG_DFL };
-		sigaction(SIGBUS, &fallback, NULL);
-		raise(SIGBUS);
-	}
-}
-
-/* Installs the handler unless it is there: someone (a test framework) may have put another since. */
-static void ensure_bus_handler(void)
-{
-	struct sigaction current, action = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO | SA_NODEFER };
-
-	if (sigaction(SIGBUS, NULL, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&
-	    current.sa_sigaction == on_sigbus)
-		return;
-	sigemptyset(&action.sa_mask);
-	sigaction(SIGBUS, &action, &previous_bus);
-}
-
-/* The counters of one op in one shard: copied again while seq was odd or moved; the histogram after. */
 static int read_op_stats(struct vtrace_reader *r, uint64_t offset, struct vt_op_stats *out)
 {
-	const struct vt_op_stats *live = (const struct vt_op_stats *)(r->map + offset);
-	/* What the seq guards is the first line; the other slots and the busy ticks change alone. */
-	const size_t guarded = offsetof(struct vt_op_stats, slot[1]) / sizeof(uint64_t);
-	const size_t counters = offsetof(struct vt_op_stats, histogram) / sizeof(uint64_t);
-	uint64_t *copy = (uint64_t *)out;
+	uint64_t after;
+	unsigned top;
+	int rc;
 
-	for (int tries = 0;; tries++) {
-		uint64_t before = __atomic_load_n(&live->seq, __ATOMIC_ACQUIRE), after;
-		if (before & 1) {
-			cpu_relax();
-			if (tries < SNAPSHOT_TRIES)
-				continue;
-		}
-		for (size_t i = 0; i < guarded; i++)
-			copy[i] = __atomic_load_n(&((const uint64_t *)live)[i], __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		after = __atomic_load_n(&live->seq, __ATOMIC_RELAXED);
-		if ((before == after && !(before & 1)) || tries >= SNAPSHOT_TRIES)
+	for (int tries = 1;; tries++) {
+		if ((rc = read_at(r, offset, out, COUNTERS_SIZE)) != 0 ||
+		    (rc = read_at(r, offset, &after, sizeof(after))) != 0)
+			return rc;
+		if ((out->seq == after && !(after & 1)) || tries >= SNAPSHOT_TRIES || !r->retries)
 			break;
+		r->retries--;
 		cpu_relax();
 	}
-	for (size_t i = guarded; i < counters; i++)
-		copy[i] = __atomic_load_n(&((const uint64_t *)live)[i], __ATOMIC_RELAXED);
+	if (!out->completions) {
+		memset(out->histogram, 0, sizeof(out->histogram));
+		return 0;
+	}
 	/* Each bucket only grows: read one by one, they add up to about the count (to the requests in between). */
-	return read_at(r, offset + counters * sizeof(uint64_t), out->histogram, sizeof(out->histogram));
+	top = vt_bucket(out->max_ns) + 1;
+	memset(out->histogram + top, 0, (VTRACE_HISTOGRAM_BUCKETS - top) * sizeof(out->histogram[0]));
+	return read_at(r, offset + COUNTERS_SIZE, out->histogram, top * sizeof(out->histogram[0]));
 }
 
 static void add_stats(struct vtrace_stats *into, const struct vt_op_stats *s)
@@ -376,8 +392,11 @@ static void add_stats(struct vtrace_stats *into, const struct vt_op_stats *s)
 	for (unsigned i = 0; i < VT_SLOTS; i++)
 		if (s->slot[i] && (!into->oldest_ns || s->slot[i] < into->oldest_ns))
 			into->oldest_ns = s->slot[i] & ~1ull;
-	for (unsigned b = 0; b < VTRACE_HISTOGRAM_BUCKETS; b++)
-		into->histogram[b] += s->histogram[b];
+	if (s->completions) {
+		unsigned top = vt_bucket(s->max_ns) + 1;
+		for (unsigned b = 0; b < top; b++)
+			into->histogram[b] += s->histogram[b];
+	}
 }
 
 /* Busy ticks accounted so far, plus those since the stamp while requests are in flight; in ns. */
@@ -390,104 +409,100 @@ static uint64_t busy_now(uint64_t ticks, uint64_t stamp, bool in_flight, uint64_
 	return ticks << VT_TICK_SHIFT;
 }
 
-static uint64_t load_u64(const struct vtrace_reader *r, uint64_t offset)
+/* Every busy stamp in one read: true when none moved since the last. */
+static int read_stamps(struct vtrace_reader *r, bool *same)
 {
-	return __atomic_load_n((const uint64_t *)(r->map + offset), __ATOMIC_ACQUIRE);
-}
+	int rc = read_at(r, r->header.shared_offset, r->shared, ((size_t)r->header.op_count + 1) * sizeof(*r->shared));
 
-static bool read_stamps(const struct vtrace_reader *r, uint64_t *stamps)
-{
-	bool same = true;
-
+	*same = true;
+	if (rc)
+		return rc;
 	for (uint32_t i = 0; i <= r->header.op_count; i++) {
-		uint64_t stamp = load_u64(r, r->header.shared_offset + (uint64_t)i * sizeof(struct vt_shared));
-		same &= stamp == stamps[i];
-		stamps[i] = stamp;
+		*same &= r->shared[i].stamp == r->stamps[i];
+		r->stamps[i] = r->shared[i].stamp;
 	}
-	return same;
-}
-
-/*
- * The busy ticks of every op (into stats) and of the server (into all), with the stamps
- * they run to (into r->stamps). A writer moves a stamp, then adds the ticks up to it: ticks
- * read before a move with the stamp after it would lose the time between, which a reader
- * delayed between the two reads (by the histograms, or by the scheduler on a loaded
- * machine) made a visible dip in %util. So the ticks are read between two readings of
- * the stamps, again until no stamp moved in between (a few loads a try).
- */
-static void read_busy(struct vtrace_reader *r, struct vtrace_stats *stats, uint32_t used, struct vt_shard_head *all)
-{
-	const struct vt_header *h = &r->header;
-
-	read_stamps(r, r->stamps);
-	for (int tries = 0;; tries++) {
-		/* Begins and completions again, for whether requests are in flight now, with the stamps. */
-		all->busy_ticks = all->begins = all->completions = 0;
-		for (uint32_t op = 0; op < h->op_count; op++)
-			stats[op].busy_ns = r->begins[op] = r->completions[op] = 0;
-		for (uint32_t n = 0; n <= used; n++) {
-			uint64_t base = h->shards_offset + (uint64_t)(n < used ? n : h->shard_count) * h->shard_size;
-			/* The head's begins before the ops' and its completions after (see the writer's end_counts). */
-			all->busy_ticks += load_u64(r, base + offsetof(struct vt_shard_head, busy_ticks));
-			all->begins += load_u64(r, base + offsetof(struct vt_shard_head, begins));
-			for (uint32_t op = 0; op < h->op_count; op++) {
-				uint64_t at = base + sizeof(struct vt_shard_head) + (uint64_t)op * sizeof(struct vt_op_stats);
-				stats[op].busy_ns += load_u64(r, at + offsetof(struct vt_op_stats, busy_ticks));
-				r->begins[op] += load_u64(r, at + offsetof(struct vt_op_stats, begins));
-				r->completions[op] += load_u64(r, at + offsetof(struct vt_op_stats, completions));
-			}
-			all->completions += load_u64(r, base + offsetof(struct vt_shard_head, completions));
-		}
-		if (read_stamps(r, r->stamps) || tries >= 16)
-			return; /* else a writer is busier than we can read: its ticks count next time */
-		cpu_relax();
-	}
-}
-
-/* Every shard's counters, added into stats (per op) and all (the heads). */
-static int read_shards(struct vtrace_reader *r, struct vtrace_stats *stats, uint32_t used, struct vt_shard_head *all,
-		       const char **why)
-{
-	const struct vt_header *h = &r->header;
-	int rc;
-
-	for (uint32_t n = 0; n <= used; n++) {
-		uint32_t shard = n < used ? n : h->shard_count; /* and the overflow shard, last */
-		uint64_t base = h->shards_offset + (uint64_t)shard * h->shard_size;
-		struct vt_shard_head head;
-
-		if ((rc = read_at(r, base, &head, sizeof(head))) != 0)
-			return *why = rc == -EBADMSG ? "truncated while it was read" : "cannot read a shard", rc;
-		for (uint32_t op = 0; op < h->op_count; op++) {
-			rc = read_op_stats(r, base + sizeof(struct vt_shard_head) + (uint64_t)op * sizeof(struct vt_op_stats),
-					   r->scratch);
-			if (rc)
-				return *why = rc == -EBADMSG ? "truncated while it was read" : "cannot read an op's statistics",
-				       rc;
-			add_stats(&stats[op], r->scratch);
-		}
-	}
-	read_busy(r, stats, used, all);
 	return 0;
 }
 
-/* read_shards, with SIGBUS from a mapping truncated under us turned into an error. */
-static int read_shards_guarded(struct vtrace_reader *r, struct vtrace_stats *stats, uint32_t used,
-			       struct vt_shard_head *all, const char **why)
+/* A shard in use: one whose head counted a request begun or ended. */
+static bool shard_used(const struct vt_shard_head *head)
 {
-	sigjmp_buf jump;
+	return head->begins || head->completions;
+}
+
+/*
+ * One pass over every shard in use (and the overflow shard, last): the busy ticks of every
+ * op (into stats) and of the server (into all), with whether requests are in flight; with
+ * full, each op's statistics too (added into stats).
+ */
+static int read_pass(struct vtrace_reader *r, struct vtrace_stats *stats, uint32_t used, struct vt_shard_head *all,
+		     bool full)
+{
+	const struct vt_header *h = &r->header;
 	int rc;
 
-	if (r->fd < 0)
-		return read_shards(r, stats, used, all, why);
-	ensure_bus_handler();
-	if (sigsetjmp(jump, 1)) {
-		bus_jump = NULL;
-		return *why = "truncated while it was read", -EBADMSG;
+	all->busy_ticks = all->begins = all->completions = 0;
+	for (uint32_t op = 0; op < h->op_count; op++)
+		stats[op].busy_ns = r->begins[op] = r->completions[op] = 0;
+	for (uint32_t n = 0; n <= used; n++) {
+		uint64_t base = h->shards_offset + (uint64_t)(n < used ? n : h->shard_count) * h->shard_size;
+		struct vt_shard_head head;
+
+		if ((rc = read_at(r, base, &head, sizeof(head))) != 0)
+			return rc;
+		if (!shard_used(&head))
+			continue;
+		all->busy_ticks += head.busy_ticks;
+		all->begins += head.begins;
+		for (uint32_t op = 0; op < h->op_count; op++) {
+			uint64_t at = base + sizeof(struct vt_shard_head) + (uint64_t)op * sizeof(struct vt_op_stats);
+
+			if ((rc = full ? read_op_stats(r, at, r->scratch) : read_at(r, at, r->scratch, COUNTERS_SIZE)) != 0 ||
+			    (rc = clock_now() > r->deadline ? -ETIME : 0) != 0)
+				return rc;
+			if (full)
+				add_stats(&stats[op], r->scratch);
+			stats[op].busy_ns += r->scratch->busy_ticks;
+			r->begins[op] += r->scratch->begins;
+			r->completions[op] += r->scratch->completions;
+		}
+		/* The head's begins before the ops' and its completions after (see the writer's end_counts). */
+		if ((rc = read_at(r, base + offsetof(struct vt_shard_head, completions), &head.completions,
+				  sizeof(head.completions))) != 0)
+			return rc;
+		all->completions += head.completions;
 	}
-	bus_jump = &jump;
-	rc = read_shards(r, stats, used, all, why);
-	bus_jump = NULL;
+	return 0;
+}
+
+/*
+ * Every shard in use's counters, added into stats (per op) and all (the heads), read between
+ * two readings of the busy stamps; the busy ticks again until no stamp moved in between (at
+ * most 3 times more: a writer busier than we can read counts its ticks next time). A writer
+ * moves a stamp, then adds the ticks up to it: ticks read before a move with the stamp after
+ * it would lose the time between, which a reader delayed by the scheduler made a dip in %util.
+ */
+static int read_shards(struct vtrace_reader *r, struct vtrace_stats *stats, uint32_t used, struct vt_shard_head *all,
+		       const char **why)
+{
+	bool same;
+	int rc;
+
+	if ((rc = read_stamps(r, &same)) != 0 || (rc = read_pass(r, stats, used, all, true)) != 0)
+		goto fail;
+	for (int tries = 0;; tries++) {
+		if ((rc = read_stamps(r, &same)) != 0)
+			goto fail;
+		if (same || tries >= 3)
+			return 0;
+		cpu_relax();
+		if ((rc = read_pass(r, stats, used, all, false)) != 0)
+			goto fail;
+	}
+fail:
+	if (rc == -ETIME)
+		return over_budget(r, why);
+	*why = rc == -EBADMSG ? "truncated while it was read" : "cannot read the counters";
 	return rc;
 }
 
@@ -497,7 +512,6 @@ int vtrace_reader_sample(struct vtrace_reader *r, struct vtrace_stats *stats, ui
 	uint32_t ops = h->op_count, used, ready;
 	struct vt_shard_head all = {0};
 	uint64_t heartbeat;
-	struct timespec ts;
 	int rc;
 
 	*why = NULL;
@@ -513,12 +527,13 @@ int vtrace_reader_sample(struct vtrace_reader *r, struct vtrace_stats *stats, ui
 	r->info.heartbeat_ns = heartbeat;
 
 	memset(stats, 0, (ops + 1) * sizeof(*stats));
-	rc = read_shards_guarded(r, stats, used, &all, why);
+	r->deadline = clock_now() + r->budget_ns;
+	r->retries = SAMPLE_RETRIES;
+	rc = read_shards(r, stats, used, &all, why);
 	if (rc)
 		return rc;
 	/* The clock after the stamps: ticks since a stamp count only while a request is in flight. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	*now_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	*now_ns = clock_now();
 
 	for (uint32_t op = 0; op < ops; op++) {
 		struct vtrace_stats *s = &stats[op], *every = &stats[ops];

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <signal.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,6 +78,15 @@ static void release_shard(struct vtrace *vt, uint32_t shard)
 		__atomic_fetch_and(&vt->header->shard_claimed[shard / 64], ~(1ull << (shard % 64)), __ATOMIC_RELEASE);
 }
 
+static struct vt_shard_head *shard_head(const struct vtrace *vt, uint32_t shard)
+{
+	return (struct vt_shard_head *)(vt->shards + (uint64_t)shard * vt->shard_size);
+}
+
+static bool claimed(const struct vtrace *vt, uint32_t shard)
+{
+	return __atomic_load_n(&vt->header->shard_claimed[shard / 64], RELAXED) & (1ull << (shard % 64));
+}
 /* At thread exit: give back the shards of segments that are still open. */
 static void thread_exit(void *unused)
 {
@@ -100,13 +111,92 @@ static void forget_shards_after_fork(void)
 	memset(thread_cache, 0, sizeof(thread_cache));
 }
 
+/* The slots of a shard whose owner is gone: what it had in flight never ends. */
+static void clear_slots(const struct vtrace *vt, uint32_t shard)
+{
+	struct vt_op_stats *stats = (struct vt_op_stats *)((char *)shard_head(vt, shard) + sizeof(struct vt_shard_head));
+
+	for (uint32_t op = 0; op < vt->op_count; op++)
+		for (unsigned slot = 0; slot < VT_SLOTS; slot++)
+			if (__atomic_load_n(&stats[op].slot[slot], RELAXED))
+				__atomic_store_n(&stats[op].slot[slot], 0, RELAXED);
+}
+
+/*
+ * At process exit, the shards of its threads go back to the segments, for the processes
+ * that share them (a pre-forking server's workers come and go), their requests in flight
+ * forgotten; but the creator's stay as they are, for the post-mortem of a server that died
+ * with requests in flight.
+ */
+static void process_exit(void)
+{
+	int32_t self = (int32_t)getpid();
+
+	pthread_mutex_lock(&registry_lock);
+	for (size_t i = 0; i < registry_count; i++) {
+		struct vtrace *vt = registry[i];
+		if (vt->creator == self)
+			continue;
+		for (uint32_t shard = 0; shard < vt->shard_count; shard++)
+			if (claimed(vt, shard) && __atomic_load_n(&shard_head(vt, shard)->owner, RELAXED) == self) {
+				clear_slots(vt, shard);
+				release_shard(vt, shard);
+			}
+	}
+	pthread_mutex_unlock(&registry_lock);
+}
+
 static void make_exit_key(void)
 {
 	pthread_key_create(&exit_key, thread_exit);
 	pthread_atfork(NULL, NULL, forget_shards_after_fork);
+	atexit(process_exit);
 }
 
-static uint32_t claim_shard(struct vtrace *vt)
+/* A process that is gone, or a zombie: a forked child killed before it could give its shards back. */
+static bool process_gone(int32_t pid)
+{
+	uint64_t start_time;
+	char state = 0;
+
+	if (pid <= 0 || pid == (int32_t)getpid())
+		return false;
+	if (kill(pid, 0) != 0 && errno == ESRCH)
+		return true;
+	return vtrace_proc_stat("/proc", pid, &start_time, &state) == 0 && (state == 'Z' || state == 'X');
+}
+
+/*
+ * Each claim (a thread's first request): the shards of other processes that are gone come
+ * back, their requests in flight forgotten (a forked child killed before it could give them
+ * back at exit). A process of one's own costs nothing here.
+ */
+static bool reclaim_shards(struct vtrace *vt)
+{
+	int32_t self = (int32_t)getpid();
+	bool any = false;
+
+	for (uint32_t shard = 0; shard < vt->shard_count; shard++) {
+		struct vt_shard_head *head = shard_head(vt, shard);
+		int32_t owner = __atomic_load_n(&head->owner, RELAXED);
+
+		if (owner && owner != self && claimed(vt, shard) && process_gone(owner) &&
+		    __atomic_compare_exchange_n(&head->owner, &owner, 0, false, RELAXED, RELAXED)) {
+			clear_slots(vt, shard);
+			release_shard(vt, shard);
+			any = true;
+		}
+	}
+	return any;
+}
+
+/* A shard just claimed is this process's. */
+static void take_ownership(const struct vtrace *vt, uint32_t shard)
+{
+	__atomic_store_n(&shard_head(vt, shard)->owner, (int32_t)getpid(), RELAXED);
+}
+
+static uint32_t claim_free_shard(struct vtrace *vt)
 {
 	for (uint32_t word = 0; word * 64 < vt->shard_count; word++) {
 		uint64_t *claimed = &vt->header->shard_claimed[word];
@@ -128,6 +218,17 @@ static uint32_t claim_shard(struct vtrace *vt)
 		}
 	}
 	return vt->shard_count; /* all taken: the overflow shard */
+}
+
+static uint32_t claim_shard(struct vtrace *vt)
+{
+	uint32_t shard;
+
+	reclaim_shards(vt);
+	shard = claim_free_shard(vt);
+	if (shard < vt->shard_count)
+		take_ownership(vt, shard);
+	return shard;
 }
 
 /* The first call of this thread on this segment, or one that fell out of the cache. */
@@ -577,42 +678,85 @@ static bool valid_ops(const struct vtrace_op *ops, unsigned count)
 {
 	if (!ops || count == 0 || count > VTRACE_MAX_OPS)
 		return false;
-	for (unsigned i = 0; i < count; i++)
+	for (unsigned i = 0; i < count; i++) {
 		if (!ops[i].name || !ops[i].name[0] || strlen(ops[i].name) >= VT_NAME_MAX)
 			return false;
+		/* Printable, no space: what readers print can hold no control or escape sequence. */
+		for (const char *p = ops[i].name; *p; p++)
+			if (*p < 0x21 || *p > 0x7e)
+				return false;
+	}
 	return true;
 }
 
-/*
- * An existing file of our name is left by a process of our pid that died (pids are
- * reused): replace it, unless it is ours, from this very process.
- */
-static int replace_stale(const char *path)
+/* Whether this process has a segment of this service open. */
+static bool service_open(const char *service)
 {
-	struct vtrace_reader *reader;
-	const char *why;
-	int alive;
+	bool found = false;
 
-	if (vtrace_reader_open(path, VTRACE_READ_NOFOLLOW, &reader, &why) != 0)
-		return -EEXIST; /* not a segment, or a link: not ours to remove */
-	alive = vtrace_reader_alive(reader, "/proc");
-	vtrace_reader_close(reader);
-	if (alive == 1)
-		return -EEXIST;
-	return unlink(path) == 0 || errno == ENOENT ? 0 : -errno;
+	pthread_mutex_lock(&registry_lock);
+	for (size_t i = 0; i < registry_count && !found; i++)
+		found = registry[i]->creator == getpid() && !strcmp(registry[i]->header->service, service);
+	pthread_mutex_unlock(&registry_lock);
+	return found;
 }
 
-static int create_file(const char *path, mode_t mode)
+/*
+ * An existing file of our name may be a segment a process of our pid left when it died
+ * (pids are reused), or anything else: a live server's of the same name and pid in another
+ * pid namespace, a file another user put there. It is removed only when it is proven
+ * stale: a segment, ours (our user's), that nobody holds the lock of. Else it stays, and
+ * we take another name.
+ */
+static bool replace_stale(const char *path)
 {
-	for (int attempt = 0; attempt < 2; attempt++) {
-		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-		int rc;
+	struct vtrace_reader *reader;
+	struct stat st;
+	const char *why;
+	bool stale;
+	int fd;
 
-		if (fd >= 0 || errno != EEXIST || attempt)
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return false;
+	stale = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		vtrace_reader_open(path, VTRACE_READ_NOFOLLOW, &reader, &why) == 0;
+	if (stale) {
+		const struct vtrace_info *info = vtrace_reader_info(reader);
+
+		stale = (info->flags & VTRACE_INFO_LOCKED) ? vtrace_segment_unlocked(fd) == 1
+							   : vtrace_reader_alive(reader, "/proc") == 0;
+		vtrace_reader_close(reader);
+	}
+	close(fd);
+	return stale && (unlink(path) == 0 || errno == ENOENT);
+}
+
+/*
+ * DIRECTORY/vtrace.SERVICE.PID, or, when that is taken by something not proven stale,
+ * DIRECTORY/vtrace.SERVICE.PID.XXXXXXXX (random): nobody can keep a server from publishing
+ * by making files of the names it will take.
+ */
+static int create_file(struct vtrace *vt, const char *directory, const char *service, mode_t mode)
+{
+	for (int attempt = 0; attempt < 64; attempt++) {
+		int fd;
+
+		if (attempt < 2) {
+			snprintf(vt->path, sizeof(vt->path), "%s/vtrace.%s.%d", directory, service, (int)getpid());
+		} else {
+			uint32_t random = 0;
+
+			if (getrandom(&random, sizeof(random), GRND_NONBLOCK) != sizeof(random))
+				random = (uint32_t)(vtrace_clock_ns() ^ (uint64_t)attempt << 20);
+			snprintf(vt->path, sizeof(vt->path), "%s/vtrace.%s.%d.%08x", directory, service, (int)getpid(),
+				 random);
+		}
+		fd = open(vt->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+		if (fd >= 0 || errno != EEXIST)
 			return fd >= 0 ? fd : -errno;
-		rc = replace_stale(path);
-		if (rc)
-			return rc;
+		if (attempt == 0 && !replace_stale(vt->path))
+			attempt = 1; /* not ours to remove: a name of our own */
 	}
 	return -EEXIST;
 }
@@ -628,6 +772,7 @@ static void fill_header(struct vtrace *vt, const char *service, const struct vtr
 	h->header_size = sizeof(*h);
 	h->segment_size = g->segment_size;
 	h->pid = (int32_t)getpid();
+	h->flags = VT_FLAG_LOCKED;
 	h->start_time = start_time;
 	h->created_ns = now_ns();
 	h->clock_id = CLOCK_MONOTONIC;
@@ -669,16 +814,22 @@ struct vtrace *vtrace_open(const char *service, const struct vtrace_op *ops, uns
 		errno = EINVAL;
 		return NULL;
 	}
+	if (service_open(service)) { /* one segment per service and process */
+		errno = EEXIST;
+		return NULL;
+	}
 	vt = calloc(1, sizeof(*vt));
 	if (!vt)
 		return NULL;
 	vt->op_count = count;
 	vt->shard_count = opts->max_threads ? opts->max_threads : VT_DEFAULT_SHARDS;
+	if ((uint64_t)vt->shard_count * count > VT_MAX_CELLS)
+		vt->shard_count = VT_MAX_CELLS / count; /* readers read no more (layout.h) */
 	directory = opts->directory ? opts->directory : getenv("VTRACE_DIR");
 	if (!directory || !*directory)
 		directory = "/dev/shm";
-	if ((size_t)snprintf(vt->path, sizeof(vt->path), "%s/vtrace.%s.%d", directory, service, (int)getpid()) >=
-	    sizeof(vt->path)) {
+	/* The longest name: vtrace.SERVICE.PID.XXXXXXXX */
+	if (strlen(directory) + strlen(service) + 7 + 1 + 10 + 9 + 1 >= sizeof(vt->path)) {
 		free(vt);
 		errno = ENAMETOOLONG;
 		return NULL;
@@ -687,14 +838,18 @@ struct vtrace *vtrace_open(const char *service, const struct vtrace_op *ops, uns
 
 	g = vt_geometry(vt->op_count, vt->shard_count);
 	mode = opts->flags & VTRACE_GROUP_READ ? 0640 : 0600;
-	fd = create_file(vt->path, mode);
+	fd = create_file(vt, directory, service, mode);
 	if (fd < 0) {
 		free(vt);
 		errno = -fd;
 		return NULL;
 	}
-	/* The umask must not take group read away when it was asked for; the file is sparse. */
-	if (fchmod(fd, mode) != 0 || ftruncate(fd, (off_t)g.segment_size) != 0)
+	/*
+	 * The umask must not take group read away when it was asked for; the file is sparse.
+	 * The lock says the segment is alive for as long as it is open (see VT_FLAG_LOCKED).
+	 */
+	if (fchmod(fd, mode) != 0 || ftruncate(fd, (off_t)g.segment_size) != 0 ||
+	    fcntl(fd, F_OFD_SETLK, &(struct flock){ .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 }) != 0)
 		goto fail;
 	base = mmap(NULL, g.segment_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED)

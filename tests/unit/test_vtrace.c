@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -161,11 +162,31 @@ static void test_open_refuses(void **state)
 	assert_null(vtrace_open("ok", bad_name, 1, NULL));
 	assert_null(vtrace_open("ok", long_name, 1, NULL));
 	assert_null(vtrace_open("ok", ops, 3, &many));
-	/* A symbolic link in place of the segment is not followed. */
-	char path[4096];
+	/* Op names are printed by readers: printable, no space, no control or escape sequence. */
+	static const char *unprintable[] = { "TWO\nLINES", "\x1b[31mRED", "A SPACE", "TAB\t", "\xc3\xa9t\xc3\xa9", "DEL\x7f" };
+	for (size_t i = 0; i < sizeof(unprintable) / sizeof(*unprintable); i++) {
+		struct vtrace_op op[] = { { unprintable[i], 1 } };
+		errno = 0;
+		assert_null(vtrace_open("ok", op, 1, NULL));
+		assert_int_equal(errno, EINVAL);
+	}
+	/*
+	 * A symbolic link in place of the segment is not followed, nor removed: the segment takes
+	 * a name of its own (nobody can keep a server from publishing by taking its name).
+	 */
+	char path[4096], target[4096];
+	struct stat st;
 	snprintf(path, sizeof(path), "%s/vtrace.linked.%d", dir, (int)getpid());
-	assert_int_equal(symlink("/tmp/elsewhere", path), 0);
-	assert_null(vtrace_open("linked", ops, 3, NULL));
+	snprintf(target, sizeof(target), "%s/elsewhere", dir);
+	assert_int_equal(symlink(target, path), 0);
+	struct vtrace *vt = vtrace_open("linked", ops, 3, NULL);
+	assert_non_null(vt);
+	assert_string_not_equal(vtrace_path(vt), path);
+	assert_int_equal(strncmp(vtrace_path(vt), path, strlen(path)), 0); /* vtrace.linked.PID.XXXXXXXX */
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(lstat(target, &st), -1); /* nothing made through the link */
+	vtrace_close(vt);
 	unlink(path);
 	/* No segment: begin and end do nothing, and do not crash. */
 	struct vtrace_token t = vtrace_begin(NULL, 0);
@@ -776,6 +797,249 @@ static void test_reader_refuses_files(void **state)
 	assert_int_equal(vtrace_reader_open("/nonexistent/vtrace.x.1", 0, &reader, &why), -ENOENT);
 }
 
+/* ops x shards is capped (VT_MAX_CELLS): a writer asked for more shards gets fewer, a reader refuses more. */
+static void test_cells_capped(void **state)
+{
+	static struct vtrace_op many_ops[VTRACE_MAX_OPS];
+	static char names[VTRACE_MAX_OPS][16];
+	static struct vtrace_stats stats[VTRACE_MAX_OPS + 1];
+	struct vtrace_options wide = { .max_threads = VT_MAX_SHARDS };
+	struct vtrace_reader *reader;
+	const char *why;
+	uint64_t now;
+	size_t size;
+	(void)state;
+
+	for (unsigned i = 0; i < VTRACE_MAX_OPS; i++) {
+		snprintf(names[i], sizeof(names[i]), "OP%u", i);
+		many_ops[i] = (struct vtrace_op){ names[i], (int32_t)i };
+	}
+	struct vtrace *vt = vtrace_open("wide", many_ops, VTRACE_MAX_OPS, &wide);
+	assert_non_null(vt);
+	vtrace_end(vt, vtrace_begin(vt, VTRACE_MAX_OPS - 1), 0, 0);
+	assert_int_equal(vtrace_reader_open(vtrace_path(vt), 0, &reader, &why), 0);
+	assert_int_equal(vtrace_reader_info(reader)->shard_count, VT_MAX_CELLS / VTRACE_MAX_OPS);
+	assert_int_equal(vtrace_reader_sample(reader, stats, &now, &why), 0);
+	assert_int_equal(stats[VTRACE_MAX_OPS - 1].completions, 1);
+	vtrace_reader_close(reader);
+
+	char *data = copy_segment(vt, &size);
+	struct vt_header *h = (struct vt_header *)data;
+	h->shard_count++;
+	expect_refused(data, size, -EBADMSG, "too large");
+	free(data);
+	vtrace_close(vt);
+}
+
+/*
+ * A pre-forking server: 100 children that each do a few requests and exit give their shards
+ * back (at exit, or, killed, when the shards run out), so the 101st, hung in a request, has
+ * a shard of its own and its request shows; what killed children left in flight does not.
+ */
+static void test_children_shards(void **state)
+{
+	static struct vtrace_stats stats[4];
+	struct vtrace_options four = { .max_threads = 4 };
+	struct vtrace *vt = vtrace_open("prefork", ops, 3, &four);
+	struct vtrace_reader *reader;
+	int ready[2], hold[2], status;
+	uint64_t now, hung_since;
+	const char *why;
+	pid_t child, zombie = 0;
+	char byte;
+	(void)state;
+
+	assert_non_null(vt);
+	vtrace_end(vt, vtrace_begin(vt, 2), 0, 0); /* the parent's own shard */
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(hold), 0);
+	for (int i = 0; i < 100; i++) {
+		bool killed = i % 10 == 9; /* killed in the middle of a request, its shard never given back */
+		child = fork();
+		if (child == 0) {
+			for (int n = 0; n < 5; n++)
+				vtrace_end(vt, vtrace_begin(vt, 0), 0, 0);
+			if (killed) {
+				vtrace_begin(vt, 1);
+				if (write(ready[1], "k", 1) != 1)
+					_exit(2);
+				pause();
+			}
+			exit(0); /* not _exit: the shards go back at exit */
+		}
+		if (killed) {
+			assert_int_equal(read(ready[0], &byte, 1), 1);
+			kill(child, SIGKILL);
+			if (i == 99) { /* the last one stays a zombie while the 101st claims */
+				zombie = child;
+				continue;
+			}
+		}
+		waitpid(child, &status, 0);
+	}
+	hung_since = now_ns();
+	child = fork();
+	if (child == 0) {
+		vtrace_begin(vt, 1); /* hangs until the parent lets go */
+		if (write(ready[1], "h", 1) != 1 || read(hold[0], &byte, 1) < 0)
+			_exit(2);
+		_exit(0);
+	}
+	assert_int_equal(read(ready[0], &byte, 1), 1);
+	assert_int_equal(vtrace_reader_open(vtrace_path(vt), 0, &reader, &why), 0);
+	assert_int_equal(vtrace_reader_sample(reader, stats, &now, &why), 0);
+	assert_true(vtrace_reader_info(reader)->shards_used <= 4);
+	assert_int_equal(stats[0].completions, 500);         /* every child's requests, counted */
+	assert_true(stats[1].oldest_ns >= hung_since);       /* the 101st's hung request shows, */
+	assert_true(stats[1].oldest_ns <= now);              /* and no killed child's older one */
+	vtrace_reader_close(reader);
+	assert_int_equal(write(hold[1], "x", 1), 1);
+	waitpid(child, &status, 0);
+	waitpid(zombie, &status, 0);
+	close(ready[0]), close(ready[1]), close(hold[0]), close(hold[1]);
+	vtrace_close(vt);
+}
+
+/*
+ * Nobody keeps a server from publishing by taking its name: a file of any kind there, or a
+ * live segment of another process of the same pid (another pid namespace: here a child's,
+ * renamed), is left alone and the server takes vtrace.SERVICE.PID.XXXXXXXX; a segment whose
+ * writer is gone (nobody holds its lock) is replaced.
+ */
+static void test_names_taken(void **state)
+{
+	char path[4096], other[4096];
+	int to_child[2], from_child[2], status;
+	struct vtrace *vt;
+	struct stat st;
+	pid_t child;
+	char byte;
+	(void)state;
+
+	snprintf(path, sizeof(path), "%s/vtrace.squat.%d", dir, (int)getpid());
+	close(open(path, O_CREAT | O_WRONLY, 0644)); /* an empty file */
+	vt = vtrace_open("squat", ops, 3, NULL);
+	assert_non_null(vt);
+	assert_string_not_equal(vtrace_path(vt), path);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 0); /* untouched */
+	vtrace_close(vt);
+	unlink(path);
+
+	assert_int_equal(pipe(to_child), 0);
+	assert_int_equal(pipe(from_child), 0);
+	for (int live = 1; live >= 0; live--) {
+		snprintf(path, sizeof(path), "%s/vtrace.twin.%d", dir, (int)getpid());
+		child = fork();
+		if (child == 0) {
+			struct vtrace *mine = vtrace_open("twin", ops, 3, NULL);
+			if (!mine || rename(vtrace_path(mine), path) != 0)
+				_exit(1);
+			vtrace_end(mine, vtrace_begin(mine, 0), 0, 0);
+			if (!live)
+				_exit(0); /* gone without closing: its lock goes with it */
+			if (write(from_child[1], "r", 1) != 1 || read(to_child[0], &byte, 1) != 1)
+				_exit(1);
+			_exit(0);
+		}
+		if (live)
+			assert_int_equal(read(from_child[0], &byte, 1), 1);
+		else
+			waitpid(child, &status, 0);
+		assert_int_equal(stat(path, &st), 0);
+		vt = vtrace_open("twin", ops, 3, NULL);
+		assert_non_null(vt);
+		snprintf(other, sizeof(other), "%s", vtrace_path(vt));
+		if (live) {
+			assert_string_not_equal(other, path); /* the live twin's stays, */
+			struct stat now_st;
+			assert_int_equal(stat(path, &now_st), 0);
+			assert_int_equal(now_st.st_ino, st.st_ino);
+			assert_int_equal(write(to_child[1], "x", 1), 1);
+			waitpid(child, &status, 0);
+			assert_int_equal(WEXITSTATUS(status), 0);
+			unlink(path);
+		} else {
+			assert_string_equal(other, path); /* the dead one's is replaced */
+		}
+		vtrace_close(vt);
+	}
+	close(to_child[0]), close(to_child[1]), close(from_child[0]), close(from_child[1]);
+}
+
+/* A sample has a time budget: over it, -ETIME and a reason; 0 puts the default back. */
+static void test_budget(void **state)
+{
+	static struct vtrace_stats stats[4];
+	struct vtrace *vt = vtrace_open("budget", ops, 3, NULL);
+	struct vtrace_reader *reader;
+	const char *why;
+	uint64_t now;
+	(void)state;
+
+	vtrace_end(vt, vtrace_begin(vt, 0), 0, 0);
+	assert_int_equal(vtrace_reader_open(vtrace_path(vt), 0, &reader, &why), 0);
+	vtrace_reader_set_budget(reader, 1);
+	assert_int_equal(vtrace_reader_sample(reader, stats, &now, &why), -ETIME);
+	assert_non_null(strstr(why, "took more than"));
+	vtrace_reader_set_budget(reader, 0);
+	assert_int_equal(vtrace_reader_sample(reader, stats, &now, &why), 0);
+	assert_int_equal(stats[0].completions, 1);
+	vtrace_reader_close(reader);
+	vtrace_close(vt);
+}
+
+/*
+ * A hostile segment: every shard in use, every snapshot kept odd, every op with a completion
+ * and the longest time there is (its whole histogram to read). The sample ends (in its time
+ * budget, or sooner: retries are bounded), and nothing of the file is allocated by reading it.
+ */
+static void test_hostile_segment(void **state)
+{
+	static struct vtrace_op many_ops[256];
+	static char names[256][16];
+	static struct vtrace_stats stats[257];
+	struct vtrace_options wide = { .max_threads = 256 };
+	struct vtrace_reader *reader;
+	struct stat before, after;
+	const char *why;
+	uint64_t now;
+	int rc;
+	(void)state;
+
+	for (unsigned i = 0; i < 256; i++) {
+		snprintf(names[i], sizeof(names[i]), "OP%u", i);
+		many_ops[i] = (struct vtrace_op){ names[i], -1 };
+	}
+	struct vtrace *vt = vtrace_open("hostile", many_ops, 256, &wide);
+	assert_non_null(vt);
+	int fd = open(vtrace_path(vt), O_RDWR);
+	assert_true(fd >= 0);
+	struct vt_header h;
+	assert_int_equal(pread(fd, &h, sizeof(h), 0), sizeof(h));
+	uint32_t used = h.shard_count;
+	assert_int_equal(pwrite(fd, &used, sizeof(used), offsetof(struct vt_header, shards_used)), sizeof(used));
+	for (uint32_t shard = 0; shard <= h.shard_count; shard++) {
+		uint64_t base = h.shards_offset + (uint64_t)shard * h.shard_size, one = 1;
+		assert_int_equal(pwrite(fd, &one, sizeof(one), base), sizeof(one));
+		for (uint32_t op = 0; op < 256; op++) {
+			uint64_t at = base + sizeof(struct vt_shard_head) + (uint64_t)op * sizeof(struct vt_op_stats);
+			uint64_t counters[7] = { 1, 1, 1, 0, 0, 0, UINT64_MAX }; /* seq odd, begins, completions, ..., max_ns */
+			assert_int_equal(pwrite(fd, counters, sizeof(counters), at), sizeof(counters));
+		}
+	}
+	fstat(fd, &before);
+	assert_int_equal(vtrace_reader_open(vtrace_path(vt), 0, &reader, &why), 0);
+	rc = vtrace_reader_sample(reader, stats, &now, &why);
+	if (rc != 0 && rc != -ETIME)
+		fail_msg("sample: %d %s", rc, why ? why : "");
+	fstat(fd, &after);
+	assert_int_equal(after.st_blocks, before.st_blocks); /* no hole filled */
+	vtrace_reader_close(reader);
+	close(fd);
+	vtrace_close(vt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -799,6 +1063,11 @@ int main(void)
 		cmocka_unit_test(test_fork),
 		cmocka_unit_test(test_many_segments),
 		cmocka_unit_test(test_reader_refuses_files),
+		cmocka_unit_test(test_cells_capped),
+		cmocka_unit_test(test_children_shards),
+		cmocka_unit_test(test_names_taken),
+		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_hostile_segment),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
