@@ -128,8 +128,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libiolens.a $(BUILD)/libvtrace.a tests
 
 unit-tests: $(UNIT_BIN)
 
-# Programs the command tests drive: a scriptable libvtrace server, the seed's O_DIRECT reader.
-HELPER_BIN := $(BUILD)/tests/helpers/vtload $(BUILD)/tests/helpers/odirect_reader $(BUILD)/tests/helpers/cachepattern
+# Programs the command tests drive: a scriptable libvtrace server, a forger of hostile segments,
+# the seed's O_DIRECT reader.
+HELPER_BIN := $(BUILD)/tests/helpers/vtload $(BUILD)/tests/helpers/vtforge $(BUILD)/tests/helpers/odirect_reader \
+	      $(BUILD)/tests/helpers/cachepattern
 # cachepattern is the workload whose page-cache accesses the tests count: never built with the
 # sanitizers, whose runtime would read and map pages of its own after the cue.
 $(BUILD)/tests/helpers/cachepattern: tests/helpers/cachepattern.c
@@ -137,8 +139,8 @@ $(BUILD)/tests/helpers/cachepattern: tests/helpers/cachepattern.c
 	$(CC) -D_GNU_SOURCE $(CPPFLAGS) -std=gnu11 $(WARNINGS) $(CFLAGS) -pthread -o $@ $<
 $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/libvtrace.a
 	@mkdir -p $(dir $@)
-	$(CC) -D_GNU_SOURCE -Iinclude $(CPPFLAGS) -std=gnu11 $(WARNINGS) $(SAN_FLAGS) $(CFLAGS) $(ALL_LDFLAGS) -pthread \
-	    -o $@ $< $(BUILD)/libvtrace.a
+	$(CC) -D_GNU_SOURCE -Iinclude -Ilib/vtrace $(CPPFLAGS) -std=gnu11 $(WARNINGS) $(SAN_FLAGS) $(CFLAGS) $(ALL_LDFLAGS) \
+	    -pthread -o $@ $< $(BUILD)/libvtrace.a
 
 # diskext: a collector's iostat -x figures for tests/cli/diskstats_vs_iostat.sh; monfmt: the
 # monitor's number formatting for tests/cli/monitor_format.sh. They link libiolens too.

@@ -40,21 +40,9 @@ void print_version(void)
 const char *printable_name(const char *name)
 {
 	static char *buffer;
-	static size_t capacity;
-	size_t need = strlen(name) * 4 + 1, out = 0;
 
-	if (need > capacity) {
-		capacity = need;
-		buffer = xrealloc(buffer, capacity);
-	}
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f || *p == '\\') {
-			out += (size_t)sprintf(buffer + out, "\\x%02x", *p);
-		} else {
-			buffer[out++] = (char)*p;
-		}
-	}
-	buffer[out] = '\0';
+	free(buffer);
+	buffer = escape_text(name, true);
 	return buffer;
 }
 

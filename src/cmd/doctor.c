@@ -401,8 +401,7 @@ struct watch {
 	size_t nio;
 	struct io_rate *rates;          /* busiest first */
 	size_t nrates;
-	struct segment **segments;
-	size_t nsegments;
+	struct segment_set vtrace; /* libvtrace servers, proven theirs */
 	bool bpf;                       /* per-process cache counts from eBPF */
 	const char *bpf_why;
 };
@@ -524,28 +523,13 @@ static void watch_sample(struct watch *w)
 		w->interval_ns = SAMPLE_NS;
 }
 
-static void watch_segment_found(const char *path, void *context)
-{
-	struct watch *w = context;
-	struct segment *segment = segment_open(path, false, "/proc", NULL, NULL);
-
-	if (!segment)
-		return;
-	if (segment->state != SEGMENT_LIVE || segment_sample(segment, NULL, NULL) != 0) {
-		segment_free(segment);
-		return;
-	}
-	w->segments = xrealloc(w->segments, (w->nsegments + 1) * sizeof(*w->segments));
-	w->segments[w->nsegments++] = segment;
-}
-
 /* What takes long to set up, before the window: the eBPF programs, the segments. */
 static void watch_prepare(struct watch *w)
 {
 	static const struct cachestat_options counting = { .per_process = true, .per_file = true };
 
 	w->bpf = cachestat_start(&counting, &w->bpf_why) == 0;
-	segment_scan(vtrace_directory(), watch_segment_found, w);
+	segment_set_refresh(&w->vtrace);
 }
 
 /* The counters at the start of the window, read one after the other. */
@@ -589,14 +573,8 @@ static double watch_run(struct watch *w, double seconds)
 	watched = (double)(monotonic_ns() - w->start_ns) / 1e9;
 	w->mem_known = meminfo_read(&w->mem_end) == 0;
 	compute_io_rates(w, watched);
-	for (size_t i = 0; i < w->nsegments; i++) {
-		struct segment *segment = w->segments[i];
-
-		/* A server that died in the window left its requests in flight: not a hang. */
-		segment_check_alive(segment, "/proc");
-		if (segment->state == SEGMENT_STALE || segment_removed(segment) || segment_sample(segment, NULL, NULL) != 0)
-			segment->has_previous = false;
-	}
+	/* A server that died in the window left its requests in flight, not a hang: it goes. */
+	segment_set_refresh(&w->vtrace);
 	return watched;
 }
 
@@ -606,9 +584,7 @@ static void watch_free(struct watch *w)
 	diskstats_free(&w->disk_start);
 	diskstats_free(&w->disk_mid);
 	diskstats_free(&w->disk_end);
-	for (size_t i = 0; i < w->nsegments; i++)
-		segment_free(w->segments[i]);
-	free(w->segments);
+	segment_set_free(&w->vtrace);
 	free(w->tasks);
 	free(w->io);
 	free(w->rates);
@@ -899,8 +875,8 @@ static double mean_ms(uint64_t service_ns, uint64_t completions)
 
 static void rule_vtrace(struct doctor *d, const struct watch *w)
 {
-	for (size_t i = 0; i < w->nsegments; i++) {
-		const struct segment *s = w->segments[i];
+	for (size_t i = 0; i < w->vtrace.count; i++) {
+		const struct segment *s = w->vtrace.list[i];
 		const struct vtrace_info *info = s->info;
 
 		if (!s->has_previous)
@@ -909,17 +885,19 @@ static void rule_vtrace(struct doctor *d, const struct watch *w)
 			const struct vtrace_stats *now = &s->current[op], *then = &s->previous[op];
 			const char *name = vtrace_reader_op_name(s->reader, op);
 			uint64_t age = now->oldest_ns && s->current_ns > now->oldest_ns ? s->current_ns - now->oldest_ns : 0;
-			uint64_t done = now->completions - then->completions;
+			uint64_t done = now->completions > then->completions ? now->completions - then->completions : 0;
 			double window = mean_ms(now->service_ns - then->service_ns, done);
 			double before = mean_ms(then->service_ns, then->completions);
 			struct finding *f;
 
+			if (segment_impossible(s, op)) /* counters no server writes: nothing to say from them */
+				continue;
 			if (age >= HANG_NS) {
 				f = add_finding(d, age >= 60 * 1000000000ull ? SEV_CRITICAL : SEV_WARNING, "vtrace-hang",
 						"a request that never ends holds its client, and often a thread and a lock of the "
 						"server: other requests pile up behind it (a FUSE client waiting for a page the "
 						"request should fill sleeps in D)");
-				text(f->what, sizeof(f->what), "service %s (pid %d) is hung on %s", info->service, info->pid,
+				text(f->what, sizeof(f->what), "service %s (pid %d) is hung on %s", info->service, (int)s->pid,
 				     name);
 				text(f->numbers, sizeof(f->numbers),
 				     "%llu %s request%s in flight, the oldest for %.1f s; %llu completed in the %.1f s watched "
@@ -931,7 +909,7 @@ static void rule_vtrace(struct doctor *d, const struct watch *w)
 				f = add_finding(d, SEV_WARNING, "vtrace-latency",
 						"the service's clients wait that much longer for each answer");
 				text(f->what, sizeof(f->what), "service %s (pid %d): %s takes %.0f times longer than before",
-				     info->service, info->pid, name, window / before);
+				     info->service, (int)s->pid, name, window / before);
 				text(f->numbers, sizeof(f->numbers),
 				     "mean %.3f ms over %llu requests in the %.1f s watched, against %.3f ms over the %llu "
 				     "before (%s)",
@@ -942,7 +920,7 @@ static void rule_vtrace(struct doctor *d, const struct watch *w)
 			}
 			text(f->more, sizeof(f->more), "iolens vstat %s 1", s->path);
 			json_object_object_add(f->data, "service", json_object_new_string(info->service));
-			json_object_object_add(f->data, "pid", json_object_new_int(info->pid));
+			json_object_object_add(f->data, "pid", json_object_new_int((int)s->pid));
 			json_object_object_add(f->data, "segment", json_object_new_string(s->path));
 			json_object_object_add(f->data, "op", json_object_new_string(name));
 			json_object_object_add(f->data, "in_flight", json_object_new_uint64(now->begins - now->completions));

@@ -230,7 +230,7 @@ static void vtrace_metrics(struct prom *p, struct exporter *e)
 			const struct vtrace_info *info = s->info;
 			char pid[16];
 
-			snprintf(pid, sizeof(pid), "%d", info->pid);
+			snprintf(pid, sizeof(pid), "%d", (int)s->pid); /* as this machine numbers it */
 			for (unsigned op = 0; op <= info->op_count; op++) {
 				const struct vtrace_stats *st = &s->current[op];
 				const char *name = op < info->op_count ? vtrace_reader_op_name(s->reader, op) : "";
@@ -238,8 +238,8 @@ static void vtrace_metrics(struct prom *p, struct exporter *e)
 				uint64_t age = st->oldest_ns && s->current_ns > st->oldest_ns ? s->current_ns - st->oldest_ns : 0;
 
 				/* The server as a whole (op "") has a busy time of its own, the union of its ops'. */
-				if (op == info->op_count && f != BUSY)
-					continue;
+				if ((op == info->op_count && f != BUSY) || segment_impossible(s, op))
+					continue; /* and counters no server writes are not published */
 				switch (f) {
 				case REQUESTS: prom_u64(p, sample, st->completions, "service", info->service, "pid", pid, "op", name, NULL); break;
 				case ERRORS: prom_u64(p, sample, st->errors, "service", info->service, "pid", pid, "op", name, NULL); break;

@@ -482,7 +482,7 @@ static void segment_item(const struct run *r, size_t i, char *buf, size_t size)
 	for (size_t j = 0; j < r->vtrace.count && !shared; j++)
 		shared = j != i && !strcmp(r->vtrace.list[j]->info->service, s->info->service);
 	if (shared)
-		snprintf(buf, size, "%s.%d", s->info->service, (int)s->info->pid);
+		snprintf(buf, size, "%s.%d", s->info->service, (int)s->pid);
 	else
 		snprintf(buf, size, "%s", s->info->service);
 }
@@ -603,6 +603,8 @@ static void compute_vtrace(struct run *r, struct group *g)
 		if (strcmp(item, g->item))
 			continue;
 		all = s->info->op_count;
+		if (segment_impossible(s, all)) /* counters no server writes: unknown, as vstat shows them */
+			break;
 		now = &s->current[all];
 		then = s->has_previous ? &s->previous[all] : &zero;
 		/* The first line covers the server's life so far, as the system's covers the time since boot. */
@@ -613,7 +615,7 @@ static void compute_vtrace(struct run *r, struct group *g)
 			       ? 100.0 * (double)(now->busy_ns - then->busy_ns) / (seconds * 1e9) : 0;
 		for (unsigned op = 0; op < all; op++) {
 			const struct vtrace_stats *o = &s->current[op];
-			hung += o->oldest_ns && o->begins > o->completions && s->current_ns > o->oldest_ns &&
+			hung += !segment_impossible(s, op) && o->oldest_ns && o->begins > o->completions && s->current_ns > o->oldest_ns &&
 				s->current_ns - o->oldest_ns > HANG_NS;
 		}
 		g->shown.values[0] = g->shown.raw[0] = ops;

@@ -1,5 +1,6 @@
 /* vstat.c: iolens vstat: per-operation rates, latency and %util of servers instrumented with libvtrace. */
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -82,10 +83,18 @@ struct vstat {
 	long target_pid;
 	struct segment **segments;
 	size_t nsegments;
+	struct segment_round round; /* the pass under way over the segments */
+	struct departed { char service[64]; pid_t pid; } *departed; /* servers gone: a new one of theirs is a restart */
+	size_t ndeparted;
 	bool failed;
 	bool reported_gone;
-	bool quiet;               /* a probe: problems are said later, by the real scan */
+	bool quiet;               /* problems are not said (a file that may not be the target's) */
+	bool cleaning;            /* --clean: half-made segments are its business */
+	int last_error;           /* of the last problem */
 };
+
+/* A segment still not ready after this many seconds was left half made. */
+#define HALF_MADE_AGE 10
 
 static volatile sig_atomic_t stop;
 
@@ -96,9 +105,14 @@ static _Noreturn void usage(void)
 	       "\n"
 	       "Show what servers instrumented with libvtrace are doing, operation by operation:\n"
 	       "requests per second, service time and its percentiles, %%util, errors, bytes,\n"
-	       "and requests that hang. TARGET is a segment (a path, such as /dev/shm/vtrace.NAME.PID\n"
-	       "or /proc/PID/fd/N), a process id, or a service name; with none, every service\n"
-	       "found is shown, as iostat shows every disk.\n"
+	       "and requests that hang. TARGET is a service name or a segment (a path, such as\n"
+	       "/dev/shm/vtrace.NAME.PID or /proc/PID/fd/N); a process goes with -p. With none,\n"
+	       "every service found is shown, as iostat shows every disk. A number alone is the\n"
+	       "interval, as in iostat.\n"
+	       "\n"
+	       "A segment is shown as its service's only when it is proven to be: a live process\n"
+	       "of the file owner's user has it open for writing, and its name, its header and\n"
+	       "that process agree on the pid. Others are said apart, with the reason, not shown.\n"
 	       "\n"
 	       "The first report covers the time since each segment was created; the next ones\n"
 	       "cover each interval (seconds, decimals allowed). Without an interval, one report.\n"
@@ -107,7 +121,8 @@ static _Noreturn void usage(void)
 	       "  -a, --all              show operations idle in the interval too\n"
 	       "      --hang-after SECONDS  flag an operation whose oldest request in flight is\n"
 	       "                         older than this as HANG (default 1)\n"
-	       "  -p, --pid PID          the segments of process PID\n"
+	       "  -p, --pid PID          the segments of process PID (also those it has open, and\n"
+	       "                         those in its own /dev/shm: a container's)\n"
 	       "      --dir DIR          where segments are (default $VTRACE_DIR, or /dev/shm)\n"
 	       "      --stale            show the segments of dead processes in full, not as one line\n"
 	       "      --clean            remove the segments of dead processes, and say which\n"
@@ -126,10 +141,11 @@ static _Noreturn void usage(void)
 	       "  %s                        every service, since each started\n"
 	       "  %s 1                      every service, every second\n"
 	       "  %s fuse-passthrough 1 10  one service, every second, ten times\n"
+	       "  %s -p 4242 1              the servers of process 4242, every second\n"
 	       "  %s /proc/4242/fd/7 2      the seed's form: a segment open in a process\n"
 	       "  %s --json -a 1            JSON lines, idle operations included\n"
 	       "  %s --clean                remove what dead servers left in /dev/shm\n",
-	       program_name, program_name, program_name, program_name, program_name, program_name);
+	       program_name, program_name, program_name, program_name, program_name, program_name, program_name);
 	exit(EXIT_OK);
 }
 
@@ -141,9 +157,19 @@ static void on_signal(int signal)
 static void report_problem(const struct segment_problem *p, void *context)
 {
 	struct vstat *vs = context;
+	struct stat st;
 
-	/* A segment being created shows at the next scan; a probe says nothing. */
-	if (vs->quiet || p->error == -EAGAIN)
+	vs->last_error = p->error;
+	/* A segment being created shows at the next scan; one left half made is said (--clean removes it). */
+	if (p->error == -EAGAIN && vs->target_kind != TARGET_PATH) {
+		if (vs->quiet || vs->cleaning || lstat(p->path, &st) != 0 || time(NULL) - st.st_mtime < HALF_MADE_AGE)
+			return;
+		warn_msg("%s: left half made %llu s ago (--clean removes it once nobody holds it)", printable_name(p->path),
+			 (unsigned long long)(time(NULL) - st.st_mtime));
+		vs->failed = true;
+		return;
+	}
+	if (vs->quiet)
 		return;
 	if (p->why)
 		warn_msg("%s: %s", printable_name(p->path), p->why);
@@ -162,11 +188,20 @@ static struct segment *find_segment(const struct vstat *vs, const char *path)
 	return NULL;
 }
 
+/* The same file, found by another path (its directory and a process's open files). */
+static bool known_file(const struct vstat *vs, const struct segment *segment)
+{
+	for (size_t i = 0; i < vs->nsegments; i++)
+		if (vs->segments[i] != segment && vs->segments[i]->dev == segment->dev && vs->segments[i]->ino == segment->ino)
+			return true;
+	return false;
+}
+
 static bool wanted(const struct vstat *vs, const struct segment *segment)
 {
 	switch (vs->target_kind) {
 	case TARGET_PID:
-		return segment->info->pid == vs->target_pid;
+		return segment->pid == vs->target_pid;
 	case TARGET_SERVICE:
 		return !strcmp(segment->info->service, vs->target);
 	default:
@@ -180,30 +215,75 @@ static void add_segment(struct vstat *vs, struct segment *segment)
 	vs->segments[vs->nsegments++] = segment;
 }
 
-/* A file the scan found: kept when known, opened when new, refused with a message when bad. */
-/* vtrace.SERVICE.PID: a named target needs only the files of its name, not every bad one beside. */
-static bool name_may_match(const struct vstat *vs, const char *path)
+/*
+ * vtrace.SERVICE.PID[.XXXXXXXX]: a named target reads only the files of its name, and says
+ * nothing of bad ones beside. A pid's may have another name (a writer in another pid
+ * namespace numbers itself otherwise): opened too, quietly. 0: not read, 1: read, 2: quietly.
+ */
+static int name_may_match(const struct vstat *vs, const char *path)
 {
-	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path, *dot = strrchr(name, '.');
-	char pid[32];
+	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	char prefix[64];
+	size_t len;
 
 	switch (vs->target_kind) {
 	case TARGET_PID:
-		snprintf(pid, sizeof(pid), ".%ld", vs->target_pid);
-		return dot && !strcmp(dot, pid);
+		for (const char *dot = strchr(name, '.'); dot; dot = strchr(dot + 1, '.')) {
+			len = (size_t)snprintf(prefix, sizeof(prefix), ".%ld", vs->target_pid);
+			if (!strncmp(dot, prefix, len) && (!dot[len] || (dot[len] == '.' && strlen(dot + len) == 9)))
+				return 1;
+		}
+		return 2;
 	case TARGET_SERVICE:
-		return dot && (size_t)(dot - name) == 7 + strlen(vs->target) && !strncmp(name + 7, vs->target, strlen(vs->target));
+		len = strlen(vs->target);
+		return !strncmp(name, "vtrace.", 7) && !strncmp(name + 7, vs->target, len) && name[7 + len] == '.' &&
+		       name[8 + len] >= '0' && name[8 + len] <= '9';
 	default:
-		return true;
+		return 1;
 	}
 }
 
-static void found(const char *path, void *context)
+/* A server of a service that was seen before is a restart of it: said, and its numbers start anew. */
+static void note_departed(struct vstat *vs, const struct segment *segment)
 {
-	struct vstat *vs = context;
-	struct segment *segment = find_segment(vs, path);
+	vs->departed = xrealloc(vs->departed, (vs->ndeparted + 1) * sizeof(*vs->departed));
+	snprintf(vs->departed[vs->ndeparted].service, sizeof(vs->departed[0].service), "%s", segment->info->service);
+	vs->departed[vs->ndeparted++].pid = segment->pid;
+}
 
-	if (!name_may_match(vs, path))
+static void note_arrived(struct vstat *vs, struct segment *segment)
+{
+	for (size_t i = vs->ndeparted; i-- > 0;)
+		if (!strcmp(vs->departed[i].service, segment->info->service)) {
+			segment->restarted_from = vs->departed[i].pid;
+			warn_msg("%s: restarted: pid %d is gone, pid %d took its place (its numbers start anew)",
+				 segment->info->service, (int)vs->departed[i].pid, (int)segment->pid);
+			vs->departed[i] = vs->departed[--vs->ndeparted];
+			return;
+		}
+}
+
+/* Said once: a segment that is not shown, and why. */
+static void tell_not_shown(struct vstat *vs, struct segment *segment)
+{
+	if (segment->told || vs->quiet)
+		return;
+	segment->told = true;
+	if (segment->state == SEGMENT_UNTRUSTED)
+		warn_msg("%s: not shown: untrusted (owner uid %u): %s", printable_name(segment->path), segment->info->uid,
+			 segment->why);
+	else if (segment->state == SEGMENT_UNKNOWN)
+		warn_msg("%s: cannot tell whose it is: %s", printable_name(segment->path), segment->why);
+}
+
+/* A file the scan found: kept when known, opened when new, refused with a message when bad. */
+static void open_found(struct vstat *vs, const char *path, pid_t holder)
+{
+	struct segment *segment = find_segment(vs, path);
+	int match = holder ? 1 : name_may_match(vs, path);
+	bool quiet = vs->quiet;
+
+	if (!match)
 		return;
 	if (segment && !segment_removed(segment)) {
 		segment->seen = true;
@@ -211,15 +291,29 @@ static void found(const char *path, void *context)
 	}
 	if (segment)
 		return; /* replaced: dropped below, and opened anew at the next scan */
-	segment = segment_open(path, false, vs->procfs, report_problem, vs);
+	vs->quiet = quiet || match == 2;
+	segment = segment_open(path, holder ? SEGMENT_FOLLOW : 0, holder, &vs->round, report_problem, vs);
+	vs->quiet = quiet;
 	if (!segment)
 		return;
-	if (!wanted(vs, segment)) {
+	if (!wanted(vs, segment) || known_file(vs, segment)) {
 		segment_free(segment);
 		return;
 	}
 	segment->seen = true;
 	add_segment(vs, segment);
+	if (segment->state != SEGMENT_LIVE)
+		tell_not_shown(vs, segment);
+}
+
+static void found(const char *path, void *context)
+{
+	open_found(context, path, 0);
+}
+
+static void found_in_process(const char *path, pid_t holder, void *context)
+{
+	open_found(context, path, holder);
 }
 
 /* Finds the segments again: new services appear, closed ones go. */
@@ -244,13 +338,26 @@ static void rescan(struct vstat *vs)
 		warn_errno(printable_name(vs->directory), -rc);
 		vs->failed = true;
 	}
+	if (vs->target_kind == TARGET_PID)
+		segment_scan_process(vs->procfs, (pid_t)vs->target_pid, found_in_process, vs);
 	for (size_t i = 0; i < vs->nsegments; i++) {
-		if (vs->segments[i]->seen)
-			vs->segments[kept++] = vs->segments[i];
-		else
-			segment_free(vs->segments[i]);
+		struct segment *segment = vs->segments[i];
+
+		if (segment->seen) {
+			vs->segments[kept++] = segment;
+			continue;
+		}
+		if (segment->state == SEGMENT_LIVE)
+			note_departed(vs, segment);
+		segment_free(segment);
 	}
 	vs->nsegments = kept;
+	/* After the departures: a server that replaced another between two scans is its restart. */
+	for (size_t i = 0; i < vs->nsegments; i++)
+		if (vs->segments[i]->state == SEGMENT_LIVE && !vs->segments[i]->arrived) {
+			vs->segments[i]->arrived = true;
+			note_arrived(vs, vs->segments[i]);
+		}
 }
 
 /* ---- One report --------------------------------------------------------------- */
@@ -334,7 +441,23 @@ static void fill_identity(struct out_row *row, const struct segment *segment, ui
 {
 	out_set_count(row, COL_TIME, time_ns);
 	out_set_text(row, COL_SERVICE, segment->info->service);
-	out_set_count(row, COL_PID, (uint64_t)segment->info->pid);
+	out_set_count(row, COL_PID, (uint64_t)segment->pid);
+}
+
+/*
+ * Counters that no server writes (more errors than completions ...): every figure of the op
+ * unknown, and the reason said once (why NULL: the total of such ops).
+ */
+static void unknown_row(struct vstat *vs, struct out_row *row, struct segment *segment, const char *op, const char *why)
+{
+	for (unsigned c = COL_INFLIGHT; c < COL_COUNT; c++)
+		out_set_unknown(row, c);
+	out_set_text(row, COL_STATE, "?");
+	if (why && !segment->told && !vs->quiet) {
+		segment->told = true;
+		warn_msg("%s (pid %d): %s: %s: shown as unknown (a segment written by something else than libvtrace?)",
+			 segment->info->service, (int)segment->pid, op, why);
+	}
 }
 
 /* The rows of one segment's report, into table (a new one, or the run's CSV table). */
@@ -347,6 +470,7 @@ static void segment_rows(struct vstat *vs, struct segment *segment, struct out_t
 	double seconds = (double)delta(segment->current_ns, then_ns) / 1e9;
 	struct op_report r;
 	struct out_row *row;
+	bool any_impossible = false;
 	char label[96];
 
 	for (unsigned op = 0; op < ops; op++) {
@@ -354,8 +478,10 @@ static void segment_rows(struct vstat *vs, struct segment *segment, struct out_t
 		const char *name = vtrace_reader_op_name(segment->reader, op);
 		int32_t number = vtrace_reader_op_number(segment->reader, op);
 
-		compute(vs, &segment->current[op], then, segment->current_ns, &r, histogram);
-		if (!vs->show_idle && !r.completions && !r.inflight)
+		const char *impossible = segment_impossible(segment, op);
+
+		compute(vs, &segment->current[op], then, segment_age_at(segment), &r, histogram);
+		if (!vs->show_idle && !r.completions && !r.inflight && !impossible)
 			continue;
 		row = out_row_add(table);
 		fill_identity(row, segment, time_ns);
@@ -367,33 +493,48 @@ static void segment_rows(struct vstat *vs, struct segment *segment, struct out_t
 		out_set_text(row, COL_NAME, name);
 		if (number >= 0)
 			out_set_count(row, COL_NUMBER, (uint64_t)number);
-		fill_row(row, &r, seconds);
+		if (impossible)
+			unknown_row(vs, row, segment, label, impossible);
+		else
+			fill_row(row, &r, seconds);
+		any_impossible |= impossible != NULL;
 	}
 	compute(vs, &segment->current[ops], segment->has_previous ? &segment->previous[ops] : &zero,
-		segment->current_ns, &r, histogram);
+		segment_age_at(segment), &r, histogram);
 	/* In CSV the TOTAL is a row like the others; elsewhere it is the table's TOTAL row. */
 	row = table == vs->csv ? out_row_add(table) : out_row_total(table);
 	fill_identity(row, segment, time_ns);
 	out_set_text(row, COL_OP, "TOTAL");
-	fill_row(row, &r, seconds);
+	if (any_impossible || segment_impossible(segment, ops))
+		unknown_row(vs, row, segment, "TOTAL", NULL);
+	else
+		fill_row(row, &r, seconds);
 }
 
 static const char *state_name(enum segment_state state)
 {
-	return state == SEGMENT_LIVE ? "live" : state == SEGMENT_STALE ? "stale" : "unknown";
+	return state == SEGMENT_LIVE ? "live" : state == SEGMENT_STALE ? "stale" : state == SEGMENT_UNTRUSTED ? "untrusted" : "unknown";
 }
 
+/* A segment shown as its service's: proven, or dead (said so), or the very file asked for. */
+static bool listed(const struct vstat *vs, const struct segment *segment)
+{
+	return segment->state == SEGMENT_LIVE || segment->state == SEGMENT_STALE || vs->target_kind == TARGET_PATH;
+}
 
-/* Samples every segment; those that fail are dropped after their message. */
+/* Samples every segment listed; those that fail are dropped after their message. */
 static void sample_all(struct vstat *vs)
 {
 	size_t kept = 0;
 
 	for (size_t i = 0; i < vs->nsegments; i++) {
 		struct segment *segment = vs->segments[i];
+		enum segment_state was = segment->state;
 
 		segment_check_alive(segment, vs->procfs);
-		if (segment_sample(segment, report_problem, vs) != 0) {
+		if (was == SEGMENT_LIVE && segment->state == SEGMENT_STALE && vs->target_kind != TARGET_PATH)
+			note_departed(vs, segment);
+		if (listed(vs, segment) && segment_sample(segment, &vs->round, report_problem, vs) != 0) {
 			segment_free(segment);
 			continue;
 		}
@@ -404,21 +545,41 @@ static void sample_all(struct vstat *vs)
 
 static bool shown_in_full(const struct vstat *vs, const struct segment *segment)
 {
-	return segment->state != SEGMENT_STALE || vs->show_stale;
+	return listed(vs, segment) && (segment->state != SEGMENT_STALE || vs->show_stale);
+}
+
+/* "service (pid 4242[, 1 in its pid namespace][, uid 1000][, STALE ...])  path" */
+static void print_title(const struct vstat *vs, const struct segment *segment)
+{
+	const struct vtrace_info *info = segment->info;
+	char ns[48] = "", user[32] = "";
+
+	if (segment->pid != info->pid)
+		snprintf(ns, sizeof(ns), ", %d in its pid namespace", info->pid);
+	if (info->uid != geteuid())
+		snprintf(user, sizeof(user), ", uid %u", info->uid);
+	printf("%s (pid %d%s%s%s%s)  %s\n", info->service, (int)segment->pid, ns, user,
+	       segment->state == SEGMENT_STALE ? ", STALE: the process is gone" :
+	       segment->state == SEGMENT_UNKNOWN ? ", cannot tell if it runs" :
+	       segment->state == SEGMENT_UNTRUSTED ? ", UNTRUSTED: " : "",
+	       segment->state == SEGMENT_UNTRUSTED ? segment->why : "", printable_name(segment->path));
+	(void)vs;
 }
 
 static void print_table_report(struct vstat *vs, uint64_t time_ns, bool first)
 {
+	bool any = false;
+
 	for (size_t i = 0; i < vs->nsegments; i++) {
 		struct segment *segment = vs->segments[i];
 		struct out_table *table;
 
-		if (!first || i)
+		if (!listed(vs, segment))
+			continue;
+		if (!first || any)
 			putchar('\n');
-		printf("%s (pid %d%s)  %s\n", segment->info->service, segment->info->pid,
-		       segment->state == SEGMENT_STALE ? ", STALE: the process is gone" :
-		       segment->state == SEGMENT_UNKNOWN ? ", cannot tell if it runs" : "",
-		       printable_name(segment->path));
+		any = true;
+		print_title(vs, segment);
 		if (!shown_in_full(vs, segment))
 			continue;
 		table = out_table_new(columns, COL_COUNT, &vs->output, "ops");
@@ -437,15 +598,35 @@ static void print_json_report(struct vstat *vs, uint64_t time_ns, uint64_t inter
 	json_object_object_add(report, "time_ns", json_object_new_uint64(time_ns));
 	json_object_object_add(report, "interval_ns", interval_ns ? json_object_new_uint64(interval_ns) : NULL);
 	json_object_object_add(report, "since_start", json_object_new_boolean(since_start));
+	struct json_object *untrusted = json_object_new_array();
+
 	for (size_t i = 0; i < vs->nsegments; i++) {
 		struct segment *segment = vs->segments[i];
-		struct json_object *service = json_object_new_object(), *total = NULL, *ops;
-		struct out_table *table = out_table_new(columns, COL_COUNT, &vs->output, "ops");
+		struct json_object *service, *total = NULL, *ops;
+		struct out_table *table;
 
+		if (!listed(vs, segment)) { /* said apart, with the reason */
+			struct json_object *other = json_object_new_object();
+			json_object_object_add(other, "path", json_object_new_string(printable_name(segment->path)));
+			json_object_object_add(other, "state", json_object_new_string(state_name(segment->state)));
+			json_object_object_add(other, "owner_uid", json_object_new_uint64(segment->info->uid));
+			json_object_object_add(other, "reason", json_object_new_string(segment->why));
+			json_object_array_add(untrusted, other);
+			continue;
+		}
+		service = json_object_new_object();
+		table = out_table_new(columns, COL_COUNT, &vs->output, "ops");
 		json_object_object_add(service, "service", json_object_new_string(segment->info->service));
-		json_object_object_add(service, "pid", json_object_new_int(segment->info->pid));
-		json_object_object_add(service, "path", json_object_new_string(segment->path));
+		json_object_object_add(service, "pid", json_object_new_int((int)segment->pid));
+		if (segment->pid != segment->info->pid) /* its pid in its own namespace */
+			json_object_object_add(service, "ns_pid", json_object_new_int(segment->info->pid));
+		json_object_object_add(service, "owner_uid", json_object_new_uint64(segment->info->uid));
+		if (segment->restarted_from)
+			json_object_object_add(service, "restarted_from_pid", json_object_new_int((int)segment->restarted_from));
+		json_object_object_add(service, "path", json_object_new_string(printable_name(segment->path)));
 		json_object_object_add(service, "state", json_object_new_string(state_name(segment->state)));
+		if (segment->state == SEGMENT_UNTRUSTED)
+			json_object_object_add(service, "reason", json_object_new_string(segment->why));
 		json_object_object_add(service, "created_ns", json_object_new_uint64(segment->info->created_ns));
 		/* A service found after the first report starts with its own since-creation report. */
 		json_object_object_add(service, "since_start", json_object_new_boolean(!segment->has_previous));
@@ -464,6 +645,7 @@ static void print_json_report(struct vstat *vs, uint64_t time_ns, uint64_t inter
 		out_table_free(table);
 	}
 	json_object_object_add(report, "services", services);
+	json_object_object_add(report, "untrusted", untrusted);
 	puts(json_object_to_json_string_ext(report, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	fflush(stdout);
 	json_object_put(report);
@@ -497,28 +679,6 @@ static void print_report(struct vstat *vs, bool first)
 
 static int clean(struct vstat *vs);
 
-static bool all_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
-}
-
-static bool pid_has_segment(struct vstat *vs, long pid)
-{
-	struct vstat probe = { .directory = vs->directory, .procfs = vs->procfs, .target_kind = TARGET_PID,
-			       .target_pid = pid, .quiet = true };
-
-	rescan(&probe);
-	for (size_t i = 0; i < probe.nsegments; i++)
-		segment_free(probe.segments[i]);
-	free(probe.segments);
-	return probe.nsegments > 0;
-}
-
 static double seconds_arg(const char *text, const char *what, bool zero_allowed)
 {
 	double value;
@@ -528,16 +688,6 @@ static double seconds_arg(const char *text, const char *what, bool zero_allowed)
 	return value;
 }
 
-/* A number that names a running process is a pid, not an interval of hours. */
-static bool process_exists(const struct vstat *vs, const char *pid)
-{
-	char path[512];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "%s/%s", vs->procfs, pid);
-	return stat(path, &st) == 0;
-}
-
 static bool is_number(const char *text)
 {
 	char *end;
@@ -545,7 +695,7 @@ static bool is_number(const char *text)
 	return *text && (strtod(text, &end), !*end);
 }
 
-/* [TARGET] [interval [count]]: a number first is a pid when that process has a segment, else the interval. */
+/* [TARGET] [interval [count]]: a number first is the interval, as in iostat (a pid goes with -p). */
 static void parse_positionals(struct vstat *vs, int argc, char **argv, double *interval, uint64_t *count)
 {
 	int i = 0;
@@ -553,11 +703,8 @@ static void parse_positionals(struct vstat *vs, int argc, char **argv, double *i
 	if (argc > 0 && !is_number(argv[0])) {
 		vs->target = argv[i++];
 		vs->target_kind = strchr(vs->target, '/') ? TARGET_PATH : TARGET_SERVICE;
-	} else if (argc > 0 && all_digits(argv[0]) && vs->target_kind == TARGET_ALL &&
-		   (pid_has_segment(vs, strtol(argv[0], NULL, 10)) || process_exists(vs, argv[0]))) {
-		vs->target = argv[i++];
-		vs->target_kind = TARGET_PID;
-		vs->target_pid = strtol(vs->target, NULL, 10);
+		if (vs->target_kind == TARGET_SERVICE && vs->target_pid)
+			usage_error("a service and --pid: one or the other");
 	}
 	if (i < argc)
 		*interval = seconds_arg(argv[i++], "interval", false);
@@ -653,21 +800,32 @@ int cmd_vstat(int argc, char **argv)
 	if (!count)
 		count = interval > 0 ? UINT64_MAX : 1;
 
+	segment_round_begin(&vs.round, vs.procfs);
 	if (vs.target_kind == TARGET_PATH) {
-		struct segment *segment = segment_open(vs.target, true, vs.procfs, report_problem, &vs);
+		struct segment *segment = segment_open(vs.target, SEGMENT_FOLLOW, 0, &vs.round, report_problem, &vs);
 		if (!segment) {
+			segment_round_end(&vs.round);
 			out_table_free(vs.csv);
 			return EXIT_FAIL;
 		}
 		add_segment(&vs, segment);
 	} else {
+		size_t listed_count = 0;
+
 		rescan(&vs);
-		if (!vs.nsegments && vs.target_kind != TARGET_ALL) {
+		for (size_t i = 0; i < vs.nsegments; i++)
+			listed_count += listed(&vs, vs.segments[i]);
+		if (!listed_count && vs.target_kind != TARGET_ALL) {
 			if (vs.target_kind == TARGET_PID)
-				warn_msg("no vtrace segment of pid %ld in %s", vs.target_pid, vs.directory);
+				warn_msg("no vtrace segment of pid %ld in %s, among its open files or in its /dev/shm",
+					 vs.target_pid, vs.directory);
 			else
 				warn_msg("no vtrace segment of service '%s' in %s", vs.target, vs.directory);
+			segment_round_end(&vs.round);
 			out_table_free(vs.csv);
+			for (size_t i = 0; i < vs.nsegments; i++)
+				segment_free(vs.segments[i]);
+			free(vs.segments);
 			return EXIT_FAIL;
 		}
 	}
@@ -681,11 +839,15 @@ int cmd_vstat(int argc, char **argv)
 			sleep_until(deadline);
 			if (stop)
 				break;
+			segment_round_begin(&vs.round, vs.procfs);
 			rescan(&vs);
-			if (vs.reported_gone)
+			if (vs.reported_gone) {
+				segment_round_end(&vs.round);
 				break;
+			}
 		}
 		sample_all(&vs);
+		segment_round_end(&vs.round);
 		if (!vs.nsegments && vs.target_kind == TARGET_ALL && vs.output.format == OUT_TABLE && !report)
 			printf("no vtrace segments in %s\n", vs.directory);
 		print_report(&vs, report == 0);
@@ -696,33 +858,69 @@ int cmd_vstat(int argc, char **argv)
 	for (size_t i = 0; i < vs.nsegments; i++)
 		segment_free(vs.segments[i]);
 	free(vs.segments);
+	free(vs.departed);
 	return vs.failed ? EXIT_FAIL : EXIT_OK;
 }
 
-/* --clean: segments whose process is gone are removed; live, unknown and bad ones stay. */
+/* --clean: segments whose process is gone are removed; live, unknown, untrusted and bad ones stay. */
+
+/* Removes path when it is still the file that was looked at. */
+static bool remove_file(struct vstat *vs, const char *path, dev_t dev, ino_t ino)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0 || st.st_dev != dev || st.st_ino != ino)
+		return false; /* replaced meanwhile: not what was looked at */
+	if (unlink(path) == 0)
+		return true;
+	warn_errno(printable_name(path), errno);
+	vs->failed = true;
+	return false;
+}
+
+/* A segment left half made (never ready) by a writer that is gone: nobody holds its lock, and it is old. */
+static void clean_half_made(struct vstat *vs, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+	struct stat st;
+	uint64_t age;
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fcntl(fd, F_OFD_GETLK, &lock) == 0 && lock.l_type == F_UNLCK &&
+	    (age = (uint64_t)(time(NULL) - st.st_mtime)) >= HALF_MADE_AGE && remove_file(vs, path, st.st_dev, st.st_ino))
+		printf("removed %s (half made, %llu s ago, by a writer that is gone)\n", printable_name(path),
+		       (unsigned long long)age);
+	close(fd);
+}
+
 static void clean_one(const char *path, void *context)
 {
 	struct vstat *vs = context;
-	struct segment *segment = segment_open(path, false, vs->procfs, report_problem, vs);
+	struct segment *segment;
 
-	if (!segment)
+	vs->last_error = 0;
+	segment = segment_open(path, 0, 0, &vs->round, report_problem, vs);
+	if (!segment) {
+		if (vs->last_error == -EAGAIN)
+			clean_half_made(vs, path);
 		return;
-	if (segment->state == SEGMENT_STALE) {
-		if (unlink(path) == 0) {
-			printf("removed %s (service %s, pid %d: the process is gone)\n", printable_name(path),
-			       segment->info->service, segment->info->pid);
-		} else {
-			warn_errno(printable_name(path), errno);
-			vs->failed = true;
-		}
 	}
+	if (segment->state == SEGMENT_STALE && remove_file(vs, path, segment->dev, segment->ino))
+		printf("removed %s (service %s, pid %d: the process is gone)\n", printable_name(path),
+		       segment->info->service, segment->info->pid);
 	segment_free(segment);
 }
 
 static int clean(struct vstat *vs)
 {
-	int rc = segment_scan(vs->directory, clean_one, vs);
+	int rc;
 
+	segment_round_begin(&vs->round, vs->procfs);
+	vs->cleaning = true;
+	rc = segment_scan(vs->directory, clean_one, vs);
+	segment_round_end(&vs->round);
 	if (rc) {
 		warn_errno(printable_name(vs->directory), -rc);
 		return EXIT_FAIL;

@@ -133,8 +133,8 @@ fdpath=$(for f in /proc/$demo_pid/fd/*; do [ "$(readlink "$f")" = "$VTRACE_DIR/v
 run "$IOLENS" vstat --json "$fdpath"
 check_eq "/proc/PID/fd/N, as in the seed ($fdpath)" 1000 "$(field "$OUT" demo "FUSE_OPEN(14)" completions | sed 's/.*//;s/^$/1000/')"
 check_eq "… the same counts" "$(field "$(IOLENS_X=1 "$IOLENS" vstat --json "$VTRACE_DIR/vtrace.demo.$demo_pid")" demo TOTAL completions)" "$(field "$OUT" demo TOTAL completions)"
-run "$IOLENS" vstat --json "$other_pid"
-check_eq "a pid" other "$(py 'import json,sys; print(",".join(s["service"] for s in json.loads(sys.argv[1])["services"]))' "$OUT")"
+run "$IOLENS" vstat --json -p "$other_pid"
+check_eq "-p PID" other "$(py 'import json,sys; print(",".join(s["service"] for s in json.loads(sys.argv[1])["services"]))' "$OUT")"
 run "$IOLENS" vstat --json -p "$demo_pid"
 check_eq "--pid" demo "$(py 'import json,sys; print(",".join(s["service"] for s in json.loads(sys.argv[1])["services"]))' "$OUT")"
 run "$IOLENS" vstat --json
@@ -165,10 +165,24 @@ run "$IOLENS" vstat --json -p "$demo_pid"
 check_eq "a pid named: the same" "0:" "$RC:$ERR"
 rm -f "$VTRACE_DIR/vtrace.garbage.1"
 
-# A number that names a running process without a segment: a pid, said so, not an interval of hours.
-run "$IOLENS" vstat $$
-check_eq "a live pid without a segment: exit 1" 1 "$RC"
+# -p of a running process without a segment: said so.
+run "$IOLENS" vstat -p $$
+check_eq "-p of a live pid without a segment: exit 1" 1 "$RC"
 check_match "… said" "no vtrace segment of pid $$" "$ERR"
+# A lone number is the interval, as in iostat (--help's "iolens vstat 1"), even where a process
+# of that pid runs (pid 1 always does): two reports a short interval apart, every service in each.
+run "$IOLENS" vstat --json 1 2
+check_eq "a lone number is the interval: vstat 1 2 exits 0" 0 "$RC"
+check_eq "… two reports, every service in each" "demo,other demo,other" \
+	"$(py 'import json,sys
+dec=json.JSONDecoder(); s=sys.argv[1]; i=0; out=[]
+while True:
+    while i < len(s) and s[i].isspace(): i += 1
+    if i >= len(s): break
+    o,i=dec.raw_decode(s,i); out.append(",".join(sorted(x["service"] for x in o["services"])))
+print(" ".join(out))' "$OUT")"
+run "$IOLENS" vstat demo -p 1
+check_eq "a service and -p together: a usage error (exit 2)" 2 "$RC"
 
 # -o +LIST adds to the JSON defaults; --hang-after 0 flags any request in flight.
 run "$IOLENS" vstat --json -o +time_ns demo

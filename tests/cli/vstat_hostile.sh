@@ -139,7 +139,10 @@ check_match "… with a message" "OP0: 18446744073709551615 errors, more than it
 run "$IOLENS" vstat --csv absurd
 check_no_match "--csv: not the absurd numbers" "18446744073709551615|10000000000000000000" "$OUT"
 run "$IOLENS" export --once
-check_no_match "export: no series of the absurd op" 'service="absurd",op="OP0"' "$OUT"
+check_no_match "export: no series of the absurd op" "service=\"absurd\",pid=\"$absurd_pid\",op=\"OP0\"" "$OUT"
+run "$IOLENS" stat --vtrace --json 0.1 1
+check_eq "stat --vtrace: op/s, util and hangs of it unknown (null)" "None None None" \
+	"$(py 'import json,sys; v=json.loads(sys.argv[1])["vtrace_absurd"]; print(v["ops_per_s"], v["util_pct"], v["hang"])' "$OUT")"
 exec {absurd_keep}>&-
 
 # ---- Stall and tmpfs: 100 hostile segments, readers end, tmpfs does not grow -------------------
