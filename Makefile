@@ -97,8 +97,12 @@ PC_SED := s|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|; s|@LIBDIR@|$(LIBDIR)|;
 
 $(BUILD)/vtrace.pc: lib/vtrace/vtrace.pc.in
 	sed -e '$(PC_SED)' $< > $@
+# For a server built against this tree, not installed: PKG_CONFIG_PATH=build pkg-config ... vtrace
+# finds it before vtrace.pc (pkg-config prefers NAME-uninstalled.pc).
+$(BUILD)/vtrace-uninstalled.pc: lib/vtrace/vtrace.pc.in
+	sed -e 's|@PREFIX@|$(abspath .)|; s|@VERSION@|$(VERSION)|; s|@LIBDIR@|$(abspath $(BUILD))|; s|@INCLUDEDIR@|$(abspath include)|' $< > $@
 
-libvtrace: $(BUILD)/libvtrace.a $(BUILD)/$(VTRACE_SONAME) $(BUILD)/vtrace.pc
+libvtrace: $(BUILD)/libvtrace.a $(BUILD)/$(VTRACE_SONAME) $(BUILD)/vtrace.pc $(BUILD)/vtrace-uninstalled.pc
 
 $(BUILD)/bpf/vmlinux.h:
 	@mkdir -p $(dir $@)

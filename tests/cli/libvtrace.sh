@@ -40,20 +40,26 @@ mkdir -p "$VTRACE_DIR"
 # The sanitizer build installs an instrumented library: programs linking it need the runtime.
 san=
 [ "${SANITIZE:-}" = 1 ] && san="-fsanitize=address,undefined"
-for how in static shared; do
-	if [ $how = static ]; then
-		libs="$dest/usr/lib/libvtrace.a -pthread"
+# uninstalled: the build tree itself, through build/vtrace-uninstalled.pc (PKG_CONFIG_PATH=build).
+uninstalled_pc() { env -u PKG_CONFIG_SYSROOT_DIR -u PKG_CONFIG_LIBDIR PKG_CONFIG_PATH="$BUILD" pkg-config "$@" vtrace; }
+: "${BUILD:=$TOP/build}"
+check_match "uninstalled: pkg-config finds the build tree's library and header" \
+	"^-I$TOP/include -L$BUILD -lvtrace *\$" "$(uninstalled_pc --cflags --libs)"
+for how in static shared uninstalled; do
+	cflags=$(pkg-config --cflags vtrace) libdir=$dest/usr/lib
+	case $how in
+	static) libs="$dest/usr/lib/libvtrace.a -pthread" ;;
+	shared) libs=$(pkg-config --libs vtrace) ;;
+	uninstalled) cflags=$(uninstalled_pc --cflags) libs=$(uninstalled_pc --libs) libdir=$BUILD ;;
+	esac
+	if cc -std=c11 -Wall -Wextra -Werror $san $cflags -o "$T/server-$how" "$T/server.c" $libs; then
+		ok "a server builds with the library ($how), -Wall -Wextra -Werror, C11"
 	else
-		libs=$(pkg-config --libs vtrace)
-	fi
-	if cc -std=c11 -Wall -Wextra -Werror $san $(pkg-config --cflags vtrace) -o "$T/server-$how" "$T/server.c" $libs; then
-		ok "a server builds with the installed library ($how), -Wall -Wextra -Werror, C11"
-	else
-		not_ok "a server builds with the installed library ($how)"
+		not_ok "a server builds with the library ($how)"
 		continue
 	fi
 	mkfifo "$T/go-$how"
-	LD_LIBRARY_PATH=$dest/usr/lib "$T/server-$how" < "$T/go-$how" > "$T/out-$how" &
+	LD_LIBRARY_PATH=$libdir "$T/server-$how" < "$T/go-$how" > "$T/out-$how" &
 	server=$!
 	exec {go}>"$T/go-$how"
 	for i in $(seq 50); do [ -s "$T/out-$how" ] && break; sleep 0.1; done
