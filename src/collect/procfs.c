@@ -376,6 +376,35 @@ int proc_switches_parse(const char *text, size_t len, uint64_t *switches)
 	return 0;
 }
 
+int proc_ids_parse(const char *text, size_t len, int pid_here, struct proc_ids *out)
+{
+	const char *cursor = text, *end = text + len;
+	struct span line, word, last;
+	bool have_uid = false;
+
+	out->ns_pid = pid_here;
+	while (procfs_next_line(&cursor, end, &line)) {
+		if (span_starts_with(line, "Uid:")) {
+			uint64_t uid;
+			line.start += 4;
+			for (unsigned i = 0; i < 4; i++) {
+				if (!procfs_next_word(&line, &word) || !procfs_parse_u64(word, 10, &uid) || uid > UINT32_MAX)
+					return -EINVAL;
+				out->uid[i] = (uint32_t)uid;
+			}
+			have_uid = true;
+		} else if (span_starts_with(line, "NSpid:")) {
+			line.start += 6;
+			last.start = NULL;
+			while (procfs_next_word(&line, &word))
+				last = word;
+			if (!last.start || !procfs_parse_int(last, &out->ns_pid) || out->ns_pid <= 0)
+				return -EINVAL;
+		}
+	}
+	return have_uid ? 0 : -EINVAL;
+}
+
 int meminfo_read(struct meminfo *out)
 {
 	static struct sysroot_file file = SYSROOT_FILE("/proc/meminfo");

@@ -114,6 +114,17 @@ int proc_task_parse(const char *text, size_t len, struct proc_task *out);
 /* voluntary_ctxt_switches + nonvoluntary_ctxt_switches of a status file: -EINVAL without both. */
 int proc_switches_parse(const char *text, size_t len, uint64_t *switches);
 
+/* Who a process is, from its status file. */
+struct proc_ids {
+	int ns_pid;                /* the last NSpid field: the pid it knows itself by, in its own namespace */
+	uint32_t uid[4];           /* Uid: real, effective, saved, filesystem */
+};
+/*
+ * -EINVAL without a well-formed Uid line; ns_pid is pid_here when there is no NSpid line (a
+ * kernel before 4.1 has no pid namespaces to tell), -EINVAL when the line is there but bad.
+ */
+int proc_ids_parse(const char *text, size_t len, int pid_here, struct proc_ids *out);
+
 /* ---- /proc/loadavg ------------------------------------------------------------------- */
 
 struct loadavg {

@@ -15,6 +15,7 @@
 
 #include "../lib/vtrace/proc.h" /* libvtrace's reading of /proc/PID/stat, the one the writer records */
 #include "collect/fdinfo.h"
+#include "collect/procfs.h"
 #include "common/util.h"
 
 /*
@@ -50,16 +51,10 @@ struct segment_holder {
 	bool writes;     /* open O_RDWR, as a writer keeps it */
 };
 
-/* What procfs/PID/status says of a process: its pid in its own namespace, and its uids. */
-struct process_ids {
-	pid_t ns_pid;     /* the last NSpid field: the pid the process knows itself by */
-	uid_t uid[4];     /* real, effective, saved, filesystem */
-};
-
-static int process_ids(const char *procfs, pid_t pid, struct process_ids *ids)
+/* procfs/PID/status's ids: its pid in its own namespace, and its uids. */
+static int process_ids(const char *procfs, pid_t pid, struct proc_ids *ids)
 {
-	char path[512], text[8192], *line;
-	bool have_uid = false;
+	char path[512], text[8192];
 	ssize_t got;
 	int fd;
 
@@ -67,27 +62,11 @@ static int process_ids(const char *procfs, pid_t pid, struct process_ids *ids)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	got = read(fd, text, sizeof(text) - 1);
+	got = read(fd, text, sizeof(text));
 	close(fd);
 	if (got <= 0)
 		return -EIO;
-	text[got] = '\0';
-	ids->ns_pid = pid; /* a kernel without NSpid (before 4.1) has no pid namespaces to tell */
-	for (line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-		if (!strncmp(line, "Uid:", 4)) {
-			unsigned long u[4];
-			have_uid = sscanf(line + 4, "%lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) == 4;
-			for (int i = 0; i < 4; i++)
-				ids->uid[i] = (uid_t)u[i];
-		} else if (!strncmp(line, "NSpid:", 6)) {
-			char *end = strchr(line, '\n'), *last = line + 6;
-			for (char *p = line + 6; p < (end ? end : line + strlen(line)); p++)
-				if (*p == ' ' || *p == '\t')
-					last = p + 1;
-			ids->ns_pid = (pid_t)strtol(last, NULL, 10);
-		}
-	}
-	return have_uid && ids->ns_pid > 0 ? 0 : -EINVAL;
+	return proc_ids_parse(text, (size_t)got, (int)pid, ids);
 }
 
 static bool all_digits(const char *s)
@@ -287,7 +266,7 @@ static void untrusted(struct segment *s, const char *fmt, ...)
 static int is_writer(struct segment *s, const char *procfs, pid_t pid, bool writes)
 {
 	const struct vtrace_info *info = s->info;
-	struct process_ids ids;
+	struct proc_ids ids;
 	uint64_t start_time;
 	char state = 0;
 
@@ -323,7 +302,7 @@ static int is_writer(struct segment *s, const char *procfs, pid_t pid, bool writ
 static int is_writer_unseen(struct segment *s, const char *procfs, pid_t pid)
 {
 	const struct vtrace_info *info = s->info;
-	struct process_ids ids;
+	struct proc_ids ids;
 	uint64_t start_time;
 	char state = 0;
 
@@ -505,7 +484,7 @@ void segment_check_alive(struct segment *segment, const char *procfs)
 	if (segment->info->flags & VTRACE_INFO_LOCKED) {
 		alive = vtrace_reader_alive(segment->reader, procfs);
 	} else { /* a libvtrace before the lock: its writer is the process we found */
-		struct process_ids ids;
+		struct proc_ids ids;
 		alive = segment->pid == segment->info->pid ? vtrace_reader_alive(segment->reader, procfs)
 							   : process_ids(procfs, segment->pid, &ids) == 0;
 	}

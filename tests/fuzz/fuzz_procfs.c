@@ -55,6 +55,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 	proc_switches_parse(text, size, &switches);
+	struct proc_ids ids;
+	if (proc_ids_parse(text, size, 1, &ids) == 0 && ids.ns_pid <= 0)
+		abort();
 	loadavg_parse(text, size, &load);
 	uptime_parse(text, size, &seconds);
 

@@ -205,6 +205,37 @@ static void test_proc_task(void **state)
 			 -EINVAL);
 }
 
+static int ids_of(const char *text, int pid_here, struct proc_ids *ids)
+{
+	return proc_ids_parse(text, strlen(text), pid_here, ids);
+}
+
+/* /proc/PID/status's ids, as the vtrace readers check a segment's writer by them. */
+static void test_proc_ids(void **state)
+{
+	static const char status[] = "Name:\tvtload\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4242\n"
+				     "Uid:\t1000\t1001\t1002\t1003\nGid:\t100\t100\t100\t100\n"
+				     "NSpid:\t4242\t17\t1\nNSpgid:\t4242\t17\t1\n";
+	struct proc_ids ids;
+	(void)state;
+
+	assert_int_equal(ids_of(status, 4242, &ids), 0);
+	assert_int_equal(ids.ns_pid, 1); /* the innermost namespace's: the pid it knows itself by */
+	assert_int_equal(ids.uid[0], 1000);
+	assert_int_equal(ids.uid[1], 1001);
+	assert_int_equal(ids.uid[3], 1003);
+	/* Before 4.1, no NSpid: the pid here. */
+	assert_int_equal(ids_of("Uid:\t0\t0\t0\t0\n", 77, &ids), 0);
+	assert_int_equal(ids.ns_pid, 77);
+	/* No Uid line, three uids, a uid past 32 bits, an empty or bad NSpid: refused. */
+	assert_int_equal(ids_of("NSpid:\t5\n", 5, &ids), -EINVAL);
+	assert_int_equal(ids_of("Uid:\t0\t0\t0\n", 5, &ids), -EINVAL);
+	assert_int_equal(ids_of("Uid:\t4294967296\t0\t0\t0\n", 5, &ids), -EINVAL);
+	assert_int_equal(ids_of("Uid:\t0\t0\t0\t0\nNSpid:\n", 5, &ids), -EINVAL);
+	assert_int_equal(ids_of("Uid:\t0\t0\t0\t0\nNSpid:\t5\t-1\n", 5, &ids), -EINVAL);
+	assert_int_equal(ids_of("", 5, &ids), -EINVAL);
+}
+
 static void test_vm1_loadavg_uptime(void **state)
 {
 	struct loadavg load;
@@ -1158,6 +1189,7 @@ int main(void)
 		cmocka_unit_test(test_vm1_vmstat),
 		cmocka_unit_test(test_proc_io),
 		cmocka_unit_test(test_proc_task),
+		cmocka_unit_test(test_proc_ids),
 		cmocka_unit_test(test_vm1_loadavg_uptime),
 		cmocka_unit_test(test_vm1_netdev),
 		cmocka_unit_test(test_vm1_swaps),
