@@ -42,7 +42,7 @@ const char *printable_name(const char *name)
 	static char *buffer;
 
 	free(buffer);
-	buffer = escape_text(name, true);
+	buffer = escape_text(name, ESCAPE_CONTROL | ESCAPE_BACKSLASH);
 	return buffer;
 }
 

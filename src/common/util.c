@@ -272,14 +272,15 @@ static size_t utf8_length(const unsigned char *p)
 	return len;
 }
 
-char *escape_text(const char *text, bool backslash)
+char *escape_text(const char *text, unsigned what)
 {
 	char *out = xcalloc(strlen(text) * 4 + 1, 1), *o = out;
 
 	for (const unsigned char *p = (const unsigned char *)text; *p;) {
 		size_t len = *p >= 0x80 ? utf8_length(p) : 1;
 
-		if (*p < 0x20 || *p == 0x7f || !len || (backslash && *p == '\\')) {
+		if (!len || ((what & ESCAPE_CONTROL) && (*p < 0x20 || *p == 0x7f)) ||
+		    ((what & ESCAPE_BACKSLASH) && *p == '\\')) {
 			o += sprintf(o, "\\x%02x", *p++);
 			continue;
 		}

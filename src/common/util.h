@@ -60,10 +60,13 @@ void *xcalloc(size_t count, size_t size);
 char *xstrdup(const char *s);
 
 /*
- * text with what a terminal or a JSON parser must not get written as \xNN: control
- * characters, DEL, bytes that are not UTF-8 (and, with backslash, the backslash itself,
- * so that the result reads back unambiguously). A new string, always valid UTF-8.
+ * text with the bytes that are not UTF-8 written as \xNN, and with ESCAPE_CONTROL control
+ * characters and DEL too (what would move a terminal's cursor or start an escape sequence),
+ * with ESCAPE_BACKSLASH the backslash itself (so the result reads back unambiguously).
+ * A new string, always valid UTF-8.
  */
-char *escape_text(const char *text, bool backslash);
+#define ESCAPE_CONTROL 0x1u
+#define ESCAPE_BACKSLASH 0x2u
+char *escape_text(const char *text, unsigned what);
 
 #endif

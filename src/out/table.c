@@ -340,7 +340,7 @@ void out_set_text(struct out_row *row, size_t column, const char *text)
 	struct out_cell *cell = cell_reset(row, column);
 
 	if (text) {
-		cell->text = escape_text(text, false); /* nothing that moves a terminal's cursor; valid UTF-8 */
+		cell->text = xstrdup(text); /* as it is: each format escapes what it must */
 		cell->state = CELL_SET;
 	}
 }
@@ -533,22 +533,28 @@ cleanup:
 	return rc;
 }
 
-/* RFC 4180: quoted when it holds a separator, a quote, a line break or edge spaces. */
-static void csv_field(FILE *stream, const char *text)
+/*
+ * RFC 4180: quoted when it holds a separator, a quote or edge spaces. Control characters
+ * (line breaks too), bytes that are not UTF-8 and the backslash are escaped first, as
+ * libsmartcols does in tables: CSV is read on terminals as often as by programs.
+ */
+static void csv_field(FILE *stream, const char *raw)
 {
+	char *text = escape_text(raw, ESCAPE_CONTROL | ESCAPE_BACKSLASH);
 	size_t len = strlen(text);
 
-	if (!strpbrk(text, ",\"\r\n") && (!len || (text[0] != ' ' && text[len - 1] != ' '))) {
+	if (!strpbrk(text, ",\"") && (!len || (text[0] != ' ' && text[len - 1] != ' '))) {
 		fputs(text, stream);
-		return;
+	} else {
+		fputc('"', stream);
+		for (const char *p = text; *p; p++) {
+			if (*p == '"')
+				fputc('"', stream);
+			fputc(*p, stream);
+		}
+		fputc('"', stream);
 	}
-	fputc('"', stream);
-	for (; *text; text++) {
-		if (*text == '"')
-			fputc('"', stream);
-		fputc(*text, stream);
-	}
-	fputc('"', stream);
+	free(text);
 }
 
 static void csv_row(struct out_table *table, const struct out_row *row, FILE *stream)
@@ -587,8 +593,10 @@ static struct json_object *json_row(const struct out_table *table, const struct 
 
 		if (cell->state == CELL_SET) {
 			enum out_kind kind = table->columns[c].kind;
-			if (kind == OUT_TEXT) {
-				value = json_object_new_string(cell->text);
+			if (kind == OUT_TEXT) { /* JSON escapes control characters itself; it must be UTF-8 */
+				char *text = escape_text(cell->text, 0);
+				value = json_object_new_string(text);
+				free(text);
 			} else if (is_real(kind)) {
 				snprintf(buf, sizeof(buf), "%.*f", (int)decimals_of(&table->columns[c]), cell->real);
 				value = json_object_new_double_s(cell->real, buf);

@@ -1,4 +1,4 @@
-/* test_util.c: size and range parsing, human sizes, page arithmetic, bounded calls. */
+/* test_util.c: size and range parsing, human sizes, page arithmetic, bounded calls, escaping. */
 #include "unit.h"
 
 #include <errno.h>
@@ -160,6 +160,31 @@ static void test_bounded_call(void **state)
 	assert_int_equal(open_fds, 0);
 }
 
+static void expect_escaped(const char *text, unsigned what, const char *expected)
+{
+	char *out = escape_text(text, what);
+
+	assert_string_equal(out, expected);
+	free(out);
+}
+
+/* What reaches a terminal, a CSV or a JSON parser of a name another user chose. */
+static void test_escape_text(void **state)
+{
+	(void)state;
+
+	/* An OSC title sequence, a colour, a bell, a line break, DEL: all as \xNN with ESCAPE_CONTROL. */
+	expect_escaped("a\x1b]0;t\x07\x1b[31mb\nc\x7f", ESCAPE_CONTROL, "a\\x1b]0;t\\x07\\x1b[31mb\\x0ac\\x7f");
+	/* Bytes that are not UTF-8 always: a lone continuation, a cut sequence, an overlong one, a surrogate. */
+	expect_escaped("\x80x\xe2\x82y\xc0\xafz\xed\xa0\x80", 0, "\\x80x\\xe2\\x82y\\xc0\\xafz\\xed\\xa0\\x80");
+	/* Valid UTF-8 kept whole; control characters kept without ESCAPE_CONTROL (JSON escapes them itself). */
+	expect_escaped("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\n", 0, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\n");
+	/* The backslash only with ESCAPE_BACKSLASH: then the result reads back unambiguously. */
+	expect_escaped("a\\x41", ESCAPE_CONTROL, "a\\x41");
+	expect_escaped("a\\x41", ESCAPE_CONTROL | ESCAPE_BACKSLASH, "a\\x5cx41");
+	expect_escaped("", ESCAPE_CONTROL, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -170,6 +195,7 @@ int main(void)
 		cmocka_unit_test(test_human_size),
 		cmocka_unit_test(test_pages_for),
 		cmocka_unit_test(test_bounded_call),
+		cmocka_unit_test(test_escape_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
