@@ -57,11 +57,15 @@ struct vtrace;
 
 /*
  * Creates the segment DIRECTORY/vtrace.SERVICE.PID (O_EXCL|O_NOFOLLOW, mode 0600 unless
- * VTRACE_GROUP_READ) and returns the handle, or NULL with errno set: EINVAL for a service
- * name that is empty, longer than 47 bytes or not made of [A-Za-z0-9._-], for no ops or
- * more than VTRACE_MAX_OPS, for an op name that is empty or too long; EEXIST when a live
- * process of this pid already has a segment of that name (a stale one, left by a process
- * that died, is replaced); or what open, ftruncate and mmap say. opts may be NULL.
+ * VTRACE_GROUP_READ), locked for as long as it is open, and returns the handle, or NULL
+ * with errno set: EINVAL for a service name that is empty, longer than 47 bytes or not made
+ * of [A-Za-z0-9._-], for no ops or more than VTRACE_MAX_OPS, for an op name that is empty,
+ * too long or has a byte that is not printable ASCII or is a space; EEXIST when this process
+ * has a segment of this service open already; or what open, ftruncate and mmap say. When the
+ * name is taken (by another user's file, a live twin in another pid namespace), the segment
+ * is DIRECTORY/vtrace.SERVICE.PID.XXXXXXXX (8 random hex digits) instead: creation never
+ * fails for a name taken; a file of ours that nobody holds the lock of is stale and replaced.
+ * At most 65536 / count shards: a larger max_threads gets fewer. opts may be NULL.
  */
 struct vtrace *vtrace_open(const char *service, const struct vtrace_op *ops, unsigned count,
 			   const struct vtrace_options *opts);
