@@ -141,7 +141,17 @@ static void test_open_close(void **state)
 	assert_int_equal(lstat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0640);
 	umask(022);
+	/* What a reader is told of the file: its mode and owner, as lstat says; the writer's lock. */
+	struct vtrace_reader *reader;
+	const char *why;
+	assert_int_equal(vtrace_reader_open(path, VTRACE_READ_NOFOLLOW, &reader, &why), 0);
+	assert_int_equal(vtrace_reader_info(reader)->mode, 0640);
+	assert_int_equal(vtrace_reader_info(reader)->uid, st.st_uid);
+	assert_true(vtrace_reader_info(reader)->flags & VTRACE_INFO_LOCKED);
+	assert_int_equal(vtrace_reader_alive(reader, "/proc"), 1);
 	vtrace_close(vt);
+	assert_int_equal(vtrace_reader_alive(reader, "/proc"), 0); /* the lock went with the close */
+	vtrace_reader_close(reader);
 }
 
 static void test_open_refuses(void **state)
