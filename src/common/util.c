@@ -279,7 +279,9 @@ char *escape_text(const char *text, unsigned what)
 	for (const unsigned char *p = (const unsigned char *)text; *p;) {
 		size_t len = *p >= 0x80 ? utf8_length(p) : 1;
 
-		if (!len || ((what & ESCAPE_CONTROL) && (*p < 0x20 || *p == 0x7f)) ||
+		bool kept = (what & ESCAPE_KEEP_BREAKS) && (*p == '\n' || *p == '\t');
+
+		if (!len || ((what & ESCAPE_CONTROL) && (*p < 0x20 || *p == 0x7f) && !kept) ||
 		    ((what & ESCAPE_BACKSLASH) && *p == '\\')) {
 			o += sprintf(o, "\\x%02x", *p++);
 			continue;

@@ -67,6 +67,7 @@ char *xstrdup(const char *s);
  */
 #define ESCAPE_CONTROL 0x1u
 #define ESCAPE_BACKSLASH 0x2u
+#define ESCAPE_KEEP_BREAKS 0x4u /* with ESCAPE_CONTROL: line feeds and tabs kept (CSV quotes them) */
 char *escape_text(const char *text, unsigned what);
 
 #endif

@@ -534,16 +534,17 @@ cleanup:
 }
 
 /*
- * RFC 4180: quoted when it holds a separator, a quote or edge spaces. Control characters
- * (line breaks too), bytes that are not UTF-8 and the backslash are escaped first, as
- * libsmartcols does in tables: CSV is read on terminals as often as by programs.
+ * RFC 4180: quoted when it holds a separator, a quote, a line break or edge spaces. CSV is
+ * read on terminals as often as by programs: control characters but line feeds and tabs
+ * (a carriage return, an escape sequence, a bell), DEL and bytes that are not UTF-8 are
+ * written as \xNN first. A name with spaces and line breaks stays exact.
  */
 static void csv_field(FILE *stream, const char *raw)
 {
-	char *text = escape_text(raw, ESCAPE_CONTROL | ESCAPE_BACKSLASH);
+	char *text = escape_text(raw, ESCAPE_CONTROL | ESCAPE_KEEP_BREAKS);
 	size_t len = strlen(text);
 
-	if (!strpbrk(text, ",\"") && (!len || (text[0] != ' ' && text[len - 1] != ' '))) {
+	if (!strpbrk(text, ",\"\n") && (!len || (text[0] != ' ' && text[len - 1] != ' '))) {
 		fputs(text, stream);
 	} else {
 		fputc('"', stream);

@@ -58,7 +58,16 @@ static void test_csv(void **state)
 	assert_string_equal(text, "name,size,pages,percent\n"
 				  "\"b, \"\"quoted\"\"\",1536,7,12.346\n"
 				  "a,10,,\n"
-				  "c\\x0ad,1536,9,100.000\n"); /* a line break escaped, as in tables */
+				  "\"c\nd\",1536,9,100.000\n");
+	free(text);
+	out_table_free(table);
+
+	/* What would move a terminal's cursor back or start a sequence is written as \xNN; bad UTF-8 too. */
+	table = out_table_new(columns, C_COUNT, &opts, "rows");
+	out_set_text(out_row_add(table), C_NAME, "a\rb\x1b[31mc\x07\xff\td");
+	text = print(table);
+	assert_string_equal(text, "name,size,pages,percent\n"
+				  "a\\x0db\\x1b[31mc\\x07\\xff\td,,,\n");
 	free(text);
 	out_table_free(table);
 }
@@ -196,16 +205,16 @@ static void test_sort(void **state)
 	(void)state;
 
 	text = sorted("pages", false); /* largest first, unknown last */
-	assert_string_equal(text, "c\\x0ad\n\"b, \"\"quoted\"\"\"\na\n");
+	assert_string_equal(text, "\"c\nd\"\n\"b, \"\"quoted\"\"\"\na\n");
 	free(text);
 	text = sorted("pages", true); /* reversed, unknown still last */
-	assert_string_equal(text, "\"b, \"\"quoted\"\"\"\nc\\x0ad\na\n");
+	assert_string_equal(text, "\"b, \"\"quoted\"\"\"\n\"c\nd\"\na\n");
 	free(text);
 	text = sorted("size", false); /* ties keep the order rows came in */
-	assert_string_equal(text, "\"b, \"\"quoted\"\"\"\nc\\x0ad\na\n");
+	assert_string_equal(text, "\"b, \"\"quoted\"\"\"\n\"c\nd\"\na\n");
 	free(text);
 	text = sorted("NAME", false); /* A to Z; case of the column name ignored */
-	assert_string_equal(text, "a\n\"b, \"\"quoted\"\"\"\nc\\x0ad\n");
+	assert_string_equal(text, "a\n\"b, \"\"quoted\"\"\"\n\"c\nd\"\n");
 	free(text);
 
 	struct out_options opts = {0};
