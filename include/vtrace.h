@@ -169,6 +169,7 @@ struct vtrace_info {
 	unsigned mode;         /* the file's permission bits */
 	unsigned flags;        /* VTRACE_INFO_LOCKED */
 	unsigned uid;          /* the file's owner */
+	uint64_t dev, ino;     /* the file the reader holds open (not what its path names now) */
 };
 
 /* The writer holds a lock on the segment while it has it open: vtrace_reader_alive asks the lock. */

@@ -73,5 +73,6 @@ int vtrace_segment_unlocked(int fd)
 
 	if (fcntl(fd, F_OFD_GETLK, &lock) != 0)
 		return -errno;
-	return lock.l_type == F_UNLCK;
+	/* Only the writer's write lock: a reader of a group-readable segment can take a read lock. */
+	return lock.l_type != F_WRLCK;
 }

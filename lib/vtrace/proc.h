@@ -16,7 +16,7 @@ int vtrace_parse_stat(const char *text, size_t len, uint64_t *start_time, char *
 int vtrace_proc_start_time(const char *procfs_root, pid_t pid, uint64_t *start_time);
 int vtrace_proc_stat(const char *procfs_root, pid_t pid, uint64_t *start_time, char *state);
 
-/* Whether nobody holds a segment's lock (VT_FLAG_LOCKED): 1 nobody (stale), 0 held, -errno. */
+/* Whether nobody holds a segment's write lock (VT_FLAG_LOCKED): 1 nobody (stale), 0 held, -errno. */
 int vtrace_segment_unlocked(int fd);
 
 #endif

@@ -156,7 +156,6 @@ static const char *check_header(const struct vt_header *h, uint64_t size)
 static int finish_open(struct vtrace_reader *r, const char **why)
 {
 	uint64_t size = source_size(r);
-	unsigned mode, uid;
 	int rc;
 
 	*why = NULL;
@@ -194,8 +193,7 @@ static int finish_open(struct vtrace_reader *r, const char **why)
 				return *why = "an op name with a character that is not printable", -EBADMSG;
 	}
 	memcpy(r->service, r->header.service, sizeof(r->service));
-	mode = r->info.mode;
-	uid = r->info.uid;
+	struct vtrace_info file = r->info; /* what fstat said: mode, owner, device and inode */
 	r->info = (struct vtrace_info){
 		.version = r->header.version,
 		.pid = r->header.pid,
@@ -207,8 +205,10 @@ static int finish_open(struct vtrace_reader *r, const char **why)
 		.op_count = r->header.op_count,
 		.shard_count = r->header.shard_count,
 		.shards_used = r->header.shards_used,
-		.mode = mode,
-		.uid = uid,
+		.mode = file.mode,
+		.uid = file.uid,
+		.dev = file.dev,
+		.ino = file.ino,
 		.flags = r->header.flags & VT_FLAG_LOCKED ? VTRACE_INFO_LOCKED : 0,
 	};
 	r->budget_ns = SAMPLE_BUDGET_NS;
@@ -256,6 +256,8 @@ int vtrace_reader_open(const char *path, unsigned flags, struct vtrace_reader **
 	r->fd = fd;
 	r->info.mode = st.st_mode & 07777;
 	r->info.uid = st.st_uid;
+	r->info.dev = (uint64_t)st.st_dev;
+	r->info.ino = (uint64_t)st.st_ino;
 	return open_common(r, reader, why);
 }
 

@@ -706,17 +706,20 @@ static bool service_open(const char *service)
  * (pids are reused), or anything else: a live server's of the same name and pid in another
  * pid namespace, a file another user put there. It is removed only when it is proven
  * stale: a segment, ours (our user's), that nobody holds the lock of. Else it stays, and
- * we take another name.
+ * we take another name. The stale file is removed with its lock taken, and only while the
+ * path still names it: another process that judged it stale too, or a cleaner, cannot then
+ * remove the segment that took its place.
  */
 static bool replace_stale(const char *path)
 {
+	struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
 	struct vtrace_reader *reader;
-	struct stat st;
+	struct stat st, now;
 	const char *why;
 	bool stale;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return false;
 	stale = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
@@ -724,12 +727,15 @@ static bool replace_stale(const char *path)
 	if (stale) {
 		const struct vtrace_info *info = vtrace_reader_info(reader);
 
-		stale = (info->flags & VTRACE_INFO_LOCKED) ? vtrace_segment_unlocked(fd) == 1
-							   : vtrace_reader_alive(reader, "/proc") == 0;
+		stale = info->dev == (uint64_t)st.st_dev && info->ino == (uint64_t)st.st_ino &&
+			((info->flags & VTRACE_INFO_LOCKED) ? vtrace_segment_unlocked(fd) == 1
+							    : vtrace_reader_alive(reader, "/proc") == 0);
 		vtrace_reader_close(reader);
 	}
+	stale = stale && fcntl(fd, F_OFD_SETLK, &lock) == 0 && lstat(path, &now) == 0 && now.st_dev == st.st_dev &&
+		now.st_ino == st.st_ino && (unlink(path) == 0 || errno == ENOENT);
 	close(fd);
-	return stale && (unlink(path) == 0 || errno == ENOENT);
+	return stale;
 }
 
 /*
@@ -737,7 +743,7 @@ static bool replace_stale(const char *path)
  * DIRECTORY/vtrace.SERVICE.PID.XXXXXXXX (random): nobody can keep a server from publishing
  * by making files of the names it will take.
  */
-static int create_file(struct vtrace *vt, const char *directory, const char *service, mode_t mode)
+static int create_file(struct vtrace *vt, const char *directory, const char *service)
 {
 	for (int attempt = 0; attempt < 64; attempt++) {
 		int fd;
@@ -752,7 +758,8 @@ static int create_file(struct vtrace *vt, const char *directory, const char *ser
 			snprintf(vt->path, sizeof(vt->path), "%s/vtrace.%s.%d.%08x", directory, service, (int)getpid(),
 				 random);
 		}
-		fd = open(vt->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+		/* 0600 until locked (see vtrace_open): a reader let in before could take a read lock first. */
+		fd = open(vt->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0 || errno != EEXIST)
 			return fd >= 0 ? fd : -errno;
 		if (attempt == 0 && !replace_stale(vt->path))
@@ -838,18 +845,19 @@ struct vtrace *vtrace_open(const char *service, const struct vtrace_op *ops, uns
 
 	g = vt_geometry(vt->op_count, vt->shard_count);
 	mode = opts->flags & VTRACE_GROUP_READ ? 0640 : 0600;
-	fd = create_file(vt, directory, service, mode);
+	fd = create_file(vt, directory, service);
 	if (fd < 0) {
 		free(vt);
 		errno = -fd;
 		return NULL;
 	}
 	/*
-	 * The umask must not take group read away when it was asked for; the file is sparse.
-	 * The lock says the segment is alive for as long as it is open (see VT_FLAG_LOCKED).
+	 * The lock says the segment is alive for as long as it is open (see VT_FLAG_LOCKED):
+	 * taken first, while nobody else may open the file. Then the mode asked for (the umask
+	 * must not take group read away); the file is sparse.
 	 */
-	if (fchmod(fd, mode) != 0 || ftruncate(fd, (off_t)g.segment_size) != 0 ||
-	    fcntl(fd, F_OFD_SETLK, &(struct flock){ .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 }) != 0)
+	if (fcntl(fd, F_OFD_SETLK, &(struct flock){ .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 }) != 0 ||
+	    ftruncate(fd, (off_t)g.segment_size) != 0 || fchmod(fd, mode) != 0)
 		goto fail;
 	base = mmap(NULL, g.segment_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED)

@@ -84,7 +84,7 @@ struct vstat {
 	struct segment **segments;
 	size_t nsegments;
 	struct segment_round round; /* the pass under way over the segments */
-	struct departed { char service[64]; pid_t pid; } *departed; /* servers gone: a new one of theirs is a restart */
+	struct departed { char service[64]; uid_t uid; pid_t pid; } *departed; /* gone: a new one of theirs is a restart */
 	size_t ndeparted;
 	bool failed;
 	bool reported_gone;
@@ -244,21 +244,41 @@ static int name_may_match(const struct vstat *vs, const char *path)
 }
 
 /* A server of a service that was seen before is a restart of it: said, and its numbers start anew. */
+/* At most this many servers gone are remembered: the oldest are forgotten (each service and user once). */
+#define DEPARTED_MAX 256
+
+static bool same_server(const struct departed *d, const struct segment *segment)
+{
+	return d->uid == segment->info->uid && !strcmp(d->service, segment->info->service);
+}
+
 static void note_departed(struct vstat *vs, const struct segment *segment)
 {
+	size_t i = 0;
+
+	while (i < vs->ndeparted && !same_server(&vs->departed[i], segment))
+		i++;
+	if (i == vs->ndeparted && vs->ndeparted == DEPARTED_MAX)
+		i = 0; /* the oldest: forgotten */
+	if (i < vs->ndeparted) { /* moved to the end, the newest */
+		memmove(&vs->departed[i], &vs->departed[i + 1], (vs->ndeparted - i - 1) * sizeof(*vs->departed));
+		vs->ndeparted--;
+	}
 	vs->departed = xrealloc(vs->departed, (vs->ndeparted + 1) * sizeof(*vs->departed));
 	snprintf(vs->departed[vs->ndeparted].service, sizeof(vs->departed[0].service), "%s", segment->info->service);
+	vs->departed[vs->ndeparted].uid = segment->info->uid;
 	vs->departed[vs->ndeparted++].pid = segment->pid;
 }
 
 static void note_arrived(struct vstat *vs, struct segment *segment)
 {
 	for (size_t i = vs->ndeparted; i-- > 0;)
-		if (!strcmp(vs->departed[i].service, segment->info->service)) {
+		if (same_server(&vs->departed[i], segment)) { /* another user's server of that name is not a restart */
 			segment->restarted_from = vs->departed[i].pid;
 			warn_msg("%s: restarted: pid %d is gone, pid %d took its place (its numbers start anew)",
 				 segment->info->service, (int)vs->departed[i].pid, (int)segment->pid);
-			vs->departed[i] = vs->departed[--vs->ndeparted];
+			memmove(&vs->departed[i], &vs->departed[i + 1], (vs->ndeparted - i - 1) * sizeof(*vs->departed));
+			vs->ndeparted--;
 			return;
 		}
 }
@@ -287,6 +307,7 @@ static void open_found(struct vstat *vs, const char *path, pid_t holder)
 		return;
 	if (segment && !segment_removed(segment)) {
 		segment->seen = true;
+		segment_rejudge(segment, &vs->round);
 		return;
 	}
 	if (segment)
@@ -865,17 +886,35 @@ int cmd_vstat(int argc, char **argv)
 /* --clean: segments whose process is gone are removed; live, unknown, untrusted and bad ones stay. */
 
 /* Removes path when it is still the file that was looked at. */
+/*
+ * Removes the file at path when it is still the one looked at (dev, ino) and nobody holds
+ * its lock: removed with the lock taken, as a writer replacing a stale segment does, so
+ * that neither of the two removes what the other has just put in its place.
+ */
 static bool remove_file(struct vstat *vs, const char *path, dev_t dev, ino_t ino)
 {
+	struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+	int fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	struct stat st;
+	bool removed = false;
 
-	if (lstat(path, &st) != 0 || st.st_dev != dev || st.st_ino != ino)
-		return false; /* replaced meanwhile: not what was looked at */
-	if (unlink(path) == 0)
-		return true;
-	warn_errno(printable_name(path), errno);
-	vs->failed = true;
-	return false;
+	if (fd < 0) {
+		if (errno != ENOENT) {
+			warn_errno(printable_name(path), errno);
+			vs->failed = true;
+		}
+		return false;
+	}
+	if (fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino && fcntl(fd, F_OFD_SETLK, &lock) == 0 &&
+	    lstat(path, &st) == 0 && st.st_dev == dev && st.st_ino == ino) { /* else replaced, or held: not stale */
+		removed = unlink(path) == 0;
+		if (!removed) {
+			warn_errno(printable_name(path), errno);
+			vs->failed = true;
+		}
+	}
+	close(fd);
+	return removed;
 }
 
 /* A segment left half made (never ready) by a writer that is gone: nobody holds its lock, and it is old. */

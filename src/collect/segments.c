@@ -52,21 +52,34 @@ struct segment_holder {
 };
 
 /* procfs/PID/status's ids: its pid in its own namespace, and its uids. */
+/* A status file is longer than a page with many supplementary groups (NSpid comes after Groups). */
+#define STATUS_MAX (1u << 20)
+
 static int process_ids(const char *procfs, pid_t pid, struct proc_ids *ids)
 {
-	char path[512], text[8192];
+	char path[512], *text = NULL;
+	size_t size = 0, capacity = 8192;
 	ssize_t got;
-	int fd;
+	int fd, rc;
 
 	snprintf(path, sizeof(path), "%s/%d/status", procfs, (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	got = read(fd, text, sizeof(text));
+	text = xcalloc(1, capacity);
+	while ((got = read(fd, text + size, capacity - size)) > 0) {
+		size += (size_t)got;
+		if (size == capacity) {
+			if (capacity >= STATUS_MAX)
+				break;
+			capacity *= 2;
+			text = xrealloc(text, capacity);
+		}
+	}
 	close(fd);
-	if (got <= 0)
-		return -EIO;
-	return proc_ids_parse(text, (size_t)got, (int)pid, ids);
+	rc = size ? proc_ids_parse(text, size, (int)pid, ids) : -EIO;
+	free(text);
+	return rc;
 }
 
 static bool all_digits(const char *s)
@@ -174,7 +187,7 @@ static bool note_holder(int fd, void *context)
 /* Every process's vtrace files, once a round, when a segment's writer is not where its pid says. */
 static void scan_holders(struct segment_round *round)
 {
-	uint64_t deadline = monotonic_ns() + HOLDER_SCAN_NS;
+	uint64_t started = monotonic_ns(), deadline = started + HOLDER_SCAN_NS;
 	struct dirent *de;
 	DIR *proc;
 
@@ -183,15 +196,20 @@ static void scan_holders(struct segment_round *round)
 	round->scanned = true;
 	if (!(proc = opendir(round->procfs)))
 		return;
-	while ((de = readdir(proc)) && monotonic_ns() < deadline) {
+	while ((de = readdir(proc))) {
 		struct holder_scan scan = { round, 0 };
 
+		if (monotonic_ns() >= deadline) {
+			round->scan_cut = true;
+			break;
+		}
 		if (!all_digits(de->d_name))
 			continue;
 		scan.pid = (pid_t)atoi(de->d_name);
 		each_vtrace_fd(round->procfs, scan.pid, note_holder, &scan);
 	}
 	closedir(proc);
+	round->scan_ns += monotonic_ns() - started;
 }
 
 /* ---- Whose a segment is ------------------------------------------------------------------ */
@@ -337,8 +355,19 @@ static void establish(struct segment *s, bool named, pid_t hint, struct segment_
 	file_name(s->path, procfs, name, sizeof(name));
 	if (named && !name_agrees(name, info))
 		return untrusted(s, "its name does not agree with its header (service %s, pid %d)", info->service, info->pid);
-	/* A writer holds the lock as long as it runs: with nobody holding it, the server is gone. */
+	/*
+	 * A writer holds the lock as long as it runs: with nobody holding it, the server is gone.
+	 * Unless the process it names runs, as it started: then it is not that server's (a file
+	 * made to show a live server as dead, with numbers of someone else's choosing).
+	 */
 	if ((info->flags & VTRACE_INFO_LOCKED) && vtrace_reader_alive(s->reader, procfs) == 0) {
+		uint64_t start_time;
+		char state = 0;
+
+		if (vtrace_proc_stat(procfs, info->pid, &start_time, &state) == 0 && start_time == info->start_time &&
+		    state != 'Z' && state != 'X')
+			return untrusted(s, "pid %d runs, started when the header says, but does not hold it as its writer would",
+					 info->pid);
 		s->state = SEGMENT_STALE;
 		return;
 	}
@@ -371,7 +400,9 @@ static void establish(struct segment *s, bool named, pid_t hint, struct segment_
 	}
 	/* Nobody this reader can see holds it. */
 	if (info->flags & VTRACE_INFO_LOCKED) {
-		snprintf(s->why, sizeof(s->why), "its writer holds it, but is not among the processes this reader can see");
+		snprintf(s->why, sizeof(s->why), "%s", round->scan_cut
+			 ? "its writer holds it, but not every process could be looked at in time (looked for again next time)"
+			 : "its writer holds it, but is not among the processes this reader can see");
 		s->state = SEGMENT_UNKNOWN;
 		return;
 	}
@@ -427,9 +458,16 @@ static void user_spent(struct segment_round *round, uid_t uid, uint64_t since)
 		*user_time(round, uid) += monotonic_ns() - since;
 }
 
+/* The time since started, but the holders' scan (the machine's), is the user's. */
+static void user_spent_since(struct segment_round *round, uid_t uid, uint64_t started, uint64_t scan_before)
+{
+	user_spent(round, uid, started + (round->scan_ns - scan_before));
+}
+
 struct segment *segment_open(const char *path, unsigned flags, pid_t holder, struct segment_round *round,
 			     segment_problem_fn report, void *context)
 {
+	uint64_t scan_before = round->scan_ns;
 	struct segment *segment;
 	struct vtrace_reader *reader;
 	const char *why = NULL;
@@ -456,13 +494,13 @@ struct segment *segment_open(const char *path, unsigned flags, pid_t holder, str
 		return NULL;
 	}
 	segment = xcalloc(1, sizeof(*segment));
-	if (stat(path, &st) == 0) {
-		segment->dev = st.st_dev;
-		segment->ino = st.st_ino;
-	}
 	segment->path = xstrdup(path);
+	segment->follow = flags & SEGMENT_FOLLOW;
 	segment->reader = reader;
 	segment->info = vtrace_reader_info(reader);
+	/* The file we hold, not what the path names now (it may have been swapped since). */
+	segment->dev = (dev_t)segment->info->dev;
+	segment->ino = (ino_t)segment->info->ino;
 	count = segment->info->op_count + 1;
 	segment->previous = xcalloc(count, sizeof(*segment->previous));
 	segment->current = xcalloc(count, sizeof(*segment->current));
@@ -471,8 +509,21 @@ struct segment *segment_open(const char *path, unsigned flags, pid_t holder, str
 	/* Dead before we came: when it died is not known, its last sign of life is (the same each run). */
 	if (segment->state == SEGMENT_STALE)
 		segment->stale_since_ns = segment->info->heartbeat_ns ? segment->info->heartbeat_ns : monotonic_ns();
-	user_spent(round, segment->info->uid, started);
+	user_spent_since(round, segment->info->uid, started, scan_before);
 	return segment;
+}
+
+void segment_rejudge(struct segment *segment, struct segment_round *round)
+{
+	uint64_t started = monotonic_ns(), scan_before = round->scan_ns;
+	pid_t holder = path_holder(segment->path, round->procfs);
+
+	if (segment->state != SEGMENT_UNKNOWN || !user_left(round, segment->info->uid))
+		return;
+	establish(segment, !segment->follow || holder, holder, round);
+	if (segment->state == SEGMENT_STALE)
+		segment->stale_since_ns = monotonic_ns();
+	user_spent_since(round, segment->info->uid, started, scan_before);
 }
 
 void segment_check_alive(struct segment *segment, const char *procfs)
@@ -528,7 +579,8 @@ bool segment_removed(const struct segment *segment)
 	 * The service unlinks its segment when it closes it; our open file would read on, frozen.
 	 * (A link count of 0 alone means nothing: /proc/PID/fd/N may name a deleted segment.)
 	 */
-	return stat(segment->path, &st) != 0 || st.st_dev != segment->dev || st.st_ino != segment->ino;
+	return (segment->follow ? stat(segment->path, &st) : lstat(segment->path, &st)) != 0 ||
+	       st.st_dev != segment->dev || st.st_ino != segment->ino;
 }
 
 /* A thread holds no more than this many requests of one op in flight: more is not a server's doing. */
@@ -664,7 +716,17 @@ void segment_scan_process(const char *procfs, pid_t pid, void (*found)(const cha
 		close(fd);
 		return;
 	}
+	/*
+	 * Its files are opened by this path: it must lead where the resolution inside its root
+	 * led (a symbolic link on the way, which the path would follow from our root, must not
+	 * send us elsewhere).
+	 */
 	snprintf(shm, sizeof(shm), "%s/dev/shm", root);
+	if (lstat(shm, &ours) != 0 || !S_ISDIR(ours.st_mode) || ours.st_dev != theirs.st_dev ||
+	    ours.st_ino != theirs.st_ino) {
+		closedir(dir);
+		return;
+	}
 	scan_dir(dir, shm, found_in_root, &scan);
 }
 
@@ -688,7 +750,14 @@ static void set_found(const char *path, void *context)
 		}
 	for (size_t i = 0; i < set->nothers; i++)
 		if (!strcmp(set->others[i]->path, path) && !segment_removed(set->others[i])) {
-			set->others[i]->seen = true;
+			segment = set->others[i];
+			segment->seen = true;
+			segment_rejudge(segment, scan->round);
+			if (segment->state == SEGMENT_LIVE) { /* found this time: sampled from now on */
+				set->others[i] = set->others[--set->nothers];
+				set->list = xrealloc(set->list, (set->count + 1) * sizeof(*set->list));
+				set->list[set->count++] = segment;
+			}
 			return;
 		}
 	segment = segment_open(path, 0, 0, scan->round, NULL, NULL);

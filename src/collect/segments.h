@@ -33,6 +33,7 @@ struct segment {
 	bool seen;                 /* found again by the latest scan */
 	bool told;                 /* for the caller: said once what there is to say of it */
 	bool arrived;              /* for the caller: its arrival looked at (a restart?) */
+	bool follow;               /* opened with SEGMENT_FOLLOW: its path may be a link (/proc/PID/fd/N) */
 	pid_t restarted_from;      /* for the caller: the pid of the server of its service before it, or 0 */
 	bool has_previous;         /* previous holds an earlier sample */
 	uint64_t previous_ns, current_ns;
@@ -52,6 +53,8 @@ struct segment_holder;
 struct segment_round {
 	const char *procfs;
 	bool scanned;
+	bool scan_cut;            /* the holders' scan ran out of time: not every process was looked at */
+	uint64_t scan_ns;         /* the time it took: the machine's, charged to no user */
 	struct segment_holder *holders;
 	size_t nholders;
 	struct { uid_t uid; uint64_t spent_ns; } *users;
@@ -80,6 +83,8 @@ struct segment *segment_open(const char *path, unsigned flags, pid_t holder, str
 			     segment_problem_fn report, void *context);
 /* Whether the writer of a LIVE (or UNKNOWN) segment still runs: it may become STALE. */
 void segment_check_alive(struct segment *segment, const char *procfs);
+/* A segment whose writer could not be found (UNKNOWN) is looked for again: this round may see it. */
+void segment_rejudge(struct segment *segment, struct segment_round *round);
 /*
  * Takes a sample within the round's budget of the segment's owner: the current one becomes
  * the previous. 0, or -errno after reporting.

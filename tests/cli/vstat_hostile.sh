@@ -94,6 +94,16 @@ run "$IOLENS" vstat --json victim
 check_eq "a forgery without the lock flag, no one holding it: not the server's either" "victim:$victim_pid:live" "$(services "$OUT")"
 check_eq "… no HANG" "" "$(op_state "$OUT" victim OPA)"
 rm -f "$VTRACE_DIR/vtrace.victim.$victim_pid.0badf01d"
+# One with the lock flag that nobody holds: the live server it names shown dead? Not its.
+nobody "$VTFORGE" "$VTRACE_DIR/vtrace.victim.$victim_pid.0badf02d" --service victim --pid "$victim_pid" --hang
+run "$IOLENS" vstat --json --stale victim
+check_eq "a forgery that would show the live server as dead (STALE, with its numbers): not the server's" \
+	"victim:$victim_pid:live" "$(services "$OUT")"
+check_match "… said: the pid it names runs but does not hold it" \
+	"0badf02d: not shown: untrusted \(owner uid 65534\): pid $victim_pid runs, started when the header says, but does not hold it" "$ERR"
+run "$IOLENS" vstat --clean
+check "… and --clean leaves it (not proven stale either)" test -e "$VTRACE_DIR/vtrace.victim.$victim_pid.0badf02d"
+rm -f "$VTRACE_DIR/vtrace.victim.$victim_pid.0badf02d"
 
 # ---- Squatting: the names of the next pids taken before the server starts ----------------------
 last=$(cat /proc/sys/kernel/ns_last_pid)
@@ -270,5 +280,24 @@ for line in open(sys.argv[1]):
     for s in json.loads(line)["services"]:
         if s["pid"] == int(sys.argv[2]) and s.get("restarted_from_pid") == int(sys.argv[3]):
             print(s["total"]["completions"] if s["total"] else 0); sys.exit()' "$T/again.json" "$again_pid" "$old_pid")"
+
+# Another user's server of the same name after the first one is gone: not its restart.
+start_load handover OPA
+"$IOLENS" vstat --json handover 0.5 6 >"$T/handover.json" 2>"$T/handover.err" &
+watcher=$!
+for i in $(seq 100); do [ -s "$T/handover.json" ] && break; sleep 0.05; done
+say handover quit
+mkfifo "$T/nobody-handover.in"
+"${AS_NOBODY[@]}" "$VTLOAD" handover OPA < "$T/nobody-handover.in" > "$T/nobody-handover.out" &
+nobody_server=$!
+exec {nh}>"$T/nobody-handover.in"
+on_exit "kill $nobody_server 2>/dev/null"
+wait "$watcher"
+check_eq "nobody's server of the name the root one had: seen (pid $nobody_server)" "$nobody_server" \
+	"$(py 'import json,sys
+pids = {s["pid"] for line in open(sys.argv[1]) for s in json.loads(line)["services"]}
+print(int(sys.argv[2]) if int(sys.argv[2]) in pids else sorted(pids))' "$T/handover.json" "$nobody_server")"
+check_no_match "… and not called its restart" "restarted" "$(cat "$T/handover.err")"
+exec {nh}>&-
 
 echo "1..$t_count"

@@ -594,6 +594,11 @@ static void test_stale(void **state)
 	snprintf(path, sizeof(path), "%s/vtrace.stale.%d", dir, (int)child);
 	assert_int_equal(vtrace_reader_open(path, VTRACE_READ_NOFOLLOW, &reader, &why), 0);
 	assert_int_equal(vtrace_reader_alive(reader, "/proc"), 0);
+	/* A reader's read lock (any reader of a group-readable segment can take one) is not a writer's. */
+	int fd = open(path, O_RDONLY);
+	assert_int_equal(fcntl(fd, F_OFD_SETLK, &(struct flock){ .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_len = 1 }), 0);
+	assert_int_equal(vtrace_reader_alive(reader, "/proc"), 0);
+	close(fd);
 	vtrace_reader_close(reader);
 	unlink(path);
 }
