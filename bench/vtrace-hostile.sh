@@ -10,7 +10,8 @@ usage="usage: ${0##*/}
     8 held open, 64 ops x 64 shards, every snapshot counter odd
     10 held open, 1024 ops x 64 shards, sparse (only their heads written)
     80 nobody holds, with the names of other pids, sparse
-  and times the readers again, reading the tmpfs's usage (df) before and after each.
+  and times the readers again, reading the tmpfs's usage (df) before and after each, and each
+  reader's peak memory (VmHWM) with them.
   Exit status 1 when a reader takes more than a second longer with them, or the tmpfs grew.
 env: IOLENS (default ./iolens), RUNS (default 3)"
 case "${1:-}" in -h | --help) echo "$usage"; exit 0 ;; esac
@@ -44,13 +45,23 @@ trap cleanup EXIT
 nobody=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 used() { df --output=used -B1 "$VTRACE_DIR" | tail -1 | tr -d ' '; }
-# median_ms CMD...: the median wall time of RUNS runs, in ms; GREW is set when the tmpfs grew in any.
+# median_ms CMD...: the median wall time of RUNS runs, in ms; GREW is set when the tmpfs grew in
+# any; PEAK_KB is the largest peak resident memory of the runs (from the last status line of the
+# process, read by a watcher while it runs: VmHWM).
 median_ms() {
-	local times=() t0 before
+	local times=() t0 before pid hwm
+	PEAK_KB=0
 	for _ in $(seq "$RUNS"); do
 		before=$(used)
 		t0=$(ms)
-		timeout 300 "$@" >/dev/null 2>&1
+		timeout 300 "$@" >/dev/null 2>&1 &
+		pid=$!
+		while kill -0 "$pid" 2>/dev/null; do
+			hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$(pgrep -P "$pid" | head -1)/status" 2>/dev/null)
+			[[ -n $hwm && $hwm -gt $PEAK_KB ]] && PEAK_KB=$hwm
+			sleep 0.01
+		done
+		wait "$pid"
 		times+=($(( $(ms) - t0 )))
 		[[ $(used) -gt $before ]] && GREW="$GREW ${1##*/} ${2:-}"
 	done
@@ -66,7 +77,7 @@ echo "run OPA 1000" >&$load
 readers=("vstat --json" "export --once" "doctor 1")
 declare -A without with
 GREW=
-for r in "${readers[@]}"; do without[$r]=$(median_ms "$IOLENS" $r); done
+for r in "${readers[@]}"; do median_ms "$IOLENS" $r > "$work/t"; without[$r]=$(cat "$work/t"); done
 
 hold() { "${nobody[@]}" "$VTFORGE" "$@" --hold <"$work/hold" >/dev/null & held+=($!); }
 for i in 1 2; do hold "$VTRACE_DIR/vtrace.odd$i.%p" --service odd$i --ops 1024 --shards 17 --odd; done
@@ -80,11 +91,13 @@ echo "hostile segments: $(( $(ls "$VTRACE_DIR" | wc -l) - 1 )) ($(( live - 1 )) 
 
 status=0
 GREW=
-printf '%-16s %12s %12s %10s\n' reader "without/ms" "with/ms" "more/ms"
+printf '%-16s %12s %12s %10s %12s\n' reader "without/ms" "with/ms" "more/ms" "peak/MiB"
 for r in "${readers[@]}"; do
-	with[$r]=$(median_ms "$IOLENS" $r)
+	median_ms "$IOLENS" $r > "$work/t"
+	with[$r]=$(cat "$work/t")
 	more=$(( ${with[$r]} - ${without[$r]} ))
-	printf '%-16s %12d %12d %10d%s\n' "$r" "${without[$r]}" "${with[$r]}" "$more" "$([[ $more -gt 1000 ]] && echo '  MORE THAN 1 s')"
+	printf '%-16s %12d %12d %10d %12d%s\n' "$r" "${without[$r]}" "${with[$r]}" "$more" $(( PEAK_KB / 1024 )) \
+		"$([[ $more -gt 1000 ]] && echo '  MORE THAN 1 s')"
 	[[ $more -gt 1000 ]] && status=1
 done
 if [[ -n $GREW ]]; then

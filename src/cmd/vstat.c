@@ -85,6 +85,8 @@ struct vstat {
 	size_t nsegments;
 	struct segment_round round; /* the pass under way over the segments */
 	struct departed { char service[64]; uid_t uid; pid_t pid; } *departed; /* gone: a new one of theirs is a restart */
+	struct told { dev_t dev; ino_t ino; int error; } *told; /* problems said: each file's once a run */
+	size_t ntold;
 	size_t ndeparted;
 	bool failed;
 	bool reported_gone;
@@ -92,6 +94,9 @@ struct vstat {
 	bool cleaning;            /* --clean: half-made segments are its business */
 	int last_error;           /* of the last problem */
 };
+
+/* Files whose problem vstat remembers having said. */
+#define TOLD_MAX 4096
 
 /* A segment still not ready after this many seconds was left half made. */
 #define HALF_MADE_AGE 10
@@ -171,11 +176,21 @@ static void report_problem(const struct segment_problem *p, void *context)
 	}
 	if (vs->quiet)
 		return;
+	vs->failed = true;
+	/* Said once for a file, not at every report (at most TOLD_MAX files remembered). */
+	if (lstat(p->path, &st) == 0) {
+		for (size_t i = 0; i < vs->ntold; i++)
+			if (vs->told[i].dev == st.st_dev && vs->told[i].ino == st.st_ino && vs->told[i].error == p->error)
+				return;
+		if (vs->ntold < TOLD_MAX) {
+			vs->told = xrealloc(vs->told, (vs->ntold + 1) * sizeof(*vs->told));
+			vs->told[vs->ntold++] = (struct told){ st.st_dev, st.st_ino, p->error };
+		}
+	}
 	if (p->why)
 		warn_msg("%s: %s", printable_name(p->path), p->why);
 	else
 		warn_errno(printable_name(p->path), -p->error);
-	vs->failed = true;
 }
 
 /* ---- Which segments ----------------------------------------------------------- */
@@ -880,6 +895,7 @@ int cmd_vstat(int argc, char **argv)
 		segment_free(vs.segments[i]);
 	free(vs.segments);
 	free(vs.departed);
+	free(vs.told);
 	return vs.failed ? EXIT_FAIL : EXIT_OK;
 }
 

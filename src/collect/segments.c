@@ -458,6 +458,21 @@ static void user_spent(struct segment_round *round, uid_t uid, uint64_t since)
 		*user_time(round, uid) += monotonic_ns() - since;
 }
 
+/* The operations of each user's segments held open (see SEGMENT_USER_OPS); a reader is one thread. */
+static struct { uid_t uid; unsigned ops; } *user_ops;
+static size_t nuser_ops;
+
+static unsigned *ops_of(uid_t uid)
+{
+	for (size_t i = 0; i < nuser_ops; i++)
+		if (user_ops[i].uid == uid)
+			return &user_ops[i].ops;
+	user_ops = xrealloc(user_ops, (nuser_ops + 1) * sizeof(*user_ops));
+	user_ops[nuser_ops].uid = uid;
+	user_ops[nuser_ops].ops = 0;
+	return &user_ops[nuser_ops++].ops;
+}
+
 /* The time since started, but the holders' scan (the machine's), is the user's. */
 static void user_spent_since(struct segment_round *round, uid_t uid, uint64_t started, uint64_t scan_before)
 {
@@ -493,6 +508,17 @@ struct segment *segment_open(const char *path, unsigned flags, pid_t holder, str
 		problem(report, context, path, rc, why);
 		return NULL;
 	}
+	count = vtrace_reader_info(reader)->op_count + 1;
+	if (vtrace_reader_info(reader)->uid != 0 && *ops_of(vtrace_reader_info(reader)->uid) + count > SEGMENT_USER_OPS) {
+		char why_ops[128];
+
+		snprintf(why_ops, sizeof(why_ops), "not read: its user's segments already have %u operations open (at most %u)",
+			 *ops_of(vtrace_reader_info(reader)->uid), SEGMENT_USER_OPS);
+		user_spent(round, vtrace_reader_info(reader)->uid, started);
+		vtrace_reader_close(reader);
+		problem(report, context, path, -EMFILE, why_ops);
+		return NULL;
+	}
 	segment = xcalloc(1, sizeof(*segment));
 	segment->path = xstrdup(path);
 	segment->follow = flags & SEGMENT_FOLLOW;
@@ -501,7 +527,8 @@ struct segment *segment_open(const char *path, unsigned flags, pid_t holder, str
 	/* The file we hold, not what the path names now (it may have been swapped since). */
 	segment->dev = (dev_t)segment->info->dev;
 	segment->ino = (ino_t)segment->info->ino;
-	count = segment->info->op_count + 1;
+	if (segment->info->uid != 0)
+		*ops_of(segment->info->uid) += (unsigned)count;
 	segment->previous = xcalloc(count, sizeof(*segment->previous));
 	segment->current = xcalloc(count, sizeof(*segment->current));
 	establish(segment, !(flags & SEGMENT_FOLLOW) || path_holder(path, round->procfs),
@@ -616,6 +643,8 @@ void segment_free(struct segment *segment)
 {
 	if (!segment)
 		return;
+	if (segment->info->uid != 0)
+		*ops_of(segment->info->uid) -= segment->info->op_count + 1;
 	vtrace_reader_close(segment->reader);
 	free(segment->previous);
 	free(segment->current);

@@ -48,6 +48,12 @@ struct segment {
  * however made, can stall the reader or crowd out another's.
  */
 #define SEGMENT_USER_BUDGET_NS 250000000ull
+/*
+ * And the operations of a user's segments held open at once, at most (root's not counted):
+ * a reader keeps two samples of each op (37 KB with its histogram), so that many segments
+ * of 1024 ops cannot make it take gigabytes. 2048 ops is 75 MB.
+ */
+#define SEGMENT_USER_OPS 2048u
 
 struct segment_holder;
 struct segment_round {
