@@ -79,7 +79,7 @@ declare -A without with
 GREW=
 for r in "${readers[@]}"; do median_ms "$IOLENS" $r > "$work/t"; without[$r]=$(cat "$work/t"); done
 
-hold() { "${nobody[@]}" "$VTFORGE" "$@" --hold <"$work/hold" >/dev/null & held+=($!); }
+hold() { "${nobody[@]}" "$VTFORGE" "$@" --hold <"$work/hold" >/dev/null {keep}>&- & held+=($!); }
 for i in 1 2; do hold "$VTRACE_DIR/vtrace.odd$i.%p" --service odd$i --ops 1024 --shards 17 --odd; done
 for i in $(seq 8); do hold "$VTRACE_DIR/vtrace.oddsmall$i.%p" --service oddsmall$i --ops 64 --shards 64 --odd; done
 for i in $(seq 10); do hold "$VTRACE_DIR/vtrace.sparse$i.%p" --service sparse$i --ops 1024 --shards 64 --sparse; done
