@@ -3,6 +3,7 @@
 . "$(dirname "$0")/lib.sh"
 
 can_evict || skip_all "the scratch directory is on $(fs_type "$T"), where pages cannot be evicted"
+pause_damon # residency is held to exact counts: no pageout in between
 
 f=$T/data
 make_file "$f" $((4 << 20))

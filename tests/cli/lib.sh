@@ -58,6 +58,19 @@ need_ebpf() {
 		exit 1
 	fi
 }
+# pause_damon: a kernel reclaim thread (DAMON with a pageout scheme, which some machines run)
+# pages out page cache in regions it judges cold, even with free memory and even pages read a
+# moment ago. A test that holds exact residency to a truth turns it off while it runs (as root),
+# and back on when it ends.
+pause_damon() {
+	local state
+	is_root || return 0
+	for state in /sys/kernel/mm/damon/admin/kdamonds/*/state; do
+		[ -w "$state" ] && [ "$(cat "$state" 2>/dev/null)" = on ] || continue
+		echo off >"$state" 2>/dev/null && on_exit "echo on > '$state'"
+	done
+	return 0
+}
 fs_type() { stat -f -c %T "$1"; }
 # Page-cache eviction needs a disk filesystem: tmpfs pages are the file itself.
 can_evict() { case "$(fs_type "$T")" in tmpfs|ramfs|overlayfs) return 1 ;; esac; return 0; }

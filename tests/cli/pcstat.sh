@@ -3,6 +3,7 @@
 . "$(dirname "$0")/lib.sh"
 
 can_evict || skip_all "the scratch directory is on $(fs_type "$T"), where pages cannot be evicted"
+pause_damon # residency is held to exact counts: no pageout in between
 
 a=$T/a; b=$T/b; c=$T/c
 make_file "$a" $((1 << 20))    # 256 pages, fully cached below

@@ -4,6 +4,7 @@
 
 command -v vmtouch >/dev/null && command -v fincore >/dev/null || skip_all "needs vmtouch and fincore (make deps)"
 can_evict || skip_all "the scratch directory is on $(fs_type "$T"), where pages cannot be evicted"
+pause_damon # residency is held to exact counts: no pageout in between
 
 f=$T/data
 make_file "$f" $((64 << 20))
