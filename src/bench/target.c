@@ -13,7 +13,12 @@
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/xattr.h>
 #include <unistd.h>
+
+#include "../lib/vtrace/proc.h" /* a process's start time, which tells it from a reused pid */
 
 #include "bench/target.h"
 #include "cmd/common.h"
@@ -113,11 +118,65 @@ static uint64_t free_bytes(const char *dir)
 	return statvfs(dir, &vfs) == 0 ? (uint64_t)vfs.f_bavail * vfs.f_frsize : 0;
 }
 
+/*
+ * The test files bench makes in a directory are named iolens-bench.PID.HEX, mode 0600, and
+ * carry the xattr BENCH_XATTR "PID STARTTIME" (where the filesystem takes user xattrs). One
+ * whose process is gone (killed with SIGKILL, the machine reset) is what an earlier run left:
+ * removed by the next run in that directory, which says so. One of a run still going is kept.
+ */
+#define BENCH_XATTR "user.iolens.bench"
+
+static bool process_runs(int pid, uint64_t start_time)
+{
+	uint64_t now_start = 0;
+
+	if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH))
+		return false;
+	return !start_time || (vtrace_proc_start_time("/proc", pid, &now_start) == 0 && now_start == start_time);
+}
+
+static void remove_leftovers(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char path[4096], mark[64] = "", tail[2];
+		unsigned long long id, start_time = 0;
+		int pid, mark_pid = 0, fd;
+		struct stat st;
+		ssize_t len;
+
+		if (sscanf(de->d_name, "iolens-bench.%d.%llx%1s", &pid, &id, tail) != 2)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			continue;
+		len = fgetxattr(fd, BENCH_XATTR, mark, sizeof(mark) - 1);
+		if (len > 0)
+			mark[len] = '\0';
+		/* Ours beyond doubt: a regular file of ours, mode 0600, its name's pid in its mark where kept. */
+		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0600 ||
+		    (len > 0 && (sscanf(mark, "%d %llu", &mark_pid, &start_time) != 2 || mark_pid != pid)) ||
+		    (len < 0 && errno != ENODATA && errno != ENOTSUP) || process_runs(pid, start_time)) {
+			close(fd);
+			continue;
+		}
+		close(fd);
+		if (unlink(path) == 0)
+			say("removed %s: a test file an earlier run left (pid %d, no longer running)", printable_name(path), pid);
+	}
+	closedir(d);
+}
+
 /* A new file: made with O_EXCL, given its blocks, written whole. */
 static int make_file(const struct target_request *request, struct bench_target *target, const char *dir)
 {
-	char size_text[16], free_text[16];
-	uint64_t size = request->size ? request->size : BENCH_DEFAULT_SIZE;
+	char size_text[16], free_text[16], mark[64];
+	uint64_t size = request->size ? request->size : BENCH_DEFAULT_SIZE, start_time = 0;
 	int fd, err;
 
 	fd = open(target->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -131,6 +190,9 @@ static int make_file(const struct target_request *request, struct bench_target *
 	}
 	target->created = true;
 	bench_target_signal_path = target->path;
+	vtrace_proc_start_time("/proc", getpid(), &start_time);
+	snprintf(mark, sizeof(mark), "%d %llu", (int)getpid(), (unsigned long long)start_time);
+	fsetxattr(fd, BENCH_XATTR, mark, strlen(mark), 0); /* where user xattrs are kept: not all filesystems */
 	target->size = size;
 	err = posix_fallocate(fd, 0, (off_t)size);
 	if (err == EOPNOTSUPP || err == EINVAL)
@@ -319,6 +381,7 @@ int bench_target_prepare(const struct target_request *request, struct bench_targ
 			rc = EXIT_FAIL;
 		} else {
 			target->disk = major(st.st_dev) ? st.st_dev : 0;
+			remove_leftovers(dir);
 			rc = make_file(request, target, dir);
 		}
 	} else {

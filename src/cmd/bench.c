@@ -119,10 +119,11 @@ static _Noreturn void usage(void)
 	       "that reaches 95 %% of the peak throughput.\n"
 	       "\n"
 	       "TARGET is a directory (default: the current one), where a new file is made, laid\n"
-	       "out and removed at the end (on Ctrl-C and SIGTERM too), or the path of such a new\n"
-	       "file; or an existing file or block device, read as it is and written only with\n"
-	       "--force. A block device that is mounted or in use, or holds a filesystem or\n"
-	       "partition table signature, is never written.\n"
+	       "out and removed at the end (on Ctrl-C, SIGTERM and a closed output too; one a\n"
+	       "killed run left is removed by the next), or the path of such a new file; or an\n"
+	       "existing file or block device, read as it is and written only with --force. A\n"
+	       "block device that is mounted or in use, or holds a filesystem or partition table\n"
+	       "signature, is never written.\n"
 	       "\n"
 	       "Each run ends when --size bytes have moved or --runtime has passed, whichever comes\n"
 	       "first (--time-based: only the runtime). Buffered writes are synced (fdatasync)\n"
@@ -484,7 +485,9 @@ static void on_tick(const struct bench_progress *progress, void *context)
 					       out_json_real(dt ? (double)dbytes * 1e9 / (double)dt : 0));
 		}
 		puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-		fflush(stdout);
+		/* A reader that went away (| head): the runs stop, and the test file goes, as on Ctrl-C. */
+		if (fflush(stdout) == EOF && errno == EPIPE && !stop_signal)
+			stop_signal = SIGPIPE;
 		json_object_put(line);
 		b->last_bytes = bytes;
 		b->last_ns = progress->elapsed_ns;
@@ -1089,6 +1092,8 @@ int cmd_bench(int argc, char **argv)
 	sigaction(SIGINT, &action, NULL);
 	sigaction(SIGTERM, &action, NULL);
 	sigaction(SIGHUP, &action, NULL);
+	/* A closed output is an EPIPE to stop at (see on_tick), not a death that leaves the file. */
+	signal(SIGPIPE, SIG_IGN);
 
 	request.arg = b->opt.target;
 	request.writes = read_percent(&b->opt) < 100;
@@ -1141,7 +1146,10 @@ int cmd_bench(int argc, char **argv)
 		knee = bench_find_knee(b->npoints, mbps_of, b, 0.95);
 	if (knee.index >= 0 && b->npoints > 1)
 		b->points[knee.index].knee = true;
-	if (stop_signal) {
+	if (stop_signal == SIGPIPE) {
+		clear_progress(b);
+		warn_msg("the output was closed: stopped%s", b->target.created ? "; the test file is removed" : "");
+	} else if (stop_signal) {
 		clear_progress(b);
 		warn_msg("interrupted by signal %d%s", (int)stop_signal,
 			 b->target.created ? "; the test file is removed" : "");

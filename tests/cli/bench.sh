@@ -350,6 +350,49 @@ kill -INT "$pid"
 wait "$pid"
 check_eq "SIGINT while laying out: exit 130" 130 "$?"
 check "… the test file is removed" empty_dir "$S"
+# A reader that goes away (| head -2): bench stops at the EPIPE, removes its file, exits as SIGPIPE would.
+"$IOLENS" bench --bs 4k --size 64m --runtime 30 --time-based --interval 0.1 "$S" 2>"$T/sig.err" | head -2 >"$T/sig.out"
+check_eq "--interval into a pipe that closes: exit 141, as killed by SIGPIPE" "141 2" "${PIPESTATUS[0]} $(wc -l <"$T/sig.out")"
+check "… the test file is removed" empty_dir "$S"
+check_match "… and it says so" "the output was closed: stopped; the test file is removed" "$(cat "$T/sig.err")"
+for sig in HUP; do
+	"$IOLENS" bench --bs 4k --size 8m --runtime 60 --time-based "$S" >/dev/null 2>"$T/sig.err" &
+	pid=$!
+	for i in $(seq 100); do [ -n "$(ls -A "$S")" ] && break; sleep 0.05; done
+	kill -$sig "$pid"
+	wait "$pid"
+	rc=$?
+	check_eq "SIG$sig during a run: exit $((128 + $(kill -l $sig)))" $((128 + $(kill -l $sig))) "$rc"
+	check "… the test file is removed" empty_dir "$S"
+done
+
+# ---- kill -9 leaves the file: the next run in that directory removes it, and only such files ----
+# A run that goes on meanwhile (its file must stay), started first.
+"$IOLENS" bench --bs 4k --size 8m --runtime 60 --time-based "$S" >/dev/null 2>&1 &
+live=$!
+for i in $(seq 100); do [ "$(ls "$S" | grep -c "^iolens-bench\.$live\.")" = 1 ] && break; sleep 0.05; done
+live_file=$(ls "$S" | grep "^iolens-bench\.$live\.")
+"$IOLENS" bench --bs 4k --size 8m --runtime 60 --time-based "$S" >/dev/null 2>&1 &
+pid=$!
+for i in $(seq 100); do [ "$(ls "$S" | grep -c "^iolens-bench\.$pid\.")" = 1 ] && break; sleep 0.05; done
+left=$(ls "$S" | grep "^iolens-bench\.$pid\.")
+check "the test file is marked as bench's (xattr user.iolens.bench: pid and start time)" python3 -c '
+import os, sys
+mark = os.getxattr(sys.argv[1], "user.iolens.bench").decode().split()
+assert mark[0] == sys.argv[2] and mark[1] == open("/proc/%s/stat" % sys.argv[2]).read().rsplit(")", 1)[1].split()[19], mark' \
+	"$S/$left" "$pid"
+kill -KILL "$pid"; wait "$pid" 2>/dev/null
+check "SIGKILL leaves it ($left)" test -f "$S/$left"
+install -m 644 /dev/null "$S/iolens-bench.999999.abc"       # not 0600: someone else's
+install -m 600 /dev/null "$S/iolens-bench.999998.abc.keep"  # not the name bench gives
+run "$IOLENS" bench --bs 4k --size 1m --runtime 0.1 "$S"
+check_match "the next run removes it and says so" "removed $S/$left: a test file an earlier run left \(pid $pid" "$ERR"
+check "… gone" test ! -e "$S/$left"
+check "… the file of a run still going stays ($live_file)" test -f "$S/$live_file"
+check "… files that only look like bench's stay" test -f "$S/iolens-bench.999999.abc" -a -f "$S/iolens-bench.999998.abc.keep"
+kill -TERM "$live"; wait "$live" 2>/dev/null
+rm -f "$S/iolens-bench.999999.abc" "$S/iolens-bench.999998.abc.keep"
+check "… and that run removed its own when told to end" empty_dir "$S"
 
 # ---- Usage errors ---------------------------------------------------------------------------
 
