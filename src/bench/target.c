@@ -301,15 +301,20 @@ static int use_existing(const struct target_request *request, struct bench_targe
 		size = 0;
 	dio_alignment(fd, target);
 	if (request->size && request->size > size && S_ISREG(st->st_mode) && request->writes) {
-		/* Written with --force and asked for more than it has: lay the rest out. */
+		/* Written with --force and asked for more than it has: lay the rest out (given back at the end). */
 		int err = lay_out(fd, size, request->size, request);
 
 		if (err) {
+			if (ftruncate(fd, (off_t)size) != 0) /* not left grown, and the filesystem full */
+				say("%s: cannot put it back to its %llu bytes: %s", printable_name(target->path),
+				    (unsigned long long)size, strerror(errno));
 			close(fd);
 			say("cannot extend %s to %s: %s", printable_name(target->path),
 			    human_size(request->size, want_text, 16), strerror(err));
 			return EXIT_FAIL;
 		}
+		target->extended = true;
+		target->original_size = size;
 		size = request->size;
 	}
 	close(fd);
@@ -399,6 +404,9 @@ void bench_target_remove(struct bench_target *target)
 {
 	if (target->created && target->path)
 		unlink(target->path);
+	else if (target->extended && target->path && truncate(target->path, (off_t)target->original_size) != 0)
+		say("%s: cannot put it back to its %llu bytes: %s", printable_name(target->path),
+		    (unsigned long long)target->original_size, strerror(errno));
 	bench_target_signal_path = NULL;
 	free(target->path);
 	memset(target, 0, sizeof(*target));

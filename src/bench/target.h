@@ -24,6 +24,8 @@ struct target_request {
 struct bench_target {
 	char *path;         /* what the jobs open */
 	bool created;       /* made by bench: removed by bench_target_remove */
+	bool extended;      /* an existing file bench made longer: put back to original_size by bench_target_remove */
+	uint64_t original_size;
 	bool block_device;
 	uint64_t size;      /* bytes the runs may use, from offset 0 */
 	dev_t disk;         /* the block device whose /proc/diskstats line shows the I/O; 0 when none */
@@ -40,7 +42,7 @@ struct bench_target {
  * signal handler as it is made (bench_target_signal_path), so a second Ctrl-C still removes it.
  */
 int bench_target_prepare(const struct target_request *request, struct bench_target *target);
-/* Removes the file when bench made it, and frees the target. */
+/* Removes the file when bench made it (puts it back to its size when bench extended it), and frees the target. */
 void bench_target_remove(struct bench_target *target);
 /* The file being made, for a signal handler to unlink(2): NULL when there is none. */
 extern const char *volatile bench_target_signal_path;

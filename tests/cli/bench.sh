@@ -209,6 +209,9 @@ check "--pattern compressible: about half ($gz of 2097152 after gzip)" test "$gz
 run "$IOLENS" bench --bs 4k --size 4m "$f"
 check_match "--size beyond an existing file: refused" "has 2M, less than --size 4M" "$ERR"
 check_eq "… exit 1" 1 "$RC"
+run "$IOLENS" bench --rw write --bs 64k --size 4m --force --pattern zero "$f"
+check_eq "--force --size beyond an existing file: extended for the runs, put back to its 2M after" "0 2097152" \
+	"$RC $(stat -c %s "$f")"
 
 # ---- Bad input: clear messages, nothing left behind ---------------------------------------
 
@@ -252,6 +255,15 @@ if is_root; then
 	check_eq "no space for the test file: exit 1" 1 "$RC"
 	check_match "… saying so, with what is free" "no space for a 4M test file in .*: [0-9.]+[KM]? free" "$ERR"
 	check "… nothing left" empty_dir "$T/small"
+	# An existing 4-byte file extended with --force where there is no room: put back, the space given back.
+	printf 'data' >"$T/small/mine"
+	used=$(df --output=used -B1 "$T/small" | tail -1 | tr -d ' ')
+	run "$IOLENS" bench --buffered --rw write --force --size 4m "$T/small/mine"
+	check_eq "--force extension without room: exit 1, the file put back to its 4 bytes, its data kept" "1 4 data" \
+		"$RC $(stat -c %s "$T/small/mine") $(head -c 4 "$T/small/mine")"
+	check_match "… said" "cannot extend .*/mine to 4M: No space left on device" "$ERR"
+	check_eq "… and the filesystem's space given back (df)" "$used" "$(df --output=used -B1 "$T/small" | tail -1 | tr -d ' ')"
+	rm -f "$T/small/mine"
 
 	mount -t tmpfs -o ro none "$T/ro" && on_exit "umount '$T/ro'"
 	run "$IOLENS" bench --buffered --size 1m "$T/ro"
