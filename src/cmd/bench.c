@@ -139,7 +139,8 @@ static _Noreturn void usage(void)
 	       "      --engine ENGINE    psync (one request at a time, as dd) or io_uring (uring)\n"
 	       "                         (default: psync at queue depth 1, io_uring above)\n"
 	       "      --jobs N           jobs (threads) at once, each with its own file descriptor\n"
-	       "                         (sequential jobs each stream through their own part)\n"
+	       "                         (sequential jobs each stream through their own part;\n"
+	       "                         never more jobs than blocks to do)\n"
 	       "      --size SIZE        bytes used of the file and moved per run (default 1G for a\n"
 	       "                         new file, the whole of an existing one)\n"
 	       "      --runtime SECONDS  at most this long per run (default 5)\n"
@@ -393,6 +394,7 @@ struct point {
 	const char *mode; /* "direct", "buffered", "cold", "warm" */
 	uint64_t bs;
 	unsigned qd;
+	unsigned jobs;    /* --jobs, or fewer: never more than the blocks the run has to do */
 	struct bench_result result;
 	struct bench_dir_stats all; /* reads and writes together */
 	bool device_known;
@@ -602,11 +604,22 @@ static int run_point(struct bench *b, const char *mode, bool direct, uint64_t bs
 	spec.span = span;
 	spec.buffer_align = b->target.dio_mem_align;
 	spec.qd = qd;
-	spec.jobs = o->jobs;
 	spec.engine = qd > 1 ? ENGINE_IO_URING : o->engine;
 	spec.bytes_limit = o->time_based ? 0 : (o->size ? o->size : b->target.size) / bs * bs;
 	if (!spec.bytes_limit && !o->time_based)
 		spec.bytes_limit = bs;
+	{
+		/* More jobs than blocks would read the same blocks again (each its own slice of none). */
+		uint64_t blocks = (spec.bytes_limit ? spec.bytes_limit : span) / bs;
+		char bs_text[24];
+
+		p->jobs = blocks < o->jobs ? (unsigned)blocks : o->jobs;
+		if (p->jobs < o->jobs)
+			warn_msg("--jobs %u with %llu block%s of %s to do: %u job%s at this block size", o->jobs,
+				 (unsigned long long)blocks, blocks == 1 ? "" : "s",
+				 bench_size_label(bs, bs_text, sizeof(bs_text)), p->jobs, p->jobs == 1 ? "" : "s");
+		spec.jobs = p->jobs;
+	}
 	spec.runtime_ns = (uint64_t)(o->runtime * 1e9);
 	spec.ramp_ns = (uint64_t)(o->ramp * 1e9);
 	spec.pattern = o->pattern;
@@ -736,7 +749,7 @@ static struct json_object *point_json(const struct bench *b, const struct point 
 	json_object_object_add(o, "mode", json_object_new_string(p->mode));
 	json_object_object_add(o, "bs", json_object_new_uint64(p->bs));
 	json_object_object_add(o, "qd", json_object_new_int((int)p->qd));
-	json_object_object_add(o, "jobs", json_object_new_int((int)b->opt.jobs));
+	json_object_object_add(o, "jobs", json_object_new_int((int)p->jobs));
 	json_object_object_add(o, "engine", json_object_new_string(p->qd > 1 || b->opt.engine == ENGINE_IO_URING ?
 								       "io_uring" : "psync"));
 	json_object_object_add(o, "elapsed_ns", json_object_new_uint64(p->result.elapsed_ns));
@@ -845,7 +858,7 @@ static void fill_row(struct out_table *table, const struct bench *b, const struc
 	out_set_text(row, COL_RW, rw_name(&b->opt));
 	out_set_text(row, COL_BS, bench_size_label(p->bs, bs, sizeof(bs)));
 	out_set_count(row, COL_QD, p->qd);
-	out_set_count(row, COL_JOBS, b->opt.jobs);
+	out_set_count(row, COL_JOBS, p->jobs);
 	out_set_real(row, COL_MBPS, mb_per_s(p));
 	out_set_count(row, COL_IOPS, (uint64_t)llround(iops_of(p)));
 	if (ios) {

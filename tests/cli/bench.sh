@@ -75,6 +75,14 @@ check_eq "--rw randread --qd 8 --jobs 2: still 1024 reads, the size split over t
 	"$(bq get points.0.read.ios <<<"$OUT") $(bq get points.0.engine <<<"$OUT") $(bq get points.0.qd <<<"$OUT") $(bq get points.0.jobs <<<"$OUT")"
 check_eq "… latencies in order" ok "$(bq ordered <<<"$OUT")"
 
+# More jobs than blocks: never the same block twice (the truth: the bytes the size allows).
+run "$IOLENS" bench --jobs 4 --bs 1m --size 1m --json "$D"
+check_eq "--jobs 4 --bs 1m --size 1m: 1 MiB read by 1 job, not 4 MiB" "1048576 1" \
+	"$(bq get points.0.read.bytes <<<"$OUT") $(bq get points.0.jobs <<<"$OUT")"
+check_match "… said" "--jobs 4 with 1 block of 1M to do: 1 job at this block size" "$ERR"
+run "$IOLENS" bench --jobs 4 --bs 4k,1m --size 2m --csv -o bs,jobs "$D"
+check_eq "… per block size: 4 jobs at 4K, 2 at 1M (2 blocks)" "bs,jobs 4K,4 1M,2" "$(tr '\n' ' ' <<<"$OUT" | sed 's/ $//')"
+
 run "$IOLENS" bench --rw randrw --mix 70 --bs 4k --size 4m --json "$D"
 check_eq "--rw randrw --mix 70: 1024 I/O in all" 1024 \
 	$(( $(bq get points.0.read.ios <<<"$OUT") + $(bq get points.0.write.ios <<<"$OUT") ))
