@@ -2,6 +2,7 @@
 #ifndef IOLENS_BENCH_H
 #define IOLENS_BENCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -21,9 +22,16 @@ const char *bench_size_label(uint64_t bytes, char *buf, size_t len);
 /* A time as --latency-target takes it: "500us", "2ms", "0.1s", "1500ns"; a bare number is ms. 0 or -EINVAL. */
 int bench_parse_duration(const char *text, uint64_t *ns);
 
-/* The knee of a sweep: index of the smallest point reaching fraction of the peak, and the peak's index. */
+/*
+ * The knee of a sweep: index of the smallest point reaching fraction of the peak, and the
+ * peak's index. A knee is only one a larger point confirms: one after it (throughput stopped
+ * rising there) or a plateau up to the last (points before it within the fraction). The
+ * largest point of a sweep as its knee means throughput was still rising when the sweep
+ * ended: then index is -1 and unconfirmed.
+ */
 struct bench_knee {
 	int index, peak; /* -1 when there are no points */
+	bool unconfirmed;
 };
 /* value(i) is the throughput of point i, the points in increasing order of what was swept. */
 struct bench_knee bench_find_knee(unsigned count, double (*value)(unsigned index, void *context), void *context,

@@ -97,7 +97,7 @@ int bench_parse_duration(const char *text, uint64_t *ns)
 struct bench_knee bench_find_knee(unsigned count, double (*value)(unsigned index, void *context), void *context,
 				  double fraction)
 {
-	struct bench_knee knee = { -1, -1 };
+	struct bench_knee knee = { .index = -1, .peak = -1 };
 	double peak = 0;
 
 	for (unsigned i = 0; i < count; i++) {
@@ -111,6 +111,10 @@ struct bench_knee bench_find_knee(unsigned count, double (*value)(unsigned index
 			knee.index = (int)i;
 			break;
 		}
+	}
+	if (knee.index >= 0 && count > 1 && (unsigned)knee.index + 1 == count) {
+		knee.index = -1;
+		knee.unconfirmed = true;
 	}
 	return knee;
 }

@@ -932,6 +932,16 @@ static int print_results(struct bench *b, const struct bench_knee *knee)
 					printf("knee: %s, %.1f MB/s: the smallest block size to reach 95 %% of the peak "
 					       "(%.1f MB/s at %s)\n", bench_size_label(kp->bs, bs, sizeof(bs)), mb_per_s(kp), mb_per_s(pp),
 					       bench_size_label(pp->bs, peak_bs, sizeof(peak_bs)));
+			} else if (knee && knee->unconfirmed && b->npoints > 1) {
+				const struct point *pp = &b->points[knee->peak];
+
+				if (o->qd_sweep)
+					printf("no knee within the sweep: its peak, %.1f MB/s at queue depth %u, is not confirmed by a "
+					       "deeper one (sweep deeper)\n", mb_per_s(pp), pp->qd);
+				else
+					printf("no knee within the sweep: its peak, %.1f MB/s at %s, is not confirmed by a larger "
+					       "block size (sweep larger sizes)\n", mb_per_s(pp),
+					       bench_size_label(pp->bs, peak_bs, sizeof(peak_bs)));
 			}
 			if (o->latency_target_ns) {
 				int best = bench_latency_target(b->npoints, bench_p99_of, b, o->latency_target_ns);

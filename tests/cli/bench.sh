@@ -32,7 +32,9 @@ elif what == "knee":       # knee: the index of the point a sweep marks, and the
     bw = [p["bytes_per_s"] for p in doc["points"]]
     marked = [i for i, p in enumerate(doc["points"]) if p["knee"]]
     want = next(i for i, b in enumerate(bw) if b >= 0.95 * max(bw))
-    print(marked, [want])
+    if want == len(bw) - 1 and len(bw) > 1:
+        want = None   # the largest size swept, still rising: no knee within the sweep
+    print(marked, [] if want is None else [want])
 EOF
 bq() { python3 "$T/bq.py" "$@" 2>>"$T/bq.err"; }
 # Interval lines (stdin): the sum of read ios over the "interval" lines, and the result's.
@@ -127,28 +129,40 @@ check_eq "no --bs: the sweep 4k to 4m, doubling" "4096 8192 16384 32768 65536 13
 	"$(bq each bs <<<"$OUT")"
 check_eq "… each point moved the 8 MiB" "8388608 8388608 8388608 8388608 8388608 8388608 8388608 8388608 8388608 8388608 8388608" \
 	"$(bq each read.bytes <<<"$OUT")"
-read -r marked want <<<"$(bq knee <<<"$OUT" | tr -d '[],' | awk '{ print $1, $2 }')"
-check_eq "… one point is the knee: the smallest at 95 % of the peak" "$want" "$marked"
-check_eq "… and the document names it" "$(bq each bs <<<"$OUT" | cut -d' ' -f$((want + 1)))" "$(bq get knee.bs <<<"$OUT")"
+knee_pair=$(bq knee <<<"$OUT")
+check_eq "… the knee marked is the smallest at 95 % of the peak, unless it is the largest swept: $knee_pair" \
+	"$(cut -d' ' -f2- <<<"$knee_pair")" "$(sed 's/\] \[.*/]/' <<<"$knee_pair")"
+want=$(sed 's/.*\] \[//; s/\]//' <<<"$knee_pair")
+check_eq "… and the document names it (null for none)" \
+	"$([ -n "$want" ] && bq each bs <<<"$OUT" | cut -d' ' -f$((want + 1)) || echo null)" "$(bq get knee.bs <<<"$OUT")"
 check_eq "… latencies in order at every size" ok "$(bq ordered <<<"$OUT")"
 check_eq "sweep: bs" bs "$(bq get sweep <<<"$OUT")"
 
 run "$IOLENS" bench --bs 4k-48k --size 2m --svg "$T/sweep.svg" "$D"
 check_eq "--bs 4k-48k: a range ends at its bound" "4K 8K 16K 32K 48K" "$(awk 'NR > 1 && $1 ~ /^[0-9]+K$/ { printf "%s%s", s, $1; s = " " }' <<<"$OUT")"
-check_match "… the table marks the knee" "knee$" "$(grep -w knee <<<"$OUT" | head -1)"
-check_match "… and says which it is" "^knee: [0-9]+K, .* MB/s: the smallest block size to reach 95 % of the peak" "$OUT"
+check_match "… says which is the knee, or that the sweep has none" \
+	"^(knee: [0-9]+K, .* MB/s: the smallest block size to reach 95 % of the peak|no knee within the sweep: its peak, .* MB/s at [0-9]+K, is not confirmed by a larger block size)" "$OUT"
+if grep -q "^knee:" <<<"$OUT"; then
+	check_match "… the table marks it" "knee$" "$(grep -w knee <<<"$OUT" | head -1)"
+else
+	check_eq "… the table marks none" 0 "$(grep -cE ' knee$' <<<"$OUT")"
+fi
 check "--svg: a well-formed SVG" python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$T/sweep.svg"
 check_eq "… two lines of five points each (MB/s and IOPS)" "5 5" \
 	"$(python3 -c 'import sys, xml.etree.ElementTree as E
 r = E.parse(sys.argv[1]).getroot()
 print(" ".join(str(len(p.get("points").split())) for p in r.iter("{http://www.w3.org/2000/svg}polyline")))' "$T/sweep.svg")"
-check_match "… the knee marked" "knee: [0-9]+K" "$(cat "$T/sweep.svg")"
+if grep -q "^knee:" <<<"$OUT"; then
+	check_match "… the knee marked" "knee: [0-9]+K" "$(cat "$T/sweep.svg")"
+else
+	check_no_match "… no knee marked" "knee: [0-9]+K" "$(cat "$T/sweep.svg")"
+fi
 
 run "$IOLENS" bench --qd-sweep --qd 4 --size 2m --json "$D"
 check_eq "--qd-sweep --qd 4: queue depths 1, 2, 4 at 4k" "1 2 4|4096 4096 4096" "$(bq each qd <<<"$OUT")|$(bq each bs <<<"$OUT")"
 check_eq "… io_uring throughout" "io_uring io_uring io_uring" "$(bq each engine <<<"$OUT")"
 check_eq "… random reads by default" randread "$(bq get rw <<<"$OUT")"
-check "… the knee is a queue depth" grep -qE '^(1|2|4)$' <<<"$(bq get knee.qd <<<"$OUT")"
+check "… the knee is a queue depth (or none, unconfirmed at the deepest)" grep -qE '^(1|2|null)$' <<<"$(bq get knee.qd <<<"$OUT")"
 run "$IOLENS" bench --qd-sweep --qd 4 --size 2m --latency-target 10s --json "$D"
 check_eq "--latency-target 10s: the deepest queue, 4" 4 "$(bq get latency_target.qd <<<"$OUT")"
 run "$IOLENS" bench --qd-sweep --qd 4 --size 2m --latency-target 1ns "$D"

@@ -80,6 +80,8 @@ static void test_knee(void **state)
 	double seed[] = { 50, 100, 200, 300, 340, 380, 390, 392, 391 };
 	double flat[] = { 10, 10, 10 };
 	double rising[] = { 1, 2, 4, 8 };
+	double fall[] = { 100, 200, 400, 300 };         /* a larger size fell: the peak was within the sweep */
+	double plateau[] = { 100, 300, 380, 400 };      /* the last still rose, within 95 %: a plateau */
 	struct bench_knee knee;
 	(void)state;
 
@@ -89,8 +91,20 @@ static void test_knee(void **state)
 	knee = bench_find_knee(3, values_of, flat, 0.95);
 	assert_int_equal(knee.index, 0);
 	assert_int_equal(knee.peak, 0);
+	/* The issue's --bs 4k-64k: still rising at the largest size swept: no knee within the sweep. */
 	knee = bench_find_knee(4, values_of, rising, 0.95);
-	assert_int_equal(knee.index, 3);
+	assert_int_equal(knee.index, -1);
+	assert_int_equal(knee.peak, 3);
+	assert_true(knee.unconfirmed);
+	knee = bench_find_knee(4, values_of, fall, 0.95);
+	assert_int_equal(knee.index, 2);
+	assert_false(knee.unconfirmed);
+	knee = bench_find_knee(4, values_of, plateau, 0.95);
+	assert_int_equal(knee.index, 2);
+	assert_int_equal(knee.peak, 3);
+	assert_false(knee.unconfirmed);
+	knee = bench_find_knee(9, values_of, seed, 0.95);
+	assert_false(knee.unconfirmed);
 	knee = bench_find_knee(0, values_of, rising, 0.95);
 	assert_int_equal(knee.index, -1);
 	assert_int_equal(knee.peak, -1);
