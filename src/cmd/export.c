@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <signal.h>
@@ -83,6 +84,8 @@ static void disk_metrics(struct prom *p)
 			any = true;
 			if (fields[f].scale == 1)
 				prom_u64(p, name, raw, "device", d->name, NULL);
+			else if (fields[f].scale < 1) /* divided, not multiplied by 0.001: 440.304, not 440.30400000000003 */
+				prom_real(p, name, (double)raw / round(1 / fields[f].scale), "device", d->name, NULL);
 			else
 				prom_real(p, name, (double)raw * fields[f].scale, "device", d->name, NULL);
 		}
@@ -304,6 +307,19 @@ static enum MHD_Result fixed(struct MHD_Connection *c, unsigned status, const ch
 	return reply(c, status, "text/plain; charset=utf-8", (char *)text, strlen(text), MHD_RESPMEM_PERSISTENT);
 }
 
+/*
+ * The URL's %XX decoded, as libmicrohttpd does, but for %00: decoded, it would end the path
+ * there ("/metrics%00" would be "/metrics"); left as it is, such a path matches nothing (404).
+ */
+static size_t unescape(void *context, struct MHD_Connection *c, char *s)
+{
+	(void)context;
+	(void)c;
+	if (strstr(s, "%00"))
+		return strlen(s);
+	return MHD_http_unescape(s);
+}
+
 static enum MHD_Result handle(void *context, struct MHD_Connection *c, const char *url, const char *method,
 			      const char *version, const char *upload, size_t *upload_size, void **state)
 {
@@ -465,7 +481,7 @@ int cmd_export(int argc, char **argv)
 				  0, NULL, NULL, handle, &e, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
 				  MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
 				  CONNECTION_TIMEOUT, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
-				  MHD_OPTION_END);
+				  MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
 	if (!daemon) {
 		warn_msg("cannot listen on %s: %s", listen, strerror(errno ? errno : EADDRINUSE));
 		cachestat_stop();

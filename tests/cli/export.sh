@@ -22,6 +22,10 @@ check_match "… counters named _total with HELP and TYPE" "# TYPE iolens_disk_i
 check_match "… the page cache from /proc/meminfo" "iolens_page_cache_bytes [0-9]+" "$OUT"
 check_match "… with the counting mode said" 'iolens_page_cache_misses_total\{mode="(ebpf|procfs)"\} [0-9]+' "$OUT"
 check_match "… pressure stall seconds" 'iolens_pressure_some_seconds_total\{resource="io"\}' "$OUT"
+# Milliseconds as seconds: the shortest decimal (440.304), not the product's noise (440.30400000000003).
+io_ms=$(awk -v d="$dev" '$3 == d { print $13 }' /proc/diskstats)
+check_eq "… time in seconds with at most 3 decimals, as /proc/diskstats's ms give ($dev's io_time: $io_ms ms)" "" \
+	"$(grep -E '^iolens_disk_[a-z_]+_time_seconds_total\{' <<<"$OUT" | awk '{ split($2, f, "."); if (length(f[2]) > 3) print }' | head -3)"
 if [ -n "$PROMTOOL" ]; then
 	check_eq "promtool check metrics accepts it" "" "$(promtool check metrics <<<"$OUT" 2>&1)"
 else
@@ -55,6 +59,8 @@ check_eq "… but not when it says q=0" "text/plain; version=0.0.4; charset=utf-
 	"$(curl -s -o /dev/null -w '%{content_type}' -H 'Accept: application/openmetrics-text;q=0, text/plain' "$url")"
 check_eq "HEAD /metrics: 200" 200 "$(status -I "$url")"
 check_eq "GET /nope: 404" 404 "$(status "http://127.0.0.1:$port/nope")"
+check_eq "GET /metrics%00: 404, not /metrics cut at the NUL" 404 "$(status "http://127.0.0.1:$port/metrics%00")"
+check_eq "GET /%6detrics: /metrics, decoded" 200 "$(status "http://127.0.0.1:$port/%6detrics")"
 check_eq "POST /metrics: 405" 405 "$(status -X POST -d a=b "$url")"
 check_match "… saying what is allowed" "Allow: GET, HEAD" "$(curl -s -i -X DELETE "$url")"
 check_eq "a header of 64 KiB: 431" 431 "$(status -H "X-Big: $(head -c 65536 /dev/zero | tr '\0' a)" "$url")"
