@@ -153,7 +153,7 @@ dev, iostat_file, vmstat_file, ours_file = sys.argv[1:]
 ours = [json.loads(l) for l in open(ours_file)][2]
 io = json.load(open(iostat_file))["sysstat"]["hosts"][0]["statistics"][-1]["disk"]
 io = [d for d in io if d["disk_device"] == dev][0]
-vm = open(vmstat_file).read().split("\n")[3].split()
+vm = open(vmstat_file).read().split("\n")[4].split()  # two headers, since boot, 1st, 2nd interval: the 2nd, as ours[2]
 x = ours["dskext_" + dev.replace("-", "_")]
 def near(name, a, b, rel, slack):
     ok = abs(a - b) <= rel * max(abs(a), abs(b)) + slack
