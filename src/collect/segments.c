@@ -496,9 +496,11 @@ struct segment *segment_open(const char *path, unsigned flags, pid_t holder, str
 	 * it), or a name taken by someone else: nothing to read or say. A user whose files took all
 	 * of their time this round: the rest wait for the next.
 	 */
-	if (lstat(path, &st) == 0 && !(flags & SEGMENT_FOLLOW) && S_ISREG(st.st_mode) && st.st_size == 0)
+	bool scanned = lstat(path, &st) == 0 && !(flags & SEGMENT_FOLLOW);
+
+	if (scanned && S_ISREG(st.st_mode) && st.st_size == 0)
 		return NULL;
-	if (lstat(path, &st) == 0 && !(flags & SEGMENT_FOLLOW) && !user_left(round, st.st_uid)) {
+	if (scanned && !user_left(round, st.st_uid)) {
 		problem(report, context, path, -ETIME, "not read: the segments of its user took all their time this round");
 		return NULL;
 	}
@@ -509,12 +511,13 @@ struct segment *segment_open(const char *path, unsigned flags, pid_t holder, str
 		return NULL;
 	}
 	count = vtrace_reader_info(reader)->op_count + 1;
-	if (vtrace_reader_info(reader)->uid != 0 && *ops_of(vtrace_reader_info(reader)->uid) + count > SEGMENT_USER_OPS) {
+	uid_t owner = vtrace_reader_info(reader)->uid;
+	if (owner != 0 && *ops_of(owner) + count > SEGMENT_USER_OPS) {
 		char why_ops[128];
 
 		snprintf(why_ops, sizeof(why_ops), "not read: its user's segments already have %u operations open (at most %u)",
-			 *ops_of(vtrace_reader_info(reader)->uid), SEGMENT_USER_OPS);
-		user_spent(round, vtrace_reader_info(reader)->uid, started);
+			 *ops_of(owner), SEGMENT_USER_OPS);
+		user_spent(round, owner, started);
 		vtrace_reader_close(reader);
 		problem(report, context, path, -EMFILE, why_ops);
 		return NULL;
