@@ -933,21 +933,16 @@ static bool remove_file(struct vstat *vs, const char *path, dev_t dev, ino_t ino
 	return removed;
 }
 
-/* A segment left half made (never ready) by a writer that is gone: nobody holds its lock, and it is old. */
+/* A segment left half made (never ready) by a writer that is gone: old, and nobody holds its lock (remove_file takes it). */
 static void clean_half_made(struct vstat *vs, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
 	struct stat st;
 	uint64_t age;
 
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fcntl(fd, F_OFD_GETLK, &lock) == 0 && lock.l_type == F_UNLCK &&
-	    (age = (uint64_t)(time(NULL) - st.st_mtime)) >= HALF_MADE_AGE && remove_file(vs, path, st.st_dev, st.st_ino))
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (age = (uint64_t)(time(NULL) - st.st_mtime)) >= HALF_MADE_AGE &&
+	    remove_file(vs, path, st.st_dev, st.st_ino))
 		printf("removed %s (half made, %llu s ago, by a writer that is gone)\n", printable_name(path),
 		       (unsigned long long)age);
-	close(fd);
 }
 
 static void clean_one(const char *path, void *context)
