@@ -218,12 +218,58 @@ static int make_file(const struct target_request *request, struct bench_target *
 	return 0;
 }
 
-/* A block device written only when nothing uses it and it holds no filesystem or partition table. */
+/*
+ * 0 when libblkid finds no filesystem, partition table or other signature on the device open as
+ * fd; else says what it found (when is "" at the start, " during the run" after) and EXIT_FAIL.
+ */
+static int check_no_signature(int fd, const char *path, const char *when)
+{
+	const char *type = NULL, *what = "filesystem";
+	blkid_probe probe = blkid_new_probe();
+	int rc;
+
+	if (!probe || blkid_probe_set_device(probe, fd, 0, 0) != 0) {
+		if (probe)
+			blkid_free_probe(probe);
+		say("%s: cannot look for a filesystem signature (libblkid): not written", printable_name(path));
+		return EXIT_FAIL;
+	}
+	blkid_probe_enable_superblocks(probe, 1);
+	blkid_probe_set_superblocks_flags(probe, BLKID_SUBLKS_TYPE);
+	blkid_probe_enable_partitions(probe, 1);
+	blkid_probe_set_partitions_flags(probe, BLKID_PARTS_MAGIC);
+	rc = blkid_do_safeprobe(probe);
+	if (rc == 0) {
+		if (blkid_probe_lookup_value(probe, "TYPE", &type, NULL) != 0 &&
+		    blkid_probe_lookup_value(probe, "PTTYPE", &type, NULL) == 0)
+			what = "partition table";
+	}
+	if (rc != 1) {
+		if (rc == 0 && *when)
+			say("%s: a %s (%s) appeared on it during the run: stopped, not written again",
+			    printable_name(path), what, type ? type : "?");
+		else if (rc == 0)
+			say("%s holds a %s (%s): never written; wipe it first (wipefs) if its data is not wanted",
+			    printable_name(path), what, type ? type : "?");
+		else
+			say("%s: libblkid found conflicting signatures%s: %s", printable_name(path), when,
+			    *when ? "stopped, not written again" : "never written");
+		blkid_free_probe(probe);
+		return EXIT_FAIL;
+	}
+	blkid_free_probe(probe);
+	return 0;
+}
+
+/*
+ * A block device written only when nothing uses it and it holds no filesystem or partition
+ * table. It stays open with O_EXCL (target->hold_fd) until bench_target_remove: nothing can
+ * mount it, mkfs it or make it part of an md or dm device while the run writes it.
+ */
 static int check_device_writable(const struct target_request *request, struct bench_target *target)
 {
-	const char *path = target->path, *type = NULL, *what = "filesystem";
-	blkid_probe probe;
-	int fd, rc;
+	const char *path = target->path;
+	int fd;
 
 	if (!request->force) {
 		say("%s is a block device: bench writes to one only with --force (its data is overwritten)",
@@ -240,37 +286,25 @@ static int check_device_writable(const struct target_request *request, struct be
 			say("%s: %s", printable_name(path), strerror(errno));
 		return EXIT_FAIL;
 	}
-	probe = blkid_new_probe();
-	if (!probe || blkid_probe_set_device(probe, fd, 0, 0) != 0) {
-		if (probe)
-			blkid_free_probe(probe);
-		close(fd);
-		say("%s: cannot look for a filesystem signature (libblkid): not written", printable_name(path));
-		return EXIT_FAIL;
-	}
-	blkid_probe_enable_superblocks(probe, 1);
-	blkid_probe_set_superblocks_flags(probe, BLKID_SUBLKS_TYPE);
-	blkid_probe_enable_partitions(probe, 1);
-	blkid_probe_set_partitions_flags(probe, BLKID_PARTS_MAGIC);
-	rc = blkid_do_safeprobe(probe);
-	if (rc == 0) {
-		if (blkid_probe_lookup_value(probe, "TYPE", &type, NULL) != 0 &&
-		    blkid_probe_lookup_value(probe, "PTTYPE", &type, NULL) == 0)
-			what = "partition table";
-	}
-	if (rc != 1) {
-		if (rc == 0)
-			say("%s holds a %s (%s): never written; wipe it first (wipefs) if its data is not wanted",
-			    printable_name(path), what, type ? type : "?");
-		else
-			say("%s: libblkid found conflicting signatures: never written", printable_name(path));
-		blkid_free_probe(probe);
+	if (check_no_signature(fd, path, "") != 0) {
 		close(fd);
 		return EXIT_FAIL;
 	}
-	blkid_free_probe(probe);
-	close(fd);
+	target->hold_fd = fd;
 	return 0;
+}
+
+int bench_target_recheck(const struct bench_target *target)
+{
+	struct stat now;
+
+	if (target->hold_fd < 0)
+		return 0;
+	if (stat(target->path, &now) != 0 || !S_ISBLK(now.st_mode) || now.st_rdev != target->disk) {
+		say("%s is no longer the block device the run started on: stopped", printable_name(target->path));
+		return EXIT_FAIL;
+	}
+	return check_no_signature(target->hold_fd, target->path, " during the run");
 }
 
 static int use_existing(const struct target_request *request, struct bench_target *target, const struct stat *st)
@@ -341,6 +375,7 @@ int bench_target_prepare(const struct target_request *request, struct bench_targ
 	int rc;
 
 	memset(target, 0, sizeof(*target));
+	target->hold_fd = -1;
 	if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
 		size_t length = strlen(arg) + 32;
 
@@ -408,6 +443,9 @@ void bench_target_remove(struct bench_target *target)
 		say("%s: cannot put it back to its %llu bytes: %s", printable_name(target->path),
 		    (unsigned long long)target->original_size, strerror(errno));
 	bench_target_signal_path = NULL;
+	if (target->hold_fd >= 0)
+		close(target->hold_fd);
 	free(target->path);
 	memset(target, 0, sizeof(*target));
+	target->hold_fd = -1;
 }

@@ -27,6 +27,7 @@ struct bench_target {
 	bool extended;      /* an existing file bench made longer: put back to original_size by bench_target_remove */
 	uint64_t original_size;
 	bool block_device;
+	int hold_fd;        /* a block device bench writes, open O_EXCL for the whole run; -1 otherwise */
 	uint64_t size;      /* bytes the runs may use, from offset 0 */
 	dev_t disk;         /* the block device whose /proc/diskstats line shows the I/O; 0 when none */
 	uint32_t dio_mem_align, dio_offset_align; /* statx's O_DIRECT alignment; 0 when unknown */
@@ -42,6 +43,12 @@ struct bench_target {
  * signal handler as it is made (bench_target_signal_path), so a second Ctrl-C still removes it.
  */
 int bench_target_prepare(const struct target_request *request, struct bench_target *target);
+/*
+ * Before each point of a run that writes a block device: 0 while the path still names the
+ * device and no signature (filesystem, partition table, RAID member...) appeared on it; else
+ * says so and EXIT_FAIL, and the run stops.
+ */
+int bench_target_recheck(const struct bench_target *target);
 /* Removes the file when bench made it (puts it back to its size when bench extended it), and frees the target. */
 void bench_target_remove(struct bench_target *target);
 /* The file being made, for a signal handler to unlink(2): NULL when there is none. */

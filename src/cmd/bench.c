@@ -418,6 +418,7 @@ struct bench {
 	struct disk_stats device_before; /* sampled as the measured phase starts */
 	int64_t cached_before;           /* likewise: the file's cached pages, -1 when not wanted or unknown */
 	bool want_cached;
+	bool aborted; /* a point found the run must not go on (the device it writes changed) */
 	uint64_t last_bytes, last_dir_bytes[2], last_ios[2], last_lat[2], last_ns; /* for --interval deltas */
 };
 
@@ -594,6 +595,11 @@ static int run_point(struct bench *b, const char *mode, bool direct, uint64_t bs
 
 		warn_msg("block size %s is more than the %s used of %s: left out", bench_size_label(bs, bs_text, sizeof(bs_text)),
 			 human_size(b->target.size, size_text, 16), printable_name(b->target.path));
+		return 1;
+	}
+	/* Checked again before every point: nothing written after a filesystem appeared. */
+	if (bench_target_recheck(&b->target) != 0) {
+		b->aborted = true;
 		return 1;
 	}
 	spec.path = b->target.path;
@@ -1017,6 +1023,11 @@ static void on_layout(uint64_t done, uint64_t total, void *context)
 	b->progress_shown = true;
 }
 
+static bool going(const struct bench *b)
+{
+	return !stop_signal && !b->aborted;
+}
+
 static int run_all(struct bench *b)
 {
 	struct bench_options *o = &b->opt;
@@ -1031,9 +1042,9 @@ static int run_all(struct bench *b)
 		if (cached > 0)
 			warn_msg("%s: %lld pages stayed in the page cache after eviction (mapped or locked by a process)",
 				 printable_name(b->target.path), (long long)cached);
-		if (!stop_signal)
+		if (going(b))
 			failed |= run_point(b, "cold", false, o->bs[0], o->qd);
-		if (!stop_signal) {
+		if (going(b)) {
 			warm_file(b);
 			cached = cached_pages(b);
 			if (cached >= 0 && (uint64_t)cached < pages_for(b->target.size, page_size()))
@@ -1045,14 +1056,14 @@ static int run_all(struct bench *b)
 		return failed;
 	}
 	if (o->qd_sweep) {
-		for (unsigned qd = 1; qd <= o->qd && !stop_signal; qd *= 2) {
+		for (unsigned qd = 1; qd <= o->qd && going(b); qd *= 2) {
 			failed |= run_point(b, o->buffered ? "buffered" : "direct", !o->buffered, o->bs[0], qd);
-			if (qd * 2 > o->qd && qd != o->qd && !stop_signal)
+			if (qd * 2 > o->qd && qd != o->qd && going(b))
 				failed |= run_point(b, o->buffered ? "buffered" : "direct", !o->buffered, o->bs[0], o->qd);
 		}
 		return failed;
 	}
-	for (unsigned i = 0; i < o->nbs && !stop_signal; i++)
+	for (unsigned i = 0; i < o->nbs && going(b); i++)
 		failed |= run_point(b, o->buffered ? "buffered" : "direct", !o->buffered, o->bs[i], o->qd);
 	return failed;
 }

@@ -47,7 +47,7 @@ print(len(iv), sum(l["read"]["ios"] for l in iv), res[0]["points"][0]["read"]["i
 }
 # The device under a directory, as /proc/diskstats names it, and its sectors read and written.
 disk_of() { local mm; mm=$(stat -c '%Hd:%Ld' "$1"); sed -n 's/^DEVNAME=//p' "/sys/dev/block/$mm/uevent" 2>/dev/null; }
-disk_sectors() { awk -v d="$1" '$3 == d { print $6 + $10 }' /proc/diskstats; }
+disk_sectors() { awk -v d="$1" '$3 == d { printf "%.0f\n", $6 + $10 }' /proc/diskstats; }
 empty_dir() { [ -z "$(ls -A "$1")" ]; }
 
 D=$T/d
@@ -312,6 +312,33 @@ if [ -n "$loop" ]; then
 	run "$IOLENS" bench --rw write --bs 64k --size 4m --force --json "$loop"
 	check_eq "… blank and unused, with --force: written" "0 4194304" "$RC $(bq get points.0.write.bytes <<<"$OUT")"
 	check "… the device is still there (bench removes only what it made)" test -b "$loop"
+
+	mkdir -p "$T/mnt"
+	# Held for the whole run: mount and mkfs get EBUSY while a write sweep runs, and a signature
+	# written behind its back (an md superblock at the end, past --size) stops it before the next point.
+	"$IOLENS" bench --rw randwrite --bs 4k-64k --size 16m --force --runtime 2 --time-based --interval 0.1 \
+		"$loop" >"$T/held.out" 2>"$T/held.err" &
+	held_pid=$!
+	for _ in $(seq 600); do [ -s "$T/held.out" ] && break; kill -0 $held_pid 2>/dev/null || break; sleep 0.05; done
+	mount "$loop" "$T/mnt" 2>"$T/mount.err"
+	mount_rc=$?
+	[ $mount_rc = 0 ] && umount "$T/mnt"
+	check "during a write sweep the device cannot be mounted ($(head -n 1 "$T/mount.err" | cut -c 1-60))" test $mount_rc != 0
+	check_fails "… nor formatted (mkfs.ext4 gets EBUSY)" mkfs.ext4 -q "$loop" 2>/dev/null
+	python3 -c 'import os, struct, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+size = os.lseek(fd, 0, os.SEEK_END)
+os.pwrite(fd, struct.pack("<IIII", 0xa92b4efc, 0, 90, 0), (size & ~0xffff) - 0x10000)
+os.fsync(fd)' "$loop"
+	wait $held_pid
+	held_rc=$?
+	check_eq "a RAID signature written during the sweep: exit 1" 1 "$held_rc"
+	check_match "… said" "a filesystem \(linux_raid_member\) appeared on it during the run: stopped, not written again" \
+		"$(cat "$T/held.err")"
+	held_bs=$(tail -n 1 "$T/held.out" | bq each bs | tr '\n' ' ')
+	check_match "… before the sweep's last point (points done: $held_bs)" "^4096 (8192 )?(16384 )?(32768 )?$" "$held_bs"
+	check_eq "… and the signature is intact (blkid)" linux_raid_member "$(blkid -p -o value -s TYPE "$loop")"
+	wipefs -qa "$loop" >/dev/null 2>&1
 
 	mkfs.ext4 -q -F "$loop" >/dev/null 2>&1
 	sum_before=$(md5sum <"$loop")

@@ -19,6 +19,8 @@ skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 
 # check DESCRIPTION COMMAND...: passes when the command succeeds.
 check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
+# check_fails DESCRIPTION COMMAND...: passes when the command fails.
+check_fails() { local d=$1; shift; if "$@"; then not_ok "$d"; else ok "$d"; fi; }
 # check_eq DESCRIPTION EXPECTED ACTUAL
 check_eq() {
 	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1: expected '$2', got '$3'"; fi
