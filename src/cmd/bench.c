@@ -476,8 +476,8 @@ static void on_tick(const struct bench_progress *progress, void *context)
 			json_object_object_add(dir, "bytes_per_s",
 					       out_json_real(dt ? (double)dbytes * 1e9 / (double)dt : 0));
 			json_object_object_add(dir, "iops", out_json_real(dt ? (double)dios * 1e9 / (double)dt : 0));
-			json_object_object_add(dir, "lat_mean_ns", json_object_new_uint64(dios ?
-				(progress->lat_sum[d] - b->last_lat[d]) / dios : 0));
+			json_object_object_add(dir, "lat_mean_ns", dios ? json_object_new_uint64(
+				(progress->lat_sum[d] - b->last_lat[d]) / dios) : NULL);
 			json_object_object_add(line, d ? "write" : "read", dir);
 		}
 		{
@@ -699,6 +699,14 @@ static int run_point(struct bench *b, const char *mode, bool direct, uint64_t bs
 		return 1;
 	}
 	b->npoints++;
+	if (!p->all.ios && !stop_signal) {
+		char bs_text[24];
+
+		/* Shown (its latencies unknown, not 0), and the run fails: it measured nothing. */
+		warn_msg("%s: bs %s: no I/O completed in the %.3g s run: nothing was measured", printable_name(b->target.path),
+			 bench_size_label(bs, bs_text, sizeof(bs_text)), (double)p->result.elapsed_ns / 1e9);
+		return 1;
+	}
 	return 0;
 }
 
@@ -719,15 +727,19 @@ static const char *rw_name(const struct bench_options *o)
 	return rw_names[o->rw];
 }
 
+/* The latencies of the I/Os done: null when none was (no latency, not one of 0). */
 static struct json_object *latency_json(const struct bench_dir_stats *s)
 {
-	struct json_object *lat = json_object_new_object();
+	struct json_object *lat;
 	static const struct { const char *key; double q; } quantiles[] = {
 		{ "p50", 0.5 }, { "p90", 0.9 }, { "p99", 0.99 }, { "p99_9", 0.999 },
 	};
 
+	if (!s->ios)
+		return NULL;
+	lat = json_object_new_object();
 	json_object_object_add(lat, "min", json_object_new_uint64(s->lat_min));
-	json_object_object_add(lat, "mean", json_object_new_uint64(s->ios ? s->lat_sum / s->ios : 0));
+	json_object_object_add(lat, "mean", json_object_new_uint64(s->lat_sum / s->ios));
 	for (size_t i = 0; i < sizeof(quantiles) / sizeof(quantiles[0]); i++)
 		json_object_object_add(lat, quantiles[i].key, json_object_new_uint64(bench_quantile(s, quantiles[i].q)));
 	json_object_object_add(lat, "max", json_object_new_uint64(s->lat_max));
@@ -768,10 +780,8 @@ static struct json_object *point_json(const struct bench *b, const struct point 
 		json_object_object_add(o, "write", direction_json(p, &p->result.dir[BENCH_WRITE]));
 	json_object_object_add(cpu, "user_s", out_json_real(p->result.cpu_user_s));
 	json_object_object_add(cpu, "sys_s", out_json_real(p->result.cpu_sys_s));
-	json_object_object_add(cpu, "user_ns_per_io",
-			       out_json_real(ios ? p->result.cpu_user_s * 1e9 / (double)ios : 0));
-	json_object_object_add(cpu, "sys_ns_per_io",
-			       out_json_real(ios ? p->result.cpu_sys_s * 1e9 / (double)ios : 0));
+	json_object_object_add(cpu, "user_ns_per_io", ios ? out_json_real(p->result.cpu_user_s * 1e9 / (double)ios) : NULL);
+	json_object_object_add(cpu, "sys_ns_per_io", ios ? out_json_real(p->result.cpu_sys_s * 1e9 / (double)ios) : NULL);
 	json_object_object_add(o, "cpu", cpu);
 	json_object_object_add(o, "synced", json_object_new_boolean(p->result.synced));
 	if (p->result.synced)

@@ -176,6 +176,17 @@ read -r n sum total last <<<"$(interval_sums <<<"$OUT")"
 check "--interval 0.2 over 1 s: about five samples ($n)" test "$n" -ge 4 -a "$n" -le 6
 check_eq "… their reads add up to the result's" "$total" "$sum"
 check_eq "… the result last" result "$last"
+check_eq "… a direction with no I/O in an interval has no mean latency (null, not 0)" "None" \
+	"$(python3 -c 'import json, sys
+print(set(json.loads(l)["write"]["lat_mean_ns"] for l in sys.stdin if "interval" in l))' <<<"$OUT" | tr -d "{}")"
+
+# A run in which no I/O completes measured nothing: no latency (null), and it fails.
+run "$IOLENS" bench --bs 4k --size 4m --runtime 0.000001 --time-based --json "$D"
+check_eq "a 1 us run: exit 1" 1 "$RC"
+check_eq "… no I/O done, its latencies and CPU per I/O null" "0 null null null" \
+	"$(bq get points.0.read.ios <<<"$OUT") $(bq get points.0.lat_ns <<<"$OUT") $(bq get points.0.read.lat_ns <<<"$OUT") $(bq get points.0.cpu.sys_ns_per_io <<<"$OUT")"
+check_match "… said" "bs 4K: no I/O completed in the 1e-06 s run: nothing was measured" "$ERR"
+check "… DIR is empty again" empty_dir "$D"
 
 # ---- --compare-cache: direct, cold, warm -------------------------------------------------
 
