@@ -269,7 +269,7 @@ static int check_no_signature(int fd, const char *path, const char *when)
 static int check_device_writable(const struct target_request *request, struct bench_target *target)
 {
 	const char *path = target->path;
-	int fd;
+	int fd, read_only = 0;
 
 	if (!request->force) {
 		say("%s is a block device: bench writes to one only with --force (its data is overwritten)",
@@ -284,6 +284,12 @@ static int check_device_writable(const struct target_request *request, struct be
 			    printable_name(path));
 		else
 			say("%s: %s", printable_name(path), strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (ioctl(fd, BLKROGET, &read_only) == 0 && read_only) {
+		say("%s is read-only (a write-protected medium, losetup -r, blockdev --setro): cannot be written",
+		    printable_name(path));
+		close(fd);
 		return EXIT_FAIL;
 	}
 	if (check_no_signature(fd, path, "") != 0) {
@@ -366,6 +372,19 @@ static int use_existing(const struct target_request *request, struct bench_targe
 	return 0;
 }
 
+/* Whether O_DIRECT opens succeed on the filesystem of path (a directory: an O_TMPFILE there): 1, 0, or -1 unknown. */
+static int direct_accepted(const char *path, bool is_dir)
+{
+	int fd = is_dir ? open(path, O_TMPFILE | O_RDWR | O_DIRECT | O_CLOEXEC, 0600) :
+			  open(path, O_RDONLY | O_DIRECT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	return errno == EINVAL || errno == EOPNOTSUPP ? 0 : -1;
+}
+
 int bench_target_prepare(const struct target_request *request, struct bench_target *target)
 {
 	const char *arg = request->arg ? request->arg : ".";
@@ -408,8 +427,12 @@ int bench_target_prepare(const struct target_request *request, struct bench_targ
 	}
 	snprintf(target->fs_type, sizeof(target->fs_type), "%s", bench_fs_type(dir ? dir : arg, &tmpfs));
 	if (request->direct && tmpfs && (dir || !S_ISBLK(st.st_mode))) {
-		say("%s is on %s, which keeps files in memory: O_DIRECT is unsupported there, and there is no disk "
-		    "to measure (use --buffered to measure memory copies)", printable_name(dir ? dir : arg), target->fs_type);
+		int accepted = direct_accepted(dir ? dir : arg, dir != NULL);
+
+		say("%s is on %s, which keeps files in memory: there is no disk to measure%s (use --buffered to measure "
+		    "memory copies)", printable_name(dir ? dir : arg), target->fs_type,
+		    accepted > 0 ? ", and O_DIRECT, which this kernel accepts there, only copies memory" :
+		    accepted == 0 ? ", and this kernel does not support O_DIRECT there" : "");
 		free(dir);
 		free(target->path);
 		target->path = NULL;
