@@ -40,6 +40,7 @@ enum {
 	COL_AQU,
 	COL_HIT,
 	COL_KNEE,
+	COL_SPREAD,
 	COL_COUNT
 };
 
@@ -65,6 +66,7 @@ static const struct out_column columns[COL_COUNT] = {
 	[COL_AQU] = { "aqu_sz", "AQU-SZ", NULL, OUT_FLOAT, false, "the device's average queue length, as iostat's", NULL, 2 },
 	[COL_HIT] = { "hit", "HIT%", NULL, OUT_PERCENT, false, "page-cache hit ratio of buffered reads", NULL, 1 },
 	[COL_KNEE] = { "knee", "KNEE", NULL, OUT_TEXT, true, "'knee': where throughput reaches 95 % of the peak" },
+	[COL_SPREAD] = { "spread", "SPREAD%", NULL, OUT_PERCENT, false, "with --repeat: (highest - lowest) / median MB/s of the runs", NULL, 1 },
 };
 
 static const char *const rw_names[] = { "read", "write", "randread", "randwrite", "rw", "randrw" };
@@ -77,6 +79,7 @@ struct bench_options {
 	uint64_t bs[BENCH_MAX_POINTS];
 	unsigned nbs;           /* 0: sweep */
 	unsigned qd, jobs;
+	unsigned repeat;        /* runs per point; the median is the point's */
 	bool qd_given, engine_given, bs_given, rw_given;
 	enum bench_engine engine;
 	uint64_t size;
@@ -90,6 +93,8 @@ struct bench_options {
 };
 
 static volatile sig_atomic_t stop_signal;
+
+#define BENCH_MAX_REPEAT 99 /* --repeat */
 
 struct bench;
 static uint64_t bench_p99_of(unsigned index, void *context);
@@ -144,6 +149,8 @@ static _Noreturn void usage(void)
 	       "      --size SIZE        bytes used of the file and moved per run (default 1G for a\n"
 	       "                         new file, the whole of an existing one)\n"
 	       "      --runtime SECONDS  at most this long per run (default 5)\n"
+	       "      --repeat N         run each point N times and report the run of median MB/s,\n"
+	       "                         with the spread of the runs (default 1)\n"
 	       "      --time-based       run for the whole runtime, going round the file again\n"
 	       "      --ramp SECONDS     run this long before measuring; not counted (default 0)\n"
 	       "      --buffered         through the page cache (default: O_DIRECT)\n"
@@ -212,7 +219,7 @@ static unsigned parse_count_arg(const char *name, const char *text, unsigned low
 static void parse_options(int argc, char **argv, struct bench_options *o)
 {
 	enum {
-		OPT_RW = 0x2000, OPT_MIX, OPT_BS, OPT_QD, OPT_ENGINE, OPT_JOBS, OPT_SIZE, OPT_RUNTIME, OPT_TIME_BASED,
+		OPT_RW = 0x2000, OPT_MIX, OPT_BS, OPT_QD, OPT_ENGINE, OPT_JOBS, OPT_REPEAT, OPT_SIZE, OPT_RUNTIME, OPT_TIME_BASED,
 		OPT_RAMP, OPT_BUFFERED, OPT_PATTERN, OPT_FORCE, OPT_QD_SWEEP, OPT_LATENCY_TARGET, OPT_COMPARE_CACHE,
 		OPT_INTERVAL, OPT_SVG, OPT_DIRECT,
 	};
@@ -226,6 +233,7 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 		{ "iodepth", required_argument, NULL, OPT_QD },
 		{ "engine", required_argument, NULL, OPT_ENGINE },
 		{ "jobs", required_argument, NULL, OPT_JOBS },
+		{ "repeat", required_argument, NULL, OPT_REPEAT },
 		{ "size", required_argument, NULL, OPT_SIZE },
 		{ "runtime", required_argument, NULL, OPT_RUNTIME },
 		{ "time-based", no_argument, NULL, OPT_TIME_BASED },
@@ -248,6 +256,7 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 	o->mix = 50;
 	o->qd = 1;
 	o->jobs = 1;
+	o->repeat = 1;
 	o->runtime = 5;
 	while ((opt = getopt_long(argc, argv, OUT_SHORT_OPTIONS "hV", long_options, NULL)) != -1) {
 		if (out_parse_option(&o->output, opt, optarg))
@@ -290,6 +299,9 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 			break;
 		case OPT_JOBS:
 			o->jobs = parse_count_arg("--jobs", optarg, 1, 256);
+			break;
+		case OPT_REPEAT:
+			o->repeat = parse_count_arg("--repeat", optarg, 1, BENCH_MAX_REPEAT);
 			break;
 		case OPT_SIZE:
 			if (parse_size(optarg, &o->size) != 0 || o->size == 0)
@@ -405,6 +417,9 @@ struct point {
 	double hit;        /* percent */
 	char warning[256]; /* what differs between the application's view and the device's */
 	bool knee;
+	unsigned runs;     /* --repeat: how many runs the point was measured by (this one is their median) */
+	double runs_mbps[BENCH_MAX_REPEAT]; /* each run's MB/s, in the order run */
+	double spread;     /* (highest - lowest) / median MB/s of the runs, in percent */
 };
 
 struct bench {
@@ -574,13 +589,81 @@ static void on_measure(void *context)
 	b->cached_before = b->want_cached ? cached_pages(b) : -1;
 }
 
-static int run_point(struct bench *b, const char *mode, bool direct, uint64_t bs, unsigned qd)
+static double mb_per_s(const struct point *p);
+
+static bool going(const struct bench *b)
+{
+	return !stop_signal && !b->aborted;
+}
+
+/* One run of a point into p, whose mode, bs, qd and jobs are set: 0, or the engine's error. */
+static int measure_run(struct bench *b, struct point *p, struct bench_spec *spec, bool direct)
+{
+	struct bench_options *o = &b->opt;
+	struct disk_stats after = {0};
+	int64_t cached_after;
+	int rc;
+
+	b->running = p;
+	b->last_bytes = b->last_ns = 0;
+	memset(b->last_ios, 0, sizeof(b->last_ios));
+	memset(b->last_lat, 0, sizeof(b->last_lat));
+	memset(b->last_dir_bytes, 0, sizeof(b->last_dir_bytes));
+	/* The hit ratio of reads only: pages that writes add to the cache are no misses. */
+	b->want_cached = !direct && spec->read_percent == 100;
+	b->cached_before = -1;
+	rc = bench_run(spec, &p->result);
+	p->device_known = p->device_known && read_device(b, &after);
+	clear_progress(b);
+	for (int d = 0; d < 2; d++) {
+		struct bench_dir_stats *s = &p->result.dir[d];
+
+		if (!s->ios)
+			continue;
+		if (!p->all.ios || s->lat_min < p->all.lat_min)
+			p->all.lat_min = s->lat_min;
+		if (s->lat_max > p->all.lat_max)
+			p->all.lat_max = s->lat_max;
+		p->all.ios += s->ios;
+		p->all.bytes += s->bytes;
+		p->all.lat_sum += s->lat_sum;
+		for (unsigned k = 0; k < VTRACE_HISTOGRAM_BUCKETS; k++)
+			p->all.hist[k] += s->hist[k];
+	}
+	if (p->device_known) {
+		snprintf(p->device, sizeof(p->device), "%s", after.name);
+		const struct disk_stats *before = &b->device_before;
+
+		disk_ext_compute(before, &after, (double)p->result.elapsed_ns / 1e9, &p->device_ext);
+		p->device_read = after.rd_sectors >= before->rd_sectors ? (after.rd_sectors - before->rd_sectors) * 512 : 0;
+		p->device_written = after.wr_sectors >= before->wr_sectors ? (after.wr_sectors - before->wr_sectors) * 512 : 0;
+	}
+	if (b->cached_before >= 0 && (cached_after = cached_pages(b)) >= 0 && p->result.dir[BENCH_READ].bytes) {
+		/* Pages the file gained in the cache during the run were misses (bcc's cachestat counts so). */
+		uint64_t pages_read = pages_for(p->result.dir[BENCH_READ].bytes, page_size());
+		uint64_t misses = cached_after > b->cached_before ? (uint64_t)(cached_after - b->cached_before) : 0;
+
+		p->hit_known = true;
+		p->hit = misses >= pages_read ? 0 : 100.0 * (double)(pages_read - misses) / (double)pages_read;
+	}
+	if (!o->compare_cache) /* there the difference is the point, not a warning */
+		compare_views(p);
+	return rc;
+}
+
+static int compare_mbps(const void *a, const void *b)
+{
+	double x = **(const double *const *)a, y = **(const double *const *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int run_point(struct bench *b, const char *mode, bool direct, uint64_t bs, unsigned qd,
+		     void (*before)(struct bench *b, unsigned run))
 {
 	struct bench_options *o = &b->opt;
 	struct point *p = &b->points[b->npoints];
-	struct disk_stats after = {0};
 	struct bench_spec spec = {0};
-	int64_t cached_after;
 	uint64_t span = b->target.size / bs * bs;
 	int rc;
 
@@ -638,50 +721,49 @@ static int run_point(struct bench *b, const char *mode, bool direct, uint64_t bs
 		spec.on_tick = on_tick;
 		spec.context = b;
 	}
-	b->running = p;
-	b->last_bytes = b->last_ns = 0;
-	memset(b->last_ios, 0, sizeof(b->last_ios));
-	memset(b->last_lat, 0, sizeof(b->last_lat));
-	memset(b->last_dir_bytes, 0, sizeof(b->last_dir_bytes));
-	/* The hit ratio of reads only: pages that writes add to the cache are no misses. */
-	b->want_cached = !direct && spec.read_percent == 100;
-	b->cached_before = -1;
-	rc = bench_run(&spec, &p->result);
-	p->device_known = p->device_known && read_device(b, &after);
-	clear_progress(b);
-	for (int d = 0; d < 2; d++) {
-		struct bench_dir_stats *s = &p->result.dir[d];
+	if (o->repeat == 1) {
+		if (before)
+			before(b, 0);
+		rc = measure_run(b, p, &spec, direct);
+	} else {
+		/* Each run of the point measured whole; the one of median MB/s stands for it. */
+		struct point *runs = xcalloc(o->repeat, sizeof(*runs));
+		const double *order[BENCH_MAX_REPEAT];
+		unsigned n = 0;
 
-		if (!s->ios)
-			continue;
-		if (!p->all.ios || s->lat_min < p->all.lat_min)
-			p->all.lat_min = s->lat_min;
-		if (s->lat_max > p->all.lat_max)
-			p->all.lat_max = s->lat_max;
-		p->all.ios += s->ios;
-		p->all.bytes += s->bytes;
-		p->all.lat_sum += s->lat_sum;
-		for (unsigned k = 0; k < VTRACE_HISTOGRAM_BUCKETS; k++)
-			p->all.hist[k] += s->hist[k];
-	}
-	if (p->device_known) {
-		snprintf(p->device, sizeof(p->device), "%s", after.name);
-		const struct disk_stats *before = &b->device_before;
+		rc = 0;
+		for (unsigned r = 0; r < o->repeat && going(b); r++) {
+			if (r && bench_target_recheck(&b->target) != 0) {
+				b->aborted = true;
+				free(runs);
+				return 1;
+			}
+			runs[r] = *p;
+			if (before)
+				before(b, r);
+			rc = measure_run(b, &runs[r], &spec, direct);
+			if (rc) {
+				*p = runs[r];
+				break;
+			}
+			p->runs_mbps[r] = mb_per_s(&runs[r]);
+			order[n++] = &p->runs_mbps[r];
+		}
+		if (!rc && n) {
+			double mbps[BENCH_MAX_REPEAT], median;
+			const struct point *chosen;
 
-		disk_ext_compute(before, &after, (double)p->result.elapsed_ns / 1e9, &p->device_ext);
-		p->device_read = after.rd_sectors >= before->rd_sectors ? (after.rd_sectors - before->rd_sectors) * 512 : 0;
-		p->device_written = after.wr_sectors >= before->wr_sectors ? (after.wr_sectors - before->wr_sectors) * 512 : 0;
+			qsort(order, n, sizeof(order[0]), compare_mbps);
+			chosen = &runs[order[(n - 1) / 2] - p->runs_mbps]; /* the lower middle one when n is even */
+			median = *order[(n - 1) / 2];
+			memcpy(mbps, p->runs_mbps, sizeof(mbps));
+			*p = *chosen;
+			memcpy(p->runs_mbps, mbps, sizeof(mbps));
+			p->runs = n;
+			p->spread = median > 0 ? (*order[n - 1] - *order[0]) / median * 100 : 0;
+		}
+		free(runs);
 	}
-	if (b->cached_before >= 0 && (cached_after = cached_pages(b)) >= 0 && p->result.dir[BENCH_READ].bytes) {
-		/* Pages the file gained in the cache during the run were misses (bcc's cachestat counts so). */
-		uint64_t pages_read = pages_for(p->result.dir[BENCH_READ].bytes, page_size());
-		uint64_t misses = cached_after > b->cached_before ? (uint64_t)(cached_after - b->cached_before) : 0;
-
-		p->hit_known = true;
-		p->hit = misses >= pages_read ? 0 : 100.0 * (double)(pages_read - misses) / (double)pages_read;
-	}
-	if (!o->compare_cache) /* there the difference is the point, not a warning */
-		compare_views(p);
 	if (rc) {
 		char bs_text[24];
 
@@ -800,6 +882,18 @@ static struct json_object *point_json(const struct bench *b, const struct point 
 	}
 	json_object_object_add(o, "hit_ratio", p->hit_known ? out_json_real(p->hit / 100) : NULL);
 	json_object_object_add(o, "knee", json_object_new_boolean(p->knee));
+	if (p->runs > 1) {
+		struct json_object *runs = json_object_new_object(), *each = json_object_new_array();
+
+		for (unsigned i = 0; i < p->runs; i++)
+			json_object_array_add(each, out_json_real(p->runs_mbps[i] * 1e6));
+		json_object_object_add(runs, "count", json_object_new_int((int)p->runs));
+		json_object_object_add(runs, "bytes_per_s", each);
+		json_object_object_add(runs, "spread", out_json_real(p->spread / 100));
+		json_object_object_add(o, "runs", runs);
+	} else {
+		json_object_object_add(o, "runs", NULL);
+	}
 	json_object_object_add(o, "warning", p->warning[0] ? json_object_new_string(p->warning) : NULL);
 	return o;
 }
@@ -897,6 +991,8 @@ static void fill_row(struct out_table *table, const struct bench *b, const struc
 	if (p->hit_known)
 		out_set_real(row, COL_HIT, p->hit);
 	out_set_text(row, COL_KNEE, p->knee ? "knee" : "");
+	if (p->runs > 1)
+		out_set_real(row, COL_SPREAD, p->spread);
 }
 
 static int print_results(struct bench *b, const struct bench_knee *knee)
@@ -921,8 +1017,9 @@ static int print_results(struct bench *b, const struct bench_knee *knee)
 		for (unsigned i = 0; i < b->npoints; i++)
 			any_hit |= b->points[i].hit_known;
 		/* The defaults fit the run: the mode when modes differ, the knee when there is a sweep. */
-		snprintf(chosen, sizeof(chosen), "%sbs,qd,%smb_per_s,iops,lat_mean,lat_p50,lat_p99,lat_max,cpu_per_io,util%s%s%s%s",
-			 o->compare_cache ? "mode," : "", o->jobs > 1 ? "jobs," : "", any_hit ? ",hit" : "",
+		snprintf(chosen, sizeof(chosen), "%sbs,qd,%smb_per_s,%siops,lat_mean,lat_p50,lat_p99,lat_max,cpu_per_io,util%s%s%s%s",
+			 o->compare_cache ? "mode," : "", o->jobs > 1 ? "jobs," : "", o->repeat > 1 ? "spread," : "",
+			 any_hit ? ",hit" : "",
 			 b->npoints > 1 && !o->compare_cache ? ",knee" : "",
 			 output.columns && output.columns[0] == '+' ? "," : "",
 			 output.columns && output.columns[0] == '+' ? output.columns + 1 : "");
@@ -1033,9 +1130,29 @@ static void on_layout(uint64_t done, uint64_t total, void *context)
 	b->progress_shown = true;
 }
 
-static bool going(const struct bench *b)
+/* Before each cold run of --compare-cache: the file out of the page cache (said once when it will not go). */
+static void before_cold(struct bench *b, unsigned run)
 {
-	return !stop_signal && !b->aborted;
+	int64_t cached;
+
+	evict_file(b);
+	cached = cached_pages(b);
+	if (cached > 0 && !run)
+		warn_msg("%s: %lld pages stayed in the page cache after eviction (mapped or locked by a process)",
+			 printable_name(b->target.path), (long long)cached);
+}
+
+/* Before each warm run: the whole file in the page cache (said once when it will not fit). */
+static void before_warm(struct bench *b, unsigned run)
+{
+	int64_t cached;
+
+	warm_file(b);
+	cached = cached_pages(b);
+	if (cached >= 0 && (uint64_t)cached < pages_for(b->target.size, page_size()) && !run)
+		warn_msg("%s: only %lld of %llu pages could be cached before the warm run",
+			 printable_name(b->target.path), (long long)cached,
+			 (unsigned long long)pages_for(b->target.size, page_size()));
 }
 
 static int run_all(struct bench *b)
@@ -1044,37 +1161,23 @@ static int run_all(struct bench *b)
 	int failed = 0;
 
 	if (o->compare_cache) {
-		int64_t cached;
-
-		failed |= run_point(b, "direct", true, o->bs[0], o->qd);
-		evict_file(b);
-		cached = cached_pages(b);
-		if (cached > 0)
-			warn_msg("%s: %lld pages stayed in the page cache after eviction (mapped or locked by a process)",
-				 printable_name(b->target.path), (long long)cached);
+		failed |= run_point(b, "direct", true, o->bs[0], o->qd, NULL);
 		if (going(b))
-			failed |= run_point(b, "cold", false, o->bs[0], o->qd);
-		if (going(b)) {
-			warm_file(b);
-			cached = cached_pages(b);
-			if (cached >= 0 && (uint64_t)cached < pages_for(b->target.size, page_size()))
-				warn_msg("%s: only %lld of %llu pages could be cached before the warm run",
-					 printable_name(b->target.path), (long long)cached,
-					 (unsigned long long)pages_for(b->target.size, page_size()));
-			failed |= run_point(b, "warm", false, o->bs[0], o->qd);
-		}
+			failed |= run_point(b, "cold", false, o->bs[0], o->qd, before_cold);
+		if (going(b))
+			failed |= run_point(b, "warm", false, o->bs[0], o->qd, before_warm);
 		return failed;
 	}
 	if (o->qd_sweep) {
 		for (unsigned qd = 1; qd <= o->qd && going(b); qd *= 2) {
-			failed |= run_point(b, o->buffered ? "buffered" : "direct", !o->buffered, o->bs[0], qd);
+			failed |= run_point(b, o->buffered ? "buffered" : "direct", !o->buffered, o->bs[0], qd, NULL);
 			if (qd * 2 > o->qd && qd != o->qd && going(b))
-				failed |= run_point(b, o->buffered ? "buffered" : "direct", !o->buffered, o->bs[0], o->qd);
+				failed |= run_point(b, o->buffered ? "buffered" : "direct", !o->buffered, o->bs[0], o->qd, NULL);
 		}
 		return failed;
 	}
 	for (unsigned i = 0; i < o->nbs && going(b); i++)
-		failed |= run_point(b, o->buffered ? "buffered" : "direct", !o->buffered, o->bs[i], o->qd);
+		failed |= run_point(b, o->buffered ? "buffered" : "direct", !o->buffered, o->bs[i], o->qd, NULL);
 	return failed;
 }
 

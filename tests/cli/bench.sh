@@ -169,6 +169,30 @@ run "$IOLENS" bench --qd-sweep --qd 4 --size 2m --latency-target 1ns "$D"
 check_match "--latency-target 1ns: no queue depth meets it, and it says so" "no queue depth keeps p99 within" "$OUT"
 check_eq "… exit 0: the runs worked" 0 "$RC"
 
+# --repeat: every run of a point is measured whole; the point is the run of median MB/s.
+run "$IOLENS" bench --bs 4k,8k --size 2m --repeat 3 --json "$D"
+check_eq "--repeat 3: three runs of each point" "3 3" "$(bq get points.0.runs.count <<<"$OUT") $(bq get points.1.runs.count <<<"$OUT")"
+check_eq "… the point is the whole file once, as one run moves it (not three times)" "2097152 2097152" \
+	"$(bq get points.0.read.bytes <<<"$OUT") $(bq get points.1.read.bytes <<<"$OUT")"
+check "… its MB/s is the median run's, and the spread is (highest - lowest) / median" python3 -c '
+import json, sys
+for p in json.loads(sys.argv[1])["points"]:
+    runs = sorted(p["runs"]["bytes_per_s"])
+    assert abs(p["bytes_per_s"] - runs[1]) <= 1e-3 * runs[1], (p["bytes_per_s"], runs)
+    assert abs(p["runs"]["spread"] - (runs[2] - runs[0]) / runs[1]) < 1e-4, p["runs"]' "$OUT"
+run "$IOLENS" bench --bs 4k --size 1m --repeat 2 "$D"
+check_match "… the table shows the spread" "^BS +QD +MB/s +SPREAD% +IOPS" "$OUT"
+run "$IOLENS" bench --bs 4k --size 1m --json "$D"
+check_eq "one run: no runs object" null "$(bq get points.0.runs <<<"$OUT")"
+if can_evict; then
+	# Each cold run starts from an evicted file: a second "cold" run from a warm cache would be
+	# many times faster, a spread of several hundred percent.
+	run "$IOLENS" bench --compare-cache --size 16m --repeat 2 --json "$D"
+	check "--compare-cache --repeat 2: the file is evicted before each cold run (spread $(bq get points.1.runs.spread <<<"$OUT"))" \
+		awk -v s="$(bq get points.1.runs.spread <<<"$OUT")" 'BEGIN { exit !(s != "null" && s < 3) }'
+fi
+check "… DIR is empty again" empty_dir "$D"
+
 # ---- --interval: JSON lines that add up to the result -----------------------------------
 
 run "$IOLENS" bench --bs 4k --size 64m --runtime 1 --time-based --interval 0.2 "$D"
@@ -486,7 +510,7 @@ check "… and that run removed its own when told to end" empty_dir "$S"
 
 for args in "--bs 3x" "--bs 4k-" "--rw sideways" "--mix 101" "--qd 0" "--qd 4 --engine psync" \
 	"--compare-cache --rw write" "--compare-cache --bs 4k,8k" "--interval 1 --csv" "--runtime 0" \
-	"--latency-target fast" "--engine aio" "$D $D"; do
+	"--latency-target fast" "--engine aio" "--repeat 0" "--repeat 100" "$D $D"; do
 	run "$IOLENS" bench $args
 	check_eq "bench $args: exit 2" 2 "$RC"
 done
