@@ -41,16 +41,22 @@ struct bench_knee bench_find_knee(unsigned count, double (*value)(unsigned index
 int bench_latency_target(unsigned count, uint64_t (*p99)(unsigned index, void *context), void *context,
 			 uint64_t limit_ns);
 
-/* One point of the chart: x is the block size in bytes, or the queue depth. */
+/* One point of the chart: x is the block size in bytes, or the queue depth; label names a mode. */
 struct bench_svg_value {
 	uint64_t x;
+	const char *label;
 	double mb_per_s, iops;
 };
+enum bench_svg_kind {
+	BENCH_SVG_BS,    /* lines against the block size, on a log2 axis */
+	BENCH_SVG_QD,    /* lines against the queue depth, on a log2 axis */
+	BENCH_SVG_MODES, /* bars, a pair (MB/s, IOPS) for each point, named by its label (--compare-cache) */
+};
 /*
- * Writes an SVG chart: MB/s (left axis) and IOPS (right axis) against x on a log2 axis,
- * the knee (index, or -1) marked. 0, or -1 with errno set when writing failed.
+ * Writes an SVG chart of MB/s (left axis) and IOPS (right axis): lines against x with the
+ * knee (index, or -1) marked, or bars by mode. 0, or -1 with errno set when writing failed.
  */
-int bench_svg(FILE *out, unsigned count, int x_is_qd,
+int bench_svg(FILE *out, unsigned count, enum bench_svg_kind kind,
 	      void (*point)(unsigned index, void *context, struct bench_svg_value *out), void *context, int knee);
 
 #endif

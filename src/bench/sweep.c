@@ -152,12 +152,14 @@ const char *bench_size_label(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
-static void x_label(uint64_t x, int x_is_qd, char *buf, size_t len)
+static void x_label(const struct bench_svg_value *v, enum bench_svg_kind kind, char *buf, size_t len)
 {
-	if (x_is_qd)
-		snprintf(buf, len, "%llu", (unsigned long long)x);
+	if (kind == BENCH_SVG_MODES)
+		snprintf(buf, len, "%s", v->label ? v->label : "?");
+	else if (kind == BENCH_SVG_QD)
+		snprintf(buf, len, "%llu", (unsigned long long)v->x);
 	else
-		bench_size_label(x, buf, len);
+		bench_size_label(v->x, buf, len);
 }
 
 /* A round step for an axis from 0 to top with about five lines. */
@@ -178,9 +180,10 @@ static double axis_step(double top)
 	return step;
 }
 
-int bench_svg(FILE *out, unsigned count, int x_is_qd,
+int bench_svg(FILE *out, unsigned count, enum bench_svg_kind kind,
 	      void (*point)(unsigned index, void *context, struct bench_svg_value *out), void *context, int knee)
 {
+	static const char *const by[] = { "block size", "queue depth", "mode" };
 	struct bench_svg_value *values = xcalloc(count ? count : 1, sizeof(*values));
 	double max_mb = 0, max_iops = 0, low = 0, high = 0, mb_step, iops_step, mb_top, iops_top;
 	const double plot_w = WIDTH - LEFT - RIGHT, plot_h = HEIGHT - TOP - BOTTOM;
@@ -205,7 +208,9 @@ int bench_svg(FILE *out, unsigned count, int x_is_qd,
 		mb_top = 1;
 	if (!(iops_top > 0))
 		iops_top = 1;
-#define X(i) (LEFT + (high > low ? (log2((double)values[i].x) - low) / (high - low) * plot_w : plot_w / 2))
+	/* Lines: x on a log2 axis. Bars: a slot per point, its two bars side by side. */
+#define X(i) (kind == BENCH_SVG_MODES ? LEFT + ((double)(i) + 0.5) * plot_w / count : \
+	      LEFT + (high > low ? (log2((double)values[i].x) - low) / (high - low) * plot_w : plot_w / 2))
 #define Y(v, top) (TOP + plot_h - (v) / (top) * plot_h)
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		     "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
@@ -213,8 +218,7 @@ int bench_svg(FILE *out, unsigned count, int x_is_qd,
 		     "<title>iolens bench: MB/s and IOPS by %s</title>\n"
 		     "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
 		     "<text x=\"%d\" y=\"24\" font-size=\"15\" text-anchor=\"middle\">MB/s and IOPS by %s</text>\n",
-		WIDTH, HEIGHT, WIDTH, HEIGHT, x_is_qd ? "queue depth" : "block size", WIDTH / 2,
-		x_is_qd ? "queue depth" : "block size");
+		WIDTH, HEIGHT, WIDTH, HEIGHT, by[kind], WIDTH / 2, by[kind]);
 	for (double v = 0; v <= mb_top * 1.0001; v += mb_step) {
 		double y = Y(v, mb_top);
 
@@ -230,15 +234,37 @@ int bench_svg(FILE *out, unsigned count, int x_is_qd,
 		     "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(90 %d %d)\" fill=\"#d62728\">IOPS</text>\n"
 		     "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
 		LEFT, TOP, plot_w, plot_h, 24, TOP + (int)plot_h / 2, 24, TOP + (int)plot_h / 2, WIDTH - 20,
-		TOP + (int)plot_h / 2, WIDTH - 20, TOP + (int)plot_h / 2, LEFT + (int)plot_w / 2, HEIGHT - 20,
-		x_is_qd ? "queue depth" : "block size");
+		TOP + (int)plot_h / 2, WIDTH - 20, TOP + (int)plot_h / 2, LEFT + (int)plot_w / 2, HEIGHT - 20, by[kind]);
 	for (unsigned i = 0; i < count; i++) {
-		x_label(values[i].x, x_is_qd, label, sizeof(label));
+		x_label(&values[i], kind, label, sizeof(label));
 		fprintf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", X(i), TOP + (int)plot_h + 18,
 			label);
 	}
+	if (kind == BENCH_SVG_MODES) {
+		double bar_w = plot_w / count / 3;
+
+		for (unsigned i = 0; i < count; i++) {
+			double mb_y = Y(values[i].mb_per_s, mb_top), iops_y = Y(values[i].iops, iops_top);
+
+			x_label(&values[i], kind, label, sizeof(label));
+			fprintf(out, "<rect class=\"mb_per_s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+				     "fill=\"#1f77b4\"><title>%s: %.1f MB/s</title></rect>\n"
+				     "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#1f77b4\">%.1f</text>\n"
+				     "<rect class=\"iops\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+				     "fill=\"#d62728\"><title>%s: %.0f IOPS</title></rect>\n"
+				     "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#d62728\">%.0f</text>\n",
+				X(i) - bar_w, mb_y, bar_w, TOP + plot_h - mb_y, label, values[i].mb_per_s, X(i) - bar_w / 2,
+				mb_y - 4, values[i].mb_per_s, X(i), iops_y, bar_w, TOP + plot_h - iops_y, label, values[i].iops,
+				X(i) + bar_w / 2, iops_y - 4, values[i].iops);
+		}
+		fprintf(out, "<text x=\"%d\" y=\"%d\" fill=\"#1f77b4\">\u25a0 MB/s</text>\n"
+			     "<text x=\"%d\" y=\"%d\" fill=\"#d62728\">\u25a0 IOPS</text>\n</svg>\n",
+			LEFT + 10, TOP + 16, LEFT + 90, TOP + 16);
+		free(values);
+		return ferror(out) ? -1 : 0;
+	}
 	if (knee >= 0 && (unsigned)knee < count) {
-		x_label(values[knee].x, x_is_qd, label, sizeof(label));
+		x_label(&values[knee], kind, label, sizeof(label));
 		fprintf(out, "<line class=\"knee\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#2ca02c\" "
 			     "stroke-dasharray=\"6 4\" stroke-width=\"2\"/>\n"
 			     "<text class=\"knee\" x=\"%.1f\" y=\"%d\" fill=\"#2ca02c\" text-anchor=\"middle\">knee: %s</text>\n",

@@ -178,7 +178,7 @@ static _Noreturn void usage(void)
 	printf("      --interval SECONDS JSON lines: a sample of every run each interval, then the\n"
 	       "                         result as one line\n"
 	       "      --svg FILE         a chart of MB/s and IOPS against block size (or queue depth)\n"
-	       "                         with the knee marked\n");
+	       "                         with the knee marked; bars by mode with --compare-cache\n");
 	putchar('\n');
 	out_help_columns(stdout, columns, COL_COUNT);
 	printf("\n"
@@ -1305,7 +1305,8 @@ int cmd_bench(int argc, char **argv)
 	if (b->opt.svg && b->npoints) {
 		FILE *svg = fopen(b->opt.svg, "we");
 
-		if (!svg || bench_svg(svg, b->npoints, b->opt.qd_sweep, bench_svg_point, b, knee.index) != 0) {
+		if (!svg || bench_svg(svg, b->npoints, b->opt.compare_cache ? BENCH_SVG_MODES : b->opt.qd_sweep ? BENCH_SVG_QD : BENCH_SVG_BS,
+				       bench_svg_point, b, knee.index) != 0) {
 			warn_errno(b->opt.svg, errno ? errno : EIO);
 			rc = EXIT_FAIL;
 		}
@@ -1331,6 +1332,7 @@ static void bench_svg_point(unsigned index, void *context, struct bench_svg_valu
 	const struct point *p = &b->points[index];
 
 	out->x = b->opt.qd_sweep ? p->qd : p->bs;
+	out->label = p->mode;
 	out->mb_per_s = mb_per_s(p);
 	out->iops = iops_of(p);
 }

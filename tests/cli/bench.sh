@@ -5,6 +5,7 @@
 case "$(fs_type "$T")" in
 tmpfs|ramfs) skip_all "the scratch directory is on $(fs_type "$T"): no disk to measure with O_DIRECT" ;;
 esac
+pause_damon # warm reads are held to a hit ratio of exactly 1: no pageout in between
 
 # What the JSON document of `bench --json` (stdin) says: jq-like, with python3.
 cat >"$T/bq.py" <<'EOF'
@@ -215,9 +216,16 @@ check "… DIR is empty again" empty_dir "$D"
 # ---- --compare-cache: direct, cold, warm -------------------------------------------------
 
 if can_evict; then
-	run "$IOLENS" bench --compare-cache --size 16m --json "$D"
+	run "$IOLENS" bench --compare-cache --size 16m --json --svg "$T/modes.svg" "$D"
 	check_eq "--compare-cache: direct, cold, warm at 1M" "direct cold warm|1048576 1048576 1048576" \
 		"$(bq each mode <<<"$OUT")|$(bq each bs <<<"$OUT")"
+	check_eq "… its --svg is bars: MB/s and IOPS for each mode, labelled, the MB/s the JSON's" \
+		"$(python3 -c 'import json, sys; print(" ".join("%s:%.1f" % (p["mode"], p["bytes_per_s"] / 1e6) for p in json.load(sys.stdin)["points"]))' <<<"$OUT") 0 lines" \
+		"$(python3 -c 'import re, sys, xml.etree.ElementTree as E
+r = E.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+bars = [b.find(ns + "title").text for b in r.iter(ns + "rect") if b.get("class") == "mb_per_s"]
+print(" ".join(re.sub(r": ([0-9.]+) MB/s", r":\1", t) for t in bars), len(list(r.iter(ns + "polyline"))), "lines")' "$T/modes.svg")"
 	check_eq "… direct reads have no hit ratio (they bypass the cache)" None "$(bq each hit_ratio <<<"$OUT" | cut -d' ' -f1)"
 	check "… cold reads miss (hit ratio $(bq get points.1.hit_ratio <<<"$OUT"))" \
 		awk -v h="$(bq get points.1.hit_ratio <<<"$OUT")" 'BEGIN { exit !(h != "null" && h < 0.5) }'

@@ -141,7 +141,7 @@ static void test_svg(void **state)
 	FILE *out = open_memstream(&text, &length);
 	(void)state;
 
-	assert_int_equal(bench_svg(out, 4, 0, svg_values, NULL, 2), 0);
+	assert_int_equal(bench_svg(out, 4, BENCH_SVG_BS, svg_values, NULL, 2), 0);
 	fclose(out);
 	assert_non_null(strstr(text, "<svg "));
 	assert_non_null(strstr(text, "</svg>"));
@@ -150,6 +150,40 @@ static void test_svg(void **state)
 	assert_non_null(strstr(text, "knee: 16K")); /* the third point */
 	assert_non_null(strstr(text, ">4K<"));
 	assert_non_null(strstr(text, ">32K<"));
+	free(text);
+}
+
+static void mode_values(unsigned index, void *context, struct bench_svg_value *out)
+{
+	static const char *const modes[] = { "direct", "cold", "warm" };
+	(void)context;
+	out->x = 1 << 20; /* one block size: only the label tells them apart */
+	out->label = modes[index];
+	out->mb_per_s = index == 2 ? 5000 : 500;
+	out->iops = out->mb_per_s;
+}
+
+/* --compare-cache's chart: a pair of bars per mode, each labelled, the tallest reaching the top of its axis. */
+static void test_svg_modes(void **state)
+{
+	char *text = NULL, *p;
+	size_t length = 0;
+	FILE *out = open_memstream(&text, &length);
+	unsigned bars = 0;
+	(void)state;
+
+	assert_int_equal(bench_svg(out, 3, BENCH_SVG_MODES, mode_values, NULL, -1), 0);
+	fclose(out);
+	for (p = text; (p = strstr(p, "<rect class=\"")); p++)
+		bars++;
+	assert_int_equal(bars, 6);
+	assert_null(strstr(text, "<polyline"));
+	assert_non_null(strstr(text, ">direct<"));
+	assert_non_null(strstr(text, ">cold<"));
+	assert_non_null(strstr(text, ">warm<"));
+	assert_non_null(strstr(text, "<title>warm: 5000.0 MB/s</title>"));
+	assert_non_null(strstr(text, "MB/s and IOPS by mode"));
+	assert_null(strstr(text, "knee"));
 	free(text);
 }
 
@@ -322,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_knee),
 		cmocka_unit_test(test_latency_target),
 		cmocka_unit_test(test_svg),
+		cmocka_unit_test(test_svg_modes),
 		cmocka_unit_test(test_fill),
 		cmocka_unit_test(test_engine_size_bound),
 		cmocka_unit_test(test_engine_time_bound),
