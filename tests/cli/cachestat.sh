@@ -35,7 +35,9 @@ top_procs=$!
 "$IOLENS" cachetop --files --json 0.3 >"$T/files.json" 2>"$T/files.err" &
 top_files=$!
 on_exit "kill $top_procs $top_files 2>/dev/null"
-sleep 1
+# Counting from the first interval on: a line printed means its probes are attached.
+wait_until lines_at_least "$T/procs.json" 1
+wait_until lines_at_least "$T/files.json" 1
 
 "$IOLENS" evict "$f" >/dev/null
 dd if="$f" of=/dev/null bs=1M status=none &
@@ -65,7 +67,10 @@ wait $mapper
 bash -c 'exec dd if="$0" of=/dev/null bs=1M status=none' "$f" &
 execer=$!
 wait $execer
-sleep 1
+# Two more intervals each, so the one the last workload ended in is printed whole.
+n_procs=$(lines_of "$T/procs.json") n_files=$(lines_of "$T/files.json")
+wait_until lines_at_least "$T/procs.json" $((n_procs + 2))
+wait_until lines_at_least "$T/files.json" $((n_files + 2))
 kill -INT $top_procs $top_files
 wait $top_procs
 check_eq "cachetop --json: Ctrl-C ends it with exit 0" 0 "$?"
@@ -110,9 +115,10 @@ mycg=$(sed -n 's/^0:://p' /proc/self/cgroup)
 if [ -n "$mycg" ]; then
 	"$IOLENS" cachetop --cgroup --json 0.3 >"$T/cgroups.json" 2>"$T/cgroups.err" &
 	watcher=$!
-	sleep 0.8
+	wait_until lines_at_least "$T/cgroups.json" 1
 	cat "$f" >/dev/null
-	sleep 0.8
+	n=$(lines_of "$T/cgroups.json")
+	wait_until lines_at_least "$T/cgroups.json" $((n + 2))
 	kill -INT $watcher
 	wait $watcher
 	check_eq "cachetop --cgroup: exit 0" 0 "$?"
@@ -128,9 +134,10 @@ fi
 "$IOLENS" evict "$f" >/dev/null
 "$IOLENS" cachestat --json 0.3 >"$T/stat.json" 2>"$T/stat.err" &
 watcher=$!
-sleep 0.7
+wait_until lines_at_least "$T/stat.json" 1
 cat "$f" >/dev/null
-sleep 0.7
+n=$(lines_of "$T/stat.json")
+wait_until lines_at_least "$T/stat.json" $((n + 2))
 kill -INT $watcher
 wait $watcher
 check_eq "cachestat --json: exit 0 on Ctrl-C" 0 "$?"
@@ -164,10 +171,13 @@ m = [r["misses"] for r in rows]
 print("ok" if len(rows) <= 2 and m == sorted(m) else rows)' <<<"$OUT")"
 
 if command -v script >/dev/null; then
-	(sleep 1; printf '>'; sleep 0.8; printf 'q') | TERM=xterm script -qec "$IOLENS cachetop 0.3" /dev/null >"$T/screen" 2>&1
+	# Keys are typed once the screen shows what they act on.
+	(wait_until grep -q "Sort: HITS" "$T/screen"; printf '>'; wait_until grep -q "Sort: MISSES" "$T/screen"; printf 'q') |
+		TERM=xterm script -qfec "$IOLENS cachetop 0.3" /dev/null >"$T/screen" 2>&1
 	check_eq "on a terminal: full screen, q quits with exit 0" 0 "$?"
 	check_match "… > sorts by the next column (MISSES)" "Sort: MISSES" "$(cat "$T/screen")"
-	(sleep 1; printf 'q') | TERM=xterm script -qec "stty rows 3 cols 30; $IOLENS cachetop 0.3" /dev/null >"$T/small" 2>&1
+	(wait_until grep -q "terminal too small" "$T/small"; printf 'q') |
+		TERM=xterm script -qfec "stty rows 3 cols 30; $IOLENS cachetop 0.3" /dev/null >"$T/small" 2>&1
 	check_eq "a terminal too small: still exit 0 on q" 0 "$?"
 	check_match "… saying the terminal is too small" "terminal too small" "$(cat "$T/small")"
 else
@@ -199,7 +209,8 @@ if command -v bpftool >/dev/null; then
 	before=$(prog_ids)
 	"$IOLENS" cachestat 0.2 >/dev/null &
 	watcher=$!
-	sleep 1
+	new_progs() { [ -n "$(comm -13 <(echo "$before") <(prog_ids))" ]; }
+	wait_until new_progs
 	mine=$(comm -13 <(echo "$before") <(prog_ids))
 	check "while cachestat runs, its eBPF programs are loaded" test -n "$mine"
 	kill -INT $watcher

@@ -135,6 +135,20 @@ remove_cgroup() {
 	return 1
 }
 
+# wait_until [SECONDS] COMMAND...: runs COMMAND every 0.05 s until it succeeds. SECONDS (default
+# 120) only ends a wait that would never end: tests wait for the condition they need, never for
+# a time, so a busy machine makes them slower, not wrong.
+wait_until() {
+	local limit=120 i
+	case $1 in [0-9]*) limit=$1; shift ;; esac
+	for ((i = 0; i < limit * 20; i++)); do "$@" && return 0; sleep 0.05; done
+	return 1
+}
+# lines_at_least FILE N: FILE has N lines or more.
+lines_at_least() { [ "$(wc -l <"$1" 2>/dev/null || echo 0)" -ge "$2" ]; }
+# lines_of FILE: its line count (0 when it does not exist).
+lines_of() { wc -l <"$1" 2>/dev/null || echo 0; }
+
 # A file of random data, so no filesystem can skip it.
 make_file() { head -c "$2" /dev/urandom > "$1"; }
 PAGE=$(getconf PAGESIZE)
