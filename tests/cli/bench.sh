@@ -455,8 +455,9 @@ S=$T/sig
 mkdir -p "$S"
 "$IOLENS" bench --bs 4k --size 8m --runtime 60 --time-based "$S" >"$T/sig.out" 2>"$T/sig.err" &
 pid=$!
-for i in $(seq 100); do [ -n "$(ls -A "$S")" ] && break; sleep 0.05; done
-sleep 0.5
+# Measuring: its reads (rchar: bytes read by syscalls) past what reading /proc and /sys comes to.
+reading() { [ "$(awk '/^rchar:/ { print $2 }' "/proc/$pid/io" 2>/dev/null || echo 0)" -gt $((1 << 20)) ]; }
+wait_until reading
 kill -TERM "$pid"
 wait "$pid"
 check_eq "SIGTERM during a run: exit 143" 143 "$?"

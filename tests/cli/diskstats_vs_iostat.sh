@@ -24,12 +24,16 @@ grep -qE "^ *[0-9]+ +[0-9]+ $disk " /proc/diskstats || skip_all "$disk is not in
 if ! dd if=/dev/zero of="$T/load" bs=1M count=32 oflag=direct status=none 2>"$T/dd.err"; then
 	skip_all "dd oflag=direct on $T: $(head -1 "$T/dd.err")"
 fi
+written() { awk -v d="$disk" '$3 == d { printf "%.0f\n", $10 }' /proc/diskstats; }
+w0=$(written)
 (while [ ! -e "$T/stop" ]; do
 	dd if=/dev/zero of="$T/load" bs=1M count=32 oflag=direct conv=notrunc status=none || break
 done) &
 load=$!
 on_exit "touch '$T/stop'; wait $load 2>/dev/null"
-sleep 0.5
+# The load is on: the disk has written 16 MiB of it.
+load_on() { [ "$(written)" -ge $((w0 + 32768)) ]; }
+wait_until load_on
 
 # Both start together and measure the same seconds; iostat's window comes from /proc/uptime
 # (10 ms steps), ours from CLOCK_MONOTONIC.

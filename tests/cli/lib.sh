@@ -145,9 +145,9 @@ wait_until() {
 	return 1
 }
 # lines_at_least FILE N: FILE has N lines or more.
-lines_at_least() { [ "$(wc -l <"$1" 2>/dev/null || echo 0)" -ge "$2" ]; }
+lines_at_least() { [ "$(wc -l 2>/dev/null <"$1" || echo 0)" -ge "$2" ]; }
 # lines_of FILE: its line count (0 when it does not exist).
-lines_of() { wc -l <"$1" 2>/dev/null || echo 0; }
+lines_of() { wc -l 2>/dev/null <"$1" || echo 0; }
 
 # A file of random data, so no filesystem can skip it.
 make_file() { head -c "$2" /dev/urandom > "$1"; }

@@ -27,7 +27,7 @@ check_eq "| head -3: three lines" 3 "$(wc -l < "$T/pipe.out")"
 # Ctrl-C leaves no half-written CSV line.
 "$IOLENS" stat -cdngylmsp --output "$T/run.csv" 0.02 > /dev/null &
 pid=$!
-sleep 1.5
+wait_until lines_at_least "$T/run.csv" 10
 kill -INT $pid
 wait $pid
 check_eq "SIGINT: exit 0" 0 "$?"
@@ -68,15 +68,23 @@ run "$IOLENS" stat -tcdngylmsp --nocolor 0.1 1
 check_match "piped: every group, however wide" "load-avg.*memory-usage.*procs" "$(head -1 <<<"$OUT")"
 
 # Ctrl-C while an intermediate update is on the screen: that line stays, ended by a newline.
-tty_out=$(NO_COLOR=1 script -qec "timeout -s INT 1.6 '$IOLENS' stat -c 3" /dev/null)
-check_eq "Ctrl-C during an update: the output ends with a newline" "0a" "$(tail -c 1 <<<"$tty_out" | od -An -tx1 | tr -d ' ')"
-check_eq "Ctrl-C during an update: the partial line is kept (after the boot line)" 2 "$(tr '\r' '\n' <<<"$tty_out" | grep -c '[0-9]')"
+# SIGINT once the screen shows the boot line and an update of the 3 s interval (every second).
+NO_COLOR=1 script -qfec "echo \$\$ > '$T/tty.pid'; exec '$IOLENS' stat -c 3" /dev/null >"$T/tty.out" &
+tty_script=$!
+updated() { [ "$(tr '\r' '\n' <"$T/tty.out" | grep -c '[0-9]')" -ge 2 ]; }
+wait_until updated
+kill -INT "$(cat "$T/tty.pid")"
+wait $tty_script
+tty_out=$(cat "$T/tty.out")
+check_eq "Ctrl-C during an update: the output ends with a newline" "0a" "$(tail -c 1 "$T/tty.out" | od -An -tx1 | tr -d ' ')"
+check_eq "Ctrl-C during an update: the partial line is kept (after the boot line): two lines with numbers" 2 "$(grep -c '[0-9]' <<<"$tty_out")"
 
 # A monitor that was stopped skips the ticks it missed, as dstat, instead of catching up with
 # lines a moment apart: the line after the stop covers the whole gap.
 "$IOLENS" stat --json -c --no-boot-sample 0.2 12 > "$T/stopped.json" &
 pid=$!
-sleep 0.5; kill -STOP $pid; sleep 1.2; kill -CONT $pid
+wait_until lines_at_least "$T/stopped.json" 1
+kill -STOP $pid; sleep 1.2; kill -CONT $pid # the stop itself: 1.2 s, six ticks missed
 wait $pid
 intervals=$(python3 -c 'import json,sys; print(" ".join("%.2f" % (json.loads(l)["interval_ns"] / 1e9) for l in sys.stdin))' < "$T/stopped.json")
 check "after SIGSTOP: no interval under 0.1 s ($intervals)" \
@@ -112,7 +120,7 @@ if is_root && command -v losetup >/dev/null && can_evict; then
 	dd if=/dev/zero of="$loop" bs=4k count=16 oflag=direct status=none
 	"$IOLENS" stat --json -d -D total,$dev --no-boot-sample 0.3 8 > "$T/gone.json" 2> "$T/gone.err" &
 	pid=$!
-	sleep 1
+	wait_until lines_at_least "$T/gone.json" 2
 	losetup -d "$loop"
 	wait $pid
 	check_eq "a named device detached mid-run: the run goes on, exit 0" 0 "$?"
@@ -121,7 +129,7 @@ if is_root && command -v losetup >/dev/null && can_evict; then
 	# A device attached mid-run shows up in -f's list, with new headers.
 	"$IOLENS" stat -d -f --nocolor --no-boot-sample 0.3 8 > "$T/came.txt" 2>&1 &
 	pid=$!
-	sleep 0.8
+	wait_until lines_at_least "$T/came.txt" 3
 	loop=$(losetup -f --show "$T/disk.img"); dev=${loop#/dev/}
 	on_exit "losetup -d $loop 2>/dev/null"
 	dd if=/dev/zero of="$loop" bs=4k count=16 oflag=direct status=none
@@ -140,7 +148,11 @@ if command -v iostat >/dev/null && command -v vmstat >/dev/null && [ -e "/sys/cl
 	( while :; do dd if=/dev/zero of="$T/load" bs=1M count=256 oflag=direct status=none; done ) &
 	load=$!
 	on_exit "kill $load 2>/dev/null"
-	sleep 1
+	# The load is on once the disk has written 16 MiB more.
+	sectors_written() { awk -v d="$DEV" '$3 == d { printf "%.0f\n", $10 }' /proc/diskstats; }
+	w0=$(sectors_written)
+	load_on() { [ "$(sectors_written)" -ge $((w0 + 32768)) ]; }
+	wait_until load_on
 	# Both start together and sample every 2 s; the second interval of each is compared.
 	iostat -x -y -k -o JSON "$DEV" 2 2 > "$T/iostat.json" &
 	vmstat -n 2 3 > "$T/vmstat.txt" &

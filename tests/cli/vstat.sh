@@ -26,6 +26,10 @@ say() {
 	echo "$2" >&"$in"
 	read -r -u "$out" answer
 }
+# watch ARGS...: iolens ARGS in the background, returning once its first report is out, so what
+# the test does next falls in a later interval; watched: waits for it to end, with RC, OUT, ERR.
+watch() { "$IOLENS" "$@" >"$T/watch.out" 2>"$T/watch.err" & watch_pid=$!; wait_until lines_at_least "$T/watch.out" 1; }
+watched() { wait "$watch_pid"; RC=$?; OUT=$(cat "$T/watch.out"); ERR=$(cat "$T/watch.err"); }
 # field JSON SERVICE OP KEY: one value from a vstat --json line ("TOTAL" for the total).
 field() {
 	py 'import json,sys
@@ -63,24 +67,25 @@ check_match "TOTAL row" "^TOTAL +0 " "$OUT"
 check_match "title: service, pid and path" "^demo \(pid $demo_pid\)  $VTRACE_DIR/vtrace.demo.$demo_pid$" "$OUT"
 
 # Intervals: rates from deltas; what was idle in an interval is left out.
-( sleep 0.5; say demo "run FUSE_OPEN 300" ) &
-helper=$!
-run "$IOLENS" vstat --json demo 1 2
-wait "$helper"
+watch vstat --json demo 1 2
+say demo "run FUSE_OPEN 300"
+watched
 second=$(sed -n 2p <<<"$OUT")
 check_eq "two reports" 2 "$(wc -l <<<"$OUT")"
 check_eq "the interval counts only its own requests" 300 "$(field "$second" demo "FUSE_OPEN(14)" completions)"
 rate=$(field "$second" demo "FUSE_OPEN(14)" ops_per_s)
-check "op/s is completions over the measured interval ($rate)" py "import sys; r=float('$rate'); sys.exit(not 250 <= r <= 330)"
+check "op/s is completions over the measured interval ($rate)" py "import json, sys
+d = json.loads(sys.argv[1]); sys.exit(not abs(float('$rate') - 300 / (d['interval_ns'] / 1e9)) <= 0.01 * float('$rate'))" "$second"
 check_eq "FUSE_READ idle in the interval: left out" absent "$(field "$second" demo "FUSE_READ(15)" completions)"
-check "interval_ns measured" py "import json,sys; d=json.loads(sys.argv[1]); sys.exit(not 0.9e9 <= d['interval_ns'] <= 1.5e9)" "$second"
+check "interval_ns measured: the interval asked for, or (on a busy machine) more" py "import json,sys; d=json.loads(sys.argv[1]); sys.exit(not 0.9e9 <= d['interval_ns'])" "$second"
 
 # A hang: one request held; it shows as HANG with its age and 100 % util, while other ops go on.
+held_at=$(date +%s%N)
 say demo "hold FUSE_SETLKW"
-( sleep 0.4; say demo "run FUSE_OPEN 50 1000" ) &
-helper=$!
-run "$IOLENS" vstat --json --hang-after 0.5 demo 1 2
-wait "$helper"
+watch vstat --json --hang-after 0.5 demo 1 2
+say demo "run FUSE_OPEN 50 1000"
+watched
+held_for=$(( $(date +%s%N) - held_at ))
 second=$(sed -n 2p <<<"$OUT")
 check_eq "held op: HANG" '"HANG"' "$(field "$second" demo "FUSE_SETLKW(33)" state)"
 check_eq "held op: one in flight" 1 "$(field "$second" demo "FUSE_SETLKW(33)" inflight)"
@@ -88,7 +93,8 @@ check_eq "held op: 0 op/s" 0.0 "$(field "$second" demo "FUSE_SETLKW(33)" ops_per
 util=$(field "$second" demo "FUSE_SETLKW(33)" util)
 check "held op: 100 % util ($util)" py "import sys; sys.exit(not float('$util') >= 99.0)"
 age=$(field "$second" demo "FUSE_SETLKW(33)" hang_ns)
-check "held op: its age, over the threshold, about the interval ($age ns)" test "$age" -ge 900000000 -a "$age" -lt 3000000000
+check "held op: its age, over the interval, within the time since the test held it ($age <= $held_for ns)" \
+	test "$age" -ge 900000000 -a "$age" -le "$held_for"
 check_eq "other ops go on meanwhile" 50 "$(field "$second" demo "FUSE_OPEN(14)" completions)"
 check_eq "TOTAL: HANG too" '"HANG"' "$(field "$second" demo TOTAL state)"
 run "$IOLENS" vstat --hang-after 0.5 demo
@@ -101,10 +107,9 @@ check_eq "released: nothing in flight" 0 "$(field "$second" demo TOTAL inflight)
 
 # Two workers at once, always busy: %util stays at or below 100.
 say demo "hold FUSE_SETLKW"
-( sleep 0.2; say demo "threads 2 FUSE_READ 20000 50000" ) &
-helper=$!
-run "$IOLENS" vstat --json demo 0.5 4
-wait "$helper"
+watch vstat --json demo 0.5 4
+say demo "threads 2 FUSE_READ 20000 50000"
+watched
 say demo "release"
 over=$(py 'import json,sys
 bad=0
@@ -225,10 +230,9 @@ check "--clean removed the stale one" test ! -e "$VTRACE_DIR/vtrace.other.$other
 check "--clean left the live one" test -e "$VTRACE_DIR/vtrace.demo.$demo_pid"
 
 # The service closes its segment while vstat watches: said, and vstat ends.
-( sleep 0.5; say demo quit ) &
-helper=$!
-run "$IOLENS" vstat "$VTRACE_DIR/vtrace.demo.$demo_pid" 0.3 10
-wait "$helper"
+watch vstat "$VTRACE_DIR/vtrace.demo.$demo_pid" 0.3 10
+say demo quit
+watched
 check_match "the segment went away: said" "the service closed its segment" "$ERR"
 check "the segment is removed on close" test ! -e "$VTRACE_DIR/vtrace.demo.$demo_pid"
 
