@@ -12,9 +12,15 @@ ok "make fuzz builds the targets"
 VTLOAD=${BUILD:-$TOP/build}/tests/helpers/vtload
 if [ -x "$VTLOAD" ]; then
 	mkdir -p "$T/corpus-vtrace" "$T/shm"
-	VTRACE_DIR=$T/shm VTLOAD_THREADS=1 "$VTLOAD" seed ONE=1 TWO < <(echo "run ONE 10 100 5 1"; echo "path"; sleep 0.2; echo quit) > "$T/vtload.out" &
-	for i in $(seq 50); do seg=$(ls "$T"/shm/vtrace.seed.* 2>/dev/null) && [ -n "$seg" ] && grep -q '^ok' "$T/vtload.out" && break; sleep 0.1; done
-	cp "$seg" "$T/corpus-vtrace/segment" 2>/dev/null
+	mkfifo "$T/vtload.in"
+	VTRACE_DIR=$T/shm VTLOAD_THREADS=1 "$VTLOAD" seed ONE=1 TWO <"$T/vtload.in" >"$T/vtload.out" &
+	exec {vtload_in}>"$T/vtload.in"
+	printf 'run ONE 10 100 5 1\npath\n' >&"$vtload_in"
+	# The server quits only once its segment is copied.
+	seeded() { seg=$(ls "$T"/shm/vtrace.seed.* 2>/dev/null) && [ -n "$seg" ] && grep -q '^ok' "$T/vtload.out"; }
+	wait_until seeded && cp "$seg" "$T/corpus-vtrace/segment"
+	echo quit >&"$vtload_in"
+	exec {vtload_in}>&-
 	wait
 fi
 for target in "$TOP"/build-fuzz/fuzz_*; do

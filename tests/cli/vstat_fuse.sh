@@ -87,6 +87,8 @@ within_2pc() { awk -v a="$1" -v n="$2" 'BEGIN { d = a - n; if (d < 0) d = -d; ex
 # snapshot: a report since the start, every op listed, into $SNAP; val OP KEY reads it.
 snapshot() { vstat -a "$SEG"; SNAP=$OUT; }
 val() { vq get 0 "$1" "$2" <<<"$SNAP"; }
+# in_flight OP: the server has a request of OP in flight (it got it and has not answered).
+in_flight() { snapshot; [ "$(val "$1" inflight)" = 1 ]; }
 
 # ---- The server ----------------------------------------------------------------------------
 
@@ -196,7 +198,7 @@ HELPERS+=("$A")
 check "process A takes a write lock through the mount (F_SETLK)" wait_file "$T/A.locked"
 python3 "$T/lock.py" "$MNT/file" wait "$T/B.locked" & B=$!
 HELPERS+=("$B")
-sleep 0.8
+check "process B's F_SETLKW reaches the server" wait_until in_flight FUSE_SETLKW
 check "process B waits for a conflicting F_SETLKW" test ! -e "$T/B.locked"
 
 timeout 60 "$IOLENS" vstat --json --hang-after "$HANG_AFTER" "$SEG" 1 2 >"$T/hang.json" 2>"$T/hang.err" &
@@ -235,7 +237,7 @@ python3 "$T/lock.py" "$MNT/file" hold "$T/A2.locked" & A=$!
 HELPERS+=("$A")
 wait_file "$T/A2.locked"
 python3 "$T/lock.py" "$MNT/file" wait "$T/B2.locked" 2>/dev/null & B=$!
-sleep 0.5
+wait_until in_flight FUSE_SETLKW
 kill "$B"
 wait_pid "$B"
 check_eq "a waiter killed in F_SETLKW ends (FUSE_INTERRUPT)" 143 "$?"
@@ -248,10 +250,12 @@ stop_pid "$A"
 # the parent's lock during mknod, so requests elsewhere are not held up by it.
 mkfifo "$MNT/sub/fifo" & M=$!
 HELPERS+=("$M")
-sleep 0.8
+wait_until in_flight FUSE_MKNOD
 run ls "$MNT"
 check_eq "--hang-op FUSE_MKNOD: other requests are served meanwhile" 0 "$RC"
-vstat --hang-after "$HANG_AFTER" "$SEG"
+# Past the threshold: in flight for --hang-after.
+mknod_hung() { vstat --hang-after "$HANG_AFTER" "$SEG"; [ "$(vq get 0 FUSE_MKNOD state <<<"$OUT")" = HANG ]; }
+wait_until mknod_hung
 check_eq "… FUSE_MKNOD is flagged HANG" "1 HANG" \
 	"$(vq get 0 FUSE_MKNOD inflight <<<"$OUT") $(vq get 0 FUSE_MKNOD state <<<"$OUT")"
 kill -USR1 "$SERVER"
