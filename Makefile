@@ -169,9 +169,10 @@ $(BUILD)/bench/vtrace-overhead: bench/vtrace-overhead.c include/vtrace.h $(BUILD
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -pthread -o $@ $< $(BUILD)/libvtrace.a
 
+# BUSY=1: with a CPU hog on each core (tests/busy), as on a machine that is busy.
 check: $(IOLENS) $(UNIT_BIN) $(HELPER_BIN)
 	@IOLENS=$(abspath $(IOLENS)) BUILD=$(abspath $(BUILD)) SANITIZE=$(SANITIZE) \
-	    CLANG=$(CLANG) MAKE="$(MAKE)" tests/run
+	    CLANG=$(CLANG) MAKE="$(MAKE)" $(if $(filter 1,$(BUSY)),tests/busy) tests/run
 
 # examples/fuse-passthrough: a libfuse3 low-level passthrough filesystem traced with libvtrace
 # (linked static); tests/cli/vstat_fuse.sh runs it, so `make check` builds it when fuse3 is there.
