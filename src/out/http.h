@@ -1,0 +1,28 @@
+/* http.h: the HTTP side of iolens export: one page of metrics served with libmicrohttpd. */
+#ifndef IOLENS_OUT_HTTP_H
+#define IOLENS_OUT_HTTP_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+/* What the server serves and where. */
+struct http_options {
+	struct sockaddr_storage addr; /* from http_parse_listen */
+	/* The exposition (OpenMetrics or the text format), *len its length; malloc'd, or NULL. */
+	char *(*render)(void *context, bool openmetrics, size_t *len);
+	void *context;
+};
+
+/* "ADDR:PORT", "[ADDR6]:PORT" or ":PORT" (every address): 0, or -1 with *why. */
+int http_parse_listen(const char *text, struct sockaddr_storage *addr, const char **why);
+
+struct http_server;
+/* Listening, or NULL with errno set. */
+struct http_server *http_start(const struct http_options *options);
+/* Serves until *stop is set (by a signal handler). */
+void http_serve(struct http_server *server, volatile sig_atomic_t *stop);
+void http_stop(struct http_server *server);
+
+#endif
