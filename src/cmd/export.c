@@ -303,6 +303,8 @@ static _Noreturn void usage(void)
 	       "Options:\n"
 	       "  -l, --listen ADDR:PORT  where to listen (default " DEFAULT_LISTEN "; [::1]:PORT for IPv6,\n"
 	       "                         :PORT for every address)\n"
+	       "      --max-connections N  room for N connections (default 4096); when full, the\n"
+	       "                         oldest still waiting for its request is closed\n"
 	       "      --once             print the metrics once on standard output and exit\n"
 	       "      --openmetrics      with --once: in the OpenMetrics format\n"
 	       "  -h, --help             show this help\n"
@@ -316,7 +318,7 @@ static _Noreturn void usage(void)
 	exit(EXIT_OK);
 }
 
-enum { OPT_ONCE = 0x100, OPT_OPENMETRICS };
+enum { OPT_ONCE = 0x100, OPT_OPENMETRICS, OPT_MAX_CONNECTIONS };
 
 int cmd_export(int argc, char **argv)
 {
@@ -325,6 +327,7 @@ int cmd_export(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "openmetrics", no_argument, NULL, OPT_OPENMETRICS },
+		{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
 		{ 0 }
 	};
 	const char *listen = DEFAULT_LISTEN, *why;
@@ -333,6 +336,7 @@ int cmd_export(int argc, char **argv)
 	bool once = false, openmetrics = false;
 	struct http_server *server;
 	struct sigaction action = { .sa_handler = on_stop };
+	uint64_t number;
 	int opt, rc = EXIT_OK;
 
 	while ((opt = getopt_long(argc, argv, "l:hV", long_options, NULL)) != -1) {
@@ -340,6 +344,11 @@ int cmd_export(int argc, char **argv)
 		case 'l': listen = optarg; break;
 		case OPT_ONCE: once = true; break;
 		case OPT_OPENMETRICS: openmetrics = true; break;
+		case OPT_MAX_CONNECTIONS:
+			if (parse_u64(optarg, &number) != 0 || number < 2 || number > 1000000)
+				usage_error("--max-connections %s: a number from 2 to 1000000, please", optarg);
+			http.max_connections = (unsigned)number;
+			break;
 		case 'h': usage();
 		case 'V': print_version();
 		default: usage_hint();

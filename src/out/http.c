@@ -4,19 +4,55 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "out/prom.h"
 
-#define MAX_CONNECTIONS 64u      /* beyond, a connection is refused at once: scrapers are few */
-#define REQUEST_MEMORY (16u << 10) /* a request's line and headers: more is "too large" */
-#define CONNECTION_TIMEOUT 10u    /* seconds a connection may stay idle */
+/*
+ * The connection model, against clients that connect and send nothing, or a header line every
+ * few seconds forever (slowloris), from any address, the scraper's too:
+ *  - one thread runs libmicrohttpd's epoll loop (MHD_run_wait), and between its turns closes
+ *    what overstayed: a request (headers and body) not in REQUEST_DEADLINE after the
+ *    connection was accepted or its previous response sent, a response not sent in
+ *    RESPONSE_DEADLINE. libmicrohttpd's own timeout restarts at every byte: a client that
+ *    trickles would hold its connection for ever. (Go's http.Server: ReadHeaderTimeout.)
+ *  - room for many connections (max_connections, the file limit raised to match), and when
+ *    they are all taken, or one address holds more than half of them, the oldest connection
+ *    still waiting for its request is closed to make room: the new one is kept, since a
+ *    scraper is a new connection that asks at once, and an attacker can share its address.
+ * Closing is shutdown(2) of the socket, which libmicrohttpd then sees and cleans up; it is
+ * only done from the thread that runs the loop, before libmicrohttpd closes the descriptor.
+ */
+#define REQUEST_MEMORY (16u << 10)         /* a request's line and headers: more is "too large" */
+#define CONNECTION_TIMEOUT 10u              /* seconds a connection may stay without a byte */
+#define REQUEST_DEADLINE_NS (5 * 1000000000ull)
+#define RESPONSE_DEADLINE_NS (30 * 1000000000ull)
+#define SWEEP_MS 250                        /* how often, at least, the deadlines are looked at */
+#define CLOSING_ROOM 64u                    /* libmicrohttpd's limit is this above ours: what we shut
+					       down counts there until it is closed */
+#define SPARE_FILES 64u                     /* descriptors for everything but connections */
+
+/* A connection, from accept to close. */
+struct client {
+	struct client *prev, *next; /* by since_ns, oldest first */
+	int fd;
+	struct sockaddr_storage addr;
+	uint64_t since_ns;          /* accepted, or its previous response sent */
+	bool answered;              /* its response is queued: being sent */
+	bool closing;               /* shut down by us: libmicrohttpd closes it at its next look */
+};
 
 struct http_server {
 	struct http_options options;
 	struct MHD_Daemon *daemon;
+	struct client *oldest, *newest;
+	unsigned open;              /* clients not closing */
+	unsigned max_connections;
 };
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, char *body, size_t len,
@@ -32,6 +68,13 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	rc = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
+	if (rc == MHD_YES) {
+		const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		struct client *client = info ? info->socket_context : NULL;
+
+		if (client)
+			client->answered = true;
+	}
 	return rc;
 }
 
@@ -118,21 +161,174 @@ int http_parse_listen(const char *text, struct sockaddr_storage *addr, const cha
 	return 0;
 }
 
+/* ---- Connections: deadlines, and room made for new ones ------------------------------------- */
+
+static void client_unlink(struct http_server *server, struct client *client)
+{
+	if (client->prev)
+		client->prev->next = client->next;
+	else
+		server->oldest = client->next;
+	if (client->next)
+		client->next->prev = client->prev;
+	else
+		server->newest = client->prev;
+	client->prev = client->next = NULL;
+}
+
+static void client_append(struct http_server *server, struct client *client)
+{
+	client->prev = server->newest;
+	if (server->newest)
+		server->newest->next = client;
+	else
+		server->oldest = client;
+	server->newest = client;
+}
+
+static void client_close(struct http_server *server, struct client *client)
+{
+	if (client->closing)
+		return;
+	client->closing = true;
+	server->open--;
+	shutdown(client->fd, SHUT_RDWR);
+}
+
+static bool same_address(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr == ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr, &((const struct sockaddr_in6 *)b)->sin6_addr,
+			       sizeof(struct in6_addr));
+	return false;
+}
+
+/* The oldest connection still waiting for its request (from addr, when given), but newcomer. */
+static struct client *oldest_waiting(struct http_server *server, const struct client *newcomer,
+				     const struct sockaddr_storage *addr)
+{
+	for (struct client *c = server->oldest; c; c = c->next)
+		if (c != newcomer && !c->closing && !c->answered && (!addr || same_address(&c->addr, addr)))
+			return c;
+	return NULL;
+}
+
+/* A new connection is always let in: the oldest waiting one makes room when there is none. */
+static void make_room(struct http_server *server, struct client *newcomer)
+{
+	unsigned from_address = 0;
+	struct client *victim;
+
+	for (struct client *c = server->oldest; c; c = c->next)
+		from_address += !c->closing && same_address(&c->addr, &newcomer->addr);
+	if (from_address > server->max_connections / 2 && (victim = oldest_waiting(server, newcomer, &newcomer->addr)))
+		client_close(server, victim);
+	if (server->open > server->max_connections && (victim = oldest_waiting(server, newcomer, NULL)))
+		client_close(server, victim);
+}
+
+static void on_connection(void *context, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *server = context;
+	struct client *client = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *addr = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+		if (!fd || !(client = calloc(1, sizeof(*client))))
+			return; /* not tracked: libmicrohttpd's idle timeout still ends it */
+		client->fd = fd->connect_fd;
+		if (addr && addr->client_addr)
+			memcpy(&client->addr, addr->client_addr,
+			       addr->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+									: sizeof(struct sockaddr_in));
+		client->since_ns = monotonic_ns();
+		client_append(server, client);
+		server->open++;
+		*socket_context = client;
+		make_room(server, client);
+	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED && client) {
+		if (!client->closing)
+			server->open--;
+		client_unlink(server, client);
+		free(client);
+		*socket_context = NULL;
+	}
+}
+
+/* A response sent: the connection waits for its next request, with a new deadline. */
+static void on_completed(void *context, struct MHD_Connection *c, void **state, enum MHD_RequestTerminationCode code)
+{
+	struct http_server *server = context;
+	const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct client *client = info ? info->socket_context : NULL;
+
+	(void)state;
+	(void)code;
+	if (!client)
+		return;
+	client->answered = false;
+	client->since_ns = monotonic_ns();
+	client_unlink(server, client);
+	client_append(server, client);
+}
+
+/* Closes the connections past their deadline. */
+static void sweep(struct http_server *server)
+{
+	uint64_t now = monotonic_ns();
+
+	for (struct client *c = server->oldest; c; c = c->next)
+		if (!c->closing && now - c->since_ns > (c->answered ? RESPONSE_DEADLINE_NS : REQUEST_DEADLINE_NS))
+			client_close(server, c);
+}
+
+/* Room for max_connections: the soft file limit raised towards the hard one. The number there is room for. */
+static unsigned raise_file_limit(unsigned max_connections)
+{
+	rlim_t want = (rlim_t)max_connections + CLOSING_ROOM + SPARE_FILES;
+	struct rlimit limit;
+
+	if (getrlimit(RLIMIT_NOFILE, &limit) != 0)
+		return max_connections;
+	if (limit.rlim_cur < want) {
+		limit.rlim_cur = limit.rlim_max == RLIM_INFINITY || limit.rlim_max > want ? want : limit.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &limit);
+		getrlimit(RLIMIT_NOFILE, &limit);
+	}
+	if (limit.rlim_cur >= want)
+		return max_connections;
+	return limit.rlim_cur > CLOSING_ROOM + SPARE_FILES + 1 ? (unsigned)(limit.rlim_cur - CLOSING_ROOM - SPARE_FILES) : 1;
+}
+
 struct http_server *http_start(const struct http_options *options)
 {
 	struct http_server *server = calloc(1, sizeof(*server));
+	unsigned flags = MHD_USE_EPOLL;
 
 	if (!server)
 		return NULL;
 	server->options = *options;
-	/* One thread serves every request in turn: a scrape takes milliseconds, and nothing needs a lock. */
-	server->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
-						  (options->addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-					  0, NULL, NULL, handle, server, MHD_OPTION_SOCK_ADDR,
+	server->max_connections = options->max_connections ? options->max_connections : HTTP_DEFAULT_MAX_CONNECTIONS;
+	server->max_connections = raise_file_limit(server->max_connections);
+	if (server->max_connections < options->max_connections)
+		warn_msg("room for %u connections only: the file limit (ulimit -n) is too low for %u", server->max_connections,
+			 options->max_connections);
+	if (options->addr.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	/* Our thread runs the loop (http_serve): a scrape takes milliseconds, and nothing needs a lock. */
+	server->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, server, MHD_OPTION_SOCK_ADDR,
 					  (const struct sockaddr *)&server->options.addr, MHD_OPTION_CONNECTION_LIMIT,
-					  MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT,
-					  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
-					  MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
+					  server->max_connections + CLOSING_ROOM, MHD_OPTION_CONNECTION_TIMEOUT,
+					  CONNECTION_TIMEOUT, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
+					  MHD_OPTION_NOTIFY_CONNECTION, on_connection, server, MHD_OPTION_NOTIFY_COMPLETED,
+					  on_completed, server, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
 	if (!server->daemon) {
 		int saved = errno ? errno : EADDRINUSE;
 
@@ -145,9 +341,11 @@ struct http_server *http_start(const struct http_options *options)
 
 void http_serve(struct http_server *server, volatile sig_atomic_t *stop)
 {
-	(void)server;
-	while (!*stop)
-		pause();
+	while (!*stop) {
+		if (MHD_run_wait(server->daemon, SWEEP_MS) != MHD_YES && errno != EINTR)
+			usleep(SWEEP_MS * 1000); /* not expected: no busy loop if it happens */
+		sweep(server);
+	}
 }
 
 void http_stop(struct http_server *server)

@@ -13,7 +13,10 @@ struct http_options {
 	/* The exposition (OpenMetrics or the text format), *len its length; malloc'd, or NULL. */
 	char *(*render)(void *context, bool openmetrics, size_t *len);
 	void *context;
+	unsigned max_connections;     /* 0: HTTP_DEFAULT_MAX_CONNECTIONS */
 };
+
+#define HTTP_DEFAULT_MAX_CONNECTIONS 4096u
 
 /* "ADDR:PORT", "[ADDR6]:PORT" or ":PORT" (every address): 0, or -1 with *why. */
 int http_parse_listen(const char *text, struct sockaddr_storage *addr, const char **why);

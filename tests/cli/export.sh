@@ -90,6 +90,47 @@ if [ -n "$PROMTOOL" ]; then
 	check_eq "… promtool accepts what it serves" "" "$(curl -s "$url" | promtool check metrics 2>&1)"
 fi
 
+# ---- Hostile clients ----------------------------------------------------------------------------
+# 500 connections that send nothing and 70 slowloris ones (a header line every 2 s, never the end of
+# the request), from the scraper's own address: a scrape is answered while they are held, and the
+# server closes them itself (its request deadline), since a slowloris client never stops by itself.
+ATTACK=$TOP/tests/helpers/http_attack.py
+field() { python3 -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."): v = v[k]
+print(v)' "$@"; }
+python3 "$ATTACK" 127.0.0.1 "$port" --idle 500 --slow 70 --seconds 60 --ready "$T/attack.ready" \
+	>"$T/attack.json" 2>"$T/attack.err" &
+ATTACKER=$!
+on_exit "kill $ATTACKER 2>/dev/null"
+for i in $(seq 200); do [ -e "$T/attack.ready" ] && break; sleep 0.05; done
+code=$(curl -s -o "$T/under-attack" -w '%{http_code}' --max-time 20 "$url")
+check_eq "500 idle and 70 slowloris connections held: a scrape is answered (200)" 200 "$code"
+check_match "… with the whole exposition" '^iolens_export_scrapes_total [0-9]+$' "$(tail -1 "$T/under-attack" 2>/dev/null)"
+wait "$ATTACKER"
+check_eq "… the attacker opened all 570" 570 "$(field "$T/attack.json" opened)"
+check_eq "… the server closed the 70 slowloris connections itself" 70 "$(field "$T/attack.json" slow.closed_by_server)"
+check_eq "… and the 500 idle ones" 500 "$(field "$T/attack.json" idle.closed_by_server)"
+check_eq "… and still serves" 200 "$(status "$url")"
+
+# With room for 16 connections, 40 idle ones from one address: the oldest make room for the new
+# (and one address may hold half the room), so the newest 8 stay and a scraper gets in.
+"$IOLENS" export --listen "127.0.0.1:$((port + 3))" --max-connections 16 2>"$T/export-small.err" &
+SMALL=$!
+on_exit "kill $SMALL 2>/dev/null"
+for i in $(seq 50); do curl -s -o /dev/null "127.0.0.1:$((port + 3))/" && break; sleep 0.1; done
+python3 "$ATTACK" 127.0.0.1 $((port + 3)) --idle 40 --until-closed 32 --seconds 30 --ready "$T/small.ready" \
+	>"$T/small.json" 2>"$T/small.err" &
+ATTACKER=$!
+for i in $(seq 200); do [ -e "$T/small.ready" ] && break; sleep 0.05; done
+check_eq "--max-connections 16 and 40 idle connections: a scrape is answered" 200 \
+	"$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 "http://127.0.0.1:$((port + 3))/metrics")"
+wait "$ATTACKER"
+check_eq "… the 32 oldest were closed to make room, the newest 8 kept" "$(seq -s ', ' 0 31)" \
+	"$(field "$T/small.json" closed | tr -d '[]')"
+check_eq "--max-connections 1: exit 2" 2 "$(timeout 10 "$IOLENS" export --max-connections 1 >/dev/null 2>&1; echo $?)"
+kill "$SMALL"
+
 # ---- A real Prometheus scrapes it: the rate of FUSE_OPEN while opens run through the FUSE example --
 
 FPT=${BUILD:-$TOP/build}/examples/fuse-passthrough
