@@ -1,6 +1,7 @@
 /* http.c: the HTTP side of iolens export: GET /metrics with libmicrohttpd, and what it does with bad requests. */
 #include "out/http.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -154,7 +155,8 @@ int http_parse_listen(const char *text, struct sockaddr_storage *addr, const cha
 		return *why = "the address is too long", -1;
 	memcpy(host, text, host_len);
 	host[host_len] = '\0';
-	if (getaddrinfo(host_len ? host : NULL, port, &hints, &found) != 0 || !found)
+	/* ":PORT" is every address, IPv6 and IPv4 on one socket ([::] with IPV6_V6ONLY off), as Go's ":PORT". */
+	if (getaddrinfo(host_len ? host : "::", port, &hints, &found) != 0 || !found)
 		return *why = "the address is not a numeric IPv4 or IPv6 address", -1;
 	memcpy(addr, found->ai_addr, found->ai_addrlen);
 	freeaddrinfo(found);
@@ -307,6 +309,13 @@ static unsigned raise_file_limit(unsigned max_connections)
 	return limit.rlim_cur > CLOSING_ROOM + SPARE_FILES + 1 ? (unsigned)(limit.rlim_cur - CLOSING_ROOM - SPARE_FILES) : 1;
 }
 
+bool http_every_address(const struct sockaddr_storage *addr)
+{
+	if (addr->ss_family == AF_INET6)
+		return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)addr)->sin6_addr);
+	return addr->ss_family == AF_INET && ((const struct sockaddr_in *)addr)->sin_addr.s_addr == htonl(INADDR_ANY);
+}
+
 struct http_server *http_start(const struct http_options *options)
 {
 	struct http_server *server = calloc(1, sizeof(*server));
@@ -321,7 +330,7 @@ struct http_server *http_start(const struct http_options *options)
 		warn_msg("room for %u connections only: the file limit (ulimit -n) is too low for %u", server->max_connections,
 			 options->max_connections);
 	if (options->addr.ss_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
+		flags |= http_every_address(&options->addr) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
 	/* Our thread runs the loop (http_serve): a scrape takes milliseconds, and nothing needs a lock. */
 	server->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, server, MHD_OPTION_SOCK_ADDR,
 					  (const struct sockaddr *)&server->options.addr, MHD_OPTION_CONNECTION_LIMIT,
@@ -329,6 +338,18 @@ struct http_server *http_start(const struct http_options *options)
 					  CONNECTION_TIMEOUT, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
 					  MHD_OPTION_NOTIFY_CONNECTION, on_connection, server, MHD_OPTION_NOTIFY_COMPLETED,
 					  on_completed, server, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
+	if (!server->daemon && errno == EAFNOSUPPORT && options->addr.ss_family == AF_INET6 &&
+	    http_every_address(&options->addr)) {
+		/* No IPv6 here (ipv6.disable=1): every IPv4 address, then. */
+		struct sockaddr_in *any4 = (struct sockaddr_in *)&server->options.addr;
+		in_port_t port = ((const struct sockaddr_in6 *)&options->addr)->sin6_port;
+
+		memset(&server->options.addr, 0, sizeof(server->options.addr));
+		any4->sin_family = AF_INET;
+		any4->sin_port = port;
+		any4->sin_addr.s_addr = htonl(INADDR_ANY);
+		return http_start(&server->options) ? : (free(server), NULL);
+	}
 	if (!server->daemon) {
 		int saved = errno ? errno : EADDRINUSE;
 

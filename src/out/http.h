@@ -21,6 +21,9 @@ struct http_options {
 /* "ADDR:PORT", "[ADDR6]:PORT" or ":PORT" (every address): 0, or -1 with *why. */
 int http_parse_listen(const char *text, struct sockaddr_storage *addr, const char **why);
 
+/* 0.0.0.0, or [::] (which with http_start is IPv4 too). */
+bool http_every_address(const struct sockaddr_storage *addr);
+
 struct http_server;
 /* Listening, or NULL with errno set. */
 struct http_server *http_start(const struct http_options *options);

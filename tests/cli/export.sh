@@ -90,6 +90,36 @@ if [ -n "$PROMTOOL" ]; then
 	check_eq "… promtool accepts what it serves" "" "$(curl -s "$url" | promtool check metrics 2>&1)"
 fi
 
+# ---- Where it listens: ":PORT" is every address, IPv4 and IPv6 -----------------------------------
+
+# serve PORT URL ARGS...: an exporter with ARGS, once URL answers; its pid in SERVED.
+serve() {
+	local wait_url=$1
+	shift
+	"$IOLENS" export "$@" 2>>"$T/served.err" &
+	SERVED=$!
+	on_exit "kill $SERVED 2>/dev/null"
+	for i in $(seq 100); do curl -sk -o /dev/null "$wait_url" && return 0; sleep 0.05; done
+	return 0
+}
+if ip -6 addr show dev lo 2>/dev/null | grep -q 'inet6 ::1/128'; then
+	lport=$((port + 4))
+	serve "http://127.0.0.1:$lport/" --listen ":$lport"
+	check_eq "--listen :$lport: IPv4 (curl -4 127.0.0.1)" 200 "$(status -4 "http://127.0.0.1:$lport/metrics")"
+	check_eq "… and IPv6 (curl -6 [::1])" 200 "$(status -6 "http://[::1]:$lport/metrics")"
+	kill "$SERVED"; wait "$SERVED" 2>/dev/null
+	serve "http://[::1]:$lport/" --listen "[::1]:$lport"
+	check_eq "--listen [::1]:$lport: IPv6" 200 "$(status -6 "http://[::1]:$lport/metrics")"
+	check_eq "… and not IPv4" 000 "$(status -4 "http://127.0.0.1:$lport/metrics")"
+	kill "$SERVED"; wait "$SERVED" 2>/dev/null
+	serve "http://[::1]:$lport/" --listen "[::]:$lport"
+	check_eq "--listen [::]:$lport: IPv6" 200 "$(status -6 "http://[::1]:$lport/metrics")"
+	check_eq "… and IPv4, as Go's [::]" 200 "$(status -4 "http://127.0.0.1:$lport/metrics")"
+	kill "$SERVED"; wait "$SERVED" 2>/dev/null
+else
+	skip "--listen :PORT on IPv4 and IPv6: no ::1 on lo here"
+fi
+
 # ---- Hostile clients ----------------------------------------------------------------------------
 # 500 connections that send nothing and 70 slowloris ones (a header line every 2 s, never the end of
 # the request), from the scraper's own address: a scrape is answered while they are held, and the
