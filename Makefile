@@ -14,7 +14,7 @@ CLANG      ?= clang
 # Links that run a subcommand by their name (make install-links).
 LINKS := pcstat vstat dstat cachestat cachetop
 
-PKGS := smartcols json-c liburing blkid ncursesw libmicrohttpd
+PKGS := smartcols json-c liburing blkid ncursesw libmicrohttpd zlib
 
 # Everything the build and the tests need, from Debian's archive; the peer tools
 # (fio, vmtouch, sysstat, dstat, util-linux's fincore) are what the tests compare with.

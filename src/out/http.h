@@ -24,6 +24,15 @@ int http_parse_listen(const char *text, struct sockaddr_storage *addr, const cha
 /* 0.0.0.0, or [::] (which with http_start is IPv4 too). */
 bool http_every_address(const struct sockaddr_storage *addr);
 
+/*
+ * The weight (q) a comma-separated header (Accept, Accept-Encoding) gives token: the greatest
+ * of its entries' (case-insensitive), 1 where one has no q=, 0 for q=0 or garbage; -1 when
+ * none names it.
+ */
+double http_weight(const char *header, const char *token);
+/* Whether an Accept-Encoding header allows gzip: gzip or x-gzip with q > 0, or * with q > 0. */
+bool http_accepts_gzip(const char *accept_encoding);
+
 struct http_server;
 /* Listening, or NULL with errno set. */
 struct http_server *http_start(const struct http_options *options);

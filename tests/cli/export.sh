@@ -90,6 +90,21 @@ if [ -n "$PROMTOOL" ]; then
 	check_eq "… promtool accepts what it serves" "" "$(curl -s "$url" | promtool check metrics 2>&1)"
 fi
 
+# gzip when the scraper accepts it (Prometheus does): the same exposition, much smaller.
+curl -s -D "$T/gz.headers" -H 'Accept-Encoding: gzip' -o "$T/metrics.gz" "$url"
+curl -s -D "$T/plain.headers" -o "$T/metrics.plain" "$url"
+check_match "Accept-Encoding: gzip: Content-Encoding: gzip" '^Content-Encoding: gzip' "$(tr -d '\r' <"$T/gz.headers")"
+check_match "… with Vary: Accept-Encoding" '^Vary: .*Accept-Encoding' "$(tr -d '\r' <"$T/gz.headers")"
+names() { awk '{ sub(/[ {].*/, ""); print }' "$@"; }
+check_eq "… the same samples, gunzipped (names and line count)" "$(names "$T/metrics.plain" | md5sum)" \
+	"$(gzip -dc "$T/metrics.gz" 2>&1 | names | md5sum)"
+plain_size=$(stat -c %s "$T/metrics.plain") gz_size=$(stat -c %s "$T/metrics.gz")
+check "… in less than a third of the bytes ($gz_size of $plain_size)" test $((gz_size * 3)) -lt "$plain_size"
+check_no_match "without it: plain" '^Content-Encoding' "$(cat "$T/plain.headers")"
+check_no_match "gzip;q=0: plain" '^Content-Encoding' "$(curl -s -D - -o /dev/null -H 'Accept-Encoding: gzip;q=0, *' "$url")"
+run "$IOLENS" export --once
+check_eq "--once: plain text still" "# HELP" "$(head -c 6 <<<"$OUT")"
+
 # ---- Where it listens: ":PORT" is every address, IPv4 and IPv6 -----------------------------------
 
 # serve PORT URL ARGS...: an exporter with ARGS, once URL answers; its pid in SERVED.
