@@ -17,6 +17,7 @@
 #include "common/util.h"
 #include "out/http.h"
 #include "out/prom.h"
+#include "out/web_config.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:9717"
 
@@ -318,7 +319,7 @@ static _Noreturn void usage(void)
 	exit(EXIT_OK);
 }
 
-enum { OPT_ONCE = 0x100, OPT_OPENMETRICS, OPT_MAX_CONNECTIONS };
+enum { OPT_ONCE = 0x100, OPT_OPENMETRICS, OPT_MAX_CONNECTIONS, OPT_WEB_CONFIG };
 
 int cmd_export(int argc, char **argv)
 {
@@ -328,6 +329,7 @@ int cmd_export(int argc, char **argv)
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "openmetrics", no_argument, NULL, OPT_OPENMETRICS },
 		{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
+		{ "web.config.file", required_argument, NULL, OPT_WEB_CONFIG },
 		{ 0 }
 	};
 	const char *listen = DEFAULT_LISTEN, *why;
@@ -336,6 +338,9 @@ int cmd_export(int argc, char **argv)
 	bool once = false, openmetrics = false;
 	struct http_server *server;
 	struct sigaction action = { .sa_handler = on_stop };
+	const char *web_config_path = NULL;
+	struct web_config web = {0};
+	char why_not[512];
 	uint64_t number;
 	int opt, rc = EXIT_OK;
 
@@ -349,6 +354,7 @@ int cmd_export(int argc, char **argv)
 				usage_error("--max-connections %s: a number from 2 to 1000000, please", optarg);
 			http.max_connections = (unsigned)number;
 			break;
+		case OPT_WEB_CONFIG: web_config_path = optarg; break;
 		case 'h': usage();
 		case 'V': print_version();
 		default: usage_hint();
@@ -360,6 +366,13 @@ int cmd_export(int argc, char **argv)
 		usage_error("--openmetrics goes with --once: a scraper asks for it in its Accept header");
 	if (http_parse_listen(listen, &http.addr, &why) != 0)
 		usage_error("--listen %s: %s", listen, why);
+	if (web_config_path) { /* checked with --once too, which does not serve */
+		if (web_config_load(web_config_path, &web, why_not, sizeof(why_not)) != 0) {
+			web_config_free(&web);
+			usage_error("--web.config.file %s: %s", web_config_path, why_not);
+		}
+		http.web = &web;
+	}
 
 	cache_mode_start(&(struct cachestat_options){0}, &e.cache, "page-cache hits are not exported, misses estimated");
 	if (once) {
@@ -379,14 +392,25 @@ int cmd_export(int argc, char **argv)
 	sigaction(SIGHUP, &action, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	http.context = &e;
-	if (!(server = http_start(&http))) {
-		warn_msg("cannot listen on %s: %s", listen, strerror(errno));
+	if (!(server = http_start(&http, why_not, sizeof(why_not)))) {
+		if (web.tls)
+			warn_msg("cannot listen on %s with TLS: %s (the port taken, or %s not a PEM certificate with %s its key?)",
+				 listen, why_not, web.cert_file ? web.cert_file : "cert", web.key_file ? web.key_file : "key");
+		else
+			warn_msg("cannot listen on %s: %s", listen, why_not);
+		web_config_free(&web);
 		cachestat_stop();
 		return EXIT_FAIL;
 	}
-	fprintf(stderr, "%s: serving http://%s/metrics\n", program_name, listen);
+	if (!http_loopback(&http.addr) && (!web.tls || !web.user_count))
+		warn_msg("warning: listening beyond loopback (%s) without %s: anyone who reaches the port %s "
+			 "(--web.config.file sets them up)", listen, !web.tls && !web.user_count ? "TLS and basic auth"
+			 : !web.tls ? "TLS" : "basic auth", !web.user_count ? "reads the metrics" : "sees passwords in clear");
+	fprintf(stderr, "%s: serving %s://%s/metrics%s\n", program_name, web.tls ? "https" : "http", listen,
+		http_every_address(&http.addr) ? " (every address)" : "");
 	http_serve(server, &stop_signal);
 	http_stop(server);
+	web_config_free(&web);
 	segment_set_free(&e.vtrace);
 	cachestat_stop();
 	return EXIT_OK;

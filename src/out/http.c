@@ -3,6 +3,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <stdint.h>
@@ -14,6 +16,7 @@
 
 #include "common/util.h"
 #include "out/prom.h"
+#include "out/web_config.h"
 
 /*
  * The connection model, against clients that connect and send nothing, or a header line every
@@ -55,7 +58,20 @@ struct http_server {
 	struct client *oldest, *newest;
 	unsigned open;              /* clients not closing */
 	unsigned max_connections;
+	bool started;
+	char start_error[256];      /* what libmicrohttpd said while starting */
 };
+
+/* After a response is queued: the connection's deadline is now the response's. */
+static enum MHD_Result answered(struct MHD_Connection *c, enum MHD_Result queued)
+{
+	const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct client *client = info ? info->socket_context : NULL;
+
+	if (client && queued == MHD_YES)
+		client->answered = true;
+	return queued;
+}
 
 /* body gzip-compressed (the gzip format, not zlib's): NULL when zlib fails. */
 static char *gzip(const char *body, size_t len, size_t *gzip_len)
@@ -98,14 +114,7 @@ static enum MHD_Result reply_encoded(struct MHD_Connection *c, unsigned status, 
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	rc = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
-	if (rc == MHD_YES) {
-		const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-		struct client *client = info ? info->socket_context : NULL;
-
-		if (client)
-			client->answered = true;
-	}
-	return rc;
+	return answered(c, rc);
 }
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, char *body, size_t len,
@@ -132,6 +141,33 @@ static size_t unescape(void *context, struct MHD_Connection *c, char *s)
 	return MHD_http_unescape(s);
 }
 
+/* Basic auth against the web config's users. */
+static bool authorized(struct http_server *server, struct MHD_Connection *c)
+{
+	char *password = NULL, *user = MHD_basic_auth_get_username_password(c, &password);
+	bool ok = user && password && web_config_check_user(server->options.web, user, password);
+
+	if (password)
+		explicit_bzero(password, strlen(password));
+	MHD_free(user);
+	MHD_free(password);
+	return ok;
+}
+
+static enum MHD_Result unauthorized(struct MHD_Connection *c)
+{
+	static const char text[] = "401 unauthorized: a user and password, please (basic auth)\n";
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result rc;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	rc = MHD_queue_basic_auth_fail_response(c, "iolens", r); /* WWW-Authenticate: Basic realm="iolens" */
+	MHD_destroy_response(r);
+	return answered(c, rc);
+}
+
 static enum MHD_Result handle(void *context, struct MHD_Connection *c, const char *url, const char *method,
 			      const char *version, const char *upload, size_t *upload_size, void **state)
 {
@@ -154,6 +190,8 @@ static enum MHD_Result handle(void *context, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 answer:
+	if (server->options.web && server->options.web->user_count && !authorized(server, c))
+		return unauthorized(c);
 	if (!get)
 		return fixed(c, MHD_HTTP_METHOD_NOT_ALLOWED, "405 method not allowed: GET or HEAD /metrics\n");
 	if (!strcmp(url, "/"))
@@ -359,13 +397,46 @@ bool http_every_address(const struct sockaddr_storage *addr)
 	return addr->ss_family == AF_INET && ((const struct sockaddr_in *)addr)->sin_addr.s_addr == htonl(INADDR_ANY);
 }
 
-struct http_server *http_start(const struct http_options *options)
+/* libmicrohttpd's messages: kept while starting (a bad certificate or key), then not printed. */
+static void on_log(void *context, const char *format, va_list args)
+{
+	struct http_server *server = context;
+	size_t len;
+
+	if (server->started)
+		return;
+	vsnprintf(server->start_error, sizeof(server->start_error), format, args);
+	len = strlen(server->start_error);
+	while (len && (server->start_error[len - 1] == '\n' || server->start_error[len - 1] == '.'))
+		server->start_error[--len] = '\0';
+}
+
+bool http_loopback(const struct sockaddr_storage *addr)
+{
+	if (addr->ss_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)addr)->sin6_addr) ||
+		       (IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)addr)->sin6_addr) &&
+			((const struct sockaddr_in6 *)addr)->sin6_addr.s6_addr[12] == 127);
+	return addr->ss_family == AF_INET && (ntohl(((const struct sockaddr_in *)addr)->sin_addr.s_addr) >> 24) == 127;
+}
+
+struct http_server *http_start(const struct http_options *options, char *why, size_t why_len)
 {
 	struct http_server *server = calloc(1, sizeof(*server));
-	unsigned flags = MHD_USE_EPOLL;
+	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	const struct web_config *web = options->web;
+	char priorities[128] = "";
+	struct MHD_OptionItem tls[] = {
+		{ MHD_OPTION_HTTPS_MEM_CERT, 0, web ? web->cert : NULL },
+		{ MHD_OPTION_HTTPS_MEM_KEY, 0, web ? web->key : NULL },
+		{ MHD_OPTION_HTTPS_PRIORITIES, 0, priorities },
+		{ MHD_OPTION_END, 0, NULL },
+	};
 
-	if (!server)
+	if (!server) {
+		snprintf(why, why_len, "%s", strerror(ENOMEM));
 		return NULL;
+	}
 	server->options = *options;
 	server->max_connections = options->max_connections ? options->max_connections : HTTP_DEFAULT_MAX_CONNECTIONS;
 	server->max_connections = raise_file_limit(server->max_connections);
@@ -374,32 +445,44 @@ struct http_server *http_start(const struct http_options *options)
 			 options->max_connections);
 	if (options->addr.ss_family == AF_INET6)
 		flags |= http_every_address(&options->addr) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
+	if (web && web->tls) {
+		flags |= MHD_USE_TLS;
+		web_config_priorities(web, priorities, sizeof(priorities));
+	} else
+		tls[0].option = MHD_OPTION_END;
 	/* Our thread runs the loop (http_serve): a scrape takes milliseconds, and nothing needs a lock. */
-	server->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, server, MHD_OPTION_SOCK_ADDR,
-					  (const struct sockaddr *)&server->options.addr, MHD_OPTION_CONNECTION_LIMIT,
-					  server->max_connections + CLOSING_ROOM, MHD_OPTION_CONNECTION_TIMEOUT,
-					  CONNECTION_TIMEOUT, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
-					  MHD_OPTION_NOTIFY_CONNECTION, on_connection, server, MHD_OPTION_NOTIFY_COMPLETED,
-					  on_completed, server, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
+	errno = 0;
+	server->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, server, MHD_OPTION_EXTERNAL_LOGGER, on_log, server,
+					  MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&server->options.addr,
+					  MHD_OPTION_CONNECTION_LIMIT, server->max_connections + CLOSING_ROOM,
+					  MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+					  (size_t)REQUEST_MEMORY, MHD_OPTION_NOTIFY_CONNECTION, on_connection, server,
+					  MHD_OPTION_NOTIFY_COMPLETED, on_completed, server, MHD_OPTION_UNESCAPE_CALLBACK,
+					  unescape, NULL, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
 	if (!server->daemon && errno == EAFNOSUPPORT && options->addr.ss_family == AF_INET6 &&
 	    http_every_address(&options->addr)) {
 		/* No IPv6 here (ipv6.disable=1): every IPv4 address, then. */
 		struct sockaddr_in *any4 = (struct sockaddr_in *)&server->options.addr;
 		in_port_t port = ((const struct sockaddr_in6 *)&options->addr)->sin6_port;
+		struct http_server *again;
 
 		memset(&server->options.addr, 0, sizeof(server->options.addr));
 		any4->sin_family = AF_INET;
 		any4->sin_port = port;
 		any4->sin_addr.s_addr = htonl(INADDR_ANY);
-		return http_start(&server->options) ? : (free(server), NULL);
+		again = http_start(&server->options, why, why_len);
+		free(server);
+		return again;
 	}
 	if (!server->daemon) {
-		int saved = errno ? errno : EADDRINUSE;
-
+		if (server->start_error[0])
+			snprintf(why, why_len, "%s", server->start_error);
+		else
+			snprintf(why, why_len, "%s", strerror(errno ? errno : EADDRINUSE));
 		free(server);
-		errno = saved;
 		return NULL;
 	}
+	server->started = true;
 	return server;
 }
 

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
+struct web_config;
+
 /* What the server serves and where. */
 struct http_options {
 	struct sockaddr_storage addr; /* from http_parse_listen */
@@ -14,6 +16,7 @@ struct http_options {
 	char *(*render)(void *context, bool openmetrics, size_t *len);
 	void *context;
 	unsigned max_connections;     /* 0: HTTP_DEFAULT_MAX_CONNECTIONS */
+	const struct web_config *web; /* TLS and basic auth (--web.config.file), or NULL */
 };
 
 #define HTTP_DEFAULT_MAX_CONNECTIONS 4096u
@@ -33,9 +36,12 @@ double http_weight(const char *header, const char *token);
 /* Whether an Accept-Encoding header allows gzip: gzip or x-gzip with q > 0, or * with q > 0. */
 bool http_accepts_gzip(const char *accept_encoding);
 
+/* 127.0.0.0/8, ::1 (or ::ffff:127.x): reached from this machine only. */
+bool http_loopback(const struct sockaddr_storage *addr);
+
 struct http_server;
-/* Listening, or NULL with errno set. */
-struct http_server *http_start(const struct http_options *options);
+/* Listening, or NULL with the reason in why. */
+struct http_server *http_start(const struct http_options *options, char *why, size_t why_len);
 /* Serves until *stop is set (by a signal handler). */
 void http_serve(struct http_server *server, volatile sig_atomic_t *stop);
 void http_stop(struct http_server *server);

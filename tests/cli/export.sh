@@ -135,6 +135,72 @@ else
 	skip "--listen :PORT on IPv4 and IPv6: no ::1 on lo here"
 fi
 
+# ---- --web.config.file: TLS and basic auth, as every Prometheus exporter takes them ---------------
+
+BCRYPT=${BUILD:-$TOP/build}/tests/helpers/bcrypt_hash
+wport=$((port + 5))
+if ! command -v openssl >/dev/null || [ ! -x "$BCRYPT" ]; then
+	skip "--web.config.file: needs openssl and $BCRYPT (make deps; make check builds it)"
+else
+	mkdir -p "$T/web"
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/web/key.pem" -out "$T/web/cert.pem" -days 2 \
+		-subj /CN=localhost -addext "subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost" 2>"$T/openssl.err"
+	# Relative paths: from the config file's directory, as the toolkit reads them.
+	cat >"$T/web/web.yml" <<YML
+tls_server_config:
+  cert_file: cert.pem
+  key_file: key.pem
+basic_auth_users:
+  alice: $("$BCRYPT" 'open sesame')
+YML
+	: >"$T/served.err"
+	serve "https://127.0.0.1:$wport/" --listen "127.0.0.1:$wport" --web.config.file "$T/web/web.yml"
+	https=https://127.0.0.1:$wport/metrics
+	check_eq "TLS and the right user and password: 200" 200 "$(status --cacert "$T/web/cert.pem" -u 'alice:open sesame' "$https")"
+	check_match "… the metrics" '^iolens_export_scrapes_total' "$(curl -s --cacert "$T/web/cert.pem" -u 'alice:open sesame' "$https")"
+	check_eq "a wrong password: 401" 401 "$(status --cacert "$T/web/cert.pem" -u 'alice:open sesamE' "$https")"
+	check_eq "an unknown user: 401" 401 "$(status --cacert "$T/web/cert.pem" -u 'bob:open sesame' "$https")"
+	check_eq "no user: 401" 401 "$(status --cacert "$T/web/cert.pem" "$https")"
+	check_match "… asking for basic auth" '^WWW-Authenticate: Basic realm="iolens"' \
+		"$(curl -s -D - -o /dev/null --cacert "$T/web/cert.pem" "$https" | tr -d '\r')"
+	check_eq "plain HTTP to the TLS port: no answer" 000 "$(status "http://127.0.0.1:$wport/metrics")"
+	check_eq "TLS 1.1: refused (TLS 1.2 at least, the toolkit's default)" 000 \
+		"$(status --cacert "$T/web/cert.pem" --tlsv1.1 --tls-max 1.1 -u 'alice:open sesame' "$https")"
+	check_no_match "on 127.0.0.1: no warning" 'warning' "$(cat "$T/served.err")"
+	kill "$SERVED"; wait "$SERVED" 2>/dev/null
+
+	bad() { printf "$2" >"$T/web/bad.yml"; run "$IOLENS" export --listen "127.0.0.1:$wport" --web.config.file "$T/web/bad.yml"
+		check_eq "a web config with $1: exit 2" 2 "$RC"; check_match "… said, with the file and the key" "$T/web/bad.yml: .*$3" "$ERR"; }
+	bad "a misspelt key" 'tls_server_config:\n  cert_fil: cert.pem\n' 'line 2: tls_server_config.cert_fil: unknown key'
+	bad "a missing certificate" 'tls_server_config:\n  cert_file: nope.pem\n  key_file: key.pem\n' 'cert_file: .*nope.pem: No such file'
+	bad "a password in clear" 'basic_auth_users:\n  alice: secret\n' 'basic_auth_users.alice: not a bcrypt hash'
+	bad "client certificates" 'tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n  client_auth_type: RequireAndVerifyClientCert\n' 'client_auth_type: RequireAndVerifyClientCert is not supported'
+	bad "no YAML" 'tls_server_config: [\n' 'not YAML'
+	run "$IOLENS" export --web.config.file "$T/web/none.yml"
+	check_eq "a web config that is not there: exit 2" 2 "$RC"
+	check_match "… said" "none.yml: No such file" "$ERR"
+	printf 'tls_server_config:\n  cert_file: key.pem\n  key_file: cert.pem\n' >"$T/web/swapped.yml"
+	run "$IOLENS" export --listen "127.0.0.1:$wport" --web.config.file "$T/web/swapped.yml"
+	check_eq "a key where the certificate should be: exit 1" 1 "$RC"
+	check_match "… said" 'with TLS: .*key.pem not a PEM certificate' "$ERR"
+
+	# Beyond loopback: a warning without TLS and basic auth, none with both.
+	: >"$T/served.err"
+	serve "http://127.0.0.1:$wport/" --listen ":$wport"
+	check_match "--listen :PORT without a web config: a warning" 'warning: listening beyond loopback.*without TLS and basic auth' "$(cat "$T/served.err")"
+	kill "$SERVED"; wait "$SERVED" 2>/dev/null
+	printf 'basic_auth_users:\n  alice: %s\n' "$("$BCRYPT" x)" >"$T/web/auth.yml"
+	: >"$T/served.err"
+	serve "http://127.0.0.1:$wport/" --listen "0.0.0.0:$wport" --web.config.file "$T/web/auth.yml"
+	check_match "--listen 0.0.0.0 with basic auth only: a warning that passwords cross in clear" 'warning: .*without TLS.*in clear' "$(cat "$T/served.err")"
+	kill "$SERVED"; wait "$SERVED" 2>/dev/null
+	: >"$T/served.err"
+	serve "https://127.0.0.1:$wport/" --listen ":$wport" --web.config.file "$T/web/web.yml"
+	check_eq "--listen :PORT with TLS and basic auth: 200" 200 "$(status --cacert "$T/web/cert.pem" -u 'alice:open sesame' "$https")"
+	check_no_match "… and no warning" 'warning' "$(cat "$T/served.err")"
+	kill "$SERVED"; wait "$SERVED" 2>/dev/null
+fi
+
 # ---- Hostile clients ----------------------------------------------------------------------------
 # 500 connections that send nothing and 70 slowloris ones (a header line every 2 s, never the end of
 # the request), from the scraper's own address: a scrape is answered while they are held, and the
