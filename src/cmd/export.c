@@ -303,7 +303,9 @@ static _Noreturn void usage(void)
 	       "\n"
 	       "Options:\n"
 	       "  -l, --listen ADDR:PORT  where to listen (default " DEFAULT_LISTEN "; [::1]:PORT for IPv6,\n"
-	       "                         :PORT for every address)\n"
+	       "                         :PORT for every address, IPv4 and IPv6)\n"
+	       "      --web.config.file FILE  TLS and basic auth, in the Prometheus exporter-toolkit\n"
+	       "                         format (tls_server_config, basic_auth_users with bcrypt hashes)\n"
 	       "      --max-connections N  room for N connections (default 4096); when full, the\n"
 	       "                         oldest still waiting for its request is closed\n"
 	       "      --once             print the metrics once on standard output and exit\n"
@@ -311,11 +313,16 @@ static _Noreturn void usage(void)
 	       "  -h, --help             show this help\n"
 	       "  -V, --version          show the version\n"
 	       "\n"
+	       "A scrape is answered with gzip when it accepts it. A request must be in within 5 s of\n"
+	       "the connection (idle and slowloris clients are closed then), its answer sent in 30 s.\n"
+	       "Listening beyond loopback without TLS and basic auth is warned about.\n"
+	       "\n"
 	       "Examples:\n"
 	       "  %s                          serve on 127.0.0.1:9717 until Ctrl-C\n"
 	       "  %s --listen :9717           serve on every address\n"
+	       "  %s --listen :9717 --web.config.file /etc/iolens/web.yml   with TLS and passwords\n"
 	       "  curl -s localhost:9717/metrics | grep iolens_disk_io_time\n",
-	       program_name, program_name, program_name);
+	       program_name, program_name, program_name, program_name);
 	exit(EXIT_OK);
 }
 
