@@ -67,7 +67,7 @@ PY
 
 rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-wait_port() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return 0; sleep 0.05; done; return 1; }
+wait_port() { for _ in $(seq 200); do curl -s -o /dev/null "$1" && return 0; sleep 0.05; done; return 1; }
 
 # measure NAME URL PID: one warm-up pass of 200 scrapes, then the load.
 measure() {
@@ -89,9 +89,9 @@ measure() {
 port=$((30000 + $$ % 20000))
 node_started=
 : >"$tmp/attacked"
-"$IOLENS" export --listen "127.0.0.1:$port" 2>/dev/null &
+"$IOLENS" export --listen "127.0.0.1:$port" 2>"$tmp/iolens.err" &
 pids+=($!)
-wait_port "http://127.0.0.1:$port/metrics" || { echo "iolens export did not start" >&2; exit 1; }
+wait_port "http://127.0.0.1:$port/metrics" || { echo "iolens export did not start: $(cat "$tmp/iolens.err")" >&2; exit 1; }
 printf '%-16s %7s %6s %6s %7s %8s %8s %8s %10s\n' exporter scrapes failed secs bytes rss0_kib rss1_kib rss2_kib cpu_ms/scrape
 measure "iolens export" "http://127.0.0.1:$port/metrics" "${pids[0]}"
 
@@ -138,14 +138,15 @@ if [ "$ATTACK_SECONDS" != 0 ]; then
 	[ -z "$node_started" ] || attacked "node-exporter" 127.0.0.1 "$((port + 1))"
 fi
 
-awk '$1 == "iolens" { io = $7; fail = $4; grow = $6 - $5 } $1 == "node-exporter" { node = $6 }
+awk 'FILENAME ~ /results$/ && $1 == "iolens" { io = $7; fail = $4; grow = $6 - $5 }
+FILENAME ~ /results$/ && $1 == "node-exporter" { node = $6 }
 FILENAME ~ /attacked$/ && $1 == "iolens-export" { att = 1; att_ok = $2; att_n = $3; att_med = $4 }
 FILENAME ~ /attacked$/ && $1 == "node-exporter" { natt = 1; natt_ok = $2; natt_n = $3; natt_med = $4 }
 END {
 	if (node > 0) printf "CPU per scrape: iolens %.3f ms, node-exporter %.3f ms: iolens/node = %.2fx\n", io, node, io / node
 	printf "iolens: %d failed scrapes; memory from the first pass to the end: %+d KiB\n", fail, grow
 	if (att) printf "under attack: iolens answered %d of %d scrapes, median %.3f s", att_ok, att_n, att_med
-	if (att && natt) printf "; node-exporter %d of %d, median %.3f s: iolens/node = %.2fx", natt_ok, natt_n, natt_med, natt_med > 0 ? att_med / natt_med : 0
+	if (att && natt) printf "; node-exporter %d of %d, median %.3f s: iolens/node = %.2fx", natt_ok, natt_n, natt_med, (natt_med > 0 ? att_med / natt_med : 0)
 	if (att) printf "\n"
 	exit !(fail == 0 && grow <= 1024 && (!att || att_ok == att_n))
 }' "$tmp/results" "$tmp/attacked"

@@ -475,7 +475,7 @@ struct http_server *http_start(const struct http_options *options, char *why, si
 		return again;
 	}
 	if (!server->daemon) {
-		if (server->start_error[0])
+		if (server->start_error[0] && web && web->tls) /* which of TLS's steps failed */
 			snprintf(why, why_len, "%s", server->start_error);
 		else
 			snprintf(why, why_len, "%s", strerror(errno ? errno : EADDRINUSE));
