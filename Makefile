@@ -14,7 +14,7 @@ CLANG      ?= clang
 # Links that run a subcommand by their name (make install-links).
 LINKS := pcstat vstat dstat cachestat cachetop
 
-PKGS := smartcols json-c liburing blkid ncursesw libmicrohttpd
+PKGS := smartcols json-c liburing blkid ncursesw libmicrohttpd zlib yaml-0.1 libcrypt
 
 # Everything the build and the tests need, from Debian's archive; the peer tools
 # (fio, vmtouch, sysstat, dstat, util-linux's fincore) are what the tests compare with.
@@ -22,7 +22,7 @@ DEB_PACKAGES := gcc make pkg-config libc6-dev libsmartcols-dev libjson-c-dev lib
                 libbpf-dev libelf-dev zlib1g-dev bpftool liburing-dev libblkid-dev libncurses-dev \
                 clang libclang-rt-14-dev util-linux mount fio vmtouch sysstat dstat time \
                 python3 groff-base man-db libfuse3-dev fuse3 libmicrohttpd-dev prometheus \
-                prometheus-node-exporter curl
+                prometheus-node-exporter curl libyaml-dev libcrypt-dev openssl
 
 ifeq ($(SANITIZE),1)
 BUILD     := build-san
@@ -135,12 +135,16 @@ unit-tests: $(UNIT_BIN)
 # Programs the command tests drive: a scriptable libvtrace server, a forger of hostile segments,
 # the seed's O_DIRECT reader.
 HELPER_BIN := $(BUILD)/tests/helpers/vtload $(BUILD)/tests/helpers/vtforge $(BUILD)/tests/helpers/odirect_reader \
-	      $(BUILD)/tests/helpers/cachepattern
+	      $(BUILD)/tests/helpers/cachepattern $(BUILD)/tests/helpers/bcrypt_hash
 # cachepattern is the workload whose page-cache accesses the tests count: never built with the
 # sanitizers, whose runtime would read and map pages of its own after the cue.
 $(BUILD)/tests/helpers/cachepattern: tests/helpers/cachepattern.c
 	@mkdir -p $(dir $@)
 	$(CC) -D_GNU_SOURCE $(CPPFLAGS) -std=gnu11 $(WARNINGS) $(CFLAGS) -pthread -o $@ $<
+# bcrypt_hash: bcrypt hashes for export's basic-auth tests, with libxcrypt (as export checks them).
+$(BUILD)/tests/helpers/bcrypt_hash: tests/helpers/bcrypt_hash.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) $(SAN_FLAGS) $(CFLAGS) $(ALL_LDFLAGS) -o $@ $< -lcrypt
 $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/libvtrace.a
 	@mkdir -p $(dir $@)
 	$(CC) -D_GNU_SOURCE -Iinclude -Ilib/vtrace $(CPPFLAGS) -std=gnu11 $(WARNINGS) $(SAN_FLAGS) $(CFLAGS) $(ALL_LDFLAGS) \

@@ -1,10 +1,7 @@
 /* export.c: iolens export: what iolens measures, as Prometheus metrics over HTTP (libmicrohttpd). */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <microhttpd.h>
-#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,12 +15,11 @@
 #include "collect/procfs.h"
 #include "collect/segments.h"
 #include "common/util.h"
+#include "out/http.h"
 #include "out/prom.h"
+#include "out/web_config.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:9717"
-#define MAX_CONNECTIONS 64u      /* beyond, a connection is refused at once: scrapers are few */
-#define REQUEST_MEMORY (16u << 10) /* a request's line and headers: more is "too large" */
-#define CONNECTION_TIMEOUT 10u    /* seconds a connection may stay idle */
 
 struct exporter {
 	struct cache_mode cache;      /* eBPF, or /proc/vmstat estimates */
@@ -261,8 +257,9 @@ static void vtrace_metrics(struct prom *p, struct exporter *e)
 }
 
 /* Everything, in one exposition; *len its length. The text is the caller's to free. */
-static char *render(struct exporter *e, bool openmetrics, size_t *len)
+static char *render(void *context, bool openmetrics, size_t *len)
 {
+	struct exporter *e = context;
 	char *text = NULL;
 	struct prom p = { .openmetrics = openmetrics };
 
@@ -282,108 +279,6 @@ static char *render(struct exporter *e, bool openmetrics, size_t *len)
 		return NULL;
 	}
 	return text;
-}
-
-/* ---- HTTP ------------------------------------------------------------------------------------ */
-
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, char *body, size_t len,
-			     enum MHD_ResponseMemoryMode mode)
-{
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
-	enum MHD_Result rc;
-
-	if (!r)
-		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	rc = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return rc;
-}
-
-static enum MHD_Result fixed(struct MHD_Connection *c, unsigned status, const char *text)
-{
-	return reply(c, status, "text/plain; charset=utf-8", (char *)text, strlen(text), MHD_RESPMEM_PERSISTENT);
-}
-
-/*
- * The URL's %XX decoded, as libmicrohttpd does, but for %00: decoded, it would end the path
- * there ("/metrics%00" would be "/metrics"); left as it is, such a path matches nothing (404).
- */
-static size_t unescape(void *context, struct MHD_Connection *c, char *s)
-{
-	(void)context;
-	(void)c;
-	if (strstr(s, "%00"))
-		return strlen(s);
-	return MHD_http_unescape(s);
-}
-
-static enum MHD_Result handle(void *context, struct MHD_Connection *c, const char *url, const char *method,
-			      const char *version, const char *upload, size_t *upload_size, void **state)
-{
-	struct exporter *e = context;
-	bool get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
-	char *body;
-	size_t len;
-	bool om;
-
-	(void)version;
-	(void)upload;
-	if (*upload_size) { /* a body nobody asked for: dropped */
-		*upload_size = 0;
-		return MHD_YES;
-	}
-	if (!*state) { /* the headers are in: answer once the whole request is */
-		*state = e;
-		if (get)
-			goto answer;
-		return MHD_YES;
-	}
-answer:
-	if (!get)
-		return fixed(c, MHD_HTTP_METHOD_NOT_ALLOWED, "405 method not allowed: GET or HEAD /metrics\n");
-	if (!strcmp(url, "/"))
-		return fixed(c, MHD_HTTP_OK, "iolens export: the metrics are at /metrics\n");
-	if (strcmp(url, "/metrics"))
-		return fixed(c, MHD_HTTP_NOT_FOUND, "404 not found: the metrics are at /metrics\n");
-	om = prom_wants_openmetrics(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
-	if (!(body = render(e, om, &len)))
-		return fixed(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "500 the metrics could not be gathered\n");
-	return reply(c, MHD_HTTP_OK, om ? PROM_OPENMETRICS_TYPE : PROM_TEXT_TYPE, body, len, MHD_RESPMEM_MUST_FREE);
-}
-
-/* "ADDR:PORT", "[ADDR6]:PORT" or ":PORT" (every address): 0, or -1 with *why. */
-static int parse_listen(const char *text, struct sockaddr_storage *addr, const char **why)
-{
-	char host[128];
-	const char *colon = strrchr(text, ':'), *port = colon ? colon + 1 : NULL;
-	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE, .ai_socktype = SOCK_STREAM };
-	struct addrinfo *found;
-	size_t host_len;
-	char *end;
-	long number;
-
-	if (!colon || !*port)
-		return *why = "ADDR:PORT, please (127.0.0.1:9717, [::1]:9717, :9717 for every address)", -1;
-	number = strtol(port, &end, 10);
-	if (*end || number < 1 || number > 65535 || *port == '+' || *port == '-')
-		return *why = "the port is a number from 1 to 65535", -1;
-	host_len = (size_t)(colon - text);
-	if (host_len >= 2 && text[0] == '[' && text[host_len - 1] == ']') {
-		text++;
-		host_len -= 2;
-	}
-	if (host_len >= sizeof(host))
-		return *why = "the address is too long", -1;
-	memcpy(host, text, host_len);
-	host[host_len] = '\0';
-	if (getaddrinfo(host_len ? host : NULL, port, &hints, &found) != 0 || !found)
-		return *why = "the address is not a numeric IPv4 or IPv6 address", -1;
-	memcpy(addr, found->ai_addr, found->ai_addrlen);
-	freeaddrinfo(found);
-	return 0;
 }
 
 static volatile sig_atomic_t stop_signal;
@@ -408,21 +303,30 @@ static _Noreturn void usage(void)
 	       "\n"
 	       "Options:\n"
 	       "  -l, --listen ADDR:PORT  where to listen (default " DEFAULT_LISTEN "; [::1]:PORT for IPv6,\n"
-	       "                         :PORT for every address)\n"
+	       "                         :PORT for every address, IPv4 and IPv6)\n"
+	       "      --web.config.file FILE  TLS and basic auth, in the Prometheus exporter-toolkit\n"
+	       "                         format (tls_server_config, basic_auth_users with bcrypt hashes)\n"
+	       "      --max-connections N  room for N connections (default 4096); when full, the\n"
+	       "                         oldest still waiting for its request is closed\n"
 	       "      --once             print the metrics once on standard output and exit\n"
 	       "      --openmetrics      with --once: in the OpenMetrics format\n"
 	       "  -h, --help             show this help\n"
 	       "  -V, --version          show the version\n"
 	       "\n"
+	       "A scrape is answered with gzip when it accepts it. A request must be in within 5 s of\n"
+	       "the connection (idle and slowloris clients are closed then), its answer sent in 30 s.\n"
+	       "Listening beyond loopback without TLS and basic auth is warned about.\n"
+	       "\n"
 	       "Examples:\n"
 	       "  %s                          serve on 127.0.0.1:9717 until Ctrl-C\n"
 	       "  %s --listen :9717           serve on every address\n"
+	       "  %s --listen :9717 --web.config.file /etc/iolens/web.yml   with TLS and passwords\n"
 	       "  curl -s localhost:9717/metrics | grep iolens_disk_io_time\n",
-	       program_name, program_name, program_name);
+	       program_name, program_name, program_name, program_name);
 	exit(EXIT_OK);
 }
 
-enum { OPT_ONCE = 0x100, OPT_OPENMETRICS };
+enum { OPT_ONCE = 0x100, OPT_OPENMETRICS, OPT_MAX_CONNECTIONS, OPT_WEB_CONFIG };
 
 int cmd_export(int argc, char **argv)
 {
@@ -431,14 +335,20 @@ int cmd_export(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "openmetrics", no_argument, NULL, OPT_OPENMETRICS },
+		{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
+		{ "web.config.file", required_argument, NULL, OPT_WEB_CONFIG },
 		{ 0 }
 	};
 	const char *listen = DEFAULT_LISTEN, *why;
-	struct sockaddr_storage addr = {0};
+	struct http_options http = { .render = render };
 	struct exporter e = {0};
 	bool once = false, openmetrics = false;
-	struct MHD_Daemon *daemon;
+	struct http_server *server;
 	struct sigaction action = { .sa_handler = on_stop };
+	const char *web_config_path = NULL;
+	struct web_config web = {0};
+	char why_not[512];
+	uint64_t number;
 	int opt, rc = EXIT_OK;
 
 	while ((opt = getopt_long(argc, argv, "l:hV", long_options, NULL)) != -1) {
@@ -446,6 +356,12 @@ int cmd_export(int argc, char **argv)
 		case 'l': listen = optarg; break;
 		case OPT_ONCE: once = true; break;
 		case OPT_OPENMETRICS: openmetrics = true; break;
+		case OPT_MAX_CONNECTIONS:
+			if (parse_u64(optarg, &number) != 0 || number < 2 || number > 1000000)
+				usage_error("--max-connections %s: a number from 2 to 1000000, please", optarg);
+			http.max_connections = (unsigned)number;
+			break;
+		case OPT_WEB_CONFIG: web_config_path = optarg; break;
 		case 'h': usage();
 		case 'V': print_version();
 		default: usage_hint();
@@ -455,8 +371,15 @@ int cmd_export(int argc, char **argv)
 		usage_error("unexpected argument: '%s'", argv[optind]);
 	if (openmetrics && !once)
 		usage_error("--openmetrics goes with --once: a scraper asks for it in its Accept header");
-	if (parse_listen(listen, &addr, &why) != 0)
+	if (http_parse_listen(listen, &http.addr, &why) != 0)
 		usage_error("--listen %s: %s", listen, why);
+	if (web_config_path) { /* checked with --once too, which does not serve */
+		if (web_config_load(web_config_path, &web, why_not, sizeof(why_not)) != 0) {
+			web_config_free(&web);
+			usage_error("--web.config.file %s: %s", web_config_path, why_not);
+		}
+		http.web = &web;
+	}
 
 	cache_mode_start(&(struct cachestat_options){0}, &e.cache, "page-cache hits are not exported, misses estimated");
 	if (once) {
@@ -475,22 +398,26 @@ int cmd_export(int argc, char **argv)
 	sigaction(SIGTERM, &action, NULL);
 	sigaction(SIGHUP, &action, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	/* One thread serves every request in turn: a scrape takes milliseconds, and nothing needs a lock. */
-	daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
-					  (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-				  0, NULL, NULL, handle, &e, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-				  MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
-				  CONNECTION_TIMEOUT, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
-				  MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
-	if (!daemon) {
-		warn_msg("cannot listen on %s: %s", listen, strerror(errno ? errno : EADDRINUSE));
+	http.context = &e;
+	if (!(server = http_start(&http, why_not, sizeof(why_not)))) {
+		if (web.tls)
+			warn_msg("cannot listen on %s with TLS: %s (the port taken, or %s not a PEM certificate with %s its key?)",
+				 listen, why_not, web.cert_file ? web.cert_file : "cert", web.key_file ? web.key_file : "key");
+		else
+			warn_msg("cannot listen on %s: %s", listen, why_not);
+		web_config_free(&web);
 		cachestat_stop();
 		return EXIT_FAIL;
 	}
-	fprintf(stderr, "%s: serving http://%s/metrics\n", program_name, listen);
-	while (!stop_signal)
-		pause();
-	MHD_stop_daemon(daemon);
+	if (!http_loopback(&http.addr) && (!web.tls || !web.user_count))
+		warn_msg("warning: listening beyond loopback (%s) without %s: anyone who reaches the port %s "
+			 "(--web.config.file sets them up)", listen, !web.tls && !web.user_count ? "TLS and basic auth"
+			 : !web.tls ? "TLS" : "basic auth", !web.user_count ? "reads the metrics" : "sees passwords in clear");
+	fprintf(stderr, "%s: serving %s://%s/metrics%s\n", program_name, web.tls ? "https" : "http", listen,
+		http_every_address(&http.addr) ? " (every address)" : "");
+	http_serve(server, &stop_signal);
+	http_stop(server);
+	web_config_free(&web);
 	segment_set_free(&e.vtrace);
 	cachestat_stop();
 	return EXIT_OK;

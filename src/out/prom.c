@@ -1,4 +1,5 @@
 /* prom.c: the Prometheus text exposition format and OpenMetrics, written to a stream. */
+#include "out/http.h"
 #include "out/prom.h"
 
 #include <ctype.h>
@@ -88,40 +89,5 @@ void prom_end(struct prom *p)
 
 bool prom_wants_openmetrics(const char *accept)
 {
-	const char *at = accept;
-	static const char type[] = "application/openmetrics-text";
-
-	/* Each comma-separated media range: the type, then parameters; q=0 means "not this". */
-	while (at && *at) {
-		const char *end = strchr(at, ',');
-		size_t length = end ? (size_t)(end - at) : strlen(at);
-
-		while (length && isspace((unsigned char)*at))
-			at++, length--;
-		if (length >= sizeof(type) - 1 && !strncasecmp(at, type, sizeof(type) - 1) &&
-		    (length == sizeof(type) - 1 || at[sizeof(type) - 1] == ';' || isspace((unsigned char)at[sizeof(type) - 1]))) {
-			const char *q = at + sizeof(type) - 1;
-			bool refused = false;
-
-			for (; q < at + length; q++)
-				if (*q == ';') {
-					const char *param = q + 1;
-					while (param < at + length && isspace((unsigned char)*param))
-						param++;
-					if (param + 2 <= at + length && (param[0] == 'q' || param[0] == 'Q') && param[1] == '=') {
-						double weight = 0;
-						char number[16] = "";
-						size_t n = 0;
-						for (const char *c = param + 2; c < at + length && n < sizeof(number) - 1 && *c != ';'; c++)
-							number[n++] = *c;
-						weight = strtod(number, NULL);
-						refused = weight <= 0;
-					}
-				}
-			if (!refused)
-				return true;
-		}
-		at = end ? end + 1 : NULL;
-	}
-	return false;
+	return http_weight(accept, "application/openmetrics-text") > 0;
 }

@@ -90,6 +90,158 @@ if [ -n "$PROMTOOL" ]; then
 	check_eq "… promtool accepts what it serves" "" "$(curl -s "$url" | promtool check metrics 2>&1)"
 fi
 
+# gzip when the scraper accepts it (Prometheus does): the same exposition, much smaller.
+curl -s -D "$T/gz.headers" -H 'Accept-Encoding: gzip' -o "$T/metrics.gz" "$url"
+curl -s -D "$T/plain.headers" -o "$T/metrics.plain" "$url"
+check_match "Accept-Encoding: gzip: Content-Encoding: gzip" '^Content-Encoding: gzip' "$(tr -d '\r' <"$T/gz.headers")"
+check_match "… with Vary: Accept-Encoding" '^Vary: .*Accept-Encoding' "$(tr -d '\r' <"$T/gz.headers")"
+names() { awk '{ sub(/[ {].*/, ""); print }' "$@"; }
+check_eq "… the same samples, gunzipped (names and line count)" "$(names "$T/metrics.plain" | md5sum)" \
+	"$(gzip -dc "$T/metrics.gz" 2>&1 | names | md5sum)"
+plain_size=$(stat -c %s "$T/metrics.plain") gz_size=$(stat -c %s "$T/metrics.gz")
+check "… in less than a third of the bytes ($gz_size of $plain_size)" test $((gz_size * 3)) -lt "$plain_size"
+check_no_match "without it: plain" '^Content-Encoding' "$(cat "$T/plain.headers")"
+check_no_match "gzip;q=0: plain" '^Content-Encoding' "$(curl -s -D - -o /dev/null -H 'Accept-Encoding: gzip;q=0, *' "$url")"
+run "$IOLENS" export --once
+check_eq "--once: plain text still" "# HELP" "$(head -c 6 <<<"$OUT")"
+
+# ---- Where it listens: ":PORT" is every address, IPv4 and IPv6 -----------------------------------
+
+# serve PORT URL ARGS...: an exporter with ARGS, once URL answers; its pid in SERVED.
+serve() {
+	local wait_url=$1
+	shift
+	"$IOLENS" export "$@" 2>>"$T/served.err" &
+	SERVED=$!
+	on_exit "kill $SERVED 2>/dev/null"
+	for i in $(seq 100); do curl -sk -o /dev/null "$wait_url" && return 0; sleep 0.05; done
+	return 0
+}
+if ip -6 addr show dev lo 2>/dev/null | grep -q 'inet6 ::1/128'; then
+	lport=$((port + 4))
+	serve "http://127.0.0.1:$lport/" --listen ":$lport"
+	check_eq "--listen :$lport: IPv4 (curl -4 127.0.0.1)" 200 "$(status -4 "http://127.0.0.1:$lport/metrics")"
+	check_eq "… and IPv6 (curl -6 [::1])" 200 "$(status -6 "http://[::1]:$lport/metrics")"
+	kill "$SERVED"; wait "$SERVED" 2>/dev/null
+	serve "http://[::1]:$lport/" --listen "[::1]:$lport"
+	check_eq "--listen [::1]:$lport: IPv6" 200 "$(status -6 "http://[::1]:$lport/metrics")"
+	check_eq "… and not IPv4" 000 "$(status -4 "http://127.0.0.1:$lport/metrics")"
+	kill "$SERVED"; wait "$SERVED" 2>/dev/null
+	serve "http://[::1]:$lport/" --listen "[::]:$lport"
+	check_eq "--listen [::]:$lport: IPv6" 200 "$(status -6 "http://[::1]:$lport/metrics")"
+	check_eq "… and IPv4, as Go's [::]" 200 "$(status -4 "http://127.0.0.1:$lport/metrics")"
+	kill "$SERVED"; wait "$SERVED" 2>/dev/null
+else
+	skip "--listen :PORT on IPv4 and IPv6: no ::1 on lo here"
+fi
+
+# ---- --web.config.file: TLS and basic auth, as every Prometheus exporter takes them ---------------
+
+BCRYPT=${BUILD:-$TOP/build}/tests/helpers/bcrypt_hash
+wport=$((port + 5))
+if ! command -v openssl >/dev/null || [ ! -x "$BCRYPT" ]; then
+	skip "--web.config.file: needs openssl and $BCRYPT (make deps; make check builds it)"
+else
+	mkdir -p "$T/web"
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/web/key.pem" -out "$T/web/cert.pem" -days 2 \
+		-subj /CN=localhost -addext "subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost" 2>"$T/openssl.err"
+	# Relative paths: from the config file's directory, as the toolkit reads them.
+	cat >"$T/web/web.yml" <<YML
+tls_server_config:
+  cert_file: cert.pem
+  key_file: key.pem
+basic_auth_users:
+  alice: $("$BCRYPT" 'open sesame')
+YML
+	: >"$T/served.err"
+	serve "https://127.0.0.1:$wport/" --listen "127.0.0.1:$wport" --web.config.file "$T/web/web.yml"
+	https=https://127.0.0.1:$wport/metrics
+	check_eq "TLS and the right user and password: 200" 200 "$(status --cacert "$T/web/cert.pem" -u 'alice:open sesame' "$https")"
+	check_match "… the metrics" '^iolens_export_scrapes_total' "$(curl -s --cacert "$T/web/cert.pem" -u 'alice:open sesame' "$https")"
+	check_eq "a wrong password: 401" 401 "$(status --cacert "$T/web/cert.pem" -u 'alice:open sesamE' "$https")"
+	check_eq "an unknown user: 401" 401 "$(status --cacert "$T/web/cert.pem" -u 'bob:open sesame' "$https")"
+	check_eq "no user: 401" 401 "$(status --cacert "$T/web/cert.pem" "$https")"
+	check_match "… asking for basic auth" '^WWW-Authenticate: Basic realm="iolens"' \
+		"$(curl -s -D - -o /dev/null --cacert "$T/web/cert.pem" "$https" | tr -d '\r')"
+	check_eq "plain HTTP to the TLS port: no answer" 000 "$(status "http://127.0.0.1:$wport/metrics")"
+	check_eq "TLS 1.1: refused (TLS 1.2 at least, the toolkit's default)" 000 \
+		"$(status --cacert "$T/web/cert.pem" --tlsv1.1 --tls-max 1.1 -u 'alice:open sesame' "$https")"
+	check_no_match "on 127.0.0.1: no warning" 'warning' "$(cat "$T/served.err")"
+	kill "$SERVED"; wait "$SERVED" 2>/dev/null
+
+	bad() { printf "$2" >"$T/web/bad.yml"; run "$IOLENS" export --listen "127.0.0.1:$wport" --web.config.file "$T/web/bad.yml"
+		check_eq "a web config with $1: exit 2" 2 "$RC"; check_match "… said, with the file and the key" "$T/web/bad.yml: .*$3" "$ERR"; }
+	bad "a misspelt key" 'tls_server_config:\n  cert_fil: cert.pem\n' 'line 2: tls_server_config.cert_fil: unknown key'
+	bad "a missing certificate" 'tls_server_config:\n  cert_file: nope.pem\n  key_file: key.pem\n' 'cert_file: .*nope.pem: No such file'
+	bad "a password in clear" 'basic_auth_users:\n  alice: secret\n' 'basic_auth_users.alice: not a bcrypt hash'
+	bad "client certificates" 'tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n  client_auth_type: RequireAndVerifyClientCert\n' 'client_auth_type: RequireAndVerifyClientCert is not supported'
+	bad "no YAML" 'tls_server_config: [\n' 'not YAML'
+	run "$IOLENS" export --web.config.file "$T/web/none.yml"
+	check_eq "a web config that is not there: exit 2" 2 "$RC"
+	check_match "… said" "none.yml: No such file" "$ERR"
+	printf 'tls_server_config:\n  cert_file: key.pem\n  key_file: cert.pem\n' >"$T/web/swapped.yml"
+	run "$IOLENS" export --listen "127.0.0.1:$wport" --web.config.file "$T/web/swapped.yml"
+	check_eq "a key where the certificate should be: exit 1" 1 "$RC"
+	check_match "… said" 'with TLS: .*key.pem not a PEM certificate' "$ERR"
+
+	# Beyond loopback: a warning without TLS and basic auth, none with both.
+	: >"$T/served.err"
+	serve "http://127.0.0.1:$wport/" --listen ":$wport"
+	check_match "--listen :PORT without a web config: a warning" 'warning: listening beyond loopback.*without TLS and basic auth' "$(cat "$T/served.err")"
+	kill "$SERVED"; wait "$SERVED" 2>/dev/null
+	printf 'basic_auth_users:\n  alice: %s\n' "$("$BCRYPT" x)" >"$T/web/auth.yml"
+	: >"$T/served.err"
+	serve "http://127.0.0.1:$wport/" --listen "0.0.0.0:$wport" --web.config.file "$T/web/auth.yml"
+	check_match "--listen 0.0.0.0 with basic auth only: a warning that passwords cross in clear" 'warning: .*without TLS.*in clear' "$(cat "$T/served.err")"
+	kill "$SERVED"; wait "$SERVED" 2>/dev/null
+	: >"$T/served.err"
+	serve "https://127.0.0.1:$wport/" --listen ":$wport" --web.config.file "$T/web/web.yml"
+	check_eq "--listen :PORT with TLS and basic auth: 200" 200 "$(status --cacert "$T/web/cert.pem" -u 'alice:open sesame' "$https")"
+	check_no_match "… and no warning" 'warning' "$(cat "$T/served.err")"
+	kill "$SERVED"; wait "$SERVED" 2>/dev/null
+fi
+
+# ---- Hostile clients ----------------------------------------------------------------------------
+# 500 connections that send nothing and 70 slowloris ones (a header line every 2 s, never the end of
+# the request), from the scraper's own address: a scrape is answered while they are held, and the
+# server closes them itself (its request deadline), since a slowloris client never stops by itself.
+ATTACK=$TOP/tests/helpers/http_attack.py
+field() { python3 -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."): v = v[k]
+print(v)' "$@"; }
+python3 "$ATTACK" 127.0.0.1 "$port" --idle 500 --slow 70 --seconds 60 --ready "$T/attack.ready" \
+	>"$T/attack.json" 2>"$T/attack.err" &
+ATTACKER=$!
+on_exit "kill $ATTACKER 2>/dev/null"
+for i in $(seq 200); do [ -e "$T/attack.ready" ] && break; sleep 0.05; done
+code=$(curl -s -o "$T/under-attack" -w '%{http_code}' --max-time 20 "$url")
+check_eq "500 idle and 70 slowloris connections held: a scrape is answered (200)" 200 "$code"
+check_match "… with the whole exposition" '^iolens_export_scrapes_total [0-9]+$' "$(tail -1 "$T/under-attack" 2>/dev/null)"
+wait "$ATTACKER"
+check_eq "… the attacker opened all 570" 570 "$(field "$T/attack.json" opened)"
+check_eq "… the server closed the 70 slowloris connections itself" 70 "$(field "$T/attack.json" slow.closed_by_server)"
+check_eq "… and the 500 idle ones" 500 "$(field "$T/attack.json" idle.closed_by_server)"
+check_eq "… and still serves" 200 "$(status "$url")"
+
+# With room for 16 connections, 40 idle ones from one address: the oldest make room for the new
+# (and one address may hold half the room), so the newest 8 stay and a scraper gets in.
+"$IOLENS" export --listen "127.0.0.1:$((port + 3))" --max-connections 16 2>"$T/export-small.err" &
+SMALL=$!
+on_exit "kill $SMALL 2>/dev/null"
+for i in $(seq 50); do curl -s -o /dev/null "127.0.0.1:$((port + 3))/" && break; sleep 0.1; done
+python3 "$ATTACK" 127.0.0.1 $((port + 3)) --idle 40 --until-closed 32 --seconds 30 --ready "$T/small.ready" \
+	>"$T/small.json" 2>"$T/small.err" &
+ATTACKER=$!
+for i in $(seq 200); do [ -e "$T/small.ready" ] && break; sleep 0.05; done
+check_eq "--max-connections 16 and 40 idle connections: a scrape is answered" 200 \
+	"$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 "http://127.0.0.1:$((port + 3))/metrics")"
+wait "$ATTACKER"
+check_eq "… the 32 oldest were closed to make room, the newest 8 kept" "$(seq -s ', ' 0 31)" \
+	"$(field "$T/small.json" closed | tr -d '[]')"
+check_eq "--max-connections 1: exit 2" 2 "$(timeout 10 "$IOLENS" export --max-connections 1 >/dev/null 2>&1; echo $?)"
+kill "$SMALL"
+
 # ---- A real Prometheus scrapes it: the rate of FUSE_OPEN while opens run through the FUSE example --
 
 FPT=${BUILD:-$TOP/build}/examples/fuse-passthrough

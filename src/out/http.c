@@ -1,0 +1,504 @@
+/* http.c: the HTTP side of iolens export: GET /metrics with libmicrohttpd, and what it does with bad requests. */
+#include "out/http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "common/util.h"
+#include "out/prom.h"
+#include "out/web_config.h"
+
+/*
+ * The connection model, against clients that connect and send nothing, or a header line every
+ * few seconds forever (slowloris), from any address, the scraper's too:
+ *  - one thread runs libmicrohttpd's epoll loop (MHD_run_wait), and between its turns closes
+ *    what overstayed: a request (headers and body) not in REQUEST_DEADLINE after the
+ *    connection was accepted or its previous response sent, a response not sent in
+ *    RESPONSE_DEADLINE. libmicrohttpd's own timeout restarts at every byte: a client that
+ *    trickles would hold its connection for ever. (Go's http.Server: ReadHeaderTimeout.)
+ *  - room for many connections (max_connections, the file limit raised to match), and when
+ *    they are all taken, or one address holds more than half of them, the oldest connection
+ *    still waiting for its request is closed to make room: the new one is kept, since a
+ *    scraper is a new connection that asks at once, and an attacker can share its address.
+ * Closing is shutdown(2) of the socket, which libmicrohttpd then sees and cleans up; it is
+ * only done from the thread that runs the loop, before libmicrohttpd closes the descriptor.
+ */
+#define REQUEST_MEMORY (16u << 10)         /* a request's line and headers: more is "too large" */
+#define CONNECTION_TIMEOUT 10u              /* seconds a connection may stay without a byte */
+#define REQUEST_DEADLINE_NS (5 * 1000000000ull)
+#define RESPONSE_DEADLINE_NS (30 * 1000000000ull)
+#define SWEEP_MS 250                        /* how often, at least, the deadlines are looked at */
+#define CLOSING_ROOM 64u                    /* libmicrohttpd's limit is this above ours: what we shut
+					       down counts there until it is closed */
+#define SPARE_FILES 64u                     /* descriptors for everything but connections */
+
+/* A connection, from accept to close. */
+struct client {
+	struct client *prev, *next; /* by since_ns, oldest first */
+	int fd;
+	struct sockaddr_storage addr;
+	uint64_t since_ns;          /* accepted, or its previous response sent */
+	bool answered;              /* its response is queued: being sent */
+	bool closing;               /* shut down by us: libmicrohttpd closes it at its next look */
+};
+
+struct http_server {
+	struct http_options options;
+	struct MHD_Daemon *daemon;
+	struct client *oldest, *newest;
+	unsigned open;              /* clients not closing */
+	unsigned max_connections;
+	bool started;
+	char start_error[256];      /* what libmicrohttpd said while starting */
+};
+
+/* After a response is queued: the connection's deadline is now the response's. */
+static enum MHD_Result answered(struct MHD_Connection *c, enum MHD_Result queued)
+{
+	const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct client *client = info ? info->socket_context : NULL;
+
+	if (client && queued == MHD_YES)
+		client->answered = true;
+	return queued;
+}
+
+/* body gzip-compressed (the gzip format, not zlib's): NULL when zlib fails. */
+static char *gzip(const char *body, size_t len, size_t *gzip_len)
+{
+	z_stream z = {0};
+	char *out;
+
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return NULL;
+	out = malloc(deflateBound(&z, len));
+	z.next_in = (Bytef *)body;
+	z.avail_in = len;
+	z.next_out = (Bytef *)out;
+	z.avail_out = out ? deflateBound(&z, len) : 0;
+	if (!out || deflate(&z, Z_FINISH) != Z_STREAM_END) {
+		free(out);
+		deflateEnd(&z);
+		return NULL;
+	}
+	*gzip_len = z.total_out;
+	deflateEnd(&z);
+	return out;
+}
+
+/* encoding: the body's Content-Encoding, or NULL; vary: the body depends on Accept and Accept-Encoding. */
+static enum MHD_Result reply_encoded(struct MHD_Connection *c, unsigned status, const char *type, char *body, size_t len,
+				     enum MHD_ResponseMemoryMode mode, const char *encoding, bool vary)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+	enum MHD_Result rc;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (encoding)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, encoding);
+	if (vary)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	rc = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return answered(c, rc);
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, char *body, size_t len,
+			     enum MHD_ResponseMemoryMode mode)
+{
+	return reply_encoded(c, status, type, body, len, mode, NULL, false);
+}
+
+static enum MHD_Result fixed(struct MHD_Connection *c, unsigned status, const char *text)
+{
+	return reply(c, status, "text/plain; charset=utf-8", (char *)text, strlen(text), MHD_RESPMEM_PERSISTENT);
+}
+
+/*
+ * The URL's %XX decoded, as libmicrohttpd does, but for %00: decoded, it would end the path
+ * there ("/metrics%00" would be "/metrics"); left as it is, such a path matches nothing (404).
+ */
+static size_t unescape(void *context, struct MHD_Connection *c, char *s)
+{
+	(void)context;
+	(void)c;
+	if (strstr(s, "%00"))
+		return strlen(s);
+	return MHD_http_unescape(s);
+}
+
+/* Basic auth against the web config's users. */
+static bool authorized(struct http_server *server, struct MHD_Connection *c)
+{
+	char *password = NULL, *user = MHD_basic_auth_get_username_password(c, &password);
+	bool ok = user && password && web_config_check_user(server->options.web, user, password);
+
+	if (password)
+		explicit_bzero(password, strlen(password));
+	MHD_free(user);
+	MHD_free(password);
+	return ok;
+}
+
+static enum MHD_Result unauthorized(struct MHD_Connection *c)
+{
+	static const char text[] = "401 unauthorized: a user and password, please (basic auth)\n";
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result rc;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	rc = MHD_queue_basic_auth_fail_response(c, "iolens", r); /* WWW-Authenticate: Basic realm="iolens" */
+	MHD_destroy_response(r);
+	return answered(c, rc);
+}
+
+static enum MHD_Result handle(void *context, struct MHD_Connection *c, const char *url, const char *method,
+			      const char *version, const char *upload, size_t *upload_size, void **state)
+{
+	struct http_server *server = context;
+	bool get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
+	char *body, *compressed;
+	size_t len, compressed_len;
+	bool om;
+
+	(void)version;
+	(void)upload;
+	if (*upload_size) { /* a body nobody asked for: dropped */
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (!*state) { /* the headers are in: answer once the whole request is */
+		*state = server;
+		if (get)
+			goto answer;
+		return MHD_YES;
+	}
+answer:
+	if (server->options.web && server->options.web->user_count && !authorized(server, c))
+		return unauthorized(c);
+	if (!get)
+		return fixed(c, MHD_HTTP_METHOD_NOT_ALLOWED, "405 method not allowed: GET or HEAD /metrics\n");
+	if (!strcmp(url, "/"))
+		return fixed(c, MHD_HTTP_OK, "iolens export: the metrics are at /metrics\n");
+	if (strcmp(url, "/metrics"))
+		return fixed(c, MHD_HTTP_NOT_FOUND, "404 not found: the metrics are at /metrics\n");
+	om = prom_wants_openmetrics(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
+	if (!(body = server->options.render(server->options.context, om, &len)))
+		return fixed(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "500 the metrics could not be gathered\n");
+	/* 146 KB of text is some 15 KB gzipped, as Prometheus asks for it. */
+	if (http_accepts_gzip(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING)) &&
+	    (compressed = gzip(body, len, &compressed_len))) {
+		free(body);
+		return reply_encoded(c, MHD_HTTP_OK, om ? PROM_OPENMETRICS_TYPE : PROM_TEXT_TYPE, compressed, compressed_len,
+				     MHD_RESPMEM_MUST_FREE, "gzip", true);
+	}
+	return reply_encoded(c, MHD_HTTP_OK, om ? PROM_OPENMETRICS_TYPE : PROM_TEXT_TYPE, body, len, MHD_RESPMEM_MUST_FREE,
+			     NULL, true);
+}
+
+int http_parse_listen(const char *text, struct sockaddr_storage *addr, const char **why)
+{
+	char host[128];
+	const char *colon = strrchr(text, ':'), *port = colon ? colon + 1 : NULL;
+	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *found;
+	size_t host_len;
+	char *end;
+	long number;
+
+	if (!colon || !*port)
+		return *why = "ADDR:PORT, please (127.0.0.1:9717, [::1]:9717, :9717 for every address)", -1;
+	number = strtol(port, &end, 10);
+	if (*end || number < 1 || number > 65535 || *port == '+' || *port == '-')
+		return *why = "the port is a number from 1 to 65535", -1;
+	host_len = (size_t)(colon - text);
+	if (host_len >= 2 && text[0] == '[' && text[host_len - 1] == ']') {
+		text++;
+		host_len -= 2;
+	}
+	if (host_len >= sizeof(host))
+		return *why = "the address is too long", -1;
+	memcpy(host, text, host_len);
+	host[host_len] = '\0';
+	/* ":PORT" is every address, IPv6 and IPv4 on one socket ([::] with IPV6_V6ONLY off), as Go's ":PORT". */
+	if (getaddrinfo(host_len ? host : "::", port, &hints, &found) != 0 || !found)
+		return *why = "the address is not a numeric IPv4 or IPv6 address", -1;
+	memcpy(addr, found->ai_addr, found->ai_addrlen);
+	freeaddrinfo(found);
+	return 0;
+}
+
+/* ---- Connections: deadlines, and room made for new ones ------------------------------------- */
+
+static void client_unlink(struct http_server *server, struct client *client)
+{
+	if (client->prev)
+		client->prev->next = client->next;
+	else
+		server->oldest = client->next;
+	if (client->next)
+		client->next->prev = client->prev;
+	else
+		server->newest = client->prev;
+	client->prev = client->next = NULL;
+}
+
+static void client_append(struct http_server *server, struct client *client)
+{
+	client->prev = server->newest;
+	if (server->newest)
+		server->newest->next = client;
+	else
+		server->oldest = client;
+	server->newest = client;
+}
+
+static void client_close(struct http_server *server, struct client *client)
+{
+	if (client->closing)
+		return;
+	client->closing = true;
+	server->open--;
+	shutdown(client->fd, SHUT_RDWR);
+}
+
+static bool same_address(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr == ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr, &((const struct sockaddr_in6 *)b)->sin6_addr,
+			       sizeof(struct in6_addr));
+	return false;
+}
+
+/* The oldest connection still waiting for its request (from addr, when given), but newcomer. */
+static struct client *oldest_waiting(struct http_server *server, const struct client *newcomer,
+				     const struct sockaddr_storage *addr)
+{
+	for (struct client *c = server->oldest; c; c = c->next)
+		if (c != newcomer && !c->closing && !c->answered && (!addr || same_address(&c->addr, addr)))
+			return c;
+	return NULL;
+}
+
+/* A new connection is always let in: the oldest waiting one makes room when there is none. */
+static void make_room(struct http_server *server, struct client *newcomer)
+{
+	unsigned from_address = 0;
+	struct client *victim;
+
+	for (struct client *c = server->oldest; c; c = c->next)
+		from_address += !c->closing && same_address(&c->addr, &newcomer->addr);
+	if (from_address > server->max_connections / 2 && (victim = oldest_waiting(server, newcomer, &newcomer->addr)))
+		client_close(server, victim);
+	if (server->open > server->max_connections && (victim = oldest_waiting(server, newcomer, NULL)))
+		client_close(server, victim);
+}
+
+static void on_connection(void *context, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *server = context;
+	struct client *client = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *addr = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+		if (!fd || !(client = calloc(1, sizeof(*client))))
+			return; /* not tracked: libmicrohttpd's idle timeout still ends it */
+		client->fd = fd->connect_fd;
+		if (addr && addr->client_addr)
+			memcpy(&client->addr, addr->client_addr,
+			       addr->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+									: sizeof(struct sockaddr_in));
+		client->since_ns = monotonic_ns();
+		client_append(server, client);
+		server->open++;
+		*socket_context = client;
+		make_room(server, client);
+	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED && client) {
+		if (!client->closing)
+			server->open--;
+		client_unlink(server, client);
+		free(client);
+		*socket_context = NULL;
+	}
+}
+
+/* A response sent: the connection waits for its next request, with a new deadline. */
+static void on_completed(void *context, struct MHD_Connection *c, void **state, enum MHD_RequestTerminationCode code)
+{
+	struct http_server *server = context;
+	const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct client *client = info ? info->socket_context : NULL;
+
+	(void)state;
+	(void)code;
+	if (!client)
+		return;
+	client->answered = false;
+	client->since_ns = monotonic_ns();
+	client_unlink(server, client);
+	client_append(server, client);
+}
+
+/* Closes the connections past their deadline. */
+static void sweep(struct http_server *server)
+{
+	uint64_t now = monotonic_ns();
+
+	for (struct client *c = server->oldest; c; c = c->next)
+		if (!c->closing && now - c->since_ns > (c->answered ? RESPONSE_DEADLINE_NS : REQUEST_DEADLINE_NS))
+			client_close(server, c);
+}
+
+/* Room for max_connections: the soft file limit raised towards the hard one. The number there is room for. */
+static unsigned raise_file_limit(unsigned max_connections)
+{
+	rlim_t want = (rlim_t)max_connections + CLOSING_ROOM + SPARE_FILES;
+	struct rlimit limit;
+
+	if (getrlimit(RLIMIT_NOFILE, &limit) != 0)
+		return max_connections;
+	if (limit.rlim_cur < want) {
+		limit.rlim_cur = limit.rlim_max == RLIM_INFINITY || limit.rlim_max > want ? want : limit.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &limit);
+		getrlimit(RLIMIT_NOFILE, &limit);
+	}
+	if (limit.rlim_cur >= want)
+		return max_connections;
+	return limit.rlim_cur > CLOSING_ROOM + SPARE_FILES + 1 ? (unsigned)(limit.rlim_cur - CLOSING_ROOM - SPARE_FILES) : 1;
+}
+
+bool http_every_address(const struct sockaddr_storage *addr)
+{
+	if (addr->ss_family == AF_INET6)
+		return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)addr)->sin6_addr);
+	return addr->ss_family == AF_INET && ((const struct sockaddr_in *)addr)->sin_addr.s_addr == htonl(INADDR_ANY);
+}
+
+/* libmicrohttpd's messages: kept while starting (a bad certificate or key), then not printed. */
+static void on_log(void *context, const char *format, va_list args)
+{
+	struct http_server *server = context;
+	size_t len;
+
+	if (server->started)
+		return;
+	vsnprintf(server->start_error, sizeof(server->start_error), format, args);
+	len = strlen(server->start_error);
+	while (len && (server->start_error[len - 1] == '\n' || server->start_error[len - 1] == '.'))
+		server->start_error[--len] = '\0';
+}
+
+bool http_loopback(const struct sockaddr_storage *addr)
+{
+	if (addr->ss_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)addr)->sin6_addr) ||
+		       (IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)addr)->sin6_addr) &&
+			((const struct sockaddr_in6 *)addr)->sin6_addr.s6_addr[12] == 127);
+	return addr->ss_family == AF_INET && (ntohl(((const struct sockaddr_in *)addr)->sin_addr.s_addr) >> 24) == 127;
+}
+
+struct http_server *http_start(const struct http_options *options, char *why, size_t why_len)
+{
+	struct http_server *server = calloc(1, sizeof(*server));
+	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	const struct web_config *web = options->web;
+	char priorities[128] = "";
+	struct MHD_OptionItem tls[] = {
+		{ MHD_OPTION_HTTPS_MEM_CERT, 0, web ? web->cert : NULL },
+		{ MHD_OPTION_HTTPS_MEM_KEY, 0, web ? web->key : NULL },
+		{ MHD_OPTION_HTTPS_PRIORITIES, 0, priorities },
+		{ MHD_OPTION_END, 0, NULL },
+	};
+
+	if (!server) {
+		snprintf(why, why_len, "%s", strerror(ENOMEM));
+		return NULL;
+	}
+	server->options = *options;
+	server->max_connections = options->max_connections ? options->max_connections : HTTP_DEFAULT_MAX_CONNECTIONS;
+	server->max_connections = raise_file_limit(server->max_connections);
+	if (server->max_connections < options->max_connections)
+		warn_msg("room for %u connections only: the file limit (ulimit -n) is too low for %u", server->max_connections,
+			 options->max_connections);
+	if (options->addr.ss_family == AF_INET6)
+		flags |= http_every_address(&options->addr) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
+	if (web && web->tls) {
+		flags |= MHD_USE_TLS;
+		web_config_priorities(web, priorities, sizeof(priorities));
+	} else
+		tls[0].option = MHD_OPTION_END;
+	/* Our thread runs the loop (http_serve): a scrape takes milliseconds, and nothing needs a lock. */
+	errno = 0;
+	server->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, server, MHD_OPTION_EXTERNAL_LOGGER, on_log, server,
+					  MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&server->options.addr,
+					  MHD_OPTION_CONNECTION_LIMIT, server->max_connections + CLOSING_ROOM,
+					  MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+					  (size_t)REQUEST_MEMORY, MHD_OPTION_NOTIFY_CONNECTION, on_connection, server,
+					  MHD_OPTION_NOTIFY_COMPLETED, on_completed, server, MHD_OPTION_UNESCAPE_CALLBACK,
+					  unescape, NULL, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+	if (!server->daemon && errno == EAFNOSUPPORT && options->addr.ss_family == AF_INET6 &&
+	    http_every_address(&options->addr)) {
+		/* No IPv6 here (ipv6.disable=1): every IPv4 address, then. */
+		struct sockaddr_in *any4 = (struct sockaddr_in *)&server->options.addr;
+		in_port_t port = ((const struct sockaddr_in6 *)&options->addr)->sin6_port;
+		struct http_server *again;
+
+		memset(&server->options.addr, 0, sizeof(server->options.addr));
+		any4->sin_family = AF_INET;
+		any4->sin_port = port;
+		any4->sin_addr.s_addr = htonl(INADDR_ANY);
+		again = http_start(&server->options, why, why_len);
+		free(server);
+		return again;
+	}
+	if (!server->daemon) {
+		if (server->start_error[0] && web && web->tls) /* which of TLS's steps failed */
+			snprintf(why, why_len, "%s", server->start_error);
+		else
+			snprintf(why, why_len, "%s", strerror(errno ? errno : EADDRINUSE));
+		free(server);
+		return NULL;
+	}
+	server->started = true;
+	return server;
+}
+
+void http_serve(struct http_server *server, volatile sig_atomic_t *stop)
+{
+	while (!*stop) {
+		if (MHD_run_wait(server->daemon, SWEEP_MS) != MHD_YES && errno != EINTR)
+			usleep(SWEEP_MS * 1000); /* not expected: no busy loop if it happens */
+		sweep(server);
+	}
+}
+
+void http_stop(struct http_server *server)
+{
+	if (!server)
+		return;
+	MHD_stop_daemon(server->daemon);
+	free(server);
+}

@@ -1,0 +1,73 @@
+/* http_negotiate.c: what a client's Accept and Accept-Encoding headers allow: the q of a token in a comma-separated list. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "out/http.h"
+
+/* The q parameter in ";a=b;q=0.5;c" (the text between the name and the next comma); 1 without one. */
+static double quality(const char *params, const char *end)
+{
+	double weight = 1;
+
+	for (const char *at = params; at < end; at++) {
+		char number[16];
+		size_t n = 0;
+
+		if (*at != ';')
+			continue;
+		at++;
+		while (at < end && (*at == ' ' || *at == '\t'))
+			at++;
+		if (end - at < 2 || (at[0] != 'q' && at[0] != 'Q') || at[1] != '=')
+			continue;
+		for (at += 2; at < end && *at != ';' && n < sizeof(number) - 1; at++)
+			number[n++] = *at;
+		number[n] = '\0';
+		weight = strtod(number, NULL);
+		if (!(weight > 0)) /* 0, garbage or NaN: not this */
+			weight = 0;
+		else if (weight > 1)
+			weight = 1;
+		at--;
+	}
+	return weight;
+}
+
+double http_weight(const char *header, const char *token)
+{
+	size_t token_len = strlen(token);
+	double best = -1;
+
+	for (const char *at = header; at && *at;) {
+		const char *end = strchr(at, ','), *name_end;
+
+		if (!end)
+			end = at + strlen(at);
+		while (at < end && (*at == ' ' || *at == '\t'))
+			at++;
+		name_end = at;
+		while (name_end < end && *name_end != ';' && *name_end != ' ' && *name_end != '\t')
+			name_end++;
+		if ((size_t)(name_end - at) == token_len && !strncasecmp(at, token, token_len)) {
+			double weight = quality(name_end, end);
+
+			if (weight > best)
+				best = weight;
+		}
+		at = *end ? end + 1 : end;
+	}
+	return best;
+}
+
+bool http_accepts_gzip(const char *accept_encoding)
+{
+	double gzip = http_weight(accept_encoding, "gzip"), x_gzip = http_weight(accept_encoding, "x-gzip");
+
+	if (x_gzip > gzip)
+		gzip = x_gzip;
+	if (gzip >= 0)
+		return gzip > 0;
+	return http_weight(accept_encoding, "*") > 0;
+}

@@ -1,0 +1,37 @@
+/* web_config.h: the Prometheus exporter-toolkit web configuration file (--web.config.file): TLS and basic auth for export. */
+#ifndef IOLENS_OUT_WEB_CONFIG_H
+#define IOLENS_OUT_WEB_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct web_user {
+	char *name;
+	char *hash; /* bcrypt: $2a$, $2b$ or $2y$ */
+};
+
+struct web_config {
+	/* tls_server_config: with TLS when cert and key are set (read by web_config_load). */
+	bool tls;
+	char *cert_file, *key_file; /* as written; web_config_load reads them into cert and key */
+	char *cert, *key;           /* PEM */
+	int min_version, max_version; /* 10..13 for TLS1.0..TLS1.3; the toolkit's defaults: 12, 13 */
+	struct web_user *users;     /* basic_auth_users */
+	size_t user_count;
+};
+
+/*
+ * Parses the file's text (YAML): 0, or -1 with what is wrong in why ("line 3:
+ * tls_server_config.cert_fil: unknown key ..."). Reads no other file. config is freed by
+ * web_config_free either way.
+ */
+int web_config_parse(const char *text, size_t len, struct web_config *config, char *why, size_t why_len);
+/* Reads and parses path, then the certificate and key it names (relative to its directory). */
+int web_config_load(const char *path, struct web_config *config, char *why, size_t why_len);
+void web_config_free(struct web_config *config);
+/* GnuTLS priorities for the versions allowed: "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2". */
+void web_config_priorities(const struct web_config *config, char *out, size_t out_len);
+/* Whether user and password are one of basic_auth_users (bcrypt; as long for a wrong user as for a wrong password). */
+bool web_config_check_user(const struct web_config *config, const char *user, const char *password);
+
+#endif
