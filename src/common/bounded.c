@@ -45,10 +45,17 @@ static bool child_ends(pid_t child, unsigned timeout_ms)
 
 int bounded_call(void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms)
 {
+	return bounded_call_keep(fn, arg, size, timeout_ms, NULL);
+}
+
+int bounded_call_keep(void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms, pid_t *stuck)
+{
 	void *shared = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	pid_t child;
 	int err;
 
+	if (stuck)
+		*stuck = 0;
 	if (shared == MAP_FAILED)
 		return -errno;
 	memcpy(shared, arg, size);
@@ -67,7 +74,9 @@ int bounded_call(void (*fn)(void *arg), void *arg, size_t size, unsigned timeout
 		_exit(0);
 	}
 	if (!child_ends(child, timeout_ms)) {
-		kill(child, SIGKILL); /* it goes when the kernel lets it; init reaps it after we exit */
+		kill(child, SIGKILL); /* it goes when the kernel lets it; init reaps it after we exit, or the caller */
+		if (stuck)
+			*stuck = child;
 		munmap(shared, size ? size : 1);
 		return -ETIMEDOUT;
 	}

@@ -3,6 +3,7 @@
 #define IOLENS_COMMON_BOUNDED_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /*
  * Runs fn(arg) in a child process and waits for it at most timeout_ms; arg (size bytes,
@@ -13,6 +14,13 @@
  * when no child could be made (fn was not called).
  */
 int bounded_call(void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms);
+/*
+ * As bounded_call, for a caller that asks again and again (a long-running exporter): on
+ * -ETIMEDOUT, *stuck is the child, killed but not reaped, for the caller to wait for
+ * (waitpid) before it asks the same thing again: a hung mount then costs one child, not
+ * one per call. *stuck is 0 otherwise.
+ */
+int bounded_call_keep(void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms, pid_t *stuck);
 
 /* How long iolens waits for a filesystem to answer before it says so. */
 #define BOUNDED_FS_MS 1000u
