@@ -12,7 +12,7 @@
  * filesystem, as df counts them, labelled device, fstype and mountpoint; the pseudo ones
  * (filesystem_pseudo) and the mount points mount_points_exclude matches (NULL: none) left
  * out. A mount that does not answer in time gets iolens_filesystem_device_error 1 and no
- * numbers, and is not asked again until its last probe has ended (watch).
+ * numbers, and is not asked again until the probe left waiting on it has its answer (watch).
  */
 void filesystem_metrics(struct prom *p, struct fs_watch *watch, const regex_t *mount_points_exclude);
 /* iolens_vmstat_*: the /proc/vmstat counters of paging and refaults, as the kernel counts them. */

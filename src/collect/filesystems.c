@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "common/bounded.h"
 #include "common/util.h"
@@ -36,22 +35,20 @@ int filesystem_probe(struct fs_probe *probe)
 
 int filesystem_probe_watched(struct fs_watch *watch, struct fs_probe *probe)
 {
+	struct bounded_child child;
 	size_t i;
-	pid_t child;
 	int rc;
 
 	for (i = 0; i < watch->count && strcmp(watch->stuck[i].dir, probe->dir); i++)
 		;
 	if (i < watch->count) {
-		pid_t got = waitpid(watch->stuck[i].child, NULL, WNOHANG);
-
-		if (got == 0)
-			return -ETIMEDOUT; /* still stuck: asking again would only add a child stuck beside it */
-		free(watch->stuck[i].dir); /* ended (or not ours any more): asked again below */
+		if (!bounded_child_ended(&watch->stuck[i].child))
+			return -ETIMEDOUT; /* still waiting for its answer: asking again would only wait beside it */
+		free(watch->stuck[i].dir); /* answered: asked afresh below */
 		watch->stuck[i] = watch->stuck[--watch->count];
 	}
 	rc = bounded_call_keep(probe_in_child, probe, sizeof(*probe), BOUNDED_FS_MS, &child);
-	if (rc == -ETIMEDOUT && child > 0) {
+	if (rc == -ETIMEDOUT && child.pid > 0) {
 		watch->stuck = xrealloc(watch->stuck, (watch->count + 1) * sizeof(*watch->stuck));
 		watch->stuck[watch->count].dir = xstrdup(probe->dir);
 		watch->stuck[watch->count++].child = child;
@@ -61,8 +58,10 @@ int filesystem_probe_watched(struct fs_watch *watch, struct fs_probe *probe)
 
 void fs_watch_free(struct fs_watch *watch)
 {
-	for (size_t i = 0; i < watch->count; i++)
+	for (size_t i = 0; i < watch->count; i++) {
+		bounded_child_abandon(&watch->stuck[i].child);
 		free(watch->stuck[i].dir);
+	}
 	free(watch->stuck);
 	*watch = (struct fs_watch){0};
 }

@@ -8,6 +8,8 @@
 #include <sys/statvfs.h>
 #include <sys/types.h>
 
+#include "common/bounded.h"
+
 /*
  * Filesystems with no usage worth a number: the kernel's own (proc, sysfs, cgroup, ...),
  * read-only images (squashfs, iso9660, erofs) and overlays (their upper layer is counted
@@ -31,17 +33,18 @@ struct fs_probe {
 int filesystem_probe(struct fs_probe *probe);
 
 /*
- * For a caller that probes again and again (export, at every scrape): the mounts whose last
- * probe has not ended yet. Such a mount is not asked again (-ETIMEDOUT at once) until that
- * child has ended, and is reaped: a hung mount costs one stuck child, not one per scrape.
+ * For a caller that probes again and again (export, at every scrape): the mounts whose probe
+ * did not return in time, each with its child, left waiting for the answer. Such a mount is
+ * not asked again (-ETIMEDOUT at once, no wait) until that child has its answer: a hung
+ * mount costs one waiting process, not one per scrape, and no scrape waits on it twice.
  */
 struct fs_watch {
-	struct { char *dir; pid_t child; } *stuck;
+	struct { char *dir; struct bounded_child child; } *stuck;
 	size_t count;
 };
 
 int filesystem_probe_watched(struct fs_watch *watch, struct fs_probe *probe);
-/* Forgets the stuck children (they are killed already: init reaps them after we exit). */
+/* Kills the children still waiting (they go when the kernel lets them) and forgets them. */
 void fs_watch_free(struct fs_watch *watch);
 
 #endif
