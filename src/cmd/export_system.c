@@ -156,29 +156,33 @@ void process_metrics(struct prom *p)
 	struct process_self self;
 
 	process_self_read(&self);
-	if (self.cpu_seconds >= 0) {
-		prom_family(p, "process_cpu_seconds", PROM_COUNTER, "Total user and system CPU time spent in seconds.");
-		prom_real(p, "process_cpu_seconds_total", self.cpu_seconds, NULL);
-	}
-	if (self.open_fds != PROCFS_UNKNOWN) {
-		prom_family(p, "process_open_fds", PROM_GAUGE, "Number of open file descriptors.");
-		prom_u64(p, "process_open_fds", self.open_fds, NULL);
-	}
-	if (self.max_fds != PROCFS_UNKNOWN) {
-		prom_family(p, "process_max_fds", PROM_GAUGE, "Maximum number of open file descriptors.");
-		prom_u64(p, "process_max_fds", self.max_fds, NULL);
-	}
-	if (self.virtual_bytes != PROCFS_UNKNOWN) {
-		prom_family(p, "process_virtual_memory_bytes", PROM_GAUGE, "Virtual memory size in bytes.");
-		prom_u64(p, "process_virtual_memory_bytes", self.virtual_bytes, NULL);
-	}
-	if (self.resident_bytes != PROCFS_UNKNOWN) {
-		prom_family(p, "process_resident_memory_bytes", PROM_GAUGE, "Resident memory size in bytes.");
-		prom_u64(p, "process_resident_memory_bytes", self.resident_bytes, NULL);
-	}
-	if (self.start_time_seconds >= 0) {
-		prom_family(p, "process_start_time_seconds", PROM_GAUGE,
-			    "Start time of the process since unix epoch in seconds.");
-		prom_real(p, "process_start_time_seconds", self.start_time_seconds, NULL);
+	const struct {
+		const char *name, *help;
+		enum prom_type type;
+		double value;
+		bool known;
+	} metrics[] = {
+		{ "process_cpu_seconds", "Total user and system CPU time spent in seconds.", PROM_COUNTER,
+		  self.cpu_seconds, self.cpu_seconds >= 0 },
+		{ "process_open_fds", "Number of open file descriptors.", PROM_GAUGE, (double)self.open_fds,
+		  self.open_fds != PROCFS_UNKNOWN },
+		{ "process_max_fds", "Maximum number of open file descriptors.", PROM_GAUGE, (double)self.max_fds,
+		  self.max_fds != PROCFS_UNKNOWN },
+		{ "process_virtual_memory_bytes", "Virtual memory size in bytes.", PROM_GAUGE, (double)self.virtual_bytes,
+		  self.virtual_bytes != PROCFS_UNKNOWN },
+		{ "process_resident_memory_bytes", "Resident memory size in bytes.", PROM_GAUGE,
+		  (double)self.resident_bytes, self.resident_bytes != PROCFS_UNKNOWN },
+		{ "process_start_time_seconds", "Start time of the process since unix epoch in seconds.", PROM_GAUGE,
+		  self.start_time_seconds, self.start_time_seconds >= 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++) {
+		char sample[64];
+
+		if (!metrics[i].known)
+			continue;
+		prom_family(p, metrics[i].name, metrics[i].type, metrics[i].help);
+		snprintf(sample, sizeof(sample), "%s%s", metrics[i].name, metrics[i].type == PROM_COUNTER ? "_total" : "");
+		prom_real(p, sample, metrics[i].value, NULL); /* whole numbers below 2^53 print as such */
 	}
 }

@@ -25,14 +25,8 @@ families() { grep -v '^#' <<<"$1" | sed -E 's/[{ ].*//' | sort -u; }
 # ---- A libvtrace server, so that the vtrace collector has something to say ---------------------------
 
 if [ -x "$VTLOAD" ]; then
-	mkfifo "$T/load.in" "$T/load.out"
-	"$VTLOAD" demo RAN=1 NEVER=2 <"$T/load.in" >"$T/load.out" &
-	LOAD=$!
-	exec {LOAD_IN}>"$T/load.in" {LOAD_OUT}<"$T/load.out"
-	read -r -u "$LOAD_OUT" ready path
-	on_exit "kill $LOAD 2>/dev/null"
-	echo "run RAN 50 20000" >&"$LOAD_IN"
-	read -r -u "$LOAD_OUT" answer
+	start_vtload demo RAN=1 NEVER=2
+	vtload_say "run RAN 50 20000"
 fi
 
 # ---- Collectors: all on by default; each off by name; disable-defaults ---------------------------------
@@ -253,7 +247,7 @@ if [ -x "$VTLOAD" ]; then
 	check_eq "NEVER, never run: its requests at 0, and no _bucket, _sum or _count line" "0 0" \
 		"$(grep -E '^iolens_vtrace_requests_total\{service="demo",.*op="NEVER"' <<<"$OUT" | awk '{ print $2 }') $(grep -c '^iolens_vtrace_request_duration_seconds_[a-z]*{.*op="NEVER"' <<<"$OUT")"
 	promtool_ok "vtrace" "$OUT"
-	echo "quit" >&"$LOAD_IN"
+	vtload_say quit
 else
 	skip "vtrace: vtload is not built (make check builds it)"
 fi

@@ -30,14 +30,8 @@ chmod 644 "$T/file"
 
 # A libvtrace server run by root: its segment is root's, mode 0600.
 if [ -x "$VTLOAD" ]; then
-	mkfifo "$T/load.in" "$T/load.out"
-	"$VTLOAD" rootsvc OPEN=1 <"$T/load.in" >"$T/load.out" &
-	LOAD=$!
-	exec {LOAD_IN}>"$T/load.in" {LOAD_OUT}<"$T/load.out"
-	read -r -u "$LOAD_OUT" ready path
-	on_exit "kill $LOAD 2>/dev/null"
-	echo "run OPEN 7 1000" >&"$LOAD_IN"
-	read -r -u "$LOAD_OUT" answer
+	start_vtload rootsvc OPEN=1
+	vtload_say "run OPEN 7 1000"
 	check_eq "vtload's segment: root's, 0600" "root 600" "$(stat -c '%U %a' "$VTRACE_DIR"/vtrace.rootsvc.*)"
 fi
 
@@ -91,7 +85,7 @@ fi
 
 if [ -x "$VTLOAD" ]; then
 	check_match "the root-run libvtrace server exported: its 7 OPENs" \
-		"^iolens_vtrace_requests_total\\{service=\"rootsvc\",pid=\"$LOAD\",op=\"OPEN\"\\} 7$" "$OUT"
+		"^iolens_vtrace_requests_total\\{service=\"rootsvc\",pid=\"$VTLOAD_PID\",op=\"OPEN\"\\} 7$" "$OUT"
 	# Why the unit keeps CAP_DAC_READ_SEARCH and CAP_SYS_PTRACE: without either, the segment is not shown.
 	for keep in +bpf,+perfmon,+sys_ptrace +bpf,+perfmon,+dac_read_search; do
 		as_unit "$keep"

@@ -133,6 +133,22 @@ remove_cgroup() {
 	return 1
 }
 
+# start_vtload NAME OPS...: vtload (tests/helpers/vtload, a libvtrace server the test drives) in the
+# background, as VTLOAD_PID; vtload_say COMMAND sends it one command and waits for its "ok".
+start_vtload() {
+	mkfifo "$T/vtload.in" "$T/vtload.out"
+	"${BUILD:-$TOP/build}/tests/helpers/vtload" "$@" <"$T/vtload.in" >"$T/vtload.out" &
+	VTLOAD_PID=$!
+	exec {VTLOAD_IN}>"$T/vtload.in" {VTLOAD_OUT}<"$T/vtload.out"
+	read -r -u "$VTLOAD_OUT" _ _
+	on_exit "kill $VTLOAD_PID 2>/dev/null"
+}
+vtload_say() {
+	local answer
+	echo "$1" >&"$VTLOAD_IN"
+	read -r -u "$VTLOAD_OUT" answer
+}
+
 # A file of random data, so no filesystem can skip it.
 make_file() { head -c "$2" /dev/urandom > "$1"; }
 PAGE=$(getconf PAGESIZE)
