@@ -148,12 +148,20 @@ if ! is_root || [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null || [ !
 	skip "a hung mount: needs root, /dev/fuse, fusermount3 and $FPT"
 else
 	mkdir -p "$T/src" "$T/mnt"
-	"$FPT" --service mute --hang-op FUSE_STATFS "$T/src" "$T/mnt" 2>"$T/fpt.log" &
+	# In a mount namespace of the test's own: the server holds only the first statfs, which another
+	# program on this machine (a doctor, an exporter) must not be the one to send; and their tests
+	# must not find a hung mount of ours.
+	unshare -m --propagation private sleep 100000 &
+	NS=$!
+	on_exit "kill $NS 2>/dev/null"
+	for i in $(seq 100); do [ "$(readlink /proc/$NS/ns/mnt)" != "$(readlink /proc/self/ns/mnt)" ] && break; sleep 0.05; done
+	in_ns() { nsenter -t "$NS" -m "$@"; } # not for what runs in the background: $! would be a subshell's
+	nsenter -t "$NS" -m "$FPT" --service mute --hang-op FUSE_STATFS "$T/src" "$T/mnt" 2>"$T/fpt.log" &
 	FUSE=$!
-	on_exit "kill -USR1 $FUSE 2>/dev/null; fusermount3 -uz '$T/mnt' 2>/dev/null; kill $FUSE 2>/dev/null"
-	for i in $(seq 100); do mountpoint -q "$T/mnt" && break; sleep 0.05; done
+	on_exit "kill -USR1 $FUSE 2>/dev/null; nsenter -t $NS -m fusermount3 -uz '$T/mnt' 2>/dev/null; kill $FUSE 2>/dev/null"
+	for i in $(seq 100); do in_ns mountpoint -q "$T/mnt" && break; sleep 0.05; done
 	port=$((20000 + ($$ + 7) % 20000))
-	"$IOLENS" export --listen "127.0.0.1:$port" --collector.disable-defaults --collector.filesystem 2>"$T/export.err" &
+	nsenter -t "$NS" -m "$IOLENS" export --listen "127.0.0.1:$port" --collector.disable-defaults --collector.filesystem 2>"$T/export.err" &
 	EXPORTER=$!
 	on_exit "kill $EXPORTER 2>/dev/null"
 	for i in $(seq 100); do curl -s -o /dev/null "127.0.0.1:$port/" && break; sleep 0.1; done
