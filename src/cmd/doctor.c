@@ -17,6 +17,7 @@
 #include "cmd/common.h"
 #include "collect/diskstats.h"
 #include "collect/fdinfo.h"
+#include "collect/filesystems.h"
 #include "collect/inode_names.h"
 #include "collect/memcg.h"
 #include "collect/pagecache.h"
@@ -236,34 +237,6 @@ static void rule_direct(struct doctor *d, struct direct_process *procs, size_t c
 
 /* ---- Rule: full filesystems ------------------------------------------------------------ */
 
-static bool pseudo_filesystem(const char *type)
-{
-	static const char *const pseudo[] = { "proc", "sysfs", "cgroup", "cgroup2", "devpts", "mqueue", "debugfs",
-					      "tracefs", "securityfs", "pstore", "bpf", "configfs", "fusectl",
-					      "binfmt_misc", "hugetlbfs", "autofs", "rpc_pipefs", "nsfs", "efivarfs",
-					      "squashfs", "iso9660", "overlay", "devtmpfs", "ramfs" };
-
-	for (size_t i = 0; i < sizeof(pseudo) / sizeof(pseudo[0]); i++)
-		if (!strcmp(type, pseudo[i]))
-			return true;
-	return false;
-}
-
-/* What a mount says of itself, asked in a child process: a hung FUSE or NFS server never answers. */
-struct fs_probe {
-	char dir[4096];
-	struct stat st;
-	struct statvfs vfs;
-	int rc;
-};
-
-static void probe_fs(void *arg)
-{
-	struct fs_probe *p = arg;
-
-	p->rc = stat(p->dir, &p->st) == 0 && statvfs(p->dir, &p->vfs) == 0 ? 0 : -errno;
-}
-
 static void unresponsive(struct doctor *d, const struct mntent *m)
 {
 	struct finding *f = add_finding(d, SEV_WARNING, "unresponsive",
@@ -298,10 +271,10 @@ static void rule_full(struct doctor *d)
 		size_t k;
 		int rc;
 
-		if (pseudo_filesystem(m->mnt_type) || hasmntopt(m, "ro"))
+		if (filesystem_pseudo(m->mnt_type) || hasmntopt(m, "ro"))
 			continue;
 		snprintf(probe.dir, sizeof(probe.dir), "%s", m->mnt_dir);
-		rc = bounded_call(probe_fs, &probe, sizeof(probe), BOUNDED_FS_MS);
+		rc = filesystem_probe(&probe);
 		if (rc == -ETIMEDOUT)
 			unresponsive(d, m);
 		if ((rc ? rc : probe.rc) != 0 || !probe.vfs.f_blocks)

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "cmd/cachestat_common.h"
 #include "cmd/common.h"
+#include "cmd/export.h"
 #include "collect/cachestat.h"
 #include "collect/diskstats.h"
 #include "collect/procfs.h"
@@ -21,16 +23,56 @@
 
 #define DEFAULT_LISTEN "127.0.0.1:9717"
 
+/*
+ * The collectors, each a switch: --collector.NAME, --no-collector.NAME. Named as node_exporter
+ * names the same source (diskstats, filesystem, vmstat, pressure), else as iolens does.
+ */
+enum collector {
+	COLLECTOR_DISKSTATS, COLLECTOR_FILESYSTEM, COLLECTOR_PAGECACHE, COLLECTOR_PRESSURE, COLLECTOR_PROCESS,
+	COLLECTOR_VMSTAT, COLLECTOR_VTRACE, NCOLLECTORS
+};
+#define COLLECTOR_LIST "diskstats, filesystem, pagecache, pressure, process, vmstat, vtrace"
+
+/*
+ * node_exporter's defaults, in POSIX ERE ([0-9] for its \d): no RAM disks, loop devices or
+ * floppies, and no partitions (sda1, vda1, nvme0n1p1), whose I/O their disk counts already.
+ */
+#define DEFAULT_DEVICE_EXCLUDE "^(z?ram|loop|fd|(h|s|v|xv)d[a-z]|nvme[0-9]+n[0-9]+p)[0-9]+$"
+#define DEFAULT_MOUNT_POINTS_EXCLUDE "^/(dev|proc|run/credentials/.+|sys|var/lib/docker/.+|var/lib/containers/storage/.+)($|/)"
+
 struct exporter {
+	bool enabled[NCOLLECTORS];
 	struct cache_mode cache;      /* eBPF, or /proc/vmstat estimates */
 	struct segment_set vtrace;    /* touched by the one thread that serves requests */
 	unsigned long long scrapes;
 	uint64_t hits_shown;          /* a counter never goes down: hits a late page lowered are held */
+	regex_t device_include, device_exclude, mount_points_exclude;
+	bool has_device_include, has_device_exclude;
+	struct fs_watch filesystems;  /* mounts whose probe has not returned */
 };
+
+static void exporter_free(struct exporter *e)
+{
+	segment_set_free(&e->vtrace);
+	cachestat_stop();
+	if (e->has_device_include)
+		regfree(&e->device_include);
+	if (e->has_device_exclude)
+		regfree(&e->device_exclude);
+	regfree(&e->mount_points_exclude);
+	fs_watch_free(&e->filesystems);
+}
+
+static bool device_wanted(const struct exporter *e, const char *name)
+{
+	if (e->has_device_include && regexec(&e->device_include, name, 0, NULL, 0) != 0)
+		return false;
+	return !e->has_device_exclude || regexec(&e->device_exclude, name, 0, NULL, 0) != 0;
+}
 
 /* ---- The metrics ----------------------------------------------------------------------------- */
 
-static void disk_metrics(struct prom *p)
+static void disk_metrics(struct prom *p, const struct exporter *e)
 {
 	struct diskstats stats;
 	static const struct {
@@ -73,7 +115,7 @@ static void disk_metrics(struct prom *p)
 			const struct disk_stats *d = &stats.disk[i];
 			uint64_t raw = *(const uint64_t *)((const char *)d + fields[f].offset);
 
-			if (d->nfields < fields[f].nfields)
+			if (d->nfields < fields[f].nfields || !device_wanted(e, d->name))
 				continue;
 			if (!any)
 				prom_family(p, fields[f].name, fields[f].type, fields[f].help);
@@ -249,7 +291,10 @@ static void vtrace_metrics(struct prom *p, struct exporter *e)
 					break;
 				case IN_FLIGHT: prom_u64(p, sample, in_flight, "service", info->service, "pid", pid, "op", name, NULL); break;
 				case OLDEST: prom_real(p, sample, (double)age / 1e9, "service", info->service, "pid", pid, "op", name, NULL); break;
-				case DURATION: vtrace_histogram(p, st, info->service, pid, name); break;
+				case DURATION: /* an op that never ran has no latencies: no series (as client libraries do) */
+					if (st->completions)
+						vtrace_histogram(p, st, info->service, pid, name);
+					break;
 				}
 			}
 		}
@@ -267,10 +312,20 @@ static char *render(void *context, bool openmetrics, size_t *len)
 		return NULL;
 	prom_family(&p, "iolens_build_info", PROM_GAUGE, "The iolens version that serves these metrics.");
 	prom_u64(&p, "iolens_build_info", 1, "version", IOLENS_VERSION, NULL);
-	disk_metrics(&p);
-	cache_metrics(&p, e);
-	pressure_metrics(&p);
-	vtrace_metrics(&p, e);
+	if (e->enabled[COLLECTOR_DISKSTATS])
+		disk_metrics(&p, e);
+	if (e->enabled[COLLECTOR_FILESYSTEM])
+		filesystem_metrics(&p, &e->filesystems, &e->mount_points_exclude);
+	if (e->enabled[COLLECTOR_PAGECACHE])
+		cache_metrics(&p, e);
+	if (e->enabled[COLLECTOR_PRESSURE])
+		pressure_metrics(&p);
+	if (e->enabled[COLLECTOR_VMSTAT])
+		vmstat_metrics(&p);
+	if (e->enabled[COLLECTOR_VTRACE])
+		vtrace_metrics(&p, e);
+	if (e->enabled[COLLECTOR_PROCESS])
+		process_metrics(&p);
 	prom_family(&p, "iolens_export_scrapes", PROM_COUNTER, "Scrapes served since the exporter started.");
 	prom_u64(&p, "iolens_export_scrapes_total", ++e->scrapes, NULL);
 	prom_end(&p);
@@ -299,7 +354,9 @@ static _Noreturn void usage(void)
 	       "page cache (Cached, Dirty, Writeback; hits, misses, dirtied pages and evictions by\n"
 	       "eBPF, or estimated from /proc/vmstat, said by the mode label), pressure stall times,\n"
 	       "and for every libvtrace service and op: requests, errors, bytes, busy seconds, in\n"
-	       "flight, the oldest request's age and the latency histogram.\n"
+	       "flight, the oldest request's age and the latency histogram. As node_exporter has\n"
+	       "them: filesystem sizes, /proc/vmstat's paging and refault counters, and the\n"
+	       "exporter's own process_* metrics.\n"
 	       "\n"
 	       "Options:\n"
 	       "  -l, --listen ADDR:PORT  where to listen (default " DEFAULT_LISTEN "; [::1]:PORT for IPv6,\n"
@@ -310,6 +367,20 @@ static _Noreturn void usage(void)
 	       "                         oldest still waiting for its request is closed\n"
 	       "      --once             print the metrics once on standard output and exit\n"
 	       "      --openmetrics      with --once: in the OpenMetrics format\n"
+	       "      --collector.NAME   turn a collector on (all are on by default); NAME is one of\n"
+	       "                         " COLLECTOR_LIST "\n"
+	       "      --no-collector.NAME\n"
+	       "                         turn it off\n"
+	       "      --collector.disable-defaults\n"
+	       "                         every collector off but those turned on by name\n"
+	       "      --collector.diskstats.device-include REGEX\n"
+	       "                         only the disks it matches (POSIX ERE, [0-9] not \\d)\n"
+	       "      --collector.diskstats.device-exclude REGEX\n"
+	       "                         not the disks it matches (default: loop, ram, zram, floppies\n"
+	       "                         and partitions: " DEFAULT_DEVICE_EXCLUDE ")\n"
+	       "      --collector.filesystem.mount-points-exclude REGEX\n"
+	       "                         not the mount points it matches (default: /dev, /proc, /sys,\n"
+	       "                         docker's and podman's: " DEFAULT_MOUNT_POINTS_EXCLUDE ")\n"
 	       "  -h, --help             show this help\n"
 	       "  -V, --version          show the version\n"
 	       "\n"
@@ -321,12 +392,49 @@ static _Noreturn void usage(void)
 	       "  %s                          serve on 127.0.0.1:9717 until Ctrl-C\n"
 	       "  %s --listen :9717           serve on every address\n"
 	       "  %s --listen :9717 --web.config.file /etc/iolens/web.yml   with TLS and passwords\n"
+	       "  %s --no-collector.vtrace --collector.diskstats.device-include '^(sd|nvme)'\n"
 	       "  curl -s localhost:9717/metrics | grep iolens_disk_io_time\n",
-	       program_name, program_name, program_name, program_name);
+	       program_name, program_name, program_name, program_name, program_name);
 	exit(EXIT_OK);
 }
 
-enum { OPT_ONCE = 0x100, OPT_OPENMETRICS, OPT_MAX_CONNECTIONS, OPT_WEB_CONFIG };
+enum {
+	OPT_ONCE = 0x100, OPT_OPENMETRICS, OPT_MAX_CONNECTIONS, OPT_WEB_CONFIG, OPT_DISABLE_DEFAULTS, OPT_DEVICE_INCLUDE,
+	OPT_DEVICE_EXCLUDE, OPT_MOUNT_POINTS_EXCLUDE, OPT_COLLECTOR = 0x200, OPT_NO_COLLECTOR = 0x300
+};
+
+/* A regex option compiled, or exit 2 saying why. */
+static void compile_regex(regex_t *re, const char *option, const char *pattern)
+{
+	char why[256];
+	int rc;
+
+	/* node_exporter's patterns are RE2: \d there is a digit, in POSIX ERE a 'd'. */
+	if (strstr(pattern, "\\d") || strstr(pattern, "\\D"))
+		usage_error("--%s '%s': POSIX ERE has no \\d: write [0-9]", option, pattern);
+	if ((rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB)) != 0) {
+		regerror(rc, re, why, sizeof(why));
+		usage_error("--%s '%s': %s", option, pattern, why);
+	}
+}
+
+/* --collector.NAME and --no-collector.NAME of a collector iolens does not have: exit 2, naming those it has. */
+static void check_collector_names(int argc, char **argv, const struct option *options)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		const char *arg = argv[i];
+		size_t len;
+		bool known = false;
+
+		if (strncmp(arg, "--collector.", 12) && strncmp(arg, "--no-collector.", 15))
+			continue;
+		len = strcspn(arg + 2, "=");
+		for (const struct option *o = options; o->name && !known; o++)
+			known = strlen(o->name) == len && !strncmp(o->name, arg + 2, len);
+		if (!known)
+			usage_error("%.*s: no such collector or option: the collectors are " COLLECTOR_LIST, (int)len + 2, arg);
+	}
+}
 
 int cmd_export(int argc, char **argv)
 {
@@ -337,8 +445,22 @@ int cmd_export(int argc, char **argv)
 		{ "openmetrics", no_argument, NULL, OPT_OPENMETRICS },
 		{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
 		{ "web.config.file", required_argument, NULL, OPT_WEB_CONFIG },
+		{ "collector.disable-defaults", no_argument, NULL, OPT_DISABLE_DEFAULTS },
+		{ "collector.diskstats.device-include", required_argument, NULL, OPT_DEVICE_INCLUDE },
+		{ "collector.diskstats.device-exclude", required_argument, NULL, OPT_DEVICE_EXCLUDE },
+		{ "collector.filesystem.mount-points-exclude", required_argument, NULL, OPT_MOUNT_POINTS_EXCLUDE },
+#define SWITCHES(i, name) { "collector." name, no_argument, NULL, OPT_COLLECTOR + (i) }, \
+			  { "no-collector." name, no_argument, NULL, OPT_NO_COLLECTOR + (i) }
+		SWITCHES(COLLECTOR_DISKSTATS, "diskstats"), SWITCHES(COLLECTOR_FILESYSTEM, "filesystem"),
+		SWITCHES(COLLECTOR_PAGECACHE, "pagecache"), SWITCHES(COLLECTOR_PRESSURE, "pressure"),
+		SWITCHES(COLLECTOR_PROCESS, "process"),     SWITCHES(COLLECTOR_VMSTAT, "vmstat"),
+		SWITCHES(COLLECTOR_VTRACE, "vtrace"),
+#undef SWITCHES
 		{ 0 }
 	};
+	const char *device_include = NULL, *device_exclude = NULL, *mount_points_exclude = DEFAULT_MOUNT_POINTS_EXCLUDE;
+	int chosen[NCOLLECTORS] = {0}; /* 1 on, -1 off by name, the last said; 0 the default */
+	bool disable_defaults = false;
 	const char *listen = DEFAULT_LISTEN, *why;
 	struct http_options http = { .render = render };
 	struct exporter e = {0};
@@ -351,6 +473,7 @@ int cmd_export(int argc, char **argv)
 	uint64_t number;
 	int opt, rc = EXIT_OK;
 
+	check_collector_names(argc, argv, long_options);
 	while ((opt = getopt_long(argc, argv, "l:hV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'l': listen = optarg; break;
@@ -362,9 +485,19 @@ int cmd_export(int argc, char **argv)
 			http.max_connections = (unsigned)number;
 			break;
 		case OPT_WEB_CONFIG: web_config_path = optarg; break;
+		case OPT_DISABLE_DEFAULTS: disable_defaults = true; break;
+		case OPT_DEVICE_INCLUDE: device_include = optarg; break;
+		case OPT_DEVICE_EXCLUDE: device_exclude = optarg; break;
+		case OPT_MOUNT_POINTS_EXCLUDE: mount_points_exclude = optarg; break;
 		case 'h': usage();
 		case 'V': print_version();
-		default: usage_hint();
+		default:
+			if (opt >= OPT_COLLECTOR && opt < OPT_COLLECTOR + NCOLLECTORS)
+				chosen[opt - OPT_COLLECTOR] = 1;
+			else if (opt >= OPT_NO_COLLECTOR && opt < OPT_NO_COLLECTOR + NCOLLECTORS)
+				chosen[opt - OPT_NO_COLLECTOR] = -1;
+			else
+				usage_hint();
 		}
 	}
 	if (optind < argc)
@@ -380,8 +513,23 @@ int cmd_export(int argc, char **argv)
 		}
 		http.web = &web;
 	}
+	/* As node_exporter: one or the other; an include alone drops the default exclude. */
+	if (device_include && device_exclude)
+		usage_error("--collector.diskstats.device-include and --collector.diskstats.device-exclude: one or the other");
+	if (device_include)
+		compile_regex(&e.device_include, "collector.diskstats.device-include", device_include);
+	else
+		compile_regex(&e.device_exclude, "collector.diskstats.device-exclude",
+			      device_exclude ? device_exclude : DEFAULT_DEVICE_EXCLUDE);
+	e.has_device_include = device_include;
+	e.has_device_exclude = !device_include;
+	compile_regex(&e.mount_points_exclude, "collector.filesystem.mount-points-exclude", mount_points_exclude);
+	for (unsigned c = 0; c < NCOLLECTORS; c++)
+		e.enabled[c] = chosen[c] ? chosen[c] > 0 : !disable_defaults;
 
-	cache_mode_start(&(struct cachestat_options){0}, &e.cache, "page-cache hits are not exported, misses estimated");
+	/* Without the page cache's collector, no eBPF is loaded and none is needed. */
+	if (e.enabled[COLLECTOR_PAGECACHE])
+		cache_mode_start(&(struct cachestat_options){0}, &e.cache, "page-cache hits are not exported, misses estimated");
 	if (once) {
 		size_t len;
 		char *text = render(&e, openmetrics, &len);
@@ -389,8 +537,8 @@ int cmd_export(int argc, char **argv)
 		if (!text || fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
 			rc = cache_output_failed();
 		free(text);
-		segment_set_free(&e.vtrace);
-		cachestat_stop();
+		web_config_free(&web);
+		exporter_free(&e);
 		return rc;
 	}
 
@@ -406,7 +554,7 @@ int cmd_export(int argc, char **argv)
 		else
 			warn_msg("cannot listen on %s: %s", listen, why_not);
 		web_config_free(&web);
-		cachestat_stop();
+		exporter_free(&e);
 		return EXIT_FAIL;
 	}
 	if (!http_loopback(&http.addr) && (!web.tls || !web.user_count))
@@ -418,7 +566,6 @@ int cmd_export(int argc, char **argv)
 	http_serve(server, &stop_signal);
 	http_stop(server);
 	web_config_free(&web);
-	segment_set_free(&e.vtrace);
-	cachestat_stop();
+	exporter_free(&e);
 	return EXIT_OK;
 }

@@ -304,7 +304,8 @@ int proc_task_parse(const char *text, size_t len, struct proc_task *out)
 	uint64_t value;
 	unsigned field = 3;
 
-	*out = (struct proc_task){ .blkio_ticks = PROCFS_UNKNOWN };
+	*out = (struct proc_task){ .start_time = PROCFS_UNKNOWN, .vsize = PROCFS_UNKNOWN, .rss = PROCFS_UNKNOWN,
+				   .blkio_ticks = PROCFS_UNKNOWN };
 	/* The command name runs to the last ')': a name may hold one. */
 	for (const char *p = end; open_paren && p > open_paren; p--)
 		if (p[-1] == ')') {
@@ -332,16 +333,18 @@ int proc_task_parse(const char *text, size_t len, struct proc_task *out)
 				goto bad;
 			continue;
 		}
-		if (field != 14 && field != 15 && field != 42)
+		if (field != 14 && field != 15 && (field < 22 || field > 24) && field != 42)
 			continue;
 		if (!procfs_parse_u64(word, 10, &value))
 			goto bad;
-		if (field == 14)
-			out->utime = value;
-		else if (field == 15)
-			out->stime = value;
-		else
-			out->blkio_ticks = value;
+		switch (field) {
+		case 14: out->utime = value; break;
+		case 15: out->stime = value; break;
+		case 22: out->start_time = value; break;
+		case 23: out->vsize = value; break;
+		case 24: out->rss = value; break;
+		default: out->blkio_ticks = value; break;
+		}
 		if (field == 42)
 			break;
 	}
@@ -349,7 +352,8 @@ int proc_task_parse(const char *text, size_t len, struct proc_task *out)
 		goto bad;
 	return 0;
 bad:
-	*out = (struct proc_task){ .blkio_ticks = PROCFS_UNKNOWN };
+	*out = (struct proc_task){ .start_time = PROCFS_UNKNOWN, .vsize = PROCFS_UNKNOWN, .rss = PROCFS_UNKNOWN,
+				   .blkio_ticks = PROCFS_UNKNOWN };
 	return -EINVAL;
 }
 
@@ -437,6 +441,7 @@ static const struct {
 	VMSTAT_FIELD("pgsteal_file", pgsteal_file),
 	VMSTAT_FIELD("pgscan_file", pgscan_file),
 	VMSTAT_FIELD("workingset_refault_file", workingset_refault_file),
+	VMSTAT_FIELD("workingset_refault_anon", workingset_refault_anon),
 	VMSTAT_FIELD("nr_file_pages", nr_file_pages),
 	VMSTAT_FIELD("nr_dirty", nr_dirty),
 	VMSTAT_FIELD("nr_writeback", nr_writeback),

@@ -74,6 +74,7 @@ struct vmstat {
 					       unknown before 5.8, where pgsteal_* mixed anon and file pages */
 	uint64_t workingset_refault_file;   /* file pages read back soon after their eviction
 					       ("workingset_refault" before 5.9, which counted only file pages) */
+	uint64_t workingset_refault_anon;   /* anonymous pages swapped back in soon after their eviction (5.9+) */
 	uint64_t nr_file_pages, nr_dirty, nr_writeback; /* gauges, in pages */
 	uint64_t nr_dirtied;                /* pages dirtied since boot */
 	uint64_t nr_dirty_threshold, nr_dirty_background_threshold; /* the kernel's dirty limits now, in pages */
@@ -106,6 +107,10 @@ struct proc_task {
 	char state;                /* field 3: R, S, D, T, t, Z, X, I, ... */
 	int ppid;                  /* field 4 */
 	uint64_t utime, stime;     /* fields 14, 15: clock ticks */
+	/* Fields 22-24, PROCFS_UNKNOWN when the line ends before them. */
+	uint64_t start_time;       /* clock ticks after boot when it started */
+	uint64_t vsize;            /* virtual memory, bytes */
+	uint64_t rss;              /* resident set, pages */
 	uint64_t blkio_ticks;      /* field 42, delayacct_blkio_ticks: PROCFS_UNKNOWN when absent */
 };
 

@@ -45,17 +45,25 @@ static bool child_ends(pid_t child, unsigned timeout_ms)
 
 int bounded_call(void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms)
 {
-	void *shared = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	return bounded_call_keep(fn, arg, size, timeout_ms, NULL);
+}
+
+int bounded_call_keep(void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms, struct bounded_child *left)
+{
+	size_t length = size ? size : 1;
+	void *shared = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	pid_t child;
 	int err;
 
+	if (left)
+		*left = (struct bounded_child){0};
 	if (shared == MAP_FAILED)
 		return -errno;
 	memcpy(shared, arg, size);
 	child = fork();
 	if (child < 0) {
 		err = errno;
-		munmap(shared, size ? size : 1);
+		munmap(shared, length);
 		return -err;
 	}
 	if (child == 0) {
@@ -67,11 +75,39 @@ int bounded_call(void (*fn)(void *arg), void *arg, size_t size, unsigned timeout
 		_exit(0);
 	}
 	if (!child_ends(child, timeout_ms)) {
+		if (left) { /* left waiting for its answer: the caller looks again later */
+			*left = (struct bounded_child){ child, shared, length };
+			return -ETIMEDOUT;
+		}
 		kill(child, SIGKILL); /* it goes when the kernel lets it; init reaps it after we exit */
-		munmap(shared, size ? size : 1);
+		munmap(shared, length);
 		return -ETIMEDOUT;
 	}
 	memcpy(arg, shared, size);
-	munmap(shared, size ? size : 1);
+	munmap(shared, length);
 	return 0;
+}
+
+bool bounded_child_ended(struct bounded_child *child)
+{
+	pid_t got;
+
+	if (!child->pid)
+		return true;
+	while ((got = waitpid(child->pid, NULL, WNOHANG)) < 0 && errno == EINTR)
+		;
+	if (got == 0)
+		return false;
+	munmap(child->shared, child->size); /* ended, or no child of ours any more (ECHILD) */
+	*child = (struct bounded_child){0};
+	return true;
+}
+
+void bounded_child_abandon(struct bounded_child *child)
+{
+	if (!child->pid)
+		return;
+	kill(child->pid, SIGKILL);
+	munmap(child->shared, child->size);
+	*child = (struct bounded_child){0};
 }

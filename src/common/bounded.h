@@ -2,7 +2,9 @@
 #ifndef IOLENS_COMMON_BOUNDED_H
 #define IOLENS_COMMON_BOUNDED_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /*
  * Runs fn(arg) in a child process and waits for it at most timeout_ms; arg (size bytes,
@@ -13,6 +15,24 @@
  * when no child could be made (fn was not called).
  */
 int bounded_call(void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms);
+/* A call that did not return in time, left to run (bounded_call_keep). */
+struct bounded_child {
+	pid_t pid;
+	void *shared;
+	size_t size;
+};
+
+/*
+ * As bounded_call, for a caller that asks again and again (a long-running exporter): on
+ * -ETIMEDOUT the child is not killed but left in *left, waiting for its answer, and the
+ * caller does not ask the same thing again until bounded_child_ended says it has ended: a
+ * hung mount then costs one waiting child, and no wait at all, until it answers.
+ */
+int bounded_call_keep(void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms, struct bounded_child *left);
+/* Whether the child has ended (then reaped, and *child emptied); false while it waits. */
+bool bounded_child_ended(struct bounded_child *child);
+/* Kills the child and forgets it: it goes when the kernel lets it, and init reaps it after we exit. */
+void bounded_child_abandon(struct bounded_child *child);
 
 /* How long iolens waits for a filesystem to answer before it says so. */
 #define BOUNDED_FS_MS 1000u

@@ -10,8 +10,10 @@ DOCS_DIR=$TOP/docs
 
 # ---- --once: one exposition on stdout -----------------------------------------------------------
 
-before=$(awk '$3 == "vda" || NR == 1 { print $4; exit }' /proc/diskstats)
-dev=$(awk '$3 == "vda" || NR == 1 { print $3; exit }' /proc/diskstats)
+# The first disk the default device-exclude keeps (not loop, ram, zram, a floppy or a partition).
+kept='$3 !~ /^(z?ram|loop|fd|(h|s|v|xv)d[a-z]|nvme[0-9]+n[0-9]+p)[0-9]+$/'
+before=$(awk "$kept"' { print $4; exit }' /proc/diskstats)
+dev=$(awk "$kept"' { print $3; exit }' /proc/diskstats)
 run "$IOLENS" export --once
 check_eq "export --once: exit 0" 0 "$RC"
 after=$(awk -v d="$dev" '$3 == d { print $4 }' /proc/diskstats)

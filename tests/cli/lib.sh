@@ -87,6 +87,22 @@ run() {
 # As an unprivileged user, for permission tests: run "${AS_NOBODY[@]}" CMD...
 AS_NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all)
 
+# start_vtload NAME OPS...: vtload (tests/helpers/vtload, a libvtrace server the test drives) in the
+# background, as VTLOAD_PID; vtload_say COMMAND sends it one command and waits for its "ok".
+start_vtload() {
+	mkfifo "$T/vtload.in" "$T/vtload.out"
+	"${BUILD:-$TOP/build}/tests/helpers/vtload" "$@" <"$T/vtload.in" >"$T/vtload.out" &
+	VTLOAD_PID=$!
+	exec {VTLOAD_IN}>"$T/vtload.in" {VTLOAD_OUT}<"$T/vtload.out"
+	read -r -u "$VTLOAD_OUT" _ _
+	on_exit "kill $VTLOAD_PID 2>/dev/null"
+}
+vtload_say() {
+	local answer
+	echo "$1" >&"$VTLOAD_IN"
+	read -r -u "$VTLOAD_OUT" answer
+}
+
 # Cached pages of one file by each tool.
 iolens_cached()  { "$IOLENS" pcstat --csv --no-header -o cached "$1"; }
 fincore_cached() { fincore --raw --noheadings --output PAGES "$1"; }

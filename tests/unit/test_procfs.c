@@ -139,9 +139,26 @@ static void test_vm1_vmstat(void **state)
 	assert_int_equal(v.pgsteal_file, 0);
 	assert_int_equal(v.pgscan_file, 0);
 	assert_int_equal(v.workingset_refault_file, 0);
+	assert_int_equal(v.workingset_refault_anon, 0);
 	assert_int_equal(v.nr_file_pages, 153392);
 	assert_int_equal(v.nr_dirty, 181);
 	assert_int_equal(v.nr_writeback, 0);
+}
+
+static void test_vmstat_refaults(void **state)
+{
+	static const char since_5_9[] = "pgpgin 5\nworkingset_refault_anon 7\nworkingset_refault_file 11\n";
+	static const char before_5_9[] = "pgpgin 5\nworkingset_refault 13\n";
+	struct vmstat v;
+	(void)state;
+
+	assert_int_equal(vmstat_parse(since_5_9, strlen(since_5_9), &v), 0);
+	assert_int_equal(v.workingset_refault_anon, 7);
+	assert_int_equal(v.workingset_refault_file, 11);
+	/* Before 5.9 the one count was of file pages; anonymous refaults were not counted. */
+	assert_int_equal(vmstat_parse(before_5_9, strlen(before_5_9), &v), 0);
+	assert_int_equal(v.workingset_refault_file, 13);
+	assert_true(v.workingset_refault_anon == PROCFS_UNKNOWN);
 }
 
 static void test_proc_io(void **state)
@@ -183,10 +200,14 @@ static void test_proc_task(void **state)
 	assert_int_equal(task.utime, 17);
 	assert_int_equal(task.stime, 23);
 	assert_int_equal(task.blkio_ticks, 9);
+	assert_int_equal(task.start_time, 123456);
+	assert_int_equal(task.vsize, 2000000);
+	assert_int_equal(task.rss, 300);
 	/* An older kernel's shorter line: no delay accounting field. */
 	assert_int_equal(proc_task_parse("7 (sh) S 1 7 7 0 -1 0 0 0 0 0 5 6", 33, &task), 0);
 	assert_int_equal(task.stime, 6);
 	assert_true(task.blkio_ticks == PROCFS_UNKNOWN);
+	assert_true(task.start_time == PROCFS_UNKNOWN && task.vsize == PROCFS_UNKNOWN && task.rss == PROCFS_UNKNOWN);
 	/* Cut before stime, no name, a state of two letters, a bad pid: refused. */
 	assert_int_equal(proc_task_parse("7 (sh) S 1 7 7 0 -1 0 0 0 0 0 5", 31, &task), -EINVAL);
 	assert_int_equal(proc_task_parse("7 sh S 1 7 7 0 -1 0 0 0 0 0 5 6", 31, &task), -EINVAL);
@@ -1187,6 +1208,7 @@ int main(void)
 		cmocka_unit_test(test_vm1_procstat),
 		cmocka_unit_test(test_vm1_meminfo),
 		cmocka_unit_test(test_vm1_vmstat),
+		cmocka_unit_test(test_vmstat_refaults),
 		cmocka_unit_test(test_proc_io),
 		cmocka_unit_test(test_proc_task),
 		cmocka_unit_test(test_proc_ids),

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/bounded.h"
@@ -160,6 +162,38 @@ static void test_bounded_call(void **state)
 	assert_int_equal(open_fds, 0);
 }
 
+static void test_bounded_call_keep(void **state)
+{
+	struct bounded_child left;
+	pid_t pid;
+	struct doubling d = { .in = 4 };
+	(void)state;
+
+	/* In time: as bounded_call, nothing left. */
+	assert_int_equal(bounded_call_keep(double_it, &d, sizeof(d), 5000, &left), 0);
+	assert_int_equal(d.out, 8);
+	assert_int_equal(left.pid, 0);
+	assert_true(bounded_child_ended(&left));
+	/* Late: left waiting, not killed, and not ended until it ends (here by a signal: a hung
+	 * mount's answer, as it were); then reaped. */
+	assert_int_equal(bounded_call_keep(never_returns, &d, sizeof(d), 50, &left), -ETIMEDOUT);
+	assert_true(left.pid > 0);
+	pid = left.pid;
+	assert_false(bounded_child_ended(&left));
+	assert_int_equal(kill(pid, 0), 0); /* alive, waiting */
+	kill(pid, SIGTERM);                /* its answer, as it were: it ends */
+	for (int i = 0; i < 500 && !bounded_child_ended(&left); i++)
+		usleep(10000);
+	assert_int_equal(left.pid, 0);
+	assert_int_equal(kill(pid, 0), -1); /* reaped: no zombie left */
+	/* Abandoned: killed, for init to reap after we exit (here: the test reaps it). */
+	assert_int_equal(bounded_call_keep(never_returns, &d, sizeof(d), 50, &left), -ETIMEDOUT);
+	pid = left.pid;
+	bounded_child_abandon(&left);
+	assert_int_equal(left.pid, 0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+}
+
 static void expect_escaped(const char *text, unsigned what, const char *expected)
 {
 	char *out = escape_text(text, what);
@@ -195,6 +229,7 @@ int main(void)
 		cmocka_unit_test(test_human_size),
 		cmocka_unit_test(test_pages_for),
 		cmocka_unit_test(test_bounded_call),
+		cmocka_unit_test(test_bounded_call_keep),
 		cmocka_unit_test(test_escape_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

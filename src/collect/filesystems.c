@@ -1,0 +1,67 @@
+/* filesystems.c: the mounted filesystems' usage as df counts it, asked in a child process (common/bounded.c) so that a hung mount is said, never waited on. */
+#include "collect/filesystems.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/bounded.h"
+#include "common/util.h"
+
+bool filesystem_pseudo(const char *type)
+{
+	static const char *const pseudo[] = { "proc", "sysfs", "cgroup", "cgroup2", "devpts", "mqueue", "debugfs",
+					      "tracefs", "securityfs", "pstore", "bpf", "configfs", "fusectl",
+					      "binfmt_misc", "hugetlbfs", "autofs", "rpc_pipefs", "nsfs", "efivarfs",
+					      "selinuxfs", "squashfs", "iso9660", "erofs", "overlay", "devtmpfs", "ramfs" };
+
+	for (size_t i = 0; i < sizeof(pseudo) / sizeof(pseudo[0]); i++)
+		if (!strcmp(type, pseudo[i]))
+			return true;
+	return false;
+}
+
+static void probe_in_child(void *arg)
+{
+	struct fs_probe *p = arg;
+
+	p->rc = stat(p->dir, &p->st) == 0 && statvfs(p->dir, &p->vfs) == 0 ? 0 : -errno;
+}
+
+int filesystem_probe(struct fs_probe *probe)
+{
+	return bounded_call(probe_in_child, probe, sizeof(*probe), BOUNDED_FS_MS);
+}
+
+int filesystem_probe_watched(struct fs_watch *watch, struct fs_probe *probe)
+{
+	struct bounded_child child;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < watch->count && strcmp(watch->stuck[i].dir, probe->dir); i++)
+		;
+	if (i < watch->count) {
+		if (!bounded_child_ended(&watch->stuck[i].child))
+			return -ETIMEDOUT; /* still waiting for its answer: asking again would only wait beside it */
+		free(watch->stuck[i].dir); /* answered: asked afresh below */
+		watch->stuck[i] = watch->stuck[--watch->count];
+	}
+	rc = bounded_call_keep(probe_in_child, probe, sizeof(*probe), BOUNDED_FS_MS, &child);
+	if (rc == -ETIMEDOUT && child.pid > 0) {
+		watch->stuck = xrealloc(watch->stuck, (watch->count + 1) * sizeof(*watch->stuck));
+		watch->stuck[watch->count].dir = xstrdup(probe->dir);
+		watch->stuck[watch->count++].child = child;
+	}
+	return rc;
+}
+
+void fs_watch_free(struct fs_watch *watch)
+{
+	for (size_t i = 0; i < watch->count; i++) {
+		bounded_child_abandon(&watch->stuck[i].child);
+		free(watch->stuck[i].dir);
+	}
+	free(watch->stuck);
+	*watch = (struct fs_watch){0};
+}

@@ -1,0 +1,50 @@
+/* filesystems.h: the mounted filesystems and their usage as df counts it (statvfs), asked in a child process so that a hung mount is said, never waited on. */
+#ifndef IOLENS_COLLECT_FILESYSTEMS_H
+#define IOLENS_COLLECT_FILESYSTEMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+
+#include "common/bounded.h"
+
+/*
+ * Filesystems with no usage worth a number: the kernel's own (proc, sysfs, cgroup, ...),
+ * read-only images (squashfs, iso9660, erofs) and overlays (their upper layer is counted
+ * where it lives). Shared by doctor's "full" rule and export's filesystem metrics.
+ */
+bool filesystem_pseudo(const char *type);
+
+/* What a mount says of itself. */
+struct fs_probe {
+	char dir[4096];      /* in: the mount point */
+	struct stat st;      /* out: stat(2) of it (st_dev tells bind mounts of one filesystem) */
+	struct statvfs vfs;  /* out: statvfs(2), as df reads it */
+	int rc;              /* out: 0, or -errno of stat or statvfs */
+};
+
+/*
+ * Asks stat and statvfs of probe->dir in a child process, waited for BOUNDED_FS_MS: 0 with
+ * probe->rc set, -ETIMEDOUT when the filesystem did not answer in time (a hung FUSE or NFS
+ * server), or -errno when no child could be made.
+ */
+int filesystem_probe(struct fs_probe *probe);
+
+/*
+ * For a caller that probes again and again (export, at every scrape): the mounts whose probe
+ * did not return in time, each with its child, left waiting for the answer. Such a mount is
+ * not asked again (-ETIMEDOUT at once, no wait) until that child has its answer: a hung
+ * mount costs one waiting process, not one per scrape, and no scrape waits on it twice.
+ */
+struct fs_watch {
+	struct { char *dir; struct bounded_child child; } *stuck;
+	size_t count;
+};
+
+int filesystem_probe_watched(struct fs_watch *watch, struct fs_probe *probe);
+/* Kills the children still waiting (they go when the kernel lets them) and forgets them. */
+void fs_watch_free(struct fs_watch *watch);
+
+#endif
