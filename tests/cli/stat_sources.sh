@@ -21,20 +21,32 @@ if [ -x "$VTLOAD" ]; then
 	read -r -u "$load_out" ready path
 	say() { echo "$1" >&"$load_in"; read -r -u "$load_out" answer; }
 
-	# 3000 requests of 1 ms each, one after another: about 1000 op/s and the server 100 % busy.
-	"$IOLENS" stat --vtrace --json 0.5 6 > "$T/busy.json" 2>"$T/busy.err" &
+	# 3000 requests of 1 ms each, one after another, all of them inside stat's window (it samples
+	# before the first and after the last): its op/s over the intervals add up to the 3000 caused,
+	# none above the 1000/s that 1 ms requests allow, and the server 100 % busy meanwhile.
+	"$IOLENS" stat --vtrace --json --no-boot-sample 0.5 > "$T/busy.json" 2>"$T/busy.err" &
 	stat_pid=$!
+	wait_until lines_at_least "$T/busy.json" 1
 	say "run WORK 3000 1000000"
+	n=$(lines_of "$T/busy.json")
+	wait_until lines_at_least "$T/busy.json" $((n + 2))
+	kill -INT $stat_pid
 	wait $stat_pid
 	check_eq "--vtrace: exit 0" 0 "$?"
 	check_eq "--vtrace: nothing on stderr" "" "$(cat "$T/busy.err")"
-	ops=$(series vtrace_busy ops_per_s < "$T/busy.json")
-	util=$(series vtrace_busy util_pct < "$T/busy.json")
-	# The middle intervals are wholly inside the run (the first and last may straddle its ends).
-	check "--vtrace: op/s about 1000 while 1 ms requests run back to back ($ops)" \
-		py 'import sys; v=[float(x) for x in sys.argv[1].split()[1:3]]; sys.exit(not all(500 <= x <= 1100 for x in v))' "$ops"
-	check "--vtrace: %util about 100 meanwhile ($util)" \
-		py 'import sys; v=[float(x) for x in sys.argv[1].split()[1:3]]; sys.exit(not all(x >= 90 for x in v))' "$util"
+	read -r total peak busy_util <<<"$(py 'import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+v = [(r.get("vtrace_busy") or {}, r["interval_ns"] / 1e9) for r in rows]
+total = sum((g.get("ops_per_s") or 0) * dt for g, dt in v)
+ran = [i for i, (g, dt) in enumerate(v) if g.get("ops_per_s")]
+busy = [v[i][0]["util_pct"] for i in ran[1:-1]]  # the first and last may straddle the ends of the run
+print(round(total), max((g.get("ops_per_s") or 0) for g, dt in v), min(busy) if busy else "none")' <"$T/busy.json")"
+	check "--vtrace: op/s x interval over the run adds up to the 3000 requests ($total)" \
+		py 'import sys; sys.exit(not abs(float(sys.argv[1]) - 3000) <= 30)' "$total"
+	check "--vtrace: never above the 1000 op/s of 1 ms requests back to back ($peak)" \
+		py 'import sys; sys.exit(not 0 < float(sys.argv[1]) <= 1050)' "$peak"
+	check "--vtrace: %util about 100 in the intervals wholly inside the run ($busy_util)" \
+		py 'import sys; sys.exit(not float(sys.argv[1]) >= 90)' "$busy_util"
 
 	# A request held in flight: the server is busy and, after a second, hung.
 	say "hold WAIT"
