@@ -84,7 +84,6 @@ for i in range(300):
         pass
 print(len(held))' "$port" >"$T/held" 2>&1 &
 HOLDER=$!
-sleep 1
 wait "$HOLDER"
 check_eq "300 connections at once, then closed: it still serves" 200 "$(status "$url")"
 check "… and runs" kill -0 "$EXPORTER"
