@@ -255,6 +255,27 @@ int bounded_mark_holder(const char *path, struct bounded_holder *holder)
 	return 1;
 }
 
+int bounded_call_device(const char *marks, unsigned major, unsigned minor, const char *what,
+			void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms, struct bounded_mark *mark)
+{
+	struct bounded_holder holder;
+	int rc;
+
+	mark->path[0] = '\0';
+	if (!marks[0])
+		return bounded_call(fn, arg, size, timeout_ms);
+	bounded_mark_path(mark->path, sizeof(mark->path), marks, major, minor);
+	snprintf(mark->what, sizeof(mark->what), "%s", what);
+	if (bounded_mark_holder(mark->path, &holder) == 1)
+		return -EBUSY;
+	rc = bounded_call_marked(fn, arg, size, timeout_ms, mark, NULL);
+	if (rc != 0 && rc != -ETIMEDOUT && rc != -EBUSY) { /* the mark could not be taken: asked all the same */
+		mark->path[0] = '\0';
+		rc = bounded_call(fn, arg, size, timeout_ms);
+	}
+	return rc;
+}
+
 size_t bounded_mark_holders(const char *dir, pid_t **pids)
 {
 	DIR *marks = opendir(dir);
