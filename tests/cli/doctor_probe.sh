@@ -8,11 +8,7 @@ if [ -z "${DOCTOR_PROBE_NS:-}" ] && [ "$(id -u)" = 0 ] && command -v unshare >/d
 fi
 . "$(dirname "$0")/lib.sh"
 
-FPT=${BUILD:-$TOP/build}/examples/fuse-passthrough
-is_root || skip_all "FUSE mounts need root"
-[ -c /dev/fuse ] || skip_all "no /dev/fuse"
-command -v fusermount3 >/dev/null || skip_all "no fusermount3 (apt-get install fuse3)"
-[ -x "$FPT" ] || skip_all "$FPT is not built (make deps: libfuse3-dev)"
+need_fuse_example
 "$FPT" --help 2>&1 | grep -q -- --hang-all || skip_all "$FPT has no --hang-all"
 
 export VTRACE_DIR=$T/vtrace
@@ -57,11 +53,6 @@ else:
 EOF
 }
 count_probes() { probes | grep -c .; }
-wait_mounted() {
-	local i
-	for i in $(seq 100); do mountpoint -q "$1" && return 0; kill -0 "$2" 2>/dev/null || return 1; sleep 0.05; done
-	return 1
-}
 # wait_for DESCRIPTION COMMAND...: until the command succeeds, 30 s at most (a bound on a hang, not a measurement).
 wait_for() {
 	local i
