@@ -53,13 +53,6 @@ else:
 EOF
 }
 count_probes() { probes | grep -c .; }
-# wait_for DESCRIPTION COMMAND...: until the command succeeds, 30 s at most (a bound on a hang, not a measurement).
-wait_for() {
-	local i
-	for i in $(seq 600); do "${@:2}" && return 0; sleep 0.05; done
-	echo "# gave up waiting: $1" >&2
-	return 1
-}
 gone() { ! kill -0 "$1" 2>/dev/null; }
 stop_all() {
 	[ -n "${WATCH:-}" ] && { touch "$T/watch.stop"; wait "$WATCH" 2>/dev/null; WATCH=; }
@@ -100,7 +93,7 @@ check_eq "… the bind mount of it: unresponsive too" "$SRC" "$(dq get unrespons
 check_eq "… not probed again (the same device): the same probe named" "False $P" \
 	"$(dq get unresponsive probed mount "$BIND" <<<"$OUT") $(dq get unresponsive probe_pid mount "$BIND" <<<"$OUT")"
 in_d() { [ "$(probes)" = "$P:D" ]; }
-wait_for "the probe in D" in_d
+wait_until 30 in_d
 check_eq "… one iolens process waits on the mount: the probe, in D (killed, unkillable)" "$P:D" "$(probes)"
 check_eq "… it names itself $MARKS's kind of process" iolens-probe "$(cat /proc/$P/comm 2>/dev/null)"
 check_match "… it holds the mark of the device, $MARKS/dev-$DEV (/proc/locks)" \
@@ -129,10 +122,10 @@ chmod 755 "$PUB/iolens-probe"
 FORGED=$!
 disown "$FORGED" # its SIGKILL below is the test's, not news
 forged_waits() { [ "$(cat /proc/$FORGED/wchan 2>/dev/null)" = request_wait_answer ]; }
-wait_for "the forged process waits on the mount" forged_waits
+wait_until 30 forged_waits
 kill -KILL "$FORGED" # now in D too, as a probe would be
 forged_in_d() { [ "$(awk '{ print $3 }' /proc/$FORGED/stat 2>/dev/null)" = D ]; }
-wait_for "the forged process in D" forged_in_d
+wait_until 30 forged_in_d
 check_eq "nobody's 'iolens-probe', in D on the mount" "iolens-probe D" \
 	"$(cat /proc/$FORGED/comm) $(awk '{ print $3 }' /proc/$FORGED/stat)"
 run "$IOLENS" doctor --json 1.5
@@ -161,9 +154,9 @@ check_eq "all three runs: never more than one iolens process waiting on the moun
 # ---- The server answers: the probe ends, and doctor probes the mount as before ------------------------
 
 kill -USR1 "$SERVER"
-wait_for "the probe ends" gone "$P"
+wait_until 30 gone "$P"
 check "once the server answers, the probe ends" gone "$P"
-wait_for "the forged process ends" gone "$FORGED"
+wait_until 30 gone "$FORGED"
 check "… and so does the process named like one" gone "$FORGED"
 FORGED=
 check_eq "… no iolens process waits on the mount any more" 0 "$(count_probes)"
