@@ -38,6 +38,7 @@ static void usage(FILE *out)
 	      "     --xattr            pass extended attributes through (default: ENOSYS)\n"
 	      "     --hang-op OP       a test switch: the first request of OP (FUSE_MKNOD, mknod ...)\n"
 	      "                        stays in flight until the server gets SIGUSR1\n"
+	      "     --hang-all         with --hang-op: every request of OP until SIGUSR1, not the first\n"
 	      "     --slow-op OP:MS    a test switch: every request of OP (as for --hang-op) takes MS\n"
 	      "                        milliseconds (1-60000) longer while it is on; it starts off,\n"
 	      "                        and each SIGUSR2 turns it on, or off again\n"
@@ -241,7 +242,7 @@ static int name_mount(struct fuse_args *args, const char *source)
 	return rc;
 }
 
-enum { OPT_SERVICE = 256, OPT_NO_VTRACE, OPT_TIMEOUT, OPT_XATTR, OPT_HANG_OP, OPT_SLOW_OP };
+enum { OPT_SERVICE = 256, OPT_NO_VTRACE, OPT_TIMEOUT, OPT_XATTR, OPT_HANG_OP, OPT_HANG_ALL, OPT_SLOW_OP };
 
 static void list_ops(void)
 {
@@ -294,6 +295,7 @@ int main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "xattr", no_argument, NULL, OPT_XATTR },
 		{ "hang-op", required_argument, NULL, OPT_HANG_OP },
+		{ "hang-all", no_argument, NULL, OPT_HANG_ALL },
 		{ "slow-op", required_argument, NULL, OPT_SLOW_OP },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
@@ -353,6 +355,9 @@ int main(int argc, char **argv)
 				goto out_args;
 			}
 			break;
+		case OPT_HANG_ALL:
+			pt.hang_all = true;
+			break;
 		case OPT_SLOW_OP:
 			if (parse_slow_op(&pt, optarg) != 0) {
 				rc = usage_error(NULL);
@@ -371,6 +376,10 @@ int main(int argc, char **argv)
 			rc = usage_error(NULL);
 			goto out_args;
 		}
+	}
+	if (pt.hang_all && pt.hang_op < 0) {
+		rc = usage_error("--hang-all holds the requests of --hang-op's op: give one");
+		goto out_args;
 	}
 	if (argc - optind != 2) {
 		rc = usage_error(argc - optind < 2 ? "SOURCE and MOUNTPOINT, please" : "too many arguments");

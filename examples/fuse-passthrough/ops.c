@@ -24,14 +24,19 @@ struct call {
 	uint64_t ready_ns; /* when the answer was ready, just before the reply */
 };
 
-/* --hang-op: the first request of the op stays in flight until SIGUSR1 (or the server stops). */
+/*
+ * --hang-op: the first request of the op stays in flight until SIGUSR1 (or the server stops);
+ * with --hang-all every request of it does, until then (a server that never answers a statfs).
+ */
 static void hang(struct passthrough *pt, enum pt_op op)
 {
 	const struct timespec tick = { 0, 10 * 1000 * 1000 };
+	bool first = !__atomic_exchange_n(&pt->hang_taken, true, __ATOMIC_ACQ_REL);
 
-	if (__atomic_exchange_n(&pt->hang_taken, true, __ATOMIC_ACQ_REL))
+	if (!first && !pt->hang_all)
 		return;
-	fprintf(stderr, "fuse-passthrough: %s hangs until SIGUSR1\n", pt_op_table[op].name);
+	if (first)
+		fprintf(stderr, "fuse-passthrough: %s hangs until SIGUSR1\n", pt_op_table[op].name);
 	/* Polled rather than waited for, so a signal that comes at any moment is seen. */
 	while (!pt_hang_released && !pt_stopping)
 		nanosleep(&tick, NULL);

@@ -49,6 +49,7 @@ struct passthrough {
 	bool xattr;            /* pass extended attributes through, rather than ENOSYS */
 	int hang_op;           /* --hang-op: the first request of this op waits for SIGUSR1; -1 for none */
 	bool hang_taken;       /* that first request came */
+	bool hang_all;         /* --hang-all: every request of hang_op waits, until SIGUSR1 */
 	int slow_op;           /* --slow-op: while SIGUSR2 has turned it on, this op is slower; -1 for none */
 	unsigned slow_ms;      /* by this many milliseconds */
 	int slow_seen;         /* the state of --slow-op the last request of that op saw, to say when it changes */

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd/cachestat_common.h"
@@ -49,6 +50,8 @@ struct doctor {
 	struct finding *findings;
 	size_t count;
 	double seconds;
+	char marks[512]; /* where probes of filesystems are marked (bounded_mark_dir), "" when they cannot be */
+	int marks_error; /* why they cannot be, -errno, said with the first probe that does not answer */
 };
 
 static struct finding *add_finding(struct doctor *d, enum severity severity, const char *rule, const char *why)
@@ -108,19 +111,24 @@ static void probe_cache(void *arg)
 		close(file);
 }
 
-static void count_cached(const char *link, uint64_t size, struct direct_process *found)
+static void count_cached(const struct doctor *d, const char *link, const struct statx *st, struct direct_process *found)
 {
-	struct cache_probe probe = { .size = size };
+	struct cache_probe probe = { .size = st->stx_size };
+	struct bounded_mark mark;
+	char what[256];
 
 	snprintf(probe.path, sizeof(probe.path), "%s", link);
-	if (bounded_call(probe_cache, &probe, sizeof(probe), BOUNDED_FS_MS) == 0 && probe.rc == 0) {
+	text(what, sizeof(what), "an open of %s, for its pages in the page cache", link);
+	if (bounded_call_device(d->marks, st->stx_dev_major, st->stx_dev_minor, what, probe_cache, &probe, sizeof(probe),
+				BOUNDED_FS_MS, &mark) == 0 &&
+	    probe.rc == 0) {
 		found->cached_pages += probe.cache.cached;
 		found->file_pages += probe.cache.pages;
 	}
 }
 
 /* Every process's open files with O_DIRECT in their fdinfo flags. */
-static size_t find_direct_processes(struct direct_process **out)
+static size_t find_direct_processes(const struct doctor *d, struct direct_process **out)
 {
 	DIR *proc = opendir("/proc");
 	struct dirent *entry;
@@ -162,7 +170,7 @@ static size_t find_direct_processes(struct direct_process **out)
 			if (found.nfiles < 4) {
 				snprintf(found.files[found.nfiles++], sizeof(found.files[0]), "%s", target);
 				if (S_ISREG(st.stx_mode))
-					count_cached(link, st.stx_size, &found);
+					count_cached(d, link, &st, &found);
 			}
 		}
 		closedir(fds);
@@ -237,18 +245,58 @@ static void rule_direct(struct doctor *d, struct direct_process *procs, size_t c
 
 /* ---- Rule: full filesystems ------------------------------------------------------------ */
 
-static void unresponsive(struct doctor *d, const struct mntent *m)
+/*
+ * A mount that did not answer: the probe this run made (probed), or one an earlier probe of
+ * it still waits for (not probed again). The probe that waits is named by its mark, with
+ * since when; without a mark (none could be made, or it ended a moment ago) by the timeout only.
+ */
+static void unresponsive(struct doctor *d, const struct mntent *m, const char *mark_path, bool probed)
 {
 	struct finding *f = add_finding(d, SEV_WARNING, "unresponsive",
 					"every process that touches it waits too, in D, until its server answers: a "
 					"shell's cd, ls or df, a backup, the service itself");
+	struct bounded_holder holder = { .seconds = -1 };
+	bool held = mark_path[0] && bounded_mark_holder(mark_path, &holder) == 1;
+	double started = held && holder.seconds >= 0 ? (double)realtime_ns() / 1e9 - holder.seconds : -1;
+	char since[64] = "";
+	size_t used;
+
+	if (started >= 0) {
+		time_t when = (time_t)started;
+		struct tm local;
+
+		if (localtime_r(&when, &local))
+			strftime(since, sizeof(since), ", waiting since %Y-%m-%d %H:%M:%S", &local);
+	}
 	text(f->what, sizeof(f->what), "%s (%s on %s) does not answer", m->mnt_dir, m->mnt_type, m->mnt_fsname);
-	text(f->numbers, sizeof(f->numbers), "stat and statfs of it did not return within %u ms", BOUNDED_FS_MS);
+	if (d->marks_error) {
+		fprintf(stderr, "%s: %s: %s: probes of filesystems unmarked: one left waiting on a server that does not "
+			"answer is probed again by the next run, and seen as a stuck process\n", program_name,
+			geteuid() == 0 ? "/run/iolens/probes" : "$XDG_RUNTIME_DIR/iolens/probes", strerror(-d->marks_error));
+		d->marks_error = 0; /* said once */
+	}
+	if (probed)
+		used = (size_t)snprintf(f->numbers, sizeof(f->numbers), "stat and statfs of it did not return within %u ms",
+					BOUNDED_FS_MS);
+	else if (holder.seconds >= 0)
+		used = (size_t)snprintf(f->numbers, sizeof(f->numbers), "%s: no answer for %.1f s", holder.what,
+					holder.seconds);
+	else
+		used = (size_t)snprintf(f->numbers, sizeof(f->numbers), "an earlier probe of it has had no answer");
+	if (held && used < sizeof(f->numbers))
+		snprintf(f->numbers + used, sizeof(f->numbers) - used,
+			 " (iolens probe pid %d%s); no other probe of this filesystem while it waits", (int)holder.pid,
+			 since);
 	text(f->more, sizeof(f->more), "iolens vstat (a libvtrace server); cat /proc/PID/stack of a process waiting on it");
 	json_object_object_add(f->data, "mount", json_object_new_string(m->mnt_dir));
 	json_object_object_add(f->data, "type", json_object_new_string(m->mnt_type));
 	json_object_object_add(f->data, "source", json_object_new_string(m->mnt_fsname));
 	json_object_object_add(f->data, "timeout_ms", json_object_new_int((int)BOUNDED_FS_MS));
+	json_object_object_add(f->data, "probed", json_object_new_boolean(probed));
+	json_object_object_add(f->data, "probe_pid", held ? json_object_new_int(holder.pid) : NULL);
+	json_object_object_add(f->data, "probe_waiting_seconds", holder.seconds >= 0 ? out_json_real(holder.seconds) : NULL);
+	json_object_object_add(f->data, "probe_started", started >= 0 ? out_json_real(started) : NULL);
+	json_object_object_add(f->data, "probe_asks", held && holder.what[0] ? json_object_new_string(holder.what) : NULL);
 }
 
 /* df's Use%: used / (used + available to users), rounded up. */
@@ -262,21 +310,30 @@ static double percent_used(uint64_t total, uint64_t free_all, uint64_t available
 static void rule_full(struct doctor *d)
 {
 	FILE *mounts = setmntent("/proc/self/mounts", "re");
+	struct mountinfo devices;
 	struct mntent *m;
 	dev_t *seen = NULL;
 	size_t nseen = 0;
 
+	/* The device of each mount, to name its probe after: from the kernel's table, asking no filesystem. */
+	if (mountinfo_read(&devices) != 0)
+		devices = (struct mountinfo){0};
 	while (mounts && (m = getmntent(mounts))) {
 		struct fs_probe probe = {0};
+		struct bounded_mark mark = { .path = "" };
+		unsigned major, minor;
 		size_t k;
 		int rc;
 
 		if (filesystem_pseudo(m->mnt_type) || hasmntopt(m, "ro"))
 			continue;
 		snprintf(probe.dir, sizeof(probe.dir), "%s", m->mnt_dir);
-		rc = filesystem_probe(&probe);
-		if (rc == -ETIMEDOUT)
-			unresponsive(d, m);
+		if (mountinfo_device(&devices, m->mnt_dir, &major, &minor))
+			rc = filesystem_probe_marked(&probe, d->marks, major, minor, &mark);
+		else /* unmounted since: a probe finds what is there now, unmarked */
+			rc = filesystem_probe(&probe);
+		if (rc == -ETIMEDOUT || rc == -EBUSY)
+			unresponsive(d, m, mark.path, rc == -ETIMEDOUT);
 		if ((rc ? rc : probe.rc) != 0 || !probe.vfs.f_blocks)
 			continue;
 		for (k = 0; k < nseen && seen[k] != probe.st.st_dev; k++)
@@ -321,6 +378,7 @@ static void rule_full(struct doctor *d)
 	}
 	if (mounts)
 		endmntent(mounts);
+	mountinfo_free(&devices);
 	free(seen);
 }
 
@@ -800,9 +858,24 @@ static void rule_swap(struct doctor *d, const struct watch *w, bool disk_saturat
 
 /* ---- Rule: threads stuck in D ------------------------------------------------------------------- */
 
-static void rule_stuck(struct doctor *d, const struct watch *w)
+static bool listed(const pid_t *pids, size_t count, pid_t pid)
+{
+	for (size_t i = 0; i < count; i++)
+		if (pids[i] == pid)
+			return true;
+	return false;
+}
+
+/*
+ * Threads stuck in D, but for iolens's own probes (those that held a mark at the start of the
+ * window or hold one now, probes_before and a look now): a probe waits on a filesystem that
+ * does not answer, and rule_full says that of the filesystem. A name proves nothing: only a mark.
+ */
+static void rule_stuck(struct doctor *d, const struct watch *w, const pid_t *probes_before, size_t nprobes_before)
 {
 	bool server_hung = false;
+	pid_t *probes = NULL;
+	size_t nprobes = d->marks[0] ? bounded_mark_holders(d->marks, &probes) : 0;
 
 	for (size_t k = 0; k < d->count; k++)
 		server_hung |= !strcmp(d->findings[k].rule, "vtrace-hang");
@@ -814,6 +887,8 @@ static void rule_stuck(struct doctor *d, const struct watch *w)
 		/* In D at every sample to the last, with no context switch between: one sleep, never woken. */
 		if (t->last + 1 != w->samples || t->samples != t->last - t->first + 1 || !t->switches_known ||
 		    t->switches_first != t->switches_last || stuck_ns < STUCK_NS / 3)
+			continue;
+		if (listed(probes, nprobes, t->pid) || listed(probes_before, nprobes_before, t->pid))
 			continue;
 		f = add_finding(d, stuck_ns >= STUCK_NS ? SEV_WARNING : SEV_INFO, "stuck",
 				"a thread in uninterruptible sleep does nothing else, and only SIGKILL, if anything, ends it, "
@@ -837,6 +912,7 @@ static void rule_stuck(struct doctor *d, const struct watch *w)
 		json_object_object_add(f->data, "wchan", json_object_new_string(t->wchan));
 		json_object_object_add(f->data, "seconds", out_json_real((double)stuck_ns / 1e9));
 	}
+	free(probes);
 }
 
 /* ---- Rule: a libvtrace service hung, or slower than it was ----------------------------------------- */
@@ -1303,7 +1379,9 @@ static _Noreturn void usage(void)
 	       "  cache-miss      processes and files whose reads mostly miss the page cache (eBPF,\n"
 	       "                  as cachetop); a warning when evicted pages are read back, else info\n"
 	       "  full, inodes    a filesystem 90 %% used or more (critical from 98 %%), as df counts\n"
-	       "  unresponsive    a mount whose stat and statfs do not return within a second\n"
+	       "  unresponsive    a mount whose stat and statfs do not return within a second; its\n"
+	       "                  probe, left waiting, is the only one until it ends, in later runs too\n"
+	       "                  (/run/iolens/probes), and is never counted as stuck\n"
 	       "\n"
 	       "Options:\n"
 	       "      --json             one JSON document\n"
@@ -1337,7 +1415,8 @@ int cmd_doctor(int argc, char **argv)
 	struct doctor d = { .seconds = 5 };
 	struct watch w = {0};
 	struct direct_process *direct;
-	size_t ndirect;
+	pid_t *probes = NULL;
+	size_t ndirect, nprobes = 0;
 	enum severity worst = SEV_INFO;
 	bool json = false, cache_by_ebpf;
 	int opt;
@@ -1369,7 +1448,11 @@ int cmd_doctor(int argc, char **argv)
 	if (!w.bpf)
 		fprintf(stderr, "%s: cache misses per process estimated from /proc/PID/io, none per file: %s\n",
 			program_name, w.bpf_why ? w.bpf_why : "no eBPF");
-	ndirect = find_direct_processes(&direct);
+	if ((d.marks_error = bounded_mark_dir(d.marks, sizeof(d.marks))) != 0)
+		d.marks[0] = '\0';
+	ndirect = find_direct_processes(&d, &direct);
+	if (d.marks[0])
+		nprobes = bounded_mark_holders(d.marks, &probes);
 	watch_start(&w);
 	if (d.seconds > 0) /* else one sample: no rates */
 		d.seconds = watch_run(&w, d.seconds);
@@ -1380,10 +1463,11 @@ int cmd_doctor(int argc, char **argv)
 	rule_swap(&d, &w, rule_disk(&d, &w));
 	rule_writeback(&d, &w);
 	rule_vtrace(&d, &w);
-	rule_stuck(&d, &w);
+	rule_stuck(&d, &w, probes, nprobes);
 	rule_full(&d);
 	watch_free(&w);
 	free(direct);
+	free(probes);
 
 	if (d.count > 1)
 		qsort(d.findings, d.count, sizeof(*d.findings), compare_findings);

@@ -2,6 +2,7 @@
 #include "collect/filesystems.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,15 @@ static void probe_in_child(void *arg)
 int filesystem_probe(struct fs_probe *probe)
 {
 	return bounded_call(probe_in_child, probe, sizeof(*probe), BOUNDED_FS_MS);
+}
+
+int filesystem_probe_marked(struct fs_probe *probe, const char *marks, unsigned major, unsigned minor,
+			    struct bounded_mark *mark)
+{
+	char what[256];
+
+	snprintf(what, sizeof(what), "stat and statfs of %.230s", probe->dir); /* a longer mount point is cut */
+	return bounded_call_device(marks, major, minor, what, probe_in_child, probe, sizeof(*probe), BOUNDED_FS_MS, mark);
 }
 
 int filesystem_probe_watched(struct fs_watch *watch, struct fs_probe *probe)

@@ -33,6 +33,14 @@ struct fs_probe {
 int filesystem_probe(struct fs_probe *probe);
 
 /*
+ * filesystem_probe marked (common/bounded.h) as a probe of device MAJOR:MINOR in the directory
+ * marks: -EBUSY, not asked, while an earlier probe of that filesystem still waits (of this
+ * process or another: a doctor run before, a bind mount of it); *mark names the probe's mark.
+ */
+int filesystem_probe_marked(struct fs_probe *probe, const char *marks, unsigned major, unsigned minor,
+			    struct bounded_mark *mark);
+
+/*
  * For a caller that probes again and again (export, at every scrape): the mounts whose probe
  * did not return in time, each with its child, left waiting for the answer. Such a mount is
  * not asked again (-ETIMEDOUT at once, no wait) until that child has its answer: a hung

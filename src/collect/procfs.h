@@ -281,6 +281,26 @@ uint64_t ipc_count_lines(const char *text, size_t len);
 /* The numbers of a /proc/sys file ("169\t0\t2466177"), up to max of them: how many, or -EINVAL. */
 int procfs_parse_numbers(const char *text, size_t len, uint64_t *values, unsigned max);
 
+/* ---- /proc/self/mountinfo: which device each mount point is --------------------------------- */
+
+/* One mount, from what the kernel knows of it: reading this never asks a filesystem anything. */
+struct mount_device {
+	unsigned major, minor;     /* field 3: the st_dev of the filesystem mounted (0:N for FUSE, NFS, tmpfs) */
+	char *dir;                 /* field 5, the mount point, its octal escapes (\040 ...) undone */
+};
+
+struct mountinfo {
+	struct mount_device *mount; /* in the kernel's order: a mount comes after those it covers */
+	size_t count;
+};
+
+/* -EINVAL on a line without the fields up to the mount point, or with a malformed device; mountinfo_free after success. */
+int mountinfo_parse(const char *text, size_t len, struct mountinfo *out);
+int mountinfo_read(struct mountinfo *out);
+void mountinfo_free(struct mountinfo *mounts);
+/* The device of what is mounted on dir now (the last mount there); false when nothing is. */
+bool mountinfo_device(const struct mountinfo *mounts, const char *dir, unsigned *major, unsigned *minor);
+
 /* Closes the files the readers keep open (they reopen on next use): at exit, or after a recorded
  * tree was changed in place under the same root. */
 void procfs_close(void);

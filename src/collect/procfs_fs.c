@@ -1,4 +1,4 @@
-/* procfs_fs.c: swap areas (/proc/swaps), open files and inodes (/proc/sys/fs), file locks (/proc/locks), SysV IPC objects. */
+/* procfs_fs.c: swap areas (/proc/swaps), open files and inodes (/proc/sys/fs), file locks (/proc/locks), SysV IPC objects, mount devices (/proc/self/mountinfo). */
 #include "collect/procfs.h"
 
 #include <errno.h>
@@ -242,4 +242,94 @@ int ipc_read(struct ipc *out)
 		note_error(&first_error, rc);
 	}
 	return first_error;
+}
+
+/* ---- /proc/self/mountinfo ----------------------------------------------------------- */
+
+/* "ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS ...": the kernel escapes " \t\n\\" in paths as octal. */
+static int mountinfo_line(struct span line, struct mount_device *mount)
+{
+	struct span id, parent, device, root, dir, minor;
+	uint64_t major_value, minor_value;
+	const char *colon;
+	char *out;
+
+	if (!procfs_next_word(&line, &id) || !procfs_next_word(&line, &parent) || !procfs_next_word(&line, &device) ||
+	    !procfs_next_word(&line, &root) || !procfs_next_word(&line, &dir))
+		return -EINVAL;
+	colon = memchr(device.start, ':', span_length(device));
+	if (!colon)
+		return -EINVAL;
+	minor = (struct span){ colon + 1, device.end };
+	if (!procfs_parse_u64((struct span){ device.start, colon }, 10, &major_value) ||
+	    !procfs_parse_u64(minor, 10, &minor_value) || major_value > UINT32_MAX || minor_value > UINT32_MAX)
+		return -EINVAL;
+	mount->major = (unsigned)major_value;
+	mount->minor = (unsigned)minor_value;
+	mount->dir = out = xcalloc(span_length(dir) + 1, 1);
+	for (const char *p = dir.start; p < dir.end; p++) {
+		if (*p == '\\' && dir.end - p >= 4 && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+		    p[3] >= '0' && p[3] <= '7') {
+			*out++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+			p += 3;
+		} else {
+			*out++ = *p;
+		}
+	}
+	*out = '\0';
+	return 0;
+}
+
+int mountinfo_parse(const char *text, size_t len, struct mountinfo *out)
+{
+	const char *cursor = text, *end = text + len;
+	struct span line;
+
+	*out = (struct mountinfo){0};
+	while (procfs_next_line(&cursor, end, &line)) {
+		struct mount_device mount;
+
+		if (!span_length(procfs_trim(line)))
+			continue;
+		if (mountinfo_line(line, &mount) != 0) {
+			mountinfo_free(out);
+			return -EINVAL;
+		}
+		out->mount = xrealloc(out->mount, (out->count + 1) * sizeof(*out->mount));
+		out->mount[out->count++] = mount;
+	}
+	return 0;
+}
+
+int mountinfo_read(struct mountinfo *out)
+{
+	struct sysroot_file file = SYSROOT_FILE("/proc/self/mountinfo");
+	const char *text;
+	size_t len;
+	int rc = sysroot_file_read(&file, &text, &len);
+
+	*out = (struct mountinfo){0};
+	if (rc == 0)
+		rc = mountinfo_parse(text, len, out);
+	sysroot_file_close(&file);
+	return rc;
+}
+
+void mountinfo_free(struct mountinfo *mounts)
+{
+	for (size_t i = 0; i < mounts->count; i++)
+		free(mounts->mount[i].dir);
+	free(mounts->mount);
+	*mounts = (struct mountinfo){0};
+}
+
+bool mountinfo_device(const struct mountinfo *mounts, const char *dir, unsigned *major, unsigned *minor)
+{
+	for (size_t i = mounts->count; i-- > 0;)
+		if (!strcmp(mounts->mount[i].dir, dir)) {
+			*major = mounts->mount[i].major;
+			*minor = mounts->mount[i].minor;
+			return true;
+		}
+	return false;
 }

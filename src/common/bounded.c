@@ -1,11 +1,17 @@
-/* bounded.c: a call that may never return, made in a child process and waited for a bounded time. */
+/* bounded.c: a call that may never return, made in a child process and waited for a bounded time, marked for the runs after it while it lives. */
 #include "common/bounded.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -43,27 +49,64 @@ static bool child_ends(pid_t child, unsigned timeout_ms)
 	return false;
 }
 
-int bounded_call(void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms)
+/* What the child says before it calls fn, ahead of arg in the shared memory. */
+struct bounded_header {
+	int mark_rc; /* 0, or why the mark was not taken (fn not called) */
+	char pad[60];
+};
+
+static uint64_t boottime_ns(void)
 {
-	return bounded_call_keep(fn, arg, size, timeout_ms, NULL);
+	struct timespec now;
+
+	clock_gettime(CLOCK_BOOTTIME, &now);
+	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 }
 
-int bounded_call_keep(void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms, struct bounded_child *left)
+/* In the child: the mark taken, and kept open for as long as the child lives. */
+static int take_mark(const struct bounded_mark *mark)
 {
-	size_t length = size ? size : 1;
-	void *shared = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	int fd = open(mark->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600), err;
+	char line[320];
+	int length;
+
+	if (fd < 0)
+		return -errno;
+	if (fcntl(fd, F_SETLK, &lock) != 0) {
+		err = errno;
+		close(fd);
+		return err == EAGAIN || err == EACCES ? -EBUSY : -err;
+	}
+	/* When and what, for the runs that find it held; a failure here leaves them unsaid, no more. */
+	length = snprintf(line, sizeof(line), "%llu %s\n", (unsigned long long)boottime_ns(), mark->what);
+	if (ftruncate(fd, 0) == 0)
+		(void)!pwrite(fd, line, length < (int)sizeof(line) ? (size_t)length : sizeof(line) - 1, 0);
+	return 0; /* fd stays open: the lock lives as long as this process */
+}
+
+/*
+ * fn in a child, waited for timeout_ms; with mark, the child holds it while it lives (-EBUSY,
+ * fn not called, when another holds it); with left, a child that is late is left to run.
+ */
+static int run_bounded(void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms,
+		       const struct bounded_mark *mark, struct bounded_child *left)
+{
+	size_t length = sizeof(struct bounded_header) + size;
+	struct bounded_header *header = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	void *shared = header + 1;
 	pid_t child;
 	int err;
 
 	if (left)
 		*left = (struct bounded_child){0};
-	if (shared == MAP_FAILED)
+	if (header == MAP_FAILED)
 		return -errno;
 	memcpy(shared, arg, size);
 	child = fork();
 	if (child < 0) {
 		err = errno;
-		munmap(shared, length);
+		munmap(header, length);
 		return -err;
 	}
 	if (child == 0) {
@@ -71,21 +114,45 @@ int bounded_call_keep(void (*fn)(void *arg), void *arg, size_t size, unsigned ti
 		for (int fd = 0; fd < 3; fd++)
 			close(fd);
 		syscall(SYS_close_range, 3u, ~0u, 0u);
+		if (mark) {
+			prctl(PR_SET_NAME, BOUNDED_MARK_NAME);
+			header->mark_rc = take_mark(mark);
+			if (header->mark_rc != 0)
+				_exit(0);
+		}
 		fn(shared);
 		_exit(0);
 	}
 	if (!child_ends(child, timeout_ms)) {
 		if (left) { /* left waiting for its answer: the caller looks again later */
-			*left = (struct bounded_child){ child, shared, length };
+			*left = (struct bounded_child){ child, header, length };
 			return -ETIMEDOUT;
 		}
 		kill(child, SIGKILL); /* it goes when the kernel lets it; init reaps it after we exit */
-		munmap(shared, length);
+		munmap(header, length);
 		return -ETIMEDOUT;
 	}
-	memcpy(arg, shared, size);
-	munmap(shared, length);
-	return 0;
+	err = header->mark_rc;
+	if (!err)
+		memcpy(arg, shared, size);
+	munmap(header, length);
+	return err;
+}
+
+int bounded_call(void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms)
+{
+	return run_bounded(fn, arg, size, timeout_ms, NULL, NULL);
+}
+
+int bounded_call_keep(void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms, struct bounded_child *left)
+{
+	return run_bounded(fn, arg, size, timeout_ms, NULL, left);
+}
+
+int bounded_call_marked(void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms,
+			const struct bounded_mark *mark, struct bounded_child *left)
+{
+	return run_bounded(fn, arg, size, timeout_ms, mark, left);
 }
 
 bool bounded_child_ended(struct bounded_child *child)
@@ -110,4 +177,125 @@ void bounded_child_abandon(struct bounded_child *child)
 	kill(child->pid, SIGKILL);
 	munmap(child->shared, child->size);
 	*child = (struct bounded_child){0};
+}
+
+/* A directory of the user's own that no one else can write, made when missing. */
+static int own_directory(const char *path)
+{
+	struct stat st;
+
+	if (mkdir(path, 0755) != 0 && errno != EEXIST)
+		return -errno;
+	if (lstat(path, &st) != 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return -EPERM;
+	return 0;
+}
+
+int bounded_mark_dir(char *dir, size_t size)
+{
+	const char *runtime = geteuid() == 0 ? "/run" : getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+	int rc;
+
+	if (!runtime || runtime[0] != '/')
+		return -ENOENT;
+	/* A user's runtime directory must be the user's own; /run is root's. */
+	if (lstat(runtime, &st) != 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return -EPERM;
+	if ((size_t)snprintf(dir, size, "%s/iolens", runtime) >= size)
+		return -ENAMETOOLONG;
+	if ((rc = own_directory(dir)) != 0)
+		return rc;
+	strncat(dir, "/probes", size - strlen(dir) - 1);
+	if (strlen(dir) + 1 >= size)
+		return -ENAMETOOLONG;
+	return own_directory(dir);
+}
+
+void bounded_mark_path(char *path, size_t size, const char *dir, unsigned major, unsigned minor)
+{
+	snprintf(path, size, "%s/dev-%u:%u", dir, major, minor);
+}
+
+int bounded_mark_holder(const char *path, struct bounded_holder *holder)
+{
+	struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK), err;
+	unsigned long long started;
+	char text[320], *end;
+	ssize_t length;
+
+	*holder = (struct bounded_holder){ .seconds = -1 };
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fcntl(fd, F_GETLK, &lock) != 0) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	if (lock.l_type == F_UNLCK) {
+		close(fd);
+		return 0;
+	}
+	holder->pid = lock.l_pid;
+	/* "BOOTTIME_NS WHAT\n", as take_mark wrote it; nothing yet when it has only just locked. */
+	length = pread(fd, text, sizeof(text) - 1, 0);
+	close(fd);
+	text[length > 0 ? length : 0] = '\0';
+	errno = 0;
+	started = strtoull(text, &end, 10);
+	if (!errno && end != text && *end == ' ' && started <= boottime_ns()) {
+		holder->seconds = (double)(boottime_ns() - started) / 1e9;
+		snprintf(holder->what, sizeof(holder->what), "%.*s", (int)strcspn(end + 1, "\n"), end + 1);
+	}
+	return 1;
+}
+
+int bounded_call_device(const char *marks, unsigned major, unsigned minor, const char *what,
+			void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms, struct bounded_mark *mark)
+{
+	struct bounded_holder holder;
+	int rc;
+
+	mark->path[0] = '\0';
+	if (!marks[0])
+		return bounded_call(fn, arg, size, timeout_ms);
+	bounded_mark_path(mark->path, sizeof(mark->path), marks, major, minor);
+	snprintf(mark->what, sizeof(mark->what), "%s", what);
+	if (bounded_mark_holder(mark->path, &holder) == 1)
+		return -EBUSY;
+	rc = bounded_call_marked(fn, arg, size, timeout_ms, mark, NULL);
+	if (rc != 0 && rc != -ETIMEDOUT && rc != -EBUSY) { /* the mark could not be taken: asked all the same */
+		mark->path[0] = '\0';
+		rc = bounded_call(fn, arg, size, timeout_ms);
+	}
+	return rc;
+}
+
+size_t bounded_mark_holders(const char *dir, pid_t **pids)
+{
+	DIR *marks = opendir(dir);
+	struct dirent *entry;
+	size_t count = 0;
+
+	*pids = NULL;
+	while (marks && (entry = readdir(marks))) {
+		struct bounded_holder holder;
+		char path[512];
+
+		if (strncmp(entry->d_name, "dev-", 4))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, entry->d_name);
+		if (bounded_mark_holder(path, &holder) != 1 || holder.pid <= 0)
+			continue;
+		*pids = xrealloc(*pids, (count + 1) * sizeof(**pids));
+		(*pids)[count++] = holder.pid;
+	}
+	if (marks)
+		closedir(marks);
+	return count;
 }

@@ -1,4 +1,4 @@
-/* bounded.h: a call that may never return (a stat of a hung FUSE or NFS mount), made in a child process and waited for a bounded time. */
+/* bounded.h: a call that may never return (a stat of a hung FUSE or NFS mount), made in a child process and waited for a bounded time, marked so that later runs see it while it lives. */
 #ifndef IOLENS_COMMON_BOUNDED_H
 #define IOLENS_COMMON_BOUNDED_H
 
@@ -36,5 +36,62 @@ void bounded_child_abandon(struct bounded_child *child);
 
 /* How long iolens waits for a filesystem to answer before it says so. */
 #define BOUNDED_FS_MS 1000u
+
+/*
+ * Marks. A child that waits on a hung server outlives the run that made it (in D once
+ * killed, until the server answers), so a run must see the calls of the runs before it:
+ * the child takes a lock on a file named after what it asks (a device) and holds it for as
+ * long as it lives, however it ends. The files are in a directory that only the user can
+ * write, root's /run/iolens/probes (0755, the files 0600): no one else can create, open or
+ * lock one, so a process that holds a mark there is a bounded call of iolens, whatever it
+ * is called (the children name themselves "iolens-probe", for ps, but a name proves nothing).
+ */
+#define BOUNDED_MARK_NAME "iolens-probe"
+
+/*
+ * The directory of marks, made when missing: /run/iolens/probes as root, else
+ * $XDG_RUNTIME_DIR/iolens/probes. 0, or -errno: -EPERM when it, or the directory above it,
+ * is not a directory of the user's own that no one else can write (then marks would prove
+ * nothing), -ENOENT for a user without XDG_RUNTIME_DIR.
+ */
+int bounded_mark_dir(char *dir, size_t size);
+
+struct bounded_mark {
+	char path[512]; /* the lock file: bounded_mark_path */
+	char what[256]; /* what the call asks, written in the file for the runs that find it held */
+};
+
+/* The mark of the calls that ask device MAJOR:MINOR: DIR/dev-MAJOR:MINOR. */
+void bounded_mark_path(char *path, size_t size, const char *dir, unsigned major, unsigned minor);
+
+/* Who holds a mark. */
+struct bounded_holder {
+	pid_t pid;
+	double seconds;     /* since its call began (CLOCK_BOOTTIME); -1 when it has not said yet */
+	char what[256];     /* what it asks, "" when it has not said yet */
+};
+
+/* 1 when a process holds the mark (holder filled), 0 when none does (or the file is not there), -errno when it cannot be told. */
+int bounded_mark_holder(const char *path, struct bounded_holder *holder);
+
+/*
+ * bounded_call (left NULL) or bounded_call_keep (left given) with the child holding the mark
+ * for as long as it lives: -EBUSY, fn not called, when another process holds it (a call of
+ * another run, or of this one, that has not ended); -errno when the mark cannot be taken.
+ */
+int bounded_call_marked(void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms,
+			const struct bounded_mark *mark, struct bounded_child *left);
+
+/*
+ * A call about the filesystem on device MAJOR:MINOR, marked in the directory marks (its mark
+ * in *mark, for bounded_mark_holder): -EBUSY, no child made, while its mark is held (an
+ * earlier call about that filesystem still waits, of this process or another); else as
+ * bounded_call. Unmarked (mark->path "") when marks is "" or the mark cannot be taken.
+ */
+int bounded_call_device(const char *marks, unsigned major, unsigned minor, const char *what,
+			void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms, struct bounded_mark *mark);
+
+/* The processes that hold a mark in dir now (a list to free): the bounded calls still alive. */
+size_t bounded_mark_holders(const char *dir, pid_t **pids);
 
 #endif

@@ -2,11 +2,7 @@
 # doctor_hang.sh: iolens doctor on the seed's hung server: the FUSE example holds one read (--hang-op), its reader sleeps in D waiting for the page, and doctor names both, with their numbers; then a jump in latency (--slow-op); all gone once the server lets go.
 . "$(dirname "$0")/lib.sh"
 
-FPT=${BUILD:-$TOP/build}/examples/fuse-passthrough
-is_root || skip_all "FUSE mounts need root"
-[ -c /dev/fuse ] || skip_all "no /dev/fuse"
-command -v fusermount3 >/dev/null || skip_all "no fusermount3 (apt-get install fuse3)"
-[ -x "$FPT" ] || skip_all "$FPT is not built (make deps: libfuse3-dev)"
+need_fuse_example
 
 export VTRACE_DIR=$T/vtrace
 SRC=$T/src MNT=$T/mnt
@@ -15,11 +11,6 @@ make_file "$SRC/file" 65536
 
 # dq QUERY ...: what doctor --json says (tests/cli/doctor_query.py lists the queries).
 dq() { python3 "$TOP/tests/cli/doctor_query.py" "$@" 2>>"$T/dq.err"; }
-wait_mounted() {
-	local i
-	for i in $(seq 100); do mountpoint -q "$1" && return 0; kill -0 "$2" 2>/dev/null || return 1; sleep 0.05; done
-	return 1
-}
 stop_server() {
 	[ -n "${SERVER:-}" ] || return 0
 	kill -USR1 "$SERVER" 2>/dev/null

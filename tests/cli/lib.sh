@@ -165,6 +165,21 @@ lines_at_least() { [ "$(wc -l 2>/dev/null <"$1" || echo 0)" -ge "$2" ]; }
 # lines_of FILE: its line count (0 when it does not exist).
 lines_of() { wc -l 2>/dev/null <"$1" || echo 0; }
 
+# need_fuse_example: skips the whole test unless examples/fuse-passthrough can mount here; sets FPT.
+need_fuse_example() {
+	FPT=${BUILD:-$TOP/build}/examples/fuse-passthrough
+	is_root || skip_all "FUSE mounts need root"
+	[ -c /dev/fuse ] || skip_all "no /dev/fuse"
+	command -v fusermount3 >/dev/null || skip_all "no fusermount3 (apt-get install fuse3)"
+	[ -x "$FPT" ] || skip_all "$FPT is not built (make deps: libfuse3-dev)"
+}
+# wait_mounted DIR PID: until DIR is a mount point, while its server PID lives (5 s at most).
+wait_mounted() {
+	local i
+	for i in $(seq 100); do mountpoint -q "$1" && return 0; kill -0 "$2" 2>/dev/null || return 1; sleep 0.05; done
+	return 1
+}
+
 # A file of random data, so no filesystem can skip it.
 make_file() { head -c "$2" /dev/urandom > "$1"; }
 PAGE=$(getconf PAGESIZE)

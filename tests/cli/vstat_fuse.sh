@@ -2,12 +2,8 @@
 # vstat_fuse.sh: iolens vstat on a real FUSE server, examples/fuse-passthrough: counts, bytes, a lock hang, two workers.
 . "$(dirname "$0")/lib.sh"
 
-FPT=${BUILD:-$TOP/build}/examples/fuse-passthrough
-is_root || skip_all "FUSE mounts need root"
-[ -c /dev/fuse ] || skip_all "no /dev/fuse"
-command -v fusermount3 >/dev/null || skip_all "no fusermount3 (apt-get install fuse3)"
+need_fuse_example
 command -v python3 >/dev/null || skip_all "no python3"
-[ -x "$FPT" ] || skip_all "$FPT is not built (make deps: libfuse3-dev)"
 if ! "$IOLENS" vstat --help >/dev/null 2>&1 && "$IOLENS" vstat --help 2>&1 | grep -q "'vstat' is not a command"; then
 	skip_all "iolens vstat is not written yet"
 fi
@@ -45,12 +41,6 @@ cleanup_fuse() {
 	[ -n "${SERVER2:-}" ] && stop_pid "$SERVER2"
 }
 on_exit cleanup_fuse
-
-wait_mounted() {
-	local i
-	for i in $(seq 100); do mountpoint -q "$1" && return 0; kill -0 "$2" 2>/dev/null || return 1; sleep 0.05; done
-	return 1
-}
 
 # What the JSON lines of `vstat --json` (stdin) say: python3, as json-c is not at hand in bash.
 cat >"$T/vq.py" <<'EOF'

@@ -27,6 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct psi psi;
 	struct sockets sockets = {0};
 	struct locks locks;
+	struct mountinfo mounts;
 	struct proc_io io;
 	struct proc_task task;
 	uint64_t switches;
@@ -92,6 +93,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sockets_parse_sockstat(text, size, &sockets);
 
 	locks_parse(text, size, &locks);
+	if (mountinfo_parse(text, size, &mounts) == 0)
+		mountinfo_free(&mounts);
 	if (ipc_count_lines(text, size) > size)
 		abort();
 	if (procfs_parse_numbers(text, size, numbers, 4) > 4)

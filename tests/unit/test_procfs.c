@@ -1082,6 +1082,46 @@ static int run_locks(const char *text, struct locks *locks)
 	return rc;
 }
 
+/* Mount points with a space and a backslash in them, a FUSE mount over another, lines the kernel never writes. */
+static void test_mountinfo(void **state)
+{
+	static const char text[] =
+		"22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+		"40 22 0:45 / /mnt/with\\040space rw - fuse.x src rw,user_id=0\n"
+		"41 22 0:46 / /mnt/back\\134slash rw - tmpfs tmpfs rw\n"
+		"42 22 0:47 / /mnt/stacked rw - tmpfs tmpfs rw\n"
+		"43 42 0:48 / /mnt/stacked rw - fuse.y src rw\n";
+	struct mountinfo mounts;
+	unsigned major = 9, minor = 9;
+	size_t len;
+	char *copy = exact_copy(text, &len);
+	(void)state;
+
+	assert_int_equal(mountinfo_parse(copy, len, &mounts), 0);
+	assert_int_equal(mounts.count, 5);
+	assert_string_equal(mounts.mount[1].dir, "/mnt/with space");
+	assert_string_equal(mounts.mount[2].dir, "/mnt/back\\slash");
+	assert_true(mountinfo_device(&mounts, "/", &major, &minor));
+	assert_int_equal(major, 8);
+	assert_int_equal(minor, 1);
+	assert_true(mountinfo_device(&mounts, "/mnt/with space", &major, &minor));
+	assert_int_equal(minor, 45);
+	assert_true(mountinfo_device(&mounts, "/mnt/stacked", &major, &minor)); /* the one on top */
+	assert_int_equal(minor, 48);
+	assert_false(mountinfo_device(&mounts, "/mnt", &major, &minor));
+	mountinfo_free(&mounts);
+	free(copy);
+
+	for (const char *const *bad = (const char *const[]){ "22 1 8:1 /\n", "22 1 8-1 / /\n", "22 1 :1 / /\n",
+							     "22 1 8: / /\n", "22 1 99999999999:1 / /\n", NULL };
+	     *bad; bad++) {
+		copy = exact_copy(*bad, &len);
+		assert_int_equal(mountinfo_parse(copy, len, &mounts), -EINVAL);
+		assert_int_equal(mounts.count, 0);
+		free(copy);
+	}
+}
+
 static void test_locks_ipc_numbers_malformed(void **state)
 {
 	struct locks locks;
@@ -1236,6 +1276,7 @@ int main(void)
 		cmocka_unit_test(test_psi_malformed),
 		cmocka_unit_test(test_sockets_malformed),
 		cmocka_unit_test(test_locks_ipc_numbers_malformed),
+		cmocka_unit_test(test_mountinfo),
 		cmocka_unit_test(test_live),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);

@@ -4,6 +4,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -194,6 +198,102 @@ static void test_bounded_call_keep(void **state)
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
 }
 
+/* What another process sees of a marked call while it runs: asked from a grandchild, since a lock's holder never conflicts with itself. */
+struct mark_seen {
+	struct bounded_mark mark;
+	pid_t child, holder;
+	double seconds;
+	char what[256], comm[16];
+	int holder_rc, again_rc, listed;
+};
+
+static void nothing(void *arg)
+{
+	(void)arg;
+}
+
+static void look_at_own_mark(void *arg)
+{
+	struct mark_seen *seen = arg;
+	pid_t grandchild;
+
+	seen->child = getpid();
+	prctl(PR_GET_NAME, seen->comm);
+	grandchild = fork();
+	if (grandchild == 0) {
+		struct bounded_holder holder;
+		char dir[512];
+		pid_t *pids;
+		size_t count;
+
+		seen->holder_rc = bounded_mark_holder(seen->mark.path, &holder);
+		seen->holder = holder.pid;
+		seen->seconds = holder.seconds;
+		snprintf(seen->what, sizeof(seen->what), "%s", holder.what);
+		seen->again_rc = bounded_call_marked(nothing, &count, sizeof(count), 5000, &seen->mark, NULL);
+		snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(seen->mark.path, '/') - seen->mark.path), seen->mark.path);
+		count = bounded_mark_holders(dir, &pids);
+		seen->listed = count == 1 && pids[0] == seen->child;
+		free(pids);
+		_exit(0);
+	}
+	if (grandchild > 0)
+		waitpid(grandchild, NULL, 0);
+}
+
+static void test_bounded_call_marked(void **state)
+{
+	char dir[] = "/tmp/test_util.XXXXXX";
+	struct mark_seen seen = {0};
+	struct bounded_holder holder;
+	struct doubling d = { .in = 4 };
+	struct bounded_child left;
+	pid_t *pids, pid;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	bounded_mark_path(seen.mark.path, sizeof(seen.mark.path), dir, 0, 4242);
+	snprintf(seen.mark.what, sizeof(seen.mark.what), "statfs of /mnt/a b");
+	assert_int_equal(bounded_mark_holder(seen.mark.path, &holder), 0); /* no file yet */
+
+	/* While it runs: held by the child, with when and what; a second call is refused, not made. */
+	assert_int_equal(bounded_call_marked(look_at_own_mark, &seen, sizeof(seen), 5000, &seen.mark, NULL), 0);
+	assert_string_equal(seen.comm, BOUNDED_MARK_NAME);
+	assert_int_equal(seen.holder_rc, 1);
+	assert_int_equal(seen.holder, seen.child);
+	assert_true(seen.seconds >= 0 && seen.seconds < 5);
+	assert_string_equal(seen.what, "statfs of /mnt/a b");
+	assert_int_equal(seen.again_rc, -EBUSY);
+	assert_true(seen.listed);
+
+	/* Once it has ended: free, the file left for the next (no one else could have made it). */
+	assert_int_equal(bounded_mark_holder(seen.mark.path, &holder), 0);
+	assert_int_equal(bounded_mark_holders(dir, &pids), 0);
+	free(pids);
+	assert_int_equal(bounded_call_marked(double_it, &d, sizeof(d), 5000, &seen.mark, NULL), 0);
+	assert_int_equal(d.out, 8);
+	/* Kept (as bounded_call_keep): the child late, left waiting, holds the mark until it ends. */
+	assert_int_equal(bounded_call_marked(never_returns, &d, sizeof(d), 50, &seen.mark, &left), -ETIMEDOUT);
+	assert_true(left.pid > 0);
+	for (int i = 0; i < 500 && bounded_mark_holder(seen.mark.path, &holder) != 1; i++)
+		usleep(10000); /* a child not yet scheduled has not taken it yet */
+	assert_int_equal(bounded_mark_holder(seen.mark.path, &holder), 1);
+	assert_int_equal(holder.pid, left.pid);
+	pid = left.pid;
+	bounded_child_abandon(&left);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	assert_int_equal(bounded_mark_holder(seen.mark.path, &holder), 0);
+	/* A mark that cannot be made: said, fn not called. */
+	d.out = 0;
+	snprintf(seen.mark.path, sizeof(seen.mark.path), "%s/missing/dev-0:1", dir);
+	assert_int_equal(bounded_call_marked(double_it, &d, sizeof(d), 5000, &seen.mark, NULL), -ENOENT);
+	assert_int_equal(d.out, 0);
+
+	bounded_mark_path(seen.mark.path, sizeof(seen.mark.path), dir, 0, 4242);
+	unlink(seen.mark.path);
+	rmdir(dir);
+}
+
 static void expect_escaped(const char *text, unsigned what, const char *expected)
 {
 	char *out = escape_text(text, what);
@@ -230,6 +330,7 @@ int main(void)
 		cmocka_unit_test(test_pages_for),
 		cmocka_unit_test(test_bounded_call),
 		cmocka_unit_test(test_bounded_call_keep),
+		cmocka_unit_test(test_bounded_call_marked),
 		cmocka_unit_test(test_escape_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

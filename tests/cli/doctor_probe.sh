@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# doctor_probe.sh: a FUSE mount whose statfs never answers, doctor run again and again: one probe of it at most, left waiting in D, never sent again while it waits, never reported as a stuck process (a process named like one is); once the server answers, the probe ends and doctor probes as before.
+# The hung mount lives in a mount namespace of the test's own: nothing else on the machine (another
+# doctor, a test run beside this one, a backup) sees it and hangs on it, nor does this test's doctor
+# see theirs.
+if [ -z "${DOCTOR_PROBE_NS:-}" ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	DOCTOR_PROBE_NS=1 exec unshare --mount --propagation private bash "$0" "$@"
+fi
+. "$(dirname "$0")/lib.sh"
+
+need_fuse_example
+"$FPT" --help 2>&1 | grep -q -- --hang-all || skip_all "$FPT has no --hang-all"
+
+export VTRACE_DIR=$T/vtrace
+SRC=$T/src MNT=$T/mnt BIND=$T/bind PUB=$T/pub
+mkdir -p "$VTRACE_DIR" "$SRC" "$MNT" "$BIND" "$PUB"
+chmod 711 "$T"
+chmod 755 "$PUB"
+make_file "$SRC/file" 4096
+IOLENS_EXE=$(readlink -f "$IOLENS")
+MARKS=/run/iolens/probes
+
+dq() { python3 "$TOP/tests/cli/doctor_query.py" "$@" 2>>"$T/dq.err"; }
+# probes [--watch STOPFILE MAXFILE]: the iolens processes waiting for an answer of FUSE (in
+# request_wait_answer; only this test's mount keeps them there), as "pid:state" lines; with
+# --watch, counted every 20 ms until STOPFILE exists, the most seen at once kept in MAXFILE.
+probes() {
+	python3 - "$IOLENS_EXE" "$@" <<'EOF'
+import os, sys, time
+exe = sys.argv[1]
+def waiting():
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.readlink("/proc/%s/exe" % pid) != exe:
+                continue
+            wchan = open("/proc/%s/wchan" % pid).read()
+            stack = open("/proc/%s/stack" % pid).read()
+            state = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if wchan == "request_wait_answer" or "fuse_simple_request" in stack:
+            found.append("%s:%s" % (pid, state))
+    return found
+if sys.argv[2:3] == ["--watch"]:
+    stop, out, most = sys.argv[3], sys.argv[4], 0
+    while not os.path.exists(stop):
+        most = max(most, len(waiting()))
+        open(out, "w").write("%d\n" % most)
+        time.sleep(0.02)
+else:
+    print("\n".join(waiting()))
+EOF
+}
+count_probes() { probes | grep -c .; }
+gone() { ! kill -0 "$1" 2>/dev/null; }
+stop_all() {
+	[ -n "${WATCH:-}" ] && { touch "$T/watch.stop"; wait "$WATCH" 2>/dev/null; WATCH=; }
+	[ -n "${SERVER:-}" ] || return 0
+	kill -USR1 "$SERVER" 2>/dev/null # answers what it holds: the probe and the forged process end
+	[ -n "${FORGED:-}" ] && kill -KILL "$FORGED" 2>/dev/null
+	mountpoint -q "$BIND" && umount -l "$BIND"
+	mountpoint -q "$MNT" && { fusermount3 -u "$MNT" 2>/dev/null || fusermount3 -uz "$MNT"; }
+	kill "$SERVER" 2>/dev/null
+	wait "$SERVER" 2>/dev/null
+	SERVER=
+}
+on_exit stop_all
+
+# Every FUSE_STATFS held until SIGUSR1, as a server that takes minutes to answer one; allow_other
+# lets the unprivileged user below reach it.
+"$FPT" --service mute --hang-op FUSE_STATFS --hang-all -o allow_other "$SRC" "$MNT" 2>"$T/server.log" &
+SERVER=$!
+wait_mounted "$MNT" "$SERVER" || { not_ok "fuse-passthrough mounts: $(head -c 400 "$T/server.log")"; exit 1; }
+mount --bind "$MNT" "$BIND" || { not_ok "bind mount of the FUSE mount"; exit 1; }
+DEV=$(awk -v m="$MNT" '$5 == m { d = $3 } END { print d }' /proc/self/mountinfo)
+check_match "the mount's device, from mountinfo ($DEV)" "^0:[0-9]+$" "$DEV"
+check_eq "no iolens process waits on it before doctor runs" 0 "$(count_probes)"
+
+rm -f "$T/watch.stop"
+probes --watch "$T/watch.stop" "$T/watch.max" &
+WATCH=$!
+
+# ---- Run 1: the probe does not answer; it is killed and stays, in D ------------------------------
+
+run "$IOLENS" doctor --json 1.5
+check_eq "run 1: a warning (exit 3)" 3 "$RC"
+check_eq "… unresponsive: the mount, by its path, with its source" "$SRC" "$(dq get unresponsive source mount "$MNT" <<<"$OUT")"
+check_eq "… probed by this run" True "$(dq get unresponsive probed mount "$MNT" <<<"$OUT")"
+P=$(dq get unresponsive probe_pid mount "$MNT" <<<"$OUT")
+check_match "… the probe left waiting, by its pid ($P)" "^[0-9]+$" "$P"
+check_eq "… the bind mount of it: unresponsive too" "$SRC" "$(dq get unresponsive source mount "$BIND" <<<"$OUT")"
+check_eq "… not probed again (the same device): the same probe named" "False $P" \
+	"$(dq get unresponsive probed mount "$BIND" <<<"$OUT") $(dq get unresponsive probe_pid mount "$BIND" <<<"$OUT")"
+in_d() { [ "$(probes)" = "$P:D" ]; }
+wait_until 30 in_d
+check_eq "… one iolens process waits on the mount: the probe, in D (killed, unkillable)" "$P:D" "$(probes)"
+check_eq "… it names itself $MARKS's kind of process" iolens-probe "$(cat /proc/$P/comm 2>/dev/null)"
+check_match "… it holds the mark of the device, $MARKS/dev-$DEV (/proc/locks)" \
+	"POSIX +ADVISORY +WRITE +$P " "$(grep -F " $P " /proc/locks)"
+check_eq "… the mark: root's, no one else's to read or write" "600 root" "$(stat -c '%a %U' "$MARKS/dev-$DEV")"
+check "… nobody cannot make a mark of their own there" bash -c "! ${AS_NOBODY[*]} touch $MARKS/dev-9999:1 2>/dev/null"
+check "… nor open root's to lock it" bash -c "! ${AS_NOBODY[*]} cat $MARKS/dev-$DEV >/dev/null 2>&1"
+
+# ---- Run 2, as text: no second probe; the mount said not to answer, since when; the probe not stuck ------
+
+run "$IOLENS" doctor 1.5
+check_eq "run 2 (text): a warning (exit 3)" 3 "$RC"
+check_match "… $MNT does not answer" "warning: $MNT \(fuse[^)]* on $SRC\) does not answer" "$OUT"
+check_match "… for how long, by which probe, since when" \
+	"stat and statfs of $MNT: no answer for [0-9.]+ s \(iolens probe pid $P, waiting since [0-9-]+ [0-9:]+\); no other probe" "$OUT"
+check_eq "… no probe among the stuck processes" "" \
+	"$(for pid in $(probes | cut -d: -f1); do grep -oE "process $pid \([^)]*\) is stuck" <<<"$OUT"; done)"
+check_eq "… still the one probe" "$P:D" "$(probes)"
+w2=$(grep -oE "no answer for [0-9.]+ s" <<<"$OUT" | head -1 | awk '{ print $4 }')
+
+# ---- Run 3, JSON, with a process of another user named like a probe, stuck in D on the same mount ----
+
+cp "$(command -v stat)" "$PUB/iolens-probe"
+chmod 755 "$PUB/iolens-probe"
+"${AS_NOBODY[@]}" "$PUB/iolens-probe" -f "$MNT" >/dev/null 2>&1 &
+FORGED=$!
+disown "$FORGED" # its SIGKILL below is the test's, not news
+forged_waits() { [ "$(cat /proc/$FORGED/wchan 2>/dev/null)" = request_wait_answer ]; }
+wait_until 30 forged_waits
+kill -KILL "$FORGED" # now in D too, as a probe would be
+forged_in_d() { [ "$(awk '{ print $3 }' /proc/$FORGED/stat 2>/dev/null)" = D ]; }
+wait_until 30 forged_in_d
+check_eq "nobody's 'iolens-probe', in D on the mount" "iolens-probe D" \
+	"$(cat /proc/$FORGED/comm) $(awk '{ print $3 }' /proc/$FORGED/stat)"
+run "$IOLENS" doctor --json 1.5
+check_eq "run 3 (JSON): a warning (exit 3)" 3 "$RC"
+check_eq "… unresponsive, not probed, the same probe" "False $P" \
+	"$(dq get unresponsive probed mount "$MNT" <<<"$OUT") $(dq get unresponsive probe_pid mount "$MNT" <<<"$OUT")"
+w1=$(python3 -c 'import json, sys
+f = [f for f in json.load(sys.stdin)["findings"] if f["rule"] == "unresponsive" and f["data"]["mount"] == sys.argv[1]]
+print(f[0]["data"]["probe_waiting_seconds"], f[0]["data"]["probe_started"] is not None, f[0]["data"]["probe_asks"])' "$MNT" <<<"$OUT")
+check_match "… how long it has waited, when it started, what it asks" "^[0-9.]+ True stat and statfs of $MNT$" "$w1"
+check "… waiting longer than run 2 said: one probe all along (${w2:-?} s, then ${w1%% *} s)" \
+	awk -v a="${w1%% *}" -v b="$w2" 'BEGIN { exit !(b > 0 && a > b) }'
+stuck_pids=$(python3 -c 'import json, sys
+print(" ".join(sorted(str(f["data"]["pid"]) for f in json.load(sys.stdin)["findings"] if f["rule"] == "stuck")))' <<<"$OUT")
+waiting=$(probes | cut -d: -f1 | sort | tr '\n' ' ')
+check_eq "… no probe among the stuck processes (stuck: $stuck_pids; probes: $waiting)" "" \
+	"$(comm -12 <(tr ' ' '\n' <<<"$stuck_pids" | sort) <(tr ' ' '\n' <<<"$waiting" | sort) | grep .)"
+check_eq "… the process named like one is: a name proves nothing" "iolens-probe" "$(dq get stuck comm pid "$FORGED" <<<"$OUT")"
+check_eq "… still the one probe" "$P:D" "$(probes)"
+
+touch "$T/watch.stop"
+wait "$WATCH"
+WATCH=
+check_eq "all three runs: never more than one iolens process waiting on the mount (sampled every 20 ms)" 1 "$(cat "$T/watch.max")"
+
+# ---- The server answers: the probe ends, and doctor probes the mount as before ------------------------
+
+kill -USR1 "$SERVER"
+wait_until 30 gone "$P"
+check "once the server answers, the probe ends" gone "$P"
+wait_until 30 gone "$FORGED"
+check "… and so does the process named like one" gone "$FORGED"
+FORGED=
+check_eq "… no iolens process waits on the mount any more" 0 "$(count_probes)"
+check_eq "… and no one holds its mark" "" "$(grep -F " $P " /proc/locks)"
+run "$IOLENS" doctor --json 0
+check_eq "a later doctor probes it again: no unresponsive mount" "absent absent" \
+	"$(dq get unresponsive mount mount "$MNT" <<<"$OUT") $(dq get unresponsive mount mount "$BIND" <<<"$OUT")"
+check_eq "… and leaves nothing behind" 0 "$(count_probes)"
+check_eq "… its probes all gone: no iolens-probe left" "" \
+	"$(for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = iolens-probe ] && echo "${p#/proc/}"; done)"
+stop_all
+
+echo "1..$t_count"
