@@ -120,7 +120,7 @@ static void count_cached(const struct doctor *d, const char *link, const struct 
 	snprintf(probe.path, sizeof(probe.path), "%s", link);
 	text(what, sizeof(what), "an open of %s, for its pages in the page cache", link);
 	if (bounded_call_device(d->marks, st->stx_dev_major, st->stx_dev_minor, what, probe_cache, &probe, sizeof(probe),
-				BOUNDED_FS_MS, &mark) == 0 &&
+				BOUNDED_FS_MS, &mark, NULL) == 0 &&
 	    probe.rc == 0) {
 		found->cached_pages += probe.cache.cached;
 		found->file_pages += probe.cache.pages;

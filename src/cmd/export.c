@@ -526,6 +526,9 @@ int cmd_export(int argc, char **argv)
 	compile_regex(&e.mount_points_exclude, "collector.filesystem.mount-points-exclude", mount_points_exclude);
 	for (unsigned c = 0; c < NCOLLECTORS; c++)
 		e.enabled[c] = chosen[c] ? chosen[c] > 0 : !disable_defaults;
+	/* Its probes marked where doctor's are (as root; unmarked where there is no such directory). */
+	if (e.enabled[COLLECTOR_FILESYSTEM])
+		filesystem_watch_start(&e.filesystems);
 
 	/* Without the page cache's collector, no eBPF is loaded and none is needed. */
 	if (e.enabled[COLLECTOR_PAGECACHE])

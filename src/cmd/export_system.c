@@ -70,13 +70,18 @@ void filesystem_metrics(struct prom *p, struct fs_watch *watch, const regex_t *m
 	};
 	struct mount_entry *mounts;
 	size_t count = list_mounts(&mounts, mount_points_exclude);
+	struct mountinfo devices = {0};
+	bool have_devices = count && mountinfo_read(&devices) == 0;
 
 	for (size_t i = 0; i < count; i++) {
 		struct fs_probe probe = {0};
+		unsigned device[2];
 		int rc;
 
 		snprintf(probe.dir, sizeof(probe.dir), "%s", mounts[i].dir);
-		rc = filesystem_probe_watched(watch, &probe);
+		/* Marked by its device, as doctor marks its probes: one probe of a filesystem at a time, of either. */
+		rc = filesystem_probe_watched(watch, &probe, have_devices && mountinfo_device(&devices, probe.dir, &device[0],
+											&device[1]) ? device : NULL);
 		mounts[i].rc = rc ? rc : probe.rc;
 		mounts[i].vfs = probe.vfs;
 	}
@@ -101,6 +106,8 @@ void filesystem_metrics(struct prom *p, struct fs_watch *watch, const regex_t *m
 			prom_u64(p, families[f].name, value, "device", m->source, "fstype", m->type, "mountpoint", m->dir, NULL);
 		}
 	}
+	if (have_devices)
+		mountinfo_free(&devices);
 	for (size_t i = 0; i < count; i++) {
 		free(mounts[i].dir);
 		free(mounts[i].type);

@@ -40,12 +40,21 @@ int filesystem_probe_marked(struct fs_probe *probe, const char *marks, unsigned 
 	char what[256];
 
 	snprintf(what, sizeof(what), "stat and statfs of %.230s", probe->dir); /* a longer mount point is cut */
-	return bounded_call_device(marks, major, minor, what, probe_in_child, probe, sizeof(*probe), BOUNDED_FS_MS, mark);
+	return bounded_call_device(marks, major, minor, what, probe_in_child, probe, sizeof(*probe), BOUNDED_FS_MS, mark,
+				   NULL);
 }
 
-int filesystem_probe_watched(struct fs_watch *watch, struct fs_probe *probe)
+int filesystem_watch_start(struct fs_watch *watch)
 {
-	struct bounded_child child;
+	*watch = (struct fs_watch){0};
+	return bounded_mark_dir(watch->marks, sizeof(watch->marks));
+}
+
+int filesystem_probe_watched(struct fs_watch *watch, struct fs_probe *probe, const unsigned *device)
+{
+	struct bounded_child child = {0};
+	struct bounded_mark mark;
+	char what[256];
 	size_t i;
 	int rc;
 
@@ -57,7 +66,14 @@ int filesystem_probe_watched(struct fs_watch *watch, struct fs_probe *probe)
 		free(watch->stuck[i].dir); /* answered: asked afresh below */
 		watch->stuck[i] = watch->stuck[--watch->count];
 	}
-	rc = bounded_call_keep(probe_in_child, probe, sizeof(*probe), BOUNDED_FS_MS, &child);
+	snprintf(what, sizeof(what), "stat and statfs of %.230s", probe->dir);
+	if (device)
+		rc = bounded_call_device(watch->marks, device[0], device[1], what, probe_in_child, probe, sizeof(*probe),
+					 BOUNDED_FS_MS, &mark, &child);
+	else /* not in mountinfo (unmounted since): unmarked */
+		rc = bounded_call_keep(probe_in_child, probe, sizeof(*probe), BOUNDED_FS_MS, &child);
+	if (rc == -EBUSY) /* another run's probe (a doctor's) still waits on it: not asked beside it */
+		return -ETIMEDOUT;
 	if (rc == -ETIMEDOUT && child.pid > 0) {
 		watch->stuck = xrealloc(watch->stuck, (watch->count + 1) * sizeof(*watch->stuck));
 		watch->stuck[watch->count].dir = xstrdup(probe->dir);

@@ -49,9 +49,16 @@ int filesystem_probe_marked(struct fs_probe *probe, const char *marks, unsigned 
 struct fs_watch {
 	struct { char *dir; struct bounded_child child; } *stuck;
 	size_t count;
+	char marks[512]; /* bounded_mark_dir's: the probes are marked as doctor's are; "" unmarked */
 };
 
-int filesystem_probe_watched(struct fs_watch *watch, struct fs_probe *probe);
+/* An empty watch, its probes marked where doctor's are: 0, or bounded_mark_dir's -errno (then they go unmarked). */
+int filesystem_watch_start(struct fs_watch *watch);
+/*
+ * A probe of the mount of device (major, minor; NULL when unknown), marked: a mount whose
+ * probe of this process or another (a doctor's) still waits is -ETIMEDOUT at once, not asked.
+ */
+int filesystem_probe_watched(struct fs_watch *watch, struct fs_probe *probe, const unsigned *device);
 /* Kills the children still waiting (they go when the kernel lets them) and forgets them. */
 void fs_watch_free(struct fs_watch *watch);
 

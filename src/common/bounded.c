@@ -256,22 +256,25 @@ int bounded_mark_holder(const char *path, struct bounded_holder *holder)
 }
 
 int bounded_call_device(const char *marks, unsigned major, unsigned minor, const char *what,
-			void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms, struct bounded_mark *mark)
+			void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms, struct bounded_mark *mark,
+			struct bounded_child *left)
 {
 	struct bounded_holder holder;
 	int rc;
 
 	mark->path[0] = '\0';
+	if (left)
+		left->pid = 0;
 	if (!marks[0])
-		return bounded_call(fn, arg, size, timeout_ms);
+		return run_bounded(fn, arg, size, timeout_ms, NULL, left);
 	bounded_mark_path(mark->path, sizeof(mark->path), marks, major, minor);
 	snprintf(mark->what, sizeof(mark->what), "%s", what);
 	if (bounded_mark_holder(mark->path, &holder) == 1)
 		return -EBUSY;
-	rc = bounded_call_marked(fn, arg, size, timeout_ms, mark, NULL);
+	rc = bounded_call_marked(fn, arg, size, timeout_ms, mark, left);
 	if (rc != 0 && rc != -ETIMEDOUT && rc != -EBUSY) { /* the mark could not be taken: asked all the same */
 		mark->path[0] = '\0';
-		rc = bounded_call(fn, arg, size, timeout_ms);
+		rc = run_bounded(fn, arg, size, timeout_ms, NULL, left);
 	}
 	return rc;
 }

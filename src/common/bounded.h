@@ -86,10 +86,12 @@ int bounded_call_marked(void (*fn)(void *arg), void *arg, size_t size, unsigned 
  * A call about the filesystem on device MAJOR:MINOR, marked in the directory marks (its mark
  * in *mark, for bounded_mark_holder): -EBUSY, no child made, while its mark is held (an
  * earlier call about that filesystem still waits, of this process or another); else as
- * bounded_call. Unmarked (mark->path "") when marks is "" or the mark cannot be taken.
+ * bounded_call (left NULL) or bounded_call_keep (left given). Unmarked (mark->path "") when
+ * marks is "" or the mark cannot be taken.
  */
 int bounded_call_device(const char *marks, unsigned major, unsigned minor, const char *what,
-			void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms, struct bounded_mark *mark);
+			void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms, struct bounded_mark *mark,
+			struct bounded_child *left);
 
 /* The processes that hold a mark in dir now (a list to free): the bounded calls still alive. */
 size_t bounded_mark_holders(const char *dir, pid_t **pids);

@@ -146,10 +146,16 @@ check_eq "… no probe among the stuck processes (stuck: $stuck_pids; probes: $w
 check_eq "… the process named like one is: a name proves nothing" "iolens-probe" "$(dq get stuck comm pid "$FORGED" <<<"$OUT")"
 check_eq "… still the one probe" "$P:D" "$(probes)"
 
+# export probes filesystems too, marked the same way: it finds doctor's probe waiting and sends none.
+run "$IOLENS" export --once --collector.disable-defaults --collector.filesystem
+check_match "export on the same hung mount: iolens_filesystem_device_error 1" \
+	"^iolens_filesystem_device_error\{[^}]*mountpoint=\"$MNT\"\} 1$" "$OUT"
+check_eq "… at once, no probe of its own beside doctor's: still the one" "$P:D" "$(probes)"
+
 touch "$T/watch.stop"
 wait "$WATCH"
 WATCH=
-check_eq "all three runs: never more than one iolens process waiting on the mount (sampled every 20 ms)" 1 "$(cat "$T/watch.max")"
+check_eq "all three runs and the export: never more than one iolens process waiting on the mount (sampled every 20 ms)" 1 "$(cat "$T/watch.max")"
 
 # ---- The server answers: the probe ends, and doctor probes the mount as before ------------------------
 
