@@ -1,5 +1,10 @@
 #!/usr/bin/env bash
 # doctor_hang.sh: iolens doctor on the seed's hung server: the FUSE example holds one read (--hang-op), its reader sleeps in D waiting for the page, and doctor names both, with their numbers; then a jump in latency (--slow-op); all gone once the server lets go.
+# Its hung mounts live in a mount namespace of the test's own: no other doctor on the machine
+# (a test run beside this one) finds them, nor does this test's doctor find theirs.
+if [ -z "${DOCTOR_HANG_NS:-}" ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	DOCTOR_HANG_NS=1 exec unshare --mount --propagation private bash "$0" "$@"
+fi
 . "$(dirname "$0")/lib.sh"
 
 need_fuse_example
@@ -32,7 +37,8 @@ cat "$MNT/file" >/dev/null &
 READER=$!
 for i in $(seq 50); do grep -q "FUSE_READ hangs" "$T/server.log" && break; sleep 0.1; done
 check_match "the server holds the first FUSE_READ" "FUSE_READ hangs until SIGUSR1" "$(cat "$T/server.log")"
-sleep 0.5
+reader_in_d() { [ "$(awk '{ print $3 }' /proc/$READER/stat 2>/dev/null)" = D ]; }
+wait_until 30 reader_in_d
 check_eq "… and cat waits in D (/proc/PID/stat)" D "$(awk '{ print $3 }' /proc/$READER/stat)"
 
 run "$IOLENS" doctor --json 4
@@ -91,7 +97,11 @@ while True:
     os.stat(sys.argv[1]); time.sleep(0.002)' "$MNT/file" &
 	LOOP=$!
 	on_exit "kill $LOOP 2>/dev/null"
-	sleep 1.5
+	# A history to compare with: the loop's first 300 FUSE_GETATTRs at the server's usual speed.
+	getattrs() { "$IOLENS" vstat --json "$VTRACE_DIR/vtrace.slow.$SERVER" 2>/dev/null | python3 -c 'import json, sys
+print(sum(o["completions"] for s in json.load(sys.stdin)["services"] for o in s["ops"] if o["name"].startswith("FUSE_GETATTR")))' 2>/dev/null; }
+	some_getattrs() { [ "$(getattrs || echo 0)" -ge 300 ]; }
+	wait_until some_getattrs
 	run "$IOLENS" doctor --json 1
 	check_eq "a steady stat loop: no latency finding" absent "$(dq get vtrace-latency op op FUSE_GETATTR <<<"$OUT")"
 	kill -USR2 "$SERVER"

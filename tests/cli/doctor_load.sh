@@ -36,7 +36,11 @@ if command -v fio >/dev/null && command -v iostat >/dev/null; then
 	fio --name=saturate --filename="$LOOP" --rw=randread --bs=4k --direct=1 --ioengine=psync --numjobs=8 \
 		--time_based --runtime=30 --output=/dev/null & FIO=$!
 	on_exit "kill $FIO 2>/dev/null"
-	sleep 1
+	# fio is at work: 1000 reads on the device.
+	reads_of() { awk -v d="$dev" '$3 == d { print $4 }' /proc/diskstats; }
+	reads0=$(reads_of)
+	fio_reading() { [ "$(reads_of)" -ge $((reads0 + 1000)) ]; }
+	wait_until fio_reading
 	iostat -x -y "$dev" 3 1 >"$T/iostat.out" &
 	IOSTAT=$!
 	run "$IOLENS" doctor --json 3
@@ -77,7 +81,9 @@ sysctl -qw vm.dirty_bytes=$((8 << 20)) vm.dirty_background_bytes=$((4 << 20))
 timeout 30 bash -c 'while :; do dd if=/dev/zero of="$1" bs=1M count=256 conv=notrunc 2>/dev/null; done' _ "$T/dirty.dat" &
 WRITER=$!
 on_exit "kill $WRITER 2>/dev/null"
-sleep 0.5
+# The writer is past the 8 MiB limit: 16 MiB written.
+past_limit() { [ "$(stat -c %s "$T/dirty.dat" 2>/dev/null || echo 0)" -ge $((16 << 20)) ]; }
+wait_until past_limit
 run "$IOLENS" doctor --json 3
 check "writes past an 8 MiB dirty limit: a warning (exit $RC)" test "$RC" -eq 3 -o "$RC" -eq 4
 check_eq "… the limit as the kernel holds it (nr_dirty_threshold)" $((8 << 20)) "$(dq get writeback dirty_limit_bytes <<<"$OUT")"
@@ -224,7 +230,10 @@ while True:
         b[i] = (b[i] + 1) & 255"' _ "$procs" &
 	SWAPPER=$!
 	on_exit "kill $SWAPPER 2>/dev/null"
-	sleep 1
+	# Swapping: its pages have begun to go out (1000 of them since it started).
+	out0=$(vmstat_field pswpout)
+	swapping() { [ "$(vmstat_field pswpout)" -ge $((out0 + 1000)) ]; }
+	wait_until swapping
 	before=$(( $(vmstat_field pswpin) + $(vmstat_field pswpout) ))
 	run "$IOLENS" doctor --json 2
 	after=$(( $(vmstat_field pswpin) + $(vmstat_field pswpout) ))
