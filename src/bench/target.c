@@ -21,7 +21,6 @@
 #include "../lib/vtrace/proc.h" /* a process's start time, which tells it from a reused pid */
 
 #include "bench/target.h"
-#include "cmd/common.h"
 #include "common/util.h"
 
 const char *volatile bench_target_signal_path;

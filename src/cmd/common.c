@@ -37,15 +37,6 @@ void print_version(void)
 	exit(EXIT_OK);
 }
 
-const char *printable_name(const char *name)
-{
-	static char *buffer;
-
-	free(buffer);
-	buffer = escape_text(name, ESCAPE_CONTROL | ESCAPE_BACKSLASH);
-	return buffer;
-}
-
 bool print_file_table(struct out_table *table)
 {
 	int rc;

@@ -1,4 +1,4 @@
-/* common.h: what the file commands (pcstat, evict, warm) share: options, messages, the command table. */
+/* common.h: what the commands share: their entry points (the command table), --help and --version; and what the file commands (pcstat, evict, warm) share: walk options, messages, the file table. */
 #ifndef IOLENS_CMD_COMMON_H
 #define IOLENS_CMD_COMMON_H
 
@@ -40,12 +40,6 @@ void files_help_options(FILE *stream);
 
 /* Prints "iolens CMD VERSION" and exits 0. */
 _Noreturn void print_version(void);
-
-/*
- * A file name fit for a terminal: control characters and invalid bytes as \xNN.
- * The result lives until the next call.
- */
-const char *printable_name(const char *name);
 
 /* The message for a path the walk could not look at. */
 void report_walk_error(const struct files_entry *entry);

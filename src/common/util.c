@@ -293,3 +293,12 @@ char *escape_text(const char *text, unsigned what)
 	*o = '\0';
 	return out;
 }
+
+const char *printable_name(const char *name)
+{
+	static char *buffer;
+
+	free(buffer);
+	buffer = escape_text(name, ESCAPE_CONTROL | ESCAPE_BACKSLASH);
+	return buffer;
+}

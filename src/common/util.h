@@ -70,4 +70,10 @@ char *xstrdup(const char *s);
 #define ESCAPE_KEEP_BREAKS 0x4u /* with ESCAPE_CONTROL: line feeds and tabs kept (CSV quotes them) */
 char *escape_text(const char *text, unsigned what);
 
+/*
+ * A file name fit for a terminal: control characters and invalid bytes as \xNN.
+ * The result lives until the next call.
+ */
+const char *printable_name(const char *name);
+
 #endif
