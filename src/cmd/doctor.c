@@ -712,7 +712,8 @@ static void compute_io_rates(struct watch *w, double seconds)
 	size_t nend = read_all_io(&end);
 
 	for (size_t i = 0; i < nend && seconds > 0; i++) {
-		struct io_entry *start = bsearch(&end[i], w->io, w->nio, sizeof(*w->io), compare_io_pid);
+		/* (none at the start, as for a user who had no process then: bsearch wants an array) */
+		struct io_entry *start = w->nio ? bsearch(&end[i], w->io, w->nio, sizeof(*w->io), compare_io_pid) : NULL;
 		struct io_rate r = { .pid = end[i].pid };
 
 		if (!start || strcmp(start->comm, end[i].comm)) /* new, or the pid is another process now */
