@@ -117,11 +117,24 @@ static __always_inline struct file *file_at(__s32 fd)
 	return file;
 }
 
+/* The system call a thread returns from, where pt_regs keeps it; -1 elsewhere (then the thread's state tells). */
+static __always_inline long syscall_of(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return regs->orig_ax;
+#elif defined(__TARGET_ARCH_arm64)
+	return regs->syscallno;
+#else
+	return -1;
+#endif
+}
+
 /* The calls that asked for O_DIRECT, once they succeeded: the file as it is open now. */
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 {
-	struct call_state *state = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
+	long id = syscall_of(regs);
+	struct call_state *state;
 	struct odirect_key key = {};
 	struct odirect_event *event;
 	struct inode *inode;
@@ -130,6 +143,10 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 	__u32 call, flags, mode;
 	__s32 fd;
 
+	/* Every system call returns through here: the others go at once, without a look at the thread. */
+	if (id != -1 && id != nr_openat && id != nr_open && id != nr_openat2 && id != nr_fcntl)
+		return 0;
+	state = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
 	if (!state || state->call == ODIRECT_NONE)
 		return 0;
 	call = state->call;
