@@ -194,7 +194,10 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 	event->block = mode == MODE_BLOCK;
 	bpf_get_current_comm(event->comm, sizeof(event->comm));
 	event->path[0] = '\0';
-	if (call != ODIRECT_FCNTL && bpf_probe_read_user_str(event->path, sizeof(event->path), (void *)state->path) < 0)
+	event->name_only = call == ODIRECT_FCNTL;
+	if (event->name_only) /* the file's name at least, for when its descriptor is closed before it is looked at */
+		bpf_probe_read_kernel_str(event->path, sizeof(event->path), BPF_CORE_READ(file, f_path.dentry, d_name.name));
+	else if (bpf_probe_read_user_str(event->path, sizeof(event->path), (void *)state->path) < 0)
 		event->path[0] = '\0';
 	bpf_ringbuf_submit(event, 0);
 	return 0;

@@ -25,8 +25,10 @@ struct odirect_event {
 	__s32 dirfd;   /* openat's and openat2's directory (AT_FDCWD: the working directory) */
 	__u32 call;    /* enum odirect_call */
 	__u32 block;   /* 1: a block device */
+	__u32 name_only; /* 1: path is the file's own name, without its directory (fcntl passes no path) */
+	__u32 pad;
 	char comm[16];
-	char path[ODIRECT_PATH_MAX]; /* as the program passed it (relative to dirfd); "" for fcntl */
+	char path[ODIRECT_PATH_MAX]; /* as the program passed it (relative to dirfd), or the file's name */
 };
 
 #endif

@@ -338,7 +338,7 @@ static void direct_seen_open(const struct odirect_open *open, void *context)
 	    (length = readlink(link, path, sizeof(path) - 1)) > 0) {
 		path[length] = '\0';
 		probe_path = link; /* else path, as the same file (probe_cache checks) */
-	} else if (open->path[0]) {
+	} else if (open->path[0] && !open->name_only) {
 		if (open->path[0] != '/') {
 			if (open->dirfd == AT_FDCWD)
 				snprintf(link, sizeof(link), "/proc/%d/cwd", (int)open->pid);
@@ -351,9 +351,9 @@ static void direct_seen_open(const struct odirect_open *open, void *context)
 		snprintf(path, sizeof(path), "%s%s%s", base, length && base[length - 1] != '/' ? "/" : "", open->path);
 		if (path[0] == '/') /* probed as the same file only (probe_cache checks) */
 			probe_path = path;
-	} else { /* fcntl on a descriptor closed since */
-		snprintf(path, sizeof(path), "inode %llu on %u:%u", (unsigned long long)open->ino, major(open->dev),
-			 minor(open->dev));
+	} else { /* fcntl on a descriptor closed since: the file's name, its inode and device */
+		snprintf(path, sizeof(path), "%s%sinode %llu on %u:%u%s", open->path, open->path[0] ? " (" : "",
+			 (unsigned long long)open->ino, major(open->dev), minor(open->dev), open->path[0] ? ")" : "");
 	}
 	direct_add(p, direct_file(set, open->dev, open->ino, open->block, path, probe_path), open->fd, open->flags);
 }

@@ -61,6 +61,7 @@ static int on_event(void *context, void *data, size_t size)
 	open.flags = event->flags;
 	open.call = call_name(event->call);
 	open.block = event->block;
+	open.name_only = event->name_only;
 	open.dev = user_dev(event->dev);
 	open.ino = event->ino;
 	memcpy(open.comm, event->comm, sizeof(open.comm) - 1);

@@ -22,7 +22,8 @@ struct odirect_open {
 	dev_t dev;          /* the filesystem's, or the block device's own */
 	uint64_t ino;
 	char comm[16];
-	char path[ODIRECT_PATH_MAX]; /* as the process passed it: maybe relative, "" for fcntl or when unreadable */
+	bool name_only;     /* path is the file's own name (fcntl passes no path) */
+	char path[ODIRECT_PATH_MAX]; /* as the process passed it: maybe relative; "" when unreadable */
 };
 
 typedef void (*odirect_fn)(const struct odirect_open *open, void *context);
