@@ -21,6 +21,7 @@
 #include "collect/filesystems.h"
 #include "collect/inode_names.h"
 #include "collect/memcg.h"
+#include "collect/odirect.h"
 #include "collect/pagecache.h"
 #include "collect/procfs.h"
 #include "collect/segments.h"
@@ -80,23 +81,60 @@ static void text(char *buf, size_t len, const char *fmt, ...)
 
 /* ---- Rule: O_DIRECT ------------------------------------------------------------------- */
 
-/* A process with files open O_DIRECT: its files, and its /proc/PID/io at the start. */
+/*
+ * Processes seen doing I/O with O_DIRECT in the window, by two means merged into one list:
+ * eBPF on the raw syscall tracepoints sees each O_DIRECT open (and fcntl(F_SETFL, O_DIRECT))
+ * as it happens, however briefly the file stays open (the seed's application opens, reads
+ * 32 MiB in 30 ms, closes and sleeps); a scan of every process's /proc/PID/fdinfo finds
+ * the files open O_DIRECT when the window begins, and at every sample when eBPF cannot be
+ * had (then a file open only between two samples is missed, as said on stderr).
+ */
+
+#define DIRECT_FILES 4 /* files named per process */
+
+/* A file opened O_DIRECT, and what the page cache holds of it: probed once, when first found. */
+struct direct_file {
+	dev_t dev;
+	uint64_t ino;     /* 0 for a block device */
+	bool block;
+	char path[512];
+	bool cache_known;
+	uint64_t cached_pages, file_pages;
+};
+
 struct direct_process {
 	pid_t pid;
 	char comm[32];
-	char files[4][512];
+	size_t files[DIRECT_FILES]; /* in direct_set.files */
 	unsigned nfiles;
-	int first_fd;          /* the first descriptor found with O_DIRECT, and its flags (fdinfo) */
+	int first_fd;          /* the first descriptor found with O_DIRECT (-1 unknown), and its flags */
 	unsigned first_flags;
-	uint64_t cached_pages, file_pages; /* of those files, what the page cache holds now */
-	struct proc_io io_start;
+	const char *seen_by;   /* which saw it first: "fdinfo" or "ebpf" */
+	const char *call;      /* eBPF: the call that gave O_DIRECT ("openat" ...), else NULL */
+	uint64_t first_ns;     /* when first seen */
+	struct proc_io io_first, io_last; /* /proc/PID/io when first seen, and last read while it lived */
+	uint64_t io_first_ns, io_last_ns;
 	bool io_known;
+	bool ended;            /* gone (or its pid another process's) by the end */
+};
+
+struct direct_set {
+	const char *marks;     /* where probes of filesystems are marked (struct doctor's) */
+	struct direct_process *procs;
+	size_t count;
+	struct direct_file *files;
+	size_t nfiles;
+	bool ebpf;             /* opens seen as they happen; else fdinfo at every sample */
+	const char *why;       /* why not */
+	uint64_t start_ns;     /* the window's start, for first_seen_seconds */
+	uint64_t probe_ns;     /* spent waiting for probes of the page cache, in all */
 };
 
 /* What the page cache holds of a file, asked in a child process: its open may wait on a hung server. */
 struct cache_probe {
-	char path[128];
-	uint64_t size;
+	char path[768];
+	dev_t dev;         /* the file it must be (a path may name another file now) */
+	uint64_t ino;
 	struct pagecache_stat cache;
 	int rc;
 };
@@ -105,42 +143,121 @@ static void probe_cache(void *arg)
 {
 	struct cache_probe *p = arg;
 	int file = open(p->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
 
-	p->rc = file < 0 ? -errno : pagecache_query(file, 0, p->size, &p->cache);
+	if (file < 0)
+		p->rc = -errno;
+	else if (fstat(file, &st) != 0)
+		p->rc = -errno;
+	else if (!S_ISREG(st.st_mode) || st.st_dev != p->dev || st.st_ino != p->ino)
+		p->rc = -ESTALE;
+	else
+		p->rc = pagecache_query(file, 0, (uint64_t)st.st_size, &p->cache);
 	if (file >= 0)
 		close(file);
 }
 
-static void count_cached(const struct doctor *d, const char *link, const struct statx *st, struct direct_process *found)
+/*
+ * The page cache's pages of a regular file, through path (bounded and marked: a hung server
+ * never holds us); true when it was asked (whether or not it answered), false when path did
+ * not open as that file.
+ */
+static bool count_cached(struct direct_set *set, struct direct_file *file, const char *path)
 {
-	struct cache_probe probe = { .size = st->stx_size };
+	struct cache_probe probe = { .dev = file->dev, .ino = file->ino };
 	struct bounded_mark mark;
+	uint64_t start;
 	char what[256];
+	int rc;
 
-	snprintf(probe.path, sizeof(probe.path), "%s", link);
-	text(what, sizeof(what), "an open of %s, for its pages in the page cache", link);
-	if (bounded_call_device(d->marks, st->stx_dev_major, st->stx_dev_minor, what, probe_cache, &probe, sizeof(probe),
-				BOUNDED_FS_MS, &mark, NULL) == 0 &&
-	    probe.rc == 0) {
-		found->cached_pages += probe.cache.cached;
-		found->file_pages += probe.cache.pages;
+	if (file->block || !path)
+		return true;
+	start = monotonic_ns();
+	snprintf(probe.path, sizeof(probe.path), "%s", path);
+	text(what, sizeof(what), "an open of %s, for its pages in the page cache", path);
+	rc = bounded_call_device(set->marks, major(file->dev), minor(file->dev), what, probe_cache, &probe, sizeof(probe),
+				 BOUNDED_FS_MS, &mark, NULL);
+	set->probe_ns += monotonic_ns() - start;
+	if (rc == 0 && probe.rc == 0) {
+		file->cache_known = true;
+		file->cached_pages = probe.cache.cached;
+		file->file_pages = probe.cache.pages;
 	}
+	return rc != 0 || (probe.rc != -ENOENT && probe.rc != -ESTALE);
 }
 
-/* Every process's open files with O_DIRECT in their fdinfo flags. */
-static size_t find_direct_processes(const struct doctor *d, struct direct_process **out)
+/*
+ * The file's place in the set; one not seen before is added, its cache probed through
+ * probe_path, or path when that no longer names it (a descriptor closed a moment ago).
+ */
+static size_t direct_file(struct direct_set *set, dev_t dev, uint64_t ino, bool block, const char *path,
+			  const char *probe_path)
+{
+	struct direct_file *file;
+
+	for (size_t i = 0; i < set->nfiles; i++)
+		if (set->files[i].dev == dev && set->files[i].ino == ino && set->files[i].block == block)
+			return i;
+	set->files = xrealloc(set->files, (set->nfiles + 1) * sizeof(*set->files));
+	file = &set->files[set->nfiles];
+	*file = (struct direct_file){ .dev = dev, .ino = ino, .block = block };
+	snprintf(file->path, sizeof(file->path), "%s", path);
+	if (!count_cached(set, file, probe_path) && path[0] == '/' && strcmp(path, probe_path))
+		count_cached(set, file, path);
+	return set->nfiles++;
+}
+
+/* The process pid running comm (a pid reused by another command is another process), added when new. */
+static struct direct_process *direct_process(struct direct_set *set, pid_t pid, const char *comm, const char *seen_by)
+{
+	struct direct_process *p;
+
+	for (size_t i = 0; i < set->count; i++)
+		if (set->procs[i].pid == pid && !strcmp(set->procs[i].comm, comm))
+			return &set->procs[i];
+	set->procs = xrealloc(set->procs, (set->count + 1) * sizeof(*set->procs));
+	p = &set->procs[set->count++];
+	*p = (struct direct_process){ .pid = pid, .first_fd = -1, .seen_by = seen_by, .first_ns = monotonic_ns() };
+	snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	/* Its I/O from now: rates from when it was first seen. */
+	p->io_known = proc_io_read(pid, &p->io_first) == 0;
+	p->io_first_ns = p->io_last_ns = monotonic_ns();
+	p->io_last = p->io_first;
+	return p;
+}
+
+static void direct_add(struct direct_process *p, size_t file, int fd, unsigned flags)
+{
+	unsigned k;
+
+	if (p->first_fd < 0 && fd >= 0) {
+		p->first_fd = fd;
+		p->first_flags = flags;
+	}
+	for (k = 0; k < p->nfiles && p->files[k] != file; k++)
+		;
+	if (k == p->nfiles && p->nfiles < DIRECT_FILES)
+		p->files[p->nfiles++] = file;
+}
+
+/* Neither this process nor its probes ("iolens-probe", which never open O_DIRECT) are reported. */
+static bool direct_ours(pid_t pid, const char *comm)
+{
+	return pid == getpid() || !strcmp(comm, BOUNDED_MARK_NAME);
+}
+
+/* Every process's descriptors with O_DIRECT in their fdinfo flags, now. */
+static void direct_scan_fdinfo(struct direct_set *set)
 {
 	DIR *proc = opendir("/proc");
 	struct dirent *entry;
-	size_t count = 0;
 
-	*out = NULL;
 	while (proc && (entry = readdir(proc))) {
 		pid_t pid = (pid_t)strtol(entry->d_name, NULL, 10);
-		char dir_path[64];
-		struct direct_process found = { .pid = pid };
-		DIR *fds;
+		struct direct_process *p = NULL;
+		char dir_path[64], comm[32] = "";
 		struct dirent *fd_entry;
+		DIR *fds;
 
 		if (pid <= 0 || pid == getpid())
 			continue;
@@ -153,57 +270,152 @@ static size_t find_direct_processes(const struct doctor *d, struct direct_proces
 			struct statx st;
 			ssize_t length;
 			int fd = (int)strtol(fd_entry->d_name, NULL, 10);
+			bool block;
 
 			if (fd_entry->d_name[0] == '.' || fdinfo_read("/proc", pid, fd, &info) != 0 || !(info.flags & O_DIRECT))
 				continue;
 			snprintf(link, sizeof(link), "%s/%d", dir_path, fd);
 			/* The attributes the kernel has: asking a hung FUSE or NFS server would never return. */
-			if (statx(AT_FDCWD, link, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_SIZE, &st) != 0 ||
+			if (statx(AT_FDCWD, link, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &st) != 0 ||
 			    !(S_ISREG(st.stx_mode) || S_ISBLK(st.stx_mode)))
 				continue;
+			if (!p) {
+				if (!proc_comm_read(pid, comm, sizeof(comm)) || direct_ours(pid, comm))
+					break;
+				p = direct_process(set, pid, comm, "fdinfo");
+			}
 			length = readlink(link, target, sizeof(target) - 1);
 			target[length > 0 ? length : 0] = '\0';
-			if (!found.nfiles) {
-				found.first_fd = fd;
-				found.first_flags = info.flags;
-			}
-			if (found.nfiles < 4) {
-				snprintf(found.files[found.nfiles++], sizeof(found.files[0]), "%s", target);
-				if (S_ISREG(st.stx_mode))
-					count_cached(d, link, &st, &found);
-			}
+			block = S_ISBLK(st.stx_mode);
+			direct_add(p, direct_file(set, block ? makedev(st.stx_rdev_major, st.stx_rdev_minor)
+							     : makedev(st.stx_dev_major, st.stx_dev_minor),
+						  block ? 0 : st.stx_ino, block, target, link),
+				   fd, info.flags);
 		}
 		closedir(fds);
-		if (!found.nfiles)
-			continue;
-		proc_comm_read(pid, found.comm, sizeof(found.comm));
-		found.io_known = proc_io_read(pid, &found.io_start) == 0;
-		*out = xrealloc(*out, (count + 1) * sizeof(**out));
-		(*out)[count++] = found;
 	}
 	if (proc)
 		closedir(proc);
-	return count;
 }
 
-static void rule_direct(struct doctor *d, struct direct_process *procs, size_t count)
+/* Whether /proc/PID/fd/FD is still the file opened (same device and inode). */
+static bool fd_is(pid_t pid, int fd, const struct odirect_open *open, char *link, size_t size)
 {
-	for (size_t i = 0; i < count; i++) {
-		struct direct_process *p = &procs[i];
-		struct proc_io end;
-		double read_rate = 0, write_rate = 0;
-		char comm[32] = "";
-		/* Rates over a window, of the same process (a pid reused since has another name). */
-		bool rates = p->io_known && d->seconds > 0 && proc_io_read(p->pid, &end) == 0 &&
-			     proc_comm_read(p->pid, comm, sizeof(comm)) && !strcmp(comm, p->comm) &&
-			     end.read_bytes >= p->io_start.read_bytes && end.write_bytes >= p->io_start.write_bytes;
-		struct finding *f;
-		char read_text[16], write_text[16];
-		size_t used = 0;
+	struct statx st;
 
+	snprintf(link, size, "/proc/%d/fd/%d", (int)pid, fd);
+	if (fd < 0 || statx(AT_FDCWD, link, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &st) != 0)
+		return false;
+	if (open->block)
+		return S_ISBLK(st.stx_mode) && makedev(st.stx_rdev_major, st.stx_rdev_minor) == open->dev;
+	return S_ISREG(st.stx_mode) && makedev(st.stx_dev_major, st.stx_dev_minor) == open->dev && st.stx_ino == open->ino;
+}
+
+/*
+ * An O_DIRECT open eBPF saw, a moment ago: named from its descriptor while it is open, else
+ * from the path it passed (a relative one joined to the directory it was relative to, while
+ * the process lives); its cache probed through either, as the same file.
+ */
+static void direct_seen_open(const struct odirect_open *open, void *context)
+{
+	struct direct_set *set = context;
+	struct direct_process *p;
+	char comm[32], link[64], base[512] = "", path[768];
+	const char *probe_path = NULL;
+	ssize_t length;
+
+	if (!proc_comm_read(open->pid, comm, sizeof(comm)))
+		snprintf(comm, sizeof(comm), "%s", open->comm); /* gone already: its thread's name */
+	if (direct_ours(open->pid, comm))
+		return;
+	p = direct_process(set, open->pid, comm, "ebpf");
+	if (!p->call) {
+		p->call = open->call;
+		if (!strcmp(p->seen_by, "ebpf"))
+			p->first_ns = open->ns;
+	}
+	if (fd_is(open->pid, open->fd, open, link, sizeof(link)) &&
+	    (length = readlink(link, path, sizeof(path) - 1)) > 0) {
+		path[length] = '\0';
+		probe_path = link; /* else path, as the same file (probe_cache checks) */
+	} else if (open->path[0] && !open->name_only) {
+		if (open->path[0] != '/') {
+			if (open->dirfd == AT_FDCWD)
+				snprintf(link, sizeof(link), "/proc/%d/cwd", (int)open->pid);
+			else
+				snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)open->pid, open->dirfd);
+			length = readlink(link, base, sizeof(base) - 1);
+			base[length > 0 ? length : 0] = '\0';
+		}
+		length = (ssize_t)strlen(base);
+		snprintf(path, sizeof(path), "%s%s%s", base, length && base[length - 1] != '/' ? "/" : "", open->path);
+		if (path[0] == '/') /* probed as the same file only (probe_cache checks) */
+			probe_path = path;
+	} else { /* fcntl on a descriptor closed since: the file's name, its inode and device */
+		snprintf(path, sizeof(path), "%s%sinode %llu on %u:%u%s", open->path, open->path[0] ? " (" : "",
+			 (unsigned long long)open->ino, major(open->dev), minor(open->dev), open->path[0] ? ")" : "");
+	}
+	direct_add(p, direct_file(set, open->dev, open->ino, open->block, path, probe_path), open->fd, open->flags);
+}
+
+/* Each process's /proc/PID/io while it lives (the same command under its pid): its rates stop where it ended. */
+static void direct_refresh_io(struct direct_set *set)
+{
+	for (size_t i = 0; i < set->count; i++) {
+		struct direct_process *p = &set->procs[i];
+		struct proc_io now;
+		char comm[32] = "";
+
+		if (p->ended)
+			continue;
+		if (!proc_comm_read(p->pid, comm, sizeof(comm)) || strcmp(comm, p->comm) || proc_io_read(p->pid, &now) != 0 ||
+		    now.read_bytes < p->io_last.read_bytes || now.write_bytes < p->io_last.write_bytes) {
+			p->ended = true;
+			continue;
+		}
+		p->io_last = now;
+		p->io_last_ns = monotonic_ns();
+	}
+}
+
+static void direct_free(struct direct_set *set)
+{
+	free(set->procs);
+	free(set->files);
+	*set = (struct direct_set){0};
+}
+
+static void rule_direct(struct doctor *d, const struct direct_set *set)
+{
+	for (size_t i = 0; i < set->count; i++) {
+		const struct direct_process *p = &set->procs[i];
+		double seconds = (double)(p->io_last_ns - p->io_first_ns) / 1e9, read_rate = 0, write_rate = 0;
+		double first_seen = p->first_ns > set->start_ns ? (double)(p->first_ns - set->start_ns) / 1e9 : 0;
+		bool rates = p->io_known && seconds > 0;
+		uint64_t cached = 0, pages = 0, opens = 0;
+		bool cache_known = false;
+		const struct direct_file *file0 = &set->files[p->files[0]];
+		struct json_object *files = json_object_new_array();
+		char read_text[16], write_text[16];
+		struct finding *f;
+		size_t used;
+
+		if (!p->nfiles)
+			continue;
+		for (unsigned k = 0; k < p->nfiles; k++) {
+			const struct direct_file *file = &set->files[p->files[k]];
+
+			json_object_array_add(files, json_object_new_string(file->path));
+			if (file->cache_known) {
+				cache_known = true;
+				cached += file->cached_pages;
+				pages += file->file_pages;
+			}
+			opens += odirect_opens(p->pid, file->dev, file->ino);
+		}
 		if (rates) {
-			read_rate = (double)(end.read_bytes - p->io_start.read_bytes) / d->seconds;
-			write_rate = (double)(end.write_bytes - p->io_start.write_bytes) / d->seconds;
+			read_rate = (double)(p->io_last.read_bytes - p->io_first.read_bytes) / seconds;
+			write_rate = (double)(p->io_last.write_bytes - p->io_first.write_bytes) / seconds;
 		}
 		/*
 		 * Bypassing the cache matters when it reads: reads that the cache could serve. A few
@@ -214,32 +426,48 @@ static void rule_direct(struct doctor *d, struct direct_process *procs, size_t c
 				"O_DIRECT bypasses the page cache: every read goes to the disk, even of data read a moment "
 				"ago; the cache could serve repeated reads from memory (the seed's 1.4 s against 0.017 s)");
 		text(f->what, sizeof(f->what), "process %d (%s) does its I/O with O_DIRECT on %s%s", (int)p->pid, p->comm,
-		     p->files[0], p->nfiles > 1 ? " and more" : "");
-		used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
-					 "/proc/%d/fdinfo/%d says \"flags: 0%o\": O_DIRECT (040000) is set, on %u file%s",
-					 (int)p->pid, p->first_fd, p->first_flags, p->nfiles, p->nfiles > 1 ? "s" : "");
-		if (rates)
-			snprintf(f->numbers + used, sizeof(f->numbers) - used, "; from storage %s/s read, %s/s written "
-				 "over %.1f s (/proc/%d/io); the page cache holds %llu of its %llu pages",
-				 human_size((uint64_t)read_rate, read_text, sizeof(read_text)),
-				 human_size((uint64_t)write_rate, write_text, sizeof(write_text)), d->seconds, (int)p->pid,
-				 (unsigned long long)p->cached_pages, (unsigned long long)p->file_pages);
+		     file0->path, p->nfiles > 1 ? " and more" : "");
+		if (!strcmp(p->seen_by, "fdinfo"))
+			used = (size_t)snprintf(f->numbers, sizeof(f->numbers),
+						"/proc/%d/fdinfo/%d says \"flags: 0%o\": O_DIRECT (0%o) is set, on %u file%s",
+						(int)p->pid, p->first_fd, p->first_flags, (unsigned)O_DIRECT, p->nfiles,
+						p->nfiles > 1 ? "s" : "");
+		else
+			used = (size_t)snprintf(f->numbers, sizeof(f->numbers),
+						"%s with O_DIRECT (0%o) gave it fd %d %.1f s into the window, %llu time%s "
+						"(eBPF, raw_syscalls); the file's flags 0%o; on %u file%s",
+						p->call ? p->call : "?", (unsigned)O_DIRECT, p->first_fd, first_seen,
+						(unsigned long long)opens, opens == 1 ? "" : "s", p->first_flags, p->nfiles,
+						p->nfiles > 1 ? "s" : "");
+		if (rates && used < sizeof(f->numbers))
+			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
+						 "; from storage %s/s read, %s/s written over the %.1f s since it was first "
+						 "seen (/proc/%d/io)",
+						 human_size((uint64_t)read_rate, read_text, sizeof(read_text)),
+						 human_size((uint64_t)write_rate, write_text, sizeof(write_text)), seconds,
+						 (int)p->pid);
+		if (cache_known && used < sizeof(f->numbers))
+			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
+						 "; the page cache holds %llu of its %llu pages", (unsigned long long)cached,
+						 (unsigned long long)pages);
+		if (p->ended && used < sizeof(f->numbers))
+			snprintf(f->numbers + used, sizeof(f->numbers) - used, "; it ended before the window did");
 		text(f->more, sizeof(f->more), "iolens cachetop -p %d; iolens pcstat --pid %d", (int)p->pid, (int)p->pid);
 		json_object_object_add(f->data, "pid", json_object_new_int(p->pid));
 		json_object_object_add(f->data, "comm", json_object_new_string(p->comm));
-		{
-			struct json_object *files = json_object_new_array();
-
-			for (unsigned k = 0; k < p->nfiles; k++)
-				json_object_array_add(files, json_object_new_string(p->files[k]));
-			json_object_object_add(f->data, "files", files);
-		}
+		json_object_object_add(f->data, "files", files);
 		json_object_object_add(f->data, "read_bytes_per_s", rates ? out_json_real(read_rate) : NULL);
 		json_object_object_add(f->data, "write_bytes_per_s", rates ? out_json_real(write_rate) : NULL);
-		json_object_object_add(f->data, "fd", json_object_new_int(p->first_fd));
+		json_object_object_add(f->data, "rate_seconds", rates ? out_json_real(seconds) : NULL);
+		json_object_object_add(f->data, "fd", p->first_fd >= 0 ? json_object_new_int(p->first_fd) : NULL);
 		json_object_object_add(f->data, "flags", json_object_new_int((int)p->first_flags));
-		json_object_object_add(f->data, "cached_pages", json_object_new_uint64(p->cached_pages));
-		json_object_object_add(f->data, "file_pages", json_object_new_uint64(p->file_pages));
+		json_object_object_add(f->data, "cached_pages", cache_known ? json_object_new_uint64(cached) : NULL);
+		json_object_object_add(f->data, "file_pages", cache_known ? json_object_new_uint64(pages) : NULL);
+		json_object_object_add(f->data, "seen_by", json_object_new_string(p->seen_by));
+		json_object_object_add(f->data, "call", p->call ? json_object_new_string(p->call) : NULL);
+		json_object_object_add(f->data, "opens", set->ebpf ? json_object_new_uint64(opens) : NULL);
+		json_object_object_add(f->data, "first_seen_seconds", out_json_real(first_seen));
+		json_object_object_add(f->data, "ended", json_object_new_boolean(p->ended));
 	}
 }
 
@@ -433,6 +661,7 @@ struct watch {
 	struct io_rate *rates;          /* busiest first */
 	size_t nrates;
 	struct segment_set vtrace; /* libvtrace servers, proven theirs */
+	struct direct_set direct;       /* processes doing I/O with O_DIRECT */
 	bool bpf;                       /* per-process cache counts from eBPF */
 	const char *bpf_why;
 };
@@ -483,7 +712,8 @@ static void compute_io_rates(struct watch *w, double seconds)
 	size_t nend = read_all_io(&end);
 
 	for (size_t i = 0; i < nend && seconds > 0; i++) {
-		struct io_entry *start = bsearch(&end[i], w->io, w->nio, sizeof(*w->io), compare_io_pid);
+		/* (none at the start, as for a user who had no process then: bsearch wants an array) */
+		struct io_entry *start = w->nio ? bsearch(&end[i], w->io, w->nio, sizeof(*w->io), compare_io_pid) : NULL;
 		struct io_rate r = { .pid = end[i].pid };
 
 		if (!start || strcmp(start->comm, end[i].comm)) /* new, or the pid is another process now */
@@ -533,9 +763,15 @@ static void watch_task(pid_t pid, const struct proc_task *task, void *context)
 /* One sample: the dirty pages against their limits, and the threads in D. */
 static void watch_sample(struct watch *w)
 {
+	uint64_t probe_ns = w->direct.probe_ns;
 	struct vmstat vm;
 
 	w->sample_ns = monotonic_ns();
+	/* Files open O_DIRECT at the start, and at every sample when eBPF does not see the opens. */
+	if (!w->samples || !w->direct.ebpf)
+		direct_scan_fdinfo(&w->direct);
+	odirect_drain();
+	direct_refresh_io(&w->direct);
 	if (vmstat_read(&vm) == 0 && vm.nr_dirty != PROCFS_UNKNOWN && vm.nr_writeback != PROCFS_UNKNOWN) {
 		if (vm.nr_writeback)
 			w->writeback_samples++;
@@ -549,17 +785,20 @@ static void watch_sample(struct watch *w)
 	tasks_scan(watch_task, w);
 	w->samples++;
 	/* Thousands of threads take a while to read: the doctor takes no more than a tenth of a CPU. */
-	w->interval_ns = 10 * (monotonic_ns() - w->sample_ns);
+	/* (waiting for a probe of a file's cache, in a child, is no work of ours) */
+	w->interval_ns = 10 * (monotonic_ns() - w->sample_ns - (w->direct.probe_ns - probe_ns));
 	if (w->interval_ns < SAMPLE_NS)
 		w->interval_ns = SAMPLE_NS;
 }
 
 /* What takes long to set up, before the window: the eBPF programs, the segments. */
-static void watch_prepare(struct watch *w)
+static void watch_prepare(struct watch *w, const char *marks)
 {
 	static const struct cachestat_options counting = { .per_process = true, .per_file = true };
 
 	w->bpf = cachestat_start(&counting, &w->bpf_why) == 0;
+	w->direct.marks = marks;
+	w->direct.ebpf = odirect_start(direct_seen_open, &w->direct, &w->direct.why) == 0;
 	segment_set_refresh(&w->vtrace);
 }
 
@@ -572,7 +811,7 @@ static void watch_start(struct watch *w)
 	psi_read("memory", &w->memory_start);
 	if (diskstats_read(&w->disk_start) != 0)
 		w->disk_start = (struct diskstats){0};
-	w->start_ns = w->disk_start_ns = monotonic_ns();
+	w->start_ns = w->disk_start_ns = w->direct.start_ns = monotonic_ns();
 	watch_sample(w);
 }
 
@@ -587,7 +826,7 @@ static double watch_run(struct watch *w, double seconds)
 
 		if (!w->mid_known && mid_ns > w->start_ns && next > mid_ns)
 			next = mid_ns; /* the middle, on time even when samples are far apart */
-		sleep_until_ns(next < end_ns ? next : end_ns, &cache_stop);
+		odirect_wait(next < end_ns ? next : end_ns, &cache_stop); /* O_DIRECT opens seen meanwhile */
 		if (!w->mid_known && mid_ns > w->start_ns && monotonic_ns() >= mid_ns) {
 			w->mid_known = diskstats_read(&w->disk_mid) == 0;
 			w->disk_mid_ns = monotonic_ns();
@@ -595,6 +834,8 @@ static double watch_run(struct watch *w, double seconds)
 		if (!cache_stop && (monotonic_ns() >= next || monotonic_ns() >= end_ns))
 			watch_sample(w); /* and one at the end */
 	}
+	odirect_drain();
+	direct_refresh_io(&w->direct);
 	if (diskstats_read(&w->disk_end) != 0)
 		w->disk_end = (struct diskstats){0};
 	w->disk_end_ns = monotonic_ns();
@@ -612,6 +853,8 @@ static double watch_run(struct watch *w, double seconds)
 static void watch_free(struct watch *w)
 {
 	cachestat_stop();
+	odirect_stop();
+	direct_free(&w->direct);
 	diskstats_free(&w->disk_start);
 	diskstats_free(&w->disk_mid);
 	diskstats_free(&w->disk_end);
@@ -983,10 +1226,10 @@ static void rule_vtrace(struct doctor *d, const struct watch *w)
 
 /* ---- Rule: reads that miss the cache, a working set larger than the cache ------------------------ */
 
-static bool is_direct(const struct direct_process *procs, size_t count, pid_t pid)
+static bool is_direct(const struct direct_set *direct, pid_t pid)
 {
-	for (size_t i = 0; i < count; i++)
-		if (procs[i].pid == pid)
+	for (size_t i = 0; i < direct->count; i++)
+		if (direct->procs[i].pid == pid)
 			return true;
 	return false;
 }
@@ -1026,7 +1269,7 @@ static int compare_misses(const void *a_, const void *b_)
  * named by the pids that missed most. A process that did not mostly miss is in no row: an
  * idle process is never named for another's misses. O_DIRECT processes and this one left out.
  */
-static size_t group_by_command(struct miss_row *rows, size_t nrows, const struct direct_process *direct, size_t ndirect)
+static size_t group_by_command(struct miss_row *rows, size_t nrows, const struct direct_set *direct)
 {
 	size_t kept = 0;
 
@@ -1035,7 +1278,7 @@ static size_t group_by_command(struct miss_row *rows, size_t nrows, const struct
 	for (size_t i = 0; i < nrows; i++) {
 		size_t k;
 
-		if (rows[i].pid == getpid() || is_direct(direct, ndirect, rows[i].pid) || !rows[i].accesses ||
+		if (rows[i].pid == getpid() || is_direct(direct, rows[i].pid) || !rows[i].accesses ||
 		    rows[i].misses * 2 < rows[i].accesses)
 			continue;
 		for (k = 0; k < kept && strcmp(rows[k].comm, rows[i].comm); k++)
@@ -1283,7 +1526,7 @@ static void rule_refaults(struct doctor *d, const struct watch *w, const struct 
  * Reads that miss the cache, by process and by file, then refaults system-wide; the same
  * signs of a memory shortage decide whether either is a warning.
  */
-static void rule_cache(struct doctor *d, const struct watch *w, const struct direct_process *direct, size_t ndirect)
+static void rule_cache(struct doctor *d, const struct watch *w)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	struct refault_window refaults = refault_window(d, w);
@@ -1319,7 +1562,7 @@ static void rule_cache(struct doctor *d, const struct watch *w, const struct dir
 			nrows++;
 		}
 	}
-	nrows = group_by_command(rows, nrows, direct, ndirect);
+	nrows = group_by_command(rows, nrows, &w->direct);
 	at_limit = report_misses(d, w, rows, nrows, &memory, refaults.high, NULL);
 	free(rows);
 
@@ -1361,8 +1604,9 @@ static _Noreturn void usage(void)
 	       "matters, and the iolens command that shows more. A healthy machine gets one line.\n"
 	       "\n"
 	       "Rules:\n"
-	       "  odirect         a process doing its I/O with O_DIRECT (fdinfo flags), its rates and\n"
-	       "                  what the page cache holds of its files (warning when it read 1 MiB/s)\n"
+	       "  odirect         a process doing its I/O with O_DIRECT: each open seen as it happens\n"
+	       "                  (eBPF), else fdinfo flags at every sample; its rates and what the\n"
+	       "                  page cache holds of its files (warning when it read 1 MiB/s)\n"
 	       "  disk            a disk busy 90 %% of the time or more (iostat's %%util), with aqu-sz,\n"
 	       "                  await, io pressure (PSI) and the processes doing the most I/O\n"
 	       "                  (critical when tasks all stall on I/O half the time: PSI io full)\n"
@@ -1414,11 +1658,10 @@ int cmd_doctor(int argc, char **argv)
 	};
 	struct doctor d = { .seconds = 5 };
 	struct watch w = {0};
-	struct direct_process *direct;
 	pid_t *probes = NULL;
-	size_t ndirect, nprobes = 0;
+	size_t nprobes = 0;
 	enum severity worst = SEV_INFO;
-	bool json = false, cache_by_ebpf;
+	bool json = false, cache_by_ebpf, direct_by_ebpf;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "hV", long_options, NULL)) != -1) {
@@ -1440,17 +1683,20 @@ int cmd_doctor(int argc, char **argv)
 		usage_error("too many arguments: '%s'", argv[optind]);
 	cache_signals();
 
-	watch_prepare(&w);
+	if ((d.marks_error = bounded_mark_dir(d.marks, sizeof(d.marks))) != 0)
+		d.marks[0] = '\0';
+	watch_prepare(&w, d.marks);
 	cache_by_ebpf = w.bpf;
+	direct_by_ebpf = w.direct.ebpf;
 	if (geteuid() != 0)
 		fprintf(stderr, "%s: not root: other users' processes, their files and their I/O are not seen\n",
 			program_name);
 	if (!w.bpf)
 		fprintf(stderr, "%s: cache misses per process estimated from /proc/PID/io, none per file: %s\n",
 			program_name, w.bpf_why ? w.bpf_why : "no eBPF");
-	if ((d.marks_error = bounded_mark_dir(d.marks, sizeof(d.marks))) != 0)
-		d.marks[0] = '\0';
-	ndirect = find_direct_processes(&d, &direct);
+	if (!w.direct.ebpf)
+		fprintf(stderr, "%s: O_DIRECT files looked for in /proc/PID/fdinfo at every sample, which misses one "
+			"open only between two: %s\n", program_name, w.direct.why ? w.direct.why : "no eBPF");
 	if (d.marks[0])
 		nprobes = bounded_mark_holders(d.marks, &probes);
 	watch_start(&w);
@@ -1458,15 +1704,14 @@ int cmd_doctor(int argc, char **argv)
 		d.seconds = watch_run(&w, d.seconds);
 	else
 		watch_run(&w, 0);
-	rule_direct(&d, direct, ndirect);
-	rule_cache(&d, &w, direct, ndirect);
+	rule_direct(&d, &w.direct);
+	rule_cache(&d, &w);
 	rule_swap(&d, &w, rule_disk(&d, &w));
 	rule_writeback(&d, &w);
 	rule_vtrace(&d, &w);
 	rule_stuck(&d, &w, probes, nprobes);
 	rule_full(&d);
 	watch_free(&w);
-	free(direct);
 	free(probes);
 
 	if (d.count > 1)
@@ -1481,6 +1726,8 @@ int cmd_doctor(int argc, char **argv)
 		json_object_object_add(doc, "worst", json_object_new_string(d.count ? severity_names[worst] : "none"));
 		/* How cache hits and misses were counted: "ebpf", or "procfs" estimates (see stderr for why). */
 		json_object_object_add(doc, "cache_mode", json_object_new_string(cache_by_ebpf ? "ebpf" : "procfs"));
+		/* How O_DIRECT was looked for: "ebpf" (every open, as it happens) or "fdinfo" (at each sample). */
+		json_object_object_add(doc, "odirect_mode", json_object_new_string(direct_by_ebpf ? "ebpf" : "fdinfo"));
 		for (size_t i = 0; i < d.count; i++) {
 			struct finding *f = &d.findings[i];
 			struct json_object *o = json_object_new_object();

@@ -1,0 +1,202 @@
+/* odirect.c: loads odirect.bpf.c through its generated skeleton, and hands over the O_DIRECT opens it reports as they come. */
+#include "collect/odirect.h"
+#include "collect/ebpf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+
+#include "common/util.h"
+
+#ifdef IOLENS_BPF
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <unistd.h>
+
+#include "odirect.skel.h"
+
+#ifndef SYS_openat2
+#define SYS_openat2 437 /* the same number on every architecture */
+#endif
+
+static struct odirect_bpf *skeleton;
+static struct ring_buffer *events;
+static odirect_fn callback;
+static void *callback_context;
+
+static const char *call_name(unsigned call)
+{
+	switch (call) {
+	case ODIRECT_OPEN: return "open";
+	case ODIRECT_OPENAT: return "openat";
+	case ODIRECT_OPENAT2: return "openat2";
+	case ODIRECT_FCNTL: return "fcntl";
+	default: return "?";
+	}
+}
+
+/* The kernel's dev_t is major << 20 | minor; userspace's is makedev's. */
+static dev_t user_dev(uint32_t dev)
+{
+	return makedev(dev >> 20, dev & 0xfffff);
+}
+
+static int on_event(void *context, void *data, size_t size)
+{
+	const struct odirect_event *event = data;
+	struct odirect_open open;
+
+	(void)context;
+	if (size < sizeof(*event))
+		return 0;
+	memset(&open, 0, sizeof(open));
+	open.ns = event->ns;
+	open.pid = (pid_t)event->tgid;
+	open.tid = (pid_t)event->tid;
+	open.fd = event->fd;
+	open.dirfd = event->dirfd;
+	open.flags = event->flags;
+	open.call = call_name(event->call);
+	open.block = event->block;
+	open.name_only = event->name_only;
+	open.dev = user_dev(event->dev);
+	open.ino = event->ino;
+	memcpy(open.comm, event->comm, sizeof(open.comm) - 1);
+	memcpy(open.path, event->path, sizeof(open.path) - 1);
+	callback(&open, callback_context);
+	return 0;
+}
+
+int odirect_start(odirect_fn fn, void *context, const char **why)
+{
+	const char *step;
+	int rc;
+
+	if (skeleton)
+		return 0;
+	ebpf_quiet();
+	skeleton = odirect_bpf__open();
+	if (!skeleton) {
+		rc = errno ? -errno : -EINVAL;
+		*why = ebpf_why(NULL, rc, "open");
+		return rc;
+	}
+	/* This architecture's numbers, as this program was built for it. */
+#ifdef SYS_open
+	skeleton->rodata->nr_open = SYS_open;
+#endif
+	skeleton->rodata->nr_openat = SYS_openat;
+	skeleton->rodata->nr_openat2 = SYS_openat2;
+	skeleton->rodata->nr_fcntl = SYS_fcntl;
+	skeleton->rodata->o_direct = O_DIRECT;
+	skeleton->rodata->f_setfl = F_SETFL;
+	skeleton->rodata->self_tgid = (__u32)getpid();
+	step = "load";
+	rc = odirect_bpf__load(skeleton);
+	if (!rc) {
+		step = "attach";
+		rc = odirect_bpf__attach(skeleton);
+	}
+	if (!rc) {
+		step = "ring buffer";
+		events = ring_buffer__new(bpf_map__fd(skeleton->maps.events), on_event, NULL, NULL);
+		rc = events ? 0 : (errno ? -errno : -ENOMEM);
+	}
+	if (rc) {
+		rc = rc < 0 ? rc : -EINVAL;
+		*why = ebpf_why(skeleton->obj, rc, step);
+		odirect_stop();
+		return rc;
+	}
+	callback = fn;
+	callback_context = context;
+	return 0;
+}
+
+void odirect_wait(uint64_t deadline_ns, volatile sig_atomic_t *stop)
+{
+	uint64_t now;
+
+	if (!events) {
+		sleep_until_ns(deadline_ns, stop);
+		return;
+	}
+	while (!(stop && *stop) && (now = monotonic_ns()) < deadline_ns) {
+		uint64_t left_ms = (deadline_ns - now + 999999) / 1000000;
+
+		/* -EINTR on a signal: the loop looks at stop again. */
+		ring_buffer__poll(events, left_ms > 1000 ? 1000 : (int)left_ms);
+	}
+}
+
+void odirect_drain(void)
+{
+	if (events)
+		ring_buffer__consume(events);
+}
+
+uint64_t odirect_opens(pid_t pid, dev_t dev, uint64_t ino)
+{
+	struct odirect_key key = { .tgid = (__u32)pid, .dev = major(dev) << 20 | minor(dev), .ino = ino };
+	__u64 count = 0;
+
+	if (!skeleton || bpf_map_lookup_elem(bpf_map__fd(skeleton->maps.opens), &key, &count) != 0)
+		return 0;
+	return count;
+}
+
+uint64_t odirect_lost(void)
+{
+	return skeleton && skeleton->bss ? skeleton->bss->lost : 0;
+}
+
+void odirect_stop(void)
+{
+	ring_buffer__free(events);
+	events = NULL;
+	if (skeleton)
+		odirect_bpf__destroy(skeleton);
+	skeleton = NULL;
+	callback = NULL;
+}
+
+#else /* built without eBPF */
+
+int odirect_start(odirect_fn fn, void *context, const char **why)
+{
+	(void)fn;
+	(void)context;
+	*why = ebpf_why(NULL, -ENOSYS, "build");
+	return -ENOSYS;
+}
+
+void odirect_wait(uint64_t deadline_ns, volatile sig_atomic_t *stop)
+{
+	sleep_until_ns(deadline_ns, stop);
+}
+
+void odirect_drain(void)
+{
+}
+
+uint64_t odirect_opens(pid_t pid, dev_t dev, uint64_t ino)
+{
+	(void)pid;
+	(void)dev;
+	(void)ino;
+	return 0;
+}
+
+uint64_t odirect_lost(void)
+{
+	return 0;
+}
+
+void odirect_stop(void)
+{
+}
+
+#endif

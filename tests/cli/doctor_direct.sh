@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# doctor_direct.sh: iolens doctor finds the seed's application, that opens its file with O_DIRECT, reads 32 MiB, closes it and sleeps 1 s, in every run (eBPF sees each open); without eBPF, fdinfo at every sample finds a file opened after the window began.
+. "$(dirname "$0")/lib.sh"
+
+case "$(fs_type "$T")" in
+tmpfs|ramfs) skip_all "the scratch directory is on $(fs_type "$T"): no O_DIRECT" ;;
+esac
+READER=${BUILD:-$TOP/build}/tests/helpers/odirect_reader
+[ -x "$READER" ] || skip_all "$READER is not built (make check builds it)"
+
+# dq QUERY ...: what doctor --json says (tests/cli/doctor_query.py lists the queries).
+dq() { python3 "$TOP/tests/cli/doctor_query.py" "$@" 2>>"$T/dq.err"; }
+# finding PID KEY: data[KEY] of the odirect finding of PID in $OUT ("absent" without one).
+finding() { dq get odirect "$2" pid "$1" <<<"$OUT"; }
+
+f=$T/direct.dat
+make_file "$f" $((32 << 20))
+
+# attached PID PROGRAM: process PID holds the eBPF program PROGRAM attached (a link of it among its descriptors).
+attached() {
+	local id fd
+	for id in $(bpftool prog show name "$2" 2>/dev/null | awk -F: '/^[0-9]+:/ { print $1 }'); do
+		for fd in /proc/"$1"/fdinfo/*; do
+			grep -qE "^prog_id:[[:space:]]+$id\$" "$fd" 2>/dev/null && grep -q '^link_type:' "$fd" 2>/dev/null && return 0
+		done
+	done
+	return 1
+}
+
+# holds PID FILE: process PID has FILE open.
+holds() {
+	local fd
+	for fd in /proc/"$1"/fd/*; do [ "$(readlink "$fd")" = "$2" ] && return 0; done
+	return 1
+}
+
+# ---- eBPF: every O_DIRECT open seen as it happens ---------------------------------------------
+
+if why=$(ebpf_expected); then
+	# The seed's application: open, read the 32 MiB whole in one read, close, sleep 1 s, again.
+	"$READER" "$f" "$T/cycling" $((32 << 20)) 1000 &
+	cycler=$!
+	on_exit "kill $cycler 2>/dev/null"
+	check "the seed's application reads $f with O_DIRECT, closes it and sleeps 1 s, in a loop" \
+		wait_until 60 test -e "$T/cycling"
+	found=0 seen="" bad=""
+	for i in $(seq 10); do
+		run "$IOLENS" doctor --json 3
+		# mode, and the finding of the reader: pid, files, seen_by, read_bytes_per_s, severity
+		set -- $(python3 -c 'import json, sys
+doc = json.load(sys.stdin)
+f = next((f for f in doc["findings"] if f["rule"] == "odirect" and f["data"]["pid"] == int(sys.argv[1])), None)
+print(doc["odirect_mode"], *(["absent"] * 5 if f is None else
+      [f["data"]["pid"], " ".join(f["data"]["files"]) or "-", f["data"]["seen_by"], f["data"]["read_bytes_per_s"], f["severity"]]))' "$cycler" <<<"$OUT")
+		[ "$1" = ebpf ] || bad+="run $i: O_DIRECT looked for with $1 ($(head -c 300 <<<"$ERR")); "
+		if [ "$2 $3" = "$cycler $f" ]; then
+			found=$((found + 1))
+			seen+="$4 "
+			# What it did in the window, as /proc/PID/io counts: 32 MiB a second.
+			awk -v r="$5" 'BEGIN { exit !(r + 0 > 1048576) }' || bad+="run $i: read $5 B/s; "
+			[ "$6" = warning ] || bad+="run $i: $6; "
+		else
+			echo "# run $i: $(head -c 2000 <<<"$OUT")" >&2
+		fi
+	done
+	check_eq "the seed's application found, by its pid and its file, in every run of doctor --json 3 (seen by: $seen)" \
+		"10/10" "$found/10"
+	check_eq "… with eBPF each time, a warning, reading over 1 MiB/s from storage (/proc/PID/io)" "" "$bad"
+	run "$IOLENS" doctor --json 3
+	check_eq "… seen by eBPF when its file was closed as the window began, or by fdinfo: $(finding "$cycler" seen_by)" ok \
+		"$(case $(finding "$cycler" seen_by) in ebpf|fdinfo) echo ok ;; *) echo "$(finding "$cycler" seen_by)" ;; esac)"
+	if [ "$(finding "$cycler" seen_by)" = ebpf ]; then
+		check_eq "… the call that gave it O_DIRECT" openat "$(finding "$cycler" call)"
+		check "… its descriptor ($(finding "$cycler" fd)) and how many opens eBPF saw ($(finding "$cycler" opens))" \
+			test "$(finding "$cycler" fd)" -ge 0 -a "$(finding "$cycler" opens)" -ge 1
+		check_match "… said in numbers" "openat with O_DIRECT \(0[0-7]+\) gave it fd [0-9]+ [0-9.]+ s into the window" \
+			"$(finding "$cycler" numbers)"
+	else
+		skip "… the call, its descriptor and the opens: fdinfo saw it first this time"
+		skip "…"
+		skip "…"
+	fi
+	check_eq "… the page cache's pages of its file counted" "$(pages_of "$f")" "$(finding "$cycler" file_pages)"
+	kill "$cycler"
+	wait "$cycler" 2>/dev/null
+
+	# A process that reads with O_DIRECT and ends, all within the window: dd, once eBPF is attached.
+	"$IOLENS" doctor --json 3 >"$T/doctor.out" 2>"$T/doctor.err" &
+	doctor=$!
+	check "doctor's eBPF program attached" wait_until 60 attached "$doctor" on_exit
+	dd if="$f" of=/dev/null bs=1M iflag=direct status=none &
+	dd=$!
+	wait "$dd"
+	check "dd read $f with O_DIRECT and ended, while doctor watched" kill -0 "$doctor"
+	wait "$doctor"
+	OUT=$(cat "$T/doctor.out")
+	check_eq "a process gone by the end is still reported: dd, by its pid" "$dd dd" "$(finding "$dd" pid) $(finding "$dd" comm)"
+	check_eq "… its file, as it passed it" "$f" "$(finding "$dd" files)"
+	check_eq "… said to have ended" True "$(finding "$dd" ended)"
+	check_match "… with its flags (O_DIRECT set)" "^[0-9]+$" "$(finding "$dd" flags)"
+	check "… O_DIRECT among them" test $(( $(finding "$dd" flags) & 040000 )) -ne 0
+
+	# The other ways to O_DIRECT: fcntl(F_SETFL) on a file opened without it, openat2 (its flags
+	# in struct open_how), and openat with a path relative to the working directory.
+	mkdir "$T/calls"
+	for x in a b c; do make_file "$T/calls/$x.dat" $((1 << 20)); done
+	"$IOLENS" doctor --json 3 >"$T/doctor.out" 2>"$T/doctor.err" &
+	doctor=$!
+	check "doctor's eBPF program attached" wait_until 60 attached "$doctor" on_exit
+	python3 -c 'import ctypes, fcntl, os, struct, sys
+os.chdir(sys.argv[1])
+a = os.open("a.dat", os.O_RDONLY)
+fcntl.fcntl(a, fcntl.F_SETFL, os.O_DIRECT)
+how = struct.pack("QQQ", os.O_RDONLY | os.O_DIRECT, 0, 0)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+b = libc.syscall(437, -100, os.path.join(sys.argv[1], "b.dat").encode(), how, len(how))  # openat2
+if b < 0:
+    sys.exit("openat2: " + os.strerror(ctypes.get_errno()))
+c = os.open("c.dat", os.O_RDONLY | os.O_DIRECT)
+for fd in (a, b, c):
+    os.pread(fd, 0, 0)
+    os.close(fd)' "$T/calls" 2>"$T/calls.err" &
+	calls=$!
+	wait "$calls"
+	check_eq "fcntl(F_SETFL, O_DIRECT), openat2 and a relative openat, in a process that ended ($(cat "$T/calls.err"))" 0 $?
+	check "… while doctor watched" kill -0 "$doctor"
+	wait "$doctor"
+	OUT=$(cat "$T/doctor.out")
+	check_eq "… all three O_DIRECT opens seen, each of a file of its own" 3 "$(finding "$calls" opens)"
+	check_eq "… the first by fcntl" fcntl "$(finding "$calls" call)"
+	files=$(python3 -c 'import json, sys
+f = next(f for f in json.load(sys.stdin)["findings"] if f["rule"] == "odirect" and f["data"]["pid"] == int(sys.argv[1]))
+print("\n".join(f["data"]["files"]))' "$calls" <<<"$OUT")
+	# Named by its open descriptor when doctor looked in time, else by what is known: for fcntl, the
+	# file's name and inode; for a relative path, the path joined to its working directory while it lived.
+	check_match "… fcntl's file named ($(grep 'a\.dat' <<<"$files"))" "^($T/calls/a\.dat|a\.dat \(inode $(stat -c %i "$T/calls/a.dat") on [0-9]+:[0-9]+\))\$" "$files"
+	check_match "… openat2's by its path" "^$T/calls/b\.dat\$" "$files"
+	check_match "… the relative path's ($(grep 'c\.dat' <<<"$files"))" "^($T/calls/)?c\.dat\$" "$files"
+else
+	skip "the seed's application with eBPF, a process that ends in the window, fcntl and openat2: $why"
+fi
+
+# ---- Without eBPF (not root): fdinfo at every sample ------------------------------------------
+
+if is_root && command -v setpriv >/dev/null; then
+	# The reader and doctor both as nobody, who sees only its own processes' fdinfo.
+	chmod 755 "$T"
+	chmod 644 "$f"
+	mkdir -m 777 "$T/nobody"
+	"${AS_NOBODY[@]}" "$IOLENS" doctor --json 5 >"$T/nobody.out" 2>"$T/nobody.err" &
+	doctor=$!
+	check "doctor as nobody says it looks for O_DIRECT in fdinfo at every sample, and why" \
+		wait_until 60 grep -q "O_DIRECT files looked for in /proc/PID/fdinfo at every sample, which misses one open only between two: loading eBPF needs root" "$T/nobody.err"
+	# Opened after doctor began, and kept open: found by a later sample, not by a look before the window.
+	"${AS_NOBODY[@]}" "$READER" "$f" "$T/nobody/holding" &
+	holder=$!
+	on_exit "kill $holder 2>/dev/null"
+	check "nobody's reader has $f open O_DIRECT" wait_until 60 holds "$holder" "$f"
+	check "… while doctor still watches" kill -0 "$doctor"
+	check "… and keeps it open, reading it over and over" wait_until 60 test -e "$T/nobody/holding"
+	wait "$doctor"
+	OUT=$(cat "$T/nobody.out")
+	check_eq "without eBPF: odirect_mode fdinfo" fdinfo "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["odirect_mode"])' <<<"$OUT")"
+	check_eq "… the reader found by its pid, with its file" "$holder $f" "$(finding "$holder" pid) $(finding "$holder" files)"
+	check_eq "… seen by fdinfo ($(finding "$holder" first_seen_seconds) s into the window)" fdinfo "$(finding "$holder" seen_by)"
+	check_eq "… no call, no count of opens (eBPF's)" "None None" "$(finding "$holder" call) $(finding "$holder" opens)"
+	fd=$(finding "$holder" fd)
+	check_match "… quoting its fdinfo flags line" "fdinfo/$fd says \"flags: $(awk '/^flags:/ { print $2 }' /proc/$holder/fdinfo/$fd)\"" \
+		"$(finding "$holder" numbers)"
+	kill "$holder"
+	wait "$holder" 2>/dev/null
+else
+	skip "without eBPF: needs root to run doctor and the reader as nobody (setpriv)"
+fi
+
+echo "1..$t_count"
