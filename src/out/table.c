@@ -607,10 +607,8 @@ static struct json_object *json_row(const struct out_table *table, const struct 
 
 		if (cell->state == CELL_SET) {
 			enum out_kind kind = table->columns[c].kind;
-			if (kind == OUT_TEXT) { /* JSON escapes control characters itself; it must be UTF-8 */
-				char *text = escape_text(cell->text, 0);
-				value = json_object_new_string(text);
-				free(text);
+			if (kind == OUT_TEXT) {
+				value = out_json_string(cell->text);
 			} else if (is_real(kind)) {
 				snprintf(buf, sizeof(buf), "%.*f", (int)decimals_of(&table->columns[c]), cell->real);
 				value = json_object_new_double_s(cell->real, buf);
