@@ -48,17 +48,17 @@ check_match "… and says which, escaped" 'missing\\x1b\[31m\\xff' "$(cat "$T/er
 # ---- cachetop --files: a hostile file read while it watches ---------------------------------------
 if why=$(ebpf_expected); then
 	for fmt in --json --csv ""; do
-		"$IOLENS" cachetop --files $fmt 0.3 >"$T/top.out" 2>"$T/top.err" &
+		"$IOLENS" cachetop --files -n 1000 $fmt 0.3 >"$T/top.out" 2>"$T/top.err" &
 		top=$!
 		wait_until 30 grep -q . "$T/top.out"
 		# Read the file until an interval names it (names come from a lookup with a budget: dev/inode until then).
+		# (the last lines only: other tests' files can make the whole output large)
 		case $fmt in
-		--json) seen=(python3 "$H" json "$T/top.out" "${HEXES[0]}") ;;
-		--csv) seen=(python3 "$H" csv "$T/top.out" "${HEXES[0]}") ;;
-		*) seen=(grep -q 'esc\\x1b\[31mRED' "$T/top.out") ;;
+		--json) seen='esc\u001b[31mRED' ;;
+		*) seen='esc\x1b[31mRED' ;;
 		esac
-		wait_until 60 sh -c 'cat "$1" >/dev/null; shift; "$@" >/dev/null 2>&1' sh "$D/${NAMES[0]}" "${seen[@]}"
-		check "cachetop --files ${fmt:---table}: an interval names the ESC file" "${seen[@]}"
+		wait_until 60 sh -c 'cat "$1" >/dev/null; tail -n 200 "$2" | grep -qF "$3"' sh "$D/${NAMES[0]}" "$T/top.out" "$seen"
+		check "cachetop --files ${fmt:---table}: an interval names the ESC file, escaped" grep -qF "$seen" "$T/top.out"
 		kill -INT "$top"; wait "$top"
 		check "cachetop --files ${fmt:---table}: clean$(hn clean "$T/top.out" "$T/top.err" | sed 's/^/: /')" hn clean "$T/top.out" "$T/top.err"
 		case $fmt in
