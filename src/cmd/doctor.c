@@ -16,6 +16,7 @@
 #include "cmd/cachestat_common.h"
 #include "common/bounded.h"
 #include "cmd/common.h"
+#include "cmd/doctor_config.h"
 #include "collect/diskstats.h"
 #include "collect/fdinfo.h"
 #include "collect/filesystems.h"
@@ -50,6 +51,7 @@ struct finding {
 struct doctor {
 	struct finding *findings;
 	size_t count;
+	struct doctor_config config; /* what is normal here: rules off, thresholds, what is accepted */
 	double seconds;
 	char marks[512]; /* where probes of filesystems are marked (bounded_mark_dir), "" when they cannot be */
 	int marks_error; /* why they cannot be, -errno, said with the first probe that does not answer */
@@ -125,6 +127,7 @@ struct direct_set {
 	struct direct_file *files;
 	size_t nfiles;
 	bool ebpf;             /* opens seen as they happen; else fdinfo at every sample */
+	bool off;              /* the odirect rule is disabled: fdinfo once, for the cache-miss rule, no eBPF */
 	const char *why;       /* why not */
 	uint64_t start_ns;     /* the window's start, for first_seen_seconds */
 	uint64_t probe_ns;     /* spent waiting for probes of the page cache, in all */
@@ -422,7 +425,7 @@ static void rule_direct(struct doctor *d, const struct direct_set *set)
 		 * KiB now and then (multipathd's path checker), or writes (a database flushing its own
 		 * buffers, on purpose), are a note.
 		 */
-		f = add_finding(d, read_rate >= MiB ? SEV_WARNING : SEV_INFO, "odirect",
+		f = add_finding(d, read_rate >= d->config.threshold[TH_ODIRECT_READ] ? SEV_WARNING : SEV_INFO, "odirect",
 				"O_DIRECT bypasses the page cache: every read goes to the disk, even of data read a moment "
 				"ago; the cache could serve repeated reads from memory (the seed's 1.4 s against 0.017 s)");
 		text(f->what, sizeof(f->what), "process %d (%s) does its I/O with O_DIRECT on %s%s", (int)p->pid, p->comm,
@@ -578,9 +581,10 @@ static void rule_full(struct doctor *d)
 			char free_text[16], total_text[16];
 			struct finding *f;
 
-			if (!total || used < 90)
+			if (!total || used < d->config.threshold[TH_FULL_WARNING])
 				continue;
-			f = add_finding(d, used >= 98 ? SEV_CRITICAL : SEV_WARNING, inodes ? "inodes" : "full",
+			f = add_finding(d, used >= d->config.threshold[TH_FULL_CRITICAL] ? SEV_CRITICAL : SEV_WARNING,
+					inodes ? "inodes" : "full",
 					inodes ? "with no inode left, no file can be created, however much space is free"
 					       : "writes fail with ENOSPC when it fills, and ext4 and others slow down "
 						 "well before, as free extents get scarce");
@@ -613,8 +617,6 @@ static void rule_full(struct doctor *d)
 /* ---- The window: samples at its ends, and every quarter second in between ------------------ */
 
 #define SAMPLE_NS 250000000ull /* at most this often; less when a scan of every thread takes more than a tenth of it */
-#define STUCK_NS 3000000000ull  /* a thread in D without a context switch this long is stuck */
-#define HANG_NS 1000000000ull   /* a request in flight this long is hung (vstat's HANG, its default) */
 
 /* A thread seen in uninterruptible sleep (D). */
 struct task_watch {
@@ -768,7 +770,7 @@ static void watch_sample(struct watch *w)
 
 	w->sample_ns = monotonic_ns();
 	/* Files open O_DIRECT at the start, and at every sample when eBPF does not see the opens. */
-	if (!w->samples || !w->direct.ebpf)
+	if (!w->samples || (!w->direct.ebpf && !w->direct.off))
 		direct_scan_fdinfo(&w->direct);
 	odirect_drain();
 	direct_refresh_io(&w->direct);
@@ -792,13 +794,14 @@ static void watch_sample(struct watch *w)
 }
 
 /* What takes long to set up, before the window: the eBPF programs, the segments. */
-static void watch_prepare(struct watch *w, const char *marks)
+static void watch_prepare(struct watch *w, const char *marks, bool direct_off)
 {
 	static const struct cachestat_options counting = { .per_process = true, .per_file = true };
 
 	w->bpf = cachestat_start(&counting, &w->bpf_why) == 0;
 	w->direct.marks = marks;
-	w->direct.ebpf = odirect_start(direct_seen_open, &w->direct, &w->direct.why) == 0;
+	w->direct.off = direct_off;
+	w->direct.ebpf = !direct_off && odirect_start(direct_seen_open, &w->direct, &w->direct.why) == 0;
 	segment_set_refresh(&w->vtrace);
 }
 
@@ -1124,16 +1127,16 @@ static void rule_stuck(struct doctor *d, const struct watch *w, const pid_t *pro
 		server_hung |= !strcmp(d->findings[k].rule, "vtrace-hang");
 	for (size_t i = 0; i < w->ntasks; i++) {
 		const struct task_watch *t = &w->tasks[i];
-		uint64_t stuck_ns = t->last_ns - t->first_ns;
+		uint64_t stuck_ns = t->last_ns - t->first_ns, stuck_limit = (uint64_t)(d->config.threshold[TH_STUCK_SECONDS] * 1e9);
 		struct finding *f;
 
 		/* In D at every sample to the last, with no context switch between: one sleep, never woken. */
 		if (t->last + 1 != w->samples || t->samples != t->last - t->first + 1 || !t->switches_known ||
-		    t->switches_first != t->switches_last || stuck_ns < STUCK_NS / 3)
+		    t->switches_first != t->switches_last || stuck_ns < stuck_limit / 3)
 			continue;
 		if (listed(probes, nprobes, t->pid) || listed(probes_before, nprobes_before, t->pid))
 			continue;
-		f = add_finding(d, stuck_ns >= STUCK_NS ? SEV_WARNING : SEV_INFO, "stuck",
+		f = add_finding(d, stuck_ns >= stuck_limit ? SEV_WARNING : SEV_INFO, "stuck",
 				"a thread in uninterruptible sleep does nothing else, and only SIGKILL, if anything, ends it, "
 				"until what it waits for comes: a disk or a server that does not answer, a page or a lock "
 				"that another stuck thread holds");
@@ -1184,7 +1187,7 @@ static void rule_vtrace(struct doctor *d, const struct watch *w)
 
 			if (segment_impossible(s, op)) /* counters no server writes: nothing to say from them */
 				continue;
-			if (age >= HANG_NS) {
+			if (age >= (uint64_t)(d->config.threshold[TH_HANG_SECONDS] * 1e9)) {
 				f = add_finding(d, age >= 60 * 1000000000ull ? SEV_CRITICAL : SEV_WARNING, "vtrace-hang",
 						"a request that never ends holds its client, and often a thread and a lock of the "
 						"server: other requests pile up behind it (a FUSE client waiting for a page the "
@@ -1627,6 +1630,17 @@ static _Noreturn void usage(void)
 	       "                  probe, left waiting, is the only one until it ends, in later runs too\n"
 	       "                  (/run/iolens/probes), and is never counted as stuck\n"
 	       "\n"
+	       "What is normal here, from " DOCTOR_CONFIG_PATH " (when there), then the flags:\n"
+	       "      --config FILE      that file instead (it must exist)\n"
+	       "      --no-config        no file\n"
+	       "      --disable RULE     no finding of RULE\n"
+	       "      --accept 'RULE comm=NAME'  no finding of RULE (or * for any) about processes\n"
+	       "                         named NAME (or libvtrace services); 'RULE path=GLOB': about\n"
+	       "                         files or mounts matching GLOB (a database that uses O_DIRECT)\n"
+	       "      --set NAME=VALUE   a threshold: full.warning_percent (90), full.critical_percent\n"
+	       "                         (98), stuck.seconds (3), vtrace-hang.seconds (1),\n"
+	       "                         odirect.read_bytes_per_s (1MiB)\n"
+	       "\n"
 	       "Options:\n"
 	       "      --json             one JSON document\n"
 	       "  -h, --help             show this help\n"
@@ -1642,6 +1656,70 @@ static _Noreturn void usage(void)
 	exit(EXIT_OK);
 }
 
+enum { OPT_CONFIG = 0x2000, OPT_NO_CONFIG, OPT_DISABLE, OPT_ACCEPT, OPT_SET };
+
+/* A finding the configuration accepted as normal here: not reported, listed (JSON) and counted. */
+struct accepted {
+	const char *rule;
+	char what[512];
+	char by[512]; /* the statement and where it was said */
+};
+
+/* A string member of a finding's data, or NULL. */
+static const char *data_string(struct json_object *data, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(data, key, &v) && json_object_is_type(v, json_type_string) ?
+		       json_object_get_string(v) : NULL;
+}
+
+/*
+ * Takes out the findings of disabled rules, and those the configuration accepts: by the
+ * process's command (data "comm", or a libvtrace "service"), or a path (data "files",
+ * "file", "mount", "segment") matching a glob. The accepted ones go to *out.
+ */
+static size_t filter_findings(struct doctor *d, struct accepted **out)
+{
+	size_t kept = 0, n = 0;
+
+	*out = NULL;
+	for (size_t i = 0; i < d->count; i++) {
+		struct finding *f = &d->findings[i];
+		const char *paths[8], *comm = data_string(f->data, "comm");
+		const struct doctor_accept *a;
+		struct json_object *files;
+		size_t npaths = 0;
+
+		if (doctor_config_disabled(&d->config, f->rule)) {
+			json_object_put(f->data);
+			continue;
+		}
+		if (json_object_object_get_ex(f->data, "files", &files) && json_object_is_type(files, json_type_array))
+			for (size_t k = 0; k < json_object_array_length(files) && npaths < 4; k++)
+				paths[npaths++] = json_object_get_string(json_object_array_get_idx(files, k));
+		paths[npaths++] = data_string(f->data, "file");
+		paths[npaths++] = data_string(f->data, "mount");
+		paths[npaths++] = data_string(f->data, "segment");
+		a = doctor_config_accepted(&d->config, f->rule, comm, paths, npaths);
+		if (!a && data_string(f->data, "service"))
+			a = doctor_config_accepted(&d->config, f->rule, data_string(f->data, "service"), NULL, 0);
+		if (a) {
+			*out = xrealloc(*out, (n + 1) * sizeof(**out));
+			(*out)[n].rule = f->rule;
+			snprintf((*out)[n].what, sizeof((*out)[n].what), "%s", f->what);
+			snprintf((*out)[n].by, sizeof((*out)[n].by), "accept %s %s=%s (%s)", a->rule, a->path ? "path" : "comm",
+				 a->value, a->source);
+			n++;
+			json_object_put(f->data);
+			continue;
+		}
+		d->findings[kept++] = *f;
+	}
+	d->count = kept;
+	return n;
+}
+
 static int compare_findings(const void *a_, const void *b_)
 {
 	const struct finding *a = a_, *b = b_;
@@ -1654,9 +1732,21 @@ int cmd_doctor(int argc, char **argv)
 	static const struct option long_options[] = {
 		COMMON_LONG_OPTIONS,
 		{ "json", no_argument, NULL, OUT_OPT_JSON },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "no-config", no_argument, NULL, OPT_NO_CONFIG },
+		{ "disable", required_argument, NULL, OPT_DISABLE },
+		{ "accept", required_argument, NULL, OPT_ACCEPT },
+		{ "set", required_argument, NULL, OPT_SET },
 		{ 0 }
 	};
 	struct doctor d = { .seconds = 5 };
+	struct { char *text; const char *flag; } *statements = NULL;
+	size_t nstatements = 0;
+	const char *config_path = DOCTOR_CONFIG_PATH;
+	bool config_given = false;
+	char why[512];
+	struct accepted *accepted = NULL;
+	size_t naccepted = 0;
 	struct watch w = {0};
 	pid_t *probes = NULL;
 	size_t nprobes = 0;
@@ -1669,6 +1759,27 @@ int cmd_doctor(int argc, char **argv)
 		case OUT_OPT_JSON:
 			json = true;
 			break;
+		case OPT_CONFIG:
+			config_path = optarg;
+			config_given = true;
+			break;
+		case OPT_NO_CONFIG:
+			config_path = NULL;
+			break;
+		case OPT_DISABLE:
+		case OPT_ACCEPT:
+		case OPT_SET: {
+			/* Said after the file, so flags win: kept as statements and run once it is read. */
+			size_t n = strlen(optarg) + 16;
+			char *statement = xcalloc(1, n);
+
+			snprintf(statement, n, "%s%s", opt == OPT_DISABLE ? "disable " : opt == OPT_ACCEPT ? "accept " : "",
+				 optarg);
+			statements = xrealloc(statements, (nstatements + 1) * sizeof(*statements));
+			statements[nstatements].text = statement;
+			statements[nstatements++].flag = opt == OPT_DISABLE ? "--disable" : opt == OPT_ACCEPT ? "--accept" : "--set";
+			break;
+		}
 		case 'h':
 			usage();
 		case 'V':
@@ -1681,11 +1792,24 @@ int cmd_doctor(int argc, char **argv)
 		usage_error("seconds: '%s' is not a number of seconds from 0 to 3600", argv[optind - 1]);
 	if (optind < argc)
 		usage_error("too many arguments: '%s'", argv[optind]);
+	doctor_config_init(&d.config);
+	if (config_path && doctor_config_load(&d.config, config_path, config_given, why, sizeof(why)) < 0)
+		usage_error("%s", why);
+	for (size_t i = 0; i < nstatements; i++) {
+		if (doctor_config_statement(&d.config, statements[i].text, strlen(statements[i].text), statements[i].flag,
+					    why, sizeof(why)) != 0)
+			usage_error("%s", why);
+		free(statements[i].text);
+	}
+	free(statements);
+	if (d.config.threshold[TH_FULL_CRITICAL] < d.config.threshold[TH_FULL_WARNING])
+		usage_error("full.critical_percent (%g) is below full.warning_percent (%g)",
+			    d.config.threshold[TH_FULL_CRITICAL], d.config.threshold[TH_FULL_WARNING]);
 	cache_signals();
 
 	if ((d.marks_error = bounded_mark_dir(d.marks, sizeof(d.marks))) != 0)
 		d.marks[0] = '\0';
-	watch_prepare(&w, d.marks);
+	watch_prepare(&w, d.marks, doctor_config_disabled(&d.config, "odirect"));
 	cache_by_ebpf = w.bpf;
 	direct_by_ebpf = w.direct.ebpf;
 	if (geteuid() != 0)
@@ -1694,7 +1818,7 @@ int cmd_doctor(int argc, char **argv)
 	if (!w.bpf)
 		fprintf(stderr, "%s: cache misses per process estimated from /proc/PID/io, none per file: %s\n",
 			program_name, w.bpf_why ? w.bpf_why : "no eBPF");
-	if (!w.direct.ebpf)
+	if (!w.direct.ebpf && !w.direct.off)
 		fprintf(stderr, "%s: O_DIRECT files looked for in /proc/PID/fdinfo at every sample, which misses one "
 			"open only between two: %s\n", program_name, w.direct.why ? w.direct.why : "no eBPF");
 	if (d.marks[0])
@@ -1713,6 +1837,7 @@ int cmd_doctor(int argc, char **argv)
 	rule_full(&d);
 	watch_free(&w);
 	free(probes);
+	naccepted = filter_findings(&d, &accepted);
 
 	if (d.count > 1)
 		qsort(d.findings, d.count, sizeof(*d.findings), compare_findings);
@@ -1727,7 +1852,8 @@ int cmd_doctor(int argc, char **argv)
 		/* How cache hits and misses were counted: "ebpf", or "procfs" estimates (see stderr for why). */
 		json_object_object_add(doc, "cache_mode", json_object_new_string(cache_by_ebpf ? "ebpf" : "procfs"));
 		/* How O_DIRECT was looked for: "ebpf" (every open, as it happens) or "fdinfo" (at each sample). */
-		json_object_object_add(doc, "odirect_mode", json_object_new_string(direct_by_ebpf ? "ebpf" : "fdinfo"));
+		json_object_object_add(doc, "odirect_mode", json_object_new_string(doctor_config_disabled(&d.config, "odirect") ?
+										   "off" : direct_by_ebpf ? "ebpf" : "fdinfo"));
 		for (size_t i = 0; i < d.count; i++) {
 			struct finding *f = &d.findings[i];
 			struct json_object *o = json_object_new_object();
@@ -1743,19 +1869,36 @@ int cmd_doctor(int argc, char **argv)
 			json_object_array_add(list, o);
 		}
 		json_object_object_add(doc, "findings", list);
+		list = json_object_new_array();
+		for (size_t i = 0; i < naccepted; i++) {
+			struct json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "rule", json_object_new_string(accepted[i].rule));
+			json_object_object_add(o, "what", json_object_new_string(accepted[i].what));
+			json_object_object_add(o, "by", json_object_new_string(accepted[i].by));
+			json_object_array_add(list, o);
+		}
+		/* What the configuration accepted as normal here, not counted in worst or the exit status. */
+		json_object_object_add(doc, "accepted", list);
 		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 							 JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(doc);
-	} else if (!d.count) {
-		printf("No I/O problem found in %.3g s.\n", d.seconds);
 	} else {
+		if (!d.count)
+			printf("No I/O problem found in %.3g s.\n", d.seconds);
 		for (size_t i = 0; i < d.count; i++) {
 			struct finding *f = &d.findings[i];
 
 			printf("%s%s: %s\n  %s\n  why: %s\n  more: %s\n", i ? "\n" : "", severity_names[f->severity],
 			       printable_name(f->what), f->numbers, f->why, f->more);
 		}
+		if (naccepted)
+			printf("%s%zu finding%s accepted as normal here (--json lists them): the first, %s: %s\n",
+			       d.count ? "\n" : "", naccepted, naccepted > 1 ? "s" : "", printable_name(accepted[0].what),
+			       accepted[0].by);
 	}
+	free(accepted);
+	doctor_config_free(&d.config);
 	for (size_t i = 0; i < d.count; i++)
 		json_object_put(d.findings[i].data);
 	free(d.findings);
