@@ -1606,30 +1606,20 @@ static _Noreturn void usage(void)
 	       "what is wrong with its I/O, the worst first: what, the numbers that show it, why it\n"
 	       "matters, and the iolens command that shows more. A healthy machine gets one line.\n"
 	       "\n"
-	       "Rules:\n"
-	       "  odirect         a process doing its I/O with O_DIRECT: each open seen as it happens\n"
-	       "                  (eBPF), else fdinfo flags at every sample; its rates and what the\n"
-	       "                  page cache holds of its files (warning when it read 1 MiB/s)\n"
-	       "  disk            a disk busy 90 %% of the time or more (iostat's %%util), with aqu-sz,\n"
-	       "                  await, io pressure (PSI) and the processes doing the most I/O\n"
-	       "                  (critical when tasks all stall on I/O half the time: PSI io full)\n"
-	       "  swap            swapping at 1 MiB/s or more (critical while a disk is saturated;\n"
-	       "                  info when all swap is zram)\n"
-	       "  writeback       dirty pages where the kernel throttles writers, and writers seen\n"
-	       "                  throttled in balance_dirty_pages\n"
-	       "  stuck           a thread in D state without a context switch for 3 s or more, and\n"
-	       "                  what it waits in (wchan); info from 1 s\n"
-	       "  vtrace-hang     a libvtrace service with a request in flight for 1 s or more\n"
-	       "                  (critical from 60 s)\n"
-	       "  vtrace-latency  an op of such a service 4 times slower than before the window\n"
-	       "  refaults        evicted pages read back: a working set larger than the cache\n"
-	       "  cache-miss      processes and files whose reads mostly miss the page cache (eBPF,\n"
-	       "                  as cachetop); a warning when evicted pages are read back, else info\n"
-	       "  full, inodes    a filesystem 90 %% used or more (critical from 98 %%), as df counts\n"
-	       "  unresponsive    a mount whose stat and statfs do not return within a second; its\n"
-	       "                  probe, left waiting, is the only one until it ends, in later runs too\n"
-	       "                  (/run/iolens/probes), and is never counted as stuck\n"
-	       "\n"
+	       "Rules (the thresholds are the defaults; see --set):\n",
+	       program_name);
+	for (const struct doctor_rule_info *r = doctor_rules; r->name; r++) {
+		const char *line = r->help;
+
+		printf("  %-15s", r->name);
+		while (*line) {
+			size_t n = strcspn(line, "\n");
+
+			printf("%s%.*s\n", line == r->help ? "" : "                 ", (int)n, line);
+			line += n + (line[n] == '\n');
+		}
+	}
+	printf("\n"
 	       "What is normal here, from " DOCTOR_CONFIG_PATH " (when there), then the flags:\n"
 	       "      --config FILE      that file instead (it must exist)\n"
 	       "      --no-config        no file\n"
@@ -1652,7 +1642,7 @@ static _Noreturn void usage(void)
 	       "Examples:\n"
 	       "  %s             five seconds, then the findings\n"
 	       "  %s --json 10   ten seconds, for a script\n",
-	       program_name, program_name, program_name);
+	       program_name, program_name);
 	exit(EXIT_OK);
 }
 

@@ -8,8 +8,12 @@
 /* Where doctor looks when no --config is given; a missing file is no configuration. */
 #define DOCTOR_CONFIG_PATH "/etc/iolens/doctor.conf"
 
-/* The rules' names, as findings and the configuration name them. */
-extern const char *const doctor_rule_names[];
+/* The rules: their names, as findings and the configuration name them, and what they find (--help). */
+struct doctor_rule_info {
+	const char *name;
+	const char *help; /* lines of --help's list, each after the name's column */
+};
+extern const struct doctor_rule_info doctor_rules[]; /* ended by a NULL name */
 
 /* The thresholds a configuration may set, with their defaults. */
 enum doctor_threshold {
@@ -29,7 +33,7 @@ struct doctor_accept {
 };
 
 struct doctor_config {
-	bool disabled[16];                 /* by index in doctor_rule_names */
+	bool disabled[16];                 /* by index in doctor_rules */
 	double threshold[TH_COUNT];
 	struct doctor_accept *accepts;
 	size_t naccepts;
