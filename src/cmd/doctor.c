@@ -1112,6 +1112,27 @@ static bool listed(const pid_t *pids, size_t count, pid_t pid)
 	return false;
 }
 
+/* How long op's oldest request of segment s had been in flight at its last sample (0: none in flight). */
+static uint64_t op_age_ns(const struct segment *s, unsigned op)
+{
+	const struct vtrace_stats *now = &s->current[op];
+
+	return now->oldest_ns && s->current_ns > now->oldest_ns ? s->current_ns - now->oldest_ns : 0;
+}
+
+/* Whether a libvtrace server has a request in flight past the hang threshold: from the snapshot, as rule_vtrace sees it. */
+static bool vtrace_hung(const struct doctor *d, const struct watch *w)
+{
+	for (size_t i = 0; i < w->vtrace.count; i++) {
+		const struct segment *s = w->vtrace.list[i];
+
+		for (unsigned op = 0; s->has_previous && op < s->info->op_count; op++)
+			if (!segment_impossible(s, op) && op_age_ns(s, op) >= (uint64_t)(d->config.threshold[TH_HANG_SECONDS] * 1e9))
+				return true;
+	}
+	return false;
+}
+
 /*
  * Threads stuck in D, but for iolens's own probes (those that held a mark at the start of the
  * window or hold one now, probes_before and a look now): a probe waits on a filesystem that
@@ -1119,12 +1140,11 @@ static bool listed(const pid_t *pids, size_t count, pid_t pid)
  */
 static void rule_stuck(struct doctor *d, const struct watch *w, const pid_t *probes_before, size_t nprobes_before)
 {
-	bool server_hung = false;
+	/* From the snapshot, not from the findings of a rule run before: the order of rules says nothing. */
+	bool server_hung = vtrace_hung(d, w);
 	pid_t *probes = NULL;
 	size_t nprobes = d->marks[0] ? bounded_mark_holders(d->marks, &probes) : 0;
 
-	for (size_t k = 0; k < d->count; k++)
-		server_hung |= !strcmp(d->findings[k].rule, "vtrace-hang");
 	for (size_t i = 0; i < w->ntasks; i++) {
 		const struct task_watch *t = &w->tasks[i];
 		uint64_t stuck_ns = t->last_ns - t->first_ns, stuck_limit = (uint64_t)(d->config.threshold[TH_STUCK_SECONDS] * 1e9);
@@ -1179,7 +1199,7 @@ static void rule_vtrace(struct doctor *d, const struct watch *w)
 		for (unsigned op = 0; op < info->op_count; op++) {
 			const struct vtrace_stats *now = &s->current[op], *then = &s->previous[op];
 			const char *name = vtrace_reader_op_name(s->reader, op);
-			uint64_t age = now->oldest_ns && s->current_ns > now->oldest_ns ? s->current_ns - now->oldest_ns : 0;
+			uint64_t age = op_age_ns(s, op);
 			uint64_t done = now->completions > then->completions ? now->completions - then->completions : 0;
 			double window = mean_ms(now->service_ns - then->service_ns, done);
 			double before = mean_ms(then->service_ns, then->completions);
