@@ -266,35 +266,23 @@ int proc_io_read(pid_t pid, struct proc_io *out)
 {
 	char path[64], text[1024];
 	ssize_t length;
-	int fd, err;
 
 	snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	length = read(fd, text, sizeof(text));
-	err = errno;
-	close(fd);
+	length = sysroot_read_small(path, text, sizeof(text));
 	if (length < 0)
-		return -err;
+		return (int)length;
 	return proc_io_parse(text, (size_t)length, out);
 }
 
 bool proc_comm_read(pid_t pid, char *name, size_t size)
 {
 	char path[64];
-	FILE *file;
-	bool found = false;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if ((file = fopen(path, "re"))) {
-		if (fgets(name, (int)size, file)) {
-			name[strcspn(name, "\n")] = '\0';
-			found = true;
-		}
-		fclose(file);
-	}
-	return found;
+	if (sysroot_read_small(path, name, size) <= 0)
+		return false;
+	name[strcspn(name, "\n")] = '\0';
+	return true;
 }
 
 int proc_task_parse(const char *text, size_t len, struct proc_task *out)

@@ -16,6 +16,7 @@
 #include "../lib/vtrace/proc.h" /* libvtrace's reading of /proc/PID/stat, the one the writer records */
 #include "collect/fdinfo.h"
 #include "collect/procfs.h"
+#include "collect/sysroot.h"
 #include "common/util.h"
 
 /*
@@ -57,27 +58,13 @@ struct segment_holder {
 
 static int process_ids(const char *procfs, pid_t pid, struct proc_ids *ids)
 {
-	char path[512], *text = NULL;
-	size_t size = 0, capacity = 8192;
-	ssize_t got;
-	int fd, rc;
+	char path[512], *text = xrealloc(NULL, STATUS_MAX); /* only the pages read are touched */
+	ssize_t size;
+	int rc;
 
 	snprintf(path, sizeof(path), "%s/%d/status", procfs, (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	text = xcalloc(1, capacity);
-	while ((got = read(fd, text + size, capacity - size)) > 0) {
-		size += (size_t)got;
-		if (size == capacity) {
-			if (capacity >= STATUS_MAX)
-				break;
-			capacity *= 2;
-			text = xrealloc(text, capacity);
-		}
-	}
-	close(fd);
-	rc = size ? proc_ids_parse(text, size, (int)pid, ids) : -EIO;
+	size = read_small_at(AT_FDCWD, path, text, STATUS_MAX);
+	rc = size < 0 ? (int)size : size ? proc_ids_parse(text, (size_t)size, (int)pid, ids) : -EIO;
 	free(text);
 	return rc;
 }

@@ -113,18 +113,49 @@ void sysroot_file_close(struct sysroot_file *file)
 	file->capacity = 0;
 }
 
-int sysroot_read_string(const char *path, char *buf, size_t size)
+ssize_t read_small_at(int dir, const char *path, char *buf, size_t size)
 {
-	int fd = open_under_root(path, O_RDONLY | O_NONBLOCK);
-	ssize_t got;
+	int fd = openat(dir, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	size_t used = 0;
 
 	if (fd < 0)
 		return -errno;
-	got = read(fd, buf, size - 1);
+	while (used + 1 < size) {
+		ssize_t got = read(fd, buf + used, size - 1 - used);
+
+		if (got < 0) {
+			int err = errno;
+
+			if (err == EINTR)
+				continue;
+			close(fd);
+			return -err;
+		}
+		if (got == 0)
+			break;
+		used += (size_t)got;
+	}
 	close(fd);
-	if (got < 0)
+	if (size)
+		buf[used] = '\0';
+	return (ssize_t)used;
+}
+
+ssize_t sysroot_read_small(const char *path, char *buf, size_t size)
+{
+	int dir = root();
+
+	if (dir < 0)
 		return -errno;
-	buf[got] = '\0';
+	return read_small_at(dir, relative(path), buf, size);
+}
+
+int sysroot_read_string(const char *path, char *buf, size_t size)
+{
+	ssize_t got = sysroot_read_small(path, buf, size);
+
+	if (got < 0)
+		return (int)got;
 	while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == ' '))
 		buf[--got] = '\0';
 	return 0;

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /*
  * The root is "/" unless set: by --sysroot DIR (sysroot_set) or by the environment
@@ -32,11 +33,21 @@ struct sysroot_file {
 int sysroot_file_read(struct sysroot_file *file, const char **text, size_t *len);
 void sysroot_file_close(struct sysroot_file *file);
 
-/* One-shot reads for files read once (sysfs attributes): into buf (NUL-terminated, trailing newline removed). */
+/*
+ * The one reader of a small file read once (/proc/PID/io, comm, fdinfo/N, a sysfs
+ * attribute): the whole of ROOT/path into buf, NUL-terminated, read until end of file (a
+ * short read is not the end). Its length, or -errno. A file longer than size - 1 bytes is
+ * cut there: what callers want comes first (fdinfo's pos and flags before an epoll's list).
+ */
+ssize_t sysroot_read_small(const char *path, char *buf, size_t size);
+/* The same under a directory of the caller's (AT_FDCWD: the live system, for iolens itself). */
+ssize_t read_small_at(int dir, const char *path, char *buf, size_t size);
+/* sysroot_read_small with the trailing newline and spaces removed: 0, or -errno. */
 int sysroot_read_string(const char *path, char *buf, size_t size);
 /* Whether ROOT/path exists. */
 int sysroot_exists(const char *path);
 /* Opens a directory under the root for readdir; NULL with errno set. */
 DIR *sysroot_opendir(const char *path);
+
 
 #endif

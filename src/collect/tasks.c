@@ -9,23 +9,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collect/sysroot.h"
+
 /* A small /proc file of one thread into buf (NUL-terminated): its length, or -errno. */
 static ssize_t read_task_file(pid_t pid, pid_t tid, const char *name, char *buf, size_t size)
 {
 	char path[96];
-	ssize_t length;
-	int fd, err;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)pid, (int)tid, name);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	length = read(fd, buf, size - 1);
-	err = errno;
-	close(fd);
-	if (length < 0)
-		return -err;
-	buf[length] = '\0';
-	return length;
+	return sysroot_read_small(path, buf, size);
 }
 
 static pid_t numeric_name(const char *name)

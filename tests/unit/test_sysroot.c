@@ -1,0 +1,62 @@
+/* test_sysroot.c: the one small-file reader, the pid iterator and the /proc/PID/io estimate, on trees made here. */
+#include "unit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collect/sysroot.h"
+
+static void write_file(const char *root, const char *name, const char *text, const char *mode)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, name);
+	assert_non_null(f = fopen(path, mode));
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_read_small(void **state)
+{
+	char *root = unit_tmpdir(), buf[8], big[64];
+	(void)state;
+
+	assert_int_equal(sysroot_set(root), 0);
+	/* ENOENT, as -errno. */
+	assert_int_equal(sysroot_read_small("/missing", buf, sizeof(buf)), -ENOENT);
+	/* An empty file: length 0, an empty string. */
+	write_file(root, "empty", "", "w");
+	memset(buf, 'x', sizeof(buf));
+	assert_int_equal(sysroot_read_small("/empty", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	/* Larger than the limit: cut at size - 1, still a string. */
+	write_file(root, "large", "0123456789abcdef", "w");
+	assert_int_equal(sysroot_read_small("/large", buf, sizeof(buf)), 7);
+	assert_string_equal(buf, "0123456");
+	/* A file that grows is read whole again: each read sees what is there now. */
+	write_file(root, "grows", "one\n", "w");
+	assert_int_equal(sysroot_read_small("grows", big, sizeof(big)), 4);
+	write_file(root, "grows", "two\n", "a");
+	assert_int_equal(sysroot_read_small("/grows", big, sizeof(big)), 8);
+	assert_string_equal(big, "one\ntwo\n");
+	/* The string form takes off the line's end. */
+	assert_int_equal(sysroot_read_string("/grows", big, sizeof(big)), 0);
+	assert_string_equal(big, "one\ntwo");
+	/* A directory is not a small file. */
+	assert_int_equal(sysroot_read_small("/", big, sizeof(big)), -EISDIR);
+	/* The live system, past the root. */
+	assert_true(read_small_at(AT_FDCWD, "/proc/self/comm", big, sizeof(big)) > 0);
+	assert_int_equal(sysroot_set("/"), 0);
+	unit_rmtree(root);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_read_small),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
