@@ -19,6 +19,7 @@
 #include "collect/inode_names.h"
 #include "collect/memcg.h"
 #include "collect/procfs.h"
+#include "collect/sysroot.h"
 #include "common/util.h"
 
 enum group_by { BY_PROCESS, BY_FILE, BY_CGROUP };
@@ -239,17 +240,18 @@ static bool read_io(uint32_t pid, struct io_sample *out)
 
 static void gather_proc(struct top *t)
 {
-	DIR *proc = opendir("/proc");
-	struct dirent *entry;
 	struct io_sample *now = NULL;
+	struct proc_pids pids;
 	size_t nnow = 0;
+	pid_t next;
 
 	clear_rows(t);
-	while (proc && (entry = readdir(proc))) {
+	proc_pids_open(&pids, 0);
+	while ((next = proc_pids_next(&pids))) {
 		struct io_sample sample;
-		uint32_t pid = (uint32_t)strtoul(entry->d_name, NULL, 10);
+		uint32_t pid = (uint32_t)next;
 
-		if (!pid || (t->pid && pid != (uint32_t)t->pid) || !read_io(pid, &sample))
+		if ((t->pid && pid != (uint32_t)t->pid) || !read_io(pid, &sample))
 			continue;
 		now = xrealloc(now, (nnow + 1) * sizeof(*now));
 		now[nnow++] = sample;
@@ -277,8 +279,7 @@ static void gather_proc(struct top *t)
 			break;
 		}
 	}
-	if (proc)
-		closedir(proc);
+	proc_pids_close(&pids);
 	free(io_previous);
 	io_previous = now;
 	io_nprevious = nnow;

@@ -24,6 +24,7 @@
 #include "collect/odirect.h"
 #include "collect/pagecache.h"
 #include "collect/procfs.h"
+#include "collect/sysroot.h"
 #include "collect/segments.h"
 #include "collect/tasks.h"
 #include "common/util.h"
@@ -249,18 +250,16 @@ static bool direct_ours(pid_t pid, const char *comm)
 /* Every process's descriptors with O_DIRECT in their fdinfo flags, now. */
 static void direct_scan_fdinfo(struct direct_set *set)
 {
-	DIR *proc = opendir("/proc");
-	struct dirent *entry;
+	struct proc_pids pids;
+	pid_t pid;
 
-	while (proc && (entry = readdir(proc))) {
-		pid_t pid = (pid_t)strtol(entry->d_name, NULL, 10);
+	proc_pids_open(&pids, PROC_PIDS_NOT_SELF);
+	while ((pid = proc_pids_next(&pids))) {
 		struct direct_process *p = NULL;
 		char dir_path[64], comm[32] = "";
 		struct dirent *fd_entry;
 		DIR *fds;
 
-		if (pid <= 0 || pid == getpid())
-			continue;
 		snprintf(dir_path, sizeof(dir_path), "/proc/%d/fd", (int)pid);
 		if (!(fds = opendir(dir_path)))
 			continue;
@@ -294,8 +293,7 @@ static void direct_scan_fdinfo(struct direct_set *set)
 		}
 		closedir(fds);
 	}
-	if (proc)
-		closedir(proc);
+	proc_pids_close(&pids);
 }
 
 /* Whether /proc/PID/fd/FD is still the file opened (same device and inode). */
@@ -676,22 +674,22 @@ static int compare_io_pid(const void *a_, const void *b_)
 /* Every process's /proc/PID/io that can be read (all of them as root). */
 static size_t read_all_io(struct io_entry **out)
 {
-	DIR *proc = opendir("/proc");
-	struct dirent *entry;
+	struct proc_pids pids;
 	size_t count = 0;
+	pid_t pid;
 
 	*out = NULL;
-	while (proc && (entry = readdir(proc))) {
-		struct io_entry e = { .pid = (pid_t)strtol(entry->d_name, NULL, 10) };
+	proc_pids_open(&pids, PROC_PIDS_NOT_SELF);
+	while ((pid = proc_pids_next(&pids))) {
+		struct io_entry e = { .pid = pid };
 
-		if (e.pid <= 0 || e.pid == getpid() || proc_io_read(e.pid, &e.io) != 0)
+		if (proc_io_read(e.pid, &e.io) != 0)
 			continue;
 		proc_comm_read(e.pid, e.comm, sizeof(e.comm));
 		*out = xrealloc(*out, (count + 1) * sizeof(**out));
 		(*out)[count++] = e;
 	}
-	if (proc)
-		closedir(proc);
+	proc_pids_close(&pids);
 	if (count > 1)
 		qsort(*out, count, sizeof(**out), compare_io_pid);
 	return count;

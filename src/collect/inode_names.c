@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "collect/sysroot.h"
 #include "common/util.h"
 
 #define BESIDE_DIRS 64 /* directories of known files read for unnamed inodes, at most */
@@ -133,24 +134,19 @@ static void scan_processes(struct inode_names *t, uint64_t deadline, volatile si
 {
 	unsigned long *pids = NULL;
 	size_t npids = 0, capacity = 0, start;
-	DIR *proc = opendir("/proc");
-	struct dirent *entry;
+	struct proc_pids proc;
+	pid_t found;
 
-	if (!proc)
+	if (proc_pids_open(&proc, 0) != 0)
 		return;
-	while ((entry = readdir(proc))) {
-		char *end;
-		unsigned long pid = strtoul(entry->d_name, &end, 10);
-
-		if (!pid || *end)
-			continue;
+	while ((found = proc_pids_next(&proc))) {
 		if (npids == capacity) {
 			capacity = capacity ? 2 * capacity : 1024;
 			pids = xrealloc(pids, capacity * sizeof(*pids));
 		}
-		pids[npids++] = pid;
+		pids[npids++] = (unsigned long)found;
 	}
-	closedir(proc);
+	proc_pids_close(&proc);
 	qsort(pids, npids, sizeof(*pids), compare_pids);
 	for (start = 0; start < npids && pids[start] < t->scan_from; start++)
 		;

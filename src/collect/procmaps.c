@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
+#include "collect/sysroot.h"
 #include "common/util.h"
 
 /* Hex digits up to the first character that is not one; false when there are none or too many. */
@@ -127,16 +128,20 @@ static void load_process(const char *procfs, const char *pid_name, struct mapped
 int mapped_files_load(const char *procfs, struct mapped_files *out)
 {
 	size_t capacity = 0;
-	struct dirent *de;
-	DIR *dir = opendir(procfs);
+	struct proc_pids pids;
+	pid_t pid;
+	int rc;
 
 	*out = (struct mapped_files){0};
-	if (!dir)
-		return -errno;
-	while ((de = readdir(dir)))
-		if (isdigit((unsigned char)de->d_name[0]))
-			load_process(procfs, de->d_name, out, &capacity);
-	closedir(dir);
+	if ((rc = proc_pids_open_dir(&pids, procfs, 0)) != 0)
+		return rc;
+	while ((pid = proc_pids_next(&pids))) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "%d", (int)pid);
+		load_process(procfs, name, out, &capacity);
+	}
+	proc_pids_close(&pids);
 	if (out->count)
 		qsort(out->items, out->count, sizeof(*out->items), compare_mapped);
 	return 0;

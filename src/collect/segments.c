@@ -175,27 +175,24 @@ static bool note_holder(int fd, void *context)
 static void scan_holders(struct segment_round *round)
 {
 	uint64_t started = monotonic_ns(), deadline = started + HOLDER_SCAN_NS;
-	struct dirent *de;
-	DIR *proc;
+	struct proc_pids pids;
+	pid_t pid;
 
 	if (round->scanned)
 		return;
 	round->scanned = true;
-	if (!(proc = opendir(round->procfs)))
+	if (proc_pids_open_dir(&pids, round->procfs, 0) != 0)
 		return;
-	while ((de = readdir(proc))) {
-		struct holder_scan scan = { round, 0 };
+	while ((pid = proc_pids_next(&pids))) {
+		struct holder_scan scan = { round, pid };
 
 		if (monotonic_ns() >= deadline) {
 			round->scan_cut = true;
 			break;
 		}
-		if (!all_digits(de->d_name))
-			continue;
-		scan.pid = (pid_t)atoi(de->d_name);
 		each_vtrace_fd(round->procfs, scan.pid, note_holder, &scan);
 	}
-	closedir(proc);
+	proc_pids_close(&pids);
 	round->scan_ns += monotonic_ns() - started;
 }
 

@@ -181,3 +181,55 @@ DIR *sysroot_opendir(const char *path)
 		close(fd);
 	return dir;
 }
+
+pid_t proc_pid_name(const char *name)
+{
+	long value = 0;
+
+	if (!*name)
+		return 0;
+	for (; *name; name++) {
+		if (*name < '0' || *name > '9')
+			return 0;
+		value = value * 10 + (*name - '0');
+		if (value > 0x7fffffff) /* pid_max is at most 2^22, a tid the same */
+			return 0;
+	}
+	return (pid_t)value;
+}
+
+static int pids_begin(struct proc_pids *pids, DIR *dir, unsigned flags)
+{
+	*pids = (struct proc_pids){ .dir = dir, .skip = flags & PROC_PIDS_NOT_SELF ? getpid() : 0 };
+	return dir ? 0 : -errno;
+}
+
+int proc_pids_open(struct proc_pids *pids, unsigned flags)
+{
+	return pids_begin(pids, sysroot_opendir("/proc"), flags);
+}
+
+int proc_pids_open_dir(struct proc_pids *pids, const char *procfs, unsigned flags)
+{
+	return pids_begin(pids, opendir(procfs), flags);
+}
+
+pid_t proc_pids_next(struct proc_pids *pids)
+{
+	struct dirent *entry;
+
+	while (pids->dir && (entry = readdir(pids->dir))) {
+		pid_t pid = proc_pid_name(entry->d_name);
+
+		if (pid > 0 && pid != pids->skip)
+			return pid;
+	}
+	return 0;
+}
+
+void proc_pids_close(struct proc_pids *pids)
+{
+	if (pids->dir)
+		closedir(pids->dir);
+	pids->dir = NULL;
+}

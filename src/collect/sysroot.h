@@ -3,6 +3,7 @@
 #define IOLENS_SYSROOT_H
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -49,5 +50,25 @@ int sysroot_exists(const char *path);
 /* Opens a directory under the root for readdir; NULL with errno set. */
 DIR *sysroot_opendir(const char *path);
 
+
+/*
+ * The one walk over the processes: the pids of ROOT/proc in readdir's order (a process
+ * that ends meanwhile may or may not be in it), entries that are not a pid ("self", "net",
+ * "123abc") passed over, and iolens itself too with PROC_PIDS_NOT_SELF.
+ */
+enum { PROC_PIDS_NOT_SELF = 1u << 0 };
+struct proc_pids {
+	DIR *dir;
+	pid_t skip; /* 0: none */
+};
+/* 0, or -errno when the directory cannot be read (the walk then yields nothing). */
+int proc_pids_open(struct proc_pids *pids, unsigned flags);
+/* The same over a procfs directory of the caller's (libvtrace's segments are the live system's). */
+int proc_pids_open_dir(struct proc_pids *pids, const char *procfs, unsigned flags);
+/* The next pid, or 0 at the end. */
+pid_t proc_pids_next(struct proc_pids *pids);
+void proc_pids_close(struct proc_pids *pids);
+/* A pid directory's name as a pid ("1234"), or 0 for any other name (also a task's tid). */
+pid_t proc_pid_name(const char *name);
 
 #endif

@@ -20,33 +20,23 @@ static ssize_t read_task_file(pid_t pid, pid_t tid, const char *name, char *buf,
 	return sysroot_read_small(path, buf, size);
 }
 
-static pid_t numeric_name(const char *name)
-{
-	char *end;
-	long value = strtol(name, &end, 10);
-
-	return *name && !*end && value > 0 && value <= 0x7fffffff ? (pid_t)value : 0;
-}
-
 size_t tasks_scan(void (*found)(pid_t pid, const struct proc_task *task, void *context), void *context)
 {
-	DIR *proc = opendir("/proc");
-	struct dirent *entry;
+	struct proc_pids pids;
 	size_t count = 0;
+	pid_t pid;
 
-	while (proc && (entry = readdir(proc))) {
-		pid_t pid = numeric_name(entry->d_name);
+	proc_pids_open(&pids, 0);
+	while ((pid = proc_pids_next(&pids))) {
 		char path[64], text[1024];
 		struct dirent *thread;
 		DIR *threads;
 
-		if (!pid)
-			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-		if (!(threads = opendir(path)))
+		if (!(threads = sysroot_opendir(path)))
 			continue;
 		while ((thread = readdir(threads))) {
-			pid_t tid = numeric_name(thread->d_name);
+			pid_t tid = proc_pid_name(thread->d_name);
 			struct proc_task task;
 			ssize_t length;
 
@@ -58,8 +48,7 @@ size_t tasks_scan(void (*found)(pid_t pid, const struct proc_task *task, void *c
 		}
 		closedir(threads);
 	}
-	if (proc)
-		closedir(proc);
+	proc_pids_close(&pids);
 	return count;
 }
 

@@ -53,10 +53,72 @@ static void test_read_small(void **state)
 	unit_rmtree(root);
 }
 
+static void make_dir(const char *root, const char *name)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", root, name);
+	assert_int_equal(mkdir(path, 0755), 0);
+}
+
+/* The pids a walk yields, summed and counted (readdir's order is no order). */
+static void walk(unsigned flags, long *sum, int *count)
+{
+	struct proc_pids pids;
+	pid_t pid;
+
+	*sum = 0;
+	*count = 0;
+	assert_int_equal(proc_pids_open(&pids, flags), 0);
+	while ((pid = proc_pids_next(&pids))) {
+		*sum += pid;
+		(*count)++;
+	}
+	assert_int_equal(proc_pids_next(&pids), 0);
+	proc_pids_close(&pids);
+}
+
+static void test_pids(void **state)
+{
+	char *root = unit_tmpdir(), self[32];
+	struct proc_pids pids;
+	long sum;
+	int count;
+	(void)state;
+
+	assert_int_equal(sysroot_set(root), 0);
+	/* No proc directory: an error, and a walk of nothing. */
+	assert_int_equal(proc_pids_open(&pids, 0), -ENOENT);
+	assert_int_equal(proc_pids_next(&pids), 0);
+	proc_pids_close(&pids);
+	make_dir(root, "proc");
+	make_dir(root, "proc/1");
+	make_dir(root, "proc/4194304");
+	make_dir(root, "proc/self");
+	make_dir(root, "proc/12x");
+	make_dir(root, "proc/-3");
+	make_dir(root, "proc/0");
+	make_dir(root, "proc/99999999999");
+	snprintf(self, sizeof(self), "proc/%d", (int)getpid());
+	make_dir(root, self);
+	walk(0, &sum, &count);
+	assert_int_equal(count, 3);
+	assert_int_equal(sum, 1 + 4194304 + (long)getpid());
+	walk(PROC_PIDS_NOT_SELF, &sum, &count);
+	assert_int_equal(count, 2);
+	assert_int_equal(sum, 1 + 4194304);
+	assert_int_equal(proc_pid_name("123"), 123);
+	assert_int_equal(proc_pid_name(""), 0);
+	assert_int_equal(proc_pid_name("2147483648"), 0);
+	assert_int_equal(sysroot_set("/"), 0);
+	unit_rmtree(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read_small),
+		cmocka_unit_test(test_pids),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
