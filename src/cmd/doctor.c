@@ -113,7 +113,7 @@ struct direct_process {
 	const char *seen_by;   /* which saw it first: "fdinfo" or "ebpf" */
 	const char *call;      /* eBPF: the call that gave O_DIRECT ("openat" ...), else NULL */
 	uint64_t first_ns;     /* when first seen */
-	struct proc_io io_first, io_last; /* /proc/PID/io when first seen, and last read while it lived */
+	struct proc_io_sample io_first, io_last; /* /proc/PID/io when first seen, and last read while it lived */
 	uint64_t io_first_ns, io_last_ns;
 	bool io_known;
 	bool ended;            /* gone (or its pid another process's) by the end */
@@ -221,7 +221,7 @@ static struct direct_process *direct_process(struct direct_set *set, pid_t pid, 
 	*p = (struct direct_process){ .pid = pid, .first_fd = -1, .seen_by = seen_by, .first_ns = monotonic_ns() };
 	snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	/* Its I/O from now: rates from when it was first seen. */
-	p->io_known = proc_io_read(pid, &p->io_first) == 0;
+	p->io_known = proc_io_sample_read(pid, &p->io_first) == 0;
 	p->io_first_ns = p->io_last_ns = monotonic_ns();
 	p->io_last = p->io_first;
 	return p;
@@ -361,13 +361,13 @@ static void direct_refresh_io(struct direct_set *set)
 {
 	for (size_t i = 0; i < set->count; i++) {
 		struct direct_process *p = &set->procs[i];
-		struct proc_io now;
-		char comm[32] = "";
+		struct proc_io_sample now;
+		struct proc_io_delta delta;
 
 		if (p->ended)
 			continue;
-		if (!proc_comm_read(p->pid, comm, sizeof(comm)) || strcmp(comm, p->comm) || proc_io_read(p->pid, &now) != 0 ||
-		    now.read_bytes < p->io_last.read_bytes || now.write_bytes < p->io_last.write_bytes) {
+		if (proc_io_sample_read(p->pid, &now) != 0 || strcmp(now.comm, p->comm) ||
+		    (p->io_known && !proc_io_delta(&p->io_last, &now, &delta))) {
 			p->ended = true;
 			continue;
 		}
@@ -412,8 +412,11 @@ static void rule_direct(struct doctor *d, const struct direct_set *set)
 			opens += odirect_opens(p->pid, file->dev, file->ino);
 		}
 		if (rates) {
-			read_rate = (double)(p->io_last.read_bytes - p->io_first.read_bytes) / seconds;
-			write_rate = (double)(p->io_last.write_bytes - p->io_first.write_bytes) / seconds;
+			struct proc_io_delta delta;
+
+			proc_io_delta(&p->io_first, &p->io_last, &delta); /* one process: refresh_io saw to it */
+			read_rate = (double)delta.read_bytes / seconds;
+			write_rate = (double)delta.write_bytes / seconds;
 		}
 		/*
 		 * Bypassing the cache matters when it reads: reads that the cache could serve. A few
@@ -626,11 +629,6 @@ struct task_watch {
 };
 
 /* A process's I/O counters at the start of the window. */
-struct io_entry {
-	pid_t pid;
-	char comm[32];
-	struct proc_io io;
-};
 
 /* A process's I/O over the window. */
 struct io_rate {
@@ -654,7 +652,7 @@ struct watch {
 	unsigned writeback_samples;     /* samples with pages under writeback */
 	struct task_watch *tasks;
 	size_t ntasks;
-	struct io_entry *io;            /* sorted by pid */
+	struct proc_io_sample *io;      /* sorted by pid */
 	size_t nio;
 	struct io_rate *rates;          /* busiest first */
 	size_t nrates;
@@ -666,13 +664,13 @@ struct watch {
 
 static int compare_io_pid(const void *a_, const void *b_)
 {
-	const struct io_entry *a = a_, *b = b_;
+	const struct proc_io_sample *a = a_, *b = b_;
 
 	return (a->pid > b->pid) - (a->pid < b->pid);
 }
 
 /* Every process's /proc/PID/io that can be read (all of them as root). */
-static size_t read_all_io(struct io_entry **out)
+static size_t read_all_io(struct proc_io_sample **out)
 {
 	struct proc_pids pids;
 	size_t count = 0;
@@ -681,11 +679,10 @@ static size_t read_all_io(struct io_entry **out)
 	*out = NULL;
 	proc_pids_open(&pids, PROC_PIDS_NOT_SELF);
 	while ((pid = proc_pids_next(&pids))) {
-		struct io_entry e = { .pid = pid };
+		struct proc_io_sample e;
 
-		if (proc_io_read(e.pid, &e.io) != 0)
+		if (proc_io_sample_read(pid, &e) != 0)
 			continue;
-		proc_comm_read(e.pid, e.comm, sizeof(e.comm));
 		*out = xrealloc(*out, (count + 1) * sizeof(**out));
 		(*out)[count++] = e;
 	}
@@ -706,21 +703,22 @@ static int compare_rate(const void *a_, const void *b_)
 /* Each process's storage I/O over the window, busiest first (those that did some). */
 static void compute_io_rates(struct watch *w, double seconds)
 {
-	struct io_entry *end;
+	struct proc_io_sample *end;
 	size_t nend = read_all_io(&end);
 
 	for (size_t i = 0; i < nend && seconds > 0; i++) {
 		/* (none at the start, as for a user who had no process then: bsearch wants an array) */
-		struct io_entry *start = w->nio ? bsearch(&end[i], w->io, w->nio, sizeof(*w->io), compare_io_pid) : NULL;
+		struct proc_io_sample *start = w->nio ? bsearch(&end[i], w->io, w->nio, sizeof(*w->io), compare_io_pid) : NULL;
 		struct io_rate r = { .pid = end[i].pid };
+		struct proc_io_delta delta;
 
-		if (!start || strcmp(start->comm, end[i].comm)) /* new, or the pid is another process now */
+		/* new, the pid another process now, or a counter gone back */
+		if (!start || !proc_io_delta(start, &end[i], &delta))
 			continue;
-		r.read_rate = (double)(end[i].io.read_bytes - start->io.read_bytes) / seconds;
-		r.write_rate = (double)(end[i].io.write_bytes - start->io.write_bytes) / seconds;
-		r.rchar_rate = (double)(end[i].io.rchar - start->io.rchar) / seconds;
-		if (end[i].io.read_bytes < start->io.read_bytes || end[i].io.write_bytes < start->io.write_bytes ||
-		    end[i].io.rchar < start->io.rchar || r.read_rate + r.write_rate + r.rchar_rate <= 0)
+		r.read_rate = (double)delta.read_bytes / seconds;
+		r.write_rate = (double)delta.write_bytes / seconds;
+		r.rchar_rate = (double)delta.rchar / seconds;
+		if (r.read_rate + r.write_rate + r.rchar_rate <= 0)
 			continue;
 		snprintf(r.comm, sizeof(r.comm), "%s", end[i].comm);
 		w->rates = xrealloc(w->rates, (w->nrates + 1) * sizeof(*w->rates));

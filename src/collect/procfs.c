@@ -285,6 +285,44 @@ bool proc_comm_read(pid_t pid, char *name, size_t size)
 	return true;
 }
 
+int proc_io_sample_read(pid_t pid, struct proc_io_sample *out)
+{
+	char path[64], text[1024];
+	struct proc_task task;
+	ssize_t length;
+	int rc;
+
+	*out = (struct proc_io_sample){ .pid = pid, .start_time = PROCFS_UNKNOWN };
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((length = sysroot_read_small(path, text, sizeof(text))) < 0)
+		return (int)length;
+	if ((rc = proc_task_parse(text, (size_t)length, &task)) != 0)
+		return rc;
+	out->start_time = task.start_time;
+	snprintf(out->comm, sizeof(out->comm), "%s", task.comm);
+	return proc_io_read(pid, &out->io);
+}
+
+bool proc_io_delta(const struct proc_io_sample *before, const struct proc_io_sample *after, struct proc_io_delta *out)
+{
+	const uint64_t page = 4096;
+
+	*out = (struct proc_io_delta){0};
+	if (before->pid != after->pid || before->start_time != after->start_time || strcmp(before->comm, after->comm))
+		return false;
+	if (after->io.rchar < before->io.rchar || after->io.read_bytes < before->io.read_bytes ||
+	    after->io.write_bytes < before->io.write_bytes)
+		return false;
+	out->rchar = after->io.rchar - before->io.rchar;
+	out->read_bytes = after->io.read_bytes - before->io.read_bytes;
+	out->write_bytes = after->io.write_bytes - before->io.write_bytes;
+	out->read_pages = out->rchar / page;
+	out->missed_pages = out->read_bytes / page;
+	out->written_pages = out->write_bytes / page;
+	out->hit_pages = out->read_pages > out->missed_pages ? out->read_pages - out->missed_pages : 0;
+	return true;
+}
+
 int proc_task_parse(const char *text, size_t len, struct proc_task *out)
 {
 	const char *open_paren = memchr(text, '(', len), *close_paren = NULL, *end = text + len;
