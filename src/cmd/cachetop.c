@@ -241,7 +241,7 @@ static void gather_proc(struct top *t)
 		for (size_t i = 0; i < io_nprevious; i++) {
 			struct top_row row = { .pid = pid };
 			struct proc_io_delta delta;
-			char path[64];
+			char path[4200];
 			struct stat st;
 
 			if (io_previous[i].pid != next)
@@ -253,8 +253,7 @@ static void gather_proc(struct top *t)
 			row.c.misses = delta.missed_pages;
 			row.c.hits = delta.hit_pages; /* an estimate */
 			row.c.dirties = delta.written_pages;
-			snprintf(path, sizeof(path), "/proc/%u", pid);
-			if (stat(path, &st) == 0)
+			if (sysroot_path(path, sizeof(path), "/proc/%u", pid) && stat(path, &st) == 0)
 				row.uid = st.st_uid;
 			derive(&row);
 			row.write_hit = -1; /* write_bytes says what reached storage, not what was dirtied in cache */

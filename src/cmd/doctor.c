@@ -256,22 +256,21 @@ static void direct_scan_fdinfo(struct direct_set *set)
 	proc_pids_open(&pids, PROC_PIDS_NOT_SELF);
 	while ((pid = proc_pids_next(&pids))) {
 		struct direct_process *p = NULL;
-		char dir_path[64], comm[32] = "";
+		char dir_path[4200], comm[32] = "";
 		struct dirent *fd_entry;
 		DIR *fds;
 
-		snprintf(dir_path, sizeof(dir_path), "/proc/%d/fd", (int)pid);
-		if (!(fds = opendir(dir_path)))
+		if (!sysroot_path(dir_path, sizeof(dir_path), "/proc/%d/fd", (int)pid) || !(fds = opendir(dir_path)))
 			continue;
 		while ((fd_entry = readdir(fds))) {
-			char link[128], target[512];
+			char link[4300], target[512];
 			struct fdinfo info;
 			struct statx st;
 			ssize_t length;
 			int fd = (int)strtol(fd_entry->d_name, NULL, 10);
 			bool block;
 
-			if (fd_entry->d_name[0] == '.' || fdinfo_read("/proc", pid, fd, &info) != 0 || !(info.flags & O_DIRECT))
+			if (fd_entry->d_name[0] == '.' || fdinfo_read(pid, fd, &info) != 0 || !(info.flags & O_DIRECT))
 				continue;
 			snprintf(link, sizeof(link), "%s/%d", dir_path, fd);
 			/* The attributes the kernel has: asking a hung FUSE or NFS server would never return. */

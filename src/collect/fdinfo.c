@@ -66,12 +66,12 @@ int fdinfo_parse(const char *text, size_t len, struct fdinfo *out)
 	return have_pos && have_flags ? 0 : -EINVAL;
 }
 
-int fdinfo_read(const char *procfs, pid_t pid, int fd, struct fdinfo *out)
+int fdinfo_read(pid_t pid, int fd, struct fdinfo *out)
 {
-	char path[512], text[4096];
+	char path[64], text[4096];
 	ssize_t got;
 
-	snprintf(path, sizeof(path), "%s/%d/fdinfo/%d", procfs, (int)pid, fd);
-	got = read_small_at(AT_FDCWD, path, text, sizeof(text));
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
+	got = sysroot_read_small(path, text, sizeof(text));
 	return got < 0 ? (int)got : fdinfo_parse(text, (size_t)got, out);
 }

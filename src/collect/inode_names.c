@@ -66,11 +66,10 @@ static const char *known_path(const struct inode_names *t, dev_t dev, uint64_t i
 /* Files a process maps (programs, libraries, data files): "start-end perms offset MAJ:MIN inode path". */
 static void learn_mapped_files(struct inode_names *t, const char *pid)
 {
-	char path[300], line[4400];
+	char path[4200], line[4400];
 	FILE *maps;
 
-	snprintf(path, sizeof(path), "/proc/%s/maps", pid);
-	if (!(maps = fopen(path, "re")))
+	if (!sysroot_path(path, sizeof(path), "/proc/%s/maps", pid) || !(maps = fopen(path, "re")))
 		return;
 	while (fgets(line, sizeof(line), maps)) {
 		unsigned major_number, minor_number;
@@ -91,12 +90,11 @@ static void learn_mapped_files(struct inode_names *t, const char *pid)
 /* The regular files one process has open. */
 static void learn_open_files(struct inode_names *t, const char *pid)
 {
-	char dir_path[300], link_path[600], target[4096];
+	char dir_path[4200], link_path[4500], target[4096];
 	struct dirent *entry;
 	DIR *fds;
 
-	snprintf(dir_path, sizeof(dir_path), "/proc/%s/fd", pid);
-	if (!(fds = opendir(dir_path)))
+	if (!sysroot_path(dir_path, sizeof(dir_path), "/proc/%s/fd", pid) || !(fds = opendir(dir_path)))
 		return;
 	while ((entry = readdir(fds))) {
 		struct statx st;

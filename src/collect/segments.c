@@ -130,7 +130,7 @@ static bool fd_matches(int fd, void *context)
 	if (stat(path, &st) != 0 || st.st_dev != m->dev || st.st_ino != m->ino)
 		return false;
 	m->found = true;
-	m->writes |= fdinfo_read(m->procfs, m->pid, fd, &info) == 0 && (info.flags & O_ACCMODE) == O_RDWR;
+	m->writes |= fdinfo_read(m->pid, fd, &info) == 0 && (info.flags & O_ACCMODE) == O_RDWR;
 	return m->writes;
 }
 
@@ -166,7 +166,7 @@ static bool note_holder(int fd, void *context)
 		.pid = scan->pid,
 		.dev = st.st_dev,
 		.ino = st.st_ino,
-		.writes = fdinfo_read(round->procfs, scan->pid, fd, &info) == 0 && (info.flags & O_ACCMODE) == O_RDWR,
+		.writes = fdinfo_read(scan->pid, fd, &info) == 0 && (info.flags & O_ACCMODE) == O_RDWR,
 	};
 	return false;
 }

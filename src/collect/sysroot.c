@@ -4,6 +4,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -159,6 +161,27 @@ int sysroot_read_string(const char *path, char *buf, size_t size)
 	while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == ' '))
 		buf[--got] = '\0';
 	return 0;
+}
+
+bool sysroot_path(char *buf, size_t size, const char *format, ...)
+{
+	const char *root_dir = sysroot_get();
+	size_t used = 0;
+	va_list args;
+	int len;
+
+	if (strcmp(root_dir, "/") != 0) {
+		len = snprintf(buf, size, "%s", root_dir);
+		if (len < 0 || (size_t)len >= size)
+			return false;
+		used = (size_t)len;
+		while (used > 0 && buf[used - 1] == '/') /* "/tmp/tree/" and "/proc": one slash between */
+			buf[--used] = '\0';
+	}
+	va_start(args, format);
+	len = vsnprintf(buf + used, size - used, format, args);
+	va_end(args);
+	return len >= 0 && (size_t)len < size - used;
 }
 
 int sysroot_exists(const char *path)

@@ -45,6 +45,12 @@ ssize_t sysroot_read_small(const char *path, char *buf, size_t size);
 ssize_t read_small_at(int dir, const char *path, char *buf, size_t size);
 /* sysroot_read_small with the trailing newline and spaces removed: 0, or -errno. */
 int sysroot_read_string(const char *path, char *buf, size_t size);
+/*
+ * ROOT/path as a path to hand to what takes one (fopen, opendir, statx and readlink of
+ * /proc/PID/fd's magic links): path itself when the root is "/". printf's format; false
+ * when it does not fit in buf.
+ */
+bool sysroot_path(char *buf, size_t size, const char *format, ...) __attribute__((format(printf, 3, 4)));
 /* Whether ROOT/path exists. */
 int sysroot_exists(const char *path);
 /* Opens a directory under the root for readdir; NULL with errno set. */
