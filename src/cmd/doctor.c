@@ -25,6 +25,7 @@
 #include "collect/odirect.h"
 #include "collect/pagecache.h"
 #include "collect/procfs.h"
+#include "collect/sysroot.h"
 #include "collect/segments.h"
 #include "collect/tasks.h"
 #include "common/util.h"
@@ -114,7 +115,7 @@ struct direct_process {
 	const char *seen_by;   /* which saw it first: "fdinfo" or "ebpf" */
 	const char *call;      /* eBPF: the call that gave O_DIRECT ("openat" ...), else NULL */
 	uint64_t first_ns;     /* when first seen */
-	struct proc_io io_first, io_last; /* /proc/PID/io when first seen, and last read while it lived */
+	struct proc_io_sample io_first, io_last; /* /proc/PID/io when first seen, and last read while it lived */
 	uint64_t io_first_ns, io_last_ns;
 	bool io_known;
 	bool ended;            /* gone (or its pid another process's) by the end */
@@ -223,7 +224,7 @@ static struct direct_process *direct_process(struct direct_set *set, pid_t pid, 
 	*p = (struct direct_process){ .pid = pid, .first_fd = -1, .seen_by = seen_by, .first_ns = monotonic_ns() };
 	snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	/* Its I/O from now: rates from when it was first seen. */
-	p->io_known = proc_io_read(pid, &p->io_first) == 0;
+	p->io_known = proc_io_sample_read(pid, &p->io_first) == 0;
 	p->io_first_ns = p->io_last_ns = monotonic_ns();
 	p->io_last = p->io_first;
 	return p;
@@ -252,30 +253,27 @@ static bool direct_ours(pid_t pid, const char *comm)
 /* Every process's descriptors with O_DIRECT in their fdinfo flags, now. */
 static void direct_scan_fdinfo(struct direct_set *set)
 {
-	DIR *proc = opendir("/proc");
-	struct dirent *entry;
+	struct proc_pids pids;
+	pid_t pid;
 
-	while (proc && (entry = readdir(proc))) {
-		pid_t pid = (pid_t)strtol(entry->d_name, NULL, 10);
+	proc_pids_open(&pids, PROC_PIDS_NOT_SELF);
+	while ((pid = proc_pids_next(&pids))) {
 		struct direct_process *p = NULL;
-		char dir_path[64], comm[32] = "";
+		char dir_path[4200], comm[32] = "";
 		struct dirent *fd_entry;
 		DIR *fds;
 
-		if (pid <= 0 || pid == getpid())
-			continue;
-		snprintf(dir_path, sizeof(dir_path), "/proc/%d/fd", (int)pid);
-		if (!(fds = opendir(dir_path)))
+		if (!sysroot_path(dir_path, sizeof(dir_path), "/proc/%d/fd", (int)pid) || !(fds = opendir(dir_path)))
 			continue;
 		while ((fd_entry = readdir(fds))) {
-			char link[128], target[512];
+			char link[4300], target[512];
 			struct fdinfo info;
 			struct statx st;
 			ssize_t length;
 			int fd = (int)strtol(fd_entry->d_name, NULL, 10);
 			bool block;
 
-			if (fd_entry->d_name[0] == '.' || fdinfo_read("/proc", pid, fd, &info) != 0 || !(info.flags & O_DIRECT))
+			if (fd_entry->d_name[0] == '.' || fdinfo_read(pid, fd, &info) != 0 || !(info.flags & O_DIRECT))
 				continue;
 			snprintf(link, sizeof(link), "%s/%d", dir_path, fd);
 			/* The attributes the kernel has: asking a hung FUSE or NFS server would never return. */
@@ -297,8 +295,7 @@ static void direct_scan_fdinfo(struct direct_set *set)
 		}
 		closedir(fds);
 	}
-	if (proc)
-		closedir(proc);
+	proc_pids_close(&pids);
 }
 
 /* Whether /proc/PID/fd/FD is still the file opened (same device and inode). */
@@ -366,13 +363,13 @@ static void direct_refresh_io(struct direct_set *set)
 {
 	for (size_t i = 0; i < set->count; i++) {
 		struct direct_process *p = &set->procs[i];
-		struct proc_io now;
-		char comm[32] = "";
+		struct proc_io_sample now;
+		struct proc_io_delta delta;
 
 		if (p->ended)
 			continue;
-		if (!proc_comm_read(p->pid, comm, sizeof(comm)) || strcmp(comm, p->comm) || proc_io_read(p->pid, &now) != 0 ||
-		    now.read_bytes < p->io_last.read_bytes || now.write_bytes < p->io_last.write_bytes) {
+		if (proc_io_sample_read(p->pid, &now) != 0 || strcmp(now.comm, p->comm) ||
+		    (p->io_known && !proc_io_delta(&p->io_last, &now, &delta))) {
 			p->ended = true;
 			continue;
 		}
@@ -417,8 +414,11 @@ static void rule_direct(struct doctor *d, const struct direct_set *set)
 			opens += odirect_opens(p->pid, file->dev, file->ino);
 		}
 		if (rates) {
-			read_rate = (double)(p->io_last.read_bytes - p->io_first.read_bytes) / seconds;
-			write_rate = (double)(p->io_last.write_bytes - p->io_first.write_bytes) / seconds;
+			struct proc_io_delta delta;
+
+			proc_io_delta(&p->io_first, &p->io_last, &delta); /* one process: refresh_io saw to it */
+			read_rate = (double)delta.read_bytes / seconds;
+			write_rate = (double)delta.write_bytes / seconds;
 		}
 		/*
 		 * Bypassing the cache matters when it reads: reads that the cache could serve. A few
@@ -630,11 +630,6 @@ struct task_watch {
 };
 
 /* A process's I/O counters at the start of the window. */
-struct io_entry {
-	pid_t pid;
-	char comm[32];
-	struct proc_io io;
-};
 
 /* A process's I/O over the window. */
 struct io_rate {
@@ -658,7 +653,7 @@ struct watch {
 	unsigned writeback_samples;     /* samples with pages under writeback */
 	struct task_watch *tasks;
 	size_t ntasks;
-	struct io_entry *io;            /* sorted by pid */
+	struct proc_io_sample *io;      /* sorted by pid */
 	size_t nio;
 	struct io_rate *rates;          /* busiest first */
 	size_t nrates;
@@ -670,30 +665,29 @@ struct watch {
 
 static int compare_io_pid(const void *a_, const void *b_)
 {
-	const struct io_entry *a = a_, *b = b_;
+	const struct proc_io_sample *a = a_, *b = b_;
 
 	return (a->pid > b->pid) - (a->pid < b->pid);
 }
 
 /* Every process's /proc/PID/io that can be read (all of them as root). */
-static size_t read_all_io(struct io_entry **out)
+static size_t read_all_io(struct proc_io_sample **out)
 {
-	DIR *proc = opendir("/proc");
-	struct dirent *entry;
+	struct proc_pids pids;
 	size_t count = 0;
+	pid_t pid;
 
 	*out = NULL;
-	while (proc && (entry = readdir(proc))) {
-		struct io_entry e = { .pid = (pid_t)strtol(entry->d_name, NULL, 10) };
+	proc_pids_open(&pids, PROC_PIDS_NOT_SELF);
+	while ((pid = proc_pids_next(&pids))) {
+		struct proc_io_sample e;
 
-		if (e.pid <= 0 || e.pid == getpid() || proc_io_read(e.pid, &e.io) != 0)
+		if (proc_io_sample_read(pid, &e) != 0)
 			continue;
-		proc_comm_read(e.pid, e.comm, sizeof(e.comm));
 		*out = xrealloc(*out, (count + 1) * sizeof(**out));
 		(*out)[count++] = e;
 	}
-	if (proc)
-		closedir(proc);
+	proc_pids_close(&pids);
 	if (count > 1)
 		qsort(*out, count, sizeof(**out), compare_io_pid);
 	return count;
@@ -710,21 +704,22 @@ static int compare_rate(const void *a_, const void *b_)
 /* Each process's storage I/O over the window, busiest first (those that did some). */
 static void compute_io_rates(struct watch *w, double seconds)
 {
-	struct io_entry *end;
+	struct proc_io_sample *end;
 	size_t nend = read_all_io(&end);
 
 	for (size_t i = 0; i < nend && seconds > 0; i++) {
 		/* (none at the start, as for a user who had no process then: bsearch wants an array) */
-		struct io_entry *start = w->nio ? bsearch(&end[i], w->io, w->nio, sizeof(*w->io), compare_io_pid) : NULL;
+		struct proc_io_sample *start = w->nio ? bsearch(&end[i], w->io, w->nio, sizeof(*w->io), compare_io_pid) : NULL;
 		struct io_rate r = { .pid = end[i].pid };
+		struct proc_io_delta delta;
 
-		if (!start || strcmp(start->comm, end[i].comm)) /* new, or the pid is another process now */
+		/* new, the pid another process now, or a counter gone back */
+		if (!start || !proc_io_delta(start, &end[i], &delta))
 			continue;
-		r.read_rate = (double)(end[i].io.read_bytes - start->io.read_bytes) / seconds;
-		r.write_rate = (double)(end[i].io.write_bytes - start->io.write_bytes) / seconds;
-		r.rchar_rate = (double)(end[i].io.rchar - start->io.rchar) / seconds;
-		if (end[i].io.read_bytes < start->io.read_bytes || end[i].io.write_bytes < start->io.write_bytes ||
-		    end[i].io.rchar < start->io.rchar || r.read_rate + r.write_rate + r.rchar_rate <= 0)
+		r.read_rate = (double)delta.read_bytes / seconds;
+		r.write_rate = (double)delta.write_bytes / seconds;
+		r.rchar_rate = (double)delta.rchar / seconds;
+		if (r.read_rate + r.write_rate + r.rchar_rate <= 0)
 			continue;
 		snprintf(r.comm, sizeof(r.comm), "%s", end[i].comm);
 		w->rates = xrealloc(w->rates, (w->nrates + 1) * sizeof(*w->rates));
