@@ -19,6 +19,7 @@
 #include "collect/inode_names.h"
 #include "collect/memcg.h"
 #include "collect/procfs.h"
+#include "collect/sysroot.h"
 #include "common/util.h"
 
 enum group_by { BY_PROCESS, BY_FILE, BY_CGROUP };
@@ -217,68 +218,50 @@ static void gather_bpf(struct top *t)
 }
 
 /* Without eBPF: /proc/PID/io, read_bytes (from storage) against rchar (all reads): estimates. */
-struct io_sample {
-	uint32_t pid;
-	uint64_t rchar, read_bytes, write_bytes;
-};
-static struct io_sample *io_previous;
+static struct proc_io_sample *io_previous;
 static size_t io_nprevious;
-
-static bool read_io(uint32_t pid, struct io_sample *out)
-{
-	struct proc_io io;
-
-	if (proc_io_read((pid_t)pid, &io) != 0)
-		return false;
-	out->pid = pid;
-	out->rchar = io.rchar;
-	out->read_bytes = io.read_bytes;
-	out->write_bytes = io.write_bytes;
-	return true;
-}
 
 static void gather_proc(struct top *t)
 {
-	DIR *proc = opendir("/proc");
-	struct dirent *entry;
-	struct io_sample *now = NULL;
+	struct proc_io_sample *now = NULL;
+	struct proc_pids pids;
 	size_t nnow = 0;
+	pid_t next;
 
 	clear_rows(t);
-	while (proc && (entry = readdir(proc))) {
-		struct io_sample sample;
-		uint32_t pid = (uint32_t)strtoul(entry->d_name, NULL, 10);
+	proc_pids_open(&pids, 0);
+	while ((next = proc_pids_next(&pids))) {
+		struct proc_io_sample sample;
+		uint32_t pid = (uint32_t)next;
 
-		if (!pid || (t->pid && pid != (uint32_t)t->pid) || !read_io(pid, &sample))
+		if ((t->pid && pid != (uint32_t)t->pid) || proc_io_sample_read(next, &sample) != 0)
 			continue;
 		now = xrealloc(now, (nnow + 1) * sizeof(*now));
 		now[nnow++] = sample;
 		for (size_t i = 0; i < io_nprevious; i++) {
-			const struct io_sample *before = &io_previous[i];
 			struct top_row row = { .pid = pid };
-			char path[64], name[17];
+			struct proc_io_delta delta;
+			char path[4200];
 			struct stat st;
 
-			if (before->pid != pid)
+			if (io_previous[i].pid != next)
 				continue;
-			if (sample.rchar == before->rchar && sample.write_bytes == before->write_bytes)
+			/* a pid reused or a counter gone back gives no row, nor does a process that did nothing */
+			if (!proc_io_delta(&io_previous[i], &sample, &delta) || (!delta.rchar && !delta.write_bytes))
 				break;
-			row.c.reads = (sample.rchar - before->rchar) / 4096;
-			row.c.misses = sample.read_bytes >= before->read_bytes ? (sample.read_bytes - before->read_bytes) / 4096 : 0;
-			row.c.hits = row.c.reads > row.c.misses ? row.c.reads - row.c.misses : 0; /* an estimate */
-			row.c.dirties = sample.write_bytes >= before->write_bytes ? (sample.write_bytes - before->write_bytes) / 4096 : 0;
-			snprintf(path, sizeof(path), "/proc/%u", pid);
-			if (stat(path, &st) == 0)
+			row.c.reads = delta.read_pages;
+			row.c.misses = delta.missed_pages;
+			row.c.hits = delta.hit_pages; /* an estimate */
+			row.c.dirties = delta.written_pages;
+			if (sysroot_path(path, sizeof(path), "/proc/%u", pid) && stat(path, &st) == 0)
 				row.uid = st.st_uid;
-			proc_comm_read((pid_t)pid, name, sizeof(name));
 			derive(&row);
 			row.write_hit = -1; /* write_bytes says what reached storage, not what was dirtied in cache */
-			add_row(t, &row, name);
+			add_row(t, &row, sample.comm);
 			break;
 		}
 	}
-	if (proc)
-		closedir(proc);
+	proc_pids_close(&pids);
 	free(io_previous);
 	io_previous = now;
 	io_nprevious = nnow;

@@ -16,6 +16,7 @@
 #include "cmd/cachestat_common.h"
 #include "common/bounded.h"
 #include "cmd/common.h"
+#include "cmd/doctor_config.h"
 #include "collect/diskstats.h"
 #include "collect/fdinfo.h"
 #include "collect/filesystems.h"
@@ -24,6 +25,7 @@
 #include "collect/odirect.h"
 #include "collect/pagecache.h"
 #include "collect/procfs.h"
+#include "collect/sysroot.h"
 #include "collect/segments.h"
 #include "collect/tasks.h"
 #include "common/util.h"
@@ -50,6 +52,7 @@ struct finding {
 struct doctor {
 	struct finding *findings;
 	size_t count;
+	struct doctor_config config; /* what is normal here: rules off, thresholds, what is accepted */
 	double seconds;
 	char marks[512]; /* where probes of filesystems are marked (bounded_mark_dir), "" when they cannot be */
 	int marks_error; /* why they cannot be, -errno, said with the first probe that does not answer */
@@ -112,7 +115,7 @@ struct direct_process {
 	const char *seen_by;   /* which saw it first: "fdinfo" or "ebpf" */
 	const char *call;      /* eBPF: the call that gave O_DIRECT ("openat" ...), else NULL */
 	uint64_t first_ns;     /* when first seen */
-	struct proc_io io_first, io_last; /* /proc/PID/io when first seen, and last read while it lived */
+	struct proc_io_sample io_first, io_last; /* /proc/PID/io when first seen, and last read while it lived */
 	uint64_t io_first_ns, io_last_ns;
 	bool io_known;
 	bool ended;            /* gone (or its pid another process's) by the end */
@@ -125,6 +128,7 @@ struct direct_set {
 	struct direct_file *files;
 	size_t nfiles;
 	bool ebpf;             /* opens seen as they happen; else fdinfo at every sample */
+	bool off;              /* the odirect rule is disabled: fdinfo once, for the cache-miss rule, no eBPF */
 	const char *why;       /* why not */
 	uint64_t start_ns;     /* the window's start, for first_seen_seconds */
 	uint64_t probe_ns;     /* spent waiting for probes of the page cache, in all */
@@ -220,7 +224,7 @@ static struct direct_process *direct_process(struct direct_set *set, pid_t pid, 
 	*p = (struct direct_process){ .pid = pid, .first_fd = -1, .seen_by = seen_by, .first_ns = monotonic_ns() };
 	snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	/* Its I/O from now: rates from when it was first seen. */
-	p->io_known = proc_io_read(pid, &p->io_first) == 0;
+	p->io_known = proc_io_sample_read(pid, &p->io_first) == 0;
 	p->io_first_ns = p->io_last_ns = monotonic_ns();
 	p->io_last = p->io_first;
 	return p;
@@ -249,30 +253,27 @@ static bool direct_ours(pid_t pid, const char *comm)
 /* Every process's descriptors with O_DIRECT in their fdinfo flags, now. */
 static void direct_scan_fdinfo(struct direct_set *set)
 {
-	DIR *proc = opendir("/proc");
-	struct dirent *entry;
+	struct proc_pids pids;
+	pid_t pid;
 
-	while (proc && (entry = readdir(proc))) {
-		pid_t pid = (pid_t)strtol(entry->d_name, NULL, 10);
+	proc_pids_open(&pids, PROC_PIDS_NOT_SELF);
+	while ((pid = proc_pids_next(&pids))) {
 		struct direct_process *p = NULL;
-		char dir_path[64], comm[32] = "";
+		char dir_path[4200], comm[32] = "";
 		struct dirent *fd_entry;
 		DIR *fds;
 
-		if (pid <= 0 || pid == getpid())
-			continue;
-		snprintf(dir_path, sizeof(dir_path), "/proc/%d/fd", (int)pid);
-		if (!(fds = opendir(dir_path)))
+		if (!sysroot_path(dir_path, sizeof(dir_path), "/proc/%d/fd", (int)pid) || !(fds = opendir(dir_path)))
 			continue;
 		while ((fd_entry = readdir(fds))) {
-			char link[128], target[512];
+			char link[4300], target[512];
 			struct fdinfo info;
 			struct statx st;
 			ssize_t length;
 			int fd = (int)strtol(fd_entry->d_name, NULL, 10);
 			bool block;
 
-			if (fd_entry->d_name[0] == '.' || fdinfo_read("/proc", pid, fd, &info) != 0 || !(info.flags & O_DIRECT))
+			if (fd_entry->d_name[0] == '.' || fdinfo_read(pid, fd, &info) != 0 || !(info.flags & O_DIRECT))
 				continue;
 			snprintf(link, sizeof(link), "%s/%d", dir_path, fd);
 			/* The attributes the kernel has: asking a hung FUSE or NFS server would never return. */
@@ -294,8 +295,7 @@ static void direct_scan_fdinfo(struct direct_set *set)
 		}
 		closedir(fds);
 	}
-	if (proc)
-		closedir(proc);
+	proc_pids_close(&pids);
 }
 
 /* Whether /proc/PID/fd/FD is still the file opened (same device and inode). */
@@ -363,13 +363,13 @@ static void direct_refresh_io(struct direct_set *set)
 {
 	for (size_t i = 0; i < set->count; i++) {
 		struct direct_process *p = &set->procs[i];
-		struct proc_io now;
-		char comm[32] = "";
+		struct proc_io_sample now;
+		struct proc_io_delta delta;
 
 		if (p->ended)
 			continue;
-		if (!proc_comm_read(p->pid, comm, sizeof(comm)) || strcmp(comm, p->comm) || proc_io_read(p->pid, &now) != 0 ||
-		    now.read_bytes < p->io_last.read_bytes || now.write_bytes < p->io_last.write_bytes) {
+		if (proc_io_sample_read(p->pid, &now) != 0 || strcmp(now.comm, p->comm) ||
+		    (p->io_known && !proc_io_delta(&p->io_last, &now, &delta))) {
 			p->ended = true;
 			continue;
 		}
@@ -414,15 +414,18 @@ static void rule_direct(struct doctor *d, const struct direct_set *set)
 			opens += odirect_opens(p->pid, file->dev, file->ino);
 		}
 		if (rates) {
-			read_rate = (double)(p->io_last.read_bytes - p->io_first.read_bytes) / seconds;
-			write_rate = (double)(p->io_last.write_bytes - p->io_first.write_bytes) / seconds;
+			struct proc_io_delta delta;
+
+			proc_io_delta(&p->io_first, &p->io_last, &delta); /* one process: refresh_io saw to it */
+			read_rate = (double)delta.read_bytes / seconds;
+			write_rate = (double)delta.write_bytes / seconds;
 		}
 		/*
 		 * Bypassing the cache matters when it reads: reads that the cache could serve. A few
 		 * KiB now and then (multipathd's path checker), or writes (a database flushing its own
 		 * buffers, on purpose), are a note.
 		 */
-		f = add_finding(d, read_rate >= MiB ? SEV_WARNING : SEV_INFO, "odirect",
+		f = add_finding(d, read_rate >= d->config.threshold[TH_ODIRECT_READ] ? SEV_WARNING : SEV_INFO, "odirect",
 				"O_DIRECT bypasses the page cache: every read goes to the disk, even of data read a moment "
 				"ago; the cache could serve repeated reads from memory (the seed's 1.4 s against 0.017 s)");
 		text(f->what, sizeof(f->what), "process %d (%s) does its I/O with O_DIRECT on %s%s", (int)p->pid, p->comm,
@@ -578,9 +581,10 @@ static void rule_full(struct doctor *d)
 			char free_text[16], total_text[16];
 			struct finding *f;
 
-			if (!total || used < 90)
+			if (!total || used < d->config.threshold[TH_FULL_WARNING])
 				continue;
-			f = add_finding(d, used >= 98 ? SEV_CRITICAL : SEV_WARNING, inodes ? "inodes" : "full",
+			f = add_finding(d, used >= d->config.threshold[TH_FULL_CRITICAL] ? SEV_CRITICAL : SEV_WARNING,
+					inodes ? "inodes" : "full",
 					inodes ? "with no inode left, no file can be created, however much space is free"
 					       : "writes fail with ENOSPC when it fills, and ext4 and others slow down "
 						 "well before, as free extents get scarce");
@@ -613,8 +617,6 @@ static void rule_full(struct doctor *d)
 /* ---- The window: samples at its ends, and every quarter second in between ------------------ */
 
 #define SAMPLE_NS 250000000ull /* at most this often; less when a scan of every thread takes more than a tenth of it */
-#define STUCK_NS 3000000000ull  /* a thread in D without a context switch this long is stuck */
-#define HANG_NS 1000000000ull   /* a request in flight this long is hung (vstat's HANG, its default) */
 
 /* A thread seen in uninterruptible sleep (D). */
 struct task_watch {
@@ -628,11 +630,6 @@ struct task_watch {
 };
 
 /* A process's I/O counters at the start of the window. */
-struct io_entry {
-	pid_t pid;
-	char comm[32];
-	struct proc_io io;
-};
 
 /* A process's I/O over the window. */
 struct io_rate {
@@ -656,7 +653,7 @@ struct watch {
 	unsigned writeback_samples;     /* samples with pages under writeback */
 	struct task_watch *tasks;
 	size_t ntasks;
-	struct io_entry *io;            /* sorted by pid */
+	struct proc_io_sample *io;      /* sorted by pid */
 	size_t nio;
 	struct io_rate *rates;          /* busiest first */
 	size_t nrates;
@@ -668,30 +665,29 @@ struct watch {
 
 static int compare_io_pid(const void *a_, const void *b_)
 {
-	const struct io_entry *a = a_, *b = b_;
+	const struct proc_io_sample *a = a_, *b = b_;
 
 	return (a->pid > b->pid) - (a->pid < b->pid);
 }
 
 /* Every process's /proc/PID/io that can be read (all of them as root). */
-static size_t read_all_io(struct io_entry **out)
+static size_t read_all_io(struct proc_io_sample **out)
 {
-	DIR *proc = opendir("/proc");
-	struct dirent *entry;
+	struct proc_pids pids;
 	size_t count = 0;
+	pid_t pid;
 
 	*out = NULL;
-	while (proc && (entry = readdir(proc))) {
-		struct io_entry e = { .pid = (pid_t)strtol(entry->d_name, NULL, 10) };
+	proc_pids_open(&pids, PROC_PIDS_NOT_SELF);
+	while ((pid = proc_pids_next(&pids))) {
+		struct proc_io_sample e;
 
-		if (e.pid <= 0 || e.pid == getpid() || proc_io_read(e.pid, &e.io) != 0)
+		if (proc_io_sample_read(pid, &e) != 0)
 			continue;
-		proc_comm_read(e.pid, e.comm, sizeof(e.comm));
 		*out = xrealloc(*out, (count + 1) * sizeof(**out));
 		(*out)[count++] = e;
 	}
-	if (proc)
-		closedir(proc);
+	proc_pids_close(&pids);
 	if (count > 1)
 		qsort(*out, count, sizeof(**out), compare_io_pid);
 	return count;
@@ -708,21 +704,22 @@ static int compare_rate(const void *a_, const void *b_)
 /* Each process's storage I/O over the window, busiest first (those that did some). */
 static void compute_io_rates(struct watch *w, double seconds)
 {
-	struct io_entry *end;
+	struct proc_io_sample *end;
 	size_t nend = read_all_io(&end);
 
 	for (size_t i = 0; i < nend && seconds > 0; i++) {
 		/* (none at the start, as for a user who had no process then: bsearch wants an array) */
-		struct io_entry *start = w->nio ? bsearch(&end[i], w->io, w->nio, sizeof(*w->io), compare_io_pid) : NULL;
+		struct proc_io_sample *start = w->nio ? bsearch(&end[i], w->io, w->nio, sizeof(*w->io), compare_io_pid) : NULL;
 		struct io_rate r = { .pid = end[i].pid };
+		struct proc_io_delta delta;
 
-		if (!start || strcmp(start->comm, end[i].comm)) /* new, or the pid is another process now */
+		/* new, the pid another process now, or a counter gone back */
+		if (!start || !proc_io_delta(start, &end[i], &delta))
 			continue;
-		r.read_rate = (double)(end[i].io.read_bytes - start->io.read_bytes) / seconds;
-		r.write_rate = (double)(end[i].io.write_bytes - start->io.write_bytes) / seconds;
-		r.rchar_rate = (double)(end[i].io.rchar - start->io.rchar) / seconds;
-		if (end[i].io.read_bytes < start->io.read_bytes || end[i].io.write_bytes < start->io.write_bytes ||
-		    end[i].io.rchar < start->io.rchar || r.read_rate + r.write_rate + r.rchar_rate <= 0)
+		r.read_rate = (double)delta.read_bytes / seconds;
+		r.write_rate = (double)delta.write_bytes / seconds;
+		r.rchar_rate = (double)delta.rchar / seconds;
+		if (r.read_rate + r.write_rate + r.rchar_rate <= 0)
 			continue;
 		snprintf(r.comm, sizeof(r.comm), "%s", end[i].comm);
 		w->rates = xrealloc(w->rates, (w->nrates + 1) * sizeof(*w->rates));
@@ -768,7 +765,7 @@ static void watch_sample(struct watch *w)
 
 	w->sample_ns = monotonic_ns();
 	/* Files open O_DIRECT at the start, and at every sample when eBPF does not see the opens. */
-	if (!w->samples || !w->direct.ebpf)
+	if (!w->samples || (!w->direct.ebpf && !w->direct.off))
 		direct_scan_fdinfo(&w->direct);
 	odirect_drain();
 	direct_refresh_io(&w->direct);
@@ -792,13 +789,14 @@ static void watch_sample(struct watch *w)
 }
 
 /* What takes long to set up, before the window: the eBPF programs, the segments. */
-static void watch_prepare(struct watch *w, const char *marks)
+static void watch_prepare(struct watch *w, const char *marks, bool direct_off)
 {
 	static const struct cachestat_options counting = { .per_process = true, .per_file = true };
 
 	w->bpf = cachestat_start(&counting, &w->bpf_why) == 0;
 	w->direct.marks = marks;
-	w->direct.ebpf = odirect_start(direct_seen_open, &w->direct, &w->direct.why) == 0;
+	w->direct.off = direct_off;
+	w->direct.ebpf = !direct_off && odirect_start(direct_seen_open, &w->direct, &w->direct.why) == 0;
 	segment_set_refresh(&w->vtrace);
 }
 
@@ -1109,6 +1107,27 @@ static bool listed(const pid_t *pids, size_t count, pid_t pid)
 	return false;
 }
 
+/* How long op's oldest request of segment s had been in flight at its last sample (0: none in flight). */
+static uint64_t op_age_ns(const struct segment *s, unsigned op)
+{
+	const struct vtrace_stats *now = &s->current[op];
+
+	return now->oldest_ns && s->current_ns > now->oldest_ns ? s->current_ns - now->oldest_ns : 0;
+}
+
+/* Whether a libvtrace server has a request in flight past the hang threshold: from the snapshot, as rule_vtrace sees it. */
+static bool vtrace_hung(const struct doctor *d, const struct watch *w)
+{
+	for (size_t i = 0; i < w->vtrace.count; i++) {
+		const struct segment *s = w->vtrace.list[i];
+
+		for (unsigned op = 0; s->has_previous && op < s->info->op_count; op++)
+			if (!segment_impossible(s, op) && op_age_ns(s, op) >= (uint64_t)(d->config.threshold[TH_HANG_SECONDS] * 1e9))
+				return true;
+	}
+	return false;
+}
+
 /*
  * Threads stuck in D, but for iolens's own probes (those that held a mark at the start of the
  * window or hold one now, probes_before and a look now): a probe waits on a filesystem that
@@ -1116,24 +1135,23 @@ static bool listed(const pid_t *pids, size_t count, pid_t pid)
  */
 static void rule_stuck(struct doctor *d, const struct watch *w, const pid_t *probes_before, size_t nprobes_before)
 {
-	bool server_hung = false;
+	/* From the snapshot, not from the findings of a rule run before: the order of rules says nothing. */
+	bool server_hung = vtrace_hung(d, w);
 	pid_t *probes = NULL;
 	size_t nprobes = d->marks[0] ? bounded_mark_holders(d->marks, &probes) : 0;
 
-	for (size_t k = 0; k < d->count; k++)
-		server_hung |= !strcmp(d->findings[k].rule, "vtrace-hang");
 	for (size_t i = 0; i < w->ntasks; i++) {
 		const struct task_watch *t = &w->tasks[i];
-		uint64_t stuck_ns = t->last_ns - t->first_ns;
+		uint64_t stuck_ns = t->last_ns - t->first_ns, stuck_limit = (uint64_t)(d->config.threshold[TH_STUCK_SECONDS] * 1e9);
 		struct finding *f;
 
 		/* In D at every sample to the last, with no context switch between: one sleep, never woken. */
 		if (t->last + 1 != w->samples || t->samples != t->last - t->first + 1 || !t->switches_known ||
-		    t->switches_first != t->switches_last || stuck_ns < STUCK_NS / 3)
+		    t->switches_first != t->switches_last || stuck_ns < stuck_limit / 3)
 			continue;
 		if (listed(probes, nprobes, t->pid) || listed(probes_before, nprobes_before, t->pid))
 			continue;
-		f = add_finding(d, stuck_ns >= STUCK_NS ? SEV_WARNING : SEV_INFO, "stuck",
+		f = add_finding(d, stuck_ns >= stuck_limit ? SEV_WARNING : SEV_INFO, "stuck",
 				"a thread in uninterruptible sleep does nothing else, and only SIGKILL, if anything, ends it, "
 				"until what it waits for comes: a disk or a server that does not answer, a page or a lock "
 				"that another stuck thread holds");
@@ -1176,7 +1194,7 @@ static void rule_vtrace(struct doctor *d, const struct watch *w)
 		for (unsigned op = 0; op < info->op_count; op++) {
 			const struct vtrace_stats *now = &s->current[op], *then = &s->previous[op];
 			const char *name = vtrace_reader_op_name(s->reader, op);
-			uint64_t age = now->oldest_ns && s->current_ns > now->oldest_ns ? s->current_ns - now->oldest_ns : 0;
+			uint64_t age = op_age_ns(s, op);
 			uint64_t done = now->completions > then->completions ? now->completions - then->completions : 0;
 			double window = mean_ms(now->service_ns - then->service_ns, done);
 			double before = mean_ms(then->service_ns, then->completions);
@@ -1184,7 +1202,7 @@ static void rule_vtrace(struct doctor *d, const struct watch *w)
 
 			if (segment_impossible(s, op)) /* counters no server writes: nothing to say from them */
 				continue;
-			if (age >= HANG_NS) {
+			if (age >= (uint64_t)(d->config.threshold[TH_HANG_SECONDS] * 1e9)) {
 				f = add_finding(d, age >= 60 * 1000000000ull ? SEV_CRITICAL : SEV_WARNING, "vtrace-hang",
 						"a request that never ends holds its client, and often a thread and a lock of the "
 						"server: other requests pile up behind it (a FUSE client waiting for a page the "
@@ -1603,29 +1621,30 @@ static _Noreturn void usage(void)
 	       "what is wrong with its I/O, the worst first: what, the numbers that show it, why it\n"
 	       "matters, and the iolens command that shows more. A healthy machine gets one line.\n"
 	       "\n"
-	       "Rules:\n"
-	       "  odirect         a process doing its I/O with O_DIRECT: each open seen as it happens\n"
-	       "                  (eBPF), else fdinfo flags at every sample; its rates and what the\n"
-	       "                  page cache holds of its files (warning when it read 1 MiB/s)\n"
-	       "  disk            a disk busy 90 %% of the time or more (iostat's %%util), with aqu-sz,\n"
-	       "                  await, io pressure (PSI) and the processes doing the most I/O\n"
-	       "                  (critical when tasks all stall on I/O half the time: PSI io full)\n"
-	       "  swap            swapping at 1 MiB/s or more (critical while a disk is saturated;\n"
-	       "                  info when all swap is zram)\n"
-	       "  writeback       dirty pages where the kernel throttles writers, and writers seen\n"
-	       "                  throttled in balance_dirty_pages\n"
-	       "  stuck           a thread in D state without a context switch for 3 s or more, and\n"
-	       "                  what it waits in (wchan); info from 1 s\n"
-	       "  vtrace-hang     a libvtrace service with a request in flight for 1 s or more\n"
-	       "                  (critical from 60 s)\n"
-	       "  vtrace-latency  an op of such a service 4 times slower than before the window\n"
-	       "  refaults        evicted pages read back: a working set larger than the cache\n"
-	       "  cache-miss      processes and files whose reads mostly miss the page cache (eBPF,\n"
-	       "                  as cachetop); a warning when evicted pages are read back, else info\n"
-	       "  full, inodes    a filesystem 90 %% used or more (critical from 98 %%), as df counts\n"
-	       "  unresponsive    a mount whose stat and statfs do not return within a second; its\n"
-	       "                  probe, left waiting, is the only one until it ends, in later runs too\n"
-	       "                  (/run/iolens/probes), and is never counted as stuck\n"
+	       "Rules (the thresholds are the defaults; see --set):\n",
+	       program_name);
+	for (const struct doctor_rule_info *r = doctor_rules; r->name; r++) {
+		const char *line = r->help;
+
+		printf("  %-15s", r->name);
+		while (*line) {
+			size_t n = strcspn(line, "\n");
+
+			printf("%s%.*s\n", line == r->help ? "" : "                 ", (int)n, line);
+			line += n + (line[n] == '\n');
+		}
+	}
+	printf("\n"
+	       "What is normal here, from " DOCTOR_CONFIG_PATH " (when there), then the flags:\n"
+	       "      --config FILE      that file instead (it must exist)\n"
+	       "      --no-config        no file\n"
+	       "      --disable RULE     no finding of RULE\n"
+	       "      --accept 'RULE comm=NAME'  no finding of RULE (or * for any) about processes\n"
+	       "                         named NAME (or libvtrace services); 'RULE path=GLOB': about\n"
+	       "                         files or mounts matching GLOB (a database that uses O_DIRECT)\n"
+	       "      --set NAME=VALUE   a threshold: full.warning_percent (90), full.critical_percent\n"
+	       "                         (98), stuck.seconds (3), vtrace-hang.seconds (1),\n"
+	       "                         odirect.read_bytes_per_s (1MiB)\n"
 	       "\n"
 	       "Options:\n"
 	       "      --json             one JSON document\n"
@@ -1638,8 +1657,72 @@ static _Noreturn void usage(void)
 	       "Examples:\n"
 	       "  %s             five seconds, then the findings\n"
 	       "  %s --json 10   ten seconds, for a script\n",
-	       program_name, program_name, program_name);
+	       program_name, program_name);
 	exit(EXIT_OK);
+}
+
+enum { OPT_CONFIG = 0x2000, OPT_NO_CONFIG, OPT_DISABLE, OPT_ACCEPT, OPT_SET };
+
+/* A finding the configuration accepted as normal here: not reported, listed (JSON) and counted. */
+struct accepted {
+	const char *rule;
+	char what[512];
+	char by[512]; /* the statement and where it was said */
+};
+
+/* A string member of a finding's data, or NULL. */
+static const char *data_string(struct json_object *data, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(data, key, &v) && json_object_is_type(v, json_type_string) ?
+		       json_object_get_string(v) : NULL;
+}
+
+/*
+ * Takes out the findings of disabled rules, and those the configuration accepts: by the
+ * process's command (data "comm", or a libvtrace "service"), or a path (data "files",
+ * "file", "mount", "segment") matching a glob. The accepted ones go to *out.
+ */
+static size_t filter_findings(struct doctor *d, struct accepted **out)
+{
+	size_t kept = 0, n = 0;
+
+	*out = NULL;
+	for (size_t i = 0; i < d->count; i++) {
+		struct finding *f = &d->findings[i];
+		const char *paths[8], *comm = data_string(f->data, "comm");
+		const struct doctor_accept *a;
+		struct json_object *files;
+		size_t npaths = 0;
+
+		if (doctor_config_disabled(&d->config, f->rule)) {
+			json_object_put(f->data);
+			continue;
+		}
+		if (json_object_object_get_ex(f->data, "files", &files) && json_object_is_type(files, json_type_array))
+			for (size_t k = 0; k < json_object_array_length(files) && npaths < 4; k++)
+				paths[npaths++] = json_object_get_string(json_object_array_get_idx(files, k));
+		paths[npaths++] = data_string(f->data, "file");
+		paths[npaths++] = data_string(f->data, "mount");
+		paths[npaths++] = data_string(f->data, "segment");
+		a = doctor_config_accepted(&d->config, f->rule, comm, paths, npaths);
+		if (!a && data_string(f->data, "service"))
+			a = doctor_config_accepted(&d->config, f->rule, data_string(f->data, "service"), NULL, 0);
+		if (a) {
+			*out = xrealloc(*out, (n + 1) * sizeof(**out));
+			(*out)[n].rule = f->rule;
+			snprintf((*out)[n].what, sizeof((*out)[n].what), "%s", f->what);
+			snprintf((*out)[n].by, sizeof((*out)[n].by), "accept %s %s=%s (%s)", a->rule, a->path ? "path" : "comm",
+				 a->value, a->source);
+			n++;
+			json_object_put(f->data);
+			continue;
+		}
+		d->findings[kept++] = *f;
+	}
+	d->count = kept;
+	return n;
 }
 
 static int compare_findings(const void *a_, const void *b_)
@@ -1654,9 +1737,21 @@ int cmd_doctor(int argc, char **argv)
 	static const struct option long_options[] = {
 		COMMON_LONG_OPTIONS,
 		{ "json", no_argument, NULL, OUT_OPT_JSON },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "no-config", no_argument, NULL, OPT_NO_CONFIG },
+		{ "disable", required_argument, NULL, OPT_DISABLE },
+		{ "accept", required_argument, NULL, OPT_ACCEPT },
+		{ "set", required_argument, NULL, OPT_SET },
 		{ 0 }
 	};
 	struct doctor d = { .seconds = 5 };
+	struct { char *text; const char *flag; } *statements = NULL;
+	size_t nstatements = 0;
+	const char *config_path = DOCTOR_CONFIG_PATH;
+	bool config_given = false;
+	char why[512];
+	struct accepted *accepted = NULL;
+	size_t naccepted = 0;
 	struct watch w = {0};
 	pid_t *probes = NULL;
 	size_t nprobes = 0;
@@ -1669,6 +1764,27 @@ int cmd_doctor(int argc, char **argv)
 		case OUT_OPT_JSON:
 			json = true;
 			break;
+		case OPT_CONFIG:
+			config_path = optarg;
+			config_given = true;
+			break;
+		case OPT_NO_CONFIG:
+			config_path = NULL;
+			break;
+		case OPT_DISABLE:
+		case OPT_ACCEPT:
+		case OPT_SET: {
+			/* Said after the file, so flags win: kept as statements and run once it is read. */
+			size_t n = strlen(optarg) + 16;
+			char *statement = xcalloc(1, n);
+
+			snprintf(statement, n, "%s%s", opt == OPT_DISABLE ? "disable " : opt == OPT_ACCEPT ? "accept " : "",
+				 optarg);
+			statements = xrealloc(statements, (nstatements + 1) * sizeof(*statements));
+			statements[nstatements].text = statement;
+			statements[nstatements++].flag = opt == OPT_DISABLE ? "--disable" : opt == OPT_ACCEPT ? "--accept" : "--set";
+			break;
+		}
 		case 'h':
 			usage();
 		case 'V':
@@ -1681,11 +1797,24 @@ int cmd_doctor(int argc, char **argv)
 		usage_error("seconds: '%s' is not a number of seconds from 0 to 3600", argv[optind - 1]);
 	if (optind < argc)
 		usage_error("too many arguments: '%s'", argv[optind]);
+	doctor_config_init(&d.config);
+	if (config_path && doctor_config_load(&d.config, config_path, config_given, why, sizeof(why)) < 0)
+		usage_error("%s", why);
+	for (size_t i = 0; i < nstatements; i++) {
+		if (doctor_config_statement(&d.config, statements[i].text, strlen(statements[i].text), statements[i].flag,
+					    why, sizeof(why)) != 0)
+			usage_error("%s", why);
+		free(statements[i].text);
+	}
+	free(statements);
+	if (d.config.threshold[TH_FULL_CRITICAL] < d.config.threshold[TH_FULL_WARNING])
+		usage_error("full.critical_percent (%g) is below full.warning_percent (%g)",
+			    d.config.threshold[TH_FULL_CRITICAL], d.config.threshold[TH_FULL_WARNING]);
 	cache_signals();
 
 	if ((d.marks_error = bounded_mark_dir(d.marks, sizeof(d.marks))) != 0)
 		d.marks[0] = '\0';
-	watch_prepare(&w, d.marks);
+	watch_prepare(&w, d.marks, doctor_config_disabled(&d.config, "odirect"));
 	cache_by_ebpf = w.bpf;
 	direct_by_ebpf = w.direct.ebpf;
 	if (geteuid() != 0)
@@ -1694,7 +1823,7 @@ int cmd_doctor(int argc, char **argv)
 	if (!w.bpf)
 		fprintf(stderr, "%s: cache misses per process estimated from /proc/PID/io, none per file: %s\n",
 			program_name, w.bpf_why ? w.bpf_why : "no eBPF");
-	if (!w.direct.ebpf)
+	if (!w.direct.ebpf && !w.direct.off)
 		fprintf(stderr, "%s: O_DIRECT files looked for in /proc/PID/fdinfo at every sample, which misses one "
 			"open only between two: %s\n", program_name, w.direct.why ? w.direct.why : "no eBPF");
 	if (d.marks[0])
@@ -1713,6 +1842,7 @@ int cmd_doctor(int argc, char **argv)
 	rule_full(&d);
 	watch_free(&w);
 	free(probes);
+	naccepted = filter_findings(&d, &accepted);
 
 	if (d.count > 1)
 		qsort(d.findings, d.count, sizeof(*d.findings), compare_findings);
@@ -1727,7 +1857,8 @@ int cmd_doctor(int argc, char **argv)
 		/* How cache hits and misses were counted: "ebpf", or "procfs" estimates (see stderr for why). */
 		json_object_object_add(doc, "cache_mode", out_json_string(cache_by_ebpf ? "ebpf" : "procfs"));
 		/* How O_DIRECT was looked for: "ebpf" (every open, as it happens) or "fdinfo" (at each sample). */
-		json_object_object_add(doc, "odirect_mode", out_json_string(direct_by_ebpf ? "ebpf" : "fdinfo"));
+		json_object_object_add(doc, "odirect_mode", out_json_string(doctor_config_disabled(&d.config, "odirect") ?
+										   "off" : direct_by_ebpf ? "ebpf" : "fdinfo"));
 		for (size_t i = 0; i < d.count; i++) {
 			struct finding *f = &d.findings[i];
 			struct json_object *o = json_object_new_object();
@@ -1743,12 +1874,23 @@ int cmd_doctor(int argc, char **argv)
 			json_object_array_add(list, o);
 		}
 		json_object_object_add(doc, "findings", list);
+		list = json_object_new_array();
+		for (size_t i = 0; i < naccepted; i++) {
+			struct json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "rule", json_object_new_string(accepted[i].rule));
+			json_object_object_add(o, "what", json_object_new_string(accepted[i].what));
+			json_object_object_add(o, "by", json_object_new_string(accepted[i].by));
+			json_object_array_add(list, o);
+		}
+		/* What the configuration accepted as normal here, not counted in worst or the exit status. */
+		json_object_object_add(doc, "accepted", list);
 		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 							 JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(doc);
-	} else if (!d.count) {
-		printf("No I/O problem found in %.3g s.\n", d.seconds);
 	} else {
+		if (!d.count)
+			printf("No I/O problem found in %.3g s.\n", d.seconds);
 		for (size_t i = 0; i < d.count; i++) {
 			struct finding *f = &d.findings[i];
 
@@ -1759,7 +1901,13 @@ int cmd_doctor(int argc, char **argv)
 			printf("%s\n  more: ", printable_name(f->why));
 			printf("%s\n", printable_name(f->more));
 		}
+		if (naccepted)
+			printf("%s%zu finding%s accepted as normal here (--json lists them): the first, %s: %s\n",
+			       d.count ? "\n" : "", naccepted, naccepted > 1 ? "s" : "", printable_name(accepted[0].what),
+			       accepted[0].by);
 	}
+	free(accepted);
+	doctor_config_free(&d.config);
 	for (size_t i = 0; i < d.count; i++)
 		json_object_put(d.findings[i].data);
 	free(d.findings);

@@ -84,7 +84,7 @@ static void describe_holders(struct evict *ev, const struct files_entry *entry, 
 	size_t count, used = 0;
 
 	if (!ev->mapped_loaded) {
-		mapped_files_load("/proc", &ev->mapped);
+		mapped_files_load(&ev->mapped);
 		ev->mapped_loaded = true;
 	}
 	out[0] = '\0';
@@ -98,7 +98,7 @@ static void describe_holders(struct evict *ev, const struct files_entry *entry, 
 
 		proc_comm_read(pids[i], comm, sizeof(comm));
 		used += (size_t)snprintf(out + used, len - used, "%s%d (%s%s)", i ? ", " : "", (int)pids[i], comm,
-					 procmaps_maps_locked("/proc", pids[i], entry->st.st_dev, entry->st.st_ino)
+					 procmaps_maps_locked(pids[i], entry->st.st_dev, entry->st.st_ino)
 						 ? ", locked" : "");
 	}
 	if (count > 3 && used < len)

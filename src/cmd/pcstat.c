@@ -271,7 +271,7 @@ int cmd_pcstat(int argc, char **argv)
 		out_table_total(pc.table, COL_NAME, "TOTAL");
 
 	if (have_pid)
-		files_of_process("/proc", (pid_t)pid, visit, &pc);
+		files_of_process((pid_t)pid, visit, &pc);
 	else
 		files_walk(argv + optind, argc - optind, &files, visit, &pc);
 

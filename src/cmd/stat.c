@@ -635,20 +635,14 @@ static int take_sample(struct run *r, struct system_sample *s)
 	unsigned failed;
 
 	if (r->opts->replay) {
-		char dir[4096], time_file[4200], text[128] = "";
+		char dir[4096], text[128];
 		unsigned long long mono = 0, real = 0;
-		FILE *f;
 
 		snprintf(dir, sizeof(dir), "%s/%u", r->opts->replay, r->replay_index++);
 		if (sysroot_set(dir) != 0)
 			return -ENOENT;
-		snprintf(time_file, sizeof(time_file), "%s/time", dir);
-		f = fopen(time_file, "re");
-		if (f) {
-			if (fgets(text, sizeof(text), f))
-				sscanf(text, "%llu %llu", &mono, &real);
-			fclose(f);
-		}
+		if (sysroot_read_small("/time", text, sizeof(text)) > 0)
+			sscanf(text, "%llu %llu", &mono, &real);
 		failed = system_sample_read(s, r->needs);
 		s->mono_ns = mono;
 		s->real_ns = real;

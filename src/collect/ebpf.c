@@ -2,6 +2,7 @@
 #include "collect/ebpf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -9,6 +10,8 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+
+#include "collect/sysroot.h"
 
 #ifdef IOLENS_BPF
 #include <bpf/btf.h>
@@ -103,16 +106,11 @@ static const char *missing_tracepoint(struct bpf_object *object)
 static const char *lockdown_mode(void)
 {
 	static char text[128];
-	FILE *file = fopen("/sys/kernel/security/lockdown", "re");
 	char *open_bracket, *close_bracket;
 
-	if (!file)
+	/* the live kernel's, whatever the sysroot: it is why a program did not load here */
+	if (read_small_at(AT_FDCWD, "/sys/kernel/security/lockdown", text, sizeof(text)) <= 0)
 		return NULL;
-	if (!fgets(text, sizeof(text), file)) {
-		fclose(file);
-		return NULL;
-	}
-	fclose(file);
 	open_bracket = strchr(text, '[');
 	close_bracket = open_bracket ? strchr(open_bracket, ']') : NULL;
 	if (!close_bracket)

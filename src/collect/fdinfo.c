@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collect/sysroot.h"
+
 /* A number in the given base up to the end of the line; false when there is none or it overflows. */
 static bool parse_number(const char *p, const char *end, unsigned base, uint64_t *out)
 {
@@ -64,18 +66,12 @@ int fdinfo_parse(const char *text, size_t len, struct fdinfo *out)
 	return have_pos && have_flags ? 0 : -EINVAL;
 }
 
-int fdinfo_read(const char *procfs, pid_t pid, int fd, struct fdinfo *out)
+int fdinfo_read(pid_t pid, int fd, struct fdinfo *out)
 {
-	char path[512], text[4096];
+	char path[64], text[4096];
 	ssize_t got;
-	int file, rc;
 
-	snprintf(path, sizeof(path), "%s/%d/fdinfo/%d", procfs, (int)pid, fd);
-	file = open(path, O_RDONLY | O_CLOEXEC);
-	if (file < 0)
-		return -errno;
-	got = read(file, text, sizeof(text));
-	rc = got < 0 ? -errno : fdinfo_parse(text, (size_t)got, out);
-	close(file);
-	return rc;
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
+	got = sysroot_read_small(path, text, sizeof(text));
+	return got < 0 ? (int)got : fdinfo_parse(text, (size_t)got, out);
 }

@@ -15,7 +15,7 @@ struct fdinfo {
 
 /* Parses the text of an fdinfo file; 0, or -EINVAL when pos or flags is missing or malformed. */
 int fdinfo_parse(const char *text, size_t len, struct fdinfo *out);
-/* Reads procfs/PID/fdinfo/FD; 0 or -errno. */
-int fdinfo_read(const char *procfs, pid_t pid, int fd, struct fdinfo *out);
+/* Reads ROOT/proc/PID/fdinfo/FD; 0 or -errno. */
+int fdinfo_read(pid_t pid, int fd, struct fdinfo *out);
 
 #endif

@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "collect/sysroot.h"
 #include "common/inode_set.h"
 #include "common/util.h"
 
@@ -336,7 +337,7 @@ static int walk_proc_links(struct walk *walk, const char *directory, bool *exist
 	return rc;
 }
 
-int files_of_process(const char *procfs, pid_t pid, files_visit visit, void *context)
+int files_of_process(pid_t pid, files_visit visit, void *context)
 {
 	static const struct files_options opts = {0};
 	struct walk walk = { .opts = &opts, .visit = visit, .context = context, .dedupe_all = true };
@@ -345,14 +346,17 @@ int files_of_process(const char *procfs, pid_t pid, files_visit visit, void *con
 	int rc;
 
 	snprintf(what, sizeof(what), "pid %d", (int)pid);
-	snprintf(directory, sizeof(directory), "%s/%d/fd", procfs, (int)pid);
+	if (!sysroot_path(directory, sizeof(directory), "/proc/%d/fd", (int)pid)) {
+		report(&walk, what, ENAMETOOLONG, NULL);
+		goto cleanup;
+	}
 	rc = walk_proc_links(&walk, directory, &exists, &denied);
 	if (!exists) {
 		report(&walk, what, ESRCH, NULL);
 		goto cleanup;
 	}
 	if (!rc) {
-		snprintf(directory, sizeof(directory), "%s/%d/map_files", procfs, (int)pid);
+		sysroot_path(directory, sizeof(directory), "/proc/%d/map_files", (int)pid); /* fits: fd did */
 		rc = walk_proc_links(&walk, directory, &exists, &denied);
 	}
 	if (denied)

@@ -41,9 +41,9 @@ int files_walk(char *const *paths, int count, const struct files_options *opts,
 
 /*
  * Visits the regular files and block devices a process has open (/proc/PID/fd) or mapped
- * (/proc/PID/map_files), each once, opened through procfs so that mount namespaces do not
- * matter. procfs is the directory holding the pid directories ("/proc").
+ * (/proc/PID/map_files, under the sysroot), each once, opened through procfs so that mount
+ * namespaces do not matter.
  */
-int files_of_process(const char *procfs, pid_t pid, files_visit visit, void *context);
+int files_of_process(pid_t pid, files_visit visit, void *context);
 
 #endif

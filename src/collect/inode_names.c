@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "collect/sysroot.h"
 #include "common/util.h"
 
 #define BESIDE_DIRS 64 /* directories of known files read for unnamed inodes, at most */
@@ -65,11 +66,10 @@ static const char *known_path(const struct inode_names *t, dev_t dev, uint64_t i
 /* Files a process maps (programs, libraries, data files): "start-end perms offset MAJ:MIN inode path". */
 static void learn_mapped_files(struct inode_names *t, const char *pid)
 {
-	char path[300], line[4400];
+	char path[4200], line[4400];
 	FILE *maps;
 
-	snprintf(path, sizeof(path), "/proc/%s/maps", pid);
-	if (!(maps = fopen(path, "re")))
+	if (!sysroot_path(path, sizeof(path), "/proc/%s/maps", pid) || !(maps = fopen(path, "re")))
 		return;
 	while (fgets(line, sizeof(line), maps)) {
 		unsigned major_number, minor_number;
@@ -90,12 +90,11 @@ static void learn_mapped_files(struct inode_names *t, const char *pid)
 /* The regular files one process has open. */
 static void learn_open_files(struct inode_names *t, const char *pid)
 {
-	char dir_path[300], link_path[600], target[4096];
+	char dir_path[4200], link_path[4500], target[4096];
 	struct dirent *entry;
 	DIR *fds;
 
-	snprintf(dir_path, sizeof(dir_path), "/proc/%s/fd", pid);
-	if (!(fds = opendir(dir_path)))
+	if (!sysroot_path(dir_path, sizeof(dir_path), "/proc/%s/fd", pid) || !(fds = opendir(dir_path)))
 		return;
 	while ((entry = readdir(fds))) {
 		struct statx st;
@@ -133,24 +132,19 @@ static void scan_processes(struct inode_names *t, uint64_t deadline, volatile si
 {
 	unsigned long *pids = NULL;
 	size_t npids = 0, capacity = 0, start;
-	DIR *proc = opendir("/proc");
-	struct dirent *entry;
+	struct proc_pids proc;
+	pid_t found;
 
-	if (!proc)
+	if (proc_pids_open(&proc, 0) != 0)
 		return;
-	while ((entry = readdir(proc))) {
-		char *end;
-		unsigned long pid = strtoul(entry->d_name, &end, 10);
-
-		if (!pid || *end)
-			continue;
+	while ((found = proc_pids_next(&proc))) {
 		if (npids == capacity) {
 			capacity = capacity ? 2 * capacity : 1024;
 			pids = xrealloc(pids, capacity * sizeof(*pids));
 		}
-		pids[npids++] = pid;
+		pids[npids++] = (unsigned long)found;
 	}
-	closedir(proc);
+	proc_pids_close(&proc);
 	qsort(pids, npids, sizeof(*pids), compare_pids);
 	for (start = 0; start < npids && pids[start] < t->scan_from; start++)
 		;

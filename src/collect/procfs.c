@@ -266,35 +266,61 @@ int proc_io_read(pid_t pid, struct proc_io *out)
 {
 	char path[64], text[1024];
 	ssize_t length;
-	int fd, err;
 
 	snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	length = read(fd, text, sizeof(text));
-	err = errno;
-	close(fd);
+	length = sysroot_read_small(path, text, sizeof(text));
 	if (length < 0)
-		return -err;
+		return (int)length;
 	return proc_io_parse(text, (size_t)length, out);
 }
 
 bool proc_comm_read(pid_t pid, char *name, size_t size)
 {
 	char path[64];
-	FILE *file;
-	bool found = false;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if ((file = fopen(path, "re"))) {
-		if (fgets(name, (int)size, file)) {
-			name[strcspn(name, "\n")] = '\0';
-			found = true;
-		}
-		fclose(file);
-	}
-	return found;
+	if (sysroot_read_small(path, name, size) <= 0)
+		return false;
+	name[strcspn(name, "\n")] = '\0';
+	return true;
+}
+
+int proc_io_sample_read(pid_t pid, struct proc_io_sample *out)
+{
+	char path[64], text[1024];
+	struct proc_task task;
+	ssize_t length;
+	int rc;
+
+	*out = (struct proc_io_sample){ .pid = pid, .start_time = PROCFS_UNKNOWN };
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((length = sysroot_read_small(path, text, sizeof(text))) < 0)
+		return (int)length;
+	if ((rc = proc_task_parse(text, (size_t)length, &task)) != 0)
+		return rc;
+	out->start_time = task.start_time;
+	snprintf(out->comm, sizeof(out->comm), "%s", task.comm);
+	return proc_io_read(pid, &out->io);
+}
+
+bool proc_io_delta(const struct proc_io_sample *before, const struct proc_io_sample *after, struct proc_io_delta *out)
+{
+	const uint64_t page = 4096;
+
+	*out = (struct proc_io_delta){0};
+	if (before->pid != after->pid || before->start_time != after->start_time || strcmp(before->comm, after->comm))
+		return false;
+	if (after->io.rchar < before->io.rchar || after->io.read_bytes < before->io.read_bytes ||
+	    after->io.write_bytes < before->io.write_bytes)
+		return false;
+	out->rchar = after->io.rchar - before->io.rchar;
+	out->read_bytes = after->io.read_bytes - before->io.read_bytes;
+	out->write_bytes = after->io.write_bytes - before->io.write_bytes;
+	out->read_pages = out->rchar / page;
+	out->missed_pages = out->read_bytes / page;
+	out->written_pages = out->write_bytes / page;
+	out->hit_pages = out->read_pages > out->missed_pages ? out->read_pages - out->missed_pages : 0;
+	return true;
 }
 
 int proc_task_parse(const char *text, size_t len, struct proc_task *out)

@@ -99,6 +99,36 @@ int proc_io_read(pid_t pid, struct proc_io *out);
 /* The command name of a live process (/proc/PID/comm without its newline); false, name untouched, when it is gone. */
 bool proc_comm_read(pid_t pid, char *name, size_t size);
 
+/*
+ * A process's /proc/PID/io at one moment, with what tells it from a later process given
+ * the same pid: its start time and command name (from /proc/PID/stat).
+ */
+struct proc_io_sample {
+	pid_t pid;
+	uint64_t start_time; /* clock ticks after boot; PROCFS_UNKNOWN when stat did not say */
+	char comm[16];
+	struct proc_io io;
+};
+/* 0, or -errno (gone, or another user's without privilege) / -EINVAL. */
+int proc_io_sample_read(pid_t pid, struct proc_io_sample *out);
+
+/*
+ * The one estimate of what a process did between two samples of /proc/PID/io. rchar counts
+ * every read (cache, storage, pipes, sockets), read_bytes what came from storage: reads
+ * less misses are the cache's hits, an estimate (rchar also counts what no page cache held).
+ */
+struct proc_io_delta {
+	uint64_t rchar, read_bytes, write_bytes;          /* bytes */
+	uint64_t read_pages, missed_pages, written_pages; /* the same in 4 KiB pages, as cachestat counts */
+	uint64_t hit_pages;                               /* read_pages - missed_pages, 0 when more missed */
+};
+/*
+ * false, *out zeroed, when before and after are not one process (another pid, start time or
+ * command name: the pid was reused) or a counter went backwards (wrapped or reset): no
+ * delta rather than a made-up one.
+ */
+bool proc_io_delta(const struct proc_io_sample *before, const struct proc_io_sample *after, struct proc_io_delta *out);
+
 /* ---- /proc/PID/task/TID/stat and status: one thread's state ----------------------------- */
 
 struct proc_task {

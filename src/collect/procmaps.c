@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
+#include "collect/sysroot.h"
 #include "common/util.h"
 
 /* Hex digits up to the first character that is not one; false when there are none or too many. */
@@ -90,16 +91,15 @@ static int compare_mapped(const void *a, const void *b)
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-static void load_process(const char *procfs, const char *pid_name, struct mapped_files *out, size_t *capacity)
+static void load_process(pid_t pid, struct mapped_files *out, size_t *capacity)
 {
-	char path[512], *line = NULL;
+	char path[4200], *line = NULL;
 	size_t line_capacity = 0;
 	struct procmaps_entry entry;
-	pid_t pid = (pid_t)atoi(pid_name);
-	FILE *maps;
+	FILE *maps = NULL;
 
-	snprintf(path, sizeof(path), "%s/%s/maps", procfs, pid_name);
-	maps = fopen(path, "re");
+	if (sysroot_path(path, sizeof(path), "/proc/%d/maps", (int)pid))
+		maps = fopen(path, "re");
 	if (!maps) {
 		out->unreadable += errno == EACCES || errno == EPERM;
 		return;
@@ -124,19 +124,19 @@ static void load_process(const char *procfs, const char *pid_name, struct mapped
 	fclose(maps);
 }
 
-int mapped_files_load(const char *procfs, struct mapped_files *out)
+int mapped_files_load(struct mapped_files *out)
 {
 	size_t capacity = 0;
-	struct dirent *de;
-	DIR *dir = opendir(procfs);
+	struct proc_pids pids;
+	pid_t pid;
+	int rc;
 
 	*out = (struct mapped_files){0};
-	if (!dir)
-		return -errno;
-	while ((de = readdir(dir)))
-		if (isdigit((unsigned char)de->d_name[0]))
-			load_process(procfs, de->d_name, out, &capacity);
-	closedir(dir);
+	if ((rc = proc_pids_open(&pids, 0)) != 0)
+		return rc;
+	while ((pid = proc_pids_next(&pids)))
+		load_process(pid, out, &capacity);
+	proc_pids_close(&pids);
 	if (out->count)
 		qsort(out->items, out->count, sizeof(*out->items), compare_mapped);
 	return 0;
@@ -171,16 +171,16 @@ void mapped_files_free(struct mapped_files *files)
 	*files = (struct mapped_files){0};
 }
 
-bool procmaps_maps_locked(const char *procfs, pid_t pid, dev_t dev, ino_t ino)
+bool procmaps_maps_locked(pid_t pid, dev_t dev, ino_t ino)
 {
-	char path[512], *line = NULL;
+	char path[4200], *line = NULL;
 	size_t line_capacity = 0;
 	struct procmaps_entry entry;
 	bool in_file = false, locked = false;
-	FILE *smaps;
+	FILE *smaps = NULL;
 
-	snprintf(path, sizeof(path), "%s/%d/smaps", procfs, (int)pid);
-	smaps = fopen(path, "re");
+	if (sysroot_path(path, sizeof(path), "/proc/%d/smaps", (int)pid))
+		smaps = fopen(path, "re");
 	if (!smaps)
 		return false;
 	while (!locked && getline(&line, &line_capacity, smaps) > 0) {

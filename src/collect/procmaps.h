@@ -33,13 +33,13 @@ struct mapped_files {
 	size_t unreadable; /* processes whose maps we may not read */
 };
 
-/* Reads PROCFS/[0-9]*\/maps. Processes that vanish are passed over; those that deny access are counted. */
-int mapped_files_load(const char *procfs, struct mapped_files *out);
+/* Reads ROOT/proc/PID/maps of every process. Processes that vanish are passed over; those that deny access are counted. */
+int mapped_files_load(struct mapped_files *out);
 /* The processes mapping (dev, ino), each once: up to max of them in pids; returns how many in all. */
 size_t mapped_files_find(const struct mapped_files *files, dev_t dev, ino_t ino, pid_t *pids, size_t max);
 void mapped_files_free(struct mapped_files *files);
 
-/* True when process pid maps (dev, ino) with VM_LOCKED (mlock), from PROCFS/PID/smaps. */
-bool procmaps_maps_locked(const char *procfs, pid_t pid, dev_t dev, ino_t ino);
+/* True when process pid maps (dev, ino) with VM_LOCKED (mlock), from ROOT/proc/PID/smaps. */
+bool procmaps_maps_locked(pid_t pid, dev_t dev, ino_t ino);
 
 #endif

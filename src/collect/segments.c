@@ -16,6 +16,7 @@
 #include "../lib/vtrace/proc.h" /* libvtrace's reading of /proc/PID/stat, the one the writer records */
 #include "collect/fdinfo.h"
 #include "collect/procfs.h"
+#include "collect/sysroot.h"
 #include "common/util.h"
 
 /*
@@ -57,27 +58,13 @@ struct segment_holder {
 
 static int process_ids(const char *procfs, pid_t pid, struct proc_ids *ids)
 {
-	char path[512], *text = NULL;
-	size_t size = 0, capacity = 8192;
-	ssize_t got;
-	int fd, rc;
+	char path[512], *text = xrealloc(NULL, STATUS_MAX); /* only the pages read are touched */
+	ssize_t size;
+	int rc;
 
 	snprintf(path, sizeof(path), "%s/%d/status", procfs, (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	text = xcalloc(1, capacity);
-	while ((got = read(fd, text + size, capacity - size)) > 0) {
-		size += (size_t)got;
-		if (size == capacity) {
-			if (capacity >= STATUS_MAX)
-				break;
-			capacity *= 2;
-			text = xrealloc(text, capacity);
-		}
-	}
-	close(fd);
-	rc = size ? proc_ids_parse(text, size, (int)pid, ids) : -EIO;
+	size = read_small_at(AT_FDCWD, path, text, STATUS_MAX);
+	rc = size < 0 ? (int)size : size ? proc_ids_parse(text, (size_t)size, (int)pid, ids) : -EIO;
 	free(text);
 	return rc;
 }
@@ -143,7 +130,7 @@ static bool fd_matches(int fd, void *context)
 	if (stat(path, &st) != 0 || st.st_dev != m->dev || st.st_ino != m->ino)
 		return false;
 	m->found = true;
-	m->writes |= fdinfo_read(m->procfs, m->pid, fd, &info) == 0 && (info.flags & O_ACCMODE) == O_RDWR;
+	m->writes |= fdinfo_read(m->pid, fd, &info) == 0 && (info.flags & O_ACCMODE) == O_RDWR;
 	return m->writes;
 }
 
@@ -179,7 +166,7 @@ static bool note_holder(int fd, void *context)
 		.pid = scan->pid,
 		.dev = st.st_dev,
 		.ino = st.st_ino,
-		.writes = fdinfo_read(round->procfs, scan->pid, fd, &info) == 0 && (info.flags & O_ACCMODE) == O_RDWR,
+		.writes = fdinfo_read(scan->pid, fd, &info) == 0 && (info.flags & O_ACCMODE) == O_RDWR,
 	};
 	return false;
 }
@@ -188,27 +175,24 @@ static bool note_holder(int fd, void *context)
 static void scan_holders(struct segment_round *round)
 {
 	uint64_t started = monotonic_ns(), deadline = started + HOLDER_SCAN_NS;
-	struct dirent *de;
-	DIR *proc;
+	struct proc_pids pids;
+	pid_t pid;
 
 	if (round->scanned)
 		return;
 	round->scanned = true;
-	if (!(proc = opendir(round->procfs)))
+	if (proc_pids_open_dir(&pids, round->procfs, 0) != 0)
 		return;
-	while ((de = readdir(proc))) {
-		struct holder_scan scan = { round, 0 };
+	while ((pid = proc_pids_next(&pids))) {
+		struct holder_scan scan = { round, pid };
 
 		if (monotonic_ns() >= deadline) {
 			round->scan_cut = true;
 			break;
 		}
-		if (!all_digits(de->d_name))
-			continue;
-		scan.pid = (pid_t)atoi(de->d_name);
 		each_vtrace_fd(round->procfs, scan.pid, note_holder, &scan);
 	}
-	closedir(proc);
+	proc_pids_close(&pids);
 	round->scan_ns += monotonic_ns() - started;
 }
 

@@ -9,30 +9,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "collect/sysroot.h"
 #include "common/util.h"
-
-/* The whole of a small /proc file into a buffer of the caller's: its length, or -errno. */
-static ssize_t read_small(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	while (len < size && (n = read(fd, buf + len, size - len)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			n = -errno;
-			close(fd);
-			return n;
-		}
-		len += (size_t)n;
-	}
-	close(fd);
-	return (ssize_t)len;
-}
 
 static void note(int *first, int rc)
 {
@@ -54,7 +32,7 @@ int process_self_read(struct process_self *out)
 
 	*out = (struct process_self){ .cpu_seconds = -1, .resident_bytes = PROCFS_UNKNOWN, .virtual_bytes = PROCFS_UNKNOWN,
 				      .open_fds = PROCFS_UNKNOWN, .max_fds = PROCFS_UNKNOWN, .start_time_seconds = -1 };
-	len = read_small("/proc/self/stat", text, sizeof(text));
+	len = read_small_at(AT_FDCWD, "/proc/self/stat", text, sizeof(text)); /* this process, whatever the sysroot */
 	if (len < 0 || proc_task_parse(text, (size_t)len, &task) != 0) {
 		note(&first, len < 0 ? (int)len : -EINVAL);
 	} else {

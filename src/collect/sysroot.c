@@ -4,6 +4,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -113,21 +115,73 @@ void sysroot_file_close(struct sysroot_file *file)
 	file->capacity = 0;
 }
 
-int sysroot_read_string(const char *path, char *buf, size_t size)
+ssize_t read_small_at(int dir, const char *path, char *buf, size_t size)
 {
-	int fd = open_under_root(path, O_RDONLY | O_NONBLOCK);
-	ssize_t got;
+	int fd = openat(dir, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	size_t used = 0;
 
 	if (fd < 0)
 		return -errno;
-	got = read(fd, buf, size - 1);
+	while (used + 1 < size) {
+		ssize_t got = read(fd, buf + used, size - 1 - used);
+
+		if (got < 0) {
+			int err = errno;
+
+			if (err == EINTR)
+				continue;
+			close(fd);
+			return -err;
+		}
+		if (got == 0)
+			break;
+		used += (size_t)got;
+	}
 	close(fd);
-	if (got < 0)
+	if (size)
+		buf[used] = '\0';
+	return (ssize_t)used;
+}
+
+ssize_t sysroot_read_small(const char *path, char *buf, size_t size)
+{
+	int dir = root();
+
+	if (dir < 0)
 		return -errno;
-	buf[got] = '\0';
+	return read_small_at(dir, relative(path), buf, size);
+}
+
+int sysroot_read_string(const char *path, char *buf, size_t size)
+{
+	ssize_t got = sysroot_read_small(path, buf, size);
+
+	if (got < 0)
+		return (int)got;
 	while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == ' '))
 		buf[--got] = '\0';
 	return 0;
+}
+
+bool sysroot_path(char *buf, size_t size, const char *format, ...)
+{
+	const char *root_dir = sysroot_get();
+	size_t used = 0;
+	va_list args;
+	int len;
+
+	if (strcmp(root_dir, "/") != 0) {
+		len = snprintf(buf, size, "%s", root_dir);
+		if (len < 0 || (size_t)len >= size)
+			return false;
+		used = (size_t)len;
+		while (used > 0 && buf[used - 1] == '/') /* "/tmp/tree/" and "/proc": one slash between */
+			buf[--used] = '\0';
+	}
+	va_start(args, format);
+	len = vsnprintf(buf + used, size - used, format, args);
+	va_end(args);
+	return len >= 0 && (size_t)len < size - used;
 }
 
 int sysroot_exists(const char *path)
@@ -149,4 +203,56 @@ DIR *sysroot_opendir(const char *path)
 	if (!dir)
 		close(fd);
 	return dir;
+}
+
+pid_t proc_pid_name(const char *name)
+{
+	long value = 0;
+
+	if (!*name)
+		return 0;
+	for (; *name; name++) {
+		if (*name < '0' || *name > '9')
+			return 0;
+		value = value * 10 + (*name - '0');
+		if (value > 0x7fffffff) /* pid_max is at most 2^22, a tid the same */
+			return 0;
+	}
+	return (pid_t)value;
+}
+
+static int pids_begin(struct proc_pids *pids, DIR *dir, unsigned flags)
+{
+	*pids = (struct proc_pids){ .dir = dir, .skip = flags & PROC_PIDS_NOT_SELF ? getpid() : 0 };
+	return dir ? 0 : -errno;
+}
+
+int proc_pids_open(struct proc_pids *pids, unsigned flags)
+{
+	return pids_begin(pids, sysroot_opendir("/proc"), flags);
+}
+
+int proc_pids_open_dir(struct proc_pids *pids, const char *procfs, unsigned flags)
+{
+	return pids_begin(pids, opendir(procfs), flags);
+}
+
+pid_t proc_pids_next(struct proc_pids *pids)
+{
+	struct dirent *entry;
+
+	while (pids->dir && (entry = readdir(pids->dir))) {
+		pid_t pid = proc_pid_name(entry->d_name);
+
+		if (pid > 0 && pid != pids->skip)
+			return pid;
+	}
+	return 0;
+}
+
+void proc_pids_close(struct proc_pids *pids)
+{
+	if (pids->dir)
+		closedir(pids->dir);
+	pids->dir = NULL;
 }

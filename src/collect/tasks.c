@@ -9,52 +9,34 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collect/sysroot.h"
+
 /* A small /proc file of one thread into buf (NUL-terminated): its length, or -errno. */
 static ssize_t read_task_file(pid_t pid, pid_t tid, const char *name, char *buf, size_t size)
 {
 	char path[96];
-	ssize_t length;
-	int fd, err;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)pid, (int)tid, name);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	length = read(fd, buf, size - 1);
-	err = errno;
-	close(fd);
-	if (length < 0)
-		return -err;
-	buf[length] = '\0';
-	return length;
-}
-
-static pid_t numeric_name(const char *name)
-{
-	char *end;
-	long value = strtol(name, &end, 10);
-
-	return *name && !*end && value > 0 && value <= 0x7fffffff ? (pid_t)value : 0;
+	return sysroot_read_small(path, buf, size);
 }
 
 size_t tasks_scan(void (*found)(pid_t pid, const struct proc_task *task, void *context), void *context)
 {
-	DIR *proc = opendir("/proc");
-	struct dirent *entry;
+	struct proc_pids pids;
 	size_t count = 0;
+	pid_t pid;
 
-	while (proc && (entry = readdir(proc))) {
-		pid_t pid = numeric_name(entry->d_name);
+	proc_pids_open(&pids, 0);
+	while ((pid = proc_pids_next(&pids))) {
 		char path[64], text[1024];
 		struct dirent *thread;
 		DIR *threads;
 
-		if (!pid)
-			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-		if (!(threads = opendir(path)))
+		if (!(threads = sysroot_opendir(path)))
 			continue;
 		while ((thread = readdir(threads))) {
-			pid_t tid = numeric_name(thread->d_name);
+			pid_t tid = proc_pid_name(thread->d_name);
 			struct proc_task task;
 			ssize_t length;
 
@@ -66,8 +48,7 @@ size_t tasks_scan(void (*found)(pid_t pid, const struct proc_task *task, void *c
 		}
 		closedir(threads);
 	}
-	if (proc)
-		closedir(proc);
+	proc_pids_close(&pids);
 	return count;
 }
 

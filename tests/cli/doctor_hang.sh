@@ -57,6 +57,11 @@ check_eq "… a warning" warning "$(dq severity stuck pid "$READER" <<<"$OUT")"
 seconds=$(dq get stuck seconds pid "$READER" <<<"$OUT")
 check "… in D without a context switch for 3.5 s or more ($seconds)" awk -v s="$seconds" 'BEGIN { exit !(s >= 3.5) }'
 check_eq "… waiting where /proc/PID/wchan says" "$(cat /proc/$READER/wchan)" "$(dq get stuck wchan pid "$READER" <<<"$OUT")"
+check_match "… pointing at the hung server it may wait on" "iolens vstat \(a hung server it may wait on\)" \
+	"$(dq get stuck more pid "$READER" <<<"$OUT")"
+run "$IOLENS" doctor --no-config --json --disable vtrace-hang 4
+check_match "… even with the vtrace-hang rule off: the snapshot says it, not another rule's finding" \
+	"iolens vstat \(a hung server it may wait on\)" "$(dq get stuck more pid "$READER" <<<"$OUT")"
 
 run "$IOLENS" doctor 1
 check_match "the text: the hung service and op" "warning: service hung \(pid $SERVER\) is hung on FUSE_READ" "$OUT"

@@ -184,4 +184,14 @@ if [ -f "$header" ] && [ -f "$manual" ]; then
 else
 	not_ok "include/vtrace.h and docs/vtrace.3 exist"
 fi
+# doctor's rules: --help lists them from the table the configuration checks names against; the
+# man page's RULES has each, and no other.
+help_rules=$("$IOLENS" doctor --help | awk '/^Rules/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }' | sort)
+page_rules=$(roff_text "$TOP/docs/iolens-doctor.1" | section RULES | tp_tags | tr -d ',' | tr ' ' '\n' | grep -E '^[a-z][a-z-]+$' | sort)
+check "iolens doctor --help lists its rules ($(echo $help_rules))" test -n "$help_rules"
+check_eq "iolens-doctor.1's RULES are --help's rules" "$(echo $help_rules)" "$(echo $page_rules)"
+for rule in $help_rules; do
+	run "$IOLENS" doctor --no-config --disable "$rule" 0
+	if [ "$RC" = 2 ]; then not_ok "doctor --disable $rule: a rule the configuration knows ($ERR)"; else ok "doctor --disable $rule: a rule the configuration knows"; fi
+done
 exit 0

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "collect/procfs.h"
+#include "collect/sysroot.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -49,7 +50,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (meminfo_parse(text, size, &memory) == 0 && memory.mem_total == PROCFS_UNKNOWN)
 		abort();
 	vmstat_parse(text, size, &vm);
-	proc_io_parse(text, size, &io);
+	if (proc_io_parse(text, size, &io) == 0) {
+		/* The estimate from nothing to these counters, and back: never more hits than reads. */
+		struct proc_io_sample before = { .pid = 1, .start_time = 7 }, after = before;
+		struct proc_io_delta delta;
+
+		after.io = io;
+		if (!proc_io_delta(&before, &after, &delta) || delta.hit_pages > delta.read_pages)
+			abort();
+		if (proc_io_delta(&after, &before, &delta) != (io.rchar == 0 && io.read_bytes == 0 && io.write_bytes == 0))
+			abort();
+	}
+	{
+		/* A /proc entry's name: a pid only when all digits. */
+		char name[64];
+		size_t len = size < sizeof(name) - 1 ? size : sizeof(name) - 1;
+		pid_t pid;
+
+		memcpy(name, text, len);
+		name[len] = '\0';
+		pid = proc_pid_name(name);
+		if (pid < 0 || (pid && strspn(name, "0123456789") != strlen(name)))
+			abort();
+	}
 	if (proc_task_parse(text, size, &task) == 0) {
 		check_name(task.comm, sizeof(task.comm));
 		if (task.pid <= 0 || !task.state)

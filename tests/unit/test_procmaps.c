@@ -4,8 +4,9 @@
 #include <sys/sysmacros.h>
 
 #include "collect/procmaps.h"
+#include "collect/sysroot.h"
 
-#define FIXTURE_PROC "tests/fixtures/proc-maps"
+#define FIXTURE_ROOT "tests/fixtures/proc-maps" /* a root: its proc/PID/maps and smaps */
 
 static void test_parse_file_line(void **state)
 {
@@ -55,7 +56,8 @@ static void test_find_mappers(void **state)
 	pid_t pids[2];
 	(void)state;
 
-	assert_int_equal(mapped_files_load(FIXTURE_PROC, &files), 0);
+	assert_int_equal(sysroot_set(FIXTURE_ROOT), 0);
+	assert_int_equal(mapped_files_load(&files), 0);
 	/* postgres: two mappings in one process count once. */
 	assert_int_equal(mapped_files_find(&files, makedev(0xfd, 1), 1835030, pids, 2), 1);
 	assert_int_equal(pids[0], 100);
@@ -68,17 +70,21 @@ static void test_find_mappers(void **state)
 	assert_int_equal(mapped_files_find(&files, makedev(0xfd, 1), 99, pids, 2), 0);
 	assert_int_equal(mapped_files_find(&files, makedev(0xfd, 2), 1835030, pids, 2), 0);
 	mapped_files_free(&files);
-	assert_true(mapped_files_load("/nonexistent-procfs", &files) < 0);
+	assert_int_equal(sysroot_set("tests/fixtures"), 0); /* a root with no proc */
+	assert_true(mapped_files_load(&files) < 0);
+	assert_int_equal(sysroot_set("/"), 0);
 }
 
 static void test_locked(void **state)
 {
 	(void)state;
-	assert_true(procmaps_maps_locked(FIXTURE_PROC, 300, makedev(0xfd, 1), 2000001));
-	assert_false(procmaps_maps_locked(FIXTURE_PROC, 300, makedev(0xfd, 1), 1835030));
+	assert_int_equal(sysroot_set(FIXTURE_ROOT), 0);
+	assert_true(procmaps_maps_locked(300, makedev(0xfd, 1), 2000001));
+	assert_false(procmaps_maps_locked(300, makedev(0xfd, 1), 1835030));
 	/* "lock" is not the "lo" flag */
-	assert_false(procmaps_maps_locked(FIXTURE_PROC, 100, makedev(0xfd, 1), 2000001));
-	assert_false(procmaps_maps_locked(FIXTURE_PROC, 999, makedev(0xfd, 1), 2000001));
+	assert_false(procmaps_maps_locked(100, makedev(0xfd, 1), 2000001));
+	assert_false(procmaps_maps_locked(999, makedev(0xfd, 1), 2000001));
+	assert_int_equal(sysroot_set("/"), 0);
 }
 
 int main(void)

@@ -1,0 +1,196 @@
+/* test_sysroot.c: the one small-file reader, the pid iterator and the /proc/PID/io estimate, on trees made here. */
+#include "unit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collect/procfs.h"
+#include "collect/sysroot.h"
+
+static void write_file(const char *root, const char *name, const char *text, const char *mode)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, name);
+	assert_non_null(f = fopen(path, mode));
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_read_small(void **state)
+{
+	char *root = unit_tmpdir(), buf[8], big[64];
+	(void)state;
+
+	assert_int_equal(sysroot_set(root), 0);
+	/* ENOENT, as -errno. */
+	assert_int_equal(sysroot_read_small("/missing", buf, sizeof(buf)), -ENOENT);
+	/* An empty file: length 0, an empty string. */
+	write_file(root, "empty", "", "w");
+	memset(buf, 'x', sizeof(buf));
+	assert_int_equal(sysroot_read_small("/empty", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	/* Larger than the limit: cut at size - 1, still a string. */
+	write_file(root, "large", "0123456789abcdef", "w");
+	assert_int_equal(sysroot_read_small("/large", buf, sizeof(buf)), 7);
+	assert_string_equal(buf, "0123456");
+	/* A file that grows is read whole again: each read sees what is there now. */
+	write_file(root, "grows", "one\n", "w");
+	assert_int_equal(sysroot_read_small("grows", big, sizeof(big)), 4);
+	write_file(root, "grows", "two\n", "a");
+	assert_int_equal(sysroot_read_small("/grows", big, sizeof(big)), 8);
+	assert_string_equal(big, "one\ntwo\n");
+	/* The string form takes off the line's end. */
+	assert_int_equal(sysroot_read_string("/grows", big, sizeof(big)), 0);
+	assert_string_equal(big, "one\ntwo");
+	/* A directory is not a small file. */
+	assert_int_equal(sysroot_read_small("/", big, sizeof(big)), -EISDIR);
+	/* The live system, past the root. */
+	assert_true(read_small_at(AT_FDCWD, "/proc/self/comm", big, sizeof(big)) > 0);
+	assert_int_equal(sysroot_set("/"), 0);
+	unit_rmtree(root);
+}
+
+static void make_dir(const char *root, const char *name)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", root, name);
+	assert_int_equal(mkdir(path, 0755), 0);
+}
+
+/* The pids a walk yields, summed and counted (readdir's order is no order). */
+static void walk(unsigned flags, long *sum, int *count)
+{
+	struct proc_pids pids;
+	pid_t pid;
+
+	*sum = 0;
+	*count = 0;
+	assert_int_equal(proc_pids_open(&pids, flags), 0);
+	while ((pid = proc_pids_next(&pids))) {
+		*sum += pid;
+		(*count)++;
+	}
+	assert_int_equal(proc_pids_next(&pids), 0);
+	proc_pids_close(&pids);
+}
+
+static void test_pids(void **state)
+{
+	char *root = unit_tmpdir(), self[32];
+	struct proc_pids pids;
+	long sum;
+	int count;
+	(void)state;
+
+	assert_int_equal(sysroot_set(root), 0);
+	/* No proc directory: an error, and a walk of nothing. */
+	assert_int_equal(proc_pids_open(&pids, 0), -ENOENT);
+	assert_int_equal(proc_pids_next(&pids), 0);
+	proc_pids_close(&pids);
+	make_dir(root, "proc");
+	make_dir(root, "proc/1");
+	make_dir(root, "proc/4194304");
+	make_dir(root, "proc/self");
+	make_dir(root, "proc/12x");
+	make_dir(root, "proc/-3");
+	make_dir(root, "proc/0");
+	make_dir(root, "proc/99999999999");
+	snprintf(self, sizeof(self), "proc/%d", (int)getpid());
+	make_dir(root, self);
+	walk(0, &sum, &count);
+	assert_int_equal(count, 3);
+	assert_int_equal(sum, 1 + 4194304 + (long)getpid());
+	walk(PROC_PIDS_NOT_SELF, &sum, &count);
+	assert_int_equal(count, 2);
+	assert_int_equal(sum, 1 + 4194304);
+	assert_int_equal(proc_pid_name("123"), 123);
+	assert_int_equal(proc_pid_name(""), 0);
+	assert_int_equal(proc_pid_name("2147483648"), 0);
+	assert_int_equal(sysroot_set("/"), 0);
+	unit_rmtree(root);
+}
+
+static const char stat_line[] = "42 (reader) S 1 42 42 0 -1 4194304 100 0 0 0 5 6 0 0 20 0 1 0 %s 1000 10\n";
+static const char io_text[] = "rchar: %s\nwchar: 0\nsyscr: 1\nsyscw: 0\nread_bytes: %s\nwrite_bytes: %s\n"
+			      "cancelled_write_bytes: 0\n";
+
+static void write_process(const char *root, const char *start, const char *rchar, const char *read_bytes,
+			  const char *write_bytes)
+{
+	char text[512];
+
+	snprintf(text, sizeof(text), stat_line, start);
+	write_file(root, "proc/42/stat", text, "w");
+	snprintf(text, sizeof(text), io_text, rchar, read_bytes, write_bytes);
+	write_file(root, "proc/42/io", text, "w");
+}
+
+static void test_io_delta(void **state)
+{
+	char *root = unit_tmpdir();
+	struct proc_io_sample before, after;
+	struct proc_io_delta delta;
+	(void)state;
+
+	assert_int_equal(sysroot_set(root), 0);
+	make_dir(root, "proc");
+	make_dir(root, "proc/42");
+	assert_int_equal(proc_io_sample_read(43, &before), -ENOENT);
+	write_process(root, "777", "40960", "8192", "0");
+	assert_int_equal(proc_io_sample_read(42, &before), 0);
+	assert_int_equal(before.start_time, 777);
+	assert_string_equal(before.comm, "reader");
+	/* 10 pages read, 4 of them from storage, 1 written: 6 hits, an estimate. */
+	write_process(root, "777", "81920", "24576", "4096");
+	assert_int_equal(proc_io_sample_read(42, &after), 0);
+	assert_true(proc_io_delta(&before, &after, &delta));
+	assert_int_equal(delta.rchar, 40960);
+	assert_int_equal(delta.read_pages, 10);
+	assert_int_equal(delta.missed_pages, 4);
+	assert_int_equal(delta.hit_pages, 6);
+	assert_int_equal(delta.written_pages, 1);
+	/* More missed than read (readahead, a read that mmap's faults did): no negative hits. */
+	after.io.rchar = before.io.rchar;
+	assert_true(proc_io_delta(&before, &after, &delta));
+	assert_int_equal(delta.hit_pages, 0);
+	/* The pid reused: another start time with larger counters is another process, no delta. */
+	write_process(root, "900", "999999", "99999", "9999");
+	assert_int_equal(proc_io_sample_read(42, &after), 0);
+	assert_false(proc_io_delta(&before, &after, &delta));
+	assert_int_equal(delta.rchar, 0);
+	/* The same start time but another command (a start time unknown to both, say). */
+	after = before;
+	snprintf(after.comm, sizeof(after.comm), "other");
+	after.io.rchar += 4096;
+	assert_false(proc_io_delta(&before, &after, &delta));
+	/* A counter that goes backwards (wrapped or reset): no delta, not 2^64 - something. */
+	after = before;
+	after.io.rchar += 4096;
+	after.io.read_bytes -= 1;
+	assert_false(proc_io_delta(&before, &after, &delta));
+	after = before;
+	after.io.rchar -= 1;
+	assert_false(proc_io_delta(&before, &after, &delta));
+	assert_int_equal(delta.read_pages, 0);
+	/* Another pid. */
+	after = before;
+	after.pid = 43;
+	assert_false(proc_io_delta(&before, &after, &delta));
+	assert_int_equal(sysroot_set("/"), 0);
+	unit_rmtree(root);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_read_small),
+		cmocka_unit_test(test_pids),
+		cmocka_unit_test(test_io_delta),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
