@@ -1878,9 +1878,9 @@ int cmd_doctor(int argc, char **argv)
 		for (size_t i = 0; i < naccepted; i++) {
 			struct json_object *o = json_object_new_object();
 
-			json_object_object_add(o, "rule", json_object_new_string(accepted[i].rule));
-			json_object_object_add(o, "what", json_object_new_string(accepted[i].what));
-			json_object_object_add(o, "by", json_object_new_string(accepted[i].by));
+			json_object_object_add(o, "rule", out_json_string(accepted[i].rule));
+			json_object_object_add(o, "what", out_json_string(accepted[i].what));
+			json_object_object_add(o, "by", out_json_string(accepted[i].by));
 			json_object_array_add(list, o);
 		}
 		/* What the configuration accepted as normal here, not counted in worst or the exit status. */
