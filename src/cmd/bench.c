@@ -477,8 +477,8 @@ static void on_tick(const struct bench_progress *progress, void *context)
 		struct json_object *line = json_object_new_object();
 		uint64_t dt = progress->elapsed_ns - b->last_ns;
 
-		json_object_object_add(line, "type", json_object_new_string("interval"));
-		json_object_object_add(line, "mode", json_object_new_string(p->mode));
+		json_object_object_add(line, "type", out_json_string("interval"));
+		json_object_object_add(line, "mode", out_json_string(p->mode));
 		json_object_object_add(line, "bs", json_object_new_uint64(p->bs));
 		json_object_object_add(line, "qd", json_object_new_int((int)p->qd));
 		json_object_object_add(line, "time_s", out_json_real(seconds));
@@ -846,11 +846,11 @@ static struct json_object *point_json(const struct bench *b, const struct point 
 	struct json_object *o = json_object_new_object(), *cpu = json_object_new_object();
 	uint64_t ios = p->all.ios;
 
-	json_object_object_add(o, "mode", json_object_new_string(p->mode));
+	json_object_object_add(o, "mode", out_json_string(p->mode));
 	json_object_object_add(o, "bs", json_object_new_uint64(p->bs));
 	json_object_object_add(o, "qd", json_object_new_int((int)p->qd));
 	json_object_object_add(o, "jobs", json_object_new_int((int)p->jobs));
-	json_object_object_add(o, "engine", json_object_new_string(p->qd > 1 || b->opt.engine == ENGINE_IO_URING ?
+	json_object_object_add(o, "engine", out_json_string(p->qd > 1 || b->opt.engine == ENGINE_IO_URING ?
 								       "io_uring" : "psync"));
 	json_object_object_add(o, "elapsed_ns", json_object_new_uint64(p->result.elapsed_ns));
 	json_object_object_add(o, "bytes_per_s", out_json_real(mb_per_s(p) * 1e6));
@@ -871,7 +871,7 @@ static struct json_object *point_json(const struct bench *b, const struct point 
 	if (p->device_known) {
 		struct json_object *dev = json_object_new_object();
 
-		json_object_object_add(dev, "name", json_object_new_string(p->device));
+		json_object_object_add(dev, "name", out_json_string(p->device));
 		json_object_object_add(dev, "read_bytes", json_object_new_uint64(p->device_read));
 		json_object_object_add(dev, "write_bytes", json_object_new_uint64(p->device_written));
 		json_object_object_add(dev, "util", out_json_real(p->device_ext.util));
@@ -894,7 +894,7 @@ static struct json_object *point_json(const struct bench *b, const struct point 
 	} else {
 		json_object_object_add(o, "runs", NULL);
 	}
-	json_object_object_add(o, "warning", p->warning[0] ? json_object_new_string(p->warning) : NULL);
+	json_object_object_add(o, "warning", p->warning[0] ? out_json_string(p->warning) : NULL);
 	return o;
 }
 
@@ -903,17 +903,17 @@ static struct json_object *document_json(const struct bench *b, const struct ben
 	struct json_object *doc = json_object_new_object(), *points = json_object_new_array();
 	const struct bench_options *o = &b->opt;
 
-	json_object_object_add(doc, "target", json_object_new_string(b->target.path));
+	json_object_object_add(doc, "target", out_json_string(b->target.path));
 	json_object_object_add(doc, "created", json_object_new_boolean(b->target.created));
 	json_object_object_add(doc, "size", json_object_new_uint64(b->target.size));
-	json_object_object_add(doc, "fs_type", json_object_new_string(b->target.block_device ? "block device" :
+	json_object_object_add(doc, "fs_type", out_json_string(b->target.block_device ? "block device" :
 									   b->target.fs_type));
-	json_object_object_add(doc, "rw", json_object_new_string(rw_name(o)));
+	json_object_object_add(doc, "rw", out_json_string(rw_name(o)));
 	if (o->rw == RW_MIX || o->rw == RW_RANDMIX)
 		json_object_object_add(doc, "mix_read_percent", json_object_new_int((int)o->mix));
 	/* --compare-cache runs both ways: each point's mode says which. */
 	json_object_object_add(doc, "direct", o->compare_cache ? NULL : json_object_new_boolean(!o->buffered));
-	json_object_object_add(doc, "sweep", json_object_new_string(o->compare_cache ? "cache" : o->qd_sweep ? "qd" :
+	json_object_object_add(doc, "sweep", out_json_string(o->compare_cache ? "cache" : o->qd_sweep ? "qd" :
 								    o->nbs > 1 ? "bs" : "none"));
 	json_object_object_add(doc, "runtime_s", out_json_real(o->runtime));
 	json_object_object_add(doc, "time_based", json_object_new_boolean(o->time_based));
@@ -1004,7 +1004,7 @@ static int print_results(struct bench *b, const struct bench_knee *knee)
 		struct json_object *doc = document_json(b, knee);
 
 		if (o->interval > 0)
-			json_object_object_add(doc, "type", json_object_new_string("result"));
+			json_object_object_add(doc, "type", out_json_string("result"));
 		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_NOSLASHESCAPE | (o->interval > 0 ?
 			JSON_C_TO_STRING_PLAIN : JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED)));
 		json_object_put(doc);

@@ -85,7 +85,7 @@ static void print_row(const struct cache_options *o, const struct cache_mode *mo
 
 		json_object_object_add(line, "time_ns", json_object_new_uint64(realtime_ns()));
 		json_object_object_add(line, "interval_ns", json_object_new_uint64(interval_ns));
-		json_object_object_add(line, "mode", json_object_new_string(mode->bpf ? "ebpf" : "procfs"));
+		json_object_object_add(line, "mode", out_json_string(mode->bpf ? "ebpf" : "procfs"));
 		json_object_object_add(line, "hits", hits_known ? json_object_new_uint64(hits) : NULL);
 		json_object_object_add(line, "misses", json_object_new_uint64(d->misses));
 		json_object_object_add(line, "dirties", json_object_new_uint64(d->dirties));

@@ -370,7 +370,7 @@ static void print_json(const struct top *t, uint64_t interval_ns, bool bpf)
 
 	json_object_object_add(head, "time_ns", json_object_new_uint64(realtime_ns()));
 	json_object_object_add(head, "interval_ns", json_object_new_uint64(interval_ns));
-	json_object_object_add(head, "mode", json_object_new_string(bpf ? "ebpf" : "procfs"));
+	json_object_object_add(head, "mode", out_json_string(bpf ? "ebpf" : "procfs"));
 	json_object_object_add(head, "buffers_bytes", json_object_new_uint64(t->mem.buffers));
 	json_object_object_add(head, "cached_bytes", json_object_new_uint64(t->mem.cached));
 	json_object_object_add(head, "dropped", bpf ? json_object_new_uint64(t->dropped_now) : NULL);
@@ -384,9 +384,9 @@ static void print_json(const struct top *t, uint64_t interval_ns, bool bpf)
 		if (t->by == BY_PROCESS) {
 			json_object_object_add(o, "pid", json_object_new_int64(row->pid));
 			json_object_object_add(o, "uid", json_object_new_int64(row->uid));
-			json_object_object_add(o, "comm", json_object_new_string(row->name));
+			json_object_object_add(o, "comm", out_json_string(row->name));
 		} else {
-			json_object_object_add(o, t->by == BY_FILE ? "file" : "cgroup", json_object_new_string(row->name));
+			json_object_object_add(o, t->by == BY_FILE ? "file" : "cgroup", out_json_string(row->name));
 		}
 		json_object_object_add(o, "hits", json_object_new_uint64(row->hits)); /* "mode" says when it is an estimate */
 		json_object_object_add(o, "misses", json_object_new_uint64(row->c.misses));
@@ -430,14 +430,8 @@ static void print_csv(const struct top *t, bool first)
 		if (!t->estimates)
 			printf("%llu", (unsigned long long)row->c.refaults);
 		putchar(',');
-		/* RFC 4180: quoted, quotes doubled */
-		putchar('"');
-		for (const char *p = row->name; *p; p++) {
-			if (*p == '"')
-				putchar('"');
-			putchar(*p);
-		}
-		puts("\"");
+		out_csv_field(stdout, row->name);
+		putchar('\n');
 	}
 }
 

@@ -405,7 +405,7 @@ static void rule_direct(struct doctor *d, const struct direct_set *set)
 		for (unsigned k = 0; k < p->nfiles; k++) {
 			const struct direct_file *file = &set->files[p->files[k]];
 
-			json_object_array_add(files, json_object_new_string(file->path));
+			json_object_array_add(files, out_json_string(file->path));
 			if (file->cache_known) {
 				cache_known = true;
 				cached += file->cached_pages;
@@ -457,7 +457,7 @@ static void rule_direct(struct doctor *d, const struct direct_set *set)
 			snprintf(f->numbers + used, sizeof(f->numbers) - used, "; it ended before the window did");
 		text(f->more, sizeof(f->more), "iolens cachetop -p %d; iolens pcstat --pid %d", (int)p->pid, (int)p->pid);
 		json_object_object_add(f->data, "pid", json_object_new_int(p->pid));
-		json_object_object_add(f->data, "comm", json_object_new_string(p->comm));
+		json_object_object_add(f->data, "comm", out_json_string(p->comm));
 		json_object_object_add(f->data, "files", files);
 		json_object_object_add(f->data, "read_bytes_per_s", rates ? out_json_real(read_rate) : NULL);
 		json_object_object_add(f->data, "write_bytes_per_s", rates ? out_json_real(write_rate) : NULL);
@@ -466,8 +466,8 @@ static void rule_direct(struct doctor *d, const struct direct_set *set)
 		json_object_object_add(f->data, "flags", json_object_new_int((int)p->first_flags));
 		json_object_object_add(f->data, "cached_pages", cache_known ? json_object_new_uint64(cached) : NULL);
 		json_object_object_add(f->data, "file_pages", cache_known ? json_object_new_uint64(pages) : NULL);
-		json_object_object_add(f->data, "seen_by", json_object_new_string(p->seen_by));
-		json_object_object_add(f->data, "call", p->call ? json_object_new_string(p->call) : NULL);
+		json_object_object_add(f->data, "seen_by", out_json_string(p->seen_by));
+		json_object_object_add(f->data, "call", p->call ? out_json_string(p->call) : NULL);
 		json_object_object_add(f->data, "opens", set->ebpf ? json_object_new_uint64(opens) : NULL);
 		json_object_object_add(f->data, "first_seen_seconds", out_json_real(first_seen));
 		json_object_object_add(f->data, "ended", json_object_new_boolean(p->ended));
@@ -519,15 +519,15 @@ static void unresponsive(struct doctor *d, const struct mntent *m, const char *m
 			 " (iolens probe pid %d%s); no other probe of this filesystem while it waits", (int)holder.pid,
 			 since);
 	text(f->more, sizeof(f->more), "iolens vstat (a libvtrace server); cat /proc/PID/stack of a process waiting on it");
-	json_object_object_add(f->data, "mount", json_object_new_string(m->mnt_dir));
-	json_object_object_add(f->data, "type", json_object_new_string(m->mnt_type));
-	json_object_object_add(f->data, "source", json_object_new_string(m->mnt_fsname));
+	json_object_object_add(f->data, "mount", out_json_string(m->mnt_dir));
+	json_object_object_add(f->data, "type", out_json_string(m->mnt_type));
+	json_object_object_add(f->data, "source", out_json_string(m->mnt_fsname));
 	json_object_object_add(f->data, "timeout_ms", json_object_new_int((int)BOUNDED_FS_MS));
 	json_object_object_add(f->data, "probed", json_object_new_boolean(probed));
 	json_object_object_add(f->data, "probe_pid", held ? json_object_new_int(holder.pid) : NULL);
 	json_object_object_add(f->data, "probe_waiting_seconds", holder.seconds >= 0 ? out_json_real(holder.seconds) : NULL);
 	json_object_object_add(f->data, "probe_started", started >= 0 ? out_json_real(started) : NULL);
-	json_object_object_add(f->data, "probe_asks", held && holder.what[0] ? json_object_new_string(holder.what) : NULL);
+	json_object_object_add(f->data, "probe_asks", held && holder.what[0] ? out_json_string(holder.what) : NULL);
 }
 
 /* df's Use%: used / (used + available to users), rounded up. */
@@ -598,9 +598,9 @@ static void rule_full(struct doctor *d)
 				     human_size(available * probe.vfs.f_frsize, free_text, sizeof(free_text)),
 				     human_size(total * probe.vfs.f_frsize, total_text, sizeof(total_text)));
 			text(f->more, sizeof(f->more), "df %s%s", inodes ? "-i " : "-h ", m->mnt_dir);
-			json_object_object_add(f->data, "mount", json_object_new_string(m->mnt_dir));
-			json_object_object_add(f->data, "type", json_object_new_string(m->mnt_type));
-			json_object_object_add(f->data, "source", json_object_new_string(m->mnt_fsname));
+			json_object_object_add(f->data, "mount", out_json_string(m->mnt_dir));
+			json_object_object_add(f->data, "type", out_json_string(m->mnt_type));
+			json_object_object_add(f->data, "source", out_json_string(m->mnt_fsname));
 			json_object_object_add(f->data, "used_percent", out_json_real(used));
 			json_object_object_add(f->data, inodes ? "inodes_free" : "bytes_free",
 					       json_object_new_uint64(inodes ? available : available * probe.vfs.f_frsize));
@@ -879,7 +879,7 @@ static void busiest(const struct watch *w, size_t n, char *buf, size_t len, stru
 					 human_size((uint64_t)r->read_rate, read_text, sizeof(read_text)),
 					 human_size((uint64_t)r->write_rate, write_text, sizeof(write_text)));
 		json_object_object_add(o, "pid", json_object_new_int(r->pid));
-		json_object_object_add(o, "comm", json_object_new_string(r->comm));
+		json_object_object_add(o, "comm", out_json_string(r->comm));
 		json_object_object_add(o, "read_bytes_per_s", out_json_real(r->read_rate));
 		json_object_object_add(o, "write_bytes_per_s", out_json_real(r->write_rate));
 		json_object_array_add(*json, o);
@@ -965,7 +965,7 @@ static bool rule_disk(struct doctor *d, const struct watch *w)
 			snprintf(f->numbers + used, sizeof(f->numbers) - used, "; most I/O (all disks, /proc/PID/io): %s",
 				 top);
 		text(f->more, sizeof(f->more), "iolens stat -x --psi 1; iolens cachetop");
-		json_object_object_add(f->data, "device", json_object_new_string(after->name));
+		json_object_object_add(f->data, "device", out_json_string(after->name));
 		json_object_object_add(f->data, "util", out_json_real(x.util));
 		json_object_object_add(f->data, "aqu_sz", out_json_real(x.aqu_sz));
 		json_object_object_add(f->data, "r_await_ms", out_json_real(x.r_await));
@@ -1006,7 +1006,7 @@ static void rule_writeback(struct doctor *d, const struct watch *w)
 		o = json_object_new_object();
 		json_object_object_add(o, "pid", json_object_new_int(t->pid));
 		json_object_object_add(o, "tid", json_object_new_int(t->tid));
-		json_object_object_add(o, "comm", json_object_new_string(t->comm));
+		json_object_object_add(o, "comm", out_json_string(t->comm));
 		json_object_object_add(o, "samples", json_object_new_int((int)t->throttled));
 		json_object_array_add(writers, o);
 	}
@@ -1169,8 +1169,8 @@ static void rule_stuck(struct doctor *d, const struct watch *w, const pid_t *pro
 		     server_hung ? "; iolens vstat (a hung server it may wait on)" : "; iolens stat -x 1");
 		json_object_object_add(f->data, "pid", json_object_new_int(t->pid));
 		json_object_object_add(f->data, "tid", json_object_new_int(t->tid));
-		json_object_object_add(f->data, "comm", json_object_new_string(t->comm));
-		json_object_object_add(f->data, "wchan", json_object_new_string(t->wchan));
+		json_object_object_add(f->data, "comm", out_json_string(t->comm));
+		json_object_object_add(f->data, "wchan", out_json_string(t->wchan));
 		json_object_object_add(f->data, "seconds", out_json_real((double)stuck_ns / 1e9));
 	}
 	free(probes);
@@ -1229,10 +1229,10 @@ static void rule_vtrace(struct doctor *d, const struct watch *w)
 				continue;
 			}
 			text(f->more, sizeof(f->more), "iolens vstat %s 1", s->path);
-			json_object_object_add(f->data, "service", json_object_new_string(info->service));
+			json_object_object_add(f->data, "service", out_json_string(info->service));
 			json_object_object_add(f->data, "pid", json_object_new_int((int)s->pid));
-			json_object_object_add(f->data, "segment", json_object_new_string(s->path));
-			json_object_object_add(f->data, "op", json_object_new_string(name));
+			json_object_object_add(f->data, "segment", out_json_string(s->path));
+			json_object_object_add(f->data, "op", out_json_string(name));
 			json_object_object_add(f->data, "in_flight", json_object_new_uint64(now->begins - now->completions));
 			json_object_object_add(f->data, "oldest_seconds", out_json_real((double)age / 1e9));
 			json_object_object_add(f->data, "completions", json_object_new_uint64(done));
@@ -1439,9 +1439,9 @@ static bool report_misses(struct doctor *d, const struct watch *w, struct miss_r
 		     w->bpf ? "eBPF, as cachetop counts" : "estimated from /proc/PID/io: no eBPF", cgroup_text);
 		if (names) {
 			text(f->more, sizeof(f->more), "iolens cachetop --files; iolens pcstat %s", path);
-			json_object_object_add(f->data, "file", json_object_new_string(path));
+			json_object_object_add(f->data, "file", out_json_string(path));
 			text(unknown, sizeof(unknown), "%u:%u", major(r->dev), minor(r->dev));
-			json_object_object_add(f->data, "dev", json_object_new_string(unknown));
+			json_object_object_add(f->data, "dev", out_json_string(unknown));
 			json_object_object_add(f->data, "ino", json_object_new_uint64(r->ino));
 		} else {
 			struct json_object *list = json_object_new_array();
@@ -1449,13 +1449,13 @@ static bool report_misses(struct doctor *d, const struct watch *w, struct miss_r
 			text(f->more, sizeof(f->more), "iolens cachetop -p %d; iolens cachetop --files%s", (int)r->pid,
 			     at_limit ? "; iolens cachetop --cgroup" : "");
 			json_object_object_add(f->data, "pid", json_object_new_int(r->pid));
-			json_object_object_add(f->data, "comm", json_object_new_string(r->comm));
+			json_object_object_add(f->data, "comm", out_json_string(r->comm));
 			json_object_object_add(f->data, "processes", json_object_new_int((int)r->processes));
 			for (unsigned k = 0; k < r->processes && k < 5; k++)
 				json_object_array_add(list, json_object_new_int(r->pids[k]));
 			json_object_object_add(f->data, "pids", list);
 			if (cgroup_text[0]) {
-				json_object_object_add(f->data, "cgroup", json_object_new_string(cgroup.path));
+				json_object_object_add(f->data, "cgroup", out_json_string(cgroup.path));
 				json_object_object_add(f->data, "cgroup_version", json_object_new_int(cgroup.version));
 				json_object_object_add(f->data, "cgroup_memory_max", json_object_new_uint64(cgroup.max));
 				json_object_object_add(f->data, "cgroup_memory_current", json_object_new_uint64(cgroup.current));
@@ -1468,7 +1468,7 @@ static bool report_misses(struct doctor *d, const struct watch *w, struct miss_r
 		json_object_object_add(f->data, "refaults", r->refaults != UINT64_MAX ? json_object_new_uint64(r->refaults) : NULL);
 		json_object_object_add(f->data, "hit_percent", out_json_real(hit));
 		json_object_object_add(f->data, "miss_bytes_per_s", out_json_real(rate));
-		json_object_object_add(f->data, "counted", json_object_new_string(w->bpf ? "ebpf" : "proc"));
+		json_object_object_add(f->data, "counted", out_json_string(w->bpf ? "ebpf" : "proc"));
 	}
 	return any_at_limit;
 }
@@ -1853,22 +1853,22 @@ int cmd_doctor(int argc, char **argv)
 		struct json_object *doc = json_object_new_object(), *list = json_object_new_array();
 
 		json_object_object_add(doc, "seconds", out_json_real(d.seconds));
-		json_object_object_add(doc, "worst", json_object_new_string(d.count ? severity_names[worst] : "none"));
+		json_object_object_add(doc, "worst", out_json_string(d.count ? severity_names[worst] : "none"));
 		/* How cache hits and misses were counted: "ebpf", or "procfs" estimates (see stderr for why). */
-		json_object_object_add(doc, "cache_mode", json_object_new_string(cache_by_ebpf ? "ebpf" : "procfs"));
+		json_object_object_add(doc, "cache_mode", out_json_string(cache_by_ebpf ? "ebpf" : "procfs"));
 		/* How O_DIRECT was looked for: "ebpf" (every open, as it happens) or "fdinfo" (at each sample). */
-		json_object_object_add(doc, "odirect_mode", json_object_new_string(doctor_config_disabled(&d.config, "odirect") ?
+		json_object_object_add(doc, "odirect_mode", out_json_string(doctor_config_disabled(&d.config, "odirect") ?
 										   "off" : direct_by_ebpf ? "ebpf" : "fdinfo"));
 		for (size_t i = 0; i < d.count; i++) {
 			struct finding *f = &d.findings[i];
 			struct json_object *o = json_object_new_object();
 
-			json_object_object_add(o, "severity", json_object_new_string(severity_names[f->severity]));
-			json_object_object_add(o, "rule", json_object_new_string(f->rule));
-			json_object_object_add(o, "what", json_object_new_string(f->what));
-			json_object_object_add(o, "numbers", json_object_new_string(f->numbers));
-			json_object_object_add(o, "why", json_object_new_string(f->why));
-			json_object_object_add(o, "more", json_object_new_string(f->more));
+			json_object_object_add(o, "severity", out_json_string(severity_names[f->severity]));
+			json_object_object_add(o, "rule", out_json_string(f->rule));
+			json_object_object_add(o, "what", out_json_string(f->what));
+			json_object_object_add(o, "numbers", out_json_string(f->numbers));
+			json_object_object_add(o, "why", out_json_string(f->why));
+			json_object_object_add(o, "more", out_json_string(f->more));
 			json_object_object_add(o, "data", f->data);
 			f->data = NULL;
 			json_object_array_add(list, o);
@@ -1878,9 +1878,9 @@ int cmd_doctor(int argc, char **argv)
 		for (size_t i = 0; i < naccepted; i++) {
 			struct json_object *o = json_object_new_object();
 
-			json_object_object_add(o, "rule", json_object_new_string(accepted[i].rule));
-			json_object_object_add(o, "what", json_object_new_string(accepted[i].what));
-			json_object_object_add(o, "by", json_object_new_string(accepted[i].by));
+			json_object_object_add(o, "rule", out_json_string(accepted[i].rule));
+			json_object_object_add(o, "what", out_json_string(accepted[i].what));
+			json_object_object_add(o, "by", out_json_string(accepted[i].by));
 			json_object_array_add(list, o);
 		}
 		/* What the configuration accepted as normal here, not counted in worst or the exit status. */
@@ -1894,8 +1894,12 @@ int cmd_doctor(int argc, char **argv)
 		for (size_t i = 0; i < d.count; i++) {
 			struct finding *f = &d.findings[i];
 
-			printf("%s%s: %s\n  %s\n  why: %s\n  more: %s\n", i ? "\n" : "", severity_names[f->severity],
-			       printable_name(f->what), f->numbers, f->why, f->more);
+			/* Every line holds names (files, services, segments): each escaped as a name is. */
+			printf("%s%s: ", i ? "\n" : "", severity_names[f->severity]);
+			printf("%s\n  ", printable_name(f->what));
+			printf("%s\n  why: ", printable_name(f->numbers));
+			printf("%s\n  more: ", printable_name(f->why));
+			printf("%s\n", printable_name(f->more));
 		}
 		if (naccepted)
 			printf("%s%zu finding%s accepted as normal here (--json lists them): the first, %s: %s\n",

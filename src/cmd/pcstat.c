@@ -278,7 +278,7 @@ int cmd_pcstat(int argc, char **argv)
 	if (sort)
 		out_table_sort(pc.table, sort, reverse);
 	out_json_add(pc.table, "method",
-		     json_object_new_string(pagecache_method_name(pagecache_method())));
+		     out_json_string(pagecache_method_name(pagecache_method())));
 	if (!print_file_table(pc.table))
 		pc.failed = true;
 	refusal_report(&pc.refused, "");

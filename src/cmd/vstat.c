@@ -643,26 +643,26 @@ static void print_json_report(struct vstat *vs, uint64_t time_ns, uint64_t inter
 
 		if (!listed(vs, segment)) { /* said apart, with the reason */
 			struct json_object *other = json_object_new_object();
-			json_object_object_add(other, "path", json_object_new_string(printable_name(segment->path)));
-			json_object_object_add(other, "state", json_object_new_string(state_name(segment->state)));
+			json_object_object_add(other, "path", out_json_string((segment->path)));
+			json_object_object_add(other, "state", out_json_string(state_name(segment->state)));
 			json_object_object_add(other, "owner_uid", json_object_new_uint64(segment->info->uid));
-			json_object_object_add(other, "reason", json_object_new_string(segment->why));
+			json_object_object_add(other, "reason", out_json_string(segment->why));
 			json_object_array_add(untrusted, other);
 			continue;
 		}
 		service = json_object_new_object();
 		table = out_table_new(columns, COL_COUNT, &vs->output, "ops");
-		json_object_object_add(service, "service", json_object_new_string(segment->info->service));
+		json_object_object_add(service, "service", out_json_string(segment->info->service));
 		json_object_object_add(service, "pid", json_object_new_int((int)segment->pid));
 		if (segment->pid != segment->info->pid) /* its pid in its own namespace */
 			json_object_object_add(service, "ns_pid", json_object_new_int(segment->info->pid));
 		json_object_object_add(service, "owner_uid", json_object_new_uint64(segment->info->uid));
 		if (segment->restarted_from)
 			json_object_object_add(service, "restarted_from_pid", json_object_new_int((int)segment->restarted_from));
-		json_object_object_add(service, "path", json_object_new_string(printable_name(segment->path)));
-		json_object_object_add(service, "state", json_object_new_string(state_name(segment->state)));
+		json_object_object_add(service, "path", out_json_string((segment->path)));
+		json_object_object_add(service, "state", out_json_string(state_name(segment->state)));
 		if (segment->state == SEGMENT_UNTRUSTED)
-			json_object_object_add(service, "reason", json_object_new_string(segment->why));
+			json_object_object_add(service, "reason", out_json_string(segment->why));
 		json_object_object_add(service, "created_ns", json_object_new_uint64(segment->info->created_ns));
 		/* A service found after the first report starts with its own since-creation report. */
 		json_object_object_add(service, "since_start", json_object_new_boolean(!segment->has_previous));

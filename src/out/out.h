@@ -9,6 +9,12 @@
 
 struct json_object;
 
+/*
+ * Names in every format (iolens(1), NAMES IN OUTPUT): a byte that is not part of valid UTF-8
+ * and a backslash are written as the four characters \xNN (so \x5c for a backslash), which
+ * reads back to the exact bytes; tables, CSV and messages write control characters that way
+ * too (CSV keeps line feeds and tabs, quoted). Output is always valid UTF-8.
+ */
 enum out_format {
 	OUT_TABLE, /* aligned columns for people; control characters in text escaped as \xNN */
 	OUT_JSON,  /* one document; bytes, ns and counts as numbers; unknown as null */
@@ -132,6 +138,17 @@ void out_table_flush(struct out_table *table);
  * with three decimals (six significant digits below 1), never 80.211844063706195.
  */
 struct json_object *out_json_real(double value);
+
+/*
+ * A JSON string of text as the output layer writes every name: bytes that are not UTF-8 and
+ * backslashes as \xNN (JSON escapes control characters itself), so the document is valid
+ * UTF-8 and the name reads back exactly. Every string a command puts in JSON goes through it.
+ * NULL for NULL (JSON null).
+ */
+struct json_object *out_json_string(const char *text);
+
+/* One CSV field (RFC 4180), escaped as out_format says, for a command that writes its own CSV. */
+void out_csv_field(FILE *stream, const char *text);
 
 /* A value added to the JSON document after the rows (the table takes ownership). */
 void out_json_add(struct out_table *table, const char *key, struct json_object *value);

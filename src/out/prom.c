@@ -2,6 +2,8 @@
 #include "out/http.h"
 #include "out/prom.h"
 
+#include "common/util.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
@@ -18,9 +20,12 @@ void prom_family(struct prom *p, const char *name, enum prom_type type, const ch
 	fprintf(p->out, "# HELP %s%s %s\n# TYPE %s%s %s\n", name, suffix, help, name, suffix, type_names[type]);
 }
 
-static void escaped(FILE *out, const char *value)
+/* As every format writes a name (out.h): bytes that are not UTF-8 and backslashes as \xNN, then the exposition format's own escapes. */
+static void escaped(FILE *out, const char *raw)
 {
-	for (; *value; value++) {
+	char *text = escape_text(raw, ESCAPE_BACKSLASH);
+
+	for (const char *value = text; *value; value++) {
 		if (*value == '\\' || *value == '"')
 			fputc('\\', out), fputc(*value, out);
 		else if (*value == '\n')
@@ -28,6 +33,7 @@ static void escaped(FILE *out, const char *value)
 		else
 			fputc(*value, out);
 	}
+	free(text);
 }
 
 static void labels(FILE *out, va_list args)

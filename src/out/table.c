@@ -536,12 +536,12 @@ cleanup:
 /*
  * RFC 4180: quoted when it holds a separator, a quote, a line break or edge spaces. CSV is
  * read on terminals as often as by programs: control characters but line feeds and tabs
- * (a carriage return, an escape sequence, a bell), DEL and bytes that are not UTF-8 are
- * written as \xNN first. A name with spaces and line breaks stays exact.
+ * (a carriage return, an escape sequence, a bell), DEL, bytes that are not UTF-8 and the
+ * backslash are written as \xNN first. A name with spaces and line breaks stays exact.
  */
-static void csv_field(FILE *stream, const char *raw)
+void out_csv_field(FILE *stream, const char *raw)
 {
-	char *text = escape_text(raw, ESCAPE_CONTROL | ESCAPE_KEEP_BREAKS);
+	char *text = escape_text(raw, ESCAPE_CONTROL | ESCAPE_KEEP_BREAKS | ESCAPE_BACKSLASH);
 	size_t len = strlen(text);
 
 	if (!strpbrk(text, ",\"\n") && (!len || (text[0] != ' ' && text[len - 1] != ' '))) {
@@ -568,7 +568,7 @@ static void csv_row(struct out_table *table, const struct out_row *row, FILE *st
 		if (i)
 			fputc(',', stream);
 		if (text)
-			csv_field(stream, text);
+			out_csv_field(stream, text);
 	}
 	fputc('\n', stream);
 }
@@ -580,6 +580,19 @@ static void csv_header(struct out_table *table, FILE *stream)
 	for (size_t i = 0; i < table->nshown; i++)
 		fprintf(stream, "%s%s", i ? "," : "", table->columns[table->shown[i]].id);
 	fputc('\n', stream);
+}
+
+struct json_object *out_json_string(const char *raw)
+{
+	struct json_object *value;
+	char *text;
+
+	if (!raw)
+		return NULL;
+	text = escape_text(raw, ESCAPE_BACKSLASH); /* JSON escapes control characters itself */
+	value = json_object_new_string(text);
+	free(text);
+	return value;
 }
 
 static struct json_object *json_row(const struct out_table *table, const struct out_row *row)
@@ -594,10 +607,8 @@ static struct json_object *json_row(const struct out_table *table, const struct 
 
 		if (cell->state == CELL_SET) {
 			enum out_kind kind = table->columns[c].kind;
-			if (kind == OUT_TEXT) { /* JSON escapes control characters itself; it must be UTF-8 */
-				char *text = escape_text(cell->text, 0);
-				value = json_object_new_string(text);
-				free(text);
+			if (kind == OUT_TEXT) {
+				value = out_json_string(cell->text);
 			} else if (is_real(kind)) {
 				snprintf(buf, sizeof(buf), "%.*f", (int)decimals_of(&table->columns[c]), cell->real);
 				value = json_object_new_double_s(cell->real, buf);

@@ -134,9 +134,13 @@ for fmt in --json --csv ""; do
 		"$(cat "$T/evil.out" "$T/evil.err" | py 'import sys; b=sys.stdin.buffer.read(); print(b.count(b"\x1b"), b.count(b"\x07"), b.count(b"\xff"))')"
 done
 "$IOLENS" vstat --json >"$T/evil.out" 2>/dev/null
-check "vstat --json: valid UTF-8 and JSON, the name in it escaped" py 'import json,sys
-d=json.loads(open(sys.argv[1], "rb").read().decode("utf-8", "strict"))
-assert any("red" in u["path"] and "\\x1b" in u["path"] for u in d["untrusted"]), d["untrusted"]' "$T/evil.out"
+check "vstat --json: valid UTF-8 and JSON, the name in it the file's bytes by iolens(1)'s escape" py 'import json, os, re, sys
+d = json.loads(open(sys.argv[1], "rb").read().decode("utf-8", "strict"))
+def name_bytes(s): # \xNN is that byte; the rest is UTF-8 (JSON carried control characters itself)
+    return b"".join(bytes([int(m.group(1), 16)]) if m.group(1) else m.group(2).encode()
+                    for m in re.finditer(r"\\x([0-9a-fA-F]{2})|(.)", s, re.S))
+want = os.fsencode(sys.argv[2])
+assert any(name_bytes(u["path"]).endswith(b"/" + want) for u in d["untrusted"]), d["untrusted"]' "$T/evil.out" "$evil"
 rm -f "$VTRACE_DIR/$evil"
 
 # ---- Counters that cannot be: shown as unknown, with a message ---------------------------------

@@ -62,8 +62,11 @@ static void test_labels_numbers(void **state)
 	char *text = written(false, labels_and_numbers);
 	(void)state;
 
-	/* Quotes, backslashes and newlines escaped; the shortest text that reads back the same. */
-	assert_string_equal(text, "a{op=\"a\\\"b\\\\c\\nd\",pid=\"7\"} 1\n"
+	/*
+	 * Quotes and newlines escaped as Prometheus does; a backslash first becomes the text \x5c, as
+	 * in every output (iolens(1), NAMES IN OUTPUT), then its backslash Prometheus's \\.
+	 */
+	assert_string_equal(text, "a{op=\"a\\\"b\\\\x5cc\\nd\",pid=\"7\"} 1\n"
 				  "b 0.1\n"
 				  "c 1e-06\n"
 				  "d +Inf\n"
