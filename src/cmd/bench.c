@@ -16,7 +16,7 @@
 #include "collect/diskstats.h"
 #include "collect/pagecache.h"
 #include "common/util.h"
-#include "out/out.h"
+#include "render/out.h"
 
 enum {
 	COL_MODE,

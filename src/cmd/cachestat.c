@@ -12,7 +12,7 @@
 #include "collect/cachestat.h"
 #include "collect/procfs.h"
 #include "common/util.h"
-#include "out/out.h"
+#include "render/out.h"
 
 static _Noreturn void usage(void)
 {

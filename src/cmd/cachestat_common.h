@@ -8,7 +8,7 @@
 
 #include "collect/cachestat.h"
 #include "collect/procfs.h"
-#include "out/out.h"
+#include "render/out.h"
 
 struct cache_options {
 	double interval;         /* seconds */

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "collect/files.h"
-#include "out/out.h"
+#include "render/out.h"
 
 /* Every subcommand: iolens CMD ARGS... runs cmd_CMD(argc, argv) with argv[0] = "CMD". */
 int cmd_pcstat(int argc, char **argv);

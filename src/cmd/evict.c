@@ -12,7 +12,7 @@
 #include "collect/procfs.h"
 #include "collect/procmaps.h"
 #include "common/util.h"
-#include "out/out.h"
+#include "render/out.h"
 
 enum {
 	COL_NAME,

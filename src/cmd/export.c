@@ -17,9 +17,9 @@
 #include "collect/procfs.h"
 #include "collect/segments.h"
 #include "common/util.h"
-#include "out/http.h"
-#include "out/prom.h"
-#include "out/web_config.h"
+#include "http/http.h"
+#include "render/prom.h"
+#include "http/web_config.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:9717"
 

@@ -5,7 +5,7 @@
 #include <regex.h>
 
 #include "collect/filesystems.h"
-#include "out/prom.h"
+#include "render/prom.h"
 
 /*
  * iolens_filesystem_*: size, free and available bytes, files and free files of each mounted

@@ -17,7 +17,7 @@
 #include "collect/sysroot.h"
 #include "collect/system.h"
 #include "common/util.h"
-#include "out/out.h"
+#include "render/out.h"
 
 #define MAX_GROUPS 128
 

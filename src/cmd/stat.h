@@ -5,7 +5,7 @@
 #include <stdbool.h>
 
 #include "collect/system.h"
-#include "out/monitor.h"
+#include "render/monitor.h"
 
 /* The kinds of groups: one per dstat plugin, and iolens's own. */
 enum group_kind {

@@ -12,7 +12,7 @@
 #include "cmd/common.h"
 #include "collect/segments.h"
 #include "common/util.h"
-#include "out/out.h"
+#include "render/out.h"
 
 enum {
 	COL_TIME,

@@ -13,7 +13,7 @@
 #include "collect/files.h"
 #include "collect/pagecache.h"
 #include "common/util.h"
-#include "out/out.h"
+#include "render/out.h"
 
 enum {
 	COL_NAME,

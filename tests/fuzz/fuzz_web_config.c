@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "out/web_config.h"
+#include "http/web_config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

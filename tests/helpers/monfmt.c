@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "out/monitor.h"
+#include "render/monitor.h"
 
 /* stdin: "TYPE WIDTH BASE VALUE" lines (TYPE d or f); stdout: "TEXT UNIT" for each. */
 int main(void)

@@ -1,7 +1,7 @@
 /* test_http.c: what export's HTTP side takes from clients: q weights in Accept and Accept-Encoding, and when gzip is allowed. */
 #include "unit.h"
 
-#include "out/http.h"
+#include "http/http.h"
 
 static void test_weight(void **state)
 {

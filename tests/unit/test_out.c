@@ -1,7 +1,7 @@
 /* test_out.c: the output layer: column choice, formats, unknown values, sorting, totals. */
 #include "unit.h"
 
-#include "out/out.h"
+#include "render/out.h"
 
 enum { C_NAME, C_SIZE, C_PAGES, C_PERCENT, C_COUNT };
 

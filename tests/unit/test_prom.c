@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "out/prom.h"
+#include "render/prom.h"
 
 /* What the calls of fill wrote, in the format asked. */
 static char *written(bool openmetrics, void (*fill)(struct prom *p))

@@ -3,7 +3,7 @@
 
 #include <crypt.h>
 
-#include "out/web_config.h"
+#include "http/web_config.h"
 
 static char why[512];
 

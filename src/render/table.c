@@ -1,5 +1,5 @@
 /* table.c: stores typed rows, then prints them as a libsmartcols table, a json-c document or CSV. */
-#include "out/out.h"
+#include "render/out.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,5 +1,5 @@
 /* web_config.c: the exporter-toolkit web configuration file, read with libyaml: tls_server_config, basic_auth_users, http_server_config. */
-#include "out/web_config.h"
+#include "http/web_config.h"
 
 #include <crypt.h>
 #include <errno.h>

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "out/http.h"
+#include "http/http.h"
 
 /* The q parameter in ";a=b;q=0.5;c" (the text between the name and the next comma); 1 without one. */
 static double quality(const char *params, const char *end)

@@ -1,6 +1,6 @@
 /* prom.c: the Prometheus text exposition format and OpenMetrics, written to a stream. */
-#include "out/http.h"
-#include "out/prom.h"
+#include "http/http.h"
+#include "render/prom.h"
 
 #include "common/util.h"
 

@@ -1,5 +1,5 @@
 /* http.c: the HTTP side of iolens export: GET /metrics with libmicrohttpd, and what it does with bad requests. */
-#include "out/http.h"
+#include "http/http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,8 +15,8 @@
 #include <zlib.h>
 
 #include "common/util.h"
-#include "out/prom.h"
-#include "out/web_config.h"
+#include "render/prom.h"
+#include "http/web_config.h"
 
 /*
  * The connection model, against clients that connect and send nothing, or a header line every

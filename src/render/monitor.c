@@ -1,5 +1,5 @@
 /* monitor.c: draws monitor lines the way dstat does: centred dashed titles, '|' between groups, values scaled to fit. */
-#include "out/monitor.h"
+#include "render/monitor.h"
 
 #include <errno.h>
 #include <math.h>
