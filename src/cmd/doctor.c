@@ -1807,9 +1807,8 @@ int cmd_doctor(int argc, char **argv)
 		free(statements[i].text);
 	}
 	free(statements);
-	if (d.config.threshold[TH_FULL_CRITICAL] < d.config.threshold[TH_FULL_WARNING])
-		usage_error("full.critical_percent (%g) is below full.warning_percent (%g)",
-			    d.config.threshold[TH_FULL_CRITICAL], d.config.threshold[TH_FULL_WARNING]);
+	if (doctor_config_check(&d.config, "thresholds", why, sizeof(why)) != 0)
+		usage_error("%s", why);
 	cache_signals();
 
 	if ((d.marks_error = bounded_mark_dir(d.marks, sizeof(d.marks))) != 0)

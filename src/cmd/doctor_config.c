@@ -218,8 +218,13 @@ int doctor_config_parse(struct doctor_config *c, const char *text, size_t len, c
 			return -1;
 		p += n + (nl != NULL);
 	}
+	return doctor_config_check(c, name, why, why_len);
+}
+
+int doctor_config_check(const struct doctor_config *c, const char *source, char *why, size_t why_len)
+{
 	if (c->threshold[TH_FULL_CRITICAL] < c->threshold[TH_FULL_WARNING])
-		return fail(why, why_len, "%.140s: full.critical_percent (%g) below full.warning_percent (%g)", name,
+		return fail(why, why_len, "%.140s: full.critical_percent (%g) below full.warning_percent (%g)", source,
 			    c->threshold[TH_FULL_CRITICAL], c->threshold[TH_FULL_WARNING]);
 	return 0;
 }

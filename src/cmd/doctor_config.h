@@ -54,6 +54,8 @@ int doctor_config_statement(struct doctor_config *c, const char *text, size_t le
 /* Every line of text, as doctor_config_statement: 0, or -1 with why naming NAME:LINE. */
 int doctor_config_parse(struct doctor_config *c, const char *text, size_t len, const char *name, char *why,
 			size_t why_len);
+/* The thresholds agree with each other (as the file and the flags left them): 0, or -1 with why naming source. */
+int doctor_config_check(const struct doctor_config *c, const char *source, char *why, size_t why_len);
 /*
  * The file at path: 0; 1 when it does not exist and need not; -1 with why when it cannot be
  * read, is not a regular file, or could be written by someone other than root and the user

@@ -48,7 +48,7 @@ print(len(iv), sum(l["read"]["ios"] for l in iv), res[0]["points"][0]["read"]["i
 }
 # The device under a directory, as /proc/diskstats names it, and its sectors read and written.
 disk_of() { local mm; mm=$(stat -c '%Hd:%Ld' "$1"); sed -n 's/^DEVNAME=//p' "/sys/dev/block/$mm/uevent" 2>/dev/null; }
-disk_sectors() { awk -v d="$1" '$3 == d { printf "%.0f\n", $6 + $10 }' /proc/diskstats; }
+disk_sectors() { diskstats_sum "$1" 6 10; }
 empty_dir() { [ -z "$(ls -A "$1")" ]; }
 
 D=$T/d

@@ -24,7 +24,7 @@ grep -qE "^ *[0-9]+ +[0-9]+ $disk " /proc/diskstats || skip_all "$disk is not in
 if ! dd if=/dev/zero of="$T/load" bs=1M count=32 oflag=direct status=none 2>"$T/dd.err"; then
 	skip_all "dd oflag=direct on $T: $(head -1 "$T/dd.err")"
 fi
-written() { awk -v d="$disk" '$3 == d { printf "%.0f\n", $10 }' /proc/diskstats; }
+written() { diskstats_sum "$disk" 10; }
 w0=$(written)
 (while [ ! -e "$T/stop" ]; do
 	dd if=/dev/zero of="$T/load" bs=1M count=32 oflag=direct conv=notrunc status=none || break

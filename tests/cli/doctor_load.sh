@@ -37,7 +37,7 @@ if command -v fio >/dev/null && command -v iostat >/dev/null; then
 		--time_based --runtime=30 --output=/dev/null & FIO=$!
 	on_exit "kill $FIO 2>/dev/null"
 	# fio is at work: 1000 reads on the device.
-	reads_of() { awk -v d="$dev" '$3 == d { print $4 }' /proc/diskstats; }
+	reads_of() { diskstats_sum "$dev" 4; }
 	reads0=$(reads_of)
 	fio_reading() { [ "$(reads_of)" -ge $((reads0 + 1000)) ]; }
 	wait_until fio_reading

@@ -161,9 +161,15 @@ wait_until() {
 	return 1
 }
 # lines_at_least FILE N: FILE has N lines or more.
-lines_at_least() { [ "$(wc -l 2>/dev/null <"$1" || echo 0)" -ge "$2" ]; }
 # lines_of FILE: its line count (0 when it does not exist).
 lines_of() { wc -l 2>/dev/null <"$1" || echo 0; }
+lines_at_least() { [ "$(lines_of "$1")" -ge "$2" ]; }
+# diskstats_sum DEV FIELD...: the sum of those fields of DEV's /proc/diskstats line, as an integer
+# (4 reads completed, 6 sectors read, 10 sectors written; mawk would print a large sum as 2.5e+09).
+diskstats_sum() {
+	local dev=$1; shift
+	awk -v d="$dev" -v f="$*" '$3 == d { n = split(f, k, " "); s = 0; for (i = 1; i <= n; i++) s += $(k[i]); printf "%.0f\n", s }' /proc/diskstats
+}
 
 # need_fuse_example: skips the whole test unless examples/fuse-passthrough can mount here; sets FPT.
 need_fuse_example() {

@@ -149,7 +149,7 @@ if command -v iostat >/dev/null && command -v vmstat >/dev/null && [ -e "/sys/cl
 	load=$!
 	on_exit "kill $load 2>/dev/null"
 	# The load is on once the disk has written 16 MiB more.
-	sectors_written() { awk -v d="$DEV" '$3 == d { printf "%.0f\n", $10 }' /proc/diskstats; }
+	sectors_written() { diskstats_sum "$DEV" 10; }
 	w0=$(sectors_written)
 	load_on() { [ "$(sectors_written)" -ge $((w0 + 32768)) ]; }
 	wait_until load_on
