@@ -1,7 +1,6 @@
 /* common.c: options and messages shared by the commands that look at files. */
 #include "cmd/common.h"
 
-#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,7 +40,7 @@ bool print_file_table(struct out_table *table)
 {
 	int rc;
 
-	out_json_add(table, "page_size", json_object_new_uint64(page_size()));
+	out_table_add_count(table, "page_size", page_size());
 	rc = out_table_print(table, stdout);
 	if (rc)
 		warn_errno("output", -rc);

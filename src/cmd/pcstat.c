@@ -1,6 +1,5 @@
 /* pcstat.c: iolens pcstat: how much of each file is in the page cache, and where. */
 #include <errno.h>
-#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -277,8 +276,7 @@ int cmd_pcstat(int argc, char **argv)
 
 	if (sort)
 		out_table_sort(pc.table, sort, reverse);
-	out_json_add(pc.table, "method",
-		     out_json_string(pagecache_method_name(pagecache_method())));
+	out_table_add_text(pc.table, "method", pagecache_method_name(pagecache_method()));
 	if (!print_file_table(pc.table))
 		pc.failed = true;
 	refusal_report(&pc.refused, "");

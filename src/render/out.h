@@ -152,6 +152,9 @@ void out_csv_field(FILE *stream, const char *text);
 
 /* A value added to the JSON document after the rows (the table takes ownership). */
 void out_json_add(struct out_table *table, const char *key, struct json_object *value);
+/* The same for a count and a text: what commands use (nothing in src/cmd knows json-c). */
+void out_table_add_count(struct out_table *table, const char *key, uint64_t value);
+void out_table_add_text(struct out_table *table, const char *key, const char *text);
 
 /*
  * The rows as a JSON array, and the TOTAL row (or NULL) as an object, for a command
