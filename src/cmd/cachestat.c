@@ -11,6 +11,7 @@
 #include "cmd/common.h"
 #include "collect/cachestat.h"
 #include "collect/procfs.h"
+#include "common/signals.h"
 #include "common/util.h"
 #include "render/out.h"
 
@@ -193,7 +194,7 @@ int cmd_cachestat(int argc, char **argv)
 		}
 	}
 	cache_parse_interval_count(argc, argv, optind, &o, true);
-	cache_signals();
+	stop_on_signals();
 	cache_mode_start(&bpf_options, &mode,
 			 "/proc/vmstat, where hits cannot be told apart, misses count every page read from a disk "
 			 "and evictions only what reclaim took");
@@ -205,13 +206,13 @@ int cmd_cachestat(int argc, char **argv)
 	previous_ns = monotonic_ns();
 	deadline = previous_ns;
 	print_header(&o);
-	while (!cache_stop && (!o.count || printed < o.count)) {
+	while (!stop_signal && (!o.count || printed < o.count)) {
 		struct cache_counters delta;
 		uint64_t now;
 
 		deadline += (uint64_t)(o.interval * 1e9);
-		sleep_until_ns(deadline, &cache_stop);
-		if (cache_stop)
+		sleep_until_ns(deadline, &stop_signal);
+		if (stop_signal)
 			break;
 		if (take_sample(&mode, &current) != 0) {
 			warn_msg("cannot read the page-cache counters");
@@ -222,7 +223,7 @@ int cmd_cachestat(int argc, char **argv)
 		cachestat_delta(&previous.counters, &current.counters, &delta);
 		print_row(&o, &mode, &delta, &current.meminfo, now - previous_ns);
 		if (fflush(stdout) != 0 || ferror(stdout)) {
-			rc = cache_output_failed();
+			rc = output_failed();
 			break;
 		}
 		cachestat_advance(&previous.counters, &current.counters);

@@ -1,4 +1,4 @@
-/* cachestat_common.c: what cachestat and cachetop share: options, the counting mode (eBPF or /proc), signals. */
+/* cachestat_common.c: what cachestat and cachetop share: options, the counting mode (eBPF or /proc). */
 #include "cmd/cachestat_common.h"
 
 #include <errno.h>
@@ -6,24 +6,6 @@
 #include <time.h>
 
 #include "common/util.h"
-
-volatile sig_atomic_t cache_stop;
-
-static void on_signal(int signo)
-{
-	cache_stop = signo;
-}
-
-void cache_signals(void)
-{
-	struct sigaction action = { .sa_handler = on_signal };
-
-	sigemptyset(&action.sa_mask);
-	sigaction(SIGINT, &action, NULL);
-	sigaction(SIGTERM, &action, NULL);
-	sigaction(SIGHUP, &action, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
 
 void cache_parse_interval_count(int argc, char **argv, int first, struct cache_options *o, bool with_count)
 {
@@ -56,14 +38,4 @@ void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_counte
 	out->dirties = vmstat->nr_dirtied != PROCFS_UNKNOWN ? vmstat->nr_dirtied : 0;
 	out->evictions = vmstat->pgsteal_file != PROCFS_UNKNOWN ? vmstat->pgsteal_file : 0;
 	out->refaults = vmstat->workingset_refault_file != PROCFS_UNKNOWN ? vmstat->workingset_refault_file : 0;
-}
-
-int cache_output_failed(void)
-{
-	int err = errno ? errno : EIO;
-
-	if (err == EPIPE)
-		return EXIT_OK;
-	warn_errno("standard output", err);
-	return EXIT_FAIL;
 }

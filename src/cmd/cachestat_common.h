@@ -1,8 +1,7 @@
-/* cachestat_common.h: what cachestat and cachetop share: options, the counting mode (eBPF or /proc), signals. */
+/* cachestat_common.h: what cachestat and cachetop share: options, the counting mode (eBPF or /proc). */
 #ifndef IOLENS_CMD_CACHESTAT_COMMON_H
 #define IOLENS_CMD_CACHESTAT_COMMON_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -24,10 +23,6 @@ struct cache_mode {
 	const char *why; /* why not eBPF */
 };
 
-extern volatile sig_atomic_t cache_stop;
-
-/* SIGINT, SIGTERM, SIGHUP end the loop (the eBPF programs are detached on the way out); SIGPIPE is ignored. */
-void cache_signals(void);
 /* [interval [count]] from argv[first...]; with_count false: [interval] only. Exits 2 on bad input. */
 void cache_parse_interval_count(int argc, char **argv, int first, struct cache_options *o, bool with_count);
 /* Starts eBPF, or says once on stderr that estimates from the fallback (what it cannot tell) are used. */
@@ -35,7 +30,5 @@ void cache_mode_start(const struct cachestat_options *bpf_options, struct cache_
 /* /proc/vmstat as counters: misses from pgpgin (KiB read from disks), dirties from nr_dirtied,
    evictions from pgsteal_file, refaults from workingset_refault_file. */
 void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_counters *out);
-/* stdout failed: a reader that went away (EPIPE) ends quietly with 0, as head(1) expects; else said, 1. */
-int cache_output_failed(void);
 
 #endif

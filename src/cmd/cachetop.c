@@ -20,6 +20,7 @@
 #include "collect/memcg.h"
 #include "collect/procfs.h"
 #include "collect/sysroot.h"
+#include "common/signals.h"
 #include "common/util.h"
 
 enum group_by { BY_PROCESS, BY_FILE, BY_CGROUP };
@@ -164,7 +165,7 @@ static void gather_bpf(struct top *t)
 		ids = xcalloc(n ? n : 1, sizeof(*ids));
 		for (size_t i = 0; i < n; i++)
 			ids[i] = (struct file_id){ files[i].dev, files[i].ino };
-		inode_names_resolve(&t->names, ids, n, budget < NAMING_MAX_NS ? budget : NAMING_MAX_NS, &cache_stop);
+		inode_names_resolve(&t->names, ids, n, budget < NAMING_MAX_NS ? budget : NAMING_MAX_NS, &stop_signal);
 		free(ids);
 		for (size_t i = 0; i < n; i++) {
 			struct top_row row = { .c = files[i].counters };
@@ -486,7 +487,7 @@ static bool screen_wait(struct top *t, uint64_t deadline, const char *note)
 		uint64_t now = monotonic_ns();
 		int key;
 
-		if (cache_stop)
+		if (stop_signal)
 			return false;
 		if (now >= deadline)
 			return true;
@@ -589,7 +590,7 @@ int cmd_cachetop(int argc, char **argv)
 		warn_msg("--pid %d: no such process", (int)t.pid);
 		return EXIT_FAIL;
 	}
-	cache_signals();
+	stop_on_signals();
 	bpf_options.per_file = t.by == BY_FILE;
 	bpf_options.per_process = t.by != BY_FILE;
 	bpf_options.only_pid = t.pid;
@@ -617,7 +618,7 @@ int cmd_cachetop(int argc, char **argv)
 		}
 	}
 	previous_ns = deadline = monotonic_ns();
-	while (!cache_stop && (!t.o.count || printed < t.o.count)) {
+	while (!stop_signal && (!t.o.count || printed < t.o.count)) {
 		uint64_t now;
 
 		deadline += (uint64_t)(t.o.interval * 1e9);
@@ -625,8 +626,8 @@ int cmd_cachetop(int argc, char **argv)
 			if (!screen_wait(&t, deadline, note[0] ? note : NULL))
 				break;
 		} else {
-			sleep_until_ns(deadline, &cache_stop);
-			if (cache_stop)
+			sleep_until_ns(deadline, &stop_signal);
+			if (stop_signal)
 				break;
 		}
 		if (mode.bpf) {
@@ -663,7 +664,7 @@ int cmd_cachetop(int argc, char **argv)
 		else
 			print_plain(&t);
 		if (!t.screen && (fflush(stdout) != 0 || ferror(stdout))) {
-			rc = cache_output_failed();
+			rc = output_failed();
 			break;
 		}
 		previous_ns = now;

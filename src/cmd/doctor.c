@@ -13,10 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd/cachestat_common.h"
 #include "common/bounded.h"
 #include "cmd/common.h"
 #include "cmd/doctor_config.h"
+#include "collect/cachestat.h"
 #include "collect/diskstats.h"
 #include "collect/fdinfo.h"
 #include "collect/filesystems.h"
@@ -28,6 +28,7 @@
 #include "collect/sysroot.h"
 #include "collect/segments.h"
 #include "collect/tasks.h"
+#include "common/signals.h"
 #include "common/util.h"
 
 #define MiB (1024.0 * 1024.0)
@@ -819,17 +820,17 @@ static double watch_run(struct watch *w, double seconds)
 	uint64_t end_ns = w->start_ns + (uint64_t)(seconds * 1e9), mid_ns = w->start_ns + (end_ns - w->start_ns) / 2;
 	double watched;
 
-	while (!cache_stop && monotonic_ns() < end_ns) {
+	while (!stop_signal && monotonic_ns() < end_ns) {
 		uint64_t next = w->sample_ns + w->interval_ns;
 
 		if (!w->mid_known && mid_ns > w->start_ns && next > mid_ns)
 			next = mid_ns; /* the middle, on time even when samples are far apart */
-		odirect_wait(next < end_ns ? next : end_ns, &cache_stop); /* O_DIRECT opens seen meanwhile */
+		odirect_wait(next < end_ns ? next : end_ns, &stop_signal); /* O_DIRECT opens seen meanwhile */
 		if (!w->mid_known && mid_ns > w->start_ns && monotonic_ns() >= mid_ns) {
 			w->mid_known = diskstats_read(&w->disk_mid) == 0;
 			w->disk_mid_ns = monotonic_ns();
 		}
-		if (!cache_stop && (monotonic_ns() >= next || monotonic_ns() >= end_ns))
+		if (!stop_signal && (monotonic_ns() >= next || monotonic_ns() >= end_ns))
 			watch_sample(w); /* and one at the end */
 	}
 	odirect_drain();
@@ -1809,7 +1810,7 @@ int cmd_doctor(int argc, char **argv)
 	free(statements);
 	if (doctor_config_check(&d.config, "thresholds", why, sizeof(why)) != 0)
 		usage_error("%s", why);
-	cache_signals();
+	stop_on_signals();
 
 	if ((d.marks_error = bounded_mark_dir(d.marks, sizeof(d.marks))) != 0)
 		d.marks[0] = '\0';
@@ -1911,6 +1912,6 @@ int cmd_doctor(int argc, char **argv)
 		json_object_put(d.findings[i].data);
 	free(d.findings);
 	if (fflush(stdout) != 0)
-		return cache_output_failed();
+		return output_failed();
 	return worst == SEV_CRITICAL ? EXIT_CRITICAL : worst == SEV_WARNING ? EXIT_WARNING : EXIT_OK;
 }

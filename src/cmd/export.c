@@ -16,6 +16,7 @@
 #include "collect/diskstats.h"
 #include "collect/procfs.h"
 #include "collect/segments.h"
+#include "common/signals.h"
 #include "common/util.h"
 #include "http/http.h"
 #include "render/prom.h"
@@ -336,12 +337,6 @@ static char *render(void *context, bool openmetrics, size_t *len)
 	return text;
 }
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop(int signo)
-{
-	stop_signal = signo;
-}
 
 static _Noreturn void usage(void)
 {
@@ -466,7 +461,6 @@ int cmd_export(int argc, char **argv)
 	struct exporter e = {0};
 	bool once = false, openmetrics = false;
 	struct http_server *server;
-	struct sigaction action = { .sa_handler = on_stop };
 	const char *web_config_path = NULL;
 	struct web_config web = {0};
 	char why_not[512];
@@ -538,17 +532,14 @@ int cmd_export(int argc, char **argv)
 		char *text = render(&e, openmetrics, &len);
 
 		if (!text || fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
-			rc = cache_output_failed();
+			rc = output_failed();
 		free(text);
 		web_config_free(&web);
 		exporter_free(&e);
 		return rc;
 	}
 
-	sigaction(SIGINT, &action, NULL);
-	sigaction(SIGTERM, &action, NULL);
-	sigaction(SIGHUP, &action, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	stop_on_signals();
 	http.context = &e;
 	if (!(server = http_start(&http, why_not, sizeof(why_not)))) {
 		if (web.tls)

@@ -16,6 +16,7 @@
 #include "collect/segments.h"
 #include "collect/sysroot.h"
 #include "collect/system.h"
+#include "common/signals.h"
 #include "common/util.h"
 #include "render/out.h"
 
@@ -59,7 +60,6 @@ struct run {
 	unsigned unavailable; /* sources not to read at all (eBPF that could not start, or a replay) */
 };
 
-static volatile sig_atomic_t stop_signal;
 
 /* NO_COLOR (no-color.org): set and not empty. */
 static bool no_color(void)
@@ -69,10 +69,6 @@ static bool no_color(void)
 	return value && *value;
 }
 
-static void on_signal(int signal)
-{
-	stop_signal = signal;
-}
 
 static _Noreturn void usage(void)
 {
@@ -862,7 +858,6 @@ int cmd_stat(int argc, char **argv)
 	struct stat_options o = { .format = OUT_TABLE };
 	struct run r = { .opts = &o };
 	struct system_sample zero = {0};
-	struct sigaction action = { .sa_handler = on_signal };
 	uint64_t start, deadline;
 	bool has_vtrace = false, elsewhere;
 	const char *env_replay = getenv("IOLENS_REPLAY");
@@ -903,9 +898,7 @@ int cmd_stat(int argc, char **argv)
 			}
 		}
 	}
-	signal(SIGPIPE, SIG_IGN);
-	sigaction(SIGINT, &action, NULL);
-	sigaction(SIGTERM, &action, NULL);
+	stop_on_signals();
 
 	/* The first sample: every source the groups might need, to check the lists against. */
 	r.needs = SYS_UPTIME | SYS_PROCSTAT | SYS_DISKSTATS;

@@ -11,6 +11,7 @@
 
 #include "cmd/common.h"
 #include "collect/segments.h"
+#include "common/signals.h"
 #include "common/util.h"
 #include "render/out.h"
 
@@ -101,8 +102,6 @@ struct vstat {
 /* A segment still not ready after this many seconds was left half made. */
 #define HALF_MADE_AGE 10
 
-static volatile sig_atomic_t stop;
-
 static _Noreturn void usage(void)
 {
 	printf("Usage:\n"
@@ -152,11 +151,6 @@ static _Noreturn void usage(void)
 	       "  %s --clean                remove what dead servers left in /dev/shm\n",
 	       program_name, program_name, program_name, program_name, program_name, program_name, program_name);
 	exit(EXIT_OK);
-}
-
-static void on_signal(int signal)
-{
-	stop = signal;
 }
 
 static void report_problem(const struct segment_problem *p, void *context)
@@ -752,7 +746,7 @@ static void parse_positionals(struct vstat *vs, int argc, char **argv, double *i
 
 static void sleep_until(uint64_t deadline_ns)
 {
-	sleep_until_ns(deadline_ns, &stop);
+	sleep_until_ns(deadline_ns, &stop_signal);
 }
 
 int cmd_vstat(int argc, char **argv)
@@ -770,7 +764,6 @@ int cmd_vstat(int argc, char **argv)
 		{ 0 }
 	};
 	struct vstat vs = { .hang_after_ns = 1000000000ull, .procfs = "/proc" };
-	struct sigaction action = { .sa_handler = on_signal };
 	double interval = 0;
 	uint64_t count = 0, pid;
 	bool do_clean = false;
@@ -866,14 +859,13 @@ int cmd_vstat(int argc, char **argv)
 		}
 	}
 
-	sigaction(SIGINT, &action, NULL);
-	sigaction(SIGTERM, &action, NULL);
+	stop_on_signals();
 	uint64_t deadline = monotonic_ns();
-	for (uint64_t report = 0; report < count && !stop; report++) {
+	for (uint64_t report = 0; report < count && !stop_signal; report++) {
 		if (report) {
 			deadline += (uint64_t)(interval * 1e9);
 			sleep_until(deadline);
-			if (stop)
+			if (stop_signal)
 				break;
 			segment_round_begin(&vs.round, vs.procfs);
 			rescan(&vs);
@@ -887,6 +879,11 @@ int cmd_vstat(int argc, char **argv)
 		if (!vs.nsegments && vs.target_kind == TARGET_ALL && vs.output.format == OUT_TABLE && !report)
 			printf("no vtrace segments in %s\n", vs.directory);
 		print_report(&vs, report == 0);
+		if (ferror(stdout)) {
+			if (output_failed() != EXIT_OK)
+				vs.failed = true;
+			break;
+		}
 	}
 	if (vs.output.format == OUT_CSV && out_table_print(vs.csv, stdout))
 		vs.failed = true;
