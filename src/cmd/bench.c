@@ -1,7 +1,6 @@
 /* bench.c: iolens bench: disk throughput, IOPS and latency, block-size and queue-depth sweeps with the knee, the page cache's effect. */
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include "collect/pagecache.h"
 #include "common/util.h"
 #include "render/out.h"
+#include "render/record.h"
 
 enum {
 	COL_MODE,
@@ -474,39 +474,36 @@ static void on_tick(const struct bench_progress *progress, void *context)
 	double seconds = (double)progress->elapsed_ns / 1e9;
 
 	if (b->opt.interval > 0 && !progress->ramping && progress->elapsed_ns > b->last_ns) {
-		struct json_object *line = json_object_new_object();
+		struct out_record *line = out_record_new();
 		uint64_t dt = progress->elapsed_ns - b->last_ns;
+		int written;
 
-		json_object_object_add(line, "type", out_json_string("interval"));
-		json_object_object_add(line, "mode", out_json_string(p->mode));
-		json_object_object_add(line, "bs", json_object_new_uint64(p->bs));
-		json_object_object_add(line, "qd", json_object_new_int((int)p->qd));
-		json_object_object_add(line, "time_s", out_json_real(seconds));
+		out_rec_text(line, "type", "interval");
+		out_rec_text(line, "mode", p->mode);
+		out_rec_count(line, "bs", p->bs);
+		out_rec_count(line, "qd", p->qd);
+		out_rec_real(line, "time_s", seconds);
 		for (int d = 0; d < 2; d++) {
-			struct json_object *dir = json_object_new_object();
+			struct out_record *dir = out_rec_object(line, d ? "write" : "read");
 			uint64_t dios = progress->ios[d] - b->last_ios[d];
 			uint64_t dbytes = progress->bytes[d] - b->last_dir_bytes[d];
 
-			json_object_object_add(dir, "ios", json_object_new_uint64(dios));
-			json_object_object_add(dir, "bytes_per_s",
-					       out_json_real(dt ? (double)dbytes * 1e9 / (double)dt : 0));
-			json_object_object_add(dir, "iops", out_json_real(dt ? (double)dios * 1e9 / (double)dt : 0));
-			json_object_object_add(dir, "lat_mean_ns", dios ? json_object_new_uint64(
-				(progress->lat_sum[d] - b->last_lat[d]) / dios) : NULL);
-			json_object_object_add(line, d ? "write" : "read", dir);
+			out_rec_count(dir, "ios", dios);
+			out_rec_real(dir, "bytes_per_s", dt ? (double)dbytes * 1e9 / (double)dt : 0);
+			out_rec_real(dir, "iops", dt ? (double)dios * 1e9 / (double)dt : 0);
+			out_rec_ns_if(dir, "lat_mean_ns", dios ? (progress->lat_sum[d] - b->last_lat[d]) / dios : 0, dios > 0);
 		}
 		{
 			uint64_t dbytes = bytes - b->last_bytes;
 
-			json_object_object_add(line, "bytes", json_object_new_uint64(dbytes));
-			json_object_object_add(line, "bytes_per_s",
-					       out_json_real(dt ? (double)dbytes * 1e9 / (double)dt : 0));
+			out_rec_bytes(line, "bytes", dbytes);
+			out_rec_real(line, "bytes_per_s", dt ? (double)dbytes * 1e9 / (double)dt : 0);
 		}
-		puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		written = out_record_write(line, stdout, OUT_RECORD_LINE);
+		out_record_free(line);
 		/* A reader that went away (| head): the runs stop, and the test file goes, as on Ctrl-C. */
-		if (fflush(stdout) == EOF && errno == EPIPE && !stop_signal)
+		if ((written == -EPIPE || (fflush(stdout) == EOF && errno == EPIPE)) && !stop_signal)
 			stop_signal = SIGPIPE;
-		json_object_put(line);
 		b->last_bytes = bytes;
 		b->last_ns = progress->elapsed_ns;
 		for (int d = 0; d < 2; d++) {
@@ -809,137 +806,138 @@ static const char *rw_name(const struct bench_options *o)
 	return rw_names[o->rw];
 }
 
-/* The latencies of the I/Os done: null when none was (no latency, not one of 0). */
-static struct json_object *latency_json(const struct bench_dir_stats *s)
+/* The latencies of the I/Os done under key: null when none was (no latency, not one of 0). */
+static void latency_record(struct out_record *r, const char *key, const struct bench_dir_stats *s)
 {
-	struct json_object *lat;
+	struct out_record *lat;
 	static const struct { const char *key; double q; } quantiles[] = {
 		{ "p50", 0.5 }, { "p90", 0.9 }, { "p99", 0.99 }, { "p99_9", 0.999 },
 	};
 
-	if (!s->ios)
-		return NULL;
-	lat = json_object_new_object();
-	json_object_object_add(lat, "min", json_object_new_uint64(s->lat_min));
-	json_object_object_add(lat, "mean", json_object_new_uint64(s->lat_sum / s->ios));
+	if (!s->ios) {
+		out_rec_null(r, key);
+		return;
+	}
+	/* In ns, as the key says: the fields inside are named by what they are (min, p99 ...). */
+	lat = out_rec_object(r, key);
+	out_rec_count(lat, "min", s->lat_min);
+	out_rec_count(lat, "mean", s->lat_sum / s->ios);
 	for (size_t i = 0; i < sizeof(quantiles) / sizeof(quantiles[0]); i++)
-		json_object_object_add(lat, quantiles[i].key, json_object_new_uint64(bench_quantile(s, quantiles[i].q)));
-	json_object_object_add(lat, "max", json_object_new_uint64(s->lat_max));
-	return lat;
+		out_rec_count(lat, quantiles[i].key, bench_quantile(s, quantiles[i].q));
+	out_rec_count(lat, "max", s->lat_max);
 }
 
-static struct json_object *direction_json(const struct point *p, const struct bench_dir_stats *s)
+static void direction_record(struct out_record *r, const char *key, const struct point *p,
+			     const struct bench_dir_stats *s)
 {
-	struct json_object *dir = json_object_new_object();
+	struct out_record *dir = out_rec_object(r, key);
 	double seconds = (double)p->result.elapsed_ns / 1e9;
 
-	json_object_object_add(dir, "ios", json_object_new_uint64(s->ios));
-	json_object_object_add(dir, "bytes", json_object_new_uint64(s->bytes));
-	json_object_object_add(dir, "bytes_per_s", out_json_real(seconds > 0 ? (double)s->bytes / seconds : 0));
-	json_object_object_add(dir, "iops", out_json_real(seconds > 0 ? (double)s->ios / seconds : 0));
-	json_object_object_add(dir, "lat_ns", latency_json(s));
-	return dir;
+	out_rec_count(dir, "ios", s->ios);
+	out_rec_bytes(dir, "bytes", s->bytes);
+	out_rec_real(dir, "bytes_per_s", seconds > 0 ? (double)s->bytes / seconds : 0);
+	out_rec_real(dir, "iops", seconds > 0 ? (double)s->ios / seconds : 0);
+	latency_record(dir, "lat_ns", s);
 }
 
-static struct json_object *point_json(const struct bench *b, const struct point *p)
+static void point_record(struct out_record *o, const struct bench *b, const struct point *p)
 {
-	struct json_object *o = json_object_new_object(), *cpu = json_object_new_object();
+	struct out_record *cpu;
 	uint64_t ios = p->all.ios;
 
-	json_object_object_add(o, "mode", out_json_string(p->mode));
-	json_object_object_add(o, "bs", json_object_new_uint64(p->bs));
-	json_object_object_add(o, "qd", json_object_new_int((int)p->qd));
-	json_object_object_add(o, "jobs", json_object_new_int((int)p->jobs));
-	json_object_object_add(o, "engine", out_json_string(p->qd > 1 || b->opt.engine == ENGINE_IO_URING ?
-								       "io_uring" : "psync"));
-	json_object_object_add(o, "elapsed_ns", json_object_new_uint64(p->result.elapsed_ns));
-	json_object_object_add(o, "bytes_per_s", out_json_real(mb_per_s(p) * 1e6));
-	json_object_object_add(o, "iops", out_json_real(iops_of(p)));
-	json_object_object_add(o, "lat_ns", latency_json(&p->all));
+	out_rec_text(o, "mode", p->mode);
+	out_rec_count(o, "bs", p->bs);
+	out_rec_count(o, "qd", p->qd);
+	out_rec_count(o, "jobs", p->jobs);
+	out_rec_text(o, "engine", p->qd > 1 || b->opt.engine == ENGINE_IO_URING ? "io_uring" : "psync");
+	out_rec_ns(o, "elapsed_ns", p->result.elapsed_ns);
+	out_rec_real(o, "bytes_per_s", mb_per_s(p) * 1e6);
+	out_rec_real(o, "iops", iops_of(p));
+	latency_record(o, "lat_ns", &p->all);
 	if (p->result.dir[BENCH_READ].ios || read_percent(&b->opt) > 0)
-		json_object_object_add(o, "read", direction_json(p, &p->result.dir[BENCH_READ]));
+		direction_record(o, "read", p, &p->result.dir[BENCH_READ]);
 	if (p->result.dir[BENCH_WRITE].ios || read_percent(&b->opt) < 100)
-		json_object_object_add(o, "write", direction_json(p, &p->result.dir[BENCH_WRITE]));
-	json_object_object_add(cpu, "user_s", out_json_real(p->result.cpu_user_s));
-	json_object_object_add(cpu, "sys_s", out_json_real(p->result.cpu_sys_s));
-	json_object_object_add(cpu, "user_ns_per_io", ios ? out_json_real(p->result.cpu_user_s * 1e9 / (double)ios) : NULL);
-	json_object_object_add(cpu, "sys_ns_per_io", ios ? out_json_real(p->result.cpu_sys_s * 1e9 / (double)ios) : NULL);
-	json_object_object_add(o, "cpu", cpu);
-	json_object_object_add(o, "synced", json_object_new_boolean(p->result.synced));
+		direction_record(o, "write", p, &p->result.dir[BENCH_WRITE]);
+	cpu = out_rec_object(o, "cpu");
+	out_rec_real(cpu, "user_s", p->result.cpu_user_s);
+	out_rec_real(cpu, "sys_s", p->result.cpu_sys_s);
+	/* Per I/O, none done: unknown (NaN is null), not 0. */
+	out_rec_real(cpu, "user_ns_per_io", ios ? p->result.cpu_user_s * 1e9 / (double)ios : NAN);
+	out_rec_real(cpu, "sys_ns_per_io", ios ? p->result.cpu_sys_s * 1e9 / (double)ios : NAN);
+	out_rec_bool(o, "synced", p->result.synced);
 	if (p->result.synced)
-		json_object_object_add(o, "sync_ns", json_object_new_uint64(p->result.sync_ns));
+		out_rec_ns(o, "sync_ns", p->result.sync_ns);
 	if (p->device_known) {
-		struct json_object *dev = json_object_new_object();
+		struct out_record *dev = out_rec_object(o, "device");
 
-		json_object_object_add(dev, "name", out_json_string(p->device));
-		json_object_object_add(dev, "read_bytes", json_object_new_uint64(p->device_read));
-		json_object_object_add(dev, "write_bytes", json_object_new_uint64(p->device_written));
-		json_object_object_add(dev, "util", out_json_real(p->device_ext.util));
-		json_object_object_add(dev, "aqu_sz", out_json_real(p->device_ext.aqu_sz));
-		json_object_object_add(o, "device", dev);
+		out_rec_text(dev, "name", p->device);
+		out_rec_bytes(dev, "read_bytes", p->device_read);
+		out_rec_bytes(dev, "write_bytes", p->device_written);
+		out_rec_real(dev, "util", p->device_ext.util);
+		out_rec_real(dev, "aqu_sz", p->device_ext.aqu_sz);
 	} else {
-		json_object_object_add(o, "device", NULL);
+		out_rec_null(o, "device");
 	}
-	json_object_object_add(o, "hit_ratio", p->hit_known ? out_json_real(p->hit / 100) : NULL);
-	json_object_object_add(o, "knee", json_object_new_boolean(p->knee));
+	out_rec_real(o, "hit_ratio", p->hit_known ? p->hit / 100 : NAN);
+	out_rec_bool(o, "knee", p->knee);
 	if (p->runs > 1) {
-		struct json_object *runs = json_object_new_object(), *each = json_object_new_array();
+		struct out_record *runs = out_rec_object(o, "runs");
+		struct out_list *each;
 
+		out_rec_count(runs, "count", p->runs);
+		each = out_rec_list(runs, "bytes_per_s");
 		for (unsigned i = 0; i < p->runs; i++)
-			json_object_array_add(each, out_json_real(p->runs_mbps[i] * 1e6));
-		json_object_object_add(runs, "count", json_object_new_int((int)p->runs));
-		json_object_object_add(runs, "bytes_per_s", each);
-		json_object_object_add(runs, "spread", out_json_real(p->spread / 100));
-		json_object_object_add(o, "runs", runs);
+			out_list_real(each, p->runs_mbps[i] * 1e6);
+		out_rec_real(runs, "spread", p->spread / 100);
 	} else {
-		json_object_object_add(o, "runs", NULL);
+		out_rec_null(o, "runs");
 	}
-	json_object_object_add(o, "warning", p->warning[0] ? out_json_string(p->warning) : NULL);
-	return o;
+	out_rec_text(o, "warning", p->warning[0] ? p->warning : NULL);
 }
 
-static struct json_object *document_json(const struct bench *b, const struct bench_knee *knee)
+/* The whole run as one record: bench(1)'s JSON document (and the "result" line with --interval). */
+static struct out_record *document_record(const struct bench *b, const struct bench_knee *knee)
 {
-	struct json_object *doc = json_object_new_object(), *points = json_object_new_array();
+	struct out_record *doc = out_record_new();
+	struct out_list *points;
 	const struct bench_options *o = &b->opt;
 
-	json_object_object_add(doc, "target", out_json_string(b->target.path));
-	json_object_object_add(doc, "created", json_object_new_boolean(b->target.created));
-	json_object_object_add(doc, "size", json_object_new_uint64(b->target.size));
-	json_object_object_add(doc, "fs_type", out_json_string(b->target.block_device ? "block device" :
-									   b->target.fs_type));
-	json_object_object_add(doc, "rw", out_json_string(rw_name(o)));
+	out_rec_text(doc, "target", b->target.path);
+	out_rec_bool(doc, "created", b->target.created);
+	out_rec_count(doc, "size", b->target.size);
+	out_rec_text(doc, "fs_type", b->target.block_device ? "block device" : b->target.fs_type);
+	out_rec_text(doc, "rw", rw_name(o));
 	if (o->rw == RW_MIX || o->rw == RW_RANDMIX)
-		json_object_object_add(doc, "mix_read_percent", json_object_new_int((int)o->mix));
+		out_rec_count(doc, "mix_read_percent", o->mix);
 	/* --compare-cache runs both ways: each point's mode says which. */
-	json_object_object_add(doc, "direct", o->compare_cache ? NULL : json_object_new_boolean(!o->buffered));
-	json_object_object_add(doc, "sweep", out_json_string(o->compare_cache ? "cache" : o->qd_sweep ? "qd" :
-								    o->nbs > 1 ? "bs" : "none"));
-	json_object_object_add(doc, "runtime_s", out_json_real(o->runtime));
-	json_object_object_add(doc, "time_based", json_object_new_boolean(o->time_based));
-	json_object_object_add(doc, "ramp_s", out_json_real(o->ramp));
+	if (o->compare_cache)
+		out_rec_null(doc, "direct");
+	else
+		out_rec_bool(doc, "direct", !o->buffered);
+	out_rec_text(doc, "sweep", o->compare_cache ? "cache" : o->qd_sweep ? "qd" : o->nbs > 1 ? "bs" : "none");
+	out_rec_real(doc, "runtime_s", o->runtime);
+	out_rec_bool(doc, "time_based", o->time_based);
+	out_rec_real(doc, "ramp_s", o->ramp);
+	points = out_rec_list(doc, "points");
 	for (unsigned i = 0; i < b->npoints; i++)
-		json_object_array_add(points, point_json(b, &b->points[i]));
-	json_object_object_add(doc, "points", points);
+		point_record(out_list_object(points), b, &b->points[i]);
 	if (knee && knee->index >= 0 && b->npoints > 1) {
-		struct json_object *k = json_object_new_object();
+		struct out_record *k = out_rec_object(doc, "knee");
 		const struct point *kp = &b->points[knee->index], *pp = &b->points[knee->peak];
 
-		json_object_object_add(k, o->qd_sweep ? "qd" : "bs", json_object_new_uint64(o->qd_sweep ? kp->qd : kp->bs));
-		json_object_object_add(k, "bytes_per_s", out_json_real(mb_per_s(kp) * 1e6));
-		json_object_object_add(k, "peak_bytes_per_s", out_json_real(mb_per_s(pp) * 1e6));
-		json_object_object_add(k, o->qd_sweep ? "peak_qd" : "peak_bs", json_object_new_uint64(o->qd_sweep ? pp->qd : pp->bs));
-		json_object_object_add(doc, "knee", k);
+		out_rec_count(k, o->qd_sweep ? "qd" : "bs", o->qd_sweep ? kp->qd : kp->bs);
+		out_rec_real(k, "bytes_per_s", mb_per_s(kp) * 1e6);
+		out_rec_real(k, "peak_bytes_per_s", mb_per_s(pp) * 1e6);
+		out_rec_count(k, o->qd_sweep ? "peak_qd" : "peak_bs", o->qd_sweep ? pp->qd : pp->bs);
 	} else {
-		json_object_object_add(doc, "knee", NULL);
+		out_rec_null(doc, "knee");
 	}
 	if (o->latency_target_ns) {
-		struct json_object *t = json_object_new_object();
+		struct out_record *t = out_rec_object(doc, "latency_target");
 		int best = bench_latency_target(b->npoints, bench_p99_of, (void *)b, o->latency_target_ns);
 
-		json_object_object_add(t, "p99_limit_ns", json_object_new_uint64(o->latency_target_ns));
-		json_object_object_add(t, "qd", best >= 0 ? json_object_new_int((int)b->points[best].qd) : NULL);
-		json_object_object_add(doc, "latency_target", t);
+		out_rec_ns(t, "p99_limit_ns", o->latency_target_ns);
+		out_rec_count_if(t, "qd", best >= 0 ? b->points[best].qd : 0, best >= 0);
 	}
 	return doc;
 }
@@ -1001,13 +999,15 @@ static int print_results(struct bench *b, const struct bench_knee *knee)
 	int rc = 0;
 
 	if (o->output.format == OUT_JSON || o->interval > 0) {
-		struct json_object *doc = document_json(b, knee);
+		struct out_record *doc = document_record(b, knee);
 
 		if (o->interval > 0)
-			json_object_object_add(doc, "type", out_json_string("result"));
-		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_NOSLASHESCAPE | (o->interval > 0 ?
-			JSON_C_TO_STRING_PLAIN : JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED)));
-		json_object_put(doc);
+			out_rec_text(doc, "type", "result");
+		rc = out_record_write(doc, stdout, o->interval > 0 ? OUT_RECORD_LINE : OUT_RECORD_PRETTY);
+		out_record_free(doc);
+		/* All of it out, or a failure: as out_table_print does for the table. */
+		if (!rc && fflush(stdout) == EOF)
+			rc = -errno;
 	} else {
 		struct out_options output = o->output;
 		char chosen[512];
