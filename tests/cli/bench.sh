@@ -38,6 +38,9 @@ elif what == "knee":       # knee: the index of the point a sweep marks, and the
     print(marked, [] if want is None else [want])
 EOF
 bq() { python3 "$T/bq.py" "$@" 2>>"$T/bq.err"; }
+# keep_json NAME: the output of the last run, for the check of its keys against the man page.
+mkdir -p "$T/json"
+keep_json() { printf '%s\n' "$OUT" >"$T/json/$1"; }
 # Interval lines (stdin): the sum of read ios over the "interval" lines, and the result's.
 interval_sums() {
 	python3 -c 'import json, sys
@@ -57,6 +60,7 @@ mkdir -p "$D"
 # ---- A run moves exactly what it says, and leaves nothing behind ------------------------
 
 run "$IOLENS" bench --bs 4k --size 4m --json "$D"
+keep_json read
 check_eq "bench --bs 4k --size 4m --json DIR: exit 0" 0 "$RC"
 check_eq "… one point" "4096" "$(bq each bs <<<"$OUT")"
 check_eq "… 1024 reads of 4 KiB, 4 MiB: the whole file once" "1024 4194304" \
@@ -87,6 +91,7 @@ run "$IOLENS" bench --jobs 4 --bs 4k,1m --size 2m --csv -o bs,jobs "$D"
 check_eq "… per block size: 4 jobs at 4K, 2 at 1M (2 blocks)" "bs,jobs 4K,4 1M,2" "$(tr '\n' ' ' <<<"$OUT" | sed 's/ $//')"
 
 run "$IOLENS" bench --rw randrw --mix 70 --bs 4k --size 4m --json "$D"
+keep_json randrw
 check_eq "--rw randrw --mix 70: 1024 I/O in all" 1024 \
 	$(( $(bq get points.0.read.ios <<<"$OUT") + $(bq get points.0.write.ios <<<"$OUT") ))
 check "… about 70 % of them reads ($(bq get points.0.read.ios <<<"$OUT") of 1024)" \
@@ -111,6 +116,7 @@ fi
 # ---- Buffered writes are synced before the clock stops ----------------------------------
 
 run "$IOLENS" bench --buffered --rw write --bs 64k --size 8m --json "$D"
+keep_json synced
 check_eq "--buffered --rw write: exit 0" 0 "$RC"
 check_eq "… synced before the clock stopped" true "$(bq get points.0.synced <<<"$OUT")"
 check "… the sync took time, inside the measured time" awk -v s="$(bq get points.0.sync_ns <<<"$OUT")" \
@@ -126,6 +132,7 @@ check_eq "direct writes: no sync needed" false "$(bq get points.0.synced <<<"$OU
 # ---- Sweeps and the knee ----------------------------------------------------------------
 
 run "$IOLENS" bench --size 8m --json "$D"
+keep_json bs-sweep
 check_eq "no --bs: the sweep 4k to 4m, doubling" "4096 8192 16384 32768 65536 131072 262144 524288 1048576 2097152 4194304" \
 	"$(bq each bs <<<"$OUT")"
 check_eq "… each point moved the 8 MiB" "8388608 8388608 8388608 8388608 8388608 8388608 8388608 8388608 8388608 8388608 8388608" \
@@ -160,11 +167,13 @@ else
 fi
 
 run "$IOLENS" bench --qd-sweep --qd 4 --size 2m --json "$D"
+keep_json qd-sweep
 check_eq "--qd-sweep --qd 4: queue depths 1, 2, 4 at 4k" "1 2 4|4096 4096 4096" "$(bq each qd <<<"$OUT")|$(bq each bs <<<"$OUT")"
 check_eq "… io_uring throughout" "io_uring io_uring io_uring" "$(bq each engine <<<"$OUT")"
 check_eq "… random reads by default" randread "$(bq get rw <<<"$OUT")"
 check "… the knee is a queue depth (or none, unconfirmed at the deepest)" grep -qE '^(1|2|null)$' <<<"$(bq get knee.qd <<<"$OUT")"
 run "$IOLENS" bench --qd-sweep --qd 4 --size 2m --latency-target 10s --json "$D"
+keep_json latency-target
 check_eq "--latency-target 10s: the deepest queue, 4" 4 "$(bq get latency_target.qd <<<"$OUT")"
 run "$IOLENS" bench --qd-sweep --qd 4 --size 2m --latency-target 1ns "$D"
 check_match "--latency-target 1ns: no queue depth meets it, and it says so" "no queue depth keeps p99 within" "$OUT"
@@ -172,6 +181,7 @@ check_eq "… exit 0: the runs worked" 0 "$RC"
 
 # --repeat: every run of a point is measured whole; the point is the run of median MB/s.
 run "$IOLENS" bench --bs 4k,8k --size 2m --repeat 3 --json "$D"
+keep_json repeat
 check_eq "--repeat 3: three runs of each point" "3 3" "$(bq get points.0.runs.count <<<"$OUT") $(bq get points.1.runs.count <<<"$OUT")"
 check_eq "… the point is the whole file once, as one run moves it (not three times)" "2097152 2097152" \
 	"$(bq get points.0.read.bytes <<<"$OUT") $(bq get points.1.read.bytes <<<"$OUT")"
@@ -197,6 +207,7 @@ check "… DIR is empty again" empty_dir "$D"
 # ---- --interval: JSON lines that add up to the result -----------------------------------
 
 run "$IOLENS" bench --bs 4k --size 64m --runtime 1 --time-based --interval 0.2 "$D"
+keep_json interval
 read -r n sum total last <<<"$(interval_sums <<<"$OUT")"
 check "--interval 0.2 over 1 s: about five samples ($n)" test "$n" -ge 4 -a "$n" -le 6
 check_eq "… their reads add up to the result's" "$total" "$sum"
@@ -207,6 +218,7 @@ print(set(json.loads(l)["write"]["lat_mean_ns"] for l in sys.stdin if "interval"
 
 # A run in which no I/O completes measured nothing: no latency (null), and it fails.
 run "$IOLENS" bench --bs 4k --size 4m --runtime 0.000001 --time-based --json "$D"
+keep_json no-io
 check_eq "a 1 us run: exit 1" 1 "$RC"
 check_eq "… no I/O done, its latencies and CPU per I/O null" "0 null null null" \
 	"$(bq get points.0.read.ios <<<"$OUT") $(bq get points.0.lat_ns <<<"$OUT") $(bq get points.0.read.lat_ns <<<"$OUT") $(bq get points.0.cpu.sys_ns_per_io <<<"$OUT")"
@@ -217,6 +229,7 @@ check "… DIR is empty again" empty_dir "$D"
 
 if can_evict; then
 	run "$IOLENS" bench --compare-cache --size 16m --json --svg "$T/modes.svg" "$D"
+	keep_json compare-cache
 	check_eq "--compare-cache: direct, cold, warm at 1M" "direct cold warm|1048576 1048576 1048576" \
 		"$(bq each mode <<<"$OUT")|$(bq each bs <<<"$OUT")"
 	check_eq "… its --svg is bars: MB/s and IOPS for each mode, labelled, the MB/s the JSON's" \
@@ -234,6 +247,134 @@ print(" ".join(re.sub(r": ([0-9.]+) MB/s", r":\1", t) for t in bars), len(list(r
 else
 	skip "--compare-cache: pages cannot be evicted on $(fs_type "$T")"
 fi
+
+# ---- The JSON is the one the man page documents ------------------------------------------
+
+# The documents and JSON lines kept above have the keys iolens-bench(1) lists under JSON, in its
+# order (only those it says a run may leave out missing), each object the keys its paragraph
+# names, an interval line those of its example; counts, bytes and ns are whole numbers.
+cat >"$T/man_keys.py" <<'EOF'
+import json, re, shlex, sys
+man = open(sys.argv[1]).read()
+doc_part, lines_part = man.split("\n.SH JSON\n", 1)[1].split('\n.SS "JSON lines', 1)
+lines_part = lines_part.split("\n.SH ", 1)[0]
+
+def bold_ids(line):
+    """The keys a .B or .BR line names: its bold words that are JSON keys."""
+    m = re.match(r"\.(B|BR) (.*)", line)
+    if not m:
+        return []
+    args = shlex.split(m.group(2))
+    bold = args if m.group(1) == "B" else args[0::2]
+    return [a for a in bold if re.fullmatch(r"[a-z][a-z0-9_]*", a)]
+
+# The tags of the tagged paragraphs (.TP): at depth 0 the document's keys, at depth 1 (.RS) a
+# point's; each tag's paragraph names the keys of the object it is, in their order.
+tags = {0: [], 1: []}
+said = {}
+depth, tag_next, cur = 0, False, None
+for line in doc_part.split("\n"):
+    if line.startswith(".RS"):
+        depth += 1
+    elif line.startswith(".RE"):
+        depth -= 1
+    elif line.startswith(".TP"):
+        tag_next = True
+    elif tag_next:
+        names = bold_ids(line)
+        tags[depth] += names
+        cur = [(depth, n) for n in names]
+        for c in cur:
+            said[c] = []
+        tag_next = False
+    elif line.startswith(".PP"):
+        cur = None
+    elif cur:
+        for c in cur:
+            said[c] += [w for w in bold_ids(line) if w not in said[c]]
+# The interval line of the example, wrapped over lines there.
+interval_keys = json.loads("".join(lines_part.split("\n.EX\n", 1)[1].split("\n.EE", 1)[0].split("\n")))
+
+# Keys a run may leave out, as the page says; a knee names qd or bs, as the sweep.
+OPTIONAL = {"mix_read_percent", "latency_target", "read", "write"}
+ALTERNATIVES = {"knee": {"bs", "qd", "peak_bs", "peak_qd"}}
+COUNTS = re.compile(r"ios|bytes|size|bs|qd|jobs|count|min|mean|p50|p90|p99|p99_9|max|peak_bs|peak_qd|.*_ns|.*_bytes")
+bad = []
+
+def keys_in_order(where, keys, documented, optional, depth):
+    """keys: documented's, in its order, all but optional ones; a key the paragraph of the
+    tag before it names may follow it (synced, then sync_ns)."""
+    i = 0
+    for k in keys:
+        j = documented.index(k, i) if k in documented[i:] else None
+        if j is None:
+            prev = documented[i - 1] if i else None
+            if depth is None or prev is None or k not in said.get((depth, prev), []):
+                bad.append("%s: %s is out of the page's order, or not in it (keys %s, the page's %s)" % (where, k, keys, documented))
+            continue
+        missing = [d for d in documented[i:j] if d not in optional]
+        if missing:
+            bad.append("%s: %s missing before %s" % (where, missing, k))
+        i = j + 1
+    missing = [d for d in documented[i:] if d not in optional]
+    if missing:
+        bad.append("%s: %s missing at the end" % (where, missing))
+
+def objects(where, obj, depth):
+    """Each object in obj has the keys its tag's paragraph names."""
+    for k, v in obj.items():
+        if isinstance(v, dict):
+            if (depth, k) not in said:
+                bad.append("%s.%s: an object the page does not describe" % (where, k))
+                continue
+            keys_in_order(where + "." + k, list(v), said[(depth, k)], ALTERNATIVES.get(k, set()), None)
+            objects(where + "." + k, v, depth)
+
+def counts(where, value):
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else []
+    for k, v in items:
+        if isinstance(k, str) and COUNTS.fullmatch(k) and v is not None and not isinstance(v, (dict, list)) \
+                and type(v) is not int:
+            bad.append("%s.%s: %r is not a whole number" % (where, k, v))
+        counts("%s.%s" % (where, k), v)
+
+def document(where, doc):
+    keys_in_order(where, list(doc), tags[0], OPTIONAL, 0)
+    objects(where, {k: v for k, v in doc.items() if k != "points"}, 0)
+    for n, p in enumerate(doc.get("points") or []):
+        keys_in_order("%s.points.%d" % (where, n), list(p), tags[1], OPTIONAL, 1)
+        objects("%s.points.%d" % (where, n), p, 1)
+    counts(where, doc)
+
+def same_shape(where, got, want):
+    if isinstance(want, dict):
+        if not isinstance(got, dict) or list(got) != list(want):
+            bad.append("%s: keys %s, the page's %s" % (where, list(got) if isinstance(got, dict) else got, list(want)))
+            return
+        for k in want:
+            same_shape(where + "." + k, got[k], want[k])
+
+for path in sys.argv[2:]:
+    name = path.rsplit("/", 1)[-1]
+    text = open(path).read()
+    if text.startswith("{\n"):
+        document(name, json.loads(text))
+        continue
+    for n, line in enumerate(l for l in text.split("\n") if l.strip()):
+        obj = json.loads(line)
+        where = "%s line %d" % (name, n + 1)
+        if obj.get("type") == "interval":
+            same_shape(where, obj, interval_keys)
+            counts(where, obj)
+        elif list(obj)[-1:] == ["type"] and obj["type"] == "result":
+            del obj["type"]
+            document(where, obj)
+        else:
+            bad.append('%s: neither an interval line nor the result, "type" last' % where)
+print("\n".join(bad) if bad else "ok: %d keys of the document, %d of a point" % (len(tags[0]), len(tags[1])))
+EOF
+check_eq "the JSON of the runs above ($(cd "$T/json" && echo *)) is the man page's" \
+	"ok: 14 keys of the document, 18 of a point" "$(python3 "$T/man_keys.py" "$TOP/docs/iolens-bench.1" "$T"/json/* 2>&1)"
 
 # ---- Output forms --------------------------------------------------------------------------
 
