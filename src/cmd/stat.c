@@ -1,6 +1,5 @@
 /* stat.c: iolens stat: a dstat-compatible live monitor with iostat -x, pressure, page cache and libvtrace columns. */
 #include <errno.h>
-#include <json-c/json.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include "common/signals.h"
 #include "common/util.h"
 #include "render/out.h"
+#include "render/record.h"
 
 #define MAX_GROUPS 128
 
@@ -701,32 +701,31 @@ static struct mon_group *shown(struct run *r)
 
 static void print_json(struct run *r, const struct system_sample *s, uint64_t interval_ns, bool since_boot)
 {
-	struct json_object *line = json_object_new_object();
+	struct out_record *line = out_record_new();
+	int err;
 
-	json_object_object_add(line, "time_ns", json_object_new_uint64(s->real_ns));
-	json_object_object_add(line, "interval_ns", json_object_new_uint64(interval_ns));
-	json_object_object_add(line, "since_boot", json_object_new_boolean(since_boot));
+	out_rec_ns(line, "time_ns", s->real_ns);
+	out_rec_ns(line, "interval_ns", interval_ns);
+	out_rec_bool(line, "since_boot", since_boot);
 	for (unsigned g = 0; g < r->ngroups; g++) {
 		const struct mon_group *m = &r->groups[g].shown;
-		struct json_object *group = json_object_new_object();
+		struct out_record *group;
 		char key[96];
 
 		if (r->groups[g].kind == G_TIME)
 			continue; /* time_ns says it */
+		group = out_rec_object(line, m->key);
+		/* Each column's key names its unit ("usr_pct", "read_bytes_per_s"); unknown is NaN: null. */
 		for (unsigned c = 0; c < m->ncolumns; c++) {
 			const struct mon_column *col = &m->columns[c];
-			double value = m->raw[c];
 			snprintf(key, sizeof(key), "%s%s%s", col->key, col->unit && *col->unit ? "_" : "", col->unit);
-			if (isnan(value)) {
-				json_object_object_add(group, key, NULL);
-			} else {
-				json_object_object_add(group, key, out_json_real(value));
-			}
+			out_rec_real(group, key, m->raw[c]);
 		}
-		json_object_object_add(line, m->key, group);
 	}
-	puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(line);
+	err = out_record_write(line, stdout, OUT_RECORD_LINE);
+	out_record_free(line);
+	if (err)
+		errno = -err;
 	check_output(stdout);
 }
 

@@ -1,7 +1,6 @@
 /* vstat.c: iolens vstat: per-operation rates, latency and %util of servers instrumented with libvtrace. */
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include "common/signals.h"
 #include "common/util.h"
 #include "render/out.h"
+#include "render/record.h"
 
 enum {
 	COL_TIME,
@@ -623,62 +623,56 @@ static void print_table_report(struct vstat *vs, uint64_t time_ns, bool first)
 
 static void print_json_report(struct vstat *vs, uint64_t time_ns, uint64_t interval_ns, bool since_start)
 {
-	struct json_object *report = json_object_new_object(), *services = json_object_new_array();
+	struct out_record *report = out_record_new();
 
-	json_object_object_add(report, "time_ns", json_object_new_uint64(time_ns));
-	json_object_object_add(report, "interval_ns", interval_ns ? json_object_new_uint64(interval_ns) : NULL);
-	json_object_object_add(report, "since_start", json_object_new_boolean(since_start));
-	struct json_object *untrusted = json_object_new_array();
+	out_rec_ns(report, "time_ns", time_ns);
+	out_rec_ns_if(report, "interval_ns", interval_ns, interval_ns != 0);
+	out_rec_bool(report, "since_start", since_start);
+	struct out_list *services = out_rec_list(report, "services");
+	struct out_list *untrusted = out_rec_list(report, "untrusted");
 
 	for (size_t i = 0; i < vs->nsegments; i++) {
 		struct segment *segment = vs->segments[i];
-		struct json_object *service, *total = NULL, *ops;
+		struct out_record *service;
 		struct out_table *table;
 
 		if (!listed(vs, segment)) { /* said apart, with the reason */
-			struct json_object *other = json_object_new_object();
-			json_object_object_add(other, "path", out_json_string((segment->path)));
-			json_object_object_add(other, "state", out_json_string(state_name(segment->state)));
-			json_object_object_add(other, "owner_uid", json_object_new_uint64(segment->info->uid));
-			json_object_object_add(other, "reason", out_json_string(segment->why));
-			json_object_array_add(untrusted, other);
+			struct out_record *other = out_list_object(untrusted);
+			out_rec_text(other, "path", segment->path);
+			out_rec_text(other, "state", state_name(segment->state));
+			out_rec_count(other, "owner_uid", segment->info->uid);
+			out_rec_text(other, "reason", segment->why);
 			continue;
 		}
-		service = json_object_new_object();
+		service = out_list_object(services);
 		table = out_table_new(columns, COL_COUNT, &vs->output, "ops");
-		json_object_object_add(service, "service", out_json_string(segment->info->service));
-		json_object_object_add(service, "pid", json_object_new_int((int)segment->pid));
+		out_rec_text(service, "service", segment->info->service);
+		out_rec_int(service, "pid", (int)segment->pid);
 		if (segment->pid != segment->info->pid) /* its pid in its own namespace */
-			json_object_object_add(service, "ns_pid", json_object_new_int(segment->info->pid));
-		json_object_object_add(service, "owner_uid", json_object_new_uint64(segment->info->uid));
+			out_rec_int(service, "ns_pid", segment->info->pid);
+		out_rec_count(service, "owner_uid", segment->info->uid);
 		if (segment->restarted_from)
-			json_object_object_add(service, "restarted_from_pid", json_object_new_int((int)segment->restarted_from));
-		json_object_object_add(service, "path", out_json_string((segment->path)));
-		json_object_object_add(service, "state", out_json_string(state_name(segment->state)));
+			out_rec_int(service, "restarted_from_pid", (int)segment->restarted_from);
+		out_rec_text(service, "path", segment->path);
+		out_rec_text(service, "state", state_name(segment->state));
 		if (segment->state == SEGMENT_UNTRUSTED)
-			json_object_object_add(service, "reason", out_json_string(segment->why));
-		json_object_object_add(service, "created_ns", json_object_new_uint64(segment->info->created_ns));
+			out_rec_text(service, "reason", segment->why);
+		out_rec_ns(service, "created_ns", segment->info->created_ns);
 		/* A service found after the first report starts with its own since-creation report. */
-		json_object_object_add(service, "since_start", json_object_new_boolean(!segment->has_previous));
-		json_object_object_add(service, "interval_ns",
-				       json_object_new_uint64(delta(segment->current_ns, segment->has_previous
-										? segment->previous_ns
-										: segment->info->created_ns)));
-		json_object_object_add(service, "heartbeat_age_ns",
-				       json_object_new_uint64(delta(segment->current_ns, segment->info->heartbeat_ns)));
+		out_rec_bool(service, "since_start", !segment->has_previous);
+		out_rec_ns(service, "interval_ns",
+			   delta(segment->current_ns, segment->has_previous ? segment->previous_ns
+									 : segment->info->created_ns));
+		out_rec_ns(service, "heartbeat_age_ns", delta(segment->current_ns, segment->info->heartbeat_ns));
 		if (shown_in_full(vs, segment))
 			segment_rows(vs, segment, table, time_ns);
-		ops = out_table_take_json(table, &total);
-		json_object_object_add(service, "ops", ops);
-		json_object_object_add(service, "total", total);
-		json_object_array_add(services, service);
+		out_rec_table(service, "ops", table, "total");
 		out_table_free(table);
 	}
-	json_object_object_add(report, "services", services);
-	json_object_object_add(report, "untrusted", untrusted);
-	puts(json_object_to_json_string_ext(report, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	/* A failed write leaves stdout in error: the loop's ferror() ends the run. */
+	out_record_write(report, stdout, OUT_RECORD_LINE);
 	fflush(stdout);
-	json_object_put(report);
+	out_record_free(report);
 }
 
 static void print_report(struct vstat *vs, bool first)
