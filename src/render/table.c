@@ -51,6 +51,12 @@ struct out_row {
 	struct out_cell *cells; /* one per column of the command */
 };
 
+/* A line of a table being put together, to be written whole; kept from line to line. */
+struct line_buffer {
+	char *text;
+	size_t len, capacity;
+};
+
 struct json_extra {
 	char *key;
 	struct json_object *value;
@@ -78,7 +84,11 @@ struct out_table {
 	FILE *stream;   /* set when rows are written as they come (CSV, JSON; every format in lines) */
 	bool started;   /* the header or the opening is out */
 	size_t emitted; /* rows written so far */
-	size_t *data;   /* room for the indexes of the columns JSON and CSV print, in their order */
+	size_t *data;   /* the indexes of the columns JSON and CSV print, in their order */
+	size_t ndata;   /* how many, when data_known */
+	bool data_known;
+	struct out_row *spare; /* a row written and emptied, for the next (streaming) */
+	struct line_buffer *line; /* lines: a table's line being put together */
 	bool lines;     /* out_table_lines */
 	struct out_row *group; /* the group under way (out_table_group), its cells */
 	bool group_open;       /* its JSON line is begun (its cells and the rows' opening are out) */
@@ -214,6 +224,10 @@ void out_table_free(struct out_table *table)
 		row_free(table, table->rows[i]);
 	row_free(table, table->total);
 	row_free(table, table->group);
+	row_free(table, table->spare);
+	if (table->line)
+		free(table->line->text);
+	free(table->line);
 	for (size_t i = 0; i < table->nextras; i++) {
 		free(table->extras[i].key);
 		json_object_put(table->extras[i].value);
@@ -227,9 +241,16 @@ void out_table_free(struct out_table *table)
 	free(table);
 }
 
-static struct out_row *row_new(const struct out_table *table)
+static struct out_row *row_new(struct out_table *table)
 {
-	struct out_row *row = xcalloc(1, sizeof(*row));
+	struct out_row *row = table->spare;
+
+	if (row) { /* streaming: the last row written, emptied */
+		table->spare = NULL;
+		row->order = table->nrows;
+		return row;
+	}
+	row = xcalloc(1, sizeof(*row));
 
 	row->table = table;
 	row->order = table->nrows;
@@ -264,7 +285,13 @@ static void complete_pending(struct out_table *table)
 	if (table->summary_only || table->stream) {
 		if (!table->summary_only)
 			emit_row(table, table->pending, table->stream);
-		row_free(table, table->pending);
+		/* Kept, emptied, for the next row: a million rows make no million allocations. */
+		for (size_t c = 0; c < table->ncolumns; c++)
+			if (table->columns[c].kind == OUT_TEXT && table->pending->cells[c].state == CELL_SET)
+				free(table->pending->cells[c].text);
+		memset(table->pending->cells, 0, table->ncolumns * sizeof(*table->pending->cells));
+		row_free(table, table->spare);
+		table->spare = table->pending;
 		table->nrows--;
 	}
 	table->pending = NULL;
@@ -422,6 +449,7 @@ void out_show_column(struct out_table *table, size_t column)
 {
 	if (!out_column_shown(table, column))
 		table->shown[table->nshown++] = column;
+	table->data_known = false;
 }
 
 void out_json_add(struct out_table *table, const char *key, struct json_object *value)
@@ -474,6 +502,24 @@ int out_table_sort(struct out_table *table, const char *id, bool reverse)
 	if (table->nrows)
 		qsort(table->rows, table->nrows, sizeof(*table->rows), compare_rows);
 	return 0;
+}
+
+/* A whole number in decimal, without printf's cost: a monitor writes a million of them. */
+static const char *count_text(uint64_t value, char *buf, size_t len)
+{
+	char digits[24], *p = digits + sizeof(digits);
+	size_t n;
+
+	*--p = '\0';
+	do
+		*--p = (char)('0' + value % 10);
+	while (value /= 10);
+	n = (size_t)(digits + sizeof(digits) - p);
+	if (n > len)
+		n = len; /* never: buffers hold 64 */
+	memcpy(buf, p, n);
+	buf[n - 1] = '\0';
+	return buf;
 }
 
 /* A real as JSON has it (out_json_real): whole numbers as integers, else three decimals, six digits below 1. */
@@ -548,8 +594,7 @@ static const char *format_cell(const struct out_table *table, size_t column,
 	case OUT_COUNT:
 		break;
 	}
-	snprintf(buf, len, "%" PRIu64, cell->count);
-	return buf;
+	return count_text(cell->count, buf, len);
 }
 
 static const char *header_of(const struct out_table *table, const struct out_column *col)
@@ -565,6 +610,8 @@ static size_t data_columns(struct out_table *table)
 {
 	size_t n = 0;
 
+	if (table->data_known)
+		return table->ndata;
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < table->nshown; i++) {
 			const struct out_column *col = &table->columns[table->shown[i]];
@@ -572,7 +619,8 @@ static size_t data_columns(struct out_table *table)
 			if (in_data(col) && (col->where == OUT_GROUP) == !pass)
 				table->data[n++] = table->shown[i];
 		}
-	return n;
+	table->data_known = true;
+	return table->ndata = n;
 }
 
 /* A row's cell; the group's for an OUT_GROUP column of a group's row. */
@@ -666,8 +714,10 @@ static void csv_row(struct out_table *table, const struct out_row *row, FILE *st
 		const char *text = format_cell(table, c, cell_of(table, row, c), buf, sizeof(buf));
 		if (i)
 			fputc(',', stream);
-		if (text)
+		if (text && table->columns[c].kind == OUT_TEXT)
 			out_csv_field(stream, text);
+		else if (text) /* a number: nothing to escape or quote */
+			fputs(text, stream);
 	}
 	fputc('\n', stream);
 }
@@ -783,31 +833,28 @@ static void json_end(struct out_table *table, FILE *stream)
 
 /* ---- Lines ---------------------------------------------------------------------------------- */
 
-/* A line of a table being put together, to be written whole. */
-struct line {
-	char *text;
-	size_t len, capacity;
-};
-
-static void line_add(struct line *line, const char *text, size_t len)
+static char *line_room(struct line_buffer *line, size_t len)
 {
-	if (line->len + len + 1 > line->capacity) {
-		line->capacity = 2 * (line->len + len + 1) + 64;
+	if (line->len + len > line->capacity) {
+		line->capacity = 2 * (line->len + len) + 256;
 		line->text = xrealloc(line->text, line->capacity);
 	}
-	memcpy(line->text + line->len, text, len);
 	line->len += len;
-	line->text[line->len] = '\0';
+	return line->text + line->len - len;
 }
 
-static void line_spaces(struct line *line, size_t count)
+static void line_add(struct line_buffer *line, const char *text, size_t len)
 {
-	while (count--)
-		line_add(line, " ", 1);
+	memcpy(line_room(line, len), text, len);
+}
+
+static void line_spaces(struct line_buffer *line, size_t count)
+{
+	memset(line_room(line, count), ' ', count);
 }
 
 /* Text in a width (negative: left-aligned), in characters of UTF-8; cut to it when cut. */
-static void line_cell(struct line *line, const char *text, int width, bool cut)
+static void line_cell(struct line_buffer *line, const char *text, int width, bool cut)
 {
 	size_t limit = width < 0 ? (size_t)(-(long)width) : (size_t)width;
 	size_t bytes = strlen(text), end = bytes, chars = 0;
@@ -834,10 +881,14 @@ static void line_cell(struct line *line, const char *text, int width, bool cut)
  */
 static void table_line(struct out_table *table, const struct out_row *row, FILE *stream)
 {
-	struct line line = {0};
+	struct line_buffer *line;
 	bool first = true;
 	char buf[64];
 
+	if (!table->line)
+		table->line = xcalloc(1, sizeof(*table->line));
+	line = table->line;
+	line->len = 0;
 	for (int last = 0; last < 2; last++)
 		for (size_t i = 0; i < table->nshown; i++) {
 			size_t c = table->shown[i];
@@ -848,7 +899,7 @@ static void table_line(struct out_table *table, const struct out_row *row, FILE 
 			if (!in_table(col) || (col->width == 0) != last)
 				continue;
 			if (!first)
-				line_add(&line, "  ", last ? 2 : 1);
+				line_spaces(line, last ? 2 : 1);
 			first = false;
 			if (!row) {
 				text = header_of(table, col);
@@ -859,12 +910,11 @@ static void table_line(struct out_table *table, const struct out_row *row, FILE 
 				else if (col->kind == OUT_TEXT)
 					text = escaped = escape_text(text, ESCAPE_CONTROL | ESCAPE_BACKSLASH);
 			}
-			line_cell(&line, text, col->width, row && col->kind == OUT_TEXT);
+			line_cell(line, text, col->width, row && col->kind == OUT_TEXT);
 			free(escaped);
 		}
-	line_add(&line, "\n", 1);
-	fwrite(line.text, 1, line.len, stream);
-	free(line.text);
+	line_add(line, "\n", 1);
+	fwrite(line->text, 1, line->len, stream);
 }
 
 /* A group's JSON line up to its rows: {"time_ns":1,...,"processes":[ */
