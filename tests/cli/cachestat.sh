@@ -201,6 +201,33 @@ else
 	skip "no cgroup v2 path for this shell"
 fi
 
+# A process with a hostile name (an escape sequence, a bell, bytes that are not UTF-8), in every
+# format: nothing reaches a terminal raw, the table cuts it to 16 characters, never inside a
+# character, and JSON and CSV give it back whole (the escape iolens(1) documents).
+hn() { python3 "$TOP/tests/cli/hostile_names.py" "$@"; }
+hostile=$'c\e[31m\xff\x80\ax'
+cp "$(command -v cat)" "$T/$hostile"
+hostile_hex=$(printf '%s' "$hostile" | od -An -tx1 | tr -d ' \n')
+for fmt in "" --json --csv; do
+	"$IOLENS" cachetop -n 100000 $fmt 0.3 >"$T/hostile.out" 2>"$T/hostile.err" &
+	watcher=$!
+	wait_until grep -q . "$T/hostile.out"
+	"$T/$hostile" "$f" >/dev/null
+	case $fmt in --json) seen='c\u001b[31m' ;; *) seen='c\x1b[31m' ;; esac
+	wait_until 60 grep -qF "$seen" "$T/hostile.out"
+	kill -INT $watcher
+	wait $watcher
+	check "cachetop ${fmt:---table} with a hostile process name: clean$(hn clean "$T/hostile.out" "$T/hostile.err" | sed 's/^/: /')" \
+		hn clean "$T/hostile.out" "$T/hostile.err"
+	case $fmt in
+	--json) check "… JSON: strict UTF-8, the name unescapes to its bytes$(hn json "$T/hostile.out" "$hostile_hex" | sed 's/^/: /')" \
+		hn json "$T/hostile.out" "$hostile_hex" ;;
+	--csv) check "… CSV: one record a row, the name unescapes to its bytes$(hn csv "$T/hostile.out" "$hostile_hex" | sed 's/^/: /')" \
+		hn csv "$T/hostile.out" "$hostile_hex" ;;
+	*) check_match "… the table: its first 16 characters, escaped" '^[0-9]+ +[a-z0-9]+ +c\\x1b\[31m\\xff\\x8 +[0-9]' "$(cat "$T/hostile.out")" ;;
+	esac
+done
+
 # ---- cachestat: system-wide -----------------------------------------------------------------
 
 "$IOLENS" evict "$f" >/dev/null
