@@ -1,6 +1,5 @@
 /* cachestat.c: iolens cachestat: page-cache hits, misses, dirties and evictions system-wide, each interval, as bcc's cachestat. */
 #include <errno.h>
-#include <json-c/json.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,9 +32,9 @@ static _Noreturn void usage(void)
 	       "             workingset_refault_file: a working set larger than its memory)\n"
 	       "\n"
 	       "Options:\n"
-	       "  -T, --timestamp        a TIME column first (HH:MM:SS)\n"
+	       "  -T, --timestamp        a TIME column first (HH:MM:SS); JSON and CSV have time_ns\n"
 	       "      --json             JSON lines, one object per interval\n"
-	       "      --csv              comma-separated values with a header line\n"
+	       "      --csv              comma-separated values: JSON's keys, units and values\n"
 	       "      --no-header        leave out the header line\n"
 	       "  -h, --help             show this help\n"
 	       "  -V, --version          show the version\n"
@@ -70,87 +69,62 @@ static int take_sample(struct cache_mode *mode, struct totals_sample *out)
 	return rc;
 }
 
-static void print_row(const struct cache_options *o, const struct cache_mode *mode, const struct cache_counters *d,
-		      const struct meminfo *mem, uint64_t interval_ns)
+/* The columns: bcc's in the table, the JSON line's keys (and CSV's header, the same) in their order. */
+enum column {
+	C_TIME, C_TIME_NS, C_INTERVAL_NS, C_MODE, C_HITS, C_MISSES, C_DIRTIES, C_HIT_RATIO, C_BUFFERS, C_CACHED,
+	C_EVICTIONS, C_ACCESSES, C_READS, C_MAPS, C_REFAULTS, C_COUNT
+};
+
+/* bcc's widths: "%-8s %8d %8d %8d %7.2f%% %12.0f %10.0f" (TIME with -T). */
+static const struct out_column columns[C_COUNT] = {
+	[C_TIME] = { "time", "TIME", NULL, OUT_CLOCK, false, "the local time of day of the line (-T)",
+		     .width = -8, .where = OUT_TABLE_ONLY },
+	[C_TIME_NS] = { "time_ns", "TIME", NULL, OUT_CLOCK, true, "when the line was printed (Unix time)",
+			.where = OUT_DATA_ONLY },
+	[C_INTERVAL_NS] = { "interval_ns", "INTERVAL", NULL, OUT_SEC, true, "the time the line covers, measured",
+			    .where = OUT_DATA_ONLY },
+	[C_MODE] = { "mode", "MODE", NULL, OUT_TEXT, true, "ebpf, or procfs for estimates", .where = OUT_DATA_ONLY },
+	[C_HITS] = { "hits", "HITS", NULL, OUT_COUNT, true, "pages read or mapped that were cached", .width = 8 },
+	[C_MISSES] = { "misses", "MISSES", NULL, OUT_COUNT, true, "pages added to the cache", .width = 8 },
+	[C_DIRTIES] = { "dirties", "DIRTIES", NULL, OUT_COUNT, true, "pages dirtied", .width = 8 },
+	[C_HIT_RATIO] = { "hit_ratio", "HITRATIO", NULL, OUT_RATIO, true, "hits / (hits + misses)", .decimals = 2,
+			  .width = 8 },
+	[C_BUFFERS] = { "buffers_bytes", "BUFFERS_MB", NULL, OUT_MIB, true, "Buffers of /proc/meminfo", .width = 12 },
+	[C_CACHED] = { "cached_bytes", "CACHED_MB", NULL, OUT_MIB, true, "Cached of /proc/meminfo", .width = 10 },
+	[C_EVICTIONS] = { "evictions", "EVICTIONS", NULL, OUT_COUNT, true, "pages removed from the cache", .width = 10 },
+	[C_ACCESSES] = { "accesses", "ACCESSES", NULL, OUT_COUNT, true, "pages read or mapped",
+			 .where = OUT_DATA_ONLY },
+	[C_READS] = { "reads", "READS", NULL, OUT_COUNT, true, "pages returned to reads", .where = OUT_DATA_ONLY },
+	[C_MAPS] = { "maps", "MAPS", NULL, OUT_COUNT, true, "pages mapped by page faults", .where = OUT_DATA_ONLY },
+	[C_REFAULTS] = { "refaults", "REFAULTS", NULL, OUT_COUNT, true, "pages added back after reclaim evicted them",
+			 .width = 9 },
+};
+
+/* One interval's line, written at once. */
+static void add_line(struct out_table *table, const struct cache_mode *mode, const struct cache_counters *d,
+		     const struct meminfo *mem, uint64_t interval_ns)
 {
-	uint64_t hits = cachestat_hits(d);
+	struct out_row *row = out_row_add(table);
+	uint64_t hits = cachestat_hits(d), now = realtime_ns();
 	bool hits_known = mode->bpf;
-	double ratio = hits + d->misses ? 100.0 * (double)hits / (double)(hits + d->misses) : -1;
-	double buffers_mb = (double)mem->buffers / (1 << 20), cached_mb = (double)mem->cached / (1 << 20);
-	char clock[16];
-	time_t now = time(NULL);
 
-	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&now));
-	if (o->format == OUT_JSON) {
-		struct json_object *line = json_object_new_object();
-
-		json_object_object_add(line, "time_ns", json_object_new_uint64(realtime_ns()));
-		json_object_object_add(line, "interval_ns", json_object_new_uint64(interval_ns));
-		json_object_object_add(line, "mode", out_json_string(mode->bpf ? "ebpf" : "procfs"));
-		json_object_object_add(line, "hits", hits_known ? json_object_new_uint64(hits) : NULL);
-		json_object_object_add(line, "misses", json_object_new_uint64(d->misses));
-		json_object_object_add(line, "dirties", json_object_new_uint64(d->dirties));
-		json_object_object_add(line, "hit_ratio", hits_known && ratio >= 0 ? out_json_real(ratio / 100) : NULL);
-		json_object_object_add(line, "buffers_bytes", json_object_new_uint64(mem->buffers));
-		json_object_object_add(line, "cached_bytes", json_object_new_uint64(mem->cached));
-		json_object_object_add(line, "evictions", mode->evictions_unknown ? NULL : json_object_new_uint64(d->evictions));
-		json_object_object_add(line, "accesses", hits_known ? json_object_new_uint64(d->reads + d->maps) : NULL);
-		json_object_object_add(line, "reads", hits_known ? json_object_new_uint64(d->reads) : NULL);
-		json_object_object_add(line, "maps", hits_known ? json_object_new_uint64(d->maps) : NULL);
-		json_object_object_add(line, "refaults", mode->refaults_unknown ? NULL : json_object_new_uint64(d->refaults));
-		puts(json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(line);
-	} else if (o->format == OUT_CSV) {
-		if (o->timestamp)
-			printf("%s,", clock);
-		if (hits_known)
-			printf("%llu,", (unsigned long long)hits);
-		else
-			printf(",");
-		printf("%llu,%llu,", (unsigned long long)d->misses, (unsigned long long)d->dirties);
-		if (hits_known && ratio >= 0)
-			printf("%.2f,", ratio);
-		else
-			printf(",");
-		printf("%.0f,%.0f,", buffers_mb, cached_mb);
-		if (!mode->evictions_unknown)
-			printf("%llu", (unsigned long long)d->evictions);
-		putchar(',');
-		if (!mode->refaults_unknown)
-			printf("%llu", (unsigned long long)d->refaults);
-		putchar('\n');
-	} else {
-		char hits_text[24], ratio_text[16], evictions_text[24], refaults_text[24];
-
-		snprintf(hits_text, sizeof(hits_text), hits_known ? "%llu" : "-", (unsigned long long)hits);
-		if (hits_known && ratio >= 0)
-			snprintf(ratio_text, sizeof(ratio_text), "%.2f%%", ratio);
-		else
-			snprintf(ratio_text, sizeof(ratio_text), "-");
-		snprintf(evictions_text, sizeof(evictions_text), mode->evictions_unknown ? "-" : "%llu",
-			 (unsigned long long)d->evictions);
-		snprintf(refaults_text, sizeof(refaults_text), mode->refaults_unknown ? "-" : "%llu",
-			 (unsigned long long)d->refaults);
-		if (o->timestamp)
-			printf("%-8s ", clock);
-		/* bcc's widths: "%8d %8d %8d %7.2f%% %12.0f %10.0f" */
-		printf("%8s %8llu %8llu %8s %12.0f %10.0f %10s %9s\n", hits_text, (unsigned long long)d->misses,
-		       (unsigned long long)d->dirties, ratio_text, buffers_mb, cached_mb, evictions_text, refaults_text);
-	}
-}
-
-static void print_header(const struct cache_options *o)
-{
-	if (o->no_header || o->format == OUT_JSON)
-		return;
-	if (o->format == OUT_CSV) {
-		printf("%shits,misses,dirties,hit_ratio_percent,buffers_mb,cached_mb,evictions,refaults\n", o->timestamp ? "time," : "");
-		return;
-	}
-	if (o->timestamp)
-		printf("%-8s ", "TIME");
-	printf("%8s %8s %8s %8s %12s %10s %10s %9s\n", "HITS", "MISSES", "DIRTIES", "HITRATIO", "BUFFERS_MB", "CACHED_MB",
-	       "EVICTIONS", "REFAULTS");
+	out_set_count(row, C_TIME, now);
+	out_set_count(row, C_TIME_NS, now);
+	out_set_count(row, C_INTERVAL_NS, interval_ns);
+	out_set_text(row, C_MODE, mode->bpf ? "ebpf" : "procfs");
+	out_set_count_if(row, C_HITS, hits, hits_known);
+	out_set_count(row, C_MISSES, d->misses);
+	out_set_count(row, C_DIRTIES, d->dirties);
+	if (hits_known)
+		out_set_ratio(row, C_HIT_RATIO, hits, hits + d->misses);
+	out_set_count(row, C_BUFFERS, mem->buffers);
+	out_set_count(row, C_CACHED, mem->cached);
+	out_set_count_if(row, C_EVICTIONS, d->evictions, !mode->evictions_unknown);
+	out_set_count_if(row, C_ACCESSES, d->reads + d->maps, hits_known);
+	out_set_count_if(row, C_READS, d->reads, hits_known);
+	out_set_count_if(row, C_MAPS, d->maps, hits_known);
+	out_set_count_if(row, C_REFAULTS, d->refaults, !mode->refaults_unknown);
+	out_table_flush(table);
 }
 
 int cmd_cachestat(int argc, char **argv)
@@ -163,6 +137,8 @@ int cmd_cachestat(int argc, char **argv)
 		{ "no-header", no_argument, NULL, OUT_OPT_NO_HEADER },
 		{ 0 }
 	};
+	struct out_column shown[C_COUNT];
+	struct out_table *table;
 	struct cache_options o = { .interval = 1 };
 	struct cachestat_options bpf_options = {0};
 	struct cache_mode mode = {0};
@@ -176,21 +152,13 @@ int cmd_cachestat(int argc, char **argv)
 		case 'T':
 			o.timestamp = true;
 			break;
-		case OUT_OPT_JSON:
-			o.format = OUT_JSON;
-			break;
-		case OUT_OPT_CSV:
-			o.format = OUT_CSV;
-			break;
-		case OUT_OPT_NO_HEADER:
-			o.no_header = true;
-			break;
 		case 'h':
 			usage();
 		case 'V':
 			print_version();
 		default:
-			usage_hint();
+			if (!out_parse_option(&o.out, opt, optarg))
+				usage_hint();
 		}
 	}
 	cache_parse_interval_count(argc, argv, optind, &o, true);
@@ -203,9 +171,14 @@ int cmd_cachestat(int argc, char **argv)
 		cachestat_stop();
 		return EXIT_FAIL;
 	}
+	/* The table's TIME with -T; JSON and CSV always have time_ns. */
+	memcpy(shown, columns, sizeof(shown));
+	shown[C_TIME].is_default = o.timestamp;
+	table = out_table_new(shown, C_COUNT, &o.out, NULL);
+	out_table_lines(table, stdout);
+	out_table_flush(table); /* the header, before the first interval */
 	previous_ns = monotonic_ns();
 	deadline = previous_ns;
-	print_header(&o);
 	while (!stop_signal && (!o.count || printed < o.count)) {
 		struct cache_counters delta;
 		uint64_t now;
@@ -221,7 +194,7 @@ int cmd_cachestat(int argc, char **argv)
 		}
 		now = monotonic_ns();
 		cachestat_delta(&previous.counters, &current.counters, &delta);
-		print_row(&o, &mode, &delta, &current.meminfo, now - previous_ns);
+		add_line(table, &mode, &delta, &current.meminfo, now - previous_ns);
 		if (fflush(stdout) != 0 || ferror(stdout)) {
 			rc = output_failed();
 			break;
@@ -234,6 +207,7 @@ int cmd_cachestat(int argc, char **argv)
 		if (deadline + 1000000 < now) /* a missed tick is skipped, not caught up */
 			deadline = now;
 	}
+	out_table_free(table);
 	cachestat_stop();
 	return rc;
 }

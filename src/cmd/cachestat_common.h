@@ -12,8 +12,8 @@
 struct cache_options {
 	double interval;         /* seconds */
 	unsigned long long count; /* 0: until Ctrl-C */
-	enum out_format format;
-	bool no_header, timestamp;
+	struct out_options out;  /* --json, --csv, --no-header */
+	bool timestamp;
 };
 
 struct cache_mode {

@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include "collect/sysroot.h"
 #include "common/signals.h"
 #include "common/util.h"
+#include "render/out.h"
 
 enum group_by { BY_PROCESS, BY_FILE, BY_CGROUP };
 
@@ -29,6 +29,50 @@ enum group_by { BY_PROCESS, BY_FILE, BY_CGROUP };
 enum sort_key { SORT_PID, SORT_UID, SORT_CMD, SORT_HITS, SORT_MISSES, SORT_DIRTIES, SORT_READ_HIT, SORT_WRITE_HIT, SORT_COUNT };
 static const char *const sort_names[SORT_COUNT] = { "pid", "uid", "cmd", "hits", "misses", "dirties", "read_hit", "write_hit" };
 static const char *const sort_titles[SORT_COUNT] = { "PID", "UID", "CMD", "HITS", "MISSES", "DIRTIES", "READ_HIT%", "WRITE_HIT%" };
+
+/* The columns: the table's for people, the JSON line's keys (and CSV's header, the same) in their order. */
+enum column {
+	C_TIME_NS, C_INTERVAL_NS, C_MODE, C_BUFFERS, C_CACHED, C_DROPPED, /* the interval's own */
+	C_PID, C_USER, C_UID, C_COMM, C_FILE, C_CGROUP,                    /* the row's name, by --files, --cgroup */
+	C_HITS, C_MISSES, C_DIRTIES, C_READ_HIT, C_WRITE_HIT, C_ACCESSES, C_READS, C_MAPS, C_WRITE_MISSES,
+	C_EVICTIONS, C_REFAULTS, C_COUNT
+};
+
+static const struct out_column all_columns[C_COUNT] = {
+	[C_TIME_NS] = { "time_ns", "TIME", NULL, OUT_CLOCK, true, "when the interval was printed (Unix time)",
+			.where = OUT_GROUP },
+	[C_INTERVAL_NS] = { "interval_ns", "INTERVAL", NULL, OUT_SEC, true, "the time the rows cover, measured",
+			    .where = OUT_GROUP },
+	[C_MODE] = { "mode", "MODE", NULL, OUT_TEXT, true, "ebpf, or procfs for estimates", .where = OUT_GROUP },
+	[C_BUFFERS] = { "buffers_bytes", "BUFFERS", NULL, OUT_BYTES, true, "Buffers of /proc/meminfo",
+			.where = OUT_GROUP },
+	[C_CACHED] = { "cached_bytes", "CACHED", NULL, OUT_BYTES, true, "Cached of /proc/meminfo", .where = OUT_GROUP },
+	[C_DROPPED] = { "dropped", "DROPPED", NULL, OUT_COUNT, true, "hand-overs a full ring buffer could not take",
+			.where = OUT_GROUP },
+	[C_PID] = { "pid", "PID", NULL, OUT_COUNT, false, "process id", .width = -8 },
+	[C_USER] = { "user", "UID", NULL, OUT_TEXT, false, "user name", .width = -8, .where = OUT_TABLE_ONLY },
+	[C_UID] = { "uid", "UID", NULL, OUT_COUNT, false, "user id", .where = OUT_DATA_ONLY },
+	[C_COMM] = { "comm", "CMD", NULL, OUT_TEXT, false, "command name", .width = -16 },
+	[C_FILE] = { "file", "FILE", NULL, OUT_TEXT, false, "path (or dev MAJ:MIN inode N)" },
+	[C_CGROUP] = { "cgroup", "CGROUP", NULL, OUT_TEXT, false, "cgroup path" },
+	[C_HITS] = { "hits", "HITS", NULL, OUT_COUNT, true, "pages read or mapped that were cached", .width = 8 },
+	[C_MISSES] = { "misses", "MISSES", NULL, OUT_COUNT, true, "pages added to the cache", .width = 8 },
+	[C_DIRTIES] = { "dirties", "DIRTIES", NULL, OUT_COUNT, true, "pages dirtied", .width = 8 },
+	[C_READ_HIT] = { "read_hit", "READ_HIT%", NULL, OUT_RATIO, true, "hits / accesses", .decimals = 1,
+			 .width = 10 },
+	[C_WRITE_HIT] = { "write_hit", "WRITE_HIT%", NULL, OUT_RATIO, true, "(dirties - write misses) / dirties",
+			  .decimals = 1, .width = 10 },
+	[C_ACCESSES] = { "accesses", "ACCESSES", NULL, OUT_COUNT, true, "pages read or mapped",
+			 .where = OUT_DATA_ONLY },
+	[C_READS] = { "reads", "READS", NULL, OUT_COUNT, true, "pages returned to reads", .where = OUT_DATA_ONLY },
+	[C_MAPS] = { "maps", "MAPS", NULL, OUT_COUNT, true, "pages mapped by page faults", .where = OUT_DATA_ONLY },
+	[C_WRITE_MISSES] = { "write_misses", "WRITE_MISSES", NULL, OUT_COUNT, true, "misses a write added",
+			     .where = OUT_DATA_ONLY },
+	[C_EVICTIONS] = { "evictions", "EVICTIONS", NULL, OUT_COUNT, true, "pages removed from the cache",
+			  .where = OUT_DATA_ONLY },
+	[C_REFAULTS] = { "refaults", "REFAULTS", NULL, OUT_COUNT, true, "pages added back after reclaim evicted them",
+			 .width = 8 },
+};
 
 struct top_row {
 	uint32_t pid, uid;
@@ -55,6 +99,9 @@ struct top {
 	struct cache_counters totals; /* the totals then, for the events dropped */
 	bool totals_known;
 	bool estimates; /* from /proc/PID/io: no accesses, refaults or evictions known */
+	uint64_t interval_ns; /* the time the rows cover */
+	struct out_column columns[C_COUNT]; /* all_columns, with the name columns of --files or --cgroup */
+	struct out_table *out; /* plain rows, CSV or JSON lines on stdout; NULL on the full screen */
 };
 
 static _Noreturn void usage(void)
@@ -81,7 +128,7 @@ static _Noreturn void usage(void)
 	       "      --files            per file (device and inode, with a path where one is found)\n"
 	       "      --cgroup           per cgroup\n"
 	       "      --json             JSON lines, one object per interval\n"
-	       "      --csv              comma-separated values with a header line\n"
+	       "      --csv              comma-separated values: JSON's keys, units and values\n"
 	       "      --no-header        leave out the header lines\n"
 	       "  -h, --help             show this help\n"
 	       "  -V, --version          show the version\n"
@@ -300,19 +347,6 @@ static void sort_rows(struct top *t)
 		qsort(t->rows, t->nrows, sizeof(*t->rows), compare_rows);
 }
 
-static void percent_text(double value, char *buf, size_t len)
-{
-	if (value < 0)
-		snprintf(buf, len, "-");
-	else
-		snprintf(buf, len, "%.1f%%", value);
-}
-
-static const char *first_column(const struct top *t)
-{
-	return t->by == BY_FILE ? "FILE" : t->by == BY_CGROUP ? "CGROUP" : "CMD";
-}
-
 /* The seed's header line: "HH:MM:SS Buffers MB: 13 / Cached MB: 760 / Sort: HITS / Order: ascending". */
 static void header_line(const struct top *t, char *buf, size_t len)
 {
@@ -325,138 +359,74 @@ static void header_line(const struct top *t, char *buf, size_t len)
 		 sort_titles[t->sort], t->reverse ? "ascending" : "descending");
 }
 
-static void column_line(const struct top *t, char *buf, size_t len)
-{
-	if (t->by == BY_PROCESS)
-		snprintf(buf, len, "%-8s %-8s %-16s %8s %8s %8s %10s %10s %8s", "PID", "UID", "CMD", "HITS", "MISSES",
-			 "DIRTIES", "READ_HIT%", "WRITE_HIT%", "REFAULTS");
-	else
-		snprintf(buf, len, "%8s %8s %8s %10s %10s %8s  %s", "HITS", "MISSES", "DIRTIES", "READ_HIT%", "WRITE_HIT%",
-			 "REFAULTS", first_column(t));
-}
-
-static void row_line(const struct top *t, const struct top_row *row, char *buf, size_t len)
-{
-	char read_text[16], write_text[16], refaults_text[24], user[32];
-
-	percent_text(row->read_hit, read_text, sizeof(read_text));
-	percent_text(row->write_hit, write_text, sizeof(write_text));
-	snprintf(refaults_text, sizeof(refaults_text), t->estimates ? "-" : "%llu", (unsigned long long)row->c.refaults);
-	if (t->by == BY_PROCESS) {
-		user_name(row->uid, user, sizeof(user));
-		snprintf(buf, len, "%-8u %-8.8s %-16.16s %8llu %8llu %8llu %10s %10s %8s", row->pid, user,
-			 printable_name(row->name), (unsigned long long)row->hits, (unsigned long long)row->c.misses,
-			 (unsigned long long)row->c.dirties, read_text, write_text, refaults_text);
-	} else {
-		snprintf(buf, len, "%8llu %8llu %8llu %10s %10s %8s  %s", (unsigned long long)row->hits,
-			 (unsigned long long)row->c.misses, (unsigned long long)row->c.dirties, read_text, write_text,
-			 refaults_text, printable_name(row->name));
-	}
-}
-
 static size_t rows_shown(const struct top *t)
 {
 	return t->max_rows && t->max_rows < t->nrows ? (size_t)t->max_rows : t->nrows;
 }
 
-/*
- * One JSON line an interval: the header's fields, then each row made, printed and freed in
- * turn (100,000 files are 100,000 rows: a whole tree of them would take hundreds of MB).
- */
-static void print_json(const struct top *t, uint64_t interval_ns, bool bpf)
+/* A row for the output layer; the user's name only for people (getpwuid costs). */
+static void put_row(const struct top *t, struct out_table *table, const struct top_row *row, bool people)
 {
-	struct json_object *head = json_object_new_object();
-	const char *key = t->by == BY_FILE ? "files" : t->by == BY_CGROUP ? "cgroups" : "processes", *text;
-	int flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
+	struct out_row *out = out_row_add(table);
+	char user[32];
 
-	json_object_object_add(head, "time_ns", json_object_new_uint64(realtime_ns()));
-	json_object_object_add(head, "interval_ns", json_object_new_uint64(interval_ns));
-	json_object_object_add(head, "mode", out_json_string(bpf ? "ebpf" : "procfs"));
-	json_object_object_add(head, "buffers_bytes", json_object_new_uint64(t->mem.buffers));
-	json_object_object_add(head, "cached_bytes", json_object_new_uint64(t->mem.cached));
-	json_object_object_add(head, "dropped", bpf ? json_object_new_uint64(t->dropped_now) : NULL);
-	text = json_object_to_json_string_ext(head, flags);
-	printf("%.*s,\"%s\":[", (int)strlen(text) - 1, text, key); /* the header without its closing brace */
-	json_object_put(head);
-	for (size_t i = 0; i < rows_shown(t); i++) {
-		const struct top_row *row = &t->rows[i];
-		struct json_object *o = json_object_new_object();
-
-		if (t->by == BY_PROCESS) {
-			json_object_object_add(o, "pid", json_object_new_int64(row->pid));
-			json_object_object_add(o, "uid", json_object_new_int64(row->uid));
-			json_object_object_add(o, "comm", out_json_string(row->name));
-		} else {
-			json_object_object_add(o, t->by == BY_FILE ? "file" : "cgroup", out_json_string(row->name));
+	if (t->by == BY_PROCESS) {
+		out_set_count(out, C_PID, row->pid);
+		if (people) {
+			user_name(row->uid, user, sizeof(user));
+			out_set_text(out, C_USER, user);
 		}
-		json_object_object_add(o, "hits", json_object_new_uint64(row->hits)); /* "mode" says when it is an estimate */
-		json_object_object_add(o, "misses", json_object_new_uint64(row->c.misses));
-		json_object_object_add(o, "dirties", json_object_new_uint64(row->c.dirties));
-		json_object_object_add(o, "read_hit", row->read_hit >= 0 ? out_json_real(row->read_hit / 100) : NULL);
-		json_object_object_add(o, "write_hit", row->write_hit >= 0 ? out_json_real(row->write_hit / 100) : NULL);
-		json_object_object_add(o, "accesses", json_object_new_uint64(row->c.reads + row->c.maps));
-		json_object_object_add(o, "reads", json_object_new_uint64(row->c.reads));
-		json_object_object_add(o, "maps", bpf ? json_object_new_uint64(row->c.maps) : NULL);
-		json_object_object_add(o, "write_misses", bpf ? json_object_new_uint64(row->c.write_misses) : NULL);
-		json_object_object_add(o, "evictions", bpf ? json_object_new_uint64(row->c.evictions) : NULL);
-		json_object_object_add(o, "refaults", bpf ? json_object_new_uint64(row->c.refaults) : NULL);
-		printf("%s%s", i ? "," : "", json_object_to_json_string_ext(o, flags));
-		json_object_put(o);
+		out_set_count(out, C_UID, row->uid);
 	}
-	puts("]}");
+	out_set_text(out, t->by == BY_FILE ? C_FILE : t->by == BY_CGROUP ? C_CGROUP : C_COMM, row->name);
+	out_set_count(out, C_HITS, row->hits); /* "mode" says when it is an estimate */
+	out_set_count(out, C_MISSES, row->c.misses);
+	out_set_count(out, C_DIRTIES, row->c.dirties);
+	if (row->read_hit >= 0)
+		out_set_real(out, C_READ_HIT, row->read_hit / 100);
+	if (row->write_hit >= 0)
+		out_set_real(out, C_WRITE_HIT, row->write_hit / 100);
+	out_set_count(out, C_ACCESSES, row->c.reads + row->c.maps);
+	out_set_count(out, C_READS, row->c.reads);
+	out_set_count_if(out, C_MAPS, row->c.maps, !t->estimates);
+	out_set_count_if(out, C_WRITE_MISSES, row->c.write_misses, !t->estimates);
+	out_set_count_if(out, C_EVICTIONS, row->c.evictions, !t->estimates);
+	out_set_count_if(out, C_REFAULTS, row->c.refaults, !t->estimates);
 }
 
-static void print_csv(const struct top *t, bool first)
+/*
+ * An interval as a group of the output layer: the seed's header line and the columns, then
+ * at most max rows (plain rows); its fields and rows (CSV); one JSON line. Each row is made,
+ * written and freed in turn: 100,000 files are 100,000 rows, never held twice.
+ */
+static void write_interval(const struct top *t, struct out_table *table, size_t max, bool people)
 {
-	char clock[16];
-	time_t now = time(NULL);
+	char title[256];
+	struct out_row *group;
+	size_t n = rows_shown(t);
 
-	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&now));
-	if (first && !t->o.no_header)
-		printf("time,%shits,misses,dirties,read_hit_percent,write_hit_percent,refaults,%s\n",
-		       t->by == BY_PROCESS ? "pid,uid," : "", t->by == BY_FILE ? "file" : t->by == BY_CGROUP ? "cgroup" : "comm");
-	for (size_t i = 0; i < rows_shown(t); i++) {
-		const struct top_row *row = &t->rows[i];
-		char read_text[16] = "", write_text[16] = "";
-
-		if (row->read_hit >= 0)
-			snprintf(read_text, sizeof(read_text), "%.1f", row->read_hit);
-		if (row->write_hit >= 0)
-			snprintf(write_text, sizeof(write_text), "%.1f", row->write_hit);
-		printf("%s,", clock);
-		if (t->by == BY_PROCESS)
-			printf("%u,%u,", row->pid, row->uid);
-		printf("%llu,%llu,%llu,%s,%s,", (unsigned long long)row->hits, (unsigned long long)row->c.misses,
-		       (unsigned long long)row->c.dirties, read_text, write_text);
-		if (!t->estimates)
-			printf("%llu", (unsigned long long)row->c.refaults);
-		putchar(',');
-		out_csv_field(stdout, row->name);
-		putchar('\n');
-	}
+	header_line(t, title, sizeof(title));
+	group = out_table_group(table, title);
+	out_set_count(group, C_TIME_NS, realtime_ns());
+	out_set_count(group, C_INTERVAL_NS, t->interval_ns);
+	out_set_text(group, C_MODE, t->estimates ? "procfs" : "ebpf");
+	out_set_count(group, C_BUFFERS, t->mem.buffers);
+	out_set_count(group, C_CACHED, t->mem.cached);
+	out_set_count_if(group, C_DROPPED, t->dropped_now, !t->estimates);
+	for (size_t i = 0; i < n && i < max; i++)
+		put_row(t, table, &t->rows[i], people);
+	out_table_group_end(table);
 }
 
-static void print_plain(const struct top *t)
-{
-	char line[4300];
-
-	if (!t->o.no_header) {
-		header_line(t, line, sizeof(line));
-		puts(line);
-		column_line(t, line, sizeof(line));
-		puts(line);
-	}
-	for (size_t i = 0; i < rows_shown(t); i++) {
-		row_line(t, &t->rows[i], line, sizeof(line));
-		puts(line);
-	}
-	putchar('\n');
-}
-
+/* The full screen: the lines plain output would print, placed, with the note under the first. */
 static void draw_screen(const struct top *t, const char *note)
 {
-	char line[4300];
-	int rows, cols;
+	struct out_options opts = { .format = OUT_TABLE };
+	struct out_table *table;
+	char *text = NULL, *line, *next;
+	size_t len = 0;
+	FILE *stream;
+	int rows, cols, y;
 
 	getmaxyx(stdscr, rows, cols);
 	erase();
@@ -465,18 +435,30 @@ static void draw_screen(const struct top *t, const char *note)
 		refresh();
 		return;
 	}
-	header_line(t, line, sizeof(line));
-	mvaddnstr(0, 0, line, cols);
+	stream = open_memstream(&text, &len);
+	if (!stream)
+		return;
+	table = out_table_new(t->columns, C_COUNT, &opts, NULL);
+	out_table_lines(table, stream);
+	write_interval(t, table, (size_t)(rows - 3), true);
+	out_table_free(table);
+	fclose(stream);
+	/* The header line at 0, the note at 1, the columns at 2 (reversed), the rows from 3 on. */
+	for (line = text, y = 0; line && *line && y < rows; line = next, y += y == 0 ? 2 : 1) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		else
+			next = line + strlen(line);
+		if (y == 2)
+			attron(A_REVERSE);
+		mvaddnstr(y, 0, line, cols);
+		if (y == 2)
+			attroff(A_REVERSE);
+	}
 	if (note)
 		mvaddnstr(1, 0, note, cols);
-	column_line(t, line, sizeof(line));
-	attron(A_REVERSE);
-	mvaddnstr(2, 0, line, cols);
-	attroff(A_REVERSE);
-	for (size_t i = 0; i < rows_shown(t) && (int)i + 3 < rows; i++) {
-		row_line(t, &t->rows[i], line, sizeof(line));
-		mvaddnstr((int)i + 3, 0, line, cols);
-	}
+	free(text);
 	refresh();
 }
 
@@ -568,21 +550,13 @@ int cmd_cachetop(int argc, char **argv)
 		case OPT_CGROUP:
 			t.by = BY_CGROUP;
 			break;
-		case OUT_OPT_JSON:
-			t.o.format = OUT_JSON;
-			break;
-		case OUT_OPT_CSV:
-			t.o.format = OUT_CSV;
-			break;
-		case OUT_OPT_NO_HEADER:
-			t.o.no_header = true;
-			break;
 		case 'h':
 			usage();
 		case 'V':
 			print_version();
 		default:
-			usage_hint();
+			if (!out_parse_option(&t.o.out, opt, optarg))
+				usage_hint();
 		}
 	}
 	cache_parse_interval_count(argc, argv, optind, &t.o, true);
@@ -606,7 +580,12 @@ int cmd_cachetop(int argc, char **argv)
 		gather_proc(&t); /* the first sample: rates from the next */
 		snprintf(note, sizeof(note), "estimates from /proc (no eBPF: %s)", mode.why);
 	}
-	t.screen = t.o.format == OUT_TABLE && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) && getenv("TERM");
+	memcpy(t.columns, all_columns, sizeof(t.columns));
+	t.columns[C_PID].is_default = t.columns[C_USER].is_default = t.columns[C_UID].is_default =
+		t.columns[C_COMM].is_default = t.by == BY_PROCESS;
+	t.columns[C_FILE].is_default = t.by == BY_FILE;
+	t.columns[C_CGROUP].is_default = t.by == BY_CGROUP;
+	t.screen = t.o.out.format == OUT_TABLE && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) && getenv("TERM");
 	if (t.screen) {
 		if (!newterm(NULL, stdout, stdin)) {
 			t.screen = false;
@@ -616,6 +595,11 @@ int cmd_cachetop(int argc, char **argv)
 			keypad(stdscr, TRUE);
 			curs_set(0);
 		}
+	}
+	if (!t.screen) {
+		t.out = out_table_new(t.columns, C_COUNT, &t.o.out,
+				      t.by == BY_FILE ? "files" : t.by == BY_CGROUP ? "cgroups" : "processes");
+		out_table_lines(t.out, stdout);
 	}
 	previous_ns = deadline = monotonic_ns();
 	while (!stop_signal && (!t.o.count || printed < t.o.count)) {
@@ -654,15 +638,12 @@ int cmd_cachetop(int argc, char **argv)
 		if (meminfo_read(&t.mem) != 0)
 			memset(&t.mem, 0, sizeof(t.mem));
 		now = t.taken_ns; /* the rows' period ends where they were taken, however long naming took */
+		t.interval_ns = now - previous_ns;
 		sort_rows(&t);
 		if (t.screen)
 			draw_screen(&t, note[0] ? note : NULL);
-		else if (t.o.format == OUT_JSON)
-			print_json(&t, now - previous_ns, mode.bpf);
-		else if (t.o.format == OUT_CSV)
-			print_csv(&t, printed == 0);
 		else
-			print_plain(&t);
+			write_interval(&t, t.out, SIZE_MAX, t.o.out.format == OUT_TABLE);
 		if (!t.screen && (fflush(stdout) != 0 || ferror(stdout))) {
 			rc = output_failed();
 			break;
@@ -674,6 +655,7 @@ int cmd_cachetop(int argc, char **argv)
 	}
 	if (t.screen)
 		endwin();
+	out_table_free(t.out);
 	cachestat_stop();
 	inode_names_free(&t.names);
 	clear_rows(&t);

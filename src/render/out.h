@@ -1,4 +1,4 @@
-/* out.h: the one output layer: rows of typed cells printed as a table (libsmartcols), JSON (json-c) or CSV. */
+/* out.h: the one output layer: rows of typed cells printed as a table (libsmartcols), JSON (json-c) or CSV, or written as they come as the lines of a monitor. */
 #ifndef IOLENS_OUT_H
 #define IOLENS_OUT_H
 
@@ -30,6 +30,23 @@ enum out_kind {
 	OUT_PERCENT,   /* a percentage, three decimals unless the column says */
 	OUT_FLOAT,     /* a real number, two decimals unless the column says */
 	OUT_BYTE_RATE, /* bytes per second: whole in tables, human units with -H */
+	OUT_RATIO,     /* a fraction, 0 to 1: a percentage with '%' in tables (two decimals unless the
+			  column says), elsewhere the fraction as out_json_real writes it (0.983567, 1) */
+	OUT_MIB,       /* a whole number of bytes: whole MiB in tables (rounded), bytes elsewhere */
+	OUT_CLOCK,     /* nanoseconds since the epoch: the local time of day in tables (HH:MM:SS), ns elsewhere */
+};
+
+/* Where a column is printed: a figure for people only, or for programs only. */
+enum out_where {
+	OUT_EVERYWHERE = 0,
+	OUT_TABLE_ONLY, /* tables only: a user's name beside the uid, a time of day */
+	OUT_DATA_ONLY,  /* JSON and CSV only: figures a table leaves out for room */
+	/*
+	 * JSON and CSV only, a figure of the whole group of rows (out_table_group: an interval
+	 * of a monitor): a key of the group's JSON line, a column of each of its CSV rows.
+	 * JSON and CSV put these columns first. Outside groups, the row's own, as OUT_DATA_ONLY.
+	 */
+	OUT_GROUP,
 };
 
 struct out_column {
@@ -45,7 +62,15 @@ struct out_column {
 	 * named here by column ids, "cached/pages".
 	 */
 	const char *total_ratio;
-	unsigned decimals; /* for OUT_PERCENT and OUT_FLOAT; 0 means their default */
+	unsigned decimals; /* for OUT_PERCENT, OUT_FLOAT and OUT_RATIO; 0 means their default */
+	/*
+	 * Lines only (out_table_lines): the column's width in characters, its values
+	 * right-aligned, or left-aligned when negative; text longer than that is cut. 0: a
+	 * column of any length, which a table prints last, after two spaces (a path, as ps
+	 * prints its COMMAND), wherever it stands in JSON and CSV. libsmartcols ignores it.
+	 */
+	int width;
+	enum out_where where;
 };
 
 struct out_options {
@@ -109,6 +134,8 @@ void out_set_percent(struct out_row *row, size_t column, double value);
 /* For OUT_FLOAT, OUT_PERCENT and OUT_BYTE_RATE columns. */
 void out_set_real(struct out_row *row, size_t column, double value);
 void out_set_unknown(struct out_row *row, size_t column);
+/* For OUT_RATIO: part / whole, unknown when whole is 0. */
+void out_set_ratio(struct out_row *row, size_t column, uint64_t part, uint64_t whole);
 
 /* Shows a column (at the end) if options did not already choose it. */
 void out_show_column(struct out_table *table, size_t column);
@@ -130,8 +157,39 @@ int out_table_sort(struct out_table *table, const char *id, bool reverse);
  */
 void out_table_stream(struct out_table *table, FILE *stream);
 
-/* Streaming: writes the last row added now, rather than when the next one comes. */
+/*
+ * Streaming: writes the last row added now, rather than when the next one comes. In lines
+ * mode with no row pending, writes the header of a table or CSV now if it is not out yet
+ * (a monitor shows it before its first interval).
+ */
 void out_table_flush(struct out_table *table);
+
+/*
+ * Lines: the rows of a monitor that prints as it samples (cachestat, cachetop), each written
+ * as soon as it is complete (out_table_flush, or the next row), never held:
+ *   table  each row on a line of its own, in the columns' fixed widths (out_column.width),
+ *          one space apart; the header line once, before the first row
+ *   CSV    the header line once, then the rows
+ *   JSON   one object a line (JSON lines), without spaces
+ * Instead of out_table_stream; sorting does not apply.
+ */
+void out_table_lines(struct out_table *table, FILE *stream);
+
+/*
+ * Lines in groups (the rows of one interval). Returns the group's row, whose OUT_GROUP
+ * cells the caller sets before adding the group's rows; the rows added until
+ * out_table_group_end belong to it.
+ *   table  the title (when not NULL) and the header line, unless --no-header; the rows;
+ *          an empty line at the end
+ *   CSV    the header line once; each row with the group's cells first
+ *   JSON   one line a group: its cells, then its rows as an array under rows_key (written
+ *          row by row, so a group of 100,000 rows is never held)
+ * The title is a line for people (escaped as table text). A group still open when the next
+ * one starts is ended first.
+ */
+struct out_row *out_table_group(struct out_table *table, const char *title);
+/* Ends the group: 0, or -errno when the stream failed. The stream is not flushed. */
+int out_table_group_end(struct out_table *table);
 
 /*
  * A real number for a JSON document as people read it: whole numbers as integers, others

@@ -1,4 +1,4 @@
-/* table.c: stores typed rows, then prints them as a libsmartcols table, a json-c document or CSV. */
+/* table.c: stores typed rows, then prints them as a libsmartcols table, a json-c document or CSV; or writes them as they come, as the lines of a monitor. */
 #include "render/out.h"
 
 #include <errno.h>
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "common/util.h"
 
@@ -16,12 +17,23 @@ enum cell_state { CELL_UNKNOWN = 0, CELL_SET };
 
 static bool is_real(enum out_kind kind)
 {
-	return kind == OUT_PERCENT || kind == OUT_FLOAT || kind == OUT_BYTE_RATE;
+	return kind == OUT_PERCENT || kind == OUT_FLOAT || kind == OUT_BYTE_RATE || kind == OUT_RATIO;
 }
 
 static unsigned decimals_of(const struct out_column *col)
 {
 	return col->decimals ? col->decimals : col->kind == OUT_PERCENT ? 3 : 2;
+}
+
+/* Printed in a table, or in JSON and CSV. */
+static bool in_table(const struct out_column *col)
+{
+	return col->where == OUT_EVERYWHERE || col->where == OUT_TABLE_ONLY;
+}
+
+static bool in_data(const struct out_column *col)
+{
+	return col->where != OUT_TABLE_ONLY;
 }
 
 struct out_cell {
@@ -37,6 +49,12 @@ struct out_row {
 	const struct out_table *table;
 	size_t order;           /* when it was added: ties in a sort keep this order */
 	struct out_cell *cells; /* one per column of the command */
+};
+
+/* A line of a table being put together, to be written whole; kept from line to line. */
+struct line_buffer {
+	char *text;
+	size_t len, capacity;
 };
 
 struct json_extra {
@@ -63,9 +81,18 @@ struct out_table {
 	bool *sum_unknown;
 	struct json_extra *extras;
 	size_t nextras;
-	FILE *stream;   /* set when rows are written as they come (CSV, JSON) */
+	FILE *stream;   /* set when rows are written as they come (CSV, JSON; every format in lines) */
 	bool started;   /* the header or the opening is out */
 	size_t emitted; /* rows written so far */
+	size_t *data;   /* the indexes of the columns JSON and CSV print, in their order */
+	size_t ndata;   /* how many, when data_known */
+	bool data_known;
+	struct out_row *spare; /* a row written and emptied, for the next (streaming) */
+	struct line_buffer *line; /* lines: a table's line being put together */
+	bool lines;     /* out_table_lines */
+	struct out_row *group; /* the group under way (out_table_group), its cells */
+	bool group_open;       /* its JSON line is begun (its cells and the rows' opening are out) */
+	size_t group_rows;     /* its rows written so far */
 };
 
 bool out_parse_option(struct out_options *opts, int opt, const char *arg)
@@ -160,6 +187,7 @@ struct out_table *out_table_new(const struct out_column *columns, size_t count,
 	table->sums = xcalloc(count, sizeof(*table->sums));
 	table->sum_unknown = xcalloc(count, sizeof(*table->sum_unknown));
 	table->shown = xcalloc(2 * count + (list ? list_length(list) : 0), sizeof(*table->shown));
+	table->data = xcalloc(2 * count + (list ? list_length(list) : 0), sizeof(*table->data));
 
 	if (!list || add_to_defaults)
 		for (size_t i = 0; i < count; i++)
@@ -195,6 +223,11 @@ void out_table_free(struct out_table *table)
 	for (size_t i = 0; i < table->nrows; i++)
 		row_free(table, table->rows[i]);
 	row_free(table, table->total);
+	row_free(table, table->group);
+	row_free(table, table->spare);
+	if (table->line)
+		free(table->line->text);
+	free(table->line);
 	for (size_t i = 0; i < table->nextras; i++) {
 		free(table->extras[i].key);
 		json_object_put(table->extras[i].value);
@@ -202,14 +235,22 @@ void out_table_free(struct out_table *table)
 	free(table->extras);
 	free(table->rows);
 	free(table->shown);
+	free(table->data);
 	free(table->sums);
 	free(table->sum_unknown);
 	free(table);
 }
 
-static struct out_row *row_new(const struct out_table *table)
+static struct out_row *row_new(struct out_table *table)
 {
-	struct out_row *row = xcalloc(1, sizeof(*row));
+	struct out_row *row = table->spare;
+
+	if (row) { /* streaming: the last row written, emptied */
+		table->spare = NULL;
+		row->order = table->nrows;
+		return row;
+	}
+	row = xcalloc(1, sizeof(*row));
 
 	row->table = table;
 	row->order = table->nrows;
@@ -244,7 +285,13 @@ static void complete_pending(struct out_table *table)
 	if (table->summary_only || table->stream) {
 		if (!table->summary_only)
 			emit_row(table, table->pending, table->stream);
-		row_free(table, table->pending);
+		/* Kept, emptied, for the next row: a million rows make no million allocations. */
+		for (size_t c = 0; c < table->ncolumns; c++)
+			if (table->columns[c].kind == OUT_TEXT && table->pending->cells[c].state == CELL_SET)
+				free(table->pending->cells[c].text);
+		memset(table->pending->cells, 0, table->ncolumns * sizeof(*table->pending->cells));
+		row_free(table, table->spare);
+		table->spare = table->pending;
 		table->nrows--;
 	}
 	table->pending = NULL;
@@ -262,8 +309,11 @@ struct out_row *out_row_add(struct out_table *table)
 
 void out_table_flush(struct out_table *table)
 {
-	if (table->stream)
-		complete_pending(table);
+	if (!table->stream)
+		return;
+	if (table->lines && !table->pending && !table->started && !table->group)
+		emit_row(table, NULL, table->stream); /* the header, now */
+	complete_pending(table);
 }
 
 void out_table_total(struct out_table *table, size_t label_column, const char *label)
@@ -379,6 +429,14 @@ void out_set_unknown(struct out_row *row, size_t column)
 	cell_reset(row, column);
 }
 
+void out_set_ratio(struct out_row *row, size_t column, uint64_t part, uint64_t whole)
+{
+	if (whole)
+		out_set_real(row, column, (double)part / (double)whole);
+	else
+		out_set_unknown(row, column);
+}
+
 bool out_column_shown(const struct out_table *table, size_t column)
 {
 	for (size_t i = 0; i < table->nshown; i++)
@@ -391,6 +449,7 @@ void out_show_column(struct out_table *table, size_t column)
 {
 	if (!out_column_shown(table, column))
 		table->shown[table->nshown++] = column;
+	table->data_known = false;
 }
 
 void out_json_add(struct out_table *table, const char *key, struct json_object *value)
@@ -445,6 +504,34 @@ int out_table_sort(struct out_table *table, const char *id, bool reverse)
 	return 0;
 }
 
+/* A whole number in decimal, without printf's cost: a monitor writes a million of them. */
+static const char *count_text(uint64_t value, char *buf, size_t len)
+{
+	char digits[24], *p = digits + sizeof(digits);
+	size_t n;
+
+	*--p = '\0';
+	do
+		*--p = (char)('0' + value % 10);
+	while (value /= 10);
+	n = (size_t)(digits + sizeof(digits) - p);
+	if (n > len)
+		n = len; /* never: buffers hold 64 */
+	memcpy(buf, p, n);
+	buf[n - 1] = '\0';
+	return buf;
+}
+
+/* A real as JSON has it (out_json_real): whole numbers as integers, else three decimals, six digits below 1. */
+static const char *real_text(double value, char *buf, size_t len)
+{
+	if (value == rint(value) && fabs(value) < 9e15)
+		snprintf(buf, len, "%" PRId64, (int64_t)value);
+	else
+		snprintf(buf, len, fabs(value) >= 1 ? "%.3f" : "%.6g", value);
+	return buf;
+}
+
 /* A cell as text for a table or CSV: NULL when unknown. Tables get human units, CSV raw ones. */
 static const char *format_cell(const struct out_table *table, size_t column,
 			       const struct out_cell *cell, char *buf, size_t len)
@@ -482,11 +569,66 @@ static const char *format_cell(const struct out_table *table, size_t column,
 	case OUT_FLOAT:
 		snprintf(buf, len, "%.*f", (int)decimals_of(col), cell->real);
 		return buf;
+	case OUT_RATIO:
+		if (in_table)
+			snprintf(buf, len, "%.*f%%", (int)decimals_of(col), 100 * cell->real);
+		else
+			real_text(cell->real, buf, len);
+		return buf;
+	case OUT_MIB:
+		if (in_table) {
+			snprintf(buf, len, "%.0f", (double)cell->count / (1 << 20));
+			return buf;
+		}
+		break;
+	case OUT_CLOCK:
+		if (in_table) {
+			time_t seconds = (time_t)(cell->count / 1000000000u);
+			struct tm tm;
+
+			if (!localtime_r(&seconds, &tm) || !strftime(buf, len, "%H:%M:%S", &tm))
+				return NULL;
+			return buf;
+		}
+		break;
 	case OUT_COUNT:
 		break;
 	}
-	snprintf(buf, len, "%" PRIu64, cell->count);
-	return buf;
+	return count_text(cell->count, buf, len);
+}
+
+static const char *header_of(const struct out_table *table, const struct out_column *col)
+{
+	return table->opts.human && col->header_human ? col->header_human : col->header;
+}
+
+/*
+ * The columns JSON and CSV print, in their order: the OUT_GROUP ones first (a group's JSON
+ * line has them before its rows), then the others as shown. Returns how many.
+ */
+static size_t data_columns(struct out_table *table)
+{
+	size_t n = 0;
+
+	if (table->data_known)
+		return table->ndata;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < table->nshown; i++) {
+			const struct out_column *col = &table->columns[table->shown[i]];
+
+			if (in_data(col) && (col->where == OUT_GROUP) == !pass)
+				table->data[n++] = table->shown[i];
+		}
+	table->data_known = true;
+	return table->ndata = n;
+}
+
+/* A row's cell; the group's for an OUT_GROUP column of a group's row. */
+static const struct out_cell *cell_of(const struct out_table *table, const struct out_row *row, size_t column)
+{
+	if (table->group && row != table->group && table->columns[column].where == OUT_GROUP)
+		return &table->group->cells[column];
+	return &row->cells[column];
 }
 
 static int print_scols(struct out_table *table, FILE *stream)
@@ -500,9 +642,9 @@ static int print_scols(struct out_table *table, FILE *stream)
 	scols_table_enable_noheadings(tb, table->opts.no_header);
 	for (size_t i = 0; i < table->nshown; i++) {
 		const struct out_column *col = &table->columns[table->shown[i]];
-		const char *header = table->opts.human && col->header_human ? col->header_human
-									    : col->header;
-		if (!scols_table_new_column(tb, header, 0, col->kind == OUT_TEXT ? 0 : SCOLS_FL_RIGHT))
+
+		if (in_table(col) && !scols_table_new_column(tb, header_of(table, col), 0,
+							    col->kind == OUT_TEXT ? 0 : SCOLS_FL_RIGHT))
 			goto cleanup;
 	}
 	for (size_t r = 0; r <= table->nrows; r++) {
@@ -514,10 +656,14 @@ static int print_scols(struct out_table *table, FILE *stream)
 		line = scols_table_new_line(tb, NULL);
 		if (!line)
 			goto cleanup;
-		for (size_t i = 0; i < table->nshown; i++) {
+		for (size_t i = 0, n = 0; i < table->nshown; i++) {
 			size_t c = table->shown[i];
-			const char *text = format_cell(table, c, &row->cells[c], buf, sizeof(buf));
-			if (scols_line_set_data(line, i, text ? text : "-"))
+			const char *text;
+
+			if (!in_table(&table->columns[c]))
+				continue;
+			text = format_cell(table, c, &row->cells[c], buf, sizeof(buf));
+			if (scols_line_set_data(line, n++, text ? text : "-"))
 				goto cleanup;
 		}
 		/* libsmartcols holds its own copy now: free ours, so a long table is not held twice. */
@@ -560,25 +706,30 @@ void out_csv_field(FILE *stream, const char *raw)
 
 static void csv_row(struct out_table *table, const struct out_row *row, FILE *stream)
 {
+	size_t n = data_columns(table);
 	char buf[64];
 
-	for (size_t i = 0; i < table->nshown; i++) {
-		size_t c = table->shown[i];
-		const char *text = format_cell(table, c, &row->cells[c], buf, sizeof(buf));
+	for (size_t i = 0; i < n; i++) {
+		size_t c = table->data[i];
+		const char *text = format_cell(table, c, cell_of(table, row, c), buf, sizeof(buf));
 		if (i)
 			fputc(',', stream);
-		if (text)
+		if (text && table->columns[c].kind == OUT_TEXT)
 			out_csv_field(stream, text);
+		else if (text) /* a number: nothing to escape or quote */
+			fputs(text, stream);
 	}
 	fputc('\n', stream);
 }
 
 static void csv_header(struct out_table *table, FILE *stream)
 {
+	size_t n = data_columns(table);
+
 	if (table->opts.no_header)
 		return;
-	for (size_t i = 0; i < table->nshown; i++)
-		fprintf(stream, "%s%s", i ? "," : "", table->columns[table->shown[i]].id);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stream, "%s%s", i ? "," : "", table->columns[table->data[i]].id);
 	fputc('\n', stream);
 }
 
@@ -595,28 +746,38 @@ struct json_object *out_json_string(const char *raw)
 	return value;
 }
 
-static struct json_object *json_row(const struct out_table *table, const struct out_row *row)
+static struct json_object *json_value(const struct out_column *col, const struct out_cell *cell)
 {
-	struct json_object *object = json_object_new_object();
 	char buf[64];
 
-	for (size_t i = 0; i < table->nshown; i++) {
-		size_t c = table->shown[i];
-		const struct out_cell *cell = &row->cells[c];
-		struct json_object *value = NULL;
+	if (cell->state != CELL_SET)
+		return NULL;
+	if (col->kind == OUT_TEXT)
+		return out_json_string(cell->text);
+	if (col->kind == OUT_RATIO)
+		return out_json_real(cell->real);
+	if (is_real(col->kind)) {
+		snprintf(buf, sizeof(buf), "%.*f", (int)decimals_of(col), cell->real);
+		return json_object_new_double_s(cell->real, buf);
+	}
+	return json_object_new_uint64(cell->count);
+}
 
-		if (cell->state == CELL_SET) {
-			enum out_kind kind = table->columns[c].kind;
-			if (kind == OUT_TEXT) {
-				value = out_json_string(cell->text);
-			} else if (is_real(kind)) {
-				snprintf(buf, sizeof(buf), "%.*f", (int)decimals_of(&table->columns[c]), cell->real);
-				value = json_object_new_double_s(cell->real, buf);
-			} else {
-				value = json_object_new_uint64(cell->count);
-			}
-		}
-		json_object_object_add(object, table->columns[c].id, value);
+/*
+ * A row as a JSON object. In a group, a row has no OUT_GROUP keys (its group's line has
+ * them), and the group's own row has only those.
+ */
+static struct json_object *json_row(struct out_table *table, const struct out_row *row)
+{
+	struct json_object *object = json_object_new_object();
+	size_t n = data_columns(table);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t c = table->data[i];
+
+		if (table->group && (table->columns[c].where == OUT_GROUP) != (row == table->group))
+			continue;
+		json_object_object_add(object, table->columns[c].id, json_value(&table->columns[c], &row->cells[c]));
 	}
 	return object;
 }
@@ -629,6 +790,10 @@ static void json_emit(struct json_object *value, FILE *stream)
 	fputs(json_object_to_json_string_ext(value, JSON_FLAGS), stream);
 	json_object_put(value);
 }
+
+/* The same without spaces, as JSON lines are written. */
+#define JSON_LINE_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
 
 /*
  * The JSON document has one row per line, so it can be written while rows arrive:
@@ -666,9 +831,211 @@ static void json_end(struct out_table *table, FILE *stream)
 	fputs("}\n", stream);
 }
 
+/* ---- Lines ---------------------------------------------------------------------------------- */
+
+static char *line_room(struct line_buffer *line, size_t len)
+{
+	if (line->len + len > line->capacity) {
+		line->capacity = 2 * (line->len + len) + 256;
+		line->text = xrealloc(line->text, line->capacity);
+	}
+	line->len += len;
+	return line->text + line->len - len;
+}
+
+static void line_add(struct line_buffer *line, const char *text, size_t len)
+{
+	memcpy(line_room(line, len), text, len);
+}
+
+static void line_spaces(struct line_buffer *line, size_t count)
+{
+	memset(line_room(line, count), ' ', count);
+}
+
+/* Text in a width (negative: left-aligned), in characters of UTF-8; cut to it when cut. */
+static void line_cell(struct line_buffer *line, const char *text, int width, bool cut)
+{
+	size_t limit = width < 0 ? (size_t)(-(long)width) : (size_t)width;
+	size_t bytes = strlen(text), end = bytes, chars = 0;
+
+	for (size_t i = 0; i < bytes; i++) {
+		if (((unsigned char)text[i] & 0xc0) == 0x80) /* a continuation byte */
+			continue;
+		if (cut && limit && chars == limit) {
+			end = i;
+			break;
+		}
+		chars++;
+	}
+	if (width > 0 && chars < limit)
+		line_spaces(line, limit - chars);
+	line_add(line, text, end);
+	if (width < 0 && chars < limit)
+		line_spaces(line, limit - chars);
+}
+
+/*
+ * One line of a table in fixed widths: the row's, or the header when row is NULL. Columns
+ * of width 0 come last, after two spaces. Text is escaped for a terminal.
+ */
+static void table_line(struct out_table *table, const struct out_row *row, FILE *stream)
+{
+	struct line_buffer *line;
+	bool first = true;
+	char buf[64];
+
+	if (!table->line)
+		table->line = xcalloc(1, sizeof(*table->line));
+	line = table->line;
+	line->len = 0;
+	for (int last = 0; last < 2; last++)
+		for (size_t i = 0; i < table->nshown; i++) {
+			size_t c = table->shown[i];
+			const struct out_column *col = &table->columns[c];
+			char *escaped = NULL;
+			const char *text;
+
+			if (!in_table(col) || (col->width == 0) != last)
+				continue;
+			if (!first)
+				line_spaces(line, last ? 2 : 1);
+			first = false;
+			if (!row) {
+				text = header_of(table, col);
+			} else {
+				text = format_cell(table, c, &row->cells[c], buf, sizeof(buf));
+				if (!text)
+					text = "-";
+				else if (col->kind == OUT_TEXT)
+					text = escaped = escape_text(text, ESCAPE_CONTROL | ESCAPE_BACKSLASH);
+			}
+			line_cell(line, text, col->width, row && col->kind == OUT_TEXT);
+			free(escaped);
+		}
+	line_add(line, "\n", 1);
+	fwrite(line->text, 1, line->len, stream);
+}
+
+/* A group's JSON line up to its rows: {"time_ns":1,...,"processes":[ */
+static void json_group_open(struct out_table *table, FILE *stream)
+{
+	struct json_object *head, *key;
+	const char *text;
+	size_t len;
+
+	if (table->group_open)
+		return;
+	table->group_open = true;
+	head = json_row(table, table->group);
+	text = json_object_to_json_string_ext(head, JSON_LINE_FLAGS);
+	len = strlen(text);
+	fwrite(text, 1, len - 1, stream); /* without its closing brace */
+	if (len > 2)
+		fputc(',', stream);
+	json_object_put(head);
+	key = json_object_new_string(table->rows_key ? table->rows_key : "rows");
+	fputs(json_object_to_json_string_ext(key, JSON_LINE_FLAGS), stream);
+	json_object_put(key);
+	fputs(":[", stream);
+}
+
+/* Writes one row as a line (or, given NULL, the header if it is not out yet). */
+static void emit_line(struct out_table *table, const struct out_row *row, FILE *stream)
+{
+	enum out_format format = table->opts.format;
+
+	if (!table->started) {
+		table->started = true;
+		/* A table in groups has its header at each group. */
+		if (!table->opts.no_header && format == OUT_CSV)
+			csv_header(table, stream);
+		else if (!table->opts.no_header && format == OUT_TABLE && !table->group)
+			table_line(table, NULL, stream);
+	}
+	if (!row)
+		return;
+	if (format == OUT_TABLE) {
+		table_line(table, row, stream);
+	} else if (format == OUT_CSV) {
+		csv_row(table, row, stream);
+	} else if (table->group) {
+		struct json_object *object = json_row(table, row);
+
+		json_group_open(table, stream);
+		if (table->group_rows)
+			fputc(',', stream);
+		fputs(json_object_to_json_string_ext(object, JSON_LINE_FLAGS), stream);
+		json_object_put(object);
+	} else {
+		struct json_object *object = json_row(table, row);
+
+		fputs(json_object_to_json_string_ext(object, JSON_LINE_FLAGS), stream);
+		fputc('\n', stream);
+		json_object_put(object);
+	}
+	table->emitted++;
+	if (table->group)
+		table->group_rows++;
+}
+
+void out_table_lines(struct out_table *table, FILE *stream)
+{
+	table->lines = true;
+	table->stream = stream;
+}
+
+struct out_row *out_table_group(struct out_table *table, const char *title)
+{
+	FILE *stream = table->stream;
+
+	if (table->group)
+		out_table_group_end(table);
+	complete_pending(table); /* a row added before the group is not of it */
+	table->group = row_new(table);
+	table->group_open = false;
+	table->group_rows = 0;
+	if (table->opts.format == OUT_TABLE && !table->opts.no_header) {
+		if (title) {
+			char *escaped = escape_text(title, ESCAPE_CONTROL | ESCAPE_BACKSLASH);
+
+			fputs(escaped, stream);
+			fputc('\n', stream);
+			free(escaped);
+		}
+		table_line(table, NULL, stream);
+	}
+	emit_line(table, NULL, stream); /* CSV's header, once */
+	return table->group;
+}
+
+int out_table_group_end(struct out_table *table)
+{
+	FILE *stream = table->stream;
+
+	if (!table->group)
+		return 0;
+	complete_pending(table);
+	if (table->opts.format == OUT_JSON) {
+		json_group_open(table, stream);
+		fputs("]}\n", stream);
+	} else if (table->opts.format == OUT_TABLE) {
+		fputc('\n', stream);
+	}
+	row_free(table, table->group);
+	table->group = NULL;
+	return ferror(stream) ? -EIO : 0;
+}
+
+/* ---- Documents, streamed --------------------------------------------------------------------- */
+
 /* Writes one row in a streamed format (CSV or JSON), the header or opening first. */
 static void emit_row(struct out_table *table, const struct out_row *row, FILE *stream)
 {
+	if (table->lines) {
+		emit_line(table, row, stream);
+		return;
+	}
 	if (!table->started) {
 		table->started = true;
 		if (table->opts.format == OUT_CSV)
@@ -730,6 +1097,13 @@ int out_table_print(struct out_table *table, FILE *stream)
 {
 	int rc;
 
+	if (table->lines) { /* what is left: a row pending, a group open */
+		out_table_flush(table);
+		rc = out_table_group_end(table);
+		if (!rc && (fflush(table->stream) || ferror(table->stream)))
+			rc = errno ? -errno : -EIO;
+		return rc;
+	}
 	complete_pending(table);
 	if (table->want_total && !table->total)
 		build_total(table);
@@ -757,6 +1131,5 @@ struct json_object *out_json_real(double value)
 
 	if (value == rint(value) && fabs(value) < 9e15)
 		return json_object_new_int64((int64_t)value);
-	snprintf(buf, sizeof(buf), fabs(value) >= 1 ? "%.3f" : "%.6g", value);
-	return json_object_new_double_s(value, buf);
+	return json_object_new_double_s(value, real_text(value, buf, sizeof(buf)));
 }

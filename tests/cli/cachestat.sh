@@ -20,6 +20,7 @@ for line in sys.stdin:
             names.append(row.get("comm"))
 print(total["hits"], total["misses"], total["dirties"], total["accesses"], names[-1] if names else "none")
 EOF
+F="python3 $TOP/tests/cli/cache_formats.py"
 within_1pc() { awk -v a="$1" -v n="$2" 'BEGIN { d = a - n; if (d < 0) d = -d; exit !(d * 100 <= n) }'; }
 at_most() { awk -v a="$1" -v n="$2" 'BEGIN { exit !(a + 0 <= n + 0) }'; }
 
@@ -34,10 +35,19 @@ pages=16384
 top_procs=$!
 "$IOLENS" cachetop --files --json 0.3 >"$T/files.json" 2>"$T/files.err" &
 top_files=$!
-on_exit "kill $top_procs $top_files 2>/dev/null"
-# Counting from the first interval on: a line printed means its probes are attached.
+# The same in CSV beside them: the same counts.
+"$IOLENS" cachetop --csv 0.3 >"$T/procs.csv" 2>"$T/procs-csv.err" &
+top_procs_csv=$!
+"$IOLENS" cachetop --files --csv 0.3 >"$T/files.csv" 2>"$T/files-csv.err" &
+top_files_csv=$!
+on_exit "kill $top_procs $top_files $top_procs_csv $top_files_csv 2>/dev/null"
+top_start=$(date +%s%N)
+# Counting from the first interval on: a line printed means its probes are attached (CSV: its
+# header comes with the first interval).
 wait_until lines_at_least "$T/procs.json" 1
 wait_until lines_at_least "$T/files.json" 1
+wait_until lines_at_least "$T/procs.csv" 1
+wait_until lines_at_least "$T/files.csv" 1
 
 "$IOLENS" evict "$f" >/dev/null
 dd if="$f" of=/dev/null bs=1M status=none &
@@ -71,10 +81,32 @@ wait $execer
 n_procs=$(lines_of "$T/procs.json") n_files=$(lines_of "$T/files.json")
 wait_until lines_at_least "$T/procs.json" $((n_procs + 2))
 wait_until lines_at_least "$T/files.json" $((n_files + 2))
-kill -INT $top_procs $top_files
+# The CSV watchers started after the JSON ones: two more JSON intervals cover theirs too.
+n_procs=$(lines_of "$T/procs.json")
+wait_until lines_at_least "$T/procs.json" $((n_procs + 2))
+kill -INT $top_procs $top_files $top_procs_csv $top_files_csv
 wait $top_procs
 check_eq "cachetop --json: Ctrl-C ends it with exit 0" 0 "$?"
 wait $top_files
+wait $top_procs_csv
+check_eq "cachetop --csv: Ctrl-C ends it with exit 0" 0 "$?"
+wait $top_files_csv
+top_end=$(date +%s%N)
+$F tojson "$T/procs.csv" >"$T/procs-csv.json"
+$F tojson "$T/files.csv" >"$T/files-csv.json"
+check_eq "cachetop --csv: the header is the JSON line's keys, in order" same "$($F keys "$T/procs.csv" "$T/procs.json")"
+check_eq "cachetop --files --csv: the same" same "$($F keys "$T/files.csv" "$T/files.json")"
+check_eq "cachetop --csv and --json: time_ns, interval_ns, bytes and 0-1 ratios alike" ok \
+	"$($F check "$T/procs.csv" "$T/procs.json" "$top_start" "$top_end")"
+check_eq "cachetop --files --csv and --json: the same" ok "$($F check "$T/files.csv" "$T/files.json" "$top_start" "$top_end")"
+for p in $cold $warm $writer $rewriter $mapper; do
+	check_eq "cachetop --csv and --json side by side: the same hits, misses, dirties, accesses and name for pid $p" \
+		"$(python3 "$T/sum.py" pid $p <"$T/procs.json")" "$(python3 "$T/sum.py" pid $p <"$T/procs-csv.json")"
+done
+for file in "$f" "$T/written"; do
+	check_eq "cachetop --files --csv and --json side by side: the same counts for ${file##*/}" \
+		"$(python3 "$T/sum.py" file "$file" <"$T/files.json")" "$(python3 "$T/sum.py" file "$file" <"$T/files-csv.json")"
+done
 
 read -r hits misses dirties accesses comm < <(python3 "$T/sum.py" pid $cold <"$T/procs.json")
 check "a cold read of 64 MiB: $misses misses for dd, 16384 within 1 %" within_1pc "$misses" $pages
@@ -110,37 +142,122 @@ read -r hits misses dirties accesses comm < <(python3 "$T/sum.py" file "$T/writt
 check "… the written file (written twice), closed before it was seen, found next to a known one: $dirties dirties, 5120 within 1 %" \
 	within_1pc "$dirties" 5120
 
-# Per cgroup: this shell's cgroup, by its path, with the reads done in it.
+# Per cgroup: this shell's cgroup, by its path, with the reads done in it; and a cgroup of its own
+# (where cgroup v2 lets this test make one), whose only process reads the file: the same counts in
+# CSV as in JSON.
 mycg=$(sed -n 's/^0:://p' /proc/self/cgroup)
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 if [ -n "$mycg" ]; then
+	own=
+	if [ -n "$cg2" ] && mkdir "$cg2$mycg/iolens-cachestat-$$" 2>/dev/null; then
+		own=${mycg%/}/iolens-cachestat-$$
+		on_exit "remove_cgroup '$cg2$own'"
+		mkfifo "$T/go"
+		# It waits (two intervals of both watchers) in the new cgroup before it reads.
+		bash -c 'read -r _ <"$1"; exec cat "$2"' _ "$T/go" "$f" >/dev/null &
+		reader=$!
+		echo $reader >"$cg2$own/cgroup.procs" || own=
+	fi
 	"$IOLENS" cachetop --cgroup --json 0.3 >"$T/cgroups.json" 2>"$T/cgroups.err" &
 	watcher=$!
+	"$IOLENS" cachetop --cgroup --csv 0.3 >"$T/cgroups.csv" 2>"$T/cgroups-csv.err" &
+	watcher_csv=$!
+	cg_start=$(date +%s%N)
 	wait_until lines_at_least "$T/cgroups.json" 1
+	wait_until lines_at_least "$T/cgroups.csv" 1
 	cat "$f" >/dev/null
+	if [ -n "$own" ]; then
+		n=$(lines_of "$T/cgroups.json")
+		wait_until lines_at_least "$T/cgroups.json" $((n + 2))
+		echo go >"$T/go"
+		wait $reader
+	fi
 	n=$(lines_of "$T/cgroups.json")
 	wait_until lines_at_least "$T/cgroups.json" $((n + 2))
-	kill -INT $watcher
+	kill -INT $watcher $watcher_csv
 	wait $watcher
 	check_eq "cachetop --cgroup: exit 0" 0 "$?"
+	wait $watcher_csv
+	check_eq "cachetop --cgroup --csv: exit 0" 0 "$?"
+	cg_end=$(date +%s%N)
 	hits=$(python3 -c 'import json, sys
 print(sum(r["hits"] for l in sys.stdin for r in json.loads(l)["cgroups"] if r["cgroup"] == sys.argv[1]))' "$mycg" <"$T/cgroups.json")
 	check "… this shell's cgroup ($mycg) has the 16384 hits of the read (${hits})" test "$hits" -ge $pages
+	check_eq "cachetop --cgroup --csv: the header is the JSON line's keys, in order" same "$($F keys "$T/cgroups.csv" "$T/cgroups.json")"
+	check_eq "… time_ns, interval_ns, bytes and 0-1 ratios as in JSON" ok \
+		"$($F check "$T/cgroups.csv" "$T/cgroups.json" "$cg_start" "$cg_end")"
+	if [ -n "$own" ]; then
+		$F tojson "$T/cgroups.csv" >"$T/cgroups-csv.json"
+		sums() { python3 -c 'import json, sys
+rows = [r for l in sys.stdin for r in json.loads(l)["cgroups"] if r["cgroup"] == sys.argv[1]]
+print(*[sum(r[k] for r in rows) for k in ("hits", "misses", "dirties", "accesses")])' "$own"; }
+		read -r hits _ <<<"$(sums <"$T/cgroups.json")"
+		check "… a cgroup of its own ($own): the read's 16384 hits ($hits)" test "${hits:-0}" -ge $pages
+		check_eq "… the same hits, misses, dirties and accesses in CSV as in JSON" "$(sums <"$T/cgroups.json")" "$(sums <"$T/cgroups-csv.json")"
+	else
+		skip "cachetop --cgroup: no cgroup of its own for this test (cgroup v2 at '$cg2')"
+	fi
 else
 	skip "no cgroup v2 path for this shell"
 fi
+
+# A process with a hostile name (an escape sequence, a bell, bytes that are not UTF-8), in every
+# format: nothing reaches a terminal raw, the table cuts it to 16 characters, never inside a
+# character, and JSON and CSV give it back whole (the escape iolens(1) documents).
+hn() { python3 "$TOP/tests/cli/hostile_names.py" "$@"; }
+hostile=$'c\e[31m\xff\x80\ax'
+cp "$(command -v cat)" "$T/$hostile"
+hostile_hex=$(printf '%s' "$hostile" | od -An -tx1 | tr -d ' \n')
+for fmt in "" --json --csv; do
+	"$IOLENS" cachetop -n 100000 $fmt 0.3 >"$T/hostile.out" 2>"$T/hostile.err" &
+	watcher=$!
+	wait_until grep -q . "$T/hostile.out"
+	"$T/$hostile" "$f" >/dev/null
+	case $fmt in --json) seen='c\u001b[31m' ;; *) seen='c\x1b[31m' ;; esac
+	wait_until 60 grep -qF "$seen" "$T/hostile.out"
+	kill -INT $watcher
+	wait $watcher
+	check "cachetop ${fmt:---table} with a hostile process name: clean$(hn clean "$T/hostile.out" "$T/hostile.err" | sed 's/^/: /')" \
+		hn clean "$T/hostile.out" "$T/hostile.err"
+	case $fmt in
+	--json) check "… JSON: strict UTF-8, the name unescapes to its bytes$(hn json "$T/hostile.out" "$hostile_hex" | sed 's/^/: /')" \
+		hn json "$T/hostile.out" "$hostile_hex" ;;
+	--csv) check "… CSV: one record a row, the name unescapes to its bytes$(hn csv "$T/hostile.out" "$hostile_hex" | sed 's/^/: /')" \
+		hn csv "$T/hostile.out" "$hostile_hex" ;;
+	*) check_match "… the table: its first 16 characters, escaped" '^[0-9]+ +[a-z0-9]+ +c\\x1b\[31m\\xff\\x8 +[0-9]' "$(cat "$T/hostile.out")" ;;
+	esac
+done
 
 # ---- cachestat: system-wide -----------------------------------------------------------------
 
 "$IOLENS" evict "$f" >/dev/null
 "$IOLENS" cachestat --json 0.3 >"$T/stat.json" 2>"$T/stat.err" &
 watcher=$!
+"$IOLENS" cachestat --csv 0.3 >"$T/stat.csv" 2>"$T/stat-csv.err" &
+watcher_csv=$!
+stat_start=$(date +%s%N)
 wait_until lines_at_least "$T/stat.json" 1
+wait_until lines_at_least "$T/stat.csv" 2
 cat "$f" >/dev/null
 n=$(lines_of "$T/stat.json")
 wait_until lines_at_least "$T/stat.json" $((n + 2))
-kill -INT $watcher
+kill -INT $watcher $watcher_csv
 wait $watcher
 check_eq "cachestat --json: exit 0 on Ctrl-C" 0 "$?"
+wait $watcher_csv
+check_eq "cachestat --csv: exit 0 on Ctrl-C" 0 "$?"
+stat_end=$(date +%s%N)
+check_eq "cachestat --csv: the header is the JSON line's keys, in order" same "$($F keys "$T/stat.csv" "$T/stat.json")"
+check_eq "… time_ns, interval_ns, bytes and 0-1 ratios as in JSON" ok "$($F check "$T/stat.csv" "$T/stat.json" "$stat_start" "$stat_end")"
+read -r misses_json misses_csv cached_json cached_csv <<<"$(python3 -c 'import csv, json, statistics, sys
+js = [json.loads(l) for l in open(sys.argv[1])]
+cs = list(csv.DictReader(open(sys.argv[2], newline="")))
+print(sum(r["misses"] for r in js), sum(int(r["misses"]) for r in cs),
+      int(statistics.median(r["cached_bytes"] for r in js)), int(statistics.median(int(r["cached_bytes"]) for r in cs)))' "$T/stat.json" "$T/stat.csv")"
+check "… side by side, the cold read's misses in both (JSON $misses_json, CSV $misses_csv)" \
+	test "$misses_json" -ge $pages -a "$misses_csv" -ge $pages
+check "… cached_bytes in bytes in both (JSON $cached_json, CSV $cached_csv: within 10 %)" \
+	awk -v a="$cached_json" -v b="$cached_csv" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d * 10 <= a) }'
 read -r lines misses hits ratio_ok <<<"$(python3 -c 'import json, sys
 rows = [json.loads(l) for l in sys.stdin]
 ok = all(r["hit_ratio"] is None or 0 <= r["hit_ratio"] <= 1 for r in rows)
@@ -154,8 +271,11 @@ run "$IOLENS" cachestat 0.2 2
 check_eq "cachestat 0.2 2: two lines after the header" 3 "$(wc -l <<<"$OUT")"
 check_match "… bcc's columns, then evictions and refaults" "^ +HITS +MISSES +DIRTIES +HITRATIO +BUFFERS_MB +CACHED_MB +EVICTIONS +REFAULTS$" "$(head -1 <<<"$OUT")"
 check_match "… numbers in them" "^ +[0-9-]+ +[0-9]+ +[0-9]+ +([0-9.]+%|-) +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+$" "$(tail -1 <<<"$OUT")"
+run "$IOLENS" cachestat -T 0.2 1
+check_match "-T: a TIME column first" $'^TIME +HITS +MISSES .*\n[0-9]{2}:[0-9]{2}:[0-9]{2} +[0-9]+ ' "$OUT"
 run "$IOLENS" cachestat -T --csv 0.2 1
-check_match "-T --csv: a time column and a header" $'^time,hits,misses,dirties,hit_ratio_percent,buffers_mb,cached_mb,evictions\n[0-9]{2}:[0-9]{2}:[0-9]{2},[0-9]+,' "$OUT"
+check_match "--csv: a header of the JSON keys, -T or not (time_ns: no time of day)" \
+	$'^time_ns,interval_ns,mode,hits,misses,dirties,hit_ratio,buffers_bytes,cached_bytes,evictions,accesses,reads,maps,refaults\n[0-9]{19},[0-9]+,ebpf,[0-9]+,' "$OUT"
 
 # ---- cachetop: the seed's screen, sorting, rows ------------------------------------------------
 

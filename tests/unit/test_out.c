@@ -1,5 +1,7 @@
-/* test_out.c: the output layer: column choice, formats, unknown values, sorting, totals. */
+/* test_out.c: the output layer: column choice, formats, unknown values, sorting, totals; the lines of a monitor. */
 #include "unit.h"
+
+#include <time.h>
 
 #include "render/out.h"
 
@@ -242,6 +244,232 @@ static void test_set_unknown(void **state)
 	out_table_free(table);
 }
 
+/* ---- Lines: a monitor's rows, written as they come ----------------------------------------- */
+
+enum { L_TIME, L_TIME_NS, L_MODE, L_NAME, L_PATH, L_HITS, L_RATIO, L_CACHED, L_READS, L_COUNT };
+
+static const struct out_column line_columns[L_COUNT] = {
+	[L_TIME] = { "time", "TIME", NULL, OUT_CLOCK, true, "time of day", .width = -8, .where = OUT_TABLE_ONLY },
+	[L_TIME_NS] = { "time_ns", "TIME", NULL, OUT_CLOCK, true, "when", .where = OUT_GROUP },
+	[L_MODE] = { "mode", "MODE", NULL, OUT_TEXT, true, "how", .where = OUT_GROUP },
+	[L_NAME] = { "name", "CMD", NULL, OUT_TEXT, true, "a name", .width = -6 },
+	[L_PATH] = { "path", "PATH", NULL, OUT_TEXT, true, "a path: last in a table" },
+	[L_HITS] = { "hits", "HITS", NULL, OUT_COUNT, true, "a count", .width = 6 },
+	[L_RATIO] = { "hit_ratio", "HIT%", NULL, OUT_RATIO, true, "a ratio", .decimals = 1, .width = 7 },
+	[L_CACHED] = { "cached_bytes", "CACHED_MB", NULL, OUT_MIB, true, "bytes", .width = 10 },
+	[L_READS] = { "reads", "READS", NULL, OUT_COUNT, true, "for programs only", .where = OUT_DATA_ONLY },
+};
+
+/* A stream into a string, and the lines table writing to it. */
+struct lines {
+	char *text;
+	size_t len;
+	FILE *stream;
+	struct out_table *table;
+};
+
+static void lines_open(struct lines *l, enum out_format format, bool no_header)
+{
+	struct out_options opts = { .format = format, .no_header = no_header };
+
+	setenv("TZ", "UTC", 1);
+	tzset();
+	l->text = NULL;
+	l->stream = open_memstream(&l->text, &l->len);
+	assert_non_null(l->stream);
+	l->table = out_table_new(line_columns, L_COUNT, &opts, "rows");
+	assert_non_null(l->table);
+	out_table_lines(l->table, l->stream);
+}
+
+/* What was written so far. */
+static const char *lines_text(struct lines *l)
+{
+	fflush(l->stream);
+	return l->text ? l->text : "";
+}
+
+static void lines_close(struct lines *l)
+{
+	out_table_free(l->table);
+	fclose(l->stream);
+	free(l->text);
+}
+
+/* Two rows: every kind, an unknown ratio, a long name with an escape and a letter of two bytes. */
+static void two_rows(struct out_table *table)
+{
+	struct out_row *row = out_row_add(table);
+
+	out_set_count(row, L_TIME, 3723000000000ull); /* 01:02:03 UTC */
+	out_set_count(row, L_TIME_NS, 3723000000000ull);
+	out_set_text(row, L_MODE, "ebpf");
+	out_set_text(row, L_NAME, "cat");
+	out_set_text(row, L_PATH, "/a b,c");
+	out_set_count(row, L_HITS, 183);
+	out_set_ratio(row, L_RATIO, 180, 183);
+	out_set_count(row, L_CACHED, 3565158); /* 3.4 MiB */
+	out_set_count(row, L_READS, 7);
+	row = out_row_add(table);
+	out_set_count(row, L_TIME, 3724000000000ull);
+	out_set_count(row, L_TIME_NS, 3724000000000ull);
+	out_set_text(row, L_MODE, "ebpf");
+	out_set_text(row, L_NAME, "h\xc3\xa9\x1b[31mlongname");
+	out_set_text(row, L_PATH, "/x");
+	out_set_count(row, L_HITS, 1234567);
+	out_set_ratio(row, L_RATIO, 0, 0); /* nothing to hit: unknown */
+	out_set_count(row, L_CACHED, 0);
+	out_set_count(row, L_READS, 0);
+}
+
+static void test_lines_table(void **state)
+{
+	struct lines l;
+	(void)state;
+
+	lines_open(&l, OUT_TABLE, false);
+	out_table_flush(l.table); /* the header before the first row */
+	assert_string_equal(lines_text(&l), "TIME     CMD      HITS    HIT%  CACHED_MB  PATH\n");
+	two_rows(l.table);
+	out_table_flush(l.table);
+	/*
+	 * Fixed widths, one space apart: text left-aligned (negative width) and cut to it in
+	 * characters, escaped; numbers right-aligned and never cut; a ratio as a percentage
+	 * with '%'; bytes as whole MiB; the column of width 0 last, after two spaces; the
+	 * column for programs left out.
+	 */
+	assert_string_equal(lines_text(&l), "TIME     CMD      HITS    HIT%  CACHED_MB  PATH\n"
+					    "01:02:03 cat       183   98.4%          3  /a b,c\n"
+					    "01:02:04 h\xc3\xa9\\x1b 1234567       -          0  /x\n");
+	lines_close(&l);
+
+	/* --no-header: the rows only. */
+	lines_open(&l, OUT_TABLE, true);
+	out_table_flush(l.table);
+	two_rows(l.table);
+	assert_int_equal(out_table_print(l.table, l.stream), 0);
+	assert_true(!strncmp(lines_text(&l), "01:02:03 cat", 12));
+	lines_close(&l);
+}
+
+static void test_lines_csv_json(void **state)
+{
+	struct lines l;
+	(void)state;
+
+	/* CSV: the header once, the columns for programs, each value as JSON has it. */
+	lines_open(&l, OUT_CSV, false);
+	two_rows(l.table);
+	out_table_flush(l.table);
+	assert_string_equal(lines_text(&l),
+			    "time_ns,mode,name,path,hits,hit_ratio,cached_bytes,reads\n"
+			    "3723000000000,ebpf,cat,\"/a b,c\",183,0.983607,3565158,7\n"
+			    "3724000000000,ebpf,h\xc3\xa9\\x1b[31mlongname,/x,1234567,,0,0\n");
+	lines_close(&l);
+
+	/* JSON: one object a line, the same keys in the same order, the same values. */
+	lines_open(&l, OUT_JSON, false);
+	out_table_flush(l.table); /* no header in JSON */
+	assert_string_equal(lines_text(&l), "");
+	two_rows(l.table);
+	out_table_flush(l.table);
+	assert_string_equal(lines_text(&l),
+			    "{\"time_ns\":3723000000000,\"mode\":\"ebpf\",\"name\":\"cat\",\"path\":\"/a b,c\","
+			    "\"hits\":183,\"hit_ratio\":0.983607,\"cached_bytes\":3565158,\"reads\":7}\n"
+			    "{\"time_ns\":3724000000000,\"mode\":\"ebpf\",\"name\":\"h\xc3\xa9\\u001b[31mlongname\","
+			    "\"path\":\"/x\",\"hits\":1234567,\"hit_ratio\":null,\"cached_bytes\":0,\"reads\":0}\n");
+	lines_close(&l);
+}
+
+/* An interval as a group: its own cells, then its rows. */
+static void group_of(struct out_table *table, uint64_t time_ns, int rows)
+{
+	struct out_row *group = out_table_group(table, "title\x1b line");
+
+	out_set_count(group, L_TIME_NS, time_ns);
+	out_set_text(group, L_MODE, "ebpf");
+	for (int i = 0; i < rows; i++) {
+		struct out_row *row = out_row_add(table);
+
+		out_set_count(row, L_TIME, time_ns);
+		out_set_text(row, L_NAME, i ? "b" : "a");
+		out_set_count(row, L_HITS, (uint64_t)i);
+		out_set_ratio(row, L_RATIO, 1, 1);
+		assert_true(out_table_rows(table) <= 1); /* written as they come, never held */
+	}
+	assert_int_equal(out_table_group_end(table), 0);
+}
+
+static void test_lines_groups(void **state)
+{
+	struct lines l;
+	(void)state;
+
+	/* JSON: one line a group, its cells first, its rows under rows_key; a group without rows too. */
+	lines_open(&l, OUT_JSON, false);
+	group_of(l.table, 1000000000, 2);
+	group_of(l.table, 2000000000, 0);
+	assert_string_equal(lines_text(&l),
+			    "{\"time_ns\":1000000000,\"mode\":\"ebpf\",\"rows\":["
+			    "{\"name\":\"a\",\"path\":null,\"hits\":0,\"hit_ratio\":1,\"cached_bytes\":null,\"reads\":null},"
+			    "{\"name\":\"b\",\"path\":null,\"hits\":1,\"hit_ratio\":1,\"cached_bytes\":null,\"reads\":null}]}\n"
+			    "{\"time_ns\":2000000000,\"mode\":\"ebpf\",\"rows\":[]}\n");
+	lines_close(&l);
+
+	/* CSV: the header once, the group's cells in each of its rows; a group without rows prints nothing. */
+	lines_open(&l, OUT_CSV, false);
+	group_of(l.table, 1000000000, 2);
+	group_of(l.table, 2000000000, 0);
+	group_of(l.table, 3000000000, 1);
+	assert_string_equal(lines_text(&l), "time_ns,mode,name,path,hits,hit_ratio,cached_bytes,reads\n"
+					    "1000000000,ebpf,a,,0,1,,\n"
+					    "1000000000,ebpf,b,,1,1,,\n"
+					    "3000000000,ebpf,a,,0,1,,\n");
+	lines_close(&l);
+
+	/* A table: the title (escaped) and the header at each group, an empty line after it. */
+	lines_open(&l, OUT_TABLE, false);
+	group_of(l.table, 1000000000, 1);
+	group_of(l.table, 2000000000, 0);
+	assert_string_equal(lines_text(&l), "title\\x1b line\n"
+					    "TIME     CMD      HITS    HIT%  CACHED_MB  PATH\n"
+					    "00:00:01 a           0  100.0%          -  -\n"
+					    "\n"
+					    "title\\x1b line\n"
+					    "TIME     CMD      HITS    HIT%  CACHED_MB  PATH\n"
+					    "\n");
+	lines_close(&l);
+	lines_open(&l, OUT_TABLE, true);
+	group_of(l.table, 1000000000, 1);
+	assert_string_equal(lines_text(&l), "00:00:01 a           0  100.0%          -  -\n\n");
+	lines_close(&l);
+}
+
+static void test_where_in_documents(void **state)
+{
+	struct out_options opts = { .format = OUT_CSV, .no_header = false };
+	struct out_table *table = out_table_new(line_columns, L_COUNT, &opts, "rows");
+	char *text;
+	(void)state;
+
+	/* A whole document too: the table leaves out what is for programs, CSV what is for people. */
+	two_rows(table);
+	text = print(table);
+	assert_true(!strncmp(text, "time_ns,mode,name,path,hits,hit_ratio,cached_bytes,reads\n", 57));
+	free(text);
+	out_table_free(table);
+	opts.format = OUT_TABLE;
+	table = out_table_new(line_columns, L_COUNT, &opts, "rows");
+	two_rows(table);
+	text = print(table);
+	assert_non_null(strstr(text, "98.4%"));
+	assert_null(strstr(text, "READS"));
+	assert_null(strstr(text, "MODE"));
+	assert_non_null(strstr(text, "01:02:03"));
+	free(text);
+	out_table_free(table);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +482,10 @@ int main(void)
 		cmocka_unit_test(test_total),
 		cmocka_unit_test(test_sort),
 		cmocka_unit_test(test_set_unknown),
+		cmocka_unit_test(test_lines_table),
+		cmocka_unit_test(test_lines_csv_json),
+		cmocka_unit_test(test_lines_groups),
+		cmocka_unit_test(test_where_in_documents),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -68,8 +68,8 @@ static void test_nesting_and_table(void **state)
 {
 	(void)state;
 	static const struct out_column columns[] = {
-		{ "op", "OP", NULL, OUT_TEXT, true, "an op", NULL, 0 },
-		{ "count", "COUNT", NULL, OUT_COUNT, true, "a count", NULL, 0 },
+		{ "op", "OP", NULL, OUT_TEXT, true, "an op", .total_ratio = NULL },
+		{ "count", "COUNT", NULL, OUT_COUNT, true, "a count", .total_ratio = NULL },
 	};
 	struct out_options opts = { .format = OUT_JSON };
 	struct out_table *table = out_table_new(columns, 2, &opts, "ops");
