@@ -20,6 +20,7 @@ sync
 "$IOLENS" evict -R "$T/many" >/dev/null 2>&1 || "$IOLENS" evict "$T"/many/* >/dev/null 2>&1
 exec 3<"$T/many/f000000" # one file open: its directory is known, where the others are looked for
 
+: >"$T/files.json" # there before cachetop opens it, for lines() below
 "$IOLENS" cachetop --files --json 1 >"$T/files.json" 2>"$T/files.err" &
 top=$!
 on_exit "kill -KILL $top 2>/dev/null"
