@@ -14,6 +14,37 @@
 #include "common/util.h"
 #include "render/out.h"
 
+/* The columns: bcc's in the table, the JSON line's keys (and CSV's header, the same) in their order. */
+enum column {
+	C_TIME, C_TIME_NS, C_INTERVAL_NS, C_MODE, C_HITS, C_MISSES, C_DIRTIES, C_HIT_RATIO, C_BUFFERS, C_CACHED,
+	C_EVICTIONS, C_ACCESSES, C_READS, C_MAPS, C_REFAULTS, C_COUNT
+};
+
+/* bcc's widths: "%-8s %8d %8d %8d %7.2f%% %12.0f %10.0f" (TIME with -T). */
+static const struct out_column columns[C_COUNT] = {
+	[C_TIME] = { "time", "TIME", NULL, OUT_CLOCK, false, "the local time of day of the line (-T)",
+		     .width = -8, .where = OUT_TABLE_ONLY },
+	[C_TIME_NS] = { "time_ns", "TIME", NULL, OUT_CLOCK, true, "when the line was printed (Unix time)",
+			.where = OUT_DATA_ONLY },
+	[C_INTERVAL_NS] = { "interval_ns", "INTERVAL", NULL, OUT_SEC, true, "the time the line covers, measured",
+			    .where = OUT_DATA_ONLY },
+	[C_MODE] = { "mode", "MODE", NULL, OUT_TEXT, true, "ebpf, or procfs for estimates", .where = OUT_DATA_ONLY },
+	[C_HITS] = { "hits", "HITS", NULL, OUT_COUNT, true, "pages read or mapped that were cached", .width = 8 },
+	[C_MISSES] = { "misses", "MISSES", NULL, OUT_COUNT, true, "pages added to the cache", .width = 8 },
+	[C_DIRTIES] = { "dirties", "DIRTIES", NULL, OUT_COUNT, true, "pages dirtied", .width = 8 },
+	[C_HIT_RATIO] = { "hit_ratio", "HITRATIO", NULL, OUT_RATIO, true, "hits / (hits + misses), 0-1 (a percentage in tables)", .decimals = 2,
+			  .width = 8 },
+	[C_BUFFERS] = { "buffers_bytes", "BUFFERS_MB", NULL, OUT_MIB, true, "Buffers of /proc/meminfo", .width = 12 },
+	[C_CACHED] = { "cached_bytes", "CACHED_MB", NULL, OUT_MIB, true, "Cached of /proc/meminfo", .width = 10 },
+	[C_EVICTIONS] = { "evictions", "EVICTIONS", NULL, OUT_COUNT, true, "pages removed from the cache", .width = 10 },
+	[C_ACCESSES] = { "accesses", "ACCESSES", NULL, OUT_COUNT, true, "pages read or mapped",
+			 .where = OUT_DATA_ONLY },
+	[C_READS] = { "reads", "READS", NULL, OUT_COUNT, true, "pages returned to reads", .where = OUT_DATA_ONLY },
+	[C_MAPS] = { "maps", "MAPS", NULL, OUT_COUNT, true, "pages mapped by page faults", .where = OUT_DATA_ONLY },
+	[C_REFAULTS] = { "refaults", "REFAULTS", NULL, OUT_COUNT, true, "pages added back after reclaim evicted them",
+			 .width = 9 },
+};
+
 static _Noreturn void usage(void)
 {
 	printf("Usage:\n"
@@ -23,14 +54,17 @@ static _Noreturn void usage(void)
 	       "interval (seconds, default 1), as bcc's cachestat prints them, from stable kernel\n"
 	       "tracepoints (eBPF, root). Without eBPF, what /proc/vmstat tells, marked as such.\n"
 	       "\n"
-	       "Columns: HITS MISSES DIRTIES HITRATIO BUFFERS_MB CACHED_MB EVICTIONS REFAULTS, in pages:\n"
+	       "Counted in pages, from tracepoints:\n"
 	       "  misses     pages added to the cache (filemap:mm_filemap_add_to_page_cache)\n"
 	       "  hits       pages read or mapped (mm_filemap_get_pages, _map_pages, _fault) less misses\n"
 	       "  dirties    pages dirtied (writeback:writeback_dirty_folio)\n"
 	       "  evictions  pages removed (mm_filemap_delete_from_page_cache)\n"
 	       "  refaults   pages added back after reclaim evicted them (as the kernel's\n"
 	       "             workingset_refault_file: a working set larger than its memory)\n"
-	       "\n"
+	       "\n",
+	       program_name);
+	out_help_fields(stdout, columns, C_COUNT);
+	printf("\n"
 	       "Options:\n"
 	       "  -T, --timestamp        a TIME column first (HH:MM:SS); JSON and CSV have time_ns\n"
 	       "      --json             JSON lines, one object per interval\n"
@@ -43,7 +77,7 @@ static _Noreturn void usage(void)
 	       "  %s                 every second, until Ctrl-C\n"
 	       "  %s -T 5 12         every 5 seconds for a minute, with the time\n"
 	       "  %s --json 1 10     ten JSON lines\n",
-	       program_name, program_name, program_name, program_name);
+	       program_name, program_name, program_name);
 	exit(EXIT_OK);
 }
 
@@ -68,37 +102,6 @@ static int take_sample(struct cache_mode *mode, struct totals_sample *out)
 	mode->refaults_unknown = rc != 0 || out->vmstat.workingset_refault_file == PROCFS_UNKNOWN;
 	return rc;
 }
-
-/* The columns: bcc's in the table, the JSON line's keys (and CSV's header, the same) in their order. */
-enum column {
-	C_TIME, C_TIME_NS, C_INTERVAL_NS, C_MODE, C_HITS, C_MISSES, C_DIRTIES, C_HIT_RATIO, C_BUFFERS, C_CACHED,
-	C_EVICTIONS, C_ACCESSES, C_READS, C_MAPS, C_REFAULTS, C_COUNT
-};
-
-/* bcc's widths: "%-8s %8d %8d %8d %7.2f%% %12.0f %10.0f" (TIME with -T). */
-static const struct out_column columns[C_COUNT] = {
-	[C_TIME] = { "time", "TIME", NULL, OUT_CLOCK, false, "the local time of day of the line (-T)",
-		     .width = -8, .where = OUT_TABLE_ONLY },
-	[C_TIME_NS] = { "time_ns", "TIME", NULL, OUT_CLOCK, true, "when the line was printed (Unix time)",
-			.where = OUT_DATA_ONLY },
-	[C_INTERVAL_NS] = { "interval_ns", "INTERVAL", NULL, OUT_SEC, true, "the time the line covers, measured",
-			    .where = OUT_DATA_ONLY },
-	[C_MODE] = { "mode", "MODE", NULL, OUT_TEXT, true, "ebpf, or procfs for estimates", .where = OUT_DATA_ONLY },
-	[C_HITS] = { "hits", "HITS", NULL, OUT_COUNT, true, "pages read or mapped that were cached", .width = 8 },
-	[C_MISSES] = { "misses", "MISSES", NULL, OUT_COUNT, true, "pages added to the cache", .width = 8 },
-	[C_DIRTIES] = { "dirties", "DIRTIES", NULL, OUT_COUNT, true, "pages dirtied", .width = 8 },
-	[C_HIT_RATIO] = { "hit_ratio", "HITRATIO", NULL, OUT_RATIO, true, "hits / (hits + misses)", .decimals = 2,
-			  .width = 8 },
-	[C_BUFFERS] = { "buffers_bytes", "BUFFERS_MB", NULL, OUT_MIB, true, "Buffers of /proc/meminfo", .width = 12 },
-	[C_CACHED] = { "cached_bytes", "CACHED_MB", NULL, OUT_MIB, true, "Cached of /proc/meminfo", .width = 10 },
-	[C_EVICTIONS] = { "evictions", "EVICTIONS", NULL, OUT_COUNT, true, "pages removed from the cache", .width = 10 },
-	[C_ACCESSES] = { "accesses", "ACCESSES", NULL, OUT_COUNT, true, "pages read or mapped",
-			 .where = OUT_DATA_ONLY },
-	[C_READS] = { "reads", "READS", NULL, OUT_COUNT, true, "pages returned to reads", .where = OUT_DATA_ONLY },
-	[C_MAPS] = { "maps", "MAPS", NULL, OUT_COUNT, true, "pages mapped by page faults", .where = OUT_DATA_ONLY },
-	[C_REFAULTS] = { "refaults", "REFAULTS", NULL, OUT_COUNT, true, "pages added back after reclaim evicted them",
-			 .width = 9 },
-};
 
 /* One interval's line, written at once. */
 static void add_line(struct out_table *table, const struct cache_mode *mode, const struct cache_counters *d,

@@ -58,9 +58,9 @@ static const struct out_column all_columns[C_COUNT] = {
 	[C_HITS] = { "hits", "HITS", NULL, OUT_COUNT, true, "pages read or mapped that were cached", .width = 8 },
 	[C_MISSES] = { "misses", "MISSES", NULL, OUT_COUNT, true, "pages added to the cache", .width = 8 },
 	[C_DIRTIES] = { "dirties", "DIRTIES", NULL, OUT_COUNT, true, "pages dirtied", .width = 8 },
-	[C_READ_HIT] = { "read_hit", "READ_HIT%", NULL, OUT_RATIO, true, "hits / accesses", .decimals = 1,
+	[C_READ_HIT] = { "read_hit", "READ_HIT%", NULL, OUT_RATIO, true, "hits / accesses, 0-1 (a percentage in tables)", .decimals = 1,
 			 .width = 10 },
-	[C_WRITE_HIT] = { "write_hit", "WRITE_HIT%", NULL, OUT_RATIO, true, "(dirties - write misses) / dirties",
+	[C_WRITE_HIT] = { "write_hit", "WRITE_HIT%", NULL, OUT_RATIO, true, "(dirties - write misses) / dirties, 0-1",
 			  .decimals = 1, .width = 10 },
 	[C_ACCESSES] = { "accesses", "ACCESSES", NULL, OUT_COUNT, true, "pages read or mapped",
 			 .where = OUT_DATA_ONLY },
@@ -114,12 +114,11 @@ static _Noreturn void usage(void)
 	       "tracepoints (eBPF, root). On a terminal a full screen refreshed each interval; keys:\n"
 	       "< and > change the sort column, r reverses the order, q quits. Piped, plain rows.\n"
 	       "\n"
-	       "Columns, in pages: HITS (read or mapped, less misses), MISSES (added to the cache),\n"
-	       "DIRTIES (dirtied), READ_HIT%% (of the pages read or mapped, those already cached),\n"
-	       "WRITE_HIT%% (of the pages dirtied, those that were already cached, not added by the\n"
-	       "write), REFAULTS (pages added back after reclaim evicted them). Without eBPF,\n"
-	       "estimates from /proc/PID/io: read_bytes against rchar.\n"
-	       "\n"
+	       "Counts are in pages. Without eBPF, estimates from /proc/PID/io: read_bytes against rchar.\n"
+	       "\n",
+	       program_name);
+	out_help_fields(stdout, all_columns, C_COUNT);
+	printf("\n"
 	       "Options:\n"
 	       "  -s, --sort COLUMN      pid, uid, cmd, hits (default), misses, dirties, read_hit, write_hit\n"
 	       "  -r, --reverse          ascending order (default: descending)\n"
@@ -138,7 +137,7 @@ static _Noreturn void usage(void)
 	       "  %s --files 5           which files miss most, every 5 seconds\n"
 	       "  %s -p 4242 1 10        one process, ten times\n"
 	       "  %s --json 1 3 | jq .   three JSON lines\n",
-	       program_name, program_name, program_name, program_name, program_name);
+	       program_name, program_name, program_name, program_name);
 	exit(EXIT_OK);
 }
 

@@ -99,6 +99,12 @@ bool out_parse_option(struct out_options *opts, int opt, const char *arg);
 /* The lines --help shows for the options above, and the list of columns. */
 void out_help_options(FILE *stream);
 void out_help_columns(FILE *stream, const struct out_column *columns, size_t count);
+/*
+ * For a monitor whose columns options do not choose (cachestat, cachetop): "Fields", each
+ * column's table header (- when tables leave it out), its JSON and CSV key (- when only
+ * tables show it) and its help.
+ */
+void out_help_fields(FILE *stream, const struct out_column *columns, size_t count);
 
 struct out_table;
 struct out_row;

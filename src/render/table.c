@@ -128,6 +128,18 @@ void out_help_options(FILE *stream)
 	      stream);
 }
 
+void out_help_fields(FILE *stream, const struct out_column *columns, size_t count)
+{
+	fputs("Fields (the table's header, the JSON and CSV key):\n", stream);
+	for (size_t i = 0; i < count; i++) {
+		bool in_table = columns[i].where == OUT_EVERYWHERE || columns[i].where == OUT_TABLE_ONLY;
+		bool in_data = columns[i].where != OUT_TABLE_ONLY;
+
+		fprintf(stream, "  %-11s %-14s %s\n", in_table ? columns[i].header : "-", in_data ? columns[i].id : "-",
+			columns[i].help);
+	}
+}
+
 void out_help_columns(FILE *stream, const struct out_column *columns, size_t count)
 {
 	fputs("Columns (* shown by default):\n", stream);

@@ -251,8 +251,44 @@ def stat_keys(page, *json_paths):
         print(("ok " if not unwritten else "not ok ") + f"iolens-stat.1: the keys of {ss['title']} are written by iolens stat --json"
               + (f": not {' '.join(unwritten)}" if unwritten else ""))
 
+def fields(cmd, help_path, page_path):
+    """--help's "Fields" list (a monitor's: table header, JSON and CSV key) against the page:
+    each key in its JSON and its CSV section, each header among its table's terms, and the
+    table's terms and JSON's keys all in --help (beside the arrays of rows)."""
+    lines, page = open(help_path).read().splitlines(), roff_lines(page_path)
+    name = page_path.split("/")[-1]
+    i = lines.index("Fields (the table's header, the JSON and CSV key):")
+    headers, keys = [], []
+    for line in lines[i + 1:]:
+        if not line.strip():
+            break
+        header, key = line.split()[:2]
+        if header != "-":
+            headers.append(header)
+        if key != "-":
+            keys.append(key)
+    table_title = "Table" if section(page, "Table") is not None else "Columns"
+    table = section(page, table_title) or []
+    for title in ("JSON", "CSV"):
+        text = "\n".join(section(page, title) or [])
+        for key in keys:
+            ok = re.search(r"(?<![\w.])%s(?![\w])" % re.escape(key), text) is not None
+            print("%s %s's %s section names %s's key %s" % ("ok" if ok else "not ok", name, title, cmd, key))
+    table_text = "\n".join(table)
+    for header in headers:
+        ok = re.search(r"(?<![\w])%s(?![\w%%])" % re.escape(header), table_text) is not None
+        print("%s %s's %s section names the table's %s" % ("ok" if ok else "not ok", name, table_title, header))
+    extra = [t for t, _ in tags(table) if t not in headers]
+    print("%s %s's %s section describes no column %s --help lacks%s" %
+          ("not ok" if extra else "ok", name, table_title, cmd, ": " + " ".join(extra) if extra else ""))
+    rows = {"processes", "files", "cgroups"}
+    extra = [t.rstrip(",") for t, _ in tags(section(page, "JSON") or []) if t.rstrip(",") not in keys + list(rows)]
+    print("%s %s's JSON section describes no key %s --help lacks%s" %
+          ("not ok" if extra else "ok", name, cmd, ": " + " ".join(extra) if extra else ""))
+
 mode = sys.argv[1]
 {"check": lambda: check(*sys.argv[2:5]), "ids": lambda: ids(sys.argv[2]),
+ "fields": lambda: fields(*sys.argv[2:5]),
  "listed": lambda: listed(*sys.argv[2:5]),
  "headers": lambda: headers(sys.argv[2]), "examples": lambda: examples(*sys.argv[2:5]),
  "stat_keys": lambda: stat_keys(*sys.argv[2:])}[mode]()
@@ -287,8 +323,7 @@ check_eq "… and the defaults changed, both ways" 2 \
 
 # Every command whose --help lists its columns (from the table that renders them): its page
 # documents each, marked (default) as --help marks it, and no other. (cachestat and cachetop
-# describe bcc's fixed columns in prose in --help: they are checked here once their tables are
-# rendered through src/render and --help lists them; stat's groups are checked below.)
+# list "Fields", checked below; stat's groups are checked further down.)
 run "$IOLENS" --help
 commands=$(awk '/^Commands:/ { c = 1; next } c && /^$/ { exit } c { print $1 }' <<<"$OUT")
 [ -n "$commands" ] || not_ok "iolens --help lists commands (none found: has its format changed?)"
@@ -302,6 +337,18 @@ for cmd in $commands; do
 	tap "$(py check "$cmd" "$T/help.$cmd" "$DOCS/iolens-$cmd.1")"
 	tap "$(py examples "$cmd" "$T/help.$cmd" "$DOCS/iolens-$cmd.1")"
 done
+# cachestat and cachetop (bcc's columns, which options do not choose) list their fields, from
+# the same table: each documented in the page's table, JSON and CSV sections, and nothing more.
+for cmd in cachestat cachetop; do
+	"$IOLENS" "$cmd" --help > "$T/help.$cmd" 2>/dev/null
+	check "iolens $cmd --help lists its fields" grep -qx "Fields (the table's header, the JSON and CSV key):" "$T/help.$cmd"
+	tap "$(py fields "$cmd" "$T/help.$cmd" "$DOCS/iolens-$cmd.1")"
+done
+sed 's/^  -           reads  /  -           zz_new  /' "$T/help.cachestat" > "$T/help.fields"
+check_match "the check finds a field added to the table and not to the page" \
+	"^not ok iolens-cachestat.1's JSON section names cachestat's key zz_new$" \
+	"$(py fields cachestat "$T/help.fields" "$DOCS/iolens-cachestat.1")"
+
 # The commands known to render tables through src/render list them: a --help that stops printing
 # its columns would otherwise pass unchecked.
 for cmd in pcstat evict warm bench vstat; do
