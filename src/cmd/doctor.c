@@ -2,7 +2,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <mntent.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -30,58 +29,33 @@
 #include "collect/tasks.h"
 #include "common/signals.h"
 #include "common/util.h"
+#include "doctor/finding.h"
 
 #define MiB (1024.0 * 1024.0)
 #define NAMING_NS 1000000000ull /* the most naming the files reported may take */
 
-enum severity { SEV_INFO, SEV_WARNING, SEV_CRITICAL };
-static const char *const severity_names[] = { "info", "warning", "critical" };
+#define SEV_INFO DOCTOR_INFO
+#define SEV_WARNING DOCTOR_WARNING
+#define SEV_CRITICAL DOCTOR_CRITICAL
 
 /* Exit statuses beyond the house's 0, 1 and 2: what the worst finding was. */
 enum { EXIT_WARNING = 3, EXIT_CRITICAL = 4 };
 
-struct finding {
-	enum severity severity;
-	const char *rule;
-	char what[512];    /* what is wrong, in one line */
-	char numbers[768]; /* the numbers that show it */
-	const char *why;   /* why it matters */
-	char more[256];    /* the iolens command that shows more */
-	struct json_object *data; /* the numbers for scripts */
-};
-
 struct doctor {
-	struct finding *findings;
-	size_t count;
+	struct doctor_findings findings;
 	struct doctor_config config; /* what is normal here: rules off, thresholds, what is accepted */
 	double seconds;
 	char marks[512]; /* where probes of filesystems are marked (bounded_mark_dir), "" when they cannot be */
 	int marks_error; /* why they cannot be, -errno, said with the first probe that does not answer */
 };
 
-static struct finding *add_finding(struct doctor *d, enum severity severity, const char *rule, const char *why)
+static struct doctor_finding *add_finding(struct doctor *d, enum doctor_severity severity, const char *rule,
+					  const char *why)
 {
-	struct finding *f;
-
-	d->findings = xrealloc(d->findings, (d->count + 1) * sizeof(*d->findings));
-	f = &d->findings[d->count++];
-	memset(f, 0, sizeof(*f));
-	f->severity = severity;
-	f->rule = rule;
-	f->why = why;
-	f->data = json_object_new_object();
-	return f;
+	return doctor_finding_add(&d->findings, severity, rule, why);
 }
 
-static void text(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void text(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list args;
 
-	va_start(args, fmt);
-	vsnprintf(buf, len, fmt, args);
-	va_end(args);
-}
 
 /* ---- Rule: O_DIRECT ------------------------------------------------------------------- */
 
@@ -179,7 +153,7 @@ static bool count_cached(struct direct_set *set, struct direct_file *file, const
 		return true;
 	start = monotonic_ns();
 	snprintf(probe.path, sizeof(probe.path), "%s", path);
-	text(what, sizeof(what), "an open of %s, for its pages in the page cache", path);
+	doctor_text(what, sizeof(what), "an open of %s, for its pages in the page cache", path);
 	rc = bounded_call_device(set->marks, major(file->dev), minor(file->dev), what, probe_cache, &probe, sizeof(probe),
 				 BOUNDED_FS_MS, &mark, NULL);
 	set->probe_ns += monotonic_ns() - start;
@@ -396,9 +370,9 @@ static void rule_direct(struct doctor *d, const struct direct_set *set)
 		uint64_t cached = 0, pages = 0, opens = 0;
 		bool cache_known = false;
 		const struct direct_file *file0 = &set->files[p->files[0]];
-		struct json_object *files = json_object_new_array();
 		char read_text[16], write_text[16];
-		struct finding *f;
+		struct doctor_fields *files;
+		struct doctor_finding *f;
 		size_t used;
 
 		if (!p->nfiles)
@@ -406,7 +380,6 @@ static void rule_direct(struct doctor *d, const struct direct_set *set)
 		for (unsigned k = 0; k < p->nfiles; k++) {
 			const struct direct_file *file = &set->files[p->files[k]];
 
-			json_object_array_add(files, out_json_string(file->path));
 			if (file->cache_known) {
 				cache_known = true;
 				cached += file->cached_pages;
@@ -429,7 +402,7 @@ static void rule_direct(struct doctor *d, const struct direct_set *set)
 		f = add_finding(d, read_rate >= d->config.threshold[TH_ODIRECT_READ] ? SEV_WARNING : SEV_INFO, "odirect",
 				"O_DIRECT bypasses the page cache: every read goes to the disk, even of data read a moment "
 				"ago; the cache could serve repeated reads from memory (the seed's 1.4 s against 0.017 s)");
-		text(f->what, sizeof(f->what), "process %d (%s) does its I/O with O_DIRECT on %s%s", (int)p->pid, p->comm,
+		doctor_text(f->what, sizeof(f->what), "process %d (%s) does its I/O with O_DIRECT on %s%s", (int)p->pid, p->comm,
 		     file0->path, p->nfiles > 1 ? " and more" : "");
 		if (!strcmp(p->seen_by, "fdinfo"))
 			used = (size_t)snprintf(f->numbers, sizeof(f->numbers),
@@ -456,22 +429,24 @@ static void rule_direct(struct doctor *d, const struct direct_set *set)
 						 (unsigned long long)pages);
 		if (p->ended && used < sizeof(f->numbers))
 			snprintf(f->numbers + used, sizeof(f->numbers) - used, "; it ended before the window did");
-		text(f->more, sizeof(f->more), "iolens cachetop -p %d; iolens pcstat --pid %d", (int)p->pid, (int)p->pid);
-		json_object_object_add(f->data, "pid", json_object_new_int(p->pid));
-		json_object_object_add(f->data, "comm", out_json_string(p->comm));
-		json_object_object_add(f->data, "files", files);
-		json_object_object_add(f->data, "read_bytes_per_s", rates ? out_json_real(read_rate) : NULL);
-		json_object_object_add(f->data, "write_bytes_per_s", rates ? out_json_real(write_rate) : NULL);
-		json_object_object_add(f->data, "rate_seconds", rates ? out_json_real(seconds) : NULL);
-		json_object_object_add(f->data, "fd", p->first_fd >= 0 ? json_object_new_int(p->first_fd) : NULL);
-		json_object_object_add(f->data, "flags", json_object_new_int((int)p->first_flags));
-		json_object_object_add(f->data, "cached_pages", cache_known ? json_object_new_uint64(cached) : NULL);
-		json_object_object_add(f->data, "file_pages", cache_known ? json_object_new_uint64(pages) : NULL);
-		json_object_object_add(f->data, "seen_by", out_json_string(p->seen_by));
-		json_object_object_add(f->data, "call", p->call ? out_json_string(p->call) : NULL);
-		json_object_object_add(f->data, "opens", set->ebpf ? json_object_new_uint64(opens) : NULL);
-		json_object_object_add(f->data, "first_seen_seconds", out_json_real(first_seen));
-		json_object_object_add(f->data, "ended", json_object_new_boolean(p->ended));
+		doctor_text(f->more, sizeof(f->more), "iolens cachetop -p %d; iolens pcstat --pid %d", (int)p->pid, (int)p->pid);
+		field_int(&f->data, "pid", p->pid);
+		field_text(&f->data, "comm", p->comm);
+		files = field_list(&f->data, "files");
+		for (unsigned k = 0; k < p->nfiles; k++)
+			field_text(files, NULL, set->files[p->files[k]].path);
+		field_real_if(&f->data, "read_bytes_per_s", read_rate, rates);
+		field_real_if(&f->data, "write_bytes_per_s", write_rate, rates);
+		field_real_if(&f->data, "rate_seconds", seconds, rates);
+		field_int_if(&f->data, "fd", p->first_fd, p->first_fd >= 0);
+		field_int(&f->data, "flags", (int)p->first_flags);
+		field_count_if(&f->data, "cached_pages", cached, cache_known);
+		field_count_if(&f->data, "file_pages", pages, cache_known);
+		field_text(&f->data, "seen_by", p->seen_by);
+		field_text(&f->data, "call", p->call ? p->call : NULL);
+		field_count_if(&f->data, "opens", opens, set->ebpf);
+		field_real(&f->data, "first_seen_seconds", first_seen);
+		field_bool(&f->data, "ended", p->ended);
 	}
 }
 
@@ -484,7 +459,7 @@ static void rule_direct(struct doctor *d, const struct direct_set *set)
  */
 static void unresponsive(struct doctor *d, const struct mntent *m, const char *mark_path, bool probed)
 {
-	struct finding *f = add_finding(d, SEV_WARNING, "unresponsive",
+	struct doctor_finding *f = add_finding(d, SEV_WARNING, "unresponsive",
 					"every process that touches it waits too, in D, until its server answers: a "
 					"shell's cd, ls or df, a backup, the service itself");
 	struct bounded_holder holder = { .seconds = -1 };
@@ -500,7 +475,7 @@ static void unresponsive(struct doctor *d, const struct mntent *m, const char *m
 		if (localtime_r(&when, &local))
 			strftime(since, sizeof(since), ", waiting since %Y-%m-%d %H:%M:%S", &local);
 	}
-	text(f->what, sizeof(f->what), "%s (%s on %s) does not answer", m->mnt_dir, m->mnt_type, m->mnt_fsname);
+	doctor_text(f->what, sizeof(f->what), "%s (%s on %s) does not answer", m->mnt_dir, m->mnt_type, m->mnt_fsname);
 	if (d->marks_error) {
 		fprintf(stderr, "%s: %s: %s: probes of filesystems unmarked: one left waiting on a server that does not "
 			"answer is probed again by the next run, and seen as a stuck process\n", program_name,
@@ -519,16 +494,16 @@ static void unresponsive(struct doctor *d, const struct mntent *m, const char *m
 		snprintf(f->numbers + used, sizeof(f->numbers) - used,
 			 " (iolens probe pid %d%s); no other probe of this filesystem while it waits", (int)holder.pid,
 			 since);
-	text(f->more, sizeof(f->more), "iolens vstat (a libvtrace server); cat /proc/PID/stack of a process waiting on it");
-	json_object_object_add(f->data, "mount", out_json_string(m->mnt_dir));
-	json_object_object_add(f->data, "type", out_json_string(m->mnt_type));
-	json_object_object_add(f->data, "source", out_json_string(m->mnt_fsname));
-	json_object_object_add(f->data, "timeout_ms", json_object_new_int((int)BOUNDED_FS_MS));
-	json_object_object_add(f->data, "probed", json_object_new_boolean(probed));
-	json_object_object_add(f->data, "probe_pid", held ? json_object_new_int(holder.pid) : NULL);
-	json_object_object_add(f->data, "probe_waiting_seconds", holder.seconds >= 0 ? out_json_real(holder.seconds) : NULL);
-	json_object_object_add(f->data, "probe_started", started >= 0 ? out_json_real(started) : NULL);
-	json_object_object_add(f->data, "probe_asks", held && holder.what[0] ? out_json_string(holder.what) : NULL);
+	doctor_text(f->more, sizeof(f->more), "iolens vstat (a libvtrace server); cat /proc/PID/stack of a process waiting on it");
+	field_text(&f->data, "mount", m->mnt_dir);
+	field_text(&f->data, "type", m->mnt_type);
+	field_text(&f->data, "source", m->mnt_fsname);
+	field_int(&f->data, "timeout_ms", (int)BOUNDED_FS_MS);
+	field_bool(&f->data, "probed", probed);
+	field_int_if(&f->data, "probe_pid", holder.pid, held);
+	field_real_if(&f->data, "probe_waiting_seconds", holder.seconds, holder.seconds >= 0);
+	field_real_if(&f->data, "probe_started", started, started >= 0);
+	field_text(&f->data, "probe_asks", held && holder.what[0] ? holder.what : NULL);
 }
 
 /* df's Use%: used / (used + available to users), rounded up. */
@@ -580,7 +555,7 @@ static void rule_full(struct doctor *d)
 			uint64_t available = inodes ? probe.vfs.f_favail : probe.vfs.f_bavail;
 			double used = percent_used(total, free_all, available);
 			char free_text[16], total_text[16];
-			struct finding *f;
+			struct doctor_finding *f;
 
 			if (!total || used < d->config.threshold[TH_FULL_WARNING])
 				continue;
@@ -589,24 +564,24 @@ static void rule_full(struct doctor *d)
 					inodes ? "with no inode left, no file can be created, however much space is free"
 					       : "writes fail with ENOSPC when it fills, and ext4 and others slow down "
 						 "well before, as free extents get scarce");
-			text(f->what, sizeof(f->what), "%s (%s on %s) is %s", m->mnt_dir, m->mnt_type, m->mnt_fsname,
+			doctor_text(f->what, sizeof(f->what), "%s (%s on %s) is %s", m->mnt_dir, m->mnt_type, m->mnt_fsname,
 			     inodes ? "nearly out of inodes" : "nearly full");
 			if (inodes)
-				text(f->numbers, sizeof(f->numbers), "%.1f %% of inodes used: %llu free of %llu (statvfs)", used,
+				doctor_text(f->numbers, sizeof(f->numbers), "%.1f %% of inodes used: %llu free of %llu (statvfs)", used,
 				     (unsigned long long)available, (unsigned long long)total);
 			else
-				text(f->numbers, sizeof(f->numbers), "%.1f %% used: %s free of %s (statvfs, as df counts)", used,
+				doctor_text(f->numbers, sizeof(f->numbers), "%.1f %% used: %s free of %s (statvfs, as df counts)", used,
 				     human_size(available * probe.vfs.f_frsize, free_text, sizeof(free_text)),
 				     human_size(total * probe.vfs.f_frsize, total_text, sizeof(total_text)));
-			text(f->more, sizeof(f->more), "df %s%s", inodes ? "-i " : "-h ", m->mnt_dir);
-			json_object_object_add(f->data, "mount", out_json_string(m->mnt_dir));
-			json_object_object_add(f->data, "type", out_json_string(m->mnt_type));
-			json_object_object_add(f->data, "source", out_json_string(m->mnt_fsname));
-			json_object_object_add(f->data, "used_percent", out_json_real(used));
-			json_object_object_add(f->data, inodes ? "inodes_free" : "bytes_free",
-					       json_object_new_uint64(inodes ? available : available * probe.vfs.f_frsize));
-			json_object_object_add(f->data, inodes ? "inodes_total" : "bytes_total",
-					       json_object_new_uint64(inodes ? total : total * probe.vfs.f_frsize));
+			doctor_text(f->more, sizeof(f->more), "df %s%s", inodes ? "-i " : "-h ", m->mnt_dir);
+			field_text(&f->data, "mount", m->mnt_dir);
+			field_text(&f->data, "type", m->mnt_type);
+			field_text(&f->data, "source", m->mnt_fsname);
+			field_real(&f->data, "used_percent", used);
+			field_count(&f->data, inodes ? "inodes_free" : "bytes_free",
+				    inodes ? available : available * probe.vfs.f_frsize);
+			field_count(&f->data, inodes ? "inodes_total" : "bytes_total",
+				    inodes ? total : total * probe.vfs.f_frsize);
 		}
 	}
 	if (mounts)
@@ -864,26 +839,24 @@ static void watch_free(struct watch *w)
 }
 
 /* "comm (pid) 12 MiB/s read, 3 MiB/s written; ..." of the n busiest, and the same as JSON. */
-static void busiest(const struct watch *w, size_t n, char *buf, size_t len, struct json_object **json)
+static void busiest(const struct watch *w, size_t n, char *buf, size_t len, struct doctor_fields *json)
 {
 	size_t used = 0;
 
 	buf[0] = '\0';
-	*json = json_object_new_array();
 	for (size_t i = 0; i < w->nrates && i < n && w->rates[i].read_rate + w->rates[i].write_rate > 0; i++) {
 		const struct io_rate *r = &w->rates[i];
-		struct json_object *o = json_object_new_object();
+		struct doctor_fields *o = field_object(json, NULL);
 		char read_text[16], write_text[16];
 
 		used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s (%d) %s/s read, %s/s written",
 					 i ? "; " : "", r->comm, (int)r->pid,
 					 human_size((uint64_t)r->read_rate, read_text, sizeof(read_text)),
 					 human_size((uint64_t)r->write_rate, write_text, sizeof(write_text)));
-		json_object_object_add(o, "pid", json_object_new_int(r->pid));
-		json_object_object_add(o, "comm", out_json_string(r->comm));
-		json_object_object_add(o, "read_bytes_per_s", out_json_real(r->read_rate));
-		json_object_object_add(o, "write_bytes_per_s", out_json_real(r->write_rate));
-		json_object_array_add(*json, o);
+		field_int(o, "pid", r->pid);
+		field_text(o, "comm", r->comm);
+		field_real(o, "read_bytes_per_s", r->read_rate);
+		field_real(o, "write_bytes_per_s", r->write_rate);
 	}
 }
 
@@ -922,8 +895,8 @@ static bool rule_disk(struct doctor *d, const struct watch *w)
 		const struct disk_stats *mid = w->mid_known ? diskstats_find(&w->disk_mid, after->name) : NULL;
 		const struct disk_kind *kind = &w->disk_end.kind[i];
 		char read_text[16], write_text[16], top[512] = "";
-		struct json_object *top_json;
-		struct finding *f;
+		struct doctor_fields top_json = {0};
+		struct doctor_finding *f;
 		struct disk_ext x;
 		size_t used;
 
@@ -936,7 +909,7 @@ static bool rule_disk(struct doctor *d, const struct watch *w)
 		f = add_finding(d, full >= 50 ? SEV_CRITICAL : SEV_WARNING, "disk",
 				"a request to a saturated disk waits behind the ones queued before it: every reader and "
 				"writer of it slows down, and those who wait for them");
-		text(f->what, sizeof(f->what), "disk %s is saturated: busy %.0f %% of the time", after->name, x.util);
+		doctor_text(f->what, sizeof(f->what), "disk %s is saturated: busy %.0f %% of the time", after->name, x.util);
 		used = (size_t)snprintf(f->numbers, sizeof(f->numbers),
 					"%%util %.1f, aqu-sz %.2f, r_await %.2f ms, w_await %.2f ms, %.0f r/s %s/s, %.0f w/s "
 					"%s/s (/proc/diskstats, as iostat -x)",
@@ -951,11 +924,11 @@ static bool rule_disk(struct doctor *d, const struct watch *w)
 			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
 						 "; await %.2f then %.2f ms, aqu-sz %.2f then %.2f (first and second half)",
 						 await1, await2, queue1, queue2);
-			json_object_object_add(f->data, "await_ms_first_half", out_json_real(await1));
-			json_object_object_add(f->data, "await_ms_second_half", out_json_real(await2));
+			field_real(&f->data, "await_ms_first_half", await1);
+			field_real(&f->data, "await_ms_second_half", await2);
 		} else {
-			json_object_object_add(f->data, "await_ms_first_half", NULL);
-			json_object_object_add(f->data, "await_ms_second_half", NULL);
+			field_null(&f->data, "await_ms_first_half");
+			field_null(&f->data, "await_ms_second_half");
 		}
 		if (some >= 0 && used < sizeof(f->numbers))
 			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
@@ -965,19 +938,19 @@ static bool rule_disk(struct doctor *d, const struct watch *w)
 		if (top[0] && used < sizeof(f->numbers))
 			snprintf(f->numbers + used, sizeof(f->numbers) - used, "; most I/O (all disks, /proc/PID/io): %s",
 				 top);
-		text(f->more, sizeof(f->more), "iolens stat -x --psi 1; iolens cachetop");
-		json_object_object_add(f->data, "device", out_json_string(after->name));
-		json_object_object_add(f->data, "util", out_json_real(x.util));
-		json_object_object_add(f->data, "aqu_sz", out_json_real(x.aqu_sz));
-		json_object_object_add(f->data, "r_await_ms", out_json_real(x.r_await));
-		json_object_object_add(f->data, "w_await_ms", out_json_real(x.w_await));
-		json_object_object_add(f->data, "r_s", out_json_real(x.r_s));
-		json_object_object_add(f->data, "w_s", out_json_real(x.w_s));
-		json_object_object_add(f->data, "read_bytes_per_s", out_json_real(x.rkb_s * 1024));
-		json_object_object_add(f->data, "write_bytes_per_s", out_json_real(x.wkb_s * 1024));
-		json_object_object_add(f->data, "psi_io_some_percent", some >= 0 ? out_json_real(some) : NULL);
-		json_object_object_add(f->data, "psi_io_full_percent", full >= 0 ? out_json_real(full) : NULL);
-		json_object_object_add(f->data, "top", top_json);
+		doctor_text(f->more, sizeof(f->more), "iolens stat -x --psi 1; iolens cachetop");
+		field_text(&f->data, "device", after->name);
+		field_real(&f->data, "util", x.util);
+		field_real(&f->data, "aqu_sz", x.aqu_sz);
+		field_real(&f->data, "r_await_ms", x.r_await);
+		field_real(&f->data, "w_await_ms", x.w_await);
+		field_real(&f->data, "r_s", x.r_s);
+		field_real(&f->data, "w_s", x.w_s);
+		field_real(&f->data, "read_bytes_per_s", x.rkb_s * 1024);
+		field_real(&f->data, "write_bytes_per_s", x.wkb_s * 1024);
+		field_real_if(&f->data, "psi_io_some_percent", some, some >= 0);
+		field_real_if(&f->data, "psi_io_full_percent", full, full >= 0);
+		field_list_move(&f->data, "top", &top_json);
 	}
 	return found;
 }
@@ -989,14 +962,14 @@ static void rule_writeback(struct doctor *d, const struct watch *w)
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), freerun = (w->thresh + w->bg_thresh) / 2;
 	char dirty_text[16], writeback_text[16], limit_text[16], bg_text[16], freerun_text[16];
 	char throttled[512] = "";
-	struct json_object *writers = json_object_new_array();
+	struct doctor_fields writers = {0};
 	size_t used = 0;
 	unsigned nthrottled = 0;
-	struct finding *f;
+	struct doctor_finding *f;
 
 	for (size_t i = 0; i < w->ntasks; i++) {
 		const struct task_watch *t = &w->tasks[i];
-		struct json_object *o;
+		struct doctor_fields *o;
 
 		if (!t->throttled)
 			continue;
@@ -1004,23 +977,22 @@ static void rule_writeback(struct doctor *d, const struct watch *w)
 			used += (size_t)snprintf(throttled + used, used < sizeof(throttled) ? sizeof(throttled) - used : 0,
 						 "%s%s (%d) in %u of %u samples", used ? ", " : "", t->comm, (int)t->tid,
 						 t->throttled, w->samples);
-		o = json_object_new_object();
-		json_object_object_add(o, "pid", json_object_new_int(t->pid));
-		json_object_object_add(o, "tid", json_object_new_int(t->tid));
-		json_object_object_add(o, "comm", out_json_string(t->comm));
-		json_object_object_add(o, "samples", json_object_new_int((int)t->throttled));
-		json_object_array_add(writers, o);
+		o = field_object(&writers, NULL);
+		field_int(o, "pid", t->pid);
+		field_int(o, "tid", t->tid);
+		field_text(o, "comm", t->comm);
+		field_int(o, "samples", (int)t->throttled);
 	}
 	if (w->thresh == PROCFS_UNKNOWN || w->bg_thresh == PROCFS_UNKNOWN || !w->thresh ||
 	    (w->dirty_peak + w->writeback_peak < freerun && !nthrottled)) {
-		json_object_put(writers);
+		doctor_fields_free(&writers);
 		return;
 	}
 	f = add_finding(d, SEV_WARNING, "writeback",
 			"past the dirty limit a writer sleeps in balance_dirty_pages until writeback catches up: writes "
 			"that take microseconds take the disk's time, and fsync and reads of that disk wait behind the "
 			"flush");
-	text(f->what, sizeof(f->what), "dirty pages reached the dirty limit%s",
+	doctor_text(f->what, sizeof(f->what), "dirty pages reached the dirty limit%s",
 	     nthrottled ? ": writers are throttled" : "");
 	used = (size_t)snprintf(f->numbers, sizeof(f->numbers),
 				"Dirty %s + Writeback %s at the peak, against the dirty limit %s and background limit %s: "
@@ -1035,15 +1007,15 @@ static void rule_writeback(struct doctor *d, const struct watch *w)
 	if (nthrottled)
 		snprintf(f->numbers + used, sizeof(f->numbers) - used, "; waiting in balance_dirty_pages (wchan): %s%s",
 			 throttled, nthrottled > 4 ? " and more" : "");
-	text(f->more, sizeof(f->more), "iolens stat -m --vm -d 1; iolens cachetop (DIRTIES); sysctl vm.dirty_ratio "
+	doctor_text(f->more, sizeof(f->more), "iolens stat -m --vm -d 1; iolens cachetop (DIRTIES); sysctl vm.dirty_ratio "
 				       "vm.dirty_bytes");
-	json_object_object_add(f->data, "dirty_bytes", json_object_new_uint64(w->dirty_peak * page));
-	json_object_object_add(f->data, "writeback_bytes", json_object_new_uint64(w->writeback_peak * page));
-	json_object_object_add(f->data, "dirty_limit_bytes", json_object_new_uint64(w->thresh * page));
-	json_object_object_add(f->data, "background_limit_bytes", json_object_new_uint64(w->bg_thresh * page));
-	json_object_object_add(f->data, "writeback_samples", json_object_new_int((int)w->writeback_samples));
-	json_object_object_add(f->data, "samples", json_object_new_int((int)w->samples));
-	json_object_object_add(f->data, "throttled", writers);
+	field_count(&f->data, "dirty_bytes", w->dirty_peak * page);
+	field_count(&f->data, "writeback_bytes", w->writeback_peak * page);
+	field_count(&f->data, "dirty_limit_bytes", w->thresh * page);
+	field_count(&f->data, "background_limit_bytes", w->bg_thresh * page);
+	field_int(&f->data, "writeback_samples", (int)w->writeback_samples);
+	field_int(&f->data, "samples", (int)w->samples);
+	field_list_move(&f->data, "throttled", &writers);
 }
 
 /* ---- Rule: swapping ---------------------------------------------------------------------------- */
@@ -1056,7 +1028,7 @@ static void rule_swap(struct doctor *d, const struct watch *w, bool disk_saturat
 	struct swaps swaps;
 	unsigned on_zram = 0;
 	bool all_zram = false;
-	struct finding *f;
+	struct doctor_finding *f;
 
 	if (!w->vm_known || d->seconds <= 0 || w->vm_start.pswpin == PROCFS_UNKNOWN || w->vm_end.pswpin < w->vm_start.pswpin ||
 	    w->vm_end.pswpout < w->vm_start.pswpout)
@@ -1079,9 +1051,9 @@ static void rule_swap(struct doctor *d, const struct watch *w, bool disk_saturat
 	f = add_finding(d, all_zram ? SEV_INFO : disk_saturated ? SEV_CRITICAL : SEV_WARNING, "swap",
 			"swapping is disk I/O in memory's path: a process that touches a page swapped out waits for the "
 			"disk, and swap competes with the service's own I/O (the seed's redis refused clients)");
-	text(f->what, sizeof(f->what), "the machine swaps%s",
+	doctor_text(f->what, sizeof(f->what), "the machine swaps%s",
 	     all_zram ? " to zram (compressed memory)" : disk_saturated ? " while a disk is saturated" : "");
-	text(f->numbers, sizeof(f->numbers),
+	doctor_text(f->numbers, sizeof(f->numbers),
 	     "swapped in %s/s, out %s/s (pswpin, pswpout in /proc/vmstat); all disks read %s/s, wrote %s/s "
 	     "(pgpgin, pgpgout); memory available %s of %s (MemAvailable)",
 	     human_size((uint64_t)in, in_text, sizeof(in_text)), human_size((uint64_t)out, out_text, sizeof(out_text)),
@@ -1089,13 +1061,13 @@ static void rule_swap(struct doctor *d, const struct watch *w, bool disk_saturat
 	     human_size((uint64_t)written, written_text, sizeof(written_text)),
 	     w->mem_known ? human_size(w->mem_end.mem_available, avail_text, sizeof(avail_text)) : "?",
 	     w->mem_known ? human_size(w->mem_end.mem_total, total_text, sizeof(total_text)) : "?");
-	text(f->more, sizeof(f->more), "iolens stat -s -m --vm 1; iolens stat -x 1");
-	json_object_object_add(f->data, "swap_in_bytes_per_s", out_json_real(in));
-	json_object_object_add(f->data, "swap_out_bytes_per_s", out_json_real(out));
-	json_object_object_add(f->data, "disk_read_bytes_per_s", out_json_real(read));
-	json_object_object_add(f->data, "disk_write_bytes_per_s", out_json_real(written));
-	json_object_object_add(f->data, "zram", json_object_new_boolean(all_zram));
-	json_object_object_add(f->data, "mem_available_bytes", w->mem_known ? json_object_new_uint64(w->mem_end.mem_available) : NULL);
+	doctor_text(f->more, sizeof(f->more), "iolens stat -s -m --vm 1; iolens stat -x 1");
+	field_real(&f->data, "swap_in_bytes_per_s", in);
+	field_real(&f->data, "swap_out_bytes_per_s", out);
+	field_real(&f->data, "disk_read_bytes_per_s", read);
+	field_real(&f->data, "disk_write_bytes_per_s", written);
+	field_bool(&f->data, "zram", all_zram);
+	field_count_if(&f->data, "mem_available_bytes", w->mem_end.mem_available, w->mem_known);
 }
 
 /* ---- Rule: threads stuck in D ------------------------------------------------------------------- */
@@ -1144,7 +1116,7 @@ static void rule_stuck(struct doctor *d, const struct watch *w, const pid_t *pro
 	for (size_t i = 0; i < w->ntasks; i++) {
 		const struct task_watch *t = &w->tasks[i];
 		uint64_t stuck_ns = t->last_ns - t->first_ns, stuck_limit = (uint64_t)(d->config.threshold[TH_STUCK_SECONDS] * 1e9);
-		struct finding *f;
+		struct doctor_finding *f;
 
 		/* In D at every sample to the last, with no context switch between: one sleep, never woken. */
 		if (t->last + 1 != w->samples || t->samples != t->last - t->first + 1 || !t->switches_known ||
@@ -1157,22 +1129,22 @@ static void rule_stuck(struct doctor *d, const struct watch *w, const pid_t *pro
 				"until what it waits for comes: a disk or a server that does not answer, a page or a lock "
 				"that another stuck thread holds");
 		if (t->tid == t->pid)
-			text(f->what, sizeof(f->what), "process %d (%s) is stuck in uninterruptible sleep (D)%s%s",
+			doctor_text(f->what, sizeof(f->what), "process %d (%s) is stuck in uninterruptible sleep (D)%s%s",
 			     (int)t->pid, t->comm, t->wchan[0] ? " in " : "", t->wchan);
 		else
-			text(f->what, sizeof(f->what), "thread %d of process %d (%s) is stuck in uninterruptible sleep (D)%s%s",
+			doctor_text(f->what, sizeof(f->what), "thread %d of process %d (%s) is stuck in uninterruptible sleep (D)%s%s",
 			     (int)t->tid, (int)t->pid, t->comm, t->wchan[0] ? " in " : "", t->wchan);
-		text(f->numbers, sizeof(f->numbers),
+		doctor_text(f->numbers, sizeof(f->numbers),
 		     "state D in all %u samples over %.1f s with no context switch (/proc/%d/task/%d/stat, status)%s%s%s",
 		     t->samples, (double)stuck_ns / 1e9, (int)t->pid, (int)t->tid, t->wchan[0] ? "; waits in " : "",
 		     t->wchan, t->wchan[0] ? " (wchan)" : "");
-		text(f->more, sizeof(f->more), "cat /proc/%d/task/%d/stack%s", (int)t->pid, (int)t->tid,
+		doctor_text(f->more, sizeof(f->more), "cat /proc/%d/task/%d/stack%s", (int)t->pid, (int)t->tid,
 		     server_hung ? "; iolens vstat (a hung server it may wait on)" : "; iolens stat -x 1");
-		json_object_object_add(f->data, "pid", json_object_new_int(t->pid));
-		json_object_object_add(f->data, "tid", json_object_new_int(t->tid));
-		json_object_object_add(f->data, "comm", out_json_string(t->comm));
-		json_object_object_add(f->data, "wchan", out_json_string(t->wchan));
-		json_object_object_add(f->data, "seconds", out_json_real((double)stuck_ns / 1e9));
+		field_int(&f->data, "pid", t->pid);
+		field_int(&f->data, "tid", t->tid);
+		field_text(&f->data, "comm", t->comm);
+		field_text(&f->data, "wchan", t->wchan);
+		field_real(&f->data, "seconds", (double)stuck_ns / 1e9);
 	}
 	free(probes);
 }
@@ -1199,7 +1171,7 @@ static void rule_vtrace(struct doctor *d, const struct watch *w)
 			uint64_t done = now->completions > then->completions ? now->completions - then->completions : 0;
 			double window = mean_ms(now->service_ns - then->service_ns, done);
 			double before = mean_ms(then->service_ns, then->completions);
-			struct finding *f;
+			struct doctor_finding *f;
 
 			if (segment_impossible(s, op)) /* counters no server writes: nothing to say from them */
 				continue;
@@ -1208,9 +1180,9 @@ static void rule_vtrace(struct doctor *d, const struct watch *w)
 						"a request that never ends holds its client, and often a thread and a lock of the "
 						"server: other requests pile up behind it (a FUSE client waiting for a page the "
 						"request should fill sleeps in D)");
-				text(f->what, sizeof(f->what), "service %s (pid %d) is hung on %s", info->service, (int)s->pid,
+				doctor_text(f->what, sizeof(f->what), "service %s (pid %d) is hung on %s", info->service, (int)s->pid,
 				     name);
-				text(f->numbers, sizeof(f->numbers),
+				doctor_text(f->numbers, sizeof(f->numbers),
 				     "%llu %s request%s in flight, the oldest for %.1f s; %llu completed in the %.1f s watched "
 				     "(%s)",
 				     (unsigned long long)(now->begins - now->completions), name,
@@ -1219,9 +1191,9 @@ static void rule_vtrace(struct doctor *d, const struct watch *w)
 			} else if (done >= 10 && then->completions >= 50 && window >= 4 * before && window - before >= 0.5) {
 				f = add_finding(d, SEV_WARNING, "vtrace-latency",
 						"the service's clients wait that much longer for each answer");
-				text(f->what, sizeof(f->what), "service %s (pid %d): %s takes %.0f times longer than before",
+				doctor_text(f->what, sizeof(f->what), "service %s (pid %d): %s takes %.0f times longer than before",
 				     info->service, (int)s->pid, name, window / before);
-				text(f->numbers, sizeof(f->numbers),
+				doctor_text(f->numbers, sizeof(f->numbers),
 				     "mean %.3f ms over %llu requests in the %.1f s watched, against %.3f ms over the %llu "
 				     "before (%s)",
 				     window, (unsigned long long)done, d->seconds, before, (unsigned long long)then->completions,
@@ -1229,16 +1201,16 @@ static void rule_vtrace(struct doctor *d, const struct watch *w)
 			} else {
 				continue;
 			}
-			text(f->more, sizeof(f->more), "iolens vstat %s 1", s->path);
-			json_object_object_add(f->data, "service", out_json_string(info->service));
-			json_object_object_add(f->data, "pid", json_object_new_int((int)s->pid));
-			json_object_object_add(f->data, "segment", out_json_string(s->path));
-			json_object_object_add(f->data, "op", out_json_string(name));
-			json_object_object_add(f->data, "in_flight", json_object_new_uint64(now->begins - now->completions));
-			json_object_object_add(f->data, "oldest_seconds", out_json_real((double)age / 1e9));
-			json_object_object_add(f->data, "completions", json_object_new_uint64(done));
-			json_object_object_add(f->data, "mean_ms", out_json_real(window));
-			json_object_object_add(f->data, "mean_ms_before", out_json_real(before));
+			doctor_text(f->more, sizeof(f->more), "iolens vstat %s 1", s->path);
+			field_text(&f->data, "service", info->service);
+			field_int(&f->data, "pid", (int)s->pid);
+			field_text(&f->data, "segment", s->path);
+			field_text(&f->data, "op", name);
+			field_count(&f->data, "in_flight", now->begins - now->completions);
+			field_real(&f->data, "oldest_seconds", (double)age / 1e9);
+			field_count(&f->data, "completions", done);
+			field_real(&f->data, "mean_ms", window);
+			field_real(&f->data, "mean_ms_before", before);
 		}
 	}
 }
@@ -1391,7 +1363,7 @@ static bool report_misses(struct doctor *d, const struct watch *w, struct miss_r
 		bool refaulting = r->refaults == UINT64_MAX ? system_refaulting : r->refaults > 0, at_limit = false;
 		const char *path = NULL;
 		struct memcg cgroup;
-		struct finding *f;
+		struct doctor_finding *f;
 
 		if (rate < MiB || r->accesses == 0 || r->misses * 2 < r->accesses)
 			continue;
@@ -1399,7 +1371,7 @@ static bool report_misses(struct doctor *d, const struct watch *w, struct miss_r
 			at_limit = memcg_at_limit(&cgroup);
 			any_at_limit |= at_limit;
 			if (cgroup.max != MEMCG_UNLIMITED)
-				text(cgroup_text, sizeof(cgroup_text), "; memory cgroup %s (v%d): %s used of its %s limit%s, "
+				doctor_text(cgroup_text, sizeof(cgroup_text), "; memory cgroup %s (v%d): %s used of its %s limit%s, "
 				     "%llu pages refaulted since it was made (memory.stat)", cgroup.path, cgroup.version,
 				     human_size(cgroup.current, use_text, sizeof(use_text)),
 				     human_size(cgroup.max, limit_text, sizeof(limit_text)), at_limit ? ", at its limit" : "",
@@ -1424,52 +1396,52 @@ static bool report_misses(struct doctor *d, const struct watch *w, struct miss_r
 						     "back, so these may be first reads of data not cached yet");
 		if (names) {
 			path = inode_names_get(names, r->dev, r->ino, unknown, sizeof(unknown));
-			text(f->what, sizeof(f->what), "file %s: its reads mostly miss the page cache", path);
+			doctor_text(f->what, sizeof(f->what), "file %s: its reads mostly miss the page cache", path);
 		} else if (r->processes > 1) {
-			text(f->what, sizeof(f->what), "%u processes named %s (%s): their reads mostly miss the page cache%s",
+			doctor_text(f->what, sizeof(f->what), "%u processes named %s (%s): their reads mostly miss the page cache%s",
 			     r->processes, r->comm, pids_text(r, pids, sizeof(pids)), at_limit ? " in a memory cgroup at its limit" : "");
 		} else {
-			text(f->what, sizeof(f->what), "process %d (%s): its reads mostly miss the page cache%s", (int)r->pid,
+			doctor_text(f->what, sizeof(f->what), "process %d (%s): its reads mostly miss the page cache%s", (int)r->pid,
 			     r->comm, at_limit ? " in a memory cgroup at its limit" : "");
 		}
 		if (r->refaults != UINT64_MAX)
-			text(refaults_text, sizeof(refaults_text), ", %llu of them refaults", (unsigned long long)r->refaults);
-		text(f->numbers, sizeof(f->numbers), "%.0f %% of %llu pages read or mapped were cached; %llu missed%s, %s/s (%s)%s",
+			doctor_text(refaults_text, sizeof(refaults_text), ", %llu of them refaults", (unsigned long long)r->refaults);
+		doctor_text(f->numbers, sizeof(f->numbers), "%.0f %% of %llu pages read or mapped were cached; %llu missed%s, %s/s (%s)%s",
 		     hit, (unsigned long long)r->accesses, (unsigned long long)r->misses, refaults_text,
 		     human_size((uint64_t)rate, rate_text, sizeof(rate_text)),
 		     w->bpf ? "eBPF, as cachetop counts" : "estimated from /proc/PID/io: no eBPF", cgroup_text);
 		if (names) {
-			text(f->more, sizeof(f->more), "iolens cachetop --files; iolens pcstat %s", path);
-			json_object_object_add(f->data, "file", out_json_string(path));
-			text(unknown, sizeof(unknown), "%u:%u", major(r->dev), minor(r->dev));
-			json_object_object_add(f->data, "dev", out_json_string(unknown));
-			json_object_object_add(f->data, "ino", json_object_new_uint64(r->ino));
+			doctor_text(f->more, sizeof(f->more), "iolens cachetop --files; iolens pcstat %s", path);
+			field_text(&f->data, "file", path);
+			doctor_text(unknown, sizeof(unknown), "%u:%u", major(r->dev), minor(r->dev));
+			field_text(&f->data, "dev", unknown);
+			field_count(&f->data, "ino", r->ino);
 		} else {
-			struct json_object *list = json_object_new_array();
+			struct doctor_fields *list;
 
-			text(f->more, sizeof(f->more), "iolens cachetop -p %d; iolens cachetop --files%s", (int)r->pid,
+			doctor_text(f->more, sizeof(f->more), "iolens cachetop -p %d; iolens cachetop --files%s", (int)r->pid,
 			     at_limit ? "; iolens cachetop --cgroup" : "");
-			json_object_object_add(f->data, "pid", json_object_new_int(r->pid));
-			json_object_object_add(f->data, "comm", out_json_string(r->comm));
-			json_object_object_add(f->data, "processes", json_object_new_int((int)r->processes));
+			field_int(&f->data, "pid", r->pid);
+			field_text(&f->data, "comm", r->comm);
+			field_int(&f->data, "processes", (int)r->processes);
+			list = field_list(&f->data, "pids");
 			for (unsigned k = 0; k < r->processes && k < 5; k++)
-				json_object_array_add(list, json_object_new_int(r->pids[k]));
-			json_object_object_add(f->data, "pids", list);
+				field_int(list, NULL, r->pids[k]);
 			if (cgroup_text[0]) {
-				json_object_object_add(f->data, "cgroup", out_json_string(cgroup.path));
-				json_object_object_add(f->data, "cgroup_version", json_object_new_int(cgroup.version));
-				json_object_object_add(f->data, "cgroup_memory_max", json_object_new_uint64(cgroup.max));
-				json_object_object_add(f->data, "cgroup_memory_current", json_object_new_uint64(cgroup.current));
-				json_object_object_add(f->data, "cgroup_refaults", json_object_new_uint64(cgroup.refaults));
-				json_object_object_add(f->data, "cgroup_at_limit", json_object_new_boolean(at_limit));
+				field_text(&f->data, "cgroup", cgroup.path);
+				field_int(&f->data, "cgroup_version", cgroup.version);
+				field_count(&f->data, "cgroup_memory_max", cgroup.max);
+				field_count(&f->data, "cgroup_memory_current", cgroup.current);
+				field_count(&f->data, "cgroup_refaults", cgroup.refaults);
+				field_bool(&f->data, "cgroup_at_limit", at_limit);
 			}
 		}
-		json_object_object_add(f->data, "pages", json_object_new_uint64(r->accesses));
-		json_object_object_add(f->data, "misses", json_object_new_uint64(r->misses));
-		json_object_object_add(f->data, "refaults", r->refaults != UINT64_MAX ? json_object_new_uint64(r->refaults) : NULL);
-		json_object_object_add(f->data, "hit_percent", out_json_real(hit));
-		json_object_object_add(f->data, "miss_bytes_per_s", out_json_real(rate));
-		json_object_object_add(f->data, "counted", out_json_string(w->bpf ? "ebpf" : "proc"));
+		field_count(&f->data, "pages", r->accesses);
+		field_count(&f->data, "misses", r->misses);
+		field_count_if(&f->data, "refaults", r->refaults, r->refaults != UINT64_MAX);
+		field_real(&f->data, "hit_percent", hit);
+		field_real(&f->data, "miss_bytes_per_s", rate);
+		field_text(&f->data, "counted", w->bpf ? "ebpf" : "proc");
 	}
 	return any_at_limit;
 }
@@ -1508,7 +1480,7 @@ static void rule_refaults(struct doctor *d, const struct watch *w, const struct 
 {
 	char rate_text[16], cache_text[16], total_text[16], available_text[16], psi_text[32];
 	bool matters = cgroup_at_limit || memory->short_now;
-	struct finding *f;
+	struct doctor_finding *f;
 
 	if (!r->high)
 		return;
@@ -1518,13 +1490,13 @@ static void rule_refaults(struct doctor *d, const struct watch *w, const struct 
 				: "pages the cache evicted are read again soon after, but memory is not short (no stalls, "
 				  "memory available, no cgroup at its limit): something evicts idle pages (DAMON, "
 				  "proactive reclaim, drop_caches) that are then read back");
-	text(f->what, sizeof(f->what), matters ? "the working set is larger than the page cache: evicted pages are read back"
+	doctor_text(f->what, sizeof(f->what), matters ? "the working set is larger than the page cache: evicted pages are read back"
 					       : "evicted pages are read back, with memory to spare");
 	if (memory->psi_some >= 0)
-		text(psi_text, sizeof(psi_text), "%.1f %%", memory->psi_some);
+		doctor_text(psi_text, sizeof(psi_text), "%.1f %%", memory->psi_some);
 	else
-		text(psi_text, sizeof(psi_text), "unknown");
-	text(f->numbers, sizeof(f->numbers),
+		doctor_text(psi_text, sizeof(psi_text), "unknown");
+	doctor_text(f->numbers, sizeof(f->numbers),
 	     "%s/s refaulted (%llu pages: workingset_refault_file in /proc/vmstat), %.0f %% of the pages read from "
 	     "disks (pgpgin); page cache %s of %s memory, %s available; memory stalls (PSI some) %s of the time%s",
 	     human_size((uint64_t)r->rate, rate_text, sizeof(rate_text)), (unsigned long long)r->refaults,
@@ -1532,13 +1504,13 @@ static void rule_refaults(struct doctor *d, const struct watch *w, const struct 
 	     w->mem_known ? human_size(w->mem_end.mem_total, total_text, sizeof(total_text)) : "?",
 	     w->mem_known ? human_size(w->mem_end.mem_available, available_text, sizeof(available_text)) : "?", psi_text,
 	     cgroup_at_limit ? "; a reader's memory cgroup at its limit (see cache-miss)" : "");
-	text(f->more, sizeof(f->more), "iolens cachestat 1 (EVICTIONS, REFAULTS); iolens cachetop --cgroup");
-	json_object_object_add(f->data, "refaults", json_object_new_uint64(r->refaults));
-	json_object_object_add(f->data, "refault_bytes_per_s", out_json_real(r->rate));
-	json_object_object_add(f->data, "read_pages", json_object_new_uint64(r->read_pages));
-	json_object_object_add(f->data, "memory_psi_some_percent", memory->psi_some >= 0 ? out_json_real(memory->psi_some) : NULL);
-	json_object_object_add(f->data, "mem_available_bytes", w->mem_known ? json_object_new_uint64(w->mem_end.mem_available) : NULL);
-	json_object_object_add(f->data, "cgroup_at_limit", json_object_new_boolean(cgroup_at_limit));
+	doctor_text(f->more, sizeof(f->more), "iolens cachestat 1 (EVICTIONS, REFAULTS); iolens cachetop --cgroup");
+	field_count(&f->data, "refaults", r->refaults);
+	field_real(&f->data, "refault_bytes_per_s", r->rate);
+	field_count(&f->data, "read_pages", r->read_pages);
+	field_real_if(&f->data, "memory_psi_some_percent", memory->psi_some, memory->psi_some >= 0);
+	field_count_if(&f->data, "mem_available_bytes", w->mem_end.mem_available, w->mem_known);
+	field_bool(&f->data, "cgroup_at_limit", cgroup_at_limit);
 }
 
 /*
@@ -1664,52 +1636,37 @@ static _Noreturn void usage(void)
 
 enum { OPT_CONFIG = 0x2000, OPT_NO_CONFIG, OPT_DISABLE, OPT_ACCEPT, OPT_SET };
 
-/* A finding the configuration accepted as normal here: not reported, listed (JSON) and counted. */
-struct accepted {
-	const char *rule;
-	char what[512];
-	char by[512]; /* the statement and where it was said */
-};
-
-/* A string member of a finding's data, or NULL. */
-static const char *data_string(struct json_object *data, const char *key)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(data, key, &v) && json_object_is_type(v, json_type_string) ?
-		       json_object_get_string(v) : NULL;
-}
-
 /*
  * Takes out the findings of disabled rules, and those the configuration accepts: by the
  * process's command (data "comm", or a libvtrace "service"), or a path (data "files",
  * "file", "mount", "segment") matching a glob. The accepted ones go to *out.
  */
-static size_t filter_findings(struct doctor *d, struct accepted **out)
+static size_t filter_findings(struct doctor *d, struct doctor_accepted **out)
 {
+	struct doctor_findings *all = &d->findings;
 	size_t kept = 0, n = 0;
 
 	*out = NULL;
-	for (size_t i = 0; i < d->count; i++) {
-		struct finding *f = &d->findings[i];
-		const char *paths[8], *comm = data_string(f->data, "comm");
+	for (size_t i = 0; i < all->count; i++) {
+		struct doctor_finding *f = &all->list[i];
+		const char *paths[8], *comm = doctor_field_text(&f->data, "comm");
+		const struct doctor_field *files = doctor_field_get(&f->data, "files");
 		const struct doctor_accept *a;
-		struct json_object *files;
 		size_t npaths = 0;
 
 		if (doctor_config_disabled(&d->config, f->rule)) {
-			json_object_put(f->data);
+			doctor_fields_free(&f->data);
 			continue;
 		}
-		if (json_object_object_get_ex(f->data, "files", &files) && json_object_is_type(files, json_type_array))
-			for (size_t k = 0; k < json_object_array_length(files) && npaths < 4; k++)
-				paths[npaths++] = json_object_get_string(json_object_array_get_idx(files, k));
-		paths[npaths++] = data_string(f->data, "file");
-		paths[npaths++] = data_string(f->data, "mount");
-		paths[npaths++] = data_string(f->data, "segment");
+		if (files && files->kind == FIELD_LIST)
+			for (size_t k = 0; k < files->children.count && npaths < 4; k++)
+				paths[npaths++] = files->children.items[k].text;
+		paths[npaths++] = doctor_field_text(&f->data, "file");
+		paths[npaths++] = doctor_field_text(&f->data, "mount");
+		paths[npaths++] = doctor_field_text(&f->data, "segment");
 		a = doctor_config_accepted(&d->config, f->rule, comm, paths, npaths);
-		if (!a && data_string(f->data, "service"))
-			a = doctor_config_accepted(&d->config, f->rule, data_string(f->data, "service"), NULL, 0);
+		if (!a && doctor_field_text(&f->data, "service"))
+			a = doctor_config_accepted(&d->config, f->rule, doctor_field_text(&f->data, "service"), NULL, 0);
 		if (a) {
 			*out = xrealloc(*out, (n + 1) * sizeof(**out));
 			(*out)[n].rule = f->rule;
@@ -1717,18 +1674,18 @@ static size_t filter_findings(struct doctor *d, struct accepted **out)
 			snprintf((*out)[n].by, sizeof((*out)[n].by), "accept %s %s=%s (%s)", a->rule, a->path ? "path" : "comm",
 				 a->value, a->source);
 			n++;
-			json_object_put(f->data);
+			doctor_fields_free(&f->data);
 			continue;
 		}
-		d->findings[kept++] = *f;
+		all->list[kept++] = *f;
 	}
-	d->count = kept;
+	all->count = kept;
 	return n;
 }
 
 static int compare_findings(const void *a_, const void *b_)
 {
-	const struct finding *a = a_, *b = b_;
+	const struct doctor_finding *a = a_, *b = b_;
 
 	return (int)b->severity - (int)a->severity;
 }
@@ -1751,12 +1708,14 @@ int cmd_doctor(int argc, char **argv)
 	const char *config_path = DOCTOR_CONFIG_PATH;
 	bool config_given = false;
 	char why[512];
-	struct accepted *accepted = NULL;
+	struct doctor_accepted *accepted = NULL;
 	size_t naccepted = 0;
 	struct watch w = {0};
 	pid_t *probes = NULL;
 	size_t nprobes = 0;
-	enum severity worst = SEV_INFO;
+	enum doctor_severity worst;
+	struct doctor_report report;
+	int rc;
 	bool json = false, cache_by_ebpf, direct_by_ebpf;
 	int opt;
 
@@ -1844,74 +1803,22 @@ int cmd_doctor(int argc, char **argv)
 	free(probes);
 	naccepted = filter_findings(&d, &accepted);
 
-	if (d.count > 1)
-		qsort(d.findings, d.count, sizeof(*d.findings), compare_findings);
-	for (size_t i = 0; i < d.count; i++)
-		if (d.findings[i].severity > worst)
-			worst = d.findings[i].severity;
-	if (json) {
-		struct json_object *doc = json_object_new_object(), *list = json_object_new_array();
-
-		json_object_object_add(doc, "seconds", out_json_real(d.seconds));
-		json_object_object_add(doc, "worst", out_json_string(d.count ? severity_names[worst] : "none"));
-		/* How cache hits and misses were counted: "ebpf", or "procfs" estimates (see stderr for why). */
-		json_object_object_add(doc, "cache_mode", out_json_string(cache_by_ebpf ? "ebpf" : "procfs"));
-		/* How O_DIRECT was looked for: "ebpf" (every open, as it happens) or "fdinfo" (at each sample). */
-		json_object_object_add(doc, "odirect_mode", out_json_string(doctor_config_disabled(&d.config, "odirect") ?
-										   "off" : direct_by_ebpf ? "ebpf" : "fdinfo"));
-		for (size_t i = 0; i < d.count; i++) {
-			struct finding *f = &d.findings[i];
-			struct json_object *o = json_object_new_object();
-
-			json_object_object_add(o, "severity", out_json_string(severity_names[f->severity]));
-			json_object_object_add(o, "rule", out_json_string(f->rule));
-			json_object_object_add(o, "what", out_json_string(f->what));
-			json_object_object_add(o, "numbers", out_json_string(f->numbers));
-			json_object_object_add(o, "why", out_json_string(f->why));
-			json_object_object_add(o, "more", out_json_string(f->more));
-			json_object_object_add(o, "data", f->data);
-			f->data = NULL;
-			json_object_array_add(list, o);
-		}
-		json_object_object_add(doc, "findings", list);
-		list = json_object_new_array();
-		for (size_t i = 0; i < naccepted; i++) {
-			struct json_object *o = json_object_new_object();
-
-			json_object_object_add(o, "rule", out_json_string(accepted[i].rule));
-			json_object_object_add(o, "what", out_json_string(accepted[i].what));
-			json_object_object_add(o, "by", out_json_string(accepted[i].by));
-			json_object_array_add(list, o);
-		}
-		/* What the configuration accepted as normal here, not counted in worst or the exit status. */
-		json_object_object_add(doc, "accepted", list);
-		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-							 JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(doc);
-	} else {
-		if (!d.count)
-			printf("No I/O problem found in %.3g s.\n", d.seconds);
-		for (size_t i = 0; i < d.count; i++) {
-			struct finding *f = &d.findings[i];
-
-			/* Every line holds names (files, services, segments): each escaped as a name is. */
-			printf("%s%s: ", i ? "\n" : "", severity_names[f->severity]);
-			printf("%s\n  ", printable_name(f->what));
-			printf("%s\n  why: ", printable_name(f->numbers));
-			printf("%s\n  more: ", printable_name(f->why));
-			printf("%s\n", printable_name(f->more));
-		}
-		if (naccepted)
-			printf("%s%zu finding%s accepted as normal here (--json lists them): the first, %s: %s\n",
-			       d.count ? "\n" : "", naccepted, naccepted > 1 ? "s" : "", printable_name(accepted[0].what),
-			       accepted[0].by);
-	}
+	if (d.findings.count > 1)
+		qsort(d.findings.list, d.findings.count, sizeof(*d.findings.list), compare_findings);
+	worst = doctor_worst(&d.findings);
+	report = (struct doctor_report){
+		.seconds = d.seconds,
+		.cache_mode = cache_by_ebpf ? "ebpf" : "procfs",
+		.odirect_mode = doctor_config_disabled(&d.config, "odirect") ? "off" : direct_by_ebpf ? "ebpf" : "fdinfo",
+		.findings = &d.findings,
+		.accepted = accepted,
+		.naccepted = naccepted,
+	};
+	rc = json ? doctor_write_json(&report, stdout) : doctor_write_text(&report, stdout);
 	free(accepted);
 	doctor_config_free(&d.config);
-	for (size_t i = 0; i < d.count; i++)
-		json_object_put(d.findings[i].data);
-	free(d.findings);
-	if (fflush(stdout) != 0)
+	doctor_findings_free(&d.findings);
+	if (rc != 0 || fflush(stdout) != 0)
 		return output_failed();
 	return worst == SEV_CRITICAL ? EXIT_CRITICAL : worst == SEV_WARNING ? EXIT_WARNING : EXIT_OK;
 }
