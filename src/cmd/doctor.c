@@ -60,6 +60,10 @@ static _Noreturn void usage(void)
 	       "\n"
 	       "Options:\n"
 	       "      --json             one JSON document\n"
+	       "      --record FILE      also write what the window saw (the snapshot the rules\n"
+	       "                         judge) to FILE, to judge again later or elsewhere\n"
+	       "      --replay FILE      judge the snapshot in FILE instead of the machine (no\n"
+	       "                         window, no privilege needed); takes no seconds\n"
 	       "  -h, --help             show this help\n"
 	       "  -V, --version          show the version\n"
 	       "\n"
@@ -68,12 +72,14 @@ static _Noreturn void usage(void)
 	       "\n"
 	       "Examples:\n"
 	       "  %s             five seconds, then the findings\n"
-	       "  %s --json 10   ten seconds, for a script\n",
-	       program_name, program_name);
+	       "  %s --json 10   ten seconds, for a script\n"
+	       "  %s --record db1.snap 10; %s --replay db1.snap\n"
+	       "                         ten seconds kept, judged again later, as any user\n",
+	       program_name, program_name, program_name, program_name);
 	exit(EXIT_OK);
 }
 
-enum { OPT_CONFIG = 0x2000, OPT_NO_CONFIG, OPT_DISABLE, OPT_ACCEPT, OPT_SET };
+enum { OPT_CONFIG = 0x2000, OPT_NO_CONFIG, OPT_DISABLE, OPT_ACCEPT, OPT_SET, OPT_RECORD, OPT_REPLAY };
 
 /*
  * Takes out the findings of disabled rules, and those the configuration accepts: by the
@@ -129,6 +135,26 @@ static int compare_findings(const void *a_, const void *b_)
 	return (int)b->severity - (int)a->severity;
 }
 
+/* The snapshot into path (doctor --record): 0, or -1 said on stderr. */
+static int record_snapshot(const struct doctor_snapshot *snapshot, const char *path)
+{
+	FILE *file = fopen(path, "we");
+	int rc;
+
+	if (!file) {
+		warn_errno(path, errno);
+		return -1;
+	}
+	rc = doctor_snapshot_write(snapshot, file);
+	if (fclose(file) != 0 && rc == 0)
+		rc = -errno;
+	if (rc != 0) {
+		warn_errno(path, -rc);
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_doctor(int argc, char **argv)
 {
 	static const struct option long_options[] = {
@@ -139,6 +165,8 @@ int cmd_doctor(int argc, char **argv)
 		{ "disable", required_argument, NULL, OPT_DISABLE },
 		{ "accept", required_argument, NULL, OPT_ACCEPT },
 		{ "set", required_argument, NULL, OPT_SET },
+		{ "record", required_argument, NULL, OPT_RECORD },
+		{ "replay", required_argument, NULL, OPT_REPLAY },
 		{ 0 }
 	};
 	struct doctor d = { .seconds = 5 };
@@ -154,6 +182,8 @@ int cmd_doctor(int argc, char **argv)
 	struct doctor_report report;
 	int rc;
 	bool json = false;
+	const char *record_path = NULL, *replay_path = NULL;
+	bool seconds_given, record_failed = false;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "hV", long_options, NULL)) != -1) {
@@ -164,6 +194,12 @@ int cmd_doctor(int argc, char **argv)
 		case OPT_CONFIG:
 			config_path = optarg;
 			config_given = true;
+			break;
+		case OPT_RECORD:
+			record_path = optarg;
+			break;
+		case OPT_REPLAY:
+			replay_path = optarg;
 			break;
 		case OPT_NO_CONFIG:
 			config_path = NULL;
@@ -190,10 +226,15 @@ int cmd_doctor(int argc, char **argv)
 			usage_hint();
 		}
 	}
+	seconds_given = optind < argc;
 	if (optind < argc && parse_seconds(argv[optind++], 3600, true, &d.seconds) != 0)
 		usage_error("seconds: '%s' is not a number of seconds from 0 to 3600", argv[optind - 1]);
 	if (optind < argc)
 		usage_error("too many arguments: '%s'", argv[optind]);
+	if (replay_path && record_path)
+		usage_error("--record and --replay: one or the other");
+	if (replay_path && seconds_given)
+		usage_error("--replay takes no seconds: the snapshot's window is the one judged");
 	doctor_config_init(&d.config);
 	if (config_path && doctor_config_load(&d.config, config_path, config_given, why, sizeof(why)) < 0)
 		usage_error("%s", why);
@@ -208,7 +249,16 @@ int cmd_doctor(int argc, char **argv)
 		usage_error("%s", why);
 	stop_on_signals();
 
-	doctor_capture(&snapshot, d.seconds, doctor_config_disabled(&d.config, "odirect"));
+	if (replay_path) {
+		if (doctor_snapshot_load(replay_path, &snapshot, why, sizeof(why)) != 0) {
+			warn_msg("--replay %s", why);
+			exit(EXIT_USAGE);
+		}
+	} else {
+		doctor_capture(&snapshot, d.seconds, doctor_config_disabled(&d.config, "odirect"));
+		if (record_path && record_snapshot(&snapshot, record_path) != 0)
+			record_failed = true;
+	}
 	d.seconds = snapshot.seconds;
 	doctor_judge(&snapshot, &d.config, &d.findings);
 	naccepted = filter_findings(&d, &accepted);
@@ -231,5 +281,7 @@ int cmd_doctor(int argc, char **argv)
 	doctor_snapshot_free(&snapshot);
 	if (rc != 0 || fflush(stdout) != 0)
 		return output_failed();
+	if (record_failed)
+		return EXIT_FAIL;
 	return worst == DOCTOR_CRITICAL ? EXIT_CRITICAL : worst == DOCTOR_WARNING ? EXIT_WARNING : EXIT_OK;
 }

@@ -16,6 +16,7 @@
 #define SNAPSHOT_MAGIC "iolens-doctor-snapshot"
 #define SNAPSHOT_VERSION 1
 #define SNAPSHOT_MAX_BYTES (64u << 20)
+#define SNAPSHOT_MAX_REAL 1e13
 #define SNAPSHOT_MAX_ITEMS 100000 /* of each kind: more is no snapshot doctor wrote */
 
 void doctor_snapshot_free(struct doctor_snapshot *s)
@@ -310,6 +311,11 @@ static double real(struct parser *p, const char *what)
 		fail(p, "%s: '%s' is not a number", what, text);
 		return 0;
 	}
+	/* Rates of 10 TB/s, 300,000 years: more is no machine's, and would overflow what is computed from it. */
+	if (fabs(value) > SNAPSHOT_MAX_REAL) {
+		fail(p, "%s: %s is beyond %g", what, text, SNAPSHOT_MAX_REAL);
+		return 0;
+	}
 	return value;
 }
 
@@ -411,10 +417,7 @@ static void parse_disk_sample(struct parser *p, struct doctor_snapshot *s)
 	d->dc_ticks = u64(p, "dc_ticks");
 	d->fl_ios = u64(p, "fl_ios");
 	d->fl_ticks = u64(p, "fl_ticks");
-	/* Each sample is of the disk its line names. */
-	snprintf(d->name, sizeof(d->name), "%s", disk->end.name[0] ? disk->end.name : disk->start.name);
-	d->major = disk->end.major;
-	d->minor = disk->end.minor;
+	/* (its name and numbers are the disk line's, copied to each sample by it) */
 }
 
 static void parse_line(struct parser *p, struct span key, struct doctor_snapshot *s)
