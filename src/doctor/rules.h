@@ -14,6 +14,7 @@
 struct doctor_rule {
 	const char *name;
 	const char *help;                  /* lines of --help's list, each after the name's column */
+	const char *man;                   /* iolens-doctor(1)'s paragraph of it under RULES (roff), after its name */
 	const int thresholds[3];           /* enum doctor_threshold it reads, ended by -1 */
 	void (*judge)(const struct doctor_snapshot *snapshot, const struct doctor_config *config,
 		      struct doctor_findings *out);

@@ -119,6 +119,59 @@ static void test_refused(void **state)
 	(void)state;
 }
 
+/* iolens-doctor(1)'s RULES, as the table makes them: each rule's name and paragraph, in its order. */
+static char *man_rules(void)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	for (const struct doctor_rule *const *rule = doctor_rules; *rule; rule++) {
+		fputs(".TP\n.B ", f);
+		for (const char *c = (*rule)->name; *c; c++)
+			fputs(*c == '-' ? "\\-" : (char[]){ *c, 0 }, f);
+		fprintf(f, "\n%s", (*rule)->man);
+	}
+	fclose(f);
+	return text;
+}
+
+/*
+ * The man page's RULES list is the table's: between its two markers, what man_rules makes.
+ * DOCTOR_MAN_WRITE=1 rewrites it so (after a rule's .man changed, or a rule came).
+ */
+static void test_man_page(void **state)
+{
+	static const char begin[] = ".\\\" From here to the end marker: the rule table", end[] = ".\\\" End of the rule table.\n";
+	const char *top = getenv("TOP");
+	char path[4096], *page = NULL, *from, *to, *rules = man_rules();
+	size_t len = 0;
+	FILE *f;
+	(void)state;
+
+	snprintf(path, sizeof(path), "%s/docs/iolens-doctor.1", top ? top : ".");
+	f = fopen(path, "r");
+	if (!f)
+		skip();
+	assert_int_equal(getdelim(&page, &len, '\0', f) > 0, 1);
+	fclose(f);
+	from = strstr(page, begin);
+	assert_non_null(from);
+	from = strchr(from, '\n') + 1;
+	to = strstr(from, end);
+	assert_non_null(to);
+	if (getenv("DOCTOR_MAN_WRITE")) {
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fprintf(f, "%.*s%s%s", (int)(from - page), page, rules, to);
+		assert_int_equal(fclose(f), 0);
+	} else if (strlen(rules) != (size_t)(to - from) || memcmp(rules, from, (size_t)(to - from))) {
+		fail_msg("%s: RULES is not the rule table's (DOCTOR_MAN_WRITE=1 %s rewrites it)", path, "test_doctor_rules");
+	}
+	free(page);
+	free(rules);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -126,6 +179,7 @@ int main(void)
 		cmocka_unit_test(test_thresholds),
 		cmocka_unit_test(test_written_reads_back),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_man_page),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -111,6 +111,32 @@ const struct doctor_rule rule_disk = {
 	.help = "a disk busy 90 % of the time or more (iostat's %util), with aqu-sz,\n"
 		"await, io pressure (PSI) and the processes doing the most I/O\n"
 		"(critical when tasks all stall on I/O half the time: PSI io full)",
+	.man = /* iolens-doctor(1), RULES: the paragraph after its name (roff) */
+		"A whole device (not a partition; loop, device-mapper and md devices\n"
+		"included) busy 90\\~% of the time or more\n"
+		".RB ( %util ,\n"
+		"from the\n"
+		".B io_ticks\n"
+		"of\n"
+		".IR /proc/diskstats ,\n"
+		"computed as\n"
+		".B iostat \\-x\n"
+		"computes it), with its aqu-sz, r_await and w_await, requests and bytes per\n"
+		"second, await and aqu-sz in the first and second half of the window\n"
+		"(growing when the queue builds up), the share of time tasks stalled on I/O\n"
+		"(PSI\n"
+		".IR /proc/pressure/io :\n"
+		".B some\n"
+		"and\n"
+		".BR full ),\n"
+		"and the three processes that read and wrote the most from storage\n"
+		".RI ( /proc/PID/io ,\n"
+		"all disks together: the kernel does not say which disk).\n"
+		"Severity\n"
+		".BR warning ;\n"
+		".B critical\n"
+		"when every runnable task stalled on I/O half the time or more (PSI io full\n"
+		"\\(>= 50\\~%).\n",
 	.thresholds = { -1 },
 	.judge = judge,
 };

@@ -62,6 +62,18 @@ static void judge_inodes(const struct doctor_snapshot *s, const struct doctor_co
 const struct doctor_rule rule_full = {
 	.name = "full",
 	.help = "a filesystem 90 % used or more (critical from 98 %), as df counts",
+	.man = /* iolens-doctor(1), RULES: the paragraph after its name (roff) */
+		"A filesystem 90\\~% used or more\n"
+		".RB ( warning ),\n"
+		"98\\~% or more\n"
+		".RB ( critical ),\n"
+		"counted as\n"
+		".BR df (1)\n"
+		"counts Use%: used / (used + available to users), from\n"
+		".BR statvfs (3).\n"
+		"Read-only mounts, pseudo filesystems (proc, sysfs, cgroup, devtmpfs and\n"
+		"others), squashfs, overlay and ramfs are left out; a filesystem mounted\n"
+		"twice is looked at once.\n",
 	.thresholds = { TH_FULL_WARNING, TH_FULL_CRITICAL, -1 },
 	.judge = judge_full,
 };
@@ -69,6 +81,11 @@ const struct doctor_rule rule_full = {
 const struct doctor_rule rule_inodes = {
 	.name = "inodes",
 	.help = "the same of its inodes",
+	.man = /* iolens-doctor(1), RULES: the paragraph after its name (roff) */
+		"The same for inodes: 90\\~% of them used or more\n"
+		".RB ( warning ),\n"
+		"98\\~% or more\n"
+		".RB ( critical ).\n",
 	.thresholds = { TH_FULL_WARNING, TH_FULL_CRITICAL, -1 },
 	.judge = judge_inodes,
 };

@@ -54,6 +54,24 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 const struct doctor_rule rule_refaults = {
 	.name = "refaults",
 	.help = "evicted pages read back: a working set larger than the cache",
+	.man = /* iolens-doctor(1), RULES: the paragraph after its name (roff) */
+		"File pages read back soon after the cache evicted them\n"
+		".RB ( workingset_refault_file\n"
+		"of\n"
+		".IR /proc/vmstat )\n"
+		"at 1\\~MiB/s or more, and a quarter or more of all that was read from disks\n"
+		".RB ( pgpgin ).\n"
+		".B warning\n"
+		"when there is a sign that memory is short: a reader's memory cgroup at its\n"
+		"limit (see cache\\-miss), tasks stalled on memory 10\\~% of the window or more\n"
+		"(PSI\n"
+		".IR /proc/pressure/memory ,\n"
+		"some), or MemAvailable under a tenth of MemTotal: the working set is larger\n"
+		"than the cache it gets.\n"
+		".B info\n"
+		"otherwise: with memory to spare, the pages were evicted by something else\n"
+		"(DAMON, a cgroup's proactive reclaim, drop_caches) and read back, no sign of\n"
+		"a cache too small.\n",
 	.thresholds = { -1 },
 	.judge = judge,
 };

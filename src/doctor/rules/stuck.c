@@ -69,6 +69,23 @@ const struct doctor_rule rule_stuck = {
 	.name = "stuck",
 	.help = "a thread in D state without a context switch for 3 s or more, and\n"
 		"what it waits in (wchan); info from 1 s",
+	.man = /* iolens-doctor(1), RULES: the paragraph after its name (roff) */
+		"A thread in uninterruptible sleep (state D) in every sample up to the last,\n"
+		"with no context switch between the first and the last\n"
+		".RI ( voluntary_ctxt_switches \" and \" nonvoluntary_ctxt_switches\n"
+		"of\n"
+		".IR /proc/PID/task/TID/status ):\n"
+		"one sleep that nothing ended, with the kernel function it waits in\n"
+		".RI ( wchan ).\n"
+		".B warning\n"
+		"from 3\\~s;\n"
+		".B info\n"
+		"from 1\\~s (a window shorter than 3\\~s cannot tell more).\n"
+		"iolens's own probes of filesystems are left out (see\n"
+		".BR unresponsive ,\n"
+		"which names the filesystem they wait on).\n"
+		"A writer throttled by writeback sleeps again and again, with context\n"
+		"switches: that is the writeback rule's.\n",
 	.thresholds = { TH_STUCK_SECONDS, TH_HANG_SECONDS, -1 },
 	.judge = judge,
 };

@@ -52,6 +52,25 @@ const struct doctor_rule rule_swap = {
 	.name = "swap",
 	.help = "swapping at 1 MiB/s or more (critical while a disk is saturated;\n"
 		"info when all swap is zram)",
+	.man = /* iolens-doctor(1), RULES: the paragraph after its name (roff) */
+		"Pages swapped in and out at 1\\~MiB/s or more\n"
+		".RB ( pswpin ,\n"
+		".B pswpout\n"
+		"of\n"
+		".IR /proc/vmstat ),\n"
+		"with what all disks read and wrote\n"
+		".RB ( pgpgin ,\n"
+		".BR pgpgout )\n"
+		"and the memory available.\n"
+		".B critical\n"
+		"when a whole disk is saturated at the same time (busy 90\\~% of the window,\n"
+		"as the disk rule counts it), as in\n"
+		"the investigation of a redis whose AOF rewrite saturated the disk while it\n"
+		"swapped;\n"
+		".B warning\n"
+		"otherwise;\n"
+		".B info\n"
+		"when every swap area is a zram device (compressed memory: no disk I/O).\n",
 	.thresholds = { -1 },
 	.judge = judge,
 };

@@ -67,6 +67,22 @@ const struct doctor_rule rule_vtrace_hang = {
 	.name = "vtrace-hang",
 	.help = "a libvtrace service with a request in flight for 1 s or more\n"
 		"(critical from 60 s)",
+	.man = /* iolens-doctor(1), RULES: the paragraph after its name (roff) */
+		"A service instrumented with libvtrace with a request in flight for 1\\~s or\n"
+		"more (what\n"
+		".B iolens vstat\n"
+		"flags HANG), per operation: how many are in flight, the age of the oldest,\n"
+		"how many completed in the window.\n"
+		".B critical\n"
+		"from 60\\~s,\n"
+		".B warning\n"
+		"before.\n"
+		"Only live servers whose segments are proven theirs count (see\n"
+		".B TRUST\n"
+		"in\n"
+		".BR \\%iolens\\-vstat (1)):\n"
+		"another user's file that names a server cannot make it look hung, and a\n"
+		"dead server (a zombie too) is not hung.\n",
 	.thresholds = { TH_HANG_SECONDS, -1 },
 	.judge = judge,
 };

@@ -34,6 +34,12 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 const struct doctor_rule rule_vtrace_latency = {
 	.name = "vtrace-latency",
 	.help = "an op of such a service 4 times slower than before the window",
+	.man = /* iolens-doctor(1), RULES: the paragraph after its name (roff) */
+		"An operation of such a service whose mean service time in the window is 4\n"
+		"times its mean before the window or more, and at least 0.5\\~ms longer,\n"
+		"with 10 requests or more in the window and 50 or more before.\n"
+		"Severity\n"
+		".BR warning .\n",
 	.thresholds = { TH_HANG_SECONDS, -1 },
 	.judge = judge,
 };

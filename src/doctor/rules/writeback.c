@@ -71,6 +71,29 @@ const struct doctor_rule rule_writeback = {
 	.name = "writeback",
 	.help = "dirty pages where the kernel throttles writers, and writers seen\n"
 		"throttled in balance_dirty_pages",
+	.man = /* iolens-doctor(1), RULES: the paragraph after its name (roff) */
+		"Dirty pages that reached the point where the kernel throttles writers:\n"
+		".B Dirty\n"
+		"+\n"
+		".B Writeback\n"
+		"at the peak of the samples at or above the middle of the background limit\n"
+		"and the dirty limit\n"
+		".RB ( nr_dirty_background_threshold ,\n"
+		".B nr_dirty_threshold\n"
+		"of\n"
+		".IR /proc/vmstat ,\n"
+		"what\n"
+		".B vm.dirty_ratio\n"
+		"or\n"
+		".B vm.dirty_bytes\n"
+		"make of the memory now), or writers seen waiting in\n"
+		".B balance_dirty_pages\n"
+		"(their\n"
+		".IR wchan ),\n"
+		"named with the number of samples they were seen throttled in, and in how\n"
+		"many samples pages were under writeback.\n"
+		"Severity\n"
+		".BR warning .\n",
 	.thresholds = { -1 },
 	.judge = judge,
 };
