@@ -1,7 +1,9 @@
 /* doctor.c: iolens doctor: the I/O diagnosis a person would make: a snapshot of the machine over a window of seconds, judged by rules (src/doctor/rules), the findings written as text or JSON. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd/common.h"
@@ -27,13 +29,14 @@ static _Noreturn void usage(void)
 {
 	printf("Usage:\n"
 	       " %s [options] [seconds]\n"
+	       " %s [options] --replay FILE\n"
 	       "\n"
 	       "Look at the machine for SECONDS (default 5; decimals allowed, 0 to 3600) and say\n"
 	       "what is wrong with its I/O, the worst first: what, the numbers that show it, why it\n"
 	       "matters, and the iolens command that shows more. A healthy machine gets one line.\n"
 	       "\n"
 	       "Rules (the thresholds are the defaults; see --set):\n",
-	       program_name);
+	       program_name, program_name);
 	for (const struct doctor_rule *const *rule = doctor_rules; *rule; rule++) {
 		const struct doctor_rule *r = *rule;
 		const char *line = r->help;
@@ -135,14 +138,27 @@ static int compare_findings(const void *a_, const void *b_)
 	return (int)b->severity - (int)a->severity;
 }
 
-/* The snapshot into path (doctor --record): 0, or -1 said on stderr. */
+/*
+ * The snapshot into path (doctor --record), a regular file: never through a symbolic link
+ * (root writing in /tmp), never into a FIFO or a device. 0, or -1 said on stderr.
+ */
 static int record_snapshot(const struct doctor_snapshot *snapshot, const char *path)
 {
-	FILE *file = fopen(path, "we");
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+	struct stat st;
+	FILE *file;
 	int rc;
 
-	if (!file) {
-		warn_errno(path, errno);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			warn_msg("%s: a symbolic link, not followed", path);
+		else
+			warn_errno(path, errno);
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || ftruncate(fd, 0) != 0 || !(file = fdopen(fd, "w"))) {
+		warn_msg("%s: not a regular file that can be written", path);
+		close(fd);
 		return -1;
 	}
 	rc = doctor_snapshot_write(snapshot, file);

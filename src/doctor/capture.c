@@ -32,7 +32,7 @@
 
 #define NAMING_NS 1000000000ull /* the most naming the files reported may take */
 
-/* ---- Rule: O_DIRECT ------------------------------------------------------------------- */
+/* ---- Processes doing I/O with O_DIRECT ------------------------------------------------ */
 
 /*
  * Processes seen doing I/O with O_DIRECT in the window, by two means merged into one list:

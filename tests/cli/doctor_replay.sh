@@ -79,5 +79,12 @@ check_eq "--replay with --record: exit 2" 2 "$RC"
 run "$IOLENS" doctor --record /nonexistent/dir/x.snap 0
 check_eq "--record to where it cannot write: exit 1, the findings still written" "1 yes" \
 	"$RC $(grep -q 'No I/O problem\|^[a-z]*: ' <<<"$OUT" && echo yes)"
+ln -s "$T/elsewhere" "$T/link.snap"
+run "$IOLENS" doctor --record "$T/link.snap" 0
+check_eq "--record to a symbolic link: not followed, exit 1" "1 no" "$RC $([ -e "$T/elsewhere" ] && echo yes || echo no)"
+check_match "… said" "link.snap: a symbolic link, not followed" "$ERR"
+mkfifo "$T/fifo.snap"
+run "$IOLENS" doctor --record "$T/fifo.snap" 0
+check_eq "--record to a FIFO: refused at once, exit 1" 1 "$RC"
 
 echo "1..$t_count"
