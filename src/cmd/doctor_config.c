@@ -12,33 +12,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
-
-const struct doctor_rule_info doctor_rules[] = {
-	{ "odirect", "a process doing its I/O with O_DIRECT: each open seen as it happens\n"
-		     "(eBPF), else fdinfo flags at every sample; its rates and what the\n"
-		     "page cache holds of its files (warning when it read 1 MiB/s)" },
-	{ "disk", "a disk busy 90 % of the time or more (iostat's %util), with aqu-sz,\n"
-		  "await, io pressure (PSI) and the processes doing the most I/O\n"
-		  "(critical when tasks all stall on I/O half the time: PSI io full)" },
-	{ "swap", "swapping at 1 MiB/s or more (critical while a disk is saturated;\n"
-		  "info when all swap is zram)" },
-	{ "writeback", "dirty pages where the kernel throttles writers, and writers seen\n"
-		       "throttled in balance_dirty_pages" },
-	{ "stuck", "a thread in D state without a context switch for 3 s or more, and\n"
-		   "what it waits in (wchan); info from 1 s" },
-	{ "vtrace-hang", "a libvtrace service with a request in flight for 1 s or more\n"
-			 "(critical from 60 s)" },
-	{ "vtrace-latency", "an op of such a service 4 times slower than before the window" },
-	{ "refaults", "evicted pages read back: a working set larger than the cache" },
-	{ "cache-miss", "processes and files whose reads mostly miss the page cache (eBPF,\n"
-			"as cachetop); a warning when evicted pages are read back, else info" },
-	{ "full", "a filesystem 90 % used or more (critical from 98 %), as df counts" },
-	{ "inodes", "the same of its inodes" },
-	{ "unresponsive", "a mount whose stat and statfs do not return within a second; its\n"
-			  "probe, left waiting, is the only one until it ends, in later runs too\n"
-			  "(/run/iolens/probes), and is never counted as stuck" },
-	{ NULL, NULL },
-};
+#include "doctor/rules.h"
 
 static const struct {
 	const char *name;
@@ -61,8 +35,8 @@ void doctor_config_init(struct doctor_config *c)
 
 static int rule_index(const char *name, size_t len)
 {
-	for (int i = 0; doctor_rules[i].name; i++)
-		if (strlen(doctor_rules[i].name) == len && !strncmp(doctor_rules[i].name, name, len))
+	for (int i = 0; doctor_rules[i]; i++)
+		if (strlen(doctor_rules[i]->name) == len && !strncmp(doctor_rules[i]->name, name, len))
 			return i;
 	return -1;
 }

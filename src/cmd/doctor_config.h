@@ -8,13 +8,6 @@
 /* Where doctor looks when no --config is given; a missing file is no configuration. */
 #define DOCTOR_CONFIG_PATH "/etc/iolens/doctor.conf"
 
-/* The rules: their names, as findings and the configuration name them, and what they find (--help). */
-struct doctor_rule_info {
-	const char *name;
-	const char *help; /* lines of --help's list, each after the name's column */
-};
-extern const struct doctor_rule_info doctor_rules[]; /* ended by a NULL name */
-
 /* The thresholds a configuration may set, with their defaults. */
 enum doctor_threshold {
 	TH_FULL_WARNING,     /* full, inodes: percent used for a warning (90) */

@@ -7,6 +7,9 @@
                                  a list as its items with spaces
   severity RULE [MKEY MVALUE]    that finding's severity
   comms RULE KEY                 the commands in data[KEY], a list of objects, of the first RULE finding
+  summary                        worst, then a line per finding: severity, rule and its data's
+                                 numbers and names (KEY=VALUE, reals to 3 decimals): what the
+                                 replay fixtures' expected files hold
 """
 import json
 import sys
@@ -36,5 +39,17 @@ elif what == "severity":
 elif what == "comms":
     f = first(args[0], [])
     print("" if f is None else " ".join(sorted(set(o["comm"] for o in f["data"][args[1]]))))
+elif what == "summary":
+    def value(v):
+        if isinstance(v, float):
+            return "%.3f" % v
+        if isinstance(v, list):
+            return "[" + ",".join(value(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{" + ",".join(k + "=" + value(x) for k, x in v.items()) + "}"
+        return json.dumps(v)
+    print("worst " + doc["worst"])
+    for f in doc["findings"]:
+        print(f["severity"], f["rule"], " ".join(k + "=" + value(v) for k, v in f["data"].items()))
 else:
     sys.exit("doctor_query.py: unknown query " + what)

@@ -1,0 +1,993 @@
+/* capture.c: doctor's window on the machine: the samples of a few seconds (eBPF's O_DIRECT opens and cache counts, /proc and /sys, libvtrace segments, probes of the filesystems), kept as a snapshot for the rules. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <mntent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect/cachestat.h"
+#include "collect/diskstats.h"
+#include "collect/fdinfo.h"
+#include "collect/filesystems.h"
+#include "collect/inode_names.h"
+#include "collect/memcg.h"
+#include "collect/odirect.h"
+#include "collect/pagecache.h"
+#include "collect/procfs.h"
+#include "collect/segments.h"
+#include "collect/sysroot.h"
+#include "collect/tasks.h"
+#include "common/bounded.h"
+#include "common/signals.h"
+#include "common/util.h"
+#include "doctor/capture.h"
+#include "doctor/judge.h"
+
+#define NAMING_NS 1000000000ull /* the most naming the files reported may take */
+
+/* ---- Processes doing I/O with O_DIRECT ------------------------------------------------ */
+
+/*
+ * Processes seen doing I/O with O_DIRECT in the window, by two means merged into one list:
+ * eBPF on the raw syscall tracepoints sees each O_DIRECT open (and fcntl(F_SETFL, O_DIRECT))
+ * as it happens, however briefly the file stays open (the seed's application opens, reads
+ * 32 MiB in 30 ms, closes and sleeps); a scan of every process's /proc/PID/fdinfo finds
+ * the files open O_DIRECT when the window begins, and at every sample when eBPF cannot be
+ * had (then a file open only between two samples is missed, as said on stderr).
+ */
+
+#define DIRECT_FILES 4 /* files named per process */
+
+/* A file opened O_DIRECT, and what the page cache holds of it: probed once, when first found. */
+struct direct_file {
+	dev_t dev;
+	uint64_t ino;     /* 0 for a block device */
+	bool block;
+	char path[512];
+	bool cache_known;
+	uint64_t cached_pages, file_pages;
+};
+
+struct direct_process {
+	pid_t pid;
+	char comm[32];
+	size_t files[DIRECT_FILES]; /* in direct_set.files */
+	unsigned nfiles;
+	int first_fd;          /* the first descriptor found with O_DIRECT (-1 unknown), and its flags */
+	unsigned first_flags;
+	const char *seen_by;   /* which saw it first: "fdinfo" or "ebpf" */
+	const char *call;      /* eBPF: the call that gave O_DIRECT ("openat" ...), else NULL */
+	uint64_t first_ns;     /* when first seen */
+	struct proc_io_sample io_first, io_last; /* /proc/PID/io when first seen, and last read while it lived */
+	uint64_t io_first_ns, io_last_ns;
+	bool io_known;
+	bool ended;            /* gone (or its pid another process's) by the end */
+};
+
+struct direct_set {
+	const char *marks;     /* where probes of filesystems are marked (struct doctor's) */
+	struct direct_process *procs;
+	size_t count;
+	struct direct_file *files;
+	size_t nfiles;
+	bool ebpf;             /* opens seen as they happen; else fdinfo at every sample */
+	bool off;              /* the odirect rule is disabled: fdinfo once, for the cache-miss rule, no eBPF */
+	const char *why;       /* why not */
+	uint64_t start_ns;     /* the window's start, for first_seen_seconds */
+	uint64_t probe_ns;     /* spent waiting for probes of the page cache, in all */
+};
+
+/* What the page cache holds of a file, asked in a child process: its open may wait on a hung server. */
+struct cache_probe {
+	char path[768];
+	dev_t dev;         /* the file it must be (a path may name another file now) */
+	uint64_t ino;
+	struct pagecache_stat cache;
+	int rc;
+};
+
+static void probe_cache(void *arg)
+{
+	struct cache_probe *p = arg;
+	int file = open(p->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+
+	if (file < 0)
+		p->rc = -errno;
+	else if (fstat(file, &st) != 0)
+		p->rc = -errno;
+	else if (!S_ISREG(st.st_mode) || st.st_dev != p->dev || st.st_ino != p->ino)
+		p->rc = -ESTALE;
+	else
+		p->rc = pagecache_query(file, 0, (uint64_t)st.st_size, &p->cache);
+	if (file >= 0)
+		close(file);
+}
+
+/*
+ * The page cache's pages of a regular file, through path (bounded and marked: a hung server
+ * never holds us); true when it was asked (whether or not it answered), false when path did
+ * not open as that file.
+ */
+static bool count_cached(struct direct_set *set, struct direct_file *file, const char *path)
+{
+	struct cache_probe probe = { .dev = file->dev, .ino = file->ino };
+	struct bounded_mark mark;
+	uint64_t start;
+	char what[256];
+	int rc;
+
+	if (file->block || !path)
+		return true;
+	start = monotonic_ns();
+	snprintf(probe.path, sizeof(probe.path), "%s", path);
+	snprintf(what, sizeof(what), "an open of %s, for its pages in the page cache", path);
+	rc = bounded_call_device(set->marks, major(file->dev), minor(file->dev), what, probe_cache, &probe, sizeof(probe),
+				 BOUNDED_FS_MS, &mark, NULL);
+	set->probe_ns += monotonic_ns() - start;
+	if (rc == 0 && probe.rc == 0) {
+		file->cache_known = true;
+		file->cached_pages = probe.cache.cached;
+		file->file_pages = probe.cache.pages;
+	}
+	return rc != 0 || (probe.rc != -ENOENT && probe.rc != -ESTALE);
+}
+
+/*
+ * The file's place in the set; one not seen before is added, its cache probed through
+ * probe_path, or path when that no longer names it (a descriptor closed a moment ago).
+ */
+static size_t direct_file(struct direct_set *set, dev_t dev, uint64_t ino, bool block, const char *path,
+			  const char *probe_path)
+{
+	struct direct_file *file;
+
+	for (size_t i = 0; i < set->nfiles; i++)
+		if (set->files[i].dev == dev && set->files[i].ino == ino && set->files[i].block == block)
+			return i;
+	set->files = xrealloc(set->files, (set->nfiles + 1) * sizeof(*set->files));
+	file = &set->files[set->nfiles];
+	*file = (struct direct_file){ .dev = dev, .ino = ino, .block = block };
+	snprintf(file->path, sizeof(file->path), "%s", path);
+	if (!count_cached(set, file, probe_path) && path[0] == '/' && strcmp(path, probe_path))
+		count_cached(set, file, path);
+	return set->nfiles++;
+}
+
+/* The process pid running comm (a pid reused by another command is another process), added when new. */
+static struct direct_process *direct_process(struct direct_set *set, pid_t pid, const char *comm, const char *seen_by)
+{
+	struct direct_process *p;
+
+	for (size_t i = 0; i < set->count; i++)
+		if (set->procs[i].pid == pid && !strcmp(set->procs[i].comm, comm))
+			return &set->procs[i];
+	set->procs = xrealloc(set->procs, (set->count + 1) * sizeof(*set->procs));
+	p = &set->procs[set->count++];
+	*p = (struct direct_process){ .pid = pid, .first_fd = -1, .seen_by = seen_by, .first_ns = monotonic_ns() };
+	snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	/* Its I/O from now: rates from when it was first seen. */
+	p->io_known = proc_io_sample_read(pid, &p->io_first) == 0;
+	p->io_first_ns = p->io_last_ns = monotonic_ns();
+	p->io_last = p->io_first;
+	return p;
+}
+
+static void direct_add(struct direct_process *p, size_t file, int fd, unsigned flags)
+{
+	unsigned k;
+
+	if (p->first_fd < 0 && fd >= 0) {
+		p->first_fd = fd;
+		p->first_flags = flags;
+	}
+	for (k = 0; k < p->nfiles && p->files[k] != file; k++)
+		;
+	if (k == p->nfiles && p->nfiles < DIRECT_FILES)
+		p->files[p->nfiles++] = file;
+}
+
+/* Neither this process nor its probes ("iolens-probe", which never open O_DIRECT) are reported. */
+static bool direct_ours(pid_t pid, const char *comm)
+{
+	return pid == getpid() || !strcmp(comm, BOUNDED_MARK_NAME);
+}
+
+/* Every process's descriptors with O_DIRECT in their fdinfo flags, now. */
+static void direct_scan_fdinfo(struct direct_set *set)
+{
+	struct proc_pids pids;
+	pid_t pid;
+
+	proc_pids_open(&pids, PROC_PIDS_NOT_SELF);
+	while ((pid = proc_pids_next(&pids))) {
+		struct direct_process *p = NULL;
+		char dir_path[4200], comm[32] = "";
+		struct dirent *fd_entry;
+		DIR *fds;
+
+		if (!sysroot_path(dir_path, sizeof(dir_path), "/proc/%d/fd", (int)pid) || !(fds = opendir(dir_path)))
+			continue;
+		while ((fd_entry = readdir(fds))) {
+			char link[4300], target[512];
+			struct fdinfo info;
+			struct statx st;
+			ssize_t length;
+			int fd = (int)strtol(fd_entry->d_name, NULL, 10);
+			bool block;
+
+			if (fd_entry->d_name[0] == '.' || fdinfo_read(pid, fd, &info) != 0 || !(info.flags & O_DIRECT))
+				continue;
+			snprintf(link, sizeof(link), "%s/%d", dir_path, fd);
+			/* The attributes the kernel has: asking a hung FUSE or NFS server would never return. */
+			if (statx(AT_FDCWD, link, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &st) != 0 ||
+			    !(S_ISREG(st.stx_mode) || S_ISBLK(st.stx_mode)))
+				continue;
+			if (!p) {
+				if (!proc_comm_read(pid, comm, sizeof(comm)) || direct_ours(pid, comm))
+					break;
+				p = direct_process(set, pid, comm, "fdinfo");
+			}
+			length = readlink(link, target, sizeof(target) - 1);
+			target[length > 0 ? length : 0] = '\0';
+			block = S_ISBLK(st.stx_mode);
+			direct_add(p, direct_file(set, block ? makedev(st.stx_rdev_major, st.stx_rdev_minor)
+							     : makedev(st.stx_dev_major, st.stx_dev_minor),
+						  block ? 0 : st.stx_ino, block, target, link),
+				   fd, info.flags);
+		}
+		closedir(fds);
+	}
+	proc_pids_close(&pids);
+}
+
+/* Whether /proc/PID/fd/FD is still the file opened (same device and inode). */
+static bool fd_is(pid_t pid, int fd, const struct odirect_open *open, char *link, size_t size)
+{
+	struct statx st;
+
+	snprintf(link, size, "/proc/%d/fd/%d", (int)pid, fd);
+	if (fd < 0 || statx(AT_FDCWD, link, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &st) != 0)
+		return false;
+	if (open->block)
+		return S_ISBLK(st.stx_mode) && makedev(st.stx_rdev_major, st.stx_rdev_minor) == open->dev;
+	return S_ISREG(st.stx_mode) && makedev(st.stx_dev_major, st.stx_dev_minor) == open->dev && st.stx_ino == open->ino;
+}
+
+/*
+ * An O_DIRECT open eBPF saw, a moment ago: named from its descriptor while it is open, else
+ * from the path it passed (a relative one joined to the directory it was relative to, while
+ * the process lives); its cache probed through either, as the same file.
+ */
+static void direct_seen_open(const struct odirect_open *open, void *context)
+{
+	struct direct_set *set = context;
+	struct direct_process *p;
+	char comm[32], link[64], base[512] = "", path[768];
+	const char *probe_path = NULL;
+	ssize_t length;
+
+	if (!proc_comm_read(open->pid, comm, sizeof(comm)))
+		snprintf(comm, sizeof(comm), "%s", open->comm); /* gone already: its thread's name */
+	if (direct_ours(open->pid, comm))
+		return;
+	p = direct_process(set, open->pid, comm, "ebpf");
+	if (!p->call) {
+		p->call = open->call;
+		if (!strcmp(p->seen_by, "ebpf"))
+			p->first_ns = open->ns;
+	}
+	if (fd_is(open->pid, open->fd, open, link, sizeof(link)) &&
+	    (length = readlink(link, path, sizeof(path) - 1)) > 0) {
+		path[length] = '\0';
+		probe_path = link; /* else path, as the same file (probe_cache checks) */
+	} else if (open->path[0] && !open->name_only) {
+		if (open->path[0] != '/') {
+			if (open->dirfd == AT_FDCWD)
+				snprintf(link, sizeof(link), "/proc/%d/cwd", (int)open->pid);
+			else
+				snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)open->pid, open->dirfd);
+			length = readlink(link, base, sizeof(base) - 1);
+			base[length > 0 ? length : 0] = '\0';
+		}
+		length = (ssize_t)strlen(base);
+		snprintf(path, sizeof(path), "%s%s%s", base, length && base[length - 1] != '/' ? "/" : "", open->path);
+		if (path[0] == '/') /* probed as the same file only (probe_cache checks) */
+			probe_path = path;
+	} else { /* fcntl on a descriptor closed since: the file's name, its inode and device */
+		snprintf(path, sizeof(path), "%s%sinode %llu on %u:%u%s", open->path, open->path[0] ? " (" : "",
+			 (unsigned long long)open->ino, major(open->dev), minor(open->dev), open->path[0] ? ")" : "");
+	}
+	direct_add(p, direct_file(set, open->dev, open->ino, open->block, path, probe_path), open->fd, open->flags);
+}
+
+/* Each process's /proc/PID/io while it lives (the same command under its pid): its rates stop where it ended. */
+static void direct_refresh_io(struct direct_set *set)
+{
+	for (size_t i = 0; i < set->count; i++) {
+		struct direct_process *p = &set->procs[i];
+		struct proc_io_sample now;
+		struct proc_io_delta delta;
+
+		if (p->ended)
+			continue;
+		if (proc_io_sample_read(p->pid, &now) != 0 || strcmp(now.comm, p->comm) ||
+		    (p->io_known && !proc_io_delta(&p->io_last, &now, &delta))) {
+			p->ended = true;
+			continue;
+		}
+		p->io_last = now;
+		p->io_last_ns = monotonic_ns();
+	}
+}
+
+static void direct_free(struct direct_set *set)
+{
+	free(set->procs);
+	free(set->files);
+	*set = (struct direct_set){0};
+}
+
+/* ---- The window: samples at its ends, and every quarter second in between ------------------ */
+
+#define SAMPLE_NS 250000000ull /* at most this often; less when a scan of every thread takes more than a tenth of it */
+
+/* A thread seen in uninterruptible sleep (D). */
+struct task_watch {
+	pid_t pid, tid;
+	char comm[16], wchan[64];
+	unsigned first, last, samples;  /* sample indexes: first and last seen in D, and how many */
+	uint64_t first_ns, last_ns;
+	uint64_t switches_first, switches_last;
+	bool switches_known;
+	unsigned throttled;             /* samples where it waited in balance_dirty_pages */
+};
+
+/* A process's I/O counters at the start of the window. */
+
+/* A process's I/O over the window. */
+struct io_rate {
+	pid_t pid;
+	char comm[32];
+	double read_rate, write_rate, rchar_rate; /* bytes per second */
+};
+
+struct watch {
+	uint64_t start_ns, sample_ns;
+	uint64_t interval_ns;           /* between samples: SAMPLE_NS, or ten times a scan that took longer */
+	unsigned samples;               /* taken so far; the index of the next */
+	struct vmstat vm_start, vm_end;
+	struct meminfo mem_end;
+	bool vm_known, mem_known;
+	struct diskstats disk_start, disk_mid, disk_end;
+	bool mid_known;
+	uint64_t disk_start_ns, disk_mid_ns, disk_end_ns; /* when each diskstats sample was read */
+	struct psi io_start, io_end, memory_start, memory_end;
+	uint64_t dirty_peak, writeback_peak, thresh, bg_thresh; /* pages, at the peak of dirty + writeback */
+	unsigned writeback_samples;     /* samples with pages under writeback */
+	struct task_watch *tasks;
+	size_t ntasks;
+	struct proc_io_sample *io;      /* sorted by pid */
+	size_t nio;
+	struct io_rate *rates;          /* busiest first */
+	size_t nrates;
+	struct segment_set vtrace; /* libvtrace servers, proven theirs */
+	struct direct_set direct;       /* processes doing I/O with O_DIRECT */
+	bool bpf;                       /* per-process cache counts from eBPF */
+	const char *bpf_why;
+};
+
+static int compare_io_pid(const void *a_, const void *b_)
+{
+	const struct proc_io_sample *a = a_, *b = b_;
+
+	return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+/* Every process's /proc/PID/io that can be read (all of them as root). */
+static size_t read_all_io(struct proc_io_sample **out)
+{
+	struct proc_pids pids;
+	size_t count = 0;
+	pid_t pid;
+
+	*out = NULL;
+	proc_pids_open(&pids, PROC_PIDS_NOT_SELF);
+	while ((pid = proc_pids_next(&pids))) {
+		struct proc_io_sample e;
+
+		if (proc_io_sample_read(pid, &e) != 0)
+			continue;
+		*out = xrealloc(*out, (count + 1) * sizeof(**out));
+		(*out)[count++] = e;
+	}
+	proc_pids_close(&pids);
+	if (count > 1)
+		qsort(*out, count, sizeof(**out), compare_io_pid);
+	return count;
+}
+
+static int compare_rate(const void *a_, const void *b_)
+{
+	const struct io_rate *a = a_, *b = b_;
+	double x = a->read_rate + a->write_rate, y = b->read_rate + b->write_rate;
+
+	return (y > x) - (y < x);
+}
+
+/* Each process's storage I/O over the window, busiest first (those that did some). */
+static void compute_io_rates(struct watch *w, double seconds)
+{
+	struct proc_io_sample *end;
+	size_t nend = read_all_io(&end);
+
+	for (size_t i = 0; i < nend && seconds > 0; i++) {
+		/* (none at the start, as for a user who had no process then: bsearch wants an array) */
+		struct proc_io_sample *start = w->nio ? bsearch(&end[i], w->io, w->nio, sizeof(*w->io), compare_io_pid) : NULL;
+		struct io_rate r = { .pid = end[i].pid };
+		struct proc_io_delta delta;
+
+		/* new, the pid another process now, or a counter gone back */
+		if (!start || !proc_io_delta(start, &end[i], &delta))
+			continue;
+		r.read_rate = (double)delta.read_bytes / seconds;
+		r.write_rate = (double)delta.write_bytes / seconds;
+		r.rchar_rate = (double)delta.rchar / seconds;
+		if (r.read_rate + r.write_rate + r.rchar_rate <= 0)
+			continue;
+		snprintf(r.comm, sizeof(r.comm), "%s", end[i].comm);
+		w->rates = xrealloc(w->rates, (w->nrates + 1) * sizeof(*w->rates));
+		w->rates[w->nrates++] = r;
+	}
+	if (w->nrates > 1)
+		qsort(w->rates, w->nrates, sizeof(*w->rates), compare_rate);
+	free(end);
+}
+
+static void watch_task(pid_t pid, const struct proc_task *task, void *context)
+{
+	struct watch *w = context;
+	struct task_watch *t = NULL;
+
+	if (task->state != 'D')
+		return;
+	for (size_t i = 0; i < w->ntasks && !t; i++)
+		if (w->tasks[i].tid == task->pid && w->tasks[i].pid == pid)
+			t = &w->tasks[i];
+	if (!t) {
+		w->tasks = xrealloc(w->tasks, (w->ntasks + 1) * sizeof(*w->tasks));
+		t = &w->tasks[w->ntasks++];
+		*t = (struct task_watch){ .pid = pid, .tid = task->pid, .first = w->samples, .first_ns = w->sample_ns };
+		snprintf(t->comm, sizeof(t->comm), "%s", task->comm);
+		t->switches_known = task_switches(pid, task->pid, &t->switches_first) == 0;
+	}
+	t->last = w->samples;
+	t->last_ns = w->sample_ns;
+	t->samples++;
+	if (t->switches_known && task_switches(pid, task->pid, &t->switches_last) != 0)
+		t->switches_known = false;
+	task_wchan(pid, task->pid, t->wchan, sizeof(t->wchan));
+	if (strstr(t->wchan, "balance_dirty_pages"))
+		t->throttled++;
+}
+
+/* One sample: the dirty pages against their limits, and the threads in D. */
+static void watch_sample(struct watch *w)
+{
+	uint64_t probe_ns = w->direct.probe_ns;
+	struct vmstat vm;
+
+	w->sample_ns = monotonic_ns();
+	/* Files open O_DIRECT at the start, and at every sample when eBPF does not see the opens. */
+	if (!w->samples || (!w->direct.ebpf && !w->direct.off))
+		direct_scan_fdinfo(&w->direct);
+	odirect_drain();
+	direct_refresh_io(&w->direct);
+	if (vmstat_read(&vm) == 0 && vm.nr_dirty != PROCFS_UNKNOWN && vm.nr_writeback != PROCFS_UNKNOWN) {
+		if (vm.nr_writeback)
+			w->writeback_samples++;
+		if (!w->samples || vm.nr_dirty + vm.nr_writeback > w->dirty_peak + w->writeback_peak) {
+			w->dirty_peak = vm.nr_dirty;
+			w->writeback_peak = vm.nr_writeback;
+			w->thresh = vm.nr_dirty_threshold;
+			w->bg_thresh = vm.nr_dirty_background_threshold;
+		}
+	}
+	tasks_scan(watch_task, w);
+	w->samples++;
+	/* Thousands of threads take a while to read: the doctor takes no more than a tenth of a CPU. */
+	/* (waiting for a probe of a file's cache, in a child, is no work of ours) */
+	w->interval_ns = 10 * (monotonic_ns() - w->sample_ns - (w->direct.probe_ns - probe_ns));
+	if (w->interval_ns < SAMPLE_NS)
+		w->interval_ns = SAMPLE_NS;
+}
+
+/* What takes long to set up, before the window: the eBPF programs, the segments. */
+static void watch_prepare(struct watch *w, const char *marks, bool direct_off)
+{
+	static const struct cachestat_options counting = { .per_process = true, .per_file = true };
+
+	w->bpf = cachestat_start(&counting, &w->bpf_why) == 0;
+	w->direct.marks = marks;
+	w->direct.off = direct_off;
+	w->direct.ebpf = !direct_off && odirect_start(direct_seen_open, &w->direct, &w->direct.why) == 0;
+	segment_set_refresh(&w->vtrace);
+}
+
+/* The counters at the start of the window, read one after the other. */
+static void watch_start(struct watch *w)
+{
+	w->nio = read_all_io(&w->io);
+	w->vm_known = vmstat_read(&w->vm_start) == 0;
+	psi_read("io", &w->io_start);
+	psi_read("memory", &w->memory_start);
+	if (diskstats_read(&w->disk_start) != 0)
+		w->disk_start = (struct diskstats){0};
+	w->start_ns = w->disk_start_ns = w->direct.start_ns = monotonic_ns();
+	watch_sample(w);
+}
+
+/* Samples until seconds have passed (or a signal came): the seconds it watched. */
+static double watch_run(struct watch *w, double seconds)
+{
+	uint64_t end_ns = w->start_ns + (uint64_t)(seconds * 1e9), mid_ns = w->start_ns + (end_ns - w->start_ns) / 2;
+	double watched;
+
+	while (!stop_signal && monotonic_ns() < end_ns) {
+		uint64_t next = w->sample_ns + w->interval_ns;
+
+		if (!w->mid_known && mid_ns > w->start_ns && next > mid_ns)
+			next = mid_ns; /* the middle, on time even when samples are far apart */
+		odirect_wait(next < end_ns ? next : end_ns, &stop_signal); /* O_DIRECT opens seen meanwhile */
+		if (!w->mid_known && mid_ns > w->start_ns && monotonic_ns() >= mid_ns) {
+			w->mid_known = diskstats_read(&w->disk_mid) == 0;
+			w->disk_mid_ns = monotonic_ns();
+		}
+		if (!stop_signal && (monotonic_ns() >= next || monotonic_ns() >= end_ns))
+			watch_sample(w); /* and one at the end */
+	}
+	odirect_drain();
+	direct_refresh_io(&w->direct);
+	if (diskstats_read(&w->disk_end) != 0)
+		w->disk_end = (struct diskstats){0};
+	w->disk_end_ns = monotonic_ns();
+	psi_read("io", &w->io_end);
+	psi_read("memory", &w->memory_end);
+	w->vm_known = w->vm_known && vmstat_read(&w->vm_end) == 0;
+	watched = (double)(monotonic_ns() - w->start_ns) / 1e9;
+	w->mem_known = meminfo_read(&w->mem_end) == 0;
+	compute_io_rates(w, watched);
+	/* A server that died in the window left its requests in flight, not a hang: it goes. */
+	segment_set_refresh(&w->vtrace);
+	return watched;
+}
+
+static void watch_free(struct watch *w)
+{
+	cachestat_stop();
+	odirect_stop();
+	direct_free(&w->direct);
+	diskstats_free(&w->disk_start);
+	diskstats_free(&w->disk_mid);
+	diskstats_free(&w->disk_end);
+	segment_set_free(&w->vtrace);
+	free(w->tasks);
+	free(w->io);
+	free(w->rates);
+}
+/* ---- The snapshot: what the rules judge, as plain values ---------------------------------- */
+
+static void snap_direct(struct doctor_snapshot *s, const struct direct_set *set)
+{
+	s->odirect_ebpf = set->ebpf;
+	s->direct_files = xcalloc(set->nfiles ? set->nfiles : 1, sizeof(*s->direct_files));
+	for (size_t i = 0; i < set->nfiles; i++) {
+		const struct direct_file *file = &set->files[i];
+		struct snap_direct_file *out = &s->direct_files[i];
+
+		*out = (struct snap_direct_file){ .major = major(file->dev), .minor = minor(file->dev), .ino = file->ino,
+						  .block = file->block, .cache_known = file->cache_known,
+						  .cached_pages = file->cached_pages, .file_pages = file->file_pages };
+		snprintf(out->path, sizeof(out->path), "%s", file->path);
+	}
+	s->ndirect_files = set->nfiles;
+	s->direct = xcalloc(set->count ? set->count : 1, sizeof(*s->direct));
+	for (size_t i = 0; i < set->count; i++) {
+		const struct direct_process *p = &set->procs[i];
+		struct snap_direct_process *out = &s->direct[i];
+		struct proc_io_delta delta;
+
+		*out = (struct snap_direct_process){ .pid = p->pid, .nfiles = p->nfiles, .first_fd = p->first_fd,
+						     .first_flags = p->first_flags, .ended = p->ended };
+		snprintf(out->comm, sizeof(out->comm), "%s", p->comm);
+		snprintf(out->seen_by, sizeof(out->seen_by), "%s", p->seen_by);
+		snprintf(out->call, sizeof(out->call), "%s", p->call ? p->call : "");
+		out->first_seen_seconds = p->first_ns > set->start_ns ? (double)(p->first_ns - set->start_ns) / 1e9 : 0;
+		out->rate_seconds = (double)(p->io_last_ns - p->io_first_ns) / 1e9;
+		/* one process: refresh_io saw to it */
+		out->io_known = p->io_known && proc_io_delta(&p->io_first, &p->io_last, &delta);
+		if (out->io_known) {
+			out->read_bytes = delta.read_bytes;
+			out->write_bytes = delta.write_bytes;
+		}
+		for (unsigned k = 0; k < p->nfiles; k++) {
+			const struct direct_file *file = &set->files[p->files[k]];
+
+			out->files[k] = p->files[k];
+			out->opens[k] = odirect_opens(p->pid, file->dev, file->ino);
+		}
+	}
+	s->ndirect = set->count;
+}
+
+static void snap_psi_of(struct snap_psi *out, const struct psi_line *start, const struct psi_line *end)
+{
+	*out = (struct snap_psi){ .known = start->present && end->present, .start_us = start->total_us,
+				  .end_us = end->total_us };
+}
+
+static void snap_window(struct doctor_snapshot *s, const struct watch *w)
+{
+	struct swaps swaps;
+
+	s->samples = w->samples;
+	/* Whole disks that sysfs knows, in the samples at both ends. */
+	s->disks = xcalloc(w->disk_end.count ? w->disk_end.count : 1, sizeof(*s->disks));
+	for (unsigned i = 0; i < w->disk_end.count; i++) {
+		const struct disk_stats *after = &w->disk_end.disk[i], *before = diskstats_find(&w->disk_start, after->name);
+		const struct disk_stats *mid = w->mid_known ? diskstats_find(&w->disk_mid, after->name) : NULL;
+		struct snap_disk *disk = &s->disks[s->ndisks];
+
+		if (!before || !w->disk_end.kind[i].in_sysfs || w->disk_end.kind[i].partition)
+			continue;
+		*disk = (struct snap_disk){ .start = *before, .end = *after, .mid_known = mid != NULL };
+		if (mid)
+			disk->mid = *mid;
+		s->ndisks++;
+	}
+	s->disk_seconds = (double)(w->disk_end_ns - w->disk_start_ns) / 1e9;
+	s->disk_mid_seconds = w->mid_known ? (double)(w->disk_mid_ns - w->disk_start_ns) / 1e9 : 0;
+	snap_psi_of(&s->io_some, &w->io_start.some, &w->io_end.some);
+	snap_psi_of(&s->io_full, &w->io_start.full, &w->io_end.full);
+	snap_psi_of(&s->memory_some, &w->memory_start.some, &w->memory_end.some);
+	s->rates = xcalloc(w->nrates ? w->nrates : 1, sizeof(*s->rates));
+	for (size_t i = 0; i < w->nrates; i++) {
+		s->rates[i] = (struct snap_io_rate){ .pid = w->rates[i].pid, .read_rate = w->rates[i].read_rate,
+						     .write_rate = w->rates[i].write_rate,
+						     .rchar_rate = w->rates[i].rchar_rate };
+		snprintf(s->rates[i].comm, sizeof(s->rates[i].comm), "%s", w->rates[i].comm);
+	}
+	s->nrates = w->nrates;
+	s->vm_known = w->vm_known;
+	if (w->vm_known) {
+		const struct vmstat *v[2] = { &w->vm_start, &w->vm_end };
+
+		for (int k = 0; k < 2; k++) {
+			s->pswpin[k] = v[k]->pswpin;
+			s->pswpout[k] = v[k]->pswpout;
+			s->pgpgin[k] = v[k]->pgpgin;
+			s->pgpgout[k] = v[k]->pgpgout;
+			s->refault_file[k] = v[k]->workingset_refault_file;
+		}
+	}
+	s->mem_known = w->mem_known;
+	if (w->mem_known) {
+		s->mem_total = w->mem_end.mem_total;
+		s->mem_available = w->mem_end.mem_available;
+		s->cached = w->mem_end.cached;
+	}
+	if (swaps_read(&swaps) == 0) {
+		s->swaps = swaps.count;
+		for (unsigned i = 0; i < swaps.count; i++)
+			s->swaps_zram += !strncmp(swaps.area[i].name, "/dev/zram", 9);
+		swaps_free(&swaps);
+	}
+	s->dirty_peak = w->dirty_peak;
+	s->writeback_peak = w->writeback_peak;
+	s->dirty_thresh = w->thresh;
+	s->dirty_bg_thresh = w->bg_thresh;
+	s->writeback_samples = w->writeback_samples;
+	s->tasks = xcalloc(w->ntasks ? w->ntasks : 1, sizeof(*s->tasks));
+	for (size_t i = 0; i < w->ntasks; i++) {
+		const struct task_watch *t = &w->tasks[i];
+		struct snap_task *out = &s->tasks[i];
+
+		*out = (struct snap_task){ .pid = t->pid, .tid = t->tid, .first = t->first, .last = t->last,
+					   .samples = t->samples, .stuck_ns = t->last_ns - t->first_ns,
+					   .switches_known = t->switches_known, .switches_first = t->switches_first,
+					   .switches_last = t->switches_last, .throttled = t->throttled };
+		snprintf(out->comm, sizeof(out->comm), "%s", t->comm);
+		snprintf(out->wchan, sizeof(out->wchan), "%s", t->wchan);
+	}
+	s->ntasks = w->ntasks;
+}
+
+/* How long op's oldest request of segment had been in flight at its last sample (0: none in flight). */
+static uint64_t op_age_ns(const struct segment *segment, unsigned op)
+{
+	const struct vtrace_stats *now = &segment->current[op];
+
+	return now->oldest_ns && segment->current_ns > now->oldest_ns ? segment->current_ns - now->oldest_ns : 0;
+}
+
+static void snap_vtrace(struct doctor_snapshot *s, const struct segment_set *set)
+{
+	s->vtrace = xcalloc(set->count ? set->count : 1, sizeof(*s->vtrace));
+	for (size_t i = 0; i < set->count; i++) {
+		const struct segment *segment = set->list[i];
+		struct snap_vtrace *out = &s->vtrace[s->nvtrace];
+
+		if (!segment->has_previous)
+			continue;
+		snprintf(out->service, sizeof(out->service), "%s", segment->info->service);
+		snprintf(out->segment, sizeof(out->segment), "%s", segment->path);
+		out->pid = segment->pid;
+		out->nops = segment->info->op_count;
+		out->ops = xcalloc(out->nops ? out->nops : 1, sizeof(*out->ops));
+		for (unsigned op = 0; op < out->nops; op++) {
+			const struct vtrace_stats *now = &segment->current[op], *then = &segment->previous[op];
+			struct snap_vtrace_op *o = &out->ops[op];
+
+			snprintf(o->name, sizeof(o->name), "%s", vtrace_reader_op_name(segment->reader, op));
+			o->impossible = segment_impossible(segment, op);
+			o->begins = now->begins;
+			o->completions = now->completions;
+			o->service_ns = now->service_ns;
+			o->oldest_age_ns = op_age_ns(segment, op);
+			o->completions_before = then->completions;
+			o->service_ns_before = then->service_ns;
+		}
+		s->nvtrace++;
+	}
+}
+
+/* Pages read or mapped, and of those not cached, as eBPF counted them. */
+static void counted(const struct cache_counters *c, uint64_t *accesses, uint64_t *misses, uint64_t *refaults)
+{
+	uint64_t hits = cachestat_hits(c);
+
+	*accesses = c->reads + c->maps;
+	*misses = *accesses > hits ? *accesses - hits : 0;
+	*refaults = c->refaults;
+}
+
+static void add_memcg(struct doctor_snapshot *s, pid_t pid, uint64_t id, const struct memcg *cgroup)
+{
+	struct snap_memcg *m;
+
+	s->memcgs = xrealloc(s->memcgs, (s->nmemcgs + 1) * sizeof(*s->memcgs));
+	m = &s->memcgs[s->nmemcgs++];
+	*m = (struct snap_memcg){ .pid = pid, .id = id, .version = cgroup->version, .max = cgroup->max,
+				  .current = cgroup->current, .refaults = cgroup->refaults,
+				  .at_limit = memcg_at_limit(cgroup) };
+	snprintf(m->path, sizeof(m->path), "%s", cgroup->path);
+}
+
+/*
+ * The memory cgroup of each reader that will be reported: of the first of its processes still
+ * alive, else the one eBPF saw them in (a shell loop's readers are short-lived, ended by the
+ * time the window is over).
+ */
+static void snap_memcgs(struct doctor_snapshot *s)
+{
+	struct miss_row *rows;
+	size_t nrows = snap_miss_readers(s, &rows), reported = 0;
+
+	for (size_t i = 0; i < nrows && reported < 5; i++) {
+		const struct miss_row *r = &rows[i];
+		struct memcg cgroup;
+		bool found = false;
+
+		if (!snap_miss_matters(s, r))
+			continue;
+		reported++;
+		for (unsigned k = 0; k < r->processes && k < 5 && !found; k++)
+			if (memcg_of_pid(r->pids[k], &cgroup) == 0) {
+				add_memcg(s, r->pids[k], 0, &cgroup);
+				found = true;
+			}
+		if (!found && r->newest && memcg_of_pid(r->newest, &cgroup) == 0) {
+			add_memcg(s, r->newest, 0, &cgroup);
+			found = true;
+		}
+		if (!found && r->memcg && memcg_of_id(r->memcg, &cgroup) == 0)
+			add_memcg(s, 0, r->memcg, &cgroup);
+	}
+	free(rows);
+}
+
+static void snap_cache(struct doctor_snapshot *s, const struct watch *w)
+{
+	struct cachestat_proc *procs = NULL;
+	struct cachestat_file *files = NULL;
+	size_t nprocs = 0, nfiles = 0;
+
+	s->cache_ebpf = w->bpf;
+	if (w->bpf && cachestat_take(&procs, &nprocs, &files, &nfiles) == 0) {
+		s->cache_procs = xcalloc(nprocs ? nprocs : 1, sizeof(*s->cache_procs));
+		for (size_t i = 0; i < nprocs; i++) {
+			struct snap_cache_proc *p = &s->cache_procs[s->ncache_procs];
+
+			if ((pid_t)procs[i].pid == getpid())
+				continue;
+			p->pid = (pid_t)procs[i].pid;
+			p->memcg = procs[i].memcg;
+			snprintf(p->comm, sizeof(p->comm), "%.16s", procs[i].comm);
+			counted(&procs[i].counters, &p->accesses, &p->misses, &p->refaults);
+			s->ncache_procs++;
+		}
+		free(procs);
+		s->cache_files_known = files != NULL;
+	}
+	snap_memcgs(s);
+	if (!files)
+		return;
+	/* Files named from what processes have open or mapped: only those reported, within a second. */
+	{
+		struct inode_names names = {0};
+		struct file_id *ids = xcalloc(nfiles ? nfiles : 1, sizeof(*ids));
+		size_t wanted = 0;
+
+		s->cache_files = xcalloc(nfiles ? nfiles : 1, sizeof(*s->cache_files));
+		for (size_t i = 0; i < nfiles; i++) {
+			struct snap_cache_file *f = &s->cache_files[i];
+			struct miss_row row;
+
+			*f = (struct snap_cache_file){ .major = major(files[i].dev), .minor = minor(files[i].dev),
+						       .ino = files[i].ino };
+			counted(&files[i].counters, &f->accesses, &f->misses, &f->refaults);
+			row = (struct miss_row){ .accesses = f->accesses, .misses = f->misses };
+			if (snap_miss_matters(s, &row))
+				ids[wanted++] = (struct file_id){ files[i].dev, files[i].ino };
+		}
+		s->ncache_files = nfiles;
+		inode_names_resolve(&names, ids, wanted, NAMING_NS, NULL);
+		for (size_t i = 0; i < nfiles; i++) {
+			struct snap_cache_file *f = &s->cache_files[i];
+			struct miss_row row = { .accesses = f->accesses, .misses = f->misses };
+			char unknown[64];
+
+			if (snap_miss_matters(s, &row))
+				snprintf(f->name, sizeof(f->name), "%s",
+					 inode_names_get(&names, files[i].dev, files[i].ino, unknown, sizeof(unknown)));
+		}
+		inode_names_free(&names);
+		free(ids);
+		free(files);
+	}
+}
+
+/*
+ * Each writable mount, probed (bounded and marked: one probe of a mount at most, across runs);
+ * a mount that does not answer is named with the probe that waits on it.
+ */
+static void snap_mounts(struct doctor_snapshot *s, const char *marks, int *marks_error)
+{
+	FILE *mounts = setmntent("/proc/self/mounts", "re");
+	struct mountinfo devices;
+	struct mntent *m;
+	dev_t *seen = NULL;
+	size_t nseen = 0;
+
+	/* The device of each mount, to name its probe after: from the kernel's table, asking no filesystem. */
+	if (mountinfo_read(&devices) != 0)
+		devices = (struct mountinfo){0};
+	while (mounts && (m = getmntent(mounts))) {
+		struct fs_probe probe = {0};
+		struct bounded_mark mark = { .path = "" };
+		struct snap_mount *out;
+		unsigned major_, minor_;
+		size_t k;
+		int rc;
+
+		if (filesystem_pseudo(m->mnt_type) || hasmntopt(m, "ro"))
+			continue;
+		snprintf(probe.dir, sizeof(probe.dir), "%s", m->mnt_dir);
+		if (mountinfo_device(&devices, m->mnt_dir, &major_, &minor_))
+			rc = filesystem_probe_marked(&probe, marks, major_, minor_, &mark);
+		else /* unmounted since: a probe finds what is there now, unmarked */
+			rc = filesystem_probe(&probe);
+		s->mounts = xrealloc(s->mounts, (s->nmounts + 1) * sizeof(*s->mounts));
+		out = &s->mounts[s->nmounts++];
+		*out = (struct snap_mount){ .state = MOUNT_FAILED, .probe_seconds = -1, .probe_started = -1 };
+		snprintf(out->dir, sizeof(out->dir), "%s", m->mnt_dir);
+		snprintf(out->type, sizeof(out->type), "%s", m->mnt_type);
+		snprintf(out->source, sizeof(out->source), "%s", m->mnt_fsname);
+		if (rc == -ETIMEDOUT || rc == -EBUSY) {
+			struct bounded_holder holder = { .seconds = -1 };
+
+			out->state = rc == -ETIMEDOUT ? MOUNT_TIMEOUT : MOUNT_BUSY;
+			out->held = mark.path[0] && bounded_mark_holder(mark.path, &holder) == 1;
+			if (out->held) {
+				out->probe_pid = holder.pid;
+				out->probe_seconds = holder.seconds;
+				if (holder.seconds >= 0)
+					out->probe_started = (double)realtime_ns() / 1e9 - holder.seconds;
+				snprintf(out->probe_asks, sizeof(out->probe_asks), "%s", holder.what);
+			}
+			if (*marks_error) {
+				fprintf(stderr, "%s: %s: %s: probes of filesystems unmarked: one left waiting on a server that "
+					"does not answer is probed again by the next run, and seen as a stuck process\n",
+					program_name, geteuid() == 0 ? "/run/iolens/probes" : "$XDG_RUNTIME_DIR/iolens/probes",
+					strerror(-*marks_error));
+				*marks_error = 0; /* said once */
+			}
+		}
+		if ((rc ? rc : probe.rc) != 0 || !probe.vfs.f_blocks)
+			continue;
+		out->state = MOUNT_OK;
+		out->blocks = probe.vfs.f_blocks;
+		out->bfree = probe.vfs.f_bfree;
+		out->bavail = probe.vfs.f_bavail;
+		out->files = probe.vfs.f_files;
+		out->ffree = probe.vfs.f_ffree;
+		out->favail = probe.vfs.f_favail;
+		out->frsize = probe.vfs.f_frsize;
+		for (k = 0; k < nseen && seen[k] != probe.st.st_dev; k++)
+			;
+		if (k < nseen) { /* a bind mount of one already seen */
+			out->duplicate = true;
+			continue;
+		}
+		seen = xrealloc(seen, (nseen + 1) * sizeof(*seen));
+		seen[nseen++] = probe.st.st_dev;
+	}
+	if (mounts)
+		endmntent(mounts);
+	mountinfo_free(&devices);
+	free(seen);
+}
+
+void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off)
+{
+	struct watch w = {0};
+	char marks[512];
+	int marks_error;
+	pid_t *probes = NULL, *now = NULL;
+	size_t nprobes = 0, nnow = 0;
+
+	*s = (struct doctor_snapshot){ .seconds = seconds, .page_size = (uint64_t)sysconf(_SC_PAGESIZE) };
+	if ((marks_error = bounded_mark_dir(marks, sizeof(marks))) != 0)
+		marks[0] = '\0';
+	watch_prepare(&w, marks, direct_off);
+	if (geteuid() != 0)
+		fprintf(stderr, "%s: not root: other users' processes, their files and their I/O are not seen\n",
+			program_name);
+	if (!w.bpf)
+		fprintf(stderr, "%s: cache misses per process estimated from /proc/PID/io, none per file: %s\n",
+			program_name, w.bpf_why ? w.bpf_why : "no eBPF");
+	if (!w.direct.ebpf && !w.direct.off)
+		fprintf(stderr, "%s: O_DIRECT files looked for in /proc/PID/fdinfo at every sample, which misses one "
+			"open only between two: %s\n", program_name, w.direct.why ? w.direct.why : "no eBPF");
+	/* iolens's probes, which wait on a filesystem that does not answer: never stuck processes. */
+	if (marks[0])
+		nprobes = bounded_mark_holders(marks, &probes);
+	watch_start(&w);
+	if (seconds > 0) /* else one sample: no rates */
+		s->seconds = watch_run(&w, seconds);
+	else
+		watch_run(&w, 0);
+	snap_direct(s, &w.direct);
+	snap_window(s, &w);
+	snap_vtrace(s, &w.vtrace);
+	snap_cache(s, &w);
+	if (marks[0])
+		nnow = bounded_mark_holders(marks, &now);
+	s->probes = xcalloc(nprobes + nnow + 1, sizeof(*s->probes));
+	if (nnow)
+		memcpy(s->probes, now, nnow * sizeof(*now));
+	if (nprobes)
+		memcpy(s->probes + nnow, probes, nprobes * sizeof(*probes));
+	s->nprobes = nnow + nprobes;
+	free(probes);
+	free(now);
+	watch_free(&w);
+	snap_mounts(s, marks, &marks_error);
+}

@@ -1,0 +1,14 @@
+/* capture.h: doctor's window on the machine, kept as a snapshot for the rules. */
+#ifndef IOLENS_DOCTOR_CAPTURE_H
+#define IOLENS_DOCTOR_CAPTURE_H
+
+#include "doctor/snapshot.h"
+
+/*
+ * Watches the machine for seconds (0: one sample, no rates; a stop signal ends it early) and
+ * fills the snapshot with what the rules judge; what cannot be seen is said on stderr.
+ * direct_off: no O_DIRECT looked for but the open files at the start (no eBPF program).
+ */
+void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off);
+
+#endif

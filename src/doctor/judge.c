@@ -1,0 +1,194 @@
+/* judge.c: what more than one rule reads off a snapshot, computed from it alone. */
+#include "doctor/judge.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect/memcg.h"
+#include "collect/procfs.h"
+#include "common/util.h"
+
+double snap_psi_share(const struct snap_psi *psi, double seconds)
+{
+	if (!psi->known || seconds <= 0 || psi->end_us < psi->start_us)
+		return -1;
+	return 100.0 * (double)(psi->end_us - psi->start_us) / (seconds * 1e6);
+}
+
+bool snap_disk_saturated(const struct doctor_snapshot *s)
+{
+	for (size_t i = 0; i < s->ndisks && s->seconds > 0 && s->disk_seconds > 0; i++) {
+		struct disk_ext x;
+
+		disk_ext_compute(&s->disks[i].start, &s->disks[i].end, s->disk_seconds, &x);
+		if (x.util >= DISK_SATURATED_UTIL)
+			return true;
+	}
+	return false;
+}
+
+#define MEMORY_PSI_SHORT 10.0 /* percent of the window: a reader whose pages are evicted now and then stalls 1-7 % */
+
+struct memory_signs snap_memory_signs(const struct doctor_snapshot *s)
+{
+	struct memory_signs m = { .psi_some = snap_psi_share(&s->memory_some, s->seconds) };
+
+	m.low_available = s->mem_known && s->mem_total && s->mem_available < s->mem_total / 10;
+	m.short_now = m.low_available || m.psi_some >= MEMORY_PSI_SHORT;
+	return m;
+}
+
+struct refault_window snap_refault_window(const struct doctor_snapshot *s)
+{
+	uint64_t page = s->page_size;
+	struct refault_window r = {0};
+
+	if (s->seconds <= 0 || !s->vm_known || s->refault_file[0] == PROCFS_UNKNOWN ||
+	    s->refault_file[1] < s->refault_file[0])
+		return r;
+	r.refaults = s->refault_file[1] - s->refault_file[0];
+	r.read_pages = s->pgpgin[1] >= s->pgpgin[0] ? (s->pgpgin[1] - s->pgpgin[0]) * 1024 / page : 0;
+	r.rate = (double)(r.refaults * page) / s->seconds;
+	/* Of what was read from disks, the share that had been cached a moment ago. */
+	r.share = r.read_pages ? 100.0 * (double)r.refaults / (double)r.read_pages : 100.0;
+	r.high = r.rate >= MiB && r.share >= 25;
+	return r;
+}
+
+static int compare_misses(const void *a_, const void *b_)
+{
+	const struct miss_row *a = a_, *b = b_;
+
+	return (b->misses > a->misses) - (b->misses < a->misses);
+}
+
+static bool is_direct(const struct doctor_snapshot *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->ndirect; i++)
+		if (s->direct[i].pid == pid)
+			return true;
+	return false;
+}
+
+/*
+ * Processes whose reads mostly missed, each by its pid; those of one command added into one
+ * row (one short-lived process after another, as a shell loop runs them, is one reader),
+ * named by the pids that missed most. A process that did not mostly miss is in no row: an
+ * idle process is never named for another's misses. O_DIRECT processes left out.
+ */
+static size_t group_by_command(const struct doctor_snapshot *s, struct miss_row *rows, size_t nrows)
+{
+	size_t kept = 0;
+
+	if (nrows > 1)
+		qsort(rows, nrows, sizeof(*rows), compare_misses);
+	for (size_t i = 0; i < nrows; i++) {
+		size_t k;
+
+		if (is_direct(s, rows[i].pid) || !rows[i].accesses || rows[i].misses * 2 < rows[i].accesses)
+			continue;
+		for (k = 0; k < kept && strcmp(rows[k].comm, rows[i].comm); k++)
+			;
+		if (k == kept) {
+			rows[kept] = rows[i];
+			rows[kept].processes = 1;
+			rows[kept].newest = rows[i].pid;
+			rows[kept++].pids[0] = rows[i].pid;
+			continue;
+		}
+		if (rows[i].pid > rows[k].newest)
+			rows[k].newest = rows[i].pid;
+		if (rows[k].processes < sizeof(rows[k].pids) / sizeof(rows[k].pids[0]))
+			rows[k].pids[rows[k].processes] = rows[i].pid;
+		rows[k].processes++;
+		rows[k].accesses += rows[i].accesses;
+		rows[k].misses += rows[i].misses;
+		rows[k].refaults = rows[k].refaults == UINT64_MAX || rows[i].refaults == UINT64_MAX
+					   ? UINT64_MAX : rows[k].refaults + rows[i].refaults;
+	}
+	if (kept > 1)
+		qsort(rows, kept, sizeof(*rows), compare_misses);
+	return kept;
+}
+
+size_t snap_miss_readers(const struct doctor_snapshot *s, struct miss_row **out)
+{
+	uint64_t page = s->page_size;
+	struct miss_row *rows;
+	size_t nrows = 0;
+
+	if (s->cache_ebpf) {
+		rows = xcalloc(s->ncache_procs ? s->ncache_procs : 1, sizeof(*rows));
+		for (size_t i = 0; i < s->ncache_procs; i++) {
+			const struct snap_cache_proc *p = &s->cache_procs[i];
+
+			rows[nrows] = (struct miss_row){ .pid = p->pid, .memcg = p->memcg, .accesses = p->accesses,
+							 .misses = p->misses, .refaults = p->refaults };
+			snprintf(rows[nrows].comm, sizeof(rows[nrows].comm), "%s", p->comm);
+			nrows++;
+		}
+	} else {
+		/* Without eBPF, as cachetop's estimate: read by system calls against fetched from storage. */
+		rows = xcalloc(s->nrates ? s->nrates : 1, sizeof(*rows));
+		for (size_t i = 0; i < s->nrates; i++) {
+			const struct snap_io_rate *r = &s->rates[i];
+
+			rows[nrows] = (struct miss_row){ .pid = r->pid, .accesses = (uint64_t)(r->rchar_rate * s->seconds) / page,
+							 .misses = (uint64_t)(r->read_rate * s->seconds) / page,
+							 .refaults = UINT64_MAX };
+			snprintf(rows[nrows].comm, sizeof(rows[nrows].comm), "%s", r->comm);
+			nrows++;
+		}
+	}
+	*out = rows;
+	return group_by_command(s, rows, nrows);
+}
+
+bool snap_miss_matters(const struct doctor_snapshot *s, const struct miss_row *r)
+{
+	return s->seconds > 0 && r->accesses && r->misses * 2 >= r->accesses &&
+	       (double)(r->misses * s->page_size) / s->seconds >= MiB;
+}
+
+static const struct snap_memcg *memcg_by_pid(const struct doctor_snapshot *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->nmemcgs && pid; i++)
+		if (s->memcgs[i].pid == pid)
+			return &s->memcgs[i];
+	return NULL;
+}
+
+const struct snap_memcg *snap_reader_memcg(const struct doctor_snapshot *s, const struct miss_row *r)
+{
+	const struct snap_memcg *m;
+
+	for (unsigned i = 0; i < r->processes && i < 5; i++)
+		if ((m = memcg_by_pid(s, r->pids[i])))
+			return m;
+	if ((m = memcg_by_pid(s, r->newest)))
+		return m;
+	for (size_t i = 0; i < s->nmemcgs && r->memcg; i++)
+		if (!s->memcgs[i].pid && s->memcgs[i].id == r->memcg)
+			return &s->memcgs[i];
+	return NULL;
+}
+
+bool snap_readers_at_limit(const struct doctor_snapshot *s)
+{
+	struct miss_row *rows;
+	size_t nrows = snap_miss_readers(s, &rows), reported = 0;
+	bool at_limit = false;
+
+	for (size_t i = 0; i < nrows && reported < 5; i++) {
+		const struct snap_memcg *m;
+
+		if (!snap_miss_matters(s, &rows[i]))
+			continue;
+		reported++;
+		if ((m = snap_reader_memcg(s, &rows[i])) && m->at_limit)
+			at_limit = true;
+	}
+	free(rows);
+	return at_limit;
+}

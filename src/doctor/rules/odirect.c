@@ -1,0 +1,177 @@
+/* odirect.c: rule odirect: a process doing its I/O with O_DIRECT, bypassing the page cache. */
+#include <fcntl.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "doctor/rules.h"
+
+static void judge(const struct doctor_snapshot *s, const struct doctor_config *config, struct doctor_findings *out)
+{
+	for (size_t i = 0; i < s->ndirect; i++) {
+		const struct snap_direct_process *p = &s->direct[i];
+		double read_rate = 0, write_rate = 0;
+		bool rates = p->io_known && p->rate_seconds > 0;
+		uint64_t cached = 0, pages = 0, opens = 0;
+		bool cache_known = false;
+		char read_text[16], write_text[16];
+		const struct snap_direct_file *file0;
+		struct doctor_fields *files;
+		struct doctor_finding *f;
+		size_t used;
+
+		if (!p->nfiles)
+			continue;
+		file0 = &s->direct_files[p->files[0]];
+		for (unsigned k = 0; k < p->nfiles; k++) {
+			const struct snap_direct_file *file = &s->direct_files[p->files[k]];
+
+			if (file->cache_known) {
+				cache_known = true;
+				cached += file->cached_pages;
+				pages += file->file_pages;
+			}
+			opens += p->opens[k];
+		}
+		if (rates) {
+			read_rate = (double)p->read_bytes / p->rate_seconds;
+			write_rate = (double)p->write_bytes / p->rate_seconds;
+		}
+		/*
+		 * Bypassing the cache matters when it reads: reads that the cache could serve. A few
+		 * KiB now and then (multipathd's path checker), or writes (a database flushing its own
+		 * buffers, on purpose), are a note.
+		 */
+		f = doctor_finding_add(out, read_rate >= config->threshold[TH_ODIRECT_READ] ? DOCTOR_WARNING : DOCTOR_INFO,
+				       "odirect",
+				       "O_DIRECT bypasses the page cache: every read goes to the disk, even of data read a "
+				       "moment ago; the cache could serve repeated reads from memory (the seed's 1.4 s "
+				       "against 0.017 s)");
+		doctor_text(f->what, sizeof(f->what), "process %d (%s) does its I/O with O_DIRECT on %s%s", (int)p->pid,
+			    p->comm, file0->path, p->nfiles > 1 ? " and more" : "");
+		if (!strcmp(p->seen_by, "fdinfo"))
+			used = (size_t)snprintf(f->numbers, sizeof(f->numbers),
+						"/proc/%d/fdinfo/%d says \"flags: 0%o\": O_DIRECT (0%o) is set, on %u file%s",
+						(int)p->pid, p->first_fd, p->first_flags, (unsigned)O_DIRECT, p->nfiles,
+						p->nfiles > 1 ? "s" : "");
+		else
+			used = (size_t)snprintf(f->numbers, sizeof(f->numbers),
+						"%s with O_DIRECT (0%o) gave it fd %d %.1f s into the window, %llu time%s "
+						"(eBPF, raw_syscalls); the file's flags 0%o; on %u file%s",
+						p->call[0] ? p->call : "?", (unsigned)O_DIRECT, p->first_fd,
+						p->first_seen_seconds, (unsigned long long)opens, opens == 1 ? "" : "s",
+						p->first_flags, p->nfiles, p->nfiles > 1 ? "s" : "");
+		if (rates && used < sizeof(f->numbers))
+			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
+						 "; from storage %s/s read, %s/s written over the %.1f s since it was first "
+						 "seen (/proc/%d/io)",
+						 human_size((uint64_t)read_rate, read_text, sizeof(read_text)),
+						 human_size((uint64_t)write_rate, write_text, sizeof(write_text)),
+						 p->rate_seconds, (int)p->pid);
+		if (cache_known && used < sizeof(f->numbers))
+			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
+						 "; the page cache holds %llu of its %llu pages", (unsigned long long)cached,
+						 (unsigned long long)pages);
+		if (p->ended && used < sizeof(f->numbers))
+			snprintf(f->numbers + used, sizeof(f->numbers) - used, "; it ended before the window did");
+		doctor_text(f->more, sizeof(f->more), "iolens cachetop -p %d; iolens pcstat --pid %d", (int)p->pid,
+			    (int)p->pid);
+		field_int(&f->data, "pid", p->pid);
+		field_text(&f->data, "comm", p->comm);
+		files = field_list(&f->data, "files");
+		for (unsigned k = 0; k < p->nfiles; k++)
+			field_text(files, NULL, s->direct_files[p->files[k]].path);
+		field_real_if(&f->data, "read_bytes_per_s", read_rate, rates);
+		field_real_if(&f->data, "write_bytes_per_s", write_rate, rates);
+		field_real_if(&f->data, "rate_seconds", p->rate_seconds, rates);
+		field_int_if(&f->data, "fd", p->first_fd, p->first_fd >= 0);
+		field_int(&f->data, "flags", (int)p->first_flags);
+		field_count_if(&f->data, "cached_pages", cached, cache_known);
+		field_count_if(&f->data, "file_pages", pages, cache_known);
+		field_text(&f->data, "seen_by", p->seen_by);
+		field_text(&f->data, "call", p->call[0] ? p->call : NULL);
+		field_count_if(&f->data, "opens", opens, s->odirect_ebpf);
+		field_real(&f->data, "first_seen_seconds", p->first_seen_seconds);
+		field_bool(&f->data, "ended", p->ended);
+	}
+}
+
+const struct doctor_rule rule_odirect = {
+	.name = "odirect",
+	.help = "a process doing its I/O with O_DIRECT: each open seen as it happens\n"
+		"(eBPF), else fdinfo flags at every sample; its rates and what the\n"
+		"page cache holds of its files (warning when it read 1 MiB/s)",
+	.man = /* iolens-doctor(1), RULES: the paragraph after its name (roff) */
+		"A process that does its I/O on a regular file or block device with\n"
+		".BR O_DIRECT ,\n"
+		"as in the investigation that made this rule: an application that read each\n"
+		"32\\~MiB in 1.4\\~s bypassed the page cache, and cached reads took 0.017\\~s.\n"
+		"That application opened its file, read it in 30\\~ms on a fast disk, closed\n"
+		"it and slept a second: a look at the open files now and then misses it.\n"
+		"So the doctor sees the opens as they happen, with eBPF on the raw system\n"
+		"call tracepoints\n"
+		".RB ( tp_btf/sys_enter \" and \" sys_exit ,\n"
+		"which need no tracefs): every\n"
+		".BR open ,\n"
+		".B openat\n"
+		"and\n"
+		".B openat2\n"
+		"that asks for\n"
+		".B O_DIRECT\n"
+		"and succeeds, and every\n"
+		".B fcntl(F_SETFL)\n"
+		"that sets it, by any process, however briefly the file stays open; each\n"
+		"process and file is reported once, its later opens counted.\n"
+		"While these tracepoints are on (the doctor's run only), every system call\n"
+		"of every process takes a little longer: a program that does little but\n"
+		"system calls runs measurably slower meanwhile\n"
+		".RB ( bench/doctor\\-overhead.sh\n"
+		"measures it);\n"
+		".B \\-\\-disable odirect\n"
+		"turns them off.\n"
+		"When the window begins it also reads every process's\n"
+		".IR /proc/PID/fdinfo/N ,\n"
+		"for the files already open with\n"
+		".B O_DIRECT\n"
+		"(the flag 040000 on x86, in the\n"
+		".B flags\n"
+		"line).\n"
+		"Without eBPF (not root, no BTF) it reads them at every sample instead, and\n"
+		"says on standard error that a file open only between two samples is\n"
+		"missed.\n"
+		"Both are merged by pid and command (a pid reused by another command is\n"
+		"another process); this process and its probes are left out.\n"
+		"The finding names the process and its files (up to four: the path its\n"
+		"descriptor names while it is open, else the path it passed, joined to its\n"
+		"working directory while it lives; after an\n"
+		".B fcntl\n"
+		"whose descriptor is closed before the doctor looks, the file's name, inode\n"
+		"and device), quotes the fdinfo flags of the first, or the call that\n"
+		"gave it\n"
+		".BR O_DIRECT ,\n"
+		"the descriptor, when and how many times; its reads and\n"
+		"writes from storage per second from when it was first seen to the end, or\n"
+		"to its last sample for one that ended\n"
+		".RI ( /proc/PID/io ,\n"
+		".B read_bytes\n"
+		"and\n"
+		".BR write_bytes ),\n"
+		"and how many of its files' pages the page cache holds when each is first\n"
+		"found (each file probed once)\n"
+		".RB ( cachestat (2),\n"
+		"as\n"
+		".BR \\%iolens\\-pcstat (1)\n"
+		"counts them): what cached reads could serve from memory.\n"
+		"Severity\n"
+		".B warning\n"
+		"when the process read 1\\~MiB/s or more from storage in that time (reads\n"
+		"the cache could serve);\n"
+		".B info\n"
+		"when it read less (a path checker's few KiB now and then), only wrote (a\n"
+		"database flushing its own buffers does so on purpose), or the rates are not\n"
+		"known (0 seconds, or the process could not be read, or it ended before a\n"
+		"second look).\n"
+		"A process that ended in the window is still reported, with what is known\n"
+		"of it: pid, command, files, flags.\n",
+	.thresholds = { TH_ODIRECT_READ, -1 },
+	.judge = judge,
+};

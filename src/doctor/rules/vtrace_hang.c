@@ -1,0 +1,88 @@
+/* vtrace_hang.c: rule vtrace-hang: a libvtrace server with a request in flight past a threshold; and the fields it shares with vtrace-latency. */
+#include "doctor/rules/vtrace.h"
+
+static double mean_ms(uint64_t service_ns, uint64_t completions)
+{
+	return completions ? (double)service_ns / (double)completions / 1e6 : 0;
+}
+
+struct vtrace_op_window vtrace_op_window(const struct snap_vtrace_op *op)
+{
+	struct vtrace_op_window w;
+
+	w.done = op->completions > op->completions_before ? op->completions - op->completions_before : 0;
+	w.window_ms = mean_ms(op->service_ns - op->service_ns_before, w.done);
+	w.before_ms = mean_ms(op->service_ns_before, op->completions_before);
+	return w;
+}
+
+void vtrace_finding_data(struct doctor_finding *f, const struct snap_vtrace *server, const struct snap_vtrace_op *op,
+			 const struct vtrace_op_window *w)
+{
+	doctor_text(f->more, sizeof(f->more), "iolens vstat %s 1", server->segment);
+	field_text(&f->data, "service", server->service);
+	field_int(&f->data, "pid", (int)server->pid);
+	field_text(&f->data, "segment", server->segment);
+	field_text(&f->data, "op", op->name);
+	field_count(&f->data, "in_flight", op->begins - op->completions);
+	field_real(&f->data, "oldest_seconds", (double)op->oldest_age_ns / 1e9);
+	field_count(&f->data, "completions", w->done);
+	field_real(&f->data, "mean_ms", w->window_ms);
+	field_real(&f->data, "mean_ms_before", w->before_ms);
+}
+
+static void judge(const struct doctor_snapshot *s, const struct doctor_config *config, struct doctor_findings *out)
+{
+	for (size_t i = 0; i < s->nvtrace; i++) {
+		const struct snap_vtrace *server = &s->vtrace[i];
+
+		for (unsigned k = 0; k < server->nops; k++) {
+			const struct snap_vtrace_op *op = &server->ops[k];
+			struct vtrace_op_window w = vtrace_op_window(op);
+			uint64_t age = op->oldest_age_ns;
+			struct doctor_finding *f;
+
+			/* counters no server writes: nothing to say from them */
+			if (op->impossible || age < (uint64_t)(config->threshold[TH_HANG_SECONDS] * 1e9))
+				continue;
+			f = doctor_finding_add(out, age >= 60 * 1000000000ull ? DOCTOR_CRITICAL : DOCTOR_WARNING,
+					       "vtrace-hang",
+					       "a request that never ends holds its client, and often a thread and a lock "
+					       "of the server: other requests pile up behind it (a FUSE client waiting for "
+					       "a page the request should fill sleeps in D)");
+			doctor_text(f->what, sizeof(f->what), "service %s (pid %d) is hung on %s", server->service,
+				    (int)server->pid, op->name);
+			doctor_text(f->numbers, sizeof(f->numbers),
+				    "%llu %s request%s in flight, the oldest for %.1f s; %llu completed in the %.1f s "
+				    "watched (%s)",
+				    (unsigned long long)(op->begins - op->completions), op->name,
+				    op->begins - op->completions == 1 ? "" : "s", (double)age / 1e9,
+				    (unsigned long long)w.done, s->seconds, server->segment);
+			vtrace_finding_data(f, server, op, &w);
+		}
+	}
+}
+
+const struct doctor_rule rule_vtrace_hang = {
+	.name = "vtrace-hang",
+	.help = "a libvtrace service with a request in flight for 1 s or more\n"
+		"(critical from 60 s)",
+	.man = /* iolens-doctor(1), RULES: the paragraph after its name (roff) */
+		"A service instrumented with libvtrace with a request in flight for 1\\~s or\n"
+		"more (what\n"
+		".B iolens vstat\n"
+		"flags HANG), per operation: how many are in flight, the age of the oldest,\n"
+		"how many completed in the window.\n"
+		".B critical\n"
+		"from 60\\~s,\n"
+		".B warning\n"
+		"before.\n"
+		"Only live servers whose segments are proven theirs count (see\n"
+		".B TRUST\n"
+		"in\n"
+		".BR \\%iolens\\-vstat (1)):\n"
+		"another user's file that names a server cannot make it look hung, and a\n"
+		"dead server (a zombie too) is not hung.\n",
+	.thresholds = { TH_HANG_SECONDS, -1 },
+	.judge = judge,
+};

@@ -1,0 +1,58 @@
+/* fuzz_doctor_snapshot.c: libFuzzer target for doctor's recorded snapshots (--replay): parsed, judged by every rule, rendered, written and read back. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/doctor_config.h"
+#include "doctor/finding.h"
+#include "doctor/rules.h"
+#include "doctor/snapshot.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct doctor_snapshot s, again;
+	struct doctor_findings findings = {0};
+	struct doctor_config config;
+	struct doctor_report report = { .cache_mode = "ebpf", .odirect_mode = "ebpf" };
+	char why[512] = "", *text = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	if (doctor_snapshot_parse((const char *)data, size, &s, why, sizeof(why)) != 0) {
+		if (!why[0])
+			abort(); /* a refusal says why */
+		return 0;
+	}
+	/* Whatever parses, every rule judges and both renderers write, without a fault. */
+	doctor_config_init(&config);
+	doctor_judge(&s, &config, &findings);
+	report.seconds = s.seconds;
+	report.findings = &findings;
+	out = fopen("/dev/null", "w");
+	if (out) {
+		doctor_write_json(&report, out);
+		doctor_write_text(&report, out);
+		fclose(out);
+	}
+	/* What is written reads back. */
+	out = open_memstream(&text, &len);
+	if (!out || doctor_snapshot_write(&s, out) != 0)
+		abort();
+	fclose(out);
+	if (doctor_snapshot_parse(text, len, &again, why, sizeof(why)) != 0) {
+		fprintf(stderr, "written snapshot does not read back: %s\n", why);
+		abort();
+	}
+	if (again.ndirect != s.ndirect || again.nmounts != s.nmounts || again.ntasks != s.ntasks ||
+	    again.nvtrace != s.nvtrace || again.seconds != s.seconds)
+		abort();
+	doctor_snapshot_free(&again);
+	free(text);
+	doctor_findings_free(&findings);
+	doctor_config_free(&config);
+	doctor_snapshot_free(&s);
+	return 0;
+}

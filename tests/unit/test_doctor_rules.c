@@ -1,0 +1,186 @@
+/* test_doctor_rules.c: doctor's rules as pure functions of a snapshot: each judged alone, thresholds from the configuration, a snapshot's text read back as written. */
+#include "unit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/doctor_config.h"
+#include "doctor/finding.h"
+#include "doctor/rules.h"
+#include "doctor/snapshot.h"
+
+static const char snapshot_text[] =
+	"iolens-doctor-snapshot 1\n"
+	"seconds 2\n"
+	"page_size 4096\n"
+	"samples 9\n"
+	"# a filesystem 95 % used, a thread in D all window long, a hung op\n"
+	"mount /srv\\x20data ext4 /dev/sdb 0 0 1000 50 50 100 90 90 4096 0 0 -1 -1 -\n"
+	"task 42 42 cat folio_wait_bit_common 0 8 9 2000000000 1 7 7 0\n"
+	"vtrace 77 svc /dev/shm/vtrace.svc.77\n"
+	"op READ 0 3 2 1000 5000000000 2 1000\n";
+
+static void load(struct doctor_snapshot *s)
+{
+	char why[256] = "";
+
+	assert_int_equal(doctor_snapshot_parse(snapshot_text, strlen(snapshot_text), s, why, sizeof(why)), 0);
+}
+
+static void test_each_rule_alone(void **state)
+{
+	struct doctor_snapshot s;
+	struct doctor_config config;
+	struct doctor_findings found = {0};
+	(void)state;
+
+	load(&s);
+	doctor_config_init(&config);
+	rule_full.judge(&s, &config, &found);
+	assert_int_equal(found.count, 1);
+	assert_string_equal(found.list[0].rule, "full");
+	assert_int_equal(found.list[0].severity, DOCTOR_WARNING);
+	assert_string_equal(doctor_field_text(&found.list[0].data, "mount"), "/srv data");
+	doctor_findings_free(&found);
+	/* stuck reads the hung server off the snapshot, whether vtrace-hang runs or not */
+	rule_stuck.judge(&s, &config, &found);
+	assert_int_equal(found.count, 1);
+	assert_int_equal(found.list[0].severity, DOCTOR_INFO); /* 2 s: under the 3 s of a warning */
+	assert_non_null(strstr(found.list[0].more, "a hung server"));
+	doctor_findings_free(&found);
+	rule_vtrace_hang.judge(&s, &config, &found);
+	assert_int_equal(found.count, 1);
+	assert_string_equal(doctor_field_text(&found.list[0].data, "op"), "READ");
+	doctor_findings_free(&found);
+	rule_inodes.judge(&s, &config, &found); /* 10 % of its inodes used */
+	rule_swap.judge(&s, &config, &found);   /* no vmstat in the snapshot: unknown, nothing said */
+	assert_int_equal(found.count, 0);
+	doctor_config_free(&config);
+	doctor_snapshot_free(&s);
+}
+
+static void test_thresholds(void **state)
+{
+	struct doctor_snapshot s;
+	struct doctor_config config;
+	struct doctor_findings found = {0};
+	const char *conf = "full.warning_percent=96\nstuck.seconds=1.5\nvtrace-hang.seconds=9";
+	char why[256];
+	(void)state;
+
+	load(&s);
+	doctor_config_init(&config);
+	assert_int_equal(doctor_config_parse(&config, conf, strlen(conf), "t", why, sizeof(why)), 0);
+	doctor_judge(&s, &config, &found);
+	assert_int_equal(found.count, 1); /* full under 96 %, no hang under 9 s: only stuck, now a warning */
+	assert_string_equal(found.list[0].rule, "stuck");
+	assert_int_equal(found.list[0].severity, DOCTOR_WARNING);
+	assert_non_null(strstr(found.list[0].more, "iolens stat -x 1"));
+	doctor_findings_free(&found);
+	doctor_config_free(&config);
+	doctor_snapshot_free(&s);
+}
+
+static void test_written_reads_back(void **state)
+{
+	struct doctor_snapshot s, again;
+	char *text = NULL, *text2 = NULL, why[256];
+	size_t len = 0, len2 = 0;
+	FILE *f;
+	(void)state;
+
+	load(&s);
+	f = open_memstream(&text, &len);
+	assert_int_equal(doctor_snapshot_write(&s, f), 0);
+	fclose(f);
+	assert_int_equal(doctor_snapshot_parse(text, len, &again, why, sizeof(why)), 0);
+	f = open_memstream(&text2, &len2);
+	assert_int_equal(doctor_snapshot_write(&again, f), 0);
+	fclose(f);
+	assert_string_equal(text, text2);
+	assert_string_equal(again.mounts[0].dir, "/srv data");
+	free(text);
+	free(text2);
+	doctor_snapshot_free(&again);
+	doctor_snapshot_free(&s);
+}
+
+static void test_refused(void **state)
+{
+	struct doctor_snapshot s;
+	char why[256];
+	const char *short_task = "iolens-doctor-snapshot 1\npage_size 4096\ntask 1\n";
+
+	assert_int_equal(doctor_snapshot_parse(short_task, strlen(short_task), &s, why, sizeof(why)), -1);
+	assert_string_equal(why, "line 3: tid missing");
+	assert_int_equal(doctor_snapshot_parse("page_size 4096\n", 15, &s, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "not a doctor snapshot"));
+	(void)state;
+}
+
+/* iolens-doctor(1)'s RULES, as the table makes them: each rule's name and paragraph, in its order. */
+static char *man_rules(void)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	for (const struct doctor_rule *const *rule = doctor_rules; *rule; rule++) {
+		fputs(".TP\n.B ", f);
+		for (const char *c = (*rule)->name; *c; c++)
+			fputs(*c == '-' ? "\\-" : (char[]){ *c, 0 }, f);
+		fprintf(f, "\n%s", (*rule)->man);
+	}
+	fclose(f);
+	return text;
+}
+
+/*
+ * The man page's RULES list is the table's: between its two markers, what man_rules makes.
+ * DOCTOR_MAN_WRITE=1 rewrites it so (after a rule's .man changed, or a rule came).
+ */
+static void test_man_page(void **state)
+{
+	static const char begin[] = ".\\\" From here to the end marker: the rule table", end[] = ".\\\" End of the rule table.\n";
+	const char *top = getenv("TOP");
+	char path[4096], *page = NULL, *from, *to, *rules = man_rules();
+	size_t len = 0;
+	FILE *f;
+	(void)state;
+
+	snprintf(path, sizeof(path), "%s/docs/iolens-doctor.1", top ? top : ".");
+	f = fopen(path, "r");
+	if (!f)
+		skip();
+	assert_int_equal(getdelim(&page, &len, '\0', f) > 0, 1);
+	fclose(f);
+	from = strstr(page, begin);
+	assert_non_null(from);
+	from = strchr(from, '\n') + 1;
+	to = strstr(from, end);
+	assert_non_null(to);
+	if (getenv("DOCTOR_MAN_WRITE")) {
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fprintf(f, "%.*s%s%s", (int)(from - page), page, rules, to);
+		assert_int_equal(fclose(f), 0);
+	} else if (strlen(rules) != (size_t)(to - from) || memcmp(rules, from, (size_t)(to - from))) {
+		fail_msg("%s: RULES is not the rule table's (DOCTOR_MAN_WRITE=1 %s rewrites it)", path, "test_doctor_rules");
+	}
+	free(page);
+	free(rules);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_each_rule_alone),
+		cmocka_unit_test(test_thresholds),
+		cmocka_unit_test(test_written_reads_back),
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_man_page),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
