@@ -25,6 +25,30 @@ struct doctor {
 
 /* ---- The command ------------------------------------------------------------------------- */
 
+/* --set's list of thresholds and their defaults, from the table that parses them, wrapped under the option's text. */
+static void help_thresholds(void)
+{
+	char text[256];
+	size_t column = 37; /* after "      --set NAME=VALUE   a threshold:" */
+
+	doctor_config_thresholds_text(text, sizeof(text));
+	for (const char *p = text; *p;) {
+		size_t n = strcspn(p, " ");
+
+		if (column + 1 + n > 86) {
+			printf("\n%25s", "");
+			column = 25;
+		} else {
+			putchar(' ');
+			column++;
+		}
+		printf("%.*s", (int)n, p);
+		column += n;
+		p += n + (p[n] == ' ');
+	}
+	putchar('\n');
+}
+
 static _Noreturn void usage(void)
 {
 	printf("Usage:\n"
@@ -57,10 +81,9 @@ static _Noreturn void usage(void)
 	       "      --accept 'RULE comm=NAME'  no finding of RULE (or * for any) about processes\n"
 	       "                         named NAME (or libvtrace services); 'RULE path=GLOB': about\n"
 	       "                         files or mounts matching GLOB (a database that uses O_DIRECT)\n"
-	       "      --set NAME=VALUE   a threshold: full.warning_percent (90), full.critical_percent\n"
-	       "                         (98), stuck.seconds (3), vtrace-hang.seconds (1),\n"
-	       "                         odirect.read_bytes_per_s (1MiB)\n"
-	       "\n"
+	       "      --set NAME=VALUE   a threshold:");
+	help_thresholds();
+	printf("\n"
 	       "Options:\n"
 	       "      --json             one JSON document\n"
 	       "      --record FILE      also write what the window saw (the snapshot the rules\n"

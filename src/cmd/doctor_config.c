@@ -26,6 +26,26 @@ static const struct {
 	[TH_ODIRECT_READ] = { "odirect.read_bytes_per_s", 1024 * 1024, 0, 1e15, true },
 };
 
+void doctor_config_thresholds_text(char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < TH_COUNT && used < len; i++) {
+		char value[32];
+		int n;
+
+		if (thresholds[i].size)
+			human_size((uint64_t)thresholds[i].fallback, value, sizeof(value));
+		else
+			snprintf(value, sizeof(value), "%g", thresholds[i].fallback);
+		n = snprintf(buf + used, len - used, "%s%s (%s)", i ? ", " : "", thresholds[i].name, value);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
 void doctor_config_init(struct doctor_config *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -69,7 +89,7 @@ static size_t word(const char **p, const char *end, const char **start)
 static int set_threshold(struct doctor_config *c, const char *name, size_t name_len, const char *value,
 			 size_t value_len, const char *source, char *why, size_t why_len)
 {
-	char text[64];
+	char text[64], known[256];
 	double v;
 	char *rest;
 
@@ -97,8 +117,9 @@ static int set_threshold(struct doctor_config *c, const char *name, size_t name_
 		c->threshold[i] = v;
 		return 0;
 	}
-	return fail(why, why_len, "%s: unknown setting '%.*s' (full.warning_percent, full.critical_percent, "
-		    "stuck.seconds, vtrace-hang.seconds, odirect.read_bytes_per_s)", source, (int)(name_len > 64 ? 64 : name_len), name);
+	doctor_config_thresholds_text(known, sizeof(known));
+	return fail(why, why_len, "%s: unknown setting '%.*s' (%s)", source, (int)(name_len > 64 ? 64 : name_len), name,
+		    known);
 }
 
 int doctor_config_statement(struct doctor_config *c, const char *text, size_t len, const char *source, char *why,

@@ -55,6 +55,8 @@ int doctor_config_check(const struct doctor_config *c, const char *source, char 
  * running doctor (then it could silence doctor), or says something wrong.
  */
 int doctor_config_load(struct doctor_config *c, const char *path, bool must_exist, char *why, size_t why_len);
+/* The thresholds with their defaults, from the table that parses them: "full.warning_percent (90), ...". */
+void doctor_config_thresholds_text(char *buf, size_t len);
 /* Whether the rule is turned off. */
 bool doctor_config_disabled(const struct doctor_config *c, const char *rule);
 /* The first accept of rule that the process comm or one of the paths matches, or NULL. */

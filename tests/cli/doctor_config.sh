@@ -74,4 +74,21 @@ else
 	skip "thresholds on a tmpfs: needs root to mount one"
 fi
 
+# --help's --set list is the table the settings are parsed by: each name with its default is taken
+# as it is written there, and an unknown name's message lists the same.
+run "$IOLENS" doctor --help
+set_list=$(sed -n '/--set NAME=VALUE/,/^$/p' <<<"$OUT" | tr -s ' \n' ' ' | sed 's/.*a threshold: //; s/ *$//')
+replay=$(ls "$TOP"/tests/fixtures/doctor/*/snapshot | head -1)
+names=0 taken=0
+while read -r name value; do
+	names=$((names + 1))
+	"$IOLENS" doctor --no-config --set "$name=$value" --replay "$replay" >/dev/null 2>&1
+	[ $? -ne 2 ] && taken=$((taken + 1))
+done < <(tr ',' '\n' <<<"$set_list" | sed 's/^ *//; s/ (\(.*\))$/ \1/')
+check "--help lists thresholds (found $names)" test "$names" -ge 5
+check_eq "each --set NAME (DEFAULT) of --help is taken as NAME=DEFAULT" "$names" "$taken"
+run "$IOLENS" doctor --no-config --set nosuch=1 --replay "$replay"
+check_eq "an unknown setting: exit 2" 2 "$RC"
+check_match "… and its message lists the thresholds --help lists" "unknown setting 'nosuch' \\($(sed 's/[().]/\\&/g' <<<"$set_list")\\)" "$ERR"
+
 echo "1..$t_count"
