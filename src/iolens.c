@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd/common.h"
+#include "cmd/compat.h"
 #include "common/util.h"
 
 struct command {
@@ -105,6 +106,8 @@ int main(int argc, char **argv)
 	/* Invoked through a link named after a command, or as iolens-COMMAND. */
 	if (!strncmp(self, "iolens-", 7) && (command = find_command(self + 7)))
 		return run(command, "iolens ", argc, argv);
+	if (!strcmp(self, "pcstat") && pcstat_classic_wanted(argc, argv))
+		return run(&(struct command){ "pcstat", cmd_pcstat_classic, NULL }, "", argc, argv);
 	if ((command = find_command(self)))
 		return run(command, "", argc, argv);
 
