@@ -31,6 +31,7 @@ static const struct command commands[] = {
 	{ "bench", cmd_bench, "disk throughput, IOPS and latency, block-size sweeps and the knee (fio, dd)" },
 	/* Aliases, for links named after the tools people already type. */
 	{ "dstat", cmd_stat, NULL },
+	{ "vmtouch", cmd_vmtouch, NULL },
 };
 
 static const struct command *find_command(const char *name)
@@ -61,6 +62,8 @@ static void usage(FILE *stream)
 	      "\n"
 	      "A link to iolens named after a command runs that command: pcstat FILE is\n"
 	      "iolens pcstat FILE; vstat, cachestat and cachetop likewise; dstat is iolens stat.\n"
+	      "pcstat also takes classic pcstat's flags (-json, -terse...), and a link named\n"
+	      "vmtouch takes vmtouch's (beware: its -L is mlockall, not follow links).\n"
 	      "\n"
 	      "Examples:\n"
 	      "  iolens pcstat /bin/ls        is ls in the page cache?\n"

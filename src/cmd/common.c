@@ -47,12 +47,20 @@ bool print_file_table(struct out_table *table)
 	return rc == 0;
 }
 
-void report_walk_error(const struct files_entry *entry)
+bool files_quiet;
+
+bool report_walk_error(const struct files_entry *entry)
 {
+	if (entry->skipped) {
+		if (!files_quiet)
+			warn_msg("%s: %s", printable_name(entry->path), entry->reason);
+		return false;
+	}
 	if (entry->reason)
 		warn_msg("%s: %s", printable_name(entry->path), entry->reason);
 	else
 		warn_errno(printable_name(entry->path), entry->error);
+	return true;
 }
 
 void refusal_note(struct refusals *refusals, const char *path)

@@ -41,8 +41,12 @@ void files_help_options(FILE *stream);
 /* Prints "iolens CMD VERSION" and exits 0. */
 _Noreturn void print_version(void);
 
-/* The message for a path the walk could not look at. */
-void report_walk_error(const struct files_entry *entry);
+/*
+ * The message for a path the walk could not look at, or left out as asked (-m; said unless
+ * files_quiet): true when it is an error.
+ */
+bool report_walk_error(const struct files_entry *entry);
+extern bool files_quiet;
 
 /*
  * Prints a table of files, with the page size that its counts of pages are in (JSON);

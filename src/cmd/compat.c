@@ -185,8 +185,8 @@ static int classic_visit(const struct files_entry *entry, void *context)
 	int rc;
 
 	if (entry->fd < 0) {
-		report_walk_error(entry);
-		c->failed = true;
+		if (report_walk_error(entry))
+			c->failed = true;
 		return 0;
 	}
 	if (c->flags->bname) {

@@ -9,4 +9,7 @@ bool pcstat_classic_wanted(int argc, char **argv);
 /* Classic pcstat: its flags, its text, terse, JSON and histogram outputs. */
 int cmd_pcstat_classic(int argc, char **argv);
 
+/* vmtouch's flags and its summary, verbose bars, touch, evict and lock. */
+int cmd_vmtouch(int argc, char **argv);
+
 #endif

@@ -114,8 +114,8 @@ static int visit(const struct files_entry *entry, void *context)
 	char holders[512];
 
 	if (entry->fd < 0) {
-		report_walk_error(entry);
-		ev->failed = true;
+		if (report_walk_error(entry))
+			ev->failed = true;
 		return 0;
 	}
 	before_rc = pagecache_query(entry->fd, 0, entry->size, &before);

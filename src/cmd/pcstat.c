@@ -123,8 +123,8 @@ static int visit(const struct files_entry *entry, void *context)
 	int rc;
 
 	if (entry->fd < 0) {
-		report_walk_error(entry);
-		pc->failed = true;
+		if (report_walk_error(entry))
+			pc->failed = true;
 		return 0;
 	}
 	offset = pc->range_offset < entry->size ? pc->range_offset : entry->size;

@@ -250,8 +250,8 @@ static int visit(const struct files_entry *entry, void *context)
 
 	if (entry->fd < 0) {
 		clear_progress(w);
-		report_walk_error(entry);
-		w->failed = true;
+		if (report_walk_error(entry))
+			w->failed = true;
 		return 0;
 	}
 	w->current = entry->path;
