@@ -238,36 +238,6 @@ static int visit(const struct files_entry *entry, void *context)
 	return stop_signal ? 1 : 0;
 }
 
-/* -b: the names in a list file, one a line or (with -0) ending with NUL. */
-static char **read_list(const char *path, bool nul, size_t *count)
-{
-	FILE *list = strcmp(path, "-") ? fopen(path, "r") : stdin;
-	char **names = NULL, *line = NULL;
-	size_t capacity = 0, line_capacity = 0;
-	ssize_t len;
-
-	if (!list) {
-		warn_errno(path, errno);
-		exit(EXIT_FAIL);
-	}
-	*count = 0;
-	while ((len = getdelim(&line, &line_capacity, nul ? '\0' : '\n', list)) >= 0) {
-		if (len && line[len - 1] == (nul ? '\0' : '\n'))
-			line[--len] = '\0';
-		if (!len)
-			continue;
-		if (*count == capacity) {
-			capacity = capacity ? capacity * 2 : 64;
-			names = xrealloc(names, capacity * sizeof(*names));
-		}
-		names[(*count)++] = xstrdup(line);
-	}
-	free(line);
-	if (list != stdin)
-		fclose(list);
-	return names;
-}
-
 /* vmtouch's -p: "A-B", "A-" or "B"; the offset rounded down to a page. */
 static void parse_vmtouch_range(const char *text, uint64_t *offset, uint64_t *length)
 {
@@ -359,7 +329,7 @@ int cmd_vmtouch(int argc, char **argv)
 	if (pidfile && !vt.lock && !vt.lock_all)
 		usage_error("-P goes with -l or -L");
 	if (list)
-		listed = read_list(list, nul, &nlisted);
+		listed = files_read_list(list, nul, &nlisted);
 	if (optind >= argc && !nlisted) {
 		fprintf(stderr, "%s: no files or directories specified\n", program_name);
 		vmtouch_usage(stderr, EXIT_USAGE);
