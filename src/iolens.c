@@ -32,6 +32,7 @@ static const struct command commands[] = {
 	/* Aliases, for links named after the tools people already type. */
 	{ "dstat", cmd_stat, NULL },
 	{ "vmtouch", cmd_vmtouch, NULL },
+	{ "fincore", cmd_fincore, NULL },
 };
 
 static const struct command *find_command(const char *name)
@@ -63,7 +64,8 @@ static void usage(FILE *stream)
 	      "A link to iolens named after a command runs that command: pcstat FILE is\n"
 	      "iolens pcstat FILE; vstat, cachestat and cachetop likewise; dstat is iolens stat.\n"
 	      "pcstat also takes classic pcstat's flags (-json, -terse...), and a link named\n"
-	      "vmtouch takes vmtouch's (beware: its -L is mlockall, not follow links).\n"
+	      "vmtouch takes vmtouch's (beware: its -L is mlockall, not follow links), and\n"
+	      "one named fincore fincore's (its PAGES: resident pages, pcstat's cached).\n"
 	      "\n"
 	      "Examples:\n"
 	      "  iolens pcstat /bin/ls        is ls in the page cache?\n"

@@ -12,4 +12,7 @@ int cmd_pcstat_classic(int argc, char **argv);
 /* vmtouch's flags and its summary, verbose bars, touch, evict and lock. */
 int cmd_vmtouch(int argc, char **argv);
 
+/* util-linux fincore's options and columns (PAGES: resident pages), on cachestat(2). */
+int cmd_fincore(int argc, char **argv);
+
 #endif

@@ -87,6 +87,8 @@ static _Noreturn void usage(void)
 	out_help_columns(stdout, columns, COL_COUNT);
 	printf("\n"
 	       "A count the kernel does not tell is shown as '-' (null in JSON), never guessed.\n"
+	       "Beware: fincore's PAGES is the resident pages, 'cached' here; 'pages' here is\n"
+	       "every page of the file. A link named fincore takes fincore's column names.\n"
 	       "\n"
 	       "Examples:\n"
 	       "  %s /bin/ls                      is ls in the page cache?\n"
