@@ -45,6 +45,8 @@ struct evict {
 	struct refusals refused;
 	uint64_t range_offset, range_length; /* --range */
 	bool quiet;                          /* -q: no rows */
+	struct refusals in_memory;           /* files on tmpfs whose pages stayed: said once at the end */
+	const char *memory_fs;
 	bool failed;
 };
 
@@ -152,6 +154,13 @@ static int visit(const struct files_entry *entry, void *context)
 		refusal_note(&ev->refused, entry->path);
 		ev->failed = true;
 	}
+	const char *fs = NULL;
+	bool in_memory = after_rc == 0 && after.cached &&
+			 pagecache_backing(entry->fd, &fs) == PAGECACHE_BACKING_MEMORY;
+	if (in_memory) {
+		refusal_note(&ev->in_memory, entry->path);
+		ev->memory_fs = fs;
+	}
 	if (ev->quiet)
 		return 0;
 	row = out_row_add(ev->table);
@@ -164,7 +173,10 @@ static int visit(const struct files_entry *entry, void *context)
 	/* Pages can also arrive while we work; what left is never negative. */
 	out_set_count_if(row, COL_DROPPED, before.cached > after.cached ? before.cached - after.cached : 0,
 	    before_rc == 0 && after_rc == 0);
-	if (after_rc == 0 && after.cached && out_column_shown(ev->table, COL_HELD_BY)) {
+	if (in_memory) {
+		snprintf(holders, sizeof(holders), "%s: the pages are the file", fs);
+		out_set_text(row, COL_HELD_BY, holders);
+	} else if (after_rc == 0 && after.cached && out_column_shown(ev->table, COL_HELD_BY)) {
 		describe_holders(ev, entry, holders, sizeof(holders));
 		out_set_text(row, COL_HELD_BY, holders);
 	} else if (after_rc == 0) {
@@ -224,6 +236,12 @@ int cmd_evict(int argc, char **argv)
 	if (!ev.quiet && !print_file_table(ev.table))
 		ev.failed = true;
 	refusal_report(&ev.refused, "; their pages were dropped all the same");
+	if (ev.in_memory.count) {
+		warn_msg("%s%s: on %s the pages are the file itself: they cannot be dropped from the page cache "
+			 "(deleting or truncating the file frees them)",
+			 printable_name(ev.in_memory.first), ev.in_memory.count > 1 ? " and others" : "", ev.memory_fs);
+		free(ev.in_memory.first);
+	}
 	out_table_free(ev.table);
 	mapped_files_free(&ev.mapped);
 	files_args_free(&files);

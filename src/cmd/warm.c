@@ -1,5 +1,6 @@
 /* warm.c: iolens warm: read into the page cache only what is not there yet, verify, and optionally lock it. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,9 @@ struct warm {
 	struct refusals refused;
 	uint64_t range_offset, range_length; /* --range */
 	bool quiet;                          /* -q: no rows */
+	/* Block devices loaded without --lock: looked at again once closed (their cache may go then). */
+	struct warmed_device { char *path; uint64_t offset, length, cached; } *devices;
+	size_t ndevices;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -242,6 +246,65 @@ static void lock_error(const char *path, int err)
 		warn_msg("%s: mlock: %s", printable_name(path), strerror(err));
 }
 
+/* Pages that are not cached after loading: the reason, when it is one we can tell. */
+static void explain_not_cached(struct warm *w, const struct files_entry *entry, uint64_t missing, uint64_t pages)
+{
+	const char *name = printable_name(entry->path), *fs;
+	struct stat now;
+
+	clear_progress(w);
+	switch (pagecache_backing(entry->fd, &fs)) {
+	case PAGECACHE_BACKING_NONE:
+		/* Nothing to load: not a failure of warm. */
+		warn_msg("%s: a %s file has no page cache: the kernel makes its contents each time it is read", name, fs);
+		return;
+	case PAGECACHE_BACKING_MEMORY:
+		warn_msg("%s: %llu of %llu pages are holes: on %s a file's pages are its memory, and a part never "
+			 "written has none (reading it gives zeroes without adding any)",
+			 name, (unsigned long long)missing, (unsigned long long)pages, fs);
+		return;
+	case PAGECACHE_BACKING_DISK:
+		break;
+	}
+	if (fstat(entry->fd, &now) == 0 && S_ISREG(now.st_mode) && (uint64_t)now.st_size < entry->size) {
+		warn_msg("%s: truncated while loading, from %llu to %llu bytes: the pages past the new end are gone",
+			 name, (unsigned long long)entry->size, (unsigned long long)now.st_size);
+	} else {
+		warn_msg("%s: %llu of %llu pages are not cached after loading (memory pressure?)", name,
+			 (unsigned long long)missing, (unsigned long long)pages);
+	}
+	w->failed = true;
+}
+
+/*
+ * The kernel drops a block device's page cache when its last opener closes it. Opened again
+ * after warm closed it, a device nobody else holds shows what stayed: say so when it went.
+ */
+static void check_devices(struct warm *w)
+{
+	for (size_t i = 0; i < w->ndevices; i++) {
+		struct warmed_device *device = &w->devices[i];
+		struct pagecache_stat stat;
+		int fd = open(device->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+		if (fd >= 0 && pagecache_query(fd, device->offset, device->length, &stat) == 0 &&
+		    stat.cached < device->cached) {
+			warn_msg("%s: its page cache went when warm closed it (%llu of %llu pages left): a block device's "
+				 "cache lasts only while someone holds it open (mounted, or open in a process); "
+				 "warm it with --lock, or while the program that reads it has it open",
+				 printable_name(device->path), (unsigned long long)stat.cached,
+				 (unsigned long long)device->cached);
+			w->failed = true;
+		}
+		if (fd >= 0)
+			close(fd);
+		free(device->path);
+	}
+	free(w->devices);
+	w->devices = NULL;
+	w->ndevices = 0;
+}
+
 static int visit(const struct files_entry *entry, void *context)
 {
 	struct warm *w = context;
@@ -301,12 +364,11 @@ static int visit(const struct files_entry *entry, void *context)
 		w->failed = true;
 	}
 
-	if (after_rc == 0 && after.cached < pages && !rc && !stop_signal) {
-		clear_progress(w);
-		warn_msg("%s: %llu of %llu pages are not cached after loading (memory pressure?)",
-			 printable_name(entry->path), (unsigned long long)(pages - after.cached),
-			 (unsigned long long)pages);
-		w->failed = true;
+	if (after_rc == 0 && after.cached < pages && !rc && !stop_signal)
+		explain_not_cached(w, entry, pages - after.cached, pages);
+	if (after_rc == 0 && after.cached && S_ISBLK(entry->st.st_mode) && !locked && !stop_signal) {
+		w->devices = xrealloc(w->devices, (w->ndevices + 1) * sizeof(*w->devices));
+		w->devices[w->ndevices++] = (struct warmed_device){ xstrdup(entry->path), offset, length, after.cached };
 	}
 	return stop_signal ? 1 : 0;
 }
@@ -396,6 +458,7 @@ int cmd_warm(int argc, char **argv)
 
 	files_walk(files.paths, (int)files.npaths, &files.walk, visit, &w);
 	clear_progress(&w);
+	check_devices(&w);
 	if (stop_signal) {
 		warn_msg("interrupted: what is shown is what was loaded");
 		w.failed = true;
