@@ -89,14 +89,18 @@ static const char *pretty_size(uint64_t bytes)
 	return out;
 }
 
-/* Prints "\r[OOo  ] resident/pages", from the page cache now, a piece of mincore's vector at a time. */
-static int print_chart(struct vmtouch *vt, int fd, uint64_t first_page, uint64_t pages)
+/*
+ * Writes "\r[OOo  ] resident/pages" into out (CHART_WIDTH + 48 bytes), from the page cache
+ * now, a piece of mincore's vector at a time.
+ */
+static int make_chart(struct vmtouch *vt, int fd, uint64_t first_page, uint64_t pages, char *out)
 {
 	uint64_t per_cell = pages <= CHART_WIDTH ? 1 : pages / CHART_WIDTH + 1;
 	uint64_t in_cell = 0, cached_in_cell = 0, resident = 0;
+	size_t used = 2;
 	int rc;
 
-	fputs("\r[", stdout);
+	memcpy(out, "\r[", 2);
 	for (uint64_t done = 0; done < pages; done += STATUS_PIECE) {
 		uint64_t count = pages - done < STATUS_PIECE ? pages - done : STATUS_PIECE;
 
@@ -107,14 +111,14 @@ static int print_chart(struct vmtouch *vt, int fd, uint64_t first_page, uint64_t
 			resident += vt->status[i] & 1;
 			cached_in_cell += vt->status[i] & 1;
 			if (++in_cell == per_cell) {
-				putchar(cached_in_cell == per_cell ? 'O' : cached_in_cell ? 'o' : ' ');
+				out[used++] = cached_in_cell == per_cell ? 'O' : cached_in_cell ? 'o' : ' ';
 				in_cell = cached_in_cell = 0;
 			}
 		}
 	}
 	if (in_cell)
-		putchar(cached_in_cell == in_cell ? 'O' : cached_in_cell ? 'o' : ' ');
-	printf("] %llu/%llu", (unsigned long long)resident, (unsigned long long)pages);
+		out[used++] = cached_in_cell == in_cell ? 'O' : cached_in_cell ? 'o' : ' ';
+	snprintf(out + used, 48, "] %llu/%llu", (unsigned long long)resident, (unsigned long long)pages);
 	return 0;
 }
 
@@ -166,6 +170,7 @@ static int visit(const struct files_entry *entry, void *context)
 	const uint64_t page = page_size();
 	uint64_t length, pages;
 	struct pagecache_stat stat;
+	char chart[CHART_WIDTH + 48];
 	int rc;
 
 	if (entry->fd < 0) {
@@ -218,8 +223,10 @@ static int visit(const struct files_entry *entry, void *context)
 	}
 	if (vt->verbose) {
 		printf("%s\n", printable_name(entry->path));
-		if (rc == 0)
-			print_chart(vt, entry->fd, vt->offset / page, pages);
+		if (rc == 0 && make_chart(vt, entry->fd, vt->offset / page, pages, chart) == 0)
+			fputs(chart, stdout);
+		else
+			chart[0] = '\0';
 	}
 	if (vt->touch) {
 		rc = touch_range(vt, entry->fd, vt->offset, length);
@@ -227,8 +234,10 @@ static int visit(const struct files_entry *entry, void *context)
 			file_error(vt, entry->path, "read", -rc);
 	}
 	if (vt->verbose) {
-		print_chart(vt, entry->fd, vt->offset / page, pages);
-		putchar('\n');
+		/* Touched, the cache is looked at again; else it is the same bar, as vmtouch prints it twice. */
+		if (vt->touch && make_chart(vt, entry->fd, vt->offset / page, pages, chart) != 0)
+			chart[0] = '\0';
+		printf("%s\n", chart);
 	}
 	if (vt->lock || vt->lock_all) {
 		rc = lock_range(vt, entry->fd, vt->offset, length);
