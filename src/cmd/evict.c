@@ -226,8 +226,10 @@ int cmd_evict(int argc, char **argv)
 		usage_error("no file given");
 	ev.quiet = files.quiet;
 	ev.table = out_table_new(columns, COL_COUNT, &output, "files");
-	if (!ev.table)
+	if (!ev.table) {
+		files_args_free(&files);
 		return EXIT_USAGE;
+	}
 	out_table_stream(ev.table, stdout);
 	if (want_total)
 		out_table_total(ev.table, COL_NAME, "TOTAL");

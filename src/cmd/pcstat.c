@@ -253,8 +253,10 @@ int cmd_pcstat(int argc, char **argv)
 		usage_error("--pid and paths do not go together");
 
 	pc.table = out_table_new(columns, COL_COUNT, &output, "files");
-	if (!pc.table)
+	if (!pc.table) {
+		files_args_free(&files);
 		return EXIT_USAGE;
+	}
 	if (sort && out_column_index(pc.table, sort) < 0) {
 		out_table_free(pc.table);
 		usage_error("--sort: unknown column '%s'", sort);

@@ -437,8 +437,10 @@ int cmd_warm(int argc, char **argv)
 		usage_error("no file given");
 	w.quiet = files.quiet;
 	w.table = out_table_new(columns, COL_COUNT, &output, "files");
-	if (!w.table)
+	if (!w.table) {
+		files_args_free(&files);
 		return EXIT_USAGE;
+	}
 	out_table_stream(w.table, stdout);
 	if (want_total)
 		out_table_total(w.table, COL_NAME, "TOTAL");

@@ -62,7 +62,7 @@ run "$F"
 check_eq "no file: usage error" 2 "$RC"
 
 # Columns of util-linux 2.41, from cachestat(2).
-if "$IOLENS" pcstat --json /bin/ls | grep -q '"method":"cachestat"'; then
+if "$IOLENS" pcstat --json /bin/ls | grep -qE '"method": ?"cachestat"'; then
 	printf 'dirty' >> "$T/a"
 	run "$F" -b -n -r -o DIRTY_PAGES,DIRTY,WRITEBACK_PAGES,EVICTED_PAGES,RECENTLY_EVICTED_PAGES,FILE "$T/a"
 	check_match "DIRTY_PAGES and the other 2.41 columns" "^[1-9][0-9]* [0-9]+ [0-9]+ [0-9]+ [0-9]+ $T/a\$" "$OUT"
