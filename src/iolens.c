@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd/common.h"
+#include "cmd/compat.h"
 #include "common/util.h"
 
 struct command {
@@ -30,6 +31,8 @@ static const struct command commands[] = {
 	{ "bench", cmd_bench, "disk throughput, IOPS and latency, block-size sweeps and the knee (fio, dd)" },
 	/* Aliases, for links named after the tools people already type. */
 	{ "dstat", cmd_stat, NULL },
+	{ "vmtouch", cmd_vmtouch, NULL },
+	{ "fincore", cmd_fincore, NULL },
 };
 
 static const struct command *find_command(const char *name)
@@ -60,6 +63,9 @@ static void usage(FILE *stream)
 	      "\n"
 	      "A link to iolens named after a command runs that command: pcstat FILE is\n"
 	      "iolens pcstat FILE; vstat, cachestat and cachetop likewise; dstat is iolens stat.\n"
+	      "pcstat also takes classic pcstat's flags (-json, -terse...), and a link named\n"
+	      "vmtouch takes vmtouch's (beware: its -L is mlockall, not follow links), and\n"
+	      "one named fincore fincore's (its PAGES: resident pages, pcstat's cached).\n"
 	      "\n"
 	      "Examples:\n"
 	      "  iolens pcstat /bin/ls        is ls in the page cache?\n"
@@ -105,6 +111,8 @@ int main(int argc, char **argv)
 	/* Invoked through a link named after a command, or as iolens-COMMAND. */
 	if (!strncmp(self, "iolens-", 7) && (command = find_command(self + 7)))
 		return run(command, "iolens ", argc, argv);
+	if (!strcmp(self, "pcstat") && pcstat_classic_wanted(argc, argv))
+		return run(&(struct command){ "pcstat", cmd_pcstat_classic, NULL }, "", argc, argv);
 	if ((command = find_command(self)))
 		return run(command, "", argc, argv);
 

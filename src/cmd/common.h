@@ -29,20 +29,62 @@ enum {
 	{ "help", no_argument, NULL, 'h' }, \
 	{ "version", no_argument, NULL, 'V' }
 
-/* -R, -L, -x: how paths are walked. */
-#define FILES_SHORT_OPTIONS "RLx"
+/*
+ * -R, -L, -x: how paths are walked; and vmtouch's daily options: -f (as -L), -m, -i, -I,
+ * -b, -0, -q.
+ */
+#define FILES_SHORT_OPTIONS "RLxfm:i:I:b:0q"
+enum {
+	FILES_OPT_MAX_SIZE = 0x1200,
+	FILES_OPT_IGNORE,
+	FILES_OPT_ONLY,
+	FILES_OPT_FILES_FROM,
+	FILES_OPT_NULL,
+};
 #define FILES_LONG_OPTIONS \
 	{ "recursive", no_argument, NULL, 'R' }, \
 	{ "dereference", no_argument, NULL, 'L' }, \
-	{ "one-file-system", no_argument, NULL, 'x' }
-bool files_parse_option(struct files_options *opts, int opt);
+	{ "one-file-system", no_argument, NULL, 'x' }, \
+	{ "max-size", required_argument, NULL, 'm' }, \
+	{ "ignore", required_argument, NULL, 'i' }, \
+	{ "only", required_argument, NULL, 'I' }, \
+	{ "files-from", required_argument, NULL, 'b' }, \
+	{ "null", no_argument, NULL, '0' }, \
+	{ "quiet", no_argument, NULL, 'q' }
+
+/* What the file options chose: the walk's options, and the paths (the command line's, then -b's). */
+struct files_args {
+	struct files_options walk;
+	char **ignore, **only;
+	const char *list;  /* -b FILE, or "-" for standard input */
+	bool list_nul;     /* -0 */
+	bool quiet;        /* -q: no table; errors are still said */
+	char **paths;
+	size_t npaths;
+};
+/* Takes one getopt result; true when it was a file option. */
+bool files_parse_option(struct files_args *args, int opt, const char *arg);
+/* The paths: argv[first..] and then those of -b. Empty when there are none (the caller says). */
+void files_args_paths(struct files_args *args, int argc, char **argv, int first);
+void files_args_free(struct files_args *args);
 void files_help_options(FILE *stream);
+/* Names from a list file, one a line or ending with NUL; exits 1 with a message when it cannot be read. */
+char **files_read_list(const char *path, bool nul, size_t *count);
+
+/* The part of a file that a --range OFFSET[:LENGTH] covers: offset and length clamped to the file. */
+void files_range(uint64_t size, uint64_t range_offset, uint64_t range_length, uint64_t *offset, uint64_t *length);
+/* --range: parses OFF[:LEN] or exits 2 saying why. */
+void files_parse_range(const char *arg, uint64_t *offset, uint64_t *length);
 
 /* Prints "iolens CMD VERSION" and exits 0. */
 _Noreturn void print_version(void);
 
-/* The message for a path the walk could not look at. */
-void report_walk_error(const struct files_entry *entry);
+/*
+ * The message for a path the walk could not look at, or left out as asked (-m; said unless
+ * files_quiet): true when it is an error.
+ */
+bool report_walk_error(const struct files_entry *entry);
+extern bool files_quiet;
 
 /*
  * Prints a table of files, with the page size that its counts of pages are in (JSON);

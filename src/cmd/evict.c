@@ -1,7 +1,6 @@
 /* evict.c: iolens evict: write back, drop from the page cache, and report what really left and what stayed. */
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,7 +28,7 @@ enum {
 static const struct out_column columns[COL_COUNT] = {
 	[COL_NAME] = { "name", "Name", NULL, OUT_TEXT, true, "file name" },
 	[COL_SIZE] = { "size", "Size (bytes)", "Size", OUT_BYTES, false, "file size" },
-	[COL_PAGES] = { "pages", "Pages", NULL, OUT_COUNT, true, "pages the file covers" },
+	[COL_PAGES] = { "pages", "Pages", NULL, OUT_COUNT, true, "pages the file (or --range) covers" },
 	[COL_BEFORE] = { "cached_before", "Cached before", NULL, OUT_COUNT, true, "pages cached before" },
 	[COL_DROPPED] = { "dropped", "Dropped", NULL, OUT_COUNT, true, "pages that left the cache" },
 	[COL_AFTER] = { "cached_after", "Cached after", NULL, OUT_COUNT, true, "pages still cached after" },
@@ -44,6 +43,10 @@ struct evict {
 	struct mapped_files mapped; /* loaded the first time pages stay */
 	bool mapped_loaded;
 	struct refusals refused;
+	uint64_t range_offset, range_length; /* --range */
+	bool quiet;                          /* -q: no rows */
+	struct refusals in_memory;           /* files on tmpfs whose pages stayed: said once at the end */
+	const char *memory_fs;
 	bool failed;
 };
 
@@ -60,7 +63,8 @@ static _Noreturn void usage(void)
 	       "Options:\n",
 	       program_name);
 	files_help_options(stdout);
-	fputs("      --total            add a TOTAL row\n"
+	fputs("      --range OFF[:LEN]  only the bytes from OFF, LEN of them (4096, 64k, 1.5M, 2G, 1T)\n"
+	      "      --total            add a TOTAL row\n"
 	      "  -h, --help             show this help\n"
 	      "  -V, --version          show the version\n"
 	      "\n",
@@ -112,13 +116,15 @@ static int visit(const struct files_entry *entry, void *context)
 	int before_rc, after_rc, rc;
 	struct out_row *row;
 	char holders[512];
+	uint64_t offset, length;
 
 	if (entry->fd < 0) {
-		report_walk_error(entry);
-		ev->failed = true;
+		if (report_walk_error(entry))
+			ev->failed = true;
 		return 0;
 	}
-	before_rc = pagecache_query(entry->fd, 0, entry->size, &before);
+	files_range(entry->size, ev->range_offset, ev->range_length, &offset, &length);
+	before_rc = pagecache_query(entry->fd, offset, length, &before);
 	if (before_rc && before_rc != -EPERM) {
 		warn_errno(printable_name(entry->path), -before_rc);
 		ev->failed = true;
@@ -131,37 +137,50 @@ static int visit(const struct files_entry *entry, void *context)
 			ev->failed = true;
 		}
 	}
-	rc = posix_fadvise(entry->fd, 0, 0, POSIX_FADV_DONTNEED);
+	/* Length 0 means to the end of the file, and a file can grow while we work. */
+	rc = posix_fadvise(entry->fd, (off_t)offset, ev->range_length ? (off_t)length : 0, POSIX_FADV_DONTNEED);
 	if (rc) {
 		warn_errno(printable_name(entry->path), rc);
 		ev->failed = true;
 		return 0;
 	}
-	after_rc = pagecache_query(entry->fd, 0, entry->size, &after);
+	after_rc = pagecache_query(entry->fd, offset, length, &after);
 	if (after_rc && after_rc != -EPERM) {
 		warn_errno(printable_name(entry->path), -after_rc);
 		ev->failed = true;
 	}
 
+	if (before_rc == -EPERM || after_rc == -EPERM) {
+		refusal_note(&ev->refused, entry->path);
+		ev->failed = true;
+	}
+	const char *fs = NULL;
+	bool in_memory = after_rc == 0 && after.cached &&
+			 pagecache_backing(entry->fd, &fs) == PAGECACHE_BACKING_MEMORY;
+	if (in_memory) {
+		refusal_note(&ev->in_memory, entry->path);
+		ev->memory_fs = fs;
+	}
+	if (ev->quiet)
+		return 0;
 	row = out_row_add(ev->table);
 	out_set_text(row, COL_NAME, entry->path);
 	out_set_count_if(row, COL_SIZE, entry->size, true);
-	out_set_count_if(row, COL_PAGES, pages_for(entry->size, page_size()), true);
+	out_set_count_if(row, COL_PAGES, before_rc == 0 ? before.pages : pages_for(length, page_size()), true);
 	out_set_count_if(row, COL_BEFORE, before.cached, before_rc == 0);
 	out_set_count_if(row, COL_DIRTY_BEFORE, before.dirty, before_rc == 0 && before.detail_known);
 	out_set_count_if(row, COL_AFTER, after.cached, after_rc == 0);
 	/* Pages can also arrive while we work; what left is never negative. */
 	out_set_count_if(row, COL_DROPPED, before.cached > after.cached ? before.cached - after.cached : 0,
 	    before_rc == 0 && after_rc == 0);
-	if (after_rc == 0 && after.cached && out_column_shown(ev->table, COL_HELD_BY)) {
+	if (in_memory) {
+		snprintf(holders, sizeof(holders), "%s: the pages are the file", fs);
+		out_set_text(row, COL_HELD_BY, holders);
+	} else if (after_rc == 0 && after.cached && out_column_shown(ev->table, COL_HELD_BY)) {
 		describe_holders(ev, entry, holders, sizeof(holders));
 		out_set_text(row, COL_HELD_BY, holders);
 	} else if (after_rc == 0) {
 		out_set_text(row, COL_HELD_BY, ""); /* nothing stayed: nobody holds anything */
-	}
-	if (before_rc == -EPERM || after_rc == -EPERM) {
-		refusal_note(&ev->refused, entry->path);
-		ev->failed = true;
 	}
 	return 0;
 }
@@ -169,26 +188,30 @@ static int visit(const struct files_entry *entry, void *context)
 
 int cmd_evict(int argc, char **argv)
 {
-	enum { OPT_TOTAL = 0x2000 };
+	enum { OPT_TOTAL = 0x2000, OPT_RANGE };
 	static const struct option long_options[] = {
 		FILES_LONG_OPTIONS,
 		OUT_LONG_OPTIONS,
 		COMMON_LONG_OPTIONS,
 		{ "total", no_argument, NULL, OPT_TOTAL },
+		{ "range", required_argument, NULL, OPT_RANGE },
 		{ 0 }
 	};
-	struct files_options files = {0};
+	struct files_args files = {0};
 	struct out_options output = {0};
 	struct evict ev = {0};
 	bool want_total = false;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, FILES_SHORT_OPTIONS OUT_SHORT_OPTIONS "hV", long_options, NULL)) != -1) {
-		if (files_parse_option(&files, opt) || out_parse_option(&output, opt, optarg))
+		if (files_parse_option(&files, opt, optarg) || out_parse_option(&output, opt, optarg))
 			continue;
 		switch (opt) {
 		case OPT_TOTAL:
 			want_total = true;
+			break;
+		case OPT_RANGE:
+			files_parse_range(optarg, &ev.range_offset, &ev.range_length);
 			break;
 		case 'h':
 			usage();
@@ -198,20 +221,31 @@ int cmd_evict(int argc, char **argv)
 			usage_hint();
 		}
 	}
-	if (optind >= argc)
+	files_args_paths(&files, argc, argv, optind);
+	if (!files.npaths)
 		usage_error("no file given");
+	ev.quiet = files.quiet;
 	ev.table = out_table_new(columns, COL_COUNT, &output, "files");
-	if (!ev.table)
+	if (!ev.table) {
+		files_args_free(&files);
 		return EXIT_USAGE;
+	}
 	out_table_stream(ev.table, stdout);
 	if (want_total)
 		out_table_total(ev.table, COL_NAME, "TOTAL");
 
-	files_walk(argv + optind, argc - optind, &files, visit, &ev);
-	if (!print_file_table(ev.table))
+	files_walk(files.paths, (int)files.npaths, &files.walk, visit, &ev);
+	if (!ev.quiet && !print_file_table(ev.table))
 		ev.failed = true;
 	refusal_report(&ev.refused, "; their pages were dropped all the same");
+	if (ev.in_memory.count) {
+		warn_msg("%s%s: on %s the pages are the file itself: they cannot be dropped from the page cache "
+			 "(deleting or truncating the file frees them)",
+			 printable_name(ev.in_memory.first), ev.in_memory.count > 1 ? " and others" : "", ev.memory_fs);
+		free(ev.in_memory.first);
+	}
 	out_table_free(ev.table);
 	mapped_files_free(&ev.mapped);
+	files_args_free(&files);
 	return ev.failed ? EXIT_FAIL : EXIT_OK;
 }

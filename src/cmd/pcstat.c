@@ -48,6 +48,7 @@ static const struct out_column columns[COL_COUNT] = {
 struct pcstat {
 	struct out_table *table;
 	bool summary_only;
+	bool quiet; /* -q: no rows */
 	uint64_t range_offset, range_length;
 	unsigned map_width;
 	char *map;
@@ -86,6 +87,8 @@ static _Noreturn void usage(void)
 	out_help_columns(stdout, columns, COL_COUNT);
 	printf("\n"
 	       "A count the kernel does not tell is shown as '-' (null in JSON), never guessed.\n"
+	       "Beware: fincore's PAGES is the resident pages, 'cached' here; 'pages' here is\n"
+	       "every page of the file. A link named fincore takes fincore's column names.\n"
 	       "\n"
 	       "Examples:\n"
 	       "  %s /bin/ls                      is ls in the page cache?\n"
@@ -123,14 +126,11 @@ static int visit(const struct files_entry *entry, void *context)
 	int rc;
 
 	if (entry->fd < 0) {
-		report_walk_error(entry);
-		pc->failed = true;
+		if (report_walk_error(entry))
+			pc->failed = true;
 		return 0;
 	}
-	offset = pc->range_offset < entry->size ? pc->range_offset : entry->size;
-	length = entry->size - offset;
-	if (pc->range_length && pc->range_length < length)
-		length = pc->range_length;
+	files_range(entry->size, pc->range_offset, pc->range_length, &offset, &length);
 
 	rc = pagecache_query(entry->fd, offset, length, &stat);
 	if (rc && rc != -EPERM) {
@@ -142,6 +142,8 @@ static int visit(const struct files_entry *entry, void *context)
 		refusal_note(&pc->refused, entry->path);
 		pc->failed = true;
 	}
+	if (pc->quiet)
+		return 0;
 	row = out_row_add(pc->table);
 	out_set_text(row, COL_NAME, entry->path);
 	out_set_count(row, COL_SIZE, entry->size);
@@ -199,7 +201,7 @@ int cmd_pcstat(int argc, char **argv)
 		{ "reverse", no_argument, NULL, OPT_REVERSE },
 		{ 0 }
 	};
-	struct files_options files = {0};
+	struct files_args files = {0};
 	struct out_options output = {0};
 	struct pcstat pc = {0};
 	const char *sort = NULL;
@@ -209,7 +211,7 @@ int cmd_pcstat(int argc, char **argv)
 
 	while ((opt = getopt_long(argc, argv, FILES_SHORT_OPTIONS OUT_SHORT_OPTIONS "p:shV",
 				  long_options, NULL)) != -1) {
-		if (files_parse_option(&files, opt) || out_parse_option(&output, opt, optarg))
+		if (files_parse_option(&files, opt, optarg) || out_parse_option(&output, opt, optarg))
 			continue;
 		switch (opt) {
 		case 'p':
@@ -218,8 +220,7 @@ int cmd_pcstat(int argc, char **argv)
 			have_pid = true;
 			break;
 		case OPT_RANGE:
-			if (parse_range(optarg, &pc.range_offset, &pc.range_length))
-				usage_error("--range: '%s' is not OFFSET[:LENGTH] (sizes such as 4096, 64k, 1.5M, 2G)", optarg);
+			files_parse_range(optarg, &pc.range_offset, &pc.range_length);
 			break;
 		case OPT_MAP:
 			pc.map_width = parse_map_width(optarg);
@@ -244,14 +245,18 @@ int cmd_pcstat(int argc, char **argv)
 			usage_hint();
 		}
 	}
-	if (optind >= argc && !have_pid)
+	files_args_paths(&files, argc, argv, optind);
+	pc.quiet = files.quiet;
+	if (!files.npaths && !have_pid)
 		usage_error("no file given");
-	if (optind < argc && have_pid)
+	if (files.npaths && have_pid)
 		usage_error("--pid and paths do not go together");
 
 	pc.table = out_table_new(columns, COL_COUNT, &output, "files");
-	if (!pc.table)
+	if (!pc.table) {
+		files_args_free(&files);
 		return EXIT_USAGE;
+	}
 	if (sort && out_column_index(pc.table, sort) < 0) {
 		out_table_free(pc.table);
 		usage_error("--sort: unknown column '%s'", sort);
@@ -272,17 +277,18 @@ int cmd_pcstat(int argc, char **argv)
 	if (have_pid)
 		files_of_process((pid_t)pid, visit, &pc);
 	else
-		files_walk(argv + optind, argc - optind, &files, visit, &pc);
+		files_walk(files.paths, (int)files.npaths, &files.walk, visit, &pc);
 
 	if (sort)
 		out_table_sort(pc.table, sort, reverse);
 	out_table_add_text(pc.table, "method", pagecache_method_name(pagecache_method()));
-	if (!print_file_table(pc.table))
+	if (!files.quiet && !print_file_table(pc.table))
 		pc.failed = true;
 	refusal_report(&pc.refused, "");
 	if (pagecache_method() == PAGECACHE_MINCORE && shows_detail(pc.table))
 		warn_msg("mincore tells only which pages are cached: dirty, writeback and evicted are unknown ('-')");
 	out_table_free(pc.table);
+	files_args_free(&files);
 	free(pc.map);
 	return pc.failed ? EXIT_FAIL : EXIT_OK;
 }

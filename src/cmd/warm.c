@@ -1,6 +1,6 @@
 /* warm.c: iolens warm: read into the page cache only what is not there yet, verify, and optionally lock it. */
 #include <errno.h>
-#include <json-c/json.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +31,7 @@ enum {
 static const struct out_column columns[COL_COUNT] = {
 	[COL_NAME] = { "name", "Name", NULL, OUT_TEXT, true, "file name" },
 	[COL_SIZE] = { "size", "Size (bytes)", "Size", OUT_BYTES, false, "file size" },
-	[COL_PAGES] = { "pages", "Pages", NULL, OUT_COUNT, true, "pages the file covers" },
+	[COL_PAGES] = { "pages", "Pages", NULL, OUT_COUNT, true, "pages the file (or --range) covers" },
 	[COL_BEFORE] = { "cached_before", "Cached before", NULL, OUT_COUNT, true, "pages cached before" },
 	[COL_LOADED] = { "loaded", "Loaded", NULL, OUT_COUNT, true, "pages that came into the cache" },
 	[COL_AFTER] = { "cached_after", "Cached after", NULL, OUT_COUNT, true, "pages cached after" },
@@ -63,6 +63,11 @@ struct warm {
 	uint64_t progress_bytes, progress_shown_at;
 	const char *current;
 	struct refusals refused;
+	uint64_t range_offset, range_length; /* --range */
+	bool quiet;                          /* -q: no rows */
+	/* Block devices loaded without --lock: looked at again once closed (their cache may go then). */
+	struct warmed_device { char *path; uint64_t offset, length, cached; } *devices;
+	size_t ndevices;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -80,6 +85,7 @@ static _Noreturn void usage(void)
 	       program_name);
 	files_help_options(stdout);
 	fputs("  -l, --lock             keep the files resident (mlock) until Ctrl-C, SIGTERM or SIGHUP\n"
+	      "      --range OFF[:LEN]  only the bytes from OFF, LEN of them (4096, 64k, 1.5M, 2G, 1T)\n"
 	      "      --total            add a TOTAL row\n"
 	      "  -h, --help             show this help\n"
 	      "  -V, --version          show the version\n"
@@ -199,16 +205,17 @@ static int load_missing(struct warm *w, int fd, uint64_t offset, uint64_t length
 	return rc ? rc : load_missing(w, fd, offset + half, length - half, read_bytes);
 }
 
-/* Maps the file and locks it, in pieces so that progress can show. */
-static int lock_file(struct warm *w, const struct files_entry *entry)
+/* Maps the range and locks it, in pieces so that progress can show. */
+static int lock_file(struct warm *w, const struct files_entry *entry, uint64_t offset, uint64_t range_length)
 {
 	const size_t piece = 64u << 20;
-	size_t length = (size_t)entry->size;
+	const uint64_t start = offset / page_size() * page_size(); /* mmap wants a page boundary */
+	size_t length = (size_t)(range_length + (offset - start));
 	void *address;
 
-	if (!length)
+	if (!range_length)
 		return 0;
-	address = mmap(NULL, length, PROT_READ, MAP_SHARED, entry->fd, 0);
+	address = mmap(NULL, length, PROT_READ, MAP_SHARED, entry->fd, (off_t)start);
 	if (address == MAP_FAILED)
 		return -errno;
 	for (size_t done = 0; done < length && !stop_signal; done += piece) {
@@ -239,31 +246,92 @@ static void lock_error(const char *path, int err)
 		warn_msg("%s: mlock: %s", printable_name(path), strerror(err));
 }
 
+/* Pages that are not cached after loading: the reason, when it is one we can tell. */
+static void explain_not_cached(struct warm *w, const struct files_entry *entry, uint64_t missing, uint64_t pages)
+{
+	const char *name = printable_name(entry->path), *fs;
+	struct stat now;
+
+	clear_progress(w);
+	switch (pagecache_backing(entry->fd, &fs)) {
+	case PAGECACHE_BACKING_NONE:
+		/* Nothing to load: not a failure of warm. */
+		warn_msg("%s: a %s file has no page cache: the kernel makes its contents each time it is read", name, fs);
+		return;
+	case PAGECACHE_BACKING_MEMORY:
+		warn_msg("%s: %llu of %llu pages are holes: on %s a file's pages are its memory, and a part never "
+			 "written has none (reading it gives zeroes without adding any)",
+			 name, (unsigned long long)missing, (unsigned long long)pages, fs);
+		return;
+	case PAGECACHE_BACKING_DISK:
+		break;
+	}
+	if (fstat(entry->fd, &now) == 0 && S_ISREG(now.st_mode) && (uint64_t)now.st_size < entry->size) {
+		warn_msg("%s: truncated while loading, from %llu to %llu bytes: the pages past the new end are gone",
+			 name, (unsigned long long)entry->size, (unsigned long long)now.st_size);
+	} else {
+		warn_msg("%s: %llu of %llu pages are not cached after loading (memory pressure?)", name,
+			 (unsigned long long)missing, (unsigned long long)pages);
+	}
+	w->failed = true;
+}
+
+/*
+ * The kernel drops a block device's page cache when its last opener closes it. Opened again
+ * after warm closed it, a device nobody else holds shows what stayed: say so when it went.
+ */
+static void check_devices(struct warm *w)
+{
+	for (size_t i = 0; i < w->ndevices; i++) {
+		struct warmed_device *device = &w->devices[i];
+		struct pagecache_stat stat;
+		int fd = open(device->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+		if (fd >= 0 && pagecache_query(fd, device->offset, device->length, &stat) == 0 &&
+		    stat.cached < device->cached) {
+			warn_msg("%s: its page cache went when warm closed it (%llu of %llu pages left): a block device's "
+				 "cache lasts only while someone holds it open (mounted, or open in a process); "
+				 "warm it with --lock, or while the program that reads it has it open",
+				 printable_name(device->path), (unsigned long long)stat.cached,
+				 (unsigned long long)device->cached);
+			w->failed = true;
+		}
+		if (fd >= 0)
+			close(fd);
+		free(device->path);
+	}
+	free(w->devices);
+	w->devices = NULL;
+	w->ndevices = 0;
+}
+
 static int visit(const struct files_entry *entry, void *context)
 {
 	struct warm *w = context;
 	struct pagecache_stat before, after;
-	uint64_t read_bytes = 0, pages = pages_for(entry->size, page_size());
+	uint64_t read_bytes = 0, pages, offset, length;
 	int before_rc, after_rc, rc;
 	bool locked = false;
 	struct out_row *row;
 
 	if (entry->fd < 0) {
 		clear_progress(w);
-		report_walk_error(entry);
-		w->failed = true;
+		if (report_walk_error(entry))
+			w->failed = true;
 		return 0;
 	}
 	w->current = entry->path;
-	before_rc = pagecache_query(entry->fd, 0, entry->size, &before);
-	rc = load_missing(w, entry->fd, 0, entry->size, &read_bytes);
+	files_range(entry->size, w->range_offset, w->range_length, &offset, &length);
+	before_rc = pagecache_query(entry->fd, offset, length, &before);
+	pages = before_rc == 0 ? before.pages : pages_for(length, page_size());
+	rc = load_missing(w, entry->fd, offset, length, &read_bytes);
 	if (rc) {
 		clear_progress(w);
 		warn_errno(printable_name(entry->path), -rc);
 		w->failed = true;
 	}
 	if (w->lock && !rc && !stop_signal) {
-		rc = lock_file(w, entry);
+		rc = lock_file(w, entry, offset, length);
 		if (rc) {
 			clear_progress(w);
 			lock_error(entry->path, -rc);
@@ -271,21 +339,23 @@ static int visit(const struct files_entry *entry, void *context)
 		}
 		locked = rc == 0;
 	}
-	after_rc = pagecache_query(entry->fd, 0, entry->size, &after);
+	after_rc = pagecache_query(entry->fd, offset, length, &after);
 	w->current = NULL;
 
-	row = out_row_add(w->table);
-	out_set_text(row, COL_NAME, entry->path);
-	out_set_count_if(row, COL_SIZE, entry->size, true);
-	out_set_count_if(row, COL_PAGES, pages, true);
-	out_set_count_if(row, COL_BEFORE, before.cached, before_rc == 0);
-	out_set_count_if(row, COL_AFTER, after.cached, after_rc == 0);
-	out_set_count_if(row, COL_LOADED, after.cached > before.cached ? after.cached - before.cached : 0,
-	    before_rc == 0 && after_rc == 0);
-	out_set_count_if(row, COL_READ_BYTES, read_bytes, true);
-	out_set_count_if(row, COL_LOCKED, locked ? pages : 0, true);
-	if (after_rc == 0)
-		out_set_percent(row, COL_PERCENT, pages ? 100.0 * (double)after.cached / (double)pages : 0.0);
+	if (!w->quiet) {
+		row = out_row_add(w->table);
+		out_set_text(row, COL_NAME, entry->path);
+		out_set_count_if(row, COL_SIZE, entry->size, true);
+		out_set_count_if(row, COL_PAGES, pages, true);
+		out_set_count_if(row, COL_BEFORE, before.cached, before_rc == 0);
+		out_set_count_if(row, COL_AFTER, after.cached, after_rc == 0);
+		out_set_count_if(row, COL_LOADED, after.cached > before.cached ? after.cached - before.cached : 0,
+		    before_rc == 0 && after_rc == 0);
+		out_set_count_if(row, COL_READ_BYTES, read_bytes, true);
+		out_set_count_if(row, COL_LOCKED, locked ? pages : 0, true);
+		if (after_rc == 0)
+			out_set_percent(row, COL_PERCENT, pages ? 100.0 * (double)after.cached / (double)pages : 0.0);
+	}
 	if (before_rc == -EPERM || after_rc == -EPERM) {
 		refusal_note(&w->refused, entry->path);
 		w->failed = true;
@@ -294,12 +364,11 @@ static int visit(const struct files_entry *entry, void *context)
 		w->failed = true;
 	}
 
-	if (after_rc == 0 && after.cached < pages && !rc && !stop_signal) {
-		clear_progress(w);
-		warn_msg("%s: %llu of %llu pages are not cached after loading (memory pressure?)",
-			 printable_name(entry->path), (unsigned long long)(pages - after.cached),
-			 (unsigned long long)pages);
-		w->failed = true;
+	if (after_rc == 0 && after.cached < pages && !rc && !stop_signal)
+		explain_not_cached(w, entry, pages - after.cached, pages);
+	if (after_rc == 0 && after.cached && S_ISBLK(entry->st.st_mode) && !locked && !stop_signal) {
+		w->devices = xrealloc(w->devices, (w->ndevices + 1) * sizeof(*w->devices));
+		w->devices[w->ndevices++] = (struct warmed_device){ xstrdup(entry->path), offset, length, after.cached };
 	}
 	return stop_signal ? 1 : 0;
 }
@@ -324,16 +393,17 @@ static void wait_for_signal(const struct warm *w)
 
 int cmd_warm(int argc, char **argv)
 {
-	enum { OPT_TOTAL = 0x2000 };
+	enum { OPT_TOTAL = 0x2000, OPT_RANGE };
 	static const struct option long_options[] = {
 		FILES_LONG_OPTIONS,
 		OUT_LONG_OPTIONS,
 		COMMON_LONG_OPTIONS,
 		{ "lock", no_argument, NULL, 'l' },
 		{ "total", no_argument, NULL, OPT_TOTAL },
+		{ "range", required_argument, NULL, OPT_RANGE },
 		{ 0 }
 	};
-	struct files_options files = { .blocking = true };
+	struct files_args files = { .walk.blocking = true };
 	struct out_options output = {0};
 	struct warm w = {0};
 	bool want_total = false;
@@ -342,7 +412,7 @@ int cmd_warm(int argc, char **argv)
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, FILES_SHORT_OPTIONS OUT_SHORT_OPTIONS "lhV", long_options, NULL)) != -1) {
-		if (files_parse_option(&files, opt) || out_parse_option(&output, opt, optarg))
+		if (files_parse_option(&files, opt, optarg) || out_parse_option(&output, opt, optarg))
 			continue;
 		switch (opt) {
 		case 'l':
@@ -350,6 +420,9 @@ int cmd_warm(int argc, char **argv)
 			break;
 		case OPT_TOTAL:
 			want_total = true;
+			break;
+		case OPT_RANGE:
+			files_parse_range(optarg, &w.range_offset, &w.range_length);
 			break;
 		case 'h':
 			usage();
@@ -359,11 +432,15 @@ int cmd_warm(int argc, char **argv)
 			usage_hint();
 		}
 	}
-	if (optind >= argc)
+	files_args_paths(&files, argc, argv, optind);
+	if (!files.npaths)
 		usage_error("no file given");
+	w.quiet = files.quiet;
 	w.table = out_table_new(columns, COL_COUNT, &output, "files");
-	if (!w.table)
+	if (!w.table) {
+		files_args_free(&files);
 		return EXIT_USAGE;
+	}
 	out_table_stream(w.table, stdout);
 	if (want_total)
 		out_table_total(w.table, COL_NAME, "TOTAL");
@@ -381,14 +458,15 @@ int cmd_warm(int argc, char **argv)
 		setrlimit(RLIMIT_MEMLOCK, &unlimited); /* works for root; others keep their limit */
 	}
 
-	files_walk(argv + optind, argc - optind, &files, visit, &w);
+	files_walk(files.paths, (int)files.npaths, &files.walk, visit, &w);
 	clear_progress(&w);
+	check_devices(&w);
 	if (stop_signal) {
 		warn_msg("interrupted: what is shown is what was loaded");
 		w.failed = true;
 	}
 	refusal_report(&w.refused, "; those files were read whole");
-	if (!print_file_table(w.table))
+	if (!w.quiet && !print_file_table(w.table))
 		w.failed = true;
 	if (w.nlocked && !stop_signal) {
 		sigemptyset(&block);
@@ -403,5 +481,6 @@ int cmd_warm(int argc, char **argv)
 	out_table_free(w.table);
 	free(w.locked);
 	free(w.buffer);
+	files_args_free(&files);
 	return w.failed ? EXIT_FAIL : EXIT_OK;
 }

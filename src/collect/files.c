@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <stdio.h>
@@ -78,6 +79,26 @@ static const char *unsupported_type(mode_t mode)
 	return "is not a regular file or block device";
 }
 
+/* Whether the last component of path (as basename(3) takes it) matches one of the patterns. */
+static bool name_matches(char *const *patterns, size_t count, const char *path)
+{
+	char name[256];
+	size_t len = strlen(path), start;
+
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	for (start = len; start > 0 && path[start - 1] != '/'; start--)
+		;
+	if (len - start >= sizeof(name))
+		return false;
+	memcpy(name, path + start, len - start);
+	name[len - start] = '\0';
+	for (size_t i = 0; i < count; i++)
+		if (fnmatch(patterns[i], name, 0) == 0)
+			return true;
+	return false;
+}
+
 static int block_device_size(int fd, uint64_t *size)
 {
 	return ioctl(fd, BLKGETSIZE64, size) == 0 ? 0 : -errno;
@@ -96,6 +117,8 @@ static int visit_file(struct walk *walk, int dirfd, const char *name, const char
 	const char *reason;
 	int rc;
 
+	if (walk->opts->nonly && !name_matches(walk->opts->only, walk->opts->nonly, path))
+		return 0;
 	entry.fd = openat(dirfd, name, flags);
 	if (entry.fd < 0)
 		return report(walk, path, errno, NULL);
@@ -109,7 +132,7 @@ static int visit_file(struct walk *walk, int dirfd, const char *name, const char
 		goto cleanup;
 	}
 	/* Only a file with several names, or one reached by a link, can be met twice. */
-	dedupe = dedupe && (entry.st.st_nlink > 1 || walk->dedupe_all);
+	dedupe = dedupe && (entry.st.st_nlink > 1 || walk->dedupe_all) && !walk->opts->count_hard_links;
 	if (dedupe && !inode_set_add(&walk->seen, entry.st.st_dev, entry.st.st_ino)) {
 		rc = 0; /* a hard link (or a symbolic link) to a file already counted */
 		goto cleanup;
@@ -121,6 +144,14 @@ static int visit_file(struct walk *walk, int dirfd, const char *name, const char
 			rc = report(walk, path, -rc, NULL);
 			goto cleanup;
 		}
+	}
+	if (walk->opts->max_size && entry.size > walk->opts->max_size) {
+		close(entry.fd);
+		entry.fd = -1;
+		entry.skipped = true;
+		entry.reason = "larger than the maximum size given: skipped";
+		rc = walk->stop = walk->visit(&entry, walk->context);
+		return rc;
 	}
 	if (walk->opts->blocking)
 		fcntl(entry.fd, F_SETFL, fcntl(entry.fd, F_GETFL) & ~O_NONBLOCK);
@@ -151,6 +182,8 @@ static int walk_entry(struct walk *walk, int dirfd, const char *name, unsigned c
 	bool via_symlink = false;
 	struct stat st;
 
+	if (walk->opts->nignore && name_matches(walk->opts->ignore, walk->opts->nignore, name))
+		return 0;
 	if (type == DT_UNKNOWN) {
 		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 			return errno == ENOENT ? 0 : report(walk, walk->path, errno, NULL);
@@ -212,6 +245,8 @@ static int walk_directory(struct walk *walk, int parentfd, const char *name, boo
 		walk->ancestors_capacity = walk->ancestors_capacity ? walk->ancestors_capacity * 2 : 32;
 		walk->ancestors = xrealloc(walk->ancestors, walk->ancestors_capacity * sizeof(*walk->ancestors));
 	}
+	if (walk->opts->directories)
+		(*walk->opts->directories)++;
 	walk->ancestors[walk->depth].dev = st.st_dev;
 	walk->ancestors[walk->depth].ino = st.st_ino;
 	walk->depth++;
@@ -263,6 +298,8 @@ static int walk_path(struct walk *walk, const char *path)
 
 	walk->path_len = 0;
 	path_push(walk, path);
+	if (walk->opts->nignore && name_matches(walk->opts->ignore, walk->opts->nignore, path))
+		return 0;
 	if (stat(path, &st) != 0)
 		return report(walk, path, errno, NULL);
 	if (S_ISDIR(st.st_mode) && walk->opts->recursive) {

@@ -12,6 +12,14 @@ struct files_options {
 	bool follow_symlinks; /* -L: follow symbolic links met inside directories */
 	bool one_filesystem;  /* -x: do not cross into other filesystems */
 	bool blocking;        /* the caller will read: clear O_NONBLOCK after the open */
+	bool count_hard_links; /* visit a file again under each of its names (vmtouch -h) */
+	/* vmtouch's filters, by fnmatch(3) on the last component of the name: */
+	char *const *ignore;  /* -i: files and directories that match are skipped */
+	size_t nignore;
+	char *const *only;    /* -I: only files that match are visited */
+	size_t nonly;
+	uint64_t max_size;    /* -m: larger files are visited with skipped set (0: no limit) */
+	uint64_t *directories; /* when not NULL, counts the directories walked */
 };
 
 /*
@@ -25,6 +33,7 @@ struct files_entry {
 	uint64_t size;      /* st_size, or the size of a block device */
 	int error;          /* errno, or 0 */
 	const char *reason; /* a message instead of strerror(error), or NULL */
+	bool skipped;       /* fd -1: left out as asked (-m), reason says why; not an error */
 };
 
 /* Returns 0 to go on, anything else to stop the walk. */

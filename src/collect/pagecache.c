@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -209,4 +211,45 @@ int pagecache_map(int fd, uint64_t offset, uint64_t length, unsigned ncells, cha
 	}
 	out[ncells] = '\0';
 	return 0;
+}
+
+enum pagecache_backing pagecache_backing(int fd, const char **fs_name)
+{
+	static const struct {
+		unsigned long magic;
+		const char *name;
+		enum pagecache_backing backing;
+	} known[] = {
+		{ TMPFS_MAGIC, "tmpfs", PAGECACHE_BACKING_MEMORY },
+		{ RAMFS_MAGIC, "ramfs", PAGECACHE_BACKING_MEMORY },
+		{ HUGETLBFS_MAGIC, "hugetlbfs", PAGECACHE_BACKING_MEMORY },
+		{ SYSFS_MAGIC, "sysfs", PAGECACHE_BACKING_NONE },
+		{ PROC_SUPER_MAGIC, "procfs", PAGECACHE_BACKING_NONE },
+		{ DEBUGFS_MAGIC, "debugfs", PAGECACHE_BACKING_NONE },
+		{ TRACEFS_MAGIC, "tracefs", PAGECACHE_BACKING_NONE },
+		{ CGROUP_SUPER_MAGIC, "cgroupfs", PAGECACHE_BACKING_NONE },
+		{ CGROUP2_SUPER_MAGIC, "cgroup2", PAGECACHE_BACKING_NONE },
+		{ SECURITYFS_MAGIC, "securityfs", PAGECACHE_BACKING_NONE },
+		{ BPF_FS_MAGIC, "bpffs", PAGECACHE_BACKING_NONE },
+		{ PSTOREFS_MAGIC, "pstore", PAGECACHE_BACKING_NONE },
+		{ EFIVARFS_MAGIC, "efivarfs", PAGECACHE_BACKING_NONE },
+		{ 0x62656570, "configfs", PAGECACHE_BACKING_NONE }, /* CONFIGFS_MAGIC, not in linux/magic.h */
+	};
+	struct statfs fs;
+	struct stat st;
+
+	if (fs_name)
+		*fs_name = NULL;
+	/* A block device's cache is the device's, whatever filesystem its node sits on (devtmpfs). */
+	if (fstat(fd, &st) == 0 && S_ISBLK(st.st_mode))
+		return PAGECACHE_BACKING_DISK;
+	if (fstatfs(fd, &fs) != 0)
+		return PAGECACHE_BACKING_DISK;
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if ((unsigned long)fs.f_type == known[i].magic) {
+			if (fs_name)
+				*fs_name = known[i].name;
+			return known[i].backing;
+		}
+	return PAGECACHE_BACKING_DISK;
 }

@@ -55,4 +55,13 @@ int pagecache_resident(int fd, uint64_t first_page, uint64_t npages, unsigned ch
 int pagecache_map(int fd, uint64_t offset, uint64_t length, unsigned ncells, char *out);
 char pagecache_map_glyph(const struct pagecache_stat *stat);
 
+/* What holds a file's pages, which says whether the page cache can load or drop them. */
+enum pagecache_backing {
+	PAGECACHE_BACKING_DISK,   /* a disk (or network) filesystem, a block device: the cache is a copy */
+	PAGECACHE_BACKING_MEMORY, /* tmpfs, ramfs, hugetlbfs: the pages are the file itself */
+	PAGECACHE_BACKING_NONE,   /* sysfs, procfs, debugfs...: contents made when read, no page cache */
+};
+/* The backing of an open file; *fs_name (when not NULL) gets the filesystem's name ("tmpfs", "sysfs"). */
+enum pagecache_backing pagecache_backing(int fd, const char **fs_name);
+
 #endif

@@ -111,6 +111,72 @@ else
 	skip "warm and evict as another user: needs root to set up"
 fi
 
+# Pages warm cannot keep cached, and evict cannot drop: the real reason, said.
+sysfile=/sys/kernel/mm/transparent_hugepage/enabled
+[ -r "$sysfile" ] || sysfile=/sys/kernel/uevent_seqnum
+run "$IOLENS" warm "$sysfile"
+check_match "warm a sysfs file: it has no page cache, said" "a sysfs file has no page cache: the kernel makes its contents" "$ERR"
+check_no_match "… not 'memory pressure?'" "memory pressure" "$ERR"
+check_eq "… not a failure" 0 "$RC"
+run "$IOLENS" warm /proc/self/status
+check_eq "warm a procfs file: nothing to say (0 pages)" "0:" "$RC:$ERR"
+shm=$(mktemp -d /dev/shm/iolens-test.XXXXXX)
+on_exit "rm -rf '$shm'"
+make_file "$shm/full" 100000
+truncate -s 1M "$shm/holes"
+run "$IOLENS" warm "$shm/full" "$shm/holes" --csv --no-header -o name,cached_after
+check_eq "warm on tmpfs: written pages are cached, holes are not" "$shm/full,25
+$shm/holes,0" "$OUT"
+check_match "… the holes said as such" "holes: 256 of 256 pages are holes: on tmpfs a file's pages are its memory" "$ERR"
+check_no_match "… not 'memory pressure?'" "memory pressure" "$ERR"
+run "$IOLENS" evict "$shm/full" --csv --no-header -o cached_before,cached_after,held_by
+check_eq "evict on tmpfs: the pages stay, held by the file itself" "25,25,tmpfs: the pages are the file" "$OUT"
+check_match "… said: tmpfs pages cannot be dropped" "full: on tmpfs the pages are the file itself: they cannot be dropped" "$ERR"
+if is_root && command -v losetup >/dev/null; then
+	make_file "$T/disk.img" $((4 << 20))
+	if loop=$(losetup -f --show "$T/disk.img" 2>/dev/null); then
+		on_exit "losetup -d $loop"
+		run "$IOLENS" warm "$loop" --csv --no-header -o cached_after
+		check_eq "warm a block device nobody holds: loaded" 1024 "$OUT"
+		check_match "… and said that its cache went when warm closed it" \
+			"its page cache went when warm closed it \(0 of 1024 pages left\): a block device's cache lasts only while someone holds it open" "$ERR"
+		check_eq "… exit 1" 1 "$RC"
+		exec {holder}<"$loop"
+		run "$IOLENS" warm "$loop"
+		check_eq "warm a block device a process holds open: it stays, nothing said" "0:" "$RC:$ERR"
+		check_eq "… still cached after warm ends" 1024 "$("$IOLENS" pcstat --csv --no-header -o cached "$loop")"
+		exec {holder}<&-
+	else
+		skip "warm a block device: no loop device here"
+	fi
+else
+	skip "warm a block device: needs root and losetup"
+fi
+# A file truncated while warm loads it: said, not 'memory pressure?'. The truncation races the
+# load (64 MiB from the disk takes longer than 50 ms here); a load that wins three times is a skip.
+big=$T/big
+make_file "$big" $((64 << 20))
+sync "$big"
+truncated=
+for attempt in 1 2 3; do
+	"$IOLENS" evict "$big" > /dev/null
+	"$IOLENS" warm "$big" > /dev/null 2> "$T/trunc.err" & warmer=$!
+	sleep 0.05
+	truncate -s 1M "$big"
+	wait $warmer
+	if grep -q "truncated while loading" "$T/trunc.err"; then truncated=yes; break; fi
+	grep -q "memory pressure" "$T/trunc.err" && break
+	make_file "$big" $((64 << 20)); sync "$big"
+done
+if [ -n "$truncated" ]; then
+	check_match "warm a file truncated while loading: said" \
+		"big: truncated while loading, from 67108864 to 1048576 bytes: the pages past the new end are gone" "$(cat "$T/trunc.err")"
+elif grep -q "memory pressure" "$T/trunc.err"; then
+	not_ok "warm a file truncated while loading: said 'memory pressure?': $(cat "$T/trunc.err")"
+else
+	skip "warm a file truncated while loading: the load ended before the truncation, 3 times"
+fi
+
 # Progress on a terminal, none when stderr is not one.
 if command -v script >/dev/null; then
 	"$IOLENS" evict "$f" > /dev/null
