@@ -31,6 +31,13 @@ void cache_mode_start(const struct cachestat_options *bpf_options, struct cache_
 		warn_msg("no eBPF (%s): estimating from %s", mode->why, fallback);
 }
 
+void cache_mode_fallback(struct cache_mode *mode, const char *why, const char *fallback)
+{
+	mode->bpf = false;
+	mode->why = why;
+	warn_msg("no eBPF (%s): estimating from %s", mode->why, fallback);
+}
+
 void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_counters *out)
 {
 	memset(out, 0, sizeof(*out));

@@ -27,6 +27,8 @@ struct cache_mode {
 void cache_parse_interval_count(int argc, char **argv, int first, struct cache_options *o, bool with_count);
 /* Starts eBPF, or says once on stderr that estimates from the fallback (what it cannot tell) are used. */
 void cache_mode_start(const struct cachestat_options *bpf_options, struct cache_mode *mode, const char *fallback);
+/* The fallback without trying eBPF (a recording has no kernel to trace), said as cache_mode_start says it. */
+void cache_mode_fallback(struct cache_mode *mode, const char *why, const char *fallback);
 /* /proc/vmstat as counters: misses from pgpgin (KiB read from disks), dirties from nr_dirtied,
    evictions from pgsteal_file, refaults from workingset_refault_file. */
 void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_counters *out);

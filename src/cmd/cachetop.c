@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,6 +75,7 @@ static const struct out_column all_columns[C_COUNT] = {
 
 struct top_row {
 	uint32_t pid, uid;
+	bool uid_unknown; /* /proc mode: the status file could not be read */
 	char *name; /* command, file path or cgroup path: the row's own, freed with it */
 	struct cache_counters c;
 	uint64_t hits;
@@ -102,6 +102,12 @@ struct top {
 	uint64_t interval_ns; /* the time the rows cover */
 	struct out_column columns[C_COUNT]; /* all_columns, with the name columns of --files or --cgroup */
 	struct out_table *out; /* plain rows, CSV or JSON lines on stdout; NULL on the full screen */
+	/* IOLENS_REPLAY=DIR: the samples are the recorded roots DIR/0, DIR/1 ..., not the live /proc. */
+	const char *replay;
+	unsigned replay_index;     /* the next sample's number */
+	char replay_root[4096];    /* the sample read last */
+	uint64_t replay_mono_ns, replay_real_ns; /* its time file: CLOCK_MONOTONIC and Unix time */
+	bool replay_damaged;       /* a recorded file could not be understood: said, and the exit status is 1 */
 };
 
 static _Noreturn void usage(void)
@@ -268,6 +274,37 @@ static void gather_bpf(struct top *t)
 static struct proc_io_sample *io_previous;
 static size_t io_nprevious;
 
+/*
+ * The user of a process: the real uid of its status file's Uid: line, as eBPF counts it
+ * (the task's real_cred), live and in a recording alike (the owner of a recorded directory
+ * is whoever checked it out). -errno when the file cannot be read or has no such line.
+ */
+static int proc_uid_read(uint32_t pid, uint32_t *uid)
+{
+	char path[64], text[4096];
+	struct proc_ids ids;
+	ssize_t length;
+	int rc;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	if ((length = sysroot_read_small(path, text, sizeof(text))) < 0)
+		return (int)length;
+	if ((rc = proc_ids_parse(text, (size_t)length, (int)pid, &ids)) != 0)
+		return rc;
+	*uid = ids.uid[0];
+	return 0;
+}
+
+/* In a replay, a recorded file that is there but not understood is said (the process is left out), and fails the run. */
+static void replay_damaged(struct top *t, uint32_t pid, const char *files, int rc)
+{
+	if (!t->replay || rc != -EINVAL)
+		return;
+	warn_msg("%s/proc/%u/%s: not as /proc writes it (truncated or not numbers): process %u left out of this interval",
+		 t->replay_root, pid, files, pid);
+	t->replay_damaged = true;
+}
+
 static void gather_proc(struct top *t)
 {
 	struct proc_io_sample *now = NULL;
@@ -280,16 +317,19 @@ static void gather_proc(struct top *t)
 	while ((next = proc_pids_next(&pids))) {
 		struct proc_io_sample sample;
 		uint32_t pid = (uint32_t)next;
+		int rc;
 
-		if ((t->pid && pid != (uint32_t)t->pid) || proc_io_sample_read(next, &sample) != 0)
+		if (t->pid && pid != (uint32_t)t->pid)
 			continue;
+		if ((rc = proc_io_sample_read(next, &sample)) != 0) {
+			replay_damaged(t, pid, "{stat,io}", rc);
+			continue;
+		}
 		now = xrealloc(now, (nnow + 1) * sizeof(*now));
 		now[nnow++] = sample;
 		for (size_t i = 0; i < io_nprevious; i++) {
 			struct top_row row = { .pid = pid };
 			struct proc_io_delta delta;
-			char path[4200];
-			struct stat st;
 
 			if (io_previous[i].pid != next)
 				continue;
@@ -300,8 +340,10 @@ static void gather_proc(struct top *t)
 			row.c.misses = delta.missed_pages;
 			row.c.hits = delta.hit_pages; /* an estimate */
 			row.c.dirties = delta.written_pages;
-			if (sysroot_path(path, sizeof(path), "/proc/%u", pid) && stat(path, &st) == 0)
-				row.uid = st.st_uid;
+			if ((rc = proc_uid_read(pid, &row.uid)) != 0) {
+				row.uid_unknown = true;
+				replay_damaged(t, pid, "status", rc);
+			}
 			derive(&row);
 			row.write_hit = -1; /* write_bytes says what reached storage, not what was dirtied in cache */
 			add_row(t, &row, sample.comm);
@@ -350,7 +392,7 @@ static void sort_rows(struct top *t)
 static void header_line(const struct top *t, char *buf, size_t len)
 {
 	char clock[16];
-	time_t now = time(NULL);
+	time_t now = t->replay ? (time_t)(t->replay_real_ns / 1000000000u) : time(NULL);
 
 	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&now));
 	snprintf(buf, len, "%s Buffers MB: %llu / Cached MB: %llu / Sort: %s / Order: %s", clock,
@@ -371,11 +413,11 @@ static void put_row(const struct top *t, struct out_table *table, const struct t
 
 	if (t->by == BY_PROCESS) {
 		out_set_count(out, C_PID, row->pid);
-		if (people) {
+		if (people && !row->uid_unknown) {
 			user_name(row->uid, user, sizeof(user));
 			out_set_text(out, C_USER, user);
 		}
-		out_set_count(out, C_UID, row->uid);
+		out_set_count_if(out, C_UID, row->uid, !row->uid_unknown);
 	}
 	out_set_text(out, t->by == BY_FILE ? C_FILE : t->by == BY_CGROUP ? C_CGROUP : C_COMM, row->name);
 	out_set_count(out, C_HITS, row->hits); /* "mode" says when it is an estimate */
@@ -406,7 +448,7 @@ static void write_interval(const struct top *t, struct out_table *table, size_t 
 
 	header_line(t, title, sizeof(title));
 	group = out_table_group(table, title);
-	out_set_count(group, C_TIME_NS, realtime_ns());
+	out_set_count(group, C_TIME_NS, t->replay ? t->replay_real_ns : realtime_ns());
 	out_set_count(group, C_INTERVAL_NS, t->interval_ns);
 	out_set_text(group, C_MODE, t->estimates ? "procfs" : "ebpf");
 	out_set_count(group, C_BUFFERS, t->mem.buffers);
@@ -501,6 +543,55 @@ static enum sort_key parse_sort(const char *text)
 	usage_error("--sort: '%s' is not pid, uid, cmd, hits, misses, dirties, read_hit or write_hit", text);
 }
 
+/*
+ * IOLENS_REPLAY=DIR: the next recorded sample, DIR/N, made the root /proc is read under, and
+ * its times (DIR/N/time: "CLOCK_MONOTONIC_ns Unix_ns"). 0; 1 when the recording has no more
+ * samples; -1 when this one cannot be used (said).
+ */
+static int replay_next(struct top *t)
+{
+	char text[128], *mono, *real, *save = NULL;
+	uint64_t mono_ns, real_ns;
+	ssize_t length;
+	int rc;
+
+	if ((size_t)snprintf(t->replay_root, sizeof(t->replay_root), "%s/%u", t->replay, t->replay_index) >=
+	    sizeof(t->replay_root)) {
+		warn_msg("IOLENS_REPLAY: '%s' is too long a path", t->replay);
+		return -1;
+	}
+	rc = sysroot_set(t->replay_root);
+	if (rc == -ENOENT && t->replay_index > 0)
+		return 1; /* the recording ends */
+	if (rc != 0) {
+		warn_msg("IOLENS_REPLAY: %s: %s%s", t->replay_root, strerror(-rc),
+			 t->replay_index ? "" : " (the first sample, the baseline, is DIR/0)");
+		return -1;
+	}
+	length = sysroot_read_small("/time", text, sizeof(text));
+	if (length < 0) {
+		warn_msg("%s/time: %s: each recorded sample needs one, \"CLOCK_MONOTONIC_ns Unix_ns\"", t->replay_root,
+			 strerror((int)-length));
+		return -1;
+	}
+	mono = strtok_r(text, " \t\n", &save);
+	real = strtok_r(NULL, " \t\n", &save);
+	if (!mono || !real || strtok_r(NULL, " \t\n", &save) || parse_u64(mono, &mono_ns) != 0 ||
+	    parse_u64(real, &real_ns) != 0) {
+		warn_msg("%s/time: not \"CLOCK_MONOTONIC_ns Unix_ns\" (two whole numbers of nanoseconds)", t->replay_root);
+		return -1;
+	}
+	if (t->replay_index > 0 && mono_ns <= t->replay_mono_ns) {
+		warn_msg("%s/time: CLOCK_MONOTONIC %llu ns is not after the previous sample's, %llu ns", t->replay_root,
+			 (unsigned long long)mono_ns, (unsigned long long)t->replay_mono_ns);
+		return -1;
+	}
+	t->replay_mono_ns = mono_ns;
+	t->replay_real_ns = real_ns;
+	t->replay_index++;
+	return 0;
+}
+
 int cmd_cachetop(int argc, char **argv)
 {
 	enum { OPT_FILES = 0x2000, OPT_CGROUP };
@@ -559,7 +650,10 @@ int cmd_cachetop(int argc, char **argv)
 		}
 	}
 	cache_parse_interval_count(argc, argv, optind, &t.o, true);
-	if (t.pid && kill(t.pid, 0) != 0 && errno == ESRCH) {
+	t.replay = getenv("IOLENS_REPLAY");
+	if (t.replay && !*t.replay)
+		t.replay = NULL;
+	if (t.pid && !t.replay && kill(t.pid, 0) != 0 && errno == ESRCH) {
 		warn_msg("--pid %d: no such process", (int)t.pid);
 		return EXIT_FAIL;
 	}
@@ -567,14 +661,19 @@ int cmd_cachetop(int argc, char **argv)
 	bpf_options.per_file = t.by == BY_FILE;
 	bpf_options.per_process = t.by != BY_FILE;
 	bpf_options.only_pid = t.pid;
-	cache_mode_start(&bpf_options, &mode,
-			 "/proc/PID/io, where misses are what a process read from disks, hits the rest of what it "
-			 "read (pipes and sockets included), dirties what reached storage");
+	static const char fallback[] = "/proc/PID/io, where misses are what a process read from disks, hits the rest of "
+				       "what it read (pipes and sockets included), dirties what reached storage";
+	if (t.replay)
+		cache_mode_fallback(&mode, "a recording has no kernel to trace", fallback);
+	else
+		cache_mode_start(&bpf_options, &mode, fallback);
 	if (!mode.bpf && t.by != BY_PROCESS) {
 		warn_msg("%s needs eBPF: /proc tells only per process", t.by == BY_FILE ? "--files" : "--cgroup");
 		return EXIT_FAIL;
 	}
 	t.estimates = !mode.bpf;
+	if (t.replay && replay_next(&t) != 0)
+		return EXIT_FAIL;
 	if (!mode.bpf) {
 		gather_proc(&t); /* the first sample: rates from the next */
 		snprintf(note, sizeof(note), "estimates from /proc (no eBPF: %s)", mode.why);
@@ -584,7 +683,9 @@ int cmd_cachetop(int argc, char **argv)
 		t.columns[C_COMM].is_default = t.by == BY_PROCESS;
 	t.columns[C_FILE].is_default = t.by == BY_FILE;
 	t.columns[C_CGROUP].is_default = t.by == BY_CGROUP;
-	t.screen = t.o.out.format == OUT_TABLE && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) && getenv("TERM");
+	/* A replay prints its intervals one after the other, never on a full screen it would only flash by. */
+	t.screen = t.o.out.format == OUT_TABLE && !t.replay && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) &&
+		   getenv("TERM");
 	if (t.screen) {
 		if (!newterm(NULL, stdout, stdin)) {
 			t.screen = false;
@@ -600,12 +701,19 @@ int cmd_cachetop(int argc, char **argv)
 				      t.by == BY_FILE ? "files" : t.by == BY_CGROUP ? "cgroups" : "processes");
 		out_table_lines(t.out, stdout);
 	}
-	previous_ns = deadline = monotonic_ns();
+	previous_ns = deadline = t.replay ? t.replay_mono_ns : monotonic_ns();
 	while (!stop_signal && (!t.o.count || printed < t.o.count)) {
 		uint64_t now;
 
 		deadline += (uint64_t)(t.o.interval * 1e9);
-		if (t.screen) {
+		if (t.replay) {
+			int next = replay_next(&t); /* no waiting: the recorded times say how long each interval was */
+
+			if (next != 0) {
+				rc = next > 0 ? EXIT_OK : EXIT_FAIL;
+				break;
+			}
+		} else if (t.screen) {
 			if (!screen_wait(&t, deadline, note[0] ? note : NULL))
 				break;
 		} else {
@@ -632,7 +740,7 @@ int cmd_cachetop(int argc, char **argv)
 			}
 		} else {
 			gather_proc(&t);
-			t.taken_ns = monotonic_ns();
+			t.taken_ns = t.replay ? t.replay_mono_ns : monotonic_ns();
 		}
 		if (meminfo_read(&t.mem) != 0)
 			memset(&t.mem, 0, sizeof(t.mem));
@@ -654,6 +762,8 @@ int cmd_cachetop(int argc, char **argv)
 	}
 	if (t.screen)
 		endwin();
+	if (t.replay_damaged && rc == EXIT_OK)
+		rc = EXIT_FAIL;
 	out_table_free(t.out);
 	cachestat_stop();
 	inode_names_free(&t.names);
