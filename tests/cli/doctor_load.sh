@@ -60,7 +60,10 @@ if command -v fio >/dev/null && command -v iostat >/dev/null; then
 		"$T/iostat.out")
 	check "… writes per second within 25 % of iostat's ($w_s against $iostat_w_s)" \
 		awk -v a="$w_s" -v b="$iostat_w_s" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b / 4) }'
-	check_eq "… with the processes doing the most I/O: fio's" fio "$(dq comms disk top <<<"$OUT")"
+	# fio's 8 jobs are one command; the loop device's workers, which write what fio writes to the
+	# file under it, may be as busy.
+	top=$(dq comms disk top <<<"$OUT")
+	check_match "… with the commands doing the most I/O: fio's among them ($top)" "(^| )fio( |$)" "$top"
 	run "$IOLENS" doctor 1
 	check_match "the text: the disk, its %util and aqu-sz" "disk $dev is saturated: busy [0-9]+ % of the time" "$OUT"
 	check_match "… and what shows more" "more: iolens stat -x --psi 1" "$OUT"

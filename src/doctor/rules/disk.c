@@ -1,5 +1,7 @@
 /* disk.c: rule disk: a disk busy most of the window (iostat's %util), with its queue, waits, io pressure and the busiest processes. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "common/util.h"
 #include "doctor/judge.h"
@@ -18,26 +20,66 @@ static void await_between(const struct disk_stats *a, const struct disk_stats *b
 	*queue = x.aqu_sz;
 }
 
-/* "comm (pid) 12 MiB/s read, 3 MiB/s written; ..." of the n busiest, and the same as data. */
+/*
+ * "comm (pid) 12 MiB/s read, 3 MiB/s written; ..." of the n busiest commands, and the same as
+ * data: the processes of one command added up (fio's 8 jobs are one load, "fio (4242 and 7
+ * more)"), pid the busiest of them.
+ */
+struct command_rate {
+	const struct snap_io_rate *first; /* the busiest process of the command */
+	unsigned processes;
+	double read_rate, write_rate;
+};
+
+static int compare_command_rates(const void *a_, const void *b_)
+{
+	const struct command_rate *a = a_, *b = b_;
+	double ta = a->read_rate + a->write_rate, tb = b->read_rate + b->write_rate;
+
+	return ta < tb ? 1 : ta > tb ? -1 : 0;
+}
+
 static void busiest(const struct doctor_snapshot *s, size_t n, char *buf, size_t len, struct doctor_fields *list)
 {
-	size_t used = 0;
+	struct command_rate *commands = xcalloc(s->nrates ? s->nrates : 1, sizeof(*commands));
+	size_t ncommands = 0, used = 0;
 
-	buf[0] = '\0';
-	for (size_t i = 0; i < s->nrates && i < n && s->rates[i].read_rate + s->rates[i].write_rate > 0; i++) {
+	for (size_t i = 0; i < s->nrates; i++) {
 		const struct snap_io_rate *r = &s->rates[i];
-		struct doctor_fields *o = field_object(list, NULL);
-		char read_text[16], write_text[16];
+		size_t c = 0;
 
-		used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s (%d) %s/s read, %s/s written",
-					 i ? "; " : "", r->comm, (int)r->pid,
-					 human_size((uint64_t)r->read_rate, read_text, sizeof(read_text)),
-					 human_size((uint64_t)r->write_rate, write_text, sizeof(write_text)));
-		field_int(o, "pid", r->pid);
-		field_text(o, "comm", r->comm);
-		field_real(o, "read_bytes_per_s", r->read_rate);
-		field_real(o, "write_bytes_per_s", r->write_rate);
+		if (r->read_rate + r->write_rate <= 0)
+			continue;
+		while (c < ncommands && strcmp(commands[c].first->comm, r->comm))
+			c++;
+		if (c == ncommands)
+			commands[ncommands++].first = r;
+		else if (r->read_rate + r->write_rate > commands[c].first->read_rate + commands[c].first->write_rate)
+			commands[c].first = r;
+		commands[c].processes++;
+		commands[c].read_rate += r->read_rate;
+		commands[c].write_rate += r->write_rate;
 	}
+	qsort(commands, ncommands, sizeof(*commands), compare_command_rates);
+	buf[0] = '\0';
+	for (size_t i = 0; i < ncommands && i < n; i++) {
+		const struct command_rate *c = &commands[i];
+		struct doctor_fields *o = field_object(list, NULL);
+		char read_text[16], write_text[16], more[40] = "";
+
+		if (c->processes > 1)
+			snprintf(more, sizeof(more), " and %u more", c->processes - 1);
+		used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s (%d%s) %s/s read, %s/s written",
+					 i ? "; " : "", c->first->comm, (int)c->first->pid, more,
+					 human_size((uint64_t)c->read_rate, read_text, sizeof(read_text)),
+					 human_size((uint64_t)c->write_rate, write_text, sizeof(write_text)));
+		field_int(o, "pid", c->first->pid);
+		field_text(o, "comm", c->first->comm);
+		field_count(o, "processes", c->processes);
+		field_real(o, "read_bytes_per_s", c->read_rate);
+		field_real(o, "write_bytes_per_s", c->write_rate);
+	}
+	free(commands);
 }
 
 static void judge(const struct doctor_snapshot *s, const struct doctor_config *config, struct doctor_findings *out)
