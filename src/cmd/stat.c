@@ -29,7 +29,9 @@ struct stat_options {
 	char *cpus, *disks, *nets, *swaps, *irqs; /* -C -D -N -S -I lists, NULL when not given */
 	bool full, cpu_adv;
 	bool integer, floats, nocolor, noheaders, noupdate, no_boot_sample;
+	bool color;           /* --color: colours even off a terminal */
 	const char *output_file;
+	const char *pidfile;  /* --pidfile: our pid in it while we run */
 	enum out_format format;
 	double delay;
 	uint64_t count;
@@ -69,6 +71,14 @@ static bool no_color(void)
 	return value && *value;
 }
 
+/* A terminal that cannot draw colours: no TERM, or TERM=dumb (dstat asks curses; these are what it says no to). */
+static bool term_without_color(void)
+{
+	const char *term = getenv("TERM");
+
+	return !term || !*term || !strcmp(term, "dumb");
+}
+
 
 static _Noreturn void usage(void)
 {
@@ -98,7 +108,8 @@ static _Noreturn void usage(void)
 	       "  -i, --int              interrupts per second, the busiest ones\n"
 	       "  -I LIST                interrupts to show: numbers, device names, total: 5,eth2\n"
 	       "  -r, --io               disk requests per second\n"
-	       "  -t, --time             the time\n"
+	       "  -t, --time             the time (DSTAT_TIMEFMT: its strftime format)\n"
+	       "  -T, --epoch            the time in seconds since the epoch\n"
 	       "      --tcp --udp --unix --socket --raw   sockets\n"
 	       "      --fs               open files and inodes\n"
 	       "      --aio              asynchronous I/O requests\n"
@@ -108,6 +119,8 @@ static _Noreturn void usage(void)
 	       "  -a, --all              -cdngy\n"
 	       "  -f, --full             every cpu, disk, interface, interrupt and swap area\n"
 	       "  -v, --vmstat           -pmgdsc -D total\n"
+	       "  -M LIST                groups by their plugin names: -M cpu,disk,top-io (see --list)\n"
+	       "      --list             list the plugin names this stat knows, and exit\n"
 	       "\n"
 	       "iolens's groups:\n"
 	       "  -x, --disk-ext         iostat -x per disk: r/s w/s rkB/s wkB/s rrqm/s wrqm/s\n"
@@ -120,18 +133,23 @@ static _Noreturn void usage(void)
 	       "Output:\n"
 	       "      --integer          whole numbers only\n"
 	       "      --float            decimals wherever they fit\n"
+	       "      --color            colours even when standard output is not a terminal\n"
 	       "      --nocolor          no colours, and so no updates, as dstat's help says (there are\n"
-	       "                         no colours off a terminal, or with NO_COLOR set)\n"
+	       "                         no colours off a terminal, on TERM=dumb or with NO_COLOR set)\n"
 	       "      --noheaders        the headers once, not again when they scroll away\n"
 	       "      --noupdate         no updates of the current line within a delay\n"
 	       "      --output FILE      also write CSV to FILE (appended when it exists), whatever\n"
 	       "                         standard output shows\n"
+	       "  -o FILE                the same as --output FILE (dstat's -o)\n"
 	       "      --json             one JSON object per sample, one per line (bytes, ns, counts)\n"
 	       "      --csv              CSV on standard output instead of the table\n"
+	       "      --pidfile FILE     write the process id to FILE, removed at the end\n"
 	       "      --no-boot-sample   leave out the first line, the average since boot\n"
 	       "      --sysroot DIR      read /proc and /sys under DIR (a recorded tree)\n"
 	       "  -h, --help             show this help\n"
 	       "  -V, --version          show the version\n"
+	       "\n"
+	       "DSTAT_OPTS in the environment holds options read before those of the command line.\n"
 	       "\n"
 	       "Examples:\n"
 	       "  %s                      cpu, disk, net, paging, system, every second\n"
@@ -154,18 +172,118 @@ static void want(struct stat_options *o, enum group_kind kind)
 		o->order[o->norder++] = kind;
 }
 
+/* The groups by dstat's plugin names (-M, --list), and iolens's own. */
+static const struct {
+	const char *name;
+	enum group_kind kind;
+} plugins[] = {
+	{ "aio", G_AIO },       { "cpu", G_CPU },       { "cpu-adv", G_CPU_ADV }, { "disk", G_DISK },
+	{ "epoch", G_EPOCH },   { "fs", G_FS },         { "int", G_INT },         { "io", G_IO },
+	{ "ipc", G_IPC },       { "load", G_LOAD },     { "lock", G_LOCK },       { "mem", G_MEM },
+	{ "net", G_NET },       { "page", G_PAGE },     { "proc", G_PROC },       { "raw", G_RAW },
+	{ "socket", G_SOCKET }, { "swap", G_SWAP },     { "sys", G_SYS },         { "tcp", G_TCP },
+	{ "time", G_TIME },     { "udp", G_UDP },       { "unix", G_UNIX },       { "vm", G_VM },
+};
+/* iolens's groups, also taken by -M. */
+static const struct {
+	const char *name;
+	enum group_kind kind;
+} own_plugins[] = {
+	{ "cache", G_CACHE }, { "disk-ext", G_DISK_EXT }, { "psi", G_PSI }, { "vtrace", G_VTRACE },
+};
+
+static void want(struct stat_options *o, enum group_kind kind);
+
+/* One plugin by name: false when there is none of that name. */
+static bool want_plugin(struct stat_options *o, const char *name)
+{
+	for (size_t i = 0; i < sizeof(plugins) / sizeof(plugins[0]); i++)
+		if (!strcmp(plugins[i].name, name)) {
+			if (plugins[i].kind == G_CPU_ADV)
+				o->cpu_adv = true;
+			want(o, plugins[i].kind == G_CPU_ADV ? G_CPU : plugins[i].kind);
+			return true;
+		}
+	for (size_t i = 0; i < sizeof(own_plugins) / sizeof(own_plugins[0]); i++)
+		if (!strcmp(own_plugins[i].name, name)) {
+			want(o, own_plugins[i].kind);
+			return true;
+		}
+	if (!strcmp(name, "filesystem")) /* dstat's --filesystem */
+		return want(o, G_FS), true;
+	return false;
+}
+
+/* dstat -M cpu,disk: the plugins of a list. */
+static void want_plugins(struct stat_options *o, const char *list)
+{
+	char copy[1024], *save = NULL;
+
+	if (strlen(list) >= sizeof(copy))
+		usage_error("-M: the list is too long");
+	snprintf(copy, sizeof(copy), "%s", list);
+	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save))
+		if (!want_plugin(o, p))
+			usage_error("-M: no plugin '%s' (see --list)", p);
+}
+
+/* One section of --list, as dstat prints it: a title, then names after a tab, wrapped before 80 columns. */
+static void list_section(const char *title, const char *const *names, size_t count)
+{
+	int room = 80 - 8;
+
+	printf("%s:\n\t", title);
+	for (size_t i = 0; i < count; i++) {
+		room -= (int)strlen(names[i]) + 2;
+		if (room <= 0) {
+			fputs("\n\t", stdout);
+			room = 80 - (int)strlen(names[i]) - 10;
+		}
+		printf("%s%s", names[i], i + 1 < count ? "," : "\n");
+	}
+}
+
+static _Noreturn void list_plugins(void)
+{
+	const char *names[64];
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(plugins) / sizeof(plugins[0]); i++)
+		names[n++] = plugins[i].name;
+	list_section("internal", names, n);
+	n = 0;
+	for (size_t i = 0; i < sizeof(own_plugins) / sizeof(own_plugins[0]); i++)
+		names[n++] = own_plugins[i].name;
+	list_section("iolens", names, n);
+	exit(EXIT_OK);
+}
+
 static char *set_list(char *old, const char *arg)
 {
 	free(old);
 	return xstrdup(arg);
 }
 
+/*
+ * The delay: a plain decimal number of seconds ("2", "0.5"), 0.01 to 86400. Not what strtod
+ * also takes (0x2, 1e-9, inf, " 2"): a typo there would be a busy loop or a surprise.
+ */
 static double parse_delay(const char *text)
 {
+	const char *p = text;
+	unsigned digits = 0;
 	double value;
 
-	if (parse_seconds(text, 86400, false, &value) != 0)
-		usage_error("delay: '%s' is not a number of seconds", text);
+	while (*p >= '0' && *p <= '9')
+		p++, digits++;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			digits++;
+	if (*p || !digits || *text == '.' || p[-1] == '.')
+		usage_error("delay: '%s' is not a number of seconds (a plain decimal, as 2 or 0.5)", text);
+	value = strtod(text, NULL);
+	if (!(value >= 0.01 && value <= 86400))
+		usage_error("delay: '%s' is out of range: 0.01 to 86400 seconds", text);
 	return value;
 }
 
@@ -174,7 +292,8 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 	enum {
 		OPT_CPU_ADV = 0x3000, OPT_TCP, OPT_UDP, OPT_UNIX, OPT_SOCKET, OPT_FS, OPT_AIO, OPT_VM, OPT_LOCK, OPT_IPC,
 		OPT_RAW, OPT_INTEGER, OPT_FLOAT, OPT_NOCOLOR, OPT_NOHEADERS, OPT_NOUPDATE, OPT_OUTPUT, OPT_PSI,
-		OPT_CACHE, OPT_VTRACE, OPT_NO_BOOT, OPT_SYSROOT, OPT_JSON, OPT_CSV,
+		OPT_CACHE, OPT_VTRACE, OPT_NO_BOOT, OPT_SYSROOT, OPT_JSON, OPT_CSV, OPT_LIST, OPT_COLOR, OPT_PIDFILE,
+		OPT_FILESYSTEM,
 	};
 	static const struct option long_options[] = {
 		COMMON_LONG_OPTIONS,
@@ -198,11 +317,15 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		{ "cache", no_argument, NULL, OPT_CACHE },   { "vtrace", no_argument, NULL, OPT_VTRACE },
 		{ "no-boot-sample", no_argument, NULL, OPT_NO_BOOT }, { "sysroot", required_argument, NULL, OPT_SYSROOT },
 		{ "json", no_argument, NULL, OPT_JSON },     { "csv", no_argument, NULL, OPT_CSV },
+		{ "epoch", no_argument, NULL, 'T' },         { "list", no_argument, NULL, OPT_LIST },
+		{ "color", no_argument, NULL, OPT_COLOR },   { "pidfile", required_argument, NULL, OPT_PIDFILE },
+		{ "filesystem", no_argument, NULL, OPT_FILESYSTEM }, { "mods", required_argument, NULL, 'M' },
+		{ "modules", required_argument, NULL, 'M' },
 		{ 0 }
 	};
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "cdngymslpirtafvxC:D:N:S:I:hV", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "cdngymslpirtTafvxo:M:C:D:N:S:I:hV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'c': want(o, G_CPU); break;
 		case OPT_CPU_ADV: o->cpu_adv = true; want(o, G_CPU); break;
@@ -217,6 +340,10 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		case 'i': want(o, G_INT); break;
 		case 'r': want(o, G_IO); break;
 		case 't': want(o, G_TIME); break;
+		case 'T': want(o, G_EPOCH); break;
+		case 'M': want_plugins(o, optarg); break;
+		case OPT_LIST: list_plugins();
+		case OPT_FILESYSTEM: want(o, G_FS); break;
 		case OPT_TCP: want(o, G_TCP); break;
 		case OPT_UDP: want(o, G_UDP); break;
 		case OPT_UNIX: want(o, G_UNIX); break;
@@ -246,20 +373,33 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		case 'I': o->irqs = set_list(o->irqs, optarg); break;
 		case OPT_INTEGER: o->integer = true; break;
 		case OPT_FLOAT: o->floats = true; break;
-		case OPT_NOCOLOR: o->nocolor = o->noupdate = true; break;
+		case OPT_NOCOLOR: o->nocolor = o->noupdate = true; o->color = false; break;
+		case OPT_COLOR: o->color = true; o->nocolor = o->noupdate = false; break;
+		case OPT_PIDFILE: o->pidfile = optarg; break;
 		case OPT_NOHEADERS: o->noheaders = true; break;
 		case OPT_NOUPDATE: o->noupdate = true; break;
+		case 'o':
 		case OPT_OUTPUT: o->output_file = optarg; break;
 		case OPT_NO_BOOT: o->no_boot_sample = true; break;
-		case OPT_JSON: o->format = OUT_JSON; break;
-		case OPT_CSV: o->format = OUT_CSV; break;
+		case OPT_JSON:
+		case OPT_CSV:
+			if (o->format != OUT_TABLE && o->format != (opt == OPT_JSON ? OUT_JSON : OUT_CSV))
+				usage_error("--csv and --json: choose one");
+			o->format = opt == OPT_JSON ? OUT_JSON : OUT_CSV;
+			break;
 		case OPT_SYSROOT:
 			rc = sysroot_set(optarg);
 			if (rc)
 				usage_error("--sysroot: %s: %s", optarg, strerror(-rc));
 			break;
 		case 'h': usage();
-		case 'V': print_version();
+		case 'V':
+			/* Through the dstat link, say what answers: not dstat itself. */
+			if (strlen(program_name) >= 5 && !strcmp(program_name + strlen(program_name) - 5, "dstat")) {
+				printf("iolens stat %s (dstat-compatible)\n", IOLENS_VERSION);
+				exit(EXIT_OK);
+			}
+			print_version();
 		default: usage_hint();
 		}
 	}
@@ -712,7 +852,7 @@ static void print_json(struct run *r, const struct system_sample *s, uint64_t in
 		struct out_record *group;
 		char key[96];
 
-		if (r->groups[g].kind == G_TIME)
+		if (r->groups[g].kind == G_TIME || r->groups[g].kind == G_EPOCH)
 			continue; /* time_ns says it */
 		group = out_rec_object(line, m->key);
 		/* Each column's key names its unit ("usr_pct", "read_bytes_per_s"); unknown is NaN: null. */
@@ -847,6 +987,50 @@ static void say_unknowns(struct run *r, const struct system_sample *s)
 	}
 }
 
+/*
+ * DSTAT_OPTS: options before those of the command line, split at blanks, as dstat reads
+ * them. The new argv (its strings are the environment's copy's) lives as long as the run.
+ */
+static char **with_dstat_opts(int *argc, char **argv)
+{
+	const char *env = getenv("DSTAT_OPTS");
+	static char *copy;
+	char **args, *save = NULL;
+	int n = 0;
+
+	args = xcalloc((size_t)*argc + (env ? strlen(env) / 2 + 2 : 1) + 1, sizeof(*args));
+	args[n++] = argv[0];
+	if (env && *env) {
+		copy = xstrdup(env);
+		for (char *p = strtok_r(copy, " \t\n", &save); p; p = strtok_r(NULL, " \t\n", &save))
+			args[n++] = p;
+	}
+	for (int i = 1; i < *argc; i++)
+		args[n++] = argv[i];
+	args[n] = NULL;
+	*argc = n;
+	return args;
+}
+
+/* --pidfile: our pid and a newline, written whole. Returns 0 or -1 with errno. */
+static int write_pidfile(const char *path)
+{
+	FILE *file = fopen(path, "we");
+	int failed;
+
+	if (!file)
+		return -1;
+	fprintf(file, "%d\n", (int)getpid());
+	failed = ferror(file);
+	if (fclose(file) != 0 || failed) {
+		int saved = errno;
+		unlink(path);
+		errno = saved ? saved : EIO;
+		return -1;
+	}
+	return 0;
+}
+
 static void sleep_until(uint64_t deadline)
 {
 	sleep_until_ns(deadline, &stop_signal);
@@ -861,12 +1045,24 @@ int cmd_stat(int argc, char **argv)
 	bool has_vtrace = false, elsewhere;
 	const char *env_replay = getenv("IOLENS_REPLAY");
 
-	parse_options(&o, argc, argv);
+	char **args = with_dstat_opts(&argc, argv);
+
+	parse_options(&o, argc, args);
+	free(args);
 	if (env_replay && *env_replay)
 		o.replay = env_replay;
 	r.tty = isatty(STDOUT_FILENO) && o.format == OUT_TABLE;
-	r.monitor = (struct monitor){ .out = stdout, .color = r.tty && !o.nocolor && !no_color(),
+	/* No colours where the terminal has none, and so no updates drawn with escapes either (as --nocolor). */
+	if (r.tty && !o.color && term_without_color())
+		o.nocolor = o.noupdate = true;
+	r.monitor = (struct monitor){ .out = stdout,
+				      .color = o.format == OUT_TABLE && (o.color || (r.tty && !o.nocolor && !no_color())),
 				      .integer = o.integer, .floats = o.floats };
+	if (o.pidfile && write_pidfile(o.pidfile) != 0) {
+		warn_errno(o.pidfile, errno);
+		r.failed = true;
+		o.pidfile = NULL;
+	}
 	if (o.output_file) {
 		bool exists = access(o.output_file, F_OK) == 0;
 		r.csv = fopen(o.output_file, "ae");
@@ -987,6 +1183,8 @@ int cmd_stat(int argc, char **argv)
 	if (r.csv && r.csv != stdout)
 		fclose(r.csv);
 	cache_events_stop();
+	if (o.pidfile)
+		unlink(o.pidfile);
 	system_sample_free(&r.samples[0]);
 	system_sample_free(&r.samples[1]);
 	segment_set_free(&r.vtrace);

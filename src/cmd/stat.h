@@ -36,6 +36,7 @@ enum group_kind {
 	G_PSI,
 	G_CACHE,
 	G_VTRACE,
+	G_EPOCH,
 	G_KINDS
 };
 

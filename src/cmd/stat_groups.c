@@ -17,6 +17,8 @@
 
 /* { nick, key, unit, type, width, scale } */
 static const struct mon_column time_cols[] = { { "time", "time", "", S, 14, 0 } };
+/* dstat's -T: seconds since the epoch, ten digits (JSON and CSV have time_ns). */
+static const struct mon_column epoch_cols[] = { { "epoch", "epoch", "", S, 10, 0 } };
 static const struct mon_column cpu_cols[] = {
 	{ "usr", "usr", "pct", P, 3, 34 }, { "sys", "sys", "pct", P, 3, 34 }, { "idl", "idl", "pct", P, 3, 34 },
 	{ "wai", "wai", "pct", P, 3, 34 }, { "stl", "stl", "pct", P, 3, 34 },
@@ -145,7 +147,18 @@ static const struct {
 	[G_PSI] = { "pressure %% stalled", "pressure", COLUMNS(psi_cols), SYS_PSI },
 	[G_CACHE] = { "page cache", "cache", COLUMNS(cache_cols), SYS_MEMINFO | SYS_VMSTAT | SYS_CACHE_EVENTS },
 	[G_VTRACE] = { "vt/%s", "vtrace_%s", COLUMNS(vtrace_cols), 0 },
+	[G_EPOCH] = { "epoch", "epoch", COLUMNS(epoch_cols), 0 },
 };
+
+/* DSTAT_TIMEFMT: the time column's strftime format, as dstat's; the column as wide as the time it makes. */
+static const char *time_format(void)
+{
+	const char *format = getenv("DSTAT_TIMEFMT");
+
+	return format && *format ? format : "%d-%m %H:%M:%S";
+}
+
+static struct mon_column time_column;
 
 /* Interrupt groups have a column per interrupt: their columns live here. */
 static struct mon_column int_columns[24];
@@ -203,6 +216,21 @@ void group_init(struct group *g, enum group_kind kind, const char *item)
 		else if (!strncmp(name, "/dev/", 5))
 			name += 5;
 		fill(g->shown.title, sizeof(g->shown.title), kinds[kind].title, name);
+	}
+	if (kind == G_TIME && strcmp(time_format(), "%d-%m %H:%M:%S")) {
+		char text[sizeof(g->shown.text)];
+		time_t now = time(NULL);
+		struct tm tm;
+		size_t width;
+
+		localtime_r(&now, &tm);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral" /* the user's format, as dstat's DSTAT_TIMEFMT */
+		width = strftime(text, sizeof(text), time_format(), &tm);
+#pragma GCC diagnostic pop
+		time_column = time_cols[0];
+		time_column.width = width ? (int)width : 1;
+		g->shown.columns = &time_column;
 	}
 	if (kind == G_INT) {
 		/* item: the interrupts, comma-separated: one column each. */
@@ -552,10 +580,18 @@ void group_compute(struct group *g, const struct system_sample *then, const stru
 		time_t t = (time_t)(now->real_ns / 1000000000ull);
 		struct tm tm;
 		localtime_r(&t, &tm);
-		strftime(g->shown.text, sizeof(g->shown.text), "%d-%m %H:%M:%S", &tm);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+		if (!strftime(g->shown.text, sizeof(g->shown.text), time_format(), &tm))
+			g->shown.text[0] = '\0'; /* longer than a column can be: blank, as strftime leaves it */
+#pragma GCC diagnostic pop
 		set_same(g, 0, (double)now->real_ns);
 		break;
 	}
+	case G_EPOCH:
+		snprintf(g->shown.text, sizeof(g->shown.text), "%llu", (unsigned long long)(now->real_ns / 1000000000ull));
+		set_same(g, 0, (double)now->real_ns);
+		break;
 	case G_CPU:
 	case G_CPU_ADV:
 		compute_cpu(g, then, now);
