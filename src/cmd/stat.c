@@ -60,6 +60,8 @@ struct run {
 	unsigned visible;  /* groups that fit the terminal */ /* an intermediate update is on the screen, not yet ended by a newline */
 	unsigned warned;  /* sources already said to be unreadable */
 	unsigned unavailable; /* sources not to read at all (eBPF that could not start, or a replay) */
+	char sized[16][64];   /* disks of -D that had a medium at the start */
+	unsigned nsized;
 };
 
 
@@ -1031,6 +1033,95 @@ static int write_pidfile(const char *path)
 	return 0;
 }
 
+/*
+ * Whether a disk named in -D is still there: in /proc/diskstats, and with its medium if it had
+ * one at the start (a loop device detached stays in diskstats with no size: gone all the same).
+ */
+static bool disk_present(struct run *r, const struct system_sample *s, const char *name)
+{
+	uint64_t sectors;
+	bool had = false;
+
+	if (!disk_exists(s, name))
+		return false;
+	for (unsigned i = 0; i < r->nsized; i++)
+		had |= !strcmp(r->sized[i], name);
+	if (!had)
+		return true;
+	return block_device_sectors(name, &sectors) != 0 || sectors > 0;
+}
+
+/* The disks of -D with a medium at the start: their medium going is their going away. */
+static void note_sized(struct run *r, const struct system_sample *s)
+{
+	uint64_t sectors;
+
+	for (unsigned g = 0; g < r->ngroups && r->nsized < sizeof(r->sized) / sizeof(r->sized[0]); g++) {
+		const struct group *group = &r->groups[g];
+		bool known = false;
+
+		if ((group->kind != G_DISK && group->kind != G_IO && group->kind != G_DISK_EXT) ||
+		    !strcmp(group->item, "total") || !r->opts->disks || !disk_exists(s, group->item))
+			continue;
+		for (unsigned i = 0; i < r->nsized; i++)
+			known |= !strcmp(r->sized[i], group->item);
+		if (!known && block_device_sectors(group->item, &sectors) == 0 && sectors > 0)
+			snprintf(r->sized[r->nsized++], sizeof(r->sized[0]), "%s", group->item);
+	}
+}
+
+/*
+ * A disk, interface or cpu named in -D, -N or -C that went away during the run: said once
+ * each (its columns show '-'), and the run ends with exit status 1, as the man page says.
+ */
+static void say_gone(struct run *r, const struct system_sample *s)
+{
+	static char said[32][80];
+	static unsigned nsaid;
+
+	for (unsigned g = 0; g < r->ngroups; g++) {
+		const struct group *group = &r->groups[g];
+		const char *what = NULL;
+		char key[80];
+		bool seen = false;
+
+		if (!strcmp(group->item, "total"))
+			continue;
+		switch (group->kind) {
+		case G_DISK:
+		case G_IO:
+		case G_DISK_EXT:
+			if (r->opts->disks && (s->have & SYS_DISKSTATS) && !disk_present(r, s, group->item))
+				what = "disk";
+			break;
+		case G_NET:
+			if (r->opts->nets && (s->have & SYS_NETDEV) && !net_exists(s, group->item))
+				what = "interface";
+			break;
+		case G_CPU:
+		case G_CPU_ADV:
+			if (r->opts->cpus && (s->have & SYS_PROCSTAT) && !cpu_exists(s, group->item))
+				what = "cpu";
+			break;
+		default:
+			break;
+		}
+		if (!what)
+			continue;
+		for (unsigned c = 0; c < group->shown.ncolumns; c++)
+			r->groups[g].shown.values[c] = r->groups[g].shown.raw[c] = NAN;
+		r->failed = true;
+		snprintf(key, sizeof(key), "%s %s", what, group->item);
+		for (unsigned i = 0; i < nsaid && !seen; i++)
+			seen = !strcmp(said[i], key);
+		if (seen)
+			continue;
+		warn_msg("%s '%s' went away: its columns show '-'", what, group->item);
+		if (nsaid < sizeof(said) / sizeof(said[0]))
+			snprintf(said[nsaid++], sizeof(said[0]), "%s", key);
+	}
+}
+
 static void sleep_until(uint64_t deadline)
 {
 	sleep_until_ns(deadline, &stop_signal);
@@ -1121,6 +1212,8 @@ int cmd_stat(int argc, char **argv)
 	validate_lists(&o, &r.samples[0]);
 	build_groups(&r, &r.samples[0]);
 	validating = false;
+	if (!o.replay)
+		note_sized(&r, &r.samples[0]);
 	say_unknowns(&r, &r.samples[0]);
 	r.current = 0;
 	start = o.replay ? r.samples[0].mono_ns : monotonic_ns();
@@ -1172,6 +1265,7 @@ int cmd_stat(int argc, char **argv)
 		build_groups(&r, now);
 		double seconds = now->mono_ns > then->mono_ns ? (double)(now->mono_ns - then->mono_ns) / 1e9 : 0;
 		compute_all(&r, then, now, seconds, false);
+		say_gone(&r, now);
 		print_sample(&r, now, now->mono_ns - then->mono_ns, false, true);
 		r.current = !r.current;
 	}

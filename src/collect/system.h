@@ -61,6 +61,12 @@ unsigned system_source_index(unsigned flag);
 /* "/proc/stat" and so on: what a source reads, for messages. */
 const char *system_source_name(unsigned flag);
 
+/*
+ * The size of a block device in sectors of 512 bytes (/sys/class/block/NAME/size): 0 for
+ * one without a medium (a detached loop device, an empty drive). 0 or -errno.
+ */
+int block_device_sectors(const char *name, uint64_t *sectors);
+
 /* Whether a network interface is a device of its own (sysfs: /sys/class/net/NAME/device), not a virtual one. */
 int netdev_is_physical(const char *name);
 
