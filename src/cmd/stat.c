@@ -30,6 +30,7 @@ struct stat_options {
 	bool full, cpu_adv;
 	bool integer, floats, nocolor, noheaders, noupdate, no_boot_sample;
 	bool color;           /* --color: colours even off a terminal */
+	bool bits;            /* --bits */
 	const char *output_file;
 	const char *pidfile;  /* --pidfile: our pid in it while we run */
 	enum out_format format;
@@ -118,11 +119,23 @@ static _Noreturn void usage(void)
 	       "      --vm               page faults, allocations and frees per second\n"
 	       "      --lock             file locks\n"
 	       "      --ipc              System V message queues, semaphores, shared memory\n"
+	       "      --mem-adv          memory with total, dirty, shared and reclaimable\n"
+	       "      --vm-adv           pages reclaimed and scanned (kswapd, direct), kswapd runs,\n"
+	       "                         allocation stalls per second\n"
+	       "      --zones            free pages and high watermark of the DMA32 and Normal zones\n"
 	       "  -a, --all              -cdngy\n"
 	       "  -f, --full             every cpu, disk, interface, interrupt and swap area\n"
 	       "  -v, --vmstat           -pmgdsc -D total\n"
-	       "  -M LIST                groups by their plugin names: -M cpu,disk,top-io (see --list)\n"
+	       "  -M LIST                groups by their plugin names: -M cpu,disk,disk-util (see --list)\n"
 	       "      --list             list the plugin names this stat knows, and exit\n"
+	       "\n"
+	       "dstat's external plugins:\n"
+	       "      --disk-util        per disk: %%util, the time with I/O in flight\n"
+	       "      --disk-tps         requests (transfers) per second, read and write, as -d lists disks\n"
+	       "      --disk-wait        per disk: average read and write wait, ms\n"
+	       "      --disk-avgqu       per disk: average queue length\n"
+	       "      --net-packets      packets received and sent per second, as -n lists interfaces\n"
+	       "      --proc-count       the number of processes\n"
 	       "\n"
 	       "iolens's groups:\n"
 	       "  -x, --disk-ext         iostat -x per disk: r/s w/s rkB/s wkB/s rrqm/s wrqm/s\n"
@@ -135,6 +148,7 @@ static _Noreturn void usage(void)
 	       "Output:\n"
 	       "      --integer          whole numbers only\n"
 	       "      --float            decimals wherever they fit\n"
+	       "      --bits             disk and network traffic in bits per second (JSON and CSV: bytes)\n"
 	       "      --color            colours even when standard output is not a terminal\n"
 	       "      --nocolor          no colours, and so no updates, as dstat's help says (there are\n"
 	       "                         no colours off a terminal, on TERM=dumb or with NO_COLOR set)\n"
@@ -185,6 +199,15 @@ static const struct {
 	{ "net", G_NET },       { "page", G_PAGE },     { "proc", G_PROC },       { "raw", G_RAW },
 	{ "socket", G_SOCKET }, { "swap", G_SWAP },     { "sys", G_SYS },         { "tcp", G_TCP },
 	{ "time", G_TIME },     { "udp", G_UDP },       { "unix", G_UNIX },       { "vm", G_VM },
+	{ "mem-adv", G_MEM_ADV }, { "vm-adv", G_VM_ADV }, { "zones", G_ZONES },
+};
+/* dstat's plugins of /usr/share/dstat that this stat has. */
+static const struct {
+	const char *name;
+	enum group_kind kind;
+} external_plugins[] = {
+	{ "disk-avgqu", G_DISK_AVGQU }, { "disk-tps", G_DISK_TPS },   { "disk-util", G_DISK_UTIL },
+	{ "disk-wait", G_DISK_WAIT },   { "net-packets", G_NET_PACKETS }, { "proc-count", G_PROC_COUNT },
 };
 /* iolens's groups, also taken by -M. */
 static const struct {
@@ -209,6 +232,11 @@ static bool want_plugin(struct stat_options *o, const char *name)
 	for (size_t i = 0; i < sizeof(own_plugins) / sizeof(own_plugins[0]); i++)
 		if (!strcmp(own_plugins[i].name, name)) {
 			want(o, own_plugins[i].kind);
+			return true;
+		}
+	for (size_t i = 0; i < sizeof(external_plugins) / sizeof(external_plugins[0]); i++)
+		if (!strcmp(external_plugins[i].name, name)) {
+			want(o, external_plugins[i].kind);
 			return true;
 		}
 	if (!strcmp(name, "filesystem")) /* dstat's --filesystem */
@@ -245,6 +273,11 @@ static void list_section(const char *title, const char *const *names, size_t cou
 	}
 }
 
+static int compare_names(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static _Noreturn void list_plugins(void)
 {
 	const char *names[64];
@@ -252,7 +285,12 @@ static _Noreturn void list_plugins(void)
 
 	for (size_t i = 0; i < sizeof(plugins) / sizeof(plugins[0]); i++)
 		names[n++] = plugins[i].name;
+	qsort(names, n, sizeof(names[0]), compare_names);
 	list_section("internal", names, n);
+	n = 0;
+	for (size_t i = 0; i < sizeof(external_plugins) / sizeof(external_plugins[0]); i++)
+		names[n++] = external_plugins[i].name;
+	list_section("dstat's external plugins", names, n);
 	n = 0;
 	for (size_t i = 0; i < sizeof(own_plugins) / sizeof(own_plugins[0]); i++)
 		names[n++] = own_plugins[i].name;
@@ -295,7 +333,7 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		OPT_CPU_ADV = 0x3000, OPT_TCP, OPT_UDP, OPT_UNIX, OPT_SOCKET, OPT_FS, OPT_AIO, OPT_VM, OPT_LOCK, OPT_IPC,
 		OPT_RAW, OPT_INTEGER, OPT_FLOAT, OPT_NOCOLOR, OPT_NOHEADERS, OPT_NOUPDATE, OPT_OUTPUT, OPT_PSI,
 		OPT_CACHE, OPT_VTRACE, OPT_NO_BOOT, OPT_SYSROOT, OPT_JSON, OPT_CSV, OPT_LIST, OPT_COLOR, OPT_PIDFILE,
-		OPT_FILESYSTEM,
+		OPT_FILESYSTEM, OPT_BITS, OPT_PLUGIN,
 	};
 	static const struct option long_options[] = {
 		COMMON_LONG_OPTIONS,
@@ -322,12 +360,18 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		{ "epoch", no_argument, NULL, 'T' },         { "list", no_argument, NULL, OPT_LIST },
 		{ "color", no_argument, NULL, OPT_COLOR },   { "pidfile", required_argument, NULL, OPT_PIDFILE },
 		{ "filesystem", no_argument, NULL, OPT_FILESYSTEM }, { "mods", required_argument, NULL, 'M' },
-		{ "modules", required_argument, NULL, 'M' },
+		{ "modules", required_argument, NULL, 'M' }, { "bits", no_argument, NULL, OPT_BITS },
+		/* dstat's plugins by name: --disk-util, --top-io ... */
+		{ "disk-util", no_argument, NULL, OPT_PLUGIN }, { "disk-tps", no_argument, NULL, OPT_PLUGIN },
+		{ "disk-wait", no_argument, NULL, OPT_PLUGIN }, { "disk-avgqu", no_argument, NULL, OPT_PLUGIN },
+		{ "proc-count", no_argument, NULL, OPT_PLUGIN }, { "net-packets", no_argument, NULL, OPT_PLUGIN },
+		{ "mem-adv", no_argument, NULL, OPT_PLUGIN },   { "vm-adv", no_argument, NULL, OPT_PLUGIN },
+		{ "zones", no_argument, NULL, OPT_PLUGIN },
 		{ 0 }
 	};
-	int opt, rc;
+	int opt, rc, index = 0;
 
-	while ((opt = getopt_long(argc, argv, "cdngymslpirtTafvxo:M:C:D:N:S:I:hV", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "cdngymslpirtTafvxo:M:C:D:N:S:I:hV", long_options, &index)) != -1) {
 		switch (opt) {
 		case 'c': want(o, G_CPU); break;
 		case OPT_CPU_ADV: o->cpu_adv = true; want(o, G_CPU); break;
@@ -346,6 +390,8 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		case 'M': want_plugins(o, optarg); break;
 		case OPT_LIST: list_plugins();
 		case OPT_FILESYSTEM: want(o, G_FS); break;
+		case OPT_PLUGIN: want_plugin(o, long_options[index].name); break;
+		case OPT_BITS: o->bits = true; break;
 		case OPT_TCP: want(o, G_TCP); break;
 		case OPT_UDP: want(o, G_UDP); break;
 		case OPT_UNIX: want(o, G_UNIX); break;
@@ -446,6 +492,12 @@ static const char *device_name(const char *name, char *buf, size_t size)
 	return !strncmp(name, "/dev/", 5) && !strchr(name + 5, '/') ? name + 5 : name;
 }
 
+/* The disk groups that are of one disk each, never of a total. */
+static bool per_disk(enum group_kind kind)
+{
+	return kind == G_DISK_EXT || kind == G_DISK_UTIL || kind == G_DISK_WAIT || kind == G_DISK_AVGQU;
+}
+
 /*
  * One group per item of a -C/-D/-N/-S list. At the start every name must exist (exit 2
  * otherwise); later, one that went away stays, with '-' for its values.
@@ -471,8 +523,8 @@ static void add_listed(struct run *r, enum group_kind kind, const char *list, co
 		}
 		if (validating && strcmp(name, "total") && !exists(s, name))
 			usage_error("%s '%s' not found", what, p);
-		if (kind == G_DISK_EXT && !strcmp(name, "total"))
-			continue; /* iostat -x has no total */
+		if (per_disk(kind) && !strcmp(name, "total"))
+			continue; /* iostat -x has no total, nor have dstat's disk-util, disk-wait and disk-avgqu */
 		add_group(r, kind, name);
 	}
 }
@@ -649,10 +701,14 @@ static void build_groups(struct run *r, const struct system_sample *s)
 			break;
 		case G_DISK:
 		case G_IO:
+		case G_DISK_TPS:
 		case G_DISK_EXT:
-			if (o->disks && (kind != G_DISK_EXT || lists_more_than_total(o->disks))) {
+		case G_DISK_UTIL:
+		case G_DISK_WAIT:
+		case G_DISK_AVGQU:
+			if (o->disks && (!per_disk(kind) || lists_more_than_total(o->disks))) {
 				add_listed(r, kind, o->disks, "disk", disk_exists, s);
-			} else if (o->full || kind == G_DISK_EXT) {
+			} else if (o->full || per_disk(kind)) {
 				/*
 				 * Every device but partitions (stacked ones too: -f asks for all), and those
 				 * that never did any I/O left out, as iostat -z does.
@@ -667,6 +723,7 @@ static void build_groups(struct run *r, const struct system_sample *s)
 			}
 			break;
 		case G_NET:
+		case G_NET_PACKETS:
 			if (o->nets)
 				add_listed(r, kind, o->nets, "interface", net_exists, s);
 			else if (o->full)
@@ -970,7 +1027,8 @@ static void say_unknowns(struct run *r, const struct system_sample *s)
 
 	for (unsigned g = 0; g < r->ngroups; g++) {
 		psi |= r->groups[g].kind == G_PSI;
-		disks |= (r->groups[g].kind == G_DISK || r->groups[g].kind == G_IO) && !strcmp(r->groups[g].item, "total");
+		disks |= (r->groups[g].kind == G_DISK || r->groups[g].kind == G_IO || r->groups[g].kind == G_DISK_TPS) &&
+			 !strcmp(r->groups[g].item, "total");
 	}
 	if (psi && (s->have & SYS_PSI) && !s->psi_io.available && !s->psi_memory.available && !s->psi_cpu.available) {
 		warn_msg("pressure stall is unknown ('-'): no %s/proc/pressure (a kernel without CONFIG_PSI, or booted "
@@ -1060,7 +1118,7 @@ static void note_sized(struct run *r, const struct system_sample *s)
 		const struct group *group = &r->groups[g];
 		bool known = false;
 
-		if ((group->kind != G_DISK && group->kind != G_IO && group->kind != G_DISK_EXT) ||
+		if ((group->kind != G_DISK && group->kind != G_IO && group->kind != G_DISK_TPS && !per_disk(group->kind)) ||
 		    !strcmp(group->item, "total") || !r->opts->disks || !disk_exists(s, group->item))
 			continue;
 		for (unsigned i = 0; i < r->nsized; i++)
@@ -1091,10 +1149,15 @@ static void say_gone(struct run *r, const struct system_sample *s)
 		case G_DISK:
 		case G_IO:
 		case G_DISK_EXT:
+		case G_DISK_TPS:
+		case G_DISK_UTIL:
+		case G_DISK_WAIT:
+		case G_DISK_AVGQU:
 			if (r->opts->disks && (s->have & SYS_DISKSTATS) && !disk_present(r, s, group->item))
 				what = "disk";
 			break;
 		case G_NET:
+		case G_NET_PACKETS:
 			if (r->opts->nets && (s->have & SYS_NETDEV) && !net_exists(s, group->item))
 				what = "interface";
 			break;
@@ -1140,6 +1203,7 @@ int cmd_stat(int argc, char **argv)
 
 	parse_options(&o, argc, args);
 	free(args);
+	groups_show_bits(o.bits);
 	if (env_replay && *env_replay)
 		o.replay = env_replay;
 	r.tty = isatty(STDOUT_FILENO) && o.format == OUT_TABLE;

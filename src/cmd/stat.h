@@ -37,6 +37,15 @@ enum group_kind {
 	G_CACHE,
 	G_VTRACE,
 	G_EPOCH,
+	G_DISK_UTIL,  /* dstat's plugins from here on */
+	G_DISK_TPS,
+	G_DISK_WAIT,
+	G_DISK_AVGQU,
+	G_PROC_COUNT,
+	G_NET_PACKETS,
+	G_MEM_ADV,
+	G_VM_ADV,
+	G_ZONES,
 	G_KINDS
 };
 
@@ -46,6 +55,9 @@ struct group {
 	char item[64];
 	struct mon_group shown; /* title, key, columns, and this sample's values */
 };
+
+/* --bits: disk and network bytes shown as bits, as dstat's (JSON and CSV stay in bytes). Before group_init. */
+void groups_show_bits(bool bits);
 
 /* The sources (SYS_* flags) a kind needs. */
 unsigned group_needs(enum group_kind kind);

@@ -111,6 +111,42 @@ static const struct mon_column vtrace_cols[] = {
 	{ "op/s", "ops", "per_s", F, 6, 1000 }, { "util", "util", "pct", P, 4, 34 }, { "hang", "hang", "", D, 4, 10 },
 };
 
+/* dstat's --bits: the same in bits, powers of 1000. */
+static const struct mon_column disk_bits_cols[] = {
+	{ "read", "read", "bytes_per_s", MON_BITS, 5, 1000 }, { "writ", "write", "bytes_per_s", MON_BITS, 5, 1000 },
+};
+static const struct mon_column net_bits_cols[] = {
+	{ "recv", "recv", "bytes_per_s", MON_BITS, 5, 1000 }, { "send", "send", "bytes_per_s", MON_BITS, 5, 1000 },
+};
+/* dstat's plugins in /usr/share/dstat, with their nicks cut to their widths as dstat shows them. */
+static const struct mon_column disk_util_cols[] = { { "util", "util", "pct", F, 4, 34 } };
+static const struct mon_column disk_tps_cols[] = {
+	{ "#read", "read", "per_s", D, 5, 1000 }, { "#writ", "write", "per_s", D, 5, 1000 },
+};
+static const struct mon_column disk_wait_cols[] = {
+	{ "rawa", "r_await", "ns", F, 4, 1 }, { "wawa", "w_await", "ns", F, 4, 1 },
+};
+static const struct mon_column disk_avgqu_cols[] = { { "avgq", "avgqu", "", F, 4, 10 } };
+static const struct mon_column proc_count_cols[] = { { "tota", "total", "", D, 4, 10 } };
+static const struct mon_column net_packets_cols[] = {
+	{ "#recv", "recv", "packets_per_s", D, 5, 1000 }, { "#send", "send", "packets_per_s", D, 5, 1000 },
+};
+static const struct mon_column mem_adv_cols[] = {
+	{ "total", "total", "bytes", F, 5, 1024 }, { "used", "used", "bytes", F, 5, 1024 },
+	{ "free", "free", "bytes", F, 5, 1024 },   { "buff", "buff", "bytes", F, 5, 1024 },
+	{ "cach", "cach", "bytes", F, 5, 1024 },   { "dirty", "dirty", "bytes", F, 5, 1024 },
+	{ "shmem", "shmem", "bytes", F, 5, 1024 }, { "recl", "reclaimable", "bytes", F, 5, 1024 },
+};
+static const struct mon_column vm_adv_cols[] = {
+	{ "steal", "steal", "pages_per_s", D, 5, 1000 },      { "scanK", "scan_kswapd", "pages_per_s", D, 5, 1000 },
+	{ "scanD", "scan_direct", "pages_per_s", D, 5, 1000 }, { "pgoru", "pageoutrun", "per_s", D, 5, 1000 },
+	{ "astll", "allocstall", "per_s", D, 5, 1000 },
+};
+static const struct mon_column zones_cols[] = {
+	{ "d32F", "dma32_free", "pages", D, 5, 1000 },   { "d32H", "dma32_high", "pages", D, 5, 1000 },
+	{ "normF", "normal_free", "pages", D, 5, 1000 }, { "normH", "normal_high", "pages", D, 5, 1000 },
+};
+
 #define COLUMNS(array) array, sizeof(array) / sizeof(array[0])
 
 static const struct {
@@ -148,7 +184,23 @@ static const struct {
 	[G_CACHE] = { "page cache", "cache", COLUMNS(cache_cols), SYS_MEMINFO | SYS_VMSTAT | SYS_CACHE_EVENTS },
 	[G_VTRACE] = { "vt/%s", "vtrace_%s", COLUMNS(vtrace_cols), 0 },
 	[G_EPOCH] = { "epoch", "epoch", COLUMNS(epoch_cols), 0 },
+	[G_DISK_UTIL] = { "%s", "util_%s", COLUMNS(disk_util_cols), SYS_DISKSTATS },
+	[G_DISK_TPS] = { "dsk/%s", "tps_%s", COLUMNS(disk_tps_cols), SYS_DISKSTATS },
+	[G_DISK_WAIT] = { "%s", "wait_%s", COLUMNS(disk_wait_cols), SYS_DISKSTATS },
+	[G_DISK_AVGQU] = { "%s", "avgqu_%s", COLUMNS(disk_avgqu_cols), SYS_DISKSTATS },
+	[G_PROC_COUNT] = { "procs", "proc_count", COLUMNS(proc_count_cols), SYS_PROC_COUNT },
+	[G_NET_PACKETS] = { "pkt/%s", "pkt_%s", COLUMNS(net_packets_cols), SYS_NETDEV },
+	[G_MEM_ADV] = { "advanced memory usage", "memory_adv", COLUMNS(mem_adv_cols), SYS_MEMINFO },
+	[G_VM_ADV] = { "advanced virtual memory", "vm_adv", COLUMNS(vm_adv_cols), SYS_VM_ADV },
+	[G_ZONES] = { "zones memory", "zones", COLUMNS(zones_cols), SYS_ZONES },
 };
+
+static bool show_bits;
+
+void groups_show_bits(bool bits)
+{
+	show_bits = bits;
+}
 
 /* DSTAT_TIMEFMT: the time column's strftime format, as dstat's; the column as wide as the time it makes. */
 static const char *time_format(void)
@@ -202,6 +254,10 @@ void group_init(struct group *g, enum group_kind kind, const char *item)
 			*p = '_';
 	g->shown.columns = kinds[kind].columns;
 	g->shown.ncolumns = kinds[kind].ncolumns;
+	if (show_bits && kind == G_DISK)
+		g->shown.columns = disk_bits_cols;
+	if (show_bits && kind == G_NET)
+		g->shown.columns = net_bits_cols;
 	if (kind == G_CPU || kind == G_CPU_ADV) {
 		if (!strcmp(g->item, "total"))
 			snprintf(g->shown.title, sizeof(g->shown.title), "total cpu usage");
@@ -431,6 +487,28 @@ static void compute_disk_ext(struct group *g, const struct system_sample *then, 
 	set_same(g, 11, x.util);
 }
 
+/* dstat's disk-util, disk-wait and disk-avgqu: iostat -x's figures of one disk (dstat's formulas are the same). */
+static void compute_disk_plugin(struct group *g, const struct system_sample *then, const struct system_sample *now,
+				double seconds)
+{
+	struct disk_stats a, b;
+	struct disk_ext x;
+
+	if (!strcmp(g->item, "total") || !disk_pair(then, now, g->item, &a, &b)) {
+		all_unknown(g);
+		return;
+	}
+	disk_ext_compute(&a, &b, seconds, &x);
+	if (g->kind == G_DISK_UTIL) {
+		set_same(g, 0, x.util);
+	} else if (g->kind == G_DISK_WAIT) {
+		set(g, 0, x.r_await, x.r_await * 1e6);
+		set(g, 1, x.w_await, x.w_await * 1e6);
+	} else {
+		set_same(g, 0, x.aqu_sz);
+	}
+}
+
 static const struct netdev_stats *netdev_find(const struct system_sample *s, const char *name)
 {
 	for (unsigned i = 0; (s->have & SYS_NETDEV) && i < s->netdev.count; i++)
@@ -445,9 +523,11 @@ static const struct netdev_stats *netdev_find(const struct system_sample *s, con
  * both samples whose counters did not go back; one that appeared has an unknown first interval.
  */
 static bool net_counters(const struct system_sample *then, const struct system_sample *now, const char *item,
-			 double before[2], double after[2])
+			 bool packets, double before[2], double after[2])
 {
 	bool total = !strcmp(item, "total"), any_physical = false;
+#define RX(d) (packets ? (d)->rx_packets : (d)->rx_bytes)
+#define TX(d) (packets ? (d)->tx_packets : (d)->tx_bytes)
 
 	before[0] = before[1] = after[0] = after[1] = 0;
 	if (!(now->have & SYS_NETDEV))
@@ -456,12 +536,12 @@ static bool net_counters(const struct system_sample *then, const struct system_s
 		const struct netdev_stats *b = netdev_find(now, item), *a = netdev_find(then, item);
 		if (!b || (!a && (then->have & SYS_NETDEV)))
 			return false;
-		if (a && (b->rx_bytes < a->rx_bytes || b->tx_bytes < a->tx_bytes))
+		if (a && (RX(b) < RX(a) || TX(b) < TX(a)))
 			return true; /* went back: 0 for this interval */
-		before[0] = a ? (double)a->rx_bytes : 0;
-		before[1] = a ? (double)a->tx_bytes : 0;
-		after[0] = (double)b->rx_bytes;
-		after[1] = (double)b->tx_bytes;
+		before[0] = a ? (double)RX(a) : 0;
+		before[1] = a ? (double)TX(a) : 0;
+		after[0] = (double)RX(b);
+		after[1] = (double)TX(b);
 		return true;
 	}
 	for (unsigned i = 0; i < now->netdev.count; i++)
@@ -471,22 +551,24 @@ static bool net_counters(const struct system_sample *then, const struct system_s
 		if (any_physical ? netdev_is_physical(b->name) != 1 : !strcmp(b->name, "lo"))
 			continue;
 		a = netdev_find(then, b->name);
-		if ((!a && (then->have & SYS_NETDEV)) || (a && (b->rx_bytes < a->rx_bytes || b->tx_bytes < a->tx_bytes)))
+		if ((!a && (then->have & SYS_NETDEV)) || (a && (RX(b) < RX(a) || TX(b) < TX(a))))
 			continue;
-		before[0] += a ? (double)a->rx_bytes : 0;
-		before[1] += a ? (double)a->tx_bytes : 0;
-		after[0] += (double)b->rx_bytes;
-		after[1] += (double)b->tx_bytes;
+		before[0] += a ? (double)RX(a) : 0;
+		before[1] += a ? (double)TX(a) : 0;
+		after[0] += (double)RX(b);
+		after[1] += (double)TX(b);
 	}
 	return true;
 }
+#undef RX
+#undef TX
 
 static void compute_net(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			double seconds)
 {
 	double a[2], b[2];
 
-	if (!net_counters(then, now, g->item, a, b)) {
+	if (!net_counters(then, now, g->item, g->kind == G_NET_PACKETS, a, b)) {
 		all_unknown(g);
 		return;
 	}
@@ -515,6 +597,16 @@ static bool swap_of(const struct system_sample *s, const char *item, double *use
 static double known(uint64_t value)
 {
 	return value == PROCFS_UNKNOWN ? NAN : (double)value;
+}
+
+/* As dstat and free(1): reclaimable slab is not "used"; shared memory, counted in Cached, is. */
+static double mem_used(const struct meminfo *m)
+{
+	double used = (double)m->mem_total - (double)m->mem_free - (double)m->buffers - (double)m->cached +
+		      (m->shmem != PROCFS_UNKNOWN ? (double)m->shmem : 0) -
+		      (m->sreclaimable != PROCFS_UNKNOWN ? (double)m->sreclaimable : 0);
+
+	return used < 0 ? 0 : used;
 }
 
 static void compute_int(struct group *g, const struct system_sample *then, const struct system_sample *now,
@@ -629,11 +721,7 @@ void group_compute(struct group *g, const struct system_sample *then, const stru
 			all_unknown(g);
 			break;
 		}
-		/* As dstat and free(1): reclaimable slab is not "used"; shared memory, counted in Cached, is. */
-		used = (double)m->mem_total - (double)m->mem_free - (double)m->buffers - (double)m->cached +
-		       (m->shmem != PROCFS_UNKNOWN ? (double)m->shmem : 0) -
-		       (m->sreclaimable != PROCFS_UNKNOWN ? (double)m->sreclaimable : 0);
-		set_same(g, 0, used < 0 ? 0 : used);
+		set_same(g, 0, mem_used(m));
 		set_same(g, 1, known(m->mem_free));
 		set_same(g, 2, known(m->buffers));
 		set_same(g, 3, known(m->cached));
@@ -755,6 +843,56 @@ void group_compute(struct group *g, const struct system_sample *then, const stru
 			set_same(g, 4, NAN);
 		}
 		break;
+	case G_DISK_UTIL:
+	case G_DISK_WAIT:
+	case G_DISK_AVGQU:
+		compute_disk_plugin(g, then, now, seconds);
+		break;
+	case G_DISK_TPS:
+		compute_disk(g, then, now, seconds);
+		break;
+	case G_NET_PACKETS:
+		compute_net(g, then, now, seconds);
+		break;
+	case G_PROC_COUNT:
+		set_same(g, 0, (now->have & SYS_PROC_COUNT) ? (double)now->proc_count : NAN);
+		break;
+	case G_MEM_ADV:
+		if (!(now->have & SYS_MEMINFO) || m->mem_total == PROCFS_UNKNOWN) {
+			all_unknown(g);
+			break;
+		}
+		set_same(g, 0, known(m->mem_total));
+		set_same(g, 1, mem_used(m));
+		set_same(g, 2, known(m->mem_free));
+		set_same(g, 3, known(m->buffers));
+		set_same(g, 4, known(m->cached));
+		set_same(g, 5, known(m->dirty));
+		set_same(g, 6, known(m->shmem));
+		set_same(g, 7, known(m->sreclaimable));
+		break;
+	case G_VM_ADV: {
+		const struct vm_adv *x = &now->vm_adv, *x0 = &then->vm_adv;
+		if (!(now->have & SYS_VM_ADV)) {
+			all_unknown(g);
+			break;
+		}
+		set_same(g, 0, rate(x->pgsteal, x0->pgsteal, seconds));
+		set_same(g, 1, rate(x->pgscan_kswapd, x0->pgscan_kswapd, seconds));
+		set_same(g, 2, rate(x->pgscan_direct, x0->pgscan_direct, seconds));
+		set_same(g, 3, rate(x->pageoutrun, x0->pageoutrun, seconds));
+		set_same(g, 4, rate(x->allocstall, x0->allocstall, seconds));
+		break;
+	}
+	case G_ZONES: {
+		const struct zones *z = &now->zones;
+		bool have = now->have & SYS_ZONES;
+		set_same(g, 0, have && z->has_dma32 ? (double)z->dma32_free : NAN);
+		set_same(g, 1, have && z->has_dma32 ? (double)z->dma32_high : NAN);
+		set_same(g, 2, have && z->has_normal ? (double)z->normal_free : NAN);
+		set_same(g, 3, have && z->has_normal ? (double)z->normal_high : NAN);
+		break;
+	}
 	case G_VTRACE:
 	case G_KINDS:
 		break; /* vtrace groups are computed by stat.c, from the segments */

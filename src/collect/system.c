@@ -15,6 +15,7 @@ static const char *const source_names[SYS_SOURCES] = {
 	"/proc/stat", "/proc/meminfo", "/proc/vmstat", "/proc/loadavg", "/proc/net/dev", "/proc/diskstats",
 	"/proc/swaps", "/proc/interrupts", "/proc/pressure", "/proc/net sockets", "/proc/sys/fs",
 	"/proc/locks", "/proc/sysvipc", "/proc/uptime", "page cache events (eBPF)",
+	"/proc/vmstat", "/proc/zoneinfo", "/proc",
 };
 
 unsigned system_source_index(unsigned flag)
@@ -90,6 +91,12 @@ unsigned system_sample_read(struct system_sample *s, unsigned what)
 		take(s, what, SYS_IPC, ipc_read(&s->ipc), &failed);
 	if (what & SYS_CACHE_EVENTS)
 		take(s, what, SYS_CACHE_EVENTS, cache_events_read(&s->cache_added, &s->cache_removed), &failed);
+	if (what & SYS_VM_ADV)
+		take(s, what, SYS_VM_ADV, vm_adv_read(&s->vm_adv), &failed);
+	if (what & SYS_ZONES)
+		take(s, what, SYS_ZONES, zones_read(&s->zones), &failed);
+	if (what & SYS_PROC_COUNT)
+		take(s, what, SYS_PROC_COUNT, proc_count_read(&s->proc_count), &failed);
 	return failed;
 }
 

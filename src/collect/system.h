@@ -6,6 +6,7 @@
 
 #include "collect/diskstats.h"
 #include "collect/procfs.h"
+#include "collect/system_extra.h"
 
 enum {
 	SYS_PROCSTAT = 1u << 0,
@@ -23,7 +24,10 @@ enum {
 	SYS_IPC = 1u << 12,
 	SYS_UPTIME = 1u << 13,
 	SYS_CACHE_EVENTS = 1u << 14, /* needs cache_events_start first */
-	SYS_SOURCES = 15
+	SYS_VM_ADV = 1u << 15,
+	SYS_ZONES = 1u << 16,
+	SYS_PROC_COUNT = 1u << 17,
+	SYS_SOURCES = 18
 };
 
 struct system_sample {
@@ -46,6 +50,9 @@ struct system_sample {
 	struct locks locks;
 	struct ipc ipc;
 	uint64_t cache_added, cache_removed; /* pages, since cache_events_start */
+	struct vm_adv vm_adv;
+	struct zones zones;
+	uint64_t proc_count;
 };
 
 /*

@@ -126,7 +126,7 @@ void monitor_format(double value, enum mon_type type, int width, double scale, b
 static void print_value(const struct monitor *m, const struct mon_column *col, double value, const char *text,
 			bool final)
 {
-	static const char decimal_units[] = " kMGTPEZY", byte_units[] = "BkMGTPEZY";
+	static const char decimal_units[] = " kMGTPEZY", byte_units[] = "BkMGTPEZY", bit_units[] = "bkMGTPEZY";
 	bool has_unit = (col->scale == 1000 || col->scale == 1024) && col->width >= 4;
 	int width = col->width - has_unit, unit = 0;
 	const char *const *colors = final ? colors_lo : colors_hi;
@@ -144,6 +144,8 @@ static void print_value(const struct monitor *m, const struct mon_column *col, d
 		put(m, C_RESET, "");
 		return;
 	}
+	if (col->type == MON_BITS)
+		value *= 8;
 	monitor_format(value, col->type, width, col->scale, m->integer, m->floats, buf, &unit);
 	if (!strcmp(buf, "0"))
 		color = C_UNIT;
@@ -160,7 +162,8 @@ static void print_value(const struct monitor *m, const struct mon_column *col, d
 	fprintf(m->out, "%*s", width, buf);
 	if (has_unit) {
 		if (rint(value) != 0 && strcmp(buf, "0")) {
-			const char *units = col->type == MON_BYTES || col->scale == 1024 ? byte_units : decimal_units;
+			const char *units = col->type == MON_BITS ? bit_units
+					    : col->type == MON_BYTES || col->scale == 1024 ? byte_units : decimal_units;
 			char letter[2] = { units[unit < 9 ? unit : 8], '\0' };
 			put(m, C_UNIT, letter);
 		} else {

@@ -20,6 +20,7 @@ enum mon_type {
 	MON_BYTES,   /* 'b': bytes, scaled with B, k, M, G (powers of 1024) */
 	MON_FLOAT,   /* 'f': a number with as many decimals as fit */
 	MON_TEXT,    /* 's': text, left-aligned */
+	MON_BITS,    /* 'b' under dstat's --bits: bytes shown as bits, scaled with b, k, M, G (powers of 1000) */
 };
 
 struct mon_column {

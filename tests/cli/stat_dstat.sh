@@ -151,4 +151,116 @@ done
 run "$IOLENS" stat --json --json -c 0.1 1
 check_eq "--json twice: fine" 0 "$RC"
 
+# ---- dstat's plugins, on the recording: exact output, and the values by dstat's formulas --------
+FIX=$TOP/tests/fixtures/stat
+cases=(
+	"plugins-disk|--disk-util --disk-tps --disk-wait --disk-avgqu -D total,vda --nocolor 1 3"
+	"plugins-mem|--mem-adv --vm-adv --net-packets -f --nocolor 1 3"
+	"bits|-dn --bits --nocolor 1 3"
+	"plugins-json|--json --disk-util --disk-tps --disk-wait --disk-avgqu --net-packets --mem-adv --vm-adv -D vda 1 3"
+)
+for c in "${cases[@]}"; do
+	name=${c%%|*} args=${c#*|}
+	OUT=$(IOLENS_REPLAY=$FIX/vm1 TZ=UTC "$IOLENS" stat $args 2>&1)
+	if [ "${UPDATE_EXPECTED:-}" = 1 ]; then
+		printf '%s\n' "$OUT" > "$FIX/expected/$name"
+	fi
+	check_eq "replay: $name (iolens stat $args)" "$(cat "$FIX/expected/$name" 2>/dev/null)" "$OUT"
+done
+line=$(IOLENS_REPLAY=$FIX/vm1 "$IOLENS" stat --json --disk-util --disk-tps --disk-wait --disk-avgqu --net-packets -N total,eth0 \
+	--mem-adv --vm-adv -D total,vda 1 3 | sed -n 3p)
+python3 - "$FIX/vm1" "$line" > "$T/checks" <<'PY'
+import json, os, sys
+root, line = sys.argv[1], json.loads(sys.argv[2])
+def read(n, path): return open(os.path.join(root, str(n), path)).read()
+t = [int(read(n, "time").split()[0]) for n in (1, 2)]
+elapsed = (t[1] - t[0]) / 1e9
+def close(name, ours, theirs, tol=0.001):
+    ok = abs(ours - theirs) <= tol * max(1, abs(theirs))
+    print(("ok" if ok else "BAD"), name, round(ours, 4), round(theirs, 4))
+def disk(n, dev):
+    for l in read(n, "proc/diskstats").splitlines():
+        l = l.split()
+        if l[2] == dev: return l
+a, b = disk(1, "vda"), disk(2, "vda")
+d = lambda i: int(b[i]) - int(a[i])
+# dstat_disk_util.py: (tot_ticks delta) * hz / elapsed / 1000 with hz 100: ms of I/O in percent of the interval.
+close("disk-util (dstat_disk_util.py)", line["util_vda"]["util_pct"], d(12) * 100 / elapsed / 1000)
+# dstat_disk_tps.py: l[3] and l[7] deltas / elapsed.
+close("disk-tps read (dstat_disk_tps.py)", line["tps_vda"]["read_per_s"], d(3) / elapsed)
+close("disk-tps write", line["tps_vda"]["write_per_s"], d(7) / elapsed)
+# dstat_disk_wait.py: rd_ticks delta / rd_ios delta (0 without reads), ms.
+close("disk-wait read (dstat_disk_wait.py)", line["wait_vda"]["r_await_ns"] / 1e6, d(6) / d(3) if d(3) else 0)
+close("disk-wait write", line["wait_vda"]["w_await_ns"] / 1e6, d(10) / d(7) if d(7) else 0)
+# dstat_disk_avgqu.py: rq_ticks (l[13]) delta / elapsed / 1000.
+close("disk-avgqu (dstat_disk_avgqu.py)", line["avgqu_vda"]["avgqu"], d(13) / elapsed / 1000)
+def net(n, dev):
+    for l in read(n, "proc/net/dev").replace(":", " ").splitlines()[2:]:
+        l = l.split()
+        if l[0] == dev: return int(l[2]), int(l[10])
+(r0, s0), (r1, s1) = net(1, "eth0"), net(2, "eth0")
+close("net-packets eth0 recv (dstat_net_packets.py)", line["pkt_eth0"]["recv_packets_per_s"], (r1 - r0) / elapsed)
+close("net-packets eth0 send", line["pkt_eth0"]["send_packets_per_s"], (s1 - s0) / elapsed)
+mem = {l.split(":")[0]: int(l.split()[1]) * 1024 for l in read(2, "proc/meminfo").splitlines()}
+m = line["memory_adv"]
+close("mem-adv total", m["total_bytes"], mem["MemTotal"])
+close("mem-adv used (dstat_mem: MemTotal - MemFree - Buffers - Cached - SReclaimable + Shmem)", m["used_bytes"],
+      mem["MemTotal"] - mem["MemFree"] - mem["Buffers"] - mem["Cached"] - mem["SReclaimable"] + mem["Shmem"])
+close("mem-adv dirty", m["dirty_bytes"], mem["Dirty"])
+close("mem-adv shmem", m["shmem_bytes"], mem["Shmem"])
+close("mem-adv recl", m["reclaimable_bytes"], mem["SReclaimable"])
+def vm(n):
+    v = {}
+    for l in read(n, "proc/vmstat").splitlines():
+        k, x = l.split()
+        v[k] = int(x)
+    return v
+va, vb = vm(1), vm(2)
+def vsum(v, test): return sum(x for k, x in v.items() if test(k))
+for key, test in (("steal_pages_per_s", lambda k: k.startswith("pgsteal_")),
+                  ("scan_kswapd_pages_per_s", lambda k: k.startswith("pgscan_kswapd")),
+                  ("scan_direct_pages_per_s", lambda k: k.startswith("pgscan_direct") and k != "pgscan_direct_throttle"),
+                  ("pageoutrun_per_s", lambda k: k == "pageoutrun"),
+                  ("allocstall_per_s", lambda k: k.startswith("allocstall"))):
+    close("vm-adv " + key, line["vm_adv"][key], (vsum(vb, test) - vsum(va, test)) / elapsed)
+PY
+while read -r verdict rest; do
+	if [ "$verdict" = ok ]; then ok "value: $rest"; else not_ok "value: $rest"; fi
+done < "$T/checks"
+check "values: 18 compared" test "$(wc -l < "$T/checks")" -eq 18
+# --bits: the bytes of -d and -n times 8, in powers of 1000, as dstat's.
+bytes=$(IOLENS_REPLAY=$FIX/vm1 "$IOLENS" stat --json -d --no-boot-sample 1 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["dsk_total"]["write_bytes_per_s"])')
+OUT=$(IOLENS_REPLAY=$FIX/vm1 "$IOLENS" stat -d --bits --nocolor --no-boot-sample 1 1)
+# dstat's dchg: divided by 1000 until the whole number fits the width less the unit (4).
+check_eq "--bits: $bytes bytes/s written, in bits as dstat shows them" \
+	"$(python3 -c "
+v, u = $bytes * 8, 0
+while len('%d' % round(v)) > 4: v, u = v / 1000, u + 1
+print('%d%s' % (round(v), 'bkMGT'[u]))")" "$(sed -n 3p <<<"$OUT" | awk '{ print $2 }')"
+check_eq "--bits: JSON stays in bytes" \
+	"$(IOLENS_REPLAY=$FIX/vm1 "$IOLENS" stat --json -d 1 2)" "$(IOLENS_REPLAY=$FIX/vm1 "$IOLENS" stat --json --bits -d 1 2)"
+
+# ---- dstat's plugins, live: the same headers as dstat's, the values against /proc --------------
+if $have_dstat; then
+	for args in "--mem-adv --vm-adv --zones" "--proc-count" "--net-packets" "--disk-tps" "-dn --bits" "--disk-util -D $(ls /sys/block | grep -v '^loop\|^zram\|^ram' | head -1)"; do
+		OUT=$("$IOLENS" stat $args 1 1 2>&1)
+		check_eq "$args: dstat's headers" "$(dstat_headers $args)" "$(headers "$OUT")"
+	done
+fi
+read -r ours_high ours_normal_high < <("$IOLENS" stat --json --zones 0.1 1 |
+	python3 -c 'import json,sys; z=json.load(sys.stdin)["zones"]; print(z["dma32_high_pages"], z["normal_high_pages"])')
+theirs=$(awk '/^Node/ { zone = $4; seen = 0 } $1 == "high" && !seen { high[zone] += $2; seen = 1 }
+	END { print (("DMA32" in high) ? high["DMA32"] : "None"), (("Normal" in high) ? high["Normal"] : "None") }' /proc/zoneinfo)
+check_eq "--zones: the high watermarks of /proc/zoneinfo (pages)" "$theirs" "$ours_high $ours_normal_high"
+count=$("$IOLENS" stat --json --proc-count 0.1 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["proc_count"]["total"])')
+listed=$(ls -d /proc/[0-9]* | wc -l)
+# (other sessions start and end processes meanwhile: within 10 %)
+check "--proc-count: the pid directories of /proc ($count, ls says $listed)" test $(( (count - listed) * 10 )) -le $listed -a $(( (listed - count) * 10 )) -le $listed
+# A process started: one more (a count we cause: 20 sleepers).
+before=$("$IOLENS" stat --json --proc-count 0.1 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["proc_count"]["total"])')
+pids=(); for i in $(seq 20); do sleep 30 & pids+=($!); done
+after=$("$IOLENS" stat --json --proc-count 0.1 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["proc_count"]["total"])')
+kill "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null
+check "--proc-count: 20 processes started count 20 more ($before, then $after)" test $((after - before)) -ge 15 -a $((after - before)) -le 30
+
 echo "1..$t_count"
