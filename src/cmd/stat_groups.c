@@ -169,16 +169,16 @@ static const struct {
 	[G_PROC] = { "procs", "procs", COLUMNS(proc_cols), SYS_PROCSTAT },
 	[G_INT] = { "interrupts", "interrupts", NULL, 0, SYS_INTERRUPTS | SYS_PROCSTAT },
 	[G_IO] = { "io/%s", "io_%s", COLUMNS(io_cols), SYS_DISKSTATS },
-	[G_TCP] = { "tcp sockets", "tcp", COLUMNS(tcp_cols), SYS_SOCKETS },
-	[G_UDP] = { "udp", "udp", COLUMNS(udp_cols), SYS_SOCKETS },
-	[G_UNIX] = { "unix sockets", "unix", COLUMNS(unix_cols), SYS_SOCKETS },
+	[G_TCP] = { "tcp sockets", "tcp", COLUMNS(tcp_cols), SYS_TCP },
+	[G_UDP] = { "udp", "udp", COLUMNS(udp_cols), SYS_UDP },
+	[G_UNIX] = { "unix sockets", "unix", COLUMNS(unix_cols), SYS_UNIX },
 	[G_SOCKET] = { "sockets", "sockets", COLUMNS(socket_cols), SYS_SOCKETS },
 	[G_FS] = { "filesystem", "filesystem", COLUMNS(fs_cols), SYS_FSSTAT },
 	[G_AIO] = { "async", "aio", COLUMNS(aio_cols), SYS_FSSTAT },
 	[G_VM] = { "virtual memory", "vm", COLUMNS(vm_cols), SYS_VMSTAT },
 	[G_LOCK] = { "file locks", "locks", COLUMNS(lock_cols), SYS_LOCKS },
 	[G_IPC] = { "sysv ipc", "ipc", COLUMNS(ipc_cols), SYS_IPC },
-	[G_RAW] = { "raw", "raw", COLUMNS(raw_cols), SYS_SOCKETS },
+	[G_RAW] = { "raw", "raw", COLUMNS(raw_cols), SYS_RAW },
 	[G_DISK_EXT] = { "dsk-ext/%s", "dskext_%s", ext_cols, EXT_TABLE, SYS_DISKSTATS },
 	[G_PSI] = { "pressure %% stalled", "pressure", COLUMNS(psi_cols), SYS_PSI },
 	[G_CACHE] = { "page cache", "cache", COLUMNS(cache_cols), SYS_MEMINFO | SYS_VMSTAT | SYS_CACHE_EVENTS },
@@ -762,13 +762,13 @@ void group_compute(struct group *g, const struct system_sample *then, const stru
 		set_same(g, 2, (double)now->sockets.tcp_syn);
 		set_same(g, 3, (double)now->sockets.tcp_time_wait);
 		set_same(g, 4, (double)now->sockets.tcp_close);
-		if (!(now->have & SYS_SOCKETS))
+		if (!(now->have & SYS_TCP))
 			all_unknown(g);
 		break;
 	case G_UDP:
 		set_same(g, 0, (double)now->sockets.udp_listen);
 		set_same(g, 1, (double)now->sockets.udp_active);
-		if (!(now->have & SYS_SOCKETS))
+		if (!(now->have & SYS_UDP))
 			all_unknown(g);
 		break;
 	case G_UNIX:
@@ -776,7 +776,7 @@ void group_compute(struct group *g, const struct system_sample *then, const stru
 		set_same(g, 1, (double)now->sockets.unix_stream);
 		set_same(g, 2, (double)now->sockets.unix_listen);
 		set_same(g, 3, (double)now->sockets.unix_active);
-		if (!(now->have & SYS_SOCKETS))
+		if (!(now->have & SYS_UNIX))
 			all_unknown(g);
 		break;
 	case G_SOCKET:
@@ -789,7 +789,7 @@ void group_compute(struct group *g, const struct system_sample *then, const stru
 			all_unknown(g);
 		break;
 	case G_RAW:
-		set_same(g, 0, (now->have & SYS_SOCKETS) ? (double)now->sockets.raw : NAN);
+		set_same(g, 0, (now->have & SYS_RAW) ? (double)now->sockets.raw : NAN);
 		break;
 	case G_FS:
 		set_same(g, 0, (now->have & SYS_FSSTAT) ? known(now->fs.files_open) : NAN);

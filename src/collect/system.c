@@ -13,9 +13,9 @@
 
 static const char *const source_names[SYS_SOURCES] = {
 	"/proc/stat", "/proc/meminfo", "/proc/vmstat", "/proc/loadavg", "/proc/net/dev", "/proc/diskstats",
-	"/proc/swaps", "/proc/interrupts", "/proc/pressure", "/proc/net sockets", "/proc/sys/fs",
+	"/proc/swaps", "/proc/interrupts", "/proc/pressure", "/proc/net/sockstat", "/proc/sys/fs",
 	"/proc/locks", "/proc/sysvipc", "/proc/uptime", "page cache events (eBPF)",
-	"/proc/vmstat", "/proc/zoneinfo", "/proc",
+	"/proc/vmstat", "/proc/zoneinfo", "/proc", "/proc/net/tcp", "/proc/net/udp", "/proc/net/raw", "/proc/net/unix",
 };
 
 unsigned system_source_index(unsigned flag)
@@ -81,8 +81,17 @@ unsigned system_sample_read(struct system_sample *s, unsigned what)
 		psi_read("cpu", &s->psi_cpu);
 		take(s, what, SYS_PSI, rc, &failed);
 	}
+	/* Only the socket tables the groups shown need: /proc/net/tcp alone can cost milliseconds. */
 	if (what & SYS_SOCKETS)
-		take(s, what, SYS_SOCKETS, sockets_read(&s->sockets), &failed);
+		take(s, what, SYS_SOCKETS, sockets_read_some(&s->sockets, SOCKETS_STAT), &failed);
+	if (what & SYS_TCP)
+		take(s, what, SYS_TCP, sockets_read_some(&s->sockets, SOCKETS_TCP), &failed);
+	if (what & SYS_UDP)
+		take(s, what, SYS_UDP, sockets_read_some(&s->sockets, SOCKETS_UDP), &failed);
+	if (what & SYS_RAW)
+		take(s, what, SYS_RAW, sockets_read_some(&s->sockets, SOCKETS_RAW), &failed);
+	if (what & SYS_UNIX)
+		take(s, what, SYS_UNIX, sockets_read_some(&s->sockets, SOCKETS_UNIX), &failed);
 	if (what & SYS_FSSTAT)
 		take(s, what, SYS_FSSTAT, fsstat_read(&s->fs), &failed);
 	if (what & SYS_LOCKS)

@@ -18,7 +18,7 @@ enum {
 	SYS_SWAPS = 1u << 6,
 	SYS_INTERRUPTS = 1u << 7,
 	SYS_PSI = 1u << 8,
-	SYS_SOCKETS = 1u << 9,
+	SYS_SOCKETS = 1u << 9,  /* /proc/net/sockstat and sockstat6: the kernel's counts (--socket) */
 	SYS_FSSTAT = 1u << 10,
 	SYS_LOCKS = 1u << 11,
 	SYS_IPC = 1u << 12,
@@ -27,7 +27,11 @@ enum {
 	SYS_VM_ADV = 1u << 15,
 	SYS_ZONES = 1u << 16,
 	SYS_PROC_COUNT = 1u << 17,
-	SYS_SOURCES = 18
+	SYS_TCP = 1u << 18,     /* /proc/net/tcp and tcp6 */
+	SYS_UDP = 1u << 19,     /* /proc/net/udp and udp6 */
+	SYS_RAW = 1u << 20,     /* /proc/net/raw and raw6 */
+	SYS_UNIX = 1u << 21,    /* /proc/net/unix */
+	SYS_SOURCES = 22
 };
 
 struct system_sample {

@@ -263,4 +263,17 @@ after=$("$IOLENS" stat --json --proc-count 0.1 1 | python3 -c 'import json,sys; 
 kill "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null
 check "--proc-count: 20 processes started count 20 more ($before, then $after)" test $((after - before)) -ge 15 -a $((after - before)) -le 30
 
+# ---- Cost: each socket group reads only its own files (/proc/net/tcp alone can cost milliseconds) ---
+if command -v strace >/dev/null; then
+	for case in "--unix:unix" "--tcp:tcp tcp6" "--udp:udp udp6" "--raw:raw raw6" "--socket:sockstat sockstat6" \
+		"--tcp --unix:tcp tcp6 unix"; do
+		args=${case%%:*} want=${case#*:}
+		opened=$(strace -f -e trace=openat "$IOLENS" stat $args --nocolor 0.1 2 2>&1 >/dev/null |
+			sed -n 's/.*"\/\{0,1\}proc\/net\/\([a-z0-9_]*\)".*/\1/p' | sort -u | tr '\n' ' ' | sed 's/ $//')
+		check_eq "stat $args opens only /proc/net/{${want// /,}}" "$(tr ' ' '\n' <<<"$want" | sort | tr '\n' ' ' | sed 's/ $//')" "$opened"
+	done
+else
+	skip "which files the socket groups open: needs strace"
+fi
+
 echo "1..$t_count"
