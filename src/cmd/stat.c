@@ -136,6 +136,15 @@ static _Noreturn void usage(void)
 	       "      --disk-avgqu       per disk: average queue length\n"
 	       "      --net-packets      packets received and sent per second, as -n lists interfaces\n"
 	       "      --proc-count       the number of processes\n"
+	       "      --top-cpu          the process that used the most cpu, %% of all cpus\n"
+	       "      --top-mem          the process with the most memory (resident)\n"
+	       "      --top-io           the process that read and wrote the most (syscalls: /proc/PID/io\n"
+	       "                         rchar, wchar), bytes per second\n"
+	       "      --top-bio          the process that made the most block I/O (/proc/PID/io read_bytes,\n"
+	       "                         write_bytes: writes counted when dirtied), bytes per second\n"
+	       "      --top-latency      the process that waited the most for a cpu, ms per second\n"
+	       "      --top-int          the busiest interrupt, per second\n"
+	       "      --top-oom          the process the OOM killer would pick first, its score\n"
 	       "\n"
 	       "iolens's groups:\n"
 	       "  -x, --disk-ext         iostat -x per disk: r/s w/s rkB/s wkB/s rrqm/s wrqm/s\n"
@@ -208,6 +217,9 @@ static const struct {
 } external_plugins[] = {
 	{ "disk-avgqu", G_DISK_AVGQU }, { "disk-tps", G_DISK_TPS },   { "disk-util", G_DISK_UTIL },
 	{ "disk-wait", G_DISK_WAIT },   { "net-packets", G_NET_PACKETS }, { "proc-count", G_PROC_COUNT },
+	{ "top-bio", G_TOP_BIO },       { "top-cpu", G_TOP_CPU },         { "top-int", G_TOP_INT },
+	{ "top-io", G_TOP_IO },         { "top-latency", G_TOP_LATENCY }, { "top-mem", G_TOP_MEM },
+	{ "top-oom", G_TOP_OOM },
 };
 /* iolens's groups, also taken by -M. */
 static const struct {
@@ -290,6 +302,7 @@ static _Noreturn void list_plugins(void)
 	n = 0;
 	for (size_t i = 0; i < sizeof(external_plugins) / sizeof(external_plugins[0]); i++)
 		names[n++] = external_plugins[i].name;
+	qsort(names, n, sizeof(names[0]), compare_names);
 	list_section("dstat's external plugins", names, n);
 	n = 0;
 	for (size_t i = 0; i < sizeof(own_plugins) / sizeof(own_plugins[0]); i++)
@@ -367,6 +380,10 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		{ "proc-count", no_argument, NULL, OPT_PLUGIN }, { "net-packets", no_argument, NULL, OPT_PLUGIN },
 		{ "mem-adv", no_argument, NULL, OPT_PLUGIN },   { "vm-adv", no_argument, NULL, OPT_PLUGIN },
 		{ "zones", no_argument, NULL, OPT_PLUGIN },
+		{ "top-cpu", no_argument, NULL, OPT_PLUGIN },   { "top-mem", no_argument, NULL, OPT_PLUGIN },
+		{ "top-io", no_argument, NULL, OPT_PLUGIN },    { "top-bio", no_argument, NULL, OPT_PLUGIN },
+		{ "top-latency", no_argument, NULL, OPT_PLUGIN }, { "top-int", no_argument, NULL, OPT_PLUGIN },
+		{ "top-oom", no_argument, NULL, OPT_PLUGIN },
 		{ 0 }
 	};
 	int opt, rc, index = 0;
@@ -917,6 +934,13 @@ static void print_json(struct run *r, const struct system_sample *s, uint64_t in
 		/* Each column's key names its unit ("usr_pct", "read_bytes_per_s"); unknown is NaN: null. */
 		for (unsigned c = 0; c < m->ncolumns; c++) {
 			const struct mon_column *col = &m->columns[c];
+			if (col->type == MON_NAME) {
+				/* A top plugin's process: its name as the kernel has it (null when none), and its pid. */
+				out_rec_text(group, "name", r->groups[g].name[0] ? r->groups[g].name : NULL);
+				if (r->groups[g].kind != G_TOP_INT)
+					out_rec_count_if(group, "pid", (uint64_t)r->groups[g].pid, r->groups[g].pid > 0);
+				continue;
+			}
 			snprintf(key, sizeof(key), "%s%s%s", col->key, col->unit && *col->unit ? "_" : "", col->unit);
 			out_rec_real(group, key, m->raw[c]);
 		}

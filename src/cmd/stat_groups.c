@@ -147,6 +147,23 @@ static const struct mon_column zones_cols[] = {
 	{ "normF", "normal_free", "pages", D, 5, 1000 }, { "normH", "normal_high", "pages", D, 5, 1000 },
 };
 
+/* dstat's top plugins: the name, cut to what leaves the figures dstat's width, then the figures. */
+static const struct mon_column top_cpu_cols[] = { { "cpu process", "name", "", MON_NAME, 12, 0 }, { "cpu", "cpu", "pct", F, 3, 34 } };
+static const struct mon_column top_mem_cols[] = { { "memory proc", "name", "", MON_NAME, 11, 0 }, { "rss", "rss", "bytes", F, 5, 1024 } };
+static const struct mon_column top_io_cols[] = {
+	{ "i/o proc", "name", "", MON_NAME, 10, 0 }, { "read", "read", "bytes_per_s", D, 5, 1024 },
+	{ "writ", "write", "bytes_per_s", D, 5, 1024 },
+};
+static const struct mon_column top_bio_cols[] = {
+	{ "block i/o", "name", "", MON_NAME, 10, 0 }, { "read", "read", "bytes_per_s", D, 5, 1024 },
+	{ "writ", "write", "bytes_per_s", D, 5, 1024 },
+};
+static const struct mon_column top_latency_cols[] = {
+	{ "latency proc", "name", "", MON_NAME, 12, 0 }, { "ms/s", "wait", "ns_per_s", D, 4, 100 },
+};
+static const struct mon_column top_oom_cols[] = { { "kill score", "name", "", MON_NAME, 13, 0 }, { "scor", "score", "", F, 4, 1000 } };
+static const struct mon_column top_int_cols[] = { { "interrupt", "name", "", MON_NAME, 14, 0 }, { "int/s", "rate", "per_s", D, 5, 1000 } };
+
 #define COLUMNS(array) array, sizeof(array) / sizeof(array[0])
 
 static const struct {
@@ -193,7 +210,19 @@ static const struct {
 	[G_MEM_ADV] = { "advanced memory usage", "memory_adv", COLUMNS(mem_adv_cols), SYS_MEMINFO },
 	[G_VM_ADV] = { "advanced virtual memory", "vm_adv", COLUMNS(vm_adv_cols), SYS_VM_ADV },
 	[G_ZONES] = { "zones memory", "zones", COLUMNS(zones_cols), SYS_ZONES },
+	[G_TOP_CPU] = { "most expensive", "top_cpu", COLUMNS(top_cpu_cols), SYS_PROC_STAT | SYS_PROCSTAT },
+	[G_TOP_MEM] = { "most expensive", "top_mem", COLUMNS(top_mem_cols), SYS_PROC_STAT },
+	[G_TOP_IO] = { "most expensive", "top_io", COLUMNS(top_io_cols), SYS_PROC_IO },
+	[G_TOP_BIO] = { "most expensive", "top_bio", COLUMNS(top_bio_cols), SYS_PROC_IO },
+	[G_TOP_LATENCY] = { "highest total", "top_latency", COLUMNS(top_latency_cols), SYS_PROC_SCHED },
+	[G_TOP_OOM] = { "out of memory", "top_oom", COLUMNS(top_oom_cols), SYS_PROC_OOM },
+	[G_TOP_INT] = { "most frequent", "top_int", COLUMNS(top_int_cols), SYS_INTERRUPTS },
 };
+
+bool group_is_top(enum group_kind kind)
+{
+	return kind >= G_TOP_CPU && kind <= G_TOP_INT;
+}
 
 static bool show_bits;
 
@@ -609,6 +638,161 @@ static double mem_used(const struct meminfo *m)
 	return used < 0 ? 0 : used;
 }
 
+/* The name shown in a top plugin's table column: bytes a terminal would act on, and any not ASCII, as '?'. */
+static void top_name(struct group *g, int pid, const char *name)
+{
+	size_t i;
+
+	g->pid = pid;
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	for (i = 0; name[i] && i + 1 < sizeof(g->shown.text); i++)
+		g->shown.text[i] = (unsigned char)name[i] < 0x20 || (unsigned char)name[i] >= 0x7f ? '?' : name[i];
+	g->shown.text[i] = '\0';
+	g->shown.csv_text = g->name;
+}
+
+/* The counters of a process before: the same process in the earlier sample, or zero (it started since). */
+static const struct proc_entry *proc_before(const struct system_sample *then, const struct proc_entry *p, unsigned part)
+{
+	static const struct proc_entry zero;
+	const struct proc_entry *found = proc_table_find(&then->procs, p);
+
+	return found && (found->have & part) ? found : &zero;
+}
+
+static long clock_ticks(void)
+{
+	static long ticks;
+
+	if (!ticks)
+		ticks = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
+	return ticks;
+}
+
+static double delta_rate(uint64_t now, uint64_t then, double seconds)
+{
+	return seconds > 0 && now >= then ? (double)(now - then) / seconds : 0;
+}
+
+/* dstat's top plugins: the process that did the most in the interval (or has the most), its name and figures. */
+static void compute_top(struct group *g, const struct system_sample *then, const struct system_sample *now,
+			double seconds)
+{
+	static const unsigned needs[] = {
+		[G_TOP_CPU - G_TOP_CPU] = SYS_PROC_STAT, [G_TOP_MEM - G_TOP_CPU] = SYS_PROC_STAT,
+		[G_TOP_IO - G_TOP_CPU] = SYS_PROC_IO,    [G_TOP_BIO - G_TOP_CPU] = SYS_PROC_IO,
+		[G_TOP_LATENCY - G_TOP_CPU] = SYS_PROC_SCHED, [G_TOP_OOM - G_TOP_CPU] = SYS_PROC_OOM,
+	};
+	unsigned part = g->kind == G_TOP_IO || g->kind == G_TOP_BIO ? PROCS_IO
+			: g->kind == G_TOP_LATENCY ? PROCS_SCHED : g->kind == G_TOP_OOM ? PROCS_OOM : PROCS_STAT;
+	unsigned ncpu = 0;
+	double best = 0, figures[2] = { 0, 0 };
+	const struct proc_entry *chosen = NULL;
+
+	if (!(now->have & needs[g->kind - G_TOP_CPU]) || (g->kind == G_TOP_CPU && !(now->have & SYS_PROCSTAT))) {
+		top_name(g, 0, "");
+		all_unknown(g);
+		return;
+	}
+	for (unsigned c = 0; g->kind == G_TOP_CPU && c < now->procstat.ncpu; c++)
+		ncpu += now->procstat.cpu_present[c];
+	for (unsigned i = 0; i < now->procs.count; i++) {
+		const struct proc_entry *p = &now->procs.proc[i], *a;
+		double value, one = 0, two = 0;
+
+		if (!(p->have & part))
+			continue;
+		a = proc_before(then, p, part);
+		switch (g->kind) {
+		case G_TOP_CPU:
+			/* As dstat: the share of all the cpus' time, in percent. */
+			value = one = ncpu ? 100.0 * delta_rate(p->cpu_ticks, a->cpu_ticks, seconds) / (double)clock_ticks() / ncpu : 0;
+			break;
+		case G_TOP_MEM:
+			value = one = (double)p->rss_pages * (double)page_size();
+			break;
+		case G_TOP_IO:
+			one = delta_rate(p->rchar, a->rchar, seconds);
+			two = delta_rate(p->wchar, a->wchar, seconds);
+			value = one + two;
+			break;
+		case G_TOP_BIO:
+			one = delta_rate(p->read_bytes, a->read_bytes, seconds);
+			two = delta_rate(p->write_bytes, a->write_bytes, seconds);
+			value = one + two;
+			break;
+		case G_TOP_LATENCY:
+			value = one = delta_rate(p->wait_ns, a->wait_ns, seconds);
+			break;
+		default: /* G_TOP_OOM */
+			value = one = (double)p->oom_score;
+			break;
+		}
+		if (value > best) {
+			best = value;
+			chosen = p;
+			figures[0] = one;
+			figures[1] = two;
+		}
+	}
+	/* Nothing did anything: no name, zeros (dstat leaves the group blank). */
+	top_name(g, chosen ? chosen->pid : 0, chosen ? chosen->name : "");
+	set_same(g, 1, figures[0]);
+	if (g->kind == G_TOP_LATENCY)
+		set(g, 1, figures[0] / 1e6, figures[0]); /* ms waited per second on screen, ns in JSON */
+	if (g->shown.ncolumns > 2)
+		set_same(g, 2, figures[1]);
+	set_same(g, 0, NAN);
+}
+
+/* dstat's top-int: the numbered interrupt with the most per second, named by its devices. */
+static void compute_top_int(struct group *g, const struct system_sample *then, const struct system_sample *now,
+			    double seconds)
+{
+	const struct irq_line *chosen = NULL;
+	double best = 0;
+
+	if (!(now->have & SYS_INTERRUPTS)) {
+		top_name(g, 0, "");
+		all_unknown(g);
+		return;
+	}
+	for (unsigned i = 0; i < now->interrupts.count; i++) {
+		const struct irq_line *b = &now->interrupts.line[i], *a = NULL;
+		double value;
+
+		if (b->name[0] < '0' || b->name[0] > '9')
+			continue;
+		for (unsigned j = 0; (then->have & SYS_INTERRUPTS) && j < then->interrupts.count && !a; j++)
+			if (!strcmp(then->interrupts.line[j].name, b->name))
+				a = &then->interrupts.line[j];
+		if (!a && (then->have & SYS_INTERRUPTS))
+			continue; /* new since: its first interval is not known */
+		value = rate(b->count, a ? a->count : 0, seconds);
+		if (value > best)
+			best = value, chosen = b;
+	}
+	if (chosen) {
+		/* The devices: what follows the chip and the trigger ("IO-APIC 1-edge i8042"), else "int N". */
+		const char *devices = chosen->what;
+		char name[64];
+		for (int skip = 0; skip < 2 && devices; skip++) {
+			devices = strchr(devices, ' ');
+			if (devices)
+				devices++;
+		}
+		if (devices && *devices)
+			snprintf(name, sizeof(name), "%s", devices);
+		else
+			snprintf(name, sizeof(name), "int %s", chosen->name);
+		top_name(g, 0, name);
+	} else {
+		top_name(g, 0, "");
+	}
+	set_same(g, 0, NAN);
+	set_same(g, 1, best);
+}
+
 static void compute_int(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			double seconds)
 {
@@ -893,6 +1077,17 @@ void group_compute(struct group *g, const struct system_sample *then, const stru
 		set_same(g, 3, have && z->has_normal ? (double)z->normal_high : NAN);
 		break;
 	}
+	case G_TOP_CPU:
+	case G_TOP_MEM:
+	case G_TOP_IO:
+	case G_TOP_BIO:
+	case G_TOP_LATENCY:
+	case G_TOP_OOM:
+		compute_top(g, then, now, seconds);
+		break;
+	case G_TOP_INT:
+		compute_top_int(g, then, now, seconds);
+		break;
 	case G_VTRACE:
 	case G_KINDS:
 		break; /* vtrace groups are computed by stat.c, from the segments */

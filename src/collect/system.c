@@ -16,6 +16,7 @@ static const char *const source_names[SYS_SOURCES] = {
 	"/proc/swaps", "/proc/interrupts", "/proc/pressure", "/proc/net/sockstat", "/proc/sys/fs",
 	"/proc/locks", "/proc/sysvipc", "/proc/uptime", "page cache events (eBPF)",
 	"/proc/vmstat", "/proc/zoneinfo", "/proc", "/proc/net/tcp", "/proc/net/udp", "/proc/net/raw", "/proc/net/unix",
+	"/proc/PID/stat", "/proc/PID/io", "/proc/PID/schedstat", "/proc/PID/oom_score",
 };
 
 unsigned system_source_index(unsigned flag)
@@ -106,6 +107,15 @@ unsigned system_sample_read(struct system_sample *s, unsigned what)
 		take(s, what, SYS_ZONES, zones_read(&s->zones), &failed);
 	if (what & SYS_PROC_COUNT)
 		take(s, what, SYS_PROC_COUNT, proc_count_read(&s->proc_count), &failed);
+	if (what & (SYS_PROC_STAT | SYS_PROC_IO | SYS_PROC_SCHED | SYS_PROC_OOM)) {
+		unsigned parts = ((what & SYS_PROC_IO) ? PROCS_IO : 0) | ((what & SYS_PROC_SCHED) ? PROCS_SCHED : 0) |
+				 ((what & SYS_PROC_OOM) ? PROCS_OOM : 0);
+		int rc = proc_table_read(&s->procs, parts);
+		unsigned asked = what & (SYS_PROC_STAT | SYS_PROC_IO | SYS_PROC_SCHED | SYS_PROC_OOM);
+		for (unsigned bit = 0; bit < SYS_SOURCES; bit++)
+			if (asked & (1u << bit))
+				take(s, what, 1u << bit, rc, &failed);
+	}
 	return failed;
 }
 
@@ -121,6 +131,7 @@ void system_sample_free(struct system_sample *s)
 		swaps_free(&s->swaps);
 	if (s->have & SYS_INTERRUPTS)
 		interrupts_free(&s->interrupts);
+	proc_table_free(&s->procs);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -31,7 +31,11 @@ enum {
 	SYS_UDP = 1u << 19,     /* /proc/net/udp and udp6 */
 	SYS_RAW = 1u << 20,     /* /proc/net/raw and raw6 */
 	SYS_UNIX = 1u << 21,    /* /proc/net/unix */
-	SYS_SOURCES = 22
+	SYS_PROC_STAT = 1u << 22,  /* every /proc/PID/stat (the top plugins) */
+	SYS_PROC_IO = 1u << 23,    /* with /proc/PID/io */
+	SYS_PROC_SCHED = 1u << 24, /* with /proc/PID/schedstat */
+	SYS_PROC_OOM = 1u << 25,   /* with /proc/PID/oom_score */
+	SYS_SOURCES = 26
 };
 
 struct system_sample {
@@ -57,6 +61,7 @@ struct system_sample {
 	struct vm_adv vm_adv;
 	struct zones zones;
 	uint64_t proc_count;
+	struct proc_table procs; /* with SYS_PROC_* */
 };
 
 /*

@@ -9,6 +9,7 @@
 
 #include "collect/procfs.h"
 #include "collect/sysroot.h"
+#include "common/util.h"
 
 /* The next line of text: [*line, *end) without its newline; false at the end. */
 static bool next_line(const char **cursor, const char *limit, const char **line, const char **end)
@@ -210,4 +211,136 @@ int sockets_read_some(struct sockets *out, unsigned which)
 		out->frag_inuse = totals.frag_inuse;
 	}
 	return first_error;
+}
+
+int proc_stat_parse(const char *text, struct proc_entry *out)
+{
+	const char *open = strchr(text, '('), *close = strrchr(text, ')');
+	unsigned long long field[21];
+	const char *p;
+	size_t n;
+	int i;
+
+	if (!open || !close || close < open)
+		return -EINVAL;
+	n = (size_t)(close - open - 1);
+	if (n >= sizeof(out->name))
+		n = sizeof(out->name) - 1;
+	memcpy(out->name, open + 1, n);
+	out->name[n] = '\0';
+	/* After the name: the state, then numbers; field 14 and 15 are utime and stime, 22 the start, 24 rss. */
+	p = close + 1;
+	while (*p == ' ')
+		p++;
+	if (!*p)
+		return -EINVAL;
+	p++; /* the state */
+	for (i = 0; i < 21; i++) {
+		char *end;
+		long long value;
+
+		while (*p == ' ')
+			p++;
+		value = strtoll(p, &end, 10);
+		if (end == p)
+			return -EINVAL;
+		field[i] = (unsigned long long)value; /* fields 4 to 24: ppid ... rss (index 0 is field 4) */
+		p = end;
+	}
+	out->cpu_ticks = field[14 - 4] + field[15 - 4];
+	out->start_ticks = field[22 - 4];
+	out->rss_pages = (long long)field[24 - 4] > 0 ? field[24 - 4] : 0;
+	return 0;
+}
+
+static int compare_pid(const void *a, const void *b)
+{
+	const struct proc_entry *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* One process: 0, or -errno when its stat cannot be read (it ended). */
+static int proc_entry_read(int pid, unsigned what, struct proc_entry *e)
+{
+	char path[64], text[1024];
+
+	memset(e, 0, sizeof(*e));
+	e->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (sysroot_read_small(path, text, sizeof(text)) <= 0 || proc_stat_parse(text, e) != 0)
+		return -ENOENT;
+	e->have = PROCS_STAT;
+	if (what & PROCS_IO) {
+		snprintf(path, sizeof(path), "/proc/%d/io", pid);
+		if (sysroot_read_small(path, text, sizeof(text)) > 0) {
+			unsigned long long rchar, wchar, read_bytes, write_bytes;
+			const char *r = strstr(text, "rchar:"), *w = strstr(text, "wchar:");
+			const char *rb = strstr(text, "\nread_bytes:"), *wb = strstr(text, "\nwrite_bytes:");
+			if (r && w && rb && wb && sscanf(r, "rchar: %llu", &rchar) == 1 && sscanf(w, "wchar: %llu", &wchar) == 1 &&
+			    sscanf(rb, "\nread_bytes: %llu", &read_bytes) == 1 &&
+			    sscanf(wb, "\nwrite_bytes: %llu", &write_bytes) == 1) {
+				e->rchar = rchar, e->wchar = wchar, e->read_bytes = read_bytes, e->write_bytes = write_bytes;
+				e->have |= PROCS_IO;
+			}
+		}
+	}
+	if (what & PROCS_SCHED) {
+		unsigned long long run, wait;
+		snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+		if (sysroot_read_small(path, text, sizeof(text)) > 0 && sscanf(text, "%llu %llu", &run, &wait) == 2) {
+			e->wait_ns = wait;
+			e->have |= PROCS_SCHED;
+		}
+	}
+	if (what & PROCS_OOM) {
+		long long score;
+		snprintf(path, sizeof(path), "/proc/%d/oom_score", pid);
+		if (sysroot_read_small(path, text, sizeof(text)) > 0 && sscanf(text, "%lld", &score) == 1) {
+			e->oom_score = score;
+			e->have |= PROCS_OOM;
+		}
+	}
+	return 0;
+}
+
+int proc_table_read(struct proc_table *out, unsigned what)
+{
+	struct proc_pids pids;
+	unsigned capacity = 0;
+	pid_t pid;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = proc_pids_open(&pids, 0);
+	if (rc)
+		return rc;
+	while ((pid = proc_pids_next(&pids))) {
+		if (out->count == capacity) {
+			capacity = capacity ? capacity * 2 : 256;
+			out->proc = xrealloc(out->proc, capacity * sizeof(*out->proc));
+		}
+		if (proc_entry_read((int)pid, what, &out->proc[out->count]) == 0)
+			out->count++;
+	}
+	proc_pids_close(&pids);
+	if (out->count)
+		qsort(out->proc, out->count, sizeof(*out->proc), compare_pid);
+	return 0;
+}
+
+void proc_table_free(struct proc_table *table)
+{
+	free(table->proc);
+	memset(table, 0, sizeof(*table));
+}
+
+const struct proc_entry *proc_table_find(const struct proc_table *table, const struct proc_entry *like)
+{
+	const struct proc_entry *found;
+
+	if (!table->count)
+		return NULL;
+	found = bsearch(like, table->proc, table->count, sizeof(*table->proc), compare_pid);
+	return found && found->start_ticks == like->start_ticks ? found : NULL;
 }

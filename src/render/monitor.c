@@ -116,7 +116,7 @@ void monitor_format(double value, enum mon_type type, int width, double scale, b
 
 	if (type == MON_FLOAT && !integer)
 		*unit_index = scale_float(value, width, base, buf, (size_t)width + 16);
-	else if (floats && type != MON_TEXT)
+	else if (floats && type != MON_TEXT && type != MON_NAME)
 		*unit_index = scale_float(value, width, base, buf, (size_t)width + 16);
 	else
 		*unit_index = scale_decimal(value, width, base, buf, (size_t)width + 16);
@@ -133,7 +133,7 @@ static void print_value(const struct monitor *m, const struct mon_column *col, d
 	const char *color;
 	char buf[80];
 
-	if (col->type == MON_TEXT) {
+	if (col->type == MON_TEXT || col->type == MON_NAME) {
 		snprintf(buf, sizeof(buf), "%-*.*s", col->width, col->width, text);
 		put(m, final ? C_TEXT_LO : C_TEXT_HI, buf);
 		return;
@@ -293,6 +293,18 @@ int monitor_csv_line(FILE *out, const struct mon_group *groups, unsigned ngroups
 			double value = groups[g].raw[c];
 			if (groups[g].columns[c].type == MON_TEXT)
 				continue;
+			if (groups[g].columns[c].type == MON_NAME) {
+				/* Quoted, a quote doubled (RFC 4180): any bytes a name holds stay as they are. */
+				const char *text = groups[g].csv_text ? groups[g].csv_text : groups[g].text;
+				fputs(",\"", buffer);
+				for (const char *p = text; *p; p++) {
+					if (*p == '"')
+						fputc('"', buffer);
+					fputc(*p, buffer);
+				}
+				fputc('"', buffer);
+				continue;
+			}
 			fputc(',', buffer);
 			if (!isnan(value))
 				fprintf(buffer, value == rint(value) && fabs(value) < 1e15 ? "%.0f"
