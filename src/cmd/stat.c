@@ -1073,13 +1073,14 @@ static void say_unknowns(struct run *r, const struct system_sample *s)
 
 /*
  * DSTAT_OPTS: options before those of the command line, split at blanks, as dstat reads
- * them. The new argv (its strings are the environment's copy's) lives as long as the run.
+ * them. The new argv (its strings are the environment's copy's) lives as long as the process.
  */
 static char **with_dstat_opts(int *argc, char **argv)
 {
 	const char *env = getenv("DSTAT_OPTS");
 	static char *copy;
-	char **args, *save = NULL;
+	static char **args; /* kept: parse_options may exit (--list, --help, a usage error) */
+	char *save = NULL;
 	int n = 0;
 
 	args = xcalloc((size_t)*argc + (env ? strlen(env) / 2 + 2 : 1) + 1, sizeof(*args));
@@ -1147,8 +1148,11 @@ static void note_sized(struct run *r, const struct system_sample *s)
 			continue;
 		for (unsigned i = 0; i < r->nsized; i++)
 			known |= !strcmp(r->sized[i], group->item);
-		if (!known && block_device_sectors(group->item, &sectors) == 0 && sectors > 0)
-			snprintf(r->sized[r->nsized++], sizeof(r->sized[0]), "%s", group->item);
+		if (!known && block_device_sectors(group->item, &sectors) == 0 && sectors > 0) {
+			size_t n = strnlen(group->item, sizeof(r->sized[0]) - 1);
+			memcpy(r->sized[r->nsized], group->item, n);
+			r->sized[r->nsized++][n] = '\0';
+		}
 	}
 }
 
@@ -1226,7 +1230,6 @@ int cmd_stat(int argc, char **argv)
 	char **args = with_dstat_opts(&argc, argv);
 
 	parse_options(&o, argc, args);
-	free(args);
 	groups_show_bits(o.bits);
 	if (env_replay && *env_replay)
 		o.replay = env_replay;
