@@ -689,7 +689,9 @@ static void compute_top(struct group *g, const struct system_sample *then, const
 	double best = 0, figures[2] = { 0, 0 };
 	const struct proc_entry *chosen = NULL;
 
-	if (!(now->have & needs[g->kind - G_TOP_CPU]) || (g->kind == G_TOP_CPU && !(now->have & SYS_PROCSTAT))) {
+	/* No process at all (a recorded tree without /proc/PID): unknown, not 0. */
+	if (!(now->have & needs[g->kind - G_TOP_CPU]) || !now->procs.count ||
+	    (g->kind == G_TOP_CPU && !(now->have & SYS_PROCSTAT))) {
 		top_name(g, 0, "");
 		all_unknown(g);
 		return;

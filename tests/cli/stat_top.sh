@@ -145,6 +145,10 @@ while read -r verdict rest; do
 	if [ "$verdict" = ok ]; then ok "--top-int on the recording: $rest"; else not_ok "--top-int on the recording: $rest"; fi
 done < "$T/checks"
 check "--top-int: 2 intervals compared" test "$(wc -l < "$T/checks")" -eq 2
+OUT=$(IOLENS_REPLAY=$FIX/vm1 "$IOLENS" stat --json --top-cpu --top-mem --top-io --top-bio --top-latency --top-oom 1 2)
+check_eq "a recording without processes: the top plugins unknown (null), not 0" "null" "$(python3 -c 'import json, sys
+print(" ".join(sorted(set(json.dumps(v) for l in sys.argv[1].splitlines() for g, d in json.loads(l).items()
+    if g.startswith("top_") for v in d.values()))))' "$OUT")"
 OUT=$(IOLENS_REPLAY=$FIX/vm1 TZ=UTC "$IOLENS" stat --top-int --nocolor 1 3)
 if [ "${UPDATE_EXPECTED:-}" = 1 ]; then printf '%s\n' "$OUT" > "$FIX/expected/top-int"; fi
 check_eq "replay: top-int (iolens stat --top-int --nocolor 1 3)" "$(cat "$FIX/expected/top-int" 2>/dev/null)" "$OUT"
