@@ -264,6 +264,9 @@ static void want_plugins(struct stat_options *o, const char *list)
 	if (strlen(list) >= sizeof(copy))
 		usage_error("-M: the list is too long");
 	snprintf(copy, sizeof(copy), "%s", list);
+	if (!strtok_r(copy, ",", &save))
+		usage_error("-M: no plugin named (see --list)");
+	snprintf(copy, sizeof(copy), "%s", list);
 	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save))
 		if (!want_plugin(o, p))
 			usage_error("-M: no plugin '%s' (see --list)", p);

@@ -59,6 +59,10 @@ check_match "-M cpu-adv: hiq and siq apart" "usr sys idl wai hiq siq stl" "$OUT"
 run "$IOLENS" stat -M cpu,nosuchplugin 0.1 1
 check_eq "-M with an unknown plugin: exit 2" 2 "$RC"
 check_match "-M with an unknown plugin: said" "no plugin 'nosuchplugin'" "$ERR"
+for list in "" ",,,"; do
+	run "$IOLENS" stat -M "$list" 0.1 1
+	check_eq "-M '$list': no plugin named, exit 2 (not the default groups)" 2 "$RC"
+done
 run "$IOLENS" stat --filesystem 0.1 1
 check_match "--filesystem is --fs, as dstat" "^--filesystem-" "$OUT"
 if $have_dstat; then
