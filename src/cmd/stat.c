@@ -29,7 +29,10 @@ struct stat_options {
 	char *cpus, *disks, *nets, *swaps, *irqs; /* -C -D -N -S -I lists, NULL when not given */
 	bool full, cpu_adv;
 	bool integer, floats, nocolor, noheaders, noupdate, no_boot_sample;
+	bool color;           /* --color: colours even off a terminal */
+	bool bits;            /* --bits */
 	const char *output_file;
+	const char *pidfile;  /* --pidfile: our pid in it while we run */
 	enum out_format format;
 	double delay;
 	uint64_t count;
@@ -58,6 +61,8 @@ struct run {
 	unsigned visible;  /* groups that fit the terminal */ /* an intermediate update is on the screen, not yet ended by a newline */
 	unsigned warned;  /* sources already said to be unreadable */
 	unsigned unavailable; /* sources not to read at all (eBPF that could not start, or a replay) */
+	char sized[16][64];   /* disks of -D that had a medium at the start */
+	unsigned nsized;
 };
 
 
@@ -67,6 +72,14 @@ static bool no_color(void)
 	const char *value = getenv("NO_COLOR");
 
 	return value && *value;
+}
+
+/* A terminal that cannot draw colours: no TERM, or TERM=dumb (dstat asks curses; these are what it says no to). */
+static bool term_without_color(void)
+{
+	const char *term = getenv("TERM");
+
+	return !term || !*term || !strcmp(term, "dumb");
 }
 
 
@@ -98,16 +111,40 @@ static _Noreturn void usage(void)
 	       "  -i, --int              interrupts per second, the busiest ones\n"
 	       "  -I LIST                interrupts to show: numbers, device names, total: 5,eth2\n"
 	       "  -r, --io               disk requests per second\n"
-	       "  -t, --time             the time\n"
+	       "  -t, --time             the time (DSTAT_TIMEFMT: its strftime format)\n"
+	       "  -T, --epoch            the time in seconds since the epoch\n"
 	       "      --tcp --udp --unix --socket --raw   sockets\n"
 	       "      --fs               open files and inodes\n"
 	       "      --aio              asynchronous I/O requests\n"
 	       "      --vm               page faults, allocations and frees per second\n"
 	       "      --lock             file locks\n"
 	       "      --ipc              System V message queues, semaphores, shared memory\n"
+	       "      --mem-adv          memory with total, dirty, shared and reclaimable\n"
+	       "      --vm-adv           pages reclaimed and scanned (kswapd, direct), kswapd runs,\n"
+	       "                         allocation stalls per second\n"
+	       "      --zones            free pages and high watermark of the DMA32 and Normal zones\n"
 	       "  -a, --all              -cdngy\n"
 	       "  -f, --full             every cpu, disk, interface, interrupt and swap area\n"
 	       "  -v, --vmstat           -pmgdsc -D total\n"
+	       "  -M LIST                groups by their plugin names: -M cpu,disk,disk-util (see --list)\n"
+	       "      --list             list the plugin names this stat knows, and exit\n"
+	       "\n"
+	       "dstat's external plugins:\n"
+	       "      --disk-util        per disk: %%util, the time with I/O in flight\n"
+	       "      --disk-tps         requests (transfers) per second, read and write, as -d lists disks\n"
+	       "      --disk-wait        per disk: average read and write wait, ms\n"
+	       "      --disk-avgqu       per disk: average queue length\n"
+	       "      --net-packets      packets received and sent per second, as -n lists interfaces\n"
+	       "      --proc-count       the number of processes\n"
+	       "      --top-cpu          the process that used the most cpu, %% of all cpus\n"
+	       "      --top-mem          the process with the most memory (resident)\n"
+	       "      --top-io           the process that read and wrote the most (syscalls: /proc/PID/io\n"
+	       "                         rchar, wchar), bytes per second\n"
+	       "      --top-bio          the process that made the most block I/O (/proc/PID/io read_bytes,\n"
+	       "                         write_bytes: writes counted when dirtied), bytes per second\n"
+	       "      --top-latency      the process that waited the most for a cpu, ms per second\n"
+	       "      --top-int          the busiest interrupt, per second\n"
+	       "      --top-oom          the process the OOM killer would pick first, its score\n"
 	       "\n"
 	       "iolens's groups:\n"
 	       "  -x, --disk-ext         iostat -x per disk: r/s w/s rkB/s wkB/s rrqm/s wrqm/s\n"
@@ -120,18 +157,24 @@ static _Noreturn void usage(void)
 	       "Output:\n"
 	       "      --integer          whole numbers only\n"
 	       "      --float            decimals wherever they fit\n"
+	       "      --bits             disk and network traffic in bits per second (JSON and CSV: bytes)\n"
+	       "      --color            colours even when standard output is not a terminal\n"
 	       "      --nocolor          no colours, and so no updates, as dstat's help says (there are\n"
-	       "                         no colours off a terminal, or with NO_COLOR set)\n"
+	       "                         no colours off a terminal, on TERM=dumb or with NO_COLOR set)\n"
 	       "      --noheaders        the headers once, not again when they scroll away\n"
 	       "      --noupdate         no updates of the current line within a delay\n"
 	       "      --output FILE      also write CSV to FILE (appended when it exists), whatever\n"
 	       "                         standard output shows\n"
+	       "  -o FILE                the same as --output FILE (dstat's -o)\n"
 	       "      --json             one JSON object per sample, one per line (bytes, ns, counts)\n"
 	       "      --csv              CSV on standard output instead of the table\n"
+	       "      --pidfile FILE     write the process id to FILE, removed at the end\n"
 	       "      --no-boot-sample   leave out the first line, the average since boot\n"
 	       "      --sysroot DIR      read /proc and /sys under DIR (a recorded tree)\n"
 	       "  -h, --help             show this help\n"
 	       "  -V, --version          show the version\n"
+	       "\n"
+	       "DSTAT_OPTS in the environment holds options read before those of the command line.\n"
 	       "\n"
 	       "Examples:\n"
 	       "  %s                      cpu, disk, net, paging, system, every second\n"
@@ -154,18 +197,149 @@ static void want(struct stat_options *o, enum group_kind kind)
 		o->order[o->norder++] = kind;
 }
 
+/* The groups by dstat's plugin names (-M, --list), and iolens's own. */
+static const struct {
+	const char *name;
+	enum group_kind kind;
+} plugins[] = {
+	{ "aio", G_AIO },       { "cpu", G_CPU },       { "cpu-adv", G_CPU_ADV }, { "disk", G_DISK },
+	{ "epoch", G_EPOCH },   { "fs", G_FS },         { "int", G_INT },         { "io", G_IO },
+	{ "ipc", G_IPC },       { "load", G_LOAD },     { "lock", G_LOCK },       { "mem", G_MEM },
+	{ "net", G_NET },       { "page", G_PAGE },     { "proc", G_PROC },       { "raw", G_RAW },
+	{ "socket", G_SOCKET }, { "swap", G_SWAP },     { "sys", G_SYS },         { "tcp", G_TCP },
+	{ "time", G_TIME },     { "udp", G_UDP },       { "unix", G_UNIX },       { "vm", G_VM },
+	{ "mem-adv", G_MEM_ADV }, { "vm-adv", G_VM_ADV }, { "zones", G_ZONES },
+};
+/* dstat's plugins of /usr/share/dstat that this stat has. */
+static const struct {
+	const char *name;
+	enum group_kind kind;
+} external_plugins[] = {
+	{ "disk-avgqu", G_DISK_AVGQU }, { "disk-tps", G_DISK_TPS },   { "disk-util", G_DISK_UTIL },
+	{ "disk-wait", G_DISK_WAIT },   { "net-packets", G_NET_PACKETS }, { "proc-count", G_PROC_COUNT },
+	{ "top-bio", G_TOP_BIO },       { "top-cpu", G_TOP_CPU },         { "top-int", G_TOP_INT },
+	{ "top-io", G_TOP_IO },         { "top-latency", G_TOP_LATENCY }, { "top-mem", G_TOP_MEM },
+	{ "top-oom", G_TOP_OOM },
+};
+/* iolens's groups, also taken by -M. */
+static const struct {
+	const char *name;
+	enum group_kind kind;
+} own_plugins[] = {
+	{ "cache", G_CACHE }, { "disk-ext", G_DISK_EXT }, { "psi", G_PSI }, { "vtrace", G_VTRACE },
+};
+
+static void want(struct stat_options *o, enum group_kind kind);
+
+/* One plugin by name: false when there is none of that name. */
+static bool want_plugin(struct stat_options *o, const char *name)
+{
+	for (size_t i = 0; i < sizeof(plugins) / sizeof(plugins[0]); i++)
+		if (!strcmp(plugins[i].name, name)) {
+			if (plugins[i].kind == G_CPU_ADV)
+				o->cpu_adv = true;
+			want(o, plugins[i].kind == G_CPU_ADV ? G_CPU : plugins[i].kind);
+			return true;
+		}
+	for (size_t i = 0; i < sizeof(own_plugins) / sizeof(own_plugins[0]); i++)
+		if (!strcmp(own_plugins[i].name, name)) {
+			want(o, own_plugins[i].kind);
+			return true;
+		}
+	for (size_t i = 0; i < sizeof(external_plugins) / sizeof(external_plugins[0]); i++)
+		if (!strcmp(external_plugins[i].name, name)) {
+			want(o, external_plugins[i].kind);
+			return true;
+		}
+	if (!strcmp(name, "filesystem")) /* dstat's --filesystem */
+		return want(o, G_FS), true;
+	return false;
+}
+
+/* dstat -M cpu,disk: the plugins of a list. */
+static void want_plugins(struct stat_options *o, const char *list)
+{
+	char copy[1024], *save = NULL;
+
+	if (strlen(list) >= sizeof(copy))
+		usage_error("-M: the list is too long");
+	snprintf(copy, sizeof(copy), "%s", list);
+	if (!strtok_r(copy, ",", &save))
+		usage_error("-M: no plugin named (see --list)");
+	snprintf(copy, sizeof(copy), "%s", list);
+	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save))
+		if (!want_plugin(o, p))
+			usage_error("-M: no plugin '%s' (see --list)", p);
+}
+
+/* One section of --list, as dstat prints it: a title, then names after a tab, wrapped before 80 columns. */
+static void list_section(const char *title, const char *const *names, size_t count)
+{
+	int room = 80 - 8;
+
+	printf("%s:\n\t", title);
+	for (size_t i = 0; i < count; i++) {
+		room -= (int)strlen(names[i]) + 2;
+		if (room <= 0) {
+			fputs("\n\t", stdout);
+			room = 80 - (int)strlen(names[i]) - 10;
+		}
+		printf("%s%s", names[i], i + 1 < count ? "," : "\n");
+	}
+}
+
+static int compare_names(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static _Noreturn void list_plugins(void)
+{
+	const char *names[64];
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(plugins) / sizeof(plugins[0]); i++)
+		names[n++] = plugins[i].name;
+	qsort(names, n, sizeof(names[0]), compare_names);
+	list_section("internal", names, n);
+	n = 0;
+	for (size_t i = 0; i < sizeof(external_plugins) / sizeof(external_plugins[0]); i++)
+		names[n++] = external_plugins[i].name;
+	qsort(names, n, sizeof(names[0]), compare_names);
+	list_section("dstat's external plugins", names, n);
+	n = 0;
+	for (size_t i = 0; i < sizeof(own_plugins) / sizeof(own_plugins[0]); i++)
+		names[n++] = own_plugins[i].name;
+	list_section("iolens", names, n);
+	exit(EXIT_OK);
+}
+
 static char *set_list(char *old, const char *arg)
 {
 	free(old);
 	return xstrdup(arg);
 }
 
+/*
+ * The delay: a plain decimal number of seconds ("2", "0.5"), 0.01 to 86400. Not what strtod
+ * also takes (0x2, 1e-9, inf, " 2"): a typo there would be a busy loop or a surprise.
+ */
 static double parse_delay(const char *text)
 {
+	const char *p = text;
+	unsigned digits = 0;
 	double value;
 
-	if (parse_seconds(text, 86400, false, &value) != 0)
-		usage_error("delay: '%s' is not a number of seconds", text);
+	while (*p >= '0' && *p <= '9')
+		p++, digits++;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			digits++;
+	if (*p || !digits || *text == '.' || p[-1] == '.')
+		usage_error("delay: '%s' is not a number of seconds (a plain decimal, as 2 or 0.5)", text);
+	value = strtod(text, NULL);
+	if (!(value >= 0.01 && value <= 86400))
+		usage_error("delay: '%s' is out of range: 0.01 to 86400 seconds", text);
 	return value;
 }
 
@@ -174,7 +348,8 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 	enum {
 		OPT_CPU_ADV = 0x3000, OPT_TCP, OPT_UDP, OPT_UNIX, OPT_SOCKET, OPT_FS, OPT_AIO, OPT_VM, OPT_LOCK, OPT_IPC,
 		OPT_RAW, OPT_INTEGER, OPT_FLOAT, OPT_NOCOLOR, OPT_NOHEADERS, OPT_NOUPDATE, OPT_OUTPUT, OPT_PSI,
-		OPT_CACHE, OPT_VTRACE, OPT_NO_BOOT, OPT_SYSROOT, OPT_JSON, OPT_CSV,
+		OPT_CACHE, OPT_VTRACE, OPT_NO_BOOT, OPT_SYSROOT, OPT_JSON, OPT_CSV, OPT_LIST, OPT_COLOR, OPT_PIDFILE,
+		OPT_FILESYSTEM, OPT_BITS, OPT_PLUGIN,
 	};
 	static const struct option long_options[] = {
 		COMMON_LONG_OPTIONS,
@@ -198,11 +373,25 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		{ "cache", no_argument, NULL, OPT_CACHE },   { "vtrace", no_argument, NULL, OPT_VTRACE },
 		{ "no-boot-sample", no_argument, NULL, OPT_NO_BOOT }, { "sysroot", required_argument, NULL, OPT_SYSROOT },
 		{ "json", no_argument, NULL, OPT_JSON },     { "csv", no_argument, NULL, OPT_CSV },
+		{ "epoch", no_argument, NULL, 'T' },         { "list", no_argument, NULL, OPT_LIST },
+		{ "color", no_argument, NULL, OPT_COLOR },   { "pidfile", required_argument, NULL, OPT_PIDFILE },
+		{ "filesystem", no_argument, NULL, OPT_FILESYSTEM }, { "mods", required_argument, NULL, 'M' },
+		{ "modules", required_argument, NULL, 'M' }, { "bits", no_argument, NULL, OPT_BITS },
+		/* dstat's plugins by name: --disk-util, --top-io ... */
+		{ "disk-util", no_argument, NULL, OPT_PLUGIN }, { "disk-tps", no_argument, NULL, OPT_PLUGIN },
+		{ "disk-wait", no_argument, NULL, OPT_PLUGIN }, { "disk-avgqu", no_argument, NULL, OPT_PLUGIN },
+		{ "proc-count", no_argument, NULL, OPT_PLUGIN }, { "net-packets", no_argument, NULL, OPT_PLUGIN },
+		{ "mem-adv", no_argument, NULL, OPT_PLUGIN },   { "vm-adv", no_argument, NULL, OPT_PLUGIN },
+		{ "zones", no_argument, NULL, OPT_PLUGIN },
+		{ "top-cpu", no_argument, NULL, OPT_PLUGIN },   { "top-mem", no_argument, NULL, OPT_PLUGIN },
+		{ "top-io", no_argument, NULL, OPT_PLUGIN },    { "top-bio", no_argument, NULL, OPT_PLUGIN },
+		{ "top-latency", no_argument, NULL, OPT_PLUGIN }, { "top-int", no_argument, NULL, OPT_PLUGIN },
+		{ "top-oom", no_argument, NULL, OPT_PLUGIN },
 		{ 0 }
 	};
-	int opt, rc;
+	int opt, rc, index = 0;
 
-	while ((opt = getopt_long(argc, argv, "cdngymslpirtafvxC:D:N:S:I:hV", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "cdngymslpirtTafvxo:M:C:D:N:S:I:hV", long_options, &index)) != -1) {
 		switch (opt) {
 		case 'c': want(o, G_CPU); break;
 		case OPT_CPU_ADV: o->cpu_adv = true; want(o, G_CPU); break;
@@ -217,6 +406,12 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		case 'i': want(o, G_INT); break;
 		case 'r': want(o, G_IO); break;
 		case 't': want(o, G_TIME); break;
+		case 'T': want(o, G_EPOCH); break;
+		case 'M': want_plugins(o, optarg); break;
+		case OPT_LIST: list_plugins();
+		case OPT_FILESYSTEM: want(o, G_FS); break;
+		case OPT_PLUGIN: want_plugin(o, long_options[index].name); break;
+		case OPT_BITS: o->bits = true; break;
 		case OPT_TCP: want(o, G_TCP); break;
 		case OPT_UDP: want(o, G_UDP); break;
 		case OPT_UNIX: want(o, G_UNIX); break;
@@ -246,20 +441,33 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		case 'I': o->irqs = set_list(o->irqs, optarg); break;
 		case OPT_INTEGER: o->integer = true; break;
 		case OPT_FLOAT: o->floats = true; break;
-		case OPT_NOCOLOR: o->nocolor = o->noupdate = true; break;
+		case OPT_NOCOLOR: o->nocolor = o->noupdate = true; o->color = false; break;
+		case OPT_COLOR: o->color = true; o->nocolor = o->noupdate = false; break;
+		case OPT_PIDFILE: o->pidfile = optarg; break;
 		case OPT_NOHEADERS: o->noheaders = true; break;
 		case OPT_NOUPDATE: o->noupdate = true; break;
+		case 'o':
 		case OPT_OUTPUT: o->output_file = optarg; break;
 		case OPT_NO_BOOT: o->no_boot_sample = true; break;
-		case OPT_JSON: o->format = OUT_JSON; break;
-		case OPT_CSV: o->format = OUT_CSV; break;
+		case OPT_JSON:
+		case OPT_CSV:
+			if (o->format != OUT_TABLE && o->format != (opt == OPT_JSON ? OUT_JSON : OUT_CSV))
+				usage_error("--csv and --json: choose one");
+			o->format = opt == OPT_JSON ? OUT_JSON : OUT_CSV;
+			break;
 		case OPT_SYSROOT:
 			rc = sysroot_set(optarg);
 			if (rc)
 				usage_error("--sysroot: %s: %s", optarg, strerror(-rc));
 			break;
 		case 'h': usage();
-		case 'V': print_version();
+		case 'V':
+			/* Through the dstat link, say what answers: not dstat itself. */
+			if (strlen(program_name) >= 5 && !strcmp(program_name + strlen(program_name) - 5, "dstat")) {
+				printf("iolens stat %s (dstat-compatible)\n", IOLENS_VERSION);
+				exit(EXIT_OK);
+			}
+			print_version();
 		default: usage_hint();
 		}
 	}
@@ -304,6 +512,12 @@ static const char *device_name(const char *name, char *buf, size_t size)
 	return !strncmp(name, "/dev/", 5) && !strchr(name + 5, '/') ? name + 5 : name;
 }
 
+/* The disk groups that are of one disk each, never of a total. */
+static bool per_disk(enum group_kind kind)
+{
+	return kind == G_DISK_EXT || kind == G_DISK_UTIL || kind == G_DISK_WAIT || kind == G_DISK_AVGQU;
+}
+
 /*
  * One group per item of a -C/-D/-N/-S list. At the start every name must exist (exit 2
  * otherwise); later, one that went away stays, with '-' for its values.
@@ -329,8 +543,8 @@ static void add_listed(struct run *r, enum group_kind kind, const char *list, co
 		}
 		if (validating && strcmp(name, "total") && !exists(s, name))
 			usage_error("%s '%s' not found", what, p);
-		if (kind == G_DISK_EXT && !strcmp(name, "total"))
-			continue; /* iostat -x has no total */
+		if (per_disk(kind) && !strcmp(name, "total"))
+			continue; /* iostat -x has no total, nor have dstat's disk-util, disk-wait and disk-avgqu */
 		add_group(r, kind, name);
 	}
 }
@@ -507,10 +721,14 @@ static void build_groups(struct run *r, const struct system_sample *s)
 			break;
 		case G_DISK:
 		case G_IO:
+		case G_DISK_TPS:
 		case G_DISK_EXT:
-			if (o->disks && (kind != G_DISK_EXT || lists_more_than_total(o->disks))) {
+		case G_DISK_UTIL:
+		case G_DISK_WAIT:
+		case G_DISK_AVGQU:
+			if (o->disks && (!per_disk(kind) || lists_more_than_total(o->disks))) {
 				add_listed(r, kind, o->disks, "disk", disk_exists, s);
-			} else if (o->full || kind == G_DISK_EXT) {
+			} else if (o->full || per_disk(kind)) {
 				/*
 				 * Every device but partitions (stacked ones too: -f asks for all), and those
 				 * that never did any I/O left out, as iostat -z does.
@@ -525,6 +743,7 @@ static void build_groups(struct run *r, const struct system_sample *s)
 			}
 			break;
 		case G_NET:
+		case G_NET_PACKETS:
 			if (o->nets)
 				add_listed(r, kind, o->nets, "interface", net_exists, s);
 			else if (o->full)
@@ -712,12 +931,19 @@ static void print_json(struct run *r, const struct system_sample *s, uint64_t in
 		struct out_record *group;
 		char key[96];
 
-		if (r->groups[g].kind == G_TIME)
+		if (r->groups[g].kind == G_TIME || r->groups[g].kind == G_EPOCH)
 			continue; /* time_ns says it */
 		group = out_rec_object(line, m->key);
 		/* Each column's key names its unit ("usr_pct", "read_bytes_per_s"); unknown is NaN: null. */
 		for (unsigned c = 0; c < m->ncolumns; c++) {
 			const struct mon_column *col = &m->columns[c];
+			if (col->type == MON_NAME) {
+				/* A top plugin's process: its name as the kernel has it (null when none), and its pid. */
+				out_rec_text(group, "name", r->groups[g].name[0] ? r->groups[g].name : NULL);
+				if (r->groups[g].kind != G_TOP_INT)
+					out_rec_count_if(group, "pid", (uint64_t)r->groups[g].pid, r->groups[g].pid > 0);
+				continue;
+			}
 			snprintf(key, sizeof(key), "%s%s%s", col->key, col->unit && *col->unit ? "_" : "", col->unit);
 			out_rec_real(group, key, m->raw[c]);
 		}
@@ -828,7 +1054,8 @@ static void say_unknowns(struct run *r, const struct system_sample *s)
 
 	for (unsigned g = 0; g < r->ngroups; g++) {
 		psi |= r->groups[g].kind == G_PSI;
-		disks |= (r->groups[g].kind == G_DISK || r->groups[g].kind == G_IO) && !strcmp(r->groups[g].item, "total");
+		disks |= (r->groups[g].kind == G_DISK || r->groups[g].kind == G_IO || r->groups[g].kind == G_DISK_TPS) &&
+			 !strcmp(r->groups[g].item, "total");
 	}
 	if (psi && (s->have & SYS_PSI) && !s->psi_io.available && !s->psi_memory.available && !s->psi_cpu.available) {
 		warn_msg("pressure stall is unknown ('-'): no %s/proc/pressure (a kernel without CONFIG_PSI, or booted "
@@ -847,6 +1074,148 @@ static void say_unknowns(struct run *r, const struct system_sample *s)
 	}
 }
 
+/*
+ * DSTAT_OPTS: options before those of the command line, split at blanks, as dstat reads
+ * them. The new argv (its strings are the environment's copy's) lives as long as the process.
+ */
+static char **with_dstat_opts(int *argc, char **argv)
+{
+	const char *env = getenv("DSTAT_OPTS");
+	static char *copy;
+	static char **args; /* kept: parse_options may exit (--list, --help, a usage error) */
+	char *save = NULL;
+	int n = 0;
+
+	args = xcalloc((size_t)*argc + (env ? strlen(env) / 2 + 2 : 1) + 1, sizeof(*args));
+	args[n++] = argv[0];
+	if (env && *env) {
+		copy = xstrdup(env);
+		for (char *p = strtok_r(copy, " \t\n", &save); p; p = strtok_r(NULL, " \t\n", &save))
+			args[n++] = p;
+	}
+	for (int i = 1; i < *argc; i++)
+		args[n++] = argv[i];
+	args[n] = NULL;
+	*argc = n;
+	return args;
+}
+
+/* --pidfile: our pid and a newline, written whole. Returns 0 or -1 with errno. */
+static int write_pidfile(const char *path)
+{
+	FILE *file = fopen(path, "we");
+	int failed;
+
+	if (!file)
+		return -1;
+	fprintf(file, "%d\n", (int)getpid());
+	failed = ferror(file);
+	if (fclose(file) != 0 || failed) {
+		int saved = errno;
+		unlink(path);
+		errno = saved ? saved : EIO;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Whether a disk named in -D is still there: in /proc/diskstats, and with its medium if it had
+ * one at the start (a loop device detached stays in diskstats with no size: gone all the same).
+ */
+static bool disk_present(struct run *r, const struct system_sample *s, const char *name)
+{
+	uint64_t sectors;
+	bool had = false;
+
+	if (!disk_exists(s, name))
+		return false;
+	for (unsigned i = 0; i < r->nsized; i++)
+		had |= !strcmp(r->sized[i], name);
+	if (!had)
+		return true;
+	return block_device_sectors(name, &sectors) != 0 || sectors > 0;
+}
+
+/* The disks of -D with a medium at the start: their medium going is their going away. */
+static void note_sized(struct run *r, const struct system_sample *s)
+{
+	uint64_t sectors;
+
+	for (unsigned g = 0; g < r->ngroups && r->nsized < sizeof(r->sized) / sizeof(r->sized[0]); g++) {
+		const struct group *group = &r->groups[g];
+		bool known = false;
+
+		if ((group->kind != G_DISK && group->kind != G_IO && group->kind != G_DISK_TPS && !per_disk(group->kind)) ||
+		    !strcmp(group->item, "total") || !r->opts->disks || !disk_exists(s, group->item))
+			continue;
+		for (unsigned i = 0; i < r->nsized; i++)
+			known |= !strcmp(r->sized[i], group->item);
+		if (!known && block_device_sectors(group->item, &sectors) == 0 && sectors > 0) {
+			size_t n = strnlen(group->item, sizeof(r->sized[0]) - 1);
+			memcpy(r->sized[r->nsized], group->item, n);
+			r->sized[r->nsized++][n] = '\0';
+		}
+	}
+}
+
+/*
+ * A disk, interface or cpu named in -D, -N or -C that went away during the run: said once
+ * each (its columns show '-'), and the run ends with exit status 1, as the man page says.
+ */
+static void say_gone(struct run *r, const struct system_sample *s)
+{
+	static char said[32][80];
+	static unsigned nsaid;
+
+	for (unsigned g = 0; g < r->ngroups; g++) {
+		const struct group *group = &r->groups[g];
+		const char *what = NULL;
+		char key[80];
+		bool seen = false;
+
+		if (!strcmp(group->item, "total"))
+			continue;
+		switch (group->kind) {
+		case G_DISK:
+		case G_IO:
+		case G_DISK_EXT:
+		case G_DISK_TPS:
+		case G_DISK_UTIL:
+		case G_DISK_WAIT:
+		case G_DISK_AVGQU:
+			if (r->opts->disks && (s->have & SYS_DISKSTATS) && !disk_present(r, s, group->item))
+				what = "disk";
+			break;
+		case G_NET:
+		case G_NET_PACKETS:
+			if (r->opts->nets && (s->have & SYS_NETDEV) && !net_exists(s, group->item))
+				what = "interface";
+			break;
+		case G_CPU:
+		case G_CPU_ADV:
+			if (r->opts->cpus && (s->have & SYS_PROCSTAT) && !cpu_exists(s, group->item))
+				what = "cpu";
+			break;
+		default:
+			break;
+		}
+		if (!what)
+			continue;
+		for (unsigned c = 0; c < group->shown.ncolumns; c++)
+			r->groups[g].shown.values[c] = r->groups[g].shown.raw[c] = NAN;
+		r->failed = true;
+		snprintf(key, sizeof(key), "%s %s", what, group->item);
+		for (unsigned i = 0; i < nsaid && !seen; i++)
+			seen = !strcmp(said[i], key);
+		if (seen)
+			continue;
+		warn_msg("%s '%s' went away: its columns show '-'", what, group->item);
+		if (nsaid < sizeof(said) / sizeof(said[0]))
+			snprintf(said[nsaid++], sizeof(said[0]), "%s", key);
+	}
+}
+
 static void sleep_until(uint64_t deadline)
 {
 	sleep_until_ns(deadline, &stop_signal);
@@ -861,12 +1230,24 @@ int cmd_stat(int argc, char **argv)
 	bool has_vtrace = false, elsewhere;
 	const char *env_replay = getenv("IOLENS_REPLAY");
 
-	parse_options(&o, argc, argv);
+	char **args = with_dstat_opts(&argc, argv);
+
+	parse_options(&o, argc, args);
+	groups_show_bits(o.bits);
 	if (env_replay && *env_replay)
 		o.replay = env_replay;
 	r.tty = isatty(STDOUT_FILENO) && o.format == OUT_TABLE;
-	r.monitor = (struct monitor){ .out = stdout, .color = r.tty && !o.nocolor && !no_color(),
+	/* No colours where the terminal has none, and so no updates drawn with escapes either (as --nocolor). */
+	if (r.tty && !o.color && term_without_color())
+		o.nocolor = o.noupdate = true;
+	r.monitor = (struct monitor){ .out = stdout,
+				      .color = o.format == OUT_TABLE && (o.color || (r.tty && !o.nocolor && !no_color())),
 				      .integer = o.integer, .floats = o.floats };
+	if (o.pidfile && write_pidfile(o.pidfile) != 0) {
+		warn_errno(o.pidfile, errno);
+		r.failed = true;
+		o.pidfile = NULL;
+	}
 	if (o.output_file) {
 		bool exists = access(o.output_file, F_OK) == 0;
 		r.csv = fopen(o.output_file, "ae");
@@ -925,6 +1306,8 @@ int cmd_stat(int argc, char **argv)
 	validate_lists(&o, &r.samples[0]);
 	build_groups(&r, &r.samples[0]);
 	validating = false;
+	if (!o.replay)
+		note_sized(&r, &r.samples[0]);
 	say_unknowns(&r, &r.samples[0]);
 	r.current = 0;
 	start = o.replay ? r.samples[0].mono_ns : monotonic_ns();
@@ -976,6 +1359,7 @@ int cmd_stat(int argc, char **argv)
 		build_groups(&r, now);
 		double seconds = now->mono_ns > then->mono_ns ? (double)(now->mono_ns - then->mono_ns) / 1e9 : 0;
 		compute_all(&r, then, now, seconds, false);
+		say_gone(&r, now);
 		print_sample(&r, now, now->mono_ns - then->mono_ns, false, true);
 		r.current = !r.current;
 	}
@@ -987,6 +1371,8 @@ int cmd_stat(int argc, char **argv)
 	if (r.csv && r.csv != stdout)
 		fclose(r.csv);
 	cache_events_stop();
+	if (o.pidfile)
+		unlink(o.pidfile);
 	system_sample_free(&r.samples[0]);
 	system_sample_free(&r.samples[1]);
 	segment_set_free(&r.vtrace);

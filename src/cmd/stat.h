@@ -36,6 +36,23 @@ enum group_kind {
 	G_PSI,
 	G_CACHE,
 	G_VTRACE,
+	G_EPOCH,
+	G_DISK_UTIL,  /* dstat's plugins from here on */
+	G_DISK_TPS,
+	G_DISK_WAIT,
+	G_DISK_AVGQU,
+	G_PROC_COUNT,
+	G_NET_PACKETS,
+	G_MEM_ADV,
+	G_VM_ADV,
+	G_ZONES,
+	G_TOP_CPU,    /* dstat's top plugins: the process (or interrupt) that did the most */
+	G_TOP_MEM,
+	G_TOP_IO,
+	G_TOP_BIO,
+	G_TOP_LATENCY,
+	G_TOP_OOM,
+	G_TOP_INT,
 	G_KINDS
 };
 
@@ -44,7 +61,15 @@ struct group {
 	enum group_kind kind;
 	char item[64];
 	struct mon_group shown; /* title, key, columns, and this sample's values */
+	int pid;                /* top plugins: the process shown (0: none) */
+	char name[64];          /* top plugins: its name (or the interrupt's) as the kernel has it, for JSON and CSV */
 };
+
+/* Whether a kind is one of dstat's top plugins: a name (shown.text), then figures. */
+bool group_is_top(enum group_kind kind);
+
+/* --bits: disk and network bytes shown as bits, as dstat's (JSON and CSV stay in bytes). Before group_init. */
+void groups_show_bits(bool bits);
 
 /* The sources (SYS_* flags) a kind needs. */
 unsigned group_needs(enum group_kind kind);

@@ -17,6 +17,8 @@
 
 /* { nick, key, unit, type, width, scale } */
 static const struct mon_column time_cols[] = { { "time", "time", "", S, 14, 0 } };
+/* dstat's -T: seconds since the epoch, ten digits (JSON and CSV have time_ns). */
+static const struct mon_column epoch_cols[] = { { "epoch", "epoch", "", S, 10, 0 } };
 static const struct mon_column cpu_cols[] = {
 	{ "usr", "usr", "pct", P, 3, 34 }, { "sys", "sys", "pct", P, 3, 34 }, { "idl", "idl", "pct", P, 3, 34 },
 	{ "wai", "wai", "pct", P, 3, 34 }, { "stl", "stl", "pct", P, 3, 34 },
@@ -109,6 +111,59 @@ static const struct mon_column vtrace_cols[] = {
 	{ "op/s", "ops", "per_s", F, 6, 1000 }, { "util", "util", "pct", P, 4, 34 }, { "hang", "hang", "", D, 4, 10 },
 };
 
+/* dstat's --bits: the same in bits, powers of 1000. */
+static const struct mon_column disk_bits_cols[] = {
+	{ "read", "read", "bytes_per_s", MON_BITS, 5, 1000 }, { "writ", "write", "bytes_per_s", MON_BITS, 5, 1000 },
+};
+static const struct mon_column net_bits_cols[] = {
+	{ "recv", "recv", "bytes_per_s", MON_BITS, 5, 1000 }, { "send", "send", "bytes_per_s", MON_BITS, 5, 1000 },
+};
+/* dstat's plugins in /usr/share/dstat, with their nicks cut to their widths as dstat shows them. */
+static const struct mon_column disk_util_cols[] = { { "util", "util", "pct", F, 4, 34 } };
+static const struct mon_column disk_tps_cols[] = {
+	{ "#read", "read", "per_s", D, 5, 1000 }, { "#writ", "write", "per_s", D, 5, 1000 },
+};
+static const struct mon_column disk_wait_cols[] = {
+	{ "rawa", "r_await", "ns", F, 4, 1 }, { "wawa", "w_await", "ns", F, 4, 1 },
+};
+static const struct mon_column disk_avgqu_cols[] = { { "avgq", "avgqu", "", F, 4, 10 } };
+static const struct mon_column proc_count_cols[] = { { "tota", "total", "", D, 4, 10 } };
+static const struct mon_column net_packets_cols[] = {
+	{ "#recv", "recv", "packets_per_s", D, 5, 1000 }, { "#send", "send", "packets_per_s", D, 5, 1000 },
+};
+static const struct mon_column mem_adv_cols[] = {
+	{ "total", "total", "bytes", F, 5, 1024 }, { "used", "used", "bytes", F, 5, 1024 },
+	{ "free", "free", "bytes", F, 5, 1024 },   { "buff", "buff", "bytes", F, 5, 1024 },
+	{ "cach", "cach", "bytes", F, 5, 1024 },   { "dirty", "dirty", "bytes", F, 5, 1024 },
+	{ "shmem", "shmem", "bytes", F, 5, 1024 }, { "recl", "reclaimable", "bytes", F, 5, 1024 },
+};
+static const struct mon_column vm_adv_cols[] = {
+	{ "steal", "steal", "pages_per_s", D, 5, 1000 },      { "scanK", "scan_kswapd", "pages_per_s", D, 5, 1000 },
+	{ "scanD", "scan_direct", "pages_per_s", D, 5, 1000 }, { "pgoru", "pageoutrun", "per_s", D, 5, 1000 },
+	{ "astll", "allocstall", "per_s", D, 5, 1000 },
+};
+static const struct mon_column zones_cols[] = {
+	{ "d32F", "dma32_free", "pages", D, 5, 1000 },   { "d32H", "dma32_high", "pages", D, 5, 1000 },
+	{ "normF", "normal_free", "pages", D, 5, 1000 }, { "normH", "normal_high", "pages", D, 5, 1000 },
+};
+
+/* dstat's top plugins: the name, cut to what leaves the figures dstat's width, then the figures. */
+static const struct mon_column top_cpu_cols[] = { { "cpu process", "name", "", MON_NAME, 12, 0 }, { "cpu", "cpu", "pct", F, 3, 34 } };
+static const struct mon_column top_mem_cols[] = { { "memory proc", "name", "", MON_NAME, 11, 0 }, { "rss", "rss", "bytes", F, 5, 1024 } };
+static const struct mon_column top_io_cols[] = {
+	{ "i/o proc", "name", "", MON_NAME, 10, 0 }, { "read", "read", "bytes_per_s", D, 5, 1024 },
+	{ "writ", "write", "bytes_per_s", D, 5, 1024 },
+};
+static const struct mon_column top_bio_cols[] = {
+	{ "block i/o", "name", "", MON_NAME, 10, 0 }, { "read", "read", "bytes_per_s", D, 5, 1024 },
+	{ "writ", "write", "bytes_per_s", D, 5, 1024 },
+};
+static const struct mon_column top_latency_cols[] = {
+	{ "latency proc", "name", "", MON_NAME, 12, 0 }, { "ms/s", "wait", "ns_per_s", D, 4, 100 },
+};
+static const struct mon_column top_oom_cols[] = { { "kill score", "name", "", MON_NAME, 13, 0 }, { "scor", "score", "", F, 4, 1000 } };
+static const struct mon_column top_int_cols[] = { { "interrupt", "name", "", MON_NAME, 14, 0 }, { "int/s", "rate", "per_s", D, 5, 1000 } };
+
 #define COLUMNS(array) array, sizeof(array) / sizeof(array[0])
 
 static const struct {
@@ -131,21 +186,60 @@ static const struct {
 	[G_PROC] = { "procs", "procs", COLUMNS(proc_cols), SYS_PROCSTAT },
 	[G_INT] = { "interrupts", "interrupts", NULL, 0, SYS_INTERRUPTS | SYS_PROCSTAT },
 	[G_IO] = { "io/%s", "io_%s", COLUMNS(io_cols), SYS_DISKSTATS },
-	[G_TCP] = { "tcp sockets", "tcp", COLUMNS(tcp_cols), SYS_SOCKETS },
-	[G_UDP] = { "udp", "udp", COLUMNS(udp_cols), SYS_SOCKETS },
-	[G_UNIX] = { "unix sockets", "unix", COLUMNS(unix_cols), SYS_SOCKETS },
+	[G_TCP] = { "tcp sockets", "tcp", COLUMNS(tcp_cols), SYS_TCP },
+	[G_UDP] = { "udp", "udp", COLUMNS(udp_cols), SYS_UDP },
+	[G_UNIX] = { "unix sockets", "unix", COLUMNS(unix_cols), SYS_UNIX },
 	[G_SOCKET] = { "sockets", "sockets", COLUMNS(socket_cols), SYS_SOCKETS },
 	[G_FS] = { "filesystem", "filesystem", COLUMNS(fs_cols), SYS_FSSTAT },
 	[G_AIO] = { "async", "aio", COLUMNS(aio_cols), SYS_FSSTAT },
 	[G_VM] = { "virtual memory", "vm", COLUMNS(vm_cols), SYS_VMSTAT },
 	[G_LOCK] = { "file locks", "locks", COLUMNS(lock_cols), SYS_LOCKS },
 	[G_IPC] = { "sysv ipc", "ipc", COLUMNS(ipc_cols), SYS_IPC },
-	[G_RAW] = { "raw", "raw", COLUMNS(raw_cols), SYS_SOCKETS },
+	[G_RAW] = { "raw", "raw", COLUMNS(raw_cols), SYS_RAW },
 	[G_DISK_EXT] = { "dsk-ext/%s", "dskext_%s", ext_cols, EXT_TABLE, SYS_DISKSTATS },
 	[G_PSI] = { "pressure %% stalled", "pressure", COLUMNS(psi_cols), SYS_PSI },
 	[G_CACHE] = { "page cache", "cache", COLUMNS(cache_cols), SYS_MEMINFO | SYS_VMSTAT | SYS_CACHE_EVENTS },
 	[G_VTRACE] = { "vt/%s", "vtrace_%s", COLUMNS(vtrace_cols), 0 },
+	[G_EPOCH] = { "epoch", "epoch", COLUMNS(epoch_cols), 0 },
+	[G_DISK_UTIL] = { "%s", "util_%s", COLUMNS(disk_util_cols), SYS_DISKSTATS },
+	[G_DISK_TPS] = { "dsk/%s", "tps_%s", COLUMNS(disk_tps_cols), SYS_DISKSTATS },
+	[G_DISK_WAIT] = { "%s", "wait_%s", COLUMNS(disk_wait_cols), SYS_DISKSTATS },
+	[G_DISK_AVGQU] = { "%s", "avgqu_%s", COLUMNS(disk_avgqu_cols), SYS_DISKSTATS },
+	[G_PROC_COUNT] = { "procs", "proc_count", COLUMNS(proc_count_cols), SYS_PROC_COUNT },
+	[G_NET_PACKETS] = { "pkt/%s", "pkt_%s", COLUMNS(net_packets_cols), SYS_NETDEV },
+	[G_MEM_ADV] = { "advanced memory usage", "memory_adv", COLUMNS(mem_adv_cols), SYS_MEMINFO },
+	[G_VM_ADV] = { "advanced virtual memory", "vm_adv", COLUMNS(vm_adv_cols), SYS_VM_ADV },
+	[G_ZONES] = { "zones memory", "zones", COLUMNS(zones_cols), SYS_ZONES },
+	[G_TOP_CPU] = { "most expensive", "top_cpu", COLUMNS(top_cpu_cols), SYS_PROC_STAT | SYS_PROCSTAT },
+	[G_TOP_MEM] = { "most expensive", "top_mem", COLUMNS(top_mem_cols), SYS_PROC_STAT },
+	[G_TOP_IO] = { "most expensive", "top_io", COLUMNS(top_io_cols), SYS_PROC_IO },
+	[G_TOP_BIO] = { "most expensive", "top_bio", COLUMNS(top_bio_cols), SYS_PROC_IO },
+	[G_TOP_LATENCY] = { "highest total", "top_latency", COLUMNS(top_latency_cols), SYS_PROC_SCHED },
+	[G_TOP_OOM] = { "out of memory", "top_oom", COLUMNS(top_oom_cols), SYS_PROC_OOM },
+	[G_TOP_INT] = { "most frequent", "top_int", COLUMNS(top_int_cols), SYS_INTERRUPTS },
 };
+
+bool group_is_top(enum group_kind kind)
+{
+	return kind >= G_TOP_CPU && kind <= G_TOP_INT;
+}
+
+static bool show_bits;
+
+void groups_show_bits(bool bits)
+{
+	show_bits = bits;
+}
+
+/* DSTAT_TIMEFMT: the time column's strftime format, as dstat's; the column as wide as the time it makes. */
+static const char *time_format(void)
+{
+	const char *format = getenv("DSTAT_TIMEFMT");
+
+	return format && *format ? format : "%d-%m %H:%M:%S";
+}
+
+static struct mon_column time_column;
 
 /* Interrupt groups have a column per interrupt: their columns live here. */
 static struct mon_column int_columns[24];
@@ -189,6 +283,10 @@ void group_init(struct group *g, enum group_kind kind, const char *item)
 			*p = '_';
 	g->shown.columns = kinds[kind].columns;
 	g->shown.ncolumns = kinds[kind].ncolumns;
+	if (show_bits && kind == G_DISK)
+		g->shown.columns = disk_bits_cols;
+	if (show_bits && kind == G_NET)
+		g->shown.columns = net_bits_cols;
 	if (kind == G_CPU || kind == G_CPU_ADV) {
 		if (!strcmp(g->item, "total"))
 			snprintf(g->shown.title, sizeof(g->shown.title), "total cpu usage");
@@ -203,6 +301,21 @@ void group_init(struct group *g, enum group_kind kind, const char *item)
 		else if (!strncmp(name, "/dev/", 5))
 			name += 5;
 		fill(g->shown.title, sizeof(g->shown.title), kinds[kind].title, name);
+	}
+	if (kind == G_TIME && strcmp(time_format(), "%d-%m %H:%M:%S")) {
+		char text[sizeof(g->shown.text)];
+		time_t now = time(NULL);
+		struct tm tm;
+		size_t width;
+
+		localtime_r(&now, &tm);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral" /* the user's format, as dstat's DSTAT_TIMEFMT */
+		width = strftime(text, sizeof(text), time_format(), &tm);
+#pragma GCC diagnostic pop
+		time_column = time_cols[0];
+		time_column.width = width ? (int)width : 1;
+		g->shown.columns = &time_column;
 	}
 	if (kind == G_INT) {
 		/* item: the interrupts, comma-separated: one column each. */
@@ -403,6 +516,28 @@ static void compute_disk_ext(struct group *g, const struct system_sample *then, 
 	set_same(g, 11, x.util);
 }
 
+/* dstat's disk-util, disk-wait and disk-avgqu: iostat -x's figures of one disk (dstat's formulas are the same). */
+static void compute_disk_plugin(struct group *g, const struct system_sample *then, const struct system_sample *now,
+				double seconds)
+{
+	struct disk_stats a, b;
+	struct disk_ext x;
+
+	if (!strcmp(g->item, "total") || !disk_pair(then, now, g->item, &a, &b)) {
+		all_unknown(g);
+		return;
+	}
+	disk_ext_compute(&a, &b, seconds, &x);
+	if (g->kind == G_DISK_UTIL) {
+		set_same(g, 0, x.util);
+	} else if (g->kind == G_DISK_WAIT) {
+		set(g, 0, x.r_await, x.r_await * 1e6);
+		set(g, 1, x.w_await, x.w_await * 1e6);
+	} else {
+		set_same(g, 0, x.aqu_sz);
+	}
+}
+
 static const struct netdev_stats *netdev_find(const struct system_sample *s, const char *name)
 {
 	for (unsigned i = 0; (s->have & SYS_NETDEV) && i < s->netdev.count; i++)
@@ -417,9 +552,11 @@ static const struct netdev_stats *netdev_find(const struct system_sample *s, con
  * both samples whose counters did not go back; one that appeared has an unknown first interval.
  */
 static bool net_counters(const struct system_sample *then, const struct system_sample *now, const char *item,
-			 double before[2], double after[2])
+			 bool packets, double before[2], double after[2])
 {
 	bool total = !strcmp(item, "total"), any_physical = false;
+#define RX(d) (packets ? (d)->rx_packets : (d)->rx_bytes)
+#define TX(d) (packets ? (d)->tx_packets : (d)->tx_bytes)
 
 	before[0] = before[1] = after[0] = after[1] = 0;
 	if (!(now->have & SYS_NETDEV))
@@ -428,12 +565,12 @@ static bool net_counters(const struct system_sample *then, const struct system_s
 		const struct netdev_stats *b = netdev_find(now, item), *a = netdev_find(then, item);
 		if (!b || (!a && (then->have & SYS_NETDEV)))
 			return false;
-		if (a && (b->rx_bytes < a->rx_bytes || b->tx_bytes < a->tx_bytes))
+		if (a && (RX(b) < RX(a) || TX(b) < TX(a)))
 			return true; /* went back: 0 for this interval */
-		before[0] = a ? (double)a->rx_bytes : 0;
-		before[1] = a ? (double)a->tx_bytes : 0;
-		after[0] = (double)b->rx_bytes;
-		after[1] = (double)b->tx_bytes;
+		before[0] = a ? (double)RX(a) : 0;
+		before[1] = a ? (double)TX(a) : 0;
+		after[0] = (double)RX(b);
+		after[1] = (double)TX(b);
 		return true;
 	}
 	for (unsigned i = 0; i < now->netdev.count; i++)
@@ -443,22 +580,24 @@ static bool net_counters(const struct system_sample *then, const struct system_s
 		if (any_physical ? netdev_is_physical(b->name) != 1 : !strcmp(b->name, "lo"))
 			continue;
 		a = netdev_find(then, b->name);
-		if ((!a && (then->have & SYS_NETDEV)) || (a && (b->rx_bytes < a->rx_bytes || b->tx_bytes < a->tx_bytes)))
+		if ((!a && (then->have & SYS_NETDEV)) || (a && (RX(b) < RX(a) || TX(b) < TX(a))))
 			continue;
-		before[0] += a ? (double)a->rx_bytes : 0;
-		before[1] += a ? (double)a->tx_bytes : 0;
-		after[0] += (double)b->rx_bytes;
-		after[1] += (double)b->tx_bytes;
+		before[0] += a ? (double)RX(a) : 0;
+		before[1] += a ? (double)TX(a) : 0;
+		after[0] += (double)RX(b);
+		after[1] += (double)TX(b);
 	}
 	return true;
 }
+#undef RX
+#undef TX
 
 static void compute_net(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			double seconds)
 {
 	double a[2], b[2];
 
-	if (!net_counters(then, now, g->item, a, b)) {
+	if (!net_counters(then, now, g->item, g->kind == G_NET_PACKETS, a, b)) {
 		all_unknown(g);
 		return;
 	}
@@ -487,6 +626,173 @@ static bool swap_of(const struct system_sample *s, const char *item, double *use
 static double known(uint64_t value)
 {
 	return value == PROCFS_UNKNOWN ? NAN : (double)value;
+}
+
+/* As dstat and free(1): reclaimable slab is not "used"; shared memory, counted in Cached, is. */
+static double mem_used(const struct meminfo *m)
+{
+	double used = (double)m->mem_total - (double)m->mem_free - (double)m->buffers - (double)m->cached +
+		      (m->shmem != PROCFS_UNKNOWN ? (double)m->shmem : 0) -
+		      (m->sreclaimable != PROCFS_UNKNOWN ? (double)m->sreclaimable : 0);
+
+	return used < 0 ? 0 : used;
+}
+
+/* The name shown in a top plugin's table column: bytes a terminal would act on, and any not ASCII, as '?'. */
+static void top_name(struct group *g, int pid, const char *name)
+{
+	size_t i;
+
+	g->pid = pid;
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	for (i = 0; name[i] && i + 1 < sizeof(g->shown.text); i++)
+		g->shown.text[i] = (unsigned char)name[i] < 0x20 || (unsigned char)name[i] >= 0x7f ? '?' : name[i];
+	g->shown.text[i] = '\0';
+	g->shown.csv_text = g->name;
+}
+
+/* The counters of a process before: the same process in the earlier sample, or zero (it started since). */
+static const struct proc_entry *proc_before(const struct system_sample *then, const struct proc_entry *p, unsigned part)
+{
+	static const struct proc_entry zero;
+	const struct proc_entry *found = proc_table_find(&then->procs, p);
+
+	return found && (found->have & part) ? found : &zero;
+}
+
+static long clock_ticks(void)
+{
+	static long ticks;
+
+	if (!ticks)
+		ticks = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
+	return ticks;
+}
+
+static double delta_rate(uint64_t now, uint64_t then, double seconds)
+{
+	return seconds > 0 && now >= then ? (double)(now - then) / seconds : 0;
+}
+
+/* dstat's top plugins: the process that did the most in the interval (or has the most), its name and figures. */
+static void compute_top(struct group *g, const struct system_sample *then, const struct system_sample *now,
+			double seconds)
+{
+	static const unsigned needs[] = {
+		[G_TOP_CPU - G_TOP_CPU] = SYS_PROC_STAT, [G_TOP_MEM - G_TOP_CPU] = SYS_PROC_STAT,
+		[G_TOP_IO - G_TOP_CPU] = SYS_PROC_IO,    [G_TOP_BIO - G_TOP_CPU] = SYS_PROC_IO,
+		[G_TOP_LATENCY - G_TOP_CPU] = SYS_PROC_SCHED, [G_TOP_OOM - G_TOP_CPU] = SYS_PROC_OOM,
+	};
+	unsigned part = g->kind == G_TOP_IO || g->kind == G_TOP_BIO ? PROCS_IO
+			: g->kind == G_TOP_LATENCY ? PROCS_SCHED : g->kind == G_TOP_OOM ? PROCS_OOM : PROCS_STAT;
+	unsigned ncpu = 0;
+	double best = 0, figures[2] = { 0, 0 };
+	const struct proc_entry *chosen = NULL;
+
+	/* No process at all (a recorded tree without /proc/PID): unknown, not 0. */
+	if (!(now->have & needs[g->kind - G_TOP_CPU]) || !now->procs.count ||
+	    (g->kind == G_TOP_CPU && !(now->have & SYS_PROCSTAT))) {
+		top_name(g, 0, "");
+		all_unknown(g);
+		return;
+	}
+	for (unsigned c = 0; g->kind == G_TOP_CPU && c < now->procstat.ncpu; c++)
+		ncpu += now->procstat.cpu_present[c];
+	for (unsigned i = 0; i < now->procs.count; i++) {
+		const struct proc_entry *p = &now->procs.proc[i], *a;
+		double value, one = 0, two = 0;
+
+		if (!(p->have & part))
+			continue;
+		a = proc_before(then, p, part);
+		switch (g->kind) {
+		case G_TOP_CPU:
+			/* As dstat: the share of all the cpus' time, in percent. */
+			value = one = ncpu ? 100.0 * delta_rate(p->cpu_ticks, a->cpu_ticks, seconds) / (double)clock_ticks() / ncpu : 0;
+			break;
+		case G_TOP_MEM:
+			value = one = (double)p->rss_pages * (double)page_size();
+			break;
+		case G_TOP_IO:
+			one = delta_rate(p->rchar, a->rchar, seconds);
+			two = delta_rate(p->wchar, a->wchar, seconds);
+			value = one + two;
+			break;
+		case G_TOP_BIO:
+			one = delta_rate(p->read_bytes, a->read_bytes, seconds);
+			two = delta_rate(p->write_bytes, a->write_bytes, seconds);
+			value = one + two;
+			break;
+		case G_TOP_LATENCY:
+			value = one = delta_rate(p->wait_ns, a->wait_ns, seconds);
+			break;
+		default: /* G_TOP_OOM */
+			value = one = (double)p->oom_score;
+			break;
+		}
+		if (value > best) {
+			best = value;
+			chosen = p;
+			figures[0] = one;
+			figures[1] = two;
+		}
+	}
+	/* Nothing did anything: no name, zeros (dstat leaves the group blank). */
+	top_name(g, chosen ? chosen->pid : 0, chosen ? chosen->name : "");
+	set_same(g, 1, figures[0]);
+	if (g->kind == G_TOP_LATENCY)
+		set(g, 1, figures[0] / 1e6, figures[0]); /* ms waited per second on screen, ns in JSON */
+	if (g->shown.ncolumns > 2)
+		set_same(g, 2, figures[1]);
+	set_same(g, 0, NAN);
+}
+
+/* dstat's top-int: the numbered interrupt with the most per second, named by its devices. */
+static void compute_top_int(struct group *g, const struct system_sample *then, const struct system_sample *now,
+			    double seconds)
+{
+	const struct irq_line *chosen = NULL;
+	double best = 0;
+
+	if (!(now->have & SYS_INTERRUPTS)) {
+		top_name(g, 0, "");
+		all_unknown(g);
+		return;
+	}
+	for (unsigned i = 0; i < now->interrupts.count; i++) {
+		const struct irq_line *b = &now->interrupts.line[i], *a = NULL;
+		double value;
+
+		if (b->name[0] < '0' || b->name[0] > '9')
+			continue;
+		for (unsigned j = 0; (then->have & SYS_INTERRUPTS) && j < then->interrupts.count && !a; j++)
+			if (!strcmp(then->interrupts.line[j].name, b->name))
+				a = &then->interrupts.line[j];
+		if (!a && (then->have & SYS_INTERRUPTS))
+			continue; /* new since: its first interval is not known */
+		value = rate(b->count, a ? a->count : 0, seconds);
+		if (value > best)
+			best = value, chosen = b;
+	}
+	if (chosen) {
+		/* The devices: what follows the chip and the trigger ("IO-APIC 1-edge i8042"), else "int N". */
+		const char *devices = chosen->what;
+		char name[64];
+		for (int skip = 0; skip < 2 && devices; skip++) {
+			devices = strchr(devices, ' ');
+			if (devices)
+				devices++;
+		}
+		if (devices && *devices)
+			snprintf(name, sizeof(name), "%s", devices);
+		else
+			snprintf(name, sizeof(name), "int %s", chosen->name);
+		top_name(g, 0, name);
+	} else {
+		top_name(g, 0, "");
+	}
+	set_same(g, 0, NAN);
+	set_same(g, 1, best);
 }
 
 static void compute_int(struct group *g, const struct system_sample *then, const struct system_sample *now,
@@ -552,10 +858,18 @@ void group_compute(struct group *g, const struct system_sample *then, const stru
 		time_t t = (time_t)(now->real_ns / 1000000000ull);
 		struct tm tm;
 		localtime_r(&t, &tm);
-		strftime(g->shown.text, sizeof(g->shown.text), "%d-%m %H:%M:%S", &tm);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+		if (!strftime(g->shown.text, sizeof(g->shown.text), time_format(), &tm))
+			g->shown.text[0] = '\0'; /* longer than a column can be: blank, as strftime leaves it */
+#pragma GCC diagnostic pop
 		set_same(g, 0, (double)now->real_ns);
 		break;
 	}
+	case G_EPOCH:
+		snprintf(g->shown.text, sizeof(g->shown.text), "%llu", (unsigned long long)(now->real_ns / 1000000000ull));
+		set_same(g, 0, (double)now->real_ns);
+		break;
 	case G_CPU:
 	case G_CPU_ADV:
 		compute_cpu(g, then, now);
@@ -593,11 +907,7 @@ void group_compute(struct group *g, const struct system_sample *then, const stru
 			all_unknown(g);
 			break;
 		}
-		/* As dstat and free(1): reclaimable slab is not "used"; shared memory, counted in Cached, is. */
-		used = (double)m->mem_total - (double)m->mem_free - (double)m->buffers - (double)m->cached +
-		       (m->shmem != PROCFS_UNKNOWN ? (double)m->shmem : 0) -
-		       (m->sreclaimable != PROCFS_UNKNOWN ? (double)m->sreclaimable : 0);
-		set_same(g, 0, used < 0 ? 0 : used);
+		set_same(g, 0, mem_used(m));
 		set_same(g, 1, known(m->mem_free));
 		set_same(g, 2, known(m->buffers));
 		set_same(g, 3, known(m->cached));
@@ -638,13 +948,13 @@ void group_compute(struct group *g, const struct system_sample *then, const stru
 		set_same(g, 2, (double)now->sockets.tcp_syn);
 		set_same(g, 3, (double)now->sockets.tcp_time_wait);
 		set_same(g, 4, (double)now->sockets.tcp_close);
-		if (!(now->have & SYS_SOCKETS))
+		if (!(now->have & SYS_TCP))
 			all_unknown(g);
 		break;
 	case G_UDP:
 		set_same(g, 0, (double)now->sockets.udp_listen);
 		set_same(g, 1, (double)now->sockets.udp_active);
-		if (!(now->have & SYS_SOCKETS))
+		if (!(now->have & SYS_UDP))
 			all_unknown(g);
 		break;
 	case G_UNIX:
@@ -652,7 +962,7 @@ void group_compute(struct group *g, const struct system_sample *then, const stru
 		set_same(g, 1, (double)now->sockets.unix_stream);
 		set_same(g, 2, (double)now->sockets.unix_listen);
 		set_same(g, 3, (double)now->sockets.unix_active);
-		if (!(now->have & SYS_SOCKETS))
+		if (!(now->have & SYS_UNIX))
 			all_unknown(g);
 		break;
 	case G_SOCKET:
@@ -665,7 +975,7 @@ void group_compute(struct group *g, const struct system_sample *then, const stru
 			all_unknown(g);
 		break;
 	case G_RAW:
-		set_same(g, 0, (now->have & SYS_SOCKETS) ? (double)now->sockets.raw : NAN);
+		set_same(g, 0, (now->have & SYS_RAW) ? (double)now->sockets.raw : NAN);
 		break;
 	case G_FS:
 		set_same(g, 0, (now->have & SYS_FSSTAT) ? known(now->fs.files_open) : NAN);
@@ -718,6 +1028,67 @@ void group_compute(struct group *g, const struct system_sample *then, const stru
 			set_same(g, 3, NAN);
 			set_same(g, 4, NAN);
 		}
+		break;
+	case G_DISK_UTIL:
+	case G_DISK_WAIT:
+	case G_DISK_AVGQU:
+		compute_disk_plugin(g, then, now, seconds);
+		break;
+	case G_DISK_TPS:
+		compute_disk(g, then, now, seconds);
+		break;
+	case G_NET_PACKETS:
+		compute_net(g, then, now, seconds);
+		break;
+	case G_PROC_COUNT:
+		set_same(g, 0, (now->have & SYS_PROC_COUNT) ? (double)now->proc_count : NAN);
+		break;
+	case G_MEM_ADV:
+		if (!(now->have & SYS_MEMINFO) || m->mem_total == PROCFS_UNKNOWN) {
+			all_unknown(g);
+			break;
+		}
+		set_same(g, 0, known(m->mem_total));
+		set_same(g, 1, mem_used(m));
+		set_same(g, 2, known(m->mem_free));
+		set_same(g, 3, known(m->buffers));
+		set_same(g, 4, known(m->cached));
+		set_same(g, 5, known(m->dirty));
+		set_same(g, 6, known(m->shmem));
+		set_same(g, 7, known(m->sreclaimable));
+		break;
+	case G_VM_ADV: {
+		const struct vm_adv *x = &now->vm_adv, *x0 = &then->vm_adv;
+		if (!(now->have & SYS_VM_ADV)) {
+			all_unknown(g);
+			break;
+		}
+		set_same(g, 0, rate(x->pgsteal, x0->pgsteal, seconds));
+		set_same(g, 1, rate(x->pgscan_kswapd, x0->pgscan_kswapd, seconds));
+		set_same(g, 2, rate(x->pgscan_direct, x0->pgscan_direct, seconds));
+		set_same(g, 3, rate(x->pageoutrun, x0->pageoutrun, seconds));
+		set_same(g, 4, rate(x->allocstall, x0->allocstall, seconds));
+		break;
+	}
+	case G_ZONES: {
+		const struct zones *z = &now->zones;
+		bool have = now->have & SYS_ZONES;
+		set_same(g, 0, have && z->has_dma32 ? (double)z->dma32_free : NAN);
+		set_same(g, 1, have && z->has_dma32 ? (double)z->dma32_high : NAN);
+		set_same(g, 2, have && z->has_normal ? (double)z->normal_free : NAN);
+		set_same(g, 3, have && z->has_normal ? (double)z->normal_high : NAN);
+		break;
+	}
+	case G_TOP_CPU:
+	case G_TOP_MEM:
+	case G_TOP_IO:
+	case G_TOP_BIO:
+	case G_TOP_LATENCY:
+	case G_TOP_OOM:
+		compute_top(g, then, now, seconds);
+		break;
+	case G_TOP_INT:
+		compute_top_int(g, then, now, seconds);
 		break;
 	case G_VTRACE:
 	case G_KINDS:

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -12,8 +13,10 @@
 
 static const char *const source_names[SYS_SOURCES] = {
 	"/proc/stat", "/proc/meminfo", "/proc/vmstat", "/proc/loadavg", "/proc/net/dev", "/proc/diskstats",
-	"/proc/swaps", "/proc/interrupts", "/proc/pressure", "/proc/net sockets", "/proc/sys/fs",
+	"/proc/swaps", "/proc/interrupts", "/proc/pressure", "/proc/net/sockstat", "/proc/sys/fs",
 	"/proc/locks", "/proc/sysvipc", "/proc/uptime", "page cache events (eBPF)",
+	"/proc/vmstat", "/proc/zoneinfo", "/proc", "/proc/net/tcp", "/proc/net/udp", "/proc/net/raw", "/proc/net/unix",
+	"/proc/PID/stat", "/proc/PID/io", "/proc/PID/schedstat", "/proc/PID/oom_score",
 };
 
 unsigned system_source_index(unsigned flag)
@@ -79,8 +82,17 @@ unsigned system_sample_read(struct system_sample *s, unsigned what)
 		psi_read("cpu", &s->psi_cpu);
 		take(s, what, SYS_PSI, rc, &failed);
 	}
+	/* Only the socket tables the groups shown need: /proc/net/tcp alone can cost milliseconds. */
 	if (what & SYS_SOCKETS)
-		take(s, what, SYS_SOCKETS, sockets_read(&s->sockets), &failed);
+		take(s, what, SYS_SOCKETS, sockets_read_some(&s->sockets, SOCKETS_STAT), &failed);
+	if (what & SYS_TCP)
+		take(s, what, SYS_TCP, sockets_read_some(&s->sockets, SOCKETS_TCP), &failed);
+	if (what & SYS_UDP)
+		take(s, what, SYS_UDP, sockets_read_some(&s->sockets, SOCKETS_UDP), &failed);
+	if (what & SYS_RAW)
+		take(s, what, SYS_RAW, sockets_read_some(&s->sockets, SOCKETS_RAW), &failed);
+	if (what & SYS_UNIX)
+		take(s, what, SYS_UNIX, sockets_read_some(&s->sockets, SOCKETS_UNIX), &failed);
 	if (what & SYS_FSSTAT)
 		take(s, what, SYS_FSSTAT, fsstat_read(&s->fs), &failed);
 	if (what & SYS_LOCKS)
@@ -89,6 +101,21 @@ unsigned system_sample_read(struct system_sample *s, unsigned what)
 		take(s, what, SYS_IPC, ipc_read(&s->ipc), &failed);
 	if (what & SYS_CACHE_EVENTS)
 		take(s, what, SYS_CACHE_EVENTS, cache_events_read(&s->cache_added, &s->cache_removed), &failed);
+	if (what & SYS_VM_ADV)
+		take(s, what, SYS_VM_ADV, vm_adv_read(&s->vm_adv), &failed);
+	if (what & SYS_ZONES)
+		take(s, what, SYS_ZONES, zones_read(&s->zones), &failed);
+	if (what & SYS_PROC_COUNT)
+		take(s, what, SYS_PROC_COUNT, proc_count_read(&s->proc_count), &failed);
+	if (what & (SYS_PROC_STAT | SYS_PROC_IO | SYS_PROC_SCHED | SYS_PROC_OOM)) {
+		unsigned parts = ((what & SYS_PROC_IO) ? PROCS_IO : 0) | ((what & SYS_PROC_SCHED) ? PROCS_SCHED : 0) |
+				 ((what & SYS_PROC_OOM) ? PROCS_OOM : 0);
+		int rc = proc_table_read(&s->procs, parts);
+		unsigned asked = what & (SYS_PROC_STAT | SYS_PROC_IO | SYS_PROC_SCHED | SYS_PROC_OOM);
+		for (unsigned bit = 0; bit < SYS_SOURCES; bit++)
+			if (asked & (1u << bit))
+				take(s, what, 1u << bit, rc, &failed);
+	}
 	return failed;
 }
 
@@ -104,7 +131,26 @@ void system_sample_free(struct system_sample *s)
 		swaps_free(&s->swaps);
 	if (s->have & SYS_INTERRUPTS)
 		interrupts_free(&s->interrupts);
+	proc_table_free(&s->procs);
 	memset(s, 0, sizeof(*s));
+}
+
+int block_device_sectors(const char *name, uint64_t *sectors)
+{
+	char path[128], text[32], *end;
+	size_t used;
+	int rc;
+
+	used = (size_t)snprintf(path, sizeof(path), "/sys/class/block/");
+	for (const char *p = name; *p && used + 6 < sizeof(path); p++)
+		path[used++] = *p == '/' ? '!' : *p; /* cciss/c0d0 is cciss!c0d0 in sysfs */
+	snprintf(path + used, sizeof(path) - used, "/size");
+	rc = sysroot_read_string(path, text, sizeof(text));
+	if (rc)
+		return rc;
+	errno = 0;
+	*sectors = strtoull(text, &end, 10);
+	return errno || end == text || *end ? -EINVAL : 0;
 }
 
 /*

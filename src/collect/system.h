@@ -6,6 +6,7 @@
 
 #include "collect/diskstats.h"
 #include "collect/procfs.h"
+#include "collect/system_extra.h"
 
 enum {
 	SYS_PROCSTAT = 1u << 0,
@@ -17,13 +18,24 @@ enum {
 	SYS_SWAPS = 1u << 6,
 	SYS_INTERRUPTS = 1u << 7,
 	SYS_PSI = 1u << 8,
-	SYS_SOCKETS = 1u << 9,
+	SYS_SOCKETS = 1u << 9,  /* /proc/net/sockstat and sockstat6: the kernel's counts (--socket) */
 	SYS_FSSTAT = 1u << 10,
 	SYS_LOCKS = 1u << 11,
 	SYS_IPC = 1u << 12,
 	SYS_UPTIME = 1u << 13,
 	SYS_CACHE_EVENTS = 1u << 14, /* needs cache_events_start first */
-	SYS_SOURCES = 15
+	SYS_VM_ADV = 1u << 15,
+	SYS_ZONES = 1u << 16,
+	SYS_PROC_COUNT = 1u << 17,
+	SYS_TCP = 1u << 18,     /* /proc/net/tcp and tcp6 */
+	SYS_UDP = 1u << 19,     /* /proc/net/udp and udp6 */
+	SYS_RAW = 1u << 20,     /* /proc/net/raw and raw6 */
+	SYS_UNIX = 1u << 21,    /* /proc/net/unix */
+	SYS_PROC_STAT = 1u << 22,  /* every /proc/PID/stat (the top plugins) */
+	SYS_PROC_IO = 1u << 23,    /* with /proc/PID/io */
+	SYS_PROC_SCHED = 1u << 24, /* with /proc/PID/schedstat */
+	SYS_PROC_OOM = 1u << 25,   /* with /proc/PID/oom_score */
+	SYS_SOURCES = 26
 };
 
 struct system_sample {
@@ -46,6 +58,10 @@ struct system_sample {
 	struct locks locks;
 	struct ipc ipc;
 	uint64_t cache_added, cache_removed; /* pages, since cache_events_start */
+	struct vm_adv vm_adv;
+	struct zones zones;
+	uint64_t proc_count;
+	struct proc_table procs; /* with SYS_PROC_* */
 };
 
 /*
@@ -60,6 +76,12 @@ void system_sample_free(struct system_sample *sample);
 unsigned system_source_index(unsigned flag);
 /* "/proc/stat" and so on: what a source reads, for messages. */
 const char *system_source_name(unsigned flag);
+
+/*
+ * The size of a block device in sectors of 512 bytes (/sys/class/block/NAME/size): 0 for
+ * one without a medium (a detached loop device, an empty drive). 0 or -errno.
+ */
+int block_device_sectors(const char *name, uint64_t *sectors);
 
 /* Whether a network interface is a device of its own (sysfs: /sys/class/net/NAME/device), not a virtual one. */
 int netdev_is_physical(const char *name);

@@ -116,7 +116,7 @@ void monitor_format(double value, enum mon_type type, int width, double scale, b
 
 	if (type == MON_FLOAT && !integer)
 		*unit_index = scale_float(value, width, base, buf, (size_t)width + 16);
-	else if (floats && type != MON_TEXT)
+	else if (floats && type != MON_TEXT && type != MON_NAME)
 		*unit_index = scale_float(value, width, base, buf, (size_t)width + 16);
 	else
 		*unit_index = scale_decimal(value, width, base, buf, (size_t)width + 16);
@@ -126,14 +126,14 @@ void monitor_format(double value, enum mon_type type, int width, double scale, b
 static void print_value(const struct monitor *m, const struct mon_column *col, double value, const char *text,
 			bool final)
 {
-	static const char decimal_units[] = " kMGTPEZY", byte_units[] = "BkMGTPEZY";
+	static const char decimal_units[] = " kMGTPEZY", byte_units[] = "BkMGTPEZY", bit_units[] = "bkMGTPEZY";
 	bool has_unit = (col->scale == 1000 || col->scale == 1024) && col->width >= 4;
 	int width = col->width - has_unit, unit = 0;
 	const char *const *colors = final ? colors_lo : colors_hi;
 	const char *color;
 	char buf[80];
 
-	if (col->type == MON_TEXT) {
+	if (col->type == MON_TEXT || col->type == MON_NAME) {
 		snprintf(buf, sizeof(buf), "%-*.*s", col->width, col->width, text);
 		put(m, final ? C_TEXT_LO : C_TEXT_HI, buf);
 		return;
@@ -144,6 +144,8 @@ static void print_value(const struct monitor *m, const struct mon_column *col, d
 		put(m, C_RESET, "");
 		return;
 	}
+	if (col->type == MON_BITS)
+		value *= 8;
 	monitor_format(value, col->type, width, col->scale, m->integer, m->floats, buf, &unit);
 	if (!strcmp(buf, "0"))
 		color = C_UNIT;
@@ -160,7 +162,8 @@ static void print_value(const struct monitor *m, const struct mon_column *col, d
 	fprintf(m->out, "%*s", width, buf);
 	if (has_unit) {
 		if (rint(value) != 0 && strcmp(buf, "0")) {
-			const char *units = col->type == MON_BYTES || col->scale == 1024 ? byte_units : decimal_units;
+			const char *units = col->type == MON_BITS ? bit_units
+					    : col->type == MON_BYTES || col->scale == 1024 ? byte_units : decimal_units;
 			char letter[2] = { units[unit < 9 ? unit : 8], '\0' };
 			put(m, C_UNIT, letter);
 		} else {
@@ -290,6 +293,18 @@ int monitor_csv_line(FILE *out, const struct mon_group *groups, unsigned ngroups
 			double value = groups[g].raw[c];
 			if (groups[g].columns[c].type == MON_TEXT)
 				continue;
+			if (groups[g].columns[c].type == MON_NAME) {
+				/* Quoted, a quote doubled (RFC 4180): any bytes a name holds stay as they are. */
+				const char *text = groups[g].csv_text ? groups[g].csv_text : groups[g].text;
+				fputs(",\"", buffer);
+				for (const char *p = text; *p; p++) {
+					if (*p == '"')
+						fputc('"', buffer);
+					fputc(*p, buffer);
+				}
+				fputc('"', buffer);
+				continue;
+			}
 			fputc(',', buffer);
 			if (!isnan(value))
 				fprintf(buffer, value == rint(value) && fabs(value) < 1e15 ? "%.0f"

@@ -20,6 +20,8 @@ enum mon_type {
 	MON_BYTES,   /* 'b': bytes, scaled with B, k, M, G (powers of 1024) */
 	MON_FLOAT,   /* 'f': a number with as many decimals as fit */
 	MON_TEXT,    /* 's': text, left-aligned */
+	MON_NAME,    /* text as MON_TEXT (a process's name), and in CSV too, quoted */
+	MON_BITS,    /* 'b' under dstat's --bits: bytes shown as bits, scaled with b, k, M, G (powers of 1000) */
 };
 
 struct mon_column {
@@ -39,7 +41,8 @@ struct mon_group {
 	unsigned ncolumns;
 	double values[24]; /* in the table's units; NaN: unknown, shown as '-' */
 	double raw[24];    /* the same in raw units (bytes, ns, counts) for JSON and CSV; NaN: null */
-	char text[64];     /* MON_TEXT columns show this */
+	char text[64];     /* MON_TEXT and MON_NAME columns show this */
+	const char *csv_text; /* MON_NAME: what CSV writes (the name as it is), else text */
 };
 
 struct monitor {

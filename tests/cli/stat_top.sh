@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# stat_top.sh: iolens stat's dstat top plugins (--top-cpu, --top-mem, --top-io, --top-bio, --top-latency, --top-int, --top-oom), each held to a load the test causes, to /proc, or to dstat's formula on a recording.
+. "$(dirname "$0")/lib.sh"
+
+# A process of the test's own, named NAME (its comm), running python code: its pid in $started.
+start_named() { # NAME CODE
+	python3 -c 'import ctypes, sys
+ctypes.CDLL(None).prctl(15, sys.argv[1].encode(), 0, 0, 0)  # PR_SET_NAME
+exec(sys.argv[2])' "$1" "$2" &
+	started=$!
+	on_exit "kill $started 2>/dev/null"
+}
+# shown GROUP FIELD: for each JSON line of $OUT after the first (since boot), "pid:FIELD".
+shown() {
+	python3 -c 'import json, sys
+for l in sys.stdin.read().splitlines()[1:]:
+    g = json.loads(l)[sys.argv[1]]
+    print("%s:%s:%s" % (g.get("pid"), g.get("name"), g.get(sys.argv[2])))' "$1" "$2" <<<"$OUT"
+}
+# ours_within PID EXPECTED TOLERANCE LINES: true when one line shows PID with a figure within TOLERANCE (a share) of EXPECTED.
+ours_within() {
+	python3 -c 'import sys
+pid, want, tol = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+ok = [l for l in sys.argv[4].split() if l.split(":")[0] == pid and abs(float(l.split(":")[2]) - want) <= tol * want]
+sys.exit(not ok)' "$1" "$2" "$3" "$4"
+}
+
+# ---- --top-io: a process that reads 64 MiB a second from /dev/zero (rchar) ------------------------
+start_named iolens-reader '
+import os, time
+fd = os.open("/dev/zero", os.O_RDONLY)
+buf = bytearray(1 << 20)
+while True:
+    t = time.monotonic()
+    for i in range(16): os.readv(fd, [buf])
+    time.sleep(max(0, 0.25 - (time.monotonic() - t)))'
+reader=$started
+sleep 0.5
+run "$IOLENS" stat --json --top-io 1 4
+lines=$(shown top_io read_bytes_per_s | tr "\n" " ")
+check_match "--top-io: the reader is the most expensive i/o process ($lines)" "(^| )$reader:iolens-reader:" "$lines"
+check "--top-io: its reads, 64 MiB/s within 15 % ($lines)" ours_within "$reader" 67108864 0.15 "$lines"
+kill $reader; wait $reader 2>/dev/null
+
+# ---- --top-bio: a process that writes 32 MiB a second with O_DIRECT (write_bytes) -----------------
+if can_evict; then
+	start_named iolens-writer '
+import mmap, os, time
+fd = os.open(sys.argv[0] if False else "'"$T"'/direct", os.O_WRONLY | os.O_CREAT | os.O_DIRECT, 0o600)
+buf = mmap.mmap(-1, 1 << 20)
+buf.write(b"x" * (1 << 20))
+while True:
+    t = time.monotonic()
+    os.lseek(fd, 0, 0)
+    for i in range(8): os.write(fd, buf)
+    time.sleep(max(0, 0.25 - (time.monotonic() - t)))'
+	writer=$started
+	sleep 0.5
+	run "$IOLENS" stat --json --top-bio 1 4
+	lines=$(shown top_bio write_bytes_per_s | tr "\n" " ")
+	check_match "--top-bio: the writer is the most expensive block i/o process ($lines)" "(^| )$writer:iolens-writer:" "$lines"
+	check "--top-bio: its block writes, 32 MiB/s within 15 % ($lines)" ours_within "$writer" 33554432 0.15 "$lines"
+	kill $writer; wait $writer 2>/dev/null
+else
+	skip "--top-bio: O_DIRECT needs a scratch directory on a disk"
+fi
+
+# ---- --top-cpu: a process that spins ------------------------------------------------------------
+start_named iolens-spin 'while True: pass'
+spin=$started
+sleep 0.5
+ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' /proc/$1/stat; }
+t0=$(ticks $spin); s0=$(date +%s.%N)
+run "$IOLENS" stat --json --top-cpu --no-boot-sample 1 3
+t1=$(ticks $spin); s1=$(date +%s.%N)
+lines=$(shown top_cpu cpu_pct | tr "\n" " ")
+ncpu=$(grep -c '^cpu[0-9]' /proc/stat)
+check_match "--top-cpu: the spinner is the most expensive ($lines)" "(^| )$spin:iolens-spin:" "$lines"
+# As dstat: percent of all the cpus' time. The truth: the spinner's own ticks over the same seconds
+# (on a busy machine it gets less than a whole cpu).
+share=$(awk -v a=$t0 -v b=$t1 -v s=$s0 -v e=$s1 -v n=$ncpu -v hz=$(getconf CLK_TCK) 'BEGIN { printf "%.3f", (b - a) / hz / (e - s) / n * 100 }')
+mean=$(python3 -c 'import sys
+v = [float(l.split(":")[2]) for l in sys.argv[2].split() if l.split(":")[0] == sys.argv[1]]
+print("%.3f" % (sum(v) / len(v)) if v else 0)' "$spin" "$lines")
+check "--top-cpu: its share of $ncpu cpus ($mean %), as its /proc/$spin/stat ticks say ($share %) within 20 %" \
+	python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(not abs(a - b) <= 0.2 * b)' "$mean" "$share"
+kill $spin; wait $spin 2>/dev/null
+
+# ---- --top-mem and --top-oom: a process with 1 GiB resident --------------------------------------
+start_named iolens-hog '
+import mmap, time
+m = mmap.mmap(-1, 1 << 30)
+for i in range(0, 1 << 30, 4096): m[i] = 1
+open("'"$T"'/hog.ready", "w").close()
+time.sleep(60)'
+hog=$started
+wait_until test -e "$T/hog.ready"
+run "$IOLENS" stat --json --top-mem --top-oom --no-boot-sample 0.2 2
+rss=$(awk '/^VmRSS/ { print $2 * 1024 }' /proc/$hog/status)
+lines=$(shown top_mem rss_bytes | tr "\n" " ")
+check_match "--top-mem: the process with 1 GiB is the first ($lines)" "(^| )$hog:iolens-hog:" "$lines"
+check "--top-mem: its resident memory, as /proc/$hog/status's VmRSS ($rss) within 2 %" ours_within "$hog" "$rss" 0.02 "$lines"
+lines=$(shown top_oom score | tr "\n" " ")
+score=$(cat /proc/$hog/oom_score)
+highest=$(cat /proc/[0-9]*/oom_score 2>/dev/null | sort -n | tail -1)
+check_match "--top-oom: the process the OOM killer would pick first ($lines)" "(^| )$hog:iolens-hog:" "$lines"
+check "--top-oom: its score, as /proc/$hog/oom_score ($score) within 2 %, the highest ($highest)" \
+	ours_within "$hog" "$score" 0.02 "$lines"
+kill $hog; wait $hog 2>/dev/null
+
+# ---- --top-latency: the wait of the process shown, from its schedstat ----------------------------
+run "$IOLENS" stat --json --top-latency --no-boot-sample 0.5 3
+check_eq "--top-latency: exit 0" 0 "$RC"
+check "--top-latency: a wait in ns per second, at most the interval's worth of every cpu" python3 -c 'import json, sys
+for l in sys.argv[1].splitlines():
+    g = json.loads(l)["top_latency"]
+    if g["wait_ns_per_s"] is None or not 0 <= g["wait_ns_per_s"] <= 1e9 * int(sys.argv[2]): sys.exit(1)' "$OUT" "$(nproc)"
+
+# ---- --top-int, on the recording: dstat's formula (the numbered interrupt with the most a second) --
+FIX=$TOP/tests/fixtures/stat
+OUT=$(IOLENS_REPLAY=$FIX/vm1 "$IOLENS" stat --json --top-int 1 3)
+python3 - "$FIX/vm1" "$OUT" > "$T/checks" <<'PY'
+import json, os, sys
+root, lines = sys.argv[1], [json.loads(l) for l in sys.argv[2].splitlines()]
+def read(n, path): return open(os.path.join(root, str(n), path)).read()
+def ints(n):
+    text = read(n, "proc/interrupts").splitlines()
+    ncpu = len(text[0].split())
+    out = {}
+    for l in text[1:]:
+        f = l.split()
+        if not f[0][:-1].isdigit(): continue
+        out[f[0][:-1]] = (sum(int(x) for x in f[1:1 + ncpu]), " ".join(f[1 + ncpu + 2:]))
+    return out
+for n in (1, 2):
+    t = [int(read(m, "time").split()[0]) for m in (n - 1, n)]
+    a, b = ints(n - 1), ints(n)
+    rates = {k: ((b[k][0] - a[k][0]) * 1e9 / (t[1] - t[0]), b[k][1]) for k in b if k in a}
+    best = max(rates.values())
+    got = lines[n]["top_int"]
+    ok = got["name"] == best[1] and abs(got["rate_per_s"] - best[0]) <= 0.001 * best[0]
+    print("ok" if ok else "BAD", "interval %d: %s %.3f/s (ours %s %.3f/s)" % (n, best[1], best[0], got["name"], got["rate_per_s"]))
+PY
+while read -r verdict rest; do
+	if [ "$verdict" = ok ]; then ok "--top-int on the recording: $rest"; else not_ok "--top-int on the recording: $rest"; fi
+done < "$T/checks"
+check "--top-int: 2 intervals compared" test "$(wc -l < "$T/checks")" -eq 2
+OUT=$(IOLENS_REPLAY=$FIX/vm1 "$IOLENS" stat --json --top-cpu --top-mem --top-io --top-bio --top-latency --top-oom 1 2)
+check_eq "a recording without processes: the top plugins unknown (null), not 0" "null" "$(python3 -c 'import json, sys
+print(" ".join(sorted(set(json.dumps(v) for l in sys.argv[1].splitlines() for g, d in json.loads(l).items()
+    if g.startswith("top_") for v in d.values()))))' "$OUT")"
+OUT=$(IOLENS_REPLAY=$FIX/vm1 TZ=UTC "$IOLENS" stat --top-int --nocolor 1 3)
+if [ "${UPDATE_EXPECTED:-}" = 1 ]; then printf '%s\n' "$OUT" > "$FIX/expected/top-int"; fi
+check_eq "replay: top-int (iolens stat --top-int --nocolor 1 3)" "$(cat "$FIX/expected/top-int" 2>/dev/null)" "$OUT"
+
+# ---- Names a terminal would act on: '?' in the table, as they are in JSON and CSV -----------------
+# (the process with the most memory, so that it is the one shown whatever else runs)
+start_named $'\e[31mred\a' '
+import mmap, time
+m = mmap.mmap(-1, 1 << 30)
+for i in range(0, 1 << 30, 4096): m[i] = 1
+open("'"$T"'/evil.ready", "w").close()
+time.sleep(60)'
+evil=$started
+wait_until test -e "$T/evil.ready"
+run "$IOLENS" stat --top-mem --nocolor --no-boot-sample 0.2 1
+check_match "--top-mem: the name in the table, its escape and bell as '?'" "^\?\[31mred\? " "$(sed -n 3p <<<"$OUT")"
+check_no_match "--top-mem: no escape or bell in the table" $'[\e\a]' "$OUT"
+run "$IOLENS" stat --json --top-mem --no-boot-sample 0.2 1
+check_eq "--top-mem: JSON has the name as the kernel has it, and the pid" $'\e[31mred\a '"$evil" \
+	"$(python3 -c 'import json, sys; g = json.loads(sys.argv[1])["top_mem"]; print(g["name"], g["pid"])' "$OUT")"
+run "$IOLENS" stat --csv --top-mem --no-boot-sample 0.2 1
+check_match "--top-mem: CSV quotes it, as it is" $',"\e\\[31mred\a",' "$OUT"
+kill $evil; wait $evil 2>/dev/null
+
+# ---- The options, in --list and -M; dstat's headers ------------------------------------------------
+run "$IOLENS" stat --list
+for p in top-cpu top-mem top-io top-bio top-latency top-int top-oom; do
+	check_match "--list names $p" "(^|[,	])$p(,|$)" "$OUT"
+done
+run "$IOLENS" stat -M top-cpu,top-io 0.1 1
+check_eq "-M top-cpu,top-io: dstat's titles" "-most-expensive- ----most-expensive----" "$(head -1 <<<"$OUT")"
+if command -v dstat >/dev/null; then
+	for p in top-cpu top-mem top-io top-bio top-latency top-int top-oom; do
+		ours=$("$IOLENS" stat --$p 0.1 1 | head -1)
+		theirs=$(timeout 30 dstat --$p 1 1 2>/dev/null | head -1)
+		check_eq "--$p: dstat's title and width" "$theirs" "$ours"
+	done
+fi
+
+echo "1..$t_count"
