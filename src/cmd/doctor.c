@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cmd/common.h"
-#include "cmd/doctor_config.h"
+#include "doctor/config.h"
 #include "common/signals.h"
 #include "common/util.h"
 #include "doctor/capture.h"

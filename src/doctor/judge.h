@@ -2,7 +2,7 @@
 #ifndef IOLENS_DOCTOR_JUDGE_H
 #define IOLENS_DOCTOR_JUDGE_H
 
-#include "cmd/doctor_config.h"
+#include "doctor/config.h"
 #include "doctor/snapshot.h"
 
 #define MiB (1024.0 * 1024.0)

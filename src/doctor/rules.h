@@ -2,7 +2,7 @@
 #ifndef IOLENS_DOCTOR_RULES_H
 #define IOLENS_DOCTOR_RULES_H
 
-#include "cmd/doctor_config.h"
+#include "doctor/config.h"
 #include "doctor/finding.h"
 #include "doctor/snapshot.h"
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/doctor_config.h"
+#include "doctor/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

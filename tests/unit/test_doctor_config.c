@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/doctor_config.h"
+#include "doctor/config.h"
 
 static int parse(struct doctor_config *c, const char *text, char *why)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/doctor_config.h"
+#include "doctor/config.h"
 #include "doctor/finding.h"
 #include "doctor/rules.h"
 #include "doctor/snapshot.h"

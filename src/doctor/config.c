@@ -1,5 +1,5 @@
-/* doctor_config.c: what is normal here, for iolens doctor: a small line syntax, read from a file only root (or the user) can write, and from flags. */
-#include "cmd/doctor_config.h"
+/* config.c: what is normal here, for iolens doctor: a small line syntax, read from a file only root (or the user) can write, and from flags. */
+#include "doctor/config.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
-/* doctor_config.h: what is normal here, for iolens doctor: rules turned off, thresholds, processes and paths accepted (a file and flags of one syntax). */
-#ifndef IOLENS_CMD_DOCTOR_CONFIG_H
-#define IOLENS_CMD_DOCTOR_CONFIG_H
+/* config.h: what is normal here, for iolens doctor: rules turned off, thresholds, processes and paths accepted (a file and flags of one syntax). */
+#ifndef IOLENS_DOCTOR_CONFIG_H
+#define IOLENS_DOCTOR_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
