@@ -400,9 +400,18 @@ fi
 all_groups="-tcdngylmsp -r -i --tcp --udp --unix --socket --raw --fs --aio --vm --lock --ipc -x --psi --cache"
 # vm1 has every file; stacked only the disks', with dm, md and loop devices among them.
 n=0
-for replay in "vm1|$all_groups" "vm1|$all_groups -f --cpu-adv -I 40,41,total" "stacked|-c -d -r -x -f"; do
+# dstat's plugins: on vm1 (the top plugins' keys are written, null: a recording has no processes);
+# --zones live, as vm1 has no /proc/zoneinfo.
+plugins="--disk-util --disk-tps --disk-wait --disk-avgqu --net-packets --proc-count --mem-adv --vm-adv --bits"
+plugins="$plugins --top-cpu --top-mem --top-io --top-bio --top-latency --top-int --top-oom"
+for replay in "vm1|$all_groups" "vm1|$all_groups -f --cpu-adv -I 40,41,total" "stacked|-c -d -r -x -f" \
+	"vm1|$plugins" "live|--zones"; do
 	n=$((n + 1))
-	IOLENS_REPLAY=$TOP/tests/fixtures/stat/${replay%%|*} "$IOLENS" stat --json ${replay#*|} 1 2 > "$T/stat.$n.json" 2>/dev/null
+	if [ "${replay%%|*}" = live ]; then
+		"$IOLENS" stat --json ${replay#*|} 0.1 2 > "$T/stat.$n.json" 2>/dev/null
+	else
+		IOLENS_REPLAY=$TOP/tests/fixtures/stat/${replay%%|*} "$IOLENS" stat --json ${replay#*|} 1 2 > "$T/stat.$n.json" 2>/dev/null
+	fi
 	check_eq "iolens stat --json ${replay#*|} on the recording ${replay%%|*}: two lines" 2 "$(lines_of "$T/stat.$n.json")"
 done
 tap "$(py stat_keys "$DOCS/iolens-stat.1" "$T"/stat.*.json)"
