@@ -42,13 +42,16 @@ PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lm
 # Libraries iolens opens with dlopen when the subcommand that needs them runs (src/common/dl.h),
 # not linked, so that every other start-up does not load them (libmicrohttpd brings gnutls and 9
 # more). Their sonames come from the file that pkg-config's first -lNAME would link.
-DL_PKGS := libmicrohttpd yaml-0.1 libcrypt
+# (A libNAME.so that is a linker script, as ncursesw's INPUT(libncursesw.so.6 -ltinfo): its first file.)
+DL_PKGS := libmicrohttpd yaml-0.1 libcrypt ncursesw
 soname = $(shell l=$$($(PKG_CONFIG) --libs-only-l $(1) 2>/dev/null | sed 's/^ *-l\([^ ]*\).*/\1/'); \
 	f=$$($(PKG_CONFIG) --variable=libdir $(1) 2>/dev/null)/lib$$l.so; \
 	[ -e "$$f" ] || f=$$($(CC) -print-file-name=lib$$l.so); \
+	readelf -h "$$f" >/dev/null 2>&1 || { s=$$(sed -n 's/^[[:space:]]*\(INPUT\|GROUP\)[[:space:]]*([[:space:]]*\([^[:space:])]*\).*/\2/p' "$$f" | head -1); \
+		case $$s in (/*) f=$$s ;; (*) f=$$(dirname "$$f")/$$s ;; esac; }; \
 	readelf -d "$$f" 2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
 DL_CPPFLAGS := -DMHD_SONAME='"$(call soname,libmicrohttpd)"' -DYAML_SONAME='"$(call soname,yaml-0.1)"' \
-	       -DCRYPT_SONAME='"$(call soname,libcrypt)"'
+	       -DCRYPT_SONAME='"$(call soname,libcrypt)"' -DCURSES_SONAME='"$(call soname,ncursesw)"'
 # What iolens links: all but those (unit tests, helpers and fuzz targets link them all).
 IOLENS_LIBS = $(filter-out $(shell $(PKG_CONFIG) --libs-only-l $(DL_PKGS) 2>/dev/null),$(PKG_LIBS))
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# startup.sh: iolens does not link the libraries only some subcommands need (libmicrohttpd and gnutls, libyaml, libcrypt for export): it opens them with dlopen when they run, says so when one cannot be loaded, and every other subcommand runs without them.
+# startup.sh: iolens does not link the libraries only some subcommands need (libmicrohttpd and gnutls, libyaml, libcrypt for export; ncurses for cachetop's full screen): it opens them with dlopen when they run, says so when one cannot be loaded, and every other subcommand runs without them.
 . "$(dirname "$0")/lib.sh"
 
 command -v ldd >/dev/null || skip_all "no ldd"
 
 deps=$(ldd "$IOLENS" 2>&1)
-for lib in libmicrohttpd libgnutls libyaml libcrypt; do
+for lib in libmicrohttpd libgnutls libyaml libcrypt libncursesw libtinfo; do
 	check_no_match "ldd iolens: no $lib" "(^|[[:space:]])$lib[.-]" "$deps"
 done
 
@@ -17,8 +17,8 @@ check_match "… the exposition" "# TYPE iolens_disk_io_time_seconds_total count
 broken=$T/broken
 mkdir -p "$broken"
 # The sonames the build wrote into iolens (the Makefile's MHD_SONAME...).
-sonames=$(grep -aoE 'lib(microhttpd|yaml[^.]*|crypt)\.so\.[0-9]+' "$IOLENS" | sort -u)
-check_eq "iolens names the 3 sonames it opens" 3 "$(wc -l <<<"$sonames")"
+sonames=$(grep -aoE 'lib(microhttpd|yaml[^.]*|crypt|ncursesw)\.so\.[0-9]+' "$IOLENS" | sort -u)
+check_eq "iolens names the 4 sonames it opens" 4 "$(wc -l <<<"$sonames")"
 for so in $sonames; do : >"$broken/$so"; done
 port=$((20000 + $$ % 20000))
 
@@ -39,5 +39,20 @@ check_eq "pcstat runs without them: exit 0" 0 "$RC"
 check_match "… and prints /bin/ls" "/bin/ls" "$OUT"
 LD_LIBRARY_PATH=$broken run "$IOLENS" stat -d 1 1
 check_eq "stat -d 1 1 too: exit 0" 0 "$RC"
+
+
+# cachetop: ncurses for the full screen only.
+is_root || { echo "1..$t_count"; exit 0; } # cachetop needs root (eBPF or /proc of every process)
+LD_LIBRARY_PATH=$broken run "$IOLENS" cachetop 0.2 1
+check_eq "piped cachetop runs without ncurses: exit 0" 0 "$RC"
+check_no_match "… and does not try it" "ncurses" "$ERR"
+if command -v script >/dev/null; then
+	printf q | LD_LIBRARY_PATH=$broken TERM=xterm script -qfec "$IOLENS cachetop 0.2 1" /dev/null >"$T/screen" 2>&1
+	check_eq "cachetop on a terminal with a broken ncurses: exit 0" 0 "$?"
+	check_match "… says there is no full screen, and why" "no full screen: libncursesw\.so\.[0-9]+: " "$(cat "$T/screen")"
+	check_match "… and prints the lines" "PID|COMM" "$(cat "$T/screen")"
+else
+	skip "script(1) is not installed"
+fi
 
 echo "1..$t_count"
