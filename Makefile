@@ -43,7 +43,7 @@ PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lm
 # not linked, so that every other start-up does not load them (libmicrohttpd brings gnutls and 9
 # more). Their sonames come from the file that pkg-config's first -lNAME would link.
 # (A libNAME.so that is a linker script, as ncursesw's INPUT(libncursesw.so.6 -ltinfo): its first file.)
-DL_PKGS := libmicrohttpd yaml-0.1 libcrypt ncursesw
+DL_PKGS := libmicrohttpd yaml-0.1 libcrypt ncursesw liburing blkid
 soname = $(shell l=$$($(PKG_CONFIG) --libs-only-l $(1) 2>/dev/null | sed 's/^ *-l\([^ ]*\).*/\1/'); \
 	f=$$($(PKG_CONFIG) --variable=libdir $(1) 2>/dev/null)/lib$$l.so; \
 	[ -e "$$f" ] || f=$$($(CC) -print-file-name=lib$$l.so); \
@@ -51,7 +51,8 @@ soname = $(shell l=$$($(PKG_CONFIG) --libs-only-l $(1) 2>/dev/null | sed 's/^ *-
 		case $$s in (/*) f=$$s ;; (*) f=$$(dirname "$$f")/$$s ;; esac; }; \
 	readelf -d "$$f" 2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
 DL_CPPFLAGS := -DMHD_SONAME='"$(call soname,libmicrohttpd)"' -DYAML_SONAME='"$(call soname,yaml-0.1)"' \
-	       -DCRYPT_SONAME='"$(call soname,libcrypt)"' -DCURSES_SONAME='"$(call soname,ncursesw)"'
+	       -DCRYPT_SONAME='"$(call soname,libcrypt)"' -DCURSES_SONAME='"$(call soname,ncursesw)"' \
+	       -DURING_SONAME='"$(call soname,liburing)"' -DBLKID_SONAME='"$(call soname,blkid)"'
 # What iolens links: all but those (unit tests, helpers and fuzz targets link them all).
 IOLENS_LIBS = $(filter-out $(shell $(PKG_CONFIG) --libs-only-l $(DL_PKGS) 2>/dev/null),$(PKG_LIBS))
 

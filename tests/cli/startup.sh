@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# startup.sh: iolens does not link the libraries only some subcommands need (libmicrohttpd and gnutls, libyaml, libcrypt for export; ncurses for cachetop's full screen): it opens them with dlopen when they run, says so when one cannot be loaded, and every other subcommand runs without them.
+# startup.sh: iolens does not link the libraries only some subcommands need (libmicrohttpd and gnutls, libyaml, libcrypt for export; ncurses for cachetop's full screen; liburing and libblkid for bench): it opens them with dlopen when they run, says so when one cannot be loaded, and every other subcommand runs without them.
 . "$(dirname "$0")/lib.sh"
 
 command -v ldd >/dev/null || skip_all "no ldd"
 
 deps=$(ldd "$IOLENS" 2>&1)
-for lib in libmicrohttpd libgnutls libyaml libcrypt libncursesw libtinfo; do
+for lib in libmicrohttpd libgnutls libyaml libcrypt libncursesw libtinfo liburing libblkid; do
 	check_no_match "ldd iolens: no $lib" "(^|[[:space:]])$lib[.-]" "$deps"
 done
 
@@ -17,8 +17,8 @@ check_match "… the exposition" "# TYPE iolens_disk_io_time_seconds_total count
 broken=$T/broken
 mkdir -p "$broken"
 # The sonames the build wrote into iolens (the Makefile's MHD_SONAME...).
-sonames=$(grep -aoE 'lib(microhttpd|yaml[^.]*|crypt|ncursesw)\.so\.[0-9]+' "$IOLENS" | sort -u)
-check_eq "iolens names the 4 sonames it opens" 4 "$(wc -l <<<"$sonames")"
+sonames=$(grep -aoE 'lib(microhttpd|yaml[^.]*|crypt|ncursesw|uring|blkid)\.so\.[0-9]+' "$IOLENS" | sort -u)
+check_eq "iolens names the 6 sonames it opens" 6 "$(wc -l <<<"$sonames")"
 for so in $sonames; do : >"$broken/$so"; done
 port=$((20000 + $$ % 20000))
 
@@ -40,6 +40,31 @@ check_match "… and prints /bin/ls" "/bin/ls" "$OUT"
 LD_LIBRARY_PATH=$broken run "$IOLENS" stat -d 1 1
 check_eq "stat -d 1 1 too: exit 0" 0 "$RC"
 
+
+# bench: liburing for the io_uring engine only, libblkid to write a block device only.
+mkdir -p "$T/bench"
+LD_LIBRARY_PATH=$broken run "$IOLENS" bench --bs 4k --size 1m --json "$T/bench"
+check_eq "bench (psync, a file) without liburing and libblkid: exit 0" 0 "$RC"
+LD_LIBRARY_PATH=$broken run "$IOLENS" bench --qd 4 --bs 4k --size 1m --json "$T/bench"
+check_eq "bench --qd 4 (io_uring) with a broken liburing: exit 1" 1 "$RC"
+check_match "… said: iolens bench needs liburing" "^iolens bench needs liburing\.so\.[0-9]+: .+" "$ERR"
+run "$IOLENS" bench --qd 4 --bs 4k --size 1m --json "$T/bench"
+check_eq "… with the real one: exit 0" 0 "$RC"
+loop=
+if is_root && command -v losetup >/dev/null; then
+	truncate -s 8m "$T/disk.img"
+	loop=$(losetup -f --show "$T/disk.img" 2>/dev/null)
+fi
+if [ -n "$loop" ]; then
+	on_exit "losetup -d $loop 2>/dev/null"
+	LD_LIBRARY_PATH=$broken run "$IOLENS" bench --rw write --bs 64k --size 1m --force "$loop"
+	check_eq "bench --force writing a device with a broken libblkid: exit 1" 1 "$RC"
+	check_match "… not written, said why" "cannot look for a filesystem signature \(libblkid\.so\.[0-9]+: .+\): not written" "$ERR"
+	run "$IOLENS" bench --rw write --bs 64k --size 1m --force --json "$loop"
+	check_eq "… with the real one: written" 0 "$RC"
+else
+	skip "no loop device (root and losetup)"
+fi
 
 # cachetop: ncurses for the full screen only.
 is_root || { echo "1..$t_count"; exit 0; } # cachetop needs root (eBPF or /proc of every process)
