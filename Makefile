@@ -39,6 +39,23 @@ WARNINGS  := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-pro
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lm
 
+# Libraries iolens opens with dlopen when the subcommand that needs them runs (src/common/dl.h),
+# not linked, so that every other start-up does not load them (libmicrohttpd brings gnutls and 9
+# more). Their sonames come from the file that pkg-config's first -lNAME would link.
+# (A libNAME.so that is a linker script, as ncursesw's INPUT(libncursesw.so.6 -ltinfo): its first file.)
+DL_PKGS := libmicrohttpd yaml-0.1 libcrypt ncursesw liburing blkid
+soname = $(shell l=$$($(PKG_CONFIG) --libs-only-l $(1) 2>/dev/null | sed 's/^ *-l\([^ ]*\).*/\1/'); \
+	f=$$($(PKG_CONFIG) --variable=libdir $(1) 2>/dev/null)/lib$$l.so; \
+	[ -e "$$f" ] || f=$$($(CC) -print-file-name=lib$$l.so); \
+	readelf -h "$$f" >/dev/null 2>&1 || { s=$$(sed -n 's/^[[:space:]]*\(INPUT\|GROUP\)[[:space:]]*([[:space:]]*\([^[:space:])]*\).*/\2/p' "$$f" | head -1); \
+		case $$s in (/*) f=$$s ;; (*) f=$$(dirname "$$f")/$$s ;; esac; }; \
+	readelf -d "$$f" 2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
+DL_CPPFLAGS := -DMHD_SONAME='"$(call soname,libmicrohttpd)"' -DYAML_SONAME='"$(call soname,yaml-0.1)"' \
+	       -DCRYPT_SONAME='"$(call soname,libcrypt)"' -DCURSES_SONAME='"$(call soname,ncursesw)"' \
+	       -DURING_SONAME='"$(call soname,liburing)"' -DBLKID_SONAME='"$(call soname,blkid)"'
+# What iolens links: all but those (unit tests, helpers and fuzz targets link them all).
+IOLENS_LIBS = $(filter-out $(shell $(PKG_CONFIG) --libs-only-l $(DL_PKGS) 2>/dev/null),$(PKG_LIBS))
+
 # eBPF programs (src/bpf/*.bpf.c), compiled with clang against the running kernel's BTF and
 # turned into skeletons with bpftool; without those tools the collectors report eBPF as missing.
 BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
@@ -52,7 +69,7 @@ PKG_CFLAGS += -DIOLENS_BPF -I$(BUILD)/bpf $(shell $(PKG_CONFIG) --cflags libbpf)
 PKG_LIBS += $(shell $(PKG_CONFIG) --libs libbpf)
 endif
 
-ALL_CPPFLAGS := -D_GNU_SOURCE -DIOLENS_VERSION='"$(VERSION)"' -Isrc -Iinclude $(CPPFLAGS)
+ALL_CPPFLAGS := -D_GNU_SOURCE -DIOLENS_VERSION='"$(VERSION)"' $(DL_CPPFLAGS) -Isrc -Iinclude $(CPPFLAGS)
 ALL_CFLAGS   := -std=gnu11 $(WARNINGS) $(SAN_FLAGS) $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS  := $(SAN_FLAGS) $(LDFLAGS)
 
@@ -122,7 +139,7 @@ $(BUILD)/libiolens.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
 $(IOLENS): $(MAIN_OBJ) $(BUILD)/libiolens.a $(BUILD)/libvtrace.a | libvtrace
-	$(CC) $(ALL_LDFLAGS) -pthread -o $@ $(MAIN_OBJ) $(BUILD)/libiolens.a $(BUILD)/libvtrace.a $(PKG_LIBS)
+	$(CC) $(ALL_LDFLAGS) -pthread -o $@ $(MAIN_OBJ) $(BUILD)/libiolens.a $(BUILD)/libvtrace.a $(IOLENS_LIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libiolens.a $(BUILD)/libvtrace.a tests/unit/unit.h
 	@mkdir -p $(dir $@)

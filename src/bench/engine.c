@@ -1,7 +1,6 @@
 /* engine.c: one benchmark run: jobs doing psync or io_uring I/O on one file, timed into log-linear histograms. */
 #include <errno.h>
 #include <fcntl.h>
-#include <liburing.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,8 @@
 #include <unistd.h>
 
 #include "bench/engine.h"
+#include "bench/uring_dl.h" /* <liburing.h>, its functions through dlopen */
+#include "common/dl.h"
 #include "common/util.h"
 
 enum phase { PHASE_RAMP, PHASE_MEASURE, PHASE_STOP };
@@ -279,6 +280,19 @@ static void prep_slot(struct io_uring *ring, struct job *job, unsigned index)
  * as fio's io_uring engine does: refilling in batches lets the queue run low while the
  * batch builds up (about 20 % fewer IOPS at queue depth 32 on a virtio disk here).
  */
+int uring_dl(char *why, size_t why_len)
+{
+	static void *liburing;
+
+	return dl_open_many(&liburing, URING_SONAME, why, why_len, DLSYM_ARG(io_uring_queue_init_params),
+			    DLSYM_ARG(io_uring_queue_exit), DLSYM_ARG(io_uring_submit), DLSYM_ARG(__io_uring_get_cqe), NULL);
+}
+
+int bench_engine_dl(enum bench_engine engine, char *why, size_t why_len)
+{
+	return engine == ENGINE_IO_URING ? uring_dl(why, why_len) : 0;
+}
+
 static void job_io_uring(struct job *job)
 {
 	const struct bench_spec *spec = job->run->spec;
@@ -503,6 +517,7 @@ int bench_run(const struct bench_spec *spec, struct bench_result *result)
 	uint64_t start_ns, end_ns = 0, next_tick = 0, ramp_end = 0;
 	unsigned started = 0;
 	bool stopped_by_time = false;
+	char why[96];
 
 	memset(result, 0, sizeof(*result));
 	permutation_init(&run.order, spec->span / spec->bs, monotonic_ns());
@@ -520,6 +535,8 @@ int bench_run(const struct bench_spec *spec, struct bench_result *result)
 				jobs[j].budget = spec->bs;
 		}
 		job_setup(&jobs[j]); /* a failure is kept in the job, which then does nothing */
+		if (bench_engine_dl(spec->engine, why, sizeof(why)) != 0) /* cmd_bench has said it already */
+			job_fail(&jobs[j], ELIBACC, why, UINT64_MAX);
 	}
 	run.running = spec->jobs;
 	for (unsigned j = 0; j < spec->jobs; j++) {

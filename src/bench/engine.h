@@ -65,6 +65,11 @@ struct bench_result {
  * itself; needs no clean-up by the caller.
  */
 int bench_run(const struct bench_spec *spec, struct bench_result *result);
+/*
+ * Opens the library the engine needs (liburing for io_uring: dlopen, not linked): 0, or -1 with
+ * "SONAME: why". bench_run calls it too, and fails its jobs with it.
+ */
+int bench_engine_dl(enum bench_engine engine, char *why, size_t why_len);
 
 /* The latency at quantile q (0 to 1) of a direction, ns; 0 without I/O. */
 uint64_t bench_quantile(const struct bench_dir_stats *stats, double q);

@@ -21,6 +21,7 @@
 #include "../lib/vtrace/proc.h" /* a process's start time, which tells it from a reused pid */
 
 #include "bench/target.h"
+#include "common/dl.h"
 #include "common/util.h"
 
 const char *volatile bench_target_signal_path;
@@ -217,6 +218,24 @@ static int make_file(const struct target_request *request, struct bench_target *
 	return 0;
 }
 
+/* libblkid, opened by check_no_signature (dl.h): not at every start-up, nor for a file. */
+static DLSYM_POINTER(blkid_do_safeprobe);
+static DLSYM_POINTER(blkid_free_probe);
+static DLSYM_POINTER(blkid_new_probe);
+static DLSYM_POINTER(blkid_probe_enable_partitions);
+static DLSYM_POINTER(blkid_probe_enable_superblocks);
+static DLSYM_POINTER(blkid_probe_lookup_value);
+static DLSYM_POINTER(blkid_probe_set_device);
+static DLSYM_POINTER(blkid_probe_set_partitions_flags);
+static DLSYM_POINTER(blkid_probe_set_superblocks_flags);
+
+static int blkid_dl(char *why, size_t why_len)
+{
+	static void *libblkid;
+
+	return dl_open_many(&libblkid, BLKID_SONAME, why, why_len, DLSYM_ARG(blkid_do_safeprobe), DLSYM_ARG(blkid_free_probe), DLSYM_ARG(blkid_new_probe), DLSYM_ARG(blkid_probe_enable_partitions), DLSYM_ARG(blkid_probe_enable_superblocks), DLSYM_ARG(blkid_probe_lookup_value), DLSYM_ARG(blkid_probe_set_device), DLSYM_ARG(blkid_probe_set_partitions_flags), DLSYM_ARG(blkid_probe_set_superblocks_flags), NULL);
+}
+
 /*
  * 0 when libblkid finds no filesystem, partition table or other signature on the device open as
  * fd; else says what it found (when is "" at the start, " during the run" after) and EXIT_FAIL.
@@ -224,23 +243,29 @@ static int make_file(const struct target_request *request, struct bench_target *
 static int check_no_signature(int fd, const char *path, const char *when)
 {
 	const char *type = NULL, *what = "filesystem";
-	blkid_probe probe = blkid_new_probe();
+	blkid_probe probe;
+	char why[512];
 	int rc;
 
-	if (!probe || blkid_probe_set_device(probe, fd, 0, 0) != 0) {
+	if (blkid_dl(why, sizeof(why)) != 0) {
+		say("%s: cannot look for a filesystem signature (%s): not written", printable_name(path), why);
+		return EXIT_FAIL;
+	}
+	probe = sym_blkid_new_probe();
+	if (!probe || sym_blkid_probe_set_device(probe, fd, 0, 0) != 0) {
 		if (probe)
-			blkid_free_probe(probe);
+			sym_blkid_free_probe(probe);
 		say("%s: cannot look for a filesystem signature (libblkid): not written", printable_name(path));
 		return EXIT_FAIL;
 	}
-	blkid_probe_enable_superblocks(probe, 1);
-	blkid_probe_set_superblocks_flags(probe, BLKID_SUBLKS_TYPE);
-	blkid_probe_enable_partitions(probe, 1);
-	blkid_probe_set_partitions_flags(probe, BLKID_PARTS_MAGIC);
-	rc = blkid_do_safeprobe(probe);
+	sym_blkid_probe_enable_superblocks(probe, 1);
+	sym_blkid_probe_set_superblocks_flags(probe, BLKID_SUBLKS_TYPE);
+	sym_blkid_probe_enable_partitions(probe, 1);
+	sym_blkid_probe_set_partitions_flags(probe, BLKID_PARTS_MAGIC);
+	rc = sym_blkid_do_safeprobe(probe);
 	if (rc == 0) {
-		if (blkid_probe_lookup_value(probe, "TYPE", &type, NULL) != 0 &&
-		    blkid_probe_lookup_value(probe, "PTTYPE", &type, NULL) == 0)
+		if (sym_blkid_probe_lookup_value(probe, "TYPE", &type, NULL) != 0 &&
+		    sym_blkid_probe_lookup_value(probe, "PTTYPE", &type, NULL) == 0)
 			what = "partition table";
 	}
 	if (rc != 1) {
@@ -253,10 +278,10 @@ static int check_no_signature(int fd, const char *path, const char *when)
 		else
 			say("%s: libblkid found conflicting signatures%s: %s", printable_name(path), when,
 			    *when ? "stopped, not written again" : "never written");
-		blkid_free_probe(probe);
+		sym_blkid_free_probe(probe);
 		return EXIT_FAIL;
 	}
-	blkid_free_probe(probe);
+	sym_blkid_free_probe(probe);
 	return 0;
 }
 

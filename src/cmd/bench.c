@@ -1212,6 +1212,15 @@ int cmd_bench(int argc, char **argv)
 	int rc, failed;
 
 	parse_options(argc, argv, &b->opt);
+	{ /* liburing: opened now, not at every start-up (libblkid: when a device is to be written) */
+		char why[512];
+
+		if (bench_engine_dl(b->opt.engine, why, sizeof(why)) != 0) {
+			fprintf(stderr, "%s needs %s\n", program_name, why); /* "iolens bench needs ..." */
+			free(b);
+			return EXIT_FAIL;
+		}
+	}
 	if (b->opt.output.columns && b->opt.output.columns[0] != '+') {
 		/* An unknown column is said now, not after the runs. */
 		struct out_table *check = out_table_new(columns, COL_COUNT, &b->opt.output, "points");

@@ -13,6 +13,7 @@
 
 #include "cmd/cachestat_common.h"
 #include "cmd/common.h"
+#include "cmd/curses_dl.h" /* ncurses through dlopen: only for the full screen */
 #include "collect/cachestat.h"
 #include "collect/inode_names.h"
 #include "collect/memcg.h"
@@ -687,7 +688,12 @@ int cmd_cachetop(int argc, char **argv)
 	t.screen = t.o.out.format == OUT_TABLE && !t.replay && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) &&
 		   getenv("TERM");
 	if (t.screen) {
-		if (!newterm(NULL, stdout, stdin)) {
+		char why[512];
+
+		if (curses_dl(why, sizeof(why)) != 0) {
+			warn_msg("no full screen: %s", why); /* the lines, then, as piped */
+			t.screen = false;
+		} else if (!newterm(NULL, stdout, stdin)) {
 			t.screen = false;
 		} else {
 			cbreak();

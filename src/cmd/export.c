@@ -500,6 +500,12 @@ int cmd_export(int argc, char **argv)
 		usage_error("--openmetrics goes with --once: a scraper asks for it in its Accept header");
 	if (http_parse_listen(listen, &http.addr, &why) != 0)
 		usage_error("--listen %s: %s", listen, why);
+	/* libmicrohttpd (and gnutls...), libyaml, libcrypt: opened here, not at every start-up. */
+	if ((web_config_path && web_config_dl(why_not, sizeof(why_not)) != 0) ||
+	    (!once && http_load(why_not, sizeof(why_not)) != 0)) {
+		fprintf(stderr, "%s needs %s\n", program_name, why_not); /* "iolens export needs ..." */
+		return EXIT_FAIL;
+	}
 	if (web_config_path) { /* checked with --once too, which does not serve */
 		if (web_config_load(web_config_path, &web, why_not, sizeof(why_not)) != 0) {
 			web_config_free(&web);

@@ -14,9 +14,31 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/dl.h"
 #include "common/util.h"
 #include "render/prom.h"
 #include "http/web_config.h"
+
+/* libmicrohttpd, opened by http_load (dl.h): export only, not every start-up. */
+static DLSYM_POINTER(MHD_add_response_header);
+static DLSYM_POINTER(MHD_get_connection_info);
+static DLSYM_POINTER(MHD_lookup_connection_value);
+static DLSYM_POINTER(MHD_free);
+static DLSYM_POINTER(MHD_destroy_response);
+static DLSYM_POINTER(MHD_create_response_from_buffer);
+static DLSYM_POINTER(MHD_stop_daemon);
+static DLSYM_POINTER(MHD_start_daemon);
+static DLSYM_POINTER(MHD_run_wait);
+static DLSYM_POINTER(MHD_queue_response);
+static DLSYM_POINTER(MHD_queue_basic_auth_fail_response);
+static DLSYM_POINTER(MHD_http_unescape);
+static DLSYM_POINTER(MHD_basic_auth_get_username_password);
+static void *libmicrohttpd;
+
+int http_load(char *why, size_t why_len)
+{
+	return dl_open_many(&libmicrohttpd, MHD_SONAME, why, why_len, DLSYM_ARG(MHD_add_response_header), DLSYM_ARG(MHD_get_connection_info), DLSYM_ARG(MHD_lookup_connection_value), DLSYM_ARG(MHD_free), DLSYM_ARG(MHD_destroy_response), DLSYM_ARG(MHD_create_response_from_buffer), DLSYM_ARG(MHD_stop_daemon), DLSYM_ARG(MHD_start_daemon), DLSYM_ARG(MHD_run_wait), DLSYM_ARG(MHD_queue_response), DLSYM_ARG(MHD_queue_basic_auth_fail_response), DLSYM_ARG(MHD_http_unescape), DLSYM_ARG(MHD_basic_auth_get_username_password), NULL);
+}
 
 /*
  * The connection model, against clients that connect and send nothing, or a header line every
@@ -65,7 +87,7 @@ struct http_server {
 /* After a response is queued: the connection's deadline is now the response's. */
 static enum MHD_Result answered(struct MHD_Connection *c, enum MHD_Result queued)
 {
-	const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	const union MHD_ConnectionInfo *info = sym_MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	struct client *client = info ? info->socket_context : NULL;
 
 	if (client && queued == MHD_YES)
@@ -100,20 +122,20 @@ static char *gzip(const char *body, size_t len, size_t *gzip_len)
 static enum MHD_Result reply_encoded(struct MHD_Connection *c, unsigned status, const char *type, char *body, size_t len,
 				     enum MHD_ResponseMemoryMode mode, const char *encoding, bool vary)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+	struct MHD_Response *r = sym_MHD_create_response_from_buffer(len, body, mode);
 	enum MHD_Result rc;
 
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	sym_MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (encoding)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, encoding);
+		sym_MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, encoding);
 	if (vary)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
+		sym_MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	rc = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
+		sym_MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	rc = sym_MHD_queue_response(c, status, r);
+	sym_MHD_destroy_response(r);
 	return answered(c, rc);
 }
 
@@ -138,33 +160,33 @@ static size_t unescape(void *context, struct MHD_Connection *c, char *s)
 	(void)c;
 	if (strstr(s, "%00"))
 		return strlen(s);
-	return MHD_http_unescape(s);
+	return sym_MHD_http_unescape(s);
 }
 
 /* Basic auth against the web config's users. */
 static bool authorized(struct http_server *server, struct MHD_Connection *c)
 {
-	char *password = NULL, *user = MHD_basic_auth_get_username_password(c, &password);
+	char *password = NULL, *user = sym_MHD_basic_auth_get_username_password(c, &password);
 	bool ok = user && password && web_config_check_user(server->options.web, user, password);
 
 	if (password)
 		explicit_bzero(password, strlen(password));
-	MHD_free(user);
-	MHD_free(password);
+	sym_MHD_free(user);
+	sym_MHD_free(password);
 	return ok;
 }
 
 static enum MHD_Result unauthorized(struct MHD_Connection *c)
 {
 	static const char text[] = "401 unauthorized: a user and password, please (basic auth)\n";
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	struct MHD_Response *r = sym_MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
 	enum MHD_Result rc;
 
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
-	rc = MHD_queue_basic_auth_fail_response(c, "iolens", r); /* WWW-Authenticate: Basic realm="iolens" */
-	MHD_destroy_response(r);
+	sym_MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	rc = sym_MHD_queue_basic_auth_fail_response(c, "iolens", r); /* WWW-Authenticate: Basic realm="iolens" */
+	sym_MHD_destroy_response(r);
 	return answered(c, rc);
 }
 
@@ -198,11 +220,11 @@ answer:
 		return fixed(c, MHD_HTTP_OK, "iolens export: the metrics are at /metrics\n");
 	if (strcmp(url, "/metrics"))
 		return fixed(c, MHD_HTTP_NOT_FOUND, "404 not found: the metrics are at /metrics\n");
-	om = prom_wants_openmetrics(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
+	om = prom_wants_openmetrics(sym_MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
 	if (!(body = server->options.render(server->options.context, om, &len)))
 		return fixed(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "500 the metrics could not be gathered\n");
 	/* 146 KB of text is some 15 KB gzipped, as Prometheus asks for it. */
-	if (http_accepts_gzip(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING)) &&
+	if (http_accepts_gzip(sym_MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING)) &&
 	    (compressed = gzip(body, len, &compressed_len))) {
 		free(body);
 		return reply_encoded(c, MHD_HTTP_OK, om ? PROM_OPENMETRICS_TYPE : PROM_TEXT_TYPE, compressed, compressed_len,
@@ -321,8 +343,8 @@ static void on_connection(void *context, struct MHD_Connection *c, void **socket
 	struct client *client = *socket_context;
 
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-		const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-		const union MHD_ConnectionInfo *addr = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		const union MHD_ConnectionInfo *fd = sym_MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *addr = sym_MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 
 		if (!fd || !(client = calloc(1, sizeof(*client))))
 			return; /* not tracked: libmicrohttpd's idle timeout still ends it */
@@ -349,7 +371,7 @@ static void on_connection(void *context, struct MHD_Connection *c, void **socket
 static void on_completed(void *context, struct MHD_Connection *c, void **state, enum MHD_RequestTerminationCode code)
 {
 	struct http_server *server = context;
-	const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	const union MHD_ConnectionInfo *info = sym_MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	struct client *client = info ? info->socket_context : NULL;
 
 	(void)state;
@@ -437,6 +459,10 @@ struct http_server *http_start(const struct http_options *options, char *why, si
 		snprintf(why, why_len, "%s", strerror(ENOMEM));
 		return NULL;
 	}
+	if (http_load(why, why_len) != 0) {
+		free(server);
+		return NULL;
+	}
 	server->options = *options;
 	server->max_connections = options->max_connections ? options->max_connections : HTTP_DEFAULT_MAX_CONNECTIONS;
 	server->max_connections = raise_file_limit(server->max_connections);
@@ -452,7 +478,7 @@ struct http_server *http_start(const struct http_options *options, char *why, si
 		tls[0].option = MHD_OPTION_END;
 	/* Our thread runs the loop (http_serve): a scrape takes milliseconds, and nothing needs a lock. */
 	errno = 0;
-	server->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, server, MHD_OPTION_EXTERNAL_LOGGER, on_log, server,
+	server->daemon = sym_MHD_start_daemon(flags, 0, NULL, NULL, handle, server, MHD_OPTION_EXTERNAL_LOGGER, on_log, server,
 					  MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&server->options.addr,
 					  MHD_OPTION_CONNECTION_LIMIT, server->max_connections + CLOSING_ROOM,
 					  MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
@@ -489,7 +515,7 @@ struct http_server *http_start(const struct http_options *options, char *why, si
 void http_serve(struct http_server *server, volatile sig_atomic_t *stop)
 {
 	while (!*stop) {
-		if (MHD_run_wait(server->daemon, SWEEP_MS) != MHD_YES && errno != EINTR)
+		if (sym_MHD_run_wait(server->daemon, SWEEP_MS) != MHD_YES && errno != EINTR)
 			usleep(SWEEP_MS * 1000); /* not expected: no busy loop if it happens */
 		sweep(server);
 	}
@@ -499,6 +525,6 @@ void http_stop(struct http_server *server)
 {
 	if (!server)
 		return;
-	MHD_stop_daemon(server->daemon);
+	sym_MHD_stop_daemon(server->daemon);
 	free(server);
 }

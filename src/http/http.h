@@ -40,6 +40,11 @@ bool http_accepts_gzip(const char *accept_encoding);
 bool http_loopback(const struct sockaddr_storage *addr);
 
 struct http_server;
+/*
+ * Opens libmicrohttpd (dlopen: not linked, so that other subcommands do not load it and gnutls
+ * and the rest; see common/dl.h): 0, or -1 with "SONAME: why". http_start calls it.
+ */
+int http_load(char *why, size_t why_len);
 /* Listening, or NULL with the reason in why. */
 struct http_server *http_start(const struct http_options *options, char *why, size_t why_len);
 /* Serves until *stop is set (by a signal handler). */

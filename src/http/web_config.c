@@ -10,7 +10,27 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "common/dl.h"
+
 #define MAX_FILE (1u << 20) /* a config file, a certificate or a key: more is not one */
+
+/* libyaml and libcrypt, opened by web_config_dl (dl.h): export only, not every start-up. */
+static DLSYM_POINTER(yaml_document_delete);
+static DLSYM_POINTER(yaml_document_get_node);
+static DLSYM_POINTER(yaml_document_get_root_node);
+static DLSYM_POINTER(yaml_parser_delete);
+static DLSYM_POINTER(yaml_parser_initialize);
+static DLSYM_POINTER(yaml_parser_load);
+static DLSYM_POINTER(yaml_parser_set_input_string);
+static DLSYM_POINTER(crypt_rn);
+static void *libyaml, *libcrypt;
+
+int web_config_dl(char *why, size_t why_len)
+{
+	if (dl_open_many(&libyaml, YAML_SONAME, why, why_len, DLSYM_ARG(yaml_document_delete), DLSYM_ARG(yaml_document_get_node), DLSYM_ARG(yaml_document_get_root_node), DLSYM_ARG(yaml_parser_delete), DLSYM_ARG(yaml_parser_initialize), DLSYM_ARG(yaml_parser_load), DLSYM_ARG(yaml_parser_set_input_string), NULL) != 0)
+		return -1;
+	return dl_open_many(&libcrypt, CRYPT_SONAME, why, why_len, DLSYM_ARG(crypt_rn), NULL);
+}
 
 struct reader {
 	yaml_document_t *doc;
@@ -75,13 +95,13 @@ static int each_pair(struct reader *r, const yaml_node_t *map, const char *where
 	if (map->type != YAML_MAPPING_NODE)
 		return fail(r, map, "%s: a mapping (key: value lines), please", where);
 	for (yaml_node_pair_t *pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top; pair++) {
-		const yaml_node_t *key = yaml_document_get_node(r->doc, pair->key);
-		const yaml_node_t *value = yaml_document_get_node(r->doc, pair->value);
+		const yaml_node_t *key = sym_yaml_document_get_node(r->doc, pair->key);
+		const yaml_node_t *value = sym_yaml_document_get_node(r->doc, pair->value);
 
 		if (!key || !value || key->type != YAML_SCALAR_NODE)
 			return fail(r, key ? key : map, "%s: a key that is not a string", where);
 		for (yaml_node_pair_t *before = map->data.mapping.pairs.start; before < pair; before++) {
-			const yaml_node_t *other = yaml_document_get_node(r->doc, before->key);
+			const yaml_node_t *other = sym_yaml_document_get_node(r->doc, before->key);
 
 			if (other && other->type == YAML_SCALAR_NODE && !strcmp((const char *)other->data.scalar.value,
 									      (const char *)key->data.scalar.value))
@@ -183,17 +203,19 @@ int web_config_parse(const char *text, size_t len, struct web_config *config, ch
 	int rc = 0;
 
 	*config = (struct web_config){ .min_version = 12, .max_version = 13 };
-	if (!yaml_parser_initialize(&parser))
+	if (web_config_dl(why, why_len) != 0)
+		return -1;
+	if (!sym_yaml_parser_initialize(&parser))
 		return fail(&r, NULL, "out of memory");
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&parser, &doc)) {
+	sym_yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	if (!sym_yaml_parser_load(&parser, &doc)) {
 		rc = fail(&r, NULL, "line %zu: not YAML: %s", parser.problem_mark.line + 1,
 			  parser.problem ? parser.problem : "a parse error");
-		yaml_parser_delete(&parser);
+		sym_yaml_parser_delete(&parser);
 		return rc;
 	}
 	r.doc = &doc;
-	root = yaml_document_get_root_node(&doc);
+	root = sym_yaml_document_get_root_node(&doc);
 	if (root) /* an empty file: neither TLS nor users, as the toolkit takes it */
 		rc = each_pair(&r, root, "the file", top_pair, config);
 	if (rc == 0 && config->tls) {
@@ -204,8 +226,8 @@ int web_config_parse(const char *text, size_t len, struct web_config *config, ch
 		else if (config->min_version > config->max_version)
 			rc = fail(&r, root, "tls_server_config: min_version is above max_version");
 	}
-	yaml_document_delete(&doc);
-	yaml_parser_delete(&parser);
+	sym_yaml_document_delete(&doc);
+	sym_yaml_parser_delete(&parser);
 	return rc;
 }
 
@@ -303,14 +325,14 @@ bool web_config_check_user(const struct web_config *config, const char *user, co
 	unsigned char differ = 0;
 	size_t len;
 
-	if (!config->user_count)
+	if (!config->user_count || !sym_crypt_rn) /* crypt_rn: opened by web_config_parse */
 		return false;
 	for (size_t i = 0; i < config->user_count; i++)
 		if (!strcmp(config->users[i].name, user))
 			found = &config->users[i];
 	/* An unknown user costs a bcrypt too, so the time taken does not tell which users exist. */
 	hash = found ? found->hash : config->users[0].hash;
-	computed = crypt_rn(password, hash, &data, sizeof(data));
+	computed = sym_crypt_rn(password, hash, &data, sizeof(data));
 	if (!computed || (len = strlen(hash)) != strlen(computed))
 		return false;
 	for (size_t i = 0; i < len; i++)

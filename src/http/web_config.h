@@ -25,6 +25,11 @@ struct web_config {
  * tls_server_config.cert_fil: unknown key ..."). Reads no other file. config is freed by
  * web_config_free either way.
  */
+/*
+ * Opens libyaml and libcrypt (dlopen: not linked, see common/dl.h): 0, or -1 with "SONAME: why".
+ * web_config_parse calls it; a program that wants to say it first calls it itself.
+ */
+int web_config_dl(char *why, size_t why_len);
 int web_config_parse(const char *text, size_t len, struct web_config *config, char *why, size_t why_len);
 /* Reads and parses path, then the certificate and key it names (relative to its directory). */
 int web_config_load(const char *path, struct web_config *config, char *why, size_t why_len);

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# startup.sh: iolens does not link the libraries only some subcommands need (libmicrohttpd and gnutls, libyaml, libcrypt for export; ncurses for cachetop's full screen; liburing and libblkid for bench): it opens them with dlopen when they run, says so when one cannot be loaded, and every other subcommand runs without them.
+. "$(dirname "$0")/lib.sh"
+
+command -v ldd >/dev/null || skip_all "no ldd"
+
+deps=$(ldd "$IOLENS" 2>&1)
+for lib in libmicrohttpd libgnutls libyaml libcrypt libncursesw libtinfo liburing libblkid; do
+	check_no_match "ldd iolens: no $lib" "(^|[[:space:]])$lib[.-]" "$deps"
+done
+
+run "$IOLENS" export --once
+check_eq "export --once: exit 0" 0 "$RC"
+check_match "… the exposition" "# TYPE iolens_disk_io_time_seconds_total counter" "$OUT"
+
+# A directory of broken libraries (empty files) that dlopen finds before the real ones.
+broken=$T/broken
+mkdir -p "$broken"
+# The sonames the build wrote into iolens (the Makefile's MHD_SONAME...).
+sonames=$(grep -aoE 'lib(microhttpd|yaml[^.]*|crypt|ncursesw|uring|blkid)\.so\.[0-9]+' "$IOLENS" | sort -u)
+check_eq "iolens names the 6 sonames it opens" 6 "$(wc -l <<<"$sonames")"
+for so in $sonames; do : >"$broken/$so"; done
+port=$((20000 + $$ % 20000))
+
+LD_LIBRARY_PATH=$broken run "$IOLENS" export --listen "127.0.0.1:$port"
+check_eq "export with a broken libmicrohttpd: exit 1" 1 "$RC"
+check_match "… said: iolens export needs libmicrohttpd" "^iolens export needs libmicrohttpd\.so\.[0-9]+: .+" "$ERR"
+LD_LIBRARY_PATH=$broken run "$IOLENS" export --once
+check_eq "… export --once does not need it: exit 0" 0 "$RC"
+printf 'basic_auth_users:\n' >"$T/web.yml"
+LD_LIBRARY_PATH=$broken run "$IOLENS" export --once --web.config.file "$T/web.yml"
+check_eq "export --web.config.file with a broken libyaml: exit 1" 1 "$RC"
+check_match "… said: iolens export needs libyaml" "^iolens export needs libyaml[^:]*\.so\.[0-9]+: .+" "$ERR"
+run "$IOLENS" export --once --web.config.file "$T/web.yml"
+check_eq "… with the real one: exit 0" 0 "$RC"
+
+LD_LIBRARY_PATH=$broken run "$IOLENS" pcstat /bin/ls
+check_eq "pcstat runs without them: exit 0" 0 "$RC"
+check_match "… and prints /bin/ls" "/bin/ls" "$OUT"
+LD_LIBRARY_PATH=$broken run "$IOLENS" stat -d 1 1
+check_eq "stat -d 1 1 too: exit 0" 0 "$RC"
+
+
+# bench: liburing for the io_uring engine only, libblkid to write a block device only.
+mkdir -p "$T/bench"
+LD_LIBRARY_PATH=$broken run "$IOLENS" bench --bs 4k --size 1m --json "$T/bench"
+check_eq "bench (psync, a file) without liburing and libblkid: exit 0" 0 "$RC"
+LD_LIBRARY_PATH=$broken run "$IOLENS" bench --qd 4 --bs 4k --size 1m --json "$T/bench"
+check_eq "bench --qd 4 (io_uring) with a broken liburing: exit 1" 1 "$RC"
+check_match "… said: iolens bench needs liburing" "^iolens bench needs liburing\.so\.[0-9]+: .+" "$ERR"
+run "$IOLENS" bench --qd 4 --bs 4k --size 1m --json "$T/bench"
+check_eq "… with the real one: exit 0" 0 "$RC"
+loop=
+if is_root && command -v losetup >/dev/null; then
+	truncate -s 8m "$T/disk.img"
+	loop=$(losetup -f --show "$T/disk.img" 2>/dev/null)
+fi
+if [ -n "$loop" ]; then
+	on_exit "losetup -d $loop 2>/dev/null"
+	LD_LIBRARY_PATH=$broken run "$IOLENS" bench --rw write --bs 64k --size 1m --force "$loop"
+	check_eq "bench --force writing a device with a broken libblkid: exit 1" 1 "$RC"
+	check_match "… not written, said why" "cannot look for a filesystem signature \(libblkid\.so\.[0-9]+: .+\): not written" "$ERR"
+	run "$IOLENS" bench --rw write --bs 64k --size 1m --force --json "$loop"
+	check_eq "… with the real one: written" 0 "$RC"
+else
+	skip "no loop device (root and losetup)"
+fi
+
+# cachetop: ncurses for the full screen only.
+is_root || { echo "1..$t_count"; exit 0; } # cachetop needs root (eBPF or /proc of every process)
+LD_LIBRARY_PATH=$broken run "$IOLENS" cachetop 0.2 1
+check_eq "piped cachetop runs without ncurses: exit 0" 0 "$RC"
+check_no_match "… and does not try it" "ncurses" "$ERR"
+if command -v script >/dev/null; then
+	printf q | LD_LIBRARY_PATH=$broken TERM=xterm script -qfec "$IOLENS cachetop 0.2 1" /dev/null >"$T/screen" 2>&1
+	check_eq "cachetop on a terminal with a broken ncurses: exit 0" 0 "$?"
+	check_match "… says there is no full screen, and why" "no full screen: libncursesw\.so\.[0-9]+: " "$(cat "$T/screen")"
+	check_match "… and prints the lines" "PID|COMM" "$(cat "$T/screen")"
+else
+	skip "script(1) is not installed"
+fi
+
+echo "1..$t_count"
