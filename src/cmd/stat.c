@@ -996,6 +996,8 @@ static void print_sample(struct run *r, const struct system_sample *s, uint64_t 
 	}
 	if (o->format == OUT_CSV)
 		return;
+	for (unsigned g = 0; g < r->ngroups; g++)
+		groups[g].ncolumns = group_table_columns(&r->groups[g]);
 	/* The table: headers at the start, when the groups change, and when they scrolled away. */
 	if (final || r->tty) {
 		unsigned visible = r->ngroups, columns = 0;

@@ -74,6 +74,9 @@ void groups_show_bits(bool bits);
 /* The sources (SYS_* flags) a kind needs. */
 unsigned group_needs(enum group_kind kind);
 
+/* How many of a group's columns the table shows (dsk-ext: iostat -x's first 12; JSON and CSV have them all). */
+unsigned group_table_columns(const struct group *g);
+
 /* Sets up the title, key and columns of a group for its kind and item. */
 void group_init(struct group *g, enum group_kind kind, const char *item);
 

@@ -93,6 +93,12 @@ static const struct mon_column ext_cols[] = {
 	{ "r_awt", "r_await", "ns", F, 6, 1000 },     { "w_awt", "w_await", "ns", F, 6, 1000 },
 	{ "aqu-sz", "aqu_sz", "", F, 6, 1000 },       { "rareq", "rareq_sz", "bytes", F, 6, 1000 },
 	{ "wareq", "wareq_sz", "bytes", F, 6, 1000 }, { "%util", "util", "pct", F, 6, 34 },
+	/* The rest of iostat -x's columns (sysstat 12): JSON and CSV only, the table keeps the 12 above. */
+	{ "%rrqm", "rrqm", "pct", F, 6, 34 },         { "%wrqm", "wrqm", "pct", F, 6, 34 },
+	{ "d/s", "d", "per_s", F, 6, 1000 },          { "dkB/s", "discard", "bytes_per_s", F, 6, 1000 },
+	{ "drqm/s", "drqm", "per_s", F, 6, 1000 },    { "%drqm", "drqm", "pct", F, 6, 34 },
+	{ "d_awt", "d_await", "ns", F, 6, 1000 },     { "dareq", "dareq_sz", "bytes", F, 6, 1000 },
+	{ "f/s", "f", "per_s", F, 6, 1000 },          { "f_awt", "f_await", "ns", F, 6, 1000 },
 };
 #define EXT_TABLE 12
 /* Stall time in percent of the interval on screen; stall ns in the interval in JSON and CSV. */
@@ -196,7 +202,7 @@ static const struct {
 	[G_LOCK] = { "file locks", "locks", COLUMNS(lock_cols), SYS_LOCKS },
 	[G_IPC] = { "sysv ipc", "ipc", COLUMNS(ipc_cols), SYS_IPC },
 	[G_RAW] = { "raw", "raw", COLUMNS(raw_cols), SYS_RAW },
-	[G_DISK_EXT] = { "dsk-ext/%s", "dskext_%s", ext_cols, EXT_TABLE, SYS_DISKSTATS },
+	[G_DISK_EXT] = { "dsk-ext/%s", "dskext_%s", COLUMNS(ext_cols), SYS_DISKSTATS },
 	[G_PSI] = { "pressure %% stalled", "pressure", COLUMNS(psi_cols), SYS_PSI },
 	[G_CACHE] = { "page cache", "cache", COLUMNS(cache_cols), SYS_MEMINFO | SYS_VMSTAT | SYS_CACHE_EVENTS },
 	[G_VTRACE] = { "vt/%s", "vtrace_%s", COLUMNS(vtrace_cols), 0 },
@@ -501,6 +507,8 @@ static void compute_disk_ext(struct group *g, const struct system_sample *then, 
 		all_unknown(g);
 		return;
 	}
+	if (!a.nfields)
+		a.nfields = b.nfields; /* the first line: zeros, with the fields the kernel has */
 	disk_ext_compute(&a, &b, seconds, &x);
 	set_same(g, 0, x.r_s);
 	set_same(g, 1, x.w_s);
@@ -514,6 +522,32 @@ static void compute_disk_ext(struct group *g, const struct system_sample *then, 
 	set(g, 9, x.rareq_sz, x.rareq_sz * 1024);
 	set(g, 10, x.wareq_sz, x.wareq_sz * 1024);
 	set_same(g, 11, x.util);
+	set_same(g, 12, x.rrqm_pct);
+	set_same(g, 13, x.wrqm_pct);
+	/* Discards and flushes: unknown (null) when the kernel's diskstats lines have no such fields. */
+	if (x.has_discards) {
+		set_same(g, 14, x.d_s);
+		set(g, 15, x.dkb_s, x.dkb_s * 1024);
+		set_same(g, 16, x.drqm_s);
+		set_same(g, 17, x.drqm_pct);
+		set(g, 18, x.d_await, x.d_await * 1e6);
+		set(g, 19, x.dareq_sz, x.dareq_sz * 1024);
+	} else {
+		for (unsigned c = 14; c < 20; c++)
+			set_same(g, c, NAN);
+	}
+	if (x.has_flushes) {
+		set_same(g, 20, x.f_s);
+		set(g, 21, x.f_await, x.f_await * 1e6);
+	} else {
+		set_same(g, 20, NAN);
+		set_same(g, 21, NAN);
+	}
+}
+
+unsigned group_table_columns(const struct group *g)
+{
+	return g->kind == G_DISK_EXT && g->shown.ncolumns > EXT_TABLE ? EXT_TABLE : g->shown.ncolumns;
 }
 
 /* dstat's disk-util, disk-wait and disk-avgqu: iostat -x's figures of one disk (dstat's formulas are the same). */

@@ -67,6 +67,16 @@ close("iostat w/s", line["dskext_vda"]["w_per_s"], (b[4] - a[4]) / secs)
 close("iostat w_await (ns)", line["dskext_vda"]["w_await_ns"], 1e6 * (b[7] - a[7]) / (b[4] - a[4]))
 close("iostat %util", line["dskext_vda"]["util_pct"], min(100, 100 * (b[9] - a[9]) / (secs * 1000)))
 close("iostat aqu-sz", line["dskext_vda"]["aqu_sz"], (b[10] - a[10]) / (secs * 1000))
+def per(x, n): return x / n if n else 0
+x = line["dskext_vda"]
+close("iostat %wrqm", x["wrqm_pct"], 100 * per(b[5] - a[5], (b[5] - a[5]) + (b[4] - a[4])))
+close("iostat d/s", x["d_per_s"], (b[11] - a[11]) / secs)
+close("iostat dkB/s (bytes)", x["discard_bytes_per_s"], (b[13] - a[13]) * 512 / secs)
+close("iostat drqm/s", x["drqm_per_s"], (b[12] - a[12]) / secs)
+close("iostat d_await (ns)", x["d_await_ns"], 1e6 * per(b[14] - a[14], b[11] - a[11]))
+close("iostat dareq-sz (bytes)", x["dareq_sz_bytes"], 512 * per(b[13] - a[13], b[11] - a[11]))
+close("iostat f/s", x["f_per_s"], (b[15] - a[15]) / secs)
+close("iostat f_await (ns)", x["f_await_ns"], 1e6 * per(b[16] - a[16], b[15] - a[15]))
 def vm(n):
     return {l.split()[0]: int(l.split()[1]) for l in read(n, "proc/vmstat").splitlines()}
 a, b = vm(1), vm(2)
