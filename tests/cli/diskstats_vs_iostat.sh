@@ -120,12 +120,17 @@ discarded() { [ "$(diskstats_sum "$disk" 14)" -ge 32768 ]; }
 wait_until discarded
 env -u POSIXLY_CORRECT iostat -k -x -y -o JSON -d "$disk" "$SECONDS_MEASURED" 1 > "$T/iostat.json" 2>"$T/iostat.err" &
 iostat_pid=$!
+"$IOLENS" stat --json -x -D "$disk" --no-boot-sample "$SECONDS_MEASURED" 1 > "$T/stat.json" 2>"$T/stat.err" &
+stat_pid=$!
 "$DISKEXT" "$disk" "$SECONDS_MEASURED" > "$T/ours" 2>"$T/ours.err"
 ours_rc=$?
 wait "$iostat_pid"
 iostat_rc=$?
+wait "$stat_pid"
+stat_rc=$?
 touch "$T/stop"
 wait "$load"
+check_eq "iolens stat --json -x -D $disk: status" 0 "$stat_rc"
 if [ "$ours_rc" = 0 ] && [ "$iostat_rc" = 0 ]; then ok "diskext and iostat sample $disk"; else not_ok "$disk: diskext $ours_rc, iostat $iostat_rc: $(head -2 "$T/ours.err" "$T/iostat.err")"; fi
 python3 - "$disk" "$T/iostat.json" > "$T/theirs" 2>"$T/json.err" <<'EOF2'
 import json, sys
@@ -146,6 +151,33 @@ close wrqm/s   0.15 5
 close wrqm     0.02 0.5
 close w_await  0.25 0.1
 close wareq-sz 0.10 4
+close d/s      0.15 1
+close dkB/s    0.15 1024
+close d_await  0.25 0.1
+close dareq-sz 0.02 1
+close f/s      0.15 1
+close f_await  0.25 0.1
+nonzero=0
+close drqm/s   0.15 1
+close drqm     0.05 1
+close rrqm     0.05 1
+
+# The same columns as iolens stat --json -x writes them (bytes and ns), in iostat's units.
+python3 - "$disk" "$T/stat.json" > "$T/ours" 2>"$T/json.err" <<'EOF2'
+import json, sys
+x = json.loads(open(sys.argv[2]).read().splitlines()[-1])["dskext_" + sys.argv[1]]
+for key, ours, scale in (("w/s", "w_per_s", 1), ("wrqm/s", "wrqm_per_s", 1), ("wrqm", "wrqm_pct", 1),
+                         ("d/s", "d_per_s", 1), ("dkB/s", "discard_bytes_per_s", 1 / 1024),
+                         ("drqm/s", "drqm_per_s", 1), ("drqm", "drqm_pct", 1), ("rrqm", "rrqm_pct", 1),
+                         ("d_await", "d_await_ns", 1e-6), ("dareq-sz", "dareq_sz_bytes", 1 / 1024),
+                         ("f/s", "f_per_s", 1), ("f_await", "f_await_ns", 1e-6)):
+    print(key, "%.2f" % (x[ours] * scale))
+EOF2
+disk="$disk (stat --json -x)"
+nonzero=1
+close w/s      0.15 5
+close wrqm/s   0.15 5
+close wrqm     0.02 0.5
 close d/s      0.15 1
 close dkB/s    0.15 1024
 close d_await  0.25 0.1
