@@ -82,7 +82,7 @@ check "interval_ns measured: the interval asked for, or (on a busy machine) more
 # A hang: one request held; it shows as HANG with its age and 100 % util, while other ops go on.
 held_at=$(date +%s%N)
 say demo "hold FUSE_SETLKW"
-watch vstat --json --hang-after 0.5 demo 1 2
+watch vstat --json --hang-after 0.5 demo 1 3
 say demo "run FUSE_OPEN 50 1000"
 watched
 held_for=$(( $(date +%s%N) - held_at ))
@@ -95,7 +95,12 @@ check "held op: 100 % util ($util)" py "import sys; sys.exit(not float('$util') 
 age=$(field "$second" demo "FUSE_SETLKW(33)" hang_ns)
 check "held op: its age, over the interval, within the time since the test held it ($age <= $held_for ns)" \
 	test "$age" -ge 900000000 -a "$age" -le "$held_for"
-check_eq "other ops go on meanwhile" 50 "$(field "$second" demo "FUSE_OPEN(14)" completions)"
+# The 50 opens fall in the second report, or in the third on a machine so busy that the test
+# ran them after the second was out: counted once either way.
+third=$(sed -n 3p <<<"$OUT")
+opens=$(( $(field "$second" demo "FUSE_OPEN(14)" completions | sed 's/absent/0/') + \
+	$(field "$third" demo "FUSE_OPEN(14)" completions | sed 's/absent/0/') ))
+check_eq "other ops go on meanwhile" 50 "$opens"
 check_eq "TOTAL: HANG too" '"HANG"' "$(field "$second" demo TOTAL state)"
 run "$IOLENS" vstat --hang-after 0.5 demo
 check_match "the table flags it" "^FUSE_SETLKW\(33\) +1 +0\.00 .* HANG +[0-9]+\.[0-9]{2}$" "$OUT"
