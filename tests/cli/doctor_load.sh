@@ -52,9 +52,6 @@ if command -v fio >/dev/null && command -v iostat >/dev/null; then
 	IOSTAT=$!
 	run "$IOLENS" doctor --json 3
 	wait "$IOSTAT"
-	check "fio saturating $dev: a warning or worse (exit $RC)" test "$RC" -eq 3 -o "$RC" -eq 4
-	util=$(dq get disk util device "$dev" <<<"$OUT")
-	check "… the disk found, busy ≥ 90 % ($util)" between 90 100 "$util"
 	# iostat_range COLUMN: the least and the most of the column over iostat's seconds.
 	iostat_range() {
 		awk -v d="$dev" -v col="$1" '$1 == "Device" { for (i = 1; i <= NF; i++) if ($i == col) c = i }
@@ -62,19 +59,38 @@ if command -v fio >/dev/null && command -v iostat >/dev/null; then
 			"$T/iostat.out"
 	}
 	read -r util_lo util_hi < <(iostat_range %util)
-	check "… as iostat -x says over the same seconds ($util within ${util_lo:-?}-${util_hi:-?} % +-3)" \
-		between "$(awk -v x="${util_lo:-1000}" 'BEGIN { print x - 3 }')" "$(awk -v x="${util_hi:--1}" 'BEGIN { print x + 3 }')" "$util"
-	w_s=$(dq get disk w_s device "$dev" <<<"$OUT")
-	read -r w_lo w_hi < <(iostat_range w/s)
-	check "… writes per second within iostat's second by second ($w_s within ${w_lo:-?}-${w_hi:-?} +-10 %)" \
-		between "$(awk -v x="${w_lo:-1e12}" 'BEGIN { print x * 0.9 }')" "$(awk -v x="${w_hi:--1}" 'BEGIN { print x * 1.1 }')" "$w_s"
-	# fio's 8 jobs are one command; the loop device's workers, which write what fio writes to the
-	# file under it, may be as busy.
-	top=$(dq comms disk top <<<"$OUT")
-	check_match "… with the commands doing the most I/O: fio's among them ($top)" "(^| )fio( |$)" "$top"
+	util=$(dq get disk util device "$dev" <<<"$OUT")
+	# Held to iostat: saturated (every second at 92 % or more) must be found, and what is found
+	# must be what iostat saw. The kernel's %util of a loop device at 10,000 writes a second reads
+	# low (86-95 % in CI's sanitizer run, 99 % at 4,000), so a second below 92 % leaves doctor free
+	# to find it or not over its 3 s, which it judges at 90 %.
+	if awk -v lo="${util_lo:-0}" 'BEGIN { exit !(lo >= 92) }'; then
+		check "fio saturating $dev (iostat: ${util_lo}-${util_hi} % busy each second): a warning or worse (exit $RC)" \
+			test "$RC" -eq 3 -o "$RC" -eq 4
+		check "… the disk found, busy ≥ 90 % ($util)" between 90 100 "$util"
+	else
+		check "fio loading $dev (iostat: ${util_lo:-?}-${util_hi:-?} % busy each second, not all saturated): found busy ≥ 90 % or not found ($util)" \
+			test "$util" = absent -o "$(awk -v u="$util" 'BEGIN { print (u >= 90 && u <= 100) }')" = 1
+	fi
+	if [ "$util" != absent ]; then
+		check "… as iostat -x says over the same seconds ($util within ${util_lo:-?}-${util_hi:-?} % +-3)" \
+			between "$(awk -v x="${util_lo:-1000}" 'BEGIN { print x - 3 }')" "$(awk -v x="${util_hi:--1}" 'BEGIN { print x + 3 }')" "$util"
+		w_s=$(dq get disk w_s device "$dev" <<<"$OUT")
+		read -r w_lo w_hi < <(iostat_range w/s)
+		check "… writes per second within iostat's second by second ($w_s within ${w_lo:-?}-${w_hi:-?} +-10 %)" \
+			between "$(awk -v x="${w_lo:-1e12}" 'BEGIN { print x * 0.9 }')" "$(awk -v x="${w_hi:--1}" 'BEGIN { print x * 1.1 }')" "$w_s"
+		# fio's 8 jobs are one command; the loop device's workers, which write what fio writes to the
+		# file under it, may be as busy.
+		top=$(dq comms disk top <<<"$OUT")
+		check_match "… with the commands doing the most I/O: fio's among them ($top)" "(^| )fio( |$)" "$top"
+	fi
 	run "$IOLENS" doctor 1
-	check_match "the text: the disk, its %util and aqu-sz" "disk $dev is saturated: busy [0-9]+ % of the time" "$OUT"
-	check_match "… and what shows more" "more: iolens stat -x --psi 1" "$OUT"
+	# The text, where the disk was saturated throughout (else doctor may or may not find it; the
+	# disk fixtures of doctor_replay.sh hold the text whatever this machine does).
+	if [ "$util" != absent ] || awk -v lo="${util_lo:-0}" 'BEGIN { exit !(lo >= 92) }' || grep -q "disk $dev is saturated" <<<"$OUT"; then
+		check_match "the text: the disk, its %util and aqu-sz" "disk $dev is saturated: busy [0-9]+ % of the time" "$OUT"
+		check_match "… and what shows more" "more: iolens stat -x --psi 1" "$OUT"
+	fi
 	kill "$FIO"
 	wait "$FIO" 2>/dev/null
 	run "$IOLENS" doctor --json 1
