@@ -277,6 +277,20 @@ int sockets_parse_sockstat(const char *text, size_t len, struct sockets *out);
 /* All of them; files that are missing (no IPv6) count nothing. Returns the first error of a file
  * that is there but could not be read or parsed, after counting all the others. */
 int sockets_read(struct sockets *out);
+/* Which socket files sockets_read_some reads. */
+enum {
+	SOCKETS_TCP = 1u << 0,  /* /proc/net/tcp, tcp6 */
+	SOCKETS_UDP = 1u << 1,  /* /proc/net/udp, udp6 */
+	SOCKETS_RAW = 1u << 2,  /* /proc/net/raw, raw6 */
+	SOCKETS_UNIX = 1u << 3, /* /proc/net/unix */
+	SOCKETS_STAT = 1u << 4, /* /proc/net/sockstat, sockstat6: used, tcp/udp/raw/frag inuse */
+};
+/*
+ * sockets_read's counts, of the files in `which` only, added into out (which the caller zeroes
+ * once a sample); the others' fields are left as they are. As sockets_read: a missing file (no
+ * IPv6) counts nothing; the first error of a file that is there, after reading the others.
+ */
+int sockets_read_some(struct sockets *out, unsigned which);
 
 /* ---- files, inodes, aio, locks, ipc ----------------------------------------------------- */
 

@@ -152,67 +152,6 @@ int proc_count_read(uint64_t *count)
 	return 0;
 }
 
-static void note_error(int *first, int rc)
-{
-	if (rc != 0 && rc != -ENOENT && *first == 0)
-		*first = rc;
-}
-
-int sockets_read_some(struct sockets *out, unsigned which)
-{
-	static struct sysroot_file tables[] = {
-		SYSROOT_FILE("/proc/net/tcp"), SYSROOT_FILE("/proc/net/tcp6"), SYSROOT_FILE("/proc/net/udp"),
-		SYSROOT_FILE("/proc/net/udp6"), SYSROOT_FILE("/proc/net/raw"), SYSROOT_FILE("/proc/net/raw6"),
-		SYSROOT_FILE("/proc/net/unix"),
-	};
-	static const unsigned table_kind[] = {
-		SOCKETS_TCP, SOCKETS_TCP, SOCKETS_UDP, SOCKETS_UDP, SOCKETS_RAW, SOCKETS_RAW, SOCKETS_UNIX,
-	};
-	static int (*const parsers[])(const char *, size_t, struct sockets *) = {
-		sockets_parse_tcp, sockets_parse_tcp, sockets_parse_udp, sockets_parse_udp,
-		sockets_parse_raw, sockets_parse_raw, sockets_parse_unix,
-	};
-	static struct sysroot_file sockstat = SYSROOT_FILE("/proc/net/sockstat");
-	static struct sysroot_file sockstat6 = SYSROOT_FILE("/proc/net/sockstat6");
-	const char *text;
-	size_t len;
-	int first_error = 0, rc;
-
-	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
-		if (!(which & table_kind[i]))
-			continue;
-		rc = sysroot_file_read(&tables[i], &text, &len);
-		if (rc == 0)
-			rc = parsers[i](text, len, out);
-		note_error(&first_error, rc);
-	}
-	if (which & SOCKETS_STAT) {
-		struct sockets totals = {0};
-
-		/* The totals are the kernel's own counts: without the file they are unknown, not zero. */
-		rc = sysroot_file_read(&sockstat, &text, &len);
-		if (rc == 0)
-			rc = sockets_parse_sockstat(text, len, &totals);
-		if (rc == 0) {
-			int rc6 = sysroot_file_read(&sockstat6, &text, &len);
-
-			if (rc6 == 0)
-				rc6 = sockets_parse_sockstat(text, len, &totals);
-			note_error(&first_error, rc6);
-		} else {
-			totals.used = totals.tcp_inuse = totals.udp_inuse = PROCFS_UNKNOWN;
-			totals.raw_inuse = totals.frag_inuse = PROCFS_UNKNOWN;
-			note_error(&first_error, rc);
-		}
-		out->used = totals.used;
-		out->tcp_inuse = totals.tcp_inuse;
-		out->udp_inuse = totals.udp_inuse;
-		out->raw_inuse = totals.raw_inuse;
-		out->frag_inuse = totals.frag_inuse;
-	}
-	return first_error;
-}
-
 int proc_stat_parse(const char *text, struct proc_entry *out)
 {
 	const char *open = strchr(text, '('), *close = strrchr(text, ')');
