@@ -2,6 +2,20 @@
 # diskstats_vs_iostat.sh: the diskstats collector's iostat -x figures against iostat's own, over the same seconds of a dd on the scratch disk.
 . "$(dirname "$0")/lib.sh"
 
+# iostat_fields DISK FILE: "key value" lines of DISK in iostat -o JSON's FILE.
+iostat_fields() {
+	python3 - "$1" "$2" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[2]))
+for stats in doc["sysstat"]["hosts"][0]["statistics"]:
+    for d in stats.get("disk", []):
+        if d["disk_device"] == sys.argv[1]:
+            for key, value in d.items():
+                if key != "disk_device":
+                    print(key, value)
+EOF
+}
+
 DISKEXT=${BUILD:-$TOP/build}/tests/helpers/diskext
 SECONDS_MEASURED=2
 
@@ -49,16 +63,7 @@ wait "$load"
 if [ "$ours_rc" = 0 ]; then ok "diskext samples $disk"; else not_ok "diskext $disk: status $ours_rc: $(head -3 "$T/ours.err")"; fi
 if [ "$iostat_rc" = 0 ]; then ok "iostat -x -o JSON $disk"; else not_ok "iostat $disk: status $iostat_rc: $(head -3 "$T/iostat.err")"; fi
 
-python3 - "$disk" "$T/iostat.json" > "$T/theirs" 2>"$T/json.err" <<'EOF'
-import json, sys
-doc = json.load(open(sys.argv[2]))
-for stats in doc["sysstat"]["hosts"][0]["statistics"]:
-    for d in stats.get("disk", []):
-        if d["disk_device"] == sys.argv[1]:
-            for key, value in d.items():
-                if key != "disk_device":
-                    print(key, value)
-EOF
+iostat_fields "$disk" "$T/iostat.json" > "$T/theirs" 2>"$T/json.err"
 if [ -s "$T/theirs" ]; then ok "iostat's JSON has $disk"; else not_ok "iostat's JSON has no $disk: $(head -c 300 "$T/iostat.json") $(tail -2 "$T/json.err")"; fi
 
 value() { awk -v k="$1" '$1 == k { print $2 }' "$2"; }
@@ -132,16 +137,7 @@ touch "$T/stop"
 wait "$load"
 check_eq "iolens stat --json -x -D $disk: status" 0 "$stat_rc"
 if [ "$ours_rc" = 0 ] && [ "$iostat_rc" = 0 ]; then ok "diskext and iostat sample $disk"; else not_ok "$disk: diskext $ours_rc, iostat $iostat_rc: $(head -2 "$T/ours.err" "$T/iostat.err")"; fi
-python3 - "$disk" "$T/iostat.json" > "$T/theirs" 2>"$T/json.err" <<'EOF2'
-import json, sys
-doc = json.load(open(sys.argv[2]))
-for stats in doc["sysstat"]["hosts"][0]["statistics"]:
-    for d in stats.get("disk", []):
-        if d["disk_device"] == sys.argv[1]:
-            for key, value in d.items():
-                if key != "disk_device":
-                    print(key, value)
-EOF2
+iostat_fields "$disk" "$T/iostat.json" > "$T/theirs" 2>"$T/json.err"
 # Measured here (2 s, ~11 rounds a second): rates within 0.1 %, but a round is ~4 % of the
 # window and the two windows start a few ms apart: 15 % for rates; ratios and sizes are steady.
 nonzero=1
