@@ -31,6 +31,9 @@ struct stat_options {
 	bool integer, floats, nocolor, noheaders, noupdate, no_boot_sample;
 	bool color;           /* --color: colours even off a terminal */
 	bool bits;            /* --bits */
+	bool human;           /* --human: -x's sizes scaled (iostat -h) */
+	bool omit_idle;       /* -z: disks without I/O in the interval left out (iostat -z) */
+	bool partitions;      /* --partitions: each disk listed followed by its partitions (iostat -p) */
 	const char *output_file;
 	const char *pidfile;  /* --pidfile: our pid in it while we run */
 	enum out_format format;
@@ -54,6 +57,7 @@ struct run {
 	int current;     /* samples[current] is the latest */
 	unsigned replay_index;
 	char layout[4096]; /* the groups' keys: when it changes, headers are printed again */
+	const struct system_sample *then; /* the sample before the one the groups are built from (NULL: boot) */
 	struct segment_set vtrace; /* --vtrace */
 	uint64_t vtrace_then_ns;
 	bool failed;
@@ -150,6 +154,10 @@ static _Noreturn void usage(void)
 	       "  -x, --disk-ext         iostat -x per disk: r/s w/s rkB/s wkB/s rrqm/s wrqm/s\n"
 	       "                         r_await w_await aqu-sz rareq-sz wareq-sz %%util; JSON\n"
 	       "                         and CSV also iostat's discard, flush and %%merged columns\n"
+	       "  -z, --omit-idle        iostat -z: disks that did no I/O in the interval left out\n"
+	       "      --partitions[=DISKS]  iostat -p: each disk listed followed by its partitions;\n"
+	       "                         =DISKS (a list, as -D) shows those disks and their partitions\n"
+	       "      --human            iostat -h: -x's sizes with their unit (B, k, M, G), not in kB\n"
 	       "      --psi              pressure: io, memory and cpu stall, some and full, %% of the time\n"
 	       "      --cache            page cache: cached, dirty, writeback; pages added and removed\n"
 	       "      --vtrace           every libvtrace server: op/s, %%util, and how many of its ops have\n"
@@ -170,7 +178,7 @@ static _Noreturn void usage(void)
 	       "      --json             one JSON object per sample, one per line (bytes, ns, counts)\n"
 	       "      --csv              CSV on standard output instead of the table\n"
 	       "      --pidfile FILE     write the process id to FILE, removed at the end\n"
-	       "      --no-boot-sample   leave out the first line, the average since boot\n"
+	       "      --no-boot-sample   leave out the first line, the average since boot (iostat -y)\n"
 	       "      --sysroot DIR      read /proc and /sys under DIR (a recorded tree)\n"
 	       "  -h, --help             show this help\n"
 	       "  -V, --version          show the version\n"
@@ -315,10 +323,30 @@ static _Noreturn void list_plugins(void)
 	exit(EXIT_OK);
 }
 
+/* A -C/-D/-N/-S/-I list must name something: "" or "," would show nothing, silently. */
+static void check_list(const char *option, const char *arg)
+{
+	if (!arg[strspn(arg, ",")])
+		usage_error("%s: '%s' names nothing (a list of names separated by commas)", option, arg);
+}
+
 static char *set_list(char *old, const char *arg)
 {
 	free(old);
 	return xstrdup(arg);
+}
+
+/* A list with more names at its end. */
+static char *add_to_list(char *old, const char *arg)
+{
+	char *joined;
+
+	if (!old)
+		return xstrdup(arg);
+	joined = xcalloc(1, strlen(old) + strlen(arg) + 2);
+	sprintf(joined, "%s,%s", old, arg);
+	free(old);
+	return joined;
 }
 
 /*
@@ -350,7 +378,7 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		OPT_CPU_ADV = 0x3000, OPT_TCP, OPT_UDP, OPT_UNIX, OPT_SOCKET, OPT_FS, OPT_AIO, OPT_VM, OPT_LOCK, OPT_IPC,
 		OPT_RAW, OPT_INTEGER, OPT_FLOAT, OPT_NOCOLOR, OPT_NOHEADERS, OPT_NOUPDATE, OPT_OUTPUT, OPT_PSI,
 		OPT_CACHE, OPT_VTRACE, OPT_NO_BOOT, OPT_SYSROOT, OPT_JSON, OPT_CSV, OPT_LIST, OPT_COLOR, OPT_PIDFILE,
-		OPT_FILESYSTEM, OPT_BITS, OPT_PLUGIN,
+		OPT_FILESYSTEM, OPT_BITS, OPT_PLUGIN, OPT_HUMAN, OPT_PARTITIONS,
 	};
 	static const struct option long_options[] = {
 		COMMON_LONG_OPTIONS,
@@ -378,6 +406,9 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		{ "color", no_argument, NULL, OPT_COLOR },   { "pidfile", required_argument, NULL, OPT_PIDFILE },
 		{ "filesystem", no_argument, NULL, OPT_FILESYSTEM }, { "mods", required_argument, NULL, 'M' },
 		{ "modules", required_argument, NULL, 'M' }, { "bits", no_argument, NULL, OPT_BITS },
+		/* iostat's -h, -p and -z (its -y is --no-boot-sample: dstat has -h, -p and -y). */
+		{ "human", no_argument, NULL, OPT_HUMAN },  { "partitions", optional_argument, NULL, OPT_PARTITIONS },
+		{ "omit-idle", no_argument, NULL, 'z' },
 		/* dstat's plugins by name: --disk-util, --top-io ... */
 		{ "disk-util", no_argument, NULL, OPT_PLUGIN }, { "disk-tps", no_argument, NULL, OPT_PLUGIN },
 		{ "disk-wait", no_argument, NULL, OPT_PLUGIN }, { "disk-avgqu", no_argument, NULL, OPT_PLUGIN },
@@ -392,7 +423,7 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 	};
 	int opt, rc, index = 0;
 
-	while ((opt = getopt_long(argc, argv, "cdngymslpirtTafvxo:M:C:D:N:S:I:hV", long_options, &index)) != -1) {
+	while ((opt = getopt_long(argc, argv, "cdngymslpirtTafvxzo:M:C:D:N:S:I:hV", long_options, &index)) != -1) {
 		switch (opt) {
 		case 'c': want(o, G_CPU); break;
 		case OPT_CPU_ADV: o->cpu_adv = true; want(o, G_CPU); break;
@@ -413,6 +444,16 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		case OPT_FILESYSTEM: want(o, G_FS); break;
 		case OPT_PLUGIN: want_plugin(o, long_options[index].name); break;
 		case OPT_BITS: o->bits = true; break;
+		case OPT_HUMAN: o->human = true; break;
+		case 'z': o->omit_idle = true; break;
+		case OPT_PARTITIONS:
+			/* iostat -p DISKS: those disks (as -D adds them) and their partitions; -p ALL: every disk's. */
+			o->partitions = true;
+			if (optarg)
+				check_list("--partitions", optarg);
+			if (optarg && strcmp(optarg, "ALL"))
+				o->disks = add_to_list(o->disks, optarg);
+			break;
 		case OPT_TCP: want(o, G_TCP); break;
 		case OPT_UDP: want(o, G_UDP); break;
 		case OPT_UNIX: want(o, G_UNIX); break;
@@ -435,11 +476,11 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 			o->disks = set_list(o->disks, "total");
 			break;
 		case 'f': o->full = true; break;
-		case 'C': o->cpus = set_list(o->cpus, optarg); break;
-		case 'D': o->disks = set_list(o->disks, optarg); break;
-		case 'N': o->nets = set_list(o->nets, optarg); break;
-		case 'S': o->swaps = set_list(o->swaps, optarg); break;
-		case 'I': o->irqs = set_list(o->irqs, optarg); break;
+		case 'C': check_list("-C", optarg); o->cpus = set_list(o->cpus, optarg); break;
+		case 'D': check_list("-D", optarg); o->disks = set_list(o->disks, optarg); break;
+		case 'N': check_list("-N", optarg); o->nets = set_list(o->nets, optarg); break;
+		case 'S': check_list("-S", optarg); o->swaps = set_list(o->swaps, optarg); break;
+		case 'I': check_list("-I", optarg); o->irqs = set_list(o->irqs, optarg); break;
 		case OPT_INTEGER: o->integer = true; break;
 		case OPT_FLOAT: o->floats = true; break;
 		case OPT_NOCOLOR: o->nocolor = o->noupdate = true; o->color = false; break;
@@ -519,6 +560,46 @@ static bool per_disk(enum group_kind kind)
 	return kind == G_DISK_EXT || kind == G_DISK_UTIL || kind == G_DISK_WAIT || kind == G_DISK_AVGQU;
 }
 
+/* The groups of disks: -d, -r, -x and dstat's disk plugins. */
+static bool disk_kind(enum group_kind kind)
+{
+	return kind == G_DISK || kind == G_IO || kind == G_DISK_TPS || per_disk(kind);
+}
+
+/*
+ * iostat -z: a device that completed no request and was never busy in the interval (the
+ * first line: since boot). One busy without completing (a request stuck) is not idle; one
+ * that is new or went away is not either: it shows, or says it went away.
+ */
+static bool disk_idle(const struct system_sample *then, const struct system_sample *now, const char *name)
+{
+	const struct disk_stats *b = diskstats_find(&now->disks, name), *a;
+	static const struct disk_stats zero;
+
+	if (!b)
+		return false;
+	a = then ? diskstats_find(&then->disks, name) : &zero;
+	return a && a->rd_ios == b->rd_ios && a->wr_ios == b->wr_ios && a->dc_ios == b->dc_ios &&
+	       a->fl_ios == b->fl_ios && a->io_ticks == b->io_ticks;
+}
+
+/* A disk's group, followed by its partitions' with --partitions; with -z, those that did I/O in the interval. */
+static void add_disk(struct run *r, enum group_kind kind, const char *name, const struct system_sample *s)
+{
+	const struct stat_options *o = r->opts;
+
+	if (!strcmp(name, "total") || !o->omit_idle || !disk_idle(r->then, s, name))
+		add_group(r, kind, name);
+	if (!o->partitions || !strcmp(name, "total"))
+		return;
+	for (unsigned d = 0; d < s->disks.count; d++) {
+		const char *part = s->disks.disk[d].name;
+		if (s->disks.kind[d].partition && !strcmp(s->disks.kind[d].whole, name) &&
+		    (!o->omit_idle || !disk_idle(r->then, s, part)))
+			add_group(r, kind, part);
+	}
+}
+
 /*
  * One group per item of a -C/-D/-N/-S list. At the start every name must exist (exit 2
  * otherwise); later, one that went away stays, with '-' for its values.
@@ -546,7 +627,10 @@ static void add_listed(struct run *r, enum group_kind kind, const char *list, co
 			usage_error("%s '%s' not found", what, p);
 		if (per_disk(kind) && !strcmp(name, "total"))
 			continue; /* iostat -x has no total, nor have dstat's disk-util, disk-wait and disk-avgqu */
-		add_group(r, kind, name);
+		if (disk_kind(kind))
+			add_disk(r, kind, name, s);
+		else
+			add_group(r, kind, name);
 	}
 }
 
@@ -707,6 +791,8 @@ static void build_groups(struct run *r, const struct system_sample *s)
 	r->needs = SYS_UPTIME;
 	for (unsigned i = 0; i < o->norder; i++) {
 		enum group_kind kind = o->order[i];
+		/* What a kind needs, even when it has no group now (-z, all idle): it may have one next time. */
+		r->needs |= group_needs(kind);
 		switch (kind) {
 		case G_CPU:
 			if (o->cpus)
@@ -732,12 +818,12 @@ static void build_groups(struct run *r, const struct system_sample *s)
 			} else if (o->full || per_disk(kind)) {
 				/*
 				 * Every device but partitions (stacked ones too: -f asks for all), and those
-				 * that never did any I/O left out, as iostat -z does.
+				 * that never did any I/O left out.
 				 */
 				for (unsigned d = 0; d < s->disks.count; d++) {
 					const struct disk_stats *disk = &s->disks.disk[d];
 					if (!s->disks.kind[d].partition && disk->rd_ios + disk->wr_ios + disk->dc_ios + disk->fl_ios)
-						add_group(r, kind, disk->name);
+						add_disk(r, kind, disk->name, s);
 				}
 			} else {
 				add_group(r, kind, "total");
@@ -1236,7 +1322,7 @@ int cmd_stat(int argc, char **argv)
 	char **args = with_dstat_opts(&argc, argv);
 
 	parse_options(&o, argc, args);
-	groups_show_bits(o.bits);
+	groups_show_units(o.bits, o.human);
 	if (env_replay && *env_replay)
 		o.replay = env_replay;
 	r.tty = isatty(STDOUT_FILENO) && o.format == OUT_TABLE;
@@ -1358,7 +1444,8 @@ int cmd_stat(int argc, char **argv)
 			break; /* the recording ended */
 		if (has_vtrace)
 			segment_set_refresh(&r.vtrace);
-		/* Devices and services come and go: the groups follow, with new headers. */
+		/* Devices and services come and go (and with -z, idle disks): the groups follow, with new headers. */
+		r.then = then;
 		build_groups(&r, now);
 		double seconds = now->mono_ns > then->mono_ns ? (double)(now->mono_ns - then->mono_ns) / 1e9 : 0;
 		compute_all(&r, then, now, seconds, false);

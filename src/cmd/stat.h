@@ -68,8 +68,8 @@ struct group {
 /* Whether a kind is one of dstat's top plugins: a name (shown.text), then figures. */
 bool group_is_top(enum group_kind kind);
 
-/* --bits: disk and network bytes shown as bits, as dstat's (JSON and CSV stay in bytes). Before group_init. */
-void groups_show_bits(bool bits);
+/* --bits (disk and net in bits) and --human (-x's sizes scaled, not in KiB): before any group_init. */
+void groups_show_units(bool bits, bool human);
 
 /* The sources (SYS_* flags) a kind needs. */
 unsigned group_needs(enum group_kind kind);

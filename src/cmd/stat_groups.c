@@ -230,11 +230,25 @@ bool group_is_top(enum group_kind kind)
 	return kind >= G_TOP_CPU && kind <= G_TOP_INT;
 }
 
-static bool show_bits;
+static bool show_bits, show_human;
 
-void groups_show_bits(bool bits)
+/* iostat's --human: -x's sizes scaled with their unit (B, k, M, G) on screen, not in KiB. */
+static struct mon_column ext_human_cols[sizeof(ext_cols) / sizeof(ext_cols[0])];
+
+void groups_show_units(bool bits, bool human)
 {
+	static const struct { unsigned column; const char *nick; } sizes[] = {
+		{ 2, "rB/s" }, { 3, "wB/s" }, { 9, "rareq" }, { 10, "wareq" }, { 15, "dB/s" }, { 19, "dareq" },
+	};
+
 	show_bits = bits;
+	show_human = human;
+	memcpy(ext_human_cols, ext_cols, sizeof(ext_cols));
+	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		ext_human_cols[sizes[i].column].nick = sizes[i].nick;
+		ext_human_cols[sizes[i].column].type = B;
+		ext_human_cols[sizes[i].column].scale = 1024;
+	}
 }
 
 /* DSTAT_TIMEFMT: the time column's strftime format, as dstat's; the column as wide as the time it makes. */
@@ -293,6 +307,8 @@ void group_init(struct group *g, enum group_kind kind, const char *item)
 		g->shown.columns = disk_bits_cols;
 	if (show_bits && kind == G_NET)
 		g->shown.columns = net_bits_cols;
+	if (show_human && kind == G_DISK_EXT)
+		g->shown.columns = ext_human_cols;
 	if (kind == G_CPU || kind == G_CPU_ADV) {
 		if (!strcmp(g->item, "total"))
 			snprintf(g->shown.title, sizeof(g->shown.title), "total cpu usage");
@@ -497,6 +513,12 @@ static void compute_disk(struct group *g, const struct system_sample *then, cons
 	}
 }
 
+/* A size in KiB: KiB on screen (bytes with --human), bytes in JSON and CSV. */
+static void set_kib(struct group *g, unsigned column, double kib)
+{
+	set(g, column, show_human ? kib * 1024 : kib, kib * 1024);
+}
+
 static void compute_disk_ext(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			     double seconds)
 {
@@ -512,26 +534,26 @@ static void compute_disk_ext(struct group *g, const struct system_sample *then, 
 	disk_ext_compute(&a, &b, seconds, &x);
 	set_same(g, 0, x.r_s);
 	set_same(g, 1, x.w_s);
-	set(g, 2, x.rkb_s, x.rkb_s * 1024);
-	set(g, 3, x.wkb_s, x.wkb_s * 1024);
+	set_kib(g, 2, x.rkb_s);
+	set_kib(g, 3, x.wkb_s);
 	set_same(g, 4, x.rrqm_s);
 	set_same(g, 5, x.wrqm_s);
 	set(g, 6, x.r_await, x.r_await * 1e6);
 	set(g, 7, x.w_await, x.w_await * 1e6);
 	set_same(g, 8, x.aqu_sz);
-	set(g, 9, x.rareq_sz, x.rareq_sz * 1024);
-	set(g, 10, x.wareq_sz, x.wareq_sz * 1024);
+	set_kib(g, 9, x.rareq_sz);
+	set_kib(g, 10, x.wareq_sz);
 	set_same(g, 11, x.util);
 	set_same(g, 12, x.rrqm_pct);
 	set_same(g, 13, x.wrqm_pct);
 	/* Discards and flushes: unknown (null) when the kernel's diskstats lines have no such fields. */
 	if (x.has_discards) {
 		set_same(g, 14, x.d_s);
-		set(g, 15, x.dkb_s, x.dkb_s * 1024);
+		set_kib(g, 15, x.dkb_s);
 		set_same(g, 16, x.drqm_s);
 		set_same(g, 17, x.drqm_pct);
 		set(g, 18, x.d_await, x.d_await * 1e6);
-		set(g, 19, x.dareq_sz, x.dareq_sz * 1024);
+		set_kib(g, 19, x.dareq_sz);
 	} else {
 		for (unsigned c = 14; c < 20; c++)
 			set_same(g, c, NAN);

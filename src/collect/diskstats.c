@@ -187,6 +187,7 @@ struct known_device {
 	char name[sizeof(((struct disk_stats *)0)->name)];
 	unsigned major, minor;
 	bool partition, removable;
+	char whole[sizeof(((struct disk_kind *)0)->whole)]; /* a partition's disk */
 	bool stacked, has_holders; /* as last looked at: again when the devices change */
 	bool restacks;             /* a driver whose slaves can change while it exists (dm, md, bcache) */
 };
@@ -254,6 +255,28 @@ static const struct known_device *known_lookup(const struct disk_stats *disk, un
 		if (known[i].major == disk->major && known[i].minor == disk->minor && strcmp(known[i].name, disk->name) == 0)
 			return &known[i];
 	return NULL;
+}
+
+/*
+ * A partition's disk: the device whose sysfs directory holds the partition's (sda holds sda1,
+ * nvme0n1 holds nvme0n1p1). Only devices whose name starts the partition's are asked.
+ */
+static void whole_disk_of(const struct diskstats *stats, const char *partition, char *out, size_t size)
+{
+	char spelled[sizeof(stats->disk[0].name)];
+
+	out[0] = '\0';
+	snprintf(spelled, sizeof(spelled), "%s", partition);
+	for (char *c = strchr(spelled, '/'); c; c = strchr(c, '/'))
+		*c = '!'; /* as sysfs spells cciss/c0d0p1 */
+	for (unsigned i = 0; i < stats->count; i++) {
+		const char *disk = stats->disk[i].name;
+		size_t len = strlen(disk);
+		if (len < strlen(partition) && !strncmp(disk, partition, len) && sysfs_exists(disk, spelled)) {
+			snprintf(out, size, "%s", disk);
+			return;
+		}
+	}
 }
 
 /* The block drivers of /proc/devices by major, read again only when a major is not in it. */
@@ -382,9 +405,12 @@ static void fill_kinds(struct diskstats *stats)
 			kind->in_sysfs = true;
 			kind->partition = seen->partition;
 			kind->removable = seen->removable;
+			memcpy(kind->whole, seen->whole, sizeof(kind->whole));
 			restacks = seen->restacks;
 		} else {
 			kind->partition = sysfs_exists(disk->name, "partition");
+			if (kind->partition)
+				whole_disk_of(stats, disk->name, kind->whole, sizeof(kind->whole));
 			kind->removable = sysfs_is_one(disk->name, "removable");
 			driver = driver_of(disk->major, &reread);
 			/* A driver not named in /proc/devices is not known to keep still either. */
@@ -412,6 +438,7 @@ static void fill_kinds(struct diskstats *stats)
 			keep->minor = disk->minor;
 			keep->partition = kind->partition;
 			keep->removable = kind->removable;
+			memcpy(keep->whole, kind->whole, sizeof(keep->whole));
 			keep->stacked = kind->stacked;
 			keep->has_holders = kind->has_holders;
 			keep->restacks = restacks;

@@ -26,6 +26,7 @@ struct disk_kind {
 	bool removable;
 	bool in_total;     /* counted in "total": a whole device that is not stacked on another one */
 	bool in_sysfs;     /* /sys/class/block/NAME was there: without it the flags above are unknown (all false) */
+	char whole[64];    /* a partition's disk (sysfs has /sys/class/block/DISK/NAME), "" when unknown or not a partition */
 };
 
 struct diskstats {

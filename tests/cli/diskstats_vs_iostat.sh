@@ -140,6 +140,8 @@ if [ "$ours_rc" = 0 ] && [ "$iostat_rc" = 0 ]; then ok "diskext and iostat sampl
 iostat_fields "$disk" "$T/iostat.json" > "$T/theirs" 2>"$T/json.err"
 # Measured here (2 s, ~11 rounds a second): rates within 0.1 %, but a round is ~4 % of the
 # window and the two windows start a few ms apart: 15 % for rates; ratios and sizes are steady.
+# d_await averages a few large discards, each of a different length: one discard more or
+# less in a window moved it by 53 % on a busy machine (11.58 against 7.57 ms): 50 %.
 nonzero=1
 close w/s      0.15 5
 close wkB/s    0.15 1024
@@ -149,7 +151,7 @@ close w_await  0.25 0.1
 close wareq-sz 0.10 4
 close d/s      0.15 1
 close dkB/s    0.15 1024
-close d_await  0.25 0.1
+close d_await  0.50 0.1
 close dareq-sz 0.02 1
 close f/s      0.15 1
 close f_await  0.25 0.1
@@ -176,7 +178,7 @@ close wrqm/s   0.15 5
 close wrqm     0.02 0.5
 close d/s      0.15 1
 close dkB/s    0.15 1024
-close d_await  0.25 0.1
+close d_await  0.50 0.1
 close dareq-sz 0.02 1
 close f/s      0.15 1
 close f_await  0.25 0.1
