@@ -65,8 +65,11 @@ HAVE_BPF := $(shell test -r /sys/kernel/btf/vmlinux && test -x $(BPFTOOL) && $(P
 BPF_SRC := $(sort $(wildcard src/bpf/*.bpf.c))
 BPF_SKEL := $(BPF_SRC:src/bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 ifeq ($(HAVE_BPF),yes)
+# libbpf too is opened when a collector loads a program (src/collect/bpf_dl.h), not linked.
 PKG_CFLAGS += -DIOLENS_BPF -I$(BUILD)/bpf $(shell $(PKG_CONFIG) --cflags libbpf)
 PKG_LIBS += $(shell $(PKG_CONFIG) --libs libbpf)
+DL_PKGS += libbpf
+DL_CPPFLAGS += -DBPF_SONAME='"$(call soname,libbpf)"'
 endif
 
 ALL_CPPFLAGS := -D_GNU_SOURCE -DIOLENS_VERSION='"$(VERSION)"' $(DL_CPPFLAGS) -Isrc -Iinclude $(CPPFLAGS)

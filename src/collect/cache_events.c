@@ -6,8 +6,7 @@
 #include <stdlib.h>
 
 #ifdef IOLENS_BPF
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
+#include "collect/bpf_dl.h"
 #include <unistd.h>
 
 #include "cache_events.skel.h"
@@ -21,7 +20,9 @@ int cache_events_start(const char **why)
 
 	if (skeleton)
 		return 0;
-	ebpf_quiet();
+	rc = ebpf_init(why);
+	if (rc)
+		return rc;
 	skeleton = cache_events_bpf__open();
 	if (!skeleton) {
 		rc = errno ? -errno : -EINVAL;
@@ -46,11 +47,12 @@ int cache_events_start(const char **why)
 
 int cache_events_read(uint64_t *added, uint64_t *removed)
 {
-	int ncpu = libbpf_num_possible_cpus(), fd;
 	uint64_t *values;
+	int ncpu, fd;
 
 	if (!skeleton)
 		return -ENOTCONN;
+	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		return -EINVAL;
 	values = calloc((size_t)ncpu, sizeof(*values));

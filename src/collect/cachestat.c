@@ -49,8 +49,7 @@ void cachestat_advance(struct cache_counters *previous, const struct cache_count
 }
 
 #ifdef IOLENS_BPF
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
+#include "collect/bpf_dl.h"
 #include <unistd.h>
 
 #include "cachestat.skel.h"
@@ -114,7 +113,9 @@ int cachestat_start(const struct cachestat_options *options, const char **why)
 
 	if (skeleton)
 		return 0;
-	ebpf_quiet();
+	rc = ebpf_init(why);
+	if (rc)
+		return rc;
 	skeleton = cachestat_bpf__open();
 	if (!skeleton) {
 		rc = errno ? -errno : -EINVAL;
@@ -155,12 +156,13 @@ int cachestat_start(const struct cachestat_options *options, const char **why)
 
 int cachestat_totals(struct cache_counters *out)
 {
-	int ncpu = libbpf_num_possible_cpus();
 	struct cache_counters *values;
 	__u32 key = 0;
+	int ncpu;
 
 	if (!skeleton)
 		return -ENOTCONN;
+	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		return -EINVAL;
 	values = xcalloc((size_t)ncpu, sizeof(*values));
@@ -382,9 +384,12 @@ int cachestat_take(struct cachestat_proc **procs, size_t *nprocs, struct cachest
 
 void cachestat_stop(void)
 {
-	ring_buffer__free(ring);
+	/* Nothing of libbpf's when nothing was started (libbpf itself may not be loaded). */
+	if (ring)
+		ring_buffer__free(ring);
 	ring = NULL;
-	bpf_link__destroy(flush_link);
+	if (flush_link)
+		bpf_link__destroy(flush_link);
 	flush_link = NULL;
 	if (skeleton)
 		cachestat_bpf__destroy(skeleton);

@@ -14,8 +14,9 @@
 #include "collect/sysroot.h"
 
 #ifdef IOLENS_BPF
-#include <bpf/btf.h>
-#include <bpf/libbpf.h>
+#include "collect/bpf_dl.h"
+#include "common/dl.h"
+
 #include <linux/capability.h>
 #include <sys/syscall.h>
 
@@ -55,10 +56,44 @@ static int keep_first_warning(enum libbpf_print_level level, const char *format,
 	return 0;
 }
 
-void ebpf_quiet(void)
+/* The pointers bpf_dl.h declares, one each. */
+#define DEFINE_SYM(name) __typeof__(name) name
+DEFINE_SYM(bpf_iter_create); DEFINE_SYM(bpf_link__destroy); DEFINE_SYM(bpf_link__fd); DEFINE_SYM(bpf_map__fd);
+DEFINE_SYM(bpf_map__set_max_entries); DEFINE_SYM(bpf_map_lookup_elem); DEFINE_SYM(bpf_map_get_next_key);
+DEFINE_SYM(bpf_map_delete_elem); DEFINE_SYM(bpf_object__open_skeleton); DEFINE_SYM(bpf_object__load_skeleton);
+DEFINE_SYM(bpf_object__attach_skeleton); DEFINE_SYM(bpf_object__detach_skeleton);
+DEFINE_SYM(bpf_object__destroy_skeleton); DEFINE_SYM(bpf_object__next_program); DEFINE_SYM(bpf_program__attach_iter);
+DEFINE_SYM(bpf_program__autoload); DEFINE_SYM(bpf_program__set_autoload); DEFINE_SYM(bpf_program__section_name);
+DEFINE_SYM(bpf_program__set_autoattach); DEFINE_SYM(btf__find_by_name_kind); DEFINE_SYM(btf__free);
+DEFINE_SYM(btf__load_vmlinux_btf); DEFINE_SYM(libbpf_num_possible_cpus); DEFINE_SYM(libbpf_set_print);
+DEFINE_SYM(ring_buffer__consume); DEFINE_SYM(ring_buffer__free); DEFINE_SYM(ring_buffer__new);
+DEFINE_SYM(ring_buffer__poll);
+
+int ebpf_init(const char **reason)
 {
+	static void *libbpf;
+	static char dl_why[256];
+
+	if (dl_open_many(&libbpf, BPF_SONAME, dl_why, sizeof(dl_why), DLSYM_ARG(bpf_iter_create),
+			 DLSYM_ARG(bpf_link__destroy), DLSYM_ARG(bpf_link__fd), DLSYM_ARG(bpf_map__fd),
+			 DLSYM_ARG(bpf_map__set_max_entries), DLSYM_ARG(bpf_map_lookup_elem),
+			 DLSYM_ARG(bpf_map_get_next_key), DLSYM_ARG(bpf_map_delete_elem),
+			 DLSYM_ARG(bpf_object__open_skeleton), DLSYM_ARG(bpf_object__load_skeleton),
+			 DLSYM_ARG(bpf_object__attach_skeleton), DLSYM_ARG(bpf_object__detach_skeleton),
+			 DLSYM_ARG(bpf_object__destroy_skeleton), DLSYM_ARG(bpf_object__next_program),
+			 DLSYM_ARG(bpf_program__attach_iter), DLSYM_ARG(bpf_program__autoload),
+			 DLSYM_ARG(bpf_program__set_autoload), DLSYM_ARG(bpf_program__section_name),
+			 DLSYM_ARG(bpf_program__set_autoattach), DLSYM_ARG(btf__find_by_name_kind), DLSYM_ARG(btf__free),
+			 DLSYM_ARG(btf__load_vmlinux_btf), DLSYM_ARG(libbpf_num_possible_cpus),
+			 DLSYM_ARG(libbpf_set_print), DLSYM_ARG(ring_buffer__consume), DLSYM_ARG(ring_buffer__free),
+			 DLSYM_ARG(ring_buffer__new), DLSYM_ARG(ring_buffer__poll), NULL) != 0) {
+		snprintf(why, sizeof(why), "libbpf cannot be loaded (%s): install it (Debian: libbpf1)", dl_why);
+		*reason = why;
+		return -ENOENT;
+	}
 	first_warning[0] = '\0';
 	libbpf_set_print(keep_first_warning);
+	return 0;
 }
 
 /* Root, or the two capabilities eBPF tracing needs since Linux 5.8 (CAP_SYS_ADMIN before). */
@@ -163,8 +198,10 @@ const char *ebpf_why(struct bpf_object *object, int err, const char *step)
 
 #else /* built without eBPF */
 
-void ebpf_quiet(void)
+int ebpf_init(const char **reason)
 {
+	*reason = ebpf_why(NULL, -ENOSYS, "build");
+	return -ENOSYS;
 }
 
 const char *ebpf_why(struct bpf_object *object, int err, const char *step)

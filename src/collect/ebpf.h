@@ -4,8 +4,11 @@
 
 struct bpf_object;
 
-/* libbpf's messages off stderr; the last warning is kept for ebpf_why. Call before opening. */
-void ebpf_quiet(void);
+/*
+ * Before anything of libbpf is used: opens libbpf (collect/bpf_dl.h) and keeps its messages off
+ * stderr (the first warning is kept for ebpf_why). 0, or -errno with *why saying what is missing.
+ */
+int ebpf_init(const char **why);
 
 /*
  * Why the object could not be loaded or attached (err: the -errno libbpf returned), with the

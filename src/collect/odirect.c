@@ -12,8 +12,7 @@
 #include "common/util.h"
 
 #ifdef IOLENS_BPF
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
+#include "collect/bpf_dl.h"
 #include <unistd.h>
 
 #include "odirect.skel.h"
@@ -77,7 +76,9 @@ int odirect_start(odirect_fn fn, void *context, const char **why)
 
 	if (skeleton)
 		return 0;
-	ebpf_quiet();
+	rc = ebpf_init(why);
+	if (rc)
+		return rc;
 	skeleton = odirect_bpf__open();
 	if (!skeleton) {
 		rc = errno ? -errno : -EINVAL;
@@ -155,7 +156,8 @@ uint64_t odirect_lost(void)
 
 void odirect_stop(void)
 {
-	ring_buffer__free(events);
+	if (events) /* libbpf may not be loaded when nothing was started */
+		ring_buffer__free(events);
 	events = NULL;
 	if (skeleton)
 		odirect_bpf__destroy(skeleton);

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# startup.sh: iolens does not link the libraries only some subcommands need (libmicrohttpd and gnutls, libyaml, libcrypt for export; ncurses for cachetop's full screen; liburing and libblkid for bench): it opens them with dlopen when they run, says so when one cannot be loaded, and every other subcommand runs without them.
+# startup.sh: iolens does not link the libraries only some subcommands need (libmicrohttpd and gnutls, libyaml, libcrypt for export; ncurses for cachetop's full screen; liburing and libblkid for bench; libbpf and libelf for the eBPF collectors): it opens them with dlopen when they run, says so when one cannot be loaded, and every other subcommand runs without them.
 . "$(dirname "$0")/lib.sh"
 
 command -v ldd >/dev/null || skip_all "no ldd"
 
 deps=$(ldd "$IOLENS" 2>&1)
-for lib in libmicrohttpd libgnutls libyaml libcrypt libncursesw libtinfo liburing libblkid; do
+for lib in libmicrohttpd libgnutls libyaml libcrypt libncursesw libtinfo liburing libblkid libbpf libelf; do
 	check_no_match "ldd iolens: no $lib" "(^|[[:space:]])$lib[.-]" "$deps"
 done
 
@@ -17,8 +17,8 @@ check_match "… the exposition" "# TYPE iolens_disk_io_time_seconds_total count
 broken=$T/broken
 mkdir -p "$broken"
 # The sonames the build wrote into iolens (the Makefile's MHD_SONAME...).
-sonames=$(grep -aoE 'lib(microhttpd|yaml[^.]*|crypt|ncursesw|uring|blkid)\.so\.[0-9]+' "$IOLENS" | sort -u)
-check_eq "iolens names the 6 sonames it opens" 6 "$(wc -l <<<"$sonames")"
+sonames=$(grep -aoE 'lib(microhttpd|yaml[^.]*|crypt|ncursesw|uring|blkid|bpf)\.so\.[0-9]+' "$IOLENS" | sort -u)
+check_eq "iolens names the 7 sonames it opens" 7 "$(wc -l <<<"$sonames")"
 for so in $sonames; do : >"$broken/$so"; done
 port=$((20000 + $$ % 20000))
 
@@ -68,6 +68,19 @@ fi
 
 # cachetop: ncurses for the full screen only.
 is_root || { echo "1..$t_count"; exit 0; } # cachetop needs root (eBPF or /proc of every process)
+
+# The eBPF collectors: libbpf when a program is loaded; without it, what each does without eBPF, said.
+LD_LIBRARY_PATH=$broken run "$IOLENS" cachestat 0.2 1
+check_eq "cachestat with a broken libbpf: its /proc/vmstat estimates, exit 0" 0 "$RC"
+check_match "… says libbpf cannot be loaded" "no eBPF \(libbpf cannot be loaded \(libbpf\.so\.[0-9]+: .+\): install it" "$ERR"
+check_match "… and prints a line" "HITS" "$OUT"
+LD_LIBRARY_PATH=$broken run "$IOLENS" stat --cache 0.2 2
+check_eq "stat --cache with a broken libbpf: exit 1, as without eBPF" 1 "$RC"
+check_match "… says why pages added are unknown" "pages added and removed are unknown \('-'\): libbpf cannot be loaded" "$ERR"
+LD_LIBRARY_PATH=$broken run "$IOLENS" doctor 1
+check_match "doctor with a broken libbpf: says what it estimates instead" "estimated from /proc/PID/io.*libbpf cannot be loaded" "$ERR"
+run "$IOLENS" cachestat 0.2 1
+check_no_match "cachestat with the real libbpf: no such message" "libbpf cannot be loaded" "$ERR"
 LD_LIBRARY_PATH=$broken run "$IOLENS" cachetop 0.2 1
 check_eq "piped cachetop runs without ncurses: exit 0" 0 "$RC"
 check_no_match "… and does not try it" "ncurses" "$ERR"
