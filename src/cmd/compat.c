@@ -393,20 +393,35 @@ static void print_percent(double percent)
 		printf("%7.3f", percent);
 }
 
+/* One of the boxed table's three rules: the name column's width, then Size, Pages, Cached and Percent's. */
+static void print_rule(bool unicode, size_t width, const char *const corners[2][3])
+{
+	static const size_t columns[] = { 16, 12, 11, 9 };
+	const char *const *c = corners[unicode], *h = unicode ? "─" : "-";
+
+	fputs(c[0], stdout);
+	repeat(h, width + 2);
+	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++) {
+		fputs(c[1], stdout);
+		repeat(h, columns[i]);
+	}
+	fputs(c[2], stdout);
+	putchar('\n');
+}
+
 /* The boxed table (-unicode with box-drawing characters), or -plain's columns. */
 static void print_text(const struct classic *c, enum classic_format format)
 {
+	/* { ASCII, unicode } corners: left, between columns, right (pcstat's ASCII header rule ends in '|'). */
+	static const char *const top[2][3] = { { "+", "+", "+" }, { "┌", "┬", "┐" } };
+	static const char *const middle[2][3] = { { "|", "+", "|" }, { "├", "┼", "┤" } };
+	static const char *const bottom[2][3] = { { "+", "+", "+" }, { "└", "┴", "┘" } };
 	const bool unicode = format == CLASSIC_UNICODE, plain = format == CLASSIC_PLAIN;
-	const char *h = unicode ? "─" : "-", *v = unicode ? "│" : "|";
+	const char *v = unicode ? "│" : "|";
 	size_t width = max_name_length(c);
 
-	if (!plain) {
-		fputs(unicode ? "┌" : "+", stdout);
-		repeat(h, width + 2);
-		fputs(unicode ? "┬────────────────┬────────────┬───────────┬─────────┐\n"
-			      : "+----------------+------------+-----------+---------+\n",
-		      stdout);
-	}
+	if (!plain)
+		print_rule(unicode, width, top);
 	if (!c->flags->nohdr) {
 		if (plain) {
 			fputs("Name", stdout);
@@ -416,11 +431,7 @@ static void print_text(const struct classic *c, enum classic_format format)
 			printf("%s Name", v);
 			repeat(" ", width - 4);
 			printf(" %s Size (bytes)   %s Pages      %s Cached    %s Percent %s\n", v, v, v, v, v);
-			fputs(unicode ? "├" : "|", stdout);
-			repeat(h, width + 2);
-			fputs(unicode ? "┼────────────────┼────────────┼───────────┼─────────┤\n"
-				      : "+----------------+------------+-----------+---------|\n",
-			      stdout);
+			print_rule(unicode, width, middle);
 		}
 	}
 	for (size_t i = 0; i < c->count; i++) {
@@ -442,13 +453,8 @@ static void print_text(const struct classic *c, enum classic_format format)
 		print_percent(classic_percent(file));
 		printf(" %s\n", v);
 	}
-	if (!plain) {
-		fputs(unicode ? "└" : "+", stdout);
-		repeat(h, width + 2);
-		fputs(unicode ? "┴────────────────┴────────────┴───────────┴─────────┘\n"
-			      : "+----------------+------------+-----------+---------+\n",
-		      stdout);
-	}
+	if (!plain)
+		print_rule(unicode, width, bottom);
 }
 
 /* pcstat's sparkline: a block a page when they fit, else an eighth-block level per bucket of pages. */
