@@ -11,6 +11,7 @@
 
 #include "cmd/common.h"
 #include "cmd/stat.h"
+#include "collect/bio.h"
 #include "collect/cache_events.h"
 #include "collect/segments.h"
 #include "collect/sysroot.h"
@@ -144,8 +145,10 @@ static _Noreturn void usage(void)
 	       "      --top-mem          the process with the most memory (resident)\n"
 	       "      --top-io           the process that read and wrote the most (syscalls: /proc/PID/io\n"
 	       "                         rchar, wchar), bytes per second\n"
-	       "      --top-bio          the process that made the most block I/O (/proc/PID/io read_bytes,\n"
-	       "                         write_bytes: writes counted when dirtied), bytes per second\n"
+	       "      --top-bio          the process that made the most block I/O, bytes per second: by eBPF\n"
+	       "                         (root), each request charged to the process that submitted it\n"
+	       "                         (writeback to kworker); else /proc/PID/io read_bytes, write_bytes\n"
+	       "                         (writes counted when dirtied), as dstat's\n"
 	       "      --top-latency      the process that waited the most for a cpu, ms per second\n"
 	       "      --top-int          the busiest interrupt, per second\n"
 	       "      --top-oom          the process the OOM killer would pick first, its score\n"
@@ -1310,6 +1313,23 @@ static void sleep_until(uint64_t deadline)
 	sleep_until_ns(deadline, &stop_signal);
 }
 
+/*
+ * --top-bio: block I/O per process by eBPF where it loads; else /proc/PID/io's read_bytes and
+ * write_bytes (a recording's too), said once as what they are.
+ */
+static void top_bio_source(const struct stat_options *o, bool elsewhere)
+{
+	const char *why = o->replay ? "a recording has no kernel to trace"
+				    : "the kernel is this machine's, not the tree's under --sysroot";
+
+	if (!elsewhere && bio_start(&why) == 0) {
+		groups_top_bio_by_ebpf(true);
+		return;
+	}
+	warn_msg("--top-bio: eBPF is not used (%s): the figures are /proc/PID/io's read_bytes "
+		 "and write_bytes, writes counted when dirtied, not when written", why);
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_options o = { .format = OUT_TABLE };
@@ -1366,6 +1386,8 @@ int cmd_stat(int argc, char **argv)
 				r.unavailable |= SYS_CACHE_EVENTS;
 			}
 		}
+		if (o.order[i] == G_TOP_BIO)
+			top_bio_source(&o, elsewhere);
 	}
 	stop_on_signals();
 
@@ -1461,6 +1483,7 @@ int cmd_stat(int argc, char **argv)
 	if (r.csv && r.csv != stdout)
 		fclose(r.csv);
 	cache_events_stop();
+	bio_stop();
 	if (o.pidfile)
 		unlink(o.pidfile);
 	system_sample_free(&r.samples[0]);

@@ -71,6 +71,12 @@ bool group_is_top(enum group_kind kind);
 /* --bits (disk and net in bits) and --human (-x's sizes scaled, not in KiB): before any group_init. */
 void groups_show_units(bool bits, bool human);
 
+/*
+ * --top-bio from eBPF's block I/O per process (SYS_BIO, bio_start done) rather than
+ * /proc/PID/io's read_bytes and write_bytes. Before group_needs.
+ */
+void groups_top_bio_by_ebpf(bool ebpf);
+
 /* The sources (SYS_* flags) a kind needs. */
 unsigned group_needs(enum group_kind kind);
 

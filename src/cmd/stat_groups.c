@@ -265,8 +265,17 @@ static struct mon_column time_column;
 static struct mon_column int_columns[24];
 static char int_nicks[24][16];
 
+static bool top_bio_by_ebpf;
+
+void groups_top_bio_by_ebpf(bool ebpf)
+{
+	top_bio_by_ebpf = ebpf;
+}
+
 unsigned group_needs(enum group_kind kind)
 {
+	if (kind == G_TOP_BIO && top_bio_by_ebpf)
+		return SYS_BIO | SYS_UPTIME;
 	return kinds[kind].needs | SYS_UPTIME;
 }
 
@@ -803,6 +812,40 @@ static void compute_top(struct group *g, const struct system_sample *then, const
 	set_same(g, 0, NAN);
 }
 
+/*
+ * --top-bio by eBPF: the process whose requests moved the most bytes in the interval, charged
+ * to the process that submitted them. Counted from the start of the run: the line since boot
+ * is unknown. A process that ended in the interval is still there, with its last requests.
+ */
+static void compute_top_bio(struct group *g, const struct system_sample *then, const struct system_sample *now,
+			    double seconds)
+{
+	const struct bio_process *chosen = NULL;
+	double best = 0, figures[2] = { 0, 0 };
+
+	if (!(now->have & SYS_BIO) || !(then->have & SYS_BIO)) {
+		top_name(g, 0, "");
+		all_unknown(g);
+		return;
+	}
+	for (unsigned i = 0; i < now->bio.count; i++) {
+		const struct bio_process *p = &now->bio.process[i], *a = bio_table_find(&then->bio, p);
+		double read = delta_rate(p->bytes[BIO_READ], a ? a->bytes[BIO_READ] : 0, seconds);
+		double write = delta_rate(p->bytes[BIO_WRITE], a ? a->bytes[BIO_WRITE] : 0, seconds);
+
+		if (read + write > best) {
+			best = read + write;
+			chosen = p;
+			figures[0] = read;
+			figures[1] = write;
+		}
+	}
+	top_name(g, chosen ? chosen->pid : 0, chosen ? chosen->name : "");
+	set_same(g, 0, NAN);
+	set_same(g, 1, figures[0]);
+	set_same(g, 2, figures[1]);
+}
+
 /* dstat's top-int: the numbered interrupt with the most per second, named by its devices. */
 static void compute_top_int(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			    double seconds)
@@ -1135,10 +1178,15 @@ void group_compute(struct group *g, const struct system_sample *then, const stru
 		set_same(g, 3, have && z->has_normal ? (double)z->normal_high : NAN);
 		break;
 	}
+	case G_TOP_BIO:
+		if (top_bio_by_ebpf)
+			compute_top_bio(g, then, now, seconds);
+		else
+			compute_top(g, then, now, seconds);
+		break;
 	case G_TOP_CPU:
 	case G_TOP_MEM:
 	case G_TOP_IO:
-	case G_TOP_BIO:
 	case G_TOP_LATENCY:
 	case G_TOP_OOM:
 		compute_top(g, then, now, seconds);

@@ -17,6 +17,7 @@ static const char *const source_names[SYS_SOURCES] = {
 	"/proc/locks", "/proc/sysvipc", "/proc/uptime", "page cache events (eBPF)",
 	"/proc/vmstat", "/proc/zoneinfo", "/proc", "/proc/net/tcp", "/proc/net/udp", "/proc/net/raw", "/proc/net/unix",
 	"/proc/PID/stat", "/proc/PID/io", "/proc/PID/schedstat", "/proc/PID/oom_score",
+	"block I/O per process (eBPF)",
 };
 
 unsigned system_source_index(unsigned flag)
@@ -116,6 +117,8 @@ unsigned system_sample_read(struct system_sample *s, unsigned what)
 			if (asked & (1u << bit))
 				take(s, what, 1u << bit, rc, &failed);
 	}
+	if (what & SYS_BIO)
+		take(s, what, SYS_BIO, bio_read(&s->bio), &failed);
 	return failed;
 }
 
@@ -132,6 +135,7 @@ void system_sample_free(struct system_sample *s)
 	if (s->have & SYS_INTERRUPTS)
 		interrupts_free(&s->interrupts);
 	proc_table_free(&s->procs);
+	bio_table_free(&s->bio);
 	memset(s, 0, sizeof(*s));
 }
 

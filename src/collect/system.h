@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "collect/bio.h"
 #include "collect/diskstats.h"
 #include "collect/procfs.h"
 #include "collect/system_extra.h"
@@ -35,7 +36,8 @@ enum {
 	SYS_PROC_IO = 1u << 23,    /* with /proc/PID/io */
 	SYS_PROC_SCHED = 1u << 24, /* with /proc/PID/schedstat */
 	SYS_PROC_OOM = 1u << 25,   /* with /proc/PID/oom_score */
-	SYS_SOURCES = 26
+	SYS_BIO = 1u << 26,        /* block I/O per process (eBPF): needs bio_start first */
+	SYS_SOURCES = 27
 };
 
 struct system_sample {
@@ -62,6 +64,7 @@ struct system_sample {
 	struct zones zones;
 	uint64_t proc_count;
 	struct proc_table procs; /* with SYS_PROC_* */
+	struct bio_table bio;    /* with SYS_BIO: every process's block I/O since bio_start */
 };
 
 /*

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ebpf_fresh.sh: eBPF counts as it does on a freshly booted machine, where nothing mounted tracefs: cachestat, cachetop, stat --cache, doctor and export in a mount namespace without it; and when eBPF cannot count, the reason said is the true one.
+# ebpf_fresh.sh: eBPF counts as it does on a freshly booted machine, where nothing mounted tracefs: cachestat, cachetop, stat --cache and --top-bio, doctor and export in a mount namespace without it; and when eBPF cannot count, the reason said is the true one.
 . "$(dirname "$0")/lib.sh"
 
 why=$(ebpf_expected) || skip_all "$why"
@@ -30,6 +30,24 @@ run "${FRESH[@]}" "$IOLENS" stat --cache --json 0.3 2
 check_match "stat --cache: pages added per second counted (eBPF) without tracefs" '"added_pages_per_s":[0-9]' "$(tail -n 1 <<<"$OUT")"
 check_no_match "… no message that they are unknown" 'unknown' "$ERR"
 
+# stat --top-bio: block I/O per process (tp_btf on the block tracepoints), an O_DIRECT reader named.
+READER=${BUILD:-$TOP/build}/tests/helpers/odirect_reader
+if can_evict && [ -x "$READER" ]; then
+	make_file "$T/direct" $((16 << 20))
+	sync "$T/direct"
+	"$READER" "$T/direct" "$T/reading" &
+	reader=$!
+	on_exit "kill $reader 2>/dev/null"
+	wait_until test -e "$T/reading"
+	run "${FRESH[@]}" "$IOLENS" stat --top-bio --json --no-boot-sample 0.5 2
+	check_match "stat --top-bio: block I/O per process by eBPF without tracefs, the O_DIRECT reader named" \
+		"\"top_bio\":\\{\"name\":\"odirect_reader\",\"pid\":$reader,\"read_bytes_per_s\":[1-9]" "$OUT"
+	check_no_match "… and no word that eBPF is not used" 'eBPF is not used' "$ERR"
+	kill $reader
+else
+	skip "stat --top-bio without tracefs: needs $READER (make check builds it) and a disk under $T"
+fi
+
 run "${FRESH[@]}" "$IOLENS" doctor --json 1
 check_match "doctor counts cache misses with eBPF without tracefs" '"cache_mode": *"ebpf"' "$OUT"
 
@@ -41,6 +59,9 @@ run "${AS_NOBODY[@]}" "$IOLENS" cachestat 0.1 1
 check_match "not root: the message says root or CAP_BPF and CAP_PERFMON are needed" 'needs root, or the capabilities CAP_BPF and CAP_PERFMON' "$ERR"
 run "${AS_NOBODY[@]}" "$IOLENS" stat --cache 0.1 1
 check_match "… stat --cache says the same" 'needs root, or the capabilities CAP_BPF and CAP_PERFMON' "$ERR"
+run "${AS_NOBODY[@]}" "$IOLENS" stat --top-bio 0.1 1
+check_match "… stat --top-bio too, and that its figures are /proc/PID/io's" \
+	"eBPF is not used \\(loading eBPF needs root, or the capabilities CAP_BPF and CAP_PERFMON.*\\): the figures are /proc/PID/io's" "$ERR"
 
 run unshare -m --propagation private bash -c 'mount -t tmpfs none /sys/kernel/btf && exec "$@"' hidden "$IOLENS" cachestat 0.1 1
 check_match "no BTF (/sys/kernel/btf hidden): the message says the kernel has no BTF and what is needed" \
@@ -49,17 +70,30 @@ check_match "… and cachestat still prints what /proc tells" 'HITS' "$OUT"
 
 # A kernel without a tracepoint: its BTF, copied with the tracepoint's type renamed, bound over
 # /sys/kernel/btf/vmlinux in a private mount namespace (libbpf finds tracepoints there).
-python3 -c 'import sys
+# without_tracepoint NAME COMMAND...: runs COMMAND so; false when this BTF does not name it once.
+without_tracepoint() {
+	local name=$1
+	shift
+	python3 -c 'import sys
 data = open("/sys/kernel/btf/vmlinux", "rb").read()
-old, new = b"btf_trace_mm_filemap_get_pages\0", b"btf_trace_mm_filemap_get_pageX\0"
-sys.exit(data.count(old) != 1 or open(sys.argv[1], "wb").write(data.replace(old, new)) <= 0)' "$T/vmlinux"
-if [ $? -eq 0 ]; then
-	run unshare -m --propagation private bash -c 'mount --bind "$0" /sys/kernel/btf/vmlinux && exec "$@"' \
-		"$T/vmlinux" "$IOLENS" cachestat 0.1 1
+old = b"btf_trace_" + sys.argv[2].encode() + b"\0"
+new = old[:-2] + b"X\0"
+sys.exit(data.count(old) != 1 or open(sys.argv[1], "wb").write(data.replace(old, new)) <= 0)' "$T/vmlinux" "$name" || return 1
+	run unshare -m --propagation private bash -c 'mount --bind "$0" /sys/kernel/btf/vmlinux && exec "$@"' "$T/vmlinux" "$@"
+}
+if without_tracepoint mm_filemap_get_pages "$IOLENS" cachestat 0.1 1; then
 	check_match "a kernel without the tracepoint mm_filemap_get_pages: the message names it" \
 		"this kernel \\([^)]*\\) has no tracepoint mm_filemap_get_pages" "$ERR"
 else
 	skip "a kernel without a tracepoint: this kernel's BTF does not name mm_filemap_get_pages once"
+fi
+# block_io_start came with Linux 6.5: before it, --top-bio is /proc/PID/io's, and says why.
+if without_tracepoint block_io_start "$IOLENS" stat --top-bio 0.1 1; then
+	check_match "a kernel without block_io_start: stat --top-bio names it, and says its figures are /proc/PID/io's" \
+		"--top-bio: eBPF is not used \\(this kernel \\([^)]*\\) has no tracepoint block_io_start\\): the figures are /proc/PID/io's" "$ERR"
+	check_eq "… exit 0: the figures are known" 0 "$RC"
+else
+	skip "a kernel without block_io_start: this kernel's BTF does not name it once"
 fi
 
 check_eq "the machine's own mounts are as they were before the test" "$machine_mounts" "$(cat /proc/self/mounts)"

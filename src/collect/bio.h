@@ -1,0 +1,44 @@
+/* bio.h: block I/O per process since the counting began, each request charged to the process that submitted it (eBPF on the block tracepoints). */
+#ifndef IOLENS_BIO_H
+#define IOLENS_BIO_H
+
+#include <linux/types.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf/bio.h"
+
+/*
+ * One process's block I/O: requests made from bios in its context (block:block_io_start), their
+ * bytes added as they complete (block:block_rq_complete), grouped as /proc/diskstats groups
+ * them. Writeback is made by the kernel's flush threads (kworker), not by the writers.
+ */
+struct bio_process {
+	pid_t pid;
+	uint64_t start_ns;          /* the process's start, ns since boot: with pid, which process it is */
+	uint64_t since_ns;          /* CLOCK_MONOTONIC when its counts began: another value, other counts */
+	char name[16];              /* its comm, as the kernel has it (any bytes) */
+	uint64_t bytes[BIO_OPS];    /* enum bio_op: read, write, discard */
+	uint64_t requests[BIO_OPS];
+};
+
+struct bio_table {
+	unsigned count;
+	struct bio_process *process; /* sorted by pid */
+	uint64_t unattributed_bytes; /* of requests whose process had been forgotten (more than BIO_MAX_PROCESSES) */
+};
+
+/*
+ * Starts counting: loads the program and attaches it to block_io_start and block_rq_complete
+ * (tp_btf: no tracefs needed). 0, or -errno with *why saying what is missing (root or CAP_BPF
+ * and CAP_PERFMON, BTF, a kernel with block_io_start (6.5), a build with eBPF).
+ */
+int bio_start(const char **why);
+/* Every process counted since bio_start (at most BIO_MAX_PROCESSES). 0 or -errno; free it after. */
+int bio_read(struct bio_table *out);
+/* The same counts (pid and since_ns) in a table, or NULL: then they began after it was read. */
+const struct bio_process *bio_table_find(const struct bio_table *table, const struct bio_process *like);
+void bio_table_free(struct bio_table *table);
+void bio_stop(void);
+
+#endif
