@@ -8,35 +8,40 @@ DEV=$(basename "$(readlink "/sys/dev/block/$(stat -c '%Hd:%Ld' "$T")" 2>/dev/nul
 [ -n "$DEV" ] && grep -q " $DEV " /proc/diskstats || skip_all "$T is on no block device of /proc/diskstats"
 MiB=$((1 << 20))
 
-# direct MODE FILE BYTES NAME [HOLD]: a process named NAME that reads (or writes) FILE's first BYTES
-# with O_DIRECT, 1 MiB a call, and ends (with HOLD: creates HOLD and stays, until killed); its pid in
-# $started. Nothing else it does goes to the disk.
+# direct.py MODE FILE BYTES NAME [GO [HOLD]]: a process named NAME that reads (or writes) FILE's
+# first BYTES with O_DIRECT, 1 MiB a call, and ends. With GO (a FIFO, "-" for none): ready, it makes
+# GO.ready and waits for a line in GO first; with HOLD: it creates HOLD after its I/O and stays, until killed. Nothing
+# else it does after GO goes to the disk.
 cat >"$T/direct.py" <<'PY'
 import ctypes, mmap, os, signal, sys
 mode, path, size, name = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+go, hold = (sys.argv[5:] + ["-", "-"])[:2]
 ctypes.CDLL(None).prctl(15, name.encode(), 0, 0, 0)  # PR_SET_NAME
 fd = os.open(path, (os.O_RDONLY if mode == "read" else os.O_WRONLY | os.O_CREAT) | os.O_DIRECT, 0o644)
 buf = mmap.mmap(-1, 1 << 20)  # page-aligned, as O_DIRECT needs
 buf.write(b"\x5a" * (1 << 20))
+if go != "-":
+    open(go + ".ready", "w").close()
+    open(go).readline()
 done = 0
 while done < size:
     done += (os.preadv if mode == "read" else os.pwritev)(fd, [buf], done)
-if len(sys.argv) > 5:
-    open(sys.argv[5], "w").close()
+if hold != "-":
+    open(hold, "w").close()
     while True: signal.pause()
 PY
-direct() { python3 "$T/direct.py" "$@" & started=$!; }
 
-# sums PID KEY FILE: the bytes the lines of FILE (after the first, since boot) show for PID under
-# top_bio's KEY (rate x interval), where it is the one shown.
+# sums PID KEY FILE [AFTER]: the bytes the lines of FILE (after the first, since boot; and sampled
+# after AFTER, CLOCK_REALTIME ns) show for PID under top_bio's KEY (rate x interval), where it is the
+# one shown.
 sums() {
 	python3 -c 'import json, sys
 total = 0
 for l in open(sys.argv[3]).read().splitlines()[1:]:
     d = json.loads(l)
-    if d["top_bio"]["pid"] == int(sys.argv[1]):
+    if d["top_bio"]["pid"] == int(sys.argv[1]) and d["time_ns"] > int(sys.argv[4]):
         total += d["top_bio"][sys.argv[2]] * d["interval_ns"] / 1e9
-print("%.0f" % total)' "$@"
+print("%.0f" % total)' "$1" "$2" "$3" "${4:-0}"
 }
 # between LOW VALUE HIGH: LOW <= VALUE <= HIGH, give or take a byte of rounding.
 between() { python3 -c 'import sys; l, v, h = map(float, sys.argv[1:]); sys.exit(not l - 1 <= v <= h + 1)' "$@"; }
@@ -45,20 +50,25 @@ top_bio_key() { python3 -c 'import json, sys; print(json.loads(sys.argv[1])["top
 # ---- By eBPF: a reader and a writer of the test's, against what they did and /proc/diskstats -------
 # last_after FILE NS: FILE's last line is a sample taken after NS (CLOCK_REALTIME).
 last_after() { [ "$(tail -n 1 "$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["time_ns"] > int(sys.argv[1]))' "$2" 2>/dev/null)" = True ]; }
-# measure MODE FILE BYTES NAME: `direct` while stat samples into $T/bio.json. Again (3 tries at
-# most) when the lines count less than BYTES of it and name another process over its life: another's
-# I/O outdid it there (another test's, on a shared machine). Sets pid, and disk: the bytes of MODE
-# that /proc/diskstats counted for $DEV over its whole life.
+# measure MODE FILE BYTES NAME: direct.py, its I/O let go right after a line of stat's (sampling into
+# $T/bio.json), so that it likely falls within one interval. Again (3 tries at most) when the lines
+# count less than BYTES of it and name another process over its I/O: another's outdid it there
+# (another test's, on a shared machine). Sets pid, t0 (CLOCK_REALTIME ns, when it was let go), and
+# disk: the bytes of MODE that /proc/diskstats counted for $DEV from then until it ended.
 measure() {
-	local field=10 key=write_bytes_per_s try t0 t1 d0 d1 others
+	local field=10 key=write_bytes_per_s try t1 d0 d1 others
 	[ "$1" = read ] && field=6 key=read_bytes_per_s
 	for try in 1 2 3; do
-		# Right after a line, so that it likely does all of its I/O within one interval.
+		rm -f "$T/go" "$T/go.ready"
+		mkfifo "$T/go"
+		python3 "$T/direct.py" "$@" "$T/go" &
+		pid=$!
+		# Ready (started, its file open), then a line, then go.
+		wait_until test -e "$T/go.ready"
 		wait_until lines_at_least "$T/bio.json" $(($(lines_of "$T/bio.json") + 1))
 		t0=$(date +%s%N)
 		d0=$(diskstats_sum "$DEV" $field)
-		direct "$@"
-		pid=$started
+		echo go >"$T/go"
 		wait $pid
 		d1=$(diskstats_sum "$DEV" $field)
 		t1=$(date +%s%N)
@@ -66,7 +76,7 @@ measure() {
 		# counts of a process that ended, where /proc/PID/io has nothing of it).
 		wait_until last_after "$T/bio.json" "$t1"
 		disk=$(((d1 - d0) * 512))
-		between "$3" "$(sums $pid $key "$T/bio.json")" "$3" && return 0
+		between "$3" "$(sums $pid $key "$T/bio.json" "$t0")" "$3" && return 0
 		others=$(python3 -c 'import json, sys
 pid, t0, t1 = map(int, sys.argv[2:5])
 for l in open(sys.argv[1]).read().splitlines()[1:]:
@@ -75,7 +85,7 @@ for l in open(sys.argv[1]).read().splitlines()[1:]:
     if d["time_ns"] > t0 and d["time_ns"] - d["interval_ns"] < t1 and g["pid"] not in (None, pid):
         print("%s:%s" % (g["pid"], g["name"]), end=" ")' "$T/bio.json" $pid "$t0" "$t1")
 		[ -n "$others" ] || return 0
-		echo "# try $try: $others shown while $4 ran"
+		echo "# try $try: $others shown while $4 did its I/O"
 	done
 }
 
@@ -91,11 +101,9 @@ if [ -z "$why" ]; then
 	on_exit "kill $stat 2>/dev/null"
 	wait_until lines_at_least "$T/bio.json" 2
 	measure read "$T/data" $((64 * MiB)) iolens-dread
-	reader=$pid
-	read_disk=$disk
+	reader=$pid reader_t0=$t0 read_disk=$disk
 	measure write "$T/wdata" $((32 * MiB)) iolens-dwrite
-	writer=$pid
-	write_disk=$disk
+	writer=$pid writer_t0=$t0 write_disk=$disk
 	kill -INT $stat
 	wait $stat
 	check_eq "stat --top-bio ends 0 on SIGINT" 0 $?
@@ -107,11 +115,11 @@ if [ -z "$why" ]; then
 print(" ".join("%s:%s" % (json.loads(l)["top_bio"]["pid"], json.loads(l)["top_bio"]["name"]) for l in open(sys.argv[1]).read().splitlines()[1:]))' "$T/bio.json")
 	check_match "the reader is named, with its pid ($names)" "(^| )$reader:iolens-dread( |$)" "$names"
 	check_match "the writer is named, with its pid" "(^| )$writer:iolens-dwrite( |$)" "$names"
-	got=$(sums $reader read_bytes_per_s "$T/bio.json")
+	got=$(sums $reader read_bytes_per_s "$T/bio.json" $reader_t0)
 	check "its reads: at least the 64 MiB it read ($((64 * MiB))), at most what $DEV read meanwhile (/proc/diskstats: $read_disk): $got" \
 		between $((64 * MiB)) "$got" "$read_disk"
 	check_eq "the reader wrote nothing" 0 "$(sums $reader write_bytes_per_s "$T/bio.json")"
-	got=$(sums $writer write_bytes_per_s "$T/bio.json")
+	got=$(sums $writer write_bytes_per_s "$T/bio.json" $writer_t0)
 	check "its writes: at least the 32 MiB it wrote ($((32 * MiB))), at most what $DEV wrote meanwhile (/proc/diskstats: $write_disk): $got" \
 		between $((32 * MiB)) "$got" "$write_disk"
 else
@@ -128,7 +136,7 @@ if is_root && command -v setpriv >/dev/null && [ -x /usr/bin/python3 ]; then
 	on_exit "kill $stat 2>/dev/null"
 	wait_until lines_at_least "$T/nobody.json" 2
 	# It stays until a sample after its writes: /proc/PID/io has nothing of a process that ended.
-	"${AS_NOBODY[@]}" /usr/bin/python3 "$T/direct.py" write "$T/nobody/wdata" $((16 * MiB)) iolens-nwrite "$T/nobody/done" &
+	"${AS_NOBODY[@]}" /usr/bin/python3 "$T/direct.py" write "$T/nobody/wdata" $((16 * MiB)) iolens-nwrite - "$T/nobody/done" &
 	writer=$!
 	on_exit "kill $writer 2>/dev/null"
 	wait_until test -e "$T/nobody/done"
