@@ -31,8 +31,7 @@ void bio_table_free(struct bio_table *table)
 }
 
 #ifdef IOLENS_BPF
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
+#include "collect/bpf_dl.h"
 
 #include "bio.skel.h"
 
@@ -54,7 +53,11 @@ int bio_start(const char **why)
 		*why = "out of memory";
 		return -ENOMEM;
 	}
-	ebpf_quiet();
+	rc = ebpf_init(why);
+	if (rc) {
+		bio_stop();
+		return rc;
+	}
 	skeleton = bio_bpf__open();
 	if (!skeleton) {
 		rc = errno ? -errno : -EINVAL;

@@ -20,6 +20,7 @@
 #define bpf_link__fd (*sym_bpf_link__fd)
 #define bpf_map__fd (*sym_bpf_map__fd)
 #define bpf_map__set_max_entries (*sym_bpf_map__set_max_entries)
+#define bpf_map_lookup_batch (*sym_bpf_map_lookup_batch)
 #define bpf_map_lookup_elem (*sym_bpf_map_lookup_elem)
 #define bpf_map_get_next_key (*sym_bpf_map_get_next_key)
 #define bpf_map_delete_elem (*sym_bpf_map_delete_elem)

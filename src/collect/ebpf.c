@@ -59,7 +59,7 @@ static int keep_first_warning(enum libbpf_print_level level, const char *format,
 /* The pointers bpf_dl.h declares, one each. */
 #define DEFINE_SYM(name) __typeof__(name) name
 DEFINE_SYM(bpf_iter_create); DEFINE_SYM(bpf_link__destroy); DEFINE_SYM(bpf_link__fd); DEFINE_SYM(bpf_map__fd);
-DEFINE_SYM(bpf_map__set_max_entries); DEFINE_SYM(bpf_map_lookup_elem); DEFINE_SYM(bpf_map_get_next_key);
+DEFINE_SYM(bpf_map__set_max_entries); DEFINE_SYM(bpf_map_lookup_batch); DEFINE_SYM(bpf_map_lookup_elem); DEFINE_SYM(bpf_map_get_next_key);
 DEFINE_SYM(bpf_map_delete_elem); DEFINE_SYM(bpf_object__open_skeleton); DEFINE_SYM(bpf_object__load_skeleton);
 DEFINE_SYM(bpf_object__attach_skeleton); DEFINE_SYM(bpf_object__detach_skeleton);
 DEFINE_SYM(bpf_object__destroy_skeleton); DEFINE_SYM(bpf_object__next_program); DEFINE_SYM(bpf_program__attach_iter);
@@ -76,7 +76,7 @@ int ebpf_init(const char **reason)
 
 	if (dl_open_many(&libbpf, BPF_SONAME, dl_why, sizeof(dl_why), DLSYM_ARG(bpf_iter_create),
 			 DLSYM_ARG(bpf_link__destroy), DLSYM_ARG(bpf_link__fd), DLSYM_ARG(bpf_map__fd),
-			 DLSYM_ARG(bpf_map__set_max_entries), DLSYM_ARG(bpf_map_lookup_elem),
+			 DLSYM_ARG(bpf_map__set_max_entries), DLSYM_ARG(bpf_map_lookup_batch), DLSYM_ARG(bpf_map_lookup_elem),
 			 DLSYM_ARG(bpf_map_get_next_key), DLSYM_ARG(bpf_map_delete_elem),
 			 DLSYM_ARG(bpf_object__open_skeleton), DLSYM_ARG(bpf_object__load_skeleton),
 			 DLSYM_ARG(bpf_object__attach_skeleton), DLSYM_ARG(bpf_object__detach_skeleton),
