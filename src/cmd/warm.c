@@ -60,6 +60,7 @@ struct warm {
 	bool failed;
 	/* Progress on a terminal. */
 	bool progress;
+	bool rows_on_terminal; /* standard output is a terminal too */
 	uint64_t progress_bytes, progress_shown_at;
 	const char *current;
 	struct refusals refused;
@@ -343,6 +344,8 @@ static int visit(const struct files_entry *entry, void *context)
 	w->current = NULL;
 
 	if (!w->quiet) {
+		if (w->rows_on_terminal)
+			clear_progress(w); /* rows are printed as they come: the one before may be now */
 		row = out_row_add(w->table);
 		out_set_text(row, COL_NAME, entry->path);
 		out_set_count_if(row, COL_SIZE, entry->size, true);
@@ -448,6 +451,7 @@ int cmd_warm(int argc, char **argv)
 		out_show_column(w.table, COL_LOCKED);
 	w.buffer = xrealloc(NULL, READ_CHUNK);
 	w.progress = isatty(STDERR_FILENO);
+	w.rows_on_terminal = w.progress && isatty(STDOUT_FILENO);
 
 	/* Ctrl-C stops loading cleanly (what is done is reported) and, with --lock, releases. */
 	sigaction(SIGINT, &action, NULL);

@@ -157,9 +157,12 @@ int out_column_index(const struct out_table *table, const char *id);
 int out_table_sort(struct out_table *table, const char *id, bool reverse);
 
 /*
- * Writes CSV and JSON rows to stream as they come, so memory stays constant however many
- * rows there are; tables still wait for all rows, to align them. A row is written when
- * the next one is added or when the table is printed, so sorting no longer applies.
+ * Writes rows to stream as they come, so memory stays constant however many rows there
+ * are. CSV and JSON write each row at once. A table holds its first 256 rows, prints them
+ * sized to fit (as a whole table), then prints each later row at those widths: a wider
+ * value widens only its own line. A table of up to 256 rows prints as without streaming.
+ * A row is written when the next one is added or when the table is printed, so sorting
+ * no longer applies.
  */
 void out_table_stream(struct out_table *table, FILE *stream);
 

@@ -10,10 +10,21 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/util.h"
 
 enum cell_state { CELL_UNKNOWN = 0, CELL_SET };
+
+/*
+ * A table written as its rows come (out_table_stream) holds its first TABLE_HELD rows and
+ * prints them together, sized by libsmartcols as a whole table is; then the columns keep
+ * those widths (libsmartcols' absolute width hints), and each later row is printed on its
+ * own line as it comes. A later value wider than its column widens only its own line: nothing
+ * is cut, and every row stays one line. A table of up to TABLE_HELD rows prints as it
+ * always did, whole.
+ */
+#define TABLE_HELD 256
 
 static bool is_real(enum out_kind kind)
 {
@@ -93,6 +104,10 @@ struct out_table {
 	struct out_row *group; /* the group under way (out_table_group), its cells */
 	bool group_open;       /* its JSON line is begun (its cells and the rows' opening are out) */
 	size_t group_rows;     /* its rows written so far */
+	/* A table streamed: libsmartcols' table, once the first rows fixed its widths, and its one line. */
+	struct libscols_table *scols;
+	struct libscols_line *scols_line;
+	int error; /* the first error writing a streamed table: -errno */
 };
 
 bool out_parse_option(struct out_options *opts, int opt, const char *arg)
@@ -237,6 +252,7 @@ void out_table_free(struct out_table *table)
 	row_free(table, table->total);
 	row_free(table, table->group);
 	row_free(table, table->spare);
+	scols_unref_table(table->scols);
 	if (table->line)
 		free(table->line->text);
 	free(table->line);
@@ -271,6 +287,14 @@ static struct out_row *row_new(struct out_table *table)
 }
 
 static void emit_row(struct out_table *table, const struct out_row *row, FILE *stream);
+static int table_stream_begin(struct out_table *table);
+
+/* A table whose rows are held until TABLE_HELD have come (see table_stream_begin). */
+static bool table_holds_rows(const struct out_table *table)
+{
+	return table->stream && table->opts.format == OUT_TABLE && !table->lines && !table->summary_only &&
+	       !table->scols && !table->error;
+}
 
 /* Adds a complete row to the sums of the TOTAL row. */
 static void sum_row(struct out_table *table, const struct out_row *row)
@@ -294,6 +318,15 @@ static void complete_pending(struct out_table *table)
 	if (!table->pending)
 		return;
 	sum_row(table, table->pending);
+	if (table_holds_rows(table)) {
+		if (table->nrows <= TABLE_HELD) {
+			table->pending = NULL;
+			return;
+		}
+		table->nrows--; /* the rows before this one, printed together; then this one */
+		table->error = table_stream_begin(table);
+		table->rows[table->nrows++] = table->pending;
+	}
 	if (table->summary_only || table->stream) {
 		if (!table->summary_only)
 			emit_row(table, table->pending, table->stream);
@@ -643,42 +676,65 @@ static const struct out_cell *cell_of(const struct out_table *table, const struc
 	return &row->cells[column];
 }
 
-static int print_scols(struct out_table *table, FILE *stream)
+/* The libsmartcols table of the shown columns, without lines. */
+static struct libscols_table *scols_of(const struct out_table *table)
 {
 	struct libscols_table *tb = scols_new_table();
-	char buf[64];
-	int rc = -ENOMEM;
 
 	if (!tb)
-		return -ENOMEM;
+		return NULL;
 	scols_table_enable_noheadings(tb, table->opts.no_header);
 	for (size_t i = 0; i < table->nshown; i++) {
 		const struct out_column *col = &table->columns[table->shown[i]];
 
 		if (in_table(col) && !scols_table_new_column(tb, header_of(table, col), 0,
-							    col->kind == OUT_TEXT ? 0 : SCOLS_FL_RIGHT))
-			goto cleanup;
+							    col->kind == OUT_TEXT ? 0 : SCOLS_FL_RIGHT)) {
+			scols_unref_table(tb);
+			return NULL;
+		}
 	}
+	return tb;
+}
+
+/* Sets the cells of a libsmartcols line (libsmartcols copies them) from a row. */
+static int scols_fill(const struct out_table *table, struct libscols_line *line, const struct out_row *row)
+{
+	char buf[64];
+
+	for (size_t i = 0, n = 0; i < table->nshown; i++) {
+		size_t c = table->shown[i];
+		const char *text;
+
+		if (!in_table(&table->columns[c]))
+			continue;
+		text = format_cell(table, c, &row->cells[c], buf, sizeof(buf));
+		if (scols_line_set_data(line, n++, text ? text : "-"))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * The rows held and the TOTAL row (when with_total), as one libsmartcols table that sizes
+ * its columns to fit them all. Each row is freed as libsmartcols takes its copy, so a long
+ * table is not held twice. *printed, when not NULL, keeps the table (its column widths).
+ */
+static int print_scols(struct out_table *table, FILE *stream, bool with_total, struct libscols_table **printed)
+{
+	struct libscols_table *tb = scols_of(table);
+	int rc = -ENOMEM;
+
+	if (!tb)
+		return -ENOMEM;
 	for (size_t r = 0; r <= table->nrows; r++) {
-		struct out_row *row = r < table->nrows ? table->rows[r] : table->total;
+		struct out_row *row = r < table->nrows ? table->rows[r] : with_total ? table->total : NULL;
 		struct libscols_line *line;
 
 		if (!row)
 			break;
 		line = scols_table_new_line(tb, NULL);
-		if (!line)
+		if (!line || scols_fill(table, line, row))
 			goto cleanup;
-		for (size_t i = 0, n = 0; i < table->nshown; i++) {
-			size_t c = table->shown[i];
-			const char *text;
-
-			if (!in_table(&table->columns[c]))
-				continue;
-			text = format_cell(table, c, &row->cells[c], buf, sizeof(buf));
-			if (scols_line_set_data(line, n++, text ? text : "-"))
-				goto cleanup;
-		}
-		/* libsmartcols holds its own copy now: free ours, so a long table is not held twice. */
 		if (r < table->nrows) {
 			row_free(table, row);
 			table->rows[r] = NULL;
@@ -686,9 +742,59 @@ static int print_scols(struct out_table *table, FILE *stream)
 	}
 	scols_table_set_stream(tb, stream);
 	rc = scols_print_table(tb);
+	if (!rc && printed) {
+		*printed = tb;
+		return 0;
+	}
 cleanup:
 	scols_unref_table(tb);
 	return rc;
+}
+
+/*
+ * Prints the rows held and keeps the column widths they gave, for the rows to come (see
+ * TABLE_HELD). The rows held are gone after, printed or not.
+ */
+static int table_stream_begin(struct out_table *table)
+{
+	struct libscols_table *tb = NULL;
+	struct libscols_column *column;
+	struct libscols_iter *iter;
+	int rc = print_scols(table, table->stream, false, &tb);
+
+	for (size_t r = 0; r < table->nrows; r++) /* those print_scols did not take, when it failed */
+		row_free(table, table->rows[r]);
+	table->nrows = 0;
+	if (rc)
+		return rc;
+	iter = scols_new_iter(SCOLS_ITER_FORWARD);
+	if (!iter) {
+		scols_unref_table(tb);
+		return -ENOMEM;
+	}
+	while (scols_table_next_column(tb, iter, &column) == 0)
+		scols_column_set_whint(column, (double)scols_column_get_width(column));
+	scols_free_iter(iter);
+	scols_table_remove_lines(tb);
+	scols_table_enable_noheadings(tb, 1); /* the header is out */
+	/* Whether the output is a terminal, as libsmartcols found it: not asked again each row. */
+	scols_table_set_termforce(tb, isatty(STDOUT_FILENO) ? SCOLS_TERMFORCE_ALWAYS : SCOLS_TERMFORCE_NEVER);
+	scols_table_set_default_symbols(tb); /* kept, rather than made and dropped at each row */
+	table->scols_line = scols_table_new_line(tb, NULL);
+	if (!table->scols_line) {
+		scols_unref_table(tb);
+		return -ENOMEM;
+	}
+	table->scols = tb;
+	return 0;
+}
+
+/* One row on its own line, in the widths of the rows held first. */
+static int table_stream_row(struct out_table *table, const struct out_row *row)
+{
+	int rc = scols_fill(table, table->scols_line, row);
+
+	return rc ? rc : scols_print_table(table->scols);
 }
 
 /*
@@ -1041,11 +1147,16 @@ int out_table_group_end(struct out_table *table)
 
 /* ---- Documents, streamed --------------------------------------------------------------------- */
 
-/* Writes one row in a streamed format (CSV or JSON), the header or opening first. */
+/* Writes one row in a streamed format, the header or opening first (a table's comes with its first rows). */
 static void emit_row(struct out_table *table, const struct out_row *row, FILE *stream)
 {
 	if (table->lines) {
 		emit_line(table, row, stream);
+		return;
+	}
+	if (table->opts.format == OUT_TABLE) {
+		if (row && table->scols && !table->error)
+			table->error = table_stream_row(table, row);
 		return;
 	}
 	if (!table->started) {
@@ -1068,8 +1179,7 @@ static void emit_row(struct out_table *table, const struct out_row *row, FILE *s
 
 void out_table_stream(struct out_table *table, FILE *stream)
 {
-	if (table->opts.format != OUT_TABLE)
-		table->stream = stream;
+	table->stream = stream;
 }
 
 static int print_streamed(struct out_table *table, FILE *stream)
@@ -1121,9 +1231,18 @@ int out_table_print(struct out_table *table, FILE *stream)
 		build_total(table);
 	if (table->stream)
 		stream = table->stream;
-	rc = table->opts.format == OUT_TABLE ? print_scols(table, stream) : print_streamed(table, stream);
+	if (table->opts.format != OUT_TABLE)
+		rc = print_streamed(table, stream);
+	else if (!table->scols && !table->error)
+		rc = print_scols(table, stream, true, NULL); /* the rows held: all of them */
+	else if (!table->error && table->total)
+		rc = table_stream_row(table, table->total);
+	else
+		rc = table->error;
 	if (!rc && fflush(stream))
 		rc = -errno;
+	else if (!rc && ferror(stream))
+		rc = -EIO;
 	return rc;
 }
 
