@@ -177,11 +177,18 @@ $(BUILD)/tests/helpers/diskext $(BUILD)/tests/helpers/monfmt: $(BUILD)/tests/hel
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -pthread -o $@ $< $(BUILD)/libiolens.a $(BUILD)/libvtrace.a $(PKG_LIBS)
 
-# libFuzzer targets: each links the parser it feeds straight from the sources.
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(VTRACE_SRC)
-	@mkdir -p build-fuzz
-	$(CLANG) $(ALL_CPPFLAGS) -DVTRACE_BUILD -Ilib/vtrace -std=gnu11 -g -O1 $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
-	    -pthread -o $@ $< $(LIB_SRC) $(VTRACE_SRC) $(PKG_LIBS)
+# libFuzzer targets: the sources compiled once with the fuzzer's instrumentation (an archive the
+# targets share), each target linking the parsers it feeds from it.
+FUZZ_CFLAGS := $(ALL_CPPFLAGS) -DVTRACE_BUILD -Ilib/vtrace -std=gnu11 -g -O1 $(PKG_CFLAGS)
+FUZZ_OBJ := $(patsubst %.c,build-fuzz/obj/%.o,$(LIB_SRC) $(VTRACE_SRC))
+build-fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c $< -o $@
+build-fuzz/libfuzzed.a: $(FUZZ_OBJ)
+	$(AR) rcs $@ $^
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c build-fuzz/libfuzzed.a
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -pthread -o $@ $< build-fuzz/libfuzzed.a $(PKG_LIBS)
+-include $(FUZZ_OBJ:.o=.d)
 
 fuzz: $(FUZZ_BIN)
 
