@@ -5,11 +5,14 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "bench/capacity.h"
 #include "bench/engine.h"
+#include "bench/profile.h"
 #include "bench/target.h"
 #include "cmd/common.h"
 #include "collect/diskstats.h"
@@ -19,6 +22,7 @@
 #include "render/record.h"
 
 enum {
+	COL_CASE,
 	COL_MODE,
 	COL_RW,
 	COL_BS,
@@ -45,6 +49,7 @@ enum {
 };
 
 static const struct out_column columns[COL_COUNT] = {
+	[COL_CASE] = { "case", "CASE", NULL, OUT_TEXT, false, "with --profile: the case, as CrystalDiskMark names it (seq1m_q8t1_read)" },
 	[COL_MODE] = { "mode", "MODE", NULL, OUT_TEXT, false, "direct, buffered, cold or warm (buffered, file evicted or cached first)" },
 	[COL_RW] = { "rw", "RW", NULL, OUT_TEXT, false, "the workload: read, write, randread, randwrite, rw, randrw" },
 	[COL_BS] = { "bs", "BS", NULL, OUT_TEXT, true, "block size" },
@@ -89,6 +94,10 @@ struct bench_options {
 	enum bench_pattern pattern;
 	const char *svg;
 	const char *target;
+	bool profile, save_capacity, compare;
+	const char *show_capacity; /* DEV */
+	const char *capacity_dir;  /* NULL: $IOLENS_CAPACITY_DIR or the default */
+	const char *compare_b;     /* with --compare, target is A */
 	struct out_options output;
 };
 
@@ -117,6 +126,9 @@ static _Noreturn void usage(void)
 {
 	printf("Usage:\n"
 	       " %s [options] [TARGET]\n"
+	       " %s --profile [--save-capacity] [options] [TARGET]\n"
+	       " %s --compare A.json B.json\n"
+	       " %s --show-capacity DEV\n"
 	       "\n"
 	       "Measure what a disk can do: throughput, IOPS, latency percentiles and CPU per I/O,\n"
 	       "with the device's own view (/proc/diskstats) alongside. Without --bs, block sizes\n"
@@ -170,10 +182,26 @@ static _Noreturn void usage(void)
 	       "                         evicted first) and buffered warm, with the page-cache hit\n"
 	       "                         ratio of each (default bs 1m)\n"
 	       "\n"
+	       "Profile and capacity:\n"
+	       "      --profile          the fixed set CrystalDiskMark and KDiskMark run, direct:\n"
+	       "                         sequential 1M at queue depth 8 and 1, random 4K at 32 and\n"
+	       "                         1, each read then written (a new file, or --force); each\n"
+	       "                         case --repeat times (default 3), the median run reported\n"
+	       "      --save-capacity    with --profile: keep the result as the disk's capacity, in\n"
+	       "                         DIR/KEY.json, KEY the disk's WWN or serial (else model and\n"
+	       "                         size)\n"
+	       "      --show-capacity DEV  the capacity saved for the disk of DEV (a block device,\n"
+	       "                         or a file or directory on it)\n"
+	       "      --capacity-dir DIR where capacities are kept (default $IOLENS_CAPACITY_DIR, else\n"
+	       "                         " CAPACITY_DEFAULT_DIR ")\n"
+	       "      --compare          A.json B.json: per case, whether B differs from A beyond\n"
+	       "                         the spread of their runs; exit 0 no difference, 3 B slower\n"
+	       "                         in a case, 4 only faster, 1 bad input\n"
+	       "\n"
 	       "  -h, --help             show this help\n"
 	       "  -V, --version          show the version\n"
 	       "\n",
-	       program_name);
+	       program_name, program_name, program_name, program_name);
 	out_help_options(stdout);
 	printf("      --interval SECONDS JSON lines: a sample of every run each interval, then the\n"
 	       "                         result as one line\n"
@@ -193,8 +221,11 @@ static _Noreturn void usage(void)
 	       "  %s --qd-sweep --latency-target 1ms     how deep a queue for p99 under 1 ms\n"
 	       "  %s --compare-cache --size 256m   what the page cache is worth here\n"
 	       "  %s --bs 1m --json --svg sweep.svg      JSON, and a chart\n"
-	       "  %s --rw read /dev/sdb            read a whole device (never written without --force)\n",
-	       program_name, program_name, program_name, program_name, program_name, program_name, program_name);
+	       "  %s --rw read /dev/sdb            read a whole device (never written without --force)\n"
+	       "  %s --profile --save-capacity --json /srv > before.json   the disk's capacity\n"
+	       "  %s --compare before.json after.json   a regression, or only noise?\n",
+	       program_name, program_name, program_name, program_name, program_name, program_name, program_name,
+	       program_name, program_name);
 	exit(EXIT_OK);
 }
 
@@ -221,7 +252,8 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 	enum {
 		OPT_RW = 0x2000, OPT_MIX, OPT_BS, OPT_QD, OPT_ENGINE, OPT_JOBS, OPT_REPEAT, OPT_SIZE, OPT_RUNTIME, OPT_TIME_BASED,
 		OPT_RAMP, OPT_BUFFERED, OPT_PATTERN, OPT_FORCE, OPT_QD_SWEEP, OPT_LATENCY_TARGET, OPT_COMPARE_CACHE,
-		OPT_INTERVAL, OPT_SVG, OPT_DIRECT,
+		OPT_INTERVAL, OPT_SVG, OPT_DIRECT, OPT_PROFILE, OPT_SAVE_CAPACITY, OPT_SHOW_CAPACITY, OPT_CAPACITY_DIR,
+		OPT_COMPARE,
 	};
 	static const struct option long_options[] = {
 		OUT_LONG_OPTIONS,
@@ -247,10 +279,16 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 		{ "compare-cache", no_argument, NULL, OPT_COMPARE_CACHE },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "svg", required_argument, NULL, OPT_SVG },
+		{ "profile", no_argument, NULL, OPT_PROFILE },
+		{ "save-capacity", no_argument, NULL, OPT_SAVE_CAPACITY },
+		{ "show-capacity", required_argument, NULL, OPT_SHOW_CAPACITY },
+		{ "capacity-dir", required_argument, NULL, OPT_CAPACITY_DIR },
+		{ "compare", no_argument, NULL, OPT_COMPARE },
 		{ 0 }
 	};
 	int opt, rc;
 	unsigned i;
+	bool repeat_given = false, rw_options = false;
 
 	memset(o, 0, sizeof(*o));
 	o->mix = 50;
@@ -274,6 +312,7 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 			o->rw_given = true;
 			break;
 		case OPT_MIX:
+			rw_options = true;
 			o->mix = parse_count_arg("--mix", optarg, 0, 100);
 			break;
 		case OPT_BS:
@@ -302,6 +341,7 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 			break;
 		case OPT_REPEAT:
 			o->repeat = parse_count_arg("--repeat", optarg, 1, BENCH_MAX_REPEAT);
+			repeat_given = true;
 			break;
 		case OPT_SIZE:
 			if (parse_size(optarg, &o->size) != 0 || o->size == 0)
@@ -356,6 +396,21 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 		case OPT_SVG:
 			o->svg = optarg;
 			break;
+		case OPT_PROFILE:
+			o->profile = true;
+			break;
+		case OPT_SAVE_CAPACITY:
+			o->save_capacity = true;
+			break;
+		case OPT_SHOW_CAPACITY:
+			o->show_capacity = optarg;
+			break;
+		case OPT_CAPACITY_DIR:
+			o->capacity_dir = optarg;
+			break;
+		case OPT_COMPARE:
+			o->compare = true;
+			break;
 		case 'h':
 			usage();
 		case 'V':
@@ -364,10 +419,41 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 			usage_hint();
 		}
 	}
+	if (o->compare) {
+		if (argc - optind != 2)
+			usage_error("--compare takes two files, A.json and B.json");
+		if (o->profile || o->show_capacity || o->save_capacity)
+			usage_error("--compare reads two results: it runs nothing");
+		o->target = argv[optind];
+		o->compare_b = argv[optind + 1];
+		return;
+	}
+	if (o->show_capacity) {
+		if (optind < argc || o->profile || o->save_capacity)
+			usage_error("--show-capacity DEV reads what is saved: it runs nothing");
+		return;
+	}
 	if (optind < argc)
 		o->target = argv[optind++];
 	if (optind < argc)
 		usage_error("one TARGET only: '%s' is one too many", argv[optind]);
+	if (o->save_capacity && !o->profile)
+		usage_error("--save-capacity saves what --profile measures: give --profile");
+	if (o->profile) {
+		if (o->bs_given || o->rw_given || o->qd_given || rw_options || o->qd_sweep || o->compare_cache ||
+		    o->latency_target_ns || o->svg || o->buffered)
+			usage_error("--profile runs a fixed set: not with --bs, --rw, --mix, --qd, --qd-sweep, --compare-cache, "
+				    "--latency-target, --svg or --buffered");
+		if (o->engine_given && o->engine == ENGINE_PSYNC)
+			usage_error("--profile runs queue depths 8 and 32: not with --engine psync");
+		if (!repeat_given)
+			o->repeat = 3;
+		/* The sizes, for the alignment check; each case runs its own. */
+		o->bs[0] = 4096;
+		o->bs[1] = 1u << 20;
+		o->nbs = 2;
+		o->bs_given = true; /* a case that does not fit in --size is said, not left out */
+	}
 	if (o->qd_sweep && o->compare_cache)
 		usage_error("--qd-sweep and --compare-cache: one at a time");
 	if ((o->qd_sweep || o->compare_cache) && o->nbs > 1)
@@ -404,6 +490,8 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 
 struct point {
 	const char *mode; /* "direct", "buffered", "cold", "warm" */
+	const char *case_name; /* --profile's case ("seq1m_q8t1_read"); NULL otherwise */
+	enum rw_mode rw;
 	uint64_t bs;
 	unsigned qd;
 	unsigned jobs;    /* --jobs, or fewer: never more than the blocks the run has to do */
@@ -430,6 +518,7 @@ struct bench {
 	bool progress; /* a progress line on stderr */
 	bool progress_shown;
 	struct point *running;
+	const char *next_case; /* --profile: the case run_point is to run */
 	struct disk_stats device_before; /* sampled as the measured phase starts */
 	int64_t cached_before;           /* likewise: the file's cached pages, -1 when not wanted or unknown */
 	bool want_cached;
@@ -442,9 +531,9 @@ static bool is_random(enum rw_mode rw)
 	return rw == RW_RANDREAD || rw == RW_RANDWRITE || rw == RW_RANDMIX;
 }
 
-static unsigned read_percent(const struct bench_options *o)
+static unsigned rw_read_percent(enum rw_mode rw, unsigned mix)
 {
-	switch (o->rw) {
+	switch (rw) {
 	case RW_READ:
 	case RW_RANDREAD:
 		return 100;
@@ -452,8 +541,13 @@ static unsigned read_percent(const struct bench_options *o)
 	case RW_RANDWRITE:
 		return 0;
 	default:
-		return o->mix;
+		return mix;
 	}
+}
+
+static unsigned read_percent(const struct bench_options *o)
+{
+	return rw_read_percent(o->rw, o->mix);
 }
 
 static void clear_progress(struct bench *b)
@@ -666,6 +760,8 @@ static int run_point(struct bench *b, const char *mode, bool direct, uint64_t bs
 
 	memset(p, 0, sizeof(*p));
 	p->mode = mode;
+	p->case_name = b->next_case;
+	p->rw = o->rw;
 	p->bs = bs;
 	p->qd = qd;
 	if (!span && !o->bs_given && !o->qd_sweep && !o->compare_cache)
@@ -845,6 +941,10 @@ static void point_record(struct out_record *o, const struct bench *b, const stru
 	struct out_record *cpu;
 	uint64_t ios = p->all.ios;
 
+	if (p->case_name) {
+		out_rec_text(o, "case", p->case_name);
+		out_rec_text(o, "rw", rw_names[p->rw]);
+	}
 	out_rec_text(o, "mode", p->mode);
 	out_rec_count(o, "bs", p->bs);
 	out_rec_count(o, "qd", p->qd);
@@ -854,9 +954,9 @@ static void point_record(struct out_record *o, const struct bench *b, const stru
 	out_rec_real(o, "bytes_per_s", mb_per_s(p) * 1e6);
 	out_rec_real(o, "iops", iops_of(p));
 	latency_record(o, "lat_ns", &p->all);
-	if (p->result.dir[BENCH_READ].ios || read_percent(&b->opt) > 0)
+	if (p->result.dir[BENCH_READ].ios || rw_read_percent(p->rw, b->opt.mix) > 0)
 		direction_record(o, "read", p, &p->result.dir[BENCH_READ]);
-	if (p->result.dir[BENCH_WRITE].ios || read_percent(&b->opt) < 100)
+	if (p->result.dir[BENCH_WRITE].ios || rw_read_percent(p->rw, b->opt.mix) < 100)
 		direction_record(o, "write", p, &p->result.dir[BENCH_WRITE]);
 	cpu = out_rec_object(o, "cpu");
 	out_rec_real(cpu, "user_s", p->result.cpu_user_s);
@@ -906,7 +1006,7 @@ static struct out_record *document_record(const struct bench *b, const struct be
 	out_rec_bool(doc, "created", b->target.created);
 	out_rec_count(doc, "size", b->target.size);
 	out_rec_text(doc, "fs_type", b->target.block_device ? "block device" : b->target.fs_type);
-	out_rec_text(doc, "rw", rw_name(o));
+	out_rec_text(doc, "rw", o->profile ? NULL : rw_name(o)); /* --profile: each point's */
 	if (o->rw == RW_MIX || o->rw == RW_RANDMIX)
 		out_rec_count(doc, "mix_read_percent", o->mix);
 	/* --compare-cache runs both ways: each point's mode says which. */
@@ -914,7 +1014,7 @@ static struct out_record *document_record(const struct bench *b, const struct be
 		out_rec_null(doc, "direct");
 	else
 		out_rec_bool(doc, "direct", !o->buffered);
-	out_rec_text(doc, "sweep", o->compare_cache ? "cache" : o->qd_sweep ? "qd" : o->nbs > 1 ? "bs" : "none");
+	out_rec_text(doc, "sweep", o->profile ? "profile" : o->compare_cache ? "cache" : o->qd_sweep ? "qd" : o->nbs > 1 ? "bs" : "none");
 	out_rec_real(doc, "runtime_s", o->runtime);
 	out_rec_bool(doc, "time_based", o->time_based);
 	out_rec_real(doc, "ramp_s", o->ramp);
@@ -956,14 +1056,15 @@ static double mbps_of(unsigned index, void *context)
 	return mb_per_s(&b->points[index]);
 }
 
-static void fill_row(struct out_table *table, const struct bench *b, const struct point *p)
+static void fill_row(struct out_table *table, const struct point *p)
 {
 	struct out_row *row = out_row_add(table);
 	char bs[24];
 	uint64_t ios = p->all.ios;
 
+	out_set_text(row, COL_CASE, p->case_name);
 	out_set_text(row, COL_MODE, p->mode);
-	out_set_text(row, COL_RW, rw_name(&b->opt));
+	out_set_text(row, COL_RW, rw_names[p->rw]);
 	out_set_text(row, COL_BS, bench_size_label(p->bs, bs, sizeof(bs)));
 	out_set_count(row, COL_QD, p->qd);
 	out_set_count(row, COL_JOBS, p->jobs);
@@ -1017,7 +1118,12 @@ static int print_results(struct bench *b, const struct bench_knee *knee)
 		for (unsigned i = 0; i < b->npoints; i++)
 			any_hit |= b->points[i].hit_known;
 		/* The defaults fit the run: the mode when modes differ, the knee when there is a sweep. */
-		snprintf(chosen, sizeof(chosen), "%sbs,qd,%smb_per_s,%siops,lat_mean,lat_p50,lat_p99,lat_max,cpu_per_io,util%s%s%s%s",
+		if (o->profile)
+			snprintf(chosen, sizeof(chosen), "case,mb_per_s,iops,lat_p50,lat_p99%s%s%s",
+				 o->repeat > 1 ? ",spread" : "", output.columns && output.columns[0] == '+' ? "," : "",
+				 output.columns && output.columns[0] == '+' ? output.columns + 1 : "");
+		else
+			snprintf(chosen, sizeof(chosen), "%sbs,qd,%smb_per_s,%siops,lat_mean,lat_p50,lat_p99,lat_max,cpu_per_io,util%s%s%s%s",
 			 o->compare_cache ? "mode," : "", o->jobs > 1 ? "jobs," : "", o->repeat > 1 ? "spread," : "",
 			 any_hit ? ",hit" : "",
 			 b->npoints > 1 && !o->compare_cache ? ",knee" : "",
@@ -1029,7 +1135,7 @@ static int print_results(struct bench *b, const struct bench_knee *knee)
 		if (!table)
 			return EXIT_USAGE;
 		for (unsigned i = 0; i < b->npoints; i++)
-			fill_row(table, b, &b->points[i]);
+			fill_row(table, &b->points[i]);
 		rc = out_table_print(table, stdout);
 		out_table_free(table);
 		if (o->output.format == OUT_TABLE) {
@@ -1160,6 +1266,23 @@ static int run_all(struct bench *b)
 	struct bench_options *o = &b->opt;
 	int failed = 0;
 
+	if (o->profile) {
+		/* CrystalDiskMark's default set, in its order: each case read, then written. */
+		static const struct { const char *name; bool random; uint64_t bs; unsigned qd; bool write; } cases[] = {
+			{ "seq1m_q8t1_read", false, 1u << 20, 8, false },  { "seq1m_q8t1_write", false, 1u << 20, 8, true },
+			{ "seq1m_q1t1_read", false, 1u << 20, 1, false },  { "seq1m_q1t1_write", false, 1u << 20, 1, true },
+			{ "rnd4k_q32t1_read", true, 4096, 32, false },     { "rnd4k_q32t1_write", true, 4096, 32, true },
+			{ "rnd4k_q1t1_read", true, 4096, 1, false },       { "rnd4k_q1t1_write", true, 4096, 1, true },
+		};
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]) && going(b); i++) {
+			o->rw = cases[i].random ? (cases[i].write ? RW_RANDWRITE : RW_RANDREAD) : (cases[i].write ? RW_WRITE : RW_READ);
+			b->next_case = cases[i].name;
+			failed |= run_point(b, "direct", true, cases[i].bs, cases[i].qd, NULL);
+		}
+		b->next_case = NULL;
+		return failed;
+	}
 	if (o->compare_cache) {
 		failed |= run_point(b, "direct", true, o->bs[0], o->qd, NULL);
 		if (going(b))
@@ -1202,6 +1325,244 @@ static int check_alignment(const struct bench *b, uint32_t align)
 	return 0;
 }
 
+/* ---- Capacity and comparison ----------------------------------------------------------------- */
+
+/* --save-capacity: the run's document, with whose capacity it is, as the disk's capacity file. */
+static int save_capacity(const struct bench *b, const struct bench_knee *knee)
+{
+	struct capacity_identity id;
+	struct out_record *doc, *cap;
+	const char *dir = capacity_dir(b->opt.capacity_dir);
+	char why[512], path[4096], *text = NULL;
+	size_t len = 0;
+	FILE *memory;
+	int rc;
+
+	if (!b->target.disk) {
+		warn_msg("--save-capacity: %s is on no disk that sysfs names: nothing to save",
+			 printable_name(b->target.path));
+		return EXIT_FAIL;
+	}
+	if (capacity_identity(b->target.disk, &id, why, sizeof(why)) != 0) {
+		warn_msg("--save-capacity: %s", why);
+		return EXIT_FAIL;
+	}
+	doc = document_record(b, knee);
+	cap = out_rec_object(doc, "capacity");
+	out_rec_text(cap, "key", id.key);
+	out_rec_text(cap, "disk", id.disk);
+	out_rec_text(cap, "source", id.source);
+	out_rec_real(cap, "saved_s", (double)(realtime_ns() / 1000000000ull));
+	memory = open_memstream(&text, &len);
+	rc = memory ? out_record_write(doc, memory, OUT_RECORD_PRETTY) : -ENOMEM;
+	if (memory && fclose(memory) != 0 && !rc)
+		rc = -ENOMEM;
+	out_record_free(doc);
+	if (rc) {
+		warn_errno("--save-capacity", -rc);
+		free(text);
+		return EXIT_FAIL;
+	}
+	rc = capacity_save(dir, &id, text, len, why, sizeof(why));
+	free(text);
+	if (rc) {
+		warn_msg("--save-capacity: %s", why);
+		return EXIT_FAIL;
+	}
+	capacity_path(dir, &id, path, sizeof(path));
+	fprintf(stderr, "capacity of %s (%s) saved in %s\n", id.disk, id.key, path);
+	return 0;
+}
+
+/* The disk under what DEV names: a block device's own, a file's or directory's filesystem's. */
+static int disk_of(const char *name, dev_t *devno)
+{
+	struct stat st;
+
+	if (stat(name, &st) != 0) {
+		warn_errno(name, errno);
+		return EXIT_FAIL;
+	}
+	*devno = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+	if (!major(*devno)) {
+		warn_msg("%s: on no block device (a memory or network filesystem): it has no capacity", name);
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+static void case_row(struct out_table *table, const struct bench_case *c)
+{
+	struct out_row *row = out_row_add(table);
+	char bs[24];
+
+	out_set_text(row, COL_CASE, c->name);
+	out_set_text(row, COL_BS, bench_size_label(c->bs, bs, sizeof(bs)));
+	out_set_count(row, COL_QD, c->qd);
+	out_set_real(row, COL_MBPS, c->bytes_per_s / 1e6);
+	out_set_count(row, COL_IOPS, (uint64_t)llround(c->iops));
+	out_set_count_if(row, COL_LAT_P50, isnan(c->lat_p50_ns) ? 0 : (uint64_t)c->lat_p50_ns, !isnan(c->lat_p50_ns));
+	out_set_count_if(row, COL_LAT_P99, isnan(c->lat_p99_ns) ? 0 : (uint64_t)c->lat_p99_ns, !isnan(c->lat_p99_ns));
+	if (c->runs > 1 && c->bytes_per_s > 0)
+		out_set_real(row, COL_SPREAD, (c->runs_max - c->runs_min) / c->bytes_per_s * 100);
+}
+
+/* --show-capacity DEV: what is saved for DEV's disk; the file itself with --json. */
+static int show_capacity(const struct bench_options *o)
+{
+	struct bench_result_doc *doc = xcalloc(1, sizeof(*doc));
+	const char *dir = capacity_dir(o->capacity_dir);
+	char path[4096], why[1024];
+	dev_t devno;
+	int rc = disk_of(o->show_capacity, &devno);
+
+	if (rc)
+		goto cleanup;
+	rc = capacity_load(dir, devno, doc, path, sizeof(path), why, sizeof(why));
+	if (rc) {
+		warn_msg("%s", why);
+		rc = EXIT_FAIL;
+		goto cleanup;
+	}
+	if (o->output.format == OUT_JSON) {
+		FILE *f = fopen(path, "re");
+		char buffer[8192];
+		size_t got;
+
+		if (!f) {
+			warn_errno(path, errno);
+			rc = EXIT_FAIL;
+			goto cleanup;
+		}
+		while ((got = fread(buffer, 1, sizeof(buffer), f)) > 0)
+			fwrite(buffer, 1, got, stdout);
+		fclose(f);
+	} else {
+		struct out_options output = o->output;
+		struct out_table *table;
+
+		if (!output.columns || output.columns[0] == '+')
+			output.columns = "case,bs,qd,mb_per_s,iops,lat_p50,lat_p99,spread";
+		if (o->output.format == OUT_TABLE) {
+			char when[64] = "at an unknown time";
+			time_t saved = isnan(doc->capacity_saved_s) ? 0 : (time_t)doc->capacity_saved_s;
+			struct tm tm;
+
+			if (saved && gmtime_r(&saved, &tm))
+				strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tm);
+			printf("capacity of %s (%s), measured %s, from %s\n", doc->capacity_disk[0] ? doc->capacity_disk : "?",
+			       doc->capacity_key, when, path);
+		}
+		table = out_table_new(columns, COL_COUNT, &output, "cases");
+		if (!table) {
+			rc = EXIT_USAGE;
+			goto cleanup;
+		}
+		for (unsigned i = 0; i < doc->ncases; i++)
+			case_row(table, &doc->cases[i]);
+		rc = out_table_print(table, stdout) ? EXIT_FAIL : 0;
+		out_table_free(table);
+	}
+	if (fflush(stdout) == EOF)
+		rc = EXIT_FAIL;
+cleanup:
+	free(doc);
+	return rc;
+}
+
+#define EXIT_SLOWER 3 /* --compare: B is slower than A beyond the spread in a case */
+#define EXIT_FASTER 4 /* --compare: B differs from A only by being faster */
+
+/* --compare A B: case by case, whether B's runs lie outside A's. */
+static int compare_results(const struct bench_options *o)
+{
+	struct bench_result_doc *a = xcalloc(1, sizeof(*a)), *b = xcalloc(1, sizeof(*b));
+	unsigned slower = 0, faster = 0, single = 0;
+	struct out_record *doc = NULL;
+	struct out_list *list = NULL;
+	char why[1024];
+	int rc = EXIT_FAIL;
+
+	if (bench_result_load(o->target, a, why, sizeof(why)) != 0 || bench_result_load(o->compare_b, b, why, sizeof(why)) != 0) {
+		warn_msg("--compare: %s", why);
+		goto cleanup;
+	}
+	for (unsigned i = 0; i < a->ncases; i++)
+		if (!bench_result_find(b, a->cases[i].name)) {
+			warn_msg("--compare: %s has case %s, %s has not: not the same cases", o->target, a->cases[i].name,
+				 o->compare_b);
+			goto cleanup;
+		}
+	for (unsigned i = 0; i < b->ncases; i++)
+		if (!bench_result_find(a, b->cases[i].name)) {
+			warn_msg("--compare: %s has case %s, %s has not: not the same cases", o->compare_b, b->cases[i].name,
+				 o->target);
+			goto cleanup;
+		}
+	if (o->output.format == OUT_JSON) {
+		doc = out_record_new();
+		out_rec_text(doc, "a", o->target);
+		out_rec_text(doc, "b", o->compare_b);
+		out_rec_text(doc, "rule", "differs when the ranges of the runs' bytes_per_s do not overlap");
+		list = out_rec_list(doc, "cases");
+	} else {
+		printf("%-20s %10s %10s %8s %7s  %s\n", "CASE", "A-MB/s", "B-MB/s", "CHANGE%", "RUNS", "VERDICT");
+	}
+	for (unsigned i = 0; i < a->ncases; i++) {
+		const struct bench_case *ca = &a->cases[i], *cb = bench_result_find(b, ca->name);
+		double change;
+		int verdict = bench_case_compare(ca, cb, &change);
+		const char *said = verdict < 0 ? "slower" : verdict > 0 ? "faster" : "no difference";
+		char runs[24];
+
+		slower += verdict < 0;
+		faster += verdict > 0;
+		single += ca->runs < 2 || cb->runs < 2;
+		if (doc) {
+			struct out_record *r = out_list_object(list);
+
+			out_rec_text(r, "case", ca->name);
+			out_rec_real(r, "a_bytes_per_s", ca->bytes_per_s);
+			out_rec_real(r, "b_bytes_per_s", cb->bytes_per_s);
+			out_rec_real(r, "a_runs_min_bytes_per_s", ca->runs_min);
+			out_rec_real(r, "a_runs_max_bytes_per_s", ca->runs_max);
+			out_rec_real(r, "b_runs_min_bytes_per_s", cb->runs_min);
+			out_rec_real(r, "b_runs_max_bytes_per_s", cb->runs_max);
+			out_rec_real(r, "change_percent", change);
+			out_rec_text(r, "verdict", said);
+		} else {
+			snprintf(runs, sizeof(runs), "%u/%u", ca->runs, cb->runs);
+			if (verdict)
+				printf("%-20s %10.1f %10.1f %+7.1f%% %7s  %s\n", ca->name, ca->bytes_per_s / 1e6, cb->bytes_per_s / 1e6,
+				       change, runs, said);
+			else
+				printf("%-20s %10.1f %10.1f %8s %7s  %s\n", ca->name, ca->bytes_per_s / 1e6, cb->bytes_per_s / 1e6, "-",
+				       runs, said);
+		}
+	}
+	rc = slower ? EXIT_SLOWER : faster ? EXIT_FASTER : EXIT_OK;
+	if (doc) {
+		out_rec_text(doc, "verdict", slower ? "slower" : faster ? "faster" : "no difference");
+		if (out_record_write(doc, stdout, OUT_RECORD_PRETTY) != 0)
+			rc = EXIT_FAIL;
+	} else if (slower || faster) {
+		printf("B differs from A beyond the spread of their runs in %u of %u cases (%u slower, %u faster)\n",
+		       slower + faster, a->ncases, slower, faster);
+	} else {
+		printf("no difference: every case of B is within the spread of A's runs\n");
+	}
+	if (single)
+		warn_msg("--compare: %u case%s measured by a single run: no spread, every change counts (use --repeat)",
+			 single, single == 1 ? "" : "s");
+	if (fflush(stdout) == EOF)
+		rc = EXIT_FAIL;
+cleanup:
+	out_record_free(doc);
+	free(a);
+	free(b);
+	return rc;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	struct bench *b = xcalloc(1, sizeof(*b));
@@ -1212,10 +1573,16 @@ int cmd_bench(int argc, char **argv)
 	int rc, failed;
 
 	parse_options(argc, argv, &b->opt);
+	if (b->opt.compare || b->opt.show_capacity) {
+		rc = b->opt.compare ? compare_results(&b->opt) : show_capacity(&b->opt);
+		free(b);
+		return rc;
+	}
 	{ /* liburing: opened now, not at every start-up (libblkid: when a device is to be written) */
 		char why[512];
 
-		if (bench_engine_dl(b->opt.engine, why, sizeof(why)) != 0) {
+		if (!b->opt.compare && !b->opt.show_capacity &&
+		    bench_engine_dl(b->opt.profile ? ENGINE_IO_URING : b->opt.engine, why, sizeof(why)) != 0) {
 			fprintf(stderr, "%s needs %s\n", program_name, why); /* "iolens bench needs ..." */
 			free(b);
 			return EXIT_FAIL;
@@ -1252,7 +1619,7 @@ int cmd_bench(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	request.arg = b->opt.target;
-	request.writes = read_percent(&b->opt) < 100;
+	request.writes = b->opt.profile || read_percent(&b->opt) < 100;
 	request.force = b->opt.force;
 	request.direct = !b->opt.buffered || b->opt.compare_cache;
 	request.size = b->opt.size;
@@ -1298,7 +1665,7 @@ int cmd_bench(int argc, char **argv)
 			 human_size(b->target.size, size_text, sizeof(size_text)));
 		failed = 1;
 	}
-	if (!b->opt.compare_cache && b->npoints)
+	if (!b->opt.compare_cache && !b->opt.profile && b->npoints)
 		knee = bench_find_knee(b->npoints, mbps_of, b, 0.95);
 	if (knee.index >= 0 && b->npoints > 1)
 		b->points[knee.index].knee = true;
@@ -1311,6 +1678,8 @@ int cmd_bench(int argc, char **argv)
 			 b->target.created ? "; the test file is removed" : "");
 	}
 	rc = print_results(b, &knee);
+	if (b->opt.save_capacity && !rc && !failed && !stop_signal && b->npoints)
+		rc = save_capacity(b, &knee);
 	if (b->opt.svg && b->npoints) {
 		FILE *svg = fopen(b->opt.svg, "we");
 

@@ -1,0 +1,218 @@
+/* capacity.c: a disk's capacity file: its identity from sysfs (WWN, serial, or model and size), written atomically, read back. */
+#include "bench/capacity.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "collect/sysroot.h"
+
+static int fail(char *why, size_t why_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *why, size_t why_len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, why_len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* "prefix-value" into key, with what a file name should not hold as '_'. */
+static void make_key(char *key, size_t len, const char *prefix, const char *value)
+{
+	size_t at = (size_t)snprintf(key, len, "%s-", prefix);
+
+	for (const unsigned char *c = (const unsigned char *)value; *c && at + 1 < len; c++) {
+		bool plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+			     *c == '.' || *c == '_' || *c == '-';
+
+		/* Runs of spaces (SCSI pads its t10 names) become one '_'. */
+		if (!plain && at && key[at - 1] == '_')
+			continue;
+		key[at++] = plain ? (char)*c : '_';
+	}
+	while (at > 0 && key[at - 1] == '_')
+		at--;
+	key[at] = '\0';
+}
+
+/* The whole disk's kernel name for devno: a partition's parent. 0, or -1 with why. */
+static int whole_disk(dev_t devno, char *name, size_t len, char *why, size_t why_len)
+{
+	char link[PATH_MAX], resolved[PATH_MAX], probe[PATH_MAX + 16];
+	char *slash;
+
+	if (!sysroot_path(link, sizeof(link), "/sys/dev/block/%u:%u", major(devno), minor(devno)) ||
+	    !realpath(link, resolved))
+		return fail(why, why_len, "no block device %u:%u in /sys/dev/block", major(devno), minor(devno));
+	snprintf(probe, sizeof(probe), "%s/partition", resolved);
+	if (access(probe, F_OK) == 0 && (slash = strrchr(resolved, '/')))
+		*slash = '\0';
+	slash = strrchr(resolved, '/');
+	if (!slash || !slash[1] || strlen(slash + 1) >= len)
+		return fail(why, why_len, "block device %u:%u: no disk name in sysfs", major(devno), minor(devno));
+	memcpy(name, slash + 1, strlen(slash + 1) + 1);
+	return 0;
+}
+
+int capacity_identity(dev_t devno, struct capacity_identity *out, char *why, size_t why_len)
+{
+	static const char *const ids[] = { "wwid", "device/wwid", "device/serial", "serial" };
+	char path[PATH_MAX], value[256], size_text[32], model[128];
+	unsigned long long sectors;
+
+	memset(out, 0, sizeof(*out));
+	if (whole_disk(devno, out->disk, sizeof(out->disk), why, why_len) != 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		snprintf(path, sizeof(path), "/sys/block/%s/%s", out->disk, ids[i]);
+		if (sysroot_read_string(path, value, sizeof(value)) == 0 && value[0]) {
+			const char *source = strstr(ids[i], "wwid") ? "wwid" : "serial";
+
+			snprintf(out->source, sizeof(out->source), "%s", source);
+			make_key(out->key, sizeof(out->key), source, value);
+			return 0;
+		}
+	}
+	snprintf(path, sizeof(path), "/sys/block/%s/size", out->disk);
+	if (sysroot_read_string(path, size_text, sizeof(size_text)) != 0 || sscanf(size_text, "%llu", &sectors) != 1 ||
+	    !sectors)
+		return fail(why, why_len, "%s: no WWN or serial in sysfs, and no size", out->disk);
+	snprintf(path, sizeof(path), "/sys/block/%s/device/model", out->disk);
+	if (sysroot_read_string(path, model, sizeof(model)) != 0 || !model[0]) {
+		/* No model (loop, virtio, zram): the driver's name, which is the kernel's name without its number. */
+		size_t n = strlen(out->disk);
+
+		while (n > 0 && out->disk[n - 1] >= '0' && out->disk[n - 1] <= '9')
+			n--;
+		snprintf(model, sizeof(model), "%.*s", (int)n, out->disk);
+	}
+	snprintf(value, sizeof(value), "%s-%llu", model, sectors * 512);
+	snprintf(out->source, sizeof(out->source), "model");
+	make_key(out->key, sizeof(out->key), "model", value);
+	return 0;
+}
+
+const char *capacity_dir(const char *dir)
+{
+	const char *env = getenv(CAPACITY_DIR_ENV);
+
+	if (dir && dir[0])
+		return dir;
+	return env && env[0] ? env : CAPACITY_DEFAULT_DIR;
+}
+
+bool capacity_path(const char *dir, const struct capacity_identity *id, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/%s.json", dir, id->key);
+
+	return n > 0 && (size_t)n < len;
+}
+
+/* mkdir -p, 0755. 0, or -errno. */
+static int make_dirs(const char *dir)
+{
+	char path[PATH_MAX];
+	size_t len = strlen(dir);
+
+	if (len >= sizeof(path))
+		return -ENAMETOOLONG;
+	memcpy(path, dir, len + 1);
+	for (char *c = path + 1; ; c++) {
+		if (*c == '/' || !*c) {
+			char saved = *c;
+
+			*c = '\0';
+			if (mkdir(path, 0755) != 0 && errno != EEXIST)
+				return -errno;
+			*c = saved;
+			if (!saved)
+				break;
+		}
+	}
+	return 0;
+}
+
+int capacity_save(const char *dir, const struct capacity_identity *id, const char *text, size_t len, char *why,
+		  size_t why_len)
+{
+	char path[PATH_MAX], temporary[PATH_MAX];
+	struct stat st;
+	int fd, rc, dir_fd;
+	size_t done = 0;
+
+	if (!capacity_path(dir, id, path, sizeof(path)) ||
+	    snprintf(temporary, sizeof(temporary), "%s/.%s.json.XXXXXX", dir, id->key) >= (int)sizeof(temporary))
+		return fail(why, why_len, "%s: the path is too long", dir);
+	if ((rc = make_dirs(dir)) != 0)
+		return fail(why, why_len, "%s: %s", dir, strerror(-rc));
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		return fail(why, why_len, "%s: %s", dir, strerror(errno ? errno : ENOTDIR));
+	fd = mkostemp(temporary, O_CLOEXEC);
+	if (fd < 0)
+		return fail(why, why_len, "%s: %s", dir, strerror(errno));
+	fchmod(fd, 0644);
+	while (done < len) {
+		ssize_t wrote = write(fd, text + done, len - done);
+
+		if (wrote < 0 && errno == EINTR)
+			continue;
+		if (wrote <= 0)
+			goto failed;
+		done += (size_t)wrote;
+	}
+	if (fsync(fd) != 0)
+		goto failed;
+	if (close(fd) != 0) {
+		fd = -1;
+		goto failed;
+	}
+	fd = -1;
+	if (rename(temporary, path) != 0)
+		goto failed;
+	/* The rename itself on disk too. */
+	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd >= 0) {
+		fsync(dir_fd);
+		close(dir_fd);
+	}
+	return 0;
+failed:
+	rc = errno ? errno : EIO;
+	if (fd >= 0)
+		close(fd);
+	unlink(temporary);
+	return fail(why, why_len, "%s: %s", path, strerror(rc));
+}
+
+int capacity_load(const char *dir, dev_t devno, struct bench_result_doc *out, char *path, size_t path_len, char *why,
+		  size_t why_len)
+{
+	struct capacity_identity id;
+	char file[PATH_MAX];
+
+	if (capacity_identity(devno, &id, why, why_len) != 0)
+		return -1;
+	if (!capacity_path(dir, &id, file, sizeof(file)))
+		return fail(why, why_len, "%s: the path is too long", dir);
+	if (path)
+		snprintf(path, path_len, "%s", file);
+	if (access(file, F_OK) != 0 && errno == ENOENT) {
+		fail(why, why_len, "no capacity saved for %s (%s): %s does not exist", id.disk, id.key, file);
+		return 1;
+	}
+	if (bench_result_load(file, out, why, why_len) != 0)
+		return -1;
+	if (!out->has_capacity || strcmp(out->capacity_key, id.key))
+		return fail(why, why_len, "%s: not the capacity of %s (its key is %s)", file, id.key,
+			    out->has_capacity ? out->capacity_key : "missing");
+	return 0;
+}

@@ -1,0 +1,51 @@
+/* capacity.h: a disk's measured capacity (bench --profile --save-capacity): the disk's stable identity, where its result is kept, saved atomically, read back. */
+#ifndef IOLENS_BENCH_CAPACITY_H
+#define IOLENS_BENCH_CAPACITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "bench/profile.h"
+
+#define CAPACITY_DEFAULT_DIR "/var/lib/iolens/capacity"
+#define CAPACITY_DIR_ENV "IOLENS_CAPACITY_DIR"
+
+/* A whole disk and what identifies it across reboots and renames. */
+struct capacity_identity {
+	char disk[64];    /* the kernel's name of the whole disk ("sda", "nvme0n1", "loop0") */
+	char source[16];  /* "wwid", "serial" or "model" (model and size) */
+	char key[160];    /* the file name without .json: "wwid-naa.5000...", "serial-S3Z...", "model-loop-8388608" */
+};
+
+/*
+ * The identity of the whole disk under the block device devno (a partition's disk is its
+ * parent), read from /sys through the sysroot: the first of /sys/block/DEV/wwid,
+ * device/wwid, device/serial, serial that is not empty; else device/model (without one,
+ * the kernel's name without its number: "loop", "vd") and the size in bytes. Characters
+ * other than letters, digits, '.', '_' and '-' become '_'. 0, or -1 with why.
+ */
+int capacity_identity(dev_t devno, struct capacity_identity *out, char *why, size_t why_len);
+
+/* Where capacities are kept: dir when given, else $IOLENS_CAPACITY_DIR, else CAPACITY_DEFAULT_DIR. */
+const char *capacity_dir(const char *dir);
+/* DIR/KEY.json into buf: false when it does not fit. */
+bool capacity_path(const char *dir, const struct capacity_identity *id, char *buf, size_t len);
+
+/*
+ * Writes text (a bench --json document with its "capacity" object) as DIR/KEY.json,
+ * atomically: a temporary file in DIR, synced, renamed over the old one, DIR synced. DIR
+ * is made (0755) when missing. 0, or -1 with why.
+ */
+int capacity_save(const char *dir, const struct capacity_identity *id, const char *text, size_t len, char *why,
+		  size_t why_len);
+
+/*
+ * The capacity saved for the disk under devno: 0 with out filled (and path, when not NULL,
+ * set to the file read); 1 when none is saved (why says where it was looked for); -1 with
+ * why when the disk has no identity or the file cannot be read or is not bench's.
+ */
+int capacity_load(const char *dir, dev_t devno, struct bench_result_doc *out, char *path, size_t path_len, char *why,
+		  size_t why_len);
+
+#endif
