@@ -29,6 +29,8 @@ for target in "$TOP"/build-fuzz/fuzz_*; do
 	mkdir -p "$corpus"
 	cp "$TOP/tests/fuzz/corpus/$name"/* "$corpus"/ 2>/dev/null
 	max_len=512 runs=200000
+	# bench documents: a point is some 600 bytes.
+	[ "$name" = bench_result ] && max_len=4096
 	# Segments are big: fewer, longer inputs.
 	[ "$name" = vtrace ] && max_len=$(( $(stat -c %s "$corpus/segment" 2>/dev/null || echo 512) + 64 )) runs=20000
 	# At most 45 s of inputs a target: on a busy machine (2 cpus, a hog on each) 12 targets of
