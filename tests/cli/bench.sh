@@ -250,6 +250,18 @@ fi
 
 # ---- The JSON is the one the man page documents ------------------------------------------
 
+# --profile's document (each point with its case and rw), and a saved capacity (with its capacity object).
+run env IOLENS_CAPACITY_DIR="$T/capacity" "$IOLENS" bench --profile --size 1m --runtime 30 --repeat 1 --save-capacity --json "$D"
+keep_json profile
+capacity_file=$(ls "$T"/capacity/*.json 2>/dev/null | head -1)
+if [ "$RC" = 0 ] && [ -n "$capacity_file" ]; then
+	cp "$capacity_file" "$T/json/capacity"
+elif grep -q "is on no disk" <<<"$ERR"; then
+	skip "the JSON of a saved capacity: the scratch directory is on no disk"
+else
+	not_ok "bench --profile --save-capacity for the JSON check: exit $RC: $ERR"
+fi
+
 # The documents and JSON lines kept above have the keys iolens-bench(1) lists under JSON, in its
 # order (only those it says a run may leave out missing), each object the keys its paragraph
 # names, an interval line those of its example; counts, bytes and ns are whole numbers.
@@ -296,7 +308,7 @@ for line in doc_part.split("\n"):
 interval_keys = json.loads("".join(lines_part.split("\n.EX\n", 1)[1].split("\n.EE", 1)[0].split("\n")))
 
 # Keys a run may leave out, as the page says; a knee names qd or bs, as the sweep.
-OPTIONAL = {"mix_read_percent", "latency_target", "read", "write"}
+OPTIONAL = {"mix_read_percent", "latency_target", "read", "write", "capacity", "case", "rw"}
 ALTERNATIVES = {"knee": {"bs", "qd", "peak_bs", "peak_qd"}}
 COUNTS = re.compile(r"ios|bytes|size|bs|qd|jobs|count|min|mean|p50|p90|p99|p99_9|max|peak_bs|peak_qd|.*_ns|.*_bytes")
 bad = []
@@ -374,7 +386,7 @@ for path in sys.argv[2:]:
 print("\n".join(bad) if bad else "ok: %d keys of the document, %d of a point" % (len(tags[0]), len(tags[1])))
 EOF
 check_eq "the JSON of the runs above ($(cd "$T/json" && echo *)) is the man page's" \
-	"ok: 14 keys of the document, 18 of a point" "$(python3 "$T/man_keys.py" "$TOP/docs/iolens-bench.1" "$T"/json/* 2>&1)"
+	"ok: 15 keys of the document, 20 of a point" "$(python3 "$T/man_keys.py" "$TOP/docs/iolens-bench.1" "$T"/json/* 2>&1)"
 
 # ---- Output forms --------------------------------------------------------------------------
 
