@@ -45,7 +45,7 @@ for p in json.load(open(sys.argv[1]))["points"]:
     runs = p["runs"]["bytes_per_s"]
     median = sorted(runs)[(len(runs) - 1) // 2]
     if p["runs"]["count"] != 3 or len(runs) != 3 or abs(p["bytes_per_s"] - median) > 1e-6 * median \
-       or abs(p["runs"]["spread"] - (max(runs) - min(runs)) / median) > 1e-6:
+       or abs(p["runs"]["spread"] - (max(runs) - min(runs)) / median) > 5e-4: # JSON writes 3 decimals
         bad.append(p["case"])
 print("ok" if not bad else bad)' "$T/a.json")"
 check_eq "… IOPS x block size is MB/s, p50 <= p99 <= max" "ok" "$(py '
