@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,18 +11,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "common/util.h"
+
 #include "collect/sysroot.h"
-
-static int fail(char *why, size_t why_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *why, size_t why_len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, why_len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* "prefix-value" into key, with what a file name should not hold as '_'. */
 static void make_key(char *key, size_t len, const char *prefix, const char *value)
@@ -52,13 +42,13 @@ static int whole_disk(dev_t devno, char *name, size_t len, char *why, size_t why
 
 	if (!sysroot_path(link, sizeof(link), "/sys/dev/block/%u:%u", major(devno), minor(devno)) ||
 	    !realpath(link, resolved))
-		return fail(why, why_len, "no block device %u:%u in /sys/dev/block", major(devno), minor(devno));
+		return say_why(why, why_len, "no block device %u:%u in /sys/dev/block", major(devno), minor(devno));
 	snprintf(probe, sizeof(probe), "%s/partition", resolved);
 	if (access(probe, F_OK) == 0 && (slash = strrchr(resolved, '/')))
 		*slash = '\0';
 	slash = strrchr(resolved, '/');
 	if (!slash || !slash[1] || strlen(slash + 1) >= len)
-		return fail(why, why_len, "block device %u:%u: no disk name in sysfs", major(devno), minor(devno));
+		return say_why(why, why_len, "block device %u:%u: no disk name in sysfs", major(devno), minor(devno));
 	memcpy(name, slash + 1, strlen(slash + 1) + 1);
 	return 0;
 }
@@ -85,7 +75,7 @@ int capacity_identity(dev_t devno, struct capacity_identity *out, char *why, siz
 	snprintf(path, sizeof(path), "/sys/block/%s/size", out->disk);
 	if (sysroot_read_string(path, size_text, sizeof(size_text)) != 0 || sscanf(size_text, "%llu", &sectors) != 1 ||
 	    !sectors)
-		return fail(why, why_len, "%s: no WWN or serial in sysfs, and no size", out->disk);
+		return say_why(why, why_len, "%s: no WWN or serial in sysfs, and no size", out->disk);
 	snprintf(path, sizeof(path), "/sys/block/%s/device/model", out->disk);
 	if (sysroot_read_string(path, model, sizeof(model)) != 0 || !model[0]) {
 		/* No model (loop, virtio, zram): the driver's name, which is the kernel's name without its number. */
@@ -151,14 +141,14 @@ int capacity_save(const char *dir, const struct capacity_identity *id, const cha
 
 	if (!capacity_path(dir, id, path, sizeof(path)) ||
 	    snprintf(temporary, sizeof(temporary), "%s/.%s.json.XXXXXX", dir, id->key) >= (int)sizeof(temporary))
-		return fail(why, why_len, "%s: the path is too long", dir);
+		return say_why(why, why_len, "%s: the path is too long", dir);
 	if ((rc = make_dirs(dir)) != 0)
-		return fail(why, why_len, "%s: %s", dir, strerror(-rc));
+		return say_why(why, why_len, "%s: %s", dir, strerror(-rc));
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-		return fail(why, why_len, "%s: %s", dir, strerror(errno ? errno : ENOTDIR));
+		return say_why(why, why_len, "%s: %s", dir, strerror(errno ? errno : ENOTDIR));
 	fd = mkostemp(temporary, O_CLOEXEC);
 	if (fd < 0)
-		return fail(why, why_len, "%s: %s", dir, strerror(errno));
+		return say_why(why, why_len, "%s: %s", dir, strerror(errno));
 	fchmod(fd, 0644);
 	while (done < len) {
 		ssize_t wrote = write(fd, text + done, len - done);
@@ -190,7 +180,7 @@ failed:
 	if (fd >= 0)
 		close(fd);
 	unlink(temporary);
-	return fail(why, why_len, "%s: %s", path, strerror(rc));
+	return say_why(why, why_len, "%s: %s", path, strerror(rc));
 }
 
 int capacity_load(const char *dir, dev_t devno, struct bench_result_doc *out, char *path, size_t path_len, char *why,
@@ -202,17 +192,17 @@ int capacity_load(const char *dir, dev_t devno, struct bench_result_doc *out, ch
 	if (capacity_identity(devno, &id, why, why_len) != 0)
 		return -1;
 	if (!capacity_path(dir, &id, file, sizeof(file)))
-		return fail(why, why_len, "%s: the path is too long", dir);
+		return say_why(why, why_len, "%s: the path is too long", dir);
 	if (path)
 		snprintf(path, path_len, "%s", file);
 	if (access(file, F_OK) != 0 && errno == ENOENT) {
-		fail(why, why_len, "no capacity saved for %s (%s): %s does not exist", id.disk, id.key, file);
+		say_why(why, why_len, "no capacity saved for %s (%s): %s does not exist", id.disk, id.key, file);
 		return 1;
 	}
 	if (bench_result_load(file, out, why, why_len) != 0)
 		return -1;
 	if (!out->has_capacity || strcmp(out->capacity_key, id.key))
-		return fail(why, why_len, "%s: not the capacity of %s (its key is %s)", file, id.key,
+		return say_why(why, why_len, "%s: not the capacity of %s (its key is %s)", file, id.key,
 			    out->has_capacity ? out->capacity_key : "missing");
 	return 0;
 }

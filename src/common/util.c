@@ -34,6 +34,16 @@ void warn_msg(const char *fmt, ...)
 	va_end(ap);
 }
 
+int say_why(char *why, size_t why_len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, why_len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
 void usage_error(const char *fmt, ...)
 {
 	va_list ap;

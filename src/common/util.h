@@ -18,6 +18,8 @@ extern const char *program_name;
 void warn_errno(const char *what, int err);
 /* "PROGRAM: message" on stderr. */
 void warn_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A reason for a caller to say (a parser's refusal): the message into why, and -1 to return. */
+int say_why(char *why, size_t why_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A usage error: the message, a pointer to --help, and exit(2). */
 _Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

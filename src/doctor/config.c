@@ -61,17 +61,6 @@ static int rule_index(const char *name, size_t len)
 	return -1;
 }
 
-static int fail(char *why, size_t why_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *why, size_t why_len, const char *fmt, ...)
-{
-	va_list args;
-
-	va_start(args, fmt);
-	vsnprintf(why, why_len, fmt, args);
-	va_end(args);
-	return -1;
-}
-
 /* The next word of [*p, end): its start and length, *p moved past it and the blanks after. */
 static size_t word(const char **p, const char *end, const char **start)
 {
@@ -97,28 +86,28 @@ static int set_threshold(struct doctor_config *c, const char *name, size_t name_
 		if (strlen(thresholds[i].name) != name_len || strncmp(thresholds[i].name, name, name_len))
 			continue;
 		if (!value_len || value_len >= sizeof(text))
-			return fail(why, why_len, "%s: %s: a value, please", source, thresholds[i].name);
+			return say_why(why, why_len, "%s: %s: a value, please", source, thresholds[i].name);
 		memcpy(text, value, value_len);
 		text[value_len] = '\0';
 		if (thresholds[i].size) {
 			uint64_t bytes;
 
 			if (parse_size(text, &bytes) != 0)
-				return fail(why, why_len, "%s: %s: '%s' is not a size such as 4MiB", source,
+				return say_why(why, why_len, "%s: %s: '%s' is not a size such as 4MiB", source,
 					    thresholds[i].name, text);
 			v = (double)bytes;
 		} else {
 			errno = 0;
 			v = strtod(text, &rest);
 			if (errno || rest == text || *rest || !(v >= thresholds[i].low && v <= thresholds[i].high))
-				return fail(why, why_len, "%s: %s: '%s' is not a number from %g to %g", source,
+				return say_why(why, why_len, "%s: %s: '%s' is not a number from %g to %g", source,
 					    thresholds[i].name, text, thresholds[i].low, thresholds[i].high);
 		}
 		c->threshold[i] = v;
 		return 0;
 	}
 	doctor_config_thresholds_text(known, sizeof(known));
-	return fail(why, why_len, "%s: unknown setting '%.*s' (%s)", source, (int)(name_len > 64 ? 64 : name_len), name,
+	return say_why(why, why_len, "%s: unknown setting '%.*s' (%s)", source, (int)(name_len > 64 ? 64 : name_len), name,
 		    known);
 }
 
@@ -134,7 +123,7 @@ int doctor_config_statement(struct doctor_config *c, const char *text, size_t le
 		end--;
 	for (const char *q = text; q < end; q++)
 		if ((unsigned char)*q < 0x20 && *q != '\t')
-			return fail(why, why_len, "%s: a control character", source);
+			return say_why(why, why_len, "%s: a control character", source);
 	verb_len = word(&p, end, &verb);
 	if (!verb_len)
 		return 0; /* blank, or a comment */
@@ -143,10 +132,10 @@ int doctor_config_statement(struct doctor_config *c, const char *text, size_t le
 
 		arg_len = word(&p, end, &arg);
 		if ((rule = rule_index(arg, arg_len)) < 0)
-			return fail(why, why_len, "%s: disable: unknown rule '%.*s'", source, (int)(arg_len > 64 ? 64 : arg_len),
+			return say_why(why, why_len, "%s: disable: unknown rule '%.*s'", source, (int)(arg_len > 64 ? 64 : arg_len),
 				    arg);
 		if (word(&p, end, &verb))
-			return fail(why, why_len, "%s: disable takes one rule", source);
+			return say_why(why, why_len, "%s: disable takes one rule", source);
 		c->disabled[rule] = true;
 		return 0;
 	}
@@ -157,7 +146,7 @@ int doctor_config_statement(struct doctor_config *c, const char *text, size_t le
 
 		arg_len = word(&p, end, &arg);
 		if (!(arg_len == 1 && *arg == '*') && rule_index(arg, arg_len) < 0)
-			return fail(why, why_len, "%s: accept: unknown rule '%.*s' (or * for every rule)", source,
+			return say_why(why, why_len, "%s: accept: unknown rule '%.*s' (or * for every rule)", source,
 				    (int)(arg_len > 64 ? 64 : arg_len), arg);
 		snprintf(a.rule, sizeof(a.rule), "%.*s", (int)arg_len, arg);
 		what_len = word(&p, end, &what);
@@ -166,12 +155,12 @@ int doctor_config_statement(struct doctor_config *c, const char *text, size_t le
 		} else if (what_len > 5 && !strncmp(what, "path=", 5) && what_len - 5 < sizeof(a.value)) {
 			a.path = true;
 		} else {
-			return fail(why, why_len, "%s: accept %.*s: comm=NAME (a command, as ps shows it, up to 15 "
+			return say_why(why, why_len, "%s: accept %.*s: comm=NAME (a command, as ps shows it, up to 15 "
 				    "characters) or path=GLOB, please", source, (int)arg_len, arg);
 		}
 		snprintf(a.value, sizeof(a.value), "%.*s", (int)(what_len - 5), what + 5);
 		if (word(&p, end, &verb))
-			return fail(why, why_len, "%s: accept takes a rule and one comm= or path=", source);
+			return say_why(why, why_len, "%s: accept takes a rule and one comm= or path=", source);
 		snprintf(a.source, sizeof(a.source), "%s", source);
 		c->accepts = xrealloc(c->accepts, (c->naccepts + 1) * sizeof(*c->accepts));
 		c->accepts[c->naccepts++] = a;
@@ -183,7 +172,7 @@ int doctor_config_statement(struct doctor_config *c, const char *text, size_t le
 		size_t name_len;
 
 		if (!eq)
-			return fail(why, why_len, "%s: '%.*s': disable RULE, accept RULE comm=NAME|path=GLOB, or "
+			return say_why(why, why_len, "%s: '%.*s': disable RULE, accept RULE comm=NAME|path=GLOB, or "
 				    "NAME = VALUE, please", source, (int)(verb_len > 64 ? 64 : verb_len), verb);
 		name_len = (size_t)(eq - name);
 		while (name_len && (name[name_len - 1] == ' ' || name[name_len - 1] == '\t'))
@@ -192,7 +181,7 @@ int doctor_config_statement(struct doctor_config *c, const char *text, size_t le
 		while (value < end && (*value == ' ' || *value == '\t'))
 			value++;
 		if (memchr(name, ' ', name_len) || memchr(name, '\t', name_len))
-			return fail(why, why_len, "%s: NAME = VALUE, one name", source);
+			return say_why(why, why_len, "%s: NAME = VALUE, one name", source);
 		return set_threshold(c, name, name_len, value, (size_t)(end - value), source, why, why_len);
 	}
 }
@@ -219,7 +208,7 @@ int doctor_config_parse(struct doctor_config *c, const char *text, size_t len, c
 int doctor_config_check(const struct doctor_config *c, const char *source, char *why, size_t why_len)
 {
 	if (c->threshold[TH_FULL_CRITICAL] < c->threshold[TH_FULL_WARNING])
-		return fail(why, why_len, "%.140s: full.critical_percent (%g) below full.warning_percent (%g)", source,
+		return say_why(why, why_len, "%.140s: full.critical_percent (%g) below full.warning_percent (%g)", source,
 			    c->threshold[TH_FULL_CRITICAL], c->threshold[TH_FULL_WARNING]);
 	return 0;
 }
@@ -237,16 +226,16 @@ int doctor_config_load(struct doctor_config *c, const char *path, bool must_exis
 	if (fd < 0) {
 		if (errno == ENOENT && !must_exist)
 			return 1;
-		return fail(why, why_len, "%s: %s", path, strerror(errno));
+		return say_why(why, why_len, "%s: %s", path, strerror(errno));
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return fail(why, why_len, "%s: not a regular file", path);
+		return say_why(why, why_len, "%s: not a regular file", path);
 	}
 	/* It can silence findings: only root and the user running doctor may be able to write it. */
 	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
 		close(fd);
-		return fail(why, why_len, "%s: writable by %s (mode %04o, uid %u): not read, since it could silence "
+		return say_why(why, why_len, "%s: writable by %s (mode %04o, uid %u): not read, since it could silence "
 			    "doctor", path, st.st_mode & (S_IWGRP | S_IWOTH) ? "others" : "another user",
 			    (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
 	}
@@ -256,7 +245,7 @@ int doctor_config_load(struct doctor_config *c, const char *path, bool must_exis
 	close(fd);
 	if (len >= MAX_CONFIG) {
 		free(text);
-		return fail(why, why_len, "%s: larger than 1 MiB", path);
+		return say_why(why, why_len, "%s: larger than 1 MiB", path);
 	}
 	rc = doctor_config_parse(c, text, len, path, why, why_len);
 	free(text);
