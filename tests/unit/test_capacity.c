@@ -1,0 +1,232 @@
+/* test_capacity.c: a disk's identity from a recorded /sys (WWN, serial, model and size; a partition's disk), capacity files saved and read back, bench JSON refused with a reason. */
+#include "unit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "bench/capacity.h"
+#include "bench/profile.h"
+#include "collect/sysroot.h"
+
+static void put(const char *root, const char *path, const char *text)
+{
+	char *full, *slash;
+
+	assert_true(asprintf(&full, "%s%s", root, path) > 0);
+	/* mkdir -p of its directory */
+	for (slash = strchr(full + strlen(root) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		mkdir(full, 0755);
+		*slash = '/';
+	}
+	if (text) {
+		FILE *f = fopen(full, "w");
+
+		assert_non_null(f);
+		fputs(text, f);
+		fclose(f);
+	} else {
+		mkdir(full, 0755);
+	}
+	free(full);
+}
+
+static void link_to(const char *root, const char *path, const char *target)
+{
+	char *full;
+
+	assert_true(asprintf(&full, "%s%s", root, path) > 0);
+	assert_int_equal(symlink(target, full), 0);
+	free(full);
+}
+
+/* A disk NAME as devices/virtual/block/NAME, with /sys/block/NAME and /sys/dev/block/MAJ:MIN linked to it. */
+static void disk(const char *root, const char *name, unsigned maj, unsigned min, const char *size)
+{
+	char path[256], target[256];
+
+	snprintf(path, sizeof(path), "/sys/devices/virtual/block/%s/size", name);
+	put(root, path, size);
+	snprintf(path, sizeof(path), "/sys/block/%s", name);
+	snprintf(target, sizeof(target), "../devices/virtual/block/%s", name);
+	link_to(root, path, target);
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", maj, min);
+	snprintf(target, sizeof(target), "../../devices/virtual/block/%s", name);
+	link_to(root, path, target);
+}
+
+static char *fake_sys(void)
+{
+	char *root = unit_tmpdir();
+
+	put(root, "/sys/block", NULL);
+	put(root, "/sys/dev/block", NULL);
+	/* sdb: a SCSI t10 WWN padded with spaces, and a partition */
+	disk(root, "sdb", 8, 16, "1000\n");
+	put(root, "/sys/devices/virtual/block/sdb/device/wwid", "t10.ATA     Samsung SSD 860   S3Z9NB0K123456   \n");
+	put(root, "/sys/devices/virtual/block/sdb/device/serial", "S3Z9NB0K123456\n");
+	put(root, "/sys/devices/virtual/block/sdb/sdb1/partition", "1\n");
+	link_to(root, "/sys/dev/block/8:17", "../../devices/virtual/block/sdb/sdb1");
+	/* sdc: an empty wwid, a serial with a space and a slash */
+	disk(root, "sdc", 8, 32, "1000\n");
+	put(root, "/sys/devices/virtual/block/sdc/wwid", "\n");
+	put(root, "/sys/devices/virtual/block/sdc/device/serial", "AB 12/34\n");
+	/* loop0: nothing but its size */
+	disk(root, "loop0", 7, 0, "2048\n");
+	/* sdd: a model */
+	disk(root, "sdd", 8, 48, "100\n");
+	put(root, "/sys/devices/virtual/block/sdd/device/model", "QEMU HARDDISK   \n");
+	/* loop1: detached, size 0 */
+	disk(root, "loop1", 7, 1, "0\n");
+	assert_int_equal(sysroot_set(root), 0);
+	return root;
+}
+
+static void test_identity(void **state)
+{
+	char *root = fake_sys(), why[256];
+	struct capacity_identity id;
+
+	(void)state;
+	assert_int_equal(capacity_identity(makedev(8, 17), &id, why, sizeof(why)), 0);
+	assert_string_equal(id.disk, "sdb"); /* the partition's disk */
+	assert_string_equal(id.source, "wwid");
+	assert_string_equal(id.key, "wwid-t10.ATA_Samsung_SSD_860_S3Z9NB0K123456");
+	assert_int_equal(capacity_identity(makedev(8, 32), &id, why, sizeof(why)), 0);
+	assert_string_equal(id.key, "serial-AB_12_34"); /* the empty wwid passed over */
+	assert_string_equal(id.source, "serial");
+	assert_int_equal(capacity_identity(makedev(7, 0), &id, why, sizeof(why)), 0);
+	assert_string_equal(id.key, "model-loop-1048576");
+	assert_string_equal(id.source, "model");
+	assert_int_equal(capacity_identity(makedev(8, 48), &id, why, sizeof(why)), 0);
+	assert_string_equal(id.key, "model-QEMU_HARDDISK-51200");
+	assert_int_equal(capacity_identity(makedev(7, 1), &id, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "loop1: no WWN or serial in sysfs, and no size"));
+	assert_int_equal(capacity_identity(makedev(9, 9), &id, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "no block device 9:9"));
+	sysroot_set("/");
+	unit_rmtree(root);
+}
+
+static const char document[] =
+	"{\"rw\":null,\"sweep\":\"profile\",\"points\":[{\"case\":\"seq1m_q8t1_read\",\"rw\":\"read\",\"mode\":\"direct\","
+	"\"bs\":1048576,\"qd\":8,\"bytes_per_s\":1e9,\"iops\":953.674,\"lat_ns\":{\"p50\":5000,\"p99\":7000},"
+	"\"runs\":{\"count\":3,\"bytes_per_s\":[9e8,1e9,1.2e9],\"spread\":0.3}}],"
+	"\"capacity\":{\"key\":\"%s\",\"disk\":\"sdb\",\"source\":\"wwid\",\"saved_s\":1796172595}}\n";
+
+static void test_save_load(void **state)
+{
+	char *root = fake_sys(), *dir, why[512], text[2048], path[4096];
+	struct capacity_identity id;
+	struct bench_result_doc *doc = calloc(1, sizeof(*doc));
+	struct stat st;
+
+	(void)state;
+	assert_true(asprintf(&dir, "%s/var/lib/iolens/capacity", root) > 0);
+	assert_int_equal(capacity_load(dir, makedev(8, 16), doc, path, sizeof(path), why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "wwid-t10.ATA_Samsung_SSD_860_S3Z9NB0K123456.json does not exist"));
+	assert_int_equal(capacity_identity(makedev(8, 16), &id, why, sizeof(why)), 0);
+	snprintf(text, sizeof(text), document, id.key);
+	assert_int_equal(capacity_save(dir, &id, text, strlen(text), why, sizeof(why)), 0); /* makes the directories */
+	assert_int_equal(capacity_save(dir, &id, text, strlen(text), why, sizeof(why)), 0); /* replaces */
+	assert_int_equal(capacity_load(dir, makedev(8, 17), doc, path, sizeof(path), why, sizeof(why)), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	assert_int_equal(doc->ncases, 1);
+	assert_string_equal(doc->cases[0].name, "seq1m_q8t1_read");
+	assert_true(doc->cases[0].runs == 3 && doc->cases[0].runs_min == 9e8 && doc->cases[0].runs_max == 1.2e9);
+	assert_true(doc->cases[0].lat_p99_ns == 7000);
+	assert_true(doc->has_capacity && !strcmp(doc->capacity_key, id.key) && !strcmp(doc->capacity_source, "wwid"));
+	/* Only the file: the temporary one was renamed. */
+	{
+		char *command;
+		FILE *ls;
+		char line[512];
+		int files = 0;
+
+		assert_true(asprintf(&command, "ls -A '%s'", dir) > 0);
+		ls = popen(command, "r");
+		while (fgets(line, sizeof(line), ls))
+			files++;
+		pclose(ls);
+		free(command);
+		assert_int_equal(files, 1);
+	}
+	/* Another disk's file under this key: refused. */
+	snprintf(text, sizeof(text), document, "serial-OTHER");
+	assert_int_equal(capacity_save(dir, &id, text, strlen(text), why, sizeof(why)), 0);
+	assert_int_equal(capacity_load(dir, makedev(8, 16), doc, path, sizeof(path), why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "its key is serial-OTHER"));
+	sysroot_set("/");
+	free(doc);
+	free(dir);
+	unit_rmtree(root);
+}
+
+static void refused(const char *text, const char *reason)
+{
+	static struct bench_result_doc doc;
+	char why[512] = "";
+
+	assert_int_equal(bench_result_parse(text, strlen(text), &doc, why, sizeof(why)), -1);
+	if (!strstr(why, reason))
+		fail_msg("'%s': '%s', not '%s'", text, why, reason);
+	assert_int_equal(doc.ncases, 0);
+}
+
+static void test_parse_refusals(void **state)
+{
+	(void)state;
+	refused("", "not JSON");
+	refused("{\"points\":[", "not JSON (it ends early");
+	refused("[1,2]", "not a bench --json document");
+	refused("{\"points\":{}}", "not a bench --json document");
+	refused("{\"points\":[]}", "no points");
+	refused("{\"points\":[{\"bs\":0,\"qd\":1}]}", "points[0]: no block size");
+	refused("{\"points\":[{\"bs\":4096,\"qd\":1.5}]}", "points[0]: no queue depth");
+	refused("{\"points\":[{\"bs\":4096,\"qd\":1,\"iops\":1}]}", "points[0]: no bytes_per_s");
+	refused("{\"points\":[{\"bs\":4096,\"qd\":1,\"bytes_per_s\":-1,\"iops\":1}]}", "points[0]: no bytes_per_s");
+	refused("{\"points\":[{\"bs\":4096,\"qd\":1,\"bytes_per_s\":1,\"iops\":1}]}", "points[0]: no case and no mode");
+	refused("{\"points\":[{\"case\":\"a\",\"bs\":4096,\"qd\":1,\"bytes_per_s\":1,\"iops\":1},"
+		"{\"case\":\"a\",\"bs\":4096,\"qd\":1,\"bytes_per_s\":1,\"iops\":1}]}", "points[1]: case a twice");
+	refused("{\"points\":[{\"case\":\"a\",\"bs\":4096,\"qd\":1,\"bytes_per_s\":1,\"iops\":1,"
+		"\"runs\":{\"count\":2,\"bytes_per_s\":[1]}}]}", "runs: count 2 and 1 values");
+	refused("{\"points\":[{\"case\":\"a\",\"bs\":4096,\"qd\":1,\"bytes_per_s\":5,\"iops\":1,"
+		"\"runs\":{\"count\":2,\"bytes_per_s\":[1,2]}}]}", "outside its runs");
+	refused("{\"points\":[{\"case\":\"a\",\"bs\":4096,\"qd\":1,\"bytes_per_s\":1,\"iops\":1}]} x", "more after the JSON");
+	refused("{\"points\":[{\"case\":\"a\",\"bs\":4096,\"qd\":1,\"bytes_per_s\":1,\"iops\":1}],\"capacity\":{}}", "capacity:");
+}
+
+static void test_compare_rule(void **state)
+{
+	struct bench_case a = { .bytes_per_s = 100, .runs = 3, .runs_min = 90, .runs_max = 110 };
+	struct bench_case b = a;
+	double change;
+
+	(void)state;
+	b.bytes_per_s = 105, b.runs_min = 95, b.runs_max = 115; /* overlapping: noise */
+	assert_int_equal(bench_case_compare(&a, &b, &change), 0);
+	assert_true(change > 4.99 && change < 5.01);
+	b.bytes_per_s = 50, b.runs_min = 45, b.runs_max = 89.9; /* all below */
+	assert_int_equal(bench_case_compare(&a, &b, &change), -1);
+	assert_true(change > -50.01 && change < -49.99);
+	b.bytes_per_s = 120, b.runs_min = 110.1, b.runs_max = 130; /* all above */
+	assert_int_equal(bench_case_compare(&a, &b, &change), 1);
+	b.runs_min = 110; /* touching: within */
+	assert_int_equal(bench_case_compare(&a, &b, &change), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_identity),
+		cmocka_unit_test(test_save_load),
+		cmocka_unit_test(test_parse_refusals),
+		cmocka_unit_test(test_compare_rule),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
