@@ -441,9 +441,9 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 		usage_error("--save-capacity saves what --profile measures: give --profile");
 	if (o->profile) {
 		if (o->bs_given || o->rw_given || o->qd_given || rw_options || o->qd_sweep || o->compare_cache ||
-		    o->latency_target_ns || o->svg || o->buffered)
-			usage_error("--profile runs a fixed set: not with --bs, --rw, --mix, --qd, --qd-sweep, --compare-cache, "
-				    "--latency-target, --svg or --buffered");
+		    o->latency_target_ns || o->svg || o->buffered || o->jobs != 1)
+			usage_error("--profile runs a fixed set: not with --bs, --rw, --mix, --qd, --jobs, --qd-sweep, "
+				    "--compare-cache, --latency-target, --svg or --buffered");
 		if (o->engine_given && o->engine == ENGINE_PSYNC)
 			usage_error("--profile runs queue depths 8 and 32: not with --engine psync");
 		if (!repeat_given)
@@ -607,7 +607,10 @@ static void on_tick(const struct bench_progress *progress, void *context)
 		}
 	}
 	if (b->progress) {
-		if (progress->ramping)
+		if (p->case_name)
+			fprintf(stderr, "\r\033[K%s: %.1f/%g s  %.1f MB/s  %.0f IOPS", p->case_name, seconds, b->opt.runtime,
+				seconds > 0 ? (double)bytes / seconds / 1e6 : 0, seconds > 0 ? (double)ios / seconds : 0);
+		else if (progress->ramping)
 			fprintf(stderr, "\r\033[K%s %s qd %u: ramping up", p->mode, bench_size_label(p->bs, bs, sizeof(bs)), p->qd);
 		else
 			fprintf(stderr, "\r\033[K%s %s qd %u: %.1f/%g s  %.1f MB/s  %.0f IOPS", p->mode,
@@ -1680,6 +1683,8 @@ int cmd_bench(int argc, char **argv)
 	rc = print_results(b, &knee);
 	if (b->opt.save_capacity && !rc && !failed && !stop_signal && b->npoints)
 		rc = save_capacity(b, &knee);
+	else if (b->opt.save_capacity)
+		warn_msg("--save-capacity: not every case completed: no capacity saved");
 	if (b->opt.svg && b->npoints) {
 		FILE *svg = fopen(b->opt.svg, "we");
 

@@ -227,7 +227,7 @@ fi
 
 # ---- Usage errors ------------------------------------------------------------------------------
 
-for args in "--profile --bs 4k" "--profile --rw write" "--profile --qd 4" "--profile --qd-sweep" "--profile --buffered" \
+for args in "--profile --jobs 2" "--profile --bs 4k" "--profile --rw write" "--profile --qd 4" "--profile --qd-sweep" "--profile --buffered" \
 	"--profile --engine psync" "--save-capacity" "--compare $T/a.json" "--compare $T/a.json $T/a.json $T/a.json" \
 	"--compare --profile $T/a.json $T/a.json" "--show-capacity $T $T"; do
 	run "$IOLENS" bench $args
