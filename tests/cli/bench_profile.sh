@@ -18,7 +18,7 @@ CASES="seq1m_q8t1_read seq1m_q8t1_write seq1m_q1t1_read seq1m_q1t1_write rnd4k_q
 
 run "$IOLENS" bench --profile "${SMALL[@]}" --json "$D"
 check_eq "bench --profile --json: exit 0" 0 "$RC"
-[ "$RC" = 0 ] || printf "# %s\n" "$ERR" # why, as a TAP comment
+[ "$RC" = 0 ] || sed "s/^/# /" <<<"$ERR" # why, as TAP comments
 printf '%s\n' "$OUT" >"$T/a.json"
 check_eq "… the cases, in CrystalDiskMark's order" "$CASES" \
 	"$(py 'import json, sys; print(" ".join(p["case"] for p in json.load(open(sys.argv[1]))["points"]))' "$T/a.json")"
