@@ -176,11 +176,15 @@ if sys.argv[2] == "hold":
 EOF
 wait_file() { local i; for i in $(seq 100); do [ -e "$1" ] && return 0; sleep 0.05; done; return 1; }
 # Opens, stats and closes files for SECONDS: requests that must go on while one hangs.
+# busy FILE STARTED STOP: opens, stats and closes FILE in a loop, touching STARTED after its first
+# round, until STOP exists (so it covers the whole of a window however late either starts).
 busy() {
 	python3 -c 'import os, sys, time
-end = time.monotonic() + float(sys.argv[2])
-while time.monotonic() < end:
-    os.close(os.open(sys.argv[1], os.O_RDONLY)); os.stat(sys.argv[1]); time.sleep(0.001)' "$1" "$2"
+first = True
+while not os.path.exists(sys.argv[3]):
+    os.close(os.open(sys.argv[1], os.O_RDONLY)); os.stat(sys.argv[1]); time.sleep(0.001)
+    if first:
+        open(sys.argv[2], "w").close(); first = False' "$1" "$2" "$3"
 }
 
 python3 "$T/lock.py" "$MNT/file" hold "$T/A.locked" & A=$!
@@ -191,11 +195,13 @@ HELPERS+=("$B")
 check "process B's F_SETLKW reaches the server" wait_until in_flight FUSE_SETLKW
 check "process B waits for a conflicting F_SETLKW" test ! -e "$T/B.locked"
 
-timeout 60 "$IOLENS" vstat --json --hang-after "$HANG_AFTER" "$SEG" 1 2 >"$T/hang.json" 2>"$T/hang.err" &
-V=$!
-busy "$MNT/file" 1.3
-wait "$V"
+busy "$MNT/file" "$T/busy.started" "$T/busy.stop" & BUSY=$!
+HELPERS+=("$BUSY")
+wait_until test -e "$T/busy.started"
+timeout 60 "$IOLENS" vstat --json --hang-after "$HANG_AFTER" "$SEG" 1 2 >"$T/hang.json" 2>"$T/hang.err"
 check_eq "vstat SEGMENT 1 2 during the hang: exit 0" 0 "$?"
+touch "$T/busy.stop"
+wait "$BUSY"
 OUT=$(cat "$T/hang.json")
 check_eq "… two lines: since the start, then one interval" 2 "$(vq lines <<<"$OUT")"
 check_eq "FUSE_SETLKW: one request in flight" 1 "$(vq get 1 FUSE_SETLKW inflight <<<"$OUT")"
