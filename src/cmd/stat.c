@@ -1330,13 +1330,30 @@ static void top_bio_source(const struct stat_options *o, bool elsewhere)
 		 "and write_bytes, writes counted when dirtied, not when written", why);
 }
 
+/*
+ * -x's latency percentiles: eBPF's histograms per disk where it loads; else unknown ('-', null),
+ * said once: the averages (r_await, w_await) from /proc/diskstats remain.
+ */
+static void disk_latency_source(const struct stat_options *o, bool elsewhere)
+{
+	const char *why = o->replay ? "a recording has no kernel to trace"
+				    : "the kernel is this machine's, not the tree's under --sysroot";
+
+	if (!elsewhere && bio_start(&why) == 0) {
+		groups_disk_latency_by_ebpf(true);
+		return;
+	}
+	warn_msg("--disk-ext: latency percentiles are unknown ('-'), eBPF is not used (%s): the averages "
+		 "(r_await, w_await) are /proc/diskstats'", why);
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_options o = { .format = OUT_TABLE };
 	struct run r = { .opts = &o };
 	struct system_sample zero = {0};
 	uint64_t start, deadline;
-	bool has_vtrace = false, elsewhere;
+	bool has_vtrace = false, elsewhere, latency_said = false;
 	const char *env_replay = getenv("IOLENS_REPLAY");
 
 	char **args = with_dstat_opts(&argc, argv);
@@ -1388,6 +1405,10 @@ int cmd_stat(int argc, char **argv)
 		}
 		if (o.order[i] == G_TOP_BIO)
 			top_bio_source(&o, elsewhere);
+		if (o.order[i] == G_DISK_EXT && !latency_said) {
+			latency_said = true;
+			disk_latency_source(&o, elsewhere);
+		}
 	}
 	stop_on_signals();
 
