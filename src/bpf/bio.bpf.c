@@ -111,6 +111,10 @@ int BPF_PROG(on_start, struct request *rq)
 	who.latency_op = op == BIO_OPS ? BIO_LAT_FLUSH : op == BIO_DISCARD ? BIO_LAT_DISCARD
 				     : op == BIO_WRITE ? BIO_LAT_WRITE : BIO_LAT_READ;
 	who.slot = slot_of(rq);
+	/*
+	 * The start as /proc/diskstats takes it, or a moment before: blk_account_io_start sets the
+	 * request's start_time_ns right after this tracepoint (to the plug's cached time if plugged).
+	 */
 	who.start_ns = bpf_ktime_get_ns();
 	if (op < BIO_OPS) {
 		start = leader->start_boottime;

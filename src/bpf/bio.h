@@ -30,7 +30,7 @@ enum bio_latency_op { BIO_LAT_READ, BIO_LAT_WRITE, BIO_LAT_DISCARD, BIO_LAT_FLUS
 
 /*
  * Which latency: a request starts when it is made from a bio and enters the block layer
- * (block_io_start: where /proc/diskstats starts its ticks and iostat its await), is issued
+ * (block_io_start, right before /proc/diskstats starts its ticks and iostat its await), is issued
  * when the driver is handed it (block_rq_issue), and completes (block_rq_complete).
  */
 enum bio_latency_kind {

@@ -114,6 +114,8 @@ static const struct mon_column ext_cols[] = {
 	{ "w_d50", "w_dev_p50", "ns", F, 6, 1000 },   { "w_d99", "w_dev_p99", "ns", F, 6, 1000 },
 	{ "r_q50", "r_queue_p50", "ns", F, 6, 1000 }, { "r_q99", "r_queue_p99", "ns", F, 6, 1000 },
 	{ "w_q50", "w_queue_p50", "ns", F, 6, 1000 }, { "w_q99", "w_queue_p99", "ns", F, 6, 1000 },
+	/* The requests the percentiles are of: read and written, completed in the interval. */
+	{ "r_lat", "r_lat_count", "", F, 6, 1000 },   { "w_lat", "w_lat_count", "", F, 6, 1000 },
 };
 #define EXT_TABLE 12
 #define EXT_LATENCY 22 /* the first latency column */
@@ -600,6 +602,9 @@ static void compute_disk_latency(struct group *g, const struct system_sample *th
 		for (unsigned v = 0; v < width; v++, column++)
 			set(g, column, value[v] / 1e6, value[v]);
 	}
+	for (unsigned op = BIO_LAT_READ; op <= BIO_LAT_WRITE; op++, column++)
+		set_same(g, column, !partition && latency_between(then, now, disk, BIO_LAT_TOTAL, op, histogram)
+					    ? (double)bio_histogram_count(histogram) : NAN);
 }
 
 static void compute_disk_ext(struct group *g, const struct system_sample *then, const struct system_sample *now,
