@@ -10,7 +10,7 @@
 /*
  * The bucket of a value in ns, as vtrace_histogram_bucket gives it: with e the highest bit set
  * of (ns | 64), (e - 6) * 64 + (ns >> (e - 6)); the last bucket holds everything above. The
- * highest bit is found by halving, in six steps, the same on every target.
+ * highest bit is found by halving, the same on every target.
  * tests/unit/test_vtrace.c checks that both agree.
  */
 static inline __attribute__((always_inline)) unsigned log_linear_bucket(__u64 ns)
@@ -18,28 +18,12 @@ static inline __attribute__((always_inline)) unsigned log_linear_bucket(__u64 ns
 	__u64 v = ns | 64, bucket;
 	unsigned e = 0;
 
-	if (v >> 32) {
-		e += 32;
-		v >>= 32;
+	for (unsigned step = 32; step; step >>= 1) { /* six steps, unrolled by the compiler */
+		if (v >> step) {
+			e += step;
+			v >>= step;
+		}
 	}
-	if (v >> 16) {
-		e += 16;
-		v >>= 16;
-	}
-	if (v >> 8) {
-		e += 8;
-		v >>= 8;
-	}
-	if (v >> 4) {
-		e += 4;
-		v >>= 4;
-	}
-	if (v >> 2) {
-		e += 2;
-		v >>= 2;
-	}
-	if (v >> 1)
-		e += 1;
 	bucket = ((__u64)(e - 6) << 6) + (ns >> (e - 6));
 	return bucket < LOG_LINEAR_BUCKETS ? (unsigned)bucket : LOG_LINEAR_BUCKETS - 1;
 }

@@ -1316,20 +1316,28 @@ static void sleep_until(uint64_t deadline)
 }
 
 /*
+ * bio.bpf.c's counts, for --top-bio and -x's latencies: true when it loads; else false with why
+ * not (a recording or a tree under --sysroot has no kernel of its own to trace).
+ */
+static bool bio_source(const struct stat_options *o, bool elsewhere, const char **why)
+{
+	*why = o->replay ? "a recording has no kernel to trace" : "the kernel is this machine's, not the tree's under --sysroot";
+	return !elsewhere && bio_start(why) == 0;
+}
+
+/*
  * --top-bio: block I/O per process by eBPF where it loads; else /proc/PID/io's read_bytes and
  * write_bytes (a recording's too), said once as what they are.
  */
 static void top_bio_source(const struct stat_options *o, bool elsewhere)
 {
-	const char *why = o->replay ? "a recording has no kernel to trace"
-				    : "the kernel is this machine's, not the tree's under --sysroot";
+	const char *why;
 
-	if (!elsewhere && bio_start(&why) == 0) {
+	if (bio_source(o, elsewhere, &why))
 		groups_top_bio_by_ebpf(true);
-		return;
-	}
-	warn_msg("--top-bio: eBPF is not used (%s): the figures are /proc/PID/io's read_bytes "
-		 "and write_bytes, writes counted when dirtied, not when written", why);
+	else
+		warn_msg("--top-bio: eBPF is not used (%s): the figures are /proc/PID/io's read_bytes "
+			 "and write_bytes, writes counted when dirtied, not when written", why);
 }
 
 /*
@@ -1338,15 +1346,13 @@ static void top_bio_source(const struct stat_options *o, bool elsewhere)
  */
 static void disk_latency_source(const struct stat_options *o, bool elsewhere)
 {
-	const char *why = o->replay ? "a recording has no kernel to trace"
-				    : "the kernel is this machine's, not the tree's under --sysroot";
+	const char *why;
 
-	if (!elsewhere && bio_start(&why) == 0) {
+	if (bio_source(o, elsewhere, &why))
 		groups_disk_latency_by_ebpf(true);
-		return;
-	}
-	warn_msg("--disk-ext: latency percentiles are unknown ('-'), eBPF is not used (%s): the averages "
-		 "(r_await, w_await) are /proc/diskstats'", why);
+	else
+		warn_msg("--disk-ext: latency percentiles are unknown ('-'), eBPF is not used (%s): the "
+			 "averages (r_await, w_await) are /proc/diskstats'", why);
 }
 
 int cmd_stat(int argc, char **argv)
