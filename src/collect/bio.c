@@ -163,7 +163,9 @@ int bio_read(struct bio_table *out)
 
 int bio_read_disks(struct bio_disks *out)
 {
-	__u64 key, *from = NULL;
+	__u64 key, *from = NULL, disk_keys[BIO_MAX_DISKS];
+	__u32 slots[BIO_MAX_DISKS];
+	unsigned found = 0;
 	int disks_fd, latency_fd;
 
 	memset(out, 0, sizeof(*out));
@@ -171,29 +173,30 @@ int bio_read_disks(struct bio_disks *out)
 		return -ENOTCONN;
 	disks_fd = bpf_map__fd(skeleton->maps.disks);
 	latency_fd = bpf_map__fd(skeleton->maps.latency);
-	out->disk = calloc(BIO_MAX_DISKS, sizeof(*out->disk));
+	/* The disks map only grows (disks are never forgotten): walking it by keys sees each once. */
+	while (found < BIO_MAX_DISKS && bpf_map_get_next_key(disks_fd, from, &key) == 0) {
+		from = &key;
+		if (bpf_map_lookup_elem(disks_fd, &key, &slots[found]) == 0 && slots[found] < BIO_MAX_DISKS)
+			disk_keys[found++] = key;
+	}
+	/* 220 KiB a disk: as many as there are, not BIO_MAX_DISKS. */
+	out->disk = calloc(found ? found : 1, sizeof(*out->disk));
 	if (!out->disk)
 		return -ENOMEM;
-	/* The disks map only grows (disks are never forgotten): walking it by keys sees each once. */
-	while (out->count < BIO_MAX_DISKS && bpf_map_get_next_key(disks_fd, from, &key) == 0) {
+	for (; out->count < found; out->count++) {
 		struct bio_disk *disk = &out->disk[out->count];
-		__u32 slot;
 
-		from = &key;
-		if (bpf_map_lookup_elem(disks_fd, &key, &slot) != 0 || slot >= BIO_MAX_DISKS)
-			continue;
-		disk->major = (unsigned)(key >> 32);
-		disk->minor = (unsigned)key;
+		disk->major = (unsigned)(disk_keys[out->count] >> 32);
+		disk->minor = (unsigned)disk_keys[out->count];
 		for (__u32 kind = 0; kind < BIO_LAT_KINDS; kind++)
 			for (__u32 op = 0; op < BIO_LAT_OPS; op++) {
-				__u32 index = BIO_LATENCY_INDEX(slot, kind, op);
+				__u32 index = BIO_LATENCY_INDEX(slots[out->count], kind, op);
 				if (bpf_map_lookup_elem(latency_fd, &index, disk->histogram[kind][op]) != 0) {
 					int rc = -errno;
 					bio_disks_free(out);
 					return rc;
 				}
 			}
-		out->count++;
 	}
 	out->not_kept = skeleton->bss ? skeleton->bss->disks_not_kept : 0;
 	return 0;
