@@ -1,10 +1,11 @@
-/* bio.bpf.c: block I/O per process: each request charged to the process that submitted it, counted as it completes, from the block tracepoints. */
+/* bio.bpf.c: block I/O per process (each request charged to the process that submitted it, counted as it completes) and latency histograms per disk, from the block tracepoints. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
 #include "bio.h"
+#include "histogram.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -26,19 +27,68 @@ struct {
 	__type(value, struct bio_counts);
 } processes SEC(".maps");
 
+/* Disks by BIO_DISK_KEY: their slot in `latency`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BIO_MAX_DISK_KEYS);
+	__type(key, __u64);
+	__type(value, __u32);
+} disks SEC(".maps");
+
+/*
+ * The histograms, at BIO_LATENCY_INDEX: shared by the CPUs, added to atomically (a per-CPU
+ * copy of 7 MiB for each CPU would not scale with the CPUs; a cache line shared is the cost).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BIO_MAX_DISKS * BIO_LAT_KINDS * BIO_LAT_OPS);
+	__type(key, __u32);
+	__type(value, struct bio_histogram);
+} latency SEC(".maps");
+
 /* Bytes of requests whose process had been forgotten by the time they completed. */
 __u64 unattributed_bytes;
+/* Slots handed out (may pass BIO_MAX_DISKS: those disks have none). */
+__u32 disk_slots;
+/* Requests completed on disks beyond BIO_MAX_DISKS, not in any histogram. */
+__u64 disks_not_kept;
 
-/* The group /proc/diskstats counts a request in, or -1 for one it does not count by size. */
+/* The group /proc/diskstats counts a request in: BIO_OPS for a flush, -1 for what it does not count (driver commands). */
 static __always_inline int op_of(struct request *rq)
 {
 	__u32 op = rq->cmd_flags & REQ_OP_MASK_VALUE;
 
 	if (op == REQ_OP_DISCARD)
 		return BIO_DISCARD;
-	if (op == REQ_OP_FLUSH || op >= REQ_OP_DRV_IN)
+	if (op == REQ_OP_FLUSH)
+		return BIO_OPS;
+	if (op >= REQ_OP_DRV_IN)
 		return -1;
 	return op & 1 ? BIO_WRITE : BIO_READ; /* op_is_write: writes are the odd ones */
+}
+
+/* The slot of the request's disk (allocated as a disk is first seen), or BIO_MAX_DISKS. */
+static __always_inline __u32 slot_of(struct request *rq)
+{
+	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
+	__u32 *known, slot;
+	__u64 key;
+
+	if (!disk)
+		return BIO_MAX_DISKS;
+	key = BIO_DISK_KEY(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
+	known = bpf_map_lookup_elem(&disks, &key);
+	if (known)
+		return *known;
+	slot = __sync_fetch_and_add(&disk_slots, 1);
+	if (slot > BIO_MAX_DISKS)
+		slot = BIO_MAX_DISKS;
+	/* Two CPUs seeing a new disk at once: one slot wins, the other stays unused. */
+	if (bpf_map_update_elem(&disks, &key, &slot, BPF_NOEXIST)) {
+		known = bpf_map_lookup_elem(&disks, &key);
+		return known ? *known : BIO_MAX_DISKS;
+	}
+	return slot;
 }
 
 /*
@@ -58,48 +108,96 @@ int BPF_PROG(on_start, struct request *rq)
 	if (op < 0)
 		return 0;
 	who.op = (__u32)op;
-	start = leader->start_boottime;
-	counts = bpf_map_lookup_elem(&processes, &who.tgid);
-	if (!counts || counts->start_ns != start) {
-		struct bio_counts fresh = { .start_ns = start, .since_ns = bpf_ktime_get_ns() };
-
-		bpf_map_update_elem(&processes, &who.tgid, &fresh, BPF_ANY);
+	who.latency_op = op == BIO_OPS ? BIO_LAT_FLUSH : op == BIO_DISCARD ? BIO_LAT_DISCARD
+				     : op == BIO_WRITE ? BIO_LAT_WRITE : BIO_LAT_READ;
+	who.slot = slot_of(rq);
+	/*
+	 * The start as /proc/diskstats takes it, or a moment before: blk_account_io_start sets the
+	 * request's start_time_ns right after this tracepoint (to the plug's cached time if plugged).
+	 */
+	who.start_ns = bpf_ktime_get_ns();
+	if (op < BIO_OPS) {
+		start = leader->start_boottime;
 		counts = bpf_map_lookup_elem(&processes, &who.tgid);
-		if (!counts)
-			return 0;
+		if (!counts || counts->start_ns != start) {
+			struct bio_counts fresh = { .start_ns = start, .since_ns = who.start_ns };
+
+			bpf_map_update_elem(&processes, &who.tgid, &fresh, BPF_ANY);
+			counts = bpf_map_lookup_elem(&processes, &who.tgid);
+			if (!counts)
+				return 0;
+		}
+		/* The name as it is now: a shell's child that did I/O before its exec is named by what it became. */
+		bpf_probe_read_kernel(counts->comm, sizeof(counts->comm), leader->comm);
 	}
-	/* The name as it is now: a shell's child that did I/O before its exec is named by what it became. */
-	bpf_probe_read_kernel(counts->comm, sizeof(counts->comm), leader->comm);
 	bpf_map_update_elem(&in_flight, &key, &who, BPF_ANY);
 	return 0;
 }
 
+/* The driver is handed the request: its device time starts (again, if it was requeued). */
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(on_issue, struct request *rq)
+{
+	__u64 key = (__u64)rq;
+	struct bio_submitter *who = bpf_map_lookup_elem(&in_flight, &key);
+
+	if (who)
+		who->issue_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline void add_latency(__u32 slot, __u32 kind, __u32 op, __u64 ns)
+{
+	__u32 index = BIO_LATENCY_INDEX(slot, kind, op);
+	struct bio_histogram *histogram = bpf_map_lookup_elem(&latency, &index);
+	unsigned bucket = log_linear_bucket(ns);
+
+	if (histogram && bucket < LOG_LINEAR_BUCKETS)
+		__sync_fetch_and_add(&histogram->bucket[bucket], 1);
+}
+
 /*
  * A request's bytes completed (maybe in parts): added to its submitter as /proc/diskstats adds
- * its sectors. The part that completes what was left of it ends it: a request, and forgotten.
+ * its sectors. The part that completes what was left of it ends it: a request, its latencies
+ * added to its disk's histograms, and forgotten.
  */
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
 {
-	__u64 key = (__u64)rq;
+	__u64 key = (__u64)rq, now;
 	struct bio_submitter *who = bpf_map_lookup_elem(&in_flight, &key);
-	struct bio_counts *counts;
-	__u32 op;
+	struct bio_counts *counts = NULL;
+	__u32 op, slot, latency_op;
+	__u64 start_ns, issue_ns;
 
 	if (!who)
-		return 0; /* started before the counting did, or not counted (a flush) */
+		return 0; /* started before the counting did, or not counted (a driver command) */
 	op = who->op;
-	if (op >= BIO_OPS)
-		return 0;
-	counts = bpf_map_lookup_elem(&processes, &who->tgid);
-	if (counts)
-		__sync_fetch_and_add(&counts->bytes[op], nr_bytes);
-	else
-		__sync_fetch_and_add(&unattributed_bytes, nr_bytes);
-	if (nr_bytes >= rq->__data_len) { /* __data_len: what was left before this part */
+	if (op < BIO_OPS) {
+		counts = bpf_map_lookup_elem(&processes, &who->tgid);
 		if (counts)
-			__sync_fetch_and_add(&counts->requests[op], 1);
-		bpf_map_delete_elem(&in_flight, &key);
+			__sync_fetch_and_add(&counts->bytes[op], nr_bytes);
+		else
+			__sync_fetch_and_add(&unattributed_bytes, nr_bytes);
+	}
+	if (nr_bytes < rq->__data_len) /* __data_len: what was left before this part */
+		return 0;
+	if (counts)
+		__sync_fetch_and_add(&counts->requests[op], 1);
+	now = bpf_ktime_get_ns();
+	slot = who->slot;
+	latency_op = who->latency_op;
+	start_ns = who->start_ns;
+	issue_ns = who->issue_ns;
+	bpf_map_delete_elem(&in_flight, &key);
+	if (slot >= BIO_MAX_DISKS || latency_op >= BIO_LAT_OPS) {
+		__sync_fetch_and_add(&disks_not_kept, 1);
+		return 0;
+	}
+	add_latency(slot, BIO_LAT_TOTAL, latency_op, now - start_ns);
+	if (issue_ns >= start_ns) {
+		add_latency(slot, BIO_LAT_DEVICE, latency_op, now - issue_ns);
+		add_latency(slot, BIO_LAT_QUEUE, latency_op, issue_ns - start_ns);
 	}
 	return 0;
 }

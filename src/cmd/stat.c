@@ -156,7 +156,9 @@ static _Noreturn void usage(void)
 	       "iolens's groups:\n"
 	       "  -x, --disk-ext         iostat -x per disk: r/s w/s rkB/s wkB/s rrqm/s wrqm/s\n"
 	       "                         r_await w_await aqu-sz rareq-sz wareq-sz %%util; JSON\n"
-	       "                         and CSV also iostat's discard, flush and %%merged columns\n"
+	       "                         and CSV also iostat's discard, flush and %%merged columns,\n"
+	       "                         and by eBPF latency p50, p99 and max of reads and writes\n"
+	       "                         (r_p50_ns ...; device and queue time apart)\n"
 	       "  -z, --omit-idle        iostat -z: disks that did no I/O in the interval left out\n"
 	       "      --partitions[=DISKS]  iostat -p: each disk listed followed by its partitions;\n"
 	       "                         =DISKS (a list, as -D) shows those disks and their partitions\n"
@@ -1314,20 +1316,43 @@ static void sleep_until(uint64_t deadline)
 }
 
 /*
+ * bio.bpf.c's counts, for --top-bio and -x's latencies: true when it loads; else false with why
+ * not (a recording or a tree under --sysroot has no kernel of its own to trace).
+ */
+static bool bio_source(const struct stat_options *o, bool elsewhere, const char **why)
+{
+	*why = o->replay ? "a recording has no kernel to trace" : "the kernel is this machine's, not the tree's under --sysroot";
+	return !elsewhere && bio_start(why) == 0;
+}
+
+/*
  * --top-bio: block I/O per process by eBPF where it loads; else /proc/PID/io's read_bytes and
  * write_bytes (a recording's too), said once as what they are.
  */
 static void top_bio_source(const struct stat_options *o, bool elsewhere)
 {
-	const char *why = o->replay ? "a recording has no kernel to trace"
-				    : "the kernel is this machine's, not the tree's under --sysroot";
+	const char *why;
 
-	if (!elsewhere && bio_start(&why) == 0) {
+	if (bio_source(o, elsewhere, &why))
 		groups_top_bio_by_ebpf(true);
-		return;
-	}
-	warn_msg("--top-bio: eBPF is not used (%s): the figures are /proc/PID/io's read_bytes "
-		 "and write_bytes, writes counted when dirtied, not when written", why);
+	else
+		warn_msg("--top-bio: eBPF is not used (%s): the figures are /proc/PID/io's read_bytes "
+			 "and write_bytes, writes counted when dirtied, not when written", why);
+}
+
+/*
+ * -x's latency percentiles: eBPF's histograms per disk where it loads; else unknown ('-', null),
+ * said once: the averages (r_await, w_await) from /proc/diskstats remain.
+ */
+static void disk_latency_source(const struct stat_options *o, bool elsewhere)
+{
+	const char *why;
+
+	if (bio_source(o, elsewhere, &why))
+		groups_disk_latency_by_ebpf(true);
+	else
+		warn_msg("--disk-ext: latency percentiles are unknown ('-'), eBPF is not used (%s): the "
+			 "averages (r_await, w_await) are /proc/diskstats'", why);
 }
 
 int cmd_stat(int argc, char **argv)
@@ -1336,7 +1361,7 @@ int cmd_stat(int argc, char **argv)
 	struct run r = { .opts = &o };
 	struct system_sample zero = {0};
 	uint64_t start, deadline;
-	bool has_vtrace = false, elsewhere;
+	bool has_vtrace = false, elsewhere, latency_said = false;
 	const char *env_replay = getenv("IOLENS_REPLAY");
 
 	char **args = with_dstat_opts(&argc, argv);
@@ -1388,6 +1413,10 @@ int cmd_stat(int argc, char **argv)
 		}
 		if (o.order[i] == G_TOP_BIO)
 			top_bio_source(&o, elsewhere);
+		if (o.order[i] == G_DISK_EXT && !latency_said) {
+			latency_said = true;
+			disk_latency_source(&o, elsewhere);
+		}
 	}
 	stop_on_signals();
 

@@ -76,6 +76,8 @@ void groups_show_units(bool bits, bool human);
  * /proc/PID/io's read_bytes and write_bytes. Before group_needs.
  */
 void groups_top_bio_by_ebpf(bool ebpf);
+/* -x's latency percentiles from eBPF's histograms per disk (SYS_BIO_DISKS, bio_start done); else unknown. Before group_needs. */
+void groups_disk_latency_by_ebpf(bool ebpf);
 
 /* The sources (SYS_* flags) a kind needs. */
 unsigned group_needs(enum group_kind kind);

@@ -6,6 +6,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <vtrace.h>
+
 #include "cmd/stat.h"
 #include "common/util.h"
 
@@ -99,8 +101,24 @@ static const struct mon_column ext_cols[] = {
 	{ "drqm/s", "drqm", "per_s", F, 6, 1000 },    { "%drqm", "drqm", "pct", F, 6, 34 },
 	{ "d_awt", "d_await", "ns", F, 6, 1000 },     { "dareq", "dareq_sz", "bytes", F, 6, 1000 },
 	{ "f/s", "f", "per_s", F, 6, 1000 },          { "f_awt", "f_await", "ns", F, 6, 1000 },
+	/*
+	 * Latency percentiles of the requests completed in the interval (eBPF, whole disks): start
+	 * to completion (await's span), then the device's part (issue to completion) and the queue's
+	 * (start to issue). A percentile is its log-linear bucket's midpoint; max is the upper bound
+	 * of the highest bucket with a request.
+	 */
+	{ "r_p50", "r_p50", "ns", F, 6, 1000 },       { "r_p99", "r_p99", "ns", F, 6, 1000 },
+	{ "r_max", "r_max", "ns", F, 6, 1000 },       { "w_p50", "w_p50", "ns", F, 6, 1000 },
+	{ "w_p99", "w_p99", "ns", F, 6, 1000 },       { "w_max", "w_max", "ns", F, 6, 1000 },
+	{ "r_d50", "r_dev_p50", "ns", F, 6, 1000 },   { "r_d99", "r_dev_p99", "ns", F, 6, 1000 },
+	{ "w_d50", "w_dev_p50", "ns", F, 6, 1000 },   { "w_d99", "w_dev_p99", "ns", F, 6, 1000 },
+	{ "r_q50", "r_queue_p50", "ns", F, 6, 1000 }, { "r_q99", "r_queue_p99", "ns", F, 6, 1000 },
+	{ "w_q50", "w_queue_p50", "ns", F, 6, 1000 }, { "w_q99", "w_queue_p99", "ns", F, 6, 1000 },
+	/* The requests the percentiles are of: read and written, completed in the interval. */
+	{ "r_lat", "r_lat_count", "", F, 6, 1000 },   { "w_lat", "w_lat_count", "", F, 6, 1000 },
 };
 #define EXT_TABLE 12
+#define EXT_LATENCY 22 /* the first latency column */
 /* Stall time in percent of the interval on screen; stall ns in the interval in JSON and CSV. */
 static const struct mon_column psi_cols[] = {
 	{ "io-s", "io_some", "stall_ns", F, 4, 10 },   { "io-f", "io_full", "stall_ns", F, 4, 10 },
@@ -272,10 +290,19 @@ void groups_top_bio_by_ebpf(bool ebpf)
 	top_bio_by_ebpf = ebpf;
 }
 
+static bool disk_latency_by_ebpf;
+
+void groups_disk_latency_by_ebpf(bool ebpf)
+{
+	disk_latency_by_ebpf = ebpf;
+}
+
 unsigned group_needs(enum group_kind kind)
 {
 	if (kind == G_TOP_BIO && top_bio_by_ebpf)
 		return SYS_BIO | SYS_UPTIME;
+	if (kind == G_DISK_EXT && disk_latency_by_ebpf)
+		return kinds[kind].needs | SYS_BIO_DISKS | SYS_UPTIME;
 	return kinds[kind].needs | SYS_UPTIME;
 }
 
@@ -528,6 +555,58 @@ static void set_kib(struct group *g, unsigned column, double kib)
 	set(g, column, show_human ? kib * 1024 : kib, kib * 1024);
 }
 
+/*
+ * A disk's histogram of the requests completed between two samples (of one kind and operation):
+ * false when it cannot be known (no eBPF, the first line's "since boot", a partition).
+ */
+static bool latency_between(const struct system_sample *then, const struct system_sample *now,
+			    const struct disk_stats *disk, unsigned kind, unsigned op, uint64_t *out)
+{
+	const struct bio_disk *a, *b;
+
+	if (!(then->have & SYS_BIO_DISKS) || !(now->have & SYS_BIO_DISKS))
+		return false;
+	a = bio_disks_find(&then->bio_disks, disk->major, disk->minor);
+	b = bio_disks_find(&now->bio_disks, disk->major, disk->minor);
+	for (unsigned bucket = 0; bucket < LOG_LINEAR_BUCKETS; bucket++) {
+		uint64_t before = a ? a->histogram[kind][op][bucket] : 0, after = b ? b->histogram[kind][op][bucket] : 0;
+		out[bucket] = after > before ? after - before : 0;
+	}
+	return true;
+}
+
+/* The latency columns of -x: ms on screen, ns in JSON and CSV; 0 when no request completed, as await. */
+static void compute_disk_latency(struct group *g, const struct system_sample *then, const struct system_sample *now,
+				 const struct disk_stats *disk, bool partition)
+{
+	static const struct { unsigned kind, op; bool max; } columns[] = {
+		{ BIO_LAT_TOTAL, BIO_LAT_READ, true }, { BIO_LAT_TOTAL, BIO_LAT_WRITE, true },
+		{ BIO_LAT_DEVICE, BIO_LAT_READ, false }, { BIO_LAT_DEVICE, BIO_LAT_WRITE, false },
+		{ BIO_LAT_QUEUE, BIO_LAT_READ, false }, { BIO_LAT_QUEUE, BIO_LAT_WRITE, false },
+	};
+	static uint64_t histogram[LOG_LINEAR_BUCKETS];
+	unsigned column = EXT_LATENCY;
+
+	for (unsigned i = 0; i < sizeof(columns) / sizeof(columns[0]); i++) {
+		unsigned width = columns[i].max ? 3 : 2;
+		double value[3] = { NAN, NAN, NAN };
+
+		if (!partition && latency_between(then, now, disk, columns[i].kind, columns[i].op, histogram)) {
+			unsigned top = LOG_LINEAR_BUCKETS;
+			while (top > 0 && !histogram[top - 1])
+				top--;
+			value[0] = (double)vtrace_histogram_quantile(histogram, 0.5);
+			value[1] = (double)vtrace_histogram_quantile(histogram, 0.99);
+			value[2] = top ? (double)vtrace_histogram_upper(top - 1) : 0;
+		}
+		for (unsigned v = 0; v < width; v++, column++)
+			set(g, column, value[v] / 1e6, value[v]);
+	}
+	for (unsigned op = BIO_LAT_READ; op <= BIO_LAT_WRITE; op++, column++)
+		set_same(g, column, !partition && latency_between(then, now, disk, BIO_LAT_TOTAL, op, histogram)
+					    ? (double)bio_histogram_count(histogram) : NAN);
+}
+
 static void compute_disk_ext(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			     double seconds)
 {
@@ -574,6 +653,8 @@ static void compute_disk_ext(struct group *g, const struct system_sample *then, 
 		set_same(g, 20, NAN);
 		set_same(g, 21, NAN);
 	}
+	const struct disk_stats *d = diskstats_find(&now->disks, g->item);
+	compute_disk_latency(g, then, now, &b, d && now->disks.kind[d - now->disks.disk].partition);
 }
 
 unsigned group_table_columns(const struct group *g)

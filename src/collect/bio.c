@@ -1,10 +1,16 @@
-/* bio.c: loads bio.bpf.c through its generated skeleton, and reads its counts of block I/O per process. */
+/* bio.c: loads bio.bpf.c through its generated skeleton, and reads its counts of block I/O per process and its latency histograms per disk. */
 #include "collect/bio.h"
 #include "collect/ebpf.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <vtrace.h>
+
+/* The eBPF program's buckets are libvtrace's: its functions read them. */
+_Static_assert(LOG_LINEAR_BUCKETS == VTRACE_HISTOGRAM_BUCKETS, "histogram.h and vtrace.h disagree");
+_Static_assert(sizeof(struct bio_histogram) == LOG_LINEAR_BUCKETS * sizeof(__u64), "bio_histogram's size");
 
 const struct bio_process *bio_table_find(const struct bio_table *table, const struct bio_process *like)
 {
@@ -28,6 +34,29 @@ void bio_table_free(struct bio_table *table)
 {
 	free(table->process);
 	memset(table, 0, sizeof(*table));
+}
+
+const struct bio_disk *bio_disks_find(const struct bio_disks *disks, unsigned major, unsigned minor)
+{
+	for (unsigned i = 0; i < disks->count; i++)
+		if (disks->disk[i].major == major && disks->disk[i].minor == minor)
+			return &disks->disk[i];
+	return NULL;
+}
+
+void bio_disks_free(struct bio_disks *disks)
+{
+	free(disks->disk);
+	memset(disks, 0, sizeof(*disks));
+}
+
+uint64_t bio_histogram_count(const uint64_t *histogram)
+{
+	uint64_t total = 0;
+
+	for (unsigned b = 0; b < LOG_LINEAR_BUCKETS; b++)
+		total += histogram[b];
+	return total;
 }
 
 #ifdef IOLENS_BPF
@@ -132,6 +161,47 @@ int bio_read(struct bio_table *out)
 	return 0;
 }
 
+int bio_read_disks(struct bio_disks *out)
+{
+	__u64 key, *from = NULL, disk_keys[BIO_MAX_DISKS];
+	__u32 slots[BIO_MAX_DISKS];
+	unsigned found = 0;
+	int disks_fd, latency_fd;
+
+	memset(out, 0, sizeof(*out));
+	if (!skeleton)
+		return -ENOTCONN;
+	disks_fd = bpf_map__fd(skeleton->maps.disks);
+	latency_fd = bpf_map__fd(skeleton->maps.latency);
+	/* The disks map only grows (disks are never forgotten): walking it by keys sees each once. */
+	while (found < BIO_MAX_DISKS && bpf_map_get_next_key(disks_fd, from, &key) == 0) {
+		from = &key;
+		if (bpf_map_lookup_elem(disks_fd, &key, &slots[found]) == 0 && slots[found] < BIO_MAX_DISKS)
+			disk_keys[found++] = key;
+	}
+	/* 220 KiB a disk: as many as there are, not BIO_MAX_DISKS. */
+	out->disk = calloc(found ? found : 1, sizeof(*out->disk));
+	if (!out->disk)
+		return -ENOMEM;
+	for (; out->count < found; out->count++) {
+		struct bio_disk *disk = &out->disk[out->count];
+
+		disk->major = (unsigned)(disk_keys[out->count] >> 32);
+		disk->minor = (unsigned)disk_keys[out->count];
+		for (__u32 kind = 0; kind < BIO_LAT_KINDS; kind++)
+			for (__u32 op = 0; op < BIO_LAT_OPS; op++) {
+				__u32 index = BIO_LATENCY_INDEX(slots[out->count], kind, op);
+				if (bpf_map_lookup_elem(latency_fd, &index, disk->histogram[kind][op]) != 0) {
+					int rc = -errno;
+					bio_disks_free(out);
+					return rc;
+				}
+			}
+	}
+	out->not_kept = skeleton->bss ? skeleton->bss->disks_not_kept : 0;
+	return 0;
+}
+
 void bio_stop(void)
 {
 	if (skeleton)
@@ -152,6 +222,12 @@ int bio_start(const char **why)
 }
 
 int bio_read(struct bio_table *out)
+{
+	memset(out, 0, sizeof(*out));
+	return -ENOSYS;
+}
+
+int bio_read_disks(struct bio_disks *out)
 {
 	memset(out, 0, sizeof(*out));
 	return -ENOSYS;

@@ -1,4 +1,4 @@
-/* bio.h: block I/O per process since the counting began, each request charged to the process that submitted it (eBPF on the block tracepoints). */
+/* bio.h: block I/O per process since the counting began, each request charged to the process that submitted it, and latency histograms per disk (eBPF on the block tracepoints). */
 #ifndef IOLENS_BIO_H
 #define IOLENS_BIO_H
 
@@ -7,6 +7,24 @@
 #include <sys/types.h>
 
 #include "bpf/bio.h"
+#include "bpf/histogram.h"
+
+/*
+ * One disk's latency histograms since the counting began: counts of requests completed whole
+ * by libvtrace's log-linear buckets (vtrace_histogram_lower/upper/quantile read them), by
+ * kind (enum bio_latency_kind: start to completion, issue to completion, start to issue) and
+ * operation (enum bio_latency_op). Whole disks only: a partition's requests are its disk's.
+ */
+struct bio_disk {
+	unsigned major, minor;
+	uint64_t histogram[BIO_LAT_KINDS][BIO_LAT_OPS][LOG_LINEAR_BUCKETS];
+};
+
+struct bio_disks {
+	unsigned count;
+	struct bio_disk *disk;
+	uint64_t not_kept; /* requests completed on disks beyond BIO_MAX_DISKS (no histograms) */
+};
 
 /*
  * One process's block I/O: requests made from bios in its context (block:block_io_start), their
@@ -39,6 +57,13 @@ int bio_read(struct bio_table *out);
 /* The same counts (pid and since_ns) in a table, or NULL: then they began after it was read. */
 const struct bio_process *bio_table_find(const struct bio_table *table, const struct bio_process *like);
 void bio_table_free(struct bio_table *table);
+/* Every disk's latency histograms since bio_start (at most BIO_MAX_DISKS). 0 or -errno; free it after. */
+int bio_read_disks(struct bio_disks *out);
+/* The disk of that number, or NULL: no request of it has started since bio_start. */
+const struct bio_disk *bio_disks_find(const struct bio_disks *disks, unsigned major, unsigned minor);
+void bio_disks_free(struct bio_disks *disks);
+/* The requests a histogram holds. */
+uint64_t bio_histogram_count(const uint64_t *histogram);
 void bio_stop(void);
 
 #endif

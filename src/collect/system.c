@@ -17,7 +17,7 @@ static const char *const source_names[SYS_SOURCES] = {
 	"/proc/locks", "/proc/sysvipc", "/proc/uptime", "page cache events (eBPF)",
 	"/proc/vmstat", "/proc/zoneinfo", "/proc", "/proc/net/tcp", "/proc/net/udp", "/proc/net/raw", "/proc/net/unix",
 	"/proc/PID/stat", "/proc/PID/io", "/proc/PID/schedstat", "/proc/PID/oom_score",
-	"block I/O per process (eBPF)",
+	"block I/O per process (eBPF)", "block I/O latency per disk (eBPF)",
 };
 
 unsigned system_source_index(unsigned flag)
@@ -119,6 +119,8 @@ unsigned system_sample_read(struct system_sample *s, unsigned what)
 	}
 	if (what & SYS_BIO)
 		take(s, what, SYS_BIO, bio_read(&s->bio), &failed);
+	if (what & SYS_BIO_DISKS)
+		take(s, what, SYS_BIO_DISKS, bio_read_disks(&s->bio_disks), &failed);
 	return failed;
 }
 
@@ -136,6 +138,7 @@ void system_sample_free(struct system_sample *s)
 		interrupts_free(&s->interrupts);
 	proc_table_free(&s->procs);
 	bio_table_free(&s->bio);
+	bio_disks_free(&s->bio_disks);
 	memset(s, 0, sizeof(*s));
 }
 

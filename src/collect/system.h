@@ -37,7 +37,8 @@ enum {
 	SYS_PROC_SCHED = 1u << 24, /* with /proc/PID/schedstat */
 	SYS_PROC_OOM = 1u << 25,   /* with /proc/PID/oom_score */
 	SYS_BIO = 1u << 26,        /* block I/O per process (eBPF): needs bio_start first */
-	SYS_SOURCES = 27
+	SYS_BIO_DISKS = 1u << 27,  /* latency histograms per disk (eBPF): needs bio_start first */
+	SYS_SOURCES = 28
 };
 
 struct system_sample {
@@ -65,6 +66,7 @@ struct system_sample {
 	uint64_t proc_count;
 	struct proc_table procs; /* with SYS_PROC_* */
 	struct bio_table bio;    /* with SYS_BIO: every process's block I/O since bio_start */
+	struct bio_disks bio_disks; /* with SYS_BIO_DISKS: every disk's latency histograms since bio_start */
 };
 
 /*

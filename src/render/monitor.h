@@ -39,8 +39,8 @@ struct mon_group {
 	char key[64];      /* "cpu_total", "dsk_vda": CSV headers and JSON are built from it */
 	const struct mon_column *columns;
 	unsigned ncolumns;
-	double values[24]; /* in the table's units; NaN: unknown, shown as '-' */
-	double raw[24];    /* the same in raw units (bytes, ns, counts) for JSON and CSV; NaN: null */
+	double values[40]; /* in the table's units; NaN: unknown, shown as '-' */
+	double raw[40];    /* the same in raw units (bytes, ns, counts) for JSON and CSV; NaN: null */
 	char text[64];     /* MON_TEXT and MON_NAME columns show this */
 	const char *csv_text; /* MON_NAME: what CSV writes (the name as it is), else text */
 };

@@ -18,6 +18,10 @@
 
 #include "layout.h"
 
+#include <linux/types.h>
+
+#include "bpf/histogram.h"
+
 static const struct vtrace_op ops[] = { { "FUSE_OPEN", 14 }, { "FUSE_READ", 15 }, { "PING", -1 } };
 
 static char *dir;
@@ -96,6 +100,36 @@ static void test_histogram_buckets(void **state)
 	}
 	/* Longer than 2^41 ns: the last bucket. */
 	assert_int_equal(vtrace_histogram_bucket(UINT64_MAX), VTRACE_HISTOGRAM_BUCKETS - 1);
+}
+
+/* The eBPF programs' copy of the bucket (src/bpf/histogram.h) gives libvtrace's bucket for every value tried. */
+static void test_histogram_bucket_for_bpf(void **state)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	(void)state;
+	assert_int_equal(LOG_LINEAR_BUCKETS, VTRACE_HISTOGRAM_BUCKETS);
+	for (uint64_t v = 0; v < 70000; v++)
+		assert_int_equal(log_linear_bucket(v), vtrace_histogram_bucket(v));
+	/* Every bit length, and either side of each power of two and of each bucket's bounds. */
+	for (unsigned bit = 0; bit < 64; bit++) {
+		uint64_t p = (uint64_t)1 << bit;
+		for (int d = -2; d <= 2; d++)
+			assert_int_equal(log_linear_bucket(p + (uint64_t)d), vtrace_histogram_bucket(p + (uint64_t)d));
+	}
+	for (unsigned b = 0; b < VTRACE_HISTOGRAM_BUCKETS; b++) {
+		assert_int_equal(log_linear_bucket(vtrace_histogram_lower(b)), b);
+		assert_int_equal(log_linear_bucket(vtrace_histogram_upper(b)), b);
+	}
+	/* A million pseudo-random values (xorshift), spread over every magnitude by a random shift. */
+	for (unsigned i = 0; i < 1000000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint64_t v = x >> (x % 64);
+		assert_int_equal(log_linear_bucket(v), vtrace_histogram_bucket(v));
+	}
+	assert_int_equal(log_linear_bucket(UINT64_MAX), VTRACE_HISTOGRAM_BUCKETS - 1);
 }
 
 static void test_histogram_quantiles(void **state)
@@ -1079,6 +1113,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_histogram_buckets),
+		cmocka_unit_test(test_histogram_bucket_for_bpf),
 		cmocka_unit_test(test_histogram_quantiles),
 		cmocka_unit_test(test_open_close),
 		cmocka_unit_test(test_open_refuses),
