@@ -585,6 +585,7 @@ static void compute_disk_latency(struct group *g, const struct system_sample *th
 		{ BIO_LAT_QUEUE, BIO_LAT_READ, false }, { BIO_LAT_QUEUE, BIO_LAT_WRITE, false },
 	};
 	static uint64_t histogram[LOG_LINEAR_BUCKETS];
+	double count[BIO_LAT_WRITE + 1] = { NAN, NAN }; /* of the total spans: the requests completed */
 	unsigned column = EXT_LATENCY;
 
 	for (unsigned i = 0; i < sizeof(columns) / sizeof(columns[0]); i++) {
@@ -598,13 +599,14 @@ static void compute_disk_latency(struct group *g, const struct system_sample *th
 			value[0] = (double)vtrace_histogram_quantile(histogram, 0.5);
 			value[1] = (double)vtrace_histogram_quantile(histogram, 0.99);
 			value[2] = top ? (double)vtrace_histogram_upper(top - 1) : 0;
+			if (columns[i].kind == BIO_LAT_TOTAL)
+				count[columns[i].op] = (double)bio_histogram_count(histogram);
 		}
 		for (unsigned v = 0; v < width; v++, column++)
 			set(g, column, value[v] / 1e6, value[v]);
 	}
 	for (unsigned op = BIO_LAT_READ; op <= BIO_LAT_WRITE; op++, column++)
-		set_same(g, column, !partition && latency_between(then, now, disk, BIO_LAT_TOTAL, op, histogram)
-					    ? (double)bio_histogram_count(histogram) : NAN);
+		set_same(g, column, count[op]);
 }
 
 static void compute_disk_ext(struct group *g, const struct system_sample *then, const struct system_sample *now,
