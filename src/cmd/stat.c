@@ -1321,8 +1321,16 @@ static void sleep_until(uint64_t deadline)
  */
 static bool bio_source(const struct stat_options *o, bool elsewhere, const char **why)
 {
-	*why = o->replay ? "a recording has no kernel to trace" : "the kernel is this machine's, not the tree's under --sysroot";
-	return !elsewhere && bio_start(why) == 0;
+	/* Asked by --top-bio and -x alike: eBPF loaded, or refused, once. */
+	static int loaded; /* 0: not tried yet, 1: loaded, -1: not */
+	static const char *refused;
+
+	if (!loaded) {
+		refused = o->replay ? "a recording has no kernel to trace" : "the kernel is this machine's, not the tree's under --sysroot";
+		loaded = !elsewhere && bio_start(&refused) == 0 ? 1 : -1;
+	}
+	*why = refused;
+	return loaded > 0;
 }
 
 /*
