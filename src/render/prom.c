@@ -36,6 +36,13 @@ static void escaped(FILE *out, const char *raw)
 	free(text);
 }
 
+static void label(FILE *out, bool first, const char *key, const char *value)
+{
+	fprintf(out, "%s%s=\"", first ? "" : ",", key);
+	escaped(out, value ? value : "");
+	fputc('"', out);
+}
+
 static void labels(FILE *out, va_list args)
 {
 	const char *key = va_arg(args, const char *);
@@ -43,13 +50,8 @@ static void labels(FILE *out, va_list args)
 	if (!key)
 		return;
 	fputc('{', out);
-	for (bool first = true; key; key = va_arg(args, const char *), first = false) {
-		const char *value = va_arg(args, const char *);
-
-		fprintf(out, "%s%s=\"", first ? "" : ",", key);
-		escaped(out, value ? value : "");
-		fputc('"', out);
-	}
+	for (bool first = true; key; key = va_arg(args, const char *), first = false)
+		label(out, first, key, va_arg(args, const char *));
 	fputc('}', out);
 }
 
@@ -64,6 +66,23 @@ void prom_u64(struct prom *p, const char *name, uint64_t value, ...)
 	fprintf(p->out, " %llu\n", (unsigned long long)value);
 }
 
+/* " value\n": the shortest text that reads back as the same double. */
+static void real_value(FILE *out, double value)
+{
+	char text[32];
+
+	if (isnan(value))
+		fputs(" NaN\n", out);
+	else if (isinf(value))
+		fputs(value > 0 ? " +Inf\n" : " -Inf\n", out);
+	else {
+		snprintf(text, sizeof(text), "%.15g", value);
+		if (strtod(text, NULL) != value)
+			snprintf(text, sizeof(text), "%.17g", value);
+		fprintf(out, " %s\n", text);
+	}
+}
+
 void prom_real(struct prom *p, const char *name, double value, ...)
 {
 	va_list args;
@@ -72,19 +91,41 @@ void prom_real(struct prom *p, const char *name, double value, ...)
 	va_start(args, value);
 	labels(p->out, args);
 	va_end(args);
-	if (isnan(value))
-		fputs(" NaN\n", p->out);
-	else if (isinf(value))
-		fputs(value > 0 ? " +Inf\n" : " -Inf\n", p->out);
-	else {
-		/* The shortest text that reads back as the same double. */
-		char text[32];
+	real_value(p->out, value);
+}
 
-		snprintf(text, sizeof(text), "%.15g", value);
-		if (strtod(text, NULL) != value)
-			snprintf(text, sizeof(text), "%.17g", value);
-		fprintf(p->out, " %s\n", text);
+/* name{pairs...,le="..."}: the le label last, as client libraries write it (le NULL: none). */
+static void series(FILE *out, const char *family, const char *suffix, const char *const *pairs, const char *le)
+{
+	bool first = true;
+
+	fprintf(out, "%s%s", family, suffix);
+	if (!pairs[0] && !le)
+		return;
+	fputc('{', out);
+	for (; pairs[0]; pairs += 2, first = false)
+		label(out, first, pairs[0], pairs[1]);
+	if (le)
+		label(out, first, "le", le);
+	fputc('}', out);
+}
+
+void prom_histogram(struct prom *p, const char *family, const char *const *pairs, const double *bounds,
+		    const uint64_t *cumulative, unsigned nbounds, uint64_t count, double sum)
+{
+	char le[32];
+
+	for (unsigned k = 0; k < nbounds; k++) {
+		snprintf(le, sizeof(le), "%g", bounds[k]);
+		series(p->out, family, "_bucket", pairs, le);
+		fprintf(p->out, " %llu\n", (unsigned long long)cumulative[k]);
 	}
+	series(p->out, family, "_bucket", pairs, "+Inf");
+	fprintf(p->out, " %llu\n", (unsigned long long)count);
+	series(p->out, family, "_sum", pairs, NULL);
+	real_value(p->out, sum);
+	series(p->out, family, "_count", pairs, NULL);
+	fprintf(p->out, " %llu\n", (unsigned long long)count);
 }
 
 void prom_end(struct prom *p)

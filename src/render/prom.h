@@ -24,6 +24,12 @@ void prom_family(struct prom *p, const char *name, enum prom_type type, const ch
  */
 void prom_u64(struct prom *p, const char *name, uint64_t value, ...) __attribute__((sentinel));
 void prom_real(struct prom *p, const char *name, double value, ...) __attribute__((sentinel));
+/*
+ * One series of a histogram family: _bucket for each bound (cumulative[k]: the observations
+ * <= bounds[k]) and +Inf, then _sum and _count; labelled by pairs (key, value, ..., NULL), le last.
+ */
+void prom_histogram(struct prom *p, const char *family, const char *const *pairs, const double *bounds,
+		    const uint64_t *cumulative, unsigned nbounds, uint64_t count, double sum);
 /* The end of the exposition ("# EOF" in OpenMetrics). */
 void prom_end(struct prom *p);
 
