@@ -211,37 +211,13 @@ static void pressure_metrics(struct prom *p)
 	}
 }
 
-/* Bucket bounds of the latency histogram, in seconds: 1-2.5-5 from a microsecond to 10 s. */
-static const double latency_bounds[] = { 1e-6,   2.5e-6, 5e-6,   1e-5,  2.5e-5, 5e-5,  1e-4, 2.5e-4,
-					 5e-4,   1e-3,   2.5e-3, 5e-3,  1e-2,   2.5e-2, 5e-2, 0.1,
-					 0.25,   0.5,    1,      2.5,   5,      10 };
-#define NBOUNDS (sizeof(latency_bounds) / sizeof(latency_bounds[0]))
-
-/* libvtrace's log-linear buckets (bio.bpf.c's too) as counts under each bound: each under the first its largest value fits in. */
-static void cumulative_of(const uint64_t *histogram, uint64_t cumulative[NBOUNDS])
-{
-	memset(cumulative, 0, NBOUNDS * sizeof(*cumulative));
-	for (unsigned b = 0; b < VTRACE_HISTOGRAM_BUCKETS; b++) {
-		double upper;
-
-		if (!histogram[b])
-			continue;
-		upper = (double)vtrace_histogram_upper(b) / 1e9;
-		for (unsigned k = 0; k < NBOUNDS; k++)
-			if (upper <= latency_bounds[k])
-				cumulative[k] += histogram[b];
-	}
-}
-
 static void vtrace_histogram(struct prom *p, const struct vtrace_stats *s, const char *service, const char *pid,
 			     const char *op)
 {
 	const char *const pairs[] = { "service", service, "pid", pid, "op", op, NULL };
-	uint64_t cumulative[NBOUNDS];
 
-	cumulative_of(s->histogram, cumulative);
-	prom_histogram(p, "iolens_vtrace_request_duration_seconds", pairs, latency_bounds, cumulative, NBOUNDS,
-		       s->completions, (double)s->service_ns / 1e9);
+	prom_latency_histogram(p, "iolens_vtrace_request_duration_seconds", pairs, s->histogram, s->completions,
+			       (double)s->service_ns / 1e9);
 }
 
 /*
@@ -281,16 +257,15 @@ static void disk_latency_metrics(struct prom *p, const struct exporter *e)
 				continue;
 			for (unsigned op = 0; op < BIO_LAT_OPS; op++) {
 				const char *const pairs[] = { "device", d->name, "op", ops[op], NULL };
-				uint64_t cumulative[NBOUNDS], count = bio_histogram_count(disk->histogram[kind][op]);
+				uint64_t count = bio_histogram_count(disk->histogram[kind][op]);
 
 				if (!count) /* an op the disk has not done: no series, as for vtrace's */
 					continue;
 				if (!any)
 					prom_family(p, kinds[kind].name, PROM_HISTOGRAM, kinds[kind].help);
 				any = true;
-				cumulative_of(disk->histogram[kind][op], cumulative);
-				prom_histogram(p, kinds[kind].name, pairs, latency_bounds, cumulative, NBOUNDS, count,
-					       (double)disk->sum_ns[kind][op] / 1e9);
+				prom_latency_histogram(p, kinds[kind].name, pairs, disk->histogram[kind][op], count,
+						       (double)disk->sum_ns[kind][op] / 1e9);
 			}
 		}
 	}
@@ -358,11 +333,11 @@ static void vtrace_metrics(struct prom *p, struct exporter *e)
 }
 
 /* Everything, in one exposition; *len its length. The text is the caller's to free. */
-static char *render(void *context, bool openmetrics, size_t *len)
+static char *render(void *context, enum prom_format format, size_t *len)
 {
 	struct exporter *e = context;
 	char *text = NULL;
-	struct prom p = { .openmetrics = openmetrics };
+	struct prom p = { .openmetrics = format == PROM_FORMAT_OPENMETRICS, .protobuf = format == PROM_FORMAT_PROTOBUF };
 
 	if (!(p.out = open_memstream(&text, len)))
 		return NULL;
@@ -387,7 +362,7 @@ static char *render(void *context, bool openmetrics, size_t *len)
 	prom_family(&p, "iolens_export_scrapes", PROM_COUNTER, "Scrapes served since the exporter started.");
 	prom_u64(&p, "iolens_export_scrapes_total", ++e->scrapes, NULL);
 	prom_end(&p);
-	if (fclose(p.out) != 0) {
+	if (fclose(p.out) != 0 || p.failed) {
 		free(text);
 		return NULL;
 	}
@@ -602,7 +577,7 @@ int cmd_export(int argc, char **argv)
 	}
 	if (once) {
 		size_t len;
-		char *text = render(&e, openmetrics, &len);
+		char *text = render(&e, openmetrics ? PROM_FORMAT_OPENMETRICS : PROM_FORMAT_TEXT, &len);
 
 		if (!text || fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
 			rc = output_failed();
