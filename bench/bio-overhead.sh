@@ -13,10 +13,12 @@ usage="usage: ${0##*/} [--rounds N] [--runtime SECONDS] [--size SIZE] [--engine 
   Targets: file (default) a file of SIZE in a new directory under DIR (on a disk: each read is a
   request of that disk); loop, a loop device over a file of SIZE in /dev/shm (memory: the fastest
   requests this machine makes, where a per-request cost shows most).
-  Before each run it waits (up to QUIET_WAIT seconds) until no other fio runs and no other
-  process has bio.bpf.c's programs loaded (another stat -x, a test): they would take the CPUs or
-  count the same requests; each run says the load average before it.
-  Prints each run's IOPS, then the median IOPS of each configuration, stat / none, and whether the
+  Before each run it waits (up to QUIET_WAIT seconds, once) until no other fio runs and no other
+  process has bio.bpf.c's programs loaded (another stat -x, export --collector.disklatency, a
+  test): they would take the CPUs or count the same requests; each run says the load average
+  before it.
+  Prints each run's IOPS, then the median IOPS of each configuration with the lowest and highest
+  run (ranges that overlap widely say the machine was too busy to tell), stat / none, and whether the
   goal holds (median IOPS with stat at least 97 % of without). Then (PROG_STATS=1, the default,
   with kernel.bpf_stats_enabled=1 for that run only, restored after) one more run with stat: each
   of bio.bpf.c's programs' runs and ns per run, and the ns they add per read.
@@ -130,19 +132,26 @@ fi
 target_disk=$(basename "$(df -P "$work" | awk 'NR == 2 { print $1 }')")
 [[ $TARGET == loop ]] && target_disk=${loopdev#/dev/}
 
-# bio.bpf.c's programs loaded by anyone (bpftool lists them by name; pids when it can).
+# The ids of bio.bpf.c's programs loaded by anyone, one a line (bpftool lists them by name).
 bio_programs() {
-	[[ -n $bpftool ]] || { echo 0; return; }
+	[[ -n $bpftool ]] || return 0
 	"$bpftool" prog show --json 2>/dev/null | python3 -c 'import json, sys
-print(sum(p.get("name") in ("on_start", "on_issue", "on_complete") and p.get("type") == "tracing" for p in json.load(sys.stdin)))'
+for p in json.load(sys.stdin):
+    if p.get("name") in ("on_start", "on_issue", "on_complete") and p.get("type") == "tracing":
+        print(p["id"])'
 }
 other_fio() { pgrep -x fio >/dev/null; }
-# Waits until the machine is quiet of our kind of load; says so when it gave up waiting.
+# Waits until the machine is quiet of our kind of load (another fio; another stat -x or export
+# --collector.disklatency counting the same requests); says so when it gave up, and from then on
+# measures without waiting.
+gave_up=""
 wait_quiet() {
 	local waited=0
-	while other_fio || (($(bio_programs) > 0)); do
+	[[ -z $gave_up ]] || return 0
+	while other_fio || [[ -n $(bio_programs) ]]; do
 		if ((waited >= QUIET_WAIT)); then
-			echo "# not quiet after ${QUIET_WAIT}s (another fio: $(other_fio && echo yes || echo no), bio.bpf.c programs loaded: $(bio_programs)): measuring anyway" >&2
+			echo "# not quiet after ${QUIET_WAIT}s (another fio: $(other_fio && echo yes || echo no), bio.bpf.c programs loaded by others: $(bio_programs | wc -l)): measuring anyway, every run" >&2
+			gave_up=1
 			return
 		fi
 		sleep 1
@@ -161,7 +170,12 @@ start_stat() {
 	done
 	[[ -s $work/stat.out ]] || die "iolens stat -x 1 printed nothing in 30 s"
 	! grep -q 'latency percentiles are unknown' "$work/stat.err" || die "stat -x did not load eBPF: $(head -1 "$work/stat.err")"
-	[[ -z $bpftool ]] || (($(bio_programs) >= before + 3)) || die "bio.bpf.c's 3 programs are not listed by bpftool after stat's first line"
+	# Its 3 programs: ids that were not there before (others' may come and go meanwhile).
+	for _ in $(seq 200); do
+		[[ -z $bpftool ]] || (($(comm -13 <(sort <<<"$before") <(bio_programs | sort) | grep -c .) >= 3)) && return 0
+		sleep 0.05
+	done
+	die "bio.bpf.c's 3 programs of iolens stat -x are not listed by bpftool 10 s after its first line"
 }
 # One fio run: its read IOPS and CPU% (usr + sys).
 run_fio() {
@@ -192,8 +206,9 @@ done
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 none=$(median <<<"${iops[none]}")
 with=$(median <<<"${iops[stat]}")
-printf '\n%-5s %10s   (median IOPS of %d runs)\n' config IOPS "$ROUNDS"
-printf '%-5s %10.0f\n' none "$none" stat "$with"
+spread() { tr ' ' '\n' | grep . | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.0f-%.0f", lo, hi }'; }
+printf '\n%-5s %10s  %s   (median IOPS of %d runs; lowest-highest)\n' config IOPS range "$ROUNDS"
+printf '%-5s %10.0f  %s\n' none "$none" "$(spread <<<"${iops[none]}")" stat "$with" "$(spread <<<"${iops[stat]}")"
 verdict=$(awk -v n="$none" -v s="$with" -v g="$GOAL_RATIO" 'BEGIN {
 	r = s / n
 	printf "stat/none %.4f (%+.2f %%): goal (at most 3 %% fewer IOPS, ratio >= %.2f) %s\n", r, (r - 1) * 100, g, (r >= g ? "met" : "NOT met") }')
