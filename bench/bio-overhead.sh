@@ -19,7 +19,8 @@ usage="usage: ${0##*/} [--rounds N] [--runtime SECONDS] [--size SIZE] [--engine 
   before it.
   Prints each run's IOPS, then the median IOPS of each configuration with the lowest and highest
   run (ranges that overlap widely say the machine was too busy to tell), stat / none, and whether the
-  goal holds (median IOPS with stat at least 97 % of without). Then (PROG_STATS=1, the default,
+  goal holds; then each round's own stat / none and their median (less moved by a load that drifts
+  over minutes than the ratio of the medians) (median IOPS with stat at least 97 % of without). Then (PROG_STATS=1, the default,
   with kernel.bpf_stats_enabled=1 for that run only, restored after) one more run with stat: each
   of bio.bpf.c's programs' runs and ns per run, and the ns they add per read.
   Exit status 1 when the goal is not met (or on an error). Needs root (eBPF, and the loop device).
@@ -190,6 +191,7 @@ print("%.1f %.1f" % (j["read"]["iops"], j["usr_cpu"] + j["sys_cpu"]))' "$work/fi
 echo "# fio randread 4k QD32 $ENGINE direct, ${RUNTIME}s a run, on $TARGET $target ($((size_bytes >> 20)) MiB, disk $target_disk); $(nproc) CPUs; kernel $(uname -r)"
 configs=(none stat)
 declare -A iops
+pair_ratios="" # each round's stat / none: its two runs back to back, under much the same load
 for ((r = 0; r < ROUNDS; r++)); do
 	for ((k = 0; k < 2; k++)); do
 		c=${configs[$(((k + r) % 2))]}
@@ -199,8 +201,10 @@ for ((r = 0; r < ROUNDS; r++)); do
 		read -r value cpu < <(run_fio)
 		stop_stat
 		iops[$c]+="$value "
+		[[ $c == none ]] && round_none=$value || round_stat=$value
 		printf 'round %d %-4s %10.0f IOPS  fio CPU %5.1f %%  load before %s\n' $((r + 1)) "$c" "$value" "$cpu" "$load"
 	done
+	pair_ratios+="$(awk -v s="$round_stat" -v n="$round_none" 'BEGIN { printf "%.4f", s / n }') "
 done
 
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -213,6 +217,7 @@ verdict=$(awk -v n="$none" -v s="$with" -v g="$GOAL_RATIO" 'BEGIN {
 	r = s / n
 	printf "stat/none %.4f (%+.2f %%): goal (at most 3 %% fewer IOPS, ratio >= %.2f) %s\n", r, (r - 1) * 100, g, (r >= g ? "met" : "NOT met") }')
 echo "$verdict"
+echo "each round's stat/none (its two runs back to back): median $(median <<<"$pair_ratios") of $pair_ratios"
 
 if [[ $PROG_STATS == 1 ]]; then
 	if [[ -z $bpftool ]]; then
