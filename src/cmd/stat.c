@@ -1321,13 +1321,17 @@ static void sleep_until(uint64_t deadline)
  */
 static bool bio_source(const struct stat_options *o, bool elsewhere, const char **why)
 {
-	/* Asked by --top-bio and -x alike: eBPF loaded, or refused, once. */
+	/* Asked by --top-bio and -x alike: eBPF loaded, or refused, once, with the maps either needs. */
 	static int loaded; /* 0: not tried yet, 1: loaded, -1: not */
 	static const char *refused;
 
 	if (!loaded) {
+		unsigned want = 0;
+
+		for (unsigned i = 0; i < o->norder; i++)
+			want |= o->order[i] == G_TOP_BIO ? BIO_WANT_PROCESSES : o->order[i] == G_DISK_EXT ? BIO_WANT_DISKS : 0;
 		refused = o->replay ? "a recording has no kernel to trace" : "the kernel is this machine's, not the tree's under --sysroot";
-		loaded = !elsewhere && bio_start(&refused) == 0 ? 1 : -1;
+		loaded = !elsewhere && bio_start(want, &refused) == 0 ? 1 : -1;
 	}
 	*why = refused;
 	return loaded > 0;
