@@ -13,6 +13,7 @@ _Static_assert(LOG_LINEAR_BUCKETS == VTRACE_HISTOGRAM_BUCKETS, "histogram.h and 
 _Static_assert(sizeof(struct bio_histogram) == LOG_LINEAR_BUCKETS * sizeof(__u64), "bio_histogram's size");
 
 _Static_assert(BIO_SMALL_BUCKETS == 98, "bio_small_bucket's scale");
+_Static_assert(sizeof(struct bio_counts) == 920, "bio_counts: the memory stated in bio.h and the man pages");
 
 /* A table's key: the pid, or the cgroup's id in a table of cgroups (their pid is 0). */
 static uint64_t key_of(const struct bio_process *p)
@@ -105,15 +106,28 @@ void bio_latency_figures(const struct bio_latency *now, const struct bio_latency
 		out->p99_ns = out->max_ns;
 }
 
+void bio_latency_both(const struct bio_process *p, struct bio_latency *out)
+{
+	const struct bio_latency *read = &p->latency[BIO_READ], *write = &p->latency[BIO_WRITE];
+
+	for (unsigned b = 0; b < BIO_SMALL_BUCKETS; b++)
+		out->bucket[b] = read->bucket[b] + write->bucket[b];
+	out->sum_ns = read->sum_ns + write->sum_ns;
+	out->max_ns = read->max_ns > write->max_ns ? read->max_ns : write->max_ns;
+}
+
 uint64_t bio_map_bytes(unsigned want)
 {
-	/* A hash map's element: its value, its key rounded to 8 and libbpf's htab_elem head (48 bytes, 6.x kernels). */
-	uint64_t processes = (want & BIO_WANT_PROCESSES ? BIO_MAX_PROCESSES : 1) * (sizeof(struct bio_counts) + 8 + 48);
-	uint64_t cgroups = (want & BIO_WANT_CGROUPS ? BIO_MAX_CGROUPS : 1) * (sizeof(struct bio_counts) + 8 + 48);
+	/*
+	 * A hash map's element: its value, its key rounded to 8 and the kernel's element head (64
+	 * bytes: bpftool's memlock divided by max_entries, Linux 6.18).
+	 */
+	uint64_t processes = (want & BIO_WANT_PROCESSES ? BIO_MAX_PROCESSES : 1) * (sizeof(struct bio_counts) + 8 + 64);
+	uint64_t cgroups = (want & BIO_WANT_CGROUPS ? BIO_MAX_CGROUPS : 1) * (sizeof(struct bio_counts) + 8 + 64);
 	uint64_t disks = (want & BIO_WANT_DISKS ? BIO_MAX_DISKS * BIO_LAT_KINDS * BIO_LAT_OPS : 1) * sizeof(struct bio_histogram);
-	uint64_t in_flight = BIO_MAX_IN_FLIGHT * (sizeof(struct bio_submitter) + 8 + 48);
+	uint64_t in_flight = BIO_MAX_IN_FLIGHT * (sizeof(struct bio_submitter) + 8 + 64);
 
-	return processes + cgroups + disks + in_flight + BIO_MAX_DISK_KEYS * (8 + 8 + 48);
+	return processes + cgroups + disks + in_flight + BIO_MAX_DISK_KEYS * (8 + 8 + 64);
 }
 
 void bio_table_free(struct bio_table *table)
