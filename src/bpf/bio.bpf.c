@@ -115,7 +115,7 @@ static __always_inline void note_disk(struct bio_counts *counts, __u64 disk)
 	counts->disk = disk;
 }
 
-/* Zeros, for new counts: too large (904 bytes) for the stack. */
+/* Zeros, for new counts: too large (920 bytes) for the stack. */
 const struct bio_counts zero_counts = {};
 
 /* A cgroup's counts, made as its first request starts. */

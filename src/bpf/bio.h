@@ -114,7 +114,8 @@ struct bio_submitter {
 
 /*
  * A process's block I/O since it was first seen (the value of the map keyed by tgid), or a
- * cgroup's (keyed by its id; start_ns and comm unused): 904 bytes.
+ * cgroup's (keyed by its id; start_ns, cgroup and comm unused): 920 bytes, 992 a map element:
+ * 7.8 MiB for BIO_MAX_PROCESSES.
  */
 struct bio_counts {
 	__u64 start_ns;            /* the process's start (its leader's start_boottime): a tgid reused is another process */

@@ -14,6 +14,7 @@
 #include "cmd/cachestat_common.h"
 #include "cmd/common.h"
 #include "cmd/curses_dl.h" /* ncurses through dlopen: only for the full screen */
+#include "cmd/top_screen.h"
 #include "collect/cachestat.h"
 #include "collect/inode_names.h"
 #include "collect/memcg.h"
@@ -460,73 +461,33 @@ static void write_interval(const struct top *t, struct out_table *table, size_t 
 	out_table_group_end(table);
 }
 
-/* The full screen: the lines plain output would print, placed, with the note under the first. */
+/* The full screen's rows: those plain output prints, for people. */
+static void write_screen(const void *context, struct out_table *table, size_t max)
+{
+	write_interval(context, table, max, true);
+}
+
 static void draw_screen(const struct top *t, const char *note)
 {
-	struct out_options opts = { .format = OUT_TABLE };
-	struct out_table *table;
-	char *text = NULL, *line, *next;
-	size_t len = 0;
-	FILE *stream;
-	int rows, cols, y;
-
-	getmaxyx(stdscr, rows, cols);
-	erase();
-	if (rows < 4 || cols < 40) {
-		mvaddnstr(0, 0, "terminal too small", cols > 0 ? cols : 0);
-		refresh();
-		return;
-	}
-	stream = open_memstream(&text, &len);
-	if (!stream)
-		return;
-	table = out_table_new(t->columns, C_COUNT, &opts, NULL);
-	out_table_lines(table, stream);
-	write_interval(t, table, (size_t)(rows - 3), true);
-	out_table_free(table);
-	fclose(stream);
-	/* The header line at 0, the note at 1, the columns at 2 (reversed), the rows from 3 on. */
-	for (line = text, y = 0; line && *line && y < rows; line = next, y += y == 0 ? 2 : 1) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
-		if (y == 2)
-			attron(A_REVERSE);
-		mvaddnstr(y, 0, line, cols);
-		if (y == 2)
-			attroff(A_REVERSE);
-	}
-	if (note)
-		mvaddnstr(1, 0, note, cols);
-	free(text);
-	refresh();
+	top_screen_draw(write_screen, t, t->columns, C_COUNT, note);
 }
 
 /* Waits for the next interval on the screen, acting on keys meanwhile; false to quit. */
 static bool screen_wait(struct top *t, uint64_t deadline, const char *note)
 {
 	for (;;) {
-		uint64_t now = monotonic_ns();
-		int key;
+		enum top_screen_key key = top_screen_key(deadline);
 
-		if (stop_signal)
+		if (key == TOP_KEY_QUIT)
 			return false;
-		if (now >= deadline)
+		if (key == TOP_KEY_TIME)
 			return true;
-		timeout((int)((deadline - now) / 1000000 + 1));
-		key = getch();
-		if (key == 'q' || key == 'Q')
-			return false;
-		if (key == '<' || key == '>') {
-			int next = (int)t->sort + (key == '>' ? 1 : -1);
+		if (key == TOP_KEY_NEXT || key == TOP_KEY_PREV) {
+			int next = (int)t->sort + (key == TOP_KEY_NEXT ? 1 : -1);
 
 			t->sort = (enum sort_key)((next + SORT_COUNT) % SORT_COUNT);
-		} else if (key == 'r' || key == 'R') {
+		} else if (key == TOP_KEY_REVERSE) {
 			t->reverse = !t->reverse;
-		} else if (key != KEY_RESIZE) {
-			continue;
 		}
 		sort_rows(t);
 		clearok(stdscr, TRUE); /* the whole screen again: the header changed */
@@ -687,21 +648,8 @@ int cmd_cachetop(int argc, char **argv)
 	/* A replay prints its intervals one after the other, never on a full screen it would only flash by. */
 	t.screen = t.o.out.format == OUT_TABLE && !t.replay && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) &&
 		   getenv("TERM");
-	if (t.screen) {
-		char why[512];
-
-		if (curses_dl(why, sizeof(why)) != 0) {
-			warn_msg("no full screen: %s", why); /* the lines, then, as piped */
-			t.screen = false;
-		} else if (!newterm(NULL, stdout, stdin)) {
-			t.screen = false;
-		} else {
-			cbreak();
-			noecho();
-			keypad(stdscr, TRUE);
-			curs_set(0);
-		}
-	}
+	if (t.screen)
+		t.screen = top_screen_open();
 	if (!t.screen) {
 		t.out = out_table_new(t.columns, C_COUNT, &t.o.out,
 				      t.by == BY_FILE ? "files" : t.by == BY_CGROUP ? "cgroups" : "processes");
@@ -767,7 +715,7 @@ int cmd_cachetop(int argc, char **argv)
 			deadline = now;
 	}
 	if (t.screen)
-		endwin();
+		top_screen_close();
 	if (t.replay_damaged && rc == EXIT_OK)
 		rc = EXIT_FAIL;
 	out_table_free(t.out);
