@@ -1,5 +1,4 @@
 /* biotop.c: iolens biotop: block I/O per process (or per cgroup) and disk, with its latency percentiles, as bcc's biotop (full screen on a tty). */
-#include <curses.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -10,7 +9,6 @@
 
 #include "cmd/cachestat_common.h"
 #include "cmd/common.h"
-#include "cmd/curses_dl.h" /* ncurses through dlopen: only for the full screen */
 #include "cmd/top_screen.h"
 #include "collect/bio.h"
 #include "collect/memcg.h"
@@ -71,7 +69,7 @@ struct cgroup_name {
 struct biotop {
 	struct cache_options o;
 	bool by_cgroup;
-	enum sort_key sort;
+	int sort; /* enum sort_key: an int, for top_screen_wait's keys to move */
 	bool reverse;
 	pid_t pid;
 	unsigned long long max_rows;
@@ -83,6 +81,7 @@ struct biotop {
 	size_t nnames;
 	bool cgroup2_mounted;
 	struct out_column columns[C_COUNT];
+	char note[256]; /* the full screen's second line: "" for none */
 };
 
 static _Noreturn void usage(void)
@@ -288,26 +287,13 @@ static void write_interval(const void *context, struct out_table *table, size_t 
 	out_table_group_end(table);
 }
 
-static bool screen_wait(struct biotop *t, uint64_t deadline, const char *note)
+/* The keys changed the order: the rows sorted again, and drawn. */
+static void redraw(void *context)
 {
-	for (;;) {
-		enum top_screen_key key = top_screen_key(deadline);
+	struct biotop *t = context;
 
-		if (key == TOP_KEY_QUIT)
-			return false;
-		if (key == TOP_KEY_TIME)
-			return true;
-		if (key == TOP_KEY_NEXT || key == TOP_KEY_PREV) {
-			int next = (int)t->sort + (key == TOP_KEY_NEXT ? 1 : -1);
-
-			t->sort = (enum sort_key)((next + SORT_COUNT) % SORT_COUNT);
-		} else if (key == TOP_KEY_REVERSE) {
-			t->reverse = !t->reverse;
-		}
-		sort_rows(t);
-		clearok(stdscr, TRUE);
-		top_screen_draw(write_interval, t, t->columns, C_COUNT, note);
-	}
+	sort_rows(t);
+	top_screen_draw(write_interval, t, t->columns, C_COUNT, t->note[0] ? t->note : NULL);
 }
 
 static enum sort_key parse_sort(const char *text)
@@ -339,9 +325,8 @@ int cmd_biotop(int argc, char **argv)
 	struct biotop t = { .o = { .interval = 1 }, .sort = SORT_BYTES };
 	struct out_table *out = NULL;
 	unsigned long long printed = 0;
-	uint64_t deadline, previous_ns, value;
+	uint64_t deadline, previous_ns;
 	const char *why = NULL;
-	char note[256] = "";
 	bool screen;
 	int opt, rc = EXIT_OK;
 
@@ -357,14 +342,10 @@ int cmd_biotop(int argc, char **argv)
 			t.reverse = true;
 			break;
 		case 'p':
-			if (parse_u64(optarg, &value) != 0 || value == 0 || value > 0x7fffffff)
-				usage_error("--pid: '%s' is not a process id", optarg);
-			t.pid = (pid_t)value;
+			t.pid = top_option_pid(optarg);
 			break;
 		case 'n':
-			if (parse_u64(optarg, &value) != 0 || value == 0)
-				usage_error("--rows: '%s' is not a whole number above 0", optarg);
-			t.max_rows = value;
+			t.max_rows = top_option_rows(optarg);
 			break;
 		case 'h':
 			usage();
@@ -386,8 +367,8 @@ int cmd_biotop(int argc, char **argv)
 	if (t.by_cgroup) {
 		t.cgroup2_mounted = memcg_v2_mounted();
 		if (!t.cgroup2_mounted) {
-			snprintf(note, sizeof(note), "cgroup v2 is not mounted: cgroups are shown by id");
-			warn_msg("%s", note);
+			snprintf(t.note, sizeof(t.note), "cgroup v2 is not mounted: cgroups are shown by id");
+			warn_msg("%s", t.note);
 		}
 	}
 	stop_on_signals();
@@ -419,7 +400,7 @@ int cmd_biotop(int argc, char **argv)
 
 		deadline += (uint64_t)(t.o.interval * 1e9);
 		if (screen) {
-			if (!screen_wait(&t, deadline, note[0] ? note : NULL))
+			if (!top_screen_wait(deadline, &t.sort, SORT_COUNT, &t.reverse, redraw, &t))
 				break;
 		} else {
 			sleep_until_ns(deadline, &stop_signal);
@@ -436,7 +417,7 @@ int cmd_biotop(int argc, char **argv)
 		t.interval_ns = now - previous_ns;
 		sort_rows(&t);
 		if (screen) {
-			top_screen_draw(write_interval, &t, t.columns, C_COUNT, note[0] ? note : NULL);
+			top_screen_draw(write_interval, &t, t.columns, C_COUNT, t.note[0] ? t.note : NULL);
 		} else {
 			write_interval(&t, out, SIZE_MAX);
 			if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -1,5 +1,4 @@
 /* cachetop.c: iolens cachetop: page-cache hits, misses and dirties per process, file or cgroup, as bcc's cachetop (full screen on a tty). */
-#include <curses.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +12,6 @@
 
 #include "cmd/cachestat_common.h"
 #include "cmd/common.h"
-#include "cmd/curses_dl.h" /* ncurses through dlopen: only for the full screen */
 #include "cmd/top_screen.h"
 #include "collect/cachestat.h"
 #include "collect/inode_names.h"
@@ -87,13 +85,14 @@ struct top_row {
 struct top {
 	struct cache_options o;
 	enum group_by by;
-	enum sort_key sort;
+	int sort; /* enum sort_key: an int, for top_screen_wait's keys to move */
 	bool reverse;
 	pid_t pid;
 	unsigned long long max_rows;
 	struct top_row *rows;
 	size_t nrows, rows_capacity;
 	bool screen; /* ncurses */
+	const char *note; /* the full screen's second line, or NULL */
 	uint64_t dropped, dropped_now; /* events a full table could not take: since the start, in this interval */
 	struct meminfo mem;
 	struct inode_names names;
@@ -472,27 +471,20 @@ static void draw_screen(const struct top *t, const char *note)
 	top_screen_draw(write_screen, t, t->columns, C_COUNT, note);
 }
 
+/* The keys changed the order: the rows sorted again, and drawn. */
+static void redraw(void *context)
+{
+	struct top *t = context;
+
+	sort_rows(t);
+	draw_screen(t, t->note);
+}
+
 /* Waits for the next interval on the screen, acting on keys meanwhile; false to quit. */
 static bool screen_wait(struct top *t, uint64_t deadline, const char *note)
 {
-	for (;;) {
-		enum top_screen_key key = top_screen_key(deadline);
-
-		if (key == TOP_KEY_QUIT)
-			return false;
-		if (key == TOP_KEY_TIME)
-			return true;
-		if (key == TOP_KEY_NEXT || key == TOP_KEY_PREV) {
-			int next = (int)t->sort + (key == TOP_KEY_NEXT ? 1 : -1);
-
-			t->sort = (enum sort_key)((next + SORT_COUNT) % SORT_COUNT);
-		} else if (key == TOP_KEY_REVERSE) {
-			t->reverse = !t->reverse;
-		}
-		sort_rows(t);
-		clearok(stdscr, TRUE); /* the whole screen again: the header changed */
-		draw_screen(t, note);
-	}
+	t->note = note;
+	return top_screen_wait(deadline, &t->sort, SORT_COUNT, &t->reverse, redraw, t);
 }
 
 static enum sort_key parse_sort(const char *text)
@@ -573,7 +565,7 @@ int cmd_cachetop(int argc, char **argv)
 	struct top t = { .o = { .interval = 1 }, .sort = SORT_HITS };
 	struct cachestat_options bpf_options = { .per_process = true };
 	struct cache_mode mode = {0};
-	uint64_t deadline, previous_ns, value;
+	uint64_t deadline, previous_ns;
 	unsigned long long printed = 0;
 	char note[256] = "";
 	int opt, rc = EXIT_OK;
@@ -587,14 +579,10 @@ int cmd_cachetop(int argc, char **argv)
 			t.reverse = true;
 			break;
 		case 'p':
-			if (parse_u64(optarg, &value) != 0 || value == 0 || value > 0x7fffffff)
-				usage_error("--pid: '%s' is not a process id", optarg);
-			t.pid = (pid_t)value;
+			t.pid = top_option_pid(optarg);
 			break;
 		case 'n':
-			if (parse_u64(optarg, &value) != 0 || value == 0)
-				usage_error("--rows: '%s' is not a whole number above 0", optarg);
-			t.max_rows = value;
+			t.max_rows = top_option_rows(optarg);
 			break;
 		case OPT_FILES:
 			t.by = BY_FILE;

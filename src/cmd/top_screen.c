@@ -76,27 +76,27 @@ void top_screen_draw(top_screen_write *write, const void *context, const struct 
 	refresh();
 }
 
-enum top_screen_key top_screen_key(uint64_t deadline)
+bool top_screen_wait(uint64_t deadline, int *sort, int sorts, bool *reverse, void (*redraw)(void *context), void *context)
 {
 	for (;;) {
 		uint64_t now = monotonic_ns();
 		int key;
 
 		if (stop_signal)
-			return TOP_KEY_QUIT;
+			return false;
 		if (now >= deadline)
-			return TOP_KEY_TIME;
+			return true;
 		timeout((int)((deadline - now) / 1000000 + 1));
 		key = getch();
 		if (key == 'q' || key == 'Q')
-			return TOP_KEY_QUIT;
-		if (key == '<')
-			return TOP_KEY_PREV;
-		if (key == '>')
-			return TOP_KEY_NEXT;
-		if (key == 'r' || key == 'R')
-			return TOP_KEY_REVERSE;
-		if (key == KEY_RESIZE)
-			return TOP_KEY_RESIZE;
+			return false;
+		if (key == '<' || key == '>')
+			*sort = (*sort + (key == '>' ? 1 : -1) + sorts) % sorts;
+		else if (key == 'r' || key == 'R')
+			*reverse = !*reverse;
+		else if (key != KEY_RESIZE)
+			continue;
+		clearok(stdscr, TRUE); /* the whole screen again: the header changed */
+		redraw(context);
 	}
 }

@@ -18,15 +18,11 @@ typedef void top_screen_write(const void *context, struct out_table *table, size
 void top_screen_draw(top_screen_write *write, const void *context, const struct out_column *columns, size_t ncolumns,
 		     const char *note);
 
-enum top_screen_key {
-	TOP_KEY_TIME,    /* the deadline came */
-	TOP_KEY_QUIT,    /* q, or a signal */
-	TOP_KEY_NEXT,    /* >: the next sort column */
-	TOP_KEY_PREV,    /* <: the one before */
-	TOP_KEY_REVERSE, /* r */
-	TOP_KEY_RESIZE,  /* the terminal changed size: draw again */
-};
-/* Waits until deadline (CLOCK_MONOTONIC ns) for a key that means something. */
-enum top_screen_key top_screen_key(uint64_t deadline);
+/*
+ * Waits until deadline (CLOCK_MONOTONIC ns), acting on keys meanwhile: < and > move *sort
+ * among sorts keys, r flips *reverse, and then (or when the terminal changes size) redraw is
+ * called. False when q or a signal says to quit.
+ */
+bool top_screen_wait(uint64_t deadline, int *sort, int sorts, bool *reverse, void (*redraw)(void *context), void *context);
 
 #endif
