@@ -57,6 +57,14 @@ struct {
 	__type(value, struct bio_histogram);
 } latency SEC(".maps");
 
+/* The sum of the latencies each histogram counts, in ns, at the same index (a Prometheus histogram's _sum). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BIO_MAX_DISKS * BIO_LAT_KINDS * BIO_LAT_OPS);
+	__type(key, __u32);
+	__type(value, __u64);
+} latency_sum SEC(".maps");
+
 /* Bytes of requests whose process had been forgotten by the time they completed. */
 __u64 unattributed_bytes;
 /* Slots handed out (may pass BIO_MAX_DISKS: those disks have none). */
@@ -202,10 +210,13 @@ static __always_inline void add_latency(__u32 slot, __u32 kind, __u32 op, __u64 
 {
 	__u32 index = BIO_LATENCY_INDEX(slot, kind, op);
 	struct bio_histogram *histogram = bpf_map_lookup_elem(&latency, &index);
+	__u64 *sum = bpf_map_lookup_elem(&latency_sum, &index);
 	unsigned bucket = log_linear_bucket(ns);
 
 	if (histogram && bucket < LOG_LINEAR_BUCKETS)
 		__sync_fetch_and_add(&histogram->bucket[bucket], 1);
+	if (sum)
+		__sync_fetch_and_add(sum, ns);
 }
 
 /* A request completed whole, of a process or cgroup: counted, and its latency (start to completion) kept. */

@@ -312,13 +312,14 @@ int bio_read_disks(struct bio_disks *out)
 	__u64 key, *from = NULL, disk_keys[BIO_MAX_DISKS];
 	__u32 slots[BIO_MAX_DISKS];
 	unsigned found = 0;
-	int disks_fd, latency_fd;
+	int disks_fd, latency_fd, sum_fd;
 
 	memset(out, 0, sizeof(*out));
 	if (!skeleton)
 		return -ENOTCONN;
 	disks_fd = bpf_map__fd(skeleton->maps.disks);
 	latency_fd = bpf_map__fd(skeleton->maps.latency);
+	sum_fd = bpf_map__fd(skeleton->maps.latency_sum);
 	/* The disks map only grows (disks are never forgotten): walking it by keys sees each once. */
 	while (found < BIO_MAX_DISKS && bpf_map_get_next_key(disks_fd, from, &key) == 0) {
 		from = &key;
@@ -337,7 +338,8 @@ int bio_read_disks(struct bio_disks *out)
 		for (__u32 kind = 0; kind < BIO_LAT_KINDS; kind++)
 			for (__u32 op = 0; op < BIO_LAT_OPS; op++) {
 				__u32 index = BIO_LATENCY_INDEX(slots[out->count], kind, op);
-				if (bpf_map_lookup_elem(latency_fd, &index, disk->histogram[kind][op]) != 0) {
+				if (bpf_map_lookup_elem(latency_fd, &index, disk->histogram[kind][op]) != 0 ||
+				    bpf_map_lookup_elem(sum_fd, &index, &disk->sum_ns[kind][op]) != 0) {
 					int rc = -errno;
 					bio_disks_free(out);
 					return rc;

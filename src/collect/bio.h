@@ -19,6 +19,7 @@
 struct bio_disk {
 	unsigned major, minor;
 	uint64_t histogram[BIO_LAT_KINDS][BIO_LAT_OPS][LOG_LINEAR_BUCKETS];
+	uint64_t sum_ns[BIO_LAT_KINDS][BIO_LAT_OPS]; /* the latencies each histogram counts, summed */
 };
 
 struct bio_disks {
