@@ -124,7 +124,7 @@ uint64_t bio_map_bytes(unsigned want)
 	 */
 	uint64_t processes = (want & BIO_WANT_PROCESSES ? BIO_MAX_PROCESSES : 1) * (sizeof(struct bio_counts) + 8 + 64);
 	uint64_t cgroups = (want & BIO_WANT_CGROUPS ? BIO_MAX_CGROUPS : 1) * (sizeof(struct bio_counts) + 8 + 64);
-	uint64_t disks = (want & BIO_WANT_DISKS ? BIO_MAX_DISKS * BIO_LAT_KINDS * BIO_LAT_OPS : 1) * sizeof(struct bio_histogram);
+	uint64_t disks = (want & BIO_WANT_DISKS ? BIO_MAX_DISKS * BIO_LAT_KINDS * BIO_LAT_OPS : 1) * (sizeof(struct bio_histogram) + 8);
 	uint64_t in_flight = BIO_MAX_IN_FLIGHT * (sizeof(struct bio_submitter) + 8 + 64);
 
 	return processes + cgroups + disks + in_flight + BIO_MAX_DISK_KEYS * (8 + 8 + 64);
@@ -200,8 +200,10 @@ int bio_start(unsigned want, const char **why)
 		bpf_map__set_max_entries(skeleton->maps.processes, 1);
 	if (!(want & BIO_WANT_CGROUPS))
 		bpf_map__set_max_entries(skeleton->maps.cgroups, 1);
-	if (!(want & BIO_WANT_DISKS))
+	if (!(want & BIO_WANT_DISKS)) {
 		bpf_map__set_max_entries(skeleton->maps.latency, 1);
+		bpf_map__set_max_entries(skeleton->maps.latency_sum, 1);
+	}
 	step = "load";
 	rc = bio_bpf__load(skeleton);
 	if (!rc) {
