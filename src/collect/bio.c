@@ -196,6 +196,9 @@ int bio_start(unsigned want, const char **why)
 	}
 	/* What is not wanted is not filled, and its map takes one entry, not megabytes. */
 	skeleton->rodata->want = want;
+	/* Disks alone: the request's start_time_ns is its start, on_issue its first sight. */
+	if (!(want & (BIO_WANT_PROCESSES | BIO_WANT_CGROUPS)))
+		bpf_program__set_autoload(skeleton->progs.on_start, false);
 	if (!(want & BIO_WANT_PROCESSES))
 		bpf_map__set_max_entries(skeleton->maps.processes, 1);
 	if (!(want & BIO_WANT_CGROUPS))
