@@ -158,7 +158,8 @@ static _Noreturn void usage(void)
 	       "                         r_await w_await aqu-sz rareq-sz wareq-sz %%util; JSON\n"
 	       "                         and CSV also iostat's discard, flush and %%merged columns,\n"
 	       "                         and by eBPF latency p50, p99 and max of reads and writes\n"
-	       "                         (r_p50_ns ...; device and queue time apart)\n"
+	       "                         (r_p50_ns ...; device and queue time apart), the table\n"
+	       "                         r_p50 r_p99 r_max w_p50 w_p99 w_max after %%util\n"
 	       "  -z, --omit-idle        iostat -z: disks that did no I/O in the interval left out\n"
 	       "      --partitions[=DISKS]  iostat -p: each disk listed followed by its partitions;\n"
 	       "                         =DISKS (a list, as -D) shows those disks and their partitions\n"
@@ -1089,7 +1090,7 @@ static void print_sample(struct run *r, const struct system_sample *s, uint64_t 
 	if (o->format == OUT_CSV)
 		return;
 	for (unsigned g = 0; g < r->ngroups; g++)
-		groups[g].ncolumns = group_table_columns(&r->groups[g]);
+		group_table_view(&r->groups[g], &groups[g]);
 	/* The table: headers at the start, when the groups change, and when they scrolled away. */
 	if (final || r->tty) {
 		unsigned visible = r->ngroups, columns = 0;

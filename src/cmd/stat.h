@@ -82,8 +82,12 @@ void groups_disk_latency_by_ebpf(bool ebpf);
 /* The sources (SYS_* flags) a kind needs. */
 unsigned group_needs(enum group_kind kind);
 
-/* How many of a group's columns the table shows (dsk-ext: iostat -x's first 12; JSON and CSV have them all). */
-unsigned group_table_columns(const struct group *g);
+/*
+ * The columns the table shows of a group (out: a copy of g->shown, changed in place): all but
+ * for dsk-ext, whose table has iostat -x's first 12 and, where eBPF times requests, the read and
+ * write latency percentiles; JSON and CSV have them all.
+ */
+void group_table_view(const struct group *g, struct mon_group *out);
 
 /* Sets up the title, key and columns of a group for its kind and item. */
 void group_init(struct group *g, enum group_kind kind, const char *item);

@@ -119,6 +119,8 @@ static const struct mon_column ext_cols[] = {
 };
 #define EXT_TABLE 12
 #define EXT_LATENCY 22 /* the first latency column */
+/* The table's latency columns where eBPF times requests: r_p50 r_p99 r_max w_p50 w_p99 w_max, after iostat's 12. */
+#define EXT_TABLE_LATENCY 6
 /* Stall time in percent of the interval on screen; stall ns in the interval in JSON and CSV. */
 static const struct mon_column psi_cols[] = {
 	{ "io-s", "io_some", "stall_ns", F, 4, 10 },   { "io-f", "io_full", "stall_ns", F, 4, 10 },
@@ -659,9 +661,29 @@ static void compute_disk_ext(struct group *g, const struct system_sample *then, 
 	compute_disk_latency(g, then, now, &b, d && now->disks.kind[d - now->disks.disk].partition);
 }
 
-unsigned group_table_columns(const struct group *g)
+/*
+ * dsk-ext's table: iostat -x's 12 columns in iostat's order, then (where eBPF times requests)
+ * the latency percentiles of reads and writes; JSON and CSV have every column.
+ */
+void group_table_view(const struct group *g, struct mon_group *out)
 {
-	return g->kind == G_DISK_EXT && g->shown.ncolumns > EXT_TABLE ? EXT_TABLE : g->shown.ncolumns;
+	static struct mon_column columns[2][EXT_TABLE + EXT_TABLE_LATENCY];
+	const struct mon_column *all = g->shown.columns;
+	struct mon_column *table = columns[all == ext_human_cols];
+	unsigned n = 0;
+
+	if (g->kind != G_DISK_EXT)
+		return;
+	for (unsigned c = 0; c < EXT_TABLE; c++, n++) {
+		table[n] = all[c];
+		out->values[n] = g->shown.values[c];
+	}
+	for (unsigned c = EXT_LATENCY; disk_latency_by_ebpf && c < EXT_LATENCY + EXT_TABLE_LATENCY; c++, n++) {
+		table[n] = all[c];
+		out->values[n] = g->shown.values[c];
+	}
+	out->columns = table;
+	out->ncolumns = n;
 }
 
 /* dstat's disk-util, disk-wait and disk-avgqu: iostat -x's figures of one disk (dstat's formulas are the same). */
