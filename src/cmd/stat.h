@@ -63,6 +63,7 @@ struct group {
 	struct mon_group shown; /* title, key, columns, and this sample's values */
 	int pid;                /* top plugins: the process shown (0: none) */
 	char name[64];          /* top plugins: its name (or the interrupt's) as the kernel has it, for JSON and CSV */
+	bool has_capacity;      /* dsk-ext: a capacity is saved for its disk (the table shows %cap) */
 };
 
 /* Whether a kind is one of dstat's top plugins: a name (shown.text), then figures. */
@@ -78,6 +79,9 @@ void groups_show_units(bool bits, bool human);
 void groups_top_bio_by_ebpf(bool ebpf);
 /* -x's latency percentiles from eBPF's histograms per disk (SYS_BIO_DISKS, bio_start done); else unknown. Before group_needs. */
 void groups_disk_latency_by_ebpf(bool ebpf);
+
+/* --capacity-dir: where -x looks for the disks' capacities (NULL: capacity_dir's default). */
+void groups_capacity_dir(const char *dir);
 
 /* The sources (SYS_* flags) a kind needs. */
 unsigned group_needs(enum group_kind kind);
