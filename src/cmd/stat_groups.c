@@ -644,7 +644,7 @@ static const struct bench_result_doc *capacity_of(const struct disk_stats *disk)
 	if (ncapacities == sizeof(capacities) / sizeof(capacities[0]))
 		return NULL;
 	doc = calloc(1, sizeof(*doc));
-	rc = doc ? capacity_load(capacity_directory, makedev(disk->major, disk->minor), doc, NULL, 0, why, sizeof(why))
+	rc = doc ? capacity_load(capacity_dir(capacity_directory), makedev(disk->major, disk->minor), doc, NULL, 0, why, sizeof(why))
 		 : -1;
 	if (rc != 0) {
 		/* A disk without a capacity is the usual case: said once a run, of the first such disk. */
