@@ -1435,6 +1435,11 @@ int cmd_stat(int argc, char **argv)
 		if (o.order[i] == G_DISK_EXT && !latency_said) {
 			latency_said = true;
 			disk_latency_source(&o, elsewhere);
+			/* A recording's disks are another machine's: their capacities only from a --capacity-dir given. */
+			if (elsewhere && !groups_capacity_dir_given())
+				groups_capacity_off(o.replay ? "a recording's disks are another machine's (give --capacity-dir)"
+							     : "the tree's disks under --sysroot are not this machine's "
+							       "(give --capacity-dir)");
 		}
 	}
 	stop_on_signals();

@@ -82,6 +82,9 @@ void groups_disk_latency_by_ebpf(bool ebpf);
 
 /* --capacity-dir: where -x looks for the disks' capacities (NULL: capacity_dir's default). */
 void groups_capacity_dir(const char *dir);
+bool groups_capacity_dir_given(void);
+/* No capacity looked up (a recording, a tree under --sysroot): %cap null, why said once. */
+void groups_capacity_off(const char *why);
 
 /* The sources (SYS_* flags) a kind needs. */
 unsigned group_needs(enum group_kind kind);

@@ -624,6 +624,19 @@ void groups_capacity_dir(const char *dir)
 	capacity_directory = dir;
 }
 
+bool groups_capacity_dir_given(void)
+{
+	return capacity_directory != NULL;
+}
+
+static const char *capacity_off;
+
+void groups_capacity_off(const char *why)
+{
+	capacity_off = why;
+	warn_msg("--disk-ext: %%cap (cap_pct) is '-' (null): %s", why);
+}
+
 /* The capacities saved for the disks seen, each looked up once (NULL: none, or not readable). */
 static struct {
 	unsigned major, minor;
@@ -638,6 +651,8 @@ static const struct bench_result_doc *capacity_of(const struct disk_stats *disk)
 	char why[512];
 	int rc;
 
+	if (capacity_off)
+		return NULL;
 	for (unsigned i = 0; i < ncapacities; i++)
 		if (capacities[i].major == disk->major && capacities[i].minor == disk->minor)
 			return capacities[i].capacity;

@@ -129,6 +129,10 @@ check_eq "a file that is not bench's: exit 0, null" "0 None" "$RC $(python3 -c '
 import json, sys
 print(json.loads(sys.stdin.readline())["dskext_" + sys.argv[1]]["cap_pct"])' "$disk" <<<"$OUT")"
 check_match "… said, naming the file" "cap_pct.*$T/bad/$key.json" "$ERR"
+run env IOLENS_REPLAY="$TOP/tests/fixtures/stat/vm1" "$IOLENS" stat --json -x 1 2
+check_match "a recording: null, said: its disks are another machine's" \
+	"%cap \(cap_pct\) is '-' \(null\): a recording's disks are another machine's" "$ERR"
+check_match "… null in its JSON" '"cap_pct":null' "$OUT"
 check_fails "--capacity-dir '' is refused" "$IOLENS" stat -x --capacity-dir "" 1 1
 
 echo "1..$t_count"
