@@ -688,8 +688,8 @@ static void latency_between(const struct bio_disks *a, const struct bio_disks *b
 	}
 }
 
-/* The disk's saved capacity (IOLENS_CAPACITY_DIR, else the default): its QD1 latencies and the window's share of it. */
-static void snap_capacity(struct snap_disk *disk, double seconds)
+/* The disk's saved capacity (in dir): its QD1 latencies and the window's share of it. */
+static void snap_capacity(struct snap_disk *disk, double seconds, const char *dir)
 {
 	struct bench_result_doc *capacity = xcalloc(1, sizeof(*capacity));
 	const struct bench_case *read, *write;
@@ -697,7 +697,7 @@ static void snap_capacity(struct snap_disk *disk, double seconds)
 	struct disk_ext x;
 	char why[512];
 
-	if (capacity_load(capacity_dir(NULL), makedev(disk->end.major, disk->end.minor), capacity, NULL, 0, why,
+	if (capacity_load(dir, makedev(disk->end.major, disk->end.minor), capacity, NULL, 0, why,
 			  sizeof(why)) == 0) {
 		disk_ext_compute(&disk->start, &disk->end, seconds, &x);
 		load = (struct capacity_demand){ .iops = { x.r_s, x.w_s },
@@ -752,7 +752,7 @@ static void snap_bio_procs(struct doctor_snapshot *s, const struct watch *w)
 	qsort(s->bio_procs, s->nbio_procs, sizeof(*s->bio_procs), by_requests);
 }
 
-static void snap_window(struct doctor_snapshot *s, const struct watch *w)
+static void snap_window(struct doctor_snapshot *s, const struct watch *w, const char *capacities)
 {
 	struct swaps swaps;
 
@@ -779,7 +779,7 @@ static void snap_window(struct doctor_snapshot *s, const struct watch *w)
 				latency_between(&w->bio_mid, &w->bio_end, after, &disk->second);
 			}
 		}
-		snap_capacity(disk, (double)(w->disk_end_ns - w->disk_start_ns) / 1e9);
+		snap_capacity(disk, (double)(w->disk_end_ns - w->disk_start_ns) / 1e9, capacities);
 		s->ndisks++;
 	}
 	s->bio_known = w->bio;
@@ -1078,7 +1078,7 @@ static void snap_mounts(struct doctor_snapshot *s, const char *marks, int *marks
 	free(seen);
 }
 
-void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off)
+void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off, const char *capacity_directory)
 {
 	struct watch w = {0};
 	char marks[512];
@@ -1111,7 +1111,7 @@ void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off)
 	else
 		watch_run(&w, 0);
 	snap_direct(s, &w.direct);
-	snap_window(s, &w);
+	snap_window(s, &w, capacity_dir(capacity_directory));
 	snap_vtrace(s, &w.vtrace);
 	snap_cache(s, &w);
 	if (marks[0])

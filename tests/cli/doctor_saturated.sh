@@ -18,7 +18,7 @@ on_exit "losetup -d $loopdev 2>/dev/null"
 losetup --direct-io=on "$loopdev" 2>/dev/null || echo "# $loopdev reads its file through the page cache"
 disk=${loopdev#/dev/}
 command -v udevadm >/dev/null && udevadm settle 2>/dev/null
-export IOLENS_CAPACITY_DIR=$T/capacity
+export IOLENS_CAPACITY_DIR=$T/capacity # bench's; doctor is given --capacity-dir at QD128, the variable at QD1
 
 # The disk's capacity, measured here and now: its QD1 latency is what "low load" means.
 run "$IOLENS" bench --profile --force --save-capacity --size 4m --runtime 30 --repeat 1 --json "$loopdev"
@@ -49,7 +49,7 @@ jobs_of_fio="$FIO $(pgrep -P "$FIO" | tr '\n' ' ')"
 # The queue stands at once; the latency rise is the disk's: a run where the machine held fio back
 # (too few requests in flight) is tried again, three times at most.
 for try in 1 2 3; do
-	run "$IOLENS" doctor --json --record "$T/sat.snapshot" 3
+	run "$IOLENS" doctor --json --record "$T/sat.snapshot" --capacity-dir "$T/capacity" 3
 	[ "$(field "$OUT" device)" = "$disk" ] && break
 	echo "# try $try: not found ($(python3 "$TOP/tests/cli/doctor_query.py" rules <<<"$OUT"))"
 done
@@ -99,5 +99,8 @@ stop_fio
 check_eq "fio at QD1, 100 reads a second on $disk: not saturated" absent "$(field "$OUT" device)"
 reads=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["seconds"])' <<<"$OUT")
 check "… the doctor watched ($reads s)" test -n "$reads"
+
+check_fails "doctor --capacity-dir '' is refused" "$IOLENS" doctor --capacity-dir "" 1
+check_fails "doctor --capacity-dir with --replay is refused" "$IOLENS" doctor --capacity-dir "$T" --replay "$T/sat.snapshot"
 
 echo "1..$t_count"
