@@ -27,6 +27,7 @@ static const struct command commands[] = {
 	{ "doctor", cmd_doctor, "what is wrong with this machine's I/O, worst first, with the numbers that show it" },
 	{ "cachestat", cmd_cachestat, "page-cache hits, misses, dirties, evictions and refaults of the system (bcc's cachestat)" },
 	{ "cachetop", cmd_cachetop, "page-cache hits and misses per process or per file (bcc's cachetop)" },
+	{ "biotop", cmd_biotop, "block I/O and its latency per process or cgroup, and disk (bcc's biotop)" },
 	{ "export", cmd_export, "what iolens measures, as Prometheus metrics on /metrics" },
 	{ "bench", cmd_bench, "disk throughput, IOPS and latency, block-size sweeps and the knee (fio, dd)" },
 	/* Aliases, for links named after the tools people already type. */
@@ -73,7 +74,8 @@ static void usage(FILE *stream)
 	      "  iolens warm --lock big.db    load a file and keep it resident until Ctrl-C\n"
 	      "  iolens vstat 1               what every libvtrace server does, every second\n"
 	      "  iolens bench --rw write      where this disk's write throughput saturates\n"
-	      "  iolens cachetop              which processes hit and miss the page cache\n",
+	      "  iolens cachetop              which processes hit and miss the page cache\n"
+	      "  iolens biotop -s p99         which processes wait longest for their disks\n",
 	      stream);
 }
 

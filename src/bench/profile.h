@@ -43,11 +43,14 @@ int bench_result_load(const char *path, struct bench_result_doc *out, char *why,
 /* A case of a document by name, or NULL. */
 const struct bench_case *bench_result_find(const struct bench_result_doc *doc, const char *name);
 
+#define BENCH_COMPARE_MARGIN_PERCENT 5.0 /* --compare's default noise margin */
+
 /*
- * Whether b differs from a beyond their spread: the ranges of their runs' bytes_per_s
- * ([lowest, highest] of each) do not overlap. -1 b is slower, +1 faster, 0 no difference
- * (within noise). *change is (b - a) / a of their medians, in percent (NaN when a is 0).
+ * Whether b differs from a beyond noise: the ranges of their runs' bytes_per_s ([lowest,
+ * highest] of each) do not overlap, and their medians (the points) lie further apart than
+ * either range is wide and than margin_percent of a's median. -1 b is slower, +1 faster, 0 no
+ * difference (within noise). *change is (b - a) / a of their medians, in percent (NaN when a is 0).
  */
-int bench_case_compare(const struct bench_case *a, const struct bench_case *b, double *change);
+int bench_case_compare(const struct bench_case *a, const struct bench_case *b, double margin_percent, double *change);
 
 #endif

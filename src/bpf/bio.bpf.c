@@ -1,4 +1,4 @@
-/* bio.bpf.c: block I/O per process (each request charged to the process that submitted it, counted as it completes) and latency histograms per disk, from the block tracepoints. */
+/* bio.bpf.c: block I/O per process and per cgroup (each request charged to the process that submitted it, counted as it completes, with its latency) and latency histograms per disk, from the block tracepoints. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -27,6 +27,17 @@ struct {
 	__type(value, struct bio_counts);
 } processes SEC(".maps");
 
+/* Each cgroup's counts, by its cgroup v2 id. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, BIO_MAX_CGROUPS);
+	__type(key, __u64);
+	__type(value, struct bio_counts);
+} cgroups SEC(".maps");
+
+/* enum bio_want: which of processes, cgroups and latency are filled (set before loading). */
+const volatile __u32 want = BIO_WANT_PROCESSES | BIO_WANT_CGROUPS | BIO_WANT_DISKS;
+
 /* Disks by BIO_DISK_KEY: their slot in `latency`. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -45,6 +56,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct bio_histogram);
 } latency SEC(".maps");
+
+/* The sum of the latencies each histogram counts, in ns, at the same index (a Prometheus histogram's _sum). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BIO_MAX_DISKS * BIO_LAT_KINDS * BIO_LAT_OPS);
+	__type(key, __u32);
+	__type(value, __u64);
+} latency_sum SEC(".maps");
 
 /* Bytes of requests whose process had been forgotten by the time they completed. */
 __u64 unattributed_bytes;
@@ -67,16 +86,21 @@ static __always_inline int op_of(struct request *rq)
 	return op & 1 ? BIO_WRITE : BIO_READ; /* op_is_write: writes are the odd ones */
 }
 
-/* The slot of the request's disk (allocated as a disk is first seen), or BIO_MAX_DISKS. */
-static __always_inline __u32 slot_of(struct request *rq)
+/* The request's disk as BIO_DISK_KEY, or 0 when it has none. */
+static __always_inline __u64 disk_of(struct request *rq)
 {
 	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
-	__u32 *known, slot;
-	__u64 key;
 
-	if (!disk)
+	return disk ? BIO_DISK_KEY(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor)) : 0;
+}
+
+/* The slot of the disk (allocated as a disk is first seen), or BIO_MAX_DISKS. */
+static __always_inline __u32 slot_of(__u64 key)
+{
+	__u32 *known, slot;
+
+	if (!key || !(want & BIO_WANT_DISKS))
 		return BIO_MAX_DISKS;
-	key = BIO_DISK_KEY(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
 	known = bpf_map_lookup_elem(&disks, &key);
 	if (known)
 		return *known;
@@ -91,10 +115,36 @@ static __always_inline __u32 slot_of(struct request *rq)
 	return slot;
 }
 
+/* A request of a process or cgroup starts: the disk it goes to. */
+static __always_inline void note_disk(struct bio_counts *counts, __u64 disk)
+{
+	if (counts->disk && counts->disk != disk)
+		counts->several_disks = 1;
+	counts->disk = disk;
+}
+
+/* Zeros, for new counts: too large (920 bytes) for the stack. */
+const struct bio_counts zero_counts = {};
+
+/* A cgroup's counts, made as its first request starts. */
+static __always_inline struct bio_counts *cgroup_counts(__u64 id, __u64 now)
+{
+	struct bio_counts *counts = bpf_map_lookup_elem(&cgroups, &id);
+
+	if (!counts && bpf_map_update_elem(&cgroups, &id, &zero_counts, BPF_NOEXIST) == 0) {
+		counts = bpf_map_lookup_elem(&cgroups, &id);
+		if (counts)
+			counts->since_ns = now;
+	}
+	return counts ? counts : bpf_map_lookup_elem(&cgroups, &id);
+}
+
 /*
  * tp_btf: attached by BTF id, no tracefs needed. block_io_start fires as a request is made from
  * a bio, in the context of the task that submitted it (blk_mq_submit_bio): that task's process
- * is charged. Completions run in interrupt context, where the current task means nothing.
+ * and cgroup are charged (for writeback, a kworker flush thread: its process, and its cgroup as
+ * the task's own, the root cgroup; see iolens-biotop(1)). Completions run in interrupt context,
+ * where the current task means nothing.
  */
 SEC("tp_btf/block_io_start")
 int BPF_PROG(on_start, struct request *rq)
@@ -110,23 +160,33 @@ int BPF_PROG(on_start, struct request *rq)
 	who.op = (__u32)op;
 	who.latency_op = op == BIO_OPS ? BIO_LAT_FLUSH : op == BIO_DISCARD ? BIO_LAT_DISCARD
 				     : op == BIO_WRITE ? BIO_LAT_WRITE : BIO_LAT_READ;
-	who.slot = slot_of(rq);
+	who.disk = disk_of(rq);
+	who.slot = slot_of(who.disk);
+	who.cgroup = bpf_get_current_cgroup_id();
 	/*
 	 * The start as /proc/diskstats takes it, or a moment before: blk_account_io_start sets the
 	 * request's start_time_ns right after this tracepoint (to the plug's cached time if plugged).
 	 */
 	who.start_ns = bpf_ktime_get_ns();
-	if (op < BIO_OPS) {
+	if (op < BIO_OPS && (want & BIO_WANT_CGROUPS)) {
+		counts = cgroup_counts(who.cgroup, who.start_ns);
+		if (counts)
+			note_disk(counts, who.disk);
+	}
+	if (op < BIO_OPS && (want & BIO_WANT_PROCESSES)) {
 		start = leader->start_boottime;
 		counts = bpf_map_lookup_elem(&processes, &who.tgid);
 		if (!counts || counts->start_ns != start) {
-			struct bio_counts fresh = { .start_ns = start, .since_ns = who.start_ns };
-
-			bpf_map_update_elem(&processes, &who.tgid, &fresh, BPF_ANY);
+			/* A new process (or its tgid reused): zeros, then its start and since. */
+			bpf_map_update_elem(&processes, &who.tgid, &zero_counts, BPF_ANY);
 			counts = bpf_map_lookup_elem(&processes, &who.tgid);
 			if (!counts)
 				return 0;
+			counts->start_ns = start;
+			counts->since_ns = who.start_ns;
 		}
+		note_disk(counts, who.disk);
+		counts->cgroup = who.cgroup;
 		/* The name as it is now: a shell's child that did I/O before its exec is named by what it became. */
 		bpf_probe_read_kernel(counts->comm, sizeof(counts->comm), leader->comm);
 	}
@@ -150,46 +210,76 @@ static __always_inline void add_latency(__u32 slot, __u32 kind, __u32 op, __u64 
 {
 	__u32 index = BIO_LATENCY_INDEX(slot, kind, op);
 	struct bio_histogram *histogram = bpf_map_lookup_elem(&latency, &index);
+	__u64 *sum = bpf_map_lookup_elem(&latency_sum, &index);
 	unsigned bucket = log_linear_bucket(ns);
 
 	if (histogram && bucket < LOG_LINEAR_BUCKETS)
 		__sync_fetch_and_add(&histogram->bucket[bucket], 1);
+	if (sum)
+		__sync_fetch_and_add(sum, ns);
+}
+
+/* A request completed whole, of a process or cgroup: counted, and its latency (start to completion) kept. */
+static __always_inline void add_request(struct bio_counts *counts, __u32 op, __u64 ns)
+{
+	unsigned bucket = bio_small_bucket(ns);
+
+	if (op >= BIO_OPS)
+		return;
+	__sync_fetch_and_add(&counts->requests[op], 1);
+	if (op >= BIO_SMALL_OPS || bucket >= BIO_SMALL_BUCKETS)
+		return;
+	__sync_fetch_and_add(&counts->latency[op][bucket], 1);
+	__sync_fetch_and_add(&counts->latency_sum_ns[op], ns);
+	/* Two CPUs raising it at once: one of the two maxima may be lost, seldom, never a wrong value. */
+	if (ns > counts->latency_max_ns[op])
+		counts->latency_max_ns[op] = ns;
 }
 
 /*
  * A request's bytes completed (maybe in parts): added to its submitter as /proc/diskstats adds
  * its sectors. The part that completes what was left of it ends it: a request, its latencies
- * added to its disk's histograms, and forgotten.
+ * added to its process's and cgroup's and to its disk's histograms, and forgotten.
  */
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
 {
-	__u64 key = (__u64)rq, now;
+	__u64 key = (__u64)rq, now, cgroup;
 	struct bio_submitter *who = bpf_map_lookup_elem(&in_flight, &key);
-	struct bio_counts *counts = NULL;
+	struct bio_counts *counts = NULL, *group = NULL;
 	__u32 op, slot, latency_op;
 	__u64 start_ns, issue_ns;
 
 	if (!who)
 		return 0; /* started before the counting did, or not counted (a driver command) */
 	op = who->op;
-	if (op < BIO_OPS) {
+	cgroup = who->cgroup;
+	if (op < BIO_OPS && (want & BIO_WANT_PROCESSES)) {
 		counts = bpf_map_lookup_elem(&processes, &who->tgid);
 		if (counts)
 			__sync_fetch_and_add(&counts->bytes[op], nr_bytes);
 		else
 			__sync_fetch_and_add(&unattributed_bytes, nr_bytes);
 	}
+	if (op < BIO_OPS && (want & BIO_WANT_CGROUPS)) {
+		group = bpf_map_lookup_elem(&cgroups, &cgroup);
+		if (group)
+			__sync_fetch_and_add(&group->bytes[op], nr_bytes);
+	}
 	if (nr_bytes < rq->__data_len) /* __data_len: what was left before this part */
 		return 0;
-	if (counts)
-		__sync_fetch_and_add(&counts->requests[op], 1);
 	now = bpf_ktime_get_ns();
+	if (counts)
+		add_request(counts, op, now - who->start_ns);
+	if (group)
+		add_request(group, op, now - who->start_ns);
 	slot = who->slot;
 	latency_op = who->latency_op;
 	start_ns = who->start_ns;
 	issue_ns = who->issue_ns;
 	bpf_map_delete_elem(&in_flight, &key);
+	if (!(want & BIO_WANT_DISKS))
+		return 0;
 	if (slot >= BIO_MAX_DISKS || latency_op >= BIO_LAT_OPS) {
 		__sync_fetch_and_add(&disks_not_kept, 1);
 		return 0;

@@ -51,8 +51,59 @@ struct bio_histogram {
 /* A disk's key in the map `disks` (its value: its slot, or BIO_MAX_DISKS for none). */
 #define BIO_DISK_KEY(major, minor) (((__u64)(major) << 32) | (__u32)(minor))
 
+/*
+ * Each process's (and cgroup's) own latency, start to completion, reads and writes apart: a
+ * coarser log-linear scale than the disks' so that BIO_MAX_PROCESSES of them stay small. Four
+ * buckets per power of two from 1.024 us (2^10 ns) to 17.2 s (2^34 ns): a bucket spans at most a
+ * quarter of its lower bound, so its middle is within 12.5 % of any value in it. One bucket
+ * below 1.024 us, one from 17.2 s on. Counts are u32: a process's 4 billionth request of one
+ * latency wraps that bucket (a few days of 10,000 IOPS all in one bucket).
+ */
+#define BIO_SMALL_SUB_BITS 2
+#define BIO_SMALL_FIRST_BIT 10 /* 1.024 us */
+#define BIO_SMALL_LAST_BIT 34  /* 17.2 s: from here on, the last bucket */
+#define BIO_SMALL_BUCKETS (((BIO_SMALL_LAST_BIT - BIO_SMALL_FIRST_BIT) << BIO_SMALL_SUB_BITS) + 2) /* 98 */
+/* Per process and per cgroup: reads and writes (discards are counted, not timed). */
+#define BIO_SMALL_OPS 2
+
+/*
+ * The bucket of a latency in ns: 0 below 2^10; then 1 + 4 per power of two above 2^10 + which
+ * quarter of its power it is in; the last from 2^34 on. The highest bit found by halving (BPF has
+ * no count-leading-zeros).
+ */
+static inline __attribute__((always_inline)) unsigned bio_small_bucket(__u64 ns)
+{
+	__u64 v = ns;
+	unsigned e = 0;
+
+	if (ns < (1ull << BIO_SMALL_FIRST_BIT))
+		return 0;
+	if (ns >= (1ull << BIO_SMALL_LAST_BIT))
+		return BIO_SMALL_BUCKETS - 1;
+	for (unsigned step = 32; step; step >>= 1) {
+		if (v >> step) {
+			e += step;
+			v >>= step;
+		}
+	}
+	return 1 + ((e - BIO_SMALL_FIRST_BIT) << BIO_SMALL_SUB_BITS) +
+	       (unsigned)((ns >> (e - BIO_SMALL_SUB_BITS)) & ((1u << BIO_SMALL_SUB_BITS) - 1));
+}
+
+/* Which of the per-process maps the program fills: set before it loads (the others get one entry). */
+enum bio_want {
+	BIO_WANT_PROCESSES = 1, /* the map `processes`: per process (stat --top-bio, biotop) */
+	BIO_WANT_CGROUPS = 2,   /* the map `cgroups`: per cgroup (biotop -C) */
+	BIO_WANT_DISKS = 4,     /* the map `latency`: per disk, 7 MiB (stat -x) */
+};
+
+/* Cgroups remembered: an LRU as `processes` is. */
+#define BIO_MAX_CGROUPS 1024
+
 /* A request in flight: who submitted it, when, where. */
 struct bio_submitter {
+	__u64 cgroup;     /* the submitter's cgroup v2 id (bpf_get_current_cgroup_id) */
+	__u64 disk;       /* BIO_DISK_KEY of its disk, or 0 */
 	__u32 tgid;
 	__u32 op;         /* enum bio_op, or BIO_OPS for a flush: not counted per process */
 	__u32 latency_op; /* enum bio_latency_op */
@@ -61,13 +112,23 @@ struct bio_submitter {
 	__u64 issue_ns;   /* at its last block_rq_issue (a request requeued is issued again), or 0 */
 };
 
-/* A process's block I/O since it was first seen (the value of the map keyed by tgid). */
+/*
+ * A process's block I/O since it was first seen (the value of the map keyed by tgid), or a
+ * cgroup's (keyed by its id; start_ns, cgroup and comm unused): 920 bytes, 992 a map element:
+ * 7.8 MiB for BIO_MAX_PROCESSES.
+ */
 struct bio_counts {
 	__u64 start_ns;            /* the process's start (its leader's start_boottime): a tgid reused is another process */
 	__u64 since_ns;            /* CLOCK_MONOTONIC when these counts began */
 	__u64 bytes[BIO_OPS];      /* bytes completed, as the requests completed */
 	__u64 requests[BIO_OPS];   /* requests completed whole */
+	__u64 latency_sum_ns[BIO_SMALL_OPS]; /* start to completion, of the requests completed whole: for the average */
+	__u64 latency_max_ns[BIO_SMALL_OPS]; /* the longest, exact */
+	__u64 disk;                /* BIO_DISK_KEY of the disk of its last request */
+	__u64 cgroup;              /* the cgroup of its last request (per process) */
+	__u32 several_disks;       /* its requests went to more than one disk */
 	char comm[16];             /* the process's name (its leader's), as it was at its last request */
+	__u32 latency[BIO_SMALL_OPS][BIO_SMALL_BUCKETS]; /* bio_small_bucket's counts */
 };
 
 #endif

@@ -98,6 +98,8 @@ struct bench_options {
 	const char *show_capacity; /* DEV */
 	const char *capacity_dir;  /* NULL: $IOLENS_CAPACITY_DIR or the default */
 	const char *compare_b;     /* with --compare, target is A */
+	double margin;             /* --compare's noise margin, percent of A's median */
+	bool margin_given;
 	struct out_options output;
 };
 
@@ -127,7 +129,7 @@ static _Noreturn void usage(void)
 	printf("Usage:\n"
 	       " %s [options] [TARGET]\n"
 	       " %s --profile [--save-capacity] [options] [TARGET]\n"
-	       " %s --compare A.json B.json\n"
+	       " %s --compare [--margin PCT] A.json B.json\n"
 	       " %s --show-capacity DEV\n"
 	       "\n"
 	       "Measure what a disk can do: throughput, IOPS, latency percentiles and CPU per I/O,\n"
@@ -195,8 +197,12 @@ static _Noreturn void usage(void)
 	       "      --capacity-dir DIR where capacities are kept (default $IOLENS_CAPACITY_DIR, else\n"
 	       "                         " CAPACITY_DEFAULT_DIR ")\n"
 	       "      --compare          A.json B.json: per case, whether B differs from A beyond\n"
-	       "                         the spread of their runs; exit 0 no difference, 3 B slower\n"
-	       "                         in a case, 4 only faster, 1 bad input\n"
+	       "                         noise: the ranges of their runs do not overlap, and the\n"
+	       "                         medians differ by more than each range is wide and than\n"
+	       "                         --margin; exit 0 no difference, 3 B slower in a case, 4\n"
+	       "                         only faster, 1 bad input\n"
+	       "      --margin PCT       with --compare: a change of at most PCT %% of A's median\n"
+	       "                         is noise (default 5; 0: only the runs' spread counts)\n"
 	       "\n"
 	       "  -h, --help             show this help\n"
 	       "  -V, --version          show the version\n"
@@ -253,7 +259,7 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 		OPT_RW = 0x2000, OPT_MIX, OPT_BS, OPT_QD, OPT_ENGINE, OPT_JOBS, OPT_REPEAT, OPT_SIZE, OPT_RUNTIME, OPT_TIME_BASED,
 		OPT_RAMP, OPT_BUFFERED, OPT_PATTERN, OPT_FORCE, OPT_QD_SWEEP, OPT_LATENCY_TARGET, OPT_COMPARE_CACHE,
 		OPT_INTERVAL, OPT_SVG, OPT_DIRECT, OPT_PROFILE, OPT_SAVE_CAPACITY, OPT_SHOW_CAPACITY, OPT_CAPACITY_DIR,
-		OPT_COMPARE,
+		OPT_COMPARE, OPT_MARGIN,
 	};
 	static const struct option long_options[] = {
 		OUT_LONG_OPTIONS,
@@ -284,6 +290,7 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 		{ "show-capacity", required_argument, NULL, OPT_SHOW_CAPACITY },
 		{ "capacity-dir", required_argument, NULL, OPT_CAPACITY_DIR },
 		{ "compare", no_argument, NULL, OPT_COMPARE },
+		{ "margin", required_argument, NULL, OPT_MARGIN },
 		{ 0 }
 	};
 	int opt, rc;
@@ -296,6 +303,7 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 	o->jobs = 1;
 	o->repeat = 1;
 	o->runtime = 5;
+	o->margin = BENCH_COMPARE_MARGIN_PERCENT;
 	while ((opt = getopt_long(argc, argv, OUT_SHORT_OPTIONS "hV", long_options, NULL)) != -1) {
 		if (out_parse_option(&o->output, opt, optarg))
 			continue;
@@ -411,6 +419,19 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 		case OPT_COMPARE:
 			o->compare = true;
 			break;
+		case OPT_MARGIN: {
+			/* A number from 0 to 100, "5" or "5%" (parse_seconds reads that: not negative, at most max). */
+			char number[32];
+			size_t len = strlen(optarg);
+
+			if (len && optarg[len - 1] == '%')
+				len--;
+			snprintf(number, sizeof(number), "%.*s", (int)len, optarg);
+			if (len >= sizeof(number) || parse_seconds(number, 100, true, &o->margin) != 0)
+				usage_error("--margin: not a percentage from 0 to 100: '%s'", optarg);
+			o->margin_given = true;
+			break;
+		}
 		case 'h':
 			usage();
 		case 'V':
@@ -428,6 +449,8 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 		o->compare_b = argv[optind + 1];
 		return;
 	}
+	if (o->margin_given)
+		usage_error("--margin goes with --compare");
 	if (o->show_capacity) {
 		if (optind < argc || o->profile || o->save_capacity)
 			usage_error("--show-capacity DEV reads what is saved: it runs nothing");
@@ -1476,7 +1499,7 @@ cleanup:
 #define EXIT_SLOWER 3 /* --compare: B is slower than A beyond the spread in a case */
 #define EXIT_FASTER 4 /* --compare: B differs from A only by being faster */
 
-/* --compare A B: case by case, whether B's runs lie outside A's. */
+/* --compare A B: case by case, whether B's runs lie outside A's, further than noise. */
 static int compare_results(const struct bench_options *o)
 {
 	struct bench_result_doc *a = xcalloc(1, sizeof(*a)), *b = xcalloc(1, sizeof(*b));
@@ -1506,7 +1529,9 @@ static int compare_results(const struct bench_options *o)
 		doc = out_record_new();
 		out_rec_text(doc, "a", o->target);
 		out_rec_text(doc, "b", o->compare_b);
-		out_rec_text(doc, "rule", "differs when the ranges of the runs' bytes_per_s do not overlap");
+		out_rec_text(doc, "rule", "differs when the ranges of the runs' bytes_per_s do not overlap and the medians "
+					  "differ by more than each range is wide and than margin_percent of a's median");
+		out_rec_real(doc, "margin_percent", o->margin);
 		list = out_rec_list(doc, "cases");
 	} else {
 		printf("%-20s %10s %10s %8s %7s  %s\n", "CASE", "A-MB/s", "B-MB/s", "CHANGE%", "RUNS", "VERDICT");
@@ -1514,7 +1539,7 @@ static int compare_results(const struct bench_options *o)
 	for (unsigned i = 0; i < a->ncases; i++) {
 		const struct bench_case *ca = &a->cases[i], *cb = bench_result_find(b, ca->name);
 		double change;
-		int verdict = bench_case_compare(ca, cb, &change);
+		int verdict = bench_case_compare(ca, cb, o->margin, &change);
 		const char *said = verdict < 0 ? "slower" : verdict > 0 ? "faster" : "no difference";
 		char runs[24];
 
@@ -1549,14 +1574,14 @@ static int compare_results(const struct bench_options *o)
 		if (out_record_write(doc, stdout, OUT_RECORD_PRETTY) != 0)
 			rc = EXIT_FAIL;
 	} else if (slower || faster) {
-		printf("B differs from A beyond the spread of their runs in %u of %u cases (%u slower, %u faster)\n",
-		       slower + faster, a->ncases, slower, faster);
+		printf("B differs from A beyond the spread of their runs and the %g %% margin in %u of %u cases (%u slower, "
+		       "%u faster)\n", o->margin, slower + faster, a->ncases, slower, faster);
 	} else {
-		printf("no difference: every case of B is within the spread of A's runs\n");
+		printf("no difference: every case of B is within the spread of the runs or the %g %% margin\n", o->margin);
 	}
 	if (single)
-		warn_msg("--compare: %u case%s measured by a single run: no spread, every change counts (use --repeat)",
-			 single, single == 1 ? "" : "s");
+		warn_msg("--compare: %u case%s measured by a single run: no spread, every change beyond the %g %% "
+			 "margin counts (use --repeat)", single, single == 1 ? "" : "s", o->margin);
 	if (fflush(stdout) == EOF)
 		rc = EXIT_FAIL;
 cleanup:

@@ -22,6 +22,24 @@ void cache_parse_interval_count(int argc, char **argv, int first, struct cache_o
 		usage_error("too many arguments: '%s'", argv[first]);
 }
 
+pid_t top_option_pid(const char *text)
+{
+	uint64_t value;
+
+	if (parse_u64(text, &value) != 0 || value == 0 || value > 0x7fffffff)
+		usage_error("--pid: '%s' is not a process id", text);
+	return (pid_t)value;
+}
+
+unsigned long long top_option_rows(const char *text)
+{
+	uint64_t value;
+
+	if (parse_u64(text, &value) != 0 || value == 0)
+		usage_error("--rows: '%s' is not a whole number above 0", text);
+	return value;
+}
+
 void cache_mode_start(const struct cachestat_options *bpf_options, struct cache_mode *mode, const char *fallback)
 {
 	int rc = cachestat_start(bpf_options, &mode->why);

@@ -1,9 +1,10 @@
-/* cachestat_common.h: what cachestat and cachetop share: options, the counting mode (eBPF or /proc). */
+/* cachestat_common.h: what cachestat, cachetop and biotop share: options, the counting mode (eBPF or /proc). */
 #ifndef IOLENS_CMD_CACHESTAT_COMMON_H
 #define IOLENS_CMD_CACHESTAT_COMMON_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "collect/cachestat.h"
 #include "collect/procfs.h"
@@ -25,6 +26,9 @@ struct cache_mode {
 
 /* [interval [count]] from argv[first...]; with_count false: [interval] only. Exits 2 on bad input. */
 void cache_parse_interval_count(int argc, char **argv, int first, struct cache_options *o, bool with_count);
+/* --pid PID and --rows N of cachetop and biotop: the number, or exit 2 saying what is wrong. */
+pid_t top_option_pid(const char *text);
+unsigned long long top_option_rows(const char *text);
 /* Starts eBPF, or says once on stderr that estimates from the fallback (what it cannot tell) are used. */
 void cache_mode_start(const struct cachestat_options *bpf_options, struct cache_mode *mode, const char *fallback);
 /* The fallback without trying eBPF (a recording has no kernel to trace), said as cache_mode_start says it. */

@@ -1,5 +1,4 @@
 /* cachetop.c: iolens cachetop: page-cache hits, misses and dirties per process, file or cgroup, as bcc's cachetop (full screen on a tty). */
-#include <curses.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +12,7 @@
 
 #include "cmd/cachestat_common.h"
 #include "cmd/common.h"
-#include "cmd/curses_dl.h" /* ncurses through dlopen: only for the full screen */
+#include "cmd/top_screen.h"
 #include "collect/cachestat.h"
 #include "collect/inode_names.h"
 #include "collect/memcg.h"
@@ -86,13 +85,14 @@ struct top_row {
 struct top {
 	struct cache_options o;
 	enum group_by by;
-	enum sort_key sort;
+	int sort; /* enum sort_key: an int, for top_screen_wait's keys to move */
 	bool reverse;
 	pid_t pid;
 	unsigned long long max_rows;
 	struct top_row *rows;
 	size_t nrows, rows_capacity;
 	bool screen; /* ncurses */
+	const char *note; /* the full screen's second line, or NULL */
 	uint64_t dropped, dropped_now; /* events a full table could not take: since the start, in this interval */
 	struct meminfo mem;
 	struct inode_names names;
@@ -460,78 +460,31 @@ static void write_interval(const struct top *t, struct out_table *table, size_t 
 	out_table_group_end(table);
 }
 
-/* The full screen: the lines plain output would print, placed, with the note under the first. */
+/* The full screen's rows: those plain output prints, for people. */
+static void write_screen(const void *context, struct out_table *table, size_t max)
+{
+	write_interval(context, table, max, true);
+}
+
 static void draw_screen(const struct top *t, const char *note)
 {
-	struct out_options opts = { .format = OUT_TABLE };
-	struct out_table *table;
-	char *text = NULL, *line, *next;
-	size_t len = 0;
-	FILE *stream;
-	int rows, cols, y;
+	top_screen_draw(write_screen, t, t->columns, C_COUNT, note);
+}
 
-	getmaxyx(stdscr, rows, cols);
-	erase();
-	if (rows < 4 || cols < 40) {
-		mvaddnstr(0, 0, "terminal too small", cols > 0 ? cols : 0);
-		refresh();
-		return;
-	}
-	stream = open_memstream(&text, &len);
-	if (!stream)
-		return;
-	table = out_table_new(t->columns, C_COUNT, &opts, NULL);
-	out_table_lines(table, stream);
-	write_interval(t, table, (size_t)(rows - 3), true);
-	out_table_free(table);
-	fclose(stream);
-	/* The header line at 0, the note at 1, the columns at 2 (reversed), the rows from 3 on. */
-	for (line = text, y = 0; line && *line && y < rows; line = next, y += y == 0 ? 2 : 1) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
-		if (y == 2)
-			attron(A_REVERSE);
-		mvaddnstr(y, 0, line, cols);
-		if (y == 2)
-			attroff(A_REVERSE);
-	}
-	if (note)
-		mvaddnstr(1, 0, note, cols);
-	free(text);
-	refresh();
+/* The keys changed the order: the rows sorted again, and drawn. */
+static void redraw(void *context)
+{
+	struct top *t = context;
+
+	sort_rows(t);
+	draw_screen(t, t->note);
 }
 
 /* Waits for the next interval on the screen, acting on keys meanwhile; false to quit. */
 static bool screen_wait(struct top *t, uint64_t deadline, const char *note)
 {
-	for (;;) {
-		uint64_t now = monotonic_ns();
-		int key;
-
-		if (stop_signal)
-			return false;
-		if (now >= deadline)
-			return true;
-		timeout((int)((deadline - now) / 1000000 + 1));
-		key = getch();
-		if (key == 'q' || key == 'Q')
-			return false;
-		if (key == '<' || key == '>') {
-			int next = (int)t->sort + (key == '>' ? 1 : -1);
-
-			t->sort = (enum sort_key)((next + SORT_COUNT) % SORT_COUNT);
-		} else if (key == 'r' || key == 'R') {
-			t->reverse = !t->reverse;
-		} else if (key != KEY_RESIZE) {
-			continue;
-		}
-		sort_rows(t);
-		clearok(stdscr, TRUE); /* the whole screen again: the header changed */
-		draw_screen(t, note);
-	}
+	t->note = note;
+	return top_screen_wait(deadline, &t->sort, SORT_COUNT, &t->reverse, redraw, t);
 }
 
 static enum sort_key parse_sort(const char *text)
@@ -612,7 +565,7 @@ int cmd_cachetop(int argc, char **argv)
 	struct top t = { .o = { .interval = 1 }, .sort = SORT_HITS };
 	struct cachestat_options bpf_options = { .per_process = true };
 	struct cache_mode mode = {0};
-	uint64_t deadline, previous_ns, value;
+	uint64_t deadline, previous_ns;
 	unsigned long long printed = 0;
 	char note[256] = "";
 	int opt, rc = EXIT_OK;
@@ -626,14 +579,10 @@ int cmd_cachetop(int argc, char **argv)
 			t.reverse = true;
 			break;
 		case 'p':
-			if (parse_u64(optarg, &value) != 0 || value == 0 || value > 0x7fffffff)
-				usage_error("--pid: '%s' is not a process id", optarg);
-			t.pid = (pid_t)value;
+			t.pid = top_option_pid(optarg);
 			break;
 		case 'n':
-			if (parse_u64(optarg, &value) != 0 || value == 0)
-				usage_error("--rows: '%s' is not a whole number above 0", optarg);
-			t.max_rows = value;
+			t.max_rows = top_option_rows(optarg);
 			break;
 		case OPT_FILES:
 			t.by = BY_FILE;
@@ -687,21 +636,8 @@ int cmd_cachetop(int argc, char **argv)
 	/* A replay prints its intervals one after the other, never on a full screen it would only flash by. */
 	t.screen = t.o.out.format == OUT_TABLE && !t.replay && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) &&
 		   getenv("TERM");
-	if (t.screen) {
-		char why[512];
-
-		if (curses_dl(why, sizeof(why)) != 0) {
-			warn_msg("no full screen: %s", why); /* the lines, then, as piped */
-			t.screen = false;
-		} else if (!newterm(NULL, stdout, stdin)) {
-			t.screen = false;
-		} else {
-			cbreak();
-			noecho();
-			keypad(stdscr, TRUE);
-			curs_set(0);
-		}
-	}
+	if (t.screen)
+		t.screen = top_screen_open();
 	if (!t.screen) {
 		t.out = out_table_new(t.columns, C_COUNT, &t.o.out,
 				      t.by == BY_FILE ? "files" : t.by == BY_CGROUP ? "cgroups" : "processes");
@@ -767,7 +703,7 @@ int cmd_cachetop(int argc, char **argv)
 			deadline = now;
 	}
 	if (t.screen)
-		endwin();
+		top_screen_close();
 	if (t.replay_damaged && rc == EXIT_OK)
 		rc = EXIT_FAIL;
 	out_table_free(t.out);

@@ -18,6 +18,7 @@ int cmd_stat(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_cachestat(int argc, char **argv);
 int cmd_cachetop(int argc, char **argv);
+int cmd_biotop(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 

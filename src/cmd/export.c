@@ -12,6 +12,7 @@
 #include "cmd/cachestat_common.h"
 #include "cmd/common.h"
 #include "cmd/export.h"
+#include "collect/bio.h"
 #include "collect/cachestat.h"
 #include "collect/diskstats.h"
 #include "collect/procfs.h"
@@ -29,10 +30,10 @@
  * names the same source (diskstats, filesystem, vmstat, pressure), else as iolens does.
  */
 enum collector {
-	COLLECTOR_DISKSTATS, COLLECTOR_FILESYSTEM, COLLECTOR_PAGECACHE, COLLECTOR_PRESSURE, COLLECTOR_PROCESS,
-	COLLECTOR_VMSTAT, COLLECTOR_VTRACE, NCOLLECTORS
+	COLLECTOR_DISKLATENCY, COLLECTOR_DISKSTATS, COLLECTOR_FILESYSTEM, COLLECTOR_PAGECACHE, COLLECTOR_PRESSURE,
+	COLLECTOR_PROCESS, COLLECTOR_VMSTAT, COLLECTOR_VTRACE, NCOLLECTORS
 };
-#define COLLECTOR_LIST "diskstats, filesystem, pagecache, pressure, process, vmstat, vtrace"
+#define COLLECTOR_LIST "disklatency, diskstats, filesystem, pagecache, pressure, process, vmstat, vtrace"
 
 /*
  * node_exporter's defaults, in POSIX ERE ([0-9] for its \d): no RAM disks, loop devices or
@@ -44,6 +45,7 @@ enum collector {
 struct exporter {
 	bool enabled[NCOLLECTORS];
 	struct cache_mode cache;      /* eBPF, or /proc/vmstat estimates */
+	bool disk_latency;            /* bio.bpf.c counts the disks' latencies */
 	struct segment_set vtrace;    /* touched by the one thread that serves requests */
 	unsigned long long scrapes;
 	uint64_t hits_shown;          /* a counter never goes down: hits a late page lowered are held */
@@ -56,6 +58,8 @@ static void exporter_free(struct exporter *e)
 {
 	segment_set_free(&e->vtrace);
 	cachestat_stop();
+	if (e->disk_latency)
+		bio_stop();
 	if (e->has_device_include)
 		regfree(&e->device_include);
 	if (e->has_device_exclude)
@@ -207,40 +211,66 @@ static void pressure_metrics(struct prom *p)
 	}
 }
 
-/* Bucket bounds of the latency histogram, in seconds: 1-2.5-5 from a microsecond to 10 s. */
-static const double latency_bounds[] = { 1e-6,   2.5e-6, 5e-6,   1e-5,  2.5e-5, 5e-5,  1e-4, 2.5e-4,
-					 5e-4,   1e-3,   2.5e-3, 5e-3,  1e-2,   2.5e-2, 5e-2, 0.1,
-					 0.25,   0.5,    1,      2.5,   5,      10 };
-#define NBOUNDS (sizeof(latency_bounds) / sizeof(latency_bounds[0]))
-
 static void vtrace_histogram(struct prom *p, const struct vtrace_stats *s, const char *service, const char *pid,
 			     const char *op)
 {
-	uint64_t cumulative[NBOUNDS] = {0};
-	char le[32];
+	const char *const pairs[] = { "service", service, "pid", pid, "op", op, NULL };
 
-	/* A libvtrace bucket counts under the first bound its largest value fits in. */
-	for (unsigned b = 0; b < VTRACE_HISTOGRAM_BUCKETS; b++) {
-		double upper;
+	prom_latency_histogram(p, "iolens_vtrace_request_duration_seconds", pairs, s->histogram, s->completions,
+			       (double)s->service_ns / 1e9);
+}
 
-		if (!s->histogram[b])
-			continue;
-		upper = (double)vtrace_histogram_upper(b) / 1e9;
-		for (unsigned k = 0; k < NBOUNDS; k++)
-			if (upper <= latency_bounds[k])
-				cumulative[k] += s->histogram[b];
+/*
+ * iolens_disk_{request,device,queue}_duration_seconds: each whole disk's requests by op, from
+ * bio.bpf.c's histograms since the exporter started (a disk appears with its first request).
+ */
+static void disk_latency_metrics(struct prom *p, const struct exporter *e)
+{
+	static const struct {
+		const char *name, *help;
+	} kinds[BIO_LAT_KINDS] = {
+		[BIO_LAT_TOTAL] = { "iolens_disk_request_duration_seconds",
+				    "Requests from their start in the block layer to their completion (iostat's await), by eBPF." },
+		[BIO_LAT_DEVICE] = { "iolens_disk_device_duration_seconds",
+				     "Requests from their issue to the driver to their completion: the device's time." },
+		[BIO_LAT_QUEUE] = { "iolens_disk_queue_duration_seconds",
+				    "Requests from their start to their issue: time queued in the block layer and its scheduler." },
+	};
+	static const char *const ops[BIO_LAT_OPS] = { "read", "write", "discard", "flush" };
+	struct diskstats stats;
+	struct bio_disks disks;
+
+	if (!e->disk_latency || bio_read_disks(&disks) != 0)
+		return;
+	if (diskstats_read(&stats) != 0) {
+		bio_disks_free(&disks);
+		return;
 	}
-	for (unsigned k = 0; k < NBOUNDS; k++) {
-		snprintf(le, sizeof(le), "%g", latency_bounds[k]);
-		prom_u64(p, "iolens_vtrace_request_duration_seconds_bucket", cumulative[k], "service", service, "pid", pid,
-			 "op", op, "le", le, NULL);
+	for (unsigned kind = 0; kind < BIO_LAT_KINDS; kind++) {
+		bool any = false;
+
+		for (unsigned i = 0; i < stats.count; i++) {
+			const struct disk_stats *d = &stats.disk[i];
+			const struct bio_disk *disk = bio_disks_find(&disks, d->major, d->minor);
+
+			if (!disk || !device_wanted(e, d->name))
+				continue;
+			for (unsigned op = 0; op < BIO_LAT_OPS; op++) {
+				const char *const pairs[] = { "device", d->name, "op", ops[op], NULL };
+				uint64_t count = bio_histogram_count(disk->histogram[kind][op]);
+
+				if (!count) /* an op the disk has not done: no series, as for vtrace's */
+					continue;
+				if (!any)
+					prom_family(p, kinds[kind].name, PROM_HISTOGRAM, kinds[kind].help);
+				any = true;
+				prom_latency_histogram(p, kinds[kind].name, pairs, disk->histogram[kind][op], count,
+						       (double)disk->sum_ns[kind][op] / 1e9);
+			}
+		}
 	}
-	prom_u64(p, "iolens_vtrace_request_duration_seconds_bucket", s->completions, "service", service, "pid", pid, "op",
-		 op, "le", "+Inf", NULL);
-	prom_real(p, "iolens_vtrace_request_duration_seconds_sum", (double)s->service_ns / 1e9, "service", service, "pid",
-		  pid, "op", op, NULL);
-	prom_u64(p, "iolens_vtrace_request_duration_seconds_count", s->completions, "service", service, "pid", pid, "op",
-		 op, NULL);
+	diskstats_free(&stats);
+	bio_disks_free(&disks);
 }
 
 static void vtrace_metrics(struct prom *p, struct exporter *e)
@@ -303,11 +333,11 @@ static void vtrace_metrics(struct prom *p, struct exporter *e)
 }
 
 /* Everything, in one exposition; *len its length. The text is the caller's to free. */
-static char *render(void *context, bool openmetrics, size_t *len)
+static char *render(void *context, enum prom_format format, size_t *len)
 {
 	struct exporter *e = context;
 	char *text = NULL;
-	struct prom p = { .openmetrics = openmetrics };
+	struct prom p = { .openmetrics = format == PROM_FORMAT_OPENMETRICS, .protobuf = format == PROM_FORMAT_PROTOBUF };
 
 	if (!(p.out = open_memstream(&text, len)))
 		return NULL;
@@ -315,6 +345,8 @@ static char *render(void *context, bool openmetrics, size_t *len)
 	prom_u64(&p, "iolens_build_info", 1, "version", IOLENS_VERSION, NULL);
 	if (e->enabled[COLLECTOR_DISKSTATS])
 		disk_metrics(&p, e);
+	if (e->enabled[COLLECTOR_DISKLATENCY])
+		disk_latency_metrics(&p, e);
 	if (e->enabled[COLLECTOR_FILESYSTEM])
 		filesystem_metrics(&p, &e->filesystems, &e->mount_points_exclude);
 	if (e->enabled[COLLECTOR_PAGECACHE])
@@ -330,7 +362,7 @@ static char *render(void *context, bool openmetrics, size_t *len)
 	prom_family(&p, "iolens_export_scrapes", PROM_COUNTER, "Scrapes served since the exporter started.");
 	prom_u64(&p, "iolens_export_scrapes_total", ++e->scrapes, NULL);
 	prom_end(&p);
-	if (fclose(p.out) != 0) {
+	if (fclose(p.out) != 0 || p.failed) {
 		free(text);
 		return NULL;
 	}
@@ -345,7 +377,8 @@ static _Noreturn void usage(void)
 	       "\n"
 	       "Serve what iolens measures as Prometheus metrics: GET /metrics, in the text format\n"
 	       "(0.0.4), or OpenMetrics when the scraper asks for it (Accept:\n"
-	       "application/openmetrics-text). Disks (everything iostat -x is derived from), the\n"
+	       "application/openmetrics-text). Disks (everything iostat -x is derived from, and\n"
+	       "latency histograms by eBPF: request, device and queue time of each op), the\n"
 	       "page cache (Cached, Dirty, Writeback; hits, misses, dirtied pages and evictions by\n"
 	       "eBPF, or estimated from /proc/vmstat, said by the mode label), pressure stall times,\n"
 	       "and for every libvtrace service and op: requests, errors, bytes, busy seconds, in\n"
@@ -446,7 +479,8 @@ int cmd_export(int argc, char **argv)
 		{ "collector.filesystem.mount-points-exclude", required_argument, NULL, OPT_MOUNT_POINTS_EXCLUDE },
 #define SWITCHES(i, name) { "collector." name, no_argument, NULL, OPT_COLLECTOR + (i) }, \
 			  { "no-collector." name, no_argument, NULL, OPT_NO_COLLECTOR + (i) }
-		SWITCHES(COLLECTOR_DISKSTATS, "diskstats"), SWITCHES(COLLECTOR_FILESYSTEM, "filesystem"),
+		SWITCHES(COLLECTOR_DISKLATENCY, "disklatency"), SWITCHES(COLLECTOR_DISKSTATS, "diskstats"),
+		SWITCHES(COLLECTOR_FILESYSTEM, "filesystem"),
 		SWITCHES(COLLECTOR_PAGECACHE, "pagecache"), SWITCHES(COLLECTOR_PRESSURE, "pressure"),
 		SWITCHES(COLLECTOR_PROCESS, "process"),     SWITCHES(COLLECTOR_VMSTAT, "vmstat"),
 		SWITCHES(COLLECTOR_VTRACE, "vtrace"),
@@ -533,9 +567,17 @@ int cmd_export(int argc, char **argv)
 	/* Without the page cache's collector, no eBPF is loaded and none is needed. */
 	if (e.enabled[COLLECTOR_PAGECACHE])
 		cache_mode_start(&(struct cachestat_options){0}, &e.cache, "page-cache hits are not exported, misses estimated");
+	/* Latencies are counted from here on: with --once, none have been yet. */
+	if (e.enabled[COLLECTOR_DISKLATENCY] && !once) {
+		if (bio_start(BIO_WANT_DISKS, &why) == 0) /* the histograms per disk only: no 7.8 MiB of processes */
+			e.disk_latency = true;
+		else
+			warn_msg("no eBPF (%s): disk latency histograms are not exported (iolens_disk_*_time_seconds give averages)",
+				 why);
+	}
 	if (once) {
 		size_t len;
-		char *text = render(&e, openmetrics, &len);
+		char *text = render(&e, openmetrics ? PROM_FORMAT_OPENMETRICS : PROM_FORMAT_TEXT, &len);
 
 		if (!text || fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
 			rc = output_failed();

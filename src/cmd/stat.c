@@ -148,7 +148,8 @@ static _Noreturn void usage(void)
 	       "      --top-bio          the process that made the most block I/O, bytes per second: by eBPF\n"
 	       "                         (root), each request charged to the process that submitted it\n"
 	       "                         (writeback to kworker); else /proc/PID/io read_bytes, write_bytes\n"
-	       "                         (writes counted when dirtied), as dstat's\n"
+	       "                         (writes counted when dirtied), as dstat's; by eBPF also its\n"
+	       "                         latency p99 (ms; p50, max, avg in JSON)\n"
 	       "      --top-latency      the process that waited the most for a cpu, ms per second\n"
 	       "      --top-int          the busiest interrupt, per second\n"
 	       "      --top-oom          the process the OOM killer would pick first, its score\n"
@@ -1332,13 +1333,17 @@ static void sleep_until(uint64_t deadline)
  */
 static bool bio_source(const struct stat_options *o, bool elsewhere, const char **why)
 {
-	/* Asked by --top-bio and -x alike: eBPF loaded, or refused, once. */
+	/* Asked by --top-bio and -x alike: eBPF loaded, or refused, once, with the maps either needs. */
 	static int loaded; /* 0: not tried yet, 1: loaded, -1: not */
 	static const char *refused;
 
 	if (!loaded) {
+		unsigned want = 0;
+
+		for (unsigned i = 0; i < o->norder; i++)
+			want |= o->order[i] == G_TOP_BIO ? BIO_WANT_PROCESSES : o->order[i] == G_DISK_EXT ? BIO_WANT_DISKS : 0;
 		refused = o->replay ? "a recording has no kernel to trace" : "the kernel is this machine's, not the tree's under --sysroot";
-		loaded = !elsewhere && bio_start(&refused) == 0 ? 1 : -1;
+		loaded = !elsewhere && bio_start(want, &refused) == 0 ? 1 : -1;
 	}
 	*why = refused;
 	return loaded > 0;

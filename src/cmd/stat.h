@@ -92,7 +92,8 @@ unsigned group_needs(enum group_kind kind);
 /*
  * The columns the table shows of a group (out: a copy of g->shown, changed in place): all but
  * for dsk-ext, whose table has iostat -x's first 12 and, where eBPF times requests, the read and
- * write latency percentiles; JSON and CSV have them all.
+ * write latency percentiles (and %cap with a capacity), and top-bio, its first few; JSON and CSV
+ * have them all.
  */
 void group_table_view(const struct group *g, struct mon_group *out);
 

@@ -1,4 +1,4 @@
-/* bio.c: loads bio.bpf.c through its generated skeleton, and reads its counts of block I/O per process and its latency histograms per disk. */
+/* bio.c: loads bio.bpf.c through its generated skeleton, and reads its counts of block I/O per process and per cgroup, with their latencies, and its latency histograms per disk. */
 #include "collect/bio.h"
 #include "collect/ebpf.h"
 
@@ -12,22 +12,122 @@
 _Static_assert(LOG_LINEAR_BUCKETS == VTRACE_HISTOGRAM_BUCKETS, "histogram.h and vtrace.h disagree");
 _Static_assert(sizeof(struct bio_histogram) == LOG_LINEAR_BUCKETS * sizeof(__u64), "bio_histogram's size");
 
+_Static_assert(BIO_SMALL_BUCKETS == 98, "bio_small_bucket's scale");
+_Static_assert(sizeof(struct bio_counts) == 920, "bio_counts: the memory stated in bio.h and the man pages");
+
+/* A table's key: the pid, or the cgroup's id in a table of cgroups (their pid is 0). */
+static uint64_t key_of(const struct bio_process *p)
+{
+	return p->pid ? (uint64_t)p->pid : p->cgroup;
+}
+
 const struct bio_process *bio_table_find(const struct bio_table *table, const struct bio_process *like)
 {
 	unsigned low = 0, high = table->count;
+	uint64_t key = key_of(like);
 
 	while (low < high) {
 		unsigned middle = low + (high - low) / 2;
 		const struct bio_process *p = &table->process[middle];
 
-		if (p->pid == like->pid)
+		if (key_of(p) == key)
 			return p->since_ns == like->since_ns ? p : NULL;
-		if (p->pid < like->pid)
+		if (key_of(p) < key)
 			low = middle + 1;
 		else
 			high = middle;
 	}
 	return NULL;
+}
+
+uint64_t bio_small_lower(unsigned bucket)
+{
+	unsigned exponent;
+
+	if (bucket == 0)
+		return 0;
+	if (bucket >= BIO_SMALL_BUCKETS - 1)
+		return 1ull << BIO_SMALL_LAST_BIT;
+	exponent = BIO_SMALL_FIRST_BIT + ((bucket - 1) >> BIO_SMALL_SUB_BITS);
+	return (uint64_t)((1u << BIO_SMALL_SUB_BITS) + ((bucket - 1) & ((1u << BIO_SMALL_SUB_BITS) - 1)))
+	       << (exponent - BIO_SMALL_SUB_BITS);
+}
+
+uint64_t bio_small_upper(unsigned bucket)
+{
+	return bucket >= BIO_SMALL_BUCKETS - 1 ? UINT64_MAX : bio_small_lower(bucket + 1) - 1;
+}
+
+/* A bucket's middle; the last one's (17.2 s and more) is its lower bound, or the longest known in it. */
+static uint64_t middle_of(unsigned bucket, uint64_t max_ns)
+{
+	if (bucket >= BIO_SMALL_BUCKETS - 1)
+		return max_ns > bio_small_lower(bucket) ? max_ns : bio_small_lower(bucket);
+	return bio_small_lower(bucket) + (bio_small_upper(bucket) - bio_small_lower(bucket)) / 2;
+}
+
+void bio_latency_figures(const struct bio_latency *now, const struct bio_latency *then, struct bio_latency_figures *out)
+{
+	uint64_t count[BIO_SMALL_BUCKETS], total = 0, rank50, rank99, seen = 0;
+	unsigned highest = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (unsigned b = 0; b < BIO_SMALL_BUCKETS; b++) {
+		/* u32 counts: a difference modulo 2^32 is right across a wrap. */
+		count[b] = (uint32_t)(now->bucket[b] - (then ? then->bucket[b] : 0));
+		total += count[b];
+		if (count[b])
+			highest = b;
+	}
+	if (!total)
+		return;
+	out->requests = total;
+	out->average_ns = (now->sum_ns - (then ? then->sum_ns : 0)) / total;
+	rank50 = (total + 1) / 2;      /* the smallest rank at or above half of them */
+	rank99 = (total * 99 + 99) / 100; /* ceil(total * 0.99) */
+	for (unsigned b = 0; b < BIO_SMALL_BUCKETS; b++) {
+		if (seen < rank50 && seen + count[b] >= rank50)
+			out->p50_ns = middle_of(b, now->max_ns);
+		if (seen < rank99 && seen + count[b] >= rank99)
+			out->p99_ns = middle_of(b, now->max_ns);
+		seen += count[b];
+	}
+	/*
+	 * The longest: exact when it is the longest since the counting began (it rose in between, or
+	 * there is no between), else its bucket's middle. Percentiles never above it.
+	 */
+	if (!then || now->max_ns != then->max_ns || (now->max_ns >= bio_small_lower(highest) && now->max_ns <= bio_small_upper(highest)))
+		out->max_ns = now->max_ns;
+	else
+		out->max_ns = middle_of(highest, now->max_ns);
+	if (out->p50_ns > out->max_ns)
+		out->p50_ns = out->max_ns;
+	if (out->p99_ns > out->max_ns)
+		out->p99_ns = out->max_ns;
+}
+
+void bio_latency_both(const struct bio_process *p, struct bio_latency *out)
+{
+	const struct bio_latency *read = &p->latency[BIO_READ], *write = &p->latency[BIO_WRITE];
+
+	for (unsigned b = 0; b < BIO_SMALL_BUCKETS; b++)
+		out->bucket[b] = read->bucket[b] + write->bucket[b];
+	out->sum_ns = read->sum_ns + write->sum_ns;
+	out->max_ns = read->max_ns > write->max_ns ? read->max_ns : write->max_ns;
+}
+
+uint64_t bio_map_bytes(unsigned want)
+{
+	/*
+	 * A hash map's element: its value, its key rounded to 8 and the kernel's element head (64
+	 * bytes: bpftool's memlock divided by max_entries, Linux 6.18).
+	 */
+	uint64_t processes = (want & BIO_WANT_PROCESSES ? BIO_MAX_PROCESSES : 1) * (sizeof(struct bio_counts) + 8 + 64);
+	uint64_t cgroups = (want & BIO_WANT_CGROUPS ? BIO_MAX_CGROUPS : 1) * (sizeof(struct bio_counts) + 8 + 64);
+	uint64_t disks = (want & BIO_WANT_DISKS ? BIO_MAX_DISKS * BIO_LAT_KINDS * BIO_LAT_OPS : 1) * (sizeof(struct bio_histogram) + 8);
+	uint64_t in_flight = BIO_MAX_IN_FLIGHT * (sizeof(struct bio_submitter) + 8 + 64);
+
+	return processes + cgroups + disks + in_flight + BIO_MAX_DISK_KEYS * (8 + 8 + 64);
 }
 
 void bio_table_free(struct bio_table *table)
@@ -65,10 +165,10 @@ uint64_t bio_histogram_count(const uint64_t *histogram)
 #include "bio.skel.h"
 
 static struct bio_bpf *skeleton;
-static __u32 *keys;
+static __u64 *keys; /* a batch's keys: u32 pids, or u64 cgroup ids */
 static struct bio_counts *values;
 
-int bio_start(const char **why)
+int bio_start(unsigned want, const char **why)
 {
 	const char *step;
 	int rc;
@@ -76,7 +176,7 @@ int bio_start(const char **why)
 	if (skeleton)
 		return 0;
 	keys = calloc(BIO_MAX_PROCESSES, sizeof(*keys));
-	values = calloc(BIO_MAX_PROCESSES, sizeof(*values));
+	values = calloc(BIO_MAX_PROCESSES > BIO_MAX_CGROUPS ? BIO_MAX_PROCESSES : BIO_MAX_CGROUPS, sizeof(*values));
 	if (!keys || !values) {
 		bio_stop();
 		*why = "out of memory";
@@ -94,6 +194,16 @@ int bio_start(const char **why)
 		bio_stop();
 		return rc;
 	}
+	/* What is not wanted is not filled, and its map takes one entry, not megabytes. */
+	skeleton->rodata->want = want;
+	if (!(want & BIO_WANT_PROCESSES))
+		bpf_map__set_max_entries(skeleton->maps.processes, 1);
+	if (!(want & BIO_WANT_CGROUPS))
+		bpf_map__set_max_entries(skeleton->maps.cgroups, 1);
+	if (!(want & BIO_WANT_DISKS)) {
+		bpf_map__set_max_entries(skeleton->maps.latency, 1);
+		bpf_map__set_max_entries(skeleton->maps.latency_sum, 1);
+	}
 	step = "load";
 	rc = bio_bpf__load(skeleton);
 	if (!rc) {
@@ -109,56 +219,94 @@ int bio_start(const char **why)
 	return 0;
 }
 
-static int by_pid(const void *a, const void *b)
+static int by_key(const void *a, const void *b)
 {
-	const struct bio_process *x = a, *y = b;
+	uint64_t x = key_of(a), y = key_of(b);
 
-	return (x->pid > y->pid) - (x->pid < y->pid);
+	return (x > y) - (x < y);
 }
 
-int bio_read(struct bio_table *out)
+/* A map of counts, whole, into a table (by pid: keys of 4 bytes; by cgroup: 8). */
+static int read_counts(struct bpf_map *map, bool cgroups, struct bio_table *out)
 {
-	__u32 token, total = 0;
+	size_t key_size = cgroups ? sizeof(__u64) : sizeof(__u32);
+	__u32 capacity = cgroups ? BIO_MAX_CGROUPS : BIO_MAX_PROCESSES, token[2], total = 0;
 	void *from = NULL;
-	int fd;
+	int fd = bpf_map__fd(map);
 
-	memset(out, 0, sizeof(*out));
-	if (!skeleton)
-		return -ENOTCONN;
-	fd = bpf_map__fd(skeleton->maps.processes);
 	/* In batches, a few system calls for the whole map; a full buffer ends it (the map holds no more). */
-	while (total < BIO_MAX_PROCESSES) {
-		__u32 count = BIO_MAX_PROCESSES - total;
-		int rc = bpf_map_lookup_batch(fd, from, &token, keys + total, values + total, &count, NULL);
+	while (total < capacity) {
+		__u32 count = capacity - total;
+		int rc = bpf_map_lookup_batch(fd, from, token, (char *)keys + total * key_size, values + total, &count, NULL);
 
 		if (rc && errno != ENOENT)
 			return -errno;
 		total += count;
 		if (rc)
 			break; /* ENOENT: the last batch */
-		from = &token;
+		from = token;
 	}
+	out->cgroups = cgroups;
 	out->process = calloc(total ? total : 1, sizeof(*out->process));
 	if (!out->process)
 		return -ENOMEM;
 	for (__u32 i = 0; i < total; i++) {
 		struct bio_process *p = &out->process[i];
+		const struct bio_counts *v = &values[i];
 
-		p->pid = (pid_t)keys[i];
-		p->start_ns = values[i].start_ns;
-		p->since_ns = values[i].since_ns;
-		memcpy(p->name, values[i].comm, sizeof(p->name) - 1);
-		p->name[sizeof(p->name) - 1] = '\0';
-		memcpy(p->bytes, values[i].bytes, sizeof(p->bytes));
-		memcpy(p->requests, values[i].requests, sizeof(p->requests));
+		if (cgroups) {
+			memcpy(&p->cgroup, (char *)keys + i * key_size, sizeof(p->cgroup));
+		} else {
+			__u32 pid;
+
+			memcpy(&pid, (char *)keys + i * key_size, sizeof(pid));
+			p->pid = (pid_t)pid;
+			p->start_ns = v->start_ns;
+			p->cgroup = v->cgroup;
+			memcpy(p->name, v->comm, sizeof(p->name) - 1);
+			p->name[sizeof(p->name) - 1] = '\0';
+		}
+		p->since_ns = v->since_ns;
+		p->disk_major = (unsigned)(v->disk >> 32);
+		p->disk_minor = (unsigned)v->disk;
+		p->several_disks = v->several_disks != 0;
+		memcpy(p->bytes, v->bytes, sizeof(p->bytes));
+		memcpy(p->requests, v->requests, sizeof(p->requests));
+		for (unsigned op = 0; op < BIO_SMALL_OPS; op++) {
+			memcpy(p->latency[op].bucket, v->latency[op], sizeof(p->latency[op].bucket));
+			p->latency[op].sum_ns = v->latency_sum_ns[op];
+			p->latency[op].max_ns = v->latency_max_ns[op];
+			bio_latency_figures(&p->latency[op], NULL, &p->since_start[op]);
+		}
 	}
-	qsort(out->process, total, sizeof(*out->process), by_pid);
-	/* A process moved by the LRU while the batches went through it may come twice: kept once. */
+	qsort(out->process, total, sizeof(*out->process), by_key);
+	/* One moved by the LRU while the batches went through the map may come twice: kept once. */
 	for (__u32 i = 0; i < total; i++)
-		if (!out->count || out->process[out->count - 1].pid != out->process[i].pid)
+		if (!out->count || key_of(&out->process[out->count - 1]) != key_of(&out->process[i]))
 			out->process[out->count++] = out->process[i];
+	return 0;
+}
+
+int bio_read(struct bio_table *out)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!skeleton)
+		return -ENOTCONN;
+	rc = read_counts(skeleton->maps.processes, false, out);
+	if (rc)
+		return rc;
 	out->unattributed_bytes = skeleton->bss ? skeleton->bss->unattributed_bytes : 0;
 	return 0;
+}
+
+int bio_read_cgroups(struct bio_table *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!skeleton)
+		return -ENOTCONN;
+	return read_counts(skeleton->maps.cgroups, true, out);
 }
 
 int bio_read_disks(struct bio_disks *out)
@@ -166,13 +314,14 @@ int bio_read_disks(struct bio_disks *out)
 	__u64 key, *from = NULL, disk_keys[BIO_MAX_DISKS];
 	__u32 slots[BIO_MAX_DISKS];
 	unsigned found = 0;
-	int disks_fd, latency_fd;
+	int disks_fd, latency_fd, sum_fd;
 
 	memset(out, 0, sizeof(*out));
 	if (!skeleton)
 		return -ENOTCONN;
 	disks_fd = bpf_map__fd(skeleton->maps.disks);
 	latency_fd = bpf_map__fd(skeleton->maps.latency);
+	sum_fd = bpf_map__fd(skeleton->maps.latency_sum);
 	/* The disks map only grows (disks are never forgotten): walking it by keys sees each once. */
 	while (found < BIO_MAX_DISKS && bpf_map_get_next_key(disks_fd, from, &key) == 0) {
 		from = &key;
@@ -191,7 +340,8 @@ int bio_read_disks(struct bio_disks *out)
 		for (__u32 kind = 0; kind < BIO_LAT_KINDS; kind++)
 			for (__u32 op = 0; op < BIO_LAT_OPS; op++) {
 				__u32 index = BIO_LATENCY_INDEX(slots[out->count], kind, op);
-				if (bpf_map_lookup_elem(latency_fd, &index, disk->histogram[kind][op]) != 0) {
+				if (bpf_map_lookup_elem(latency_fd, &index, disk->histogram[kind][op]) != 0 ||
+				    bpf_map_lookup_elem(sum_fd, &index, &disk->sum_ns[kind][op]) != 0) {
 					int rc = -errno;
 					bio_disks_free(out);
 					return rc;
@@ -215,13 +365,20 @@ void bio_stop(void)
 
 #else /* built without eBPF */
 
-int bio_start(const char **why)
+int bio_start(unsigned want, const char **why)
 {
+	(void)want;
 	*why = ebpf_why(NULL, -ENOSYS, "build");
 	return -ENOSYS;
 }
 
 int bio_read(struct bio_table *out)
+{
+	memset(out, 0, sizeof(*out));
+	return -ENOSYS;
+}
+
+int bio_read_cgroups(struct bio_table *out)
 {
 	memset(out, 0, sizeof(*out));
 	return -ENOSYS;

@@ -3,6 +3,7 @@
 #define IOLENS_BIO_H
 
 #include <linux/types.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -18,6 +19,7 @@
 struct bio_disk {
 	unsigned major, minor;
 	uint64_t histogram[BIO_LAT_KINDS][BIO_LAT_OPS][LOG_LINEAR_BUCKETS];
+	uint64_t sum_ns[BIO_LAT_KINDS][BIO_LAT_OPS]; /* the latencies each histogram counts, summed */
 };
 
 struct bio_disks {
@@ -27,34 +29,76 @@ struct bio_disks {
 };
 
 /*
- * One process's block I/O: requests made from bios in its context (block:block_io_start), their
- * bytes added as they complete (block:block_rq_complete), grouped as /proc/diskstats groups
- * them. Writeback is made by the kernel's flush threads (kworker), not by the writers.
+ * A process's or cgroup's latency of one operation (read or write), start to completion, of its
+ * requests completed whole: counts by bio_small_bucket (4 buckets per power of two, 1.024 us to
+ * 17.2 s: a percentile is its bucket's middle, within 12.5 %), their sum and the longest (exact).
+ */
+struct bio_latency {
+	uint32_t bucket[BIO_SMALL_BUCKETS];
+	uint64_t sum_ns, max_ns;
+};
+
+/* What a latency histogram says, over the counting or between two samples. */
+struct bio_latency_figures {
+	uint64_t requests;            /* requests in it (0: the figures are unknown) */
+	uint64_t average_ns;          /* exact: the sum of the latencies / requests */
+	uint64_t p50_ns, p99_ns;      /* the middle of the bucket holding the percentile (within 12.5 %) */
+	uint64_t max_ns;              /* exact where it is the longest since the counting began, else its bucket's middle */
+};
+
+/*
+ * One process's (or cgroup's) block I/O: requests made from bios in its context
+ * (block:block_io_start), their bytes added as they complete (block:block_rq_complete), grouped
+ * as /proc/diskstats groups them. Writeback is made by the kernel's flush threads (kworker), not
+ * by the writers; read-ahead by the reader that triggered it.
  */
 struct bio_process {
-	pid_t pid;
+	pid_t pid;                  /* 0 in a table of cgroups */
 	uint64_t start_ns;          /* the process's start, ns since boot: with pid, which process it is */
 	uint64_t since_ns;          /* CLOCK_MONOTONIC when its counts began: another value, other counts */
-	char name[16];              /* its comm, as the kernel has it (any bytes) */
+	char name[16];              /* its comm, as the kernel has it (any bytes); "" for a cgroup */
+	uint64_t cgroup;            /* a cgroup's id; a process's cgroup at its last request (cgroup v2 ids: directory inodes) */
+	unsigned disk_major, disk_minor; /* the disk of its last request (0:0 none) */
+	bool several_disks;         /* its requests went to more than one disk */
 	uint64_t bytes[BIO_OPS];    /* enum bio_op: read, write, discard */
 	uint64_t requests[BIO_OPS];
+	struct bio_latency latency[BIO_SMALL_OPS]; /* reads, writes */
+	struct bio_latency_figures since_start[BIO_SMALL_OPS]; /* the figures of latency[], since since_ns */
 };
 
 struct bio_table {
 	unsigned count;
-	struct bio_process *process; /* sorted by pid */
+	bool cgroups;                /* of cgroups, by id (bio_read_cgroups); else of processes */
+	struct bio_process *process; /* sorted by pid (by cgroup id) */
 	uint64_t unattributed_bytes; /* of requests whose process had been forgotten (more than BIO_MAX_PROCESSES) */
 };
 
 /*
  * Starts counting: loads the program and attaches it to block_io_start and block_rq_complete
- * (tp_btf: no tracefs needed). 0, or -errno with *why saying what is missing (root or CAP_BPF
+ * (tp_btf: no tracefs needed). want (enum bio_want) says which maps are filled; the others get
+ * one entry (memory locked, as bio_map_bytes says: processes 7.8 MiB, cgroups 1 MiB, disks 6.8 MiB,
+ * the requests in flight 1.9 MiB always).
+ * A second call is the first's. 0, or -errno with *why saying what is missing (root or CAP_BPF
  * and CAP_PERFMON, BTF, a kernel with block_io_start (6.5), a build with eBPF).
  */
-int bio_start(const char **why);
+int bio_start(unsigned want, const char **why);
+/* The bytes of the maps want (enum bio_want) makes the program fill, the requests in flight too. */
+uint64_t bio_map_bytes(unsigned want);
 /* Every process counted since bio_start (at most BIO_MAX_PROCESSES). 0 or -errno; free it after. */
 int bio_read(struct bio_table *out);
-/* The same counts (pid and since_ns) in a table, or NULL: then they began after it was read. */
+/* Every cgroup counted since bio_start with BIO_WANT_CGROUPS (at most BIO_MAX_CGROUPS). 0 or -errno. */
+int bio_read_cgroups(struct bio_table *out);
+/*
+ * The figures of a latency histogram now, or of what it gained since then (NULL: since the
+ * counting began; then must be the same counts, as bio_table_find gives them).
+ */
+void bio_latency_figures(const struct bio_latency *now, const struct bio_latency *then, struct bio_latency_figures *out);
+/* A process's (or cgroup's) reads and writes in one histogram. */
+void bio_latency_both(const struct bio_process *p, struct bio_latency *out);
+/* A bucket of bio_small_bucket: its lowest value and its highest, in ns. */
+uint64_t bio_small_lower(unsigned bucket);
+uint64_t bio_small_upper(unsigned bucket);
+/* The same counts (pid or cgroup, and since_ns) in a table, or NULL: then they began after it was read. */
 const struct bio_process *bio_table_find(const struct bio_table *table, const struct bio_process *like);
 void bio_table_free(struct bio_table *table);
 /* Every disk's latency histograms since bio_start (at most BIO_MAX_DISKS). 0 or -errno; free it after. */

@@ -140,16 +140,24 @@ static void find_mount(const char *type, const char *option, char *out, size_t s
 	sysroot_file_close(&mounts);
 }
 
+static char v2_mount[512];
+static bool v2_mounted;
+
 const char *memcg_v2_mount(void)
 {
-	static char mount[512];
-
-	if (!mount[0]) {
-		find_mount("cgroup2", NULL, mount, sizeof(mount));
-		if (!mount[0])
-			snprintf(mount, sizeof(mount), "/sys/fs/cgroup");
+	if (!v2_mount[0]) {
+		find_mount("cgroup2", NULL, v2_mount, sizeof(v2_mount));
+		v2_mounted = v2_mount[0] != '\0';
+		if (!v2_mounted)
+			snprintf(v2_mount, sizeof(v2_mount), "/sys/fs/cgroup");
 	}
-	return mount;
+	return v2_mount;
+}
+
+bool memcg_v2_mounted(void)
+{
+	memcg_v2_mount();
+	return v2_mounted;
 }
 
 const char *memcg_v1_memory_mount(void)

@@ -33,6 +33,8 @@ int memcg_limit_parse(const char *text, size_t len, uint64_t *out);
  * hybrid systems), and v1's memory controller ("" when not mounted), from /proc/self/mounts.
  */
 const char *memcg_v2_mount(void);
+/* Whether /proc/self/mounts has a cgroup2 mount (memcg_v2_mount guesses /sys/fs/cgroup when not). */
+bool memcg_v2_mounted(void);
 const char *memcg_v1_memory_mount(void);
 
 /* The memory cgroup of a process, read through the sysroot: 0, or -errno (no such process, none). */

@@ -524,7 +524,7 @@ static void watch_prepare(struct watch *w, const char *marks, bool direct_off)
 	static const struct cachestat_options counting = { .per_process = true, .per_file = true };
 
 	w->bpf = cachestat_start(&counting, &w->bpf_why) == 0;
-	w->bio = bio_start(&w->bio_why) == 0;
+	w->bio = bio_start(BIO_WANT_PROCESSES | BIO_WANT_DISKS, &w->bio_why) == 0;
 	w->direct.marks = marks;
 	w->direct.off = direct_off;
 	w->direct.ebpf = !direct_off && odirect_start(direct_seen_open, &w->direct, &w->direct.why) == 0;

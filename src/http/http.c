@@ -197,7 +197,8 @@ static enum MHD_Result handle(void *context, struct MHD_Connection *c, const cha
 	bool get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
 	char *body, *compressed;
 	size_t len, compressed_len;
-	bool om;
+	enum prom_format format;
+	const char *type;
 
 	(void)version;
 	(void)upload;
@@ -220,17 +221,19 @@ answer:
 		return fixed(c, MHD_HTTP_OK, "iolens export: the metrics are at /metrics\n");
 	if (strcmp(url, "/metrics"))
 		return fixed(c, MHD_HTTP_NOT_FOUND, "404 not found: the metrics are at /metrics\n");
-	om = prom_wants_openmetrics(sym_MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
-	if (!(body = server->options.render(server->options.context, om, &len)))
+	format = prom_negotiate(sym_MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
+	type = format == PROM_FORMAT_PROTOBUF ? PROM_PROTOBUF_TYPE : format == PROM_FORMAT_OPENMETRICS ? PROM_OPENMETRICS_TYPE
+										: PROM_TEXT_TYPE;
+	if (!(body = server->options.render(server->options.context, format, &len)))
 		return fixed(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "500 the metrics could not be gathered\n");
 	/* 146 KB of text is some 15 KB gzipped, as Prometheus asks for it. */
 	if (http_accepts_gzip(sym_MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING)) &&
 	    (compressed = gzip(body, len, &compressed_len))) {
 		free(body);
-		return reply_encoded(c, MHD_HTTP_OK, om ? PROM_OPENMETRICS_TYPE : PROM_TEXT_TYPE, compressed, compressed_len,
+		return reply_encoded(c, MHD_HTTP_OK, type, compressed, compressed_len,
 				     MHD_RESPMEM_MUST_FREE, "gzip", true);
 	}
-	return reply_encoded(c, MHD_HTTP_OK, om ? PROM_OPENMETRICS_TYPE : PROM_TEXT_TYPE, body, len, MHD_RESPMEM_MUST_FREE,
+	return reply_encoded(c, MHD_HTTP_OK, type, body, len, MHD_RESPMEM_MUST_FREE,
 			     NULL, true);
 }
 

@@ -7,13 +7,15 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
+#include "render/prom.h"
+
 struct web_config;
 
 /* What the server serves and where. */
 struct http_options {
 	struct sockaddr_storage addr; /* from http_parse_listen */
 	/* The exposition (OpenMetrics or the text format), *len its length; malloc'd, or NULL. */
-	char *(*render)(void *context, bool openmetrics, size_t *len);
+	char *(*render)(void *context, enum prom_format format, size_t *len);
 	void *context;
 	unsigned max_connections;     /* 0: HTTP_DEFAULT_MAX_CONNECTIONS */
 	const struct web_config *web; /* TLS and basic auth (--web.config.file), or NULL */
@@ -33,6 +35,8 @@ bool http_every_address(const struct sockaddr_storage *addr);
  * none names it.
  */
 double http_weight(const char *header, const char *token);
+/* The same, of the elements naming token with every parameter of params ("name=value", ... NULL) too. */
+double http_weight_with(const char *header, const char *token, const char *const *params);
 /* Whether an Accept-Encoding header allows gzip: gzip or x-gzip with q > 0, or * with q > 0. */
 bool http_accepts_gzip(const char *accept_encoding);
 

@@ -35,7 +35,32 @@ static double quality(const char *params, const char *end)
 	return weight;
 }
 
+/* Whether ";a=b;c=d" (up to end) has the parameter "name=value" (case aside, spaces around ';' allowed). */
+static bool has_param(const char *params, const char *end, const char *param)
+{
+	size_t len = strlen(param);
+
+	for (const char *at = params; at < end; at++) {
+		const char *stop;
+
+		if (*at != ';')
+			continue;
+		while (at + 1 < end && (at[1] == ' ' || at[1] == '\t'))
+			at++;
+		for (stop = at + 1; stop < end && *stop != ';' && *stop != ' ' && *stop != '\t'; stop++)
+			;
+		if ((size_t)(stop - at - 1) == len && !strncasecmp(at + 1, param, len))
+			return true;
+	}
+	return false;
+}
+
 double http_weight(const char *header, const char *token)
+{
+	return http_weight_with(header, token, NULL);
+}
+
+double http_weight_with(const char *header, const char *token, const char *const *params)
 {
 	size_t token_len = strlen(token);
 	double best = -1;
@@ -52,6 +77,10 @@ double http_weight(const char *header, const char *token)
 			name_end++;
 		if ((size_t)(name_end - at) == token_len && !strncasecmp(at, token, token_len)) {
 			double weight = quality(name_end, end);
+
+			for (const char *const *param = params; param && *param; param++)
+				if (!has_param(name_end, end, *param))
+					weight = -1; /* another variant of the type: not this one */
 
 			if (weight > best)
 				best = weight;

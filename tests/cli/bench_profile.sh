@@ -112,6 +112,48 @@ for p in doc["points"]:
 json.dump(doc, open(sys.argv[3], "w"))' "$T/flat.json" "$T/wide.json" "$T/within.json" >/dev/null
 run "$IOLENS" bench --compare "$T/wide.json" "$T/within.json"
 check_eq "a 10 % move within A's spread (runs 0.8-1.2 x): no difference, exit 0" "0 8" "$RC $(grep -c ' no difference$' <<<"$OUT")"
+# A drifting machine: each case's runs narrow (0.5 % apart), B's all a little lower, out of A's range.
+# drift FACTOR IN OUT: every case's median times FACTOR, its runs 0.5 % below, at and above it.
+drift() {
+	py 'import json, sys
+factor, src, dst = float(sys.argv[1]), sys.argv[2], sys.argv[3]
+doc = json.load(open(src))
+for p in doc["points"]:
+    p["bytes_per_s"] *= factor; p["iops"] *= factor
+    p["runs"]["bytes_per_s"] = [p["bytes_per_s"] * 0.995, p["bytes_per_s"], p["bytes_per_s"] * 1.005]
+json.dump(doc, open(dst, "w"))' "$@" >/dev/null
+}
+drift 1 "$T/flat.json" "$T/narrow.json"
+drift 0.98 "$T/flat.json" "$T/drift2.json"
+drift 0.7 "$T/flat.json" "$T/drop30.json"
+run "$IOLENS" bench --compare "$T/narrow.json" "$T/narrow.json"
+check_eq "identical narrow inputs: exit 0, no difference in all 8 cases" "0 8" "$RC $(grep -c ' no difference$' <<<"$OUT")"
+run "$IOLENS" bench --compare "$T/narrow.json" "$T/drift2.json"
+check_eq "a 2 % drop, B's runs all below A's: within the default 5 % margin, no difference, exit 0" "0 8" \
+	"$RC $(grep -c ' no difference$' <<<"$OUT")"
+check_match "… the margin said" "within the spread of the runs or the 5 % margin" "$OUT"
+run "$IOLENS" bench --compare --margin 1% "$T/narrow.json" "$T/drift2.json"
+check_eq "… with --margin 1%: slower in all 8 cases by -2.0 %, exit 3" "3 8" "$RC $(grep -cE ' -2\.0% +3/3  slower$' <<<"$OUT")"
+run "$IOLENS" bench --compare "$T/narrow.json" "$T/drop30.json"
+check_eq "a 30 % drop: slower in all 8 cases by -30.0 %, exit 3" "3 8" "$RC $(grep -cE ' -30\.0% +3/3  slower$' <<<"$OUT")"
+run "$IOLENS" bench --compare --json --margin 2.5 "$T/narrow.json" "$T/drop30.json"
+check_eq "… --json: the margin given, verdict slower" "3 ok" "$RC $(py 'import json, sys
+d = json.loads(sys.stdin.read())
+print("ok" if d["margin_percent"] == 2.5 and d["verdict"] == "slower" else d)' <<<"$OUT")"
+# The medians no further apart than A's range is wide: noise, though the ranges miss each other.
+py 'import json, sys
+doc = json.load(open(sys.argv[1]))
+for p in doc["points"]:
+    med = p["bytes_per_s"]
+    p["runs"]["bytes_per_s"] = [med * 0.85, med, med * 1.15]
+json.dump(doc, open(sys.argv[2], "w"))
+for p in doc["points"]:
+    p["bytes_per_s"] *= 0.75; p["iops"] *= 0.75
+    p["runs"]["bytes_per_s"] = [p["bytes_per_s"] * 0.99, p["bytes_per_s"], p["bytes_per_s"] * 1.01]
+json.dump(doc, open(sys.argv[3], "w"))' "$T/flat.json" "$T/wide30.json" "$T/below.json" >/dev/null
+run "$IOLENS" bench --compare "$T/wide30.json" "$T/below.json"
+check_eq "a 25 % drop whose runs miss A's (0.85-1.15 x) but move less than A's range is wide: no difference" "0 8" \
+	"$RC $(grep -c ' no difference$' <<<"$OUT")"
 
 # ---- --compare: bad input ----------------------------------------------------------------------
 
@@ -230,7 +272,9 @@ fi
 
 for args in "--profile --jobs 2" "--profile --bs 4k" "--profile --rw write" "--profile --qd 4" "--profile --qd-sweep" "--profile --buffered" \
 	"--profile --engine psync" "--save-capacity" "--compare $T/a.json" "--compare $T/a.json $T/a.json $T/a.json" \
-	"--compare --profile $T/a.json $T/a.json" "--show-capacity $T $T"; do
+	"--compare --profile $T/a.json $T/a.json" "--show-capacity $T $T" "--margin 5 $D" \
+	"--compare --margin -1 $T/a.json $T/a.json" "--compare --margin 101 $T/a.json $T/a.json" \
+	"--compare --margin 5x $T/a.json $T/a.json" "--compare --margin % $T/a.json $T/a.json"; do
 	run "$IOLENS" bench $args
 	check_eq "bench $args: exit 2" 2 "$RC"
 done

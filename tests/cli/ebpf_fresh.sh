@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ebpf_fresh.sh: eBPF counts as it does on a freshly booted machine, where nothing mounted tracefs: cachestat, cachetop, stat --cache and --top-bio, doctor and export in a mount namespace without it; and when eBPF cannot count, the reason said is the true one.
+# ebpf_fresh.sh: eBPF counts as it does on a freshly booted machine, where nothing mounted tracefs: cachestat, cachetop, stat --cache and --top-bio, biotop, doctor and export in a mount namespace without it; and when eBPF cannot count, the reason said is the true one.
 . "$(dirname "$0")/lib.sh"
 
 why=$(ebpf_expected) || skip_all "$why"
@@ -43,6 +43,9 @@ if can_evict && [ -x "$READER" ]; then
 	check_match "stat --top-bio: block I/O per process by eBPF without tracefs, the O_DIRECT reader named" \
 		"\"top_bio\":\\{\"name\":\"odirect_reader\",\"pid\":$reader,\"read_bytes_per_s\":[1-9]" "$OUT"
 	check_no_match "… and no word that eBPF is not used" 'eBPF is not used' "$ERR"
+	run "${FRESH[@]}" "$IOLENS" biotop --json 0.5 1
+	check_match "biotop: the O_DIRECT reader's reads, with their latency, without tracefs" \
+		"\"pid\":$reader,\"comm\":\"odirect_reader\",\"cgroup_id\":[0-9]+,\"op\":\"R\",[^}]*\"bytes\":[1-9][0-9]*,\"avg_ns\":[1-9]" "$OUT"
 	kill $reader
 else
 	skip "stat --top-bio without tracefs: needs $READER (make check builds it) and a disk under $T"

@@ -313,7 +313,21 @@ print(r[0]["value"][1] if r else "none")' 2>/dev/null; }
 	p99=$(query 'histogram_quantile(0.99, rate(iolens_vtrace_request_duration_seconds_bucket{service="promfs",op="FUSE_OPEN"}[30s]))' | value)
 	check "… from which PromQL takes a p99 ($p99 s)" awk -v p="$p99" 'BEGIN { exit !(p != "none" && p + 0 > 0 && p + 0 < 1) }'
 	# The Grafana dashboard: every panel's query is PromQL this Prometheus accepts, on metrics it has.
-	python3 - "$DOCS_DIR/iolens-grafana.json" "http://127.0.0.1:$pport" >"$T/dashboard.out" 2>&1 <<'PY'
+	# Its disk latency panel needs a request on a disk the exporter shows: written through to the
+	# disk under $T, unless none is there (tmpfs) or eBPF is not at hand.
+	dd if=/dev/zero of="$T/direct.bin" bs=4k count=16 oflag=direct conv=fsync 2>/dev/null
+	disk_latency() { curl -s "$url" | grep -q '^iolens_disk_request_duration_seconds_count'; }
+	if [ -z "$(ebpf_expected)" ] && wait_until 30 disk_latency; then
+		for i in $(seq 120); do
+			[ -n "$(query 'count(iolens_disk_request_duration_seconds_count)' | grep -v none)" ] && break
+			sleep 0.5
+		done
+		no_latency=
+	else
+		no_latency="iolens_disk_request_duration_seconds_bucket iolens_disk_queue_duration_seconds_bucket"
+		echo "# no disk latency histograms here (eBPF: $(ebpf_expected); under $T: $(fs_type "$T")): the panel's metrics may be missing"
+	fi
+	python3 - "$DOCS_DIR/iolens-grafana.json" "http://127.0.0.1:$pport" "$no_latency" >"$T/dashboard.out" 2>&1 <<'PY'
 import json, re, sys, urllib.parse, urllib.request
 dash, base = json.load(open(sys.argv[1])), sys.argv[2]
 def query(q):
@@ -330,10 +344,11 @@ for panel in dash["panels"]:
                 bad.append(panel["title"])
         except Exception as e:
             bad.append(panel["title"] + ": " + str(e))
-missing = sorted(n for n in names if not query('count({__name__="%s"})' % n)["data"]["result"])
+missing = sorted(n for n in names if not query('count({__name__="%s"})' % n)["data"]["result"]
+                 and n not in sys.argv[3].split())
 print("panels", len(dash["panels"]), "bad", bad, "missing", missing)
 PY
-	check_eq "the Grafana dashboard's queries run, on metrics the exporter serves" "panels 11 bad [] missing []" "$(cat "$T/dashboard.out")"
+	check_eq "the Grafana dashboard's queries run, on metrics the exporter serves" "panels 12 bad [] missing []" "$(cat "$T/dashboard.out")"
 fi
 
 kill "$EXPORTER"

@@ -56,7 +56,7 @@ run "$IOLENS" export --once --collector.disable-defaults --collector.vmstat --no
 check_eq "… the last of --collector.vmstat and --no-collector.vmstat counts" 0 "$(grep -c '^iolens_vmstat_' <<<"$OUT")"
 run "$IOLENS" export --once --collector.nope
 check_eq "--collector.nope: exit 2" 2 "$RC"
-check_match "… saying which collectors there are" "collector.nope: no such collector.*diskstats, filesystem, pagecache, pressure, process, vmstat, vtrace" "$ERR"
+check_match "… saying which collectors there are" "collector.nope: no such collector.*disklatency, diskstats, filesystem, pagecache, pressure, process, vmstat, vtrace" "$ERR"
 run "$IOLENS" export --once --no-collector.disk
 check_eq "--no-collector.disk (an abbreviation): exit 2, not taken for diskstats" 2 "$RC"
 

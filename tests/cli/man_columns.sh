@@ -339,7 +339,7 @@ for cmd in $commands; do
 done
 # cachestat and cachetop (bcc's columns, which options do not choose) list their fields, from
 # the same table: each documented in the page's table, JSON and CSV sections, and nothing more.
-for cmd in cachestat cachetop; do
+for cmd in cachestat cachetop biotop; do
 	"$IOLENS" "$cmd" --help > "$T/help.$cmd" 2>/dev/null
 	check "iolens $cmd --help lists its fields" grep -qx "Fields (the table's header, the JSON and CSV key):" "$T/help.$cmd"
 	tap "$(py fields "$cmd" "$T/help.$cmd" "$DOCS/iolens-$cmd.1")"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# stat_top_bio.sh: iolens stat --top-bio by eBPF (each block request charged to the process that submitted it), held to the bytes a process of the test reads and writes with O_DIRECT and to /proc/diskstats over the same window; without eBPF (not root, a recording) /proc/PID/io's figures, said as such.
+# stat_top_bio.sh: iolens stat --top-bio by eBPF (each block request charged to the process that submitted it, with its latency), held to the bytes a process of the test reads and writes with O_DIRECT and to /proc/diskstats over the same window; without eBPF (not root, a recording) /proc/PID/io's figures, said as such.
 . "$(dirname "$0")/lib.sh"
 
 can_evict || skip_all "O_DIRECT needs a scratch directory on a disk ($T is on $(fs_type "$T"))"
@@ -119,6 +119,15 @@ print(" ".join("%s:%s" % (json.loads(l)["top_bio"]["pid"], json.loads(l)["top_bi
 	check "its reads: at least the 64 MiB it read ($((64 * MiB))), at most what $DEV read meanwhile (/proc/diskstats: $read_disk): $got" \
 		between $((64 * MiB)) "$got" "$read_disk"
 	check_eq "the reader wrote nothing" 0 "$(sums $reader write_bytes_per_s "$T/bio.json")"
+	# Its latency in the lines that show it reading: known, ordered (p50 <= p99 <= max, the average
+	# between the shortest bucket and the longest), on the table's p99 in ms too.
+	lat=$(python3 -c 'import json, sys
+for l in open(sys.argv[1]).read().splitlines()[1:]:
+    g = json.loads(l)["top_bio"]
+    if g["pid"] == int(sys.argv[2]) and g["read_bytes_per_s"] > 0:
+        ok = 0 < g["p50_ns"] <= g["p99_ns"] <= g["max_ns"] and 0 < g["avg_ns"] <= g["max_ns"]
+        print("ok" if ok else "bad:%s" % g, end=" ")' "$T/bio.json" $reader)
+	check_match "the reader's latency: p50 <= p99 <= max, avg <= max, all above 0 ($lat)" '^(ok )+$' "$lat"
 	got=$(sums $writer write_bytes_per_s "$T/bio.json" $writer_t0)
 	check "its writes: at least the 32 MiB it wrote ($((32 * MiB))), at most what $DEV wrote meanwhile (/proc/diskstats: $write_disk): $got" \
 		between $((32 * MiB)) "$got" "$write_disk"
@@ -149,6 +158,8 @@ if is_root && command -v setpriv >/dev/null && [ -x /usr/bin/python3 ]; then
 	check_match "… one line says eBPF is not used and why, and what the figures are then" \
 		"^iolens stat: --top-bio: eBPF is not used \(loading eBPF needs root, or the capabilities CAP_BPF and CAP_PERFMON[^)]*\): the figures are /proc/PID/io's read_bytes and write_bytes, writes counted when dirtied, not when written$" "$ERR"
 	check_eq "… said once" 1 "$(grep -c 'eBPF is not used' <<<"$ERR")"
+	check_eq "… latency unknown without eBPF: p50, p99, max null" "None None None" \
+		"$(top_bio_key "$(tail -1 "$T/nobody.json")" p50_ns) $(top_bio_key "$(tail -1 "$T/nobody.json")" p99_ns) $(top_bio_key "$(tail -1 "$T/nobody.json")" max_ns)"
 	got=$(sums $writer write_bytes_per_s "$T/nobody.json")
 	# (/proc/PID/io also counts the directory pages it dirtied creating its two files: 4 KiB each here)
 	check "… the writer's 16 MiB ($((16 * MiB))), as its /proc/PID/io write_bytes counted them, and a few pages more: $got" \

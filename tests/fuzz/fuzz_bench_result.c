@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		/* Every case is found by its name, lies within its runs, and equals itself. */
 		if (bench_result_find(&doc, c->name) != c || !c->name[0] || c->runs < 1 || c->runs_min > c->runs_max ||
-		    bench_case_compare(c, c, &change) != 0 || (c->bytes_per_s > 0 && change != 0))
+		    bench_case_compare(c, c, 0, &change) != 0 || (c->bytes_per_s > 0 && change != 0))
 			abort();
 	}
 	return 0;

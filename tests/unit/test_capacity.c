@@ -209,15 +209,27 @@ static void test_compare_rule(void **state)
 
 	(void)state;
 	b.bytes_per_s = 105, b.runs_min = 95, b.runs_max = 115; /* overlapping: noise */
-	assert_int_equal(bench_case_compare(&a, &b, &change), 0);
+	assert_int_equal(bench_case_compare(&a, &b, 5, &change), 0);
 	assert_true(change > 4.99 && change < 5.01);
 	b.bytes_per_s = 50, b.runs_min = 45, b.runs_max = 89.9; /* all below */
-	assert_int_equal(bench_case_compare(&a, &b, &change), -1);
+	assert_int_equal(bench_case_compare(&a, &b, 5, &change), -1);
 	assert_true(change > -50.01 && change < -49.99);
-	b.bytes_per_s = 120, b.runs_min = 110.1, b.runs_max = 130; /* all above */
-	assert_int_equal(bench_case_compare(&a, &b, &change), 1);
+	b.bytes_per_s = 125, b.runs_min = 112, b.runs_max = 130; /* all above, medians 25 apart: more than A's 20 */
+	assert_int_equal(bench_case_compare(&a, &b, 5, &change), 1);
 	b.runs_min = 110; /* touching: within */
-	assert_int_equal(bench_case_compare(&a, &b, &change), 0);
+	assert_int_equal(bench_case_compare(&a, &b, 5, &change), 0);
+	b.bytes_per_s = 120, b.runs_min = 110.1; /* apart, but the medians only as far as A's range is wide */
+	assert_int_equal(bench_case_compare(&a, &b, 5, &change), 0);
+	b.bytes_per_s = 150, b.runs_min = 111, b.runs_max = 200; /* apart, but B's range wider than the move */
+	assert_int_equal(bench_case_compare(&a, &b, 5, &change), 0);
+	/* A machine drifting: narrow ranges 2.3 % apart. Noise within the margin; a change without one. */
+	a.bytes_per_s = 100, a.runs_min = 99.5, a.runs_max = 100.5;
+	b.bytes_per_s = 97.7, b.runs_min = 97.4, b.runs_max = 98;
+	assert_int_equal(bench_case_compare(&a, &b, 5, &change), 0);
+	assert_int_equal(bench_case_compare(&a, &b, 2, &change), -1);
+	assert_int_equal(bench_case_compare(&a, &b, 0, &change), -1);
+	b.bytes_per_s = 70, b.runs_min = 69, b.runs_max = 71; /* 30 % down: slower at the default margin */
+	assert_int_equal(bench_case_compare(&a, &b, BENCH_COMPARE_MARGIN_PERCENT, &change), -1);
 }
 
 /* A profile's eight cases: IOPS at rnd4k QD1/QD32 and seq1m QD1/QD8, bytes/s = IOPS x bs. */

@@ -75,9 +75,55 @@ static void test_labels_numbers(void **state)
 	free(text);
 }
 
+/* A counter in protobuf: one delimited MetricFamily, its bytes as metrics.proto lays them out. */
+static void test_protobuf(void **state)
+{
+	static const unsigned char expected[] = {
+		0x23,                                           /* the family's length: 35 */
+		0x0a, 0x07, 'a', '_', 't', 'o', 't', 'a', 'l', /* name (1): with _total, as the text format */
+		0x12, 0x01, 'h',                                /* help (2) */
+		0x18, 0x00,                                     /* type (3): COUNTER */
+		0x22, 0x13,                                     /* metric (4), 19 bytes */
+		0x0a, 0x06, 0x0a, 0x01, 'k', 0x12, 0x01, 'v',   /* label (1): name k, value v */
+		0x1a, 0x09, 0x09, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, /* counter (3): value (1), the double 1.0 */
+	};
+	char *text = NULL;
+	size_t len = 0;
+	struct prom p = { .protobuf = true };
+	(void)state;
+
+	p.out = open_memstream(&text, &len);
+	assert_non_null(p.out);
+	prom_family(&p, "a", PROM_COUNTER, "h");
+	prom_u64(&p, "a_total", 1, "k", "v", NULL);
+	prom_end(&p);
+	fclose(p.out);
+	assert_false(p.failed);
+	assert_int_equal(len, sizeof(expected));
+	assert_memory_equal(text, expected, sizeof(expected));
+	free(text);
+}
+
 static void test_negotiation(void **state)
 {
 	(void)state;
+	/* Prometheus with native histograms on; without; OpenMetrics preferred; other encodings of protobuf. */
+	assert_int_equal(prom_negotiate("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;"
+					"encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,*/*;q=0.2"),
+			 PROM_FORMAT_PROTOBUF);
+	assert_int_equal(prom_negotiate("application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"),
+			 PROM_FORMAT_OPENMETRICS);
+	assert_int_equal(prom_negotiate("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;"
+					"encoding=delimited;q=0.3,application/openmetrics-text;q=0.5"),
+			 PROM_FORMAT_OPENMETRICS);
+	assert_int_equal(prom_negotiate("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;"
+					"encoding=text"),
+			 PROM_FORMAT_TEXT);
+	assert_int_equal(prom_negotiate("application/vnd.google.protobuf"), PROM_FORMAT_TEXT);
+	assert_int_equal(prom_negotiate("application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; "
+					"encoding=delimited;q=0"),
+			 PROM_FORMAT_TEXT);
+	assert_int_equal(prom_negotiate(NULL), PROM_FORMAT_TEXT);
 	assert_true(prom_wants_openmetrics("application/openmetrics-text; version=1.0.0; charset=utf-8"));
 	assert_true(prom_wants_openmetrics("text/plain;q=0.5, application/openmetrics-text;version=1.0.0;q=0.9"));
 	assert_true(prom_wants_openmetrics("Application/OpenMetrics-Text"));
@@ -94,6 +140,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_families),
 		cmocka_unit_test(test_labels_numbers),
+		cmocka_unit_test(test_protobuf),
 		cmocka_unit_test(test_negotiation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

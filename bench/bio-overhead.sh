@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# Measures what iolens's block I/O eBPF program (bio.bpf.c, loaded by `iolens stat -x`) costs random 4k reads at queue depth 32: fio's IOPS with and without `iolens stat -x 1` beside it, alternating, medians, the ratio and the issue's goal (at most 3 % fewer IOPS).
+set -euo pipefail
+
+usage="usage: ${0##*/} [--rounds N] [--runtime SECONDS] [--size SIZE] [--engine io_uring|libaio] [--target file|loop] [DIR]
+  ROUNDS times (default 5), the two configurations alternating (which goes first swaps every
+  round), runs fio --rw=randread --bs=4k --iodepth=32 --direct=1 --time_based for RUNTIME seconds
+  (default 5) with ENGINE (default io_uring) on the target:
+    none   fio alone
+    stat   fio with \`iolens stat -x 1\` running beside it (started before fio, once it has printed
+           its first line: bio.bpf.c is attached to block_io_start, block_rq_issue and
+           block_rq_complete by then; stopped with SIGINT after fio)
+  Targets: file (default) a file of SIZE in a new directory under DIR (on a disk: each read is a
+  request of that disk); loop, a loop device over a file of SIZE in /dev/shm (memory: the fastest
+  requests this machine makes, where a per-request cost shows most).
+  Before each run it waits (up to QUIET_WAIT seconds, once) until no other fio runs and no other
+  process has bio.bpf.c's programs loaded (another stat -x, export --collector.disklatency, a
+  test): they would take the CPUs or count the same requests; each run says the load average
+  before it.
+  Prints each run's IOPS, then the median IOPS of each configuration with the lowest and highest
+  run (ranges that overlap widely say the machine was too busy to tell), stat / none, and whether the
+  goal holds; then each round's own stat / none and their median (less moved by a load that drifts
+  over minutes than the ratio of the medians) (median IOPS with stat at least 97 % of without). Then (PROG_STATS=1, the default,
+  with kernel.bpf_stats_enabled=1 for that run only, restored after) one more run with stat: each
+  of bio.bpf.c's programs' runs and ns per run, and the ns they add per read.
+  Exit status 1 when the goal is not met (or on an error). Needs root (eBPF, and the loop device).
+  With the defaults about a minute (11 runs of 5 s).
+DIR: where the file target is made (default: \$TMPDIR when set and not on tmpfs, else /var/tmp,
+  else the current directory); on a disk, with SIZE free.
+env: ROUNDS, RUNTIME, SIZE (default 256M), ENGINE, TARGET, IOLENS (default ./iolens of this
+  repository), FIO (default fio), PROG_STATS (1 or 0), QUIET_WAIT (seconds, default 120); the
+  options win."
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+IOLENS=${IOLENS:-$repo/iolens}
+FIO=${FIO:-fio}
+ROUNDS=${ROUNDS:-5}
+RUNTIME=${RUNTIME:-5}
+SIZE=${SIZE:-256M}
+ENGINE=${ENGINE:-io_uring}
+TARGET=${TARGET:-file}
+PROG_STATS=${PROG_STATS:-1}
+QUIET_WAIT=${QUIET_WAIT:-120}
+GOAL_RATIO=0.97
+dir=""
+while (($#)); do
+	case $1 in
+	-h | --help) echo "$usage"; exit 0 ;;
+	--rounds) ROUNDS=${2:?"$usage"}; shift 2 ;;
+	--rounds=*) ROUNDS=${1#*=}; shift ;;
+	--runtime) RUNTIME=${2:?"$usage"}; shift 2 ;;
+	--runtime=*) RUNTIME=${1#*=}; shift ;;
+	--size) SIZE=${2:?"$usage"}; shift 2 ;;
+	--size=*) SIZE=${1#*=}; shift ;;
+	--engine) ENGINE=${2:?"$usage"}; shift 2 ;;
+	--engine=*) ENGINE=${1#*=}; shift ;;
+	--target) TARGET=${2:?"$usage"}; shift 2 ;;
+	--target=*) TARGET=${1#*=}; shift ;;
+	-*) echo "$usage" >&2; exit 2 ;;
+	*) [[ -z $dir ]] || { echo "$usage" >&2; exit 2; }; dir=$1; shift ;;
+	esac
+done
+
+die() { echo "${0##*/}: $*" >&2; exit 1; }
+[[ $(id -u) == 0 ]] || die "needs root (stat -x loads eBPF; the loop target needs losetup)"
+[[ -x $IOLENS ]] || die "$IOLENS: not an executable (run make, or set IOLENS)"
+command -v "$FIO" >/dev/null || die "$FIO not found (apt-get install -y fio, or set FIO)"
+command -v python3 >/dev/null || die "python3 not found: it reads fio's JSON"
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "ROUNDS=$ROUNDS: not a positive integer"
+[[ $RUNTIME =~ ^[1-9][0-9]*$ ]] || die "RUNTIME=$RUNTIME: not a whole number of seconds"
+[[ $PROG_STATS == [01] ]] || die "PROG_STATS=$PROG_STATS: 0 or 1"
+[[ $QUIET_WAIT =~ ^[0-9]+$ ]] || die "QUIET_WAIT=$QUIET_WAIT: whole seconds"
+case $ENGINE in io_uring | libaio) ;; *) die "ENGINE=$ENGINE: io_uring or libaio" ;; esac
+case $TARGET in file | loop) ;; *) die "TARGET=$TARGET: file or loop" ;; esac
+size_bytes=$(numfmt --from=iec "${SIZE^^}" 2>/dev/null) || die "SIZE=$SIZE: not a size (256M, 1G, bytes)"
+size_bytes=$((size_bytes / 1048576 * 1048576))
+((size_bytes >= 16 * 1048576)) || die "SIZE=$SIZE: at least 16M"
+bpftool=$(command -v bpftool || true)
+
+if [[ $TARGET == loop ]]; then
+	command -v losetup >/dev/null || die "losetup not found (util-linux)"
+	dir=/dev/shm
+elif [[ -z $dir ]]; then
+	for candidate in "${TMPDIR:-}" /var/tmp .; do
+		[[ -n $candidate && -d $candidate ]] || continue
+		case $(stat -f -c %T "$candidate") in tmpfs | ramfs) continue ;; esac
+		dir=$candidate
+		break
+	done
+	[[ -n $dir ]] || die "no directory on a disk found (give a DIR)"
+fi
+[[ -d $dir ]] || die "$dir: not a directory"
+if [[ $TARGET == file ]]; then
+	case $(stat -f -c %T "$dir") in tmpfs | ramfs) die "$dir is on tmpfs: the file target must be on a disk (or --target loop)" ;; esac
+fi
+avail=$(df -P -B1 "$dir" | awk 'NR == 2 { print $4 }')
+((avail > size_bytes + 64 * 1048576)) || die "$dir: $((avail >> 20)) MiB free, the test file needs $((size_bytes >> 20)) MiB"
+
+work=$(mktemp -d -p "$dir" .iolens-bio-overhead.XXXXXX)
+loopdev=""
+stat_pid=""
+stats_saved=""
+# shellcheck disable=SC2317 # run by the trap
+cleanup() {
+	stop_stat
+	[[ -z $stats_saved ]] || sysctl -q -w kernel.bpf_stats_enabled="$stats_saved" >/dev/null 2>&1 || true
+	[[ -z $loopdev ]] || losetup -d "$loopdev" 2>/dev/null || true
+	rm -rf "$work"
+}
+stop_stat() {
+	if [[ -n $stat_pid ]]; then
+		kill -INT "$stat_pid" 2>/dev/null || true
+		wait "$stat_pid" 2>/dev/null || true
+	fi
+	stat_pid=""
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# A copy of iolens for the whole run: a rebuild of the tree meanwhile changes nothing measured.
+cp "$IOLENS" "$work/iolens"
+IOLENS=$work/iolens
+
+# The file, written (not fallocated: reads of unwritten extents never reach the disk) and synced.
+"$FIO" --name=layout --filename="$work/data" --rw=write --bs=1m --size="$size_bytes" --direct=1 \
+	--ioengine=psync --output=/dev/null || die "cannot write $work/data"
+target=$work/data
+if [[ $TARGET == loop ]]; then
+	loopdev=$(losetup -f --show "$work/data") || die "losetup failed"
+	target=$loopdev
+fi
+target_disk=$(basename "$(df -P "$work" | awk 'NR == 2 { print $1 }')")
+[[ $TARGET == loop ]] && target_disk=${loopdev#/dev/}
+
+# The ids of bio.bpf.c's programs loaded by anyone, one a line (bpftool lists them by name).
+bio_programs() {
+	[[ -n $bpftool ]] || return 0
+	"$bpftool" prog show --json 2>/dev/null | python3 -c 'import json, sys
+for p in json.load(sys.stdin):
+    if p.get("name") in ("on_start", "on_issue", "on_complete") and p.get("type") == "tracing":
+        print(p["id"])'
+}
+other_fio() { pgrep -x fio >/dev/null; }
+# Waits until the machine is quiet of our kind of load (another fio; another stat -x or export
+# --collector.disklatency counting the same requests); says so when it gave up, and from then on
+# measures without waiting.
+gave_up=""
+wait_quiet() {
+	local waited=0
+	[[ -z $gave_up ]] || return 0
+	while other_fio || [[ -n $(bio_programs) ]]; do
+		if ((waited >= QUIET_WAIT)); then
+			echo "# not quiet after ${QUIET_WAIT}s (another fio: $(other_fio && echo yes || echo no), bio.bpf.c programs loaded by others: $(bio_programs | wc -l)): measuring anyway, every run" >&2
+			gave_up=1
+			return
+		fi
+		sleep 1
+		waited=$((waited + 1))
+	done
+}
+start_stat() {
+	local before
+	before=$(bio_programs)
+	"$IOLENS" stat -x 1 >"$work/stat.out" 2>"$work/stat.err" &
+	stat_pid=$!
+	for _ in $(seq 600); do
+		[[ -s $work/stat.out ]] && break
+		kill -0 "$stat_pid" 2>/dev/null || die "iolens stat -x 1 ended: $(head -3 "$work/stat.err")"
+		sleep 0.05
+	done
+	[[ -s $work/stat.out ]] || die "iolens stat -x 1 printed nothing in 30 s"
+	! grep -q 'latency percentiles are unknown' "$work/stat.err" || die "stat -x did not load eBPF: $(head -1 "$work/stat.err")"
+	# Its 3 programs: ids that were not there before (others' may come and go meanwhile).
+	for _ in $(seq 200); do
+		[[ -z $bpftool ]] || (($(comm -13 <(sort <<<"$before") <(bio_programs | sort) | grep -c .) >= 3)) && return 0
+		sleep 0.05
+	done
+	die "bio.bpf.c's 3 programs of iolens stat -x are not listed by bpftool 10 s after its first line"
+}
+# One fio run: its read IOPS and CPU% (usr + sys).
+run_fio() {
+	"$FIO" --name=randread --filename="$target" --rw=randread --bs=4k --iodepth=32 --direct=1 \
+		--ioengine="$ENGINE" --size="$size_bytes" --time_based --runtime="$RUNTIME" --randrepeat=0 \
+		--norandommap --output-format=json >"$work/fio.json" 2>"$work/fio.err" || die "fio failed: $(head -3 "$work/fio.err")"
+	python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+print("%.1f %.1f" % (j["read"]["iops"], j["usr_cpu"] + j["sys_cpu"]))' "$work/fio.json"
+}
+
+echo "# fio randread 4k QD32 $ENGINE direct, ${RUNTIME}s a run, on $TARGET $target ($((size_bytes >> 20)) MiB, disk $target_disk); $(nproc) CPUs; kernel $(uname -r)"
+configs=(none stat)
+declare -A iops
+pair_ratios="" # each round's stat / none: its two runs back to back, under much the same load
+for ((r = 0; r < ROUNDS; r++)); do
+	for ((k = 0; k < 2; k++)); do
+		c=${configs[$(((k + r) % 2))]}
+		wait_quiet
+		load=$(cut -d' ' -f1 /proc/loadavg)
+		[[ $c == stat ]] && start_stat
+		read -r value cpu < <(run_fio)
+		stop_stat
+		iops[$c]+="$value "
+		[[ $c == none ]] && round_none=$value || round_stat=$value
+		printf 'round %d %-4s %10.0f IOPS  fio CPU %5.1f %%  load before %s\n' $((r + 1)) "$c" "$value" "$cpu" "$load"
+	done
+	pair_ratios+="$(awk -v s="$round_stat" -v n="$round_none" 'BEGIN { printf "%.4f", s / n }') "
+done
+
+median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+none=$(median <<<"${iops[none]}")
+with=$(median <<<"${iops[stat]}")
+spread() { tr ' ' '\n' | grep . | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.0f-%.0f", lo, hi }'; }
+printf '\n%-5s %10s  %s   (median IOPS of %d runs; lowest-highest)\n' config IOPS range "$ROUNDS"
+printf '%-5s %10.0f  %s\n' none "$none" "$(spread <<<"${iops[none]}")" stat "$with" "$(spread <<<"${iops[stat]}")"
+verdict=$(awk -v n="$none" -v s="$with" -v g="$GOAL_RATIO" 'BEGIN {
+	r = s / n
+	printf "stat/none %.4f (%+.2f %%): goal (at most 3 %% fewer IOPS, ratio >= %.2f) %s\n", r, (r - 1) * 100, g, (r >= g ? "met" : "NOT met") }')
+echo "$verdict"
+echo "each round's stat/none (its two runs back to back): median $(median <<<"$pair_ratios") of $pair_ratios"
+
+if [[ $PROG_STATS == 1 ]]; then
+	if [[ -z $bpftool ]]; then
+		echo "# per-program cost left out: bpftool not found"
+	else
+		wait_quiet
+		stats_saved=$(sysctl -n kernel.bpf_stats_enabled)
+		sysctl -q -w kernel.bpf_stats_enabled=1
+		"$bpftool" prog show --json >"$work/progs0.json"
+		start_stat
+		"$bpftool" prog show --json >"$work/progs1.json"
+		read -r value _ < <(run_fio)
+		"$bpftool" prog show --json >"$work/progs2.json"
+		stop_stat
+		sysctl -q -w kernel.bpf_stats_enabled="$stats_saved"
+		stats_saved=""
+		# Programs of this stat: those in progs1 and not in progs0, counted from progs1 to progs2 (fio's run only).
+		python3 - "$work" "$value" "$RUNTIME" <<'EOF'
+import json, sys
+work, iops, runtime = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+load = lambda n: {p["id"]: p for p in json.load(open("%s/progs%d.json" % (work, n)))}
+p0, p1, p2 = load(0), load(1), load(2)
+reads = iops * runtime
+total = 0
+print("\nbio.bpf.c during one more run with stat (%.0f IOPS, kernel.bpf_stats_enabled=1):" % iops)
+for pid in sorted(set(p1) - set(p0)):
+    if pid not in p2:
+        continue
+    runs = p2[pid].get("run_cnt", 0) - p1[pid].get("run_cnt", 0)
+    ns = p2[pid].get("run_time_ns", 0) - p1[pid].get("run_time_ns", 0)
+    total += ns
+    print("  %-12s %10d runs %8.0f ns/run" % (p2[pid].get("name"), runs, ns / runs if runs else 0))
+if reads:
+    print("  together %.0f ns per read, %.2f %% of one CPU at this rate" % (total / reads, total / runtime / 1e7))
+EOF
+	fi
+fi
+[[ $verdict != *"NOT met"* ]]

@@ -1,0 +1,442 @@
+/* biotop.c: iolens biotop: block I/O per process (or per cgroup) and disk, with its latency percentiles, as bcc's biotop (full screen on a tty). */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/cachestat_common.h"
+#include "cmd/common.h"
+#include "cmd/top_screen.h"
+#include "collect/bio.h"
+#include "collect/memcg.h"
+#include "common/signals.h"
+#include "common/util.h"
+#include "render/out.h"
+
+enum sort_key { SORT_PID, SORT_NAME, SORT_IO, SORT_BYTES, SORT_AVG, SORT_P50, SORT_P99, SORT_MAX, SORT_COUNT };
+static const char *const sort_names[SORT_COUNT] = { "pid", "comm", "io", "bytes", "avg", "p50", "p99", "max" };
+
+enum column {
+	C_TIME_NS, C_INTERVAL_NS, C_UNATTRIBUTED, /* the interval's own */
+	C_PID, C_COMM, C_CGROUP, C_CGROUP_ID,     /* the row's name: a process, or a cgroup with -C */
+	C_OP, C_MAJOR, C_MINOR, C_DISK, C_IO, C_BYTES, C_AVG, C_P50, C_P99, C_MAX, C_COUNT
+};
+
+static const struct out_column all_columns[C_COUNT] = {
+	[C_TIME_NS] = { "time_ns", "TIME", NULL, OUT_CLOCK, true, "when the interval was printed (Unix time)",
+			.where = OUT_GROUP },
+	[C_INTERVAL_NS] = { "interval_ns", "INTERVAL", NULL, OUT_SEC, true, "the time the rows cover, measured",
+			    .where = OUT_GROUP },
+	[C_UNATTRIBUTED] = { "unattributed_bytes", "UNATTRIBUTED", NULL, OUT_BYTES, true,
+			     "bytes of processes forgotten (more than 8192) since the start", .where = OUT_GROUP },
+	[C_PID] = { "pid", "PID", NULL, OUT_COUNT, false, "process id (the submitter's)", .width = -8 },
+	[C_COMM] = { "comm", "COMM", NULL, OUT_TEXT, false, "its name", .width = -16 },
+	[C_CGROUP] = { "cgroup", "CGROUP", NULL, OUT_TEXT, false, "cgroup v2 path (or \"cgroup ID\" when not found)" },
+	[C_CGROUP_ID] = { "cgroup_id", "CGROUP_ID", NULL, OUT_COUNT, true, "cgroup v2 id: its directory's inode",
+			  .where = OUT_DATA_ONLY },
+	[C_OP] = { "op", "D", NULL, OUT_TEXT, true, "R read, W write", .width = 1 },
+	[C_MAJOR] = { "major", "MAJ", NULL, OUT_COUNT, true, "the disk of its last request: major", .width = 4 },
+	[C_MINOR] = { "minor", "MIN", NULL, OUT_COUNT, true, "... minor", .width = 4 },
+	[C_DISK] = { "disk", "DISK", NULL, OUT_TEXT, true, "its name (+: other disks too)", .width = -8 },
+	[C_IO] = { "requests", "I/O", NULL, OUT_COUNT, true, "requests completed whole in the interval", .width = 7 },
+	[C_BYTES] = { "bytes", "BYTES", NULL, OUT_BYTES, true, "bytes completed in the interval", .width = 11 },
+	[C_AVG] = { "avg_ns", "AVG_us", NULL, OUT_USEC, true, "latency, start to completion: average (exact)", .width = 10 },
+	[C_P50] = { "p50_ns", "P50_us", NULL, OUT_USEC, true, "... median (its bucket's middle, within 12.5 %)", .width = 10 },
+	[C_P99] = { "p99_ns", "P99_us", NULL, OUT_USEC, true, "... 99th percentile (likewise)", .width = 10 },
+	[C_MAX] = { "max_ns", "MAX_us", NULL, OUT_USEC, true, "... longest", .width = 10 },
+};
+
+struct row {
+	pid_t pid;
+	uint64_t cgroup;
+	char name[512]; /* comm, or the cgroup's path */
+	char op;        /* 'R', 'W' */
+	unsigned major, minor;
+	char disk[40];
+	uint64_t requests, bytes;
+	struct bio_latency_figures latency;
+};
+
+/* Cgroup ids named: a walk of the cgroup2 mount for each id not seen before (found or not). */
+struct cgroup_name {
+	uint64_t id;
+	char path[512];
+};
+
+struct biotop {
+	struct cache_options o;
+	bool by_cgroup;
+	int sort; /* enum sort_key: an int, for top_screen_wait's keys to move */
+	bool reverse;
+	pid_t pid;
+	unsigned long long max_rows;
+	struct bio_table before; /* the counts at the start of the interval */
+	struct row *rows;
+	size_t nrows, rows_capacity;
+	uint64_t interval_ns, unattributed;
+	struct cgroup_name *names;
+	size_t nnames;
+	bool cgroup2_mounted;
+	struct out_column columns[C_COUNT];
+	char note[256]; /* the full screen's second line: "" for none */
+};
+
+static _Noreturn void usage(void)
+{
+	printf("Usage:\n"
+	       " %s [options] [interval [count]]\n"
+	       "\n"
+	       "Block I/O per process (or per cgroup) and operation, each interval (seconds, default 1),\n"
+	       "as bcc's biotop shows it, with the latency of the requests: average, p50, p99 and max,\n"
+	       "from their start to their completion. Each request is charged to the process that\n"
+	       "submitted it (writeback to the kernel's flush threads, read-ahead to the reader), counted\n"
+	       "by eBPF on the block tracepoints (root; Linux 6.5). On a terminal a full screen refreshed\n"
+	       "each interval; keys: < and > change the sort column, r reverses the order, q quits.\n"
+	       "Piped, plain rows. Without eBPF it says why and exits 1.\n"
+	       "\n",
+	       program_name);
+	out_help_fields(stdout, all_columns, C_COUNT);
+	printf("\n"
+	       "Options:\n"
+	       "  -C, --cgroup           per cgroup (cgroup v2) instead of per process\n"
+	       "  -s, --sort COLUMN      pid, comm, io, bytes (default), avg, p50, p99, max\n"
+	       "  -r, --reverse          ascending order (default: descending)\n"
+	       "  -p, --pid PID          only this process\n"
+	       "  -n, --rows N           at most N rows each interval\n"
+	       "      --json             JSON lines, one object per interval\n"
+	       "      --csv              comma-separated values: JSON's keys, units and values\n"
+	       "      --no-header        leave out the header lines\n"
+	       "  -h, --help             show this help\n"
+	       "  -V, --version          show the version\n"
+	       "\n"
+	       "Examples:\n"
+	       "  %s                     full screen, every second\n"
+	       "  %s -C 5                per cgroup, every 5 seconds\n"
+	       "  %s -s p99 1 10         the slowest first, ten times\n"
+	       "  %s --json 1 3 | jq .   three JSON lines\n",
+	       program_name, program_name, program_name, program_name);
+	exit(EXIT_OK);
+}
+
+/* The kernel's name of a disk (vda, loop0), from /sys/dev/block; "MAJ:MIN" when it has none. */
+static void disk_name(unsigned major, unsigned minor, char *out, size_t len)
+{
+	char link[64], target[PATH_MAX];
+	ssize_t n;
+	const char *slash;
+
+	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", major, minor);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0) {
+		snprintf(out, len, "%u:%u", major, minor);
+		return;
+	}
+	target[n] = '\0';
+	slash = strrchr(target, '/');
+	snprintf(out, len, "%.32s", slash ? slash + 1 : target);
+}
+
+static const char *cgroup_path(struct biotop *t, uint64_t id)
+{
+	struct cgroup_name *name;
+
+	for (size_t i = 0; i < t->nnames; i++)
+		if (t->names[i].id == id)
+			return t->names[i].path;
+	t->names = xrealloc(t->names, (t->nnames + 1) * sizeof(*t->names));
+	name = &t->names[t->nnames++];
+	name->id = id;
+	if (!t->cgroup2_mounted || !memcg_path_of_id(memcg_v2_mount(), id, name->path, sizeof(name->path)))
+		snprintf(name->path, sizeof(name->path), "cgroup %llu", (unsigned long long)id);
+	return name->path;
+}
+
+static void add_row(struct biotop *t, const struct row *row)
+{
+	if (t->nrows == t->rows_capacity) {
+		t->rows_capacity = t->rows_capacity ? 2 * t->rows_capacity : 256;
+		t->rows = xrealloc(t->rows, t->rows_capacity * sizeof(*t->rows));
+	}
+	t->rows[t->nrows++] = *row;
+}
+
+/* The interval's rows: what each process (or cgroup) did since the counts before, a row per operation. */
+static int gather(struct biotop *t)
+{
+	struct bio_table now;
+	int rc = t->by_cgroup ? bio_read_cgroups(&now) : bio_read(&now);
+
+	t->nrows = 0;
+	if (rc) {
+		bio_table_free(&now);
+		return rc;
+	}
+	for (unsigned i = 0; i < now.count; i++) {
+		const struct bio_process *p = &now.process[i], *a = bio_table_find(&t->before, p);
+
+		if (t->pid && p->pid != t->pid)
+			continue;
+		for (unsigned op = 0; op < BIO_SMALL_OPS; op++) {
+			struct row row = { .pid = p->pid, .cgroup = p->cgroup, .op = op == BIO_READ ? 'R' : 'W' };
+
+			row.requests = p->requests[op] - (a ? a->requests[op] : 0);
+			row.bytes = p->bytes[op] - (a ? a->bytes[op] : 0);
+			if (!row.requests && !row.bytes)
+				continue;
+			bio_latency_figures(&p->latency[op], a ? &a->latency[op] : NULL, &row.latency);
+			row.major = p->disk_major;
+			row.minor = p->disk_minor;
+			disk_name(p->disk_major, p->disk_minor, row.disk, sizeof(row.disk) - 1);
+			if (p->several_disks)
+				strcat(row.disk, "+");
+			snprintf(row.name, sizeof(row.name), "%s", t->by_cgroup ? cgroup_path(t, p->cgroup) : p->name);
+			add_row(t, &row);
+		}
+	}
+	t->unattributed = now.unattributed_bytes;
+	bio_table_free(&t->before);
+	t->before = now;
+	return 0;
+}
+
+static const struct biotop *sorting;
+
+static int compare_u64(uint64_t a, uint64_t b)
+{
+	return (a > b) - (a < b);
+}
+
+static int compare_rows(const void *a_, const void *b_)
+{
+	const struct row *a = a_, *b = b_;
+	int order = 0;
+
+	switch (sorting->sort) {
+	case SORT_PID: order = sorting->by_cgroup ? compare_u64(a->cgroup, b->cgroup) : compare_u64((uint64_t)a->pid, (uint64_t)b->pid); break;
+	case SORT_NAME: order = -strcmp(a->name, b->name); break; /* A first, descending as the rest */
+	case SORT_IO: order = compare_u64(a->requests, b->requests); break;
+	case SORT_BYTES: order = compare_u64(a->bytes, b->bytes); break;
+	case SORT_AVG: order = compare_u64(a->latency.average_ns, b->latency.average_ns); break;
+	case SORT_P50: order = compare_u64(a->latency.p50_ns, b->latency.p50_ns); break;
+	case SORT_P99: order = compare_u64(a->latency.p99_ns, b->latency.p99_ns); break;
+	case SORT_MAX: order = compare_u64(a->latency.max_ns, b->latency.max_ns); break;
+	default: break;
+	}
+	if (!order) /* a stable order between equals: by pid (cgroup), then operation */
+		order = a->pid != b->pid ? compare_u64((uint64_t)b->pid, (uint64_t)a->pid)
+		      : a->cgroup != b->cgroup ? compare_u64(b->cgroup, a->cgroup) : (b->op > a->op) - (b->op < a->op);
+	return sorting->reverse ? order : -order;
+}
+
+static void sort_rows(struct biotop *t)
+{
+	sorting = t;
+	if (t->nrows > 1)
+		qsort(t->rows, t->nrows, sizeof(*t->rows), compare_rows);
+}
+
+static void put_row(const struct biotop *t, struct out_table *table, const struct row *row)
+{
+	struct out_row *out = out_row_add(table);
+
+	if (t->by_cgroup) {
+		out_set_text(out, C_CGROUP, row->name);
+		out_set_count(out, C_CGROUP_ID, row->cgroup);
+	} else {
+		out_set_count(out, C_PID, (uint64_t)row->pid);
+		out_set_text(out, C_COMM, row->name);
+		out_set_count(out, C_CGROUP_ID, row->cgroup);
+	}
+	out_set_text(out, C_OP, row->op == 'R' ? "R" : "W");
+	out_set_count_if(out, C_MAJOR, row->major, row->major || row->minor);
+	out_set_count_if(out, C_MINOR, row->minor, row->major || row->minor);
+	if (row->major || row->minor)
+		out_set_text(out, C_DISK, row->disk);
+	out_set_count(out, C_IO, row->requests);
+	out_set_count(out, C_BYTES, row->bytes);
+	/* No request completed whole (only parts of one): its latency is not known yet. */
+	if (row->latency.requests) {
+		out_set_count(out, C_AVG, row->latency.average_ns);
+		out_set_count(out, C_P50, row->latency.p50_ns);
+		out_set_count(out, C_P99, row->latency.p99_ns);
+		out_set_count(out, C_MAX, row->latency.max_ns);
+	}
+}
+
+/* The header line: "HH:MM:SS loadavg: ... / Sort: BYTES / Order: descending", as bcc's. */
+static void write_interval(const void *context, struct out_table *table, size_t max)
+{
+	const struct biotop *t = context;
+	char title[256], clock[16];
+	time_t now = time(NULL);
+	struct out_row *group;
+	size_t n = t->max_rows && t->max_rows < t->nrows ? (size_t)t->max_rows : t->nrows;
+
+	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&now));
+	snprintf(title, sizeof(title), "%s %s / Sort: %s / Order: %s", clock, t->by_cgroup ? "per cgroup" : "per process",
+		 sort_names[t->sort], t->reverse ? "ascending" : "descending");
+	group = out_table_group(table, title);
+	out_set_count(group, C_TIME_NS, realtime_ns());
+	out_set_count(group, C_INTERVAL_NS, t->interval_ns);
+	out_set_count(group, C_UNATTRIBUTED, t->unattributed);
+	for (size_t i = 0; i < n && i < max; i++)
+		put_row(t, table, &t->rows[i]);
+	out_table_group_end(table);
+}
+
+/* The keys changed the order: the rows sorted again, and drawn. */
+static void redraw(void *context)
+{
+	struct biotop *t = context;
+
+	sort_rows(t);
+	top_screen_draw(write_interval, t, t->columns, C_COUNT, t->note[0] ? t->note : NULL);
+}
+
+static enum sort_key parse_sort(const char *text)
+{
+	for (int i = 0; i < SORT_COUNT; i++)
+		if (!strcasecmp(text, sort_names[i]))
+			return (enum sort_key)i;
+	if (!strcasecmp(text, "cgroup") || !strcasecmp(text, "name"))
+		return SORT_NAME;
+	if (!strcasecmp(text, "kbytes") || !strcasecmp(text, "requests"))
+		return !strcasecmp(text, "kbytes") ? SORT_BYTES : SORT_IO;
+	usage_error("--sort: '%s' is not pid, comm, io, bytes, avg, p50, p99 or max", text);
+}
+
+int cmd_biotop(int argc, char **argv)
+{
+	static const struct option long_options[] = {
+		COMMON_LONG_OPTIONS,
+		{ "cgroup", no_argument, NULL, 'C' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "reverse", no_argument, NULL, 'r' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "rows", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, OUT_OPT_JSON },
+		{ "csv", no_argument, NULL, OUT_OPT_CSV },
+		{ "no-header", no_argument, NULL, OUT_OPT_NO_HEADER },
+		{ 0 }
+	};
+	struct biotop t = { .o = { .interval = 1 }, .sort = SORT_BYTES };
+	struct out_table *out = NULL;
+	unsigned long long printed = 0;
+	uint64_t deadline, previous_ns;
+	const char *why = NULL;
+	bool screen;
+	int opt, rc = EXIT_OK;
+
+	while ((opt = getopt_long(argc, argv, "Cs:rp:n:hV", long_options, NULL)) != -1) {
+		switch (opt) {
+		case 'C':
+			t.by_cgroup = true;
+			break;
+		case 's':
+			t.sort = parse_sort(optarg);
+			break;
+		case 'r':
+			t.reverse = true;
+			break;
+		case 'p':
+			t.pid = top_option_pid(optarg);
+			break;
+		case 'n':
+			t.max_rows = top_option_rows(optarg);
+			break;
+		case 'h':
+			usage();
+		case 'V':
+			print_version();
+		default:
+			if (!out_parse_option(&t.o.out, opt, optarg))
+				usage_hint();
+		}
+	}
+	cache_parse_interval_count(argc, argv, optind, &t.o, true);
+	if (t.pid && t.by_cgroup)
+		usage_error("--pid and --cgroup: a cgroup's rows are not of one process");
+	/* Without eBPF there is no latency and no submitter to charge: said, not estimated. */
+	if (bio_start(t.by_cgroup ? BIO_WANT_CGROUPS : BIO_WANT_PROCESSES, &why) != 0) {
+		warn_msg("block I/O per %s needs eBPF: %s", t.by_cgroup ? "cgroup" : "process", why);
+		return EXIT_FAIL;
+	}
+	if (t.by_cgroup) {
+		t.cgroup2_mounted = memcg_v2_mounted();
+		if (!t.cgroup2_mounted) {
+			snprintf(t.note, sizeof(t.note), "cgroup v2 is not mounted: cgroups are shown by id");
+			warn_msg("%s", t.note);
+		}
+	}
+	stop_on_signals();
+	memcpy(t.columns, all_columns, sizeof(t.columns));
+	t.columns[C_PID].is_default = t.columns[C_COMM].is_default = !t.by_cgroup;
+	t.columns[C_CGROUP].is_default = t.by_cgroup;
+	screen = t.o.out.format == OUT_TABLE && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) && getenv("TERM");
+	if (screen)
+		screen = top_screen_open();
+	if (!screen) {
+		out = out_table_new(t.columns, C_COUNT, &t.o.out, t.by_cgroup ? "cgroups" : "processes");
+		if (!out) {
+			bio_stop();
+			return EXIT_USAGE;
+		}
+		out_table_lines(out, stdout);
+	}
+	/* The counts at the start: the first interval's rows are what happened after it. */
+	if ((rc = t.by_cgroup ? bio_read_cgroups(&t.before) : bio_read(&t.before)) != 0) {
+		warn_msg("reading the counts: %s", strerror(-rc));
+		rc = EXIT_FAIL;
+		goto cleanup;
+	}
+	rc = EXIT_OK;
+	previous_ns = deadline = monotonic_ns();
+	while (!stop_signal && (!t.o.count || printed < t.o.count)) {
+		uint64_t now;
+		int read_rc;
+
+		deadline += (uint64_t)(t.o.interval * 1e9);
+		if (screen) {
+			if (!top_screen_wait(deadline, &t.sort, SORT_COUNT, &t.reverse, redraw, &t))
+				break;
+		} else {
+			sleep_until_ns(deadline, &stop_signal);
+			if (stop_signal)
+				break;
+		}
+		read_rc = gather(&t);
+		now = monotonic_ns();
+		if (read_rc) {
+			warn_msg("reading the counts: %s", strerror(-read_rc));
+			rc = EXIT_FAIL;
+			break;
+		}
+		t.interval_ns = now - previous_ns;
+		sort_rows(&t);
+		if (screen) {
+			top_screen_draw(write_interval, &t, t.columns, C_COUNT, t.note[0] ? t.note : NULL);
+		} else {
+			write_interval(&t, out, SIZE_MAX);
+			if (fflush(stdout) != 0 || ferror(stdout)) {
+				rc = output_failed();
+				break;
+			}
+		}
+		previous_ns = now;
+		printed++;
+		if (deadline + 1000000 < now)
+			deadline = now;
+	}
+cleanup:
+	if (screen)
+		top_screen_close();
+	out_table_free(out);
+	bio_stop();
+	bio_table_free(&t.before);
+	free(t.rows);
+	free(t.names);
+	return rc;
+}
