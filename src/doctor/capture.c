@@ -742,6 +742,22 @@ static void snap_bio_procs(struct doctor_snapshot *s, const struct watch *w)
 		}
 		if (!out->requests)
 			continue;
+		out->disk_major = p->disk_major;
+		out->disk_minor = p->disk_minor;
+		out->several_disks = p->several_disks;
+		{
+			struct bio_latency now, before = {0};
+			struct bio_latency_figures figures;
+
+			bio_latency_both(p, &now);
+			if (then)
+				bio_latency_both(then, &before);
+			bio_latency_figures(&now, then ? &before : NULL, &figures);
+			if (figures.requests) {
+				out->p50_ns = (double)figures.p50_ns;
+				out->p99_ns = (double)figures.p99_ns;
+			}
+		}
 		memcpy(out->comm, p->name, sizeof(p->name));
 		out->comm[sizeof(p->name)] = '\0';
 		snprintf(path, sizeof(path), "/proc/%d/stat", (int)p->pid);

@@ -153,7 +153,11 @@ int doctor_snapshot_write(const struct doctor_snapshot *s, FILE *f)
 
 		fprintf(f, "bio_proc %d", (int)b->pid);
 		put_text(f, b->comm);
-		fprintf(f, " %d %llu %llu\n", b->kernel, (unsigned long long)b->requests, (unsigned long long)b->bytes);
+		fprintf(f, " %d %llu %llu %u %u %d", b->kernel, (unsigned long long)b->requests, (unsigned long long)b->bytes,
+			b->disk_major, b->disk_minor, b->several_disks);
+		put_real(f, b->p50_ns);
+		put_real(f, b->p99_ns);
+		fputc('\n', f);
 	}
 	for (int k = 0; k < 3; k++)
 		fprintf(f, "psi %s %d %llu %llu\n", psi_names[k], psi[k]->known, (unsigned long long)psi[k]->start_us,
@@ -593,6 +597,13 @@ static void parse_line(struct parser *p, struct span key, struct doctor_snapshot
 		b->kernel = flag(p, "kernel");
 		b->requests = u64(p, "requests");
 		b->bytes = u64(p, "bytes");
+		b->disk_major = (unsigned)u64_max(p, "disk_major", UINT32_MAX);
+		b->disk_minor = (unsigned)u64_max(p, "disk_minor", UINT32_MAX);
+		b->several_disks = flag(p, "several_disks");
+		b->p50_ns = real(p, "p50_ns");
+		b->p99_ns = real(p, "p99_ns");
+		if (!p->failed && (b->p50_ns < 0 || b->p99_ns < 0))
+			fail(p, "bio_proc: a latency below 0");
 	} else if (span_equals(key, "psi")) {
 		struct span which;
 		struct snap_psi *psi = NULL;

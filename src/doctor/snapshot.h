@@ -67,6 +67,9 @@ struct snap_bio_proc {
 	char comm[32];
 	bool kernel;        /* a kernel thread (its parent kthreadd): writeback, a loop device's worker */
 	uint64_t requests, bytes;
+	unsigned disk_major, disk_minor; /* the disk of its last request (0:0 unknown) */
+	bool several_disks;              /* its requests went to more than one disk */
+	double p50_ns, p99_ns;           /* of its reads and writes completed in the window; 0 unknown */
 };
 
 struct snap_psi {

@@ -72,9 +72,10 @@ print("ok" if ok else d)' "$T/sat.json" "$disk")"
 process=$(python3 -c '
 import json, sys
 d = [f["data"] for f in json.load(open(sys.argv[1]))["findings"] if f["rule"] == "saturated" and f["data"]["device"] == sys.argv[2]][0]
-print(d["process"]["comm"], d["process"]["pid"], d["process"]["by"])' "$T/sat.json" "$disk")
-check_match "… the process whose I/O suffers: fio, one of its processes ($jobs_of_fio), by eBPF ($process)" \
-	"^fio ($(tr ' ' '|' <<<"${jobs_of_fio% }")) ebpf$" "$process"
+p = d["process"]
+print(p["comm"], p["pid"], p["by"], p["on_disk"], 0 < p["p50_ns"] <= p["p99_ns"])' "$T/sat.json" "$disk")
+check_match "… the process whose I/O suffers: fio, one of its processes ($jobs_of_fio), by eBPF, its last request on $disk, its own p50 <= p99 ($process)" \
+	"^fio ($(tr ' ' '|' <<<"${jobs_of_fio% }")) ebpf True True$" "$process"
 check_match "… the capacity share is given" "[0-9]" "$(field "$OUT" capacity_pct)"
 run "$IOLENS" doctor --replay "$T/sat.snapshot" --json
 check_eq "the recording judged again: the same finding, the same numbers" \

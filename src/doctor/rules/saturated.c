@@ -20,13 +20,29 @@ static double await_ns(const struct disk_ext *x)
 	return ios > 0 ? (x->r_await * x->r_s + x->w_await * x->w_s) / ios * 1e6 : 0;
 }
 
-/* The process whose requests were the most (eBPF, all disks), a user's before a kernel thread's; NULL none. */
-static const struct snap_bio_proc *most_requests(const struct doctor_snapshot *s)
+/*
+ * The process whose I/O suffers most: of those whose last request went to the disk (eBPF), the
+ * one with the most requests in the window, a user's before a kernel thread's; else the same of
+ * all processes (their disk unknown). NULL none. *on_disk: whether it was found by its disk.
+ */
+static const struct snap_bio_proc *most_requests(const struct doctor_snapshot *s, const struct disk_stats *disk,
+						 bool *on_disk)
 {
-	for (size_t i = 0; i < s->nbio_procs; i++)
-		if (!s->bio_procs[i].kernel)
-			return &s->bio_procs[i];
-	return s->nbio_procs ? &s->bio_procs[0] : NULL;
+	for (int pass = 0; pass < 4; pass++) {
+		bool by_disk = pass < 2, user = pass % 2 == 0;
+
+		for (size_t i = 0; i < s->nbio_procs; i++) {
+			const struct snap_bio_proc *p = &s->bio_procs[i];
+
+			if (user && p->kernel)
+				continue;
+			if (by_disk && (p->disk_major != disk->major || p->disk_minor != disk->minor))
+				continue;
+			*on_disk = by_disk;
+			return p;
+		}
+	}
+	return NULL;
 }
 
 static void judge(const struct doctor_snapshot *s, const struct doctor_config *config, struct doctor_findings *out)
@@ -158,14 +174,25 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		field_real_if(&f->data, "capacity_pct", disk->capacity_pct,
 			      disk->capacity_known && isfinite(disk->capacity_pct));
 		/* Whose I/O suffers: the process that made the most requests (eBPF), else the most bytes (/proc/PID/io). */
-		const struct snap_bio_proc *p = s->bio_known ? most_requests(s) : NULL;
+		bool on_disk = false;
+		const struct snap_bio_proc *p = s->bio_known ? most_requests(s, &disk->end, &on_disk) : NULL;
 		struct doctor_fields *o = field_object(&f->data, "process");
 		if (p) {
-			snprintf(process_text, sizeof(process_text), "%s (%d) made the most block requests, %llu (eBPF, all disks)",
-				 p->comm, (int)p->pid, (unsigned long long)p->requests);
+			char latency[64] = "";
+
+			if (p->p50_ns > 0)
+				snprintf(latency, sizeof(latency), ", its p50 %.2f ms, p99 %.2f ms", p->p50_ns / 1e6,
+					 p->p99_ns / 1e6);
+			snprintf(process_text, sizeof(process_text), "%s (%d) made the most block requests, %llu%s (eBPF, %s)",
+				 p->comm, (int)p->pid, (unsigned long long)p->requests, latency,
+				 !on_disk ? "all disks: none seen last on this one"
+				 : p->several_disks ? "its last on this disk, others on other disks" : "on this disk");
 			field_int(o, "pid", p->pid);
 			field_text(o, "comm", p->comm);
 			field_count(o, "requests", p->requests);
+			field_real_if(o, "p50_ns", p->p50_ns, p->p50_ns > 0);
+			field_real_if(o, "p99_ns", p->p99_ns, p->p99_ns > 0);
+			field_bool(o, "on_disk", on_disk);
 			field_text(o, "by", "ebpf");
 		} else if (s->nrates) {
 			snprintf(process_text, sizeof(process_text), "%s (%d) read and wrote the most (/proc/PID/io, all disks)",
@@ -173,11 +200,17 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			field_int(o, "pid", s->rates[0].pid);
 			field_text(o, "comm", s->rates[0].comm);
 			field_null(o, "requests");
+			field_null(o, "p50_ns");
+			field_null(o, "p99_ns");
+			field_null(o, "on_disk");
 			field_text(o, "by", "procfs");
 		} else {
 			field_null(o, "pid");
 			field_null(o, "comm");
 			field_null(o, "requests");
+			field_null(o, "p50_ns");
+			field_null(o, "p99_ns");
+			field_null(o, "on_disk");
 			field_null(o, "by");
 		}
 		if (process_text[0])
@@ -231,10 +264,12 @@ const struct doctor_rule rule_saturated = {
 		"halves, the share of the capacity used (as\n"
 		".B iolens stat \\-x\n"
 		"computes %cap), %util for comparison, and the process whose I/O suffers\n"
-		"most: the one that made the most block requests in the window (eBPF, a\n"
-		"user's process before a kernel thread; all disks together, as the counts\n"
-		"per process are not per disk), else the one that read and wrote the most\n"
-		"bytes\n"
+		"most: of the processes whose last request went to the disk, the one that\n"
+		"made the most block requests in the window (eBPF, a user's process before\n"
+		"a kernel thread; its requests are counted on all disks, as the counts per\n"
+		"process are not per disk), with the p50 and p99 of its own requests; when\n"
+		"none, the same of all processes; without eBPF the one that read and wrote\n"
+		"the most bytes\n"
 		".RI ( /proc/PID/io ).\n"
 		"Severity\n"
 		".BR warning .\n",
