@@ -55,6 +55,36 @@ for try in 1 2 3; do
 done
 stop_fio
 printf '%s\n' "$OUT" >"$T/sat.json"
+# conditions SNAPSHOT: what the recording says of the disk's second half: "aqu-sz p50_ns qd1_ns" (the rule's inputs).
+conditions() { python3 - "$1" "$disk" <<'PY'
+import sys
+lines = [l.split() for l in open(sys.argv[1])]
+at = [i for i, l in enumerate(lines) if l[:2] == ["disk", sys.argv[2]]][0]
+block = []
+for l in lines[at + 1:]:
+    if l[0] not in ("disk_sample", "disk_latency", "disk_capacity"):
+        break
+    block.append(l)
+sample = {l[1]: l for l in block if l[0] == "disk_sample"}
+mid, end = int(sample["mid"][13]), int(sample["end"][13]) # time_in_queue, ms
+seconds = [float(l[1]) - float(l[2]) for l in lines if l[0] == "disk_seconds"][0]
+latency = [float(l[3]) for l in block if l[:2] == ["disk_latency", "second"]]
+qd1 = [float(l[1]) for l in block if l[0] == "disk_capacity"]
+print("%.2f %s %s" % ((end - mid) / 1000 / seconds, latency[0] if latency else "-", qd1[0] if qd1 else "-"))
+PY
+}
+if [ "$(field "$OUT" device)" != "$disk" ] && [ -s "$T/sat.snapshot" ]; then
+	read -r aqu p50 low < <(conditions "$T/sat.snapshot")
+	# Held to the rule's conditions, not to a speed: fio held back by a busy machine may not queue.
+	if ! python3 -c 'import sys; a, p, l = sys.argv[1:]; sys.exit(not (float(a) >= 2 and p != "-" and l != "-" and float(p) >= 2 * float(l)))' \
+		"$aqu" "$p50" "$low"; then
+		skip "fio could not saturate $disk on this machine now (aqu-sz $aqu, p50 $p50 ns against QD1 $low ns): the rule's conditions unmet, not judged"
+		run "$IOLENS" doctor --replay "$T/sat.snapshot" --json
+		check_eq "… and doctor, judging that recording, finds no saturation of it" absent "$(field "$OUT" device)"
+		echo "1..$t_count"
+		exit 0
+	fi
+fi
 check_eq "fio at QD128 on $disk: saturated found" "$disk" "$(field "$OUT" device)"
 check "… a warning or worse (exit $RC)" test "$RC" -ge 3
 check_eq "… the low-load latency is the capacity file's QD1 read p50" "capacity $qd1" \
