@@ -1,9 +1,10 @@
-/* capacity.c: a disk's capacity file: its identity from sysfs (WWN, serial, or model and size), written atomically, read back. */
+/* capacity.c: a disk's capacity file: its identity from sysfs (WWN, serial, or model and size), written atomically, read back; the share of it a load uses. */
 #include "bench/capacity.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,4 +206,70 @@ int capacity_load(const char *dir, dev_t devno, struct bench_result_doc *out, ch
 		return say_why(why, why_len, "%s: not the capacity of %s (its key is %s)", file, id.key,
 			    out->has_capacity ? out->capacity_key : "missing");
 	return 0;
+}
+
+/* x's place between a and b (log2 of each), 0 to 1, held at the ends. */
+static double position(double x, double a, double b)
+{
+	double t;
+
+	if (!(x > a) || !(b > a))
+		return 0;
+	if (x >= b)
+		return 1;
+	t = (log2(x) - log2(a)) / (log2(b) - log2(a));
+	return t < 0 ? 0 : t > 1 ? 1 : t;
+}
+
+/* A pair of cases (QD1 and deep) at a depth: IOPS and bytes/s. */
+static bool pair_at(const struct bench_result_doc *capacity, const char *family, const char *deep, bool write,
+		    double depth, double *iops, double *bytes_per_s, double *bs)
+{
+	const struct bench_case *low, *high;
+	char name[48];
+	double t;
+
+	snprintf(name, sizeof(name), "%s_q1t1_%s", family, write ? "write" : "read");
+	low = bench_result_find(capacity, name);
+	snprintf(name, sizeof(name), "%s_%s_%s", family, deep, write ? "write" : "read");
+	high = bench_result_find(capacity, name);
+	if (!low || !high || !(low->iops > 0) || !(high->iops > 0) || !(low->bytes_per_s > 0) || !(high->bytes_per_s > 0))
+		return false;
+	t = position(depth, low->qd, high->qd);
+	*iops = low->iops + t * (high->iops - low->iops);
+	*bytes_per_s = low->bytes_per_s + t * (high->bytes_per_s - low->bytes_per_s);
+	*bs = (double)low->bs;
+	return true;
+}
+
+bool capacity_at(const struct bench_result_doc *capacity, bool write, double size, double depth, double *iops,
+		 double *bytes_per_s)
+{
+	double small_iops, small_bytes, small_bs, large_iops, large_bytes, large_bs, t;
+
+	if (!pair_at(capacity, "rnd4k", "q32t1", write, depth, &small_iops, &small_bytes, &small_bs) ||
+	    !pair_at(capacity, "seq1m", "q8t1", write, depth, &large_iops, &large_bytes, &large_bs))
+		return false;
+	t = position(size, small_bs, large_bs);
+	*iops = small_iops + t * (large_iops - small_iops);
+	*bytes_per_s = small_bytes + t * (large_bytes - small_bytes);
+	return true;
+}
+
+double capacity_share(const struct bench_result_doc *capacity, const struct capacity_demand *load)
+{
+	double share = 0;
+
+	for (int write = 0; write <= 1; write++) {
+		double iops, bytes_per_s, by_iops, by_bytes;
+
+		if (!(load->iops[write] > 0) && !(load->bytes_per_s[write] > 0))
+			continue;
+		if (!capacity_at(capacity, write, load->size[write], load->depth, &iops, &bytes_per_s))
+			return NAN;
+		by_iops = load->iops[write] / iops;
+		by_bytes = load->bytes_per_s[write] / bytes_per_s;
+		share += by_iops > by_bytes ? by_iops : by_bytes;
+	}
+	return 100 * share;
 }

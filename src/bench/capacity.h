@@ -1,4 +1,4 @@
-/* capacity.h: a disk's measured capacity (bench --profile --save-capacity): the disk's stable identity, where its result is kept, saved atomically, read back. */
+/* capacity.h: a disk's measured capacity (bench --profile --save-capacity): the disk's stable identity, where its result is kept, saved atomically, read back; the share of it a load uses. */
 #ifndef IOLENS_BENCH_CAPACITY_H
 #define IOLENS_BENCH_CAPACITY_H
 
@@ -47,5 +47,31 @@ int capacity_save(const char *dir, const struct capacity_identity *id, const cha
  */
 int capacity_load(const char *dir, dev_t devno, struct bench_result_doc *out, char *path, size_t path_len, char *why,
 		  size_t why_len);
+
+/* A disk's load over an interval, by direction (0 reads, 1 writes), as iostat -x measures it. */
+struct capacity_demand {
+	double iops[2], bytes_per_s[2];
+	double size[2]; /* the mean request size in bytes (0: no request) */
+	double depth;   /* the mean number of requests in flight (aqu-sz) */
+};
+
+/*
+ * The capacity of one direction at a request size and a queue depth, from the profile's cases
+ * (rnd4k_q1t1, rnd4k_q32t1, seq1m_q1t1, seq1m_q8t1 of that direction): in each pair (small
+ * random requests, large sequential ones) IOPS and bytes/s go linearly in log2(depth) from the
+ * QD1 case to the deep one (held at their values below QD1 and beyond the deep case's depth);
+ * then linearly in log2(size) from the small case's to the large one's (held below 4 KiB and
+ * above 1 MiB). false when a case is missing or measured nothing.
+ */
+bool capacity_at(const struct bench_result_doc *capacity, bool write, double size, double depth, double *iops,
+		 double *bytes_per_s);
+
+/*
+ * The share of the capacity a load uses, in percent: for each direction the larger of its
+ * IOPS / the capacity's IOPS and its bytes/s / the capacity's bytes/s at its own request size
+ * and the load's depth, the two directions added (each uses its part of the disk). NaN when a
+ * direction with requests has no capacity (capacity_at false).
+ */
+double capacity_share(const struct bench_result_doc *capacity, const struct capacity_demand *load);
 
 #endif

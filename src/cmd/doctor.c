@@ -90,6 +90,9 @@ static _Noreturn void usage(void)
 	       "                         judge) to FILE, to judge again later or elsewhere\n"
 	       "      --replay FILE      judge the snapshot in FILE instead of the machine (no\n"
 	       "                         window, no privilege needed); takes no seconds\n"
+	       "      --capacity-dir DIR where disks' capacities are kept (bench --profile\n"
+	       "                         --save-capacity; default $IOLENS_CAPACITY_DIR, else\n"
+	       "                         /var/lib/iolens/capacity): rule saturated's low-load latency\n"
 	       "  -h, --help             show this help\n"
 	       "  -V, --version          show the version\n"
 	       "\n"
@@ -105,7 +108,7 @@ static _Noreturn void usage(void)
 	exit(EXIT_OK);
 }
 
-enum { OPT_CONFIG = 0x2000, OPT_NO_CONFIG, OPT_DISABLE, OPT_ACCEPT, OPT_SET, OPT_RECORD, OPT_REPLAY };
+enum { OPT_CONFIG = 0x2000, OPT_NO_CONFIG, OPT_DISABLE, OPT_ACCEPT, OPT_SET, OPT_RECORD, OPT_REPLAY, OPT_CAPACITY_DIR };
 
 /*
  * Takes out the findings of disabled rules, and those the configuration accepts: by the
@@ -206,6 +209,7 @@ int cmd_doctor(int argc, char **argv)
 		{ "set", required_argument, NULL, OPT_SET },
 		{ "record", required_argument, NULL, OPT_RECORD },
 		{ "replay", required_argument, NULL, OPT_REPLAY },
+		{ "capacity-dir", required_argument, NULL, OPT_CAPACITY_DIR },
 		{ 0 }
 	};
 	struct doctor d = { .seconds = 5 };
@@ -221,7 +225,7 @@ int cmd_doctor(int argc, char **argv)
 	struct doctor_report report;
 	int rc;
 	bool json = false;
-	const char *record_path = NULL, *replay_path = NULL;
+	const char *record_path = NULL, *replay_path = NULL, *capacity_path = NULL;
 	bool seconds_given, record_failed = false;
 	int opt;
 
@@ -239,6 +243,11 @@ int cmd_doctor(int argc, char **argv)
 			break;
 		case OPT_REPLAY:
 			replay_path = optarg;
+			break;
+		case OPT_CAPACITY_DIR:
+			if (!*optarg)
+				usage_error("--capacity-dir: an empty name");
+			capacity_path = optarg;
 			break;
 		case OPT_NO_CONFIG:
 			config_path = NULL;
@@ -272,6 +281,8 @@ int cmd_doctor(int argc, char **argv)
 		usage_error("too many arguments: '%s'", argv[optind]);
 	if (replay_path && record_path)
 		usage_error("--record and --replay: one or the other");
+	if (replay_path && capacity_path)
+		usage_error("--replay and --capacity-dir: the snapshot holds the capacities it saw");
 	if (replay_path && seconds_given)
 		usage_error("--replay takes no seconds: the snapshot's window is the one judged");
 	doctor_config_init(&d.config);
@@ -294,7 +305,7 @@ int cmd_doctor(int argc, char **argv)
 			exit(EXIT_USAGE);
 		}
 	} else {
-		doctor_capture(&snapshot, d.seconds, doctor_config_disabled(&d.config, "odirect"));
+		doctor_capture(&snapshot, d.seconds, doctor_config_disabled(&d.config, "odirect"), capacity_path);
 		if (record_path && record_snapshot(&snapshot, record_path) != 0)
 			record_failed = true;
 	}

@@ -159,11 +159,17 @@ static _Noreturn void usage(void)
 	       "                         r_await w_await aqu-sz rareq-sz wareq-sz %%util; JSON\n"
 	       "                         and CSV also iostat's discard, flush and %%merged columns,\n"
 	       "                         and by eBPF latency p50, p99 and max of reads and writes\n"
-	       "                         (r_p50_ns ...; device and queue time apart)\n"
+	       "                         (r_p50_ns ...; device and queue time apart), the table\n"
+	       "                         r_p50 r_p99 r_max w_p50 w_p99 w_max after %%util, and\n"
+	       "                         %%cap for a disk with a saved capacity (--capacity-dir)\n"
 	       "  -z, --omit-idle        iostat -z: disks that did no I/O in the interval left out\n"
 	       "      --partitions[=DISKS]  iostat -p: each disk listed followed by its partitions;\n"
 	       "                         =DISKS (a list, as -D) shows those disks and their partitions\n"
 	       "      --human            iostat -h: -x's sizes with their unit (B, k, M, G), not in kB\n"
+	       "      --capacity-dir DIR where disks' capacities are kept (bench --profile\n"
+	       "                         --save-capacity; default $IOLENS_CAPACITY_DIR, else\n"
+	       "                         /var/lib/iolens/capacity): -x's %%cap (cap_pct), the share\n"
+	       "                         of its capacity a disk's load uses\n"
 	       "      --psi              pressure: io, memory and cpu stall, some and full, %% of the time\n"
 	       "      --cache            page cache: cached, dirty, writeback; pages added and removed\n"
 	       "      --vtrace           every libvtrace server: op/s, %%util, and how many of its ops have\n"
@@ -384,7 +390,7 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		OPT_CPU_ADV = 0x3000, OPT_TCP, OPT_UDP, OPT_UNIX, OPT_SOCKET, OPT_FS, OPT_AIO, OPT_VM, OPT_LOCK, OPT_IPC,
 		OPT_RAW, OPT_INTEGER, OPT_FLOAT, OPT_NOCOLOR, OPT_NOHEADERS, OPT_NOUPDATE, OPT_OUTPUT, OPT_PSI,
 		OPT_CACHE, OPT_VTRACE, OPT_NO_BOOT, OPT_SYSROOT, OPT_JSON, OPT_CSV, OPT_LIST, OPT_COLOR, OPT_PIDFILE,
-		OPT_FILESYSTEM, OPT_BITS, OPT_PLUGIN, OPT_HUMAN, OPT_PARTITIONS,
+		OPT_FILESYSTEM, OPT_BITS, OPT_PLUGIN, OPT_HUMAN, OPT_PARTITIONS, OPT_CAPACITY_DIR,
 	};
 	static const struct option long_options[] = {
 		COMMON_LONG_OPTIONS,
@@ -414,7 +420,7 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		{ "modules", required_argument, NULL, 'M' }, { "bits", no_argument, NULL, OPT_BITS },
 		/* iostat's -h, -p and -z (its -y is --no-boot-sample: dstat has -h, -p and -y). */
 		{ "human", no_argument, NULL, OPT_HUMAN },  { "partitions", optional_argument, NULL, OPT_PARTITIONS },
-		{ "omit-idle", no_argument, NULL, 'z' },
+		{ "omit-idle", no_argument, NULL, 'z' },     { "capacity-dir", required_argument, NULL, OPT_CAPACITY_DIR },
 		/* dstat's plugins by name: --disk-util, --top-io ... */
 		{ "disk-util", no_argument, NULL, OPT_PLUGIN }, { "disk-tps", no_argument, NULL, OPT_PLUGIN },
 		{ "disk-wait", no_argument, NULL, OPT_PLUGIN }, { "disk-avgqu", no_argument, NULL, OPT_PLUGIN },
@@ -502,6 +508,11 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 			if (o->format != OUT_TABLE && o->format != (opt == OPT_JSON ? OUT_JSON : OUT_CSV))
 				usage_error("--csv and --json: choose one");
 			o->format = opt == OPT_JSON ? OUT_JSON : OUT_CSV;
+			break;
+		case OPT_CAPACITY_DIR:
+			if (!*optarg)
+				usage_error("--capacity-dir: an empty name");
+			groups_capacity_dir(optarg);
 			break;
 		case OPT_SYSROOT:
 			rc = sysroot_set(optarg);
@@ -1090,7 +1101,7 @@ static void print_sample(struct run *r, const struct system_sample *s, uint64_t 
 	if (o->format == OUT_CSV)
 		return;
 	for (unsigned g = 0; g < r->ngroups; g++)
-		groups[g].ncolumns = group_table_columns(&r->groups[g]);
+		group_table_view(&r->groups[g], &groups[g]);
 	/* The table: headers at the start, when the groups change, and when they scrolled away. */
 	if (final || r->tty) {
 		unsigned visible = r->ngroups, columns = 0;
@@ -1429,6 +1440,11 @@ int cmd_stat(int argc, char **argv)
 		if (o.order[i] == G_DISK_EXT && !latency_said) {
 			latency_said = true;
 			disk_latency_source(&o, elsewhere);
+			/* A recording's disks are another machine's: their capacities only from a --capacity-dir given. */
+			if (elsewhere && !groups_capacity_dir_given())
+				groups_capacity_off(o.replay ? "a recording's disks are another machine's (give --capacity-dir)"
+							     : "the tree's disks under --sysroot are not this machine's "
+							       "(give --capacity-dir)");
 		}
 	}
 	stop_on_signals();

@@ -63,6 +63,7 @@ struct group {
 	struct mon_group shown; /* title, key, columns, and this sample's values */
 	int pid;                /* top plugins: the process shown (0: none) */
 	char name[64];          /* top plugins: its name (or the interrupt's) as the kernel has it, for JSON and CSV */
+	bool has_capacity;      /* dsk-ext: a capacity is saved for its disk (the table shows %cap) */
 };
 
 /* Whether a kind is one of dstat's top plugins: a name (shown.text), then figures. */
@@ -79,11 +80,22 @@ void groups_top_bio_by_ebpf(bool ebpf);
 /* -x's latency percentiles from eBPF's histograms per disk (SYS_BIO_DISKS, bio_start done); else unknown. Before group_needs. */
 void groups_disk_latency_by_ebpf(bool ebpf);
 
+/* --capacity-dir: where -x looks for the disks' capacities (NULL: capacity_dir's default). */
+void groups_capacity_dir(const char *dir);
+bool groups_capacity_dir_given(void);
+/* No capacity looked up (a recording, a tree under --sysroot): %cap null, why said once. */
+void groups_capacity_off(const char *why);
+
 /* The sources (SYS_* flags) a kind needs. */
 unsigned group_needs(enum group_kind kind);
 
-/* How many of a group's columns the table shows (dsk-ext: iostat -x's first 12; JSON and CSV have them all). */
-unsigned group_table_columns(const struct group *g);
+/*
+ * The columns the table shows of a group (out: a copy of g->shown, changed in place): all but
+ * for dsk-ext, whose table has iostat -x's first 12 and, where eBPF times requests, the read and
+ * write latency percentiles (and %cap with a capacity), and top-bio, its first few; JSON and CSV
+ * have them all.
+ */
+void group_table_view(const struct group *g, struct mon_group *out);
 
 /* Sets up the title, key and columns of a group for its kind and item. */
 void group_init(struct group *g, enum group_kind kind, const char *item);

@@ -1,13 +1,16 @@
 /* stat_groups.c: iolens stat's column groups: dstat's plugins, iostat -x, pressure and the page cache, from two samples. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <vtrace.h>
 
+#include "bench/capacity.h"
 #include "cmd/stat.h"
 #include "common/util.h"
 
@@ -116,9 +119,14 @@ static const struct mon_column ext_cols[] = {
 	{ "w_q50", "w_queue_p50", "ns", F, 6, 1000 }, { "w_q99", "w_queue_p99", "ns", F, 6, 1000 },
 	/* The requests the percentiles are of: read and written, completed in the interval. */
 	{ "r_lat", "r_lat_count", "", F, 6, 1000 },   { "w_lat", "w_lat_count", "", F, 6, 1000 },
+	/* The share of the disk's saved capacity its load used (bench --profile --save-capacity). */
+	{ "%cap", "cap", "pct", F, 6, 34 },
 };
 #define EXT_TABLE 12
 #define EXT_LATENCY 22 /* the first latency column */
+/* The table's latency columns where eBPF times requests: r_p50 r_p99 r_max w_p50 w_p99 w_max, after iostat's 12. */
+#define EXT_TABLE_LATENCY 6
+#define EXT_CAPACITY 38 /* %cap */
 /* Stall time in percent of the interval on screen; stall ns in the interval in JSON and CSV. */
 static const struct mon_column psi_cols[] = {
 	{ "io-s", "io_some", "stall_ns", F, 4, 10 },   { "io-f", "io_full", "stall_ns", F, 4, 10 },
@@ -617,6 +625,80 @@ static void compute_disk_latency(struct group *g, const struct system_sample *th
 		set_same(g, column, count[op]);
 }
 
+static const char *capacity_directory;
+
+void groups_capacity_dir(const char *dir)
+{
+	capacity_directory = dir;
+}
+
+bool groups_capacity_dir_given(void)
+{
+	return capacity_directory != NULL;
+}
+
+static const char *capacity_off;
+
+void groups_capacity_off(const char *why)
+{
+	capacity_off = why;
+	warn_msg("--disk-ext: %%cap (cap_pct) is '-' (null): %s", why);
+}
+
+/* The capacities saved for the disks seen, each looked up once (NULL: none, or not readable). */
+static struct {
+	unsigned major, minor;
+	struct bench_result_doc *capacity;
+} capacities[64];
+static unsigned ncapacities;
+
+static const struct bench_result_doc *capacity_of(const struct disk_stats *disk)
+{
+	static bool said;
+	struct bench_result_doc *doc;
+	char why[512];
+	int rc;
+
+	if (capacity_off)
+		return NULL;
+	for (unsigned i = 0; i < ncapacities; i++)
+		if (capacities[i].major == disk->major && capacities[i].minor == disk->minor)
+			return capacities[i].capacity;
+	if (ncapacities == sizeof(capacities) / sizeof(capacities[0]))
+		return NULL;
+	doc = calloc(1, sizeof(*doc));
+	rc = doc ? capacity_load(capacity_dir(capacity_directory), makedev(disk->major, disk->minor), doc, NULL, 0, why, sizeof(why))
+		 : -1;
+	if (rc != 0) {
+		/* A disk without a capacity is the usual case: said once a run, of the first such disk. */
+		if (!said)
+			warn_msg("--disk-ext: %%cap (cap_pct) is '-' (null) for a disk without a capacity saved by "
+				 "iolens bench --profile --save-capacity: %s", doc ? why : strerror(ENOMEM));
+		said = true;
+		free(doc);
+		doc = NULL;
+	}
+	capacities[ncapacities].major = disk->major;
+	capacities[ncapacities].minor = disk->minor;
+	capacities[ncapacities++].capacity = doc;
+	return doc;
+}
+
+/* %cap: the interval's load as a share of the disk's capacity at its request sizes and queue depth. */
+static void compute_disk_capacity(struct group *g, const struct disk_stats *disk, const struct disk_ext *x)
+{
+	const struct bench_result_doc *capacity = capacity_of(disk);
+	struct capacity_demand load = {
+		.iops = { x->r_s, x->w_s },
+		.bytes_per_s = { x->rkb_s * 1024, x->wkb_s * 1024 },
+		.size = { x->rareq_sz * 1024, x->wareq_sz * 1024 },
+		.depth = x->aqu_sz,
+	};
+
+	g->has_capacity = capacity != NULL;
+	set_same(g, EXT_CAPACITY, capacity ? capacity_share(capacity, &load) : NAN);
+}
+
 static void compute_disk_ext(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			     double seconds)
 {
@@ -665,13 +747,39 @@ static void compute_disk_ext(struct group *g, const struct system_sample *then, 
 	}
 	const struct disk_stats *d = diskstats_find(&now->disks, g->item);
 	compute_disk_latency(g, then, now, &b, d && now->disks.kind[d - now->disks.disk].partition);
+	compute_disk_capacity(g, &b, &x);
 }
 
-unsigned group_table_columns(const struct group *g)
+/*
+ * dsk-ext's table: iostat -x's 12 columns in iostat's order, then (where eBPF times requests)
+ * the latency percentiles of reads and writes, and %cap with a capacity; top-bio's: its first
+ * TOP_BIO_TABLE. JSON and CSV have every column.
+ */
+void group_table_view(const struct group *g, struct mon_group *out)
 {
+	static struct mon_column columns[2][EXT_TABLE + EXT_TABLE_LATENCY + 1];
+	const struct mon_column *all = g->shown.columns;
+	struct mon_column *table = columns[all == ext_human_cols];
+	unsigned n = 0;
+
 	if (g->kind == G_TOP_BIO && g->shown.ncolumns > TOP_BIO_TABLE)
-		return TOP_BIO_TABLE;
-	return g->kind == G_DISK_EXT && g->shown.ncolumns > EXT_TABLE ? EXT_TABLE : g->shown.ncolumns;
+		out->ncolumns = TOP_BIO_TABLE;
+	if (g->kind != G_DISK_EXT)
+		return;
+	for (unsigned c = 0; c < EXT_TABLE; c++, n++) {
+		table[n] = all[c];
+		out->values[n] = g->shown.values[c];
+	}
+	for (unsigned c = EXT_LATENCY; disk_latency_by_ebpf && c < EXT_LATENCY + EXT_TABLE_LATENCY; c++, n++) {
+		table[n] = all[c];
+		out->values[n] = g->shown.values[c];
+	}
+	if (g->has_capacity) {
+		table[n] = all[EXT_CAPACITY];
+		out->values[n++] = g->shown.values[EXT_CAPACITY];
+	}
+	out->columns = table;
+	out->ncolumns = n;
 }
 
 /* dstat's disk-util, disk-wait and disk-avgqu: iostat -x's figures of one disk (dstat's formulas are the same). */

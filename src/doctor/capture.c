@@ -1,7 +1,8 @@
-/* capture.c: doctor's window on the machine: the samples of a few seconds (eBPF's O_DIRECT opens and cache counts, /proc and /sys, libvtrace segments, probes of the filesystems), kept as a snapshot for the rules. */
+/* capture.c: doctor's window on the machine: the samples of a few seconds (eBPF's O_DIRECT opens, cache counts and block request latencies, /proc and /sys, libvtrace segments, probes of the filesystems, disks' saved capacities), kept as a snapshot for the rules. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <mntent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <vtrace.h>
+
+#include "bench/capacity.h"
+#include "collect/bio.h"
 #include "collect/cachestat.h"
 #include "collect/diskstats.h"
 #include "collect/fdinfo.h"
@@ -382,6 +387,10 @@ struct watch {
 	struct direct_set direct;       /* processes doing I/O with O_DIRECT */
 	bool bpf;                       /* per-process cache counts from eBPF */
 	const char *bpf_why;
+	bool bio, bio_mid_known;        /* block requests timed by eBPF; its disks read at the middle too */
+	const char *bio_why;
+	struct bio_disks bio_start, bio_mid, bio_end;
+	struct bio_table bio_procs_start, bio_procs_end;
 };
 
 static int compare_io_pid(const void *a_, const void *b_)
@@ -515,6 +524,7 @@ static void watch_prepare(struct watch *w, const char *marks, bool direct_off)
 	static const struct cachestat_options counting = { .per_process = true, .per_file = true };
 
 	w->bpf = cachestat_start(&counting, &w->bpf_why) == 0;
+	w->bio = bio_start(BIO_WANT_PROCESSES | BIO_WANT_DISKS, &w->bio_why) == 0;
 	w->direct.marks = marks;
 	w->direct.off = direct_off;
 	w->direct.ebpf = !direct_off && odirect_start(direct_seen_open, &w->direct, &w->direct.why) == 0;
@@ -530,6 +540,10 @@ static void watch_start(struct watch *w)
 	psi_read("memory", &w->memory_start);
 	if (diskstats_read(&w->disk_start) != 0)
 		w->disk_start = (struct diskstats){0};
+	if (w->bio && (bio_read_disks(&w->bio_start) != 0 || bio_read(&w->bio_procs_start) != 0)) {
+		w->bio = false;
+		w->bio_why = "its counts could not be read";
+	}
 	w->start_ns = w->disk_start_ns = w->direct.start_ns = monotonic_ns();
 	watch_sample(w);
 }
@@ -548,6 +562,7 @@ static double watch_run(struct watch *w, double seconds)
 		odirect_wait(next < end_ns ? next : end_ns, &stop_signal); /* O_DIRECT opens seen meanwhile */
 		if (!w->mid_known && mid_ns > w->start_ns && monotonic_ns() >= mid_ns) {
 			w->mid_known = diskstats_read(&w->disk_mid) == 0;
+			w->bio_mid_known = w->bio && bio_read_disks(&w->bio_mid) == 0;
 			w->disk_mid_ns = monotonic_ns();
 		}
 		if (!stop_signal && (monotonic_ns() >= next || monotonic_ns() >= end_ns))
@@ -557,6 +572,10 @@ static double watch_run(struct watch *w, double seconds)
 	direct_refresh_io(&w->direct);
 	if (diskstats_read(&w->disk_end) != 0)
 		w->disk_end = (struct diskstats){0};
+	if (w->bio && (bio_read_disks(&w->bio_end) != 0 || bio_read(&w->bio_procs_end) != 0)) {
+		w->bio = false;
+		w->bio_why = "its counts could not be read";
+	}
 	w->disk_end_ns = monotonic_ns();
 	psi_read("io", &w->io_end);
 	psi_read("memory", &w->memory_end);
@@ -577,6 +596,12 @@ static void watch_free(struct watch *w)
 	diskstats_free(&w->disk_start);
 	diskstats_free(&w->disk_mid);
 	diskstats_free(&w->disk_end);
+	bio_disks_free(&w->bio_start);
+	bio_disks_free(&w->bio_mid);
+	bio_disks_free(&w->bio_end);
+	bio_table_free(&w->bio_procs_start);
+	bio_table_free(&w->bio_procs_end);
+	bio_stop();
 	segment_set_free(&w->vtrace);
 	free(w->tasks);
 	free(w->io);
@@ -633,7 +658,117 @@ static void snap_psi_of(struct snap_psi *out, const struct psi_line *start, cons
 				  .end_us = end->total_us };
 }
 
-static void snap_window(struct doctor_snapshot *s, const struct watch *w)
+/*
+ * A disk's requests completed between two reads of the histograms, reads and writes
+ * together: their count and percentiles of each span (total, device, queue).
+ */
+static void latency_between(const struct bio_disks *a, const struct bio_disks *b, const struct disk_stats *disk,
+			    struct snap_latency *out)
+{
+	static uint64_t histogram[LOG_LINEAR_BUCKETS];
+	const struct bio_disk *before = bio_disks_find(a, disk->major, disk->minor);
+	const struct bio_disk *after = bio_disks_find(b, disk->major, disk->minor);
+	double *p50[BIO_LAT_KINDS] = { &out->p50_ns, &out->device_p50_ns, &out->queue_p50_ns };
+	double *p99[BIO_LAT_KINDS] = { &out->p99_ns, &out->device_p99_ns, &out->queue_p99_ns };
+
+	*out = (struct snap_latency){0};
+	for (unsigned kind = 0; kind < BIO_LAT_KINDS; kind++) {
+		for (unsigned bucket = 0; bucket < LOG_LINEAR_BUCKETS; bucket++) {
+			histogram[bucket] = 0;
+			for (unsigned op = BIO_LAT_READ; op <= BIO_LAT_WRITE; op++) {
+				uint64_t then = before ? before->histogram[kind][op][bucket] : 0;
+				uint64_t now = after ? after->histogram[kind][op][bucket] : 0;
+				histogram[bucket] += now > then ? now - then : 0;
+			}
+		}
+		if (kind == BIO_LAT_TOTAL)
+			out->count = bio_histogram_count(histogram);
+		*p50[kind] = (double)vtrace_histogram_quantile(histogram, 0.5);
+		*p99[kind] = (double)vtrace_histogram_quantile(histogram, 0.99);
+	}
+}
+
+/* The disk's saved capacity (in dir): its QD1 latencies and the window's share of it. */
+static void snap_capacity(struct snap_disk *disk, double seconds, const char *dir)
+{
+	struct bench_result_doc *capacity = xcalloc(1, sizeof(*capacity));
+	const struct bench_case *read, *write;
+	struct capacity_demand load;
+	struct disk_ext x;
+	char why[512];
+
+	if (capacity_load(dir, makedev(disk->end.major, disk->end.minor), capacity, NULL, 0, why,
+			  sizeof(why)) == 0) {
+		disk_ext_compute(&disk->start, &disk->end, seconds, &x);
+		load = (struct capacity_demand){ .iops = { x.r_s, x.w_s },
+						 .bytes_per_s = { x.rkb_s * 1024, x.wkb_s * 1024 },
+						 .size = { x.rareq_sz * 1024, x.wareq_sz * 1024 },
+						 .depth = x.aqu_sz };
+		read = bench_result_find(capacity, "rnd4k_q1t1_read");
+		write = bench_result_find(capacity, "rnd4k_q1t1_write");
+		disk->capacity_known = true;
+		disk->capacity_qd1_read_ns = read && read->lat_p50_ns > 0 ? read->lat_p50_ns : NAN;
+		disk->capacity_qd1_write_ns = write && write->lat_p50_ns > 0 ? write->lat_p50_ns : NAN;
+		disk->capacity_pct = capacity_share(capacity, &load);
+	}
+	free(capacity);
+}
+
+/* Block requests per process over the window (eBPF), most first; whether each is a kernel thread. */
+static int by_requests(const void *a_, const void *b_)
+{
+	const struct snap_bio_proc *a = a_, *b = b_;
+
+	return a->requests < b->requests ? 1 : a->requests > b->requests ? -1 : 0;
+}
+
+static void snap_bio_procs(struct doctor_snapshot *s, const struct watch *w)
+{
+	const struct bio_table *end = &w->bio_procs_end;
+
+	s->bio_procs = xcalloc(end->count ? end->count : 1, sizeof(*s->bio_procs));
+	for (unsigned i = 0; i < end->count; i++) {
+		const struct bio_process *p = &end->process[i], *then = bio_table_find(&w->bio_procs_start, p);
+		struct snap_bio_proc *out = &s->bio_procs[s->nbio_procs];
+		char path[64], text[1024];
+		struct proc_task task;
+		ssize_t len;
+
+		*out = (struct snap_bio_proc){ .pid = p->pid };
+		for (unsigned op = 0; op < BIO_OPS; op++) {
+			uint64_t requests = then ? then->requests[op] : 0, bytes = then ? then->bytes[op] : 0;
+			out->requests += p->requests[op] > requests ? p->requests[op] - requests : 0;
+			out->bytes += p->bytes[op] > bytes ? p->bytes[op] - bytes : 0;
+		}
+		if (!out->requests)
+			continue;
+		out->disk_major = p->disk_major;
+		out->disk_minor = p->disk_minor;
+		out->several_disks = p->several_disks;
+		{
+			struct bio_latency now, before = {0};
+			struct bio_latency_figures figures;
+
+			bio_latency_both(p, &now);
+			if (then)
+				bio_latency_both(then, &before);
+			bio_latency_figures(&now, then ? &before : NULL, &figures);
+			if (figures.requests) {
+				out->p50_ns = (double)figures.p50_ns;
+				out->p99_ns = (double)figures.p99_ns;
+			}
+		}
+		memcpy(out->comm, p->name, sizeof(p->name));
+		out->comm[sizeof(p->name)] = '\0';
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
+		len = sysroot_read_small(path, text, sizeof(text));
+		out->kernel = p->pid == 2 || (len > 0 && proc_task_parse(text, (size_t)len, &task) == 0 && task.ppid == 2);
+		s->nbio_procs++;
+	}
+	qsort(s->bio_procs, s->nbio_procs, sizeof(*s->bio_procs), by_requests);
+}
+
+static void snap_window(struct doctor_snapshot *s, const struct watch *w, const char *capacities)
 {
 	struct swaps swaps;
 
@@ -650,8 +785,22 @@ static void snap_window(struct doctor_snapshot *s, const struct watch *w)
 		*disk = (struct snap_disk){ .start = *before, .end = *after, .mid_known = mid != NULL };
 		if (mid)
 			disk->mid = *mid;
+		if (w->bio) {
+			disk->latency_known = true;
+			latency_between(&w->bio_start, &w->bio_end, after, &disk->latency);
+			if (!w->bio_mid_known)
+				disk->mid_known = false; /* halves of the latencies and of diskstats' averages alike */
+			if (disk->mid_known) {
+				latency_between(&w->bio_start, &w->bio_mid, after, &disk->first);
+				latency_between(&w->bio_mid, &w->bio_end, after, &disk->second);
+			}
+		}
+		snap_capacity(disk, (double)(w->disk_end_ns - w->disk_start_ns) / 1e9, capacities);
 		s->ndisks++;
 	}
+	s->bio_known = w->bio;
+	if (w->bio)
+		snap_bio_procs(s, w);
 	s->disk_seconds = (double)(w->disk_end_ns - w->disk_start_ns) / 1e9;
 	s->disk_mid_seconds = w->mid_known ? (double)(w->disk_mid_ns - w->disk_start_ns) / 1e9 : 0;
 	snap_psi_of(&s->io_some, &w->io_start.some, &w->io_end.some);
@@ -945,7 +1094,7 @@ static void snap_mounts(struct doctor_snapshot *s, const char *marks, int *marks
 	free(seen);
 }
 
-void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off)
+void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off, const char *capacity_directory)
 {
 	struct watch w = {0};
 	char marks[512];
@@ -963,6 +1112,9 @@ void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off)
 	if (!w.bpf)
 		fprintf(stderr, "%s: cache misses per process estimated from /proc/PID/io, none per file: %s\n",
 			program_name, w.bpf_why ? w.bpf_why : "no eBPF");
+	if (!w.bio)
+		fprintf(stderr, "%s: disk latencies are /proc/diskstats' averages (await), no percentiles, device "
+			"and queue time apart, or I/O per process: %s\n", program_name, w.bio_why ? w.bio_why : "no eBPF");
 	if (!w.direct.ebpf && !w.direct.off)
 		fprintf(stderr, "%s: O_DIRECT files looked for in /proc/PID/fdinfo at every sample, which misses one "
 			"open only between two: %s\n", program_name, w.direct.why ? w.direct.why : "no eBPF");
@@ -975,7 +1127,7 @@ void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off)
 	else
 		watch_run(&w, 0);
 	snap_direct(s, &w.direct);
-	snap_window(s, &w);
+	snap_window(s, &w, capacity_dir(capacity_directory));
 	snap_vtrace(s, &w.vtrace);
 	snap_cache(s, &w);
 	if (marks[0])

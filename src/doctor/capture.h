@@ -8,7 +8,8 @@
  * Watches the machine for seconds (0: one sample, no rates; a stop signal ends it early) and
  * fills the snapshot with what the rules judge; what cannot be seen is said on stderr.
  * direct_off: no O_DIRECT looked for but the open files at the start (no eBPF program).
+ * capacity_dir: where disks' capacities are kept (NULL: capacity_dir's default).
  */
-void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off);
+void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off, const char *capacity_dir);
 
 #endif

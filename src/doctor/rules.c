@@ -2,7 +2,7 @@
 #include "doctor/rules.h"
 
 const struct doctor_rule *const doctor_rules[] = {
-	&rule_odirect, &rule_disk, &rule_swap, &rule_writeback, &rule_stuck, &rule_vtrace_hang, &rule_vtrace_latency,
+	&rule_odirect, &rule_disk, &rule_saturated, &rule_swap, &rule_writeback, &rule_stuck, &rule_vtrace_hang, &rule_vtrace_latency,
 	&rule_refaults, &rule_cache_miss, &rule_full, &rule_inodes, &rule_unresponsive, NULL,
 };
 
@@ -11,7 +11,7 @@ const struct doctor_rule *const doctor_rules[] = {
  * doctor has always written them in), whatever the order of the list.
  */
 static const struct doctor_rule *const judge_order[] = {
-	&rule_odirect, &rule_cache_miss, &rule_refaults, &rule_disk, &rule_swap, &rule_writeback, &rule_vtrace_hang,
+	&rule_odirect, &rule_cache_miss, &rule_refaults, &rule_disk, &rule_saturated, &rule_swap, &rule_writeback, &rule_vtrace_hang,
 	&rule_vtrace_latency, &rule_stuck, &rule_unresponsive, &rule_full, &rule_inodes, NULL,
 };
 

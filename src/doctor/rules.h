@@ -21,7 +21,7 @@ struct doctor_rule {
 };
 
 extern const struct doctor_rule rule_odirect, rule_disk, rule_swap, rule_writeback, rule_stuck, rule_vtrace_hang,
-	rule_vtrace_latency, rule_refaults, rule_cache_miss, rule_full, rule_inodes, rule_unresponsive;
+	rule_vtrace_latency, rule_refaults, rule_cache_miss, rule_full, rule_inodes, rule_unresponsive, rule_saturated;
 
 /* Every rule, in the order they are listed and judged; ended by NULL. */
 extern const struct doctor_rule *const doctor_rules[];

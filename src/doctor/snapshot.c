@@ -27,6 +27,7 @@ void doctor_snapshot_free(struct doctor_snapshot *s)
 	free(s->direct);
 	free(s->disks);
 	free(s->rates);
+	free(s->bio_procs);
 	free(s->tasks);
 	free(s->probes);
 	free(s->vtrace);
@@ -69,6 +70,18 @@ static void put_disk_sample(FILE *f, const char *which, const struct disk_stats 
 		(unsigned long long)d->in_flight, (unsigned long long)d->io_ticks, (unsigned long long)d->time_in_queue,
 		(unsigned long long)d->dc_ios, (unsigned long long)d->dc_merges, (unsigned long long)d->dc_sectors,
 		(unsigned long long)d->dc_ticks, (unsigned long long)d->fl_ios, (unsigned long long)d->fl_ticks);
+}
+
+static void put_latency(FILE *f, const char *which, const struct snap_latency *l)
+{
+	fprintf(f, "disk_latency %s %llu", which, (unsigned long long)l->count);
+	put_real(f, l->p50_ns);
+	put_real(f, l->p99_ns);
+	put_real(f, l->device_p50_ns);
+	put_real(f, l->device_p99_ns);
+	put_real(f, l->queue_p50_ns);
+	put_real(f, l->queue_p99_ns);
+	fputc('\n', f);
 }
 
 int doctor_snapshot_write(const struct doctor_snapshot *s, FILE *f)
@@ -119,6 +132,32 @@ int doctor_snapshot_write(const struct doctor_snapshot *s, FILE *f)
 		if (d->mid_known)
 			put_disk_sample(f, "mid", &d->mid);
 		put_disk_sample(f, "end", &d->end);
+		if (d->latency_known) {
+			put_latency(f, "window", &d->latency);
+			if (d->mid_known) {
+				put_latency(f, "first", &d->first);
+				put_latency(f, "second", &d->second);
+			}
+		}
+		if (d->capacity_known) {
+			fputs("disk_capacity", f);
+			put_real(f, d->capacity_qd1_read_ns);
+			put_real(f, d->capacity_qd1_write_ns);
+			put_real(f, d->capacity_pct);
+			fputc('\n', f);
+		}
+	}
+	fprintf(f, "bio_known %d\n", s->bio_known);
+	for (size_t i = 0; i < s->nbio_procs; i++) {
+		const struct snap_bio_proc *b = &s->bio_procs[i];
+
+		fprintf(f, "bio_proc %d", (int)b->pid);
+		put_text(f, b->comm);
+		fprintf(f, " %d %llu %llu %u %u %d", b->kernel, (unsigned long long)b->requests, (unsigned long long)b->bytes,
+			b->disk_major, b->disk_minor, b->several_disks);
+		put_real(f, b->p50_ns);
+		put_real(f, b->p99_ns);
+		fputc('\n', f);
 	}
 	for (int k = 0; k < 3; k++)
 		fprintf(f, "psi %s %d %llu %llu\n", psi_names[k], psi[k]->known, (unsigned long long)psi[k]->start_us,
@@ -420,6 +459,42 @@ static void parse_disk_sample(struct parser *p, struct doctor_snapshot *s)
 	/* (its name and numbers are the disk line's, copied to each sample by it) */
 }
 
+static void parse_disk_latency(struct parser *p, struct doctor_snapshot *s)
+{
+	struct span which;
+	struct snap_disk *disk;
+	struct snap_latency *l;
+
+	if (!s->ndisks) {
+		fail(p, "disk_latency before any disk line");
+		return;
+	}
+	disk = &s->disks[s->ndisks - 1];
+	if (!next(p, &which, "which span"))
+		return;
+	if (span_equals(which, "window"))
+		l = &disk->latency;
+	else if (span_equals(which, "first"))
+		l = &disk->first;
+	else if (span_equals(which, "second"))
+		l = &disk->second;
+	else {
+		fail(p, "disk_latency: window, first or second");
+		return;
+	}
+	disk->latency_known = true;
+	l->count = u64(p, "count");
+	l->p50_ns = real(p, "p50_ns");
+	l->p99_ns = real(p, "p99_ns");
+	l->device_p50_ns = real(p, "device_p50_ns");
+	l->device_p99_ns = real(p, "device_p99_ns");
+	l->queue_p50_ns = real(p, "queue_p50_ns");
+	l->queue_p99_ns = real(p, "queue_p99_ns");
+	if (!p->failed && (l->p50_ns < 0 || l->p99_ns < 0 || l->device_p50_ns < 0 || l->device_p99_ns < 0 ||
+			   l->queue_p50_ns < 0 || l->queue_p99_ns < 0))
+		fail(p, "disk_latency: a latency below 0");
+}
+
 static void parse_line(struct parser *p, struct span key, struct doctor_snapshot *s)
 {
 	if (span_equals(key, "seconds")) {
@@ -490,6 +565,45 @@ static void parse_line(struct parser *p, struct span key, struct doctor_snapshot
 		d->start = d->mid = d->end;
 	} else if (span_equals(key, "disk_sample")) {
 		parse_disk_sample(p, s);
+	} else if (span_equals(key, "disk_latency")) {
+		parse_disk_latency(p, s);
+	} else if (span_equals(key, "disk_capacity")) {
+		struct snap_disk *d = s->ndisks ? &s->disks[s->ndisks - 1] : NULL;
+
+		if (!d) {
+			fail(p, "disk_capacity before any disk line");
+			return;
+		}
+		d->capacity_known = true;
+		d->capacity_qd1_read_ns = real(p, "capacity_qd1_read_ns");
+		d->capacity_qd1_write_ns = real(p, "capacity_qd1_write_ns");
+		d->capacity_pct = real(p, "capacity_pct");
+		/* -1: unknown, as written */
+		if (d->capacity_qd1_read_ns < 0)
+			d->capacity_qd1_read_ns = NAN;
+		if (d->capacity_qd1_write_ns < 0)
+			d->capacity_qd1_write_ns = NAN;
+		if (d->capacity_pct < 0)
+			d->capacity_pct = NAN;
+	} else if (span_equals(key, "bio_known")) {
+		s->bio_known = flag(p, "bio_known");
+	} else if (span_equals(key, "bio_proc")) {
+		struct snap_bio_proc *b = GROW(p, s->bio_procs, s->nbio_procs, "bio_proc");
+
+		if (!b)
+			return;
+		b->pid = pid_of(p, "pid");
+		word_text(p, "comm", b->comm, sizeof(b->comm));
+		b->kernel = flag(p, "kernel");
+		b->requests = u64(p, "requests");
+		b->bytes = u64(p, "bytes");
+		b->disk_major = (unsigned)u64_max(p, "disk_major", UINT32_MAX);
+		b->disk_minor = (unsigned)u64_max(p, "disk_minor", UINT32_MAX);
+		b->several_disks = flag(p, "several_disks");
+		b->p50_ns = real(p, "p50_ns");
+		b->p99_ns = real(p, "p99_ns");
+		if (!p->failed && (b->p50_ns < 0 || b->p99_ns < 0))
+			fail(p, "bio_proc: a latency below 0");
 	} else if (span_equals(key, "psi")) {
 		struct span which;
 		struct snap_psi *psi = NULL;

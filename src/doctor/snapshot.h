@@ -40,10 +40,36 @@ struct snap_direct_process {
 	bool ended;
 };
 
+/* Latency percentiles of a disk's requests (reads and writes together) completed in a span (eBPF). */
+struct snap_latency {
+	uint64_t count;                      /* requests completed; 0: none (the percentiles 0) */
+	double p50_ns, p99_ns;               /* start to completion (await's span) */
+	double device_p50_ns, device_p99_ns; /* issue to completion: the device's time */
+	double queue_p50_ns, queue_p99_ns;   /* start to issue: waiting in the block layer */
+};
+
 /* A whole disk's /proc/diskstats at the start, the middle (when read) and the end of the window. */
 struct snap_disk {
 	struct disk_stats start, mid, end;
 	bool mid_known;
+	/* eBPF's latencies over the window, its first half and its second half (halves: with mid_known). */
+	bool latency_known;
+	struct snap_latency latency, first, second;
+	/* The disk's saved capacity (bench --profile --save-capacity): its QD1 random 4 KiB latencies
+	 * (bench's p50, ns; NaN when the file has none) and the window's load as a share of it. */
+	bool capacity_known;
+	double capacity_qd1_read_ns, capacity_qd1_write_ns, capacity_pct;
+};
+
+/* A process's block requests over the window (eBPF, all disks together), most first. */
+struct snap_bio_proc {
+	pid_t pid;
+	char comm[32];
+	bool kernel;        /* a kernel thread (its parent kthreadd): writeback, a loop device's worker */
+	uint64_t requests, bytes;
+	unsigned disk_major, disk_minor; /* the disk of its last request (0:0 unknown) */
+	bool several_disks;              /* its requests went to more than one disk */
+	double p50_ns, p99_ns;           /* of its reads and writes completed in the window; 0 unknown */
 };
 
 struct snap_psi {
@@ -143,6 +169,9 @@ struct doctor_snapshot {
 	struct snap_psi io_some, io_full, memory_some;
 	struct snap_io_rate *rates;
 	size_t nrates;
+	bool bio_known;       /* eBPF timed block requests: disks' latencies, and bio_procs */
+	struct snap_bio_proc *bio_procs;
+	size_t nbio_procs;
 	/* memory */
 	bool vm_known;
 	uint64_t pswpin[2], pswpout[2], pgpgin[2], pgpgout[2]; /* at the start and the end */

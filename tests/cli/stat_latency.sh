@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# stat_latency.sh: iolens stat -x's latency percentiles per disk (eBPF), held to fio's own completion latencies (clat_ns) of the same run on a loop device, and their counts to /proc/diskstats; without eBPF (not root, a recording, --sysroot) unknown, said once.
+# stat_latency.sh: iolens stat -x's latency percentiles per disk (eBPF), held to fio's own completion latencies (clat_ns) of the same run on a loop device, and their counts to /proc/diskstats; the table shows the same figures as its CSV (--output) of that run; without eBPF unknown, said once, and the table has iostat's columns alone.
 . "$(dirname "$0")/lib.sh"
 
-# lat KEY FILE LINE: a key of the loop device's dsk-ext group on a line of stat's JSON.
-lat() { python3 -c 'import json, sys
-v = json.loads(open(sys.argv[2]).read().splitlines()[int(sys.argv[3])])["dskext_" + sys.argv[4]][sys.argv[1]]
-print("null" if v is None else "%.0f" % v)' "$1" "$2" "$3" "$disk"; }
+# lat KEY FILE LINE: a key of the loop device's dsk-ext group on a line (0: the first after the header) of stat's CSV.
+lat() { python3 -c 'import csv, sys
+rows = list(csv.DictReader(open(sys.argv[2])))
+v = rows[int(sys.argv[3])]["dskext_" + sys.argv[4] + "_" + sys.argv[1]]
+print("null" if v == "" else "%.0f" % float(v))' "$1" "$2" "$3" "$disk"; }
 # fio_clat FILE WHAT: fio's read completion latency (ns): a percentile ("50.000000"), or "max".
 fio_clat() { python3 -c 'import json, sys
 c = json.load(open(sys.argv[1]))["jobs"][0]["read"]["clat_ns"]
@@ -13,10 +14,26 @@ print(c["max"] if sys.argv[2] == "max" else c["percentile"][sys.argv[2]])' "$1" 
 # at_most A B RATIO: A <= B * RATIO.
 at_most() { python3 -c 'import sys; a, b, r = map(float, sys.argv[1:]); sys.exit(not a <= b * r)' "$@"; }
 # busy_lines FILE: the lines (after the first) whose interval had reads on the device.
-busy_lines() { python3 -c 'import json, sys
-for i, l in enumerate(open(sys.argv[1]).read().splitlines()):
-    if i and json.loads(l)["dskext_" + sys.argv[2]]["r_per_s"]:
+busy_lines() { python3 -c 'import csv, sys
+for i, row in enumerate(csv.DictReader(open(sys.argv[1]))):
+    if i and float(row["dskext_" + sys.argv[2] + "_r_per_s"]):
         print(i)' "$1" "$disk"; }
+# table_vs_csv TABLE CSV LINE: each latency column of the table's line (ms, as many decimals as
+# fit, or k for thousands) against its CSV key (ns) on the same line: "ok" or what differs.
+table_vs_csv() { python3 -c 'import csv, sys
+lines = open(sys.argv[1]).read().splitlines()
+names, values = lines[1].split(), lines[2 + int(sys.argv[3])].split()
+row = list(csv.DictReader(open(sys.argv[2])))[int(sys.argv[3])]
+bad = []
+for col in ("r_p50", "r_p99", "r_max", "w_p50", "w_p99", "w_max"):
+    shown = values[names.index(col)]
+    ns = float(row["dskext_" + sys.argv[4] + "_" + col + "_ns"])
+    scale = 1000 if shown.endswith("k") else 1
+    digits = shown.rstrip("k")
+    step = (10 ** -len(digits.split(".")[1]) if "." in digits else 1) * scale
+    if abs(float(digits) * scale - ns / 1e6) > step / 2 + 1e-9:
+        bad.append("%s %s ms, CSV %.0f ns" % (col, shown, ns))
+print("ok" if not bad else "; ".join(bad))' "$1" "$2" "$3" "$disk"; }
 
 # ---- By eBPF: fio's random 4 KiB reads on a loop device -------------------------------------------
 IOS=5000
@@ -41,18 +58,19 @@ if [ -n "$loopdev" ]; then
 	# One interval must hold the whole run: fio starts right after a line; if its reads spread
 	# over two lines all the same (a busy machine), again with an interval twice as long.
 	for interval in 2 4 8 16 32 64; do
-		"$IOLENS" stat --json -x -D "$disk" --no-boot-sample $interval >"$T/lat.json" 2>"$T/lat.err" &
+		rm -f "$T/lat.csv"
+		"$IOLENS" stat -x -D "$disk" --no-boot-sample --output "$T/lat.csv" $interval >"$T/lat.txt" 2>"$T/lat.err" &
 		stat=$!
-		wait_until lines_at_least "$T/lat.json" 1
+		wait_until lines_at_least "$T/lat.csv" 2
 		d0=$(diskstats_sum "$disk" 4)
 		fio --name=lat --filename="$loopdev" --readonly --rw=randread --bs=4k --direct=1 --ioengine=psync \
 			--number_ios=$IOS --size=64M --randrepeat=0 --output-format=json >"$T/fio.json" 2>"$T/fio.err"
 		fio_rc=$?
 		d1=$(diskstats_sum "$disk" 4)
-		wait_until lines_at_least "$T/lat.json" $(($(lines_of "$T/lat.json") + 1))
+		wait_until lines_at_least "$T/lat.csv" $(($(lines_of "$T/lat.csv") + 1))
 		kill $stat
 		wait $stat 2>/dev/null
-		busy=$(busy_lines "$T/lat.json")
+		busy=$(busy_lines "$T/lat.csv")
 		[ "$fio_rc" = 0 ] && [ "$(wc -w <<<"$busy")" = 1 ] && break
 		echo "# the run spread over lines $(echo $busy) with ${interval}s: again, longer"
 	done
@@ -62,13 +80,13 @@ if [ -n "$loopdev" ]; then
 	line=$(echo $busy | cut -d' ' -f1)
 	# Counts: fio's reads are the loop device's (/proc/diskstats, completed reads) and the histogram's.
 	check_eq "/proc/diskstats counts fio's $IOS reads on $disk, nothing else" $IOS $((d1 - d0))
-	n=$(lat r_lat_count "$T/lat.json" "$line")
+	n=$(lat r_lat_count "$T/lat.csv" "$line")
 	# The tracepoint program (block_rq_complete) missed a few completions that /proc/diskstats
 	# counted, on this machine: at most 12 of 5000 (0.24 %) in runs on a busy 2-CPU machine, none on
 	# most; no recursion misses reported by the kernel. So: at most what diskstats counts, at least 99.5 % of it.
 	check "the read histogram's requests ($n): those diskstats counted ($IOS), but for at most 0.5 % missed" \
 		python3 -c "import sys; sys.exit(not $IOS * 0.995 <= $n <= $IOS)"
-	check_eq "no write histogram entry (fio only read)" 0 "$(lat w_lat_count "$T/lat.json" "$line")"
+	check_eq "no write histogram entry (fio only read)" 0 "$(lat w_lat_count "$T/lat.csv" "$line")"
 	# Latencies: the block layer's span of a request (start to completion) lies inside fio's
 	# completion latency of the read it serves (the system call around it), so each of our
 	# percentiles is at most fio's: both are midpoints of buckets 1/64 of a power of two wide
@@ -78,25 +96,34 @@ if [ -n "$loopdev" ]; then
 	# quarters of fio's (scheduling delays of a busy machine, outside the block layer): so no
 	# lower bound tighter than half at p50, and none at p99, holds on a busy machine.
 	for p in 50 99; do
-		ours=$(lat r_p${p}_ns "$T/lat.json" "$line")
+		ours=$(lat r_p${p}_ns "$T/lat.csv" "$line")
 		theirs=$(fio_clat "$T/fio.json" "$p.000000")
 		echo "# p$p: stat -x $ours ns, fio clat $theirs ns"
 		check "r_p${p}_ns ($ours) is at most fio's clat p$p ($theirs) + 2 %" at_most "$ours" "$theirs" 1.02
 	done
-	ours=$(lat r_p50_ns "$T/lat.json" "$line")
+	ours=$(lat r_p50_ns "$T/lat.csv" "$line")
 	theirs=$(fio_clat "$T/fio.json" 50.000000)
 	check "r_p50_ns ($ours) is at least half fio's clat p50 ($theirs): fio's own part is the smaller" \
 		at_most "$theirs" "$ours" 2
-	max=$(lat r_max_ns "$T/lat.json" "$line")
+	max=$(lat r_max_ns "$T/lat.csv" "$line")
 	check "r_max_ns ($max, its bucket's upper bound) is at most fio's clat max ($(fio_clat "$T/fio.json" max)) + 1/64" \
 		at_most "$max" "$(fio_clat "$T/fio.json" max)" 1.016
-	check "r_max_ns is at least r_p99_ns" at_most "$(lat r_p99_ns "$T/lat.json" "$line")" "$max" 1
+	check "r_max_ns is at least r_p99_ns" at_most "$(lat r_p99_ns "$T/lat.csv" "$line")" "$max" 1
 	check "device time p50 (issue to completion) is at most the whole's p50 + 2 %" \
-		at_most "$(lat r_dev_p50_ns "$T/lat.json" "$line")" "$ours" 1.02
+		at_most "$(lat r_dev_p50_ns "$T/lat.csv" "$line")" "$ours" 1.02
 	check "queue time p50 (start to issue) is at most the whole's p50" \
-		at_most "$(lat r_queue_p50_ns "$T/lat.json" "$line")" "$ours" 1
+		at_most "$(lat r_queue_p50_ns "$T/lat.csv" "$line")" "$ours" 1
 	check_eq "the line before the run: known, no reads, 0 as r_await" "0 0" \
-		"$(lat r_p50_ns "$T/lat.json" $((line - 1))) $(lat r_lat_count "$T/lat.json" $((line - 1)))"
+		"$(lat r_p50_ns "$T/lat.csv" $((line - 1))) $(lat r_lat_count "$T/lat.csv" $((line - 1)))"
+	# The table of the same run: its latency columns after iostat's, in iostat's order.
+	check_match "the table's header: iostat -x's columns in iostat's order, then the percentiles" \
+		"^ *r/s +w/s +rkB/s +wkB/s +rrqm/s +wrqm/s +r_awt +w_awt +aqu-sz +rareq +wareq +%util +r_p50 +r_p99 +r_max +w_p50 +w_p99 +w_max *$" \
+		"$(sed -n 2p "$T/lat.txt")"
+	check_eq "the table's lines are the CSV's" "$(($(lines_of "$T/lat.csv") - 1))" "$(($(lines_of "$T/lat.txt") - 2))"
+	for l in $((line - 1)) $line; do
+		check_eq "table line $l: r_p50 .. w_max are the CSV's of the same line, to the digits shown" ok \
+			"$(table_vs_csv "$T/lat.txt" "$T/lat.csv" $l)"
+	done
 fi
 
 # ---- Without eBPF: unknown, said once; diskstats' averages stay -----------------------------------
@@ -107,6 +134,9 @@ if is_root && command -v setpriv >/dev/null; then
 	check_match "… one line says why the percentiles are unknown and that the averages are diskstats'" \
 		"^iolens stat: --disk-ext: latency percentiles are unknown \('-'\), eBPF is not used \(loading eBPF needs root[^)]*\): the averages \(r_await, w_await\) are /proc/diskstats'$" "$ERR"
 	check_eq "… said once" 1 "$(grep -c 'unknown' <<<"$ERR")"
+	"${AS_NOBODY[@]}" "$IOLENS" stat -x --no-boot-sample 0.1 1 >"$T/nobody.txt" 2>/dev/null
+	check_match "… the table has iostat's columns, ending with %util" "^ *r/s .* %util *$" "$(sed -n 2p "$T/nobody.txt")"
+	check_no_match "… and no percentile column" "p50|p99|max" "$(cat "$T/nobody.txt")"
 	check_eq "… null in JSON, r_await known" "None None True" "$(python3 -c 'import json, sys
 d = [v for k, v in json.loads(open(sys.argv[1]).readline()).items() if k.startswith("dskext_")][0]
 print(d["r_p50_ns"], d["w_max_ns"], d["r_await_ns"] is not None)' "$T/nobody.json")"

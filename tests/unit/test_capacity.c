@@ -2,6 +2,7 @@
 #include "unit.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -231,6 +232,61 @@ static void test_compare_rule(void **state)
 	assert_int_equal(bench_case_compare(&a, &b, BENCH_COMPARE_MARGIN_PERCENT, &change), -1);
 }
 
+/* A profile's eight cases: IOPS at rnd4k QD1/QD32 and seq1m QD1/QD8, bytes/s = IOPS x bs. */
+static void profile(struct bench_result_doc *doc)
+{
+	static const struct { const char *name; uint64_t bs; unsigned qd; double iops; } cases[] = {
+		{ "seq1m_q8t1_read", 1 << 20, 8, 400 },   { "seq1m_q8t1_write", 1 << 20, 8, 300 },
+		{ "seq1m_q1t1_read", 1 << 20, 1, 100 },   { "seq1m_q1t1_write", 1 << 20, 1, 80 },
+		{ "rnd4k_q32t1_read", 4096, 32, 16000 },  { "rnd4k_q32t1_write", 4096, 32, 12000 },
+		{ "rnd4k_q1t1_read", 4096, 1, 1000 },     { "rnd4k_q1t1_write", 4096, 1, 900 },
+	};
+
+	memset(doc, 0, sizeof(*doc));
+	for (unsigned i = 0; i < 8; i++) {
+		struct bench_case *c = &doc->cases[doc->ncases++];
+		snprintf(c->name, sizeof(c->name), "%s", cases[i].name);
+		c->bs = cases[i].bs, c->qd = cases[i].qd, c->iops = cases[i].iops;
+		c->bytes_per_s = cases[i].iops * (double)cases[i].bs;
+	}
+}
+
+static void test_share_rule(void **state)
+{
+	struct bench_result_doc *doc = calloc(1, sizeof(*doc));
+	double iops, bytes;
+	(void)state;
+
+	profile(doc);
+	/* The cases themselves. */
+	assert_true(capacity_at(doc, false, 4096, 1, &iops, &bytes));
+	assert_true(fabs(iops - 1000) < 1e-9 && fabs(bytes - 4096000) < 1e-6);
+	assert_true(capacity_at(doc, false, 4096, 32, &iops, &bytes) && fabs(iops - 16000) < 1e-9);
+	assert_true(capacity_at(doc, true, 1 << 20, 8, &iops, &bytes) && fabs(iops - 300) < 1e-9);
+	/* Held at the ends: below QD1, beyond the deep case, below 4 KiB, above 1 MiB. */
+	assert_true(capacity_at(doc, false, 512, 0.1, &iops, &bytes) && fabs(iops - 1000) < 1e-9);
+	assert_true(capacity_at(doc, false, 4 << 20, 64, &iops, &bytes) && fabs(iops - 400) < 1e-9);
+	/* 64 KiB (half-way in log2 between 4 KiB and 1 MiB) at depth 4: rnd4k half-way from QD1 to
+	 * QD32 in log2 (2/5 of the way), seq1m 2/3 of the way from QD1 to QD8. */
+	double small = 1000 + 0.4 * 15000, large = 100 + 2.0 / 3 * 300;
+	double small_b = small * 4096, large_b = large * (1 << 20);
+	assert_true(capacity_at(doc, false, 65536, 4, &iops, &bytes));
+	assert_true(fabs(iops - (small + large) / 2) < 1e-6);
+	assert_true(fabs(bytes - (small_b + large_b) / 2) < 1e-3);
+	/* The share: each direction's larger share, added. */
+	struct capacity_demand load = { .iops = { 500, 90 }, .bytes_per_s = { 500 * 4096.0, 90 * 1048576.0 },
+					.size = { 4096, 1048576 }, .depth = 1 };
+	assert_true(fabs(capacity_share(doc, &load) - (50 + 112.5)) < 1e-9);
+	/* No request: 0; a case missing: NaN. */
+	struct capacity_demand idle = { .depth = 0 };
+	assert_true(capacity_share(doc, &idle) == 0);
+	doc->ncases = 7; /* rnd4k_q1t1_write gone */
+	assert_true(isnan(capacity_share(doc, &load)));
+	load.iops[1] = load.bytes_per_s[1] = 0; /* reads alone need no write case */
+	assert_true(fabs(capacity_share(doc, &load) - 50) < 1e-9);
+	free(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +294,7 @@ int main(void)
 		cmocka_unit_test(test_save_load),
 		cmocka_unit_test(test_parse_refusals),
 		cmocka_unit_test(test_compare_rule),
+		cmocka_unit_test(test_share_rule),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# doctor_saturated.sh: doctor's rule saturated on a loop device: fio at queue depth 128 makes its queue stand and its latency rise above the QD1 latency of the capacity bench saved for it: found, naming fio, its low-load latency the capacity file's; the same disk at QD1 and a light rate: not found; the recording judged again the same.
+. "$(dirname "$0")/lib.sh"
+
+is_root || skip_all "a loop device needs root"
+command -v fio >/dev/null && command -v losetup >/dev/null || skip_all "needs fio and losetup"
+why=$(ebpf_expected)
+[ -z "$why" ] || skip_all "the percentiles and requests per process need eBPF: $why"
+case "$(fs_type "$T")" in
+tmpfs|ramfs) skip_all "the scratch directory is on $(fs_type "$T"): a loop device over it has no disk below" ;;
+esac
+
+# A loop device whose requests go to the disk under $T (direct I/O where the file system allows it).
+make_file "$T/sat.img" $((128 << 20))
+sync "$T/sat.img"
+loopdev=$(losetup -f --show "$T/sat.img" 2>"$T/losetup.err") || skip_all "losetup: $(head -1 "$T/losetup.err")"
+on_exit "losetup -d $loopdev 2>/dev/null"
+losetup --direct-io=on "$loopdev" 2>/dev/null || echo "# $loopdev reads its file through the page cache"
+disk=${loopdev#/dev/}
+command -v udevadm >/dev/null && udevadm settle 2>/dev/null
+export IOLENS_CAPACITY_DIR=$T/capacity # bench's; doctor is given --capacity-dir at QD128, the variable at QD1
+
+# The disk's capacity, measured here and now: its QD1 latency is what "low load" means.
+run "$IOLENS" bench --profile --force --save-capacity --size 4m --runtime 30 --repeat 1 --json "$loopdev"
+check_eq "bench --profile --save-capacity on $loopdev ($(head -c 200 <<<"$ERR"))" 0 "$RC"
+qd1=$(python3 -c 'import json, sys
+print([p for p in json.loads(sys.stdin.read())["points"] if p["case"] == "rnd4k_q1t1_read"][0]["lat_ns"]["p50"])' <<<"$OUT")
+echo "# QD1 random read p50 of $disk: $qd1 ns"
+
+# field JSON KEY: data[KEY] of the saturated finding of this disk ("absent" when none).
+field() { python3 "$TOP/tests/cli/doctor_query.py" get saturated "$2" device "$disk" <<<"$1"; }
+reads_of() { diskstats_sum "$disk" 4; }
+# fio_load ARGS...: fio reading the loop device until killed, under way (100 reads done).
+fio_load() {
+	fio --name=load --filename="$loopdev" --readonly --rw=randread --bs=4k --direct=1 --randrepeat=0 \
+		--time_based --runtime=300 --output=/dev/null "$@" &
+	FIO=$!
+	on_exit "kill $FIO 2>/dev/null"
+	local r0
+	r0=$(reads_of)
+	reading() { [ "$(reads_of)" -ge $((r0 + 100)) ]; }
+	wait_until reading
+}
+stop_fio() { kill "$FIO" 2>/dev/null; wait "$FIO" 2>/dev/null; }
+
+# ---- Saturated: 128 requests in flight ----------------------------------------------------------
+fio_load --ioengine=libaio --iodepth=128
+jobs_of_fio="$FIO $(pgrep -P "$FIO" | tr '\n' ' ')"
+# The queue stands at once; the latency rise is the disk's: a run where the machine held fio back
+# (too few requests in flight) is tried again, three times at most.
+for try in 1 2 3; do
+	run "$IOLENS" doctor --json --record "$T/sat.snapshot" --capacity-dir "$T/capacity" 3
+	[ "$(field "$OUT" device)" = "$disk" ] && break
+	echo "# try $try: not found ($(python3 "$TOP/tests/cli/doctor_query.py" rules <<<"$OUT"))"
+done
+stop_fio
+printf '%s\n' "$OUT" >"$T/sat.json"
+# conditions SNAPSHOT: what the recording says of the disk's second half: "aqu-sz p50_ns qd1_ns" (the rule's inputs).
+conditions() { python3 - "$1" "$disk" <<'PY'
+import sys
+lines = [l.split() for l in open(sys.argv[1])]
+at = [i for i, l in enumerate(lines) if l[:2] == ["disk", sys.argv[2]]][0]
+block = []
+for l in lines[at + 1:]:
+    if l[0] not in ("disk_sample", "disk_latency", "disk_capacity"):
+        break
+    block.append(l)
+sample = {l[1]: l for l in block if l[0] == "disk_sample"}
+mid, end = int(sample["mid"][13]), int(sample["end"][13]) # time_in_queue, ms
+seconds = [float(l[1]) - float(l[2]) for l in lines if l[0] == "disk_seconds"][0]
+latency = [float(l[3]) for l in block if l[:2] == ["disk_latency", "second"]]
+qd1 = [float(l[1]) for l in block if l[0] == "disk_capacity"]
+print("%.2f %s %s" % ((end - mid) / 1000 / seconds, latency[0] if latency else "-", qd1[0] if qd1 else "-"))
+PY
+}
+if [ "$(field "$OUT" device)" != "$disk" ] && [ -s "$T/sat.snapshot" ]; then
+	read -r aqu p50 low < <(conditions "$T/sat.snapshot")
+	# Held to the rule's conditions, not to a speed: fio held back by a busy machine may not queue.
+	if ! python3 -c 'import sys; a, p, l = sys.argv[1:]; sys.exit(not (float(a) >= 2 and p != "-" and l != "-" and float(p) >= 2 * float(l)))' \
+		"$aqu" "$p50" "$low"; then
+		skip "fio could not saturate $disk on this machine now (aqu-sz $aqu, p50 $p50 ns against QD1 $low ns): the rule's conditions unmet, not judged"
+		run "$IOLENS" doctor --replay "$T/sat.snapshot" --json
+		check_eq "… and doctor, judging that recording, finds no saturation of it" absent "$(field "$OUT" device)"
+		echo "1..$t_count"
+		exit 0
+	fi
+fi
+check_eq "fio at QD128 on $disk: saturated found" "$disk" "$(field "$OUT" device)"
+check "… a warning or worse (exit $RC)" test "$RC" -ge 3
+check_eq "… the low-load latency is the capacity file's QD1 read p50" "capacity $qd1" \
+	"$(field "$OUT" low_load_source) $(python3 -c 'import sys; print(round(float(sys.argv[1])))' "$(field "$OUT" low_load_ns)")"
+check "… the latency ($(field "$OUT" latency_ns) ns) is twice it or more, as the rule asks" python3 -c '
+import sys; sys.exit(not float(sys.argv[1]) >= 2 * float(sys.argv[2]))' "$(field "$OUT" latency_ns)" "$qd1"
+check "… the queue: aqu-sz $(field "$OUT" aqu_sz_second_half) in the second half, 2 or more (standing), or waiting" \
+	python3 -c 'import sys; sys.exit(not (sys.argv[1] == "waiting" or float(sys.argv[2]) >= 2 or sys.argv[1] == "rising"))' \
+	"$(field "$OUT" queue)" "$(field "$OUT" aqu_sz_second_half)"
+check_eq "… by eBPF: percentiles, p50 <= p99, device and queue time known" ok "$(python3 -c '
+import json, sys
+d = [f["data"] for f in json.load(open(sys.argv[1]))["findings"] if f["rule"] == "saturated" and f["data"]["device"] == sys.argv[2]][0]
+ok = d["latency_source"] == "ebpf" and 0 < d["p50_ns"] <= d["p99_ns"] and d["device_p50_ns"] > 0 and d["queue_p50_ns"] is not None and d["requests"] >= 20
+print("ok" if ok else d)' "$T/sat.json" "$disk")"
+process=$(python3 -c '
+import json, sys
+d = [f["data"] for f in json.load(open(sys.argv[1]))["findings"] if f["rule"] == "saturated" and f["data"]["device"] == sys.argv[2]][0]
+p = d["process"]
+print(p["comm"], p["pid"], p["by"], p["on_disk"], 0 < p["p50_ns"] <= p["p99_ns"])' "$T/sat.json" "$disk")
+check_match "… the process whose I/O suffers: fio, one of its processes ($jobs_of_fio), by eBPF, its last request on $disk, its own p50 <= p99 ($process)" \
+	"^fio ($(tr ' ' '|' <<<"${jobs_of_fio% }")) ebpf True True$" "$process"
+check_match "… the capacity share is given" "[0-9]" "$(field "$OUT" capacity_pct)"
+run "$IOLENS" doctor --replay "$T/sat.snapshot" --json
+check_eq "the recording judged again: the same finding, the same numbers" \
+	"$(python3 "$TOP/tests/cli/doctor_query.py" get saturated numbers device "$disk" <"$T/sat.json")" \
+	"$(field "$OUT" numbers)"
+run "$IOLENS" doctor --replay "$T/sat.snapshot"
+check_match "… as text: the disk, the median against low load, the percentiles" \
+	"disk $disk is saturated: .* a request takes [0-9.]+ ms at the median, [0-9.]+x what it takes at low load" "$OUT"
+check_match "… with device and queue time, and fio" "p50 [0-9.]+ ms, p99 [0-9.]+ ms \(device time .*queue time .*fio \([0-9]+\) made the most block requests" "$OUT"
+
+# Without eBPF (the recording without its latencies and requests per process): diskstats' averages, said as such.
+grep -v -E '^(disk_latency|bio_proc) ' "$T/sat.snapshot" | sed 's/^bio_known 1$/bio_known 0/' >"$T/noebpf.snapshot"
+run "$IOLENS" doctor --replay "$T/noebpf.snapshot" --json
+check_eq "without eBPF: found from /proc/diskstats' await against the capacity's QD1 p50" "$disk diskstats capacity" \
+	"$(field "$OUT" device) $(field "$OUT" latency_source) $(field "$OUT" low_load_source)"
+check_match "… said as such, the process by /proc/PID/io" "averages: no eBPF, no percentiles.*/proc/PID/io" "$(field "$OUT" numbers)"
+
+# ---- Not saturated: one read at a time, 100 a second ---------------------------------------------
+fio_load --ioengine=psync --rate_iops=100
+run "$IOLENS" doctor --json 3
+stop_fio
+check_eq "fio at QD1, 100 reads a second on $disk: not saturated" absent "$(field "$OUT" device)"
+reads=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["seconds"])' <<<"$OUT")
+check "… the doctor watched ($reads s)" test -n "$reads"
+
+check_fails "doctor --capacity-dir '' is refused" "$IOLENS" doctor --capacity-dir "" 1
+check_fails "doctor --capacity-dir with --replay is refused" "$IOLENS" doctor --capacity-dir "$T" --replay "$T/sat.snapshot"
+
+echo "1..$t_count"
