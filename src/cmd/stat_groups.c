@@ -191,13 +191,13 @@ static const struct mon_column top_bio_cols[] = {
 	{ "writ", "write", "bytes_per_s", D, 5, 1024 },
 	/*
 	 * By eBPF: the latency of its requests completed in the interval, reads and writes together
-	 * (start to completion; bio.h's scale, within 12.5 %): p99 in ms on screen, the rest in JSON
-	 * and CSV only, ns.
+	 * (start to completion; bio.h's scale, within 12.5 %), in JSON and CSV only, ns: the table
+	 * keeps dstat's width (iolens biotop shows them on screen).
 	 */
 	{ "p99", "p99", "ns", F, 4, 1000 }, { "p50", "p50", "ns", F, 4, 1000 },
 	{ "max", "max", "ns", F, 4, 1000 }, { "avg", "avg", "ns", F, 4, 1000 },
 };
-#define TOP_BIO_TABLE 4 /* the table's columns: name, read, writ, p99 */
+#define TOP_BIO_TABLE 3 /* the table's columns: dstat's name, read, writ (latency: iolens biotop) */
 static const struct mon_column top_latency_cols[] = {
 	{ "latency proc", "name", "", MON_NAME, 12, 0 }, { "ms/s", "wait", "ns_per_s", D, 4, 100 },
 };
