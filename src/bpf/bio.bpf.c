@@ -365,7 +365,9 @@ histograms:
 		__sync_fetch_and_add(&disks_not_kept, 1); /* nothing to count from */
 		return 0;
 	}
-	kernel_timed[slot] = rq->io_start_time_ns != 0;
+	/* Written only when it changes: a line every completion wrote would bounce between the CPUs. */
+	if (kernel_timed[slot] != (rq->io_start_time_ns != 0))
+		kernel_timed[slot] = rq->io_start_time_ns != 0;
 	if (rq->io_start_time_ns && rq->io_start_time_ns <= now)
 		issue_ns = rq->io_start_time_ns;
 	add_latency(slot, BIO_LAT_TOTAL, latency_op, now - start_ns);
