@@ -35,6 +35,34 @@ for col in ("r_p50", "r_p99", "r_max", "w_p50", "w_p99", "w_max"):
         bad.append("%s %s ms, CSV %.0f ns" % (col, shown, ns))
 print("ok" if not bad else "; ".join(bad))' "$1" "$2" "$3" "$disk"; }
 
+# measure DISK DEVICE IOS SIZE: stat -x of DISK ($T/lat.csv, the table in $T/lat.txt) while fio makes
+# IOS random 4 KiB O_DIRECT reads of the first SIZE of DEVICE (psync: one at a time). One interval
+# must hold the whole run: fio starts right after a line; if its reads spread over two lines all the
+# same (a busy machine), again with an interval twice as long. Sets fio_rc, busy (the lines with
+# reads), d0 and d1 (DISK's completed reads in /proc/diskstats before and after fio). FIO_PREFIX: a
+# command fio runs under (chrt).
+FIO_PREFIX=()
+measure() {
+	local disk=$1 device=$2 ios=$3 size=$4 interval stat
+	for interval in 2 4 8 16 32 64; do
+		rm -f "$T/lat.csv"
+		"$IOLENS" stat -x -D "$disk" --no-boot-sample --output "$T/lat.csv" $interval >"$T/lat.txt" 2>"$T/lat.err" &
+		stat=$!
+		wait_until lines_at_least "$T/lat.csv" 2
+		d0=$(diskstats_sum "$disk" 4)
+		"${FIO_PREFIX[@]}" fio --name=lat --filename="$device" --readonly --rw=randread --bs=4k --direct=1 --ioengine=psync \
+			--number_ios=$ios --size=$size --randrepeat=0 --output-format=json >"$T/fio.json" 2>"$T/fio.err"
+		fio_rc=$?
+		d1=$(diskstats_sum "$disk" 4)
+		wait_until lines_at_least "$T/lat.csv" $(($(lines_of "$T/lat.csv") + 1))
+		kill $stat
+		wait $stat 2>/dev/null
+		busy=$(busy_lines "$T/lat.csv")
+		[ "$fio_rc" = 0 ] && [ "$(wc -w <<<"$busy")" = 1 ] && break
+		echo "# the run spread over lines $(echo $busy) with ${interval}s: again, longer"
+	done
+}
+
 # ---- By eBPF: fio's random 4 KiB reads on a loop device -------------------------------------------
 IOS=5000
 why=$(ebpf_expected)
@@ -55,25 +83,7 @@ if [ -n "$loopdev" ]; then
 	losetup --direct-io=on "$loopdev" 2>/dev/null || echo "# $loopdev reads its file through the page cache (no direct I/O on $(fs_type "$T"))"
 	disk=${loopdev#/dev/}
 	command -v udevadm >/dev/null && udevadm settle 2>/dev/null
-	# One interval must hold the whole run: fio starts right after a line; if its reads spread
-	# over two lines all the same (a busy machine), again with an interval twice as long.
-	for interval in 2 4 8 16 32 64; do
-		rm -f "$T/lat.csv"
-		"$IOLENS" stat -x -D "$disk" --no-boot-sample --output "$T/lat.csv" $interval >"$T/lat.txt" 2>"$T/lat.err" &
-		stat=$!
-		wait_until lines_at_least "$T/lat.csv" 2
-		d0=$(diskstats_sum "$disk" 4)
-		fio --name=lat --filename="$loopdev" --readonly --rw=randread --bs=4k --direct=1 --ioengine=psync \
-			--number_ios=$IOS --size=64M --randrepeat=0 --output-format=json >"$T/fio.json" 2>"$T/fio.err"
-		fio_rc=$?
-		d1=$(diskstats_sum "$disk" 4)
-		wait_until lines_at_least "$T/lat.csv" $(($(lines_of "$T/lat.csv") + 1))
-		kill $stat
-		wait $stat 2>/dev/null
-		busy=$(busy_lines "$T/lat.csv")
-		[ "$fio_rc" = 0 ] && [ "$(wc -w <<<"$busy")" = 1 ] && break
-		echo "# the run spread over lines $(echo $busy) with ${interval}s: again, longer"
-	done
+	measure "$disk" "$loopdev" $IOS 64M
 	check_eq "fio ran ($(head -c 300 "$T/fio.err"))" 0 "$fio_rc"
 	check_eq "one line holds the whole run" 1 "$(wc -w <<<"$busy")"
 	check_no_match "as root: eBPF is used, no word of unknown latencies" "latency percentiles are unknown" "$(cat "$T/lat.err")"
@@ -124,6 +134,61 @@ if [ -n "$loopdev" ]; then
 		check_eq "table line $l: r_p50 .. w_max are the CSV's of the same line, to the digits shown" ok \
 			"$(table_vs_csv "$T/lat.txt" "$T/lat.csv" $l)"
 	done
+fi
+
+# ---- A device slower than a system call: within 5 % of fio at p50, 10 % at p99 ------------------------
+# fio's clat holds the read's system call and its wake-up (microseconds) beside the request: on a
+# device whose requests take milliseconds that part is below a percent, and the issue's goal (our
+# p50 within 5 % of fio's, p99 within 10 %) can be held. The device: a loop device (direct I/O) over
+# a file on examples/fuse-passthrough, whose every FUSE_READ sleeps 10 ms more (--slow-op); fio in
+# the real-time class (chrt), so that a busy machine does not make fio's wake-up late (that delay
+# is fio's alone, and on CPU hogs it reaches milliseconds).
+FPT=${BUILD:-$TOP/build}/examples/fuse-passthrough
+why=$(ebpf_expected)
+sloop=
+if [ -n "$why" ]; then
+	skip "a slow device: $why"
+elif [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null || [ ! -x "$FPT" ] || ! command -v fio >/dev/null; then
+	skip "a slow device: needs /dev/fuse, fusermount3, fio and $FPT"
+else
+	mkdir -p "$T/slow/src" "$T/slow/mnt"
+	make_file "$T/slow/src/img" $((16 << 20))
+	"$FPT" --no-vtrace --slow-op FUSE_READ:10 "$T/slow/src" "$T/slow/mnt" 2>"$T/slow/fpt.log" &
+	slow_server=$!
+	on_exit "fusermount3 -u '$T/slow/mnt' 2>/dev/null; kill $slow_server 2>/dev/null"
+	if ! wait_mounted "$T/slow/mnt" "$slow_server"; then
+		skip "a slow device: the FUSE example did not mount ($(head -c 200 "$T/slow/fpt.log"))"
+	elif ! sloop=$(losetup -f --show --direct-io=on "$T/slow/mnt/img" 2>"$T/slow/losetup.err"); then
+		skip "a slow device: losetup: $(head -1 "$T/slow/losetup.err")"
+		sloop=
+	elif [ "$(cat "/sys/block/${sloop#/dev/}/loop/dio" 2>/dev/null)" != 1 ]; then
+		skip "a slow device: no direct I/O through FUSE here (the page cache would answer the reads)"
+	fi
+fi
+if [ -n "$sloop" ]; then
+	on_exit "losetup -d $sloop 2>/dev/null"
+	sdisk=${sloop#/dev/}
+	disk=$sdisk # what lat reads
+	command -v udevadm >/dev/null && udevadm settle 2>/dev/null
+	kill -USR2 "$slow_server" # its reads 10 ms slower from here on
+	command -v chrt >/dev/null && FIO_PREFIX=(chrt -f 10)
+	measure "$sdisk" "$sloop" 200 16M
+	check_eq "slow device: fio ran ($(head -c 300 "$T/fio.err"))" 0 "$fio_rc"
+	check_eq "… one line holds the whole run" 1 "$(wc -w <<<"$busy")"
+	line=$(echo $busy | cut -d' ' -f1)
+	check_eq "… /proc/diskstats counts fio's 200 reads" 200 $((d1 - d0))
+	n=$(lat r_lat_count "$T/lat.csv" "$line")
+	check "… the histogram's ($n): those, but for at most 0.5 % missed" python3 -c "import sys; sys.exit(not 199 <= $n <= 200)"
+	ours=$(lat r_p50_ns "$T/lat.csv" "$line") theirs=$(fio_clat "$T/fio.json" 50.000000)
+	echo "# slow device p50: stat -x $ours ns, fio clat $theirs ns"
+	check "… r_p50_ns ($ours) within 5 % of fio's clat p50 ($theirs)" \
+		python3 -c "import sys; sys.exit(not 0.95 * $theirs <= $ours <= 1.05 * $theirs)"
+	check "… and above 10 ms: the requests are the slow ones" test "$ours" -ge 10000000
+	ours=$(lat r_p99_ns "$T/lat.csv" "$line") theirs=$(fio_clat "$T/fio.json" 99.000000)
+	echo "# slow device p99: stat -x $ours ns, fio clat $theirs ns"
+	check "… r_p99_ns ($ours) within 10 % of fio's clat p99 ($theirs)" \
+		python3 -c "import sys; sys.exit(not 0.9 * $theirs <= $ours <= 1.1 * $theirs)"
+	kill -USR2 "$slow_server"
 fi
 
 # ---- Without eBPF: unknown, said once; diskstats' averages stay -----------------------------------
