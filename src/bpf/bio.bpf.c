@@ -87,6 +87,20 @@ static __always_inline int op_of(struct request *rq)
 }
 
 /*
+ * Whether the request is inside a flush sequence (RQF_FLUSH_SEQ): a write with PREFLUSH or FUA on
+ * a disk with a write cache, or the flush request run for it, completes its parts with the flag
+ * set and ends (once, and /proc/diskstats counts it then) with it cleared. An enum since 6.9; bit 4
+ * before.
+ */
+static __always_inline bool in_flush_sequence(struct request *rq)
+{
+	__u32 bit = bpf_core_enum_value_exists(enum rqf_flags, __RQF_FLUSH_SEQ)
+			    ? bpf_core_enum_value(enum rqf_flags, __RQF_FLUSH_SEQ) : 4;
+
+	return rq->rq_flags & (1u << (bit & 31));
+}
+
+/*
  * The request's disk as BIO_DISK_KEY, or 0 when it has none. tp_btf's arguments are typed
  * pointers: read directly (a fault reads 0), not through bpf_probe_read_kernel, whose calls
  * were a third of the program's time.
@@ -182,8 +196,11 @@ int BPF_PROG(on_start, struct request *rq)
 	__u64 key = (__u64)rq, start;
 	int op = op_of(rq);
 
-	if (op < 0)
+	if (op < 0) {
+		/* A driver command (SG_IO...) at the address of a request merged away: not that request. */
+		bpf_map_delete_elem(&in_flight, &key);
 		return 0;
+	}
 	who.op = (__u32)op;
 	who.latency_op = latency_op_of(op);
 	who.disk = disk_of(rq);
@@ -289,9 +306,13 @@ static __always_inline void add_request(struct bio_counts *counts, __u32 op, __u
 		return;
 	__sync_fetch_and_add(&counts->latency[op][bucket], 1);
 	__sync_fetch_and_add(&counts->latency_sum_ns[op], ns);
-	/* Two CPUs raising it at once: one of the two maxima may be lost, seldom, never a wrong value. */
-	if (ns > counts->latency_max_ns[op])
-		counts->latency_max_ns[op] = ns;
+	/* Raised by compare-and-swap: two CPUs raising it at once never lower it. */
+	for (int tries = 0; tries < 4; tries++) {
+		__u64 max = counts->latency_max_ns[op];
+
+		if (ns <= max || __sync_val_compare_and_swap(&counts->latency_max_ns[op], max, ns) == max)
+			break;
+	}
 }
 
 /*
@@ -313,9 +334,15 @@ int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int n
 		/* Only disks counted, on a disk the kernel times: all from the request itself. */
 		if (!disks_only() || nr_bytes < rq->__data_len || (kind = op_of(rq)) < 0)
 			return 0;
+		if (in_flush_sequence(rq))
+			return 0;
 		latency_op = latency_op_of(kind);
 		slot = slot_of(disk_of(rq));
 		goto histograms;
+	}
+	if (op_of(rq) < 0) { /* an entry left by a request merged away, its address now a driver command's */
+		bpf_map_delete_elem(&in_flight, &key);
+		return 0;
 	}
 	op = who->op;
 	cgroup = who->cgroup;
@@ -331,7 +358,7 @@ int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int n
 		if (group)
 			__sync_fetch_and_add(&group->bytes[op], nr_bytes);
 	}
-	if (nr_bytes < rq->__data_len) /* __data_len: what was left before this part */
+	if (nr_bytes < rq->__data_len || in_flush_sequence(rq)) /* __data_len: what was left before this part */
 		return 0;
 	slot = who->slot;
 	latency_op = who->latency_op;
@@ -362,11 +389,15 @@ histograms:
 	if (rq->start_time_ns && rq->start_time_ns <= now)
 		start_ns = rq->start_time_ns;
 	else if (!start_ns) {
-		__sync_fetch_and_add(&disks_not_kept, 1); /* nothing to count from */
+		/* Nothing to count from: disks alone are timed from the kernel's start, which a queue with iostats 0 does not keep. */
+		__sync_fetch_and_add(&disks_not_kept, 1);
 		return 0;
 	}
-	/* Written only when it changes: a line every completion wrote would bounce between the CPUs. */
-	if (kernel_timed[slot] != (rq->io_start_time_ns != 0))
+	/*
+	 * Learnt from requests with data (an empty flush ends without an issue time of its own), and
+	 * written only when it changes: a line every completion wrote would bounce between the CPUs.
+	 */
+	if (latency_op != BIO_LAT_FLUSH && rq->__data_len && kernel_timed[slot] != (rq->io_start_time_ns != 0))
 		kernel_timed[slot] = rq->io_start_time_ns != 0;
 	if (rq->io_start_time_ns && rq->io_start_time_ns <= now)
 		issue_ns = rq->io_start_time_ns;

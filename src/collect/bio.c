@@ -15,24 +15,24 @@ _Static_assert(sizeof(struct bio_histogram) == LOG_LINEAR_BUCKETS * sizeof(__u64
 _Static_assert(BIO_SMALL_BUCKETS == 98, "bio_small_bucket's scale");
 _Static_assert(sizeof(struct bio_counts) == 920, "bio_counts: the memory stated in bio.h and the man pages");
 
-/* A table's key: the pid, or the cgroup's id in a table of cgroups (their pid is 0). */
-static uint64_t key_of(const struct bio_process *p)
+/* A table's key: the pid, or the cgroup's id in a table of cgroups (a process's pid may be 0: the idle task's). */
+static uint64_t key_of(bool cgroups, const struct bio_process *p)
 {
-	return p->pid ? (uint64_t)p->pid : p->cgroup;
+	return cgroups ? p->cgroup : (uint64_t)(uint32_t)p->pid;
 }
 
 const struct bio_process *bio_table_find(const struct bio_table *table, const struct bio_process *like)
 {
 	unsigned low = 0, high = table->count;
-	uint64_t key = key_of(like);
+	uint64_t key = key_of(table->cgroups, like);
 
 	while (low < high) {
 		unsigned middle = low + (high - low) / 2;
 		const struct bio_process *p = &table->process[middle];
 
-		if (key_of(p) == key)
+		if (key_of(table->cgroups, p) == key)
 			return p->since_ns == like->since_ns ? p : NULL;
-		if (key_of(p) < key)
+		if (key_of(table->cgroups, p) < key)
 			low = middle + 1;
 		else
 			high = middle;
@@ -222,9 +222,16 @@ int bio_start(unsigned want, const char **why)
 	return 0;
 }
 
-static int by_key(const void *a, const void *b)
+static int by_pid(const void *a, const void *b)
 {
-	uint64_t x = key_of(a), y = key_of(b);
+	uint64_t x = key_of(false, a), y = key_of(false, b);
+
+	return (x > y) - (x < y);
+}
+
+static int by_cgroup(const void *a, const void *b)
+{
+	uint64_t x = key_of(true, a), y = key_of(true, b);
 
 	return (x > y) - (x < y);
 }
@@ -282,10 +289,10 @@ static int read_counts(struct bpf_map *map, bool cgroups, struct bio_table *out)
 			bio_latency_figures(&p->latency[op], NULL, &p->since_start[op]);
 		}
 	}
-	qsort(out->process, total, sizeof(*out->process), by_key);
+	qsort(out->process, total, sizeof(*out->process), cgroups ? by_cgroup : by_pid);
 	/* One moved by the LRU while the batches went through the map may come twice: kept once. */
 	for (__u32 i = 0; i < total; i++)
-		if (!out->count || key_of(&out->process[out->count - 1]) != key_of(&out->process[i]))
+		if (!out->count || key_of(cgroups, &out->process[out->count - 1]) != key_of(cgroups, &out->process[i]))
 			out->process[out->count++] = out->process[i];
 	return 0;
 }

@@ -368,10 +368,19 @@ void prom_latency_histogram(struct prom *p, const char *family, const char *cons
 	}
 	if (p->protobuf) {
 		struct prom_buffer metric = {0}, h = {0}, bucket = {0};
+		uint64_t total = 0;
 
+		/*
+		 * The count is the buckets' own total: Prometheus refuses a native histogram whose
+		 * buckets do not add up to it, and a live libvtrace segment's count can run ahead of
+		 * the buckets read after it.
+		 */
+		for (unsigned b = 0; b < VTRACE_HISTOGRAM_BUCKETS; b++)
+			total += buckets[b];
+		(void)count;
 		for (const char *const *pair = pairs; pair[0]; pair += 2)
 			pb_label(&metric, pair[0], pair[1]);
-		pb_uint(&h, HISTOGRAM_COUNT, count);
+		pb_uint(&h, HISTOGRAM_COUNT, total);
 		pb_double(&h, HISTOGRAM_SUM, sum_seconds);
 		for (unsigned k = 0; k < NBOUNDS; k++) {
 			pb_uint(&bucket, BUCKET_CUMULATIVE, cumulative[k]);
