@@ -326,7 +326,7 @@ int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int n
 	__u64 key = (__u64)rq, now, cgroup;
 	struct bio_submitter *who = bpf_map_lookup_elem(&in_flight, &key);
 	struct bio_counts *counts = NULL, *group = NULL;
-	__u32 op, slot, latency_op;
+	__u32 op = 0, slot, latency_op;
 	__u64 start_ns = 0, issue_ns = 0;
 	int kind;
 
@@ -338,47 +338,32 @@ int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int n
 			return 0;
 		latency_op = latency_op_of(kind);
 		slot = slot_of(disk_of(rq));
-		goto histograms;
-	}
-	if (op_of(rq) < 0) { /* an entry left by a request merged away, its address now a driver command's */
+	} else {
+		if (op_of(rq) < 0) { /* an entry left by a request merged away, its address now a driver command's */
+			bpf_map_delete_elem(&in_flight, &key);
+			return 0;
+		}
+		op = who->op;
+		cgroup = who->cgroup;
+		if (op < BIO_OPS && (want & BIO_WANT_PROCESSES)) {
+			counts = bpf_map_lookup_elem(&processes, &who->tgid);
+			if (counts)
+				__sync_fetch_and_add(&counts->bytes[op], nr_bytes);
+			else
+				__sync_fetch_and_add(&unattributed_bytes, nr_bytes);
+		}
+		if (op < BIO_OPS && (want & BIO_WANT_CGROUPS)) {
+			group = bpf_map_lookup_elem(&cgroups, &cgroup);
+			if (group)
+				__sync_fetch_and_add(&group->bytes[op], nr_bytes);
+		}
+		if (nr_bytes < rq->__data_len || in_flush_sequence(rq)) /* __data_len: what was left before this part */
+			return 0;
+		slot = who->slot;
+		latency_op = who->latency_op;
+		issue_ns = who->issue_ns;
+		start_ns = who->start_ns;
 		bpf_map_delete_elem(&in_flight, &key);
-		return 0;
-	}
-	op = who->op;
-	cgroup = who->cgroup;
-	if (op < BIO_OPS && (want & BIO_WANT_PROCESSES)) {
-		counts = bpf_map_lookup_elem(&processes, &who->tgid);
-		if (counts)
-			__sync_fetch_and_add(&counts->bytes[op], nr_bytes);
-		else
-			__sync_fetch_and_add(&unattributed_bytes, nr_bytes);
-	}
-	if (op < BIO_OPS && (want & BIO_WANT_CGROUPS)) {
-		group = bpf_map_lookup_elem(&cgroups, &cgroup);
-		if (group)
-			__sync_fetch_and_add(&group->bytes[op], nr_bytes);
-	}
-	if (nr_bytes < rq->__data_len || in_flush_sequence(rq)) /* __data_len: what was left before this part */
-		return 0;
-	slot = who->slot;
-	latency_op = who->latency_op;
-	issue_ns = who->issue_ns;
-	start_ns = who->start_ns;
-	bpf_map_delete_elem(&in_flight, &key);
-	/* As for the disks below: from the start /proc/diskstats counts from. */
-	now = bpf_ktime_get_ns();
-	if (rq->start_time_ns && rq->start_time_ns <= now)
-		start_ns = rq->start_time_ns;
-	if (counts)
-		add_request(counts, op, now - start_ns);
-	if (group)
-		add_request(group, op, now - start_ns);
-histograms:
-	if (!(want & BIO_WANT_DISKS))
-		return 0;
-	if (slot >= BIO_MAX_DISKS || latency_op >= BIO_LAT_OPS) {
-		__sync_fetch_and_add(&disks_not_kept, 1);
-		return 0;
 	}
 	now = bpf_ktime_get_ns();
 	/*
@@ -388,7 +373,17 @@ histograms:
 	 */
 	if (rq->start_time_ns && rq->start_time_ns <= now)
 		start_ns = rq->start_time_ns;
-	else if (!start_ns) {
+	if (counts)
+		add_request(counts, op, now - start_ns);
+	if (group)
+		add_request(group, op, now - start_ns);
+	if (!(want & BIO_WANT_DISKS))
+		return 0;
+	if (slot >= BIO_MAX_DISKS || latency_op >= BIO_LAT_OPS) {
+		__sync_fetch_and_add(&disks_not_kept, 1);
+		return 0;
+	}
+	if (!start_ns) {
 		/* Nothing to count from: disks alone are timed from the kernel's start, which a queue with iostats 0 does not keep. */
 		__sync_fetch_and_add(&disks_not_kept, 1);
 		return 0;
