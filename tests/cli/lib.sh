@@ -82,6 +82,11 @@ run() {
 	OUT=$(timeout -k 5 120 "$@" 2>"$T/.stderr")
 	RC=$?
 	ERR=$(cat "$T/.stderr")
+	# Nothing a test runs takes minutes: one stopped by the timeout is a hang (or a test that
+	# waits for nothing), said as a failure of its own, not left to pass on what it printed.
+	if [ "$RC" = 124 ] || [ "$RC" = 137 ]; then
+		not_ok "'${*:1:3}' was still running after 120 s: stopped (exit $RC)"
+	fi
 }
 
 # As an unprivileged user, for permission tests: run "${AS_NOBODY[@]}" CMD...

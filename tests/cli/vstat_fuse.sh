@@ -108,8 +108,9 @@ done
 check_eq "-a lists the 38 ops the server traces" 38 "$(wc -l <<<"$labels")"
 vstat "$SERVICE"
 check_eq "TARGET may be the service name" "$SEG" "$(vq service 0 path <<<"$OUT")"
-vstat "$SERVER"
-check_eq "TARGET may be the server's pid" "$SEG" "$(vq service 0 path <<<"$OUT")"
+# A pid goes with -p (a number alone is the interval, as in iostat's).
+vstat -p "$SERVER"
+check_eq "-p PID: the server's segment, one report, exit 0" "0 $SEG" "$RC $(vq service 0 path <<<"$OUT")"
 
 # ---- 1. open(2) + close(2): one FUSE_OPEN, FUSE_FLUSH and FUSE_RELEASE each -----------------
 
