@@ -2,7 +2,6 @@
 # cachetop_replay.sh: iolens cachetop on recorded /proc trees (IOLENS_REPLAY), as nobody: each row held to the
 # recorded io, stat and status files (a second implementation, python), the three formats to each other, a
 # process that ends and a reused pid, and bad recordings refused or said.
-# beside: recorded trees only; nothing live is read
 . "$(dirname "$0")/lib.sh"
 
 FIX=$TOP/tests/fixtures/cachetop

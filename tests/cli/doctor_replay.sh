@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # doctor_replay.sh: recorded snapshots (tests/fixtures/doctor/CASE/snapshot) judged by doctor --replay as the user nobody give the findings expected of each rule; a live run recorded and replayed says the same; a bad snapshot is refused with exit 2.
-# beside: recorded snapshots; its one live run is held to its own recording, not to the machine
 . "$(dirname "$0")/lib.sh"
 
 FIXTURES=$TOP/tests/fixtures/doctor

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # libvtrace.sh: libvtrace as a server's developer gets it: installed, found by pkg-config, linked static and shared.
-# beside: builds and links against libvtrace in its scratch directory; no I/O measured
 . "$(dirname "$0")/lib.sh"
 
 command -v pkg-config >/dev/null || skip_all "needs pkg-config"

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # man.sh: the man pages stay in step with --help and vtrace.h: every command, long option, column id and libvtrace call is documented, and each page renders cleanly.
-# beside: the man pages against --help; nothing live
 : "${IOLENS:=$(cd "$(dirname "$0")/../.." && pwd)/iolens}"
 . "$(dirname "$0")/lib.sh"
 : "${DOCS:=$TOP/docs}"

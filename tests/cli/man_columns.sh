@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # man_columns.sh: every column list a command prints in --help (made from the table that renders) is the one its man page documents, and what the formats write agrees.
-# beside: --help, the man pages and small files of its own; nothing measured
 . "$(dirname "$0")/lib.sh"
 : "${DOCS:=$TOP/docs}"
 

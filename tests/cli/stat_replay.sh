@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # stat_replay.sh: iolens stat on recorded /proc and /sys trees: exact output of every group, JSON and CSV, and values checked by hand.
-# beside: recorded trees only; nothing live is read
 . "$(dirname "$0")/lib.sh"
 
 FIX=$TOP/tests/fixtures/stat

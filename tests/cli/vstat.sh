@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # vstat.sh: iolens vstat against vtload, a libvtrace server the test drives: counts, rates, hangs, stale and bad segments.
-# beside: its own libvtrace server and VTRACE_DIR; nothing of the disks or the page cache
 . "$(dirname "$0")/lib.sh"
 
 VTLOAD=${BUILD:-$TOP/build}/tests/helpers/vtload
