@@ -77,9 +77,9 @@ static bool device_wanted(const struct exporter *e, const char *name)
 
 /* ---- The metrics ----------------------------------------------------------------------------- */
 
-static void disk_metrics(struct prom *p, const struct exporter *e)
+/* Each disk's counters, from /proc/diskstats as read for this scrape (once: disklatency names its disks from it too). */
+static void disk_metrics(struct prom *p, const struct exporter *e, const struct diskstats *stats)
 {
-	struct diskstats stats;
 	static const struct {
 		const char *name, *help;
 		enum prom_type type;
@@ -109,15 +109,13 @@ static void disk_metrics(struct prom *p, const struct exporter *e)
 #undef F
 	};
 
-	if (diskstats_read(&stats) != 0)
-		return;
 	for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
 		char name[96];
 		bool any = false;
 
 		snprintf(name, sizeof(name), "%s%s", fields[f].name, fields[f].type == PROM_COUNTER ? "_total" : "");
-		for (unsigned i = 0; i < stats.count; i++) {
-			const struct disk_stats *d = &stats.disk[i];
+		for (unsigned i = 0; i < stats->count; i++) {
+			const struct disk_stats *d = &stats->disk[i];
 			uint64_t raw = *(const uint64_t *)((const char *)d + fields[f].offset);
 
 			if (d->nfields < fields[f].nfields || !device_wanted(e, d->name))
@@ -133,7 +131,6 @@ static void disk_metrics(struct prom *p, const struct exporter *e)
 				prom_real(p, name, (double)raw * fields[f].scale, "device", d->name, NULL);
 		}
 	}
-	diskstats_free(&stats);
 }
 
 static void cache_metrics(struct prom *p, struct exporter *e)
@@ -224,7 +221,7 @@ static void vtrace_histogram(struct prom *p, const struct vtrace_stats *s, const
  * iolens_disk_{request,device,queue}_duration_seconds: each whole disk's requests by op, from
  * bio.bpf.c's histograms since the exporter started (a disk appears with its first request).
  */
-static void disk_latency_metrics(struct prom *p, const struct exporter *e)
+static void disk_latency_metrics(struct prom *p, const struct exporter *e, const struct diskstats *stats)
 {
 	static const struct {
 		const char *name, *help;
@@ -237,20 +234,15 @@ static void disk_latency_metrics(struct prom *p, const struct exporter *e)
 				    "Requests from their start to their issue: time queued in the block layer and its scheduler." },
 	};
 	static const char *const ops[BIO_LAT_OPS] = { "read", "write", "discard", "flush" };
-	struct diskstats stats;
 	struct bio_disks disks;
 
 	if (!e->disk_latency || bio_read_disks(&disks) != 0)
 		return;
-	if (diskstats_read(&stats) != 0) {
-		bio_disks_free(&disks);
-		return;
-	}
 	for (unsigned kind = 0; kind < BIO_LAT_KINDS; kind++) {
 		bool any = false;
 
-		for (unsigned i = 0; i < stats.count; i++) {
-			const struct disk_stats *d = &stats.disk[i];
+		for (unsigned i = 0; i < stats->count; i++) {
+			const struct disk_stats *d = &stats->disk[i];
 			const struct bio_disk *disk = bio_disks_find(&disks, d->major, d->minor);
 
 			if (!disk || !device_wanted(e, d->name))
@@ -269,7 +261,6 @@ static void disk_latency_metrics(struct prom *p, const struct exporter *e)
 			}
 		}
 	}
-	diskstats_free(&stats);
 	bio_disks_free(&disks);
 }
 
@@ -336,6 +327,7 @@ static void vtrace_metrics(struct prom *p, struct exporter *e)
 static char *render(void *context, enum prom_format format, size_t *len)
 {
 	struct exporter *e = context;
+	struct diskstats disks;
 	char *text = NULL;
 	struct prom p = { .openmetrics = format == PROM_FORMAT_OPENMETRICS, .protobuf = format == PROM_FORMAT_PROTOBUF };
 
@@ -343,10 +335,13 @@ static char *render(void *context, enum prom_format format, size_t *len)
 		return NULL;
 	prom_family(&p, "iolens_build_info", PROM_GAUGE, "The iolens version that serves these metrics.");
 	prom_u64(&p, "iolens_build_info", 1, "version", IOLENS_VERSION, NULL);
-	if (e->enabled[COLLECTOR_DISKSTATS])
-		disk_metrics(&p, e);
-	if (e->enabled[COLLECTOR_DISKLATENCY])
-		disk_latency_metrics(&p, e);
+	if ((e->enabled[COLLECTOR_DISKSTATS] || e->enabled[COLLECTOR_DISKLATENCY]) && diskstats_read(&disks) == 0) {
+		if (e->enabled[COLLECTOR_DISKSTATS])
+			disk_metrics(&p, e, &disks);
+		if (e->enabled[COLLECTOR_DISKLATENCY])
+			disk_latency_metrics(&p, e, &disks);
+		diskstats_free(&disks);
+	}
 	if (e->enabled[COLLECTOR_FILESYSTEM])
 		filesystem_metrics(&p, &e->filesystems, &e->mount_points_exclude);
 	if (e->enabled[COLLECTOR_PAGECACHE])
