@@ -24,12 +24,14 @@ static double await_ns(const struct disk_ext *x)
  * The process whose I/O suffers most: of those whose last request went to the disk (eBPF), the
  * one with the most requests in the window, a user's before a kernel thread's; else the same of
  * all processes (their disk unknown). NULL none. *on_disk: whether it was found by its disk.
+ * The most, not the first: a snapshot's bio_proc lines are sorted when captured, not when replayed.
  */
 static const struct snap_bio_proc *most_requests(const struct doctor_snapshot *s, const struct disk_stats *disk,
 						 bool *on_disk)
 {
 	for (int pass = 0; pass < 4; pass++) {
 		bool by_disk = pass < 2, user = pass % 2 == 0;
+		const struct snap_bio_proc *most = NULL;
 
 		for (size_t i = 0; i < s->nbio_procs; i++) {
 			const struct snap_bio_proc *p = &s->bio_procs[i];
@@ -38,8 +40,12 @@ static const struct snap_bio_proc *most_requests(const struct doctor_snapshot *s
 				continue;
 			if (by_disk && (p->disk_major != disk->major || p->disk_minor != disk->minor))
 				continue;
+			if (!most || p->requests > most->requests)
+				most = p;
+		}
+		if (most) {
 			*on_disk = by_disk;
-			return p;
+			return most;
 		}
 	}
 	return NULL;
