@@ -6,15 +6,21 @@ can_evict || skip_all "the scratch directory is on $(fs_type "$T"), where pages 
 need_ebpf
 
 # Sums of the JSON lines of cachetop (stdin) for one process or one file: hits misses dirties accesses.
+# A file's rows: by its name, or as "dev M:m inode N" in the intervals before it was named (naming
+# takes a quarter of an interval at most: on a slow run a file may stay unnamed for a few).
 cat >"$T/sum.py" <<'EOF'
-import json, sys
+import json, os, sys
 what, key = sys.argv[1], sys.argv[2]
+keys = {key}
+if what == "file":
+    st = os.stat(key)
+    keys.add("dev %d:%d inode %d" % (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino))
 total = {"hits": 0, "misses": 0, "dirties": 0, "accesses": 0}
 names = []
 for line in sys.stdin:
     doc = json.loads(line)
     for row in doc.get("processes", []) + doc.get("files", []):
-        if (what == "pid" and str(row.get("pid")) == key) or (what == "file" and row.get("file") == key):
+        if (what == "pid" and str(row.get("pid")) == key) or (what == "file" and row.get("file") in keys):
             for k in total:
                 total[k] += row[k] or 0
             names.append(row.get("comm"))
