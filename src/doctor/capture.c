@@ -920,9 +920,10 @@ static void add_memcg(struct doctor_snapshot *s, pid_t pid, uint64_t id, const s
 }
 
 /*
- * The memory cgroup of each reader that will be reported: of the first of its processes still
- * alive, else the one eBPF saw them in (a shell loop's readers are short-lived, ended by the
- * time the window is over).
+ * The memory cgroup of each reader that will be reported: the one eBPF saw its reads charged to
+ * (a shell loop's readers are short-lived, ended by the time the window is over, and a pid read
+ * again at the end may be another process's by then), else that of the first of its processes
+ * still alive.
  */
 static void snap_memcgs(struct doctor_snapshot *s)
 {
@@ -937,17 +938,17 @@ static void snap_memcgs(struct doctor_snapshot *s)
 		if (!snap_miss_matters(s, r))
 			continue;
 		reported++;
+		if (r->memcg && memcg_of_id(r->memcg, &cgroup) == 0) {
+			add_memcg(s, 0, r->memcg, &cgroup);
+			continue;
+		}
 		for (unsigned k = 0; k < r->processes && k < 5 && !found; k++)
 			if (memcg_of_pid(r->pids[k], &cgroup) == 0) {
 				add_memcg(s, r->pids[k], 0, &cgroup);
 				found = true;
 			}
-		if (!found && r->newest && memcg_of_pid(r->newest, &cgroup) == 0) {
+		if (!found && r->newest && memcg_of_pid(r->newest, &cgroup) == 0)
 			add_memcg(s, r->newest, 0, &cgroup);
-			found = true;
-		}
-		if (!found && r->memcg && memcg_of_id(r->memcg, &cgroup) == 0)
-			add_memcg(s, 0, r->memcg, &cgroup);
 	}
 	free(rows);
 }

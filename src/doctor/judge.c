@@ -159,19 +159,18 @@ static const struct snap_memcg *memcg_by_pid(const struct doctor_snapshot *s, pi
 	return NULL;
 }
 
+/* A reader's memory cgroup as capture found it: by eBPF's id first, else by one of its pids. */
 const struct snap_memcg *snap_reader_memcg(const struct doctor_snapshot *s, const struct miss_row *r)
 {
 	const struct snap_memcg *m;
 
-	for (unsigned i = 0; i < r->processes && i < 5; i++)
-		if ((m = memcg_by_pid(s, r->pids[i])))
-			return m;
-	if ((m = memcg_by_pid(s, r->newest)))
-		return m;
 	for (size_t i = 0; i < s->nmemcgs && r->memcg; i++)
 		if (!s->memcgs[i].pid && s->memcgs[i].id == r->memcg)
 			return &s->memcgs[i];
-	return NULL;
+	for (unsigned i = 0; i < r->processes && i < 5; i++)
+		if ((m = memcg_by_pid(s, r->pids[i])))
+			return m;
+	return memcg_by_pid(s, r->newest);
 }
 
 bool snap_readers_at_limit(const struct doctor_snapshot *s)

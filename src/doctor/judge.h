@@ -48,7 +48,7 @@ struct miss_row {
 size_t snap_miss_readers(const struct doctor_snapshot *s, struct miss_row **rows);
 /* Whether a row matters: mostly missed, at 1 MiB/s or more. */
 bool snap_miss_matters(const struct doctor_snapshot *s, const struct miss_row *r);
-/* The memory cgroup of a reader: of its first process found, else the one eBPF saw it in; NULL unknown. */
+/* The memory cgroup of a reader: the one eBPF saw its reads charged to, else of its first process found; NULL unknown. */
 const struct snap_memcg *snap_reader_memcg(const struct doctor_snapshot *s, const struct miss_row *r);
 /* Whether a reader reported (the first 5 that matter) ran in a memory cgroup at its limit. */
 bool snap_readers_at_limit(const struct doctor_snapshot *s);
