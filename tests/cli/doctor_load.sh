@@ -33,12 +33,13 @@ if command -v fio >/dev/null && command -v iostat >/dev/null; then
 	LOOP=$(losetup -f --show --direct-io=on "$T/disk.img" 2>/dev/null || losetup -f --show "$T/disk.img")
 	on_exit "losetup -d $LOOP 2>/dev/null"
 	dev=${LOOP#/dev/}
-	# Synchronous writes: each waits for the disk under the file to have it, so a write is in
+	# Killed after its section: the run time is only a bound (30 s ended it before the text run of
+	# a slow ASan run). Synchronous writes: each waits for the disk under the file to have it, so a write is in
 	# flight at every moment and the device is busy ~99 % of the time whatever the CPUs are doing
 	# (random reads, served as fast as a loaded CPU submits them, left it at 81-91 % here: a %util
 	# at the threshold, and a test that failed in CI at 89 %).
 	fio --name=saturate --filename="$LOOP" --rw=randwrite --sync=1 --bs=4k --direct=1 --ioengine=psync \
-		--numjobs=8 --time_based --runtime=30 --output=/dev/null & FIO=$!
+		--numjobs=8 --time_based --runtime=300 --output=/dev/null & FIO=$!
 	on_exit "kill $FIO 2>/dev/null"
 	# fio is at work: 200 writes on the device.
 	writes_of() { diskstats_sum "$dev" 8; }
@@ -110,7 +111,7 @@ restore_dirty() {
 }
 on_exit restore_dirty
 sysctl -qw vm.dirty_bytes=$((8 << 20)) vm.dirty_background_bytes=$((4 << 20))
-timeout 30 bash -c 'while :; do dd if=/dev/zero of="$1" bs=1M count=256 conv=notrunc 2>/dev/null; done' _ "$T/dirty.dat" &
+timeout 300 bash -c 'while :; do dd if=/dev/zero of="$1" bs=1M count=256 conv=notrunc 2>/dev/null; done' _ "$T/dirty.dat" &
 WRITER=$!
 on_exit "kill $WRITER 2>/dev/null"
 # The writer is past the 8 MiB limit: 16 MiB written.
@@ -155,7 +156,7 @@ memcg() {
 if procs=$(memcg reader $((32 << 20))); then
 	head -c $((64 << 20)) /dev/urandom >"$T/big.dat"
 	"$IOLENS" evict "$T/big.dat" >/dev/null
-	bash -c 'echo $$ >"$1"; exec timeout 30 bash -c "while :; do cat \"\$0\" >/dev/null; done" "$2"' _ "$procs" "$T/big.dat" &
+	bash -c 'echo $$ >"$1"; exec timeout 300 bash -c "while :; do cat \"\$0\" >/dev/null; done" "$2"' _ "$procs" "$T/big.dat" &
 	READER=$!
 	on_exit "kill $READER 2>/dev/null"
 	refaults_begin
