@@ -335,7 +335,9 @@ static char *render(void *context, enum prom_format format, size_t *len)
 		return NULL;
 	prom_family(&p, "iolens_build_info", PROM_GAUGE, "The iolens version that serves these metrics.");
 	prom_u64(&p, "iolens_build_info", 1, "version", IOLENS_VERSION, NULL);
-	if ((e->enabled[COLLECTOR_DISKSTATS] || e->enabled[COLLECTOR_DISKLATENCY]) && diskstats_read(&disks) == 0) {
+	/* Read only for a collector that will use it: disklatency's needs eBPF started. */
+	if ((e->enabled[COLLECTOR_DISKSTATS] || (e->enabled[COLLECTOR_DISKLATENCY] && e->disk_latency)) &&
+	    diskstats_read(&disks) == 0) {
 		if (e->enabled[COLLECTOR_DISKSTATS])
 			disk_metrics(&p, e, &disks);
 		if (e->enabled[COLLECTOR_DISKLATENCY])
