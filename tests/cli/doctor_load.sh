@@ -34,8 +34,8 @@ if command -v fio >/dev/null && command -v iostat >/dev/null; then
 	on_exit "losetup -d $LOOP 2>/dev/null"
 	dev=${LOOP#/dev/}
 	# Killed after its section: the run time is only a bound (30 s ended it before the text run of
-	# a slow ASan run). Synchronous writes: each waits for the disk under the file to have it, so a write is in
-	# flight at every moment and the device is busy ~99 % of the time whatever the CPUs are doing
+	# a slow ASan run). Synchronous writes: each waits for the disk under the file to have it, so
+	# a write is in flight at every moment and the device is busy ~99 % of the time whatever the CPUs are doing
 	# (random reads, served as fast as a loaded CPU submits them, left it at 81-91 % here: a %util
 	# at the threshold, and a test that failed in CI at 89 %).
 	fio --name=saturate --filename="$LOOP" --rw=randwrite --sync=1 --bs=4k --direct=1 --ioengine=psync \

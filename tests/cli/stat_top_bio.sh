@@ -53,8 +53,9 @@ last_after() { [ "$(tail -n 1 "$1" | python3 -c 'import json, sys; print(json.lo
 # measure MODE FILE BYTES NAME: direct.py, its I/O let go right after a line of stat's (sampling into
 # $T/bio.json), so that it likely falls within one interval. Again (3 tries at most) when the lines
 # count less than BYTES of it: another process outdid it in a line (another test's, on a shared
-# machine), or the kernel ran no eBPF program for some of its completions. Sets pid, t0 (CLOCK_REALTIME ns, when it was let go), and
-# disk: the bytes of MODE that /proc/diskstats counted for $DEV from then until it ended.
+# machine), or the kernel ran no eBPF program for some of its completions. Sets pid, t0
+# (CLOCK_REALTIME ns, when it was let go), and disk: the bytes of MODE that /proc/diskstats
+# counted for $DEV from then until it ended.
 measure() {
 	local field=10 key=write_bytes_per_s try t1 d0 d1 others
 	[ "$1" = read ] && field=6 key=read_bytes_per_s
