@@ -142,7 +142,11 @@ fi
 # p50 within 5 % of fio's, p99 within 10 %) can be held. The device: a loop device (direct I/O) over
 # a file on examples/fuse-passthrough, whose every FUSE_READ sleeps 10 ms more (--slow-op); fio in
 # the real-time class (chrt), so that a busy machine does not make fio's wake-up late (that delay
-# is fio's alone, and on CPU hogs it reaches milliseconds).
+# is fio's alone, and on CPU hogs it reaches milliseconds), and fio and the server on one CPU
+# (taskset): the completion then wakes fio where it runs, not on another virtual CPU that the host
+# may have put to sleep (a CI run with the server's 10 ms become 13.8 at p50 had fio's p50 2.6 ms
+# above ours). A run whose requests took more than 11 ms at p50 was on a machine late to give CPU
+# (steal): measured again, three tries at most, and the last one judged.
 FPT=${BUILD:-$TOP/build}/examples/fuse-passthrough
 why=$(ebpf_expected)
 sloop=
@@ -153,7 +157,12 @@ elif [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null || [ ! -x "$FPT" 
 else
 	mkdir -p "$T/slow/src" "$T/slow/mnt"
 	make_file "$T/slow/src/img" $((16 << 20))
-	"$FPT" --no-vtrace --slow-op FUSE_READ:10 "$T/slow/src" "$T/slow/mnt" 2>"$T/slow/fpt.log" &
+	PIN=()
+	if command -v taskset >/dev/null; then
+		cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
+		PIN=(taskset -c "$cpu")
+	fi
+	"${PIN[@]}" "$FPT" --no-vtrace --slow-op FUSE_READ:10 "$T/slow/src" "$T/slow/mnt" 2>"$T/slow/fpt.log" &
 	slow_server=$!
 	on_exit "fusermount3 -u '$T/slow/mnt' 2>/dev/null; kill $slow_server 2>/dev/null"
 	if ! wait_mounted "$T/slow/mnt" "$slow_server"; then
@@ -171,8 +180,16 @@ if [ -n "$sloop" ]; then
 	disk=$sdisk # what lat reads
 	command -v udevadm >/dev/null && udevadm settle 2>/dev/null
 	kill -USR2 "$slow_server" # its reads 10 ms slower from here on
-	command -v chrt >/dev/null && FIO_PREFIX=(chrt -f 10)
-	measure "$sdisk" "$sloop" 200 16M
+	FIO_PREFIX=("${PIN[@]}")
+	command -v chrt >/dev/null && FIO_PREFIX+=(chrt -f 10)
+	for try in 1 2 3; do
+		steal0=$(awk '/^cpu /{print $9}' /proc/stat)
+		measure "$sdisk" "$sloop" 200 16M
+		[ "$fio_rc" = 0 ] || break
+		p50=$(lat r_p50_ns "$T/lat.csv" "$(echo $busy | cut -d' ' -f1)")
+		[ "$p50" != null ] && [ "$p50" -le 11000000 ] && break
+		echo "# slow device, try $try: the requests' p50 $p50 ns (10 ms asked, 11 at most), $(($(awk '/^cpu /{print $9}' /proc/stat) - steal0)) ticks stolen: a machine late to give CPU$([ $try = 3 ] || echo ", again")"
+	done
 	check_eq "slow device: fio ran ($(head -c 300 "$T/fio.err"))" 0 "$fio_rc"
 	check_eq "… one line holds the whole run" 1 "$(wc -w <<<"$busy")"
 	line=$(echo $busy | cut -d' ' -f1)
