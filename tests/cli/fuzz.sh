@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fuzz.sh: every libFuzzer target in tests/fuzz runs a fixed number of inputs (or 45 s of them; a tenth, 10 s, under make check SANITIZE=1, which runs the same targets again) without a crash.
+# fuzz.sh: every libFuzzer target in tests/fuzz runs a fixed number of inputs (or 20 s of them; a tenth, 5 s, under make check SANITIZE=1, which runs the same targets again) without a crash.
 . "$(dirname "$0")/lib.sh"
 
 command -v "${CLANG:-clang}" >/dev/null || skip_all "needs clang for libFuzzer (make deps)"
@@ -28,17 +28,18 @@ for target in "$TOP"/build-fuzz/fuzz_*; do
 	corpus=$T/corpus-$name
 	mkdir -p "$corpus"
 	cp "$TOP/tests/fuzz/corpus/$name"/* "$corpus"/ 2>/dev/null
-	max_len=512 runs=200000
+	max_len=512 runs=50000
 	# bench documents: a point is some 600 bytes.
 	[ "$name" = bench_result ] && max_len=4096
 	# Segments are big: fewer, longer inputs.
-	[ "$name" = vtrace ] && max_len=$(( $(stat -c %s "$corpus/segment" 2>/dev/null || echo 512) + 64 )) runs=20000
-	# At most 45 s of inputs a target: on a busy machine (2 cpus, a hog on each) 12 targets of
-	# 200,000 inputs took more than the suite gives a test; the inputs run are said.
+	[ "$name" = vtrace ] && max_len=$(( $(stat -c %s "$corpus/segment" 2>/dev/null || echo 512) + 64 )) runs=5000
+	# A smoke run for every check (longer runs: make fuzz, then a target alone with its corpus): at
+	# most 20 s of inputs a target, as on a busy machine (2 cpus, a hog on each) 13 targets of
+	# 50,000 inputs may take more than the suite gives a test; the inputs run are said.
 	# make check SANITIZE=1: the same targets (libFuzzer's build, with ASan, either way) ran in
-	# full in the plain check; a tenth of it here, 10 s at most.
-	seconds=45
-	[ "${SANITIZE:-}" = 1 ] && runs=$((runs / 10)) seconds=10
+	# full in the plain check; a tenth of it here, 5 s at most.
+	seconds=20
+	[ "${SANITIZE:-}" = 1 ] && runs=$((runs / 10)) seconds=5
 	if "$target" -runs=$runs -max_total_time=$seconds -max_len=$max_len "$corpus" > "$T/$name.log" 2>&1; then
 		ran=$(grep -oE 'Done [0-9]+ runs' "$T/$name.log" | grep -oE '[0-9]+' | tail -1)
 		ok "fuzz_$name: ${ran:-$runs} inputs, no crash"
