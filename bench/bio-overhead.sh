@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Measures what iolens's block I/O eBPF program (bio.bpf.c, loaded by `iolens stat -x`) costs random 4k reads at queue depth 32: fio's IOPS with and without `iolens stat -x 1` beside it, alternating, medians, the ratio and the issue's goal (at most 3 % fewer IOPS).
+# Measures what iolens's block I/O eBPF program (bio.bpf.c, loaded by `iolens stat -x`, or by `iolens biotop` with --with biotop) costs random 4k reads at queue depth 32: fio's IOPS with and without `iolens stat -x 1` beside it, alternating, medians, the ratio and the issue's goal (at most 3 % fewer IOPS).
 set -euo pipefail
 
-usage="usage: ${0##*/} [--rounds N] [--runtime SECONDS] [--size SIZE] [--engine io_uring|libaio] [--target file|loop] [DIR]
+usage="usage: ${0##*/} [--rounds N] [--runtime SECONDS] [--size SIZE] [--engine io_uring|libaio] [--target file|loop] [--with stat|biotop] [DIR]
   ROUNDS times (default 5), the two configurations alternating (which goes first swaps every
   round), runs fio --rw=randread --bs=4k --iodepth=32 --direct=1 --time_based for RUNTIME seconds
   (default 5) with ENGINE (default io_uring) on the target:
     none   fio alone
     stat   fio with \`iolens stat -x 1\` running beside it (started before fio, once it has printed
-           its first line: bio.bpf.c is attached to block_io_start, block_rq_issue and
-           block_rq_complete by then; stopped with SIGINT after fio)
+           its first line: bio.bpf.c is attached to block_rq_issue, block_rq_merge and block_rq_complete by
+           then, the disks' histograms alone; stopped with SIGINT after fio); with --with biotop,
+           \`iolens biotop 1\` instead (per process: block_io_start too, and the processes' map)
   Targets: file (default) a file of SIZE in a new directory under DIR (on a disk: each read is a
   request of that disk); loop, a loop device over a file of SIZE in /dev/shm (memory: the fastest
   requests this machine makes, where a per-request cost shows most).
@@ -22,12 +23,14 @@ usage="usage: ${0##*/} [--rounds N] [--runtime SECONDS] [--size SIZE] [--engine 
   goal holds; then each round's own stat / none and their median (less moved by a load that drifts
   over minutes than the ratio of the medians) (median IOPS with stat at least 97 % of without). Then (PROG_STATS=1, the default,
   with kernel.bpf_stats_enabled=1 for that run only, restored after) one more run with stat: each
-  of bio.bpf.c's programs' runs and ns per run, and the ns they add per read.
+  of bio.bpf.c's programs' runs and ns per run, the ns they add per read, and their share of the
+  CPU time each read takes (the busy time of all CPUs in /proc/stat over the run, per read): where
+  the CPUs are the limit, the IOPS they cost, a figure a noisy machine does not move as it moves IOPS.
   Exit status 1 when the goal is not met (or on an error). Needs root (eBPF, and the loop device).
   With the defaults about a minute (11 runs of 5 s).
 DIR: where the file target is made (default: \$TMPDIR when set and not on tmpfs, else /var/tmp,
   else the current directory); on a disk, with SIZE free.
-env: ROUNDS, RUNTIME, SIZE (default 256M), ENGINE, TARGET, IOLENS (default ./iolens of this
+env: ROUNDS, RUNTIME, SIZE (default 256M), ENGINE, TARGET, WITH (default stat), IOLENS (default ./iolens of this
   repository), FIO (default fio), PROG_STATS (1 or 0), QUIET_WAIT (seconds, default 120); the
   options win."
 
@@ -39,6 +42,7 @@ RUNTIME=${RUNTIME:-5}
 SIZE=${SIZE:-256M}
 ENGINE=${ENGINE:-io_uring}
 TARGET=${TARGET:-file}
+WITH=${WITH:-stat}
 PROG_STATS=${PROG_STATS:-1}
 QUIET_WAIT=${QUIET_WAIT:-120}
 GOAL_RATIO=0.97
@@ -56,6 +60,8 @@ while (($#)); do
 	--engine=*) ENGINE=${1#*=}; shift ;;
 	--target) TARGET=${2:?"$usage"}; shift 2 ;;
 	--target=*) TARGET=${1#*=}; shift ;;
+	--with) WITH=${2:?"$usage"}; shift 2 ;;
+	--with=*) WITH=${1#*=}; shift ;;
 	-*) echo "$usage" >&2; exit 2 ;;
 	*) [[ -z $dir ]] || { echo "$usage" >&2; exit 2; }; dir=$1; shift ;;
 	esac
@@ -72,6 +78,11 @@ command -v python3 >/dev/null || die "python3 not found: it reads fio's JSON"
 [[ $QUIET_WAIT =~ ^[0-9]+$ ]] || die "QUIET_WAIT=$QUIET_WAIT: whole seconds"
 case $ENGINE in io_uring | libaio) ;; *) die "ENGINE=$ENGINE: io_uring or libaio" ;; esac
 case $TARGET in file | loop) ;; *) die "TARGET=$TARGET: file or loop" ;; esac
+case $WITH in
+stat) with_cmd=(stat -x 1) with_programs=3 ;;
+biotop) with_cmd=(biotop 1) with_programs=4 ;;
+*) die "WITH=$WITH: stat or biotop" ;;
+esac
 size_bytes=$(numfmt --from=iec "${SIZE^^}" 2>/dev/null) || die "SIZE=$SIZE: not a size (256M, 1G, bytes)"
 size_bytes=$((size_bytes / 1048576 * 1048576))
 ((size_bytes >= 16 * 1048576)) || die "SIZE=$SIZE: at least 16M"
@@ -138,7 +149,7 @@ bio_programs() {
 	[[ -n $bpftool ]] || return 0
 	"$bpftool" prog show --json 2>/dev/null | python3 -c 'import json, sys
 for p in json.load(sys.stdin):
-    if p.get("name") in ("on_start", "on_issue", "on_complete") and p.get("type") == "tracing":
+    if p.get("name") in ("on_start", "on_issue", "on_complete", "on_merge") and p.get("type") == "tracing":
         print(p["id"])'
 }
 other_fio() { pgrep -x fio >/dev/null; }
@@ -162,22 +173,26 @@ wait_quiet() {
 start_stat() {
 	local before
 	before=$(bio_programs)
-	"$IOLENS" stat -x 1 >"$work/stat.out" 2>"$work/stat.err" &
+	"$IOLENS" "${with_cmd[@]}" >"$work/stat.out" 2>"$work/stat.err" &
 	stat_pid=$!
 	for _ in $(seq 600); do
 		[[ -s $work/stat.out ]] && break
-		kill -0 "$stat_pid" 2>/dev/null || die "iolens stat -x 1 ended: $(head -3 "$work/stat.err")"
+		kill -0 "$stat_pid" 2>/dev/null || die "iolens ${with_cmd[*]} ended: $(head -3 "$work/stat.err")"
 		sleep 0.05
 	done
-	[[ -s $work/stat.out ]] || die "iolens stat -x 1 printed nothing in 30 s"
+	[[ -s $work/stat.out ]] || die "iolens ${with_cmd[*]} printed nothing in 30 s"
 	! grep -q 'latency percentiles are unknown' "$work/stat.err" || die "stat -x did not load eBPF: $(head -1 "$work/stat.err")"
-	# Its programs (2: disks alone need no block_io_start): ids that were not there before (others'
-	# may come and go meanwhile).
+	# Its programs (stat -x: 3, disks alone need no block_io_start; biotop: 4): ids that were not
+	# there before (others' may come and go meanwhile).
 	for _ in $(seq 200); do
-		[[ -z $bpftool ]] || (($(comm -13 <(sort <<<"$before") <(bio_programs | sort) | grep -c .) >= 2)) && return 0
+		[[ -z $bpftool ]] || (($(comm -13 <(sort <<<"$before") <(bio_programs | sort) | grep -c .) >= with_programs)) && return 0
 		sleep 0.05
 	done
-	die "bio.bpf.c's programs of iolens stat -x are not listed by bpftool 10 s after its first line"
+	die "bio.bpf.c's programs of iolens ${with_cmd[*]} are not listed by bpftool 10 s after its first line"
+}
+# All CPUs' busy time so far, in ns: /proc/stat's first line but idle and iowait (and guest, counted in user).
+cpu_busy_ns() {
+	awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { printf "%.0f\n", ($2 + $3 + $4 + $7 + $8 + $9) * 1e9 / hz; exit }' /proc/stat
 }
 # One fio run: its read IOPS and CPU% (usr + sys).
 run_fio() {
@@ -230,15 +245,17 @@ if [[ $PROG_STATS == 1 ]]; then
 		"$bpftool" prog show --json >"$work/progs0.json"
 		start_stat
 		"$bpftool" prog show --json >"$work/progs1.json"
+		busy0=$(cpu_busy_ns)
 		read -r value _ < <(run_fio)
+		busy1=$(cpu_busy_ns)
 		"$bpftool" prog show --json >"$work/progs2.json"
 		stop_stat
 		sysctl -q -w kernel.bpf_stats_enabled="$stats_saved"
 		stats_saved=""
 		# Programs of this stat: those in progs1 and not in progs0, counted from progs1 to progs2 (fio's run only).
-		python3 - "$work" "$value" "$RUNTIME" <<'EOF'
+		python3 - "$work" "$value" "$RUNTIME" "$((busy1 - busy0))" <<'EOF'
 import json, sys
-work, iops, runtime = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+work, iops, runtime, busy = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 load = lambda n: {p["id"]: p for p in json.load(open("%s/progs%d.json" % (work, n)))}
 p0, p1, p2 = load(0), load(1), load(2)
 reads = iops * runtime
@@ -253,6 +270,10 @@ for pid in sorted(set(p1) - set(p0)):
     print("  %-12s %10d runs %8.0f ns/run" % (p2[pid].get("name"), runs, ns / runs if runs else 0))
 if reads:
     print("  together %.0f ns per read, %.2f %% of one CPU at this rate" % (total / reads, total / runtime / 1e7))
+    if busy > 0:
+        share = total / busy
+        print("  the CPUs' busy time per read (/proc/stat, all CPUs): %.0f ns; the programs' share of it: %.2f %%" % (busy / reads, share * 100))
+        print("  (where the CPUs are the limit, IOPS fall by about that share: goal at most 3 %%, %s)" % ("met" if share <= 0.03 else "NOT met"))
 EOF
 	fi
 fi

@@ -3,6 +3,7 @@
 #include "collect/ebpf.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +14,7 @@ _Static_assert(LOG_LINEAR_BUCKETS == VTRACE_HISTOGRAM_BUCKETS, "histogram.h and 
 _Static_assert(sizeof(struct bio_histogram) == LOG_LINEAR_BUCKETS * sizeof(__u64), "bio_histogram's size");
 
 _Static_assert(BIO_SMALL_BUCKETS == 98, "bio_small_bucket's scale");
-_Static_assert(sizeof(struct bio_counts) == 920, "bio_counts: the memory stated in bio.h and the man pages");
+_Static_assert(sizeof(struct bio_counts) == 984 && offsetof(struct bio_counts, bytes) - offsetof(struct bio_counts, several_disks) >= 64 + 4, "bio_counts: the memory stated in bio.h and the man pages");
 
 /* A table's key: the pid, or the cgroup's id in a table of cgroups (a process's pid may be 0: the idle task's). */
 static uint64_t key_of(bool cgroups, const struct bio_process *p)

@@ -76,7 +76,7 @@ struct bio_table {
 /*
  * Starts counting: loads the program and attaches it to block_io_start and block_rq_complete
  * (tp_btf: no tracefs needed). want (enum bio_want) says which maps are filled; the others get
- * one entry (memory locked, as bio_map_bytes says: processes 7.8 MiB, cgroups 1 MiB, disks 6.8 MiB,
+ * one entry (memory locked, as bio_map_bytes says: processes 8.3 MiB, cgroups 1 MiB, disks 6.8 MiB,
  * the requests in flight 1.9 MiB always).
  * A second call is the first's. 0, or -errno with *why saying what is missing (root or CAP_BPF
  * and CAP_PERFMON, BTF, a kernel with block_io_start (6.5), a build with eBPF).
