@@ -14,7 +14,8 @@ char LICENSE[] SEC("license") = "GPL";
 /*
  * Requests in flight, by their address, with who submitted them. A plain hash, not an LRU: a
  * request is made on one CPU and completed on another, and an LRU's element taken on one and
- * given back on the other cost 300 ns a request (on a loop device), half the programs' time.
+ * given back on the other costs more (with the layout of bio_counts below, biotop's programs
+ * took 15 to 20 % less a request on a loop device: 1,191-1,234 ns against 1,397-1,575).
  * What an LRU would forget on its own: requests merged into another (on_merge forgets them as
  * the kernel merges them), and any other that never completes, whose entry the next request at
  * the same address (the kernel's requests are a fixed set, each queue's) takes over.

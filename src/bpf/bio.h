@@ -118,8 +118,8 @@ struct bio_submitter {
  * 8.3 MiB for BIO_MAX_PROCESSES. Two parts: what a request's start sets (who, where), written only
  * when it changes, so that the CPU making requests keeps those lines in its cache; and the counts,
  * which the CPU completing them adds to. A gap of a cache line between them: whatever the
- * element's alignment in the map, no line holds both (on a loop device at 150,000 reads a
- * second, a line shared between the two CPUs was most of the programs' time).
+ * element's alignment in the map, no line holds both (a line written by both CPUs at each
+ * request would go back and forth between their caches).
  */
 struct bio_counts {
 	__u64 start_ns;            /* the process's start (its leader's start_boottime): a tgid reused is another process */
