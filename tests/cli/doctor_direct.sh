@@ -16,7 +16,9 @@ finding() { dq get odirect "$2" pid "$1" <<<"$OUT"; }
 f=$T/direct.dat
 make_file "$f" $((32 << 20))
 
-# attached PID PROGRAM: process PID holds the eBPF program PROGRAM attached (a link of it among its descriptors).
+# attached PID PROGRAM: process PID holds the eBPF program PROGRAM attached (a link of it among its
+# descriptors). The O_DIRECT watch is waited for by its on_enter: cachestat.bpf.c, which doctor starts
+# before it, has an on_exit too, and waiting for that name let dd run before the watch (CI, ASan).
 attached() {
 	local id fd
 	for id in $(bpftool prog show name "$2" 2>/dev/null | awk -F: '/^[0-9]+:/ { print $1 }'); do
@@ -88,7 +90,7 @@ print(doc["odirect_mode"], *(["absent"] * 5 if f is None else
 	# A process that reads with O_DIRECT and ends, all within the window: dd, once eBPF is attached.
 	"$IOLENS" doctor --json 3 >"$T/doctor.out" 2>"$T/doctor.err" &
 	doctor=$!
-	check "doctor's eBPF program attached" wait_until 60 attached "$doctor" on_exit
+	check "doctor's O_DIRECT watch attached (odirect.bpf.c's on_enter)" wait_until 60 attached "$doctor" on_enter
 	dd if="$f" of=/dev/null bs=1M iflag=direct status=none &
 	dd=$!
 	wait "$dd"
@@ -107,7 +109,7 @@ print(doc["odirect_mode"], *(["absent"] * 5 if f is None else
 	for x in a b c; do make_file "$T/calls/$x.dat" $((1 << 20)); done
 	"$IOLENS" doctor --json 3 >"$T/doctor.out" 2>"$T/doctor.err" &
 	doctor=$!
-	check "doctor's eBPF program attached" wait_until 60 attached "$doctor" on_exit
+	check "doctor's O_DIRECT watch attached (odirect.bpf.c's on_enter)" wait_until 60 attached "$doctor" on_enter
 	python3 -c 'import ctypes, fcntl, os, struct, sys
 os.chdir(sys.argv[1])
 a = os.open("a.dat", os.O_RDONLY)
