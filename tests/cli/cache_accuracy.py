@@ -364,10 +364,15 @@ def after_rename(proc):
 
 truth, got, _ = case(["rename", F, RENAMED], during=after_rename)
 files.wait_lines(2)
+# Under its new path, or under its device and inode while cachetop has not named it yet (naming
+# takes up to a quarter of an interval, later on a busy ASan run): never under its old path.
+st = os.stat(RENAMED)
+unnamed = "dev %d:%d inode %d" % (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
 with files.lock:
-    renamed_hits = files.sums.get(RENAMED, {}).get("hits", 0)
+    renamed_hits = sum(files.sums.get(key, {}).get("hits", 0) for key in (RENAMED, unnamed))
 ok(renamed_hits >= PAGES // 2 - PAGES // 50,
-   "a file renamed while read is shown under its new path (%d hits under %s)" % (renamed_hits, RENAMED))
+   "a file renamed while read is shown under its new path, or its inode while not yet named (%d hits under %s)"
+   % (renamed_hits, RENAMED))
 os.rename(RENAMED, F)
 
 # ---- a working set larger than its memory cgroup ----------------------------------------------
