@@ -9,8 +9,9 @@ usage="usage: ${0##*/} [--rounds N] [--runtime SECONDS] [--size SIZE] [--engine 
     none   fio alone
     stat   fio with \`iolens stat -x 1\` running beside it (started before fio, once it has printed
            its first line: bio.bpf.c is attached to block_rq_issue, block_rq_merge and block_rq_complete by
-           then, the disks' histograms alone; stopped with SIGINT after fio); with --with biotop,
-           \`iolens biotop 1\` instead (per process: block_io_start too, and the processes' map)
+           then, the disks' histograms alone; stopped with SIGINT after fio)
+    biotop with --with biotop: \`iolens biotop 1\` instead (per process: block_io_start too, and
+           the processes' map); the lines below then say biotop where they say stat
   Targets: file (default) a file of SIZE in a new directory under DIR (on a disk: each read is a
   request of that disk); loop, a loop device over a file of SIZE in /dev/shm (memory: the fastest
   requests this machine makes, where a per-request cost shows most).
@@ -205,35 +206,35 @@ print("%.1f %.1f" % (j["read"]["iops"], j["usr_cpu"] + j["sys_cpu"]))' "$work/fi
 }
 
 echo "# fio randread 4k QD32 $ENGINE direct, ${RUNTIME}s a run, on $TARGET $target ($((size_bytes >> 20)) MiB, disk $target_disk); $(nproc) CPUs; kernel $(uname -r)"
-configs=(none stat)
+configs=(none "$WITH") # the second: stat (stat -x 1) or biotop, as --with says
 declare -A iops
-pair_ratios="" # each round's stat / none: its two runs back to back, under much the same load
+pair_ratios="" # each round's $WITH / none: its two runs back to back, under much the same load
 for ((r = 0; r < ROUNDS; r++)); do
 	for ((k = 0; k < 2; k++)); do
 		c=${configs[$(((k + r) % 2))]}
 		wait_quiet
 		load=$(cut -d' ' -f1 /proc/loadavg)
-		[[ $c == stat ]] && start_stat
+		[[ $c == none ]] || start_stat
 		read -r value cpu < <(run_fio)
 		stop_stat
 		iops[$c]+="$value "
 		[[ $c == none ]] && round_none=$value || round_stat=$value
-		printf 'round %d %-4s %10.0f IOPS  fio CPU %5.1f %%  load before %s\n' $((r + 1)) "$c" "$value" "$cpu" "$load"
+		printf 'round %d %-6s %10.0f IOPS  fio CPU %5.1f %%  load before %s\n' $((r + 1)) "$c" "$value" "$cpu" "$load"
 	done
 	pair_ratios+="$(awk -v s="$round_stat" -v n="$round_none" 'BEGIN { printf "%.4f", s / n }') "
 done
 
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 none=$(median <<<"${iops[none]}")
-with=$(median <<<"${iops[stat]}")
+with=$(median <<<"${iops[$WITH]}")
 spread() { tr ' ' '\n' | grep . | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.0f-%.0f", lo, hi }'; }
-printf '\n%-5s %10s  %s   (median IOPS of %d runs; lowest-highest)\n' config IOPS range "$ROUNDS"
-printf '%-5s %10.0f  %s\n' none "$none" "$(spread <<<"${iops[none]}")" stat "$with" "$(spread <<<"${iops[stat]}")"
-verdict=$(awk -v n="$none" -v s="$with" -v g="$GOAL_RATIO" 'BEGIN {
+printf '\n%-6s %10s  %s   (median IOPS of %d runs; lowest-highest)\n' config IOPS range "$ROUNDS"
+printf '%-6s %10.0f  %s\n' none "$none" "$(spread <<<"${iops[none]}")" "$WITH" "$with" "$(spread <<<"${iops[$WITH]}")"
+verdict=$(awk -v n="$none" -v s="$with" -v g="$GOAL_RATIO" -v w="$WITH" 'BEGIN {
 	r = s / n
-	printf "stat/none %.4f (%+.2f %%): goal (at most 3 %% fewer IOPS, ratio >= %.2f) %s\n", r, (r - 1) * 100, g, (r >= g ? "met" : "NOT met") }')
+	printf "%s/none %.4f (%+.2f %%): goal (at most 3 %% fewer IOPS, ratio >= %.2f) %s\n", w, r, (r - 1) * 100, g, (r >= g ? "met" : "NOT met") }')
 echo "$verdict"
-echo "each round's stat/none (its two runs back to back): median $(median <<<"$pair_ratios") of $pair_ratios"
+echo "each round's $WITH/none (its two runs back to back): median $(median <<<"$pair_ratios") of $pair_ratios"
 
 if [[ $PROG_STATS == 1 ]]; then
 	if [[ -z $bpftool ]]; then
@@ -253,14 +254,14 @@ if [[ $PROG_STATS == 1 ]]; then
 		sysctl -q -w kernel.bpf_stats_enabled="$stats_saved"
 		stats_saved=""
 		# Programs of this stat: those in progs1 and not in progs0, counted from progs1 to progs2 (fio's run only).
-		python3 - "$work" "$value" "$RUNTIME" "$((busy1 - busy0))" <<'EOF'
+		python3 - "$work" "$value" "$RUNTIME" "$((busy1 - busy0))" "${with_cmd[*]}" <<'EOF'
 import json, sys
-work, iops, runtime, busy = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+work, iops, runtime, busy, command = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
 load = lambda n: {p["id"]: p for p in json.load(open("%s/progs%d.json" % (work, n)))}
 p0, p1, p2 = load(0), load(1), load(2)
 reads = iops * runtime
 total = 0
-print("\nbio.bpf.c during one more run with stat (%.0f IOPS, kernel.bpf_stats_enabled=1):" % iops)
+print("\nbio.bpf.c during one more run with iolens %s (%.0f IOPS, kernel.bpf_stats_enabled=1):" % (command, iops))
 for pid in sorted(set(p1) - set(p0)):
     if pid not in p2:
         continue
