@@ -182,13 +182,14 @@ if [ -n "$sloop" ]; then
 	kill -USR2 "$slow_server" # its reads 10 ms slower from here on
 	FIO_PREFIX=("${PIN[@]}")
 	command -v chrt >/dev/null && FIO_PREFIX+=(chrt -f 10)
+	steal() { awk '$1 == "cpu" { print $9 }' /proc/stat; } # the ticks the host took from this machine's CPUs
 	for try in 1 2 3; do
-		steal0=$(awk '/^cpu /{print $9}' /proc/stat)
+		steal0=$(steal)
 		measure "$sdisk" "$sloop" 200 16M
 		[ "$fio_rc" = 0 ] || break
 		p50=$(lat r_p50_ns "$T/lat.csv" "$(echo $busy | cut -d' ' -f1)")
 		[ "$p50" != null ] && [ "$p50" -le 11000000 ] && break
-		echo "# slow device, try $try: the requests' p50 $p50 ns (10 ms asked, 11 at most), $(($(awk '/^cpu /{print $9}' /proc/stat) - steal0)) ticks stolen: a machine late to give CPU$([ $try = 3 ] || echo ", again")"
+		echo "# slow device, try $try: the requests' p50 $p50 ns (10 ms asked, 11 at most), $(($(steal) - steal0)) ticks stolen: a machine late to give CPU$([ $try = 3 ] || echo ", again")"
 	done
 	check_eq "slow device: fio ran ($(head -c 300 "$T/fio.err"))" 0 "$fio_rc"
 	check_eq "… one line holds the whole run" 1 "$(wc -w <<<"$busy")"
