@@ -81,7 +81,7 @@ case $ENGINE in io_uring | libaio) ;; *) die "ENGINE=$ENGINE: io_uring or libaio
 case $TARGET in file | loop) ;; *) die "TARGET=$TARGET: file or loop" ;; esac
 case $WITH in
 stat) with_cmd=(stat -x 1) with_programs=3 ;;
-biotop) with_cmd=(biotop 1) with_programs=4 ;;
+biotop) with_cmd=(biotop 1) with_programs=3 ;;
 *) die "WITH=$WITH: stat or biotop" ;;
 esac
 size_bytes=$(numfmt --from=iec "${SIZE^^}" 2>/dev/null) || die "SIZE=$SIZE: not a size (256M, 1G, bytes)"

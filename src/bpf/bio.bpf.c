@@ -12,20 +12,96 @@ char LICENSE[] SEC("license") = "GPL";
 #define REQ_OP_MASK_VALUE 0xff /* the kernel's REQ_OP_MASK: (1 << REQ_OP_BITS) - 1 */
 
 /*
- * Requests in flight, by their address, with who submitted them. A plain hash, not an LRU: a
- * request is made on one CPU and completed on another, and an LRU's element taken on one and
- * given back on the other costs more (with the layout of bio_counts below, biotop's programs
- * took 15 to 20 % less a request on a loop device: 1,191-1,234 ns against 1,397-1,575).
- * What an LRU would forget on its own: requests merged into another (on_merge forgets them as
- * the kernel merges them), and any other that never completes, whose entry the next request at
- * the same address (the kernel's requests are a fixed set, each queue's) takes over.
+ * Requests in flight, by their address, with who submitted them: first in `in_flight_slots`,
+ * an array each request has a place in (its address's cache line, modulo the array's size),
+ * which costs no lock; in the hash `in_flight` when that place is another request's. The
+ * kernel's requests are a fixed set per queue, carved side by side from whole pages, so those
+ * of a queue seldom share a place. The hash's insertion and deletion (a bucket lock and a free
+ * list shared by the CPU that makes the request and the one that completes it) were most of
+ * biotop's cost: about 500 ns each on this VM, against 100 for the whole program without them.
+ * A hash, not an LRU: what an LRU would forget on its own, requests merged into another, on_merge
+ * forgets as the kernel merges them; any other that never completes is overwritten by the next
+ * request at its address.
  */
+struct bio_slot {
+	__u64 rq; /* the request's address, 0 when free */
+	struct bio_submitter who;
+	__u64 unused; /* to 64 bytes: a place is a cache line */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BIO_IN_FLIGHT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct bio_slot);
+} in_flight_slots SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, BIO_MAX_IN_FLIGHT);
 	__type(key, __u64);
 	__type(value, struct bio_submitter);
 } in_flight SEC(".maps");
+
+/* The places there are, less one (set before loading: IOLENS_BIO_PLACES, for tests of the hash). */
+const volatile __u32 place_mask = BIO_IN_FLIGHT_SLOTS - 1;
+
+/*
+ * The place of a request (its address: key) in `in_flight_slots`. The verifier refuses
+ * arithmetic on a pointer, and the address is one; its low 32 bits, moved alone, are a number
+ * to it (the program is privileged: CAP_PERFMON).
+ */
+static __always_inline struct bio_slot *place_of(__u64 key)
+{
+	__u32 index = ((__u32)key >> 6) & place_mask;
+
+	return bpf_map_lookup_elem(&in_flight_slots, &index);
+}
+
+/* A request starts: kept in its place if that is free (or its own), else in the hash. */
+static __always_inline void remember(__u64 key, struct bio_submitter *who)
+{
+	struct bio_slot *place = place_of(key);
+
+	if (place) {
+		__u64 was = place->rq;
+
+		/* Taken by compare-and-swap: two CPUs starting requests with the same place, one wins. */
+		if (was == key || (!was && __sync_val_compare_and_swap(&place->rq, 0, key) == 0)) {
+			place->who = *who;
+			return;
+		}
+	}
+	bpf_map_update_elem(&in_flight, &key, who, BPF_ANY);
+}
+
+/* A request in flight, and its place (NULL: it is in the hash). */
+static __always_inline struct bio_submitter *recall(__u64 key, struct bio_slot **place)
+{
+	*place = place_of(key);
+	if (*place && (*place)->rq == key)
+		return &(*place)->who;
+	*place = NULL;
+	return bpf_map_lookup_elem(&in_flight, &key);
+}
+
+/* A request ends: its place is free again, or its entry leaves the hash. */
+static __always_inline void forget(__u64 key, struct bio_slot *place)
+{
+	if (place)
+		__sync_lock_test_and_set(&place->rq, 0);
+	else
+		bpf_map_delete_elem(&in_flight, &key);
+}
+
+/* A request that may be anywhere (merged away, or its address now a driver command's) is forgotten. */
+static __always_inline void forget_any(__u64 key)
+{
+	struct bio_slot *place;
+
+	if (recall(key, &place))
+		forget(key, place);
+}
 
 /* Each process's counts, by tgid. */
 struct {
@@ -208,7 +284,7 @@ int BPF_PROG(on_start, struct request *rq)
 
 	if (op < 0) {
 		/* A driver command (SG_IO...) at the address of a request merged away: not that request. */
-		bpf_map_delete_elem(&in_flight, &key);
+		forget_any(key);
 		return 0;
 	}
 	who.op = (__u32)op;
@@ -242,13 +318,14 @@ int BPF_PROG(on_start, struct request *rq)
 		if (counts->cgroup != who.cgroup)
 			counts->cgroup = who.cgroup;
 		/* The name as it is now: a shell's child that did I/O before its exec is named by what it became. */
-		bpf_probe_read_kernel(comm, sizeof(comm), leader->comm);
+		comm[0] = *(__u64 *)&leader->comm[0];
+		comm[1] = *(__u64 *)&leader->comm[8];
 		if (((__u64 *)counts->comm)[0] != comm[0] || ((__u64 *)counts->comm)[1] != comm[1]) {
 			((__u64 *)counts->comm)[0] = comm[0];
 			((__u64 *)counts->comm)[1] = comm[1];
 		}
 	}
-	bpf_map_update_elem(&in_flight, &key, &who, BPF_ANY);
+	remember(key, &who);
 	return 0;
 }
 
@@ -256,7 +333,7 @@ int BPF_PROG(on_start, struct request *rq)
  * Disks whose requests the kernel times at their issue itself (io_start_time_ns, set in
  * blk_mq_start_request when the queue keeps statistics: writeback throttling and the I/O
  * controllers ask for them), learnt from each completion: when only disks are counted, their
- * requests need no entry in `in_flight`, whose insertion was most of the program's cost.
+ * requests need no entry among those in flight (on_issue neither looks nor keeps one).
  */
 __u8 kernel_timed[BIO_MAX_DISKS];
 
@@ -273,9 +350,7 @@ static __always_inline bool disks_only(void)
 SEC("tp_btf/block_rq_merge")
 int BPF_PROG(on_merge, struct request *rq)
 {
-	__u64 key = (__u64)rq;
-
-	bpf_map_delete_elem(&in_flight, &key);
+	forget_any((__u64)rq);
 	return 0;
 }
 
@@ -285,16 +360,15 @@ int BPF_PROG(on_issue, struct request *rq)
 {
 	__u64 key = (__u64)rq;
 	struct bio_submitter *who, fresh = {};
-	int op;
+	struct bio_slot *place;
+	int op = op_of(rq);
 
-	if (disks_only()) {
-		if ((op = op_of(rq)) < 0)
-			return 0;
-		fresh.slot = slot_of(disk_of(rq));
-		if (fresh.slot >= BIO_MAX_DISKS || kernel_timed[fresh.slot])
-			return 0; /* no histograms, or the kernel keeps the issue's time */
-	}
-	who = bpf_map_lookup_elem(&in_flight, &key);
+	if (op < 0)
+		return 0;
+	fresh.slot = slot_of(disk_of(rq));
+	if (fresh.slot >= BIO_MAX_DISKS || kernel_timed[fresh.slot])
+		return 0; /* no histograms, or the kernel keeps the issue's time */
+	who = recall(key, &place);
 	if (who) {
 		who->issue_ns = bpf_ktime_get_ns();
 		return 0;
@@ -305,7 +379,7 @@ int BPF_PROG(on_issue, struct request *rq)
 	fresh.op = (__u32)op;
 	fresh.latency_op = latency_op_of(op);
 	fresh.issue_ns = bpf_ktime_get_ns();
-	bpf_map_update_elem(&in_flight, &key, &fresh, BPF_ANY);
+	remember(key, &fresh);
 	return 0;
 }
 
@@ -352,7 +426,8 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
 {
 	__u64 key = (__u64)rq, now, cgroup;
-	struct bio_submitter *who = bpf_map_lookup_elem(&in_flight, &key);
+	struct bio_slot *place;
+	struct bio_submitter *who = recall(key, &place);
 	struct bio_counts *counts = NULL, *group = NULL;
 	__u32 op = 0, slot, latency_op;
 	__u64 start_ns = 0, issue_ns = 0;
@@ -368,7 +443,7 @@ int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int n
 		slot = slot_of(disk_of(rq));
 	} else {
 		if (op_of(rq) < 0) { /* an entry left by a request merged away, its address now a driver command's */
-			bpf_map_delete_elem(&in_flight, &key);
+			forget(key, place);
 			return 0;
 		}
 		op = who->op;
@@ -391,7 +466,7 @@ int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int n
 		latency_op = who->latency_op;
 		issue_ns = who->issue_ns;
 		start_ns = who->start_ns;
-		bpf_map_delete_elem(&in_flight, &key);
+		forget(key, place);
 	}
 	now = bpf_ktime_get_ns();
 	/*

@@ -9,10 +9,13 @@
  */
 #define BIO_MAX_PROCESSES 8192
 /*
- * Requests between their start and their completion (a hash: those the kernel merges into
- * another are taken out as they merge; see bio.bpf.c).
+ * Requests between their start and their completion whose place (BIO_IN_FLIGHT_SLOTS, by address)
+ * another request holds: in a hash (those the kernel merges into another are taken out as they
+ * merge; see bio.bpf.c).
  */
-#define BIO_MAX_IN_FLIGHT 16384
+#define BIO_MAX_IN_FLIGHT 8192
+/* Places for requests in flight, by address (a power of two; 64 bytes each: 1 MiB). */
+#define BIO_IN_FLIGHT_SLOTS 16384
 
 /* As /proc/diskstats groups them: discards apart, flushes (no data) and driver commands left out. */
 enum bio_op { BIO_READ, BIO_WRITE, BIO_DISCARD, BIO_OPS };

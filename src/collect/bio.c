@@ -126,7 +126,7 @@ uint64_t bio_map_bytes(unsigned want)
 	uint64_t processes = (want & BIO_WANT_PROCESSES ? BIO_MAX_PROCESSES : 1) * (sizeof(struct bio_counts) + 8 + 64);
 	uint64_t cgroups = (want & BIO_WANT_CGROUPS ? BIO_MAX_CGROUPS : 1) * (sizeof(struct bio_counts) + 8 + 64);
 	uint64_t disks = (want & BIO_WANT_DISKS ? BIO_MAX_DISKS * BIO_LAT_KINDS * BIO_LAT_OPS : 1) * (sizeof(struct bio_histogram) + 8);
-	uint64_t in_flight = BIO_MAX_IN_FLIGHT * (sizeof(struct bio_submitter) + 8 + 64);
+	uint64_t in_flight = BIO_MAX_IN_FLIGHT * (sizeof(struct bio_submitter) + 8 + 64) + BIO_IN_FLIGHT_SLOTS * 64;
 
 	return processes + cgroups + disks + in_flight + BIO_MAX_DISK_KEYS * (8 + 8 + 64);
 }
@@ -166,12 +166,28 @@ uint64_t bio_histogram_count(const uint64_t *histogram)
 #include "bio.skel.h"
 
 static struct bio_bpf *skeleton;
+
+/*
+ * The places for requests in flight: BIO_IN_FLIGHT_SLOTS, or fewer (a power of two) from
+ * IOLENS_BIO_PLACES, so that a test can send most requests to the hash (1: all but one).
+ */
+static unsigned in_flight_places(void)
+{
+	const char *env = getenv("IOLENS_BIO_PLACES");
+	char *end;
+	unsigned long n = env ? strtoul(env, &end, 10) : 0;
+
+	if (!env || end == env || *end || !n || n > BIO_IN_FLIGHT_SLOTS || (n & (n - 1)))
+		return BIO_IN_FLIGHT_SLOTS;
+	return (unsigned)n;
+}
 static __u64 *keys; /* a batch's keys: u32 pids, or u64 cgroup ids */
 static struct bio_counts *values;
 
 int bio_start(unsigned want, const char **why)
 {
 	const char *step;
+	unsigned places;
 	int rc;
 
 	if (skeleton)
@@ -200,6 +216,12 @@ int bio_start(unsigned want, const char **why)
 	/* Disks alone: the request's start_time_ns is its start, on_issue its first sight. */
 	if (!(want & (BIO_WANT_PROCESSES | BIO_WANT_CGROUPS)))
 		bpf_program__set_autoload(skeleton->progs.on_start, false);
+	/* Without disks' histograms, the issue's time is not used. */
+	if (!(want & BIO_WANT_DISKS))
+		bpf_program__set_autoload(skeleton->progs.on_issue, false);
+	places = in_flight_places();
+	skeleton->rodata->place_mask = places - 1;
+	bpf_map__set_max_entries(skeleton->maps.in_flight_slots, places);
 	if (!(want & BIO_WANT_PROCESSES))
 		bpf_map__set_max_entries(skeleton->maps.processes, 1);
 	if (!(want & BIO_WANT_CGROUPS))
