@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# doctor_saturated.sh: doctor's rule saturated on a loop device: fio at queue depth 128 makes its queue stand and its latency rise above the QD1 latency of the capacity bench saved for it: found, naming fio, its low-load latency the capacity file's; the same disk at QD1 and a light rate: not found; the recording judged again the same.
+# doctor_saturated.sh: doctor's rule saturated on a loop device over a slow FUSE file served one read at a time (over the disk without FUSE): fio at queue depth 128 makes its queue stand and its latency rise above the QD1 latency of the capacity bench saved for it: found, naming fio, its low-load latency the capacity file's; the same disk at QD1 and a light rate: not found; the recording judged again the same.
 . "$(dirname "$0")/lib.sh"
 
 is_root || skip_all "a loop device needs root"
@@ -10,12 +10,40 @@ case "$(fs_type "$T")" in
 tmpfs|ramfs) skip_all "the scratch directory is on $(fs_type "$T"): a loop device over it has no disk below" ;;
 esac
 
-# A loop device whose requests go to the disk under $T (direct I/O where the file system allows it).
-make_file "$T/sat.img" $((128 << 20))
-sync "$T/sat.img"
-loopdev=$(losetup -f --show "$T/sat.img" 2>"$T/losetup.err") || skip_all "losetup: $(head -1 "$T/losetup.err")"
-on_exit "losetup -d $loopdev 2>/dev/null"
-losetup --direct-io=on "$loopdev" 2>/dev/null || echo "# $loopdev reads its file through the page cache"
+# The disk: a loop device over a file of examples/fuse-passthrough serving one request at a time,
+# each read 2 ms longer (--single-thread, --slow-op FUSE_READ:2): a device that does one thing at
+# a time, as a disk's head, whose requests wait for each other at depth whatever the CPUs do. Where
+# FUSE is missing, a loop device over the disk under $T: fio must outrun that disk, which a busy
+# machine may not let it do (an ASan run once queued 30 requests at 1.74 times the QD1 latency).
+FPT=${BUILD:-$TOP/build}/examples/fuse-passthrough
+loopdev=""
+if [ -c /dev/fuse ] && command -v fusermount3 >/dev/null && [ -x "$FPT" ]; then
+	mkdir -p "$T/slow/src" "$T/slow/mnt"
+	make_file "$T/slow/src/sat.img" $((32 << 20))
+	"$FPT" --no-vtrace --single-thread --slow-op FUSE_READ:2 "$T/slow/src" "$T/slow/mnt" 2>"$T/slow/fpt.log" &
+	server=$!
+	if wait_mounted "$T/slow/mnt" "$server" &&
+		loopdev=$(losetup -f --show --direct-io=on "$T/slow/mnt/sat.img" 2>"$T/losetup.err") &&
+		[ "$(cat "/sys/block/${loopdev#/dev/}/loop/dio" 2>/dev/null)" = 1 ]; then
+		on_exit "losetup -d $loopdev 2>/dev/null; fusermount3 -u '$T/slow/mnt' 2>/dev/null; kill $server 2>/dev/null"
+		kill -USR2 "$server" # its reads 2 ms slower from here on
+		echo "# $loopdev: a file of a FUSE server that reads one request at a time, 2 ms each"
+	else
+		echo "# no slow device (FUSE: $(head -c 200 "$T/slow/fpt.log" "$T/losetup.err" 2>/dev/null | tr '\n' ' ')): a loop device over the disk"
+		[ -n "$loopdev" ] && losetup -d "$loopdev" 2>/dev/null
+		loopdev=""
+		fusermount3 -u "$T/slow/mnt" 2>/dev/null
+		kill "$server" 2>/dev/null
+	fi
+fi
+if [ -z "$loopdev" ]; then
+	# A loop device whose requests go to the disk under $T (direct I/O where the file system allows it).
+	make_file "$T/sat.img" $((128 << 20))
+	sync "$T/sat.img"
+	loopdev=$(losetup -f --show "$T/sat.img" 2>"$T/losetup.err") || skip_all "losetup: $(head -1 "$T/losetup.err")"
+	on_exit "losetup -d $loopdev 2>/dev/null"
+	losetup --direct-io=on "$loopdev" 2>/dev/null || echo "# $loopdev reads its file through the page cache"
+fi
 disk=${loopdev#/dev/}
 command -v udevadm >/dev/null && udevadm settle 2>/dev/null
 export IOLENS_CAPACITY_DIR=$T/capacity # bench's; doctor is given --capacity-dir at QD128, the variable at QD1
