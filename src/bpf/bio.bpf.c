@@ -171,31 +171,32 @@ static __always_inline int op_of(struct request *rq)
 }
 
 /*
+ * Whether the request has the flag RQF_<name>: its bit from the enum rqf_flags (since 6.9), else
+ * the bit it had before (old_bit).
+ */
+#define rq_flag(rq, name, old_bit)                                                                   \
+	((rq)->rq_flags & (1u << ((bpf_core_enum_value_exists(enum rqf_flags, __RQF_##name)          \
+					   ? bpf_core_enum_value(enum rqf_flags, __RQF_##name) : (old_bit)) & 31)))
+
+/*
  * Whether the request is inside a flush sequence (RQF_FLUSH_SEQ): a write with PREFLUSH or FUA on
  * a disk with a write cache, or the flush request run for it, completes its parts with the flag
- * set and ends (once, and /proc/diskstats counts it then) with it cleared. An enum since 6.9; bit 4
- * before.
+ * set and ends (once, and /proc/diskstats counts it then) with it cleared. Bit 4 before 6.9.
  */
 static __always_inline bool in_flush_sequence(struct request *rq)
 {
-	__u32 bit = bpf_core_enum_value_exists(enum rqf_flags, __RQF_FLUSH_SEQ)
-			    ? bpf_core_enum_value(enum rqf_flags, __RQF_FLUSH_SEQ) : 4;
-
-	return rq->rq_flags & (1u << (bit & 31));
+	return rq_flag(rq, FLUSH_SEQ, 4);
 }
 
 /*
  * Whether the request's start_time_ns is its own: RQF_IO_STAT, set as the kernel starts it for
  * /proc/diskstats (iostats on). Without it the field may hold a start of the request's earlier
- * life (since 6.11 it is not cleared): a queue whose iostats were turned off showed 422 s. An
- * enum since 6.9; bit 13 before.
+ * life (since 6.11 it is not cleared): a queue whose iostats were turned off showed 422 s. Bit 13
+ * before 6.9.
  */
 static __always_inline bool kernel_started(struct request *rq)
 {
-	__u32 bit = bpf_core_enum_value_exists(enum rqf_flags, __RQF_IO_STAT)
-			    ? bpf_core_enum_value(enum rqf_flags, __RQF_IO_STAT) : 13;
-
-	return rq->start_time_ns && (rq->rq_flags & (1u << (bit & 31)));
+	return rq->start_time_ns && rq_flag(rq, IO_STAT, 13);
 }
 
 /*
@@ -512,9 +513,10 @@ int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int n
 	 * iostats off (untimed_start); the issue as the kernel timed it where it does, else as
 	 * on_issue saw it.
 	 */
-	if (kernel_started(rq) && rq->start_time_ns <= now) {
-		start_ns = rq->start_time_ns;
-	} else if (!kernel_started(rq) && disk && !start_ns) {
+	if (kernel_started(rq)) {
+		if (rq->start_time_ns <= now)
+			start_ns = rq->start_time_ns;
+	} else if (disk && !start_ns) {
 		/* A disk that keeps no start: on_start times its requests from now on (this one's latency is unknown). */
 		__u32 entry = entry_of(disk32(disk));
 

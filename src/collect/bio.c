@@ -166,6 +166,8 @@ uint64_t bio_histogram_count(const uint64_t *histogram)
 #include "bio.skel.h"
 
 static struct bio_bpf *skeleton;
+static __u64 *keys; /* a batch's keys: u32 pids, or u64 cgroup ids */
+static struct bio_counts *values;
 
 /*
  * The places for requests in flight: BIO_IN_FLIGHT_SLOTS, or fewer (a power of two) from
@@ -181,8 +183,6 @@ static unsigned in_flight_places(void)
 		return BIO_IN_FLIGHT_SLOTS;
 	return (unsigned)n;
 }
-static __u64 *keys; /* a batch's keys: u32 pids, or u64 cgroup ids */
-static struct bio_counts *values;
 
 int bio_start(unsigned want, const char **why)
 {

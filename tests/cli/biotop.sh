@@ -223,12 +223,8 @@ else
 	top=$!
 	wait_until lines_at_least "$T/hash.json" 1
 	check "IOLENS_BIO_PLACES=1: biotop's two maps listed" wait_until new_bio_maps
-	places=$(for id in $maps; do bpftool -j map show id "$id"; done | python3 -c 'import json, sys
-d = json.JSONDecoder(); text = sys.stdin.read(); i = 0
-while i < len(text):
-    m, i = d.raw_decode(text, i)
-    while i < len(text) and text[i].isspace(): i += 1
-    if m["name"] == "in_flight_slots": print(m["max_entries"])')
+	places=$(bpftool -j map show | python3 -c 'import json, sys
+print(" ".join(str(m["max_entries"]) for m in json.load(sys.stdin) if m.get("name") == "in_flight_slots" and str(m["id"]) in sys.argv[1:]))' $maps)
 	check_eq "… the array has one place" 1 "$places"
 	fio --name=hash --filename="$loopdev" --readonly --rw=randread --bs=4k --direct=1 --ioengine=libaio --iodepth=8 \
 		--number_ios=$N --size=64M --randrepeat=0 --output=/dev/null 2>"$T/hash-fio.err"
