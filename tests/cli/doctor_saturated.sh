@@ -15,26 +15,13 @@ esac
 # a time, as a disk's head, whose requests wait for each other at depth whatever the CPUs do. Where
 # FUSE is missing, a loop device over the disk under $T: fio must outrun that disk, which a busy
 # machine may not let it do (an ASan run once queued 30 requests at 1.74 times the QD1 latency).
-FPT=${BUILD:-$TOP/build}/examples/fuse-passthrough
 loopdev=""
-if [ -c /dev/fuse ] && command -v fusermount3 >/dev/null && [ -x "$FPT" ]; then
-	mkdir -p "$T/slow/src" "$T/slow/mnt"
-	make_file "$T/slow/src/sat.img" $((32 << 20))
-	"$FPT" --no-vtrace --single-thread --slow-op FUSE_READ:2 "$T/slow/src" "$T/slow/mnt" 2>"$T/slow/fpt.log" &
-	server=$!
-	if wait_mounted "$T/slow/mnt" "$server" &&
-		loopdev=$(losetup -f --show --direct-io=on "$T/slow/mnt/sat.img" 2>"$T/losetup.err") &&
-		[ "$(cat "/sys/block/${loopdev#/dev/}/loop/dio" 2>/dev/null)" = 1 ]; then
-		on_exit "losetup -d $loopdev 2>/dev/null; fusermount3 -u '$T/slow/mnt' 2>/dev/null; kill $server 2>/dev/null"
-		kill -USR2 "$server" # its reads 2 ms slower from here on
-		echo "# $loopdev: a file of a FUSE server that reads one request at a time, 2 ms each"
-	else
-		echo "# no slow device (FUSE: $(head -c 200 "$T/slow/fpt.log" "$T/losetup.err" 2>/dev/null | tr '\n' ' ')): a loop device over the disk"
-		[ -n "$loopdev" ] && losetup -d "$loopdev" 2>/dev/null
-		loopdev=""
-		fusermount3 -u "$T/slow/mnt" 2>/dev/null
-		kill "$server" 2>/dev/null
-	fi
+if slow_device "$T/slow" $((32 << 20)) --single-thread --slow-op FUSE_READ:2; then
+	loopdev=$SLOW_LOOP
+	kill -USR2 "$SLOW_SERVER" # its reads 2 ms slower from here on
+	echo "# $loopdev: a file of a FUSE server that reads one request at a time, 2 ms each"
+else
+	echo "# no slow device ($SLOW_WHY): a loop device over the disk"
 fi
 if [ -z "$loopdev" ]; then
 	# A loop device whose requests go to the disk under $T (direct I/O where the file system allows it).

@@ -191,6 +191,44 @@ wait_mounted() {
 	return 1
 }
 
+# slow_device DIR SIZE [PREFIX... --] OPTIONS...: a device slower than this machine, a loop device
+# (direct I/O) over a file of SIZE random bytes on examples/fuse-passthrough, started with OPTIONS
+# (--slow-op, --single-thread...) under PREFIX (taskset...) and mounted at DIR/mnt: its --slow-op
+# acts once SIGUSR2 turns it on. Sets SLOW_LOOP and SLOW_SERVER and registers their undoing (the
+# loop device before the mount it holds); else fails with SLOW_WHY saying why.
+slow_device() {
+	local dir=$1 size=$2 fpt=${BUILD:-$TOP/build}/examples/fuse-passthrough prefix=() loop
+	shift 2
+	if [[ " $* " == *" -- "* ]]; then
+		while [ "$1" != -- ]; do prefix+=("$1"); shift; done
+		shift
+	fi
+	SLOW_LOOP="" SLOW_SERVER="" SLOW_WHY=""
+	if [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null || [ ! -x "$fpt" ]; then
+		SLOW_WHY="needs /dev/fuse, fusermount3 and $fpt"
+		return 1
+	fi
+	mkdir -p "$dir/src" "$dir/mnt"
+	make_file "$dir/src/img" "$size"
+	"${prefix[@]}" "$fpt" --no-vtrace "$@" "$dir/src" "$dir/mnt" 2>"$dir/fpt.log" &
+	SLOW_SERVER=$!
+	if ! wait_mounted "$dir/mnt" "$SLOW_SERVER"; then
+		SLOW_WHY="the FUSE example did not mount ($(head -c 200 "$dir/fpt.log"))"
+	elif ! loop=$(losetup -f --show --direct-io=on "$dir/mnt/img" 2>"$dir/losetup.err"); then
+		SLOW_WHY="losetup: $(head -1 "$dir/losetup.err")"
+	elif [ "$(cat "/sys/block/${loop#/dev/}/loop/dio" 2>/dev/null)" != 1 ]; then
+		losetup -d "$loop" 2>/dev/null
+		SLOW_WHY="no direct I/O through FUSE here (the page cache would answer the reads)"
+	else
+		SLOW_LOOP=$loop
+		on_exit "losetup -d $loop 2>/dev/null; fusermount3 -u '$dir/mnt' 2>/dev/null; kill $SLOW_SERVER 2>/dev/null"
+		return 0
+	fi
+	fusermount3 -u "$dir/mnt" 2>/dev/null
+	kill "$SLOW_SERVER" 2>/dev/null
+	return 1
+}
+
 # A file of random data, so no filesystem can skip it.
 make_file() { head -c "$2" /dev/urandom > "$1"; }
 PAGE=$(getconf PAGESIZE)

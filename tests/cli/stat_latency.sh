@@ -147,35 +147,25 @@ fi
 # may have put to sleep (a CI run with the server's 10 ms become 13.8 at p50 had fio's p50 2.6 ms
 # above ours). A run whose requests took more than 11 ms at p50 was on a machine late to give CPU
 # (steal): measured again, three tries at most, and the last one judged.
-FPT=${BUILD:-$TOP/build}/examples/fuse-passthrough
 why=$(ebpf_expected)
 sloop=
 if [ -n "$why" ]; then
 	skip "a slow device: $why"
-elif [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null || [ ! -x "$FPT" ] || ! command -v fio >/dev/null; then
-	skip "a slow device: needs /dev/fuse, fusermount3, fio and $FPT"
+elif ! command -v fio >/dev/null; then
+	skip "a slow device: needs fio"
 else
-	mkdir -p "$T/slow/src" "$T/slow/mnt"
-	make_file "$T/slow/src/img" $((16 << 20))
 	PIN=()
 	if command -v taskset >/dev/null; then
 		cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
 		PIN=(taskset -c "$cpu")
 	fi
-	"${PIN[@]}" "$FPT" --no-vtrace --slow-op FUSE_READ:10 "$T/slow/src" "$T/slow/mnt" 2>"$T/slow/fpt.log" &
-	slow_server=$!
-	on_exit "fusermount3 -u '$T/slow/mnt' 2>/dev/null; kill $slow_server 2>/dev/null"
-	if ! wait_mounted "$T/slow/mnt" "$slow_server"; then
-		skip "a slow device: the FUSE example did not mount ($(head -c 200 "$T/slow/fpt.log"))"
-	elif ! sloop=$(losetup -f --show --direct-io=on "$T/slow/mnt/img" 2>"$T/slow/losetup.err"); then
-		skip "a slow device: losetup: $(head -1 "$T/slow/losetup.err")"
-		sloop=
-	elif [ "$(cat "/sys/block/${sloop#/dev/}/loop/dio" 2>/dev/null)" != 1 ]; then
-		skip "a slow device: no direct I/O through FUSE here (the page cache would answer the reads)"
+	if slow_device "$T/slow" $((16 << 20)) "${PIN[@]}" -- --slow-op FUSE_READ:10; then
+		sloop=$SLOW_LOOP slow_server=$SLOW_SERVER
+	else
+		skip "a slow device: $SLOW_WHY"
 	fi
 fi
 if [ -n "$sloop" ]; then
-	on_exit "losetup -d $sloop 2>/dev/null"
 	sdisk=${sloop#/dev/}
 	disk=$sdisk # what lat reads
 	command -v udevadm >/dev/null && udevadm settle 2>/dev/null
