@@ -103,19 +103,19 @@ static __always_inline void forget_any(__u64 key)
 		forget(key, place);
 }
 
-/* Each process's counts, by tgid. */
+/* Each process's counts on each disk, by tgid and disk. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, BIO_MAX_PROCESSES);
-	__type(key, __u32);
+	__type(key, struct bio_key);
 	__type(value, struct bio_counts);
 } processes SEC(".maps");
 
-/* Each cgroup's counts, by its cgroup v2 id. */
+/* Each cgroup's counts on each disk, by its cgroup v2 id and disk. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, BIO_MAX_CGROUPS);
-	__type(key, __u64);
+	__type(key, struct bio_key);
 	__type(value, struct bio_counts);
 } cgroups SEC(".maps");
 
@@ -274,30 +274,20 @@ static __always_inline __u32 latency_op_of(int op)
 	return op == BIO_OPS ? BIO_LAT_FLUSH : op == BIO_DISCARD ? BIO_LAT_DISCARD : op == BIO_WRITE ? BIO_LAT_WRITE : BIO_LAT_READ;
 }
 
-/* A request of a process or cgroup starts: the disk it goes to (written when it changes: see bio_counts). */
-static __always_inline void note_disk(struct bio_counts *counts, __u64 disk)
-{
-	if (counts->disk == disk)
-		return;
-	if (counts->disk)
-		counts->several_disks = 1;
-	counts->disk = disk;
-}
-
 /* Zeros, for new counts: too large (984 bytes) for the stack. */
 const struct bio_counts zero_counts = {};
 
-/* A cgroup's counts, made as its first request starts. */
-static __always_inline struct bio_counts *cgroup_counts(__u64 id)
+/* A cgroup's counts on a disk, made as its first request there starts. */
+static __always_inline struct bio_counts *cgroup_counts(struct bio_key *key)
 {
-	struct bio_counts *counts = bpf_map_lookup_elem(&cgroups, &id);
+	struct bio_counts *counts = bpf_map_lookup_elem(&cgroups, key);
 
-	if (!counts && bpf_map_update_elem(&cgroups, &id, &zero_counts, BPF_NOEXIST) == 0) {
-		counts = bpf_map_lookup_elem(&cgroups, &id);
+	if (!counts && bpf_map_update_elem(&cgroups, key, &zero_counts, BPF_NOEXIST) == 0) {
+		counts = bpf_map_lookup_elem(&cgroups, key);
 		if (counts)
 			counts->since_ns = bpf_ktime_get_ns();
 	}
-	return counts ? counts : bpf_map_lookup_elem(&cgroups, &id);
+	return counts ? counts : bpf_map_lookup_elem(&cgroups, key);
 }
 
 /*
@@ -334,23 +324,24 @@ int BPF_PROG(on_start, struct request *rq)
 	if (untimed_start[entry_of(disk32(who.disk))])
 		who.start_ns = bpf_ktime_get_ns();
 	if (op < BIO_OPS && (want & BIO_WANT_CGROUPS)) {
-		counts = cgroup_counts(who.cgroup);
-		if (counts)
-			note_disk(counts, who.disk);
+		struct bio_key group = { .id = who.cgroup, .disk = who.disk };
+
+		cgroup_counts(&group);
 	}
 	if (op < BIO_OPS && (want & BIO_WANT_PROCESSES)) {
+		struct bio_key process = { .id = who.tgid, .disk = who.disk };
+
 		start = leader->start_boottime;
-		counts = bpf_map_lookup_elem(&processes, &who.tgid);
+		counts = bpf_map_lookup_elem(&processes, &process);
 		if (!counts || counts->start_ns != start) {
-			/* A new process (or its tgid reused): zeros, then its start and since. */
-			bpf_map_update_elem(&processes, &who.tgid, &zero_counts, BPF_ANY);
-			counts = bpf_map_lookup_elem(&processes, &who.tgid);
+			/* A new process on this disk (or its tgid reused): zeros, then its start and since. */
+			bpf_map_update_elem(&processes, &process, &zero_counts, BPF_ANY);
+			counts = bpf_map_lookup_elem(&processes, &process);
 			if (!counts)
 				return 0;
 			counts->start_ns = start;
 			counts->since_ns = bpf_ktime_get_ns();
 		}
-		note_disk(counts, who.disk);
 		if (counts->cgroup != who.cgroup)
 			counts->cgroup = who.cgroup;
 		/* The name as it is now: a shell's child that did I/O before its exec is named by what it became. */
@@ -462,7 +453,7 @@ static __always_inline void add_request(struct bio_counts *counts, __u32 op, __u
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
 {
-	__u64 key = (__u64)rq, now, cgroup;
+	__u64 key = (__u64)rq, now;
 	struct bio_slot *place;
 	struct bio_submitter *who = recall(key, &place);
 	struct bio_counts *counts = NULL, *group = NULL;
@@ -479,21 +470,23 @@ int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int n
 		latency_op = latency_op_of(kind);
 		slot = slot_of(disk_of(rq));
 	} else {
+		struct bio_key process = { .id = who->tgid, .disk = who->disk },
+			       of_cgroup = { .id = who->cgroup, .disk = who->disk };
+
 		if (op_of(rq) < 0) { /* an entry left by a request merged away, its address now a driver command's */
 			forget(key, place);
 			return 0;
 		}
 		op = who->op;
-		cgroup = who->cgroup;
 		if (op < BIO_OPS && (want & BIO_WANT_PROCESSES)) {
-			counts = bpf_map_lookup_elem(&processes, &who->tgid);
+			counts = bpf_map_lookup_elem(&processes, &process);
 			if (counts)
 				__sync_fetch_and_add(&counts->bytes[op], nr_bytes);
 			else
 				__sync_fetch_and_add(&unattributed_bytes, nr_bytes);
 		}
 		if (op < BIO_OPS && (want & BIO_WANT_CGROUPS)) {
-			group = bpf_map_lookup_elem(&cgroups, &cgroup);
+			group = bpf_map_lookup_elem(&cgroups, &of_cgroup);
 			if (group)
 				__sync_fetch_and_add(&group->bytes[op], nr_bytes);
 		}

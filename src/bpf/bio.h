@@ -3,9 +3,10 @@
 #define IOLENS_BPF_BIO_H
 
 /*
- * Processes remembered. The map is an LRU: when more processes than this have done block I/O
- * since the start, the one idle the longest is forgotten; if it makes block I/O again it starts
- * from zero with a new `since_ns`, which tells the reader that its earlier counts are gone.
+ * Processes remembered, each with each disk it did I/O on. The map is an LRU: when more than this
+ * have done block I/O since the start, the one idle the longest is forgotten; if it makes block
+ * I/O again it starts from zero with a new `since_ns`, which tells the reader that its earlier
+ * counts are gone.
  */
 #define BIO_MAX_PROCESSES 8192
 /*
@@ -100,7 +101,7 @@ enum bio_want {
 	BIO_WANT_DISKS = 4,     /* the map `latency`: per disk, 7 MiB (stat -x) */
 };
 
-/* Cgroups remembered: an LRU as `processes` is. */
+/* Cgroups remembered, each with each disk: an LRU as `processes` is. */
 #define BIO_MAX_CGROUPS 1024
 
 /* A request in flight: who submitted it, when, where. */
@@ -116,22 +117,29 @@ struct bio_submitter {
 };
 
 /*
- * A process's block I/O since it was first seen (the value of the map keyed by tgid), or a
- * cgroup's (keyed by its id; start_ns, cgroup and comm unused): 984 bytes, 1056 a map element:
- * 8.3 MiB for BIO_MAX_PROCESSES. Two parts: what a request's start sets (who, where), written only
- * when it changes, so that the CPU making requests keeps those lines in its cache; and the counts,
- * which the CPU completing them adds to. A gap of a cache line between them: whatever the
- * element's alignment in the map, no line holds both (a line written by both CPUs at each
- * request would go back and forth between their caches).
+ * The key of the maps `processes` and `cgroups`: a process (its tgid) or a cgroup (its id) on one
+ * disk (BIO_DISK_KEY; 0 for a request without one), as bcc's biotop keeps a row per process and
+ * disk: each row's latency is of one disk's requests.
+ */
+struct bio_key {
+	__u64 id;
+	__u64 disk;
+};
+
+/*
+ * A process's block I/O on one disk since it was first seen there (the value of the map keyed
+ * by tgid and disk), or a cgroup's (keyed by its id and disk; start_ns, cgroup and comm unused):
+ * 968 bytes, 1048 a map element: 8.2 MiB for BIO_MAX_PROCESSES. Two parts: what a request's start
+ * sets (who), written only when it changes, so that the CPU making requests keeps those lines in
+ * its cache; and the counts, which the CPU completing them adds to. A gap of a cache line between
+ * them: whatever the element's alignment in the map, no line holds both (a line written by both
+ * CPUs at each request would go back and forth between their caches).
  */
 struct bio_counts {
 	__u64 start_ns;            /* the process's start (its leader's start_boottime): a tgid reused is another process */
 	__u64 since_ns;            /* CLOCK_MONOTONIC when these counts began */
-	__u64 disk;                /* BIO_DISK_KEY of the disk of its last request */
 	__u64 cgroup;              /* the cgroup of its last request (per process) */
 	char comm[16];             /* the process's name (its leader's), as it was at its last request */
-	__u32 several_disks;       /* its requests went to more than one disk */
-	__u32 unused;
 	__u8 gap[64];
 	__u64 bytes[BIO_OPS];      /* bytes completed, as the requests completed */
 	__u64 requests[BIO_OPS];   /* requests completed whole */

@@ -38,9 +38,9 @@ static const struct out_column all_columns[C_COUNT] = {
 	[C_CGROUP_ID] = { "cgroup_id", "CGROUP_ID", NULL, OUT_COUNT, true, "cgroup v2 id: its directory's inode",
 			  .where = OUT_DATA_ONLY },
 	[C_OP] = { "op", "D", NULL, OUT_TEXT, true, "R read, W write", .width = 1 },
-	[C_MAJOR] = { "major", "MAJ", NULL, OUT_COUNT, true, "the disk of its last request: major", .width = 4 },
+	[C_MAJOR] = { "major", "MAJ", NULL, OUT_COUNT, true, "the disk: major", .width = 4 },
 	[C_MINOR] = { "minor", "MIN", NULL, OUT_COUNT, true, "... minor", .width = 4 },
-	[C_DISK] = { "disk", "DISK", NULL, OUT_TEXT, true, "its name (+: other disks too)", .width = -8 },
+	[C_DISK] = { "disk", "DISK", NULL, OUT_TEXT, true, "its name", .width = -8 },
 	[C_IO] = { "requests", "I/O", NULL, OUT_COUNT, true, "requests completed whole in the interval", .width = 7 },
 	[C_BYTES] = { "bytes", "BYTES", NULL, OUT_BYTES, true, "bytes completed in the interval", .width = 11 },
 	[C_AVG] = { "avg_ns", "AVG_us", NULL, OUT_USEC, true, "latency, start to completion: average (exact)", .width = 10 },
@@ -163,7 +163,7 @@ static void add_row(struct biotop *t, const struct row *row)
 	t->rows[t->nrows++] = *row;
 }
 
-/* The interval's rows: what each process (or cgroup) did since the counts before, a row per operation. */
+/* The interval's rows: what each process (or cgroup) did on each disk since the counts before, a row per operation. */
 static int gather(struct biotop *t)
 {
 	struct bio_table now;
@@ -189,9 +189,7 @@ static int gather(struct biotop *t)
 			bio_latency_figures(&p->latency[op], a ? &a->latency[op] : NULL, &row.latency);
 			row.major = p->disk_major;
 			row.minor = p->disk_minor;
-			disk_name(p->disk_major, p->disk_minor, row.disk, sizeof(row.disk) - 1);
-			if (p->several_disks)
-				strcat(row.disk, "+");
+			disk_name(p->disk_major, p->disk_minor, row.disk, sizeof(row.disk));
 			snprintf(row.name, sizeof(row.name), "%s", t->by_cgroup ? cgroup_path(t, p->cgroup) : p->name);
 			add_row(t, &row);
 		}
@@ -225,9 +223,12 @@ static int compare_rows(const void *a_, const void *b_)
 	case SORT_MAX: order = compare_u64(a->latency.max_ns, b->latency.max_ns); break;
 	default: break;
 	}
-	if (!order) /* a stable order between equals: by pid (cgroup), then operation */
+	if (!order) /* a stable order between equals: by pid (cgroup), then disk, then operation */
 		order = a->pid != b->pid ? compare_u64((uint64_t)b->pid, (uint64_t)a->pid)
-		      : a->cgroup != b->cgroup ? compare_u64(b->cgroup, a->cgroup) : (b->op > a->op) - (b->op < a->op);
+		      : a->cgroup != b->cgroup ? compare_u64(b->cgroup, a->cgroup)
+		      : a->major != b->major || a->minor != b->minor
+			? compare_u64((uint64_t)b->major << 32 | b->minor, (uint64_t)a->major << 32 | a->minor)
+		      : (b->op > a->op) - (b->op < a->op);
 	return sorting->reverse ? order : -order;
 }
 

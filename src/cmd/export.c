@@ -566,7 +566,7 @@ int cmd_export(int argc, char **argv)
 		cache_mode_start(&(struct cachestat_options){0}, &e.cache, "page-cache hits are not exported, misses estimated");
 	/* Latencies are counted from here on: with --once, none have been yet. */
 	if (e.enabled[COLLECTOR_DISKLATENCY] && !once) {
-		if (bio_start(BIO_WANT_DISKS, &why) == 0) /* the histograms per disk only: no 8.3 MiB of processes */
+		if (bio_start(BIO_WANT_DISKS, &why) == 0) /* the histograms per disk only: no 8.2 MiB of processes */
 			e.disk_latency = true;
 		else
 			warn_msg("no eBPF (%s): disk latency histograms are not exported (iolens_disk_*_time_seconds give averages)",

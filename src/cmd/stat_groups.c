@@ -1015,46 +1015,69 @@ static void compute_top(struct group *g, const struct system_sample *then, const
 
 /*
  * --top-bio by eBPF: the process whose requests moved the most bytes in the interval, charged
- * to the process that submitted them. Counted from the start of the run: the line since boot
- * is unknown. A process that ended in the interval is still there, with its last requests.
+ * to the process that submitted them, on all its disks (the table has a row per process and
+ * disk, a process's rows together). Counted from the start of the run: the line since boot is
+ * unknown. A process that ended in the interval is still there, with its last requests.
  */
 static void compute_top_bio(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			    double seconds)
 {
-	const struct bio_process *chosen = NULL, *before = NULL;
+	const struct bio_table *table = &now->bio;
+	const char *name = "";
+	unsigned first = 0, end = 0; /* the chosen process's rows */
 	double best = 0, figures[2] = { 0, 0 };
-	struct bio_latency latency_now, latency_then;
+	struct bio_latency latency_now = {0}, latency_then = {0}, both;
 	struct bio_latency_figures latency;
+	bool chosen;
 
 	if (!(now->have & SYS_BIO) || !(then->have & SYS_BIO)) {
 		top_name(g, 0, "");
 		all_unknown(g);
 		return;
 	}
-	for (unsigned i = 0; i < now->bio.count; i++) {
-		const struct bio_process *p = &now->bio.process[i], *a = bio_table_find(&then->bio, p);
-		double read = delta_rate(p->bytes[BIO_READ], a ? a->bytes[BIO_READ] : 0, seconds);
-		double write = delta_rate(p->bytes[BIO_WRITE], a ? a->bytes[BIO_WRITE] : 0, seconds);
+	for (unsigned i = 0, j; i < table->count; i = j) {
+		double read = 0, write = 0, most = -1;
+		const char *its = "";
 
+		for (j = i; j < table->count && table->process[j].pid == table->process[i].pid; j++) {
+			const struct bio_process *p = &table->process[j], *a = bio_table_find(&then->bio, p);
+			double r = delta_rate(p->bytes[BIO_READ], a ? a->bytes[BIO_READ] : 0, seconds);
+			double w = delta_rate(p->bytes[BIO_WRITE], a ? a->bytes[BIO_WRITE] : 0, seconds);
+
+			read += r;
+			write += w;
+			if (r + w > most) { /* named as its row that moved the most (a pid reused: the one busy now) */
+				most = r + w;
+				its = p->name;
+			}
+		}
 		if (read + write > best) {
 			best = read + write;
-			chosen = p;
-			before = a;
+			first = i;
+			end = j;
+			name = its;
 			figures[0] = read;
 			figures[1] = write;
 		}
 	}
-	top_name(g, chosen ? chosen->pid : 0, chosen ? chosen->name : "");
+	chosen = end > first;
+	top_name(g, chosen ? table->process[first].pid : 0, name);
 	set_same(g, 0, NAN);
 	set_same(g, 1, figures[0]);
 	set_same(g, 2, figures[1]);
-	/* Its requests' latency in the interval (0 when none completed, as -x's); nothing done, unknown. */
-	if (chosen) {
-		bio_latency_both(chosen, &latency_now);
-		if (before)
-			bio_latency_both(before, &latency_then);
-		bio_latency_figures(&latency_now, before ? &latency_then : NULL, &latency);
+	/* Its requests' latency in the interval, on all its disks (0 when none completed, as -x's); nothing done, unknown. */
+	for (unsigned i = first; i < end; i++) {
+		const struct bio_process *a = bio_table_find(&then->bio, &table->process[i]);
+
+		bio_latency_both(&table->process[i], &both);
+		bio_latency_add(&latency_now, &both);
+		if (a) {
+			bio_latency_both(a, &both);
+			bio_latency_add(&latency_then, &both);
+		}
 	}
+	if (chosen)
+		bio_latency_figures(&latency_now, &latency_then, &latency);
 	set(g, 3, chosen ? (double)latency.p99_ns / 1e6 : NAN, chosen ? (double)latency.p99_ns : NAN);
 	set(g, 4, chosen ? (double)latency.p50_ns / 1e6 : NAN, chosen ? (double)latency.p50_ns : NAN);
 	set(g, 5, chosen ? (double)latency.max_ns / 1e6 : NAN, chosen ? (double)latency.max_ns : NAN);

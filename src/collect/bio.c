@@ -14,26 +14,32 @@ _Static_assert(LOG_LINEAR_BUCKETS == VTRACE_HISTOGRAM_BUCKETS, "histogram.h and 
 _Static_assert(sizeof(struct bio_histogram) == LOG_LINEAR_BUCKETS * sizeof(__u64), "bio_histogram's size");
 
 _Static_assert(BIO_SMALL_BUCKETS == 98, "bio_small_bucket's scale");
-_Static_assert(sizeof(struct bio_counts) == 984 && offsetof(struct bio_counts, bytes) - offsetof(struct bio_counts, several_disks) >= 64 + 4, "bio_counts: the memory stated in bio.h and the man pages");
+_Static_assert(sizeof(struct bio_counts) == 968 && offsetof(struct bio_counts, bytes) - offsetof(struct bio_counts, comm) >= 64 + 16, "bio_counts: the memory stated in bio.h and the man pages");
 
-/* A table's key: the pid, or the cgroup's id in a table of cgroups (a process's pid may be 0: the idle task's). */
-static uint64_t key_of(bool cgroups, const struct bio_process *p)
+/* A table's order: by pid (the cgroup's id in a table of cgroups; a process's pid may be 0: the idle task's), then disk. */
+static int compare_rows(bool cgroups, const struct bio_process *a, const struct bio_process *b)
 {
-	return cgroups ? p->cgroup : (uint64_t)(uint32_t)p->pid;
+	uint64_t x = cgroups ? a->cgroup : (uint64_t)(uint32_t)a->pid, y = cgroups ? b->cgroup : (uint64_t)(uint32_t)b->pid;
+
+	if (x == y) {
+		x = (uint64_t)a->disk_major << 32 | a->disk_minor;
+		y = (uint64_t)b->disk_major << 32 | b->disk_minor;
+	}
+	return (x > y) - (x < y);
 }
 
 const struct bio_process *bio_table_find(const struct bio_table *table, const struct bio_process *like)
 {
 	unsigned low = 0, high = table->count;
-	uint64_t key = key_of(table->cgroups, like);
 
 	while (low < high) {
 		unsigned middle = low + (high - low) / 2;
 		const struct bio_process *p = &table->process[middle];
+		int order = compare_rows(table->cgroups, p, like);
 
-		if (key_of(table->cgroups, p) == key)
+		if (!order)
 			return p->since_ns == like->since_ns ? p : NULL;
-		if (key_of(table->cgroups, p) < key)
+		if (order < 0)
 			low = middle + 1;
 		else
 			high = middle;
@@ -107,14 +113,19 @@ void bio_latency_figures(const struct bio_latency *now, const struct bio_latency
 		out->p99_ns = out->max_ns;
 }
 
+void bio_latency_add(struct bio_latency *into, const struct bio_latency *from)
+{
+	for (unsigned b = 0; b < BIO_SMALL_BUCKETS; b++)
+		into->bucket[b] += from->bucket[b];
+	into->sum_ns += from->sum_ns;
+	if (from->max_ns > into->max_ns)
+		into->max_ns = from->max_ns;
+}
+
 void bio_latency_both(const struct bio_process *p, struct bio_latency *out)
 {
-	const struct bio_latency *read = &p->latency[BIO_READ], *write = &p->latency[BIO_WRITE];
-
-	for (unsigned b = 0; b < BIO_SMALL_BUCKETS; b++)
-		out->bucket[b] = read->bucket[b] + write->bucket[b];
-	out->sum_ns = read->sum_ns + write->sum_ns;
-	out->max_ns = read->max_ns > write->max_ns ? read->max_ns : write->max_ns;
+	*out = p->latency[BIO_READ];
+	bio_latency_add(out, &p->latency[BIO_WRITE]);
 }
 
 uint64_t bio_map_bytes(unsigned want)
@@ -123,8 +134,8 @@ uint64_t bio_map_bytes(unsigned want)
 	 * A hash map's element: its value, its key rounded to 8 and the kernel's element head (64
 	 * bytes: bpftool's memlock divided by max_entries, Linux 6.18).
 	 */
-	uint64_t processes = (want & BIO_WANT_PROCESSES ? BIO_MAX_PROCESSES : 1) * (sizeof(struct bio_counts) + 8 + 64);
-	uint64_t cgroups = (want & BIO_WANT_CGROUPS ? BIO_MAX_CGROUPS : 1) * (sizeof(struct bio_counts) + 8 + 64);
+	uint64_t processes = (want & BIO_WANT_PROCESSES ? BIO_MAX_PROCESSES : 1) * (sizeof(struct bio_counts) + sizeof(struct bio_key) + 64);
+	uint64_t cgroups = (want & BIO_WANT_CGROUPS ? BIO_MAX_CGROUPS : 1) * (sizeof(struct bio_counts) + sizeof(struct bio_key) + 64);
 	uint64_t disks = (want & BIO_WANT_DISKS ? BIO_MAX_DISKS * BIO_LAT_KINDS * BIO_LAT_OPS : 1) * (sizeof(struct bio_histogram) + 8);
 	uint64_t in_flight = BIO_MAX_IN_FLIGHT * (sizeof(struct bio_submitter) + 8 + 64) + BIO_IN_FLIGHT_SLOTS * 64;
 
@@ -166,7 +177,7 @@ uint64_t bio_histogram_count(const uint64_t *histogram)
 #include "bio.skel.h"
 
 static struct bio_bpf *skeleton;
-static __u64 *keys; /* a batch's keys: u32 pids, or u64 cgroup ids */
+static struct bio_key *keys; /* a batch's keys: (tgid or cgroup id, disk) */
 static struct bio_counts *values;
 
 /*
@@ -247,22 +258,17 @@ int bio_start(unsigned want, const char **why)
 
 static int by_pid(const void *a, const void *b)
 {
-	uint64_t x = key_of(false, a), y = key_of(false, b);
-
-	return (x > y) - (x < y);
+	return compare_rows(false, a, b);
 }
 
 static int by_cgroup(const void *a, const void *b)
 {
-	uint64_t x = key_of(true, a), y = key_of(true, b);
-
-	return (x > y) - (x < y);
+	return compare_rows(true, a, b);
 }
 
-/* A map of counts, whole, into a table (by pid: keys of 4 bytes; by cgroup: 8). */
+/* A map of counts (by process and disk, or by cgroup and disk), whole, into a table. */
 static int read_counts(struct bpf_map *map, bool cgroups, struct bio_table *out)
 {
-	size_t key_size = cgroups ? sizeof(__u64) : sizeof(__u32);
 	__u32 capacity = cgroups ? BIO_MAX_CGROUPS : BIO_MAX_PROCESSES, token[2], total = 0;
 	void *from = NULL;
 	int fd = bpf_map__fd(map);
@@ -270,7 +276,7 @@ static int read_counts(struct bpf_map *map, bool cgroups, struct bio_table *out)
 	/* In batches, a few system calls for the whole map; a full buffer ends it (the map holds no more). */
 	while (total < capacity) {
 		__u32 count = capacity - total;
-		int rc = bpf_map_lookup_batch(fd, from, token, (char *)keys + total * key_size, values + total, &count, NULL);
+		int rc = bpf_map_lookup_batch(fd, from, token, keys + total, values + total, &count, NULL);
 
 		if (rc && errno != ENOENT)
 			return -errno;
@@ -288,21 +294,17 @@ static int read_counts(struct bpf_map *map, bool cgroups, struct bio_table *out)
 		const struct bio_counts *v = &values[i];
 
 		if (cgroups) {
-			memcpy(&p->cgroup, (char *)keys + i * key_size, sizeof(p->cgroup));
+			p->cgroup = keys[i].id;
 		} else {
-			__u32 pid;
-
-			memcpy(&pid, (char *)keys + i * key_size, sizeof(pid));
-			p->pid = (pid_t)pid;
+			p->pid = (pid_t)(__u32)keys[i].id;
 			p->start_ns = v->start_ns;
 			p->cgroup = v->cgroup;
 			memcpy(p->name, v->comm, sizeof(p->name) - 1);
 			p->name[sizeof(p->name) - 1] = '\0';
 		}
 		p->since_ns = v->since_ns;
-		p->disk_major = (unsigned)(v->disk >> 32);
-		p->disk_minor = (unsigned)v->disk;
-		p->several_disks = v->several_disks != 0;
+		p->disk_major = (unsigned)(keys[i].disk >> 32);
+		p->disk_minor = (unsigned)keys[i].disk;
 		memcpy(p->bytes, v->bytes, sizeof(p->bytes));
 		memcpy(p->requests, v->requests, sizeof(p->requests));
 		for (unsigned op = 0; op < BIO_SMALL_OPS; op++) {
@@ -315,7 +317,7 @@ static int read_counts(struct bpf_map *map, bool cgroups, struct bio_table *out)
 	qsort(out->process, total, sizeof(*out->process), cgroups ? by_cgroup : by_pid);
 	/* One moved by the LRU while the batches went through the map may come twice: kept once. */
 	for (__u32 i = 0; i < total; i++)
-		if (!out->count || key_of(cgroups, &out->process[out->count - 1]) != key_of(cgroups, &out->process[i]))
+		if (!out->count || compare_rows(cgroups, &out->process[out->count - 1], &out->process[i]))
 			out->process[out->count++] = out->process[i];
 	return 0;
 }

@@ -47,7 +47,7 @@ struct bio_latency_figures {
 };
 
 /*
- * One process's (or cgroup's) block I/O: requests made from bios in its context
+ * One process's (or cgroup's) block I/O on one disk, as bcc's biotop keeps it: requests made from bios in its context
  * (block:block_io_start), their bytes added as they complete (block:block_rq_complete), grouped
  * as /proc/diskstats groups them. Writeback is made by the kernel's flush threads (kworker), not
  * by the writers; read-ahead by the reader that triggered it.
@@ -58,8 +58,7 @@ struct bio_process {
 	uint64_t since_ns;          /* CLOCK_MONOTONIC when its counts began: another value, other counts */
 	char name[16];              /* its comm, as the kernel has it (any bytes); "" for a cgroup */
 	uint64_t cgroup;            /* a cgroup's id; a process's cgroup at its last request (cgroup v2 ids: directory inodes) */
-	unsigned disk_major, disk_minor; /* the disk of its last request (0:0 none) */
-	bool several_disks;         /* its requests went to more than one disk */
+	unsigned disk_major, disk_minor; /* its disk (whole: a partition's requests are its disk's; 0:0 requests without one) */
 	uint64_t bytes[BIO_OPS];    /* enum bio_op: read, write, discard */
 	uint64_t requests[BIO_OPS];
 	struct bio_latency latency[BIO_SMALL_OPS]; /* reads, writes */
@@ -69,14 +68,14 @@ struct bio_process {
 struct bio_table {
 	unsigned count;
 	bool cgroups;                /* of cgroups, by id (bio_read_cgroups); else of processes */
-	struct bio_process *process; /* sorted by pid (by cgroup id) */
+	struct bio_process *process; /* sorted by pid (by cgroup id), then disk */
 	uint64_t unattributed_bytes; /* of requests whose process had been forgotten (more than BIO_MAX_PROCESSES) */
 };
 
 /*
  * Starts counting: loads the program and attaches it to block_io_start and block_rq_complete
  * (tp_btf: no tracefs needed). want (enum bio_want) says which maps are filled; the others get
- * one entry (memory locked, as bio_map_bytes says: processes 8.3 MiB, cgroups 1 MiB, disks 6.8 MiB,
+ * one entry (memory locked, as bio_map_bytes says: processes 8.2 MiB, cgroups 1 MiB, disks 6.8 MiB,
  * the requests in flight 1.9 MiB always).
  * A second call is the first's. 0, or -errno with *why saying what is missing (root or CAP_BPF
  * and CAP_PERFMON, BTF, a kernel with block_io_start (6.5), a build with eBPF).
@@ -84,21 +83,23 @@ struct bio_table {
 int bio_start(unsigned want, const char **why);
 /* The bytes of the maps want (enum bio_want) makes the program fill, the requests in flight too. */
 uint64_t bio_map_bytes(unsigned want);
-/* Every process counted since bio_start (at most BIO_MAX_PROCESSES). 0 or -errno; free it after. */
+/* Every process counted since bio_start, a row per disk (at most BIO_MAX_PROCESSES). 0 or -errno; free it after. */
 int bio_read(struct bio_table *out);
-/* Every cgroup counted since bio_start with BIO_WANT_CGROUPS (at most BIO_MAX_CGROUPS). 0 or -errno. */
+/* Every cgroup counted since bio_start with BIO_WANT_CGROUPS, a row per disk (at most BIO_MAX_CGROUPS). 0 or -errno. */
 int bio_read_cgroups(struct bio_table *out);
 /*
  * The figures of a latency histogram now, or of what it gained since then (NULL: since the
  * counting began; then must be the same counts, as bio_table_find gives them).
  */
 void bio_latency_figures(const struct bio_latency *now, const struct bio_latency *then, struct bio_latency_figures *out);
+/* Another histogram's counts added to one (u32 buckets, modulo 2^32 as the program's), the longest kept. */
+void bio_latency_add(struct bio_latency *into, const struct bio_latency *from);
 /* A process's (or cgroup's) reads and writes in one histogram. */
 void bio_latency_both(const struct bio_process *p, struct bio_latency *out);
 /* A bucket of bio_small_bucket: its lowest value and its highest, in ns. */
 uint64_t bio_small_lower(unsigned bucket);
 uint64_t bio_small_upper(unsigned bucket);
-/* The same counts (pid or cgroup, and since_ns) in a table, or NULL: then they began after it was read. */
+/* The same counts (pid or cgroup, disk, and since_ns) in a table, or NULL: then they began after it was read. */
 const struct bio_process *bio_table_find(const struct bio_table *table, const struct bio_process *like);
 void bio_table_free(struct bio_table *table);
 /* Every disk's latency histograms since bio_start (at most BIO_MAX_DISKS). 0 or -errno; free it after. */

@@ -714,7 +714,7 @@ static void snap_capacity(struct snap_disk *disk, double seconds, const char *di
 	free(capacity);
 }
 
-/* Block requests per process over the window (eBPF), most first; whether each is a kernel thread. */
+/* Block requests per process and disk over the window (eBPF), most first; whether each is a kernel thread. */
 static int by_requests(const void *a_, const void *b_)
 {
 	const struct snap_bio_proc *a = a_, *b = b_;
@@ -744,7 +744,6 @@ static void snap_bio_procs(struct doctor_snapshot *s, const struct watch *w)
 			continue;
 		out->disk_major = p->disk_major;
 		out->disk_minor = p->disk_minor;
-		out->several_disks = p->several_disks;
 		{
 			struct bio_latency now, before = {0};
 			struct bio_latency_figures figures;
@@ -765,6 +764,10 @@ static void snap_bio_procs(struct doctor_snapshot *s, const struct watch *w)
 		out->kernel = p->pid == 2 || (len > 0 && proc_task_parse(text, (size_t)len, &task) == 0 && task.ppid == 2);
 		s->nbio_procs++;
 	}
+	/* A row per process and disk, a process's together (the table's order): which used several disks. */
+	for (size_t i = 0; i < s->nbio_procs; i++)
+		s->bio_procs[i].several_disks = (i > 0 && s->bio_procs[i - 1].pid == s->bio_procs[i].pid) ||
+						(i + 1 < s->nbio_procs && s->bio_procs[i + 1].pid == s->bio_procs[i].pid);
 	qsort(s->bio_procs, s->nbio_procs, sizeof(*s->bio_procs), by_requests);
 }
 

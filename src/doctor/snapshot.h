@@ -61,14 +61,14 @@ struct snap_disk {
 	double capacity_qd1_read_ns, capacity_qd1_write_ns, capacity_pct;
 };
 
-/* A process's block requests over the window (eBPF, all disks together), most first. */
+/* A process's block requests on one disk over the window (eBPF), most first. */
 struct snap_bio_proc {
 	pid_t pid;
 	char comm[32];
 	bool kernel;        /* a kernel thread (its parent kthreadd): writeback, a loop device's worker */
 	uint64_t requests, bytes;
-	unsigned disk_major, disk_minor; /* the disk of its last request (0:0 unknown) */
-	bool several_disks;              /* its requests went to more than one disk */
+	unsigned disk_major, disk_minor; /* the disk (0:0 requests without one) */
+	bool several_disks;              /* the process made requests on other disks too in the window */
 	double p50_ns, p99_ns;           /* of its reads and writes completed in the window; 0 unknown */
 };
 

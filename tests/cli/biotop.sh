@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# biotop.sh: iolens biotop by eBPF on a loop device: fio's N O_DIRECT reads counted as N requests (but for 0.5 % the tracepoints may miss) and 4 KiB each on its row (a process that ended before the sample), their p50 held to fio's own clat; two readers in two new cgroups told apart by -C, each with the bytes it read; without eBPF (nobody) a clear refusal, exit 1.
+# biotop.sh: iolens biotop by eBPF on a loop device: fio's N O_DIRECT reads counted as N requests (but for 0.5 % the tracepoints may miss) and 4 KiB each on its row (a process that ended before the sample), their p50 held to fio's own clat; one process on two disks: a row on each, with its own count, size and p50 (stat --top-bio sums them); two readers in two new cgroups told apart by -C, each with the bytes it read; without eBPF (nobody) a clear refusal, exit 1.
 . "$(dirname "$0")/lib.sh"
 
 # ---- Bad usage ---------------------------------------------------------------------------------------
@@ -125,6 +125,75 @@ else
 	skip "script(1) is not installed"
 fi
 
+# ---- One process, two disks: a row on each, each with its own requests ------------------------------
+# fio's two jobs as threads of one process: 64 KiB reads of the loop device, 4 KiB reads of a
+# second one, at once. Truth: each job's count and size on its disk's row (bcc's biotop keys rows
+# by process and disk too), each row's p50 held to its own job's clat; and stat --top-bio, run
+# alongside, shows the process with the bytes of both (its rows summed).
+make_file "$T/bio2.img" $((16 << 20))
+sync "$T/bio2.img"
+loop2=$(losetup -f --show "$T/bio2.img")
+on_exit "losetup -d $loop2 2>/dev/null"
+losetup --direct-io=on "$loop2" 2>/dev/null
+disk2=${loop2#/dev/}
+NA=300 NB=500
+for interval in 4 8 16 32; do
+	"$IOLENS" biotop --json $interval >"$T/two.json" 2>"$T/two.err" &
+	top=$!
+	"$IOLENS" stat --top-bio --json $interval >"$T/two-stat.json" 2>"$T/two-stat.err" &
+	stat=$!
+	wait_until lines_at_least "$T/two.json" 1
+	wait_until lines_at_least "$T/two-stat.json" 1
+	fio --thread --readonly --rw=randread --direct=1 --ioengine=psync --randrepeat=0 --output-format=json \
+		--name=big --filename="$loopdev" --bs=64k --number_ios=$NA --size=64M \
+		--name=small --filename="$loop2" --bs=4k --number_ios=$NB --size=16M >"$T/two-fio.json" 2>"$T/two-fio.err"
+	fio_rc=$?
+	wait_until lines_at_least "$T/two.json" $(($(lines_of "$T/two.json") + 2))
+	wait_until lines_at_least "$T/two-stat.json" $(($(lines_of "$T/two-stat.json") + 2))
+	kill -INT $top $stat
+	wait $top $stat
+	read -r a_requests a_bytes a_lines a_pids < <(rows "$T/two.json" fio "$disk")
+	read -r b_requests b_bytes b_lines b_pids < <(rows "$T/two.json" fio "$disk2")
+	[ "$fio_rc" = 0 ] && [ "$a_lines" = 1 ] && [ "$b_lines" = 1 ] && break
+	echo "# fio's reads spread over $a_lines and $b_lines lines with ${interval}s intervals: again, longer"
+done
+check_eq "two disks: fio ran ($(head -c 300 "$T/two-fio.err"))" 0 "$fio_rc"
+check "… $disk's row: the 64 KiB job's $NA reads ($a_requests), but for at most 0.5 % missed" \
+	test "$a_requests" -le $NA -a "$a_requests" -ge $((NA - NA / 200))
+check_eq "… 64 KiB each" $((a_requests * 65536)) "$a_bytes"
+check "… $disk2's row: the 4 KiB job's $NB reads ($b_requests), but for at most 0.5 % missed" \
+	test "$b_requests" -le $NB -a "$b_requests" -ge $((NB - NB / 200))
+check_eq "… 4 KiB each" $((b_requests * 4096)) "$b_bytes"
+check_eq "… both rows of one process (fio's threads)" "$a_pids" "$b_pids"
+job_clat() { python3 -c 'import json, sys
+print([j for j in json.load(open(sys.argv[1]))["jobs"] if j["jobname"] == sys.argv[2]][0]["read"]["clat_ns"]["percentile"]["50.000000"])' "$@"; }
+a_p50=$(row_key "$T/two.json" fio "$disk" p50_ns)
+b_p50=$(row_key "$T/two.json" fio "$disk2" p50_ns)
+check "… $disk's p50 ($a_p50 ns) within half and 1.15 times its job's clat p50 ($(job_clat "$T/two-fio.json" big) ns)" \
+	between_ratio "$a_p50" "$(job_clat "$T/two-fio.json" big)" 0.5 1.15
+check "… $disk2's p50 ($b_p50 ns) within half and 1.15 times its job's clat p50 ($(job_clat "$T/two-fio.json" small) ns)" \
+	between_ratio "$b_p50" "$(job_clat "$T/two-fio.json" small)" 0.5 1.15
+# stat --top-bio: over the lines whose top process is fio's, its bytes (rate x interval) those of both rows.
+shown=$(python3 -c 'import json, sys
+total = 0
+for l in open(sys.argv[1]).read().splitlines()[1:]:
+    d = json.loads(l)
+    g = d["top_bio"]
+    if g["pid"] == int(sys.argv[2]):
+        total += g["read_bytes_per_s"] * d["interval_ns"] / 1e9
+print(round(total))' "$T/two-stat.json" "${a_pids%%,*}")
+# Its rows in biotop, every disk's (fio reads a little of others as it starts: its own files).
+read -r all_bytes all_rows < <(python3 -c 'import json, sys
+total, rows = 0, []
+for l in open(sys.argv[1]).read().splitlines():
+    for r in json.loads(l)["processes"]:
+        if r["pid"] == int(sys.argv[2]) and r["op"] == "R":
+            total += r["bytes"]; rows.append("%s:%d" % (r["disk"], r["bytes"]))
+print(total, ",".join(rows))' "$T/two.json" "${a_pids%%,*}")
+check "stat --top-bio alongside: fio with the bytes of its rows on every disk, $all_bytes ($all_rows), both loop devices' among them (shown: $shown; 0.5 % and 1 KiB for rounding)" \
+	python3 -c 'import sys; v, t, both = map(float, sys.argv[1:]); sys.exit(not (t >= both and t * 0.995 - 1024 <= v <= t + 1024))' \
+	"$shown" "$all_bytes" "$((a_bytes + b_bytes))"
+
 # ---- A disk whose iostats are off: its requests timed by the program itself ----------------------
 # The kernel keeps a request's start (start_time_ns) only when the queue counts iostats; off, the
 # field may hold the start of the request's earlier life (since Linux 6.11 it is not cleared: a
@@ -134,23 +203,16 @@ fi
 if echo 0 2>/dev/null >"/sys/block/$disk/queue/iostats"; then
 	on_exit "echo 1 >/sys/block/$disk/queue/iostats 2>/dev/null"
 	N3=500
-	# Again (3 tries) when fio's reads are not all on its rows of the disk: a row's disk is that of
-	# the process's last request (KNOWN LIMITS), and fio's job may read from another disk as it ends.
-	for try in 1 2 3; do
-		"$IOLENS" biotop --json 2 >"$T/untimed.json" 2>"$T/untimed.err" &
-		top=$!
-		wait_until lines_at_least "$T/untimed.json" 1
-		fio --name=untimed --filename="$loopdev" --readonly --rw=randread --bs=4k --direct=1 --ioengine=psync \
-			--number_ios=$N3 --size=64M --randrepeat=0 --output-format=json >"$T/untimed-fio.json" 2>"$T/untimed-fio.err"
-		fio_rc=$?
-		wait_until lines_at_least "$T/untimed.json" $(($(lines_of "$T/untimed.json") + 2))
-		kill -INT $top
-		wait $top
-		read -r requests nbytes lines pids < <(rows "$T/untimed.json" fio "$disk")
-		[ "$fio_rc" = 0 ] && [ "$requests" -ge $((N3 - N3 / 200)) ] && break
-		python3 -c 'import json, sys
-for l in open(sys.argv[1]): print("# try", sys.argv[2], [(r["pid"], r["comm"], r["disk"], r["op"], r["requests"]) for r in json.loads(l)["processes"]])' "$T/untimed.json" $try
-	done
+	"$IOLENS" biotop --json 2 >"$T/untimed.json" 2>"$T/untimed.err" &
+	top=$!
+	wait_until lines_at_least "$T/untimed.json" 1
+	fio --name=untimed --filename="$loopdev" --readonly --rw=randread --bs=4k --direct=1 --ioengine=psync \
+		--number_ios=$N3 --size=64M --randrepeat=0 --output-format=json >"$T/untimed-fio.json" 2>"$T/untimed-fio.err"
+	fio_rc=$?
+	wait_until lines_at_least "$T/untimed.json" $(($(lines_of "$T/untimed.json") + 2))
+	kill -INT $top
+	wait $top
+	read -r requests nbytes lines pids < <(rows "$T/untimed.json" fio "$disk")
 	echo 1 >"/sys/block/$disk/queue/iostats"
 	check_eq "iostats 0: fio ran ($(head -c 200 "$T/untimed-fio.err"))" 0 "$fio_rc"
 	check "… its $N3 reads, as requests ($requests), but for at most 0.5 % missed" \

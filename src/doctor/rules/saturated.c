@@ -21,32 +21,26 @@ static double await_ns(const struct disk_ext *x)
 }
 
 /*
- * The process whose I/O suffers most: of those whose last request went to the disk (eBPF), the
- * one with the most requests in the window, a user's before a kernel thread's; else the same of
- * all processes (their disk unknown). NULL none. *on_disk: whether it was found by its disk.
- * The most, not the first: a snapshot's bio_proc lines are sorted when captured, not when replayed.
+ * The process whose I/O suffers most: of the processes' requests on the disk (eBPF counts them
+ * per process and disk), the one with the most in the window, a user's before a kernel thread's.
+ * NULL none. The most, not the first: a snapshot's bio_proc lines are sorted when captured, not
+ * when replayed.
  */
-static const struct snap_bio_proc *most_requests(const struct doctor_snapshot *s, const struct disk_stats *disk,
-						 bool *on_disk)
+static const struct snap_bio_proc *most_requests(const struct doctor_snapshot *s, const struct disk_stats *disk)
 {
-	for (int pass = 0; pass < 4; pass++) {
-		bool by_disk = pass < 2, user = pass % 2 == 0;
+	for (int pass = 0; pass < 2; pass++) {
 		const struct snap_bio_proc *most = NULL;
 
 		for (size_t i = 0; i < s->nbio_procs; i++) {
 			const struct snap_bio_proc *p = &s->bio_procs[i];
 
-			if (user && p->kernel)
-				continue;
-			if (by_disk && (p->disk_major != disk->major || p->disk_minor != disk->minor))
+			if ((pass == 0 && p->kernel) || p->disk_major != disk->major || p->disk_minor != disk->minor)
 				continue;
 			if (!most || p->requests > most->requests)
 				most = p;
 		}
-		if (most) {
-			*on_disk = by_disk;
+		if (most)
 			return most;
-		}
 	}
 	return NULL;
 }
@@ -180,8 +174,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		field_real_if(&f->data, "capacity_pct", disk->capacity_pct,
 			      disk->capacity_known && isfinite(disk->capacity_pct));
 		/* Whose I/O suffers: the process that made the most requests (eBPF), else the most bytes (/proc/PID/io). */
-		bool on_disk = false;
-		const struct snap_bio_proc *p = s->bio_known ? most_requests(s, &disk->end, &on_disk) : NULL;
+		const struct snap_bio_proc *p = s->bio_known ? most_requests(s, &disk->end) : NULL;
 		struct doctor_fields *o = field_object(&f->data, "process");
 		if (p) {
 			char latency[64] = "";
@@ -189,16 +182,15 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			if (p->p50_ns > 0)
 				snprintf(latency, sizeof(latency), ", its p50 %.2f ms, p99 %.2f ms", p->p50_ns / 1e6,
 					 p->p99_ns / 1e6);
-			snprintf(process_text, sizeof(process_text), "%s (%d) made the most block requests, %llu%s (eBPF, %s)",
+			snprintf(process_text, sizeof(process_text), "%s (%d) made the most block requests on it, %llu%s (eBPF%s)",
 				 p->comm, (int)p->pid, (unsigned long long)p->requests, latency,
-				 !on_disk ? "all disks: none seen last on this one"
-				 : p->several_disks ? "its last on this disk, others on other disks" : "on this disk");
+				 p->several_disks ? "; it used other disks too" : "");
 			field_int(o, "pid", p->pid);
 			field_text(o, "comm", p->comm);
 			field_count(o, "requests", p->requests);
 			field_real_if(o, "p50_ns", p->p50_ns, p->p50_ns > 0);
 			field_real_if(o, "p99_ns", p->p99_ns, p->p99_ns > 0);
-			field_bool(o, "on_disk", on_disk);
+			field_bool(o, "other_disks", p->several_disks);
 			field_text(o, "by", "ebpf");
 		} else if (s->nrates) {
 			snprintf(process_text, sizeof(process_text), "%s (%d) read and wrote the most (/proc/PID/io, all disks)",
@@ -208,7 +200,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			field_null(o, "requests");
 			field_null(o, "p50_ns");
 			field_null(o, "p99_ns");
-			field_null(o, "on_disk");
+			field_null(o, "other_disks");
 			field_text(o, "by", "procfs");
 		} else {
 			field_null(o, "pid");
@@ -216,7 +208,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			field_null(o, "requests");
 			field_null(o, "p50_ns");
 			field_null(o, "p99_ns");
-			field_null(o, "on_disk");
+			field_null(o, "other_disks");
 			field_null(o, "by");
 		}
 		if (process_text[0])
@@ -270,12 +262,11 @@ const struct doctor_rule rule_saturated = {
 		"halves, the share of the capacity used (as\n"
 		".B iolens stat \\-x\n"
 		"computes %cap), %util for comparison, and the process whose I/O suffers\n"
-		"most: of the processes whose last request went to the disk, the one that\n"
-		"made the most block requests in the window (eBPF, a user's process before\n"
-		"a kernel thread; its requests are counted on all disks, as the counts per\n"
-		"process are not per disk), with the p50 and p99 of its own requests; when\n"
-		"none, the same of all processes; without eBPF the one that read and wrote\n"
-		"the most bytes\n"
+		"most: the one that made the most block requests on the disk in the window\n"
+		"(eBPF, which counts them per process and disk; a user's process before a\n"
+		"kernel thread), with the p50 and p99 of its own requests there, and whether\n"
+		"it used other disks too; without eBPF, or when no request on the disk was\n"
+		"counted, the one that read and wrote the most bytes on all disks\n"
 		".RI ( /proc/PID/io ).\n"
 		"Severity\n"
 		".BR warning .\n",
