@@ -26,7 +26,7 @@ enum column {
 };
 
 static const struct out_column all_columns[C_COUNT] = {
-	[C_TIME_NS] = { "time_ns", "TIME", NULL, OUT_CLOCK, true, "when the interval was printed (Unix time)",
+	[C_TIME_NS] = { "time_ns", "TIME", NULL, OUT_CLOCK, true, "when the interval's counts were read (Unix time): all that completed before it is in them",
 			.where = OUT_GROUP },
 	[C_INTERVAL_NS] = { "interval_ns", "INTERVAL", NULL, OUT_SEC, true, "the time the rows cover, measured",
 			    .where = OUT_GROUP },
@@ -77,6 +77,7 @@ struct biotop {
 	struct row *rows;
 	size_t nrows, rows_capacity;
 	uint64_t interval_ns, unattributed;
+	uint64_t read_real_ns; /* CLOCK_REALTIME as the counts were read */
 	struct cgroup_name *names;
 	size_t nnames;
 	bool cgroup2_mounted;
@@ -167,7 +168,10 @@ static void add_row(struct biotop *t, const struct row *row)
 static int gather(struct biotop *t)
 {
 	struct bio_table now;
-	int rc = t->by_cgroup ? bio_read_cgroups(&now) : bio_read(&now);
+	int rc;
+
+	t->read_real_ns = realtime_ns();
+	rc = t->by_cgroup ? bio_read_cgroups(&now) : bio_read(&now);
 
 	t->nrows = 0;
 	if (rc) {
@@ -280,7 +284,7 @@ static void write_interval(const void *context, struct out_table *table, size_t 
 	snprintf(title, sizeof(title), "%s %s / Sort: %s / Order: %s", clock, t->by_cgroup ? "per cgroup" : "per process",
 		 sort_names[t->sort], t->reverse ? "ascending" : "descending");
 	group = out_table_group(table, title);
-	out_set_count(group, C_TIME_NS, realtime_ns());
+	out_set_count(group, C_TIME_NS, t->read_real_ns);
 	out_set_count(group, C_INTERVAL_NS, t->interval_ns);
 	out_set_count(group, C_UNATTRIBUTED, t->unattributed);
 	for (size_t i = 0; i < n && i < max; i++)

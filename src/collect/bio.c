@@ -197,7 +197,7 @@ static unsigned in_flight_places(void)
 
 int bio_start(unsigned want, const char **why)
 {
-	const char *step;
+	const char *step, *floor;
 	unsigned places;
 	int rc;
 
@@ -227,6 +227,9 @@ int bio_start(unsigned want, const char **why)
 	/* Disks alone: the request's start_time_ns is its start, on_issue its first sight. */
 	if (!(want & (BIO_WANT_PROCESSES | BIO_WANT_CGROUPS)))
 		bpf_program__set_autoload(skeleton->progs.on_start, false);
+	/* The empty program, for bench/bio-overhead.sh's measure of what bpf_stats adds to each run. */
+	floor = getenv("IOLENS_BIO_FLOOR");
+	bpf_program__set_autoload(skeleton->progs.on_floor, floor && !strcmp(floor, "1"));
 	/* Without disks' histograms, the issue's time is not used. */
 	if (!(want & BIO_WANT_DISKS))
 		bpf_program__set_autoload(skeleton->progs.on_issue, false);

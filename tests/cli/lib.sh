@@ -169,6 +169,17 @@ wait_until() {
 # lines_of FILE: its line count (0 when it does not exist).
 lines_of() { wc -l 2>/dev/null <"$1" || echo 0; }
 lines_at_least() { [ "$(lines_of "$1")" -ge "$2" ]; }
+# now_ns: CLOCK_REALTIME in ns, as the JSON lines' time_ns.
+now_ns() { date +%s%N; }
+# sampled_since FILE NS: the last whole JSON line of FILE was sampled at NS or after (its time_ns:
+# when stat or biotop read its counts), so it and the lines before hold all that ended before NS.
+sampled_since() {
+	local n t
+	n=$(lines_of "$1")
+	[ "$n" -gt 0 ] || return 1
+	t=$(head -n "$n" "$1" | tail -n 1 | grep -o '"time_ns":[0-9]*' | head -n 1)
+	[ -n "$t" ] && [ "${t#*:}" -ge "$2" ]
+}
 # diskstats_sum DEV FIELD...: the sum of those fields of DEV's /proc/diskstats line, as an integer
 # (4 reads completed, 6 sectors read, 10 sectors written; mawk would print a large sum as 2.5e+09).
 diskstats_sum() {
