@@ -1,5 +1,10 @@
 # iolens: build, test, install.  `make`, `make check`, `make check SANITIZE=1`, `make deps`.
 
+# Built with a job per CPU unless a -j was given (`make check` in CI builds twice, plain and sanitized).
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
+
 VERSION    := 0.1.0
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
