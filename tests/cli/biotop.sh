@@ -83,16 +83,16 @@ for interval in 2 4 8 16 32; do
 	stop_sampled $top "$T/bio.json"
 	top_rc=$?
 	read -r requests nbytes lines pids < <(rows "$T/bio.json" fio "$disk")
-	[ "$fio_rc" = 0 ] && [ "$lines" = 1 ] && break
-	echo "# fio's reads spread over $lines lines with ${interval}s intervals: again, longer"
+	[ "$fio_rc" = 0 ] && [ "$lines" = 1 ] && all_but_missed $N "$requests" && break
+	# A burst of completions the kernel ran no eBPF program for (lib.sh, all_but_missed) is rare:
+	# measured again; a program that forgets requests is short every time.
+	echo "# fio's $requests requests of $N on $lines lines with ${interval}s intervals: again, longer"
 done
 check_eq "fio ran ($(head -c 300 "$T/fio.err"))" 0 "$fio_rc"
 check_eq "biotop ends 0 on SIGINT" 0 "$top_rc"
 check_no_match "no word on stderr ($(head -c 300 "$T/bio.err"))" . "$(cat "$T/bio.err")"
-# The block tracepoints' program misses a few completions on a busy machine (stat_latency.sh:
-# at most 12 of 5000; here 1 or 2 of 2000 in a few runs, none in most): at most N, at least 99.5 % of N.
 check "fio's row on $disk: its $N reads, as requests ($requests), but for at most 0.5 % missed" \
-	test "$requests" -le $N -a "$requests" -ge $((N - N / 200))
+	all_but_missed $N "$requests"
 check_eq "… and 4 KiB each, as bytes" $((requests * 4096)) "$nbytes"
 check_eq "… in one line" 1 "$lines"
 printed=$(python3 -c 'import json, sys
@@ -158,15 +158,16 @@ for interval in 4 8 16 32; do
 	stop_sampled "$top $stat" "$T/two.json" "$T/two-stat.json"
 	read -r a_requests a_bytes a_lines a_pids < <(rows "$T/two.json" fio "$disk")
 	read -r b_requests b_bytes b_lines b_pids < <(rows "$T/two.json" fio "$disk2")
-	[ "$fio_rc" = 0 ] && [ "$a_lines" = 1 ] && [ "$b_lines" = 1 ] && break
-	echo "# fio's reads spread over $a_lines and $b_lines lines with ${interval}s intervals: again, longer"
+	[ "$fio_rc" = 0 ] && [ "$a_lines" = 1 ] && [ "$b_lines" = 1 ] && all_but_missed $NA "$a_requests" &&
+		all_but_missed $NB "$b_requests" && break
+	echo "# fio's $a_requests and $b_requests requests of $NA and $NB on $a_lines and $b_lines lines with ${interval}s intervals: again, longer"
 done
 check_eq "two disks: fio ran ($(head -c 300 "$T/two-fio.err"))" 0 "$fio_rc"
 check "… $disk's row: the 64 KiB job's $NA reads ($a_requests), but for at most 0.5 % missed" \
-	test "$a_requests" -le $NA -a "$a_requests" -ge $((NA - NA / 200))
+	all_but_missed $NA "$a_requests"
 check_eq "… 64 KiB each" $((a_requests * 65536)) "$a_bytes"
 check "… $disk2's row: the 4 KiB job's $NB reads ($b_requests), but for at most 0.5 % missed" \
-	test "$b_requests" -le $NB -a "$b_requests" -ge $((NB - NB / 200))
+	all_but_missed $NB "$b_requests"
 check_eq "… 4 KiB each" $((b_requests * 4096)) "$b_bytes"
 check_eq "… both rows of one process (fio's threads)" "$a_pids" "$b_pids"
 job_clat() { python3 -c 'import json, sys
@@ -218,7 +219,7 @@ if echo 0 2>/dev/null >"/sys/block/$disk/queue/iostats"; then
 	echo 1 >"/sys/block/$disk/queue/iostats"
 	check_eq "iostats 0: fio ran ($(head -c 200 "$T/untimed-fio.err"))" 0 "$fio_rc"
 	check "… its $N3 reads, as requests ($requests), but for at most 0.5 % missed" \
-		test "$requests" -le $N3 -a "$requests" -ge $((N3 - N3 / 200))
+		all_but_missed $N3 "$requests"
 	# Over the lines (a line's p50 is of its own requests): the line with the most of them.
 	read -r p50 max < <(python3 -c 'import json, sys
 best = max((r for l in open(sys.argv[1]).read().splitlines() for r in json.loads(l)["processes"]
@@ -313,7 +314,7 @@ print(" ".join(str(m["max_entries"]) for m in json.load(sys.stdin) if m.get("nam
 	wait $top
 	read -r requests nbytes lines pids < <(rows "$T/hash.json" fio "$disk")
 	check "… its $N reads, as requests ($requests), but for at most 0.5 % missed" \
-		test "$requests" -le $N -a "$requests" -ge $((N - N / 200))
+		all_but_missed $N "$requests"
 	check_eq "… and 4 KiB each, as bytes" $((requests * 4096)) "$nbytes"
 	check "… then the maps hold $n requests: at most the $busy in flight (/proc/diskstats) + 8" test "${n:-99999}" -le $((busy + 8))
 	# The program counts the hash's entries (in_flight_hashed: none, and a completion does not look

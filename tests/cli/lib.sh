@@ -187,6 +187,16 @@ diskstats_sum() {
 	awk -v d="$dev" -v f="$*" '$3 == d { n = split(f, k, " "); s = 0; for (i = 1; i <= n; i++) s += $(k[i]); printf "%.0f\n", s }' /proc/diskstats
 }
 
+# all_but_missed N COUNT: COUNT is N, but for the block completions the kernel ran no eBPF program
+# for: at most 0.5 % fewer, never more. ftrace's block_rq_complete saw every one of those, and no
+# eBPF program ran for them (tp_btf, raw_tp, tracepoint; block_rq_complete or block_io_done; a
+# program of a few lines that logs each completion too) with no recursion miss counted (fdinfo's
+# recursion_misses 0). On this VM each was completed in a softirq run on top of one thread of the
+# VM's own agent (tokio-rt-worker of PID 1): all 16 of those in 350 000 completions logged, no
+# other. They come in bursts (35 in a row once): a test that finds more missing measures again;
+# a program that forgets requests is short every time.
+all_but_missed() { [ -n "$2" ] && [ "$2" -le "$1" ] && [ $(($2 * 1000)) -ge $(($1 * 995)) ]; }
+
 # need_fuse_example: skips the whole test unless examples/fuse-passthrough can mount here; sets FPT.
 need_fuse_example() {
 	FPT=${BUILD:-$TOP/build}/examples/fuse-passthrough

@@ -51,8 +51,11 @@ for interval in 2 4 8 16 32 64; do
 	wait_until lines_at_least "$T/lat.json" $(($(lines_of "$T/lat.json") + 1))
 	kill $stat
 	wait $stat 2>/dev/null
-	[ "$fio_rc" = 0 ] && [ "$lines_after" = 1 ] && break
-	echo "# the run outlasted the ${interval}s interval: again, longer"
+	n=$( [ "$lines_after" = 1 ] && lat r_lat_count "$T/lat.json" 1)
+	# Again too when the histogram holds fewer than 99.5 % of fio's reads: a burst of completions
+	# the kernel ran no eBPF program for (lib.sh, all_but_missed).
+	[ "$fio_rc" = 0 ] && [ "$lines_after" = 1 ] && [ "${n:-0}" -ge $((IOS * 995 / 1000)) ] && break
+	echo "# the run outlasted the ${interval}s interval, or the histogram holds ${n:-none} of fio's $IOS reads: again, longer"
 done
 check_eq "fio ran ($(head -c 300 "$T/fio.err"))" 0 "$fio_rc"
 check_eq "one line holds the whole run" 1 "$lines_after"
@@ -61,8 +64,7 @@ check_no_match "as root: eBPF is used, no word of unknown latencies" "latency pe
 
 # Counts. The disk is shared (the file system's journal, other programs): fio's reads are at least
 # $IOS of what /proc/diskstats counted around it, and the histogram holds at least those, but for
-# the completions the tracepoint program misses (0.24 % at most measured on the loop device: 0.5 %
-# allowed). Not held to /proc/diskstats' reads of the same line (its r_per_s): under another
+# the completions the kernel ran no eBPF program for (lib.sh, all_but_missed: 0.5 % allowed). Not held to /proc/diskstats' reads of the same line (its r_per_s): under another
 # program's heavy reads of the disk the two differed by up to 1 % here (66611 against 67271 in a
 # line, no recursion misses listed by bpftool), likely as stat reads the counters and the
 # histograms one after the other, the moments between them moving on a busy machine.
