@@ -197,7 +197,7 @@ static unsigned in_flight_places(void)
 
 int bio_start(unsigned want, const char **why)
 {
-	const char *step, *floor;
+	const char *floor;
 	unsigned places;
 	int rc;
 
@@ -217,8 +217,7 @@ int bio_start(unsigned want, const char **why)
 	}
 	skeleton = bio_bpf__open();
 	if (!skeleton) {
-		rc = errno ? -errno : -EINVAL;
-		*why = ebpf_why(NULL, rc, "open");
+		rc = ebpf_open_failed(why);
 		bio_stop();
 		return rc;
 	}
@@ -244,15 +243,8 @@ int bio_start(unsigned want, const char **why)
 		bpf_map__set_max_entries(skeleton->maps.latency, 1);
 		bpf_map__set_max_entries(skeleton->maps.latency_sum, 1);
 	}
-	step = "load";
-	rc = bio_bpf__load(skeleton);
-	if (!rc) {
-		step = "attach";
-		rc = bio_bpf__attach(skeleton);
-	}
+	rc = ebpf_load_attach(skeleton->skeleton, why);
 	if (rc) {
-		rc = rc < 0 ? rc : -EINVAL;
-		*why = ebpf_why(skeleton->obj, rc, step);
 		bio_stop();
 		return rc;
 	}

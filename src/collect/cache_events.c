@@ -15,7 +15,6 @@ static struct cache_events_bpf *skeleton;
 
 int cache_events_start(const char **why)
 {
-	const char *step;
 	int rc;
 
 	if (skeleton)
@@ -24,20 +23,10 @@ int cache_events_start(const char **why)
 	if (rc)
 		return rc;
 	skeleton = cache_events_bpf__open();
-	if (!skeleton) {
-		rc = errno ? -errno : -EINVAL;
-		*why = ebpf_why(NULL, rc, "open");
-		return rc;
-	}
-	step = "load";
-	rc = cache_events_bpf__load(skeleton);
-	if (!rc) {
-		step = "attach";
-		rc = cache_events_bpf__attach(skeleton);
-	}
+	if (!skeleton)
+		return ebpf_open_failed(why);
+	rc = ebpf_load_attach(skeleton->skeleton, why);
 	if (rc) {
-		rc = rc < 0 ? rc : -EINVAL;
-		*why = ebpf_why(skeleton->obj, rc, step);
 		cache_events_bpf__destroy(skeleton);
 		skeleton = NULL;
 		return rc;

@@ -108,7 +108,6 @@ static void take_records(void)
 
 int cachestat_start(const struct cachestat_options *options, const char **why)
 {
-	const char *step;
 	int rc;
 
 	if (skeleton)
@@ -117,11 +116,8 @@ int cachestat_start(const struct cachestat_options *options, const char **why)
 	if (rc)
 		return rc;
 	skeleton = cachestat_bpf__open();
-	if (!skeleton) {
-		rc = errno ? -errno : -EINVAL;
-		*why = ebpf_why(NULL, rc, "open");
-		return rc;
-	}
+	if (!skeleton)
+		return ebpf_open_failed(why);
 	skeleton->rodata->per_process = options->per_process;
 	skeleton->rodata->per_file = options->per_file;
 	skeleton->rodata->only_tgid = (__u32)options->only_pid;
@@ -134,24 +130,18 @@ int cachestat_start(const struct cachestat_options *options, const char **why)
 										: (unsigned)page_size());
 	/* The flush iterator is run by the reader, not attached to an event. */
 	bpf_program__set_autoattach(skeleton->progs.flush, false);
-	step = "load";
-	rc = cachestat_bpf__load(skeleton);
-	if (!rc) {
-		step = "attach";
-		rc = cachestat_bpf__attach(skeleton);
-		if (!rc && (options->per_process || options->per_file)) {
-			flush_link = bpf_program__attach_iter(skeleton->progs.flush, NULL);
-			ring = ring_buffer__new(bpf_map__fd(skeleton->maps.records), on_record, NULL, NULL);
-			rc = flush_link && ring ? 0 : -errno;
+	rc = ebpf_load_attach(skeleton->skeleton, why);
+	if (!rc && (options->per_process || options->per_file)) {
+		flush_link = bpf_program__attach_iter(skeleton->progs.flush, NULL);
+		ring = ring_buffer__new(bpf_map__fd(skeleton->maps.records), on_record, NULL, NULL);
+		if (!flush_link || !ring) {
+			rc = errno ? -errno : -ENOMEM;
+			*why = ebpf_why(skeleton->obj, rc, "attach");
 		}
 	}
-	if (rc) {
-		rc = rc < 0 ? rc : -EINVAL;
-		*why = ebpf_why(skeleton->obj, rc, step);
+	if (rc)
 		cachestat_stop();
-		return rc;
-	}
-	return 0;
+	return rc;
 }
 
 int cachestat_totals(struct cache_counters *out)

@@ -196,6 +196,30 @@ const char *ebpf_why(struct bpf_object *object, int err, const char *step)
 	return why;
 }
 
+int ebpf_open_failed(const char **reason)
+{
+	int err = errno ? -errno : -EINVAL;
+
+	*reason = ebpf_why(NULL, err, "open");
+	return err;
+}
+
+int ebpf_load_attach(struct bpf_object_skeleton *skeleton, const char **reason)
+{
+	const char *step = "load";
+	int err = bpf_object__load_skeleton(skeleton);
+
+	if (!err) {
+		step = "attach";
+		err = bpf_object__attach_skeleton(skeleton);
+	}
+	if (!err)
+		return 0;
+	err = err < 0 ? err : -EINVAL;
+	*reason = ebpf_why(*skeleton->obj, err, step);
+	return err;
+}
+
 #else /* built without eBPF */
 
 int ebpf_init(const char **reason)

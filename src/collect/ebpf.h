@@ -3,6 +3,7 @@
 #define IOLENS_EBPF_H
 
 struct bpf_object;
+struct bpf_object_skeleton;
 
 /*
  * Before anything of libbpf is used: opens libbpf (collect/bpf_dl.h) and keeps its messages off
@@ -16,5 +17,14 @@ int ebpf_init(const char **why);
  * have, kernel lockdown, or what the kernel and libbpf said. The text lives until the next call.
  */
 const char *ebpf_why(struct bpf_object *object, int err, const char *step);
+
+/* After a skeleton's open returned NULL: -errno (from errno), with *why saying what failed. */
+int ebpf_open_failed(const char **why);
+
+/*
+ * Loads and attaches an opened skeleton (its generated struct's `skeleton`): 0, or -errno with
+ * *why from ebpf_why for the step that failed. The caller destroys the skeleton on failure.
+ */
+int ebpf_load_attach(struct bpf_object_skeleton *skeleton, const char **why);
 
 #endif

@@ -71,7 +71,6 @@ static int on_event(void *context, void *data, size_t size)
 
 int odirect_start(odirect_fn fn, void *context, const char **why)
 {
-	const char *step;
 	int rc;
 
 	if (skeleton)
@@ -80,11 +79,8 @@ int odirect_start(odirect_fn fn, void *context, const char **why)
 	if (rc)
 		return rc;
 	skeleton = odirect_bpf__open();
-	if (!skeleton) {
-		rc = errno ? -errno : -EINVAL;
-		*why = ebpf_why(NULL, rc, "open");
-		return rc;
-	}
+	if (!skeleton)
+		return ebpf_open_failed(why);
 	/* This architecture's numbers, as this program was built for it. */
 #ifdef SYS_open
 	skeleton->rodata->nr_open = SYS_open;
@@ -95,20 +91,15 @@ int odirect_start(odirect_fn fn, void *context, const char **why)
 	skeleton->rodata->o_direct = O_DIRECT;
 	skeleton->rodata->f_setfl = F_SETFL;
 	skeleton->rodata->self_tgid = (__u32)getpid();
-	step = "load";
-	rc = odirect_bpf__load(skeleton);
+	rc = ebpf_load_attach(skeleton->skeleton, why);
 	if (!rc) {
-		step = "attach";
-		rc = odirect_bpf__attach(skeleton);
-	}
-	if (!rc) {
-		step = "ring buffer";
 		events = ring_buffer__new(bpf_map__fd(skeleton->maps.events), on_event, NULL, NULL);
-		rc = events ? 0 : (errno ? -errno : -ENOMEM);
+		if (!events) {
+			rc = errno ? -errno : -ENOMEM;
+			*why = ebpf_why(skeleton->obj, rc, "ring buffer");
+		}
 	}
 	if (rc) {
-		rc = rc < 0 ? rc : -EINVAL;
-		*why = ebpf_why(skeleton->obj, rc, step);
 		odirect_stop();
 		return rc;
 	}
