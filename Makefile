@@ -52,7 +52,7 @@ DL_PKGS := libmicrohttpd yaml-0.1 libcrypt ncursesw liburing blkid
 soname = $(shell l=$$($(PKG_CONFIG) --libs-only-l $(1) 2>/dev/null | sed 's/^ *-l\([^ ]*\).*/\1/'); \
 	f=$$($(PKG_CONFIG) --variable=libdir $(1) 2>/dev/null)/lib$$l.so; \
 	[ -e "$$f" ] || f=$$($(CC) -print-file-name=lib$$l.so); \
-	readelf -h "$$f" >/dev/null 2>&1 || { s=$$(sed -n 's/^[[:space:]]*\(INPUT\|GROUP\)[[:space:]]*([[:space:]]*\([^[:space:])]*\).*/\2/p' "$$f" | head -1); \
+	readelf -h "$$f" >/dev/null 2>&1 || { s=$$(sed -n 's/^[[:space:]]*\(INPUT\|GROUP\)[[:space:]]*([[:space:]]*\([^[:space:])]*\).*/\2/p' "$$f" 2>/dev/null | head -1); \
 		case $$s in (/*) f=$$s ;; (*) f=$$(dirname "$$f")/$$s ;; esac; }; \
 	readelf -d "$$f" 2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
 DL_CPPFLAGS := -DMHD_SONAME='"$(call soname,libmicrohttpd)"' -DYAML_SONAME='"$(call soname,yaml-0.1)"' \
