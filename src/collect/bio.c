@@ -217,7 +217,7 @@ int bio_start(unsigned want, const char **why)
 	}
 	skeleton = bio_bpf__open();
 	if (!skeleton) {
-		rc = ebpf_open_failed(why);
+		rc = ebpf_failed(NULL, "open", -EINVAL, why);
 		bio_stop();
 		return rc;
 	}

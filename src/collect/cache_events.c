@@ -24,7 +24,7 @@ int cache_events_start(const char **why)
 		return rc;
 	skeleton = cache_events_bpf__open();
 	if (!skeleton)
-		return ebpf_open_failed(why);
+		return ebpf_failed(NULL, "open", -EINVAL, why);
 	rc = ebpf_load_attach(skeleton->skeleton, why);
 	if (rc) {
 		cache_events_bpf__destroy(skeleton);

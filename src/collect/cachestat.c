@@ -117,7 +117,7 @@ int cachestat_start(const struct cachestat_options *options, const char **why)
 		return rc;
 	skeleton = cachestat_bpf__open();
 	if (!skeleton)
-		return ebpf_open_failed(why);
+		return ebpf_failed(NULL, "open", -EINVAL, why);
 	skeleton->rodata->per_process = options->per_process;
 	skeleton->rodata->per_file = options->per_file;
 	skeleton->rodata->only_tgid = (__u32)options->only_pid;
@@ -134,10 +134,8 @@ int cachestat_start(const struct cachestat_options *options, const char **why)
 	if (!rc && (options->per_process || options->per_file)) {
 		flush_link = bpf_program__attach_iter(skeleton->progs.flush, NULL);
 		ring = ring_buffer__new(bpf_map__fd(skeleton->maps.records), on_record, NULL, NULL);
-		if (!flush_link || !ring) {
-			rc = errno ? -errno : -ENOMEM;
-			*why = ebpf_why(skeleton->obj, rc, "attach");
-		}
+		if (!flush_link || !ring)
+			rc = ebpf_failed(skeleton->obj, "attach", -ENOMEM, why);
 	}
 	if (rc)
 		cachestat_stop();

@@ -196,11 +196,11 @@ const char *ebpf_why(struct bpf_object *object, int err, const char *step)
 	return why;
 }
 
-int ebpf_open_failed(const char **reason)
+int ebpf_failed(struct bpf_object *object, const char *step, int fallback, const char **reason)
 {
-	int err = errno ? -errno : -EINVAL;
+	int err = errno ? -errno : fallback;
 
-	*reason = ebpf_why(NULL, err, "open");
+	*reason = ebpf_why(object, err, step);
 	return err;
 }
 

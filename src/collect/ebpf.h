@@ -18,8 +18,11 @@ int ebpf_init(const char **why);
  */
 const char *ebpf_why(struct bpf_object *object, int err, const char *step);
 
-/* After a skeleton's open returned NULL: -errno (from errno), with *why saying what failed. */
-int ebpf_open_failed(const char **why);
+/*
+ * After a libbpf call that failed and set errno (a skeleton's open, a ring buffer's making):
+ * -errno (fallback, a negative errno, when errno is 0), with *why from ebpf_why for step.
+ */
+int ebpf_failed(struct bpf_object *object, const char *step, int fallback, const char **why);
 
 /*
  * Loads and attaches an opened skeleton (its generated struct's `skeleton`): 0, or -errno with

@@ -80,7 +80,7 @@ int odirect_start(odirect_fn fn, void *context, const char **why)
 		return rc;
 	skeleton = odirect_bpf__open();
 	if (!skeleton)
-		return ebpf_open_failed(why);
+		return ebpf_failed(NULL, "open", -EINVAL, why);
 	/* This architecture's numbers, as this program was built for it. */
 #ifdef SYS_open
 	skeleton->rodata->nr_open = SYS_open;
@@ -94,10 +94,8 @@ int odirect_start(odirect_fn fn, void *context, const char **why)
 	rc = ebpf_load_attach(skeleton->skeleton, why);
 	if (!rc) {
 		events = ring_buffer__new(bpf_map__fd(skeleton->maps.events), on_event, NULL, NULL);
-		if (!events) {
-			rc = errno ? -errno : -ENOMEM;
-			*why = ebpf_why(skeleton->obj, rc, "ring buffer");
-		}
+		if (!events)
+			rc = ebpf_failed(skeleton->obj, "ring buffer", -ENOMEM, why);
 	}
 	if (rc) {
 		odirect_stop();

@@ -73,10 +73,11 @@ check_no_match "as root: eBPF is used, no word of unknown latencies" "latency pe
 
 # Counts. The disk is shared (the file system's journal, other programs): fio's reads are at least
 # $IOS of what /proc/diskstats counted around it, and the histogram holds at least those, but for
-# the completions the kernel ran no eBPF program for (lib.sh, all_but_missed: 0.5 % allowed). Not held to /proc/diskstats' reads of the same line (its r_per_s): under another
-# program's heavy reads of the disk the two differed by up to 1 % here (66611 against 67271 in a
-# line, no recursion misses listed by bpftool), likely as stat reads the counters and the
-# histograms one after the other, the moments between them moving on a busy machine.
+# the completions the kernel ran no eBPF program for (lib.sh, all_but_missed: 0.5 % allowed). Not
+# held to /proc/diskstats' reads of the same line (its r_per_s): under another program's heavy reads
+# of the disk the two differed by up to 1 % here (66611 against 67271 in a line, no recursion misses
+# listed by bpftool), likely as stat reads the counters and the histograms one after the other, the
+# moments between them moving on a busy machine.
 check "/proc/diskstats counts at least fio's $IOS reads on $disk ($((d1 - d0)))" test $((d1 - d0)) -ge $IOS
 n=$(lat r_lat_count "$T/lat.json" "$line")
 check "the read histogram's requests ($n): at least fio's $IOS but for 0.5 % missed" \
