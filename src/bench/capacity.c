@@ -12,6 +12,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "common/path_walk.h"
 #include "common/util.h"
 
 #include "collect/sysroot.h"
@@ -135,21 +136,39 @@ static int make_dirs(const char *dir)
 int capacity_save(const char *dir, const struct capacity_identity *id, const char *text, size_t len, char *why,
 		  size_t why_len)
 {
-	char path[PATH_MAX], temporary[PATH_MAX];
-	struct stat st;
-	int fd, rc, dir_fd;
+	char path[PATH_MAX], temporary[NAME_MAX + 1], final[NAME_MAX + 1], walk_why[512];
+	struct path_walk walk;
+	int fd = -1, rc;
 	size_t done = 0;
 
 	if (!capacity_path(dir, id, path, sizeof(path)) ||
-	    snprintf(temporary, sizeof(temporary), "%s/.%s.json.XXXXXX", dir, id->key) >= (int)sizeof(temporary))
+	    snprintf(final, sizeof(final), "%s.json", id->key) >= (int)sizeof(final))
 		return say_why(why, why_len, "%s: the path is too long", dir);
 	if ((rc = make_dirs(dir)) != 0)
 		return say_why(why, why_len, "%s: %s", dir, strerror(-rc));
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-		return say_why(why, why_len, "%s: %s", dir, strerror(errno ? errno : ENOTDIR));
-	fd = mkostemp(temporary, O_CLOEXEC);
-	if (fd < 0)
-		return say_why(why, why_len, "%s: %s", dir, strerror(errno));
+	/* The directory resolved once and held: the file is made and renamed in it, never by its path again. */
+	if ((rc = path_walk(dir, 0, &walk)) != 0)
+		return say_why(why, why_len, "%s: %s", dir, strerror(-rc));
+	if (walk.fd < 0 || !S_ISDIR(walk.st.st_mode)) {
+		path_walk_close(&walk);
+		return say_why(why, why_len, "%s: %s", dir, strerror(ENOTDIR));
+	}
+	if (path_walk_check_write(&walk, walk_why, sizeof(walk_why)) != 0) {
+		path_walk_close(&walk);
+		return say_why(why, why_len, "%s: %s", dir, walk_why);
+	}
+	for (unsigned attempt = 0; fd < 0 && attempt < 100; attempt++) {
+		snprintf(temporary, sizeof(temporary), ".%.200s.json.%08llx", id->key,
+			 (unsigned long long)((monotonic_ns() ^ ((uint64_t)getpid() << 32)) & 0xffffffffu) + attempt);
+		fd = openat(walk.fd, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		rc = errno;
+		path_walk_close(&walk);
+		return say_why(why, why_len, "%s: %s", dir, strerror(rc));
+	}
 	fchmod(fd, 0644);
 	while (done < len) {
 		ssize_t wrote = write(fd, text + done, len - done);
@@ -167,20 +186,24 @@ int capacity_save(const char *dir, const struct capacity_identity *id, const cha
 		goto failed;
 	}
 	fd = -1;
-	if (rename(temporary, path) != 0)
+	if (renameat(walk.fd, temporary, walk.fd, final) != 0)
 		goto failed;
-	/* The rename itself on disk too. */
-	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir_fd >= 0) {
-		fsync(dir_fd);
-		close(dir_fd);
+	{ /* the rename itself on disk too */
+		int dir_fd = openat(walk.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (dir_fd >= 0) {
+			fsync(dir_fd);
+			close(dir_fd);
+		}
 	}
+	path_walk_close(&walk);
 	return 0;
 failed:
 	rc = errno ? errno : EIO;
 	if (fd >= 0)
 		close(fd);
-	unlink(temporary);
+	unlinkat(walk.fd, temporary, 0);
+	path_walk_close(&walk);
 	return say_why(why, why_len, "%s: %s", path, strerror(rc));
 }
 

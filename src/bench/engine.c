@@ -12,6 +12,7 @@
 #include "bench/engine.h"
 #include "bench/uring_dl.h" /* <liburing.h>, its functions through dlopen */
 #include "common/dl.h"
+#include "common/path_walk.h"
 #include "common/util.h"
 
 enum phase { PHASE_RAMP, PHASE_MEASURE, PHASE_STOP };
@@ -97,6 +98,7 @@ struct job {
 	struct slot *slots;
 	unsigned char *memory;
 	struct bench_dir_stats stats[2];
+	uint64_t written, write_requests; /* every write completed, ramp and all */
 	uint64_t live_ios[2], live_bytes[2], live_lat[2]; /* atomics: the main thread reads them */
 	uint64_t finish_ns;
 	int error;
@@ -219,6 +221,10 @@ static void job_record(struct job *job, const struct slot *slot, uint64_t bytes,
 	struct bench_dir_stats *stats = &job->stats[slot->dir];
 	uint64_t latency = done_ns > slot->submit_ns ? done_ns - slot->submit_ns : 0;
 
+	if (slot->dir == BENCH_WRITE) {
+		job->written += bytes;
+		job->write_requests++;
+	}
 	if (!slot->measured || (job->run->deadline_ns && done_ns > job->run->deadline_ns))
 		return; /* in the ramp, or done after the runtime (the time measured stops there) */
 	stats->ios++;
@@ -358,6 +364,10 @@ static void job_io_uring(struct job *job)
 
 		if (io_uring_wait_cqe(&ring, &cqe) < 0)
 			break;
+		if (cqe->res > 0 && job->slots[io_uring_cqe_get_data64(cqe)].dir == BENCH_WRITE) {
+			job->written += (uint64_t)cqe->res;
+			job->write_requests++;
+		}
 		io_uring_cqe_seen(&ring, cqe);
 		inflight--;
 	}
@@ -417,7 +427,7 @@ static int job_setup(struct job *job)
 		job->region_start = blocks * job->index / spec->jobs;
 		job->region_blocks = blocks * (job->index + 1) / spec->jobs - job->region_start;
 	}
-	job->fd = open(spec->path, flags | (spec->direct ? O_DIRECT : 0));
+	job->fd = fd_reopen(spec->fd, flags | (spec->direct ? O_DIRECT : 0));
 	if (job->fd < 0) {
 		job_fail(job, errno, "open", UINT64_MAX);
 		return -1;
@@ -645,6 +655,8 @@ int bench_run(const struct bench_spec *spec, struct bench_result *result)
 	for (unsigned j = 0; j < spec->jobs; j++) {
 		merge(&result->dir[BENCH_READ], &jobs[j].stats[BENCH_READ]);
 		merge(&result->dir[BENCH_WRITE], &jobs[j].stats[BENCH_WRITE]);
+		result->written += jobs[j].written;
+		result->write_requests += jobs[j].write_requests;
 		if (jobs[j].error && !result->error) {
 			result->error = jobs[j].error;
 			memcpy(result->error_what, jobs[j].error_what, sizeof(result->error_what));

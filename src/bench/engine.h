@@ -26,7 +26,7 @@ struct bench_progress {
 };
 
 struct bench_spec {
-	const char *path;      /* each job opens it */
+	int fd;                /* the file or device: each job opens it again (fd_reopen), never by name */
 	bool direct;           /* O_DIRECT */
 	bool random;
 	unsigned read_percent; /* 100 reads only, 0 writes only, else a mix */
@@ -55,6 +55,8 @@ struct bench_result {
 	bool synced;
 	double cpu_user_s, cpu_sys_s; /* of the whole process during the measured phase */
 	bool interrupted;     /* *stop was set */
+	uint64_t written;     /* bytes written by the whole run, ramp and all: what the device's count must not exceed */
+	uint64_t write_requests; /* and in how many requests */
 	int error;            /* errno of the first failed I/O or set-up step, 0 when none */
 	char error_what[96];  /* what failed: "pread at offset 4096", "io_uring_queue_init" */
 };

@@ -22,8 +22,14 @@ struct target_request {
 };
 
 struct bench_target {
-	char *path;         /* what the jobs open */
-	bool created;       /* made by bench: removed by bench_target_remove */
+	char *path;         /* the file or device, as named: for messages only, never opened again */
+	int fd;             /* the file or device, opened once (and checked): the runs open it again through
+			       /proc/self/fd (fd_reopen), never by name */
+	bool created;       /* made by bench: removed by bench_target_remove, if its name still names it */
+	int dir_fd;         /* with created: the directory it was made in, and its name there */
+	char name[256];
+	dev_t file_dev;     /* the file or device opened */
+	ino_t file_ino;
 	bool extended;      /* an existing file bench made longer: put back to original_size by bench_target_remove */
 	uint64_t original_size;
 	bool block_device;
@@ -38,26 +44,30 @@ struct bench_target {
 
 /*
  * Finds or makes the target and lays a new file out (written whole, synced, dropped from
- * the cache), refusing what must not be written. 0, or EXIT_FAIL after saying why on
- * stderr, with nothing left behind. The path of a file it is making is published to the
- * signal handler as it is made (bench_target_signal_path), so a second Ctrl-C still removes it.
+ * the cache), refusing what must not be written. The path is resolved once (path_walk):
+ * who else can change where it leads is said, and a write is refused where they could lead
+ * it somewhere they could not write themselves. 0, or EXIT_FAIL after saying why on stderr,
+ * with nothing left behind. A file being made is published to bench_target_signal_remove
+ * as it is made, so a second Ctrl-C still removes it.
  */
 int bench_target_prepare(const struct target_request *request, struct bench_target *target);
 /*
- * Before each point of a run that writes a block device: 0 while the path still names the
- * device and no signature (filesystem, partition table, RAID member...) appeared on it; else
- * says so and EXIT_FAIL, and the run stops.
+ * Before and after each run on a block device it writes: 0 while no signature (filesystem,
+ * partition table, RAID member...) appeared on it; else says so and EXIT_FAIL, and the run stops.
  */
 int bench_target_recheck(const struct bench_target *target);
-/* Removes the file when bench made it (puts it back to its size when bench extended it), and frees the target. */
+/*
+ * Removes the file when bench made it and its name still names it (else empties it, and says
+ * so); puts an extended file back to its size; closes and frees the target.
+ */
 void bench_target_remove(struct bench_target *target);
-/* The file being made, for a signal handler to unlink(2): NULL when there is none. */
-extern const char *volatile bench_target_signal_path;
+/* For a signal handler (async-signal-safe): removes the file being made, if its name still names it. */
+void bench_target_signal_remove(void);
 
 /*
- * What the filesystem under path calls itself, from its statfs magic: "tmpfs", "ext4",
- * "xfs", "btrfs", ...; "unknown" otherwise. tmpfs is set when it keeps files in memory.
+ * What the filesystem of fd (O_PATH will do) calls itself, from its statfs magic: "tmpfs",
+ * "ext4", "xfs", "btrfs", ...; "unknown" otherwise. tmpfs is set when it keeps files in memory.
  */
-const char *bench_fs_type(const char *path, bool *tmpfs);
+const char *bench_fs_type(int fd, bool *tmpfs);
 
 #endif

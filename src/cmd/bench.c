@@ -14,6 +14,7 @@
 #include "bench/engine.h"
 #include "bench/profile.h"
 #include "bench/target.h"
+#include "common/path_walk.h"
 #include "cmd/common.h"
 #include "collect/diskstats.h"
 #include "collect/pagecache.h"
@@ -113,12 +114,9 @@ static void bench_svg_point(unsigned index, void *context, struct bench_svg_valu
 
 static void on_signal(int signo)
 {
-	const char *path = bench_target_signal_path;
-
 	if (stop_signal) {
 		/* A second signal: no more waiting for the I/O in flight. */
-		if (path)
-			unlink(path);
+		bench_target_signal_remove();
 		_exit(128 + signo);
 	}
 	stop_signal = signo;
@@ -546,6 +544,9 @@ struct bench {
 	int64_t cached_before;           /* likewise: the file's cached pages, -1 when not wanted or unknown */
 	bool want_cached;
 	bool aborted; /* a point found the run must not go on (the device it writes changed) */
+	struct disk_stats device_base;   /* a device written: its counts before the first run */
+	bool device_base_known, told_uncounted;
+	uint64_t written, written_bound; /* what bench wrote to it since, and the most the device may count for it */
 	uint64_t last_bytes, last_dir_bytes[2], last_ios[2], last_lat[2], last_ns; /* for --interval deltas */
 };
 
@@ -666,14 +667,8 @@ static bool read_device(const struct bench *b, struct disk_stats *out)
 static int64_t cached_pages(const struct bench *b)
 {
 	struct pagecache_stat st;
-	int fd = open(b->target.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	int rc;
 
-	if (fd < 0)
-		return -1;
-	rc = pagecache_query(fd, 0, b->target.size, &st);
-	close(fd);
-	return rc ? -1 : (int64_t)st.cached;
+	return pagecache_query(b->target.fd, 0, b->target.size, &st) ? -1 : (int64_t)st.cached;
 }
 
 static void compare_views(struct point *p)
@@ -713,6 +708,45 @@ static bool going(const struct bench *b)
 	return !stop_signal && !b->aborted;
 }
 
+/*
+ * After a run on a block device bench writes: stops the sweep (b->aborted, said) when a
+ * signature appeared on it, or when the device wrote more than the run did: another process
+ * wrote to it meanwhile, and a sequential run may have overwritten what it wrote (a
+ * filesystem made and overwritten within the run leaves no signature to find). The device
+ * counts at completion, so the counts around the whole run (ramp and sync included) hold all
+ * of bench's writes; buffered ones are counted a page per page they touched.
+ */
+static void check_device_after(struct bench *b, const struct bench_spec *spec, const struct bench_result *result)
+{
+	uint64_t page = page_size(), device;
+	struct disk_stats now;
+	char theirs_text[16], device_text[16], ours_text[16];
+
+	if (b->target.hold_fd < 0 || b->aborted)
+		return;
+	if (bench_target_recheck(&b->target) != 0) {
+		b->aborted = true;
+		return;
+	}
+	b->written += result->written;
+	b->written_bound += spec->direct ? result->written : result->write_requests * ((spec->bs + page - 1) / page * page);
+	if (!b->device_base_known || !read_device(b, &now) || (b->written && now.wr_sectors == b->device_base.wr_sectors)) {
+		if (!b->told_uncounted && b->written)
+			warn_msg("%s: the device keeps no I/O statistics (queue/iostats 0): writes of other processes "
+				 "during the run cannot be seen", printable_name(b->target.path));
+		b->told_uncounted = b->told_uncounted || b->written;
+		return;
+	}
+	device = (now.wr_sectors - b->device_base.wr_sectors + now.dc_sectors - b->device_base.dc_sectors) * 512;
+	if (device <= b->written_bound)
+		return;
+	warn_msg("%s: another process wrote %s to it during the run (the device wrote %s since it started, bench %s): "
+		 "stopped, not written again", printable_name(b->target.path),
+		 human_size(device - b->written_bound, theirs_text, 16), human_size(device, device_text, 16),
+		 human_size(b->written, ours_text, 16));
+	b->aborted = true;
+}
+
 /* One run of a point into p, whose mode, bs, qd and jobs are set: 0, or the engine's error. */
 static int measure_run(struct bench *b, struct point *p, struct bench_spec *spec, bool direct)
 {
@@ -729,8 +763,12 @@ static int measure_run(struct bench *b, struct point *p, struct bench_spec *spec
 	/* The hit ratio of reads only: pages that writes add to the cache are no misses. */
 	b->want_cached = !direct && spec->read_percent == 100;
 	b->cached_before = -1;
+	/* The device's counts from before bench's first write on: every write since is bench's or another's. */
+	if (b->target.hold_fd >= 0 && !b->device_base_known)
+		b->device_base_known = read_device(b, &b->device_base);
 	rc = bench_run(spec, &p->result);
 	p->device_known = p->device_known && read_device(b, &after);
+	check_device_after(b, spec, &p->result);
 	clear_progress(b);
 	for (int d = 0; d < 2; d++) {
 		struct bench_dir_stats *s = &p->result.dir[d];
@@ -804,7 +842,7 @@ static int run_point(struct bench *b, const char *mode, bool direct, uint64_t bs
 		b->aborted = true;
 		return 1;
 	}
-	spec.path = b->target.path;
+	spec.fd = b->target.fd;
 	spec.direct = direct;
 	spec.random = is_random(o->rw);
 	spec.read_percent = read_percent(o);
@@ -900,6 +938,8 @@ static int run_point(struct bench *b, const char *mode, bool direct, uint64_t bs
 		return 1;
 	}
 	b->npoints++;
+	if (b->aborted) /* the point's figures stand (what bench did), but no more is written */
+		return 1;
 	if (!p->all.ios && !stop_signal) {
 		char bs_text[24];
 
@@ -1220,31 +1260,22 @@ static int print_results(struct bench *b, const struct bench_knee *knee)
 
 static void evict_file(struct bench *b)
 {
-	int fd = open(b->target.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-
-	if (fd < 0)
-		return;
-	fdatasync(fd);
-	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	close(fd);
+	fdatasync(b->target.fd);
+	posix_fadvise(b->target.fd, 0, 0, POSIX_FADV_DONTNEED);
 }
 
 static void warm_file(struct bench *b)
 {
 	const size_t chunk = 1u << 20;
 	char *buffer = xcalloc(1, chunk);
-	int fd = open(b->target.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	uint64_t offset = 0;
 
-	if (fd >= 0) {
-		while (offset < b->target.size && !stop_signal) {
-			ssize_t done = pread(fd, buffer, chunk, (off_t)offset);
+	while (offset < b->target.size && !stop_signal) {
+		ssize_t done = pread(b->target.fd, buffer, chunk, (off_t)offset);
 
-			if (done <= 0)
-				break;
-			offset += (uint64_t)done;
-		}
-		close(fd);
+		if (done <= 0)
+			break;
+		offset += (uint64_t)done;
 	}
 	free(buffer);
 }
@@ -1597,7 +1628,7 @@ int cmd_bench(int argc, char **argv)
 	struct target_request request = {0};
 	struct sigaction action = {0};
 	struct bench_knee knee = { .index = -1, .peak = -1 };
-	bool svg_made = false;
+	struct path_output svg_out = { .fd = -1, .dir_fd = -1 };
 	int rc, failed;
 
 	parse_options(argc, argv, &b->opt);
@@ -1656,32 +1687,31 @@ int cmd_bench(int argc, char **argv)
 	request.on_layout = on_layout;
 	request.context = b;
 	if (b->opt.svg) {
-		/* Say now, not after minutes of runs, that the chart cannot be written (and keep what is there). */
-		int fd;
+		/* Opened now, once (what is there kept until the chart is written): said now, not after minutes of runs. */
+		char why[512];
 
-		svg_made = access(b->opt.svg, F_OK) != 0;
-		fd = open(b->opt.svg, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666);
-
-		if (fd < 0) {
-			warn_errno(b->opt.svg, errno);
+		if (path_output_open(b->opt.svg, 0, 0666, &svg_out, why, sizeof(why)) != 0) {
+			warn_msg("%s: %s", printable_name(b->opt.svg), why);
 			free(b);
 			return EXIT_FAIL;
 		}
-		close(fd);
 	}
 	/* 512 bytes is the least any device needs: say so before a test file is laid out. */
 	if (check_alignment(b, 512)) {
+		path_output_close(&svg_out, true);
 		free(b);
 		return EXIT_FAIL;
 	}
 	rc = bench_target_prepare(&request, &b->target);
 	clear_progress(b);
 	if (rc) {
+		path_output_close(&svg_out, true);
 		free(b);
 		return stop_signal ? 128 + stop_signal : rc;
 	}
 	if (b->target.dio_offset_align > 512 && check_alignment(b, b->target.dio_offset_align)) {
 		bench_target_remove(&b->target);
+		path_output_close(&svg_out, true);
 		free(b);
 		return EXIT_FAIL;
 	}
@@ -1711,8 +1741,12 @@ int cmd_bench(int argc, char **argv)
 	else if (b->opt.save_capacity)
 		warn_msg("--save-capacity: not every case completed: no capacity saved");
 	if (b->opt.svg && b->npoints) {
-		FILE *svg = fopen(b->opt.svg, "we");
+		struct stat st;
+		int fd = fstat(svg_out.fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(svg_out.fd, 0) != 0 ? -1 : dup(svg_out.fd);
+		FILE *svg = fd >= 0 ? fdopen(fd, "w") : NULL;
 
+		if (fd >= 0 && !svg)
+			close(fd);
 		if (!svg || bench_svg(svg, b->npoints, b->opt.compare_cache ? BENCH_SVG_MODES : b->opt.qd_sweep ? BENCH_SVG_QD : BENCH_SVG_BS,
 				       bench_svg_point, b, knee.index) != 0) {
 			warn_errno(b->opt.svg, errno ? errno : EIO);
@@ -1723,8 +1757,7 @@ int cmd_bench(int argc, char **argv)
 			rc = EXIT_FAIL;
 		}
 	}
-	if (b->opt.svg && !b->npoints && svg_made)
-		unlink(b->opt.svg); /* made empty to check it could be; nothing to draw */
+	path_output_close(&svg_out, !b->npoints); /* made empty to check it could be: removed when there is nothing to draw */
 	bench_target_remove(&b->target);
 	if (stop_signal)
 		rc = 128 + stop_signal;

@@ -9,6 +9,7 @@
 #include "cmd/common.h"
 #include "doctor/config.h"
 #include "common/signals.h"
+#include "common/path_walk.h"
 #include "common/util.h"
 #include "doctor/capture.h"
 #include "doctor/finding.h"
@@ -166,27 +167,28 @@ static int compare_findings(const void *a_, const void *b_)
 
 /*
  * The snapshot into path (doctor --record), a regular file: never through a symbolic link
- * (root writing in /tmp), never into a FIFO or a device. 0, or -1 said on stderr.
+ * (root writing in /tmp), nor where another user could lead it but not write themselves
+ * (path_output_open), never into a FIFO or a device. 0, or -1 said on stderr.
  */
 static int record_snapshot(const struct doctor_snapshot *snapshot, const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+	struct path_output out;
 	struct stat st;
+	char why[512];
 	FILE *file;
 	int rc;
 
-	if (fd < 0) {
-		if (errno == ELOOP)
-			warn_msg("%s: a symbolic link, not followed", path);
-		else
-			warn_errno(path, errno);
+	if (path_output_open(path, PATH_WALK_NOFOLLOW | PATH_OUTPUT_REGULAR, 0644, &out, why, sizeof(why)) != 0) {
+		warn_msg("%s: %s", printable_name(path), why);
 		return -1;
 	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || ftruncate(fd, 0) != 0 || !(file = fdopen(fd, "w"))) {
-		warn_msg("%s: not a regular file that can be written", path);
-		close(fd);
+	if (fstat(out.fd, &st) != 0 || !S_ISREG(st.st_mode) || ftruncate(out.fd, 0) != 0 || !(file = fdopen(out.fd, "w"))) {
+		warn_msg("%s: not a regular file that can be written", printable_name(path));
+		path_output_close(&out, true);
 		return -1;
 	}
+	out.fd = -1; /* the stream's now */
+	path_output_close(&out, false);
 	rc = doctor_snapshot_write(snapshot, file);
 	if (fclose(file) != 0 && rc == 0)
 		rc = -errno;

@@ -16,6 +16,7 @@
 #include "collect/segments.h"
 #include "collect/sysroot.h"
 #include "collect/system.h"
+#include "common/path_walk.h"
 #include "common/signals.h"
 #include "common/util.h"
 #include "render/out.h"
@@ -1206,25 +1207,6 @@ static char **with_dstat_opts(int *argc, char **argv)
 	return args;
 }
 
-/* --pidfile: our pid and a newline, written whole. Returns 0 or -1 with errno. */
-static int write_pidfile(const char *path)
-{
-	FILE *file = fopen(path, "we");
-	int failed;
-
-	if (!file)
-		return -1;
-	fprintf(file, "%d\n", (int)getpid());
-	failed = ferror(file);
-	if (fclose(file) != 0 || failed) {
-		int saved = errno;
-		unlink(path);
-		errno = saved ? saved : EIO;
-		return -1;
-	}
-	return 0;
-}
-
 /*
  * Whether a disk named in -D is still there: in /proc/diskstats, and with its medium if it had
  * one at the start (a loop device detached stays in diskstats with no size: gone all the same).
@@ -1387,6 +1369,8 @@ int cmd_stat(int argc, char **argv)
 	uint64_t start, deadline;
 	bool has_vtrace = false, elsewhere, latency_said = false;
 	const char *env_replay = getenv("IOLENS_REPLAY");
+	struct path_output pidfile = { .fd = -1, .dir_fd = -1 };
+	char path_why[512];
 
 	char **args = with_dstat_opts(&argc, argv);
 
@@ -1401,20 +1385,27 @@ int cmd_stat(int argc, char **argv)
 	r.monitor = (struct monitor){ .out = stdout,
 				      .color = o.format == OUT_TABLE && (o.color || (r.tty && !o.nocolor && !no_color())),
 				      .integer = o.integer, .floats = o.floats };
-	if (o.pidfile && write_pidfile(o.pidfile) != 0) {
-		warn_errno(o.pidfile, errno);
+	if (o.pidfile && pidfile_write(o.pidfile, &pidfile, path_why, sizeof(path_why)) != 0) {
+		warn_msg("%s: %s", printable_name(o.pidfile), path_why);
 		r.failed = true;
 		o.pidfile = NULL;
 	}
 	if (o.output_file) {
-		bool exists = access(o.output_file, F_OK) == 0;
-		r.csv = fopen(o.output_file, "ae");
-		if (!r.csv) {
-			warn_errno(o.output_file, errno);
+		struct path_output csv;
+
+		/* Opened once, never through where another user could lead it but not write themselves. */
+		if (path_output_open(o.output_file, 0, 0666, &csv, path_why, sizeof(path_why)) != 0 ||
+		    !(r.csv = fdopen(csv.fd, "ae"))) {
+			if (csv.fd >= 0)
+				snprintf(path_why, sizeof(path_why), "%s", strerror(errno));
+			warn_msg("%s: %s", printable_name(o.output_file), path_why);
+			path_output_close(&csv, true);
 			return EXIT_FAIL;
 		}
-		if (exists)
+		csv.fd = -1; /* the stream's now */
+		if (!csv.made)
 			fputs("\n", r.csv);
+		path_output_close(&csv, false);
 	}
 	r.csv_stdout = o.format == OUT_CSV;
 	/* A recorded tree has neither a kernel to trace nor servers of its own. */
@@ -1543,7 +1534,7 @@ int cmd_stat(int argc, char **argv)
 	cache_events_stop();
 	bio_stop();
 	if (o.pidfile)
-		unlink(o.pidfile);
+		path_output_close(&pidfile, true);
 	system_sample_free(&r.samples[0]);
 	system_sample_free(&r.samples[1]);
 	segment_set_free(&r.vtrace);

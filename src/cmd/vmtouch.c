@@ -13,6 +13,7 @@
 #include "cmd/compat.h"
 #include "collect/files.h"
 #include "collect/pagecache.h"
+#include "common/path_walk.h"
 #include "common/util.h"
 
 /* vmtouch's -v bar: at most this many cells, each 'O' all resident, 'o' some, ' ' none. */
@@ -389,16 +390,15 @@ int cmd_vmtouch(int argc, char **argv)
 		if (!vt.quiet)
 			printf("LOCKED %llu pages (%s)\n", (unsigned long long)vt.pages, pretty_size(vt.pages * page_size()));
 		fflush(stdout);
-		if (pidfile) {
-			FILE *out = fopen(pidfile, "w");
-			if (!out || fprintf(out, "%d\n", (int)getpid()) < 0 || fclose(out) != 0)
-				warn_errno(pidfile, errno);
-		}
+		struct path_output pidfile_out = { .fd = -1, .dir_fd = -1 };
+		char why[512];
+
+		if (pidfile && pidfile_write(pidfile, &pidfile_out, why, sizeof(why)) != 0)
+			warn_msg("%s: %s", printable_name(pidfile), why);
 		sigemptyset(&none);
 		while (!stop_signal)
 			sigsuspend(&none);
-		if (pidfile)
-			unlink(pidfile);
+		path_output_close(&pidfile_out, true);
 	} else if (!vt.quiet) {
 		printf("           Files: %llu\n", (unsigned long long)vt.files);
 		printf("     Directories: %llu\n", (unsigned long long)vt.directories);

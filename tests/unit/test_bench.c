@@ -227,8 +227,9 @@ static void check_consistent(const struct bench_dir_stats *s)
 static void test_engine_size_bound(void **state)
 {
 	char *dir = unit_tmpdir(), *path = make_file(dir, 4);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
 	struct bench_spec spec = {
-		.path = path, .read_percent = 100, .bs = 4096, .span = 4 << 20, .qd = 1, .jobs = 1,
+		.fd = fd, .read_percent = 100, .bs = 4096, .span = 4 << 20, .qd = 1, .jobs = 1,
 		.engine = ENGINE_PSYNC, .bytes_limit = 4 << 20, .runtime_ns = 60000000000ull,
 	};
 	struct bench_result *result = calloc(1, sizeof(*result));
@@ -263,6 +264,10 @@ static void test_engine_size_bound(void **state)
 	assert_in_range(result->dir[BENCH_READ].ios, 600, 830);
 	assert_true(result->synced);
 	check_consistent(&result->dir[BENCH_WRITE]);
+	/* Every write counted in written, the measured ones and no others here (no ramp). */
+	assert_int_equal(result->written, result->dir[BENCH_WRITE].bytes);
+	assert_int_equal(result->write_requests, result->dir[BENCH_WRITE].ios);
+	close(fd);
 	free(result);
 	unlink(path);
 	free(path);
@@ -272,8 +277,9 @@ static void test_engine_size_bound(void **state)
 static void test_engine_time_bound(void **state)
 {
 	char *dir = unit_tmpdir(), *path = make_file(dir, 1);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct bench_spec spec = {
-		.path = path, .read_percent = 100, .bs = 4096, .span = 1 << 20, .qd = 1, .jobs = 1,
+		.fd = fd, .read_percent = 100, .bs = 4096, .span = 1 << 20, .qd = 1, .jobs = 1,
 		.engine = ENGINE_PSYNC, .runtime_ns = 200000000, .ramp_ns = 50000000,
 	};
 	struct bench_result *result = calloc(1, sizeof(*result));
@@ -284,6 +290,7 @@ static void test_engine_time_bound(void **state)
 	assert_true(result->dir[BENCH_READ].ios > 256);
 	assert_int_equal(result->elapsed_ns, 200000000);
 	check_consistent(&result->dir[BENCH_READ]);
+	close(fd);
 	free(result);
 	unlink(path);
 	free(path);
@@ -293,8 +300,9 @@ static void test_engine_time_bound(void **state)
 static void test_engine_errors(void **state)
 {
 	char *dir = unit_tmpdir(), *path = make_file(dir, 1);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct bench_spec spec = {
-		.path = path, .read_percent = 100, .bs = 4096, .span = 1 << 20, .qd = 4, .jobs = 1,
+		.fd = fd, .read_percent = 100, .bs = 4096, .span = 1 << 20, .qd = 4, .jobs = 1,
 		.engine = ENGINE_IO_URING, .bytes_limit = 1 << 20,
 	};
 	struct bench_result *result = calloc(1, sizeof(*result));
@@ -307,20 +315,82 @@ static void test_engine_errors(void **state)
 	assert_int_equal(bench_run(&spec, result), -ENODATA);
 	assert_int_equal(result->error, ENODATA);
 	assert_non_null(strstr(result->error_what, "offset"));
-	/* A missing file. */
+	/* No file: a descriptor that is not open. */
 	spec.span = 1 << 20;
-	spec.path = "/nonexistent/iolens-bench";
+	spec.fd = -1;
 	assert_int_equal(bench_run(&spec, result), -ENOENT);
 	assert_string_equal(result->error_what, "open");
 	/* A stop asked before the start: interrupted, nothing measured. */
-	spec.path = path;
+	spec.fd = fd;
 	spec.stop = &stop;
 	spec.runtime_ns = 10000000000ull;
 	spec.bytes_limit = 0;
 	assert_int_equal(bench_run(&spec, result), 0);
 	assert_true(result->interrupted);
+	close(fd);
 	free(result);
 	unlink(path);
+	free(path);
+	unit_rmtree(dir);
+}
+
+/* Whether every byte of path is c. */
+static bool all_bytes(const char *path, char c)
+{
+	char buffer[65536];
+	ssize_t got;
+	bool same = true;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	while (same && (got = read(fd, buffer, sizeof(buffer))) > 0)
+		for (ssize_t i = 0; i < got; i++)
+			same &= buffer[i] == c;
+	close(fd);
+	return same;
+}
+
+static void test_engine_writes_what_it_holds(void **state)
+{
+	char *dir = unit_tmpdir(), *path = make_file(dir, 1), *moved, *decoy;
+	int fd = open(path, O_RDWR | O_CLOEXEC), decoy_fd;
+	struct bench_spec spec = {
+		.fd = fd, .read_percent = 0, .bs = 4096, .span = 1 << 20, .qd = 4, .jobs = 2,
+		.engine = ENGINE_IO_URING, .bytes_limit = 1 << 20, .ramp_ns = 20000000, .pattern = PATTERN_ZERO,
+	};
+	struct bench_result *result = calloc(1, sizeof(*result));
+	(void)state;
+
+	/*
+	 * The file moved away and another put in its place after it was opened (what another user
+	 * who can write the directory does): the jobs write the file opened, never the name's.
+	 */
+	assert_true(asprintf(&moved, "%s/moved", dir) > 0 && asprintf(&decoy, "%s/decoy", dir) > 0);
+	assert_int_equal(rename(path, moved), 0);
+	decoy_fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(decoy_fd >= 0);
+	assert_int_equal(write(decoy_fd, "decoy", 5), 5);
+	close(decoy_fd);
+	assert_int_equal(bench_run(&spec, result), 0);
+	assert_true(all_bytes(moved, 0)); /* zeros where 'x' was: written */
+	decoy_fd = open(path, O_RDONLY);
+	{
+		char text[8] = "";
+
+		assert_int_equal(read(decoy_fd, text, sizeof(text)), 5);
+		assert_memory_equal(text, "decoy", 5);
+	}
+	close(decoy_fd);
+	/* The ramp's writes are counted in written too: more than the measured ones, every one whole. */
+	assert_true(result->written >= result->dir[BENCH_WRITE].bytes);
+	assert_int_equal(result->written, result->write_requests * 4096);
+	assert_true(result->written > 0);
+	close(fd);
+	free(result);
+	unlink(path);
+	unlink(moved);
+	free(moved);
+	free(decoy);
 	free(path);
 	unit_rmtree(dir);
 }
@@ -361,6 +431,7 @@ int main(void)
 		cmocka_unit_test(test_engine_size_bound),
 		cmocka_unit_test(test_engine_time_bound),
 		cmocka_unit_test(test_engine_errors),
+		cmocka_unit_test(test_engine_writes_what_it_holds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
