@@ -531,13 +531,15 @@ int bench_target_prepare(const struct target_request *request, struct bench_targ
 	}
 	st = walk.st;
 	/* A file a killed run left on the name the user gave: found by its mark, removed, made again. */
-	if (walk.fd >= 0 && S_ISREG(st.st_mode) && leftover_state(walk.dir_fd, walk.name, 0, &pid) != NOT_OURS) {
-		if (leftover_state(walk.dir_fd, walk.name, 0, &pid) == OURS_RUNNING) {
+	if (walk.fd >= 0 && S_ISREG(st.st_mode)) {
+		enum leftover state = leftover_state(walk.dir_fd, walk.name, 0, &pid);
+
+		if (state == OURS_RUNNING) {
 			say("%s is the test file of a bench still running (pid %d): not used", printable_name(arg), pid);
 			path_walk_close(&walk);
 			return EXIT_FAIL;
 		}
-		if (remove_leftover(walk.dir_fd, walk.name, arg, pid) == 0) {
+		if (state == OURS_LEFT && remove_leftover(walk.dir_fd, walk.name, arg, pid) == 0) {
 			close(walk.fd);
 			walk.fd = -1;
 		}
