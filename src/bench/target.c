@@ -1,6 +1,5 @@
 /* target.c: the file or block device a benchmark runs on: made and laid out, checked for safety, removed after. */
 #include <blkid.h>
-#include <stdarg.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -49,18 +48,6 @@ const char *bench_fs_type(const char *path, bool *tmpfs)
 		}
 	}
 	return "unknown";
-}
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list args;
-
-	fprintf(stderr, "%s: ", program_name);
-	va_start(args, fmt);
-	vfprintf(stderr, fmt, args);
-	va_end(args);
-	fputc('\n', stderr);
 }
 
 /* Where O_DIRECT must be aligned, from statx (Linux >= 6.1 tells; 0 when it does not). */
@@ -167,7 +154,8 @@ static void remove_leftovers(const char *dir)
 		}
 		close(fd);
 		if (unlink(path) == 0)
-			say("removed %s: a test file an earlier run left (pid %d, no longer running)", printable_name(path), pid);
+			warn_msg("removed %s: a test file an earlier run left (pid %d, no longer running)", printable_name(path),
+				 pid);
 	}
 	closedir(d);
 }
@@ -183,9 +171,9 @@ static int make_file(const struct target_request *request, struct bench_target *
 	if (fd < 0) {
 		err = errno;
 		if (err == EROFS)
-			say("cannot make a test file in %s: a read-only filesystem", printable_name(dir));
+			warn_msg("cannot make a test file in %s: a read-only filesystem", printable_name(dir));
 		else
-			say("cannot make the test file %s: %s", printable_name(target->path), strerror(err));
+			warn_msg("cannot make the test file %s: %s", printable_name(target->path), strerror(err));
 		return EXIT_FAIL;
 	}
 	target->created = true;
@@ -206,12 +194,12 @@ static int make_file(const struct target_request *request, struct bench_target *
 		unlink(target->path);
 		target->created = false;
 		bench_target_signal_path = NULL;
-		say("no space for a %s test file in %s: %s free (use a smaller --size)", human_size(size, size_text, 16),
+		warn_msg("no space for a %s test file in %s: %s free (use a smaller --size)", human_size(size, size_text, 16),
 		    printable_name(dir), human_size(free_bytes(dir), free_text, 16));
 		return EXIT_FAIL;
 	}
 	if (err) {
-		say("%s %s: %s", err == EINTR ? "interrupted laying out" : "cannot lay out",
+		warn_msg("%s %s: %s", err == EINTR ? "interrupted laying out" : "cannot lay out",
 		    printable_name(target->path), strerror(err));
 		return EXIT_FAIL;
 	}
@@ -248,14 +236,14 @@ static int check_no_signature(int fd, const char *path, const char *when)
 	int rc;
 
 	if (blkid_dl(why, sizeof(why)) != 0) {
-		say("%s: cannot look for a filesystem signature (%s): not written", printable_name(path), why);
+		warn_msg("%s: cannot look for a filesystem signature (%s): not written", printable_name(path), why);
 		return EXIT_FAIL;
 	}
 	probe = sym_blkid_new_probe();
 	if (!probe || sym_blkid_probe_set_device(probe, fd, 0, 0) != 0) {
 		if (probe)
 			sym_blkid_free_probe(probe);
-		say("%s: cannot look for a filesystem signature (libblkid): not written", printable_name(path));
+		warn_msg("%s: cannot look for a filesystem signature (libblkid): not written", printable_name(path));
 		return EXIT_FAIL;
 	}
 	sym_blkid_probe_enable_superblocks(probe, 1);
@@ -270,13 +258,13 @@ static int check_no_signature(int fd, const char *path, const char *when)
 	}
 	if (rc != 1) {
 		if (rc == 0 && *when)
-			say("%s: a %s (%s) appeared on it during the run: stopped, not written again",
+			warn_msg("%s: a %s (%s) appeared on it during the run: stopped, not written again",
 			    printable_name(path), what, type ? type : "?");
 		else if (rc == 0)
-			say("%s holds a %s (%s): never written; wipe it first (wipefs) if its data is not wanted",
+			warn_msg("%s holds a %s (%s): never written; wipe it first (wipefs) if its data is not wanted",
 			    printable_name(path), what, type ? type : "?");
 		else
-			say("%s: libblkid found conflicting signatures%s: %s", printable_name(path), when,
+			warn_msg("%s: libblkid found conflicting signatures%s: %s", printable_name(path), when,
 			    *when ? "stopped, not written again" : "never written");
 		sym_blkid_free_probe(probe);
 		return EXIT_FAIL;
@@ -296,7 +284,7 @@ static int check_device_writable(const struct target_request *request, struct be
 	int fd, read_only = 0;
 
 	if (!request->force) {
-		say("%s is a block device: bench writes to one only with --force (its data is overwritten)",
+		warn_msg("%s is a block device: bench writes to one only with --force (its data is overwritten)",
 		    printable_name(path));
 		return EXIT_FAIL;
 	}
@@ -304,14 +292,14 @@ static int check_device_writable(const struct target_request *request, struct be
 	fd = open(path, O_RDONLY | O_EXCL | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == EBUSY)
-			say("%s is in use (mounted, or held by device-mapper, md or swap): never written",
+			warn_msg("%s is in use (mounted, or held by device-mapper, md or swap): never written",
 			    printable_name(path));
 		else
-			say("%s: %s", printable_name(path), strerror(errno));
+			warn_msg("%s: %s", printable_name(path), strerror(errno));
 		return EXIT_FAIL;
 	}
 	if (ioctl(fd, BLKROGET, &read_only) == 0 && read_only) {
-		say("%s is read-only (a write-protected medium, losetup -r, blockdev --setro): cannot be written",
+		warn_msg("%s is read-only (a write-protected medium, losetup -r, blockdev --setro): cannot be written",
 		    printable_name(path));
 		close(fd);
 		return EXIT_FAIL;
@@ -331,7 +319,7 @@ int bench_target_recheck(const struct bench_target *target)
 	if (target->hold_fd < 0)
 		return 0;
 	if (stat(target->path, &now) != 0 || !S_ISBLK(now.st_mode) || now.st_rdev != target->disk) {
-		say("%s is no longer the block device the run started on: stopped", printable_name(target->path));
+		warn_msg("%s is no longer the block device the run started on: stopped", printable_name(target->path));
 		return EXIT_FAIL;
 	}
 	return check_no_signature(target->hold_fd, target->path, " during the run");
@@ -349,7 +337,7 @@ static int use_existing(const struct target_request *request, struct bench_targe
 		if (request->writes && check_device_writable(request, target) != 0)
 			return EXIT_FAIL;
 	} else if (request->writes && !request->force) {
-		say("%s exists: bench writes to an existing file only with --force (its data is overwritten)",
+		warn_msg("%s exists: bench writes to an existing file only with --force (its data is overwritten)",
 		    printable_name(target->path));
 		return EXIT_FAIL;
 	} else {
@@ -357,7 +345,7 @@ static int use_existing(const struct target_request *request, struct bench_targe
 	}
 	fd = open(target->path, (request->writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
-		say("%s: %s", printable_name(target->path),
+		warn_msg("%s: %s", printable_name(target->path),
 		    errno == EROFS ? "on a read-only filesystem: cannot be written" : strerror(errno));
 		return EXIT_FAIL;
 	}
@@ -370,10 +358,10 @@ static int use_existing(const struct target_request *request, struct bench_targe
 
 		if (err) {
 			if (ftruncate(fd, (off_t)size) != 0) /* not left grown, and the filesystem full */
-				say("%s: cannot put it back to its %llu bytes: %s", printable_name(target->path),
+				warn_msg("%s: cannot put it back to its %llu bytes: %s", printable_name(target->path),
 				    (unsigned long long)size, strerror(errno));
 			close(fd);
-			say("cannot extend %s to %s: %s", printable_name(target->path),
+			warn_msg("cannot extend %s to %s: %s", printable_name(target->path),
 			    human_size(request->size, want_text, 16), strerror(err));
 			return EXIT_FAIL;
 		}
@@ -383,13 +371,13 @@ static int use_existing(const struct target_request *request, struct bench_targe
 	}
 	close(fd);
 	if (request->size && request->size > size) {
-		say("%s has %s, less than --size %s", printable_name(target->path), human_size(size, size_text, 16),
+		warn_msg("%s has %s, less than --size %s", printable_name(target->path), human_size(size, size_text, 16),
 		    human_size(request->size, want_text, 16));
 		return EXIT_FAIL;
 	}
 	target->size = request->size ? request->size : size;
 	if (!target->size) {
-		say("%s is empty: nothing to read (a writing --rw with --size and --force lays it out)",
+		warn_msg("%s is empty: nothing to read (a writing --rw with --size and --force lays it out)",
 		    printable_name(target->path));
 		return EXIT_FAIL;
 	}
@@ -430,7 +418,7 @@ int bench_target_prepare(const struct target_request *request, struct bench_targ
 	} else if (stat(arg, &st) == 0) {
 		target->path = xstrdup(arg);
 		if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
-			say("%s is not a regular file, a directory or a block device", printable_name(arg));
+			warn_msg("%s is not a regular file, a directory or a block device", printable_name(arg));
 			free(target->path);
 			target->path = NULL;
 			return EXIT_FAIL;
@@ -446,14 +434,14 @@ int bench_target_prepare(const struct target_request *request, struct bench_targ
 		else
 			slash[slash == dir] = '\0';
 	} else {
-		say("%s: %s", printable_name(arg), strerror(errno));
+		warn_msg("%s: %s", printable_name(arg), strerror(errno));
 		return EXIT_FAIL;
 	}
 	snprintf(target->fs_type, sizeof(target->fs_type), "%s", bench_fs_type(dir ? dir : arg, &tmpfs));
 	if (request->direct && tmpfs && (dir || !S_ISBLK(st.st_mode))) {
 		int accepted = direct_accepted(dir ? dir : arg, dir != NULL);
 
-		say("%s is on %s, which keeps files in memory: there is no disk to measure%s (use --buffered to measure "
+		warn_msg("%s is on %s, which keeps files in memory: there is no disk to measure%s (use --buffered to measure "
 		    "memory copies)", printable_name(dir ? dir : arg), target->fs_type,
 		    accepted > 0 ? ", and O_DIRECT, which this kernel accepts there, only copies memory" :
 		    accepted == 0 ? ", and this kernel does not support O_DIRECT there" : "");
@@ -464,7 +452,7 @@ int bench_target_prepare(const struct target_request *request, struct bench_targ
 	}
 	if (dir) {
 		if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-			say("cannot make %s: its directory does not exist", printable_name(target->path));
+			warn_msg("cannot make %s: its directory does not exist", printable_name(target->path));
 			rc = EXIT_FAIL;
 		} else {
 			target->disk = major(st.st_dev) ? st.st_dev : 0;
@@ -487,7 +475,7 @@ void bench_target_remove(struct bench_target *target)
 	if (target->created && target->path)
 		unlink(target->path);
 	else if (target->extended && target->path && truncate(target->path, (off_t)target->original_size) != 0)
-		say("%s: cannot put it back to its %llu bytes: %s", printable_name(target->path),
+		warn_msg("%s: cannot put it back to its %llu bytes: %s", printable_name(target->path),
 		    (unsigned long long)target->original_size, strerror(errno));
 	bench_target_signal_path = NULL;
 	if (target->hold_fd >= 0)
