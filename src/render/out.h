@@ -214,6 +214,14 @@ struct json_object *out_json_real(double value);
  */
 struct json_object *out_json_string(const char *text);
 
+/*
+ * Writes len bytes of JSON text as json-c makes it, with the characters char_hidden() names
+ * (C1 and bidirectional controls, invisible ones, DEL: json-c leaves them as they are) as
+ * \uXXXX escapes, and every character beyond ASCII too in a locale that is not UTF-8: the
+ * same strings to a parser, nothing a terminal acts on. Every JSON text out goes through it.
+ */
+void out_json_write(FILE *stream, const char *json, size_t len);
+
 /* One CSV field (RFC 4180), escaped as out_format says, for a command that writes its own CSV. */
 void out_csv_field(FILE *stream, const char *text);
 
