@@ -177,13 +177,13 @@ static int record_snapshot(const struct doctor_snapshot *snapshot, const char *p
 
 	if (fd < 0) {
 		if (errno == ELOOP)
-			warn_msg("%s: a symbolic link, not followed", path);
+			warn_msg("%s: a symbolic link, not followed", printable_name(path));
 		else
-			warn_errno(path, errno);
+			warn_errno(printable_name(path), errno);
 		return -1;
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || ftruncate(fd, 0) != 0 || !(file = fdopen(fd, "w"))) {
-		warn_msg("%s: not a regular file that can be written", path);
+		warn_msg("%s: not a regular file that can be written", printable_name(path));
 		close(fd);
 		return -1;
 	}
@@ -191,7 +191,7 @@ static int record_snapshot(const struct doctor_snapshot *snapshot, const char *p
 	if (fclose(file) != 0 && rc == 0)
 		rc = -errno;
 	if (rc != 0) {
-		warn_errno(path, -rc);
+		warn_errno(printable_name(path), -rc);
 		return -1;
 	}
 	return 0;

@@ -1316,7 +1316,7 @@ static void say_gone(struct run *r, const struct system_sample *s)
 			seen = !strcmp(said[i], key);
 		if (seen)
 			continue;
-		warn_msg("%s '%s' went away: its columns show '-'", what, group->item);
+		warn_msg("%s '%s' went away: its columns show '-'", what, printable_name(group->item));
 		if (nsaid < sizeof(said) / sizeof(said[0]))
 			snprintf(said[nsaid++], sizeof(said[0]), "%s", key);
 	}
@@ -1402,7 +1402,7 @@ int cmd_stat(int argc, char **argv)
 				      .color = o.format == OUT_TABLE && (o.color || (r.tty && !o.nocolor && !no_color())),
 				      .integer = o.integer, .floats = o.floats };
 	if (o.pidfile && write_pidfile(o.pidfile) != 0) {
-		warn_errno(o.pidfile, errno);
+		warn_errno(printable_name(o.pidfile), errno);
 		r.failed = true;
 		o.pidfile = NULL;
 	}
@@ -1410,7 +1410,7 @@ int cmd_stat(int argc, char **argv)
 		bool exists = access(o.output_file, F_OK) == 0;
 		r.csv = fopen(o.output_file, "ae");
 		if (!r.csv) {
-			warn_errno(o.output_file, errno);
+			warn_errno(printable_name(o.output_file), errno);
 			return EXIT_FAIL;
 		}
 		if (exists)
@@ -1463,13 +1463,14 @@ int cmd_stat(int argc, char **argv)
 		r.needs |= SYS_INTERRUPTS;
 	r.needs &= ~r.unavailable;
 	if (take_sample(&r, &r.samples[0]) != 0) {
-		warn_msg("no recorded sample in %s", o.replay);
+		warn_msg("no recorded sample in %s", printable_name(o.replay));
 		return EXIT_FAIL;
 	}
 	if (has_vtrace) {
 		segment_set_refresh(&r.vtrace);
 		if (!r.vtrace.count)
-			warn_msg("no libvtrace server is running (in %s): each shows when it starts", vtrace_directory());
+			warn_msg("no libvtrace server is running (in %s): each shows when it starts",
+				 printable_name(vtrace_directory()));
 	}
 	validating = true;
 	validate_lists(&o, &r.samples[0]);
