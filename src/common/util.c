@@ -1,6 +1,7 @@
 /* util.c: messages, size parsing and formatting, small helpers used everywhere. */
 #include "common/util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <langinfo.h>
 #include <math.h>
@@ -406,6 +407,9 @@ size_t text_fit(const char *text, size_t columns, size_t *width)
 
 		if (!len)
 			len = 1; /* not UTF-8 (text not escaped): a byte a column */
+		else if (c == '\\' && text[bytes + 1] == 'x' && isxdigit((unsigned char)text[bytes + 2]) &&
+			 isxdigit((unsigned char)text[bytes + 3]))
+			len = 4, w = 4; /* an escape is cut whole or not at all */
 		else if (c >= 0x80 && (w = wcwidth((wchar_t)c)) < 0)
 			w = 1; /* what the locale does not know: as a terminal draws a replacement */
 		if (used + (size_t)w > columns)

@@ -103,7 +103,8 @@ bool locale_is_utf8(void);
 
 /*
  * The bytes of text's longest start that fits in columns of a terminal (wide characters
- * take two, combining ones none), and in *width (when not NULL) the columns it takes.
+ * take two, combining ones none, an escape \xNN is never cut), and in *width (when not
+ * NULL) the columns it takes.
  */
 size_t text_fit(const char *text, size_t columns, size_t *width);
 /* The columns text takes on a terminal. */

@@ -529,6 +529,11 @@ static void test_text_fit(void **state)
 	assert_int_equal(width, 2);
 	assert_int_equal(text_fit("e\xcc\x81x", 1, &width), 3); /* the accent goes with its e */
 	assert_int_equal(width, 1);
+	assert_int_equal(text_fit("io\\xc2\\x9b\\xc2", 5, &width), 2); /* an escape whole, or not at all */
+	assert_int_equal(width, 2);
+	assert_int_equal(text_fit("io\\xc2\\x9b\\xc2", 12, &width), 10);
+	assert_int_equal(width, 10);
+	assert_int_equal(text_fit("a\\xz", 3, &width), 3); /* not an escape: a backslash and letters */
 	assert_int_equal(text_fit("abc", 0, &width), 0);
 	assert_int_equal(width, 0);
 }
