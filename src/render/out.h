@@ -12,11 +12,13 @@ struct json_object;
 /*
  * Names in every format (iolens(1), NAMES IN OUTPUT): a byte that is not part of valid UTF-8
  * and a backslash are written as the four characters \xNN (so \x5c for a backslash), which
- * reads back to the exact bytes; tables, CSV and messages write control characters that way
- * too (CSV keeps line feeds and tabs, quoted). Output is always valid UTF-8.
+ * reads back to the exact bytes; tables, CSV and messages write what char_hidden() names
+ * (controls, C1, bidirectional controls, invisible characters) that way too, byte by byte
+ * (CSV keeps line feeds and tabs, quoted), JSON as \uXXXX (out_json_write). Tables also
+ * escape what the terminal's locale cannot show (ESCAPE_TERMINAL). Output is always UTF-8.
  */
 enum out_format {
-	OUT_TABLE, /* aligned columns for people; control characters in text escaped as \xNN */
+	OUT_TABLE, /* aligned columns for people; text escaped for a terminal (ESCAPE_TERMINAL) */
 	OUT_JSON,  /* one document; bytes, ns and counts as numbers; unknown as null */
 	OUT_CSV,   /* RFC 4180, a header line of column ids; unknown as an empty field */
 };
