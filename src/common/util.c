@@ -373,9 +373,14 @@ char *escape_text(const char *text, unsigned what)
 
 	for (const char *p = text; *p;) {
 		uint32_t c;
-		size_t len = utf8_decode(p, &c);
+		size_t len;
 		bool kept;
 
+		if (*p >= 0x20 && *p < 0x7f && *p != '\\') { /* printable ASCII, most of any name: as it is */
+			*o++ = *p++;
+			continue;
+		}
+		len = utf8_decode(p, &c);
 		if (!len) { /* not UTF-8: this byte, and the next one starts afresh */
 			o += sprintf(o, "\\x%02x", (unsigned char)*p++);
 			continue;

@@ -918,13 +918,14 @@ void out_json_write(FILE *stream, const char *json, size_t len)
 	size_t done = 0, i = 0;
 
 	while (i < len) {
-		uint32_t c = (unsigned char)json[i];
+		uint32_t c;
 		size_t n = 1;
 
-		if (c < 0x7f) {
+		while (i < len && (unsigned char)json[i] < 0x7f) /* ASCII, most of it: json-c escaped its controls */
 			i++;
-			continue;
-		}
+		if (i == len)
+			break;
+		c = (unsigned char)json[i];
 		if (c >= 0x80 && (!(n = utf8_decode(json + i, &c)) || i + n > len)) /* never, from out_json_string */
 			n = 1, c = 0xfffd;
 		else if (!char_hidden(c) && utf8 && n > 1) {
