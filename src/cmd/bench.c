@@ -304,7 +304,7 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 	o->repeat = 1;
 	o->runtime = 5;
 	o->margin = BENCH_COMPARE_MARGIN_PERCENT;
-	while ((opt = getopt_long(argc, argv, OUT_SHORT_OPTIONS "hV", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, OUT_SHORT_OPTIONS "hV", long_options, NULL)) != -1) {
 		if (out_parse_option(&o->output, opt, optarg))
 			continue;
 		switch (opt) {

@@ -572,7 +572,7 @@ int cmd_cachetop(int argc, char **argv)
 	char note[256] = "";
 	int opt, rc = EXIT_OK;
 
-	while ((opt = getopt_long(argc, argv, "s:rp:n:hV", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, "s:rp:n:hV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			t.sort = parse_sort(optarg);

@@ -229,7 +229,7 @@ int cmd_doctor(int argc, char **argv)
 	bool seconds_given, record_failed = false;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "hV", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, "hV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case OUT_OPT_JSON:
 			json = true;

@@ -287,7 +287,7 @@ int cmd_fincore(int argc, char **argv)
 	const char *columns = NULL;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "bno:JrVh", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, "bno:JrVh", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'b': f.bytes = true; break;
 		case 'n': no_headings = true; break;

@@ -435,7 +435,7 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 	};
 	int opt, rc, index = 0;
 
-	while ((opt = getopt_long(argc, argv, "cdngymslpirtTafvxzo:M:C:D:N:S:I:hV", long_options, &index)) != -1) {
+	while ((opt = next_option(argc, argv, "cdngymslpirtTafvxzo:M:C:D:N:S:I:hV", long_options, &index)) != -1) {
 		switch (opt) {
 		case 'c': want(o, G_CPU); break;
 		case OPT_CPU_ADV: o->cpu_adv = true; want(o, G_CPU); break;

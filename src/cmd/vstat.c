@@ -764,7 +764,7 @@ int cmd_vstat(int argc, char **argv)
 	int opt;
 
 	vs.directory = vtrace_directory();
-	while ((opt = getopt_long(argc, argv, OUT_SHORT_OPTIONS "ap:hV", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, OUT_SHORT_OPTIONS "ap:hV", long_options, NULL)) != -1) {
 		if (out_parse_option(&vs.output, opt, optarg))
 			continue;
 		switch (opt) {

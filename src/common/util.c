@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <langinfo.h>
 #include <math.h>
 #include <stdarg.h>
@@ -79,6 +80,61 @@ void usage_error(const char *fmt, ...)
 	vwarn_msg(fmt, ap);
 	va_end(ap);
 	usage_hint();
+}
+
+/* The long option that text ("--name" or "--name=value") names, by name or unique prefix, or NULL. */
+static const struct option *long_option_of(const char *text, const struct option *longopts)
+{
+	size_t len = strcspn(text + 2, "=");
+	const struct option *found = NULL;
+
+	for (const struct option *o = longopts; o && o->name; o++) {
+		if (strncmp(o->name, text + 2, len))
+			continue;
+		if (strlen(o->name) == len)
+			return o;
+		found = found ? NULL : o;
+	}
+	return found;
+}
+
+/* How many long options text's name is the start of. */
+static int long_options_starting(const char *text, const struct option *longopts)
+{
+	size_t len = strcspn(text + 2, "=");
+	int count = 0;
+
+	for (const struct option *o = longopts; o && o->name; o++)
+		count += !strncmp(o->name, text + 2, len);
+	return count;
+}
+
+int next_option(int argc, char *const argv[], const char *optstring, const struct option *longopts, int *longindex)
+{
+	const char *arg;
+	const struct option *o;
+	const char *spec;
+	int opt;
+
+	opterr = 0;
+	opt = getopt_long(argc, argv, optstring, longopts, longindex);
+	if (opt != '?')
+		return opt;
+	/* Said as getopt says it, with the option as the user gave it escaped (usage_error). */
+	arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+	if (!strncmp(arg, "--", 2) && (o = long_option_of(arg, longopts)) && o->val == optopt && optopt)
+		warn_msg(strchr(arg, '=') ? "option '--%s' doesn't allow an argument" : "option '--%s' requires an argument",
+			 o->name);
+	else if (!optopt && !strncmp(arg, "--", 2) && arg[2] && !long_option_of(arg, longopts) &&
+		 long_options_starting(arg, longopts) > 1)
+		warn_msg("option '%s' is ambiguous", printable_name(arg));
+	else if (!optopt)
+		warn_msg("unrecognized option '%s'", printable_name(arg));
+	else if (optopt != ':' && (spec = strchr(optstring, optopt)) && spec[1] == ':')
+		warn_msg("option requires an argument -- '%c'", optopt);
+	else
+		warn_msg("invalid option -- '%s'", printable_name((char[]){ (char)optopt, '\0' }));
+	return '?';
 }
 
 void usage_hint(void)

@@ -23,7 +23,15 @@ int say_why(char *why, size_t why_len, const char *fmt, ...) __attribute__((form
 /* A usage error: the message, a pointer to --help, and exit(2). */
 _Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* After getopt has said what was wrong: the pointer to --help, and exit(2). */
+/*
+ * getopt_long, but what is wrong is said as a message is (warn_msg), so that an option from a
+ * hostile file name (pcstat * where a file is named "--" and U+202E) is escaped: getopt would
+ * print it raw. Every command parses its options with it.
+ */
+struct option;
+int next_option(int argc, char *const argv[], const char *optstring, const struct option *longopts, int *longindex);
+
+/* After next_option has said what was wrong: the pointer to --help, and exit(2). */
 _Noreturn void usage_hint(void);
 
 /*

@@ -186,6 +186,19 @@ shows "… the service it did not find, escaped" "svc\\xc2\\x9d\\xe2\\x80\\xae" 
 clean "stat -D with C1 and an override (a usage error that echoes it): clean" "$T/out" "$T/err"
 shows "… the disk it did not find, escaped" 'sd\xc2\x9b\xe2\x80\xae' "$T/err"
 
+# Files named as options, which "pcstat *" in the attacker's directory passes to getopt: its messages
+# escaped too (getopt would print them raw).
+"$IOLENS" pcstat "--x$RLO" >"$T/out" 2>"$T/err"
+clean "pcstat --x<U+202E> (a file named as an option): its message clean" "$T/err"
+shows "… and the option escaped" "unrecognized option '--x\xe2\x80\xae'" "$T/err"
+"$IOLENS" pcstat "-$C1" >"$T/out" 2>"$T/err"
+clean "pcstat -<U+009B>: its message clean" "$T/err"
+shows "… and the option's first byte escaped" "invalid option -- '\xc2'" "$T/err"
+
+"$IOLENS" "cmd$C1$RLO" >"$T/out" 2>"$T/err"
+clean "iolens cmd<U+009B><U+202E> (no such command): its message clean" "$T/err"
+shows "… and the word escaped" "'cmd\xc2\x9b\xe2\x80\xae' is not a command" "$T/err"
+
 # A process whose name (comm, set with prctl) holds all three: it reads one of the files from the
 # page cache and /dev/zero flat out, for cachetop's rows and stat's --top-io.
 COMM=io$C1$OSC${RLO}rd
