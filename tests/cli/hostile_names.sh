@@ -172,6 +172,19 @@ shows "evict table: the override as \\xe2\\x80\\xae" 'rlo\xe2\x80\xaetxt.exe' "$
 shows "pcstat --json: U+009B as JSON's \\u009b" 'c1\u009b31mX' "$T/out"
 shows "pcstat --json: U+202E as \\u202e" 'rlo\u202etxt.exe' "$T/out"
 
+# The links that print as their peers do: classic pcstat, vmtouch and fincore, in each of their formats.
+mkdir "$T/links"
+for peer in pcstat vmtouch fincore; do ln -s "$IOLENS" "$T/links/$peer"; done
+for args in "pcstat -plain" "pcstat -unicode" "pcstat -terse" "pcstat -json" "pcstat -histo" "vmtouch -v" \
+	"fincore" "fincore -J" "fincore -r"; do
+	set -- $args
+	"$T/links/$1" "${@:2}" "${AFILES[@]}" >"$T/out" 2>"$T/err"
+	# vmtouch -v redraws its bar after a carriage return, as vmtouch does: that one is its own.
+	[ "$1" = vmtouch ] && sed -i 's/\r\[/[/g' "$T/out"
+	clean "$args (the link): clean" "$T/out" "$T/err"
+done
+shows "… fincore -r: the override escaped" 'rlo\xe2\x80\xaetxt.exe' "$T/out"
+
 # Messages on stderr: a name that does not exist, an unknown service, an unknown disk (echoed back).
 "$IOLENS" pcstat "$A/gone$C1$OSC$RLO" >"$T/out" 2>"$T/err"
 clean "pcstat, a missing file: its message clean" "$T/err"
