@@ -308,6 +308,21 @@ shows "… and the file, escaped" 'direct\xe2\x80\xae\xc2\x9b' "$T/out"
 clean "doctor --json: clean" "$T/out" "$T/err"
 check "… the process's and the file's names unescape to their bytes$(hn json "$T/out" "$(hex "dr$C1$OSC$RLO")" "$(hex "${ADIRECT##*/}")" | sed 's/^/: /')" \
 	hn json "$T/out" "$(hex "dr$C1$OSC$RLO")" "$(hex "${ADIRECT##*/}")"
+# biotop: the same reader's block I/O, its row named (COMM is 16 columns: cut before the escape that passes them).
+if why=$(ebpf_expected); then
+	for fmt in "" --json; do
+		case $fmt in
+		--json) seen='dr\u009b\u009d\u202e' ;;
+		*) seen='dr\xc2\x9b\xc2 ' ;;
+		esac
+		shown=yes
+		until_shown "$T/top.out" "$seen" "$IOLENS" biotop $fmt 0.3 2 || shown=
+		check "biotop ${fmt:---table} (plain rows): the reader's row, its name escaped" test -n "$shown"
+		clean "… clean" "$T/top.out" "$T/top.out.err"
+	done
+else
+	skip "biotop: $why"
+fi
 kill "$reader"; wait "$reader" 2>/dev/null
 
 # A vtrace service named with all three, by the attacker, in a segment named after it: libvtrace's
