@@ -185,32 +185,26 @@ for args in "pcstat -plain" "pcstat -unicode" "pcstat -terse" "pcstat -json" "pc
 done
 shows "… fincore -r: the override escaped" 'rlo\xe2\x80\xaetxt.exe' "$T/out"
 
-# Messages on stderr: a name that does not exist, an unknown service, an unknown disk (echoed back).
-"$IOLENS" pcstat "$A/gone$C1$OSC$RLO" >"$T/out" 2>"$T/err"
-clean "pcstat, a missing file: its message clean" "$T/err"
-shows "… and names it escaped" 'gone\xc2\x9b\xc2\x9d\xe2\x80\xae: No such file or directory' "$T/err"
-"$IOLENS" evict "$A/gone$RLO" >"$T/out" 2>"$T/err"
-clean "evict, a missing file: its message clean" "$T/err"
-shows "… and names it escaped" 'gone\xe2\x80\xae' "$T/err"
-VTRACE_DIR=$A "$IOLENS" vstat "svc$OSC$RLO" >"$T/out" 2>"$T/err"
-clean "vstat SERVICE with C1 and an override: clean" "$T/out" "$T/err"
-shows "… the service it did not find, escaped" "svc\\xc2\\x9d\\xe2\\x80\\xae" "$T/err"
-"$IOLENS" stat -D "sd$C1$RLO" 1 1 >"$T/out" 2>"$T/err"
-clean "stat -D with C1 and an override (a usage error that echoes it): clean" "$T/out" "$T/err"
-shows "… the disk it did not find, escaped" 'sd\xc2\x9b\xe2\x80\xae' "$T/err"
-
-# Files named as options, which "pcstat *" in the attacker's directory passes to getopt: its messages
-# escaped too (getopt would print them raw).
-"$IOLENS" pcstat "--x$RLO" >"$T/out" 2>"$T/err"
-clean "pcstat --x<U+202E> (a file named as an option): its message clean" "$T/err"
-shows "… and the option escaped" "unrecognized option '--x\xe2\x80\xae'" "$T/err"
-"$IOLENS" pcstat "-$C1" >"$T/out" 2>"$T/err"
-clean "pcstat -<U+009B>: its message clean" "$T/err"
-shows "… and the option's first byte escaped" "invalid option -- '\xc2'" "$T/err"
-
-"$IOLENS" "cmd$C1$RLO" >"$T/out" 2>"$T/err"
-clean "iolens cmd<U+009B><U+202E> (no such command): its message clean" "$T/err"
-shows "… and the word escaped" "'cmd\xc2\x9b\xe2\x80\xae' is not a command" "$T/err"
+# Messages on stderr: a name that does not exist, an unknown service, an unknown disk (echoed back by
+# a usage error), files named as options (which "pcstat *" in the attacker's directory passes to
+# getopt, which would print them raw), a word that is no command.
+# message DESCRIPTION ESCAPED CMD...: CMD's output and messages clean, and its messages hold ESCAPED.
+message() {
+	local d=$1 text=$2; shift 2
+	"$@" >"$T/out" 2>"$T/err"
+	clean "$d: output and message clean" "$T/out" "$T/err"
+	shows "… the name in it escaped" "$text" "$T/err"
+}
+message "pcstat, a missing file" 'gone\xc2\x9b\xc2\x9d\xe2\x80\xae: No such file or directory' \
+	"$IOLENS" pcstat "$A/gone$C1$OSC$RLO"
+message "evict, a missing file" 'gone\xe2\x80\xae: No such file or directory' "$IOLENS" evict "$A/gone$RLO"
+message "vstat SERVICE, not found" 'svc\xc2\x9d\xe2\x80\xae' env VTRACE_DIR="$A" "$IOLENS" vstat "svc$OSC$RLO"
+message "stat -D, not found" 'sd\xc2\x9b\xe2\x80\xae' "$IOLENS" stat -D "sd$C1$RLO" 1 1
+message "pcstat --x<U+202E>, a file named as an option" "unrecognized option '--x\\xe2\\x80\\xae'" \
+	"$IOLENS" pcstat "--x$RLO"
+message "pcstat -<U+009B>" "invalid option -- '\\xc2'" "$IOLENS" pcstat "-$C1"
+message "iolens cmd<U+009B><U+202E>, no such command" "'cmd\\xc2\\x9b\\xe2\\x80\\xae' is not a command" \
+	"$IOLENS" "cmd$C1$RLO"
 
 # A process whose name (comm, set with prctl) holds all three: it reads one of the files from the
 # page cache and /dev/zero flat out, for cachetop's rows and stat's --top-io.
@@ -235,40 +229,32 @@ until_shown() {
 	done
 	return 1
 }
-for fmt in "" --json --csv; do
-	case $fmt in
-	--json) seen=io'\u009b\u009d\u202erd' ;;
-	--csv) seen=io'\xc2\x9b\xc2\x9d\xe2\x80\xaerd' ;;
-	*) seen=io'\xc2\x9b' ;; # "i/o proc" is 10 columns wide: the name is cut there, never inside an escape
-	esac
-	shown=yes
-	until_shown "$T/top.out" "$seen" "$IOLENS" stat --top-io $fmt --no-boot-sample 0.3 3 || shown=
-	check "stat --top-io ${fmt:---table}: the process is shown, escaped" test -n "$shown"
-	clean "… clean" "$T/top.out" "$T/top.out.err"
-	case $fmt in
-	--json) check "… JSON: its name unescapes to its bytes$(hn json "$T/top.out" "$(hex "$COMM")" | sed 's/^/: /')" \
-		hn json "$T/top.out" "$(hex "$COMM")" ;;
-	--csv) check "… CSV: one record a row, its name recoverable$(hn csv "$T/top.out" "$(hex "$COMM")" | sed 's/^/: /')" \
-		hn csv "$T/top.out" "$(hex "$COMM")" ;;
-	esac
-done
-for fmt in "" --json --csv; do
-	case $fmt in
-	--json) seen=io'\u009b\u009d\u202erd' ;;
-	--csv) seen=io'\xc2\x9b\xc2\x9d\xe2\x80\xaerd' ;;
-	*) seen=io'\xc2\x9b\xc2 ' ;; # CMD is 16 columns: cut before the escape that would pass them
-	esac
-	shown=yes
-	until_shown "$T/top.out" "$seen" "$IOLENS" cachetop -p "$hostile" $fmt 0.3 2 || shown=
-	check "cachetop -p ${fmt:---table} (plain rows): the process is shown, escaped" test -n "$shown"
-	clean "… clean" "$T/top.out" "$T/top.out.err"
-	case $fmt in
-	--json) check "… JSON: its name unescapes to its bytes$(hn json "$T/top.out" "$(hex "$COMM")" | sed 's/^/: /')" \
-		hn json "$T/top.out" "$(hex "$COMM")" ;;
-	--csv) check "… CSV: one record a row, its name recoverable$(hn csv "$T/top.out" "$(hex "$COMM")" | sed 's/^/: /')" \
-		hn csv "$T/top.out" "$(hex "$COMM")" ;;
-	esac
-done
+# rows DESCRIPTION TABLE_TEXT NAME CMD...: CMD (a monitor, in each format) until its rows name NAME:
+# as TABLE_TEXT in the table, with \uXXXX in JSON, \xNN in CSV. Each output clean; in JSON and CSV
+# NAME reads back to its bytes.
+rows() {
+	local d=$1 table=$2 name=$3 fmt seen shown; shift 3
+	for fmt in "" --json --csv; do
+		case $fmt in
+		--json) seen=$(python3 -c 'import json, sys; print(json.dumps(bytes.fromhex(sys.argv[1]).decode())[1:-1])' "$(hex "$name")") ;;
+		--csv) seen=$(escaped "$name") ;;
+		*) seen=$table ;;
+		esac
+		shown=yes
+		until_shown "$T/top.out" "$seen" "$@" $fmt || shown=
+		check "$d ${fmt:---table}: the row, its name escaped" test -n "$shown"
+		clean "… clean" "$T/top.out" "$T/top.out.err"
+		case $fmt in
+		--json) check "… JSON: its name unescapes to its bytes$(hn json "$T/top.out" "$(hex "$name")" | sed 's/^/: /')" \
+			hn json "$T/top.out" "$(hex "$name")" ;;
+		--csv) check "… CSV: one record a row, its name recoverable$(hn csv "$T/top.out" "$(hex "$name")" | sed 's/^/: /')" \
+			hn csv "$T/top.out" "$(hex "$name")" ;;
+		esac
+	done
+}
+# "i/o proc" is 10 columns, CMD 16: a name is cut there, never inside an escape.
+rows "stat --top-io" 'io\xc2\x9b' "$COMM" "$IOLENS" stat --top-io --no-boot-sample 0.3 3
+rows "cachetop -p (plain rows)" 'io\xc2\x9b\xc2 ' "$COMM" "$IOLENS" cachetop -p "$hostile" 0.3 2
 
 # cgroups: as root, the process moved into a cgroup named with all three; cachetop --cgroup shows it.
 mycg=$(sed -n 's/^0:://p' /proc/self/cgroup)
@@ -308,18 +294,9 @@ shows "… and the file, escaped" 'direct\xe2\x80\xae\xc2\x9b' "$T/out"
 clean "doctor --json: clean" "$T/out" "$T/err"
 check "… the process's and the file's names unescape to their bytes$(hn json "$T/out" "$(hex "dr$C1$OSC$RLO")" "$(hex "${ADIRECT##*/}")" | sed 's/^/: /')" \
 	hn json "$T/out" "$(hex "dr$C1$OSC$RLO")" "$(hex "${ADIRECT##*/}")"
-# biotop: the same reader's block I/O, its row named (COMM is 16 columns: cut before the escape that passes them).
+# biotop: the same reader's block I/O, its row named.
 if why=$(ebpf_expected); then
-	for fmt in "" --json; do
-		case $fmt in
-		--json) seen='dr\u009b\u009d\u202e' ;;
-		*) seen='dr\xc2\x9b\xc2 ' ;;
-		esac
-		shown=yes
-		until_shown "$T/top.out" "$seen" "$IOLENS" biotop $fmt 0.3 2 || shown=
-		check "biotop ${fmt:---table} (plain rows): the reader's row, its name escaped" test -n "$shown"
-		clean "… clean" "$T/top.out" "$T/top.out.err"
-	done
+	rows "biotop (plain rows)" 'dr\xc2\x9b\xc2 ' "dr$C1$OSC$RLO" "$IOLENS" biotop 0.3 2
 else
 	skip "biotop: $why"
 fi
