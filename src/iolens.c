@@ -132,7 +132,8 @@ int main(int argc, char **argv)
 	}
 	command = find_command(argv[1]);
 	if (!command) {
-		fprintf(stderr, "iolens: '%s' is not a command.\nTry 'iolens --help' for the list.\n", argv[1]);
+		warn_msg("'%s' is not a command.", printable_name(argv[1]));
+		fputs("Try 'iolens --help' for the list.\n", stderr);
 		return EXIT_USAGE;
 	}
 	return run(command, "iolens ", argc - 1, argv + 1);

@@ -1,6 +1,5 @@
 /* target.c: the file or block device a benchmark runs on: made and laid out, checked for safety, removed after. */
 #include <blkid.h>
-#include <stdarg.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -49,18 +48,6 @@ const char *bench_fs_type(int fd, bool *tmpfs)
 		}
 	}
 	return "unknown";
-}
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list args;
-
-	fprintf(stderr, "%s: ", program_name);
-	va_start(args, fmt);
-	vfprintf(stderr, fmt, args);
-	va_end(args);
-	fputc('\n', stderr);
 }
 
 /* Where O_DIRECT must be aligned, from statx (Linux >= 6.1 tells; 0 when it does not). */
@@ -184,7 +171,7 @@ static int remove_leftover(int dir_fd, const char *name, const char *shown, int 
 
 	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || unlink_if_same(dir_fd, name, st.st_dev, st.st_ino) != 0)
 		return -1;
-	say("removed %s: a test file an earlier run left (pid %d, no longer running)", printable_name(shown), pid);
+	warn_msg("removed %s: a test file an earlier run left (pid %d, no longer running)", printable_name(shown), pid);
 	return 0;
 }
 
@@ -253,13 +240,13 @@ static int make_file(const struct target_request *request, struct bench_target *
 	if (fd < 0) {
 		err = errno;
 		if (err == EROFS)
-			say("cannot make a test file in %s: a read-only filesystem", printable_name(dir));
+			warn_msg("cannot make a test file in %s: a read-only filesystem", printable_name(dir));
 		else
-			say("cannot make the test file %s: %s", printable_name(target->path), strerror(err));
+			warn_msg("cannot make the test file %s: %s", printable_name(target->path), strerror(err));
 		return EXIT_FAIL;
 	}
 	if (fstat(fd, &st) != 0) {
-		say("%s: %s", printable_name(target->path), strerror(errno));
+		warn_msg("%s: %s", printable_name(target->path), strerror(errno));
 		close(fd);
 		unlinkat(dir_fd, name, 0);
 		return EXIT_FAIL;
@@ -283,12 +270,12 @@ static int make_file(const struct target_request *request, struct bench_target *
 	if (!err)
 		dio_alignment(fd, target);
 	if (err == ENOSPC || err == EDQUOT) {
-		say("no space for a %s test file in %s: %s free (use a smaller --size)", human_size(size, size_text, 16),
+		warn_msg("no space for a %s test file in %s: %s free (use a smaller --size)", human_size(size, size_text, 16),
 		    printable_name(dir), human_size(free_bytes(dir_fd), free_text, 16));
 		return EXIT_FAIL;
 	}
 	if (err) {
-		say("%s %s: %s", err == EINTR ? "interrupted laying out" : "cannot lay out",
+		warn_msg("%s %s: %s", err == EINTR ? "interrupted laying out" : "cannot lay out",
 		    printable_name(target->path), strerror(err));
 		return EXIT_FAIL;
 	}
@@ -325,14 +312,14 @@ static int check_no_signature(int fd, const char *path, const char *when)
 	int rc;
 
 	if (blkid_dl(why, sizeof(why)) != 0) {
-		say("%s: cannot look for a filesystem signature (%s): not written", printable_name(path), why);
+		warn_msg("%s: cannot look for a filesystem signature (%s): not written", printable_name(path), why);
 		return EXIT_FAIL;
 	}
 	probe = sym_blkid_new_probe();
 	if (!probe || sym_blkid_probe_set_device(probe, fd, 0, 0) != 0) {
 		if (probe)
 			sym_blkid_free_probe(probe);
-		say("%s: cannot look for a filesystem signature (libblkid): not written", printable_name(path));
+		warn_msg("%s: cannot look for a filesystem signature (libblkid): not written", printable_name(path));
 		return EXIT_FAIL;
 	}
 	sym_blkid_probe_enable_superblocks(probe, 1);
@@ -347,13 +334,13 @@ static int check_no_signature(int fd, const char *path, const char *when)
 	}
 	if (rc != 1) {
 		if (rc == 0 && *when)
-			say("%s: a %s (%s) appeared on it during the run: stopped, not written again",
+			warn_msg("%s: a %s (%s) appeared on it during the run: stopped, not written again",
 			    printable_name(path), what, type ? type : "?");
 		else if (rc == 0)
-			say("%s holds a %s (%s): never written; wipe it first (wipefs) if its data is not wanted",
+			warn_msg("%s holds a %s (%s): never written; wipe it first (wipefs) if its data is not wanted",
 			    printable_name(path), what, type ? type : "?");
 		else
-			say("%s: libblkid found conflicting signatures%s: %s", printable_name(path), when,
+			warn_msg("%s: libblkid found conflicting signatures%s: %s", printable_name(path), when,
 			    *when ? "stopped, not written again" : "never written");
 		sym_blkid_free_probe(probe);
 		return EXIT_FAIL;
@@ -373,7 +360,7 @@ static int check_device_writable(const struct target_request *request, struct be
 	int fd, read_only = 0;
 
 	if (!request->force) {
-		say("%s is a block device: bench writes to one only with --force (its data is overwritten)",
+		warn_msg("%s is a block device: bench writes to one only with --force (its data is overwritten)",
 		    printable_name(path));
 		return EXIT_FAIL;
 	}
@@ -381,14 +368,14 @@ static int check_device_writable(const struct target_request *request, struct be
 	fd = fd_reopen(path_fd, O_RDONLY | O_EXCL);
 	if (fd < 0) {
 		if (errno == EBUSY)
-			say("%s is in use (mounted, or held by device-mapper, md or swap): never written",
+			warn_msg("%s is in use (mounted, or held by device-mapper, md or swap): never written",
 			    printable_name(path));
 		else
-			say("%s: %s", printable_name(path), strerror(errno));
+			warn_msg("%s: %s", printable_name(path), strerror(errno));
 		return EXIT_FAIL;
 	}
 	if (ioctl(fd, BLKROGET, &read_only) == 0 && read_only) {
-		say("%s is read-only (a write-protected medium, losetup -r, blockdev --setro): cannot be written",
+		warn_msg("%s is read-only (a write-protected medium, losetup -r, blockdev --setro): cannot be written",
 		    printable_name(path));
 		close(fd);
 		return EXIT_FAIL;
@@ -420,7 +407,7 @@ static int use_existing(const struct target_request *request, struct bench_targe
 		if (request->writes && check_device_writable(request, target, path_fd) != 0)
 			return EXIT_FAIL;
 	} else if (request->writes && !request->force) {
-		say("%s exists: bench writes to an existing file only with --force (its data is overwritten)",
+		warn_msg("%s exists: bench writes to an existing file only with --force (its data is overwritten)",
 		    printable_name(target->path));
 		return EXIT_FAIL;
 	} else {
@@ -428,7 +415,7 @@ static int use_existing(const struct target_request *request, struct bench_targe
 	}
 	target->fd = fd_reopen(path_fd, request->writes ? O_RDWR : O_RDONLY);
 	if (target->fd < 0) {
-		say("%s: %s", printable_name(target->path),
+		warn_msg("%s: %s", printable_name(target->path),
 		    errno == EROFS ? "on a read-only filesystem: cannot be written" : strerror(errno));
 		return EXIT_FAIL;
 	}
@@ -441,9 +428,9 @@ static int use_existing(const struct target_request *request, struct bench_targe
 
 		if (err) {
 			if (ftruncate(target->fd, (off_t)size) != 0) /* not left grown, and the filesystem full */
-				say("%s: cannot put it back to its %llu bytes: %s", printable_name(target->path),
+				warn_msg("%s: cannot put it back to its %llu bytes: %s", printable_name(target->path),
 				    (unsigned long long)size, strerror(errno));
-			say("cannot extend %s to %s: %s", printable_name(target->path),
+			warn_msg("cannot extend %s to %s: %s", printable_name(target->path),
 			    human_size(request->size, want_text, 16), strerror(err));
 			return EXIT_FAIL;
 		}
@@ -452,13 +439,13 @@ static int use_existing(const struct target_request *request, struct bench_targe
 		size = request->size;
 	}
 	if (request->size && request->size > size) {
-		say("%s has %s, less than --size %s", printable_name(target->path), human_size(size, size_text, 16),
+		warn_msg("%s has %s, less than --size %s", printable_name(target->path), human_size(size, size_text, 16),
 		    human_size(request->size, want_text, 16));
 		return EXIT_FAIL;
 	}
 	target->size = request->size ? request->size : size;
 	if (!target->size) {
-		say("%s is empty: nothing to read (a writing --rw with --size and --force lays it out)",
+		warn_msg("%s is empty: nothing to read (a writing --rw with --size and --force lays it out)",
 		    printable_name(target->path));
 		return EXIT_FAIL;
 	}
@@ -523,10 +510,10 @@ int bench_target_prepare(const struct target_request *request, struct bench_targ
 	target->fd = target->dir_fd = target->hold_fd = -1;
 	rc = path_walk(arg, 0, &walk);
 	if (rc == -ENOENT) {
-		say("cannot make %s: its directory does not exist", printable_name(arg));
+		warn_msg("cannot make %s: its directory does not exist", printable_name(arg));
 		return EXIT_FAIL;
 	} else if (rc) {
-		say("%s: %s", printable_name(arg), strerror(-rc));
+		warn_msg("%s: %s", printable_name(arg), strerror(-rc));
 		return EXIT_FAIL;
 	}
 	st = walk.st;
@@ -535,7 +522,7 @@ int bench_target_prepare(const struct target_request *request, struct bench_targ
 		enum leftover state = leftover_state(walk.dir_fd, walk.name, 0, &pid);
 
 		if (state == OURS_RUNNING) {
-			say("%s is the test file of a bench still running (pid %d): not used", printable_name(arg), pid);
+			warn_msg("%s is the test file of a bench still running (pid %d): not used", printable_name(arg), pid);
 			path_walk_close(&walk);
 			return EXIT_FAIL;
 		}
@@ -546,13 +533,13 @@ int bench_target_prepare(const struct target_request *request, struct bench_targ
 	}
 	new_file = walk.fd < 0 || S_ISDIR(st.st_mode);
 	if (!new_file && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
-		say("%s is not a regular file, a directory or a block device", printable_name(arg));
+		warn_msg("%s is not a regular file, a directory or a block device", printable_name(arg));
 		path_walk_close(&walk);
 		return EXIT_FAIL;
 	}
 	/* Whoever else can change where the path leads must not lead bench to write what they could not. */
 	if ((request->writes || new_file) && path_walk_check_write(&walk, why, sizeof(why)) != 0) {
-		say("%s: %s", printable_name(arg), why);
+		warn_msg("%s: %s", printable_name(arg), why);
 		path_walk_close(&walk);
 		return EXIT_FAIL;
 	}
@@ -568,7 +555,7 @@ int bench_target_prepare(const struct target_request *request, struct bench_targ
 	if (request->direct && tmpfs && (new_file || !S_ISBLK(st.st_mode))) {
 		int accepted = direct_accepted(new_file ? dir_fd : walk.fd, new_file);
 
-		say("%s is on %s, which keeps files in memory: there is no disk to measure%s (use --buffered to measure "
+		warn_msg("%s is on %s, which keeps files in memory: there is no disk to measure%s (use --buffered to measure "
 		    "memory copies)", printable_name(new_file ? dir : arg), target->fs_type,
 		    accepted > 0 ? ", and O_DIRECT, which this kernel accepts there, only copies memory" :
 		    accepted == 0 ? ", and this kernel does not support O_DIRECT there" : "");
@@ -599,10 +586,10 @@ void bench_target_remove(struct bench_target *target)
 	    unlink_if_same(target->dir_fd, target->name, target->file_dev, target->file_ino) != 0 && target->fd >= 0) {
 		/* Moved or replaced meanwhile by someone who can write its directory: its data freed, the name left alone. */
 		if (ftruncate(target->fd, 0) == 0)
-			say("%s was moved or replaced during the run: its blocks are freed; what the name names now is left as it is",
+			warn_msg("%s was moved or replaced during the run: its blocks are freed; what the name names now is left as it is",
 			    printable_name(target->path));
 	} else if (target->extended && target->fd >= 0 && ftruncate(target->fd, (off_t)target->original_size) != 0) {
-		say("%s: cannot put it back to its %llu bytes: %s", printable_name(target->path),
+		warn_msg("%s: cannot put it back to its %llu bytes: %s", printable_name(target->path),
 		    (unsigned long long)target->original_size, strerror(errno));
 	}
 	if (target->fd >= 0)

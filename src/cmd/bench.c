@@ -302,7 +302,7 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 	o->repeat = 1;
 	o->runtime = 5;
 	o->margin = BENCH_COMPARE_MARGIN_PERCENT;
-	while ((opt = getopt_long(argc, argv, OUT_SHORT_OPTIONS "hV", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, OUT_SHORT_OPTIONS "hV", long_options, NULL)) != -1) {
 		if (out_parse_option(&o->output, opt, optarg))
 			continue;
 		switch (opt) {
@@ -1427,7 +1427,8 @@ static int save_capacity(const struct bench *b, const struct bench_knee *knee)
 		return EXIT_FAIL;
 	}
 	capacity_path(dir, &id, path, sizeof(path));
-	fprintf(stderr, "capacity of %s (%s) saved in %s\n", id.disk, id.key, path);
+	fprintf(stderr, "capacity of %s (%s) saved in %s\n", printable_name(id.disk), printable_name(id.key),
+		printable_name(path));
 	return 0;
 }
 
@@ -1437,12 +1438,13 @@ static int disk_of(const char *name, dev_t *devno)
 	struct stat st;
 
 	if (stat(name, &st) != 0) {
-		warn_errno(name, errno);
+		warn_errno(printable_name(name), errno);
 		return EXIT_FAIL;
 	}
 	*devno = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
 	if (!major(*devno)) {
-		warn_msg("%s: on no block device (a memory or network filesystem): it has no capacity", name);
+		warn_msg("%s: on no block device (a memory or network filesystem): it has no capacity",
+			 printable_name(name));
 		return EXIT_FAIL;
 	}
 	return 0;
@@ -1487,7 +1489,7 @@ static int show_capacity(const struct bench_options *o)
 		size_t got;
 
 		if (!f) {
-			warn_errno(path, errno);
+			warn_errno(printable_name(path), errno);
 			rc = EXIT_FAIL;
 			goto cleanup;
 		}
@@ -1507,8 +1509,9 @@ static int show_capacity(const struct bench_options *o)
 
 			if (saved && gmtime_r(&saved, &tm))
 				strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tm);
-			printf("capacity of %s (%s), measured %s, from %s\n", doc->capacity_disk[0] ? doc->capacity_disk : "?",
-			       doc->capacity_key, when, path);
+			printf("capacity of %s (%s), measured %s, from %s\n",
+			       doc->capacity_disk[0] ? printable_name(doc->capacity_disk) : "?",
+			       printable_name(doc->capacity_key), when, printable_name(path));
 		}
 		table = out_table_new(columns, COL_COUNT, &output, "cases");
 		if (!table) {
@@ -1546,14 +1549,14 @@ static int compare_results(const struct bench_options *o)
 	}
 	for (unsigned i = 0; i < a->ncases; i++)
 		if (!bench_result_find(b, a->cases[i].name)) {
-			warn_msg("--compare: %s has case %s, %s has not: not the same cases", o->target, a->cases[i].name,
-				 o->compare_b);
+			warn_msg("--compare: %s has case %s, %s has not: not the same cases", printable_name(o->target),
+				 printable_name(a->cases[i].name), printable_name(o->compare_b));
 			goto cleanup;
 		}
 	for (unsigned i = 0; i < b->ncases; i++)
 		if (!bench_result_find(a, b->cases[i].name)) {
-			warn_msg("--compare: %s has case %s, %s has not: not the same cases", o->compare_b, b->cases[i].name,
-				 o->target);
+			warn_msg("--compare: %s has case %s, %s has not: not the same cases", printable_name(o->compare_b),
+				 printable_name(b->cases[i].name), printable_name(o->target));
 			goto cleanup;
 		}
 	if (o->output.format == OUT_JSON) {
@@ -1590,13 +1593,17 @@ static int compare_results(const struct bench_options *o)
 			out_rec_real(r, "change_percent", change);
 			out_rec_text(r, "verdict", said);
 		} else {
+			/* A case's name comes from a file: escaped, and padded to 20 columns of a terminal. */
+			const char *name = printable_name(ca->name);
+			size_t width = text_width(name);
+
 			snprintf(runs, sizeof(runs), "%u/%u", ca->runs, cb->runs);
 			if (verdict)
-				printf("%-20s %10.1f %10.1f %+7.1f%% %7s  %s\n", ca->name, ca->bytes_per_s / 1e6, cb->bytes_per_s / 1e6,
-				       change, runs, said);
+				printf("%s%*s %10.1f %10.1f %+7.1f%% %7s  %s\n", name, width < 20 ? 20 - (int)width : 0, "",
+				       ca->bytes_per_s / 1e6, cb->bytes_per_s / 1e6, change, runs, said);
 			else
-				printf("%-20s %10.1f %10.1f %8s %7s  %s\n", ca->name, ca->bytes_per_s / 1e6, cb->bytes_per_s / 1e6, "-",
-				       runs, said);
+				printf("%s%*s %10.1f %10.1f %8s %7s  %s\n", name, width < 20 ? 20 - (int)width : 0, "",
+				       ca->bytes_per_s / 1e6, cb->bytes_per_s / 1e6, "-", runs, said);
 		}
 	}
 	rc = slower ? EXIT_SLOWER : faster ? EXIT_FASTER : EXIT_OK;
@@ -1749,11 +1756,11 @@ int cmd_bench(int argc, char **argv)
 			close(fd);
 		if (!svg || bench_svg(svg, b->npoints, b->opt.compare_cache ? BENCH_SVG_MODES : b->opt.qd_sweep ? BENCH_SVG_QD : BENCH_SVG_BS,
 				       bench_svg_point, b, knee.index) != 0) {
-			warn_errno(b->opt.svg, errno ? errno : EIO);
+			warn_errno(printable_name(b->opt.svg), errno ? errno : EIO);
 			rc = EXIT_FAIL;
 		}
 		if (svg && fclose(svg) != 0 && !rc) {
-			warn_errno(b->opt.svg, errno);
+			warn_errno(printable_name(b->opt.svg), errno);
 			rc = EXIT_FAIL;
 		}
 	}

@@ -335,7 +335,7 @@ int cmd_biotop(int argc, char **argv)
 	bool screen;
 	int opt, rc = EXIT_OK;
 
-	while ((opt = getopt_long(argc, argv, "Cs:rp:n:hV", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, "Cs:rp:n:hV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'C':
 			t.by_cgroup = true;

@@ -150,7 +150,7 @@ int cmd_cachestat(int argc, char **argv)
 	unsigned long long printed = 0;
 	int opt, rc = EXIT_OK;
 
-	while ((opt = getopt_long(argc, argv, "ThV", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, "ThV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'T':
 			o.timestamp = true;

@@ -302,7 +302,7 @@ static void replay_damaged(struct top *t, uint32_t pid, const char *files, int r
 	if (!t->replay || rc != -EINVAL)
 		return;
 	warn_msg("%s/proc/%u/%s: not as /proc writes it (truncated or not numbers): process %u left out of this interval",
-		 t->replay_root, pid, files, pid);
+		 printable_name(t->replay_root), pid, files, pid);
 	t->replay_damaged = true;
 }
 
@@ -511,32 +511,34 @@ static int replay_next(struct top *t)
 
 	if ((size_t)snprintf(t->replay_root, sizeof(t->replay_root), "%s/%u", t->replay, t->replay_index) >=
 	    sizeof(t->replay_root)) {
-		warn_msg("IOLENS_REPLAY: '%s' is too long a path", t->replay);
+		warn_msg("IOLENS_REPLAY: '%s' is too long a path", printable_name(t->replay));
 		return -1;
 	}
 	rc = sysroot_set(t->replay_root);
 	if (rc == -ENOENT && t->replay_index > 0)
 		return 1; /* the recording ends */
 	if (rc != 0) {
-		warn_msg("IOLENS_REPLAY: %s: %s%s", t->replay_root, strerror(-rc),
+		warn_msg("IOLENS_REPLAY: %s: %s%s", printable_name(t->replay_root), strerror(-rc),
 			 t->replay_index ? "" : " (the first sample, the baseline, is DIR/0)");
 		return -1;
 	}
 	length = sysroot_read_small("/time", text, sizeof(text));
 	if (length < 0) {
-		warn_msg("%s/time: %s: each recorded sample needs one, \"CLOCK_MONOTONIC_ns Unix_ns\"", t->replay_root,
-			 strerror((int)-length));
+		warn_msg("%s/time: %s: each recorded sample needs one, \"CLOCK_MONOTONIC_ns Unix_ns\"",
+			 printable_name(t->replay_root), strerror((int)-length));
 		return -1;
 	}
 	mono = strtok_r(text, " \t\n", &save);
 	real = strtok_r(NULL, " \t\n", &save);
 	if (!mono || !real || strtok_r(NULL, " \t\n", &save) || parse_u64(mono, &mono_ns) != 0 ||
 	    parse_u64(real, &real_ns) != 0) {
-		warn_msg("%s/time: not \"CLOCK_MONOTONIC_ns Unix_ns\" (two whole numbers of nanoseconds)", t->replay_root);
+		warn_msg("%s/time: not \"CLOCK_MONOTONIC_ns Unix_ns\" (two whole numbers of nanoseconds)",
+			 printable_name(t->replay_root));
 		return -1;
 	}
 	if (t->replay_index > 0 && mono_ns <= t->replay_mono_ns) {
-		warn_msg("%s/time: CLOCK_MONOTONIC %llu ns is not after the previous sample's, %llu ns", t->replay_root,
+		warn_msg("%s/time: CLOCK_MONOTONIC %llu ns is not after the previous sample's, %llu ns",
+			 printable_name(t->replay_root),
 			 (unsigned long long)mono_ns, (unsigned long long)t->replay_mono_ns);
 		return -1;
 	}
@@ -570,7 +572,7 @@ int cmd_cachetop(int argc, char **argv)
 	char note[256] = "";
 	int opt, rc = EXIT_OK;
 
-	while ((opt = getopt_long(argc, argv, "s:rp:n:hV", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, "s:rp:n:hV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			t.sort = parse_sort(optarg);

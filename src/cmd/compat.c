@@ -70,7 +70,7 @@ static void classic_usage(FILE *stream)
 
 static _Noreturn void classic_usage_error(const char *message, const char *arg)
 {
-	fprintf(stderr, "%s: %s%s\n", program_name, message, arg);
+	warn_msg("%s%s", message, printable_name(arg));
 	classic_usage(stderr);
 	exit(EXIT_USAGE);
 }
@@ -288,27 +288,36 @@ static void go_time(int64_t seconds, long nanoseconds, char *out, size_t len)
 	snprintf(out + used, len - used, "%s%s", fraction, zone);
 }
 
-/* A JSON string as Go's encoding/json writes it; bytes that are not UTF-8 as \xNN (iolens(1)). */
+/*
+ * A JSON string as Go's encoding/json writes it; bytes that are not UTF-8 as \xNN, and what
+ * char_hidden() names as \uXXXX, as out_json_write does (iolens(1)). Go writes U+2028 and
+ * U+2029 that way too.
+ */
 static void go_json_string(const char *text)
 {
 	char *escaped = escape_text(text, ESCAPE_BACKSLASH);
+	const char *p = escaped;
 
 	putchar('"');
-	for (const unsigned char *p = (const unsigned char *)escaped; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p == '\n')
+	while (*p) {
+		uint32_t c;
+		size_t len = utf8_decode(p, &c); /* never 0: escape_text made it UTF-8 */
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", (int)c);
+		else if (c == '\n')
 			fputs("\\n", stdout);
-		else if (*p == '\r')
+		else if (c == '\r')
 			fputs("\\r", stdout);
-		else if (*p == '\t')
+		else if (c == '\t')
 			fputs("\\t", stdout);
-		else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&')
-			printf("\\u%04x", *p);
-		else if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9))
-			printf("\\u202%c", p[2] == 0xa8 ? '8' : '9'), p += 2;
+		else if (c == '<' || c == '>' || c == '&' || (char_hidden(c) && c <= 0xffff))
+			printf("\\u%04x", (unsigned)c);
+		else if (char_hidden(c)) /* a tag: a UTF-16 surrogate pair */
+			printf("\\u%04x\\u%04x", 0xd800 + ((c - 0x10000) >> 10), 0xdc00 + ((c - 0x10000) & 0x3ff));
 		else
-			putchar(*p);
+			fwrite(p, 1, len, stdout);
+		p += len;
 	}
 	putchar('"');
 	free(escaped);
@@ -374,8 +383,8 @@ static size_t max_name_length(const struct classic *c)
 	size_t longest = 5;
 
 	for (size_t i = 0; i < c->count; i++)
-		if (strlen(c->files[i].name) > longest)
-			longest = strlen(c->files[i].name);
+		if (text_width(c->files[i].name) > longest)
+			longest = text_width(c->files[i].name);
 	return longest;
 }
 
@@ -439,7 +448,7 @@ static void print_text(const struct classic *c, enum classic_format format)
 
 		if (plain) {
 			fputs(file->name, stdout);
-			repeat(" ", width - strlen(file->name));
+			repeat(" ", width - text_width(file->name));
 			printf("  %-15llu %-11llu %-10llu ", (unsigned long long)file->size,
 			       (unsigned long long)file->pages, (unsigned long long)file->cached);
 			print_percent(classic_percent(file));
@@ -447,7 +456,7 @@ static void print_text(const struct classic *c, enum classic_format format)
 			continue;
 		}
 		printf("%s %s", v, file->name);
-		repeat(" ", width - strlen(file->name));
+		repeat(" ", width - text_width(file->name));
 		printf(" %s %-15llu%s %-11llu%s %-10llu%s ", v, (unsigned long long)file->size, v,
 		       (unsigned long long)file->pages, v, (unsigned long long)file->cached, v);
 		print_percent(classic_percent(file));
@@ -479,7 +488,7 @@ static void print_histogram(const struct classic *c)
 		const struct classic_file *file = &c->files[i];
 
 		fputs(file->name, stdout);
-		repeat(" ", width - strlen(file->name));
+		repeat(" ", width - text_width(file->name));
 		printf(" %8llu ", (unsigned long long)file->pages);
 		if ((uint64_t)buckets > file->pages) {
 			for (uint64_t page = 0; page < file->pages; page++)
@@ -528,7 +537,7 @@ int cmd_pcstat_classic(int argc, char **argv)
 	files_walk(argv + first, argc - first, &walk, classic_visit, &c);
 	refusal_report(&c.refused, "; pcstat skips those files");
 	for (size_t i = 0; i < c.count; i++) {
-		char *shown = escape_text(c.files[i].name, flags.json ? 0 : ESCAPE_CONTROL | ESCAPE_BACKSLASH);
+		char *shown = escape_text(c.files[i].name, flags.json ? 0 : ESCAPE_TERMINAL);
 
 		if (!flags.json) {
 			free(c.files[i].name);

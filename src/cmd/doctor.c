@@ -193,7 +193,7 @@ static int record_snapshot(const struct doctor_snapshot *snapshot, const char *p
 	if (fclose(file) != 0 && rc == 0)
 		rc = -errno;
 	if (rc != 0) {
-		warn_errno(path, -rc);
+		warn_errno(printable_name(path), -rc);
 		return -1;
 	}
 	return 0;
@@ -231,7 +231,7 @@ int cmd_doctor(int argc, char **argv)
 	bool seconds_given, record_failed = false;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "hV", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, "hV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case OUT_OPT_JSON:
 			json = true;

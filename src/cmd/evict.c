@@ -203,7 +203,7 @@ int cmd_evict(int argc, char **argv)
 	bool want_total = false;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, FILES_SHORT_OPTIONS OUT_SHORT_OPTIONS "hV", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, FILES_SHORT_OPTIONS OUT_SHORT_OPTIONS "hV", long_options, NULL)) != -1) {
 		if (files_parse_option(&files, opt, optarg) || out_parse_option(&output, opt, optarg))
 			continue;
 		switch (opt) {

@@ -499,7 +499,7 @@ int cmd_export(int argc, char **argv)
 	int opt, rc = EXIT_OK;
 
 	check_collector_names(argc, argv, long_options);
-	while ((opt = getopt_long(argc, argv, "l:hV", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, "l:hV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'l': listen = optarg; break;
 		case OPT_ONCE: once = true; break;

@@ -68,6 +68,13 @@ struct fincore {
 	bool bytes;
 	bool failed;
 	bool detail_missing; /* a column only cachestat fills, under mincore */
+	/*
+	 * How a name is escaped before libsmartcols has it: as fincore escapes it (controls, what
+	 * the locale cannot print, bytes that are not UTF-8, a backslash before an x), and also
+	 * the bidirectional and invisible characters it lets through (iolens(1), NAMES IN OUTPUT).
+	 * 0 for raw output, which escapes every byte beyond ASCII itself.
+	 */
+	unsigned name_escapes;
 	struct refusals refused;
 };
 
@@ -75,6 +82,29 @@ static _Noreturn void out_of_memory(void)
 {
 	warn_errno("libsmartcols", ENOMEM);
 	exit(EXIT_FAIL);
+}
+
+/* The table on stdout; JSON through out_json_write, which escapes what libsmartcols' JSON does not. */
+static int print_table(struct libscols_table *table, bool json)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *stream;
+	int rc;
+
+	if (!json)
+		return scols_print_table(table);
+	stream = open_memstream(&text, &len);
+	if (!stream)
+		return -errno;
+	scols_table_set_stream(table, stream);
+	rc = scols_print_table(table);
+	if (fclose(stream) != 0 && !rc)
+		rc = -errno;
+	if (!rc)
+		out_json_write(stdout, text, len);
+	free(text);
+	return rc;
 }
 
 static _Noreturn void fincore_usage(void)
@@ -152,7 +182,7 @@ static void parse_columns(struct fincore *f, const char *list)
 		int column = column_by_name(list, len);
 
 		if (column < 0) {
-			fprintf(stderr, "%s: unknown column: %.*s\n", program_name, (int)len, list);
+			warn_msg("unknown column: %.*s", (int)len, list);
 			exit(EXIT_FAIL);
 		}
 		if (f->ncolumns == sizeof(f->columns) / sizeof(f->columns[0]))
@@ -210,10 +240,14 @@ static int visit(const struct files_entry *entry, void *context)
 		bool known = rc == 0, detail = known && (stat.detail_known || !entry->size);
 
 		switch (column) {
-		case COL_FILE:
-			if (scols_line_set_data(line, n, entry->path))
+		case COL_FILE: {
+			char *shown = f->name_escapes ? escape_text(entry->path, f->name_escapes) : NULL;
+
+			if (scols_line_set_data(line, n, shown ? shown : entry->path))
 				out_of_memory();
+			free(shown);
 			break;
+		}
 		case COL_SIZE:
 			set_cell(f, line, n, KIND_BYTES, entry->size, true);
 			break;
@@ -253,7 +287,7 @@ int cmd_fincore(int argc, char **argv)
 	const char *columns = NULL;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "bno:JrVh", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, "bno:JrVh", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'b': f.bytes = true; break;
 		case 'n': no_headings = true; break;
@@ -279,7 +313,10 @@ int cmd_fincore(int argc, char **argv)
 		out_of_memory();
 	scols_table_set_name(f.table, "fincore");
 	scols_table_enable_raw(f.table, raw);
-	scols_table_enable_json(f.table, json);
+	scols_table_enable_json(f.table, json); /* after raw: JSON wins, as in fincore */
+	/* JSON: the name exact but for bytes that are not UTF-8; out_json_write escapes the rest. */
+	f.name_escapes = json ? ESCAPE_BACKSLASH_X : raw ? 0 : ESCAPE_CONTROL | ESCAPE_LOCALE | ESCAPE_BACKSLASH_X;
+	scols_table_enable_noencoding(f.table, !json && !raw);
 	scols_table_enable_noheadings(f.table, no_headings);
 	for (size_t n = 0; n < f.ncolumns; n++) {
 		int column = f.columns[n];
@@ -304,7 +341,7 @@ int cmd_fincore(int argc, char **argv)
 	refusal_report(&f.refused, "");
 	if (f.detail_missing)
 		warn_msg("mincore tells only which pages are cached: dirty, writeback and evicted are left empty");
-	if (scols_print_table(f.table) || fflush(stdout) || ferror(stdout)) {
+	if (print_table(f.table, json) || fflush(stdout) || ferror(stdout)) {
 		warn_errno("output", errno ? errno : EIO);
 		f.failed = true;
 	}

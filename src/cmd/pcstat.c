@@ -213,7 +213,7 @@ int cmd_pcstat(int argc, char **argv)
 	uint64_t pid = 0;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, FILES_SHORT_OPTIONS OUT_SHORT_OPTIONS "p:shV",
+	while ((opt = next_option(argc, argv, FILES_SHORT_OPTIONS OUT_SHORT_OPTIONS "p:shV",
 				  long_options, NULL)) != -1) {
 		if (files_parse_option(&files, opt, optarg) || out_parse_option(&output, opt, optarg))
 			continue;

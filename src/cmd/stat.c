@@ -436,7 +436,7 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 	};
 	int opt, rc, index = 0;
 
-	while ((opt = getopt_long(argc, argv, "cdngymslpirtTafvxzo:M:C:D:N:S:I:hV", long_options, &index)) != -1) {
+	while ((opt = next_option(argc, argv, "cdngymslpirtTafvxzo:M:C:D:N:S:I:hV", long_options, &index)) != -1) {
 		switch (opt) {
 		case 'c': want(o, G_CPU); break;
 		case OPT_CPU_ADV: o->cpu_adv = true; want(o, G_CPU); break;
@@ -1298,7 +1298,7 @@ static void say_gone(struct run *r, const struct system_sample *s)
 			seen = !strcmp(said[i], key);
 		if (seen)
 			continue;
-		warn_msg("%s '%s' went away: its columns show '-'", what, group->item);
+		warn_msg("%s '%s' went away: its columns show '-'", what, printable_name(group->item));
 		if (nsaid < sizeof(said) / sizeof(said[0]))
 			snprintf(said[nsaid++], sizeof(said[0]), "%s", key);
 	}
@@ -1454,13 +1454,14 @@ int cmd_stat(int argc, char **argv)
 		r.needs |= SYS_INTERRUPTS;
 	r.needs &= ~r.unavailable;
 	if (take_sample(&r, &r.samples[0]) != 0) {
-		warn_msg("no recorded sample in %s", o.replay);
+		warn_msg("no recorded sample in %s", printable_name(o.replay));
 		return EXIT_FAIL;
 	}
 	if (has_vtrace) {
 		segment_set_refresh(&r.vtrace);
 		if (!r.vtrace.count)
-			warn_msg("no libvtrace server is running (in %s): each shows when it starts", vtrace_directory());
+			warn_msg("no libvtrace server is running (in %s): each shows when it starts",
+				 printable_name(vtrace_directory()));
 	}
 	validating = true;
 	validate_lists(&o, &r.samples[0]);

@@ -904,16 +904,12 @@ static double mem_used(const struct meminfo *m)
 	return used < 0 ? 0 : used;
 }
 
-/* The name shown in a top plugin's table column: bytes a terminal would act on, and any not ASCII, as '?'. */
+/* A top plugin's process (or interrupt): its name as it is; the monitor escapes what it shows. */
 static void top_name(struct group *g, int pid, const char *name)
 {
-	size_t i;
-
 	g->pid = pid;
 	snprintf(g->name, sizeof(g->name), "%s", name);
-	for (i = 0; name[i] && i + 1 < sizeof(g->shown.text); i++)
-		g->shown.text[i] = (unsigned char)name[i] < 0x20 || (unsigned char)name[i] >= 0x7f ? '?' : name[i];
-	g->shown.text[i] = '\0';
+	snprintf(g->shown.text, sizeof(g->shown.text), "%s", name);
 	g->shown.csv_text = g->name;
 }
 

@@ -66,7 +66,7 @@ void top_screen_draw(top_screen_write *write, const void *context, const struct 
 			next = line + strlen(line);
 		if (y == 2)
 			attron(A_REVERSE);
-		mvaddnstr(y, 0, line, cols);
+		mvaddnstr(y, 0, line, (int)text_fit(line, (size_t)cols, NULL)); /* the bytes of cols columns */
 		if (y == 2)
 			attroff(A_REVERSE);
 	}

@@ -291,7 +291,7 @@ int cmd_vmtouch(int argc, char **argv)
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
 		if (!strcmp(argv[i], "--help"))
 			vmtouch_usage(stdout, EXIT_OK);
-	while ((opt = getopt(argc, argv, "tevqlLdfFhi:I:p:b:m:w0P:")) != -1) {
+	while ((opt = next_option(argc, argv, "tevqlLdfFhi:I:p:b:m:w0P:", NULL, NULL)) != -1) {
 		switch (opt) {
 		case 't': vt.touch = true; break;
 		case 'e': vt.evict = true; break;

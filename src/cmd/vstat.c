@@ -764,7 +764,7 @@ int cmd_vstat(int argc, char **argv)
 	int opt;
 
 	vs.directory = vtrace_directory();
-	while ((opt = getopt_long(argc, argv, OUT_SHORT_OPTIONS "ap:hV", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, OUT_SHORT_OPTIONS "ap:hV", long_options, NULL)) != -1) {
 		if (out_parse_option(&vs.output, opt, optarg))
 			continue;
 		switch (opt) {
@@ -841,9 +841,10 @@ int cmd_vstat(int argc, char **argv)
 		if (!listed_count && vs.target_kind != TARGET_ALL) {
 			if (vs.target_kind == TARGET_PID)
 				warn_msg("no vtrace segment of pid %ld in %s, among its open files or in its /dev/shm",
-					 vs.target_pid, vs.directory);
+					 vs.target_pid, printable_name(vs.directory));
 			else
-				warn_msg("no vtrace segment of service '%s' in %s", vs.target, vs.directory);
+				warn_msg("no vtrace segment of service '%s' in %s", printable_name(vs.target),
+					 printable_name(vs.directory));
 			segment_round_end(&vs.round);
 			out_table_free(vs.csv);
 			for (size_t i = 0; i < vs.nsegments; i++)
@@ -871,7 +872,7 @@ int cmd_vstat(int argc, char **argv)
 		sample_all(&vs);
 		segment_round_end(&vs.round);
 		if (!vs.nsegments && vs.target_kind == TARGET_ALL && vs.output.format == OUT_TABLE && !report)
-			printf("no vtrace segments in %s\n", vs.directory);
+			printf("no vtrace segments in %s\n", printable_name(vs.directory));
 		print_report(&vs, report == 0);
 		if (ferror(stdout)) {
 			if (output_failed() != EXIT_OK)

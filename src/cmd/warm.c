@@ -414,7 +414,7 @@ int cmd_warm(int argc, char **argv)
 	sigset_t block;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, FILES_SHORT_OPTIONS OUT_SHORT_OPTIONS "lhV", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, FILES_SHORT_OPTIONS OUT_SHORT_OPTIONS "lhV", long_options, NULL)) != -1) {
 		if (files_parse_option(&files, opt, optarg) || out_parse_option(&output, opt, optarg))
 			continue;
 		switch (opt) {

@@ -315,29 +315,24 @@ int path_walk_check_write(const struct path_walk *walk, char *why, size_t why_le
 {
 	const struct stat *st = walk->fd >= 0 ? &walk->st : &walk->dir_st;
 	const struct path_controller *over = path_walk_overreach(walk, st);
-	char who[96], *where, *walked;
+	char who[96];
 
 	if (!over)
 		return 0;
-	where = escape_text(over->where, ESCAPE_CONTROL | ESCAPE_BACKSLASH);
-	walked = escape_text(walk->walked, ESCAPE_CONTROL | ESCAPE_BACKSLASH);
-	say_why(why, why_len, "%s %s %s and can change where it leads, to %s, which they could not write themselves: "
-		"not written (name it by a path that only root controls)", path_controller_who(over, who, sizeof(who)),
-		over->how, where, walked);
-	free(where);
-	free(walked);
-	return -1;
+	return say_why(why, why_len, "%s %s %s and can change where it leads, to %s, which they could not write "
+		       "themselves: not written (name it by a path that only root controls)",
+		       path_controller_who(over, who, sizeof(who)), over->how, printable_name(over->where),
+		       printable_name(walk->walked));
 }
 
 void path_walk_say_controllers(const struct path_walk *walk, const char *what)
 {
 	for (size_t i = 0; i < walk->ncontrollers; i++) {
 		const struct path_controller *c = &walk->controller[i];
-		char who[96], *where = escape_text(c->where, ESCAPE_CONTROL | ESCAPE_BACKSLASH);
+		char who[96];
 
 		warn_msg("%s: %s %s %s and can change what it names: only what was opened now is written",
-			 printable_name(what), path_controller_who(c, who, sizeof(who)), c->how, where);
-		free(where);
+			 printable_name(what), path_controller_who(c, who, sizeof(who)), c->how, printable_name(c->where));
 	}
 }
 

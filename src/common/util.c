@@ -1,7 +1,10 @@
 /* util.c: messages, size parsing and formatting, small helpers used everywhere. */
 #include "common/util.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
+#include <langinfo.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,19 +13,44 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <wchar.h>
+#include <wctype.h>
 
 const char *program_name = "iolens";
 
+/*
+ * A message as one line on stderr, with nothing in it a terminal would act on: the names
+ * in it went through printable_name (which also makes backslashes unambiguous), and any
+ * that did not (an argument echoed back) is escaped here.
+ */
+static void put_message(const char *text)
+{
+	char *safe = escape_text(text, ESCAPE_CONTROL | ESCAPE_LOCALE);
+
+	fputs(safe, stderr);
+	fputc('\n', stderr);
+	free(safe);
+}
+
 void warn_errno(const char *what, int err)
 {
-	fprintf(stderr, "%s: %s: %s\n", program_name, what, strerror(err));
+	warn_msg("%s: %s", what, strerror(err));
 }
 
 static void vwarn_msg(const char *fmt, va_list ap)
 {
-	fprintf(stderr, "%s: ", program_name);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	char *message, *line;
+
+	if (vasprintf(&message, fmt, ap) < 0)
+		message = NULL;
+	if (asprintf(&line, "%s: %s", program_name, message ? message : fmt) < 0) {
+		fprintf(stderr, "%s: out of memory\n", program_name);
+		free(message);
+		return;
+	}
+	put_message(line);
+	free(line);
+	free(message);
 }
 
 void warn_msg(const char *fmt, ...)
@@ -52,6 +80,61 @@ void usage_error(const char *fmt, ...)
 	vwarn_msg(fmt, ap);
 	va_end(ap);
 	usage_hint();
+}
+
+/* The long option that text ("--name" or "--name=value") names, by name or unique prefix, or NULL. */
+static const struct option *long_option_of(const char *text, const struct option *longopts)
+{
+	size_t len = strcspn(text + 2, "=");
+	const struct option *found = NULL;
+
+	for (const struct option *o = longopts; o && o->name; o++) {
+		if (strncmp(o->name, text + 2, len))
+			continue;
+		if (strlen(o->name) == len)
+			return o;
+		found = found ? NULL : o;
+	}
+	return found;
+}
+
+/* How many long options text's name is the start of. */
+static int long_options_starting(const char *text, const struct option *longopts)
+{
+	size_t len = strcspn(text + 2, "=");
+	int count = 0;
+
+	for (const struct option *o = longopts; o && o->name; o++)
+		count += !strncmp(o->name, text + 2, len);
+	return count;
+}
+
+int next_option(int argc, char *const argv[], const char *optstring, const struct option *longopts, int *longindex)
+{
+	const char *arg;
+	const struct option *o;
+	const char *spec;
+	int opt;
+
+	opterr = 0;
+	opt = getopt_long(argc, argv, optstring, longopts, longindex);
+	if (opt != '?')
+		return opt;
+	/* Said as getopt says it, with the option as the user gave it escaped (usage_error). */
+	arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+	if (!strncmp(arg, "--", 2) && (o = long_option_of(arg, longopts)) && o->val == optopt && optopt)
+		warn_msg(strchr(arg, '=') ? "option '--%s' doesn't allow an argument" : "option '--%s' requires an argument",
+			 o->name);
+	else if (!optopt && !strncmp(arg, "--", 2) && arg[2] && !long_option_of(arg, longopts) &&
+		 long_options_starting(arg, longopts) > 1)
+		warn_msg("option '%s' is ambiguous", printable_name(arg));
+	else if (!optopt)
+		warn_msg("unrecognized option '%s'", printable_name(arg));
+	else if (optopt != ':' && (spec = strchr(optstring, optopt)) && spec[1] == ':')
+		warn_msg("option requires an argument -- '%c'", optopt);
+	else
+		warn_msg("invalid option -- '%s'", printable_name((char[]){ (char)optopt, '\0' }));
+	return '?';
 }
 
 void usage_hint(void)
@@ -264,36 +347,106 @@ uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The length of the valid UTF-8 sequence at p (no overlong form, no surrogate, at most U+10FFFF), or 0. */
-static size_t utf8_length(const unsigned char *p)
+size_t utf8_decode(const char *text, uint32_t *code_point)
 {
+	const unsigned char *p = (const unsigned char *)text;
 	size_t len = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
 	uint32_t c = p[0] & (0x7f >> len);
 
+	if (p[0] < 0x80) {
+		*code_point = p[0];
+		return p[0] ? 1 : 0;
+	}
 	if (p[0] < 0xc2 || p[0] > 0xf4)
 		return 0;
-	for (size_t i = 1; i < len; i++) {
+	for (size_t i = 1; i < len; i++) { /* a NUL is no continuation byte: never read past the end */
 		if ((p[i] & 0xc0) != 0x80)
 			return 0;
 		c = c << 6 | (p[i] & 0x3f);
 	}
 	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10ffff)) || (c >= 0xd800 && c <= 0xdfff))
 		return 0;
+	*code_point = c;
 	return len;
+}
+
+/*
+ * Characters that are invisible, or that make a terminal or a text viewer do something:
+ * besides the controls (C0, DEL, C1), the bidirectional controls that reorder what follows
+ * them (CVE-2021-42574, "Trojan Source"), the separators some viewers break lines at, and
+ * the format characters that show nothing (zero-width spaces, invisible operators, the
+ * Hangul fillers, tags that spell ASCII unseen). Kept: the zero-width joiners (Persian,
+ * Indic scripts and emoji need them) and variation selectors, which change a visible
+ * character and hide nothing.
+ */
+static const struct { uint32_t first, last; } hidden_ranges[] = {
+	{ 0x0000, 0x001f },   /* C0 controls: ESC starts CSI and OSC sequences */
+	{ 0x007f, 0x009f },   /* DEL and the C1 controls: U+009B is CSI, U+009D is OSC */
+	{ 0x061c, 0x061c },   /* ARABIC LETTER MARK (bidirectional) */
+	{ 0x115f, 0x1160 },   /* HANGUL CHOSEONG and JUNGSEONG FILLER: blank */
+	{ 0x180e, 0x180e },   /* MONGOLIAN VOWEL SEPARATOR: zero width */
+	{ 0x200b, 0x200b },   /* ZERO WIDTH SPACE */
+	{ 0x200e, 0x200f },   /* LEFT-TO-RIGHT and RIGHT-TO-LEFT MARK */
+	{ 0x2028, 0x202e },   /* LINE and PARAGRAPH SEPARATOR; LRE, RLE, PDF, LRO, RLO */
+	{ 0x2060, 0x206f },   /* WORD JOINER, invisible operators; LRI, RLI, FSI, PDI; deprecated format */
+	{ 0x3164, 0x3164 },   /* HANGUL FILLER: blank */
+	{ 0xfeff, 0xfeff },   /* ZERO WIDTH NO-BREAK SPACE (a byte order mark) */
+	{ 0xffa0, 0xffa0 },   /* HALFWIDTH HANGUL FILLER: blank */
+	{ 0xfff0, 0xfffb },   /* unassigned ignorables; interlinear annotation controls */
+	{ 0x1bca0, 0x1bca3 }, /* shorthand format controls */
+	{ 0x1d173, 0x1d17a }, /* musical symbol format controls */
+	{ 0xe0000, 0xe007f }, /* tags: ASCII nobody sees */
+};
+
+bool char_hidden(uint32_t c)
+{
+	for (size_t i = 0; i < sizeof(hidden_ranges) / sizeof(hidden_ranges[0]) && c >= hidden_ranges[i].first; i++)
+		if (c <= hidden_ranges[i].last)
+			return true;
+	return false;
+}
+
+bool locale_is_utf8(void)
+{
+	return MB_CUR_MAX > 1 && !strcmp(nl_langinfo(CODESET), "UTF-8");
+}
+
+/* Whether the terminal's locale shows c (not ASCII) as a character of its own. */
+static bool locale_shows(uint32_t c, bool utf8)
+{
+#ifdef __STDC_ISO_10646__ /* wchar_t is the code point: glibc, musl */
+	return utf8 && iswprint((wint_t)c);
+#else
+	(void)c;
+	return false;
+#endif
 }
 
 char *escape_text(const char *text, unsigned what)
 {
 	char *out = xcalloc(strlen(text) * 4 + 1, 1), *o = out;
+	bool utf8 = (what & ESCAPE_LOCALE) && locale_is_utf8();
 
-	for (const unsigned char *p = (const unsigned char *)text; *p;) {
-		size_t len = *p >= 0x80 ? utf8_length(p) : 1;
+	for (const char *p = text; *p;) {
+		uint32_t c;
+		size_t len;
+		bool kept;
 
-		bool kept = (what & ESCAPE_KEEP_BREAKS) && (*p == '\n' || *p == '\t');
-
-		if (!len || ((what & ESCAPE_CONTROL) && (*p < 0x20 || *p == 0x7f) && !kept) ||
-		    ((what & ESCAPE_BACKSLASH) && *p == '\\')) {
-			o += sprintf(o, "\\x%02x", *p++);
+		if (*p >= 0x20 && *p < 0x7f && *p != '\\') { /* printable ASCII, most of any name: as it is */
+			*o++ = *p++;
+			continue;
+		}
+		len = utf8_decode(p, &c);
+		if (!len) { /* not UTF-8: this byte, and the next one starts afresh */
+			o += sprintf(o, "\\x%02x", (unsigned char)*p++);
+			continue;
+		}
+		kept = (what & ESCAPE_KEEP_BREAKS) && (c == '\n' || c == '\t');
+		if (((what & ESCAPE_CONTROL) && char_hidden(c) && !kept) || ((what & ESCAPE_BACKSLASH) && c == '\\') ||
+		    ((what & ESCAPE_BACKSLASH_X) && c == '\\' && p[1] == 'x') ||
+		    ((what & ESCAPE_LOCALE) && c >= 0x80 && !locale_shows(c, utf8))) {
+			for (size_t i = 0; i < len; i++) /* every byte: \xNN reads back to bytes, whatever they are */
+				o += sprintf(o, "\\x%02x", (unsigned char)*p++);
 			continue;
 		}
 		memcpy(o, p, len);
@@ -304,11 +457,47 @@ char *escape_text(const char *text, unsigned what)
 	return out;
 }
 
+size_t text_fit(const char *text, size_t columns, size_t *width)
+{
+	size_t used = 0, bytes = 0;
+
+	while (text[bytes]) {
+		uint32_t c;
+		size_t len = utf8_decode(text + bytes, &c);
+		int w = 1;
+
+		if (!len)
+			len = 1; /* not UTF-8 (text not escaped): a byte a column */
+		else if (c == '\\' && text[bytes + 1] == 'x' && isxdigit((unsigned char)text[bytes + 2]) &&
+			 isxdigit((unsigned char)text[bytes + 3]))
+			len = 4, w = 4; /* an escape is cut whole or not at all */
+		else if (c >= 0x80 && (w = wcwidth((wchar_t)c)) < 0)
+			w = 1; /* what the locale does not know: as a terminal draws a replacement */
+		if (used + (size_t)w > columns)
+			break;
+		used += (size_t)w;
+		bytes += len;
+	}
+	if (width)
+		*width = used;
+	return bytes;
+}
+
+size_t text_width(const char *text)
+{
+	size_t width;
+
+	text_fit(text, SIZE_MAX, &width);
+	return width;
+}
+
 const char *printable_name(const char *name)
 {
-	static char *buffer;
+	static char *buffers[4];
+	static unsigned next;
+	char **buffer = &buffers[next++ % 4];
 
-	free(buffer);
-	buffer = escape_text(name, ESCAPE_CONTROL | ESCAPE_BACKSLASH);
-	return buffer;
+	free(*buffer);
+	*buffer = escape_text(name, ESCAPE_TERMINAL);
+	return *buffer;
 }

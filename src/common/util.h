@@ -23,7 +23,15 @@ int say_why(char *why, size_t why_len, const char *fmt, ...) __attribute__((form
 /* A usage error: the message, a pointer to --help, and exit(2). */
 _Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* After getopt has said what was wrong: the pointer to --help, and exit(2). */
+/*
+ * getopt_long, but what is wrong is said as a message is (warn_msg), so that an option from a
+ * hostile file name (pcstat * where a file is named "--" and U+202E) is escaped: getopt would
+ * print it raw. Every command parses its options with it.
+ */
+struct option;
+int next_option(int argc, char *const argv[], const char *optstring, const struct option *longopts, int *longindex);
+
+/* After next_option has said what was wrong: the pointer to --help, and exit(2). */
 _Noreturn void usage_hint(void);
 
 /*
@@ -62,19 +70,57 @@ void *xcalloc(size_t count, size_t size);
 char *xstrdup(const char *s);
 
 /*
- * text with the bytes that are not UTF-8 written as \xNN, and with ESCAPE_CONTROL control
- * characters and DEL too (what would move a terminal's cursor or start an escape sequence),
- * with ESCAPE_BACKSLASH the backslash itself (so the result reads back unambiguously).
- * A new string, always valid UTF-8.
+ * text with the bytes that are not UTF-8 written as \xNN, and with the flags:
+ *   ESCAPE_CONTROL      the characters char_hidden() names, each of their bytes (U+009B is
+ *                       \xc2\x9b, U+202E \xe2\x80\xae): what moves a terminal's cursor, starts an
+ *                       escape sequence, reorders text or shows nothing
+ *   ESCAPE_BACKSLASH    the backslash itself (\x5c), so the result reads back unambiguously
+ *   ESCAPE_KEEP_BREAKS  with ESCAPE_CONTROL: line feeds and tabs kept (CSV quotes them)
+ *   ESCAPE_LOCALE       what the terminal's locale (LC_CTYPE) cannot show: in a UTF-8 locale
+ *                       the characters iswprint() rejects (unassigned, noncharacters), in any
+ *                       other every byte above 0x7f (which an 8-bit terminal may take for C1)
+ *   ESCAPE_BACKSLASH_X  a backslash before an x only: util-linux's rule, which reads back as
+ *                       well (the fincore link keeps fincore's output)
+ * A new string, always valid UTF-8; \xNN stands for one byte, so it reads back exactly.
  */
 #define ESCAPE_CONTROL 0x1u
 #define ESCAPE_BACKSLASH 0x2u
-#define ESCAPE_KEEP_BREAKS 0x4u /* with ESCAPE_CONTROL: line feeds and tabs kept (CSV quotes them) */
+#define ESCAPE_KEEP_BREAKS 0x4u
+#define ESCAPE_LOCALE 0x8u
+#define ESCAPE_BACKSLASH_X 0x10u
+/* For people: tables, lines, full screens and messages (iolens(1), NAMES IN OUTPUT). */
+#define ESCAPE_TERMINAL (ESCAPE_CONTROL | ESCAPE_BACKSLASH | ESCAPE_LOCALE)
 char *escape_text(const char *text, unsigned what);
 
 /*
- * A file name fit for a terminal: control characters and invalid bytes as \xNN.
- * The result lives until the next call.
+ * The length of the valid UTF-8 character text starts with (1 to 4), and its code point;
+ * 0 at the end or when it is not valid UTF-8 (overlong, a surrogate, past U+10FFFF, cut).
+ */
+size_t utf8_decode(const char *text, uint32_t *code_point);
+
+/*
+ * Whether c is a control (C0, DEL, C1), a bidirectional control (U+061C, U+200E, U+200F,
+ * U+202A..U+202E, U+2066..U+2069), a line or paragraph separator, or a format character
+ * that shows nothing (zero-width spaces, fillers, tags): what no name may carry to a
+ * terminal as it is. Zero-width joiners and variation selectors are not.
+ */
+bool char_hidden(uint32_t c);
+
+/* Whether LC_CTYPE's character set is UTF-8. */
+bool locale_is_utf8(void);
+
+/*
+ * The bytes of text's longest start that fits in columns of a terminal (wide characters
+ * take two, combining ones none, an escape \xNN is never cut), and in *width (when not
+ * NULL) the columns it takes.
+ */
+size_t text_fit(const char *text, size_t columns, size_t *width);
+/* The columns text takes on a terminal. */
+size_t text_width(const char *text);
+
+/*
+ * A name fit for a terminal: escape_text(name, ESCAPE_TERMINAL). The result lives until the
+ * fourth next call, so up to four names can go into one message.
  */
 const char *printable_name(const char *name);
 

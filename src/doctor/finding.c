@@ -309,6 +309,6 @@ int doctor_write_text(const struct doctor_report *report, FILE *stream)
 	if (report->naccepted)
 		fprintf(stream, "%s%zu finding%s accepted as normal here (--json lists them): the first, %s: %s\n",
 			findings->count ? "\n" : "", report->naccepted, report->naccepted > 1 ? "s" : "",
-			printable_name(report->accepted[0].what), report->accepted[0].by);
+			printable_name(report->accepted[0].what), printable_name(report->accepted[0].by));
 	return ferror(stream) ? -EIO : 0;
 }

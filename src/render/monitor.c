@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/util.h"
+
 /* dstat's default theme (for a dark terminal). */
 #define C_RESET "\033[0;0m"
 #define C_TITLE "\033[0;34m"              /* darkblue */
@@ -134,8 +136,15 @@ static void print_value(const struct monitor *m, const struct mon_column *col, d
 	char buf[80];
 
 	if (col->type == MON_TEXT || col->type == MON_NAME) {
-		snprintf(buf, sizeof(buf), "%-*.*s", col->width, col->width, text);
-		put(m, final ? C_TEXT_LO : C_TEXT_HI, buf);
+		/* A name escaped as in any table (iolens(1), NAMES IN OUTPUT), cut to the column. */
+		char *shown = escape_text(text, ESCAPE_TERMINAL);
+		size_t columns, end = text_fit(shown, (size_t)col->width, &columns);
+
+		shown[end] = '\0';
+		if (m->color)
+			fputs(final ? C_TEXT_LO : C_TEXT_HI, m->out);
+		fprintf(m->out, "%s%*s", shown, col->width - (int)columns, "");
+		free(shown);
 		return;
 	}
 	if (isnan(value) || value < 0) {
@@ -172,22 +181,27 @@ static void print_value(const struct monitor *m, const struct mon_column *col, d
 	}
 }
 
-/* A title centred over width columns, its spaces turned to dashes, as dstat draws them. */
+/*
+ * A title centred over width columns, its spaces turned to dashes, as dstat draws them. The
+ * item in it (a disk, an interface) is a name: escaped as in any table.
+ */
 static void centred_title(const struct monitor *m, const char *title, int width)
 {
-	char buf[256];
-	int len = (int)strlen(title), left;
+	char *shown = escape_text(title, ESCAPE_TERMINAL), *line;
+	size_t columns, len = text_fit(shown, width > 0 ? (size_t)width : 0, &columns);
+	int left = (width - (int)columns) / 2 + ((width - (int)columns) & width & 1); /* Python's str.center */
+	size_t used = 0;
 
-	if (len > width)
-		len = width;
-	left = (width - len) / 2 + ((width - len) & width & 1); /* Python's str.center */
-	if (width >= (int)sizeof(buf))
-		width = (int)sizeof(buf) - 1;
-	memset(buf, '-', (size_t)width);
-	buf[width] = '\0';
-	for (int i = 0; i < len && left + i < width; i++)
-		buf[left + i] = title[i] == ' ' ? '-' : title[i];
-	put(m, C_TITLE, buf);
+	line = xcalloc((size_t)(width > 0 ? width : 0) + len + 1, 1);
+	for (int i = 0; i < left; i++)
+		line[used++] = '-';
+	for (size_t i = 0; i < len; i++)
+		line[used++] = shown[i] == ' ' ? '-' : shown[i];
+	for (int i = left + (int)columns; i < width; i++)
+		line[used++] = '-';
+	put(m, C_TITLE, line);
+	free(line);
+	free(shown);
 }
 
 void monitor_header(const struct monitor *m, const struct mon_group *groups, unsigned ngroups)
@@ -294,15 +308,18 @@ int monitor_csv_line(FILE *out, const struct mon_group *groups, unsigned ngroups
 			if (groups[g].columns[c].type == MON_TEXT)
 				continue;
 			if (groups[g].columns[c].type == MON_NAME) {
-				/* Quoted, a quote doubled (RFC 4180): any bytes a name holds stay as they are. */
+				/* Escaped as CSV writes names (out_csv_field), always quoted, a quote doubled. */
 				const char *text = groups[g].csv_text ? groups[g].csv_text : groups[g].text;
+				char *escaped = escape_text(text, ESCAPE_CONTROL | ESCAPE_KEEP_BREAKS | ESCAPE_BACKSLASH);
+
 				fputs(",\"", buffer);
-				for (const char *p = text; *p; p++) {
+				for (const char *p = escaped; *p; p++) {
 					if (*p == '"')
 						fputc('"', buffer);
 					fputc(*p, buffer);
 				}
 				fputc('"', buffer);
+				free(escaped);
 				continue;
 			}
 			fputc(',', buffer);

@@ -12,11 +12,13 @@ struct json_object;
 /*
  * Names in every format (iolens(1), NAMES IN OUTPUT): a byte that is not part of valid UTF-8
  * and a backslash are written as the four characters \xNN (so \x5c for a backslash), which
- * reads back to the exact bytes; tables, CSV and messages write control characters that way
- * too (CSV keeps line feeds and tabs, quoted). Output is always valid UTF-8.
+ * reads back to the exact bytes; tables, CSV and messages write what char_hidden() names
+ * (controls, C1, bidirectional controls, invisible characters) that way too, byte by byte
+ * (CSV keeps line feeds and tabs, quoted), JSON as \uXXXX (out_json_write). Tables also
+ * escape what the terminal's locale cannot show (ESCAPE_TERMINAL). Output is always UTF-8.
  */
 enum out_format {
-	OUT_TABLE, /* aligned columns for people; control characters in text escaped as \xNN */
+	OUT_TABLE, /* aligned columns for people; text escaped for a terminal (ESCAPE_TERMINAL) */
 	OUT_JSON,  /* one document; bytes, ns and counts as numbers; unknown as null */
 	OUT_CSV,   /* RFC 4180, a header line of column ids; unknown as an empty field */
 };
@@ -213,6 +215,14 @@ struct json_object *out_json_real(double value);
  * NULL for NULL (JSON null).
  */
 struct json_object *out_json_string(const char *text);
+
+/*
+ * Writes len bytes of JSON text as json-c makes it, with the characters char_hidden() names
+ * (C1 and bidirectional controls, invisible ones, DEL: json-c leaves them as they are) as
+ * \uXXXX escapes, and every character beyond ASCII too in a locale that is not UTF-8: the
+ * same strings to a parser, nothing a terminal acts on. Every JSON text out goes through it.
+ */
+void out_json_write(FILE *stream, const char *json, size_t len);
 
 /* One CSV field (RFC 4180), escaped as out_format says, for a command that writes its own CSV. */
 void out_csv_field(FILE *stream, const char *text);

@@ -134,11 +134,19 @@ static void pb_flush_family(struct prom *p)
 	p->family.len = 0;
 }
 
-/* A label value as protobuf takes it: UTF-8 (bytes that are not as \xNN, as the text formats write them). */
+/*
+ * A label value as every format of export writes it (iolens(1), NAMES IN OUTPUT): UTF-8, with
+ * bytes that are not, backslashes, and the controls and invisible characters char_hidden()
+ * names as \xNN, but for line feeds and tabs (the exposition text escapes a line feed itself):
+ * a label shown on a terminal or a dashboard cannot act on it or reorder its text.
+ */
+#define LABEL_ESCAPES (ESCAPE_CONTROL | ESCAPE_KEEP_BREAKS | ESCAPE_BACKSLASH)
+
+/* A label value as protobuf takes it. */
 static void pb_label(struct prom_buffer *metric, const char *key, const char *value)
 {
 	struct prom_buffer pair = {0};
-	char *text = escape_text(value ? value : "", ESCAPE_BACKSLASH);
+	char *text = escape_text(value ? value : "", LABEL_ESCAPES);
 
 	pb_string(&pair, LABEL_NAME, key, strlen(key));
 	if (text)
@@ -184,10 +192,10 @@ void prom_family(struct prom *p, const char *name, enum prom_type type, const ch
 	fprintf(p->out, "# HELP %s%s %s\n# TYPE %s%s %s\n", name, suffix, help, name, suffix, type_names[type]);
 }
 
-/* As every format writes a name (out.h): bytes that are not UTF-8 and backslashes as \xNN, then the exposition format's own escapes. */
+/* A label value (LABEL_ESCAPES), then with the exposition format's own escapes. */
 static void escaped(FILE *out, const char *raw)
 {
-	char *text = escape_text(raw, ESCAPE_BACKSLASH);
+	char *text = escape_text(raw, LABEL_ESCAPES);
 
 	for (const char *value = text; *value; value++) {
 		if (*value == '\\' || *value == '"')

@@ -191,7 +191,8 @@ int out_record_write(const struct out_record *record, FILE *stream, enum out_rec
 	const char *text = json_object_to_json_string_ext((struct json_object *)record,
 							  flags[style] | JSON_C_TO_STRING_NOSLASHESCAPE);
 
-	if (fputs(text, stream) == EOF || fputc('\n', stream) == EOF || ferror(stream))
+	out_json_write(stream, text, strlen(text));
+	if (fputc('\n', stream) == EOF || ferror(stream))
 		return errno ? -errno : -EIO;
 	return 0;
 }

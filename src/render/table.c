@@ -684,6 +684,12 @@ static struct libscols_table *scols_of(const struct out_table *table)
 	if (!tb)
 		return NULL;
 	scols_table_enable_noheadings(tb, table->opts.no_header);
+	/*
+	 * Text comes escaped as every name is (escape_text, ESCAPE_TERMINAL), the same as in lines
+	 * and messages: libsmartcols' own encoding would let bidirectional controls through and
+	 * write a backslash before an x as \x5c, which would escape the escapes.
+	 */
+	scols_table_enable_noencoding(tb, 1);
 	for (size_t i = 0; i < table->nshown; i++) {
 		const struct out_column *col = &table->columns[table->shown[i]];
 
@@ -704,11 +710,17 @@ static int scols_fill(const struct out_table *table, struct libscols_line *line,
 	for (size_t i = 0, n = 0; i < table->nshown; i++) {
 		size_t c = table->shown[i];
 		const char *text;
+		char *escaped = NULL;
+		int rc;
 
 		if (!in_table(&table->columns[c]))
 			continue;
 		text = format_cell(table, c, &row->cells[c], buf, sizeof(buf));
-		if (scols_line_set_data(line, n++, text ? text : "-"))
+		if (text && table->columns[c].kind == OUT_TEXT)
+			text = escaped = escape_text(text, ESCAPE_TERMINAL);
+		rc = scols_line_set_data(line, n++, text ? text : "-");
+		free(escaped);
+		if (rc)
 			return -ENOMEM;
 	}
 	return 0;
@@ -900,12 +912,51 @@ static struct json_object *json_row(struct out_table *table, const struct out_ro
 	return object;
 }
 
+void out_json_write(FILE *stream, const char *json, size_t len)
+{
+	bool utf8 = locale_is_utf8();
+	size_t done = 0, i = 0;
+
+	while (i < len) {
+		uint32_t c;
+		size_t n = 1;
+
+		while (i < len && (unsigned char)json[i] < 0x7f) /* ASCII, most of it: json-c escaped its controls */
+			i++;
+		if (i == len)
+			break;
+		c = (unsigned char)json[i];
+		if (c >= 0x80 && (!(n = utf8_decode(json + i, &c)) || i + n > len)) /* never, from out_json_string */
+			n = 1, c = 0xfffd;
+		else if (!char_hidden(c) && utf8 && n > 1) {
+			i += n;
+			continue;
+		}
+		fwrite(json + done, 1, i - done, stream);
+		if (c > 0xffff) /* a surrogate pair, as JSON writes what UTF-16 cannot hold in one unit */
+			fprintf(stream, "\\u%04x\\u%04x", 0xd800 + ((c - 0x10000) >> 10), 0xdc00 + ((c - 0x10000) & 0x3ff));
+		else
+			fprintf(stream, "\\u%04x", c);
+		i += n;
+		done = i;
+	}
+	fwrite(json + done, 1, len - done, stream);
+}
+
 #define JSON_FLAGS (JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+/* Writes a json-c value's text (out_json_write). */
+static void json_put(struct json_object *value, int flags, FILE *stream)
+{
+	const char *text = json_object_to_json_string_ext(value, flags);
+
+	out_json_write(stream, text, strlen(text));
+}
 
 /* Prints a json-c value and drops it. */
 static void json_emit(struct json_object *value, FILE *stream)
 {
-	fputs(json_object_to_json_string_ext(value, JSON_FLAGS), stream);
+	json_put(value, JSON_FLAGS, stream);
 	json_object_put(value);
 }
 
@@ -971,26 +1022,17 @@ static void line_spaces(struct line_buffer *line, size_t count)
 	memset(line_room(line, count), ' ', count);
 }
 
-/* Text in a width (negative: left-aligned), in characters of UTF-8; cut to it when cut. */
+/* Text in a width (negative: left-aligned), in columns of a terminal; cut to it when cut. */
 static void line_cell(struct line_buffer *line, const char *text, int width, bool cut)
 {
-	size_t limit = width < 0 ? (size_t)(-(long)width) : (size_t)width;
-	size_t bytes = strlen(text), end = bytes, chars = 0;
+	size_t limit = width < 0 ? (size_t)(-(long)width) : (size_t)width, columns;
+	size_t end = text_fit(text, cut && limit ? limit : SIZE_MAX, &columns);
 
-	for (size_t i = 0; i < bytes; i++) {
-		if (((unsigned char)text[i] & 0xc0) == 0x80) /* a continuation byte */
-			continue;
-		if (cut && limit && chars == limit) {
-			end = i;
-			break;
-		}
-		chars++;
-	}
-	if (width > 0 && chars < limit)
-		line_spaces(line, limit - chars);
+	if (width > 0 && columns < limit)
+		line_spaces(line, limit - columns);
 	line_add(line, text, end);
-	if (width < 0 && chars < limit)
-		line_spaces(line, limit - chars);
+	if (width < 0 && columns < limit)
+		line_spaces(line, limit - columns);
 }
 
 /*
@@ -1026,7 +1068,7 @@ static void table_line(struct out_table *table, const struct out_row *row, FILE 
 				if (!text)
 					text = "-";
 				else if (col->kind == OUT_TEXT)
-					text = escaped = escape_text(text, ESCAPE_CONTROL | ESCAPE_BACKSLASH);
+					text = escaped = escape_text(text, ESCAPE_TERMINAL);
 			}
 			line_cell(line, text, col->width, row && col->kind == OUT_TEXT);
 			free(escaped);
@@ -1048,12 +1090,12 @@ static void json_group_open(struct out_table *table, FILE *stream)
 	head = json_row(table, table->group);
 	text = json_object_to_json_string_ext(head, JSON_LINE_FLAGS);
 	len = strlen(text);
-	fwrite(text, 1, len - 1, stream); /* without its closing brace */
+	out_json_write(stream, text, len - 1); /* without its closing brace */
 	if (len > 2)
 		fputc(',', stream);
 	json_object_put(head);
 	key = json_object_new_string(table->rows_key ? table->rows_key : "rows");
-	fputs(json_object_to_json_string_ext(key, JSON_LINE_FLAGS), stream);
+	json_put(key, JSON_LINE_FLAGS, stream);
 	json_object_put(key);
 	fputs(":[", stream);
 }
@@ -1083,12 +1125,12 @@ static void emit_line(struct out_table *table, const struct out_row *row, FILE *
 		json_group_open(table, stream);
 		if (table->group_rows)
 			fputc(',', stream);
-		fputs(json_object_to_json_string_ext(object, JSON_LINE_FLAGS), stream);
+		json_put(object, JSON_LINE_FLAGS, stream);
 		json_object_put(object);
 	} else {
 		struct json_object *object = json_row(table, row);
 
-		fputs(json_object_to_json_string_ext(object, JSON_LINE_FLAGS), stream);
+		json_put(object, JSON_LINE_FLAGS, stream);
 		fputc('\n', stream);
 		json_object_put(object);
 	}
@@ -1115,7 +1157,7 @@ struct out_row *out_table_group(struct out_table *table, const char *title)
 	table->group_rows = 0;
 	if (table->opts.format == OUT_TABLE && !table->opts.no_header) {
 		if (title) {
-			char *escaped = escape_text(title, ESCAPE_CONTROL | ESCAPE_BACKSLASH);
+			char *escaped = escape_text(title, ESCAPE_TERMINAL);
 
 			fputs(escaped, stream);
 			fputc('\n', stream);

@@ -44,6 +44,21 @@ same "a directory: passed over" "$T/dir" "$T/a"
 same "a name with a tab and a control character" "$T/$(printf 'odd\tname\001')"
 same "-J: the same name in JSON" -J "$T/$(printf 'odd\tname\001')"
 same "an unknown column" -o BOGUS "$T/a"
+# A name with an accent, a CJK word, a C1 control (U+009B, CSI) and a backslash before an x: escaped as
+# fincore escapes them (in the table; -J keeps all but the C1 control, which fincore writes raw).
+make_file "$T/$(printf 'caf\303\251 \344\270\255 csi\302\233 \\x41')" 5000
+same "a name with é, 中, U+009B and a backslash before an x" "$T/$(printf 'caf\303\251 \344\270\255 csi\302\233 \\x41')"
+same "-r: the same name raw" -r "$T/$(printf 'caf\303\251 \344\270\255 csi\302\233 \\x41')"
+# What fincore prints as it is: a right-to-left override (U+202E), and a C1 control in JSON.
+RLO=$T/$(printf 'evil\342\200\256txt.exe')
+make_file "$RLO" 5000
+run "$F" "$RLO"
+check_match "a right-to-left override: escaped in the table (fincore prints it as it is)" 'evil\\xe2\\x80\\xaetxt\.exe$' "$OUT"
+run "$F" -J "$RLO" "$T/$(printf 'caf\303\251 \344\270\255 csi\302\233 \\x41')"
+check "… and in JSON as \\u202e, U+009B as \\u009b: the same strings to a parser" python3 -c 'import json, sys
+files = [f["file"] for f in json.loads(sys.argv[1])["fincore"]]
+sys.exit(files != [sys.argv[2], sys.argv[3]] or "\\u202e" not in sys.argv[1] or "\\u009b" not in sys.argv[1])' \
+	"$OUT" "$RLO" "$T/$(printf 'caf\303\251 \344\270\255 csi\302\233 \\x5cx41')"
 
 # What PAGES means: resident pages, here as in fincore; iolens pcstat's pages are all the file's.
 state

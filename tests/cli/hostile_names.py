@@ -3,9 +3,13 @@
 """
 The documented escape (iolens(1), NAMES IN OUTPUT): a byte that is not part of valid UTF-8,
 and a backslash, are written as the four characters \\xNN; in tables, CSV and messages control
-characters too (CSV keeps line feeds and tabs, inside quotes). unescape() reverses it.
+characters too, C1 (U+0080..U+009F), bidirectional controls and invisible format characters
+included, each of their bytes (CSV keeps line feeds and tabs, inside quotes); JSON writes those
+as \\uXXXX. unescape() reverses it.
 
-  clean FILE...                  valid UTF-8, and no ESC, BEL or CR: safe on a terminal
+  clean FILE...                  valid UTF-8, and no control character but line feeds and tabs,
+                                 no C1, no bidirectional control, no invisible format character
+                                 (HIDDEN, as iolens's char_hidden): safe on a terminal
   json FILE NAME_HEX...          strict UTF-8, JSON (a document or one per line); each name, after
                                  unescape, is the whole of a string or its last path component
   csv FILE NAME_HEX...           every record as many fields as the header; each name recoverable
@@ -38,6 +42,15 @@ def found(names, texts):
             got.add(word.rsplit(b"/", 1)[-1])
     return [n for n in names if n not in got]
 
+# What no output may hold raw (src/common/util.c, char_hidden), but line feeds and tabs.
+HIDDEN = [(0x00, 0x08), (0x0b, 0x1f), (0x7f, 0x9f), (0x61c, 0x61c), (0x115f, 0x1160), (0x180e, 0x180e),
+          (0x200b, 0x200b), (0x200e, 0x200f), (0x2028, 0x202e), (0x2060, 0x206f), (0x3164, 0x3164),
+          (0xfeff, 0xfeff), (0xffa0, 0xffa0), (0xfff0, 0xfffb), (0x1bca0, 0x1bca3), (0x1d173, 0x1d17a),
+          (0xe0000, 0xe007f)]
+
+def hidden(ch):
+    return any(first <= ord(ch) <= last for first, last in HIDDEN)
+
 def fail(why):
     print(why)
     sys.exit(1)
@@ -53,10 +66,9 @@ def main():
     if mode == "clean":
         for extra in rest:
             text += open(extra, "rb").read().decode("utf-8", "strict")
-        for byte, name in (("\x1b", "ESC"), ("\x07", "BEL"), ("\r", "CR")):
-            if byte in text:
-                i = text.index(byte)
-                fail("%s in %r" % (name, text[max(0, i - 30):i + 30]))
+        for i, ch in enumerate(text):
+            if hidden(ch):
+                fail("U+%04X in %r" % (ord(ch), text[max(0, i - 30):i + 30]))
     elif mode == "json":
         try:
             docs = [json.loads(text)]

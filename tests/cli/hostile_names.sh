@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hostile_names.sh: names with terminal escapes, control characters, line breaks and bytes that are not UTF-8, through every command and format that prints a name: nothing reaches a terminal raw, JSON stays strict UTF-8, CSV one record a row, and every name reads back exactly (the escape iolens(1) documents).
+# hostile_names.sh: names with terminal escapes, control characters, line breaks, bytes that are not UTF-8, C1 controls (U+009B CSI, U+009D OSC) and bidirectional overrides (U+202E), in files, a process, a cgroup, a vtrace service and a mount another user chose, through every command and format that prints a name: nothing reaches a terminal raw, JSON stays strict UTF-8, CSV one record a row, and every name reads back exactly (the escape iolens(1) documents).
 . "$(dirname "$0")/lib.sh"
 
 VTFORGE=${BUILD:-$TOP/build}/tests/helpers/vtforge
@@ -23,7 +23,7 @@ formats() {
 	local what=$1 fmt; [ "$2" = -R ] && what="$1 -R DIR"
 	for fmt in "" --json --csv; do
 		timeout -k 5 120 "$IOLENS" "$@" $fmt >"$T/out" 2>"$T/err"
-		check "$what ${fmt:---table} (exit $?): output and messages valid UTF-8, no ESC, BEL or CR$(hn clean "$T/out" "$T/err" | sed 's/^/: /')" \
+		check "$what ${fmt:---table} (exit $?): output and messages valid UTF-8, no control, C1, bidi or invisible character$(hn clean "$T/out" "$T/err" | sed 's/^/: /')" \
 			hn clean "$T/out" "$T/err"
 		case $fmt in
 		--json) check "… JSON: strict UTF-8, each name unescapes to its bytes$(hn json "$T/out" "${HEXES[@]}" | sed 's/^/: /')" \
@@ -129,6 +129,226 @@ check "doctor --json: strict UTF-8, the O_DIRECT file's name unescapes to its by
 	hn json "$T/out" "$(hex "${DIRECT##*/}")"
 kill "$reader"; wait "$reader" 2>/dev/null
 exec {forge_in}>&- {forge_out}<&-
+
+# ---- C1 controls and bidirectional overrides, from another user ------------------------------------
+# U+009B (CSI) and U+009D (OSC) in UTF-8, which a terminal obeys as ESC [ and ESC ], and U+202E (RIGHT-
+# TO-LEFT OVERRIDE, "Trojan Source"): another user names files, a process and a vtrace service with
+# them. Nothing any command prints, on stdout or stderr, holds one raw (hn clean), and each is shown
+# escaped, byte by byte (\xc2\x9b, \xe2\x80\xae), or in JSON as \u009b and \u202e.
+C1=$'\xc2\x9b' OSC=$'\xc2\x9d' RLO=$'\xe2\x80\xae'
+A=$T/attacker
+mkdir "$A"
+chmod 1777 "$A"
+chmod o+x "$T"
+if is_root && command -v setpriv >/dev/null && "${AS_NOBODY[@]}" test -w "$A"; then
+	AS_ATTACKER=("${AS_NOBODY[@]}") attacker=nobody
+else
+	AS_ATTACKER=() attacker="this user" # the names are as hostile; only the owner differs
+fi
+# shows DESCRIPTION TEXT FILE: FILE holds TEXT, as it is (no pattern).
+shows() { if grep -qF -- "$2" "$3"; then ok "$1"; else not_ok "$1: '$2' not in: $(head -c 400 "$3" | od -An -c | head -8)"; fi; }
+# clean DESCRIPTION FILE...: hn clean, said.
+clean() { local d=$1; shift; check "$d$(hn clean "$@" | sed 's/^/: /')" hn clean "$@"; }
+# escaped NAME: NAME as a table shows it, every byte beyond ASCII as \xNN (these names have no other).
+escaped() { python3 -c 'import sys
+print("".join("\\x%02x" % b if b >= 0x80 else chr(b) for b in bytes.fromhex(sys.argv[1])), end="")' "$(hex "$1")"; }
+# The attacker's Python: the system's, which another user may run (not one in root's home).
+PY=$(command -v /usr/bin/python3 || command -v python3)
+
+AFILES=("$A/c1${C1}31mX" "$A/osc${OSC}0;t" "$A/rlo${RLO}txt.exe")
+"${AS_ATTACKER[@]}" sh -c 'for f; do head -c 16384 /dev/urandom >"$f"; done' _ "${AFILES[@]}"
+check "$attacker made the three files" test -s "${AFILES[2]}"
+HEXES=()
+for f in "${AFILES[@]}"; do HEXES+=("$(hex "${f##*/}")"); done
+formats pcstat "${AFILES[@]}"
+formats evict "${AFILES[@]}"
+"$IOLENS" pcstat "${AFILES[@]}" >"$T/out" 2>&1
+for f in "${AFILES[@]}"; do
+	shows "pcstat table: $(escaped "${f##*/}"), each byte of C1 or the override as \\xNN" "$(escaped "${f##*/}")" "$T/out"
+done
+"$IOLENS" evict "${AFILES[@]}" >"$T/out" 2>&1
+shows "evict table: the override as \\xe2\\x80\\xae" 'rlo\xe2\x80\xaetxt.exe' "$T/out"
+"$IOLENS" pcstat --json "${AFILES[@]}" >"$T/out"
+shows "pcstat --json: U+009B as JSON's \\u009b" 'c1\u009b31mX' "$T/out"
+shows "pcstat --json: U+202E as \\u202e" 'rlo\u202etxt.exe' "$T/out"
+
+# The links that print as their peers do: classic pcstat, vmtouch and fincore, in each of their formats.
+mkdir "$T/links"
+for peer in pcstat vmtouch fincore; do ln -s "$IOLENS" "$T/links/$peer"; done
+for args in "pcstat -plain" "pcstat -unicode" "pcstat -terse" "pcstat -json" "pcstat -histo" "vmtouch -v" \
+	"fincore" "fincore -J" "fincore -r"; do
+	set -- $args
+	"$T/links/$1" "${@:2}" "${AFILES[@]}" >"$T/out" 2>"$T/err"
+	# vmtouch -v redraws its bar after a carriage return, as vmtouch does: that one is its own.
+	[ "$1" = vmtouch ] && sed -i 's/\r\[/[/g' "$T/out"
+	clean "$args (the link): clean" "$T/out" "$T/err"
+done
+shows "… fincore -r: the override escaped" 'rlo\xe2\x80\xaetxt.exe' "$T/out"
+
+# Messages on stderr: a name that does not exist, an unknown service, an unknown disk (echoed back by
+# a usage error), files named as options (which "pcstat *" in the attacker's directory passes to
+# getopt, which would print them raw), a word that is no command.
+# message DESCRIPTION ESCAPED CMD...: CMD's output and messages clean, and its messages hold ESCAPED.
+message() {
+	local d=$1 text=$2; shift 2
+	"$@" >"$T/out" 2>"$T/err"
+	clean "$d: output and message clean" "$T/out" "$T/err"
+	shows "… the name in it escaped" "$text" "$T/err"
+}
+message "pcstat, a missing file" 'gone\xc2\x9b\xc2\x9d\xe2\x80\xae: No such file or directory' \
+	"$IOLENS" pcstat "$A/gone$C1$OSC$RLO"
+message "evict, a missing file" 'gone\xe2\x80\xae: No such file or directory' "$IOLENS" evict "$A/gone$RLO"
+message "vstat SERVICE, not found" 'svc\xc2\x9d\xe2\x80\xae' env VTRACE_DIR="$A" "$IOLENS" vstat "svc$OSC$RLO"
+message "stat -D, not found" 'sd\xc2\x9b\xe2\x80\xae' "$IOLENS" stat -D "sd$C1$RLO" 1 1
+message "pcstat --x<U+202E>, a file named as an option" "unrecognized option '--x\\xe2\\x80\\xae'" \
+	"$IOLENS" pcstat "--x$RLO"
+message "pcstat -<U+009B>" "invalid option -- '\\xc2'" "$IOLENS" pcstat "-$C1"
+message "iolens cmd<U+009B><U+202E>, no such command" "'cmd\\xc2\\x9b\\xe2\\x80\\xae' is not a command" \
+	"$IOLENS" "cmd$C1$RLO"
+
+# A process whose name (comm, set with prctl) holds all three: it reads one of the files from the
+# page cache and /dev/zero flat out, for cachetop's rows and stat's --top-io.
+COMM=io$C1$OSC${RLO}rd
+"${AS_ATTACKER[@]}" "$PY" -c 'import ctypes, os, sys
+ctypes.CDLL(None).prctl(15, bytes.fromhex(sys.argv[1]), 0, 0, 0)
+fd, zero = os.open(sys.argv[2], os.O_RDONLY), os.open("/dev/zero", os.O_RDONLY)
+open(sys.argv[3], "w").close()
+while True:
+    os.pread(fd, 16384, 0)
+    os.read(zero, 1 << 20)' "$(hex "$COMM")" "${AFILES[0]}" "$A/comm.ready" &
+hostile=$!
+on_exit "kill $hostile 2>/dev/null"
+wait_until 30 test -e "$A/comm.ready"
+check_eq "the process's name is the three of them" "$(hex "$COMM")" "$(hex "$(tr -d '\n' </proc/$hostile/comm)")"
+# until_shown FILE TEXT CMD...: runs CMD (output in FILE) until FILE holds TEXT, 30 runs at most (a
+# busier process may top the list a while); the last run's output stays.
+until_shown() {
+	local file=$1 text=$2 i; shift 2
+	for ((i = 0; i < 30; i++)); do
+		"$@" >"$file" 2>"$file.err" && grep -qF -- "$text" "$file" && return 0
+	done
+	return 1
+}
+# rows DESCRIPTION TABLE_TEXT NAME CMD...: CMD (a monitor, in each format) until its rows name NAME:
+# as TABLE_TEXT in the table, with \uXXXX in JSON, \xNN in CSV. Each output clean; in JSON and CSV
+# NAME reads back to its bytes.
+rows() {
+	local d=$1 table=$2 name=$3 fmt seen shown; shift 3
+	for fmt in "" --json --csv; do
+		case $fmt in
+		--json) seen=$(python3 -c 'import json, sys; print(json.dumps(bytes.fromhex(sys.argv[1]).decode())[1:-1])' "$(hex "$name")") ;;
+		--csv) seen=$(escaped "$name") ;;
+		*) seen=$table ;;
+		esac
+		shown=yes
+		until_shown "$T/top.out" "$seen" "$@" $fmt || shown=
+		check "$d ${fmt:---table}: the row, its name escaped" test -n "$shown"
+		clean "… clean" "$T/top.out" "$T/top.out.err"
+		case $fmt in
+		--json) check "… JSON: its name unescapes to its bytes$(hn json "$T/top.out" "$(hex "$name")" | sed 's/^/: /')" \
+			hn json "$T/top.out" "$(hex "$name")" ;;
+		--csv) check "… CSV: one record a row, its name recoverable$(hn csv "$T/top.out" "$(hex "$name")" | sed 's/^/: /')" \
+			hn csv "$T/top.out" "$(hex "$name")" ;;
+		esac
+	done
+}
+# "i/o proc" is 10 columns, CMD 16: a name is cut there, never inside an escape.
+rows "stat --top-io" 'io\xc2\x9b' "$COMM" "$IOLENS" stat --top-io --no-boot-sample 0.3 3
+rows "cachetop -p (plain rows)" 'io\xc2\x9b\xc2 ' "$COMM" "$IOLENS" cachetop -p "$hostile" 0.3 2
+
+# cgroups: as root, the process moved into a cgroup named with all three; cachetop --cgroup shows it.
+mycg=$(sed -n 's/^0:://p' /proc/self/cgroup)
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+CG=${mycg%/}/iolens-names-$$-$C1$OSC$RLO
+if ! why=$(ebpf_expected); then
+	skip "cachetop --cgroup: $why"
+elif [ -z "$cg2" ] || [ -z "$mycg" ] || ! mkdir "$cg2$CG" 2>/dev/null; then
+	skip "cachetop --cgroup: cannot make a cgroup here (no cgroup v2, or not ours)"
+else
+	on_exit "remove_cgroup '$cg2$CG'"
+	echo "$hostile" >"$cg2$CG/cgroup.procs"
+	shown=yes
+	until_shown "$T/top.out" "iolens-names-$$-\\xc2\\x9b\\xc2\\x9d\\xe2\\x80\\xae" \
+		"$IOLENS" cachetop --cgroup 0.3 2 || shown=
+	check "cachetop --cgroup: the cgroup's path shown, escaped" test -n "$shown"
+	clean "… clean" "$T/top.out" "$T/top.out.err"
+	until_shown "$T/top.out" "iolens-names-$$-\\u009b\\u009d\\u202e" "$IOLENS" cachetop --cgroup --json 0.3 2
+	check "cachetop --cgroup --json: its path unescapes to its bytes$(hn json "$T/top.out" "$(hex "${CG##*/}")" | sed 's/^/: /')" \
+		hn json "$T/top.out" "$(hex "${CG##*/}")"
+fi
+kill "$hostile"; wait "$hostile" 2>/dev/null
+
+# doctor: the attacker's O_DIRECT reader, run through a link named with all three, on a file named so.
+ln -s "$READER" "$A/dr$C1$OSC$RLO"
+ADIRECT=$A/direct$RLO$C1
+"${AS_ATTACKER[@]}" sh -c 'head -c 1048576 /dev/urandom >"$1"' _ "$ADIRECT"
+"${AS_ATTACKER[@]}" "$A/dr$C1$OSC$RLO" "$ADIRECT" "$A/direct.ready" &
+reader=$!
+on_exit "kill $reader 2>/dev/null"
+wait_until 30 test -e "$A/direct.ready"
+"$IOLENS" doctor 1 >"$T/out" 2>"$T/err"
+clean "doctor (text), the attacker's O_DIRECT reader: clean" "$T/out" "$T/err"
+shows "… its finding names the process, escaped" 'dr\xc2\x9b\xc2\x9d\xe2\x80\xae' "$T/out"
+shows "… and the file, escaped" 'direct\xe2\x80\xae\xc2\x9b' "$T/out"
+"$IOLENS" doctor --json 1 >"$T/out" 2>"$T/err"
+clean "doctor --json: clean" "$T/out" "$T/err"
+check "… the process's and the file's names unescape to their bytes$(hn json "$T/out" "$(hex "dr$C1$OSC$RLO")" "$(hex "${ADIRECT##*/}")" | sed 's/^/: /')" \
+	hn json "$T/out" "$(hex "dr$C1$OSC$RLO")" "$(hex "${ADIRECT##*/}")"
+# biotop: the same reader's block I/O, its row named.
+if why=$(ebpf_expected); then
+	rows "biotop (plain rows)" 'dr\xc2\x9b\xc2 ' "dr$C1$OSC$RLO" "$IOLENS" biotop 0.3 2
+else
+	skip "biotop: $why"
+fi
+kill "$reader"; wait "$reader" 2>/dev/null
+
+# A vtrace service named with all three, by the attacker, in a segment named after it: libvtrace's
+# reader refuses the name (letters, digits, '.', '_', '-'); vstat, stat --vtrace, doctor and export
+# say so, or leave it out, without a raw byte.
+mkdir "$A/shm"
+chmod 1777 "$A/shm"
+SVC=sv$C1$OSC$RLO
+mkfifo "$A/forge.in"
+chmod 666 "$A/forge.in"
+VTRACE_DIR=$A/shm "${AS_ATTACKER[@]}" "$VTFORGE" "$A/shm/vtrace.$SVC.%p" --service "$SVC" --hang --hold \
+	<"$A/forge.in" >"$T/forge.out" &
+forge=$!
+on_exit "kill $forge 2>/dev/null"
+exec {forge_in}>"$A/forge.in"
+wait_until 30 grep -q ready "$T/forge.out"
+for fmt in "" --json --csv; do
+	VTRACE_DIR=$A/shm "$IOLENS" vstat $fmt >"$T/out" 2>"$T/err"
+	clean "vstat ${fmt:---table}, a service named with C1 and an override: clean" "$T/out" "$T/err"
+done
+shows "… the segment refused, its name escaped" 'vtrace.sv\xc2\x9b\xc2\x9d\xe2\x80\xae.' "$T/err"
+shows "… for its service's name" 'bad service name' "$T/err"
+VTRACE_DIR=$A/shm "$IOLENS" stat --vtrace 0.2 2 >"$T/out" 2>"$T/err"
+clean "stat --vtrace: clean" "$T/out" "$T/err"
+VTRACE_DIR=$A/shm "$IOLENS" doctor 1 >"$T/out" 2>"$T/err"
+clean "doctor: clean" "$T/out" "$T/err"
+VTRACE_DIR=$A/shm "$IOLENS" export --once >"$T/out" 2>"$T/err"
+clean "export --once: clean" "$T/out" "$T/err"
+exec {forge_in}>&-
+wait "$forge" 2>/dev/null
+
+# A mount point and source named with all three (what a user's FUSE mount can be), in a mount
+# namespace of its own: export's filesystem labels escape them, and Prometheus still reads them.
+if is_root && command -v unshare >/dev/null; then
+	MNT=$A/mnt$OSC$RLO
+	mkdir "$MNT"
+	unshare -m --propagation private sh -c 'mount -t tmpfs -o size=1m "$1" "$2" && exec "$3" export --once' \
+		_ "src$C1$RLO" "$MNT" "$IOLENS" >"$T/out" 2>"$T/err"
+	clean "export --once, a mount point and source with C1 and an override: clean" "$T/out" "$T/err"
+	shows "… the mount point's label escaped (and its backslashes as the exposition text writes them)" \
+		'mnt\\xc2\\x9d\\xe2\\x80\\xae"' "$T/out"
+	check "… each label value reads back to its bytes$(hn prom "$T/out" "$(hex "${MNT##*/}")" "$(hex "src$C1$RLO")" | sed 's/^/: /')" \
+		hn prom "$T/out" "$(hex "${MNT##*/}")" "$(hex "src$C1$RLO")"
+	if command -v promtool >/dev/null; then
+		check_eq "… promtool check metrics accepts it" "" "$(promtool check metrics <"$T/out" 2>&1)"
+	fi
+else
+	skip "a mount with a hostile name: needs root for a mount namespace"
+fi
 
 # ---- bench: a target in a directory with a hostile name --------------------------------------------
 B=$T/$'bench\e[31m\a\r\xff\x80'

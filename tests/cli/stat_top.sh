@@ -153,7 +153,7 @@ OUT=$(IOLENS_REPLAY=$FIX/vm1 TZ=UTC "$IOLENS" stat --top-int --nocolor 1 3)
 if [ "${UPDATE_EXPECTED:-}" = 1 ]; then printf '%s\n' "$OUT" > "$FIX/expected/top-int"; fi
 check_eq "replay: top-int (iolens stat --top-int --nocolor 1 3)" "$(cat "$FIX/expected/top-int" 2>/dev/null)" "$OUT"
 
-# ---- Names a terminal would act on: '?' in the table, as they are in JSON and CSV -----------------
+# ---- Names a terminal would act on: escaped in the table and CSV (\xNN), as they are in JSON --------
 # (the process with the most memory, so that it is the one shown whatever else runs)
 start_named $'\e[31mred\a' '
 import mmap, time
@@ -164,13 +164,14 @@ time.sleep(60)'
 evil=$started
 wait_until test -e "$T/evil.ready"
 run "$IOLENS" stat --top-mem --nocolor --no-boot-sample 0.2 1
-check_match "--top-mem: the name in the table, its escape and bell as '?'" "^\?\[31mred\? " "$(sed -n 3p <<<"$OUT")"
+check_match "--top-mem: the name in the table, its escape as \\x1b, cut to the 11 columns before the bell's" \
+	'^\\x1b\[31mred ' "$(sed -n 3p <<<"$OUT")"
 check_no_match "--top-mem: no escape or bell in the table" $'[\e\a]' "$OUT"
 run "$IOLENS" stat --json --top-mem --no-boot-sample 0.2 1
 check_eq "--top-mem: JSON has the name as the kernel has it, and the pid" $'\e[31mred\a '"$evil" \
 	"$(python3 -c 'import json, sys; g = json.loads(sys.argv[1])["top_mem"]; print(g["name"], g["pid"])' "$OUT")"
 run "$IOLENS" stat --csv --top-mem --no-boot-sample 0.2 1
-check_match "--top-mem: CSV quotes it, as it is" $',"\e\\[31mred\a",' "$OUT"
+check_match "--top-mem: CSV quotes it, escaped as any CSV name" ',"\\x1b\[31mred\\x07",' "$OUT"
 kill $evil; wait $evil 2>/dev/null
 
 # ---- The options, in --list and -M; dstat's headers ------------------------------------------------

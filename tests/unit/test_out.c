@@ -1,6 +1,7 @@
 /* test_out.c: the output layer: column choice, formats, unknown values, sorting, totals; the lines of a monitor. */
 #include "unit.h"
 
+#include <locale.h>
 #include <time.h>
 
 #include "render/out.h"
@@ -118,6 +119,125 @@ static void test_table(void **state)
 				  "c\\x0ad              1536     9\n");
 	free(text);
 	out_table_free(table);
+}
+
+/* The names of the table below: C1 (CSI, OSC), a right-to-left override, an isolate, CJK, é. */
+static struct out_table *hostile_names(const struct out_options *opts)
+{
+	static const char *const names[] = { "c1\xc2\x9b" "31m", "osc\xc2\x9d" "0;t", "evil\xe2\x80\xaetxt",
+					     "iso\xe2\x81\xa6x", "\xe4\xb8\xad\xe6\x96\x87", "\xc3\xa9t\xc3\xa9" };
+	struct out_table *table = out_table_new(columns, C_COUNT, opts, "rows");
+
+	assert_non_null(table);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct out_row *row = out_row_add(table);
+
+		out_set_text(row, C_NAME, names[i]);
+		out_set_count(row, C_SIZE, i);
+	}
+	return table;
+}
+
+/*
+ * Names with C1 and bidirectional controls: each byte as \xNN in a table and CSV, as bytes
+ * below 0x20 are; a JSON escape in JSON (the same string to a parser). The table's columns
+ * stay aligned: an escape takes its four columns, a CJK character two.
+ */
+static void test_hostile_names(void **state)
+{
+	struct out_options opts = { .format = OUT_TABLE, .columns = "name,size" };
+	struct out_table *table;
+	char *text;
+	(void)state;
+
+	table = hostile_names(&opts);
+	text = print(table);
+	assert_string_equal(text, "Name                Size (bytes)\n"
+				  "c1\\xc2\\x9b31m                  0\n"
+				  "osc\\xc2\\x9d0;t                 1\n"
+				  "evil\\xe2\\x80\\xaetxt            2\n"
+				  "iso\\xe2\\x81\\xa6x               3\n"
+				  "\xe4\xb8\xad\xe6\x96\x87                           4\n"
+				  "\xc3\xa9t\xc3\xa9                            5\n");
+	free(text);
+	out_table_free(table);
+
+	opts.format = OUT_CSV;
+	table = hostile_names(&opts);
+	text = print(table);
+	assert_string_equal(text, "name,size\n"
+				  "c1\\xc2\\x9b31m,0\n"
+				  "osc\\xc2\\x9d0;t,1\n"
+				  "evil\\xe2\\x80\\xaetxt,2\n"
+				  "iso\\xe2\\x81\\xa6x,3\n"
+				  "\xe4\xb8\xad\xe6\x96\x87,4\n"
+				  "\xc3\xa9t\xc3\xa9,5\n");
+	free(text);
+	out_table_free(table);
+
+	opts.format = OUT_JSON;
+	table = hostile_names(&opts);
+	text = print(table);
+	assert_string_equal(text, "{\"rows\": [\n"
+				  "{ \"name\": \"c1\\u009b31m\", \"size\": 0 },\n"
+				  "{ \"name\": \"osc\\u009d0;t\", \"size\": 1 },\n"
+				  "{ \"name\": \"evil\\u202etxt\", \"size\": 2 },\n"
+				  "{ \"name\": \"iso\\u2066x\", \"size\": 3 },\n"
+				  "{ \"name\": \"\xe4\xb8\xad\xe6\x96\x87\", \"size\": 4 },\n"
+				  "{ \"name\": \"\xc3\xa9t\xc3\xa9\", \"size\": 5 }\n"
+				  "]}\n");
+	free(text);
+	out_table_free(table);
+}
+
+/* A locale that is not UTF-8: a terminal that may be 8-bit, where c3 a9 is two characters. */
+static void test_names_in_c_locale(void **state)
+{
+	struct out_options opts = { .format = OUT_TABLE, .columns = "name,size" };
+	struct out_table *table;
+	char *text, *json;
+	(void)state;
+
+	assert_non_null(setlocale(LC_CTYPE, "C"));
+	table = hostile_names(&opts);
+	text = print(table);
+	out_table_free(table);
+	/* JSON: the same strings, every character beyond ASCII as an escape. */
+	opts.format = OUT_JSON;
+	opts.columns = "name";
+	table = hostile_names(&opts);
+	json = print(table);
+	out_table_free(table);
+	assert_non_null(setlocale(LC_CTYPE, "C.UTF-8")); /* before a failure can leave it for the next tests */
+	assert_string_equal(text, "Name                     Size (bytes)\n"
+				  "c1\\xc2\\x9b31m                       0\n"
+				  "osc\\xc2\\x9d0;t                      1\n"
+				  "evil\\xe2\\x80\\xaetxt                 2\n"
+				  "iso\\xe2\\x81\\xa6x                    3\n"
+				  "\\xe4\\xb8\\xad\\xe6\\x96\\x87            4\n"
+				  "\\xc3\\xa9t\\xc3\\xa9                   5\n");
+	free(text);
+	assert_non_null(strstr(json, "{ \"name\": \"\\u4e2d\\u6587\" }"));
+	assert_non_null(strstr(json, "{ \"name\": \"\\u00e9t\\u00e9\" }"));
+	free(json);
+}
+
+/* The JSON writer alone: hidden characters as JSON escapes (a tag as a surrogate pair), the rest as it is. */
+static void test_json_write(void **state)
+{
+	static const char json[] = "{\"a\": \"x\x7f\xc2\x85\xe2\x80\x8f\xf3\xa0\x81\x81\xc3\xa9\xf0\x9f\x98\x80\\u001b\"}";
+	char *text = NULL;
+	size_t len = 0;
+	FILE *stream = open_memstream(&text, &len);
+	(void)state;
+
+	assert_non_null(stream);
+	out_json_write(stream, json, strlen(json));
+	out_json_write(stream, "\"\xc2\x9b\"", 2); /* cut short by len: a byte that is not UTF-8 */
+	fclose(stream);
+	assert_string_equal(text, "{\"a\": \"x\\u007f\\u0085\\u200f\\udb40\\udc41\xc3\xa9\xf0\x9f\x98\x80\\u001b\"}"
+				  "\"\\ufffd");
+	free(text);
 }
 
 static void test_human(void **state)
@@ -472,11 +592,19 @@ static void test_where_in_documents(void **state)
 
 int main(void)
 {
+	/* As iolens from the environment: tables measure UTF-8 names by the locale's widths. */
+	if (!setlocale(LC_CTYPE, "C.UTF-8")) {
+		fprintf(stderr, "test_out: no C.UTF-8 locale (glibc >= 2.35 has it built in)\n");
+		return 1;
+	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_default_and_added_columns),
 		cmocka_unit_test(test_unknown_column),
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_hostile_names),
+		cmocka_unit_test(test_names_in_c_locale),
+		cmocka_unit_test(test_json_write),
 		cmocka_unit_test(test_human),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_total),

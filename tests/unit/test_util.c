@@ -1,8 +1,9 @@
-/* test_util.c: size and range parsing, human sizes, page arithmetic, bounded calls, escaping. */
+/* test_util.c: size and range parsing, human sizes, page arithmetic, bounded calls, escaping names for terminals, CSV and JSON. */
 #include "unit.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -302,6 +303,33 @@ static void expect_escaped(const char *text, unsigned what, const char *expected
 	free(out);
 }
 
+/* The documented way back (iolens(1), NAMES IN OUTPUT): each \xNN is the byte NN. */
+static char *unescape(const char *text)
+{
+	char *out = malloc(strlen(text) + 1), *o = out;
+
+	assert_non_null(out);
+	for (const char *p = text; *p;) {
+		unsigned byte;
+
+		if (p[0] == '\\' && p[1] == 'x' && sscanf(p + 2, "%2x", &byte) == 1 && strspn(p + 2, "0123456789abcdef") >= 2) {
+			*o++ = (char)byte;
+			p += 4;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* iolens sets LC_CTYPE from the environment; the tests of what a locale shows choose theirs. */
+static void use_locale(const char *name)
+{
+	if (!setlocale(LC_CTYPE, name))
+		fail_msg("locale %s is not there (glibc >= 2.35 has C.UTF-8 built in)", name);
+}
+
 /* What reaches a terminal, a CSV or a JSON parser of a name another user chose. */
 static void test_escape_text(void **state)
 {
@@ -316,7 +344,215 @@ static void test_escape_text(void **state)
 	/* The backslash only with ESCAPE_BACKSLASH: then the result reads back unambiguously. */
 	expect_escaped("a\\x41", ESCAPE_CONTROL, "a\\x41");
 	expect_escaped("a\\x41", ESCAPE_CONTROL | ESCAPE_BACKSLASH, "a\\x5cx41");
+	/* ESCAPE_BACKSLASH_X (util-linux's rule): only a backslash before an x, which reads back as well. */
+	expect_escaped("a\\b\\x41\\", ESCAPE_BACKSLASH_X, "a\\b\\x5cx41\\");
 	expect_escaped("", ESCAPE_CONTROL, "");
+}
+
+/*
+ * C1 controls: a terminal takes U+009B for CSI and U+009D for OSC, encoded in UTF-8 (c2 9b)
+ * or, on an 8-bit terminal, as the raw byte. Both are escaped, every byte as \xNN, as C0 is.
+ */
+static void test_escape_c1(void **state)
+{
+	(void)state;
+
+	expect_escaped("a\xc2\x9b" "31mb\xc2\x9d" "0;t\xc2\x9c", ESCAPE_CONTROL, "a\\xc2\\x9b31mb\\xc2\\x9d0;t\\xc2\\x9c");
+	/* The edges: DEL and U+0080 in, U+009F in, U+00A0 (no-break space) and U+00A1 out. */
+	expect_escaped("\x7f|\xc2\x80|\xc2\x9f|\xc2\xa0|\xc2\xa1", ESCAPE_CONTROL,
+		       "\\x7f|\\xc2\\x80|\\xc2\\x9f|\xc2\xa0|\xc2\xa1");
+	/* Raw bytes 0x80..0x9f are not UTF-8 on their own: escaped with any flags, or none. */
+	expect_escaped("\x9b" "31m\x9d" "0;t", 0, "\\x9b31m\\x9d0;t");
+	expect_escaped("\x9b", ESCAPE_CONTROL, "\\x9b");
+	/* Without ESCAPE_CONTROL (JSON's strings) a C1 character is kept: the JSON writer escapes it. */
+	expect_escaped("\xc2\x9b", 0, "\xc2\x9b");
+	/* CSV keeps line feeds and tabs, not C1 (U+0085, NEXT LINE, is a line break to some). */
+	expect_escaped("a\nb\tc\xc2\x85" "d\r", ESCAPE_CONTROL | ESCAPE_KEEP_BREAKS, "a\nb\tc\\xc2\\x85d\\x0d");
+}
+
+/* Bidirectional controls (CVE-2021-42574, "Trojan Source") and characters that show nothing. */
+static void test_escape_bidi_and_invisible(void **state)
+{
+	(void)state;
+
+	/* RIGHT-TO-LEFT OVERRIDE: "evil\u202Etxt.exe" would show as "evilexe.txt". */
+	expect_escaped("evil\xe2\x80\xaetxt.exe", ESCAPE_CONTROL, "evil\\xe2\\x80\\xaetxt.exe");
+	/* U+202A..U+202E in; U+2029 (PARAGRAPH SEPARATOR) in; U+202F (NARROW NO-BREAK SPACE) out. */
+	expect_escaped("\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad", ESCAPE_CONTROL,
+		       "\\xe2\\x80\\xaa\\xe2\\x80\\xab\\xe2\\x80\\xac\\xe2\\x80\\xad");
+	expect_escaped("\xe2\x80\xa9|\xe2\x80\xaf", ESCAPE_CONTROL, "\\xe2\\x80\\xa9|\xe2\x80\xaf");
+	/* The isolates U+2066..U+2069 in; U+2070 (SUPERSCRIPT ZERO) out. */
+	expect_escaped("\xe2\x81\xa6\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9\xe2\x81\xb0", ESCAPE_CONTROL,
+		       "\\xe2\\x81\\xa6\\xe2\\x81\\xa7\\xe2\\x81\\xa8\\xe2\\x81\\xa9\xe2\x81\xb0");
+	/* LRM, RLM and ALM (U+200E, U+200F, U+061C) in; U+061B (ARABIC SEMICOLON) out. */
+	expect_escaped("\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c\xd8\x9b", ESCAPE_CONTROL,
+		       "\\xe2\\x80\\x8e\\xe2\\x80\\x8f\\xd8\\x9c\xd8\x9b");
+	/* ZERO WIDTH SPACE, BOM, HANGUL FILLER, a tag (U+E0041, an unseen 'A') in. */
+	expect_escaped("\xe2\x80\x8b\xef\xbb\xbf\xe3\x85\xa4\xf3\xa0\x81\x81", ESCAPE_CONTROL,
+		       "\\xe2\\x80\\x8b\\xef\\xbb\\xbf\\xe3\\x85\\xa4\\xf3\\xa0\\x81\\x81");
+	/* Kept: the joiners (Persian "mi-khaham" with ZWNJ; a family emoji with ZWJ), a variation selector. */
+	expect_escaped("\xd9\x85\xdb\x8c\xe2\x80\x8c\xd8\xae\xd9\x88\xd8\xa7\xd9\x87\xd9\x85", ESCAPE_CONTROL,
+		       "\xd9\x85\xdb\x8c\xe2\x80\x8c\xd8\xae\xd9\x88\xd8\xa7\xd9\x87\xd9\x85");
+	expect_escaped("\xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa7 \xe2\x9d\xa4\xef\xb8\x8f", ESCAPE_CONTROL,
+		       "\xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa7 \xe2\x9d\xa4\xef\xb8\x8f");
+	/* Accented letters, CJK and combining marks as they are. */
+	expect_escaped("\xc3\xa9t\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87 e\xcc\x81", ESCAPE_TERMINAL & ~ESCAPE_LOCALE,
+		       "\xc3\xa9t\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87 e\xcc\x81");
+}
+
+/* Sequences cut short or too long: each byte as \xNN, and what follows still read as UTF-8. */
+static void test_escape_broken_utf8(void **state)
+{
+	(void)state;
+
+	/* Cut at the end, and before an ASCII byte or another sequence. */
+	expect_escaped("a\xe2\x80", ESCAPE_CONTROL, "a\\xe2\\x80");
+	expect_escaped("\xf0\x9f\x98x", 0, "\\xf0\\x9f\\x98x");
+	expect_escaped("\xe2\x80\xc3\xa9", 0, "\\xe2\\x80\xc3\xa9");
+	/* A cut U+202E is no override, but not UTF-8 either: escaped all the same. */
+	expect_escaped("\xe2\x80", 0, "\\xe2\\x80");
+	/* Overlong forms: of DEL (c1 bf), of '/' (e0 80 af), of U+009B (e0 82 9b), of the euro sign. */
+	expect_escaped("\xc1\xbf|\xe0\x80\xaf|\xe0\x82\x9b|\xf0\x82\x82\xac", 0,
+		       "\\xc1\\xbf|\\xe0\\x80\\xaf|\\xe0\\x82\\x9b|\\xf0\\x82\\x82\\xac");
+	/* A surrogate (ed b2 80), past U+10FFFF (f4 90 80 80), bytes that never start one (f5, fe, ff). */
+	expect_escaped("\xed\xb2\x80|\xf4\x90\x80\x80|\xf5\x80|\xfe\xff", 0,
+		       "\\xed\\xb2\\x80|\\xf4\\x90\\x80\\x80|\\xf5\\x80|\\xfe\\xff");
+	/* The largest code point is fine (a noncharacter, unassigned: ESCAPE_LOCALE's business). */
+	expect_escaped("\xf4\x8f\xbf\xbf", ESCAPE_CONTROL, "\xf4\x8f\xbf\xbf");
+}
+
+/* ESCAPE_LOCALE: in a UTF-8 locale what iswprint() rejects; in any other every byte beyond ASCII. */
+static void test_escape_locale(void **state)
+{
+	(void)state;
+
+	use_locale("C.UTF-8");
+	assert_true(locale_is_utf8());
+	expect_escaped("\xc3\xa9t\xc3\xa9 \xe4\xb8\xad", ESCAPE_TERMINAL, "\xc3\xa9t\xc3\xa9 \xe4\xb8\xad");
+	/* U+0378 is unassigned, U+FFFE a noncharacter: escaped for a terminal, kept in CSV. */
+	expect_escaped("\xcd\xb8|\xef\xbf\xbe", ESCAPE_TERMINAL, "\\xcd\\xb8|\\xef\\xbf\\xbe");
+	expect_escaped("\xcd\xb8|\xef\xbf\xbe", ESCAPE_CONTROL, "\xcd\xb8|\xef\xbf\xbe");
+	use_locale("C");
+	assert_false(locale_is_utf8());
+	/* An 8-bit terminal takes the c4 9b of U+011B for 'A' and CSI: every byte beyond ASCII escaped. */
+	expect_escaped("\xc4\x9b \xc3\xa9 a\\b", ESCAPE_TERMINAL, "\\xc4\\x9b \\xc3\\xa9 a\\x5cb");
+	expect_escaped("\xc3\xa9", ESCAPE_CONTROL | ESCAPE_BACKSLASH, "\xc3\xa9"); /* CSV: not the locale's */
+	use_locale("C.UTF-8");
+}
+
+/* Whatever the input and the flags: valid UTF-8 out, nothing hidden left, and the way back exact. */
+static void test_escape_round_trip(void **state)
+{
+	static const char *const names[] = {
+		"plain", "a\\x41\\", "\x1b[31m\xc2\x9b\xc2\x9d\xe2\x80\xae\xe2\x81\xa6\xff\x80\xe2\x80",
+		"\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80\xf3\xa0\x81\x81\xed\xa0\x80\xc0\xaf", "\n\t\r\x7f",
+	};
+	static const unsigned flags[] = {
+		ESCAPE_BACKSLASH, ESCAPE_CONTROL | ESCAPE_BACKSLASH, ESCAPE_TERMINAL,
+		ESCAPE_CONTROL | ESCAPE_KEEP_BREAKS | ESCAPE_BACKSLASH, ESCAPE_CONTROL | ESCAPE_LOCALE | ESCAPE_BACKSLASH_X,
+	};
+	(void)state;
+
+	use_locale("C.UTF-8");
+	for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++)
+		for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
+			char *out = escape_text(names[n], flags[f]), *back = unescape(out);
+
+			for (const char *p = out; *p;) {
+				uint32_t c;
+				size_t len = utf8_decode(p, &c);
+
+				assert_true(len > 0);
+				if (flags[f] & ESCAPE_CONTROL)
+					assert_true(!char_hidden(c) || ((flags[f] & ESCAPE_KEEP_BREAKS) && (c == '\n' || c == '\t')));
+				p += len;
+			}
+			assert_string_equal(back, names[n]);
+			free(back);
+			free(out);
+		}
+}
+
+static void test_char_hidden(void **state)
+{
+	static const uint32_t in[] = { 0x00, 0x1f, 0x7f, 0x80, 0x85, 0x9b, 0x9d, 0x9f, 0x61c, 0x115f, 0x1160, 0x180e,
+				       0x200b, 0x200e, 0x200f, 0x2028, 0x2029, 0x202a, 0x202e, 0x2060, 0x2066, 0x2069,
+				       0x206f, 0x3164, 0xfeff, 0xffa0, 0xfff9, 0xfffb, 0x1bca0, 0x1d173, 0xe0001, 0xe007f };
+	static const uint32_t out[] = { 0x20, 0x7e, 0xa0, 0xad, 0xe9, 0x61b, 0x61d, 0x1161, 0x200a, 0x200c, 0x200d,
+					0x2027, 0x202f, 0x205f, 0x2070, 0x3163, 0x3165, 0xfe0f, 0xfefe, 0xfffc, 0xfffd,
+					0x1f600, 0xe0080, 0xe0100, 0x10ffff };
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+		if (!char_hidden(in[i]))
+			fail_msg("U+%04X should be hidden", in[i]);
+	for (size_t i = 0; i < sizeof(out) / sizeof(out[0]); i++)
+		if (char_hidden(out[i]))
+			fail_msg("U+%04X should be shown", out[i]);
+}
+
+static void test_utf8_decode(void **state)
+{
+	uint32_t c;
+	(void)state;
+
+	assert_int_equal(utf8_decode("A", &c), 1);
+	assert_int_equal(c, 'A');
+	assert_int_equal(utf8_decode("", &c), 0);
+	assert_int_equal(utf8_decode("\xc2\x9b", &c), 2);
+	assert_int_equal(c, 0x9b);
+	assert_int_equal(utf8_decode("\xe2\x80\xae", &c), 3);
+	assert_int_equal(c, 0x202e);
+	assert_int_equal(utf8_decode("\xf4\x8f\xbf\xbf", &c), 4);
+	assert_int_equal(c, 0x10ffff);
+	/* Not UTF-8: a continuation, a cut one, overlong, a surrogate, too large. */
+	assert_int_equal(utf8_decode("\x9b", &c), 0);
+	assert_int_equal(utf8_decode("\xe2\x80", &c), 0);
+	assert_int_equal(utf8_decode("\xc1\x9b", &c), 0);
+	assert_int_equal(utf8_decode("\xe0\x9f\xbf", &c), 0);
+	assert_int_equal(utf8_decode("\xed\xa0\x80", &c), 0);
+	assert_int_equal(utf8_decode("\xf4\x90\x80\x80", &c), 0);
+}
+
+/* Terminal columns: a wide character two, a combining one none; never half a character. */
+static void test_text_fit(void **state)
+{
+	size_t width;
+	(void)state;
+
+	use_locale("C.UTF-8");
+	assert_int_equal(text_width("abc"), 3);
+	assert_int_equal(text_width("\xe4\xb8\xad\xe6\x96\x87"), 4);
+	assert_int_equal(text_width("e\xcc\x81t\xc3\xa9"), 3);
+	assert_int_equal(text_width("\\xe2\\x80\\xae"), 12);
+	assert_int_equal(text_fit("\xe4\xb8\xad\xe6\x96\x87", 3, &width), 3); /* 中 fits, 文 would not */
+	assert_int_equal(width, 2);
+	assert_int_equal(text_fit("e\xcc\x81x", 1, &width), 3); /* the accent goes with its e */
+	assert_int_equal(width, 1);
+	assert_int_equal(text_fit("io\\xc2\\x9b\\xc2", 5, &width), 2); /* an escape whole, or not at all */
+	assert_int_equal(width, 2);
+	assert_int_equal(text_fit("io\\xc2\\x9b\\xc2", 12, &width), 10);
+	assert_int_equal(width, 10);
+	assert_int_equal(text_fit("a\\xz", 3, &width), 3); /* not an escape: a backslash and letters */
+	assert_int_equal(text_fit("abc", 0, &width), 0);
+	assert_int_equal(width, 0);
+}
+
+/* Four names in one message: each its own. */
+static void test_printable_name(void **state)
+{
+	const char *a, *b, *c, *d;
+	(void)state;
+
+	use_locale("C.UTF-8");
+	a = printable_name("a\xc2\x9b");
+	b = printable_name("b\xe2\x80\xae");
+	c = printable_name("c\\");
+	d = printable_name("d\xc3\xa9");
+	assert_string_equal(a, "a\\xc2\\x9b");
+	assert_string_equal(b, "b\\xe2\\x80\\xae");
+	assert_string_equal(c, "c\\x5c");
+	assert_string_equal(d, "d\xc3\xa9");
 }
 
 int main(void)
@@ -332,6 +568,15 @@ int main(void)
 		cmocka_unit_test(test_bounded_call_keep),
 		cmocka_unit_test(test_bounded_call_marked),
 		cmocka_unit_test(test_escape_text),
+		cmocka_unit_test(test_escape_c1),
+		cmocka_unit_test(test_escape_bidi_and_invisible),
+		cmocka_unit_test(test_escape_broken_utf8),
+		cmocka_unit_test(test_escape_locale),
+		cmocka_unit_test(test_escape_round_trip),
+		cmocka_unit_test(test_char_hidden),
+		cmocka_unit_test(test_utf8_decode),
+		cmocka_unit_test(test_text_fit),
+		cmocka_unit_test(test_printable_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
