@@ -1096,11 +1096,16 @@ static enum segment_found set_found(const char *path, void *context)
 		segment->seen = true;
 		if (segment->state == SEGMENT_UNKNOWN) {
 			segment_rejudge(segment, scan->round);
-			if (segment->state == SEGMENT_LIVE) { /* found this time: sampled from now on */
+			if (segment->state != SEGMENT_UNKNOWN) /* found this time, or dead: not among the others any more */
 				for (size_t i = 0; i < set->nothers; i++)
 					if (set->others[i] == segment)
 						set->others[i] = set->others[--set->nothers];
+			if (segment->state == SEGMENT_LIVE) { /* sampled from now on */
 				set_add(&set->list, &set->count, segment);
+			} else if (segment->state != SEGMENT_UNKNOWN) { /* stale, untrusted: closed, as a new one would be */
+				name_map_remove(set->paths, path);
+				segment_free(segment);
+				return SEGMENT_NOT;
 			}
 		}
 		return SEGMENT_KEPT;
