@@ -333,8 +333,8 @@ static void watch(struct segment_dir *dir)
 		return; /* (out of instances: each round reads the whole directory) */
 	/* The directory we hold, not whatever the path names by now. */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", dir->fd);
-	if (inotify_add_watch(dir->notify, self, IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF |
-							 IN_MOVE_SELF | IN_ONLYDIR) < 0) {
+	if (inotify_add_watch(dir->notify, self, IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | IN_ATTRIB |
+							 IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR) < 0) {
 		close(dir->notify);
 		dir->notify = -1;
 	}
@@ -399,7 +399,11 @@ static void drain(struct segment_dir *dir)
 			}
 			if (event->mask & (IN_DELETE | IN_MOVED_FROM))
 				forget(dir, event->name);
-			if (event->mask & (IN_CREATE | IN_MOVED_TO)) {
+			/*
+			 * Come, or changed (sized, its mode set: a writer interrupted between its
+			 * open and its header, and found empty and old meanwhile): looked at again.
+			 */
+			if (event->mask & (IN_CREATE | IN_MOVED_TO | IN_MODIFY | IN_ATTRIB)) {
 				junk_remove(dir, junk_key(event->name));
 				if (!name_map_get(&dir->names, event->name))
 					remember_name(dir, event->name, NAME_NEW, 0, 0);

@@ -768,7 +768,9 @@ bool segment_young(const struct stat *st)
 /* What a scan makes of a file segment_open refused (the file as lstat saw it, or NULL) with error. */
 static void verdict(struct segment_round *round, const struct stat *st, int error)
 {
-	bool passing = error == -ETIME || error == -EMFILE || error == -ENFILE || error == -ENOMEM || error == -EINTR;
+	/* (A header not ready yet is a writer's at work, or stopped there: looked at again, whatever its age.) */
+	bool passing = error == -ETIME || error == -EMFILE || error == -ENFILE || error == -ENOMEM || error == -EINTR ||
+		       (error == -EAGAIN && st && S_ISREG(st->st_mode) && st->st_size > 0);
 
 	round->last_verdict = passing || (st && segment_young(st)) ? SEGMENT_AGAIN : SEGMENT_NOT;
 }

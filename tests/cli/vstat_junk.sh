@@ -89,6 +89,21 @@ check_match "… replaced by a live segment under that name (root's): exported a
 exec {late_in}>&- {late_out}<&-
 check "… and gone when it goes" wait_until 30 sh -c "curl -s 'http://127.0.0.1:$PORT/metrics' | grep -q 'service=\"late\"' && exit 1 || exit 0"
 
+# A file remembered as junk (empty, old), then written in place (the same inode: a writer stopped
+# between its open and its header, then on): looked at again by a reader that runs (inotify's
+# IN_MODIFY), here a vstat of reports every 0.2 s, which lists it once it is a segment.
+nobody "$VTFORGE" "$VTRACE_DIR/elsewhere/vtrace.inplace.1" --service inplace --pid 1
+nobody touch -d "1 minute ago" "$VTRACE_DIR/vtrace.inplace.1"
+"$IOLENS" vstat --json 0.2 300 >"$T/inplace.json" 2>"$T/inplace.err" &
+watcher=$!
+on_exit "kill $watcher 2>/dev/null"
+wait_until 60 lines_at_least "$T/inplace.json" 2
+nobody sh -c 'cat "$1" >"$2"' sh "$VTRACE_DIR/elsewhere/vtrace.inplace.1" "$VTRACE_DIR/vtrace.inplace.1"
+check "an empty old file of nobody's, then written in place: looked at again, said by the vstat that runs" \
+	wait_until 60 grep -q 'vtrace.inplace.1: not shown: untrusted' "$T/inplace.err"
+kill "$watcher"; wait "$watcher" 2>/dev/null
+rm -f "$VTRACE_DIR/vtrace.inplace.1" "$VTRACE_DIR/elsewhere/vtrace.inplace.1"
+
 # vstat with it all: the real server, exit 0; a junk file fails only a run that names it.
 head -c 5000 /dev/urandom >"$T/garbage"
 nobody cp "$T/garbage" "$VTRACE_DIR/vtrace.garbage.1"
