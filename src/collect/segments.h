@@ -163,7 +163,8 @@ enum segment_found segment_open_verdict(const struct segment_round *round);
  * A directory of segments looked at round after round (a reader that runs long): it is read
  * whole the first time and after the kernel lost track (inotify's queue overflowed), else
  * only the names that came and went are looked at; names known not to be segments are
- * remembered by inode (at most SEGMENT_DIR_REMEMBERED of them) and not looked at again.
+ * remembered by inode (at most SEGMENT_DIR_REMEMBERED of them) and not looked at again
+ * unless it changes (inotify says so).
  * Looking at a name (an lstat) is charged to the file's owner: once a user's time is spent,
  * the rest of its names wait for a later round.
  */
