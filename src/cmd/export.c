@@ -209,9 +209,9 @@ static void pressure_metrics(struct prom *p)
 }
 
 static void vtrace_histogram(struct prom *p, const struct vtrace_stats *s, const char *service, const char *pid,
-			     const char *op)
+			     const char *uid, const char *user, const char *op)
 {
-	const char *const pairs[] = { "service", service, "pid", pid, "op", op, NULL };
+	const char *const pairs[] = { "service", service, "pid", pid, "uid", uid, "user", user, "op", op, NULL };
 
 	prom_latency_histogram(p, "iolens_vtrace_request_duration_seconds", pairs, s->histogram, s->completions,
 			       (double)s->service_ns / 1e9);
@@ -271,7 +271,8 @@ static void vtrace_metrics(struct prom *p, struct exporter *e)
 		const char *name, *help;
 		enum prom_type type;
 	} families[] = {
-		{ "iolens_vtrace_requests", "Requests completed, per service and op (libvtrace).", PROM_COUNTER },
+		{ "iolens_vtrace_requests", "Requests completed, per service (and the user it runs as) and op (libvtrace).",
+		  PROM_COUNTER },
 		{ "iolens_vtrace_errors", "Requests completed with an error.", PROM_COUNTER },
 		{ "iolens_vtrace_bytes", "Bytes the requests moved.", PROM_COUNTER },
 		{ "iolens_vtrace_busy_seconds", "Time with a request of the op in flight (op \"\": of any op).", PROM_COUNTER },
@@ -280,6 +281,7 @@ static void vtrace_metrics(struct prom *p, struct exporter *e)
 		{ "iolens_vtrace_request_duration_seconds", "Service time of the requests.", PROM_HISTOGRAM },
 	};
 
+	e->vtrace.one_sample = true; /* counters: the latest sample is all that is published */
 	segment_set_refresh(&e->vtrace);
 	if (!e->vtrace.count)
 		return;
@@ -291,9 +293,12 @@ static void vtrace_metrics(struct prom *p, struct exporter *e)
 		for (size_t i = 0; i < e->vtrace.count; i++) {
 			const struct segment *s = e->vtrace.list[i];
 			const struct vtrace_info *info = s->info;
-			char pid[16];
+			/* Whose it is: anyone may name a service anything, a user and a uid say who runs it. */
+			char pid[16], uid[16], user[80];
 
 			snprintf(pid, sizeof(pid), "%d", (int)s->pid); /* as this machine numbers it */
+			snprintf(uid, sizeof(uid), "%u", info->uid);
+			snprintf(user, sizeof(user), "%s", segment_user_name(info->uid));
 			for (unsigned op = 0; op <= info->op_count; op++) {
 				const struct vtrace_stats *st = &s->current[op];
 				const char *name = op < info->op_count ? vtrace_reader_op_name(s->reader, op) : "";
@@ -303,21 +308,20 @@ static void vtrace_metrics(struct prom *p, struct exporter *e)
 				/* The server as a whole (op "") has a busy time of its own, the union of its ops'. */
 				if ((op == info->op_count && f != BUSY) || segment_impossible(s, op))
 					continue; /* and counters no server writes are not published */
+#define LABELS "service", info->service, "pid", pid, "uid", uid, "user", user, "op", name, NULL
 				switch (f) {
-				case REQUESTS: prom_u64(p, sample, st->completions, "service", info->service, "pid", pid, "op", name, NULL); break;
-				case ERRORS: prom_u64(p, sample, st->errors, "service", info->service, "pid", pid, "op", name, NULL); break;
-				case BYTES: prom_u64(p, sample, st->bytes, "service", info->service, "pid", pid, "op", name, NULL); break;
-				case BUSY:
-					prom_real(p, sample, (double)st->busy_ns / 1e9, "service", info->service, "pid", pid, "op", name,
-						  NULL);
-					break;
-				case IN_FLIGHT: prom_u64(p, sample, in_flight, "service", info->service, "pid", pid, "op", name, NULL); break;
-				case OLDEST: prom_real(p, sample, (double)age / 1e9, "service", info->service, "pid", pid, "op", name, NULL); break;
+				case REQUESTS: prom_u64(p, sample, st->completions, LABELS); break;
+				case ERRORS: prom_u64(p, sample, st->errors, LABELS); break;
+				case BYTES: prom_u64(p, sample, st->bytes, LABELS); break;
+				case BUSY: prom_real(p, sample, (double)st->busy_ns / 1e9, LABELS); break;
+				case IN_FLIGHT: prom_u64(p, sample, in_flight, LABELS); break;
+				case OLDEST: prom_real(p, sample, (double)age / 1e9, LABELS); break;
 				case DURATION: /* an op that never ran has no latencies: no series (as client libraries do) */
 					if (st->completions)
-						vtrace_histogram(p, st, info->service, pid, name);
+						vtrace_histogram(p, st, info->service, pid, uid, user, name);
 					break;
 				}
+#undef LABELS
 			}
 		}
 	}

@@ -10,6 +10,7 @@
 
 #include "cmd/common.h"
 #include "collect/segments.h"
+#include "common/key_map.h"
 #include "common/signals.h"
 #include "common/util.h"
 #include "render/out.h"
@@ -19,6 +20,8 @@ enum {
 	COL_TIME,
 	COL_SERVICE,
 	COL_PID,
+	COL_UID,
+	COL_USER,
 	COL_OP,
 	COL_NAME,
 	COL_NUMBER,
@@ -43,6 +46,8 @@ static const struct out_column columns[COL_COUNT] = {
 	[COL_TIME] = { "time_ns", "Time (ns)", NULL, OUT_COUNT, false, "when the sample was taken (Unix time, ns)" },
 	[COL_SERVICE] = { "service", "Service", NULL, OUT_TEXT, false, "the service's name" },
 	[COL_PID] = { "pid", "PID", NULL, OUT_COUNT, false, "the service's process" },
+	[COL_UID] = { "uid", "UID", NULL, OUT_COUNT, false, "the user the segment belongs to (its owner)" },
+	[COL_USER] = { "user", "user", NULL, OUT_TEXT, false, "that user's name (its number when it has none)" },
 	[COL_OP] = { "op", "op", NULL, OUT_TEXT, true, "the operation: NAME(NUMBER), or TOTAL" },
 	[COL_NAME] = { "name", "name", NULL, OUT_TEXT, false, "the operation's name alone" },
 	[COL_NUMBER] = { "number", "number", NULL, OUT_COUNT, false, "the operation's number, when it has one" },
@@ -66,7 +71,7 @@ static const struct out_column columns[COL_COUNT] = {
 /* What JSON and CSV show when -o does not choose: everything a program may want. */
 static const char json_columns[] = "op,name,number,inflight,completions,ops_per_s,svctm_ns,p50_ns,p99_ns,max_ns,"
 				   "util,errors,errors_per_s,bytes,bytes_per_s,state,hang_ns";
-static const char csv_columns[] = "time_ns,service,pid,op,inflight,completions,ops_per_s,svctm_ns,p50_ns,p99_ns,"
+static const char csv_columns[] = "time_ns,service,pid,uid,user,op,inflight,completions,ops_per_s,svctm_ns,p50_ns,p99_ns,"
 				  "max_ns,util,errors,errors_per_s,bytes,bytes_per_s,state,hang_ns";
 
 enum target_kind { TARGET_ALL, TARGET_PATH, TARGET_PID, TARGET_SERVICE };
@@ -84,6 +89,9 @@ struct vstat {
 	long target_pid;
 	struct segment **segments;
 	size_t nsegments;
+	struct key_map paths;       /* path -> its segment */
+	struct key_map files;       /* (dev, ino) -> its segment (a file found by two paths is shown once) */
+	struct segment_dir *dir;    /* the directory, looked at round after round */
 	struct segment_round round; /* the pass under way over the segments */
 	struct departed { char service[64]; uid_t uid; pid_t pid; } *departed; /* gone: a new one of theirs is a restart */
 	struct told { dev_t dev; ino_t ino; int error; } *told; /* problems said: each file's once a run */
@@ -92,6 +100,7 @@ struct vstat {
 	bool failed;
 	bool reported_gone;
 	bool quiet;               /* problems are not said (a file that may not be the target's) */
+	bool scanning;            /* a file a scan found is opened: its problems are said, and fail only a file named */
 	bool cleaning;            /* --clean: half-made segments are its business */
 	int last_error;           /* of the last problem */
 };
@@ -100,7 +109,7 @@ struct vstat {
 #define TOLD_MAX 4096
 
 /* A segment still not ready after this many seconds was left half made. */
-#define HALF_MADE_AGE 10
+#define HALF_MADE_AGE SEGMENT_MADE_SECONDS
 
 static _Noreturn void usage(void)
 {
@@ -159,18 +168,27 @@ static void report_problem(const struct segment_problem *p, void *context)
 	struct stat st;
 
 	vs->last_error = p->error;
+	/*
+	 * A file that a scan found, and that is not a segment (anyone may drop files named
+	 * vtrace.* in /dev/shm), is said but fails the run only when the user named it; so are
+	 * a user's segments not read for the limits each user has (time, room). A segment shown
+	 * that cannot be read any more fails it.
+	 */
+	bool limit = p->error == -ETIME || p->error == -EMFILE;
+	bool fails = vs->target_kind == TARGET_PATH || (!vs->scanning && !limit);
+
 	/* A segment being created shows at the next scan; one left half made is said (--clean removes it). */
 	if (p->error == -EAGAIN && vs->target_kind != TARGET_PATH) {
 		if (vs->quiet || vs->cleaning || lstat(p->path, &st) != 0 || time(NULL) - st.st_mtime < HALF_MADE_AGE)
 			return;
 		warn_msg("%s: left half made %llu s ago (--clean removes it once nobody holds it)", printable_name(p->path),
 			 (unsigned long long)(time(NULL) - st.st_mtime));
-		vs->failed = true;
+		vs->failed |= fails;
 		return;
 	}
 	if (vs->quiet)
 		return;
-	vs->failed = true;
+	vs->failed |= fails;
 	/* Said once for a file, not at every report (at most TOLD_MAX files remembered). */
 	if (lstat(p->path, &st) == 0) {
 		for (size_t i = 0; i < vs->ntold; i++)
@@ -189,21 +207,24 @@ static void report_problem(const struct segment_problem *p, void *context)
 
 /* ---- Which segments ----------------------------------------------------------- */
 
+/* A segment's file, as the key of vs->files. */
+struct file_key {
+	dev_t dev;
+	ino_t ino;
+};
+
 static struct segment *find_segment(const struct vstat *vs, const char *path)
 {
-	for (size_t i = 0; i < vs->nsegments; i++)
-		if (!strcmp(vs->segments[i]->path, path))
-			return vs->segments[i];
-	return NULL;
+	return name_map_get(&vs->paths, path);
 }
 
 /* The same file, found by another path (its directory and a process's open files). */
 static bool known_file(const struct vstat *vs, const struct segment *segment)
 {
-	for (size_t i = 0; i < vs->nsegments; i++)
-		if (vs->segments[i] != segment && vs->segments[i]->dev == segment->dev && vs->segments[i]->ino == segment->ino)
-			return true;
-	return false;
+	struct file_key key = { segment->dev, segment->ino };
+	const struct segment *other = key_map_get(&vs->files, &key, sizeof(key));
+
+	return other && other != segment;
 }
 
 static bool wanted(const struct vstat *vs, const struct segment *segment)
@@ -220,8 +241,24 @@ static bool wanted(const struct vstat *vs, const struct segment *segment)
 
 static void add_segment(struct vstat *vs, struct segment *segment)
 {
+	struct file_key key = { segment->dev, segment->ino };
+
 	vs->segments = xrealloc(vs->segments, (vs->nsegments + 1) * sizeof(*vs->segments));
 	vs->segments[vs->nsegments++] = segment;
+	name_map_put(&vs->paths, segment->path, segment);
+	key_map_put(&vs->files, &key, sizeof(key), segment);
+}
+
+/* Closes a segment (taken out of vs->segments by the caller). */
+static void drop_segment(struct vstat *vs, struct segment *segment)
+{
+	struct file_key key = { segment->dev, segment->ino };
+
+	if (name_map_get(&vs->paths, segment->path) == segment)
+		name_map_remove(&vs->paths, segment->path);
+	if (key_map_get(&vs->files, &key, sizeof(key)) == segment)
+		key_map_remove(&vs->files, &key, sizeof(key));
+	segment_free(segment);
 }
 
 /*
@@ -284,8 +321,9 @@ static void note_arrived(struct vstat *vs, struct segment *segment)
 	for (size_t i = vs->ndeparted; i-- > 0;)
 		if (same_server(&vs->departed[i], segment)) { /* another user's server of that name is not a restart */
 			segment->restarted_from = vs->departed[i].pid;
-			warn_msg("%s: restarted: pid %d is gone, pid %d took its place (its numbers start anew)",
-				 segment->info->service, (int)vs->departed[i].pid, (int)segment->pid);
+			warn_msg("%s: restarted: pid %d is gone, pid %d took its place (its numbers start anew; user %s)",
+				 segment->info->service, (int)vs->departed[i].pid, (int)segment->pid,
+				 segment_user_name(segment->info->uid));
 			memmove(&vs->departed[i], &vs->departed[i + 1], (vs->ndeparted - i - 1) * sizeof(*vs->departed));
 			vs->ndeparted--;
 			return;
@@ -299,51 +337,83 @@ static void tell_not_shown(struct vstat *vs, struct segment *segment)
 		return;
 	segment->told = true;
 	if (segment->state == SEGMENT_UNTRUSTED)
-		warn_msg("%s: not shown: untrusted (owner uid %u): %s", printable_name(segment->path), segment->info->uid,
+		warn_msg("%s: not shown: untrusted (user %s, uid %u): %s", printable_name(segment->path),
+			 segment_user_name(segment->info->uid), segment->info->uid,
 			 segment->why);
 	else if (segment->state == SEGMENT_UNKNOWN)
 		warn_msg("%s: cannot tell whose it is: %s", printable_name(segment->path), segment->why);
 }
 
+/* A segment shown as its service's: proven, or dead (said so), or the very file asked for. */
+static bool listed(const struct vstat *vs, const struct segment *segment)
+{
+	return segment->state == SEGMENT_LIVE || segment->state == SEGMENT_STALE || vs->target_kind == TARGET_PATH;
+}
+
+static bool shown_in_full(const struct vstat *vs, const struct segment *segment)
+{
+	return listed(vs, segment) && (segment->state != SEGMENT_STALE || vs->show_stale);
+}
+
 /* A file the scan found: kept when known, opened when new, refused with a message when bad. */
-static void open_found(struct vstat *vs, const char *path, pid_t holder)
+static enum segment_found open_found(struct vstat *vs, const char *path, pid_t holder)
 {
 	struct segment *segment = find_segment(vs, path);
 	int match = holder ? 1 : name_may_match(vs, path);
 	bool quiet = vs->quiet;
 
 	if (!match)
-		return;
+		return SEGMENT_NOT;
 	if (segment && !segment_removed(segment)) {
 		segment->seen = true;
 		segment_rejudge(segment, &vs->round);
-		return;
+		return SEGMENT_KEPT;
 	}
-	if (segment)
-		return; /* replaced: dropped below, and opened anew at the next scan */
+	if (segment) /* another file at its path now: the one held goes (unseen), this one is opened */
+		name_map_remove(&vs->paths, path);
 	vs->quiet = quiet || match == 2;
+	vs->scanning = true;
 	segment = segment_open(path, holder ? SEGMENT_FOLLOW : 0, holder, &vs->round, report_problem, vs);
+	vs->scanning = false;
 	vs->quiet = quiet;
 	if (!segment)
-		return;
+		return segment_open_verdict(&vs->round);
 	if (!wanted(vs, segment) || known_file(vs, segment)) {
 		segment_free(segment);
-		return;
+		return SEGMENT_NOT;
 	}
 	segment->seen = true;
 	add_segment(vs, segment);
 	if (segment->state != SEGMENT_LIVE)
 		tell_not_shown(vs, segment);
+	/* Said in a line, not sampled: what it held (its room among its user's) is not kept. */
+	if ((segment->state == SEGMENT_STALE || segment->state == SEGMENT_UNTRUSTED) && !shown_in_full(vs, segment))
+		segment_release(segment);
+	return SEGMENT_KEPT;
 }
 
-static void found(const char *path, void *context)
+static enum segment_found found(const char *path, void *context)
 {
-	open_found(context, path, 0);
+	return open_found(context, path, 0);
 }
 
 static void found_in_process(const char *path, pid_t holder, void *context)
 {
 	open_found(context, path, holder);
+}
+
+static void tell_skipped(uid_t uid, size_t files, void *context)
+{
+	struct vstat *vs = context;
+
+	warn_msg("%s: %zu file%s of user %s (uid %u) not looked at: that user's files took all of their time this round",
+		 printable_name(vs->directory), files, files == 1 ? "" : "s", segment_user_name(uid),
+		 (unsigned)uid);
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp((*(struct segment *const *)a)->path, (*(struct segment *const *)b)->path);
 }
 
 /* Finds the segments again: new services appear, closed ones go. */
@@ -355,7 +425,7 @@ static void rescan(struct vstat *vs)
 	if (vs->target_kind == TARGET_PATH) {
 		if (vs->nsegments && segment_removed(vs->segments[0])) {
 			warn_msg("%s: the service closed its segment", printable_name(vs->segments[0]->path));
-			segment_free(vs->segments[0]);
+			drop_segment(vs, vs->segments[0]);
 			vs->nsegments = 0;
 			vs->reported_gone = true;
 		}
@@ -363,13 +433,17 @@ static void rescan(struct vstat *vs)
 	}
 	for (size_t i = 0; i < vs->nsegments; i++)
 		vs->segments[i]->seen = false;
-	rc = segment_scan(vs->directory, found, vs);
+	if (!vs->dir)
+		vs->dir = segment_dir_new(vs->directory);
+	rc = segment_dir_scan(vs->dir, &vs->round, found, vs);
 	if (rc) {
 		warn_errno(printable_name(vs->directory), -rc);
 		vs->failed = true;
 	}
+	if (!vs->quiet)
+		segment_round_skipped(&vs->round, tell_skipped, vs);
 	if (vs->target_kind == TARGET_PID)
-		segment_scan_process(vs->procfs, (pid_t)vs->target_pid, found_in_process, vs);
+		segment_scan_process(&vs->round, (pid_t)vs->target_pid, found_in_process, vs);
 	for (size_t i = 0; i < vs->nsegments; i++) {
 		struct segment *segment = vs->segments[i];
 
@@ -379,9 +453,12 @@ static void rescan(struct vstat *vs)
 		}
 		if (segment->state == SEGMENT_LIVE)
 			note_departed(vs, segment);
-		segment_free(segment);
+		drop_segment(vs, segment);
 	}
 	vs->nsegments = kept;
+	/* In path order, whatever order the directory gave. */
+	if (vs->nsegments)
+		qsort(vs->segments, vs->nsegments, sizeof(*vs->segments), by_path);
 	/* After the departures: a server that replaced another between two scans is its restart. */
 	for (size_t i = 0; i < vs->nsegments; i++)
 		if (vs->segments[i]->state == SEGMENT_LIVE && !vs->segments[i]->arrived) {
@@ -472,6 +549,8 @@ static void fill_identity(struct out_row *row, const struct segment *segment, ui
 	out_set_count(row, COL_TIME, time_ns);
 	out_set_text(row, COL_SERVICE, segment->info->service);
 	out_set_count(row, COL_PID, (uint64_t)segment->pid);
+	out_set_count(row, COL_UID, segment->info->uid);
+	out_set_text(row, COL_USER, segment_user_name(segment->info->uid));
 }
 
 /*
@@ -485,8 +564,9 @@ static void unknown_row(struct vstat *vs, struct out_row *row, struct segment *s
 	out_set_text(row, COL_STATE, "?");
 	if (why && !segment->told && !vs->quiet) {
 		segment->told = true;
-		warn_msg("%s (pid %d): %s: %s: shown as unknown (a segment written by something else than libvtrace?)",
-			 segment->info->service, (int)segment->pid, op, why);
+		warn_msg("%s (pid %d, user %s): %s: %s: shown as unknown (a segment written by something else than libvtrace?)",
+			 segment->info->service, (int)segment->pid, segment_user_name(segment->info->uid), op,
+			 why);
 	}
 }
 
@@ -546,12 +626,6 @@ static const char *state_name(enum segment_state state)
 	return state == SEGMENT_LIVE ? "live" : state == SEGMENT_STALE ? "stale" : state == SEGMENT_UNTRUSTED ? "untrusted" : "unknown";
 }
 
-/* A segment shown as its service's: proven, or dead (said so), or the very file asked for. */
-static bool listed(const struct vstat *vs, const struct segment *segment)
-{
-	return segment->state == SEGMENT_LIVE || segment->state == SEGMENT_STALE || vs->target_kind == TARGET_PATH;
-}
-
 /* Samples every segment listed; those that fail are dropped after their message. */
 static void sample_all(struct vstat *vs)
 {
@@ -564,8 +638,21 @@ static void sample_all(struct vstat *vs)
 		segment_check_alive(segment, vs->procfs);
 		if (was == SEGMENT_LIVE && segment->state == SEGMENT_STALE && vs->target_kind != TARGET_PATH)
 			note_departed(vs, segment);
-		if (listed(vs, segment) && segment_sample(segment, &vs->round, report_problem, vs) != 0) {
-			segment_free(segment);
+		/* (one released is not sampled: its numbers are not shown) */
+		if (listed(vs, segment) && segment->reader && segment_sample(segment, &vs->round, report_problem, vs) != 0) {
+			drop_segment(vs, segment);
+			continue;
+		}
+		vs->segments[kept++] = segment;
+	}
+	vs->nsegments = kept;
+	/* Those whose room another user's took meanwhile (sampled before it was): closed now, said. */
+	kept = 0;
+	for (size_t i = 0; i < vs->nsegments; i++) {
+		struct segment *segment = vs->segments[i];
+
+		if (segment->evicted && (!listed(vs, segment) || segment_sample(segment, &vs->round, report_problem, vs))) {
+			drop_segment(vs, segment);
 			continue;
 		}
 		vs->segments[kept++] = segment;
@@ -573,27 +660,23 @@ static void sample_all(struct vstat *vs)
 	vs->nsegments = kept;
 }
 
-static bool shown_in_full(const struct vstat *vs, const struct segment *segment)
-{
-	return listed(vs, segment) && (segment->state != SEGMENT_STALE || vs->show_stale);
-}
-
-/* "service (pid 4242[, 1 in its pid namespace][, uid 1000][, STALE ...])  path" */
-static void print_title(const struct vstat *vs, const struct segment *segment)
+/* "service (pid 4242[, 1 in its pid namespace], user NAME[ (uid 1000)][, STALE ...])  path": whose it is, always. */
+static void print_title(const struct segment *segment)
 {
 	const struct vtrace_info *info = segment->info;
-	char ns[48] = "", user[32] = "";
+	char ns[48] = "", uid[24] = "", number[16];
+	const char *user = segment_user_name(info->uid);
 
 	if (segment->pid != info->pid)
 		snprintf(ns, sizeof(ns), ", %d in its pid namespace", info->pid);
-	if (info->uid != geteuid())
-		snprintf(user, sizeof(user), ", uid %u", info->uid);
-	printf("%s (pid %d%s%s%s%s)  %s\n", info->service, (int)segment->pid, ns, user,
+	snprintf(number, sizeof(number), "%u", info->uid);
+	if (strcmp(user, number)) /* a name: its number too */
+		snprintf(uid, sizeof(uid), " (uid %u)", info->uid);
+	printf("%s (pid %d%s, user %s%s%s%s)  %s\n", info->service, (int)segment->pid, ns, user, uid,
 	       segment->state == SEGMENT_STALE ? ", STALE: the process is gone" :
 	       segment->state == SEGMENT_UNKNOWN ? ", cannot tell if it runs" :
 	       segment->state == SEGMENT_UNTRUSTED ? ", UNTRUSTED: " : "",
 	       segment->state == SEGMENT_UNTRUSTED ? segment->why : "", printable_name(segment->path));
-	(void)vs;
 }
 
 static void print_table_report(struct vstat *vs, uint64_t time_ns, bool first)
@@ -609,7 +692,7 @@ static void print_table_report(struct vstat *vs, uint64_t time_ns, bool first)
 		if (!first || any)
 			putchar('\n');
 		any = true;
-		print_title(vs, segment);
+		print_title(segment);
 		if (!shown_in_full(vs, segment))
 			continue;
 		table = out_table_new(columns, COL_COUNT, &vs->output, "ops");
@@ -641,6 +724,7 @@ static void print_json_report(struct vstat *vs, uint64_t time_ns, uint64_t inter
 			out_rec_text(other, "path", segment->path);
 			out_rec_text(other, "state", state_name(segment->state));
 			out_rec_count(other, "owner_uid", segment->info->uid);
+			out_rec_text(other, "owner_user", segment_user_name(segment->info->uid));
 			out_rec_text(other, "reason", segment->why);
 			continue;
 		}
@@ -651,6 +735,7 @@ static void print_json_report(struct vstat *vs, uint64_t time_ns, uint64_t inter
 		if (segment->pid != segment->info->pid) /* its pid in its own namespace */
 			out_rec_int(service, "ns_pid", segment->info->pid);
 		out_rec_count(service, "owner_uid", segment->info->uid);
+		out_rec_text(service, "owner_user", segment_user_name(segment->info->uid));
 		if (segment->restarted_from)
 			out_rec_int(service, "restarted_from_pid", (int)segment->restarted_from);
 		out_rec_text(service, "path", segment->path);
@@ -736,6 +821,18 @@ static void parse_positionals(struct vstat *vs, int argc, char **argv, double *i
 		usage_error("count: '%s' is not a positive whole number", argv[i - 1]);
 	if (i < argc)
 		usage_error("too many arguments");
+}
+
+static void vstat_free(struct vstat *vs)
+{
+	for (size_t i = 0; i < vs->nsegments; i++)
+		segment_free(vs->segments[i]);
+	free(vs->segments);
+	key_map_free(&vs->paths);
+	key_map_free(&vs->files);
+	segment_dir_free(vs->dir);
+	free(vs->departed);
+	free(vs->told);
 }
 
 static void sleep_until(uint64_t deadline_ns)
@@ -847,9 +944,7 @@ int cmd_vstat(int argc, char **argv)
 					 printable_name(vs.directory));
 			segment_round_end(&vs.round);
 			out_table_free(vs.csv);
-			for (size_t i = 0; i < vs.nsegments; i++)
-				segment_free(vs.segments[i]);
-			free(vs.segments);
+			vstat_free(&vs);
 			return EXIT_FAIL;
 		}
 	}
@@ -883,11 +978,7 @@ int cmd_vstat(int argc, char **argv)
 	if (vs.output.format == OUT_CSV && out_table_print(vs.csv, stdout))
 		vs.failed = true;
 	out_table_free(vs.csv);
-	for (size_t i = 0; i < vs.nsegments; i++)
-		segment_free(vs.segments[i]);
-	free(vs.segments);
-	free(vs.departed);
-	free(vs.told);
+	vstat_free(&vs);
 	return vs.failed ? EXIT_FAIL : EXIT_OK;
 }
 
@@ -937,22 +1028,25 @@ static void clean_half_made(struct vstat *vs, const char *path)
 		       (unsigned long long)age);
 }
 
-static void clean_one(const char *path, void *context)
+static enum segment_found clean_one(const char *path, void *context)
 {
 	struct vstat *vs = context;
 	struct segment *segment;
 
 	vs->last_error = 0;
+	vs->scanning = true;
 	segment = segment_open(path, 0, 0, &vs->round, report_problem, vs);
+	vs->scanning = false;
 	if (!segment) {
 		if (vs->last_error == -EAGAIN)
 			clean_half_made(vs, path);
-		return;
+		return SEGMENT_NOT;
 	}
 	if (segment->state == SEGMENT_STALE && remove_file(vs, path, segment->dev, segment->ino))
 		printf("removed %s (service %s, pid %d: the process is gone)\n", printable_name(path),
 		       segment->info->service, segment->info->pid);
 	segment_free(segment);
+	return SEGMENT_NOT;
 }
 
 static int clean(struct vstat *vs)
@@ -961,7 +1055,7 @@ static int clean(struct vstat *vs)
 
 	segment_round_begin(&vs->round, vs->procfs);
 	vs->cleaning = true;
-	rc = segment_scan(vs->directory, clean_one, vs);
+	rc = segment_scan(vs->directory, &vs->round, clean_one, vs);
 	segment_round_end(&vs->round);
 	if (rc) {
 		warn_errno(printable_name(vs->directory), -rc);

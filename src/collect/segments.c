@@ -1,10 +1,11 @@
-/* segments.c: finds libvtrace segments, proves whose each is, opens them through libvtrace's reader, keeps two samples of each. */
+/* segments.c: proves whose each libvtrace segment is, opens it through libvtrace's reader, keeps two samples of each, within each user's time and share of room. */
 #include "collect/segments.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "collect/fdinfo.h"
 #include "collect/procfs.h"
 #include "collect/sysroot.h"
+#include "common/key_map.h"
 #include "common/util.h"
 
 /*
@@ -24,7 +26,10 @@
  * costs no more than one with a few thousand. A writer opens its segment when it starts.
  */
 #define FDS_PER_PROCESS 4096
-/* Looking for the holders of a segment among every process of the machine: at most this long a round. */
+/*
+ * Looking for the writer of a user's segment among that user's processes: at most this long
+ * a round (and no longer than the user's time left). Where it stops, the next round goes on.
+ */
 #define HOLDER_SCAN_NS 500000000ull
 
 const char *vtrace_directory(void)
@@ -42,14 +47,264 @@ static void problem(segment_problem_fn report, void *context, const char *path, 
 		report(&p, context);
 }
 
+/* ---- Each user's time, room and name ------------------------------------------------------ */
+
+/* A user's part of a round. */
+struct round_user {
+	uint64_t spent_ns;  /* its files' time */
+	size_t skipped;     /* its files not looked at, its time spent */
+};
+
+static struct round_user *round_user(struct segment_round *round, uid_t uid)
+{
+	struct round_user *user;
+
+	if (round->last_user && round->last_uid == uid) /* a directory's files come by owner, often */
+		return round->last_user;
+	if (!round->users)
+		round->users = xcalloc(1, sizeof(*round->users));
+	if (!(user = key_map_get(round->users, &uid, sizeof(uid)))) {
+		user = xcalloc(1, sizeof(*user));
+		key_map_put(round->users, &uid, sizeof(uid), user);
+	}
+	round->last_uid = uid;
+	round->last_user = user;
+	return user;
+}
+
+uint64_t segment_user_left(struct segment_round *round, uid_t uid)
+{
+	uint64_t spent;
+
+	if (uid == 0)
+		return UINT64_MAX;
+	spent = round_user(round, uid)->spent_ns;
+	return spent < SEGMENT_USER_BUDGET_NS ? SEGMENT_USER_BUDGET_NS - spent : 0;
+}
+
+void segment_user_spent(struct segment_round *round, uid_t uid, uint64_t since)
+{
+	if (uid != 0)
+		round_user(round, uid)->spent_ns += monotonic_ns() - since;
+}
+
+void segment_user_skipped(struct segment_round *round, uid_t uid)
+{
+	round_user(round, uid)->skipped++;
+}
+
+void segment_round_skipped(const struct segment_round *round, void (*each)(uid_t uid, size_t files, void *context),
+			   void *context)
+{
+	const void *key;
+	void *value;
+
+	if (!round->users)
+		return;
+	for (size_t i = 0; key_map_next(round->users, &i, &key, NULL, &value);) {
+		const struct round_user *user = value;
+		uid_t uid;
+
+		memcpy(&uid, key, sizeof(uid));
+		if (user->skipped)
+			each(uid, user->skipped, context);
+	}
+}
+
+/*
+ * What a user's segments hold open, from one round to the next (a reader is one thread), and
+ * where the look for its writers stopped when it ran out of time.
+ */
+struct user_share {
+	unsigned room;       /* ops, each segment SEGMENT_FILE_OPS at least */
+	pid_t holders_from;  /* the look for writers among its processes goes on after this pid (0: from the first) */
+};
+static struct key_map shares;     /* uid -> struct user_share */
+static unsigned room_taken;       /* by all users but root */
+static struct segment *newest;    /* the segments that take room, newest first */
+
+static struct user_share *share_of(uid_t uid)
+{
+	struct user_share *share = key_map_get(&shares, &uid, sizeof(uid));
+
+	if (!share) {
+		share = xcalloc(1, sizeof(*share));
+		key_map_put(&shares, &uid, sizeof(uid), share);
+	}
+	return share;
+}
+
+/* A user whose segments hold nothing, and whose writers' look has nowhere to go on from, is forgotten. */
+static void forget_share(uid_t uid)
+{
+	struct user_share *share = key_map_get(&shares, &uid, sizeof(uid));
+
+	if (share && !share->room && !share->holders_from)
+		free(key_map_remove(&shares, &uid, sizeof(uid)));
+}
+
+/* The room of each user's now, with uid among them: the total over the users whose segments take some. */
+static unsigned fair_room(uid_t uid)
+{
+	size_t users = 0;
+	bool counted = false;
+	const void *key;
+	void *value;
+
+	for (size_t i = 0; key_map_next(&shares, &i, &key, NULL, &value);) {
+		uid_t owner;
+
+		memcpy(&owner, key, sizeof(owner));
+		if (((struct user_share *)value)->room) {
+			users++;
+			counted |= owner == uid;
+		}
+	}
+	return SEGMENT_TOTAL_OPS / (unsigned)(users + !counted);
+}
+
+static unsigned room_for(unsigned op_count)
+{
+	return op_count + 1 > SEGMENT_FILE_OPS ? op_count + 1 : SEGMENT_FILE_OPS;
+}
+
+static void give_back(struct segment *segment)
+{
+	uid_t uid = segment->info->uid;
+
+	if (!segment->room)
+		return;
+	share_of(uid)->room -= segment->room;
+	room_taken -= segment->room;
+	segment->room = 0;
+	if (segment->newer)
+		segment->newer->older = segment->older;
+	else
+		newest = segment->older;
+	if (segment->older)
+		segment->older->newer = segment->newer;
+	segment->newer = segment->older = NULL;
+	forget_share(uid);
+}
+
+/* More room for a segment (a first: it joins the segments that take some, as the newest). */
+static void take_room(struct segment *segment, unsigned room)
+{
+	if (!segment->room) {
+		segment->older = newest;
+		if (newest)
+			newest->newer = segment;
+		newest = segment;
+	}
+	segment->room += room;
+	share_of(segment->info->uid)->room += room;
+	room_taken += room;
+}
+
+/* The newest segment of the user most above its share (fair each), or NULL when none is. */
+static struct segment *most_above(unsigned fair)
+{
+	struct segment *victim = NULL;
+	unsigned most = fair;
+
+	for (struct segment *s = newest; s; s = s->older) {
+		unsigned room = share_of(s->info->uid)->room;
+
+		if (room > most) {
+			most = room;
+			victim = s;
+		}
+	}
+	return victim;
+}
+
+/*
+ * Whether a segment of uid's that takes room may be opened: within what is left, or within
+ * uid's share, room then made (with evict) by evicting the newest segments of the users most
+ * above theirs. why says why not.
+ */
+static bool admit(uid_t uid, unsigned room, char *why, size_t len, bool evict)
+{
+	unsigned fair, mine;
+	struct segment *victim;
+
+	if (uid == 0 || room_taken + room <= SEGMENT_TOTAL_OPS)
+		return true;
+	fair = fair_room(uid);
+	mine = share_of(uid)->room;
+	if (mine + room > fair) {
+		snprintf(why, len, "not read: the segments of user %s (uid %u) read already take %u of their share of %u ops "
+			 "(%u for every user's)", segment_user_name(uid), (unsigned)uid, mine, fair, SEGMENT_TOTAL_OPS);
+		forget_share(uid);
+		return false;
+	}
+	if (!evict) {
+		forget_share(uid); /* (a look only: nothing taken yet) */
+		return true;
+	}
+	while (room_taken + room > SEGMENT_TOTAL_OPS && (victim = most_above(fair))) {
+		victim->evicted = true;
+		give_back(victim);
+	}
+	return room_taken + room <= SEGMENT_TOTAL_OPS;
+}
+
+/* A user name as useradd makes them: printed as it is everywhere (else the number is). */
+static bool fit_name(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (!len || len > 64)
+		return false;
+	for (const char *c = name; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+		      *c == '-' || *c == '.' || *c == '$' || *c == '@'))
+			return false;
+	return true;
+}
+
+/* Names of users, looked up once each (the password database may be slow): at most this many kept. */
+#define USER_NAMES_MAX 1024
+
+const char *segment_user_name(uid_t uid)
+{
+	static struct key_map names;
+	static char number[16];
+	char buf[1024], *name;
+	struct passwd pw, *found = NULL;
+
+	if ((name = key_map_get(&names, &uid, sizeof(uid))))
+		return name;
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &found) == 0 && found && fit_name(found->pw_name)) {
+		name = xstrdup(found->pw_name);
+	} else {
+		snprintf(number, sizeof(number), "%u", (unsigned)uid);
+		name = xstrdup(number);
+	}
+	if (names.count < USER_NAMES_MAX) {
+		key_map_put(&names, &uid, sizeof(uid), name);
+		return name;
+	}
+	snprintf(number, sizeof(number), "%s", name); /* not remembered: no more than that many */
+	free(name);
+	return number;
+}
+
 /* ---- Who holds what ---------------------------------------------------------------------- */
 
-/* A process with a vtrace file open. */
+/* A process's open vtrace file. */
 struct segment_holder {
 	pid_t pid;       /* in the reader's pid namespace */
+	int fd;
 	dev_t dev;
 	ino_t ino;
-	bool writes;     /* open O_RDWR, as a writer keeps it */
+};
+
+/* The vtrace files the processes of one user hold, looked at once a round. */
+struct holder_scan {
+	bool cut;        /* its time ran out: not every process of the user was looked at */
+	struct segment_holder *holders;
+	size_t count;
 };
 
 /* procfs/PID/status's ids: its pid in its own namespace, and its uids. */
@@ -111,6 +366,14 @@ static int each_vtrace_fd(const char *procfs, pid_t pid, bool (*each)(int fd, vo
 	return 0;
 }
 
+/* Whether pid's descriptor fd is open for reading and writing, as a writer keeps its segment. */
+static bool fd_writes(pid_t pid, int fd)
+{
+	struct fdinfo info;
+
+	return fdinfo_read(pid, fd, &info) == 0 && (info.flags & O_ACCMODE) == O_RDWR;
+}
+
 struct fd_match {
 	const char *procfs;
 	pid_t pid;
@@ -122,7 +385,6 @@ struct fd_match {
 static bool fd_matches(int fd, void *context)
 {
 	struct fd_match *m = context;
-	struct fdinfo info;
 	char path[512];
 	struct stat st;
 
@@ -130,7 +392,7 @@ static bool fd_matches(int fd, void *context)
 	if (stat(path, &st) != 0 || st.st_dev != m->dev || st.st_ino != m->ino)
 		return false;
 	m->found = true;
-	m->writes |= fdinfo_read(m->pid, fd, &info) == 0 && (info.flags & O_ACCMODE) == O_RDWR;
+	m->writes |= fd_writes(m->pid, fd);
 	return m->writes;
 }
 
@@ -145,55 +407,108 @@ static int process_holds(const char *procfs, pid_t pid, dev_t dev, ino_t ino, bo
 	return rc;
 }
 
-struct holder_scan {
+/*
+ * The processes, once a round, with the user each runs as: /proc/PID's owner, which is its
+ * effective uid, but root's for a process that is not dumpable (of any user): the uids of
+ * those are read from their status. (A dumpable process whose filesystem uid is not its
+ * effective one is taken as its effective uid's.)
+ */
+static void list_processes(struct segment_round *round)
+{
+	struct proc_pids pids;
+	pid_t pid;
+
+	if (round->listed)
+		return;
+	round->listed = true;
+	if (proc_pids_open_dir(&pids, round->procfs, 0) != 0)
+		return;
+	while ((pid = proc_pids_next(&pids))) {
+		char name[16];
+		struct proc_ids ids;
+		struct stat st;
+		uid_t euid, fsuid;
+
+		snprintf(name, sizeof(name), "%d", (int)pid);
+		if (fstatat(dirfd(pids.dir), name, &st, 0) != 0)
+			continue;
+		euid = fsuid = st.st_uid;
+		if (st.st_uid == 0) {
+			if (process_ids(round->procfs, pid, &ids) != 0)
+				continue;
+			euid = ids.uid[1];
+			fsuid = ids.uid[3];
+		}
+		round->processes = xrealloc(round->processes, (round->nprocesses + 1) * sizeof(*round->processes));
+		round->processes[round->nprocesses++] = (struct segment_process){ pid, euid, fsuid };
+	}
+	proc_pids_close(&pids);
+}
+
+struct note {
 	struct segment_round *round;
+	struct holder_scan *scan;
 	pid_t pid;
 };
 
 static bool note_holder(int fd, void *context)
 {
-	struct holder_scan *scan = context;
-	struct segment_round *round = scan->round;
-	struct fdinfo info;
+	struct note *note = context;
+	struct holder_scan *scan = note->scan;
 	char path[512];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/%d/fd/%d", round->procfs, (int)scan->pid, fd);
+	snprintf(path, sizeof(path), "%s/%d/fd/%d", note->round->procfs, (int)note->pid, fd);
 	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 		return false;
-	round->holders = xrealloc(round->holders, (round->nholders + 1) * sizeof(*round->holders));
-	round->holders[round->nholders++] = (struct segment_holder){
-		.pid = scan->pid,
-		.dev = st.st_dev,
-		.ino = st.st_ino,
-		.writes = fdinfo_read(scan->pid, fd, &info) == 0 && (info.flags & O_ACCMODE) == O_RDWR,
-	};
+	scan->holders = xrealloc(scan->holders, (scan->count + 1) * sizeof(*scan->holders));
+	scan->holders[scan->count++] = (struct segment_holder){ note->pid, fd, st.st_dev, st.st_ino };
 	return false;
 }
 
-/* Every process's vtrace files, once a round, when a segment's writer is not where its pid says. */
-static void scan_holders(struct segment_round *round)
+/*
+ * The vtrace files the processes of uid hold, once a round, when a segment of uid's has a
+ * writer that is not where its pid says (in another pid namespace). A writer runs as the
+ * owner of its segment: only uid's processes are looked at, so that no other user's, with
+ * however many files open, can keep a writer from being found. uid's own processes take at
+ * most HOLDER_SCAN_NS (and no more than its time left); the next round goes on after the last
+ * one looked at, so every one of them is looked at within a few rounds.
+ */
+static struct holder_scan *holders_of(struct segment_round *round, uid_t uid)
 {
-	uint64_t started = monotonic_ns(), deadline = started + HOLDER_SCAN_NS;
-	struct proc_pids pids;
-	pid_t pid;
+	uint64_t started = monotonic_ns(), left = segment_user_left(round, uid);
+	uint64_t deadline = started + (left < HOLDER_SCAN_NS ? left : HOLDER_SCAN_NS);
+	struct user_share *share = share_of(uid);
+	struct holder_scan *scan;
+	size_t first = 0;
 
-	if (round->scanned)
-		return;
-	round->scanned = true;
-	if (proc_pids_open_dir(&pids, round->procfs, 0) != 0)
-		return;
-	while ((pid = proc_pids_next(&pids))) {
-		struct holder_scan scan = { round, pid };
+	if (!round->holders)
+		round->holders = xcalloc(1, sizeof(*round->holders));
+	if ((scan = key_map_get(round->holders, &uid, sizeof(uid))))
+		return scan;
+	scan = xcalloc(1, sizeof(*scan));
+	key_map_put(round->holders, &uid, sizeof(uid), scan);
+	list_processes(round);
+	while (first < round->nprocesses && round->processes[first].pid <= share->holders_from)
+		first++;
+	for (size_t k = 0; k < round->nprocesses; k++) {
+		const struct segment_process *p = &round->processes[(first + k) % round->nprocesses];
+		struct note note = { round, scan, p->pid };
 
+		if (p->euid != uid && p->fsuid != uid)
+			continue;
 		if (monotonic_ns() >= deadline) {
-			round->scan_cut = true;
+			scan->cut = true;
 			break;
 		}
-		each_vtrace_fd(round->procfs, scan.pid, note_holder, &scan);
+		each_vtrace_fd(round->procfs, p->pid, note_holder, &note);
+		share->holders_from = p->pid;
 	}
-	proc_pids_close(&pids);
-	round->scan_ns += monotonic_ns() - started;
+	if (!scan->cut)
+		share->holders_from = 0;
+	forget_share(uid);
+	segment_user_spent(round, uid, started);
+	return scan;
 }
 
 /* ---- Whose a segment is ------------------------------------------------------------------ */
@@ -334,6 +649,7 @@ static void establish(struct segment *s, bool named, pid_t hint, struct segment_
 	const char *procfs = round->procfs;
 	char name[1024];
 	int verdict = 0, alive;
+	bool cut = false;
 
 	s->pid = info->pid;
 	file_name(s->path, procfs, name, sizeof(name));
@@ -362,15 +678,19 @@ static void establish(struct segment *s, bool named, pid_t hint, struct segment_
 		if (v)
 			verdict = v;
 	}
-	if (verdict != 1) { /* a writer in another pid namespace: among every process */
-		scan_holders(round);
-		for (size_t i = 0; i < round->nholders && verdict != 1; i++) {
-			const struct segment_holder *h = &round->holders[i];
+	if (verdict != 1) { /* a writer in another pid namespace: among the processes of the file's owner */
+		const struct holder_scan *scan = holders_of(round, info->uid);
+
+		cut = scan->cut;
+		for (size_t i = 0; i < scan->count && verdict != 1; i++) {
+			const struct segment_holder *h = &scan->holders[i];
 			int v;
+
 			/* Readers (this one among them) hold it too: only a writer can be its writer. */
-			if (h->dev != s->dev || h->ino != s->ino || !h->writes || h->pid == hint || h->pid == info->pid)
+			if (h->dev != s->dev || h->ino != s->ino || h->pid == hint || h->pid == info->pid ||
+			    !fd_writes(h->pid, h->fd))
 				continue;
-			if ((v = is_writer(s, procfs, h->pid, h->writes)) != 0)
+			if ((v = is_writer(s, procfs, h->pid, true)) != 0)
 				verdict = v;
 		}
 	}
@@ -384,8 +704,8 @@ static void establish(struct segment *s, bool named, pid_t hint, struct segment_
 	}
 	/* Nobody this reader can see holds it. */
 	if (info->flags & VTRACE_INFO_LOCKED) {
-		snprintf(s->why, sizeof(s->why), "%s", round->scan_cut
-			 ? "its writer holds it, but not every process could be looked at in time (looked for again next time)"
+		snprintf(s->why, sizeof(s->why), "%s", cut
+			 ? "its writer holds it, but not every process of its user could be looked at in time (looked for again next time)"
 			 : "its writer holds it, but is not among the processes this reader can see");
 		s->state = SEGMENT_UNKNOWN;
 		return;
@@ -406,73 +726,71 @@ void segment_round_begin(struct segment_round *round, const char *procfs)
 	*round = (struct segment_round){ .procfs = procfs ? procfs : "/proc" };
 }
 
+static void free_values(struct key_map *map, void (*free_value)(void *value))
+{
+	void *value;
+
+	if (!map)
+		return;
+	for (size_t i = 0; key_map_next(map, &i, NULL, NULL, &value);)
+		free_value(value);
+	key_map_free(map);
+	free(map);
+}
+
+static void free_scan(void *value)
+{
+	struct holder_scan *scan = value;
+
+	free(scan->holders);
+	free(scan);
+}
+
 void segment_round_end(struct segment_round *round)
 {
-	free(round->holders);
-	free(round->users);
+	free_values(round->users, free);
+	free_values(round->holders, free_scan);
+	free(round->processes);
 	*round = (struct segment_round){0};
 }
 
-/* The read time a user's segments have taken this round. */
-static uint64_t *user_time(struct segment_round *round, uid_t uid)
+/*
+ * Whether a file was written less than SEGMENT_MADE_SECONDS ago: a segment may still be being
+ * made there (a writer creates it, sizes it and fills its header at once: each sets its mtime).
+ */
+bool segment_young(const struct stat *st)
 {
-	for (size_t i = 0; i < round->nusers; i++)
-		if (round->users[i].uid == uid)
-			return &round->users[i].spent_ns;
-	round->users = xrealloc(round->users, (round->nusers + 1) * sizeof(*round->users));
-	round->users[round->nusers].uid = uid;
-	round->users[round->nusers].spent_ns = 0;
-	return &round->users[round->nusers++].spent_ns;
+	time_t now = time(NULL);
+
+	return now - st->st_mtime < SEGMENT_MADE_SECONDS && st->st_mtime - now < SEGMENT_MADE_SECONDS; /* (a clock set back) */
 }
 
-/* What is left of the owner's budget (root's is not counted): 0 when spent. */
-static uint64_t user_left(struct segment_round *round, uid_t uid)
+/* What a scan makes of a file segment_open refused (the file as lstat saw it, or NULL) with error. */
+static void verdict(struct segment_round *round, const struct stat *st, int error)
 {
-	uint64_t spent;
+	/* (A header not ready yet is a writer's at work, or stopped there: looked at again, whatever its age.) */
+	bool passing = error == -ETIME || error == -EMFILE || error == -ENFILE || error == -ENOMEM || error == -EINTR ||
+		       (error == -EAGAIN && st && S_ISREG(st->st_mode) && st->st_size > 0);
 
-	if (uid == 0)
-		return UINT64_MAX;
-	spent = *user_time(round, uid);
-	return spent < SEGMENT_USER_BUDGET_NS ? SEGMENT_USER_BUDGET_NS - spent : 0;
+	round->last_verdict = passing || (st && segment_young(st)) ? SEGMENT_AGAIN : SEGMENT_NOT;
 }
 
-static void user_spent(struct segment_round *round, uid_t uid, uint64_t since)
+enum segment_found segment_open_verdict(const struct segment_round *round)
 {
-	if (uid != 0)
-		*user_time(round, uid) += monotonic_ns() - since;
-}
-
-/* The operations of each user's segments held open (see SEGMENT_USER_OPS); a reader is one thread. */
-static struct { uid_t uid; unsigned ops; } *user_ops;
-static size_t nuser_ops;
-
-static unsigned *ops_of(uid_t uid)
-{
-	for (size_t i = 0; i < nuser_ops; i++)
-		if (user_ops[i].uid == uid)
-			return &user_ops[i].ops;
-	user_ops = xrealloc(user_ops, (nuser_ops + 1) * sizeof(*user_ops));
-	user_ops[nuser_ops].uid = uid;
-	user_ops[nuser_ops].ops = 0;
-	return &user_ops[nuser_ops++].ops;
-}
-
-/* The time since started, but the holders' scan (the machine's), is the user's. */
-static void user_spent_since(struct segment_round *round, uid_t uid, uint64_t started, uint64_t scan_before)
-{
-	user_spent(round, uid, started + (round->scan_ns - scan_before));
+	return (enum segment_found)round->last_verdict;
 }
 
 struct segment *segment_open(const char *path, unsigned flags, pid_t holder, struct segment_round *round,
 			     segment_problem_fn report, void *context)
 {
-	uint64_t scan_before = round->scan_ns;
 	struct segment *segment;
 	struct vtrace_reader *reader;
 	const char *why = NULL;
 	uint64_t started = monotonic_ns();
 	struct stat st = { .st_uid = 0 };
-	size_t count;
+	bool found = lstat(path, &st) == 0, scanned = found && !(flags & SEGMENT_FOLLOW);
+	char refused[192];
+	uid_t owner;
 	int rc;
 
 	/*
@@ -480,71 +798,79 @@ struct segment *segment_open(const char *path, unsigned flags, pid_t holder, str
 	 * it), or a name taken by someone else: nothing to read or say. A user whose files took all
 	 * of their time this round: the rest wait for the next.
 	 */
-	bool scanned = lstat(path, &st) == 0 && !(flags & SEGMENT_FOLLOW);
-
-	if (scanned && S_ISREG(st.st_mode) && st.st_size == 0)
+	if (!found && !(flags & SEGMENT_FOLLOW)) {
+		verdict(round, NULL, -errno);
 		return NULL;
-	if (scanned && !user_left(round, st.st_uid)) {
-		problem(report, context, path, -ETIME, "not read: the segments of its user took all their time this round");
+	}
+	if (scanned && S_ISREG(st.st_mode) && st.st_size == 0) {
+		verdict(round, &st, -EAGAIN);
+		return NULL;
+	}
+	if (scanned && !segment_user_left(round, st.st_uid)) {
+		verdict(round, &st, -ETIME);
+		problem(report, context, path, -ETIME, "not read: the files of its user took all their time this round");
+		return NULL;
+	}
+	/* A user already at its share: refused before it is opened (what is refused is looked at each round). */
+	if (scanned && !admit(st.st_uid, SEGMENT_FILE_OPS, refused, sizeof(refused), false)) {
+		verdict(round, NULL, -EMFILE);
+		problem(report, context, path, -EMFILE, refused);
 		return NULL;
 	}
 	rc = vtrace_reader_open(path, flags & SEGMENT_FOLLOW ? 0 : VTRACE_READ_NOFOLLOW, &reader, &why);
 	if (rc) {
-		user_spent(round, st.st_uid, started);
+		segment_user_spent(round, st.st_uid, started);
+		verdict(round, scanned ? &st : NULL, rc);
 		problem(report, context, path, rc, why);
 		return NULL;
 	}
-	count = vtrace_reader_info(reader)->op_count + 1;
-	uid_t owner = vtrace_reader_info(reader)->uid;
-	if (owner != 0 && *ops_of(owner) + count > SEGMENT_USER_OPS) {
-		char why_ops[128];
-
-		snprintf(why_ops, sizeof(why_ops), "not read: its user's segments already have %u operations open (at most %u)",
-			 *ops_of(owner), SEGMENT_USER_OPS);
-		user_spent(round, owner, started);
+	/* Open, a segment takes the room of its descriptor; sampled, that of its samples too. */
+	owner = vtrace_reader_info(reader)->uid;
+	if (!admit(owner, SEGMENT_FILE_OPS, refused, sizeof(refused), true)) {
+		segment_user_spent(round, owner, started);
 		vtrace_reader_close(reader);
-		problem(report, context, path, -EMFILE, why_ops);
+		verdict(round, NULL, -EMFILE);
+		problem(report, context, path, -EMFILE, refused);
 		return NULL;
 	}
 	segment = xcalloc(1, sizeof(*segment));
 	segment->path = xstrdup(path);
 	segment->follow = flags & SEGMENT_FOLLOW;
+	segment->one_sample = flags & SEGMENT_ONE_SAMPLE;
 	segment->reader = reader;
 	segment->info = vtrace_reader_info(reader);
 	/* The file we hold, not what the path names now (it may have been swapped since). */
 	segment->dev = (dev_t)segment->info->dev;
 	segment->ino = (ino_t)segment->info->ino;
-	if (segment->info->uid != 0)
-		*ops_of(segment->info->uid) += (unsigned)count;
-	segment->previous = xcalloc(count, sizeof(*segment->previous));
-	segment->current = xcalloc(count, sizeof(*segment->current));
+	if (owner != 0)
+		take_room(segment, SEGMENT_FILE_OPS);
 	establish(segment, !(flags & SEGMENT_FOLLOW) || path_holder(path, round->procfs),
 		  holder ? holder : path_holder(path, round->procfs), round);
 	/* Dead before we came: when it died is not known, its last sign of life is (the same each run). */
 	if (segment->state == SEGMENT_STALE)
 		segment->stale_since_ns = segment->info->heartbeat_ns ? segment->info->heartbeat_ns : monotonic_ns();
-	user_spent_since(round, segment->info->uid, started, scan_before);
+	segment_user_spent(round, owner, started);
 	return segment;
 }
 
 void segment_rejudge(struct segment *segment, struct segment_round *round)
 {
-	uint64_t started = monotonic_ns(), scan_before = round->scan_ns;
+	uint64_t started = monotonic_ns();
 	pid_t holder = path_holder(segment->path, round->procfs);
 
-	if (segment->state != SEGMENT_UNKNOWN || !user_left(round, segment->info->uid))
+	if (segment->state != SEGMENT_UNKNOWN || !segment->reader || !segment_user_left(round, segment->info->uid))
 		return;
 	establish(segment, !segment->follow || holder, holder, round);
 	if (segment->state == SEGMENT_STALE)
 		segment->stale_since_ns = monotonic_ns();
-	user_spent_since(round, segment->info->uid, started, scan_before);
+	segment_user_spent(round, segment->info->uid, started);
 }
 
 void segment_check_alive(struct segment *segment, const char *procfs)
 {
 	int alive;
 
-	if (segment->state != SEGMENT_LIVE && segment->state != SEGMENT_UNKNOWN)
+	if ((segment->state != SEGMENT_LIVE && segment->state != SEGMENT_UNKNOWN) || !segment->reader)
 		return;
 	if (segment->info->flags & VTRACE_INFO_LOCKED) {
 		alive = vtrace_reader_alive(segment->reader, procfs);
@@ -561,22 +887,55 @@ void segment_check_alive(struct segment *segment, const char *procfs)
 
 int segment_sample(struct segment *segment, struct segment_round *round, segment_problem_fn report, void *context)
 {
-	struct vtrace_stats *swap = segment->previous;
-	uint64_t now, left = user_left(round, segment->info->uid), started = monotonic_ns();
+	size_t count = (size_t)segment->info->op_count + 1;
+	struct vtrace_stats *swap;
+	uint64_t now, left = segment_user_left(round, segment->info->uid), started = monotonic_ns();
 	const char *why = NULL;
+	char evicted[192];
 	int rc;
 
+	if (!segment->reader) {
+		problem(report, context, segment->path, -EBADF, "not read: released");
+		return -EBADF;
+	}
+	if (segment->evicted) {
+		snprintf(evicted, sizeof(evicted), "not read any more: its room was given to the segments of users with less "
+			 "than their share (%u ops for every user's)", SEGMENT_TOTAL_OPS);
+		problem(report, context, segment->path, -EMFILE, evicted);
+		return -EMFILE;
+	}
 	if (!left) {
-		problem(report, context, segment->path, -ETIME, "not read: the segments of its user took all their time this round");
+		problem(report, context, segment->path, -ETIME, "not read: the files of its user took all their time this round");
 		return -ETIME;
 	}
-	segment->previous = segment->current;
-	segment->previous_ns = segment->current_ns;
-	segment->has_previous = segment->current_ns != 0;
-	segment->current = swap;
+	/*
+	 * The samples' memory (37 KB an op with both) from the first, within its user's share: a
+	 * segment never sampled takes none. When it is first sampled every segment of the round
+	 * is open, so each user present has its share (not only those whose files came first).
+	 */
+	if (!segment->current && segment->info->uid != 0 && room_for(segment->info->op_count) > segment->room) {
+		unsigned more = room_for(segment->info->op_count) - segment->room;
+
+		if (!admit(segment->info->uid, more, evicted, sizeof(evicted), true)) {
+			problem(report, context, segment->path, -EMFILE, evicted);
+			return -EMFILE;
+		}
+		take_room(segment, more);
+	}
+	if (!segment->current)
+		segment->current = xcalloc(count, sizeof(*segment->current));
+	if (!segment->one_sample) {
+		if (!segment->previous)
+			segment->previous = xcalloc(count, sizeof(*segment->previous));
+		swap = segment->previous;
+		segment->previous = segment->current;
+		segment->previous_ns = segment->current_ns;
+		segment->has_previous = segment->current_ns != 0;
+		segment->current = swap;
+	}
 	vtrace_reader_set_budget(segment->reader, left < UINT64_MAX ? left : 0);
 	rc = vtrace_reader_sample(segment->reader, segment->current, &now, &why);
-	user_spent(round, segment->info->uid, started);
+	segment_user_spent(round, segment->info->uid, started);
 	if (rc) {
 		problem(report, context, segment->path, rc, why);
 		return rc;
@@ -630,57 +989,34 @@ void segment_free(struct segment *segment)
 {
 	if (!segment)
 		return;
-	if (segment->info->uid != 0)
-		*ops_of(segment->info->uid) -= segment->info->op_count + 1;
+	give_back(segment);
 	vtrace_reader_close(segment->reader);
 	free(segment->previous);
 	free(segment->current);
+	free(segment->released_service);
 	free(segment->path);
 	free(segment);
 }
 
+void segment_release(struct segment *segment)
+{
+	if (!segment->reader)
+		return;
+	segment->released = *segment->info;
+	segment->released_service = xstrdup(segment->info->service);
+	segment->released.service = segment->released_service;
+	segment->info = &segment->released;
+	vtrace_reader_close(segment->reader);
+	segment->reader = NULL;
+	give_back(segment);
+	free(segment->previous);
+	free(segment->current);
+	segment->previous = segment->current = NULL;
+	segment->has_previous = false;
+	segment->current_ns = monotonic_ns(); /* when it was last looked at */
+}
+
 /* ---- Finding segments ---------------------------------------------------------------------- */
-
-static int compare_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int scan_dir(DIR *dir, const char *directory, void (*found)(const char *path, void *context), void *context)
-{
-	char **names = NULL, *path;
-	size_t count = 0, capacity = 0;
-	struct dirent *de;
-
-	while ((de = readdir(dir))) {
-		if (strncmp(de->d_name, "vtrace.", 7) != 0)
-			continue;
-		if (count == capacity) {
-			capacity = capacity ? capacity * 2 : 16;
-			names = xrealloc(names, capacity * sizeof(*names));
-		}
-		names[count++] = xstrdup(de->d_name);
-	}
-	closedir(dir);
-	if (count)
-		qsort(names, count, sizeof(*names), compare_names);
-	for (size_t i = 0; i < count; i++) {
-		if (asprintf(&path, "%s/%s", directory, names[i]) < 0)
-			abort();
-		found(path, context);
-		free(path);
-		free(names[i]);
-	}
-	free(names);
-	return 0;
-}
-
-int segment_scan(const char *directory, void (*found)(const char *path, void *context), void *context)
-{
-	DIR *dir = opendir(directory);
-
-	return dir ? scan_dir(dir, directory, found, context) : -errno;
-}
 
 struct process_scan {
 	const char *procfs;
@@ -699,26 +1035,26 @@ static bool found_fd(int fd, void *context)
 	return false;
 }
 
-static void found_in_root(const char *path, void *context)
+static enum segment_found found_in_root(const char *path, void *context)
 {
 	struct process_scan *scan = context;
 
 	scan->found(path, 0, scan->context);
+	return SEGMENT_KEPT; /* (nothing is remembered of a single look) */
 }
 
-void segment_scan_process(const char *procfs, pid_t pid, void (*found)(const char *path, pid_t holder, void *context),
-			  void *context)
+void segment_scan_process(struct segment_round *round, pid_t pid,
+			  void (*found)(const char *path, pid_t holder, void *context), void *context)
 {
-	struct process_scan scan = { procfs, pid, found, context };
+	struct process_scan scan = { round->procfs, pid, found, context };
 	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
 	char root[512], shm[600];
 	struct stat ours, theirs;
 	int rootfd, fd;
-	DIR *dir;
 
-	each_vtrace_fd(procfs, pid, found_fd, &scan);
+	each_vtrace_fd(round->procfs, pid, found_fd, &scan);
 	/* Its /dev/shm, when it is not ours (a container's): resolved inside its root, as it sees it. */
-	snprintf(root, sizeof(root), "%s/%d/root", procfs, (int)pid);
+	snprintf(root, sizeof(root), "%s/%d/root", round->procfs, (int)pid);
 	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return;
@@ -726,24 +1062,17 @@ void segment_scan_process(const char *procfs, pid_t pid, void (*found)(const cha
 	close(rootfd);
 	if (fd < 0)
 		return;
-	if (fstat(fd, &theirs) != 0 || (stat(vtrace_directory(), &ours) == 0 && ours.st_dev == theirs.st_dev &&
-					 ours.st_ino == theirs.st_ino) ||
-	    !(dir = fdopendir(fd))) {
-		close(fd);
-		return;
-	}
 	/*
 	 * Its files are opened by this path: it must lead where the resolution inside its root
 	 * led (a symbolic link on the way, which the path would follow from our root, must not
 	 * send us elsewhere).
 	 */
 	snprintf(shm, sizeof(shm), "%s/dev/shm", root);
-	if (lstat(shm, &ours) != 0 || !S_ISDIR(ours.st_mode) || ours.st_dev != theirs.st_dev ||
-	    ours.st_ino != theirs.st_ino) {
-		closedir(dir);
-		return;
-	}
-	scan_dir(dir, shm, found_in_root, &scan);
+	if (fstat(fd, &theirs) == 0 &&
+	    !(stat(vtrace_directory(), &ours) == 0 && ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino) &&
+	    lstat(shm, &ours) == 0 && S_ISDIR(ours.st_mode) && ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino)
+		segment_scan_at(fd, shm, round, found_in_root, &scan);
+	close(fd);
 }
 
 /* ---- A set of segments, sampled together ------------------------------------------------ */
@@ -753,61 +1082,82 @@ struct set_scan {
 	struct segment_round *round;
 };
 
-static void set_found(const char *path, void *context)
+static void set_add(struct segment ***list, size_t *count, struct segment *segment)
+{
+	*list = xrealloc(*list, (*count + 1) * sizeof(**list));
+	(*list)[(*count)++] = segment;
+}
+
+static enum segment_found set_found(const char *path, void *context)
 {
 	struct set_scan *scan = context;
 	struct segment_set *set = scan->set;
-	struct segment *segment;
+	struct segment *segment = name_map_get(set->paths, path);
 
-	for (size_t i = 0; i < set->count; i++)
-		if (!strcmp(set->list[i]->path, path)) {
-			set->list[i]->seen = true;
-			return;
-		}
-	for (size_t i = 0; i < set->nothers; i++)
-		if (!strcmp(set->others[i]->path, path) && !segment_removed(set->others[i])) {
-			segment = set->others[i];
-			segment->seen = true;
+	if (segment && !segment_removed(segment)) {
+		segment->seen = true;
+		if (segment->state == SEGMENT_UNKNOWN) {
 			segment_rejudge(segment, scan->round);
-			if (segment->state == SEGMENT_LIVE) { /* found this time: sampled from now on */
-				set->others[i] = set->others[--set->nothers];
-				set->list = xrealloc(set->list, (set->count + 1) * sizeof(*set->list));
-				set->list[set->count++] = segment;
+			if (segment->state != SEGMENT_UNKNOWN) /* found this time, or dead: not among the others any more */
+				for (size_t i = 0; i < set->nothers; i++)
+					if (set->others[i] == segment)
+						set->others[i] = set->others[--set->nothers];
+			if (segment->state == SEGMENT_LIVE) { /* sampled from now on */
+				set_add(&set->list, &set->count, segment);
+			} else if (segment->state != SEGMENT_UNKNOWN) { /* stale, untrusted: closed, as a new one would be */
+				name_map_remove(set->paths, path);
+				segment_free(segment);
+				return SEGMENT_NOT;
 			}
-			return;
 		}
-	segment = segment_open(path, 0, 0, scan->round, NULL, NULL);
-	if (!segment)
-		return;
-	segment->seen = true;
-	if (segment->state != SEGMENT_LIVE) {
-		set->others = xrealloc(set->others, (set->nothers + 1) * sizeof(*set->others));
-		set->others[set->nothers++] = segment;
-		return;
+		return SEGMENT_KEPT;
 	}
-	set->list = xrealloc(set->list, (set->count + 1) * sizeof(*set->list));
-	set->list[set->count++] = segment;
+	if (segment) /* another file at its path now: the one held goes (unseen) */
+		name_map_remove(set->paths, path);
+	segment = segment_open(path, set->one_sample ? SEGMENT_ONE_SAMPLE : 0, 0, scan->round, NULL, NULL);
+	if (!segment)
+		return segment_open_verdict(scan->round);
+	/* Dead, or not its service's: nothing to show, and nothing that changes (closed, not looked at again). */
+	if (segment->state == SEGMENT_STALE || segment->state == SEGMENT_UNTRUSTED) {
+		segment_free(segment);
+		return SEGMENT_NOT;
+	}
+	segment->seen = true;
+	name_map_put(set->paths, path, segment);
+	if (segment->state == SEGMENT_LIVE)
+		set_add(&set->list, &set->count, segment);
+	else
+		set_add(&set->others, &set->nothers, segment);
+	return SEGMENT_KEPT;
 }
 
 /* Keeps the segments that are still there, and whose writer runs (with live), freeing the rest. */
-static size_t keep(struct segment **list, size_t count, bool live, struct segment_round *round)
+static size_t keep(struct segment_set *set, struct segment **list, size_t count, bool live, struct segment_round *round)
 {
 	size_t kept = 0;
 
 	for (size_t i = 0; i < count; i++) {
 		struct segment *s = list[i];
-		bool stays = s->seen && !segment_removed(s);
+		bool stays = s->seen && !s->evicted && !segment_removed(s);
 
 		if (stays && live) {
 			segment_check_alive(s, round->procfs);
 			stays = s->state == SEGMENT_LIVE && segment_sample(s, round, NULL, NULL) == 0;
 		}
-		if (stays)
+		if (stays) {
 			list[kept++] = s;
-		else
-			segment_free(s);
+			continue;
+		}
+		if (name_map_get(set->paths, s->path) == s)
+			name_map_remove(set->paths, s->path);
+		segment_free(s);
 	}
 	return kept;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp((*(struct segment *const *)a)->path, (*(struct segment *const *)b)->path);
 }
 
 void segment_set_refresh(struct segment_set *set)
@@ -815,14 +1165,23 @@ void segment_set_refresh(struct segment_set *set)
 	struct segment_round round;
 	struct set_scan scan = { set, &round };
 
+	if (!set->dir)
+		set->dir = segment_dir_new(vtrace_directory());
+	if (!set->paths)
+		set->paths = xcalloc(1, sizeof(*set->paths));
 	segment_round_begin(&round, "/proc");
 	for (size_t i = 0; i < set->count; i++)
 		set->list[i]->seen = false;
 	for (size_t i = 0; i < set->nothers; i++)
 		set->others[i]->seen = false;
-	segment_scan(vtrace_directory(), set_found, &scan);
-	set->count = keep(set->list, set->count, true, &round);
-	set->nothers = keep(set->others, set->nothers, false, &round);
+	segment_dir_scan(set->dir, &round, set_found, &scan);
+	set->count = keep(set, set->list, set->count, true, &round);
+	set->nothers = keep(set, set->others, set->nothers, false, &round);
+	/* Those whose room another user's took meanwhile (sampled before it was): closed now. */
+	set->count = keep(set, set->list, set->count, false, &round);
+	/* In path order, whatever order the directory gave. */
+	if (set->count)
+		qsort(set->list, set->count, sizeof(*set->list), by_path);
 	segment_round_end(&round);
 }
 
@@ -834,5 +1193,10 @@ void segment_set_free(struct segment_set *set)
 		segment_free(set->others[i]);
 	free(set->list);
 	free(set->others);
+	segment_dir_free(set->dir);
+	if (set->paths) {
+		key_map_free(set->paths);
+		free(set->paths);
+	}
 	*set = (struct segment_set){0};
 }

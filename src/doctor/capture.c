@@ -881,6 +881,9 @@ static void snap_vtrace(struct doctor_snapshot *s, const struct segment_set *set
 		snprintf(out->service, sizeof(out->service), "%s", segment->info->service);
 		snprintf(out->segment, sizeof(out->segment), "%s", segment->path);
 		out->pid = segment->pid;
+		out->uid_known = true;
+		out->uid = segment->info->uid;
+		snprintf(out->user, sizeof(out->user), "%s", segment_user_name(segment->info->uid));
 		out->nops = segment->info->op_count;
 		out->ops = xcalloc(out->nops ? out->nops : 1, sizeof(*out->ops));
 		for (unsigned op = 0; op < out->nops; op++) {

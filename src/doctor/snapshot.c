@@ -200,6 +200,10 @@ int doctor_snapshot_write(const struct doctor_snapshot *s, FILE *f)
 		fprintf(f, "vtrace %d", (int)v->pid);
 		put_text(f, v->service);
 		put_text(f, v->segment);
+		if (v->uid_known) {
+			fprintf(f, " %u", (unsigned)v->uid);
+			put_text(f, v->user);
+		}
 		fputc('\n', f);
 		for (unsigned k = 0; k < v->nops; k++) {
 			const struct snap_vtrace_op *o = &v->ops[k];
@@ -288,6 +292,14 @@ static bool next(struct parser *p, struct span *word, const char *what)
 	if (!procfs_next_word(&p->line, word))
 		return fail(p, "%s missing", what);
 	return true;
+}
+
+/* Whether the line has another field (for the fields later versions of a line added at its end). */
+static bool more(const struct parser *p)
+{
+	struct span rest = p->line, word;
+
+	return procfs_next_word(&rest, &word);
 }
 
 static uint64_t u64(struct parser *p, const char *what)
@@ -682,6 +694,11 @@ static void parse_line(struct parser *p, struct span key, struct doctor_snapshot
 		v->pid = pid_of(p, "pid");
 		word_text(p, "service", v->service, sizeof(v->service));
 		word_text(p, "segment", v->segment, sizeof(v->segment));
+		if (!p->failed && more(p)) { /* whose: absent from snapshots recorded before it was said */
+			v->uid_known = true;
+			v->uid = (uint32_t)u64_max(p, "uid", UINT32_MAX - 1);
+			word_text(p, "user", v->user, sizeof(v->user));
+		}
 	} else if (span_equals(key, "op")) {
 		struct snap_vtrace *v = s->nvtrace ? &s->vtrace[s->nvtrace - 1] : NULL;
 		struct snap_vtrace_op *o;

@@ -107,6 +107,9 @@ struct snap_vtrace_op {
 struct snap_vtrace {
 	char service[64];
 	pid_t pid;
+	bool uid_known;         /* (a snapshot recorded before doctor said whose a server is has no uid) */
+	uint32_t uid;           /* the user it runs as: its segment's owner */
+	char user[80];          /* that user's name, or the uid */
 	char segment[512];
 	struct snap_vtrace_op *ops;
 	unsigned nops;

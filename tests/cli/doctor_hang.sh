@@ -64,7 +64,7 @@ check_match "… even with the vtrace-hang rule off: the snapshot says it, not a
 	"iolens vstat \(a hung server it may wait on\)" "$(dq get stuck more pid "$READER" <<<"$OUT")"
 
 run "$IOLENS" doctor 1
-check_match "the text: the hung service and op" "warning: service hung \(pid $SERVER\) is hung on FUSE_READ" "$OUT"
+check_match "the text: the hung service, whose, and op" "warning: service hung \(pid $SERVER\) of user root \(uid 0\) is hung on FUSE_READ" "$OUT"
 check_match "… and the stuck reader, as info under 3 s watched" "info: process $READER \(cat\) is stuck in uninterruptible sleep" "$OUT"
 check_match "… with where it waits, and vstat to see more" "more: cat /proc/$READER/task/$READER/stack; iolens vstat" "$OUT"
 

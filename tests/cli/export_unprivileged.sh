@@ -85,7 +85,7 @@ fi
 
 if [ -x "$VTLOAD" ]; then
 	check_match "the root-run libvtrace server exported: its 7 OPENs" \
-		"^iolens_vtrace_requests_total\\{service=\"rootsvc\",pid=\"$VTLOAD_PID\",op=\"OPEN\"\\} 7$" "$OUT"
+		"^iolens_vtrace_requests_total\\{service=\"rootsvc\",pid=\"$VTLOAD_PID\",uid=\"0\",user=\"root\",op=\"OPEN\"\\} 7$" "$OUT"
 	# Why the unit keeps CAP_DAC_READ_SEARCH and CAP_SYS_PTRACE: without either, the segment is not shown.
 	for keep in +bpf,+perfmon,+sys_ptrace +bpf,+perfmon,+dac_read_search; do
 		as_unit "$keep"

@@ -107,6 +107,28 @@ vtload_say() {
 	echo "$1" >&"$VTLOAD_IN"
 	read -r -u "$VTLOAD_OUT" answer
 }
+# vtload_start NAME SERVICE [RUNNER...] -- OPS...: one of several vtloads, of SERVICE, run by
+# RUNNER (such as "${AS_NOBODY[@]}"; root without), fed through FIFOs: NAME_pid, NAME_path.
+# vtload_to NAME COMMAND sends it one command and waits for its "ok".
+vtload_start() {
+	local name=$1 service=$2 runner=() fd_in fd_out; shift 2
+	while [ "$1" != -- ]; do runner+=("$1"); shift; done
+	shift
+	rm -f "$T/$name.in" "$T/$name.out"
+	mkfifo "$T/$name.in" "$T/$name.out"
+	"${runner[@]}" "${BUILD:-$TOP/build}/tests/helpers/vtload" "$service" "$@" <"$T/$name.in" >"$T/$name.out" &
+	eval "${name}_pid=$!"
+	exec {fd_in}>"$T/$name.in" {fd_out}<"$T/$name.out"
+	eval "${name}_in=$fd_in ${name}_out=$fd_out"
+	read -r -u "$fd_out" _ "${name}_path"
+	on_exit "kill $! 2>/dev/null"
+}
+vtload_to() {
+	local in out answer
+	eval "in=\$${1}_in out=\$${1}_out"
+	echo "$2" >&"$in"
+	read -r -u "$out" answer
+}
 
 # Cached pages of one file by each tool.
 iolens_cached()  { "$IOLENS" pcstat --csv --no-header -o cached "$1"; }

@@ -64,7 +64,7 @@ run "$IOLENS" vstat demo
 check_match "table header" "^op +inflt +op/s +svctm/us +p50/us +p99/us +max/us +%util +err/s +B/s +state +hang/s" "$(sed -n 2p <<<"$OUT")"
 check_match "table row" "^FUSE_OPEN\(14\) +0 +[0-9.]+ +[0-9.]+ " "$OUT"
 check_match "TOTAL row" "^TOTAL +0 " "$OUT"
-check_match "title: service, pid and path" "^demo \(pid $demo_pid\)  $VTRACE_DIR/vtrace.demo.$demo_pid$" "$OUT"
+check_match "title: service, pid, whose and path" "^demo \(pid $demo_pid, user root \(uid 0\)\)  $VTRACE_DIR/vtrace.demo.$demo_pid$" "$OUT"
 
 # Intervals: rates from deltas; what was idle in an interval is left out.
 watch vstat --json demo 1 2
@@ -130,8 +130,8 @@ check "… though they were busy ($busiest %)" py "import sys; sys.exit(not floa
 
 # CSV: a header once, rows with time, service and pid.
 run "$IOLENS" vstat --csv demo 0.2 2
-check_eq "CSV header" "time_ns,service,pid,op,inflight,completions,ops_per_s,svctm_ns,p50_ns,p99_ns,max_ns,util,errors,errors_per_s,bytes,bytes_per_s,state,hang_ns" "$(head -1 <<<"$OUT")"
-check_match "CSV rows" "^[0-9]+,demo,$demo_pid,FUSE_OPEN\(14\),0," "$OUT"
+check_eq "CSV header" "time_ns,service,pid,uid,user,op,inflight,completions,ops_per_s,svctm_ns,p50_ns,p99_ns,max_ns,util,errors,errors_per_s,bytes,bytes_per_s,state,hang_ns" "$(head -1 <<<"$OUT")"
+check_match "CSV rows" "^[0-9]+,demo,$demo_pid,0,root,FUSE_OPEN\(14\),0," "$OUT"
 check_eq "the header once" 1 "$(grep -c '^time_ns' <<<"$OUT")"
 
 # Targets: a path, the seed's /proc/PID/fd/N, a pid, --pid.
@@ -158,13 +158,17 @@ printf '\x09' | dd of="$VTRACE_DIR/vtrace.badver.3" bs=1 seek=8 conv=notrunc sta
 ln -s "$VTRACE_DIR/vtrace.demo.$demo_pid" "$VTRACE_DIR/vtrace.link.4"
 mkfifo "$VTRACE_DIR/vtrace.fifo.5"
 run "$IOLENS" vstat --json
-check_eq "bad segments: exit 1" 1 "$RC"
+check_eq "bad segments found by the scan: said, but not failing the run (exit 0)" 0 "$RC"
 check_match "garbage: bad magic" "vtrace.garbage.1: bad magic: not a vtrace segment" "$ERR"
 check_match "truncated" "vtrace.short.2: truncated" "$ERR"
 check_match "wrong version" "vtrace.badver.3: layout version 9" "$ERR"
 check_match "a symbolic link: refused" "vtrace.link.4: a symbolic link: refused" "$ERR"
 check_match "a FIFO: refused, no hang" "vtrace.fifo.5: not a regular file" "$ERR"
 check_eq "the good ones still shown" "demo,other" "$(py 'import json,sys; print(",".join(sorted(s["service"] for s in json.loads(sys.argv[1])["services"])))' "$OUT")"
+for bad in garbage.1 short.2 badver.3 fifo.5; do # (a link named is followed)
+	run "$IOLENS" vstat --json "$VTRACE_DIR/vtrace.$bad"
+	check_eq "… named on the command line, vtrace.$bad fails the run (exit 1)" 1 "$RC"
+done
 rm -f "$VTRACE_DIR"/vtrace.garbage.1 "$VTRACE_DIR"/vtrace.short.2 "$VTRACE_DIR"/vtrace.badver.3 "$VTRACE_DIR"/vtrace.link.4 "$VTRACE_DIR"/vtrace.fifo.5
 
 # A named target looks only at its own files: a bad one beside it is not its business.
@@ -228,7 +232,7 @@ run "$IOLENS" vstat --json
 check_eq "a dead process's segment is stale" '"stale"' "$(py 'import json,sys; print(json.dumps([s["state"] for s in json.loads(sys.argv[1])["services"] if s["service"]=="other"][0]))' "$OUT")"
 check_eq "… with no rows" 0 "$(py 'import json,sys; print(len([s for s in json.loads(sys.argv[1])["services"] if s["service"]=="other"][0]["ops"]))' "$OUT")"
 run "$IOLENS" vstat
-check_match "the table says STALE" "^other \(pid $other_pid, STALE: the process is gone\)" "$OUT"
+check_match "the table says STALE" "^other \(pid $other_pid, user root \(uid 0\), STALE: the process is gone\)" "$OUT"
 run "$IOLENS" vstat --clean
 check_match "--clean says what it removed" "^removed $VTRACE_DIR/vtrace.other.$other_pid \(service other, pid $other_pid: the process is gone\)$" "$OUT"
 check "--clean removed the stale one" test ! -e "$VTRACE_DIR/vtrace.other.$other_pid"

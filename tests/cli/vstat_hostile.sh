@@ -31,24 +31,9 @@ ops=[o for o in (s[0]["ops"] if s else []) if o["name"]==sys.argv[3]]
 print(ops[0]["state"] if ops else "absent")' "$1" "$2" "$3"
 }
 
-# start_load NAME [ENV=VALUE...] -- OPS...: a vtload in the background, fed through a FIFO.
-start_load() {
-	local name=$1; shift
-	rm -f "$T/$name.in" "$T/$name.out"
-	mkfifo "$T/$name.in" "$T/$name.out"
-	"$VTLOAD" "$name" "$@" < "$T/$name.in" > "$T/$name.out" &
-	eval "${name}_pid=$!"
-	exec {fd_in}>"$T/$name.in" {fd_out}<"$T/$name.out"
-	eval "${name}_in=$fd_in ${name}_out=$fd_out"
-	read -r -u "$fd_out" _ "${name}_path"
-	on_exit "kill $! 2>/dev/null"
-}
-say() {
-	local in out answer
-	eval "in=\$${1}_in out=\$${1}_out"
-	echo "$2" >&"$in"
-	read -r -u "$out" answer
-}
+# start_load NAME OPS...: a vtload of service NAME (lib.sh's vtload_start); say NAME COMMAND.
+start_load() { local name=$1; shift; vtload_start "$name" "$name" -- "$@"; }
+say() { vtload_to "$@"; }
 # hold_forge NAME ARGS...: vtforge --hold as nobody, kept until the test ends; NAME_pid, NAME_path.
 hold_forge() {
 	local name=$1; shift
@@ -71,17 +56,17 @@ check_eq "vstat: the real server only, live (/proc: pid $victim_pid)" "victim:$v
 check_eq "… no HANG: the forged request is not the server's" "" "$(op_state "$OUT" victim OPA)"
 check_eq "… the forged file listed apart as untrusted" "$spoof_path" \
 	"$(py 'import json,sys; print(" ".join(u["path"] for u in json.loads(sys.argv[1])["untrusted"]))' "$OUT")"
-check_match "… and said so, with its owner" "vtrace.victim.$victim_pid.0badf00d: not shown: untrusted \(owner uid 65534\)" "$ERR"
+check_match "… and said so, with its owner" "vtrace.victim.$victim_pid.0badf00d: not shown: untrusted \(user nobody, uid 65534\)" "$ERR"
 run "$IOLENS" vstat --json "$spoof_path"
 check_eq "the forged file named as a path: shown as untrusted, not as the server" "victim:$victim_pid:untrusted" "$(services "$OUT")"
 run "$IOLENS" vstat "$spoof_path"
-check_match "… with the reason: the forger's pid and user" "^victim \(pid $victim_pid, uid 65534, UNTRUSTED: held open for writing by pid $spoof_pid \(uid 65534\), not by the pid $victim_pid it names\)" "$OUT"
+check_match "… with the reason: the forger's pid and user" "^victim \(pid $victim_pid, user nobody \(uid 65534\), UNTRUSTED: held open for writing by pid $spoof_pid \(uid 65534\), not by the pid $victim_pid it names\)" "$OUT"
 run "$IOLENS" vstat victim
 check_no_match "vstat victim (a table): no HANG" "HANG" "$OUT"
-check_match "… its own pid in the title" "^victim \(pid $victim_pid\)" "$OUT"
+check_match "… its own pid and user in the title" "^victim \(pid $victim_pid, user root \(uid 0\)\)" "$OUT"
 run "$IOLENS" export --once
 check_eq "export: victim's OPA series are the server's (100 requests), once" 1 \
-	"$(grep -c "^iolens_vtrace_requests_total{service=\"victim\",pid=\"$victim_pid\",op=\"OPA\"} 100\$" <<<"$OUT")"
+	"$(grep -c "^iolens_vtrace_requests_total{service=\"victim\",pid=\"$victim_pid\",uid=\"0\",user=\"root\",op=\"OPA\"} 100\$" <<<"$OUT")"
 check_eq "… no oldest-in-flight from the forged hour-old request" 0 \
 	"$(grep -E '^iolens_vtrace_oldest_in_flight_seconds\{service="victim"' <<<"$OUT" | awk '$2 > 0' | wc -l)"
 check_no_match "… no series of nobody's pid" "pid=\"$spoof_pid\"" "$OUT"
@@ -100,7 +85,7 @@ run "$IOLENS" vstat --json --stale victim
 check_eq "a forgery that would show the live server as dead (STALE, with its numbers): not the server's" \
 	"victim:$victim_pid:live" "$(services "$OUT")"
 check_match "… said: the pid it names runs but does not hold it" \
-	"0badf02d: not shown: untrusted \(owner uid 65534\): pid $victim_pid runs, started when the header says, but does not hold it" "$ERR"
+	"0badf02d: not shown: untrusted \(user nobody, uid 65534\): pid $victim_pid runs, started when the header says, but does not hold it" "$ERR"
 run "$IOLENS" vstat --clean
 check "… and --clean leaves it (not proven stale either)" test -e "$VTRACE_DIR/vtrace.victim.$victim_pid.0badf02d"
 rm -f "$VTRACE_DIR/vtrace.victim.$victim_pid.0badf02d"
@@ -160,8 +145,14 @@ check_eq "stat --vtrace: op/s, util and hangs of it unknown (null)" "None None N
 exec {absurd_keep}>&-
 
 # ---- Stall and tmpfs: 100 hostile segments, readers end, tmpfs does not grow -------------------
+# nobody's servers stall (every snapshot odd); another user's (uid 40000, no name) are sparse and
+# take far more than the room readers give every user but root (SEGMENT_TOTAL_OPS, 1088 ops).
+OTHER=(setpriv --reuid=40000 --regid=40000 --clear-groups --inh-caps=-all)
 for i in $(seq 5); do hold_forge odd$i "$VTRACE_DIR/vtrace.odd$i.%p" --service odd$i --ops 64 --shards 64 --odd; done
+saved=("${AS_NOBODY[@]}")
+AS_NOBODY=("${OTHER[@]}")
 for i in $(seq 5); do hold_forge big$i "$VTRACE_DIR/vtrace.big$i.%p" --service big$i --ops 1024 --shards 64 --sparse; done
+AS_NOBODY=("${saved[@]}")
 nobody sh -c 'for i in $(seq 90); do "$1" "$2/vtrace.h$i.$((100000 + i))" --service h$i --ops 1024 --shards 64 $3; done' sh \
 	"$VTFORGE" "$VTRACE_DIR" --sparse
 before=$(tmpfs_used)
@@ -177,9 +168,19 @@ print(" ".join("%s:%s:%s" % (s["service"], s["pid"], s["state"]) for s in json.l
 }
 check "… the servers whose every snapshot stays odd: shown all the same (the retries are bounded)" wait_until odd_shown
 check_match "… still shows the real server" "\"service\":\"victim\"" "$OUT"
+# Room: nobody's five (5 x 65 ops) are within its half; uid 40000's 1025-op ones are not shown
+# beyond what is left, each said (not read, or given back for nobody's).
+check_eq "… every one of nobody's odd servers shown: within its share of room" "odd1 odd2 odd3 odd4 odd5" \
+	"$(py 'import json,sys; print(" ".join(sorted(s["service"] for s in json.loads(sys.argv[1])["services"] if s["service"].startswith("odd"))))' "$OUT")"
+check_eq "… uid 40000's, each 1025 ops: none fits beside them" "" \
+	"$(py 'import json,sys; print(" ".join(s["service"] for s in json.loads(sys.argv[1])["services"] if s["service"].startswith("big")))' "$OUT")"
+check_match "… said, with whose" "vtrace.big[0-9].[0-9]+: not read.*user 40000 \(uid 40000\)|vtrace.big[0-9].[0-9]+: not read any more: its room was given" "$ERR"
+check_eq "… the owner in the JSON" "65534 nobody" \
+	"$(py 'import json,sys; s=[x for x in json.loads(sys.argv[1])["services"] if x["service"]=="odd1"][0]; print(s["owner_uid"], s["owner_user"])' "$OUT")"
+check_eq "… and nothing of this fails the run (exit 0)" 0 "$RC"
 run "$IOLENS" export --once
 check "export --once: ends (exit $RC)" test "$RC" -eq 0
-check_match "… still exports the real server" "iolens_vtrace_requests_total\\{service=\"victim\",pid=\"$victim_pid\",op=\"OPA\"\\} 100" "$OUT"
+check_match "… still exports the real server" "iolens_vtrace_requests_total\\{service=\"victim\",pid=\"$victim_pid\",uid=\"0\",user=\"root\",op=\"OPA\"\\} 100" "$OUT"
 run "$IOLENS" doctor --json 1
 check "doctor 1: ends (exit $RC)" test "$RC" -ne 124 -a "$RC" -lt 4
 after=$(tmpfs_used)
@@ -261,8 +262,10 @@ exec {z_in}>&- {z_out}<&-
 "$VTFORGE" "$VTRACE_DIR/vtrace.half.999999" --service half --half
 touch -d '1 minute ago' "$VTRACE_DIR/vtrace.half.999999"
 run "$IOLENS" vstat --json
-check_eq "a half-made segment: exit 1" 1 "$RC"
+check_eq "a half-made segment found by the scan: said, not failing the run (exit 0)" 0 "$RC"
 check_match "… said, with its age" "vtrace.half.999999: .*half made" "$ERR"
+run "$IOLENS" vstat --json "$VTRACE_DIR/vtrace.half.999999"
+check_eq "… named on the command line: exit 1" 1 "$RC"
 run "$IOLENS" vstat --clean
 check_match "--clean removes it, and says so" "removed $VTRACE_DIR/vtrace.half.999999 \(half made" "$OUT$ERR"
 check "… gone" test ! -e "$VTRACE_DIR/vtrace.half.999999"

@@ -11,6 +11,8 @@ struct vtrace_op_window {
 };
 
 struct vtrace_op_window vtrace_op_window(const struct snap_vtrace_op *op);
+/* "(pid 4242) of user nobody (uid 65534)": whose the server is, into buf. */
+const char *vtrace_whose(const struct snap_vtrace *server, char *buf, size_t size);
 /* The fields both rules write, and "more". */
 void vtrace_finding_data(struct doctor_finding *f, const struct snap_vtrace *server, const struct snap_vtrace_op *op,
 			 const struct vtrace_op_window *w);

@@ -1,6 +1,9 @@
 /* vtrace_hang.c: rule vtrace-hang: a libvtrace server with a request in flight past a threshold; and the fields it shares with vtrace-latency. */
 #include "doctor/rules/vtrace.h"
 
+#include <stdio.h>
+#include <string.h>
+
 static double mean_ms(uint64_t service_ns, uint64_t completions)
 {
 	return completions ? (double)service_ns / (double)completions / 1e6 : 0;
@@ -16,12 +19,28 @@ struct vtrace_op_window vtrace_op_window(const struct snap_vtrace_op *op)
 	return w;
 }
 
+const char *vtrace_whose(const struct snap_vtrace *server, char *buf, size_t size)
+{
+	char number[16];
+
+	snprintf(number, sizeof(number), "%u", (unsigned)server->uid);
+	if (!server->uid_known)
+		snprintf(buf, size, "(pid %d)", (int)server->pid);
+	else if (!server->user[0] || !strcmp(server->user, number)) /* a user without a name */
+		snprintf(buf, size, "(pid %d) of user %u", (int)server->pid, (unsigned)server->uid);
+	else
+		snprintf(buf, size, "(pid %d) of user %s (uid %u)", (int)server->pid, server->user, (unsigned)server->uid);
+	return buf;
+}
+
 void vtrace_finding_data(struct doctor_finding *f, const struct snap_vtrace *server, const struct snap_vtrace_op *op,
 			 const struct vtrace_op_window *w)
 {
 	doctor_text(f->more, sizeof(f->more), "iolens vstat %s 1", server->segment);
 	field_text(&f->data, "service", server->service);
 	field_int(&f->data, "pid", (int)server->pid);
+	field_count_if(&f->data, "uid", server->uid, server->uid_known);
+	field_text(&f->data, "user", server->uid_known ? server->user : NULL);
 	field_text(&f->data, "segment", server->segment);
 	field_text(&f->data, "op", op->name);
 	field_count(&f->data, "in_flight", op->begins - op->completions);
@@ -41,6 +60,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			struct vtrace_op_window w = vtrace_op_window(op);
 			uint64_t age = op->oldest_age_ns;
 			struct doctor_finding *f;
+			char whose[128];
 
 			/* counters no server writes: nothing to say from them */
 			if (op->impossible || age < (uint64_t)(config->threshold[TH_HANG_SECONDS] * 1e9))
@@ -50,8 +70,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 					       "a request that never ends holds its client, and often a thread and a lock "
 					       "of the server: other requests pile up behind it (a FUSE client waiting for "
 					       "a page the request should fill sleeps in D)");
-			doctor_text(f->what, sizeof(f->what), "service %s (pid %d) is hung on %s", server->service,
-				    (int)server->pid, op->name);
+			doctor_text(f->what, sizeof(f->what), "service %s %s is hung on %s", server->service,
+				    vtrace_whose(server, whose, sizeof(whose)), op->name);
 			doctor_text(f->numbers, sizeof(f->numbers),
 				    "%llu %s request%s in flight, the oldest for %.1f s; %llu completed in the %.1f s "
 				    "watched (%s)",
@@ -82,7 +102,15 @@ const struct doctor_rule rule_vtrace_hang = {
 		"in\n"
 		".BR \\%iolens\\-vstat (1)):\n"
 		"another user's file that names a server cannot make it look hung, and a\n"
-		"dead server (a zombie too) is not hung.\n",
+		"dead server (a zombie too) is not hung.\n"
+		"Any user may give a server any name: the finding says whose it is, the\n"
+		"user it runs as (its segment's owner), in its text\n"
+		".RB ( \"service rootsvc (pid 4242) of user nobody (uid 65534) is hung on OPEN\" )\n"
+		"and its\n"
+		".B uid\n"
+		"and\n"
+		".B user\n"
+		"fields.\n",
 	.thresholds = { TH_HANG_SECONDS, -1 },
 	.judge = judge,
 };
