@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd/cachestat_common.h"
@@ -443,6 +444,22 @@ static void compile_regex(regex_t *re, const char *option, const char *pattern)
 	}
 }
 
+/* One line when other users may read a file with secrets in it, or write it, as ssh says of keys. */
+static void warn_exposed(const char *path, unsigned mode, bool secret, const char *what)
+{
+	unsigned bits = web_config_exposed(mode, secret);
+	char fix[16];
+
+	if (!bits)
+		return;
+	snprintf(fix, sizeof(fix), "%s%s%s%s%s", bits & S_IWGRP ? "g-w" : "",
+		 bits & S_IWGRP && bits & (S_IROTH | S_IWOTH) ? "," : "", bits & (S_IROTH | S_IWOTH) ? "o-" : "",
+		 bits & S_IROTH ? "r" : "", bits & S_IWOTH ? "w" : "");
+	warn_msg("warning: %s (mode %04o) can be %s by other users%s%s: chmod %s", printable_name(path), mode,
+		 bits & S_IROTH ? (bits & (S_IWOTH | S_IWGRP) ? "read and written" : "read") : "written",
+		 secret ? ", and it holds " : "", secret ? what : "", fix);
+}
+
 /* --collector.NAME and --no-collector.NAME of a collector iolens does not have: exit 2, naming those it has. */
 static void check_collector_names(int argc, char **argv, const struct option *options)
 {
@@ -543,6 +560,10 @@ int cmd_export(int argc, char **argv)
 			usage_error("--web.config.file %s: %s", web_config_path, why_not);
 		}
 		http.web = &web;
+		warn_exposed(web_config_path, web.file_mode, web.user_count || (web.key && !web.key_file),
+			     web.user_count ? "password hashes" : "a private key");
+		if (web.key_path)
+			warn_exposed(web.key_path, web.key_mode, true, "a private key");
 	}
 	/* As node_exporter: one or the other; an include alone drops the default exclude. */
 	if (device_include && device_exclude)

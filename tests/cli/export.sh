@@ -154,6 +154,7 @@ tls_server_config:
 basic_auth_users:
   alice: $("$BCRYPT" 'open sesame')
 YML
+	chmod 600 "$T/web/web.yml" # password hashes: another user reading it is warned about (export_auth.sh)
 	: >"$T/served.err"
 	serve "https://127.0.0.1:$wport/" --listen "127.0.0.1:$wport" --web.config.file "$T/web/web.yml"
 	https=https://127.0.0.1:$wport/metrics
@@ -191,6 +192,7 @@ YML
 	check_match "--listen :PORT without a web config: a warning" 'warning: listening beyond loopback.*without TLS and basic auth' "$(cat "$T/served.err")"
 	kill "$SERVED"; wait "$SERVED" 2>/dev/null
 	printf 'basic_auth_users:\n  alice: %s\n' "$("$BCRYPT" x)" >"$T/web/auth.yml"
+	chmod 600 "$T/web/auth.yml"
 	: >"$T/served.err"
 	serve "http://127.0.0.1:$wport/" --listen "0.0.0.0:$wport" --web.config.file "$T/web/auth.yml"
 	check_match "--listen 0.0.0.0 with basic auth only: a warning that passwords cross in clear" 'warning: .*without TLS.*in clear' "$(cat "$T/served.err")"
