@@ -40,6 +40,9 @@ double http_weight_with(const char *header, const char *token, const char *const
 /* Whether an Accept-Encoding header allows gzip: gzip or x-gzip with q > 0, or * with q > 0. */
 bool http_accepts_gzip(const char *accept_encoding);
 
+/* A Host header's value: RFC 3986's host and port characters only (empty is one), spaces after it aside. */
+bool http_valid_host(const char *value);
+
 /* 127.0.0.0/8, ::1 (or ::ffff:127.x): reached from this machine only. */
 bool http_loopback(const struct sockaddr_storage *addr);
 
