@@ -19,6 +19,7 @@
 #include "common/dl.h"
 #include "common/util.h"
 #include "render/prom.h"
+#include "http/http_auth.h"
 #include "http/web_config.h"
 
 /* libmicrohttpd, opened by http_load (dl.h): export only, not every start-up. */
@@ -36,6 +37,8 @@ static DLSYM_POINTER(MHD_queue_basic_auth_fail_response);
 static DLSYM_POINTER(MHD_http_unescape);
 static DLSYM_POINTER(MHD_basic_auth_get_username_password);
 static DLSYM_POINTER(MHD_get_connection_values);
+static DLSYM_POINTER(MHD_suspend_connection);
+static DLSYM_POINTER(MHD_resume_connection);
 static void *libmicrohttpd;
 /* gnutls, which libmicrohttpd loads for TLS: for answer_once. */
 static DLSYM_POINTER(gnutls_record_send);
@@ -43,7 +46,7 @@ static void *libgnutls;
 
 int http_load(char *why, size_t why_len)
 {
-	return dl_open_many(&libmicrohttpd, MHD_SONAME, why, why_len, DLSYM_ARG(MHD_add_response_header), DLSYM_ARG(MHD_get_connection_info), DLSYM_ARG(MHD_lookup_connection_value), DLSYM_ARG(MHD_free), DLSYM_ARG(MHD_destroy_response), DLSYM_ARG(MHD_create_response_from_buffer), DLSYM_ARG(MHD_stop_daemon), DLSYM_ARG(MHD_start_daemon), DLSYM_ARG(MHD_run_wait), DLSYM_ARG(MHD_queue_response), DLSYM_ARG(MHD_queue_basic_auth_fail_response), DLSYM_ARG(MHD_http_unescape), DLSYM_ARG(MHD_basic_auth_get_username_password), DLSYM_ARG(MHD_get_connection_values), NULL);
+	return dl_open_many(&libmicrohttpd, MHD_SONAME, why, why_len, DLSYM_ARG(MHD_add_response_header), DLSYM_ARG(MHD_get_connection_info), DLSYM_ARG(MHD_lookup_connection_value), DLSYM_ARG(MHD_free), DLSYM_ARG(MHD_destroy_response), DLSYM_ARG(MHD_create_response_from_buffer), DLSYM_ARG(MHD_stop_daemon), DLSYM_ARG(MHD_start_daemon), DLSYM_ARG(MHD_run_wait), DLSYM_ARG(MHD_queue_response), DLSYM_ARG(MHD_queue_basic_auth_fail_response), DLSYM_ARG(MHD_http_unescape), DLSYM_ARG(MHD_basic_auth_get_username_password), DLSYM_ARG(MHD_get_connection_values), DLSYM_ARG(MHD_suspend_connection), DLSYM_ARG(MHD_resume_connection), NULL);
 }
 
 /*
@@ -79,12 +82,14 @@ struct client {
 	uint64_t since_ns;          /* accepted, or its previous response sent */
 	bool answered;              /* its response is queued: being sent */
 	bool closing;               /* shut down by us: libmicrohttpd closes it at its next look */
+	struct auth_check *check;   /* its password being checked: suspended until it is decided */
 	bool in_request;            /* its request has reached handle(), and is not over */
 };
 
 struct http_server {
 	struct http_options options;
 	struct MHD_Daemon *daemon;
+	struct auth *auth;          /* with basic auth */
 	struct client *oldest, *newest;
 	unsigned open;              /* clients not closing */
 	unsigned max_connections;
@@ -239,17 +244,64 @@ static enum MHD_Result unauthorized(struct MHD_Connection *c)
 	return answered(c, rc);
 }
 
-/* Basic auth against the web config's users. */
-static bool authorized(struct http_server *server, struct MHD_Connection *c)
+/* What names a client for the bound on its password checks: its IPv4 address, or its IPv6 /64 (which a host has at least). */
+static size_t client_key(const struct sockaddr_storage *addr, unsigned char key[AUTH_CLIENT_KEY])
+{
+	if (addr->ss_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)addr)->sin6_addr;
+
+		if (IN6_IS_ADDR_V4MAPPED(a))
+			return memcpy(key, a->s6_addr + 12, 4), 4;
+		return memcpy(key, a->s6_addr, 8), 8;
+	}
+	if (addr->ss_family == AF_INET)
+		return memcpy(key, &((const struct sockaddr_in *)addr)->sin_addr, 4), 4;
+	return 0;
+}
+
+/* From the bcrypt thread: a check decided, its connection to be answered. */
+static void resume(void *connection)
+{
+	sym_MHD_resume_connection(connection);
+}
+
+/*
+ * The request's user and password. A check answered from memory is answered at once; one that
+ * needs bcrypt suspends the connection (the loop goes on serving others) until resume(), which
+ * brings the request back here with *state its check.
+ */
+static enum auth_answer check_password(struct http_server *server, struct MHD_Connection *c, void **state)
 {
 	char *password = NULL, *user = sym_MHD_basic_auth_get_username_password(c, &password);
-	bool ok = user && password && web_config_check_user(server->options.web, user, password);
+	struct client *client = client_of(c);
+	unsigned char key[AUTH_CLIENT_KEY];
+	enum auth_answer answer = AUTH_REFUSED;
+	struct auth_check *check;
 
+	if (*state != server) { /* back from its check */
+		check = *state;
+		answer = auth_check_answer(server->auth, check);
+		auth_check_release(server->auth, check);
+		*state = server;
+		if (client)
+			client->check = NULL;
+		if (answer == AUTH_PENDING) /* not expected: resumed only once decided */
+			answer = AUTH_BUSY;
+	} else if (user && password) {
+		/* An untracked connection could not be resumed when the server stops: none of its checks are queued. */
+		answer = !client ? AUTH_BUSY
+				 : auth_verify(server->auth, user, password, key, client_key(&client->addr, key), resume, c, &check);
+		if (answer == AUTH_PENDING) {
+			client->check = check;
+			*state = check;
+			sym_MHD_suspend_connection(c);
+		}
+	}
 	if (password)
 		explicit_bzero(password, strlen(password));
 	sym_MHD_free(user);
 	sym_MHD_free(password);
-	return ok;
+	return answer;
 }
 
 /* A request for us, whole and let in: the metrics, or where they are. */
@@ -309,8 +361,20 @@ static enum MHD_Result handle(void *context, struct MHD_Connection *c, const cha
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	if (server->options.web && server->options.web->user_count && !authorized(server, c))
-		return unauthorized(c);
+	if (server->auth) {
+		switch (check_password(server, c, state)) {
+		case AUTH_ACCEPTED:
+			break;
+		case AUTH_PENDING:
+			return MHD_YES;
+		case AUTH_REFUSED:
+			return unauthorized(c);
+		case AUTH_BUSY_CLIENT:
+			return fixed(c, MHD_HTTP_TOO_MANY_REQUESTS, "429 too many requests: your password checks are queued already\n");
+		case AUTH_BUSY:
+			return fixed(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 service unavailable: too many password checks are queued\n");
+		}
+	}
 	return respond(server, c, url);
 }
 
@@ -455,9 +519,12 @@ static void on_completed(void *context, struct MHD_Connection *c, void **state, 
 	struct client *client = client_of(c);
 
 	(void)code;
+	if (*state && *state != server) /* closed while its password was checked */
+		auth_check_release(server->auth, *state);
 	*state = NULL;
 	if (!client)
 		return;
+	client->check = NULL;
 	client->in_request = false;
 	client->answered = false;
 	client->since_ns = monotonic_ns();
@@ -607,6 +674,8 @@ struct http_server *http_start(const struct http_options *options, char *why, si
 			 options->max_connections);
 	if (options->addr.ss_family == AF_INET6)
 		flags |= http_every_address(&options->addr) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
+	if (web && web->user_count)
+		flags |= MHD_ALLOW_SUSPEND_RESUME; /* while a password is checked */
 	if (web && web->tls) {
 		if (dl_open_many(&libgnutls, GNUTLS_SONAME, why, why_len, DLSYM_ARG(gnutls_record_send), NULL) != 0) {
 			free(server);
@@ -648,6 +717,11 @@ struct http_server *http_start(const struct http_options *options, char *why, si
 		free(server);
 		return NULL;
 	}
+	if (web && web->user_count && !(server->auth = auth_new(web, why, why_len))) {
+		sym_MHD_stop_daemon(server->daemon);
+		free(server);
+		return NULL;
+	}
 	server->started = true;
 	return server;
 }
@@ -665,6 +739,22 @@ void http_stop(struct http_server *server)
 {
 	if (!server)
 		return;
-	sym_MHD_stop_daemon(server->daemon);
+	if (server->auth) {
+		auth_stop(server->auth); /* its thread resumes no connection from here on */
+		/* libmicrohttpd aborts when stopped with a connection suspended: those left are resumed, to be closed unanswered. */
+		for (struct client *c = server->oldest; c; c = c->next)
+			if (c->check && !auth_check_notified(server->auth, c->check))
+				sym_MHD_resume_connection(c->connection);
+	}
+	sym_MHD_stop_daemon(server->daemon); /* releases their checks */
+	auth_free(server->auth); /* a bcrypt running is not waited for */
 	free(server);
+}
+
+bool http_auth_counts(struct http_server *server, struct auth_counts *counts)
+{
+	if (!server || !server->auth)
+		return false;
+	auth_get_counts(server->auth, counts);
+	return true;
 }

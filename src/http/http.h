@@ -10,6 +10,7 @@
 #include "render/prom.h"
 
 struct web_config;
+struct auth_counts;
 
 /* What the server serves and where. */
 struct http_options {
@@ -56,6 +57,9 @@ int http_load(char *why, size_t why_len);
 struct http_server *http_start(const struct http_options *options, char *why, size_t why_len);
 /* Serves until *stop is set (by a signal handler). */
 void http_serve(struct http_server *server, volatile sig_atomic_t *stop);
+/* At once: a password check running is not waited for, and the requests waiting for one are closed unanswered. */
 void http_stop(struct http_server *server);
+/* Basic auth's counts (http_auth.h): false without basic auth. */
+bool http_auth_counts(struct http_server *server, struct auth_counts *counts);
 
 #endif
