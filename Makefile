@@ -19,7 +19,7 @@ CLANG      ?= clang
 # Links that run a subcommand by their name (make install-links).
 LINKS := pcstat vstat dstat cachestat cachetop
 
-PKGS := smartcols json-c liburing blkid ncursesw libmicrohttpd zlib yaml-0.1 libcrypt
+PKGS := smartcols json-c liburing blkid ncursesw libmicrohttpd zlib yaml-0.1 libcrypt gnutls
 
 # Everything the build and the tests need, from Debian's archive; the peer tools
 # (fio, vmtouch, sysstat, dstat, util-linux's fincore) are what the tests compare with.
@@ -27,7 +27,7 @@ DEB_PACKAGES := gcc make pkg-config libc6-dev libsmartcols-dev libjson-c-dev lib
                 libbpf-dev libelf-dev zlib1g-dev bpftool liburing-dev libblkid-dev libncurses-dev \
                 clang libclang-rt-14-dev util-linux mount fio vmtouch sysstat dstat time \
                 python3 groff-base man-db libfuse3-dev fuse3 libmicrohttpd-dev prometheus \
-                prometheus-node-exporter curl libyaml-dev libcrypt-dev openssl
+                prometheus-node-exporter curl libyaml-dev libcrypt-dev libgnutls28-dev openssl
 
 ifeq ($(SANITIZE),1)
 BUILD     := build-san
@@ -48,7 +48,7 @@ PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lm
 # not linked, so that every other start-up does not load them (libmicrohttpd brings gnutls and 9
 # more). Their sonames come from the file that pkg-config's first -lNAME would link.
 # (A libNAME.so that is a linker script, as ncursesw's INPUT(libncursesw.so.6 -ltinfo): its first file.)
-DL_PKGS := libmicrohttpd yaml-0.1 libcrypt ncursesw liburing blkid
+DL_PKGS := libmicrohttpd yaml-0.1 libcrypt gnutls ncursesw liburing blkid
 soname = $(shell l=$$($(PKG_CONFIG) --libs-only-l $(1) 2>/dev/null | sed 's/^ *-l\([^ ]*\).*/\1/'); \
 	f=$$($(PKG_CONFIG) --variable=libdir $(1) 2>/dev/null)/lib$$l.so; \
 	[ -e "$$f" ] || f=$$($(CC) -print-file-name=lib$$l.so); \
@@ -57,7 +57,8 @@ soname = $(shell l=$$($(PKG_CONFIG) --libs-only-l $(1) 2>/dev/null | sed 's/^ *-
 	readelf -d "$$f" 2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
 DL_CPPFLAGS := -DMHD_SONAME='"$(call soname,libmicrohttpd)"' -DYAML_SONAME='"$(call soname,yaml-0.1)"' \
 	       -DCRYPT_SONAME='"$(call soname,libcrypt)"' -DCURSES_SONAME='"$(call soname,ncursesw)"' \
-	       -DURING_SONAME='"$(call soname,liburing)"' -DBLKID_SONAME='"$(call soname,blkid)"'
+	       -DURING_SONAME='"$(call soname,liburing)"' -DBLKID_SONAME='"$(call soname,blkid)"' \
+	       -DGNUTLS_SONAME='"$(call soname,gnutls)"'
 # What iolens links: all but those (unit tests, helpers and fuzz targets link them all).
 IOLENS_LIBS = $(filter-out $(shell $(PKG_CONFIG) --libs-only-l $(DL_PKGS) 2>/dev/null),$(PKG_LIBS))
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd/cachestat_common.h"
@@ -20,6 +21,7 @@
 #include "common/signals.h"
 #include "common/util.h"
 #include "http/http.h"
+#include "http/http_auth.h"
 #include "render/prom.h"
 #include "http/web_config.h"
 
@@ -52,6 +54,7 @@ struct exporter {
 	regex_t device_include, device_exclude, mount_points_exclude;
 	bool has_device_include, has_device_exclude;
 	struct fs_watch filesystems;  /* mounts whose probe has not returned */
+	struct http_server *server;   /* serving (not with --once) */
 };
 
 static void exporter_free(struct exporter *e)
@@ -327,6 +330,24 @@ static void vtrace_metrics(struct prom *p, struct exporter *e)
 	}
 }
 
+/* Basic auth's password checks, with a web config that has users. */
+static void auth_metrics(struct prom *p, const struct exporter *e)
+{
+	struct auth_counts counts;
+
+	if (!http_auth_counts(e->server, &counts))
+		return;
+	prom_family(p, "iolens_export_auth_bcrypt", PROM_COUNTER,
+		    "Passwords checked with bcrypt: those not among the checks remembered (a scraper's is checked once).");
+	prom_u64(p, "iolens_export_auth_bcrypt_total", counts.bcrypt, NULL);
+	prom_family(p, "iolens_export_auth_refused", PROM_COUNTER,
+		    "Requests refused by basic auth: a wrong user or password (401), or too many checks queued (429, 503).");
+	prom_u64(p, "iolens_export_auth_refused_total", counts.refused, "reason", "password", NULL);
+	prom_u64(p, "iolens_export_auth_refused_total", counts.busy, "reason", "busy", NULL);
+	prom_family(p, "iolens_export_auth_pending", PROM_GAUGE, "Password checks queued for bcrypt or running.");
+	prom_u64(p, "iolens_export_auth_pending", counts.pending, NULL);
+}
+
 /* Everything, in one exposition; *len its length. The text is the caller's to free. */
 static char *render(void *context, enum prom_format format, size_t *len)
 {
@@ -362,6 +383,7 @@ static char *render(void *context, enum prom_format format, size_t *len)
 		process_metrics(&p);
 	prom_family(&p, "iolens_export_scrapes", PROM_COUNTER, "Scrapes served since the exporter started.");
 	prom_u64(&p, "iolens_export_scrapes_total", ++e->scrapes, NULL);
+	auth_metrics(&p, e);
 	prom_end(&p);
 	if (fclose(p.out) != 0 || p.failed) {
 		free(text);
@@ -445,6 +467,22 @@ static void compile_regex(regex_t *re, const char *option, const char *pattern)
 		regerror(rc, re, why, sizeof(why));
 		usage_error("--%s '%s': %s", option, pattern, why);
 	}
+}
+
+/* One line when other users may read a file with secrets in it, or write it, as ssh says of keys. */
+static void warn_exposed(const char *path, unsigned mode, bool secret, const char *what)
+{
+	unsigned bits = web_config_exposed(mode, secret);
+	char fix[16];
+
+	if (!bits)
+		return;
+	snprintf(fix, sizeof(fix), "%s%s%s%s%s", bits & S_IWGRP ? "g-w" : "",
+		 bits & S_IWGRP && bits & (S_IROTH | S_IWOTH) ? "," : "", bits & (S_IROTH | S_IWOTH) ? "o-" : "",
+		 bits & S_IROTH ? "r" : "", bits & S_IWOTH ? "w" : "");
+	warn_msg("warning: %s (mode %04o) can be %s by other users%s%s: chmod %s", printable_name(path), mode,
+		 bits & S_IROTH ? (bits & (S_IWOTH | S_IWGRP) ? "read and written" : "read") : "written",
+		 secret ? ", and it holds " : "", secret ? what : "", fix);
 }
 
 /* --collector.NAME and --no-collector.NAME of a collector iolens does not have: exit 2, naming those it has. */
@@ -547,6 +585,10 @@ int cmd_export(int argc, char **argv)
 			usage_error("--web.config.file %s: %s", web_config_path, why_not);
 		}
 		http.web = &web;
+		warn_exposed(web_config_path, web.file_mode, web.user_count || (web.key && !web.key_file),
+			     web.user_count ? "password hashes" : "a private key");
+		if (web.key_path)
+			warn_exposed(web.key_path, web.key_mode, true, "a private key");
 	}
 	/* As node_exporter: one or the other; an include alone drops the default exclude. */
 	if (device_include && device_exclude)
@@ -606,6 +648,7 @@ int cmd_export(int argc, char **argv)
 			 : !web.tls ? "TLS" : "basic auth", !web.user_count ? "reads the metrics" : "sees passwords in clear");
 	fprintf(stderr, "%s: serving %s://%s/metrics%s\n", program_name, web.tls ? "https" : "http", listen,
 		http_every_address(&http.addr) ? " (every address)" : "");
+	e.server = server;
 	http_serve(server, &stop_signal);
 	http_stop(server);
 	web_config_free(&web);

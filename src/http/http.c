@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -17,6 +19,7 @@
 #include "common/dl.h"
 #include "common/util.h"
 #include "render/prom.h"
+#include "http/http_auth.h"
 #include "http/web_config.h"
 
 /* libmicrohttpd, opened by http_load (dl.h): export only, not every start-up. */
@@ -33,11 +36,17 @@ static DLSYM_POINTER(MHD_queue_response);
 static DLSYM_POINTER(MHD_queue_basic_auth_fail_response);
 static DLSYM_POINTER(MHD_http_unescape);
 static DLSYM_POINTER(MHD_basic_auth_get_username_password);
+static DLSYM_POINTER(MHD_get_connection_values);
+static DLSYM_POINTER(MHD_suspend_connection);
+static DLSYM_POINTER(MHD_resume_connection);
 static void *libmicrohttpd;
+/* gnutls, which libmicrohttpd loads for TLS: for answer_once. */
+static DLSYM_POINTER(gnutls_record_send);
+static void *libgnutls;
 
 int http_load(char *why, size_t why_len)
 {
-	return dl_open_many(&libmicrohttpd, MHD_SONAME, why, why_len, DLSYM_ARG(MHD_add_response_header), DLSYM_ARG(MHD_get_connection_info), DLSYM_ARG(MHD_lookup_connection_value), DLSYM_ARG(MHD_free), DLSYM_ARG(MHD_destroy_response), DLSYM_ARG(MHD_create_response_from_buffer), DLSYM_ARG(MHD_stop_daemon), DLSYM_ARG(MHD_start_daemon), DLSYM_ARG(MHD_run_wait), DLSYM_ARG(MHD_queue_response), DLSYM_ARG(MHD_queue_basic_auth_fail_response), DLSYM_ARG(MHD_http_unescape), DLSYM_ARG(MHD_basic_auth_get_username_password), NULL);
+	return dl_open_many(&libmicrohttpd, MHD_SONAME, why, why_len, DLSYM_ARG(MHD_add_response_header), DLSYM_ARG(MHD_get_connection_info), DLSYM_ARG(MHD_lookup_connection_value), DLSYM_ARG(MHD_free), DLSYM_ARG(MHD_destroy_response), DLSYM_ARG(MHD_create_response_from_buffer), DLSYM_ARG(MHD_stop_daemon), DLSYM_ARG(MHD_start_daemon), DLSYM_ARG(MHD_run_wait), DLSYM_ARG(MHD_queue_response), DLSYM_ARG(MHD_queue_basic_auth_fail_response), DLSYM_ARG(MHD_http_unescape), DLSYM_ARG(MHD_basic_auth_get_username_password), DLSYM_ARG(MHD_get_connection_values), DLSYM_ARG(MHD_suspend_connection), DLSYM_ARG(MHD_resume_connection), NULL);
 }
 
 /*
@@ -67,16 +76,20 @@ int http_load(char *why, size_t why_len)
 /* A connection, from accept to close. */
 struct client {
 	struct client *prev, *next; /* by since_ns, oldest first */
+	struct MHD_Connection *connection;
 	int fd;
 	struct sockaddr_storage addr;
 	uint64_t since_ns;          /* accepted, or its previous response sent */
 	bool answered;              /* its response is queued: being sent */
 	bool closing;               /* shut down by us: libmicrohttpd closes it at its next look */
+	struct auth_check *check;   /* its password being checked: suspended until it is decided */
+	bool in_request;            /* its request has reached handle(), and is not over */
 };
 
 struct http_server {
 	struct http_options options;
 	struct MHD_Daemon *daemon;
+	struct auth *auth;          /* with basic auth */
 	struct client *oldest, *newest;
 	unsigned open;              /* clients not closing */
 	unsigned max_connections;
@@ -84,11 +97,18 @@ struct http_server {
 	char start_error[256];      /* what libmicrohttpd said while starting */
 };
 
+/* The connection's client, or NULL for one not tracked (no memory when it came). */
+static struct client *client_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *info = sym_MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return info ? info->socket_context : NULL;
+}
+
 /* After a response is queued: the connection's deadline is now the response's. */
 static enum MHD_Result answered(struct MHD_Connection *c, enum MHD_Result queued)
 {
-	const union MHD_ConnectionInfo *info = sym_MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	struct client *client = info ? info->socket_context : NULL;
+	struct client *client = client_of(c);
 
 	if (client && queued == MHD_YES)
 		client->answered = true;
@@ -163,17 +183,51 @@ static size_t unescape(void *context, struct MHD_Connection *c, char *s)
 	return sym_MHD_http_unescape(s);
 }
 
-/* Basic auth against the web config's users. */
-static bool authorized(struct http_server *server, struct MHD_Connection *c)
-{
-	char *password = NULL, *user = sym_MHD_basic_auth_get_username_password(c, &password);
-	bool ok = user && password && web_config_check_user(server->options.web, user, password);
+/* ---- Requests -------------------------------------------------------------------------------- */
 
-	if (password)
-		explicit_bzero(password, strlen(password));
-	sym_MHD_free(user);
-	sym_MHD_free(password);
-	return ok;
+/* How a request says where it goes and how long its body is: its Host, Content-Length and Transfer-Encoding lines. */
+struct framing {
+	unsigned hosts, content_lengths, transfer_encodings;
+	bool bad_host, chunked;
+};
+
+static enum MHD_Result count_framing(void *context, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct framing *f = context;
+
+	(void)kind;
+	if (!strcasecmp(key, MHD_HTTP_HEADER_HOST)) {
+		f->hosts++;
+		f->bad_host |= !http_valid_host(value);
+	} else if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+		f->content_lengths++;
+	} else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+		f->transfer_encodings++;
+		f->chunked = !strcasecmp(value, "chunked");
+	}
+	return MHD_YES;
+}
+
+/*
+ * RFC 9112's rules libmicrohttpd 0.9.75 does not keep: one Host (none only in HTTP/1.0), one
+ * Content-Length and not with Transfer-Encoding (two lengths are how requests are smuggled past
+ * a proxy that reads the other one), no transfer coding but chunked. The status to answer
+ * with and *text, or 0.
+ */
+static unsigned framing_error(struct MHD_Connection *c, const char *version, const char **text)
+{
+	struct framing f = {0};
+
+	sym_MHD_get_connection_values(c, MHD_HEADER_KIND, count_framing, &f);
+	if (f.hosts > 1 || f.bad_host || (!f.hosts && strcmp(version, MHD_HTTP_VERSION_1_0)))
+		return *text = "400 bad request: one Host header, please\n", MHD_HTTP_BAD_REQUEST;
+	if (f.content_lengths > 1)
+		return *text = "400 bad request: Content-Length more than once\n", MHD_HTTP_BAD_REQUEST;
+	if (f.content_lengths && f.transfer_encodings)
+		return *text = "400 bad request: both Content-Length and Transfer-Encoding\n", MHD_HTTP_BAD_REQUEST;
+	if (f.transfer_encodings && (f.transfer_encodings > 1 || !f.chunked))
+		return *text = "501 not implemented: a Transfer-Encoding other than chunked\n", MHD_HTTP_NOT_IMPLEMENTED;
+	return 0;
 }
 
 static enum MHD_Result unauthorized(struct MHD_Connection *c)
@@ -190,33 +244,74 @@ static enum MHD_Result unauthorized(struct MHD_Connection *c)
 	return answered(c, rc);
 }
 
-static enum MHD_Result handle(void *context, struct MHD_Connection *c, const char *url, const char *method,
-			      const char *version, const char *upload, size_t *upload_size, void **state)
+/* What names a client for the bound on its password checks: its IPv4 address, or its IPv6 /64 (which a host has at least). */
+static size_t client_key(const struct sockaddr_storage *addr, unsigned char key[AUTH_CLIENT_KEY])
 {
-	struct http_server *server = context;
-	bool get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
+	if (addr->ss_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)addr)->sin6_addr;
+
+		if (IN6_IS_ADDR_V4MAPPED(a))
+			return memcpy(key, a->s6_addr + 12, 4), 4;
+		return memcpy(key, a->s6_addr, 8), 8;
+	}
+	if (addr->ss_family == AF_INET)
+		return memcpy(key, &((const struct sockaddr_in *)addr)->sin_addr, 4), 4;
+	return 0;
+}
+
+/* From the bcrypt thread: a check decided, its connection to be answered. */
+static void resume(void *connection)
+{
+	sym_MHD_resume_connection(connection);
+}
+
+/*
+ * The request's user and password. A check answered from memory is answered at once; one that
+ * needs bcrypt suspends the connection (the loop goes on serving others) until resume(), which
+ * brings the request back here with *state its check.
+ */
+static enum auth_answer check_password(struct http_server *server, struct MHD_Connection *c, void **state)
+{
+	char *password = NULL, *user = sym_MHD_basic_auth_get_username_password(c, &password);
+	struct client *client = client_of(c);
+	unsigned char key[AUTH_CLIENT_KEY];
+	enum auth_answer answer = AUTH_REFUSED;
+	struct auth_check *check;
+
+	if (*state != server) { /* back from its check */
+		check = *state;
+		answer = auth_check_answer(server->auth, check);
+		auth_check_release(server->auth, check);
+		*state = server;
+		if (client)
+			client->check = NULL;
+		if (answer == AUTH_PENDING) /* not expected: resumed only once decided */
+			answer = AUTH_BUSY;
+	} else if (user && password) {
+		/* An untracked connection could not be resumed when the server stops: none of its checks are queued. */
+		answer = !client ? AUTH_BUSY
+				 : auth_verify(server->auth, user, password, key, client_key(&client->addr, key), resume, c, &check);
+		if (answer == AUTH_PENDING) {
+			client->check = check;
+			*state = check;
+			sym_MHD_suspend_connection(c);
+		}
+	}
+	if (password)
+		explicit_bzero(password, strlen(password));
+	sym_MHD_free(user);
+	sym_MHD_free(password);
+	return answer;
+}
+
+/* A request for us, whole and let in: the metrics, or where they are. */
+static enum MHD_Result respond(struct http_server *server, struct MHD_Connection *c, const char *url)
+{
 	char *body, *compressed;
 	size_t len, compressed_len;
 	enum prom_format format;
 	const char *type;
 
-	(void)version;
-	(void)upload;
-	if (*upload_size) { /* a body nobody asked for: dropped */
-		*upload_size = 0;
-		return MHD_YES;
-	}
-	if (!*state) { /* the headers are in: answer once the whole request is */
-		*state = server;
-		if (get)
-			goto answer;
-		return MHD_YES;
-	}
-answer:
-	if (server->options.web && server->options.web->user_count && !authorized(server, c))
-		return unauthorized(c);
-	if (!get)
-		return fixed(c, MHD_HTTP_METHOD_NOT_ALLOWED, "405 method not allowed: GET or HEAD /metrics\n");
 	if (!strcmp(url, "/"))
 		return fixed(c, MHD_HTTP_OK, "iolens export: the metrics are at /metrics\n");
 	if (strcmp(url, "/metrics"))
@@ -235,6 +330,52 @@ answer:
 	}
 	return reply_encoded(c, MHD_HTTP_OK, type, body, len, MHD_RESPMEM_MUST_FREE,
 			     NULL, true);
+}
+
+/*
+ * Called once the headers are in (*state NULL), with each piece of a body, and once the request
+ * is whole. A request to refuse for what it is (its framing, its method) is answered at the
+ * first call, so that libmicrohttpd closes the connection and reads nothing more from it; the
+ * others once they are whole, which keeps the connection for the scraper's next request.
+ */
+static enum MHD_Result handle(void *context, struct MHD_Connection *c, const char *url, const char *method,
+			      const char *version, const char *upload, size_t *upload_size, void **state)
+{
+	struct http_server *server = context;
+	struct client *client = client_of(c);
+	const char *text;
+	unsigned status;
+
+	(void)upload;
+	if (client)
+		client->in_request = true;
+	if (!*state) {
+		if ((status = framing_error(c, version, &text)))
+			return fixed(c, status, text);
+		if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+			return fixed(c, MHD_HTTP_METHOD_NOT_ALLOWED, "405 method not allowed: GET or HEAD /metrics\n");
+		*state = server;
+		return MHD_YES;
+	}
+	if (*upload_size) { /* a body nobody asked for: dropped */
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (server->auth) {
+		switch (check_password(server, c, state)) {
+		case AUTH_ACCEPTED:
+			break;
+		case AUTH_PENDING:
+			return MHD_YES;
+		case AUTH_REFUSED:
+			return unauthorized(c);
+		case AUTH_BUSY_CLIENT:
+			return fixed(c, MHD_HTTP_TOO_MANY_REQUESTS, "429 too many requests: your password checks are queued already\n");
+		case AUTH_BUSY:
+			return fixed(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 service unavailable: too many password checks are queued\n");
+		}
+	}
+	return respond(server, c, url);
 }
 
 int http_parse_listen(const char *text, struct sockaddr_storage *addr, const char **why)
@@ -351,6 +492,7 @@ static void on_connection(void *context, struct MHD_Connection *c, void **socket
 
 		if (!fd || !(client = calloc(1, sizeof(*client))))
 			return; /* not tracked: libmicrohttpd's idle timeout still ends it */
+		client->connection = c;
 		client->fd = fd->connect_fd;
 		if (addr && addr->client_addr)
 			memcpy(&client->addr, addr->client_addr,
@@ -370,17 +512,20 @@ static void on_connection(void *context, struct MHD_Connection *c, void **socket
 	}
 }
 
-/* A response sent: the connection waits for its next request, with a new deadline. */
+/* A request over (its response sent, or its connection closed): the connection waits for its next, with a new deadline. */
 static void on_completed(void *context, struct MHD_Connection *c, void **state, enum MHD_RequestTerminationCode code)
 {
 	struct http_server *server = context;
-	const union MHD_ConnectionInfo *info = sym_MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	struct client *client = info ? info->socket_context : NULL;
+	struct client *client = client_of(c);
 
-	(void)state;
 	(void)code;
+	if (*state && *state != server) /* closed while its password was checked */
+		auth_check_release(server->auth, *state);
+	*state = NULL;
 	if (!client)
 		return;
+	client->check = NULL;
+	client->in_request = false;
 	client->answered = false;
 	client->since_ns = monotonic_ns();
 	client_unlink(server, client);
@@ -422,14 +567,69 @@ bool http_every_address(const struct sockaddr_storage *addr)
 	return addr->ss_family == AF_INET && ((const struct sockaddr_in *)addr)->sin_addr.s_addr == htonl(INADDR_ANY);
 }
 
+/*
+ * libmicrohttpd 0.9.75 answers a request whose Content-Length it cannot read (not a number,
+ * "5, 5", -1, too large) with a 400 or 413 of its own, and then, by a slip of its state machine
+ * (the caller of parse_connection_headers overwrites the state transmit_error_response_len set),
+ * builds that response's head a second time: two status lines on the wire. The one hook it
+ * offers between that parse and the send is its log, called while it handles that connection,
+ * which is then the only one with its headers in, no response, and no call of ours for them.
+ * Its status is sent from here, once, and the socket shut for writing: libmicrohttpd's own copies
+ * then fail to go out, and it closes the connection.
+ */
+static void answer_once(struct http_server *server, unsigned status)
+{
+	static const char *const reasons[][2] = {
+		{ "400 Bad Request", "400 bad request: a Content-Length that is not a number\n" },
+		{ "413 Content Too Large", "413 content too large: a Content-Length beyond what a request may be\n" },
+	};
+	struct client *only = NULL;
+	unsigned candidates = 0, which = status == MHD_HTTP_BAD_REQUEST ? 0 : status == MHD_HTTP_CONTENT_TOO_LARGE ? 1 : 2;
+	char response[256];
+	int len;
+
+	if (which > 1)
+		return;
+	for (struct client *c = server->oldest; c; c = c->next)
+		if (!c->closing && !c->in_request &&
+		    sym_MHD_get_connection_info(c->connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE) &&
+		    !sym_MHD_get_connection_info(c->connection, MHD_CONNECTION_INFO_HTTP_STATUS))
+			only = c, candidates++;
+	if (candidates != 1)
+		return;
+	len = snprintf(response, sizeof(response), "HTTP/1.1 %s\r\nConnection: close\r\nContent-Type: text/plain; "
+		       "charset=utf-8\r\nContent-Length: %zu\r\n\r\n%s", reasons[which][0], strlen(reasons[which][1]),
+		       reasons[which][1]);
+	if (server->options.web && server->options.web->tls) {
+		const union MHD_ConnectionInfo *tls = sym_MHD_get_connection_info(only->connection,
+										  MHD_CONNECTION_INFO_GNUTLS_SESSION);
+
+		if (!tls || !sym_gnutls_record_send || sym_gnutls_record_send(tls->tls_session, response, (size_t)len) != len)
+			return;
+	} else if (send(only->fd, response, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT) != len) {
+		return;
+	}
+	shutdown(only->fd, SHUT_WR);
+	only->closing = true;
+	server->open--;
+}
+
 /* libmicrohttpd's messages: kept while starting (a bad certificate or key), then not printed. */
 static void on_log(void *context, const char *format, va_list args)
 {
 	struct http_server *server = context;
+	char text[256];
+	const char *code;
+	unsigned status;
 	size_t len;
 
-	if (server->started)
+	if (server->started) {
+		/* "Error processing request (HTTP response code is 400 ('...')). Closing connection." */
+		if (strstr(format, "HTTP response code is") && vsnprintf(text, sizeof(text), format, args) > 0 &&
+		    (code = strstr(text, "code is ")) && sscanf(code + 8, "%u", &status) == 1)
+			answer_once(server, status);
 		return;
+	}
 	vsnprintf(server->start_error, sizeof(server->start_error), format, args);
 	len = strlen(server->start_error);
 	while (len && (server->start_error[len - 1] == '\n' || server->start_error[len - 1] == '.'))
@@ -474,7 +674,13 @@ struct http_server *http_start(const struct http_options *options, char *why, si
 			 options->max_connections);
 	if (options->addr.ss_family == AF_INET6)
 		flags |= http_every_address(&options->addr) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
+	if (web && web->user_count)
+		flags |= MHD_ALLOW_SUSPEND_RESUME; /* while a password is checked */
 	if (web && web->tls) {
+		if (dl_open_many(&libgnutls, GNUTLS_SONAME, why, why_len, DLSYM_ARG(gnutls_record_send), NULL) != 0) {
+			free(server);
+			return NULL;
+		}
 		flags |= MHD_USE_TLS;
 		web_config_priorities(web, priorities, sizeof(priorities));
 	} else
@@ -511,6 +717,11 @@ struct http_server *http_start(const struct http_options *options, char *why, si
 		free(server);
 		return NULL;
 	}
+	if (web && web->user_count && !(server->auth = auth_new(web, why, why_len))) {
+		sym_MHD_stop_daemon(server->daemon);
+		free(server);
+		return NULL;
+	}
 	server->started = true;
 	return server;
 }
@@ -528,6 +739,22 @@ void http_stop(struct http_server *server)
 {
 	if (!server)
 		return;
-	sym_MHD_stop_daemon(server->daemon);
+	if (server->auth) {
+		auth_stop(server->auth); /* its thread resumes no connection from here on */
+		/* libmicrohttpd aborts when stopped with a connection suspended: those left are resumed, to be closed unanswered. */
+		for (struct client *c = server->oldest; c; c = c->next)
+			if (c->check && !auth_check_notified(server->auth, c->check))
+				sym_MHD_resume_connection(c->connection);
+	}
+	sym_MHD_stop_daemon(server->daemon); /* releases their checks */
+	auth_free(server->auth); /* a bcrypt running is not waited for */
 	free(server);
+}
+
+bool http_auth_counts(struct http_server *server, struct auth_counts *counts)
+{
+	if (!server || !server->auth)
+		return false;
+	auth_get_counts(server->auth, counts);
+	return true;
 }

@@ -10,6 +10,7 @@
 #include "render/prom.h"
 
 struct web_config;
+struct auth_counts;
 
 /* What the server serves and where. */
 struct http_options {
@@ -40,6 +41,9 @@ double http_weight_with(const char *header, const char *token, const char *const
 /* Whether an Accept-Encoding header allows gzip: gzip or x-gzip with q > 0, or * with q > 0. */
 bool http_accepts_gzip(const char *accept_encoding);
 
+/* A Host header's value: RFC 3986's host and port characters only (empty is one), spaces after it aside. */
+bool http_valid_host(const char *value);
+
 /* 127.0.0.0/8, ::1 (or ::ffff:127.x): reached from this machine only. */
 bool http_loopback(const struct sockaddr_storage *addr);
 
@@ -53,6 +57,9 @@ int http_load(char *why, size_t why_len);
 struct http_server *http_start(const struct http_options *options, char *why, size_t why_len);
 /* Serves until *stop is set (by a signal handler). */
 void http_serve(struct http_server *server, volatile sig_atomic_t *stop);
+/* At once: a password check running is not waited for, and the requests waiting for one are closed unanswered. */
 void http_stop(struct http_server *server);
+/* Basic auth's counts (http_auth.h): false without basic auth. */
+bool http_auth_counts(struct http_server *server, struct auth_counts *counts);
 
 #endif

@@ -1,4 +1,4 @@
-/* http_negotiate.c: what a client's Accept and Accept-Encoding headers allow: the q of a token in a comma-separated list. */
+/* http_negotiate.c: what a client's headers say: the q of a token in Accept and Accept-Encoding, whether a Host is one. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,4 +99,12 @@ bool http_accepts_gzip(const char *accept_encoding)
 	if (gzip >= 0)
 		return gzip > 0;
 	return http_weight(accept_encoding, "*") > 0;
+}
+
+bool http_valid_host(const char *value)
+{
+	static const char allowed[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~%!$&'()*+,;=:[]";
+	size_t len = strspn(value, allowed);
+
+	return value[len + strspn(value + len, " \t")] == '\0';
 }

@@ -2,12 +2,14 @@
 #include "http/web_config.h"
 
 #include <crypt.h>
+#include <ctype.h>
 #include <errno.h>
 #include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "common/dl.h"
@@ -144,15 +146,25 @@ static int tls_pair(struct reader *r, const char *key, const yaml_node_t *value,
 		    "client_auth_type)", key);
 }
 
-static bool is_bcrypt(const char *hash)
+/* A bcrypt hash ($2a$, $2b$ or $2y$, two digits of cost, 53 of salt and hash): its cost, or -1. */
+static int bcrypt_cost(const char *hash)
 {
-	return strlen(hash) == 60 && hash[0] == '$' && hash[1] == '2' && strchr("aby", hash[2]) && hash[3] == '$';
+	static const char alphabet[] = "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	int cost;
+
+	if (strlen(hash) != 60 || strncmp(hash, "$2", 2) || !strchr("aby", hash[2]) || hash[3] != '$' ||
+	    !isdigit((unsigned char)hash[4]) || !isdigit((unsigned char)hash[5]) || hash[6] != '$' ||
+	    strspn(hash + 7, alphabet) != 53)
+		return -1;
+	cost = (hash[4] - '0') * 10 + hash[5] - '0';
+	return cost >= 4 && cost <= 31 ? cost : -1;
 }
 
 static int user_pair(struct reader *r, const char *key, const yaml_node_t *value, void *context)
 {
 	struct web_config *c = context;
 	struct web_user *users, *user;
+	int cost;
 
 	if (!*key || strchr(key, ':'))
 		return fail(r, value, "basic_auth_users: a user name neither empty nor with a colon, please");
@@ -163,9 +175,12 @@ static int user_pair(struct reader *r, const char *key, const yaml_node_t *value
 	*user = (struct web_user){ .name = strdup(key) };
 	if (!user->name || scalar(r, value, "basic_auth_users", &user->hash) != 0)
 		return user->name ? -1 : fail(r, value, "basic_auth_users: out of memory");
-	if (!is_bcrypt(user->hash))
+	if ((cost = bcrypt_cost(user->hash)) < 0)
 		return fail(r, value, "basic_auth_users.%s: not a bcrypt hash ($2y$..., 60 characters: htpasswd -nbB %s PASSWORD "
 			    "makes one)", key, key);
+	if (cost > WEB_BCRYPT_MAX_COST)
+		return fail(r, value, "basic_auth_users.%s: bcrypt cost %d is too slow to check (each step doubles it): at most "
+			    "%d, please (htpasswd -nbBC 10 %s PASSWORD)", key, cost, WEB_BCRYPT_MAX_COST, key);
 	return 0;
 }
 
@@ -231,14 +246,17 @@ int web_config_parse(const char *text, size_t len, struct web_config *config, ch
 	return rc;
 }
 
-/* The whole of a file (at most MAX_FILE), NUL-terminated; NULL with errno. */
-static char *read_file(const char *path, size_t *len)
+/* The whole of a file (at most MAX_FILE), NUL-terminated, and its mode; NULL with errno. */
+static char *read_file(const char *path, size_t *len, unsigned *mode)
 {
 	FILE *f = fopen(path, "re");
 	char *text = f ? malloc(MAX_FILE + 1) : NULL;
 	size_t n = text ? fread(text, 1, MAX_FILE + 1, f) : 0;
 	int err = f ? (text ? (ferror(f) ? EIO : n > MAX_FILE ? EFBIG : 0) : ENOMEM) : errno;
+	struct stat st;
 
+	if (f && !err)
+		err = fstat(fileno(f), &st) == 0 ? 0 : errno;
 	if (f)
 		fclose(f);
 	if (err) {
@@ -248,11 +266,13 @@ static char *read_file(const char *path, size_t *len)
 	}
 	text[n] = '\0';
 	*len = n;
+	*mode = st.st_mode & 07777;
 	return text;
 }
 
-/* A PEM file named in the config, relative to its directory. */
-static int read_pem(const char *config_path, const char *key, const char *file, char **out, char *why, size_t why_len)
+/* A PEM file named in the config, relative to its directory; *path_out the path it was read from. */
+static int read_pem(const char *config_path, const char *key, const char *file, char **out, char **path_out,
+		    unsigned *mode, char *why, size_t why_len)
 {
 	char *copy = strdup(config_path), *path = NULL;
 	size_t len;
@@ -262,12 +282,13 @@ static int read_pem(const char *config_path, const char *key, const char *file, 
 	free(copy);
 	if (!path)
 		return snprintf(why, why_len, "out of memory"), -1;
-	if (!(*out = read_file(path, &len))) {
+	if (!(*out = read_file(path, &len, mode))) {
 		snprintf(why, why_len, "tls_server_config.%s: %s: %s", key, path, strerror(errno));
 		free(path);
 		return -1;
 	}
-	free(path);
+	free(*path_out);
+	*path_out = path;
 	if (!strstr(*out, "-----BEGIN "))
 		return snprintf(why, why_len, "tls_server_config.%s: %s is not PEM", key, file), -1;
 	return 0;
@@ -276,7 +297,8 @@ static int read_pem(const char *config_path, const char *key, const char *file, 
 int web_config_load(const char *path, struct web_config *config, char *why, size_t why_len)
 {
 	size_t len;
-	char *text = read_file(path, &len);
+	unsigned mode;
+	char *text = read_file(path, &len, &mode);
 	int rc;
 
 	if (!text) {
@@ -285,12 +307,20 @@ int web_config_load(const char *path, struct web_config *config, char *why, size
 		return -1;
 	}
 	rc = web_config_parse(text, len, config, why, why_len);
+	explicit_bzero(text, len); /* a key may be in it */
 	free(text);
+	config->file_mode = mode;
 	if (rc == 0 && config->tls && config->cert_file)
-		rc = read_pem(path, "cert_file", config->cert_file, &config->cert, why, why_len);
+		rc = read_pem(path, "cert_file", config->cert_file, &config->cert, &config->cert_path, &mode, why, why_len);
 	if (rc == 0 && config->tls && config->key_file)
-		rc = read_pem(path, "key_file", config->key_file, &config->key, why, why_len);
+		rc = read_pem(path, "key_file", config->key_file, &config->key, &config->key_path, &config->key_mode, why,
+			      why_len);
 	return rc;
+}
+
+unsigned web_config_exposed(unsigned mode, bool secret)
+{
+	return mode & (S_IWGRP | S_IWOTH | (secret ? S_IROTH : 0));
 }
 
 void web_config_free(struct web_config *config)
@@ -302,6 +332,8 @@ void web_config_free(struct web_config *config)
 	free(config->users);
 	free(config->cert_file);
 	free(config->key_file);
+	free(config->cert_path);
+	free(config->key_path);
 	free(config->cert);
 	if (config->key)
 		explicit_bzero(config->key, strlen(config->key));
@@ -317,25 +349,41 @@ void web_config_priorities(const struct web_config *config, char *out, size_t ou
 		n += snprintf(out + n, out_len - (size_t)n, ":+VERS-TLS1.%d", v - 10);
 }
 
-bool web_config_check_user(const struct web_config *config, const char *user, const char *password)
+bool web_config_bcrypt_matches(const char *password, const char *hash, struct crypt_data *data)
 {
-	static struct crypt_data data; /* 32 KiB: the one thread that serves requests uses it */
-	const struct web_user *found = NULL;
-	const char *hash, *computed;
+	const char *computed;
 	unsigned char differ = 0;
 	size_t len;
 
-	if (!config->user_count || !sym_crypt_rn) /* crypt_rn: opened by web_config_parse */
+	if (!sym_crypt_rn) /* opened by web_config_parse */
 		return false;
-	for (size_t i = 0; i < config->user_count; i++)
-		if (!strcmp(config->users[i].name, user))
-			found = &config->users[i];
-	/* An unknown user costs a bcrypt too, so the time taken does not tell which users exist. */
-	hash = found ? found->hash : config->users[0].hash;
-	computed = sym_crypt_rn(password, hash, &data, sizeof(data));
+	computed = sym_crypt_rn(password, hash, data, sizeof(*data));
 	if (!computed || (len = strlen(hash)) != strlen(computed))
 		return false;
 	for (size_t i = 0; i < len; i++)
 		differ |= (unsigned char)(computed[i] ^ hash[i]);
-	return found && !differ;
+	return !differ;
+}
+
+const struct web_user *web_config_user(const struct web_config *config, const char *user)
+{
+	for (size_t i = 0; i < config->user_count; i++)
+		if (!strcmp(config->users[i].name, user))
+			return &config->users[i];
+	return NULL;
+}
+
+bool web_config_check_user(const struct web_config *config, const char *user, const char *password)
+{
+	const struct web_user *found = web_config_user(config, user);
+	struct crypt_data *data;
+	bool matches;
+
+	if (!config->user_count || !(data = calloc(1, sizeof(*data))))
+		return false;
+	/* An unknown user costs a bcrypt too, so the time taken does not tell which users exist. */
+	matches = web_config_bcrypt_matches(password, found ? found->hash : config->users[0].hash, data);
+	explicit_bzero(data, sizeof(*data));
+	free(data);
+	return found && matches;
 }

@@ -5,6 +5,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct crypt_data;
+
+/*
+ * The greatest bcrypt cost taken: each step doubles a check's time, 0.18 s at 12 on a 2-core VM
+ * of 2026 (bench/export-auth.sh prints it), 26 hours at 31; a scraper's password is checked
+ * once (then remembered), but every wrong password costs a check.
+ */
+#define WEB_BCRYPT_MAX_COST 12
+
 struct web_user {
 	char *name;
 	char *hash; /* bcrypt: $2a$, $2b$ or $2y$ */
@@ -18,6 +27,9 @@ struct web_config {
 	int min_version, max_version; /* 10..13 for TLS1.0..TLS1.3; the toolkit's defaults: 12, 13 */
 	struct web_user *users;     /* basic_auth_users */
 	size_t user_count;
+	/* Set by web_config_load: the files' modes (chmod's bits), the PEM files' paths as opened. */
+	unsigned file_mode, key_mode;
+	char *cert_path, *key_path;
 };
 
 /*
@@ -38,5 +50,15 @@ void web_config_free(struct web_config *config);
 void web_config_priorities(const struct web_config *config, char *out, size_t out_len);
 /* Whether user and password are one of basic_auth_users (bcrypt; as long for a wrong user as for a wrong password). */
 bool web_config_check_user(const struct web_config *config, const char *user, const char *password);
+/* The user of that name, or NULL. */
+const struct web_user *web_config_user(const struct web_config *config, const char *user);
+/* Whether password matches a bcrypt hash (crypt_rn into data; any thread with its own data). */
+bool web_config_bcrypt_matches(const char *password, const char *hash, struct crypt_data *data);
+/*
+ * The bits of a file's mode that let other users at it, as ssh judges a key: group or others
+ * may write it, or (for a file with secrets: password hashes, a private key) others may read
+ * it; 0 when none. Group read is left, as Debian's ssl-cert group reads keys.
+ */
+unsigned web_config_exposed(unsigned mode, bool secret);
 
 #endif

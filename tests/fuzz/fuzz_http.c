@@ -1,4 +1,4 @@
-/* fuzz_http.c: libFuzzer target for the request headers export weighs: Accept and Accept-Encoding lists with q parameters. */
+/* fuzz_http.c: libFuzzer target for the request headers export reads: Accept and Accept-Encoding lists with q parameters, Host. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort(); /* -1, or a weight: never NaN */
 	http_accepts_gzip(text);
 	http_weight(text, "application/openmetrics-text");
+	if (http_valid_host(text) && strpbrk(text, "/@\\\"<>"))
+		abort(); /* none of these is in a host */
 	free(text);
 	return 0;
 }

@@ -16,6 +16,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		web_config_priorities(&config, priorities, sizeof(priorities));
 		if (config.tls && (!config.cert_file == !config.cert || !config.key_file == !config.key))
 			abort(); /* accepted TLS has one certificate and one key */
+		for (size_t i = 0; i < config.user_count; i++)
+			if (strlen(config.users[i].hash) != 60 || atoi(config.users[i].hash + 4) < 4 ||
+			    atoi(config.users[i].hash + 4) > WEB_BCRYPT_MAX_COST)
+				abort(); /* an accepted hash is bcrypt's, of a cost a scrape can pay */
 	} else if (!memchr(why, '\0', sizeof(why)) || !why[0]) {
 		abort(); /* a refusal says why */
 	}

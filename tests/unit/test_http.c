@@ -1,4 +1,4 @@
-/* test_http.c: what export's HTTP side takes from clients: q weights in Accept and Accept-Encoding, and when gzip is allowed. */
+/* test_http.c: what export's HTTP side takes from clients: q weights in Accept and Accept-Encoding, when gzip is allowed, what a Host is. */
 #include "unit.h"
 
 #include "http/http.h"
@@ -38,11 +38,28 @@ static void test_gzip(void **state)
 	assert_false(http_accepts_gzip(NULL));
 }
 
+static void test_host(void **state)
+{
+	(void)state;
+	assert_true(http_valid_host("localhost:9717"));
+	assert_true(http_valid_host("127.0.0.1"));
+	assert_true(http_valid_host("[::1]:9717"));
+	assert_true(http_valid_host("my-host.example.com"));
+	assert_true(http_valid_host(""));             /* allowed: a request without authority */
+	assert_true(http_valid_host("a \t"));         /* what follows the value */
+	assert_false(http_valid_host("a b"));         /* two values, or a smuggled one */
+	assert_false(http_valid_host("a/b"));
+	assert_false(http_valid_host("user@host"));
+	assert_false(http_valid_host("a\x01"));
+	assert_false(http_valid_host("h\xc3\xa9"));    /* raw UTF-8: IDNs are sent as punycode */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_weight),
 		cmocka_unit_test(test_gzip),
+		cmocka_unit_test(test_host),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

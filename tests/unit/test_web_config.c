@@ -2,6 +2,7 @@
 #include "unit.h"
 
 #include <crypt.h>
+#include <sys/stat.h>
 
 #include "http/web_config.h"
 
@@ -106,12 +107,89 @@ static void test_errors(void **state)
 	refused("tls_server_config: {}\ntls_server_config: {}\n", "given twice");
 }
 
+/* A hash of that cost in bcrypt's form (not computed: the parser reads the form). */
+static const char *fake_hash(int cost, char last)
+{
+	static char fake[64];
+
+	snprintf(fake, sizeof(fake), "$2y$%02d$%052d%c", cost, 0, last);
+	return fake;
+}
+
+static void test_costs(void **state)
+{
+	struct web_config c;
+	char text[256];
+
+	(void)state;
+	snprintf(text, sizeof(text), "basic_auth_users:\n  alice: '%s'\n", fake_hash(WEB_BCRYPT_MAX_COST, 'a'));
+	assert_int_equal(parse(text, &c), 0);
+	web_config_free(&c);
+	snprintf(text, sizeof(text), "basic_auth_users:\n  alice: '%s'\n", fake_hash(4, '.'));
+	assert_int_equal(parse(text, &c), 0);
+	web_config_free(&c);
+	snprintf(text, sizeof(text), "basic_auth_users:\n  alice: '%s'\n", fake_hash(31, 'a'));
+	refused(text, "basic_auth_users.alice: bcrypt cost 31 is too slow to check (each step doubles it): at most 12");
+	snprintf(text, sizeof(text), "basic_auth_users:\n  alice: '%s'\n", fake_hash(WEB_BCRYPT_MAX_COST + 1, 'a'));
+	refused(text, "bcrypt cost 13 is too slow");
+	snprintf(text, sizeof(text), "basic_auth_users:\n  alice: '%s'\n", fake_hash(3, 'a'));
+	refused(text, "not a bcrypt hash"); /* bcrypt's least is 4 */
+	snprintf(text, sizeof(text), "basic_auth_users:\n  alice: '%s'\n", fake_hash(10, '!'));
+	refused(text, "not a bcrypt hash"); /* not bcrypt's base64 */
+	refused("basic_auth_users:\n  alice: '$2y$1a$0000000000000000000000000000000000000000000000000000a'\n",
+		"not a bcrypt hash");
+}
+
+static void test_exposed(void **state)
+{
+	(void)state;
+	assert_int_equal(web_config_exposed(0600, true), 0);
+	assert_int_equal(web_config_exposed(0400, true), 0);
+	assert_int_equal(web_config_exposed(0640, true), 0); /* a group that reads keys, as Debian's ssl-cert */
+	assert_int_equal(web_config_exposed(0644, true), S_IROTH);
+	assert_int_equal(web_config_exposed(0644, false), 0); /* a certificate, or a config without secrets */
+	assert_int_equal(web_config_exposed(0660, false), S_IWGRP);
+	assert_int_equal(web_config_exposed(0666, true), S_IWGRP | S_IROTH | S_IWOTH);
+	assert_int_equal(web_config_exposed(04602, false), S_IWOTH);
+}
+
+/* web_config_load keeps the modes of the file and of the key it names, and where the key was read. */
+static void test_load_modes(void **state)
+{
+	char *dir = unit_tmpdir(), path[512], key[512];
+	struct web_config c;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/web.yml", dir);
+	snprintf(key, sizeof(key), "%s/key.pem", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "tls_server_config:\n  cert: \"-----BEGIN CERTIFICATE-----\"\n  key_file: key.pem\n");
+	fclose(f);
+	f = fopen(key, "w");
+	assert_non_null(f);
+	fprintf(f, "-----BEGIN PRIVATE KEY-----\n");
+	fclose(f);
+	assert_int_equal(chmod(path, 0604), 0);
+	assert_int_equal(chmod(key, 0640), 0);
+	assert_int_equal(web_config_load(path, &c, why, sizeof(why)), 0);
+	assert_int_equal(c.file_mode, 0604);
+	assert_int_equal(c.key_mode, 0640);
+	assert_string_equal(c.key_path, key);
+	web_config_free(&c);
+	unit_rmtree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_costs),
+		cmocka_unit_test(test_exposed),
+		cmocka_unit_test(test_load_modes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
