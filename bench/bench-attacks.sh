@@ -55,9 +55,18 @@ outside() { # what of root's changed since the start
 mid_sweep() {
 	local out=$1
 	shift
+	rm -f "$out" # not the last run's lines: the redirection below happens in the child, later
 	"$IOLENS" bench "$@" >"$out" 2>"$out.err" &
 	pid=$!
 	while [[ ! -s $out ]] && kill -0 $pid 2>/dev/null; do sleep 0.02; done
+}
+
+# rounds ARGS...: bench ARGS run ROUNDS times; how many exited with each status ("11x0,9x1").
+rounds() {
+	for _ in $(seq "$ROUNDS"); do
+		"$IOLENS" bench "$@" >/dev/null 2>&1
+		echo $?
+	done | sort | uniq -c | awk '{ printf "%s%sx%s", s, $1, $2; s = "," }'
 }
 
 printf '%-52s %-22s %-26s %s\n' ATTACK "BENCH EXIT" "WRITTEN OUTSIDE" "SAID"
@@ -87,15 +96,10 @@ theirs race
 nobody sh -c "head -c 256K /dev/urandom >'$work/race/file' && ln -s '$R/victim' '$work/race/link'"
 nobody sh -c "cd '$work/race' && while [ ! -e stop ]; do mv -T file f; mv -T f file; mv -T link f; mv -T f link; done 2>/dev/null" &
 flipper=$!
-codes=()
-for _ in $(seq "$ROUNDS"); do
-	"$IOLENS" bench --force --rw write --bs 64k --size 256k "$work/race/f" >/dev/null 2>&1
-	codes+=($?)
-done
+codes=$(rounds --force --rw write --bs 64k --size 256k "$work/race/f")
 touch "$work/race/stop"
 wait $flipper
-report "name flipped file/link, $ROUNDS runs" "$(printf '%s\n' "${codes[@]}" | sort | uniq -c | awk '{ printf "%s%sx%s", s, $1, $2; s = "," }')" \
-	"$(outside)" "-"
+report "name flipped file/link, $ROUNDS runs" "$codes" "$(outside)" "-"
 
 A=$(truncate -s 8M "$work/a.img" && losetup -f --show "$work/a.img") && loops+=("$A")
 B=$(truncate -s 8M "$work/b.img" && losetup -f --show "$work/b.img") && loops+=("$B")
@@ -112,15 +116,10 @@ if [[ -n ${A:-} && -n ${B:-} ]]; then
 	report "device link flipped to root's ext4 device" "$?" "$(device_outside)" "-"
 	nobody sh -c "while [ ! -e '$work/nl/disk.stop' ]; do ln -sfn '$A' '$work/nl/d.new' && mv -T '$work/nl/d.new' '$work/nl/disk'; ln -sfn '$B' '$work/nl/d.new' && mv -T '$work/nl/d.new' '$work/nl/disk'; done 2>/dev/null" &
 	flipper=$!
-	codes=()
-	for _ in $(seq "$ROUNDS"); do
-		"$IOLENS" bench --force --rw write --bs 64k --size 1m "$work/nl/disk" >/dev/null 2>&1
-		codes+=($?)
-	done
+	codes=$(rounds --force --rw write --bs 64k --size 1m "$work/nl/disk")
 	touch "$work/nl/disk.stop"
 	wait $flipper
-	report "device link flipping, $ROUNDS runs" "$(printf '%s\n' "${codes[@]}" | sort | uniq -c | awk '{ printf "%s%sx%s", s, $1, $2; s = "," }')" \
-		"$(device_outside)" "-"
+	report "device link flipping, $ROUNDS runs" "$codes" "$(device_outside)" "-"
 	truncate -s 4M "$work/fs.img" && mkfs.ext4 -q -F "$work/fs.img" >/dev/null 2>&1
 	for rw in write randwrite; do
 		wipefs -qa "$A" >/dev/null 2>&1

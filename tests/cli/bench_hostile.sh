@@ -16,6 +16,18 @@ nobody() { "${AS_NOBODY[@]}" "$@"; }
 nobody_dir() { mkdir -p "$T/$1" && chown nobody:nogroup "$T/$1"; }
 # running OUT PID: bench (writing JSON interval lines to OUT) is in its runs.
 running() { lines_at_least "$1" 1 || ! kill -0 "$2" 2>/dev/null; }
+# runs N REFUSALS ARGS...: bench ARGS run N times; their exit statuses, each 1 whose message
+# is not one of the REFUSALS (an ERE) followed by that message.
+runs() {
+	local n=$1 refusals=$2 rc
+	shift 2
+	for _ in $(seq "$n"); do
+		"$IOLENS" bench "$@" >/dev/null 2>"$T/runs.err"
+		rc=$?
+		printf '%s ' $rc
+		[ $rc != 0 ] && ! grep -qE "$refusals" "$T/runs.err" && printf '(%s) ' "$(head -c 200 "$T/runs.err")"
+	done
+}
 # A sweep of five points, each its own open of the target in the old code: 4k to 64k.
 SWEEP=(--rw write --bs 4k-64k --size 2m --time-based --runtime 0.3 --interval 0.1)
 
@@ -100,15 +112,8 @@ EOF
 nobody sh "$T/flip.sh" "$T/race" &
 flipper=$!
 on_exit "kill $flipper 2>/dev/null"
-codes=
-for _ in $(seq 15); do
-	"$IOLENS" bench --force --rw write --bs 64k --size 256k "$T/race/f" >/dev/null 2>"$T/race.err"
-	rc=$?
-	codes+="$rc "
-	if [ $rc != 0 ] && ! grep -qE "not written|cannot make the test file|No such file|Too many levels|was moved or replaced" "$T/race.err"; then
-		codes+="($(head -c 200 "$T/race.err")) "
-	fi
-done
+codes=$(runs 15 "not written|cannot make the test file|No such file|Too many levels" \
+	--force --rw write --bs 64k --size 256k "$T/race/f")
 nobody touch "$T/race/stop"
 wait $flipper
 check_match "15 runs while the name flips: each wrote or refused, none failed otherwise (exit statuses: $codes)" "^([01] )+$" "$codes"
@@ -149,13 +154,7 @@ EOF
 	nobody sh "$T/flip_dev.sh" "$T/nl/disk" "$A" "$B" &
 	flipper=$!
 	on_exit "kill $flipper 2>/dev/null"
-	codes=
-	for _ in $(seq 12); do
-		"$IOLENS" bench --force --rw write --bs 64k --size 1m "$T/nl/disk" >/dev/null 2>"$T/devrace.err"
-		rc=$?
-		codes+="$rc "
-		[ $rc != 0 ] && ! grep -qE "not written|No such file" "$T/devrace.err" && codes+="($(head -c 200 "$T/devrace.err")) "
-	done
+	codes=$(runs 12 "not written|No such file" --force --rw write --bs 64k --size 1m "$T/nl/disk")
 	nobody touch "$T/nl/disk.stop"
 	wait $flipper
 	check_match "12 runs while the link flips between the two: each wrote or refused (exit statuses: $codes)" "^([01] )+$" "$codes"
@@ -168,6 +167,7 @@ EOF
 	truncate -s 4M "$T/fs.img" && mkfs.ext4 -q -F "$T/fs.img" >/dev/null 2>&1
 	head -c 64K "$T/fs.img" >"$T/fs.head"
 	for rw in write randwrite; do
+		rm -f "$T/fw.out" # else the write point's lines would say the randwrite one runs before it does
 		"$IOLENS" bench --force --rw $rw --bs 64k --size 4m --time-based --runtime 2 --interval 0.1 "$A" \
 			>"$T/fw.out" 2>"$T/fw.err" &
 		pid=$!
