@@ -494,24 +494,39 @@ static __always_inline void add_latency(__u32 slot, __u32 kind, __u32 op, __u64 
 		__sync_fetch_and_add(sum, ns);
 }
 
+/*
+ * value, below n (the caller checked it), as an index the verifier knows is below n: Linux 6.1's
+ * forgets a bound checked after the value was spilled to the stack, as the compiler may spill
+ * it before its check; checked again here (the barrier hides what the compiler knows), a u64
+ * (whose spills keep their bounds).
+ */
+static __always_inline __u64 index_below(__u32 value, __u32 n)
+{
+	__u64 index = value;
+
+	barrier_var(index);
+	return index < n ? index : 0;
+}
+
 /* A request completed whole, of a process or cgroup: counted, and its latency (start to completion) kept when its start is known. */
 static __always_inline void add_request(struct bio_counts *counts, __u32 op, __u64 start_ns, __u64 now)
 {
-	__u64 ns = now - start_ns;
-	unsigned bucket = bio_small_bucket(ns);
+	__u64 ns = now - start_ns, small, bucket = bio_small_bucket(ns);
 
 	if (op >= BIO_OPS)
 		return;
-	__sync_fetch_and_add(&counts->requests[op], 1);
+	__sync_fetch_and_add(&counts->requests[index_below(op, BIO_OPS)], 1);
 	if (!start_ns || op >= BIO_SMALL_OPS || bucket >= BIO_SMALL_BUCKETS)
 		return;
-	__sync_fetch_and_add(&counts->latency[op][bucket], 1);
-	__sync_fetch_and_add(&counts->latency_sum_ns[op], ns);
+	small = index_below(op, BIO_SMALL_OPS);
+	bucket = index_below(bucket, BIO_SMALL_BUCKETS);
+	__sync_fetch_and_add(&counts->latency[small][bucket], 1);
+	__sync_fetch_and_add(&counts->latency_sum_ns[small], ns);
 	/* Raised by compare-and-swap: two CPUs raising it at once never lower it. */
 	for (int tries = 0; tries < 4; tries++) {
-		__u64 max = counts->latency_max_ns[op];
+		__u64 max = counts->latency_max_ns[small];
 
-		if (ns <= max || __sync_val_compare_and_swap(&counts->latency_max_ns[op], max, ns) == max)
+		if (ns <= max || __sync_val_compare_and_swap(&counts->latency_max_ns[small], max, ns) == max)
 			break;
 	}
 }
@@ -552,7 +567,7 @@ int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int n
 		if (op < BIO_OPS && (want & BIO_WANT_PROCESSES)) {
 			counts = bpf_map_lookup_elem(&processes, &process);
 			if (counts) {
-				__sync_fetch_and_add(&counts->bytes[op], nr_bytes);
+				__sync_fetch_and_add(&counts->bytes[index_below(op, BIO_OPS)], nr_bytes);
 			} else {
 				__sync_fetch_and_add(&unattributed_bytes, nr_bytes);
 				__sync_fetch_and_add(&entries_lost, 1);
@@ -561,7 +576,7 @@ int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int n
 		if (op < BIO_OPS && (want & BIO_WANT_CGROUPS)) {
 			group = bpf_map_lookup_elem(&cgroups, &of_cgroup);
 			if (group)
-				__sync_fetch_and_add(&group->bytes[op], nr_bytes);
+				__sync_fetch_and_add(&group->bytes[index_below(op, BIO_OPS)], nr_bytes);
 			else
 				__sync_fetch_and_add(&entries_lost, 1);
 		}
