@@ -139,23 +139,22 @@ static const char *missing_tracepoint(struct bpf_object *object)
 	return found;
 }
 
-int ebpf_enumerator(const char *name, const char *prefix, long long *value)
+int ebpf_enumerator_in(const struct btf *btf, const char *name, const char *prefix, long long *value)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf();
 	size_t prefix_len = prefix ? strlen(prefix) : 0;
 	int rc = -ENOENT;
 
-	if (!vmlinux)
+	if (!btf)
 		return -ENODATA;
-	for (__u32 id = 1, count = btf__type_cnt(vmlinux); id < count && rc != 0; id++) {
-		const struct btf_type *type = btf__type_by_id(vmlinux, id);
+	for (__u32 id = 1, count = btf__type_cnt(btf); id < count && rc != 0; id++) {
+		const struct btf_type *type = btf__type_by_id(btf, id);
 		const struct btf_enum *each;
 
 		if (!type || btf_kind(type) != BTF_KIND_ENUM) /* (64-bit enums hold no flags) */
 			continue;
 		each = btf_enum(type);
 		for (__u16 i = 0; i < btf_vlen(type); i++, each++) {
-			const char *enumerator = btf__name_by_offset(vmlinux, each->name_off);
+			const char *enumerator = btf__name_by_offset(btf, each->name_off);
 
 			if (!enumerator)
 				continue;
@@ -168,8 +167,24 @@ int ebpf_enumerator(const char *name, const char *prefix, long long *value)
 				rc = -ESRCH;
 		}
 	}
+	return rc;
+}
+
+int ebpf_enumerator(const char *name, const char *prefix, long long *value)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	int rc = ebpf_enumerator_in(vmlinux, name, prefix, value);
+
 	btf__free(vmlinux);
 	return rc;
+}
+
+bool ebpf_tracepoint_in(const struct btf *btf, const char *event)
+{
+	char name[128];
+
+	snprintf(name, sizeof(name), "btf_trace_%s", event);
+	return btf && btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) >= 0;
 }
 
 /* "none [integrity] confidentiality": the mode in brackets, or NULL when securityfs does not say. */
