@@ -181,12 +181,13 @@ static __always_inline int op_of(struct request *rq)
 }
 
 /*
- * Whether the request has the flag RQF_<name>: its bit from the enum rqf_flags (since 6.9), else
- * the bit it had before (old_bit).
+ * The bits of the request flags RQF_FLUSH_SEQ and RQF_IO_STAT, set before load from the kernel's
+ * BTF (bio.c: an enum since 6.9, without a name in 6.12, so CO-RE cannot look them up; before 6.9
+ * they were defines, bits 4 and 13). BIO_FLAG_UNKNOWN: the kernel's bit is not known, and the
+ * flag is taken as never set.
  */
-#define rq_flag(rq, name, old_bit)                                                                   \
-	((rq)->rq_flags & (1u << ((bpf_core_enum_value_exists(enum rqf_flags, __RQF_##name)          \
-					   ? bpf_core_enum_value(enum rqf_flags, __RQF_##name) : (old_bit)) & 31)))
+const volatile __u32 rqf_flush_seq = 4, rqf_io_stat = 13;
+#define rq_flag(rq, bit) ((bit) < BIO_FLAG_UNKNOWN && ((rq)->rq_flags & (1u << ((bit) & 31))))
 
 /*
  * Whether the request is inside a flush sequence (RQF_FLUSH_SEQ): a write with PREFLUSH or FUA on
@@ -195,7 +196,7 @@ static __always_inline int op_of(struct request *rq)
  */
 static __always_inline bool in_flush_sequence(struct request *rq)
 {
-	return rq_flag(rq, FLUSH_SEQ, 4);
+	return rq_flag(rq, rqf_flush_seq);
 }
 
 /*
@@ -206,7 +207,7 @@ static __always_inline bool in_flush_sequence(struct request *rq)
  */
 static __always_inline bool kernel_started(struct request *rq)
 {
-	return rq->start_time_ns && rq_flag(rq, IO_STAT, 13);
+	return rq->start_time_ns && rq_flag(rq, rqf_io_stat);
 }
 
 /*

@@ -101,6 +101,9 @@ enum bio_want {
 	BIO_WANT_DISKS = 4,     /* the map `latency`: per disk, 7 MiB (stat -x) */
 };
 
+/* A request flag's bit that this kernel's BTF does not give (bio.bpf.c's rqf_*): the flag is never seen set. */
+#define BIO_FLAG_UNKNOWN 32
+
 /* Cgroups remembered, each with each disk: an LRU as `processes` is. */
 #define BIO_MAX_CGROUPS 1024
 

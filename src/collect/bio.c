@@ -195,6 +195,24 @@ static unsigned in_flight_places(void)
 	return (unsigned)n;
 }
 
+/*
+ * A request flag's bit on this kernel: its enumerator in the BTF (since 6.9; 6.12's enum has no
+ * name, so CO-RE cannot look it up), else, where no __RQF_ enumerator is there at all (before
+ * 6.9: defines), the bit it had then (old_bit), the same since 4.x; where others are there but not
+ * this one, BIO_FLAG_UNKNOWN: never read as set (IO_STAT: requests timed by on_start instead).
+ */
+static unsigned request_flag_bit(const char *name, unsigned old_bit)
+{
+	long long value = old_bit;
+	int rc = ebpf_enumerator(name, "__RQF_", &value);
+	unsigned bit = rc == 0 && value >= 0 && value < 32 ? (unsigned)value : rc == -ENOENT ? old_bit : BIO_FLAG_UNKNOWN;
+
+	if (getenv("IOLENS_BPF_DEBUG"))
+		fprintf(stderr, "bio: %s: bit %u (%s)\n", name + 2, bit,
+			rc == 0 ? "the kernel's BTF" : rc == -ENOENT ? "no such enum here: the bit before 6.9" : "unknown here");
+	return bit;
+}
+
 int bio_start(unsigned want, const char **why)
 {
 	const char *floor;
@@ -223,6 +241,8 @@ int bio_start(unsigned want, const char **why)
 	}
 	/* What is not wanted is not filled, and its map takes one entry, not megabytes. */
 	skeleton->rodata->want = want;
+	skeleton->rodata->rqf_flush_seq = request_flag_bit("__RQF_FLUSH_SEQ", 4);
+	skeleton->rodata->rqf_io_stat = request_flag_bit("__RQF_IO_STAT", 13);
 	/* Disks alone: the request's start_time_ns is its start, on_issue its first sight. */
 	if (!(want & (BIO_WANT_PROCESSES | BIO_WANT_CGROUPS)))
 		bpf_program__set_autoload(skeleton->progs.on_start, false);

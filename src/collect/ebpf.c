@@ -65,7 +65,8 @@ DEFINE_SYM(bpf_object__attach_skeleton); DEFINE_SYM(bpf_object__detach_skeleton)
 DEFINE_SYM(bpf_object__destroy_skeleton); DEFINE_SYM(bpf_object__next_program); DEFINE_SYM(bpf_program__attach_iter);
 DEFINE_SYM(bpf_program__autoload); DEFINE_SYM(bpf_program__set_autoload); DEFINE_SYM(bpf_program__section_name);
 DEFINE_SYM(bpf_program__set_autoattach); DEFINE_SYM(btf__find_by_name_kind); DEFINE_SYM(btf__free);
-DEFINE_SYM(btf__load_vmlinux_btf); DEFINE_SYM(libbpf_num_possible_cpus); DEFINE_SYM(libbpf_set_print);
+DEFINE_SYM(btf__load_vmlinux_btf); DEFINE_SYM(btf__name_by_offset); DEFINE_SYM(btf__type_by_id);
+DEFINE_SYM(btf__type_cnt); DEFINE_SYM(libbpf_num_possible_cpus); DEFINE_SYM(libbpf_set_print);
 DEFINE_SYM(ring_buffer__consume); DEFINE_SYM(ring_buffer__free); DEFINE_SYM(ring_buffer__new);
 DEFINE_SYM(ring_buffer__poll);
 
@@ -84,7 +85,8 @@ int ebpf_init(const char **reason)
 			 DLSYM_ARG(bpf_program__attach_iter), DLSYM_ARG(bpf_program__autoload),
 			 DLSYM_ARG(bpf_program__set_autoload), DLSYM_ARG(bpf_program__section_name),
 			 DLSYM_ARG(bpf_program__set_autoattach), DLSYM_ARG(btf__find_by_name_kind), DLSYM_ARG(btf__free),
-			 DLSYM_ARG(btf__load_vmlinux_btf), DLSYM_ARG(libbpf_num_possible_cpus),
+			 DLSYM_ARG(btf__load_vmlinux_btf), DLSYM_ARG(btf__name_by_offset), DLSYM_ARG(btf__type_by_id),
+			 DLSYM_ARG(btf__type_cnt), DLSYM_ARG(libbpf_num_possible_cpus),
 			 DLSYM_ARG(libbpf_set_print), DLSYM_ARG(ring_buffer__consume), DLSYM_ARG(ring_buffer__free),
 			 DLSYM_ARG(ring_buffer__new), DLSYM_ARG(ring_buffer__poll), NULL) != 0) {
 		snprintf(why, sizeof(why), "libbpf cannot be loaded (%s): install it (Debian: libbpf1)", dl_why);
@@ -135,6 +137,39 @@ static const char *missing_tracepoint(struct bpf_object *object)
 	}
 	btf__free(vmlinux);
 	return found;
+}
+
+int ebpf_enumerator(const char *name, const char *prefix, long long *value)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	size_t prefix_len = prefix ? strlen(prefix) : 0;
+	int rc = -ENOENT;
+
+	if (!vmlinux)
+		return -ENODATA;
+	for (__u32 id = 1, count = btf__type_cnt(vmlinux); id < count && rc != 0; id++) {
+		const struct btf_type *type = btf__type_by_id(vmlinux, id);
+		const struct btf_enum *each;
+
+		if (!type || btf_kind(type) != BTF_KIND_ENUM) /* (64-bit enums hold no flags) */
+			continue;
+		each = btf_enum(type);
+		for (__u16 i = 0; i < btf_vlen(type); i++, each++) {
+			const char *enumerator = btf__name_by_offset(vmlinux, each->name_off);
+
+			if (!enumerator)
+				continue;
+			if (!strcmp(enumerator, name)) {
+				*value = each->val;
+				rc = 0;
+				break;
+			}
+			if (prefix && !strncmp(enumerator, prefix, prefix_len))
+				rc = -ESRCH;
+		}
+	}
+	btf__free(vmlinux);
+	return rc;
 }
 
 /* "none [integrity] confidentiality": the mode in brackets, or NULL when securityfs does not say. */

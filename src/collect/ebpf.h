@@ -30,4 +30,12 @@ int ebpf_failed(struct bpf_object *object, const char *step, int fallback, const
  */
 int ebpf_load_attach(struct bpf_object_skeleton *skeleton, const char **why);
 
+/*
+ * The value of the enumerator name in this kernel's BTF, in any enum, named or not (6.12 has
+ * the request flags' bits as an enum without a name, which CO-RE cannot look up): 0; -ESRCH
+ * when it is missing but others starting with prefix are there (renamed: its value unknown);
+ * -ENOENT when neither is; -ENODATA without BTF.
+ */
+int ebpf_enumerator(const char *name, const char *prefix, long long *value);
+
 #endif

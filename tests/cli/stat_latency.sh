@@ -150,7 +150,25 @@ fi
 # may have put to sleep (a CI run with the server's 10 ms become 13.8 at p50 had fio's p50 2.6 ms
 # above ours). A run whose requests took more than 11 ms at p50 was on a machine late to give CPU
 # (steal): measured again, three tries at most, and the last one judged.
+# The request flags' bits the program reads (RQF_IO_STAT says whether the kernel's start time is
+# the request's), held to bpftool's dump of the kernel's BTF: the enumerator's value where there is
+# one (an enum without a name on 6.12), else the bits before 6.9 (4 and 13).
 why=$(ebpf_expected)
+if [ -n "$why" ]; then
+	skip "the request flags' bits: $why"
+elif ! command -v bpftool >/dev/null; then
+	skip "the request flags' bits: needs bpftool"
+else
+	bpftool btf dump file /sys/kernel/btf/vmlinux >"$T/btf.txt" 2>/dev/null
+	want=
+	for flag in FLUSH_SEQ IO_STAT; do
+		bit=$(sed -n "s/^[[:space:]]*'__RQF_$flag' val=\([0-9]*\)$/\1/p" "$T/btf.txt" | head -n 1)
+		[ -z "$bit" ] && ! grep -q "'__RQF_" "$T/btf.txt" && bit=$([ $flag = IO_STAT ] && echo 13 || echo 4)
+		want+="RQF_$flag: bit ${bit:-32} "
+	done
+	got=$(IOLENS_BPF_DEBUG=1 "$IOLENS" stat -x 0.1 1 2>&1 >/dev/null | sed -n 's/^bio: \(RQF_[A-Z_]*: bit [0-9]*\) .*/\1/p' | tr '\n' ' ')
+	check_eq "the request flags' bits, from the kernel's BTF (bpftool)" "$want" "$got"
+fi
 sloop=
 if [ -n "$why" ]; then
 	skip "a slow device: $why"
