@@ -73,10 +73,14 @@ static bool root_path(char *buf, size_t size, const char *format, ...)
 	return n >= 0 && (size_t)n < size - used;
 }
 
-/* A runtime's file or directory is believed when root, iolens's own user or the container's owner has it. */
+/*
+ * Whether a runtime's file or directory is believed: a rootless container's when its user has
+ * it (not root's: a link in the user's storage may lead to root's files, of another container);
+ * root's runtimes' when root, or iolens's own user, has it.
+ */
 static bool trusted(uid_t uid, uint32_t owner)
 {
-	return uid == 0 || uid == geteuid() || uid == owner;
+	return owner ? uid == owner : uid == 0 || uid == geteuid();
 }
 
 /*
@@ -447,6 +451,14 @@ static void name_entry(struct entry *e, bool rootless, uint32_t owner)
 	container_label(c);
 }
 
+/* An entry remembered, its names looked up again when they are old. */
+static struct entry *fresh(struct entry *e)
+{
+	if (monotonic_ns() - e->named_ns > NAMES_TTL_NS)
+		name_entry(e, e->c.rootless, e->c.owner);
+	return e;
+}
+
 static struct entry *entry_of(const struct container_match *m, const struct container_match *outer, bool rootless,
 			      uint32_t owner)
 {
@@ -458,21 +470,18 @@ static struct entry *entry_of(const struct container_match *m, const struct cont
 		key_of(outer, rootless, owner, outer_key, sizeof(outer_key));
 		snprintf(key + strlen(key), sizeof(key) - strlen(key), " in %s", outer_key);
 	}
-	e = name_map_get(&entries, key);
-	if (!e) {
-		e = xcalloc(1, sizeof(*e));
-		e->match = *m;
-		if (outer)
-			e->outer = *outer;
-		e->c.nested = outer != NULL;
-		e->c.rootless = rootless;
-		e->c.owner = rootless ? owner : 0;
-		snprintf(e->c.id, sizeof(e->c.id), "%s", m->id);
-		name_map_put(&entries, key, e);
-		name_entry(e, rootless, owner);
-	} else if (monotonic_ns() - e->named_ns > NAMES_TTL_NS) {
-		name_entry(e, rootless, owner);
-	}
+	if ((e = name_map_get(&entries, key)))
+		return fresh(e);
+	e = xcalloc(1, sizeof(*e));
+	e->match = *m;
+	if (outer)
+		e->outer = *outer;
+	e->c.nested = outer != NULL;
+	e->c.rootless = rootless;
+	e->c.owner = rootless ? owner : 0;
+	snprintf(e->c.id, sizeof(e->c.id), "%s", m->id);
+	name_map_put(&entries, key, e);
+	name_entry(e, rootless, owner);
 	return e;
 }
 
@@ -503,25 +512,18 @@ static bool owner_of(int version, const char *controllers, const char *path, siz
 	return false;
 }
 
-/* A table holds the entry or NONE for a key, whatever it is; the value as a container (NULL for NONE). */
-static const struct container *as_container(void *value)
-{
-	return value == NONE || !value ? NULL : &((struct entry *)value)->c;
-}
-
+/* The entry of a cgroup path, new: NULL when it names no container. */
 static struct entry *resolve_path(int version, const char *controllers, const char *path, size_t len)
 {
 	struct container_path p;
 	uint32_t owner;
 	bool rootless;
-	struct entry *e;
 
 	if (!container_parse_path(path, len, &p))
 		return NULL;
+	/* Whose the outermost container is (of a nested one, the host's runtime knows only it). */
 	rootless = owner_of(version, controllers, path, p.outer.end, &p, &owner);
-	e = entry_of(&p.inner, p.matches > 1 ? &p.outer : NULL, rootless, owner);
-	/* A name found later (a rename, files that came late) is looked up again by entry_of itself. */
-	return e;
+	return entry_of(&p.inner, p.matches > 1 ? &p.outer : NULL, rootless, owner);
 }
 
 /* The entry of a cgroup path, remembered by the path: NULL for none. */
@@ -539,11 +541,8 @@ static struct entry *path_entry(int version, const char *controllers, const char
 	value = key_map_get(&paths, key, head + len);
 	if (value == NONE)
 		return NULL;
-	if ((e = value)) {
-		if (monotonic_ns() - e->named_ns > NAMES_TTL_NS)
-			name_entry(e, e->c.rootless, e->c.owner);
-		return e;
-	}
+	if (value)
+		return fresh(value);
 	e = resolve_path(version, controllers, path, len);
 	key_map_put(&paths, key, head + len, e ? (void *)e : NONE);
 	return e;
@@ -616,8 +615,10 @@ static const struct container *by_id(struct key_map *table, uint64_t id, int ver
 	char path[4096];
 	bool found = false;
 
+	if (value == NONE)
+		return NULL;
 	if (value)
-		return as_container(value);
+		return &fresh(value)->c;
 	/* The process's own path first, if it is that cgroup still: one stat, not a walk. */
 	if (pid > 0) {
 		struct cgroup_line lines[33];

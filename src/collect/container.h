@@ -81,9 +81,9 @@ struct cgroup_line {
 };
 
 /*
- * The paths of a /proc/PID/cgroup's text, the v2 one first: how many (at most max). A cgroup's
- * name may hold a newline, so that a user who may make cgroups can add lines that look like
- * other hierarchies' to the file. The kernel writes one line per hierarchy, v1 ones first with
+ * The paths of a /proc/PID/cgroup's text, the v2 one first: how many (at most max). Were a
+ * cgroup's name to hold a newline (kernels refuse one now; a file read through a sysroot may be
+ * anyone's), a user who may make cgroups could add lines that look like other hierarchies'. The kernel writes one line per hierarchy, v1 ones first with
  * their ids falling, "0::" last, and its v2 path runs to the end of the text. So the file is
  * believed only as the kernel writes it: every line well formed, the v1 ids falling, each once
  * and (known, when not NULL: the hierarchies of iolens's own file) all of them, and no line

@@ -148,12 +148,8 @@ static bool user_service(struct span s, uint32_t *uid)
 	return true;
 }
 
-/*
- * The container one component names, given the two above it (empty at the top) and its depth
- * (1 at the top): true with match filled.
- */
-static bool component_container(struct span c, struct span parent, struct span grandparent, unsigned depth,
-				struct container_match *m)
+/* The container one component names, given the one above it (empty at the top) and its depth (1 at the top). */
+static bool component_container(struct span c, struct span parent, unsigned depth, struct container_match *m)
 {
 	static const struct {
 		const char *prefix, *suffix;
@@ -209,7 +205,6 @@ static bool component_container(struct span c, struct span parent, struct span g
 		m->runtime = CONTAINER_LXC;
 		return true;
 	}
-	(void)grandparent;
 	return false;
 }
 
@@ -268,7 +263,7 @@ bool container_parse_path(const char *path, size_t len, struct container_path *o
 			out->user = uid;
 		} else if (component_pod(c, parent, grandparent, pod)) {
 			/* kept for the container below it */
-		} else if (component_container(c, parent, grandparent, depth, &m)) {
+		} else if (component_container(c, parent, depth, &m)) {
 			if (pod[0] && (m.runtime != CONTAINER_MACHINE && m.runtime != CONTAINER_LXC))
 				memcpy(m.pod_uid, pod, sizeof(m.pod_uid));
 			m.end = at > len ? len : at - 1;
