@@ -70,6 +70,7 @@ static void exporter_free(struct exporter *e)
 		regfree(&e->device_exclude);
 	regfree(&e->mount_points_exclude);
 	fs_watch_free(&e->filesystems);
+	container_cache_free();
 }
 
 static bool device_wanted(const struct exporter *e, const char *name)
