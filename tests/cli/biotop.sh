@@ -91,9 +91,11 @@ between_ratio() { python3 -c 'import sys; v, t, lo, hi = map(float, sys.argv[1:]
 N=2000
 for interval in 2 4 8 16 32; do
 	start_tops "$T/bio" --json $interval
+	d0=$(diskstats_sum "$disk" 4)
 	fio --name=biotop --filename="$loopdev" --readonly --rw=randread --bs=4k --direct=1 --ioengine=psync \
 		--number_ios=$N --size=64M --randrepeat=0 --output-format=json >"$T/fio.json" 2>"$T/fio.err"
 	fio_rc=$?
+	d1=$(diskstats_sum "$disk" 4)
 	ended=$(now_ns)
 	# Its line: one sampled after fio ended (the job process is gone: eBPF kept its counts).
 	stop_sampled "$tops" $(files_of "$T/bio")
@@ -110,6 +112,7 @@ for interval in 2 4 8 16 32; do
 done
 check_eq "fio ran ($(head -c 300 "$T/fio.err"))" 0 "$fio_rc"
 check_eq "biotop ends 0 on SIGINT" 0 "$top_rc"
+check_eq "/proc/diskstats: $disk completed fio's $N reads while it ran, nothing else" $N $((d1 - d0))
 clat=$(fio_clat "$T/fio.json")
 for m in "${MECHS[@]}"; do
 	f=$T/bio.$m.json

@@ -5,6 +5,8 @@
 
 #ifdef IOLENS_BPF
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <bpf/btf.h>
@@ -174,6 +176,66 @@ static void test_request_flag_bits(void **state)
 	assert_int_equal(value, 2);
 	btf__free(btf);
 }
+
+/* Whether the BTF file's strings hold "btf_trace_EVENT" (read as bytes, not through libbpf). */
+static bool btf_file_names(const char *data, size_t size, const char *event)
+{
+	char name[64];
+	int len = snprintf(name, sizeof(name), "%cbtf_trace_%s", 0, event);
+
+	return memmem(data, size, name, (size_t)len + 1) != NULL;
+}
+
+/*
+ * bio_mechanism_check on this kernel: each mechanism possible exactly where the kernel's BTF file
+ * names its tracepoints (block_io_start; block_getrq and block_rq_insert; block_rq_issue,
+ * block_rq_merge and block_rq_complete for all), and the reason names the one missing.
+ */
+static void test_mechanisms_here(void **state)
+{
+	static const char *const needs[][5] = {
+		[BIO_BY_IO_START] = { "block_rq_issue", "block_rq_merge", "block_rq_complete", "block_io_start" },
+		[BIO_BY_GETRQ] = { "block_rq_issue", "block_rq_merge", "block_rq_complete", "block_getrq", "block_rq_insert" },
+		[BIO_BY_DISKS] = { "block_rq_issue", "block_rq_merge", "block_rq_complete" },
+	};
+	const char *why = NULL;
+	char *data = NULL;
+	size_t size = 0;
+	FILE *f = fopen("/sys/kernel/btf/vmlinux", "rb");
+
+	(void)state;
+	if (!f || ebpf_init(&why) != 0) {
+		if (f)
+			fclose(f);
+		print_message("skipped: %s\n", f ? why : "no /sys/kernel/btf/vmlinux");
+		skip();
+	}
+	for (size_t got;; size += got) {
+		data = realloc(data, size + (1 << 20));
+		assert_non_null(data);
+		got = fread(data + size, 1, 1 << 20, f);
+		if (!got)
+			break;
+	}
+	fclose(f);
+	for (enum bio_mechanism m = BIO_BY_IO_START; m <= BIO_BY_DISKS; m++) {
+		const char *missing = NULL;
+		int rc = bio_mechanism_check(m, &why);
+
+		for (size_t i = 0; i < 5 && needs[m][i] && !missing; i++)
+			if (!btf_file_names(data, size, needs[m][i]))
+				missing = needs[m][i];
+		print_message("%s: %s\n", bio_mechanism_name(m), rc == 0 ? "possible" : why);
+		if (!missing) {
+			assert_int_equal(rc, 0);
+		} else {
+			assert_int_not_equal(rc, 0);
+			assert_non_null(strstr(why, missing));
+		}
+	}
+	free(data);
+	assert_int_not_equal(bio_mechanism_check((enum bio_mechanism)7, &why), 0);
+}
 #endif
 
 int main(void)
@@ -183,6 +245,7 @@ int main(void)
 		cmocka_unit_test(test_figures),
 #ifdef IOLENS_BPF
 		cmocka_unit_test(test_request_flag_bits),
+		cmocka_unit_test(test_mechanisms_here),
 #endif
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
