@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "collect/sysroot.h"
+#include "common/util.h"
 
 #ifdef IOLENS_BPF
 #include "collect/bpf_dl.h"
@@ -28,7 +29,34 @@
 #endif
 
 static char first_warning[256];
+static char core_failure[200]; /* "struct request.io_start_time_ns": a CO-RE relocation this kernel's BTF cannot resolve */
 static char why[512];
+
+/*
+ * A CO-RE relocation the kernel's BTF cannot resolve (a field, type or enumerator the program
+ * reads that this kernel lacks): libbpf poisons the instruction, the verifier refuses it if it can
+ * be reached, and the load log ends with "failed to resolve CO-RE relocation <byte_off> [68]
+ * struct request.io_start_time_ns (0:16 @ offset 112)". Its name is kept for ebpf_why.
+ */
+static void keep_core_failure(const char *format, va_list args)
+{
+	static const char marker[] = "failed to resolve CO-RE relocation ";
+	char *text = NULL, *at, *name, *end;
+
+	if (core_failure[0] || vasprintf(&text, format, args) < 0)
+		return;
+	at = strstr(text, marker);
+	if (at) {
+		/* After "<kind> [type id] ": the name, up to " (" or the line's end. */
+		name = strchr(at + sizeof(marker) - 1, ']');
+		name = name ? name + 1 + strspn(name + 1, " ") : at + sizeof(marker) - 1;
+		end = name + strcspn(name, "(\n");
+		while (end > name && end[-1] == ' ')
+			end--;
+		snprintf(core_failure, sizeof(core_failure), "%.*s", (int)(end - name), name);
+	}
+	free(text);
+}
 
 /* The first warning is the cause; the ones after it say what failed because of it. */
 static int keep_first_warning(enum libbpf_print_level level, const char *format, va_list args)
@@ -42,6 +70,13 @@ static int keep_first_warning(enum libbpf_print_level level, const char *format,
 
 		va_copy(copy, args);
 		vfprintf(stderr, format, copy);
+		va_end(copy);
+	}
+	if (level == LIBBPF_WARN) {
+		va_list copy;
+
+		va_copy(copy, args);
+		keep_core_failure(format, copy);
 		va_end(copy);
 	}
 	if (level != LIBBPF_WARN || first_warning[0])
@@ -94,6 +129,7 @@ int ebpf_init(const char **reason)
 		return -ENOENT;
 	}
 	first_warning[0] = '\0';
+	core_failure[0] = '\0';
 	libbpf_set_print(keep_first_warning);
 	return 0;
 }
@@ -225,6 +261,11 @@ const char *ebpf_why(struct bpf_object *object, int err, const char *step)
 	if (tracepoint) {
 		snprintf(why, sizeof(why), "this kernel (%s) has no tracepoint %s",
 			 uname(&host) == 0 ? host.release : "?", tracepoint);
+		return why;
+	}
+	if (core_failure[0]) {
+		snprintf(why, sizeof(why), "this kernel's BTF has no %s, which the eBPF program reads",
+			 printable_name(core_failure));
 		return why;
 	}
 	lockdown = lockdown_mode();
