@@ -46,7 +46,7 @@ if can_evict && [ -x "$READER" ]; then
 	for m in $(bio_mechanisms); do
 		run "${FRESH[@]}" env IOLENS_BIO_MECHANISM=$m "$IOLENS" biotop --json 0.5 1
 		check_match "biotop ($m): the O_DIRECT reader's reads, with their latency, without tracefs" \
-			"\"pid\":$reader,\"comm\":\"odirect_reader\",\"cgroup_id\":[0-9]+,\"op\":\"R\",[^}]*\"bytes\":[1-9][0-9]*,\"avg_ns\":[1-9]" "$OUT"
+			"\"pid\":$reader,\"comm\":\"odirect_reader\",\"cgroup_id\":[0-9]+,[^}]*\"op\":\"R\",[^}]*\"bytes\":[1-9][0-9]*,\"avg_ns\":[1-9]" "$OUT"
 	done
 	kill $reader
 else
