@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# tests/kernels/check.sh: the eBPF tests in other kernels (make check-kernels): per kernel, the
+# tests/kernels/check.sh: the eBPF features in other kernels (make check-kernels): per kernel, the
 # harness's self-test, then the tests in one boot; a "N passed, N failed, N skipped" line each.
 #
 #   tests/kernels/check.sh [KERNEL...]        default: 6.1 6.12 (Debian 12's, from packages)
 #
-# TESTS: the tests to run in each guest (default: every tests/cli script that needs eBPF, by its
-# need_ebpf or ebpf_expected); SELFTEST=0 leaves the self-test out; KERNEL_TIMEOUT: seconds a
-# guest may take (default 3600). IOLENS and BUILD as for tests/run. Each guest's output is kept
-# in build/kernels/results/KERNEL/ (stdout, stderr, console.log).
+# TESTS: the tests to run in each guest (names as tests/run takes them). Default: kernels/matrix,
+# each feature held to an exact truth by every mechanism the kernel has, in a few minutes (what CI
+# runs); TESTS=all: every tests/cli script that needs eBPF (need_ebpf, ebpf_expected), an hour or
+# more per kernel under TCG. SELFTEST=0 leaves the self-test out; KERNEL_TIMEOUT: seconds a guest
+# may take (default 3600); MATRIX_REQUIRE: the mechanisms that must count in every kernel given
+# (default "fentry kprobes": 6.1 and 6.12 have both). IOLENS and BUILD as for tests/run.
+# Each guest's output, console and test-durations are kept in build/kernels/results/KERNEL/, and
+# the matrix's rows of every kernel in build/kernels/results/matrix.md (kernel x feature x mechanism
+# x truth x result).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -15,7 +20,8 @@ cd "$top" || exit 2
 : "${IOLENS:=$top/iolens}" "${BUILD:=$top/build}" "${KERNELS_DIR:=$top/build/kernels}"
 : "${KERNEL_TIMEOUT:=3600}" "${SELFTEST:=1}"
 [ $# -gt 0 ] || set -- 6.1 6.12
-if [ -z "${TESTS:-}" ]; then
+: "${TESTS:=kernels/matrix}" "${MATRIX_REQUIRE:=fentry kprobes}"
+if [ "$TESTS" = all ]; then
 	TESTS=$(grep -lE '^[^#]*\b(need_ebpf|ebpf_expected)\b' tests/cli/*.sh | grep -v '/lib\.sh$' |
 		sed 's|^tests/\(.*\)\.sh$|\1|' | tr '\n' ' ')
 fi
@@ -53,7 +59,8 @@ for i in "${!releases[@]}"; do
 	# The tests on the guest's scratch disk; what each took copied out to the share.
 	# shellcheck disable=SC2086 # TESTS is a list of names
 	"$here/run.sh" --timeout "$KERNEL_TIMEOUT" --share "$results" "$kernel" \
-		env IOLENS="$IOLENS" BUILD="$BUILD" TEST_TMPDIR=/tmp/tests RESULTS="$results" bash -c \
+		env IOLENS="$IOLENS" BUILD="$BUILD" TEST_TMPDIR=/tmp/tests RESULTS="$results" \
+		MATRIX_ROWS="$results/matrix.rows" MATRIX_REQUIRE="$MATRIX_REQUIRE" bash -c \
 		'"$0" "$@"; status=$?; cp "$TEST_TMPDIR/test-durations" "$RESULTS/" 2>/dev/null; exit $status' \
 		"$top/tests/run" $TESTS | tee "$results/summary"
 	status=${PIPESTATUS[0]}
@@ -67,6 +74,21 @@ for i in "${!releases[@]}"; do
 	total_passed=$((total_passed + passed)) total_failed=$((total_failed + failed))
 	total_skipped=$((total_skipped + skipped))
 done
+
+# The Measure table: every kernel's rows, in the order run; a kernel whose guest wrote none says so.
+table=$KERNELS_DIR/results/matrix.md
+{
+	echo "| kernel | feature | mechanism | truth | result |"
+	echo "|---|---|---|---|---|"
+	for i in "${!releases[@]}"; do
+		rows=$KERNELS_DIR/results/${*:i+1:1}/matrix.rows
+		if [ -s "$rows" ]; then
+			awk -F'\t' -v k="${releases[i]}" '{ gsub(/\|/, "\\|"); printf "| %s | %s | %s | %s | %s |\n", k, $1, $2, $3, $4 }' "$rows"
+		else
+			echo "| ${releases[i]} | (none) | | | no rows: kernels/matrix did not run or ended first |"
+		fi
+	done
+} >"$table"
 echo
 printf '%s\n' "${summaries[@]}"
 echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
