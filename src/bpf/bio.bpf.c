@@ -483,35 +483,40 @@ int BPF_PROG(on_getrq, struct bio *bio)
 /* Requests with data completed whole whose start no program saw: started before the counting, or (block_getrq) their first bio's entry not found. */
 __u64 submitter_unseen;
 
-/* block_getrq's entry of a request, taken from under its bio's address into *who: false if none. */
-static __always_inline bool take_from_bio(struct request *rq, struct bio_submitter *who)
+/*
+ * A request in flight (recall), or with block_getrq, its first bio's entry (or one of the first
+ * GETRQ_FIRST_BIOS: front merges) moved to it as it is first seen; *key says where the entry is
+ * now. Made under the request's address before the bio's goes: a program that interrupts another
+ * on this CPU inside the hash (a completion in a softirq) may be refused the hash's bucket lock
+ * (-EBUSY), and then the entry is used where it is, under the bio's address.
+ */
+static __always_inline struct bio_submitter *recall_request(struct request *rq, struct bio_slot **place, __u64 *key)
 {
-	struct bio *bio = rq->bio;
+	struct bio_submitter *who, *found, moved;
+	struct bio_slot *bio_place;
+	struct bio *bio;
 
-	for (int i = 0; i < GETRQ_FIRST_BIOS && bio; i++) {
-		struct bio_slot *place;
-		struct bio_submitter *found = recall((__u64)bio, &place);
-
-		if (found) {
-			*who = *found;
-			forget((__u64)bio, place);
-			return true;
-		}
-		bio = bio->bi_next;
-	}
-	return false;
-}
-
-/* A request in flight (recall), or with block_getrq, its bio's entry moved to it as it is first seen. */
-static __always_inline struct bio_submitter *recall_request(struct request *rq, struct bio_slot **place)
-{
-	__u64 key = (__u64)rq;
-	struct bio_submitter *who = recall(key, place), moved;
-
-	if (who || !by_getrq || !take_from_bio(rq, &moved))
+	*key = (__u64)rq;
+	who = recall(*key, place);
+	if (who || !by_getrq)
 		return who;
-	remember(key, &moved);
-	return recall(key, place);
+	bio = rq->bio;
+	for (int i = 0; i < GETRQ_FIRST_BIOS && bio; i++, bio = bio->bi_next) {
+		found = recall((__u64)bio, &bio_place);
+		if (!found)
+			continue;
+		moved = *found;
+		remember(*key, &moved);
+		who = recall(*key, place);
+		if (!who) {
+			*key = (__u64)bio;
+			*place = bio_place;
+			return found;
+		}
+		forget((__u64)bio, bio_place);
+		return who;
+	}
+	return NULL;
 }
 
 /*
@@ -522,9 +527,10 @@ SEC("tp_btf/block_rq_insert")
 int BPF_PROG(on_insert, struct request *rq)
 {
 	struct bio_slot *place;
+	__u64 key;
 
 	if (op_of(rq) >= 0)
-		recall_request(rq, &place);
+		recall_request(rq, &place, &key);
 	return 0;
 }
 
@@ -567,7 +573,7 @@ int BPF_PROG(on_issue, struct request *rq)
 	fresh.slot = slot_of(disk_of(rq));
 	if (fresh.slot >= BIO_MAX_DISKS || kernel_timed[fresh.slot])
 		return 0; /* no histograms, or the kernel keeps the issue's time */
-	who = recall_request(rq, &place);
+	who = recall_request(rq, &place, &key);
 	if (who) {
 		who->issue_ns = bpf_ktime_get_ns();
 		return 0;
@@ -642,7 +648,7 @@ int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int n
 {
 	__u64 key = (__u64)rq, now;
 	struct bio_slot *place;
-	struct bio_submitter *who = recall_request(rq, &place);
+	struct bio_submitter *who = recall_request(rq, &place, &key);
 	struct bio_counts *counts = NULL, *group = NULL;
 	__u32 op = 0, slot, latency_op;
 	__u64 start_ns = 0, issue_ns = 0, disk = 0;
