@@ -16,7 +16,7 @@
 
 /* The columns: bcc's in the table, the JSON line's keys (and CSV's header, the same) in their order. */
 enum column {
-	C_TIME, C_TIME_NS, C_INTERVAL_NS, C_MODE, C_HITS, C_MISSES, C_DIRTIES, C_HIT_RATIO, C_BUFFERS, C_CACHED,
+	C_TIME, C_TIME_NS, C_INTERVAL_NS, C_MODE, C_MECHANISM, C_HITS, C_MISSES, C_DIRTIES, C_HIT_RATIO, C_BUFFERS, C_CACHED,
 	C_EVICTIONS, C_ACCESSES, C_READS, C_MAPS, C_REFAULTS, C_COUNT
 };
 
@@ -29,6 +29,8 @@ static const struct out_column columns[C_COUNT] = {
 	[C_INTERVAL_NS] = { "interval_ns", "INTERVAL", NULL, OUT_SEC, true, "the time the line covers, measured",
 			    .where = OUT_DATA_ONLY },
 	[C_MODE] = { "mode", "MODE", NULL, OUT_TEXT, true, "ebpf, or procfs for estimates", .where = OUT_DATA_ONLY },
+	[C_MECHANISM] = { "mechanism", "MECHANISM", NULL, OUT_TEXT, true, "ebpf's: tracepoints, fentry or kprobes",
+			  .where = OUT_DATA_ONLY },
 	[C_HITS] = { "hits", "HITS", NULL, OUT_COUNT, true, "pages read or mapped that were cached", .width = 8 },
 	[C_MISSES] = { "misses", "MISSES", NULL, OUT_COUNT, true, "pages added to the cache", .width = 8 },
 	[C_DIRTIES] = { "dirties", "DIRTIES", NULL, OUT_COUNT, true, "pages dirtied", .width = 8 },
@@ -115,6 +117,8 @@ static void add_line(struct out_table *table, const struct cache_mode *mode, con
 	out_set_count(row, C_TIME_NS, now);
 	out_set_count(row, C_INTERVAL_NS, interval_ns);
 	out_set_text(row, C_MODE, mode->bpf ? "ebpf" : "procfs");
+	if (mode->mechanism)
+		out_set_text(row, C_MECHANISM, mode->mechanism);
 	out_set_count_if(row, C_HITS, hits, hits_known);
 	out_set_count(row, C_MISSES, d->misses);
 	out_set_count(row, C_DIRTIES, d->dirties);

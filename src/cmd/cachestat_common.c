@@ -45,8 +45,11 @@ void cache_mode_start(const struct cachestat_options *bpf_options, struct cache_
 	int rc = cachestat_start(bpf_options, &mode->why);
 
 	mode->bpf = rc == 0;
+	mode->mechanism = cachestat_mechanism();
 	if (!mode->bpf)
 		warn_msg("no eBPF (%s): estimating from %s", mode->why, fallback);
+	else if (cachestat_caveat())
+		warn_msg("counting with %s: %s", mode->mechanism, cachestat_caveat());
 }
 
 void cache_mode_fallback(struct cache_mode *mode, const char *why, const char *fallback)

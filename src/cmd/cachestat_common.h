@@ -22,6 +22,7 @@ struct cache_mode {
 	bool evictions_unknown; /* /proc mode on a kernel without pgsteal_file (before 5.8) */
 	bool refaults_unknown;  /* /proc mode without workingset_refault_file */
 	const char *why; /* why not eBPF */
+	const char *mechanism; /* with eBPF: how reads and faults are seen (cachestat_mechanism) */
 };
 
 /* [interval [count]] from argv[first...]; with_count false: [interval] only. Exits 2 on bad input. */

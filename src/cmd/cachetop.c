@@ -31,7 +31,7 @@ static const char *const sort_titles[SORT_COUNT] = { "PID", "UID", "CMD", "HITS"
 
 /* The columns: the table's for people, the JSON line's keys (and CSV's header, the same) in their order. */
 enum column {
-	C_TIME_NS, C_INTERVAL_NS, C_MODE, C_BUFFERS, C_CACHED, C_DROPPED, /* the interval's own */
+	C_TIME_NS, C_INTERVAL_NS, C_MODE, C_MECHANISM, C_BUFFERS, C_CACHED, C_DROPPED, /* the interval's own */
 	C_PID, C_USER, C_UID, C_COMM, C_FILE, C_CGROUP,                    /* the row's name, by --files, --cgroup */
 	C_HITS, C_MISSES, C_DIRTIES, C_READ_HIT, C_WRITE_HIT, C_ACCESSES, C_READS, C_MAPS, C_WRITE_MISSES,
 	C_EVICTIONS, C_REFAULTS, C_COUNT
@@ -43,6 +43,8 @@ static const struct out_column all_columns[C_COUNT] = {
 	[C_INTERVAL_NS] = { "interval_ns", "INTERVAL", NULL, OUT_SEC, true, "the time the rows cover, measured",
 			    .where = OUT_GROUP },
 	[C_MODE] = { "mode", "MODE", NULL, OUT_TEXT, true, "ebpf, or procfs for estimates", .where = OUT_GROUP },
+	[C_MECHANISM] = { "mechanism", "MECHANISM", NULL, OUT_TEXT, true, "ebpf's: tracepoints, fentry or kprobes",
+			  .where = OUT_GROUP },
 	[C_BUFFERS] = { "buffers_bytes", "BUFFERS", NULL, OUT_BYTES, true, "Buffers of /proc/meminfo",
 			.where = OUT_GROUP },
 	[C_CACHED] = { "cached_bytes", "CACHED", NULL, OUT_BYTES, true, "Cached of /proc/meminfo", .where = OUT_GROUP },
@@ -100,6 +102,7 @@ struct top {
 	struct cache_counters totals; /* the totals then, for the events dropped */
 	bool totals_known;
 	bool estimates; /* from /proc/PID/io: no accesses, refaults or evictions known */
+	const char *mechanism; /* with eBPF: tracepoints, fentry or kprobes */
 	uint64_t interval_ns; /* the time the rows cover */
 	struct out_column columns[C_COUNT]; /* all_columns, with the name columns of --files or --cgroup */
 	struct out_table *out; /* plain rows, CSV or JSON lines on stdout; NULL on the full screen */
@@ -452,6 +455,8 @@ static void write_interval(const struct top *t, struct out_table *table, size_t 
 	out_set_count(group, C_TIME_NS, t->replay ? t->replay_real_ns : realtime_ns());
 	out_set_count(group, C_INTERVAL_NS, t->interval_ns);
 	out_set_text(group, C_MODE, t->estimates ? "procfs" : "ebpf");
+	if (t->mechanism)
+		out_set_text(group, C_MECHANISM, t->mechanism);
 	out_set_count(group, C_BUFFERS, t->mem.buffers);
 	out_set_count(group, C_CACHED, t->mem.cached);
 	out_set_count_if(group, C_DROPPED, t->dropped_now, !t->estimates);
@@ -624,6 +629,7 @@ int cmd_cachetop(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	t.estimates = !mode.bpf;
+	t.mechanism = mode.mechanism;
 	if (t.replay && replay_next(&t) != 0)
 		return EXIT_FAIL;
 	if (!mode.bpf) {

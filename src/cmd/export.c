@@ -160,6 +160,11 @@ static void cache_metrics(struct prom *p, struct exporter *e)
 	}
 	if (!known)
 		return;
+	if (e->cache.bpf && e->cache.mechanism) {
+		prom_family(p, "iolens_page_cache_mechanism_info", PROM_GAUGE,
+			    "How eBPF sees reads and page faults: tracepoints, fentry or kprobes.");
+		prom_u64(p, "iolens_page_cache_mechanism_info", 1, "mechanism", e->cache.mechanism, NULL);
+	}
 	/* Without eBPF hits are not known: no line rather than a made-up one. */
 	if (e->cache.bpf) {
 		uint64_t hits = (int64_t)c.hits > 0 ? c.hits : 0;

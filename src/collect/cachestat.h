@@ -37,6 +37,15 @@ struct cachestat_file {
  * or CAP_BPF and CAP_PERFMON, BTF, the tracepoints, an iolens built with eBPF).
  */
 int cachestat_start(const struct cachestat_options *options, const char **why);
+/*
+ * How reads and page faults are seen once started: "tracepoints" (Linux 6.9 and later),
+ * "fentry" or "kprobes" (on the functions those tracepoints are in); NULL when not counting.
+ * IOLENS_CACHE_MECHANISM (auto, tracepoints, fentry, kprobes) forces one: cachestat_start
+ * refuses one the kernel cannot do, saying why.
+ */
+const char *cachestat_mechanism(void);
+/* What that mechanism counts less exactly than the tracepoints, in words; NULL when nothing. */
+const char *cachestat_caveat(void);
 /* The system-wide counts since the start (summed over cpus). */
 int cachestat_totals(struct cache_counters *out);
 /*
