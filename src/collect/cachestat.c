@@ -118,6 +118,7 @@ static void take_records(void)
 enum mechanism { MECH_TRACEPOINTS, MECH_FENTRY, MECH_KPROBES, MECHANISMS, MECH_AUTO = MECHANISMS };
 static const char *const mechanism_names[MECHANISMS] = { "tracepoints", "fentry", "kprobes" };
 static int mechanism = -1; /* the one counting, -1 before */
+_Static_assert(MECHANISMS == CACHESTAT_MECHANISMS, "cachestat.h counts the mechanisms");
 
 #define MECHANISM_ENV "IOLENS_CACHE_MECHANISM"
 
@@ -227,6 +228,15 @@ static int load(const struct cachestat_options *options, enum mechanism which, c
 	return rc;
 }
 
+/* A kprobe event source: perf's (what libbpf uses) or tracefs's. */
+static bool has_kprobes(void)
+{
+	return access("/sys/bus/event_source/devices/kprobe/type", F_OK) == 0 ||
+	       access("/sys/kernel/tracing/kprobe_events", F_OK) == 0 ||
+	       access("/sys/kernel/debug/tracing/kprobe_events", F_OK) == 0;
+}
+#define NO_KPROBES "this kernel has no kprobes (no kprobe event source)"
+
 /* Why fentry or kprobes did not load, said as what the kernel lacks where that is known. */
 static const char *refused(enum mechanism which, int rc, const char *why)
 {
@@ -234,10 +244,8 @@ static const char *refused(enum mechanism which, int rc, const char *why)
 
 	if (!ebpf_may_trace())
 		return why;
-	if (which == MECH_KPROBES && access("/sys/bus/event_source/devices/kprobe/type", F_OK) != 0 &&
-	    access("/sys/kernel/tracing/kprobe_events", F_OK) != 0 &&
-	    access("/sys/kernel/debug/tracing/kprobe_events", F_OK) != 0)
-		return "this kernel has no kprobes (no kprobe event source)";
+	if (which == MECH_KPROBES && !has_kprobes())
+		return NO_KPROBES;
 	if (which == MECH_FENTRY && (rc == -EPERM || rc == -EOPNOTSUPP || rc == -524 /* the kernel's ENOTSUPP */)) {
 		snprintf(text, sizeof(text), "this kernel does not load fentry programs (%s)",
 			 rc == -524 ? "not supported" : strerror(-rc));
@@ -246,7 +254,7 @@ static const char *refused(enum mechanism which, int rc, const char *why)
 	return why;
 }
 
-/* IOLENS_CACHE_MECHANISM: MECH_AUTO when unset, -1 (with *why) when it names none. */
+/* IOLENS_CACHE_MECHANISM: MECH_AUTO when unset, -1 (with *why) when it names none or says procfs. */
 static int wanted_mechanism(const char **why)
 {
 	static char text[160];
@@ -257,8 +265,11 @@ static int wanted_mechanism(const char **why)
 	for (int i = 0; i < MECHANISMS; i++)
 		if (!strcmp(wanted, mechanism_names[i]))
 			return i;
-	snprintf(text, sizeof(text), "%s=%s: not auto, tracepoints, fentry or kprobes", MECHANISM_ENV,
-		 printable_name(wanted));
+	if (!strcmp(wanted, "procfs"))
+		snprintf(text, sizeof(text), "%s=procfs", MECHANISM_ENV);
+	else
+		snprintf(text, sizeof(text), "%s=%s: not auto, tracepoints, fentry, kprobes or procfs", MECHANISM_ENV,
+			 printable_name(wanted));
 	*why = text;
 	return -1;
 }
@@ -334,6 +345,61 @@ int cachestat_start(const struct cachestat_options *options, const char **why)
 const char *cachestat_mechanism(void)
 {
 	return mechanism >= 0 ? mechanism_names[mechanism] : NULL;
+}
+
+const char *cachestat_mode(void)
+{
+	return skeleton ? "ebpf" : "procfs";
+}
+
+int cachestat_capabilities(struct cachestat_capability caps[CACHESTAT_MECHANISMS], bool probe)
+{
+	static char texts[MECHANISMS][480];
+	bool busy = skeleton != NULL;
+	struct kernel_facts facts;
+	const char *why = NULL;
+
+	for (int i = 0; i < MECHANISMS; i++) {
+		caps[i] = (struct cachestat_capability){ mechanism_names[i], CACHESTAT_MAY, NULL };
+		texts[i][0] = '\0';
+	}
+	if (busy) {
+		caps[mechanism].verdict = CACHESTAT_CAN;
+	} else if (ebpf_init(&why) != 0) {
+		for (int i = 0; i < MECHANISMS; i++) {
+			snprintf(texts[i], sizeof(texts[i]), "%s", why);
+			caps[i] = (struct cachestat_capability){ mechanism_names[i], CACHESTAT_CANNOT, texts[i] };
+		}
+		return 0;
+	}
+	learn_kernel(&facts);
+	for (int i = 0; i < MECHANISMS; i++) {
+		if (caps[i].verdict == CACHESTAT_CAN)
+			continue;
+		if (!facts.known)
+			snprintf(texts[i], sizeof(texts[i]), "this kernel has no BTF (/sys/kernel/btf/vmlinux)");
+		else if (i == MECH_TRACEPOINTS && facts.missing_tracepoint)
+			snprintf(texts[i], sizeof(texts[i]), "this kernel has no tracepoint %s", facts.missing_tracepoint);
+		else if (i != MECH_TRACEPOINTS && facts.missing_function)
+			snprintf(texts[i], sizeof(texts[i]), "this kernel has no function %s", facts.missing_function);
+		else if (i == MECH_KPROBES && !has_kprobes())
+			snprintf(texts[i], sizeof(texts[i]), NO_KPROBES);
+		else if (probe && !busy && ebpf_may_trace()) {
+			int rc = load(&(struct cachestat_options){0}, (enum mechanism)i, &facts, &why);
+
+			if (rc == 0) {
+				caps[i].verdict = CACHESTAT_CAN;
+				cachestat_stop();
+			} else {
+				snprintf(texts[i], sizeof(texts[i]), "%s", refused((enum mechanism)i, rc, why));
+			}
+		}
+		if (texts[i][0]) {
+			caps[i].verdict = CACHESTAT_CANNOT;
+			caps[i].why_not = texts[i];
+		}
+	}
+	return busy ? -EBUSY : 0;
 }
 
 const char *cachestat_caveat(void)
@@ -634,6 +700,22 @@ const char *cachestat_mechanism(void)
 const char *cachestat_caveat(void)
 {
 	return NULL;
+}
+
+const char *cachestat_mode(void)
+{
+	return "procfs";
+}
+
+int cachestat_capabilities(struct cachestat_capability caps[CACHESTAT_MECHANISMS], bool probe)
+{
+	static const char *const names[CACHESTAT_MECHANISMS] = { "tracepoints", "fentry", "kprobes" };
+	const char *why = ebpf_why(NULL, -ENOSYS, "build");
+
+	(void)probe;
+	for (int i = 0; i < CACHESTAT_MECHANISMS; i++)
+		caps[i] = (struct cachestat_capability){ names[i], CACHESTAT_CANNOT, why };
+	return 0;
 }
 
 #endif
