@@ -89,6 +89,9 @@ struct totals_sample {
 	struct meminfo meminfo;
 };
 
+/* Without eBPF: pgpgin's misses less O_DIRECT holders' reads. */
+static struct cache_estimate estimate;
+
 static int take_sample(struct cache_mode *mode, struct totals_sample *out)
 {
 	int rc;
@@ -99,7 +102,7 @@ static int take_sample(struct cache_mode *mode, struct totals_sample *out)
 		return cachestat_totals(&out->counters);
 	rc = vmstat_read(&out->vmstat);
 	if (rc == 0)
-		cache_counters_from_vmstat(&out->vmstat, &out->counters);
+		cache_counters_from_vmstat(&out->vmstat, &estimate, &out->counters);
 	mode->evictions_unknown = rc != 0 || out->vmstat.pgsteal_file == PROCFS_UNKNOWN;
 	mode->refaults_unknown = rc != 0 || out->vmstat.workingset_refault_file == PROCFS_UNKNOWN;
 	return rc;
@@ -172,7 +175,7 @@ int cmd_cachestat(int argc, char **argv)
 	stop_on_signals();
 	cache_mode_start(&bpf_options, &mode,
 			 "/proc/vmstat, where hits cannot be told apart, misses count every page read from a disk "
-			 "and evictions only what reclaim took");
+			 "but by processes holding an O_DIRECT descriptor, and evictions only what reclaim took");
 	if (take_sample(&mode, &previous) != 0) {
 		warn_msg("cannot read the page-cache counters");
 		cachestat_stop();
@@ -216,5 +219,6 @@ int cmd_cachestat(int argc, char **argv)
 	}
 	out_table_free(table);
 	cachestat_stop();
+	cache_estimate_free(&estimate);
 	return rc;
 }
