@@ -1,4 +1,4 @@
-# iolens: build, test, install.  `make`, `make check`, `make check SANITIZE=1`, `make deps`.
+# iolens: build, test, install.  `make`, `make check`, `make check SANITIZE=1`, `make check-kernels`, `make deps`.
 
 # Built with a job per CPU unless a -j was given (`make check` in CI builds twice, plain and sanitized).
 ifeq ($(filter -j%,$(MAKEFLAGS)),)
@@ -22,12 +22,14 @@ LINKS := pcstat vstat dstat cachestat cachetop
 PKGS := smartcols json-c liburing blkid ncursesw libmicrohttpd zlib yaml-0.1 libcrypt gnutls
 
 # Everything the build and the tests need, from Debian's archive; the peer tools
-# (fio, vmtouch, sysstat, dstat, util-linux's fincore) are what the tests compare with.
+# (fio, vmtouch, sysstat, dstat, util-linux's fincore) are what the tests compare with;
+# qemu, a static busybox, cpio and kmod boot other kernels for make check-kernels.
 DEB_PACKAGES := gcc make pkg-config libc6-dev libsmartcols-dev libjson-c-dev libcmocka-dev \
                 libbpf-dev libelf-dev zlib1g-dev bpftool liburing-dev libblkid-dev libncurses-dev \
                 clang libclang-rt-14-dev util-linux mount fio vmtouch sysstat dstat time \
                 python3 groff-base man-db libfuse3-dev fuse3 libmicrohttpd-dev prometheus \
-                prometheus-node-exporter curl libyaml-dev libcrypt-dev libgnutls28-dev openssl
+                prometheus-node-exporter curl libyaml-dev libcrypt-dev libgnutls28-dev openssl \
+                qemu-system-x86 busybox-static cpio kmod e2fsprogs xz-utils zstd
 
 ifeq ($(SANITIZE),1)
 BUILD     := build-san
@@ -211,6 +213,13 @@ check: $(IOLENS) $(UNIT_BIN) $(HELPER_BIN)
 	@IOLENS=$(abspath $(IOLENS)) BUILD=$(abspath $(BUILD)) SANITIZE=$(SANITIZE) \
 	    CLANG=$(CLANG) MAKE="$(MAKE)" $(if $(filter 1,$(BUSY)),tests/busy) tests/run
 
+# The eBPF tests in other kernels, booted in qemu with the host's / shared read-only (tests/kernels/):
+# Debian's packages of each series, downloaded into build/kernels/ the first time.
+KERNELS ?= 6.1 6.12
+.PHONY: check-kernels
+check-kernels: $(IOLENS) $(HELPER_BIN)
+	@IOLENS=$(abspath $(IOLENS)) BUILD=$(abspath $(BUILD)) tests/kernels/check.sh $(KERNELS)
+
 # examples/fuse-passthrough: a libfuse3 low-level passthrough filesystem traced with libvtrace
 # (linked static); tests/cli/vstat_fuse.sh runs it, so `make check` builds it when fuse3 is there.
 FUSE_EXAMPLE     := $(BUILD)/examples/fuse-passthrough
@@ -222,7 +231,7 @@ $(FUSE_EXAMPLE): $(FUSE_EXAMPLE_SRC) examples/fuse-passthrough/passthrough.h inc
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(shell $(PKG_CONFIG) --cflags fuse3) $(ALL_LDFLAGS) -pthread -o $@ \
 	    $(FUSE_EXAMPLE_SRC) $(BUILD)/libvtrace.a $(shell $(PKG_CONFIG) --libs fuse3)
 ifeq ($(shell $(PKG_CONFIG) --exists fuse3 && echo yes),yes)
-check: $(FUSE_EXAMPLE)
+check check-kernels: $(FUSE_EXAMPLE)
 endif
 
 install: $(IOLENS) libvtrace

@@ -50,6 +50,9 @@ modprobe=$(arg iolens.modprobe)
 # What udev would have loaded for the devices tests make (their /dev nodes appear with them).
 for module in loop fuse; do "$modprobe" -q "$module"; done
 
+# The loopback interface up, as networking's first step does: servers the tests start listen on it.
+ip link set lo up 2>/dev/null || busybox ip link set lo up || say "the loopback interface did not come up"
+
 mount -t ext4 /dev/vda /tmp || fail "the scratch disk /dev/vda did not mount on /tmp"
 chmod 1777 /tmp
 mkdir -p /tmp/root

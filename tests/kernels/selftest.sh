@@ -42,6 +42,8 @@ echo cgroup=\$(findmnt -n -o FSTYPE /sys/fs/cgroup)
 echo loop=\$(grep -c '^loop ' /proc/modules)
 mkdir /tmp/mnt && mount -t vfat /dev/null /tmp/mnt 2>/dev/null
 echo vfat=\$(grep -cw vfat /proc/filesystems)
+python3 -c 'import socket; s = socket.create_server(("127.0.0.1", 0)); socket.create_connection(s.getsockname())' &&
+	echo loopback=ok
 echo a line on stderr >&2
 exit 7
 EOF
@@ -62,6 +64,7 @@ check_eq "no tracefs mounted, as on a freshly booted machine" 0 "$(fact tracefs)
 check_eq "bpffs and cgroup2 mounted" "bpf cgroup2" "$(fact bpffs) $(fact cgroup)"
 check_eq "the package's loop module loaded" 1 "$(fact loop)"
 check_eq "the kernel loads a module it needs (vfat for a mount)" 1 "$(fact vfat)"
+check_eq "the loopback interface is up: a TCP connection to 127.0.0.1" ok "$(fact loopback)"
 check_eq "stderr is run.sh's stderr" "a line on stderr" "$ERR"
 check_no_match "… not mixed into stdout" "on stderr" "$OUT"
 check "the guest's console is kept on the share" test -s "$T/share/console.log"
