@@ -105,7 +105,7 @@ void proc_io_rounds_take(struct proc_io_rounds *r, const struct proc_io_sample *
 	if (nowed > 1)
 		qsort(owed, nowed, sizeof(*owed), owed_by_pid);
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0, first_owed = 0; i < n; i++) {
 		const struct proc_io_sample *before = r->started ? find(r->previous, r->nprevious, now[i].pid) : NULL;
 		struct proc_io_sample from;
 
@@ -129,8 +129,10 @@ void proc_io_rounds_take(struct proc_io_rounds *r, const struct proc_io_sample *
 		/* What its reaped children had when last seen: taken off, the rest tried next round. */
 		bool changed = false;
 
-		for (size_t j = 0; j < nowed; j++) {
-			if (owed[j].pid != now[i].pid || owed[j].start_time != now[i].start_time)
+		while (first_owed < nowed && owed[first_owed].pid < now[i].pid) /* both in pid order */
+			first_owed++;
+		for (size_t j = first_owed; j < nowed && owed[j].pid == now[i].pid; j++) {
+			if (owed[j].start_time != now[i].start_time)
 				continue;
 			if (take(&deltas[i].rchar, &owed[j].io.rchar) + take(&deltas[i].read_bytes, &owed[j].io.read_bytes) +
 			    take(&deltas[i].write_bytes, &owed[j].io.write_bytes))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cachetop_reaped.sh: cachetop without eBPF (IOLENS_CACHE_MECHANISM=procfs, /proc/PID/io): a forked child reads a cold file of N pages, half while cachetop watches, then the rest, and ends; its parent reaps it, and the kernel adds the child's counts to the parent's. Child and parent rows together hold N misses (the child's own read_bytes, fincore's N), not N and the half again; the half seen is under the child.
+# cachetop_reaped.sh: cachetop without eBPF (IOLENS_CACHE_MECHANISM=procfs, /proc/PID/io): a forked child reads a cold file of N pages, half while cachetop watches, then the rest, and ends; its parent reaps it, and the kernel adds the child's counts to the parent's. Child and parent rows together hold the child's own read_bytes (N, fincore's count, and any filesystem metadata it read), not that and the half again; the half seen is under the child.
 . "$(dirname "$0")/lib.sh"
 
 can_evict || skip_all "the scratch directory is on $(fs_type "$T"), where pages cannot be evicted"
@@ -88,10 +88,12 @@ echo >"$T/go_end"
 wait "$PARENT"
 kill "$TOP_PID"; wait "$TOP_PID" 2>/dev/null
 
+# The child's read_bytes: the file's N pages, and the filesystem's blocks that map them where
+# those were not cached (13 pages on a freshly booted 6.1).
 child_pages=$(($(cat "$T/child_io") / PAGE))
-check_eq "the child read the N cold pages (its own /proc/self/io read_bytes)" "$N" "$child_pages"
+check "the child read the N cold pages (its own /proc/self/io read_bytes: $child_pages)" [ "$child_pages" -ge "$N" ]
 check_eq "… all of them cached after (fincore)" "$N" "$(fincore_cached "$T/f")"
-check_eq "child and parent rows: N misses, each page once (not N + the $HALF seen under the child)" \
+check_eq "child and parent rows: the child's read_bytes, each page once (not again with the $HALF seen under the child)" \
 	"$child_pages" "$(misses "$CHILD" "$PARENT")"
 check "the child's rows hold at least the half seen ($HALF)" [ "$(misses "$CHILD")" -ge "$HALF" ]
 echo "# child $(misses "$CHILD"), parent $(misses "$PARENT") of $child_pages"
