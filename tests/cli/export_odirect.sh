@@ -30,7 +30,7 @@ check "export answers, estimating (mode procfs)" [ -n "$misses0" ]
 # Reads the file once with O_DIRECT, says so (ready), and keeps it open.
 "$READER" "$T/f" "$T/ready" 1048576 0 600000 2>"$T/reader.err" &
 READER_PID=$!
-on_exit "kill $READER_PID 2>/dev/null"
+on_exit 'kill $READER_PID 2>/dev/null' # the reader of the moment (a second one starts below)
 wait_until 60 test -e "$T/ready" || not_ok "odirect_reader read the file"
 # Its read_bytes: the N pages, and what its start-up read (its program, where / is on 9p or NFS).
 reader_bytes() { awk '/^read_bytes:/ { print $2 }' "/proc/$READER_PID/io"; }
