@@ -21,6 +21,9 @@ int ebpf_init(const char **why);
  */
 const char *ebpf_why(struct bpf_object *object, int err, const char *step);
 
+/* Root, or the two capabilities eBPF tracing needs since Linux 5.8 (CAP_SYS_ADMIN before). */
+bool ebpf_may_trace(void);
+
 /*
  * After a libbpf call that failed and set errno (a skeleton's open, a ring buffer's making):
  * -errno (fallback, a negative errno, when errno is 0), with *why from ebpf_why for step.
