@@ -140,17 +140,14 @@ static const char *const split_functions[] = { "handle_mm_fault", "sync_mm_rss" 
 static void learn_kernel(struct kernel_facts *facts)
 {
 	struct btf *vmlinux = btf__load_vmlinux_btf();
-	static char tracepoint[64];
 
 	*facts = (struct kernel_facts){0};
 	if (!vmlinux)
 		return;
 	facts->known = true;
-	for (size_t i = 0; i < sizeof(access_tracepoints) / sizeof(*access_tracepoints) && !facts->missing_tracepoint; i++) {
-		snprintf(tracepoint, sizeof(tracepoint), "btf_trace_%s", access_tracepoints[i]);
-		if (btf__find_by_name_kind(vmlinux, tracepoint, BTF_KIND_TYPEDEF) < 0)
+	for (size_t i = 0; i < sizeof(access_tracepoints) / sizeof(*access_tracepoints) && !facts->missing_tracepoint; i++)
+		if (!ebpf_tracepoint_in(vmlinux, access_tracepoints[i]))
 			facts->missing_tracepoint = access_tracepoints[i];
-	}
 	for (size_t i = 0; i < sizeof(access_functions) / sizeof(*access_functions) && !facts->missing_function; i++)
 		if (btf__find_by_name_kind(vmlinux, access_functions[i], BTF_KIND_FUNC) < 0)
 			facts->missing_function = access_functions[i];
