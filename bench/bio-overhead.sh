@@ -10,7 +10,8 @@ usage="usage: ${0##*/} [--rounds N] [--runtime SECONDS] [--size SIZE] [--engine 
     stat   fio with \`iolens stat -x 1\` running beside it (started before fio, once it has printed
            its first line: bio.bpf.c is attached to block_rq_issue, block_rq_merge and block_rq_complete by
            then, the disks' histograms alone; stopped with SIGINT after fio)
-    biotop with --with biotop: \`iolens biotop 1\` instead (per process: block_io_start too, and
+    biotop with --with biotop: \`iolens biotop 1\` instead (per process: block_io_start, or
+           block_getrq and block_rq_insert as IOLENS_BIO_MECHANISM or the kernel chooses, and
            the processes' map); the lines below then say biotop where they say stat
   Targets: file (default) a file of SIZE in a new directory under DIR (on a disk: each read is a
   request of that disk); loop, a loop device over a file of SIZE in /dev/shm (memory: the fastest
@@ -152,7 +153,7 @@ bio_programs() {
 	[[ -n $bpftool ]] || return 0
 	"$bpftool" prog show --json 2>/dev/null | python3 -c 'import json, sys
 for p in json.load(sys.stdin):
-    if p.get("name") in ("on_start", "on_issue", "on_complete", "on_merge", "on_floor") and p.get("type") == "tracing":
+    if p.get("name") in ("on_start", "on_getrq", "on_insert", "on_issue", "on_complete", "on_merge", "on_floor") and p.get("type") == "tracing":
         print(p["id"])'
 }
 other_fio() { pgrep -x fio >/dev/null; }

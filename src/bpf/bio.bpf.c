@@ -21,10 +21,11 @@ char LICENSE[] SEC("license") = "GPL";
  * biotop's cost: about 500 ns each on this VM, against 100 for the whole program without them.
  * A hash, not an LRU: what an LRU would forget on its own, requests merged into another, on_merge
  * forgets as the kernel merges them; any other that never completes is overwritten by the next
- * request at its address.
+ * request at its address. With block_getrq (before Linux 6.5), a request is kept under its first
+ * bio's address until it is first seen (live bios and requests never share an address).
  */
 struct bio_slot {
-	__u64 rq; /* the request's address, 0 when free */
+	__u64 rq; /* the request's address (or its bio's), 0 when free */
 	struct bio_submitter who;
 	__u64 unused; /* to 64 bytes: a place is a cache line */
 };
@@ -166,10 +167,13 @@ __u32 disk_slots;
 /* Requests completed on disks beyond BIO_MAX_DISKS, not in any histogram. */
 __u64 disks_not_kept;
 
-/* The group /proc/diskstats counts a request in: BIO_OPS for a flush, -1 for what it does not count (driver commands). */
-static __always_inline int op_of(struct request *rq)
+/*
+ * The group /proc/diskstats counts a request (or the bio it is made from) in, by its flags
+ * (cmd_flags, bi_opf): BIO_OPS for a flush, -1 for what it does not count (driver commands).
+ */
+static __always_inline int op_of_flags(__u32 flags)
 {
-	__u32 op = rq->cmd_flags & REQ_OP_MASK_VALUE;
+	__u32 op = flags & REQ_OP_MASK_VALUE;
 
 	if (op == REQ_OP_DISCARD)
 		return BIO_DISCARD;
@@ -178,6 +182,11 @@ static __always_inline int op_of(struct request *rq)
 	if (op >= REQ_OP_DRV_IN)
 		return -1;
 	return op & 1 ? BIO_WRITE : BIO_READ; /* op_is_write: writes are the odd ones */
+}
+
+static __always_inline int op_of(struct request *rq)
+{
+	return op_of_flags(rq->cmd_flags);
 }
 
 /*
@@ -218,6 +227,14 @@ static __always_inline bool kernel_started(struct request *rq)
 static __always_inline __u64 disk_of(struct request *rq)
 {
 	struct gendisk *disk = rq->q->disk;
+
+	return disk ? BIO_DISK_KEY(disk->major, disk->first_minor) : 0;
+}
+
+/* A bio's disk (whole: a partition's bdev has its disk's gendisk), as disk_of. */
+static __always_inline __u64 disk_of_bio(struct bio *bio)
+{
+	struct gendisk *disk = bio->bi_bdev ? bio->bi_bdev->bd_disk : NULL;
 
 	return disk ? BIO_DISK_KEY(disk->major, disk->first_minor) : 0;
 }
@@ -366,14 +383,12 @@ static __always_inline bool make_entries(struct bio_submitter *who, __u64 start,
 }
 
 /*
- * tp_btf: attached by BTF id, no tracefs needed. block_io_start fires as a request is made from
- * a bio, in the context of the task that submitted it (blk_mq_submit_bio): that task's process
- * and cgroup are charged (for writeback, a kworker flush thread: its process, and its cgroup as
- * the task's own, the root cgroup; see iolens-biotop(1)). Completions run in interrupt context,
- * where the current task means nothing.
+ * A request starts (key: its address, or its first bio's), in the context of the task that
+ * submitted it (blk_mq_submit_bio): that task's process and cgroup are charged (for writeback, a
+ * kworker flush thread: its process, and its cgroup as the task's own, the root cgroup; see
+ * iolens-biotop(1)). Completions run in interrupt context, where the current task means nothing.
  */
-SEC("tp_btf/block_io_start")
-int BPF_PROG(on_start, struct request *rq)
+static __always_inline void started(__u64 key, int op, __u64 disk)
 {
 	/*
 	 * The process and cgroup read from the task itself, as bpf_get_current_pid_tgid and
@@ -382,25 +397,20 @@ int BPF_PROG(on_start, struct request *rq)
 	 */
 	struct task_struct *task = bpf_get_current_task_btf(), *leader = task->group_leader;
 	struct bio_submitter who = { .tgid = task->tgid };
-	__u64 key = (__u64)rq, start, comm[2], lost;
+	__u64 start, comm[2], lost;
 	struct last_start *last;
 	__u32 zero = 0;
-	int op = op_of(rq);
 
-	if (op < 0) {
-		/* A driver command (SG_IO...) at the address of a request merged away: not that request. */
-		forget_any(key);
-		return 0;
-	}
 	who.op = (__u32)op;
 	who.latency_op = latency_op_of(op);
-	who.disk = disk_of(rq);
+	who.disk = disk;
 	who.slot = slot_of(who.disk);
 	who.cgroup = task->cgroups->dfl_cgrp->kn->id;
 	/*
 	 * The start is the kernel's: blk_account_io_start sets the request's start_time_ns right after
-	 * this tracepoint (to the plug's cached time if plugged), as /proc/diskstats takes it; timed
-	 * here only on a disk that keeps none (untimed_start).
+	 * block_io_start (to the plug's cached time if plugged; before 6.5, as the request is
+	 * allocated, before block_getrq), as /proc/diskstats takes it; timed here only on a disk that
+	 * keeps none (untimed_start).
 	 */
 	if (untimed_start[entry_of(disk32(who.disk))])
 		who.start_ns = bpf_ktime_get_ns();
@@ -424,6 +434,97 @@ int BPF_PROG(on_start, struct request *rq)
 		}
 	}
 	remember(key, &who);
+}
+
+/*
+ * tp_btf: attached by BTF id, no tracefs needed. block_io_start (Linux 6.5) fires as a request
+ * is made from a bio (blk_account_io_start), in its submitter's context.
+ */
+SEC("tp_btf/block_io_start")
+int BPF_PROG(on_start, struct request *rq)
+{
+	int op = op_of(rq);
+
+	if (op < 0) {
+		/* A driver command (SG_IO...) at the address of a request merged away: not that request. */
+		forget_any((__u64)rq);
+		return 0;
+	}
+	started((__u64)rq, op, disk_of(rq));
+	return 0;
+}
+
+/*
+ * Where block_io_start is missing (before 6.5; bio.c chooses): block_getrq fires in the same
+ * call, in the same context, a few lines before it (blk_mq_submit_bio: trace_block_getrq(bio),
+ * then blk_mq_bio_to_request, which gives the request its first bio and accounts its start),
+ * with the bio the request is made from, not the request. The submitter is kept under the bio's
+ * address, and moved to the request's as the request is first seen (recall_request).
+ */
+const volatile bool by_getrq = false;
+
+SEC("tp_btf/block_getrq")
+int BPF_PROG(on_getrq, struct bio *bio)
+{
+	int op = op_of_flags(bio->bi_opf);
+
+	if (op >= 0)
+		started((__u64)bio, op, disk_of_bio(bio));
+	return 0;
+}
+
+/*
+ * Bios of a request looked at for block_getrq's entry: the first, and those a front merge put
+ * before it while the request waited in a plug (bio_attempt_front_merge makes the merged bio the
+ * request's first); the entry of a request that had more is not found (submitter_unseen).
+ */
+#define GETRQ_FIRST_BIOS 4
+
+/* Requests with data completed whole whose start no program saw: started before the counting, or (block_getrq) their first bio's entry not found. */
+__u64 submitter_unseen;
+
+/* block_getrq's entry of a request, taken from under its bio's address into *who: false if none. */
+static __always_inline bool take_from_bio(struct request *rq, struct bio_submitter *who)
+{
+	struct bio *bio = rq->bio;
+
+	for (int i = 0; i < GETRQ_FIRST_BIOS && bio; i++) {
+		struct bio_slot *place;
+		struct bio_submitter *found = recall((__u64)bio, &place);
+
+		if (found) {
+			*who = *found;
+			forget((__u64)bio, place);
+			return true;
+		}
+		bio = bio->bi_next;
+	}
+	return false;
+}
+
+/* A request in flight (recall), or with block_getrq, its bio's entry moved to it as it is first seen. */
+static __always_inline struct bio_submitter *recall_request(struct request *rq, struct bio_slot **place)
+{
+	__u64 key = (__u64)rq;
+	struct bio_submitter *who = recall(key, place), moved;
+
+	if (who || !by_getrq || !take_from_bio(rq, &moved))
+		return who;
+	remember(key, &moved);
+	return recall(key, place);
+}
+
+/*
+ * The request enters a scheduler's or a software queue (block_getrq only): where it may wait and
+ * be front-merged, which gives it another first bio; its entry moved to it before.
+ */
+SEC("tp_btf/block_rq_insert")
+int BPF_PROG(on_insert, struct request *rq)
+{
+	struct bio_slot *place;
+
+	if (op_of(rq) >= 0)
+		recall_request(rq, &place);
 	return 0;
 }
 
@@ -466,7 +567,7 @@ int BPF_PROG(on_issue, struct request *rq)
 	fresh.slot = slot_of(disk_of(rq));
 	if (fresh.slot >= BIO_MAX_DISKS || kernel_timed[fresh.slot])
 		return 0; /* no histograms, or the kernel keeps the issue's time */
-	who = recall(key, &place);
+	who = recall_request(rq, &place);
 	if (who) {
 		who->issue_ns = bpf_ktime_get_ns();
 		return 0;
@@ -494,24 +595,39 @@ static __always_inline void add_latency(__u32 slot, __u32 kind, __u32 op, __u64 
 		__sync_fetch_and_add(sum, ns);
 }
 
+/*
+ * value, below n (the caller checked it), as an index the verifier knows is below n: Linux 6.1's
+ * forgets a bound checked after the value was spilled to the stack, as the compiler may spill
+ * it before its check; checked again here (the barrier hides what the compiler knows), a u64
+ * (whose spills keep their bounds).
+ */
+static __always_inline __u64 index_below(__u32 value, __u32 n)
+{
+	__u64 index = value;
+
+	barrier_var(index);
+	return index < n ? index : 0;
+}
+
 /* A request completed whole, of a process or cgroup: counted, and its latency (start to completion) kept when its start is known. */
 static __always_inline void add_request(struct bio_counts *counts, __u32 op, __u64 start_ns, __u64 now)
 {
-	__u64 ns = now - start_ns;
-	unsigned bucket = bio_small_bucket(ns);
+	__u64 ns = now - start_ns, small, bucket = bio_small_bucket(ns);
 
 	if (op >= BIO_OPS)
 		return;
-	__sync_fetch_and_add(&counts->requests[op], 1);
+	__sync_fetch_and_add(&counts->requests[index_below(op, BIO_OPS)], 1);
 	if (!start_ns || op >= BIO_SMALL_OPS || bucket >= BIO_SMALL_BUCKETS)
 		return;
-	__sync_fetch_and_add(&counts->latency[op][bucket], 1);
-	__sync_fetch_and_add(&counts->latency_sum_ns[op], ns);
+	small = index_below(op, BIO_SMALL_OPS);
+	bucket = index_below(bucket, BIO_SMALL_BUCKETS);
+	__sync_fetch_and_add(&counts->latency[small][bucket], 1);
+	__sync_fetch_and_add(&counts->latency_sum_ns[small], ns);
 	/* Raised by compare-and-swap: two CPUs raising it at once never lower it. */
 	for (int tries = 0; tries < 4; tries++) {
-		__u64 max = counts->latency_max_ns[op];
+		__u64 max = counts->latency_max_ns[small];
 
-		if (ns <= max || __sync_val_compare_and_swap(&counts->latency_max_ns[op], max, ns) == max)
+		if (ns <= max || __sync_val_compare_and_swap(&counts->latency_max_ns[small], max, ns) == max)
 			break;
 	}
 }
@@ -526,15 +642,22 @@ int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int n
 {
 	__u64 key = (__u64)rq, now;
 	struct bio_slot *place;
-	struct bio_submitter *who = recall(key, &place);
+	struct bio_submitter *who = recall_request(rq, &place);
 	struct bio_counts *counts = NULL, *group = NULL;
 	__u32 op = 0, slot, latency_op;
 	__u64 start_ns = 0, issue_ns = 0, disk = 0;
 	int kind;
 
 	if (!who) {
+		kind = op_of(rq);
+		if (!disks_only()) {
+			/* Its start was not seen: in no process's or cgroup's counts, nor the disk's histograms. */
+			if (kind >= 0 && kind < BIO_OPS && nr_bytes >= rq->__data_len)
+				__sync_fetch_and_add(&submitter_unseen, 1);
+			return 0;
+		}
 		/* Only disks counted, on a disk the kernel times: all from the request itself. */
-		if (!disks_only() || nr_bytes < rq->__data_len || (kind = op_of(rq)) < 0)
+		if (nr_bytes < rq->__data_len || kind < 0)
 			return 0;
 		if (in_flush_sequence(rq))
 			return 0;
@@ -552,7 +675,7 @@ int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int n
 		if (op < BIO_OPS && (want & BIO_WANT_PROCESSES)) {
 			counts = bpf_map_lookup_elem(&processes, &process);
 			if (counts) {
-				__sync_fetch_and_add(&counts->bytes[op], nr_bytes);
+				__sync_fetch_and_add(&counts->bytes[index_below(op, BIO_OPS)], nr_bytes);
 			} else {
 				__sync_fetch_and_add(&unattributed_bytes, nr_bytes);
 				__sync_fetch_and_add(&entries_lost, 1);
@@ -561,7 +684,7 @@ int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int n
 		if (op < BIO_OPS && (want & BIO_WANT_CGROUPS)) {
 			group = bpf_map_lookup_elem(&cgroups, &of_cgroup);
 			if (group)
-				__sync_fetch_and_add(&group->bytes[op], nr_bytes);
+				__sync_fetch_and_add(&group->bytes[index_below(op, BIO_OPS)], nr_bytes);
 			else
 				__sync_fetch_and_add(&entries_lost, 1);
 		}

@@ -20,7 +20,7 @@ enum sort_key { SORT_PID, SORT_NAME, SORT_IO, SORT_BYTES, SORT_AVG, SORT_P50, SO
 static const char *const sort_names[SORT_COUNT] = { "pid", "comm", "io", "bytes", "avg", "p50", "p99", "max" };
 
 enum column {
-	C_TIME_NS, C_INTERVAL_NS, C_UNATTRIBUTED, /* the interval's own */
+	C_TIME_NS, C_INTERVAL_NS, C_UNATTRIBUTED, C_MECHANISM, /* the interval's own */
 	C_PID, C_COMM, C_CGROUP, C_CGROUP_ID,     /* the row's name: a process, or a cgroup with -C */
 	C_CONTAINER,                              /* its container: CONTAINER_COLUMNS of them */
 	C_OP = C_CONTAINER + CONTAINER_COLUMNS, C_MAJOR, C_MINOR, C_DISK, C_IO, C_BYTES, C_AVG, C_P50, C_P99, C_MAX, C_COUNT
@@ -33,6 +33,8 @@ static const struct out_column all_columns[C_COUNT] = {
 			    .where = OUT_GROUP },
 	[C_UNATTRIBUTED] = { "unattributed_bytes", "UNATTRIBUTED", NULL, OUT_BYTES, true,
 			     "bytes of processes forgotten (more than 8192) since the start", .where = OUT_GROUP },
+	[C_MECHANISM] = { "mechanism", "MECHANISM", NULL, OUT_TEXT, true,
+			  "the tracepoint requests' processes are seen at: block_io_start or block_getrq", .where = OUT_GROUP },
 	[C_PID] = { "pid", "PID", NULL, OUT_COUNT, false, "process id (the submitter's)", .width = -8 },
 	[C_COMM] = { "comm", "COMM", NULL, OUT_TEXT, false, "its name", .width = -16 },
 	[C_CGROUP] = { "cgroup", "CGROUP", NULL, OUT_TEXT, false, "cgroup v2 path (or \"cgroup ID\" when not found)" },
@@ -97,7 +99,7 @@ static _Noreturn void usage(void)
 	       "as bcc's biotop shows it, with the latency of the requests: average, p50, p99 and max,\n"
 	       "from their start to their completion. Each request is charged to the process that\n"
 	       "submitted it (writeback to the kernel's flush threads, read-ahead to the reader), counted\n"
-	       "by eBPF on the block tracepoints (root; Linux 6.5). On a terminal a full screen refreshed\n"
+	       "by eBPF on the block tracepoints (root; Linux 6.1). On a terminal a full screen refreshed\n"
 	       "each interval; keys: < and > change the sort column, r reverses the order, q quits.\n"
 	       "Piped, plain rows. Without eBPF it says why and exits 1.\n"
 	       "\n",
@@ -297,6 +299,7 @@ static void write_interval(const void *context, struct out_table *table, size_t 
 	out_set_count(group, C_TIME_NS, t->read_real_ns);
 	out_set_count(group, C_INTERVAL_NS, t->interval_ns);
 	out_set_count(group, C_UNATTRIBUTED, t->unattributed);
+	out_set_text(group, C_MECHANISM, bio_mechanism_name(bio_mechanism()));
 	for (size_t i = 0; i < n && i < max; i++)
 		put_row(t, table, &t->rows[i]);
 	out_table_group_end(table);
@@ -378,6 +381,11 @@ int cmd_biotop(int argc, char **argv)
 	if (bio_start(t.by_cgroup ? BIO_WANT_CGROUPS : BIO_WANT_PROCESSES, &why) != 0) {
 		warn_msg("block I/O per %s needs eBPF: %s", t.by_cgroup ? "cgroup" : "process", why);
 		return EXIT_FAIL;
+	}
+	/* Said once, and on the full screen's second line unless a missing cgroup2 takes it. */
+	if (bio_mechanism_less_exact(bio_mechanism())) {
+		snprintf(t.note, sizeof(t.note), "%s", bio_mechanism_less_exact(bio_mechanism()));
+		warn_msg("%s", t.note);
 	}
 	if (t.by_cgroup) {
 		t.cgroup2_mounted = memcg_v2_mounted();

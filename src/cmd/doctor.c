@@ -322,6 +322,8 @@ int cmd_doctor(int argc, char **argv)
 		.seconds = d.seconds,
 		.cache_mode = snapshot.cache_ebpf ? "ebpf" : "procfs",
 		.odirect_mode = doctor_config_disabled(&d.config, "odirect") ? "off" : snapshot.odirect_ebpf ? "ebpf" : "fdinfo",
+		.bio_mode = snapshot.bio_known ? "ebpf" : "procfs",
+		.bio_mechanism = snapshot.bio_known && snapshot.bio_mechanism[0] ? snapshot.bio_mechanism : NULL,
 		.findings = &d.findings,
 		.accepted = accepted,
 		.naccepted = naccepted,

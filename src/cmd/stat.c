@@ -1023,6 +1023,9 @@ static struct mon_group *shown(struct run *r)
 	return groups;
 }
 
+/* With --top-bio or -x: how block I/O is counted (bio_mechanism_name, or "procfs"); else NULL. */
+static const char *bio_mechanism_used;
+
 static void print_json(struct run *r, const struct system_sample *s, uint64_t interval_ns, bool since_boot)
 {
 	struct out_record *line = out_record_new();
@@ -1031,6 +1034,8 @@ static void print_json(struct run *r, const struct system_sample *s, uint64_t in
 	out_rec_ns(line, "time_ns", s->real_ns);
 	out_rec_ns(line, "interval_ns", interval_ns);
 	out_rec_bool(line, "since_boot", since_boot);
+	if (bio_mechanism_used)
+		out_rec_text(line, "bio_mechanism", bio_mechanism_used);
 	for (unsigned g = 0; g < r->ngroups; g++) {
 		const struct mon_group *m = &r->groups[g].shown;
 		struct out_record *group;
@@ -1326,6 +1331,9 @@ static bool bio_source(const struct stat_options *o, bool elsewhere, const char 
 			want |= o->order[i] == G_TOP_BIO ? BIO_WANT_PROCESSES : o->order[i] == G_DISK_EXT ? BIO_WANT_DISKS : 0;
 		refused = o->replay ? "a recording has no kernel to trace" : "the kernel is this machine's, not the tree's under --sysroot";
 		loaded = !elsewhere && bio_start(want, &refused) == 0 ? 1 : -1;
+		bio_mechanism_used = loaded > 0 ? bio_mechanism_name(bio_mechanism()) : "procfs";
+		if (loaded > 0 && bio_mechanism_less_exact(bio_mechanism()))
+			warn_msg("--top-bio: %s", bio_mechanism_less_exact(bio_mechanism()));
 	}
 	*why = refused;
 	return loaded > 0;

@@ -6,8 +6,11 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include <vtrace.h>
+
+#include "common/util.h"
 
 /* The eBPF program's buckets are libvtrace's: its functions read them. */
 _Static_assert(LOG_LINEAR_BUCKETS == VTRACE_HISTOGRAM_BUCKETS, "histogram.h and vtrace.h disagree");
@@ -162,6 +165,31 @@ void bio_disks_free(struct bio_disks *disks)
 	memset(disks, 0, sizeof(*disks));
 }
 
+const char *bio_mechanism_name(enum bio_mechanism mechanism)
+{
+	return mechanism == BIO_BY_IO_START ? "block_io_start" : mechanism == BIO_BY_GETRQ ? "block_getrq" : "block_rq";
+}
+
+const char *bio_mechanism_mode(enum bio_mechanism mechanism)
+{
+	switch (mechanism) {
+	case BIO_BY_IO_START:
+		return "ebpf (tracepoints block_io_start, block_rq_issue/merge/complete)";
+	case BIO_BY_GETRQ:
+		return "ebpf (tracepoints block_getrq, block_rq_insert/issue/merge/complete)";
+	default:
+		return "ebpf (tracepoints block_rq_issue/merge/complete)";
+	}
+}
+
+const char *bio_mechanism_less_exact(enum bio_mechanism mechanism)
+{
+	if (mechanism != BIO_BY_GETRQ)
+		return NULL;
+	return "each request's process seen at block_getrq (no block_io_start before Linux 6.5): requests that "
+	       "request-based device-mapper (multipath) makes are charged to no process";
+}
+
 uint64_t bio_histogram_count(const uint64_t *histogram)
 {
 	uint64_t total = 0;
@@ -195,26 +223,195 @@ static unsigned in_flight_places(void)
 	return (unsigned)n;
 }
 
-/*
- * A request flag's bit on this kernel: its enumerator in the BTF (since 6.9; 6.12's enum has no
- * name, so CO-RE cannot look it up), else, where no __RQF_ enumerator is there at all (before
- * 6.9: defines), the bit it had then (old_bit), the same since 4.x; where others are there but not
- * this one, BIO_FLAG_UNKNOWN: never read as set (IO_STAT: requests timed by on_start instead).
- */
-static unsigned request_flag_bit(const char *name, unsigned old_bit)
+int bio_request_flag_bit(const struct btf *btf, const char *name, unsigned old_bit, unsigned *bit, const char **why)
 {
-	long long value = old_bit;
-	int rc = ebpf_enumerator(name, "__RQF_", &value);
-	unsigned bit = rc == 0 && value >= 0 && value < 32 ? (unsigned)value : rc == -ENOENT ? old_bit : BIO_FLAG_UNKNOWN;
+	static char text[160];
+	long long value = -1;
+	int rc = ebpf_enumerator_in(btf, name, "__RQF_", &value);
 
+	if (rc == 0 && value >= 0 && value < 32) {
+		*bit = (unsigned)value;
+		*why = "the kernel's BTF";
+		return 0;
+	}
+	if (rc == -ENOENT) {
+		*bit = old_bit;
+		*why = "no __RQF_ enumerator here: the bit of the defines before 6.9";
+		return 0;
+	}
+	*bit = BIO_FLAG_UNKNOWN;
+	if (rc == -ENODATA)
+		snprintf(text, sizeof(text), "no BTF to find the request flag %s in", name + 2);
+	else if (rc == 0)
+		snprintf(text, sizeof(text), "the request flag %s is %lld in this kernel's BTF, not a bit", name + 2, value);
+	else
+		snprintf(text, sizeof(text), "this kernel's BTF has request flags (__RQF_*) but not %s", name);
+	*why = text;
+	return -ESRCH;
+}
+
+/* The request flags' bits the program reads (flags[0] FLUSH_SEQ, [1] IO_STAT): 0, or -errno with why. */
+static int request_flags(const struct btf *vmlinux, unsigned flags[2], const char **why)
+{
+	const char *how[2];
+	int rc = bio_request_flag_bit(vmlinux, "__RQF_FLUSH_SEQ", 4, &flags[0], &how[0]);
+
+	if (rc) {
+		*why = how[0];
+		return rc;
+	}
+	rc = bio_request_flag_bit(vmlinux, "__RQF_IO_STAT", 13, &flags[1], &how[1]);
+	if (rc) {
+		*why = how[1];
+		return rc;
+	}
 	if (getenv("IOLENS_BPF_DEBUG"))
-		fprintf(stderr, "bio: %s: bit %u (%s)\n", name + 2, bit,
-			rc == 0 ? "the kernel's BTF" : rc == -ENOENT ? "no such enum here: the bit before 6.9" : "unknown here");
-	return bit;
+		fprintf(stderr, "bio: RQF_FLUSH_SEQ: bit %u (%s)\nbio: RQF_IO_STAT: bit %u (%s)\n", flags[0], how[0], flags[1], how[1]);
+	return 0;
+}
+
+/*
+ * The operations bio.bpf.c tells apart, by the values vmlinux.h gave it at build time (enum
+ * req_op, the same since 4.10), held to this kernel's: 0, or -ESRCH with why.
+ */
+static int request_ops(const struct btf *vmlinux, const char **why)
+{
+	static const struct {
+		const char *name;
+		long long value;
+	} ops[] = {
+		{ "REQ_OP_READ", 0 }, { "REQ_OP_WRITE", 1 }, { "REQ_OP_FLUSH", 2 }, { "REQ_OP_DISCARD", 3 },
+		{ "REQ_OP_DRV_IN", 34 },
+		{ "__REQ_FAILFAST_DEV", 8 }, /* the first flag's bit is REQ_OP_BITS: what REQ_OP_MASK keeps */
+	};
+	static char text[160];
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		long long value = -1;
+
+		if (ebpf_enumerator_in(vmlinux, ops[i].name, NULL, &value) != 0 || value != ops[i].value) {
+			snprintf(text, sizeof(text), "this kernel's BTF has %s %s, not %lld as iolens was built for", ops[i].name,
+				 value < 0 ? "nowhere" : "as another value", ops[i].value);
+			*why = text;
+			return -ESRCH;
+		}
+	}
+	return 0;
+}
+
+static enum bio_mechanism chosen = BIO_BY_DISKS;
+
+/*
+ * Whether this kernel can count with the mechanism: block_rq_issue, block_rq_merge and
+ * block_rq_complete, which every mechanism uses, its own tracepoints, the request flags' bits
+ * (into flags) and the operations' values. 0, or -errno with why.
+ */
+static int mechanism_check_in(const struct btf *vmlinux, enum bio_mechanism m, unsigned flags[2], const char **why)
+{
+	static const char *const needs[][5] = {
+		[BIO_BY_IO_START] = { "block_rq_issue", "block_rq_merge", "block_rq_complete", "block_io_start" },
+		[BIO_BY_GETRQ] = { "block_rq_issue", "block_rq_merge", "block_rq_complete", "block_getrq", "block_rq_insert" },
+		[BIO_BY_DISKS] = { "block_rq_issue", "block_rq_merge", "block_rq_complete" },
+	};
+	static char text[256];
+	struct utsname host;
+
+	if (!vmlinux) {
+		*why = "this kernel has no BTF (/sys/kernel/btf/vmlinux: CONFIG_DEBUG_INFO_BTF)";
+		return -ENODATA;
+	}
+	if ((unsigned)m > BIO_BY_DISKS) {
+		*why = "no such mechanism";
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < 5 && needs[m][i]; i++)
+		if (!ebpf_tracepoint_in(vmlinux, needs[m][i])) {
+			snprintf(text, sizeof(text), "this kernel (%s) has no tracepoint %s",
+				 uname(&host) == 0 ? printable_name(host.release) : "?", needs[m][i]);
+			*why = text;
+			return -EOPNOTSUPP;
+		}
+	if (request_flags(vmlinux, flags, why) != 0 || request_ops(vmlinux, why) != 0)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+int bio_mechanism_check(enum bio_mechanism mechanism, const char **why)
+{
+	struct btf *vmlinux;
+	unsigned flags[2];
+	int rc = ebpf_init(why);
+
+	if (rc)
+		return rc;
+	vmlinux = btf__load_vmlinux_btf();
+	rc = mechanism_check_in(vmlinux, mechanism, flags, why);
+	btf__free(vmlinux);
+	return rc;
+}
+
+/*
+ * How the submitters are seen (submitters: processes or cgroups are counted; else the disks
+ * alone, BIO_BY_DISKS): block_io_start where this kernel has it, else block_getrq;
+ * IOLENS_BIO_MECHANISM's when set (for tests), refused where the kernel cannot. 0, with the
+ * request flags' bits, or -errno with why.
+ */
+static int choose_mechanism(const struct btf *vmlinux, bool submitters, enum bio_mechanism *out, unsigned flags[2],
+			    const char **why)
+{
+	static char text[400];
+	const char *asked = getenv("IOLENS_BIO_MECHANISM");
+	int rc, first_rc = 0;
+
+	if (asked && !*asked)
+		asked = NULL;
+	if (!submitters && !asked) {
+		*out = BIO_BY_DISKS;
+		return mechanism_check_in(vmlinux, BIO_BY_DISKS, flags, why);
+	}
+	for (enum bio_mechanism m = BIO_BY_IO_START; m <= BIO_BY_GETRQ; m++) {
+		if (asked && strcmp(asked, bio_mechanism_name(m)) != 0)
+			continue;
+		rc = mechanism_check_in(vmlinux, m, flags, why);
+		if (rc == 0) {
+			*out = submitters ? m : BIO_BY_DISKS;
+			return 0;
+		}
+		if (asked) {
+			snprintf(text, sizeof(text), "IOLENS_BIO_MECHANISM=%s: %s", asked, *why);
+			*why = text;
+			return rc;
+		}
+		if (!first_rc) {
+			first_rc = rc;
+			snprintf(text, sizeof(text), "%s", *why);
+		} else if (strcmp(text, *why) != 0) {
+			/* Neither: why block_io_start cannot, and block_getrq's reason when it is another. */
+			size_t len = strlen(text);
+
+			snprintf(text + len, sizeof(text) - len, "; with block_getrq: %s", *why);
+		}
+	}
+	if (asked) {
+		snprintf(text, sizeof(text), "IOLENS_BIO_MECHANISM=%s: not block_io_start or block_getrq", printable_name(asked));
+		*why = text;
+		return -EINVAL;
+	}
+	*why = text;
+	return first_rc;
+}
+
+enum bio_mechanism bio_mechanism(void)
+{
+	return chosen;
 }
 
 int bio_start(unsigned want, const char **why)
 {
+	enum bio_mechanism mechanism = BIO_BY_DISKS;
+	bool submitters = want & (BIO_WANT_PROCESSES | BIO_WANT_CGROUPS);
+	struct btf *vmlinux;
+	unsigned flags[2];
 	const char *floor;
 	unsigned places;
 	int rc;
@@ -233,6 +430,13 @@ int bio_start(unsigned want, const char **why)
 		bio_stop();
 		return rc;
 	}
+	vmlinux = btf__load_vmlinux_btf();
+	rc = choose_mechanism(vmlinux, submitters, &mechanism, flags, why);
+	btf__free(vmlinux);
+	if (rc) {
+		bio_stop();
+		return rc;
+	}
 	skeleton = bio_bpf__open();
 	if (!skeleton) {
 		rc = ebpf_failed(NULL, "open", -EINVAL, why);
@@ -241,11 +445,14 @@ int bio_start(unsigned want, const char **why)
 	}
 	/* What is not wanted is not filled, and its map takes one entry, not megabytes. */
 	skeleton->rodata->want = want;
-	skeleton->rodata->rqf_flush_seq = request_flag_bit("__RQF_FLUSH_SEQ", 4);
-	skeleton->rodata->rqf_io_stat = request_flag_bit("__RQF_IO_STAT", 13);
+	skeleton->rodata->rqf_flush_seq = flags[0];
+	skeleton->rodata->rqf_io_stat = flags[1];
 	/* Disks alone: the request's start_time_ns is its start, on_issue its first sight. */
-	if (!(want & (BIO_WANT_PROCESSES | BIO_WANT_CGROUPS)))
-		bpf_program__set_autoload(skeleton->progs.on_start, false);
+	chosen = mechanism;
+	skeleton->rodata->by_getrq = chosen == BIO_BY_GETRQ;
+	bpf_program__set_autoload(skeleton->progs.on_start, chosen == BIO_BY_IO_START);
+	bpf_program__set_autoload(skeleton->progs.on_getrq, chosen == BIO_BY_GETRQ);
+	bpf_program__set_autoload(skeleton->progs.on_insert, chosen == BIO_BY_GETRQ);
 	/* The empty program, for bench/bio-overhead.sh's measure of what bpf_stats adds to each run. */
 	floor = getenv("IOLENS_BIO_FLOOR");
 	bpf_program__set_autoload(skeleton->progs.on_floor, floor && !strcmp(floor, "1"));
@@ -407,6 +614,7 @@ void bio_stop(void)
 	if (skeleton)
 		bio_bpf__destroy(skeleton);
 	skeleton = NULL;
+	chosen = BIO_BY_DISKS;
 	free(keys);
 	free(values);
 	keys = NULL;
@@ -437,6 +645,18 @@ int bio_read_cgroups(struct bio_table *out)
 int bio_read_disks(struct bio_disks *out)
 {
 	memset(out, 0, sizeof(*out));
+	return -ENOSYS;
+}
+
+enum bio_mechanism bio_mechanism(void)
+{
+	return BIO_BY_DISKS;
+}
+
+int bio_mechanism_check(enum bio_mechanism mechanism, const char **why)
+{
+	(void)mechanism;
+	*why = ebpf_why(NULL, -ENOSYS, "build");
 	return -ENOSYS;
 }
 

@@ -73,14 +73,49 @@ struct bio_table {
 };
 
 /*
- * Starts counting: loads the program and attaches it to block_io_start and block_rq_complete
- * (tp_btf: no tracefs needed). want (enum bio_want) says which maps are filled; the others get
+ * Starts counting: loads the program and attaches it to the block tracepoints (tp_btf: no
+ * tracefs needed). want (enum bio_want) says which maps are filled; the others get
  * one entry (memory locked, as bio_map_bytes says: processes 8.2 MiB, cgroups 1 MiB, disks 6.8 MiB,
  * the requests in flight 1.9 MiB always).
+ * Each request's submitter and start are seen at block_io_start (Linux 6.5), else at block_getrq
+ * (the same call, with the bio) and moved to the request as block_rq_insert, block_rq_issue or
+ * block_rq_complete first sees it (enum bio_mechanism); IOLENS_BIO_MECHANISM (block_io_start or
+ * block_getrq) forces one, refused where the kernel cannot.
  * A second call is the first's. 0, or -errno with *why saying what is missing (root or CAP_BPF
- * and CAP_PERFMON, BTF, a kernel with block_io_start (6.5), a build with eBPF).
+ * and CAP_PERFMON, a build with eBPF, or what bio_mechanism_check says).
  */
 int bio_start(unsigned want, const char **why);
+/*
+ * How each request's submitter and start are seen: the mechanism bio_start chooses, from the
+ * kernel's BTF (never its version). `iolens version --features` and doctor's header say it.
+ */
+enum bio_mechanism {
+	BIO_BY_IO_START, /* block_io_start (Linux 6.5) */
+	BIO_BY_GETRQ,    /* block_getrq (the same call, with the bio), moved to the request at its first sight */
+	BIO_BY_DISKS,    /* no submitter: the disks' histograms alone (block_rq_issue, block_rq_complete) */
+};
+/* After bio_start, the mechanism it chose (BIO_BY_DISKS without processes and cgroups, or before). */
+enum bio_mechanism bio_mechanism(void);
+/*
+ * Whether this kernel lets bio_start count with the mechanism: 0, or -errno with *why (no eBPF
+ * in this build, no BTF, the first tracepoint it lacks, a request flag or operation whose value
+ * its BTF does not give). Loads libbpf and reads the BTF: call it once, not per sample.
+ */
+int bio_mechanism_check(enum bio_mechanism mechanism, const char **why);
+/* Its name (IOLENS_BIO_MECHANISM's, JSON's "mechanism"): "block_io_start", "block_getrq", "block_rq". */
+const char *bio_mechanism_name(enum bio_mechanism mechanism);
+/* In words, for a header: "ebpf (tracepoints block_io_start, block_rq_issue/merge/complete)". */
+const char *bio_mechanism_mode(enum bio_mechanism mechanism);
+/* What is less exact with it than with block_io_start, a sentence to say once; NULL for nothing. */
+const char *bio_mechanism_less_exact(enum bio_mechanism mechanism);
+/*
+ * The bit of the request flag name (__RQF_IO_STAT) in the kernel of btf: its enumerator's value
+ * (an enum since 6.9, named or not); where no __RQF_ enumerator is there at all (before 6.9,
+ * defines), old_bit, the same from 4.10 to 6.8. 0 with *why saying which; -ESRCH (others are
+ * there but not it, no BTF) with *why: the bit is not known and must not be guessed.
+ */
+struct btf;
+int bio_request_flag_bit(const struct btf *btf, const char *name, unsigned old_bit, unsigned *bit, const char **why);
 /* The bytes of the maps want (enum bio_want) makes the program fill, the requests in flight too. */
 uint64_t bio_map_bytes(unsigned want);
 /* Every process counted since bio_start, a row per disk (at most BIO_MAX_PROCESSES). 0 or -errno; free it after. */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "collect/sysroot.h"
+#include "common/util.h"
 
 #ifdef IOLENS_BPF
 #include "collect/bpf_dl.h"
@@ -28,7 +29,34 @@
 #endif
 
 static char first_warning[256];
+static char core_failure[200]; /* "struct request.io_start_time_ns": a CO-RE relocation this kernel's BTF cannot resolve */
 static char why[512];
+
+/*
+ * A CO-RE relocation the kernel's BTF cannot resolve (a field, type or enumerator the program
+ * reads that this kernel lacks): libbpf poisons the instruction, the verifier refuses it if it can
+ * be reached, and the load log ends with "failed to resolve CO-RE relocation <byte_off> [68]
+ * struct request.io_start_time_ns (0:16 @ offset 112)". Its name is kept for ebpf_why.
+ */
+static void keep_core_failure(const char *format, va_list args)
+{
+	static const char marker[] = "failed to resolve CO-RE relocation ";
+	char *text = NULL, *at, *name, *end;
+
+	if (core_failure[0] || vasprintf(&text, format, args) < 0)
+		return;
+	at = strstr(text, marker);
+	if (at) {
+		/* After "<kind> [type id] ": the name, up to " (" or the line's end. */
+		name = strchr(at + sizeof(marker) - 1, ']');
+		name = name ? name + 1 + strspn(name + 1, " ") : at + sizeof(marker) - 1;
+		end = name + strcspn(name, "(\n");
+		while (end > name && end[-1] == ' ')
+			end--;
+		snprintf(core_failure, sizeof(core_failure), "%.*s", (int)(end - name), name);
+	}
+	free(text);
+}
 
 /* The first warning is the cause; the ones after it say what failed because of it. */
 static int keep_first_warning(enum libbpf_print_level level, const char *format, va_list args)
@@ -42,6 +70,13 @@ static int keep_first_warning(enum libbpf_print_level level, const char *format,
 
 		va_copy(copy, args);
 		vfprintf(stderr, format, copy);
+		va_end(copy);
+	}
+	if (level == LIBBPF_WARN) {
+		va_list copy;
+
+		va_copy(copy, args);
+		keep_core_failure(format, copy);
 		va_end(copy);
 	}
 	if (level != LIBBPF_WARN || first_warning[0])
@@ -94,6 +129,7 @@ int ebpf_init(const char **reason)
 		return -ENOENT;
 	}
 	first_warning[0] = '\0';
+	core_failure[0] = '\0';
 	libbpf_set_print(keep_first_warning);
 	return 0;
 }
@@ -138,23 +174,22 @@ static const char *missing_tracepoint(struct bpf_object *object)
 	return found;
 }
 
-int ebpf_enumerator(const char *name, const char *prefix, long long *value)
+int ebpf_enumerator_in(const struct btf *btf, const char *name, const char *prefix, long long *value)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf();
 	size_t prefix_len = prefix ? strlen(prefix) : 0;
 	int rc = -ENOENT;
 
-	if (!vmlinux)
+	if (!btf)
 		return -ENODATA;
-	for (__u32 id = 1, count = btf__type_cnt(vmlinux); id < count && rc != 0; id++) {
-		const struct btf_type *type = btf__type_by_id(vmlinux, id);
+	for (__u32 id = 1, count = btf__type_cnt(btf); id < count && rc != 0; id++) {
+		const struct btf_type *type = btf__type_by_id(btf, id);
 		const struct btf_enum *each;
 
 		if (!type || btf_kind(type) != BTF_KIND_ENUM) /* (64-bit enums hold no flags) */
 			continue;
 		each = btf_enum(type);
 		for (__u16 i = 0; i < btf_vlen(type); i++, each++) {
-			const char *enumerator = btf__name_by_offset(vmlinux, each->name_off);
+			const char *enumerator = btf__name_by_offset(btf, each->name_off);
 
 			if (!enumerator)
 				continue;
@@ -167,8 +202,24 @@ int ebpf_enumerator(const char *name, const char *prefix, long long *value)
 				rc = -ESRCH;
 		}
 	}
+	return rc;
+}
+
+int ebpf_enumerator(const char *name, const char *prefix, long long *value)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	int rc = ebpf_enumerator_in(vmlinux, name, prefix, value);
+
 	btf__free(vmlinux);
 	return rc;
+}
+
+bool ebpf_tracepoint_in(const struct btf *btf, const char *event)
+{
+	char name[128];
+
+	snprintf(name, sizeof(name), "btf_trace_%s", event);
+	return btf && btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) >= 0;
 }
 
 /* "none [integrity] confidentiality": the mode in brackets, or NULL when securityfs does not say. */
@@ -209,6 +260,11 @@ const char *ebpf_why(struct bpf_object *object, int err, const char *step)
 	if (tracepoint) {
 		snprintf(why, sizeof(why), "this kernel (%s) has no tracepoint %s",
 			 uname(&host) == 0 ? host.release : "?", tracepoint);
+		return why;
+	}
+	if (core_failure[0]) {
+		snprintf(why, sizeof(why), "this kernel's BTF has no %s, which the eBPF program reads",
+			 printable_name(core_failure));
 		return why;
 	}
 	lockdown = lockdown_mode();

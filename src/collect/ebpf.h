@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 struct bpf_object;
+struct btf;
 struct bpf_object_skeleton;
 
 /*
@@ -42,5 +43,14 @@ int ebpf_load_attach(struct bpf_object_skeleton *skeleton, const char **why);
  * -ENOENT when neither is; -ENODATA without BTF.
  */
 int ebpf_enumerator(const char *name, const char *prefix, long long *value);
+/* The same in a BTF given (NULL: -ENODATA), for tests of what a kernel's BTF may hold. */
+int ebpf_enumerator_in(const struct btf *btf, const char *name, const char *prefix, long long *value);
+
+/*
+ * Whether the kernel of this BTF (btf__load_vmlinux_btf's) has the tracepoint event
+ * (block_io_start), by its btf_trace_<event> typedef, which tp_btf and raw_tp programs attach
+ * by: false without BTF.
+ */
+bool ebpf_tracepoint_in(const struct btf *btf, const char *event);
 
 #endif

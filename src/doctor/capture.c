@@ -840,8 +840,10 @@ static void snap_window(struct doctor_snapshot *s, const struct watch *w, const 
 		s->ndisks++;
 	}
 	s->bio_known = w->bio;
-	if (w->bio)
+	if (w->bio) {
+		snprintf(s->bio_mechanism, sizeof(s->bio_mechanism), "%s", bio_mechanism_name(bio_mechanism()));
 		snap_bio_procs(s, w);
+	}
 	s->disk_seconds = (double)(w->disk_end_ns - w->disk_start_ns) / 1e9;
 	s->disk_mid_seconds = w->mid_known ? (double)(w->disk_mid_ns - w->disk_start_ns) / 1e9 : 0;
 	snap_psi_of(&s->io_some, &w->io_start.some, &w->io_end.some);
@@ -1168,6 +1170,8 @@ void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off, 
 	if (!w.bio)
 		fprintf(stderr, "%s: disk latencies are /proc/diskstats' averages (await), no percentiles, device "
 			"and queue time apart, or I/O per process: %s\n", program_name, w.bio_why ? w.bio_why : "no eBPF");
+	else if (bio_mechanism_less_exact(bio_mechanism()))
+		fprintf(stderr, "%s: block I/O per process: %s\n", program_name, bio_mechanism_less_exact(bio_mechanism()));
 	if (!w.direct.ebpf && !w.direct.off)
 		fprintf(stderr, "%s: O_DIRECT files looked for in /proc/PID/fdinfo at every sample, which misses one "
 			"open only between two: %s\n", program_name, w.direct.why ? w.direct.why : "no eBPF");

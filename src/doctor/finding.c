@@ -261,6 +261,10 @@ int doctor_write_json(const struct doctor_report *report, FILE *stream)
 	out_rec_text(doc, "cache_mode", report->cache_mode);
 	/* How O_DIRECT was looked for: "ebpf" (every open, as it happens), "fdinfo" (at each sample) or "off". */
 	out_rec_text(doc, "odirect_mode", report->odirect_mode);
+	/* How block requests were timed and charged to processes: "ebpf", or "procfs" (diskstats' averages), */
+	out_rec_text(doc, "bio_mode", report->bio_mode);
+	/* ... with eBPF at which tracepoint a request's process is seen: "block_io_start" or "block_getrq" (else null). */
+	out_rec_text(doc, "bio_mechanism", report->bio_mechanism);
 	list = out_rec_list(doc, "findings");
 	for (size_t i = 0; i < findings->count; i++) {
 		const struct doctor_finding *f = &findings->list[i];

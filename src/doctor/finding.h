@@ -91,6 +91,8 @@ struct doctor_report {
 	double seconds;
 	const char *cache_mode;   /* "ebpf" or "procfs" */
 	const char *odirect_mode; /* "ebpf", "fdinfo" or "off" */
+	const char *bio_mode;     /* "ebpf" or "procfs" */
+	const char *bio_mechanism; /* with eBPF: "block_io_start" or "block_getrq" (NULL: not known) */
 	const struct doctor_findings *findings; /* worst first */
 	const struct doctor_accepted *accepted;
 	size_t naccepted;

@@ -185,6 +185,7 @@ struct doctor_snapshot {
 	struct snap_io_rate *rates;
 	size_t nrates;
 	bool bio_known;       /* eBPF timed block requests: disks' latencies, and bio_procs */
+	char bio_mechanism[16]; /* ... their submitters seen at block_io_start or block_getrq ("" when not known) */
 	struct snap_bio_proc *bio_procs;
 	size_t nbio_procs;
 	/* memory */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# biotop.sh: iolens biotop by eBPF on a loop device: fio's N O_DIRECT reads counted as N requests (but for 0.5 % the tracepoints may miss) and 4 KiB each on its row (a process that ended before the sample), their p50 held to fio's own clat; one process on two disks: a row on each, with its own count, size and p50 (stat --top-bio sums them); two readers in two new cgroups told apart by -C, each with the bytes it read, and one process renamed and moved between them, its row named by its last request and each cgroup charged its reads there; without eBPF (nobody) a clear refusal, exit 1.
+# biotop.sh: iolens biotop by eBPF on a loop device, with each way this kernel lets it see the submitters (block_io_start; block_getrq, the only one before Linux 6.5) side by side on the same I/O: fio's N O_DIRECT reads counted as N requests (but for 0.5 % the tracepoints may miss) and 4 KiB each on its row (a process that ended before the sample), their p50 held to fio's own clat; one process on two disks: a row on each, with its own count, size and p50 (stat --top-bio sums them); two readers in two new cgroups told apart by -C, each with the bytes it read, and one process renamed and moved between them, its row named by its last request and each cgroup charged its reads there; without eBPF (nobody) a clear refusal, exit 1.
 . "$(dirname "$0")/lib.sh"
 
 # ---- Bad usage ---------------------------------------------------------------------------------------
@@ -56,70 +56,105 @@ for l in open(sys.argv[1]).read().splitlines():
 fio_clat() { python3 -c 'import json, sys
 print(json.load(open(sys.argv[1]))["jobs"][0]["read"]["clat_ns"]["percentile"]["50.000000"])' "$1"; }
 # stop_sampled PIDS FILE...: once each FILE has a line sampled from now on (all that ended before is
-# in its lines), the processes PIDS get SIGINT and are waited for; the status is the last one's.
+# in its lines), the processes PIDS get SIGINT and are waited for; the status is the first non-zero one's.
 stop_sampled() {
-	local pids=$1 since file
+	local pids=$1 since file pid rc=0
 	shift
 	since=$(now_ns)
 	for file in "$@"; do wait_until sampled_since "$file" "$since"; done
 	kill -INT $pids
-	wait $pids
+	for pid in $pids; do wait "$pid" || [ "$rc" != 0 ] || rc=$?; done
+	return "$rc"
 }
+# Each way iolens sees the submitters here (lib.sh): biotop runs once with each, side by side, on
+# the same I/O, each held to the same truths; a file of each is NAME.MECHANISM.
+MECHS=($(bio_mechanisms))
+# start_tops FILE ARGS...: a biotop with each mechanism, writing FILE.MECH.json (stderr .err);
+# their pids in $tops, once each has printed its first line (the counting started).
+start_tops() {
+	local file=$1 m
+	shift
+	tops=""
+	for m in "${MECHS[@]}"; do
+		IOLENS_BIO_MECHANISM=$m "$IOLENS" biotop "$@" >"$file.$m.json" 2>"$file.$m.err" &
+		tops+=" $!"
+	done
+	for m in "${MECHS[@]}"; do wait_until lines_at_least "$file.$m.json" 1; done
+}
+# files_of FILE: FILE.MECH.json of each mechanism.
+files_of() { local m; for m in "${MECHS[@]}"; do echo "$1.$m.json"; done; }
+declare -A requests nbytes lines pids
 between_ratio() { python3 -c 'import sys; v, t, lo, hi = map(float, sys.argv[1:]); sys.exit(not t * lo <= v <= t * hi)' "$@"; }
 
 # ---- fio's N reads of 4 KiB: N requests, N x 4 KiB, on the loop device; its p50 against fio's ----
 # One line must hold the whole run for its p50 to be of all of them: longer intervals until it does.
 N=2000
 for interval in 2 4 8 16 32; do
-	"$IOLENS" biotop --json $interval >"$T/bio.json" 2>"$T/bio.err" &
-	top=$!
-	# The first line: the counting started (biotop prints a line per interval, from its start).
-	wait_until lines_at_least "$T/bio.json" 1
+	start_tops "$T/bio" --json $interval
+	d0=$(diskstats_sum "$disk" 4)
 	fio --name=biotop --filename="$loopdev" --readonly --rw=randread --bs=4k --direct=1 --ioengine=psync \
 		--number_ios=$N --size=64M --randrepeat=0 --output-format=json >"$T/fio.json" 2>"$T/fio.err"
 	fio_rc=$?
+	d1=$(diskstats_sum "$disk" 4)
 	ended=$(now_ns)
 	# Its line: one sampled after fio ended (the job process is gone: eBPF kept its counts).
-	stop_sampled $top "$T/bio.json"
+	stop_sampled "$tops" $(files_of "$T/bio")
 	top_rc=$?
-	read -r requests nbytes lines pids < <(rows "$T/bio.json" fio "$disk")
-	[ "$fio_rc" = 0 ] && [ "$lines" = 1 ] && all_but_missed $N "$requests" && break
+	whole=yes
+	for m in "${MECHS[@]}"; do
+		read -r "requests[$m]" "nbytes[$m]" "lines[$m]" "pids[$m]" < <(rows "$T/bio.$m.json" fio "$disk")
+		[ "${lines[$m]}" = 1 ] && all_but_missed $N "${requests[$m]}" || whole=""
+	done
+	[ "$fio_rc" = 0 ] && [ -n "$whole" ] && break
 	# A burst of completions the kernel ran no eBPF program for (lib.sh, all_but_missed) is rare:
 	# measured again; a program that forgets requests is short every time.
-	echo "# fio's $requests requests of $N on $lines lines with ${interval}s intervals: again, longer"
+	echo "# fio's requests of $N on lines with ${interval}s intervals: $(for m in "${MECHS[@]}"; do echo -n "$m ${requests[$m]} on ${lines[$m]}; "; done)again, longer"
 done
 check_eq "fio ran ($(head -c 300 "$T/fio.err"))" 0 "$fio_rc"
 check_eq "biotop ends 0 on SIGINT" 0 "$top_rc"
-check_no_match "no word on stderr ($(head -c 300 "$T/bio.err"))" . "$(cat "$T/bio.err")"
-check "fio's row on $disk: its $N reads, as requests ($requests), but for at most 0.5 % missed" \
-	all_but_missed $N "$requests"
-check_eq "… and 4 KiB each, as bytes" $((requests * 4096)) "$nbytes"
-check_eq "… in one line" 1 "$lines"
-printed=$(python3 -c 'import json, sys
+check_eq "/proc/diskstats: $disk completed fio's $N reads while it ran, nothing else" $N $((d1 - d0))
+clat=$(fio_clat "$T/fio.json")
+for m in "${MECHS[@]}"; do
+	f=$T/bio.$m.json
+	check "[$m] no word on stderr but what it says once of this kernel ($(head -c 300 "$T/bio.$m.err"))" bio_quiet "$m" "$T/bio.$m.err"
+	check_match "[$m] its mechanism on each line" '"mechanism":"'"$m"'"' "$(tail -n 1 "$f")"
+	check "[$m] fio's row on $disk: its $N reads, as requests (${requests[$m]}), but for at most 0.5 % missed" \
+		all_but_missed $N "${requests[$m]}"
+	check_eq "[$m] … and 4 KiB each, as bytes" $((requests[$m] * 4096)) "${nbytes[$m]}"
+	check_eq "[$m] … in one line" 1 "${lines[$m]}"
+	printed=$(python3 -c 'import json, sys
 for l in open(sys.argv[1]).read().splitlines():
     d = json.loads(l)
     if any(r["comm"] == "fio" and r["disk"] == sys.argv[2] for r in d["processes"]):
-        print(d["time_ns"])' "$T/bio.json" "$disk")
-check "… a line sampled after its process ended ($printed > $ended): counts of a process gone are kept" test "$printed" -gt "$ended"
-for pid in ${pids//,/ }; do
-	check "… its pid $pid is no process any more" test ! -e /proc/$pid
+        print(d["time_ns"])' "$f" "$disk")
+	check "[$m] … a line sampled after its process ended ($printed > $ended): counts of a process gone are kept" test "$printed" -gt "$ended"
+	for pid in ${pids[$m]//,/ }; do
+		check "[$m] … its pid $pid is no process any more" test ! -e /proc/$pid
+	done
+	p50=$(row_key "$f" fio "$disk" p50_ns)
+	# Ours is from the request's start in the block layer, fio's from its system call: ours is the
+	# shorter, by at most fio's own part (the half stat_latency.sh allows), plus 12.5 % of the bucket.
+	check "[$m] p50 ($p50 ns) is within half and 1.15 times fio's clat p50 ($clat ns): its bucket's 12.5 % and fio's own rounding" between_ratio "$p50" "$clat" 0.5 1.15
+	read -r avg p99 max < <(echo $(row_key "$f" fio "$disk" avg_ns) $(row_key "$f" fio "$disk" p99_ns) \
+		$(row_key "$f" fio "$disk" max_ns))
+	check "[$m] p50 <= p99 <= max, avg <= max ($p50 $p99 $max, avg $avg)" \
+		python3 -c 'import sys; p50, p99, mx, avg = map(int, sys.argv[1:]); sys.exit(not (0 < p50 <= p99 <= mx and 0 < avg <= mx))' \
+		"$p50" "$p99" "$max" "$avg"
+	check_eq "[$m] its disk by number: the loop device's" "$(stat -L -c '%t:%T' "$loopdev" | python3 -c 'import sys; a, b = sys.stdin.read().split(":"); print("%d:%d" % (int(a, 16), int(b, 16)))')" \
+		"$(row_key "$f" fio "$disk" major):$(row_key "$f" fio "$disk" minor)"
 done
-p50=$(row_key "$T/bio.json" fio "$disk" p50_ns)
-clat=$(fio_clat "$T/fio.json")
-# Ours is from the request's start in the block layer, fio's from its system call: ours is the
-# shorter, by at most fio's own part (the half stat_latency.sh allows), plus 12.5 % of the bucket.
-check "p50 ($p50 ns) is within half and 1.15 times fio's clat p50 ($clat ns): its bucket's 12.5 % and fio's own rounding" between_ratio "$p50" "$clat" 0.5 1.15
-read -r avg p99 max < <(echo $(row_key "$T/bio.json" fio "$disk" avg_ns) $(row_key "$T/bio.json" fio "$disk" p99_ns) \
-	$(row_key "$T/bio.json" fio "$disk" max_ns))
-check "p50 <= p99 <= max, avg <= max ($p50 $p99 $max, avg $avg)" \
-	python3 -c 'import sys; p50, p99, mx, avg = map(int, sys.argv[1:]); sys.exit(not (0 < p50 <= p99 <= mx and 0 < avg <= mx))' \
-	"$p50" "$p99" "$max" "$avg"
-check_eq "its disk by number: the loop device's" "$(stat -L -c '%t:%T' "$loopdev" | python3 -c 'import sys; a, b = sys.stdin.read().split(":"); print("%d:%d" % (int(a, 16), int(b, 16)))')" \
-	"$(row_key "$T/bio.json" fio "$disk" major):$(row_key "$T/bio.json" fio "$disk" minor)"
+run env IOLENS_BIO_MECHANISM=nope "$IOLENS" biotop --json 0.1 1
+check_eq "IOLENS_BIO_MECHANISM=nope: exit 1" 1 "$RC"
+check_match "… says which there are" "^iolens biotop: block I/O per process needs eBPF: IOLENS_BIO_MECHANISM=nope: not block_io_start or block_getrq" "$ERR"
+if [[ " ${MECHS[*]} " != *" block_io_start "* ]]; then
+	run env IOLENS_BIO_MECHANISM=block_io_start "$IOLENS" biotop --json 0.1 1
+	check_match "IOLENS_BIO_MECHANISM=block_io_start on $(uname -r): refused, the tracepoint missing said" \
+		"IOLENS_BIO_MECHANISM=block_io_start: this kernel \($(uname -r)\) has no tracepoint block_io_start" "$ERR"
+fi
 
 # The table and CSV: the same row's figures.
 run "$IOLENS" biotop --csv 0.2 1
-check_match "--csv: a header of JSON's keys" "^time_ns,interval_ns,unattributed_bytes,pid,comm,cgroup_id,container,container_id,container_name,pod,namespace,container_uid,op,major,minor,disk,requests,bytes,avg_ns,p50_ns,p99_ns,max_ns$" "$(head -1 <<<"$OUT")"
+check_match "--csv: a header of JSON's keys" "^time_ns,interval_ns,unattributed_bytes,mechanism,pid,comm,cgroup_id,container,container_id,container_name,pod,namespace,container_uid,op,major,minor,disk,requests,bytes,avg_ns,p50_ns,p99_ns,max_ns$" "$(head -1 <<<"$OUT")"
 
 # The full screen on a terminal: keys typed once the screen shows what they act on.
 if command -v script >/dev/null; then
@@ -145,40 +180,46 @@ losetup --direct-io=on "$loop2" 2>/dev/null
 disk2=${loop2#/dev/}
 NA=300 NB=500
 for interval in 4 8 16 32; do
-	"$IOLENS" biotop --json $interval >"$T/two.json" 2>"$T/two.err" &
-	top=$!
+	start_tops "$T/two" --json $interval
 	"$IOLENS" stat --top-bio --json $interval >"$T/two-stat.json" 2>"$T/two-stat.err" &
 	stat=$!
-	wait_until lines_at_least "$T/two.json" 1
 	wait_until lines_at_least "$T/two-stat.json" 1
 	fio --thread --readonly --rw=randread --direct=1 --ioengine=psync --randrepeat=0 --output-format=json \
 		--name=big --filename="$loopdev" --bs=64k --number_ios=$NA --size=64M \
 		--name=small --filename="$loop2" --bs=4k --number_ios=$NB --size=16M >"$T/two-fio.json" 2>"$T/two-fio.err"
 	fio_rc=$?
-	stop_sampled "$top $stat" "$T/two.json" "$T/two-stat.json"
-	read -r a_requests a_bytes a_lines a_pids < <(rows "$T/two.json" fio "$disk")
-	read -r b_requests b_bytes b_lines b_pids < <(rows "$T/two.json" fio "$disk2")
-	[ "$fio_rc" = 0 ] && [ "$a_lines" = 1 ] && [ "$b_lines" = 1 ] && all_but_missed $NA "$a_requests" &&
-		all_but_missed $NB "$b_requests" && break
-	echo "# fio's $a_requests and $b_requests requests of $NA and $NB on $a_lines and $b_lines lines with ${interval}s intervals: again, longer"
+	stop_sampled "$tops $stat" $(files_of "$T/two") "$T/two-stat.json"
+	whole=yes
+	for m in "${MECHS[@]}"; do
+		read -r "requests[a$m]" "nbytes[a$m]" "lines[a$m]" "pids[a$m]" < <(rows "$T/two.$m.json" fio "$disk")
+		read -r "requests[b$m]" "nbytes[b$m]" "lines[b$m]" "pids[b$m]" < <(rows "$T/two.$m.json" fio "$disk2")
+		[ "${lines[a$m]}" = 1 ] && [ "${lines[b$m]}" = 1 ] && all_but_missed $NA "${requests[a$m]}" &&
+			all_but_missed $NB "${requests[b$m]}" || whole=""
+	done
+	[ "$fio_rc" = 0 ] && [ -n "$whole" ] && break
+	echo "# fio's requests of $NA and $NB with ${interval}s intervals: $(for m in "${MECHS[@]}"; do echo -n "$m ${requests[a$m]} and ${requests[b$m]} on ${lines[a$m]} and ${lines[b$m]} lines; "; done)again, longer"
 done
 check_eq "two disks: fio ran ($(head -c 300 "$T/two-fio.err"))" 0 "$fio_rc"
-check "… $disk's row: the 64 KiB job's $NA reads ($a_requests), but for at most 0.5 % missed" \
-	all_but_missed $NA "$a_requests"
-check_eq "… 64 KiB each" $((a_requests * 65536)) "$a_bytes"
-check "… $disk2's row: the 4 KiB job's $NB reads ($b_requests), but for at most 0.5 % missed" \
-	all_but_missed $NB "$b_requests"
-check_eq "… 4 KiB each" $((b_requests * 4096)) "$b_bytes"
-check_eq "… both rows of one process (fio's threads)" "$a_pids" "$b_pids"
 job_clat() { python3 -c 'import json, sys
 print([j for j in json.load(open(sys.argv[1]))["jobs"] if j["jobname"] == sys.argv[2]][0]["read"]["clat_ns"]["percentile"]["50.000000"])' "$@"; }
-a_p50=$(row_key "$T/two.json" fio "$disk" p50_ns)
-b_p50=$(row_key "$T/two.json" fio "$disk2" p50_ns)
-check "… $disk's p50 ($a_p50 ns) within half and 1.15 times its job's clat p50 ($(job_clat "$T/two-fio.json" big) ns)" \
-	between_ratio "$a_p50" "$(job_clat "$T/two-fio.json" big)" 0.5 1.15
-check "… $disk2's p50 ($b_p50 ns) within half and 1.15 times its job's clat p50 ($(job_clat "$T/two-fio.json" small) ns)" \
-	between_ratio "$b_p50" "$(job_clat "$T/two-fio.json" small)" 0.5 1.15
-# stat --top-bio: over the lines whose top process is fio's, its bytes (rate x interval) those of both rows.
+for m in "${MECHS[@]}"; do
+	check "[$m] $disk's row: the 64 KiB job's $NA reads (${requests[a$m]}), but for at most 0.5 % missed" \
+		all_but_missed $NA "${requests[a$m]}"
+	check_eq "[$m] … 64 KiB each" $((requests[a$m] * 65536)) "${nbytes[a$m]}"
+	check "[$m] … $disk2's row: the 4 KiB job's $NB reads (${requests[b$m]}), but for at most 0.5 % missed" \
+		all_but_missed $NB "${requests[b$m]}"
+	check_eq "[$m] … 4 KiB each" $((requests[b$m] * 4096)) "${nbytes[b$m]}"
+	check_eq "[$m] … both rows of one process (fio's threads)" "${pids[a$m]}" "${pids[b$m]}"
+	a_p50=$(row_key "$T/two.$m.json" fio "$disk" p50_ns)
+	b_p50=$(row_key "$T/two.$m.json" fio "$disk2" p50_ns)
+	check "[$m] … $disk's p50 ($a_p50 ns) within half and 1.15 times its job's clat p50 ($(job_clat "$T/two-fio.json" big) ns)" \
+		between_ratio "$a_p50" "$(job_clat "$T/two-fio.json" big)" 0.5 1.15
+	check "[$m] … $disk2's p50 ($b_p50 ns) within half and 1.15 times its job's clat p50 ($(job_clat "$T/two-fio.json" small) ns)" \
+		between_ratio "$b_p50" "$(job_clat "$T/two-fio.json" small)" 0.5 1.15
+done
+# stat --top-bio (this kernel's own mechanism, the first): over the lines whose top process is
+# fio's, its bytes (rate x interval) those of both rows.
+m=${MECHS[0]}
 shown=$(python3 -c 'import json, sys
 total = 0
 for l in open(sys.argv[1]).read().splitlines()[1:]:
@@ -186,7 +227,7 @@ for l in open(sys.argv[1]).read().splitlines()[1:]:
     g = d["top_bio"]
     if g["pid"] == int(sys.argv[2]):
         total += g["read_bytes_per_s"] * d["interval_ns"] / 1e9
-print(round(total))' "$T/two-stat.json" "${a_pids%%,*}")
+print(round(total))' "$T/two-stat.json" "${pids[a$m]%%,*}")
 # Its rows in biotop, every disk's (fio reads a little of others as it starts: its own files).
 read -r all_bytes all_rows < <(python3 -c 'import json, sys
 total, rows = 0, []
@@ -194,10 +235,10 @@ for l in open(sys.argv[1]).read().splitlines():
     for r in json.loads(l)["processes"]:
         if r["pid"] == int(sys.argv[2]) and r["op"] == "R":
             total += r["bytes"]; rows.append("%s:%d" % (r["disk"], r["bytes"]))
-print(total, ",".join(rows))' "$T/two.json" "${a_pids%%,*}")
+print(total, ",".join(rows))' "$T/two.$m.json" "${pids[a$m]%%,*}")
 check "stat --top-bio alongside: fio with the bytes of its rows on every disk, $all_bytes ($all_rows), both loop devices' among them (shown: $shown; 0.5 % and 1 KiB for rounding)" \
 	python3 -c 'import sys; v, t, both = map(float, sys.argv[1:]); sys.exit(not (t >= both and t * 0.995 - 1024 <= v <= t + 1024))' \
-	"$shown" "$all_bytes" "$((a_bytes + b_bytes))"
+	"$shown" "$all_bytes" "$((nbytes[a$m] + nbytes[b$m]))"
 
 # ---- A disk whose iostats are off: its requests timed by the program itself ----------------------
 # The kernel keeps a request's start (start_time_ns) only when the queue counts iostats; off, the
@@ -208,28 +249,28 @@ check "stat --top-bio alongside: fio with the bytes of its rows on every disk, $
 if echo 0 2>/dev/null >"/sys/block/$disk/queue/iostats"; then
 	on_exit "echo 1 >/sys/block/$disk/queue/iostats 2>/dev/null"
 	N3=500
-	"$IOLENS" biotop --json 2 >"$T/untimed.json" 2>"$T/untimed.err" &
-	top=$!
-	wait_until lines_at_least "$T/untimed.json" 1
+	start_tops "$T/untimed" --json 2
 	fio --name=untimed --filename="$loopdev" --readonly --rw=randread --bs=4k --direct=1 --ioengine=psync \
 		--number_ios=$N3 --size=64M --randrepeat=0 --output-format=json >"$T/untimed-fio.json" 2>"$T/untimed-fio.err"
 	fio_rc=$?
-	stop_sampled $top "$T/untimed.json"
-	read -r requests nbytes lines pids < <(rows "$T/untimed.json" fio "$disk")
+	stop_sampled "$tops" $(files_of "$T/untimed")
 	echo 1 >"/sys/block/$disk/queue/iostats"
 	check_eq "iostats 0: fio ran ($(head -c 200 "$T/untimed-fio.err"))" 0 "$fio_rc"
-	check "… its $N3 reads, as requests ($requests), but for at most 0.5 % missed" \
-		all_but_missed $N3 "$requests"
-	# Over the lines (a line's p50 is of its own requests): the line with the most of them.
-	read -r p50 max < <(python3 -c 'import json, sys
+	clat=$(fio_clat "$T/untimed-fio.json")
+	fio_max=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["jobs"][0]["read"]["clat_ns"]["max"])' "$T/untimed-fio.json")
+	for m in "${MECHS[@]}"; do
+		read -r u_requests _ _ _ < <(rows "$T/untimed.$m.json" fio "$disk")
+		check "[$m] … its $N3 reads, as requests ($u_requests), but for at most 0.5 % missed" \
+			all_but_missed $N3 "$u_requests"
+		# Over the lines (a line's p50 is of its own requests): the line with the most of them.
+		read -r p50 max < <(python3 -c 'import json, sys
 best = max((r for l in open(sys.argv[1]).read().splitlines() for r in json.loads(l)["processes"]
             if r["comm"] == "fio" and r["disk"] == sys.argv[2] and r["op"] == "R"), key=lambda r: r["requests"])
 print(best["p50_ns"], max(r["max_ns"] or 0 for l in open(sys.argv[1]).read().splitlines() for r in json.loads(l)["processes"]
-                          if r["comm"] == "fio" and r["disk"] == sys.argv[2]))' "$T/untimed.json" "$disk")
-	clat=$(fio_clat "$T/untimed-fio.json")
-	fio_max=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["jobs"][0]["read"]["clat_ns"]["max"])' "$T/untimed-fio.json")
-	check "… p50 ($p50 ns) within half and 1.15 times fio's clat p50 ($clat ns)" between_ratio "$p50" "$clat" 0.5 1.15
-	check "… the longest ($max ns) no longer than fio's longest ($fio_max ns) and its bucket's 12.5 %" between_ratio "$max" "$fio_max" 0 1.125
+                          if r["comm"] == "fio" and r["disk"] == sys.argv[2]))' "$T/untimed.$m.json" "$disk")
+		check "[$m] … p50 ($p50 ns) within half and 1.15 times fio's clat p50 ($clat ns)" between_ratio "$p50" "$clat" 0.5 1.15
+		check "[$m] … the longest ($max ns) no longer than fio's longest ($fio_max ns) and its bucket's 12.5 %" between_ratio "$max" "$fio_max" 0 1.125
+	done
 else
 	skip "a disk with iostats off: cannot write /sys/block/$disk/queue/iostats"
 fi
@@ -270,57 +311,70 @@ else
 	# Here the kernel merged their bios into requests already made (4096 merges counted), not requests
 	# into requests (on_merge ran none: the device is too quick for requests to wait side by side): so
 	# this holds the maps to leaving nothing behind in what the kernel does here, merged bios included.
+	# Each request is inserted in the scheduler (block_rq_insert: where block_getrq's entry moves to
+	# the request), and merged bios make its bytes: the writers' 16 MiB, in their rows.
+	# wrote FILE DISK: the bytes the rows of fio's writes on DISK hold, over every line.
+	wrote() { python3 -c 'import json, sys
+print(sum(r["bytes"] for l in open(sys.argv[1]).read().splitlines() for r in json.loads(l)["processes"]
+          if r["comm"] == "fio" and r["disk"] == sys.argv[2] and r["op"] == "W"))' "$@"; }
 	if ! echo mq-deadline 2>/dev/null >"/sys/block/$disk/queue/scheduler"; then
 		skip "no request left behind: no mq-deadline for $disk"
 	else
-		before=" $(bio_maps) "
-		"$IOLENS" biotop --json 0.5 >"$T/merge.json" 2>"$T/merge.err" &
-		top=$!
-		wait_until lines_at_least "$T/merge.json" 1
-		check "biotop's in_flight and in_flight_slots maps and .bss listed by bpftool" wait_until new_bio_maps
-		m0=$(awk '$3 == "'"$disk"'" { print $8 }' /proc/diskstats)
-		fio --name=merge --filename="$loopdev" --rw=write --bs=4k --numjobs=4 --offset_increment=4k --ioengine=psync \
-			--direct=1 --size=4M --output=/dev/null 2>"$T/merge-fio.err"
-		check_eq "fio's 4 writers of adjacent blocks ran ($(head -c 200 "$T/merge-fio.err"))" 0 $?
-		m1=$(awk '$3 == "'"$disk"'" { print $8 }' /proc/diskstats)
-		echo "# $disk: $((m1 - m0)) writes merged (/proc/diskstats)"
-		busy=$(awk '{ s += $12 } END { print s }' /proc/diskstats)
-		read -r n _ < <(held $maps)
-		check "… then the maps hold $n requests: at most the $busy in flight (/proc/diskstats) + 8" test "${n:-99999}" -le $((busy + 8))
-		kill -INT $top
-		wait $top
+		for m in "${MECHS[@]}"; do
+			before=" $(bio_maps) "
+			IOLENS_BIO_MECHANISM=$m "$IOLENS" biotop --json 0.5 >"$T/merge.json" 2>"$T/merge.err" &
+			top=$!
+			wait_until lines_at_least "$T/merge.json" 1
+			check "[$m] biotop's in_flight and in_flight_slots maps and .bss listed by bpftool" wait_until new_bio_maps
+			m0=$(awk '$3 == "'"$disk"'" { print $8 }' /proc/diskstats)
+			fio --name=merge --filename="$loopdev" --rw=write --bs=4k --numjobs=4 --offset_increment=4k --ioengine=psync \
+				--direct=1 --size=4M --output=/dev/null 2>"$T/merge-fio.err"
+			check_eq "[$m] fio's 4 writers of adjacent blocks ran ($(head -c 200 "$T/merge-fio.err"))" 0 $?
+			m1=$(awk '$3 == "'"$disk"'" { print $8 }' /proc/diskstats)
+			echo "# $disk: $((m1 - m0)) writes merged (/proc/diskstats)"
+			busy=$(awk '{ s += $12 } END { print s }' /proc/diskstats)
+			read -r n _ < <(held $maps)
+			check "[$m] … then the maps hold $n requests: at most the $busy in flight (/proc/diskstats) + 8" test "${n:-99999}" -le $((busy + 8))
+			stop_sampled $top "$T/merge.json"
+			w=$(wrote "$T/merge.json" "$disk")
+			check "[$m] … fio's rows: the 16 MiB its writers wrote ($w), but for 0.5 % missed" \
+				test "$w" -le $((16 << 20)) -a "$w" -ge $(( (16 << 20) - (16 << 20) / 200 ))
+		done
 		echo none >"/sys/block/$disk/queue/scheduler" 2>/dev/null
 	fi
 
 	# ---- Requests whose place another holds: in the hash, counted all the same -------------------
 	# IOLENS_BIO_PLACES=1 leaves one place for all requests: with fio's 8 reads in flight at once,
-	# most go to the hash, and two CPUs race for the place. Truth: fio's N reads, as requests and
-	# bytes (but for the 0.5 % the tracepoints may miss, as above); then nothing left in either map.
-	before=" $(bio_maps) "
-	IOLENS_BIO_PLACES=1 "$IOLENS" biotop --json 1 >"$T/hash.json" 2>"$T/hash.err" &
-	top=$!
-	wait_until lines_at_least "$T/hash.json" 1
-	check "IOLENS_BIO_PLACES=1: biotop's two maps and .bss listed" wait_until new_bio_maps
-	places=$(bpftool -j map show | python3 -c 'import json, sys
+	# most go to the hash, and two CPUs race for the place (with block_getrq, the bios' entries too).
+	# Truth: fio's N reads, as requests and bytes (but for the 0.5 % the tracepoints may miss, as
+	# above); then nothing left in either map.
+	for m in "${MECHS[@]}"; do
+		before=" $(bio_maps) "
+		IOLENS_BIO_MECHANISM=$m IOLENS_BIO_PLACES=1 "$IOLENS" biotop --json 1 >"$T/hash.json" 2>"$T/hash.err" &
+		top=$!
+		wait_until lines_at_least "$T/hash.json" 1
+		check "[$m] IOLENS_BIO_PLACES=1: biotop's two maps and .bss listed" wait_until new_bio_maps
+		places=$(bpftool -j map show | python3 -c 'import json, sys
 print(" ".join(str(m["max_entries"]) for m in json.load(sys.stdin) if m.get("name") == "in_flight_slots" and str(m["id"]) in sys.argv[1:]))' $maps)
-	check_eq "… the array has one place" 1 "$places"
-	fio --name=hash --filename="$loopdev" --readonly --rw=randread --bs=4k --direct=1 --ioengine=libaio --iodepth=8 \
-		--number_ios=$N --size=64M --randrepeat=0 --output=/dev/null 2>"$T/hash-fio.err"
-	check_eq "fio's reads, 8 in flight, ran ($(head -c 200 "$T/hash-fio.err"))" 0 $?
-	wait_until sampled_since "$T/hash.json" "$(now_ns)"
-	busy=$(awk '{ s += $12 } END { print s }' /proc/diskstats)
-	read -r n entries hashed < <(held $maps)
-	kill -INT $top
-	wait $top
-	read -r requests nbytes lines pids < <(rows "$T/hash.json" fio "$disk")
-	check "… its $N reads, as requests ($requests), but for at most 0.5 % missed" \
-		all_but_missed $N "$requests"
-	check_eq "… and 4 KiB each, as bytes" $((requests * 4096)) "$nbytes"
-	check "… then the maps hold $n requests: at most the $busy in flight (/proc/diskstats) + 8" test "${n:-99999}" -le $((busy + 8))
-	# The program counts the hash's entries (in_flight_hashed: none, and a completion does not look
-	# there): its count, read just after the hash, differs by the requests that started or ended between.
-	check "… its count of the hash's requests ($hashed) is the hash's ($entries), but for the $busy in flight + 8" \
-		python3 -c "import sys; sys.exit(not abs(${hashed:-99999} - ${entries:-0}) <= $busy + 8)"
+		check_eq "[$m] … the array has one place" 1 "$places"
+		fio --name=hash --filename="$loopdev" --readonly --rw=randread --bs=4k --direct=1 --ioengine=libaio --iodepth=8 \
+			--number_ios=$N --size=64M --randrepeat=0 --output=/dev/null 2>"$T/hash-fio.err"
+		check_eq "[$m] fio's reads, 8 in flight, ran ($(head -c 200 "$T/hash-fio.err"))" 0 $?
+		wait_until sampled_since "$T/hash.json" "$(now_ns)"
+		busy=$(awk '{ s += $12 } END { print s }' /proc/diskstats)
+		read -r n entries hashed < <(held $maps)
+		kill -INT $top
+		wait $top
+		read -r h_requests h_bytes _ _ < <(rows "$T/hash.json" fio "$disk")
+		check "[$m] … its $N reads, as requests ($h_requests), but for at most 0.5 % missed" \
+			all_but_missed $N "$h_requests"
+		check_eq "[$m] … and 4 KiB each, as bytes" $((h_requests * 4096)) "$h_bytes"
+		check "[$m] … then the maps hold $n requests: at most the $busy in flight (/proc/diskstats) + 8" test "${n:-99999}" -le $((busy + 8))
+		# The program counts the hash's entries (in_flight_hashed: none, and a completion does not look
+		# there): its count, read just after the hash, differs by the requests that started or ended between.
+		check "[$m] … its count of the hash's requests ($hashed) is the hash's ($entries), but for the $busy in flight + 8" \
+			python3 -c "import sys; sys.exit(not abs(${hashed:-99999} - ${entries:-0}) <= $busy + 8)"
+	done
 fi
 
 # ---- Two cgroups: two readers, each in a new cgroup of its own, told apart by -C ------------------
@@ -331,37 +385,45 @@ if [ -n "$cg2" ] && [ -n "$mycg" ] && mkdir "$cg2$a" 2>/dev/null && mkdir "$cg2$
 	on_exit "remove_cgroup '$cg2$a'; remove_cgroup '$cg2$b'"
 	# cg_bytes PATH: the bytes read by the rows of that cgroup path, over all lines (a row's disk is
 	# that of its last request: dd's own pages, read as it started, may have come from another).
+	# cg_bytes FILE PATH; cg_id FILE PATH: its ids.
 	cg_bytes() { python3 -c 'import json, sys
 print(sum(r["bytes"] for l in open(sys.argv[1]).read().splitlines() for r in json.loads(l)["cgroups"]
-          if r["cgroup"] == sys.argv[2] and r["op"] == "R"))' "$T/cg.json" "$1"; }
+          if r["cgroup"] == sys.argv[2] and r["op"] == "R"))' "$1" "$2"; }
 	cg_id() { python3 -c 'import json, sys
-print(" ".join(sorted({str(r["cgroup_id"]) for l in open(sys.argv[1]).read().splitlines() for r in json.loads(l)["cgroups"] if r["cgroup"] == sys.argv[2]})))' "$T/cg.json" "$1"; }
+print(" ".join(sorted({str(r["cgroup_id"]) for l in open(sys.argv[1]).read().splitlines() for r in json.loads(l)["cgroups"] if r["cgroup"] == sys.argv[2]})))' "$1" "$2"; }
 	# at_least_up_to LOW VALUE SLACK: LOW <= VALUE <= LOW + SLACK.
 	at_least_up_to() { [ "$2" -ge "$1" ] && [ "$2" -le $(($1 + $3)) ]; }
 	# Again (3 tries at most) when a cgroup's lines count less than its reader read, said with the
 	# lines (waiting for one line more, not two, A's lines once held 3.5 of its 4 MiB).
+	declare -A got_a got_b
 	for try in 1 2 3; do
-		"$IOLENS" biotop -C --json 0.5 >"$T/cg.json" 2>"$T/cg.err" &
-		top=$!
-		wait_until lines_at_least "$T/cg.json" 1
+		start_tops "$T/cg" -C --json 0.5
 		# Each moves itself into its cgroup, then reads with O_DIRECT: 4 MiB in A, 12 MiB in B.
 		sh -c 'echo $$ >"$1/cgroup.procs" && exec dd if="$2" of=/dev/null bs=64k count=64 iflag=direct status=none' _ "$cg2$a" "$loopdev"
 		sh -c 'echo $$ >"$1/cgroup.procs" && exec dd if="$2" of=/dev/null bs=64k count=192 iflag=direct status=none' _ "$cg2$b" "$loopdev"
-		stop_sampled $top "$T/cg.json"
-		got_a=$(cg_bytes "$a") got_b=$(cg_bytes "$b")
-		[ "$got_a" -ge $((4 << 20)) ] && [ "$got_b" -ge $((12 << 20)) ] && break
-		echo "# try $try: A $got_a, B $got_b bytes: again"
-		python3 -c 'import json, sys
+		stop_sampled "$tops" $(files_of "$T/cg")
+		whole=yes
+		for m in "${MECHS[@]}"; do
+			got_a[$m]=$(cg_bytes "$T/cg.$m.json" "$a") got_b[$m]=$(cg_bytes "$T/cg.$m.json" "$b")
+			[ "${got_a[$m]}" -ge $((4 << 20)) ] && [ "${got_b[$m]}" -ge $((12 << 20)) ] || whole=""
+		done
+		[ -n "$whole" ] && break
+		for m in "${MECHS[@]}"; do
+			echo "# try $try: $m: A ${got_a[$m]}, B ${got_b[$m]} bytes: again"
+			python3 -c 'import json, sys
 for l in open(sys.argv[1]).read().splitlines():
     d = json.loads(l)
-    print("#", d["time_ns"], d["interval_ns"], [(r["cgroup"], r["cgroup_id"], r["op"], r["disk"], r["requests"], r["bytes"]) for r in d["cgroups"]])' "$T/cg.json"
+    print("#", d["time_ns"], d["interval_ns"], [(r["cgroup"], r["cgroup_id"], r["op"], r["disk"], r["requests"], r["bytes"]) for r in d["cgroups"]])' "$T/cg.$m.json"
+		done
 	done
-	# (and the pages of dd and its libraries it read as it started, if they were not cached: 1 MiB at most)
-	check "-C: cgroup $a, by its path: the 4 MiB its reader read ($got_a)" at_least_up_to $((4 << 20)) "$got_a" $((1 << 20))
-	check "… cgroup $b: its reader's 12 MiB ($got_b)" at_least_up_to $((12 << 20)) "$got_b" $((1 << 20))
-	check_eq "… A's id: its directory's inode" "$(stat -c %i "$cg2$a")" "$(cg_id "$a")"
-	check_eq "… B's likewise" "$(stat -c %i "$cg2$b")" "$(cg_id "$b")"
-	check_no_match "… no word on stderr" . "$(cat "$T/cg.err")"
+	for m in "${MECHS[@]}"; do
+		# (and the pages of dd and its libraries it read as it started, if they were not cached: 1 MiB at most)
+		check "[$m] -C: cgroup $a, by its path: the 4 MiB its reader read (${got_a[$m]})" at_least_up_to $((4 << 20)) "${got_a[$m]}" $((1 << 20))
+		check "[$m] … cgroup $b: its reader's 12 MiB (${got_b[$m]})" at_least_up_to $((12 << 20)) "${got_b[$m]}" $((1 << 20))
+		check_eq "[$m] … A's id: its directory's inode" "$(stat -c %i "$cg2$a")" "$(cg_id "$T/cg.$m.json" "$a")"
+		check_eq "[$m] … B's likewise" "$(stat -c %i "$cg2$b")" "$(cg_id "$T/cg.$m.json" "$b")"
+		check "[$m] … no word on stderr but what it says once of this kernel" bio_quiet "$m" "$T/cg.$m.err"
+	done
 
 	# One process, renamed and moved to the other cgroup between its reads: each CPU remembers the
 	# process, name, cgroup and disk of its last start and looks in neither map while they stay, so
@@ -394,12 +456,9 @@ PY
 	head -c $((8 << 20)) /dev/zero >"$shm"
 	shmloop=$(losetup -f --show "$shm")
 	on_exit "losetup -d $shmloop 2>/dev/null"
-	"$IOLENS" biotop --json 0.5 >"$T/mv.json" 2>"$T/mv.err" &
-	top=$!
-	"$IOLENS" biotop -C --json 0.5 >"$T/mvc.json" 2>"$T/mvc.err" &
-	topc=$!
-	wait_until lines_at_least "$T/mv.json" 1
-	wait_until lines_at_least "$T/mvc.json" 1
+	start_tops "$T/mv" --json 0.5
+	tops_p=$tops
+	start_tops "$T/mvc" -C --json 0.5
 	# On one CPU: its requests all start where the last start is remembered (as a process that
 	# stays on a CPU does; moving between CPUs, it would find another CPU's memory of it stale).
 	cpu=$(taskset -pc $$ | sed 's/.*: *//; s/[-,].*//')
@@ -407,23 +466,25 @@ PY
 	mover=$!
 	wait $mover
 	mover_rc=$?
-	stop_sampled "$top $topc" "$T/mv.json" "$T/mvc.json"
+	stop_sampled "$tops_p $tops" $(files_of "$T/mv") $(files_of "$T/mvc")
 	check_eq "the renamed, moved reader ran" 0 "$mover_rc"
-	# Its rows on that loop device: bytes over every line, and the name of the last.
-	read -r mv_bytes mv_name < <(python3 -c 'import json, sys
-rows = [r for l in open(sys.argv[1]).read().splitlines() for r in json.loads(l)["processes"]
-        if r["pid"] == int(sys.argv[2]) and r["disk"] == sys.argv[3] and r["op"] == "R"]
-print(sum(r["bytes"] for r in rows), rows[-1]["comm"] if rows else "-")' "$T/mv.json" "$mover" "${shmloop#/dev/}")
-	check "its row: the 8 MiB it read, but for 0.5 % missed ($mv_bytes)" \
-		test "$mv_bytes" -le $((8 << 20)) -a "$mv_bytes" -ge $(( (8 << 20) - (8 << 20) / 200 ))
-	check_eq "… named by its last request" iolens-second "$mv_name"
 	mvc_bytes() { python3 -c 'import json, sys
 print(sum(r["bytes"] for l in open(sys.argv[1]).read().splitlines() for r in json.loads(l)["cgroups"]
-          if r["cgroup"] == sys.argv[2] and r["disk"] == sys.argv[3] and r["op"] == "R"))' "$T/mvc.json" "$1" "${shmloop#/dev/}"; }
-	got_a=$(mvc_bytes "$a") got_b=$(mvc_bytes "$b")
-	check "-C: A its 2 MiB read before the move ($got_a), but for 0.5 % missed" \
-		test "$got_a" -le $((2 << 20)) -a "$got_a" -ge $(( (2 << 20) - (2 << 20) / 200 ))
-	check "… B its 6 MiB after ($got_b)" test "$got_b" -le $((6 << 20)) -a "$got_b" -ge $(( (6 << 20) - (6 << 20) / 200 ))
+          if r["cgroup"] == sys.argv[2] and r["disk"] == sys.argv[3] and r["op"] == "R"))' "$1" "$2" "${shmloop#/dev/}"; }
+	for m in "${MECHS[@]}"; do
+		# Its rows on that loop device: bytes over every line, and the name of the last.
+		read -r mv_bytes mv_name < <(python3 -c 'import json, sys
+rows = [r for l in open(sys.argv[1]).read().splitlines() for r in json.loads(l)["processes"]
+        if r["pid"] == int(sys.argv[2]) and r["disk"] == sys.argv[3] and r["op"] == "R"]
+print(sum(r["bytes"] for r in rows), rows[-1]["comm"] if rows else "-")' "$T/mv.$m.json" "$mover" "${shmloop#/dev/}")
+		check "[$m] its row: the 8 MiB it read, but for 0.5 % missed ($mv_bytes)" \
+			test "$mv_bytes" -le $((8 << 20)) -a "$mv_bytes" -ge $(( (8 << 20) - (8 << 20) / 200 ))
+		check_eq "[$m] … named by its last request" iolens-second "$mv_name"
+		mv_a=$(mvc_bytes "$T/mvc.$m.json" "$a") mv_b=$(mvc_bytes "$T/mvc.$m.json" "$b")
+		check "[$m] -C: A its 2 MiB read before the move ($mv_a), but for 0.5 % missed" \
+			test "$mv_a" -le $((2 << 20)) -a "$mv_a" -ge $(( (2 << 20) - (2 << 20) / 200 ))
+		check "[$m] … B its 6 MiB after ($mv_b)" test "$mv_b" -le $((6 << 20)) -a "$mv_b" -ge $(( (6 << 20) - (6 << 20) / 200 ))
+	done
 
 	# A process the map forgets between its reads, while its CPU remembers its last start: its entry
 	# deleted (bpftool) once its first MiB was sampled, as the LRU forgets one when more than 8192
@@ -458,35 +519,38 @@ read(1 << 20)
 PY
 		process_maps() { bpftool -j map show 2>/dev/null | python3 -c 'import json, sys
 print(" ".join(str(m["id"]) for m in json.load(sys.stdin) if m.get("name") == "processes"))'; }
-		before=" $(process_maps) "
-		"$IOLENS" biotop --json 0.5 >"$T/lost.json" 2>"$T/lost.err" &
-		top=$!
-		wait_until lines_at_least "$T/lost.json" 1
-		map=""
-		for id in $(process_maps); do [[ $before == *" $id "* ]] || map=$id; done
-		taskset -c "$cpu" python3 "$T/twice.py" "$shmloop" "$T/go" &
-		twice=$!
-		wait_until test -e "$T/go.half"
-		wait_until sampled_since "$T/lost.json" "$(now_ns)"
-		# Its key: its tgid and its disk (major << 32 | minor), two little-endian u64.
-		key=$(python3 -c 'import struct, sys
+		for m in "${MECHS[@]}"; do
+			rm -f "$T/go.half"
+			before=" $(process_maps) "
+			IOLENS_BIO_MECHANISM=$m "$IOLENS" biotop --json 0.5 >"$T/lost.json" 2>"$T/lost.err" &
+			top=$!
+			wait_until lines_at_least "$T/lost.json" 1
+			map=""
+			for id in $(process_maps); do [[ $before == *" $id "* ]] || map=$id; done
+			taskset -c "$cpu" python3 "$T/twice.py" "$shmloop" "$T/go" &
+			twice=$!
+			wait_until test -e "$T/go.half"
+			wait_until sampled_since "$T/lost.json" "$(now_ns)"
+			# Its key: its tgid and its disk (major << 32 | minor), two little-endian u64.
+			key=$(python3 -c 'import struct, sys
 print(" ".join("%02x" % b for b in struct.pack("<QQ", int(sys.argv[1]), int(sys.argv[2], 16) << 32 | int(sys.argv[3], 16))))' \
-			"$twice" "$major" "$minor")
-		taskset -c "$other" bpftool map delete id "$map" key hex $key 2>"$T/delete.err"
-		check_eq "its entry deleted from biotop's processes map ($map) ($(head -c 200 "$T/delete.err"))" 0 $?
-		echo go >"$T/go"
-		wait $twice
-		twice_rc=$?
-		stop_sampled $top "$T/lost.json"
-		read -r lost_bytes unattributed < <(python3 -c 'import json, sys
+				"$twice" "$major" "$minor")
+			taskset -c "$other" bpftool map delete id "$map" key hex $key 2>"$T/delete.err"
+			check_eq "[$m] its entry deleted from biotop's processes map ($map) ($(head -c 200 "$T/delete.err"))" 0 $?
+			echo go >"$T/go"
+			wait $twice
+			twice_rc=$?
+			stop_sampled $top "$T/lost.json"
+			read -r lost_bytes unattributed < <(python3 -c 'import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
 print(sum(r["bytes"] for d in lines for r in d["processes"] if r["pid"] == int(sys.argv[2]) and r["disk"] == sys.argv[3]),
       lines[-1]["unattributed_bytes"])' "$T/lost.json" "$twice" "${shmloop#/dev/}")
-		check_eq "… the reader ran" 0 "$twice_rc"
-		echo "# the first read after: $([ "$unattributed" -gt 0 ] && echo "unattributed (its CPU remembered the reader)" || echo "counted (another had started I/O on its CPU)")"
-		check "… its rows hold its 2 MiB but for one 64 KiB read ($lost_bytes)" \
-			test "$lost_bytes" -le $((2 << 20)) -a "$lost_bytes" -ge $(( (2 << 20) - (64 << 10) ))
-		check_eq "… the rest unattributed ($unattributed)" $((2 << 20)) $((lost_bytes + unattributed))
+			check_eq "[$m] … the reader ran" 0 "$twice_rc"
+			echo "# the first read after: $([ "$unattributed" -gt 0 ] && echo "unattributed (its CPU remembered the reader)" || echo "counted (another had started I/O on its CPU)")"
+			check "[$m] … its rows hold its 2 MiB but for one 64 KiB read ($lost_bytes)" \
+				test "$lost_bytes" -le $((2 << 20)) -a "$lost_bytes" -ge $(( (2 << 20) - (64 << 10) ))
+			check_eq "[$m] … the rest unattributed ($unattributed)" $((2 << 20)) $((lost_bytes + unattributed))
+		done
 	fi
 else
 	skip "two cgroups: no cgroup2 mount here, or this test cannot make cgroups under ${mycg:-its own}"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# doctor_saturated.sh: doctor's rule saturated on a loop device over a slow FUSE file served one read at a time (over the disk without FUSE): fio at queue depth 128 makes its queue stand and its latency rise above the QD1 latency of the capacity bench saved for it: found, naming fio, its low-load latency the capacity file's; the same disk at QD1 and a light rate: not found; the recording judged again the same.
+# doctor_saturated.sh: doctor's rule saturated (with each way this kernel lets it see block requests' submitters) on a loop device over a slow FUSE file served one read at a time (over the disk without FUSE): fio at queue depth 128 makes its queue stand and its latency rise above the QD1 latency of the capacity bench saved for it: found, naming fio, its low-load latency the capacity file's; the same disk at QD1 and a light rate: not found; the recording judged again the same.
 . "$(dirname "$0")/lib.sh"
 
 is_root || skip_all "a loop device needs root"
@@ -59,17 +59,24 @@ fio_load() {
 stop_fio() { kill "$FIO" 2>/dev/null; wait "$FIO" 2>/dev/null; }
 
 # ---- Saturated: 128 requests in flight ----------------------------------------------------------
+# Doctor watches once with each way this kernel lets it see the submitters (lib.sh,
+# bio_mechanisms), one after the other while fio runs, each held to the same truths.
+MECHS=($(bio_mechanisms))
 fio_load --ioengine=libaio --iodepth=128
 jobs_of_fio="$FIO $(pgrep -P "$FIO" | tr '\n' ' ')"
 # The queue stands at once; the latency rise is the disk's: a run where the machine held fio back
 # (too few requests in flight) is tried again, three times at most.
-for try in 1 2 3; do
-	run "$IOLENS" doctor --json --record "$T/sat.snapshot" --capacity-dir "$T/capacity" 3
-	[ "$(field "$OUT" device)" = "$disk" ] && break
-	echo "# try $try: not found ($(python3 "$TOP/tests/cli/doctor_query.py" rules <<<"$OUT"))"
+for m in "${MECHS[@]}"; do
+	for try in 1 2 3; do
+		run env IOLENS_BIO_MECHANISM=$m "$IOLENS" doctor --json --record "$T/sat.$m.snapshot" --capacity-dir "$T/capacity" 3
+		[ "$(field "$OUT" device)" = "$disk" ] && break
+		echo "# $m: try $try: not found ($(python3 "$TOP/tests/cli/doctor_query.py" rules <<<"$OUT"))"
+	done
+	printf '%s\n' "$OUT" >"$T/sat.$m.json"
+	printf '%s\n' "$RC" >"$T/sat.$m.rc"
+	printf '%s\n' "$ERR" >"$T/sat.$m.err"
 done
 stop_fio
-printf '%s\n' "$OUT" >"$T/sat.json"
 # conditions SNAPSHOT: what the recording says of the disk's second half: "aqu-sz p50_ns qd1_ns" (the rule's inputs).
 conditions() { python3 - "$1" "$disk" <<'PY'
 import sys
@@ -88,56 +95,69 @@ qd1 = [float(l[1]) for l in block if l[0] == "disk_capacity"]
 print("%.2f %s %s" % ((end - mid) / 1000 / seconds, latency[0] if latency else "-", qd1[0] if qd1 else "-"))
 PY
 }
-if [ "$(field "$OUT" device)" != "$disk" ] && [ -s "$T/sat.snapshot" ]; then
-	read -r aqu p50 low < <(conditions "$T/sat.snapshot")
-	# Held to the rule's conditions, not to a speed: fio held back by a busy machine may not queue.
-	if ! python3 -c 'import sys; a, p, l = sys.argv[1:]; sys.exit(not (float(a) >= 2 and p != "-" and l != "-" and float(p) >= 2 * float(l)))' \
-		"$aqu" "$p50" "$low"; then
-		skip "fio could not saturate $disk on this machine now (aqu-sz $aqu, p50 $p50 ns against QD1 $low ns): the rule's conditions unmet, not judged"
-		run "$IOLENS" doctor --replay "$T/sat.snapshot" --json
-		check_eq "… and doctor, judging that recording, finds no saturation of it" absent "$(field "$OUT" device)"
-		echo "1..$t_count"
-		exit 0
+judged=""
+for m in "${MECHS[@]}"; do
+	OUT=$(cat "$T/sat.$m.json") RC=$(cat "$T/sat.$m.rc")
+	if [ "$(field "$OUT" device)" != "$disk" ] && [ -s "$T/sat.$m.snapshot" ]; then
+		read -r aqu p50 low < <(conditions "$T/sat.$m.snapshot")
+		# Held to the rule's conditions, not to a speed: fio held back by a busy machine may not queue.
+		if ! python3 -c 'import sys; a, p, l = sys.argv[1:]; sys.exit(not (float(a) >= 2 and p != "-" and l != "-" and float(p) >= 2 * float(l)))' \
+			"$aqu" "$p50" "$low"; then
+			skip "[$m] fio could not saturate $disk on this machine now (aqu-sz $aqu, p50 $p50 ns against QD1 $low ns): the rule's conditions unmet, not judged"
+			run "$IOLENS" doctor --replay "$T/sat.$m.snapshot" --json
+			check_eq "[$m] … and doctor, judging that recording, finds no saturation of it" absent "$(field "$OUT" device)"
+			continue
+		fi
 	fi
-fi
-check_eq "fio at QD128 on $disk: saturated found" "$disk" "$(field "$OUT" device)"
-check "… a warning or worse (exit $RC)" test "$RC" -ge 3
-check_eq "… the low-load latency is the capacity file's QD1 read p50" "capacity $qd1" \
-	"$(field "$OUT" low_load_source) $(python3 -c 'import sys; print(round(float(sys.argv[1])))' "$(field "$OUT" low_load_ns)")"
-check "… the latency ($(field "$OUT" latency_ns) ns) is twice it or more, as the rule asks" python3 -c '
+	judged=$m
+	check_eq "[$m] fio at QD128 on $disk: saturated found" "$disk" "$(field "$OUT" device)"
+	check "[$m] … a warning or worse (exit $RC)" test "$RC" -ge 3
+	check_match "[$m] … bio_mode ebpf" '"bio_mode": "ebpf"' "$OUT"
+	check_match "[$m] … bio_mechanism: the tracepoint it saw the requests' processes at" '"bio_mechanism": "'"$m"'"' "$OUT"
+	grep -E 'block I/O per process|disk latencies are' "$T/sat.$m.err" >"$T/sat.$m.bio-err"
+	check "[$m] … no word on stderr of eBPF but what it says once of this kernel" bio_quiet "$m" "$T/sat.$m.bio-err"
+	check_eq "[$m] … the low-load latency is the capacity file's QD1 read p50" "capacity $qd1" \
+		"$(field "$OUT" low_load_source) $(python3 -c 'import sys; print(round(float(sys.argv[1])))' "$(field "$OUT" low_load_ns)")"
+	check "[$m] … the latency ($(field "$OUT" latency_ns) ns) is twice it or more, as the rule asks" python3 -c '
 import sys; sys.exit(not float(sys.argv[1]) >= 2 * float(sys.argv[2]))' "$(field "$OUT" latency_ns)" "$qd1"
-check "… the queue: aqu-sz $(field "$OUT" aqu_sz_second_half) in the second half, 2 or more (standing), or waiting" \
-	python3 -c 'import sys; sys.exit(not (sys.argv[1] == "waiting" or float(sys.argv[2]) >= 2 or sys.argv[1] == "rising"))' \
-	"$(field "$OUT" queue)" "$(field "$OUT" aqu_sz_second_half)"
-check_eq "… by eBPF: percentiles, p50 <= p99, device and queue time known" ok "$(python3 -c '
+	check "[$m] … the queue: aqu-sz $(field "$OUT" aqu_sz_second_half) in the second half, 2 or more (standing), or waiting" \
+		python3 -c 'import sys; sys.exit(not (sys.argv[1] == "waiting" or float(sys.argv[2]) >= 2 or sys.argv[1] == "rising"))' \
+		"$(field "$OUT" queue)" "$(field "$OUT" aqu_sz_second_half)"
+	check_eq "[$m] … by eBPF: percentiles, p50 <= p99, device and queue time known" ok "$(python3 -c '
 import json, sys
 d = [f["data"] for f in json.load(open(sys.argv[1]))["findings"] if f["rule"] == "saturated" and f["data"]["device"] == sys.argv[2]][0]
 ok = d["latency_source"] == "ebpf" and 0 < d["p50_ns"] <= d["p99_ns"] and d["device_p50_ns"] > 0 and d["queue_p50_ns"] is not None and d["requests"] >= 20
-print("ok" if ok else d)' "$T/sat.json" "$disk")"
-# Its requests are those on this disk (eBPF counts them per process and disk): no more than the
-# disk's own (diskstats, the same window: 10 % and 10 requests for the moments apart), half or
-# more of them (fio makes nearly all).
-process=$(python3 -c '
+print("ok" if ok else d)' "$T/sat.$m.json" "$disk")"
+	# Its requests are those on this disk (eBPF counts them per process and disk): no more than the
+	# disk's own (diskstats, the same window: 10 % and 10 requests for the moments apart), half or
+	# more of them (fio makes nearly all).
+	process=$(python3 -c '
 import json, sys
 d = [f["data"] for f in json.load(open(sys.argv[1]))["findings"] if f["rule"] == "saturated" and f["data"]["device"] == sys.argv[2]][0]
 p = d["process"]
 print(p["comm"], p["pid"], p["by"], 0.5 * d["requests"] <= p["requests"] <= 1.1 * d["requests"] + 10, 0 < p["p50_ns"] <= p["p99_ns"],
-      p["requests"], d["requests"])' "$T/sat.json" "$disk")
-check_match "… the process whose I/O suffers: fio, one of its processes ($jobs_of_fio), by eBPF, its requests on $disk alone, its own p50 <= p99 ($process)" \
-	"^fio ($(tr ' ' '|' <<<"${jobs_of_fio% }")) ebpf True True " "$process"
-check_match "… the capacity share is given" "[0-9]" "$(field "$OUT" capacity_pct)"
-run "$IOLENS" doctor --replay "$T/sat.snapshot" --json
-check_eq "the recording judged again: the same finding, the same numbers" \
-	"$(python3 "$TOP/tests/cli/doctor_query.py" get saturated numbers device "$disk" <"$T/sat.json")" \
-	"$(field "$OUT" numbers)"
-run "$IOLENS" doctor --replay "$T/sat.snapshot"
-check_match "… as text: the disk, the median against low load, the percentiles" \
-	"disk $disk is saturated: .* a request takes [0-9.]+ ms at the median, [0-9.]+x what it takes at low load" "$OUT"
-check_match "… with device and queue time, and fio" "p50 [0-9.]+ ms, p99 [0-9.]+ ms \(device time .*queue time .*fio \([0-9]+\) made the most block requests" "$OUT"
+      p["requests"], d["requests"])' "$T/sat.$m.json" "$disk")
+	check_match "[$m] … the process whose I/O suffers: fio, one of its processes ($jobs_of_fio), by eBPF, its requests on $disk alone, its own p50 <= p99 ($process)" \
+		"^fio ($(tr ' ' '|' <<<"${jobs_of_fio% }")) ebpf True True " "$process"
+	check_match "[$m] … the capacity share is given" "[0-9]" "$(field "$OUT" capacity_pct)"
+	run "$IOLENS" doctor --replay "$T/sat.$m.snapshot" --json
+	check_eq "[$m] the recording judged again: the same finding, the same numbers" \
+		"$(python3 "$TOP/tests/cli/doctor_query.py" get saturated numbers device "$disk" <"$T/sat.$m.json")" \
+		"$(field "$OUT" numbers)"
+	check_eq "[$m] … and the same bio_mode and bio_mechanism" "$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["bio_mode"], d["bio_mechanism"])' "$T/sat.$m.json")" \
+		"$(python3 -c 'import json, sys; d = json.loads(sys.argv[1]); print(d["bio_mode"], d["bio_mechanism"])' "$OUT")"
+	run "$IOLENS" doctor --replay "$T/sat.$m.snapshot"
+	check_match "[$m] … as text: the disk, the median against low load, the percentiles" \
+		"disk $disk is saturated: .* a request takes [0-9.]+ ms at the median, [0-9.]+x what it takes at low load" "$OUT"
+	check_match "[$m] … with device and queue time, and fio" "p50 [0-9.]+ ms, p99 [0-9.]+ ms \(device time .*queue time .*fio \([0-9]+\) made the most block requests" "$OUT"
+done
+[ -n "$judged" ] || { echo "1..$t_count"; exit 0; }
+cp "$T/sat.$judged.snapshot" "$T/sat.snapshot"
 
 # Without eBPF (the recording without its latencies and requests per process): diskstats' averages, said as such.
 grep -v -E '^(disk_latency|bio_proc) ' "$T/sat.snapshot" | sed 's/^bio_known 1$/bio_known 0/' >"$T/noebpf.snapshot"
 run "$IOLENS" doctor --replay "$T/noebpf.snapshot" --json
+check_eq "without eBPF: bio_mode procfs, no bio_mechanism" "procfs None" "$(python3 -c 'import json, sys; d = json.loads(sys.argv[1]); print(d["bio_mode"], d["bio_mechanism"])' "$OUT")"
 check_eq "without eBPF: found from /proc/diskstats' await against the capacity's QD1 p50" "$disk diskstats capacity" \
 	"$(field "$OUT" device) $(field "$OUT" latency_source) $(field "$OUT" low_load_source)"
 check_match "… said as such, the process by /proc/PID/io" "averages: no eBPF, no percentiles.*/proc/PID/io" "$(field "$OUT" numbers)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ebpf_fresh.sh: eBPF counts as it does on a freshly booted machine, where nothing mounted tracefs: cachestat, cachetop, stat --cache and --top-bio, biotop, doctor and export in a mount namespace without it; and when eBPF cannot count, the reason said is the true one.
+# ebpf_fresh.sh: eBPF counts as it does on a freshly booted machine, where nothing mounted tracefs: cachestat, cachetop, stat --cache and --top-bio, biotop (each way of seeing the submitters), doctor and export in a mount namespace without it; a kernel without block_io_start (its BTF without it) falls back to block_getrq, said; and when eBPF cannot count, the reason said is the true one.
 . "$(dirname "$0")/lib.sh"
 
 why=$(ebpf_expected) || skip_all "$why"
@@ -43,9 +43,11 @@ if can_evict && [ -x "$READER" ]; then
 	check_match "stat --top-bio: block I/O per process by eBPF without tracefs, the O_DIRECT reader named" \
 		"\"top_bio\":\\{\"name\":\"odirect_reader\",\"pid\":$reader,\"read_bytes_per_s\":[1-9]" "$OUT"
 	check_no_match "… and no word that eBPF is not used" 'eBPF is not used' "$ERR"
-	run "${FRESH[@]}" "$IOLENS" biotop --json 0.5 1
-	check_match "biotop: the O_DIRECT reader's reads, with their latency, without tracefs" \
-		"\"pid\":$reader,\"comm\":\"odirect_reader\",\"cgroup_id\":[0-9]+,[^}]*\"op\":\"R\",[^}]*\"bytes\":[1-9][0-9]*,\"avg_ns\":[1-9]" "$OUT"
+	for m in $(bio_mechanisms); do
+		run "${FRESH[@]}" env IOLENS_BIO_MECHANISM=$m "$IOLENS" biotop --json 0.5 1
+		check_match "biotop ($m): the O_DIRECT reader's reads, with their latency, without tracefs" \
+			"\"pid\":$reader,\"comm\":\"odirect_reader\",\"cgroup_id\":[0-9]+,[^}]*\"op\":\"R\",[^}]*\"bytes\":[1-9][0-9]*,\"avg_ns\":[1-9]" "$OUT"
+	done
 	kill $reader
 else
 	skip "stat --top-bio without tracefs: needs $READER (make check builds it) and a disk under $T"
@@ -73,15 +75,19 @@ check_match "… and cachestat still prints what /proc tells" 'HITS' "$OUT"
 
 # A kernel without a tracepoint: its BTF, copied with the tracepoint's type renamed, bound over
 # /sys/kernel/btf/vmlinux in a private mount namespace (libbpf finds tracepoints there).
-# without_tracepoint NAME COMMAND...: runs COMMAND so; false when this BTF does not name it once.
+# without_tracepoint NAME[,NAME...] COMMAND...: runs COMMAND so; false when this BTF does not name each once.
 without_tracepoint() {
-	local name=$1
+	local names=$1
 	shift
 	python3 -c 'import sys
 data = open("/sys/kernel/btf/vmlinux", "rb").read()
-old = b"btf_trace_" + sys.argv[2].encode() + b"\0"
-new = old[:-2] + b"X\0"
-sys.exit(data.count(old) != 1 or open(sys.argv[1], "wb").write(data.replace(old, new)) <= 0)' "$T/vmlinux" "$name" || return 1
+for name in sys.argv[2].split(","):
+    old = b"btf_trace_" + name.encode() + b"\0"
+    new = old[:-2] + b"X\0"
+    if data.count(old) != 1:
+        sys.exit(1)
+    data = data.replace(old, new)
+sys.exit(open(sys.argv[1], "wb").write(data) <= 0)' "$T/vmlinux" "$names" || return 1
 	run unshare -m --propagation private bash -c 'mount --bind "$0" /sys/kernel/btf/vmlinux && exec "$@"' "$T/vmlinux" "$@"
 }
 if without_tracepoint mm_filemap_get_pages "$IOLENS" cachestat 0.1 1; then
@@ -90,13 +96,48 @@ if without_tracepoint mm_filemap_get_pages "$IOLENS" cachestat 0.1 1; then
 else
 	skip "a kernel without a tracepoint: this kernel's BTF does not name mm_filemap_get_pages once"
 fi
-# block_io_start came with Linux 6.5: before it, --top-bio is /proc/PID/io's, and says why.
-if without_tracepoint block_io_start "$IOLENS" stat --top-bio 0.1 1; then
-	check_match "a kernel without block_io_start: stat --top-bio names it, and says its figures are /proc/PID/io's" \
-		"--top-bio: eBPF is not used \\(this kernel \\([^)]*\\) has no tracepoint block_io_start\\): the figures are /proc/PID/io's" "$ERR"
-	check_eq "… exit 0: the figures are known" 0 "$RC"
+# block_io_start came with Linux 6.5: before it, the submitters are seen at block_getrq, said once.
+if without_tracepoint block_io_start "$IOLENS" stat --top-bio --json 0.1 1; then
+	check_match "a kernel without block_io_start: stat --top-bio by eBPF, the submitters seen at block_getrq" \
+		'"bio_mechanism":"block_getrq"' "$OUT"
+	check_match "… what is less exact said once" \
+		"^iolens stat: --top-bio: each request's process seen at block_getrq \\(no block_io_start before Linux 6.5\\)" "$ERR"
+	check_eq "… exit 0" 0 "$RC"
+	without_tracepoint block_io_start "$IOLENS" biotop --json 0.1 1
+	check_match "… biotop likewise" '"mechanism":"block_getrq"' "$OUT"
+	without_tracepoint block_io_start env IOLENS_BIO_MECHANISM=block_io_start "$IOLENS" biotop --json 0.1 1
+	check_match "… and refuses IOLENS_BIO_MECHANISM=block_io_start, saying why" \
+		"needs eBPF: IOLENS_BIO_MECHANISM=block_io_start: this kernel \\([^)]*\\) has no tracepoint block_io_start$" "$ERR"
 else
 	skip "a kernel without block_io_start: this kernel's BTF does not name it once"
+fi
+# Without either, --top-bio is /proc/PID/io's, and says why.
+if without_tracepoint block_io_start,block_getrq "$IOLENS" stat --top-bio 0.1 1; then
+	check_match "a kernel without block_io_start and block_getrq: stat --top-bio names them, and says its figures are /proc/PID/io's" \
+		"--top-bio: eBPF is not used \\(this kernel \\([^)]*\\) has no tracepoint block_io_start; with block_getrq: this kernel \\([^)]*\\) has no tracepoint block_getrq\\): the figures are /proc/PID/io's" "$ERR"
+	check_eq "… exit 0: the figures are known" 0 "$RC"
+else
+	skip "a kernel without block_io_start and block_getrq: this kernel's BTF does not name them once"
+fi
+
+# A field the program reads that this kernel's BTF lacks (struct request's io_start_time_ns,
+# renamed in a copy of the BTF): CO-RE cannot place it, so stat -x's percentiles are off, said with
+# the field's name, and null in JSON: never read from a wrong offset, never zeros.
+if python3 -c 'import sys
+data = open("/sys/kernel/btf/vmlinux", "rb").read()
+old = b"\0io_start_time_ns\0"
+sys.exit(data.count(old) != 1 or open(sys.argv[1], "wb").write(data.replace(old, b"\0io_start_time_nX\0")) <= 0)' "$T/vmlinux-field"; then
+	run unshare -m --propagation private bash -c 'mount --bind "$0" /sys/kernel/btf/vmlinux && exec "$@"' "$T/vmlinux-field" \
+		"$IOLENS" stat -x --json 0.1 1
+	check_match "a kernel whose struct request has no io_start_time_ns: stat -x says so" \
+		"eBPF is not used \\(this kernel's BTF has no struct request\\.io_start_time_ns, which the eBPF program reads\\)" "$ERR"
+	check_eq "… exit 0: the averages are known" 0 "$RC"
+	check_eq "… the percentiles null, not 0" "None" "$(python3 -c 'import json, sys
+line = json.loads(sys.stdin.read().splitlines()[-1])
+print(set(v for k, g in line.items() if k.startswith("dskext_") for kk, v in g.items() if kk.endswith("p50_ns")))' <<<"$OUT" | tr -d '{}')"
+	check_eq "… bio_mechanism procfs" procfs "$(python3 -c 'import json, sys; print(json.loads(sys.stdin.read().splitlines()[-1])["bio_mechanism"])' <<<"$OUT")"
+else
+	skip "a kernel without a field: this kernel's BTF does not name io_start_time_ns once"
 fi
 
 check_eq "the machine's own mounts are as they were before the test" "$machine_mounts" "$(cat /proc/self/mounts)"

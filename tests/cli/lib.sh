@@ -48,6 +48,27 @@ ebpf_expected() {
 	fi
 	return 0
 }
+# bio_mechanisms: the ways iolens can see block requests' submitters on this kernel (its
+# IOLENS_BIO_MECHANISM), by the tracepoints its BTF has (the btf_trace_ typedefs tp_btf programs
+# attach by), not by asking iolens: block_io_start (Linux 6.5), block_getrq with block_rq_insert
+# (every kernel since 5.11). A test holds each to the same truths.
+bio_mechanisms() {
+	local btf=/sys/kernel/btf/vmlinux found=""
+	[ -r "$btf" ] || return 0
+	grep -aqP '\x00btf_trace_block_io_start\x00' "$btf" && found="block_io_start"
+	grep -aqP '\x00btf_trace_block_getrq\x00' "$btf" && grep -aqP '\x00btf_trace_block_rq_insert\x00' "$btf" &&
+		found="${found:+$found }block_getrq"
+	echo "$found"
+}
+# bio_quiet MECHANISM FILE: FILE, a command's standard error, says nothing; with block_getrq, but
+# its one line of what is less exact than with block_io_start.
+bio_quiet() {
+	if [ "$1" = block_getrq ]; then
+		[ "$(grep -c . "$2")" = 1 ] && grep -q "each request's process seen at block_getrq (no block_io_start before Linux 6.5)" "$2"
+	else
+		! grep -q . "$2"
+	fi
+}
 # need_ebpf: skips the whole test where eBPF cannot be expected; where it can, a test that
 # finds it not counting fails, with iolens's reason, and ends.
 need_ebpf() {

@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct doctor_snapshot s, again;
 	struct doctor_findings findings = {0};
 	struct doctor_config config;
-	struct doctor_report report = { .cache_mode = "ebpf", .odirect_mode = "ebpf" };
+	struct doctor_report report = { .cache_mode = "ebpf", .odirect_mode = "ebpf", .bio_mode = "procfs" };
 	char why[512] = "", *text = NULL;
 	size_t len = 0;
 	FILE *out;

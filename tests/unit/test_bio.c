@@ -1,7 +1,18 @@
-/* test_bio.c: the per-process latency scale of bio.bpf.c (bio_small_bucket) and the figures the collector reads from it. */
+/* test_bio.c: the per-process latency scale of bio.bpf.c (bio_small_bucket), the figures the collector reads from it, and the request flags' bits it finds in a kernel's BTF (or refuses to guess). */
 #include "unit.h"
 
 #include "collect/bio.h"
+
+#ifdef IOLENS_BPF
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/btf.h>
+
+#include "collect/ebpf.h"
+#endif
 
 /* Each value falls in the bucket whose bounds hold it; the buckets tile 0 to UINT64_MAX with 4 per power of two. */
 static void test_small_buckets(void **state)
@@ -79,11 +90,163 @@ static void test_figures(void **state)
 	assert_int_equal(f.requests, 3);
 }
 
+#ifdef IOLENS_BPF
+/* A BTF holding one 32-bit enum (name "" : without a name, as 6.12's request flags) of n enumerators. */
+static struct btf *btf_of(const char *enum_name, const char *const *names, const int *values, int n)
+{
+	struct btf *btf = btf__new_empty();
+
+	assert_non_null(btf);
+	assert_true(btf__add_int(btf, "int", 4, BTF_INT_SIGNED) > 0);
+	assert_true(btf__add_enum(btf, enum_name, 4) > 0);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(btf__add_enum_value(btf, names[i], values[i]), 0);
+	return btf;
+}
+
+/* flag's bit in btf: "rc bit" (bio_request_flag_bit's), why in *why. */
+static void flag_bit(const struct btf *btf, const char *flag, unsigned old_bit, char *out, size_t size, const char **why)
+{
+	unsigned bit = 99;
+	int rc = bio_request_flag_bit(btf, flag, old_bit, &bit, why);
+
+	snprintf(out, size, "%d %u", rc, bit);
+}
+
+/*
+ * The bits of the flags on the kernels of the matrix, as their BTF holds them: an enum named
+ * rqf_flags (6.9 to 6.11, 6.13 on), the same without a name (6.12), none (before 6.9: defines,
+ * bits 4 and 13). A BTF with request flags but not the one asked (renamed, gone), one whose value
+ * is no bit, or no BTF at all: refused with the reason, never a bit guessed.
+ */
+static void test_request_flag_bits(void **state)
+{
+	static const char *const flags[] = { "__RQF_STARTED", "__RQF_FLUSH_SEQ", "__RQF_MIXED_MERGE", "__RQF_IO_STAT" };
+	static const int bits[] = { 0, 1, 2, 8 };
+	static const char *const ops[] = { "REQ_OP_READ", "REQ_OP_WRITE" };
+	static const int op_values[] = { 0, 1 };
+	static const int too_big[] = { 0, 1, 2, 40 };
+	const char *why = NULL;
+	struct btf *btf;
+	char got[32];
+
+	(void)state;
+	if (ebpf_init(&why) != 0) {
+		print_message("skipped: libbpf cannot be opened: %s\n", why);
+		skip();
+	}
+	/* 6.9 on: named; 6.12: without a name. Each flag its own bit. */
+	for (int named = 0; named < 2; named++) {
+		btf = btf_of(named ? "rqf_flags" : "", flags, bits, 4);
+		flag_bit(btf, "__RQF_IO_STAT", 13, got, sizeof(got), &why);
+		assert_string_equal(got, "0 8");
+		assert_string_equal(why, "the kernel's BTF");
+		flag_bit(btf, "__RQF_FLUSH_SEQ", 4, got, sizeof(got), &why);
+		assert_string_equal(got, "0 1");
+		btf__free(btf);
+	}
+	/* Before 6.9: no __RQF_ enumerator anywhere (other enums are there): the defines' bits. */
+	btf = btf_of("req_op", ops, op_values, 2);
+	flag_bit(btf, "__RQF_IO_STAT", 13, got, sizeof(got), &why);
+	assert_string_equal(got, "0 13");
+	assert_non_null(strstr(why, "before 6.9"));
+	btf__free(btf);
+	/* Request flags, but not this one: not known, said, never the old bit (6.12's IO_STAT 8 is not 13). */
+	btf = btf_of("", flags, bits, 3);
+	flag_bit(btf, "__RQF_IO_STAT", 13, got, sizeof(got), &why);
+	assert_string_equal(got, "-3 32"); /* -ESRCH, BIO_FLAG_UNKNOWN */
+	assert_string_equal(why, "this kernel's BTF has request flags (__RQF_*) but not __RQF_IO_STAT");
+	btf__free(btf);
+	/* A value that is no bit of the 32-bit rq_flags. */
+	btf = btf_of("", flags, too_big, 4);
+	flag_bit(btf, "__RQF_IO_STAT", 13, got, sizeof(got), &why);
+	assert_string_equal(got, "-3 32");
+	assert_non_null(strstr(why, "not a bit"));
+	btf__free(btf);
+	/* No BTF at all. */
+	flag_bit(NULL, "__RQF_IO_STAT", 13, got, sizeof(got), &why);
+	assert_string_equal(got, "-3 32");
+	assert_non_null(strstr(why, "no BTF"));
+	/* ebpf_enumerator_in itself: a name the BTF lacks, with and without others of its prefix. */
+	btf = btf_of("", flags, bits, 3);
+	long long value = 7;
+	assert_int_equal(ebpf_enumerator_in(btf, "__RQF_IO_STAT", "__RQF_", &value), -ESRCH);
+	assert_int_equal(ebpf_enumerator_in(btf, "__RQF_IO_STAT", NULL, &value), -ENOENT);
+	assert_int_equal(ebpf_enumerator_in(btf, "__RQF_MIXED_MERGE", "__RQF_", &value), 0);
+	assert_int_equal(value, 2);
+	btf__free(btf);
+}
+
+/* Whether the BTF file's strings hold "btf_trace_EVENT" (read as bytes, not through libbpf). */
+static bool btf_file_names(const char *data, size_t size, const char *event)
+{
+	char name[64];
+	int len = snprintf(name, sizeof(name), "%cbtf_trace_%s", 0, event);
+
+	return memmem(data, size, name, (size_t)len + 1) != NULL;
+}
+
+/*
+ * bio_mechanism_check on this kernel: each mechanism possible exactly where the kernel's BTF file
+ * names its tracepoints (block_io_start; block_getrq and block_rq_insert; block_rq_issue,
+ * block_rq_merge and block_rq_complete for all), and the reason names the one missing.
+ */
+static void test_mechanisms_here(void **state)
+{
+	static const char *const needs[][5] = {
+		[BIO_BY_IO_START] = { "block_rq_issue", "block_rq_merge", "block_rq_complete", "block_io_start" },
+		[BIO_BY_GETRQ] = { "block_rq_issue", "block_rq_merge", "block_rq_complete", "block_getrq", "block_rq_insert" },
+		[BIO_BY_DISKS] = { "block_rq_issue", "block_rq_merge", "block_rq_complete" },
+	};
+	const char *why = NULL;
+	char *data = NULL;
+	size_t size = 0;
+	FILE *f = fopen("/sys/kernel/btf/vmlinux", "rb");
+
+	(void)state;
+	if (!f || ebpf_init(&why) != 0) {
+		if (f)
+			fclose(f);
+		print_message("skipped: %s\n", f ? why : "no /sys/kernel/btf/vmlinux");
+		skip();
+	}
+	for (size_t got;; size += got) {
+		data = realloc(data, size + (1 << 20));
+		assert_non_null(data);
+		got = fread(data + size, 1, 1 << 20, f);
+		if (!got)
+			break;
+	}
+	fclose(f);
+	for (enum bio_mechanism m = BIO_BY_IO_START; m <= BIO_BY_DISKS; m++) {
+		const char *missing = NULL;
+		int rc = bio_mechanism_check(m, &why);
+
+		for (size_t i = 0; i < 5 && needs[m][i] && !missing; i++)
+			if (!btf_file_names(data, size, needs[m][i]))
+				missing = needs[m][i];
+		print_message("%s: %s\n", bio_mechanism_name(m), rc == 0 ? "possible" : why);
+		if (!missing) {
+			assert_int_equal(rc, 0);
+		} else {
+			assert_int_not_equal(rc, 0);
+			assert_non_null(strstr(why, missing));
+		}
+	}
+	free(data);
+	assert_int_not_equal(bio_mechanism_check((enum bio_mechanism)7, &why), 0);
+}
+#endif
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_small_buckets),
 		cmocka_unit_test(test_figures),
+#ifdef IOLENS_BPF
+		cmocka_unit_test(test_request_flag_bits),
+		cmocka_unit_test(test_mechanisms_here),
+#endif
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
