@@ -30,6 +30,7 @@ static const struct command commands[] = {
 	{ "biotop", cmd_biotop, "block I/O and its latency per process or cgroup, and disk (bcc's biotop)" },
 	{ "export", cmd_export, "what iolens measures, as Prometheus metrics on /metrics" },
 	{ "bench", cmd_bench, "disk throughput, IOPS and latency, block-size sweeps and the knee (fio, dd)" },
+	{ "version", cmd_version, "the version, and how each eBPF feature counts on this kernel (--features)" },
 	/* Aliases, for links named after the tools people already type. */
 	{ "dstat", cmd_stat, NULL },
 	{ "vmtouch", cmd_vmtouch, NULL },

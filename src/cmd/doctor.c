@@ -58,7 +58,8 @@ static _Noreturn void usage(void)
 	       "\n"
 	       "Look at the machine for SECONDS (default 5; decimals allowed, 0 to 3600) and say\n"
 	       "what is wrong with its I/O, the worst first: what, the numbers that show it, why it\n"
-	       "matters, and the iolens command that shows more. A healthy machine gets one line.\n"
+	       "matters, and the iolens command that shows more. A healthy machine gets one line\n"
+	       "after the first, which says how each thing was counted (eBPF's mechanism or procfs).\n"
 	       "\n"
 	       "Rules (the thresholds are the defaults; see --set):\n",
 	       program_name, program_name);
@@ -321,6 +322,7 @@ int cmd_doctor(int argc, char **argv)
 	report = (struct doctor_report){
 		.seconds = d.seconds,
 		.cache_mode = snapshot.cache_ebpf ? "ebpf" : "procfs",
+		.cache_mechanism = snapshot.cache_ebpf && snapshot.cache_mechanism[0] ? snapshot.cache_mechanism : NULL,
 		.odirect_mode = doctor_config_disabled(&d.config, "odirect") ? "off" : snapshot.odirect_ebpf ? "ebpf" : "fdinfo",
 		.bio_mode = snapshot.bio_known ? "ebpf" : "procfs",
 		.bio_mechanism = snapshot.bio_known && snapshot.bio_mechanism[0] ? snapshot.bio_mechanism : NULL,

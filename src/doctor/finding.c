@@ -259,6 +259,8 @@ int doctor_write_json(const struct doctor_report *report, FILE *stream)
 	out_rec_text(doc, "worst", findings->count ? doctor_severity_names[doctor_worst(findings)] : "none");
 	/* How cache hits and misses were counted: "ebpf", or "procfs" estimates (see stderr for why). */
 	out_rec_text(doc, "cache_mode", report->cache_mode);
+	/* ... with eBPF how reads and faults were seen: "tracepoints", "fentry" or "kprobes" (else null). */
+	out_rec_text(doc, "cache_mechanism", report->cache_mechanism);
 	/* How O_DIRECT was looked for: "ebpf" (every open, as it happens), "fdinfo" (at each sample) or "off". */
 	out_rec_text(doc, "odirect_mode", report->odirect_mode);
 	/* How block requests were timed and charged to processes: "ebpf", or "procfs" (diskstats' averages), */
@@ -294,10 +296,28 @@ int doctor_write_json(const struct doctor_report *report, FILE *stream)
 
 /* ---- Text -------------------------------------------------------------------------------- */
 
+/* "ebpf (fentry)", or the mode alone ("procfs"); escaped (a replay's are a file's words). Until the fourth next call. */
+static const char *mode_words(const char *mode, const char *mechanism)
+{
+	static char text[4][64];
+	static unsigned next;
+	char *out = text[next++ % 4];
+
+	if (mechanism)
+		snprintf(out, sizeof(text[0]), "%s (%s)", mode, printable_name(mechanism));
+	else
+		snprintf(out, sizeof(text[0]), "%s", mode);
+	return out;
+}
+
 int doctor_write_text(const struct doctor_report *report, FILE *stream)
 {
 	const struct doctor_findings *findings = report->findings;
 
+	/* The header: how each thing was counted (iolens version --features says why, on this kernel). */
+	fprintf(stream, "Counted: page cache %s, block I/O %s, O_DIRECT opens %s.\n",
+		mode_words(report->cache_mode, report->cache_mechanism),
+		mode_words(report->bio_mode, report->bio_mechanism), printable_name(report->odirect_mode));
 	if (!findings->count)
 		fprintf(stream, "No I/O problem found in %.3g s.\n", report->seconds);
 	for (size_t i = 0; i < findings->count; i++) {

@@ -90,6 +90,7 @@ struct doctor_accepted {
 struct doctor_report {
 	double seconds;
 	const char *cache_mode;   /* "ebpf" or "procfs" */
+	const char *cache_mechanism; /* with eBPF: "tracepoints", "fentry" or "kprobes" (NULL: not known) */
 	const char *odirect_mode; /* "ebpf", "fdinfo" or "off" */
 	const char *bio_mode;     /* "ebpf" or "procfs" */
 	const char *bio_mechanism; /* with eBPF: "block_io_start" or "block_getrq" (NULL: not known) */
