@@ -22,7 +22,8 @@ static const char *const sort_names[SORT_COUNT] = { "pid", "comm", "io", "bytes"
 enum column {
 	C_TIME_NS, C_INTERVAL_NS, C_UNATTRIBUTED, /* the interval's own */
 	C_PID, C_COMM, C_CGROUP, C_CGROUP_ID,     /* the row's name: a process, or a cgroup with -C */
-	C_OP, C_MAJOR, C_MINOR, C_DISK, C_IO, C_BYTES, C_AVG, C_P50, C_P99, C_MAX, C_COUNT
+	C_CONTAINER,                              /* its container: CONTAINER_COLUMNS of them */
+	C_OP = C_CONTAINER + CONTAINER_COLUMNS, C_MAJOR, C_MINOR, C_DISK, C_IO, C_BYTES, C_AVG, C_P50, C_P99, C_MAX, C_COUNT
 };
 
 static const struct out_column all_columns[C_COUNT] = {
@@ -37,6 +38,7 @@ static const struct out_column all_columns[C_COUNT] = {
 	[C_CGROUP] = { "cgroup", "CGROUP", NULL, OUT_TEXT, false, "cgroup v2 path (or \"cgroup ID\" when not found)" },
 	[C_CGROUP_ID] = { "cgroup_id", "CGROUP_ID", NULL, OUT_COUNT, true, "cgroup v2 id: its directory's inode",
 			  .where = OUT_DATA_ONLY },
+	CONTAINER_OUT_COLUMNS(C_CONTAINER),
 	[C_OP] = { "op", "D", NULL, OUT_TEXT, true, "R read, W write", .width = 1 },
 	[C_MAJOR] = { "major", "MAJ", NULL, OUT_COUNT, true, "the disk: major", .width = 4 },
 	[C_MINOR] = { "minor", "MIN", NULL, OUT_COUNT, true, "... minor", .width = 4 },
@@ -53,6 +55,7 @@ struct row {
 	pid_t pid;
 	uint64_t cgroup;
 	char name[512]; /* comm, or the cgroup's path */
+	const struct container *container; /* or NULL (until container_cache_trim) */
 	char op;        /* 'R', 'W' */
 	unsigned major, minor;
 	char disk[40];
@@ -172,6 +175,7 @@ static int gather(struct biotop *t)
 
 	t->read_real_ns = realtime_ns();
 	rc = t->by_cgroup ? bio_read_cgroups(&now) : bio_read(&now);
+	container_cache_trim();
 
 	t->nrows = 0;
 	if (rc) {
@@ -195,6 +199,11 @@ static int gather(struct biotop *t)
 			row.minor = p->disk_minor;
 			disk_name(p->disk_major, p->disk_minor, row.disk, sizeof(row.disk));
 			snprintf(row.name, sizeof(row.name), "%s", t->by_cgroup ? cgroup_path(t, p->cgroup) : p->name);
+			/* A cgroup by the path found for it (not walked for again); a process by its cgroup then, or now. */
+			if (t->by_cgroup)
+				row.container = row.name[0] == '/' ? container_of_path(2, "", row.name, strlen(row.name)) : NULL;
+			else
+				row.container = container_of_process(p->pid, p->cgroup, 0);
 			add_row(t, &row);
 		}
 	}
@@ -255,6 +264,7 @@ static void put_row(const struct biotop *t, struct out_table *table, const struc
 		out_set_text(out, C_COMM, row->name);
 		out_set_count(out, C_CGROUP_ID, row->cgroup);
 	}
+	container_columns_set(out, C_CONTAINER, row->container);
 	out_set_text(out, C_OP, row->op == 'R' ? "R" : "W");
 	out_set_count_if(out, C_MAJOR, row->major, row->major || row->minor);
 	out_set_count_if(out, C_MINOR, row->minor, row->major || row->minor);
@@ -380,6 +390,7 @@ int cmd_biotop(int argc, char **argv)
 	memcpy(t.columns, all_columns, sizeof(t.columns));
 	t.columns[C_PID].is_default = t.columns[C_COMM].is_default = !t.by_cgroup;
 	t.columns[C_CGROUP].is_default = t.by_cgroup;
+	container_columns_show(t.columns, C_CONTAINER, true);
 	screen = t.o.out.format == OUT_TABLE && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) && getenv("TERM");
 	if (screen)
 		screen = top_screen_open();
@@ -443,5 +454,6 @@ cleanup:
 	bio_table_free(&t.before);
 	free(t.rows);
 	free(t.names);
+	container_cache_free();
 	return rc;
 }

@@ -1,4 +1,4 @@
-/* cachestat_common.c: what cachestat and cachetop share: options, the counting mode (eBPF or /proc). */
+/* cachestat_common.c: what cachestat, cachetop and biotop share: options, the counting mode (eBPF or /proc), a process's container. */
 #include "cmd/cachestat_common.h"
 
 #include <errno.h>
@@ -63,4 +63,26 @@ void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_counte
 	out->dirties = vmstat->nr_dirtied != PROCFS_UNKNOWN ? vmstat->nr_dirtied : 0;
 	out->evictions = vmstat->pgsteal_file != PROCFS_UNKNOWN ? vmstat->pgsteal_file : 0;
 	out->refaults = vmstat->workingset_refault_file != PROCFS_UNKNOWN ? vmstat->workingset_refault_file : 0;
+}
+
+void container_columns_show(struct out_column *columns, size_t first, bool shown)
+{
+	for (size_t i = 0; i < CONTAINER_COLUMNS; i++)
+		columns[first + i].is_default = shown;
+}
+
+void container_columns_set(struct out_row *row, size_t first, const struct container *c)
+{
+	if (!c)
+		return;
+	out_set_text(row, first, c->label);
+	if (c->id[0])
+		out_set_text(row, first + 1, c->id);
+	if (c->name[0])
+		out_set_text(row, first + 2, c->name);
+	if (c->pod[0])
+		out_set_text(row, first + 3, c->pod);
+	if (c->namespace_[0])
+		out_set_text(row, first + 4, c->namespace_);
+	out_set_count(row, first + 5, c->owner);
 }

@@ -1,4 +1,4 @@
-/* cachestat_common.h: what cachestat, cachetop and biotop share: options, the counting mode (eBPF or /proc). */
+/* cachestat_common.h: what cachestat, cachetop and biotop share: options, the counting mode (eBPF or /proc), a process's container. */
 #ifndef IOLENS_CMD_CACHESTAT_COMMON_H
 #define IOLENS_CMD_CACHESTAT_COMMON_H
 
@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "collect/cachestat.h"
+#include "collect/container.h"
 #include "collect/procfs.h"
 #include "render/out.h"
 
@@ -36,5 +37,26 @@ void cache_mode_fallback(struct cache_mode *mode, const char *why, const char *f
 /* /proc/vmstat as counters: misses from pgpgin (KiB read from disks), dirties from nr_dirtied,
    evictions from pgsteal_file, refaults from workingset_refault_file. */
 void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_counters *out);
+
+/*
+ * The columns of a row's container (cachetop, biotop), CONTAINER_COLUMNS in a row from C: for
+ * people its label ("web (3f2a9c1b0d4e)"); for programs its id, name, Kubernetes pod and
+ * namespace, and whose it is (the uid of a rootless one's user, 0 for root's runtimes). All
+ * unknown for a row in no container.
+ */
+#define CONTAINER_COLUMNS 6
+#define CONTAINER_OUT_COLUMNS(C) \
+	[C] = { "container", "CONTAINER", NULL, OUT_TEXT, false, "its container: NAME (ID), or ID" }, \
+	[C + 1] = { "container_id", "CONTAINER_ID", NULL, OUT_TEXT, false, "... its whole id", .where = OUT_DATA_ONLY }, \
+	[C + 2] = { "container_name", "CONTAINER_NAME", NULL, OUT_TEXT, false, "... its name (in its pod)", \
+		    .where = OUT_DATA_ONLY }, \
+	[C + 3] = { "pod", "POD", NULL, OUT_TEXT, false, "... its Kubernetes pod", .where = OUT_DATA_ONLY }, \
+	[C + 4] = { "namespace", "NAMESPACE", NULL, OUT_TEXT, false, "... and namespace", .where = OUT_DATA_ONLY }, \
+	[C + 5] = { "container_uid", "CONTAINER_UID", NULL, OUT_COUNT, false, "... whose: a rootless one's user, 0 root's", \
+		    .where = OUT_DATA_ONLY }
+/* Shows the container columns from first (is_default) or not. */
+void container_columns_show(struct out_column *columns, size_t first, bool shown);
+/* Sets the container columns from first of a row: c NULL for none (all unknown). */
+void container_columns_set(struct out_row *row, size_t first, const struct container *c);
 
 #endif

@@ -33,8 +33,9 @@ static const char *const sort_titles[SORT_COUNT] = { "PID", "UID", "CMD", "HITS"
 enum column {
 	C_TIME_NS, C_INTERVAL_NS, C_MODE, C_BUFFERS, C_CACHED, C_DROPPED, /* the interval's own */
 	C_PID, C_USER, C_UID, C_COMM, C_FILE, C_CGROUP,                    /* the row's name, by --files, --cgroup */
-	C_HITS, C_MISSES, C_DIRTIES, C_READ_HIT, C_WRITE_HIT, C_ACCESSES, C_READS, C_MAPS, C_WRITE_MISSES,
-	C_EVICTIONS, C_REFAULTS, C_COUNT
+	C_CONTAINER,                                                        /* its container: CONTAINER_COLUMNS of them */
+	C_HITS = C_CONTAINER + CONTAINER_COLUMNS, C_MISSES, C_DIRTIES, C_READ_HIT, C_WRITE_HIT, C_ACCESSES, C_READS,
+	C_MAPS, C_WRITE_MISSES, C_EVICTIONS, C_REFAULTS, C_COUNT
 };
 
 static const struct out_column all_columns[C_COUNT] = {
@@ -54,6 +55,7 @@ static const struct out_column all_columns[C_COUNT] = {
 	[C_COMM] = { "comm", "CMD", NULL, OUT_TEXT, false, "command name", .width = -16 },
 	[C_FILE] = { "file", "FILE", NULL, OUT_TEXT, false, "path (or dev MAJ:MIN inode N)" },
 	[C_CGROUP] = { "cgroup", "CGROUP", NULL, OUT_TEXT, false, "cgroup path" },
+	CONTAINER_OUT_COLUMNS(C_CONTAINER),
 	[C_HITS] = { "hits", "HITS", NULL, OUT_COUNT, true, "pages read or mapped that were cached", .width = 8 },
 	[C_MISSES] = { "misses", "MISSES", NULL, OUT_COUNT, true, "pages added to the cache", .width = 8 },
 	[C_DIRTIES] = { "dirties", "DIRTIES", NULL, OUT_COUNT, true, "pages dirtied", .width = 8 },
@@ -77,6 +79,7 @@ struct top_row {
 	uint32_t pid, uid;
 	bool uid_unknown; /* /proc mode: the status file could not be read */
 	char *name; /* command, file path or cgroup path: the row's own, freed with it */
+	const struct container *container; /* a process's or cgroup's, or NULL (until container_cache_trim) */
 	struct cache_counters c;
 	uint64_t hits;
 	double read_hit, write_hit; /* percent; -1 when there was nothing to hit */
@@ -206,6 +209,7 @@ static void took(struct top *t)
 static void gather_bpf(struct top *t)
 {
 	clear_rows(t);
+	container_cache_trim();
 	if (t->by == BY_FILE) {
 		struct cachestat_file *files;
 		struct file_id *ids;
@@ -262,8 +266,10 @@ static void gather_bpf(struct top *t)
 			row.pid = (uint32_t)procs[i].cgroup;
 			if (!memcg_path_of_id(memcg_v2_mount(), procs[i].cgroup, name, sizeof(name)))
 				snprintf(name, sizeof(name), "cgroup %llu", (unsigned long long)procs[i].cgroup);
+			row.container = container_of_cgroup(procs[i].cgroup);
 		} else {
 			snprintf(name, sizeof(name), "%s", procs[i].comm);
+			row.container = container_of_process((pid_t)procs[i].pid, procs[i].cgroup, procs[i].memcg);
 		}
 		derive(&row);
 		add_row(t, &row, name);
@@ -314,6 +320,7 @@ static void gather_proc(struct top *t)
 	pid_t next;
 
 	clear_rows(t);
+	container_cache_trim();
 	proc_pids_open(&pids, 0);
 	while ((next = proc_pids_next(&pids))) {
 		struct proc_io_sample sample;
@@ -345,6 +352,7 @@ static void gather_proc(struct top *t)
 				row.uid_unknown = true;
 				replay_damaged(t, pid, "status", rc);
 			}
+			row.container = container_of_pid(next);
 			derive(&row);
 			row.write_hit = -1; /* write_bytes says what reached storage, not what was dirtied in cache */
 			add_row(t, &row, sample.comm);
@@ -421,6 +429,8 @@ static void put_row(const struct top *t, struct out_table *table, const struct t
 		out_set_count_if(out, C_UID, row->uid, !row->uid_unknown);
 	}
 	out_set_text(out, t->by == BY_FILE ? C_FILE : t->by == BY_CGROUP ? C_CGROUP : C_COMM, row->name);
+	if (t->by != BY_FILE)
+		container_columns_set(out, C_CONTAINER, row->container);
 	out_set_count(out, C_HITS, row->hits); /* "mode" says when it is an estimate */
 	out_set_count(out, C_MISSES, row->c.misses);
 	out_set_count(out, C_DIRTIES, row->c.dirties);
@@ -635,6 +645,7 @@ int cmd_cachetop(int argc, char **argv)
 		t.columns[C_COMM].is_default = t.by == BY_PROCESS;
 	t.columns[C_FILE].is_default = t.by == BY_FILE;
 	t.columns[C_CGROUP].is_default = t.by == BY_CGROUP;
+	container_columns_show(t.columns, C_CONTAINER, t.by != BY_FILE);
 	/* A replay prints its intervals one after the other, never on a full screen it would only flash by. */
 	t.screen = t.o.out.format == OUT_TABLE && !t.replay && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) &&
 		   getenv("TERM");
@@ -711,6 +722,7 @@ int cmd_cachetop(int argc, char **argv)
 	out_table_free(t.out);
 	cachestat_stop();
 	inode_names_free(&t.names);
+	container_cache_free();
 	clear_rows(&t);
 	free(t.rows);
 	free(io_previous);

@@ -172,6 +172,19 @@ const char *memcg_v1_memory_mount(void)
 	return mount;
 }
 
+bool cgroup_v1_mount(const char *controllers, char *out, size_t size)
+{
+	char first[64];
+	size_t n = strcspn(controllers, ",");
+
+	if (!n || n >= sizeof(first))
+		return false;
+	memcpy(first, controllers, n);
+	first[n] = '\0';
+	find_mount("cgroup", first, out, size);
+	return out[0] != '\0';
+}
+
 /* A whole small file of the cgroup's directory. */
 static int read_cgroup_file(const char *dir, const char *name, struct sysroot_file *file, const char **text, size_t *len)
 {

@@ -18,6 +18,7 @@
 #include "bench/capacity.h"
 #include "collect/bio.h"
 #include "collect/cachestat.h"
+#include "collect/container.h"
 #include "collect/diskstats.h"
 #include "collect/fdinfo.h"
 #include "collect/filesystems.h"
@@ -36,6 +37,37 @@
 #include "doctor/judge.h"
 
 #define NAMING_NS 1000000000ull /* the most naming the files reported may take */
+
+/* ---- Containers ------------------------------------------------------------------------ */
+
+/* The container of each process found, found while it lives (or by its cgroup's ids): the snapshot's at the end. */
+static struct snap_container *containers;
+static size_t ncontainers;
+
+/* The container of process pid running comm (NULL: a libvtrace server, by its pid), when it is in one. */
+static void see_container(pid_t pid, const char *comm, uint64_t cgroup, uint64_t memcg)
+{
+	const struct container *c;
+	struct snap_container *out;
+
+	if (pid <= 0)
+		return;
+	for (size_t i = 0; i < ncontainers; i++)
+		if (containers[i].pid == pid && !strcmp(containers[i].comm, comm ? comm : ""))
+			return;
+	if (!(c = container_of_process(pid, cgroup, memcg)))
+		return;
+	containers = xrealloc(containers, (ncontainers + 1) * sizeof(*containers));
+	out = &containers[ncontainers++];
+	*out = (struct snap_container){ .pid = pid, .uid = c->owner };
+	snprintf(out->comm, sizeof(out->comm), "%s", comm ? comm : "");
+	snprintf(out->runtime, sizeof(out->runtime), "%s", container_runtime_names[c->runtime]);
+	snprintf(out->id, sizeof(out->id), "%s", c->id);
+	snprintf(out->name, sizeof(out->name), "%s", c->name);
+	snprintf(out->pod, sizeof(out->pod), "%s", c->pod);
+	snprintf(out->namespace_, sizeof(out->namespace_), "%s", c->namespace_);
+	snprintf(out->label, sizeof(out->label), "%s", c->label);
+}
 
 /* ---- Processes doing I/O with O_DIRECT ------------------------------------------------ */
 
@@ -178,6 +210,7 @@ static struct direct_process *direct_process(struct direct_set *set, pid_t pid, 
 	p = &set->procs[set->count++];
 	*p = (struct direct_process){ .pid = pid, .first_fd = -1, .seen_by = seen_by, .first_ns = monotonic_ns() };
 	snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	see_container(pid, p->comm, 0, 0);
 	/* Its I/O from now: rates from when it was first seen. */
 	p->io_known = proc_io_sample_read(pid, &p->io_first) == 0;
 	p->io_first_ns = p->io_last_ns = monotonic_ns();
@@ -457,6 +490,8 @@ static void compute_io_rates(struct watch *w, double seconds)
 	}
 	if (w->nrates > 1)
 		qsort(w->rates, w->nrates, sizeof(*w->rates), compare_rate);
+	for (size_t i = 0; i < w->nrates && i < 10; i++) /* the busiest, which the rules may name */
+		see_container(w->rates[i].pid, w->rates[i].comm, 0, 0);
 	free(end);
 }
 
@@ -476,6 +511,7 @@ static void watch_task(pid_t pid, const struct proc_task *task, void *context)
 		*t = (struct task_watch){ .pid = pid, .tid = task->pid, .first = w->samples, .first_ns = w->sample_ns };
 		snprintf(t->comm, sizeof(t->comm), "%s", task->comm);
 		t->switches_known = task_switches(pid, task->pid, &t->switches_first) == 0;
+		see_container(pid, t->comm, 0, 0);
 	}
 	t->last = w->samples;
 	t->last_ns = w->sample_ns;
@@ -762,6 +798,8 @@ static void snap_bio_procs(struct doctor_snapshot *s, const struct watch *w)
 		snprintf(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
 		len = sysroot_read_small(path, text, sizeof(text));
 		out->kernel = p->pid == 2 || (len > 0 && proc_task_parse(text, (size_t)len, &task) == 0 && task.ppid == 2);
+		if (!out->kernel)
+			see_container(out->pid, out->comm, p->cgroup, 0);
 		s->nbio_procs++;
 	}
 	/* A row per process and disk, a process's together (the table's order): which used several disks. */
@@ -881,6 +919,7 @@ static void snap_vtrace(struct doctor_snapshot *s, const struct segment_set *set
 		snprintf(out->service, sizeof(out->service), "%s", segment->info->service);
 		snprintf(out->segment, sizeof(out->segment), "%s", segment->path);
 		out->pid = segment->pid;
+		see_container(out->pid, NULL, 0, 0);
 		out->uid_known = true;
 		out->uid = segment->info->uid;
 		snprintf(out->user, sizeof(out->user), "%s", segment_user_name(segment->info->uid));
@@ -977,6 +1016,8 @@ static void snap_cache(struct doctor_snapshot *s, const struct watch *w)
 			p->memcg = procs[i].memcg;
 			snprintf(p->comm, sizeof(p->comm), "%.16s", procs[i].comm);
 			counted(&procs[i].counters, &p->accesses, &p->misses, &p->refaults);
+			if (p->misses)
+				see_container(p->pid, p->comm, procs[i].cgroup, procs[i].memcg);
 			s->ncache_procs++;
 		}
 		free(procs);
@@ -1149,4 +1190,9 @@ void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off, 
 	free(now);
 	watch_free(&w);
 	snap_mounts(s, marks, &marks_error);
+	s->containers = containers;
+	s->ncontainers = ncontainers;
+	containers = NULL;
+	ncontainers = 0;
+	container_cache_free();
 }

@@ -191,3 +191,38 @@ bool snap_readers_at_limit(const struct doctor_snapshot *s)
 	free(rows);
 	return at_limit;
 }
+
+const struct snap_container *snap_container_of(const struct doctor_snapshot *s, pid_t pid, const char *comm)
+{
+	for (size_t i = 0; i < s->ncontainers; i++)
+		if (s->containers[i].pid == pid && (!comm || !s->containers[i].comm[0] || !strcmp(s->containers[i].comm, comm)))
+			return &s->containers[i];
+	return NULL;
+}
+
+const char *snap_in_container(const struct doctor_snapshot *s, pid_t pid, const char *comm, char *buf, size_t size)
+{
+	const struct snap_container *c = snap_container_of(s, pid, comm);
+
+	snprintf(buf, size, "%s%s", c ? " in container " : "", c ? c->label : "");
+	return buf;
+}
+
+void field_container(struct doctor_fields *f, const struct doctor_snapshot *s, pid_t pid, const char *comm)
+{
+	const struct snap_container *c = snap_container_of(s, pid, comm);
+	struct doctor_fields *o;
+
+	if (!c) {
+		field_null(f, "container");
+		return;
+	}
+	o = field_object(f, "container");
+	field_text(o, "label", c->label);
+	field_text(o, "runtime", c->runtime);
+	field_text(o, "id", c->id[0] ? c->id : NULL);
+	field_text(o, "name", c->name[0] ? c->name : NULL);
+	field_text(o, "pod", c->pod[0] ? c->pod : NULL);
+	field_text(o, "namespace", c->namespace_[0] ? c->namespace_ : NULL);
+	field_count(o, "uid", c->uid);
+}

@@ -3,6 +3,7 @@
 #define IOLENS_DOCTOR_JUDGE_H
 
 #include "doctor/config.h"
+#include "doctor/finding.h"
 #include "doctor/snapshot.h"
 
 #define MiB (1024.0 * 1024.0)
@@ -52,5 +53,12 @@ bool snap_miss_matters(const struct doctor_snapshot *s, const struct miss_row *r
 const struct snap_memcg *snap_reader_memcg(const struct doctor_snapshot *s, const struct miss_row *r);
 /* Whether a reader reported (the first 5 that matter) ran in a memory cgroup at its limit. */
 bool snap_readers_at_limit(const struct doctor_snapshot *s);
+
+/* The container process pid running comm was in (comm NULL: whatever it ran), or NULL. */
+const struct snap_container *snap_container_of(const struct doctor_snapshot *s, pid_t pid, const char *comm);
+/* " in container web (3f2a9c1b0d4e)" for a process in one, "" else: what a finding says after "process PID (COMM)". */
+const char *snap_in_container(const struct doctor_snapshot *s, pid_t pid, const char *comm, char *buf, size_t size);
+/* A finding's "container" of a process: {label, runtime, id, name, pod, namespace, uid}, or null in none. */
+void field_container(struct doctor_fields *f, const struct doctor_snapshot *s, pid_t pid, const char *comm);
 
 #endif

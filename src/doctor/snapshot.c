@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "collect/container.h"
 #include "collect/procfs_internal.h"
 #include "common/util.h"
 
@@ -34,6 +35,7 @@ void doctor_snapshot_free(struct doctor_snapshot *s)
 	free(s->cache_procs);
 	free(s->cache_files);
 	free(s->memcgs);
+	free(s->containers);
 	free(s->mounts);
 	*s = (struct doctor_snapshot){0};
 }
@@ -239,6 +241,20 @@ int doctor_snapshot_write(const struct doctor_snapshot *s, FILE *f)
 		put_text(f, m->path);
 		fprintf(f, " %d %llu %llu %llu %d\n", m->version, (unsigned long long)m->max, (unsigned long long)m->current,
 			(unsigned long long)m->refaults, m->at_limit);
+	}
+	for (size_t i = 0; i < s->ncontainers; i++) {
+		const struct snap_container *c = &s->containers[i];
+
+		fprintf(f, "container %d", (int)c->pid);
+		put_text(f, c->comm);
+		put_text(f, c->runtime);
+		put_text(f, c->id);
+		put_text(f, c->name);
+		put_text(f, c->pod);
+		put_text(f, c->namespace_);
+		fprintf(f, " %u", (unsigned)c->uid);
+		put_text(f, c->label);
+		fputc('\n', f);
 	}
 	for (size_t i = 0; i < s->nmounts; i++) {
 		const struct snap_mount *m = &s->mounts[i];
@@ -756,6 +772,27 @@ static void parse_line(struct parser *p, struct span key, struct doctor_snapshot
 		m->current = u64(p, "current");
 		m->refaults = u64(p, "refaults");
 		m->at_limit = flag(p, "at_limit");
+	} else if (span_equals(key, "container")) {
+		struct snap_container *c = GROW(p, s->containers, s->ncontainers, "container");
+		bool runtime_known = false;
+
+		if (!c)
+			return;
+		c->pid = pid_of(p, "pid");
+		word_text(p, "comm", c->comm, sizeof(c->comm));
+		word_text(p, "runtime", c->runtime, sizeof(c->runtime));
+		for (int r = 1; r < CONTAINER_RUNTIMES; r++)
+			runtime_known |= !strcmp(c->runtime, container_runtime_names[r]);
+		if (!p->failed && !runtime_known)
+			fail(p, "runtime: not one of docker, podman, containerd, cri-o, kubernetes, machine, lxc");
+		word_text(p, "id", c->id, sizeof(c->id));
+		if (!p->failed && c->id[0] && !container_id_valid(c->id, strlen(c->id)))
+			fail(p, "id: not 64 hex digits");
+		word_text(p, "name", c->name, sizeof(c->name));
+		word_text(p, "pod", c->pod, sizeof(c->pod));
+		word_text(p, "namespace", c->namespace_, sizeof(c->namespace_));
+		c->uid = (uint32_t)u64_max(p, "uid", UINT32_MAX - 1);
+		word_text(p, "label", c->label, sizeof(c->label));
 	} else if (span_equals(key, "mount")) {
 		struct snap_mount *m = GROW(p, s->mounts, s->nmounts, "mount");
 

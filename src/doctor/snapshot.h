@@ -140,6 +140,18 @@ struct snap_memcg {
 	bool at_limit;
 };
 
+/* The container a process was in: found while it lived (or by its cgroup's id), by pid and command. */
+struct snap_container {
+	pid_t pid;
+	char comm[32];
+	char runtime[16];       /* "docker", "podman", ... (container_runtime_names) */
+	char id[65];            /* 64 hex digits; "" for machine and lxc */
+	char name[128];         /* "" unknown; a pod's container's name in its pod */
+	char pod[128], namespace_[64]; /* Kubernetes; "" unknown */
+	uint32_t uid;           /* whose: a rootless one's user, 0 for root's runtimes */
+	char label[512];        /* as people read it: "web (3f2a9c1b0d4e)", "web (3f2a9c1b0d4e, user alice)" */
+};
+
 enum snap_mount_state { MOUNT_OK, MOUNT_TIMEOUT, MOUNT_BUSY, MOUNT_FAILED };
 
 /* A writable mount, probed (stat and statfs, bounded). */
@@ -201,6 +213,9 @@ struct doctor_snapshot {
 	bool cache_files_known; /* per file counts (eBPF) */
 	struct snap_memcg *memcgs;
 	size_t nmemcgs;
+	/* the containers of the processes above */
+	struct snap_container *containers;
+	size_t ncontainers;
 	/* filesystems */
 	struct snap_mount *mounts;
 	size_t nmounts;

@@ -119,7 +119,7 @@ check_eq "its disk by number: the loop device's" "$(stat -L -c '%t:%T' "$loopdev
 
 # The table and CSV: the same row's figures.
 run "$IOLENS" biotop --csv 0.2 1
-check_match "--csv: a header of JSON's keys" "^time_ns,interval_ns,unattributed_bytes,pid,comm,cgroup_id,op,major,minor,disk,requests,bytes,avg_ns,p50_ns,p99_ns,max_ns$" "$(head -1 <<<"$OUT")"
+check_match "--csv: a header of JSON's keys" "^time_ns,interval_ns,unattributed_bytes,pid,comm,cgroup_id,container,container_id,container_name,pod,namespace,container_uid,op,major,minor,disk,requests,bytes,avg_ns,p50_ns,p99_ns,max_ns$" "$(head -1 <<<"$OUT")"
 
 # The full screen on a terminal: keys typed once the screen shows what they act on.
 if command -v script >/dev/null; then

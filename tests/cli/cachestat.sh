@@ -288,7 +288,7 @@ check_match "--csv: a header of the JSON keys, -T or not (time_ns: no time of da
 
 run "$IOLENS" cachetop 0.3 1
 check_match "cachetop piped: the seed's header line" "^[0-9]{2}:[0-9]{2}:[0-9]{2} Buffers MB: [0-9]+ / Cached MB: [0-9]+ / Sort: HITS / Order: descending$" "$(head -1 <<<"$OUT")"
-check_match "… and its columns" "^PID +UID +CMD +HITS +MISSES +DIRTIES +READ_HIT% +WRITE_HIT% +REFAULTS$" "$(sed -n 2p <<<"$OUT")"
+check_match "… and its columns" "^PID +UID +CMD +HITS +MISSES +DIRTIES +READ_HIT% +WRITE_HIT% +REFAULTS +CONTAINER$" "$(sed -n 2p <<<"$OUT")"
 run "$IOLENS" cachetop --sort misses -r -n 2 --json 0.3 1
 check_eq "cachetop --json: no event lost to a full table (dropped 0)" 0 \
 	"$(python3 -c 'import json, sys; print(json.loads(sys.stdin.read())["dropped"])' <<<"$OUT")"

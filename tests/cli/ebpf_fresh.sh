@@ -45,7 +45,7 @@ if can_evict && [ -x "$READER" ]; then
 	check_no_match "… and no word that eBPF is not used" 'eBPF is not used' "$ERR"
 	run "${FRESH[@]}" "$IOLENS" biotop --json 0.5 1
 	check_match "biotop: the O_DIRECT reader's reads, with their latency, without tracefs" \
-		"\"pid\":$reader,\"comm\":\"odirect_reader\",\"cgroup_id\":[0-9]+,\"op\":\"R\",[^}]*\"bytes\":[1-9][0-9]*,\"avg_ns\":[1-9]" "$OUT"
+		"\"pid\":$reader,\"comm\":\"odirect_reader\",\"cgroup_id\":[0-9]+,[^}]*\"op\":\"R\",[^}]*\"bytes\":[1-9][0-9]*,\"avg_ns\":[1-9]" "$OUT"
 	kill $reader
 else
 	skip "stat --top-bio without tracefs: needs $READER (make check builds it) and a disk under $T"

@@ -19,7 +19,9 @@ static const char snapshot_text[] =
 	"mount /srv\\x20data ext4 /dev/sdb 0 0 1000 50 50 100 90 90 4096 0 0 -1 -1 -\n"
 	"task 42 42 cat folio_wait_bit_common 0 8 9 2000000000 1 7 7 0\n"
 	"vtrace 77 svc /dev/shm/vtrace.svc.77\n"
-	"op READ 0 3 2 1000 5000000000 2 1000\n";
+	"op READ 0 3 2 1000 5000000000 2 1000\n"
+	"# the thread in D is in a container\n"
+	"container 42 cat docker 3f2a9c1b0d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8 web - - 0 web\\x20(3f2a9c1b0d4e)\n";
 
 static void load(struct doctor_snapshot *s)
 {
@@ -48,6 +50,17 @@ static void test_each_rule_alone(void **state)
 	assert_int_equal(found.count, 1);
 	assert_int_equal(found.list[0].severity, DOCTOR_INFO); /* 2 s: under the 3 s of a warning */
 	assert_non_null(strstr(found.list[0].more, "a hung server"));
+	/* named with its container, in the text and as data */
+	assert_string_equal(found.list[0].what, "process 42 (cat) in container web (3f2a9c1b0d4e) is stuck in uninterruptible "
+						"sleep (D) in folio_wait_bit_common");
+	{
+		const struct doctor_field *container = doctor_field_get(&found.list[0].data, "container");
+
+		assert_non_null(container);
+		assert_int_equal(container->kind, FIELD_OBJECT);
+		assert_string_equal(doctor_field_text(&container->children, "name"), "web");
+		assert_string_equal(doctor_field_text(&container->children, "runtime"), "docker");
+	}
 	doctor_findings_free(&found);
 	rule_vtrace_hang.judge(&s, &config, &found);
 	assert_int_equal(found.count, 1);
@@ -100,6 +113,8 @@ static void test_written_reads_back(void **state)
 	fclose(f);
 	assert_string_equal(text, text2);
 	assert_string_equal(again.mounts[0].dir, "/srv data");
+	assert_int_equal(again.ncontainers, 1);
+	assert_string_equal(again.containers[0].label, "web (3f2a9c1b0d4e)");
 	free(text);
 	free(text2);
 	doctor_snapshot_free(&again);
@@ -116,6 +131,15 @@ static void test_refused(void **state)
 	assert_string_equal(why, "line 3: tid missing");
 	assert_int_equal(doctor_snapshot_parse("page_size 4096\n", 15, &s, why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "not a doctor snapshot"));
+	{
+		const char *bad_runtime = "iolens-doctor-snapshot 1\npage_size 4096\ncontainer 1 sh rkt - - - - 0 x\n",
+			   *bad_id = "iolens-doctor-snapshot 1\npage_size 4096\ncontainer 1 sh docker 3f2a - - - 0 x\n";
+
+		assert_int_equal(doctor_snapshot_parse(bad_runtime, strlen(bad_runtime), &s, why, sizeof(why)), -1);
+		assert_non_null(strstr(why, "line 3: runtime"));
+		assert_int_equal(doctor_snapshot_parse(bad_id, strlen(bad_id), &s, why, sizeof(why)), -1);
+		assert_non_null(strstr(why, "line 3: id"));
+	}
 	(void)state;
 }
 

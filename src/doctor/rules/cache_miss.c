@@ -36,7 +36,7 @@ static void report(const struct doctor_snapshot *s, const struct miss_row *rows,
 		const struct miss_row *r = &rows[i];
 		double rate = (double)(r->misses * page) / s->seconds, hit;
 		char rate_text[16], pids[96], limit_text[16], use_text[16], cgroup_text[700] = "", refaults_text[48] = "",
-		     dev[32];
+		     dev[32], in[600] = "";
 		bool refaulting = r->refaults == UINT64_MAX ? system_refaulting : r->refaults > 0, at_limit = false;
 		const struct snap_memcg *cgroup = NULL;
 		struct doctor_finding *f;
@@ -70,15 +70,17 @@ static void report(const struct doctor_snapshot *s, const struct miss_row *rows,
 							    "something else evicts them (DAMON, proactive reclaim, drop_caches)"
 							  : "each read that misses waits for the disk; no evicted page was read "
 							    "back, so these may be first reads of data not cached yet");
+		if (!files) /* the container of the one that missed most */
+			snap_in_container(s, r->pid, r->comm, in, sizeof(in));
 		if (files)
 			doctor_text(f->what, sizeof(f->what), "file %s: its reads mostly miss the page cache", r->name);
 		else if (r->processes > 1)
-			doctor_text(f->what, sizeof(f->what), "%u processes named %s (%s): their reads mostly miss the page cache%s",
-				    r->processes, r->comm, pids_text(r, pids, sizeof(pids)),
+			doctor_text(f->what, sizeof(f->what), "%u processes named %s (%s)%s: their reads mostly miss the page cache%s",
+				    r->processes, r->comm, pids_text(r, pids, sizeof(pids)), in,
 				    at_limit ? " in a memory cgroup at its limit" : "");
 		else
-			doctor_text(f->what, sizeof(f->what), "process %d (%s): its reads mostly miss the page cache%s",
-				    (int)r->pid, r->comm, at_limit ? " in a memory cgroup at its limit" : "");
+			doctor_text(f->what, sizeof(f->what), "process %d (%s)%s: its reads mostly miss the page cache%s",
+				    (int)r->pid, r->comm, in, at_limit ? " in a memory cgroup at its limit" : "");
 		if (r->refaults != UINT64_MAX)
 			doctor_text(refaults_text, sizeof(refaults_text), ", %llu of them refaults",
 				    (unsigned long long)r->refaults);
@@ -100,6 +102,7 @@ static void report(const struct doctor_snapshot *s, const struct miss_row *rows,
 				    at_limit ? "; iolens cachetop --cgroup" : "");
 			field_int(&f->data, "pid", r->pid);
 			field_text(&f->data, "comm", r->comm);
+			field_container(&f->data, s, r->pid, r->comm);
 			field_int(&f->data, "processes", (int)r->processes);
 			list = field_list(&f->data, "pids");
 			for (unsigned k = 0; k < r->processes && k < 5; k++)

@@ -65,16 +65,18 @@ static void busiest(const struct doctor_snapshot *s, size_t n, char *buf, size_t
 	for (size_t i = 0; i < ncommands && i < n; i++) {
 		const struct command_rate *c = &commands[i];
 		struct doctor_fields *o = field_object(list, NULL);
-		char read_text[16], write_text[16], more[40] = "";
+		char read_text[16], write_text[16], more[40] = "", in[600];
 
 		if (c->processes > 1)
 			snprintf(more, sizeof(more), " and %u more", c->processes - 1);
-		used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s (%d%s) %s/s read, %s/s written",
+		used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s (%d%s)%s %s/s read, %s/s written",
 					 i ? "; " : "", c->first->comm, (int)c->first->pid, more,
+					 snap_in_container(s, c->first->pid, c->first->comm, in, sizeof(in)),
 					 human_size((uint64_t)c->read_rate, read_text, sizeof(read_text)),
 					 human_size((uint64_t)c->write_rate, write_text, sizeof(write_text)));
 		field_int(o, "pid", c->first->pid);
 		field_text(o, "comm", c->first->comm);
+		field_container(o, s, c->first->pid, c->first->comm);
 		field_count(o, "processes", c->processes);
 		field_real(o, "read_bytes_per_s", c->read_rate);
 		field_real(o, "write_bytes_per_s", c->write_rate);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "doctor/judge.h"
 #include "doctor/rules.h"
 
 static void judge(const struct doctor_snapshot *s, const struct doctor_config *config, struct doctor_findings *out)
@@ -17,6 +18,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		const struct snap_direct_file *file0;
 		struct doctor_fields *files;
 		struct doctor_finding *f;
+		char in[600];
 		size_t used;
 
 		if (!p->nfiles)
@@ -46,8 +48,9 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 				       "O_DIRECT bypasses the page cache: every read goes to the disk, even of data read a "
 				       "moment ago; the cache could serve repeated reads from memory (the seed's 1.4 s "
 				       "against 0.017 s)");
-		doctor_text(f->what, sizeof(f->what), "process %d (%s) does its I/O with O_DIRECT on %s%s", (int)p->pid,
-			    p->comm, file0->path, p->nfiles > 1 ? " and more" : "");
+		doctor_text(f->what, sizeof(f->what), "process %d (%s)%s does its I/O with O_DIRECT on %s%s", (int)p->pid,
+			    p->comm, snap_in_container(s, p->pid, p->comm, in, sizeof(in)), file0->path,
+			    p->nfiles > 1 ? " and more" : "");
 		if (!strcmp(p->seen_by, "fdinfo"))
 			used = (size_t)snprintf(f->numbers, sizeof(f->numbers),
 						"/proc/%d/fdinfo/%d says \"flags: 0%o\": O_DIRECT (0%o) is set, on %u file%s",
@@ -77,6 +80,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			    (int)p->pid);
 		field_int(&f->data, "pid", p->pid);
 		field_text(&f->data, "comm", p->comm);
+		field_container(&f->data, s, p->pid, p->comm);
 		files = field_list(&f->data, "files");
 		for (unsigned k = 0; k < p->nfiles; k++)
 			field_text(files, NULL, s->direct_files[p->files[k]].path);

@@ -57,7 +57,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		bool ebpf, rising, standing, waiting, reads;
 		double now_ns, low_ns = NAN, aqu_now, qd1;
 		const char *low_source, *low_kind;
-		char queue_text[160], process_text[160] = "";
+		char queue_text[160], process_text[800] = "", in[600];
 		struct doctor_finding *f;
 		size_t used;
 
@@ -182,21 +182,24 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			if (p->p50_ns > 0)
 				snprintf(latency, sizeof(latency), ", its p50 %.2f ms, p99 %.2f ms", p->p50_ns / 1e6,
 					 p->p99_ns / 1e6);
-			snprintf(process_text, sizeof(process_text), "%s (%d) made the most block requests on it, %llu%s (eBPF%s)",
-				 p->comm, (int)p->pid, (unsigned long long)p->requests, latency,
-				 p->several_disks ? "; it used other disks too" : "");
+			snprintf(process_text, sizeof(process_text), "%s (%d)%s made the most block requests on it, %llu%s (eBPF%s)",
+				 p->comm, (int)p->pid, snap_in_container(s, p->pid, p->comm, in, sizeof(in)),
+				 (unsigned long long)p->requests, latency, p->several_disks ? "; it used other disks too" : "");
 			field_int(o, "pid", p->pid);
 			field_text(o, "comm", p->comm);
+			field_container(o, s, p->pid, p->comm);
 			field_count(o, "requests", p->requests);
 			field_real_if(o, "p50_ns", p->p50_ns, p->p50_ns > 0);
 			field_real_if(o, "p99_ns", p->p99_ns, p->p99_ns > 0);
 			field_bool(o, "other_disks", p->several_disks);
 			field_text(o, "by", "ebpf");
 		} else if (s->nrates) {
-			snprintf(process_text, sizeof(process_text), "%s (%d) read and wrote the most (/proc/PID/io, all disks)",
-				 s->rates[0].comm, (int)s->rates[0].pid);
+			snprintf(process_text, sizeof(process_text), "%s (%d)%s read and wrote the most (/proc/PID/io, all disks)",
+				 s->rates[0].comm, (int)s->rates[0].pid,
+				 snap_in_container(s, s->rates[0].pid, s->rates[0].comm, in, sizeof(in)));
 			field_int(o, "pid", s->rates[0].pid);
 			field_text(o, "comm", s->rates[0].comm);
+			field_container(o, s, s->rates[0].pid, s->rates[0].comm);
 			field_null(o, "requests");
 			field_null(o, "p50_ns");
 			field_null(o, "p99_ns");
@@ -205,6 +208,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		} else {
 			field_null(o, "pid");
 			field_null(o, "comm");
+			field_null(o, "container");
 			field_null(o, "requests");
 			field_null(o, "p50_ns");
 			field_null(o, "p99_ns");

@@ -1,4 +1,5 @@
 /* stuck.c: rule stuck: a thread in uninterruptible sleep (D) all window long without a context switch, but for iolens's own probes. */
+#include "doctor/judge.h"
 #include "doctor/rules.h"
 
 static bool listed(const pid_t *pids, size_t count, pid_t pid)
@@ -33,6 +34,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 	for (size_t i = 0; i < s->ntasks; i++) {
 		const struct snap_task *t = &s->tasks[i];
 		struct doctor_finding *f;
+		char in[600];
 
 		/* In D at every sample to the last, with no context switch between: one sleep, never woken. */
 		if (t->last + 1 != s->samples || t->samples != t->last - t->first + 1 || !t->switches_known ||
@@ -44,13 +46,14 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 				       "a thread in uninterruptible sleep does nothing else, and only SIGKILL, if anything, "
 				       "ends it, until what it waits for comes: a disk or a server that does not answer, a "
 				       "page or a lock that another stuck thread holds");
+		snap_in_container(s, t->pid, t->comm, in, sizeof(in));
 		if (t->tid == t->pid)
-			doctor_text(f->what, sizeof(f->what), "process %d (%s) is stuck in uninterruptible sleep (D)%s%s",
-				    (int)t->pid, t->comm, t->wchan[0] ? " in " : "", t->wchan);
+			doctor_text(f->what, sizeof(f->what), "process %d (%s)%s is stuck in uninterruptible sleep (D)%s%s",
+				    (int)t->pid, t->comm, in, t->wchan[0] ? " in " : "", t->wchan);
 		else
 			doctor_text(f->what, sizeof(f->what),
-				    "thread %d of process %d (%s) is stuck in uninterruptible sleep (D)%s%s", (int)t->tid,
-				    (int)t->pid, t->comm, t->wchan[0] ? " in " : "", t->wchan);
+				    "thread %d of process %d (%s)%s is stuck in uninterruptible sleep (D)%s%s", (int)t->tid,
+				    (int)t->pid, t->comm, in, t->wchan[0] ? " in " : "", t->wchan);
 		doctor_text(f->numbers, sizeof(f->numbers),
 			    "state D in all %u samples over %.1f s with no context switch (/proc/%d/task/%d/stat, status)%s%s%s",
 			    t->samples, (double)t->stuck_ns / 1e9, (int)t->pid, (int)t->tid, t->wchan[0] ? "; waits in " : "",
@@ -60,6 +63,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		field_int(&f->data, "pid", t->pid);
 		field_int(&f->data, "tid", t->tid);
 		field_text(&f->data, "comm", t->comm);
+		field_container(&f->data, s, t->pid, t->comm);
 		field_text(&f->data, "wchan", t->wchan);
 		field_real(&f->data, "seconds", (double)t->stuck_ns / 1e9);
 	}

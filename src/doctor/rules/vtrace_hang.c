@@ -19,28 +19,30 @@ struct vtrace_op_window vtrace_op_window(const struct snap_vtrace_op *op)
 	return w;
 }
 
-const char *vtrace_whose(const struct snap_vtrace *server, char *buf, size_t size)
+const char *vtrace_whose(const struct doctor_snapshot *s, const struct snap_vtrace *server, char *buf, size_t size)
 {
-	char number[16];
+	char number[16], in[600];
 
 	snprintf(number, sizeof(number), "%u", (unsigned)server->uid);
+	snap_in_container(s, server->pid, NULL, in, sizeof(in));
 	if (!server->uid_known)
-		snprintf(buf, size, "(pid %d)", (int)server->pid);
+		snprintf(buf, size, "(pid %d)%s", (int)server->pid, in);
 	else if (!server->user[0] || !strcmp(server->user, number)) /* a user without a name */
-		snprintf(buf, size, "(pid %d) of user %u", (int)server->pid, (unsigned)server->uid);
+		snprintf(buf, size, "(pid %d) of user %u%s", (int)server->pid, (unsigned)server->uid, in);
 	else
-		snprintf(buf, size, "(pid %d) of user %s (uid %u)", (int)server->pid, server->user, (unsigned)server->uid);
+		snprintf(buf, size, "(pid %d) of user %s (uid %u)%s", (int)server->pid, server->user, (unsigned)server->uid, in);
 	return buf;
 }
 
-void vtrace_finding_data(struct doctor_finding *f, const struct snap_vtrace *server, const struct snap_vtrace_op *op,
-			 const struct vtrace_op_window *w)
+void vtrace_finding_data(const struct doctor_snapshot *s, struct doctor_finding *f, const struct snap_vtrace *server,
+			 const struct snap_vtrace_op *op, const struct vtrace_op_window *w)
 {
 	doctor_text(f->more, sizeof(f->more), "iolens vstat %s 1", server->segment);
 	field_text(&f->data, "service", server->service);
 	field_int(&f->data, "pid", (int)server->pid);
 	field_count_if(&f->data, "uid", server->uid, server->uid_known);
 	field_text(&f->data, "user", server->uid_known ? server->user : NULL);
+	field_container(&f->data, s, server->pid, NULL);
 	field_text(&f->data, "segment", server->segment);
 	field_text(&f->data, "op", op->name);
 	field_count(&f->data, "in_flight", op->begins - op->completions);
@@ -60,7 +62,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			struct vtrace_op_window w = vtrace_op_window(op);
 			uint64_t age = op->oldest_age_ns;
 			struct doctor_finding *f;
-			char whose[128];
+			char whose[768];
 
 			/* counters no server writes: nothing to say from them */
 			if (op->impossible || age < (uint64_t)(config->threshold[TH_HANG_SECONDS] * 1e9))
@@ -71,14 +73,14 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 					       "of the server: other requests pile up behind it (a FUSE client waiting for "
 					       "a page the request should fill sleeps in D)");
 			doctor_text(f->what, sizeof(f->what), "service %s %s is hung on %s", server->service,
-				    vtrace_whose(server, whose, sizeof(whose)), op->name);
+				    vtrace_whose(s, server, whose, sizeof(whose)), op->name);
 			doctor_text(f->numbers, sizeof(f->numbers),
 				    "%llu %s request%s in flight, the oldest for %.1f s; %llu completed in the %.1f s "
 				    "watched (%s)",
 				    (unsigned long long)(op->begins - op->completions), op->name,
 				    op->begins - op->completions == 1 ? "" : "s", (double)age / 1e9,
 				    (unsigned long long)w.done, s->seconds, server->segment);
-			vtrace_finding_data(f, server, op, &w);
+			vtrace_finding_data(s, f, server, op, &w);
 		}
 	}
 }

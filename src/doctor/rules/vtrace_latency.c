@@ -10,7 +10,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			const struct snap_vtrace_op *op = &server->ops[k];
 			struct vtrace_op_window w = vtrace_op_window(op);
 			struct doctor_finding *f;
-			char whose[128];
+			char whose[768];
 
 			/* A hung op is vtrace-hang's, whatever its mean. */
 			if (op->impossible || op->oldest_age_ns >= (uint64_t)(config->threshold[TH_HANG_SECONDS] * 1e9))
@@ -21,14 +21,14 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			f = doctor_finding_add(out, DOCTOR_WARNING, "vtrace-latency",
 					       "the service's clients wait that much longer for each answer");
 			doctor_text(f->what, sizeof(f->what), "service %s %s: %s takes %.0f times longer than before",
-				    server->service, vtrace_whose(server, whose, sizeof(whose)), op->name,
+				    server->service, vtrace_whose(s, server, whose, sizeof(whose)), op->name,
 				    w.window_ms / w.before_ms);
 			doctor_text(f->numbers, sizeof(f->numbers),
 				    "mean %.3f ms over %llu requests in the %.1f s watched, against %.3f ms over the %llu "
 				    "before (%s)",
 				    w.window_ms, (unsigned long long)w.done, s->seconds, w.before_ms,
 				    (unsigned long long)op->completions_before, server->segment);
-			vtrace_finding_data(f, server, op, &w);
+			vtrace_finding_data(s, f, server, op, &w);
 		}
 	}
 }

@@ -1,0 +1,697 @@
+/* container.c: a process's or cgroup's container: its path parsed, its owner checked, its name looked up once in the runtime's files on the host (docker, podman, nerdctl, the kubelet's logs), and remembered. */
+#include "collect/container.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collect/memcg.h"
+#include "collect/sysroot.h"
+#include "common/key_map.h"
+#include "common/util.h"
+
+#define NAMES_TTL_NS (30ull * 1000000000ull) /* a name is looked up again after this: renamed, or its files came late */
+#define CACHE_MAX 4096                       /* entries of each table: more, and all are forgotten at the next trim */
+#define DOCKER_CONFIG_MAX (4u << 20)         /* config.v2.json: some KiB, more with many labels */
+#define PODMAN_FILE_MAX (32u << 20)          /* containers.json: about 1 KiB a container */
+#define ENTRIES_MAX 65536                    /* of a directory read for names */
+#define NERDCTL_ENTRIES_MAX 4096
+#define PROC_CGROUP_MAX (128u << 10)         /* 4 KiB a path at most, one per hierarchy */
+
+struct entry {
+	struct container c;
+	struct container_match match, outer;
+	uint64_t named_ns; /* when its name was looked up */
+};
+
+/* The container of a cgroup path, or of an id, or none (a value must not be NULL in a key_map). */
+static const struct container no_container;
+#define NONE ((void *)&no_container)
+
+static struct key_map entries;     /* a container's key -> struct entry (owned) */
+static struct key_map paths;       /* version, controllers and path -> struct entry or NONE */
+static struct key_map ids, memcgs; /* a cgroup v2 id, a v1 memory cgroup's id -> struct entry or NONE */
+static struct key_map podman_files; /* a containers.json's path -> struct podman_file */
+
+static struct cgroup_hierarchies hierarchies; /* iolens's own: the v1 ones a file must have */
+static bool hierarchies_read, hierarchies_known;
+
+/* ---- Where and how the runtimes' files are read -------------------------------------------------- */
+
+const char *container_root(void)
+{
+	const char *env = getenv("IOLENS_CONTAINER_ROOT");
+
+	return env && *env ? env : sysroot_get();
+}
+
+/* ROOT/path of the runtimes' files (printf's format): false when it does not fit. */
+static bool root_path(char *buf, size_t size, const char *format, ...) __attribute__((format(printf, 3, 4)));
+static bool root_path(char *buf, size_t size, const char *format, ...)
+{
+	const char *root = container_root();
+	size_t used = 0;
+	va_list args;
+	int n;
+
+	if (strcmp(root, "/")) {
+		n = snprintf(buf, size, "%s", root);
+		if (n < 0 || (size_t)n >= size)
+			return false;
+		used = (size_t)n;
+	}
+	va_start(args, format);
+	n = vsnprintf(buf + used, size - used, format, args);
+	va_end(args);
+	return n >= 0 && (size_t)n < size - used;
+}
+
+/*
+ * Whether a runtime's file or directory is believed: a rootless container's when its user has
+ * it (not root's: a link in the user's storage may lead to root's files, of another container);
+ * root's runtimes' when root, or iolens's own user, has it.
+ */
+static bool trusted(uid_t uid, uint32_t owner)
+{
+	return owner ? uid == owner : uid == 0 || uid == geteuid();
+}
+
+/*
+ * The whole of a regular file of at most max bytes that a trusted user owns: what it holds,
+ * NUL-terminated (free it), or NULL. Never opens a FIFO or a device (a link in a user's storage
+ * may point anywhere).
+ */
+static char *read_trusted(const char *path, size_t max, uint32_t owner, size_t *len, struct stat *out)
+{
+	struct stat before, st;
+	char *text;
+	size_t used = 0;
+	int fd;
+
+	if (stat(path, &before) != 0 || !S_ISREG(before.st_mode) || !trusted(before.st_uid, owner) ||
+	    (uint64_t)before.st_size > max)
+		return NULL;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || st.st_dev != before.st_dev || st.st_ino != before.st_ino || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size > max) {
+		close(fd);
+		return NULL;
+	}
+	text = xcalloc(1, (size_t)st.st_size + 1);
+	while (used < (size_t)st.st_size) {
+		ssize_t n = read(fd, text + used, (size_t)st.st_size - used);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+	}
+	close(fd);
+	*len = used;
+	if (out)
+		*out = st;
+	return text;
+}
+
+/* A directory a trusted user owns, open for readdir; NULL else. */
+static DIR *open_trusted_dir(const char *path, uint32_t owner)
+{
+	DIR *dir = opendir(path);
+	struct stat st;
+
+	if (dir && (fstat(dirfd(dir), &st) != 0 || !S_ISDIR(st.st_mode) || !trusted(st.st_uid, owner))) {
+		closedir(dir);
+		dir = NULL;
+	}
+	return dir;
+}
+
+/* A user's home directory and login name, from the password database. */
+static bool user_home(uint32_t uid, char *home, size_t home_size)
+{
+	struct passwd pw, *found = NULL;
+	char buf[4096];
+
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &found) != 0 || !found || pw.pw_dir[0] != '/' ||
+	    strlen(pw.pw_dir) >= home_size)
+		return false;
+	snprintf(home, home_size, "%s", pw.pw_dir);
+	return true;
+}
+
+static void user_name(uint32_t uid, char *name, size_t size)
+{
+	struct passwd pw, *found = NULL;
+	char buf[4096];
+
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &found) == 0 && found && pw.pw_name[0])
+		snprintf(name, size, "%s", pw.pw_name);
+	else
+		snprintf(name, size, "%u", (unsigned)uid);
+}
+
+/* ---- Names, runtime by runtime ------------------------------------------------------------------- */
+
+/* docker: /var/lib/docker/containers/ID/config.v2.json ("Name": "/web"); rootless, ~/.local/share/docker. */
+static bool docker_name(const struct container *c, const char *home, char *name, size_t size)
+{
+	char path[4096];
+	size_t len;
+	char *text;
+	bool found;
+
+	if (c->rootless ? !root_path(path, sizeof(path), "%s/.local/share/docker/containers/%s/config.v2.json", home, c->id)
+			: !root_path(path, sizeof(path), "/var/lib/docker/containers/%s/config.v2.json", c->id))
+		return false;
+	if (!(text = read_trusted(path, DOCKER_CONFIG_MAX, c->owner, &len, NULL)))
+		return false;
+	found = container_docker_name(text, len, name, size);
+	free(text);
+	return found;
+}
+
+/* A containers.json parsed: its names by id, for as long as the file is the same. */
+struct podman_file {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	struct key_map names; /* id -> name (owned) */
+};
+
+static void podman_file_clear(struct podman_file *file)
+{
+	const void *key;
+	size_t len, i = 0;
+	void *value;
+
+	while (key_map_next(&file->names, &i, &key, &len, &value))
+		free(value);
+	key_map_free(&file->names);
+}
+
+static void podman_found(const char *id, const char *name, void *context)
+{
+	free(name_map_put(context, id, xstrdup(name)));
+}
+
+/* podman (and CRI-O, which shares its storage): STORAGE/DRIVER-containers/containers.json, "names". */
+static bool podman_name(const struct container *c, const char *home, char *name, size_t size)
+{
+	static const char *const drivers[] = { "overlay", "vfs", "btrfs", "zfs" };
+
+	for (size_t d = 0; d < sizeof(drivers) / sizeof(drivers[0]); d++) {
+		struct podman_file *file;
+		struct stat st;
+		const char *found;
+		char path[4096];
+
+		if (c->rootless ? !root_path(path, sizeof(path), "%s/.local/share/containers/storage/%s-containers/containers.json",
+					     home, drivers[d])
+				: !root_path(path, sizeof(path), "/var/lib/containers/storage/%s-containers/containers.json",
+					     drivers[d]))
+			continue;
+		if (stat(path, &st) != 0)
+			continue;
+		file = name_map_get(&podman_files, path);
+		if (!file || file->dev != st.st_dev || file->ino != st.st_ino || file->size != st.st_size ||
+		    file->mtime.tv_sec != st.st_mtim.tv_sec || file->mtime.tv_nsec != st.st_mtim.tv_nsec) {
+			size_t len;
+			char *text = read_trusted(path, PODMAN_FILE_MAX, c->owner, &len, &st);
+
+			if (!file) {
+				file = xcalloc(1, sizeof(*file));
+				name_map_put(&podman_files, path, file);
+			}
+			podman_file_clear(file);
+			*file = (struct podman_file){ .dev = st.st_dev, .ino = st.st_ino, .size = st.st_size, .mtime = st.st_mtim };
+			if (text)
+				container_podman_names(text, len, PODMAN_FILE_MAX / 64, podman_found, &file->names);
+			free(text);
+		}
+		if ((found = name_map_get(&file->names, c->id))) {
+			snprintf(name, size, "%s", found);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * A pod's container, from what the kubelet writes under /var/log: a link per container,
+ * /var/log/containers/POD_NAMESPACE_CONTAINER-ID.log, to /var/log/pods/NAMESPACE_POD_UID/CONTAINER/N.log;
+ * the pod's directory alone for one that logs nothing (its sandbox).
+ */
+static bool kubernetes_names(struct container *c, const char *pod_uid)
+{
+	char path[4096], id[CONTAINER_ID_SIZE], suffix[CONTAINER_ID_SIZE + 8];
+	struct dirent *entry;
+	unsigned seen = 0;
+	bool found = false;
+	DIR *dir;
+
+	snprintf(suffix, sizeof(suffix), "-%s.log", c->id);
+	if (root_path(path, sizeof(path), "/var/log/containers") && (dir = open_trusted_dir(path, 0))) {
+		while (!found && (entry = readdir(dir)) && seen++ < ENTRIES_MAX) {
+			size_t len = strlen(entry->d_name);
+			char target[4096], link[4096], namespace_[64], pod[CONTAINER_NAME_SIZE], container[CONTAINER_NAME_SIZE],
+				dir_namespace[64], dir_pod[CONTAINER_NAME_SIZE], dir_uid[CONTAINER_POD_UID_SIZE];
+			const char *slash;
+			ssize_t n;
+
+			if (len <= strlen(suffix) || strcmp(entry->d_name + len - strlen(suffix), suffix) ||
+			    !container_log_name_parse(entry->d_name, pod, sizeof(pod), namespace_, sizeof(namespace_), container,
+						      sizeof(container), id, sizeof(id)))
+				continue;
+			/* The link says which pod's directory it is: the pod of the cgroup, when the path named it. */
+			if (pod_uid[0]) {
+				if (!root_path(link, sizeof(link), "/var/log/containers/%s", entry->d_name) ||
+				    (n = readlink(link, target, sizeof(target) - 1)) <= 0)
+					continue;
+				target[n] = '\0';
+				/* .../NAMESPACE_POD_UID/CONTAINER/N.log: the directory two above the file */
+				for (int k = 0; k < 2 && (slash = strrchr(target, '/')); k++)
+					target[slash - target] = '\0';
+				slash = strrchr(target, '/');
+				if (!slash || !container_pod_dir_parse(slash + 1, dir_namespace, sizeof(dir_namespace), dir_pod,
+								       sizeof(dir_pod), dir_uid, sizeof(dir_uid)) ||
+				    strcmp(dir_uid, pod_uid) || strcmp(dir_pod, pod) || strcmp(dir_namespace, namespace_))
+					continue;
+			}
+			snprintf(c->name, sizeof(c->name), "%s", container);
+			snprintf(c->pod, sizeof(c->pod), "%s", pod);
+			snprintf(c->namespace_, sizeof(c->namespace_), "%s", namespace_);
+			found = true;
+		}
+		closedir(dir);
+	}
+	if (found || !pod_uid[0] || !root_path(path, sizeof(path), "/var/log/pods") || !(dir = open_trusted_dir(path, 0)))
+		return found;
+	seen = 0;
+	while (!found && (entry = readdir(dir)) && seen++ < ENTRIES_MAX) {
+		char namespace_[64], pod[CONTAINER_NAME_SIZE], uid[CONTAINER_POD_UID_SIZE];
+
+		if (container_pod_dir_parse(entry->d_name, namespace_, sizeof(namespace_), pod, sizeof(pod), uid, sizeof(uid)) &&
+		    !strcmp(uid, pod_uid)) {
+			snprintf(c->pod, sizeof(c->pod), "%s", pod);
+			snprintf(c->namespace_, sizeof(c->namespace_), "%s", namespace_);
+			found = true;
+		}
+	}
+	closedir(dir);
+	return found;
+}
+
+/* nerdctl (containerd): /var/lib/nerdctl/HASH/names/NAMESPACE/NAME, a file holding the id. */
+static bool nerdctl_name(const struct container *c, const char *namespace_, char *name, size_t size)
+{
+	char path[4096];
+	struct dirent *top, *entry;
+	unsigned seen = 0;
+	bool found = false;
+	DIR *hashes, *names;
+
+	if (!root_path(path, sizeof(path), "/var/lib/nerdctl") || !(hashes = open_trusted_dir(path, 0)))
+		return false;
+	while (!found && (top = readdir(hashes)) && seen < NERDCTL_ENTRIES_MAX) {
+		if (top->d_name[0] == '.' ||
+		    !root_path(path, sizeof(path), "/var/lib/nerdctl/%s/names/%s", top->d_name, namespace_) ||
+		    !(names = open_trusted_dir(path, 0)))
+			continue;
+		while (!found && (entry = readdir(names)) && seen++ < NERDCTL_ENTRIES_MAX) {
+			char file[4096];
+			size_t len;
+			char *text;
+
+			if (!container_name_valid(entry->d_name, strlen(entry->d_name)) ||
+			    !root_path(file, sizeof(file), "/var/lib/nerdctl/%s/names/%s/%s", top->d_name, namespace_,
+				       entry->d_name) ||
+			    !(text = read_trusted(file, 256, 0, &len, NULL)))
+				continue;
+			while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+				len--;
+			if (len == CONTAINER_ID_SIZE - 1 && !memcmp(text, c->id, len)) {
+				snprintf(name, size, "%s", entry->d_name);
+				found = true;
+			}
+			free(text);
+		}
+		closedir(names);
+	}
+	closedir(hashes);
+	return found;
+}
+
+/* ---- Labels ---------------------------------------------------------------------------------------- */
+
+void container_label(struct container *c)
+{
+	char what[384], short_id[CONTAINER_SHORT_ID + 1], owner[96] = "";
+	char *label = c->label;
+	size_t size = sizeof(c->label);
+
+	snprintf(short_id, sizeof(short_id), "%.*s", CONTAINER_SHORT_ID, c->id);
+	if (c->rootless)
+		snprintf(owner, sizeof(owner), "user %s", c->owner_name);
+	if (c->nested) {
+		/* Only the outer one is the host's: the inner's name is in the outer's files. */
+		snprintf(label, size, "%s%s%s%s in %s", c->id[0] ? short_id : c->name, owner[0] ? " (" : "", owner,
+			 owner[0] ? ")" : "", c->outer_label);
+		return;
+	}
+	if (c->pod[0])
+		snprintf(what, sizeof(what), "%s/%s%s%s", c->namespace_, c->pod, c->name[0] ? "/" : "", c->name);
+	else
+		snprintf(what, sizeof(what), "%s", c->name);
+	if (!c->id[0]) /* machine, lxc: named by their path */
+		snprintf(label, size, "%s (%s%s%s)", what, container_runtime_names[c->runtime], owner[0] ? ", " : "", owner);
+	else if (what[0])
+		snprintf(label, size, "%s (%s%s%s)", what, short_id, owner[0] ? ", " : "", owner);
+	else
+		snprintf(label, size, "%s%s%s%s", short_id, owner[0] ? " (" : "", owner, owner[0] ? ")" : "");
+}
+
+/* ---- The tables ------------------------------------------------------------------------------------- */
+
+static void key_of(const struct container_match *m, bool rootless, uint32_t owner, char *key, size_t size)
+{
+	snprintf(key, size, "%d/%s/%s/%s/%s/%d/%u", (int)m->runtime, m->id, m->name, m->group, m->pod_uid, rootless,
+		 (unsigned)owner);
+}
+
+static struct entry *entry_of(const struct container_match *m, const struct container_match *outer, bool rootless,
+			      uint32_t owner);
+
+/* The names of an entry, looked up now. */
+static void name_entry(struct entry *e, bool rootless, uint32_t owner)
+{
+	struct container *c = &e->c;
+	char home[4096] = "";
+
+	c->name[0] = c->pod[0] = c->namespace_[0] = c->outer_label[0] = '\0';
+	c->runtime = e->match.runtime;
+	e->named_ns = monotonic_ns();
+	if (c->rootless)
+		user_name(owner, c->owner_name, sizeof(c->owner_name));
+	if (c->nested) {
+		const struct entry *outer = entry_of(&e->outer, NULL, rootless, owner);
+
+		snprintf(c->outer_label, sizeof(c->outer_label), "%.*s", (int)sizeof(c->outer_label) - 1, outer->c.label);
+		snprintf(c->outer_id, sizeof(c->outer_id), "%s", outer->c.id);
+		if (!c->id[0])
+			snprintf(c->name, sizeof(c->name), "%s", e->match.name);
+		container_label(c);
+		return;
+	}
+	/* A rootless container's names are in its user's storage only (none without a home). */
+	if (c->rootless && !user_home(owner, home, sizeof(home)))
+		home[0] = '\0';
+	switch (c->runtime) {
+	case CONTAINER_MACHINE:
+	case CONTAINER_LXC:
+		snprintf(c->name, sizeof(c->name), "%s", e->match.name);
+		break;
+	case CONTAINER_DOCKER: /* a pod's (dockershim) by the kubelet's names, else docker's own */
+		if (e->match.pod_uid[0] && !c->rootless && kubernetes_names(c, e->match.pod_uid))
+			break;
+		if (!c->rootless || home[0])
+			docker_name(c, home, c->name, sizeof(c->name));
+		break;
+	case CONTAINER_PODMAN:
+		if (!c->rootless || home[0])
+			podman_name(c, home, c->name, sizeof(c->name));
+		break;
+	case CONTAINER_CRIO:
+	case CONTAINER_KUBERNETES:
+		if (!c->rootless)
+			kubernetes_names(c, e->match.pod_uid);
+		break;
+	case CONTAINER_CONTAINERD:
+		if (c->rootless)
+			break;
+		if (e->match.pod_uid[0] || !e->match.group[0])
+			kubernetes_names(c, e->match.pod_uid);
+		else if (!nerdctl_name(c, e->match.group, c->name, sizeof(c->name)) &&
+			 docker_name(c, home, c->name, sizeof(c->name)))
+			c->runtime = CONTAINER_DOCKER; /* docker with --cgroup-parent /GROUP */
+		break;
+	default:
+		break;
+	}
+	container_label(c);
+}
+
+/* An entry remembered, its names looked up again when they are old. */
+static struct entry *fresh(struct entry *e)
+{
+	if (monotonic_ns() - e->named_ns > NAMES_TTL_NS)
+		name_entry(e, e->c.rootless, e->c.owner);
+	return e;
+}
+
+static struct entry *entry_of(const struct container_match *m, const struct container_match *outer, bool rootless,
+			      uint32_t owner)
+{
+	char key[1024], outer_key[512] = "";
+	struct entry *e;
+
+	key_of(m, rootless, owner, key, sizeof(key));
+	if (outer) {
+		key_of(outer, rootless, owner, outer_key, sizeof(outer_key));
+		snprintf(key + strlen(key), sizeof(key) - strlen(key), " in %s", outer_key);
+	}
+	if ((e = name_map_get(&entries, key)))
+		return fresh(e);
+	e = xcalloc(1, sizeof(*e));
+	e->match = *m;
+	if (outer)
+		e->outer = *outer;
+	e->c.nested = outer != NULL;
+	e->c.rootless = rootless;
+	e->c.owner = rootless ? owner : 0;
+	snprintf(e->c.id, sizeof(e->c.id), "%s", m->id);
+	name_map_put(&entries, key, e);
+	name_entry(e, rootless, owner);
+	return e;
+}
+
+/*
+ * Whose the container is: the owner of its cgroup's directory, when not root (a subtree
+ * delegated to a user, who may name cgroups as they please); else the user of a
+ * user@UID.service above it; else root's. True for a user's.
+ */
+static bool owner_of(int version, const char *controllers, const char *path, size_t end, const struct container_path *p,
+		     uint32_t *owner)
+{
+	char mount[512], full[8192];
+	struct stat st;
+
+	*owner = 0;
+	if (version == 2 ? memcg_v2_mounted() && snprintf(mount, sizeof(mount), "%s", memcg_v2_mount()) > 0
+			 : cgroup_v1_mount(controllers, mount, sizeof(mount))) {
+		if (end < sizeof(full) && sysroot_path(full, sizeof(full), "%s%.*s", mount, (int)end, path) &&
+		    stat(full, &st) == 0 && st.st_uid != 0) {
+			*owner = (uint32_t)st.st_uid;
+			return true;
+		}
+	}
+	if (p->has_user && p->user != 0) {
+		*owner = p->user;
+		return true;
+	}
+	return false;
+}
+
+/* The entry of a cgroup path, new: NULL when it names no container. */
+static struct entry *resolve_path(int version, const char *controllers, const char *path, size_t len)
+{
+	struct container_path p;
+	uint32_t owner;
+	bool rootless;
+
+	if (!container_parse_path(path, len, &p))
+		return NULL;
+	/* Whose the outermost container is (of a nested one, the host's runtime knows only it). */
+	rootless = owner_of(version, controllers, path, p.outer.end, &p, &owner);
+	return entry_of(&p.inner, p.matches > 1 ? &p.outer : NULL, rootless, owner);
+}
+
+/* The entry of a cgroup path, remembered by the path: NULL for none. */
+static struct entry *path_entry(int version, const char *controllers, const char *path, size_t len)
+{
+	char key[4200];
+	size_t head;
+	void *value;
+	struct entry *e;
+
+	head = (size_t)snprintf(key, sizeof(key), "%d:%s:", version, controllers);
+	if (head >= sizeof(key) || len > sizeof(key) - head)
+		return NULL;
+	memcpy(key + head, path, len);
+	value = key_map_get(&paths, key, head + len);
+	if (value == NONE)
+		return NULL;
+	if (value)
+		return fresh(value);
+	e = resolve_path(version, controllers, path, len);
+	key_map_put(&paths, key, head + len, e ? (void *)e : NONE);
+	return e;
+}
+
+const struct container *container_of_path(int version, const char *controllers, const char *path, size_t len)
+{
+	struct entry *e = path_entry(version, controllers ? controllers : "", path, len);
+
+	return e ? &e->c : NULL;
+}
+
+/* iolens's own hierarchies, read once: what a process's file must show. */
+static const struct cgroup_hierarchies *known_hierarchies(void)
+{
+	if (!hierarchies_read) {
+		char text[4096];
+		ssize_t len = sysroot_read_small("/proc/self/cgroup", text, sizeof(text));
+
+		hierarchies_read = true;
+		hierarchies_known = len > 0 && (size_t)len < sizeof(text) - 1;
+		if (hierarchies_known)
+			cgroup_hierarchies_parse(text, (size_t)len, &hierarchies);
+	}
+	return hierarchies_known ? &hierarchies : NULL;
+}
+
+/* The lines of a process's /proc/PID/cgroup, in buf: how many. */
+static size_t pid_lines(pid_t pid, char *buf, size_t size, struct cgroup_line *lines, size_t max)
+{
+	char path[64];
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	len = sysroot_read_small(path, buf, size);
+	if (len <= 0 || (size_t)len >= size - 1) /* gone, or cut: nothing rather than a path cut short */
+		return 0;
+	return container_cgroup_lines(buf, (size_t)len, known_hierarchies(), lines, max);
+}
+
+static char *cgroup_buffer(void)
+{
+	static char *buf;
+
+	if (!buf)
+		buf = xcalloc(1, PROC_CGROUP_MAX);
+	return buf;
+}
+
+const struct container *container_of_pid(pid_t pid)
+{
+	struct cgroup_line lines[33];
+	size_t n = pid_lines(pid, cgroup_buffer(), PROC_CGROUP_MAX, lines, sizeof(lines) / sizeof(lines[0]));
+
+	for (size_t i = 0; i < n; i++) {
+		const struct container *c = container_of_path(lines[i].version, lines[i].controllers, lines[i].path, lines[i].len);
+
+		if (c)
+			return c;
+	}
+	return NULL;
+}
+
+/* The container of a cgroup id in a table of ids, found in the hierarchy at mount (a walk of it) when new. */
+static const struct container *by_id(struct key_map *table, uint64_t id, int version, const char *controllers,
+				     const char *mount, pid_t pid)
+{
+	void *value = key_map_get(table, &id, sizeof(id));
+	struct entry *e = NULL;
+	char path[4096];
+	bool found = false;
+
+	if (value == NONE)
+		return NULL;
+	if (value)
+		return &fresh(value)->c;
+	/* The process's own path first, if it is that cgroup still: one stat, not a walk. */
+	if (pid > 0) {
+		struct cgroup_line lines[33];
+		size_t n = pid_lines(pid, cgroup_buffer(), PROC_CGROUP_MAX, lines, sizeof(lines) / sizeof(lines[0]));
+
+		for (size_t i = 0; i < n && !found; i++) {
+			char full[8192];
+			struct stat st;
+
+			if (lines[i].version != version || (version == 1 && strcmp(lines[i].controllers, controllers)) ||
+			    lines[i].len >= sizeof(path))
+				continue;
+			if (sysroot_path(full, sizeof(full), "%s%.*s", mount, (int)lines[i].len, lines[i].path) &&
+			    stat(full, &st) == 0 && st.st_ino == id) {
+				e = path_entry(version, controllers, lines[i].path, lines[i].len);
+				found = true;
+			}
+		}
+	}
+	if (!found && memcg_path_of_id(mount, id, path, sizeof(path)))
+		e = path_entry(version, controllers, path, strlen(path));
+	key_map_put(table, &id, sizeof(id), e ? (void *)e : NONE);
+	return e ? &e->c : NULL;
+}
+
+const struct container *container_of_cgroup(uint64_t cgroup)
+{
+	if (!cgroup || !memcg_v2_mounted())
+		return NULL;
+	return by_id(&ids, cgroup, 2, "", memcg_v2_mount(), 0);
+}
+
+const struct container *container_of_process(pid_t pid, uint64_t cgroup, uint64_t memcg)
+{
+	const struct container *c = NULL;
+	const struct cgroup_hierarchies *known = known_hierarchies();
+
+	if (cgroup && memcg_v2_mounted())
+		c = by_id(&ids, cgroup, 2, "", memcg_v2_mount(), pid);
+	/* A hybrid machine's containers may be in its v1 hierarchies only (docker's cgroupfs driver). */
+	if (!c && pid > 0 && (!cgroup || !known || known->count))
+		c = container_of_pid(pid);
+	if (!c && memcg && memcg_v1_memory_mount()[0])
+		c = by_id(&memcgs, memcg, 1, "memory", memcg_v1_memory_mount(), 0);
+	return c;
+}
+
+/* ---- Forgetting ------------------------------------------------------------------------------------- */
+
+void container_cache_free(void)
+{
+	const void *key;
+	size_t len, i = 0;
+	void *value;
+
+	while (key_map_next(&entries, &i, &key, &len, &value))
+		free(value);
+	i = 0;
+	while (key_map_next(&podman_files, &i, &key, &len, &value)) {
+		podman_file_clear(value);
+		free(value);
+	}
+	key_map_free(&entries);
+	key_map_free(&paths);
+	key_map_free(&ids);
+	key_map_free(&memcgs);
+	key_map_free(&podman_files);
+	hierarchies_read = false;
+}
+
+void container_cache_trim(void)
+{
+	if (entries.count > CACHE_MAX || paths.count > CACHE_MAX || ids.count > CACHE_MAX || memcgs.count > CACHE_MAX ||
+	    podman_files.count > 64)
+		container_cache_free();
+}
