@@ -108,7 +108,7 @@ def measure(feature, mechanism, command, env, workload, ready, counted=None):
     says = "-"
     if counted:
         sums = [counted(l) for t, l in lines if t > began]
-        says = "%d hits, %d misses" % (sum(h for h, _ in sums), sum(m for _, m in sums))
+        says = "%d hits, %d misses (truth %s)" % (sum(h for h, _ in sums), sum(m for _, m in sums), truth)
     runs = ns = 0
     parts = []
     for pid_, (t1, c1) in sorted(after.items()):
@@ -119,8 +119,8 @@ def measure(feature, mechanism, command, env, workload, ready, counted=None):
             parts.append("%s %d x %.0f ns" % (known.get(pid_, pid_), c1 - c0, (t1 - t0) / (c1 - c0)))
     if not parts:
         parts = ["%d programs, none ran" % len(after)]
-    print("| %s | %s | %s | %d %s | %s (truth %s) | %d | %.0f | %s |" % (
-        release, feature, mechanism, events, unit, says, truth, runs, ns / events if events else 0, "; ".join(parts)))
+    print("| %s | %s | %s | %d %s | %s | %d | %.0f | %s |" % (
+        release, feature, mechanism, events, unit, says, runs, ns / events if events else 0, "; ".join(parts)))
     sys.stdout.flush()
 
 def json_counts(line):
@@ -153,7 +153,7 @@ for m in ("tracepoints", "fentry", "kprobes"):
             {"IOLENS_CACHE_MECHANISM": m}, read_twice, first_json("mechanism", m), json_counts)
 for m in ("block_io_start", "block_getrq"):
     measure("block I/O (iolens biotop)", m, [IOLENS, "biotop", "--json", "1"],
-            {"IOLENS_BIO_MECHANISM": m}, direct_reads, first_json("mode", m))
+            {"IOLENS_BIO_MECHANISM": m}, direct_reads, first_json("mechanism", m))
 
 # bcc's cachestat: kprobes on the page-cache functions, its C compiled here against the headers.
 tool = "/usr/sbin/cachestat-bpfcc"
