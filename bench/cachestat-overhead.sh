@@ -7,9 +7,10 @@ usage="usage: ${0##*/} [--size SIZE] [--rounds N] [--reader dd|read|both] [DIR]
   once so that it is in the page cache, then ROUNDS times, the configurations alternating (which
   goes first moves on by one every round), reads it whole with 4k reads:
     none       no tracer
-    floor      an eBPF program that does nothing, on the tracepoint of cachestat's on_read: what
-               any program there costs (built here with clang and libbpf when make has made
-               build/bpf/vmlinux.h; left out, said so, otherwise)
+    floor      an eBPF program that does nothing, where cachestat sees reads (the tracepoint
+               mm_filemap_get_pages, or fentry or a kprobe on filemap_read, as cachestat's
+               mechanism is): what any program there costs (built here with clang and libbpf
+               when make has made build/bpf/vmlinux.h; left out, said so, otherwise)
     cachestat  iolens cachestat 1             (system-wide counts)
     cachetop   iolens cachetop 1 >file        (per process, plain rows)
     files      iolens cachetop --files 1 >file (per file)
@@ -36,7 +37,9 @@ DIR: where the test directory is made (default: \$TMPDIR when set and not on tmp
   there at the start: a rebuild during the run does not change what is measured.
 env: SIZE (default 1G; K, M, G are powers of 1024), ROUNDS (default 5), READER (both, dd or read;
   default both), IOLENS (default ./iolens of this repository), PROG_STATS (1, default, or 0),
-  QUIET_WAIT (seconds, default 60), CC (default cc); the options win."
+  QUIET_WAIT (seconds, default 60), CC (default cc), IOLENS_CACHE_MECHANISM (tracepoints, fentry or
+  kprobes: what cachestat and cachetop count with, and where the floor is; default theirs); the
+  options win."
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 IOLENS=${IOLENS:-$repo/iolens}
@@ -205,8 +208,13 @@ iolens_source=$IOLENS
 cp "$IOLENS" "$work/iolens" || die "cannot copy $IOLENS to $work"
 IOLENS=$work/iolens
 
-# The floor: what any eBPF program on the read path costs here, one that does nothing, attached to
-# the same tracepoint as cachestat's on_read (mm_filemap_get_pages) the same way (tp_btf).
+# How cachestat sees reads here (IOLENS_CACHE_MECHANISM, or the one it chooses).
+mechanism=$("$IOLENS" cachestat --json 0.1 1 2>"$work/mechanism.err" |
+	python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["mechanism"] or "")') || mechanism=""
+[[ -n $mechanism ]] || die "iolens cachestat does not count with eBPF here: $(head -n 1 "$work/mechanism.err")"
+
+# The floor: what any eBPF program on the read path costs here, one that does nothing, attached
+# where cachestat's read program is, the same way (tp_btf, fentry or kprobe).
 floor=""
 vmlinux_h=$repo/build/bpf/vmlinux.h
 if command -v "${CLANG:-clang}" >/dev/null && [[ -r $vmlinux_h ]] && pkg-config --exists libbpf 2>/dev/null; then
@@ -216,7 +224,17 @@ if command -v "${CLANG:-clang}" >/dev/null && [[ -r $vmlinux_h ]] && pkg-config 
 #include <bpf/bpf_tracing.h>
 char LICENSE[] SEC("license") = "GPL";
 SEC("tp_btf/mm_filemap_get_pages")
-int BPF_PROG(nothing, struct address_space *mapping, unsigned long index, unsigned long last_index)
+int BPF_PROG(tracepoints)
+{
+	return 0;
+}
+SEC("fentry/filemap_read")
+int BPF_PROG(fentry)
+{
+	return 0;
+}
+SEC("kprobe/filemap_read")
+int BPF_KPROBE(kprobes)
 {
 	return 0;
 }
@@ -225,18 +243,22 @@ EOF
 #include <bpf/libbpf.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 static void quit(int signo) { (void)signo; }
 int main(int argc, char **argv)
 {
-	struct bpf_object *object = argc == 2 ? bpf_object__open_file(argv[1], NULL) : NULL;
+	struct bpf_object *object = argc == 3 ? bpf_object__open_file(argv[1], NULL) : NULL;
 	struct bpf_program *program;
 
 	signal(SIGINT, quit);
+	if (object) /* only the program named: one mechanism's */
+		bpf_object__for_each_program(program, object)
+			bpf_program__set_autoload(program, !strcmp(bpf_program__name(program), argv[2]));
 	if (!object || bpf_object__load(object))
-		return fprintf(stderr, "floor: cannot load %s\n", argc == 2 ? argv[1] : "?"), 1;
+		return fprintf(stderr, "floor: cannot load %s\n", argc == 3 ? argv[1] : "?"), 1;
 	bpf_object__for_each_program(program, object)
-		if (!bpf_program__attach(program))
+		if (bpf_program__autoload(program) && !bpf_program__attach(program))
 			return fprintf(stderr, "floor: cannot attach\n"), 1;
 	printf("attached\n");
 	fflush(stdout);
@@ -245,7 +267,9 @@ int main(int argc, char **argv)
 	return 0;
 }
 EOF
-	if "${CLANG:-clang}" -g -O2 -target bpf -I"$(dirname "$vmlinux_h")" -c "$work/floor.bpf.c" -o "$work/floor.bpf.o" 2>"$work/floor.err" &&
+	bpf_arch=$(uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/; s/ppc64le/powerpc/; s/s390x/s390/')
+	if "${CLANG:-clang}" -g -O2 -target bpf -D__TARGET_ARCH_"$bpf_arch" -I"$(dirname "$vmlinux_h")" -c "$work/floor.bpf.c" \
+		-o "$work/floor.bpf.o" 2>"$work/floor.err" &&
 		"$CC" -O2 -o "$work/floor" "$work/floor.c" $(pkg-config --cflags --libs libbpf) 2>>"$work/floor.err"; then
 		floor=$work/floor
 	fi
@@ -257,7 +281,7 @@ configs=(none cachestat cachetop files)
 set_tracer_argv() {
 	case $1 in
 	none) argv=() ;;
-	floor) argv=("$floor" "$work/floor.bpf.o") ;;
+	floor) argv=("$floor" "$work/floor.bpf.o" "$mechanism") ;;
 	cachestat) argv=("$IOLENS" cachestat 1) ;;
 	cachetop) argv=("$IOLENS" cachetop 1) ;;
 	files) argv=("$IOLENS" cachetop --files 1) ;;
@@ -266,7 +290,7 @@ set_tracer_argv() {
 describe_tracer() {
 	local argv
 	set_tracer_argv "$1"
-	if [[ $1 == floor ]]; then echo "an eBPF program that does nothing, on the tracepoint of cachestat's on_read"
+	if [[ $1 == floor ]]; then echo "an eBPF program that does nothing, where cachestat sees reads ($mechanism)"
 	elif ((${#argv[@]})); then echo "iolens ${argv[*]:1} >file &"; else echo "(no tracer)"; fi
 }
 describe_reader() {
@@ -375,6 +399,7 @@ start_s=$SECONDS
 src_dev=$(findmnt -n -o SOURCE,FSTYPE -T "$work" 2>/dev/null | head -n 1 | awk '{ print $2 " on " $1 }') || true
 echo "cachestat-overhead: iolens = $iolens_source ($iolens_version$built, copied at the start)," \
 	"$(nproc) cpus, kernel $(uname -r), load average $(cut -d ' ' -f 1-3 /proc/loadavg) at the start"
+echo "cachestat and cachetop see reads with $mechanism (IOLENS_CACHE_MECHANISM=${IOLENS_CACHE_MECHANISM:-})"
 echo "file F: $((size_bytes >> 20)) MiB in $work (${src_dev:-$fs_type}), $reads reads of 4 KiB;" \
 	"$ROUNDS rounds, the configurations alternating"
 
@@ -452,7 +477,7 @@ print("      cachestat / none: " + ", ".join(f"{rd} {ratios[rd]:.3f}x" for rd in
 print("      no goal, for information: " + ", ".join(f"{c} / none {rd} {wall[c, rd] / wall['none', rd]:.3f}x"
                                                    for c in ("cachetop", "files") for rd in readers))
 if "floor" in configs:
-    print("the floor, an eBPF program that does nothing on the same tracepoint: " +
+    print("the floor, an eBPF program that does nothing where cachestat sees reads: " +
           ", ".join(f"{rd} {wall['floor', rd] / wall['none', rd]:.3f}x of none" for rd in readers))
     print("      what counting adds above it (config / floor): " +
           ", ".join(f"{c} {rd} {wall[c, rd] / wall['floor', rd]:.3f}x" for c in ("cachestat", "cachetop", "files")

@@ -15,6 +15,7 @@ const volatile bool per_file = false;
 const volatile __u32 only_tgid = 0; /* 0: every process */
 const volatile __u32 nr_cpus = 1;   /* possible cpus, for a process's mapped pages */
 const volatile __u32 page_shift = 12;
+const volatile bool split_counts = false; /* threads keep their mapped pages apart (before Linux 6.2) */
 
 #define MAX_CPUS 1024
 
@@ -111,6 +112,12 @@ struct thread_state {
 	__u64 pending_mapping, pending; /* which pages: in the map unread */
 	__u64 added_mapping, added_index, added_pages;
 	__u64 fault_mapping, fault_ns, mapped_mapping, mapped_unnamed;
+	/* Kernels before 6.2 (split_counts): the fault in progress, its file and the thread's own
+	 * count of file pages mapped when it began; what the thread folds in while it runs is
+	 * taken off; `folding`: the rss_stat event of that fold is not a mapping. */
+	__u64 window_mapping;
+	__s64 window_base;
+	__u64 folding;
 	/* Counts since the thread began, and how far they were handed over. */
 	struct cache_counters counted, handed;
 	__u64 file_mapping, file_ino; /* the file the counts since handed belong to */
@@ -373,20 +380,46 @@ static __always_inline void name_mapped(struct thread_state *state, struct addre
 }
 
 /*
- * The read path: [index, last_index] of a file returned to a read(2), sendfile or splice.
+ * The read path: [first, last] of a file returned to a read(2), sendfile or splice.
  * The kernel serves a read in batches and reports each with the read's same last page and a
  * later first one: those pages were counted with the first batch. A read that begins in the
  * page where the thread's previous one ended does not count that page twice (the kernel marks
  * it accessed once too). Every other read counts every page it returns, again and again: a
- * second pass, random reads, a backward scan are real accesses. Pages past the end of the file
- * (a read asking for more than there is) are not pages read. tmpfs and shmem have their own
+ * second pass, random reads, a backward scan are real accesses. tmpfs and shmem have their own
  * read path: what arrives here is a cache.
+ */
+static __always_inline void pages_read(struct address_space *mapping, __u64 first, __u64 last)
+{
+	struct thread_state *state = thread_state(true);
+
+	if (state) {
+		__u64 begins = first;
+
+		if (state->mapped_unnamed)
+			name_mapped(state, 0, false);
+		if (state->read_mapping == (__u64)mapping) {
+			if (last == state->read_last && first > state->read_first && first <= state->read_last) {
+				state->read_first = first; /* the same read, its next batch */
+				return;
+			}
+			if (first == state->read_last && last > first)
+				first++; /* the page the previous read ended in */
+		}
+		state->read_mapping = (__u64)mapping;
+		state->read_first = begins;
+		state->read_last = last;
+	}
+	accessed(state, false, first, last - first + 1, mapping);
+}
+
+/*
+ * filemap_get_pages reports [index, last_index] of a read. Pages past the end of the file (a
+ * read asking for more than there is) are not pages read.
  */
 SEC("tp_btf/mm_filemap_get_pages")
 int BPF_PROG(on_read, struct address_space *mapping, unsigned long index, unsigned long last_index)
 {
 	__u64 first = index, last = last_index;
-	struct thread_state *state;
 
 	if (!counted_here() || last < first)
 		return 0;
@@ -398,25 +431,64 @@ int BPF_PROG(on_read, struct address_space *mapping, unsigned long index, unsign
 		if (last > (__u64)(size - 1) >> page_shift)
 			last = (__u64)(size - 1) >> page_shift;
 	}
-	state = thread_state(true);
-	if (state) {
-		if (state->mapped_unnamed)
-			name_mapped(state, 0, false);
-		if (state->read_mapping == (__u64)mapping) {
-			if (last == state->read_last && first > state->read_first && first <= state->read_last) {
-				state->read_first = first; /* the same read, its next batch */
-				return 0;
-			}
-			if (first == state->read_last && last > first)
-				first++; /* the page the previous read ended in */
-		}
-		state->read_mapping = (__u64)mapping;
-		state->read_first = index;
-		state->read_last = last;
-	}
-	accessed(state, false, first, last - first + 1, mapping);
+	pages_read(mapping, first, last);
 	return 0;
 }
+
+/*
+ * A handler run as a function begins, by two programs, of which the collector loads one: NAME_fentry
+ * (BPF trampolines) and NAME_kprobe (where the kernel has none). The handler reads what it needs
+ * of the arguments with probe reads, as kprobes must.
+ */
+#define ON_ENTRY(function, name, handler, ...)                 \
+	SEC("fentry/" #function)                               \
+	int BPF_PROG(name##_fentry, __VA_ARGS__)                \
+	{                                                      \
+		handler;                                       \
+		return 0;                                      \
+	}                                                      \
+	SEC("kprobe/" #function)                               \
+	int BPF_KPROBE(name##_kprobe, __VA_ARGS__)              \
+	{                                                      \
+		handler;                                       \
+		return 0;                                      \
+	}
+
+/*
+ * Without that tracepoint (before Linux 6.9): the same range, from the functions that call
+ * filemap_get_pages, as they begin: filemap_read (read(2), and splice before 6.5) and
+ * filemap_splice_read (splice, sendfile, copy_file_range since 6.5). A read of count bytes at
+ * pos is the pages of [pos, pos + count) inside the file, as filemap_get_pages reports them;
+ * its batches are one call here. Read with probe reads: kprobes get plain pointers.
+ */
+static __always_inline void read_call(struct file *file, __u64 pos, __u64 count)
+{
+	struct address_space *mapping = BPF_CORE_READ(file, f_mapping);
+	long long size = BPF_CORE_READ(mapping, host, i_size);
+	__u64 end;
+
+	if (!count || size <= 0 || pos >= (__u64)size || !counted_here())
+		return;
+	end = pos + count < (__u64)size ? pos + count : (__u64)size;
+	pages_read(mapping, pos >> page_shift, (end - 1) >> page_shift);
+}
+
+static __always_inline void read_iter_call(struct kiocb *iocb, struct iov_iter *iter)
+{
+	read_call(BPF_CORE_READ(iocb, ki_filp), BPF_CORE_READ(iocb, ki_pos), BPF_CORE_READ(iter, count));
+}
+
+static __always_inline void splice_call(struct file *in, loff_t *ppos, size_t len)
+{
+	loff_t pos = 0;
+
+	bpf_probe_read_kernel(&pos, sizeof(pos), ppos); /* the caller has cut len to the pipe's room */
+	read_call(in, pos, len);
+}
+
+ON_ENTRY(filemap_read, read, read_iter_call(iocb, iter), struct kiocb *iocb, struct iov_iter *iter)
+ON_ENTRY(filemap_splice_read, splice, splice_call(in, ppos, len), struct file *in, loff_t *ppos,
+	 struct pipe_inode_info *pipe, size_t len)
 
 /* ---- Misses, evictions, refaults, dirties ------------------------------------------------- */
 
@@ -584,13 +656,33 @@ static __always_inline bool learn_cpu_offsets(void)
 	return true;
 }
 
+/*
+ * Until Linux 6.2 an address space's counts were atomics, and each thread kept what it mapped
+ * apart, folding it in every 64 faults and at its exit (rss_stat fires then): the count here
+ * is what was folded in.
+ */
+struct mm_rss_stat___atomic {
+	atomic_long_t count[4];
+} __attribute__((preserve_access_index));
+struct mm_struct___atomic {
+	struct mm_rss_stat___atomic rss_stat;
+} __attribute__((preserve_access_index));
+
 /* The exact count, as percpu_counter_sum: the shared part and every cpu's part not yet folded in. */
 static __always_inline __u64 file_pages_mapped(struct mm_struct *mm)
 {
-	struct percpu_counter *counter = &mm->rss_stat[MM_FILEPAGES];
-	__s64 sum = counter->count;
-	__u64 counters = address_of(counter->counters);
+	struct mm_struct___atomic *old = (void *)mm;
+	struct percpu_counter *counter;
+	__u64 counters;
+	__s64 sum;
 
+	if (bpf_core_field_exists(old->rss_stat.count)) {
+		sum = BPF_CORE_READ(old, rss_stat.count[MM_FILEPAGES].counter);
+		return sum > 0 ? sum : 0;
+	}
+	counter = &mm->rss_stat[MM_FILEPAGES];
+	sum = counter->count;
+	counters = address_of(counter->counters);
 	for (__u32 cpu = 0; cpu < MAX_CPUS && cpu < nr_cpus; cpu++) {
 		__s32 value = 0;
 
@@ -630,6 +722,13 @@ int BPF_PROG(on_rss, struct mm_struct *mm, int member)
 	if (now <= before || mm != bpf_get_current_task_btf()->mm)
 		return 0;
 	pages = now - before;
+	if (split_counts) { /* a thread folding in its own count: its faults counted them (fault_window) */
+		state = thread_state(false);
+		if (state && state->folding) {
+			state->folding = 0;
+			return 0;
+		}
+	}
 	state = thread_state(true);
 	if (!state)
 		return 0;
@@ -645,6 +744,96 @@ int BPF_PROG(on_rss, struct mm_struct *mm, int member)
 	} else {
 		state->mapped_unnamed += pages; /* fault-around: mm_filemap_map_pages follows */
 	}
+	return 0;
+}
+
+/*
+ * Before Linux 6.2 a thread counts the pages it maps in its own task->rss_stat, and folds that
+ * into its address space's count every 64 faults and as it exits (sync_mm_rss, which fires
+ * rss_stat): pages mapped seen only then would be given, in bulk, to whatever file the thread
+ * faults on at that moment. Instead each fault of a file mapping is a window: the pages it
+ * mapped are how much the thread's own count grew from its start (handle_mm_fault) to its end,
+ * the vma's file named from the start. A fold inside the window (it happens as a fault begins)
+ * is taken off the base. rss_stat still counts what is added to the address space's count
+ * directly (a whole 2 MiB folio mapped at once), and not the folds.
+ */
+struct task_rss_stat___split {
+	int count[4];
+} __attribute__((preserve_access_index));
+struct task_struct___split {
+	struct task_rss_stat___split rss_stat;
+} __attribute__((preserve_access_index));
+
+static __always_inline __s64 own_file_pages(void)
+{
+	struct task_struct___split *task = (void *)bpf_get_current_task_btf();
+
+	return BPF_CORE_READ(task, rss_stat.count[MM_FILEPAGES]);
+}
+
+static __always_inline void fault_begins(struct vm_area_struct *vma)
+{
+	struct address_space *mapping = BPF_CORE_READ(vma, vm_file, f_mapping);
+	struct thread_state *state;
+
+	if (!mapping || (void *)BPF_CORE_READ(vma, vm_mm) != (void *)bpf_get_current_task_btf()->mm ||
+	    !counted_here() || !cache_mapping(mapping)) {
+		state = thread_state(false);
+		if (state)
+			state->window_mapping = 0;
+		return;
+	}
+	state = thread_state(true);
+	if (!state)
+		return;
+	state->window_mapping = (__u64)mapping;
+	state->window_base = own_file_pages();
+}
+
+static __always_inline void fault_ends(void)
+{
+	struct thread_state *state = thread_state(false);
+	__s64 pages;
+
+	if (!state || !state->window_mapping)
+		return;
+	pages = own_file_pages() - state->window_base;
+	if (pages > 0) {
+		name_mapped(state, 0, false);
+		state->mapped_mapping = state->window_mapping;
+		accessed(state, true, 0, pages, (struct address_space *)state->window_mapping);
+	}
+	state->window_mapping = 0;
+}
+
+static __always_inline void folds(void)
+{
+	__s64 pages = own_file_pages();
+	struct thread_state *state;
+
+	if (!pages || !counted_here())
+		return;
+	state = thread_state(true);
+	if (!state)
+		return;
+	state->window_base -= pages; /* that count goes to 0 */
+	state->folding = 1;
+}
+
+ON_ENTRY(handle_mm_fault, window, fault_begins(vma), struct vm_area_struct *vma)
+ON_ENTRY(sync_mm_rss, fold, folds(), struct mm_struct *mm)
+
+SEC("fexit/handle_mm_fault")
+int BPF_PROG(window_fexit)
+{
+	fault_ends();
+	return 0;
+}
+
+SEC("kretprobe/handle_mm_fault")
+int BPF_KRETPROBE(window_kretprobe)
+{
+	fault_ends();
 	return 0;
 }
 
@@ -667,24 +856,46 @@ int BPF_PROG(on_map_pages, struct address_space *mapping, unsigned long index, u
 	return 0;
 }
 
-SEC("tp_btf/mm_filemap_fault")
-int BPF_PROG(on_fault, struct address_space *mapping, unsigned long index)
+/* A fault a file handles: the pages mapped next (rss_stat) are that file's. */
+static __always_inline void faulting(struct address_space *mapping)
 {
-	struct thread_state *state;
-	__u64 ino;
-	__u32 dev;
+	struct thread_state *state = thread_state(true);
 
-	if (!counted_here() || !file_of(mapping, &dev, &ino))
-		return 0;
-	state = thread_state(true);
 	if (!state)
-		return 0;
+		return;
 	name_mapped(state, mapping, false);
 	state->read_mapping = 0;
 	state->fault_mapping = (__u64)mapping;
 	state->fault_ns = bpf_ktime_get_ns();
+}
+
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(on_fault, struct address_space *mapping, unsigned long index)
+{
+	__u64 ino;
+	__u32 dev;
+
+	if (counted_here() && file_of(mapping, &dev, &ino))
+		faulting(mapping);
 	return 0;
 }
+
+/*
+ * Without the filemap fault tracepoints (before Linux 6.9): filemap_fault, where
+ * mm_filemap_fault is, and filemap_map_pages (fault-around), as they begin: the pages
+ * mapped until the next event are that file's. (mm_filemap_map_pages comes after
+ * fault-around has mapped; naming the file before it does gives the same pages to it.)
+ */
+static __always_inline void fault_call(struct vm_fault *vmf)
+{
+	struct address_space *mapping = BPF_CORE_READ(vmf, vma, vm_file, f_mapping);
+
+	if (counted_here() && cache_mapping(mapping))
+		faulting(mapping);
+}
+
+ON_ENTRY(filemap_fault, fault, fault_call(vmf), struct vm_fault *vmf)
+ON_ENTRY(filemap_map_pages, map_pages, fault_call(vmf), struct vm_fault *vmf)
 
 /* ---- Processes ---------------------------------------------------------------------------- */
 

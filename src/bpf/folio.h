@@ -2,6 +2,11 @@
 #ifndef IOLENS_BPF_FOLIO_H
 #define IOLENS_BPF_FOLIO_H
 
+/* Linux 6.1 to 6.14 name the pages of a large folio _folio_nr_pages (6.1 keeps its order apart from _flags_1). */
+struct folio___nr_pages {
+	unsigned int _folio_nr_pages;
+} __attribute__((preserve_access_index));
+
 /* The pages of a folio: 2^order for a large one (ext4 and others add large folios). */
 static __always_inline __u64 folio_nr(struct folio *folio)
 {
@@ -12,6 +17,8 @@ static __always_inline __u64 folio_nr(struct folio *folio)
 		return 1;
 	if (bpf_core_field_exists(folio->_nr_pages))
 		return BPF_CORE_READ(folio, _nr_pages);
+	if (bpf_core_field_exists(((struct folio___nr_pages *)folio)->_folio_nr_pages))
+		return BPF_CORE_READ((struct folio___nr_pages *)folio, _folio_nr_pages);
 	return 1ull << (BPF_CORE_READ(folio, _flags_1) & 0xff);
 }
 
@@ -29,6 +36,14 @@ static __always_inline void cache_file_of(struct address_space *mapping, __u32 *
 
 	*dev = BPF_CORE_READ(host, i_sb, s_dev);
 	*ino = BPF_CORE_READ(host, i_ino);
+}
+
+/* Whether a mapping is a file's cache (not tmpfs), read with probe reads (kprobes get plain pointers). */
+static __always_inline bool cache_mapping(struct address_space *mapping)
+{
+	struct inode *host = BPF_CORE_READ(mapping, host);
+
+	return host && BPF_CORE_READ(host, i_sb, s_magic) != TMPFS_MAGIC_NUMBER;
 }
 
 /*

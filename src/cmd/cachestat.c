@@ -16,7 +16,7 @@
 
 /* The columns: bcc's in the table, the JSON line's keys (and CSV's header, the same) in their order. */
 enum column {
-	C_TIME, C_TIME_NS, C_INTERVAL_NS, C_MODE, C_HITS, C_MISSES, C_DIRTIES, C_HIT_RATIO, C_BUFFERS, C_CACHED,
+	C_TIME, C_TIME_NS, C_INTERVAL_NS, C_MODE, C_MECHANISM, C_HITS, C_MISSES, C_DIRTIES, C_HIT_RATIO, C_BUFFERS, C_CACHED,
 	C_EVICTIONS, C_ACCESSES, C_READS, C_MAPS, C_REFAULTS, C_COUNT
 };
 
@@ -29,6 +29,8 @@ static const struct out_column columns[C_COUNT] = {
 	[C_INTERVAL_NS] = { "interval_ns", "INTERVAL", NULL, OUT_SEC, true, "the time the line covers, measured",
 			    .where = OUT_DATA_ONLY },
 	[C_MODE] = { "mode", "MODE", NULL, OUT_TEXT, true, "ebpf, or procfs for estimates", .where = OUT_DATA_ONLY },
+	[C_MECHANISM] = { "mechanism", "MECHANISM", NULL, OUT_TEXT, true, "ebpf's: tracepoints, fentry or kprobes",
+			  .where = OUT_DATA_ONLY },
 	[C_HITS] = { "hits", "HITS", NULL, OUT_COUNT, true, "pages read or mapped that were cached", .width = 8 },
 	[C_MISSES] = { "misses", "MISSES", NULL, OUT_COUNT, true, "pages added to the cache", .width = 8 },
 	[C_DIRTIES] = { "dirties", "DIRTIES", NULL, OUT_COUNT, true, "pages dirtied", .width = 8 },
@@ -87,6 +89,9 @@ struct totals_sample {
 	struct meminfo meminfo;
 };
 
+/* Without eBPF: pgpgin's misses less O_DIRECT holders' reads. */
+static struct cache_estimate estimate;
+
 static int take_sample(struct cache_mode *mode, struct totals_sample *out)
 {
 	int rc;
@@ -97,7 +102,7 @@ static int take_sample(struct cache_mode *mode, struct totals_sample *out)
 		return cachestat_totals(&out->counters);
 	rc = vmstat_read(&out->vmstat);
 	if (rc == 0)
-		cache_counters_from_vmstat(&out->vmstat, &out->counters);
+		cache_counters_from_vmstat(&out->vmstat, &estimate, &out->counters);
 	mode->evictions_unknown = rc != 0 || out->vmstat.pgsteal_file == PROCFS_UNKNOWN;
 	mode->refaults_unknown = rc != 0 || out->vmstat.workingset_refault_file == PROCFS_UNKNOWN;
 	return rc;
@@ -115,6 +120,8 @@ static void add_line(struct out_table *table, const struct cache_mode *mode, con
 	out_set_count(row, C_TIME_NS, now);
 	out_set_count(row, C_INTERVAL_NS, interval_ns);
 	out_set_text(row, C_MODE, mode->bpf ? "ebpf" : "procfs");
+	if (mode->mechanism)
+		out_set_text(row, C_MECHANISM, mode->mechanism);
 	out_set_count_if(row, C_HITS, hits, hits_known);
 	out_set_count(row, C_MISSES, d->misses);
 	out_set_count(row, C_DIRTIES, d->dirties);
@@ -168,7 +175,7 @@ int cmd_cachestat(int argc, char **argv)
 	stop_on_signals();
 	cache_mode_start(&bpf_options, &mode,
 			 "/proc/vmstat, where hits cannot be told apart, misses count every page read from a disk "
-			 "and evictions only what reclaim took");
+			 "but by processes holding an O_DIRECT descriptor, and evictions only what reclaim took");
 	if (take_sample(&mode, &previous) != 0) {
 		warn_msg("cannot read the page-cache counters");
 		cachestat_stop();
@@ -212,5 +219,6 @@ int cmd_cachestat(int argc, char **argv)
 	}
 	out_table_free(table);
 	cachestat_stop();
+	cache_estimate_free(&estimate);
 	return rc;
 }

@@ -45,8 +45,11 @@ void cache_mode_start(const struct cachestat_options *bpf_options, struct cache_
 	int rc = cachestat_start(bpf_options, &mode->why);
 
 	mode->bpf = rc == 0;
+	mode->mechanism = cachestat_mechanism();
 	if (!mode->bpf)
 		warn_msg("no eBPF (%s): estimating from %s", mode->why, fallback);
+	else if (cachestat_caveat())
+		warn_msg("counting with %s: %s", mode->mechanism, cachestat_caveat());
 }
 
 void cache_mode_fallback(struct cache_mode *mode, const char *why, const char *fallback)
@@ -56,13 +59,29 @@ void cache_mode_fallback(struct cache_mode *mode, const char *why, const char *f
 	warn_msg("no eBPF (%s): estimating from %s", mode->why, fallback);
 }
 
-void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_counters *out)
+void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_estimate *estimate, struct cache_counters *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->misses = vmstat->pgpgin != PROCFS_UNKNOWN ? vmstat->pgpgin / 4 : 0;
+	if (estimate) {
+		uint64_t direct_pages;
+
+		direct_reads_update(&estimate->direct);
+		direct_pages = estimate->direct.bytes / 4096;
+		out->misses = out->misses > direct_pages ? out->misses - direct_pages : 0;
+		if (out->misses < estimate->misses) /* read after vmstat, or what pgpgin never had (NFS, FUSE) */
+			out->misses = estimate->misses;
+		estimate->misses = out->misses;
+	}
 	out->dirties = vmstat->nr_dirtied != PROCFS_UNKNOWN ? vmstat->nr_dirtied : 0;
 	out->evictions = vmstat->pgsteal_file != PROCFS_UNKNOWN ? vmstat->pgsteal_file : 0;
 	out->refaults = vmstat->workingset_refault_file != PROCFS_UNKNOWN ? vmstat->workingset_refault_file : 0;
+}
+
+void cache_estimate_free(struct cache_estimate *estimate)
+{
+	direct_reads_free(&estimate->direct);
+	estimate->misses = 0;
 }
 
 void container_columns_show(struct out_column *columns, size_t first, bool shown)

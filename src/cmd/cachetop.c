@@ -16,6 +16,7 @@
 #include "collect/cachestat.h"
 #include "collect/inode_names.h"
 #include "collect/memcg.h"
+#include "collect/proc_io_rounds.h"
 #include "collect/procfs.h"
 #include "collect/sysroot.h"
 #include "common/signals.h"
@@ -31,7 +32,7 @@ static const char *const sort_titles[SORT_COUNT] = { "PID", "UID", "CMD", "HITS"
 
 /* The columns: the table's for people, the JSON line's keys (and CSV's header, the same) in their order. */
 enum column {
-	C_TIME_NS, C_INTERVAL_NS, C_MODE, C_BUFFERS, C_CACHED, C_DROPPED, /* the interval's own */
+	C_TIME_NS, C_INTERVAL_NS, C_MODE, C_MECHANISM, C_BUFFERS, C_CACHED, C_DROPPED, /* the interval's own */
 	C_PID, C_USER, C_UID, C_COMM, C_FILE, C_CGROUP,                    /* the row's name, by --files, --cgroup */
 	C_CONTAINER,                                                        /* its container: CONTAINER_COLUMNS of them */
 	C_HITS = C_CONTAINER + CONTAINER_COLUMNS, C_MISSES, C_DIRTIES, C_READ_HIT, C_WRITE_HIT, C_ACCESSES, C_READS,
@@ -44,6 +45,8 @@ static const struct out_column all_columns[C_COUNT] = {
 	[C_INTERVAL_NS] = { "interval_ns", "INTERVAL", NULL, OUT_SEC, true, "the time the rows cover, measured",
 			    .where = OUT_GROUP },
 	[C_MODE] = { "mode", "MODE", NULL, OUT_TEXT, true, "ebpf, or procfs for estimates", .where = OUT_GROUP },
+	[C_MECHANISM] = { "mechanism", "MECHANISM", NULL, OUT_TEXT, true, "ebpf's: tracepoints, fentry or kprobes",
+			  .where = OUT_GROUP },
 	[C_BUFFERS] = { "buffers_bytes", "BUFFERS", NULL, OUT_BYTES, true, "Buffers of /proc/meminfo",
 			.where = OUT_GROUP },
 	[C_CACHED] = { "cached_bytes", "CACHED", NULL, OUT_BYTES, true, "Cached of /proc/meminfo", .where = OUT_GROUP },
@@ -103,6 +106,7 @@ struct top {
 	struct cache_counters totals; /* the totals then, for the events dropped */
 	bool totals_known;
 	bool estimates; /* from /proc/PID/io: no accesses, refaults or evictions known */
+	const char *mechanism; /* with eBPF: tracepoints, fentry or kprobes */
 	uint64_t interval_ns; /* the time the rows cover */
 	struct out_column columns[C_COUNT]; /* all_columns, with the name columns of --files or --cgroup */
 	struct out_table *out; /* plain rows, CSV or JSON lines on stdout; NULL on the full screen */
@@ -277,9 +281,11 @@ static void gather_bpf(struct top *t)
 	free(procs);
 }
 
-/* Without eBPF: /proc/PID/io, read_bytes (from storage) against rchar (all reads): estimates. */
-static struct proc_io_sample *io_previous;
-static size_t io_nprevious;
+/*
+ * Without eBPF: /proc/PID/io, read_bytes (from storage) against rchar (all reads): estimates,
+ * round after round, a reaped child's counts taken off its parent (proc_io_rounds.h).
+ */
+static struct proc_io_rounds io_rounds;
 
 /*
  * The user of a process: the real uid of its status file's Uid: line, as eBPF counts it
@@ -312,57 +318,70 @@ static void replay_damaged(struct top *t, uint32_t pid, const char *files, int r
 	t->replay_damaged = true;
 }
 
+/*
+ * Every process is sampled, --pid or not: a child reaped meanwhile is taken off its parent only
+ * when it was seen. Pids in readdir's order, ascending in /proc: a parent before its children,
+ * so that a reap after the parent was read shows in it only next round (proc_io_rounds.c).
+ */
 static void gather_proc(struct top *t)
 {
+	uint64_t ticks = t->replay ? 0 : proc_io_rounds_ticks_now();
 	struct proc_io_sample *now = NULL;
+	struct proc_io_delta *deltas;
 	struct proc_pids pids;
-	size_t nnow = 0;
+	size_t nnow = 0, capacity = 0;
+	bool *known;
 	pid_t next;
 
 	clear_rows(t);
 	container_cache_trim();
 	proc_pids_open(&pids, 0);
 	while ((next = proc_pids_next(&pids))) {
-		struct proc_io_sample sample;
-		uint32_t pid = (uint32_t)next;
+		int rc;
+
+		if (nnow == capacity) {
+			capacity = capacity ? 2 * capacity : 256;
+			now = xrealloc(now, capacity * sizeof(*now));
+		}
+		if ((rc = proc_io_sample_read(next, &now[nnow])) != 0) {
+			if (!t->pid || next == t->pid)
+				replay_damaged(t, (uint32_t)next, "{stat,io}", rc);
+			continue;
+		}
+		nnow++;
+	}
+	proc_pids_close(&pids);
+	if (nnow > 1) /* a recording's directory is in no order */
+		qsort(now, nnow, sizeof(*now), proc_io_sample_by_pid);
+	deltas = xcalloc(nnow ? nnow : 1, sizeof(*deltas));
+	known = xcalloc(nnow ? nnow : 1, sizeof(*known));
+	proc_io_rounds_take(&io_rounds, now, nnow, ticks, proc_ignores_sigchld, NULL, deltas, known);
+	for (size_t i = 0; i < nnow; i++) {
+		uint32_t pid = (uint32_t)now[i].pid;
+		struct top_row row = { .pid = pid };
 		int rc;
 
 		if (t->pid && pid != (uint32_t)t->pid)
 			continue;
-		if ((rc = proc_io_sample_read(next, &sample)) != 0) {
-			replay_damaged(t, pid, "{stat,io}", rc);
+		/* a pid reused or a counter gone back gives no row, nor does a process that did nothing */
+		if (!known[i] || (!deltas[i].rchar && !deltas[i].write_bytes))
 			continue;
+		row.c.reads = deltas[i].read_pages;
+		row.c.misses = deltas[i].missed_pages;
+		row.c.hits = deltas[i].hit_pages; /* an estimate */
+		row.c.dirties = deltas[i].written_pages;
+		if ((rc = proc_uid_read(pid, &row.uid)) != 0) {
+			row.uid_unknown = true;
+			replay_damaged(t, pid, "status", rc);
 		}
-		now = xrealloc(now, (nnow + 1) * sizeof(*now));
-		now[nnow++] = sample;
-		for (size_t i = 0; i < io_nprevious; i++) {
-			struct top_row row = { .pid = pid };
-			struct proc_io_delta delta;
-
-			if (io_previous[i].pid != next)
-				continue;
-			/* a pid reused or a counter gone back gives no row, nor does a process that did nothing */
-			if (!proc_io_delta(&io_previous[i], &sample, &delta) || (!delta.rchar && !delta.write_bytes))
-				break;
-			row.c.reads = delta.read_pages;
-			row.c.misses = delta.missed_pages;
-			row.c.hits = delta.hit_pages; /* an estimate */
-			row.c.dirties = delta.written_pages;
-			if ((rc = proc_uid_read(pid, &row.uid)) != 0) {
-				row.uid_unknown = true;
-				replay_damaged(t, pid, "status", rc);
-			}
-			row.container = container_of_pid(next);
-			derive(&row);
-			row.write_hit = -1; /* write_bytes says what reached storage, not what was dirtied in cache */
-			add_row(t, &row, sample.comm);
-			break;
-		}
+		row.container = container_of_pid(now[i].pid);
+		derive(&row);
+		row.write_hit = -1; /* write_bytes says what reached storage, not what was dirtied in cache */
+		add_row(t, &row, now[i].comm);
 	}
-	proc_pids_close(&pids);
-	free(io_previous);
-	io_previous = now;
-	io_nprevious = nnow;
+	free(known);
+	free(deltas);
+	free(now);
 }
 
 /* ---- Sorting and printing ---------------------------------------------------------------- */
@@ -462,6 +481,8 @@ static void write_interval(const struct top *t, struct out_table *table, size_t 
 	out_set_count(group, C_TIME_NS, t->replay ? t->replay_real_ns : realtime_ns());
 	out_set_count(group, C_INTERVAL_NS, t->interval_ns);
 	out_set_text(group, C_MODE, t->estimates ? "procfs" : "ebpf");
+	if (t->mechanism)
+		out_set_text(group, C_MECHANISM, t->mechanism);
 	out_set_count(group, C_BUFFERS, t->mem.buffers);
 	out_set_count(group, C_CACHED, t->mem.cached);
 	out_set_count_if(group, C_DROPPED, t->dropped_now, !t->estimates);
@@ -634,6 +655,7 @@ int cmd_cachetop(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	t.estimates = !mode.bpf;
+	t.mechanism = mode.mechanism;
 	if (t.replay && replay_next(&t) != 0)
 		return EXIT_FAIL;
 	if (!mode.bpf) {
@@ -725,8 +747,6 @@ int cmd_cachetop(int argc, char **argv)
 	container_cache_free();
 	clear_rows(&t);
 	free(t.rows);
-	free(io_previous);
-	io_previous = NULL;
-	io_nprevious = 0;
+	proc_io_rounds_free(&io_rounds);
 	return rc;
 }

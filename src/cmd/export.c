@@ -52,6 +52,7 @@ struct exporter {
 	struct segment_set vtrace;    /* touched by the one thread that serves requests */
 	unsigned long long scrapes;
 	uint64_t hits_shown;          /* a counter never goes down: hits a late page lowered are held */
+	struct cache_estimate estimate; /* without eBPF: pgpgin's misses less O_DIRECT holders' reads */
 	regex_t device_include, device_exclude, mount_points_exclude;
 	bool has_device_include, has_device_exclude;
 	struct fs_watch filesystems;  /* mounts whose probe has not returned */
@@ -62,6 +63,7 @@ static void exporter_free(struct exporter *e)
 {
 	segment_set_free(&e->vtrace);
 	cachestat_stop();
+	cache_estimate_free(&e->estimate);
 	if (e->disk_latency)
 		bio_stop();
 	if (e->has_device_include)
@@ -157,11 +159,16 @@ static void cache_metrics(struct prom *p, struct exporter *e)
 	if (e->cache.bpf)
 		known = cachestat_totals(&c) == 0;
 	else if (vmstat_read(&vm) == 0) {
-		cache_counters_from_vmstat(&vm, &c);
+		cache_counters_from_vmstat(&vm, &e->estimate, &c);
 		known = true;
 	}
 	if (!known)
 		return;
+	if (e->cache.bpf && e->cache.mechanism) {
+		prom_family(p, "iolens_page_cache_mechanism_info", PROM_GAUGE,
+			    "How eBPF sees reads and page faults: tracepoints, fentry or kprobes.");
+		prom_u64(p, "iolens_page_cache_mechanism_info", 1, "mechanism", e->cache.mechanism, NULL);
+	}
 	/* Without eBPF hits are not known: no line rather than a made-up one. */
 	if (e->cache.bpf) {
 		uint64_t hits = (int64_t)c.hits > 0 ? c.hits : 0;
@@ -175,7 +182,8 @@ static void cache_metrics(struct prom *p, struct exporter *e)
 		prom_u64(p, "iolens_page_cache_accesses_total", c.reads + c.maps, "mode", mode, NULL);
 	}
 	prom_family(p, "iolens_page_cache_misses", PROM_COUNTER,
-		    "Pages added to the cache by reads (mode procfs: estimated from pgpgin).");
+		    "Pages added to the cache by reads (mode procfs: estimated from pgpgin, less what processes "
+		    "holding an O_DIRECT descriptor read).");
 	prom_u64(p, "iolens_page_cache_misses_total", c.misses, "mode", mode, NULL);
 	prom_family(p, "iolens_page_cache_dirtied", PROM_COUNTER, "Pages dirtied.");
 	prom_u64(p, "iolens_page_cache_dirtied_total", c.dirties, "mode", mode, NULL);

@@ -50,6 +50,8 @@ void cachestat_advance(struct cache_counters *previous, const struct cache_count
 
 #ifdef IOLENS_BPF
 #include "collect/bpf_dl.h"
+#include <stdio.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "cachestat.skel.h"
@@ -106,13 +108,96 @@ static void take_records(void)
 		ring_buffer__consume(ring);
 }
 
-int cachestat_start(const struct cachestat_options *options, const char **why)
-{
-	int rc;
+/*
+ * How reads and faults are seen. Misses, dirties, evictions, mapped pages and exits come from
+ * tracepoints every kernel iolens loads on has (filemap adds and deletes, writeback_dirty_folio,
+ * rss_stat, sched); the read and fault tracepoints came in Linux 6.9. Before, the functions
+ * they are in: fentry where the kernel has trampolines, else kprobes. Chosen from the kernel's
+ * BTF (which tracepoints and functions it has) and from what loads.
+ */
+enum mechanism { MECH_TRACEPOINTS, MECH_FENTRY, MECH_KPROBES, MECHANISMS, MECH_AUTO = MECHANISMS };
+static const char *const mechanism_names[MECHANISMS] = { "tracepoints", "fentry", "kprobes" };
+static int mechanism = -1; /* the one counting, -1 before */
+_Static_assert(MECHANISMS == CACHESTAT_MECHANISMS, "cachestat.h counts the mechanisms");
 
-	if (skeleton)
-		return 0;
-	rc = ebpf_init(why);
+#define MECHANISM_ENV "IOLENS_CACHE_MECHANISM"
+
+static const char *const access_tracepoints[] = { "mm_filemap_get_pages", "mm_filemap_fault", "mm_filemap_map_pages" };
+static const char *const access_functions[] = { "filemap_read", "filemap_fault", "filemap_map_pages" };
+#define SPLICE_FUNCTION "filemap_splice_read" /* since 6.5; before, splice reads through filemap_read */
+
+/* What this kernel's BTF says it has; without BTF, nothing is known (the tracepoints are tried). */
+struct kernel_facts {
+	bool known;
+	const char *missing_tracepoint, *missing_function; /* the first of each list missing, or NULL */
+	bool splice;       /* filemap_splice_read */
+	bool split_counts; /* threads keep their mapped pages apart (struct task_rss_stat, before 6.2) */
+};
+
+/* Where threads keep their mapped pages apart, the functions that tell each fault's (cachestat.bpf.c). */
+static const char *const split_functions[] = { "handle_mm_fault", "sync_mm_rss" };
+
+static void learn_kernel(struct kernel_facts *facts)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	static char tracepoint[64];
+
+	*facts = (struct kernel_facts){0};
+	if (!vmlinux)
+		return;
+	facts->known = true;
+	for (size_t i = 0; i < sizeof(access_tracepoints) / sizeof(*access_tracepoints) && !facts->missing_tracepoint; i++) {
+		snprintf(tracepoint, sizeof(tracepoint), "btf_trace_%s", access_tracepoints[i]);
+		if (btf__find_by_name_kind(vmlinux, tracepoint, BTF_KIND_TYPEDEF) < 0)
+			facts->missing_tracepoint = access_tracepoints[i];
+	}
+	for (size_t i = 0; i < sizeof(access_functions) / sizeof(*access_functions) && !facts->missing_function; i++)
+		if (btf__find_by_name_kind(vmlinux, access_functions[i], BTF_KIND_FUNC) < 0)
+			facts->missing_function = access_functions[i];
+	facts->splice = btf__find_by_name_kind(vmlinux, SPLICE_FUNCTION, BTF_KIND_FUNC) >= 0;
+	facts->split_counts = btf__find_by_name_kind(vmlinux, "task_rss_stat", BTF_KIND_STRUCT) >= 0;
+	for (size_t i = 0; i < sizeof(split_functions) / sizeof(*split_functions) && facts->split_counts &&
+			   !facts->missing_function; i++)
+		if (btf__find_by_name_kind(vmlinux, split_functions[i], BTF_KIND_FUNC) < 0)
+			facts->missing_function = split_functions[i];
+	btf__free(vmlinux);
+}
+
+/* The programs that see reads and faults, each loaded only with its mechanism and where it applies. */
+static void choose_programs(struct cachestat_bpf *s, enum mechanism which, const struct kernel_facts *facts)
+{
+	enum { ALWAYS, SPLICE, SPLIT };
+	const struct {
+		struct bpf_program *program;
+		enum mechanism mechanism;
+		int where;
+	} programs[] = {
+		{ s->progs.on_read, MECH_TRACEPOINTS, ALWAYS },	 { s->progs.on_fault, MECH_TRACEPOINTS, ALWAYS },
+		{ s->progs.on_map_pages, MECH_TRACEPOINTS, ALWAYS }, { s->progs.read_fentry, MECH_FENTRY, ALWAYS },
+		{ s->progs.splice_fentry, MECH_FENTRY, SPLICE },	 { s->progs.fault_fentry, MECH_FENTRY, ALWAYS },
+		{ s->progs.map_pages_fentry, MECH_FENTRY, ALWAYS }, { s->progs.window_fentry, MECH_FENTRY, SPLIT },
+		{ s->progs.window_fexit, MECH_FENTRY, SPLIT },	 { s->progs.fold_fentry, MECH_FENTRY, SPLIT },
+		{ s->progs.read_kprobe, MECH_KPROBES, ALWAYS },	 { s->progs.splice_kprobe, MECH_KPROBES, SPLICE },
+		{ s->progs.fault_kprobe, MECH_KPROBES, ALWAYS },	 { s->progs.map_pages_kprobe, MECH_KPROBES, ALWAYS },
+		{ s->progs.window_kprobe, MECH_KPROBES, SPLIT },	 { s->progs.window_kretprobe, MECH_KPROBES, SPLIT },
+		{ s->progs.fold_kprobe, MECH_KPROBES, SPLIT },
+	};
+	bool splice = !facts->known || facts->splice, split = which != MECH_TRACEPOINTS && facts->split_counts;
+
+	for (size_t i = 0; i < sizeof(programs) / sizeof(*programs); i++)
+		bpf_program__set_autoload(programs[i].program,
+					  programs[i].mechanism == which &&
+						  (programs[i].where == ALWAYS || (programs[i].where == SPLICE && splice) ||
+						   (programs[i].where == SPLIT && split)));
+	s->rodata->split_counts = split;
+}
+
+/* Opens, loads and attaches the programs of one mechanism: 0, or -errno with *why (the skeleton gone). */
+static int load(const struct cachestat_options *options, enum mechanism which, const struct kernel_facts *facts,
+		const char **why)
+{
+	int rc = ebpf_init(why); /* again: the warnings of an earlier try are not this one's */
+
 	if (rc)
 		return rc;
 	skeleton = cachestat_bpf__open();
@@ -128,6 +213,7 @@ int cachestat_start(const struct cachestat_options *options, const char **why)
 	bpf_map__set_max_entries(skeleton->maps.records, options->per_file      ? 16u << 20
 							 : options->per_process ? 1u << 20
 										: (unsigned)page_size());
+	choose_programs(skeleton, which, facts);
 	/* The flush iterator is run by the reader, not attached to an event. */
 	bpf_program__set_autoattach(skeleton->progs.flush, false);
 	rc = ebpf_load_attach(skeleton->skeleton, why);
@@ -140,6 +226,189 @@ int cachestat_start(const struct cachestat_options *options, const char **why)
 	if (rc)
 		cachestat_stop();
 	return rc;
+}
+
+/* A kprobe event source: perf's (what libbpf uses) or tracefs's. */
+static bool has_kprobes(void)
+{
+	return access("/sys/bus/event_source/devices/kprobe/type", F_OK) == 0 ||
+	       access("/sys/kernel/tracing/kprobe_events", F_OK) == 0 ||
+	       access("/sys/kernel/debug/tracing/kprobe_events", F_OK) == 0;
+}
+#define NO_KPROBES "this kernel has no kprobes (no kprobe event source)"
+
+/* Why fentry or kprobes did not load, said as what the kernel lacks where that is known. */
+static const char *refused(enum mechanism which, int rc, const char *why)
+{
+	static char text[160];
+
+	if (!ebpf_may_trace())
+		return why;
+	if (which == MECH_KPROBES && !has_kprobes())
+		return NO_KPROBES;
+	if (which == MECH_FENTRY && (rc == -EPERM || rc == -EOPNOTSUPP || rc == -524 /* the kernel's ENOTSUPP */)) {
+		snprintf(text, sizeof(text), "this kernel does not load fentry programs (%s)",
+			 rc == -524 ? "not supported" : strerror(-rc));
+		return text;
+	}
+	return why;
+}
+
+/* IOLENS_CACHE_MECHANISM: MECH_AUTO when unset, -1 (with *why) when it names none or says procfs. */
+static int wanted_mechanism(const char **why)
+{
+	static char text[160];
+	const char *wanted = getenv(MECHANISM_ENV);
+
+	if (!wanted || !*wanted || !strcmp(wanted, "auto"))
+		return MECH_AUTO;
+	for (int i = 0; i < MECHANISMS; i++)
+		if (!strcmp(wanted, mechanism_names[i]))
+			return i;
+	if (!strcmp(wanted, "procfs"))
+		snprintf(text, sizeof(text), "%s=procfs", MECHANISM_ENV);
+	else
+		snprintf(text, sizeof(text), "%s=%s: not auto, tracepoints, fentry, kprobes or procfs", MECHANISM_ENV,
+			 printable_name(wanted));
+	*why = text;
+	return -1;
+}
+
+int cachestat_start(const struct cachestat_options *options, const char **why)
+{
+	static char text[1024];
+	char first_why[480] = "";
+	struct kernel_facts facts;
+	struct utsname host;
+	int rc, wanted;
+
+	if (skeleton)
+		return 0;
+	rc = ebpf_init(why);
+	if (rc)
+		return rc;
+	wanted = wanted_mechanism(why);
+	if (wanted < 0)
+		return -EINVAL;
+	learn_kernel(&facts);
+	if (uname(&host) != 0)
+		snprintf(host.release, sizeof(host.release), "?");
+	if (wanted == MECH_TRACEPOINTS || (wanted == MECH_AUTO && (!facts.known || !facts.missing_tracepoint))) {
+		rc = load(options, MECH_TRACEPOINTS, &facts, why);
+		if (!rc)
+			mechanism = MECH_TRACEPOINTS;
+		else if (wanted == MECH_TRACEPOINTS) {
+			snprintf(text, sizeof(text), "%s=tracepoints: %s", MECHANISM_ENV, *why);
+			*why = text;
+		}
+		return rc;
+	}
+	if (facts.missing_function) {
+		if (wanted == MECH_AUTO)
+			snprintf(text, sizeof(text), "this kernel (%s) has neither the tracepoint %s nor the function %s",
+				 host.release, facts.missing_tracepoint, facts.missing_function);
+		else
+			snprintf(text, sizeof(text), "%s=%s: this kernel (%s) has no function %s", MECHANISM_ENV,
+				 mechanism_names[wanted], host.release, facts.missing_function);
+		*why = text;
+		return -ENOENT;
+	}
+	for (int which = MECH_FENTRY; which <= MECH_KPROBES; which++) {
+		if (wanted != MECH_AUTO && wanted != which)
+			continue;
+		rc = load(options, (enum mechanism)which, &facts, why);
+		if (!rc) {
+			mechanism = which;
+			return 0;
+		}
+		*why = refused((enum mechanism)which, rc, *why);
+		if (wanted != MECH_AUTO) {
+			snprintf(text, sizeof(text), "%s=%s: %s", MECHANISM_ENV, mechanism_names[which], *why);
+			*why = text;
+			return rc;
+		}
+		if (which == MECH_FENTRY) { /* kprobes next: fentry's reason kept for the message */
+			snprintf(first_why, sizeof(first_why), "%s", *why);
+			continue;
+		}
+		if (!strcmp(first_why, *why)) /* the same cause (not root, no BTF): said once */
+			snprintf(text, sizeof(text), "%s", *why);
+		else
+			snprintf(text, sizeof(text),
+				 "this kernel (%s) has no tracepoint %s, and fentry was refused (%s), and kprobes (%s)",
+				 host.release, facts.missing_tracepoint, first_why, *why);
+		*why = text;
+	}
+	return rc;
+}
+
+const char *cachestat_mechanism(void)
+{
+	return mechanism >= 0 ? mechanism_names[mechanism] : NULL;
+}
+
+const char *cachestat_mode(void)
+{
+	return skeleton ? "ebpf" : "procfs";
+}
+
+int cachestat_capabilities(struct cachestat_capability caps[CACHESTAT_MECHANISMS], bool probe)
+{
+	static char texts[MECHANISMS][480];
+	bool busy = skeleton != NULL;
+	struct kernel_facts facts;
+	const char *why = NULL;
+
+	for (int i = 0; i < MECHANISMS; i++) {
+		caps[i] = (struct cachestat_capability){ mechanism_names[i], CACHESTAT_MAY, NULL };
+		texts[i][0] = '\0';
+	}
+	if (busy) {
+		caps[mechanism].verdict = CACHESTAT_CAN;
+	} else if (ebpf_init(&why) != 0) {
+		for (int i = 0; i < MECHANISMS; i++) {
+			snprintf(texts[i], sizeof(texts[i]), "%s", why);
+			caps[i] = (struct cachestat_capability){ mechanism_names[i], CACHESTAT_CANNOT, texts[i] };
+		}
+		return 0;
+	}
+	learn_kernel(&facts);
+	for (int i = 0; i < MECHANISMS; i++) {
+		if (caps[i].verdict == CACHESTAT_CAN)
+			continue;
+		if (!facts.known)
+			snprintf(texts[i], sizeof(texts[i]), "this kernel has no BTF (/sys/kernel/btf/vmlinux)");
+		else if (i == MECH_TRACEPOINTS && facts.missing_tracepoint)
+			snprintf(texts[i], sizeof(texts[i]), "this kernel has no tracepoint %s", facts.missing_tracepoint);
+		else if (i != MECH_TRACEPOINTS && facts.missing_function)
+			snprintf(texts[i], sizeof(texts[i]), "this kernel has no function %s", facts.missing_function);
+		else if (i == MECH_KPROBES && !has_kprobes())
+			snprintf(texts[i], sizeof(texts[i]), NO_KPROBES);
+		else if (probe && !busy && ebpf_may_trace()) {
+			int rc = load(&(struct cachestat_options){0}, (enum mechanism)i, &facts, &why);
+
+			if (rc == 0) {
+				caps[i].verdict = CACHESTAT_CAN;
+				cachestat_stop();
+			} else {
+				snprintf(texts[i], sizeof(texts[i]), "%s", refused((enum mechanism)i, rc, why));
+			}
+		}
+		if (texts[i][0]) {
+			caps[i].verdict = CACHESTAT_CANNOT;
+			caps[i].why_not = texts[i];
+		}
+	}
+	return busy ? -EBUSY : 0;
+}
+
+const char *cachestat_caveat(void)
+{
+	/* A fault's window ends in a kretprobe, of which the kernel keeps max(10, 2 x cpus) at once. */
+	if (mechanism == MECH_KPROBES && skeleton && skeleton->rodata->split_counts)
+		return "pages mapped by a fault are missed while more faults than the kernel's kretprobe instances "
+		       "(10, or twice the cpus) wait at once (this kernel counts each thread's mapped pages apart)";
+	return NULL;
 }
 
 int cachestat_totals(struct cache_counters *out)
@@ -382,6 +651,7 @@ void cachestat_stop(void)
 	if (skeleton)
 		cachestat_bpf__destroy(skeleton);
 	skeleton = NULL;
+	mechanism = -1;
 	free(records);
 	records = NULL;
 	nrecords = records_capacity = 0;
@@ -420,6 +690,32 @@ int cachestat_take(struct cachestat_proc **procs, size_t *nprocs, struct cachest
 
 void cachestat_stop(void)
 {
+}
+
+const char *cachestat_mechanism(void)
+{
+	return NULL;
+}
+
+const char *cachestat_caveat(void)
+{
+	return NULL;
+}
+
+const char *cachestat_mode(void)
+{
+	return "procfs";
+}
+
+int cachestat_capabilities(struct cachestat_capability caps[CACHESTAT_MECHANISMS], bool probe)
+{
+	static const char *const names[CACHESTAT_MECHANISMS] = { "tracepoints", "fentry", "kprobes" };
+	const char *why = ebpf_why(NULL, -ENOSYS, "build");
+
+	(void)probe;
+	for (int i = 0; i < CACHESTAT_MECHANISMS; i++)
+		caps[i] = (struct cachestat_capability){ names[i], CACHESTAT_CANNOT, why };
+	return 0;
 }
 
 #endif

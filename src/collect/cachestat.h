@@ -37,6 +37,38 @@ struct cachestat_file {
  * or CAP_BPF and CAP_PERFMON, BTF, the tracepoints, an iolens built with eBPF).
  */
 int cachestat_start(const struct cachestat_options *options, const char **why);
+/*
+ * How reads and page faults are seen once started: "tracepoints" (Linux 6.9 and later),
+ * "fentry" or "kprobes" (on the functions those tracepoints are in); NULL when not counting.
+ * IOLENS_CACHE_MECHANISM (auto, tracepoints, fentry, kprobes) forces one: cachestat_start
+ * refuses one the kernel cannot do, saying why.
+ */
+const char *cachestat_mechanism(void);
+/* What that mechanism counts less exactly than the tracepoints, in words; NULL when nothing. */
+const char *cachestat_caveat(void);
+/* "ebpf" once started, else "procfs" (the commands then estimate from /proc). */
+const char *cachestat_mode(void);
+
+/* Whether this kernel can count with a mechanism, as far as was looked. */
+enum cachestat_verdict {
+	CACHESTAT_CAN,    /* loaded and attached (probed), or the one counting now */
+	CACHESTAT_CANNOT, /* why_not says what is missing */
+	CACHESTAT_MAY,    /* the kernel's BTF has what it needs; not loaded to see (probe false, or not root) */
+};
+struct cachestat_capability {
+	const char *mechanism; /* "tracepoints", "fentry", "kprobes": cachestat_mechanism's names */
+	enum cachestat_verdict verdict;
+	const char *why_not;   /* CACHESTAT_CANNOT: the missing tracepoint or function, "no kprobes", "does not
+				  load fentry programs (...)", no BTF, an iolens without eBPF; else NULL */
+};
+#define CACHESTAT_MECHANISMS 3 /* tracepoints, fentry, kprobes */
+/*
+ * What each mechanism can do here, in the order auto tries them (tracepoints, then fentry, then
+ * kprobes), from the kernel's BTF and kprobe event source; with probe, each the BTF allows is
+ * also loaded, attached and unloaded (root, about 0.1 s each). Texts live until the next call.
+ * 0, or -EBUSY while counting (not probed then: the one counting is CACHESTAT_CAN).
+ */
+int cachestat_capabilities(struct cachestat_capability caps[CACHESTAT_MECHANISMS], bool probe);
 /* The system-wide counts since the start (summed over cpus). */
 int cachestat_totals(struct cache_counters *out);
 /*

@@ -98,8 +98,7 @@ int ebpf_init(const char **reason)
 	return 0;
 }
 
-/* Root, or the two capabilities eBPF tracing needs since Linux 5.8 (CAP_SYS_ADMIN before). */
-static bool may_trace(void)
+bool ebpf_may_trace(void)
 {
 	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = { { 0 } };
@@ -196,7 +195,7 @@ const char *ebpf_why(struct bpf_object *object, int err, const char *step)
 
 	if (err < 0)
 		err = -err;
-	if (!may_trace()) {
+	if (!ebpf_may_trace()) {
 		snprintf(why, sizeof(why), "loading eBPF needs root, or the capabilities CAP_BPF and CAP_PERFMON: run it with sudo");
 		return why;
 	}

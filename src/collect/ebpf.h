@@ -2,6 +2,8 @@
 #ifndef IOLENS_EBPF_H
 #define IOLENS_EBPF_H
 
+#include <stdbool.h>
+
 struct bpf_object;
 struct bpf_object_skeleton;
 
@@ -17,6 +19,9 @@ int ebpf_init(const char **why);
  * have, kernel lockdown, or what the kernel and libbpf said. The text lives until the next call.
  */
 const char *ebpf_why(struct bpf_object *object, int err, const char *step);
+
+/* Root, or the two capabilities eBPF tracing needs since Linux 5.8 (CAP_SYS_ADMIN before). */
+bool ebpf_may_trace(void);
 
 /*
  * After a libbpf call that failed and set errno (a skeleton's open, a ring buffer's making):

@@ -299,14 +299,13 @@ int proc_io_sample_read(pid_t pid, struct proc_io_sample *out)
 	if ((rc = proc_task_parse(text, (size_t)length, &task)) != 0)
 		return rc;
 	out->start_time = task.start_time;
+	out->ppid = task.ppid;
 	snprintf(out->comm, sizeof(out->comm), "%s", task.comm);
 	return proc_io_read(pid, &out->io);
 }
 
 bool proc_io_delta(const struct proc_io_sample *before, const struct proc_io_sample *after, struct proc_io_delta *out)
 {
-	const uint64_t page = 4096;
-
 	*out = (struct proc_io_delta){0};
 	if (before->pid != after->pid || before->start_time != after->start_time || strcmp(before->comm, after->comm))
 		return false;
@@ -316,11 +315,18 @@ bool proc_io_delta(const struct proc_io_sample *before, const struct proc_io_sam
 	out->rchar = after->io.rchar - before->io.rchar;
 	out->read_bytes = after->io.read_bytes - before->io.read_bytes;
 	out->write_bytes = after->io.write_bytes - before->io.write_bytes;
-	out->read_pages = out->rchar / page;
-	out->missed_pages = out->read_bytes / page;
-	out->written_pages = out->write_bytes / page;
-	out->hit_pages = out->read_pages > out->missed_pages ? out->read_pages - out->missed_pages : 0;
+	proc_io_delta_pages(out);
 	return true;
+}
+
+void proc_io_delta_pages(struct proc_io_delta *d)
+{
+	const uint64_t page = 4096;
+
+	d->read_pages = d->rchar / page;
+	d->missed_pages = d->read_bytes / page;
+	d->written_pages = d->write_bytes / page;
+	d->hit_pages = d->read_pages > d->missed_pages ? d->read_pages - d->missed_pages : 0;
 }
 
 int proc_task_parse(const char *text, size_t len, struct proc_task *out)
@@ -413,6 +419,7 @@ int proc_ids_parse(const char *text, size_t len, int pid_here, struct proc_ids *
 	bool have_uid = false;
 
 	out->ns_pid = pid_here;
+	out->signals_ignored = 0;
 	while (procfs_next_line(&cursor, end, &line)) {
 		if (span_starts_with(line, "Uid:")) {
 			uint64_t uid;
@@ -429,6 +436,11 @@ int proc_ids_parse(const char *text, size_t len, int pid_here, struct proc_ids *
 			while (procfs_next_word(&line, &word))
 				last = word;
 			if (!last.start || !procfs_parse_int(last, &out->ns_pid) || out->ns_pid <= 0)
+				return -EINVAL;
+		} else if (span_starts_with(line, "SigIgn:")) {
+			line.start += 7;
+			if (!procfs_next_word(&line, &word) || !procfs_parse_u64(word, 16, &out->signals_ignored) ||
+			    procfs_next_word(&line, &word))
 				return -EINVAL;
 		}
 	}

@@ -105,6 +105,7 @@ bool proc_comm_read(pid_t pid, char *name, size_t size);
  */
 struct proc_io_sample {
 	pid_t pid;
+	pid_t ppid;          /* its parent (the real parent, which a reaped child's counts go to) */
 	uint64_t start_time; /* clock ticks after boot; PROCFS_UNKNOWN when stat did not say */
 	char comm[16];
 	struct proc_io io;
@@ -128,6 +129,8 @@ struct proc_io_delta {
  * delta rather than a made-up one.
  */
 bool proc_io_delta(const struct proc_io_sample *before, const struct proc_io_sample *after, struct proc_io_delta *out);
+/* The pages of a delta again from its bytes (after they were changed). */
+void proc_io_delta_pages(struct proc_io_delta *d);
 
 /* ---- /proc/PID/task/TID/stat and status: one thread's state ----------------------------- */
 
@@ -153,6 +156,7 @@ int proc_switches_parse(const char *text, size_t len, uint64_t *switches);
 struct proc_ids {
 	int ns_pid;                /* the last NSpid field: the pid it knows itself by, in its own namespace */
 	uint32_t uid[4];           /* Uid: real, effective, saved, filesystem */
+	uint64_t signals_ignored;  /* SigIgn: bit N-1 for signal N; 0 when the line is missing */
 };
 /*
  * -EINVAL without a well-formed Uid line; ns_pid is pid_here when there is no NSpid line (a

@@ -1005,6 +1005,8 @@ static void snap_cache(struct doctor_snapshot *s, const struct watch *w)
 	size_t nprocs = 0, nfiles = 0;
 
 	s->cache_ebpf = w->bpf;
+	if (w->bpf && cachestat_mechanism())
+		snprintf(s->cache_mechanism, sizeof(s->cache_mechanism), "%s", cachestat_mechanism());
 	if (w->bpf && cachestat_take(&procs, &nprocs, &files, &nfiles) == 0) {
 		s->cache_procs = xcalloc(nprocs ? nprocs : 1, sizeof(*s->cache_procs));
 		for (size_t i = 0; i < nprocs; i++) {
@@ -1160,6 +1162,9 @@ void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off, 
 	if (!w.bpf)
 		fprintf(stderr, "%s: cache misses per process estimated from /proc/PID/io, none per file: %s\n",
 			program_name, w.bpf_why ? w.bpf_why : "no eBPF");
+	else if (cachestat_caveat())
+		fprintf(stderr, "%s: page-cache counts with %s: %s\n", program_name, cachestat_mechanism(),
+			cachestat_caveat());
 	if (!w.bio)
 		fprintf(stderr, "%s: disk latencies are /proc/diskstats' averages (await), no percentiles, device "
 			"and queue time apart, or I/O per process: %s\n", program_name, w.bio_why ? w.bio_why : "no eBPF");

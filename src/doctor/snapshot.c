@@ -96,6 +96,8 @@ int doctor_snapshot_write(const struct doctor_snapshot *s, FILE *f)
 	put_real(f, s->seconds);
 	fprintf(f, "\npage_size %llu\nsamples %u\nodirect_ebpf %d\ncache_ebpf %d\ncache_files_known %d\n",
 		(unsigned long long)s->page_size, s->samples, s->odirect_ebpf, s->cache_ebpf, s->cache_files_known);
+	if (s->cache_mechanism[0])
+		fprintf(f, "cache_mechanism %s\n", s->cache_mechanism);
 	for (size_t i = 0; i < s->ndirect_files; i++) {
 		const struct snap_direct_file *d = &s->direct_files[i];
 
@@ -539,6 +541,11 @@ static void parse_line(struct parser *p, struct span key, struct doctor_snapshot
 		s->odirect_ebpf = flag(p, "odirect_ebpf");
 	} else if (span_equals(key, "cache_ebpf")) {
 		s->cache_ebpf = flag(p, "cache_ebpf");
+	} else if (span_equals(key, "cache_mechanism")) {
+		word_text(p, "cache_mechanism", s->cache_mechanism, sizeof(s->cache_mechanism));
+		if (!p->failed && strcmp(s->cache_mechanism, "tracepoints") && strcmp(s->cache_mechanism, "fentry") &&
+		    strcmp(s->cache_mechanism, "kprobes"))
+			fail(p, "cache_mechanism: tracepoints, fentry or kprobes");
 	} else if (span_equals(key, "cache_files_known")) {
 		s->cache_files_known = flag(p, "cache_files_known");
 	} else if (span_equals(key, "direct_file")) {

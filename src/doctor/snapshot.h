@@ -206,6 +206,7 @@ struct doctor_snapshot {
 	size_t nvtrace;
 	/* the page cache */
 	bool cache_ebpf;
+	char cache_mechanism[16]; /* with eBPF: tracepoints, fentry or kprobes ("" when not known) */
 	struct snap_cache_proc *cache_procs;
 	size_t ncache_procs;
 	struct snap_cache_file *cache_files;

@@ -22,6 +22,9 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 SIZE = 64 << 20
 PAGES = SIZE // PAGE
 INTERVAL = "0.2"
+MECHANISM = os.environ.get("IOLENS_CACHE_MECHANISM") or None
+if MECHANISM == "auto":
+    MECHANISM = None
 
 count = 0
 
@@ -46,6 +49,7 @@ class Watch:
         self.proc = subprocess.Popen([IOLENS, "cachetop", "--json", *options, INTERVAL],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.sums, self.names, self.lines, self.modes, self.bad = {}, {}, 0, set(), []
+        self.mechanisms = set()
         self.lock = threading.Condition()
         threading.Thread(target=self.read, daemon=True).start()
 
@@ -54,6 +58,7 @@ class Watch:
             doc = json.loads(line)
             with self.lock:
                 self.modes.add(doc["mode"])
+                self.mechanisms.add(doc.get("mechanism"))
                 for row in doc.get("processes", []) + doc.get("files", []):
                     key = row.get("pid") or row.get("file")
                     if row.get("read_hit") is not None and not 0 <= row["read_hit"] <= 1:
@@ -465,6 +470,10 @@ ok(all(v <= 0.02 * (8 << 20) / PAGE for v in counted.values()),
 ok(not procs.bad and not files.bad, "every row's hit ratios were between 0 and 1 (%d were not)" %
    (len(procs.bad) + len(files.bad)))
 ok(procs.modes == {"ebpf"} and files.modes == {"ebpf"}, "counted with eBPF throughout: %s" % (procs.modes | files.modes))
+# IOLENS_CACHE_MECHANISM holds each way of seeing reads and faults to the same truths.
+mechanisms = procs.mechanisms | files.mechanisms
+ok(mechanisms == {MECHANISM} if MECHANISM else len(mechanisms) == 1 and mechanisms <= {"tracepoints", "fentry", "kprobes"},
+   "… by one mechanism%s: %s" % (" (IOLENS_CACHE_MECHANISM=%s)" % MECHANISM if MECHANISM else "", mechanisms))
 
 procs.stop()
 files.stop()

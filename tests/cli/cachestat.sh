@@ -282,7 +282,7 @@ run "$IOLENS" cachestat -T 0.2 1
 check_match "-T: a TIME column first" $'^TIME +HITS +MISSES .*\n[0-9]{2}:[0-9]{2}:[0-9]{2} +[0-9]+ ' "$OUT"
 run "$IOLENS" cachestat -T --csv 0.2 1
 check_match "--csv: a header of the JSON keys, -T or not (time_ns: no time of day)" \
-	$'^time_ns,interval_ns,mode,hits,misses,dirties,hit_ratio,buffers_bytes,cached_bytes,evictions,accesses,reads,maps,refaults\n[0-9]{19},[0-9]+,ebpf,[0-9]+,' "$OUT"
+	$'^time_ns,interval_ns,mode,mechanism,hits,misses,dirties,hit_ratio,buffers_bytes,cached_bytes,evictions,accesses,reads,maps,refaults\n[0-9]{19},[0-9]+,ebpf,(tracepoints|fentry|kprobes),[0-9]+,' "$OUT"
 
 # ---- cachetop: the seed's screen, sorting, rows ------------------------------------------------
 
@@ -332,7 +332,8 @@ check_eq "stdout closed: exits 1 at once, no hang" 1 "$?"
 check_match "… saying why" "standard output is closed" "$(cat "$T/closed.err")"
 if command -v bpftool >/dev/null; then
 	# Others may run iolens meanwhile: follow the ids of the programs this one loads.
-	prog_ids() { bpftool prog show 2>/dev/null | awk '/ name on_read /{ print $1 }' | sort; }
+	# (its program on the read path: on_read, or read_fentry or read_kprobe on kernels before 6.9)
+	prog_ids() { bpftool prog show 2>/dev/null | awk '/ name (on_read|read_fentry|read_kprobe) /{ print $1 }' | sort; }
 	before=$(prog_ids)
 	"$IOLENS" cachestat 0.2 >/dev/null &
 	watcher=$!

@@ -150,7 +150,7 @@ check_match "… an escape sequence and a bidirectional control in a name, escap
 check_no_match "… never written as they are" $'\e|\u202e' "$(cat "$T/top.txt")"
 "$IOLENS" cachetop --csv -p "$r_docker" 0.5 2 >"$T/top.csv" 2>/dev/null
 check_match "--csv: the container's fields after the row's name" \
-	"^time_ns,interval_ns,mode,buffers_bytes,cached_bytes,dropped,pid,uid,comm,container,container_id,container_name,pod,namespace,container_uid,hits," \
+	"^time_ns,interval_ns,mode,mechanism,buffers_bytes,cached_bytes,dropped,pid,uid,comm,container,container_id,container_name,pod,namespace,container_uid,hits," \
 	"$(head -1 "$T/top.csv")"
 check_match "… and their values" ",web-app,$web \(${D:0:12}\),$D,$web,,,0," "$(sed -n 2p "$T/top.csv")"
 

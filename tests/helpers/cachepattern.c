@@ -42,16 +42,40 @@ static long long minor_faults, major_faults, cached_reads = -1;
 
 /*
  * The pages of [from, from + len) in the page cache, by cachestat(2) (Linux 6.5), which
- * changes nothing; -1 when it cannot tell.
+ * changes nothing; before 6.5, by mincore(2) on a mapping of them that is never touched (no
+ * fault, no page mapped: nothing counted); -1 when it cannot tell.
  */
 static long long pages_cached(int fd, off_t from, off_t len)
 {
 	struct { uint64_t off, len; } range = { (uint64_t)from, (uint64_t)len };
 	struct { uint64_t cache, dirty, writeback, evicted, recently_evicted; } counts;
+	off_t start = from - from % PAGE, size;
+	unsigned char *resident;
+	struct stat st;
+	long long cached = 0;
+	size_t pages;
+	void *map;
 
-	if (syscall(451, fd, &range, &counts, 0) != 0)
+	if (syscall(451, fd, &range, &counts, 0) == 0)
+		return (long long)counts.cache;
+	if (errno != ENOSYS || fstat(fd, &st) != 0)
 		return -1;
-	return (long long)counts.cache;
+	size = st.st_size;
+	if (from + len > size)
+		len = size > from ? size - from : 0;
+	pages = (size_t)((from + len - start + PAGE - 1) / PAGE);
+	if (!pages)
+		return 0;
+	map = mmap(NULL, pages * PAGE, PROT_READ, MAP_SHARED, fd, start);
+	resident = malloc(pages);
+	if (map == MAP_FAILED || !resident || mincore(map, pages * PAGE, resident) != 0)
+		cached = -1;
+	for (size_t i = 0; cached >= 0 && i < pages; i++)
+		cached += resident[i] & 1;
+	if (map != MAP_FAILED)
+		munmap(map, pages * PAGE);
+	free(resident);
+	return cached;
 }
 
 static int page_cached(int fd, off_t page)

@@ -255,6 +255,14 @@ static void test_proc_ids(void **state)
 	assert_int_equal(ids_of("Uid:\t0\t0\t0\t0\nNSpid:\n", 5, &ids), -EINVAL);
 	assert_int_equal(ids_of("Uid:\t0\t0\t0\t0\nNSpid:\t5\t-1\n", 5, &ids), -EINVAL);
 	assert_int_equal(ids_of("", 5, &ids), -EINVAL);
+	/* SigIgn: the ignored signals, in hex (SIGCHLD is bit 16); 0 without the line. */
+	assert_int_equal(ids_of("Uid:\t0\t0\t0\t0\nSigIgn:\t0000000000010004\n", 5, &ids), 0);
+	assert_int_equal(ids.signals_ignored, 0x10004);
+	assert_int_equal(ids_of("Uid:\t0\t0\t0\t0\n", 5, &ids), 0);
+	assert_int_equal(ids.signals_ignored, 0);
+	assert_int_equal(ids_of("Uid:\t0\t0\t0\t0\nSigIgn:\t00x1\n", 5, &ids), -EINVAL);
+	assert_int_equal(ids_of("Uid:\t0\t0\t0\t0\nSigIgn:\n", 5, &ids), -EINVAL);
+	assert_int_equal(ids_of("Uid:\t0\t0\t0\t0\nSigIgn:\t1 2\n", 5, &ids), -EINVAL);
 }
 
 static void test_vm1_loadavg_uptime(void **state)

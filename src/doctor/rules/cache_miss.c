@@ -122,6 +122,8 @@ static void report(const struct doctor_snapshot *s, const struct miss_row *rows,
 		field_real(&f->data, "hit_percent", hit);
 		field_real(&f->data, "miss_bytes_per_s", rate);
 		field_text(&f->data, "counted", s->cache_ebpf ? "ebpf" : "proc");
+		if (s->cache_ebpf && s->cache_mechanism[0])
+			field_text(&f->data, "mechanism", s->cache_mechanism);
 	}
 }
 

@@ -1,0 +1,190 @@
+/* proc_io_rounds.c: what each process did between two rounds of /proc/PID/io, a reaped child's counts taken off its parent. */
+#include "collect/proc_io_rounds.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect/sysroot.h"
+#include "common/util.h"
+
+/* Counts to take off a process's next deltas: a reaped child's, as it was last seen. */
+struct proc_io_owed {
+	pid_t pid;
+	uint64_t start_time;
+	struct proc_io io;
+	bool carried; /* left over from the round before: tried this once more, then dropped */
+};
+
+/* A process's parents are at most this many steps away (a recording could hold a loop). */
+#define ANCESTORS_MAX 64
+
+static int by_pid(const void *key, const void *item)
+{
+	pid_t a = *(const pid_t *)key, b = ((const struct proc_io_sample *)item)->pid;
+
+	return (a > b) - (a < b);
+}
+
+static const struct proc_io_sample *find(const struct proc_io_sample *samples, size_t n, pid_t pid)
+{
+	return n ? bsearch(&pid, samples, n, sizeof(*samples), by_pid) : NULL;
+}
+
+/* One process in both samples: the same start time (and, where that is unknown, the same name). */
+static bool same_process(const struct proc_io_sample *a, const struct proc_io_sample *b)
+{
+	return a->pid == b->pid && a->start_time == b->start_time &&
+	       (a->start_time != PROCFS_UNKNOWN || !strcmp(a->comm, b->comm));
+}
+
+int proc_io_sample_by_pid(const void *a_, const void *b_)
+{
+	const struct proc_io_sample *a = a_, *b = b_;
+
+	return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+static int owed_by_pid(const void *a_, const void *b_)
+{
+	const struct proc_io_owed *a = a_, *b = b_;
+
+	return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+/* The process of now that vanished's counts went to when it was reaped, or NULL when none is known. */
+static const struct proc_io_sample *reaper_of(const struct proc_io_rounds *r, const struct proc_io_sample *vanished,
+					      const struct proc_io_sample *now, size_t n)
+{
+	pid_t parent = vanished->ppid;
+
+	for (int step = 0; step < ANCESTORS_MAX && parent > 0; step++) {
+		const struct proc_io_sample *before = find(r->previous, r->nprevious, parent), *after;
+
+		if (!before)
+			return NULL; /* not seen last round: what it holds was never shown */
+		after = find(now, n, parent);
+		if (after && same_process(before, after))
+			return after;
+		parent = before->ppid; /* it vanished too: it handed on what it had, to its own parent */
+	}
+	return NULL;
+}
+
+static uint64_t take(uint64_t *from, uint64_t *owed)
+{
+	uint64_t taken = *from < *owed ? *from : *owed;
+
+	*from -= taken;
+	*owed -= taken;
+	return taken;
+}
+
+void proc_io_rounds_take(struct proc_io_rounds *r, const struct proc_io_sample *now, size_t n, uint64_t ticks,
+			 proc_io_ignores_sigchld_fn ignores, void *context, struct proc_io_delta *deltas, bool *known)
+{
+	struct proc_io_owed *owed = xcalloc(r->nowed + r->nprevious + 1, sizeof(*owed));
+	size_t nowed = 0, kept = 0;
+
+	/* Left over from the last round: tried once more. */
+	for (size_t i = 0; i < r->nowed; i++)
+		owed[nowed++] = (struct proc_io_owed){ r->owed[i].pid, r->owed[i].start_time, r->owed[i].io, true };
+	/* The processes of the last round that are gone: their counts went to their reaper. */
+	for (size_t i = 0; r->started && i < r->nprevious; i++) {
+		const struct proc_io_sample *v = &r->previous[i], *still = find(now, n, v->pid), *reaper;
+
+		if (still && same_process(v, still))
+			continue;
+		reaper = reaper_of(r, v, now, n);
+		if (reaper && (!ignores || !ignores(reaper->pid, context)))
+			owed[nowed++] = (struct proc_io_owed){ reaper->pid, reaper->start_time, v->io, false };
+	}
+	if (nowed > 1)
+		qsort(owed, nowed, sizeof(*owed), owed_by_pid);
+
+	for (size_t i = 0, first_owed = 0; i < n; i++) {
+		const struct proc_io_sample *before = r->started ? find(r->previous, r->nprevious, now[i].pid) : NULL;
+		struct proc_io_sample from;
+
+		known[i] = false;
+		memset(&deltas[i], 0, sizeof(deltas[i]));
+		if (before && same_process(before, &now[i])) {
+			from = *before;
+			memcpy(from.comm, now[i].comm, sizeof(from.comm)); /* an exec renames it; its counts go on */
+		} else if (r->started && r->previous_ticks && now[i].start_time != PROCFS_UNKNOWN &&
+			   now[i].start_time >= r->previous_ticks) {
+			/* Not in the last round, and started in its tick or after: after it began (one that
+			 * was there then was in it), all it did is within the round. */
+			from = (struct proc_io_sample){ .pid = now[i].pid, .start_time = now[i].start_time }; /* born since */
+			memcpy(from.comm, now[i].comm, sizeof(from.comm));
+		} else {
+			continue;
+		}
+		known[i] = proc_io_delta(&from, &now[i], &deltas[i]);
+		if (!known[i])
+			continue;
+		/* What its reaped children had when last seen: taken off, the rest tried next round. */
+		bool changed = false;
+
+		while (first_owed < nowed && owed[first_owed].pid < now[i].pid) /* both in pid order */
+			first_owed++;
+		for (size_t j = first_owed; j < nowed && owed[j].pid == now[i].pid; j++) {
+			if (owed[j].start_time != now[i].start_time)
+				continue;
+			if (take(&deltas[i].rchar, &owed[j].io.rchar) + take(&deltas[i].read_bytes, &owed[j].io.read_bytes) +
+			    take(&deltas[i].write_bytes, &owed[j].io.write_bytes))
+				changed = true;
+		}
+		if (changed)
+			proc_io_delta_pages(&deltas[i]);
+	}
+	/* What is left: kept one round if it is this round's (the reap may show in the parent only next round). */
+	for (size_t j = 0; j < nowed; j++)
+		if (!owed[j].carried && (owed[j].io.rchar || owed[j].io.read_bytes || owed[j].io.write_bytes))
+			owed[kept++] = owed[j];
+	free(r->owed);
+	r->owed = owed;
+	r->nowed = kept;
+
+	free(r->previous);
+	r->previous = xcalloc(n ? n : 1, sizeof(*now));
+	if (n)
+		memcpy(r->previous, now, n * sizeof(*now));
+	r->nprevious = n;
+	r->previous_ticks = ticks;
+	r->started = true;
+}
+
+void proc_io_rounds_free(struct proc_io_rounds *r)
+{
+	free(r->previous);
+	free(r->owed);
+	*r = (struct proc_io_rounds){0};
+}
+
+uint64_t proc_io_rounds_ticks_now(void)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	struct timespec ts;
+
+	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * (uint64_t)hz + (uint64_t)ts.tv_nsec / (1000000000u / (uint64_t)hz);
+}
+
+bool proc_ignores_sigchld(pid_t pid, void *context)
+{
+	char path[64], text[4096];
+	struct proc_ids ids;
+	ssize_t length;
+
+	(void)context;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((length = sysroot_read_small(path, text, sizeof(text))) < 0 ||
+	    proc_ids_parse(text, (size_t)length, (int)pid, &ids) != 0)
+		return false;
+	return ids.signals_ignored & (1ull << (SIGCHLD - 1));
+}

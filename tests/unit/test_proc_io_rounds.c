@@ -1,0 +1,162 @@
+/* test_proc_io_rounds.c: deltas of /proc/PID/io round after round, held to what each process did (the kernel's folding of a reaped child into its parent played by hand). */
+#include "unit.h"
+
+#include "collect/proc_io_rounds.h"
+
+#define MIB (1024ull * 1024)
+
+static struct proc_io_sample proc(pid_t pid, pid_t ppid, uint64_t start, const char *comm, uint64_t read_bytes)
+{
+	struct proc_io_sample s = { .pid = pid, .ppid = ppid, .start_time = start };
+
+	snprintf(s.comm, sizeof(s.comm), "%s", comm);
+	s.io.rchar = read_bytes;
+	s.io.read_bytes = read_bytes;
+	return s;
+}
+
+struct round {
+	struct proc_io_delta deltas[8];
+	bool known[8];
+};
+
+static void take(struct proc_io_rounds *r, struct proc_io_sample *now, size_t n, uint64_t ticks, struct round *out)
+{
+	assert_true(n <= 8);
+	proc_io_rounds_take(r, now, n, ticks, NULL, NULL, out->deltas, out->known);
+}
+
+/*
+ * A child reads 16 MiB: 8 seen while it runs, then it ends and the parent reaps it (the kernel
+ * adds the child's 16 to the parent's counts). Child 8 + parent 8: the 16 the child read, not 24.
+ */
+static void test_reaped_child(void **state)
+{
+	struct proc_io_rounds r = {0};
+	struct round out;
+	(void)state;
+
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(200, 100, 60, "reader", 0) }, 2, 70, &out);
+	assert_false(out.known[0]); /* the first round is the baseline */
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(200, 100, 60, "reader", 8 * MIB) }, 2, 80, &out);
+	assert_true(out.known[1]);
+	assert_int_equal(out.deltas[1].missed_pages, 2048);
+	assert_int_equal(out.deltas[0].missed_pages, 0);
+	/* Reaped: 200 gone, 100 holds its own 0 and the child's 16. */
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 16 * MIB) }, 1, 90, &out);
+	assert_true(out.known[0]);
+	assert_int_equal(out.deltas[0].missed_pages, 2048); /* what the child read after it was last seen */
+	assert_int_equal(out.deltas[0].read_pages, 2048);
+	/* Nothing more after. */
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 16 * MIB + 4096) }, 1, 100, &out);
+	assert_int_equal(out.deltas[0].missed_pages, 1);
+	proc_io_rounds_free(&r);
+}
+
+/* The reap lands after the parent was read: the child's counts are taken off the next round. */
+static void test_reap_seen_late(void **state)
+{
+	struct proc_io_rounds r = {0};
+	struct round out;
+	(void)state;
+
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(200, 100, 60, "reader", 4 * MIB) }, 2, 70, &out);
+	/* Round 2: the child is gone, its parent read before the reap. */
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 4096) }, 1, 80, &out);
+	assert_int_equal(out.deltas[0].missed_pages, 0); /* its one page taken against the child's */
+	/* Round 3: the reap shows; 4 MiB of it was the child's, seen; the parent's 4096 taken once. */
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 4096 + 4 * MIB) }, 1, 90, &out);
+	assert_int_equal(out.deltas[0].missed_pages, 1);
+	/* Round 4: what is left owed is dropped, not taken from later reads. */
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 8192 + 4 * MIB) }, 1, 100, &out);
+	assert_int_equal(out.deltas[0].missed_pages, 1);
+	proc_io_rounds_free(&r);
+}
+
+/* A child born since the last round began is counted from 0; one seen first but older is not. */
+static void test_born_within_round(void **state)
+{
+	struct proc_io_rounds r = {0};
+	struct round out;
+	(void)state;
+
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0) }, 1, 70, &out);
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(200, 100, 71, "reader", 2 * MIB),
+					    proc(300, 100, 69, "late", 2 * MIB) },
+	     3, 80, &out);
+	assert_true(out.known[1]);
+	assert_int_equal(out.deltas[1].missed_pages, 512);
+	assert_false(out.known[2]); /* started before the round began: unseen then, its start unknown */
+	/* Both reaped: 200's whole 2 MiB was shown, 300's 2 MiB was its baseline: neither again under 100. */
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 4 * MIB + 3 * MIB) }, 1, 90, &out);
+	assert_int_equal(out.deltas[0].missed_pages, 768); /* the 3 MiB the two read after they were last seen */
+	proc_io_rounds_free(&r);
+}
+
+/* Child and parent both gone: each one's counts as last seen come off the grandparent. */
+static void test_grandparent(void **state)
+{
+	struct proc_io_rounds r = {0};
+	struct round out;
+	(void)state;
+
+	take(&r, (struct proc_io_sample[]){ proc(10, 1, 5, "make", 0), proc(100, 10, 50, "sh", MIB), proc(200, 100, 60, "cc", 2 * MIB) },
+	     3, 70, &out);
+	take(&r, (struct proc_io_sample[]){ proc(10, 1, 5, "make", 3 * MIB + 4096) }, 1, 80, &out);
+	assert_int_equal(out.deltas[0].missed_pages, 1);
+	proc_io_rounds_free(&r);
+}
+
+/* A parent that ignores SIGCHLD is not given its children's counts: nothing is taken off it. */
+static bool ignores_all(pid_t pid, void *context)
+{
+	(void)pid;
+	(*(int *)context)++;
+	return true;
+}
+
+static void test_ignores_sigchld(void **state)
+{
+	struct proc_io_rounds r = {0};
+	struct proc_io_delta deltas[2];
+	bool known[2];
+	int asked = 0;
+	(void)state;
+
+	proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "srv", 0), proc(200, 100, 60, "w", MIB) }, 2, 70,
+			    ignores_all, &asked, deltas, known);
+	proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "srv", MIB) }, 1, 80, ignores_all, &asked, deltas,
+			    known);
+	assert_int_equal(asked, 1);
+	assert_int_equal(deltas[0].missed_pages, 256); /* its own reads, all of them */
+	proc_io_rounds_free(&r);
+}
+
+/* A pid reused, an exec's new name, counters gone back, a loop of parents in a recording. */
+static void test_identity(void **state)
+{
+	struct proc_io_rounds r = {0};
+	struct round out;
+	(void)state;
+
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", MIB), proc(200, 300, 60, "a", MIB), proc(300, 200, 60, "b", MIB) },
+	     3, 70, &out);
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "dd", 2 * MIB), proc(200, 1, 65, "new", 0) }, 2, 70, &out);
+	assert_true(out.known[0]); /* exec: same start, new name, counts go on */
+	assert_int_equal(out.deltas[0].missed_pages, 256);
+	assert_false(out.known[1]); /* another process, started before the round began (70) */
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "dd", MIB) }, 1, 90, &out);
+	assert_false(out.known[0]); /* went back: no delta rather than a made-up one */
+	proc_io_rounds_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reaped_child),     cmocka_unit_test(test_reap_seen_late),
+		cmocka_unit_test(test_born_within_round), cmocka_unit_test(test_grandparent),
+		cmocka_unit_test(test_ignores_sigchld),  cmocka_unit_test(test_identity),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
