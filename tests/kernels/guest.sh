@@ -58,6 +58,8 @@ chmod 1777 /tmp
 mkdir -p /tmp/root
 
 share=$(arg iolens.share)
+# A share under /tmp (a test's scratch directory) has its mount point made on the scratch disk.
+[ -n "$share" ] && mkdir -p "$share" 2>/dev/null
 [ -n "$share" ] && [ -d "$share" ] || fail "iolens.share=$share is not a directory"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 share "$share" || fail "the share $share did not mount"
 [ -r "$share/job" ] || fail "no job in $share"

@@ -10,7 +10,8 @@
 # was started from; /tmp is a fresh ext4 filesystem on a virtio disk (O_DIRECT, a block device),
 # TMPDIR and HOME are there. The command's stdout and stderr are run.sh's; its exit status is
 # run.sh's. A guest that does not end in time is stopped: exit 124; one that dies without a
-# status (a panic): 125, with the end of its console.
+# status (a panic): 125, with the end of its console. The guest keeps what it read of the host's
+# files (9p cache=loose): rebuilding iolens while a guest runs it feeds it a torn binary.
 #
 # Options:
 #   --timeout SECONDS   stop the guest after that long (default 1800)

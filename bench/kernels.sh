@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# bench/kernels.sh: the Measure table of issue 30 in each kernel of the matrix, booted in qemu:
+# which feature counts by which mechanism and holds its truth (tests/kernels/check.sh's matrix.md),
+# and what each mechanism costs per event there, from the kernel's own bpf_stats, beside bcc's
+# cachestat where bcc runs.
+#
+#   bench/kernels.sh [KERNEL...]          default: 6.1 6.12 (Debian's packages, tests/kernels/fetch.sh)
+#
+# Cost: in each guest, kernel.bpf_stats_enabled=1, then per mechanism (IOLENS_CACHE_MECHANISM
+# tracepoints, fentry, kprobes with cachestat; IOLENS_BIO_MECHANISM block_io_start, block_getrq
+# with biotop) the same workload under the command: a 64 MiB file read twice, cold then cached
+# (32768 pages read: 16384 misses, 16384 hits), or 4000 O_DIRECT reads of 4 KiB. run_time_ns and
+# run_cnt of each of the command's programs (the fdinfo of its eBPF program descriptors) before
+# and after give the runs and ns per run of each program, and their sum per page read (per
+# request): the cost of the mechanism on the same work; beside it, the hits and misses the
+# command printed for it. bcc: Debian's bpfcc-tools (cachestat-bpfcc, kprobes), compiled in the
+# guest against the kernel's headers (Debian's linux-headers packages, unpacked beside the
+# kernel); where it does not run, the table says why. Under TCG every instruction is emulated:
+# the ns are for comparing mechanisms on one kernel, not for a real machine.
+#
+# MATRIX=0 leaves the first table out. Runs as root (qemu's 9p share of /); needs only Debian
+# packages (make deps, bpfcc-tools) and iolens (IOLENS, default ./iolens). Writes
+# build/kernels/results/cost.md and prints both tables.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+: "${IOLENS:=$top/iolens}" "${BUILD:=$top/build}" "${KERNELS_DIR:=$top/build/kernels}"
+export IOLENS BUILD
+
+# ---- in the guest: one kernel's costs, as table rows on stdout --------------------------------
+if [ "${1:-}" = --in-guest ]; then
+	release=$(uname -r)
+	sysctl -qw kernel.bpf_stats_enabled=1 || { echo "| $release | (all) | | | | | | bpf_stats cannot be enabled |"; exit 1; }
+	work=$(mktemp -d /tmp/bench.XXXXXX)
+	headers=${2:-}
+	exec python3 - "$work" "$release" "$headers" <<'EOF'
+import json, os, re, subprocess, sys, threading, time
+work, release, headers = sys.argv[1:4]
+IOLENS = os.environ["IOLENS"]
+F = os.path.join(work, "data")
+SIZE = 64 << 20
+PAGES = SIZE // 4096
+DIRECT = 4000
+with open(F, "wb") as f:
+    f.write(os.urandom(SIZE))
+    os.fsync(f.fileno())
+
+def progs(pid):
+    """{prog_id: (run_time_ns, run_cnt)} of the eBPF programs process pid holds."""
+    out = {}
+    for fd in os.listdir("/proc/%d/fdinfo" % pid):
+        try:
+            info = open("/proc/%d/fdinfo/%s" % (pid, fd)).read()
+        except OSError:
+            continue
+        m = dict(re.findall(r"^(prog_id|run_time_ns|run_cnt):\s+(\d+)$", info, re.M))
+        if "run_cnt" in m:
+            out[int(m["prog_id"])] = (int(m["run_time_ns"]), int(m["run_cnt"]))
+    return out
+
+def names():
+    show = subprocess.run(["bpftool", "prog", "show", "--json"], capture_output=True, text=True).stdout
+    return {p["id"]: p.get("name", "?") for p in json.loads(show or "[]")}
+
+def evict():
+    fd = os.open(F, os.O_RDONLY)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
+
+def read_twice():
+    evict()
+    for _ in range(2):
+        with open(F, "rb", buffering=0) as f:
+            while f.read(1 << 20):
+                pass
+    return 2 * PAGES, "pages read", "%d hits, %d misses" % (PAGES, PAGES)
+
+def direct_reads():
+    subprocess.run(["dd", "if=" + F, "of=/dev/null", "bs=4k", "count=%d" % DIRECT, "iflag=direct", "status=none"],
+                   check=True)
+    return DIRECT, "requests", "-"
+
+def measure(feature, mechanism, command, env, workload, ready, counted=None):
+    """Starts command, waits until ready(proc) says it counts, runs the workload, prints a row.
+    counted(line): the (hits, misses) one of its lines says, added up over the workload's intervals."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **env})
+    said = ready(proc)
+    if said is not True:
+        proc.kill()
+        err = " ".join(proc.stderr.read().split())
+        print("| %s | %s | %s | - | - | - | - | %s |" % (release, feature, mechanism,
+                                                        (err or said or "")[:150].replace("|", "/")))
+        return
+    lines = []
+    threading.Thread(target=lambda: [lines.append((time.monotonic(), l)) for l in proc.stdout], daemon=True).start()
+    before = progs(proc.pid)
+    began = time.monotonic()
+    events, unit, truth = workload()
+    ended = time.monotonic()
+    after = progs(proc.pid)
+    known = names()
+    # Its counts: every interval printed from the workload's start to the first after its end.
+    while counted and not any(t > ended for t, _ in lines) and proc.poll() is None and time.monotonic() < ended + 60:
+        time.sleep(0.1)
+    proc.terminate()
+    proc.wait()
+    says = "-"
+    if counted:
+        sums = [counted(l) for t, l in lines if t > began]
+        says = "%d hits, %d misses (truth %s)" % (sum(h for h, _ in sums), sum(m for _, m in sums), truth)
+    runs = ns = 0
+    parts = []
+    for pid_, (t1, c1) in sorted(after.items()):
+        t0, c0 = before.get(pid_, (0, 0))
+        if c1 - c0 > 0:
+            runs += c1 - c0
+            ns += t1 - t0
+            parts.append("%s %d x %.0f ns" % (known.get(pid_, pid_), c1 - c0, (t1 - t0) / (c1 - c0)))
+    if not parts:
+        parts = ["%d programs, none ran" % len(after)]
+    print("| %s | %s | %s | %d %s | %s | %d | %.0f | %s |" % (
+        release, feature, mechanism, events, unit, says, runs, ns / events if events else 0, "; ".join(parts)))
+    sys.stdout.flush()
+
+def json_counts(line):
+    try:
+        doc = json.loads(line)
+    except ValueError:
+        return 0, 0
+    return doc.get("hits") or 0, doc.get("misses") or 0
+
+def bcc_counts(line):
+    words = line.split()
+    return (int(words[0]), int(words[1])) if len(words) >= 2 and words[0].isdigit() else (0, 0)
+
+def first_json(key, want):
+    """ready(): the command's first JSON line, with key naming want (else what it said)."""
+    def ready(proc):
+        line = proc.stdout.readline()
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            return None
+        got = doc.get(key)
+        if want not in (got or ""):
+            return "not %s: %s %r" % (want, key, got)
+        return True
+    return ready
+
+for m in ("tracepoints", "fentry", "kprobes"):
+    measure("page cache (iolens cachestat)", m, [IOLENS, "cachestat", "--json", "1"],
+            {"IOLENS_CACHE_MECHANISM": m}, read_twice, first_json("mechanism", m), json_counts)
+for m in ("block_io_start", "block_getrq"):
+    measure("block I/O (iolens biotop)", m, [IOLENS, "biotop", "--json", "1"],
+            {"IOLENS_BIO_MECHANISM": m}, direct_reads, first_json("mechanism", m))
+
+# bcc's cachestat: kprobes on the page-cache functions, its C compiled here against the headers.
+tool = "/usr/sbin/cachestat-bpfcc"
+if not os.path.exists(tool):
+    print("| %s | page cache (bcc cachestat) | kprobes | - | - | - | - | bpfcc-tools is not installed |" % release)
+elif not headers or not os.path.isdir(headers):
+    print("| %s | page cache (bcc cachestat) | kprobes | - | - | - | - | no kernel headers for %s |" % (release, release))
+else:
+    def bcc_ready(proc):
+        # It prints its header once its probes are attached (unbuffered).
+        line = proc.stdout.readline()
+        return True if "HITS" in line else " ".join((line + proc.stderr.read()).split())[-150:]
+    measure("page cache (bcc cachestat)", "kprobes", ["python3", "-u", tool, "1"],
+            {"BCC_KERNEL_SOURCE": headers, "PYTHONUNBUFFERED": "1"}, read_twice, bcc_ready, bcc_counts)
+EOF
+fi
+
+# ---- on the host: the matrix table, then each kernel's costs -----------------------------------
+[ "$(id -u)" = 0 ] || { echo "bench/kernels.sh: qemu's 9p share of / needs root" >&2; exit 2; }
+[ -x "$IOLENS" ] || { echo "bench/kernels.sh: $IOLENS: not built (make)" >&2; exit 2; }
+[ $# -gt 0 ] || set -- 6.1 6.12
+releases=$("$top/tests/kernels/fetch.sh" "$@") || exit 2
+mapfile -t releases <<<"$releases"
+
+# headers RELEASE: Debian's linux-headers-RELEASE and its -common unpacked beside the kernel (for
+# bcc), once; prints the directory, or nothing when the archive has none.
+headers() {
+	local dir=$KERNELS_DIR/$1/headers pkg
+	if [ ! -e "$dir/ready" ]; then
+		rm -rf "$dir"
+		mkdir -p "$dir/download"
+		for pkg in "linux-headers-$1" "linux-headers-${1%-*}-common"; do
+			(cd "$dir/download" && apt-get download -q "$pkg" >/dev/null 2>&1) || { rm -rf "$dir"; return 0; }
+		done
+		for deb in "$dir"/download/*.deb; do dpkg-deb -x "$deb" "$dir/unpacked"; done
+		rm -rf "$dir/download"
+		# One tree, as bcc reads it (it cannot follow Debian's split of -common and the flavour's
+		# generated headers): the common headers, then the flavour's config and generated files.
+		mkdir -p "$dir/tree"
+		cp -a "$dir/unpacked/usr/src/linux-headers-${1%-*}-common/." "$dir/tree/" &&
+			cp -a "$dir/unpacked/usr/src/linux-headers-$1/"{include,arch,.config} "$dir/tree/" || { rm -rf "$dir"; return 0; }
+		rm -rf "$dir/unpacked"
+		touch "$dir/ready"
+	fi
+	echo "$dir/tree"
+}
+
+if [ "${MATRIX:-1}" = 1 ]; then
+	echo "== which feature counts by which mechanism, and holds its truth (tests/kernels/check.sh)"
+	SELFTEST=0 TESTS=kernels/matrix "$top/tests/kernels/check.sh" "$@" >"$KERNELS_DIR/results/bench-check.log" 2>&1
+	tail -n $(($# + 1)) "$KERNELS_DIR/results/bench-check.log"
+	cat "$KERNELS_DIR/results/matrix.md"
+fi
+
+echo
+echo "== cost per event, from bpf_stats (run_time_ns / run_cnt of each program)"
+cost=$KERNELS_DIR/results/cost.md
+{
+	echo "| kernel | feature | mechanism | workload | what it counted | program runs | ns per page or request | ns per run, by program |"
+	echo "|---|---|---|---|---|---|---|---|"
+} >"$cost"
+for i in "${!releases[@]}"; do
+	release=${releases[i]}
+	hdr=$(headers "$release")
+	# tracefs and debugfs mounted: bcc needs them (iolens attaches by BTF, with or without).
+	"$top/tests/kernels/run.sh" --quiet --tracefs --timeout 1800 "$release" env IOLENS="$IOLENS" \
+		bash "$here/kernels.sh" --in-guest "$hdr" >>"$cost" 2>"$KERNELS_DIR/results/cost-$release.err" ||
+		echo "| $release | (all) | | | | | | the guest's run failed: $(tail -n 1 "$KERNELS_DIR/results/cost-$release.err") |" >>"$cost"
+done
+cat "$cost"
