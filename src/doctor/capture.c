@@ -26,6 +26,7 @@
 #include "collect/memcg.h"
 #include "collect/odirect.h"
 #include "collect/pagecache.h"
+#include "collect/proc_io_rounds.h"
 #include "collect/procfs.h"
 #include "collect/segments.h"
 #include "collect/sysroot.h"
@@ -69,6 +70,137 @@ static void see_container(pid_t pid, const char *comm, uint64_t cgroup, uint64_t
 	snprintf(out->label, sizeof(out->label), "%s", c->label);
 }
 
+/* ---- Each process's I/O over the window ---------------------------------------------------- */
+
+/*
+ * Every process's /proc/PID/io at the window's start, at each sample and at its end, what each
+ * did between two rounds added up (proc_io_rounds.h): a child reaped in the window is not
+ * counted again under its parent, what was seen under the child stays the child's and what it
+ * did after its last round is its parent's. A process counts from the first round it is in (from
+ * the round before, when it was born since).
+ */
+struct window_counts {
+	uint64_t rchar, read_bytes, write_bytes;
+};
+
+struct window_io {
+	pid_t pid;
+	uint64_t start_time;       /* with pid, the process (stat's start_time) */
+	char comm[32];             /* at the last round it was in */
+	struct window_counts total; /* since from_ns */
+	uint64_t from_ns;
+	bool alive;                /* in the last round */
+};
+
+struct io_window {
+	struct proc_io_rounds rounds;
+	struct window_io *procs;   /* by pid, then start time; those gone kept while they did some I/O */
+	size_t count;
+	uint64_t round_ns;         /* when the last round began; 0 before the first */
+};
+
+/* Every process's /proc/PID/io that can be read (all of them as root), by pid. */
+static size_t read_all_io(struct proc_io_sample **out)
+{
+	struct proc_pids pids;
+	size_t count = 0;
+	pid_t pid;
+
+	*out = NULL;
+	proc_pids_open(&pids, PROC_PIDS_NOT_SELF);
+	while ((pid = proc_pids_next(&pids))) {
+		struct proc_io_sample e;
+
+		if (proc_io_sample_read(pid, &e) != 0)
+			continue;
+		*out = xrealloc(*out, (count + 1) * sizeof(**out));
+		(*out)[count++] = e;
+	}
+	proc_pids_close(&pids);
+	if (count > 1)
+		qsort(*out, count, sizeof(**out), proc_io_sample_by_pid);
+	return count;
+}
+
+static int window_order(pid_t pid_a, uint64_t start_a, pid_t pid_b, uint64_t start_b)
+{
+	if (pid_a != pid_b)
+		return (pid_a > pid_b) - (pid_a < pid_b);
+	return (start_a > start_b) - (start_a < start_b);
+}
+
+/* A round: each process's deltas since the last added to its counts; the processes of the last one merged in. */
+static void io_window_round(struct io_window *win)
+{
+	uint64_t ticks = proc_io_rounds_ticks_now(), ns = monotonic_ns();
+	struct proc_io_sample *now;
+	size_t n = read_all_io(&now), i = 0, j = 0, count = 0;
+	struct proc_io_delta *deltas = xcalloc(n ? n : 1, sizeof(*deltas));
+	bool *known = xcalloc(n ? n : 1, sizeof(*known));
+	struct window_io *procs = xcalloc(win->count + n + 1, sizeof(*procs));
+
+	proc_io_rounds_take(&win->rounds, now, n, ticks, proc_ignores_sigchld, NULL, deltas, known);
+	while (i < win->count || j < n) {
+		int order = i == win->count ? 1 : j == n ? -1
+			    : window_order(win->procs[i].pid, win->procs[i].start_time, now[j].pid, now[j].start_time);
+		struct window_io *p = &procs[count];
+
+		if (order < 0) { /* gone: kept when it did some I/O */
+			*p = win->procs[i++];
+			p->alive = false;
+			count += p->total.rchar || p->total.read_bytes || p->total.write_bytes;
+			continue;
+		}
+		if (order == 0)
+			*p = win->procs[i++];
+		else /* new: born since the last round (known), else counted from this one */
+			*p = (struct window_io){ .pid = now[j].pid, .start_time = now[j].start_time,
+						 .from_ns = known[j] ? win->round_ns : ns };
+		snprintf(p->comm, sizeof(p->comm), "%s", now[j].comm);
+		p->alive = true;
+		if (known[j]) {
+			p->total.rchar += deltas[j].rchar;
+			p->total.read_bytes += deltas[j].read_bytes;
+			p->total.write_bytes += deltas[j].write_bytes;
+		}
+		j++;
+		count++;
+	}
+	free(win->procs);
+	win->procs = procs;
+	win->count = count;
+	win->round_ns = ns;
+	free(now);
+	free(deltas);
+	free(known);
+}
+
+/* The process pid in the last round, or NULL. */
+static const struct window_io *io_window_alive(const struct io_window *win, pid_t pid)
+{
+	size_t low = 0, high = win->count;
+
+	while (low < high) { /* the first of pid */
+		size_t middle = low + (high - low) / 2;
+
+		if (win->procs[middle].pid < pid)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	for (; low < win->count && win->procs[low].pid == pid; low++)
+		if (win->procs[low].alive)
+			return &win->procs[low];
+	return NULL;
+}
+
+static void io_window_free(struct io_window *win)
+{
+	proc_io_rounds_free(&win->rounds);
+	free(win->procs);
+	*win = (struct io_window){0};
+}
+
 /* ---- Processes doing I/O with O_DIRECT ------------------------------------------------ */
 
 /*
@@ -102,9 +234,11 @@ struct direct_process {
 	const char *seen_by;   /* which saw it first: "fdinfo" or "ebpf" */
 	const char *call;      /* eBPF: the call that gave O_DIRECT ("openat" ...), else NULL */
 	uint64_t first_ns;     /* when first seen */
-	struct proc_io_sample io_first, io_last; /* /proc/PID/io when first seen, and last read while it lived */
+	uint64_t start_time;   /* its window_io: with pid, the process */
+	struct window_counts io_first, io_last; /* its window_io's counts when first seen, and last while it lived */
 	uint64_t io_first_ns, io_last_ns;
 	bool io_known;
+	bool io_pending;       /* not in the last round when first seen: from the next one it is in */
 	bool ended;            /* gone (or its pid another process's) by the end */
 };
 
@@ -117,6 +251,7 @@ struct direct_set {
 	bool ebpf;             /* opens seen as they happen; else fdinfo at every sample */
 	bool off;              /* the odirect rule is disabled: fdinfo once, for the cache-miss rule, no eBPF */
 	const char *why;       /* why not */
+	const struct io_window *io; /* every process's I/O (struct watch's) */
 	uint64_t start_ns;     /* the window's start, for first_seen_seconds */
 	uint64_t probe_ns;     /* spent waiting for probes of the page cache, in all */
 };
@@ -211,10 +346,17 @@ static struct direct_process *direct_process(struct direct_set *set, pid_t pid, 
 	*p = (struct direct_process){ .pid = pid, .first_fd = -1, .seen_by = seen_by, .first_ns = monotonic_ns() };
 	snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	see_container(pid, p->comm, 0, 0);
-	/* Its I/O from now: rates from when it was first seen. */
-	p->io_known = proc_io_sample_read(pid, &p->io_first) == 0;
-	p->io_first_ns = p->io_last_ns = monotonic_ns();
-	p->io_last = p->io_first;
+	/* Its I/O from the last round: rates from when it was first seen. */
+	const struct window_io *io = io_window_alive(set->io, pid);
+
+	if (io && !strcmp(io->comm, p->comm)) {
+		p->io_known = true;
+		p->start_time = io->start_time;
+		p->io_first = p->io_last = io->total;
+		p->io_first_ns = p->io_last_ns = set->io->round_ns;
+	} else {
+		p->io_pending = true; /* born since, most likely: all it did is in its next round */
+	}
 	return p;
 }
 
@@ -346,23 +488,28 @@ static void direct_seen_open(const struct odirect_open *open, void *context)
 	direct_add(p, direct_file(set, open->dev, open->ino, open->block, path, probe_path), open->fd, open->flags);
 }
 
-/* Each process's /proc/PID/io while it lives (the same command under its pid): its rates stop where it ended. */
+/* Each process's I/O as of the last round, while it lives (the same command under its pid): its rates stop where it ended. */
 static void direct_refresh_io(struct direct_set *set)
 {
 	for (size_t i = 0; i < set->count; i++) {
 		struct direct_process *p = &set->procs[i];
-		struct proc_io_sample now;
-		struct proc_io_delta delta;
+		const struct window_io *io = io_window_alive(set->io, p->pid);
 
 		if (p->ended)
 			continue;
-		if (proc_io_sample_read(p->pid, &now) != 0 || strcmp(now.comm, p->comm) ||
-		    (p->io_known && !proc_io_delta(&p->io_last, &now, &delta))) {
+		if (p->io_pending && io && !strcmp(io->comm, p->comm)) {
+			p->io_pending = false;
+			p->io_known = true;
+			p->start_time = io->start_time;
+			p->io_first = (struct window_counts){0}; /* its counts from its first round */
+			p->io_first_ns = io->from_ns;
+		}
+		if (!io || strcmp(io->comm, p->comm) || (p->io_known && io->start_time != p->start_time)) {
 			p->ended = true;
 			continue;
 		}
-		p->io_last = now;
-		p->io_last_ns = monotonic_ns();
+		p->io_last = io->total;
+		p->io_last_ns = set->io->round_ns;
 	}
 }
 
@@ -412,8 +559,7 @@ struct watch {
 	unsigned writeback_samples;     /* samples with pages under writeback */
 	struct task_watch *tasks;
 	size_t ntasks;
-	struct proc_io_sample *io;      /* sorted by pid */
-	size_t nio;
+	struct io_window io;            /* every process's I/O */
 	struct io_rate *rates;          /* busiest first */
 	size_t nrates;
 	struct segment_set vtrace; /* libvtrace servers, proven theirs */
@@ -426,36 +572,6 @@ struct watch {
 	struct bio_table bio_procs_start, bio_procs_end;
 };
 
-static int compare_io_pid(const void *a_, const void *b_)
-{
-	const struct proc_io_sample *a = a_, *b = b_;
-
-	return (a->pid > b->pid) - (a->pid < b->pid);
-}
-
-/* Every process's /proc/PID/io that can be read (all of them as root). */
-static size_t read_all_io(struct proc_io_sample **out)
-{
-	struct proc_pids pids;
-	size_t count = 0;
-	pid_t pid;
-
-	*out = NULL;
-	proc_pids_open(&pids, PROC_PIDS_NOT_SELF);
-	while ((pid = proc_pids_next(&pids))) {
-		struct proc_io_sample e;
-
-		if (proc_io_sample_read(pid, &e) != 0)
-			continue;
-		*out = xrealloc(*out, (count + 1) * sizeof(**out));
-		(*out)[count++] = e;
-	}
-	proc_pids_close(&pids);
-	if (count > 1)
-		qsort(*out, count, sizeof(**out), compare_io_pid);
-	return count;
-}
-
 static int compare_rate(const void *a_, const void *b_)
 {
 	const struct io_rate *a = a_, *b = b_;
@@ -467,24 +583,15 @@ static int compare_rate(const void *a_, const void *b_)
 /* Each process's storage I/O over the window, busiest first (those that did some). */
 static void compute_io_rates(struct watch *w, double seconds)
 {
-	struct proc_io_sample *end;
-	size_t nend = read_all_io(&end);
+	for (size_t i = 0; i < w->io.count && seconds > 0; i++) {
+		const struct window_io *p = &w->io.procs[i];
+		struct io_rate r = { .pid = p->pid, .read_rate = (double)p->total.read_bytes / seconds,
+				     .write_rate = (double)p->total.write_bytes / seconds,
+				     .rchar_rate = (double)p->total.rchar / seconds };
 
-	for (size_t i = 0; i < nend && seconds > 0; i++) {
-		/* (none at the start, as for a user who had no process then: bsearch wants an array) */
-		struct proc_io_sample *start = w->nio ? bsearch(&end[i], w->io, w->nio, sizeof(*w->io), compare_io_pid) : NULL;
-		struct io_rate r = { .pid = end[i].pid };
-		struct proc_io_delta delta;
-
-		/* new, the pid another process now, or a counter gone back */
-		if (!start || !proc_io_delta(start, &end[i], &delta))
-			continue;
-		r.read_rate = (double)delta.read_bytes / seconds;
-		r.write_rate = (double)delta.write_bytes / seconds;
-		r.rchar_rate = (double)delta.rchar / seconds;
 		if (r.read_rate + r.write_rate + r.rchar_rate <= 0)
 			continue;
-		snprintf(r.comm, sizeof(r.comm), "%s", end[i].comm);
+		snprintf(r.comm, sizeof(r.comm), "%s", p->comm);
 		w->rates = xrealloc(w->rates, (w->nrates + 1) * sizeof(*w->rates));
 		w->rates[w->nrates++] = r;
 	}
@@ -492,7 +599,6 @@ static void compute_io_rates(struct watch *w, double seconds)
 		qsort(w->rates, w->nrates, sizeof(*w->rates), compare_rate);
 	for (size_t i = 0; i < w->nrates && i < 10; i++) /* the busiest, which the rules may name */
 		see_container(w->rates[i].pid, w->rates[i].comm, 0, 0);
-	free(end);
 }
 
 static void watch_task(pid_t pid, const struct proc_task *task, void *context)
@@ -530,6 +636,7 @@ static void watch_sample(struct watch *w)
 	struct vmstat vm;
 
 	w->sample_ns = monotonic_ns();
+	io_window_round(&w->io);
 	/* Files open O_DIRECT at the start, and at every sample when eBPF does not see the opens. */
 	if (!w->samples || (!w->direct.ebpf && !w->direct.off))
 		direct_scan_fdinfo(&w->direct);
@@ -562,6 +669,7 @@ static void watch_prepare(struct watch *w, const char *marks, bool direct_off)
 	w->bpf = cachestat_start(&counting, &w->bpf_why) == 0;
 	w->bio = bio_start(BIO_WANT_PROCESSES | BIO_WANT_DISKS, &w->bio_why) == 0;
 	w->direct.marks = marks;
+	w->direct.io = &w->io;
 	w->direct.off = direct_off;
 	w->direct.ebpf = !direct_off && odirect_start(direct_seen_open, &w->direct, &w->direct.why) == 0;
 	segment_set_refresh(&w->vtrace);
@@ -570,7 +678,6 @@ static void watch_prepare(struct watch *w, const char *marks, bool direct_off)
 /* The counters at the start of the window, read one after the other. */
 static void watch_start(struct watch *w)
 {
-	w->nio = read_all_io(&w->io);
 	w->vm_known = vmstat_read(&w->vm_start) == 0;
 	psi_read("io", &w->io_start);
 	psi_read("memory", &w->memory_start);
@@ -604,6 +711,7 @@ static double watch_run(struct watch *w, double seconds)
 		if (!stop_signal && (monotonic_ns() >= next || monotonic_ns() >= end_ns))
 			watch_sample(w); /* and one at the end */
 	}
+	io_window_round(&w->io);
 	odirect_drain();
 	direct_refresh_io(&w->direct);
 	if (diskstats_read(&w->disk_end) != 0)
@@ -640,7 +748,7 @@ static void watch_free(struct watch *w)
 	bio_stop();
 	segment_set_free(&w->vtrace);
 	free(w->tasks);
-	free(w->io);
+	io_window_free(&w->io);
 	free(w->rates);
 }
 /* ---- The snapshot: what the rules judge, as plain values ---------------------------------- */
@@ -663,8 +771,6 @@ static void snap_direct(struct doctor_snapshot *s, const struct direct_set *set)
 	for (size_t i = 0; i < set->count; i++) {
 		const struct direct_process *p = &set->procs[i];
 		struct snap_direct_process *out = &s->direct[i];
-		struct proc_io_delta delta;
-
 		*out = (struct snap_direct_process){ .pid = p->pid, .nfiles = p->nfiles, .first_fd = p->first_fd,
 						     .first_flags = p->first_flags, .ended = p->ended };
 		snprintf(out->comm, sizeof(out->comm), "%s", p->comm);
@@ -672,11 +778,11 @@ static void snap_direct(struct doctor_snapshot *s, const struct direct_set *set)
 		snprintf(out->call, sizeof(out->call), "%s", p->call ? p->call : "");
 		out->first_seen_seconds = p->first_ns > set->start_ns ? (double)(p->first_ns - set->start_ns) / 1e9 : 0;
 		out->rate_seconds = (double)(p->io_last_ns - p->io_first_ns) / 1e9;
-		/* one process: refresh_io saw to it */
-		out->io_known = p->io_known && proc_io_delta(&p->io_first, &p->io_last, &delta);
+		/* one process: refresh_io saw to it; its counts only grow */
+		out->io_known = p->io_known;
 		if (out->io_known) {
-			out->read_bytes = delta.read_bytes;
-			out->write_bytes = delta.write_bytes;
+			out->read_bytes = p->io_last.read_bytes - p->io_first.read_bytes;
+			out->write_bytes = p->io_last.write_bytes - p->io_first.write_bytes;
 		}
 		for (unsigned k = 0; k < p->nfiles; k++) {
 			const struct direct_file *file = &set->files[p->files[k]];
