@@ -26,7 +26,6 @@
 #include "collect/memcg.h"
 #include "collect/odirect.h"
 #include "collect/pagecache.h"
-#include "collect/proc_io_rounds.h"
 #include "collect/procfs.h"
 #include "collect/segments.h"
 #include "collect/sysroot.h"
@@ -35,6 +34,7 @@
 #include "common/signals.h"
 #include "common/util.h"
 #include "doctor/capture.h"
+#include "doctor/io_window.h"
 #include "doctor/judge.h"
 
 #define NAMING_NS 1000000000ull /* the most naming the files reported may take */
@@ -68,137 +68,6 @@ static void see_container(pid_t pid, const char *comm, uint64_t cgroup, uint64_t
 	snprintf(out->pod, sizeof(out->pod), "%s", c->pod);
 	snprintf(out->namespace_, sizeof(out->namespace_), "%s", c->namespace_);
 	snprintf(out->label, sizeof(out->label), "%s", c->label);
-}
-
-/* ---- Each process's I/O over the window ---------------------------------------------------- */
-
-/*
- * Every process's /proc/PID/io at the window's start, at each sample and at its end, what each
- * did between two rounds added up (proc_io_rounds.h): a child reaped in the window is not
- * counted again under its parent, what was seen under the child stays the child's and what it
- * did after its last round is its parent's. A process counts from the first round it is in (from
- * the round before, when it was born since).
- */
-struct window_counts {
-	uint64_t rchar, read_bytes, write_bytes;
-};
-
-struct window_io {
-	pid_t pid;
-	uint64_t start_time;       /* with pid, the process (stat's start_time) */
-	char comm[32];             /* at the last round it was in */
-	struct window_counts total; /* since from_ns */
-	uint64_t from_ns;
-	bool alive;                /* in the last round */
-};
-
-struct io_window {
-	struct proc_io_rounds rounds;
-	struct window_io *procs;   /* by pid, then start time; those gone kept while they did some I/O */
-	size_t count;
-	uint64_t round_ns;         /* when the last round began; 0 before the first */
-};
-
-/* Every process's /proc/PID/io that can be read (all of them as root), by pid. */
-static size_t read_all_io(struct proc_io_sample **out)
-{
-	struct proc_pids pids;
-	size_t count = 0;
-	pid_t pid;
-
-	*out = NULL;
-	proc_pids_open(&pids, PROC_PIDS_NOT_SELF);
-	while ((pid = proc_pids_next(&pids))) {
-		struct proc_io_sample e;
-
-		if (proc_io_sample_read(pid, &e) != 0)
-			continue;
-		*out = xrealloc(*out, (count + 1) * sizeof(**out));
-		(*out)[count++] = e;
-	}
-	proc_pids_close(&pids);
-	if (count > 1)
-		qsort(*out, count, sizeof(**out), proc_io_sample_by_pid);
-	return count;
-}
-
-static int window_order(pid_t pid_a, uint64_t start_a, pid_t pid_b, uint64_t start_b)
-{
-	if (pid_a != pid_b)
-		return (pid_a > pid_b) - (pid_a < pid_b);
-	return (start_a > start_b) - (start_a < start_b);
-}
-
-/* A round: each process's deltas since the last added to its counts; the processes of the last one merged in. */
-static void io_window_round(struct io_window *win)
-{
-	uint64_t ticks = proc_io_rounds_ticks_now(), ns = monotonic_ns();
-	struct proc_io_sample *now;
-	size_t n = read_all_io(&now), i = 0, j = 0, count = 0;
-	struct proc_io_delta *deltas = xcalloc(n ? n : 1, sizeof(*deltas));
-	bool *known = xcalloc(n ? n : 1, sizeof(*known));
-	struct window_io *procs = xcalloc(win->count + n + 1, sizeof(*procs));
-
-	proc_io_rounds_take(&win->rounds, now, n, ticks, proc_ignores_sigchld, NULL, deltas, known);
-	while (i < win->count || j < n) {
-		int order = i == win->count ? 1 : j == n ? -1
-			    : window_order(win->procs[i].pid, win->procs[i].start_time, now[j].pid, now[j].start_time);
-		struct window_io *p = &procs[count];
-
-		if (order < 0) { /* gone: kept when it did some I/O */
-			*p = win->procs[i++];
-			p->alive = false;
-			count += p->total.rchar || p->total.read_bytes || p->total.write_bytes;
-			continue;
-		}
-		if (order == 0)
-			*p = win->procs[i++];
-		else /* new: born since the last round (known), else counted from this one */
-			*p = (struct window_io){ .pid = now[j].pid, .start_time = now[j].start_time,
-						 .from_ns = known[j] ? win->round_ns : ns };
-		snprintf(p->comm, sizeof(p->comm), "%s", now[j].comm);
-		p->alive = true;
-		if (known[j]) {
-			p->total.rchar += deltas[j].rchar;
-			p->total.read_bytes += deltas[j].read_bytes;
-			p->total.write_bytes += deltas[j].write_bytes;
-		}
-		j++;
-		count++;
-	}
-	free(win->procs);
-	win->procs = procs;
-	win->count = count;
-	win->round_ns = ns;
-	free(now);
-	free(deltas);
-	free(known);
-}
-
-/* The process pid in the last round, or NULL. */
-static const struct window_io *io_window_alive(const struct io_window *win, pid_t pid)
-{
-	size_t low = 0, high = win->count;
-
-	while (low < high) { /* the first of pid */
-		size_t middle = low + (high - low) / 2;
-
-		if (win->procs[middle].pid < pid)
-			low = middle + 1;
-		else
-			high = middle;
-	}
-	for (; low < win->count && win->procs[low].pid == pid; low++)
-		if (win->procs[low].alive)
-			return &win->procs[low];
-	return NULL;
-}
-
-static void io_window_free(struct io_window *win)
-{
-	proc_io_rounds_free(&win->rounds);
-	free(win->procs);
-	*win = (struct io_window){0};
 }
 
 /* ---- Processes doing I/O with O_DIRECT ------------------------------------------------ */
