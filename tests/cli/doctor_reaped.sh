@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# doctor_reaped.sh: doctor without eBPF's cache counts (IOLENS_CACHE_MECHANISM=procfs, /proc/PID/io): a forked child that read half of a cold file before the window reads the rest in it and ends, reaped by its parent (the kernel adds its counts to the parent's); a second child reads another cold file, all of it in the window, and is reaped too. The processes' numbers (the recorded rates, cache-miss's misses) hold what the children read in the window, their own read_bytes: not the first half again, nor the second child twice.
+# doctor_reaped.sh: doctor without eBPF's cache counts (IOLENS_CACHE_MECHANISM=procfs, /proc/PID/io): a forked child that read half of a cold file before the window reads the rest in it and ends, reaped by its parent (the kernel adds its counts to the parent's); a second child reads another cold file, all of it in the window, and is reaped too. The processes' numbers (the recorded rates, cache-miss's misses) hold what the children read in the window, their own read_bytes: not with the first half, read before the window, too.
 . "$(dirname "$0")/lib.sh"
 
 is_root || skip_all "needs root: every process's /proc/PID/io, and evicting the file"
@@ -78,7 +78,9 @@ echo >"$T/go_rest"
 wait_until 120 test -e "$T/parent_io" || not_ok "the parent reaped both children"
 kill -INT "$DOCTOR"
 wait "$DOCTOR"
-check "doctor ends on SIGINT with its findings" python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$T/doctor.json"
+rc=$?
+check "doctor ends on SIGINT with its findings (exit $rc: 0, 3 or 4, by the worst)" \
+	python3 -c 'import json, sys; json.load(open(sys.argv[1])); sys.exit(int(sys.argv[2]) not in (0, 3, 4))' "$T/doctor.json" "$rc"
 echo >"$T/go_end"
 wait "$PARENT"
 
@@ -108,7 +110,7 @@ print(round(total * seconds))' "$T/snap" "$@"
 }
 ids="$PARENT $(cat "$T/child") $(cat "$T/child2")"
 got=$(read_bytes $ids)
-check_eq "parent and children: their read_bytes in the window, $((window / PAGE)) pages (not the $((half / PAGE)) before again, nor the second child twice)" \
+check_eq "parent and children: their read_bytes in the window, $((window / PAGE)) pages (not with the $((half / PAGE)) read before it)" \
 	"$window" "$got"
 echo "# parent $(($(read_bytes "$PARENT") / PAGE)), first child $(($(read_bytes "$(cat "$T/child")") / PAGE)), second $(($(read_bytes "$(cat "$T/child2")") / PAGE)) of $((window / PAGE)) pages"
 check_eq "cache-miss: the misses of processes named $COMM, the same pages" "$((window / PAGE))" \
