@@ -34,6 +34,7 @@
 #include "common/signals.h"
 #include "common/util.h"
 #include "doctor/capture.h"
+#include "doctor/io_window.h"
 #include "doctor/judge.h"
 
 #define NAMING_NS 1000000000ull /* the most naming the files reported may take */
@@ -102,9 +103,11 @@ struct direct_process {
 	const char *seen_by;   /* which saw it first: "fdinfo" or "ebpf" */
 	const char *call;      /* eBPF: the call that gave O_DIRECT ("openat" ...), else NULL */
 	uint64_t first_ns;     /* when first seen */
-	struct proc_io_sample io_first, io_last; /* /proc/PID/io when first seen, and last read while it lived */
+	uint64_t start_time;   /* its window_io: with pid, the process */
+	struct window_counts io_first, io_last; /* its window_io's counts when first seen, and last while it lived */
 	uint64_t io_first_ns, io_last_ns;
 	bool io_known;
+	bool io_pending;       /* not in the last round when first seen: from the next one it is in */
 	bool ended;            /* gone (or its pid another process's) by the end */
 };
 
@@ -117,6 +120,7 @@ struct direct_set {
 	bool ebpf;             /* opens seen as they happen; else fdinfo at every sample */
 	bool off;              /* the odirect rule is disabled: fdinfo once, for the cache-miss rule, no eBPF */
 	const char *why;       /* why not */
+	const struct io_window *io; /* every process's I/O (struct watch's) */
 	uint64_t start_ns;     /* the window's start, for first_seen_seconds */
 	uint64_t probe_ns;     /* spent waiting for probes of the page cache, in all */
 };
@@ -211,10 +215,17 @@ static struct direct_process *direct_process(struct direct_set *set, pid_t pid, 
 	*p = (struct direct_process){ .pid = pid, .first_fd = -1, .seen_by = seen_by, .first_ns = monotonic_ns() };
 	snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	see_container(pid, p->comm, 0, 0);
-	/* Its I/O from now: rates from when it was first seen. */
-	p->io_known = proc_io_sample_read(pid, &p->io_first) == 0;
-	p->io_first_ns = p->io_last_ns = monotonic_ns();
-	p->io_last = p->io_first;
+	/* Its I/O from the last round: rates from when it was first seen. */
+	const struct window_io *io = io_window_alive(set->io, pid);
+
+	if (io && !strcmp(io->comm, p->comm)) {
+		p->io_known = true;
+		p->start_time = io->start_time;
+		p->io_first = p->io_last = io->total;
+		p->io_first_ns = p->io_last_ns = set->io->round_ns;
+	} else {
+		p->io_pending = true; /* born since, most likely: all it did is in its next round */
+	}
 	return p;
 }
 
@@ -346,23 +357,28 @@ static void direct_seen_open(const struct odirect_open *open, void *context)
 	direct_add(p, direct_file(set, open->dev, open->ino, open->block, path, probe_path), open->fd, open->flags);
 }
 
-/* Each process's /proc/PID/io while it lives (the same command under its pid): its rates stop where it ended. */
+/* Each process's I/O as of the last round, while it lives (the same command under its pid): its rates stop where it ended. */
 static void direct_refresh_io(struct direct_set *set)
 {
 	for (size_t i = 0; i < set->count; i++) {
 		struct direct_process *p = &set->procs[i];
-		struct proc_io_sample now;
-		struct proc_io_delta delta;
+		const struct window_io *io = io_window_alive(set->io, p->pid);
 
 		if (p->ended)
 			continue;
-		if (proc_io_sample_read(p->pid, &now) != 0 || strcmp(now.comm, p->comm) ||
-		    (p->io_known && !proc_io_delta(&p->io_last, &now, &delta))) {
+		if (p->io_pending && io && !strcmp(io->comm, p->comm)) {
+			p->io_pending = false;
+			p->io_known = true;
+			p->start_time = io->start_time;
+			p->io_first = (struct window_counts){0}; /* its counts from its first round */
+			p->io_first_ns = io->from_ns;
+		}
+		if (!io || strcmp(io->comm, p->comm) || (p->io_known && io->start_time != p->start_time)) {
 			p->ended = true;
 			continue;
 		}
-		p->io_last = now;
-		p->io_last_ns = monotonic_ns();
+		p->io_last = io->total;
+		p->io_last_ns = set->io->round_ns;
 	}
 }
 
@@ -412,8 +428,7 @@ struct watch {
 	unsigned writeback_samples;     /* samples with pages under writeback */
 	struct task_watch *tasks;
 	size_t ntasks;
-	struct proc_io_sample *io;      /* sorted by pid */
-	size_t nio;
+	struct io_window io;            /* every process's I/O */
 	struct io_rate *rates;          /* busiest first */
 	size_t nrates;
 	struct segment_set vtrace; /* libvtrace servers, proven theirs */
@@ -426,36 +441,6 @@ struct watch {
 	struct bio_table bio_procs_start, bio_procs_end;
 };
 
-static int compare_io_pid(const void *a_, const void *b_)
-{
-	const struct proc_io_sample *a = a_, *b = b_;
-
-	return (a->pid > b->pid) - (a->pid < b->pid);
-}
-
-/* Every process's /proc/PID/io that can be read (all of them as root). */
-static size_t read_all_io(struct proc_io_sample **out)
-{
-	struct proc_pids pids;
-	size_t count = 0;
-	pid_t pid;
-
-	*out = NULL;
-	proc_pids_open(&pids, PROC_PIDS_NOT_SELF);
-	while ((pid = proc_pids_next(&pids))) {
-		struct proc_io_sample e;
-
-		if (proc_io_sample_read(pid, &e) != 0)
-			continue;
-		*out = xrealloc(*out, (count + 1) * sizeof(**out));
-		(*out)[count++] = e;
-	}
-	proc_pids_close(&pids);
-	if (count > 1)
-		qsort(*out, count, sizeof(**out), compare_io_pid);
-	return count;
-}
-
 static int compare_rate(const void *a_, const void *b_)
 {
 	const struct io_rate *a = a_, *b = b_;
@@ -467,24 +452,15 @@ static int compare_rate(const void *a_, const void *b_)
 /* Each process's storage I/O over the window, busiest first (those that did some). */
 static void compute_io_rates(struct watch *w, double seconds)
 {
-	struct proc_io_sample *end;
-	size_t nend = read_all_io(&end);
+	for (size_t i = 0; i < w->io.count && seconds > 0; i++) {
+		const struct window_io *p = &w->io.procs[i];
+		struct io_rate r = { .pid = p->pid, .read_rate = (double)p->total.read_bytes / seconds,
+				     .write_rate = (double)p->total.write_bytes / seconds,
+				     .rchar_rate = (double)p->total.rchar / seconds };
 
-	for (size_t i = 0; i < nend && seconds > 0; i++) {
-		/* (none at the start, as for a user who had no process then: bsearch wants an array) */
-		struct proc_io_sample *start = w->nio ? bsearch(&end[i], w->io, w->nio, sizeof(*w->io), compare_io_pid) : NULL;
-		struct io_rate r = { .pid = end[i].pid };
-		struct proc_io_delta delta;
-
-		/* new, the pid another process now, or a counter gone back */
-		if (!start || !proc_io_delta(start, &end[i], &delta))
-			continue;
-		r.read_rate = (double)delta.read_bytes / seconds;
-		r.write_rate = (double)delta.write_bytes / seconds;
-		r.rchar_rate = (double)delta.rchar / seconds;
 		if (r.read_rate + r.write_rate + r.rchar_rate <= 0)
 			continue;
-		snprintf(r.comm, sizeof(r.comm), "%s", end[i].comm);
+		snprintf(r.comm, sizeof(r.comm), "%s", p->comm);
 		w->rates = xrealloc(w->rates, (w->nrates + 1) * sizeof(*w->rates));
 		w->rates[w->nrates++] = r;
 	}
@@ -492,7 +468,6 @@ static void compute_io_rates(struct watch *w, double seconds)
 		qsort(w->rates, w->nrates, sizeof(*w->rates), compare_rate);
 	for (size_t i = 0; i < w->nrates && i < 10; i++) /* the busiest, which the rules may name */
 		see_container(w->rates[i].pid, w->rates[i].comm, 0, 0);
-	free(end);
 }
 
 static void watch_task(pid_t pid, const struct proc_task *task, void *context)
@@ -530,6 +505,7 @@ static void watch_sample(struct watch *w)
 	struct vmstat vm;
 
 	w->sample_ns = monotonic_ns();
+	io_window_round(&w->io);
 	/* Files open O_DIRECT at the start, and at every sample when eBPF does not see the opens. */
 	if (!w->samples || (!w->direct.ebpf && !w->direct.off))
 		direct_scan_fdinfo(&w->direct);
@@ -562,6 +538,7 @@ static void watch_prepare(struct watch *w, const char *marks, bool direct_off)
 	w->bpf = cachestat_start(&counting, &w->bpf_why) == 0;
 	w->bio = bio_start(BIO_WANT_PROCESSES | BIO_WANT_DISKS, &w->bio_why) == 0;
 	w->direct.marks = marks;
+	w->direct.io = &w->io;
 	w->direct.off = direct_off;
 	w->direct.ebpf = !direct_off && odirect_start(direct_seen_open, &w->direct, &w->direct.why) == 0;
 	segment_set_refresh(&w->vtrace);
@@ -570,7 +547,6 @@ static void watch_prepare(struct watch *w, const char *marks, bool direct_off)
 /* The counters at the start of the window, read one after the other. */
 static void watch_start(struct watch *w)
 {
-	w->nio = read_all_io(&w->io);
 	w->vm_known = vmstat_read(&w->vm_start) == 0;
 	psi_read("io", &w->io_start);
 	psi_read("memory", &w->memory_start);
@@ -604,6 +580,7 @@ static double watch_run(struct watch *w, double seconds)
 		if (!stop_signal && (monotonic_ns() >= next || monotonic_ns() >= end_ns))
 			watch_sample(w); /* and one at the end */
 	}
+	io_window_round(&w->io);
 	odirect_drain();
 	direct_refresh_io(&w->direct);
 	if (diskstats_read(&w->disk_end) != 0)
@@ -640,7 +617,7 @@ static void watch_free(struct watch *w)
 	bio_stop();
 	segment_set_free(&w->vtrace);
 	free(w->tasks);
-	free(w->io);
+	io_window_free(&w->io);
 	free(w->rates);
 }
 /* ---- The snapshot: what the rules judge, as plain values ---------------------------------- */
@@ -663,8 +640,6 @@ static void snap_direct(struct doctor_snapshot *s, const struct direct_set *set)
 	for (size_t i = 0; i < set->count; i++) {
 		const struct direct_process *p = &set->procs[i];
 		struct snap_direct_process *out = &s->direct[i];
-		struct proc_io_delta delta;
-
 		*out = (struct snap_direct_process){ .pid = p->pid, .nfiles = p->nfiles, .first_fd = p->first_fd,
 						     .first_flags = p->first_flags, .ended = p->ended };
 		snprintf(out->comm, sizeof(out->comm), "%s", p->comm);
@@ -672,11 +647,11 @@ static void snap_direct(struct doctor_snapshot *s, const struct direct_set *set)
 		snprintf(out->call, sizeof(out->call), "%s", p->call ? p->call : "");
 		out->first_seen_seconds = p->first_ns > set->start_ns ? (double)(p->first_ns - set->start_ns) / 1e9 : 0;
 		out->rate_seconds = (double)(p->io_last_ns - p->io_first_ns) / 1e9;
-		/* one process: refresh_io saw to it */
-		out->io_known = p->io_known && proc_io_delta(&p->io_first, &p->io_last, &delta);
+		/* one process: refresh_io saw to it; its counts only grow */
+		out->io_known = p->io_known;
 		if (out->io_known) {
-			out->read_bytes = delta.read_bytes;
-			out->write_bytes = delta.write_bytes;
+			out->read_bytes = p->io_last.read_bytes - p->io_first.read_bytes;
+			out->write_bytes = p->io_last.write_bytes - p->io_first.write_bytes;
 		}
 		for (unsigned k = 0; k < p->nfiles; k++) {
 			const struct direct_file *file = &set->files[p->files[k]];

@@ -18,15 +18,9 @@ check_eq "the file is cold before the read (fincore)" 0 "$(fincore_cached "$T/f"
 mkfifo "$T/go_fork" "$T/go_rest" "$T/go_end"
 cat >"$T/parent.py" <<'EOF'
 import os, sys
+from forked_reads import read_bytes, say
 d, pages = sys.argv[1], int(sys.argv[2])
-def read_bytes():
-    with open("/proc/self/io") as f:
-        return next(int(l.split()[1]) for l in f if l.startswith("read_bytes:"))
-def say(name, text):
-    with open(f"{d}/{name}.tmp", "w") as f:
-        f.write(text)
-    os.rename(f"{d}/{name}.tmp", f"{d}/{name}")
-say("ready", str(os.getpid()))
+say(d, "ready", str(os.getpid()))
 open(f"{d}/go_fork").read()
 child = os.fork()
 if child == 0:
@@ -35,18 +29,18 @@ if child == 0:
     done = 0
     while done < half:
         done += len(os.read(fd, min(1 << 20, half - done)))
-    say("half", str(read_bytes()))
+    say(d, "half", str(read_bytes()))
     open(f"{d}/go_rest").read()
     while os.read(fd, 1 << 20):
         pass
-    say("child_io", str(read_bytes()))
+    say(d, "child_io", str(read_bytes()))
     os._exit(0)
-say("child", str(child))
+say(d, "child", str(child))
 os.waitpid(child, 0)
-say("reaped", "1")
+say(d, "reaped", "1")
 open(f"{d}/go_end").read()
 EOF
-python3 "$T/parent.py" "$T" "$N" 2>"$T/parent.err" &
+PYTHONPATH="$TOP/tests/cli" PYTHONDONTWRITEBYTECODE=1 python3 "$T/parent.py" "$T" "$N" 2>"$T/parent.err" &
 PARENT=$!
 on_exit "kill $PARENT 2>/dev/null"
 wait_until 30 test -e "$T/ready" || not_ok "the parent started"

@@ -3,17 +3,9 @@
 
 #include "collect/proc_io_rounds.h"
 
+#include "proc_io_sample.h"
+
 #define MIB (1024ull * 1024)
-
-static struct proc_io_sample proc(pid_t pid, pid_t ppid, uint64_t start, const char *comm, uint64_t read_bytes)
-{
-	struct proc_io_sample s = { .pid = pid, .ppid = ppid, .start_time = start };
-
-	snprintf(s.comm, sizeof(s.comm), "%s", comm);
-	s.io.rchar = read_bytes;
-	s.io.read_bytes = read_bytes;
-	return s;
-}
 
 struct round {
 	struct proc_io_delta deltas[8];

@@ -1,0 +1,109 @@
+/* io_window.c: each process's I/O over doctor's window, its /proc/PID/io deltas between rounds added up. */
+#include "doctor/io_window.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "collect/procfs.h"
+#include "collect/sysroot.h"
+#include "common/util.h"
+
+static int window_order(pid_t pid_a, uint64_t start_a, pid_t pid_b, uint64_t start_b)
+{
+	if (pid_a != pid_b)
+		return (pid_a > pid_b) - (pid_a < pid_b);
+	return (start_a > start_b) - (start_a < start_b);
+}
+
+void io_window_take(struct io_window *win, const struct proc_io_sample *now, size_t n, uint64_t ns, uint64_t ticks,
+		    proc_io_ignores_sigchld_fn ignores, void *context)
+{
+	struct proc_io_delta *deltas = xcalloc(n ? n : 1, sizeof(*deltas));
+	bool *known = xcalloc(n ? n : 1, sizeof(*known));
+	struct window_io *procs = xcalloc(win->count + n + 1, sizeof(*procs));
+	size_t i = 0, j = 0, count = 0;
+
+	proc_io_rounds_take(&win->rounds, now, n, ticks, ignores, context, deltas, known);
+	/* The last round's processes and this one's, both in order: merged. */
+	while (i < win->count || j < n) {
+		int order = i == win->count ? 1 : j == n ? -1
+			    : window_order(win->procs[i].pid, win->procs[i].start_time, now[j].pid, now[j].start_time);
+		struct window_io *p = &procs[count];
+
+		if (order < 0) { /* gone: kept when it did some I/O */
+			*p = win->procs[i++];
+			p->alive = false;
+			count += p->total.rchar || p->total.read_bytes || p->total.write_bytes;
+			continue;
+		}
+		if (order == 0)
+			*p = win->procs[i++];
+		else /* new: born since the last round (known), else counted from this one */
+			*p = (struct window_io){ .pid = now[j].pid, .start_time = now[j].start_time,
+						 .from_ns = known[j] ? win->round_ns : ns };
+		snprintf(p->comm, sizeof(p->comm), "%s", now[j].comm);
+		p->alive = true;
+		if (known[j]) {
+			p->total.rchar += deltas[j].rchar;
+			p->total.read_bytes += deltas[j].read_bytes;
+			p->total.write_bytes += deltas[j].write_bytes;
+		}
+		j++;
+		count++;
+	}
+	free(win->procs);
+	win->procs = procs;
+	win->count = count;
+	win->round_ns = ns;
+	free(deltas);
+	free(known);
+}
+
+void io_window_round(struct io_window *win)
+{
+	uint64_t ticks = proc_io_rounds_ticks_now(), ns = monotonic_ns();
+	struct proc_io_sample *now = NULL;
+	size_t n = 0;
+	struct proc_pids pids;
+	pid_t pid;
+
+	proc_pids_open(&pids, PROC_PIDS_NOT_SELF);
+	while ((pid = proc_pids_next(&pids))) {
+		struct proc_io_sample e;
+
+		if (proc_io_sample_read(pid, &e) != 0)
+			continue;
+		now = xrealloc(now, (n + 1) * sizeof(*now));
+		now[n++] = e;
+	}
+	proc_pids_close(&pids);
+	if (n > 1)
+		qsort(now, n, sizeof(*now), proc_io_sample_by_pid);
+	io_window_take(win, now, n, ns, ticks, proc_ignores_sigchld, NULL);
+	free(now);
+}
+
+const struct window_io *io_window_alive(const struct io_window *win, pid_t pid)
+{
+	size_t low = 0, high = win->count;
+
+	while (low < high) { /* the first of pid */
+		size_t middle = low + (high - low) / 2;
+
+		if (win->procs[middle].pid < pid)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	for (; low < win->count && win->procs[low].pid == pid; low++)
+		if (win->procs[low].alive)
+			return &win->procs[low];
+	return NULL;
+}
+
+void io_window_free(struct io_window *win)
+{
+	proc_io_rounds_free(&win->rounds);
+	free(win->procs);
+	*win = (struct io_window){0};
+}
