@@ -235,6 +235,8 @@ zparent=$!
 on_exit "kill $zparent 2>/dev/null"
 exec {z_in}>"$T/z.in" {z_out}<"$T/z.out"
 read -r -u "$z_out" _ zpath
+# The server can answer before its shell has written its pid: wait for the pid, not the answer.
+wait_until 60 test -s "$T/z.pid"
 zpid=$(cat "$T/z.pid")
 echo "hold OPA" >&$z_in; read -r -u "$z_out" _
 t0=$(date +%s%N); while [ $(( $(date +%s%N) - t0 )) -lt 300000000 ]; do sleep 0.05; done
