@@ -522,20 +522,16 @@ static __always_inline void remember_pending(struct thread_state *state, struct 
  * kernel reports a read's whole range before it has fetched every page): they become misses.
  * The rest wait to be read (read-ahead), of one file at a time.
  */
-SEC("tp_btf/mm_filemap_add_to_page_cache")
-int BPF_PROG(on_add, struct folio *folio)
+static __always_inline void added(struct address_space *mapping, __u64 index, __u64 pages)
 {
-	struct address_space *mapping = folio->mapping;
-	__u64 ino = 0, index, pages, inside = 0;
+	__u64 ino = 0, inside = 0;
 	struct cache_counters d = {};
 	struct thread_state *state;
 	__u32 dev = 0;
 
 	if (!counted_here() || !file_of(mapping, &dev, &ino))
-		return 0;
+		return;
 	state = thread_state(true);
-	index = folio->index;
-	pages = folio_nr(folio);
 	d.misses = pages;
 	d.refaults = refaulted(dev, ino, index, pages);
 	if (state) {
@@ -554,28 +550,49 @@ int BPF_PROG(on_add, struct folio *folio)
 			remember_pending(state, mapping, index, pages - inside);
 	}
 	count(state, &d, mapping);
-	return 0;
 }
 
+/*
+ * The add and delete tracepoints pass a folio (Linux 5.17 to 5.19 on), or before that a page:
+ * a program for each, NAME and NAME_page, around one handler of (mapping, index, pages), of
+ * which the collector loads the one the kernel's BTF says (its btf_trace_ typedef's argument).
+ */
+#define ON_FOLIO_OR_PAGE(tracepoint, name, handler)                                   \
+	SEC("tp_btf/" #tracepoint)                                                    \
+	int BPF_PROG(name, struct folio *folio)                                       \
+	{                                                                             \
+		handler(folio->mapping, folio->index, folio_nr(folio));               \
+		return 0;                                                             \
+	}                                                                             \
+	SEC("tp_btf/" #tracepoint)                                                    \
+	int BPF_PROG(name##_page, struct page *page)                                  \
+	{                                                                             \
+		struct page___old *old = (void *)page;                                \
+                                                                                      \
+		handler(old->mapping, old->index, page_nr(page));                     \
+		return 0;                                                             \
+	}
+
+ON_FOLIO_OR_PAGE(mm_filemap_add_to_page_cache, on_add, added)
+
 /* An eviction (reclaim), or a page truncated, invalidated or dropped: who removed it is charged. */
-SEC("tp_btf/mm_filemap_delete_from_page_cache")
-int BPF_PROG(on_delete, struct folio *folio)
+static __always_inline void deleted(struct address_space *mapping, __u64 index, __u64 pages)
 {
-	struct address_space *mapping = folio->mapping;
 	struct cache_counters d = {};
 	__u64 ino = 0;
 	__u32 dev = 0;
 
 	if (!file_of(mapping, &dev, &ino))
-		return 0;
-	d.evictions = folio_nr(folio);
+		return;
+	d.evictions = pages;
 	if (bpf_get_current_task_btf()->flags & PF_MEMALLOC_FLAG)
-		remember_evicted(dev, ino, folio->index, d.evictions);
+		remember_evicted(dev, ino, index, pages);
 	if (!counted_here())
-		return 0;
+		return;
 	count(per_process || per_file ? thread_state(true) : 0, &d, mapping);
-	return 0;
 }
+
+ON_FOLIO_OR_PAGE(mm_filemap_delete_from_page_cache, on_delete, deleted)
 
 /* Pages a write added and dirtied: not waiting to be read any more. */
 static __always_inline void forget_pending(struct thread_state *state, struct address_space *mapping, __u64 index,
@@ -591,8 +608,7 @@ static __always_inline void forget_pending(struct thread_state *state, struct ad
  * folio the same thread has just added is a write miss (a write into a page that was not
  * cached), and its pages are no longer waiting to be read.
  */
-SEC("tp_btf/writeback_dirty_folio")
-int BPF_PROG(on_dirty, struct folio *folio, struct address_space *mapping)
+static __always_inline void dirtied(struct address_space *mapping, __u64 index, __u64 pages)
 {
 	struct cache_counters d = {};
 	struct thread_state *state;
@@ -600,19 +616,33 @@ int BPF_PROG(on_dirty, struct folio *folio, struct address_space *mapping)
 	__u64 ino = 0;
 
 	if (!counted_here() || !file_of(mapping, &dev, &ino))
-		return 0;
-	d.dirties = folio_nr(folio);
+		return;
+	d.dirties = pages;
 	state = thread_state(false);
 	if (state) {
 		state->read_mapping = 0;
-		if (state->added_pages && state->added_mapping == (__u64)mapping && state->added_index == folio->index) {
+		if (state->added_pages && state->added_mapping == (__u64)mapping && state->added_index == index) {
 			d.write_misses = state->added_pages;
 			state->added_pages = 0;
 			if (state->pending && state->pending_mapping == (__u64)mapping)
-				forget_pending(state, mapping, folio->index, d.write_misses);
+				forget_pending(state, mapping, index, d.write_misses);
 		}
 	}
 	count(state, &d, mapping);
+}
+
+SEC("tp_btf/writeback_dirty_folio")
+int BPF_PROG(on_dirty, struct folio *folio, struct address_space *mapping)
+{
+	dirtied(mapping, folio->index, folio_nr(folio));
+	return 0;
+}
+
+/* Before Linux 5.19: writeback_dirty_page, of a page. */
+SEC("tp_btf/writeback_dirty_page")
+int BPF_PROG(on_dirty_page, struct page *page, struct address_space *mapping)
+{
+	dirtied(mapping, ((struct page___old *)page)->index, page_nr(page));
 	return 0;
 }
 
@@ -636,11 +666,30 @@ static __always_inline __u64 address_of(const void *pointer)
 	return address;
 }
 
+/*
+ * Until Linux 6.2 an address space's counts were atomics, and each thread kept what it mapped
+ * apart, folding it in every 64 faults and at its exit (rss_stat fires then): the count here
+ * is what was folded in.
+ */
+struct mm_rss_stat___atomic {
+	atomic_long_t count[4];
+} __attribute__((preserve_access_index));
+struct mm_struct___atomic {
+	struct mm_rss_stat___atomic rss_stat;
+} __attribute__((preserve_access_index));
+
 static __always_inline bool learn_cpu_offsets(void)
 {
+	struct mm_struct___atomic *old = 0;
 	__u64 base = 0;
 	__u32 zero = 0;
 
+	/* Address spaces whose counts are atomics have no per-cpu parts, and those kernels (before
+	 * 6.2) no bpf_map_lookup_percpu_elem (5.19): a branch the verifier drops there. */
+	if (bpf_core_field_exists(old->rss_stat.count)) {
+		cpu_offsets_known = 1;
+		return true;
+	}
 	bpf_probe_read_kernel(&base, sizeof(base),
 			      (void *)(address_of(&cpu_probe) + bpf_core_field_offset(struct bpf_array, pptrs)));
 	if (!base)
@@ -655,18 +704,6 @@ static __always_inline bool learn_cpu_offsets(void)
 	cpu_offsets_known = 1;
 	return true;
 }
-
-/*
- * Until Linux 6.2 an address space's counts were atomics, and each thread kept what it mapped
- * apart, folding it in every 64 faults and at its exit (rss_stat fires then): the count here
- * is what was folded in.
- */
-struct mm_rss_stat___atomic {
-	atomic_long_t count[4];
-} __attribute__((preserve_access_index));
-struct mm_struct___atomic {
-	struct mm_rss_stat___atomic rss_stat;
-} __attribute__((preserve_access_index));
 
 /* The exact count, as percpu_counter_sum: the shared part and every cpu's part not yet folded in. */
 static __always_inline __u64 file_pages_mapped(struct mm_struct *mm)

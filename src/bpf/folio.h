@@ -22,6 +22,33 @@ static __always_inline __u64 folio_nr(struct folio *folio)
 	return 1ull << (BPF_CORE_READ(folio, _flags_1) & 0xff);
 }
 
+/*
+ * A page as the page-cache tracepoints passed it before folios (Linux 5.17 to 5.19): its file and
+ * index (renamed in later kernels, whose tracepoints pass a folio), and in the first tail page of
+ * a compound page its order.
+ */
+struct page___old {
+	struct address_space *mapping;
+	unsigned long index;
+} __attribute__((preserve_access_index));
+struct page___tail {
+	unsigned char compound_order;
+} __attribute__((preserve_access_index));
+
+/* The pages of a page-cache page: 1, or 2^order for the head of a compound (huge) page. */
+static __always_inline __u64 page_nr(struct page *page)
+{
+	struct page___tail *tail;
+	unsigned long flags = 0;
+
+	bpf_probe_read_kernel(&flags, sizeof(flags), page);
+	if (!(flags & (1ul << bpf_core_enum_value(enum pageflags, PG_head))) ||
+	    !bpf_core_field_exists(tail->compound_order))
+		return 1;
+	tail = (void *)((unsigned long)page + bpf_core_type_size(struct page));
+	return 1ull << (BPF_CORE_READ(tail, compound_order) & 0x1f);
+}
+
 /* tmpfs and shmem: pages that are the file itself, never read from or written back to storage. */
 #define TMPFS_MAGIC_NUMBER 0x01021994ul
 

@@ -111,7 +111,8 @@ static void take_records(void)
 /*
  * How reads and faults are seen. Misses, dirties, evictions, mapped pages and exits come from
  * tracepoints every kernel iolens loads on has (filemap adds and deletes, writeback_dirty_folio,
- * rss_stat, sched); the read and fault tracepoints came in Linux 6.9. Before, the functions
+ * or before folios reached them a page and writeback_dirty_page, rss_stat, sched); the read and
+ * fault tracepoints came in Linux 6.9. Before, the functions
  * they are in: fentry where the kernel has trampolines, else kprobes. Chosen from the kernel's
  * BTF (which tracepoints and functions it has) and from what loads.
  */
@@ -132,6 +133,9 @@ struct kernel_facts {
 	const char *missing_tracepoint, *missing_function; /* the first of each list missing, or NULL */
 	bool splice;       /* filemap_splice_read */
 	bool split_counts; /* threads keep their mapped pages apart (struct task_rss_stat, before 6.2) */
+	bool page_adds;    /* mm_filemap_add_to_page_cache and _delete_from_ pass a struct page (before 5.17-5.19) */
+	bool page_dirties; /* writeback_dirty_page, not writeback_dirty_folio (before 5.19) */
+	const char *missing_feature; /* what of eBPF the programs need the kernel lacks, or NULL */
 };
 
 /* Where threads keep their mapped pages apart, the functions that tell each fault's (cachestat.bpf.c). */
@@ -140,6 +144,7 @@ static const char *const split_functions[] = { "handle_mm_fault", "sync_mm_rss" 
 static void learn_kernel(struct kernel_facts *facts)
 {
 	struct btf *vmlinux = btf__load_vmlinux_btf();
+	const char *page;
 
 	*facts = (struct kernel_facts){0};
 	if (!vmlinux)
@@ -153,6 +158,15 @@ static void learn_kernel(struct kernel_facts *facts)
 			facts->missing_function = access_functions[i];
 	facts->splice = btf__find_by_name_kind(vmlinux, SPLICE_FUNCTION, BTF_KIND_FUNC) >= 0;
 	facts->split_counts = btf__find_by_name_kind(vmlinux, "task_rss_stat", BTF_KIND_STRUCT) >= 0;
+	/* The page (not folio) tracepoints, by what their btf_trace_ typedefs pass. */
+	page = ebpf_tracepoint_arg_struct(vmlinux, "mm_filemap_add_to_page_cache", 0);
+	facts->page_adds = page && !strcmp(page, "page");
+	facts->page_dirties = !ebpf_tracepoint_in(vmlinux, "writeback_dirty_folio") &&
+			      ebpf_tracepoint_in(vmlinux, "writeback_dirty_page");
+	/* Each thread's state is task storage, which tracing programs have from Linux 5.13 (the map
+	 * type is 5.11's, for BPF LSM): 5.10 and before have none, which their BTF says. */
+	if (ebpf_enumerator_in(vmlinux, "BPF_MAP_TYPE_TASK_STORAGE", NULL, &(long long){0}) != 0)
+		facts->missing_feature = "task storage for tracing programs, which Linux 5.13 added";
 	for (size_t i = 0; i < sizeof(split_functions) / sizeof(*split_functions) && facts->split_counts &&
 			   !facts->missing_function; i++)
 		if (btf__find_by_name_kind(vmlinux, split_functions[i], BTF_KIND_FUNC) < 0)
@@ -187,6 +201,13 @@ static void choose_programs(struct cachestat_bpf *s, enum mechanism which, const
 						  (programs[i].where == ALWAYS || (programs[i].where == SPLICE && splice) ||
 						   (programs[i].where == SPLIT && split)));
 	s->rodata->split_counts = split;
+	/* Adds, removals and dirties, whatever the mechanism: of a folio, or before folios of a page. */
+	bpf_program__set_autoload(s->progs.on_add, !facts->page_adds);
+	bpf_program__set_autoload(s->progs.on_delete, !facts->page_adds);
+	bpf_program__set_autoload(s->progs.on_add_page, facts->page_adds);
+	bpf_program__set_autoload(s->progs.on_delete_page, facts->page_adds);
+	bpf_program__set_autoload(s->progs.on_dirty, !facts->page_dirties);
+	bpf_program__set_autoload(s->progs.on_dirty_page, facts->page_dirties);
 }
 
 /* Opens, loads and attaches the programs of one mechanism: 0, or -errno with *why (the skeleton gone). */
@@ -290,6 +311,15 @@ int cachestat_start(const struct cachestat_options *options, const char **why)
 	learn_kernel(&facts);
 	if (uname(&host) != 0)
 		snprintf(host.release, sizeof(host.release), "?");
+	if (facts.missing_feature) {
+		if (wanted == MECH_AUTO)
+			snprintf(text, sizeof(text), "this kernel (%s) has no %s", host.release, facts.missing_feature);
+		else
+			snprintf(text, sizeof(text), "%s=%s: this kernel (%s) has no %s", MECHANISM_ENV,
+				 mechanism_names[wanted], host.release, facts.missing_feature);
+		*why = text;
+		return -ENOTSUP;
+	}
 	if (wanted == MECH_TRACEPOINTS || (wanted == MECH_AUTO && (!facts.known || !facts.missing_tracepoint))) {
 		rc = load(options, MECH_TRACEPOINTS, &facts, why);
 		if (!rc)
@@ -375,6 +405,8 @@ int cachestat_capabilities(struct cachestat_capability caps[CACHESTAT_MECHANISMS
 			continue;
 		if (!facts.known)
 			snprintf(texts[i], sizeof(texts[i]), "this kernel has no BTF (/sys/kernel/btf/vmlinux)");
+		else if (facts.missing_feature)
+			snprintf(texts[i], sizeof(texts[i]), "this kernel has no %s", facts.missing_feature);
 		else if (i == MECH_TRACEPOINTS && facts.missing_tracepoint)
 			snprintf(texts[i], sizeof(texts[i]), "this kernel has no tracepoint %s", facts.missing_tracepoint);
 		else if (i != MECH_TRACEPOINTS && facts.missing_function)

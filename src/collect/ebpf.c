@@ -222,6 +222,57 @@ bool ebpf_tracepoint_in(const struct btf *btf, const char *event)
 	return btf && btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) >= 0;
 }
 
+/* The type id refers to, past typedefs and qualifiers; NULL for none. */
+static const struct btf_type *btf_skip_names(const struct btf *btf, __u32 id)
+{
+	const struct btf_type *type = btf__type_by_id(btf, id);
+
+	for (int depth = 0; type && depth < 16; depth++) {
+		switch (btf_kind(type)) {
+		case BTF_KIND_TYPEDEF:
+		case BTF_KIND_CONST:
+		case BTF_KIND_VOLATILE:
+		case BTF_KIND_RESTRICT:
+		case BTF_KIND_TYPE_TAG:
+			type = btf__type_by_id(btf, type->type);
+			continue;
+		default:
+			return type;
+		}
+	}
+	return NULL;
+}
+
+const char *ebpf_tracepoint_arg_struct(const struct btf *btf, const char *event, unsigned arg)
+{
+	const struct btf_type *type;
+	const struct btf_param *params;
+	char name[128];
+	int id;
+
+	if (!btf)
+		return NULL;
+	snprintf(name, sizeof(name), "btf_trace_%s", event);
+	id = btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF);
+	if (id < 0)
+		return NULL;
+	/* typedef void (*btf_trace_EVENT)(void *context, ARG0, ARG1...) */
+	type = btf_skip_names(btf, (__u32)id);
+	if (!type || btf_kind(type) != BTF_KIND_PTR)
+		return NULL;
+	type = btf_skip_names(btf, type->type);
+	if (!type || btf_kind(type) != BTF_KIND_FUNC_PROTO || arg + 1 >= btf_vlen(type))
+		return NULL;
+	params = btf_params(type);
+	type = btf_skip_names(btf, params[arg + 1].type);
+	if (!type || btf_kind(type) != BTF_KIND_PTR)
+		return NULL;
+	type = btf_skip_names(btf, type->type);
+	if (!type || btf_kind(type) != BTF_KIND_STRUCT || !type->name_off)
+		return NULL;
+	return btf__name_by_offset(btf, type->name_off);
+}
+
 /* "none [integrity] confidentiality": the mode in brackets, or NULL when securityfs does not say. */
 static const char *lockdown_mode(void)
 {

@@ -53,4 +53,11 @@ int ebpf_enumerator_in(const struct btf *btf, const char *name, const char *pref
  */
 bool ebpf_tracepoint_in(const struct btf *btf, const char *event);
 
+/*
+ * The name of the struct that argument `arg` (0: the first after the context) of the tracepoint
+ * event points to, by its btf_trace_<event> typedef ("folio", "page"): NULL when the BTF has no
+ * such tracepoint or argument, or the argument is no pointer to a named struct.
+ */
+const char *ebpf_tracepoint_arg_struct(const struct btf *btf, const char *event, unsigned arg);
+
 #endif

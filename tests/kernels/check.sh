@@ -2,7 +2,7 @@
 # tests/kernels/check.sh: the eBPF features in other kernels (make check-kernels): per kernel, the
 # harness's self-test, then the tests in one boot; a "N passed, N failed, N skipped" line each.
 #
-#   tests/kernels/check.sh [KERNEL...]        default: 6.1 6.12 (Debian 12's, from packages)
+#   tests/kernels/check.sh [KERNEL...]        default: 6.1 6.12 (Debian 12's, from packages); 5.10 (Debian 11's) when named
 #
 # TESTS: the tests to run in each guest (names as tests/run takes them). Default: kernels/matrix,
 # each feature held to an exact truth by every mechanism the kernel has, in a few minutes (what CI

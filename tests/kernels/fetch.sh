@@ -12,6 +12,11 @@
 #   initramfs.cpio   busybox and the modules that mount the root: virtio, 9p, ext4 (tests/kernels/init)
 #   modprobe         modprobe for the guest, with the package's modules (the host has none of them)
 # build/kernels/SERIES is a link to the release it chose. Prints the release of each KERNEL.
+#
+# 5.10 is Debian 11's (bullseye, and bullseye-security), which this machine's apt does not list:
+# it comes through an apt configuration of the project's own, build/kernels/apt/bullseye (its
+# sources, lists and cache, the archive checked with Debian's keyring from debian-archive-keyring),
+# never /etc/apt. `make check-kernels KERNELS=5.10` runs it; the default matrix does not.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -28,6 +33,42 @@ need apt-get apt; need dpkg-deb dpkg; need depmod kmod; need cpio cpio; need xz 
 	die "/bin/busybox is not a static busybox (make deps: busybox-static)"
 
 arch=$(dpkg --print-architecture)
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+
+# codename_of KERNEL: the older Debian release a series or release comes from, or nothing when
+# this machine's own apt lists have it.
+codename_of() {
+	case $1 in
+	5.10 | 5.10.*) echo bullseye ;;
+	esac
+}
+
+# apt_for KERNEL: sets apt_options, the options that point apt-get and apt-cache at the lists of
+# the release KERNEL comes from (none: this machine's). Such a release's configuration is made,
+# and its lists fetched, the first time.
+apt_options=()
+apt_for() {
+	local codename root
+	codename=$(codename_of "$1")
+	apt_options=()
+	[ -n "$codename" ] || return 0
+	[ -r "$keyring" ] || die "$keyring is missing (make deps: debian-archive-keyring)"
+	root=$KERNELS_DIR/apt/$codename
+	mkdir -p "$root"/{sources.list.d,preferences.d,lists/partial,cache/archives/partial}
+	printf 'deb [signed-by=%s] http://deb.debian.org/%s %s main\n' \
+		"$keyring" debian "$codename" "$keyring" debian-security "$codename-security" >"$root/sources.list"
+	# Only this configuration's sources, lists, cache and pins; apt's sandbox user may not reach
+	# the build tree, where root alone writes.
+	apt_options=(-o "Dir::Etc::SourceList=$root/sources.list" -o "Dir::Etc::SourceParts=$root/sources.list.d"
+		-o "Dir::Etc::Preferences=$root/preferences" -o "Dir::Etc::PreferencesParts=$root/preferences.d"
+		-o "Dir::State::Lists=$root/lists" -o "Dir::Cache=$root/cache" -o "APT::Sandbox::User=root")
+	if [ ! -e "$root/updated" ]; then
+		say "$codename: apt-get update (its own lists, in $root)"
+		apt-get "${apt_options[@]}" update -qq >"$root/update.log" 2>&1 ||
+			die "$codename: apt-get update failed: $(tail -n 1 "$root/update.log")"
+		touch "$root/updated"
+	fi
+}
 # The modules that mount the root and the scratch disk, loaded by the initramfs in this order with
 # what they depend on (a module built into the kernel needs nothing).
 INITRAMFS_MODULES="virtio_pci virtio_blk 9pnet_virtio 9p ext4"
@@ -42,7 +83,7 @@ release_of() {
 	esac
 	# 6.1.0-57-amd64 (Debian's ABI numbers), 6.12.118+deb12-amd64 (a backported series).
 	pattern="^linux-image-${kernel//./\\.}(\\.0-[0-9]+|\\.[0-9]+\\+deb[0-9]+)-$arch\$"
-	apt-cache search --names-only "$pattern" 2>/dev/null | awk '{ print $1 }' | grep -E "$pattern" |
+	apt-cache "${apt_options[@]}" search --names-only "$pattern" 2>/dev/null | awk '{ print $1 }' | grep -E "$pattern" |
 		sed 's/^linux-image-//' | sort -V | tail -n 1 || true
 }
 
@@ -115,10 +156,10 @@ fetch() {
 	mkdir -p "$dir/download"
 	say "$package: downloading"
 	# A list that names a point release the archive has dropped since: update it once, try again.
-	if ! (cd "$dir/download" && apt-get download -q "$package" >/dev/null 2>"$dir/download/err"); then
+	if ! (cd "$dir/download" && apt-get "${apt_options[@]}" download -q "$package" >/dev/null 2>"$dir/download/err"); then
 		say "$package: apt-get download failed ($(tail -n 1 "$dir/download/err")); apt-get update"
-		apt-get update -qq >/dev/null 2>&1 || true
-		(cd "$dir/download" && apt-get download -q "$package" >/dev/null 2>"$dir/download/err") ||
+		apt-get "${apt_options[@]}" update -qq >/dev/null 2>&1 || true
+		(cd "$dir/download" && apt-get "${apt_options[@]}" download -q "$package" >/dev/null 2>"$dir/download/err") ||
 			die "$package: apt-get download: $(tail -n 1 "$dir/download/err")"
 	fi
 	deb=$(ls "$dir"/download/"$package"_*.deb)
@@ -138,8 +179,9 @@ fetch() {
 
 mkdir -p "$KERNELS_DIR"
 for kernel in "$@"; do
+	apt_for "$kernel"
 	release=$(release_of "$kernel")
-	[ -n "$release" ] || die "$kernel: no linux-image-$kernel*-$arch package in apt's lists (apt-get update; Debian 12 has 6.1, and 6.12 in bookworm-security)"
+	[ -n "$release" ] || die "$kernel: no linux-image-$kernel*-$arch package in apt's lists (apt-get update; Debian 12 has 6.1, and 6.12 in bookworm-security; 5.10 is Debian 11's)"
 	fetch "$release"
 	if [ "$kernel" != "$release" ]; then
 		# The release the series meant before, if another: its room given back.

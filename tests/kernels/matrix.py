@@ -203,7 +203,11 @@ for mechanism in ("tracepoints", "fentry", "kprobes"):
     env = {"IOLENS_CACHE_MECHANISM": mechanism}
     first, why = probe(env, "cachestat", "--json", "0.1", "1")
     if first.get("mode") != "ebpf":
-        if mechanism == "tracepoints":
+        if not btf_has("BPF_MAP_TYPE_TASK_STORAGE"):
+            # Each thread's state is task storage (5.11): before, no mechanism counts (5.10).
+            expected = False
+            truth = "refused, with why, as the kernel's BTF has no BPF_MAP_TYPE_TASK_STORAGE"
+        elif mechanism == "tracepoints":
             expected = btf_has("btf_trace_mm_filemap_get_pages")
             truth = "refused, with why, as the kernel's BTF has no btf_trace_mm_filemap_get_pages"
         else:

@@ -177,6 +177,71 @@ static void test_request_flag_bits(void **state)
 	btf__free(btf);
 }
 
+/*
+ * A tracepoint as the kernel's BTF declares it: typedef void (*btf_trace_EVENT)(void *, struct
+ * ARG *, ...), each argument a pointer to a struct of that name (NULL: an int).
+ */
+static void add_tracepoint(struct btf *btf, const char *event, const char *const *args, int n)
+{
+	int void_ptr = btf__add_ptr(btf, 0), ids[4], proto, integer = btf__add_int(btf, "long", 8, BTF_INT_SIGNED);
+	char name[64];
+
+	for (int i = 0; i < n; i++) {
+		ids[i] = integer;
+		if (args[i]) {
+			int tagged = btf__add_struct(btf, args[i], 8);
+
+			assert_true(tagged > 0);
+			/* as the kernel's: the pointer through a const */
+			ids[i] = btf__add_ptr(btf, i == 1 ? btf__add_const(btf, tagged) : tagged);
+		}
+	}
+	proto = btf__add_func_proto(btf, 0);
+	assert_true(proto > 0);
+	assert_int_equal(btf__add_func_param(btf, "", void_ptr), 0);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(btf__add_func_param(btf, "", ids[i]), 0);
+	snprintf(name, sizeof(name), "btf_trace_%s", event);
+	assert_true(btf__add_typedef(btf, name, btf__add_ptr(btf, proto)) > 0);
+}
+
+/*
+ * What a tracepoint's arguments point to, from its btf_trace_ typedef: a folio (5.19 on) or a
+ * page (before) for the page-cache tracepoints cachestat picks its programs by; nothing for a
+ * tracepoint the BTF lacks, an argument past the last, or one that is no pointer to a struct.
+ */
+static void test_tracepoint_arg_struct(void **state)
+{
+	static const char *const folio_add[] = { "folio" }, *const page_add[] = { "page" },
+				 *const page_dirty[] = { "page", "address_space" }, *const scalar[] = { NULL };
+	const char *why = NULL;
+	struct btf *btf;
+
+	(void)state;
+	if (ebpf_init(&why) != 0) {
+		print_message("skipped: libbpf cannot be opened: %s\n", why);
+		skip();
+	}
+	btf = btf__new_empty();
+	assert_non_null(btf);
+	add_tracepoint(btf, "mm_filemap_add_to_page_cache", folio_add, 1);
+	add_tracepoint(btf, "writeback_dirty_page", page_dirty, 2);
+	add_tracepoint(btf, "rss_stat", scalar, 1);
+	assert_string_equal(ebpf_tracepoint_arg_struct(btf, "mm_filemap_add_to_page_cache", 0), "folio");
+	assert_string_equal(ebpf_tracepoint_arg_struct(btf, "writeback_dirty_page", 0), "page");
+	assert_string_equal(ebpf_tracepoint_arg_struct(btf, "writeback_dirty_page", 1), "address_space");
+	assert_null(ebpf_tracepoint_arg_struct(btf, "writeback_dirty_page", 2));
+	assert_null(ebpf_tracepoint_arg_struct(btf, "rss_stat", 0));
+	assert_null(ebpf_tracepoint_arg_struct(btf, "mm_filemap_delete_from_page_cache", 0));
+	assert_null(ebpf_tracepoint_arg_struct(NULL, "mm_filemap_add_to_page_cache", 0));
+	btf__free(btf);
+	btf = btf__new_empty();
+	assert_non_null(btf);
+	add_tracepoint(btf, "mm_filemap_add_to_page_cache", page_add, 1);
+	assert_string_equal(ebpf_tracepoint_arg_struct(btf, "mm_filemap_add_to_page_cache", 0), "page");
+	btf__free(btf);
+}
+
 /* Whether the BTF file's strings hold "btf_trace_EVENT" (read as bytes, not through libbpf). */
 static bool btf_file_names(const char *data, size_t size, const char *event)
 {
@@ -245,6 +310,7 @@ int main(void)
 		cmocka_unit_test(test_figures),
 #ifdef IOLENS_BPF
 		cmocka_unit_test(test_request_flag_bits),
+		cmocka_unit_test(test_tracepoint_arg_struct),
 		cmocka_unit_test(test_mechanisms_here),
 #endif
 	};
