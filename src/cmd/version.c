@@ -57,6 +57,15 @@ struct feature {
 /* Copies a collector's text, which lives until its next call, into dst; "" for NULL. */
 #define KEEP(dst, text) snprintf((dst), sizeof(dst), "%s", (text) ? (text) : "")
 
+/* Not probed: the mechanism the commands would take, the first the BTF allows; NULL for none. */
+static const char *first_maybe(const struct feature *f)
+{
+	for (size_t i = 0; i < f->nways; i++)
+		if (f->ways[i].maybe)
+			return f->ways[i].name;
+	return NULL;
+}
+
 /* The page cache: cachestat's choice (started, as the commands do), then every mechanism's verdict. */
 static void page_cache(struct feature *f, bool probe)
 {
@@ -86,9 +95,7 @@ static void page_cache(struct feature *f, bool probe)
 	}
 	cachestat_stop();
 	if (!probe)
-		for (size_t i = 0; i < f->nways && !f->mechanism; i++)
-			if (f->ways[i].maybe)
-				f->mechanism = f->ways[i].name;
+		f->mechanism = first_maybe(f);
 }
 
 /* Block I/O: the submitter's mechanism bio_start chooses, each checked against the BTF. */
@@ -121,9 +128,7 @@ static void block_io(struct feature *f, bool probe)
 	}
 	bio_stop();
 	if (!probe)
-		for (size_t i = 0; i < f->nways && !f->mechanism; i++)
-			if (f->ways[i].maybe)
-				f->mechanism = f->ways[i].name;
+		f->mechanism = first_maybe(f);
 }
 
 static void ignore_open(const struct odirect_open *open, void *context)
