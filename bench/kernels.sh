@@ -18,10 +18,13 @@
 # each of the command's programs (the fdinfo of its eBPF program descriptors) before and after
 # give the runs and ns per run of each program, and their sum per page read (per request): the
 # cost of the mechanism on the same work; beside it, the hits and misses the command printed for
-# it. bcc: Debian's bpfcc-tools (cachestat-bpfcc, kprobes), compiled in the guest against the
-# kernel's headers (Debian's linux-headers packages, unpacked beside the kernel); where it does
-# not run, the table says why. Under TCG every instruction is emulated, and this machine is
-# shared: the ns compare mechanisms within one kernel, not kernels nor a real machine.
+# it. ROUNDS (default 5) rounds, each mechanism once in each: the median round's figures, with the
+# least and the most of all rounds (one round is not enough: the same program's ns per run went
+# from 1615 to 3108 between two runs of 6.1 here, as the load beside the emulator moved). bcc:
+# Debian's bpfcc-tools (cachestat-bpfcc, kprobes), compiled in the guest against the kernel's
+# headers (Debian's linux-headers packages, unpacked beside the kernel); where it does not run,
+# the table says why. Under TCG every instruction is emulated, and this machine is shared: the ns
+# compare mechanisms within one kernel, not kernels nor a real machine.
 #
 # MATRIX=0 leaves the first table out. Runs as root (qemu's 9p share of /); needs only Debian
 # packages (make deps, bpfcc-tools), iolens (IOLENS, default ./iolens) and, for the matrix, the
@@ -30,8 +33,8 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
-: "${IOLENS:=$top/iolens}" "${BUILD:=$top/build}" "${KERNELS_DIR:=$top/build/kernels}"
-export IOLENS BUILD
+: "${IOLENS:=$top/iolens}" "${BUILD:=$top/build}" "${KERNELS_DIR:=$top/build/kernels}" "${ROUNDS:=5}"
+export IOLENS BUILD ROUNDS
 
 # ---- in the guest (or on the host): one kernel's costs, as table rows on stdout ----------------
 # kernels.sh --in-guest [HEADERS [NAME]]: NAME, the kernel column (default: uname -r).
@@ -51,6 +54,7 @@ SIZE = 64 << 20
 PAGES = SIZE // 4096
 DIRECT = 4000
 START = 300  # seconds a command may take to print its first line (under TCG: its BTF, its programs)
+ROUNDS = int(os.environ.get("ROUNDS") or 5)
 with open(F, "wb") as f:
     f.write(os.urandom(SIZE))
     os.fsync(f.fileno())
@@ -90,10 +94,10 @@ def direct_reads():
                    check=True)
     return DIRECT, "requests", "-"
 
-def measure(feature, mechanism, command, env, workload, ready, counted=None, err_tail=False):
-    """Starts command, waits until ready(its first line) says it counts, runs the workload, prints a row.
-    counted(line): the (hits, misses) one of its lines says, added up over the workload's intervals.
-    Where it does not count, the row says why: its stderr (its end with err_tail), else ready's reason."""
+def measure(command, env, workload, ready, counted=None, err_tail=False):
+    """Starts command, waits until ready(its first line) says it counts, runs the workload: its figures
+    (a dict), else why not (a string: its stderr, its end with err_tail, else ready's reason).
+    counted(line): the (hits, misses) one of its lines says, added up over the workload's intervals."""
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **env})
     lines = []  # (when, line) of each line it printed
@@ -108,11 +112,7 @@ def measure(feature, mechanism, command, env, workload, ready, counted=None, err
     if said is not True:
         proc.kill()
         err = " ".join(proc.stderr.read().split())
-        err = err[-150:] if err_tail else err[:150]
-        print("| %s | %s | %s | - | - | - | - | %s |" % (release, feature, mechanism,
-                                                        (err or said).replace("|", "/")))
-        sys.stdout.flush()
-        return
+        return (err[-150:] if err_tail else err[:150]) or said
     before = progs(proc.pid)
     began = time.monotonic()
     events, unit, truth = workload()
@@ -138,9 +138,8 @@ def measure(feature, mechanism, command, env, workload, ready, counted=None, err
             parts.append("%s %d x %.0f ns" % (known.get(pid_, pid_), c1 - c0, (t1 - t0) / (c1 - c0)))
     if not parts:
         parts = ["%d programs, none ran" % len(after)]
-    print("| %s | %s | %s | %d %s | %s | %d | %.0f | %s |" % (
-        release, feature, mechanism, events, unit, says, runs, ns / events if events else 0, "; ".join(parts)))
-    sys.stdout.flush()
+    return {"workload": "%d %s" % (events, unit), "says": says, "runs": runs,
+            "per_event": ns / events if events else 0, "programs": "; ".join(parts)}
 
 def json_counts(line):
     try:
@@ -166,25 +165,53 @@ def first_json(key, want):
         return True
     return ready
 
+# What is measured, in this order in each round: (feature, mechanism, measure's arguments), or a
+# row's reason where it cannot be.
+plans = []
 for m in ("tracepoints", "fentry", "kprobes"):
-    measure("page cache (iolens cachestat)", m, [IOLENS, "cachestat", "--json", "1"],
-            {"IOLENS_CACHE_MECHANISM": m}, read_twice, first_json("mechanism", m), json_counts)
+    plans.append(("page cache (iolens cachestat)", m, ([IOLENS, "cachestat", "--json", "1"],
+                  {"IOLENS_CACHE_MECHANISM": m}, read_twice, first_json("mechanism", m), json_counts)))
 for m in ("block_io_start", "block_getrq"):
-    measure("block I/O (iolens biotop)", m, [IOLENS, "biotop", "--json", "1"],
-            {"IOLENS_BIO_MECHANISM": m}, direct_reads, first_json("mechanism", m))
-
+    plans.append(("block I/O (iolens biotop)", m, ([IOLENS, "biotop", "--json", "1"],
+                  {"IOLENS_BIO_MECHANISM": m}, direct_reads, first_json("mechanism", m))))
 # bcc's cachestat: kprobes on the page-cache functions, its C compiled here against the headers.
 tool = "/usr/sbin/cachestat-bpfcc"
 if not os.path.exists(tool):
-    print("| %s | page cache (bcc cachestat) | kprobes | - | - | - | - | bpfcc-tools is not installed |" % release)
+    plans.append(("page cache (bcc cachestat)", "kprobes", "bpfcc-tools is not installed"))
 elif not headers or not os.path.isdir(headers):
-    print("| %s | page cache (bcc cachestat) | kprobes | - | - | - | - | no kernel headers for %s |" % (release, release))
+    plans.append(("page cache (bcc cachestat)", "kprobes", "no kernel headers for " + release))
 else:
     def bcc_ready(line):
         # It prints its header once its probes are attached (unbuffered).
         return True if "HITS" in line else "not its header: %r" % line[:100]
-    measure("page cache (bcc cachestat)", "kprobes", ["python3", "-u", tool, "1"],
-            {"BCC_KERNEL_SOURCE": headers, "PYTHONUNBUFFERED": "1"}, read_twice, bcc_ready, bcc_counts, err_tail=True)
+    plans.append(("page cache (bcc cachestat)", "kprobes", (["python3", "-u", tool, "1"],
+                  {"BCC_KERNEL_SOURCE": headers, "PYTHONUNBUFFERED": "1"}, read_twice, bcc_ready, bcc_counts, True)))
+
+# The rounds interleaved, so that the machine's load, which moves emulated time a lot, falls on
+# every mechanism alike; a mechanism refused in the first round is not asked again.
+figures = [[] for _ in plans]
+failed = [[] for _ in plans]
+for round_ in range(ROUNDS):
+    for i, (_, _, how) in enumerate(plans):
+        if isinstance(how, str) or (round_ and not figures[i]):
+            continue
+        got = measure(*how)
+        (failed if isinstance(got, str) else figures)[i].append(got)
+
+for (feature, mechanism, how), got, why in zip(plans, figures, failed):
+    if not got:
+        why = how if isinstance(how, str) else why[0]
+        print("| %s | %s | %s | - | - | - | - | %s |" % (release, feature, mechanism, why.replace("|", "/")))
+        continue
+    # The round of the median cost, whole: its counts and programs with its figure.
+    got.sort(key=lambda g: g["per_event"])
+    mid = got[(len(got) - 1) // 2]
+    spread = " (%.0f-%.0f)" % (got[0]["per_event"], got[-1]["per_event"]) if len(got) > 1 else ""
+    note = "; %d of %d rounds failed: %s" % (len(why), ROUNDS, why[0]) if why else ""
+    print("| %s | %s | %s | %s | %s | %d | %.0f%s | %s%s |" % (
+        release, feature, mechanism, mid["workload"], mid["says"], mid["runs"], mid["per_event"], spread,
+        mid["programs"], note.replace("|", "/")))
+    sys.stdout.flush()
 EOF
 	exit
 fi
@@ -237,10 +264,10 @@ if [ "${MATRIX:-1}" = 1 ] && [ ${#guests[@]} -gt 0 ]; then
 fi
 
 echo
-echo "== cost per event, from bpf_stats (run_time_ns / run_cnt of each program)"
+echo "== cost per event, from bpf_stats (run_time_ns / run_cnt of each program), $ROUNDS rounds"
 cost=$results/cost.md
 {
-	echo "| kernel | feature | mechanism | workload | what it counted | program runs | ns per page or request | ns per run, by program |"
+	echo "| kernel | feature | mechanism | workload | what it counted | program runs | ns per page or request, median (min-max) | ns per run, by program |"
 	echo "|---|---|---|---|---|---|---|---|"
 } >"$cost"
 i=0
@@ -257,7 +284,7 @@ for kernel; do
 	i=$((i + 1))
 	hdr=$(headers "$release")
 	# tracefs and debugfs mounted: bcc needs them (iolens attaches by BTF, with or without).
-	"$top/tests/kernels/run.sh" --quiet --tracefs --timeout 1800 "$release" env IOLENS="$IOLENS" \
+	"$top/tests/kernels/run.sh" --quiet --tracefs --timeout 1800 "$release" env IOLENS="$IOLENS" ROUNDS="$ROUNDS" \
 		bash "$here/kernels.sh" --in-guest "$hdr" >>"$cost" 2>"$results/cost-$release.err" ||
 		echo "| $release | (all) | | | | | | the guest's run failed: $(tail -n 1 "$results/cost-$release.err") |" >>"$cost"
 done
