@@ -19,14 +19,28 @@ make_file "$f" $((32 << 20))
 # attached PID PROGRAM: process PID holds the eBPF program PROGRAM attached (a link of it among its
 # descriptors). The O_DIRECT watch is waited for by its on_enter: cachestat.bpf.c, which doctor starts
 # before it, has an on_exit too, and waiting for that name let dd run before the watch (CI, ASan).
+# (Three programs whatever doctor's descriptors: under qemu without KVM a grep of each took seconds.)
 attached() {
-	local id fd
-	for id in $(bpftool prog show name "$2" 2>/dev/null | awk -F: '/^[0-9]+:/ { print $1 }'); do
-		for fd in /proc/"$1"/fdinfo/*; do
-			grep -qE "^prog_id:[[:space:]]+$id\$" "$fd" 2>/dev/null && grep -q '^link_type:' "$fd" 2>/dev/null && return 0
-		done
-	done
-	return 1
+	local ids
+	ids=$(bpftool prog show name "$2" 2>/dev/null | awk -F: '/^[0-9]+:/ { printf "%s%s", sep, $1; sep = "|" }')
+	[ -n "$ids" ] &&
+		grep -lE "^prog_id:[[:space:]]+($ids)\$" /proc/"$1"/fdinfo/* 2>/dev/null | xargs -r grep -l '^link_type:' 2>/dev/null |
+		grep -q .
+}
+
+# watching PID: waits until doctor PID's O_DIRECT watch is attached, a check; where it is not, the
+# check says why: doctor ended first (its status and what it said), or it never attached.
+watching() {
+	local status
+	if wait_while "$1" 60 attached "$1" on_enter; then
+		ok "doctor's O_DIRECT watch attached (odirect.bpf.c's on_enter)"
+	elif kill -0 "$1" 2>/dev/null; then
+		not_ok "doctor's O_DIRECT watch attached (odirect.bpf.c's on_enter): not after 1200 looks"
+	else
+		wait "$1"
+		status=$?
+		not_ok "doctor's O_DIRECT watch attached (odirect.bpf.c's on_enter): doctor ended first, exit $status: $(head -c 300 "$T/doctor.err")"
+	fi
 }
 
 # holds PID FILE: process PID has FILE open.
@@ -44,7 +58,7 @@ if why=$(ebpf_expected); then
 	cycler=$!
 	on_exit "kill $cycler 2>/dev/null"
 	check "the seed's application reads $f with O_DIRECT, closes it and sleeps 1 s, in a loop" \
-		wait_until 60 test -e "$T/cycling"
+		wait_while "$cycler" 60 test -e "$T/cycling"
 	found=0 seen="" bad=""
 	# Four windows, each at another phase of the reader's cycle (1 s of sleep, then its read).
 	for i in $(seq 4); do
@@ -88,13 +102,16 @@ print(doc["odirect_mode"], *(["absent"] * 5 if f is None else
 	wait "$cycler" 2>/dev/null
 
 	# A process that reads with O_DIRECT and ends, all within the window: dd, once eBPF is attached.
-	"$IOLENS" doctor --json 3 >"$T/doctor.out" 2>"$T/doctor.err" &
+	# The window is ended by SIGTERM once dd has (doctor reports the time it watched; 300 s would end
+	# it anyway): a fixed one of 3 s ended before the watch was seen attached under qemu without KVM.
+	"$IOLENS" doctor --json 300 >"$T/doctor.out" 2>"$T/doctor.err" &
 	doctor=$!
-	check "doctor's O_DIRECT watch attached (odirect.bpf.c's on_enter)" wait_until 60 attached "$doctor" on_enter
+	on_exit "kill $doctor 2>/dev/null"
+	watching "$doctor"
 	dd if="$f" of=/dev/null bs=1M iflag=direct status=none &
 	dd=$!
 	wait "$dd"
-	check "dd read $f with O_DIRECT and ended, while doctor watched" kill -0 "$doctor"
+	check "dd read $f with O_DIRECT and ended, while doctor watched" kill -TERM "$doctor"
 	wait "$doctor"
 	OUT=$(cat "$T/doctor.out")
 	check_eq "a process gone by the end is still reported: dd, by its pid" "$dd dd" "$(finding "$dd" pid) $(finding "$dd" comm)"
@@ -107,9 +124,10 @@ print(doc["odirect_mode"], *(["absent"] * 5 if f is None else
 	# in struct open_how), and openat with a path relative to the working directory.
 	mkdir "$T/calls"
 	for x in a b c; do make_file "$T/calls/$x.dat" $((1 << 20)); done
-	"$IOLENS" doctor --json 3 >"$T/doctor.out" 2>"$T/doctor.err" &
+	"$IOLENS" doctor --json 300 >"$T/doctor.out" 2>"$T/doctor.err" &
 	doctor=$!
-	check "doctor's O_DIRECT watch attached (odirect.bpf.c's on_enter)" wait_until 60 attached "$doctor" on_enter
+	on_exit "kill $doctor 2>/dev/null"
+	watching "$doctor"
 	python3 -c 'import ctypes, fcntl, os, struct, sys
 os.chdir(sys.argv[1])
 a = os.open("a.dat", os.O_RDONLY)
@@ -127,7 +145,7 @@ for fd in (a, b, c):
 	calls=$!
 	wait "$calls"
 	check_eq "fcntl(F_SETFL, O_DIRECT), openat2 and a relative openat, in a process that ended ($(cat "$T/calls.err"))" 0 $?
-	check "… while doctor watched" kill -0 "$doctor"
+	check "… while doctor watched" kill -TERM "$doctor"
 	wait "$doctor"
 	OUT=$(cat "$T/doctor.out")
 	check_eq "… all three O_DIRECT opens seen, each of a file of its own" 3 "$(finding "$calls" opens)"
@@ -154,14 +172,14 @@ if is_root && command -v setpriv >/dev/null; then
 	"${AS_NOBODY[@]}" "$IOLENS" doctor --json 5 >"$T/nobody.out" 2>"$T/nobody.err" &
 	doctor=$!
 	check "doctor as nobody says it looks for O_DIRECT in fdinfo at every sample, and why" \
-		wait_until 60 grep -q "O_DIRECT files looked for in /proc/PID/fdinfo at every sample, which misses one open only between two: loading eBPF needs root" "$T/nobody.err"
+		wait_while "$doctor" 60 grep -q "O_DIRECT files looked for in /proc/PID/fdinfo at every sample, which misses one open only between two: loading eBPF needs root" "$T/nobody.err"
 	# Opened after doctor began, and kept open: found by a later sample, not by a look before the window.
 	"${AS_NOBODY[@]}" "$READER" "$f" "$T/nobody/holding" &
 	holder=$!
 	on_exit "kill $holder 2>/dev/null"
-	check "nobody's reader has $f open O_DIRECT" wait_until 60 holds "$holder" "$f"
+	check "nobody's reader has $f open O_DIRECT" wait_while "$holder" 60 holds "$holder" "$f"
 	check "… while doctor still watches" kill -0 "$doctor"
-	check "… and keeps it open, reading it over and over" wait_until 60 test -e "$T/nobody/holding"
+	check "… and keeps it open, reading it over and over" wait_while "$holder" 60 test -e "$T/nobody/holding"
 	wait "$doctor"
 	OUT=$(cat "$T/nobody.out")
 	check_eq "without eBPF: odirect_mode fdinfo" fdinfo "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["odirect_mode"])' <<<"$OUT")"

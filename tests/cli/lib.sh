@@ -212,6 +212,21 @@ wait_until() {
 	for ((i = 0; i < limit * 20; i++)); do "$@" && return 0; sleep 0.05; done
 	return 1
 }
+# wait_while PID [SECONDS] COMMAND...: wait_until COMMAND, while process PID lives: a condition only
+# PID brings about ends the wait, failed, once PID has ended (COMMAND looked at once more then).
+# (SECONDS is counted in tries: a COMMAND that takes a second would make wait_until's wait 20 times
+# as long, and wait on in vain for one gone.)
+wait_while() {
+	local pid=$1 limit=120 i
+	shift
+	case $1 in [0-9]*) limit=$1; shift ;; esac
+	for ((i = 0; i < limit * 20; i++)); do
+		"$@" && return 0
+		kill -0 "$pid" 2>/dev/null || { "$@"; return; }
+		sleep 0.05
+	done
+	return 1
+}
 # lines_at_least FILE N: FILE has N lines or more.
 # lines_of FILE: its line count (0 when it does not exist).
 lines_of() { wc -l 2>/dev/null <"$1" || echo 0; }
