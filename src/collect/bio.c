@@ -301,14 +301,6 @@ static int request_ops(const struct btf *vmlinux, const char **why)
 
 static enum bio_mechanism chosen = BIO_BY_DISKS;
 
-/* Whether the first argument of the tracepoint event points to struct name, by its BTF. */
-static bool bio_arg_is(const struct btf *vmlinux, const char *event, const char *name)
-{
-	const char *arg = ebpf_tracepoint_arg_struct(vmlinux, event, 0);
-
-	return arg && !strcmp(arg, name);
-}
-
 /*
  * Whether this kernel can count with the mechanism: block_rq_issue, block_rq_merge and
  * block_rq_complete, which every mechanism uses, its own tracepoints, the request flags' bits
@@ -339,9 +331,12 @@ static int mechanism_check_in(const struct btf *vmlinux, enum bio_mechanism m, u
 			*why = text;
 			return -EOPNOTSUPP;
 		}
-	/* block_getrq(bio) since 5.11; before, (queue, bio, op), which the program does not read. */
-	if (m == BIO_BY_GETRQ && !bio_arg_is(vmlinux, "block_getrq", "bio")) {
-		snprintf(text, sizeof(text), "this kernel's (%s) block_getrq does not pass the bio first (Linux 5.11 and later do)",
+	/* The programs need BPF's atomic exchange and compare-and-exchange (5.12); a kernel before
+	 * 5.11 (ebpf_compat) has neither, and passes block_getrq (queue, bio, op). */
+	if (ebpf_compat(vmlinux)) {
+		snprintf(text, sizeof(text),
+			 "this kernel (%s) is older than the block programs, which need BPF's atomic "
+			 "compare-and-exchange (Linux 5.12)",
 			 uname(&host) == 0 ? printable_name(host.release) : "?");
 		*why = text;
 		return -EOPNOTSUPP;
