@@ -220,9 +220,9 @@ check: $(IOLENS) $(UNIT_BIN) $(HELPER_BIN)
 	    CLANG=$(CLANG) MAKE="$(MAKE)" $(if $(filter 1,$(BUSY)),tests/busy) tests/run
 
 # The eBPF tests in other kernels, booted in qemu with the host's / shared read-only (tests/kernels/):
-# Debian's packages of each series, downloaded into build/kernels/ the first time. KERNELS=5.10 runs
-# Debian 11's (its own apt configuration, build/kernels/apt/bullseye): by hand, not by default nor in CI.
-KERNELS ?= 6.1 6.12
+# Debian's packages of each series, downloaded into build/kernels/ the first time (Debian 11's 5.10
+# through an apt configuration of its own, build/kernels/apt/bullseye).
+KERNELS ?= 5.10 6.1 6.12
 .PHONY: check-kernels
 check-kernels: $(IOLENS) $(HELPER_BIN)
 	@IOLENS=$(abspath $(IOLENS)) BUILD=$(abspath $(BUILD)) tests/kernels/check.sh $(KERNELS)

@@ -311,8 +311,9 @@ for mechanism in ("block_io_start", "block_getrq"):
         expected = (mechanism in REQUIRE or btf_has("btf_trace_" + mechanism)) and not old
         refused(("biotop", "stat -x"), mechanism, "biotop", why, expected,
                 "counts, as the kernel's BTF has btf_trace_" + mechanism if expected else
-                "refused, with why, as the kernel's BTF has no BPF_MAP_TYPE_TASK_STORAGE (before 5.11)" if old
-                else "refused, with why, as the kernel's BTF has no btf_trace_" + mechanism)
+                "refused, with why, as the kernel's BTF has no btf_trace_" + mechanism
+                if not btf_has("btf_trace_" + mechanism) else
+                "refused, with why, as the kernel's BTF has no BPF_MAP_TYPE_TASK_STORAGE (before 5.11)")
         continue
 
     failures_before = len(failures)
