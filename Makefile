@@ -72,7 +72,9 @@ BPF_ARCH := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
 HAVE_BPF := $(shell test -r /sys/kernel/btf/vmlinux && test -x $(BPFTOOL) && $(PKG_CONFIG) --exists libbpf && \
                     command -v $(CLANG) >/dev/null && echo yes)
 BPF_SRC := $(sort $(wildcard src/bpf/*.bpf.c))
-BPF_SKEL := $(BPF_SRC:src/bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
+# Those that keep per-thread state are built twice: the second for kernels before 5.11 (src/bpf/compat.h).
+BPF_COMPAT := cachestat odirect
+BPF_SKEL := $(BPF_SRC:src/bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h) $(BPF_COMPAT:%=$(BUILD)/bpf/%_compat.skel.h)
 ifeq ($(HAVE_BPF),yes)
 # libbpf too is opened when a collector loads a program (src/collect/bpf_dl.h), not linked.
 PKG_CFLAGS += -DIOLENS_BPF -I$(BUILD)/bpf $(shell $(PKG_CONFIG) --cflags libbpf)
@@ -139,6 +141,9 @@ $(BUILD)/bpf/vmlinux.h:
 
 $(BUILD)/bpf/%.bpf.o: src/bpf/%.bpf.c $(BUILD)/bpf/vmlinux.h $(wildcard src/bpf/*.h)
 	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -I$(BUILD)/bpf -c $< -o $@
+
+$(BUILD)/bpf/%_compat.bpf.o: src/bpf/%.bpf.c $(BUILD)/bpf/vmlinux.h $(wildcard src/bpf/*.h)
+	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -DIOLENS_BPF_COMPAT -I$(BUILD)/bpf -c $< -o $@
 
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
@@ -215,9 +220,9 @@ check: $(IOLENS) $(UNIT_BIN) $(HELPER_BIN)
 	    CLANG=$(CLANG) MAKE="$(MAKE)" $(if $(filter 1,$(BUSY)),tests/busy) tests/run
 
 # The eBPF tests in other kernels, booted in qemu with the host's / shared read-only (tests/kernels/):
-# Debian's packages of each series, downloaded into build/kernels/ the first time. KERNELS=5.10 runs
-# Debian 11's (its own apt configuration, build/kernels/apt/bullseye): by hand, not by default nor in CI.
-KERNELS ?= 6.1 6.12
+# Debian's packages of each series, downloaded into build/kernels/ the first time (Debian 11's 5.10
+# through an apt configuration of its own, build/kernels/apt/bullseye).
+KERNELS ?= 5.10 6.1 6.12
 .PHONY: check-kernels
 check-kernels: $(IOLENS) $(HELPER_BIN)
 	@IOLENS=$(abspath $(IOLENS)) BUILD=$(abspath $(BUILD)) tests/kernels/check.sh $(KERNELS)

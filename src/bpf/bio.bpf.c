@@ -222,21 +222,39 @@ static __always_inline bool kernel_started(struct request *rq)
 /*
  * The request's disk as BIO_DISK_KEY, or 0 when it has none. tp_btf's arguments are typed
  * pointers: read directly (a fault reads 0), not through bpf_probe_read_kernel, whose calls
- * were a third of the program's time.
+ * were a third of the program's time. Before Linux 5.17 the request has its own rq_disk (the
+ * queue's disk is 5.15's), and before 5.12 a bio its bi_disk: the branch the BTF rules out
+ * goes at load.
  */
+struct request___rq_disk {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+struct bio___bi_disk {
+	struct gendisk *bi_disk;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64 disk_key(struct gendisk *disk)
+{
+	return disk ? BIO_DISK_KEY(disk->major, disk->first_minor) : 0;
+}
+
 static __always_inline __u64 disk_of(struct request *rq)
 {
-	struct gendisk *disk = rq->q->disk;
+	struct request___rq_disk *old = (void *)rq;
 
-	return disk ? BIO_DISK_KEY(disk->major, disk->first_minor) : 0;
+	if (bpf_core_field_exists(old->rq_disk))
+		return disk_key(old->rq_disk);
+	return disk_key(rq->q->disk);
 }
 
 /* A bio's disk (whole: a partition's bdev has its disk's gendisk), as disk_of. */
 static __always_inline __u64 disk_of_bio(struct bio *bio)
 {
-	struct gendisk *disk = bio->bi_bdev ? bio->bi_bdev->bd_disk : NULL;
+	struct bio___bi_disk *old = (void *)bio;
 
-	return disk ? BIO_DISK_KEY(disk->major, disk->first_minor) : 0;
+	if (bpf_core_field_exists(old->bi_disk))
+		return disk_key(old->bi_disk);
+	return disk_key(bio->bi_bdev ? bio->bi_bdev->bd_disk : NULL);
 }
 
 /*

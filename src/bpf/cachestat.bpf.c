@@ -5,6 +5,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "cachestat.h"
+#include "compat.h"
 #include "folio.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -123,17 +124,11 @@ struct thread_state {
 	__u64 file_mapping, file_ino; /* the file the counts since handed belong to */
 	__u32 file_dev;
 };
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct thread_state);
-} threads SEC(".maps");
+THREAD_STORAGE(threads, struct thread_state);
 
 static __always_inline struct thread_state *thread_state(bool create)
 {
-	return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
-				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	return thread_storage(&threads, &threads_empty, create);
 }
 
 static __always_inline bool counted_here(void)
@@ -184,13 +179,13 @@ static __always_inline __u64 memory_cgroup_of(struct task_struct *task)
  */
 static __always_inline bool hand_over(struct thread_state *state, struct task_struct *task, struct cache_record *r)
 {
-	struct task_struct *leader = task->group_leader;
+	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
 	__u64 any = 0;
 
 #define MOVE(f)                                                                     \
 	{                                                                           \
 		__u64 now = state->counted.f;                                       \
-		r->delta.f = now - __sync_lock_test_and_set(&state->handed.f, now); \
+		r->delta.f = now - EXCHANGE(&state->handed.f, now);      \
 		any |= r->delta.f;                                                  \
 	}
 	EACH_COUNTER(MOVE)
@@ -200,7 +195,7 @@ static __always_inline bool hand_over(struct thread_state *state, struct task_st
 		return false;
 	r->ino = state->file_ino;
 	r->dev = state->file_dev;
-	r->tgid = task->tgid;
+	r->tgid = BPF_CORE_READ(task, tgid);
 	r->uid = BPF_CORE_READ(task, real_cred, uid.val);
 	r->cgroup = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
 	r->memcg = memory_cgroup_of(task);
@@ -234,7 +229,7 @@ static __always_inline void to_file(struct thread_state *state, struct address_s
 		__u32 dev = 0;
 		__u64 ino = 0;
 
-		hand_over_now(state, bpf_get_current_task_btf());
+		hand_over_now(state, current_task());
 		cache_file_of(mapping, &dev, &ino);
 		state->file_mapping = (__u64)mapping;
 		state->file_dev = dev;
@@ -295,7 +290,7 @@ static __always_inline __u64 take_bits(void *map, __u64 file, __u32 owner, __u64
 		if (!bits)
 			continue;
 		count += __builtin_popcountll(bits);
-		__sync_fetch_and_and(bitmap, ~bits);
+		CLEAR_BITS(bitmap, bits);
 	}
 	return count;
 }
@@ -314,7 +309,7 @@ static __always_inline void set_bits(void *map, __u64 file, __u32 owner, __u64 f
 		bits = chunk_bits(key.chunk, first, pages);
 		bitmap = bpf_map_lookup_elem(map, &key);
 		if (bitmap)
-			__sync_fetch_and_or(bitmap, bits);
+			SET_BITS(bitmap, bits);
 		else
 			bpf_map_update_elem(map, &key, &bits, BPF_ANY);
 	}
@@ -456,7 +451,8 @@ int BPF_PROG(on_read, struct address_space *mapping, unsigned long index, unsign
 
 /*
  * Without that tracepoint (before Linux 6.9): the same range, from the functions that call
- * filemap_get_pages, as they begin: filemap_read (read(2), and splice before 6.5) and
+ * filemap_get_pages, as they begin: filemap_read (read(2), and splice before 6.5; before 5.12
+ * generic_file_buffered_read) and
  * filemap_splice_read (splice, sendfile, copy_file_range since 6.5). A read of count bytes at
  * pos is the pages of [pos, pos + count) inside the file, as filemap_get_pages reports them;
  * its batches are one call here. Read with probe reads: kprobes get plain pointers.
@@ -487,6 +483,9 @@ static __always_inline void splice_call(struct file *in, loff_t *ppos, size_t le
 }
 
 ON_ENTRY(filemap_read, read, read_iter_call(iocb, iter), struct kiocb *iocb, struct iov_iter *iter)
+/* Its name before Linux 5.12, with the same arguments (read(2) and splice). */
+ON_ENTRY(generic_file_buffered_read, buffered_read, read_iter_call(iocb, iter), struct kiocb *iocb,
+	 struct iov_iter *iter)
 ON_ENTRY(filemap_splice_read, splice, splice_call(in, ppos, len), struct file *in, loff_t *ppos,
 	 struct pipe_inode_info *pipe, size_t len)
 
@@ -585,7 +584,7 @@ static __always_inline void deleted(struct address_space *mapping, __u64 index, 
 	if (!file_of(mapping, &dev, &ino))
 		return;
 	d.evictions = pages;
-	if (bpf_get_current_task_btf()->flags & PF_MEMALLOC_FLAG)
+	if (CURRENT(flags) & PF_MEMALLOC_FLAG)
 		remember_evicted(dev, ino, index, pages);
 	if (!counted_here())
 		return;
@@ -754,9 +753,9 @@ int BPF_PROG(on_rss, struct mm_struct *mm, int member)
 		bpf_map_update_elem(&mapped_pages, &key, &now, BPF_ANY);
 		return 0;
 	}
-	before = __sync_lock_test_and_set(seen, now);
+	before = EXCHANGE(seen, now);
 	/* Unmapped, or another process's pages (a fork copying them, reclaim taking them). */
-	if (now <= before || mm != bpf_get_current_task_btf()->mm)
+	if (now <= before || mm != CURRENT(mm))
 		return 0;
 	pages = now - before;
 	if (split_counts) { /* a thread folding in its own count: its faults counted them (fault_window) */
@@ -803,7 +802,7 @@ struct task_struct___split {
 
 static __always_inline __s64 own_file_pages(void)
 {
-	struct task_struct___split *task = (void *)bpf_get_current_task_btf();
+	struct task_struct___split *task = (void *)bpf_get_current_task();
 
 	return BPF_CORE_READ(task, rss_stat.count[MM_FILEPAGES]);
 }
@@ -813,7 +812,7 @@ static __always_inline void fault_begins(struct vm_area_struct *vma)
 	struct address_space *mapping = BPF_CORE_READ(vma, vm_file, f_mapping);
 	struct thread_state *state;
 
-	if (!mapping || (void *)BPF_CORE_READ(vma, vm_mm) != (void *)bpf_get_current_task_btf()->mm ||
+	if (!mapping || BPF_CORE_READ(vma, vm_mm) != CURRENT(mm) ||
 	    !counted_here() || !cache_mapping(mapping)) {
 		state = thread_state(false);
 		if (state)
@@ -941,10 +940,12 @@ int BPF_PROG(on_exit, struct task_struct *task)
 {
 	struct thread_state *state = thread_state(false);
 
-	if (!state || !(per_process || per_file))
-		return 0;
-	name_mapped(state, 0, true);
-	hand_over_now(state, task);
+	if (state && (per_process || per_file)) {
+		name_mapped(state, 0, true);
+		hand_over_now(state, task);
+	}
+	if (state)
+		thread_storage_done(&threads, task->pid);
 	return 0;
 }
 
@@ -958,7 +959,7 @@ int flush(struct bpf_iter__task *ctx)
 
 	if (!task)
 		return 0;
-	state = bpf_task_storage_get(&threads, task, 0, 0);
+	state = task_storage_of(&threads, task);
 	if (state && hand_over(state, task, &r))
 		bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
 	return 0;

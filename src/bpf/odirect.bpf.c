@@ -4,6 +4,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "compat.h"
 #include "odirect.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -30,12 +31,7 @@ struct call_state {
 	__u32 call;   /* enum odirect_call; ODIRECT_NONE between calls */
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct call_state);
-} calls SEC(".maps");
+THREAD_STORAGE(calls, struct call_state);
 
 /* How many O_DIRECT opens of each file each process made; the first one is an event. */
 struct {
@@ -92,7 +88,7 @@ int BPF_PROG(on_enter, struct pt_regs *regs, long id)
 	}
 	if (!(flags & o_direct) || bpf_get_current_pid_tgid() >> 32 == self_tgid)
 		return 0;
-	state = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	state = thread_storage(&calls, &calls_empty, true);
 	if (!state)
 		return 0;
 	state->path = path;
@@ -105,7 +101,7 @@ int BPF_PROG(on_enter, struct pt_regs *regs, long id)
 /* The file open at descriptor fd of the current process, or NULL. */
 static __always_inline struct file *file_at(__s32 fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct fdtable *table = BPF_CORE_READ(task, files, fdt);
 	struct file **files;
 	struct file *file = NULL;
@@ -134,7 +130,7 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 {
 	long id = syscall_of(regs);
-	struct call_state *state;
+	struct call_state *state, call_state;
 	struct odirect_key key = {};
 	struct odirect_event *event;
 	struct inode *inode;
@@ -146,11 +142,14 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 	/* Every system call returns through here: the others go at once, without a look at the thread. */
 	if (id != -1 && id != nr_openat && id != nr_open && id != nr_openat2 && id != nr_fcntl)
 		return 0;
-	state = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
+	state = thread_storage(&calls, &calls_empty, false);
 	if (!state || state->call == ODIRECT_NONE)
 		return 0;
+	call_state = *state;
 	call = state->call;
 	state->call = ODIRECT_NONE;
+	thread_storage_done(&calls, (__u32)bpf_get_current_pid_tgid());
+	state = &call_state;
 	if (ret < 0)
 		return 0;
 	fd = call == ODIRECT_FCNTL ? state->fd : (__s32)ret;

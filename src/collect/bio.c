@@ -331,6 +331,16 @@ static int mechanism_check_in(const struct btf *vmlinux, enum bio_mechanism m, u
 			*why = text;
 			return -EOPNOTSUPP;
 		}
+	/* The programs need BPF's atomic exchange and compare-and-exchange (5.12); a kernel before
+	 * 5.11 (ebpf_compat) has neither, and passes block_getrq (queue, bio, op). */
+	if (ebpf_compat(vmlinux)) {
+		snprintf(text, sizeof(text),
+			 "this kernel (%s) is older than the block programs, which need BPF's atomic "
+			 "compare-and-exchange (Linux 5.12)",
+			 uname(&host) == 0 ? printable_name(host.release) : "?");
+		*why = text;
+		return -EOPNOTSUPP;
+	}
 	if (request_flags(vmlinux, flags, why) != 0 || request_ops(vmlinux, why) != 0)
 		return -EOPNOTSUPP;
 	return 0;

@@ -55,6 +55,7 @@ void cachestat_advance(struct cache_counters *previous, const struct cache_count
 #include <unistd.h>
 
 #include "cachestat.skel.h"
+#include "cachestat_compat.skel.h"
 
 static struct cachestat_bpf *skeleton;
 static struct bpf_link *flush_link;
@@ -126,16 +127,18 @@ _Static_assert(MECHANISMS == CACHESTAT_MECHANISMS, "cachestat.h counts the mecha
 static const char *const access_tracepoints[] = { "mm_filemap_get_pages", "mm_filemap_fault", "mm_filemap_map_pages" };
 static const char *const access_functions[] = { "filemap_read", "filemap_fault", "filemap_map_pages" };
 #define SPLICE_FUNCTION "filemap_splice_read" /* since 6.5; before, splice reads through filemap_read */
+#define OLD_READ_FUNCTION "generic_file_buffered_read" /* filemap_read before 5.12, same arguments */
 
 /* What this kernel's BTF says it has; without BTF, nothing is known (the tracepoints are tried). */
 struct kernel_facts {
 	bool known;
 	const char *missing_tracepoint, *missing_function; /* the first of each list missing, or NULL */
 	bool splice;       /* filemap_splice_read */
+	bool old_read;     /* generic_file_buffered_read, not filemap_read (before 5.12) */
 	bool split_counts; /* threads keep their mapped pages apart (struct task_rss_stat, before 6.2) */
 	bool page_adds;    /* mm_filemap_add_to_page_cache and _delete_from_ pass a struct page (before 5.17-5.19) */
 	bool page_dirties; /* writeback_dirty_page, not writeback_dirty_folio (before 5.19) */
-	const char *missing_feature; /* what of eBPF the programs need the kernel lacks, or NULL */
+	bool compat;       /* programs built with IOLENS_BPF_COMPAT (before 5.11: ebpf_compat) */
 };
 
 /* Where threads keep their mapped pages apart, the functions that tell each fault's (cachestat.bpf.c). */
@@ -153,7 +156,9 @@ static void learn_kernel(struct kernel_facts *facts)
 	for (size_t i = 0; i < sizeof(access_tracepoints) / sizeof(*access_tracepoints) && !facts->missing_tracepoint; i++)
 		if (!ebpf_tracepoint_in(vmlinux, access_tracepoints[i]))
 			facts->missing_tracepoint = access_tracepoints[i];
-	for (size_t i = 0; i < sizeof(access_functions) / sizeof(*access_functions) && !facts->missing_function; i++)
+	facts->old_read = btf__find_by_name_kind(vmlinux, access_functions[0], BTF_KIND_FUNC) < 0 &&
+			  btf__find_by_name_kind(vmlinux, OLD_READ_FUNCTION, BTF_KIND_FUNC) >= 0;
+	for (size_t i = facts->old_read; i < sizeof(access_functions) / sizeof(*access_functions) && !facts->missing_function; i++)
 		if (btf__find_by_name_kind(vmlinux, access_functions[i], BTF_KIND_FUNC) < 0)
 			facts->missing_function = access_functions[i];
 	facts->splice = btf__find_by_name_kind(vmlinux, SPLICE_FUNCTION, BTF_KIND_FUNC) >= 0;
@@ -163,10 +168,7 @@ static void learn_kernel(struct kernel_facts *facts)
 	facts->page_adds = page && !strcmp(page, "page");
 	facts->page_dirties = !ebpf_tracepoint_in(vmlinux, "writeback_dirty_folio") &&
 			      ebpf_tracepoint_in(vmlinux, "writeback_dirty_page");
-	/* Each thread's state is task storage, which tracing programs have from Linux 5.13 (the map
-	 * type is 5.11's, for BPF LSM): 5.10 and before have none, which their BTF says. */
-	if (ebpf_enumerator_in(vmlinux, "BPF_MAP_TYPE_TASK_STORAGE", NULL, &(long long){0}) != 0)
-		facts->missing_feature = "task storage for tracing programs, which Linux 5.13 added";
+	facts->compat = ebpf_compat(vmlinux);
 	for (size_t i = 0; i < sizeof(split_functions) / sizeof(*split_functions) && facts->split_counts &&
 			   !facts->missing_function; i++)
 		if (btf__find_by_name_kind(vmlinux, split_functions[i], BTF_KIND_FUNC) < 0)
@@ -177,29 +179,30 @@ static void learn_kernel(struct kernel_facts *facts)
 /* The programs that see reads and faults, each loaded only with its mechanism and where it applies. */
 static void choose_programs(struct cachestat_bpf *s, enum mechanism which, const struct kernel_facts *facts)
 {
-	enum { ALWAYS, SPLICE, SPLIT };
+	enum { ALWAYS, SPLICE, SPLIT, READ, OLD_READ };
 	const struct {
 		struct bpf_program *program;
 		enum mechanism mechanism;
 		int where;
 	} programs[] = {
 		{ s->progs.on_read, MECH_TRACEPOINTS, ALWAYS },	 { s->progs.on_fault, MECH_TRACEPOINTS, ALWAYS },
-		{ s->progs.on_map_pages, MECH_TRACEPOINTS, ALWAYS }, { s->progs.read_fentry, MECH_FENTRY, ALWAYS },
+		{ s->progs.on_map_pages, MECH_TRACEPOINTS, ALWAYS }, { s->progs.read_fentry, MECH_FENTRY, READ },
 		{ s->progs.splice_fentry, MECH_FENTRY, SPLICE },	 { s->progs.fault_fentry, MECH_FENTRY, ALWAYS },
 		{ s->progs.map_pages_fentry, MECH_FENTRY, ALWAYS }, { s->progs.window_fentry, MECH_FENTRY, SPLIT },
 		{ s->progs.window_fexit, MECH_FENTRY, SPLIT },	 { s->progs.fold_fentry, MECH_FENTRY, SPLIT },
-		{ s->progs.read_kprobe, MECH_KPROBES, ALWAYS },	 { s->progs.splice_kprobe, MECH_KPROBES, SPLICE },
+		{ s->progs.read_kprobe, MECH_KPROBES, READ },	 { s->progs.splice_kprobe, MECH_KPROBES, SPLICE },
 		{ s->progs.fault_kprobe, MECH_KPROBES, ALWAYS },	 { s->progs.map_pages_kprobe, MECH_KPROBES, ALWAYS },
 		{ s->progs.window_kprobe, MECH_KPROBES, SPLIT },	 { s->progs.window_kretprobe, MECH_KPROBES, SPLIT },
-		{ s->progs.fold_kprobe, MECH_KPROBES, SPLIT },
+		{ s->progs.fold_kprobe, MECH_KPROBES, SPLIT },	 { s->progs.buffered_read_fentry, MECH_FENTRY, OLD_READ },
+		{ s->progs.buffered_read_kprobe, MECH_KPROBES, OLD_READ },
 	};
 	bool splice = !facts->known || facts->splice, split = which != MECH_TRACEPOINTS && facts->split_counts;
+	const bool applies[] = { [ALWAYS] = true,		  [SPLICE] = splice,		[SPLIT] = split,
+				 [READ] = !facts->old_read, [OLD_READ] = facts->old_read };
 
 	for (size_t i = 0; i < sizeof(programs) / sizeof(*programs); i++)
 		bpf_program__set_autoload(programs[i].program,
-					  programs[i].mechanism == which &&
-						  (programs[i].where == ALWAYS || (programs[i].where == SPLICE && splice) ||
-						   (programs[i].where == SPLIT && split)));
+					  programs[i].mechanism == which && applies[programs[i].where]);
 	s->rodata->split_counts = split;
 	/* Adds, removals and dirties, whatever the mechanism: of a folio, or before folios of a page. */
 	bpf_program__set_autoload(s->progs.on_add, !facts->page_adds);
@@ -210,6 +213,8 @@ static void choose_programs(struct cachestat_bpf *s, enum mechanism which, const
 	bpf_program__set_autoload(s->progs.on_dirty_page, facts->page_dirties);
 }
 
+EBPF_DEFINE_OPEN(cachestat)
+
 /* Opens, loads and attaches the programs of one mechanism: 0, or -errno with *why (the skeleton gone). */
 static int load(const struct cachestat_options *options, enum mechanism which, const struct kernel_facts *facts,
 		const char **why)
@@ -218,7 +223,7 @@ static int load(const struct cachestat_options *options, enum mechanism which, c
 
 	if (rc)
 		return rc;
-	skeleton = cachestat_bpf__open();
+	skeleton = cachestat_open(facts->compat);
 	if (!skeleton)
 		return ebpf_failed(NULL, "open", -EINVAL, why);
 	skeleton->rodata->per_process = options->per_process;
@@ -311,15 +316,6 @@ int cachestat_start(const struct cachestat_options *options, const char **why)
 	learn_kernel(&facts);
 	if (uname(&host) != 0)
 		snprintf(host.release, sizeof(host.release), "?");
-	if (facts.missing_feature) {
-		if (wanted == MECH_AUTO)
-			snprintf(text, sizeof(text), "this kernel (%s) has no %s", host.release, facts.missing_feature);
-		else
-			snprintf(text, sizeof(text), "%s=%s: this kernel (%s) has no %s", MECHANISM_ENV,
-				 mechanism_names[wanted], host.release, facts.missing_feature);
-		*why = text;
-		return -ENOTSUP;
-	}
 	if (wanted == MECH_TRACEPOINTS || (wanted == MECH_AUTO && (!facts.known || !facts.missing_tracepoint))) {
 		rc = load(options, MECH_TRACEPOINTS, &facts, why);
 		if (!rc)
@@ -405,8 +401,6 @@ int cachestat_capabilities(struct cachestat_capability caps[CACHESTAT_MECHANISMS
 			continue;
 		if (!facts.known)
 			snprintf(texts[i], sizeof(texts[i]), "this kernel has no BTF (/sys/kernel/btf/vmlinux)");
-		else if (facts.missing_feature)
-			snprintf(texts[i], sizeof(texts[i]), "this kernel has no %s", facts.missing_feature);
 		else if (i == MECH_TRACEPOINTS && facts.missing_tracepoint)
 			snprintf(texts[i], sizeof(texts[i]), "this kernel has no tracepoint %s", facts.missing_tracepoint);
 		else if (i != MECH_TRACEPOINTS && facts.missing_function)

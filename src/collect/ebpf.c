@@ -205,6 +205,16 @@ int ebpf_enumerator_in(const struct btf *btf, const char *name, const char *pref
 	return rc;
 }
 
+bool ebpf_compat(const struct btf *vmlinux)
+{
+	long long value;
+
+	/* The map type (5.11, for BPF LSM; tracing programs have it from 5.13). */
+	if (vmlinux)
+		return ebpf_enumerator_in(vmlinux, "BPF_MAP_TYPE_TASK_STORAGE", NULL, &value) == -ENOENT;
+	return ebpf_enumerator("BPF_MAP_TYPE_TASK_STORAGE", NULL, &value) == -ENOENT;
+}
+
 int ebpf_enumerator(const char *name, const char *prefix, long long *value)
 {
 	struct btf *vmlinux = btf__load_vmlinux_btf();

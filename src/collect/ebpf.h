@@ -47,6 +47,41 @@ int ebpf_enumerator(const char *name, const char *prefix, long long *value);
 int ebpf_enumerator_in(const struct btf *btf, const char *name, const char *prefix, long long *value);
 
 /*
+ * Whether the kernel of this BTF (NULL: the running kernel's) needs the programs built with
+ * IOLENS_BPF_COMPAT (src/bpf/compat.h): one with BTF but no task storage in it (before 5.11).
+ */
+bool ebpf_compat(const struct btf *vmlinux);
+
+/*
+ * Defines NAME_open(compat): skeleton NAME_bpf opened over its object (NAME_bpf__open), or with
+ * compat over the object built with IOLENS_BPF_COMPAT (NAME_compat.skel.h's bytes). The two have
+ * the same programs, maps and globals in the same order (their sizes asserted), so one skeleton
+ * serves both. NULL on failure, with errno.
+ */
+#define EBPF_DEFINE_OPEN(name)                                                                                      \
+	_Static_assert(sizeof(struct name##_bpf) == sizeof(struct name##_compat_bpf) &&                            \
+			       sizeof(struct name##_bpf__rodata) == sizeof(struct name##_compat_bpf__rodata) &&     \
+			       sizeof(struct name##_bpf__bss) == sizeof(struct name##_compat_bpf__bss),             \
+		       #name ".bpf.c built with and without IOLENS_BPF_COMPAT differ");                            \
+	static struct name##_bpf *name##_open(bool compat)                                                        \
+	{                                                                                                         \
+		struct name##_bpf *s;                                                                             \
+                                                                                                                  \
+		if (!compat)                                                                                      \
+			return name##_bpf__open();                                                                \
+		s = calloc(1, sizeof(*s));                                                                        \
+		if (!s)                                                                                           \
+			return NULL;                                                                              \
+		if (name##_bpf__create_skeleton(s) == 0) {                                                        \
+			s->skeleton->data = name##_compat_bpf__elf_bytes(&s->skeleton->data_sz);                  \
+			if (bpf_object__open_skeleton(s->skeleton, NULL) == 0)                                    \
+				return s;                                                                         \
+		}                                                                                                 \
+		name##_bpf__destroy(s);                                                                           \
+		return NULL;                                                                                      \
+	}
+
+/*
  * Whether the kernel of this BTF (btf__load_vmlinux_btf's) has the tracepoint event
  * (block_io_start), by its btf_trace_<event> typedef, which tp_btf and raw_tp programs attach
  * by: false without BTF.

@@ -16,10 +16,13 @@
 #include <unistd.h>
 
 #include "odirect.skel.h"
+#include "odirect_compat.skel.h"
 
 #ifndef SYS_openat2
 #define SYS_openat2 437 /* the same number on every architecture */
 #endif
+
+EBPF_DEFINE_OPEN(odirect)
 
 static struct odirect_bpf *skeleton;
 static struct ring_buffer *events;
@@ -78,7 +81,7 @@ int odirect_start(odirect_fn fn, void *context, const char **why)
 	rc = ebpf_init(why);
 	if (rc)
 		return rc;
-	skeleton = odirect_bpf__open();
+	skeleton = odirect_open(ebpf_compat(NULL));
 	if (!skeleton)
 		return ebpf_failed(NULL, "open", -EINVAL, why);
 	/* This architecture's numbers, as this program was built for it. */

@@ -259,9 +259,10 @@ proc.wait()
 lived = time.monotonic() - started
 procs.wait_lines(2)
 got = procs.of(truth["pid"])
-ok(lived < 1, "a short-lived process (it lived %.0f ms)" % (lived * 1000))
+# How long it lived is no check (a slow machine takes longer), only what it did: read, exit.
+print("# a short-lived process: it lived %.0f ms" % (lived * 1000))
 ok(got.get("hits", 0) + got.get("misses", 0) >= PAGES,
-   "… still counted: %d hits and %d misses, at least the %d pages it read" % (got.get("hits", 0), got.get("misses", 0), PAGES))
+   "a short-lived process, gone before the report: still counted: %d hits and %d misses, at least the %d pages it read" % (got.get("hits", 0), got.get("misses", 0), PAGES))
 ok(procs.names.get(truth["pid"]) == "cachepattern", "… and named: %r" % procs.names.get(truth["pid"]))
 
 # ---- mmap --------------------------------------------------------------------------------------

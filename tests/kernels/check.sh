@@ -2,14 +2,14 @@
 # tests/kernels/check.sh: the eBPF features in other kernels (make check-kernels): per kernel, the
 # harness's self-test, then the tests in one boot; a "N passed, N failed, N skipped" line each.
 #
-#   tests/kernels/check.sh [KERNEL...]        default: 6.1 6.12 (Debian 12's, from packages); 5.10 (Debian 11's) when named
+#   tests/kernels/check.sh [KERNEL...]        default: 5.10 6.1 6.12 (Debian 11's and 12's, from packages)
 #
 # TESTS: the tests to run in each guest (names as tests/run takes them). Default: kernels/matrix,
 # each feature held to an exact truth by every mechanism the kernel has, in a few minutes (what CI
 # runs); TESTS=all: every tests/cli script that needs eBPF (need_ebpf, ebpf_expected), an hour or
 # more per kernel under TCG. SELFTEST=0 leaves the self-test out; KERNEL_TIMEOUT: seconds a guest
 # may take (default 900 for the matrix, 14400 for others); MATRIX_REQUIRE: the mechanisms that must count in every kernel given
-# (default "fentry kprobes": 6.1 and 6.12 have both). IOLENS and BUILD as for tests/run.
+# (default "fentry kprobes": 5.10, 6.1 and 6.12 have both). IOLENS and BUILD as for tests/run.
 # Each guest's output, console and test-durations are kept in build/kernels/results/KERNEL/, and
 # the matrix's rows of every kernel in build/kernels/results/matrix.md (kernel x feature x mechanism
 # x truth x result).
@@ -19,7 +19,7 @@ top=$(cd "$here/../.." && pwd)
 cd "$top" || exit 2
 : "${IOLENS:=$top/iolens}" "${BUILD:=$top/build}" "${KERNELS_DIR:=$top/build/kernels}"
 : "${SELFTEST:=1}"
-[ $# -gt 0 ] || set -- 6.1 6.12
+[ $# -gt 0 ] || set -- 5.10 6.1 6.12
 : "${TESTS:=kernels/matrix}" "${MATRIX_REQUIRE:=fentry kprobes}"
 # A guest that hangs must not take CI's time: the matrix ends in 1-2 minutes, 15 are its limit;
 # the tests of tests/cli take an hour or more under TCG.

@@ -203,11 +203,7 @@ for mechanism in ("tracepoints", "fentry", "kprobes"):
     env = {"IOLENS_CACHE_MECHANISM": mechanism}
     first, why = probe(env, "cachestat", "--json", "0.1", "1")
     if first.get("mode") != "ebpf":
-        if not btf_has("BPF_MAP_TYPE_TASK_STORAGE"):
-            # Each thread's state is task storage (5.11): before, no mechanism counts (5.10).
-            expected = False
-            truth = "refused, with why, as the kernel's BTF has no BPF_MAP_TYPE_TASK_STORAGE"
-        elif mechanism == "tracepoints":
+        if mechanism == "tracepoints":
             expected = btf_has("btf_trace_mm_filemap_get_pages")
             truth = "refused, with why, as the kernel's BTF has no btf_trace_mm_filemap_get_pages"
         else:
@@ -310,10 +306,14 @@ for mechanism in ("block_io_start", "block_getrq"):
     env = {"IOLENS_BIO_MECHANISM": mechanism}
     first, why = probe(env, "biotop", "--json", "0.1", "1")
     if first.get("processes") is None:
-        expected = mechanism in REQUIRE or btf_has("btf_trace_" + mechanism)
+        # Before 5.11 (no task storage in the BTF) BPF has no atomic compare-and-exchange (5.12).
+        old = not btf_has("BPF_MAP_TYPE_TASK_STORAGE")
+        expected = (mechanism in REQUIRE or btf_has("btf_trace_" + mechanism)) and not old
         refused(("biotop", "stat -x"), mechanism, "biotop", why, expected,
                 "counts, as the kernel's BTF has btf_trace_" + mechanism if expected else
-                "refused, with why, as the kernel's BTF has no btf_trace_" + mechanism)
+                "refused, with why, as the kernel's BTF has no btf_trace_" + mechanism
+                if not btf_has("btf_trace_" + mechanism) else
+                "refused, with why, as the kernel's BTF has no BPF_MAP_TYPE_TASK_STORAGE (before 5.11)")
         continue
 
     failures_before = len(failures)

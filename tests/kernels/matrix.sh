@@ -3,7 +3,7 @@
 # workloads: what make check-kernels runs in each guest (tests/kernels/matrix.py says what and how).
 #
 # MATRIX_ROWS: a file the Measure table's rows are added to (feature, mechanism, truth, result);
-# MATRIX_REQUIRE: mechanisms that must count here (check.sh: fentry and kprobes, which 6.1 and 6.12 have).
+# MATRIX_REQUIRE: mechanisms that must count here (check.sh: fentry and kprobes, which 5.10, 6.1 and 6.12 have).
 . "$(dirname "$0")/../cli/lib.sh"
 
 can_evict || skip_all "the scratch directory is on $(fs_type "$T"), where pages cannot be evicted"

@@ -4,7 +4,7 @@
 #   tests/kernels/run.sh [OPTIONS] KERNEL COMMAND [ARG...]
 #   tests/kernels/run.sh 6.1 ./iolens cachestat 1 1
 #
-# KERNEL is a series of the matrix (6.1, 6.12) or a Debian release (6.1.0-57-amd64), fetched into
+# KERNEL is a series of the matrix (5.10, 6.1, 6.12) or a Debian release (6.1.0-57-amd64), fetched into
 # build/kernels/ by tests/kernels/fetch.sh the first time. The guest sees the host's / read-only
 # (9p), so the command runs on this checkout and its build at their paths, in the directory run.sh
 # was started from; /tmp is a fresh ext4 filesystem on a virtio disk (O_DIRECT, a block device),
