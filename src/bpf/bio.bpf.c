@@ -222,9 +222,9 @@ static __always_inline bool kernel_started(struct request *rq)
 /*
  * The request's disk as BIO_DISK_KEY, or 0 when it has none. tp_btf's arguments are typed
  * pointers: read directly (a fault reads 0), not through bpf_probe_read_kernel, whose calls
- * were a third of the program's time. Before Linux 5.17 the request has its own rq_disk (the
- * queue's disk is 5.15's), and before 5.12 a bio its bi_disk: the branch the BTF rules out
- * goes at load.
+ * were a third of the program's time. The request queue has its disk from Linux 5.15 (before,
+ * the request its own rq_disk, until 5.18), the bio its bdev from 5.12 (before, bi_disk): the
+ * newer is read where the BTF has it, so 5.15 reads as 6.1 does; the other branch goes at load.
  */
 struct request___rq_disk {
 	struct gendisk *rq_disk;
@@ -240,21 +240,17 @@ static __always_inline __u64 disk_key(struct gendisk *disk)
 
 static __always_inline __u64 disk_of(struct request *rq)
 {
-	struct request___rq_disk *old = (void *)rq;
-
-	if (bpf_core_field_exists(old->rq_disk))
-		return disk_key(old->rq_disk);
-	return disk_key(rq->q->disk);
+	if (bpf_core_field_exists(rq->q->disk))
+		return disk_key(rq->q->disk);
+	return disk_key(((struct request___rq_disk *)rq)->rq_disk);
 }
 
 /* A bio's disk (whole: a partition's bdev has its disk's gendisk), as disk_of. */
 static __always_inline __u64 disk_of_bio(struct bio *bio)
 {
-	struct bio___bi_disk *old = (void *)bio;
-
-	if (bpf_core_field_exists(old->bi_disk))
-		return disk_key(old->bi_disk);
-	return disk_key(bio->bi_bdev ? bio->bi_bdev->bd_disk : NULL);
+	if (bpf_core_field_exists(bio->bi_bdev))
+		return disk_key(bio->bi_bdev ? bio->bi_bdev->bd_disk : NULL);
+	return disk_key(((struct bio___bi_disk *)bio)->bi_disk);
 }
 
 /*
