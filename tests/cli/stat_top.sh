@@ -10,6 +10,27 @@ exec(sys.argv[2])' "$1" "$2" &
 	started=$!
 	on_exit "kill $started 2>/dev/null"
 }
+# A memory hog's size: 1 GiB, or 256 MiB more than the largest process resident now (a qemu guest
+# beside the tests), so that it is the one --top-mem shows whatever else runs; HOG is python code
+# that makes one that big, then touches READY, and asks the OOM killer to pick it first.
+hog_bytes() {
+	python3 -c 'import glob
+m = 0
+for f in glob.glob("/proc/[0-9]*/status"):
+    try:
+        m = max([m] + [int(l.split()[1]) * 1024 for l in open(f) if l.startswith("VmRSS:")])
+    except (OSError, ValueError):
+        pass
+print(max(1 << 30, m + (256 << 20)))'
+}
+hog_code() { # BYTES READY
+	echo 'import mmap, time
+open("/proc/self/oom_score_adj", "w").write("1000")
+m = mmap.mmap(-1, '"$1"')
+for i in range(0, '"$1"', 4096): m[i] = 1
+open("'"$2"'", "w").close()
+time.sleep(60)'
+}
 # shown GROUP FIELD: for each JSON line of $OUT after the first (since boot), "pid:FIELD".
 shown() {
 	python3 -c 'import json, sys
@@ -86,19 +107,14 @@ check "--top-cpu: its share of $ncpu cpus ($mean %), as its /proc/$spin/stat tic
 	python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(not abs(a - b) <= 0.2 * b)' "$mean" "$share"
 kill $spin; wait $spin 2>/dev/null
 
-# ---- --top-mem and --top-oom: a process with 1 GiB resident --------------------------------------
-start_named iolens-hog '
-import mmap, time
-m = mmap.mmap(-1, 1 << 30)
-for i in range(0, 1 << 30, 4096): m[i] = 1
-open("'"$T"'/hog.ready", "w").close()
-time.sleep(60)'
+# ---- --top-mem and --top-oom: the process with the most memory resident (hog_bytes) ----------------
+start_named iolens-hog "$(hog_code "$(hog_bytes)" "$T/hog.ready")"
 hog=$started
 wait_until test -e "$T/hog.ready"
 run "$IOLENS" stat --json --top-mem --top-oom --no-boot-sample 0.2 2
 rss=$(awk '/^VmRSS/ { print $2 * 1024 }' /proc/$hog/status)
 lines=$(shown top_mem rss_bytes | tr "\n" " ")
-check_match "--top-mem: the process with 1 GiB is the first ($lines)" "(^| )$hog:iolens-hog:" "$lines"
+check_match "--top-mem: the process with the most memory is the first ($lines)" "(^| )$hog:iolens-hog:" "$lines"
 check "--top-mem: its resident memory, as /proc/$hog/status's VmRSS ($rss) within 2 %" ours_within "$hog" "$rss" 0.02 "$lines"
 lines=$(shown top_oom score | tr "\n" " ")
 score=$(cat /proc/$hog/oom_score)
@@ -155,12 +171,7 @@ check_eq "replay: top-int (iolens stat --top-int --nocolor 1 3)" "$(cat "$FIX/ex
 
 # ---- Names a terminal would act on: escaped in the table and CSV (\xNN), as they are in JSON --------
 # (the process with the most memory, so that it is the one shown whatever else runs)
-start_named $'\e[31mred\a' '
-import mmap, time
-m = mmap.mmap(-1, 1 << 30)
-for i in range(0, 1 << 30, 4096): m[i] = 1
-open("'"$T"'/evil.ready", "w").close()
-time.sleep(60)'
+start_named $'\e[31mred\a' "$(hog_code "$(hog_bytes)" "$T/evil.ready")"
 evil=$started
 wait_until test -e "$T/evil.ready"
 run "$IOLENS" stat --top-mem --nocolor --no-boot-sample 0.2 1
