@@ -233,13 +233,13 @@ mkdir -p "$results" || exit 2
 # headers RELEASE: Debian's linux-headers-RELEASE and its -common unpacked beside the kernel (for
 # bcc), once; prints the directory, or nothing when the archive has none.
 headers() {
-	local dir=$KERNELS_DIR/$1/headers pkg
+	local dir=$KERNELS_DIR/$1/headers
 	if [ ! -e "$dir/ready" ]; then
 		rm -rf "$dir"
 		mkdir -p "$dir/download"
-		for pkg in "linux-headers-$1" "linux-headers-${1%-*}-common"; do
-			(cd "$dir/download" && apt-get download -q "$pkg" >/dev/null 2>&1) || { rm -rf "$dir"; return 0; }
-		done
+		# Through the apt configuration fetch.sh keeps for a release this machine does not list (5.10).
+		KERNELS_DIR=$KERNELS_DIR "$top/tests/kernels/fetch.sh" --download "$dir/download" "$1" "linux-headers-$1" \
+			"linux-headers-${1%-*}-common" >/dev/null 2>&1 || { rm -rf "$dir"; return 0; }
 		for deb in "$dir"/download/*.deb; do dpkg-deb -x "$deb" "$dir/unpacked"; done
 		rm -rf "$dir/download"
 		# One tree, as bcc reads it (it cannot follow Debian's split of -common and the flavour's

@@ -2,6 +2,9 @@
 # tests/kernels/fetch.sh: Debian's kernels of the test matrix, from packages, into build/kernels/ (never /boot).
 #
 #   tests/kernels/fetch.sh [-q] KERNEL...      KERNEL: a series (6.1, 6.12) or a release (6.1.0-57-amd64)
+#   tests/kernels/fetch.sh --download DIR KERNEL PACKAGE...
+#                                              other packages of KERNEL's Debian release into DIR
+#                                              (bench/kernels.sh: its linux-headers, for bcc)
 #
 # A series means the newest linux-image-SERIES...-ARCH package apt's lists have now (6.1.0-N-amd64
 # in Debian 12, 6.12.N+deb12-amd64 from bookworm-security): the archive drops old point releases, so
@@ -16,14 +19,15 @@
 # 5.10 is Debian 11's (bullseye, and bullseye-security), which this machine's apt does not list:
 # it comes through an apt configuration of the project's own, build/kernels/apt/bullseye (its
 # sources, lists and cache, the archive checked with Debian's keyring from debian-archive-keyring),
-# never /etc/apt. `make check-kernels KERNELS=5.10` runs it; the default matrix does not.
+# never /etc/apt.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 : "${KERNELS_DIR:=$top/build/kernels}"
-quiet=
+quiet= download=
 [ "${1:-}" = -q ] && { quiet=1; shift; }
-[ $# -gt 0 ] || { echo "usage: tests/kernels/fetch.sh [-q] KERNEL..." >&2; exit 2; }
+[ "${1:-}" = --download ] && [ $# -ge 4 ] && { download=$2; shift 2; }
+[ $# -gt 0 ] || { echo "usage: tests/kernels/fetch.sh [-q] KERNEL... | --download DIR KERNEL PACKAGE..." >&2; exit 2; }
 
 say() { [ -n "$quiet" ] || echo "fetch.sh: $*" >&2; }
 die() { echo "fetch.sh: $*" >&2; exit 1; }
@@ -178,6 +182,11 @@ fetch() {
 }
 
 mkdir -p "$KERNELS_DIR"
+if [ -n "$download" ]; then
+	apt_for "$1"
+	shift
+	cd "$download" && exec apt-get "${apt_options[@]}" download -q "$@"
+fi
 for kernel in "$@"; do
 	apt_for "$kernel"
 	release=$(release_of "$kernel")
