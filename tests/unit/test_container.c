@@ -330,6 +330,53 @@ static void test_files(void **state)
 					      container, sizeof(container), id, sizeof(id)));
 	assert_false(container_log_name_parse("web-0_default_x_nginx-" ID ".log", pod, sizeof(pod), ns, sizeof(ns),
 					      container, sizeof(container), id, sizeof(id)));
+	/* docker's daemon.json: "data-root", or none; anything else than a string there is bad */
+	{
+		char dir[64];
+
+#define JSON(text) container_json_setting(text, strlen(text), "data-root", dir, sizeof(dir))
+		assert_int_equal(JSON("{\"log-driver\":\"journald\",\"data-root\":\"/srv/docker\"}"), SETTING_FOUND);
+		assert_string_equal(dir, "/srv/docker");
+		assert_int_equal(JSON("{\"log-driver\":\"journald\"}"), SETTING_ABSENT);
+		assert_string_equal(dir, "");
+		assert_int_equal(JSON("{}"), SETTING_ABSENT);
+		assert_int_equal(JSON("{\"data-root\":7}"), SETTING_BAD);
+		assert_int_equal(JSON("{\"data-root\":\"/a\\u0000b\"}"), SETTING_BAD);
+		assert_int_equal(JSON("[\"data-root\"]"), SETTING_BAD);
+		assert_int_equal(JSON("{\"data-root\":\"/srv/docker\""), SETTING_BAD); /* cut short */
+		assert_int_equal(JSON(""), SETTING_BAD);
+		assert_int_equal(JSON("{\"data-root\":\"/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}"),
+				 SETTING_BAD); /* longer than kept */
+		assert_string_equal(dir, "");
+#undef JSON
+		/* a directory a setting names: $UID and $HOME as containers/storage replaces them, nothing else */
+#define DIR(text) container_config_dir(text, 1000, "/home/alice", dir, sizeof(dir))
+		assert_true(DIR("/srv/docker"));
+		assert_string_equal(dir, "/srv/docker");
+		assert_true(DIR("/srv/docker//"));
+		assert_string_equal(dir, "/srv/docker");
+		assert_true(DIR("/"));
+		assert_string_equal(dir, "/");
+		assert_true(DIR("$HOME/containers/$UID"));
+		assert_string_equal(dir, "/home/alice/containers/1000");
+		assert_true(DIR("${HOME}/c/${UID}x"));
+		assert_string_equal(dir, "/home/alice/c/1000x");
+		assert_true(DIR("/srv/a..b/..c/d.."));
+		assert_false(DIR("$XDG_DATA_HOME/containers")); /* the runtime's environment: unknown */
+		assert_false(DIR("$UIDX/a"));
+		assert_false(DIR("/srv/$"));
+		assert_false(DIR("srv/docker"));                /* relative */
+		assert_false(DIR(""));
+		assert_false(DIR("/srv/../etc"));               /* out of the root the files are read under */
+		assert_false(DIR("/srv/.."));
+		assert_false(DIR("/srv/do\ncker"));
+		assert_false(DIR("/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+		assert_false(container_config_dir("$HOME/x", 0, "", dir, sizeof(dir))); /* no home known */
+		assert_false(container_config_dir("$HOME/x", 0, NULL, dir, sizeof(dir)));
+		assert_true(container_config_dir("/$UID", 0, NULL, dir, sizeof(dir)));
+		assert_string_equal(dir, "/0");
+#undef DIR
+	}
 	/* names */
 	assert_true(container_name_valid("web", 3));
 	assert_true(container_name_valid("k8s_nginx_web-0_default_1_0", 27));
