@@ -84,31 +84,38 @@ static bool trusted(uid_t uid, uint32_t owner)
 }
 
 /*
- * The whole of a regular file of at most max bytes that a trusted user owns: what it holds,
- * NUL-terminated (free it), or NULL. Never opens a FIFO or a device (a link in a user's storage
- * may point anywhere).
+ * A regular file, open for reading, and what fstat says of it; -1 else (errno EINVAL for one that
+ * is not regular). Never opens a FIFO or a device, even were a link on the way changed meanwhile
+ * (one in a user's storage may point anywhere): the path is opened O_PATH, which opens nothing,
+ * and the inode it leads to, once checked, through /proc/self/fd.
  */
-static char *read_trusted(const char *path, size_t max, uint32_t owner, size_t *len, struct stat *out)
+static int open_regular(const char *path, struct stat *st)
 {
-	struct stat before, st;
-	char *text;
-	size_t used = 0;
-	int fd;
+	int path_fd = open(path, O_PATH | O_CLOEXEC), fd = -1, err = EINVAL;
+	char self[64];
 
-	if (stat(path, &before) != 0 || !S_ISREG(before.st_mode) || !trusted(before.st_uid, owner) ||
-	    (uint64_t)before.st_size > max)
-		return NULL;
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) != 0 || st.st_dev != before.st_dev || st.st_ino != before.st_ino || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size > max) {
-		close(fd);
-		return NULL;
+	if (path_fd < 0)
+		return -1;
+	if (fstat(path_fd, st) != 0) {
+		err = errno;
+	} else if (S_ISREG(st->st_mode)) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", path_fd);
+		fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		err = errno;
 	}
-	text = xcalloc(1, (size_t)st.st_size + 1);
-	while (used < (size_t)st.st_size) {
-		ssize_t n = read(fd, text + used, (size_t)st.st_size - used);
+	close(path_fd);
+	errno = err;
+	return fd;
+}
+
+/* What an open file holds, st_size bytes at most (fewer if it shrank): NUL-terminated (free it). */
+static char *read_whole(int fd, const struct stat *st, size_t *len)
+{
+	char *text = xcalloc(1, (size_t)st->st_size + 1);
+	size_t used = 0;
+
+	while (used < (size_t)st->st_size) {
+		ssize_t n = read(fd, text + used, (size_t)st->st_size - used);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -116,10 +123,25 @@ static char *read_trusted(const char *path, size_t max, uint32_t owner, size_t *
 			break;
 		used += (size_t)n;
 	}
-	close(fd);
 	*len = used;
-	if (out)
-		*out = st;
+	return text;
+}
+
+/* The whole of a regular file of at most max bytes that a trusted user owns (free it), or NULL. */
+static char *read_trusted(const char *path, size_t max, uint32_t owner, size_t *len, struct stat *out)
+{
+	struct stat st;
+	char *text = NULL;
+	int fd = open_regular(path, &st);
+
+	if (fd < 0)
+		return NULL;
+	if (trusted(st.st_uid, owner) && (uint64_t)st.st_size <= max) {
+		text = read_whole(fd, &st, len);
+		if (out)
+			*out = st;
+	}
+	close(fd);
 	return text;
 }
 
