@@ -157,7 +157,10 @@ void container_label(struct container *c);
 /*
  * Where the runtimes' files are read: IOLENS_CONTAINER_ROOT when set (tests point it at a
  * tree of fixtures), else the sysroot. A rootless user's storage is under their home
- * (getpwuid) below that root.
+ * (getpwuid) below that root. Their configuration (docker's daemon.json, containers/storage's
+ * storage.conf, nerdctl.toml: the directories they keep their files in) is read below it too,
+ * once a while, and believed only when root's (a rootless user's: theirs) and writable by no
+ * group or other user; a bad one names nothing.
  */
 const char *container_root(void);
 
