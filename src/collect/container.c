@@ -1,4 +1,4 @@
-/* container.c: a process's or cgroup's container: its path parsed, its owner checked, its name looked up once in the runtime's files on the host (docker, podman, nerdctl, the kubelet's logs), and remembered. */
+/* container.c: a process's or cgroup's container: its path parsed, its owner checked, its name looked up once in the runtime's files on the host (docker, podman, nerdctl, the kubelet's logs), where the runtime's configuration puts them, and remembered. */
 #include "collect/container.h"
 
 #include <dirent.h>
@@ -24,6 +24,7 @@
 #define ENTRIES_MAX 65536                    /* of a directory read for names */
 #define NERDCTL_ENTRIES_MAX 4096
 #define PROC_CGROUP_MAX (128u << 10)         /* 4 KiB a path at most, one per hierarchy */
+#define CONFIG_MAX (1u << 20)                /* daemon.json, storage.conf, nerdctl.toml: some KiB */
 
 struct entry {
 	struct container c;
@@ -53,12 +54,11 @@ const char *container_root(void)
 }
 
 /* ROOT/path of the runtimes' files (printf's format): false when it does not fit. */
-static bool root_path(char *buf, size_t size, const char *format, ...) __attribute__((format(printf, 3, 4)));
-static bool root_path(char *buf, size_t size, const char *format, ...)
+static bool root_path_v(char *buf, size_t size, const char *format, va_list args) __attribute__((format(printf, 3, 0)));
+static bool root_path_v(char *buf, size_t size, const char *format, va_list args)
 {
 	const char *root = container_root();
 	size_t used = 0;
-	va_list args;
 	int n;
 
 	if (strcmp(root, "/")) {
@@ -67,10 +67,20 @@ static bool root_path(char *buf, size_t size, const char *format, ...)
 			return false;
 		used = (size_t)n;
 	}
-	va_start(args, format);
 	n = vsnprintf(buf + used, size - used, format, args);
-	va_end(args);
 	return n >= 0 && (size_t)n < size - used;
+}
+
+static bool root_path(char *buf, size_t size, const char *format, ...) __attribute__((format(printf, 3, 4)));
+static bool root_path(char *buf, size_t size, const char *format, ...)
+{
+	va_list args;
+	bool fits;
+
+	va_start(args, format);
+	fits = root_path_v(buf, size, format, args);
+	va_end(args);
+	return fits;
 }
 
 /*
@@ -84,31 +94,38 @@ static bool trusted(uid_t uid, uint32_t owner)
 }
 
 /*
- * The whole of a regular file of at most max bytes that a trusted user owns: what it holds,
- * NUL-terminated (free it), or NULL. Never opens a FIFO or a device (a link in a user's storage
- * may point anywhere).
+ * A regular file, open for reading, and what fstat says of it; -1 else (errno EINVAL for one that
+ * is not regular). Never opens a FIFO or a device, even were a link on the way changed meanwhile
+ * (one in a user's storage may point anywhere): the path is opened O_PATH, which opens nothing,
+ * and the inode it leads to, once checked, through /proc/self/fd.
  */
-static char *read_trusted(const char *path, size_t max, uint32_t owner, size_t *len, struct stat *out)
+static int open_regular(const char *path, struct stat *st)
 {
-	struct stat before, st;
-	char *text;
-	size_t used = 0;
-	int fd;
+	int path_fd = open(path, O_PATH | O_CLOEXEC), fd = -1, err = EINVAL;
+	char self[64];
 
-	if (stat(path, &before) != 0 || !S_ISREG(before.st_mode) || !trusted(before.st_uid, owner) ||
-	    (uint64_t)before.st_size > max)
-		return NULL;
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) != 0 || st.st_dev != before.st_dev || st.st_ino != before.st_ino || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size > max) {
-		close(fd);
-		return NULL;
+	if (path_fd < 0)
+		return -1;
+	if (fstat(path_fd, st) != 0) {
+		err = errno;
+	} else if (S_ISREG(st->st_mode)) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", path_fd);
+		fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		err = errno;
 	}
-	text = xcalloc(1, (size_t)st.st_size + 1);
-	while (used < (size_t)st.st_size) {
-		ssize_t n = read(fd, text + used, (size_t)st.st_size - used);
+	close(path_fd);
+	errno = err;
+	return fd;
+}
+
+/* What an open file holds, st_size bytes at most (fewer if it shrank): NUL-terminated (free it). */
+static char *read_whole(int fd, const struct stat *st, size_t *len)
+{
+	char *text = xcalloc(1, (size_t)st->st_size + 1);
+	size_t used = 0;
+
+	while (used < (size_t)st->st_size) {
+		ssize_t n = read(fd, text + used, (size_t)st->st_size - used);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -116,10 +133,25 @@ static char *read_trusted(const char *path, size_t max, uint32_t owner, size_t *
 			break;
 		used += (size_t)n;
 	}
-	close(fd);
 	*len = used;
-	if (out)
-		*out = st;
+	return text;
+}
+
+/* The whole of a regular file of at most max bytes that a trusted user owns (free it), or NULL. */
+static char *read_trusted(const char *path, size_t max, uint32_t owner, size_t *len, struct stat *out)
+{
+	struct stat st;
+	char *text = NULL;
+	int fd = open_regular(path, &st);
+
+	if (fd < 0)
+		return NULL;
+	if (trusted(st.st_uid, owner) && (uint64_t)st.st_size <= max) {
+		text = read_whole(fd, &st, len);
+		if (out)
+			*out = st;
+	}
+	close(fd);
 	return text;
 }
 
@@ -160,20 +192,181 @@ static void user_name(uint32_t uid, char *name, size_t size)
 		snprintf(name, size, "%u", (unsigned)uid);
 }
 
+/* ---- Where the runtimes keep their files: as their configuration says --------------------------- */
+
+/* A runtime's configuration file: its text, or why there is none. */
+struct config {
+	enum { CONFIG_ABSENT, CONFIG_READ, CONFIG_BAD } state;
+	char *text;
+	size_t len;
+};
+
+/* A configuration's file, or its directory, believed: a trusted user's, that no group or other user may write. */
+static bool config_trusted(const struct stat *st, uint32_t owner)
+{
+	return trusted(st->st_uid, owner) && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/*
+ * A runtime's configuration file. Not believed, and so ignored as if absent (the runtime's
+ * defaults then hold), unless it and the directory it is named in (where whoever may write could
+ * have put a link to another file) are believed; a rootless user's must be that user's. Bad when
+ * it is there but is not a regular file of at most CONFIG_MAX bytes.
+ */
+static struct config read_config(const char *path, uint32_t owner)
+{
+	struct config config = { .state = CONFIG_BAD };
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+	struct stat st;
+	int fd;
+
+	if (!slash || (size_t)(slash - path) >= sizeof(dir))
+		return config;
+	snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || !config_trusted(&st, owner)) {
+		config.state = CONFIG_ABSENT;
+		return config;
+	}
+	fd = open_regular(path, &st);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			config.state = CONFIG_ABSENT;
+		return config;
+	}
+	if (!config_trusted(&st, owner)) {
+		config.state = CONFIG_ABSENT;
+	} else if ((uint64_t)st.st_size <= CONFIG_MAX) {
+		config.text = read_whole(fd, &st, &config.len);
+		config.state = CONFIG_READ;
+	}
+	close(fd);
+	return config;
+}
+
+/* The configuration file at ROOT/path (printf's format). */
+static struct config config_at(uint32_t owner, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static struct config config_at(uint32_t owner, const char *format, ...)
+{
+	char path[4096];
+	va_list args;
+	bool fits;
+
+	va_start(args, format);
+	fits = root_path_v(path, sizeof(path), format, args);
+	va_end(args);
+	return fits ? read_config(path, owner) : (struct config){ .state = CONFIG_BAD };
+}
+
+/*
+ * The directory a configuration's setting names (json: a member of docker's daemon.json, else a
+ * TOML key of table), into dir: the runtime's default when the file, the setting or its value is
+ * not there (an empty one is none, as containers/storage takes it); "" when the file or the setting
+ * is one the runtime would refuse, or not a directory to read under the runtimes' root.
+ */
+static void config_dir(const struct config *config, bool json, const char *table, const char *key,
+		       const char *fallback, uint32_t owner, const char *home, char *dir, size_t size)
+{
+	enum setting said = SETTING_ABSENT;
+	char value[4096] = "";
+
+	dir[0] = '\0';
+	if (config->state == CONFIG_BAD)
+		return;
+	if (config->state == CONFIG_READ)
+		said = json ? container_json_setting(config->text, config->len, key, value, sizeof(value))
+			    : toml_string(config->text, config->len, table, key, value, sizeof(value));
+	if (said == SETTING_BAD)
+		return;
+	if (said == SETTING_ABSENT || !value[0]) {
+		if (strlen(fallback) < size)
+			snprintf(dir, size, "%s", fallback);
+	} else if (!container_config_dir(value, owner, home, dir, size)) {
+		dir[0] = '\0';
+	}
+}
+
+/* Where the runtimes of root, or of a rootless user, keep their files ("": not known). */
+struct runtime_dirs {
+	uint64_t read_ns;     /* when their configuration was read */
+	char docker[4096];    /* docker's data-root */
+	char graphroot[4096]; /* podman's (containers/storage's) */
+	char runroot[4096];
+	char nerdctl[4096];   /* nerdctl's data_root: root's only (a rootless nerdctl's containers are not named) */
+};
+
+static struct runtime_dirs root_dirs;
+static struct key_map user_dirs; /* a rootless user's uid -> struct runtime_dirs (owned) */
+
+static void read_dirs(struct runtime_dirs *dirs, uint32_t owner)
+{
+	char home[4096] = "", fallback[4096];
+	struct config config;
+
+	*dirs = (struct runtime_dirs){ .read_ns = monotonic_ns() };
+	/* A rootless user's runtimes keep their files in the home: none known without one. */
+	if (!user_home(owner, home, sizeof(home)) && owner)
+		return;
+	/* docker: /etc/docker/daemon.json's "data-root"; a rootless one's, ~/.config/docker/daemon.json */
+	config = owner ? config_at(owner, "%s/.config/docker/daemon.json", home) : config_at(0, "/etc/docker/daemon.json");
+	snprintf(fallback, sizeof(fallback), "%s%s", owner ? home : "", owner ? "/.local/share/docker" : "/var/lib/docker");
+	config_dir(&config, true, NULL, "data-root", fallback, owner, home, dirs->docker, sizeof(dirs->docker));
+	free(config.text);
+	/*
+	 * podman (containers/storage): graphroot and runroot of [storage] in /etc/containers/storage.conf,
+	 * or when there is none, the distribution's /usr/share/containers/storage.conf; a rootless
+	 * user's, ~/.config/containers/storage.conf.
+	 */
+	if (owner) {
+		config = config_at(owner, "%s/.config/containers/storage.conf", home);
+	} else {
+		config = config_at(0, "/etc/containers/storage.conf");
+		if (config.state == CONFIG_ABSENT)
+			config = config_at(0, "/usr/share/containers/storage.conf");
+	}
+	snprintf(fallback, sizeof(fallback), "%s%s", owner ? home : "",
+		 owner ? "/.local/share/containers/storage" : "/var/lib/containers/storage");
+	config_dir(&config, false, "storage", "graphroot", fallback, owner, home, dirs->graphroot, sizeof(dirs->graphroot));
+	if (owner)
+		snprintf(fallback, sizeof(fallback), "/run/user/%u/containers", (unsigned)owner);
+	else
+		snprintf(fallback, sizeof(fallback), "/run/containers/storage");
+	config_dir(&config, false, "storage", "runroot", fallback, owner, home, dirs->runroot, sizeof(dirs->runroot));
+	free(config.text);
+	/* nerdctl: data_root of /etc/nerdctl/nerdctl.toml */
+	if (!owner) {
+		config = config_at(0, "/etc/nerdctl/nerdctl.toml");
+		config_dir(&config, false, NULL, "data_root", "/var/lib/nerdctl", 0, home, dirs->nerdctl, sizeof(dirs->nerdctl));
+		free(config.text);
+	}
+}
+
+/* Where root's runtimes (owner 0), or a rootless user's, keep their files: read once a while. */
+static const struct runtime_dirs *dirs_of(uint32_t owner)
+{
+	struct runtime_dirs *dirs = owner ? key_map_get(&user_dirs, &owner, sizeof(owner)) : &root_dirs;
+
+	if (!dirs) {
+		dirs = xcalloc(1, sizeof(*dirs));
+		key_map_put(&user_dirs, &owner, sizeof(owner), dirs);
+	}
+	if (!dirs->read_ns || monotonic_ns() - dirs->read_ns > NAMES_TTL_NS)
+		read_dirs(dirs, owner);
+	return dirs;
+}
+
 /* ---- Names, runtime by runtime ------------------------------------------------------------------- */
 
-/* docker: /var/lib/docker/containers/ID/config.v2.json ("Name": "/web"); rootless, ~/.local/share/docker. */
-static bool docker_name(const struct container *c, const char *home, char *name, size_t size)
+/* docker: DATA-ROOT/containers/ID/config.v2.json ("Name": "/web"). */
+static bool docker_name(const struct container *c, const struct runtime_dirs *dirs, char *name, size_t size)
 {
 	char path[4096];
 	size_t len;
 	char *text;
 	bool found;
 
-	if (c->rootless ? !root_path(path, sizeof(path), "%s/.local/share/docker/containers/%s/config.v2.json", home, c->id)
-			: !root_path(path, sizeof(path), "/var/lib/docker/containers/%s/config.v2.json", c->id))
-		return false;
-	if (!(text = read_trusted(path, DOCKER_CONFIG_MAX, c->owner, &len, NULL)))
+	if (!dirs->docker[0] || !root_path(path, sizeof(path), "%s/containers/%s/config.v2.json", dirs->docker, c->id) ||
+	    !(text = read_trusted(path, DOCKER_CONFIG_MAX, c->owner, &len, NULL)))
 		return false;
 	found = container_docker_name(text, len, name, size);
 	free(text);
@@ -205,43 +398,56 @@ static void podman_found(const char *id, const char *name, void *context)
 	free(name_map_put(context, id, xstrdup(name)));
 }
 
-/* podman (and CRI-O, which shares its storage): STORAGE/DRIVER-containers/containers.json, "names". */
-static bool podman_name(const struct container *c, const char *home, char *name, size_t size)
+/* The name of id in a containers.json (at ROOT/path), parsed again only when the file changed; NULL none. */
+static const char *podman_file_name(const char *path, uint32_t owner, const char *id)
+{
+	struct podman_file *file;
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return NULL;
+	file = name_map_get(&podman_files, path);
+	if (!file || file->dev != st.st_dev || file->ino != st.st_ino || file->size != st.st_size ||
+	    file->mtime.tv_sec != st.st_mtim.tv_sec || file->mtime.tv_nsec != st.st_mtim.tv_nsec) {
+		size_t len;
+		char *text = read_trusted(path, PODMAN_FILE_MAX, owner, &len, &st);
+
+		if (!file) {
+			file = xcalloc(1, sizeof(*file));
+			name_map_put(&podman_files, path, file);
+		}
+		podman_file_clear(file);
+		*file = (struct podman_file){ .dev = st.st_dev, .ino = st.st_ino, .size = st.st_size, .mtime = st.st_mtim };
+		if (text)
+			container_podman_names(text, len, PODMAN_FILE_MAX / 64, podman_found, &file->names);
+		free(text);
+	}
+	return name_map_get(&file->names, id);
+}
+
+/*
+ * podman (and CRI-O, which shares its storage): GRAPHROOT/DRIVER-containers/containers.json,
+ * "names"; a container made with --rm in volatile-containers.json beside it, or under RUNROOT
+ * with containers/storage's transient_store.
+ */
+static bool podman_name(const struct container *c, const struct runtime_dirs *dirs, char *name, size_t size)
 {
 	static const char *const drivers[] = { "overlay", "vfs", "btrfs", "zfs" };
+	const char *const files[][2] = { { dirs->graphroot, "containers.json" },
+					 { dirs->graphroot, "volatile-containers.json" },
+					 { dirs->runroot, "volatile-containers.json" } };
 
 	for (size_t d = 0; d < sizeof(drivers) / sizeof(drivers[0]); d++) {
-		struct podman_file *file;
-		struct stat st;
-		const char *found;
-		char path[4096];
+		for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+			const char *found;
+			char path[4096];
 
-		if (c->rootless ? !root_path(path, sizeof(path), "%s/.local/share/containers/storage/%s-containers/containers.json",
-					     home, drivers[d])
-				: !root_path(path, sizeof(path), "/var/lib/containers/storage/%s-containers/containers.json",
-					     drivers[d]))
-			continue;
-		if (stat(path, &st) != 0)
-			continue;
-		file = name_map_get(&podman_files, path);
-		if (!file || file->dev != st.st_dev || file->ino != st.st_ino || file->size != st.st_size ||
-		    file->mtime.tv_sec != st.st_mtim.tv_sec || file->mtime.tv_nsec != st.st_mtim.tv_nsec) {
-			size_t len;
-			char *text = read_trusted(path, PODMAN_FILE_MAX, c->owner, &len, &st);
-
-			if (!file) {
-				file = xcalloc(1, sizeof(*file));
-				name_map_put(&podman_files, path, file);
+			if (files[f][0][0] &&
+			    root_path(path, sizeof(path), "%s/%s-containers/%s", files[f][0], drivers[d], files[f][1]) &&
+			    (found = podman_file_name(path, c->owner, c->id))) {
+				snprintf(name, size, "%s", found);
+				return true;
 			}
-			podman_file_clear(file);
-			*file = (struct podman_file){ .dev = st.st_dev, .ino = st.st_ino, .size = st.st_size, .mtime = st.st_mtim };
-			if (text)
-				container_podman_names(text, len, PODMAN_FILE_MAX / 64, podman_found, &file->names);
-			free(text);
-		}
-		if ((found = name_map_get(&file->names, c->id))) {
-			snprintf(name, size, "%s", found);
-			return true;
 		}
 	}
 	return false;
@@ -312,8 +518,9 @@ static bool kubernetes_names(struct container *c, const char *pod_uid)
 	return found;
 }
 
-/* nerdctl (containerd): /var/lib/nerdctl/HASH/names/NAMESPACE/NAME, a file holding the id. */
-static bool nerdctl_name(const struct container *c, const char *namespace_, char *name, size_t size)
+/* nerdctl (containerd): DATA_ROOT/HASH/names/NAMESPACE/NAME, a file holding the id. */
+static bool nerdctl_name(const struct container *c, const struct runtime_dirs *dirs, const char *namespace_, char *name,
+			 size_t size)
 {
 	char path[4096];
 	struct dirent *top, *entry;
@@ -321,11 +528,11 @@ static bool nerdctl_name(const struct container *c, const char *namespace_, char
 	bool found = false;
 	DIR *hashes, *names;
 
-	if (!root_path(path, sizeof(path), "/var/lib/nerdctl") || !(hashes = open_trusted_dir(path, 0)))
+	if (!dirs->nerdctl[0] || !root_path(path, sizeof(path), "%s", dirs->nerdctl) || !(hashes = open_trusted_dir(path, 0)))
 		return false;
 	while (!found && (top = readdir(hashes)) && seen < NERDCTL_ENTRIES_MAX) {
 		if (top->d_name[0] == '.' ||
-		    !root_path(path, sizeof(path), "/var/lib/nerdctl/%s/names/%s", top->d_name, namespace_) ||
+		    !root_path(path, sizeof(path), "%s/%s/names/%s", dirs->nerdctl, top->d_name, namespace_) ||
 		    !(names = open_trusted_dir(path, 0)))
 			continue;
 		while (!found && (entry = readdir(names)) && seen++ < NERDCTL_ENTRIES_MAX) {
@@ -334,7 +541,7 @@ static bool nerdctl_name(const struct container *c, const char *namespace_, char
 			char *text;
 
 			if (!container_name_valid(entry->d_name, strlen(entry->d_name)) ||
-			    !root_path(file, sizeof(file), "/var/lib/nerdctl/%s/names/%s/%s", top->d_name, namespace_,
+			    !root_path(file, sizeof(file), "%s/%s/names/%s/%s", dirs->nerdctl, top->d_name, namespace_,
 				       entry->d_name) ||
 			    !(text = read_trusted(file, 256, 0, &len, NULL)))
 				continue;
@@ -396,7 +603,7 @@ static struct entry *entry_of(const struct container_match *m, const struct cont
 static void name_entry(struct entry *e, bool rootless, uint32_t owner)
 {
 	struct container *c = &e->c;
-	char home[4096] = "";
+	const struct runtime_dirs *dirs;
 
 	c->name[0] = c->pod[0] = c->namespace_[0] = c->outer_label[0] = '\0';
 	c->runtime = e->match.runtime;
@@ -414,8 +621,7 @@ static void name_entry(struct entry *e, bool rootless, uint32_t owner)
 		return;
 	}
 	/* A rootless container's names are in its user's storage only (none without a home). */
-	if (c->rootless && !user_home(owner, home, sizeof(home)))
-		home[0] = '\0';
+	dirs = dirs_of(c->owner);
 	switch (c->runtime) {
 	case CONTAINER_MACHINE:
 	case CONTAINER_LXC:
@@ -424,12 +630,10 @@ static void name_entry(struct entry *e, bool rootless, uint32_t owner)
 	case CONTAINER_DOCKER: /* a pod's (dockershim) by the kubelet's names, else docker's own */
 		if (e->match.pod_uid[0] && !c->rootless && kubernetes_names(c, e->match.pod_uid))
 			break;
-		if (!c->rootless || home[0])
-			docker_name(c, home, c->name, sizeof(c->name));
+		docker_name(c, dirs, c->name, sizeof(c->name));
 		break;
 	case CONTAINER_PODMAN:
-		if (!c->rootless || home[0])
-			podman_name(c, home, c->name, sizeof(c->name));
+		podman_name(c, dirs, c->name, sizeof(c->name));
 		break;
 	case CONTAINER_CRIO:
 	case CONTAINER_KUBERNETES:
@@ -441,8 +645,8 @@ static void name_entry(struct entry *e, bool rootless, uint32_t owner)
 			break;
 		if (e->match.pod_uid[0] || !e->match.group[0])
 			kubernetes_names(c, e->match.pod_uid);
-		else if (!nerdctl_name(c, e->match.group, c->name, sizeof(c->name)) &&
-			 docker_name(c, home, c->name, sizeof(c->name)))
+		else if (!nerdctl_name(c, dirs, e->match.group, c->name, sizeof(c->name)) &&
+			 docker_name(c, dirs, c->name, sizeof(c->name)))
 			c->runtime = CONTAINER_DOCKER; /* docker with --cgroup-parent /GROUP */
 		break;
 	default:
@@ -686,12 +890,17 @@ void container_cache_free(void)
 	key_map_free(&ids);
 	key_map_free(&memcgs);
 	key_map_free(&podman_files);
+	i = 0;
+	while (key_map_next(&user_dirs, &i, &key, &len, &value))
+		free(value);
+	key_map_free(&user_dirs);
+	root_dirs.read_ns = 0;
 	hierarchies_read = false;
 }
 
 void container_cache_trim(void)
 {
 	if (entries.count > CACHE_MAX || paths.count > CACHE_MAX || ids.count > CACHE_MAX || memcgs.count > CACHE_MAX ||
-	    podman_files.count > 64)
+	    podman_files.count > 64 || user_dirs.count > 64)
 		container_cache_free();
 }

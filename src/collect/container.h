@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/toml_key.h"
+
 /*
  * Every name here comes from files others may write (a rootless user's storage, a cgroup a
  * user made in the subtree delegated to them): untrusted text, bounded, only ever shown
@@ -104,6 +106,19 @@ bool container_docker_name(const char *json, size_t len, char *name, size_t size
  */
 size_t container_podman_names(const char *json, size_t len, size_t max,
 			      void (*found)(const char *id, const char *name, void *context), void *context);
+/*
+ * A string member of a JSON object (docker's daemon.json: "data-root"): absent, found (in value,
+ * NUL-terminated), or bad when the text is not one JSON object, or the member not a string of
+ * fewer than size bytes without a NUL.
+ */
+enum setting container_json_setting(const char *json, size_t len, const char *key, char *value, size_t size);
+/*
+ * A directory a runtime's configuration names, as the runtime takes it (containers/storage's
+ * $UID and $HOME, ${UID} and ${HOME}: uid's and its home's): false unless it is an absolute path
+ * without another '$', a ".." part or a control character, shorter than size (its trailing '/'
+ * left out).
+ */
+bool container_config_dir(const char *value, uint32_t uid, const char *home, char *out, size_t size);
 /* A kubelet pod log directory's name, "NAMESPACE_POD_UID": false unless all three are valid. */
 bool container_pod_dir_parse(const char *name, char *namespace_, size_t namespace_size, char *pod, size_t pod_size,
 			     char *uid, size_t uid_size);
@@ -142,7 +157,10 @@ void container_label(struct container *c);
 /*
  * Where the runtimes' files are read: IOLENS_CONTAINER_ROOT when set (tests point it at a
  * tree of fixtures), else the sysroot. A rootless user's storage is under their home
- * (getpwuid) below that root.
+ * (getpwuid) below that root. Their configuration (docker's daemon.json, containers/storage's
+ * storage.conf, nerdctl.toml: the directories they keep their files in) is read below it too,
+ * once a while, and believed only when root's (a rootless user's: theirs) and writable by no
+ * group or other user; a bad one names nothing.
  */
 const char *container_root(void);
 

@@ -1,7 +1,8 @@
-/* container_files.c: the runtimes' own files that name their containers (docker's config.v2.json, podman's containers.json, the kubelet's log directories), parsed as the untrusted text they may be. */
+/* container_files.c: the runtimes' own files that name their containers (docker's config.v2.json, podman's containers.json, the kubelet's log directories) and that say where those are (docker's daemon.json, the directories the configurations name), parsed as the untrusted text they may be. */
 #include "collect/container.h"
 
 #include <json-c/json.h>
+#include <stdio.h>
 #include <string.h>
 
 #define JSON_DEPTH 16 /* config.v2.json nests 4 deep, containers.json 3 */
@@ -107,6 +108,99 @@ size_t container_podman_names(const char *json, size_t len, size_t max,
 	}
 	json_object_put(root);
 	return count;
+}
+
+enum setting container_json_setting(const char *json, size_t len, const char *key, char *value, size_t size)
+{
+	struct json_object *root = parse_json(json, len), *member;
+	enum setting said = SETTING_BAD;
+	size_t value_len;
+
+	if (size)
+		value[0] = '\0';
+	if (!root || !size || !json_object_is_type(root, json_type_object)) {
+		json_object_put(root);
+		return SETTING_BAD;
+	}
+	if (!json_object_object_get_ex(root, key, &member))
+		said = SETTING_ABSENT;
+	else if (json_object_is_type(member, json_type_string) &&
+		 (value_len = (size_t)json_object_get_string_len(member)) < size &&
+		 !memchr(json_object_get_string(member), '\0', value_len)) {
+		memcpy(value, json_object_get_string(member), value_len);
+		value[value_len] = '\0';
+		said = SETTING_FOUND;
+	}
+	json_object_put(root);
+	return said;
+}
+
+/* Appends len bytes of text to out (of size, used bytes in it): false when they do not fit. */
+static bool append(char *out, size_t size, size_t *used, const char *text, size_t len)
+{
+	if (len >= size - *used)
+		return false;
+	memcpy(out + *used, text, len);
+	*used += len;
+	out[*used] = '\0';
+	return true;
+}
+
+/* A byte of a variable's name: a letter, a digit or '_'. */
+static bool name_byte(char c)
+{
+	return c == '_' || (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+}
+
+/* Which of $UID, ${UID}, $HOME, ${HOME} text starts with (0 to 3; its length in len), or -1 (another, or none). */
+static int variable(const char *text, size_t *len)
+{
+	static const char *const names[] = { "$UID", "${UID}", "$HOME", "${HOME}" };
+
+	for (int n = 0; n < 4; n++) {
+		*len = strlen(names[n]);
+		/* $UID, not $UIDS: a bare name runs as far as its bytes do */
+		if (!strncmp(text, names[n], *len) && (names[n][1] == '{' || !name_byte(text[*len])))
+			return n;
+	}
+	return -1;
+}
+
+bool container_config_dir(const char *value, uint32_t uid, const char *home, char *out, size_t size)
+{
+	char uid_text[16];
+	size_t used = 0, len;
+
+	if (!size)
+		return false;
+	out[0] = '\0';
+	snprintf(uid_text, sizeof(uid_text), "%u", (unsigned)uid);
+	for (const char *at = value; *at; at += len) {
+		const char *text = at;
+
+		len = 1;
+		if (*at == '$') {
+			int n = variable(at, &len);
+
+			/* another variable holds what the runtime's environment held, unknown here */
+			if (n < 0 || (n >= 2 && (!home || home[0] != '/')))
+				return false;
+			text = n < 2 ? uid_text : home;
+		} else if ((unsigned char)*at < 0x20 || *at == 0x7f) {
+			return false;
+		}
+		if (!append(out, size, &used, text, text == at ? 1 : strlen(text)))
+			return false;
+	}
+	if (out[0] != '/')
+		return false;
+	/* No ".." (it would lead out of the root the files are read under); no trailing '/' */
+	for (const char *part = out; (part = strstr(part, "/..")); part += 3)
+		if (part[3] == '/' || part[3] == '\0')
+			return false;
+	while (used > 1 && out[used - 1] == '/')
+		out[--used] = '\0';
+	return true;
 }
 
 /* Kubernetes's names: DNS labels and subdomains, lowercase letters, digits, '-' and '.' ("." not in a namespace). */

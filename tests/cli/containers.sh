@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# containers.sh: real cgroups named as docker, podman (rootless too), the kubelet and LXC name theirs, a reader moved into each, and cachetop, biotop, doctor and export naming its container from the runtimes' files (fixtures in a root IOLENS_CONTAINER_ROOT points at); a user's cgroup named as root's container is said as the user's; names escaped.
+# containers.sh: real cgroups named as docker, podman (rootless too), the kubelet and LXC name theirs, a reader moved into each, and cachetop, biotop, doctor and export naming its container from the runtimes' files (fixtures in a root IOLENS_CONTAINER_ROOT points at), also where the runtimes' configuration moves them (ignored when others may write it, nothing named when bad); a user's cgroup named as root's container is said as the user's; names escaped.
 . "$(dirname "$0")/lib.sh"
 
 is_root || skip_all "making cgroups and moving processes into them needs root"
@@ -242,6 +242,115 @@ else
 	skip "…"
 	skip "…"
 	skip "…"
+fi
+
+# ---- Where the runtimes' configuration puts their files (tests/fixtures/containers/moved) ------------
+
+# A second root: daemon.json, storage.conf and nerdctl.toml move docker's, podman's and nerdctl's
+# files under /srv, nobody's own storage.conf under $HOME/graph; stale copies, named stale-..., stay
+# where the defaults are. This run's containers get their own ids; the names are the fixture's.
+MOVED=$T/moved
+cp -a "$FIXTURES/moved/." "$MOVED/"
+chmod -R go-w "$MOVED" # a checkout under umask 002 leaves files group-writable: not believed
+MD=$(new_id moved-docker) MP=$(new_id moved-podman) MT=$(new_id moved-transient) MN=$(new_id moved-nerdctl)
+MR=$(new_id moved-rootless) NS=iolens-test-$$
+for dir in srv/docker var/lib/docker; do
+	mv "$MOVED/$dir/containers/$FX_MD" "$MOVED/$dir/containers/$MD"
+done
+# storage FILE ID NAME...: a containers.json holding those containers (and the fixture's others)
+storage() {
+	python3 - "$MOVED$1" "${@:2}" <<'PY'
+import json, os, sys
+path, pairs = sys.argv[1], sys.argv[2:]
+entries = json.load(open(path)) if os.path.exists(path) else []
+os.makedirs(os.path.dirname(path), exist_ok=True)
+entries += [{"id": pairs[i], "names": [pairs[i + 1]]} for i in range(0, len(pairs), 2)]
+json.dump(entries, open(path, "w"))
+PY
+}
+storage /srv/containers/graph/overlay-containers/containers.json "$MP" moved-api "$MR" roots-web
+storage /srv/containers/run/overlay-containers/volatile-containers.json "$MT" transient-job
+storage /var/lib/containers/storage/overlay-containers/containers.json "$MP" stale-api
+storage /srv/distro/overlay-containers/containers.json "$MP" distro-api
+storage "$nobody_home/graph/overlay-containers/containers.json" "$MR" rootless-web
+storage "$nobody_home/.local/share/containers/storage/overlay-containers/containers.json" "$MR" stale-rootless
+for dir in srv/nerdctl var/lib/nerdctl; do
+	mkdir -p "$MOVED/$dir/1935db59/names/$NS"
+	printf %s "$MN" >"$MOVED/$dir/1935db59/names/$NS/$([ $dir = srv/nerdctl ] && echo moved-nginx || echo stale-nginx)"
+done
+# nobody's own configuration and storage, under nobody's home (its name, as the password database has it)
+if [ "$nobody_home" != /nonexistent ]; then
+	mkdir -p "$MOVED$nobody_home/.config"
+	cp -a "$MOVED/nonexistent/.config/." "$MOVED$nobody_home/.config/"
+fi
+chown -R nobody "$MOVED$nobody_home"
+chmod -R go-w "$MOVED$nobody_home"
+
+docker_m=$cg2/system.slice/docker-$MD.scope
+podman_m=$cg2/machine.slice/libpod-$MP.scope
+transient_m=$cg2/machine.slice/libpod-$MT.scope
+nerdctl_m=$cg2/$NS/$MN
+rootless_m=$cg2/user.slice/user-65534.slice/user@65534.service/user.slice/libpod-$MR.scope
+moved_ok=yes
+for cg in "$docker_m" "$podman_m" "$transient_m" "$nerdctl_m" "$rootless_m"; do
+	cg_make "$cg" || moved_ok=
+done
+if [ -n "$moved_ok" ]; then
+	reader r_md moved-docker
+	reader r_mp moved-podman
+	reader r_mt moved-transient
+	reader r_mn moved-nerdctl
+	reader r_mr moved-rootless
+	in_cgroup "$docker_m" "$r_md"
+	in_cgroup "$podman_m" "$r_mp"
+	in_cgroup "$transient_m" "$r_mt"
+	in_cgroup "$nerdctl_m" "$r_mn"
+	in_cgroup "$rootless_m" "$r_mr"
+	# moved_top FILE: cachetop's JSON with the runtimes' files under MOVED (a hang is a failure, not a stuck suite)
+	moved_top() { IOLENS_CONTAINER_ROOT=$MOVED timeout -k 5 120 "$IOLENS" cachetop --json 0.5 3 >"$1" 2>"$1.err"; }
+	moved_row() { row "$1" "$2" processes pid container_name container_uid; }
+	moved_top "$T/moved.json"
+	check_eq "configured: docker's data-root of daemon.json (/srv/docker), not the stale default" "moved-web	0" \
+		"$(moved_row "$T/moved.json" "$r_md")"
+	check_eq "… podman's graphroot of storage.conf (/srv/containers/graph)" "moved-api	0" \
+		"$(moved_row "$T/moved.json" "$r_mp")"
+	check_eq "… its runroot: a transient_store container's volatile-containers.json" "transient-job	0" \
+		"$(moved_row "$T/moved.json" "$r_mt")"
+	check_eq "… nerdctl's data_root of nerdctl.toml (/srv/nerdctl), /NAMESPACE/ID" "moved-nginx	0" \
+		"$(moved_row "$T/moved.json" "$r_mn")"
+	check_eq "… rootless podman: nobody's own storage.conf (\$HOME/graph), said as nobody's" "rootless-web	65534" \
+		"$(moved_row "$T/moved.json" "$r_mr")"
+	# Not believed, so ignored as if absent: the defaults' stale copies name them.
+	chmod g+w "$MOVED/etc/docker/daemon.json"
+	chown 4242 "$MOVED/etc/containers/storage.conf"
+	chmod o+w "$MOVED/etc/nerdctl"
+	chown 0 "$MOVED$nobody_home/.config/containers/storage.conf"
+	moved_top "$T/untrusted.json"
+	check_eq "a group-writable daemon.json is ignored: docker's default directory" "stale-web	0" \
+		"$(moved_row "$T/untrusted.json" "$r_md")"
+	check_eq "… another user's storage.conf: the distribution's (/usr/share/containers)" "distro-api	0" \
+		"$(moved_row "$T/untrusted.json" "$r_mp")"
+	check_eq "… nerdctl.toml in an other-writable directory: the default" "stale-nginx	0" \
+		"$(moved_row "$T/untrusted.json" "$r_mn")"
+	check_eq "… a rootless user's storage.conf that is root's: not nobody's word" "stale-rootless	65534" \
+		"$(moved_row "$T/untrusted.json" "$r_mr")"
+	check_no_match "… said nowhere (container.c says nothing of the files it does not believe)" \
+		'daemon\.json|storage\.conf|nerdctl\.toml|/etc/' "$(cat "$T/untrusted.json.err")"
+	# Bad: no name, no guess at the default, no hang.
+	chmod g-w "$MOVED/etc/docker/daemon.json"
+	chown 0 "$MOVED/etc/containers/storage.conf"
+	chmod o-w "$MOVED/etc/nerdctl"
+	echo '{"data-root": ' >"$MOVED/etc/docker/daemon.json"
+	echo 'graphroot = "/srv' >>"$MOVED/etc/containers/storage.conf"
+	rm "$MOVED/etc/nerdctl/nerdctl.toml"
+	mkfifo "$MOVED/etc/nerdctl/nerdctl.toml"
+	moved_top "$T/bad.json"
+	check_eq "a daemon.json that is not JSON: no name" "None	0" "$(moved_row "$T/bad.json" "$r_md")"
+	check_eq "… a storage.conf that is not TOML" "None	0" "$(moved_row "$T/bad.json" "$r_mp")"
+	check_eq "… a FIFO for nerdctl.toml (never opened)" "None	0" "$(moved_row "$T/bad.json" "$r_mn")"
+else
+	skip "configured locations: cannot make cgroups under $cg2"
+	for _ in 1 2 3 4 5 6 7 8 9 10 11 12; do skip "…"; done
 fi
 
 echo "1..$t_count"

@@ -1,4 +1,4 @@
-/* test_container.c: containers recognised from cgroup paths as each runtime names them (v1 and v2, both drivers, rootless, nested, malformed, hostile), /proc/PID/cgroup as an attacker may shape it, the runtimes' files parsed, and containers named from a tree of fixtures. */
+/* test_container.c: containers recognised from cgroup paths as each runtime names them (v1 and v2, both drivers, rootless, nested, malformed, hostile), /proc/PID/cgroup as an attacker may shape it, the runtimes' files parsed, and containers named from trees of fixtures: the runtimes' default locations, and where their configuration moves them (read only when trusted; bad ones name nothing). */
 #include "unit.h"
 
 #include <errno.h>
@@ -330,6 +330,53 @@ static void test_files(void **state)
 					      container, sizeof(container), id, sizeof(id)));
 	assert_false(container_log_name_parse("web-0_default_x_nginx-" ID ".log", pod, sizeof(pod), ns, sizeof(ns),
 					      container, sizeof(container), id, sizeof(id)));
+	/* docker's daemon.json: "data-root", or none; anything else than a string there is bad */
+	{
+		char dir[64];
+
+#define JSON(text) container_json_setting(text, strlen(text), "data-root", dir, sizeof(dir))
+		assert_int_equal(JSON("{\"log-driver\":\"journald\",\"data-root\":\"/srv/docker\"}"), SETTING_FOUND);
+		assert_string_equal(dir, "/srv/docker");
+		assert_int_equal(JSON("{\"log-driver\":\"journald\"}"), SETTING_ABSENT);
+		assert_string_equal(dir, "");
+		assert_int_equal(JSON("{}"), SETTING_ABSENT);
+		assert_int_equal(JSON("{\"data-root\":7}"), SETTING_BAD);
+		assert_int_equal(JSON("{\"data-root\":\"/a\\u0000b\"}"), SETTING_BAD);
+		assert_int_equal(JSON("[\"data-root\"]"), SETTING_BAD);
+		assert_int_equal(JSON("{\"data-root\":\"/srv/docker\""), SETTING_BAD); /* cut short */
+		assert_int_equal(JSON(""), SETTING_BAD);
+		assert_int_equal(JSON("{\"data-root\":\"/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}"),
+				 SETTING_BAD); /* longer than kept */
+		assert_string_equal(dir, "");
+#undef JSON
+		/* a directory a setting names: $UID and $HOME as containers/storage replaces them, nothing else */
+#define DIR(text) container_config_dir(text, 1000, "/home/alice", dir, sizeof(dir))
+		assert_true(DIR("/srv/docker"));
+		assert_string_equal(dir, "/srv/docker");
+		assert_true(DIR("/srv/docker//"));
+		assert_string_equal(dir, "/srv/docker");
+		assert_true(DIR("/"));
+		assert_string_equal(dir, "/");
+		assert_true(DIR("$HOME/containers/$UID"));
+		assert_string_equal(dir, "/home/alice/containers/1000");
+		assert_true(DIR("${HOME}/c/${UID}x"));
+		assert_string_equal(dir, "/home/alice/c/1000x");
+		assert_true(DIR("/srv/a..b/..c/d.."));
+		assert_false(DIR("$XDG_DATA_HOME/containers")); /* the runtime's environment: unknown */
+		assert_false(DIR("$UIDX/a"));
+		assert_false(DIR("/srv/$"));
+		assert_false(DIR("srv/docker"));                /* relative */
+		assert_false(DIR(""));
+		assert_false(DIR("/srv/../etc"));               /* out of the root the files are read under */
+		assert_false(DIR("/srv/.."));
+		assert_false(DIR("/srv/do\ncker"));
+		assert_false(DIR("/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+		assert_false(container_config_dir("$HOME/x", 0, "", dir, sizeof(dir))); /* no home known */
+		assert_false(container_config_dir("$HOME/x", 0, NULL, dir, sizeof(dir)));
+		assert_true(container_config_dir("/$UID", 0, NULL, dir, sizeof(dir)));
+		assert_string_equal(dir, "/0");
+#undef DIR
+	}
 	/* names */
 	assert_true(container_name_valid("web", 3));
 	assert_true(container_name_valid("k8s_nginx_web-0_default_1_0", 27));
@@ -502,12 +549,208 @@ static void test_untrusted(void **state)
 	unit_rmtree(dir);
 }
 
+/* ---- The runtimes' configured locations: moved/ ---------------------------------------------------- */
+
+/* A command run in dir (sh -c). */
+static void shell(const char *dir, const char *command)
+{
+	char line[8192];
+
+	snprintf(line, sizeof(line), "cd '%s' && %s", dir, command);
+	assert_int_equal(system(line), 0);
+}
+
+/*
+ * A copy of the fixture's moved/ tree as the sysroot, none of it writable by group or others (a
+ * checkout under umask 002 would leave it so), names looked up afresh.
+ */
+static char *moved_tree(void)
+{
+	char *dir = unit_tmpdir(), command[8192];
+
+	snprintf(command, sizeof(command), "cp -a %s/moved/. %s/ && chmod -R go-w %s", FIXTURE, dir, dir);
+	assert_int_equal(system(command), 0);
+	unsetenv("IOLENS_CONTAINER_ROOT");
+	assert_int_equal(sysroot_set(dir), 0);
+	container_cache_free();
+	return dir;
+}
+
+/* The fixture's moved/FILE copied into dir again (not writable by group or others), then command run there. */
+static void from_fixture(const char *dir, const char *file, const char *command)
+{
+	char *fixture = realpath(FIXTURE "/moved", NULL), line[8192];
+
+	assert_non_null(fixture);
+	snprintf(line, sizeof(line), "cd '%s' && rm -f '%s' && cp '%s/%s' '%s' && chmod go-w '%s' && %s", dir, file, fixture, file, file, file,
+		 command);
+	assert_int_equal(system(line), 0);
+	free(fixture);
+}
+
+static void moved_done(char *dir)
+{
+	container_cache_free();
+	assert_int_equal(sysroot_set("/"), 0);
+	unit_rmtree(dir);
+}
+
+/* pid's label after the configuration changed (every name looked up again). */
+static const char *relabel(pid_t pid)
+{
+	container_cache_free();
+	return label_of(pid);
+}
+
+/* Where root's runtimes' configuration puts their files (and stale copies are where it does not). */
+static void test_configured(void **state)
+{
+	char *dir = moved_tree();
+	(void)state;
+
+	/* docker's data-root (daemon.json) */
+	assert_string_equal(label_of(201), expect("moved-web (%.12s)", fixture_id("MD")));
+	/* podman's graphroot and runroot (storage.conf): containers.json, and volatile-containers.json
+	   of a --rm container beside it, or under the runroot (transient_store) */
+	assert_string_equal(label_of(202), expect("moved-api (%.12s)", fixture_id("MP")));
+	assert_string_equal(label_of(203), expect("rm-job (%.12s)", fixture_id("MV")));
+	assert_string_equal(label_of(204), expect("transient-job (%.12s)", fixture_id("MT")));
+	/* nerdctl's data_root (nerdctl.toml) */
+	assert_string_equal(label_of(205), expect("moved-nginx (%.12s)", fixture_id("MN")));
+	/* the same paths, not a new configuration: the same names */
+	assert_ptr_equal(container_of_pid(201), container_of_pid(201));
+	/* without /etc's storage.conf, the distribution's (/usr/share/containers) */
+	shell(dir, "rm etc/containers/storage.conf");
+	assert_string_equal(relabel(202), expect("distro-api (%.12s)", fixture_id("MP")));
+	/* the setting absent, or empty: the runtime's default */
+	shell(dir, "echo '{\"log-driver\": \"journald\"}' > etc/docker/daemon.json");
+	assert_string_equal(relabel(201), expect("stale-web (%.12s)", fixture_id("MD")));
+	shell(dir, "echo '{\"data-root\": \"\"}' > etc/docker/daemon.json");
+	assert_string_equal(relabel(201), expect("stale-web (%.12s)", fixture_id("MD")));
+	/* no configuration at all: every runtime's default */
+	shell(dir, "rm -r etc usr/share/containers");
+	assert_string_equal(relabel(201), expect("stale-web (%.12s)", fixture_id("MD")));
+	assert_string_equal(label_of(202), expect("stale-api (%.12s)", fixture_id("MP")));
+	assert_string_equal(label_of(203), expect("stale-job (%.12s)", fixture_id("MV")));
+	assert_string_equal(label_of(204), expect("%.12s", fixture_id("MT")));
+	assert_string_equal(label_of(205), expect("stale-nginx (%.12s)", fixture_id("MN")));
+	moved_done(dir);
+}
+
+/* A configuration its runtime would refuse, or one that names no directory to read: no name, no guess, no hang. */
+static void test_configured_bad(void **state)
+{
+	static const char *const docker[] = {
+		"echo 'not json' > etc/docker/daemon.json",
+		"echo '{\"data-root\": 7}' > etc/docker/daemon.json",
+		"echo '{\"data-root\": \"srv/docker\"}' > etc/docker/daemon.json",
+		"echo '{\"data-root\": \"/var/../srv/docker\"}' > etc/docker/daemon.json",
+		"echo '{\"data-root\": \"$DOCKER_ROOT/docker\"}' > etc/docker/daemon.json",
+		/* more than 1 MiB, however valid */
+		"{ printf '{\"data-root\": \"/srv/docker\", \"pad\": \"'; head -c 1100000 /dev/zero | tr '\\0' x; "
+		"printf '\"}'; } > etc/docker/daemon.json",
+		/* not a regular file: never opened (a FIFO would block a reader; a device may be anything) */
+		"rm etc/docker/daemon.json && mkfifo etc/docker/daemon.json",
+		"rm etc/docker/daemon.json && ln -s /dev/zero etc/docker/daemon.json",
+		"rm etc/docker/daemon.json && mkdir etc/docker/daemon.json",
+	};
+	char *dir = moved_tree();
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(docker) / sizeof(docker[0]); i++) {
+		shell(dir, "rm -rf etc/docker && mkdir etc/docker");
+		shell(dir, "echo '{\"data-root\": \"/srv/docker\"}' > etc/docker/daemon.json");
+		assert_string_equal(relabel(201), expect("moved-web (%.12s)", fixture_id("MD")));
+		shell(dir, docker[i]);
+		if (strcmp(relabel(201), expect("%.12s", fixture_id("MD"))))
+			fail_msg("%s: %s", docker[i], label_of(201));
+	}
+	/* a trailing '/' is the same directory */
+	shell(dir, "rm -rf etc/docker && mkdir etc/docker && echo '{\"data-root\": \"/srv/docker/\"}' > etc/docker/daemon.json");
+	assert_string_equal(relabel(201), expect("moved-web (%.12s)", fixture_id("MD")));
+	/* storage.conf: the setting not a string, the file not TOML (anywhere), the table twice */
+	shell(dir, "sed -i 's|^graphroot = .*|graphroot = 7|' etc/containers/storage.conf");
+	assert_string_equal(relabel(202), expect("%.12s", fixture_id("MP")));
+	from_fixture(dir, "etc/containers/storage.conf", "echo 'size = \"10G' >> etc/containers/storage.conf");
+	assert_string_equal(relabel(202), expect("%.12s", fixture_id("MP")));
+	from_fixture(dir, "etc/containers/storage.conf", "echo '[storage]' >> etc/containers/storage.conf");
+	assert_string_equal(relabel(202), expect("%.12s", fixture_id("MP")));
+	from_fixture(dir, "etc/containers/storage.conf", "true");
+	assert_string_equal(relabel(202), expect("moved-api (%.12s)", fixture_id("MP")));
+	/* nerdctl.toml: data_root a table */
+	shell(dir, "echo '[data_root]' >> etc/nerdctl/nerdctl.toml");
+	assert_string_equal(relabel(205), expect("%.12s", fixture_id("MN")));
+	moved_done(dir);
+}
+
+/*
+ * A configuration others may have written is ignored, as if absent: one writable by group or
+ * others, or in such a directory, or another user's (as root: chown); a rootless user's is theirs
+ * alone, and leads only to their own storage.
+ */
+static void test_configured_untrusted(void **state)
+{
+	static const char *const untrusted[] = {
+		"chmod o+w etc/docker/daemon.json",
+		"chmod g+w etc/docker/daemon.json",
+		"chmod g+w etc/docker",
+		"chown 4242 etc/docker/daemon.json",
+		"chown 4242 etc/docker",
+		/* a link to another user's file: the file is what is read */
+		"cp -p etc/docker/daemon.json srv/d.json && chown 4242 srv/d.json && ln -sf ../../srv/d.json etc/docker/daemon.json",
+	};
+	struct passwd *nobody = getpwnam("nobody");
+	char *dir;
+	(void)state;
+
+	if (geteuid() != 0)
+		skip();
+	dir = moved_tree();
+	for (size_t i = 0; i < sizeof(untrusted) / sizeof(untrusted[0]); i++) {
+		from_fixture(dir, "etc/docker/daemon.json", "chown -R 0:0 etc/docker && chmod 755 etc/docker");
+		assert_string_equal(relabel(201), expect("moved-web (%.12s)", fixture_id("MD")));
+		shell(dir, untrusted[i]);
+		if (strcmp(relabel(201), expect("stale-web (%.12s)", fixture_id("MD"))))
+			fail_msg("%s: %s", untrusted[i], label_of(201));
+	}
+	/* a link root put in its own directory to root's file elsewhere: followed */
+	from_fixture(dir, "etc/docker/daemon.json", "chown -R 0:0 etc/docker && mv etc/docker/daemon.json srv/ && "
+			 "ln -s ../../srv/daemon.json etc/docker/daemon.json");
+	assert_string_equal(relabel(201), expect("moved-web (%.12s)", fixture_id("MD")));
+	/* the same for storage.conf (the distribution's is read then, as when /etc has none) and nerdctl.toml */
+	shell(dir, "chmod g+w etc/containers/storage.conf && chmod o+w etc/nerdctl");
+	assert_string_equal(relabel(202), expect("distro-api (%.12s)", fixture_id("MP")));
+	assert_string_equal(label_of(205), expect("stale-nginx (%.12s)", fixture_id("MN")));
+	/* nobody's own storage.conf ($HOME/graph) and daemon.json, when nobody has them */
+	if (!nobody || strcmp(nobody->pw_dir, "/nonexistent")) {
+		moved_done(dir);
+		skip();
+	}
+	shell(dir, "chown -R 65534 nonexistent");
+	assert_string_equal(relabel(206), expect("rootless-web (%.12s, user nobody)", fixture_id("MR")));
+	assert_string_equal(label_of(207), expect("rootless-docker (%.12s, user nobody)", fixture_id("MRD")));
+	/* root's, or group-writable: not nobody's word; its storage's default then */
+	shell(dir, "chown 0 nonexistent/.config/containers/storage.conf nonexistent/.config/docker/daemon.json");
+	assert_string_equal(relabel(206), expect("stale-rootless (%.12s, user nobody)", fixture_id("MR")));
+	assert_string_equal(label_of(207), expect("stale-rootless-docker (%.12s, user nobody)", fixture_id("MRD")));
+	shell(dir, "chown 65534 nonexistent/.config/containers/storage.conf && chmod g+w nonexistent/.config/containers/storage.conf");
+	assert_string_equal(relabel(206), expect("stale-rootless (%.12s, user nobody)", fixture_id("MR")));
+	/* nobody's graphroot set to root's storage, which names nobody's container: not believed there */
+	shell(dir, "chmod g-w nonexistent/.config/containers/storage.conf && "
+		   "sed -i 's|^graphroot = .*|graphroot = \"/srv/containers/graph\"|' nonexistent/.config/containers/storage.conf");
+	assert_string_equal(relabel(206), expect("%.12s (user nobody)", fixture_id("MR")));
+	/* root's containers are still named from root's configuration */
+	assert_string_equal(label_of(202), expect("distro-api (%.12s)", fixture_id("MP")));
+	moved_done(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_docker),     cmocka_unit_test(test_podman),      cmocka_unit_test(test_kubernetes),
 		cmocka_unit_test(test_others),     cmocka_unit_test(test_malformed),   cmocka_unit_test(test_proc_cgroup),
 		cmocka_unit_test(test_files),      cmocka_unit_test(test_named),       cmocka_unit_test(test_untrusted),
+		cmocka_unit_test(test_configured), cmocka_unit_test(test_configured_bad), cmocka_unit_test(test_configured_untrusted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
