@@ -45,11 +45,6 @@ print("%.0f" % total)' "$1" "$2" "$3" "${4:-0}"
 }
 # between LOW VALUE HIGH: LOW <= VALUE <= HIGH, give or take a byte of rounding.
 between() { python3 -c 'import sys; l, v, h = map(float, sys.argv[1:]); sys.exit(not l - 1 <= v <= h + 1)' "$@"; }
-# floor BYTES: what the mechanism must count of BYTES the test did. The kernel's own mechanism (the
-# first of bio_mechanisms): all (6.1's block_getrq too, in qemu). block_getrq forced on a kernel
-# that has block_io_start: 97 % for now: a CI run of the sanitized build there counted 98.4 % in
-# each of three tries (requests lost between block_getrq and the request, not yet explained).
-floor() { if [ "$mech" = "$native" ]; then echo "$1"; else echo $(($1 * 97 / 100)); fi; }
 top_bio_key() { python3 -c 'import json, sys; print(json.loads(sys.argv[1])["top_bio"][sys.argv[2]])' "$@"; }
 
 # ---- By eBPF: a reader and a writer of the test's, against what they did and /proc/diskstats -------
@@ -82,7 +77,7 @@ measure() {
 		# counts of a process that ended, where /proc/PID/io has nothing of it).
 		wait_until last_after "$T/bio.json" "$t1"
 		disk=$(((d1 - d0) * 512))
-		between "$(floor "$3")" "$(sums $pid $key "$T/bio.json" "$t0")" "$3" && return 0
+		between "$3" "$(sums $pid $key "$T/bio.json" "$t0")" "$3" && return 0
 		others=$(python3 -c 'import json, sys
 pid, t0, t1 = map(int, sys.argv[2:5])
 for l in open(sys.argv[1]).read().splitlines()[1:]:
@@ -105,8 +100,10 @@ if [ -z "$why" ]; then
 	make_file "$T/data" $((64 * MiB))
 	make_file "$T/wdata" $((32 * MiB))
 fi
-# Each way iolens sees the submitters on this kernel (lib.sh, bio_mechanisms), held to the same truths.
-native=$([ -z "$why" ] && bio_mechanisms | awk '{ print $1 }')
+# Each way iolens sees the submitters on this kernel (lib.sh, bio_mechanisms), held to the same truths:
+# block_getrq forced on 6.18 too, to every byte. (It once counted 63 of the reader's 64 MiB: a read
+# charged to an earlier request at the same address whose completion the kernel ran no program for,
+# until bio.bpf.c's recall_request told requests apart by their start.)
 for mech in $([ -z "$why" ] && bio_mechanisms); do
 	# On the disk before the window: an O_DIRECT read of dirty pages writes them back first, in the
 	# reader's context; and writeback of earlier tests' files is kworker's I/O, not the test's.
@@ -133,8 +130,8 @@ print(" ".join("%s:%s" % (json.loads(l)["top_bio"]["pid"], json.loads(l)["top_bi
 	check_match "[$mech] the reader is named, with its pid ($names)" "(^| )$reader:iolens-dread( |$)" "$names"
 	check_match "[$mech] the writer is named, with its pid" "(^| )$writer:iolens-dwrite( |$)" "$names"
 	got=$(sums $reader read_bytes_per_s "$T/bio.json" $reader_t0)
-	check "[$mech] its reads: at least $(floor $((64 * MiB))) of the 64 MiB it read ($((64 * MiB))), at most what $DEV read meanwhile (/proc/diskstats: $read_disk): $got" \
-		between "$(floor $((64 * MiB)))" "$got" "$read_disk"
+	check "[$mech] its reads: at least the 64 MiB it read ($((64 * MiB))), at most what $DEV read meanwhile (/proc/diskstats: $read_disk): $got" \
+		between $((64 * MiB)) "$got" "$read_disk"
 	check_eq "[$mech] the reader wrote nothing" 0 "$(sums $reader write_bytes_per_s "$T/bio.json")"
 	# Its latency in the lines that show it reading: known, ordered (p50 <= p99 <= max, the average
 	# between the shortest bucket and the longest), on the table's p99 in ms too.
@@ -146,8 +143,8 @@ for l in open(sys.argv[1]).read().splitlines()[1:]:
         print("ok" if ok else "bad:%s" % g, end=" ")' "$T/bio.json" $reader)
 	check_match "[$mech] the reader's latency: p50 <= p99 <= max, avg <= max, all above 0 ($lat)" '^(ok )+$' "$lat"
 	got=$(sums $writer write_bytes_per_s "$T/bio.json" $writer_t0)
-	check "[$mech] its writes: at least $(floor $((32 * MiB))) of the 32 MiB it wrote ($((32 * MiB))), at most what $DEV wrote meanwhile (/proc/diskstats: $write_disk): $got" \
-		between "$(floor $((32 * MiB)))" "$got" "$write_disk"
+	check "[$mech] its writes: at least the 32 MiB it wrote ($((32 * MiB))), at most what $DEV wrote meanwhile (/proc/diskstats: $write_disk): $got" \
+		between $((32 * MiB)) "$got" "$write_disk"
 done
 [ -z "$why" ] || skip "--top-bio by eBPF: $why"
 
