@@ -125,7 +125,10 @@ A=$(loop_of "$T/a.img") B=$(loop_of "$T/b.img")
 if [ -z "$A" ] || [ -z "$B" ]; then
 	skip "block devices: no loop device here"
 else
-	on_exit "losetup -d $A 2>/dev/null; losetup -d $B 2>/dev/null"
+	# The device nodes outlive the devices: given back to root (as devtmpfs makes them) on exit, and
+	# B made root's here whatever an earlier run left.
+	on_exit "chown root $A $B; losetup -d $A 2>/dev/null; losetup -d $B 2>/dev/null"
+	chown root "$B"
 	chown nobody "$A"            # nobody's to write: bench may write it on their word
 	mkfs.ext4 -q -F "$B" >/dev/null 2>&1 # root's, holding a filesystem
 	b_sum=$(sum "$B")
