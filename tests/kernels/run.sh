@@ -53,6 +53,11 @@ case $accel in auto | kvm | tcg) ;; *) die "--accel: kvm, tcg or auto, not $acce
 kernel=$1; shift
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing (make deps: qemu-system-x86)"
 command -v mkfs.ext4 >/dev/null || die "mkfs.ext4 is missing (make deps: e2fsprogs)"
+# The guest's /tmp is its own disk, over the host's: a checkout or a directory under /tmp would be
+# hidden from the command.
+for path in "$(cd "$top" && pwd -P)" "$(pwd -P)"; do
+	case $path/ in /tmp/*) die "$path is under /tmp, which the guest's own /tmp hides: run it from elsewhere" ;; esac
+done
 
 # The kernel: fetched once (a series resolves to the release build/kernels/SERIES points at).
 dir=$KERNELS_DIR/$kernel
