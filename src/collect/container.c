@@ -15,6 +15,7 @@
 #include "collect/memcg.h"
 #include "collect/sysroot.h"
 #include "common/key_map.h"
+#include "common/path_walk.h"
 #include "common/util.h"
 
 #define NAMES_TTL_NS (30ull * 1000000000ull) /* a name is looked up again after this: renamed, or its files came late */
@@ -102,15 +103,13 @@ static bool trusted(uid_t uid, uint32_t owner)
 static int open_regular(const char *path, struct stat *st)
 {
 	int path_fd = open(path, O_PATH | O_CLOEXEC), fd = -1, err = EINVAL;
-	char self[64];
 
 	if (path_fd < 0)
 		return -1;
 	if (fstat(path_fd, st) != 0) {
 		err = errno;
 	} else if (S_ISREG(st->st_mode)) {
-		snprintf(self, sizeof(self), "/proc/self/fd/%d", path_fd);
-		fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		fd = fd_reopen(path_fd, O_RDONLY | O_NONBLOCK);
 		err = errno;
 	}
 	close(path_fd);
