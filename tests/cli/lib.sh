@@ -301,3 +301,83 @@ slow_device() {
 make_file() { head -c "$2" /dev/urandom > "$1"; }
 PAGE=$(getconf PAGESIZE)
 pages_of() { echo $(( ($(stat -c %s "$1") + PAGE - 1) / PAGE )); }
+
+# ---- An independent tracer of block requests: bpftrace on the block tracepoints ----------------------
+# tests/cli/block_latency.py writes its program and reads what it printed: for each request of the
+# disks asked, its spans to its completion from its bio's queueing, its start and its issue. It runs
+# in a mount namespace of its own with tracefs mounted there (a fresh machine has none mounted:
+# bpftrace's tracepoints need it), which goes with it.
+BLOCK_LATENCY=$TOP/tests/cli/block_latency.py
+# block_tracer_why: why there is no tracer here; nothing when there is one.
+block_tracer_why() {
+	if ! is_root; then
+		echo "the block tracer (bpftrace) needs root"
+	elif ! command -v bpftrace >/dev/null || ! command -v unshare >/dev/null; then
+		echo "the block tracer needs bpftrace and unshare (make deps)"
+	fi
+}
+# dev_of DEVICE: a block device's MAJ:MIN.
+dev_of() { printf '%d:%d\n' "0x$(stat -L -c %t "$1")" "0x$(stat -L -c %T "$1")"; }
+# block_tracer_start NAME DEV...: the tracer of the whole disks DEV (MAJ:MIN), printing to
+# $T/NAME.trace, once its programs are attached; sets TRACE to that file and TRACER to its pid (one
+# runs at a time: the test ends it with block_tracer_stop, or its end does). Where there is none,
+# TRACE is empty and check_latency skips, saying why (BLOCK_TRACER_WHY); one that does not start is
+# a failure.
+block_tracer_start() {
+	local name=$1
+	shift
+	TRACE="" BLOCK_TRACER_WHY=$(block_tracer_why)
+	[ -z "$BLOCK_TRACER_WHY" ] || return 0
+	python3 "$BLOCK_LATENCY" program "$@" >"$T/$name.bt" || return 1
+	BPFTRACE_MAP_KEYS_MAX=65536 unshare -m sh -c 'mount -t tracefs tracefs /sys/kernel/tracing && { ulimit -l unlimited 2>/dev/null; exec bpftrace "$1"; }' \
+		_ "$T/$name.bt" >"$T/$name.trace" 2>"$T/$name.trace.err" &
+	TRACER=$!
+	[ -n "${TRACER_HOOKED:-}" ] || on_exit '[ -z "$TRACER" ] || tracer_end "$TRACER"'
+	TRACER_HOOKED=1
+	wait_until tracer_attached_or_gone "$T/$name.trace"
+	if ! grep -q '^attached$' "$T/$name.trace"; then
+		tracer_end "$TRACER"
+		BLOCK_TRACER_WHY="the block tracer did not start (exit $?): $(cat "$T/$name.trace" "$T/$name.trace.err" | grep -v RLIMIT_MEMLOCK | head -c 300)"
+		not_ok "$BLOCK_TRACER_WHY"
+		return 1
+	fi
+	TRACE=$T/$name.trace
+}
+tracer_attached_or_gone() { grep -q '^attached$' "$1" || ! tracer_runs "$TRACER"; }
+# tracer_runs PID: the tracer PID has not ended (a child that ended is a zombie until waited for).
+tracer_runs() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
+# tracer_end PID: SIGINT, again each second until it ends (bpftrace 0.17 heeds one only while it
+# waits for events, 100 ms at a time: one that comes between two waits is lost); its status.
+tracer_end() {
+	local rc
+	while tracer_runs "$1"; do
+		kill -INT "$1" 2>/dev/null
+		wait_until 1 eval '! tracer_runs '"$1"
+	done
+	wait "$1"
+	rc=$?
+	TRACER=""
+	return $rc
+}
+# block_tracer_stop: the tracer ends, printing what it counted; its spans summed up in the log.
+block_tracer_stop() {
+	[ -n "$TRACE" ] || return 0
+	tracer_end "$TRACER"
+	python3 "$BLOCK_LATENCY" summary "$TRACE"
+}
+# check_latency DESCRIPTION NS ARGS...: NS, a percentile iolens printed, is the tracer's of the same
+# requests (block_latency.py holds ARGS: iolens's span, the disk, op, process, quantile, count and
+# scale), within the bound it says. check_latency_not: is not, as a program timing another span
+# would not be (ARGS: --span, one of the tracer's own).
+check_latency() {
+	local said
+	[ -n "$TRACE" ] || { skip "$1: $BLOCK_TRACER_WHY"; return 0; }
+	said=$(python3 "$BLOCK_LATENCY" holds "$TRACE" --value "$2" "${@:3}")
+	if [ $? = 0 ]; then ok "$1 ($2 ns): $said"; else not_ok "$1 ($2 ns): $said"; fi
+}
+check_latency_not() {
+	local said
+	[ -n "$TRACE" ] || { skip "$1: $BLOCK_TRACER_WHY"; return 0; }
+	said=$(python3 "$BLOCK_LATENCY" holds "$TRACE" --value "$2" "${@:3}")
+	if [ $? = 3 ]; then ok "$1 ($2 ns): not $said"; else not_ok "$1 ($2 ns): yet $said"; fi
+}
