@@ -329,21 +329,24 @@ block_tracer_start() {
 	TRACE="" BLOCK_TRACER_WHY=$(block_tracer_why)
 	[ -z "$BLOCK_TRACER_WHY" ] || return 0
 	python3 "$BLOCK_LATENCY" program "$@" >"$T/$name.bt" || return 1
+	# (A file of an earlier tracer of the same name goes first: the shell empties it only as the
+	# new one starts, after this one may have looked.)
+	rm -f "$T/$name.trace" "$T/$name.trace.err"
 	BPFTRACE_MAP_KEYS_MAX=65536 unshare -m sh -c 'mount -t tracefs tracefs /sys/kernel/tracing && { ulimit -l unlimited 2>/dev/null; exec bpftrace "$1"; }' \
 		_ "$T/$name.bt" >"$T/$name.trace" 2>"$T/$name.trace.err" &
 	TRACER=$!
 	[ -n "${TRACER_HOOKED:-}" ] || on_exit '[ -z "$TRACER" ] || tracer_end "$TRACER"'
 	TRACER_HOOKED=1
 	wait_until tracer_attached_or_gone "$T/$name.trace"
-	if ! grep -q '^attached$' "$T/$name.trace"; then
+	if ! grep -qs '^attached$' "$T/$name.trace"; then
 		tracer_end "$TRACER"
-		BLOCK_TRACER_WHY="the block tracer did not start (exit $?): $(cat "$T/$name.trace" "$T/$name.trace.err" | grep -v RLIMIT_MEMLOCK | head -c 300)"
+		BLOCK_TRACER_WHY="the block tracer did not start (exit $?): $(cat "$T/$name.trace" "$T/$name.trace.err" 2>/dev/null | grep -v RLIMIT_MEMLOCK | head -c 300)"
 		not_ok "$BLOCK_TRACER_WHY"
 		return 1
 	fi
 	TRACE=$T/$name.trace
 }
-tracer_attached_or_gone() { grep -q '^attached$' "$1" || ! tracer_runs "$TRACER"; }
+tracer_attached_or_gone() { grep -qs '^attached$' "$1" || ! tracer_runs "$TRACER"; }
 # tracer_runs PID: the tracer PID has not ended (a child that ended is a zombie until waited for).
 tracer_runs() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
 # tracer_end PID: SIGINT, again each second until it ends (bpftrace 0.17 heeds one only while it
