@@ -306,32 +306,16 @@ fi
 
 # ---- Requests that wait in the scheduler: timed from their start, not their issue ----------------
 # On the disk above a request's start and its issue are a microsecond apart: timed from either, the
-# same figures. Here they are not: a loop device over memory whose driver takes 4 requests at a
-# time (without a scheduler, nr_requests is the depth of the driver's tags, and stays so under one)
-# with mq-deadline, read by fio with 64 in flight: 60 wait in the scheduler between their start
-# and their issue. Truth: the tracer's spans of them, as above; and that a program timing each
+# same figures. Here they are not (lib.sh, queued_device: 60 of fio's 64 reads in flight wait in
+# mq-deadline). Truth: the tracer's spans of them, as above; and that a program timing each
 # request from its issue (block_rq_issue), as one that confused the two would, could not have
-# printed ours (its p50 was 30 to 50 times shorter here, also with a CPU hog on each core).
-qimg=$(mktemp -p /dev/shm iolens-biotop-queue.XXXXXX)
-on_exit "rm -f '$qimg'"
-head -c $((64 << 20)) /dev/zero >"$qimg"
-qloop=$(losetup -f --show "$qimg")
-on_exit "losetup -d $qloop 2>/dev/null"
-qdisk=${qloop#/dev/} qdev=$(dev_of "$qloop")
-queue=/sys/block/$qdisk/queue
-scheduler=$(sed 's/.*\[\(.*\)\].*/\1/' "$queue/scheduler")
-if [ "$scheduler" != none ] || ! grep -qw mq-deadline "$queue/scheduler"; then
-	skip "requests that wait in the scheduler: $qdisk has no mq-deadline, or a scheduler already ($(cat "$queue/scheduler"))"
+# printed ours (its p50 was 20 to 30 times shorter here, also with a CPU hog on each core).
+if ! queued_device; then
+	skip "requests that wait in the scheduler: $QUEUED_WHY"
 else
-	tags=$(cat "$queue/nr_requests")
-	# No merges (nomerges 2): each of fio's reads a request of its own, as the truths below count.
-	# Undone as the test ends: the loop device outlives its file, and its queue's settings with it;
-	# the driver's depth is written back only by a value other than the one nr_requests shows.
-	on_exit "echo none >$queue/scheduler; echo $((tags - 1)) >$queue/nr_requests; echo $tags >$queue/nr_requests; echo $(cat "$queue/nomerges") >$queue/nomerges"
-	echo 2 >"$queue/nomerges" && echo 4 >"$queue/nr_requests" && echo mq-deadline >"$queue/scheduler"
-	echo "# $qdisk: 4 requests at a time in its driver, $(cat "$queue/nr_requests") in mq-deadline"
+	qdisk=${QUEUED_LOOP#/dev/} qdev=$(dev_of "$QUEUED_LOOP")
 	NQ=4096
-	read_in_one_line queued $NQ "$qloop" "$qdev" --ioengine=libaio --iodepth=64 --size=64M
+	read_in_one_line queued $NQ "$QUEUED_LOOP" "$qdev" --ioengine=libaio --iodepth=64 --size=64M
 	check_eq "queued: fio ran ($(head -c 200 "$T/queued-fio.err"))" 0 "$fio_rc"
 	check_eq "… /proc/diskstats counted its $NQ reads, none merged" $NQ "$completed"
 	for m in "${MECHS[@]}"; do

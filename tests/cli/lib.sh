@@ -297,6 +297,36 @@ slow_device() {
 	return 1
 }
 
+# queued_device: a device whose requests wait in a scheduler, between their start and their issue
+# (elsewhere they are a microsecond apart, and a program timing from the wrong one passes too): a
+# loop device over memory whose driver takes 4 requests at a time (with no scheduler, nr_requests
+# is the depth of the driver's tags, and it stays so under one), under mq-deadline, no merges
+# (nomerges 2: each read a request of its own). Read with 64 in flight, 60 wait. Sets QUEUED_LOOP
+# and registers its undoing (the loop device outlives its file, and its queue's settings with it;
+# the driver's depth is written back only by a value other than the one nr_requests shows); else
+# fails with QUEUED_WHY.
+queued_device() {
+	local image loop queue scheduler tags
+	QUEUED_LOOP="" QUEUED_WHY=""
+	image=$(mktemp -p /dev/shm iolens-queued.XXXXXX) || { QUEUED_WHY="no /dev/shm"; return 1; }
+	on_exit "rm -f '$image'"
+	head -c $((64 << 20)) /dev/zero >"$image"
+	loop=$(losetup -f --show "$image" 2>"$T/queued.err") || { QUEUED_WHY="losetup: $(head -1 "$T/queued.err")"; return 1; }
+	on_exit "losetup -d $loop 2>/dev/null"
+	queue=/sys/block/${loop#/dev/}/queue
+	scheduler=$(sed 's/.*\[\(.*\)\].*/\1/' "$queue/scheduler")
+	if [ "$scheduler" != none ] || ! grep -qw mq-deadline "$queue/scheduler"; then
+		QUEUED_WHY="${loop#/dev/} has no mq-deadline, or a scheduler already ($(cat "$queue/scheduler"))"
+		return 1
+	fi
+	tags=$(cat "$queue/nr_requests")
+	on_exit "echo none >$queue/scheduler; echo $((tags - 1)) >$queue/nr_requests; echo $tags >$queue/nr_requests; echo $(cat "$queue/nomerges") >$queue/nomerges"
+	echo 2 >"$queue/nomerges" && echo 4 >"$queue/nr_requests" && echo mq-deadline >"$queue/scheduler" ||
+		{ QUEUED_WHY="its queue's settings could not be written"; return 1; }
+	echo "# ${loop#/dev/}: 4 requests at a time in its driver, $(cat "$queue/nr_requests") in mq-deadline"
+	QUEUED_LOOP=$loop
+}
+
 # A file of random data, so no filesystem can skip it.
 make_file() { head -c "$2" /dev/urandom > "$1"; }
 PAGE=$(getconf PAGESIZE)
