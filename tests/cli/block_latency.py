@@ -55,6 +55,13 @@ def dev_t(text):
     return major << 20 | minor
 
 
+def maj_min(text):
+    """An argument that is MAJ:MIN, said so when it is not."""
+    if not re.fullmatch(r"\d+:\d+", text):
+        raise argparse.ArgumentTypeError("'%s' is not MAJ:MIN" % text)
+    return text
+
+
 def partitions(disk):
     """The MAJ:MIN of a whole disk's partitions (sysfs): a bio's dev is its partition's."""
     found = []
@@ -255,7 +262,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
     p = sub.add_parser("program")
-    p.add_argument("devices", nargs="+")
+    p.add_argument("devices", nargs="+", type=maj_min)
     p = sub.add_parser("summary")
     p.add_argument("trace")
     for name in ("holds", "range"):
@@ -264,7 +271,7 @@ def main():
         p.add_argument("--span", choices=BOUNDS, default="total",
                        help="iolens's: total (start to completion), device (issue to completion), queue (start to issue); "
                             "or one of the tracer's, bound by itself: " + ", ".join(SPANS))
-        p.add_argument("--dev", required=True, help="MAJ:MIN")
+        p.add_argument("--dev", required=True, type=maj_min, help="MAJ:MIN")
         p.add_argument("--op", default="R")
         p.add_argument("--pid", help="a process (its requests' submitter), or 'most': the one with the most requests")
         p.add_argument("--quantile", type=float, default=0.5)

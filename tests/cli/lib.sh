@@ -358,7 +358,11 @@ block_tracer_start() {
 	shift
 	TRACE="" BLOCK_TRACER_WHY=$(block_tracer_why)
 	[ -z "$BLOCK_TRACER_WHY" ] || return 0
-	python3 "$BLOCK_LATENCY" program "$@" >"$T/$name.bt" || return 1
+	if ! python3 "$BLOCK_LATENCY" program "$@" >"$T/$name.bt" 2>"$T/$name.bt.err"; then
+		BLOCK_TRACER_WHY="no block tracer for $*: $(tail -n 1 "$T/$name.bt.err" | head -c 300)"
+		not_ok "$BLOCK_TRACER_WHY"
+		return 1
+	fi
 	# (A file of an earlier tracer of the same name goes first: the shell empties it only as the
 	# new one starts, after this one may have looked.)
 	rm -f "$T/$name.trace" "$T/$name.trace.err"
