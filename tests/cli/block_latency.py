@@ -240,10 +240,10 @@ MIDDLES = {"biotop": biotop_middle, "stat": stat_middle, "stat-max": stat_upper,
 
 def window(lat, quantile, count):
     """The tracer's values iolens's percentile may be of, from below and from above, and the rank:
-    iolens takes the value of rank r = ceil(q * count) of its own count requests; the two sets of
-    requests differ by the count's difference and the completions either missed, at most
-    k = |count - n| + 0.5 % of the larger: the value of rank r in iolens's set lies between the
-    tracer's of ranks r - k and r + k."""
+    iolens takes the value of rank r = ceil(q * count) of its own count requests. Both sets are
+    the same requests but for those each missed, a and b of them: iolens's value of rank r lies
+    between the tracer's of ranks r - b and r + a. With one of a and b at most 0.5 % (iolens's, as
+    all_but_missed holds it), both are at most k = |count - n| + 0.5 % of the larger."""
     n = len(lat)
     rank = max(1, math.ceil(quantile * count - 1e-9))
     k = abs(count - n) + math.ceil(MISSED * max(count, n))
