@@ -22,7 +22,8 @@ LINKS := pcstat vstat dstat cachestat cachetop
 PKGS := smartcols json-c liburing blkid ncursesw libmicrohttpd zlib yaml-0.1 libcrypt gnutls
 
 # Everything the build and the tests need, from Debian's archive; the peer tools
-# (fio, vmtouch, sysstat, dstat, util-linux's fincore) are what the tests compare with;
+# (fio, vmtouch, sysstat, dstat, util-linux's fincore) are what the tests compare with, bpftrace
+# times block requests on the same tracepoints as iolens (tests/cli/block_latency.py);
 # qemu, a static busybox, cpio and kmod boot other kernels for make check-kernels (Debian's keyring
 # checks the archive of one this machine's apt does not list: 5.10).
 DEB_PACKAGES := gcc make pkg-config libc6-dev libsmartcols-dev libjson-c-dev libcmocka-dev \
@@ -30,7 +31,8 @@ DEB_PACKAGES := gcc make pkg-config libc6-dev libsmartcols-dev libjson-c-dev lib
                 clang libclang-rt-14-dev util-linux mount fio vmtouch sysstat dstat time \
                 python3 groff-base man-db libfuse3-dev fuse3 libmicrohttpd-dev prometheus \
                 prometheus-node-exporter curl libyaml-dev libcrypt-dev libgnutls28-dev openssl \
-                qemu-system-x86 busybox-static cpio kmod e2fsprogs xz-utils zstd debian-archive-keyring
+                qemu-system-x86 busybox-static cpio kmod e2fsprogs xz-utils zstd debian-archive-keyring \
+                bpftrace
 
 ifeq ($(SANITIZE),1)
 BUILD     := build-san

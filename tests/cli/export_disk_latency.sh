@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# export_disk_latency.sh: iolens export's disk latency histograms (disklatency collector, eBPF): counts held to /proc/diskstats for the reads and writes fio makes on a loop device, sums to diskstats' time, device + queue = total; without eBPF, said and left out.
+# export_disk_latency.sh: iolens export's disk latency histograms (disklatency collector, eBPF): counts held to /proc/diskstats for the reads and writes fio makes on a loop device, sums to diskstats' time, device + queue = total, the reads' median to an independent tracer's (bpftrace on the same tracepoints, lib.sh); without eBPF, said and left out.
 . "$(dirname "$0")/lib.sh"
 
 # sample NAME LABELS <<<TEXT: the value of one sample ("" when absent). LABELS as printed: {a="b",...}
@@ -29,6 +29,10 @@ if [ -n "$loopdev" ]; then
 	losetup --direct-io=on "$loopdev" 2>/dev/null
 	disk=${loopdev#/dev/}
 	command -v udevadm >/dev/null && udevadm settle 2>/dev/null
+	# The block tracer (lib.sh) times the same reads, the truth of their median below; started
+	# first, its program runs before the exporter's at each completion, not between the exporter's
+	# end of a read and /proc/diskstats' (its time summed below).
+	block_tracer_start lat "$(dev_of "$loopdev")"
 	"$IOLENS" export --listen "127.0.0.1:$port" --collector.disable-defaults --collector.disklatency \
 		--collector.diskstats.device-include "^$disk\$" 2>"$T/export.err" &
 	exporter=$!
@@ -48,6 +52,7 @@ if [ -n "$loopdev" ]; then
 		[ "$fio_r" = 0 ] && ! all_but_missed $((r1 - r0)) "$reads" && [ $try != 3 ] || break
 		echo "# try $try: $reads reads counted of /proc/diskstats's $((r1 - r0)): fio's reads again"
 	done
+	block_tracer_stop
 	# O_DSYNC: each write with FUA, which the loop device (no FUA) runs as a flush sequence: the write
 	# completes, then ends again with the sequence; counted once, as /proc/diskstats counts it.
 	fio --name=w --filename="$loopdev" --rw=randwrite --bs=4k --direct=1 --sync=dsync --ioengine=psync --number_ios=500 \
@@ -81,14 +86,22 @@ if [ -n "$loopdev" ]; then
 	# span), and not 15 % less.
 	check "reads' summed time ≈ /proc/diskstats's, never more ($total s, $((rt1 - rt0)) ms)" \
 		awk -v s="$total" -v ms="$((rt1 - rt0))" 'BEGIN { t = s * 1000; exit !(s > 0 && t <= ms + 2 && t >= 0.85 * ms - 2) }'
-	# The median of the histogram is within the bucket holding fio's own median completion latency,
-	# or an adjacent one (fio's clat holds the system call and the wake-up on top of the request).
-	fio_p50=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["jobs"][0]["read"]["clat_ns"]["percentile"]["50.000000"] / 1e9)' "$T/fio_r.json")
-	check "half the reads or more within 2.5 x fio's median completion latency ($fio_p50 s)" awk -v f="$fio_p50" -v n="$reads" '
-		index($1, "iolens_disk_request_duration_seconds_bucket{device=\"'"$disk"'\",op=\"read\",le=") == 1 {
-			le = $1; sub(/.*le="/, "", le); sub(/".*/, "", le)
-			if (le != "+Inf" && le + 0 >= f * 2.5 && !done) { ok = $2 + 0 >= n / 2; done = 1 } }
-		END { exit !ok }' <<<"$OUT"
+	# The histogram's median: in a bucket that holds a value the block tracer's spans of the same
+	# reads bound it to (block_latency.py range: start to completion, from below and from above,
+	# the ranks the two may differ by, 3 us either side). Not fio's completion latency, which holds
+	# its system call and wake-up.
+	if [ -z "$TRACE" ]; then
+		skip "the reads' median held to the block tracer's: $BLOCK_TRACER_WHY"
+	else
+		read -r median_low median_high < <(python3 "$BLOCK_LATENCY" range "$TRACE" --dev "$(dev_of "$loopdev")" --count "$reads")
+		check "the reads' median in a bucket between the block tracer's bounds of it ($median_low .. $median_high ns)" \
+			awk -v lo="$median_low" -v hi="$median_high" -v n="$reads" '
+			index($1, "iolens_disk_request_duration_seconds_bucket{device=\"'"$disk"'\",op=\"read\",le=") == 1 && !done {
+				le = $1; sub(/.*le="/, "", le); sub(/".*/, "", le)
+				if ($2 + 0 >= int((n + 1) / 2)) { done = 1; ok = (le == "+Inf" || le * 1e9 >= lo) && prev * 1e9 < hi }
+				prev = le }
+			END { exit !ok }' <<<"$OUT"
+	fi
 	if command -v promtool >/dev/null; then
 		check_eq "promtool check metrics accepts it" "" "$(promtool check metrics <<<"$OUT" 2>&1)"
 	else
@@ -145,6 +158,13 @@ print(r[0]["value"][1] if r else "none")' 2>/dev/null; }
 		bounds=$(tr ',' '\n' <<<"$classic" | awk -F: -v n="$reads" 'BEGIN { lo = 0 } $2 + 0 >= n / 2 { print lo, $1; exit } { lo = $1 }')
 		check "… histogram_quantile(0.5) of the native histogram ($p50 s) within the classic bucket of the median ($bounds)" \
 			awk -v p="$p50" -v b="$bounds" 'BEGIN { split(b, x, " "); exit !(p != "none" && p + 0 >= x[1] * 0.98 && p + 0 <= x[2] * 1.02) }'
+		if [ -n "$TRACE" ]; then
+			# Its native buckets are 2^(1/64) wide (schema 6): a bucket either side of the bounds.
+			check "… and between the block tracer's bounds of the reads' median ($median_low .. $median_high ns), but for a native bucket either side" \
+				awk -v p="$p50" -v lo="$median_low" -v hi="$median_high" 'BEGIN { w = 2 ^ (1 / 64); exit !(p != "none" && p * 1e9 >= lo / w && p * 1e9 <= hi * w) }'
+		else
+			skip "the native histogram's median held to the block tracer's: $BLOCK_TRACER_WHY"
+		fi
 		kill "$prom"; wait "$prom" 2>/dev/null
 	else
 		skip "Prometheus with native histograms: not installed (make deps: prometheus)"

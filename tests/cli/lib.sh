@@ -308,7 +308,124 @@ slow_device() {
 	return 1
 }
 
+# queued_device: a device whose requests wait in a scheduler, between their start and their issue
+# (elsewhere they are a microsecond apart, and a program timing from the wrong one passes too): a
+# loop device over memory whose driver takes 4 requests at a time (with no scheduler, nr_requests
+# is the depth of the driver's tags, and it stays so under one), under mq-deadline, no merges
+# (nomerges 2: each read a request of its own). Read with 64 in flight, 60 wait. Sets QUEUED_LOOP
+# and registers its undoing (the loop device outlives its file, and its queue's settings with it;
+# the driver's depth is written back only by a value other than the one nr_requests shows); else
+# fails with QUEUED_WHY.
+queued_device() {
+	local image loop queue scheduler tags
+	QUEUED_LOOP="" QUEUED_WHY=""
+	image=$(mktemp -p /dev/shm iolens-queued.XXXXXX) || { QUEUED_WHY="no /dev/shm"; return 1; }
+	on_exit "rm -f '$image'"
+	head -c $((64 << 20)) /dev/zero >"$image"
+	loop=$(losetup -f --show "$image" 2>"$T/queued.err") || { QUEUED_WHY="losetup: $(head -1 "$T/queued.err")"; return 1; }
+	on_exit "losetup -d $loop 2>/dev/null"
+	queue=/sys/block/${loop#/dev/}/queue
+	scheduler=$(sed 's/.*\[\(.*\)\].*/\1/' "$queue/scheduler")
+	if [ "$scheduler" != none ] || ! grep -qw mq-deadline "$queue/scheduler"; then
+		QUEUED_WHY="${loop#/dev/} has no mq-deadline, or a scheduler already ($(cat "$queue/scheduler"))"
+		return 1
+	fi
+	tags=$(cat "$queue/nr_requests")
+	on_exit "echo none >$queue/scheduler; echo $((tags - 1)) >$queue/nr_requests; echo $tags >$queue/nr_requests; echo $(cat "$queue/nomerges") >$queue/nomerges"
+	echo 2 >"$queue/nomerges" && echo 4 >"$queue/nr_requests" && echo mq-deadline >"$queue/scheduler" ||
+		{ QUEUED_WHY="its queue's settings could not be written"; return 1; }
+	echo "# ${loop#/dev/}: 4 requests at a time in its driver, $(cat "$queue/nr_requests") in mq-deadline"
+	QUEUED_LOOP=$loop
+}
+
 # A file of random data, so no filesystem can skip it.
 make_file() { head -c "$2" /dev/urandom > "$1"; }
 PAGE=$(getconf PAGESIZE)
 pages_of() { echo $(( ($(stat -c %s "$1") + PAGE - 1) / PAGE )); }
+
+# ---- An independent tracer of block requests: bpftrace on the block tracepoints ----------------------
+# tests/cli/block_latency.py writes its program and reads what it printed: for each request of the
+# disks asked, its spans to its completion from its bio's queueing, its start and its issue. It runs
+# in a mount namespace of its own with tracefs mounted there (a fresh machine has none mounted:
+# bpftrace's tracepoints need it), which goes with it.
+BLOCK_LATENCY=$TOP/tests/cli/block_latency.py
+# block_tracer_why: why there is no tracer here; nothing when there is one.
+block_tracer_why() {
+	if ! is_root; then
+		echo "the block tracer (bpftrace) needs root"
+	elif ! command -v bpftrace >/dev/null || ! command -v unshare >/dev/null; then
+		echo "the block tracer needs bpftrace and unshare (make deps)"
+	fi
+}
+# dev_of DEVICE: a block device's MAJ:MIN.
+dev_of() { printf '%d:%d\n' "0x$(stat -L -c %t "$1")" "0x$(stat -L -c %T "$1")"; }
+# block_tracer_start NAME DEV...: the tracer of the whole disks DEV (MAJ:MIN), printing to
+# $T/NAME.trace, once its programs are attached; sets TRACE to that file and TRACER to its pid (one
+# runs at a time: the test ends it with block_tracer_stop, or its end does). Where there is none,
+# TRACE is empty and check_latency skips, saying why (BLOCK_TRACER_WHY); one that does not start is
+# a failure.
+block_tracer_start() {
+	local name=$1
+	shift
+	TRACE="" BLOCK_TRACER_WHY=$(block_tracer_why)
+	[ -z "$BLOCK_TRACER_WHY" ] || return 0
+	if ! python3 "$BLOCK_LATENCY" program "$@" >"$T/$name.bt" 2>"$T/$name.bt.err"; then
+		BLOCK_TRACER_WHY="no block tracer for $*: $(tail -n 1 "$T/$name.bt.err" | head -c 300)"
+		not_ok "$BLOCK_TRACER_WHY"
+		return 1
+	fi
+	# (A file of an earlier tracer of the same name goes first: the shell empties it only as the
+	# new one starts, after this one may have looked.)
+	rm -f "$T/$name.trace" "$T/$name.trace.err"
+	BPFTRACE_MAP_KEYS_MAX=65536 unshare -m sh -c 'mount -t tracefs tracefs /sys/kernel/tracing && { ulimit -l unlimited 2>/dev/null; exec bpftrace "$1"; }' \
+		_ "$T/$name.bt" >"$T/$name.trace" 2>"$T/$name.trace.err" &
+	TRACER=$!
+	[ -n "${TRACER_HOOKED:-}" ] || on_exit '[ -z "$TRACER" ] || tracer_end "$TRACER"'
+	TRACER_HOOKED=1
+	wait_until tracer_attached_or_gone "$T/$name.trace"
+	if ! grep -qs '^attached$' "$T/$name.trace"; then
+		tracer_end "$TRACER"
+		BLOCK_TRACER_WHY="the block tracer did not start (exit $?): $(cat "$T/$name.trace" "$T/$name.trace.err" 2>/dev/null | grep -v RLIMIT_MEMLOCK | head -c 300)"
+		not_ok "$BLOCK_TRACER_WHY"
+		return 1
+	fi
+	TRACE=$T/$name.trace
+}
+tracer_attached_or_gone() { grep -qs '^attached$' "$1" || ! tracer_runs "$TRACER"; }
+# tracer_runs PID: the tracer PID has not ended (a child that ended is a zombie until waited for).
+tracer_runs() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
+# tracer_end PID: SIGINT, again each second until it ends (bpftrace 0.17 heeds one only while it
+# waits for events, 100 ms at a time: one that comes between two waits is lost); its status.
+tracer_end() {
+	local rc
+	while tracer_runs "$1"; do
+		kill -INT "$1" 2>/dev/null
+		wait_until 1 eval '! tracer_runs '"$1"
+	done
+	wait "$1"
+	rc=$?
+	TRACER=""
+	return $rc
+}
+# block_tracer_stop: the tracer ends, printing what it counted; its spans summed up in the log.
+block_tracer_stop() {
+	[ -n "$TRACE" ] || return 0
+	tracer_end "$TRACER"
+	python3 "$BLOCK_LATENCY" summary "$TRACE"
+}
+# check_latency DESCRIPTION NS ARGS...: NS, a percentile iolens printed, is the tracer's of the same
+# requests (block_latency.py holds ARGS: iolens's span, the disk, op, process, quantile, count and
+# scale), within the bound it says. check_latency_not: is not, as a program timing another span
+# would not be (ARGS: --span, one of the tracer's own).
+check_latency() {
+	local said
+	[ -n "$TRACE" ] || { skip "$1: $BLOCK_TRACER_WHY"; return 0; }
+	said=$(python3 "$BLOCK_LATENCY" holds "$TRACE" --value "$2" "${@:3}")
+	if [ $? = 0 ]; then ok "$1 ($2 ns): $said"; else not_ok "$1 ($2 ns): $said"; fi
+}
+check_latency_not() {
+	local said
+	[ -n "$TRACE" ] || { skip "$1: $BLOCK_TRACER_WHY"; return 0; }
+	said=$(python3 "$BLOCK_LATENCY" holds "$TRACE" --value "$2" "${@:3}")
+	if [ $? = 3 ]; then ok "$1 ($2 ns): not $said"; else not_ok "$1 ($2 ns): yet $said"; fi
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# stat_latency_disk.sh: iolens stat -x's read latency percentiles (eBPF) of the real disk under the scratch directory, held to fio's own completion latencies (clat_ns) of random 4k O_DIRECT reads of a file there, and its count to fio's and /proc/diskstats'.
+# stat_latency_disk.sh: iolens stat -x's read latency percentiles (eBPF) of the real disk under the scratch directory, during fio's random 4k O_DIRECT reads of a file there, held to an independent tracer's (bpftrace on the same tracepoints, lib.sh) of fio's requests, and its count to fio's and /proc/diskstats'.
 . "$(dirname "$0")/lib.sh"
 
 IOS=3000
@@ -44,6 +44,7 @@ at_most() { python3 -c 'import sys; a, b, r = map(float, sys.argv[1:]); sys.exit
 interval=2
 for try in 1 2 3 4 5 6; do
 	sync # earlier tests' dirty pages written now, not during the line
+	block_tracer_start lat "$(cat "$sys/dev")"
 	"$IOLENS" stat --json -x -D "$disk" --no-boot-sample $interval >"$T/lat.json" 2>"$T/lat.err" &
 	stat=$!
 	wait_until lines_at_least "$T/lat.json" 1
@@ -56,6 +57,7 @@ for try in 1 2 3 4 5 6; do
 	wait_until lines_at_least "$T/lat.json" $(($(lines_of "$T/lat.json") + 1))
 	kill $stat
 	wait $stat 2>/dev/null
+	block_tracer_stop
 	[ "$fio_rc" = 0 ] || break
 	if [ "$lines_after" != 1 ]; then
 		echo "# the run outlasted the ${interval}s interval: again, longer"
@@ -82,47 +84,27 @@ check "/proc/diskstats counts at least fio's $IOS reads on $disk ($((d1 - d0)))"
 n=$(lat r_lat_count "$T/lat.json" "$line")
 check "the read histogram's requests ($n): at least fio's $IOS but for 0.5 % missed" \
 	python3 -c "import sys; sys.exit(not $IOS * 0.995 <= $n)"
-# Others' reads in the histogram: at most what it holds beyond fio's, plus fio's it may have missed.
-others=$(( (n > IOS ? n - IOS : 0) + IOS / 200 ))
 echo "# reads in the histogram beyond fio's $IOS: $((n > IOS ? n - IOS : 0)) of $n"
 
-# Latencies, as on the loop device (stat_latency.sh): the block layer's span of a request (start to
-# completion) lies inside fio's completion latency of the read it serves, which adds the system
-# call, the bio's making and fio's wake-up after the completion. Here the disk is shared: up to K
-# requests in the histogram are others' (the journal's, other programs'), of any latency. Of our
-# N + K requests at least (1 - P)(N + K) are at or above our percentile P; at most K of them are
-# others', so at least (1 - P)(N + K) - K of fio's reads took as long or longer: fio's percentile
-# 1 - that / N is an upper bound. It is held to the first percentile fio reports at or above it
-# (+ 2 %: both are bucket midpoints 1/64 of a power of two wide); none when K is too large.
-# fio_bound P K: fio's clat percentile that bounds our P with K others' requests, or nothing.
-fio_bound() { python3 -c 'import json, sys
-p, k, n = float(sys.argv[2]) / 100, int(sys.argv[3]), int(sys.argv[4])
-pct = json.load(open(sys.argv[1]))["jobs"][0]["read"]["clat_ns"]["percentile"]
-q = 100 * (1 - ((1 - p) * (n + k) - k) / n)
-above = sorted((float(x), v) for x, v in pct.items() if float(x) >= q - 1e-9)
-print("%s %g" % (above[0][1], above[0][0]) if above and (1 - p) * (n + k) > k else "")' "$T/fio.json" "$1" "$2" "$IOS"; }
-for p in 50 99; do
-	ours=$(lat r_p${p}_ns "$T/lat.json" "$line")
-	theirs=$(fio_clat "$T/fio.json" "$p.000000")
-	echo "# $disk p$p: stat -x $ours ns, fio clat $theirs ns ($(python3 -c "print('%.1f' % (($ours / $theirs - 1) * 100))") %)"
-	read -r bound at <<<"$(fio_bound $p $others)"
-	if [ -n "$bound" ]; then
-		check "r_p${p}_ns ($ours) is at most fio's clat p$at ($bound) + 2 % (up to $others requests others')" \
-			at_most "$ours" "$bound" 1.02
-	else
-		skip "r_p${p}_ns against fio's: up to $others of $n requests may be others', too many for a bound"
-	fi
-done
-# At p50 fio's own part is the smaller part of a disk's read: ours at least half of fio's.
+# Latencies, held to the block tracer's spans of fio's requests (its process's: the one with the
+# most requests on the disk; not to fio's completion latency, which holds its system call and its
+# wake-up, stat_latency.sh). The disk is shared: of our n requests up to n - fio's are others'
+# (the journal's, other programs'), of any latency, which block_latency.py counts among the ranks
+# ours may differ by.
+dev=$(cat "$sys/dev")
 ours=$(lat r_p50_ns "$T/lat.json" "$line")
-theirs=$(fio_clat "$T/fio.json" 50.000000)
-check "r_p50_ns ($ours) is at least half fio's clat p50 ($theirs): fio's own part is the smaller" at_most "$theirs" "$ours" 2
+echo "# $disk p50: stat -x $ours ns, fio clat $(fio_clat "$T/fio.json" 50.000000) ns"
+for p in 50 99; do
+	check_latency "r_p${p}_ns, start to completion, held to the block tracer's" "$(lat r_p${p}_ns "$T/lat.json" "$line")" \
+		--dev "$dev" --pid most --count "$n" --quantile 0.$p --scale stat
+done
+check_latency "r_dev_p50_ns, device time, held to the block tracer's" "$(lat r_dev_p50_ns "$T/lat.json" "$line")" \
+	--span device --dev "$dev" --pid most --count "$n" --scale stat
 if [ "$n" -le "$IOS" ]; then
-	max=$(lat r_max_ns "$T/lat.json" "$line")
-	check "r_max_ns ($max, its bucket's upper bound) is at most fio's clat max ($(fio_clat "$T/fio.json" max)) + 1/64" \
-		at_most "$max" "$(fio_clat "$T/fio.json" max)" 1.016
+	check_latency "r_max_ns, its bucket's upper bound" "$(lat r_max_ns "$T/lat.json" "$line")" \
+		--dev "$dev" --pid most --count "$n" --quantile 1 --scale stat-max
 else
-	skip "r_max_ns against fio's: $((n - IOS)) requests in the histogram are others' (any one may be the slowest)"
+	skip "r_max_ns against the tracer's: $((n - IOS)) requests in the histogram are others' (any one may be the slowest)"
 fi
 check "device time p50 (issue to completion) is at most the whole's p50 + 2 %" \
 	at_most "$(lat r_dev_p50_ns "$T/lat.json" "$line")" "$ours" 1.02

@@ -1,0 +1,331 @@
+"""block_latency.py: an independent tracer's block request latencies (bpftrace on the block tracepoints), the truth tests hold iolens's to.
+
+  program DEV...   the bpftrace program for the disks DEV (MAJ:MIN, whole disks): for each request of
+                   theirs, the moments of its first bio's queueing (block_bio_queue), its start
+                   (block_io_start; block_getrq before Linux 6.5) and its issue (block_rq_issue),
+                   paired by disk and sector with its completion (block_rq_complete), the spans
+                   between them counted in the kernel (16 ns steps) and printed as it ends (SIGINT)
+  summary TRACE    what TRACE holds, one line per disk, process and op: each span's count, avg, p50, p99, max
+  holds TRACE ...  whether a percentile iolens printed is the one of the tracer's requests (holds
+                   --help): exit 0 if it is, 3 if not, 4 if the tracer saw none of those requests
+  range TRACE ...  the values iolens's percentile may be of: LOW HIGH, ns
+
+The kernel's start of a request (start_time_ns, what /proc/diskstats and iolens count from) is no
+tracepoint's moment: a clock read as the request is made, before block_io_start (block_getrq),
+and since Linux 6.9 the submitter's plug's cached clock, read once per plug, as early as its first
+bio's queueing (block_bio_queue; earlier for all but the first of several bios submitted under one
+plug of the submitter's own, as io_uring's batches are: the tests' fio jobs submit one bio at a
+time). The kernel's issue time (io_start_time_ns, iolens's device
+span's start where the kernel keeps it) is the plug's clock too, read at or before block_rq_issue.
+So each request's span as iolens counts it lies between two of the tracer's: start to completion
+between from_start and from_bio, device time between from_issue and from_bio, queue time below
+bio_to_issue. Measured here (6.18, psync 4 KiB reads of a loop device, a CPU hog on each core):
+biotop's mean span from -0.9 to +1.6 us off from_start's, 1.3 to 4.3 us below from_bio's; on a
+disk with iostats off, where biotop times the start itself, within 0.9 us of from_start's
+(block_io_start) and of from_bio's (block_getrq, a moment after the bio's queueing).
+"""
+import argparse
+import math
+import os
+import re
+import sys
+
+# Each span's end at block_rq_complete differs between iolens and the tracer by the programs that
+# run between their two moments (the tracer's own, iolens's others: a few hundred ns each; their
+# order is their attachment's), or an interrupt between them; its start by the like at the
+# tracepoint. 3 us either side of the bounds above covers those.
+SLACK_NS = 3000
+# Completions a program may not have run for: all_but_missed in tests/cli/lib.sh (0.5 %), for
+# iolens and the tracer alike.
+MISSED = 0.005
+STEP_SHIFT = 4  # the program's latencies in 16 ns steps
+
+# The tracer's spans, to the completion (from_*) or to the issue.
+SPANS = ("from_bio", "from_start", "from_issue", "bio_to_issue")
+# iolens's spans (holds --span): the tracer's below and above each (None: 0), then the tracer's own
+# spans, each bound by itself (what a program timing that span would print).
+BOUNDS = {"total": ("from_start", "from_bio"), "device": ("from_issue", "from_bio"), "queue": (None, "bio_to_issue")}
+BOUNDS.update({s: (s, s) for s in SPANS})
+LINE = re.compile(r"^@req\[(\d+), (\d+), ([A-Za-z]*), (\d+), (\d+), (\d+)\]: (\d+)$")
+
+
+def dev_t(text):
+    """MAJ:MIN as the tracepoints' dev field (the kernel's dev_t: major << 20 | minor)."""
+    major, minor = (int(x) for x in text.split(":"))
+    return major << 20 | minor
+
+
+def maj_min(text):
+    """An argument that is MAJ:MIN, said so when it is not."""
+    if not re.fullmatch(r"\d+:\d+", text):
+        raise argparse.ArgumentTypeError("'%s' is not MAJ:MIN" % text)
+    return text
+
+
+def partitions(disk):
+    """The MAJ:MIN of a whole disk's partitions (sysfs): a bio's dev is its partition's."""
+    found = []
+    try:
+        base = os.path.realpath("/sys/dev/block/" + disk)
+        for name in sorted(os.listdir(base)):
+            if os.path.exists(os.path.join(base, name, "partition")):
+                with open(os.path.join(base, name, "dev")) as f:
+                    found.append(f.read().strip())
+    except OSError:
+        pass
+    return found
+
+
+def has_block_io_start():
+    # As tests/cli/lib.sh's bio_mechanisms: the kernel's BTF has the tracepoint's typedef.
+    try:
+        with open("/sys/kernel/btf/vmlinux", "rb") as f:
+            return b"\x00btf_trace_block_io_start\x00" in f.read()
+    except OSError:
+        return False
+
+
+# A span the program did not see (no bio before the start, no issue after it): its 16 ns steps' mark.
+UNSEEN = 0xffffffff
+
+
+def program(devices):
+    disks = " || ".join("args->dev == %d" % dev_t(d) for d in devices)
+    # A bio's dev is its partition's, its sector the disk's (remapped): its disk's dev is taken.
+    parts = [(dev_t(p), dev_t(d)) for d in devices for p in partitions(d)]
+    any_dev = " || ".join(["args->dev == %d" % dev_t(d) for d in devices] + ["args->dev == %d" % p for p, _ in parts])
+    to_disk = "".join("\tif ($dev == %d) { $dev = %d; }\n" % pd for pd in parts)
+    start = "block_io_start" if has_block_io_start() else "block_getrq"  # block_getrq: a bio, maybe a partition's
+    of_bio = start == "block_getrq"
+    # Little work at the completion: the programs of iolens that run after this one there count it
+    # in their spans. Each request one count, keyed by its disk, process, rwbs and three spans in
+    # 16 ns steps: start to completion, start to issue, bio's queueing to start (UNSEEN: not seen).
+    return """// iolens tests: block request spans on %(devices)s, from %(start)s (tests/cli/block_latency.py)
+BEGIN { printf("attached\\n"); }
+tracepoint:block:block_bio_queue /%(any_dev)s/ {
+	$dev = args->dev;
+%(to_disk)s	@bio_at[$dev, args->sector] = nsecs;
+}
+tracepoint:block:%(start)s /%(start_test)s/ {
+	$now = nsecs;
+	$dev = args->dev;
+%(start_map)s	$bio = @bio_at[$dev, args->sector];
+	$early = $bio != 0 && $bio <= $now ? ($now - $bio) >> %(shift)d : %(unseen)d;
+	@start_at[$dev, args->sector] = $now;
+	@who[$dev, args->sector] = (pid << 32) | ($early < %(unseen)d ? $early : %(unseen)d);
+	delete(@bio_at[$dev, args->sector]);
+}
+tracepoint:block:block_rq_issue /%(disks)s/ { @issue_at[args->dev, args->sector] = nsecs; }
+tracepoint:block:block_rq_complete /%(disks)s/ {
+	$now = nsecs;
+	$start = @start_at[args->dev, args->sector];
+	if ($start != 0) {
+		$who = @who[args->dev, args->sector];
+		$issue = @issue_at[args->dev, args->sector];
+		$queue = $issue >= $start ? ($issue - $start) >> %(shift)d : %(unseen)d;
+		@req[args->dev, $who >> 32, args->rwbs, ($now - $start) >> %(shift)d, $queue, $who & %(unseen)d] = count();
+		delete(@start_at[args->dev, args->sector]);
+		delete(@who[args->dev, args->sector]);
+		delete(@issue_at[args->dev, args->sector]);
+	}
+}
+END { clear(@bio_at); clear(@start_at); clear(@who); clear(@issue_at); }
+""" % {"devices": " ".join(devices), "start": start, "disks": disks, "any_dev": any_dev, "to_disk": to_disk,
+       "start_test": any_dev if of_bio else disks, "start_map": to_disk if of_bio else "", "shift": STEP_SHIFT,
+       "unseen": UNSEEN}
+
+
+def op_of(rwbs):
+    """The op of a request by its rwbs: R, W, D (discard), F (an empty flush) or another letter."""
+    body = rwbs[1:] if rwbs.startswith("F") and len(rwbs) > 1 else rwbs
+    return body[:1] if body[:1] in ("R", "W", "D", "E", "N") else "F" if rwbs.startswith("F") else "?"
+
+
+def load(path):
+    """{span: [(dev, pid, op, ns, count)]} from the program's output: each request's four spans (those it saw)."""
+    spans = {s: [] for s in SPANS}
+    with open(path) as f:
+        for line in f:
+            m = LINE.match(line.strip())
+            if not m:
+                continue
+            dev, pid, op, total, queue, early, n = int(m[1]), int(m[2]), op_of(m[3]), int(m[4]), int(m[5]), int(m[6]), int(m[7])
+            key = (dev, pid, op)
+            spans["from_start"].append(key + (total << STEP_SHIFT, n))
+            if queue != UNSEEN:
+                spans["from_issue"].append(key + ((total - queue) << STEP_SHIFT, n))
+            if early != UNSEEN:
+                spans["from_bio"].append(key + ((total + early) << STEP_SHIFT, n))
+                if queue != UNSEEN:
+                    spans["bio_to_issue"].append(key + ((queue + early) << STEP_SHIFT, n))
+    return spans
+
+
+def values(entries, dev=None, pid=None, op=None):
+    """The sorted latencies (ns) of the entries matching; pid "most": the process with the most requests."""
+    chosen = [e for e in entries if (dev is None or e[0] == dev) and (op is None or e[2] == op)]
+    if pid == "most":
+        per = {}
+        for e in chosen:
+            per[e[1]] = per.get(e[1], 0) + e[4]
+        pid = max(per, key=per.get) if per else None
+    if pid is not None:
+        chosen = [e for e in chosen if e[1] == int(pid)]
+    out = []
+    for e in chosen:
+        out.extend([e[3]] * e[4])
+    out.sort()
+    return out
+
+
+# The two scales iolens keeps latencies on, and the value it prints for a bucket: its middle.
+def biotop_bucket(ns):
+    """src/bpf/bio.h's bio_small_bucket: 4 buckets per power of two, from 2^10 to 2^34 ns."""
+    if ns < 1 << 10:
+        return 0
+    if ns >= 1 << 34:
+        return 97
+    e = ns.bit_length() - 1
+    return 1 + ((e - 10) << 2) + ((ns >> (e - 2)) & 3)
+
+
+def biotop_lower(bucket):
+    if bucket == 0:
+        return 0
+    if bucket >= 97:
+        return 1 << 34
+    e = 10 + ((bucket - 1) >> 2)
+    return (4 + ((bucket - 1) & 3)) << (e - 2)
+
+
+def biotop_middle(ns):
+    b = biotop_bucket(ns)
+    lower, upper = biotop_lower(b), biotop_lower(b + 1) - 1
+    return lower + (upper - lower) // 2
+
+
+def stat_bucket(ns):
+    """src/bpf/histogram.h's log_linear_bucket: exact below 128 ns, 64 buckets per power of two."""
+    e = (ns | 64).bit_length() - 1
+    return min(((e - 6) << 6) + (ns >> (e - 6)), 2303)
+
+
+def stat_lower(bucket):
+    if bucket < 128:
+        return bucket
+    index = bucket - 128
+    e = 7 + index // 64
+    return (64 + index % 64) << (e - 6)
+
+
+def stat_width(bucket):
+    return 1 if bucket < 128 else 1 << ((bucket - 128) // 64 + 1)
+
+
+def stat_middle(ns):
+    b = stat_bucket(ns)
+    return stat_lower(b) + (stat_width(b) - 1) // 2
+
+
+def stat_upper(ns):
+    """stat -x's max: the upper bound of the highest bucket with a request."""
+    b = stat_bucket(ns)
+    return stat_lower(b) + stat_width(b) - 1
+
+
+# What iolens prints for a value on each scale: its bucket's middle, its upper bound (stat-max), or
+# the value itself (exact: biotop's max).
+MIDDLES = {"biotop": biotop_middle, "stat": stat_middle, "stat-max": stat_upper, "exact": lambda ns: ns}
+
+
+def window(lat, quantile, count):
+    """The tracer's values iolens's percentile may be of, from below and from above, and the rank:
+    iolens takes the value of rank r = ceil(q * count) of its own count requests. Both sets are
+    the same requests but for those each missed, a and b of them: iolens's value of rank r lies
+    between the tracer's of ranks r - b and r + a. With one of a and b at most 0.5 % (iolens's, as
+    all_but_missed holds it), both are at most k = |count - n| + 0.5 % of the larger."""
+    n = len(lat)
+    rank = max(1, math.ceil(quantile * count - 1e-9))
+    k = abs(count - n) + math.ceil(MISSED * max(count, n))
+    return lat[max(0, min(n - 1, rank - 1 - k))], lat[max(0, min(n - 1, rank - 1 + k))], rank, k
+
+
+def us(ns):
+    return "%.1f us" % (ns / 1000)
+
+
+def percentile(lat, q):
+    return lat[max(1, math.ceil(q * len(lat) - 1e-9)) - 1]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    p = sub.add_parser("program")
+    p.add_argument("devices", nargs="+", type=maj_min)
+    p = sub.add_parser("summary")
+    p.add_argument("trace")
+    for name in ("holds", "range"):
+        p = sub.add_parser(name)
+        p.add_argument("trace")
+        p.add_argument("--span", choices=BOUNDS, default="total",
+                       help="iolens's: total (start to completion), device (issue to completion), queue (start to issue); "
+                            "or one of the tracer's, bound by itself: " + ", ".join(SPANS))
+        p.add_argument("--dev", required=True, type=maj_min, help="MAJ:MIN")
+        p.add_argument("--op", default="R")
+        p.add_argument("--pid", help="a process (its requests' submitter), or 'most': the one with the most requests")
+        p.add_argument("--quantile", type=float, default=0.5)
+        p.add_argument("--count", type=int, help="the requests iolens's percentile is of (default: the tracer's)")
+        if name == "holds":
+            p.add_argument("--scale", choices=MIDDLES, required=True, help="biotop's buckets' middles (4 per power of two), stat -x's (64), their upper bounds (stat -x's max), or none")
+            p.add_argument("--value", type=int, required=True, help="iolens's percentile, ns")
+            p.add_argument("--at-most", type=int, help="the longest iolens printed, ns: no percentile above it (biotop)")
+    a = parser.parse_args()
+
+    if a.what == "program":
+        sys.stdout.write(program(a.devices))
+        return 0
+    spans = load(a.trace)
+    if a.what == "summary":
+        keys = sorted({(e[0], e[1], e[2]) for s in SPANS for e in spans[s]})
+        for dev, pid, op in keys:
+            said = []
+            for s in SPANS:
+                lat = values(spans[s], dev, pid, op)
+                if lat:
+                    said.append("%s %d: avg %s p50 %s p99 %s max %s" % (s, len(lat), us(sum(lat) / len(lat)), us(percentile(lat, 0.5)),
+                                                                        us(percentile(lat, 0.99)), us(lat[-1])))
+            print("# tracer: %d:%d pid %d %s: %s" % (dev >> 20, dev & 0xfffff, pid, op, "; ".join(said)))
+        return 0
+    below, above = BOUNDS[a.span]
+    lists = {s: values(spans[s], dev_t(a.dev), a.pid, a.op) for s in (below, above) if s}
+    for s, lat in lists.items():
+        if not lat:
+            print("the tracer saw no %s request of %s%s (%s)" % (a.op, a.dev, " by pid " + a.pid if a.pid else "", s))
+            return 4
+    count = a.count if a.count is not None else len(lists[above])
+    # From below: the lower span's value of rank r - k, less the slack; from above, the upper's of rank r + k, and the slack.
+    low = max(0, window(lists[below], a.quantile, count)[0] - SLACK_NS) if below else 0
+    _, high, rank, k = window(lists[above], a.quantile, count)
+    high += SLACK_NS
+    if a.quantile >= 1:
+        # The longest request is most often one a stall of the machine made long (the host taking
+        # its CPU, interrupts), and a stall may fall between the two programs' ends of that one
+        # request (13 us on the longest of 2000, 416 us, once here): the longest may be 1/16 more.
+        high += high // 16
+    if a.what == "range":
+        print(low, high)
+        return 0
+    middle = MIDDLES[a.scale]
+    first, last = middle(low), middle(high)
+    if a.at_most is not None:
+        first, last = min(first, a.at_most), min(last, a.at_most)
+    spans_said = "%s %s .. %s %s" % (below, us(percentile(lists[below], a.quantile)), above, us(percentile(lists[above], a.quantile))) \
+        if below and below != above else "%s %s" % (above, us(percentile(lists[above], a.quantile)))
+    print("the tracer's p%g of %d requests: %s; of rank %d +- %d, +- %s: %s .. %s, in buckets whose middles are %s .. %s" %
+          (a.quantile * 100, len(lists[above]), spans_said, rank, k, us(SLACK_NS), us(low), us(high), us(first), us(last)))
+    return 0 if first <= a.value <= last else 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())
