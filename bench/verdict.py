@@ -10,7 +10,8 @@ a median of rounds that disagree says nothing. The rule:
              neither side; it is shown, marked "!".
   met        at least NEED of the N rounds meet the goal on their own (NEED: all of them up to 3
              rounds, else 4 in 5, ceil(0.8 N)), and the spread of those rounds,
-             (max - min) / median, is within MAX_SPREAD.
+             (max - min) / median, is within MAX_SPREAD (when more than NEED meet it: of all of
+             them, or else of the NEED closest together).
   NOT met    the same, for rounds that miss it.
   undecided  anything else: "rounds disagree", with each round's figure and the spread. Also
              with fewer than 3 rounds: one or two rounds cannot agree with anything.
@@ -146,6 +147,11 @@ def judge(rounds, goal, plausible=None, max_spread=MAX_SPREAD, fmt="%.3f"):
     for status, agreeing, verb in (("met", meeting, "meet"), ("NOT met", missing, "miss")):
         if n >= MIN_ROUNDS and len(agreeing) >= need:
             s, st = spread_text(agreeing, "of the %d that %s it" % (len(agreeing), verb))
+            if s > max_spread + 1e-9 and len(agreeing) > need:  # one far from the others: the closest NEED
+                ordered = sorted(agreeing)
+                closest = min((ordered[i:i + need] for i in range(len(ordered) - need + 1)), key=spread)
+                s, st = spread_text(closest, "of the %d closest that %s it (%d: %s)" % (
+                    need, verb, len(agreeing), st.replace("spread ", "", 1).split(" of ")[0]))
             if s <= max_spread + 1e-9:  # a bound met exactly, whatever the rounding
                 text = "%s (%d of %d rounds %s %s; %s, bound %s)" % (status, len(agreeing), n, verb, goal, st, bound)
                 return Verdict(status, text + "\n      " + where, shown, s, fmt)
