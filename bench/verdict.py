@@ -11,7 +11,9 @@ a median of rounds that disagree says nothing. The rule:
   met        at least NEED of the N rounds meet the goal on their own (NEED: all of them up to 3
              rounds, else 4 in 5, ceil(0.8 N)), and the spread of those rounds,
              (max - min) / median, is within MAX_SPREAD (when more than NEED meet it: of all of
-             them, or else of the NEED closest together).
+             them, or else of the NEED closest together) or within their margin, the distance
+             from their median to the goal's limit / that median (rounds of 0.11 to 0.34 against
+             a limit of 1 agree: no scatter of that size takes one across it).
   NOT met    the same, for rounds that miss it.
   undecided  anything else: "rounds disagree", with each round's figure and the spread. Also
              with fewer than 3 rounds: one or two rounds cannot agree with anything.
@@ -57,7 +59,8 @@ def parse_range(text):
 
 
 def parse_goal(text):
-    """"<= X", "< X", ">= X", "> X" or "LO..HI" -> a function of one figure, True when it meets the goal."""
+    """"<= X", "< X", ">= X", "> X" or "LO..HI" -> (a function of one figure, True when it meets
+    the goal; the goal's limits)."""
     text = text.strip()
     for op, test in (("<=", lambda a, b: a <= b), (">=", lambda a, b: a >= b),
                      ("<", lambda a, b: a < b), (">", lambda a, b: a > b)):
@@ -66,11 +69,21 @@ def parse_goal(text):
                 limit = float(text[len(op):])
             except ValueError:
                 raise ValueError(f"goal {text!r}: not a number after {op}") from None
-            return lambda x: test(x, limit)
+            return (lambda x: test(x, limit)), [limit]
     if ".." not in text:
         raise ValueError(f"goal {text!r}: not \"<= X\", \"< X\", \">= X\", \"> X\" or \"LO..HI\"")
     lo, hi = parse_range(text)
-    return lambda x: (lo is None or x >= lo) and (hi is None or x <= hi)
+    return (lambda x: (lo is None or x >= lo) and (hi is None or x <= hi)), [end for end in (lo, hi) if end is not None]
+
+
+def margin(values, limits):
+    """How far the median of VALUES lies from the nearest limit, / that median: scatter smaller
+    than this cannot carry a round across the limit."""
+    mid = statistics.median(values)
+    distance = min(abs(limit - mid) for limit in limits)
+    if distance == 0:
+        return 0.0
+    return distance / abs(mid) if mid else math.inf
 
 
 def needed(rounds):
@@ -120,7 +133,7 @@ def judge(rounds, goal, plausible=None, max_spread=MAX_SPREAD, fmt="%.3f"):
     """The verdict of GOAL on ROUNDS (one figure a round: a number, "NUM*" or (NUM, True) for a
     round its script saw disturbed, None for a round without a figure); PLAUSIBLE ("LO..HI") marks
     rounds outside it disturbed; MAX_SPREAD bounds (max - min) / median of the agreeing rounds."""
-    meets = parse_goal(goal)
+    meets, limits = parse_goal(goal)
     lo, hi = parse_range(plausible) if plausible else (None, None)
     shown, meeting, missing, disturbed = [], [], [], 0
     for value in rounds:
@@ -147,19 +160,24 @@ def judge(rounds, goal, plausible=None, max_spread=MAX_SPREAD, fmt="%.3f"):
     for status, agreeing, verb in (("met", meeting, "meet"), ("NOT met", missing, "miss")):
         if n >= MIN_ROUNDS and len(agreeing) >= need:
             s, st = spread_text(agreeing, "of the %d that %s it" % (len(agreeing), verb))
-            if s > max_spread + 1e-9 and len(agreeing) > need:  # one far from the others: the closest NEED
+            kept = agreeing
+            allowed = lambda values: max(max_spread, margin(values, limits)) + 1e-9  # a bound met exactly
+            if s > allowed(agreeing) and len(agreeing) > need:  # one far from the others: the closest NEED
                 ordered = sorted(agreeing)
-                closest = min((ordered[i:i + need] for i in range(len(ordered) - need + 1)), key=spread)
-                s, st = spread_text(closest, "of the %d closest that %s it (%d: %s)" % (
+                kept = min((ordered[i:i + need] for i in range(len(ordered) - need + 1)), key=spread)
+                s, st = spread_text(kept, "of the %d closest that %s it (%d: %s)" % (
                     need, verb, len(agreeing), st.replace("spread ", "", 1).split(" of ")[0]))
-            if s <= max_spread + 1e-9:  # a bound met exactly, whatever the rounding
+            if s <= allowed(kept):
+                m = margin(kept, limits)
+                if m > max_spread:
+                    bound += ", or their margin to the limit, %s" % ("%.0f %%" % (m * 100) if math.isfinite(m) else "inf")
                 text = "%s (%d of %d rounds %s %s; %s, bound %s)" % (status, len(agreeing), n, verb, goal, st, bound)
                 return Verdict(status, text + "\n      " + where, shown, s, fmt)
     s, st = spread_text(meeting + missing, "of the %d undisturbed" % len(meeting + missing))
     if n < MIN_ROUNDS:
         why = "too few rounds (%d; a verdict needs %d that agree)" % (n, MIN_ROUNDS)
     else:
-        why = "rounds disagree (%d of %d meet %s, %d miss it, %d disturbed; %d needed on one side within a spread of %s; %s)" % (
+        why = "rounds disagree (%d of %d meet %s, %d miss it, %d disturbed; %d needed on one side within a spread of %s or their margin to the limit; %s)" % (
             len(meeting), n, goal, len(missing), disturbed, need, bound, st)
     return Verdict("undecided", "undecided: " + why + "\n      " + where, shown, s, fmt)
 
@@ -207,7 +225,7 @@ def main(argv):
         if len(args) < 2:
             raise ValueError("a goal and at least one figure are needed")
         goal, figures = args[0], args[1:]
-        parse_goal(goal)
+        parse_goal(goal)[0]
         for figure in figures:
             _figure(figure)
     except (ValueError, TypeError, IndexError) as e:

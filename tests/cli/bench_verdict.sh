@@ -47,11 +47,19 @@ check_match "undecided says rounds disagree, how many on each side, and the spre
 # 4 of 5 meet, one far out: met on the four, whose spread is what is held to the bound.
 judge 0 "4 of 5 meet, one outlier at 1.50" '<= 1.05' 1.00 1.50 1.01 1.02 1.01
 check_match "the spread is that of the 4 that meet, (1.02 - 1.00) / 1.01 = 2.0 %" 'spread 2\.0 % of the 4 that meet' "$last"
-# All 5 meet, one far from the others: the 4 closest agree (1.00-1.03: 3.0 %), the 5 do not (29.4 %).
-judge 0 "5 of 5 meet <= 1.5, one far out at 1.30" '<= 1.5' 1.00 1.30 1.01 1.02 1.03
+# All 5 meet, one far from the others: the 4 closest agree (1.00-1.03: 3.0 %), the 5 do not (29.4 %,
+# more than their margin to the limit, (1.31 - 1.02) / 1.02 = 28.4 %).
+judge 0 "5 of 5 meet <= 1.31, one far out at 1.30" '<= 1.31' 1.00 1.30 1.01 1.02 1.03
 check_match "the spread is that of the 4 closest, with the 5's beside it" \
 	'spread 3\.0 % of the 4 closest that meet it \(5: 29\.4 %\)' "$last"
-judge 3 "5 of 5 meet <= 1.5, but no 4 within 10 %" '<= 1.5' 0.80 1.30 0.95 1.10 1.20
+# No 4 close together: 0.95-1.25 is 26 % of 1.15, more than 10 % and the margin (1.3 - 1.15) / 1.15 = 13 %.
+judge 3 "5 of 5 meet <= 1.3, but no 4 within 10 % or the margin" '<= 1.3' 0.80 1.25 0.95 1.10 1.20
+# Far from the limit, scatter cannot carry a round across it: 0.11-0.22 (58 %) against 1 (margin 426 %) ...
+judge 0 "rounds 0.19 0.11 0.22, goal <= 1" '<= 1' 0.19 0.11 0.22
+check_match "the margin is printed beside the bound, (1 - 0.19) / 0.19 = 426 %" \
+	'spread 57\.9 % of the 3 that meet it, bound 10 %, or their margin to the limit, 426 %' "$last"
+# ... but close to it, it can: 0.60-0.99 (43 %) against 1 (margin 11 %).
+judge 3 "rounds 0.90 0.60 0.99, goal <= 1" '<= 1' 0.90 0.60 0.99
 # All meet but scatter: 0.98, 1.20, 0.99 (spread 0.22 / 0.99 = 22 %) is not agreement ...
 judge 3 "all meet >= 0.97 but spread 22 %" '>= 0.97' 0.98 1.20 0.99
 check_match "the spread is printed, 22.2 %" 'spread 22\.2 % of the 3 undisturbed' "$last"
