@@ -174,6 +174,8 @@ def judge(rounds, goal, plausible=None, max_spread=MAX_SPREAD, fmt="%.3f"):
                 text = "%s (%d of %d rounds %s %s; %s, bound %s)" % (status, len(agreeing), n, verb, goal, st, bound)
                 return Verdict(status, text + "\n      " + where, shown, s, fmt)
     s, st = spread_text(meeting + missing, "of the %d undisturbed" % len(meeting + missing))
+    if not meeting + missing:
+        st = "no round undisturbed"
     if n < MIN_ROUNDS:
         why = "too few rounds (%d; a verdict needs %d that agree)" % (n, MIN_ROUNDS)
     else:
