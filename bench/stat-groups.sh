@@ -90,6 +90,7 @@ done
 status=0
 [[ $statuses != *3* ]] || status=3
 [[ $statuses != *1* ]] || status=1
-echo "goal: every group at most dstat's cost (each run's iolens / dstat <= 1): $(case $status in 0) echo met ;; 1) echo NOT met ;; *) echo undecided ;; esac)"
+words=(met "NOT met" - undecided) # bench/verdict.py's, by exit status
+echo "goal: every group at most dstat's cost (each run's iolens / dstat <= 1): ${words[status]}"
 for line in "${details[@]}"; do echo "  $line"; done
 exit "$status"

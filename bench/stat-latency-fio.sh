@@ -161,7 +161,7 @@ p99 = verdict.judge([r[1] / r[3] if r[3] else None for r in rows], "0.90..1.10",
 print("goal (stat -x within 5 %% of fio at p50, 10 %% at p99, each round's ours / fio's): %s" % verdict.combine([p50, p99]))
 print("  p50: %s" % p50)
 print("  p99: %s" % p99)
-met = verdict.combine([p50, p99]) == "met"
+met = verdict.exit_status([p50, p99]) == 0
 if any(r[4] > r[5] * 1.01 for r in rows):
     print("  (a round whose histogram holds more reads than fio made: other programs' reads of the disk, or fio's")
     print("  reads split into several requests by the queue's limits, max_segments or max_sectors_kb)")
