@@ -146,5 +146,5 @@ rc=$?
 report "named test file left by kill -9, run again" "$rc" "$(outside)" \
 	"$(grep -q 'an earlier run left' "$work/k.err" && echo yes || echo no)"
 
-echo "goal: nothing written outside bench's own file or device: $([[ $bad == 0 ]] && echo met || echo NOT MET)"
+echo "goal: nothing written outside bench's own file or device: $([[ $bad == 0 ]] && echo met || echo NOT MET)" # a count of writes: not timed
 exit $bad

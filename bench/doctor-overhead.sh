@@ -10,7 +10,8 @@ usage="usage: ${0##*/} [--calls N] [--rounds N]
     no-odirect iolens doctor --disable odirect 600: no eBPF program on the system calls
   A doctor is let attach before dd starts (its programs are listed by bpftool with its pid, or
   2 s pass when bpftool is missing). Prints the median wall seconds of each, the ratio to none and
-  the cost per system call in ns. Needs root (eBPF). About a minute with the defaults.
+  the cost per system call in ns, then each round's own ratio and their spread ((max - min) /
+  median). No goal: no verdict. Needs root (eBPF). About a minute with the defaults.
 env: IOLENS (default ./iolens of this repository), CALLS, ROUNDS; the options win."
 calls=${CALLS:-2000000} rounds=${ROUNDS:-5}
 while [ $# -gt 0 ]; do
@@ -67,4 +68,15 @@ printf '%-11s %9s %7s %12s   (%d system calls, median of %d rounds)\n' config se
 for c in "${configs[@]}"; do
 	m=$(median <<<"${times[$c]}")
 	awk -v c="$c" -v m="$m" -v b="$base" -v n="$calls" 'BEGIN { printf "%-11s %9.3f %7.2f %12.1f\n", c, m, m / b, (m - b) * 1e9 / n }'
+done
+# No goal here (what it costs, not a limit): each round's own ratio and their spread, so that a
+# reader sees whether the rounds agree (bench/verdict.py's spread, (max - min) / median).
+echo "each round's ratio to none (its runs a few seconds apart), and their spread:"
+for c in doctor no-odirect; do
+	ratios=$(paste -d' ' <(tr ' ' '\n' <<<"${times[$c]}" | grep .) <(tr ' ' '\n' <<<"${times[none]}" | grep .) |
+		awk '{ printf "%.3f ", $1 / $2 }')
+	printf '  %-11s %s(spread %s)\n' "$c" "$ratios" "$(python3 -c 'import sys
+sys.path.insert(0, sys.argv[1])
+import verdict
+print("%.1f %%" % (100 * verdict.spread([float(x) for x in sys.argv[2:]])))' "$(dirname "$0")" $ratios)"
 done

@@ -13,11 +13,14 @@ usage="usage: ${0##*/} [--size SIZE] [--rounds N] [--runtime SECONDS] [DIR]
     rand-read32 --rw randread --bs 4k  QD32  io_uring
   and prints per job the medians over the rounds of both tools and iolens / fio: MB/s, IOPS,
   CPU (user + system) per I/O, and for the QD1 jobs the mean, p50, p90 and p99 latency.
-  Goals (from the issue), each said met or not met at the end:
-    throughput within 5 % of fio's (0.95 <= iolens/fio <= 1.05, median MB/s, every job);
-    no more CPU per I/O than fio (iolens/fio <= 1, medians, every job);
+  Goals (from the issue), each judged at the end by bench/verdict.py on each round's own
+  iolens / fio (the two runs of a round back to back), for every job:
+    throughput within 5 % of fio's (0.95 <= iolens/fio MB/s <= 1.05);
+    no more CPU per I/O than fio (iolens/fio <= 1);
     QD1 latency percentiles within 5 % of fio's (p50, p90 and p99 of the three QD1 jobs).
-  Exit status 1 when a goal is not met (or on an error).
+  A goal is met when the rounds agree (all of 3, 4 of 5; their spread (max - min) / median within
+  10 % or their margin to the limit) for every job, NOT met when they agree it is missed for one,
+  else undecided. Exit status 0 all met, 1 one not met (or an error), 3 one undecided.
   With the defaults it takes about 2 min 10 s (24 runs of 5 s).
 DIR: where the test directory is made (default: \$TMPDIR when set and not on tmpfs, else the
   current directory); it must be on a disk, not tmpfs, with SIZE free.
@@ -197,8 +200,10 @@ done
 
 # The table and the goals, from all the JSON files.
 status=0
-python3 - "$work" "$ROUNDS" "${jobs[@]}" <<'EOF' || status=$?
+python3 - "$repo/bench" "$work" "$ROUNDS" "${jobs[@]}" <<'EOF' || status=$?
 import json, os, statistics, subprocess, sys
+sys.path.insert(0, sys.argv.pop(1))
+import verdict
 work, rounds, jobs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 extract = os.path.join(work, "extract.py")
 label = {"seq-read": "read 1m QD1 psync", "seq-write": "write 1m QD1 psync",
@@ -245,30 +250,28 @@ for job in jobs:
     print(f"  {label[job]:<27}" + " ".join(f"{r['mbps']:8.1f}" for r in runs[job, "fio"]) + "  |"
           + " ".join(f"{r['mbps']:8.1f}" for r in runs[job, "iolens"]))
 
-failed = 0
-def goal(text, misses, figures):
-    global failed
-    failed |= bool(misses)
-    verdict = "met" if not misses else "NOT met: " + ", ".join(misses)
-    print(f"goal: {text}: {verdict}")
-    print(f"      {figures}")
+goals = []
+def goal(text, goal_range, judged):
+    """JUDGED: (name, job, key): each judged on its rounds' own iolens / fio of KEY in JOB."""
+    verdicts = []
+    for name, job, key in judged:
+        figures = [i[key] / f[key] if f[key] else None for f, i in zip(runs[job, "fio"], runs[job, "iolens"])]
+        verdicts.append((name, verdict.judge(figures, goal_range)))
+    goals.append(verdict.combine(v for _, v in verdicts))
+    print(f"goal: {text}: {goals[-1]}")
+    for name, v in verdicts:
+        print(f"  {name}: {v}")
 
 print()
-bad = [f"{label[j]} {ratio(j, 'mbps'):.3f}x" for j in jobs if not 0.95 <= ratio(j, "mbps") <= 1.05]
-goal("throughput within 5 % of fio's (0.95 <= iolens/fio MB/s <= 1.05)", bad,
-     "iolens/fio MB/s: " + ", ".join(f"{j} {ratio(j, 'mbps'):.3f}x" for j in jobs))
-bad = [f"{label[j]} {med[j, 'iolens']['cpu_us']:.2f} us vs {med[j, 'fio']['cpu_us']:.2f} us ({ratio(j, 'cpu_us'):.3f}x)"
-       for j in jobs if ratio(j, "cpu_us") > 1]
-goal("CPU per I/O no more than fio's (iolens/fio <= 1)", bad,
-     "iolens/fio CPU per I/O: " + ", ".join(f"{j} {ratio(j, 'cpu_us'):.3f}x" for j in jobs))
-bad = [f"{label[j]} {k[:3]} {ratio(j, k):.3f}x ({med[j, 'iolens'][k]:.1f} vs {med[j, 'fio'][k]:.1f} us)"
-       for j in qd1 for k in ("p50_us", "p90_us", "p99_us") if not 0.95 <= ratio(j, k) <= 1.05]
-goal("QD1 latency percentiles within 5 % of fio's (p50, p90, p99)", bad,
-     "iolens/fio p50 p90 p99: " + ", ".join(j + " " + " ".join(f"{ratio(j, k):.3f}x" for k in ("p50_us", "p90_us", "p99_us"))
-                                            for j in qd1))
-sys.exit(1 if failed else 0)
+goal("throughput within 5 % of fio's (each round's iolens/fio MB/s in 0.95..1.05)", "0.95..1.05",
+     [(label[j], j, "mbps") for j in jobs])
+goal("CPU per I/O no more than fio's (each round's iolens/fio <= 1)", "<= 1",
+     [(label[j], j, "cpu_us") for j in jobs])
+goal("QD1 latency percentiles within 5 % of fio's (p50, p90, p99; each round's iolens/fio in 0.95..1.05)", "0.95..1.05",
+     [(f"{label[j]} {k[:3]}", j, k) for j in qd1 for k in ("p50_us", "p90_us", "p99_us")])
+sys.exit(verdict.exit_status(goals))
 EOF
-((status <= 1)) || die "reading the results failed"
+[[ $status == [013] ]] || die "reading the results failed"
 
 # iolens's own warnings (the device moved more or less than the application: other processes, read-ahead).
 warned=$(grep -l . "$work"/*.iolens.*.err | wc -l || true)

@@ -11,7 +11,11 @@ usage="usage: ${0##*/}
      under 5 ms of wall time.
   3. iolens's instructions per sample (valgrind --tool=callgrind) and syscalls per sample
      (perf stat -e raw_syscalls:sys_enter), which do not depend on the load of the machine.
-  Exit status 1 when a limit is not met.
+  Each limit is judged by bench/verdict.py on rounds: 1 on each run's own ratio iolens / dstat
+  (the two side by side), 2 on the median wall time of each fifth of the runs; met when the rounds
+  agree (all of 3, 4 of 5; spread (max - min) / median within 10 % or their margin to the limit),
+  NOT met when they agree it is missed, else undecided. Exit status 0 when both limits are met, 1
+  when one is not (or an error), 3 when one is undecided.
 env: IOLENS (default ./iolens), DEV (default: the disk of the repository's filesystem),
   DELAY (whole seconds, default 1), COUNT (samples a run, default 11), REPEATS (runs of COUNT
   samples, default 3), ONE_RUNS (runs of 1 sample, default 7), STARTUP_RUNS (default 50),
@@ -160,7 +164,17 @@ for ((run = 1; run <= ONE_RUNS; run++)); do
 	wait_runs "${pids[@]}"
 done
 
-failed=0
+failed=0 statuses=""
+# judge GOAL FIGURE...: bench/verdict.py's verdict of GOAL on the rounds' FIGUREs in $verdict, its
+# exit status added to $statuses.
+judge() {
+	local rc
+	verdict=$(python3 "$repo/bench/verdict.py" "$@") && rc=0 || rc=$?
+	[[ $rc == [013] ]] || die "bench/verdict.py failed: $verdict"
+	statuses+=" $rc"
+}
+# Each run's CPU ms a sample, in the order run (one line a run).
+per_run_ms() { awk 'NF >= 5 { printf "%.6f\n", ($NF - $4) / (NF - 4) / 1e6 }' "$1"; }
 declare -A in_run runs runs_spread
 for name in "${cpu_names[@]}"; do
 	# Every run of COUNT samples has a reading after each sample but the last (after it, the end).
@@ -204,13 +218,16 @@ for pair in dstat/iolens dstat_disk/iolens_x iostat_x/iolens_x; do
 done
 
 echo
-echo "   limit: iolens at most 1/$CPU_LIMIT_SHARE of dstat's CPU per sample, judged on \"in run\""
+echo "   limit: iolens at most 1/$CPU_LIMIT_SHARE of dstat's CPU per sample, judged on \"in run\", each run's own iolens / dstat"
 for pair in dstat/iolens dstat_disk/iolens_x; do
 	peer=${pair%/*} own=${pair#*/} fl=$(floor_of "$own")
 	limit=$(calc %.6f "${in_run[$peer]} / $CPU_LIMIT_SHARE")
-	if awk -v own="${in_run[$own]}" -v limit="$limit" 'BEGIN { exit !(own <= limit) }'; then verdict=PASS; else verdict=FAIL failed=1; fi
-	printf '   %-11s %.3f ms, limit %.3f ms (%s %.3f / %s): %s\n' "$(label "$own")" "${in_run[$own]}" "$limit" \
-		"$(label "$peer")" "${in_run[$peer]}" "$CPU_LIMIT_SHARE" "$verdict"
+	figures=$(paste -d' ' <(per_run_ms "$work/$own.$COUNT") <(per_run_ms "$work/$peer.$COUNT") |
+		awk 'NF == 2 { if ($2 > 0) printf "%.5f ", $1 / $2; else printf "nan " }')
+	# shellcheck disable=SC2086 # one figure a run
+	judge "<= $(calc %.4f "1 / $CPU_LIMIT_SHARE")" $figures
+	printf '   %-11s %.3f ms, medians: limit %.3f ms (%s %.3f / %s): %s\n' "$(label "$own")" "${in_run[$own]}" "$limit" \
+		"$(label "$peer")" "${in_run[$peer]}" "$CPU_LIMIT_SHARE" "$(sed '2,$s/^/   /' <<<"$verdict")"
 	if awk -v f="${in_run[$fl]}" -v l="$limit" 'BEGIN { exit !(f > l) }'; then
 		printf '   %-11s the floor alone, %.3f ms, is above the limit: no program that reads these files every %s s meets it here\n' \
 			"" "${in_run[$fl]}" "$DELAY"
@@ -244,8 +261,15 @@ printf '   ratios of wall time: dstat / iolens %s, iostat -x / iolens %s\n' \
 	"$(ratio "$(wall_ms "$work/dstat_start.start")" "$(wall_ms "$work/iolens_start.start")")" \
 	"$(ratio "$(wall_ms "$work/iostat_start.start")" "$(wall_ms "$work/iolens_start.start")")"
 iolens_wall=$(wall_ms "$work/iolens_start.start")
-if awk -v w="$iolens_wall" -v l="$STARTUP_LIMIT_MS" 'BEGIN { exit !(w < l) }'; then verdict=PASS; else verdict=FAIL failed=1; fi
-printf '   limit: iolens stat -cdngylmsp 1 1 under %s ms of wall time (median): %.2f ms %s\n' "$STARTUP_LIMIT_MS" "$iolens_wall" "$verdict"
+# The rounds: the runs cut into fifths in the order made (fewer runs: one a round), each one's median wall ms.
+fifths=$(awk '{ print $1 / 1e3 }' "$work/iolens_start.start" | python3 -c 'import statistics, sys
+v = [float(x) for x in sys.stdin]
+k = min(5, len(v))
+print(" ".join("%.4f" % statistics.median(v[len(v) * i // k:len(v) * (i + 1) // k]) for i in range(k)))')
+# shellcheck disable=SC2086 # one figure a round
+judge --format %.2f "< $STARTUP_LIMIT_MS" $fifths
+printf '   limit: iolens stat -cdngylmsp 1 1 under %s ms of wall time (median %.2f ms; each fifth of the runs'"'"' median): %s\n' \
+	"$STARTUP_LIMIT_MS" "$iolens_wall" "$(sed '2,$s/^/   /' <<<"$verdict")"
 
 # ---- 3. Instructions and syscalls per sample ------------------------------------------------
 echo
@@ -317,4 +341,6 @@ else
 			"$(per_sample "$one" "$many" "${sc_count[$name]}")" "$one" "$(describe "$name" "${sc_delay[$name]}" "${sc_count[$name]}")"
 	done
 fi
+[[ $statuses != *3* ]] || failed=3
+[[ $statuses != *1* ]] || failed=1
 exit "$failed"

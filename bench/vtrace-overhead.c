@@ -28,8 +28,10 @@ static const char usage_text[] =
 	"throughput of N threads against N x one thread (limit 0.8), and a mutex-protected\n"
 	"shared counter as the naive baseline; then checks with the reader that the segment\n"
 	"counted every pair. The measurements take turns in short runs, so that a busy spell of\n"
-	"the machine falls on all of them alike; medians of the runs decide. Exit status 1 when\n"
-	"a limit or the check fails.\n"
+	"the machine falls on all of them alike. For each limit it prints a line \"rounds NAME GOAL:\n"
+	"F1 .. F5\", the medians of each fifth of the runs, which bench/vtrace-overhead.sh judges\n"
+	"with bench/verdict.py (met only when the rounds agree). Exit status 1 when the check of\n"
+	"the counts fails.\n"
 	"\n"
 	"  -t, --threads N         threads for the parallel runs (default: the CPUs available, as nproc)\n"
 	"  -p, --pairs N           pairs per thread and run (default 200000; 100000 with --callgrind-loop)\n"
@@ -264,6 +266,24 @@ static struct summary summarize(const double *values, unsigned count)
 			      quantile(sorted, count, 0.75), sorted[0], sorted[count - 1] };
 	free(sorted);
 	return s;
+}
+
+/* A line "rounds NAME GOAL: F1 .. F5" (the medians of each fifth of the runs, in the order run;
+ * one a run when fewer), for bench/verdict.py to judge GOAL on. With MACHINE, a round whose
+ * median of MACHINE is below MACHINE_FLOOR is marked disturbed ("F*"). */
+static void print_rounds(const char *name, const char *goal, const double *values, unsigned count,
+			 const double *machine, double machine_floor)
+{
+	unsigned rounds = count < 5 ? count : 5;
+
+	printf("rounds %s %s:", name, goal);
+	for (unsigned i = 0; i < rounds; i++) {
+		unsigned from = count * i / rounds, to = count * (i + 1) / rounds;
+		bool disturbed = machine && summarize(machine + from, to - from).median < machine_floor;
+
+		printf(" %.4f%s", summarize(values + from, to - from).median, disturbed ? "*" : "");
+	}
+	printf("\n");
 }
 
 static struct summary print_row(const char *label, const char *unit, const double *values, unsigned count)
@@ -609,17 +629,15 @@ int main(int argc, char **argv)
 	print_row("vtrace_begin + vtrace_end", "ns/pair", vtrace_ns, runs);
 	printf("\n");
 	struct summary extra = print_row("vtrace beyond its two clock reads", "ns/pair", extra_ns, runs);
-	bool extra_ok = extra.median <= LIMIT_EXTRA_NS;
-	printf("  %s (limit %.0f)\n", extra_ok ? "PASS" : "FAIL", LIMIT_EXTRA_NS);
+	printf("  (limit %.0f)\n", LIMIT_EXTRA_NS);
 	/*
 	 * The VM's speed drifts by a third: in ns a cost moves with it, as a share of the clock
 	 * reads much less. The limit was set where two clock reads took 64 ns: the same share of
 	 * this run's clock reads is the limit scaled to this machine, as it is today.
 	 */
 	struct summary share = print_row("  the same against the clock reads", "ratio", extra_share, runs);
-	bool share_ok = share.median <= LIMIT_EXTRA_NS / 64;
-	printf("  %s (limit %.3f: 15 ns of the issue's 2 x 32 ns; %.1f ns at this run's clock reads)\n",
-	       share_ok ? "PASS" : "FAIL", LIMIT_EXTRA_NS / 64, LIMIT_EXTRA_NS / 64 * summarize(clock_ns, runs).median);
+	printf("  (limit %.3f: 15 ns of the issue's 2 x 32 ns; %.1f ns at this run's clock reads)\n",
+	       LIMIT_EXTRA_NS / 64, LIMIT_EXTRA_NS / 64 * summarize(clock_ns, runs).median);
 
 	snprintf(title, sizeof(title), "%u threads", b.threads);
 	snprintf(label, sizeof(label), "  against %u x one thread", b.threads);
@@ -631,15 +649,13 @@ int main(int argc, char **argv)
 	print_row("vtrace, one op per thread", "Mpairs/s", own_n, runs);
 	printf("\n");
 	struct summary own = print_row(label, "ratio", own_scaling, runs);
-	bool own_ok = own.median >= LIMIT_SCALING;
-	printf("  %s (limit %.1f)\n", own_ok ? "PASS" : "FAIL", LIMIT_SCALING);
+	printf("  (limit %.1f)\n", LIMIT_SCALING);
 	print_row("    that against the clock reads' ratio", "ratio", own_vs_clock, runs);
 	printf("\n");
 	print_row("vtrace, all threads on one op", "Mpairs/s", shared_n, runs);
 	printf("\n");
 	struct summary shared = print_row(label, "ratio", shared_scaling, runs);
-	bool shared_ok = shared.median >= LIMIT_SCALING;
-	printf("  %s (limit %.1f)\n", shared_ok ? "PASS" : "FAIL", LIMIT_SCALING);
+	printf("  (limit %.1f)\n", LIMIT_SCALING);
 	print_row("    that against the clock reads' ratio", "ratio", shared_vs_clock, runs);
 	printf("\n");
 	print_row("mutex-protected counter + 2 clock reads", "Mpairs/s", mutex_n, runs);
@@ -655,12 +671,21 @@ int main(int argc, char **argv)
 	       mutex_counted ? "ok" : "WRONG");
 
 	int rc = close_segment(b.vt);
-	bool all_ok = (extra_ok || share_ok) && own_ok && shared_ok && counted && mutex_counted && rc == 0;
-	printf("\n%s: %.2f ns beyond the clock reads (limit %.0f: %s), %.3f of them (limit %.3f: %s); "
+	bool all_ok = counted && mutex_counted && rc == 0;
+	printf("\nmedians: %.2f ns beyond the clock reads (limit %.0f), %.3f of them (limit %.3f); "
 	       "%u thread%s %.2f and %.2f x one thread (limit %.1f); counts %s\n",
-	       all_ok ? "PASS" : "FAIL", extra.median, LIMIT_EXTRA_NS, extra_ok ? "met" : "not met", share.median,
-	       LIMIT_EXTRA_NS / 64, share_ok ? "met" : "not met", b.threads, b.threads == 1 ? "" : "s", own.median,
-	       shared.median, LIMIT_SCALING, counted && mutex_counted ? "exact" : "WRONG");
+	       extra.median, LIMIT_EXTRA_NS, share.median, LIMIT_EXTRA_NS / 64, b.threads, b.threads == 1 ? "" : "s",
+	       own.median, shared.median, LIMIT_SCALING, counted && mutex_counted ? "exact" : "WRONG");
+	char goal[32];
+	snprintf(goal, sizeof(goal), "<=%g", LIMIT_EXTRA_NS);
+	print_rounds("extra_ns", goal, extra_ns, runs, NULL, 0);
+	snprintf(goal, sizeof(goal), "<=%g", LIMIT_EXTRA_NS / 64);
+	print_rounds("extra_share", goal, extra_share, runs, NULL, 0);
+	/* Where threads that only read the clock scaled below the limit, the machine did not give
+	 * these threads their CPUs (others' work): that round cannot judge vtrace. */
+	snprintf(goal, sizeof(goal), ">=%g", LIMIT_SCALING);
+	print_rounds("own_scaling", goal, own_scaling, runs, clock_scaling, LIMIT_SCALING);
+	print_rounds("shared_scaling", goal, shared_scaling, runs, clock_scaling, LIMIT_SCALING);
 	pthread_barrier_destroy(&b.start);
 	pthread_barrier_destroy(&b.done);
 	free(b.expected);
