@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # doctor_load.sh: iolens doctor under the loads that cause its findings, each made for real: fio saturating a loop device, a burst of buffered writes past the dirty limit, a reader whose file is twice its memory cgroup's limit, a process swapping; each finding checked with its numbers against the kernel's own counters or iostat.
+# tests/run: alone (vm.dirty_* sysctls, memory cgroups under pressure, swap: the machine every test shares)
 . "$(dirname "$0")/lib.sh"
 
 is_root || skip_all "the loads need root (loop devices, sysctl, memory cgroups, swap)"
