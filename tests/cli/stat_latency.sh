@@ -85,7 +85,7 @@ measure() {
 
 # ---- By eBPF: fio's random 4 KiB reads on a loop device -------------------------------------------
 IOS=5000
-why=$(ebpf_expected)
+why=$(bio_expected)
 if [ -n "$why" ]; then
 	skip "latencies by eBPF: $why"
 elif ! command -v fio >/dev/null || ! command -v losetup >/dev/null; then
@@ -191,7 +191,7 @@ fi
 # The request flags' bits the program reads (RQF_IO_STAT says whether the kernel's start time is
 # the request's), held to bpftool's dump of the kernel's BTF: the enumerator's value where there is
 # one (an enum without a name on 6.12), else the bits before 6.9 (4 and 13).
-why=$(ebpf_expected)
+why=$(bio_expected)
 if [ -n "$why" ]; then
 	skip "the request flags' bits: $why"
 elif ! command -v bpftool >/dev/null; then
