@@ -1510,12 +1510,14 @@ int cmd_stat(int argc, char **argv)
 			uint64_t late, step = (uint64_t)(o.delay * 1e9);
 			sleep_until(deadline);
 			/*
-			 * Stopped or starved past whole ticks: as dstat, skip them rather than catch up
-			 * with lines a moment apart; this line covers the whole gap, measured.
+			 * Stopped or starved past half a tick: as dstat, skip the ticks missed rather
+			 * than catch up with lines a moment apart; this line covers the whole gap,
+			 * measured, and the next one a whole tick from it (on the old ticks it could
+			 * be a few ms: a rate no one should read).
 			 */
 			late = monotonic_ns();
-			if (late > deadline + step)
-				deadline += (late - deadline) / step * step;
+			if (late > deadline + step / 2)
+				deadline = late;
 		}
 		if (stop_signal)
 			break;

@@ -9,6 +9,15 @@ check_match "… says what sorts there are" "--sort: 'nope' is not pid, comm, io
 run "$IOLENS" biotop -C -p 1
 check_eq "-C with -p: exit 2" 2 "$RC"
 
+# ---- A kernel older than the block programs: refused, with the reason ------------------------------
+if bio_too_old; then
+	run "$IOLENS" biotop --json 0.1 1
+	check_eq "a kernel without BPF's atomics (Linux 5.12): exit 1" 1 "$RC"
+	check_match "… says why" "^iolens biotop: block I/O per process needs eBPF: this kernel .*$BIO_TOO_OLD_SAYS" "$ERR"
+	echo "1..$t_count"
+	exit 0
+fi
+
 # ---- Without eBPF: nobody is refused, with the reason ----------------------------------------------
 if is_root && command -v setpriv >/dev/null; then
 	run "${AS_NOBODY[@]}" "$IOLENS" biotop --json 0.1 1

@@ -114,6 +114,11 @@ if ! is_root || ! command -v losetup >/dev/null || ! command -v blkdiscard >/dev
 fi
 truncate -s 256M "$T/loop.img"
 loopdev=$(losetup -f --show "$T/loop.img" 2>"$T/losetup.err") || { skip "losetup: $(head -1 "$T/losetup.err")"; exit 0; }
+# (A loop device keeps its queue's settings from its earlier users: merges allowed, as the kernel
+# makes it, whatever one left.)
+queue=/sys/block/${loopdev#/dev/}/queue
+on_exit "echo $(cat "$queue/nomerges") >$queue/nomerges"
+echo 0 >"$queue/nomerges"
 rm -f "$T/stop"
 (while [ ! -e "$T/stop" ]; do
 	dd if=/dev/zero of="$loopdev" bs=4k count=2048 conv=fsync status=none || break

@@ -33,7 +33,8 @@ run "$IOLENS" doctor --no-config --json --disable odirect 0.5
 check_eq "--disable odirect: no O_DIRECT finding, none accepted either" "absent|" \
 	"$(dq get odirect pid pid "$PID" <<<"$OUT")|$(accepted <<<"$OUT")"
 check_eq "… and nothing looked for: odirect_mode off" off "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["odirect_mode"])' <<<"$OUT")"
-run "$IOLENS" doctor --no-config --accept 'odirect comm=odirect_reader' 0.5
+# (By its path: another test's reader may have the same name.)
+run "$IOLENS" doctor --no-config --accept "odirect path=$T/*.od" 0.5
 check_match "the text says what was accepted" "1 finding accepted as normal here \(--json lists them\): the first, process $PID \(odirect_reader\) does its I/O with O_DIRECT" "$OUT"
 
 # The same from a file, as /etc/iolens/doctor.conf would say it.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # doctor_load.sh: iolens doctor under the loads that cause its findings, each made for real: fio saturating a loop device, a burst of buffered writes past the dirty limit, a reader whose file is twice its memory cgroup's limit, a process swapping; each finding checked with its numbers against the kernel's own counters or iostat.
+# tests/run: alone (vm.dirty_* sysctls, memory cgroups under pressure, swap: the machine every test shares)
 . "$(dirname "$0")/lib.sh"
 
 is_root || skip_all "the loads need root (loop devices, sysctl, memory cgroups, swap)"
@@ -126,7 +127,10 @@ peak=$(( $(dq get writeback dirty_bytes <<<"$OUT") + $(dq get writeback writebac
 # writer below is what says the limit was reached; the peak sampled is dirty data all the same.
 check "… dirty + writeback at the peak sampled ($peak bytes), no more than a little past the limit" \
 	test "$peak" -gt 0 -a "$peak" -le $((12 << 20))
-check_eq "… with dd throttled in balance_dirty_pages" dd "$(dq comms writeback throttled <<<"$OUT")"
+# (The limit is the whole machine's: any other writer then, a compiler writing its objects, is
+# throttled as well, and named.)
+throttled=$(dq comms writeback throttled <<<"$OUT")
+check_match "… with dd throttled in balance_dirty_pages ($throttled)" "(^| )dd( |$)" "$throttled"
 kill "$WRITER"
 wait "$WRITER" 2>/dev/null
 restore_dirty

@@ -21,18 +21,20 @@ IOLENS_EXE=$(readlink -f "$IOLENS")
 MARKS=/run/iolens/probes
 
 dq() { python3 "$TOP/tests/cli/doctor_query.py" "$@" 2>>"$T/dq.err"; }
-# probes [--watch STOPFILE MAXFILE]: the iolens processes waiting for an answer of FUSE (in
-# request_wait_answer; only this test's mount keeps them there), as "pid:state" lines; with
+# probes [--watch STOPFILE MAXFILE]: the iolens processes of this test's mount namespace waiting
+# for an answer of FUSE (in request_wait_answer; only this test's mount keeps them there, where
+# another test's iolens may wait on its own), as "pid:state" lines; with
 # --watch, counted every 20 ms until STOPFILE exists, the most seen at once kept in MAXFILE.
 probes() {
 	python3 - "$IOLENS_EXE" "$@" <<'EOF'
 import os, sys, time
 exe = sys.argv[1]
+ns = os.readlink("/proc/self/ns/mnt")
 def waiting():
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            if os.readlink("/proc/%s/exe" % pid) != exe:
+            if os.readlink("/proc/%s/exe" % pid) != exe or os.readlink("/proc/%s/ns/mnt" % pid) != ns:
                 continue
             wchan = open("/proc/%s/wchan" % pid).read()
             stack = open("/proc/%s/stack" % pid).read()

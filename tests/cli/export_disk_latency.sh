@@ -13,7 +13,7 @@ buckets_ok() { awk -v f="$1_bucket" -v l="${2%\}}" -v c="$(sample "$1_count" "$2
 	END { exit !(n == 23 && !bad && inf == c && c != "") }' <<<"$3"; }
 
 port=$((20000 + ($$ + 13) % 20000))
-why=$(ebpf_expected)
+why=$(bio_expected)
 loopdev=
 if [ -n "$why" ]; then
 	skip "disk latency histograms: $why"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # export_odirect.sh: without eBPF (IOLENS_CACHE_MECHANISM=procfs), export's and cachestat's page-cache misses are pgpgin's pages less what processes holding an O_DIRECT descriptor read: the N pages odirect_reader reads with O_DIRECT (in its own read_bytes) are not misses, though /proc/vmstat's pgpgin counts them.
+# tests/run: alone (pgpgin is the whole machine's, less what every O_DIRECT process read: another test's O_DIRECT reads would move it)
 . "$(dirname "$0")/lib.sh"
 
 READER=${BUILD:-$TOP/build}/tests/helpers/odirect_reader

@@ -55,10 +55,24 @@ ebpf_expected() {
 bio_mechanisms() {
 	local btf=/sys/kernel/btf/vmlinux found=""
 	[ -r "$btf" ] || return 0
+	bio_too_old && return 0
 	grep -aqP '\x00btf_trace_block_io_start\x00' "$btf" && found="block_io_start"
 	grep -aqP '\x00btf_trace_block_getrq\x00' "$btf" && grep -aqP '\x00btf_trace_block_rq_insert\x00' "$btf" &&
 		found="${found:+$found }block_getrq"
 	echo "$found"
+}
+# bio_too_old: this kernel is older than BPF's atomic compare-and-exchange, which iolens's block
+# programs need (Linux 5.12): its BTF has no BPF_MAP_TYPE_TASK_STORAGE (5.11), as iolens judges
+# it. Such kernels (Debian 11's 5.10) are refused with that reason (bio_refused_says).
+bio_too_old() { [ -r /sys/kernel/btf/vmlinux ] && ! grep -aq 'BPF_MAP_TYPE_TASK_STORAGE' /sys/kernel/btf/vmlinux; }
+BIO_TOO_OLD_SAYS="is older than the block programs, which need BPF's atomic compare-and-exchange \(Linux 5.12\)"
+# bio_expected: as ebpf_expected, for iolens's block programs: also refused on kernels before them.
+bio_expected() {
+	ebpf_expected || return 1
+	if bio_too_old; then
+		echo "this kernel is older than BPF's atomic compare-and-exchange (Linux 5.12), which the block programs need: refused (biotop.sh checks the reason)"
+		return 1
+	fi
 }
 # bio_quiet MECHANISM FILE: FILE, a command's standard error, says nothing; with block_getrq, but
 # its one line of what is less exact than with block_io_start.
@@ -346,8 +360,8 @@ pages_of() { echo $(( ($(stat -c %s "$1") + PAGE - 1) / PAGE )); }
 # ---- An independent tracer of block requests: bpftrace on the block tracepoints ----------------------
 # tests/cli/block_latency.py writes its program and reads what it printed: for each request of the
 # disks asked, its spans to its completion from its bio's queueing, its start and its issue. It runs
-# in a mount namespace of its own with tracefs mounted there (a fresh machine has none mounted:
-# bpftrace's tracepoints need it), which goes with it.
+# in a mount namespace of its own with tracefs mounted there unless it is already (a fresh machine
+# has none mounted: bpftrace's tracepoints need it), which goes with it.
 BLOCK_LATENCY=$TOP/tests/cli/block_latency.py
 # block_tracer_why: why there is no tracer here; nothing when there is one.
 block_tracer_why() {
@@ -377,7 +391,7 @@ block_tracer_start() {
 	# (A file of an earlier tracer of the same name goes first: the shell empties it only as the
 	# new one starts, after this one may have looked.)
 	rm -f "$T/$name.trace" "$T/$name.trace.err"
-	BPFTRACE_MAP_KEYS_MAX=65536 unshare -m sh -c 'mount -t tracefs tracefs /sys/kernel/tracing && { ulimit -l unlimited 2>/dev/null; exec bpftrace "$1"; }' \
+	BPFTRACE_MAP_KEYS_MAX=65536 unshare -m sh -c '{ mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing; } && { ulimit -l unlimited 2>/dev/null; exec bpftrace "$1"; }' \
 		_ "$T/$name.bt" >"$T/$name.trace" 2>"$T/$name.trace.err" &
 	TRACER=$!
 	[ -n "${TRACER_HOOKED:-}" ] || on_exit '[ -z "$TRACER" ] || tracer_end "$TRACER"'

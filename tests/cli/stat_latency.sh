@@ -85,7 +85,7 @@ measure() {
 
 # ---- By eBPF: fio's random 4 KiB reads on a loop device -------------------------------------------
 IOS=5000
-why=$(ebpf_expected)
+why=$(bio_expected)
 if [ -n "$why" ]; then
 	skip "latencies by eBPF: $why"
 elif ! command -v fio >/dev/null || ! command -v losetup >/dev/null; then
@@ -191,7 +191,7 @@ fi
 # The request flags' bits the program reads (RQF_IO_STAT says whether the kernel's start time is
 # the request's), held to bpftool's dump of the kernel's BTF: the enumerator's value where there is
 # one (an enum without a name on 6.12), else the bits before 6.9 (4 and 13).
-why=$(ebpf_expected)
+why=$(bio_expected)
 if [ -n "$why" ]; then
 	skip "the request flags' bits: $why"
 elif ! command -v bpftool >/dev/null; then
@@ -272,8 +272,11 @@ if is_root && command -v setpriv >/dev/null; then
 	"${AS_NOBODY[@]}" "$IOLENS" stat --json -x --no-boot-sample 0.1 2 >"$T/nobody.json" 2>"$T/nobody.err"
 	check_eq "as nobody: exit 0" 0 $?
 	ERR=$(cat "$T/nobody.err")
+	# (The first reason: a kernel before the block programs, else that nobody cannot load eBPF.)
+	reason='loading eBPF needs root[^)]*'
+	bio_too_old && reason="this kernel .*$BIO_TOO_OLD_SAYS"
 	check_match "… one line says why the percentiles are unknown and that the averages are diskstats'" \
-		"^iolens stat: --disk-ext: latency percentiles are unknown \('-'\), eBPF is not used \(loading eBPF needs root[^)]*\): the averages \(r_await, w_await\) are /proc/diskstats'$" "$ERR"
+		"^iolens stat: --disk-ext: latency percentiles are unknown \('-'\), eBPF is not used \($reason\): the averages \(r_await, w_await\) are /proc/diskstats'$" "$ERR"
 	check_eq "… said once" 1 "$(grep -c 'unknown' <<<"$ERR")"
 	"${AS_NOBODY[@]}" "$IOLENS" stat -x --no-boot-sample 0.1 1 >"$T/nobody.txt" 2>/dev/null
 	check_match "… the table has iostat's columns, ending with %util" "^ *r/s .* %util *$" "$(sed -n 2p "$T/nobody.txt")"

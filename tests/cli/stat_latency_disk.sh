@@ -4,7 +4,7 @@
 
 IOS=3000
 SIZE=$((256 << 20))
-why=$(ebpf_expected)
+why=$(bio_expected)
 [ -z "$why" ] || skip_all "latencies by eBPF: $why"
 command -v fio >/dev/null || skip_all "needs fio"
 # The whole disk under $T: its number from stat(1), a partition's parent from sysfs.

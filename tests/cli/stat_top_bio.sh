@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # stat_top_bio.sh: iolens stat --top-bio by eBPF (each block request charged to the process that submitted it, with its latency; with each way this kernel lets it see the submitters: block_io_start, block_getrq), held to the bytes a process of the test reads and writes with O_DIRECT and to /proc/diskstats over the same window; without eBPF (not root, a recording) /proc/PID/io's figures, said as such.
+# tests/run: alone (the most expensive process of the whole machine: another test's reader would be it)
 . "$(dirname "$0")/lib.sh"
 
 can_evict || skip_all "O_DIRECT needs a scratch directory on a disk ($T is on $(fs_type "$T"))"

@@ -24,11 +24,12 @@ stop_pid() {
 	kill -KILL "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 }
-# Waits up to 10 s for a process to end; its status, or 124 when it did not.
+# Waits for a process to end (as wait_until, two minutes at most: on a busy machine a server may
+# take seconds to exit); its status, or 124 when it did not.
+ended() { ! kill -0 "$1" 2>/dev/null; }
 wait_pid() {
-	local pid=$1 i
-	for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || { wait "$pid"; return; }; sleep 0.1; done
-	return 124
+	wait_until ended "$1" || return 124
+	wait "$1"
 }
 HELPERS=()
 cleanup_fuse() {
@@ -121,12 +122,12 @@ python3 -c 'import os, sys
 for _ in range(int(sys.argv[2])): os.close(os.open(sys.argv[1], os.O_RDONLY))' "$MNT/file" "$N"
 check_eq "$N open+close through the mount" 0 "$?"
 # FUSE_RELEASE comes after close(2) returns: wait for the last ones.
-for i in $(seq 50); do
+released() {
 	snapshot
 	release=$(val FUSE_RELEASE completions)
-	[ $((release - release0)) -ge "$N" ] && break
-	sleep 0.1
-done
+	[ $((release - release0)) -ge "$N" ]
+}
+wait_until released
 open=$(val FUSE_OPEN completions) flush=$(val FUSE_FLUSH completions)
 for op in open flush release; do
 	before=${op}0

@@ -59,10 +59,11 @@ for i in "${!releases[@]}"; do
 		KERNEL=$kernel "$top/tests/run" kernels/selftest | tee "$results/selftest"
 		tally "$kernel self-test" "$results/selftest"
 	fi
-	# The tests on the guest's scratch disk; what each took copied out to the share.
+	# The tests on the guest's scratch disk, one at a time (TCG's single thread runs the guest's
+	# CPUs in turn); what each took copied out to the share.
 	# shellcheck disable=SC2086 # TESTS is a list of names
 	"$here/run.sh" --timeout "$KERNEL_TIMEOUT" --share "$results" "$kernel" \
-		env IOLENS="$IOLENS" BUILD="$BUILD" TEST_TMPDIR=/tmp/tests RESULTS="$results" \
+		env IOLENS="$IOLENS" BUILD="$BUILD" TEST_TMPDIR=/tmp/tests TEST_JOBS=1 RESULTS="$results" \
 		MATRIX_ROWS="$results/matrix.rows" MATRIX_REQUIRE="$MATRIX_REQUIRE" bash -c \
 		'"$0" "$@"; status=$?; cp "$TEST_TMPDIR/test-durations" "$RESULTS/" 2>/dev/null; exit $status' \
 		"$top/tests/run" $TESTS | tee "$results/summary"
