@@ -422,8 +422,9 @@ static void read_dir(struct child *c, struct device_walk *d, struct dir_walk *w,
  * Where files closed since are most often found: the directories of the files known on the
  * device (a log beside its rotated twin, the small files of a directory read one after
  * another) and the working directories of processes (read_dir leaves out those elsewhere).
+ * Near: only those of files asked for, where the I/O is now (not every library's).
  */
-static char **seed_dirs(const struct child *c, dev_t dev, size_t *n)
+static char **seed_dirs(const struct child *c, dev_t dev, bool near, size_t *n)
 {
 	char **dirs = NULL;
 	size_t count = 0, capacity = 0;
@@ -432,7 +433,7 @@ static char **seed_dirs(const struct child *c, dev_t dev, size_t *n)
 		const struct inode_name *file = &c->files.slots[i];
 		char *dir, *slash;
 
-		if (!file->ino || !file->path || file->dev != dev || file->path[0] != '/')
+		if (!file->ino || !file->path || file->dev != dev || file->path[0] != '/' || (near && !file->wanted))
 			continue;
 		dir = xstrdup(file->path);
 		slash = strrchr(dir, '/');
@@ -440,21 +441,22 @@ static char **seed_dirs(const struct child *c, dev_t dev, size_t *n)
 		add_string(&dirs, &count, &capacity, dir);
 	}
 	for (size_t i = 0; i < c->ncwds; i++)
-		add_string(&dirs, &count, &capacity, xstrdup(c->cwds[i]));
+		if (strcmp(c->cwds[i], "/")) /* a daemon's: the whole walk's last level */
+			add_string(&dirs, &count, &capacity, xstrdup(c->cwds[i]));
 	*n = unique_strings(dirs, count);
 	return dirs;
 }
 
 /*
- * The near walk, for files asked for since the last: the known directories and what is below
- * them, breadth first, NEAR_DIRS directories at most (the whole walk may have passed a
- * directory before its files were asked for).
+ * The near walk: the directories of the files asked for that are known, the working
+ * directories, and what is below them, breadth first, NEAR_DIRS directories at most (the whole
+ * walk may have passed a directory before its files were asked for).
  */
 static void walk_near(struct child *c, struct device_walk *d)
 {
 	struct dir_walk near = {0};
 	size_t n;
-	char **dirs = seed_dirs(c, d->dev, &n);
+	char **dirs = seed_dirs(c, d->dev, true, &n);
 
 	for (size_t i = 0; i < n; i++)
 		push_dir(&near, dirs[i]);
@@ -539,7 +541,7 @@ static bool walk_step(struct child *c, struct device_walk *d)
 		d->walking = true;
 		d->at_mounts = false;
 		d->begun_ns = monotonic_ns();
-		d->ancestors = seed_dirs(c, d->dev, &d->nancestors);
+		d->ancestors = seed_dirs(c, d->dev, false, &d->nancestors);
 		for (size_t i = 0; i < d->nancestors; i++)
 			push_dir(&d->whole, d->ancestors[i]);
 	}
