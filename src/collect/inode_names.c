@@ -593,14 +593,20 @@ static uint64_t next_time(uint64_t begun, uint64_t done)
 	return begun + (4 * took > SECOND_NS ? 4 * took : SECOND_NS);
 }
 
-static _Noreturn void child_main(int socket_fd)
+static _Noreturn void child_main(int socket_fd, bool waited_for)
 {
 	struct child *c = xcalloc(1, sizeof(*c));
 
 	c->socket = socket_fd;
-	/* Looking costs the machine little: after everything else for the CPU, the lowest of best effort for the disks. */
-	(void)!setpriority(PRIO_PROCESS, 0, 10);
-	syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, 2 << 13 | 7 /* IOPRIO_CLASS_BE, level 7 */);
+	/*
+	 * In the background, looking costs the machine little: after everything else for the CPU,
+	 * the lowest of best effort for the disks. A caller that waits for the names (doctor)
+	 * is not kept waiting behind the rest of a busy machine.
+	 */
+	if (!waited_for) {
+		(void)!setpriority(PRIO_PROCESS, 0, 10);
+		syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, 2 << 13 | 7 /* IOPRIO_CLASS_BE, level 7 */);
+	}
 	for (;;) {
 		uint64_t now = monotonic_ns();
 		struct pollfd p = { .fd = c->socket, .events = POLLIN };
@@ -609,6 +615,7 @@ static _Noreturn void child_main(int socket_fd)
 
 		if (c->wanted && now >= c->proc_after_ns) {
 			scan_processes(c);
+			flush_answers(c); /* what it found, said before the walks begin */
 			c->proc_after_ns = next_time(now, monotonic_ns());
 			now = monotonic_ns();
 		}
@@ -619,6 +626,7 @@ static _Noreturn void child_main(int socket_fd)
 				uint64_t begun = monotonic_ns();
 
 				walk_near(c, d);
+				flush_answers(c);
 				d->near_after_ns = next_time(begun, monotonic_ns());
 			}
 			busy |= walk_step(c, d);
@@ -637,7 +645,7 @@ static _Noreturn void child_main(int socket_fd)
 }
 
 /* In the child, just forked: nothing of the caller's kept open, signals as the default says. */
-static _Noreturn void become_child(int socket_fd, pid_t parent)
+static _Noreturn void become_child(int socket_fd, pid_t parent, bool waited_for)
 {
 	static const int signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD };
 	sigset_t all;
@@ -660,7 +668,9 @@ static _Noreturn void become_child(int socket_fd, pid_t parent)
 			close(fd);
 	if (null_fd > 2)
 		close(null_fd);
-	child_main(3);
+	if (sysroot_reopen() != 0)
+		_exit(1);
+	child_main(3, waited_for);
 }
 
 /* ---- The caller's side ---- */
@@ -727,7 +737,7 @@ static void *read_answers(void *context)
 	return NULL;
 }
 
-static bool start(struct inode_names *t)
+static bool start(struct inode_names *t, bool waited_for)
 {
 	int ends[2];
 	sigset_t all, old;
@@ -748,7 +758,7 @@ static bool start(struct inode_names *t)
 	}
 	t->child = fork();
 	if (t->child == 0)
-		become_child(ends[1], parent);
+		become_child(ends[1], parent, waited_for);
 	close(ends[1]);
 	t->to_child = t->from_child = ends[0];
 	if (t->child < 0)
@@ -784,9 +794,10 @@ static void flush_pending(struct inode_names *t)
 	}
 }
 
-bool inode_names_ask(struct inode_names *t, const struct file_id *ids, size_t n)
+/* The asks of inode_names_ask, the child started for a caller that waits or not. */
+static bool ask(struct inode_names *t, const struct file_id *ids, size_t n, bool waited_for)
 {
-	if (!start(t))
+	if (!start(t, waited_for))
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		if (!ids[i].ino || table_find(&t->asked, ids[i].dev, ids[i].ino))
@@ -803,12 +814,17 @@ bool inode_names_ask(struct inode_names *t, const struct file_id *ids, size_t n)
 	return true;
 }
 
+bool inode_names_ask(struct inode_names *t, const struct file_id *ids, size_t n)
+{
+	return ask(t, ids, n, false);
+}
+
 void inode_names_resolve(struct inode_names *t, const struct file_id *ids, size_t n, uint64_t budget_ns,
 			 volatile sig_atomic_t *stop)
 {
 	uint64_t deadline = monotonic_ns() + budget_ns;
 
-	if (!n || !inode_names_ask(t, ids, n))
+	if (!n || !ask(t, ids, n, true))
 		return;
 	while (!(stop && *stop) && monotonic_ns() < deadline) {
 		struct timespec pause = { 0, 10000000 };

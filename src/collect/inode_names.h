@@ -61,7 +61,10 @@ struct inode_names {
  * (said once by the caller's inode_names_get falling back).
  */
 bool inode_names_ask(struct inode_names *names, const struct file_id *ids, size_t n);
-/* inode_names_ask, then waits for the names for at most budget_ns or until *stop is set. */
+/*
+ * inode_names_ask, then waits for the names for at most budget_ns or until *stop is set; the
+ * child it starts runs at the caller's priority (it is waited for), not in the background's.
+ */
 void inode_names_resolve(struct inode_names *names, const struct file_id *ids, size_t n, uint64_t budget_ns,
 			 volatile sig_atomic_t *stop);
 /* The path known now for a file (valid until inode_names_free), or "dev MAJ:MIN inode N" in fallback, which is returned. */
