@@ -41,7 +41,8 @@ reading
 cached=$(pages)
 next_lines 2
 second=$(lines_of "$json")
-check_eq "fincore: each file's one page cached by the first reading" "$N" "$cached"
+# (Not all of them still: on a shared machine something else's reclaim may take a few meanwhile.)
+check "fincore: the first reading cached their pages ($cached of $N cached after it)" test "$cached" -gt 0 -a "$cached" -le "$N"
 
 # Then the same files read again (from the cache) until a reading finds every row named: the names
 # come from the background, whenever its walk reaches the directories; 40 readings at most guard
@@ -158,7 +159,8 @@ python3 "$T/check.py" "$json" "$T/data" "$first" "$second" "$T/readings" >"$T/fi
 figure() { sed -n "s/^$1=//p" "$T/figures"; }
 check_eq "no event dropped while the test read (the counts below are whole)" 0 "$(figure dropped)"
 check_eq "first reading: every file the test read was in a row (named or by inode)" "$N" "$(figure files_seen)"
-check_eq "first reading: misses, all files, = the pages fincore found cached after it" "$cached" "$(figure misses_total)"
+check_eq "first reading: misses, all files, = the $N pages read, none of them cached before (fincore)" "$N" "$(figure misses_total)"
+check "… no fewer than fincore finds cached after it ($cached)" test "$(figure misses_total)" -ge "$cached"
 check_eq "first reading: each file missed exactly its one page" "$N" "$(figure files_missed_once)"
 check_eq "first reading: each file read (accesses >= 1)" "$N" "$(figure files_read)"
 check_eq "every path given to a row is a file the test made" 0 "$(figure wrong_names)"
