@@ -25,7 +25,6 @@
 
 enum group_by { BY_PROCESS, BY_FILE, BY_CGROUP };
 
-#define NAMING_MAX_NS 500000000ull /* the most an interval spends naming files */
 enum sort_key { SORT_PID, SORT_UID, SORT_CMD, SORT_HITS, SORT_MISSES, SORT_DIRTIES, SORT_READ_HIT, SORT_WRITE_HIT, SORT_COUNT };
 static const char *const sort_names[SORT_COUNT] = { "pid", "uid", "cmd", "hits", "misses", "dirties", "read_hit", "write_hit" };
 static const char *const sort_titles[SORT_COUNT] = { "PID", "UID", "CMD", "HITS", "MISSES", "DIRTIES", "READ_HIT%", "WRITE_HIT%" };
@@ -102,6 +101,7 @@ struct top {
 	uint64_t dropped, dropped_now; /* events a full table could not take: since the start, in this interval */
 	struct meminfo mem;
 	struct inode_names names;
+	bool naming_failed; /* said once */
 	uint64_t taken_ns;  /* when this interval's counts were taken: its end */
 	struct cache_counters totals; /* the totals then, for the events dropped */
 	bool totals_known;
@@ -217,16 +217,18 @@ static void gather_bpf(struct top *t)
 	if (t->by == BY_FILE) {
 		struct cachestat_file *files;
 		struct file_id *ids;
-		uint64_t budget = (uint64_t)(t->o.interval * 1e9 / 4);
 		size_t n;
 
 		cachestat_take(NULL, NULL, &files, &n);
 		took(t);
-		/* Naming takes a quarter of the interval at most: what is not named yet is named later. */
+		/* Names are looked for in the background: the rows have those known now, the others later. */
 		ids = xcalloc(n ? n : 1, sizeof(*ids));
 		for (size_t i = 0; i < n; i++)
 			ids[i] = (struct file_id){ files[i].dev, files[i].ino };
-		inode_names_resolve(&t->names, ids, n, budget < NAMING_MAX_NS ? budget : NAMING_MAX_NS, &stop_signal);
+		if (!inode_names_ask(&t->names, ids, n) && !t->naming_failed) {
+			warn_msg("files: no process to look for their paths (%s): shown by device and inode", strerror(errno));
+			t->naming_failed = true;
+		}
 		free(ids);
 		for (size_t i = 0; i < n; i++) {
 			struct top_row row = { .c = files[i].counters };

@@ -1,4 +1,4 @@
-/* inode_names.c: a path for a (device, inode) that eBPF counted (cachetop --files, doctor), from what processes have open or mapped, within a time budget. */
+/* inode_names.c: a path for a (device, inode) that eBPF counted (cachetop --files, doctor), found by a child process in the background. */
 #include "collect/inode_names.h"
 
 #include <dirent.h>
@@ -8,63 +8,249 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "collect/procfs.h"
 #include "collect/sysroot.h"
 #include "common/util.h"
 
-#define BESIDE_DIRS 64 /* directories of known files read for unnamed inodes, at most */
+#define SECOND_NS 1000000000ull
+#define PENDING_MAX (1u << 22) /* bytes of asks kept while the child does not read: 262,144 files */
+#define DEVICES_MAX 16         /* devices whose directories the child reads */
+#define NEAR_DIRS 4096         /* directories a near walk reads, at most */
+#define STEP_DIRS 32           /* directories a walk reads before the child looks at new asks */
 
-/* Open addressing on (device, inode): a machine has open and mapped files by the hundred thousand. */
-static size_t slot_of(const struct inode_names *t, dev_t dev, uint64_t ino)
+/* ---- Tables on (device, inode): a machine has open and mapped files by the hundred thousand ---- */
+
+static size_t slot_of(const struct inode_table *t, dev_t dev, uint64_t ino)
 {
 	uint64_t hash = (ino ^ ((uint64_t)dev << 32 | (uint64_t)dev >> 32)) * 0x9e3779b97f4a7c15ull;
 	size_t slot = (size_t)(hash >> 17) & (t->capacity - 1);
 
-	while (t->names[slot].path && (t->names[slot].dev != dev || t->names[slot].ino != ino))
+	/* An inode number is never 0: a slot with none is free. */
+	while (t->slots[slot].ino && (t->slots[slot].dev != dev || t->slots[slot].ino != ino))
 		slot = (slot + 1) & (t->capacity - 1);
 	return slot;
 }
 
-/* The path for a file, the newest said: a file renamed while open is known by its new name. */
-static void remember_path(struct inode_names *t, dev_t dev, uint64_t ino, const char *path)
+static struct inode_name *table_find(const struct inode_table *t, dev_t dev, uint64_t ino)
 {
-	struct inode_name *name;
+	struct inode_name *slot;
 
-	if (2 * (t->count + 1) > t->capacity) {
-		struct inode_names grown = { .capacity = t->capacity ? 2 * t->capacity : 1024 };
-
-		grown.names = xcalloc(grown.capacity, sizeof(*grown.names));
-		for (size_t i = 0; i < t->capacity; i++)
-			if (t->names[i].path)
-				grown.names[slot_of(&grown, t->names[i].dev, t->names[i].ino)] = t->names[i];
-		free(t->names);
-		t->names = grown.names;
-		t->capacity = grown.capacity;
-	}
-	name = &t->names[slot_of(t, dev, ino)];
-	if (name->path) {
-		if (strcmp(name->path, path) != 0) {
-			free(name->path);
-			name->path = xstrdup(path);
-		}
-		return;
-	}
-	*name = (struct inode_name){ dev, ino, xstrdup(path) };
-	t->count++;
+	if (!t->capacity)
+		return NULL;
+	slot = &t->slots[slot_of(t, dev, ino)];
+	return slot->ino ? slot : NULL;
 }
 
-static const char *known_path(const struct inode_names *t, dev_t dev, uint64_t ino)
+/* The slot of (dev, ino), made when it was not there; ino is not 0. */
+static struct inode_name *table_add(struct inode_table *t, dev_t dev, uint64_t ino)
 {
-	return t->capacity ? t->names[slot_of(t, dev, ino)].path : NULL;
+	struct inode_name *slot;
+
+	if (2 * (t->count + 1) > t->capacity) {
+		struct inode_table grown = { .capacity = t->capacity ? 2 * t->capacity : 1024, .count = t->count };
+
+		grown.slots = xcalloc(grown.capacity, sizeof(*grown.slots));
+		for (size_t i = 0; i < t->capacity; i++)
+			if (t->slots[i].ino)
+				grown.slots[slot_of(&grown, t->slots[i].dev, t->slots[i].ino)] = t->slots[i];
+		free(t->slots);
+		*t = grown;
+	}
+	slot = &t->slots[slot_of(t, dev, ino)];
+	if (!slot->ino) {
+		*slot = (struct inode_name){ .dev = dev, .ino = ino };
+		t->count++;
+	}
+	return slot;
+}
+
+static void table_free(struct inode_table *t)
+{
+	for (size_t i = 0; i < t->capacity; i++)
+		free(t->slots[i].path);
+	free(t->slots);
+	*t = (struct inode_table){0};
+}
+
+/* ---- The child: looks for paths, says each one found ("MAJ MIN INO PATH", NUL-ended) ---- */
+
+/* A breadth-first walk of directories: each read once, its subdirectories on the device queued. */
+struct dir_walk {
+	char **queue;
+	size_t queue_head, queue_length, queue_capacity;
+	struct inode_table visited; /* the directories read (by inode) */
+	size_t dirs_read;
+};
+
+struct device_walk {
+	dev_t dev;
+	size_t pending;          /* asked for, not named, not given up */
+	unsigned walks;          /* whole walks begun */
+	bool walking;
+	struct dir_walk whole;   /* out from the known directories to the whole filesystem */
+	char **ancestors;        /* the level it goes up to next, once the queue is done */
+	size_t nancestors;
+	bool at_mounts;          /* the last level: every mount point of the device */
+	uint64_t begun_ns, rest_until_ns, near_after_ns;
+};
+
+struct child {
+	struct inode_table files; /* every path known: open, mapped and found, asked for or not */
+	size_t wanted;
+	struct device_walk devices[DEVICES_MAX];
+	size_t ndevices;
+	int socket;
+	char answers[65536];
+	size_t answers_length;
+	unsigned char asks[65536];
+	size_t asks_length;
+	uint64_t proc_after_ns;
+	char **cwds;              /* the working directories of processes: where files closed since may be */
+	size_t ncwds;
+};
+
+static void flush_answers(struct child *c)
+{
+	size_t done = 0;
+
+	while (done < c->answers_length) {
+		ssize_t sent = send(c->socket, c->answers + done, c->answers_length - done, MSG_NOSIGNAL);
+
+		if (sent < 0 && errno == EINTR)
+			continue;
+		if (sent <= 0)
+			_exit(0); /* the caller has gone */
+		done += (size_t)sent;
+	}
+	c->answers_length = 0;
+}
+
+static void say(struct child *c, struct inode_name *file)
+{
+	char line[64 + 4096];
+	int length = snprintf(line, sizeof(line), "%u %u %llu %s", major(file->dev), minor(file->dev),
+			      (unsigned long long)file->ino, file->path);
+
+	if (length < 0 || (size_t)length >= sizeof(line))
+		return;
+	if (c->answers_length + (size_t)length + 1 > sizeof(c->answers))
+		flush_answers(c);
+	memcpy(c->answers + c->answers_length, line, (size_t)length + 1);
+	c->answers_length += (size_t)length + 1;
+	file->sent = true;
+}
+
+static struct device_walk *device_of(struct child *c, dev_t dev, bool make)
+{
+	for (size_t i = 0; i < c->ndevices; i++)
+		if (c->devices[i].dev == dev)
+			return &c->devices[i];
+	/* Directories are read only on block devices: never on a FUSE or NFS server that may hang. */
+	if (!make || !major(dev) || c->ndevices == DEVICES_MAX)
+		return NULL;
+	c->devices[c->ndevices] = (struct device_walk){ .dev = dev };
+	return &c->devices[c->ndevices++];
+}
+
+/* A path for a file, the newest said: a file renamed while open is known by its new name. */
+static void learn(struct child *c, dev_t dev, uint64_t ino, const char *path)
+{
+	struct inode_name *file;
+	bool unnamed;
+
+	if (!ino || strlen(path) >= 4096)
+		return;
+	file = table_add(&c->files, dev, ino);
+	if (file->path && !strcmp(file->path, path))
+		return;
+	unnamed = !file->path;
+	free(file->path);
+	file->path = xstrdup(path);
+	if (!file->wanted)
+		return;
+	if (unnamed && !file->given_up) {
+		struct device_walk *d = device_of(c, dev, false);
+
+		if (d)
+			d->pending--;
+	}
+	file->given_up = false;
+	say(c, file);
+}
+
+static void asked(struct child *c, dev_t dev, uint64_t ino)
+{
+	struct inode_name *file;
+	struct device_walk *d;
+
+	if (!ino)
+		return;
+	file = table_add(&c->files, dev, ino);
+	if (file->wanted)
+		return;
+	file->wanted = true;
+	c->wanted++;
+	if (file->path) {
+		say(c, file);
+		return;
+	}
+	if ((d = device_of(c, dev, true))) {
+		file->asked_walk = d->walks;
+		d->pending++;
+	} else {
+		file->given_up = true; /* only an open or mapped file names it */
+	}
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted, each once (the strings freed that were twice). */
+static size_t unique_strings(char **strings, size_t n)
+{
+	size_t kept = 0;
+
+	if (n > 1)
+		qsort(strings, n, sizeof(*strings), compare_strings);
+	for (size_t i = 0; i < n; i++) {
+		if (kept && !strcmp(strings[kept - 1], strings[i]))
+			free(strings[i]);
+		else
+			strings[kept++] = strings[i];
+	}
+	return kept;
+}
+
+static void free_strings(char **strings, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(strings[i]);
+	free(strings);
+}
+
+static void add_string(char ***strings, size_t *n, size_t *capacity, char *string)
+{
+	if (*n == *capacity) {
+		*capacity = *capacity ? 2 * *capacity : 64;
+		*strings = xrealloc(*strings, *capacity * sizeof(**strings));
+	}
+	(*strings)[(*n)++] = string;
 }
 
 /* Files a process maps (programs, libraries, data files): "start-end perms offset MAJ:MIN inode path". */
-static void learn_mapped_files(struct inode_names *t, const char *pid)
+static void learn_mapped_files(struct child *c, const char *pid)
 {
 	char path[4200], line[4400];
 	FILE *maps;
@@ -82,13 +268,13 @@ static void learn_mapped_files(struct inode_names *t, const char *pid)
 		line[strcspn(line, "\n")] = '\0';
 		if (strstr(line + name_at, " (deleted)"))
 			continue;
-		remember_path(t, makedev(major_number, minor_number), ino, line + name_at);
+		learn(c, makedev(major_number, minor_number), ino, line + name_at);
 	}
 	fclose(maps);
 }
 
 /* The regular files one process has open. */
-static void learn_open_files(struct inode_names *t, const char *pid)
+static void learn_open_files(struct child *c, const char *pid)
 {
 	char dir_path[4200], link_path[4500], target[4096];
 	struct dirent *entry;
@@ -112,253 +298,563 @@ static void learn_open_files(struct inode_names *t, const char *pid)
 		target[length] = '\0';
 		if (strstr(target, " (deleted)"))
 			continue;
-		remember_path(t, makedev(st.stx_dev_major, st.stx_dev_minor), st.stx_ino, target);
+		learn(c, makedev(st.stx_dev_major, st.stx_dev_minor), st.stx_ino, target);
 	}
 	closedir(fds);
 }
 
-static int compare_pids(const void *a, const void *b)
+static void scan_processes(struct child *c)
 {
-	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
-
-	return (x > y) - (x < y);
-}
-
-/*
- * Every process's open and mapped files, in pid order from where the last round stopped,
- * until the deadline or a stop; where it stopped is where the next round begins.
- */
-static void scan_processes(struct inode_names *t, uint64_t deadline, volatile sig_atomic_t *stop)
-{
-	unsigned long *pids = NULL;
-	size_t npids = 0, capacity = 0, start;
+	size_t capacity = 0;
 	struct proc_pids proc;
 	pid_t found;
 
-	if (proc_pids_open(&proc, 0) != 0)
+	if (proc_pids_open(&proc, PROC_PIDS_NOT_SELF) != 0)
 		return;
+	free_strings(c->cwds, c->ncwds);
+	c->cwds = NULL;
+	c->ncwds = 0;
 	while ((found = proc_pids_next(&proc))) {
-		if (npids == capacity) {
-			capacity = capacity ? 2 * capacity : 1024;
-			pids = xrealloc(pids, capacity * sizeof(*pids));
+		char pid[24], path[64], cwd[4096];
+		ssize_t length;
+
+		snprintf(pid, sizeof(pid), "%d", (int)found);
+		learn_open_files(c, pid);
+		learn_mapped_files(c, pid);
+		if (sysroot_path(path, sizeof(path), "/proc/%s/cwd", pid) &&
+		    (length = readlink(path, cwd, sizeof(cwd) - 1)) > 0 && cwd[0] == '/') {
+			cwd[length] = '\0';
+			if (!strstr(cwd, " (deleted)"))
+				add_string(&c->cwds, &c->ncwds, &capacity, xstrdup(cwd));
 		}
-		pids[npids++] = (unsigned long)found;
 	}
 	proc_pids_close(&proc);
-	qsort(pids, npids, sizeof(*pids), compare_pids);
-	for (start = 0; start < npids && pids[start] < t->scan_from; start++)
-		;
-	t->scan_from = 0;
-	for (size_t k = 0; k < npids; k++) {
-		size_t i = (start + k) % npids;
-		char pid[24];
+	c->ncwds = unique_strings(c->cwds, c->ncwds);
+}
 
-		if ((stop && *stop) || monotonic_ns() >= deadline) {
-			t->scan_from = pids[i];
+/* dir/name, or false when too long. */
+static bool join_path(char *out, size_t size, const char *dir, const char *name)
+{
+	int length = snprintf(out, size, "%s/%s", strcmp(dir, "/") ? dir : "", name);
+
+	return length > 0 && (size_t)length < size;
+}
+
+static void push_dir(struct dir_walk *w, const char *path)
+{
+	if (w->queue_head > 0 && w->queue_head >= w->queue_length / 2) {
+		memmove(w->queue, w->queue + w->queue_head, (w->queue_length - w->queue_head) * sizeof(*w->queue));
+		w->queue_length -= w->queue_head;
+		w->queue_head = 0;
+	}
+	if (w->queue_length == w->queue_capacity) {
+		w->queue_capacity = w->queue_capacity ? 2 * w->queue_capacity : 256;
+		w->queue = xrealloc(w->queue, w->queue_capacity * sizeof(*w->queue));
+	}
+	w->queue[w->queue_length++] = xstrdup(path);
+}
+
+static void dir_walk_free(struct dir_walk *w)
+{
+	for (size_t i = w->queue_head; i < w->queue_length; i++)
+		free(w->queue[i]);
+	free(w->queue);
+	table_free(&w->visited);
+	*w = (struct dir_walk){0};
+}
+
+/*
+ * A subdirectory on the same device, not read yet. What the kernel has (AT_STATX_DONT_SYNC, no
+ * automount): the root of a FUSE or NFS mount is not asked, nor opened, whatever its server does.
+ */
+static bool below_on_device(const struct device_walk *d, const struct dir_walk *w, int dir_fd, const char *name)
+{
+	struct statx st;
+
+	return statx(dir_fd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO,
+		     &st) == 0 &&
+	       S_ISDIR(st.stx_mode) && makedev(st.stx_dev_major, st.stx_dev_minor) == d->dev &&
+	       !table_find(&w->visited, 1, st.stx_ino);
+}
+
+/*
+ * One directory's entries against the files asked for on its device (d_ino: no stat but of a
+ * match, checked to be that file still); in a walk, its subdirectories queued, once each.
+ */
+static void read_dir(struct child *c, struct device_walk *d, struct dir_walk *w, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct dirent *entry;
+	struct stat st;
+	DIR *dir;
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) != 0 || st.st_dev != d->dev || (w && table_find(&w->visited, 1, st.st_ino)) ||
+	    !(dir = fdopendir(fd))) {
+		close(fd);
+		return;
+	}
+	if (w) {
+		table_add(&w->visited, 1, st.st_ino);
+		w->dirs_read++;
+	}
+	while ((entry = readdir(dir))) {
+		struct inode_name *file;
+		char child_path[4096];
+
+		if (!strcmp(entry->d_name, ".") || !strcmp(entry->d_name, ".."))
+			continue;
+		file = entry->d_ino ? table_find(&c->files, d->dev, entry->d_ino) : NULL;
+		if (file && file->wanted && !file->path && join_path(child_path, sizeof(child_path), path, entry->d_name) &&
+		    fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_dev == d->dev && st.st_ino == entry->d_ino)
+			learn(c, d->dev, st.st_ino, child_path);
+		if (w && (entry->d_type == DT_DIR || entry->d_type == DT_UNKNOWN) &&
+		    below_on_device(d, w, dirfd(dir), entry->d_name) &&
+		    join_path(child_path, sizeof(child_path), path, entry->d_name))
+			push_dir(w, child_path);
+	}
+	closedir(dir);
+}
+
+/*
+ * Where files closed since are most often found: the directories of the files known on the
+ * device (a log beside its rotated twin, the small files of a directory read one after
+ * another) and the working directories of processes (read_dir leaves out those elsewhere).
+ * Near: only those of files asked for, where the I/O is now (not every library's).
+ */
+static char **seed_dirs(const struct child *c, dev_t dev, bool near, size_t *n)
+{
+	char **dirs = NULL;
+	size_t count = 0, capacity = 0;
+
+	for (size_t i = 0; i < c->files.capacity; i++) {
+		const struct inode_name *file = &c->files.slots[i];
+		char *dir, *slash;
+
+		if (!file->ino || !file->path || file->dev != dev || file->path[0] != '/' || (near && !file->wanted))
+			continue;
+		dir = xstrdup(file->path);
+		slash = strrchr(dir, '/');
+		slash[slash == dir] = '\0';
+		add_string(&dirs, &count, &capacity, dir);
+	}
+	for (size_t i = 0; i < c->ncwds; i++)
+		if (strcmp(c->cwds[i], "/")) /* a daemon's: the whole walk's last level */
+			add_string(&dirs, &count, &capacity, xstrdup(c->cwds[i]));
+	*n = unique_strings(dirs, count);
+	return dirs;
+}
+
+/*
+ * The near walk: the directories of the files asked for that are known, the working
+ * directories, and what is below them, breadth first, NEAR_DIRS directories at most (the whole
+ * walk may have passed a directory before its files were asked for).
+ */
+static void walk_near(struct child *c, struct device_walk *d)
+{
+	struct dir_walk near = {0};
+	size_t n;
+	char **dirs = seed_dirs(c, d->dev, true, &n);
+
+	for (size_t i = 0; i < n; i++)
+		push_dir(&near, dirs[i]);
+	free_strings(dirs, n);
+	while (d->pending && near.queue_head < near.queue_length && near.dirs_read < NEAR_DIRS) {
+		char *path = near.queue[near.queue_head++];
+
+		read_dir(c, d, &near, path);
+		free(path);
+	}
+	dir_walk_free(&near);
+}
+
+/* The whole walk's queue done: the next level up (the parents of the last, each once), then the mount points. */
+static bool next_level(struct device_walk *d)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->nancestors; i++) {
+		char *slash = strrchr(d->ancestors[i], '/');
+
+		if (!slash || !strcmp(d->ancestors[i], "/")) {
+			free(d->ancestors[i]);
+			continue;
+		}
+		slash[slash == d->ancestors[i]] = '\0';
+		d->ancestors[n++] = d->ancestors[i];
+	}
+	d->nancestors = unique_strings(d->ancestors, n);
+	for (size_t i = 0; i < d->nancestors; i++)
+		push_dir(&d->whole, d->ancestors[i]);
+	if (d->nancestors)
+		return true;
+	if (!d->at_mounts) {
+		struct mountinfo mounts;
+
+		d->at_mounts = true;
+		if (mountinfo_read(&mounts) == 0) {
+			for (size_t i = 0; i < mounts.count; i++)
+				if (makedev(mounts.mount[i].major, mounts.mount[i].minor) == d->dev)
+					push_dir(&d->whole, mounts.mount[i].dir);
+			mountinfo_free(&mounts);
+		}
+		return d->whole.queue_head < d->whole.queue_length;
+	}
+	return false;
+}
+
+static void end_walk(struct child *c, struct device_walk *d, bool whole)
+{
+	uint64_t now = monotonic_ns(), took = now - d->begun_ns;
+
+	/* What a whole walk begun after it was asked for did not find is out of reach: deleted, or hidden. */
+	for (size_t i = 0; whole && i < c->files.capacity; i++) {
+		struct inode_name *file = &c->files.slots[i];
+
+		if (file->ino && file->dev == d->dev && file->wanted && !file->path && !file->given_up &&
+		    file->asked_walk < d->walks) {
+			file->given_up = true;
+			d->pending--;
+		}
+	}
+	dir_walk_free(&d->whole);
+	free_strings(d->ancestors, d->nancestors);
+	d->ancestors = NULL;
+	d->nancestors = 0;
+	d->walking = false;
+	/* A walk again no sooner than it took: never more than half of a CPU at walking, on a busy system. */
+	d->rest_until_ns = now + (took > SECOND_NS ? took : SECOND_NS);
+}
+
+/*
+ * Some directories of the device's whole walk: out from the known directories (what is below
+ * them, then below their parents ...) to the whole filesystem. True when it did work.
+ */
+static bool walk_step(struct child *c, struct device_walk *d)
+{
+	if (!d->walking) {
+		if (!d->pending || monotonic_ns() < d->rest_until_ns)
+			return false;
+		d->walks++;
+		d->walking = true;
+		d->at_mounts = false;
+		d->begun_ns = monotonic_ns();
+		d->ancestors = seed_dirs(c, d->dev, false, &d->nancestors);
+		for (size_t i = 0; i < d->nancestors; i++)
+			push_dir(&d->whole, d->ancestors[i]);
+	}
+	for (int k = 0; k < STEP_DIRS && d->pending; k++) {
+		char *path;
+
+		if (d->whole.queue_head == d->whole.queue_length && !next_level(d)) {
+			end_walk(c, d, true);
+			return true;
+		}
+		path = d->whole.queue[d->whole.queue_head++];
+		read_dir(c, d, &d->whole, path);
+		free(path);
+	}
+	if (!d->pending)
+		end_walk(c, d, false);
+	return true;
+}
+
+/* Whole (device, inode) records from the caller; false when it has gone. */
+static bool take_asks(struct child *c)
+{
+	for (;;) {
+		ssize_t got = recv(c->socket, c->asks + c->asks_length, sizeof(c->asks) - c->asks_length, MSG_DONTWAIT);
+		size_t whole;
+
+		if (got < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+		if (got == 0)
+			return false;
+		c->asks_length += (size_t)got;
+		whole = c->asks_length / sizeof(struct file_id) * sizeof(struct file_id);
+		for (size_t at = 0; at < whole; at += sizeof(struct file_id)) {
+			struct file_id id;
+
+			memcpy(&id, c->asks + at, sizeof(id));
+			asked(c, id.dev, id.ino);
+		}
+		memmove(c->asks, c->asks + whole, c->asks_length - whole);
+		c->asks_length -= whole;
+	}
+}
+
+/* When a task begun then and done now is done again: a second after, or more, so that it takes a quarter of a CPU at most. */
+static uint64_t next_time(uint64_t begun, uint64_t done)
+{
+	uint64_t took = done - begun;
+
+	return begun + (4 * took > SECOND_NS ? 4 * took : SECOND_NS);
+}
+
+static _Noreturn void child_main(int socket_fd, bool waited_for)
+{
+	struct child *c = xcalloc(1, sizeof(*c));
+
+	c->socket = socket_fd;
+	/*
+	 * In the background, looking costs the machine little: after everything else for the CPU,
+	 * the lowest of best effort for the disks. A caller that waits for the names (doctor)
+	 * is not kept waiting behind the rest of a busy machine.
+	 */
+	if (!waited_for) {
+		(void)!setpriority(PRIO_PROCESS, 0, 10);
+		syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, 2 << 13 | 7 /* IOPRIO_CLASS_BE, level 7 */);
+	}
+	for (;;) {
+		uint64_t now = monotonic_ns();
+		struct pollfd p = { .fd = c->socket, .events = POLLIN };
+		int timeout = 1000;
+		bool busy = false;
+
+		if (c->wanted && now >= c->proc_after_ns) {
+			scan_processes(c);
+			flush_answers(c); /* what it found, said before the walks begin */
+			c->proc_after_ns = next_time(now, monotonic_ns());
+			now = monotonic_ns();
+		}
+		for (size_t i = 0; i < c->ndevices; i++) {
+			struct device_walk *d = &c->devices[i];
+
+			if (d->pending && now >= d->near_after_ns) {
+				uint64_t begun = monotonic_ns();
+
+				walk_near(c, d);
+				flush_answers(c);
+				d->near_after_ns = next_time(begun, monotonic_ns());
+			}
+			busy |= walk_step(c, d);
+		}
+		flush_answers(c);
+		if (busy) {
+			timeout = 0;
+		} else if (c->wanted) {
+			now = monotonic_ns();
+			timeout = c->proc_after_ns > now ? (int)((c->proc_after_ns - now) / 1000000u) + 1 : 0;
+		}
+		if (poll(&p, 1, timeout) > 0 && !take_asks(c))
 			break;
-		}
-		snprintf(pid, sizeof(pid), "%lu", pids[i]);
-		learn_open_files(t, pid);
-		learn_mapped_files(t, pid);
 	}
-	free(pids);
+	_exit(0);
 }
 
-/* ---- Beside known files: one child reads the directories, the answers come down a pipe ---- */
-
-struct wanted {
-	struct file_id *ids; /* a hash table of the unnamed, capacity a power of two */
-	size_t capacity;
-};
-
-static size_t wanted_slot(const struct wanted *w, dev_t dev, uint64_t ino)
+/* In the child, just forked: nothing of the caller's kept open, signals as the default says. */
+static _Noreturn void become_child(int socket_fd, pid_t parent, bool waited_for)
 {
-	uint64_t hash = (ino ^ (uint64_t)dev << 40) * 0x9e3779b97f4a7c15ull;
-	size_t slot = (size_t)(hash >> 13) & (w->capacity - 1);
+	static const int signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD };
+	sigset_t all;
+	int null_fd;
 
-	while (w->ids[slot].ino && (w->ids[slot].dev != dev || w->ids[slot].ino != ino))
-		slot = (slot + 1) & (w->capacity - 1);
-	return slot;
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		signal(signals[i], SIG_DFL);
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(0);
+	/* A child stuck for good (a disk that does not answer) holds none of the caller's pipes. */
+	if (dup2(socket_fd, 3) != 3)
+		_exit(1);
+	syscall(SYS_close_range, 4u, ~0u, 0u);
+	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; fd < 3; fd++)
+		if (null_fd < 0 || dup2(null_fd, fd) != fd)
+			close(fd);
+	if (null_fd > 2)
+		close(null_fd);
+	if (sysroot_reopen() != 0)
+		_exit(1);
+	child_main(3, waited_for);
 }
 
-/* In the child: each directory's entries against the wanted inodes; "MAJ MIN INO PATH\n" for each found. */
-static void read_beside(const struct wanted *w, char (*dirs)[512], const dev_t *dir_devs, size_t ndirs, int out)
+/* ---- The caller's side ---- */
+
+static void remember(struct inode_names *t, dev_t dev, uint64_t ino, const char *path)
 {
-	for (size_t i = 0; i < ndirs; i++) {
-		DIR *d = opendir(dirs[i]);
-		struct dirent *entry;
+	struct inode_name *name = table_add(&t->names, dev, ino);
 
-		while (d && (entry = readdir(d))) {
-			char path[4096 + 600], line[sizeof(path) + 64];
-			struct stat st;
-			int length;
-
-			if (!entry->d_ino || !w->ids[wanted_slot(w, dir_devs[i], entry->d_ino)].ino)
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", strcmp(dirs[i], "/") ? dirs[i] : "", entry->d_name);
-			/* The entry, checked to be the file: a name may have moved on. */
-			if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != dir_devs[i])
-				continue;
-			length = snprintf(line, sizeof(line), "%u %u %llu %s\n", major(st.st_dev), minor(st.st_dev),
-					  (unsigned long long)st.st_ino, path);
-			if (length > 0 && (size_t)length < sizeof(line) && !strchr(path, '\n') &&
-			    write(out, line, (size_t)length) != length)
-				_exit(1);
-		}
-		if (d)
-			closedir(d);
+	if (name->path && !strcmp(name->path, path))
+		return;
+	if (name->path) {
+		/* Someone may hold the old one (inode_names_get): kept till the end. */
+		t->retired = xrealloc(t->retired, (t->nretired + 1) * sizeof(*t->retired));
+		t->retired[t->nretired++] = name->path;
 	}
+	name->path = xstrdup(path);
 }
 
-static void reap_children(struct inode_names *t)
+/* The thread that drains the child's answers into the table, as they come. */
+static void *read_answers(void *context)
 {
-	for (size_t i = 0; i < sizeof(t->children) / sizeof(t->children[0]); i++)
-		if (t->children[i] > 0 && waitpid(t->children[i], NULL, WNOHANG) != 0)
-			t->children[i] = 0;
-}
-
-static void keep_child(struct inode_names *t, pid_t child)
-{
-	for (size_t i = 0; i < sizeof(t->children) / sizeof(t->children[0]); i++) {
-		if (t->children[i] <= 0) {
-			t->children[i] = child;
-			return;
-		}
-	}
-	/* Eight stuck already: this one is left to init. */
-}
-
-/* What the child said, line by line, until EOF, the deadline or a stop. */
-static void take_answers(struct inode_names *t, int in, uint64_t deadline, volatile sig_atomic_t *stop)
-{
-	char buffer[65536];
+	struct inode_names *t = context;
+	static const size_t size = 65536;
+	char *buffer = xcalloc(size, 1);
 	size_t used = 0;
 
 	for (;;) {
-		uint64_t now = monotonic_ns();
-		struct pollfd p = { .fd = in, .events = POLLIN };
+		struct pollfd p[2] = { { .fd = t->from_child, .events = POLLIN }, { .fd = t->quit[0], .events = POLLIN } };
 		ssize_t got;
-		char *line, *newline;
+		char *record, *end;
 
-		if ((stop && *stop) || now >= deadline)
-			return;
-		if (poll(&p, 1, (int)((deadline - now) / 1000000ull) + 1) <= 0)
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents)
+			break;
+		got = recv(t->from_child, buffer + used, size - used, MSG_DONTWAIT);
+		if (got < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
-		got = read(in, buffer + used, sizeof(buffer) - used);
 		if (got <= 0)
-			return;
+			break;
 		used += (size_t)got;
-		line = buffer;
-		while ((newline = memchr(line, '\n', used - (size_t)(line - buffer)))) {
+		record = buffer;
+		pthread_mutex_lock(&t->lock);
+		while ((end = memchr(record, '\0', used - (size_t)(record - buffer)))) {
 			unsigned major_number, minor_number;
 			unsigned long long ino;
 			int path_at = 0;
 
-			*newline = '\0';
-			if (sscanf(line, "%u %u %llu %n", &major_number, &minor_number, &ino, &path_at) == 3 && path_at)
-				remember_path(t, makedev(major_number, minor_number), ino, line + path_at);
-			line = newline + 1;
+			if (sscanf(record, "%u %u %llu %n", &major_number, &minor_number, &ino, &path_at) == 3 && path_at &&
+			    ino && record[path_at] == '/')
+				remember(t, makedev(major_number, minor_number), ino, record + path_at);
+			record = end + 1;
 		}
-		used -= (size_t)(line - buffer);
-		memmove(buffer, line, used);
-		if (used == sizeof(buffer))
-			used = 0; /* a line longer than any path: dropped */
+		pthread_mutex_unlock(&t->lock);
+		used -= (size_t)(record - buffer);
+		memmove(buffer, record, used);
+		if (used == size)
+			used = 0; /* longer than any path: dropped */
+	}
+	free(buffer);
+	return NULL;
+}
+
+static bool start(struct inode_names *t, bool waited_for)
+{
+	int ends[2];
+	sigset_t all, old;
+	pid_t parent = getpid();
+
+	if (t->started)
+		return !t->failed;
+	t->started = true;
+	t->failed = true;
+	t->child = -1;
+	t->to_child = t->from_child = t->quit[0] = t->quit[1] = -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
+		return false;
+	if (pipe2(t->quit, O_CLOEXEC) != 0) {
+		close(ends[0]);
+		close(ends[1]);
+		return false;
+	}
+	t->child = fork();
+	if (t->child == 0)
+		become_child(ends[1], parent, waited_for);
+	close(ends[1]);
+	t->to_child = t->from_child = ends[0];
+	if (t->child < 0)
+		return false;
+	pthread_mutex_init(&t->lock, NULL);
+	/* Signals go to the main thread, whose waits they must end (Ctrl-C). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&t->reader, NULL, read_answers, t) == 0)
+		t->failed = false;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (t->failed) {
+		kill(t->child, SIGKILL);
+		waitpid(t->child, NULL, 0);
+		t->child = -1;
+		pthread_mutex_destroy(&t->lock);
+	}
+	return !t->failed;
+}
+
+/* As much of the asks as the child takes now, never waiting. */
+static void flush_pending(struct inode_names *t)
+{
+	while (t->pending_length) {
+		ssize_t sent = send(t->to_child, t->pending, t->pending_length, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (sent < 0 && errno == EINTR)
+			continue;
+		if (sent <= 0)
+			return; /* full (busy, or stuck: the asks wait), or gone */
+		memmove(t->pending, t->pending + sent, t->pending_length - (size_t)sent);
+		t->pending_length -= (size_t)sent;
 	}
 }
 
-static void look_beside(struct inode_names *t, const struct wanted *w, uint64_t deadline, volatile sig_atomic_t *stop)
+/* The asks of inode_names_ask, the child started for a caller that waits or not. */
+static bool ask(struct inode_names *t, const struct file_id *ids, size_t n, bool waited_for)
 {
-	char (*dirs)[512] = xcalloc(BESIDE_DIRS, sizeof(*dirs));
-	dev_t *dir_devs = xcalloc(BESIDE_DIRS, sizeof(*dir_devs)), devices[16];
-	size_t ndirs = 0, ndevices = 0;
-	int pipe_ends[2];
-	pid_t child;
-
-	/* The devices with unnamed files (a few), then the directories of known files on them. */
-	for (size_t i = 0; i < w->capacity; i++) {
-		size_t j;
-
-		for (j = 0; j < ndevices && devices[j] != w->ids[i].dev; j++)
-			;
-		if (w->ids[i].ino && j == ndevices && ndevices < sizeof(devices) / sizeof(devices[0]))
-			devices[ndevices++] = w->ids[i].dev;
-	}
-	for (size_t i = 0; i < t->capacity && ndirs < BESIDE_DIRS; i++) {
-		const struct inode_name *name = &t->names[i];
-		char dir[512], *slash;
-		size_t j;
-
-		if (!name->path || name->path[0] != '/' || strlen(name->path) >= sizeof(dir))
+	if (!start(t, waited_for))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (!ids[i].ino || table_find(&t->asked, ids[i].dev, ids[i].ino))
 			continue;
-		for (j = 0; j < ndevices && devices[j] != name->dev; j++)
-			;
-		if (j == ndevices)
-			continue;
-		snprintf(dir, sizeof(dir), "%s", name->path);
-		slash = strrchr(dir, '/');
-		slash[slash == dir] = '\0';
-		for (j = 0; j < ndirs && (dir_devs[j] != name->dev || strcmp(dirs[j], dir)); j++)
-			;
-		if (j == ndirs) {
-			memcpy(dirs[ndirs], dir, sizeof(dir));
-			dir_devs[ndirs++] = name->dev;
-		}
+		if (t->pending_length + sizeof(ids[i]) > PENDING_MAX)
+			break; /* asked again next time */
+		if (!t->pending)
+			t->pending = xcalloc(PENDING_MAX, 1);
+		memcpy(t->pending + t->pending_length, &ids[i], sizeof(ids[i]));
+		t->pending_length += sizeof(ids[i]);
+		table_add(&t->asked, ids[i].dev, ids[i].ino);
 	}
-	if (ndirs && pipe2(pipe_ends, O_CLOEXEC) == 0) {
-		child = fork();
-		if (child == 0) {
-			/* Nothing of the parent's stays open here: a child stuck for good must not hold its stdout. */
-			dup2(pipe_ends[1], 3);
-			for (int fd = 0; fd < 3; fd++)
-				close(fd);
-			syscall(SYS_close_range, 4u, ~0u, 0u);
-			read_beside(w, dirs, dir_devs, ndirs, 3);
-			_exit(0);
-		}
-		close(pipe_ends[1]);
-		if (child > 0) {
-			take_answers(t, pipe_ends[0], deadline, stop);
-			/* Done or out of time: it goes when the kernel lets it (a FUSE request may hold it). */
-			kill(child, SIGKILL);
-			if (waitpid(child, NULL, WNOHANG) == 0)
-				keep_child(t, child);
-		}
-		close(pipe_ends[0]);
-	}
-	free(dirs);
-	free(dir_devs);
+	flush_pending(t);
+	return true;
+}
+
+bool inode_names_ask(struct inode_names *t, const struct file_id *ids, size_t n)
+{
+	return ask(t, ids, n, false);
 }
 
 void inode_names_resolve(struct inode_names *t, const struct file_id *ids, size_t n, uint64_t budget_ns,
 			 volatile sig_atomic_t *stop)
 {
 	uint64_t deadline = monotonic_ns() + budget_ns;
-	struct wanted w = {0};
-	size_t unnamed = 0;
 
-	reap_children(t);
-	if (!n)
+	if (!n || !ask(t, ids, n, true))
 		return;
-	/* Open and mapped files first: the newest names of files still open, renamed or not. */
-	scan_processes(t, deadline, stop);
-	for (size_t i = 0; i < n; i++)
-		unnamed += ids[i].ino && !known_path(t, ids[i].dev, ids[i].ino);
-	if (!unnamed || (stop && *stop) || monotonic_ns() >= deadline)
-		return;
-	for (w.capacity = 16; w.capacity < 2 * unnamed; w.capacity *= 2)
-		;
-	w.ids = xcalloc(w.capacity, sizeof(*w.ids));
-	for (size_t i = 0; i < n; i++)
-		if (ids[i].ino && !known_path(t, ids[i].dev, ids[i].ino))
-			w.ids[wanted_slot(&w, ids[i].dev, ids[i].ino)] = ids[i];
-	look_beside(t, &w, deadline, stop);
-	free(w.ids);
+	while (!(stop && *stop) && monotonic_ns() < deadline) {
+		struct timespec pause = { 0, 10000000 };
+		size_t unnamed = 0;
+
+		flush_pending(t);
+		pthread_mutex_lock(&t->lock);
+		for (size_t i = 0; i < n && !unnamed; i++) {
+			const struct inode_name *name = table_find(&t->names, ids[i].dev, ids[i].ino);
+
+			unnamed += ids[i].ino && !(name && name->path);
+		}
+		pthread_mutex_unlock(&t->lock);
+		if (!unnamed)
+			return;
+		nanosleep(&pause, NULL);
+	}
 }
 
-const char *inode_names_get(const struct inode_names *t, dev_t dev, uint64_t ino, char *fallback, size_t len)
+const char *inode_names_get(struct inode_names *t, dev_t dev, uint64_t ino, char *fallback, size_t len)
 {
-	const char *path = known_path(t, dev, ino);
+	const struct inode_name *name;
+	const char *path = NULL;
 
+	if (t->started && !t->failed) {
+		pthread_mutex_lock(&t->lock);
+		name = table_find(&t->names, dev, ino);
+		path = name ? name->path : NULL;
+		pthread_mutex_unlock(&t->lock);
+	}
 	if (path)
 		return path;
 	snprintf(fallback, len, "dev %u:%u inode %llu", major(dev), minor(dev), (unsigned long long)ino);
@@ -367,9 +863,27 @@ const char *inode_names_get(const struct inode_names *t, dev_t dev, uint64_t ino
 
 void inode_names_free(struct inode_names *t)
 {
-	reap_children(t);
-	for (size_t i = 0; i < t->capacity; i++)
-		free(t->names[i].path);
-	free(t->names);
+	if (t->started && !t->failed) {
+		/* Killed, and waited for only if already gone: a child in a stuck filesystem is left to init. */
+		kill(t->child, SIGKILL);
+		for (int tries = 0; tries < 50 && waitpid(t->child, NULL, WNOHANG) == 0; tries++)
+			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+		if (write(t->quit[1], "", 1) == 1)
+			pthread_join(t->reader, NULL);
+		else
+			pthread_detach(t->reader);
+		pthread_mutex_destroy(&t->lock);
+	}
+	if (t->started) {
+		int fds[] = { t->to_child, t->quit[0], t->quit[1] };
+
+		for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	}
+	table_free(&t->names);
+	table_free(&t->asked);
+	free_strings(t->retired, t->nretired);
+	free(t->pending);
 	*t = (struct inode_names){0};
 }

@@ -43,6 +43,19 @@ int sysroot_set(const char *directory)
 	return 0;
 }
 
+int sysroot_reopen(void)
+{
+	char *path = root_path ? xstrdup(root_path) : NULL;
+	int rc = 0;
+
+	root_fd = -1; /* closed already, its number perhaps another file's now: never closed here */
+	root_generation++;
+	if (path)
+		rc = sysroot_set(path);
+	free(path);
+	return rc;
+}
+
 const char *sysroot_get(void)
 {
 	root();

@@ -14,6 +14,8 @@
  */
 int sysroot_set(const char *directory); /* 0, or -errno when it is not a directory */
 const char *sysroot_get(void);
+/* The same root opened again, in a child that closed the descriptors it inherited: 0, or -errno. */
+int sysroot_reopen(void);
 
 /*
  * A file read again and again, sample after sample: opened once, read from the start
