@@ -11,7 +11,8 @@ usage="usage: ${0##*/} [--files N] [--dirs D] [--rounds R] [DIR]
     one       one process reads them all, one file of the first directory kept open
     many      short-lived processes (xargs cat, 100 files each, 2 at a time) read them,
               nothing kept open, while fio (or dd) reads and writes the same disk
-  Reported, per round, and the verdict of each goal when every round agrees:
+  Reported, per round, and the verdict of each goal by bench/verdict.py (met only when the
+  rounds agree; exit status 0 met, 1 a goal NOT met, 3 a goal undecided):
     interval  interval_ns of every line: median and max (goal: max <= 1.1 s)
     gap       time_ns between lines printed: max (goal: <= 1.1 s)
     named 1   rows of the first reading named by their path (a file read once, in one
@@ -179,24 +180,27 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	round many "$r"
 done
 
-python3 - "$work/results" <<'EOF'
+python3 - "$repo/bench" "$work/results" <<'EOF'
 import json, sys
+sys.path.insert(0, sys.argv.pop(1))
+import verdict
 results = [json.loads(l) for l in open(sys.argv[1])]
-goals = [("interval_max", "every interval_ns <= 1.1 s", lambda v: v <= 1.1, "%.3f s"),
-         ("gap_max", "every line printed <= 1.1 s after the last", lambda v: v <= 1.1, "%.3f s"),
-         ("named2", "second reading: >= 99 % of rows named", lambda v: v >= 99, "%.2f %%"),
-         ("ctrl_c", "Ctrl-C obeyed within 0.25 s", lambda v: v <= 0.25, "%.3f s")]
+# (The rule of every bench script, bench/verdict.py: met only when the rounds agree.)
+goals = [("interval_max", "every interval_ns <= 1.1 s", "<= 1.1", "%.3f"),
+         ("gap_max", "every line printed <= 1.1 s after the last", "<= 1.1", "%.3f"),
+         ("named2", "second reading: >= 99 % of rows named", ">= 99", "%.2f"),
+         ("ctrl_c", "Ctrl-C obeyed within 0.25 s", "<= 0.25", "%.3f")]
+verdicts = []
 for workload in ("one", "many"):
     rounds = [r for r in results if r["workload"] == workload]
     print("%s:" % workload)
-    for key, goal, met, unit in goals:
-        values = [r[key] for r in rounds]
-        spread = (unit + " - " + unit) % (min(values), max(values))
-        verdicts = set(met(v) for v in values)
-        verdict = ("met" if verdicts == {True} else "not met") if len(verdicts) == 1 else "rounds disagree: no verdict"
-        print("  %-44s %-22s %s" % (goal, spread, verdict))
+    for key, goal, limit, fmt in goals:
+        v = verdict.judge([r[key] for r in rounds], limit, fmt=fmt)
+        verdicts.append(v)
+        print("  %-44s %s" % (goal + ":", v))
     for key, what, unit in (("named1", "first reading: rows named", "%.1f %%"), ("rss_mb", "max RSS", "%.0f MB"),
                             ("cpu", "CPU", "%.1f s"), ("interval_median", "interval median", "%.3f s")):
         values = [r[key] for r in rounds]
         print("  %-44s %s" % (what, (unit + " - " + unit) % (min(values), max(values))))
+sys.exit(verdict.exit_status(verdicts))
 EOF
