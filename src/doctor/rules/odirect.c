@@ -11,7 +11,11 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 	for (size_t i = 0; i < s->ndirect; i++) {
 		const struct snap_direct_process *p = &s->direct[i];
 		double read_rate = 0, write_rate = 0;
-		bool rates = p->io_known && p->rate_seconds > 0;
+		/* eBPF's count of its requests, over the whole window: a process that lived a few ms is no faster for it */
+		double window = s->disk_seconds > 0 ? s->disk_seconds : s->seconds;
+		bool by_requests = p->bio_known && window > 0;
+		double rate_seconds = by_requests ? window : p->rate_seconds;
+		bool rates = by_requests || (p->io_known && p->rate_seconds > 0);
 		uint64_t cached = 0, pages = 0, opens = 0;
 		bool cache_known = false;
 		char read_text[16], write_text[16];
@@ -35,8 +39,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			opens += p->opens[k];
 		}
 		if (rates) {
-			read_rate = (double)p->read_bytes / p->rate_seconds;
-			write_rate = (double)p->write_bytes / p->rate_seconds;
+			read_rate = (double)(by_requests ? p->bio_read_bytes : p->read_bytes) / rate_seconds;
+			write_rate = (double)(by_requests ? p->bio_write_bytes : p->write_bytes) / rate_seconds;
 		}
 		/*
 		 * Bypassing the cache matters when it reads: reads that the cache could serve. A few
@@ -63,7 +67,15 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 						p->call[0] ? p->call : "?", (unsigned)O_DIRECT, p->first_fd,
 						p->first_seen_seconds, (unsigned long long)opens, opens == 1 ? "" : "s",
 						p->first_flags, p->nfiles, p->nfiles > 1 ? "s" : "");
-		if (rates && used < sizeof(f->numbers))
+		if (by_requests && used < sizeof(f->numbers))
+			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
+						 "; its block requests (eBPF): %llu read%s, %llu write%s, %s/s read, %s/s "
+						 "written over the window's %.1f s",
+						 (unsigned long long)p->bio_read_requests, p->bio_read_requests == 1 ? "" : "s",
+						 (unsigned long long)p->bio_write_requests, p->bio_write_requests == 1 ? "" : "s",
+						 human_size((uint64_t)read_rate, read_text, sizeof(read_text)),
+						 human_size((uint64_t)write_rate, write_text, sizeof(write_text)), rate_seconds);
+		else if (rates && used < sizeof(f->numbers))
 			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
 						 "; from storage %s/s read, %s/s written over the %.1f s since it was first "
 						 "seen (/proc/%d/io)",
@@ -86,7 +98,12 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			field_text(files, NULL, s->direct_files[p->files[k]].path);
 		field_real_if(&f->data, "read_bytes_per_s", read_rate, rates);
 		field_real_if(&f->data, "write_bytes_per_s", write_rate, rates);
-		field_real_if(&f->data, "rate_seconds", p->rate_seconds, rates);
+		field_real_if(&f->data, "rate_seconds", rate_seconds, rates);
+		field_text(&f->data, "rates_from", !rates ? NULL : by_requests ? "ebpf" : "procfs");
+		field_count_if(&f->data, "read_requests", p->bio_read_requests, p->bio_known);
+		field_count_if(&f->data, "read_bytes", p->bio_read_bytes, p->bio_known);
+		field_count_if(&f->data, "write_requests", p->bio_write_requests, p->bio_known);
+		field_count_if(&f->data, "write_bytes", p->bio_write_bytes, p->bio_known);
 		field_int_if(&f->data, "fd", p->first_fd, p->first_fd >= 0);
 		field_int(&f->data, "flags", (int)p->first_flags);
 		field_count_if(&f->data, "cached_pages", cached, cache_known);
