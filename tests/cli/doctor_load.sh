@@ -186,6 +186,10 @@ if procs=$(memcg reader $((32 << 20))); then
 		"$(dq get cache-miss ino file "$T/big.dat" <<<"$OUT")"
 	hit=$(dq get cache-miss hit_percent file "$T/big.dat" <<<"$OUT")
 	check "… under half of its pages hit too ($hit %)" between 0 50 "$hit"
+	check_eq "… judged as its reader is, by the limit the test set: a warning, its reader's cgroup at its limit" \
+		"warning True" "$(dq severity cache-miss file "$T/big.dat" <<<"$OUT") $(dq get cache-miss readers_cgroup_at_limit file "$T/big.dat" <<<"$OUT")"
+	check_no_match "… and never said to have memory to spare" "no sign that memory is short|memory is not short" \
+		"$(dq get cache-miss why file "$T/big.dat" <<<"$OUT")"
 	kill "$READER"
 	wait "$READER" 2>/dev/null
 	rm -f "$T/big.dat"
