@@ -204,6 +204,51 @@ print("\n".join(f["data"]["files"]))' "$calls" <<<"$OUT")
 	check_match "… fcntl's file named ($(grep 'a\.dat' <<<"$files"))" "^($T/calls/a\.dat|a\.dat \(inode $(stat -c %i "$T/calls/a.dat") on [0-9]+:[0-9]+\))\$" "$files"
 	check_match "… openat2's by its path" "^$T/calls/b\.dat\$" "$files"
 	check_match "… the relative path's ($(grep 'c\.dat' <<<"$files"))" "^($T/calls/)?c\.dat\$" "$files"
+
+	# io_uring's opens (IORING_OP_OPENAT): no open system call at all. tests/helpers/uring_open opens
+	# two files O_DIRECT through io_uring, reads and closes them, and waits for its standard input
+	# to close; strace says which open calls it made.
+	URING=${BUILD:-$TOP/build}/tests/helpers/uring_open
+	if [ ! -x "$URING" ]; then
+		skip "io_uring's opens: $URING is not built (make check builds it)"
+	elif [ "$(uname -r | awk -F. '{ print $1 * 1000 + $2 }')" -lt 6000 ]; then
+		skip "io_uring's opens: io_uring_complete passes the request from 5.18 (tried from 6.1), not on $(uname -r)"
+	else
+		mkdir "$T/uring"
+		for x in u1 u2; do make_file "$T/uring/$x.dat" $((1 << 20)); done
+		"$IOLENS" doctor --json 300 >"$T/doctor.out" 2>"$T/doctor.err" &
+		doctor=$!
+		on_exit "kill $doctor 2>/dev/null"
+		watching "$doctor"
+		mkfifo "$T/uring/hold"
+		(cd "$T/uring" && exec strace -f -qq -e trace=open,openat,openat2 -o "$T/uring/strace" \
+			"$URING" "$T/uring/done" u1.dat "$T/uring/u2.dat" <"$T/uring/hold") &
+		uring=$!
+		exec {hold}>"$T/uring/hold"
+		if wait_while "$uring" 60 test -e "$T/uring/done"; then
+			upid=$(pgrep -n -f "^$URING ")
+			ok "uring_open opened both files O_DIRECT through io_uring and read them"
+		else
+			upid=
+			not_ok "uring_open opened both files O_DIRECT through io_uring and read them: $(head -c 300 "$T/uring/strace")"
+		fi
+		check_eq "… with no open system call asking O_DIRECT (strace)" "" \
+			"$(grep -E 'O_DIRECT' "$T/uring/strace" | grep -v -- '---' | head -3)"
+		check "… while doctor watched" kill -TERM "$doctor"
+		wait "$doctor"
+		OUT=$(cat "$T/doctor.out")
+		exec {hold}>&-
+		wait "$uring"
+		check_eq "… both opens seen, by its pid, by io_uring" "${upid:-?} 2 io_uring" \
+			"$(finding "${upid:-0}" pid) $(finding "${upid:-0}" opens) $(finding "${upid:-0}" call)"
+		files=$(python3 -c 'import json, sys
+f = next((f for f in json.load(sys.stdin)["findings"] if f["rule"] == "odirect" and f["data"]["pid"] == int(sys.argv[1])), None)
+print("\n".join(f["data"]["files"]) if f else "")' "${upid:-0}" <<<"$OUT")
+		check_match "… the files named: by path while open, else by name and inode ($(tr '\n' ' ' <<<"$files"))" \
+			"^($T/uring/u1\.dat|u1\.dat \(inode $(stat -c %i "$T/uring/u1.dat") on [0-9]+:[0-9]+\))\$" "$files"
+		check_match "… said to be io_uring's, at io_uring_complete" "io_uring with O_DIRECT .*\(eBPF, io_uring_complete\)" \
+			"$(finding "${upid:-0}" numbers)"
+	fi
 else
 	skip "the seed's application with eBPF, a process that ends in the window, fcntl and openat2: $why"
 fi

@@ -63,9 +63,10 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		else
 			used = (size_t)snprintf(f->numbers, sizeof(f->numbers),
 						"%s with O_DIRECT (0%o) gave it fd %d %.1f s into the window, %llu time%s "
-						"(eBPF, raw_syscalls); the file's flags 0%o; on %u file%s",
+						"(eBPF, %s); the file's flags 0%o; on %u file%s",
 						p->call[0] ? p->call : "?", (unsigned)O_DIRECT, p->first_fd,
 						p->first_seen_seconds, (unsigned long long)opens, opens == 1 ? "" : "s",
+						strcmp(p->call, "io_uring") ? "raw_syscalls" : "io_uring_complete",
 						p->first_flags, p->nfiles, p->nfiles > 1 ? "s" : "");
 		if (by_requests && used < sizeof(f->numbers))
 			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
@@ -140,7 +141,13 @@ const struct doctor_rule rule_odirect = {
 		".B O_DIRECT\n"
 		"and succeeds, and every\n"
 		".B fcntl(F_SETFL)\n"
-		"that sets it, by any process, however briefly the file stays open; each\n"
+		"that sets it, by any process, however briefly the file stays open, and\n"
+		"every open of io_uring\n"
+		".RB ( IORING_OP_OPENAT \" and \" OPENAT2 ,\n"
+		"which make no system call: seen as they complete, at the\n"
+		".B io_uring_complete\n"
+		"tracepoint, where it passes the request: not on 5.10; one into a fixed\n"
+		"file slot has no descriptor and is not seen); each\n"
 		"process and file is reported once, its later opens counted.\n"
 		"While these tracepoints are on (the doctor's run only), every system call\n"
 		"of every process takes a little longer: a program that does little but\n"
@@ -165,6 +172,7 @@ const struct doctor_rule rule_odirect = {
 		"descriptor names while it is open, else the path it passed, joined to its\n"
 		"working directory while it lives; after an\n"
 		".B fcntl\n"
+		"or an open of io_uring\n"
 		"whose descriptor is closed before the doctor looks, the file's name, inode\n"
 		"and device), quotes the fdinfo flags of the first, or the call that\n"
 		"gave it\n"
