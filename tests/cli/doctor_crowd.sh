@@ -79,6 +79,7 @@ check_eq "a holder that began 5 s ago: the mount is said not to answer (state 2,
 check_eq "… by the test's holder, its pid" "$HOLDER" "$(dq get unresponsive probe_pid mount "$MNT" <<<"$OUT")"
 W=$(dq get unresponsive probe_waiting_seconds mount "$MNT" <<<"$OUT")
 check "… waiting 5 s or more, as the holder said ($W)" python3 -c "import sys; sys.exit(not float('$W') >= 5)"
+check_more "a mount whose probe has waited 5 s" "$OUT"
 stop_holder
 
 # ---- A crowd: three doctors and an exporter at once, again and again -----------------------------

@@ -84,6 +84,7 @@ print(doc["odirect_mode"], *(["absent"] * 5 if f is None else
 		"4/4" "$found/4"
 	check_eq "… with eBPF each time, a warning, reading over 1 MiB/s from storage (32 MiB a second)" "" "$bad"
 	run "$IOLENS" doctor --json 3
+	check_more "the seed's application, alive" "$OUT"
 	check_eq "… seen by eBPF when its file was closed as the window began, or by fdinfo: $(finding "$cycler" seen_by)" ok \
 		"$(case $(finding "$cycler" seen_by) in ebpf|fdinfo) echo ok ;; *) echo "$(finding "$cycler" seen_by)" ;; esac)"
 	if [ "$(finding "$cycler" seen_by)" = ebpf ]; then
@@ -147,6 +148,7 @@ print(doc["odirect_mode"], *(["absent"] * 5 if f is None else
 	run "$IOLENS" doctor --json 3
 	touch "$T/dd.stop"
 	wait "$looper"
+	check_more "dd processes, ended" "$OUT"
 	set -- $(python3 -c 'import json, sys
 pids = {int(x) for x in open(sys.argv[1]).read().split()}
 doc = json.load(sys.stdin)
@@ -195,6 +197,7 @@ for fd in (a, b, c):
 	wait "$doctor"
 	OUT=$(cat "$T/doctor.out")
 	check_eq "… all three O_DIRECT opens seen, each of a file of its own" 3 "$(finding "$calls" opens)"
+	check_more "fcntl, openat2, a relative openat, ended" "$OUT"
 	check_eq "… the first by fcntl" fcntl "$(finding "$calls" call)"
 	files=$(python3 -c 'import json, sys
 f = next(f for f in json.load(sys.stdin)["findings"] if f["rule"] == "odirect" and f["data"]["pid"] == int(sys.argv[1]))

@@ -15,6 +15,7 @@ doctor_watching() {
 	before=$(vmstat_field workingset_refault_file)
 	run "$IOLENS" doctor --json "$1"
 	after=$(vmstat_field workingset_refault_file)
+	check_more "doctor --json $1 under the load" "$OUT"
 }
 # refaults_begin: waits (a minute at most) until /proc/vmstat counts refaults: the load is under way.
 refaults_begin() {

@@ -201,6 +201,7 @@ print(os.getpid(), reads)' "$QUEUED_LOOP" "$doctor" >"$T/bystander.pid"
 		read -r bystander reads <"$T/bystander.pid"
 		wait "$doctor"
 		OUT=$(cat "$T/kernel.json")
+		check_more "$qdisk saturated by kernel threads" "$OUT"
 		kernel_field() { python3 "$TOP/tests/cli/doctor_query.py" get saturated process device "$qdisk" <<<"$OUT" |
 			python3 -c 'import ast, sys; v = sys.stdin.read().strip(); d = ast.literal_eval(v) if v.startswith("{") else {}; print(d.get(sys.argv[1], "absent"))' "$1"; }
 		named=$(kernel_field pid)

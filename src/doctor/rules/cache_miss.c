@@ -105,7 +105,14 @@ static void report(const struct doctor_snapshot *s, const struct miss_row *rows,
 			    s->cache_ebpf ? "eBPF, as cachetop counts" : "estimated from /proc/PID/io: no eBPF", cgroup_text,
 			    signs_text);
 		if (files) {
-			doctor_text(f->more, sizeof(f->more), "iolens cachetop --files; iolens pcstat %s", r->name);
+			char word[600];
+
+			/* pcstat of a path only: a file known by its device and inode has none to give */
+			if (r->name[0] == '/')
+				doctor_text(f->more, sizeof(f->more), "iolens cachetop --files " DOCTOR_MORE_SAMPLES "; iolens pcstat %s",
+					    doctor_shell_word(r->name, word, sizeof(word)));
+			else
+				doctor_text(f->more, sizeof(f->more), "iolens cachetop --files " DOCTOR_MORE_SAMPLES);
 			field_text(&f->data, "file", r->name);
 			doctor_text(dev, sizeof(dev), "%u:%u", r->major, r->minor);
 			field_text(&f->data, "dev", dev);
@@ -114,8 +121,10 @@ static void report(const struct doctor_snapshot *s, const struct miss_row *rows,
 		} else {
 			struct doctor_fields *list;
 
-			doctor_text(f->more, sizeof(f->more), "iolens cachetop -p %d; iolens cachetop --files%s", (int)r->pid,
-				    at_limit ? "; iolens cachetop --cgroup" : "");
+			/* by misses, not by its pid: it (a shell loop's process) may be gone when this runs */
+			doctor_text(f->more, sizeof(f->more),
+				    "iolens cachetop -s misses " DOCTOR_MORE_SAMPLES "; iolens cachetop --files " DOCTOR_MORE_SAMPLES "%s",
+				    at_limit ? "; iolens cachetop --cgroup " DOCTOR_MORE_SAMPLES : "");
 			field_int(&f->data, "pid", r->pid);
 			field_text(&f->data, "comm", r->comm);
 			field_container(&f->data, s, r->pid, r->comm);

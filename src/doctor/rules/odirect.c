@@ -89,8 +89,27 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 						 (unsigned long long)pages);
 		if (p->ended && used < sizeof(f->numbers))
 			snprintf(f->numbers + used, sizeof(f->numbers) - used, "; it ended before the window did");
-		doctor_text(f->more, sizeof(f->more), "iolens cachetop -p %d; iolens pcstat --pid %d", (int)p->pid,
-			    (int)p->pid);
+		if (!p->ended) {
+			doctor_text(f->more, sizeof(f->more), "iolens cachetop -p %d " DOCTOR_MORE_SAMPLES "; iolens pcstat --pid %d",
+				    (int)p->pid, (int)p->pid);
+		} else { /* gone: its files, those named by a path */
+			size_t at = (size_t)snprintf(f->more, sizeof(f->more), "iolens cachetop --files " DOCTOR_MORE_SAMPLES);
+			bool pcstat = false;
+
+			for (unsigned k = 0; k < p->nfiles && at < sizeof(f->more); k++) {
+				const char *path = s->direct_files[p->files[k]].path;
+				char word[600];
+
+				if (path[0] != '/')
+					continue;
+				doctor_shell_word(path, word, sizeof(word));
+				if (at + strlen(word) + 16 >= sizeof(f->more))
+					break;
+				at += (size_t)snprintf(f->more + at, sizeof(f->more) - at, "%s %s", pcstat ? "" : "; iolens pcstat",
+						       word);
+				pcstat = true;
+			}
+		}
 		field_int(&f->data, "pid", p->pid);
 		field_text(&f->data, "comm", p->comm);
 		field_container(&f->data, s, p->pid, p->comm);

@@ -43,7 +43,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		    s->mem_known ? human_size(s->mem_total, total_text, sizeof(total_text)) : "?",
 		    s->mem_known ? human_size(s->mem_available, available_text, sizeof(available_text)) : "?", psi_text,
 		    cgroup_at_limit ? "; a reader's memory cgroup at its limit (see cache-miss)" : "");
-	doctor_text(f->more, sizeof(f->more), "iolens cachestat 1 (EVICTIONS, REFAULTS); iolens cachetop --cgroup");
+	doctor_text(f->more, sizeof(f->more), "iolens cachestat " DOCTOR_MORE_SAMPLES "; iolens cachetop --cgroup " DOCTOR_MORE_SAMPLES "");
 	field_count(&f->data, "refaults", r.refaults);
 	field_real(&f->data, "refault_bytes_per_s", r.rate);
 	field_count(&f->data, "read_pages", r.read_pages);

@@ -272,7 +272,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		if (process_text[0])
 			snprintf(f->numbers + used, used < sizeof(f->numbers) ? sizeof(f->numbers) - used : 0, "; %s",
 				 process_text);
-		doctor_text(f->more, sizeof(f->more), "iolens stat -x 1; iolens stat --top-bio 1");
+		doctor_text(f->more, sizeof(f->more), "iolens stat -x " DOCTOR_MORE_SAMPLES "; iolens stat --top-bio " DOCTOR_MORE_SAMPLES "");
 	}
 }
 
