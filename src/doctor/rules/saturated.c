@@ -197,8 +197,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		uint64_t total = 0, made = 0;
 		unsigned threads = 0;
 		const struct snap_bio_proc *p = s->bio_known ? load_maker(s, &disk->end, &made, &threads, &total) : NULL;
+		field_count_if(&f->data, "requests_by_processes", total, p != NULL); /* (before o: it moves the fields) */
 		struct doctor_fields *o = field_object(&f->data, "process");
-		field_count_if(&f->data, "requests_by_processes", total, p != NULL);
 		if (p && (double)made >= SATURATED_SHARE * (double)total) {
 			char latency[64] = "", who[128] = "";
 
