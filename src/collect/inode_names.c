@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "collect/procfs.h"
 #include "collect/sysroot.h"
 #include "common/util.h"
 
@@ -329,6 +330,37 @@ static void look_beside(struct inode_names *t, const struct wanted *w, uint64_t 
 	free(dir_devs);
 }
 
+/*
+ * A block device read through the page cache (buffered reads of /dev/loop7, a filesystem's
+ * metadata) has its pages in its inode on the kernel's bdev pseudo filesystem: never mounted,
+ * an anonymous device (0:N), its inode numbered by the device it is (bdev_add: i_ino = dev, the
+ * kernel's MAJOR << 20 | MINOR). Named /dev/NAME when sysfs knows that device and no mount of
+ * ours is on 0:N; the node, when there, must be that block device.
+ */
+static bool block_device_path(const struct mountinfo *mounts, dev_t dev, uint64_t ino, char *path, size_t len)
+{
+	unsigned block_major = (unsigned)(ino >> 20), block_minor = (unsigned)(ino & 0xfffff);
+	char sys[64], uevent[512], *name;
+	struct stat st;
+
+	if (major(dev) != 0 || ino >> 32 || !block_major)
+		return false;
+	for (size_t i = 0; i < mounts->count; i++)
+		if (mounts->mount[i].major == major(dev) && mounts->mount[i].minor == minor(dev))
+			return false; /* a filesystem of files (tmpfs ...), not the bdev one */
+	snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/uevent", block_major, block_minor);
+	if (sysroot_read_small(sys, uevent, sizeof(uevent)) <= 0 || !(name = strstr(uevent, "DEVNAME=")))
+		return false;
+	name += strlen("DEVNAME=");
+	name[strcspn(name, "\n")] = '\0';
+	if (!name[0] || strstr(name, ".."))
+		return false;
+	snprintf(path, len, "/dev/%s", name);
+	if (stat(path, &st) == 0 && !(S_ISBLK(st.st_mode) && st.st_rdev == makedev(block_major, block_minor)))
+		return false;
+	return true;
+}
+
 void inode_names_resolve(struct inode_names *t, const struct file_id *ids, size_t n, uint64_t budget_ns,
 			 volatile sig_atomic_t *stop)
 {
@@ -339,6 +371,18 @@ void inode_names_resolve(struct inode_names *t, const struct file_id *ids, size_
 	reap_children(t);
 	if (!n)
 		return;
+	/* Block devices' own page cache: named by the device, from sysfs. */
+	struct mountinfo mounts;
+	if (mountinfo_read(&mounts) == 0) {
+		for (size_t i = 0; i < n; i++) {
+			char path[300];
+
+			if (!known_path(t, ids[i].dev, ids[i].ino) &&
+			    block_device_path(&mounts, ids[i].dev, ids[i].ino, path, sizeof(path)))
+				remember_path(t, ids[i].dev, ids[i].ino, path);
+		}
+		mountinfo_free(&mounts);
+	}
 	/* Open and mapped files first: the newest names of files still open, renamed or not. */
 	scan_processes(t, deadline, stop);
 	for (size_t i = 0; i < n; i++)
