@@ -61,6 +61,31 @@ static const struct snap_bio_proc *load_maker(const struct doctor_snapshot *s, c
 	return user;
 }
 
+/*
+ * The process object without eBPF's counts: the busiest by /proc/PID/io (s's first rate) when s
+ * is given, else no one; by says how it was found (NULL: null).
+ */
+static void process_unknown(struct doctor_fields *o, const struct doctor_snapshot *s, const char *by)
+{
+	if (s) {
+		field_int(o, "pid", s->rates[0].pid);
+		field_text(o, "comm", s->rates[0].comm);
+		field_container(o, s, s->rates[0].pid, s->rates[0].comm);
+	} else {
+		field_null(o, "pid");
+		field_null(o, "comm");
+		field_null(o, "container");
+	}
+	field_null(o, "requests");
+	field_null(o, "share");
+	field_null(o, "kernel");
+	field_null(o, "threads");
+	field_null(o, "p50_ns");
+	field_null(o, "p99_ns");
+	field_null(o, "other_disks");
+	field_text(o, "by", by);
+}
+
 static void judge(const struct doctor_snapshot *s, const struct doctor_config *config, struct doctor_findings *out)
 {
 	double seconds = s->disk_seconds, mid_seconds = s->disk_mid_seconds;
@@ -230,44 +255,14 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			snprintf(process_text, sizeof(process_text),
 				 "no process made %.0f %% of the %llu block requests on it (the most: %llu, eBPF)",
 				 100 * SATURATED_SHARE, (unsigned long long)total, (unsigned long long)made);
-			field_null(o, "pid");
-			field_null(o, "comm");
-			field_null(o, "container");
-			field_null(o, "requests");
-			field_null(o, "share");
-			field_null(o, "kernel");
-			field_null(o, "threads");
-			field_null(o, "p50_ns");
-			field_null(o, "p99_ns");
-			field_null(o, "other_disks");
-			field_text(o, "by", "ebpf");
+			process_unknown(o, NULL, "ebpf");
 		} else if (s->nrates) {
 			snprintf(process_text, sizeof(process_text), "%s (%d)%s read and wrote the most (/proc/PID/io, all disks)",
 				 s->rates[0].comm, (int)s->rates[0].pid,
 				 snap_in_container(s, s->rates[0].pid, s->rates[0].comm, in, sizeof(in)));
-			field_int(o, "pid", s->rates[0].pid);
-			field_text(o, "comm", s->rates[0].comm);
-			field_container(o, s, s->rates[0].pid, s->rates[0].comm);
-			field_null(o, "requests");
-			field_null(o, "share");
-			field_null(o, "kernel");
-			field_null(o, "threads");
-			field_null(o, "p50_ns");
-			field_null(o, "p99_ns");
-			field_null(o, "other_disks");
-			field_text(o, "by", "procfs");
+			process_unknown(o, s, "procfs");
 		} else {
-			field_null(o, "pid");
-			field_null(o, "comm");
-			field_null(o, "container");
-			field_null(o, "requests");
-			field_null(o, "share");
-			field_null(o, "kernel");
-			field_null(o, "threads");
-			field_null(o, "p50_ns");
-			field_null(o, "p99_ns");
-			field_null(o, "other_disks");
-			field_null(o, "by");
+			process_unknown(o, NULL, NULL);
 		}
 		if (process_text[0])
 			snprintf(f->numbers + used, used < sizeof(f->numbers) ? sizeof(f->numbers) - used : 0, "; %s",
