@@ -171,7 +171,7 @@ unit-tests: $(UNIT_BIN)
 # Programs the command tests drive: a scriptable libvtrace server, a forger of hostile segments,
 # the seed's O_DIRECT reader.
 HELPER_BIN := $(BUILD)/tests/helpers/vtload $(BUILD)/tests/helpers/vtforge $(BUILD)/tests/helpers/odirect_reader \
-	      $(BUILD)/tests/helpers/cachepattern $(BUILD)/tests/helpers/bcrypt_hash
+	      $(BUILD)/tests/helpers/cachepattern $(BUILD)/tests/helpers/bcrypt_hash $(BUILD)/tests/helpers/uring_open
 # cachepattern is the workload whose page-cache accesses the tests count: never built with the
 # sanitizers, whose runtime would read and map pages of its own after the cue.
 $(BUILD)/tests/helpers/cachepattern: tests/helpers/cachepattern.c
@@ -181,6 +181,12 @@ $(BUILD)/tests/helpers/cachepattern: tests/helpers/cachepattern.c
 $(BUILD)/tests/helpers/bcrypt_hash: tests/helpers/bcrypt_hash.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) $(SAN_FLAGS) $(CFLAGS) $(ALL_LDFLAGS) -o $@ $< -lcrypt
+# uring_open: O_DIRECT opens through io_uring (IORING_OP_OPENAT), with liburing; never sanitized (the
+# tests run it under strace, where LeakSanitizer cannot run).
+$(BUILD)/tests/helpers/uring_open: tests/helpers/uring_open.c
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE $(CPPFLAGS) -std=gnu11 $(WARNINGS) $(CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+	    $(shell $(PKG_CONFIG) --cflags --libs liburing)
 $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/libvtrace.a
 	@mkdir -p $(dir $@)
 	$(CC) -D_GNU_SOURCE -Iinclude -Ilib/vtrace $(CPPFLAGS) -std=gnu11 $(WARNINGS) $(SAN_FLAGS) $(CFLAGS) $(ALL_LDFLAGS) \

@@ -1,4 +1,4 @@
-/* odirect.bpf.c: files opened with O_DIRECT (open, openat, openat2) or given it by fcntl(F_SETFL), as it happens, from the raw syscall tracepoints. */
+/* odirect.bpf.c: files opened with O_DIRECT (open, openat, openat2, io_uring's openat) or given it by fcntl(F_SETFL), as it happens, from the raw syscall and io_uring tracepoints. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -125,34 +125,19 @@ static __always_inline long syscall_of(struct pt_regs *regs)
 #endif
 }
 
-/* The calls that asked for O_DIRECT, once they succeeded: the file as it is open now. */
-SEC("tp_btf/sys_exit")
-int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
+/*
+ * The file now open at fd, when it has O_DIRECT: counted, and reported at its first open by this
+ * process. path: the user's pointer to the path it passed; name_only: none, the file's own name.
+ */
+static __always_inline int report_open(__s32 fd, __u32 call, __s32 dirfd, __u64 path, bool name_only)
 {
-	long id = syscall_of(regs);
-	struct call_state *state, call_state;
 	struct odirect_key key = {};
 	struct odirect_event *event;
 	struct inode *inode;
 	struct file *file;
 	__u64 *count, one = 1;
-	__u32 call, flags, mode;
-	__s32 fd;
+	__u32 flags, mode;
 
-	/* Every system call returns through here: the others go at once, without a look at the thread. */
-	if (id != -1 && id != nr_openat && id != nr_open && id != nr_openat2 && id != nr_fcntl)
-		return 0;
-	state = thread_storage(&calls, &calls_empty, false);
-	if (!state || state->call == ODIRECT_NONE)
-		return 0;
-	call_state = *state;
-	call = state->call;
-	state->call = ODIRECT_NONE;
-	thread_storage_done(&calls, (__u32)bpf_get_current_pid_tgid());
-	state = &call_state;
-	if (ret < 0)
-		return 0;
-	fd = call == ODIRECT_FCNTL ? state->fd : (__s32)ret;
 	file = file_at(fd);
 	if (!file)
 		return 0;
@@ -188,16 +173,66 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 	event->ino = key.ino;
 	event->flags = flags;
 	event->fd = fd;
-	event->dirfd = state->dirfd;
+	event->dirfd = dirfd;
 	event->call = call;
 	event->block = mode == MODE_BLOCK;
-	bpf_get_current_comm(event->comm, sizeof(event->comm));
+	/* the process's name (an io_uring worker's own is iou-wrk-PID) */
+	BPF_CORE_READ_STR_INTO(&event->comm, current_task(), group_leader, comm);
 	event->path[0] = '\0';
-	event->name_only = call == ODIRECT_FCNTL;
-	if (event->name_only) /* the file's name at least, for when its descriptor is closed before it is looked at */
+	event->name_only = name_only;
+	if (name_only) /* the file's name at least, for when its descriptor is closed before it is looked at */
 		bpf_probe_read_kernel_str(event->path, sizeof(event->path), BPF_CORE_READ(file, f_path.dentry, d_name.name));
-	else if (bpf_probe_read_user_str(event->path, sizeof(event->path), (void *)state->path) < 0)
+	else if (bpf_probe_read_user_str(event->path, sizeof(event->path), (void *)path) < 0)
 		event->path[0] = '\0';
 	bpf_ringbuf_submit(event, 0);
 	return 0;
+}
+
+/* The calls that asked for O_DIRECT, once they succeeded: the file as it is open now. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
+{
+	long id = syscall_of(regs);
+	struct call_state *state, call_state;
+	__u32 call;
+	__s32 fd;
+
+	/* Every system call returns through here: the others go at once, without a look at the thread. */
+	if (id != -1 && id != nr_openat && id != nr_open && id != nr_openat2 && id != nr_fcntl)
+		return 0;
+	state = thread_storage(&calls, &calls_empty, false);
+	if (!state || state->call == ODIRECT_NONE)
+		return 0;
+	call_state = *state;
+	call = state->call;
+	state->call = ODIRECT_NONE;
+	thread_storage_done(&calls, (__u32)bpf_get_current_pid_tgid());
+	state = &call_state;
+	if (ret < 0)
+		return 0;
+	fd = call == ODIRECT_FCNTL ? state->fd : (__s32)ret;
+	return report_open(fd, call, state->dirfd, state->path, call == ODIRECT_FCNTL);
+}
+
+/*
+ * io_uring's opens (IORING_OP_OPENAT, OPENAT2) make no system call of their own: seen as they
+ * complete, in the submitter or in one of its io_uring workers (threads of its process, sharing
+ * its descriptors), the file at the descriptor they return. Attached where the tracepoint passes
+ * the request (Linux 5.18 and later: odirect.c looks at the BTF first); an open into a fixed
+ * file slot has no descriptor and is not seen.
+ */
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(on_uring_complete, void *ring, void *request)
+{
+	struct io_kiocb *req = request;
+	struct io_open *open = request; /* io_kiocb_to_cmd: the request's command at its start */
+	__u8 opcode = BPF_CORE_READ(req, opcode);
+	__s32 res;
+
+	if (opcode != IORING_OP_OPENAT && opcode != IORING_OP_OPENAT2)
+		return 0;
+	res = BPF_CORE_READ(req, cqe.res);
+	if (res < 0 || BPF_CORE_READ(open, file_slot) || bpf_get_current_pid_tgid() >> 32 == self_tgid)
+		return 0;
+	return report_open(res, ODIRECT_URING, AT_FDCWD_VALUE, 0, true);
 }

@@ -6,7 +6,7 @@
 #define ODIRECT_MAX_FILES 16384 /* (process, file) pairs remembered, so that each is reported once */
 
 /* How the descriptor got O_DIRECT. */
-enum odirect_call { ODIRECT_NONE, ODIRECT_OPEN, ODIRECT_OPENAT, ODIRECT_OPENAT2, ODIRECT_FCNTL };
+enum odirect_call { ODIRECT_NONE, ODIRECT_OPEN, ODIRECT_OPENAT, ODIRECT_OPENAT2, ODIRECT_FCNTL, ODIRECT_URING };
 
 /* A (process, file) pair, reported at its first O_DIRECT open; later opens only counted. */
 struct odirect_key {
@@ -25,7 +25,7 @@ struct odirect_event {
 	__s32 dirfd;   /* openat's and openat2's directory (AT_FDCWD: the working directory) */
 	__u32 call;    /* enum odirect_call */
 	__u32 block;   /* 1: a block device */
-	__u32 name_only; /* 1: path is the file's own name, without its directory (fcntl passes no path) */
+	__u32 name_only; /* 1: path is the file's own name, without its directory (fcntl and io_uring pass none) */
 	__u32 pad;
 	char comm[16];
 	char path[ODIRECT_PATH_MAX]; /* as the program passed it (relative to dirfd), or the file's name */

@@ -253,10 +253,10 @@ static const struct btf_type *btf_skip_names(const struct btf *btf, __u32 id)
 	return NULL;
 }
 
-const char *ebpf_tracepoint_arg_struct(const struct btf *btf, const char *event, unsigned arg)
+/* The type of argument arg (0: the first after the context) of the tracepoint event, names skipped, or NULL. */
+static const struct btf_type *tracepoint_arg(const struct btf *btf, const char *event, unsigned arg)
 {
 	const struct btf_type *type;
-	const struct btf_param *params;
 	char name[128];
 	int id;
 
@@ -273,14 +273,26 @@ const char *ebpf_tracepoint_arg_struct(const struct btf *btf, const char *event,
 	type = btf_skip_names(btf, type->type);
 	if (!type || btf_kind(type) != BTF_KIND_FUNC_PROTO || arg + 1 >= btf_vlen(type))
 		return NULL;
-	params = btf_params(type);
-	type = btf_skip_names(btf, params[arg + 1].type);
+	return btf_skip_names(btf, btf_params(type)[arg + 1].type);
+}
+
+const char *ebpf_tracepoint_arg_struct(const struct btf *btf, const char *event, unsigned arg)
+{
+	const struct btf_type *type = tracepoint_arg(btf, event, arg);
+
 	if (!type || btf_kind(type) != BTF_KIND_PTR)
 		return NULL;
 	type = btf_skip_names(btf, type->type);
 	if (!type || btf_kind(type) != BTF_KIND_STRUCT || !type->name_off)
 		return NULL;
 	return btf__name_by_offset(btf, type->name_off);
+}
+
+bool ebpf_tracepoint_arg_pointer(const struct btf *btf, const char *event, unsigned arg)
+{
+	const struct btf_type *type = tracepoint_arg(btf, event, arg);
+
+	return type && btf_kind(type) == BTF_KIND_PTR;
 }
 
 /* "none [integrity] confidentiality": the mode in brackets, or NULL when securityfs does not say. */

@@ -94,5 +94,7 @@ bool ebpf_tracepoint_in(const struct btf *btf, const char *event);
  * such tracepoint or argument, or the argument is no pointer to a named struct.
  */
 const char *ebpf_tracepoint_arg_struct(const struct btf *btf, const char *event, unsigned arg);
+/* Whether that argument is a pointer (of any type, void too): false as above. */
+bool ebpf_tracepoint_arg_pointer(const struct btf *btf, const char *event, unsigned arg);
 
 #endif

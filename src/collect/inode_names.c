@@ -794,14 +794,61 @@ static void flush_pending(struct inode_names *t)
 	}
 }
 
+/*
+ * A block device read through the page cache (buffered reads of /dev/loop7, a filesystem's
+ * metadata) has its pages in its inode on the kernel's bdev pseudo filesystem: never mounted,
+ * an anonymous device (0:N), its inode numbered by the device it is (bdev_add: i_ino = dev, the
+ * kernel's MAJOR << 20 | MINOR). Named /dev/NAME when sysfs knows that device and no mount of
+ * ours is on 0:N; the node, when there, must be that block device.
+ */
+static bool block_device_path(const struct mountinfo *mounts, dev_t dev, uint64_t ino, char *path, size_t len)
+{
+	unsigned block_major = (unsigned)(ino >> 20), block_minor = (unsigned)(ino & 0xfffff);
+	char sys[64], uevent[512], *name;
+	struct stat st;
+
+	if (major(dev) != 0 || ino >> 32 || !block_major)
+		return false;
+	for (size_t i = 0; i < mounts->count; i++)
+		if (mounts->mount[i].major == major(dev) && mounts->mount[i].minor == minor(dev))
+			return false; /* a filesystem of files (tmpfs ...), not the bdev one */
+	snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/uevent", block_major, block_minor);
+	if (sysroot_read_small(sys, uevent, sizeof(uevent)) <= 0 || !(name = strstr(uevent, "DEVNAME=")))
+		return false;
+	name += strlen("DEVNAME=");
+	name[strcspn(name, "\n")] = '\0';
+	if (!name[0] || strstr(name, ".."))
+		return false;
+	snprintf(path, len, "/dev/%s", name);
+	if (stat(path, &st) == 0 && !(S_ISBLK(st.st_mode) && st.st_rdev == makedev(block_major, block_minor)))
+		return false;
+	return true;
+}
+
 /* The asks of inode_names_ask, the child started for a caller that waits or not. */
 static bool ask(struct inode_names *t, const struct file_id *ids, size_t n, bool waited_for)
 {
+	struct mountinfo mounts;
+	int have_mounts = -1; /* read at the first block device's cache asked for */
+
 	if (!start(t, waited_for))
 		return false;
 	for (size_t i = 0; i < n; i++) {
+		char path[300];
+
 		if (!ids[i].ino || table_find(&t->asked, ids[i].dev, ids[i].ino))
 			continue;
+		/* A block device's own page cache: named here, from sysfs, not by the child. */
+		if (!major(ids[i].dev) && have_mounts < 0)
+			have_mounts = mountinfo_read(&mounts) == 0;
+		if (!major(ids[i].dev) && have_mounts > 0 &&
+		    block_device_path(&mounts, ids[i].dev, ids[i].ino, path, sizeof(path))) {
+			pthread_mutex_lock(&t->lock);
+			remember(t, ids[i].dev, ids[i].ino, path);
+			pthread_mutex_unlock(&t->lock);
+			table_add(&t->asked, ids[i].dev, ids[i].ino);
+			continue;
+		}
 		if (t->pending_length + sizeof(ids[i]) > PENDING_MAX)
 			break; /* asked again next time */
 		if (!t->pending)
@@ -810,6 +857,8 @@ static bool ask(struct inode_names *t, const struct file_id *ids, size_t n, bool
 		t->pending_length += sizeof(ids[i]);
 		table_add(&t->asked, ids[i].dev, ids[i].ino);
 	}
+	if (have_mounts > 0)
+		mountinfo_free(&mounts);
 	flush_pending(t);
 	return true;
 }

@@ -36,6 +36,7 @@ static const char *call_name(unsigned call)
 	case ODIRECT_OPENAT: return "openat";
 	case ODIRECT_OPENAT2: return "openat2";
 	case ODIRECT_FCNTL: return "fcntl";
+	case ODIRECT_URING: return "io_uring";
 	default: return "?";
 	}
 }
@@ -72,6 +73,24 @@ static int on_event(void *context, void *data, size_t size)
 	return 0;
 }
 
+/*
+ * Whether io_uring's opens can be seen here: its io_uring_complete tracepoint passes the request
+ * (after the ring: Linux 5.18 and later; before, the user's data, a number), and the request
+ * keeps its completion (struct io_cqe) and the open its fixed slot (struct io_open), as the
+ * program reads them.
+ */
+static bool uring_opens_seen(void)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	bool seen = vmlinux && ebpf_tracepoint_arg_pointer(vmlinux, "io_uring_complete", 1) &&
+		    btf__find_by_name_kind(vmlinux, "io_cqe", BTF_KIND_STRUCT) >= 0 &&
+		    btf__find_by_name_kind(vmlinux, "io_open", BTF_KIND_STRUCT) >= 0 &&
+		    btf__find_by_name_kind(vmlinux, "io_kiocb", BTF_KIND_STRUCT) >= 0;
+
+	btf__free(vmlinux);
+	return seen;
+}
+
 int odirect_start(odirect_fn fn, void *context, const char **why)
 {
 	int rc;
@@ -94,6 +113,7 @@ int odirect_start(odirect_fn fn, void *context, const char **why)
 	skeleton->rodata->o_direct = O_DIRECT;
 	skeleton->rodata->f_setfl = F_SETFL;
 	skeleton->rodata->self_tgid = (__u32)getpid();
+	bpf_program__set_autoload(skeleton->progs.on_uring_complete, uring_opens_seen());
 	rc = ebpf_load_attach(skeleton->skeleton, why);
 	if (!rc) {
 		events = ring_buffer__new(bpf_map__fd(skeleton->maps.events), on_event, NULL, NULL);

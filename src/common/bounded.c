@@ -255,11 +255,37 @@ int bounded_mark_holder(const char *path, struct bounded_holder *holder)
 	return 1;
 }
 
+/*
+ * 0 once no one holds the mark at path; -EBUSY when its holder has waited timeout_ms (the
+ * time this call would wait: what it asks does not answer); -EAGAIN when the mark stayed
+ * held by younger calls for twice that in all (*waited_ns, across the caller's looks). A call
+ * of another run that began a moment ago is no sign of a hung server: it is waited for.
+ */
+static int wait_for_holder(const char *path, unsigned timeout_ms, uint64_t *waited_ns)
+{
+	const uint64_t budget_ns = 2ull * timeout_ms * 1000000ull;
+	struct bounded_holder holder;
+
+	while (bounded_mark_holder(path, &holder) == 1) {
+		struct timespec tick = { 0, 2000000L };
+		uint64_t start;
+
+		if (holder.seconds >= timeout_ms / 1000.0)
+			return -EBUSY;
+		if (*waited_ns >= budget_ns)
+			return -EAGAIN;
+		start = boottime_ns();
+		nanosleep(&tick, NULL);
+		*waited_ns += boottime_ns() - start;
+	}
+	return 0;
+}
+
 int bounded_call_device(const char *marks, unsigned major, unsigned minor, const char *what,
 			void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms, struct bounded_mark *mark,
 			struct bounded_child *left)
 {
-	struct bounded_holder holder;
+	uint64_t waited_ns = 0;
 	int rc;
 
 	mark->path[0] = '\0';
@@ -269,10 +295,12 @@ int bounded_call_device(const char *marks, unsigned major, unsigned minor, const
 		return run_bounded(fn, arg, size, timeout_ms, NULL, left);
 	bounded_mark_path(mark->path, sizeof(mark->path), marks, major, minor);
 	snprintf(mark->what, sizeof(mark->what), "%s", what);
-	if (bounded_mark_holder(mark->path, &holder) == 1)
-		return -EBUSY;
-	rc = bounded_call_marked(fn, arg, size, timeout_ms, mark, left);
-	if (rc != 0 && rc != -ETIMEDOUT && rc != -EBUSY) { /* the mark could not be taken: asked all the same */
+	while ((rc = wait_for_holder(mark->path, timeout_ms, &waited_ns)) == 0) {
+		rc = bounded_call_marked(fn, arg, size, timeout_ms, mark, left);
+		if (rc != -EBUSY) /* (taken by another run between the look and the lock: looked at again) */
+			break;
+	}
+	if (rc != 0 && rc != -ETIMEDOUT && rc != -EBUSY && rc != -EAGAIN) { /* the mark could not be taken: asked all the same */
 		mark->path[0] = '\0';
 		rc = run_bounded(fn, arg, size, timeout_ms, NULL, left);
 	}

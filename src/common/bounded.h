@@ -84,8 +84,11 @@ int bounded_call_marked(void (*fn)(void *arg), void *arg, size_t size, unsigned 
 
 /*
  * A call about the filesystem on device MAJOR:MINOR, marked in the directory marks (its mark
- * in *mark, for bounded_mark_holder): -EBUSY, no child made, while its mark is held (an
- * earlier call about that filesystem still waits, of this process or another); else as
+ * in *mark, for bounded_mark_holder): -EBUSY, no child made, while its mark is held by a
+ * call that has waited timeout_ms or more (an earlier call about that filesystem still waits,
+ * of this process or another); a younger holder is waited for (it answers, or reaches the
+ * timeout), -EAGAIN, no child made, when younger holders kept the mark for 2 * timeout_ms
+ * in all (a crowd of runs: nothing is known of the filesystem); else as
  * bounded_call (left NULL) or bounded_call_keep (left given). Unmarked (mark->path "") when
  * marks is "" or the mark cannot be taken.
  */

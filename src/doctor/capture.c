@@ -663,6 +663,43 @@ static void snap_direct(struct doctor_snapshot *s, const struct direct_set *set)
 	s->ndirect = set->count;
 }
 
+/*
+ * Each O_DIRECT process's block requests over the window, as eBPF counted them (by pid and
+ * command, every disk): a process that lived a few milliseconds has all of them, where
+ * /proc/PID/io may never have been read while it lived.
+ */
+static uint64_t counter_delta(uint64_t before, uint64_t after)
+{
+	return after > before ? after - before : 0;
+}
+
+static void snap_direct_bio(struct doctor_snapshot *s, const struct watch *w)
+{
+	const struct bio_table *end = &w->bio_procs_end;
+
+	for (size_t i = 0; i < s->ndirect; i++) {
+		struct snap_direct_process *d = &s->direct[i];
+
+		d->bio_known = true;
+		for (unsigned k = 0; k < end->count; k++) {
+			const struct bio_process *p = &end->process[k], *then;
+			char name[sizeof(p->name) + 1];
+
+			if (p->pid != d->pid)
+				continue;
+			memcpy(name, p->name, sizeof(p->name));
+			name[sizeof(p->name)] = '\0';
+			if (strncmp(name, d->comm, sizeof(p->name) - 1))
+				continue; /* the pid of another command */
+			then = bio_table_find(&w->bio_procs_start, p);
+			d->bio_read_requests += counter_delta(then ? then->requests[BIO_READ] : 0, p->requests[BIO_READ]);
+			d->bio_read_bytes += counter_delta(then ? then->bytes[BIO_READ] : 0, p->bytes[BIO_READ]);
+			d->bio_write_requests += counter_delta(then ? then->requests[BIO_WRITE] : 0, p->requests[BIO_WRITE]);
+			d->bio_write_bytes += counter_delta(then ? then->bytes[BIO_WRITE] : 0, p->bytes[BIO_WRITE]);
+		}
+	}
+}
+
 static void snap_psi_of(struct snap_psi *out, const struct psi_line *start, const struct psi_line *end)
 {
 	*out = (struct snap_psi){ .known = start->present && end->present, .start_us = start->total_us,
@@ -818,6 +855,7 @@ static void snap_window(struct doctor_snapshot *s, const struct watch *w, const 
 	if (w->bio) {
 		snprintf(s->bio_mechanism, sizeof(s->bio_mechanism), "%s", bio_mechanism_name(bio_mechanism()));
 		snap_bio_procs(s, w);
+		snap_direct_bio(s, w);
 	}
 	s->disk_seconds = (double)(w->disk_end_ns - w->disk_start_ns) / 1e9;
 	s->disk_mid_seconds = w->mid_known ? (double)(w->disk_mid_ns - w->disk_start_ns) / 1e9 : 0;
@@ -1096,6 +1134,9 @@ static void snap_mounts(struct doctor_snapshot *s, const char *marks, int *marks
 				*marks_error = 0; /* said once */
 			}
 		}
+		if (rc == -EAGAIN) /* not a sign of a hung server: said, and nothing judged of the mount */
+			fprintf(stderr, "%s: %s: not probed: probes of other iolens runs kept it busy for %u ms\n",
+				program_name, printable_name(m->mnt_dir), 2 * BOUNDED_FS_MS);
 		if ((rc ? rc : probe.rc) != 0 || !probe.vfs.f_blocks)
 			continue;
 		out->state = MOUNT_OK;

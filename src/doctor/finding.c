@@ -44,6 +44,39 @@ void doctor_findings_free(struct doctor_findings *findings)
 	*findings = (struct doctor_findings){0};
 }
 
+const char *doctor_shell_word(const char *text, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (len && text[0] && strspn(text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_/.,:+=@%-") ==
+				      strlen(text)) {
+		snprintf(buf, len, "%s", text);
+		return buf;
+	}
+	if (len < 3) {
+		if (len)
+			buf[0] = '\0';
+		return buf;
+	}
+	buf[used++] = '\'';
+	for (const char *c = text; *c; c++) {
+		const char *piece = *c == '\'' ? "'\\''" : NULL;
+		size_t need = piece ? strlen(piece) : 1;
+
+		if (used + need + 2 > len)
+			break;
+		if (piece) {
+			memcpy(buf + used, piece, need);
+			used += need;
+		} else {
+			buf[used++] = *c;
+		}
+	}
+	buf[used++] = '\'';
+	buf[used] = '\0';
+	return buf;
+}
+
 void doctor_text(char *buf, size_t size, const char *fmt, ...)
 {
 	va_list args;

@@ -58,6 +58,13 @@ void doctor_findings_free(struct doctor_findings *findings);
 void doctor_fields_free(struct doctor_fields *fields);
 
 /* printf into a finding's text (what, numbers, more): cut at size. */
+/*
+ * A word for a finding's more, that a shell takes as text: itself when it has only characters no
+ * shell treats apart, else in single quotes (a quote in it as '\''); cut short to fit len.
+ */
+const char *doctor_shell_word(const char *text, char *buf, size_t len);
+/* How long the commands of a finding's more sample: they run as printed, and end. */
+#define DOCTOR_MORE_SAMPLES "1 5"
 void doctor_text(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Fields, appended to an object (key given) or a list (key NULL). */

@@ -120,6 +120,10 @@ int doctor_snapshot_write(const struct doctor_snapshot *s, FILE *f)
 		fprintf(f, " %d %u", p->ended, p->nfiles);
 		for (unsigned k = 0; k < p->nfiles; k++)
 			fprintf(f, " %zu %llu", p->files[k], (unsigned long long)p->opens[k]);
+		if (p->bio_known)
+			fprintf(f, " %llu %llu %llu %llu", (unsigned long long)p->bio_read_requests,
+				(unsigned long long)p->bio_read_bytes, (unsigned long long)p->bio_write_requests,
+				(unsigned long long)p->bio_write_bytes);
 		fputc('\n', f);
 	}
 	fputs("disk_seconds", f);
@@ -589,6 +593,13 @@ static void parse_line(struct parser *p, struct span key, struct doctor_snapshot
 		for (unsigned k = 0; k < d->nfiles && !p->failed; k++) {
 			d->files[k] = (size_t)u64_max(p, "file", SNAPSHOT_MAX_ITEMS);
 			d->opens[k] = u64(p, "opens");
+		}
+		if (!p->failed && more(p)) { /* its block requests: absent from snapshots recorded before they were counted */
+			d->bio_known = true;
+			d->bio_read_requests = u64(p, "bio_read_requests");
+			d->bio_read_bytes = u64(p, "bio_read_bytes");
+			d->bio_write_requests = u64(p, "bio_write_requests");
+			d->bio_write_bytes = u64(p, "bio_write_bytes");
 		}
 	} else if (span_equals(key, "disk_seconds")) {
 		s->disk_seconds = real(p, "disk_seconds");

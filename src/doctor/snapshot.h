@@ -38,6 +38,10 @@ struct snap_direct_process {
 	uint64_t read_bytes, write_bytes;  /* from storage, over rate_seconds */
 	double rate_seconds;
 	bool ended;
+	/* Its block requests over the whole window (eBPF, charged to the process that submitted them:
+	 * an O_DIRECT read is its own), however briefly it lived; absent from older snapshots. */
+	bool bio_known;
+	uint64_t bio_read_requests, bio_read_bytes, bio_write_requests, bio_write_bytes;
 };
 
 /* Latency percentiles of a disk's requests (reads and writes together) completed in a span (eBPF). */

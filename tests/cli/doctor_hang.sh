@@ -43,6 +43,7 @@ check_eq "… and cat waits in D (/proc/PID/stat)" D "$(awk '{ print $3 }' /proc
 
 run "$IOLENS" doctor --json 4
 check_eq "doctor 4: a warning (exit 3)" 3 "$RC"
+check_more "a hung FUSE server" "$OUT"
 check_eq "vtrace-hang: the service, by its segment" hung "$(dq get vtrace-hang service op FUSE_READ <<<"$OUT")"
 check_eq "… its pid" "$SERVER" "$(dq get vtrace-hang pid op FUSE_READ <<<"$OUT")"
 check_eq "… one FUSE_READ in flight" 1 "$(dq get vtrace-hang in_flight op FUSE_READ <<<"$OUT")"
@@ -57,11 +58,11 @@ check_eq "… a warning" warning "$(dq severity stuck pid "$READER" <<<"$OUT")"
 seconds=$(dq get stuck seconds pid "$READER" <<<"$OUT")
 check "… in D without a context switch for 3.5 s or more ($seconds)" awk -v s="$seconds" 'BEGIN { exit !(s >= 3.5) }'
 check_eq "… waiting where /proc/PID/wchan says" "$(cat /proc/$READER/wchan)" "$(dq get stuck wchan pid "$READER" <<<"$OUT")"
-check_match "… pointing at the hung server it may wait on" "iolens vstat \(a hung server it may wait on\)" \
+check_match "… pointing at the hung server it may wait on" "; iolens vstat\$" \
 	"$(dq get stuck more pid "$READER" <<<"$OUT")"
 run "$IOLENS" doctor --no-config --json --disable vtrace-hang 4
 check_match "… even with the vtrace-hang rule off: the snapshot says it, not another rule's finding" \
-	"iolens vstat \(a hung server it may wait on\)" "$(dq get stuck more pid "$READER" <<<"$OUT")"
+	"; iolens vstat\$" "$(dq get stuck more pid "$READER" <<<"$OUT")"
 
 run "$IOLENS" doctor 1
 check_match "the text: the hung service, whose, and op" "warning: service hung \(pid $SERVER\) of user root \(uid 0\) is hung on FUSE_READ" "$OUT"

@@ -16,6 +16,7 @@ doctor_watching() {
 	before=$(vmstat_field workingset_refault_file)
 	run "$IOLENS" doctor --json "$1"
 	after=$(vmstat_field workingset_refault_file)
+	check_more "doctor --json $1 under the load" "$OUT"
 }
 # refaults_begin: waits (a minute at most) until /proc/vmstat counts refaults: the load is under way.
 refaults_begin() {
@@ -190,6 +191,10 @@ if procs=$(memcg reader $((32 << 20))); then
 		"$(dq get cache-miss ino file "$T/big.dat" <<<"$OUT")"
 	hit=$(dq get cache-miss hit_percent file "$T/big.dat" <<<"$OUT")
 	check "… under half of its pages hit too ($hit %)" between 0 50 "$hit"
+	check_eq "… judged as its reader is, by the limit the test set: a warning, its reader's cgroup at its limit" \
+		"warning True" "$(dq severity cache-miss file "$T/big.dat" <<<"$OUT") $(dq get cache-miss readers_cgroup_at_limit file "$T/big.dat" <<<"$OUT")"
+	check_no_match "… and never said to have memory to spare" "no sign that memory is short|memory is not short" \
+		"$(dq get cache-miss why file "$T/big.dat" <<<"$OUT")"
 	kill "$READER"
 	wait "$READER" 2>/dev/null
 	rm -f "$T/big.dat"
@@ -287,6 +292,43 @@ print(f["data"]["swap_in_bytes_per_s"] + f["data"]["swap_out_bytes_per_s"] if f 
 	swapoff "$T/swap"
 else
 	skip "swap: no memory cgroup, or no swap file possible here"
+fi
+
+# ---- A block device read through the page cache: named by its /dev node -------------------------
+# A loop device over memory, read whole again and again through the cache, its pages dropped after
+# each pass (dd iflag=nocache): its page cache is its inode's on the kernel's bdev filesystem,
+# which no path names; the finding names the device the test read, and its more: runs.
+if ! is_root || ! command -v losetup >/dev/null; then
+	skip "a block device read through the cache: needs root and losetup"
+elif ! image=$(mktemp -p /dev/shm iolens-bdev.XXXXXX); then
+	skip "a block device read through the cache: no /dev/shm"
+else
+	on_exit "rm -f '$image'"
+	head -c $((32 << 20)) /dev/urandom >"$image"
+	if bdev=$(losetup -f --show "$image" 2>"$T/bdev.err"); then
+		on_exit "losetup -d $bdev 2>/dev/null"
+		(while [ ! -e "$T/bdev.stop" ]; do dd if="$bdev" of=/dev/null bs=1M iflag=nocache status=none; done) &
+		BDEV_READER=$!
+		on_exit "touch $T/bdev.stop; wait $BDEV_READER 2>/dev/null"
+		r0=$(diskstats_sum "${bdev#/dev/}" 4)
+		bdev_reading() { [ "$(diskstats_sum "${bdev#/dev/}" 4)" -ge $((r0 + 1000)) ]; }
+		wait_until bdev_reading
+		run "$IOLENS" doctor --json 3
+		rdev=$(printf '%d' "0x$(stat -c %t "$bdev")")$'\n'$(printf '%d' "0x$(stat -c %T "$bdev")")
+		ino=$(( $(head -1 <<<"$rdev") << 20 | $(tail -1 <<<"$rdev") ))
+		check_eq "buffered reads of $bdev: the file of its cache misses named by the device the test read" "$bdev" \
+			"$(dq get cache-miss file ino "$ino" <<<"$OUT")"
+		check_eq "… its inode the device's number (major << 20 | minor, as stat says of $bdev)" "$ino" \
+			"$(dq get cache-miss ino file "$bdev" <<<"$OUT")"
+		check_more "a block device read through the cache" "$(python3 -c 'import json, sys
+d = json.load(sys.stdin)
+d["findings"] = [f for f in d["findings"] if f["data"].get("file") == sys.argv[1]]
+print(json.dumps(d))' "$bdev" <<<"$OUT")"
+		touch "$T/bdev.stop"
+		wait "$BDEV_READER"
+	else
+		skip "a block device read through the cache: losetup: $(head -1 "$T/bdev.err")"
+	fi
 fi
 
 echo "1..$t_count"

@@ -170,6 +170,65 @@ check_eq "fio at QD1, 100 reads a second on $disk: not saturated" absent "$(fiel
 reads=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["seconds"])' <<<"$OUT")
 check "… the doctor watched ($reads s)" test -n "$reads"
 
+# ---- A load made by kernel threads: who made it is named, not a bystander ----------------------
+# A loop device (upper) over the queued device (lib.sh): fio reads upper at depth 64, and upper's
+# workers, kernel threads, make every request on the queued device; a process of the test's makes
+# a few O_DIRECT reads of the queued device beside them, one every 0.2 s.
+if queued_device; then
+	qdisk=${QUEUED_LOOP#/dev/}
+	upper=$(losetup -f --show --direct-io=on "$QUEUED_LOOP" 2>"$T/upper.err")
+	if [ -n "$upper" ]; then
+		on_exit "losetup -d $upper 2>/dev/null"
+		fio --name=upper --filename="$upper" --readonly --rw=randread --bs=4k --direct=1 --ioengine=libaio \
+			--iodepth=64 --randrepeat=0 --time_based --runtime=300 --output=/dev/null &
+		UPPER_FIO=$!
+		on_exit "kill $UPPER_FIO 2>/dev/null"
+		r0=$(diskstats_sum "$qdisk" 4)
+		upper_reading() { [ "$(diskstats_sum "$qdisk" 4)" -ge $((r0 + 100)) ]; }
+		wait_until upper_reading
+		"$IOLENS" doctor --json --record "$T/kernel.snapshot" 3 >"$T/kernel.json" 2>"$T/kernel.err" &
+		doctor=$!
+		# (one read every 0.2 s while doctor runs, whenever its watch began: a dozen or so)
+		python3 -c 'import mmap, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+buffer = mmap.mmap(-1, 4096)
+reads = 0
+while os.path.exists("/proc/" + sys.argv[2]) and reads < 100:
+    os.preadv(fd, [buffer], reads * 4096 * 97)
+    reads += 1
+    time.sleep(0.2)
+print(os.getpid(), reads)' "$QUEUED_LOOP" "$doctor" >"$T/bystander.pid"
+		read -r bystander reads <"$T/bystander.pid"
+		wait "$doctor"
+		OUT=$(cat "$T/kernel.json")
+		check_more "$qdisk saturated by kernel threads" "$OUT"
+		kernel_field() { python3 "$TOP/tests/cli/doctor_query.py" get saturated process device "$qdisk" <<<"$OUT" |
+			python3 -c 'import ast, sys; v = sys.stdin.read().strip(); d = ast.literal_eval(v) if v.startswith("{") else {}; print(d.get(sys.argv[1], "absent"))' "$1"; }
+		named=$(kernel_field pid)
+		check_eq "$qdisk saturated by upper's workers: found" "$qdisk" \
+			"$(python3 "$TOP/tests/cli/doctor_query.py" get saturated device device "$qdisk" <<<"$OUT")"
+		seen=$(awk -v p="$bystander" -v d="$(dev_of "$QUEUED_LOOP" | tr : ' ')" \
+			'BEGIN { split(d, m, " ") } $1 == "bio_proc" && $2 == p && $7 == m[1] && $8 == m[2] { print $5 }' "$T/kernel.snapshot")
+		check "… the test's process of $reads reads ($bystander) was counted in the window: ${seen:-0} requests, 1 to $reads" \
+			test "${seen:-0}" -ge 1 -a "${seen:-0}" -le "$reads"
+		check "… and is not named ($named)" test "$named" != "$bystander"
+		check_eq "… who made the load: kernel threads" True "$(kernel_field kernel)"
+		ppid=$(awk '{ print $4 }' "/proc/$named/stat" 2>/dev/null)
+		check "… the thread named, $named ($(kernel_field comm)), is kthreadd's child (/proc/$named/stat: ppid ${ppid:-gone}) or gone" \
+			test "${ppid:-2}" = 2
+		check "… with a share of the requests of 20 % or more ($(kernel_field share))" \
+			python3 -c "import sys; sys.exit(not float('$(kernel_field share)') >= 0.2)"
+		check_match "… said in words" "kernel threads? .*made the most block requests on it, [0-9]+ of [0-9]+ \\([0-9]+ %\\)" \
+			"$(python3 "$TOP/tests/cli/doctor_query.py" get saturated numbers device "$qdisk" <<<"$OUT")"
+		kill "$UPPER_FIO"
+		wait "$UPPER_FIO" 2>/dev/null
+	else
+		skip "a load made by kernel threads: losetup over $QUEUED_LOOP: $(head -1 "$T/upper.err")"
+	fi
+else
+	skip "a load made by kernel threads: $QUEUED_WHY"
+fi
+
 check_fails "doctor --capacity-dir '' is refused" "$IOLENS" doctor --capacity-dir "" 1
 check_fails "doctor --capacity-dir with --replay is refused" "$IOLENS" doctor --capacity-dir "$T" --replay "$T/sat.snapshot"
 

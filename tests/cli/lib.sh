@@ -443,3 +443,43 @@ check_latency_not() {
 	said=$(python3 "$BLOCK_LATENCY" holds "$TRACE" --value "$2" "${@:3}")
 	if [ $? = 3 ]; then ok "$1 ($2 ns): not $said"; else not_ok "$1 ($2 ns): yet $said"; fi
 }
+
+# check_more DESC JSON: every command a finding of doctor's JSON prints after "more:" runs as printed
+# (iolens being the one under test) and exits 0; each distinct one once, all at once, while what
+# the findings name still lives: one about a process (data's pid, process.pid or probe_pid) or a
+# file (data's file) that failed once the process had ended or the file was gone (another test's,
+# on a shared machine) is a skip, saying so.
+check_more() {
+	local desc=$1 json=$2 i=0 rc rule owner more pids=() lines=() owners=()
+	while IFS=$'\t' read -r rule owner more; do
+		[ -n "$more" ] || continue
+		IOLENS=$IOLENS bash -c 'iolens() { "$IOLENS" "$@"; }; export -f iolens; eval "$1"' _ "$more" \
+			>"$T/more.$i.out" 2>"$T/more.$i.err" </dev/null &
+		pids+=($!)
+		lines+=("$rule: $more")
+		owners+=("$owner")
+		i=$((i + 1))
+	done < <(python3 -c 'import json, sys
+seen = set()
+for f in json.loads(sys.argv[1])["findings"]:
+    d = f["data"]
+    pid = d.get("pid") or (d.get("process") or {}).get("pid") or d.get("probe_pid")
+    owner = "pid:%d" % pid if pid else "file:" + d["file"] if d.get("file") else "-"
+    if f["more"] not in seen:
+        seen.add(f["more"])
+        print("%s\t%s\t%s" % (f["rule"], owner, f["more"]))' "$json")
+	[ "$i" -gt 0 ] || { skip "$desc: no finding, no more: to run"; return; }
+	for ((i = 0; i < ${#pids[@]}; i++)); do
+		wait "${pids[$i]}"
+		rc=$?
+		if [ "$rc" = 0 ]; then
+			ok "$desc: more: ${lines[$i]} (exit 0)"
+		elif [[ ${owners[$i]} == pid:* ]] && ! kill -0 "${owners[$i]#pid:}" 2>/dev/null; then
+			skip "$desc: more: ${lines[$i]}: its process ${owners[$i]#pid:} ended meanwhile"
+		elif [[ ${owners[$i]} == file:* ]] && [ ! -e "${owners[$i]#file:}" ]; then
+			skip "$desc: more: ${lines[$i]}: its file ${owners[$i]#file:} was removed meanwhile"
+		else
+			not_ok "$desc: more: ${lines[$i]}: exit $rc ($(head -c 300 "$T/more.$i.err"))"
+		fi
+	done
+}

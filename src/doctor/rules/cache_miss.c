@@ -24,10 +24,12 @@ static const char *pids_text(const struct miss_row *r, char *buf, size_t len)
  * and there is a sign that memory is short for the reader: its memory cgroup at its limit,
  * memory stalls (PSI), little memory available. Else information: first reads of data not
  * cached yet miss too, and pages something else evicted (DAMON, proactive reclaim) are no
- * shortage of the cache.
+ * shortage of the cache. A file is judged as its readers are (which process read which file is
+ * not counted): at a limit when a reader reported is in a memory cgroup at its limit.
  */
 static void report(const struct doctor_snapshot *s, const struct miss_row *rows, size_t nrows, bool files,
-		   const struct memory_signs *memory, bool system_refaulting, struct doctor_findings *out)
+		   const struct memory_signs *memory, bool system_refaulting, bool readers_at_limit,
+		   struct doctor_findings *out)
 {
 	uint64_t page = s->page_size;
 	size_t reported = 0;
@@ -36,8 +38,9 @@ static void report(const struct doctor_snapshot *s, const struct miss_row *rows,
 		const struct miss_row *r = &rows[i];
 		double rate = (double)(r->misses * page) / s->seconds, hit;
 		char rate_text[16], pids[96], limit_text[16], use_text[16], cgroup_text[700] = "", refaults_text[48] = "",
-		     dev[32], in[600] = "";
-		bool refaulting = r->refaults == UINT64_MAX ? system_refaulting : r->refaults > 0, at_limit = false;
+		     dev[32], in[600] = "", signs_text[96] = "";
+		bool refaulting = r->refaults == UINT64_MAX ? system_refaulting : r->refaults > 0;
+		bool at_limit = files && readers_at_limit;
 		const struct snap_memcg *cgroup = NULL;
 		struct doctor_finding *f;
 
@@ -66,14 +69,17 @@ static void report(const struct doctor_snapshot *s, const struct miss_row *rows,
 		else
 			f = doctor_finding_add(out, DOCTOR_INFO, "cache-miss",
 					       refaulting ? "each read that misses waits for the disk; pages evicted are read "
-							    "back, but memory is not short (no stalls, memory available): "
-							    "something else evicts them (DAMON, proactive reclaim, drop_caches)"
+							    "back, with no sign that memory is short (memory stalls under 10 % of "
+							    "the window, a tenth of memory available or more, no reader's memory "
+							    "cgroup at its limit): something else evicts them (DAMON, proactive "
+							    "reclaim, drop_caches)"
 							  : "each read that misses waits for the disk; no evicted page was read "
 							    "back, so these may be first reads of data not cached yet");
 		if (!files) /* the container of the one that missed most */
 			snap_in_container(s, r->pid, r->comm, in, sizeof(in));
 		if (files)
-			doctor_text(f->what, sizeof(f->what), "file %s: its reads mostly miss the page cache", r->name);
+			doctor_text(f->what, sizeof(f->what), "file %s: its reads mostly miss the page cache%s", r->name,
+				    at_limit ? " (a reader's memory cgroup is at its limit)" : "");
 		else if (r->processes > 1)
 			doctor_text(f->what, sizeof(f->what), "%u processes named %s (%s)%s: their reads mostly miss the page cache%s",
 				    r->processes, r->comm, pids_text(r, pids, sizeof(pids)), in,
@@ -84,22 +90,41 @@ static void report(const struct doctor_snapshot *s, const struct miss_row *rows,
 		if (r->refaults != UINT64_MAX)
 			doctor_text(refaults_text, sizeof(refaults_text), ", %llu of them refaults",
 				    (unsigned long long)r->refaults);
+		if (refaulting) { /* what the judgement of memory rests on, said beside it */
+			char available[16], psi[32] = "unknown";
+
+			if (memory->psi_some >= 0)
+				doctor_text(psi, sizeof(psi), "%.1f %%", memory->psi_some);
+			doctor_text(signs_text, sizeof(signs_text), "; memory stalls (PSI some) %s of the window, %s available",
+				    psi, s->mem_known ? human_size(s->mem_available, available, sizeof(available)) : "?");
+		}
 		doctor_text(f->numbers, sizeof(f->numbers),
-			    "%.0f %% of %llu pages read or mapped were cached; %llu missed%s, %s/s (%s)%s", hit,
+			    "%.0f %% of %llu pages read or mapped were cached; %llu missed%s, %s/s (%s)%s%s", hit,
 			    (unsigned long long)r->accesses, (unsigned long long)r->misses, refaults_text,
 			    human_size((uint64_t)rate, rate_text, sizeof(rate_text)),
-			    s->cache_ebpf ? "eBPF, as cachetop counts" : "estimated from /proc/PID/io: no eBPF", cgroup_text);
+			    s->cache_ebpf ? "eBPF, as cachetop counts" : "estimated from /proc/PID/io: no eBPF", cgroup_text,
+			    signs_text);
 		if (files) {
-			doctor_text(f->more, sizeof(f->more), "iolens cachetop --files; iolens pcstat %s", r->name);
+			char word[600];
+
+			/* pcstat of a path only: a file known by its device and inode has none to give */
+			if (r->name[0] == '/')
+				doctor_text(f->more, sizeof(f->more), "iolens cachetop --files " DOCTOR_MORE_SAMPLES "; iolens pcstat %s",
+					    doctor_shell_word(r->name, word, sizeof(word)));
+			else
+				doctor_text(f->more, sizeof(f->more), "iolens cachetop --files " DOCTOR_MORE_SAMPLES);
 			field_text(&f->data, "file", r->name);
 			doctor_text(dev, sizeof(dev), "%u:%u", r->major, r->minor);
 			field_text(&f->data, "dev", dev);
 			field_count(&f->data, "ino", r->ino);
+			field_bool(&f->data, "readers_cgroup_at_limit", at_limit);
 		} else {
 			struct doctor_fields *list;
 
-			doctor_text(f->more, sizeof(f->more), "iolens cachetop -p %d; iolens cachetop --files%s", (int)r->pid,
-				    at_limit ? "; iolens cachetop --cgroup" : "");
+			/* by misses, not by its pid: it (a shell loop's process) may be gone when this runs */
+			doctor_text(f->more, sizeof(f->more),
+				    "iolens cachetop -s misses " DOCTOR_MORE_SAMPLES "; iolens cachetop --files " DOCTOR_MORE_SAMPLES "%s",
+				    at_limit ? "; iolens cachetop --cgroup " DOCTOR_MORE_SAMPLES : "");
 			field_int(&f->data, "pid", r->pid);
 			field_text(&f->data, "comm", r->comm);
 			field_container(&f->data, s, r->pid, r->comm);
@@ -146,7 +171,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 	if (s->seconds <= 0)
 		return;
 	nrows = snap_miss_readers(s, &rows);
-	report(s, rows, nrows, false, &memory, refaults.high, out);
+	report(s, rows, nrows, false, &memory, refaults.high, false, out);
 	free(rows);
 	at_limit = snap_readers_at_limit(s);
 
@@ -162,7 +187,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		}
 		if (s->ncache_files > 1)
 			qsort(rows, s->ncache_files, sizeof(*rows), compare_misses);
-		report(s, rows, s->ncache_files, true, &memory, at_limit || refaults.high, out);
+		report(s, rows, s->ncache_files, true, &memory, at_limit || refaults.high, at_limit, out);
 		free(rows);
 	}
 }
@@ -184,7 +209,9 @@ const struct doctor_rule rule_cache_miss = {
 		"A file is named from the files processes have open or mapped at the end, as\n"
 		".B cachetop \\-\\-files\n"
 		"names them, within a second; one closed by then is named by its device and\n"
-		"inode.\n"
+		"inode; a block device read through the cache (its pages are its inode's\n"
+		"on the kernel's bdev filesystem, numbered by the device) by its node,\n"
+		".IR /dev/loop7 .\n"
 		"At most five of each.\n"
 		"A process is named by its pid.\n"
 		"Processes of one command that mostly missed are added together (a shell\n"
@@ -205,7 +232,9 @@ const struct doctor_rule rule_cache_miss = {
 		"when the process's misses were refaults (pages reclaim had evicted, counted\n"
 		"with eBPF; without eBPF, when the refaults rule found them system-wide) and\n"
 		"there is a sign that memory is short for it: its memory cgroup at its\n"
-		"limit, memory stalls, little memory available (as for refaults);\n"
+		"limit, memory stalls, little memory available (as for refaults; a file's,\n"
+		"whose readers are not counted apart, when a process reported is in a\n"
+		"memory cgroup at its limit: one judgement for the file and its reader);\n"
 		".B info\n"
 		"otherwise: a first read of data not cached yet misses too, and pages\n"
 		"something else evicts are no shortage of the cache.\n",

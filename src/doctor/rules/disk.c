@@ -134,7 +134,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		if (top[0] && used < sizeof(f->numbers))
 			snprintf(f->numbers + used, sizeof(f->numbers) - used, "; most I/O (all disks, /proc/PID/io): %s",
 				 top);
-		doctor_text(f->more, sizeof(f->more), "iolens stat -x --psi 1; iolens cachetop");
+		doctor_text(f->more, sizeof(f->more), "iolens stat -x --psi " DOCTOR_MORE_SAMPLES "; iolens cachetop " DOCTOR_MORE_SAMPLES "");
 		field_text(&f->data, "device", disk->end.name);
 		field_real(&f->data, "util", x.util);
 		field_real(&f->data, "aqu_sz", x.aqu_sz);

@@ -19,7 +19,7 @@ static void judge_mounts(const struct doctor_snapshot *s, const struct doctor_co
 		uint64_t free_all = inodes ? m->ffree : m->bfree;
 		uint64_t available = inodes ? m->favail : m->bavail;
 		double used = percent_used(total, free_all, available);
-		char free_text[16], total_text[16];
+		char free_text[16], total_text[16], word[600];
 		struct doctor_finding *f;
 
 		if (m->state != MOUNT_OK || m->duplicate || !m->blocks || !total ||
@@ -39,7 +39,8 @@ static void judge_mounts(const struct doctor_snapshot *s, const struct doctor_co
 			doctor_text(f->numbers, sizeof(f->numbers), "%.1f %% used: %s free of %s (statvfs, as df counts)",
 				    used, human_size(available * m->frsize, free_text, sizeof(free_text)),
 				    human_size(total * m->frsize, total_text, sizeof(total_text)));
-		doctor_text(f->more, sizeof(f->more), "df %s%s", inodes ? "-i " : "-h ", m->dir);
+		doctor_text(f->more, sizeof(f->more), "df %s%s", inodes ? "-i " : "-h ",
+			    doctor_shell_word(m->dir, word, sizeof(word)));
 		field_text(&f->data, "mount", m->dir);
 		field_text(&f->data, "type", m->type);
 		field_text(&f->data, "source", m->source);

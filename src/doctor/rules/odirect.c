@@ -11,7 +11,11 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 	for (size_t i = 0; i < s->ndirect; i++) {
 		const struct snap_direct_process *p = &s->direct[i];
 		double read_rate = 0, write_rate = 0;
-		bool rates = p->io_known && p->rate_seconds > 0;
+		/* eBPF's count of its requests, over the whole window: a process that lived a few ms is no faster for it */
+		double window = s->disk_seconds > 0 ? s->disk_seconds : s->seconds;
+		bool by_requests = p->bio_known && window > 0;
+		double rate_seconds = by_requests ? window : p->rate_seconds;
+		bool rates = by_requests || (p->io_known && p->rate_seconds > 0);
 		uint64_t cached = 0, pages = 0, opens = 0;
 		bool cache_known = false;
 		char read_text[16], write_text[16];
@@ -35,8 +39,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			opens += p->opens[k];
 		}
 		if (rates) {
-			read_rate = (double)p->read_bytes / p->rate_seconds;
-			write_rate = (double)p->write_bytes / p->rate_seconds;
+			read_rate = (double)(by_requests ? p->bio_read_bytes : p->read_bytes) / rate_seconds;
+			write_rate = (double)(by_requests ? p->bio_write_bytes : p->write_bytes) / rate_seconds;
 		}
 		/*
 		 * Bypassing the cache matters when it reads: reads that the cache could serve. A few
@@ -59,11 +63,20 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		else
 			used = (size_t)snprintf(f->numbers, sizeof(f->numbers),
 						"%s with O_DIRECT (0%o) gave it fd %d %.1f s into the window, %llu time%s "
-						"(eBPF, raw_syscalls); the file's flags 0%o; on %u file%s",
+						"(eBPF, %s); the file's flags 0%o; on %u file%s",
 						p->call[0] ? p->call : "?", (unsigned)O_DIRECT, p->first_fd,
 						p->first_seen_seconds, (unsigned long long)opens, opens == 1 ? "" : "s",
+						strcmp(p->call, "io_uring") ? "raw_syscalls" : "io_uring_complete",
 						p->first_flags, p->nfiles, p->nfiles > 1 ? "s" : "");
-		if (rates && used < sizeof(f->numbers))
+		if (by_requests && used < sizeof(f->numbers))
+			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
+						 "; its block requests (eBPF): %llu read%s, %llu write%s, %s/s read, %s/s "
+						 "written over the window's %.1f s",
+						 (unsigned long long)p->bio_read_requests, p->bio_read_requests == 1 ? "" : "s",
+						 (unsigned long long)p->bio_write_requests, p->bio_write_requests == 1 ? "" : "s",
+						 human_size((uint64_t)read_rate, read_text, sizeof(read_text)),
+						 human_size((uint64_t)write_rate, write_text, sizeof(write_text)), rate_seconds);
+		else if (rates && used < sizeof(f->numbers))
 			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
 						 "; from storage %s/s read, %s/s written over the %.1f s since it was first "
 						 "seen (/proc/%d/io)",
@@ -76,8 +89,27 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 						 (unsigned long long)pages);
 		if (p->ended && used < sizeof(f->numbers))
 			snprintf(f->numbers + used, sizeof(f->numbers) - used, "; it ended before the window did");
-		doctor_text(f->more, sizeof(f->more), "iolens cachetop -p %d; iolens pcstat --pid %d", (int)p->pid,
-			    (int)p->pid);
+		if (!p->ended) {
+			doctor_text(f->more, sizeof(f->more), "iolens cachetop -p %d " DOCTOR_MORE_SAMPLES "; iolens pcstat --pid %d",
+				    (int)p->pid, (int)p->pid);
+		} else { /* gone: its files, those named by a path */
+			size_t at = (size_t)snprintf(f->more, sizeof(f->more), "iolens cachetop --files " DOCTOR_MORE_SAMPLES);
+			bool pcstat = false;
+
+			for (unsigned k = 0; k < p->nfiles && at < sizeof(f->more); k++) {
+				const char *path = s->direct_files[p->files[k]].path;
+				char word[600];
+
+				if (path[0] != '/')
+					continue;
+				doctor_shell_word(path, word, sizeof(word));
+				if (at + strlen(word) + 16 >= sizeof(f->more))
+					break;
+				at += (size_t)snprintf(f->more + at, sizeof(f->more) - at, "%s %s", pcstat ? "" : "; iolens pcstat",
+						       word);
+				pcstat = true;
+			}
+		}
 		field_int(&f->data, "pid", p->pid);
 		field_text(&f->data, "comm", p->comm);
 		field_container(&f->data, s, p->pid, p->comm);
@@ -86,7 +118,12 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			field_text(files, NULL, s->direct_files[p->files[k]].path);
 		field_real_if(&f->data, "read_bytes_per_s", read_rate, rates);
 		field_real_if(&f->data, "write_bytes_per_s", write_rate, rates);
-		field_real_if(&f->data, "rate_seconds", p->rate_seconds, rates);
+		field_real_if(&f->data, "rate_seconds", rate_seconds, rates);
+		field_text(&f->data, "rates_from", !rates ? NULL : by_requests ? "ebpf" : "procfs");
+		field_count_if(&f->data, "read_requests", p->bio_read_requests, p->bio_known);
+		field_count_if(&f->data, "read_bytes", p->bio_read_bytes, p->bio_known);
+		field_count_if(&f->data, "write_requests", p->bio_write_requests, p->bio_known);
+		field_count_if(&f->data, "write_bytes", p->bio_write_bytes, p->bio_known);
 		field_int_if(&f->data, "fd", p->first_fd, p->first_fd >= 0);
 		field_int(&f->data, "flags", (int)p->first_flags);
 		field_count_if(&f->data, "cached_pages", cached, cache_known);
@@ -123,7 +160,13 @@ const struct doctor_rule rule_odirect = {
 		".B O_DIRECT\n"
 		"and succeeds, and every\n"
 		".B fcntl(F_SETFL)\n"
-		"that sets it, by any process, however briefly the file stays open; each\n"
+		"that sets it, by any process, however briefly the file stays open, and\n"
+		"every open of io_uring\n"
+		".RB ( IORING_OP_OPENAT \" and \" OPENAT2 ,\n"
+		"which make no system call: seen as they complete, at the\n"
+		".B io_uring_complete\n"
+		"tracepoint, where it passes the request: not on 5.10; one into a fixed\n"
+		"file slot has no descriptor and is not seen); each\n"
 		"process and file is reported once, its later opens counted.\n"
 		"While these tracepoints are on (the doctor's run only), every system call\n"
 		"of every process takes a little longer: a program that does little but\n"
@@ -148,6 +191,7 @@ const struct doctor_rule rule_odirect = {
 		"descriptor names while it is open, else the path it passed, joined to its\n"
 		"working directory while it lives; after an\n"
 		".B fcntl\n"
+		"or an open of io_uring\n"
 		"whose descriptor is closed before the doctor looks, the file's name, inode\n"
 		"and device), quotes the fdinfo flags of the first, or the call that\n"
 		"gave it\n"

@@ -25,8 +25,9 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			       matters ? "pages the cache evicted are read again soon after: the data in use is larger "
 					 "than the cache it gets (memory, or a cgroup's limit), so reads that could hit go "
 					 "to the disk"
-				       : "pages the cache evicted are read again soon after, but memory is not short (no "
-					 "stalls, memory available, no cgroup at its limit): something evicts idle pages "
+				       : "pages the cache evicted are read again soon after, with no sign that memory is short "
+					 "(memory stalls under 10 % of the window, a tenth of memory available or more, no "
+					 "reader's memory cgroup at its limit): something evicts idle pages "
 					 "(DAMON, proactive reclaim, drop_caches) that are then read back");
 	doctor_text(f->what, sizeof(f->what), matters ? "the working set is larger than the page cache: evicted pages are read back"
 						      : "evicted pages are read back, with memory to spare");
@@ -42,7 +43,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		    s->mem_known ? human_size(s->mem_total, total_text, sizeof(total_text)) : "?",
 		    s->mem_known ? human_size(s->mem_available, available_text, sizeof(available_text)) : "?", psi_text,
 		    cgroup_at_limit ? "; a reader's memory cgroup at its limit (see cache-miss)" : "");
-	doctor_text(f->more, sizeof(f->more), "iolens cachestat 1 (EVICTIONS, REFAULTS); iolens cachetop --cgroup");
+	doctor_text(f->more, sizeof(f->more), "iolens cachestat " DOCTOR_MORE_SAMPLES "; iolens cachetop --cgroup " DOCTOR_MORE_SAMPLES "");
 	field_count(&f->data, "refaults", r.refaults);
 	field_real(&f->data, "refault_bytes_per_s", r.rate);
 	field_count(&f->data, "read_pages", r.read_pages);

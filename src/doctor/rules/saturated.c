@@ -20,29 +20,70 @@ static double await_ns(const struct disk_ext *x)
 	return ios > 0 ? (x->r_await * x->r_s + x->w_await * x->w_s) / ios * 1e6 : 0;
 }
 
+#define SATURATED_SHARE 0.2      /* the share of the disk's requests a process made to be named as the load's maker */
+
 /*
- * The process whose I/O suffers most: of the processes' requests on the disk (eBPF counts them
- * per process and disk), the one with the most in the window, a user's before a kernel thread's.
- * NULL none. The most, not the first: a snapshot's bio_proc lines are sorted when captured, not
- * when replayed.
+ * Who made the load: of the processes' requests on the disk in the window (eBPF counts them per
+ * process and disk), the user process with the most, or the kernel's threads when they made more
+ * together (a loop device's workers and writeback take turns among kworkers): the one with the
+ * most of them, *made their count, *threads how many. All of them in *total. NULL none. The most,
+ * not the first: a snapshot's bio_proc lines are sorted when captured, not when replayed.
  */
-static const struct snap_bio_proc *most_requests(const struct doctor_snapshot *s, const struct disk_stats *disk)
+static const struct snap_bio_proc *load_maker(const struct doctor_snapshot *s, const struct disk_stats *disk,
+					      uint64_t *made, unsigned *threads, uint64_t *total)
 {
-	for (int pass = 0; pass < 2; pass++) {
-		const struct snap_bio_proc *most = NULL;
+	const struct snap_bio_proc *user = NULL, *kernel = NULL;
+	uint64_t kernel_requests = 0;
+	unsigned kernel_threads = 0;
 
-		for (size_t i = 0; i < s->nbio_procs; i++) {
-			const struct snap_bio_proc *p = &s->bio_procs[i];
+	*total = 0;
+	for (size_t i = 0; i < s->nbio_procs; i++) {
+		const struct snap_bio_proc *p = &s->bio_procs[i];
+		const struct snap_bio_proc **most = p->kernel ? &kernel : &user;
 
-			if ((pass == 0 && p->kernel) || p->disk_major != disk->major || p->disk_minor != disk->minor)
-				continue;
-			if (!most || p->requests > most->requests)
-				most = p;
+		if (p->disk_major != disk->major || p->disk_minor != disk->minor)
+			continue;
+		*total += p->requests;
+		if (p->kernel) {
+			kernel_requests += p->requests;
+			kernel_threads++;
 		}
-		if (most)
-			return most;
+		if (!*most || p->requests > (*most)->requests)
+			*most = p;
 	}
-	return NULL;
+	if (kernel && (!user || kernel_requests > user->requests)) {
+		*made = kernel_requests;
+		*threads = kernel_threads;
+		return kernel;
+	}
+	*made = user ? user->requests : 0;
+	*threads = 1;
+	return user;
+}
+
+/*
+ * The process object without eBPF's counts: the busiest by /proc/PID/io (s's first rate) when s
+ * is given, else no one; by says how it was found (NULL: null).
+ */
+static void process_unknown(struct doctor_fields *o, const struct doctor_snapshot *s, const char *by)
+{
+	if (s) {
+		field_int(o, "pid", s->rates[0].pid);
+		field_text(o, "comm", s->rates[0].comm);
+		field_container(o, s, s->rates[0].pid, s->rates[0].comm);
+	} else {
+		field_null(o, "pid");
+		field_null(o, "comm");
+		field_null(o, "container");
+	}
+	field_null(o, "requests");
+	field_null(o, "share");
+	field_null(o, "kernel");
+	field_null(o, "threads");
+	field_null(o, "p50_ns");
+	field_null(o, "p99_ns");
+	field_null(o, "other_disks");
+	field_text(o, "by", by);
 }
 
 static void judge(const struct doctor_snapshot *s, const struct doctor_config *config, struct doctor_findings *out)
@@ -173,52 +214,60 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		field_real(&f->data, "util", x.util);
 		field_real_if(&f->data, "capacity_pct", disk->capacity_pct,
 			      disk->capacity_known && isfinite(disk->capacity_pct));
-		/* Whose I/O suffers: the process that made the most requests (eBPF), else the most bytes (/proc/PID/io). */
-		const struct snap_bio_proc *p = s->bio_known ? most_requests(s, &disk->end) : NULL;
+		/*
+		 * Who made the load: the process that made the most requests on it (eBPF), when it made a
+		 * share of them that counts, a kernel thread as well as a user's; else the most bytes
+		 * (/proc/PID/io).
+		 */
+		uint64_t total = 0, made = 0;
+		unsigned threads = 0;
+		const struct snap_bio_proc *p = s->bio_known ? load_maker(s, &disk->end, &made, &threads, &total) : NULL;
+		field_count_if(&f->data, "requests_by_processes", total, p != NULL); /* (before o: it moves the fields) */
 		struct doctor_fields *o = field_object(&f->data, "process");
-		if (p) {
-			char latency[64] = "";
+		if (p && (double)made >= SATURATED_SHARE * (double)total) {
+			char latency[64] = "", who[128] = "";
 
 			if (p->p50_ns > 0)
 				snprintf(latency, sizeof(latency), ", its p50 %.2f ms, p99 %.2f ms", p->p50_ns / 1e6,
 					 p->p99_ns / 1e6);
-			snprintf(process_text, sizeof(process_text), "%s (%d)%s made the most block requests on it, %llu%s (eBPF%s)",
-				 p->comm, (int)p->pid, snap_in_container(s, p->pid, p->comm, in, sizeof(in)),
-				 (unsigned long long)p->requests, latency, p->several_disks ? "; it used other disks too" : "");
+			if (p->kernel && threads > 1)
+				snprintf(who, sizeof(who), "and %u other kernel threads (a loop device's workers, writeback) made",
+					 threads - 1);
+			else
+				snprintf(who, sizeof(who), "%smade", p->kernel ? "(a kernel thread) " : "");
+			snprintf(process_text, sizeof(process_text),
+				 "%s (%d)%s %s the most block requests on it, %llu of %llu (%.0f %%)%s (eBPF%s)", p->comm,
+				 (int)p->pid, snap_in_container(s, p->pid, p->comm, in, sizeof(in)), who,
+				 (unsigned long long)made, (unsigned long long)total, 100.0 * (double)made / (double)total,
+				 latency, p->several_disks ? "; it used other disks too" : "");
 			field_int(o, "pid", p->pid);
 			field_text(o, "comm", p->comm);
 			field_container(o, s, p->pid, p->comm);
-			field_count(o, "requests", p->requests);
+			field_count(o, "requests", made);
+			field_real(o, "share", (double)made / (double)total);
+			field_bool(o, "kernel", p->kernel);
+			field_int(o, "threads", threads);
 			field_real_if(o, "p50_ns", p->p50_ns, p->p50_ns > 0);
 			field_real_if(o, "p99_ns", p->p99_ns, p->p99_ns > 0);
 			field_bool(o, "other_disks", p->several_disks);
 			field_text(o, "by", "ebpf");
+		} else if (p) { /* many made it, none much: naming one would name a bystander */
+			snprintf(process_text, sizeof(process_text),
+				 "no process made %.0f %% of the %llu block requests on it (the most: %llu, eBPF)",
+				 100 * SATURATED_SHARE, (unsigned long long)total, (unsigned long long)made);
+			process_unknown(o, NULL, "ebpf");
 		} else if (s->nrates) {
 			snprintf(process_text, sizeof(process_text), "%s (%d)%s read and wrote the most (/proc/PID/io, all disks)",
 				 s->rates[0].comm, (int)s->rates[0].pid,
 				 snap_in_container(s, s->rates[0].pid, s->rates[0].comm, in, sizeof(in)));
-			field_int(o, "pid", s->rates[0].pid);
-			field_text(o, "comm", s->rates[0].comm);
-			field_container(o, s, s->rates[0].pid, s->rates[0].comm);
-			field_null(o, "requests");
-			field_null(o, "p50_ns");
-			field_null(o, "p99_ns");
-			field_null(o, "other_disks");
-			field_text(o, "by", "procfs");
+			process_unknown(o, s, "procfs");
 		} else {
-			field_null(o, "pid");
-			field_null(o, "comm");
-			field_null(o, "container");
-			field_null(o, "requests");
-			field_null(o, "p50_ns");
-			field_null(o, "p99_ns");
-			field_null(o, "other_disks");
-			field_null(o, "by");
+			process_unknown(o, NULL, NULL);
 		}
 		if (process_text[0])
 			snprintf(f->numbers + used, used < sizeof(f->numbers) ? sizeof(f->numbers) - used : 0, "; %s",
 				 process_text);
-		doctor_text(f->more, sizeof(f->more), "iolens stat -x 1; iolens stat --top-bio 1");
+		doctor_text(f->more, sizeof(f->more), "iolens stat -x " DOCTOR_MORE_SAMPLES "; iolens stat --top-bio " DOCTOR_MORE_SAMPLES "");
 	}
 }
 
@@ -265,11 +314,13 @@ const struct doctor_rule rule_saturated = {
 		"queue times, the low-load latency and where it comes from, aqu-sz and its\n"
 		"halves, the share of the capacity used (as\n"
 		".B iolens stat \\-x\n"
-		"computes %cap), %util for comparison, and the process whose I/O suffers\n"
-		"most: the one that made the most block requests on the disk in the window\n"
-		"(eBPF, which counts them per process and disk; a user's process before a\n"
-		"kernel thread), with the p50 and p99 of its own requests there, and whether\n"
-		"it used other disks too; without eBPF, or when no request on the disk was\n"
+		"computes %cap), %util for comparison, and who made the load: the user\n"
+		"process that made the most block requests on the disk in the window, or\n"
+		"the kernel's threads when together they made more (a loop device's\n"
+		"workers, writeback: named by the busiest, with their count), when that is\n"
+		"a fifth of the requests or more, else no one (eBPF, which counts them per\n"
+		"process and disk), with the p50 and p99 of its own requests there, and\n"
+		"whether it used other disks too; without eBPF, or when no request on the disk was\n"
 		"counted, the one that read and wrote the most bytes on all disks\n"
 		".RI ( /proc/PID/io ).\n"
 		"Severity\n"

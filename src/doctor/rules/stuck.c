@@ -59,7 +59,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			    t->samples, (double)t->stuck_ns / 1e9, (int)t->pid, (int)t->tid, t->wchan[0] ? "; waits in " : "",
 			    t->wchan, t->wchan[0] ? " (wchan)" : "");
 		doctor_text(f->more, sizeof(f->more), "cat /proc/%d/task/%d/stack%s", (int)t->pid, (int)t->tid,
-			    server_hung ? "; iolens vstat (a hung server it may wait on)" : "; iolens stat -x 1");
+			    server_hung ? "; iolens vstat" : "; iolens stat -x " DOCTOR_MORE_SAMPLES "");
 		field_int(&f->data, "pid", t->pid);
 		field_int(&f->data, "tid", t->tid);
 		field_text(&f->data, "comm", t->comm);

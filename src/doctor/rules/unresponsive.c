@@ -40,8 +40,11 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			snprintf(f->numbers + used, sizeof(f->numbers) - used,
 				 " (iolens probe pid %d%s); no other probe of this filesystem while it waits",
 				 (int)m->probe_pid, since);
-		doctor_text(f->more, sizeof(f->more),
-			    "iolens vstat (a libvtrace server); cat /proc/PID/stack of a process waiting on it");
+		/* (the probe waits on it; a server of libvtrace says which request hangs) */
+		if (m->held)
+			doctor_text(f->more, sizeof(f->more), "cat /proc/%d/stack; iolens vstat", (int)m->probe_pid);
+		else
+			doctor_text(f->more, sizeof(f->more), "iolens vstat");
 		field_text(&f->data, "mount", m->dir);
 		field_text(&f->data, "type", m->type);
 		field_text(&f->data, "source", m->source);

@@ -37,7 +37,10 @@ const char *vtrace_whose(const struct doctor_snapshot *s, const struct snap_vtra
 void vtrace_finding_data(const struct doctor_snapshot *s, struct doctor_finding *f, const struct snap_vtrace *server,
 			 const struct snap_vtrace_op *op, const struct vtrace_op_window *w)
 {
-	doctor_text(f->more, sizeof(f->more), "iolens vstat %s 1", server->segment);
+	char word[600];
+
+	doctor_text(f->more, sizeof(f->more), "iolens vstat %s " DOCTOR_MORE_SAMPLES,
+		    doctor_shell_word(server->segment, word, sizeof(word)));
 	field_text(&f->data, "service", server->service);
 	field_int(&f->data, "pid", (int)server->pid);
 	field_count_if(&f->data, "uid", server->uid, server->uid_known);

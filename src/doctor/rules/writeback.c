@@ -56,8 +56,9 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 	if (nthrottled)
 		snprintf(f->numbers + used, sizeof(f->numbers) - used, "; waiting in balance_dirty_pages (wchan): %s%s",
 			 throttled, nthrottled > 4 ? " and more" : "");
-	doctor_text(f->more, sizeof(f->more), "iolens stat -m --vm -d 1; iolens cachetop (DIRTIES); sysctl "
-					      "vm.dirty_ratio vm.dirty_bytes");
+	doctor_text(f->more, sizeof(f->more),
+		    "iolens stat -m --vm -d " DOCTOR_MORE_SAMPLES "; iolens cachetop -s dirties " DOCTOR_MORE_SAMPLES "; sysctl vm.dirty_ratio "
+		    "vm.dirty_bytes");
 	field_count(&f->data, "dirty_bytes", s->dirty_peak * page);
 	field_count(&f->data, "writeback_bytes", s->writeback_peak * page);
 	field_count(&f->data, "dirty_limit_bytes", s->dirty_thresh * page);
