@@ -9,6 +9,7 @@
 #include <sys/utsname.h>
 
 #include <vtrace.h>
+#include <vtrace/quantile.h>
 
 #include "common/util.h"
 
@@ -78,7 +79,7 @@ static uint64_t middle_of(unsigned bucket, uint64_t max_ns)
 
 void bio_latency_figures(const struct bio_latency *now, const struct bio_latency *then, struct bio_latency_figures *out)
 {
-	uint64_t count[BIO_SMALL_BUCKETS], total = 0, rank50, rank99, seen = 0;
+	uint64_t count[BIO_SMALL_BUCKETS], total = 0, last_upper;
 	unsigned highest = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -93,15 +94,10 @@ void bio_latency_figures(const struct bio_latency *now, const struct bio_latency
 		return;
 	out->requests = total;
 	out->average_ns = (now->sum_ns - (then ? then->sum_ns : 0)) / total;
-	rank50 = (total + 1) / 2;      /* the smallest rank at or above half of them */
-	rank99 = (total * 99 + 99) / 100; /* ceil(total * 0.99) */
-	for (unsigned b = 0; b < BIO_SMALL_BUCKETS; b++) {
-		if (seen < rank50 && seen + count[b] >= rank50)
-			out->p50_ns = middle_of(b, now->max_ns);
-		if (seen < rank99 && seen + count[b] >= rank99)
-			out->p99_ns = middle_of(b, now->max_ns);
-		seen += count[b];
-	}
+	/* The last bucket (17.2 s and more) ends at the longest known. */
+	last_upper = middle_of(BIO_SMALL_BUCKETS - 1, now->max_ns);
+	out->p50_ns = vt_quantile(count, BIO_SMALL_BUCKETS, bio_small_lower, last_upper, 0.5);
+	out->p99_ns = vt_quantile(count, BIO_SMALL_BUCKETS, bio_small_lower, last_upper, 0.99);
 	/*
 	 * The longest: exact when it is the longest since the counting began (it rose in between, or
 	 * there is no between), else its bucket's middle. Percentiles never above it.

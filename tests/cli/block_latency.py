@@ -178,7 +178,7 @@ def values(entries, dev=None, pid=None, op=None):
     return out
 
 
-# The two scales iolens keeps latencies on, and the value it prints for a bucket: its middle.
+# The two scales iolens keeps latencies on (a percentile is interpolated within its bucket: anywhere in it).
 def biotop_bucket(ns):
     """src/bpf/bio.h's bio_small_bucket: 4 buckets per power of two, from 2^10 to 2^34 ns."""
     if ns < 1 << 10:
@@ -198,10 +198,10 @@ def biotop_lower(bucket):
     return (4 + ((bucket - 1) & 3)) << (e - 2)
 
 
-def biotop_middle(ns):
+def biotop_bucket_bounds(ns):
+    """The lowest and highest value of ns's bucket on biotop's scale (the last: no highest)."""
     b = biotop_bucket(ns)
-    lower, upper = biotop_lower(b), biotop_lower(b + 1) - 1
-    return lower + (upper - lower) // 2
+    return biotop_lower(b), (biotop_lower(b + 1) - 1 if b < 97 else 1 << 64)
 
 
 def stat_bucket(ns):
@@ -222,20 +222,22 @@ def stat_width(bucket):
     return 1 if bucket < 128 else 1 << ((bucket - 128) // 64 + 1)
 
 
-def stat_middle(ns):
+def stat_bucket_bounds(ns):
+    """The lowest and highest value of ns's bucket on stat -x's scale."""
     b = stat_bucket(ns)
-    return stat_lower(b) + (stat_width(b) - 1) // 2
+    return stat_lower(b), stat_lower(b) + stat_width(b) - 1
 
 
 def stat_upper(ns):
     """stat -x's max: the upper bound of the highest bucket with a request."""
-    b = stat_bucket(ns)
-    return stat_lower(b) + stat_width(b) - 1
+    return stat_bucket_bounds(ns)[1]
 
 
-# What iolens prints for a value on each scale: its bucket's middle, its upper bound (stat-max), or
-# the value itself (exact: biotop's max).
-MIDDLES = {"biotop": biotop_middle, "stat": stat_middle, "stat-max": stat_upper, "exact": lambda ns: ns}
+# What iolens may print for a value on each scale, lowest and highest: a percentile interpolated
+# within the value's bucket (vt_quantile: anywhere in it), its upper bound (stat-max), or the value
+# itself (exact: biotop's max).
+SCALES = {"biotop": biotop_bucket_bounds, "stat": stat_bucket_bounds, "stat-max": lambda ns: (stat_upper(ns), stat_upper(ns)),
+          "exact": lambda ns: (ns, ns)}
 
 
 def window(lat, quantile, count):
@@ -277,7 +279,7 @@ def main():
         p.add_argument("--quantile", type=float, default=0.5)
         p.add_argument("--count", type=int, help="the requests iolens's percentile is of (default: the tracer's)")
         if name == "holds":
-            p.add_argument("--scale", choices=MIDDLES, required=True, help="biotop's buckets' middles (4 per power of two), stat -x's (64), their upper bounds (stat -x's max), or none")
+            p.add_argument("--scale", choices=SCALES, required=True, help="biotop's buckets (4 per power of two), stat -x's (64), their upper bounds (stat -x's max), or none")
             p.add_argument("--value", type=int, required=True, help="iolens's percentile, ns")
             p.add_argument("--at-most", type=int, help="the longest iolens printed, ns: no percentile above it (biotop)")
     a = parser.parse_args()
@@ -316,13 +318,12 @@ def main():
     if a.what == "range":
         print(low, high)
         return 0
-    middle = MIDDLES[a.scale]
-    first, last = middle(low), middle(high)
+    first, last = SCALES[a.scale](low)[0], SCALES[a.scale](high)[1]
     if a.at_most is not None:
         first, last = min(first, a.at_most), min(last, a.at_most)
     spans_said = "%s %s .. %s %s" % (below, us(percentile(lists[below], a.quantile)), above, us(percentile(lists[above], a.quantile))) \
         if below and below != above else "%s %s" % (above, us(percentile(lists[above], a.quantile)))
-    print("the tracer's p%g of %d requests: %s; of rank %d +- %d, +- %s: %s .. %s, in buckets whose middles are %s .. %s" %
+    print("the tracer's p%g of %d requests: %s; of rank %d +- %d, +- %s: %s .. %s, in buckets %s .. %s" %
           (a.quantile * 100, len(lists[above]), spans_said, rank, k, us(SLACK_NS), us(low), us(high), us(first), us(last)))
     return 0 if first <= a.value <= last else 3
 
