@@ -15,11 +15,13 @@ tracepoint's moment: a clock read as the request is made, before block_io_start 
 and since Linux 6.9 the submitter's plug's cached clock, read once per plug, as early as its first
 bio's queueing (block_bio_queue; earlier for all but the first of several bios submitted under one
 plug of the submitter's own, as io_uring's batches are: the tests' fio jobs submit one bio at a
-time). The kernel's issue time (io_start_time_ns, iolens's device
-span's start where the kernel keeps it) is the plug's clock too, read at or before block_rq_issue.
+time). iolens times the issue itself at block_rq_issue, as the tracer does (not from the kernel's
+io_start_time_ns, the plug's clock too, which makes a request issued under its own plug seem
+issued as it started).
 So each request's span as iolens counts it lies between two of the tracer's: start to completion
-between from_start and from_bio, device time between from_issue and from_bio, queue time below
-bio_to_issue. Measured here (6.18, psync 4 KiB reads of a loop device, a CPU hog on each core):
+between from_start and from_bio, device time is from_issue, queue time between start_to_issue and
+bio_to_issue (with a plug of several bios, the start may be earlier than from_bio's: no bound
+above, --span queue-plugged). Measured here (6.18, psync 4 KiB reads of a loop device, a CPU hog on each core):
 biotop's mean span from -0.9 to +1.6 us off from_start's, 1.3 to 4.3 us below from_bio's; on a
 disk with iostats off, where biotop times the start itself, within 0.9 us of from_start's
 (block_io_start) and of from_bio's (block_getrq, a moment after the bio's queueing).
@@ -41,10 +43,11 @@ MISSED = 0.005
 STEP_SHIFT = 4  # the program's latencies in 16 ns steps
 
 # The tracer's spans, to the completion (from_*) or to the issue.
-SPANS = ("from_bio", "from_start", "from_issue", "bio_to_issue")
-# iolens's spans (holds --span): the tracer's below and above each (None: 0), then the tracer's own
-# spans, each bound by itself (what a program timing that span would print).
-BOUNDS = {"total": ("from_start", "from_bio"), "device": ("from_issue", "from_bio"), "queue": (None, "bio_to_issue")}
+SPANS = ("from_bio", "from_start", "from_issue", "bio_to_issue", "start_to_issue")
+# iolens's spans (holds --span): the tracer's below and above each (None: 0 below, no bound above),
+# then the tracer's own spans, each bound by itself (what a program timing that span would print).
+BOUNDS = {"total": ("from_start", "from_bio"), "device": ("from_issue", "from_issue"), "queue": ("start_to_issue", "bio_to_issue"),
+          "queue-plugged": ("start_to_issue", None)}
 BOUNDS.update({s: (s, s) for s in SPANS})
 LINE = re.compile(r"^@req\[(\d+), (\d+), ([A-Za-z]*), (\d+), (\d+), (\d+)\]: (\d+)$")
 
@@ -158,6 +161,8 @@ def load(path):
                 spans["from_bio"].append(key + ((total + early) << STEP_SHIFT, n))
                 if queue != UNSEEN:
                     spans["bio_to_issue"].append(key + ((queue + early) << STEP_SHIFT, n))
+            if queue != UNSEEN:
+                spans["start_to_issue"].append(key + (queue << STEP_SHIFT, n))
     return spans
 
 
@@ -301,15 +306,16 @@ def main():
         return 0
     below, above = BOUNDS[a.span]
     lists = {s: values(spans[s], dev_t(a.dev), a.pid, a.op) for s in (below, above) if s}
+    first_list = lists[above or below]
     for s, lat in lists.items():
         if not lat:
             print("the tracer saw no %s request of %s%s (%s)" % (a.op, a.dev, " by pid " + a.pid if a.pid else "", s))
             return 4
-    count = a.count if a.count is not None else len(lists[above])
+    count = a.count if a.count is not None else len(first_list)
     # From below: the lower span's value of rank r - k, less the slack; from above, the upper's of rank r + k, and the slack.
     low = max(0, window(lists[below], a.quantile, count)[0] - SLACK_NS) if below else 0
-    _, high, rank, k = window(lists[above], a.quantile, count)
-    high += SLACK_NS
+    _, high, rank, k = window(first_list, a.quantile, count)
+    high = high + SLACK_NS if above else 1 << 64
     if a.quantile >= 1:
         # The longest request is most often one a stall of the machine made long (the host taking
         # its CPU, interrupts), and a stall may fall between the two programs' ends of that one
@@ -321,10 +327,11 @@ def main():
     first, last = SCALES[a.scale](low)[0], SCALES[a.scale](high)[1]
     if a.at_most is not None:
         first, last = min(first, a.at_most), min(last, a.at_most)
-    spans_said = "%s %s .. %s %s" % (below, us(percentile(lists[below], a.quantile)), above, us(percentile(lists[above], a.quantile))) \
-        if below and below != above else "%s %s" % (above, us(percentile(lists[above], a.quantile)))
+    said = lambda s: "%s %s" % (s, us(percentile(lists[s], a.quantile))) if s else "no bound"
+    spans_said = "%s .. %s" % (said(below), said(above)) if below != above else said(above)
     print("the tracer's p%g of %d requests: %s; of rank %d +- %d, +- %s: %s .. %s, in buckets %s .. %s" %
-          (a.quantile * 100, len(lists[above]), spans_said, rank, k, us(SLACK_NS), us(low), us(high), us(first), us(last)))
+          (a.quantile * 100, len(first_list), spans_said, rank, k, us(SLACK_NS), us(low), us(high) if above else "-",
+           us(first), us(last) if above else "-"))
     return 0 if first <= a.value <= last else 3
 
 
