@@ -6,6 +6,8 @@
                    paired by disk and sector with its completion (block_rq_complete), the spans
                    between them counted in the kernel (16 ns steps) and printed as it ends (SIGINT)
   summary TRACE    what TRACE holds, one line per disk, process and op: each span's count, avg, p50, p99, max
+  done TRACE ...   the time from completion to the kernel's accounting (block_io_done) of a disk's requests of
+                   an op, summed, and their count: what /proc/diskstats' time counts beyond iolens's
   holds TRACE ...  whether a percentile iolens printed is the one of the tracer's requests (holds
                    --help): exit 0 if it is, 3 if not, 4 if the tracer saw none of those requests
   range TRACE ...  the values iolens's percentile may be of: LOW HIGH, ns
@@ -50,6 +52,21 @@ BOUNDS = {"total": ("from_start", "from_bio"), "device": ("from_issue", "from_is
           "queue-plugged": ("start_to_issue", None)}
 BOUNDS.update({s: (s, s) for s in SPANS})
 LINE = re.compile(r"^@req\[(\d+), (\d+), ([A-Za-z]*), (\d+), (\d+), (\d+)\]: (\d+)$")
+DONE_LINE = re.compile(r"^@(done_ns|done_n)\[(\d+), ([A-Za-z]*)\]: (\d+)$")
+
+# block_io_done (Linux 6.5), where the kernel has it: each request's time from its completion
+# (block_rq_complete, in blk_update_request, where iolens's spans end) to the kernel's accounting of
+# it (blk_account_io_done, where /proc/diskstats' time ends: its clock read just before), the bios'
+# completion between (for a read, the reader woken), summed per disk and rwbs.
+DONE_PROGRAM = """tracepoint:block:block_io_done /%(disks)s/ {
+	$c = @completed_at[args->dev, args->sector];
+	if ($c != 0) {
+		@done_ns[args->dev, args->rwbs] = sum(nsecs - $c);
+		@done_n[args->dev, args->rwbs] = count();
+		delete(@completed_at[args->dev, args->sector]);
+	}
+}
+"""
 
 
 def dev_t(text):
@@ -79,13 +96,17 @@ def partitions(disk):
     return found
 
 
-def has_block_io_start():
+def has_tracepoint(name):
     # As tests/cli/lib.sh's bio_mechanisms: the kernel's BTF has the tracepoint's typedef.
     try:
         with open("/sys/kernel/btf/vmlinux", "rb") as f:
-            return b"\x00btf_trace_block_io_start\x00" in f.read()
+            return b"\x00btf_trace_%s\x00" % name.encode() in f.read()
     except OSError:
         return False
+
+
+def has_block_io_start():
+    return has_tracepoint("block_io_start")
 
 
 # A span the program did not see (no bio before the start, no issue after it): its 16 ns steps' mark.
@@ -100,6 +121,7 @@ def program(devices):
     to_disk = "".join("\tif ($dev == %d) { $dev = %d; }\n" % pd for pd in parts)
     start = "block_io_start" if has_block_io_start() else "block_getrq"  # block_getrq: a bio, maybe a partition's
     of_bio = start == "block_getrq"
+    done = has_tracepoint("block_io_done")
     # Little work at the completion: the programs of iolens that run after this one there count it
     # in their spans. Each request one count, keyed by its disk, process, rwbs and three spans in
     # 16 ns steps: start to completion, start to issue, bio's queueing to start (UNSEEN: not seen).
@@ -130,12 +152,13 @@ tracepoint:block:block_rq_complete /%(disks)s/ {
 		delete(@start_at[args->dev, args->sector]);
 		delete(@who[args->dev, args->sector]);
 		delete(@issue_at[args->dev, args->sector]);
-	}
+%(to_done)s	}
 }
-END { clear(@bio_at); clear(@start_at); clear(@who); clear(@issue_at); }
+%(done)sEND { clear(@bio_at); clear(@start_at); clear(@who); clear(@issue_at);%(done_clear)s }
 """ % {"devices": " ".join(devices), "start": start, "disks": disks, "any_dev": any_dev, "to_disk": to_disk,
        "start_test": any_dev if of_bio else disks, "start_map": to_disk if of_bio else "", "shift": STEP_SHIFT,
-       "unseen": UNSEEN}
+       "unseen": UNSEEN, "to_done": "\t\t@completed_at[args->dev, args->sector] = $now;\n" if done else "",
+       "done": DONE_PROGRAM % {"disks": disks} if done else "", "done_clear": " clear(@completed_at);" if done else ""}
 
 
 def op_of(rwbs):
@@ -272,6 +295,10 @@ def main():
     p.add_argument("devices", nargs="+", type=maj_min)
     p = sub.add_parser("summary")
     p.add_argument("trace")
+    p = sub.add_parser("done")
+    p.add_argument("trace")
+    p.add_argument("--dev", required=True, type=maj_min, help="MAJ:MIN")
+    p.add_argument("--op", default="R")
     for name in ("holds", "range"):
         p = sub.add_parser(name)
         p.add_argument("trace")
@@ -291,6 +318,17 @@ def main():
 
     if a.what == "program":
         sys.stdout.write(program(a.devices))
+        return 0
+    if a.what == "done":
+        # Completion to accounting of the op's requests: "NS COUNT", or nothing where not traced.
+        found = {"done_ns": 0, "done_n": 0}
+        with open(a.trace) as f:
+            for line in f:
+                m = DONE_LINE.match(line.strip())
+                if m and int(m[2]) == dev_t(a.dev) and op_of(m[3]) == a.op:
+                    found[m[1]] += int(m[4])
+        if has_tracepoint("block_io_done"):
+            print(found["done_ns"], found["done_n"])
         return 0
     spans = load(a.trace)
     if a.what == "summary":
