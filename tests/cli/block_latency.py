@@ -21,9 +21,12 @@ time). iolens times the issue itself at block_rq_issue, as the tracer does (not 
 io_start_time_ns, the plug's clock too, which makes a request issued under its own plug seem
 issued as it started).
 So each request's span as iolens counts it lies between two of the tracer's: start to completion
-between from_start and from_bio, device time is from_issue, queue time between start_to_issue and
-bio_to_issue (with a plug of several bios, the start may be earlier than from_bio's: no bound
-above, --span queue-plugged). Measured here (6.18, psync 4 KiB reads of a loop device, a CPU hog on each core):
+between from_start and from_bio, device time is from_issue, queue time below bio_to_issue (the
+kernel's start, read after block_io_start, may be later than the tracer's by a preemption between:
+no bound below). Requests plugged several to a submitter's plug start at the plug's clock, read at
+the first bio, so earlier than each one's block_io_start: their queue time is at least
+start_to_issue, with no bound above (--span queue-plugged; judge its median: the first of a plug
+may see the clock read after its block_io_start). Measured here (6.18, psync 4 KiB reads of a loop device, a CPU hog on each core):
 biotop's mean span from -0.9 to +1.6 us off from_start's, 1.3 to 4.3 us below from_bio's; on a
 disk with iostats off, where biotop times the start itself, within 0.9 us of from_start's
 (block_io_start) and of from_bio's (block_getrq, a moment after the bio's queueing).
@@ -48,7 +51,7 @@ STEP_SHIFT = 4  # the program's latencies in 16 ns steps
 SPANS = ("from_bio", "from_start", "from_issue", "bio_to_issue", "start_to_issue")
 # iolens's spans (holds --span): the tracer's below and above each (None: 0 below, no bound above),
 # then the tracer's own spans, each bound by itself (what a program timing that span would print).
-BOUNDS = {"total": ("from_start", "from_bio"), "device": ("from_issue", "from_issue"), "queue": ("start_to_issue", "bio_to_issue"),
+BOUNDS = {"total": ("from_start", "from_bio"), "device": ("from_issue", "from_issue"), "queue": (None, "bio_to_issue"),
           "queue-plugged": ("start_to_issue", None)}
 BOUNDS.update({s: (s, s) for s in SPANS})
 LINE = re.compile(r"^@req\[(\d+), (\d+), ([A-Za-z]*), (\d+), (\d+), (\d+)\]: (\d+)$")

@@ -182,8 +182,8 @@ fi
 # from it. The kernel's clock stands still within a plug (since Linux 6.9): their start_time_ns and
 # io_start_time_ns are the same moment, and a program that took the issue's time from the request
 # gave them no queue time and a device time as long as the whole. Truth: the tracer's own issue
-# (device time: from_issue itself; queue time at least start_to_issue: the start is the plug's, so
-# earlier than each request's block_io_start, and no bound above); the device time is none of a
+# (device time: from_issue itself; queue time's median at least start_to_issue's: the start is the
+# plug's, so earlier than each request's block_io_start, and no bound above); the device time is none of a
 # program that timed from the start. A loop device over memory: no disk below, the device time
 # short beside the plug's wait.
 if [ -n "$why" ]; then
@@ -209,9 +209,9 @@ else
 	for p in 50 99; do
 		check_latency "… r_dev_p${p}_ns, issue to completion, the tracer's own" "$(lat r_dev_p${p}_ns "$T/lat.csv" "$line")" \
 			--span device --dev "$pdev" --count "$n" --quantile "0.$p" --scale stat
-		check_latency "… r_queue_p${p}_ns, at least the tracer's start to issue" "$(lat r_queue_p${p}_ns "$T/lat.csv" "$line")" \
-			--span queue-plugged --dev "$pdev" --count "$n" --quantile "0.$p" --scale stat
 	done
+	check_latency "… r_queue_p50_ns, at least the tracer's start to issue" "$(lat r_queue_p50_ns "$T/lat.csv" "$line")" \
+		--span queue-plugged --dev "$pdev" --count "$n" --quantile 0.5 --scale stat
 	check_latency_not "… r_dev_p50_ns is no program's that timed them from their start" "$(lat r_dev_p50_ns "$T/lat.csv" "$line")" \
 		--span from_start --dev "$pdev" --count "$n" --scale stat
 fi
