@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <vtrace.h>
 #include <vtrace/quantile.h>
@@ -135,7 +136,9 @@ uint64_t bio_map_bytes(unsigned want)
 	 */
 	uint64_t processes = (want & BIO_WANT_PROCESSES ? BIO_MAX_PROCESSES : 1) * (sizeof(struct bio_counts) + sizeof(struct bio_key) + 64);
 	uint64_t cgroups = (want & BIO_WANT_CGROUPS ? BIO_MAX_CGROUPS : 1) * (sizeof(struct bio_counts) + sizeof(struct bio_key) + 64);
-	uint64_t disks = (want & BIO_WANT_DISKS ? BIO_MAX_DISKS * BIO_LAT_KINDS * BIO_LAT_OPS : 1) * (sizeof(struct bio_histogram) + 8);
+	long cpus = sysconf(_SC_NPROCESSORS_CONF); /* the sums are per CPU */
+	uint64_t disks = (want & BIO_WANT_DISKS ? BIO_MAX_DISKS * BIO_LAT_KINDS * BIO_LAT_OPS : 1) *
+			 (sizeof(struct bio_histogram) + 8 * (uint64_t)(cpus > 0 ? cpus : 1));
 	uint64_t in_flight = BIO_MAX_IN_FLIGHT * (sizeof(struct bio_submitter) + 8 + 64) + BIO_IN_FLIGHT_SLOTS * 64;
 
 	return processes + cgroups + disks + in_flight + BIO_MAX_DISK_KEYS * (8 + 8 + 64);
@@ -577,11 +580,14 @@ int bio_read_disks(struct bio_disks *out)
 	__u64 key, *from = NULL, disk_keys[BIO_MAX_DISKS];
 	__u32 slots[BIO_MAX_DISKS];
 	unsigned found = 0;
-	int disks_fd, latency_fd, sum_fd;
+	int disks_fd, latency_fd, sum_fd, cpus = libbpf_num_possible_cpus();
+	__u64 *sums;
 
 	memset(out, 0, sizeof(*out));
 	if (!skeleton)
 		return -ENOTCONN;
+	if (cpus <= 0)
+		return cpus < 0 ? cpus : -EINVAL;
 	disks_fd = bpf_map__fd(skeleton->maps.disks);
 	latency_fd = bpf_map__fd(skeleton->maps.latency);
 	sum_fd = bpf_map__fd(skeleton->maps.latency_sum);
@@ -593,8 +599,12 @@ int bio_read_disks(struct bio_disks *out)
 	}
 	/* 220 KiB a disk: as many as there are, not BIO_MAX_DISKS. */
 	out->disk = calloc(found ? found : 1, sizeof(*out->disk));
-	if (!out->disk)
+	sums = calloc((size_t)cpus, sizeof(*sums)); /* latency_sum: a value per possible CPU */
+	if (!out->disk || !sums) {
+		free(sums);
+		bio_disks_free(out);
 		return -ENOMEM;
+	}
 	for (; out->count < found; out->count++) {
 		struct bio_disk *disk = &out->disk[out->count];
 
@@ -604,13 +614,17 @@ int bio_read_disks(struct bio_disks *out)
 			for (__u32 op = 0; op < BIO_LAT_OPS; op++) {
 				__u32 index = BIO_LATENCY_INDEX(slots[out->count], kind, op);
 				if (bpf_map_lookup_elem(latency_fd, &index, disk->histogram[kind][op]) != 0 ||
-				    bpf_map_lookup_elem(sum_fd, &index, &disk->sum_ns[kind][op]) != 0) {
+				    bpf_map_lookup_elem(sum_fd, &index, sums) != 0) {
 					int rc = -errno;
+					free(sums);
 					bio_disks_free(out);
 					return rc;
 				}
+				for (int cpu = 0; cpu < cpus; cpu++)
+					disk->sum_ns[kind][op] += sums[cpu];
 			}
 	}
+	free(sums);
 	out->not_kept = skeleton->bss ? skeleton->bss->disks_not_kept : 0;
 	return 0;
 }
