@@ -2,7 +2,7 @@
 # Measures what iolens's block I/O eBPF program (bio.bpf.c, loaded by `iolens stat -x`, or by `iolens biotop` with --with biotop) costs random 4k reads at queue depth 32: fio's IOPS with and without `iolens stat -x 1` beside it, alternating, medians, the ratio and the issue's goal (at most 3 % fewer IOPS).
 set -euo pipefail
 
-usage="usage: ${0##*/} [--rounds N] [--runtime SECONDS] [--size SIZE] [--engine io_uring|libaio] [--target file|loop] [--with stat|biotop] [DIR]
+usage="usage: ${0##*/} [--rounds N] [--runtime SECONDS] [--size SIZE] [--engine io_uring|libaio] [--target file|loop] [--with stat|biotop] [--jobs N|cpus] [--hog] [DIR]
   ROUNDS times (default 5), the two configurations alternating (which goes first swaps every
   round), runs fio --rw=randread --bs=4k --iodepth=32 --direct=1 --time_based for RUNTIME seconds
   (default 5) with ENGINE (default io_uring) on the target:
@@ -13,6 +13,12 @@ usage="usage: ${0##*/} [--rounds N] [--runtime SECONDS] [--size SIZE] [--engine 
     biotop with --with biotop: \`iolens biotop 1\` instead (per process: block_io_start, or
            block_getrq and block_rq_insert as IOLENS_BIO_MECHANISM or the kernel chooses, and
            the processes' map); the lines below then say biotop where they say stat
+  --jobs: fio jobs (numjobs, default 1; cpus: one per CPU), each with its queue of 32, so that
+  every CPU makes and completes requests at once, as on a busy server: the programs' shared
+  counts then move between the CPUs' caches, the cost a user measures there.
+  --hog: a busy loop of the lowest priority (nice 19) on each CPU through every run, as a machine
+  with other work: no CPU idles, none wakes from a halt for a completion. The CPUs' busy time per
+  read (below) then holds the loops' time: its share is left out.
   Targets: file (default) a file of SIZE in a new directory under DIR (on a disk: each read is a
   request of that disk); loop, a loop device over a file of SIZE in /dev/shm (memory: the fastest
   requests this machine makes, where a per-request cost shows most).
@@ -38,7 +44,7 @@ usage="usage: ${0##*/} [--rounds N] [--runtime SECONDS] [--size SIZE] [--engine 
   With the defaults about a minute (11 runs of 5 s).
 DIR: where the file target is made (default: \$TMPDIR when set and not on tmpfs, else /var/tmp,
   else the current directory); on a disk, with SIZE free.
-env: ROUNDS, RUNTIME, SIZE (default 256M), ENGINE, TARGET, WITH (default stat), IOLENS (default ./iolens of this
+env: ROUNDS, RUNTIME, SIZE (default 256M), ENGINE, TARGET, WITH (default stat), JOBS, HOG (1 or 0), IOLENS (default ./iolens of this
   repository), FIO (default fio), PROG_STATS (1 or 0), QUIET_WAIT (seconds, default 120); the
   options win."
 
@@ -53,6 +59,8 @@ TARGET=${TARGET:-file}
 WITH=${WITH:-stat}
 PROG_STATS=${PROG_STATS:-1}
 QUIET_WAIT=${QUIET_WAIT:-120}
+JOBS=${JOBS:-1}
+HOG=${HOG:-0}
 GOAL_RATIO=0.97
 dir=""
 while (($#)); do
@@ -70,6 +78,9 @@ while (($#)); do
 	--target=*) TARGET=${1#*=}; shift ;;
 	--with) WITH=${2:?"$usage"}; shift 2 ;;
 	--with=*) WITH=${1#*=}; shift ;;
+	--jobs) JOBS=${2:?"$usage"}; shift 2 ;;
+	--jobs=*) JOBS=${1#*=}; shift ;;
+	--hog) HOG=1; shift ;;
 	-*) echo "$usage" >&2; exit 2 ;;
 	*) [[ -z $dir ]] || { echo "$usage" >&2; exit 2; }; dir=$1; shift ;;
 	esac
@@ -84,6 +95,9 @@ command -v python3 >/dev/null || die "python3 not found: it reads fio's JSON"
 [[ $RUNTIME =~ ^[1-9][0-9]*$ ]] || die "RUNTIME=$RUNTIME: not a whole number of seconds"
 [[ $PROG_STATS == [01] ]] || die "PROG_STATS=$PROG_STATS: 0 or 1"
 [[ $QUIET_WAIT =~ ^[0-9]+$ ]] || die "QUIET_WAIT=$QUIET_WAIT: whole seconds"
+[[ $JOBS == cpus ]] && JOBS=$(nproc)
+[[ $JOBS =~ ^[1-9][0-9]*$ ]] || die "JOBS=$JOBS: a positive integer, or cpus"
+[[ $HOG == [01] ]] || die "HOG=$HOG: 0 or 1"
 case $ENGINE in io_uring | libaio) ;; *) die "ENGINE=$ENGINE: io_uring or libaio" ;; esac
 case $TARGET in file | loop) ;; *) die "TARGET=$TARGET: file or loop" ;; esac
 case $WITH in
@@ -119,9 +133,11 @@ work=$(mktemp -d -p "$dir" .iolens-bio-overhead.XXXXXX)
 loopdev=""
 stat_pid=""
 stats_saved=""
+hogs=()
 # shellcheck disable=SC2317 # run by the trap
 cleanup() {
 	stop_stat
+	((${#hogs[@]} == 0)) || kill "${hogs[@]}" 2>/dev/null || true
 	[[ -z $stats_saved ]] || sysctl -q -w kernel.bpf_stats_enabled="$stats_saved" >/dev/null 2>&1 || true
 	[[ -z $loopdev ]] || losetup -d "$loopdev" 2>/dev/null || true
 	rm -rf "$work"
@@ -206,13 +222,21 @@ cpu_busy_ns() {
 run_fio() {
 	"$FIO" --name=randread --filename="$target" --rw=randread --bs=4k --iodepth=32 --direct=1 \
 		--ioengine="$ENGINE" --size="$size_bytes" --time_based --runtime="$RUNTIME" --randrepeat=0 \
-		--norandommap --output-format=json >"$work/fio.json" 2>"$work/fio.err" || die "fio failed: $(head -3 "$work/fio.err")"
+		--norandommap --numjobs="$JOBS" --group_reporting --output-format=json >"$work/fio.json" 2>"$work/fio.err" ||
+		die "fio failed: $(head -3 "$work/fio.err")"
 	python3 -c 'import json, sys
 j = json.load(open(sys.argv[1]))["jobs"][0]
 print("%.1f %.1f" % (j["read"]["iops"], j["usr_cpu"] + j["sys_cpu"]))' "$work/fio.json"
 }
 
-echo "# fio randread 4k QD32 $ENGINE direct, ${RUNTIME}s a run, on $TARGET $target ($((size_bytes >> 20)) MiB, disk $target_disk); $(nproc) CPUs; kernel $(uname -r)"
+# The hogs: a shell loop each, at the lowest priority, for the whole run.
+if [[ $HOG == 1 ]]; then
+	for ((c = 0; c < $(nproc); c++)); do
+		nice -n 19 bash -c 'while :; do :; done' &
+		hogs+=($!)
+	done
+fi
+echo "# fio randread 4k QD32 $ENGINE direct x $JOBS job(s), ${RUNTIME}s a run, on $TARGET $target ($((size_bytes >> 20)) MiB, disk $target_disk); $(nproc) CPUs; kernel $(uname -r)$([[ $HOG == 1 ]] && echo "; a nice 19 busy loop on each CPU")"
 configs=(none "$WITH") # the second: stat (stat -x 1) or biotop, as --with says
 declare -A iops
 pair_ratios="" # each round's $WITH / none: its two runs back to back, under much the same load
@@ -266,9 +290,9 @@ if [[ $PROG_STATS == 1 ]]; then
 		sysctl -q -w kernel.bpf_stats_enabled="$stats_saved"
 		stats_saved=""
 		# Programs of this stat: those in progs1 and not in progs0, counted from progs1 to progs2 (fio's run only).
-		python3 - "$work" "$value" "$RUNTIME" "$((busy1 - busy0))" "${with_cmd[*]}" <<'EOF'
+		python3 - "$work" "$value" "$RUNTIME" "$((busy1 - busy0))" "${with_cmd[*]}" "$HOG" <<'EOF'
 import json, sys
-work, iops, runtime, busy, command = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+work, iops, runtime, busy, command, hog = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5], sys.argv[6] == "1"
 load = lambda n: {p["id"]: p for p in json.load(open("%s/progs%d.json" % (work, n)))}
 p0, p1, p2 = load(0), load(1), load(2)
 reads = iops * runtime
@@ -290,13 +314,15 @@ print("  floor: an empty program (on_floor, on block_rq_complete) counted %.0f n
 print("  itself, taken from each run above (the call of a program, a few ns, is in neither)")
 if reads:
     print("  together %.0f ns per read (%.0f as counted), %.2f %% of one CPU at this rate" % (total / reads, counted / reads, total / runtime / 1e7))
-    if busy > 0:
+    if busy > 0 and not hog:
         share = total / busy
         print("  the CPUs' busy time per read (/proc/stat, all CPUs): %.0f ns; the programs' share of it: %.2f %% (%.2f %% as counted)"
               % (busy / reads, share * 100, counted / busy * 100))
         print("  (where the CPUs are the limit, IOPS fall by about that share: %s 3 %% in this one run; the goal is judged on"
               % ("within" if share <= 0.03 else "above"))
         print("  the rounds above)")
+    elif hog:
+        print("  (the CPUs' busy time holds the busy loops': no share of it)")
 EOF
 	fi
 fi

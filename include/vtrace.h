@@ -133,8 +133,8 @@ int vtrace_close(struct vtrace *vt);
 
 /*
  * Log-linear buckets of nanoseconds: exact below 128 ns, then 64 buckets for each power
- * of two up to 2^41 ns (about 37 minutes); longer times fall in the last bucket. A value
- * reported as its bucket's midpoint is within 0.8 % of the truth. Histograms of any
+ * of two up to 2^41 ns (about 37 minutes); longer times fall in the last bucket: a value
+ * is known to within its bucket, 1/64 of a power of two (1.6 %). Histograms of any
  * threads and intervals add up bucket by bucket.
  */
 #define VTRACE_HISTOGRAM_BUCKETS 2304u
@@ -145,8 +145,11 @@ unsigned vtrace_histogram_bucket(uint64_t ns);
 uint64_t vtrace_histogram_lower(unsigned bucket);
 uint64_t vtrace_histogram_upper(unsigned bucket);
 /*
- * The value at quantile q (0 to 1) of a histogram, as the midpoint of its bucket; 0 for
- * an empty histogram. The highest non-empty bucket's midpoint for q = 1.
+ * The value at quantile q (0 to 1) of a histogram: that of rank ceil(q * count), interpolated
+ * within its bucket (the c values of a bucket taken as spread evenly over it, the k-th at
+ * (k - 1/2) / c of its width; a bucket of one gives its middle): always in the bucket of the
+ * true value, so within 1.6 % of it, and nearer when many values share the bucket. 0 for an
+ * empty histogram.
  */
 uint64_t vtrace_histogram_quantile(const uint64_t *histogram, double q);
 

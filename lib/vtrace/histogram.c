@@ -1,5 +1,6 @@
 /* histogram.c: the log-linear latency buckets of libvtrace: exact below 128 ns, 64 per power of two above. */
 #include "layout.h"
+#include "quantile.h"
 
 unsigned vtrace_histogram_bucket(uint64_t ns)
 {
@@ -32,12 +33,12 @@ uint64_t vtrace_histogram_upper(unsigned bucket)
 	return vtrace_histogram_lower(bucket) + ((uint64_t)1 << (exponent - VT_SUB_BITS)) - 1;
 }
 
-uint64_t vtrace_histogram_quantile(const uint64_t *histogram, double q)
+uint64_t vt_quantile(const uint64_t *count, unsigned buckets, uint64_t (*lower)(unsigned bucket), uint64_t last_upper, double q)
 {
 	uint64_t total = 0, rank, seen = 0;
 
-	for (unsigned b = 0; b < VTRACE_HISTOGRAM_BUCKETS; b++)
-		total += histogram[b];
+	for (unsigned b = 0; b < buckets; b++)
+		total += count[b];
 	if (!total)
 		return 0;
 	if (!(q > 0))
@@ -49,12 +50,21 @@ uint64_t vtrace_histogram_quantile(const uint64_t *histogram, double q)
 		rank++; /* the ceiling: the smallest value with at least q of them at or below it */
 	if (rank < 1)
 		rank = 1;
-	for (unsigned b = 0; b < VTRACE_HISTOGRAM_BUCKETS; b++) {
-		seen += histogram[b];
-		if (seen >= rank) {
-			uint64_t low = vtrace_histogram_lower(b), high = vtrace_histogram_upper(b);
-			return low + (high - low) / 2;
+	for (unsigned b = 0; b < buckets; b++) {
+		if (seen + count[b] >= rank) {
+			uint64_t low = lower(b), high = b + 1 < buckets ? lower(b + 1) - 1 : last_upper;
+			double within = ((double)(rank - seen) - 0.5) / (double)count[b] * ((double)(high - low) + 1);
+			uint64_t offset = (uint64_t)within;
+
+			return offset > high - low ? high : low + offset;
 		}
+		seen += count[b];
 	}
 	return 0;
+}
+
+uint64_t vtrace_histogram_quantile(const uint64_t *histogram, double q)
+{
+	return vt_quantile(histogram, VTRACE_HISTOGRAM_BUCKETS, vtrace_histogram_lower,
+			   vtrace_histogram_upper(VTRACE_HISTOGRAM_BUCKETS - 1), q);
 }

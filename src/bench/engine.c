@@ -152,7 +152,7 @@ uint64_t bench_quantile(const struct bench_dir_stats *stats, double q)
 	if (!stats->ios)
 		return 0;
 	value = vtrace_histogram_quantile(stats->hist, q);
-	/* A bucket's midpoint may lie outside what was seen: never report beyond the extremes. */
+	/* A value interpolated in a bucket may lie outside what was seen: never report beyond the extremes. */
 	if (value > stats->lat_max)
 		value = stats->lat_max;
 	if (value < stats->lat_min)

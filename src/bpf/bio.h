@@ -59,7 +59,7 @@ struct bio_histogram {
  * Each process's (and cgroup's) own latency, start to completion, reads and writes apart: a
  * coarser log-linear scale than the disks' so that BIO_MAX_PROCESSES of them stay small. Four
  * buckets per power of two from 1.024 us (2^10 ns) to 17.2 s (2^34 ns): a bucket spans at most a
- * quarter of its lower bound, so its middle is within 12.5 % of any value in it. One bucket
+ * quarter of its lower bound: a percentile interpolated within it is within 25 % of the truth. One bucket
  * below 1.024 us, one from 17.2 s on. Counts are u32: a process's 4 billionth request of one
  * latency wraps that bucket (a few days of 10,000 IOPS all in one bucket).
  */

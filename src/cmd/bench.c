@@ -215,7 +215,7 @@ static _Noreturn void usage(void)
 	out_help_columns(stdout, columns, COL_COUNT);
 	printf("\n"
 	       "Latencies are in microseconds in tables, nanoseconds in JSON and CSV. The percentiles\n"
-	       "come from a log-linear histogram (64 buckets per power of two: within 1 %%). A progress\n"
+	       "come from a log-linear histogram (64 buckets per power of two, interpolated: within 1.6 %%). A progress\n"
 	       "line is shown on a terminal.\n"
 	       "\n"
 	       "Examples:\n"

@@ -48,7 +48,7 @@ static const struct out_column all_columns[C_COUNT] = {
 	[C_IO] = { "requests", "I/O", NULL, OUT_COUNT, true, "requests completed whole in the interval", .width = 7 },
 	[C_BYTES] = { "bytes", "BYTES", NULL, OUT_BYTES, true, "bytes completed in the interval", .width = 11 },
 	[C_AVG] = { "avg_ns", "AVG_us", NULL, OUT_USEC, true, "latency, start to completion: average (exact)", .width = 10 },
-	[C_P50] = { "p50_ns", "P50_us", NULL, OUT_USEC, true, "... median (its bucket's middle, within 12.5 %)", .width = 10 },
+	[C_P50] = { "p50_ns", "P50_us", NULL, OUT_USEC, true, "... median (interpolated in its bucket, within 25 %)", .width = 10 },
 	[C_P99] = { "p99_ns", "P99_us", NULL, OUT_USEC, true, "... 99th percentile (likewise)", .width = 10 },
 	[C_MAX] = { "max_ns", "MAX_us", NULL, OUT_USEC, true, "... longest", .width = 10 },
 };

@@ -107,7 +107,7 @@ static const struct mon_column ext_cols[] = {
 	/*
 	 * Latency percentiles of the requests completed in the interval (eBPF, whole disks): start
 	 * to completion (await's span), then the device's part (issue to completion) and the queue's
-	 * (start to issue). A percentile is its log-linear bucket's midpoint; max is the upper bound
+	 * (start to issue). A percentile is interpolated within its log-linear bucket; max is the upper bound
 	 * of the highest bucket with a request.
 	 */
 	{ "r_p50", "r_p50", "ns", F, 6, 1000 },       { "r_p99", "r_p99", "ns", F, 6, 1000 },
@@ -191,7 +191,7 @@ static const struct mon_column top_bio_cols[] = {
 	{ "writ", "write", "bytes_per_s", D, 5, 1024 },
 	/*
 	 * By eBPF: the latency of its requests completed in the interval, reads and writes together
-	 * (start to completion; bio.h's scale, within 12.5 %), in JSON and CSV only, ns: the table
+	 * (start to completion; bio.h's scale, interpolated: within 25 %), in JSON and CSV only, ns: the table
 	 * keeps dstat's width (iolens biotop shows them on screen).
 	 */
 	{ "p99", "p99", "ns", F, 4, 1000 }, { "p50", "p50", "ns", F, 4, 1000 },

@@ -55,8 +55,8 @@ static const struct out_column columns[COL_COUNT] = {
 	[COL_COMPLETIONS] = { "completions", "ops", NULL, OUT_COUNT, false, "requests completed in the interval" },
 	[COL_OPS_PER_S] = { "ops_per_s", "op/s", NULL, OUT_FLOAT, true, "requests completed per second" },
 	[COL_SVCTM] = { "svctm_ns", "svctm/us", NULL, OUT_USEC, true, "mean service time" },
-	[COL_P50] = { "p50_ns", "p50/us", NULL, OUT_USEC, true, "median service time (within 1 %)" },
-	[COL_P99] = { "p99_ns", "p99/us", NULL, OUT_USEC, true, "99th percentile of service time (within 1 %)" },
+	[COL_P50] = { "p50_ns", "p50/us", NULL, OUT_USEC, true, "median service time (within 1.6 %)" },
+	[COL_P99] = { "p99_ns", "p99/us", NULL, OUT_USEC, true, "99th percentile of service time (within 1.6 %)" },
 	[COL_MAX] = { "max_ns", "max/us", NULL, OUT_USEC, true, "longest service time (within 1 %)" },
 	[COL_UTIL] = { "util", "%util", NULL, OUT_PERCENT, true,
 		       "share of the interval with a request in flight (never above 100)", NULL, 2 },
@@ -506,7 +506,7 @@ static void compute(const struct vstat *vs, const struct vtrace_stats *now, cons
 	for (unsigned b = 0; b < VTRACE_HISTOGRAM_BUCKETS; b++)
 		histogram[b] = delta(now->histogram[b], then->histogram[b]);
 	r->max = interval_max(histogram, now, then);
-	/* A bucket's midpoint may pass the exact maximum that shares its bucket. */
+	/* A value interpolated in a bucket may pass the exact maximum that shares it. */
 	r->p50 = vtrace_histogram_quantile(histogram, 0.50);
 	r->p99 = vtrace_histogram_quantile(histogram, 0.99);
 	if (r->p50 > r->max)

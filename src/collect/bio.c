@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <vtrace.h>
+#include <vtrace/quantile.h>
 
 #include "common/util.h"
 
@@ -78,7 +80,7 @@ static uint64_t middle_of(unsigned bucket, uint64_t max_ns)
 
 void bio_latency_figures(const struct bio_latency *now, const struct bio_latency *then, struct bio_latency_figures *out)
 {
-	uint64_t count[BIO_SMALL_BUCKETS], total = 0, rank50, rank99, seen = 0;
+	uint64_t count[BIO_SMALL_BUCKETS], total = 0, last_upper;
 	unsigned highest = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -93,15 +95,10 @@ void bio_latency_figures(const struct bio_latency *now, const struct bio_latency
 		return;
 	out->requests = total;
 	out->average_ns = (now->sum_ns - (then ? then->sum_ns : 0)) / total;
-	rank50 = (total + 1) / 2;      /* the smallest rank at or above half of them */
-	rank99 = (total * 99 + 99) / 100; /* ceil(total * 0.99) */
-	for (unsigned b = 0; b < BIO_SMALL_BUCKETS; b++) {
-		if (seen < rank50 && seen + count[b] >= rank50)
-			out->p50_ns = middle_of(b, now->max_ns);
-		if (seen < rank99 && seen + count[b] >= rank99)
-			out->p99_ns = middle_of(b, now->max_ns);
-		seen += count[b];
-	}
+	/* The last bucket (17.2 s and more) ends at the longest known. */
+	last_upper = middle_of(BIO_SMALL_BUCKETS - 1, now->max_ns);
+	out->p50_ns = vt_quantile(count, BIO_SMALL_BUCKETS, bio_small_lower, last_upper, 0.5);
+	out->p99_ns = vt_quantile(count, BIO_SMALL_BUCKETS, bio_small_lower, last_upper, 0.99);
 	/*
 	 * The longest: exact when it is the longest since the counting began (it rose in between, or
 	 * there is no between), else its bucket's middle. Percentiles never above it.
@@ -139,7 +136,9 @@ uint64_t bio_map_bytes(unsigned want)
 	 */
 	uint64_t processes = (want & BIO_WANT_PROCESSES ? BIO_MAX_PROCESSES : 1) * (sizeof(struct bio_counts) + sizeof(struct bio_key) + 64);
 	uint64_t cgroups = (want & BIO_WANT_CGROUPS ? BIO_MAX_CGROUPS : 1) * (sizeof(struct bio_counts) + sizeof(struct bio_key) + 64);
-	uint64_t disks = (want & BIO_WANT_DISKS ? BIO_MAX_DISKS * BIO_LAT_KINDS * BIO_LAT_OPS : 1) * (sizeof(struct bio_histogram) + 8);
+	long cpus = sysconf(_SC_NPROCESSORS_CONF); /* the sums are per CPU */
+	uint64_t disks = (want & BIO_WANT_DISKS ? BIO_MAX_DISKS * BIO_LAT_KINDS * BIO_LAT_OPS : 1) *
+			 (sizeof(struct bio_histogram) + 8 * (uint64_t)(cpus > 0 ? cpus : 1));
 	uint64_t in_flight = BIO_MAX_IN_FLIGHT * (sizeof(struct bio_submitter) + 8 + 64) + BIO_IN_FLIGHT_SLOTS * 64;
 
 	return processes + cgroups + disks + in_flight + BIO_MAX_DISK_KEYS * (8 + 8 + 64);
@@ -581,11 +580,14 @@ int bio_read_disks(struct bio_disks *out)
 	__u64 key, *from = NULL, disk_keys[BIO_MAX_DISKS];
 	__u32 slots[BIO_MAX_DISKS];
 	unsigned found = 0;
-	int disks_fd, latency_fd, sum_fd;
+	int disks_fd, latency_fd, sum_fd, cpus = libbpf_num_possible_cpus();
+	__u64 *sums;
 
 	memset(out, 0, sizeof(*out));
 	if (!skeleton)
 		return -ENOTCONN;
+	if (cpus <= 0)
+		return cpus < 0 ? cpus : -EINVAL;
 	disks_fd = bpf_map__fd(skeleton->maps.disks);
 	latency_fd = bpf_map__fd(skeleton->maps.latency);
 	sum_fd = bpf_map__fd(skeleton->maps.latency_sum);
@@ -597,8 +599,12 @@ int bio_read_disks(struct bio_disks *out)
 	}
 	/* 220 KiB a disk: as many as there are, not BIO_MAX_DISKS. */
 	out->disk = calloc(found ? found : 1, sizeof(*out->disk));
-	if (!out->disk)
+	sums = calloc((size_t)cpus, sizeof(*sums)); /* latency_sum: a value per possible CPU */
+	if (!out->disk || !sums) {
+		free(sums);
+		bio_disks_free(out);
 		return -ENOMEM;
+	}
 	for (; out->count < found; out->count++) {
 		struct bio_disk *disk = &out->disk[out->count];
 
@@ -608,13 +614,17 @@ int bio_read_disks(struct bio_disks *out)
 			for (__u32 op = 0; op < BIO_LAT_OPS; op++) {
 				__u32 index = BIO_LATENCY_INDEX(slots[out->count], kind, op);
 				if (bpf_map_lookup_elem(latency_fd, &index, disk->histogram[kind][op]) != 0 ||
-				    bpf_map_lookup_elem(sum_fd, &index, &disk->sum_ns[kind][op]) != 0) {
+				    bpf_map_lookup_elem(sum_fd, &index, sums) != 0) {
 					int rc = -errno;
+					free(sums);
 					bio_disks_free(out);
 					return rc;
 				}
+				for (int cpu = 0; cpu < cpus; cpu++)
+					disk->sum_ns[kind][op] += sums[cpu];
 			}
 	}
+	free(sums);
 	out->not_kept = skeleton->bss ? skeleton->bss->disks_not_kept : 0;
 	return 0;
 }

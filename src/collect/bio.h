@@ -31,7 +31,8 @@ struct bio_disks {
 /*
  * A process's or cgroup's latency of one operation (read or write), start to completion, of its
  * requests completed whole: counts by bio_small_bucket (4 buckets per power of two, 1.024 us to
- * 17.2 s: a percentile is its bucket's middle, within 12.5 %), their sum and the longest (exact).
+ * 17.2 s: a percentile, interpolated within its bucket, is at most a bucket's width, 25 %, from the
+ * truth), their sum and the longest (exact).
  */
 struct bio_latency {
 	uint32_t bucket[BIO_SMALL_BUCKETS];
@@ -42,7 +43,7 @@ struct bio_latency {
 struct bio_latency_figures {
 	uint64_t requests;            /* requests in it (0: the figures are unknown) */
 	uint64_t average_ns;          /* exact: the sum of the latencies / requests */
-	uint64_t p50_ns, p99_ns;      /* the middle of the bucket holding the percentile (within 12.5 %) */
+	uint64_t p50_ns, p99_ns;      /* interpolated within the bucket holding the percentile (vt_quantile) */
 	uint64_t max_ns;              /* exact where it is the longest since the counting began, else its bucket's middle */
 };
 

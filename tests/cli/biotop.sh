@@ -98,7 +98,7 @@ declare -A requests nbytes lines pids
 # core), ten times more on a machine shared with busy virtual machines (774 us against 74).
 # latency_checks M FILE COMM DISK DEV: the p50, p99 and max of the row of COMM on DISK (its only row,
 # of all its requests) held to the tracer's spans of its process's requests there, start to
-# completion, as block_latency.py bounds them: p50 and p99 a bucket's middle (4 per power of two)
+# completion, as block_latency.py bounds them: p50 and p99 interpolated in the bucket (4 per power of two)
 # of the values they may be, max exact (but for a stall between the two programs' ends).
 latency_checks() {
 	local m=$1 file=$2 comm=$3 disk=$4 dev=$5 pid count p50 p99 max

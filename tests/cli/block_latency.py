@@ -6,6 +6,8 @@
                    paired by disk and sector with its completion (block_rq_complete), the spans
                    between them counted in the kernel (16 ns steps) and printed as it ends (SIGINT)
   summary TRACE    what TRACE holds, one line per disk, process and op: each span's count, avg, p50, p99, max
+  done TRACE ...   the time from completion to the kernel's accounting (block_io_done) of a disk's requests of
+                   an op, summed, and their count: what /proc/diskstats' time counts beyond iolens's
   holds TRACE ...  whether a percentile iolens printed is the one of the tracer's requests (holds
                    --help): exit 0 if it is, 3 if not, 4 if the tracer saw none of those requests
   range TRACE ...  the values iolens's percentile may be of: LOW HIGH, ns
@@ -15,11 +17,16 @@ tracepoint's moment: a clock read as the request is made, before block_io_start 
 and since Linux 6.9 the submitter's plug's cached clock, read once per plug, as early as its first
 bio's queueing (block_bio_queue; earlier for all but the first of several bios submitted under one
 plug of the submitter's own, as io_uring's batches are: the tests' fio jobs submit one bio at a
-time). The kernel's issue time (io_start_time_ns, iolens's device
-span's start where the kernel keeps it) is the plug's clock too, read at or before block_rq_issue.
+time). iolens times the issue itself at block_rq_issue, as the tracer does (not from the kernel's
+io_start_time_ns, the plug's clock too, which makes a request issued under its own plug seem
+issued as it started).
 So each request's span as iolens counts it lies between two of the tracer's: start to completion
-between from_start and from_bio, device time between from_issue and from_bio, queue time below
-bio_to_issue. Measured here (6.18, psync 4 KiB reads of a loop device, a CPU hog on each core):
+between from_start and from_bio, device time is from_issue, queue time below bio_to_issue (the
+kernel's start, read after block_io_start, may be later than the tracer's by a preemption between:
+no bound below). Requests plugged several to a submitter's plug start at the plug's clock, read at
+the first bio, so earlier than each one's block_io_start: their queue time is at least
+start_to_issue, with no bound above (--span queue-plugged; judge its median: the first of a plug
+may see the clock read after its block_io_start). Measured here (6.18, psync 4 KiB reads of a loop device, a CPU hog on each core):
 biotop's mean span from -0.9 to +1.6 us off from_start's, 1.3 to 4.3 us below from_bio's; on a
 disk with iostats off, where biotop times the start itself, within 0.9 us of from_start's
 (block_io_start) and of from_bio's (block_getrq, a moment after the bio's queueing).
@@ -33,7 +40,10 @@ import sys
 # Each span's end at block_rq_complete differs between iolens and the tracer by the programs that
 # run between their two moments (the tracer's own, iolens's others: a few hundred ns each; their
 # order is their attachment's), or an interrupt between them; its start by the like at the
-# tracepoint. 3 us either side of the bounds above covers those.
+# tracepoint. 3 us either side of the bounds above covers those, and the tracer's own completion
+# program's mean time, measured as it runs (@self_ns: a few hundred ns here, microseconds in a
+# guest under TCG, where iolens's programs, attached after the tracer's, read their clock that
+# much later).
 SLACK_NS = 3000
 # Completions a program may not have run for: all_but_missed in tests/cli/lib.sh (0.5 %), for
 # iolens and the tracer alike.
@@ -41,12 +51,29 @@ MISSED = 0.005
 STEP_SHIFT = 4  # the program's latencies in 16 ns steps
 
 # The tracer's spans, to the completion (from_*) or to the issue.
-SPANS = ("from_bio", "from_start", "from_issue", "bio_to_issue")
-# iolens's spans (holds --span): the tracer's below and above each (None: 0), then the tracer's own
-# spans, each bound by itself (what a program timing that span would print).
-BOUNDS = {"total": ("from_start", "from_bio"), "device": ("from_issue", "from_bio"), "queue": (None, "bio_to_issue")}
+SPANS = ("from_bio", "from_start", "from_issue", "bio_to_issue", "start_to_issue")
+# iolens's spans (holds --span): the tracer's below and above each (None: 0 below, no bound above),
+# then the tracer's own spans, each bound by itself (what a program timing that span would print).
+BOUNDS = {"total": ("from_start", "from_bio"), "device": ("from_issue", "from_issue"), "queue": (None, "bio_to_issue"),
+          "queue-plugged": ("start_to_issue", None)}
 BOUNDS.update({s: (s, s) for s in SPANS})
 LINE = re.compile(r"^@req\[(\d+), (\d+), ([A-Za-z]*), (\d+), (\d+), (\d+)\]: (\d+)$")
+DONE_LINE = re.compile(r"^@(done_ns|done_n)\[(\d+), ([A-Za-z]*)\]: (\d+)$")
+SELF_LINE = re.compile(r"^@(self_ns|self_n): (\d+)$")
+
+# block_io_done (Linux 6.5), where the kernel has it: each request's time from its completion
+# (block_rq_complete, in blk_update_request, where iolens's spans end) to the kernel's accounting of
+# it (blk_account_io_done, where /proc/diskstats' time ends: its clock read just before), the bios'
+# completion between (for a read, the reader woken), summed per disk and rwbs.
+DONE_PROGRAM = """tracepoint:block:block_io_done /%(disks)s/ {
+	$c = @completed_at[args->dev, args->sector];
+	if ($c != 0) {
+		@done_ns[args->dev, args->rwbs] = sum(nsecs - $c);
+		@done_n[args->dev, args->rwbs] = count();
+		delete(@completed_at[args->dev, args->sector]);
+	}
+}
+"""
 
 
 def dev_t(text):
@@ -76,13 +103,17 @@ def partitions(disk):
     return found
 
 
-def has_block_io_start():
+def has_tracepoint(name):
     # As tests/cli/lib.sh's bio_mechanisms: the kernel's BTF has the tracepoint's typedef.
     try:
         with open("/sys/kernel/btf/vmlinux", "rb") as f:
-            return b"\x00btf_trace_block_io_start\x00" in f.read()
+            return b"\x00btf_trace_%s\x00" % name.encode() in f.read()
     except OSError:
         return False
+
+
+def has_block_io_start():
+    return has_tracepoint("block_io_start")
 
 
 # A span the program did not see (no bio before the start, no issue after it): its 16 ns steps' mark.
@@ -97,6 +128,7 @@ def program(devices):
     to_disk = "".join("\tif ($dev == %d) { $dev = %d; }\n" % pd for pd in parts)
     start = "block_io_start" if has_block_io_start() else "block_getrq"  # block_getrq: a bio, maybe a partition's
     of_bio = start == "block_getrq"
+    done = has_tracepoint("block_io_done")
     # Little work at the completion: the programs of iolens that run after this one there count it
     # in their spans. Each request one count, keyed by its disk, process, rwbs and three spans in
     # 16 ns steps: start to completion, start to issue, bio's queueing to start (UNSEEN: not seen).
@@ -127,12 +159,15 @@ tracepoint:block:block_rq_complete /%(disks)s/ {
 		delete(@start_at[args->dev, args->sector]);
 		delete(@who[args->dev, args->sector]);
 		delete(@issue_at[args->dev, args->sector]);
+%(to_done)s		@self_ns = sum(nsecs - $now);
+		@self_n = count();
 	}
 }
-END { clear(@bio_at); clear(@start_at); clear(@who); clear(@issue_at); }
+%(done)sEND { clear(@bio_at); clear(@start_at); clear(@who); clear(@issue_at);%(done_clear)s }
 """ % {"devices": " ".join(devices), "start": start, "disks": disks, "any_dev": any_dev, "to_disk": to_disk,
        "start_test": any_dev if of_bio else disks, "start_map": to_disk if of_bio else "", "shift": STEP_SHIFT,
-       "unseen": UNSEEN}
+       "unseen": UNSEEN, "to_done": "\t\t@completed_at[args->dev, args->sector] = $now;\n" if done else "",
+       "done": DONE_PROGRAM % {"disks": disks} if done else "", "done_clear": " clear(@completed_at);" if done else ""}
 
 
 def op_of(rwbs):
@@ -158,7 +193,20 @@ def load(path):
                 spans["from_bio"].append(key + ((total + early) << STEP_SHIFT, n))
                 if queue != UNSEEN:
                     spans["bio_to_issue"].append(key + ((queue + early) << STEP_SHIFT, n))
+            if queue != UNSEEN:
+                spans["start_to_issue"].append(key + (queue << STEP_SHIFT, n))
     return spans
+
+
+def self_ns(path):
+    """The tracer's completion program's mean time to its last clock read, ns (0: not said)."""
+    found = {"self_ns": 0, "self_n": 0}
+    with open(path) as f:
+        for line in f:
+            m = SELF_LINE.match(line.strip())
+            if m:
+                found[m[1]] = int(m[2])
+    return found["self_ns"] // found["self_n"] if found["self_n"] else 0
 
 
 def values(entries, dev=None, pid=None, op=None):
@@ -178,7 +226,7 @@ def values(entries, dev=None, pid=None, op=None):
     return out
 
 
-# The two scales iolens keeps latencies on, and the value it prints for a bucket: its middle.
+# The two scales iolens keeps latencies on (a percentile is interpolated within its bucket: anywhere in it).
 def biotop_bucket(ns):
     """src/bpf/bio.h's bio_small_bucket: 4 buckets per power of two, from 2^10 to 2^34 ns."""
     if ns < 1 << 10:
@@ -198,10 +246,10 @@ def biotop_lower(bucket):
     return (4 + ((bucket - 1) & 3)) << (e - 2)
 
 
-def biotop_middle(ns):
+def biotop_bucket_bounds(ns):
+    """The lowest and highest value of ns's bucket on biotop's scale (the last: no highest)."""
     b = biotop_bucket(ns)
-    lower, upper = biotop_lower(b), biotop_lower(b + 1) - 1
-    return lower + (upper - lower) // 2
+    return biotop_lower(b), (biotop_lower(b + 1) - 1 if b < 97 else 1 << 64)
 
 
 def stat_bucket(ns):
@@ -222,20 +270,22 @@ def stat_width(bucket):
     return 1 if bucket < 128 else 1 << ((bucket - 128) // 64 + 1)
 
 
-def stat_middle(ns):
+def stat_bucket_bounds(ns):
+    """The lowest and highest value of ns's bucket on stat -x's scale."""
     b = stat_bucket(ns)
-    return stat_lower(b) + (stat_width(b) - 1) // 2
+    return stat_lower(b), stat_lower(b) + stat_width(b) - 1
 
 
 def stat_upper(ns):
     """stat -x's max: the upper bound of the highest bucket with a request."""
-    b = stat_bucket(ns)
-    return stat_lower(b) + stat_width(b) - 1
+    return stat_bucket_bounds(ns)[1]
 
 
-# What iolens prints for a value on each scale: its bucket's middle, its upper bound (stat-max), or
-# the value itself (exact: biotop's max).
-MIDDLES = {"biotop": biotop_middle, "stat": stat_middle, "stat-max": stat_upper, "exact": lambda ns: ns}
+# What iolens may print for a value on each scale, lowest and highest: a percentile interpolated
+# within the value's bucket (vt_quantile: anywhere in it), its upper bound (stat-max), or the value
+# itself (exact: biotop's max).
+SCALES = {"biotop": biotop_bucket_bounds, "stat": stat_bucket_bounds, "stat-max": lambda ns: (stat_upper(ns), stat_upper(ns)),
+          "exact": lambda ns: (ns, ns)}
 
 
 def window(lat, quantile, count):
@@ -265,6 +315,10 @@ def main():
     p.add_argument("devices", nargs="+", type=maj_min)
     p = sub.add_parser("summary")
     p.add_argument("trace")
+    p = sub.add_parser("done")
+    p.add_argument("trace")
+    p.add_argument("--dev", required=True, type=maj_min, help="MAJ:MIN")
+    p.add_argument("--op", default="R")
     for name in ("holds", "range"):
         p = sub.add_parser(name)
         p.add_argument("trace")
@@ -277,13 +331,24 @@ def main():
         p.add_argument("--quantile", type=float, default=0.5)
         p.add_argument("--count", type=int, help="the requests iolens's percentile is of (default: the tracer's)")
         if name == "holds":
-            p.add_argument("--scale", choices=MIDDLES, required=True, help="biotop's buckets' middles (4 per power of two), stat -x's (64), their upper bounds (stat -x's max), or none")
+            p.add_argument("--scale", choices=SCALES, required=True, help="biotop's buckets (4 per power of two), stat -x's (64), their upper bounds (stat -x's max), or none")
             p.add_argument("--value", type=int, required=True, help="iolens's percentile, ns")
             p.add_argument("--at-most", type=int, help="the longest iolens printed, ns: no percentile above it (biotop)")
     a = parser.parse_args()
 
     if a.what == "program":
         sys.stdout.write(program(a.devices))
+        return 0
+    if a.what == "done":
+        # Completion to accounting of the op's requests: "NS COUNT", or nothing where not traced.
+        found = {"done_ns": 0, "done_n": 0}
+        with open(a.trace) as f:
+            for line in f:
+                m = DONE_LINE.match(line.strip())
+                if m and int(m[2]) == dev_t(a.dev) and op_of(m[3]) == a.op:
+                    found[m[1]] += int(m[4])
+        if has_tracepoint("block_io_done"):
+            print(found["done_ns"], found["done_n"])
         return 0
     spans = load(a.trace)
     if a.what == "summary":
@@ -299,15 +364,17 @@ def main():
         return 0
     below, above = BOUNDS[a.span]
     lists = {s: values(spans[s], dev_t(a.dev), a.pid, a.op) for s in (below, above) if s}
+    first_list = lists[above or below]
     for s, lat in lists.items():
         if not lat:
             print("the tracer saw no %s request of %s%s (%s)" % (a.op, a.dev, " by pid " + a.pid if a.pid else "", s))
             return 4
-    count = a.count if a.count is not None else len(lists[above])
+    count = a.count if a.count is not None else len(first_list)
     # From below: the lower span's value of rank r - k, less the slack; from above, the upper's of rank r + k, and the slack.
-    low = max(0, window(lists[below], a.quantile, count)[0] - SLACK_NS) if below else 0
-    _, high, rank, k = window(lists[above], a.quantile, count)
-    high += SLACK_NS
+    slack = SLACK_NS + self_ns(a.trace)
+    low = max(0, window(lists[below], a.quantile, count)[0] - slack) if below else 0
+    _, high, rank, k = window(first_list, a.quantile, count)
+    high = high + slack if above else 1 << 64
     if a.quantile >= 1:
         # The longest request is most often one a stall of the machine made long (the host taking
         # its CPU, interrupts), and a stall may fall between the two programs' ends of that one
@@ -316,14 +383,14 @@ def main():
     if a.what == "range":
         print(low, high)
         return 0
-    middle = MIDDLES[a.scale]
-    first, last = middle(low), middle(high)
+    first, last = SCALES[a.scale](low)[0], SCALES[a.scale](high)[1]
     if a.at_most is not None:
         first, last = min(first, a.at_most), min(last, a.at_most)
-    spans_said = "%s %s .. %s %s" % (below, us(percentile(lists[below], a.quantile)), above, us(percentile(lists[above], a.quantile))) \
-        if below and below != above else "%s %s" % (above, us(percentile(lists[above], a.quantile)))
-    print("the tracer's p%g of %d requests: %s; of rank %d +- %d, +- %s: %s .. %s, in buckets whose middles are %s .. %s" %
-          (a.quantile * 100, len(lists[above]), spans_said, rank, k, us(SLACK_NS), us(low), us(high), us(first), us(last)))
+    said = lambda s: "%s %s" % (s, us(percentile(lists[s], a.quantile))) if s else "no bound"
+    spans_said = "%s .. %s" % (said(below), said(above)) if below != above else said(above)
+    print("the tracer's p%g of %d requests: %s; of rank %d +- %d, +- %s: %s .. %s, in buckets %s .. %s" %
+          (a.quantile * 100, len(first_list), spans_said, rank, k, us(slack), us(low), us(high) if above else "-",
+           us(first), us(last) if above else "-"))
     return 0 if first <= a.value <= last else 3
 
 

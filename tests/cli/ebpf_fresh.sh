@@ -120,24 +120,24 @@ else
 	skip "a kernel without block_io_start and block_getrq: this kernel's BTF does not name them once"
 fi
 
-# A field the program reads that this kernel's BTF lacks (struct request's io_start_time_ns,
+# A field the program reads that this kernel's BTF lacks (struct request's __data_len,
 # renamed in a copy of the BTF): CO-RE cannot place it, so stat -x's percentiles are off, said with
 # the field's name, and null in JSON: never read from a wrong offset, never zeros.
 if python3 -c 'import sys
 data = open("/sys/kernel/btf/vmlinux", "rb").read()
-old = b"\0io_start_time_ns\0"
-sys.exit(data.count(old) != 1 or open(sys.argv[1], "wb").write(data.replace(old, b"\0io_start_time_nX\0")) <= 0)' "$T/vmlinux-field"; then
+old = b"\0__data_len\0"
+sys.exit(data.count(old) != 1 or open(sys.argv[1], "wb").write(data.replace(old, b"\0__data_leX\0")) <= 0)' "$T/vmlinux-field"; then
 	run unshare -m --propagation private bash -c 'mount --bind "$0" /sys/kernel/btf/vmlinux && exec "$@"' "$T/vmlinux-field" \
 		"$IOLENS" stat -x --json 0.1 1
-	check_match "a kernel whose struct request has no io_start_time_ns: stat -x says so" \
-		"eBPF is not used \\(this kernel's BTF has no struct request\\.io_start_time_ns, which the eBPF program reads\\)" "$ERR"
+	check_match "a kernel whose struct request has no __data_len: stat -x says so" \
+		"eBPF is not used \\(this kernel's BTF has no struct request\\.__data_len, which the eBPF program reads\\)" "$ERR"
 	check_eq "… exit 0: the averages are known" 0 "$RC"
 	check_eq "… the percentiles null, not 0" "None" "$(python3 -c 'import json, sys
 line = json.loads(sys.stdin.read().splitlines()[-1])
 print(set(v for k, g in line.items() if k.startswith("dskext_") for kk, v in g.items() if kk.endswith("p50_ns")))' <<<"$OUT" | tr -d '{}')"
 	check_eq "… bio_mechanism procfs" procfs "$(python3 -c 'import json, sys; print(json.loads(sys.stdin.read().splitlines()[-1])["bio_mechanism"])' <<<"$OUT")"
 else
-	skip "a kernel without a field: this kernel's BTF does not name io_start_time_ns once"
+	skip "a kernel without a field: this kernel's BTF does not name __data_len once"
 fi
 
 check_eq "the machine's own mounts are as they were before the test" "$machine_mounts" "$(cat /proc/self/mounts)"

@@ -14,7 +14,7 @@ print(c["max"] if sys.argv[2] == "max" else c["percentile"][sys.argv[2]])' "$1" 
 # latency_checks LINE DEV: the read latencies of the CSV's line held to the tracer's of the same
 # requests (their count, r_lat_count, the histogram's), as block_latency.py bounds them: start to
 # completion (p50, p99; max, the upper bound of its bucket), device time and queue time (p50, p99),
-# each percentile the middle of its bucket (64 per power of two).
+# each percentile interpolated within its bucket (64 per power of two): anywhere in it.
 latency_checks() {
 	local line=$1 dev=$2 n span p key
 	n=$(lat r_lat_count "$T/lat.csv" "$line")
@@ -174,6 +174,46 @@ else
 		--span from_issue --dev "$qdev" --count "$n" --scale stat
 	check_latency_not "… r_dev_p50_ns none's that timed them from their start" "$(lat r_dev_p50_ns "$T/lat.csv" "$line")" \
 		--span from_start --dev "$qdev" --count "$n" --scale stat
+fi
+
+# ---- Requests made and issued under one plug: the issue timed as it is ------------------------------
+# fio's batches of 16 reads (libaio, one io_submit each: the kernel plugs the batch) become 16
+# requests that wait in the submitter's plug until the batch is submitted whole, then are issued
+# from it. The kernel's clock stands still within a plug (since Linux 6.9): their start_time_ns and
+# io_start_time_ns are the same moment, and a program that took the issue's time from the request
+# gave them no queue time and a device time as long as the whole. Truth: the tracer's own issue
+# (device time: from_issue itself; queue time's median at least start_to_issue's: the start is the
+# plug's, so earlier than each request's block_io_start, and no bound above); the device time is none of a
+# program that timed from the start. A loop device over memory: no disk below, the device time
+# short beside the plug's wait.
+if [ -n "$why" ]; then
+	skip "requests plugged: $why"
+elif ! command -v fio >/dev/null || ! command -v losetup >/dev/null; then
+	skip "requests plugged: needs fio and losetup"
+elif ! pimage=$(mktemp -p /dev/shm iolens-plugged.XXXXXX) || ! head -c $((64 << 20)) /dev/zero >"$pimage" ||
+	! ploop=$(losetup -f --show "$pimage" 2>"$T/losetup.err"); then
+	skip "requests plugged: no loop device over /dev/shm ($(head -1 "$T/losetup.err" 2>/dev/null))"
+	rm -f "$pimage"
+else
+	on_exit "losetup -d $ploop 2>/dev/null; rm -f '$pimage'"
+	disk=${ploop#/dev/} pdev=$(dev_of "$ploop")
+	FIO_ENGINE=(--ioengine=libaio --iodepth=16 --iodepth_batch_submit=16 --iodepth_batch_complete_min=16)
+	measure "$disk" "$ploop" 4096 64M
+	FIO_ENGINE=(--ioengine=psync)
+	line=$(echo $busy | cut -d' ' -f1)
+	check_eq "plugged: fio ran ($(head -c 300 "$T/fio.err"))" 0 "$fio_rc"
+	check_eq "… one line holds the whole run" 1 "$(wc -w <<<"$busy")"
+	n=$(lat r_lat_count "$T/lat.csv" "$line")
+	check "… the histogram's requests ($n): /proc/diskstats' ($((d1 - d0))), but for at most 0.5 % missed" \
+		all_but_missed $((d1 - d0)) "$n"
+	for p in 50 99; do
+		check_latency "… r_dev_p${p}_ns, issue to completion, the tracer's own" "$(lat r_dev_p${p}_ns "$T/lat.csv" "$line")" \
+			--span device --dev "$pdev" --count "$n" --quantile "0.$p" --scale stat
+	done
+	check_latency "… r_queue_p50_ns, at least the tracer's start to issue" "$(lat r_queue_p50_ns "$T/lat.csv" "$line")" \
+		--span queue-plugged --dev "$pdev" --count "$n" --quantile 0.5 --scale stat
+	check_latency_not "… r_dev_p50_ns is no program's that timed them from their start" "$(lat r_dev_p50_ns "$T/lat.csv" "$line")" \
+		--span from_start --dev "$pdev" --count "$n" --scale stat
 fi
 
 # ---- A device slower than a system call: within 5 % of fio at p50, 10 % at p99 ------------------------

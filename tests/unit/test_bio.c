@@ -57,7 +57,7 @@ static void add(struct bio_latency *l, uint64_t ns, unsigned times)
 		l->max_ns = ns;
 }
 
-/* Percentiles within 12.5 % of the truth, the average and the longest exact; an interval's own. */
+/* Percentiles within a bucket (25 %) of the truth, interpolated, the average and the longest exact; an interval's own. */
 static void test_figures(void **state)
 {
 	struct bio_latency then = {0}, now;
@@ -82,6 +82,19 @@ static void test_figures(void **state)
 	assert_int_equal(f.average_ns, 20000);
 	assert_true(f.p50_ns >= 17500 && f.p50_ns <= 22500);
 	assert_true(f.max_ns >= bio_small_lower(bio_small_bucket(20000)) && f.max_ns <= bio_small_upper(bio_small_bucket(20000)));
+	/*
+	 * Interpolated, as the log-linear histograms are (vt_quantile): 40 of 42 us and 40 of 46 us,
+	 * both in the bucket 40960 .. 49151: p50, rank 40 of 80, at 39.5 / 80 of its width; p99, rank
+	 * 80, at 79.5 / 80, above the longest: the longest.
+	 */
+	memset(&then, 0, sizeof(then));
+	add(&then, 42000, 40);
+	add(&then, 46000, 40);
+	bio_latency_figures(&then, NULL, &f);
+	assert_int_equal(bio_small_lower(bio_small_bucket(42000)), 40960);
+	assert_int_equal(bio_small_bucket(46000), bio_small_bucket(42000));
+	assert_int_equal(f.p50_ns, 40960 + (uint64_t)(39.5 / 80 * 8192));
+	assert_int_equal(f.p99_ns, 46000);
 	/* A u32 bucket that wrapped in between is still counted right. */
 	then.bucket[5] = UINT32_MAX;
 	now = then;
