@@ -60,6 +60,7 @@ void cachestat_advance(struct cache_counters *previous, const struct cache_count
 static struct cachestat_bpf *skeleton;
 static struct bpf_link *flush_link;
 static struct ring_buffer *ring;
+static bool per_counts; /* per process or per file: the records are taken (cachestat_take) */
 
 /* The hand-overs taken so far this round: from the ring buffer, then from the flush iterator. */
 static struct cache_record *records;
@@ -82,28 +83,35 @@ static int on_record(void *context, void *data, size_t size)
 	return 0;
 }
 
-/* Every hand-over since the last round: the ring buffer's, then every thread's counts so far. */
-static void take_records(void)
+/* Runs the flush iterator: every thread's counts so far, and reads that ended, kept if keep. */
+static void flush(bool keep)
 {
 	struct cache_record r;
 	size_t got = 0;
 	ssize_t n;
 	int fd;
 
-	nrecords = 0;
-	if (ring)
-		ring_buffer__consume(ring);
 	if (!flush_link || (fd = bpf_iter_create(bpf_link__fd(flush_link))) < 0)
 		return;
 	/* The iterator's output: whole records, however read() cuts them. */
 	while ((n = read(fd, (char *)&r + got, sizeof(r) - got)) > 0) {
 		got += (size_t)n;
 		if (got == sizeof(r)) {
-			keep_record(&r);
+			if (keep)
+				keep_record(&r);
 			got = 0;
 		}
 	}
 	close(fd);
+}
+
+/* Every hand-over since the last round: the ring buffer's, then every thread's counts so far. */
+static void take_records(void)
+{
+	nrecords = 0;
+	if (ring)
+		ring_buffer__consume(ring);
+	flush(true);
 	/* What threads handed over while the iterator ran. */
 	if (ring)
 		ring_buffer__consume(ring);
@@ -139,7 +147,16 @@ struct kernel_facts {
 	bool page_adds;    /* mm_filemap_add_to_page_cache and _delete_from_ pass a struct page (before 5.17-5.19) */
 	bool page_dirties; /* writeback_dirty_page, not writeback_dirty_folio (before 5.19) */
 	bool compat;       /* programs built with IOLENS_BPF_COMPAT (before 5.11: ebpf_compat) */
+	bool refault_function;   /* workingset_refault, where the kernel counts refaults */
+	bool refault_tracepoint; /* mod_memcg_lruvec_state, where it adds them up (6.16) */
 };
+
+#define REFAULT_FUNCTION "workingset_refault"
+#define REFAULT_TRACEPOINT "mod_memcg_lruvec_state"
+
+/* Where refaults are seen: as the kernel counts them, or as pages evicted while counting, added back. */
+enum refaults { REFAULTS_TRACEPOINT, REFAULTS_FUNCTION, REFAULTS_EVICTED };
+
 
 /* Where threads keep their mapped pages apart, the functions that tell each fault's (cachestat.bpf.c). */
 static const char *const split_functions[] = { "handle_mm_fault", "sync_mm_rss" };
@@ -169,6 +186,8 @@ static void learn_kernel(struct kernel_facts *facts)
 	facts->page_dirties = !ebpf_tracepoint_in(vmlinux, "writeback_dirty_folio") &&
 			      ebpf_tracepoint_in(vmlinux, "writeback_dirty_page");
 	facts->compat = ebpf_compat(vmlinux);
+	facts->refault_function = btf__find_by_name_kind(vmlinux, REFAULT_FUNCTION, BTF_KIND_FUNC) >= 0;
+	facts->refault_tracepoint = ebpf_tracepoint_in(vmlinux, REFAULT_TRACEPOINT);
 	for (size_t i = 0; i < sizeof(split_functions) / sizeof(*split_functions) && facts->split_counts &&
 			   !facts->missing_function; i++)
 		if (btf__find_by_name_kind(vmlinux, split_functions[i], BTF_KIND_FUNC) < 0)
@@ -176,8 +195,13 @@ static void learn_kernel(struct kernel_facts *facts)
 	btf__free(vmlinux);
 }
 
-/* The programs that see reads and faults, each loaded only with its mechanism and where it applies. */
-static void choose_programs(struct cachestat_bpf *s, enum mechanism which, const struct kernel_facts *facts)
+/*
+ * The programs that see reads and faults, each loaded only with its mechanism and where it
+ * applies; and those that see refaults, as `refaults` says (the function: fentry, with the
+ * tracepoints too, or a kprobe).
+ */
+static void choose_programs(struct cachestat_bpf *s, enum mechanism which, const struct kernel_facts *facts,
+			    enum refaults refaults)
 {
 	enum { ALWAYS, SPLICE, SPLIT, READ, OLD_READ };
 	const struct {
@@ -204,6 +228,12 @@ static void choose_programs(struct cachestat_bpf *s, enum mechanism which, const
 		bpf_program__set_autoload(programs[i].program,
 					  programs[i].mechanism == which && applies[programs[i].where]);
 	s->rodata->split_counts = split;
+	s->rodata->whole_reads = which != MECH_TRACEPOINTS;
+	s->rodata->kernel_refaults = refaults != REFAULTS_EVICTED;
+	s->rodata->page_adds = facts->page_adds;
+	bpf_program__set_autoload(s->progs.on_memcg_stat, refaults == REFAULTS_TRACEPOINT);
+	bpf_program__set_autoload(s->progs.refault_fentry, refaults == REFAULTS_FUNCTION && which != MECH_KPROBES);
+	bpf_program__set_autoload(s->progs.refault_kprobe, refaults == REFAULTS_FUNCTION && which == MECH_KPROBES);
 	/* Adds, removals and dirties, whatever the mechanism: of a folio, or before folios of a page. */
 	bpf_program__set_autoload(s->progs.on_add, !facts->page_adds);
 	bpf_program__set_autoload(s->progs.on_delete, !facts->page_adds);
@@ -216,8 +246,8 @@ static void choose_programs(struct cachestat_bpf *s, enum mechanism which, const
 EBPF_DEFINE_OPEN(cachestat)
 
 /* Opens, loads and attaches the programs of one mechanism: 0, or -errno with *why (the skeleton gone). */
-static int load(const struct cachestat_options *options, enum mechanism which, const struct kernel_facts *facts,
-		const char **why)
+static int load_with(const struct cachestat_options *options, enum mechanism which, const struct kernel_facts *facts,
+		     enum refaults refaults, const char **why)
 {
 	int rc = ebpf_init(why); /* again: the warnings of an earlier try are not this one's */
 
@@ -236,18 +266,45 @@ static int load(const struct cachestat_options *options, enum mechanism which, c
 	bpf_map__set_max_entries(skeleton->maps.records, options->per_file      ? 16u << 20
 							 : options->per_process ? 1u << 20
 										: (unsigned)page_size());
-	choose_programs(skeleton, which, facts);
+	choose_programs(skeleton, which, facts, refaults);
 	/* The flush iterator is run by the reader, not attached to an event. */
 	bpf_program__set_autoattach(skeleton->progs.flush, false);
 	rc = ebpf_load_attach(skeleton->skeleton, why);
-	if (!rc && (options->per_process || options->per_file)) {
+	per_counts = options->per_process || options->per_file;
+	/* The flush counts the last pages of reads that ended, system-wide too. */
+	if (!rc) {
 		flush_link = bpf_program__attach_iter(skeleton->progs.flush, NULL);
+		if (!flush_link)
+			rc = ebpf_failed(skeleton->obj, "attach", -ENOMEM, why);
+	}
+	if (!rc && per_counts) {
 		ring = ring_buffer__new(bpf_map__fd(skeleton->maps.records), on_record, NULL, NULL);
-		if (!flush_link || !ring)
+		if (!ring)
 			rc = ebpf_failed(skeleton->obj, "attach", -ENOMEM, why);
 	}
 	if (rc)
 		cachestat_stop();
+	return rc;
+}
+
+/*
+ * With refaults seen as the kernel counts them where it can (its tracepoint, else its function
+ * where it can be probed), else as pages evicted while counting, added back (cachestat_refaults).
+ */
+static enum refaults refaults_seen;
+
+static int load(const struct cachestat_options *options, enum mechanism which, const struct kernel_facts *facts,
+		const char **why)
+{
+	int rc = -ENOENT;
+
+	for (enum refaults r = REFAULTS_TRACEPOINT; r <= REFAULTS_EVICTED && rc; r++) {
+		if ((r == REFAULTS_TRACEPOINT && !facts->refault_tracepoint) ||
+		    (r == REFAULTS_FUNCTION && !facts->refault_function))
+			continue;
+		rc = load_with(options, which, facts, r, why);
+		refaults_seen = r;
+	}
 	return rc;
 }
 
@@ -442,6 +499,8 @@ int cachestat_totals(struct cache_counters *out)
 
 	if (!skeleton)
 		return -ENOTCONN;
+	if (!per_counts) /* else cachestat_take has, just before */
+		flush(false);
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		return -EINVAL;
