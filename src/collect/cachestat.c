@@ -9,19 +9,12 @@
 
 #include "common/util.h"
 
-/*
- * Hits can be lowered after they were counted (a read reports its whole range first, and a
- * page it fetches later becomes a miss), so the counter is a difference, read as signed: a
- * table taken in the middle can hold a little less than nothing, or more than was accessed.
- */
+/* Hits never above the pages read or mapped: two hand-overs racing can leave a row a little off. */
 uint64_t cachestat_hits(const struct cache_counters *c)
 {
-	int64_t hits = (int64_t)c->hits;
 	uint64_t accesses = c->reads + c->maps;
 
-	if (hits < 0)
-		return 0;
-	return (uint64_t)hits < accesses ? (uint64_t)hits : accesses;
+	return c->hits < accesses ? c->hits : accesses;
 }
 
 void cachestat_delta(const struct cache_counters *a, const struct cache_counters *b, struct cache_counters *out)
@@ -30,22 +23,13 @@ void cachestat_delta(const struct cache_counters *a, const struct cache_counters
 	D(reads);
 	D(maps);
 	D(misses);
+	D(hits);
 	D(write_misses);
 	D(dirties);
 	D(evictions);
 	D(dropped);
 	D(refaults);
 #undef D
-	out->hits = (int64_t)(b->hits - a->hits) > 0 ? b->hits - a->hits : 0;
-}
-
-void cachestat_advance(struct cache_counters *previous, const struct cache_counters *current)
-{
-	uint64_t hits = previous->hits;
-
-	*previous = *current;
-	if ((int64_t)(current->hits - hits) < 0) /* lowered below what was shown: shown again only once made up */
-		previous->hits = hits;
 }
 
 #ifdef IOLENS_BPF
@@ -543,9 +527,8 @@ static void add_counters(struct cache_counters *to, const struct cache_counters 
 static void settle_counters(struct cache_counters *c)
 {
 #define CLIP(f) if ((int64_t)c->f < 0) c->f = 0;
-	CLIP(reads) CLIP(maps) CLIP(misses) CLIP(write_misses) CLIP(dirties) CLIP(evictions) CLIP(refaults)
+	CLIP(reads) CLIP(maps) CLIP(misses) CLIP(hits) CLIP(write_misses) CLIP(dirties) CLIP(evictions) CLIP(refaults)
 #undef CLIP
-	/* hits stay signed: cachestat_hits reads them so */
 }
 
 static int by_process(const void *a_, const void *b_)
@@ -564,110 +547,19 @@ static int by_file(const void *a_, const void *b_)
 	return (a->ino > b->ino) - (a->ino < b->ino);
 }
 
-/*
- * Hits taken back after they were given: a read counts its whole range as hits when it
- * begins, and the pages it fetches after as misses, which lower the hits; when a take falls in
- * between, the next one holds less than nothing for that process or file. It is owed, and
- * taken from that process's or file's next hits, so that the rows add up to what was read.
- * Kept sorted by key; what is owed by a process or file not seen for OWED_ROUNDS takes goes.
- */
-#define OWED_ROUNDS 16
-struct owed {
-	uint64_t a, b; /* pid, or dev and inode */
-	uint64_t hits;
-	unsigned round;
-};
-struct owed_list {
-	struct owed *items;
-	size_t count;
-};
-static struct owed_list owed_by_process, owed_by_file;
-static unsigned take_round;
-
-static int compare_keys(uint64_t a1, uint64_t b1, uint64_t a2, uint64_t b2)
-{
-	if (a1 != a2)
-		return (a1 > a2) - (a1 < a2);
-	return (b1 > b2) - (b1 < b2);
-}
-
-/* rows: count items of size bytes, sorted by (key_a, key_b), whose hits are read as signed and settled. */
-static void settle_owed(struct owed_list *list, void *rows, size_t count, size_t size,
-			void (*key)(const void *row, uint64_t *a, uint64_t *b), __u64 *(*hits_of)(void *row))
-{
-	struct owed *next = xcalloc(list->count + count + 1, sizeof(*next));
-	size_t n = 0, i = 0, j = 0;
-
-	while (i < count || j < list->count) {
-		uint64_t a = 0, b = 0;
-		int order = 1;
-
-		if (i < count)
-			key((char *)rows + i * size, &a, &b);
-		if (i < count && j < list->count)
-			order = compare_keys(list->items[j].a, list->items[j].b, a, b);
-		else if (i < count)
-			order = 1;
-		else
-			order = -1;
-		if (order < 0) { /* owed by one not seen this time: kept a while */
-			if (take_round - list->items[j].round < OWED_ROUNDS)
-				next[n++] = list->items[j];
-			j++;
-			continue;
-		}
-		int64_t hits = (int64_t)*hits_of((char *)rows + i * size);
-
-		if (order == 0)
-			hits -= (int64_t)list->items[j++].hits;
-		if (hits < 0) {
-			next[n++] = (struct owed){ a, b, (uint64_t)-hits, take_round };
-			hits = 0;
-		}
-		*hits_of((char *)rows + i * size) = (uint64_t)hits;
-		i++;
-	}
-	free(list->items);
-	list->items = next;
-	list->count = n;
-}
-
-static void process_key(const void *row, uint64_t *a, uint64_t *b)
-{
-	*a = ((const struct cachestat_proc *)row)->pid;
-	*b = 0;
-}
-
-static __u64 *process_hits(void *row)
-{
-	return &((struct cachestat_proc *)row)->counters.hits;
-}
-
-static void file_key(const void *row, uint64_t *a, uint64_t *b)
-{
-	*a = (uint64_t)((const struct cachestat_file *)row)->dev;
-	*b = ((const struct cachestat_file *)row)->ino;
-}
-
-static __u64 *file_hits(void *row)
-{
-	return &((struct cachestat_file *)row)->counters.hits;
-}
-
 static int compare_files(const void *x, const void *y)
 {
-	uint64_t a1, b1, a2, b2;
+	const struct cachestat_file *a = x, *b = y;
 
-	file_key(x, &a1, &b1);
-	file_key(y, &a2, &b2);
-	return compare_keys(a1, b1, a2, b2);
+	if (a->dev != b->dev)
+		return (a->dev > b->dev) - (a->dev < b->dev);
+	return (a->ino > b->ino) - (a->ino < b->ino);
 }
 
 int cachestat_take(struct cachestat_proc **procs, size_t *nprocs, struct cachestat_file **files, size_t *nfiles)
 {
 	if (!skeleton)
 		return -ENOTCONN;
-	take_round++;
 	take_records();
 	if (procs) {
 		size_t n = 0;
@@ -689,7 +581,6 @@ int cachestat_take(struct cachestat_proc **procs, size_t *nprocs, struct cachest
 		}
 		for (size_t i = 0; i < n; i++)
 			settle_counters(&(*procs)[i].counters);
-		settle_owed(&owed_by_process, *procs, n, sizeof(**procs), process_key, process_hits);
 		*nprocs = n;
 	}
 	if (files) {
@@ -713,9 +604,8 @@ int cachestat_take(struct cachestat_proc **procs, size_t *nprocs, struct cachest
 		}
 		for (size_t i = 0; i < n; i++)
 			settle_counters(&(*files)[i].counters);
-		if (n > 1) /* by userspace's dev_t, as the owed list is */
+		if (n > 1) /* by userspace's dev_t */
 			qsort(*files, n, sizeof(**files), compare_files);
-		settle_owed(&owed_by_file, *files, n, sizeof(**files), file_key, file_hits);
 		*nfiles = n;
 	}
 	return 0;
@@ -737,9 +627,6 @@ void cachestat_stop(void)
 	free(records);
 	records = NULL;
 	nrecords = records_capacity = 0;
-	free(owed_by_process.items);
-	free(owed_by_file.items);
-	owed_by_process = owed_by_file = (struct owed_list){0};
 }
 
 #else /* built without eBPF */
