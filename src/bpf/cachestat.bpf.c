@@ -403,7 +403,7 @@ static __always_inline __u64 read_calls(struct task_struct *task)
 {
 	if (!bpf_core_field_exists(task->ioac.syscr))
 		return 0;
-	return BPF_CORE_READ(task, ioac.syscr);
+	return THREADS_BY_ID ? BPF_CORE_READ(task, ioac.syscr) : task->ioac.syscr; /* a BTF pointer: a plain load */
 }
 
 /* The read in progress is over: the pages of it not counted yet are. */
