@@ -1069,7 +1069,9 @@ int BPF_PROG(on_exit, struct task_struct *task)
  * batch is not counted yet (the thread has made no read since): counted by the flush, into the
  * totals (atomically: this is not the thread's cpu) and a record of the read's file. The
  * thread's count of pages waiting to be read is left as it is (only the thread writes it):
- * at most more look-ups later.
+ * at most more look-ups later. The page to count from is exchanged, so the thread and the
+ * flush never both count it; a thread beginning its next read in the same instant may have
+ * rewritten the rest, and that read's first pages are then counted early, as hits.
  */
 static __always_inline void flush_read(struct thread_state *state, struct task_struct *task, struct cache_record *r)
 {
