@@ -578,7 +578,7 @@ static __always_inline void remember_pending(struct thread_state *state, struct 
  */
 static __always_inline void added(struct address_space *mapping, __u64 index, __u64 pages)
 {
-	__u64 ino = 0, inside = 0;
+	__u64 ino = 0, inside = 0, calls;
 	struct cache_counters d = {};
 	struct thread_state *state;
 	__u32 dev = 0;
@@ -594,9 +594,12 @@ static __always_inline void added(struct address_space *mapping, __u64 index, __
 		state->added_mapping = (__u64)mapping;
 		state->added_index = index;
 		state->added_pages = pages;
+		calls = read_calls(current_task());
+		/* A read that is over is counted before its file's pages waiting to be read may be forgotten. */
+		if (state->read_from && state->read_calls != calls)
+			read_ends(state);
 		if (whole_reads && state->read_from && state->read_mapping == (__u64)mapping &&
-		    index <= state->read_last && index + pages > state->read_from - 1 &&
-		    state->read_calls == read_calls(current_task())) {
+		    index <= state->read_last && index + pages > state->read_from - 1 && state->read_calls == calls) {
 			__u64 from = index > state->read_from - 1 ? index : state->read_from - 1;
 			__u64 to = index + pages - 1 < state->read_last ? index + pages - 1 : state->read_last;
 
