@@ -422,7 +422,7 @@ static __always_inline void read_ends(struct thread_state *state)
  * serves it: in batches, each reported with the read's same last page and a later first one
  * (or, whole_reads, once as it begins). Each batch's pages are counted when the next begins,
  * the last batch's when the read is over: when the thread begins another read, or (the flush)
- * once its read calls have moved on, or as it exits. So a page is a hit or a miss as the read
+ * once its read calls have moved on or it waits elsewhere, or as it exits. So a page is a hit or a miss as the read
  * reaches it, in the interval it does. A read that begins in the page where the thread's
  * previous one ended does not count that page twice (the kernel marks it accessed once too).
  * Every other read counts every page it returns, again and again: a second pass, overlapping
@@ -1067,9 +1067,36 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	return 0;
 }
 
+/* Before Linux 5.14 a task's state was `state`. */
+struct task_struct___state {
+	long state;
+} __attribute__((preserve_access_index));
+
+#define TASK_INTERRUPTIBLE_STATE 0x1
+#define TASK_UNINTERRUPTIBLE_STATE 0x2
+#define TASK_STOPPED_STATES 0xc /* __TASK_STOPPED, __TASK_TRACED */
+
 /*
- * A thread's read that is over, its read calls having moved on since it began, whose last
- * batch is not counted yet (the thread has made no read since): counted by the flush, into the
+ * Whether a task waits, asleep or stopped, where no read of a file's cache is: a read sleeps
+ * only killable (uninterruptible: a folio's lock, its I/O), and is over before a stop.
+ * A thread reading a file and then waiting for input in read(2) on a pipe, socket or tty
+ * has not moved its read calls on yet.
+ */
+static __always_inline bool waits_elsewhere(struct task_struct *task)
+{
+	unsigned long state;
+
+	if (bpf_core_field_exists(task->__state))
+		state = BPF_CORE_READ(task, __state);
+	else
+		state = BPF_CORE_READ((struct task_struct___state *)task, state);
+	return (state & (TASK_INTERRUPTIBLE_STATE | TASK_STOPPED_STATES)) && !(state & TASK_UNINTERRUPTIBLE_STATE);
+}
+
+/*
+ * A thread's read that is over, its read calls having moved on since it began or the thread
+ * waiting elsewhere, whose last batch is not counted yet (the thread has made no read since):
+ * counted by the flush, into the
  * totals (atomically: this is not the thread's cpu) and a record of the read's file. The
  * thread's count of pages waiting to be read is left as it is (only the thread writes it):
  * at most more look-ups later. The page to count from is exchanged, so the thread and the
@@ -1083,7 +1110,7 @@ static __always_inline void flush_read(struct thread_state *state, struct task_s
 	struct cache_counters *total;
 	__u32 zero = 0;
 
-	if (!state->read_from || read_calls(task) == state->read_calls)
+	if (!state->read_from || (read_calls(task) == state->read_calls && !waits_elsewhere(task)))
 		return;
 	from = EXCHANGE(&state->read_from, 0);
 	if (!from || from - 1 > last)

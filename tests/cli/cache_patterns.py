@@ -7,6 +7,7 @@ it lives is checked, not only what its exit hands over. The truths: that count, 
 and after (a file fully cached at the cue and after: every page read was a hit), the memory
 cgroup's memory.stat and /proc/vmstat. Within 2 % of the case's pages.
 """
+import fcntl
 import json
 import os
 import random
@@ -71,6 +72,11 @@ def reader(mode, path, *args):
                 length = os.fstat(f.fileno()).st_size
                 span = pages_of(0, len(os.pread(f.fileno(), length, 0)), length)
                 truth["pages_read"] += span[1] - span[0] + 1 if span else 0
+    elif mode == "splice":  # the whole file spliced into a pipe at once (splice(2) leaves syscr as it is)
+        _, into = os.pipe()
+        fcntl.fcntl(into, fcntl.F_SETPIPE_SZ, 1 << 20)
+        span = pages_of(0, os.splice(fd, into, size, offset_src=0), size)
+        truth["pages_read"] = span[1] - span[0] + 1 if span else 0
     elif mode == "big":  # one read of the whole file
         buf = bytearray(size)
         got = os.preadv(fd, [buf], 0)
@@ -255,6 +261,16 @@ for args, what in ((["windows"], "overlapping windows (64 pages and 100 bytes, o
     if ok(cue == PAGES and after == PAGES, "… the file fully cached at the cue and after (fincore: %d, %d of %d)" % (cue, after, PAGES)):
         near("… hits = every page read (all cached: fincore)", got.get("hits", 0), truth["pages_read"], truth["pages_read"])
     near("… no misses", got.get("misses", 0), 0, truth["pages_read"])
+
+# ---- a splice, then a wait for input in read(2) on a pipe, as a shell or a server waits ---------------
+ONCE = os.path.join(DIR, "once")
+make(ONCE, 64 * PAGE)
+warm(ONCE)
+truth, got, cue = run(procs, "splice", ONCE, at_cue=lambda: fincore(ONCE))
+near("a cached file of 64 pages (fincore %d at the cue) spliced into a pipe at once, then waiting in read(2) "
+     "on a pipe: pages read, counted while it waits" % cue, got.get("reads", 0), truth["pages_read"], 64)
+near("… hits = the pages cached at the cue", got.get("hits", 0), cue, 64)
+os.remove(ONCE)
 
 # ---- small files read one after another: each file's one read is over when the next file's begins --
 SMALL = os.path.join(DIR, "small")
