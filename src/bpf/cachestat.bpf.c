@@ -17,6 +17,9 @@ const volatile __u32 only_tgid = 0; /* 0: every process */
 const volatile __u32 nr_cpus = 1;   /* possible cpus, for a process's mapped pages */
 const volatile __u32 page_shift = 12;
 const volatile bool split_counts = false; /* threads keep their mapped pages apart (before Linux 6.2) */
+const volatile bool whole_reads = false;  /* a read is seen once, as it begins (fentry, kprobes), not batch by batch */
+const volatile bool kernel_refaults = false; /* refaults seen where the kernel counts them (workingset_refault) */
+const volatile bool page_adds = false;       /* the page cache's tracepoints and functions pass a page, not a folio */
 
 #define MAX_CPUS 1024
 
@@ -64,9 +67,9 @@ struct chunk_key {
 };
 
 /*
- * Pages reclaim evicted, by file: a page added back that is here is a refault, as the kernel's
- * workingset_refault_file counts one (it keeps a shadow entry for what reclaim evicts; a
- * truncated or dropped page leaves none, nor any here).
+ * Without kernel_refaults: pages reclaim evicted while counting, by file: a page added back
+ * that is here is a refault (the kernel keeps a shadow entry for what reclaim evicts; a
+ * truncated or dropped page leaves none, nor any here). Pages evicted before are not known.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -98,18 +101,23 @@ struct {
  * the task itself, no hash lookup, freed with the thread). Files are told apart by their
  * mapping (struct address_space), which every filemap tracepoint gives: no loads of the inode
  * and its device on the path every read takes.
- * - the range its last read returned, to tell a read(2) that the kernel serves in several
- *   batches (the same last page, a later first one) from a new read of the same pages;
- * - how many pages it added to one file and has not read or mapped yet (read-ahead), and
- *   which (the map unread): misses when it reaches them, never hits, and a page read again,
- *   or read elsewhere in the file, a hit;
+ * - the read in progress: its file, its last page, the first page of the batch the kernel is
+ *   serving now, the first page not counted yet, and the thread's read calls (task->ioac.syscr,
+ *   which the kernel counts as each read(2), pread, readv, sendfile or copy_file_range
+ *   returns) when it began: a read's pages are counted batch by batch as the kernel returns
+ *   them, and its last batch once the thread has made another read, or that count has moved on;
+ * - how many pages it added to one file and has not read or mapped yet (read-ahead, and the
+ *   pages a read fetches ahead of the batch it is in), and which (the map unread): misses
+ *   when it reaches them, never hits, and a page read again, or read elsewhere in the file, a hit;
  * - the last folio it added, so that dirtying that folio next makes the add a write miss;
  * - the file of the page fault it is serving, and pages mapped not yet given to a file;
  * - its counts so far (per_process, per_file), handed over (struct cache_record) when the
  *   thread moves to another file, when the reader asks (the flush iterator) and when it exits.
  */
 struct thread_state {
-	__u64 read_mapping, read_first, read_last; /* read_mapping 0: no read in progress */
+	__u64 read_mapping, read_batch, read_last, read_calls; /* read_mapping 0: none yet */
+	__u64 read_from;  /* its first page not counted yet, plus 1; 0: every one counted (exchanged with the flush) */
+	__u64 read_early; /* whole_reads: pages of the read counted as it fetched them */
 	__u64 pending_mapping, pending; /* which pages: in the map unread */
 	__u64 added_mapping, added_index, added_pages;
 	__u64 fault_mapping, fault_ns, mapped_mapping, mapped_unnamed;
@@ -177,9 +185,10 @@ static __always_inline __u64 memory_cgroup_of(struct task_struct *task)
  * there are none. Each counter's mark is exchanged, so that two hand-overs at once (the
  * thread's own and the reader's iterator) carry each count once between them.
  */
+static __always_inline void identify(struct task_struct *task, struct cache_record *r);
+
 static __always_inline bool hand_over(struct thread_state *state, struct task_struct *task, struct cache_record *r)
 {
-	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
 	__u64 any = 0;
 
 #define MOVE(f)                                                                     \
@@ -195,13 +204,21 @@ static __always_inline bool hand_over(struct thread_state *state, struct task_st
 		return false;
 	r->ino = state->file_ino;
 	r->dev = state->file_dev;
+	identify(task, r);
+	return true;
+}
+
+/* Whose counts r carries: the task's process, owner, cgroups and name. */
+static __always_inline void identify(struct task_struct *task, struct cache_record *r)
+{
+	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+
 	r->tgid = BPF_CORE_READ(task, tgid);
 	r->uid = BPF_CORE_READ(task, real_cred, uid.val);
 	r->cgroup = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
 	r->memcg = memory_cgroup_of(task);
 	if (leader)
 		bpf_probe_read_kernel(r->comm, sizeof(r->comm), leader->comm);
-	return true;
 }
 
 /* A hand-over through the ring buffer; when it is full the counts stay in the totals only. */
@@ -315,31 +332,38 @@ static __always_inline void set_bits(void *map, __u64 file, __u32 owner, __u64 f
 	}
 }
 
-/* Of [first, first + pages), the pages this thread added and had not read: taken off (they are read now). */
-static __always_inline __u64 take_unread(struct address_space *mapping, __u64 first, __u64 pages)
+/* Of [first, first + pages) of a file, the pages thread tid added and had not read: taken off (they are read now). */
+static __always_inline __u64 missed_of(struct thread_state *state, __u32 tid, bool mapped, __u64 first, __u64 pages,
+				       struct address_space *mapping)
 {
-	return take_bits(&unread, (__u64)mapping, (__u32)bpf_get_current_pid_tgid(), first, pages, MAX_READ_CHUNKS);
+	__u64 missed;
+
+	if (!state || !state->pending || state->pending_mapping != (__u64)mapping)
+		return 0;
+	missed = mapped ? pages : take_bits(&unread, (__u64)mapping, tid, first, pages, MAX_READ_CHUNKS);
+	return missed < state->pending ? missed : state->pending;
 }
 
 /*
  * Pages read or mapped: those of the file the thread added and had not reached yet were
- * misses, the rest hits. The path of every cached read: two counters touched, nothing else.
+ * misses, the rest hits; `early` of them were counted already (whole_reads: added, and so
+ * read and missed, while the read ran). The path of every cached read: two counters
+ * touched, nothing else.
  */
 static __always_inline void accessed(struct thread_state *state, bool mapped, __u64 first, __u64 pages,
-				     struct address_space *mapping)
+				     struct address_space *mapping, __u64 early)
 {
 	struct cache_counters *total;
-	__u64 hits = pages;
+	__u64 hits, missed;
 	__u32 zero = 0;
 
-	if (state && state->pending && state->pending_mapping == (__u64)mapping) {
-		__u64 missed = mapped ? pages : take_unread(mapping, first, pages);
-
-		if (missed > state->pending)
-			missed = state->pending;
+	if (early > pages)
+		early = pages;
+	pages -= early;
+	missed = missed_of(state, (__u32)bpf_get_current_pid_tgid(), mapped, first, pages + early, mapping);
+	if (state)
 		state->pending -= missed;
-		hits -= missed;
-	}
+	hits = missed < pages ? pages - missed : 0;
 	total = bpf_map_lookup_elem(&totals, &zero);
 	if (total) {
 		if (mapped)
@@ -371,40 +395,71 @@ static __always_inline void name_mapped(struct thread_state *state, struct addre
 	if (!pages || (!mapping && !at_exit))
 		return;
 	state->mapped_unnamed = 0;
-	accessed(state, true, 0, pages, (struct address_space *)mapping);
+	accessed(state, true, 0, pages, (struct address_space *)mapping, 0);
+}
+
+/* The thread's read calls so far (task->ioac.syscr; 0 on kernels without CONFIG_TASK_XACCT). */
+static __always_inline __u64 read_calls(struct task_struct *task)
+{
+	if (!bpf_core_field_exists(task->ioac.syscr))
+		return 0;
+	return THREADS_BY_ID ? BPF_CORE_READ(task, ioac.syscr) : task->ioac.syscr; /* a BTF pointer: a plain load */
+}
+
+/* The read in progress is over: the pages of it not counted yet are. */
+static __always_inline void read_ends(struct thread_state *state)
+{
+	__u64 from = state->read_from ? EXCHANGE(&state->read_from, 0) : 0;
+
+	if (from && from - 1 <= state->read_last)
+		accessed(state, false, from - 1, state->read_last - from + 2, (struct address_space *)state->read_mapping,
+			 state->read_early);
+	state->read_early = 0;
 }
 
 /*
- * The read path: [first, last] of a file returned to a read(2), sendfile or splice.
- * The kernel serves a read in batches and reports each with the read's same last page and a
- * later first one: those pages were counted with the first batch. A read that begins in the
- * page where the thread's previous one ended does not count that page twice (the kernel marks
- * it accessed once too). Every other read counts every page it returns, again and again: a
- * second pass, random reads, a backward scan are real accesses. tmpfs and shmem have their own
- * read path: what arrives here is a cache.
+ * The read path: [first, last] of a file a read(2), sendfile or splice asks for, as the kernel
+ * serves it: in batches, each reported with the read's same last page and a later first one
+ * (or, whole_reads, once as it begins). Each batch's pages are counted when the next begins,
+ * the last batch's when the read is over: when the thread begins another read, or (the flush)
+ * once its read calls have moved on or it waits elsewhere, or as it exits. So a page is a hit or a miss as the read
+ * reaches it, in the interval it does. A read that begins in the page where the thread's
+ * previous one ended does not count that page twice (the kernel marks it accessed once too).
+ * Every other read counts every page it returns, again and again: a second pass, overlapping
+ * windows, random reads, a backward scan are real accesses. Two reads are told apart by the
+ * thread's read calls; reads that leave them as they are (io_uring, splice(2)) by position.
+ * tmpfs and shmem have their own read path: what arrives here is a cache.
  */
 static __always_inline void pages_read(struct address_space *mapping, __u64 first, __u64 last)
 {
 	struct thread_state *state = thread_state(true);
+	__u64 calls, from;
 
-	if (state) {
-		__u64 begins = first;
-
-		if (state->mapped_unnamed)
-			name_mapped(state, 0, false);
-		if (state->read_mapping == (__u64)mapping) {
-			if (last == state->read_last && first > state->read_first && first <= state->read_last) {
-				state->read_first = first; /* the same read, its next batch */
-				return;
-			}
-			if (first == state->read_last && last > first)
-				first++; /* the page the previous read ended in */
-		}
-		state->read_mapping = (__u64)mapping;
-		state->read_first = begins;
-		state->read_last = last;
+	if (!state) {
+		accessed(0, false, first, last - first + 1, mapping, 0);
+		return;
 	}
-	accessed(state, false, first, last - first + 1, mapping);
+	if (state->mapped_unnamed)
+		name_mapped(state, 0, false);
+	calls = read_calls(current_task());
+	if (!whole_reads && state->read_mapping == (__u64)mapping && state->read_calls == calls &&
+	    last == state->read_last && first > state->read_batch && first <= last) {
+		/* The same read's next batch: the one before was [read_batch, first). */
+		state->read_batch = first;
+		from = EXCHANGE(&state->read_from, first + 1);
+		if (from && from - 1 < first)
+			accessed(state, false, from - 1, first - from + 1, mapping, 0);
+		return;
+	}
+	read_ends(state);
+	from = first;
+	if (state->read_mapping == (__u64)mapping && first == state->read_last && last > first)
+		from++; /* the page the previous read ended in */
+	state->read_mapping = (__u64)mapping;
+	state->read_batch = first;
+	state->read_last = last;
+	state->read_calls = calls;
+	state->read_from = from + 1;
 }
 
 /*
@@ -516,14 +571,14 @@ static __always_inline void remember_pending(struct thread_state *state, struct 
 }
 
 /*
- * A miss: a folio added. Remembered as the thread's last add (a write dirties it next). Pages
- * inside the range of the read in progress were counted as hits when that read began (the
- * kernel reports a read's whole range before it has fetched every page): they become misses.
- * The rest wait to be read (read-ahead), of one file at a time.
+ * A miss: a folio added. Remembered as the thread's last add (a write dirties it next), and
+ * as pages the thread has not read yet, of one file at a time: its read reaches them in a
+ * later batch, or a later read does. Seen whole_reads, a read's pages it fetches as it runs
+ * are read and missed now (its range is one, counted when it ends).
  */
 static __always_inline void added(struct address_space *mapping, __u64 index, __u64 pages)
 {
-	__u64 ino = 0, inside = 0;
+	__u64 ino = 0, inside = 0, calls;
 	struct cache_counters d = {};
 	struct thread_state *state;
 	__u32 dev = 0;
@@ -532,21 +587,36 @@ static __always_inline void added(struct address_space *mapping, __u64 index, __
 		return;
 	state = thread_state(true);
 	d.misses = pages;
-	d.refaults = refaulted(dev, ino, index, pages);
+	if (!kernel_refaults)
+		d.refaults = refaulted(dev, ino, index, pages);
 	if (state) {
 		name_mapped(state, 0, false);
 		state->added_mapping = (__u64)mapping;
 		state->added_index = index;
 		state->added_pages = pages;
-		if (state->read_mapping == (__u64)mapping && index <= state->read_last && index + pages > state->read_first) {
-			__u64 from = index > state->read_first ? index : state->read_first;
+		calls = read_calls(current_task());
+		/* A read that is over is counted before its file's pages waiting to be read may be forgotten. */
+		if (state->read_from && state->read_calls != calls)
+			read_ends(state);
+		if (whole_reads && state->read_from && state->read_mapping == (__u64)mapping &&
+		    index <= state->read_last && index + pages > state->read_from - 1 && state->read_calls == calls) {
+			__u64 from = index > state->read_from - 1 ? index : state->read_from - 1;
 			__u64 to = index + pages - 1 < state->read_last ? index + pages - 1 : state->read_last;
 
 			inside = to - from + 1;
-			d.hits = -inside; /* wraps: the counts are differences, read as signed */
+			d.reads = inside;
+			state->read_early += inside;
 		}
-		if (pages > inside)
-			remember_pending(state, mapping, index, pages - inside);
+		if (!inside) {
+			remember_pending(state, mapping, index, pages);
+		} else { /* the folio's pages outside the read, on either side */
+			__u64 from = index > state->read_from - 1 ? index : state->read_from - 1;
+
+			if (from > index)
+				remember_pending(state, mapping, index, from - index);
+			if (from + inside < index + pages)
+				remember_pending(state, mapping, from + inside, index + pages - from - inside);
+		}
 	}
 	count(state, &d, mapping);
 }
@@ -574,6 +644,55 @@ static __always_inline void added(struct address_space *mapping, __u64 index, __
 
 ON_FOLIO_OR_PAGE(mm_filemap_add_to_page_cache, on_add, added)
 
+/*
+ * A refault as the kernel counts it (workingset_refault_file): workingset_refault is called
+ * for a page-cache folio added where reclaim had left a shadow entry, whenever the eviction
+ * was, and not for a write. Seen there (fentry or a kprobe: its folio, before Linux 5.17 a
+ * page, read with probe reads), or where it adds the pages to the counter (the memcg stat
+ * tracepoint, Linux 6.16: in the thread that added the folio, just after it did).
+ */
+static __always_inline void refaulted_pages(struct address_space *mapping, __u64 pages)
+{
+	struct cache_counters d = { .refaults = pages };
+
+	count(per_process || per_file ? thread_state(true) : 0, &d, mapping);
+}
+
+static __always_inline void refault(void *folio)
+{
+	struct page___old *page = folio;
+	struct address_space *mapping = BPF_CORE_READ(page, mapping);
+
+	if (counted_here() && mapping && cache_mapping(mapping))
+		refaulted_pages(mapping, page_adds ? page_nr(folio) : folio_nr(folio));
+}
+
+SEC("tp_btf/mod_memcg_lruvec_state")
+int BPF_PROG(on_memcg_stat, struct mem_cgroup *memcg, int item, int val)
+{
+	struct thread_state *state;
+
+	if (item != bpf_core_enum_value(enum node_stat_item, WORKINGSET_REFAULT_FILE) || val <= 0 || !counted_here())
+		return 0;
+	state = thread_state(false);
+	refaulted_pages(state ? (struct address_space *)state->added_mapping : 0, val);
+	return 0;
+}
+
+SEC("fentry/workingset_refault")
+int BPF_PROG(refault_fentry, void *folio)
+{
+	refault(folio);
+	return 0;
+}
+
+SEC("kprobe/workingset_refault")
+int BPF_KPROBE(refault_kprobe, void *folio)
+{
+	refault(folio);
+	return 0;
+}
+
 /* An eviction (reclaim), or a page truncated, invalidated or dropped: who removed it is charged. */
 static __always_inline void deleted(struct address_space *mapping, __u64 index, __u64 pages)
 {
@@ -584,7 +703,7 @@ static __always_inline void deleted(struct address_space *mapping, __u64 index, 
 	if (!file_of(mapping, &dev, &ino))
 		return;
 	d.evictions = pages;
-	if (CURRENT(flags) & PF_MEMALLOC_FLAG)
+	if (!kernel_refaults && (CURRENT(flags) & PF_MEMALLOC_FLAG))
 		remember_evicted(dev, ino, index, pages);
 	if (!counted_here())
 		return;
@@ -597,7 +716,7 @@ ON_FOLIO_OR_PAGE(mm_filemap_delete_from_page_cache, on_delete, deleted)
 static __always_inline void forget_pending(struct thread_state *state, struct address_space *mapping, __u64 index,
 					   __u64 pages)
 {
-	__u64 taken = take_unread(mapping, index, pages);
+	__u64 taken = take_bits(&unread, (__u64)mapping, (__u32)bpf_get_current_pid_tgid(), index, pages, MAX_CHUNKS);
 
 	state->pending -= taken < state->pending ? taken : state->pending;
 }
@@ -617,9 +736,8 @@ static __always_inline void dirtied(struct address_space *mapping, __u64 index, 
 	if (!counted_here() || !file_of(mapping, &dev, &ino))
 		return;
 	d.dirties = pages;
-	state = thread_state(false);
+	state = thread_state(per_process || per_file); /* a writer's first event may be this */
 	if (state) {
-		state->read_mapping = 0;
 		if (state->added_pages && state->added_mapping == (__u64)mapping && state->added_index == index) {
 			d.write_misses = state->added_pages;
 			state->added_pages = 0;
@@ -772,7 +890,7 @@ int BPF_PROG(on_rss, struct mm_struct *mm, int member)
 		/* A fault the file handled (filemap_fault): its file, named before. */
 		state->mapped_mapping = state->fault_mapping;
 		state->fault_mapping = 0;
-		accessed(state, true, 0, pages, (struct address_space *)state->mapped_mapping);
+		accessed(state, true, 0, pages, (struct address_space *)state->mapped_mapping, 0);
 	} else if (pages >= PMD_PAGES) {
 		/* A whole folio mapped around a fault, which no filemap event reports. */
 		state->mapped_unnamed += pages;
@@ -837,7 +955,7 @@ static __always_inline void fault_ends(void)
 	if (pages > 0) {
 		name_mapped(state, 0, false);
 		state->mapped_mapping = state->window_mapping;
-		accessed(state, true, 0, pages, (struct address_space *)state->window_mapping);
+		accessed(state, true, 0, pages, (struct address_space *)state->window_mapping, 0);
 	}
 	state->window_mapping = 0;
 }
@@ -886,7 +1004,6 @@ int BPF_PROG(on_map_pages, struct address_space *mapping, unsigned long index, u
 	if (!state)
 		return 0;
 	state->fault_mapping = 0;
-	state->read_mapping = 0;
 	state->mapped_mapping = (__u64)mapping;
 	name_mapped(state, mapping, false);
 	return 0;
@@ -900,7 +1017,6 @@ static __always_inline void faulting(struct address_space *mapping)
 	if (!state)
 		return;
 	name_mapped(state, mapping, false);
-	state->read_mapping = 0;
 	state->fault_mapping = (__u64)mapping;
 	state->fault_ns = bpf_ktime_get_ns();
 }
@@ -940,6 +1056,8 @@ int BPF_PROG(on_exit, struct task_struct *task)
 {
 	struct thread_state *state = thread_state(false);
 
+	if (state)
+		read_ends(state);
 	if (state && (per_process || per_file)) {
 		name_mapped(state, 0, true);
 		hand_over_now(state, task);
@@ -947,6 +1065,72 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	if (state)
 		thread_storage_done(&threads, task->pid);
 	return 0;
+}
+
+/* Before Linux 5.14 a task's state was `state`. */
+struct task_struct___state {
+	long state;
+} __attribute__((preserve_access_index));
+
+#define TASK_INTERRUPTIBLE_STATE 0x1
+#define TASK_UNINTERRUPTIBLE_STATE 0x2
+#define TASK_STOPPED_STATES 0xc /* __TASK_STOPPED, __TASK_TRACED */
+
+/*
+ * Whether a task waits, asleep or stopped, where no read of a file's cache is: a read sleeps
+ * only killable (uninterruptible: a folio's lock, its I/O), and is over before a stop.
+ * A thread reading a file and then waiting for input in read(2) on a pipe, socket or tty
+ * has not moved its read calls on yet.
+ */
+static __always_inline bool waits_elsewhere(struct task_struct *task)
+{
+	unsigned long state;
+
+	if (bpf_core_field_exists(task->__state))
+		state = BPF_CORE_READ(task, __state);
+	else
+		state = BPF_CORE_READ((struct task_struct___state *)task, state);
+	return (state & (TASK_INTERRUPTIBLE_STATE | TASK_STOPPED_STATES)) && !(state & TASK_UNINTERRUPTIBLE_STATE);
+}
+
+/*
+ * A thread's read that is over, its read calls having moved on since it began or the thread
+ * waiting elsewhere, whose last batch is not counted yet (the thread has made no read since):
+ * counted by the flush, into the
+ * totals (atomically: this is not the thread's cpu) and a record of the read's file. The
+ * thread's count of pages waiting to be read is left as it is (only the thread writes it):
+ * at most more look-ups later. The page to count from is exchanged, so the thread and the
+ * flush never both count it; a thread beginning its next read in the same instant may have
+ * rewritten the rest, and that read's first pages are then counted early, as hits.
+ */
+static __always_inline void flush_read(struct thread_state *state, struct task_struct *task, struct cache_record *r)
+{
+	struct address_space *mapping = (struct address_space *)state->read_mapping;
+	__u64 from, last = state->read_last, pages, missed, hits;
+	struct cache_counters *total;
+	__u32 zero = 0;
+
+	if (!state->read_from || (read_calls(task) == state->read_calls && !waits_elsewhere(task)))
+		return;
+	from = EXCHANGE(&state->read_from, 0);
+	if (!from || from - 1 > last)
+		return;
+	pages = last - from + 2;
+	missed = missed_of(state, task->pid, false, from - 1, pages, mapping);
+	pages -= state->read_early < pages ? state->read_early : pages;
+	hits = missed < pages ? pages - missed : 0;
+	total = bpf_map_lookup_elem(&totals, &zero);
+	if (total) {
+		__sync_fetch_and_add(&total->reads, pages);
+		__sync_fetch_and_add(&total->hits, hits);
+	}
+	if (!(per_process || per_file))
+		return;
+	r->delta.reads = pages;
+	r->delta.hits = hits;
+	if (per_file)
+		cache_file_of(mapping, &r->dev, &r->ino);
+	identify(task, r);
 }
 
 /* Run by the reader before it takes the records: every thread's counts so far, as its output. */
@@ -960,7 +1144,13 @@ int flush(struct bpf_iter__task *ctx)
 	if (!task)
 		return 0;
 	state = task_storage_of(&threads, task);
-	if (state && hand_over(state, task, &r))
+	if (!state)
+		return 0;
+	if (hand_over(state, task, &r))
+		bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
+	__builtin_memset(&r, 0, sizeof(r));
+	flush_read(state, task, &r);
+	if (r.delta.reads)
 		bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
 	return 0;
 }

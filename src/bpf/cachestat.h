@@ -9,13 +9,12 @@ struct cache_counters {
 	__u64 reads;        /* pages returned to reads (filemap:mm_filemap_get_pages, overlaps once) */
 	__u64 maps;         /* pages mapped by faults (mm_filemap_map_pages, mm_filemap_fault) */
 	__u64 misses;       /* pages added to the cache (mm_filemap_add_to_page_cache, 1 << order) */
-	__u64 hits;         /* pages read or mapped that the thread had not added and left unread (cachestat.bpf.c);
-			       a difference: a page fetched later in a read already counted lowers it */
+	__u64 hits;         /* pages read or mapped that the thread had not added and left unread (cachestat.bpf.c) */
 	__u64 write_misses; /* of those, added for a write: the thread dirtied the folio it had just added */
 	__u64 dirties;      /* pages dirtied (writeback:writeback_dirty_folio, in pages) */
 	__u64 evictions;    /* pages removed (mm_filemap_delete_from_page_cache) */
 	__u64 dropped;      /* totals only: hand-overs a full ring buffer could not take (counted in the totals) */
-	__u64 refaults;     /* pages added back soon after reclaim evicted them (cachestat.bpf.c), */
+	__u64 refaults;     /* pages added back where reclaim left a shadow entry (cachestat.bpf.c) */
 };
 
 /*

@@ -209,7 +209,7 @@ int cmd_cachestat(int argc, char **argv)
 			rc = output_failed();
 			break;
 		}
-		cachestat_advance(&previous.counters, &current.counters);
+		previous.counters = current.counters;
 		previous.vmstat = current.vmstat;
 		previous.meminfo = current.meminfo;
 		previous_ns = now;

@@ -51,7 +51,6 @@ struct exporter {
 	bool disk_latency;            /* bio.bpf.c counts the disks' latencies */
 	struct segment_set vtrace;    /* touched by the one thread that serves requests */
 	unsigned long long scrapes;
-	uint64_t hits_shown;          /* a counter never goes down: hits a late page lowered are held */
 	struct cache_estimate estimate; /* without eBPF: pgpgin's misses less O_DIRECT holders' reads */
 	regex_t device_include, device_exclude, mount_points_exclude;
 	bool has_device_include, has_device_exclude;
@@ -171,13 +170,9 @@ static void cache_metrics(struct prom *p, struct exporter *e)
 	}
 	/* Without eBPF hits are not known: no line rather than a made-up one. */
 	if (e->cache.bpf) {
-		uint64_t hits = (int64_t)c.hits > 0 ? c.hits : 0;
-
-		if (hits > e->hits_shown)
-			e->hits_shown = hits;
 		prom_family(p, "iolens_page_cache_hits", PROM_COUNTER,
 			    "Pages read or mapped that were cached (mode: ebpf counts them as cachestat does).");
-		prom_u64(p, "iolens_page_cache_hits_total", e->hits_shown, "mode", mode, NULL);
+		prom_u64(p, "iolens_page_cache_hits_total", c.hits, "mode", mode, NULL);
 		prom_family(p, "iolens_page_cache_accesses", PROM_COUNTER, "Pages read or mapped.");
 		prom_u64(p, "iolens_page_cache_accesses_total", c.reads + c.maps, "mode", mode, NULL);
 	}

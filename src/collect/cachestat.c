@@ -9,19 +9,12 @@
 
 #include "common/util.h"
 
-/*
- * Hits can be lowered after they were counted (a read reports its whole range first, and a
- * page it fetches later becomes a miss), so the counter is a difference, read as signed: a
- * table taken in the middle can hold a little less than nothing, or more than was accessed.
- */
+/* Hits never above the pages read or mapped: two hand-overs racing can leave a row a little off. */
 uint64_t cachestat_hits(const struct cache_counters *c)
 {
-	int64_t hits = (int64_t)c->hits;
 	uint64_t accesses = c->reads + c->maps;
 
-	if (hits < 0)
-		return 0;
-	return (uint64_t)hits < accesses ? (uint64_t)hits : accesses;
+	return c->hits < accesses ? c->hits : accesses;
 }
 
 void cachestat_delta(const struct cache_counters *a, const struct cache_counters *b, struct cache_counters *out)
@@ -30,22 +23,13 @@ void cachestat_delta(const struct cache_counters *a, const struct cache_counters
 	D(reads);
 	D(maps);
 	D(misses);
+	D(hits);
 	D(write_misses);
 	D(dirties);
 	D(evictions);
 	D(dropped);
 	D(refaults);
 #undef D
-	out->hits = (int64_t)(b->hits - a->hits) > 0 ? b->hits - a->hits : 0;
-}
-
-void cachestat_advance(struct cache_counters *previous, const struct cache_counters *current)
-{
-	uint64_t hits = previous->hits;
-
-	*previous = *current;
-	if ((int64_t)(current->hits - hits) < 0) /* lowered below what was shown: shown again only once made up */
-		previous->hits = hits;
 }
 
 #ifdef IOLENS_BPF
@@ -60,6 +44,7 @@ void cachestat_advance(struct cache_counters *previous, const struct cache_count
 static struct cachestat_bpf *skeleton;
 static struct bpf_link *flush_link;
 static struct ring_buffer *ring;
+static bool per_counts; /* per process or per file: the records are taken (cachestat_take) */
 
 /* The hand-overs taken so far this round: from the ring buffer, then from the flush iterator. */
 static struct cache_record *records;
@@ -82,28 +67,35 @@ static int on_record(void *context, void *data, size_t size)
 	return 0;
 }
 
-/* Every hand-over since the last round: the ring buffer's, then every thread's counts so far. */
-static void take_records(void)
+/* Runs the flush iterator: every thread's counts so far, and reads that ended, kept if keep. */
+static void flush(bool keep)
 {
 	struct cache_record r;
 	size_t got = 0;
 	ssize_t n;
 	int fd;
 
-	nrecords = 0;
-	if (ring)
-		ring_buffer__consume(ring);
 	if (!flush_link || (fd = bpf_iter_create(bpf_link__fd(flush_link))) < 0)
 		return;
 	/* The iterator's output: whole records, however read() cuts them. */
 	while ((n = read(fd, (char *)&r + got, sizeof(r) - got)) > 0) {
 		got += (size_t)n;
 		if (got == sizeof(r)) {
-			keep_record(&r);
+			if (keep)
+				keep_record(&r);
 			got = 0;
 		}
 	}
 	close(fd);
+}
+
+/* Every hand-over since the last round: the ring buffer's, then every thread's counts so far. */
+static void take_records(void)
+{
+	nrecords = 0;
+	if (ring)
+		ring_buffer__consume(ring);
+	flush(true);
 	/* What threads handed over while the iterator ran. */
 	if (ring)
 		ring_buffer__consume(ring);
@@ -139,7 +131,16 @@ struct kernel_facts {
 	bool page_adds;    /* mm_filemap_add_to_page_cache and _delete_from_ pass a struct page (before 5.17-5.19) */
 	bool page_dirties; /* writeback_dirty_page, not writeback_dirty_folio (before 5.19) */
 	bool compat;       /* programs built with IOLENS_BPF_COMPAT (before 5.11: ebpf_compat) */
+	bool refault_function;   /* workingset_refault, where the kernel counts refaults */
+	bool refault_tracepoint; /* mod_memcg_lruvec_state, where it adds them up (6.16) */
 };
+
+#define REFAULT_FUNCTION "workingset_refault"
+#define REFAULT_TRACEPOINT "mod_memcg_lruvec_state"
+
+/* Where refaults are seen: as the kernel counts them, or as pages evicted while counting, added back. */
+enum refaults { REFAULTS_TRACEPOINT, REFAULTS_FUNCTION, REFAULTS_EVICTED };
+
 
 /* Where threads keep their mapped pages apart, the functions that tell each fault's (cachestat.bpf.c). */
 static const char *const split_functions[] = { "handle_mm_fault", "sync_mm_rss" };
@@ -169,6 +170,8 @@ static void learn_kernel(struct kernel_facts *facts)
 	facts->page_dirties = !ebpf_tracepoint_in(vmlinux, "writeback_dirty_folio") &&
 			      ebpf_tracepoint_in(vmlinux, "writeback_dirty_page");
 	facts->compat = ebpf_compat(vmlinux);
+	facts->refault_function = btf__find_by_name_kind(vmlinux, REFAULT_FUNCTION, BTF_KIND_FUNC) >= 0;
+	facts->refault_tracepoint = ebpf_tracepoint_in(vmlinux, REFAULT_TRACEPOINT);
 	for (size_t i = 0; i < sizeof(split_functions) / sizeof(*split_functions) && facts->split_counts &&
 			   !facts->missing_function; i++)
 		if (btf__find_by_name_kind(vmlinux, split_functions[i], BTF_KIND_FUNC) < 0)
@@ -176,8 +179,13 @@ static void learn_kernel(struct kernel_facts *facts)
 	btf__free(vmlinux);
 }
 
-/* The programs that see reads and faults, each loaded only with its mechanism and where it applies. */
-static void choose_programs(struct cachestat_bpf *s, enum mechanism which, const struct kernel_facts *facts)
+/*
+ * The programs that see reads and faults, each loaded only with its mechanism and where it
+ * applies; and those that see refaults, as `refaults` says (the function: fentry, with the
+ * tracepoints too, or a kprobe).
+ */
+static void choose_programs(struct cachestat_bpf *s, enum mechanism which, const struct kernel_facts *facts,
+			    enum refaults refaults)
 {
 	enum { ALWAYS, SPLICE, SPLIT, READ, OLD_READ };
 	const struct {
@@ -204,6 +212,12 @@ static void choose_programs(struct cachestat_bpf *s, enum mechanism which, const
 		bpf_program__set_autoload(programs[i].program,
 					  programs[i].mechanism == which && applies[programs[i].where]);
 	s->rodata->split_counts = split;
+	s->rodata->whole_reads = which != MECH_TRACEPOINTS;
+	s->rodata->kernel_refaults = refaults != REFAULTS_EVICTED;
+	s->rodata->page_adds = facts->page_adds;
+	bpf_program__set_autoload(s->progs.on_memcg_stat, refaults == REFAULTS_TRACEPOINT);
+	bpf_program__set_autoload(s->progs.refault_fentry, refaults == REFAULTS_FUNCTION && which != MECH_KPROBES);
+	bpf_program__set_autoload(s->progs.refault_kprobe, refaults == REFAULTS_FUNCTION && which == MECH_KPROBES);
 	/* Adds, removals and dirties, whatever the mechanism: of a folio, or before folios of a page. */
 	bpf_program__set_autoload(s->progs.on_add, !facts->page_adds);
 	bpf_program__set_autoload(s->progs.on_delete, !facts->page_adds);
@@ -216,8 +230,8 @@ static void choose_programs(struct cachestat_bpf *s, enum mechanism which, const
 EBPF_DEFINE_OPEN(cachestat)
 
 /* Opens, loads and attaches the programs of one mechanism: 0, or -errno with *why (the skeleton gone). */
-static int load(const struct cachestat_options *options, enum mechanism which, const struct kernel_facts *facts,
-		const char **why)
+static int load_with(const struct cachestat_options *options, enum mechanism which, const struct kernel_facts *facts,
+		     enum refaults refaults, const char **why)
 {
 	int rc = ebpf_init(why); /* again: the warnings of an earlier try are not this one's */
 
@@ -236,18 +250,45 @@ static int load(const struct cachestat_options *options, enum mechanism which, c
 	bpf_map__set_max_entries(skeleton->maps.records, options->per_file      ? 16u << 20
 							 : options->per_process ? 1u << 20
 										: (unsigned)page_size());
-	choose_programs(skeleton, which, facts);
+	choose_programs(skeleton, which, facts, refaults);
 	/* The flush iterator is run by the reader, not attached to an event. */
 	bpf_program__set_autoattach(skeleton->progs.flush, false);
 	rc = ebpf_load_attach(skeleton->skeleton, why);
-	if (!rc && (options->per_process || options->per_file)) {
+	per_counts = options->per_process || options->per_file;
+	/* The flush counts the last pages of reads that ended, system-wide too. */
+	if (!rc) {
 		flush_link = bpf_program__attach_iter(skeleton->progs.flush, NULL);
+		if (!flush_link)
+			rc = ebpf_failed(skeleton->obj, "attach", -ENOMEM, why);
+	}
+	if (!rc && per_counts) {
 		ring = ring_buffer__new(bpf_map__fd(skeleton->maps.records), on_record, NULL, NULL);
-		if (!flush_link || !ring)
+		if (!ring)
 			rc = ebpf_failed(skeleton->obj, "attach", -ENOMEM, why);
 	}
 	if (rc)
 		cachestat_stop();
+	return rc;
+}
+
+/*
+ * With refaults seen as the kernel counts them where it can (its tracepoint, else its function
+ * where it can be probed), else as pages evicted while counting, added back (cachestat_refaults).
+ */
+static enum refaults refaults_seen;
+
+static int load(const struct cachestat_options *options, enum mechanism which, const struct kernel_facts *facts,
+		const char **why)
+{
+	int rc = -ENOENT;
+
+	for (enum refaults r = REFAULTS_TRACEPOINT; r <= REFAULTS_EVICTED && rc; r++) {
+		if ((r == REFAULTS_TRACEPOINT && !facts->refault_tracepoint) ||
+		    (r == REFAULTS_FUNCTION && !facts->refault_function))
+			continue;
+		rc = load_with(options, which, facts, r, why);
+		refaults_seen = r;
+	}
 	return rc;
 }
 
@@ -442,6 +483,8 @@ int cachestat_totals(struct cache_counters *out)
 
 	if (!skeleton)
 		return -ENOTCONN;
+	if (!per_counts) /* else cachestat_take has, just before */
+		flush(false);
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		return -EINVAL;
@@ -484,9 +527,8 @@ static void add_counters(struct cache_counters *to, const struct cache_counters 
 static void settle_counters(struct cache_counters *c)
 {
 #define CLIP(f) if ((int64_t)c->f < 0) c->f = 0;
-	CLIP(reads) CLIP(maps) CLIP(misses) CLIP(write_misses) CLIP(dirties) CLIP(evictions) CLIP(refaults)
+	CLIP(reads) CLIP(maps) CLIP(misses) CLIP(hits) CLIP(write_misses) CLIP(dirties) CLIP(evictions) CLIP(refaults)
 #undef CLIP
-	/* hits stay signed: cachestat_hits reads them so */
 }
 
 static int by_process(const void *a_, const void *b_)
@@ -505,110 +547,19 @@ static int by_file(const void *a_, const void *b_)
 	return (a->ino > b->ino) - (a->ino < b->ino);
 }
 
-/*
- * Hits taken back after they were given: a read counts its whole range as hits when it
- * begins, and the pages it fetches after as misses, which lower the hits; when a take falls in
- * between, the next one holds less than nothing for that process or file. It is owed, and
- * taken from that process's or file's next hits, so that the rows add up to what was read.
- * Kept sorted by key; what is owed by a process or file not seen for OWED_ROUNDS takes goes.
- */
-#define OWED_ROUNDS 16
-struct owed {
-	uint64_t a, b; /* pid, or dev and inode */
-	uint64_t hits;
-	unsigned round;
-};
-struct owed_list {
-	struct owed *items;
-	size_t count;
-};
-static struct owed_list owed_by_process, owed_by_file;
-static unsigned take_round;
-
-static int compare_keys(uint64_t a1, uint64_t b1, uint64_t a2, uint64_t b2)
-{
-	if (a1 != a2)
-		return (a1 > a2) - (a1 < a2);
-	return (b1 > b2) - (b1 < b2);
-}
-
-/* rows: count items of size bytes, sorted by (key_a, key_b), whose hits are read as signed and settled. */
-static void settle_owed(struct owed_list *list, void *rows, size_t count, size_t size,
-			void (*key)(const void *row, uint64_t *a, uint64_t *b), __u64 *(*hits_of)(void *row))
-{
-	struct owed *next = xcalloc(list->count + count + 1, sizeof(*next));
-	size_t n = 0, i = 0, j = 0;
-
-	while (i < count || j < list->count) {
-		uint64_t a = 0, b = 0;
-		int order = 1;
-
-		if (i < count)
-			key((char *)rows + i * size, &a, &b);
-		if (i < count && j < list->count)
-			order = compare_keys(list->items[j].a, list->items[j].b, a, b);
-		else if (i < count)
-			order = 1;
-		else
-			order = -1;
-		if (order < 0) { /* owed by one not seen this time: kept a while */
-			if (take_round - list->items[j].round < OWED_ROUNDS)
-				next[n++] = list->items[j];
-			j++;
-			continue;
-		}
-		int64_t hits = (int64_t)*hits_of((char *)rows + i * size);
-
-		if (order == 0)
-			hits -= (int64_t)list->items[j++].hits;
-		if (hits < 0) {
-			next[n++] = (struct owed){ a, b, (uint64_t)-hits, take_round };
-			hits = 0;
-		}
-		*hits_of((char *)rows + i * size) = (uint64_t)hits;
-		i++;
-	}
-	free(list->items);
-	list->items = next;
-	list->count = n;
-}
-
-static void process_key(const void *row, uint64_t *a, uint64_t *b)
-{
-	*a = ((const struct cachestat_proc *)row)->pid;
-	*b = 0;
-}
-
-static __u64 *process_hits(void *row)
-{
-	return &((struct cachestat_proc *)row)->counters.hits;
-}
-
-static void file_key(const void *row, uint64_t *a, uint64_t *b)
-{
-	*a = (uint64_t)((const struct cachestat_file *)row)->dev;
-	*b = ((const struct cachestat_file *)row)->ino;
-}
-
-static __u64 *file_hits(void *row)
-{
-	return &((struct cachestat_file *)row)->counters.hits;
-}
-
 static int compare_files(const void *x, const void *y)
 {
-	uint64_t a1, b1, a2, b2;
+	const struct cachestat_file *a = x, *b = y;
 
-	file_key(x, &a1, &b1);
-	file_key(y, &a2, &b2);
-	return compare_keys(a1, b1, a2, b2);
+	if (a->dev != b->dev)
+		return (a->dev > b->dev) - (a->dev < b->dev);
+	return (a->ino > b->ino) - (a->ino < b->ino);
 }
 
 int cachestat_take(struct cachestat_proc **procs, size_t *nprocs, struct cachestat_file **files, size_t *nfiles)
 {
 	if (!skeleton)
 		return -ENOTCONN;
-	take_round++;
 	take_records();
 	if (procs) {
 		size_t n = 0;
@@ -630,7 +581,6 @@ int cachestat_take(struct cachestat_proc **procs, size_t *nprocs, struct cachest
 		}
 		for (size_t i = 0; i < n; i++)
 			settle_counters(&(*procs)[i].counters);
-		settle_owed(&owed_by_process, *procs, n, sizeof(**procs), process_key, process_hits);
 		*nprocs = n;
 	}
 	if (files) {
@@ -654,9 +604,8 @@ int cachestat_take(struct cachestat_proc **procs, size_t *nprocs, struct cachest
 		}
 		for (size_t i = 0; i < n; i++)
 			settle_counters(&(*files)[i].counters);
-		if (n > 1) /* by userspace's dev_t, as the owed list is */
+		if (n > 1) /* by userspace's dev_t */
 			qsort(*files, n, sizeof(**files), compare_files);
-		settle_owed(&owed_by_file, *files, n, sizeof(**files), file_key, file_hits);
 		*nfiles = n;
 	}
 	return 0;
@@ -678,9 +627,6 @@ void cachestat_stop(void)
 	free(records);
 	records = NULL;
 	nrecords = records_capacity = 0;
-	free(owed_by_process.items);
-	free(owed_by_file.items);
-	owed_by_process = owed_by_file = (struct owed_list){0};
 }
 
 #else /* built without eBPF */

@@ -80,14 +80,9 @@ int cachestat_take(struct cachestat_proc **procs, size_t *nprocs, struct cachest
 /* Detaches and unloads; safe to call twice, and from an exit path. */
 void cachestat_stop(void);
 
-/*
- * Pages read or mapped that were already cached, as counted (see cachestat.bpf.c): never
- * below 0 nor above the pages read or mapped.
- */
+/* Pages read or mapped that were already cached, as counted (see cachestat.bpf.c): never above the pages read or mapped. */
 uint64_t cachestat_hits(const struct cache_counters *c);
-/* b - a for each counter (0 where b < a; hits are differences, compared as signed). */
+/* b - a for each counter (0 where b < a). */
 void cachestat_delta(const struct cache_counters *a, const struct cache_counters *b, struct cache_counters *out);
-/* The baseline for the next delta: current, but hits held where they went down meanwhile. */
-void cachestat_advance(struct cache_counters *previous, const struct cache_counters *current);
 
 #endif

@@ -109,6 +109,35 @@ pause_damon() {
 	return 0
 }
 fs_type() { stat -f -c %T "$1"; }
+# by_each_mechanism SCRIPT ARGS...: runs the python TAP script once by each mechanism this kernel
+# counts page-cache accesses with (tracepoints, fentry, kprobes; IOLENS_CACHE_MECHANISM set: that
+# one), its checks numbered on and marked with the mechanism, its plan left out; prints the plan and
+# returns non-zero if any run failed.
+by_each_mechanism() {
+	local mechanism mechanisms=() status=0 line
+	for mechanism in ${IOLENS_CACHE_MECHANISM:-tracepoints fentry kprobes}; do
+		if IOLENS_CACHE_MECHANISM=$mechanism "$IOLENS" cachestat --json 0.1 1 2>"$T/why" | grep -q '"mode":"ebpf"'; then
+			mechanisms+=("$mechanism")
+		else
+			echo "# $mechanism: not here: $(cat "$T/why")"
+		fi
+	done
+	[ ${#mechanisms[@]} -gt 0 ] || { not_ok "no mechanism counts here"; echo "1..$t_count"; return 1; }
+	for mechanism in "${mechanisms[@]}"; do
+		echo "# $mechanism"
+		IOLENS_CACHE_MECHANISM=$mechanism python3 "$@" >"$T/tap" || status=1
+		while IFS= read -r line; do
+			if [[ $line =~ ^(not\ )?ok\ [0-9]+(\ -\ )?(.*)$ ]]; then
+				t_count=$((t_count + 1))
+				echo "${BASH_REMATCH[1]}ok $t_count - [$mechanism] ${BASH_REMATCH[3]}"
+			elif [[ ! $line =~ ^1\.\.[0-9]+ ]]; then
+				echo "$line"
+			fi
+		done <"$T/tap"
+	done
+	echo "1..$t_count"
+	return $status
+}
 # Page-cache eviction needs a disk filesystem: tmpfs pages are the file itself.
 can_evict() { case "$(fs_type "$T")" in tmpfs|ramfs|overlayfs) return 1 ;; esac; return 0; }
 
