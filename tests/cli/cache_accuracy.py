@@ -357,24 +357,14 @@ near("… misses = pages fincore finds", got.get("misses", 0), fincore(NEW), tru
 # ---- truncate, unlink, rename -------------------------------------------------------------------
 warm(COPY)
 files.wait_lines(2)
-# Under its path, or under its device and inode while cachetop has not named it yet (naming
-# takes up to a quarter of an interval, later on a busy ASan run).
-copy_stat = os.stat(COPY)
-copy_keys = (COPY, "dev %d:%d inode %d" % (os.major(copy_stat.st_dev), os.minor(copy_stat.st_dev), copy_stat.st_ino))
-
-
-def copy_rows():
-    rows = [files.of(key) for key in copy_keys]
-    return {k: sum(row.get(k, 0) for row in rows) for k in set().union(*rows)}
-
-
-file_before = copy_rows()
+# (Under its path, or under its device and inode while cachetop has not named it yet: Watch.of.)
+file_before = files.of(COPY)
 truth, got, _ = case(["truncate", COPY], at_cue=lambda: fincore(COPY))
 before = truth["at_cue"]
 near("truncate of a cached file: evictions = what fincore had at the cue (%d)" % before, got.get("evictions", 0),
      before, PAGES)
 files.wait_lines(2)
-near("… and the file's own evictions (--files)", diff(copy_rows(), file_before).get("evictions", 0), before, PAGES)
+near("… and the file's own evictions (--files)", diff(files.of(COPY), file_before).get("evictions", 0), before, PAGES)
 
 truth, got, _ = case(["unlink", NEW], at_cue=lambda: fincore(NEW))
 before = truth["at_cue"]
