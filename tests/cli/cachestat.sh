@@ -83,6 +83,11 @@ wait $mapper
 bash -c 'exec dd if="$0" of=/dev/null bs=1M status=none' "$f" &
 execer=$!
 wait $execer
+# Files are named in the background (iolens-cachetop(1), FILE NAMES): a file's path shows in the
+# rows of an interval where it has counts once it was found. A page of it read (a hit) every try
+# until its row has its path: on a busy machine the reads above may all end before.
+named_row() { dd if="$f" of=/dev/null bs=4k count=1 status=none; grep -q "\"file\":\"$f\"" "$T/files.json"; }
+wait_until named_row
 # Two more intervals each, so the one the last workload ended in is printed whole.
 n_procs=$(lines_of "$T/procs.json") n_files=$(lines_of "$T/files.json")
 wait_until lines_at_least "$T/procs.json" $((n_procs + 2))

@@ -112,7 +112,10 @@ print(sum(o["completions"] for s in json.load(sys.stdin)["services"] for o in s[
 	check_eq "a steady stat loop: no latency finding" absent "$(dq get vtrace-latency op op FUSE_GETATTR <<<"$OUT")"
 	kill -USR2 "$SERVER"
 	run "$IOLENS" doctor --json 2
-	check_eq "SIGUSR2, 20 ms more a FUSE_GETATTR: a warning (exit 3)" 3 "$RC"
+	# (Its finding's severity: the exit status is the worst finding's, and a busy machine may have
+	# others.)
+	check_eq "SIGUSR2, 20 ms more a FUSE_GETATTR: a warning (exit 3 or, with worse findings of others, 4)" \
+		"warning yes" "$(dq severity vtrace-latency op FUSE_GETATTR <<<"$OUT") $([ "$RC" = 3 ] || [ "$RC" = 4 ] && echo yes)"
 	mean=$(dq get vtrace-latency mean_ms op FUSE_GETATTR <<<"$OUT")
 	before=$(dq get vtrace-latency mean_ms_before op FUSE_GETATTR <<<"$OUT")
 	check "… vtrace-latency: FUSE_GETATTR's mean at least 20 ms ($mean ms)" awk -v m="$mean" 'BEGIN { exit !(m >= 20) }'
