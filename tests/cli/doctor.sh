@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # doctor.sh: iolens doctor finds what a real workload causes (a reader with O_DIRECT, a filesystem filled up) with its numbers, and raises no false alarm.
+# tests/run: alone (no false alarm on a quiet machine: a test beside it saturating a loop device is a true one)
 . "$(dirname "$0")/lib.sh"
 
 case "$(fs_type "$T")" in
