@@ -107,9 +107,10 @@ void bio_latency_figures(const struct bio_latency *now, const struct bio_latency
 		out->max_ns = now->max_ns;
 	else
 		out->max_ns = middle_of(highest, now->max_ns);
-	if (out->p50_ns > out->max_ns)
+	/* (A longest of 0 is one not known: a percentile is never clamped to it.) */
+	if (out->max_ns && out->p50_ns > out->max_ns)
 		out->p50_ns = out->max_ns;
-	if (out->p99_ns > out->max_ns)
+	if (out->max_ns && out->p99_ns > out->max_ns)
 		out->p99_ns = out->max_ns;
 }
 

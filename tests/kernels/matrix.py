@@ -348,7 +348,7 @@ for mechanism in ("block_io_start", "block_getrq"):
     ok(got.get("bytes", 0) == DIRECT_READS * 4096, "[%s] biotop: … their bytes: %d, truth %d"
        % (mechanism, got.get("bytes", 0), DIRECT_READS * 4096))
     pct = [(r.get("p50_ns", 0), r.get("p99_ns", 0)) for r in rows if r.get("op") == "R"]
-    ok(pct and all(0 < p50 <= p99 for p50, p99 in pct), "[%s] biotop: latency p50 and p99 non-zero, p50 <= p99: %s"
+    ok(pct and all(p50 is not None and p99 is not None and 0 < p50 <= p99 for p50, p99 in pct), "[%s] biotop: latency p50 and p99 non-zero, p50 <= p99: %s"
        % (mechanism, pct[:4]))
     end()
 
