@@ -249,7 +249,9 @@ if is_root && command -v losetup >/dev/null; then
 	loop=$(losetup -f --show "$T/disk.img" 2>/dev/null)
 fi
 if [ -n "$loop" ]; then
-	on_exit "losetup -d $loop 2>/dev/null"
+	# (Detached at the end only if still ours: once detached below, its number may be another
+	# test's device.)
+	on_exit '[ -z "$loop" ] || losetup -d "$loop" 2>/dev/null'
 	run "$IOLENS" bench --profile "${SMALL[@]}" "$loop"
 	check_eq "--profile writes: a block device needs --force (exit 1)" 1 "$RC"
 	key=$(expected_key "$(stat -c '%Hr:%Lr' "$loop")")
@@ -258,10 +260,9 @@ if [ -n "$loop" ]; then
 		"$RC $(test -f "$T/capacity/$key.json" && echo yes)"
 	run "$IOLENS" bench --show-capacity "$loop"
 	check_match "… read back by its device" "^capacity of ${loop#/dev/} \($key\)" "$OUT"
-	losetup -d "$loop"
+	losetup -d "$loop" && loop=
 	truncate -s 20m "$T/disk.img"
 	loop=$(losetup -f --show "$T/disk.img")
-	on_exit "losetup -d $loop 2>/dev/null"
 	run "$IOLENS" bench --show-capacity "$loop"
 	check_eq "… another size is another disk: none saved, exit 1" "1 yes" "$RC $(grep -q "no capacity saved" <<<"$ERR" && echo yes)"
 else

@@ -115,13 +115,15 @@ check_match "a link named dstat" "^----system---- --total-cpu-usage--" "$OUT"
 if is_root && command -v losetup >/dev/null && can_evict; then
 	head -c 8M /dev/zero > "$T/disk.img"
 	loop=$(losetup -f --show "$T/disk.img")
-	on_exit "losetup -d $loop 2>/dev/null"
+	# (Detached at the end only if still ours: once detached below, its number may be another
+	# test's device.)
+	on_exit '[ -z "$loop" ] || losetup -d "$loop" 2>/dev/null'
 	dev=${loop#/dev/}
 	dd if=/dev/zero of="$loop" bs=4k count=16 oflag=direct status=none
 	"$IOLENS" stat --json -d -D total,$dev --no-boot-sample 0.3 8 > "$T/gone.json" 2> "$T/gone.err" &
 	pid=$!
 	wait_until lines_at_least "$T/gone.json" 2
-	losetup -d "$loop"
+	losetup -d "$loop" && loop=
 	wait $pid
 	check_eq "a named device detached mid-run: the run goes on, and ends with exit 1 (the man page's promise)" 1 "$?"
 	check_eq "… all its samples written" 8 "$(wc -l < "$T/gone.json")"
@@ -134,7 +136,7 @@ if is_root && command -v losetup >/dev/null && can_evict; then
 	"$IOLENS" stat -d -D $dev --nocolor --no-boot-sample 0.3 6 > "$T/gone.txt" 2> "$T/gone.err" &
 	pid=$!
 	wait_until lines_at_least "$T/gone.txt" 3
-	losetup -d "$loop"
+	losetup -d "$loop" && loop=
 	wait $pid
 	check_eq "a named device detached mid-run (table): exit 1" 1 "$?"
 	check_match "… its columns '-'" "^ +- +- *$" "$(cat "$T/gone.txt")"
