@@ -55,7 +55,6 @@ else:
 EOF
 }
 count_probes() { probes | grep -c .; }
-gone() { ! kill -0 "$1" 2>/dev/null; }
 stop_all() {
 	[ -n "${WATCH:-}" ] && { touch "$T/watch.stop"; wait "$WATCH" 2>/dev/null; WATCH=; }
 	[ -n "${SERVER:-}" ] || return 0

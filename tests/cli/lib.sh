@@ -251,6 +251,8 @@ wait_until() {
 	for ((i = 0; i < limit * 20; i++)); do "$@" && return 0; sleep 0.05; done
 	return 1
 }
+# gone PID: the process PID has ended (or was never there).
+gone() { ! kill -0 "$1" 2>/dev/null; }
 # wait_while PID [SECONDS] COMMAND...: wait_until COMMAND, while process PID lives: a condition only
 # PID brings about ends the wait, failed, once PID has ended (COMMAND looked at once more then).
 # (SECONDS is counted in tries: a COMMAND that takes a second would make wait_until's wait 20 times

@@ -26,9 +26,8 @@ stop_pid() {
 }
 # Waits for a process to end (as wait_until, two minutes at most: on a busy machine a server may
 # take seconds to exit); its status, or 124 when it did not.
-ended() { ! kill -0 "$1" 2>/dev/null; }
 wait_pid() {
-	wait_until ended "$1" || return 124
+	wait_until gone "$1" || return 124
 	wait "$1"
 }
 HELPERS=()
