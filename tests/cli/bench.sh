@@ -516,7 +516,7 @@ if is_root && command -v losetup >/dev/null; then
 	loop=$(losetup -f --show "$T/disk.img" 2>/dev/null)
 fi
 if [ -n "$loop" ]; then
-	on_exit "losetup -d $loop 2>/dev/null"
+	on_exit "loop_release $loop $T/disk.img"
 	run "$IOLENS" bench --bs 64k --size 4m --json "$loop"
 	check_eq "a block device is read without --force" "0 4194304" "$RC $(bq get points.0.read.bytes <<<"$OUT")"
 	check_eq "… its own diskstats line is the device view" "${loop#/dev/}" "$(bq get points.0.device.name <<<"$OUT")"

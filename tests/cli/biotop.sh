@@ -39,7 +39,7 @@ command -v fio >/dev/null && command -v losetup >/dev/null || { skip "biotop by 
 make_file "$T/bio.img" $((64 << 20))
 sync "$T/bio.img"
 loopdev=$(losetup -f --show "$T/bio.img" 2>"$T/losetup.err") || { skip "losetup: $(head -1 "$T/losetup.err")"; echo "1..$t_count"; exit 0; }
-on_exit "losetup -d $loopdev 2>/dev/null"
+on_exit "loop_release $loopdev $T/bio.img"
 losetup --direct-io=on "$loopdev" 2>/dev/null || echo "# $loopdev reads its file through the page cache"
 disk=${loopdev#/dev/} dev=$(dev_of "$loopdev")
 command -v udevadm >/dev/null && udevadm settle 2>/dev/null
@@ -196,7 +196,7 @@ fi
 make_file "$T/bio2.img" $((16 << 20))
 sync "$T/bio2.img"
 loop2=$(losetup -f --show "$T/bio2.img")
-on_exit "losetup -d $loop2 2>/dev/null"
+on_exit "loop_release $loop2 $T/bio2.img"
 losetup --direct-io=on "$loop2" 2>/dev/null
 disk2=${loop2#/dev/} dev2=$(dev_of "$loop2")
 NA=300 NB=500
@@ -532,7 +532,7 @@ PY
 	on_exit "rm -f '$shm'"
 	head -c $((8 << 20)) /dev/zero >"$shm"
 	shmloop=$(losetup -f --show "$shm")
-	on_exit "losetup -d $shmloop 2>/dev/null"
+	on_exit "loop_release $shmloop $shm"
 	start_tops "$T/mv" --json 0.5
 	tops_p=$tops
 	start_tops "$T/mvc" -C --json 0.5

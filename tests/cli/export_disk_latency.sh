@@ -25,7 +25,7 @@ else
 	loopdev=$(losetup -f --show "$T/lat.img" 2>"$T/losetup.err") || { skip "losetup: $(head -1 "$T/losetup.err")"; loopdev=; }
 fi
 if [ -n "$loopdev" ]; then
-	on_exit "losetup -d $loopdev 2>/dev/null"
+	on_exit "loop_release $loopdev $T/lat.img"
 	losetup --direct-io=on "$loopdev" 2>/dev/null
 	disk=${loopdev#/dev/}
 	command -v udevadm >/dev/null && udevadm settle 2>/dev/null

@@ -77,7 +77,7 @@ if ! is_root || ! command -v losetup >/dev/null; then
 else
 	make_file "$T/disk.img" $((4 << 20))
 	LOOPDEV=$(losetup -f --show "$T/disk.img")
-	on_exit "losetup -d $LOOPDEV 2>/dev/null"
+	on_exit "loop_release $LOOPDEV $T/disk.img"
 	loop=${LOOPDEV#/dev/}
 	dd if="$LOOPDEV" of=/dev/null bs=4096 count=64 iflag=direct status=none
 	reads=$(awk -v d="$loop" '$3 == d { print $4 }' /proc/diskstats)

@@ -10,6 +10,14 @@ trap 'cleanup_hooks; [ -n "${KEEP_T:-}" ] || rm -rf "$T"' EXIT
 CLEANUP=()
 cleanup_hooks() { local c; for c in "${CLEANUP[@]}"; do eval "$c"; done; }
 on_exit() { CLEANUP+=("$1"); }
+# loop_release DEVICE FILE: detaches the loop device if it still reads FILE (an exit hook's: once
+# detached, its number may be the device of another test, run beside this one).
+loop_release() {
+	local backing
+	[ -n "$1" ] && backing=$(cat "/sys/block/${1#/dev/}/loop/backing_file" 2>/dev/null) || return 0
+	[ "${backing% (deleted)}" != "$(readlink -f "$2")" ] || losetup -d "$1" 2>/dev/null
+	return 0
+}
 
 t_count=0
 ok()     { t_count=$((t_count + 1)); echo "ok $t_count - $*"; }
@@ -345,7 +353,7 @@ slow_device() {
 		SLOW_WHY="no direct I/O through FUSE here (the page cache would answer the reads)"
 	else
 		SLOW_LOOP=$loop
-		on_exit "losetup -d $loop 2>/dev/null; fusermount3 -u '$dir/mnt' 2>/dev/null; kill $SLOW_SERVER 2>/dev/null"
+		on_exit "loop_release $loop $dir/mnt/img; fusermount3 -u '$dir/mnt' 2>/dev/null; kill $SLOW_SERVER 2>/dev/null"
 		return 0
 	fi
 	fusermount3 -u "$dir/mnt" 2>/dev/null
@@ -368,7 +376,7 @@ queued_device() {
 	on_exit "rm -f '$image'"
 	head -c $((64 << 20)) /dev/zero >"$image"
 	loop=$(losetup -f --show "$image" 2>"$T/queued.err") || { QUEUED_WHY="losetup: $(head -1 "$T/queued.err")"; return 1; }
-	on_exit "losetup -d $loop 2>/dev/null"
+	on_exit "loop_release $loop $image"
 	queue=/sys/block/${loop#/dev/}/queue
 	scheduler=$(sed 's/.*\[\(.*\)\].*/\1/' "$queue/scheduler")
 	if [ "$scheduler" != none ] || ! grep -qw mq-deadline "$queue/scheduler"; then

@@ -56,7 +56,7 @@ if is_root && command -v losetup >/dev/null; then
 	loop=$(losetup -f --show "$T/disk.img" 2>/dev/null)
 fi
 if [ -n "$loop" ]; then
-	on_exit "losetup -d $loop 2>/dev/null"
+	on_exit "loop_release $loop $T/disk.img"
 	LD_LIBRARY_PATH=$broken run "$IOLENS" bench --rw write --bs 64k --size 1m --force "$loop"
 	check_eq "bench --force writing a device with a broken libblkid: exit 1" 1 "$RC"
 	check_match "… not written, said why" "cannot look for a filesystem signature \(libblkid\.so\.[0-9]+: .+\): not written" "$ERR"
