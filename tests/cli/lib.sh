@@ -259,6 +259,23 @@ wait_until() {
 	for ((i = 0; i < limit * 20; i++)); do "$@" && return 0; sleep 0.05; done
 	return 1
 }
+# free_port: a TCP port of 127.0.0.1 that nothing listens on now, as the kernel picks one, never one
+# this test was given before (tests run beside each other: ports made from pids collided).
+free_port() {
+	python3 - "$T/ports" <<'PY'
+import socket, sys
+used = set(open(sys.argv[1]).read().split()) if __import__("os").path.exists(sys.argv[1]) else set()
+while True:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = str(s.getsockname()[1])
+    s.close()
+    if port not in used:
+        break
+open(sys.argv[1], "a").write(port + "\n")
+print(port)
+PY
+}
 # gone PID: the process PID has ended (or was never there).
 gone() { ! kill -0 "$1" 2>/dev/null; }
 # wait_while PID [SECONDS] COMMAND...: wait_until COMMAND, while process PID lives: a condition only
@@ -500,13 +517,13 @@ check_more() {
 		i=$((i + 1))
 	done < <(python3 -c 'import json, sys
 seen = set()
-for f in json.loads(sys.argv[1])["findings"]:
+for f in json.load(sys.stdin)["findings"]:  # (on stdin: an argument holds 128 KiB at most)
     d = f["data"]
     pid = d.get("pid") or (d.get("process") or {}).get("pid") or d.get("probe_pid")
     owner = "pid:%d" % pid if pid else "file:" + d["file"] if d.get("file") else "-"
     if f["more"] not in seen:
         seen.add(f["more"])
-        print("%s\t%s\t%s" % (f["rule"], owner, f["more"]))' "$json")
+        print("%s\t%s\t%s" % (f["rule"], owner, f["more"]))' <<<"$json")
 	[ "$i" -gt 0 ] || { skip "$desc: no finding, no more: to run"; return; }
 	for ((i = 0; i < ${#pids[@]}; i++)); do
 		wait "${pids[$i]}"

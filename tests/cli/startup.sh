@@ -20,7 +20,7 @@ mkdir -p "$broken"
 sonames=$(grep -aoE 'lib(microhttpd|yaml[^.]*|crypt|ncursesw|uring|blkid|bpf)\.so\.[0-9]+' "$IOLENS" | sort -u)
 check_eq "iolens names the 7 sonames it opens" 7 "$(wc -l <<<"$sonames")"
 for so in $sonames; do : >"$broken/$so"; done
-port=$((20000 + $$ % 20000))
+port=$(free_port)
 
 LD_LIBRARY_PATH=$broken run "$IOLENS" export --listen "127.0.0.1:$port"
 check_eq "export with a broken libmicrohttpd: exit 1" 1 "$RC"
