@@ -319,6 +319,13 @@ def main():
     p.add_argument("trace")
     p.add_argument("--dev", required=True, type=maj_min, help="MAJ:MIN")
     p.add_argument("--op", default="R")
+    p = sub.add_parser("value")
+    p.add_argument("trace")
+    p.add_argument("--span", choices=SPANS, required=True)
+    p.add_argument("--dev", required=True, type=maj_min, help="MAJ:MIN")
+    p.add_argument("--op", default="R")
+    p.add_argument("--pid")
+    p.add_argument("--quantile", type=float, default=0.5)
     for name in ("holds", "range"):
         p = sub.add_parser(name)
         p.add_argument("trace")
@@ -361,6 +368,12 @@ def main():
                     said.append("%s %d: avg %s p50 %s p99 %s max %s" % (s, len(lat), us(sum(lat) / len(lat)), us(percentile(lat, 0.5)),
                                                                         us(percentile(lat, 0.99)), us(lat[-1])))
             print("# tracer: %d:%d pid %d %s: %s" % (dev >> 20, dev & 0xfffff, pid, op, "; ".join(said)))
+        return 0
+    if a.what == "value":
+        # The tracer's own percentile of a span, ns (nothing when it saw none).
+        lat = values(spans[a.span], dev_t(a.dev), a.pid, a.op)
+        if lat:
+            print(int(percentile(lat, a.quantile)))
         return 0
     below, above = BOUNDS[a.span]
     lists = {s: values(spans[s], dev_t(a.dev), a.pid, a.op) for s in (below, above) if s}
