@@ -440,6 +440,7 @@ struct watch {
 	struct bio_disks bio_start, bio_mid, bio_end;
 	struct bio_table bio_procs_start, bio_procs_end;
 	struct bio_unended_set bio_unended; /* at the end, read right after bio_procs_end */
+	uint64_t bio_procs_start_ns;        /* CLOCK_MONOTONIC as bio_procs_start was read (before the window) */
 };
 
 static int compare_rate(const void *a_, const void *b_)
@@ -538,6 +539,17 @@ static void watch_prepare(struct watch *w, const char *marks, bool direct_off)
 
 	w->bpf = cachestat_start(&counting, &w->bpf_why) == 0;
 	w->bio = bio_start(BIO_WANT_PROCESSES | BIO_WANT_DISKS, &w->bio_why) == 0;
+	/*
+	 * The processes' block counts the window's are taken from, read before the O_DIRECT watch
+	 * starts: a process whose open it sees has all its requests since in the window. Read with the
+	 * window's other counters, after the watch, they could hold the first reads of a reader started
+	 * as the watch attached (a test's dd), and take them from its count.
+	 */
+	w->bio_procs_start_ns = monotonic_ns();
+	if (w->bio && bio_read(&w->bio_procs_start) != 0) {
+		w->bio = false;
+		w->bio_why = "its counts could not be read";
+	}
 	w->direct.marks = marks;
 	w->direct.io = &w->io;
 	w->direct.off = direct_off;
@@ -553,7 +565,7 @@ static void watch_start(struct watch *w)
 	psi_read("memory", &w->memory_start);
 	if (diskstats_read(&w->disk_start) != 0)
 		w->disk_start = (struct diskstats){0};
-	if (w->bio && (bio_read_disks(&w->bio_start) != 0 || bio_read(&w->bio_procs_start) != 0)) {
+	if (w->bio && bio_read_disks(&w->bio_start) != 0) {
 		w->bio = false;
 		w->bio_why = "its counts could not be read";
 	}
@@ -704,11 +716,11 @@ static void snap_direct_bio(struct doctor_snapshot *s, const struct watch *w)
 			d->bio_write_requests += counter_delta(then ? then->requests[BIO_WRITE] : 0, p->requests[BIO_WRITE]);
 			d->bio_write_bytes += counter_delta(then ? then->bytes[BIO_WRITE] : 0, p->bytes[BIO_WRITE]);
 		}
-		/* Its requests issued in the window (or not yet) that no program saw end by its end. */
+		/* Its requests issued since its counts began (or not yet) that no program saw end by the window's end. */
 		for (size_t k = 0; k < w->bio_unended.count; k++) {
 			const struct bio_unended *r = &w->bio_unended.request[k];
 
-			if (r->pid != d->pid || (r->issue_ns && r->issue_ns < w->start_ns))
+			if (r->pid != d->pid || (r->issue_ns && r->issue_ns < w->bio_procs_start_ns))
 				continue;
 			if (r->op == BIO_READ) {
 				d->bio_read_unended_requests++;
