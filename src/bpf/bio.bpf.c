@@ -188,10 +188,10 @@ __u64 unattributed_bytes;
  * Requests whose end no program saw, and their bytes (their size at their start, or at their issue
  * where block_rq_issue is counted), charged to their process and cgroup as their address started
  * another request (block_io_start). Under load the kernel ran no BPF program at the
- * block_rq_complete of 0.1 to 0.5 % of requests (Linux 6.18 on this VM, fio at 150,000 requests/s
+ * block_rq_complete of 0.01 to 0.5 % of requests (Linux 6.18 on this VM, fio at 150,000 requests/s
  * on a loop device and the virtio disk: perf counted every one, the programs' run_cnt fewer, their
  * recursion_misses none); a process's bytes are whole again once its requests' addresses are used
- * again, which the same load does within milliseconds.
+ * again, which the same load does soon after (tests/cli/bio_unseen.sh).
  */
 __u64 completions_unseen, completions_unseen_bytes;
 
@@ -554,8 +554,8 @@ static __always_inline void stamp(struct bio_submitter *who, struct request *rq)
  * (-EBUSY), and then the entry is used where it is, under the bio's address.
  *
  * With block_getrq, an entry under the request's address may be an earlier request's there, whose
- * completion no program saw: the kernel runs none for 0.01 to 0.2 % of completions under load
- * (6.18 on this VM; perf's block_rq_complete misses the same ones: iolens-stat(1), r_lat).
+ * completion no program saw: the kernel runs none for 0.01 to 0.5 % of completions under load
+ * (6.18 on this VM: completions_unseen; iolens-stat(1), r_lat).
  * block_io_start overwrites it as the next request there starts; here that request would be
  * charged to the earlier one's process and op at its first sight (1 MiB of a reader's 64 in
  * stat_top_bio.sh). So an entry whose start is not the request's, while one of its first bios

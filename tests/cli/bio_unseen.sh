@@ -8,6 +8,9 @@ tmpfs|ramfs) skip_all "the scratch directory is on $(fs_type "$T"): no O_DIRECT"
 esac
 command -v fio >/dev/null || skip_all "fio is not installed (make deps)"
 
+# dq QUERY ...: what doctor --json says (tests/cli/doctor_query.py lists the queries).
+dq() { python3 "$TOP/tests/cli/doctor_query.py" "$@" 2>>"$T/dq.err"; }
+
 # reads PROGRAM ARGS...: runs a reader, waits for it; prints its pid and the bytes its block reads
 # made as the kernel accounted them to it (ru_inblock * 512: its start-up's page faults too).
 reads() {
@@ -99,7 +102,7 @@ if loop=$(losetup -f --show "$image" 2>"$T/losetup.err"); then
 		kill -TERM "$DOCTOR"
 		wait "$DOCTOR"
 		bad+=$(held "run $i" "$p" "$b")
-		grep -Eq '"bytes_exact": ?false' "$T/doctor.out" && unexact=$((unexact + 1))
+		[ "$(dq get odirect bytes_exact pid "$p" <"$T/doctor.out")" = False ] && unexact=$((unexact + 1))
 	done
 	check_eq "under load, four readers of 32 MiB: read_bytes + read_bytes_unended are each one's ru_inblock ($unexact runs not exact by read_bytes alone)" \
 		"" "$bad"
