@@ -754,16 +754,6 @@ int bio_start(unsigned want, const char **why)
 	return -ENOSYS;
 }
 
-/* The program's counts of what no row holds. */
-static void read_totals(struct bio_table *out)
-{
-	if (!skeleton->bss)
-		return;
-	out->unattributed_bytes = skeleton->bss->unattributed_bytes;
-	out->unseen_completions = skeleton->bss->completions_unseen;
-	out->unseen_completion_bytes = skeleton->bss->completions_unseen_bytes;
-}
-
 int bio_read(struct bio_table *out)
 {
 	memset(out, 0, sizeof(*out));
