@@ -188,7 +188,7 @@ fi
 
 # The table and CSV: the same row's figures.
 run "$IOLENS" biotop --csv 0.2 1
-check_match "--csv: a header of JSON's keys" "^time_ns,interval_ns,unattributed_bytes,mechanism,pid,comm,cgroup_id,container,container_id,container_name,pod,namespace,container_uid,op,major,minor,disk,requests,bytes,avg_ns,p50_ns,p99_ns,max_ns$" "$(head -1 <<<"$OUT")"
+check_match "--csv: a header of JSON's keys" "^time_ns,interval_ns,unattributed_bytes,unseen_completions,mechanism,pid,comm,cgroup_id,container,container_id,container_name,pod,namespace,container_uid,op,major,minor,disk,requests,bytes,avg_ns,p50_ns,p99_ns,max_ns$" "$(head -1 <<<"$OUT")"
 
 # The full screen on a terminal: keys typed once the screen shows what they act on.
 if command -v script >/dev/null; then

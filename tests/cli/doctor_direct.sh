@@ -16,23 +16,11 @@ finding() { dq get odirect "$2" pid "$1" <<<"$OUT"; }
 f=$T/direct.dat
 make_file "$f" $((32 << 20))
 
-# attached PID PROGRAM: process PID holds the eBPF program PROGRAM attached (a link of it among its
-# descriptors). The O_DIRECT watch is waited for by its on_enter: cachestat.bpf.c, which doctor starts
-# before it, has an on_exit too, and waiting for that name let dd run before the watch (CI, ASan).
-# (Three programs whatever doctor's descriptors: under qemu without KVM a grep of each took seconds.)
-attached() {
-	local ids
-	ids=$(bpftool prog show name "$2" 2>/dev/null | awk -F: '/^[0-9]+:/ { printf "%s%s", sep, $1; sep = "|" }')
-	[ -n "$ids" ] &&
-		grep -lE "^prog_id:[[:space:]]+($ids)\$" /proc/"$1"/fdinfo/* 2>/dev/null | xargs -r grep -l '^link_type:' 2>/dev/null |
-		grep -q .
-}
-
 # watching PID: waits until doctor PID's O_DIRECT watch is attached, a check; where it is not, the
 # check says why: doctor ended first (its status and what it said), or it never attached.
 watching() {
 	local status
-	if wait_while "$1" 60 attached "$1" on_enter; then
+	if wait_while "$1" 60 prog_attached "$1" on_enter; then
 		ok "doctor's O_DIRECT watch attached (odirect.bpf.c's on_enter)"
 	elif kill -0 "$1" 2>/dev/null; then
 		not_ok "doctor's O_DIRECT watch attached (odirect.bpf.c's on_enter): not after 1200 looks"

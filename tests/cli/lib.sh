@@ -408,6 +408,19 @@ queued_device() {
 	QUEUED_LOOP=$loop
 }
 
+# prog_attached PID PROGRAM: process PID holds the eBPF program PROGRAM attached (a link of it among
+# its descriptors). Doctor's O_DIRECT watch is waited for by its on_enter: cachestat.bpf.c, which
+# doctor starts before it, has an on_exit too, and waiting for that name let dd run before the
+# watch (CI, ASan). (Three programs whatever the descriptors: under qemu without KVM a grep of each
+# took seconds.)
+prog_attached() {
+	local ids
+	ids=$(bpftool prog show name "$2" 2>/dev/null | awk -F: '/^[0-9]+:/ { printf "%s%s", sep, $1; sep = "|" }')
+	[ -n "$ids" ] &&
+		grep -lE "^prog_id:[[:space:]]+($ids)\$" /proc/"$1"/fdinfo/* 2>/dev/null | xargs -r grep -l '^link_type:' 2>/dev/null |
+		grep -q .
+}
+
 # A file of random data, so no filesystem can skip it.
 make_file() { head -c "$2" /dev/urandom > "$1"; }
 PAGE=$(getconf PAGESIZE)
