@@ -67,7 +67,12 @@ struct run {
 	unsigned visible;  /* groups that fit the terminal */ /* an intermediate update is on the screen, not yet ended by a newline */
 	unsigned warned;  /* sources already said to be unreadable */
 	unsigned unavailable; /* sources not to read at all (eBPF that could not start, or a replay) */
-	char sized[16][64];   /* disks of -D that had a medium at the start */
+	/* Disks of -D that had a medium at the start: their medium going (or another's taking its place) is their going away. */
+	struct sized_disk {
+		char name[64];
+		uint64_t diskseq;  /* its medium's (0: not known, before Linux 5.15) */
+		bool replaced;     /* another medium since the last sample: the interval's figures are of neither */
+	} sized[16];
 	unsigned nsized;
 };
 
@@ -1219,15 +1224,14 @@ static char **with_dstat_opts(int *argc, char **argv)
 static bool disk_present(struct run *r, const struct system_sample *s, const char *name)
 {
 	uint64_t sectors;
-	bool had = false;
 
 	if (!disk_exists(s, name))
 		return false;
 	for (unsigned i = 0; i < r->nsized; i++)
-		had |= !strcmp(r->sized[i], name);
-	if (!had)
-		return true;
-	return block_device_sectors(name, &sectors) != 0 || sectors > 0;
+		if (!strcmp(r->sized[i].name, name))
+			return !r->sized[i].replaced &&
+			       (block_device_value(name, "size", &sectors) != 0 || sectors > 0);
+	return true;
 }
 
 /* The disks of -D with a medium at the start: their medium going is their going away. */
@@ -1237,18 +1241,39 @@ static void note_sized(struct run *r, const struct system_sample *s)
 
 	for (unsigned g = 0; g < r->ngroups && r->nsized < sizeof(r->sized) / sizeof(r->sized[0]); g++) {
 		const struct group *group = &r->groups[g];
+		struct sized_disk *disk = &r->sized[r->nsized];
 		bool known = false;
 
 		if ((group->kind != G_DISK && group->kind != G_IO && group->kind != G_DISK_TPS && !per_disk(group->kind)) ||
 		    !strcmp(group->item, "total") || !r->opts->disks || !disk_exists(s, group->item))
 			continue;
 		for (unsigned i = 0; i < r->nsized; i++)
-			known |= !strcmp(r->sized[i], group->item);
-		if (!known && block_device_sectors(group->item, &sectors) == 0 && sectors > 0) {
-			size_t n = strnlen(group->item, sizeof(r->sized[0]) - 1);
-			memcpy(r->sized[r->nsized], group->item, n);
-			r->sized[r->nsized++][n] = '\0';
+			known |= !strcmp(r->sized[i].name, group->item);
+		if (!known && block_device_value(group->item, "size", &sectors) == 0 && sectors > 0) {
+			snprintf(disk->name, sizeof(disk->name), "%s", group->item);
+			if (block_device_value(disk->name, "diskseq", &disk->diskseq) != 0)
+				disk->diskseq = 0;
+			disk->replaced = false;
+			r->nsized++;
 		}
+	}
+}
+
+/*
+ * Each sample: a disk of -D whose medium changed since the last (a loop device detached and
+ * attached again between two samples, maybe by another program: diskseq) is one that went away,
+ * for that interval: its counters are of another device. From the next, the new medium's.
+ */
+static void note_replaced(struct run *r)
+{
+	for (unsigned i = 0; i < r->nsized; i++) {
+		struct sized_disk *disk = &r->sized[i];
+		uint64_t now;
+
+		disk->replaced = disk->diskseq && block_device_value(disk->name, "diskseq", &now) == 0 &&
+				 now != disk->diskseq;
+		if (disk->replaced)
+			disk->diskseq = now;
 	}
 }
 
@@ -1531,6 +1556,7 @@ int cmd_stat(int argc, char **argv)
 		build_groups(&r, now);
 		double seconds = now->mono_ns > then->mono_ns ? (double)(now->mono_ns - then->mono_ns) / 1e9 : 0;
 		compute_all(&r, then, now, seconds, false);
+		note_replaced(&r);
 		say_gone(&r, now);
 		print_sample(&r, now, now->mono_ns - then->mono_ns, false, true);
 		r.current = !r.current;

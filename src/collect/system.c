@@ -142,21 +142,21 @@ void system_sample_free(struct system_sample *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int block_device_sectors(const char *name, uint64_t *sectors)
+int block_device_value(const char *name, const char *attribute, uint64_t *value)
 {
 	char path[128], text[32], *end;
 	size_t used;
 	int rc;
 
 	used = (size_t)snprintf(path, sizeof(path), "/sys/class/block/");
-	for (const char *p = name; *p && used + 6 < sizeof(path); p++)
+	for (const char *p = name; *p && used + 16 < sizeof(path); p++)
 		path[used++] = *p == '/' ? '!' : *p; /* cciss/c0d0 is cciss!c0d0 in sysfs */
-	snprintf(path + used, sizeof(path) - used, "/size");
+	snprintf(path + used, sizeof(path) - used, "/%s", attribute);
 	rc = sysroot_read_string(path, text, sizeof(text));
 	if (rc)
 		return rc;
 	errno = 0;
-	*sectors = strtoull(text, &end, 10);
+	*value = strtoull(text, &end, 10);
 	return errno || end == text || *end ? -EINVAL : 0;
 }
 

@@ -83,10 +83,12 @@ unsigned system_source_index(unsigned flag);
 const char *system_source_name(unsigned flag);
 
 /*
- * The size of a block device in sectors of 512 bytes (/sys/class/block/NAME/size): 0 for
- * one without a medium (a detached loop device, an empty drive). 0 or -errno.
+ * A number sysfs says of a block device (/sys/class/block/NAME/ATTRIBUTE): "size", its sectors
+ * of 512 bytes (0 for one without a medium: a detached loop device, an empty drive); "diskseq"
+ * (Linux 5.15 on), a number the kernel makes anew each time the device gets a medium (a loop
+ * device attached again). 0 or -errno.
  */
-int block_device_sectors(const char *name, uint64_t *sectors);
+int block_device_value(const char *name, const char *attribute, uint64_t *value);
 
 /* Whether a network interface is a device of its own (sysfs: /sys/class/net/NAME/device), not a virtual one. */
 int netdev_is_physical(const char *name);

@@ -19,6 +19,18 @@ loop_release() {
 	return 0
 }
 
+# loop_attach_apart FILE: attaches FILE to a loop device at a number the other tests' `losetup -f`
+# does not take (from 200 on: the first free), and prints it; for a test that detaches it and
+# attaches it again by number. Fails when none is free.
+loop_attach_apart() {
+	local n
+	for n in $(seq $((200 + $$ % 40)) 299); do
+		[ -e "/sys/block/loop$n/loop/backing_file" ] && continue
+		losetup "/dev/loop$n" "$1" 2>/dev/null && { echo "/dev/loop$n"; return 0; }
+	done
+	return 1
+}
+
 t_count=0
 ok()     { t_count=$((t_count + 1)); echo "ok $t_count - $*"; }
 not_ok() { t_count=$((t_count + 1)); echo "not ok $t_count - $*"; }

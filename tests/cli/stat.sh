@@ -114,9 +114,9 @@ check_match "a link named dstat" "^----system---- --total-cpu-usage--" "$OUT"
 # ---- Devices that come and go (root: a loop device) -------------------------------------------
 if is_root && command -v losetup >/dev/null && can_evict; then
 	head -c 8M /dev/zero > "$T/disk.img"
-	loop=$(losetup -f --show "$T/disk.img")
-	# (Detached at the end only if still ours: once detached below, its number may be another
-	# test's device.)
+	# (At a number of its own: once detached below, a number from losetup -f could be another
+	# test's device before stat's next sample. Detached at the end only if still ours.)
+	loop=$(loop_attach_apart "$T/disk.img")
 	on_exit 'loop_release "$loop" "$T/disk.img"'
 	dev=${loop#/dev/}
 	dd if=/dev/zero of="$loop" bs=4k count=16 oflag=direct status=none
@@ -131,7 +131,7 @@ if is_root && command -v losetup >/dev/null && can_evict; then
 	check_match "… its columns become unknown (null)" "\"dsk_$dev\": ?\\{\"read_bytes_per_s\": ?null" "$(cat "$T/gone.json")"
 	check_eq "… said once on stderr" "iolens stat: disk '$dev' went away: its columns show '-'" "$(cat "$T/gone.err")"
 	# The same in the table: '-' in its columns.
-	loop=$(losetup -f --show "$T/disk.img"); dev=${loop#/dev/}
+	loop=$(loop_attach_apart "$T/disk.img"); dev=${loop#/dev/}
 	"$IOLENS" stat -d -D $dev --nocolor --no-boot-sample 0.3 6 > "$T/gone.txt" 2> "$T/gone.err" &
 	pid=$!
 	wait_until lines_at_least "$T/gone.txt" 3
@@ -140,6 +140,22 @@ if is_root && command -v losetup >/dev/null && can_evict; then
 	check_eq "a named device detached mid-run (table): exit 1" 1 "$?"
 	check_match "… its columns '-'" "^ +- +- *$" "$(cat "$T/gone.txt")"
 	check_match "… said" "disk '$dev' went away" "$(cat "$T/gone.err")"
+	# Its medium replaced between two samples (detached and attached again at once, as another
+	# program may: diskseq tells them apart): that interval's figures are of neither device.
+	loop=$(loop_attach_apart "$T/disk.img"); dev=${loop#/dev/}
+	"$IOLENS" stat --json -d -D $dev --no-boot-sample 0.3 20 > "$T/replaced.json" 2> "$T/replaced.err" &
+	pid=$!
+	wait_until lines_at_least "$T/replaced.json" 2
+	losetup -d "$loop" && losetup "$loop" "$T/disk.img"
+	wait_until lines_at_least "$T/replaced.json" 3
+	dd if="$loop" of=/dev/null bs=4k count=64 iflag=direct status=none
+	wait $pid
+	check_eq "a named device replaced between two samples: exit 1" 1 "$?"
+	check_eq "… all its samples written" 20 "$(wc -l < "$T/replaced.json")"
+	check_match "… that interval's columns unknown (null)" "\"dsk_$dev\": ?\\{\"read_bytes_per_s\": ?null" "$(cat "$T/replaced.json")"
+	check_eq "… said once on stderr" "iolens stat: disk '$dev' went away: its columns show '-'" "$(cat "$T/replaced.err")"
+	check_match "… the new medium's figures after: dd's 256 KiB read (/proc/diskstats)" "\"dsk_$dev\": ?\\{\"read_bytes_per_s\": ?[1-9]" "$(sed -n '4,$p' "$T/replaced.json")"
+	losetup -d "$loop" && loop=
 	# A device attached mid-run shows up in -f's list, with new headers.
 	"$IOLENS" stat -d -f --nocolor --no-boot-sample 0.3 8 > "$T/came.txt" 2>&1 &
 	pid=$!
