@@ -99,9 +99,10 @@ done
 answered=0 mounts=0
 while read -r dir; do
 	mounts=$((mounts + 1))
-	timeout 1 stat -f "$dir" >/dev/null 2>&1 && answered=$((answered + 1))
+	# (Three tries: on a loaded machine stat(1) itself may start later than a second.)
+	for try in 1 2 3; do timeout 1 stat -f "$dir" >/dev/null 2>&1 && { answered=$((answered + 1)); break; }; done
 done < <(awk '$1 == "mount" { print $2 }' "$T/warm.snap" | sed 's/\\x20/ /g' | sort -u)
-check_eq "the machine's $mounts writable mounts answer statfs within 1 s (stat -f)" "$mounts" "$answered"
+check_eq "the machine's $mounts writable mounts answer statfs within 1 s (stat -f, one of three tries)" "$mounts" "$answered"
 check_eq "$runs doctors run three at a time beside an exporter: none names a mount as not answering" 0 "$named"
 [ "$named" = 0 ] || sed -n 1,400p "$T/named.1" | grep -A3 unresponsive | sed 's/^/# /'
 

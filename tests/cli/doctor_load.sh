@@ -13,9 +13,9 @@ dq() { python3 "$TOP/tests/cli/doctor_query.py" "$@" 2>>"$T/dq.err"; }
 vmstat_field() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 # doctor_watching SECONDS: doctor --json over SECONDS, /proc/vmstat's refaults read just before and after.
 doctor_watching() {
-	before=$(vmstat_field workingset_refault_file)
+	before=$(vmstat_field workingset_refault_file) pgpgin_before=$(vmstat_field pgpgin)
 	run "$IOLENS" doctor --json "$1"
-	after=$(vmstat_field workingset_refault_file)
+	after=$(vmstat_field workingset_refault_file) pgpgin_after=$(vmstat_field pgpgin)
 	check_more "doctor --json $1 under the load" "$OUT"
 }
 # refaults_begin: waits (a minute at most) until /proc/vmstat counts refaults: the load is under way.
@@ -168,8 +168,17 @@ if procs=$(memcg reader $((32 << 20))); then
 	doctor_watching 2
 	check "a reader of 64 MiB in a 32 MiB cgroup: a warning (exit $RC)" test "$RC" -eq 3 -o "$RC" -eq 4
 	refaults=$(dq get refaults refaults <<<"$OUT")
-	check "… refaults found ($refaults), no more than /proc/vmstat counted around the run ($((after - before)))" \
-		between 1 $((after - before)) "$refaults"
+	# The rule wants refaults to be a quarter of what disks read (pgpgin, KiB): on a machine where
+	# others read much more meanwhile (guests, a build), its absence is what the rule says.
+	share=$(( (after - before) * 4 * 100 / (pgpgin_after - pgpgin_before + 1) ))
+	if [ "$refaults" = absent ] && [ "$share" -lt 20 ]; then
+		ok "… no refaults finding: refaults were $share % of the disks' reads around the run (pgpgin), others reading"
+		ok "… (its severity: not judged)"
+	else
+		check "… refaults found ($refaults), no more than /proc/vmstat counted around the run ($((after - before)))" \
+			between 1 $((after - before)) "$refaults"
+		check_eq "… the refaults finding is a warning: a cgroup at its limit" warning "$(dq severity refaults <<<"$OUT")"
+	fi
 	check_eq "… its reads mostly miss: cat's, a warning since pages come back" warning \
 		"$(dq get cache-miss severity comm cat <<<"$OUT")"
 	hit=$(dq get cache-miss hit_percent comm cat <<<"$OUT")
@@ -186,7 +195,6 @@ if procs=$(memcg reader $((32 << 20))); then
 		between 1 "$cgroup_refaults" "$(dq get cache-miss cgroup_refaults comm cat <<<"$OUT")"
 	check "… and the refaults eBPF counted for cat in the window ($(dq get cache-miss refaults comm cat <<<"$OUT"))" \
 		between 1 $((after - before + 1000)) "$(dq get cache-miss refaults comm cat <<<"$OUT")"
-	check_eq "… the refaults finding is a warning: a cgroup at its limit" warning "$(dq severity refaults <<<"$OUT")"
 	check_eq "… and the file, named, with its inode" "$(stat -c %i "$T/big.dat")" \
 		"$(dq get cache-miss ino file "$T/big.dat" <<<"$OUT")"
 	hit=$(dq get cache-miss hit_percent file "$T/big.dat" <<<"$OUT")
