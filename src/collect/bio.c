@@ -591,42 +591,31 @@ static int read_counts(struct bpf_map *map, bool cgroups, struct bio_table *out)
 	return 0;
 }
 
-/* The program's counts of what no row holds. */
-static void read_totals(struct bio_table *out)
+/* A table of processes or of cgroups, with the program's counts of what no row holds. */
+static int read_table(bool cgroups, struct bio_table *out)
 {
-	if (!skeleton->bss)
-		return;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!skeleton)
+		return -ENOTCONN;
+	rc = read_counts(cgroups ? skeleton->maps.cgroups : skeleton->maps.processes, cgroups, out);
+	if (rc || !skeleton->bss)
+		return rc;
 	out->unattributed_bytes = skeleton->bss->unattributed_bytes;
 	out->unseen_completions = skeleton->bss->completions_unseen;
 	out->unseen_completion_bytes = skeleton->bss->completions_unseen_bytes;
+	return 0;
 }
 
 int bio_read(struct bio_table *out)
 {
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	if (!skeleton)
-		return -ENOTCONN;
-	rc = read_counts(skeleton->maps.processes, false, out);
-	if (rc)
-		return rc;
-	read_totals(out);
-	return 0;
+	return read_table(false, out);
 }
 
 int bio_read_cgroups(struct bio_table *out)
 {
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	if (!skeleton)
-		return -ENOTCONN;
-	rc = read_counts(skeleton->maps.cgroups, true, out);
-	if (rc)
-		return rc;
-	read_totals(out);
-	return 0;
+	return read_table(true, out);
 }
 
 /* One entry of the requests in flight, as a row. */
