@@ -392,7 +392,8 @@ pages_of() { echo $(( ($(stat -c %s "$1") + PAGE - 1) / PAGE )); }
 # tests/cli/block_latency.py writes its program and reads what it printed: for each request of the
 # disks asked, its spans to its completion from its bio's queueing, its start and its issue. It runs
 # in a mount namespace of its own with tracefs mounted there unless it is already (a fresh machine
-# has none mounted: bpftrace's tracepoints need it), which goes with it.
+# has none mounted: bpftrace's tracepoints need it), which goes with it (block_latency.py run, as
+# tests/kernels/matrix.py runs it too).
 BLOCK_LATENCY=$TOP/tests/cli/block_latency.py
 # block_tracer_why: why there is no tracer here; nothing when there is one.
 block_tracer_why() {
@@ -422,8 +423,7 @@ block_tracer_start() {
 	# (A file of an earlier tracer of the same name goes first: the shell empties it only as the
 	# new one starts, after this one may have looked.)
 	rm -f "$T/$name.trace" "$T/$name.trace.err"
-	BPFTRACE_MAP_KEYS_MAX=65536 unshare -m sh -c '{ mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing; } && { ulimit -l unlimited 2>/dev/null; exec bpftrace "$1"; }' \
-		_ "$T/$name.bt" >"$T/$name.trace" 2>"$T/$name.trace.err" &
+	python3 "$BLOCK_LATENCY" run "$T/$name.bt" >"$T/$name.trace" 2>"$T/$name.trace.err" &
 	TRACER=$!
 	[ -n "${TRACER_HOOKED:-}" ] || on_exit '[ -z "$TRACER" ] || tracer_end "$TRACER"'
 	TRACER_HOOKED=1
