@@ -274,6 +274,10 @@ lines_of() { wc -l 2>/dev/null <"$1" || echo 0; }
 lines_at_least() { [ "$(lines_of "$1")" -ge "$2" ]; }
 # now_ns: CLOCK_REALTIME in ns, as the JSON lines' time_ns.
 now_ns() { date +%s%N; }
+# next_interval SECONDS NS: the interval to try a run again with that took NS nanoseconds and did not
+# fit in one line of SECONDS: twice as long, and at least twice the run, so a slow machine (a guest
+# under TCG beside other work: 2000 reads of fio over 8 s) gets there in one more try, not four.
+next_interval() { awk -v i="$1" -v ns="$2" 'BEGIN { i *= 2; while (i < 2 * ns / 1e9) i *= 2; print i }'; }
 # sampled_since FILE NS: the last whole JSON line of FILE was sampled at NS or after (its time_ns:
 # when stat or biotop read its counts), so it and the lines before hold all that ended before NS.
 sampled_since() {

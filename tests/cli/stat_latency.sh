@@ -55,20 +55,21 @@ print("ok" if not bad else "; ".join(bad))' "$1" "$2" "$3" "$disk"; }
 # measure DISK DEVICE IOS SIZE: stat -x of DISK ($T/lat.csv, the table in $T/lat.txt), and the block
 # tracer of it ($TRACE), while fio makes IOS random 4 KiB O_DIRECT reads of the first SIZE of DEVICE
 # (psync: one at a time). One interval must hold the whole run: fio starts right after a line; if
-# its reads spread over two lines all the same (a busy machine), again with an interval twice as
-# long. Sets fio_rc, busy (the lines with reads), d0 and d1 (DISK's completed reads in
+# its reads spread over two lines all the same (a busy machine), again with a longer interval
+# (lib.sh, next_interval). Sets fio_rc, busy (the lines with reads), d0 and d1 (DISK's completed reads in
 # /proc/diskstats before and after fio). FIO_PREFIX: a command fio runs under (chrt); FIO_ENGINE:
 # fio's I/O engine options.
 FIO_PREFIX=() FIO_ENGINE=(--ioengine=psync)
 measure() {
-	local disk=$1 device=$2 ios=$3 size=$4 interval stat
-	for interval in 2 4 8 16 32 64; do
+	local disk=$1 device=$2 ios=$3 size=$4 interval=2 try stat began
+	for try in 1 2 3 4 5 6; do
 		rm -f "$T/lat.csv"
 		block_tracer_start lat "$(dev_of "$device")"
 		"$IOLENS" stat -x -D "$disk" --no-boot-sample --output "$T/lat.csv" $interval >"$T/lat.txt" 2>"$T/lat.err" &
 		stat=$!
 		wait_until lines_at_least "$T/lat.csv" 2
 		d0=$(diskstats_sum "$disk" 4)
+		began=$(now_ns)
 		"${FIO_PREFIX[@]}" fio --name=lat --filename="$device" --readonly --rw=randread --bs=4k --direct=1 "${FIO_ENGINE[@]}" \
 			--number_ios=$ios --size=$size --randrepeat=0 --output-format=json >"$T/fio.json" 2>"$T/fio.err"
 		fio_rc=$?
@@ -80,6 +81,7 @@ measure() {
 		busy=$(busy_lines "$T/lat.csv")
 		[ "$fio_rc" = 0 ] && [ "$(wc -w <<<"$busy")" = 1 ] && break
 		echo "# the run spread over lines $(echo $busy) with ${interval}s: again, longer"
+		interval=$(next_interval $interval $(($(now_ns) - began)))
 	done
 }
 
