@@ -215,12 +215,17 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c build-fuzz/libfuzzed.a
 fuzz: $(FUZZ_BIN)
 
 # What libvtrace costs per request, against two clock reads and a mutex; bench/vtrace-overhead.sh runs it.
+# What a row of a monitor's lines costs in each format; bench/json-lines.sh runs it.
 .PHONY: bench
-bench: $(BUILD)/bench/vtrace-overhead
+bench: $(BUILD)/bench/vtrace-overhead $(BUILD)/bench/json-lines
 
 $(BUILD)/bench/vtrace-overhead: bench/vtrace-overhead.c include/vtrace.h $(BUILD)/libvtrace.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -pthread -o $@ $< $(BUILD)/libvtrace.a
+
+$(BUILD)/bench/json-lines: bench/json-lines.c src/render/out.h $(BUILD)/libiolens.a $(BUILD)/libvtrace.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -pthread -o $@ $< $(BUILD)/libiolens.a $(BUILD)/libvtrace.a $(PKG_LIBS)
 
 # BUSY=1: with a CPU hog on each core (tests/busy), as on a machine that is busy.
 check: $(IOLENS) $(UNIT_BIN) $(HELPER_BIN)

@@ -112,11 +112,19 @@ struct bio_submitter {
 	__u64 cgroup;     /* the submitter's cgroup v2 id (bpf_get_current_cgroup_id) */
 	__u64 disk;       /* BIO_DISK_KEY of its disk, or 0 */
 	__u32 tgid;
-	__u32 op;         /* enum bio_op, or BIO_OPS for a flush: not counted per process */
-	__u32 latency_op; /* enum bio_latency_op */
+	__u16 op;         /* enum bio_op, or BIO_OPS for a flush: not counted per process */
+	__u16 latency_op; /* enum bio_latency_op */
 	__u32 slot;       /* its disk's histograms, or BIO_MAX_DISKS: none */
+	__u32 bytes;      /* its size at its start (at its issue, where block_rq_issue is counted): see completions_unseen */
 	__u64 start_ns;   /* bpf_ktime_get_ns (CLOCK_MONOTONIC) at block_io_start */
 	__u64 issue_ns;   /* at its last block_rq_issue (a request requeued is issued again), or 0 */
+};
+
+/* A place for a request in flight (the map in_flight_slots; bio.bpf.c). */
+struct bio_slot {
+	__u64 rq; /* the request's address (or its bio's), 0 when free */
+	struct bio_submitter who;
+	__u64 unused; /* to 64 bytes: a place is a cache line */
 };
 
 /*

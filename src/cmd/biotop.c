@@ -20,7 +20,7 @@ enum sort_key { SORT_PID, SORT_NAME, SORT_IO, SORT_BYTES, SORT_AVG, SORT_P50, SO
 static const char *const sort_names[SORT_COUNT] = { "pid", "comm", "io", "bytes", "avg", "p50", "p99", "max" };
 
 enum column {
-	C_TIME_NS, C_INTERVAL_NS, C_UNATTRIBUTED, C_MECHANISM, /* the interval's own */
+	C_TIME_NS, C_INTERVAL_NS, C_UNATTRIBUTED, C_UNSEEN, C_MECHANISM, /* the interval's own */
 	C_PID, C_COMM, C_CGROUP, C_CGROUP_ID,     /* the row's name: a process, or a cgroup with -C */
 	C_CONTAINER,                              /* its container: CONTAINER_COLUMNS of them */
 	C_OP = C_CONTAINER + CONTAINER_COLUMNS, C_MAJOR, C_MINOR, C_DISK, C_IO, C_BYTES, C_AVG, C_P50, C_P99, C_MAX, C_COUNT
@@ -32,7 +32,11 @@ static const struct out_column all_columns[C_COUNT] = {
 	[C_INTERVAL_NS] = { "interval_ns", "INTERVAL", NULL, OUT_SEC, true, "the time the rows cover, measured",
 			    .where = OUT_GROUP },
 	[C_UNATTRIBUTED] = { "unattributed_bytes", "UNATTRIBUTED", NULL, OUT_BYTES, true,
-			     "bytes of processes forgotten (more than 8192) since the start", .where = OUT_GROUP },
+			     "bytes completed and charged to no process since the start: forgotten (more than 8192), or started unseen",
+			     .where = OUT_GROUP },
+	[C_UNSEEN] = { "unseen_completions", "UNSEEN", NULL, OUT_COUNT, true,
+		       "requests since the start whose completion the kernel ran no eBPF program for: charged as their address was used again",
+		       .where = OUT_GROUP },
 	[C_MECHANISM] = { "mechanism", "MECHANISM", NULL, OUT_TEXT, true,
 			  "the tracepoint requests' processes are seen at: block_io_start or block_getrq", .where = OUT_GROUP },
 	[C_PID] = { "pid", "PID", NULL, OUT_COUNT, false, "process id (the submitter's)", .width = -8 },
@@ -81,7 +85,7 @@ struct biotop {
 	struct bio_table before; /* the counts at the start of the interval */
 	struct row *rows;
 	size_t nrows, rows_capacity;
-	uint64_t interval_ns, unattributed;
+	uint64_t interval_ns, unattributed, unseen;
 	uint64_t read_real_ns; /* CLOCK_REALTIME as the counts were read */
 	struct cgroup_name *names;
 	size_t nnames;
@@ -210,6 +214,7 @@ static int gather(struct biotop *t)
 		}
 	}
 	t->unattributed = now.unattributed_bytes;
+	t->unseen = now.unseen_completions;
 	bio_table_free(&t->before);
 	t->before = now;
 	return 0;
@@ -299,6 +304,7 @@ static void write_interval(const void *context, struct out_table *table, size_t 
 	out_set_count(group, C_TIME_NS, t->read_real_ns);
 	out_set_count(group, C_INTERVAL_NS, t->interval_ns);
 	out_set_count(group, C_UNATTRIBUTED, t->unattributed);
+	out_set_count(group, C_UNSEEN, t->unseen);
 	out_set_text(group, C_MECHANISM, bio_mechanism_name(bio_mechanism()));
 	for (size_t i = 0; i < n && i < max; i++)
 		put_row(t, table, &t->rows[i]);

@@ -145,6 +145,12 @@ uint64_t bio_map_bytes(unsigned want)
 	return processes + cgroups + disks + in_flight + BIO_MAX_DISK_KEYS * (8 + 8 + 64);
 }
 
+void bio_unended_free(struct bio_unended_set *set)
+{
+	free(set->request);
+	memset(set, 0, sizeof(*set));
+}
+
 void bio_table_free(struct bio_table *table)
 {
 	free(table->process);
@@ -221,6 +227,19 @@ static unsigned in_flight_places(void)
 	if (!env || end == env || *end || !n || n > BIO_IN_FLIGHT_SLOTS || (n & (n - 1)))
 		return BIO_IN_FLIGHT_SLOTS;
 	return (unsigned)n;
+}
+
+/*
+ * Tests: IOLENS_BIO_SKIP_COMPLETIONS=N makes the program ignore every Nth request completed whole,
+ * as the kernel itself may run no program at a completion (bio.bpf.c's completions_unseen).
+ */
+static unsigned skip_completions(void)
+{
+	const char *env = getenv("IOLENS_BIO_SKIP_COMPLETIONS");
+	char *end;
+	unsigned long n = env ? strtoul(env, &end, 10) : 0;
+
+	return !env || end == env || *end || n > 1000000 ? 0 : (unsigned)n;
 }
 
 int bio_request_flag_bit(const struct btf *btf, const char *name, unsigned old_bit, unsigned *bit, const char **why)
@@ -469,6 +488,7 @@ int bio_start(unsigned want, const char **why)
 	/* Without disks' histograms, the issue's time is not used. */
 	if (!(want & BIO_WANT_DISKS))
 		bpf_program__set_autoload(skeleton->progs.on_issue, false);
+	skeleton->rodata->skip_completions = skip_completions();
 	places = in_flight_places();
 	skeleton->rodata->place_mask = places - 1;
 	bpf_map__set_max_entries(skeleton->maps.in_flight_slots, places);
@@ -498,25 +518,42 @@ static int by_cgroup(const void *a, const void *b)
 	return compare_rows(true, a, b);
 }
 
-/* A map of counts (by process and disk, or by cgroup and disk), whole, into a table. */
-static int read_counts(struct bpf_map *map, bool cgroups, struct bio_table *out)
+/*
+ * A map's entries, whole, by batches (count of them, each key_size and value_size bytes, into
+ * keys and values): 0 or -errno. Arrays and hashes alike; the last batch ends with ENOENT.
+ */
+static int read_whole(int fd, __u32 capacity, void *key_out, size_t key_size, void *value_out, size_t value_size,
+		      __u32 *count)
 {
-	__u32 capacity = cgroups ? BIO_MAX_CGROUPS : BIO_MAX_PROCESSES, token[2], total = 0;
+	__u32 token[2], total = 0;
 	void *from = NULL;
-	int fd = bpf_map__fd(map);
 
-	/* In batches, a few system calls for the whole map; a full buffer ends it (the map holds no more). */
 	while (total < capacity) {
-		__u32 count = capacity - total;
-		int rc = bpf_map_lookup_batch(fd, from, token, keys + total, values + total, &count, NULL);
+		__u32 n = capacity - total;
+		int rc = bpf_map_lookup_batch(fd, from, token, (char *)key_out + (size_t)total * key_size,
+					      (char *)value_out + (size_t)total * value_size, &n, NULL);
 
 		if (rc && errno != ENOENT)
 			return -errno;
-		total += count;
+		total += n;
 		if (rc)
-			break; /* ENOENT: the last batch */
+			break;
 		from = token;
 	}
+	*count = total;
+	return 0;
+}
+
+/* A map of counts (by process and disk, or by cgroup and disk), whole, into a table. */
+static int read_counts(struct bpf_map *map, bool cgroups, struct bio_table *out)
+{
+	__u32 total = 0;
+	/* In batches, a few system calls for the whole map; a full buffer ends it (the map holds no more). */
+	int rc = read_whole(bpf_map__fd(map), cgroups ? BIO_MAX_CGROUPS : BIO_MAX_PROCESSES, keys, sizeof(*keys), values,
+			    sizeof(*values), &total);
+
+	if (rc)
+		return rc;
 	out->cgroups = cgroups;
 	out->process = calloc(total ? total : 1, sizeof(*out->process));
 	if (!out->process)
@@ -554,6 +591,16 @@ static int read_counts(struct bpf_map *map, bool cgroups, struct bio_table *out)
 	return 0;
 }
 
+/* The program's counts of what no row holds. */
+static void read_totals(struct bio_table *out)
+{
+	if (!skeleton->bss)
+		return;
+	out->unattributed_bytes = skeleton->bss->unattributed_bytes;
+	out->unseen_completions = skeleton->bss->completions_unseen;
+	out->unseen_completion_bytes = skeleton->bss->completions_unseen_bytes;
+}
+
 int bio_read(struct bio_table *out)
 {
 	int rc;
@@ -564,16 +611,72 @@ int bio_read(struct bio_table *out)
 	rc = read_counts(skeleton->maps.processes, false, out);
 	if (rc)
 		return rc;
-	out->unattributed_bytes = skeleton->bss ? skeleton->bss->unattributed_bytes : 0;
+	read_totals(out);
 	return 0;
 }
 
 int bio_read_cgroups(struct bio_table *out)
 {
+	int rc;
+
 	memset(out, 0, sizeof(*out));
 	if (!skeleton)
 		return -ENOTCONN;
-	return read_counts(skeleton->maps.cgroups, true, out);
+	rc = read_counts(skeleton->maps.cgroups, true, out);
+	if (rc)
+		return rc;
+	read_totals(out);
+	return 0;
+}
+
+/* One entry of the requests in flight, as a row. */
+static struct bio_unended unended_of(const struct bio_submitter *who)
+{
+	return (struct bio_unended){ .pid = (pid_t)who->tgid, .disk_major = (unsigned)(who->disk >> 32),
+				     .disk_minor = (unsigned)who->disk, .op = who->op, .bytes = who->bytes,
+				     .issue_ns = who->issue_ns };
+}
+
+int bio_read_unended(struct bio_unended_set *out)
+{
+	__u32 places = 0, hashed = 0, capacity = in_flight_places();
+	struct bio_slot *slots = NULL;
+	struct bio_submitter *whos = NULL;
+	void *slot_keys = NULL, *hash_keys = NULL;
+	int rc = -ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	if (!skeleton)
+		return -ENOTCONN;
+	slots = calloc(capacity, sizeof(*slots));
+	slot_keys = calloc(capacity, sizeof(__u32));
+	whos = calloc(BIO_MAX_IN_FLIGHT, sizeof(*whos));
+	hash_keys = calloc(BIO_MAX_IN_FLIGHT, sizeof(__u64));
+	if (!slots || !slot_keys || !whos || !hash_keys)
+		goto cleanup;
+	rc = read_whole(bpf_map__fd(skeleton->maps.in_flight_slots), capacity, slot_keys, sizeof(__u32), slots,
+			sizeof(*slots), &places);
+	if (!rc && skeleton->bss && skeleton->bss->in_flight_hashed)
+		rc = read_whole(bpf_map__fd(skeleton->maps.in_flight), BIO_MAX_IN_FLIGHT, hash_keys, sizeof(__u64), whos,
+				sizeof(*whos), &hashed);
+	if (rc)
+		goto cleanup;
+	out->request = calloc((size_t)places + hashed + 1, sizeof(*out->request));
+	if (!out->request) {
+		rc = -ENOMEM;
+		goto cleanup;
+	}
+	for (__u32 i = 0; i < places; i++)
+		if (slots[i].rq)
+			out->request[out->count++] = unended_of(&slots[i].who);
+	for (__u32 i = 0; i < hashed; i++)
+		out->request[out->count++] = unended_of(&whos[i]);
+cleanup:
+	free(slots);
+	free(slot_keys);
+	free(whos);
+	free(hash_keys);
+	return rc;
 }
 
 int bio_read_disks(struct bio_disks *out)
@@ -664,6 +767,12 @@ int bio_read_cgroups(struct bio_table *out)
 }
 
 int bio_read_disks(struct bio_disks *out)
+{
+	memset(out, 0, sizeof(*out));
+	return -ENOSYS;
+}
+
+int bio_read_unended(struct bio_unended_set *out)
 {
 	memset(out, 0, sizeof(*out));
 	return -ENOSYS;

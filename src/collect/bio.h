@@ -70,7 +70,12 @@ struct bio_table {
 	unsigned count;
 	bool cgroups;                /* of cgroups, by id (bio_read_cgroups); else of processes */
 	struct bio_process *process; /* sorted by pid (by cgroup id), then disk */
-	uint64_t unattributed_bytes; /* of requests whose process had been forgotten (more than BIO_MAX_PROCESSES) */
+	uint64_t unattributed_bytes; /* completed and charged to no process: its entry forgotten (more than BIO_MAX_PROCESSES), or its start unseen */
+	/*
+	 * Requests whose end the kernel ran no program for, charged to their process as their address
+	 * was used again (bio.bpf.c's completions_unseen), and their bytes. Since the counting began.
+	 */
+	uint64_t unseen_completions, unseen_completion_bytes;
 };
 
 /*
@@ -121,6 +126,24 @@ int bio_request_flag_bit(const struct btf *btf, const char *name, unsigned old_b
 uint64_t bio_map_bytes(unsigned want);
 /* Every process counted since bio_start, a row per disk (at most BIO_MAX_PROCESSES). 0 or -errno; free it after. */
 int bio_read(struct bio_table *out);
+/*
+ * A request started and not seen ending: in flight still, or ended without the kernel running the
+ * program at its completion (bio.bpf.c's completions_unseen) and its address not used again since.
+ */
+struct bio_unended {
+	pid_t pid;          /* its submitter (0: not known, the disks alone counted) */
+	unsigned disk_major, disk_minor;
+	unsigned op;        /* enum bio_op; BIO_OPS a flush */
+	uint64_t bytes;     /* its size at its start, or at its issue where that is counted */
+	uint64_t issue_ns;  /* CLOCK_MONOTONIC at its last issue; 0: not issued, or issues not counted */
+};
+struct bio_unended_set {
+	size_t count;
+	struct bio_unended *request;
+};
+/* The requests started and not seen ending, now. 0 or -errno; free it after. */
+int bio_read_unended(struct bio_unended_set *out);
+void bio_unended_free(struct bio_unended_set *set);
 /* Every cgroup counted since bio_start with BIO_WANT_CGROUPS, a row per disk (at most BIO_MAX_CGROUPS). 0 or -errno. */
 int bio_read_cgroups(struct bio_table *out);
 /*

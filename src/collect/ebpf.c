@@ -14,10 +14,6 @@
 #include "collect/sysroot.h"
 #include "common/util.h"
 
-#ifdef IOLENS_BPF
-#include "collect/bpf_dl.h"
-#include "common/dl.h"
-
 #include <linux/capability.h>
 #include <sys/syscall.h>
 
@@ -27,6 +23,23 @@
 #ifndef CAP_BPF
 #define CAP_BPF 39
 #endif
+
+bool ebpf_may_trace(void)
+{
+	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { { 0 } };
+	unsigned long long effective;
+
+	if (syscall(SYS_capget, &header, data) != 0)
+		return geteuid() == 0;
+	effective = (unsigned long long)data[1].effective << 32 | data[0].effective;
+	return (effective >> CAP_SYS_ADMIN & 1) ||
+	       ((effective >> CAP_BPF & 1) && (effective >> CAP_PERFMON & 1));
+}
+
+#ifdef IOLENS_BPF
+#include "collect/bpf_dl.h"
+#include "common/dl.h"
 
 static char first_warning[256];
 static char core_failure[200]; /* "struct request.io_start_time_ns": a CO-RE relocation this kernel's BTF cannot resolve */
@@ -132,19 +145,6 @@ int ebpf_init(const char **reason)
 	core_failure[0] = '\0';
 	libbpf_set_print(keep_first_warning);
 	return 0;
-}
-
-bool ebpf_may_trace(void)
-{
-	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2] = { { 0 } };
-	unsigned long long effective;
-
-	if (syscall(SYS_capget, &header, data) != 0)
-		return geteuid() == 0;
-	effective = (unsigned long long)data[1].effective << 32 | data[0].effective;
-	return (effective >> CAP_SYS_ADMIN & 1) ||
-	       ((effective >> CAP_BPF & 1) && (effective >> CAP_PERFMON & 1));
 }
 
 /* The first tracepoint a program of the object attaches to that this kernel's BTF lacks. */

@@ -135,11 +135,12 @@ static void flush_answers(struct child *c)
 	c->answers_length = 0;
 }
 
+/* "MAJ MIN INO PATH", or "MAJ MIN INO " when the path it was given is no longer its. */
 static void say(struct child *c, struct inode_name *file)
 {
 	char line[64 + 4096];
 	int length = snprintf(line, sizeof(line), "%u %u %llu %s", major(file->dev), minor(file->dev),
-			      (unsigned long long)file->ino, file->path);
+			      (unsigned long long)file->ino, file->path ? file->path : "");
 
 	if (length < 0 || (size_t)length >= sizeof(line))
 		return;
@@ -162,6 +163,16 @@ static struct device_walk *device_of(struct child *c, dev_t dev, bool make)
 	return &c->devices[c->ndevices++];
 }
 
+/* Whether path is that file now, on a block device (a FUSE or NFS server is never asked). */
+static bool is_file(dev_t dev, uint64_t ino, const char *path)
+{
+	struct statx st;
+
+	return major(dev) &&
+	       statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC, STATX_INO, &st) == 0 &&
+	       makedev(st.stx_dev_major, st.stx_dev_minor) == dev && st.stx_ino == ino;
+}
+
 /* A path for a file, the newest said: a file renamed while open is known by its new name. */
 static void learn(struct child *c, dev_t dev, uint64_t ino, const char *path)
 {
@@ -176,6 +187,8 @@ static void learn(struct child *c, dev_t dev, uint64_t ino, const char *path)
 	unnamed = !file->path;
 	free(file->path);
 	file->path = xstrdup(path);
+	/* A path that is not that file here (another mount namespace's) is kept, not checked again. */
+	file->checked = file->wanted && is_file(dev, ino, path);
 	if (!file->wanted)
 		return;
 	if (unnamed && !file->given_up) {
@@ -201,6 +214,7 @@ static void asked(struct child *c, dev_t dev, uint64_t ino)
 	file->wanted = true;
 	c->wanted++;
 	if (file->path) {
+		file->checked = is_file(dev, ino, file->path);
 		say(c, file);
 		return;
 	}
@@ -561,6 +575,41 @@ static bool walk_step(struct child *c, struct device_walk *d)
 	return true;
 }
 
+/*
+ * The paths given to files asked for, looked at again: a file renamed or moved once closed (a
+ * rotated log) is no longer at the path it was named by. That name is taken back (the caller
+ * shows its device and inode) and the file looked for again: first in that directory (a log
+ * rotated beside itself), then as any file not named yet. Only paths checked when learnt.
+ */
+static void check_names(struct child *c)
+{
+	for (size_t i = 0; i < c->files.capacity; i++) {
+		struct inode_name *file = &c->files.slots[i];
+		struct device_walk *d;
+		char *dir, *slash;
+
+		if (!file->ino || !file->path || !file->wanted || !file->checked ||
+		    is_file(file->dev, file->ino, file->path))
+			continue;
+		dir = file->path;
+		file->path = NULL;
+		file->checked = false;
+		say(c, file);
+		if (!(d = device_of(c, file->dev, true))) {
+			file->given_up = true;
+			free(dir);
+			continue;
+		}
+		file->given_up = false;
+		file->asked_walk = d->walks;
+		d->pending++;
+		slash = strrchr(dir, '/');
+		slash[slash == dir] = '\0';
+		read_dir(c, d, NULL, dir);
+		free(dir);
+	}
+}
+
 /* Whole (device, inode) records from the caller; false when it has gone. */
 static bool take_asks(struct child *c)
 {
@@ -615,6 +664,7 @@ static _Noreturn void child_main(int socket_fd, bool waited_for)
 
 		if (c->wanted && now >= c->proc_after_ns) {
 			scan_processes(c);
+			check_names(c);
 			flush_answers(c); /* what it found, said before the walks begin */
 			c->proc_after_ns = next_time(now, monotonic_ns());
 			now = monotonic_ns();
@@ -675,18 +725,19 @@ static _Noreturn void become_child(int socket_fd, pid_t parent, bool waited_for)
 
 /* ---- The caller's side ---- */
 
+/* A file's path, or none (NULL: the one it had is no longer its). */
 static void remember(struct inode_names *t, dev_t dev, uint64_t ino, const char *path)
 {
-	struct inode_name *name = table_add(&t->names, dev, ino);
+	struct inode_name *name = path ? table_add(&t->names, dev, ino) : table_find(&t->names, dev, ino);
 
-	if (name->path && !strcmp(name->path, path))
+	if (!name || (name->path && path && !strcmp(name->path, path)))
 		return;
 	if (name->path) {
 		/* Someone may hold the old one (inode_names_get): kept till the end. */
 		t->retired = xrealloc(t->retired, (t->nretired + 1) * sizeof(*t->retired));
 		t->retired[t->nretired++] = name->path;
 	}
-	name->path = xstrdup(path);
+	name->path = path ? xstrdup(path) : NULL;
 }
 
 /* The thread that drains the child's answers into the table, as they come. */
@@ -723,8 +774,9 @@ static void *read_answers(void *context)
 			int path_at = 0;
 
 			if (sscanf(record, "%u %u %llu %n", &major_number, &minor_number, &ino, &path_at) == 3 && path_at &&
-			    ino && record[path_at] == '/')
-				remember(t, makedev(major_number, minor_number), ino, record + path_at);
+			    ino && (record[path_at] == '/' || !record[path_at]))
+				remember(t, makedev(major_number, minor_number), ino,
+					 record[path_at] ? record + path_at : NULL);
 			record = end + 1;
 		}
 		pthread_mutex_unlock(&t->lock);

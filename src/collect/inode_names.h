@@ -21,6 +21,7 @@ struct inode_name {
 	char *path;          /* NULL: not named (yet) */
 	bool wanted, sent;   /* child: asked for; its path said */
 	bool given_up;       /* child: a whole walk that began after it was asked did not find it */
+	bool checked;        /* child: its path, on a block device, was that file when learnt: looked at again */
 	unsigned asked_walk; /* child: its device's walks begun when it was asked */
 };
 
@@ -51,7 +52,9 @@ struct inode_names {
 /*
  * Asks for paths for these files, without waiting: the child looks, in this order, among the
  * files processes have open and mapped (/proc/PID/fd and maps, again every second while it has
- * something to look for: a file renamed while open gets its new path), in the directories of
+ * something to look for: a file renamed while open gets its new path; the paths given to files
+ * on block devices are looked at again then, and one no longer theirs is taken back, an empty
+ * answer, and the file looked for again), in the directories of
  * the files it knows on the same device, then through the whole filesystem from there
  * outwards (a file closed before it was looked for is found by its inode number in its
  * directory's entries). Only filesystems on block devices are read (major number not 0): a

@@ -439,6 +439,8 @@ struct watch {
 	const char *bio_why;
 	struct bio_disks bio_start, bio_mid, bio_end;
 	struct bio_table bio_procs_start, bio_procs_end;
+	struct bio_unended_set bio_unended; /* at the end, read right after bio_procs_end */
+	uint64_t bio_procs_start_ns;        /* CLOCK_MONOTONIC as bio_procs_start was read (before the window) */
 };
 
 static int compare_rate(const void *a_, const void *b_)
@@ -537,6 +539,17 @@ static void watch_prepare(struct watch *w, const char *marks, bool direct_off)
 
 	w->bpf = cachestat_start(&counting, &w->bpf_why) == 0;
 	w->bio = bio_start(BIO_WANT_PROCESSES | BIO_WANT_DISKS, &w->bio_why) == 0;
+	/*
+	 * The processes' block counts the window's are taken from, read before the O_DIRECT watch
+	 * starts: a process whose open it sees has all its requests since in the window. Read with the
+	 * window's other counters, after the watch, they could hold the first reads of a reader started
+	 * as the watch attached (a test's dd), and take them from its count.
+	 */
+	w->bio_procs_start_ns = monotonic_ns();
+	if (w->bio && bio_read(&w->bio_procs_start) != 0) {
+		w->bio = false;
+		w->bio_why = "its counts could not be read";
+	}
 	w->direct.marks = marks;
 	w->direct.io = &w->io;
 	w->direct.off = direct_off;
@@ -552,7 +565,7 @@ static void watch_start(struct watch *w)
 	psi_read("memory", &w->memory_start);
 	if (diskstats_read(&w->disk_start) != 0)
 		w->disk_start = (struct diskstats){0};
-	if (w->bio && (bio_read_disks(&w->bio_start) != 0 || bio_read(&w->bio_procs_start) != 0)) {
+	if (w->bio && bio_read_disks(&w->bio_start) != 0) {
 		w->bio = false;
 		w->bio_why = "its counts could not be read";
 	}
@@ -585,7 +598,12 @@ static double watch_run(struct watch *w, double seconds)
 	direct_refresh_io(&w->direct);
 	if (diskstats_read(&w->disk_end) != 0)
 		w->disk_end = (struct diskstats){0};
-	if (w->bio && (bio_read_disks(&w->bio_end) != 0 || bio_read(&w->bio_procs_end) != 0)) {
+	/*
+	 * The requests not seen ending, right after the counts: one whose end the kernel ran no program
+	 * for, charged as its address starts another in the microseconds between, is in neither.
+	 */
+	if (w->bio && (bio_read_disks(&w->bio_end) != 0 || bio_read(&w->bio_procs_end) != 0 ||
+		       bio_read_unended(&w->bio_unended) != 0)) {
 		w->bio = false;
 		w->bio_why = "its counts could not be read";
 	}
@@ -614,6 +632,7 @@ static void watch_free(struct watch *w)
 	bio_disks_free(&w->bio_end);
 	bio_table_free(&w->bio_procs_start);
 	bio_table_free(&w->bio_procs_end);
+	bio_unended_free(&w->bio_unended);
 	bio_stop();
 	segment_set_free(&w->vtrace);
 	free(w->tasks);
@@ -697,7 +716,22 @@ static void snap_direct_bio(struct doctor_snapshot *s, const struct watch *w)
 			d->bio_write_requests += counter_delta(then ? then->requests[BIO_WRITE] : 0, p->requests[BIO_WRITE]);
 			d->bio_write_bytes += counter_delta(then ? then->bytes[BIO_WRITE] : 0, p->bytes[BIO_WRITE]);
 		}
+		/* Its requests issued since its counts began (or not yet) that no program saw end by the window's end. */
+		for (size_t k = 0; k < w->bio_unended.count; k++) {
+			const struct bio_unended *r = &w->bio_unended.request[k];
+
+			if (r->pid != d->pid || (r->issue_ns && r->issue_ns < w->bio_procs_start_ns))
+				continue;
+			if (r->op == BIO_READ) {
+				d->bio_read_unended_requests++;
+				d->bio_read_unended_bytes += r->bytes;
+			} else if (r->op == BIO_WRITE) {
+				d->bio_write_unended_requests++;
+				d->bio_write_unended_bytes += r->bytes;
+			}
+		}
 	}
+	s->bio_unattributed_bytes = counter_delta(w->bio_procs_start.unattributed_bytes, w->bio_procs_end.unattributed_bytes);
 }
 
 static void snap_psi_of(struct snap_psi *out, const struct psi_line *start, const struct psi_line *end)

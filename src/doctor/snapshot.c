@@ -121,9 +121,11 @@ int doctor_snapshot_write(const struct doctor_snapshot *s, FILE *f)
 		for (unsigned k = 0; k < p->nfiles; k++)
 			fprintf(f, " %zu %llu", p->files[k], (unsigned long long)p->opens[k]);
 		if (p->bio_known)
-			fprintf(f, " %llu %llu %llu %llu", (unsigned long long)p->bio_read_requests,
+			fprintf(f, " %llu %llu %llu %llu %llu %llu %llu %llu", (unsigned long long)p->bio_read_requests,
 				(unsigned long long)p->bio_read_bytes, (unsigned long long)p->bio_write_requests,
-				(unsigned long long)p->bio_write_bytes);
+				(unsigned long long)p->bio_write_bytes, (unsigned long long)p->bio_read_unended_requests,
+				(unsigned long long)p->bio_read_unended_bytes, (unsigned long long)p->bio_write_unended_requests,
+				(unsigned long long)p->bio_write_unended_bytes);
 		fputc('\n', f);
 	}
 	fputs("disk_seconds", f);
@@ -156,6 +158,8 @@ int doctor_snapshot_write(const struct doctor_snapshot *s, FILE *f)
 		}
 	}
 	fprintf(f, "bio_known %d\n", s->bio_known);
+	if (s->bio_unattributed_bytes)
+		fprintf(f, "bio_unattributed_bytes %llu\n", (unsigned long long)s->bio_unattributed_bytes);
 	if (s->bio_mechanism[0])
 		fprintf(f, "bio_mechanism %s\n", s->bio_mechanism);
 	for (size_t i = 0; i < s->nbio_procs; i++) {
@@ -600,6 +604,12 @@ static void parse_line(struct parser *p, struct span key, struct doctor_snapshot
 			d->bio_read_bytes = u64(p, "bio_read_bytes");
 			d->bio_write_requests = u64(p, "bio_write_requests");
 			d->bio_write_bytes = u64(p, "bio_write_bytes");
+			if (!p->failed && more(p)) { /* not seen ending: absent before they were counted */
+				d->bio_read_unended_requests = u64(p, "bio_read_unended_requests");
+				d->bio_read_unended_bytes = u64(p, "bio_read_unended_bytes");
+				d->bio_write_unended_requests = u64(p, "bio_write_unended_requests");
+				d->bio_write_unended_bytes = u64(p, "bio_write_unended_bytes");
+			}
 		}
 	} else if (span_equals(key, "disk_seconds")) {
 		s->disk_seconds = real(p, "disk_seconds");
@@ -638,6 +648,8 @@ static void parse_line(struct parser *p, struct span key, struct doctor_snapshot
 			d->capacity_pct = NAN;
 	} else if (span_equals(key, "bio_known")) {
 		s->bio_known = flag(p, "bio_known");
+	} else if (span_equals(key, "bio_unattributed_bytes")) {
+		s->bio_unattributed_bytes = u64(p, "bio_unattributed_bytes");
 	} else if (span_equals(key, "bio_mechanism")) {
 		word_text(p, "bio_mechanism", s->bio_mechanism, sizeof(s->bio_mechanism));
 		if (!p->failed && strcmp(s->bio_mechanism, "block_io_start") && strcmp(s->bio_mechanism, "block_getrq"))

@@ -42,6 +42,9 @@ struct snap_direct_process {
 	 * an O_DIRECT read is its own), however briefly it lived; absent from older snapshots. */
 	bool bio_known;
 	uint64_t bio_read_requests, bio_read_bytes, bio_write_requests, bio_write_bytes;
+	/* Its requests issued in the window and not seen ending by its end: in flight still, or ended
+	 * without the kernel running eBPF at their completion (bio.bpf.c); 0 in older snapshots. */
+	uint64_t bio_read_unended_requests, bio_read_unended_bytes, bio_write_unended_requests, bio_write_unended_bytes;
 };
 
 /* Latency percentiles of a disk's requests (reads and writes together) completed in a span (eBPF). */
@@ -192,6 +195,7 @@ struct doctor_snapshot {
 	char bio_mechanism[16]; /* ... their submitters seen at block_io_start or block_getrq ("" when not known) */
 	struct snap_bio_proc *bio_procs;
 	size_t nbio_procs;
+	uint64_t bio_unattributed_bytes; /* completed in the window and charged to no process (eBPF) */
 	/* memory */
 	bool vm_known;
 	uint64_t pswpin[2], pswpout[2], pgpgin[2], pgpgout[2]; /* at the start and the end */

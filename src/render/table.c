@@ -647,9 +647,19 @@ static const char *header_of(const struct out_table *table, const struct out_col
 	return table->opts.human && col->header_human ? col->header_human : col->header;
 }
 
+/* Whether a column is among the first n of the data columns. */
+static bool in_data_columns(const struct out_table *table, size_t n, size_t column)
+{
+	for (size_t i = 0; i < n; i++)
+		if (table->data[i] == column)
+			return true;
+	return false;
+}
+
 /*
  * The columns JSON and CSV print, in their order: the OUT_GROUP ones first (a group's JSON
- * line has them before its rows), then the others as shown. Returns how many.
+ * line has them before its rows), then the others as shown. A column listed twice is
+ * printed twice in CSV, once in JSON (an object has a key once). Returns how many.
  */
 static size_t data_columns(struct out_table *table)
 {
@@ -661,7 +671,8 @@ static size_t data_columns(struct out_table *table)
 		for (size_t i = 0; i < table->nshown; i++) {
 			const struct out_column *col = &table->columns[table->shown[i]];
 
-			if (in_data(col) && (col->where == OUT_GROUP) == !pass)
+			if (in_data(col) && (col->where == OUT_GROUP) == !pass &&
+			    !(table->opts.format == OUT_JSON && in_data_columns(table, n, table->shown[i])))
 				table->data[n++] = table->shown[i];
 		}
 	table->data_known = true;
@@ -863,6 +874,9 @@ static void csv_header(struct out_table *table, FILE *stream)
 	fputc('\n', stream);
 }
 
+/* What a text is escaped of before JSON's own escapes: the backslash (JSON escapes control characters itself). */
+#define JSON_TEXT_ESCAPE ESCAPE_BACKSLASH
+
 struct json_object *out_json_string(const char *raw)
 {
 	struct json_object *value;
@@ -870,10 +884,22 @@ struct json_object *out_json_string(const char *raw)
 
 	if (!raw)
 		return NULL;
-	text = escape_text(raw, ESCAPE_BACKSLASH); /* JSON escapes control characters itself */
+	text = escape_text(raw, JSON_TEXT_ESCAPE);
 	value = json_object_new_string(text);
 	free(text);
 	return value;
+}
+
+/* A number cell in JSON: counts in decimal, OUT_RATIO as out_json_real has it, other reals in their decimals. */
+static const char *json_number(const struct out_column *col, const struct out_cell *cell, char *buf, size_t len)
+{
+	if (col->kind == OUT_RATIO)
+		return real_text(cell->real, buf, len);
+	if (is_real(col->kind)) {
+		snprintf(buf, len, "%.*f", (int)decimals_of(col), cell->real);
+		return buf;
+	}
+	return count_text(cell->count, buf, len);
 }
 
 static struct json_object *json_value(const struct out_column *col, const struct out_cell *cell)
@@ -886,17 +912,21 @@ static struct json_object *json_value(const struct out_column *col, const struct
 		return out_json_string(cell->text);
 	if (col->kind == OUT_RATIO)
 		return out_json_real(cell->real);
-	if (is_real(col->kind)) {
-		snprintf(buf, sizeof(buf), "%.*f", (int)decimals_of(col), cell->real);
-		return json_object_new_double_s(cell->real, buf);
-	}
+	if (is_real(col->kind))
+		return json_object_new_double_s(cell->real, json_number(col, cell, buf, sizeof(buf)));
 	return json_object_new_uint64(cell->count);
 }
 
 /*
- * A row as a JSON object. In a group, a row has no OUT_GROUP keys (its group's line has
- * them), and the group's own row has only those.
+ * Whether a row's JSON object has a column's key. In a group, a row has no OUT_GROUP keys
+ * (its group's line has them), and the group's own row has only those.
  */
+static bool in_object(const struct out_table *table, const struct out_row *row, size_t column)
+{
+	return !table->group || (table->columns[column].where == OUT_GROUP) == (row == table->group);
+}
+
+/* A row as a JSON object (JSON lines write theirs as text: line_json_members). */
 static struct json_object *json_row(struct out_table *table, const struct out_row *row)
 {
 	struct json_object *object = json_object_new_object();
@@ -905,9 +935,8 @@ static struct json_object *json_row(struct out_table *table, const struct out_ro
 	for (size_t i = 0; i < n; i++) {
 		size_t c = table->data[i];
 
-		if (table->group && (table->columns[c].where == OUT_GROUP) != (row == table->group))
-			continue;
-		json_object_object_add(object, table->columns[c].id, json_value(&table->columns[c], &row->cells[c]));
+		if (in_object(table, row, c))
+			json_object_object_add(object, table->columns[c].id, json_value(&table->columns[c], &row->cells[c]));
 	}
 	return object;
 }
@@ -945,24 +974,14 @@ void out_json_write(FILE *stream, const char *json, size_t len)
 
 #define JSON_FLAGS (JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
 
-/* Writes a json-c value's text (out_json_write). */
-static void json_put(struct json_object *value, int flags, FILE *stream)
-{
-	const char *text = json_object_to_json_string_ext(value, flags);
-
-	out_json_write(stream, text, strlen(text));
-}
-
-/* Prints a json-c value and drops it. */
+/* Prints a json-c value (out_json_write) and drops it. */
 static void json_emit(struct json_object *value, FILE *stream)
 {
-	json_put(value, JSON_FLAGS, stream);
+	const char *text = json_object_to_json_string_ext(value, JSON_FLAGS);
+
+	out_json_write(stream, text, strlen(text));
 	json_object_put(value);
 }
-
-/* The same without spaces, as JSON lines are written. */
-#define JSON_LINE_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
-
 
 /*
  * The JSON document has one row per line, so it can be written while rows arrive:
@@ -1017,6 +1036,15 @@ static void line_add(struct line_buffer *line, const char *text, size_t len)
 	memcpy(line_room(line, len), text, len);
 }
 
+/* The table's line buffer, emptied. */
+static struct line_buffer *line_start(struct out_table *table)
+{
+	if (!table->line)
+		table->line = xcalloc(1, sizeof(*table->line));
+	table->line->len = 0;
+	return table->line;
+}
+
 static void line_spaces(struct line_buffer *line, size_t count)
 {
 	memset(line_room(line, count), ' ', count);
@@ -1045,10 +1073,7 @@ static void table_line(struct out_table *table, const struct out_row *row, FILE 
 	bool first = true;
 	char buf[64];
 
-	if (!table->line)
-		table->line = xcalloc(1, sizeof(*table->line));
-	line = table->line;
-	line->len = 0;
+	line = line_start(table);
 	for (int last = 0; last < 2; last++)
 		for (size_t i = 0; i < table->nshown; i++) {
 			size_t c = table->shown[i];
@@ -1077,27 +1102,96 @@ static void table_line(struct out_table *table, const struct out_row *row, FILE 
 	fwrite(line->text, 1, line->len, stream);
 }
 
+/*
+ * JSON lines are written as text, without json-c: its object per cell and hash table per row
+ * cost four times the instructions of the row's CSV. The bytes are those json-c writes with
+ * JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE (tests/unit/test_json_lines.c holds
+ * them to it); then out_json_write, as every JSON.
+ */
+
+/* A string as json-c writes it: " \ \b \f \n \r \t escaped by a letter, other controls as \u00xx. */
+static void line_json_string(struct line_buffer *line, const char *text)
+{
+	static const char letter[0x20] = { ['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't' };
+	static const char hex[] = "0123456789abcdef";
+
+	line_add(line, "\"", 1);
+	for (const char *p = text;; p++) {
+		unsigned char c = (unsigned char)*p;
+		char *o;
+
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		line_add(line, text, (size_t)(p - text));
+		if (!c)
+			break;
+		text = p + 1;
+		if (c >= 0x20 || letter[c]) {
+			o = line_room(line, 2);
+			o[0] = '\\';
+			o[1] = c >= 0x20 ? (char)c : letter[c];
+		} else {
+			o = line_room(line, 6);
+			memcpy(o, "\\u00", 4);
+			o[4] = hex[c >> 4];
+			o[5] = hex[c & 0xf];
+		}
+	}
+	line_add(line, "\"", 1);
+}
+
+/* A cell's value, as json_value's object is written. */
+static void line_json_value(struct line_buffer *line, const struct out_column *col, const struct out_cell *cell)
+{
+	const char *text = "null";
+	char buf[64];
+
+	if (cell->state == CELL_SET && col->kind == OUT_TEXT) {
+		char *escaped = escape_text(cell->text, JSON_TEXT_ESCAPE);
+
+		line_json_string(line, escaped);
+		free(escaped);
+		return;
+	}
+	if (cell->state == CELL_SET)
+		text = json_number(col, cell, buf, sizeof(buf));
+	line_add(line, text, strlen(text));
+}
+
+/* A row's JSON object as json_row has it, without its braces: "a":1,"b":null */
+static void line_json_members(struct out_table *table, const struct out_row *row, struct line_buffer *line)
+{
+	size_t n = data_columns(table), start = line->len;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t c = table->data[i];
+
+		if (!in_object(table, row, c))
+			continue;
+		if (line->len > start)
+			line_add(line, ",", 1);
+		line_json_string(line, table->columns[c].id);
+		line_add(line, ":", 1);
+		line_json_value(line, &table->columns[c], &row->cells[c]);
+	}
+}
+
 /* A group's JSON line up to its rows: {"time_ns":1,...,"processes":[ */
 static void json_group_open(struct out_table *table, FILE *stream)
 {
-	struct json_object *head, *key;
-	const char *text;
-	size_t len;
+	struct line_buffer *line;
 
 	if (table->group_open)
 		return;
 	table->group_open = true;
-	head = json_row(table, table->group);
-	text = json_object_to_json_string_ext(head, JSON_LINE_FLAGS);
-	len = strlen(text);
-	out_json_write(stream, text, len - 1); /* without its closing brace */
-	if (len > 2)
-		fputc(',', stream);
-	json_object_put(head);
-	key = json_object_new_string(table->rows_key ? table->rows_key : "rows");
-	json_put(key, JSON_LINE_FLAGS, stream);
-	json_object_put(key);
-	fputs(":[", stream);
+	line = line_start(table);
+	line_add(line, "{", 1);
+	line_json_members(table, table->group, line);
+	if (line->len > 1)
+		line_add(line, ",", 1);
+	line_json_string(line, table->rows_key ? table->rows_key : "rows");
+	line_add(line, ":[", 2);
+	out_json_write(stream, line->text, line->len);
 }
 
 /* Writes one row as a line (or, given NULL, the header if it is not out yet). */
@@ -1119,20 +1213,18 @@ static void emit_line(struct out_table *table, const struct out_row *row, FILE *
 		table_line(table, row, stream);
 	} else if (format == OUT_CSV) {
 		csv_row(table, row, stream);
-	} else if (table->group) {
-		struct json_object *object = json_row(table, row);
-
-		json_group_open(table, stream);
-		if (table->group_rows)
-			fputc(',', stream);
-		json_put(object, JSON_LINE_FLAGS, stream);
-		json_object_put(object);
 	} else {
-		struct json_object *object = json_row(table, row);
+		struct line_buffer *line;
 
-		json_put(object, JSON_LINE_FLAGS, stream);
-		fputc('\n', stream);
-		json_object_put(object);
+		if (table->group)
+			json_group_open(table, stream);
+		line = line_start(table);
+		if (table->group_rows)
+			line_add(line, ",", 1);
+		line_add(line, "{", 1);
+		line_json_members(table, row, line);
+		line_add(line, table->group ? "}" : "}\n", table->group ? 1 : 2);
+		out_json_write(stream, line->text, line->len);
 	}
 	table->emitted++;
 	if (table->group)

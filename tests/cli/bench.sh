@@ -56,10 +56,13 @@ empty_dir() { [ -z "$(ls -A "$1")" ]; }
 
 D=$T/d
 mkdir -p "$D"
+# Runs whose checks count what a whole --size moved end by their size, never by the default 5 s
+# runtime, which a busy machine's disk can take for a few MiB of 4 KiB requests.
+SIZED="--runtime 600"
 
 # ---- A run moves exactly what it says, and leaves nothing behind ------------------------
 
-run "$IOLENS" bench --bs 4k --size 4m --json "$D"
+run "$IOLENS" bench $SIZED --bs 4k --size 4m --json "$D"
 keep_json read
 check_eq "bench --bs 4k --size 4m --json DIR: exit 0" 0 "$RC"
 check_eq "… one point" "4096" "$(bq each bs <<<"$OUT")"
@@ -77,20 +80,20 @@ check "CPU time per I/O is measured (user + system > 0)" awk -v u="$(bq get poin
 check "throughput and IOPS agree: bytes_per_s = iops * 4096" awk -v b="$(bq get points.0.bytes_per_s <<<"$OUT")" \
 	-v i="$(bq get points.0.iops <<<"$OUT")" 'BEGIN { d = b - i * 4096; if (d < 0) d = -d; exit !(b > 0 && d < b / 1e6) }'
 
-run "$IOLENS" bench --rw randread --bs 4k --qd 8 --jobs 2 --size 4m --json "$D"
+run "$IOLENS" bench $SIZED --rw randread --bs 4k --qd 8 --jobs 2 --size 4m --json "$D"
 check_eq "--rw randread --qd 8 --jobs 2: still 1024 reads, the size split over the jobs" "1024 io_uring 8 2" \
 	"$(bq get points.0.read.ios <<<"$OUT") $(bq get points.0.engine <<<"$OUT") $(bq get points.0.qd <<<"$OUT") $(bq get points.0.jobs <<<"$OUT")"
 check_eq "… latencies in order" ok "$(bq ordered <<<"$OUT")"
 
 # More jobs than blocks: never the same block twice (the truth: the bytes the size allows).
-run "$IOLENS" bench --jobs 4 --bs 1m --size 1m --json "$D"
+run "$IOLENS" bench $SIZED --jobs 4 --bs 1m --size 1m --json "$D"
 check_eq "--jobs 4 --bs 1m --size 1m: 1 MiB read by 1 job, not 4 MiB" "1048576 1" \
 	"$(bq get points.0.read.bytes <<<"$OUT") $(bq get points.0.jobs <<<"$OUT")"
 check_match "… said" "--jobs 4 with 1 block of 1M to do: 1 job at this block size" "$ERR"
-run "$IOLENS" bench --jobs 4 --bs 4k,1m --size 2m --csv -o bs,jobs "$D"
+run "$IOLENS" bench $SIZED --jobs 4 --bs 4k,1m --size 2m --csv -o bs,jobs "$D"
 check_eq "… per block size: 4 jobs at 4K, 2 at 1M (2 blocks)" "bs,jobs 4K,4 1M,2" "$(tr '\n' ' ' <<<"$OUT" | sed 's/ $//')"
 
-run "$IOLENS" bench --rw randrw --mix 70 --bs 4k --size 4m --json "$D"
+run "$IOLENS" bench $SIZED --rw randrw --mix 70 --bs 4k --size 4m --json "$D"
 keep_json randrw
 check_eq "--rw randrw --mix 70: 1024 I/O in all" 1024 \
 	$(( $(bq get points.0.read.ios <<<"$OUT") + $(bq get points.0.write.ios <<<"$OUT") ))
@@ -101,7 +104,7 @@ check "… about 70 % of them reads ($(bq get points.0.read.ios <<<"$OUT") of 10
 disk=$(disk_of "$D")
 if [ -n "$disk" ] && grep -q " $disk " /proc/diskstats; then
 	before=$(disk_sectors "$disk")
-	run "$IOLENS" bench --bs 64k --size 8m --json "$D"
+	run "$IOLENS" bench $SIZED --bs 64k --size 8m --json "$D"
 	after=$(disk_sectors "$disk")
 	check_eq "the device view is the disk under DIR ($disk)" "$disk" "$(bq get points.0.device.name <<<"$OUT")"
 	dev=$(bq get points.0.device.read_bytes <<<"$OUT")
@@ -115,7 +118,7 @@ fi
 
 # ---- Buffered writes are synced before the clock stops ----------------------------------
 
-run "$IOLENS" bench --buffered --rw write --bs 64k --size 8m --json "$D"
+run "$IOLENS" bench $SIZED --buffered --rw write --bs 64k --size 8m --json "$D"
 keep_json synced
 check_eq "--buffered --rw write: exit 0" 0 "$RC"
 check_eq "… synced before the clock stopped" true "$(bq get points.0.synced <<<"$OUT")"
@@ -124,9 +127,9 @@ check "… the sync took time, inside the measured time" awk -v s="$(bq get poin
 if [ -n "$disk" ]; then
 	check "… the device wrote at least the 8 MiB" test "$(bq get points.0.device.write_bytes <<<"$OUT")" -ge $((8 << 20))
 fi
-run "$IOLENS" bench --buffered --rw write --bs 64k --size 8m "$D"
+run "$IOLENS" bench $SIZED --buffered --rw write --bs 64k --size 8m "$D"
 check_match "… and the table says so" "synced \(fdatasync\) before the clock stopped" "$OUT"
-run "$IOLENS" bench --rw write --bs 64k --size 8m --json "$D"
+run "$IOLENS" bench $SIZED --rw write --bs 64k --size 8m --json "$D"
 check_eq "direct writes: no sync needed" false "$(bq get points.0.synced <<<"$OUT")"
 
 # ---- Sweeps and the knee ----------------------------------------------------------------
@@ -148,7 +151,7 @@ check_eq "… and the document names it (null for none)" \
 check_eq "… latencies in order at every size" ok "$(bq ordered <<<"$OUT")"
 check_eq "sweep: bs" bs "$(bq get sweep <<<"$OUT")"
 
-run "$IOLENS" bench --bs 4k-48k --size 2m --svg "$T/sweep.svg" "$D"
+run "$IOLENS" bench $SIZED --bs 4k-48k --size 2m --svg "$T/sweep.svg" "$D"
 check_eq "--bs 4k-48k: a range ends at its bound" "4K 8K 16K 32K 48K" "$(awk 'NR > 1 && $1 ~ /^[0-9]+K$/ { printf "%s%s", s, $1; s = " " }' <<<"$OUT")"
 check_match "… says which is the knee, or that the sweep has none" \
 	"^(knee: [0-9]+K, .* MB/s: the smallest block size to reach 95 % of the peak|no knee within the sweep: its peak, .* MB/s at [0-9]+K, is not confirmed by a larger block size)" "$OUT"
@@ -168,21 +171,21 @@ else
 	check_no_match "… no knee marked" "knee: [0-9]+K" "$(cat "$T/sweep.svg")"
 fi
 
-run "$IOLENS" bench --qd-sweep --qd 4 --size 2m --json "$D"
+run "$IOLENS" bench $SIZED --qd-sweep --qd 4 --size 2m --json "$D"
 keep_json qd-sweep
 check_eq "--qd-sweep --qd 4: queue depths 1, 2, 4 at 4k" "1 2 4|4096 4096 4096" "$(bq each qd <<<"$OUT")|$(bq each bs <<<"$OUT")"
 check_eq "… io_uring throughout" "io_uring io_uring io_uring" "$(bq each engine <<<"$OUT")"
 check_eq "… random reads by default" randread "$(bq get rw <<<"$OUT")"
 check "… the knee is a queue depth (or none, unconfirmed at the deepest)" grep -qE '^(1|2|null)$' <<<"$(bq get knee.qd <<<"$OUT")"
-run "$IOLENS" bench --qd-sweep --qd 4 --size 2m --latency-target 10s --json "$D"
+run "$IOLENS" bench $SIZED --qd-sweep --qd 4 --size 2m --latency-target 10s --json "$D"
 keep_json latency-target
 check_eq "--latency-target 10s: the deepest queue, 4" 4 "$(bq get latency_target.qd <<<"$OUT")"
-run "$IOLENS" bench --qd-sweep --qd 4 --size 2m --latency-target 1ns "$D"
+run "$IOLENS" bench $SIZED --qd-sweep --qd 4 --size 2m --latency-target 1ns "$D"
 check_match "--latency-target 1ns: no queue depth meets it, and it says so" "no queue depth keeps p99 within" "$OUT"
 check_eq "… exit 0: the runs worked" 0 "$RC"
 
 # --repeat: every run of a point is measured whole; the point is the run of median MB/s.
-run "$IOLENS" bench --bs 4k,8k --size 2m --repeat 3 --json "$D"
+run "$IOLENS" bench $SIZED --bs 4k,8k --size 2m --repeat 3 --json "$D"
 keep_json repeat
 check_eq "--repeat 3: three runs of each point" "3 3" "$(bq get points.0.runs.count <<<"$OUT") $(bq get points.1.runs.count <<<"$OUT")"
 check_eq "… the point is the whole file once, as one run moves it (not three times)" "2097152 2097152" \
@@ -193,9 +196,9 @@ for p in json.loads(sys.argv[1])["points"]:
     runs = sorted(p["runs"]["bytes_per_s"])
     assert abs(p["bytes_per_s"] - runs[1]) <= 1e-3 * runs[1], (p["bytes_per_s"], runs)
     assert abs(p["runs"]["spread"] - (runs[2] - runs[0]) / runs[1]) < 1e-4, p["runs"]' "$OUT"
-run "$IOLENS" bench --bs 4k --size 1m --repeat 2 "$D"
+run "$IOLENS" bench $SIZED --bs 4k --size 1m --repeat 2 "$D"
 check_match "… the table shows the spread" "^BS +QD +MB/s +SPREAD% +IOPS" "$OUT"
-run "$IOLENS" bench --bs 4k --size 1m --json "$D"
+run "$IOLENS" bench $SIZED --bs 4k --size 1m --json "$D"
 check_eq "one run: no runs object" null "$(bq get points.0.runs <<<"$OUT")"
 if can_evict; then
 	# Each cold run starts from an evicted file: the process reads the file from the disk in each
@@ -237,7 +240,7 @@ check "… DIR is empty again" empty_dir "$D"
 # ---- --compare-cache: direct, cold, warm -------------------------------------------------
 
 if can_evict; then
-	run "$IOLENS" bench --compare-cache --size 16m --json --svg "$T/modes.svg" "$D"
+	run "$IOLENS" bench $SIZED --compare-cache --size 16m --json --svg "$T/modes.svg" "$D"
 	keep_json compare-cache
 	check_eq "--compare-cache: direct, cold, warm at 1M" "direct cold warm|1048576 1048576 1048576" \
 		"$(bq each mode <<<"$OUT")|$(bq each bs <<<"$OUT")"
@@ -399,9 +402,9 @@ check_eq "the JSON of the runs above ($(cd "$T/json" && echo *)) is the man page
 
 # ---- Output forms --------------------------------------------------------------------------
 
-run "$IOLENS" bench --bs 4k --size 1m --csv -o bs,qd,iops "$D"
+run "$IOLENS" bench $SIZED --bs 4k --size 1m --csv -o bs,qd,iops "$D"
 check_match "--csv -o bs,qd,iops: the header, then one line" $'^bs,qd,iops\n4K,1,[0-9]+$' "$OUT"
-run "$IOLENS" bench --bs 4k --size 1m "$D"
+run "$IOLENS" bench $SIZED --bs 4k --size 1m "$D"
 check_match "the table's default columns" "^BS +QD +MB/s +IOPS +MEAN/us +P50/us +P99/us +MAX/us +CPU/IO/us +%UTIL" "$OUT"
 check_no_match "piped: no progress line on stderr" $'\r' "$ERR"
 if command -v script >/dev/null; then
@@ -433,20 +436,20 @@ check "--pattern random: incompressible (gzip keeps over 95 %)" test "$(gzip -c 
 run "$IOLENS" bench --rw write --bs 64k --force --pattern compressible "$f"
 gz=$(gzip -c "$f" | wc -c)
 check "--pattern compressible: about half ($gz of 2097152 after gzip)" test "$gz" -gt $(( (2 << 20) * 40 / 100 )) -a "$gz" -lt $(( (2 << 20) * 60 / 100 ))
-run "$IOLENS" bench --bs 4k --size 4m "$f"
+run "$IOLENS" bench $SIZED --bs 4k --size 4m "$f"
 check_match "--size beyond an existing file: refused" "has 2M, less than --size 4M" "$ERR"
 check_eq "… exit 1" 1 "$RC"
-run "$IOLENS" bench --rw write --bs 64k --size 4m --force --pattern zero "$f"
+run "$IOLENS" bench $SIZED --rw write --bs 64k --size 4m --force --pattern zero "$f"
 check_eq "--force --size beyond an existing file: extended for the runs, put back to its 2M after" "0 2097152" \
 	"$RC $(stat -c %s "$f")"
 
 # ---- Bad input: clear messages, nothing left behind ---------------------------------------
 
-run "$IOLENS" bench --bs 1000 --size 1m "$D"
+run "$IOLENS" bench $SIZED --bs 1000 --size 1m "$D"
 check_eq "--bs 1000 with O_DIRECT: exit 1" 1 "$RC"
 check_match "… saying the 512-byte alignment" "block size 1000 is not a multiple of 512 bytes, which O_DIRECT needs" "$ERR"
 check "… nothing left in DIR" empty_dir "$D"
-run "$IOLENS" bench --buffered --bs 1000 --size 1000k --json "$D"
+run "$IOLENS" bench $SIZED --buffered --bs 1000 --size 1000k --json "$D"
 check_eq "--buffered --bs 1000: fine" "0 1024000" "$RC $(bq get points.0.read.bytes <<<"$OUT")"
 
 mkfifo "$T/fifo"
@@ -455,22 +458,22 @@ check_eq "a FIFO: exit 1, no hang" 1 "$RC"
 check_match "… not a file it can use" "not a regular file, a directory or a block device" "$ERR"
 run "$IOLENS" bench "$T/no/such/dir/file"
 check_match "a file in a missing directory: said" "its directory does not exist" "$ERR"
-run "$IOLENS" bench --size 2k "$D"
+run "$IOLENS" bench $SIZED --size 2k "$D"
 check_eq "the default sweep with nothing that fits: exit 1" 1 "$RC"
 check_match "… said" "no block size of the sweep fits in the 2K used" "$ERR"
-run "$IOLENS" bench --bs 4k --size 1m -o bs,nonesuch "$D"
+run "$IOLENS" bench $SIZED --bs 4k --size 1m -o bs,nonesuch "$D"
 check_eq "an unknown -o column: exit 2 before anything runs" "2|" "$RC|$(ls -A "$D")"
 check_match "… said" "unknown column 'nonesuch'" "$ERR"
-run "$IOLENS" bench --bs 64k,4k,16k,4k --size 1m --csv -o bs "$D"
+run "$IOLENS" bench $SIZED --bs 64k,4k,16k,4k --size 1m --csv -o bs "$D"
 check_eq "a --bs list runs in increasing order, each size once" "bs 4K 16K 64K" "$(echo $OUT)"
-run "$IOLENS" bench --bs 8m --size 4m "$D"
+run "$IOLENS" bench $SIZED --bs 8m --size 4m "$D"
 check_eq "a block size above the size: exit 1" 1 "$RC"
 check_match "… said" "block size 8M is more than the 4M used" "$ERR"
 
 if is_root; then
 	mkdir -p "$T/shm" "$T/small" "$T/ro"
 	mount -t tmpfs none "$T/shm" && on_exit "umount '$T/shm'"
-	run "$IOLENS" bench --size 1m "$T/shm"
+	run "$IOLENS" bench $SIZED --size 1m "$T/shm"
 	check_eq "tmpfs with O_DIRECT: exit 1" 1 "$RC"
 	# What it says of O_DIRECT is held to dd oflag=direct on the same tmpfs (Linux 6.6 and later accept it).
 	if dd if=/dev/zero of="$T/shm/dd" bs=4k count=1 oflag=direct status=none 2>/dev/null; then
@@ -482,18 +485,18 @@ if is_root; then
 	check_match "… saying tmpfs has no disk, and what dd oflag=direct found of O_DIRECT" \
 		"is on tmpfs, which keeps files in memory: there is no disk to measure, and $direct_said" "$ERR"
 	check "… nothing left" empty_dir "$T/shm"
-	run "$IOLENS" bench --buffered --bs 64k --size 1m --json "$T/shm"
+	run "$IOLENS" bench $SIZED --buffered --bs 64k --size 1m --json "$T/shm"
 	check_eq "tmpfs with --buffered: runs, with no device" "0 null" "$RC $(bq get points.0.device <<<"$OUT")"
 
 	mount -t tmpfs -o size=1m none "$T/small" && on_exit "umount '$T/small'"
-	run "$IOLENS" bench --buffered --size 4m "$T/small"
+	run "$IOLENS" bench $SIZED --buffered --size 4m "$T/small"
 	check_eq "no space for the test file: exit 1" 1 "$RC"
 	check_match "… saying so, with what is free" "no space for a 4M test file in .*: [0-9.]+[KM]? free" "$ERR"
 	check "… nothing left" empty_dir "$T/small"
 	# An existing 4-byte file extended with --force where there is no room: put back, the space given back.
 	printf 'data' >"$T/small/mine"
 	used=$(df --output=used -B1 "$T/small" | tail -1 | tr -d ' ')
-	run "$IOLENS" bench --buffered --rw write --force --size 4m "$T/small/mine"
+	run "$IOLENS" bench $SIZED --buffered --rw write --force --size 4m "$T/small/mine"
 	check_eq "--force extension without room: exit 1, the file put back to its 4 bytes, its data kept" "1 4 data" \
 		"$RC $(stat -c %s "$T/small/mine") $(head -c 4 "$T/small/mine")"
 	check_match "… said" "cannot extend .*/mine to 4M: No space left on device" "$ERR"
@@ -501,7 +504,7 @@ if is_root; then
 	rm -f "$T/small/mine"
 
 	mount -t tmpfs -o ro none "$T/ro" && on_exit "umount '$T/ro'"
-	run "$IOLENS" bench --buffered --size 1m "$T/ro"
+	run "$IOLENS" bench $SIZED --buffered --size 1m "$T/ro"
 	check_eq "a read-only filesystem: exit 1" 1 "$RC"
 	check_match "… said" "cannot make a test file in .*: a read-only filesystem" "$ERR"
 else
@@ -516,13 +519,13 @@ if is_root && command -v losetup >/dev/null; then
 	loop=$(losetup -f --show "$T/disk.img" 2>/dev/null)
 fi
 if [ -n "$loop" ]; then
-	on_exit "losetup -d $loop 2>/dev/null"
-	run "$IOLENS" bench --bs 64k --size 4m --json "$loop"
+	on_exit "loop_release $loop $T/disk.img"
+	run "$IOLENS" bench $SIZED --bs 64k --size 4m --json "$loop"
 	check_eq "a block device is read without --force" "0 4194304" "$RC $(bq get points.0.read.bytes <<<"$OUT")"
 	check_eq "… its own diskstats line is the device view" "${loop#/dev/}" "$(bq get points.0.device.name <<<"$OUT")"
-	run "$IOLENS" bench --rw write --bs 64k --size 4m "$loop"
+	run "$IOLENS" bench $SIZED --rw write --bs 64k --size 4m "$loop"
 	check_match "written only with --force" "is a block device: bench writes to one only with --force" "$ERR"
-	run "$IOLENS" bench --rw write --bs 64k --size 4m --force --json "$loop"
+	run "$IOLENS" bench $SIZED --rw write --bs 64k --size 4m --force --json "$loop"
 	check_eq "… blank and unused, with --force: written" "0 4194304" "$RC $(bq get points.0.write.bytes <<<"$OUT")"
 	check "… the device is still there (bench removes only what it made)" test -b "$loop"
 
@@ -554,21 +557,21 @@ os.fsync(fd)' "$loop"
 	wipefs -qa "$loop" >/dev/null 2>&1
 	blockdev --setro "$loop"
 	sum_before=$(md5sum <"$loop")
-	run "$IOLENS" bench --rw write --bs 64k --size 4m --force "$loop"
+	run "$IOLENS" bench $SIZED --rw write --bs 64k --size 4m --force "$loop"
 	check_match "a read-only device (blockdev --setro): said before any write" "$loop is read-only .*: cannot be written" "$ERR"
 	check_eq "… exit 1, and not a byte changed" "1 $sum_before" "$RC $(md5sum <"$loop")"
-	run "$IOLENS" bench --bs 64k --size 4m "$loop"
+	run "$IOLENS" bench $SIZED --bs 64k --size 4m "$loop"
 	check_eq "… and read all the same" 0 "$RC"
 	blockdev --setrw "$loop"
 
 	mkfs.ext4 -q -F "$loop" >/dev/null 2>&1
 	sum_before=$(md5sum <"$loop")
-	run "$IOLENS" bench --rw write --bs 64k --size 4m --force "$loop"
+	run "$IOLENS" bench $SIZED --rw write --bs 64k --size 4m --force "$loop"
 	check_match "holding a filesystem: never written, even with --force" "holds a filesystem \(ext4\): never written" "$ERR"
 	check_eq "… exit 1, and not a byte changed" "1 $sum_before" "$RC $(md5sum <"$loop")"
 	mkdir -p "$T/mnt"
 	if mount "$loop" "$T/mnt" 2>/dev/null; then
-		run "$IOLENS" bench --rw write --bs 64k --size 4m --force "$loop"
+		run "$IOLENS" bench $SIZED --rw write --bs 64k --size 4m --force "$loop"
 		check_match "mounted: never written" "is in use \(mounted, or held by device-mapper, md or swap\): never written" "$ERR"
 		check_eq "… exit 1" 1 "$RC"
 		umount "$T/mnt"
@@ -582,14 +585,14 @@ mbr = bytearray(512)
 mbr[446:462] = struct.pack("<B3sB3sII", 0, b"\0\0\0", 0x83, b"\0\0\0", 2048, 60000)
 mbr[510:512] = b"\x55\xaa"
 with open(sys.argv[1], "r+b") as f: f.write(mbr)' "$loop"
-	run "$IOLENS" bench --rw write --bs 64k --size 4m --force "$loop"
+	run "$IOLENS" bench $SIZED --rw write --bs 64k --size 4m --force "$loop"
 	check_match "a partition table: never written" "holds a partition table \(dos\): never written" "$ERR"
 
 	# On a filesystem of its own, nobody else's I/O reaches the device: what it did is bench's.
 	wipefs -qa "$loop" >/dev/null 2>&1; mkfs.ext4 -q -F "$loop" >/dev/null 2>&1
 	if mount "$loop" "$T/mnt" 2>/dev/null; then
 		on_exit "umount '$T/mnt' 2>/dev/null"
-		run "$IOLENS" bench --compare-cache --size 8m --json "$T/mnt"
+		run "$IOLENS" bench $SIZED --compare-cache --size 8m --json "$T/mnt"
 		check_eq "--compare-cache on a loop device's ext4: exit 0" 0 "$RC"
 		check "… the device read the 8 MiB for direct reads" \
 			test "$(bq get points.0.device.read_bytes <<<"$OUT")" -ge $((8 << 20))

@@ -127,7 +127,7 @@ if [ -z "$A" ] || [ -z "$B" ]; then
 else
 	# The device nodes outlive the devices: given back to root (as devtmpfs makes them) on exit, and
 	# B made root's here whatever an earlier run left.
-	on_exit "chown root $A $B; losetup -d $A 2>/dev/null; losetup -d $B 2>/dev/null"
+	on_exit "chown root $A $B; loop_release $A $T/a.img; loop_release $B $T/b.img"
 	chown root "$B"
 	chown nobody "$A"            # nobody's to write: bench may write it on their word
 	mkfs.ext4 -q -F "$B" >/dev/null 2>&1 # root's, holding a filesystem

@@ -251,7 +251,7 @@ fi
 if [ -n "$loop" ]; then
 	# (Detached at the end only if still ours: once detached below, its number may be another
 	# test's device.)
-	on_exit '[ -z "$loop" ] || losetup -d "$loop" 2>/dev/null'
+	on_exit 'loop_release "$loop" "$T/disk.img"'
 	run "$IOLENS" bench --profile "${SMALL[@]}" "$loop"
 	check_eq "--profile writes: a block device needs --force (exit 1)" 1 "$RC"
 	key=$(expected_key "$(stat -c '%Hr:%Lr' "$loop")")

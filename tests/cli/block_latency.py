@@ -402,6 +402,13 @@ def main():
     p.add_argument("trace")
     p.add_argument("--dev", required=True, type=maj_min, help="MAJ:MIN")
     p.add_argument("--op", default="R")
+    p = sub.add_parser("value")
+    p.add_argument("trace")
+    p.add_argument("--span", choices=SPANS, required=True)
+    p.add_argument("--dev", required=True, type=maj_min, help="MAJ:MIN")
+    p.add_argument("--op", default="R")
+    p.add_argument("--pid")
+    p.add_argument("--quantile", type=float, default=0.5)
     for name in ("holds", "range"):
         p = sub.add_parser(name)
         p.add_argument("trace")
@@ -439,6 +446,12 @@ def main():
     if a.what == "summary":
         for line in summary(a.trace):
             print(line)
+        return 0
+    if a.what == "value":
+        # The tracer's own percentile of a span, ns (nothing when it saw none).
+        lat = values(load(a.trace)[a.span], dev_t(a.dev), a.pid, a.op)
+        if lat:
+            print(int(percentile(lat, a.quantile)))
         return 0
     try:
         if a.what == "range":

@@ -362,28 +362,63 @@ warm(F)
 RENAMED = os.path.join(DIR, "renamed")
 
 
+def named(path, deadline=60):
+    """Reads a page of path every interval until a row of cachetop --files carries that path
+    (True), or deadline seconds pass (False). Each read is one hit of the file's."""
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        with open(path, "rb") as f:
+            f.read(PAGE)
+        with files.lock:
+            if path in files.sums:
+                return True
+            files.lock.wait(float(INTERVAL))
+    return False
+
+
+def hits_of(path):
+    with files.lock:
+        return files.sums.get(path, {}).get("hits", 0)
+
+
 def after_rename(proc):
     assert proc.stdout.readline().strip() == "renamed"
-    files.wait_lines(3)
+    after_rename.named = named(RENAMED)
+    after_rename.old, after_rename.new = hits_of(F), files.of(RENAMED).get("hits", 0)
     proc.stdin.write("go\n")
     proc.stdin.flush()
 
 
-with files.lock:
-    old_before = files.sums.get(F, {}).get("hits", 0)
-new_before = files.of(F).get("hits", 0) - old_before  # its inode's rows: unnamed so far
+# A file renamed while a process has it open: named by its new path once the child has looked at
+# open files again (about a second); the rest of its reading is counted there, none under the old.
 truth, got, _ = case(["rename", F, RENAMED], during=after_rename)
 files.wait_lines(2)
-# Under its new path, or under its device and inode while cachetop has not named it yet, or under
-# its old path while the naming child has not seen the rename (iolens-cachetop(1), FILE NAMES: it
-# looks at open files again about every second, later on a busy machine).
-with files.lock:
-    old_hits = files.sums.get(F, {}).get("hits", 0) - old_before
-new_hits = files.of(RENAMED).get("hits", 0) - new_before
-ok(new_hits + old_hits >= PAGES // 2 - PAGES // 50,
-   "a file renamed while read: its hits counted, under its new path or inode (%d, %s) or its old path"
-   " until the rename is seen (%d)" % (new_hits, RENAMED, old_hits))
+ok(after_rename.named, "a file renamed while open: rows under its new path within 60 s of the rename")
+new_hits = files.of(RENAMED).get("hits", 0) - after_rename.new
+near("a file renamed while open: the second half's hits under its new path or inode (%s)" % RENAMED,
+     new_hits, PAGES // 2, PAGES)
+ok(hits_of(F) - after_rename.old <= PAGES // 50,
+   "a file renamed while open: none of the second half under its old path (%d)" % (hits_of(F) - after_rename.old))
 os.rename(RENAMED, F)
+
+# A file renamed once closed (a rotated log): the name it was given is looked at again, and it is
+# named by its new path, never by the old one. Truth: the pages this test read.
+ROTATED, ROTATED_TO = os.path.join(DIR, "app.log"), os.path.join(DIR, "app.log.1")
+make(ROTATED, 4 << 20)
+ok(named(ROTATED), "a closed file read again: named %s" % ROTATED)
+os.rename(ROTATED, ROTATED_TO)
+ok(named(ROTATED_TO), "a file renamed once closed: rows under its new path %s within 60 s" % ROTATED_TO)
+old_before, new_before = hits_of(ROTATED), files.of(ROTATED_TO).get("hits", 0)
+with open(ROTATED_TO, "rb") as f:
+    while f.read(1 << 20):
+        pass
+files.wait_lines(2)
+rotated_pages = (4 << 20) // PAGE
+near("a file renamed once closed: its reading counted under its new path or inode",
+     files.of(ROTATED_TO).get("hits", 0) - new_before, rotated_pages, rotated_pages)
+ok(hits_of(ROTATED) - old_before == 0,
+   "a file renamed once closed: nothing under its old path (%d)" % (hits_of(ROTATED) - old_before))
+os.unlink(ROTATED_TO)
 
 # ---- a working set larger than its memory cgroup ----------------------------------------------
 

@@ -125,7 +125,7 @@ rm -f "$T/stop"
 	blkdiscard -o 0 -l 8M "$loopdev" || break
 done) &
 load=$!
-on_exit "touch '$T/stop'; wait $load 2>/dev/null; losetup -d $loopdev 2>/dev/null"
+on_exit "touch '$T/stop'; wait $load 2>/dev/null; loop_release $loopdev $T/loop.img"
 disk=${loopdev#/dev/}
 discarded() { [ "$(diskstats_sum "$disk" 14)" -ge 32768 ]; }
 wait_until discarded

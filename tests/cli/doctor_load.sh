@@ -33,7 +33,7 @@ between() { awk -v a="$1" -v b="$2" -v x="$3" 'BEGIN { exit !(x != "" && x != "a
 if command -v fio >/dev/null && command -v iostat >/dev/null; then
 	truncate -s 256M "$T/disk.img"
 	LOOP=$(losetup -f --show --direct-io=on "$T/disk.img" 2>/dev/null || losetup -f --show "$T/disk.img")
-	on_exit "losetup -d $LOOP 2>/dev/null"
+	on_exit "loop_release $LOOP $T/disk.img"
 	dev=${LOOP#/dev/}
 	# Killed after its section: the run time is only a bound (30 s ended it before the text run of
 	# a slow ASan run). Synchronous writes: each waits for the disk under the file to have it, so
@@ -306,7 +306,7 @@ else
 	on_exit "rm -f '$image'"
 	head -c $((32 << 20)) /dev/urandom >"$image"
 	if bdev=$(losetup -f --show "$image" 2>"$T/bdev.err"); then
-		on_exit "losetup -d $bdev 2>/dev/null"
+		on_exit "loop_release $bdev $image"
 		(while [ ! -e "$T/bdev.stop" ]; do dd if="$bdev" of=/dev/null bs=1M iflag=nocache status=none; done) &
 		BDEV_READER=$!
 		on_exit "touch $T/bdev.stop; wait $BDEV_READER 2>/dev/null"

@@ -28,7 +28,7 @@ if [ -z "$loopdev" ]; then
 	make_file "$T/sat.img" $((128 << 20))
 	sync "$T/sat.img"
 	loopdev=$(losetup -f --show "$T/sat.img" 2>"$T/losetup.err") || skip_all "losetup: $(head -1 "$T/losetup.err")"
-	on_exit "losetup -d $loopdev 2>/dev/null"
+	on_exit "loop_release $loopdev $T/sat.img"
 	losetup --direct-io=on "$loopdev" 2>/dev/null || echo "# $loopdev reads its file through the page cache"
 fi
 disk=${loopdev#/dev/}
@@ -178,7 +178,7 @@ if queued_device; then
 	qdisk=${QUEUED_LOOP#/dev/}
 	upper=$(losetup -f --show --direct-io=on "$QUEUED_LOOP" 2>"$T/upper.err")
 	if [ -n "$upper" ]; then
-		on_exit "losetup -d $upper 2>/dev/null"
+		on_exit "loop_release $upper $QUEUED_LOOP"
 		fio --name=upper --filename="$upper" --readonly --rw=randread --bs=4k --direct=1 --ioengine=libaio \
 			--iodepth=64 --randrepeat=0 --time_based --runtime=300 --output=/dev/null &
 		UPPER_FIO=$!

@@ -135,7 +135,7 @@ check_match "… said: tmpfs pages cannot be dropped" "full: on tmpfs the pages 
 if is_root && command -v losetup >/dev/null; then
 	make_file "$T/disk.img" $((4 << 20))
 	if loop=$(losetup -f --show "$T/disk.img" 2>/dev/null); then
-		on_exit "losetup -d $loop"
+		on_exit "loop_release $loop $T/disk.img"
 		run "$IOLENS" warm "$loop" --csv --no-header -o cached_after
 		check_eq "warm a block device nobody holds: loaded" 1024 "$OUT"
 		check_match "… and said that its cache went when warm closed it" \

@@ -45,7 +45,7 @@ done
 
 # ---- The server ----------------------------------------------------------------------------------
 
-port=$((20000 + $$ % 20000))
+port=$(free_port)
 "$IOLENS" export --listen "127.0.0.1:$port" 2>"$T/export.err" &
 EXPORTER=$!
 on_exit "kill $EXPORTER 2>/dev/null"
@@ -162,7 +162,7 @@ serve() {
 	return 0
 }
 if ip -6 addr show dev lo 2>/dev/null | grep -q 'inet6 ::1/128'; then
-	lport=$((port + 4))
+	lport=$(free_port)
 	serve "http://127.0.0.1:$lport/" --listen ":$lport"
 	check_eq "--listen :$lport: IPv4 (curl -4 127.0.0.1)" 200 "$(status -4 "http://127.0.0.1:$lport/metrics")"
 	check_eq "… and IPv6 (curl -6 [::1])" 200 "$(status -6 "http://[::1]:$lport/metrics")"
@@ -182,7 +182,7 @@ fi
 # ---- --web.config.file: TLS and basic auth, as every Prometheus exporter takes them ---------------
 
 BCRYPT=${BUILD:-$TOP/build}/tests/helpers/bcrypt_hash
-wport=$((port + 5))
+wport=$(free_port)
 if ! command -v openssl >/dev/null || [ ! -x "$BCRYPT" ]; then
 	skip "--web.config.file: needs openssl and $BCRYPT (make deps; make check builds it)"
 else
@@ -272,16 +272,17 @@ check_eq "… and still serves" 200 "$(status "$url")"
 
 # With room for 16 connections, 40 idle ones from one address: the oldest make room for the new
 # (and one address may hold half the room), so the newest 8 stay and a scraper gets in.
-"$IOLENS" export --listen "127.0.0.1:$((port + 3))" --max-connections 16 2>"$T/export-small.err" &
+sport=$(free_port)
+"$IOLENS" export --listen "127.0.0.1:$sport" --max-connections 16 2>"$T/export-small.err" &
 SMALL=$!
 on_exit "kill $SMALL 2>/dev/null"
-for i in $(seq 50); do curl -s -o /dev/null "127.0.0.1:$((port + 3))/" && break; sleep 0.1; done
-python3 "$ATTACK" 127.0.0.1 $((port + 3)) --idle 40 --until-closed 32 --seconds 30 --ready "$T/small.ready" \
+for i in $(seq 50); do curl -s -o /dev/null "127.0.0.1:$sport/" && break; sleep 0.1; done
+python3 "$ATTACK" 127.0.0.1 $sport --idle 40 --until-closed 32 --seconds 30 --ready "$T/small.ready" \
 	>"$T/small.json" 2>"$T/small.err" &
 ATTACKER=$!
 for i in $(seq 200); do [ -e "$T/small.ready" ] && break; sleep 0.05; done
 check_eq "--max-connections 16 and 40 idle connections: a scrape is answered" 200 \
-	"$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 "http://127.0.0.1:$((port + 3))/metrics")"
+	"$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 "http://127.0.0.1:$sport/metrics")"
 wait "$ATTACKER"
 check_eq "… the 32 oldest were closed to make room, the newest 8 kept" "$(seq -s ', ' 0 31)" \
 	"$(field "$T/small.json" closed | tr -d '[]')"
@@ -303,7 +304,7 @@ else
 	on_exit "fusermount3 -u '$T/mnt' 2>/dev/null; kill $SERVER 2>/dev/null"
 	for i in $(seq 100); do mountpoint -q "$T/mnt" && break; sleep 0.05; done
 	# The exporter was started before the segment existed: it finds it at the next scrape.
-	pport=$((port + 1))
+	pport=$(free_port)
 	cat >"$T/prometheus.yml" <<YML
 global:
   scrape_interval: 1s
@@ -399,15 +400,16 @@ fi
 kill "$EXPORTER"
 wait "$EXPORTER"
 check_eq "SIGTERM: the exporter ends with 0" 0 "$?"
+bport=$(free_port)
 python3 -c 'import socket, sys, time
 s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); open(sys.argv[2], "w").close(); time.sleep(30)' \
-	$((port + 2)) "$T/bound" &
+	$bport "$T/bound" &
 TAKER=$!
 on_exit "kill $TAKER 2>/dev/null"
 for i in $(seq 50); do [ -e "$T/bound" ] && break; sleep 0.1; done
-run timeout 10 "$IOLENS" export --listen "127.0.0.1:$((port + 2))"
+run timeout 10 "$IOLENS" export --listen "127.0.0.1:$bport"
 check_eq "a port already taken: exit 1" 1 "$RC"
-check_match "… said" "cannot listen on 127.0.0.1:$((port + 2))" "$ERR"
+check_match "… said" "cannot listen on 127.0.0.1:$bport" "$ERR"
 kill "$TAKER"
 
 echo "1..$t_count"

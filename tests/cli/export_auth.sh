@@ -7,7 +7,7 @@ BCRYPT=${BUILD:-$TOP/build}/tests/helpers/bcrypt_hash
 [ -x "$BCRYPT" ] || skip_all "needs $BCRYPT (make check builds it)"
 FLOOD=$TOP/tests/helpers/auth_flood.py
 FREEZE=$TOP/tests/helpers/freeze_thread.py
-port=$((40000 + $$ % 15000))
+port=$(free_port)
 url=http://127.0.0.1:$port/metrics
 mkdir -p "$T/web"
 alice=$("$BCRYPT" 'open sesame')
@@ -185,7 +185,7 @@ fi
 # ---- TLS: a Content-Length libmicrohttpd cannot read, answered once ---------------------------------
 
 if [ -e "$T/web/key.pem" ]; then
-	tport=$((port + 1))
+	tport=$(free_port)
 	printf 'tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\nbasic_auth_users:\n  alice: %s\n' "$alice" >"$T/web/tls.yml"
 	chmod 600 "$T/web/tls.yml"
 	"$IOLENS" export --listen "127.0.0.1:$tport" --web.config.file "$T/web/tls.yml" 2>"$T/tls.err" &

@@ -12,7 +12,7 @@ buckets_ok() { awk -v f="$1_bucket" -v l="${2%\}}" -v c="$(sample "$1_count" "$2
 	index($1, f l ",le=") == 1 { if ($2 + 0 < last) bad = 1; last = $2 + 0; n++; inf = $2 }
 	END { exit !(n == 23 && !bad && inf == c && c != "") }' <<<"$3"; }
 
-port=$((20000 + ($$ + 13) % 20000))
+port=$(free_port)
 why=$(bio_expected)
 loopdev=
 if [ -n "$why" ]; then
@@ -25,7 +25,7 @@ else
 	loopdev=$(losetup -f --show "$T/lat.img" 2>"$T/losetup.err") || { skip "losetup: $(head -1 "$T/losetup.err")"; loopdev=; }
 fi
 if [ -n "$loopdev" ]; then
-	on_exit "losetup -d $loopdev 2>/dev/null"
+	on_exit "loop_release $loopdev $T/lat.img"
 	losetup --direct-io=on "$loopdev" 2>/dev/null
 	disk=${loopdev#/dev/}
 	command -v udevadm >/dev/null && udevadm settle 2>/dev/null
@@ -150,7 +150,7 @@ if [ -n "$loopdev" ]; then
 		awk -v l="$low" -v h="$high" 'BEGIN { exit !(l != "none" && l >= -1127 && h <= 277 && l <= h) }'
 	if command -v prometheus >/dev/null; then
 		# A real Prometheus with native histograms on scrapes it, and takes the median from them.
-		pport=$((port + 2))
+		pport=$(free_port)
 		cat >"$T/prometheus.yml" <<YML
 global:
   scrape_interval: 1s
@@ -196,7 +196,7 @@ check_no_match "--once: no latencies (none were counted before it)" "duration_se
 check_eq "… and nothing said about it" "" "$(cat "$T/once.err")"
 if is_root && command -v curl >/dev/null; then
 	# As nobody, loading eBPF is refused: the exporter says so once and serves the rest.
-	nport=$((port + 1))
+	nport=$(free_port)
 	"${AS_NOBODY[@]}" "$IOLENS" export --listen "127.0.0.1:$nport" --collector.disable-defaults --collector.disklatency \
 		--collector.diskstats 2>"$T/nobody.err" &
 	nobody=$!

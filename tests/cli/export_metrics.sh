@@ -77,7 +77,7 @@ if ! is_root || ! command -v losetup >/dev/null; then
 else
 	make_file "$T/disk.img" $((4 << 20))
 	LOOPDEV=$(losetup -f --show "$T/disk.img")
-	on_exit "losetup -d $LOOPDEV 2>/dev/null"
+	on_exit "loop_release $LOOPDEV $T/disk.img"
 	loop=${LOOPDEV#/dev/}
 	dd if="$LOOPDEV" of=/dev/null bs=4096 count=64 iflag=direct status=none
 	reads=$(awk -v d="$loop" '$3 == d { print $4 }' /proc/diskstats)
@@ -160,7 +160,7 @@ else
 	FUSE=$!
 	on_exit "kill -USR1 $FUSE 2>/dev/null; nsenter -t $NS -m fusermount3 -uz '$T/mnt' 2>/dev/null; kill $FUSE 2>/dev/null"
 	for i in $(seq 100); do in_ns mountpoint -q "$T/mnt" && break; sleep 0.05; done
-	port=$((20000 + ($$ + 7) % 20000))
+	port=$(free_port)
 	nsenter -t "$NS" -m "$IOLENS" export --listen "127.0.0.1:$port" --collector.disable-defaults --collector.filesystem 2>"$T/export.err" &
 	EXPORTER=$!
 	on_exit "kill $EXPORTER 2>/dev/null"
@@ -209,7 +209,7 @@ promtool_ok "vmstat" "$OUT"
 
 # ---- process_*: the exporter against /proc/PID of it ---------------------------------------------------------
 
-port=$((20000 + ($$ + 11) % 20000))
+port=$(free_port)
 "$IOLENS" export --listen "127.0.0.1:$port" --collector.disable-defaults --collector.process 2>"$T/export.err" &
 EXPORTER=$!
 on_exit "kill $EXPORTER 2>/dev/null"

@@ -12,7 +12,7 @@ N=8192 # pages: 32 MiB, far above what the rest of a quiet machine reads in the 
 make_file "$T/f" $((N * PAGE))
 sync "$T/f"
 
-port=$((20000 + ($$ + 17) % 20000))
+port=$(free_port)
 IOLENS_CACHE_MECHANISM=procfs "$IOLENS" export --listen "127.0.0.1:$port" --collector.disable-defaults \
 	--collector.pagecache --collector.vmstat 2>"$T/export.err" &
 EXPORTER=$!

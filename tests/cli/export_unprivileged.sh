@@ -37,7 +37,7 @@ fi
 
 # ---- The exporter as the unit runs it -------------------------------------------------------------------
 
-port=$((20000 + ($$ + 13) % 20000))
+port=$(free_port)
 as_unit "$setpriv_caps"
 no_tracefs "${AS_UNIT[@]}" "$IOLENS" export --listen "127.0.0.1:$port" 2>"$T/export.err" &
 EXPORTER=$!
@@ -104,7 +104,7 @@ wait "$EXPORTER" 2>/dev/null
 if ! command -v strace >/dev/null || ! command -v systemd-analyze >/dev/null; then
 	skip "the unit's filters: needs strace and systemd-analyze"
 else
-	port=$((port + 1))
+	port=$(free_port)
 	as_unit "$setpriv_caps"
 	strace -f -qq -o "$T/trace" "${AS_UNIT[@]}" "$IOLENS" export --listen "127.0.0.1:$port" 2>"$T/export.err" &
 	TRACED=$!

@@ -10,6 +10,14 @@ trap 'cleanup_hooks; [ -n "${KEEP_T:-}" ] || rm -rf "$T"' EXIT
 CLEANUP=()
 cleanup_hooks() { local c; for c in "${CLEANUP[@]}"; do eval "$c"; done; }
 on_exit() { CLEANUP+=("$1"); }
+# loop_release DEVICE FILE: detaches the loop device if it still reads FILE (an exit hook's: once
+# detached, its number may be the device of another test, run beside this one).
+loop_release() {
+	local backing
+	[ -n "$1" ] && backing=$(cat "/sys/block/${1#/dev/}/loop/backing_file" 2>/dev/null) || return 0
+	[ "${backing% (deleted)}" != "$(readlink -f "$2")" ] || losetup -d "$1" 2>/dev/null
+	return 0
+}
 
 t_count=0
 ok()     { t_count=$((t_count + 1)); echo "ok $t_count - $*"; }
@@ -251,6 +259,23 @@ wait_until() {
 	for ((i = 0; i < limit * 20; i++)); do "$@" && return 0; sleep 0.05; done
 	return 1
 }
+# free_port: a TCP port of 127.0.0.1 that nothing listens on now, as the kernel picks one, never one
+# this test was given before (tests run beside each other: ports made from pids collided).
+free_port() {
+	python3 - "$T/ports" <<'PY'
+import socket, sys
+used = set(open(sys.argv[1]).read().split()) if __import__("os").path.exists(sys.argv[1]) else set()
+while True:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = str(s.getsockname()[1])
+    s.close()
+    if port not in used:
+        break
+open(sys.argv[1], "a").write(port + "\n")
+print(port)
+PY
+}
 # gone PID: the process PID has ended (or was never there).
 gone() { ! kill -0 "$1" 2>/dev/null; }
 # wait_while PID [SECONDS] COMMAND...: wait_until COMMAND, while process PID lives: a condition only
@@ -349,7 +374,7 @@ slow_device() {
 		SLOW_WHY="no direct I/O through FUSE here (the page cache would answer the reads)"
 	else
 		SLOW_LOOP=$loop
-		on_exit "losetup -d $loop 2>/dev/null; fusermount3 -u '$dir/mnt' 2>/dev/null; kill $SLOW_SERVER 2>/dev/null"
+		on_exit "loop_release $loop $dir/mnt/img; fusermount3 -u '$dir/mnt' 2>/dev/null; kill $SLOW_SERVER 2>/dev/null"
 		return 0
 	fi
 	fusermount3 -u "$dir/mnt" 2>/dev/null
@@ -372,7 +397,7 @@ queued_device() {
 	on_exit "rm -f '$image'"
 	head -c $((64 << 20)) /dev/zero >"$image"
 	loop=$(losetup -f --show "$image" 2>"$T/queued.err") || { QUEUED_WHY="losetup: $(head -1 "$T/queued.err")"; return 1; }
-	on_exit "losetup -d $loop 2>/dev/null"
+	on_exit "loop_release $loop $image"
 	queue=/sys/block/${loop#/dev/}/queue
 	scheduler=$(sed 's/.*\[\(.*\)\].*/\1/' "$queue/scheduler")
 	if [ "$scheduler" != none ] || ! grep -qw mq-deadline "$queue/scheduler"; then
@@ -385,6 +410,19 @@ queued_device() {
 		{ QUEUED_WHY="its queue's settings could not be written"; return 1; }
 	echo "# ${loop#/dev/}: 4 requests at a time in its driver, $(cat "$queue/nr_requests") in mq-deadline"
 	QUEUED_LOOP=$loop
+}
+
+# prog_attached PID PROGRAM: process PID holds the eBPF program PROGRAM attached (a link of it among
+# its descriptors). Doctor's O_DIRECT watch is waited for by its on_enter: cachestat.bpf.c, which
+# doctor starts before it, has an on_exit too, and waiting for that name let dd run before the
+# watch (CI, ASan). (Three programs whatever the descriptors: under qemu without KVM a grep of each
+# took seconds.)
+prog_attached() {
+	local ids
+	ids=$(bpftool prog show name "$2" 2>/dev/null | awk -F: '/^[0-9]+:/ { printf "%s%s", sep, $1; sep = "|" }')
+	[ -n "$ids" ] &&
+		grep -lE "^prog_id:[[:space:]]+($ids)\$" /proc/"$1"/fdinfo/* 2>/dev/null | xargs -r grep -l '^link_type:' 2>/dev/null |
+		grep -q .
 }
 
 # A file of random data, so no filesystem can skip it.
@@ -496,13 +534,13 @@ check_more() {
 		i=$((i + 1))
 	done < <(python3 -c 'import json, sys
 seen = set()
-for f in json.loads(sys.argv[1])["findings"]:
+for f in json.load(sys.stdin)["findings"]:  # (on stdin: an argument holds 128 KiB at most)
     d = f["data"]
     pid = d.get("pid") or (d.get("process") or {}).get("pid") or d.get("probe_pid")
     owner = "pid:%d" % pid if pid else "file:" + d["file"] if d.get("file") else "-"
     if f["more"] not in seen:
         seen.add(f["more"])
-        print("%s\t%s\t%s" % (f["rule"], owner, f["more"]))' "$json")
+        print("%s\t%s\t%s" % (f["rule"], owner, f["more"]))' <<<"$json")
 	[ "$i" -gt 0 ] || { skip "$desc: no finding, no more: to run"; return; }
 	for ((i = 0; i < ${#pids[@]}; i++)); do
 		wait "${pids[$i]}"

@@ -20,7 +20,7 @@ mkdir -p "$broken"
 sonames=$(grep -aoE 'lib(microhttpd|yaml[^.]*|crypt|ncursesw|uring|blkid|bpf)\.so\.[0-9]+' "$IOLENS" | sort -u)
 check_eq "iolens names the 7 sonames it opens" 7 "$(wc -l <<<"$sonames")"
 for so in $sonames; do : >"$broken/$so"; done
-port=$((20000 + $$ % 20000))
+port=$(free_port)
 
 LD_LIBRARY_PATH=$broken run "$IOLENS" export --listen "127.0.0.1:$port"
 check_eq "export with a broken libmicrohttpd: exit 1" 1 "$RC"
@@ -56,7 +56,7 @@ if is_root && command -v losetup >/dev/null; then
 	loop=$(losetup -f --show "$T/disk.img" 2>/dev/null)
 fi
 if [ -n "$loop" ]; then
-	on_exit "losetup -d $loop 2>/dev/null"
+	on_exit "loop_release $loop $T/disk.img"
 	LD_LIBRARY_PATH=$broken run "$IOLENS" bench --rw write --bs 64k --size 1m --force "$loop"
 	check_eq "bench --force writing a device with a broken libblkid: exit 1" 1 "$RC"
 	check_match "… not written, said why" "cannot look for a filesystem signature \(libblkid\.so\.[0-9]+: .+\): not written" "$ERR"

@@ -11,7 +11,7 @@ fi
 make_file "$T/cap.img" $((64 << 20))
 sync "$T/cap.img"
 loopdev=$(losetup -f --show "$T/cap.img" 2>"$T/losetup.err") || skip_all "losetup: $(head -1 "$T/losetup.err")"
-on_exit "losetup -d $loopdev 2>/dev/null"
+on_exit "loop_release $loopdev $T/cap.img"
 losetup --direct-io=on "$loopdev" 2>/dev/null
 disk=${loopdev#/dev/}
 command -v udevadm >/dev/null && udevadm settle 2>/dev/null

@@ -23,7 +23,7 @@ field() { python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).read().spl
 # A loop device with partitions 1 and 2 (added with BLKPG, as partx does: this kernel may parse no partition table).
 truncate -s 64M "$T/parts.img"
 loopdev=$(losetup -P -f --show "$T/parts.img" 2>"$T/losetup.err") || { skip "losetup -P: $(head -1 "$T/losetup.err")"; exit 0; }
-on_exit "losetup -d $loopdev 2>/dev/null"
+on_exit "loop_release $loopdev $T/parts.img"
 if ! addpart "$loopdev" 1 2048 32768 2>"$T/addpart.err" || ! addpart "$loopdev" 2 34816 32768 2>>"$T/addpart.err"; then
 	skip "addpart on $loopdev: $(head -1 "$T/addpart.err")"
 	exit 0

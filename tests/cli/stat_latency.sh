@@ -101,7 +101,7 @@ else
 	loopdev=$(losetup -f --show "$T/lat.img" 2>"$T/losetup.err") || { skip "losetup: $(head -1 "$T/losetup.err")"; loopdev=; }
 fi
 if [ -n "$loopdev" ]; then
-	on_exit "losetup -d $loopdev 2>/dev/null"
+	on_exit "loop_release $loopdev $T/lat.img"
 	losetup --direct-io=on "$loopdev" 2>/dev/null || echo "# $loopdev reads its file through the page cache (no direct I/O on $(fs_type "$T"))"
 	disk=${loopdev#/dev/}
 	command -v udevadm >/dev/null && udevadm settle 2>/dev/null
@@ -197,7 +197,7 @@ elif ! pimage=$(mktemp -p /dev/shm iolens-plugged.XXXXXX) || ! head -c $((64 << 
 	skip "requests plugged: no loop device over /dev/shm ($(head -1 "$T/losetup.err" 2>/dev/null))"
 	rm -f "$pimage"
 else
-	on_exit "losetup -d $ploop 2>/dev/null; rm -f '$pimage'"
+	on_exit "loop_release $ploop $pimage; rm -f '$pimage'"
 	disk=${ploop#/dev/} pdev=$(dev_of "$ploop")
 	FIO_ENGINE=(--ioengine=libaio --iodepth=16 --iodepth_batch_submit=16 --iodepth_batch_complete_min=16)
 	measure "$disk" "$ploop" 4096 64M

@@ -83,6 +83,19 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 						 human_size((uint64_t)read_rate, read_text, sizeof(read_text)),
 						 human_size((uint64_t)write_rate, write_text, sizeof(write_text)),
 						 p->rate_seconds, (int)p->pid);
+		if (by_requests && (p->bio_read_unended_requests || p->bio_write_unended_requests) && used < sizeof(f->numbers))
+			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
+						 "; at least: %llu more request%s (%llu bytes) not seen ending by the window's "
+						 "end (%s)",
+						 (unsigned long long)(p->bio_read_unended_requests + p->bio_write_unended_requests),
+						 p->bio_read_unended_requests + p->bio_write_unended_requests == 1 ? "" : "s",
+						 (unsigned long long)(p->bio_read_unended_bytes + p->bio_write_unended_bytes),
+						 p->ended ? "ended with no eBPF program run at their completion"
+							  : "in flight, or ended with no eBPF program run at their completion");
+		if (by_requests && s->bio_unattributed_bytes && used < sizeof(f->numbers))
+			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
+						 "; %llu bytes of the window's block I/O were charged to no process",
+						 (unsigned long long)s->bio_unattributed_bytes);
 		if (cache_known && used < sizeof(f->numbers))
 			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
 						 "; the page cache holds %llu of its %llu pages", (unsigned long long)cached,
@@ -124,6 +137,14 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		field_count_if(&f->data, "read_bytes", p->bio_read_bytes, p->bio_known);
 		field_count_if(&f->data, "write_requests", p->bio_write_requests, p->bio_known);
 		field_count_if(&f->data, "write_bytes", p->bio_write_bytes, p->bio_known);
+		field_count_if(&f->data, "read_bytes_unended", p->bio_read_unended_bytes, p->bio_known);
+		field_count_if(&f->data, "write_bytes_unended", p->bio_write_unended_bytes, p->bio_known);
+		field_count_if(&f->data, "unattributed_bytes", s->bio_unattributed_bytes, p->bio_known);
+		if (p->bio_known) /* read_bytes and write_bytes whole: no request of the window unaccounted for */
+			field_bool(&f->data, "bytes_exact",
+				   !p->bio_read_unended_requests && !p->bio_write_unended_requests && !s->bio_unattributed_bytes);
+		else
+			field_null(&f->data, "bytes_exact");
 		field_int_if(&f->data, "fd", p->first_fd, p->first_fd >= 0);
 		field_int(&f->data, "flags", (int)p->first_flags);
 		field_count_if(&f->data, "cached_pages", cached, cache_known);
