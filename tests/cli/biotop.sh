@@ -127,10 +127,12 @@ for l in open(sys.argv[1]).read().splitlines():
         t = d["time_ns"]
 print(t)' "$1" "$2"
 }
-for interval in 2 4 8 16 32; do
+interval=2
+for try in 1 2 3 4 5; do
 	block_tracer_start bio "$dev"
 	start_tops "$T/bio" --json $interval
 	d0=$(diskstats_sum "$disk" 4)
+	began=$(now_ns)
 	fio --name=biotop --filename="$loopdev" --readonly --rw=randread --bs=4k --direct=1 --ioengine=psync \
 		--number_ios=$N --size=64M --randrepeat=0 --output-format=json >"$T/fio.json" 2>"$T/fio.err"
 	fio_rc=$?
@@ -152,6 +154,7 @@ for interval in 2 4 8 16 32; do
 	# A burst of completions the kernel ran no eBPF program for (lib.sh, all_but_missed) is rare:
 	# measured again; a program that forgets requests is short every time.
 	echo "# fio's requests of $N on lines with ${interval}s intervals: $(for m in "${MECHS[@]}"; do echo -n "$m ${requests[$m]} on ${lines[$m]}; "; done)again, longer"
+	interval=$(next_interval $interval $((ended - began)))
 done
 check_eq "fio ran ($(head -c 300 "$T/fio.err"))" 0 "$fio_rc"
 check_eq "biotop ends 0 on SIGINT" 0 "$top_rc"
@@ -213,16 +216,19 @@ on_exit "loop_release $loop2 $T/bio2.img"
 losetup --direct-io=on "$loop2" 2>/dev/null
 disk2=${loop2#/dev/} dev2=$(dev_of "$loop2")
 NA=300 NB=500
-for interval in 4 8 16 32; do
+interval=4
+for try in 1 2 3 4; do
 	block_tracer_start two "$dev" "$dev2"
 	start_tops "$T/two" --json $interval
 	"$IOLENS" stat --top-bio --json $interval >"$T/two-stat.json" 2>"$T/two-stat.err" &
 	stat=$!
 	wait_until lines_at_least "$T/two-stat.json" 1
+	began=$(now_ns)
 	fio --thread --readonly --rw=randread --direct=1 --ioengine=psync --randrepeat=0 --output-format=json \
 		--name=big --filename="$loopdev" --bs=64k --number_ios=$NA --size=64M \
 		--name=small --filename="$loop2" --bs=4k --number_ios=$NB --size=16M >"$T/two-fio.json" 2>"$T/two-fio.err"
 	fio_rc=$?
+	ended=$(now_ns)
 	stop_sampled "$tops $stat" $(files_of "$T/two") "$T/two-stat.json"
 	block_tracer_stop
 	whole=yes
@@ -234,6 +240,7 @@ for interval in 4 8 16 32; do
 	done
 	[ "$fio_rc" = 0 ] && [ -n "$whole" ] && break
 	echo "# fio's requests of $NA and $NB with ${interval}s intervals: $(for m in "${MECHS[@]}"; do echo -n "$m ${requests[a$m]} and ${requests[b$m]} on ${lines[a$m]} and ${lines[b$m]} lines; "; done)again, longer"
+	interval=$(next_interval $interval $((ended - began)))
 done
 check_eq "two disks: fio ran ($(head -c 300 "$T/two-fio.err"))" 0 "$fio_rc"
 for m in "${MECHS[@]}"; do
@@ -283,12 +290,13 @@ sys.exit(not (t >= both and (0 if busy else t * 0.995 - 1024) <= v <= t + 1024))
 # on one line. Sets fio_rc, completed (the reads /proc/diskstats counted on DEVICE meanwhile) and
 # requests[MECH].
 read_in_one_line() {
-	local name=$1 n=$2 device=$3 dev=$4 interval m whole d0
+	local name=$1 n=$2 device=$3 dev=$4 interval=2 try m whole d0 began
 	shift 4
-	for interval in 2 4 8 16 32; do
+	for try in 1 2 3 4 5; do
 		block_tracer_start "$name" "$dev"
 		start_tops "$T/$name" --json $interval
 		d0=$(diskstats_sum "${device#/dev/}" 4)
+		began=$(now_ns)
 		fio --name="$name" --filename="$device" --readonly --rw=randread --bs=4k --direct=1 --number_ios="$n" \
 			--randrepeat=0 --output-format=json "$@" >"$T/$name-fio.json" 2>"$T/$name-fio.err"
 		fio_rc=$?
@@ -302,6 +310,7 @@ read_in_one_line() {
 		done
 		[ "$fio_rc" = 0 ] && [ -n "$whole" ] && return 0
 		echo "# fio's $n reads with ${interval}s intervals: $(for m in "${MECHS[@]}"; do echo -n "$m ${requests[$m]} on ${lines[$m]} lines; "; done)again, longer"
+		interval=$(next_interval $interval $(($(now_ns) - began)))
 	done
 }
 

@@ -5,6 +5,7 @@
                    (block_io_start; block_getrq before Linux 6.5) and its issue (block_rq_issue),
                    paired by disk and sector with its completion (block_rq_complete), the spans
                    between them counted in the kernel (16 ns steps) and printed as it ends (SIGINT)
+  run PROGRAM      runs the tracer (bpftrace) on the program PROGRAM (tracer_command says how)
   summary TRACE    what TRACE holds, one line per disk, process and op: each span's count, avg, p50, p99, max
   done TRACE ...   the time from completion to the kernel's accounting (block_io_done) of a disk's requests of
                    an op, summed, and their count: what /proc/diskstats' time counts beyond iolens's
@@ -15,7 +16,8 @@
 The kernel's start of a request (start_time_ns, what /proc/diskstats and iolens count from) is no
 tracepoint's moment: a clock read as the request is made, before block_io_start (block_getrq),
 and since Linux 6.9 the submitter's plug's cached clock, read once per plug, as early as its first
-bio's queueing (block_bio_queue; earlier for all but the first of several bios submitted under one
+bio's queueing (6.9 to 6.17: read for the bio's issue time, just before block_bio_queue fires: the
+slack below; earlier for all but the first of several bios submitted under one
 plug of the submitter's own, as io_uring's batches are: the tests' fio jobs submit one bio at a
 time). iolens times the issue itself at block_rq_issue, as the tracer does (not from the kernel's
 io_start_time_ns, the plug's clock too, which makes a request issued under its own plug seem
@@ -37,13 +39,17 @@ import os
 import re
 import sys
 
-# Each span's end at block_rq_complete differs between iolens and the tracer by the programs that
-# run between their two moments (the tracer's own, iolens's others: a few hundred ns each; their
-# order is their attachment's), or an interrupt between them; its start by the like at the
-# tracepoint. 3 us either side of the bounds above covers those, and the tracer's own completion
-# program's mean time, measured as it runs (@self_ns: a few hundred ns here, microseconds in a
-# guest under TCG, where iolens's programs, attached after the tracer's, read their clock that
-# much later).
+# Each span's end at block_rq_complete differs between iolens and the tracer by what runs between
+# their two clock reads: the rest of the tracer's program (attached first, it runs first), measured
+# as it runs (@self_ns, its mean), and what no program times: the call of iolens's program and its
+# own work before it reads the clock, other programs (their order is their attachment's), an
+# interrupt; its start by the like at the tracepoint (and in Linux 6.9 to 6.17 the kernel's start
+# is the submitter's plug's clock, read for the bio's issue time just before block_bio_queue fires).
+# Natively that is a few hundred ns a piece: 3 us either side of the bounds, and the tracer's mean.
+# In a guest under TCG each piece takes microseconds: the untimed ones came to 3 to 7 us there
+# (stat -x's p50 of dd's reads 15 to 20 us above the tracer's from_bio on 6.12), less than the
+# tracer's own program (11 to 17 us: 3 map lookups, 3 deletions, an update), whose mean bounds
+# them: the slack is 3 us and twice that mean.
 SLACK_NS = 3000
 # Completions a program may not have run for: all_but_missed in tests/cli/lib.sh (0.5 %), for
 # iolens and the tracer alike.
@@ -168,6 +174,25 @@ tracepoint:block:block_rq_complete /%(disks)s/ {
        "start_test": any_dev if of_bio else disks, "start_map": to_disk if of_bio else "", "shift": STEP_SHIFT,
        "unseen": UNSEEN, "to_done": "\t\t@completed_at[args->dev, args->sector] = $now;\n" if done else "",
        "done": DONE_PROGRAM % {"disks": disks} if done else "", "done_clear": " clear(@completed_at);" if done else ""}
+
+
+# How the tracer runs: bpftrace in a mount namespace of its own with tracefs mounted there (a
+# machine freshly booted here has none; its own mounts are left as they are), its locked memory
+# unlimited, room for the keys of many requests in flight; and the kernel's BTF given as a file:
+# bpftrace 0.17 finds it among the kernel's BTF objects by name, which the kernel gives its own
+# from Linux 5.11 on, so on 5.10 it found none and failed ("unknown type name 'dev_t'").
+VMLINUX_BTF = "/sys/kernel/btf/vmlinux"
+TRACER_SHELL = ('{ mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing; } && '
+                '{ ulimit -l unlimited 2>/dev/null; exec bpftrace "$1"; }')
+
+
+def tracer_command(program_file):
+    """The command (argv) that runs the tracer on program_file, and what it adds to the environment.
+    It execs bpftrace in the end: its pid is the tracer's."""
+    env = {"BPFTRACE_MAP_KEYS_MAX": "65536"}
+    if os.path.exists(VMLINUX_BTF):
+        env["BPFTRACE_BTF"] = VMLINUX_BTF
+    return ["unshare", "-m", "sh", "-c", TRACER_SHELL, "_", program_file], env
 
 
 def op_of(rwbs):
@@ -308,11 +333,69 @@ def percentile(lat, q):
     return lat[max(1, math.ceil(q * len(lat) - 1e-9)) - 1]
 
 
+def summary(trace):
+    """What the trace holds, a line per disk, process and op: each span's count, avg, p50, p99, max."""
+    spans = load(trace)
+    lines = []
+    for dev, pid, op in sorted({(e[0], e[1], e[2]) for s in SPANS for e in spans[s]}):
+        said = []
+        for s in SPANS:
+            lat = values(spans[s], dev, pid, op)
+            if lat:
+                said.append("%s %d: avg %s p50 %s p99 %s max %s" % (s, len(lat), us(sum(lat) / len(lat)), us(percentile(lat, 0.5)),
+                                                                    us(percentile(lat, 0.99)), us(lat[-1])))
+        lines.append("# tracer: %d:%d pid %d %s: %s" % (dev >> 20, dev & 0xfffff, pid, op, "; ".join(said)))
+    return lines
+
+
+def bounds(trace, dev, span="total", op="R", pid=None, quantile=0.5, count=None):
+    """The values iolens's percentile (quantile) of count requests of op on the disk dev (MAJ:MIN),
+    of the process pid (or "most", or all), timing span, may be of: (low, high, said), ns, the
+    tracer's spans from below and from above, the ranks the two may differ by, the slack; high
+    1 << 64 where nothing bounds it above. LookupError when the tracer saw none of those requests."""
+    spans = load(trace)
+    below, above = BOUNDS[span]
+    lists = {s: values(spans[s], dev_t(dev), pid, op) for s in (below, above) if s}
+    first_list = lists[above or below]
+    for s, lat in lists.items():
+        if not lat:
+            raise LookupError("the tracer saw no %s request of %s%s (%s)" % (op, dev, " by pid %s" % pid if pid else "", s))
+    if count is None:
+        count = len(first_list)
+    # From below: the lower span's value of rank r - k, less the slack; from above, the upper's of rank r + k, and the slack.
+    slack = SLACK_NS + 2 * self_ns(trace)
+    low = max(0, window(lists[below], quantile, count)[0] - slack) if below else 0
+    _, high, rank, k = window(first_list, quantile, count)
+    high = high + slack if above else 1 << 64
+    if quantile >= 1:
+        # The longest request is most often one a stall of the machine made long (the host taking
+        # its CPU, interrupts), and a stall may fall between the two programs' ends of that one
+        # request (13 us on the longest of 2000, 416 us, once here): the longest may be 1/16 more.
+        high += high // 16
+    said = lambda s: "%s %s" % (s, us(percentile(lists[s], quantile))) if s else "no bound"
+    spans_said = "%s .. %s" % (said(below), said(above)) if below != above else said(above)
+    return low, high, "the tracer's p%g of %d requests: %s; of rank %d +- %d, +- %s: %s .. %s" % (
+        quantile * 100, len(first_list), spans_said, rank, k, us(slack), us(low), us(high) if above else "-")
+
+
+def holds(trace, value, scale, dev, span="total", op="R", pid=None, quantile=0.5, count=None, at_most=None):
+    """Whether value, a percentile iolens printed on scale (SCALES), is in a bucket of a value
+    bounds() allows (and at most at_most, the longest iolens printed): (True or False, said).
+    LookupError when the tracer saw none of those requests."""
+    low, high, said = bounds(trace, dev, span, op, pid, quantile, count)
+    first, last = SCALES[scale](low)[0], SCALES[scale](high)[1]
+    if at_most is not None:
+        first, last = min(first, at_most), min(last, at_most)
+    return first <= value <= last, "%s, in buckets %s .. %s" % (said, us(first), us(last) if high < 1 << 64 else "-")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
     p = sub.add_parser("program")
     p.add_argument("devices", nargs="+", type=maj_min)
+    p = sub.add_parser("run")
+    p.add_argument("program")
     p = sub.add_parser("summary")
     p.add_argument("trace")
     p = sub.add_parser("done")
@@ -346,6 +429,9 @@ def main():
     if a.what == "program":
         sys.stdout.write(program(a.devices))
         return 0
+    if a.what == "run":
+        argv, env = tracer_command(a.program)
+        os.execvpe(argv[0], argv, {**os.environ, **env})
     if a.what == "done":
         # Completion to accounting of the op's requests: "NS COUNT", or nothing where not traced.
         found = {"done_ns": 0, "done_n": 0}
@@ -357,54 +443,27 @@ def main():
         if has_tracepoint("block_io_done"):
             print(found["done_ns"], found["done_n"])
         return 0
-    spans = load(a.trace)
     if a.what == "summary":
-        keys = sorted({(e[0], e[1], e[2]) for s in SPANS for e in spans[s]})
-        for dev, pid, op in keys:
-            said = []
-            for s in SPANS:
-                lat = values(spans[s], dev, pid, op)
-                if lat:
-                    said.append("%s %d: avg %s p50 %s p99 %s max %s" % (s, len(lat), us(sum(lat) / len(lat)), us(percentile(lat, 0.5)),
-                                                                        us(percentile(lat, 0.99)), us(lat[-1])))
-            print("# tracer: %d:%d pid %d %s: %s" % (dev >> 20, dev & 0xfffff, pid, op, "; ".join(said)))
+        for line in summary(a.trace):
+            print(line)
         return 0
     if a.what == "value":
         # The tracer's own percentile of a span, ns (nothing when it saw none).
-        lat = values(spans[a.span], dev_t(a.dev), a.pid, a.op)
+        lat = values(load(a.trace)[a.span], dev_t(a.dev), a.pid, a.op)
         if lat:
             print(int(percentile(lat, a.quantile)))
         return 0
-    below, above = BOUNDS[a.span]
-    lists = {s: values(spans[s], dev_t(a.dev), a.pid, a.op) for s in (below, above) if s}
-    first_list = lists[above or below]
-    for s, lat in lists.items():
-        if not lat:
-            print("the tracer saw no %s request of %s%s (%s)" % (a.op, a.dev, " by pid " + a.pid if a.pid else "", s))
-            return 4
-    count = a.count if a.count is not None else len(first_list)
-    # From below: the lower span's value of rank r - k, less the slack; from above, the upper's of rank r + k, and the slack.
-    slack = SLACK_NS + self_ns(a.trace)
-    low = max(0, window(lists[below], a.quantile, count)[0] - slack) if below else 0
-    _, high, rank, k = window(first_list, a.quantile, count)
-    high = high + slack if above else 1 << 64
-    if a.quantile >= 1:
-        # The longest request is most often one a stall of the machine made long (the host taking
-        # its CPU, interrupts), and a stall may fall between the two programs' ends of that one
-        # request (13 us on the longest of 2000, 416 us, once here): the longest may be 1/16 more.
-        high += high // 16
-    if a.what == "range":
-        print(low, high)
-        return 0
-    first, last = SCALES[a.scale](low)[0], SCALES[a.scale](high)[1]
-    if a.at_most is not None:
-        first, last = min(first, a.at_most), min(last, a.at_most)
-    said = lambda s: "%s %s" % (s, us(percentile(lists[s], a.quantile))) if s else "no bound"
-    spans_said = "%s .. %s" % (said(below), said(above)) if below != above else said(above)
-    print("the tracer's p%g of %d requests: %s; of rank %d +- %d, +- %s: %s .. %s, in buckets %s .. %s" %
-          (a.quantile * 100, len(first_list), spans_said, rank, k, us(slack), us(low), us(high) if above else "-",
-           us(first), us(last) if above else "-"))
-    return 0 if first <= a.value <= last else 3
+    try:
+        if a.what == "range":
+            low, high, _ = bounds(a.trace, a.dev, a.span, a.op, a.pid, a.quantile, a.count)
+            print(low, high)
+            return 0
+        good, said = holds(a.trace, a.value, a.scale, a.dev, a.span, a.op, a.pid, a.quantile, a.count, a.at_most)
+    except LookupError as e:
+        print(e)
+        return 4
+    print(said)
+    return 0 if good else 3
 
 
 if __name__ == "__main__":

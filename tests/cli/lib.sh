@@ -311,6 +311,10 @@ lines_of() { wc -l 2>/dev/null <"$1" || echo 0; }
 lines_at_least() { [ "$(lines_of "$1")" -ge "$2" ]; }
 # now_ns: CLOCK_REALTIME in ns, as the JSON lines' time_ns.
 now_ns() { date +%s%N; }
+# next_interval SECONDS NS: the interval to try a run again with that took NS nanoseconds and did not
+# fit in one line of SECONDS: twice as long, and at least twice the run, so a slow machine (a guest
+# under TCG beside other work: 2000 reads of fio over 8 s) gets there in one more try, not four.
+next_interval() { awk -v i="$1" -v ns="$2" 'BEGIN { i *= 2; while (i < 2 * ns / 1e9) i *= 2; print i }'; }
 # sampled_since FILE NS: the last whole JSON line of FILE was sampled at NS or after (its time_ns:
 # when stat or biotop read its counts), so it and the lines before hold all that ended before NS.
 sampled_since() {
@@ -442,7 +446,8 @@ pages_of() { echo $(( ($(stat -c %s "$1") + PAGE - 1) / PAGE )); }
 # tests/cli/block_latency.py writes its program and reads what it printed: for each request of the
 # disks asked, its spans to its completion from its bio's queueing, its start and its issue. It runs
 # in a mount namespace of its own with tracefs mounted there unless it is already (a fresh machine
-# has none mounted: bpftrace's tracepoints need it), which goes with it.
+# has none mounted: bpftrace's tracepoints need it), which goes with it (block_latency.py run, as
+# tests/kernels/matrix.py runs it too).
 BLOCK_LATENCY=$TOP/tests/cli/block_latency.py
 # block_tracer_why: why there is no tracer here; nothing when there is one.
 block_tracer_why() {
@@ -472,8 +477,7 @@ block_tracer_start() {
 	# (A file of an earlier tracer of the same name goes first: the shell empties it only as the
 	# new one starts, after this one may have looked.)
 	rm -f "$T/$name.trace" "$T/$name.trace.err"
-	BPFTRACE_MAP_KEYS_MAX=65536 unshare -m sh -c '{ mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing; } && { ulimit -l unlimited 2>/dev/null; exec bpftrace "$1"; }' \
-		_ "$T/$name.bt" >"$T/$name.trace" 2>"$T/$name.trace.err" &
+	python3 "$BLOCK_LATENCY" run "$T/$name.bt" >"$T/$name.trace" 2>"$T/$name.trace.err" &
 	TRACER=$!
 	[ -n "${TRACER_HOOKED:-}" ] || on_exit '[ -z "$TRACER" ] || tracer_end "$TRACER"'
 	TRACER_HOOKED=1

@@ -37,10 +37,11 @@ at_most() { python3 -c 'import sys; a, b, r = map(float, sys.argv[1:]); sys.exit
 
 # One interval must hold the whole run: fio starts after stat's first line and must end before its
 # second (the disk is shared, so which line had fio's reads is told by when they ran, not by the
-# counts); again with an interval twice as long when it did not. Again too, with the same interval,
-# when the histogram holds fewer than 99.5 % of fio's reads (a burst of completions the kernel ran
-# no eBPF program for: lib.sh, all_but_missed), or 1 % more: others' reads in the line (a program
-# started, its pages read back in), too many for the bounds at p99 and max below. Six tries.
+# counts); again with a longer interval when it did not (lib.sh, next_interval). Again too, with
+# the same interval, when the histogram holds fewer than 99.5 % of fio's reads (a burst of
+# completions the kernel ran no eBPF program for: lib.sh, all_but_missed), or 1 % more: others'
+# reads in the line (a program started, its pages read back in), too many for the bounds at p99
+# and max below. Six tries.
 interval=2
 for try in 1 2 3 4 5 6; do
 	sync # earlier tests' dirty pages written now, not during the line
@@ -49,9 +50,11 @@ for try in 1 2 3 4 5 6; do
 	stat=$!
 	wait_until lines_at_least "$T/lat.json" 1
 	d0=$(diskstats_sum "$disk" 4)
+	began=$(now_ns)
 	fio --name=lat --filename="$T/disk.dat" --readonly --rw=randread --bs=4k --direct=1 --ioengine=psync \
 		--number_ios=$IOS --size=$SIZE --randrepeat=0 --norandommap --output-format=json >"$T/fio.json" 2>"$T/fio.err"
 	fio_rc=$?
+	took=$(($(now_ns) - began))
 	d1=$(diskstats_sum "$disk" 4)
 	lines_after=$(lines_of "$T/lat.json")
 	wait_until lines_at_least "$T/lat.json" $(($(lines_of "$T/lat.json") + 1))
@@ -61,7 +64,7 @@ for try in 1 2 3 4 5 6; do
 	[ "$fio_rc" = 0 ] || break
 	if [ "$lines_after" != 1 ]; then
 		echo "# the run outlasted the ${interval}s interval: again, longer"
-		interval=$((interval * 2))
+		interval=$(next_interval $interval $took)
 		continue
 	fi
 	n=$(lat r_lat_count "$T/lat.json" 1)

@@ -4,7 +4,9 @@ Run by tests/kernels/matrix.sh (root, eBPF), in each kernel of the matrix: small
 per feature, each counted by a command started before it and compared with a truth the test
 has without iolens: the pages a reader says it read (tests/helpers/cachepattern), the pages
 fincore then finds cached, the reads /proc/diskstats says the virtio disk completed, the
-O_DIRECT reads dd was told to make. IOLENS_CACHE_MECHANISM and IOLENS_BIO_MECHANISM force each
+O_DIRECT reads dd was told to make, and the latencies of those reads as an independent tracer
+times them (bpftrace on the block tracepoints, the host tests' tests/cli/block_latency.py, with
+its bounds). IOLENS_CACHE_MECHANISM and IOLENS_BIO_MECHANISM force each
 mechanism in turn; one the kernel lacks must be refused with its reason (and is required to
 count where MATRIX_REQUIRE names it). Each feature x mechanism is one row of the Measure table
 (MATRIX_ROWS: feature, mechanism, truth, result; tab-separated).
@@ -12,10 +14,17 @@ count where MATRIX_REQUIRE names it). Each feature x mechanism is one row of the
 import json
 import os
 import re
+import shutil
+import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+import block_latency  # noqa: E402 (tests/cli's block tracer: bpftrace on the block tracepoints)
 
 IOLENS = os.environ["IOLENS"]
 BUILD = os.environ["BUILD"]
@@ -102,7 +111,7 @@ class Watch:
     def __init__(self, env, *args):
         self.proc = subprocess.Popen([IOLENS, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                      env={**os.environ, **env})
-        self.docs, self.lock = [], threading.Condition()
+        self.docs, self.lock, self.arrived = [], threading.Condition(), time.monotonic()
         threading.Thread(target=self.read, daemon=True).start()
 
     def read(self):
@@ -113,6 +122,7 @@ class Watch:
                 doc = {"unparsed": line}
             with self.lock:
                 self.docs.append(doc)
+                self.arrived = time.monotonic()
                 self.lock.notify_all()
         with self.lock:
             self.lock.notify_all()
@@ -128,6 +138,11 @@ class Watch:
                         return False
                 self.lock.wait(5)
             return True
+
+    def last_at(self):
+        """When its last line came (time.monotonic)."""
+        with self.lock:
+            return self.arrived
 
     def mark(self):
         with self.lock:
@@ -277,7 +292,7 @@ for mechanism in ("tracepoints", "fentry", "kprobes"):
         for line in e.splitlines():
             print("# stderr: " + line[:300])
 
-# ---- block I/O: biotop and stat -x, O_DIRECT reads of the virtio disk -----------------------------
+# ---- block I/O: biotop, stat -x and export's histograms, O_DIRECT reads of the virtio disk -----------
 
 
 def disk_of(path):
@@ -298,12 +313,204 @@ def reads_completed(disk):
     raise KeyError(disk)
 
 
+class Tracer:
+    """The block tracer of the host tests (tests/cli/block_latency.py: bpftrace on the tracepoints
+    iolens uses, each request's spans, its process's pid) on one disk, attached before the commands
+    start, so that its programs run before theirs at each tracepoint, as block_latency.py's slack
+    supposes. why: why it did not start (None: it runs)."""
+
+    def __init__(self, dev, name):
+        self.trace = os.path.join(DIR, name + ".trace")
+        program = os.path.join(DIR, name + ".bt")
+        with open(program, "w") as f:
+            f.write(block_latency.program([dev]))
+        argv, env = block_latency.tracer_command(program)
+        with open(self.trace, "w") as out, open(self.trace + ".err", "w") as err:
+            self.proc = subprocess.Popen(argv, stdout=out, stderr=err, env={**os.environ, **env})
+        while self.proc.poll() is None and not self.attached():
+            time.sleep(0.05)
+        self.why = None if self.attached() else "the block tracer did not start (exit %s): %s" % (
+            self.stop(), " ".join(open(self.trace + ".err").read().split())[:300])
+
+    def attached(self):
+        with open(self.trace) as f:
+            return "attached" in f.read().splitlines()
+
+    def stop(self):
+        """SIGINT, again each second until it ends (bpftrace 0.17 heeds one only while it waits for
+        events: lib.sh's tracer_end); its status. It prints what it counted as it ends."""
+        while self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(1)
+            except subprocess.TimeoutExpired:
+                pass
+        return self.proc.returncode
+
+
+def scrape(port):
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=30) as r:
+            return r.read().decode()
+    except OSError:
+        return ""
+
+
+def histogram(text, family, disk, op="read"):
+    """The cumulative buckets of one series of a histogram family: [(le, count)], le in s (inf last)."""
+    prefix = '%s_bucket{device="%s",op="%s",le="' % (family, disk, op)
+    buckets = []
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            le, count = line[len(prefix):].split('"} ')
+            buckets.append((float(le), float(count)))
+    return buckets
+
+
+def median_bucket(before, after):
+    """The bucket (lower, upper bound, s) of the median of the requests between two scrapes."""
+    counts = dict(before)
+    delta = [(le, n - counts.get(le, 0)) for le, n in after]
+    total = delta[-1][1] if delta else 0
+    lower = 0.0
+    for le, n in delta:
+        if n >= (total + 1) // 2 and total:
+            return lower, le
+        lower = le
+    return None
+
+
+class Exporter:
+    """iolens export's disk latency histograms of one disk, served on a free port of this machine."""
+
+    def __init__(self, env, disk):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.err = os.path.join(DIR, "export.err")
+        with open(self.err, "w") as err:
+            self.proc = subprocess.Popen([IOLENS, "export", "--listen", "127.0.0.1:%d" % self.port,
+                                          "--collector.disable-defaults", "--collector.disklatency",
+                                          "--collector.diskstats.device-include", "^%s$" % disk],
+                                         stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, **env})
+        while self.proc.poll() is None and "iolens_build_info" not in scrape(self.port):
+            time.sleep(0.05)
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+        with open(self.err) as f:
+            return " ".join(line for line in f.read().splitlines() if "serving" not in line)
+
+
 DISK = disk_of(F)
+with open("/sys/block/%s/dev" % DISK) as f:
+    DEV = f.read().strip()
 TRUTHS = {
-    "biotop": "dd's read requests (and bytes) = its %d O_DIRECT reads of 4 KiB = the reads /proc/diskstats says "
-              "%s completed; p50, p99 > 0" % (DIRECT_READS, DISK),
-    "stat -x": "r_lat_count = the reads /proc/diskstats says %s completed; r_p50, r_p99 > 0" % DISK,
+    "biotop": "dd's read requests (and bytes) = its %d O_DIRECT reads of 4 KiB = the reads /proc/diskstats says %s "
+              "completed; p50, p99: the block tracer's (bpftrace, tests/cli/block_latency.py) of dd's requests, "
+              "max at least its longest" % (DIRECT_READS, DISK),
+    "stat -x": "r_lat_count = the reads /proc/diskstats says %s completed; r_p50, r_p99, r_dev_p50: the block "
+               "tracer's of those requests, r_max at least its longest" % DISK,
+    "export disk histograms": "the reads' _count = the reads /proc/diskstats says %s completed; their request and "
+                              "device medians in a bucket the block tracer's of those requests bound" % DISK,
 }
+NO_TRACER = "no block tracer: bpftrace is not installed (make deps)"
+
+
+def dd_reads():
+    """dd's O_DIRECT reads of 4 KiB: (dd, the reads the disk completed meanwhile, seconds)."""
+    before = reads_completed(DISK)
+    began = time.monotonic()
+    dd = subprocess.Popen(["dd", "if=" + F, "of=/dev/null", "bs=4k", "count=%d" % DIRECT_READS, "iflag=direct",
+                           "status=none"])
+    dd.wait()
+    return dd, reads_completed(DISK) - before, time.monotonic() - began
+
+
+# Each command counts dd's reads with the tracer alone beside it, as in the host tests: the programs
+# of another command would run between the tracer's and its at each tracepoint, which the slack of
+# block_latency.py does not count (export, biotop and stat -x at once made stat's p50 26 to 32 us
+# longer than the tracer's from_start under TCG, 18 to 20 us beyond from_bio).
+def workload(mechanism, feature, tracer, started, dd, completed, lines=1):
+    """The truths of one command's workload, checked; the first that failed (it fails the row), or None."""
+    before = len(failures)
+    ok(tracer is None or not tracer.why, "[%s] %s: the block tracer attached (bpftrace)%s"
+       % (mechanism, feature, ": " + tracer.why if tracer and tracer.why else ""))
+    ok(started, "[%s] %s counts (its first line, or it serves)" % (mechanism, feature))
+    ok(dd.returncode == 0 and completed == DIRECT_READS,
+       "[%s] %s: dd made %d O_DIRECT reads of 4 KiB: %s completed %d reads meanwhile (/proc/diskstats)"
+       % (mechanism, feature, DIRECT_READS, DISK, completed))
+    ok(lines == 1, "[%s] %s: one line holds all of dd's reads: %d" % (mechanism, feature, lines))
+    if tracer and not tracer.why:
+        for line in block_latency.summary(tracer.trace):
+            print(line)
+    return failures[before] if len(failures) > before else None
+
+
+def sampled(env, mechanism, args, busy):
+    """dd's reads under the tracer and a command printing a line an interval (args, the interval
+    appended), just after one of its lines: its percentiles are of a line's requests, so again with
+    longer intervals until one line holds all (busy: a line with some of them), three tries.
+    (tracer, its lines from dd's start, dd, the reads completed, the lines with some, its stderr, started)."""
+    interval = 2
+    for _ in range(3):
+        tracer = Tracer(DEV, "bio-" + mechanism) if shutil.which("bpftrace") else None
+        watch = Watch(env, *args, str(interval))
+        started = watch.wait_lines(1)
+        mark = watch.mark()
+        dd, completed, took = dd_reads()
+        watch.wait_lines(2)
+        docs = watch.since(mark)
+        errors = watch.stop()
+        if tracer and not tracer.why:
+            tracer.stop()
+        lines = sum(1 for d in docs if busy(d))
+        print("# [%s] %s: dd's %d reads took %.2f s, in %d line(s) of %d s" % (mechanism, args[0], DIRECT_READS, took,
+                                                                               lines, interval))
+        if lines <= 1:
+            break
+        # The next: twice as long, and twice what dd took (the host's load comes and goes).
+        while interval < 2 * max(interval, took):
+            interval *= 2
+    return tracer, docs, dd, completed, lines, errors, started
+
+
+# The longest request is held from below only: iolens saw it, no shorter. Under TCG the guest's
+# clock runs on while the host runs other things than its CPU, and the host may do so between the
+# tracer's clock read at a completion and iolens's, which no program sees: the longest of 1000
+# reads was 0.3 to 2 ms longer by iolens than by the tracer here (6.12, the host's load average
+# 20 to 35), where the p50 and p99, of many requests each, were held.
+def check_latency(tracer, what, value, above=True, **bounds):
+    """value, a percentile iolens printed, is in a bucket of a value the tracer's spans of the same
+    requests allow (block_latency.holds: the ranks the two may differ by, the slack, the scale);
+    above=False: at least the lowest of those (the longest request: below)."""
+    if tracer is None or tracer.why:
+        skip("%s: %s" % (what, tracer.why if tracer else NO_TRACER))
+        return
+    try:
+        if above:
+            good, said = block_latency.holds(tracer.trace, value or 0, dev=DEV, **bounds)
+        else:
+            scale = block_latency.SCALES[bounds.pop("scale")]
+            low, _, said = block_latency.bounds(tracer.trace, DEV, **bounds)
+            good, said = (value or 0) >= scale(low)[0], "at least %s: %s" % (block_latency.us(scale(low)[0]), said)
+    except LookupError as e:
+        good, said = False, str(e)
+    ok(value is not None and good, "%s (%s ns): %s" % (what, value, said))
+
+
+def of_dd(doc):
+    """dd's rows of reads on the disk in a line of biotop's."""
+    return [r for r in doc.get("processes", []) if r.get("comm") == "dd" and r.get("disk") == DISK and r.get("op") == "R"]
+
+
+def said_on_stderr(errors):
+    for line in errors.splitlines():
+        if "cap_pct" not in line:
+            print("# stderr: " + line[:300])
+
+
 for mechanism in ("block_io_start", "block_getrq"):
     env = {"IOLENS_BIO_MECHANISM": mechanism}
     first, why = probe(env, "biotop", "--json", "0.1", "1")
@@ -311,66 +518,103 @@ for mechanism in ("block_io_start", "block_getrq"):
         # Before 5.11 (no task storage in the BTF) BPF has no atomic compare-and-exchange (5.12).
         old = not btf_has("BPF_MAP_TYPE_TASK_STORAGE")
         expected = (mechanism in REQUIRE or btf_has("btf_trace_" + mechanism)) and not old
-        refused(("biotop", "stat -x"), mechanism, "biotop", why, expected,
-                "counts, as the kernel's BTF has btf_trace_" + mechanism if expected else
-                "refused, with why, as the kernel's BTF has no btf_trace_" + mechanism
-                if not btf_has("btf_trace_" + mechanism) else
-                "refused, with why, as the kernel's BTF has no BPF_MAP_TYPE_TASK_STORAGE (before 5.11)")
+        truth = ("counts, as the kernel's BTF has btf_trace_" + mechanism if expected else
+                 "refused, with why, as the kernel's BTF has no btf_trace_" + mechanism
+                 if not btf_has("btf_trace_" + mechanism) else
+                 "refused, with why, as the kernel's BTF has no BPF_MAP_TYPE_TASK_STORAGE (before 5.11)")
+        refused(("biotop",), mechanism, "biotop", why, expected, truth)
+        # stat -x and export refuse it each with their own words, counting from /proc/diskstats alone.
+        first, why = probe(env, "stat", "-x", "-D", DISK, "--no-boot-sample", "--json", "0.1", "1")
+        refused(("stat -x",), mechanism, "stat -x (bio_mechanism %s)" % first.get("bio_mechanism"),
+                why if first.get("bio_mechanism") != "block_rq" else "", expected, truth)
+        exporter = Exporter(env, DISK)
+        why = exporter.stop()
+        refused(("export disk histograms",), mechanism, "export", why if "not exported" in why else "", expected, truth)
         continue
 
-    failures_before = len(failures)
-    top = Watch(env, "biotop", "--json", INTERVAL)
-    stat = Watch(env, "stat", "-x", "-D", DISK, "--json", INTERVAL)
-    ok(top.wait_lines(2) and stat.wait_lines(2), "[%s] biotop and stat -x print their intervals" % mechanism)
-    marks = (top.mark(), stat.mark())
-    before = reads_completed(DISK)
-    dd = subprocess.run(["dd", "if=" + F, "of=/dev/null", "bs=4k", "count=%d" % DIRECT_READS, "iflag=direct",
-                         "status=none"])
-    after = reads_completed(DISK)
-    top.wait_lines(2)
-    stat.wait_lines(2)
-    tops, stats = top.since(marks[0]), stat.since(marks[1])
-    errors = [top.stop(), stat.stop()]
-    ok(dd.returncode == 0 and after - before == DIRECT_READS,
-       "[%s] dd made %d O_DIRECT reads of 4 KiB: %s completed %d reads meanwhile (/proc/diskstats)"
-       % (mechanism, DIRECT_READS, DISK, after - before))
-    shared = failures[failures_before] if len(failures) > failures_before else None
-
-    begin("biotop", mechanism, TRUTHS["biotop"], shared)
+    # biotop: dd's row, its requests and bytes, its p50, p99 and max.
+    tracer, tops, dd, completed, lines, errors, started = sampled(env, mechanism, ("biotop", "--json"), of_dd)
+    begin("biotop", mechanism, TRUTHS["biotop"], workload(mechanism, "biotop", tracer, started, dd, completed, lines))
     said = {d.get("mechanism") for d in tops}
     ok(said == {mechanism}, "[%s] biotop's JSON names its mechanism: %s" % (mechanism, sorted(said, key=str)))
-    # dd's pid is not known here (subprocess.run): its rows by command name, on this disk.
-    rows = [r for d in tops for r in d.get("processes", []) if r.get("comm") == "dd" and r.get("disk") == DISK]
-    got = add((r for r in rows if r.get("op") == "R"), lambda r: True)
-    ok(got.get("requests", 0) == after - before,
-       "[%s] biotop: dd's read requests on %s = the reads the disk completed: %d, truth %d"
-       % (mechanism, DISK, got.get("requests", 0), after - before))
+    rows = [r for d in tops for r in of_dd(d)]
+    got = add(rows, lambda r: True)
+    ok([r.get("pid") for r in rows] == [dd.pid], "[%s] biotop: one row of dd's reads on %s, its pid %d: %s"
+       % (mechanism, DISK, dd.pid, [r.get("pid") for r in rows]))
+    ok(got.get("requests", 0) == completed, "[%s] biotop: dd's read requests on %s = the reads the disk completed: %d, "
+       "truth %d" % (mechanism, DISK, got.get("requests", 0), completed))
     ok(got.get("bytes", 0) == DIRECT_READS * 4096, "[%s] biotop: … their bytes: %d, truth %d"
        % (mechanism, got.get("bytes", 0), DIRECT_READS * 4096))
-    pct = [(r.get("p50_ns", 0), r.get("p99_ns", 0)) for r in rows if r.get("op") == "R"]
-    ok(pct and all(p50 is not None and p99 is not None and 0 < p50 <= p99 for p50, p99 in pct), "[%s] biotop: latency p50 and p99 non-zero, p50 <= p99: %s"
-       % (mechanism, pct[:4]))
+    row_of = rows[0] if len(rows) == 1 else {}
+    requests, longest = row_of.get("requests"), row_of.get("max_ns")
+    check_latency(tracer, "[%s] biotop: dd's p50, held to the block tracer's" % mechanism, row_of.get("p50_ns"),
+                  pid=dd.pid, count=requests, scale="biotop", at_most=longest)
+    check_latency(tracer, "[%s] biotop: … p99" % mechanism, row_of.get("p99_ns"), pid=dd.pid, count=requests,
+                  quantile=0.99, scale="biotop", at_most=longest)
+    check_latency(tracer, "[%s] biotop: … max, at least the tracer's longest" % mechanism, longest, False, pid=dd.pid,
+                  count=requests, quantile=1,
+                  scale="exact")
     end()
+    said_on_stderr(errors)
 
-    begin("stat -x", mechanism, TRUTHS["stat -x"], shared)
+    # stat -x: the disk's reads, their count, start-to-completion p50, p99 and max, device time p50.
     # -x alone needs no submitter: block_rq_issue/complete (bio_mechanism block_rq) whichever is asked,
     # IOLENS_BIO_MECHANISM only checked (refused where the kernel cannot).
+    key = "dskext_" + DISK
+    tracer, stats, dd, completed, lines, errors, started = sampled(
+        env, mechanism, ("stat", "-x", "-D", DISK, "--no-boot-sample", "--json"), lambda d: d.get(key, {}).get("r_lat_count"))
+    begin("stat -x", mechanism, TRUTHS["stat -x"], workload(mechanism, "stat -x", tracer, started, dd, completed, lines))
     said = {d.get("bio_mechanism") for d in stats}
     ok(said == {"block_rq"}, "[%s] stat -x's JSON: bio_mechanism block_rq (disks alone): %s"
        % (mechanism, sorted(said, key=str)))
-    key = "dskext_" + DISK
-    lat = sum(d.get(key, {}).get("r_lat_count", 0) for d in stats if not d.get("since_boot"))
-    ok(lat == after - before, "[%s] stat -x: r_lat_count of %s = the reads it completed: %d, truth %d"
-       % (mechanism, DISK, lat, after - before))
     busy = [d[key] for d in stats if d.get(key, {}).get("r_lat_count")]
-    ok(busy and all(0 < g.get("r_p50_ns", 0) <= g.get("r_p99_ns", 0) for g in busy),
-       "[%s] stat -x: r_p50 and r_p99 non-zero where it counted reads, p50 <= p99: %s"
-       % (mechanism, [(g.get("r_p50_ns"), g.get("r_p99_ns")) for g in busy][:4]))
+    lat = sum(g["r_lat_count"] for g in busy)
+    ok(lat == completed, "[%s] stat -x: r_lat_count of %s = the reads it completed: %d, truth %d"
+       % (mechanism, DISK, lat, completed))
+    line = busy[0] if len(busy) == 1 else {}
+    for p in ("50", "99"):
+        check_latency(tracer, "[%s] stat -x: r_p%s_ns, start to completion, held to the block tracer's" % (mechanism, p),
+                      line.get("r_p%s_ns" % p), pid=dd.pid, count=lat, quantile=int(p) / 100, scale="stat")
+    check_latency(tracer, "[%s] stat -x: r_dev_p50_ns, issue to completion" % mechanism, line.get("r_dev_p50_ns"),
+                  span="device", pid=dd.pid, count=lat, scale="stat")
+    check_latency(tracer, "[%s] stat -x: r_max_ns, its bucket's upper bound, at least the tracer's longest" % mechanism,
+                  line.get("r_max_ns"), False, pid=dd.pid, count=lat, quantile=1, scale="stat-max")
     end()
-    for e in errors:
-        for line in e.splitlines():
-            if "cap_pct" not in line:
-                print("# stderr: " + line[:300])
+    said_on_stderr(errors)
+
+    # export: the histograms' growth over dd's reads (they count from the exporter's start), the
+    # reads' count and the medians' buckets of the whole span and of the device time.
+    tracer = Tracer(DEV, "bio-" + mechanism) if shutil.which("bpftrace") else None
+    exporter = Exporter(env, DISK)
+    started = exporter.proc.poll() is None
+    scraped = scrape(exporter.port)
+    dd, completed, took = dd_reads()
+    metrics = scrape(exporter.port)
+    errors = exporter.stop()
+    if tracer and not tracer.why:
+        tracer.stop()
+    print("# [%s] export: dd's %d reads took %.2f s" % (mechanism, DIRECT_READS, took))
+    begin("export disk histograms", mechanism, TRUTHS["export disk histograms"],
+          workload(mechanism, "export", tracer, started, dd, completed))
+    family = "iolens_disk_request_duration_seconds"
+    reads = histogram(metrics, family, DISK)
+    counted = reads[-1][1] - dict(histogram(scraped, family, DISK)).get(float("inf"), 0) if reads else 0
+    ok(counted == completed, "[%s] export: %s_count of %s's reads grew by the reads it completed: %d, truth %d"
+       % (mechanism, family, DISK, counted, completed))
+    for span, family in (("total", "iolens_disk_request_duration_seconds"), ("device", "iolens_disk_device_duration_seconds")):
+        what = "[%s] export: the reads' median of %s in a bucket the block tracer's bound" % (mechanism, family)
+        if tracer is None or tracer.why:
+            skip("%s: %s" % (what, tracer.why if tracer else NO_TRACER))
+            continue
+        bucket = median_bucket(histogram(scraped, family, DISK), histogram(metrics, family, DISK))
+        try:
+            low, high, said = block_latency.bounds(tracer.trace, DEV, span, pid=dd.pid, count=int(counted))
+        except LookupError as e:
+            bucket, said = None, str(e)
+        ok(bucket is not None and bucket[1] * 1e9 >= low and bucket[0] * 1e9 < high,
+           "%s: %s .. %s s; %s" % (what, *(bucket or ("-", "-")), said))
+    end()
+    said_on_stderr(errors)
 
 # ---- doctor: an O_DIRECT open seen by the syscall tracepoints --------------------------------------
 ODIRECT_TRUTH = "the O_DIRECT open dd made: its pid, its file, O_DIRECT in its flags"
