@@ -51,8 +51,11 @@ for try in 1 2 3 4 5 6; do
 	wait_until lines_at_least "$T/lat.json" 1
 	d0=$(diskstats_sum "$disk" 4)
 	began=$(now_ns)
-	fio --name=lat --filename="$T/disk.dat" --readonly --rw=randread --bs=4k --direct=1 --ioengine=psync \
-		--number_ios=$IOS --size=$SIZE --randrepeat=0 --norandommap --output-format=json >"$T/fio.json" 2>"$T/fio.err"
+	# (--thread: its reads are submitted by its own process, whose pid the tracer's spans are of.)
+	fio --thread --name=lat --filename="$T/disk.dat" --readonly --rw=randread --bs=4k --direct=1 --ioengine=psync \
+		--number_ios=$IOS --size=$SIZE --randrepeat=0 --norandommap --output-format=json >"$T/fio.json" 2>"$T/fio.err" &
+	fio_pid=$!
+	wait $fio_pid
 	fio_rc=$?
 	took=$(($(now_ns) - began))
 	d1=$(diskstats_sum "$disk" 4)
@@ -89,8 +92,8 @@ check "the read histogram's requests ($n): at least fio's $IOS but for 0.5 % mis
 	python3 -c "import sys; sys.exit(not $IOS * 0.995 <= $n)"
 echo "# reads in the histogram beyond fio's $IOS: $((n > IOS ? n - IOS : 0)) of $n"
 
-# Latencies, held to the block tracer's spans of fio's requests (its process's: the one with the
-# most requests on the disk; not to fio's completion latency, which holds its system call and its
+# Latencies, held to the block tracer's spans of fio's requests (its process's: not the one with
+# the most requests on the disk, which a neighbour's reads may be; not to fio's completion latency, which holds its system call and its
 # wake-up, stat_latency.sh). The disk is shared: of our n requests up to n - fio's are others'
 # (the journal's, other programs'), of any latency, which block_latency.py counts among the ranks
 # ours may differ by.
@@ -99,13 +102,13 @@ ours=$(lat r_p50_ns "$T/lat.json" "$line")
 echo "# $disk p50: stat -x $ours ns, fio clat $(fio_clat "$T/fio.json" 50.000000) ns"
 for p in 50 99; do
 	check_latency "r_p${p}_ns, start to completion, held to the block tracer's" "$(lat r_p${p}_ns "$T/lat.json" "$line")" \
-		--dev "$dev" --pid most --count "$n" --quantile 0.$p --scale stat
+		--dev "$dev" --pid "$fio_pid" --count "$n" --quantile 0.$p --scale stat
 done
 check_latency "r_dev_p50_ns, device time, held to the block tracer's" "$(lat r_dev_p50_ns "$T/lat.json" "$line")" \
-	--span device --dev "$dev" --pid most --count "$n" --scale stat
+	--span device --dev "$dev" --pid "$fio_pid" --count "$n" --scale stat
 if [ "$n" -le "$IOS" ]; then
 	check_latency "r_max_ns, its bucket's upper bound" "$(lat r_max_ns "$T/lat.json" "$line")" \
-		--dev "$dev" --pid most --count "$n" --quantile 1 --scale stat-max
+		--dev "$dev" --pid "$fio_pid" --count "$n" --quantile 1 --scale stat-max
 else
 	skip "r_max_ns against the tracer's: $((n - IOS)) requests in the histogram are others' (any one may be the slowest)"
 fi

@@ -3,6 +3,9 @@
 # doctor) slow, hide a server, take their memory, or pass for another user's server: junk files
 # looked at once (counted with strace), descriptors of another user's never read, room shared
 # between users, whose each server is said everywhere, junk failing no run it is not named in.
+# tests/run: alone (16,000 descriptors held and 41,000 files: beside other tests, once, one of
+# nobody's descriptors was read while a root server was looked for: not understood; its lines are
+# printed should it happen again)
 . "$(dirname "$0")/lib.sh"
 
 VTLOAD=${BUILD:-$TOP/build}/tests/helpers/vtload
@@ -159,6 +162,9 @@ if unshare --pid --fork --mount-proc true 2>/dev/null; then
 		read_theirs=0
 		for p in $held_pids; do read_theirs=$((read_theirs + $(grep -c "/proc/$p/fd" "$T/nstrace"))); done
 		check_eq "… looked for among root's processes only: none of nobody's descriptors read" 0 "$read_theirs"
+		if [ "$read_theirs" != 0 ]; then
+			for p in $held_pids; do grep "/proc/$p/fd" "$T/nstrace" | head -3; grep -E "^(Uid|State|Name)" /proc/$p/status; done | sed 's/^/# /'
+		fi
 	else
 		skip "the descriptors read: needs strace"
 	fi
