@@ -1,6 +1,5 @@
 /* version.c: iolens version [--features]: the version, and how each eBPF feature counts on this kernel. */
 #include <errno.h>
-#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include "collect/ebpf.h"
 #include "collect/odirect.h"
 #include "common/util.h"
+#include "render/record.h"
 
 static _Noreturn void usage(void)
 {
@@ -193,37 +193,38 @@ static void print_text(const struct feature *features, size_t n, bool probe)
 
 static void print_json(const struct utsname *host, const struct feature *features, size_t n, bool probe)
 {
-	struct json_object *root = json_object_new_object(), *list = json_object_new_array();
+	struct out_record *root = out_record_new();
+	struct out_list *list;
 
-	json_object_object_add(root, "version", json_object_new_string(IOLENS_VERSION));
-	json_object_object_add(root, "kernel", json_object_new_string(host->release));
-	json_object_object_add(root, "probed", json_object_new_boolean(probe));
+	out_rec_text(root, "version", IOLENS_VERSION);
+	out_rec_text(root, "kernel", host->release);
+	out_rec_bool(root, "probed", probe);
+	list = out_rec_list(root, "features");
 	for (size_t i = 0; i < n; i++) {
 		const struct feature *f = &features[i];
-		struct json_object *o = json_object_new_object(), *ways = json_object_new_array();
+		struct out_record *o = out_list_object(list);
+		struct out_list *ways;
 
-		json_object_object_add(o, "feature", json_object_new_string(f->key));
-		json_object_object_add(o, "mode", json_object_new_string((probe ? f->ebpf : f->mechanism && ebpf_may_trace()) ?
-									   "ebpf" : "procfs"));
-		json_object_object_add(o, "mechanism", f->mechanism ? json_object_new_string(f->mechanism) : NULL);
-		json_object_object_add(o, "why", *f->why ? json_object_new_string(f->why) : NULL);
-		json_object_object_add(o, "caveat", *f->caveat ? json_object_new_string(f->caveat) : NULL);
+		out_rec_text(o, "feature", f->key);
+		out_rec_text(o, "mode", (probe ? f->ebpf : f->mechanism && ebpf_may_trace()) ? "ebpf" : "procfs");
+		out_rec_text(o, "mechanism", f->mechanism);
+		out_rec_text(o, "why", *f->why ? f->why : NULL);
+		out_rec_text(o, "caveat", *f->caveat ? f->caveat : NULL);
+		ways = out_rec_list(o, "mechanisms");
 		for (size_t j = 0; j < f->nways; j++) {
 			const struct way *w = &f->ways[j];
-			struct json_object *way = json_object_new_object();
+			struct out_record *way = out_list_object(ways);
 
-			json_object_object_add(way, "mechanism", json_object_new_string(w->name));
-			json_object_object_add(way, "verdict",
-					       json_object_new_string(w->can ? "can" : w->maybe ? "may" : "cannot"));
-			json_object_object_add(way, "why_not", *w->why_not ? json_object_new_string(w->why_not) : NULL);
-			json_object_array_add(ways, way);
+			out_rec_text(way, "mechanism", w->name);
+			out_rec_text(way, "verdict", w->can ? "can" : w->maybe ? "may" : "cannot");
+			out_rec_text(way, "why_not", *w->why_not ? w->why_not : NULL);
 		}
-		json_object_object_add(o, "mechanisms", ways);
-		json_object_array_add(list, o);
 	}
-	json_object_object_add(root, "features", list);
-	puts(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(root);
+	int rc = out_record_write(root, stdout, OUT_RECORD_LINE);
+
+	if (rc && rc != -EPIPE)
+		warn_errno("standard output", -rc);
+	out_record_free(root);
 }
 
 int cmd_version(int argc, char **argv)

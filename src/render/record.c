@@ -1,4 +1,4 @@
-/* record.c: typed records kept as json-c values and written as JSON; the only place outside table.c that knows json-c. */
+/* record.c: typed records kept as json-c values and written as JSON; with table.c, the only writer of JSON (json-c reads the runtimes' files and bench results elsewhere). */
 #include "render/record.h"
 
 #include <errno.h>
