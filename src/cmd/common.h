@@ -9,7 +9,7 @@
 #include "collect/files.h"
 #include "render/out.h"
 
-/* Every subcommand: iolens CMD ARGS... runs cmd_CMD(argc, argv) with argv[0] = "CMD". */
+/* Every subcommand: iolens CMD ARGS... runs cmd_CMD(argc, argv), argv[0] "iolens CMD" (or the link's name). */
 int cmd_pcstat(int argc, char **argv);
 int cmd_evict(int argc, char **argv);
 int cmd_warm(int argc, char **argv);

@@ -1,6 +1,6 @@
 /*
  * bpf_dl.h: libbpf for the eBPF collectors, opened with dlopen by ebpf_init (see common/dl.h),
- * not linked: pcstat, stat and the others that never load a program do not load libbpf, libelf
+ * not linked: pcstat and the others that never load a program do not load libbpf, libelf
  * and theirs at start-up.
  *
  * Included INSTEAD of <bpf/libbpf.h>, <bpf/bpf.h> and <bpf/btf.h>, and before a skeleton
