@@ -574,6 +574,32 @@ static void watch_start(struct watch *w)
 }
 
 /* Samples until seconds have passed (or a signal came): the seconds it watched. */
+/*
+ * The processes' block counts and the requests not seen ending, at the end: one whose end the
+ * kernel ran no program for, charged as its address starts another between the two reads, would
+ * be in neither. The program counts such charges (completions_unseen): read again, a few times at
+ * most, until no charge fell between. 0 or -errno.
+ */
+static int read_procs_and_unended(struct watch *w)
+{
+	struct bio_table again;
+	int rc = 0;
+
+	for (int tries = 0; tries < 5; tries++) {
+		bio_table_free(&w->bio_procs_end);
+		bio_unended_free(&w->bio_unended);
+		if ((rc = bio_read(&w->bio_procs_end)) != 0 || (rc = bio_read_unended(&w->bio_unended)) != 0 ||
+		    (rc = bio_read(&again)) != 0)
+			return rc;
+		bool settled = again.unseen_completions == w->bio_procs_end.unseen_completions;
+
+		bio_table_free(&again);
+		if (settled)
+			break;
+	}
+	return 0;
+}
+
 static double watch_run(struct watch *w, double seconds)
 {
 	uint64_t end_ns = w->start_ns + (uint64_t)(seconds * 1e9), mid_ns = w->start_ns + (end_ns - w->start_ns) / 2;
@@ -598,12 +624,7 @@ static double watch_run(struct watch *w, double seconds)
 	direct_refresh_io(&w->direct);
 	if (diskstats_read(&w->disk_end) != 0)
 		w->disk_end = (struct diskstats){0};
-	/*
-	 * The requests not seen ending, right after the counts: one whose end the kernel ran no program
-	 * for, charged as its address starts another in the microseconds between, is in neither.
-	 */
-	if (w->bio && (bio_read_disks(&w->bio_end) != 0 || bio_read(&w->bio_procs_end) != 0 ||
-		       bio_read_unended(&w->bio_unended) != 0)) {
+	if (w->bio && (bio_read_disks(&w->bio_end) != 0 || read_procs_and_unended(w) != 0)) {
 		w->bio = false;
 		w->bio_why = "its counts could not be read";
 	}
