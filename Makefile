@@ -169,7 +169,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libiolens.a $(BUILD)/libvtrace.a tests
 unit-tests: $(UNIT_BIN)
 
 # Programs the command tests drive: a scriptable libvtrace server, a forger of hostile segments,
-# the seed's O_DIRECT reader.
+# an O_DIRECT service's reader.
 HELPER_BIN := $(BUILD)/tests/helpers/vtload $(BUILD)/tests/helpers/vtforge $(BUILD)/tests/helpers/odirect_reader \
 	      $(BUILD)/tests/helpers/cachepattern $(BUILD)/tests/helpers/bcrypt_hash $(BUILD)/tests/helpers/uring_open
 # cachepattern is the workload whose page-cache accesses the tests count: never built with the

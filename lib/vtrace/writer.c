@@ -23,7 +23,7 @@
 struct vtrace {
 	struct vt_header *header;
 	size_t size;
-	int fd;                /* kept open, so /proc/PID/fd/N reaches the segment as in the seed */
+	int fd;                /* kept open, so /proc/PID/fd/N reaches the segment as virtiofsd vstat reads it */
 	pid_t creator;         /* only the process that made the segment removes it */
 	uint64_t id;           /* unique for the life of the process: thread caches match on it */
 	uint32_t op_count;

@@ -220,7 +220,7 @@ static _Noreturn void usage(void)
 	       "\n"
 	       "Examples:\n"
 	       "  %s                               sweep 4k-4m sequential direct reads here\n"
-	       "  %s --rw write /mnt/data          the seed's dd sweep, done properly\n"
+	       "  %s --rw write /mnt/data          a dd block-size sweep, done properly\n"
 	       "  %s --rw randread --bs 4k --qd 32 /srv   random 4k reads, 32 in flight\n"
 	       "  %s --qd-sweep --latency-target 1ms     how deep a queue for p99 under 1 ms\n"
 	       "  %s --compare-cache --size 256m   what the page cache is worth here\n"

@@ -418,7 +418,7 @@ static void sort_rows(struct top *t)
 		qsort(t->rows, t->nrows, sizeof(*t->rows), compare_rows);
 }
 
-/* The seed's header line: "HH:MM:SS Buffers MB: 13 / Cached MB: 760 / Sort: HITS / Order: ascending". */
+/* bcc cachetop's header line: "HH:MM:SS Buffers MB: 13 / Cached MB: 760 / Sort: HITS / Order: ascending". */
 static void header_line(const struct top *t, char *buf, size_t len)
 {
 	char clock[16];
@@ -468,7 +468,7 @@ static void put_row(const struct top *t, struct out_table *table, const struct t
 }
 
 /*
- * An interval as a group of the output layer: the seed's header line and the columns, then
+ * An interval as a group of the output layer: bcc cachetop's header line and the columns, then
  * at most max rows (plain rows); its fields and rows (CSV); one JSON line. Each row is made,
  * written and freed in turn: 100,000 files are 100,000 rows, never held twice.
  */

@@ -155,7 +155,7 @@ static _Noreturn void usage(void)
 	       "  %s 1                      every service, every second\n"
 	       "  %s fuse-passthrough 1 10  one service, every second, ten times\n"
 	       "  %s -p 4242 1              the servers of process 4242, every second\n"
-	       "  %s /proc/4242/fd/7 2      the seed's form: a segment open in a process\n"
+	       "  %s /proc/4242/fd/7 2      virtiofsd vstat's form: a segment open in a process\n"
 	       "  %s --json -a 1            JSON lines, idle operations included\n"
 	       "  %s --clean                remove what dead servers left in /dev/shm\n",
 	       program_name, program_name, program_name, program_name, program_name, program_name, program_name);

@@ -187,7 +187,7 @@ int segment_scan_at(int dirfd, const char *directory, struct segment_round *roun
 
 /*
  * The segments process pid has: those open in it (procfs/PID/fd, deleted ones too, as the
- * seed's sandboxed virtiofsd has), and those in its own /dev/shm (procfs/PID/root/dev/shm,
+ * a sandboxed virtiofsd has), and those in its own /dev/shm (procfs/PID/root/dev/shm,
  * a container's). found gets a path to open and the pid that holds it, or 0.
  */
 void segment_scan_process(struct segment_round *round, pid_t pid,

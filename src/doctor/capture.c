@@ -75,7 +75,7 @@ static void see_container(pid_t pid, const char *comm, uint64_t cgroup, uint64_t
 /*
  * Processes seen doing I/O with O_DIRECT in the window, by two means merged into one list:
  * eBPF on the raw syscall tracepoints sees each O_DIRECT open (and fcntl(F_SETFL, O_DIRECT))
- * as it happens, however briefly the file stays open (the seed's application opens, reads
+ * as it happens, however briefly the file stays open (the O_DIRECT service opens, reads
  * 32 MiB in 30 ms, closes and sleeps); a scan of every process's /proc/PID/fdinfo finds
  * the files open O_DIRECT when the window begins, and at every sample when eBPF cannot be
  * had (then a file open only between two samples is missed, as said on stderr).

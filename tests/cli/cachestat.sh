@@ -293,10 +293,10 @@ run "$IOLENS" cachestat -T --csv 0.2 1
 check_match "--csv: a header of the JSON keys, -T or not (time_ns: no time of day)" \
 	$'^time_ns,interval_ns,mode,mechanism,hits,misses,dirties,hit_ratio,buffers_bytes,cached_bytes,evictions,accesses,reads,maps,refaults\n[0-9]{19},[0-9]+,ebpf,(tracepoints|fentry|kprobes),[0-9]+,' "$OUT"
 
-# ---- cachetop: the seed's screen, sorting, rows ------------------------------------------------
+# ---- cachetop: bcc's screen, sorting, rows ------------------------------------------------
 
 run "$IOLENS" cachetop 0.3 1
-check_match "cachetop piped: the seed's header line" "^[0-9]{2}:[0-9]{2}:[0-9]{2} Buffers MB: [0-9]+ / Cached MB: [0-9]+ / Sort: HITS / Order: descending$" "$(head -1 <<<"$OUT")"
+check_match "cachetop piped: bcc cachetop's header line" "^[0-9]{2}:[0-9]{2}:[0-9]{2} Buffers MB: [0-9]+ / Cached MB: [0-9]+ / Sort: HITS / Order: descending$" "$(head -1 <<<"$OUT")"
 check_match "… and its columns" "^PID +UID +CMD +HITS +MISSES +DIRTIES +READ_HIT% +WRITE_HIT% +REFAULTS +CONTAINER$" "$(sed -n 2p <<<"$OUT")"
 run "$IOLENS" cachetop --sort misses -r -n 2 --json 0.3 1
 check_eq "cachetop --json: no event lost to a full table (dropped 0)" 0 \

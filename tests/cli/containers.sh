@@ -165,7 +165,7 @@ else
 	skip "…"
 fi
 
-# ---- doctor and biotop: the seed's reader, O_DIRECT in the docker container ----------------------------
+# ---- doctor and biotop: the O_DIRECT reader, O_DIRECT in the docker container ----------------------------
 
 if [ -x "$READER" ] && [ "$(fs_type "$T")" != tmpfs ]; then
 	make_file "$T/direct.dat" $((32 << 20))
@@ -173,7 +173,7 @@ if [ -x "$READER" ] && [ "$(fs_type "$T")" != tmpfs ]; then
 	r_direct=$!
 	pids+=("$r_direct")
 	in_cgroup "$docker_cg" "$r_direct"
-	check "the seed's reader reads with O_DIRECT in the docker container" wait_until 60 test -e "$T/cycling"
+	check "the O_DIRECT reader reads with O_DIRECT in the docker container" wait_until 60 test -e "$T/cycling"
 	run "$IOLENS" doctor --no-config --json 2
 	IFS=$'\t' read -r what label name runtime cid < <(python3 -c 'import json, sys
 doc = json.loads(sys.argv[1])

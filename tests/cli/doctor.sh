@@ -10,7 +10,7 @@ esac
 # dq QUERY ...: what doctor --json says (tests/cli/doctor_query.py lists the queries).
 dq() { python3 "$TOP/tests/cli/doctor_query.py" "$@" 2>>"$T/dq.err"; }
 
-# ---- O_DIRECT: the seed's application, reading a file with O_DIRECT in a loop ---------------
+# ---- O_DIRECT: the O_DIRECT service, reading a file with O_DIRECT in a loop ---------------
 
 f=$T/direct.dat
 READER=${BUILD:-$TOP/build}/tests/helpers/odirect_reader
@@ -19,7 +19,7 @@ head -c $((4 << 20)) /dev/urandom >"$f"
 reader=$!
 on_exit "kill $reader 2>/dev/null"
 for i in $(seq 50); do [ -e "$T/started" ] && break; sleep 0.1; done
-check "the seed's application: odirect_reader reads $f with O_DIRECT in a loop" test -e "$T/started"
+check "the O_DIRECT service: odirect_reader reads $f with O_DIRECT in a loop" test -e "$T/started"
 
 run "$IOLENS" doctor --json 1
 # Reading flat out, it may saturate the disk as well: that finding may be critical (PSI io full).

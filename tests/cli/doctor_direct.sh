@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# doctor_direct.sh: iolens doctor finds the seed's application, that opens its file with O_DIRECT, reads 32 MiB, closes it and sleeps 1 s, in every run (eBPF sees each open); without eBPF, fdinfo at every sample finds a file opened after the window began.
+# doctor_direct.sh: iolens doctor finds the O_DIRECT service, that opens its file with O_DIRECT, reads 32 MiB, closes it and sleeps 1 s, in every run (eBPF sees each open); without eBPF, fdinfo at every sample finds a file opened after the window began.
 . "$(dirname "$0")/lib.sh"
 
 case "$(fs_type "$T")" in
@@ -41,11 +41,11 @@ holds() {
 # ---- eBPF: every O_DIRECT open seen as it happens ---------------------------------------------
 
 if why=$(ebpf_expected); then
-	# The seed's application: open, read the 32 MiB whole in one read, close, sleep 1 s, again.
+	# The O_DIRECT service: open, read the 32 MiB whole in one read, close, sleep 1 s, again.
 	"$READER" "$f" "$T/cycling" $((32 << 20)) 1000 &
 	cycler=$!
 	on_exit "kill $cycler 2>/dev/null"
-	check "the seed's application reads $f with O_DIRECT, closes it and sleeps 1 s, in a loop" \
+	check "the O_DIRECT service reads $f with O_DIRECT, closes it and sleeps 1 s, in a loop" \
 		wait_while "$cycler" 60 test -e "$T/cycling"
 	found=0 seen="" bad=""
 	# Four windows, each at another phase of the reader's cycle (1 s of sleep, then its read).
@@ -68,11 +68,11 @@ print(doc["odirect_mode"], *(["absent"] * 5 if f is None else
 			echo "# run $i: $(head -c 2000 <<<"$OUT")" >&2
 		fi
 	done
-	check_eq "the seed's application found, by its pid and its file, in every run of doctor --json 3 (seen by: $seen)" \
+	check_eq "the O_DIRECT service found, by its pid and its file, in every run of doctor --json 3 (seen by: $seen)" \
 		"4/4" "$found/4"
 	check_eq "… with eBPF each time, a warning, reading over 1 MiB/s from storage (32 MiB a second)" "" "$bad"
 	run "$IOLENS" doctor --json 3
-	check_more "the seed's application, alive" "$OUT"
+	check_more "the O_DIRECT service, alive" "$OUT"
 	check_eq "… seen by eBPF when its file was closed as the window began, or by fdinfo: $(finding "$cycler" seen_by)" ok \
 		"$(case $(finding "$cycler" seen_by) in ebpf|fdinfo) echo ok ;; *) echo "$(finding "$cycler" seen_by)" ;; esac)"
 	if [ "$(finding "$cycler" seen_by)" = ebpf ]; then
@@ -257,7 +257,7 @@ print("\n".join(f["data"]["files"]) if f else "")' "${upid:-0}" <<<"$OUT")
 			"$(finding "${upid:-0}" numbers)"
 	fi
 else
-	skip "the seed's application with eBPF, a process that ends in the window, fcntl and openat2: $why"
+	skip "the O_DIRECT service with eBPF, a process that ends in the window, fcntl and openat2: $why"
 fi
 
 # ---- Without eBPF (not root): fdinfo at every sample ------------------------------------------

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# doctor_hang.sh: iolens doctor on the seed's hung server: the FUSE example holds one read (--hang-op), its reader sleeps in D waiting for the page, and doctor names both, with their numbers; then a jump in latency (--slow-op); all gone once the server lets go.
+# doctor_hang.sh: iolens doctor on a hung server: the FUSE example holds one read (--hang-op), its reader sleeps in D waiting for the page, and doctor names both, with their numbers; then a jump in latency (--slow-op); all gone once the server lets go.
 # Its hung mounts live in a mount namespace of the test's own: no other doctor on the machine
 # (a test run beside this one) finds them, nor does this test's doctor find theirs.
 if [ -z "${DOCTOR_HANG_NS:-}" ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
@@ -27,7 +27,7 @@ stop_server() {
 on_exit stop_server
 on_exit '[ -n "${READER:-}" ] && kill -KILL "$READER" 2>/dev/null'
 
-# ---- The seed's hang: one FUSE_READ held, its reader waits in D for the page ------------------
+# ---- A hang: one FUSE_READ held, its reader waits in D for the page ------------------
 
 "$FPT" --service hung --hang-op FUSE_READ "$SRC" "$MNT" 2>"$T/server.log" &
 SERVER=$!

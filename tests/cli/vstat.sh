@@ -59,7 +59,7 @@ check_eq "since_start on the first report" true "$(py 'import json,sys; print(js
 run "$IOLENS" vstat -a --json demo
 check_eq "-a shows idle ops too" 0 "$(field "$OUT" demo "PING" completions)"
 
-# The table: the seed's columns.
+# The table: virtiofsd vstat's columns.
 run "$IOLENS" vstat demo
 check_match "table header" "^op +inflt +op/s +svctm/us +p50/us +p99/us +max/us +%util +err/s +B/s +state +hang/s" "$(sed -n 2p <<<"$OUT")"
 check_match "table row" "^FUSE_OPEN\(14\) +0 +[0-9.]+ +[0-9.]+ " "$OUT"
@@ -134,14 +134,14 @@ check_eq "CSV header" "time_ns,service,pid,uid,user,op,inflight,completions,ops_
 check_match "CSV rows" "^[0-9]+,demo,$demo_pid,0,root,FUSE_OPEN\(14\),0," "$OUT"
 check_eq "the header once" 1 "$(grep -c '^time_ns' <<<"$OUT")"
 
-# Targets: a path, the seed's /proc/PID/fd/N, a pid, --pid.
+# Targets: a path, virtiofsd vstat's /proc/PID/fd/N, a pid, --pid.
 start_load other OTHER_OP
 say other "run OTHER_OP 5"
 run "$IOLENS" vstat --json "$VTRACE_DIR/vtrace.demo.$demo_pid"
 check_eq "a path: that segment only" demo "$(py 'import json,sys; print(",".join(s["service"] for s in json.loads(sys.argv[1])["services"]))' "$OUT")"
 fdpath=$(for f in /proc/$demo_pid/fd/*; do [ "$(readlink "$f")" = "$VTRACE_DIR/vtrace.demo.$demo_pid" ] && echo "$f"; done | head -1)
 run "$IOLENS" vstat --json "$fdpath"
-check_eq "/proc/PID/fd/N, as in the seed ($fdpath)" 1000 "$(field "$OUT" demo "FUSE_OPEN(14)" completions | sed 's/.*//;s/^$/1000/')"
+check_eq "/proc/PID/fd/N, as virtiofsd vstat takes it ($fdpath)" 1000 "$(field "$OUT" demo "FUSE_OPEN(14)" completions | sed 's/.*//;s/^$/1000/')"
 check_eq "… the same counts" "$(field "$(IOLENS_X=1 "$IOLENS" vstat --json "$VTRACE_DIR/vtrace.demo.$demo_pid")" demo TOTAL completions)" "$(field "$OUT" demo TOTAL completions)"
 run "$IOLENS" vstat --json -p "$other_pid"
 check_eq "-p PID" other "$(py 'import json,sys; print(",".join(s["service"] for s in json.loads(sys.argv[1])["services"]))' "$OUT")"

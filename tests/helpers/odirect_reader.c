@@ -1,4 +1,4 @@
-/* odirect_reader.c: the seed's application for the doctor tests: reads a file with O_DIRECT in a loop, as it read its data, until killed. */
+/* odirect_reader.c: the O_DIRECT service for the doctor tests: reads a file with O_DIRECT in a loop, as it read its data, until killed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -34,7 +34,7 @@ static int read_whole(int fd, const char *path, void *buf, size_t block)
 /*
  * odirect_reader FILE READY [BLOCK [PAUSE_MS [HOLD_MS]]]: after the first pass, creates READY;
  * BLOCK bytes a read (default 1 MiB). Without PAUSE_MS the file stays open, read over and over;
- * with it, as the seed's application: open, read it whole, keep it open HOLD_MS more (default 0),
+ * with it, as the O_DIRECT service: open, read it whole, keep it open HOLD_MS more (default 0),
  * close, sleep PAUSE_MS, again.
  */
 int main(int argc, char **argv)

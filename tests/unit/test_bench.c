@@ -76,7 +76,7 @@ static double values_of(unsigned index, void *context)
 
 static void test_knee(void **state)
 {
-	/* The seed's dd sweep (4K..64K, MB/s): flat from 48K at about 390. */
+	/* A dd sweep (4K..64K, MB/s): flat from 48K at about 390. */
 	double seed[] = { 50, 100, 200, 300, 340, 380, 390, 392, 391 };
 	double flat[] = { 10, 10, 10 };
 	double rising[] = { 1, 2, 4, 8 };

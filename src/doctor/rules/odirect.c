@@ -50,8 +50,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		f = doctor_finding_add(out, read_rate >= config->threshold[TH_ODIRECT_READ] ? DOCTOR_WARNING : DOCTOR_INFO,
 				       "odirect",
 				       "O_DIRECT bypasses the page cache: every read goes to the disk, even of data read a "
-				       "moment ago; the cache could serve repeated reads from memory (the seed's 1.4 s "
-				       "against 0.017 s)");
+				       "moment ago; the cache could serve repeated reads from memory (a file read again: 1.4 s "
+				       "from the disk against 0.017 s from the cache)");
 		doctor_text(f->what, sizeof(f->what), "process %d (%s)%s does its I/O with O_DIRECT on %s%s", (int)p->pid,
 			    p->comm, snap_in_container(s, p->pid, p->comm, in, sizeof(in)), file0->path,
 			    p->nfiles > 1 ? " and more" : "");

@@ -26,8 +26,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 	disk_saturated = snap_disk_saturated(s);
 	f = doctor_finding_add(out, all_zram ? DOCTOR_INFO : disk_saturated ? DOCTOR_CRITICAL : DOCTOR_WARNING, "swap",
 			       "swapping is disk I/O in memory's path: a process that touches a page swapped out waits "
-			       "for the disk, and swap competes with the service's own I/O (the seed's redis refused "
-			       "clients)");
+			       "for the disk, and swap competes with the service's own I/O (a redis whose memory "
+			       "was swapped out refused clients)");
 	doctor_text(f->what, sizeof(f->what), "the machine swaps%s",
 		    all_zram ? " to zram (compressed memory)" : disk_saturated ? " while a disk is saturated" : "");
 	doctor_text(f->numbers, sizeof(f->numbers),
