@@ -79,6 +79,9 @@ while True:
 	pids+=($!)
 	printf -v "$1" %s $!
 }
+# reading PID...: each reader has read the file whole at least once (/proc/PID/io's rchar): on a
+# loaded machine python may take seconds to start, longer than cachetop's three intervals.
+reading() { local p; for p in "$@"; do [ "$(awk '/^rchar:/ { print $2 }' "/proc/$p/io" 2>/dev/null)" -ge $((4 << 20)) ] 2>/dev/null || return 1; done; }
 
 docker_cg=$cg2/system.slice/docker-$D.scope
 podman_cg=$cg2/user.slice/user-65534.slice/user@65534.service/user.slice/libpod-$PR.scope
@@ -118,6 +121,7 @@ row() { python3 -c 'import json, sys
 rows = [r for l in open(sys.argv[1]).read().splitlines() if l.strip() for r in json.loads(l).get(sys.argv[3], [])
         if str(r.get(sys.argv[4])) == sys.argv[2]]
 print("\t".join("absent" if not rows else str(rows[-1][k]) for k in sys.argv[5:]))' "$@"; }
+wait_until 120 reading "$r_docker" "$r_podman" "$r_k8s" "$r_fake" "$r_lxc" "$r_none"
 "$IOLENS" cachetop --json 0.5 3 >"$T/top.json" 2>"$T/top.err"
 mode=$(python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).readline())["mode"])' "$T/top.json" 2>/dev/null)
 cachetop_row() { row "$T/top.json" "$1" processes pid container container_id container_name container_uid; }
@@ -309,6 +313,7 @@ if [ -n "$moved_ok" ]; then
 	# moved_top FILE: cachetop's JSON with the runtimes' files under MOVED (a hang is a failure, not a stuck suite)
 	moved_top() { IOLENS_CONTAINER_ROOT=$MOVED timeout -k 5 120 "$IOLENS" cachetop --json 0.5 3 >"$1" 2>"$1.err"; }
 	moved_row() { row "$1" "$2" processes pid container_name container_uid; }
+	wait_until 120 reading "$r_md" "$r_mp" "$r_mt" "$r_mn" "$r_mr"
 	moved_top "$T/moved.json"
 	check_eq "configured: docker's data-root of daemon.json (/srv/docker), not the stale default" "moved-web	0" \
 		"$(moved_row "$T/moved.json" "$r_md")"

@@ -92,8 +92,10 @@ for ((r = 0; r < rounds; r++)); do
 	wait "${pids[@]}"
 	for k in 1 2 3; do
 		runs=$((runs + 1))
-		python3 -c 'import json,sys; sys.exit(any(f["rule"] == "unresponsive" for f in json.load(open(sys.argv[1]))["findings"]))' \
-			"$T/crowd.$k" || { named=$((named + 1)); cp "$T/crowd.$k" "$T/named.$named"; }
+		# (A mount in another test's scratch directory, a FUSE server it holds, may truly not answer.)
+		python3 -c 'import json,sys; sys.exit(any(f["rule"] == "unresponsive" and not (f["data"].get("mount") or "").startswith(sys.argv[2] + "/")
+                                     for f in json.load(open(sys.argv[1]))["findings"]))' \
+			"$T/crowd.$k" "$(readlink -f "$TEST_TMPDIR")" || { named=$((named + 1)); cp "$T/crowd.$k" "$T/named.$named"; }
 	done
 done
 answered=0 mounts=0
@@ -101,8 +103,8 @@ while read -r dir; do
 	mounts=$((mounts + 1))
 	# (Three tries: on a loaded machine stat(1) itself may start later than a second.)
 	for try in 1 2 3; do timeout 1 stat -f "$dir" >/dev/null 2>&1 && { answered=$((answered + 1)); break; }; done
-done < <(awk '$1 == "mount" { print $2 }' "$T/warm.snap" | sed 's/\\x20/ /g' | sort -u)
-check_eq "the machine's $mounts writable mounts answer statfs within 1 s (stat -f, one of three tries)" "$mounts" "$answered"
+done < <(awk '$1 == "mount" { print $2 }' "$T/warm.snap" | sed 's/\\x20/ /g' | sort -u | grep -v "^$(readlink -f "$TEST_TMPDIR")/")
+check_eq "the machine's $mounts writable mounts (the tests' scratch aside) answer statfs within 1 s (stat -f, one of three tries)" "$mounts" "$answered"
 check_eq "$runs doctors run three at a time beside an exporter: none names a mount as not answering" 0 "$named"
 [ "$named" = 0 ] || sed -n 1,400p "$T/named.1" | grep -A3 unresponsive | sed 's/^/# /'
 

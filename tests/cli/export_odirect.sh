@@ -17,13 +17,13 @@ IOLENS_CACHE_MECHANISM=procfs "$IOLENS" export --listen "127.0.0.1:$port" --coll
 	--collector.pagecache --collector.vmstat 2>"$T/export.err" &
 EXPORTER=$!
 on_exit "kill $EXPORTER 2>/dev/null"
-for i in $(seq 100); do curl -s -o /dev/null "127.0.0.1:$port/" && break; sleep 0.1; done
+wait_until 120 curl -s -o /dev/null "127.0.0.1:$port/" # (slow to start on a loaded machine, sanitized)
 # scrape: "MISSES PGPGIN_PAGES" of one scrape.
 scrape() {
 	curl -s --max-time 60 "127.0.0.1:$port/metrics" | awk -v page="$PAGE" '
 		/^iolens_page_cache_misses_total\{mode="procfs"\} / { m = $2 }
 		/^iolens_vmstat_pgpgin_total / { p = $2 * 1024 / page }
-		END { if (m != "" && p != "") printf "%d %d\n", m, p }'
+		END { if (m != "" && p != "") printf "%.0f %.0f\n", m, p } # (mawk: %d stops at 2^31)'
 }
 # others_direct [BEFORE]: "PID BYTES" of the other processes holding an O_DIRECT descriptor (fdinfo's
 # flags), the bytes each read so far (/proc/PID/io's read_bytes); with BEFORE (an earlier output),
