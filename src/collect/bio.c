@@ -618,6 +618,11 @@ int bio_read_cgroups(struct bio_table *out)
 	return read_table(true, out);
 }
 
+uint64_t bio_unseen_completions(void)
+{
+	return skeleton && skeleton->bss ? __atomic_load_n(&skeleton->bss->completions_unseen, __ATOMIC_RELAXED) : 0;
+}
+
 /* One entry of the requests in flight, as a row. */
 static struct bio_unended unended_of(const struct bio_submitter *who)
 {
@@ -765,6 +770,11 @@ int bio_read_unended(struct bio_unended_set *out)
 {
 	memset(out, 0, sizeof(*out));
 	return -ENOSYS;
+}
+
+uint64_t bio_unseen_completions(void)
+{
+	return 0;
 }
 
 enum bio_mechanism bio_mechanism(void)

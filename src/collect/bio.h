@@ -143,6 +143,8 @@ struct bio_unended_set {
 };
 /* The requests started and not seen ending, now. 0 or -errno; free it after. */
 int bio_read_unended(struct bio_unended_set *out);
+/* Requests charged so far as their completion went unseen (bio_table's unseen_completions, now): 0 without the program. */
+uint64_t bio_unseen_completions(void);
 void bio_unended_free(struct bio_unended_set *set);
 /* Every cgroup counted since bio_start with BIO_WANT_CGROUPS, a row per disk (at most BIO_MAX_CGROUPS). 0 or -errno. */
 int bio_read_cgroups(struct bio_table *out);

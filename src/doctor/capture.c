@@ -573,33 +573,29 @@ static void watch_start(struct watch *w)
 	watch_sample(w);
 }
 
-/* Samples until seconds have passed (or a signal came): the seconds it watched. */
 /*
  * The processes' block counts and the requests not seen ending, at the end: one whose end the
  * kernel ran no program for, charged as its address starts another between the two reads, would
  * be in neither. The program counts such charges (completions_unseen): read again, a few times at
- * most, until no charge fell between. 0 or -errno.
+ * most, until none fell during the reads. 0 or -errno.
  */
 static int read_procs_and_unended(struct watch *w)
 {
-	struct bio_table again;
-	int rc = 0;
-
 	for (int tries = 0; tries < 5; tries++) {
+		uint64_t charged = bio_unseen_completions();
+		int rc;
+
 		bio_table_free(&w->bio_procs_end);
 		bio_unended_free(&w->bio_unended);
-		if ((rc = bio_read(&w->bio_procs_end)) != 0 || (rc = bio_read_unended(&w->bio_unended)) != 0 ||
-		    (rc = bio_read(&again)) != 0)
+		if ((rc = bio_read(&w->bio_procs_end)) != 0 || (rc = bio_read_unended(&w->bio_unended)) != 0)
 			return rc;
-		bool settled = again.unseen_completions == w->bio_procs_end.unseen_completions;
-
-		bio_table_free(&again);
-		if (settled)
+		if (bio_unseen_completions() == charged)
 			break;
 	}
 	return 0;
 }
 
+/* Samples until seconds have passed (or a signal came): the seconds it watched. */
 static double watch_run(struct watch *w, double seconds)
 {
 	uint64_t end_ns = w->start_ns + (uint64_t)(seconds * 1e9), mid_ns = w->start_ns + (end_ns - w->start_ns) / 2;
