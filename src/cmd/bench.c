@@ -1242,7 +1242,7 @@ static void say_once(const struct bench *b)
 	static const char *const why[] = {
 		[VIEW_ADDED] = "more than bench: read-ahead or other I/O",
 		[VIEW_CACHE] = "less than bench: the page cache served it",
-		[VIEW_ABSORBED] = "less than bench: a layer absorbed part of it",
+		[VIEW_ABSORBED] = "less than bench: a layer absorbed part",
 	};
 	const struct bench_options *o = &b->opt;
 	char low[24], high[24], size[16];

@@ -161,8 +161,9 @@ check_eq "… the knee marked is the smallest at 95 % of the peak, confirmed or 
 	"$(cut -d' ' -f4- <<<"$knee")" "$(cut -d' ' -f1-3 <<<"$knee")"
 want=$(awk '{ print $4 }' <<<"$knee" | tr -d '[]')
 check_eq "… and the document names it" "$(bq each bs <<<"$OUT" | cut -d' ' -f$((want + 1)))" "$(bq get knee.bs <<<"$OUT")"
-check_eq "… the title says what was measured" \
-	"Sequential read, O_DIRECT, psync QD1, bs 4K-4M, 8M test file on $(disk_of "$D" || echo '?') ($(fs_type "$D"))" \
+dev=$(bq get points.0.device.name <<<"$OUT") fs=$(bq get fs_type <<<"$OUT")
+[ "$dev" = null ] && where=$fs || where="$dev ($fs)"
+check_eq "… the title says what was measured" "Sequential read, O_DIRECT, psync QD1, bs 4K-4M, 8M test file on $where" \
 	"$(bq get title <<<"$OUT")"
 check_eq "… latencies in order at every size" ok "$(bq ordered <<<"$OUT")"
 check_eq "sweep: bs" bs "$(bq get sweep <<<"$OUT")"
