@@ -172,15 +172,18 @@ void refusal_note(struct refusals *refusals, const char *path)
 		refusals->first = xstrdup(path);
 }
 
-void refusal_report(struct refusals *refusals, const char *what_happened)
+void refusal_report(struct refusals *refusals, const char *done)
 {
+	char others[48] = "";
+
 	if (!refusals->count)
 		return;
-	warn_msg("%s%s: page-cache state unknown ('-'): the kernel tells it only to the file's owner "
-		 "or to whoever may write to it%s",
-		 printable_name(refusals->first), refusals->count > 1 ? " and others" : "", what_happened);
+	/* One line for them all, whatever their number: the command did its job, the counts are unknown. */
 	if (refusals->count > 1)
-		warn_msg("%llu files in all have an unknown page-cache state", (unsigned long long)refusals->count);
+		snprintf(others, sizeof(others), " and %llu other%s", (unsigned long long)refusals->count - 1,
+			 refusals->count > 2 ? "s" : "");
+	warn_msg("%s%s: %scached pages unknown: the kernel tells only owners and writers",
+		 printable_name(refusals->first), others, done);
 	free(refusals->first);
 	*refusals = (struct refusals){0};
 }

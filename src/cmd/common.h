@@ -103,7 +103,12 @@ struct refusals {
 	char *first;
 };
 void refusal_note(struct refusals *refusals, const char *path);
-/* Prints the message, when there is one to print, and frees what was noted. */
-void refusal_report(struct refusals *refusals, const char *what_happened);
+/*
+ * Prints the one line that says so, when there is one to say, and frees what was noted; done
+ * ("dropped; ") says what the command did all the same. The kernel tells a file's page-cache
+ * state (cachestat, mincore) only to its owner and to whoever may write to it: for another
+ * reader the counts are unknown ('-'), which is no failure of the command.
+ */
+void refusal_report(struct refusals *refusals, const char *done);
 
 #endif

@@ -150,10 +150,9 @@ static int visit(const struct files_entry *entry, void *context)
 		ev->failed = true;
 	}
 
-	if (before_rc == -EPERM || after_rc == -EPERM) {
+	/* The pages were dropped (any reader may); only their count is unknown ('-'): said, not a failure. */
+	if (before_rc == -EPERM || after_rc == -EPERM)
 		refusal_note(&ev->refused, entry->path);
-		ev->failed = true;
-	}
 	const char *fs = NULL;
 	bool in_memory = after_rc == 0 && after.cached &&
 			 pagecache_backing(entry->fd, &fs) == PAGECACHE_BACKING_MEMORY;
@@ -237,7 +236,7 @@ int cmd_evict(int argc, char **argv)
 	files_walk(files.paths, (int)files.npaths, &files.walk, visit, &ev);
 	if (!ev.quiet && !print_file_table(ev.table))
 		ev.failed = true;
-	refusal_report(&ev.refused, "; their pages were dropped all the same");
+	refusal_report(&ev.refused, "dropped; ");
 	if (ev.in_memory.count) {
 		warn_msg("%s%s: on %s the pages are the file itself: they cannot be dropped from the page cache "
 			 "(deleting or truncating the file frees them)",

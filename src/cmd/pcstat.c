@@ -142,10 +142,8 @@ static int visit(const struct files_entry *entry, void *context)
 		pc->failed = true;
 		return 0;
 	}
-	if (rc == -EPERM) {
+	if (rc == -EPERM) /* the counts unknown ('-'), said once at the end: not a failure */
 		refusal_note(&pc->refused, entry->path);
-		pc->failed = true;
-	}
 	if (pc->quiet)
 		return 0;
 	row = out_row_add(pc->table);

@@ -359,10 +359,9 @@ static int visit(const struct files_entry *entry, void *context)
 		if (after_rc == 0)
 			out_set_percent(row, COL_PERCENT, pages ? 100.0 * (double)after.cached / (double)pages : 0.0);
 	}
-	if (before_rc == -EPERM || after_rc == -EPERM) {
+	if (before_rc == -EPERM || after_rc == -EPERM) /* read whole; the counts unknown: said, not a failure */
 		refusal_note(&w->refused, entry->path);
-		w->failed = true;
-	} else if (before_rc || after_rc) {
+	else if (before_rc || after_rc) {
 		warn_errno(printable_name(entry->path), -(before_rc ? before_rc : after_rc));
 		w->failed = true;
 	}
@@ -469,7 +468,7 @@ int cmd_warm(int argc, char **argv)
 		warn_msg("interrupted: what is shown is what was loaded");
 		w.failed = true;
 	}
-	refusal_report(&w.refused, "; those files were read whole");
+	refusal_report(&w.refused, "read whole; ");
 	if (!w.quiet && !print_file_table(w.table))
 		w.failed = true;
 	if (w.nlocked && !stop_signal) {
