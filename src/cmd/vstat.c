@@ -540,6 +540,12 @@ static void compute(const struct vstat *vs, const struct vtrace_stats *now, cons
 		r->p50 = r->max;
 	if (r->p99 > r->max)
 		r->p99 = r->max;
+	/* One request: its time is known exactly, and no percentile may read otherwise; nor may a
+	 * maximum taken from a bucket's middle read below the exact mean. */
+	if (r->completions == 1)
+		r->p50 = r->p99 = r->max = r->service_ns;
+	else if (r->completions && r->max < r->service_ns / r->completions)
+		r->max = r->service_ns / r->completions;
 	if (now->oldest_ns && r->inflight) {
 		r->oldest_age_ns = delta(now_ns, now->oldest_ns);
 		r->hang = r->oldest_age_ns > vs->hang_after_ns;
