@@ -122,8 +122,42 @@ static void on_signal(int signo)
 	stop_signal = signo;
 }
 
-static _Noreturn void usage(void)
+/* --help: a screen; --help-all: the whole list below. */
+static const char brief_help[] =
+	"Usage:\n"
+	" iolens bench [options] [TARGET]\n"
+	" iolens bench --profile [--save-capacity] [options] [TARGET]\n"
+	" iolens bench --compare A.json B.json\n"
+	"\n"
+	"What a disk can do: MB/s, IOPS, latency percentiles and CPU per I/O, with the\n"
+	"device's view (/proc/diskstats). Without --bs, block sizes 4k to 4m are swept\n"
+	"and the knee is reported: the smallest one within 95 % of the peak. TARGET is\n"
+	"a directory (default: here) where a test file is made and removed, or an\n"
+	"existing file or unused block device, written only with --force.\n"
+	"\n"
+	"Options:\n"
+	"      --rw MODE          read (default), write, randread, randwrite, rw, randrw\n"
+	"      --bs SIZES         one block size (4k), a list (4k,1m) or a range (4k-1m)\n"
+	"      --qd N             requests in flight (default 1)\n"
+	"      --qd-sweep         sweep the queue depth 1 to --qd (32), report the knee\n"
+	"      --size SIZE        bytes per run (default 1G for a new file)\n"
+	"      --runtime SECONDS  at most this long per run (default 5)\n"
+	"      --repeat N         each point N times, the median run reported\n"
+	"      --buffered         through the page cache (default: O_DIRECT)\n"
+	"      --compare-cache    direct, cold and warm page cache, side by side\n"
+	"      --profile          CrystalDiskMark's set: seq 1M QD8/QD1, rand 4K QD32/QD1\n"
+	"      --json             one JSON document\n"
+	"      --svg FILE         a chart of MB/s and IOPS, the knee marked\n"
+	"  -h, --help             this help; --help-all: every option and column\n"
+	"\n"
+	"Examples:\n"
+	"  iolens bench --rw write /mnt/data     a dd block-size sweep, done properly\n"
+	"  iolens bench --rw randread --bs 4k --qd 32 /srv   random 4k reads, QD32\n";
+
+static _Noreturn void usage(bool all)
 {
+	if (!all)
+		help_brief("bench", brief_help);
 	printf("Usage:\n"
 	       " %s [options] [TARGET]\n"
 	       " %s --profile [--save-capacity] [options] [TARGET]\n"
@@ -202,7 +236,7 @@ static _Noreturn void usage(void)
 	       "      --margin PCT       with --compare: a change of at most PCT %% of A's median\n"
 	       "                         is noise (default 5; 0: only the runs' spread counts)\n"
 	       "\n"
-	       "  -h, --help             show this help\n"
+	       "  -h, --help             a screen of help; --help-all: all of this\n"
 	       "  -V, --version          show the version\n"
 	       "\n",
 	       program_name, program_name, program_name, program_name);
@@ -431,7 +465,9 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 			break;
 		}
 		case 'h':
-			usage();
+			usage(false);
+		case COMMON_OPT_HELP_ALL:
+			usage(true);
 		case 'V':
 			print_version();
 		default:

@@ -105,6 +105,12 @@ void files_args_free(struct files_args *args)
 	free(args->only);
 }
 
+_Noreturn void help_brief(const char *command, const char *text)
+{
+	printf("%s\nMore: iolens %s --help-all, and man iolens-%s.\n", text, command, command);
+	exit(EXIT_OK);
+}
+
 void files_help_options(FILE *stream)
 {
 	fputs("  -R, --recursive        look at every file in the directories, and below\n"

@@ -50,8 +50,33 @@ struct evict {
 	bool failed;
 };
 
-static _Noreturn void usage(void)
+/* --help: a screen; --help-all: the whole list below. */
+static const char brief_help[] =
+	"Usage:\n"
+	" iolens evict [options] PATH...\n"
+	"\n"
+	"Drop files from the page cache (dirty pages are written back first), then\n"
+	"measure again: the table shows what really left, what stayed, and which\n"
+	"processes hold the pages that stayed.\n"
+	"\n"
+	"Options:\n"
+	"  -R, --recursive        every file in the directories, and below\n"
+	"  -i, --ignore PATTERN   skip files and directories whose name matches\n"
+	"      --range OFF[:LEN]  only the bytes from OFF, LEN of them (64k, 1.5M, 2G)\n"
+	"      --total            add a TOTAL row\n"
+	"  -q, --quiet            no table\n"
+	"  -o, --output LIST      columns to show; +LIST adds to the defaults\n"
+	"      --json, --csv      JSON or CSV instead of the table\n"
+	"  -h, --help             this help; --help-all: every option and column\n"
+	"\n"
+	"Examples:\n"
+	"  iolens evict big.db                    drop one file, see what stayed\n"
+	"  iolens evict -R /var/lib/mysql         a whole tree\n";
+
+static _Noreturn void usage(bool all)
 {
+	if (!all)
+		help_brief("evict", brief_help);
 	printf("Usage:\n"
 	       " %s [options] PATH...\n"
 	       "\n"
@@ -65,7 +90,7 @@ static _Noreturn void usage(void)
 	files_help_options(stdout);
 	fputs("      --range OFF[:LEN]  only the bytes from OFF, LEN of them (4096, 64k, 1.5M, 2G, 1T)\n"
 	      "      --total            add a TOTAL row\n"
-	      "  -h, --help             show this help\n"
+	      "  -h, --help             a screen of help; --help-all: all of this\n"
 	      "  -V, --version          show the version\n"
 	      "\n",
 	      stdout);
@@ -213,7 +238,9 @@ int cmd_evict(int argc, char **argv)
 			files_parse_range(optarg, &ev.range_offset, &ev.range_length);
 			break;
 		case 'h':
-			usage();
+			usage(false);
+		case COMMON_OPT_HELP_ALL:
+			usage(true);
 		case 'V':
 			print_version();
 		default:

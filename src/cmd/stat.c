@@ -94,8 +94,47 @@ static bool term_without_color(void)
 }
 
 
-static _Noreturn void usage(void)
+/* --help: a screen; --help-all: the whole list below. */
+static const char brief_help[] =
+	"Usage:\n"
+	" iolens stat [options] [delay [count]]\n"
+	"\n"
+	"A live view of the system as dstat shows it (its options, columns and look),\n"
+	"with iostat -x's disk figures, pressure stall, the page cache and libvtrace\n"
+	"servers. The first line is the average since boot, as dstat prints it.\n"
+	"\n"
+	"dstat's groups (the default is -cdngy):\n"
+	"  -c, --cpu              cpu: usr sys idl wai stl\n"
+	"  -d, --disk             disk read and write, bytes per second (-D LIST: which)\n"
+	"  -n, --net              network receive and send (-N LIST: which interfaces)\n"
+	"  -g, --page             paging in and out\n"
+	"  -y, --sys              interrupts and context switches\n"
+	"  -m, --mem              memory used, free, buffers, cache\n"
+	"  -t, --time             the time\n"
+	"  -a, --all              -cdngy\n"
+	"  -M LIST                groups by plugin name (--list shows them all)\n"
+	"      --top-cpu --top-io --top-bio --top-mem --disk-util ... dstat's plugins\n"
+	"\n"
+	"iolens's groups:\n"
+	"  -x, --disk-ext         iostat -x per disk, with read and write latency p50,\n"
+	"                         p99 and max by eBPF (-z: idle disks left out)\n"
+	"      --psi              pressure stall: io, memory and cpu\n"
+	"      --cache            page cache: cached, dirty, writeback, added, removed\n"
+	"      --vtrace           every libvtrace server: op/s, %util, hung requests\n"
+	"\n"
+	"Output:\n"
+	"      --json, --csv      one JSON object or CSV line per sample\n"
+	"      --output FILE      also append CSV to FILE\n"
+	"  -h, --help             this help; --help-all: every option\n"
+	"\n"
+	"Examples:\n"
+	"  iolens stat                   cpu, disk, net, paging, system, every second\n"
+	"  iolens stat -tcmdx 5          the time, memory and iostat -x, every 5 seconds\n";
+
+static _Noreturn void usage(bool all)
 {
+	if (!all)
+		help_brief("stat", brief_help);
 	printf("Usage:\n"
 	       " %s [options] [delay [count]]\n"
 	       "\n"
@@ -198,7 +237,7 @@ static _Noreturn void usage(void)
 	       "      --pidfile FILE     write the process id to FILE, removed at the end\n"
 	       "      --no-boot-sample   leave out the first line, the average since boot (iostat -y)\n"
 	       "      --sysroot DIR      read /proc and /sys under DIR (a recorded tree)\n"
-	       "  -h, --help             show this help\n"
+	       "  -h, --help             a screen of help; --help-all: all of this\n"
 	       "  -V, --version          show the version\n"
 	       "\n"
 	       "DSTAT_OPTS in the environment holds options read before those of the command line.\n"
@@ -525,7 +564,8 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 			if (rc)
 				usage_error("--sysroot: %s: %s", optarg, strerror(-rc));
 			break;
-		case 'h': usage();
+		case 'h': usage(false);
+		case COMMON_OPT_HELP_ALL: usage(true);
 		case 'V':
 			/* Through the dstat link, say what answers: not dstat itself. */
 			if (strlen(program_name) >= 5 && !strcmp(program_name + strlen(program_name) - 5, "dstat")) {
