@@ -116,7 +116,7 @@ if [ -n "$loopdev" ]; then
 	done
 	check_eq "fio ran ($(head -c 300 "$T/fio.err"))" 0 "$fio_rc"
 	check_eq "one line holds the whole run" 1 "$(wc -w <<<"$busy")"
-	check_no_match "as root: eBPF is used, no word of unknown latencies" "latency percentiles are unknown" "$(cat "$T/lat.err")"
+	check_no_match "as root: eBPF is used, no word of unknown latencies" "no latency percentiles" "$(cat "$T/lat.err")"
 	# Counts: fio's reads are the loop device's (/proc/diskstats, completed reads) and the histogram's.
 	check_eq "/proc/diskstats counts fio's $IOS reads on $disk, nothing else" $IOS $((d1 - d0))
 	check "the read histogram's requests ($n): those diskstats counted ($IOS), but for at most 0.5 % missed" \
