@@ -47,7 +47,9 @@ check_eq "--no-boot-sample: no since-boot line" "False False" "$(py 'import json
 interval=$(py 'import json,sys; print(json.loads(sys.stdin.readline())["interval_ns"])' <<<"$OUT")
 check "--json: interval_ns measured (about 0.2 s: $interval)" test "$interval" -gt 150000000 -a "$interval" -lt 1000000000
 
-# Colour only on a terminal, never with NO_COLOR.
+# Colour only on a terminal, never with NO_COLOR. A terminal that draws colours, whatever the one
+# the tests run from (TERM=dumb and no TERM: stat_dstat.sh).
+export TERM=xterm
 tty_out=$(script -qec "'$IOLENS' stat -c 0.1 2" /dev/null)
 check_match "on a terminal: colours" $'\033\\[' "$tty_out"
 tty_out=$(NO_COLOR=1 script -qec "'$IOLENS' stat -c 0.1 2" /dev/null)
