@@ -42,7 +42,7 @@ if [ "$(id -u)" != 0 ]; then
 	exec sudo "$0" "$@"
 fi
 
-echo "installing with apt-get:$missing"
+echo "installing with apt-get:$missing" | fold -s -w 100 | sed "s/ *$//"
 
 # No service starts while apt-get runs: a policy-rc.d that refuses them all, and the one there
 # before (a container's, often) put back after.
@@ -98,5 +98,5 @@ for p in $servers; do
 		esac
 	done
 done
-[ -z "$quieted" ] || echo "not started, and their services disabled (the tests run them):$quieted"
+[ -z "$quieted" ] || echo "not started, their services disabled (the tests run them):$quieted" | fold -s -w 100 | sed "s/ *$//"
 exit $status
