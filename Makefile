@@ -1,4 +1,5 @@
-# iolens: build, test, install.  `make`, `make check`, `make check SANITIZE=1`, `make check-kernels`, `make deps`.
+# iolens: build, test, install.  `make`, `make check`, `make check SANITIZE=1`, `make check-kernels`,
+# `make deps` (what the build needs), `make test-deps` (and what the tests need).
 
 # Built with a job per CPU unless a -j was given (`make check` in CI builds twice, plain and sanitized).
 ifeq ($(filter -j%,$(MAKEFLAGS)),)
@@ -21,18 +22,31 @@ LINKS := pcstat vstat dstat cachestat cachetop
 
 PKGS := smartcols json-c liburing blkid ncursesw libmicrohttpd zlib yaml-0.1 libcrypt gnutls
 
-# Everything the build and the tests need, from Debian's archive; the peer tools
-# (fio, vmtouch, sysstat, dstat, util-linux's fincore) are what the tests compare with, bpftrace
-# times block requests on the same tracepoints as iolens (tests/cli/block_latency.py);
-# qemu, a static busybox, cpio and kmod boot other kernels for make check-kernels (Debian's keyring
-# checks the archive of one this machine's apt does not list: 5.10).
-DEB_PACKAGES := gcc make pkg-config libc6-dev libsmartcols-dev libjson-c-dev libcmocka-dev \
-                libbpf-dev libelf-dev zlib1g-dev bpftool liburing-dev libblkid-dev libncurses-dev \
-                clang libclang-rt-14-dev util-linux mount fio vmtouch sysstat dstat time \
-                python3 groff-base man-db libfuse3-dev fuse3 libmicrohttpd-dev prometheus \
-                prometheus-node-exporter curl libyaml-dev libcrypt-dev libgnutls28-dev openssl \
-                qemu-system-x86 busybox-static cpio kmod e2fsprogs xz-utils zstd debian-archive-keyring \
-                bpftrace
+# Debian packages, installed by tools/deps.sh with apt-get (only those missing; nothing said when all
+# are there). make deps: what `make` and `./iolens doctor` need: the compiler, the libraries, and
+# clang, bpftool and libbpf for the eBPF programs.
+DEPS_PACKAGES := gcc make pkg-config libc6-dev libsmartcols-dev libjson-c-dev libbpf-dev libelf-dev \
+                 zlib1g-dev bpftool clang liburing-dev libblkid-dev libncurses-dev libmicrohttpd-dev \
+                 libyaml-dev libcrypt-dev libgnutls28-dev
+# make test-deps: those and what make check, make check-kernels and make fuzz need: cmocka, libFuzzer's
+# runtime, libfuse3 (the FUSE example); the peer tools the tests compare with (fio, vmtouch, sysstat's
+# iostat, dstat, util-linux's fincore, Prometheus's promtool and server, node_exporter), bpftrace (it
+# times block requests on the same tracepoints as iolens: tests/cli/block_latency.py); what the tests
+# drive (procps's sysctl, pgrep and ps, iproute2's ip, strace, systemd-analyze, curl, openssl, GNU
+# time, groff, man, python3, mkfs.ext4); qemu, a static busybox, cpio, kmod and the decompressors that
+# boot other kernels for make check-kernels (Debian's keyring checks the archive of one this
+# machine's apt does not list: 5.10).
+TEST_PACKAGES := libcmocka-dev libclang-rt-14-dev libfuse3-dev fuse3 util-linux mount procps iproute2 \
+                 strace systemd curl openssl time python3 groff-base man-db e2fsprogs fio vmtouch \
+                 sysstat dstat bpftrace prometheus prometheus-node-exporter qemu-system-x86 \
+                 busybox-static cpio kmod xz-utils zstd debian-archive-keyring
+# Those of them that ship a server, a collector or a daemon: when test-deps installs them, none is
+# started, and their units and init scripts are disabled (tools/deps.sh). The tests run them.
+TEST_SERVERS  := prometheus prometheus-node-exporter sysstat fio vmtouch
+
+# make deps and make test-deps run before the compiler and pkg-config are there: the $(shell ...)s
+# that ask them are left out when those are the only goals.
+ONLY_DEPS := $(if $(MAKECMDGOALS),$(if $(filter-out deps test-deps,$(MAKECMDGOALS)),,yes))
 
 ifeq ($(SANITIZE),1)
 BUILD     := build-san
@@ -46,6 +60,7 @@ endif
 
 CFLAGS    ?= -O2 -g
 WARNINGS  := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes
+ifneq ($(ONLY_DEPS),yes)
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lm
 
@@ -85,6 +100,8 @@ DL_PKGS += libbpf
 DL_CPPFLAGS += -DBPF_SONAME='"$(call soname,libbpf)"'
 endif
 
+endif
+
 ALL_CPPFLAGS := -D_GNU_SOURCE -DIOLENS_VERSION='"$(VERSION)"' $(DL_CPPFLAGS) -Isrc -Iinclude -Ilib $(CPPFLAGS)
 ALL_CFLAGS   := -std=gnu11 $(WARNINGS) $(SAN_FLAGS) $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS  := $(SAN_FLAGS) $(LDFLAGS)
@@ -108,7 +125,7 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 MAN_PAGES := $(sort $(wildcard docs/*.1))
 MAN3_PAGES := $(sort $(wildcard docs/*.3))
 
-.PHONY: all check unit-tests fuzz install install-links uninstall deps clean libvtrace
+.PHONY: all check unit-tests fuzz install install-links uninstall deps test-deps clean libvtrace
 all: $(IOLENS) libvtrace
 
 $(BUILD)/%.o: %.c
@@ -250,8 +267,10 @@ $(FUSE_EXAMPLE): $(FUSE_EXAMPLE_SRC) examples/fuse-passthrough/passthrough.h inc
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(shell $(PKG_CONFIG) --cflags fuse3) $(ALL_LDFLAGS) -pthread -o $@ \
 	    $(FUSE_EXAMPLE_SRC) $(BUILD)/libvtrace.a $(shell $(PKG_CONFIG) --libs fuse3)
+ifneq ($(ONLY_DEPS),yes)
 ifeq ($(shell $(PKG_CONFIG) --exists fuse3 && echo yes),yes)
 check check-kernels: $(FUSE_EXAMPLE)
+endif
 endif
 
 install: $(IOLENS) libvtrace
@@ -275,17 +294,10 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN_PAGES)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3_PAGES)))
 
-# Idempotent and quiet when everything is there; apt-get only for what is missing.
 deps:
-	@missing=$$(for p in $(DEB_PACKAGES); do \
-	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
-	done); \
-	if [ -n "$$missing" ]; then \
-	    sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-	    echo "make deps: installing" $$missing; \
-	    $$sudo apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
-	fi
+	@tools/deps.sh $(DEPS_PACKAGES)
+test-deps:
+	@tools/deps.sh $(DEPS_PACKAGES) $(TEST_PACKAGES) $(addprefix --server=,$(TEST_SERVERS))
 
 clean:
 	rm -rf build build-san build-fuzz iolens

@@ -26,7 +26,7 @@ done
 die() { echo "${0##*/}: $*" >&2; exit 1; }
 [[ $(id -u) == 0 ]] || die "making cgroups and cachetop's eBPF need root"
 [[ -x $IOLENS ]] || die "$IOLENS: not an executable (run make, or set IOLENS)"
-[[ -x /usr/bin/time ]] || die "/usr/bin/time is needed (make deps installs it)"
+[[ -x /usr/bin/time ]] || die "/usr/bin/time is needed (make test-deps installs it)"
 cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 [[ -n $cg2 ]] || die "no cgroup2 mount"
 

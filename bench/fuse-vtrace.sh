@@ -17,7 +17,7 @@ ROUNDS=${ROUNDS:-5} RUNTIME=${RUNTIME:-3} JOB=${JOB:-randread} BS=${BS:-4k}
 server=$repo/$BUILD/examples/fuse-passthrough
 die() { echo "${0##*/}: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root (FUSE mounts)"
-command -v fio >/dev/null || die "needs fio (make deps)"
+command -v fio >/dev/null || die "needs fio (make test-deps)"
 make -s -C "$repo" examples BUILD="$BUILD" >/dev/null || die "make examples failed"
 
 work=$(mktemp -d "$repo/$BUILD/fuse-bench.XXXXXX")

@@ -27,7 +27,7 @@
 # compare mechanisms within one kernel, not kernels nor a real machine.
 #
 # MATRIX=0 leaves the first table out. Runs as root (qemu's 9p share of /); needs only Debian
-# packages (make deps, bpfcc-tools), iolens (IOLENS, default ./iolens) and, for the matrix, the
+# packages (make test-deps, bpfcc-tools), iolens (IOLENS, default ./iolens) and, for the matrix, the
 # test helpers make check-kernels builds. Writes build/kernels/results/cost.md and prints both
 # tables.
 set -uo pipefail

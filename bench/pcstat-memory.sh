@@ -24,7 +24,7 @@ dir=${1:-/usr}
 die() { echo "${0##*/}: $*" >&2; exit 1; }
 [[ -x $IOLENS ]] || die "$IOLENS: not an executable (run make, or set IOLENS)"
 command -v vmtouch >/dev/null || die "vmtouch not found (apt-get install -y vmtouch)"
-command -v python3 >/dev/null || die "python3 not found (make deps)"
+command -v python3 >/dev/null || die "python3 not found (make test-deps)"
 [[ -x /usr/bin/time ]] || die "/usr/bin/time not found (apt-get install -y time)"
 [[ -d $dir ]] || die "$dir: not a directory"
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "RUNS=$RUNS: not a positive integer"

@@ -29,7 +29,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 IOLENS=${IOLENS:-$repo/iolens}
 [ -x "$IOLENS" ] || { echo "${0##*/}: no $IOLENS (make)" >&2; exit 1; }
 for tool in fincore iostat python3; do
-	command -v $tool >/dev/null || { echo "${0##*/}: $tool is missing (make deps)" >&2; exit 1; }
+	command -v $tool >/dev/null || { echo "${0##*/}: $tool is missing (make test-deps)" >&2; exit 1; }
 done
 
 exec python3 - "$repo/bench" "$runs" "$IOLENS" <<'EOF'

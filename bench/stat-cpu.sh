@@ -56,7 +56,7 @@ if ((${#missing[@]})); then
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
 			die "apt-get install ${missing[*]} failed"
 	else
-		die "${missing[*]} not installed (make deps, or apt-get install -y ${missing[*]})"
+		die "${missing[*]} not installed (make test-deps, or apt-get install -y ${missing[*]})"
 	fi
 fi
 CC=${CC:-cc}

@@ -28,7 +28,7 @@ REPEATS=${REPEATS:-3}
 CC=${CC:-cc}
 die() { echo "${0##*/}: $*" >&2; exit 1; }
 [[ -x $IOLENS ]] || die "$IOLENS: not an executable (run make, or set IOLENS)"
-command -v dstat >/dev/null || die "dstat is missing (make deps)"
+command -v dstat >/dev/null || die "dstat is missing (make test-deps)"
 [[ $DELAY =~ ^[1-9][0-9]*$ ]] || die "DELAY must be a whole number of seconds (dstat takes no other)"
 [[ $COUNT =~ ^[0-9]+$ && $COUNT -ge 3 ]] || die "COUNT must be at least 3"
 [[ $REPEATS =~ ^[1-9][0-9]*$ ]] || die "REPEATS must be a positive number"

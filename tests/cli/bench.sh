@@ -235,7 +235,7 @@ if can_evict; then
 		check "--compare-cache --repeat 2: the file is evicted before each cold run: read from the disk 4 times (ru_inblock $inblock blocks of 512)" \
 			test "${inblock:-0}" -ge $((4 * (16 << 20) / 512))
 	else
-		skip "--compare-cache: the file evicted before each cold run: needs GNU time (make deps)"
+		skip "--compare-cache: the file evicted before each cold run: needs GNU time (make test-deps)"
 	fi
 fi
 check "… DIR is empty again" empty_dir "$D"

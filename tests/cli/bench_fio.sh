@@ -2,7 +2,7 @@
 # bench_fio.sh: iolens bench and fio run the same jobs on the same small file and agree on what was done (bench/fio-compare.sh compares speed).
 . "$(dirname "$0")/lib.sh"
 
-command -v fio >/dev/null || skip_all "fio is not installed (make deps)"
+command -v fio >/dev/null || skip_all "fio is not installed (make test-deps)"
 case "$(fs_type "$T")" in
 tmpfs|ramfs) skip_all "the scratch directory is on $(fs_type "$T"): no O_DIRECT" ;;
 esac

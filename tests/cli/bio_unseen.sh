@@ -6,7 +6,7 @@ why=$(bio_expected) || skip_all "$why"
 case "$(fs_type "$T")" in
 tmpfs|ramfs) skip_all "the scratch directory is on $(fs_type "$T"): no O_DIRECT" ;;
 esac
-command -v fio >/dev/null || skip_all "fio is not installed (make deps)"
+command -v fio >/dev/null || skip_all "fio is not installed (make test-deps)"
 
 # dq QUERY ...: what doctor --json says (tests/cli/doctor_query.py lists the queries).
 dq() { python3 "$TOP/tests/cli/doctor_query.py" "$@" 2>>"$T/dq.err"; }

@@ -4,7 +4,7 @@
 
 can_evict || skip_all "the scratch directory is on $(fs_type "$T"), where pages cannot be evicted"
 [ -x "$BUILD/tests/helpers/cachepattern" ] || skip_all "cachepattern is not built (make check builds it)"
-command -v fincore >/dev/null || skip_all "fincore is not installed (make deps)"
+command -v fincore >/dev/null || skip_all "fincore is not installed (make test-deps)"
 need_ebpf
 pause_damon # the truths are fincore before and after: no pageout of our own in between
 

@@ -3,7 +3,7 @@
 . "$(dirname "$0")/lib.sh"
 
 need_ebpf
-command -v bpftool >/dev/null || skip_all "bpftool is not installed (make deps): the kernel's BTF is the truth here"
+command -v bpftool >/dev/null || skip_all "bpftool is not installed (make test-deps): the kernel's BTF is the truth here"
 
 # The truth: the tracepoints the read and fault paths have in this kernel's BTF (Linux 6.9 and later).
 bpftool btf dump file /sys/kernel/btf/vmlinux >"$T/btf" || skip_all "bpftool cannot read /sys/kernel/btf/vmlinux"

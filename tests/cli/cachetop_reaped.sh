@@ -3,7 +3,7 @@
 . "$(dirname "$0")/lib.sh"
 
 can_evict || skip_all "the scratch directory is on $(fs_type "$T"), where pages cannot be evicted"
-command -v fincore >/dev/null || skip_all "fincore is not installed (make deps)"
+command -v fincore >/dev/null || skip_all "fincore is not installed (make test-deps)"
 pause_damon
 
 N=16384 # pages: the issue's 64 MiB read

@@ -19,8 +19,8 @@ EOF
 DISKEXT=${BUILD:-$TOP/build}/tests/helpers/diskext
 SECONDS_MEASURED=2
 
-command -v iostat >/dev/null || skip_all "needs iostat (sysstat; make deps)"
-command -v python3 >/dev/null || skip_all "needs python3 to read iostat's JSON (make deps)"
+command -v iostat >/dev/null || skip_all "needs iostat (sysstat; make test-deps)"
+command -v python3 >/dev/null || skip_all "needs python3 to read iostat's JSON (make test-deps)"
 [ -x "$DISKEXT" ] || skip_all "needs $DISKEXT (make check builds it)"
 iostat -V 2>&1 | grep -qE 'sysstat version (1[2-9]|[2-9][0-9])\.' || skip_all "needs sysstat 12 or later (iostat -o JSON)"
 

@@ -233,7 +233,7 @@ print("\n".join(f["data"]["files"]))' "$calls" <<<"$OUT")
 		uring=$!
 		exec {hold}>"$T/uring/hold"
 		if wait_while "$uring" 60 test -e "$T/uring/done"; then
-			upid=$(pgrep -n -f "^$URING ")
+			upid=$(children_of "$uring" | tail -1) # strace's child
 			ok "uring_open opened both files O_DIRECT through io_uring and read them"
 		else
 			upid=

@@ -99,20 +99,23 @@ if command -v fio >/dev/null && command -v iostat >/dev/null; then
 	run "$IOLENS" doctor --json 1
 	check_eq "fio stopped: $dev no longer found" absent "$(dq get disk util device "$dev" <<<"$OUT")"
 else
-	skip "a saturated disk: needs fio and iostat (make deps)"
+	skip "a saturated disk: needs fio and iostat (make test-deps)"
 fi
 
 # ---- Writeback: a burst of buffered writes past a small dirty limit ------------------------------
 
-old_ratio=$(sysctl -n vm.dirty_ratio) old_bg_ratio=$(sysctl -n vm.dirty_background_ratio)
-old_bytes=$(sysctl -n vm.dirty_bytes) old_bg_bytes=$(sysctl -n vm.dirty_background_bytes)
+# The sysctls, in /proc/sys/vm (as sysctl(8) sets them; a bytes limit set zeroes its ratio and back).
+vm_get() { cat "/proc/sys/vm/$1"; }
+vm_set() { echo "$2" >"/proc/sys/vm/$1"; }
+old_ratio=$(vm_get dirty_ratio) old_bg_ratio=$(vm_get dirty_background_ratio)
+old_bytes=$(vm_get dirty_bytes) old_bg_bytes=$(vm_get dirty_background_bytes)
 restore_dirty() {
-	if [ "$old_bytes" != 0 ]; then sysctl -qw vm.dirty_bytes="$old_bytes"; else sysctl -qw vm.dirty_ratio="$old_ratio"; fi
-	if [ "$old_bg_bytes" != 0 ]; then sysctl -qw vm.dirty_background_bytes="$old_bg_bytes"
-	else sysctl -qw vm.dirty_background_ratio="$old_bg_ratio"; fi
+	if [ "$old_bytes" != 0 ]; then vm_set dirty_bytes "$old_bytes"; else vm_set dirty_ratio "$old_ratio"; fi
+	if [ "$old_bg_bytes" != 0 ]; then vm_set dirty_background_bytes "$old_bg_bytes"
+	else vm_set dirty_background_ratio "$old_bg_ratio"; fi
 }
 on_exit restore_dirty
-sysctl -qw vm.dirty_bytes=$((8 << 20)) vm.dirty_background_bytes=$((4 << 20))
+vm_set dirty_bytes $((8 << 20)) && vm_set dirty_background_bytes $((4 << 20))
 timeout 300 bash -c 'while :; do dd if=/dev/zero of="$1" bs=1M count=256 conv=notrunc 2>/dev/null; done' _ "$T/dirty.dat" &
 WRITER=$!
 on_exit "kill $WRITER 2>/dev/null"

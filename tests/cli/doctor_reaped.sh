@@ -4,7 +4,7 @@
 
 is_root || skip_all "needs root: every process's /proc/PID/io, and evicting the file"
 can_evict || skip_all "the scratch directory is on $(fs_type "$T"), where pages cannot be evicted"
-command -v fincore >/dev/null || skip_all "fincore is not installed (make deps)"
+command -v fincore >/dev/null || skip_all "fincore is not installed (make test-deps)"
 pause_damon
 
 N=8192 M=4096 # pages of the first file (half of it read before the window) and of the second

@@ -63,7 +63,7 @@ stop_fio() { kill "$FIO" 2>/dev/null; wait "$FIO" 2>/dev/null; }
 # bio_mechanisms), one after the other while fio runs, each held to the same truths.
 MECHS=($(bio_mechanisms))
 fio_load --ioengine=libaio --iodepth=128
-jobs_of_fio="$FIO $(pgrep -P "$FIO" | tr '\n' ' ')"
+jobs_of_fio="$FIO $(children_of "$FIO" | tr '\n' ' ')"
 # The queue stands at once; the latency rise is the disk's: a run where the machine held fio back
 # (too few requests in flight) is tried again, three times at most.
 for m in "${MECHS[@]}"; do

@@ -2,7 +2,7 @@
 # export.sh: iolens export serves /metrics as Prometheus reads it: promtool accepts it, its numbers are the kernel's, a real Prometheus scrapes it and answers PromQL on the FUSE example's opens, and bad requests get HTTP errors while it keeps serving.
 . "$(dirname "$0")/lib.sh"
 
-command -v curl >/dev/null || skip_all "no curl (make deps)"
+command -v curl >/dev/null || skip_all "no curl (make test-deps)"
 PROMTOOL=$(command -v promtool || true)
 export VTRACE_DIR=$T/vtrace # the exporter looks for segments here, the FUSE example makes one here
 mkdir -p "$VTRACE_DIR"
@@ -31,7 +31,7 @@ check_eq "… time in seconds with at most 3 decimals, as /proc/diskstats's ms g
 if [ -n "$PROMTOOL" ]; then
 	check_eq "promtool check metrics accepts it" "" "$(promtool check metrics <<<"$OUT" 2>&1)"
 else
-	skip "promtool is not installed (make deps: prometheus)"
+	skip "promtool is not installed (make test-deps: prometheus)"
 fi
 run "$IOLENS" export --once --openmetrics
 check_eq "--openmetrics: ends with # EOF" "# EOF" "$(tail -1 <<<"$OUT")"
@@ -161,7 +161,8 @@ serve() {
 	for i in $(seq 100); do curl -sk -o /dev/null "$wait_url" && return 0; sleep 0.05; done
 	return 0
 }
-if ip -6 addr show dev lo 2>/dev/null | grep -q 'inet6 ::1/128'; then
+# ::1 on lo: /proc/net/if_inet6 (as ip -6 addr shows it, with no need of iproute2).
+if awk '$1 == "00000000000000000000000000000001" && $6 == "lo" { found = 1 } END { exit !found }' /proc/net/if_inet6 2>/dev/null; then
 	lport=$(free_port)
 	serve "http://127.0.0.1:$lport/" --listen ":$lport"
 	check_eq "--listen :$lport: IPv4 (curl -4 127.0.0.1)" 200 "$(status -4 "http://127.0.0.1:$lport/metrics")"
@@ -184,7 +185,7 @@ fi
 BCRYPT=${BUILD:-$TOP/build}/tests/helpers/bcrypt_hash
 wport=$(free_port)
 if ! command -v openssl >/dev/null || [ ! -x "$BCRYPT" ]; then
-	skip "--web.config.file: needs openssl and $BCRYPT (make deps; make check builds it)"
+	skip "--web.config.file: needs openssl and $BCRYPT (make test-deps; make check builds it)"
 else
 	mkdir -p "$T/web"
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/web/key.pem" -out "$T/web/cert.pem" -days 2 \
@@ -293,7 +294,7 @@ kill "$SMALL"
 
 FPT=${BUILD:-$TOP/build}/examples/fuse-passthrough
 if ! command -v prometheus >/dev/null; then
-	skip "Prometheus: not installed (make deps: prometheus)"
+	skip "Prometheus: not installed (make test-deps: prometheus)"
 elif ! is_root || [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null || [ ! -x "$FPT" ]; then
 	skip "Prometheus and the FUSE example: needs root, /dev/fuse, fusermount3 and $FPT"
 else

@@ -2,7 +2,7 @@
 # export_auth.sh: iolens export's basic auth against hostile clients: a scraper's password costs one bcrypt (iolens_export_auth_bcrypt_total) and its scrapes are answered while other users flood wrong passwords, even with the bcrypt thread frozen by ptrace; the floods get 401, then 429 or 503 at exact bounds; SIGTERM with a check frozen mid-bcrypt ends it; costs above 12 are refused; web config and key files other users may read or write are warned about; TLS answers a bad Content-Length once.
 . "$(dirname "$0")/lib.sh"
 
-command -v curl >/dev/null || skip_all "no curl (make deps)"
+command -v curl >/dev/null || skip_all "no curl (make test-deps)"
 BCRYPT=${BUILD:-$TOP/build}/tests/helpers/bcrypt_hash
 [ -x "$BCRYPT" ] || skip_all "needs $BCRYPT (make check builds it)"
 FLOOD=$TOP/tests/helpers/auth_flood.py

@@ -123,7 +123,7 @@ if [ -n "$loopdev" ]; then
 	if command -v promtool >/dev/null; then
 		check_eq "promtool check metrics accepts it" "" "$(promtool check metrics <<<"$OUT" 2>&1)"
 	else
-		skip "promtool is not installed (make deps: prometheus)"
+		skip "promtool is not installed (make test-deps: prometheus)"
 	fi
 
 	# ---- Protobuf, as a scraper that wants native histograms asks for it -------------------------------
@@ -185,7 +185,7 @@ print(r[0]["value"][1] if r else "none")' 2>/dev/null; }
 		fi
 		kill "$prom"; wait "$prom" 2>/dev/null
 	else
-		skip "Prometheus with native histograms: not installed (make deps: prometheus)"
+		skip "Prometheus with native histograms: not installed (make test-deps: prometheus)"
 	fi
 	kill "$exporter"; wait "$exporter" 2>/dev/null
 fi

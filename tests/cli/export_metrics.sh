@@ -2,7 +2,7 @@
 # export_metrics.sh: iolens export's node_exporter-style switches and series: collectors on and off, the disk filter on a loop device, filesystems against df, vmstat against /proc/vmstat, process_* against /proc/PID, a hung mount, and no histogram for an op that never ran.
 . "$(dirname "$0")/lib.sh"
 
-command -v curl >/dev/null || skip_all "no curl (make deps)"
+command -v curl >/dev/null || skip_all "no curl (make test-deps)"
 PROMTOOL=$(command -v promtool || true)
 VTLOAD=${BUILD:-$TOP/build}/tests/helpers/vtload
 FPT=${BUILD:-$TOP/build}/examples/fuse-passthrough
@@ -14,7 +14,7 @@ promtool_ok() {
 	if [ -n "$PROMTOOL" ]; then
 		check_eq "$1: promtool check metrics accepts it" "" "$(promtool check metrics <<<"$2" 2>&1)"
 	else
-		skip "$1: promtool is not installed (make deps: prometheus)"
+		skip "$1: promtool is not installed (make test-deps: prometheus)"
 	fi
 }
 # sample NAME [LABELS] <<<TEXT: the value of one sample ("" when absent). LABELS as printed: {a="b",...}
@@ -167,7 +167,7 @@ else
 	for i in $(seq 100); do curl -s -o /dev/null "127.0.0.1:$port/" && break; sleep 0.1; done
 	M="mountpoint=\"$T/mnt\""
 	# Children of the exporter: its probes left waiting (another hung mount on this machine has its own).
-	children() { ps -o pid= --ppid "$EXPORTER" | wc -l; }
+	children() { children_of "$EXPORTER" | wc -l; }
 	OUT=$(curl -s --max-time 60 "127.0.0.1:$port/metrics")
 	after_one=$(children)
 	for scrape in 2 3; do OUT=$(curl -s --max-time 60 "127.0.0.1:$port/metrics"); done

@@ -5,7 +5,7 @@
 
 READER=${BUILD:-$TOP/build}/tests/helpers/odirect_reader
 [ -x "$READER" ] || skip_all "odirect_reader is not built (make check builds it)"
-command -v curl >/dev/null || skip_all "no curl (make deps)"
+command -v curl >/dev/null || skip_all "no curl (make test-deps)"
 can_evict || skip_all "the scratch directory is on $(fs_type "$T"), where O_DIRECT reads no disk"
 
 N=8192 # pages: 32 MiB, far above what the rest of a quiet machine reads in the same seconds

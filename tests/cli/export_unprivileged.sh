@@ -4,7 +4,7 @@
 
 is_root || skip_all "starting the exporter as uid 65534 with capabilities needs root"
 command -v setpriv >/dev/null || skip_all "no setpriv (util-linux)"
-command -v curl >/dev/null || skip_all "no curl (make deps)"
+command -v curl >/dev/null || skip_all "no curl (make test-deps)"
 UNIT=$TOP/docs/iolens-export.service
 VTLOAD=${BUILD:-$TOP/build}/tests/helpers/vtload
 PROMTOOL=$(command -v promtool || true)
@@ -44,8 +44,8 @@ EXPORTER=$!
 for i in $(seq 100); do curl -s -o /dev/null "127.0.0.1:$port/" && break; sleep 0.1; done
 url=http://127.0.0.1:$port/metrics
 # The pid that serves: unshare, sh and setpriv exec into it, the background subshell may fork it.
-server=$(pgrep -P "$EXPORTER" 2>/dev/null | head -1)
-[ -n "$server" ] || server=$EXPORTER
+server=$(children_of "$EXPORTER" | head -1)
+[ -n "$server" ] || server=$EXPORTER # none: the exporter did not start (the checks below say so)
 on_exit "kill $server 2>/dev/null"
 check_eq "it runs as uid 65534 (/proc/PID/status)" "65534 65534 65534 65534" \
 	"$(awk '$1 == "Uid:" { print $2, $3, $4, $5 }' "/proc/$server/status")"
@@ -62,7 +62,7 @@ check_match "GET /metrics as uid 65534: served" "^iolens_build_info" "$OUT"
 if [ -n "$PROMTOOL" ]; then
 	check_eq "… promtool check metrics accepts it" "" "$(promtool check metrics <<<"$OUT" 2>&1)"
 else
-	skip "promtool is not installed (make deps: prometheus)"
+	skip "promtool is not installed (make test-deps: prometheus)"
 fi
 
 if why=$(ebpf_expected); then
@@ -111,7 +111,9 @@ else
 	on_exit "kill $TRACED 2>/dev/null"
 	for i in $(seq 200); do curl -s -o /dev/null "127.0.0.1:$port/" && break; sleep 0.1; done
 	for i in 1 2 3; do traced_status=$(curl -s -o /dev/null -w '%{http_code}' "127.0.0.1:$port/metrics"); done
-	kill -TERM "$(pgrep -P "$TRACED" | head -1)" 2>/dev/null # strace's child: the exporter
+	# strace's child: the exporter (none: it has ended, and strace with it).
+	traced_server=$(children_of "$TRACED" | head -1)
+	[ -z "$traced_server" ] || kill -TERM "$traced_server"
 	wait "$TRACED" 2>/dev/null
 	filter=$(awk -F= '$1 == "SystemCallFilter" { sub(/^[^=]*=/, ""); print }' "$UNIT" | tr '\n' ' ')
 	families=$(unit_value RestrictAddressFamilies)

@@ -2,7 +2,7 @@
 # fincore_compat.sh: a link named fincore takes util-linux fincore's options and columns with fincore's meanings (PAGES: resident pages), held to the real fincore on the same files.
 . "$(dirname "$0")/lib.sh"
 
-command -v fincore >/dev/null || skip_all "fincore (util-linux) is not installed (make deps)"
+command -v fincore >/dev/null || skip_all "fincore (util-linux) is not installed (make test-deps)"
 can_evict || skip_all "the scratch directory is on $(fs_type "$T"): its pages cannot be dropped"
 pause_damon
 mkdir -p "$T/bin" "$T/dir"

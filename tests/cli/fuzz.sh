@@ -2,7 +2,7 @@
 # fuzz.sh: every libFuzzer target in tests/fuzz runs a fixed number of inputs (or 20 s of them; a tenth, 5 s, under make check SANITIZE=1, which runs the same targets again) without a crash.
 . "$(dirname "$0")/lib.sh"
 
-command -v "${CLANG:-clang}" >/dev/null || skip_all "needs clang for libFuzzer (make deps)"
+command -v "${CLANG:-clang}" >/dev/null || skip_all "needs clang for libFuzzer (make test-deps)"
 if ! make -s -j"$(nproc)" -C "$TOP" fuzz > "$T/build.log" 2>&1; then
 	not_ok "make fuzz builds the targets: $(tail -5 "$T/build.log")"
 	exit 0

@@ -301,6 +301,18 @@ PY
 }
 # gone PID: the process PID has ended (or was never there).
 gone() { ! kill -0 "$1" 2>/dev/null; }
+# children_of PID: the pids of PID's child processes, one a line, lowest first (pgrep -P's list,
+# read from /proc: with or without procps, a test signals only a process it started).
+children_of() {
+	local parent=$1 stat line fields
+	for stat in /proc/[0-9]*/stat; do
+		read -r line 2>/dev/null <"$stat" || continue
+		read -ra fields <<<"${line##*) }" # after the command's name, which may hold ") ": state, ppid
+		[ "${fields[1]}" = "$parent" ] || continue
+		stat=${stat#/proc/}
+		echo "${stat%/stat}"
+	done | sort -n
+}
 # wait_while PID [SECONDS] COMMAND...: wait_until COMMAND, while process PID lives: a condition only
 # PID brings about ends the wait, failed, once PID has ended (COMMAND looked at once more then).
 # (SECONDS is counted in tries: a COMMAND that takes a second would make wait_until's wait 20 times
@@ -358,7 +370,7 @@ need_fuse_example() {
 	is_root || skip_all "FUSE mounts need root"
 	[ -c /dev/fuse ] || skip_all "no /dev/fuse"
 	command -v fusermount3 >/dev/null || skip_all "no fusermount3 (apt-get install fuse3)"
-	[ -x "$FPT" ] || skip_all "$FPT is not built (make deps: libfuse3-dev)"
+	[ -x "$FPT" ] || skip_all "$FPT is not built (make test-deps: libfuse3-dev)"
 }
 # wait_mounted DIR PID: until DIR is a mount point, while its server PID lives (5 s at most).
 wait_mounted() {
@@ -465,7 +477,7 @@ block_tracer_why() {
 	if ! is_root; then
 		echo "the block tracer (bpftrace) needs root"
 	elif ! command -v bpftrace >/dev/null || ! command -v unshare >/dev/null; then
-		echo "the block tracer needs bpftrace and unshare (make deps)"
+		echo "the block tracer needs bpftrace and unshare (make test-deps)"
 	fi
 }
 # dev_of DEVICE: a block device's MAJ:MIN.

@@ -5,7 +5,7 @@
 MONFMT=${BUILD:-$TOP/build}/tests/helpers/monfmt
 [ -x "$MONFMT" ] || skip_all "monfmt is not built (make check builds it)"
 DSTAT=$(command -v dstat || true)
-[ -n "$DSTAT" ] && grep -q '^def fchg' "$DSTAT" || skip_all "dstat is not installed (make deps installs it)"
+[ -n "$DSTAT" ] && grep -q '^def fchg' "$DSTAT" || skip_all "dstat is not installed (make test-deps installs it)"
 
 # The cases: round numbers, the edges where a digit is gained (9.96, 99.5, 999.7 ...), and random ones of every size.
 python3 - > "$T/cases" <<'PY'

@@ -142,5 +142,5 @@ if [ -x /usr/bin/time ]; then
 	check_eq "mincore: a 64 GiB sparse file, 0 cached" "16777216,0" \
 		"$(IOLENS_PAGECACHE=mincore "$IOLENS" pcstat --csv --no-header -o pages,cached "$T/sparse-big")"
 else
-	skip "mincore memory: needs /usr/bin/time (make deps)"
+	skip "mincore memory: needs /usr/bin/time (make test-deps)"
 fi

@@ -2,7 +2,7 @@
 # pcstat_peers.sh: iolens pcstat counts the same cached pages as fincore and vmtouch, in every state a file can be in.
 . "$(dirname "$0")/lib.sh"
 
-command -v vmtouch >/dev/null && command -v fincore >/dev/null || skip_all "needs vmtouch and fincore (make deps)"
+command -v vmtouch >/dev/null && command -v fincore >/dev/null || skip_all "needs vmtouch and fincore (make test-deps)"
 can_evict || skip_all "the scratch directory is on $(fs_type "$T"), where pages cannot be evicted"
 pause_damon # residency is held to exact counts: no pageout in between
 

@@ -2,7 +2,7 @@
 # pcstat_stream.sh: pcstat, evict and warm print their rows as the files are looked at, in memory that does not grow with the number of files; a table's first 256 rows size its columns and later rows keep those widths.
 . "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || skip_all "python3 is missing (make deps)"
+command -v python3 >/dev/null || skip_all "python3 is missing (make test-deps)"
 
 # make_tree DIR DIRS: DIRS directories of 500 empty files each, with names of 40 characters.
 make_tree() {
@@ -32,7 +32,7 @@ max_rss_kib() {
 
 # Memory: 45,000 rows more must not cost memory. Held until the end, as tables once were, they
 # took 25 MB more (about half a kilobyte a row); 4 MiB allows for the allocator and page rounding.
-[ -x /usr/bin/time ] || skip "memory: needs /usr/bin/time (make deps)"
+[ -x /usr/bin/time ] || skip "memory: needs /usr/bin/time (make test-deps)"
 [ -x /usr/bin/time ] && for args in "pcstat" "pcstat -H --total" "pcstat --csv" "pcstat --json --total" "pcstat -o +map,method" \
 	"evict" "warm --csv"; do
 	small=$(max_rss_kib "$IOLENS" $args -R "$T/small") || { not_ok "$args -R: $small"; continue; }

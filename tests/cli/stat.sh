@@ -47,7 +47,9 @@ check_eq "--no-boot-sample: no since-boot line" "False False" "$(py 'import json
 interval=$(py 'import json,sys; print(json.loads(sys.stdin.readline())["interval_ns"])' <<<"$OUT")
 check "--json: interval_ns measured (about 0.2 s: $interval)" test "$interval" -gt 150000000 -a "$interval" -lt 1000000000
 
-# Colour only on a terminal, never with NO_COLOR.
+# Colour only on a terminal, never with NO_COLOR. A terminal that draws colours, whatever the one
+# the tests run from (TERM=dumb and no TERM: stat_dstat.sh).
+export TERM=xterm
 tty_out=$(script -qec "'$IOLENS' stat -c 0.1 2" /dev/null)
 check_match "on a terminal: colours" $'\033\\[' "$tty_out"
 tty_out=$(NO_COLOR=1 script -qec "'$IOLENS' stat -c 0.1 2" /dev/null)
@@ -171,8 +173,15 @@ else
 fi
 
 # An interface named in -N that goes away (a veth in a network namespace of the test's own).
-if is_root && command -v unshare >/dev/null && unshare -n true 2>/dev/null &&
-	unshare -n sh -c 'ip link add v0 type veth peer name v1' 2>/dev/null; then
+ifgone_why=
+if ! is_root || ! command -v unshare >/dev/null || ! unshare -n true 2>/dev/null; then
+	ifgone_why="needs root and unshare -n"
+elif ! command -v ip >/dev/null; then
+	ifgone_why="needs ip (iproute2: make test-deps)"
+elif ! unshare -n sh -c 'ip link add v0 type veth peer name v1' 2>/dev/null; then
+	ifgone_why="ip link add ... type veth fails here (no veth in this kernel?)"
+fi
+if [ -z "$ifgone_why" ]; then
 	IOLENS="$IOLENS" T="$T" unshare -n bash -c '
 		ip link add v0 type veth peer name v1 && ip link set v0 up && ip link set v1 up
 		"$IOLENS" stat --json -n -N total,v0 --no-boot-sample 0.3 8 > "$T/ifgone.json" 2> "$T/ifgone.err" &
@@ -187,7 +196,7 @@ if is_root && command -v unshare >/dev/null && unshare -n true 2>/dev/null &&
 	check_match "… its columns unknown (null)" "\"net_v0\": ?\\{\"recv_bytes_per_s\": ?null, ?\"send_bytes_per_s\": ?null" "$(tail -1 "$T/ifgone.json")"
 	check_match "… known before it went" "\"net_v0\": ?\\{\"recv_bytes_per_s\": ?[0-9]" "$(head -1 "$T/ifgone.json")"
 else
-	skip "an interface that goes away: needs root, unshare -n and veth"
+	skip "an interface that goes away: $ifgone_why"
 fi
 
 # ---- Against iostat -x and vmstat, over the same seconds, under a steady write load ----------

@@ -12,7 +12,7 @@ check_match "--partitions=nosuchdisk: says which" "disk 'nosuchdisk' not found" 
 
 is_root || { skip "partitions of a loop device: needs root (losetup, addpart)"; exit 0; }
 for tool in losetup addpart python3; do
-	command -v $tool >/dev/null || { skip "partitions of a loop device: needs $tool (make deps)"; exit 0; }
+	command -v $tool >/dev/null || { skip "partitions of a loop device: needs $tool (make test-deps)"; exit 0; }
 done
 
 # keys FILE LINE: the group keys of JSON line LINE (1: the first), in order.

@@ -2,7 +2,7 @@
 # vmtouch_compat.sh: a link named vmtouch takes vmtouch's flags and prints what vmtouch prints, held to the real vmtouch on the same files.
 . "$(dirname "$0")/lib.sh"
 
-command -v vmtouch >/dev/null || skip_all "vmtouch is not installed (make deps)"
+command -v vmtouch >/dev/null || skip_all "vmtouch is not installed (make test-deps)"
 can_evict || skip_all "the scratch directory is on $(fs_type "$T"): its pages cannot be dropped"
 pause_damon
 mkdir -p "$T/bin" "$T/tree/sub" "$T/tree/skipme"

@@ -210,11 +210,12 @@ fi
 
 # ---- A container's /dev/shm, and a deleted segment: found through the process --------------------
 mkfifo "$T/box.in"
+# unshare, sh and env exec each other: vtload is the process started here, $!.
 unshare -m sh -c 'mount -t tmpfs box /dev/shm && exec env -u VTRACE_DIR "$0" box OPA' "$VTLOAD" < "$T/box.in" > "$T/box.out" &
+box_pid=$!
 exec {box_in}>"$T/box.in"
-on_exit "kill $! 2>/dev/null"
+on_exit "kill $box_pid 2>/dev/null"
 for i in $(seq 100); do grep -q ready "$T/box.out" && break; sleep 0.1; done
-box_pid=$(pgrep -f "vtload box OPA" | head -1)
 run "$IOLENS" vstat --json -p "$box_pid"
 check_eq "-p PID: a segment in the process's own /dev/shm (a container's)" "box:$box_pid:live" "$(services "$OUT")"
 run "$IOLENS" vstat --json box

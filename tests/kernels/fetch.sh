@@ -31,10 +31,10 @@ quiet= download=
 
 say() { [ -n "$quiet" ] || echo "fetch.sh: $*" >&2; }
 die() { echo "fetch.sh: $*" >&2; exit 1; }
-need() { command -v "$1" >/dev/null || die "$1 is missing (make deps: $2)"; }
+need() { command -v "$1" >/dev/null || die "$1 is missing (make test-deps: $2)"; }
 need apt-get apt; need dpkg-deb dpkg; need depmod kmod; need cpio cpio; need xz xz-utils
 [ -x /bin/busybox ] && ! readelf -l /bin/busybox 2>/dev/null | grep -q 'program interpreter' ||
-	die "/bin/busybox is not a static busybox (make deps: busybox-static)"
+	die "/bin/busybox is not a static busybox (make test-deps: busybox-static)"
 
 arch=$(dpkg --print-architecture)
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
@@ -56,7 +56,7 @@ apt_for() {
 	codename=$(codename_of "$1")
 	apt_options=()
 	[ -n "$codename" ] || return 0
-	[ -r "$keyring" ] || die "$keyring is missing (make deps: debian-archive-keyring)"
+	[ -r "$keyring" ] || die "$keyring is missing (make test-deps: debian-archive-keyring)"
 	root=$KERNELS_DIR/apt/$codename
 	mkdir -p "$root"/{sources.list.d,preferences.d,lists/partial,cache/archives/partial}
 	printf 'deb [signed-by=%s] http://deb.debian.org/%s %s main\n' \

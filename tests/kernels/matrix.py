@@ -415,7 +415,7 @@ TRUTHS = {
     "export disk histograms": "the reads' _count = the reads /proc/diskstats says %s completed; their request and "
                               "device medians in a bucket the block tracer's of those requests bound" % DISK,
 }
-NO_TRACER = "no block tracer: bpftrace is not installed (make deps)"
+NO_TRACER = "no block tracer: bpftrace is not installed (make test-deps)"
 
 
 def dd_reads():

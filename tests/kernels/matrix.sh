@@ -9,7 +9,7 @@
 can_evict || skip_all "the scratch directory is on $(fs_type "$T"), where pages cannot be evicted"
 [ -x "$BUILD/tests/helpers/cachepattern" ] || skip_all "cachepattern is not built (make check-kernels builds it)"
 for tool in fincore bpftool dd; do
-	command -v "$tool" >/dev/null || skip_all "$tool is not installed (make deps)"
+	command -v "$tool" >/dev/null || skip_all "$tool is not installed (make test-deps)"
 done
 why=$(ebpf_expected) || skip_all "$why"
 pause_damon

@@ -51,8 +51,8 @@ done
 case $timeout in '' | *[!0-9]*) die "--timeout: not a number of seconds: $timeout" ;; esac
 case $accel in auto | kvm | tcg) ;; *) die "--accel: kvm, tcg or auto, not $accel" ;; esac
 kernel=$1; shift
-command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing (make deps: qemu-system-x86)"
-command -v mkfs.ext4 >/dev/null || die "mkfs.ext4 is missing (make deps: e2fsprogs)"
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing (make test-deps: qemu-system-x86)"
+command -v mkfs.ext4 >/dev/null || die "mkfs.ext4 is missing (make test-deps: e2fsprogs)"
 # The guest's /tmp is its own disk, over the host's: a checkout or a directory under /tmp would be
 # hidden from the command.
 for path in "$(cd "$top" && pwd -P)" "$(pwd -P)"; do

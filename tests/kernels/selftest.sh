@@ -5,7 +5,7 @@
 kernel=${KERNEL:-6.1}
 runner=$TOP/tests/kernels/run.sh
 is_root || skip_all "qemu's 9p shares of / need root"
-command -v qemu-system-x86_64 >/dev/null || skip_all "no qemu-system-x86_64 (make deps)"
+command -v qemu-system-x86_64 >/dev/null || skip_all "no qemu-system-x86_64 (make test-deps)"
 "$TOP/tests/kernels/fetch.sh" -q "$kernel" >"$T/release" 2>"$T/fetch.err" ||
 	{ not_ok "fetch.sh $kernel: $(tail -n 1 "$T/fetch.err")"; echo "1..$t_count"; exit 1; }
 kernels_dir=$TOP/build/kernels
