@@ -176,9 +176,9 @@ void refusal_report(struct refusals *refusals, const char *what_happened)
 {
 	if (!refusals->count)
 		return;
-	warn_msg("%s%s: page-cache state unknown ('-'): the kernel tells it only to the file's owner "
-		 "or to whoever may write to it%s",
+	warn_msg("%s%s: page-cache state unknown ('-'): not the owner%s",
 		 printable_name(refusals->first), refusals->count > 1 ? " and others" : "", what_happened);
+	warn_detail("the kernel tells a file's page-cache state only to its owner or to whoever may write to it");
 	if (refusals->count > 1)
 		warn_msg("%llu files in all have an unknown page-cache state", (unsigned long long)refusals->count);
 	free(refusals->first);
