@@ -176,7 +176,7 @@ void refusal_report(struct refusals *refusals, const char *what_happened)
 {
 	if (!refusals->count)
 		return;
-	warn_msg("%s%s: page-cache state unknown ('-'): not the owner%s",
+	warn_msg("%s%s: page-cache state unknown: not the owner%s",
 		 printable_name(refusals->first), refusals->count > 1 ? " and others" : "", what_happened);
 	warn_detail("the kernel tells a file's page-cache state only to its owner or to whoever may write to it");
 	if (refusals->count > 1)

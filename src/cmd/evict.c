@@ -237,7 +237,7 @@ int cmd_evict(int argc, char **argv)
 	files_walk(files.paths, (int)files.npaths, &files.walk, visit, &ev);
 	if (!ev.quiet && !print_file_table(ev.table))
 		ev.failed = true;
-	refusal_report(&ev.refused, "; dropped all the same");
+	refusal_report(&ev.refused, "; dropped anyway");
 	if (ev.in_memory.count) {
 		warn_msg("%s%s: on %s the pages are the file itself: not dropped",
 			 printable_name(ev.in_memory.first), ev.in_memory.count > 1 ? " and others" : "", ev.memory_fs);

@@ -441,7 +441,7 @@ int cachestat_capabilities(struct cachestat_capability caps[CACHESTAT_MECHANISMS
 		if (caps[i].verdict == CACHESTAT_CAN)
 			continue;
 		if (!facts.known)
-			snprintf(texts[i], sizeof(texts[i]), "this kernel has no BTF (/sys/kernel/btf/vmlinux)");
+			snprintf(texts[i], sizeof(texts[i]), "this kernel has no BTF");
 		else if (i == MECH_TRACEPOINTS && facts.missing_tracepoint)
 			snprintf(texts[i], sizeof(texts[i]), "this kernel has no tracepoint %s", facts.missing_tracepoint);
 		else if (i != MECH_TRACEPOINTS && facts.missing_function)

@@ -327,7 +327,7 @@ const char *ebpf_why(struct bpf_object *object, int err, const char *step)
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
 		warn_detail("eBPF: /sys/kernel/btf/vmlinux: %s: it needs a kernel built with CONFIG_DEBUG_INFO_BTF=y",
 			    strerror(errno));
-		snprintf(why, sizeof(why), "this kernel has no BTF (/sys/kernel/btf/vmlinux)");
+		snprintf(why, sizeof(why), "this kernel has no BTF");
 		return why;
 	}
 	tracepoint = missing_tracepoint(object);
