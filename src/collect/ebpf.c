@@ -137,7 +137,8 @@ int ebpf_init(const char **reason)
 			 DLSYM_ARG(btf__type_cnt), DLSYM_ARG(libbpf_num_possible_cpus),
 			 DLSYM_ARG(libbpf_set_print), DLSYM_ARG(ring_buffer__consume), DLSYM_ARG(ring_buffer__free),
 			 DLSYM_ARG(ring_buffer__new), DLSYM_ARG(ring_buffer__poll), NULL) != 0) {
-		snprintf(why, sizeof(why), "libbpf cannot be loaded (%s): install it (Debian: libbpf1)", dl_why);
+		snprintf(why, sizeof(why), "libbpf cannot be loaded: install it (Debian: libbpf1)");
+		warn_detail("eBPF: %s", dl_why);
 		*reason = why;
 		return -ENOENT;
 	}
