@@ -1255,8 +1255,10 @@ void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off, 
 	say_fallbacks(&w);
 	if (w.bpf && cachestat_caveat())
 		warn_msg("page-cache counts with %s: %s", cachestat_mechanism(), cachestat_caveat());
-	if (w.bio && bio_mechanism_less_exact(bio_mechanism()))
-		warn_msg("block requests seen at block_getrq: device-mapper multipath ones unattributed");
+	if (w.bio && bio_mechanism_less_exact(bio_mechanism())) { /* the first clause of it */
+		warn_msg("each request's process seen at block_getrq (no block_io_start before Linux 6.5)");
+		warn_detail("%s", bio_mechanism_less_exact(bio_mechanism()));
+	}
 	/* iolens's probes, which wait on a filesystem that does not answer: never stuck processes. */
 	if (marks[0])
 		nprobes = bounded_mark_holders(marks, &probes);
