@@ -19,18 +19,18 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "pcstat", cmd_pcstat, "how much of each file is in the page cache, and where" },
-	{ "evict", cmd_evict, "drop files from the page cache, and show what really left" },
-	{ "warm", cmd_warm, "load files into the page cache (and lock them there)" },
-	{ "vstat", cmd_vstat, "per-operation statistics of servers that use libvtrace" },
-	{ "stat", cmd_stat, "a live view of cpu, disks, network, memory, pressure and servers (dstat)" },
-	{ "doctor", cmd_doctor, "what is wrong with this machine's I/O, worst first, with the numbers that show it" },
-	{ "cachestat", cmd_cachestat, "page-cache hits, misses, dirties, evictions and refaults of the system (bcc's cachestat)" },
-	{ "cachetop", cmd_cachetop, "page-cache hits and misses per process or per file (bcc's cachetop)" },
-	{ "biotop", cmd_biotop, "block I/O and its latency per process or cgroup, and disk (bcc's biotop)" },
-	{ "export", cmd_export, "what iolens measures, as Prometheus metrics on /metrics" },
-	{ "bench", cmd_bench, "disk throughput, IOPS and latency, block-size sweeps and the knee (fio, dd)" },
-	{ "version", cmd_version, "the version, and how each eBPF feature counts on this kernel (--features)" },
+	{ "pcstat", cmd_pcstat, "how much of each file is in the page cache (pcstat, fincore)" },
+	{ "evict", cmd_evict, "drop files from the page cache, see what left (vmtouch -e)" },
+	{ "warm", cmd_warm, "load files into the page cache, or lock them (vmtouch -t, -l)" },
+	{ "cachestat", cmd_cachestat, "page-cache hits and misses of the system (bcc's cachestat)" },
+	{ "cachetop", cmd_cachetop, "... per process, file or cgroup (bcc's cachetop)" },
+	{ "biotop", cmd_biotop, "block I/O and its latency per process (bcc's biotop)" },
+	{ "stat", cmd_stat, "a live view of the machine (dstat, iostat -x, vmstat)" },
+	{ "bench", cmd_bench, "what a disk can do, and where it saturates (fio, dd)" },
+	{ "vstat", cmd_vstat, "what libvtrace servers are doing, op by op, and hangs" },
+	{ "doctor", cmd_doctor, "what is wrong with this machine's I/O, worst first" },
+	{ "export", cmd_export, "all of it as Prometheus metrics (node_exporter)" },
+	{ "version", cmd_version, "the version, and the eBPF features this kernel has" },
 	/* Aliases, for links named after the tools people already type. */
 	{ "dstat", cmd_stat, NULL },
 	{ "vmtouch", cmd_vmtouch, NULL },
@@ -63,20 +63,16 @@ static void usage(FILE *stream)
 	      "  -h, --help     show this help\n"
 	      "  -V, --version  show the version\n"
 	      "\n"
-	      "A link to iolens named after a command runs that command: pcstat FILE is\n"
-	      "iolens pcstat FILE; vstat, cachestat and cachetop likewise; dstat is iolens stat.\n"
-	      "pcstat also takes classic pcstat's flags (-json, -terse...), and a link named\n"
-	      "vmtouch takes vmtouch's (beware: its -L is mlockall, not follow links), and\n"
-	      "one named fincore fincore's (its PAGES: resident pages, pcstat's cached).\n"
+	      "Links named pcstat, vstat, cachestat, cachetop and dstat run those commands,\n"
+	      "with their classic options; see iolens(1).\n"
 	      "\n"
 	      "Examples:\n"
+	      "  iolens doctor                what is wrong, after five seconds of looking\n"
 	      "  iolens pcstat /bin/ls        is ls in the page cache?\n"
-	      "  iolens evict big.db          drop a file from the cache, see what stayed\n"
-	      "  iolens warm --lock big.db    load a file and keep it resident until Ctrl-C\n"
-	      "  iolens vstat 1               what every libvtrace server does, every second\n"
-	      "  iolens bench --rw write      where this disk's write throughput saturates\n"
 	      "  iolens cachetop              which processes hit and miss the page cache\n"
-	      "  iolens biotop -s p99         which processes wait longest for their disks\n",
+	      "  iolens stat -x               iostat -x, with read and write latency\n"
+	      "\n"
+	      "Each command's --help says more; man iolens-COMMAND has all of it.\n",
 	      stream);
 }
 

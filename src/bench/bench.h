@@ -24,18 +24,22 @@ int bench_parse_duration(const char *text, uint64_t *ns);
 
 /*
  * The knee of a sweep: index of the smallest point reaching fraction of the peak, and the
- * peak's index. A knee is only one a larger point confirms: one after it (throughput stopped
- * rising there) or a plateau up to the last (points before it within the fraction). The
- * largest point of a sweep as its knee means throughput was still rising when the sweep
- * ended: then index is -1 and unconfirmed.
+ * peak's index. A knee below the peak is confirmed by the plateau up to it. A knee that is the
+ * peak itself is not confirmed (why) when it is the last point (throughput may still have been
+ * rising when the sweep ended: KNEE_LAST), or when the peak may be noise (KNEE_NOISE): the spread
+ * of its runs ((highest - lowest) / median, spread(i), NAN for a single run; spread may be NULL)
+ * is wider than the knee's margin, 1 - fraction; or, for a single run, no larger point comes
+ * within fraction of it.
  */
+enum bench_knee_why { KNEE_CONFIRMED, KNEE_LAST, KNEE_NOISE };
 struct bench_knee {
 	int index, peak; /* -1 when there are no points */
 	bool unconfirmed;
+	enum bench_knee_why why;
 };
 /* value(i) is the throughput of point i, the points in increasing order of what was swept. */
-struct bench_knee bench_find_knee(unsigned count, double (*value)(unsigned index, void *context), void *context,
-				  double fraction);
+struct bench_knee bench_find_knee(unsigned count, double (*value)(unsigned index, void *context),
+				  double (*spread)(unsigned index, void *context), void *context, double fraction);
 
 /* The deepest point (the last in sweep order) whose p99 is within limit_ns: its index, or -1. */
 int bench_latency_target(unsigned count, uint64_t (*p99)(unsigned index, void *context), void *context,

@@ -94,10 +94,10 @@ int bench_parse_duration(const char *text, uint64_t *ns)
 	return -EINVAL;
 }
 
-struct bench_knee bench_find_knee(unsigned count, double (*value)(unsigned index, void *context), void *context,
-				  double fraction)
+struct bench_knee bench_find_knee(unsigned count, double (*value)(unsigned index, void *context),
+				  double (*spread)(unsigned index, void *context), void *context, double fraction)
 {
-	struct bench_knee knee = { .index = -1, .peak = -1 };
+	struct bench_knee knee = { .index = -1, .peak = -1, .why = KNEE_CONFIRMED };
 	double peak = 0;
 
 	for (unsigned i = 0; i < count; i++) {
@@ -112,10 +112,21 @@ struct bench_knee bench_find_knee(unsigned count, double (*value)(unsigned index
 			break;
 		}
 	}
-	if (knee.index >= 0 && count > 1 && (unsigned)knee.index + 1 == count) {
-		knee.index = -1;
-		knee.unconfirmed = true;
+	if (knee.index < 0 || count < 2 || knee.index != knee.peak)
+		return knee; /* none, one point, or a plateau from the knee to the peak */
+	if ((unsigned)knee.index + 1 == count) {
+		knee.why = KNEE_LAST;
+	} else {
+		double runs = spread ? spread(knee.peak, context) : NAN;
+		bool alone = true;
+
+		for (unsigned i = (unsigned)knee.peak + 1; i < count && alone; i++)
+			alone = value(i, context) < fraction * peak;
+		/* The runs' spread wider than the knee's margin, or (one run) a peak that no larger point comes near. */
+		if (isnan(runs) ? alone : runs > 1 - fraction)
+			knee.why = KNEE_NOISE;
 	}
+	knee.unconfirmed = knee.why != KNEE_CONFIRMED;
 	return knee;
 }
 

@@ -122,8 +122,42 @@ static void on_signal(int signo)
 	stop_signal = signo;
 }
 
-static _Noreturn void usage(void)
+/* --help: a screen; --help-all: the whole list below. */
+static const char brief_help[] =
+	"Usage:\n"
+	" iolens bench [options] [TARGET]\n"
+	" iolens bench --profile [--save-capacity] [options] [TARGET]\n"
+	" iolens bench --compare A.json B.json\n"
+	"\n"
+	"What a disk can do: MB/s, IOPS, latency percentiles and CPU per I/O, with the\n"
+	"device's view (/proc/diskstats). Without --bs, block sizes 4k to 4m are swept\n"
+	"and the knee is reported: the smallest one within 95 % of the peak. TARGET is\n"
+	"a directory (default: here) where a test file is made and removed, or an\n"
+	"existing file or unused block device, written only with --force.\n"
+	"\n"
+	"Options:\n"
+	"      --rw MODE          read (default), write, randread, randwrite, rw, randrw\n"
+	"      --bs SIZES         one block size (4k), a list (4k,1m) or a range (4k-1m)\n"
+	"      --qd N             requests in flight (default 1)\n"
+	"      --qd-sweep         sweep the queue depth 1 to --qd (32), report the knee\n"
+	"      --size SIZE        bytes per run (default 1G for a new file)\n"
+	"      --runtime SECONDS  at most this long per run (default 5)\n"
+	"      --repeat N         each point N times, the median run reported\n"
+	"      --buffered         through the page cache (default: O_DIRECT)\n"
+	"      --compare-cache    direct, cold and warm page cache, side by side\n"
+	"      --profile          CrystalDiskMark's set: seq 1M QD8/QD1, rand 4K QD32/QD1\n"
+	"      --json             one JSON document\n"
+	"      --svg FILE         a chart of MB/s and IOPS, the knee marked\n"
+	"  -h, --help             this help; --help-all: every option and column\n"
+	"\n"
+	"Examples:\n"
+	"  iolens bench --rw write /mnt/data     a dd block-size sweep, done properly\n"
+	"  iolens bench --rw randread --bs 4k --qd 32 /srv   random 4k reads, QD32\n";
+
+static _Noreturn void usage(bool all)
 {
+	if (!all)
+		help_brief("bench", brief_help);
 	printf("Usage:\n"
 	       " %s [options] [TARGET]\n"
 	       " %s --profile [--save-capacity] [options] [TARGET]\n"
@@ -202,7 +236,7 @@ static _Noreturn void usage(void)
 	       "      --margin PCT       with --compare: a change of at most PCT %% of A's median\n"
 	       "                         is noise (default 5; 0: only the runs' spread counts)\n"
 	       "\n"
-	       "  -h, --help             show this help\n"
+	       "  -h, --help             a screen of help; --help-all: all of this\n"
 	       "  -V, --version          show the version\n"
 	       "\n",
 	       program_name, program_name, program_name, program_name);
@@ -431,7 +465,9 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 			break;
 		}
 		case 'h':
-			usage();
+			usage(false);
+		case COMMON_OPT_HELP_ALL:
+			usage(true);
 		case 'V':
 			print_version();
 		default:
@@ -525,7 +561,9 @@ struct point {
 	bool hit_known;
 	double hit;        /* percent */
 	char warning[256]; /* what differs between the application's view and the device's */
+	enum { VIEW_SAME, VIEW_ADDED, VIEW_CACHE, VIEW_ABSORBED } view; /* the warning's cause, said once a run */
 	bool knee;
+	bool knee_unconfirmed; /* the knee, not confirmed (see bench_find_knee) */
 	unsigned runs;     /* --repeat: how many runs the point was measured by (this one is their median) */
 	double runs_mbps[BENCH_MAX_REPEAT]; /* each run's MB/s, in the order run */
 	double spread;     /* (highest - lowest) / median MB/s of the runs, in percent */
@@ -544,6 +582,10 @@ struct bench {
 	int64_t cached_before;           /* likewise: the file's cached pages, -1 when not wanted or unknown */
 	bool want_cached;
 	bool aborted; /* a point found the run must not go on (the device it writes changed) */
+	unsigned fewer_jobs, fewer_jobs_least;  /* points run with fewer jobs than --jobs, and the fewest */
+	uint64_t fewer_jobs_bs[2];              /* the smallest and largest block size of those */
+	unsigned left_out;                      /* block sizes left out, larger than the size used */
+	uint64_t left_out_bs[2];
 	struct disk_stats device_base;   /* a device written: its counts before the first run */
 	bool device_base_known, told_uncounted;
 	uint64_t written, written_bound; /* what bench wrote to it since, and the most the device may count for it */
@@ -683,6 +725,7 @@ static void compare_views(struct point *p)
 	if (diff * 10 <= app || diff <= (1u << 20))
 		return;
 	memcpy(device, p->device, sizeof(device));
+	p->view = dev > app ? VIEW_ADDED : strcmp(p->mode, "direct") ? VIEW_CACHE : VIEW_ABSORBED;
 	snprintf(p->warning, sizeof(p->warning),
 		 "the application moved %s, the device %s (%s): %s", human_size(app, app_text, 16),
 		 human_size(dev, dev_text, 16), device,
@@ -830,11 +873,10 @@ static int run_point(struct bench *b, const char *mode, bool direct, uint64_t bs
 	p->qd = qd;
 	if (!span && !o->bs_given && !o->qd_sweep && !o->compare_cache)
 		return 0; /* the default sweep goes as far as the file allows */
-	if (!span) {
-		char bs_text[24], size_text[16];
-
-		warn_msg("block size %s is more than the %s used of %s: left out", bench_size_label(bs, bs_text, sizeof(bs_text)),
-			 human_size(b->target.size, size_text, 16), printable_name(b->target.path));
+	if (!span) { /* said once, after the runs (say_once) */
+		if (!b->left_out++)
+			b->left_out_bs[0] = bs;
+		b->left_out_bs[1] = bs;
 		return 1;
 	}
 	/* Checked again before every point: nothing written after a filesystem appeared. */
@@ -857,13 +899,18 @@ static int run_point(struct bench *b, const char *mode, bool direct, uint64_t bs
 	{
 		/* More jobs than blocks would read the same blocks again (each its own slice of none). */
 		uint64_t blocks = (spec.bytes_limit ? spec.bytes_limit : span) / bs;
-		char bs_text[24];
 
 		p->jobs = blocks < o->jobs ? (unsigned)blocks : o->jobs;
-		if (p->jobs < o->jobs)
-			warn_msg("--jobs %u with %llu block%s of %s to do: %u job%s at this block size", o->jobs,
-				 (unsigned long long)blocks, blocks == 1 ? "" : "s",
-				 bench_size_label(bs, bs_text, sizeof(bs_text)), p->jobs, p->jobs == 1 ? "" : "s");
+		/* More jobs than blocks: said once, after the runs (say_once). */
+		if (p->jobs < o->jobs && !b->fewer_jobs++) {
+			b->fewer_jobs_bs[0] = bs;
+			b->fewer_jobs_least = p->jobs;
+		}
+		if (p->jobs < o->jobs) {
+			b->fewer_jobs_bs[1] = bs;
+			if (p->jobs < b->fewer_jobs_least)
+				b->fewer_jobs_least = p->jobs;
+		}
 		spec.jobs = p->jobs;
 	}
 	spec.runtime_ns = (uint64_t)(o->runtime * 1e9);
@@ -1061,13 +1108,63 @@ static void point_record(struct out_record *o, const struct bench *b, const stru
 	out_rec_text(o, "warning", p->warning[0] ? p->warning : NULL);
 }
 
+/*
+ * What the run measured, in one line, as the table's title and the JSON's "title": the workload,
+ * direct or buffered, the engine and queue depth, the block sizes and the target, e.g.
+ * "Sequential read, O_DIRECT, psync QD1, bs 4K-4M, 1G test file on vda (ext4)".
+ */
+static void run_title(const struct bench *b, char *out, size_t len)
+{
+	static const char *const what[] = { "Sequential read", "Sequential write", "Random read", "Random write",
+					    "Sequential read/write", "Random read/write" };
+	const struct bench_options *o = &b->opt;
+	char first[24], last[24], size[16], mix[32] = "", jobs[24] = "", qd[32], where[96];
+	uint64_t bs_low = b->npoints ? b->points[0].bs : o->bs[0];
+	uint64_t bs_high = b->npoints ? b->points[b->npoints - 1].bs : o->bs[o->nbs ? o->nbs - 1 : 0];
+	const char *device = NULL;
+
+	for (unsigned i = 0; i < b->npoints && !device; i++)
+		if (b->points[i].device_known)
+			device = b->points[i].device;
+	human_size(b->target.size, size, sizeof(size));
+	if (b->target.block_device)
+		snprintf(where, sizeof(where), "%s of %s", size, device ? device : "the device");
+	else if (device)
+		snprintf(where, sizeof(where), "%s %s on %s (%s)", size, b->target.created ? "test file" : "file", device,
+			 b->target.fs_type);
+	else
+		snprintf(where, sizeof(where), "%s %s on %s", size, b->target.created ? "test file" : "file",
+			 b->target.fs_type);
+	if (o->profile) {
+		snprintf(out, len, "CrystalDiskMark set (seq 1M, random 4K; read, write), O_DIRECT, QD1-32, %s", where);
+		return;
+	}
+	if (o->rw == RW_MIX || o->rw == RW_RANDMIX)
+		snprintf(mix, sizeof(mix), " (%u %% reads)", o->mix);
+	if (o->jobs > 1)
+		snprintf(jobs, sizeof(jobs), ", %u jobs", o->jobs);
+	if (o->qd_sweep)
+		snprintf(qd, sizeof(qd), "io_uring QD1-%u", o->qd);
+	else
+		snprintf(qd, sizeof(qd), "%s QD%u", o->qd > 1 || o->engine == ENGINE_IO_URING ? "io_uring" : "psync", o->qd);
+	bench_size_label(bs_low, first, sizeof(first));
+	bench_size_label(bs_high, last, sizeof(last));
+	snprintf(out, len, "%s%s, %s, %s%s, bs %s%s%s, %s", what[o->rw], mix,
+		 o->compare_cache ? "O_DIRECT, then buffered cold and warm" :
+		 !o->buffered ? "O_DIRECT" : read_percent(o) < 100 ? "buffered (synced)" : "buffered",
+		 qd, jobs, first, bs_high != bs_low ? "-" : "", bs_high != bs_low ? last : "", where);
+}
+
 /* The whole run as one record: bench(1)'s JSON document (and the "result" line with --interval). */
 static struct out_record *document_record(const struct bench *b, const struct bench_knee *knee)
 {
 	struct out_record *doc = out_record_new();
 	struct out_list *points;
 	const struct bench_options *o = &b->opt;
+	char title[256];
 
+	run_title(b, title, sizeof(title));
+	out_rec_text(doc, "title", title);
 	out_rec_text(doc, "target", b->target.path);
 	out_rec_bool(doc, "created", b->target.created);
 	out_rec_count(doc, "size", b->target.size);
@@ -1095,6 +1192,9 @@ static struct out_record *document_record(const struct bench *b, const struct be
 		out_rec_real(k, "bytes_per_s", mb_per_s(kp) * 1e6);
 		out_rec_real(k, "peak_bytes_per_s", mb_per_s(pp) * 1e6);
 		out_rec_count(k, o->qd_sweep ? "peak_qd" : "peak_bs", o->qd_sweep ? pp->qd : pp->bs);
+		out_rec_bool(k, "confirmed", !knee->unconfirmed);
+		out_rec_text(k, "unconfirmed_reason", knee->why == KNEE_LAST ? "last_point" :
+				 knee->why == KNEE_NOISE ? "noise" : NULL);
 	} else {
 		out_rec_null(doc, "knee");
 	}
@@ -1120,6 +1220,14 @@ static double mbps_of(unsigned index, void *context)
 	const struct bench *b = context;
 
 	return mb_per_s(&b->points[index]);
+}
+
+/* The spread of a point's runs, as a fraction; NAN for a single run. */
+static double spread_of(unsigned index, void *context)
+{
+	const struct bench *b = context;
+
+	return b->points[index].runs > 1 ? b->points[index].spread / 100 : NAN;
 }
 
 static void fill_row(struct out_table *table, const struct point *p)
@@ -1155,9 +1263,59 @@ static void fill_row(struct out_table *table, const struct point *p)
 	}
 	if (p->hit_known)
 		out_set_real(row, COL_HIT, p->hit);
-	out_set_text(row, COL_KNEE, p->knee ? "knee" : "");
+	out_set_text(row, COL_KNEE, p->knee ? (p->knee_unconfirmed ? "knee?" : "knee") : "");
 	if (p->runs > 1)
 		out_set_real(row, COL_SPREAD, p->spread);
+}
+
+/*
+ * What happened at some points of the run, one line per cause however many points (each point's
+ * own words are its "warning" in --json): jobs fewer than --jobs, sizes left out, and a device that
+ * moved more or less than the runs did.
+ */
+static void say_once(const struct bench *b)
+{
+	static const char *const why[] = {
+		[VIEW_ADDED] = "more than bench: read-ahead or other I/O",
+		[VIEW_CACHE] = "less than bench: the page cache served it",
+		[VIEW_ABSORBED] = "less than bench: a layer absorbed part",
+	};
+	const struct bench_options *o = &b->opt;
+	char low[24], high[24], size[16];
+
+	if (b->fewer_jobs == 1)
+		warn_msg("--jobs %u with %u block%s of %s to do: %u job%s at this block size", o->jobs, b->fewer_jobs_least,
+			 b->fewer_jobs_least == 1 ? "" : "s", bench_size_label(b->fewer_jobs_bs[0], low, sizeof(low)),
+			 b->fewer_jobs_least, b->fewer_jobs_least == 1 ? "" : "s");
+	else if (b->fewer_jobs)
+		warn_msg("--jobs %u with fewer blocks to do at %s-%s: as few as %u job%s there (the JOBS column)", o->jobs,
+			 bench_size_label(b->fewer_jobs_bs[0], low, sizeof(low)),
+			 bench_size_label(b->fewer_jobs_bs[1], high, sizeof(high)), b->fewer_jobs_least,
+			 b->fewer_jobs_least == 1 ? "" : "s");
+	human_size(b->target.size, size, sizeof(size));
+	if (b->left_out == 1)
+		warn_msg("block size %s is more than the %s used: left out",
+			 bench_size_label(b->left_out_bs[0], low, sizeof(low)), size);
+	else if (b->left_out)
+		warn_msg("block sizes %s-%s are more than the %s used: left out",
+			 bench_size_label(b->left_out_bs[0], low, sizeof(low)),
+			 bench_size_label(b->left_out_bs[1], high, sizeof(high)), size);
+	for (int cause = VIEW_ADDED; cause <= VIEW_ABSORBED; cause++) {
+		unsigned count = 0;
+		const char *device = NULL;
+		char points[48] = "";
+
+		for (unsigned i = 0; i < b->npoints; i++)
+			if ((int)b->points[i].view == cause) {
+				count++;
+				device = b->points[i].device;
+			}
+		if (!count)
+			continue;
+		if (b->npoints > 1)
+			snprintf(points, sizeof(points), " at %u of %u points", count, b->npoints);
+		warn_msg("%s moved %s%s (see --json)", device, why[cause], points);
+	}
 }
 
 static int print_results(struct bench *b, const struct bench_knee *knee)
@@ -1200,32 +1358,41 @@ static int print_results(struct bench *b, const struct bench_knee *knee)
 		table = out_table_new(columns, COL_COUNT, &output, "points");
 		if (!table)
 			return EXIT_USAGE;
+		if (o->output.format == OUT_TABLE && !o->output.no_header) {
+			char title[256];
+
+			run_title(b, title, sizeof(title));
+			printf("%s\n", title);
+		}
 		for (unsigned i = 0; i < b->npoints; i++)
 			fill_row(table, &b->points[i]);
 		rc = out_table_print(table, stdout);
 		out_table_free(table);
 		if (o->output.format == OUT_TABLE) {
-			char bs[24], peak_bs[24];
+			char bs[40], peak_bs[24];
 
 			if (knee && knee->index >= 0 && b->npoints > 1) {
 				const struct point *kp = &b->points[knee->index], *pp = &b->points[knee->peak];
 
 				if (o->qd_sweep)
-					printf("knee: queue depth %u, %.1f MB/s: the smallest to reach 95 %% of the peak "
-					       "(%.1f MB/s at queue depth %u)\n", kp->qd, mb_per_s(kp), mb_per_s(pp), pp->qd);
+					snprintf(bs, sizeof(bs), "queue depth %u", kp->qd);
+				else
+					bench_size_label(kp->bs, bs, sizeof(bs));
+				if (knee->why == KNEE_LAST)
+					printf("knee: %s, %.1f MB/s (not confirmed: the peak is the last point; sweep %s)\n", bs,
+					       mb_per_s(kp), o->qd_sweep ? "deeper" : "larger sizes");
+				else if (knee->why == KNEE_NOISE && kp->runs > 1)
+					printf("knee: %s, %.1f MB/s (not confirmed: the peak's runs spread %.1f %%, over 5 %%)\n",
+					       bs, mb_per_s(kp), kp->spread);
+				else if (knee->why == KNEE_NOISE)
+					printf("knee: %s, %.1f MB/s (not confirmed: the peak may be noise, no larger point is near "
+					       "it; use --repeat 3)\n", bs, mb_per_s(kp));
+				else if (o->qd_sweep)
+					printf("knee: %s, %.1f MB/s: the smallest to reach 95 %% of the peak "
+					       "(%.1f MB/s at queue depth %u)\n", bs, mb_per_s(kp), mb_per_s(pp), pp->qd);
 				else
 					printf("knee: %s, %.1f MB/s: the smallest block size to reach 95 %% of the peak "
-					       "(%.1f MB/s at %s)\n", bench_size_label(kp->bs, bs, sizeof(bs)), mb_per_s(kp), mb_per_s(pp),
-					       bench_size_label(pp->bs, peak_bs, sizeof(peak_bs)));
-			} else if (knee && knee->unconfirmed && b->npoints > 1) {
-				const struct point *pp = &b->points[knee->peak];
-
-				if (o->qd_sweep)
-					printf("no knee within the sweep: its peak, %.1f MB/s at queue depth %u, is not confirmed by a "
-					       "deeper one (sweep deeper)\n", mb_per_s(pp), pp->qd);
-				else
-					printf("no knee within the sweep: its peak, %.1f MB/s at %s, is not confirmed by a larger "
-					       "block size (sweep larger sizes)\n", mb_per_s(pp),
+					       "(%.1f MB/s at %s)\n", bs, mb_per_s(kp), mb_per_s(pp),
 					       bench_size_label(pp->bs, peak_bs, sizeof(peak_bs)));
 			}
 			if (o->latency_target_ns) {
@@ -1246,13 +1413,7 @@ static int print_results(struct bench *b, const struct bench_knee *knee)
 				}
 		}
 	}
-	for (unsigned i = 0; i < b->npoints; i++) {
-		char bs[24];
-
-		if (b->points[i].warning[0])
-			warn_msg("%s %s qd %u: %s", b->points[i].mode, bench_size_label(b->points[i].bs, bs, sizeof(bs)), b->points[i].qd,
-				 b->points[i].warning);
-	}
+	say_once(b);
 	return rc ? EXIT_FAIL : 0;
 }
 
@@ -1731,9 +1892,11 @@ int cmd_bench(int argc, char **argv)
 		failed = 1;
 	}
 	if (!b->opt.compare_cache && !b->opt.profile && b->npoints)
-		knee = bench_find_knee(b->npoints, mbps_of, b, 0.95);
-	if (knee.index >= 0 && b->npoints > 1)
+		knee = bench_find_knee(b->npoints, mbps_of, spread_of, b, 0.95);
+	if (knee.index >= 0 && b->npoints > 1) {
 		b->points[knee.index].knee = true;
+		b->points[knee.index].knee_unconfirmed = knee.unconfirmed;
+	}
 	if (stop_signal == SIGPIPE) {
 		clear_progress(b);
 		warn_msg("the output was closed: stopped%s", b->target.created ? "; the test file is removed" : "");

@@ -94,8 +94,35 @@ struct biotop {
 	char note[256]; /* the full screen's second line: "" for none */
 };
 
-static _Noreturn void usage(void)
+/* --help: a screen; --help-all: the whole list below. */
+static const char brief_help[] =
+	"Usage:\n"
+	" iolens biotop [options] [interval [count]]\n"
+	"\n"
+	"Block I/O per process (or per cgroup) and disk each interval (seconds, default\n"
+	"1), as bcc's biotop shows it, with its requests' latency from start to\n"
+	"completion: average, p50, p99 and max. Each request is charged to the process\n"
+	"that submitted it (writeback to the kernel's flush threads), counted by eBPF\n"
+	"on the block tracepoints (root). On a terminal a full screen (keys: < > sort\n"
+	"column, r reverse, q quit); piped, plain rows.\n"
+	"\n"
+	"Options:\n"
+	"  -C, --cgroup           per cgroup instead of per process\n"
+	"  -s, --sort COLUMN      pid, comm, io, bytes (default), avg, p50, p99, max\n"
+	"  -r, --reverse          ascending order\n"
+	"  -p, --pid PID          only this process\n"
+	"  -n, --rows N           at most N rows each interval\n"
+	"      --json, --csv      JSON lines or CSV\n"
+	"  -h, --help             this help; --help-all: every option and field\n"
+	"\n"
+	"Examples:\n"
+	"  iolens biotop                     full screen, every second\n"
+	"  iolens biotop -s p99 1 10         the slowest first, ten times\n";
+
+static _Noreturn void usage(bool all)
 {
+	if (!all)
+		help_brief("biotop", brief_help);
 	printf("Usage:\n"
 	       " %s [options] [interval [count]]\n"
 	       "\n"
@@ -119,7 +146,7 @@ static _Noreturn void usage(void)
 	       "      --json             JSON lines, one object per interval\n"
 	       "      --csv              comma-separated values: JSON's keys, units and values\n"
 	       "      --no-header        leave out the header lines\n"
-	       "  -h, --help             show this help\n"
+	       "  -h, --help             a screen of help; --help-all: all of this\n"
 	       "  -V, --version          show the version\n"
 	       "\n"
 	       "Examples:\n"
@@ -376,7 +403,9 @@ int cmd_biotop(int argc, char **argv)
 			warn_verbose = true;
 			break;
 		case 'h':
-			usage();
+			usage(false);
+		case COMMON_OPT_HELP_ALL:
+			usage(true);
 		case 'V':
 			print_version();
 		default:

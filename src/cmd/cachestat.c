@@ -47,8 +47,37 @@ static const struct out_column columns[C_COUNT] = {
 			 .width = 9 },
 };
 
-static _Noreturn void usage(void)
+/* --help: a screen; --help-all: the whole list below. */
+static const char brief_help[] =
+	"Usage:\n"
+	" iolens cachestat [options] [interval [count]]\n"
+	"\n"
+	"Page-cache hits, misses, dirtied pages, evictions and refaults of the whole\n"
+	"system, in pages, each interval (seconds, default 1), as bcc's cachestat\n"
+	"prints them: counted by eBPF on kernel tracepoints (root). Without eBPF, the\n"
+	"estimates /proc/vmstat allows, said as such.\n"
+	"\n"
+	"  HITS       pages read or mapped that were cached\n"
+	"  MISSES     pages added to the cache\n"
+	"  DIRTIES    pages dirtied\n"
+	"  HITRATIO   hits / (hits + misses)\n"
+	"  EVICTIONS  pages removed from the cache\n"
+	"  REFAULTS   pages read back after reclaim evicted them\n"
+	"\n"
+	"Options:\n"
+	"  -T, --timestamp        a TIME column first\n"
+	"      --json             JSON lines, one object per interval\n"
+	"      --csv              CSV: the JSON's keys and values\n"
+	"  -h, --help             this help; --help-all: every option and field\n"
+	"\n"
+	"Examples:\n"
+	"  iolens cachestat                  every second, until Ctrl-C\n"
+	"  iolens cachestat -T 5 12          every 5 seconds for a minute, with the time\n";
+
+static _Noreturn void usage(bool all)
 {
+	if (!all)
+		help_brief("cachestat", brief_help);
 	printf("Usage:\n"
 	       " %s [options] [interval [count]]\n"
 	       "\n"
@@ -72,7 +101,7 @@ static _Noreturn void usage(void)
 	       "      --json             JSON lines, one object per interval\n"
 	       "      --csv              comma-separated values: JSON's keys, units and values\n"
 	       "      --no-header        leave out the header line\n"
-	       "  -h, --help             show this help\n"
+	       "  -h, --help             a screen of help; --help-all: all of this\n"
 	       "  -V, --version          show the version\n"
 	       "\n"
 	       "Examples:\n"
@@ -167,7 +196,9 @@ int cmd_cachestat(int argc, char **argv)
 			warn_verbose = true;
 			break;
 		case 'h':
-			usage();
+			usage(false);
+		case COMMON_OPT_HELP_ALL:
+			usage(true);
 		case 'V':
 			print_version();
 		default:

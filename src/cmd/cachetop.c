@@ -118,8 +118,36 @@ struct top {
 	bool replay_damaged;       /* a recorded file could not be understood: said, and the exit status is 1 */
 };
 
-static _Noreturn void usage(void)
+/* --help: a screen; --help-all: the whole list below. */
+static const char brief_help[] =
+	"Usage:\n"
+	" iolens cachetop [options] [interval [count]]\n"
+	"\n"
+	"Page-cache hits, misses and dirtied pages per process (or per file, or per\n"
+	"cgroup) each interval (seconds, default 1), as bcc's cachetop shows them:\n"
+	"counted by eBPF on kernel tracepoints (root); without eBPF, estimates from\n"
+	"/proc/PID/io. On a terminal a full screen (keys: < > sort column, r reverse,\n"
+	"q quit); piped, plain rows.\n"
+	"\n"
+	"Options:\n"
+	"  -s, --sort COLUMN      pid, uid, cmd, hits (default), misses, dirties,\n"
+	"                         read_hit, write_hit\n"
+	"  -r, --reverse          ascending order\n"
+	"  -p, --pid PID          only this process\n"
+	"  -n, --rows N           at most N rows each interval\n"
+	"      --files            per file\n"
+	"      --cgroup           per cgroup\n"
+	"      --json, --csv      JSON lines or CSV\n"
+	"  -h, --help             this help; --help-all: every option and field\n"
+	"\n"
+	"Examples:\n"
+	"  iolens cachetop                     full screen, every second\n"
+	"  iolens cachetop --files 5           which files miss most, every 5 seconds\n";
+
+static _Noreturn void usage(bool all)
 {
+	if (!all)
+		help_brief("cachetop", brief_help);
 	printf("Usage:\n"
 	       " %s [options] [interval [count]]\n"
 	       "\n"
@@ -143,7 +171,7 @@ static _Noreturn void usage(void)
 	       "      --json             JSON lines, one object per interval\n"
 	       "      --csv              comma-separated values: JSON's keys, units and values\n"
 	       "      --no-header        leave out the header lines\n"
-	       "  -h, --help             show this help\n"
+	       "  -h, --help             a screen of help; --help-all: all of this\n"
 	       "  -V, --version          show the version\n"
 	       "\n"
 	       "Examples:\n"
@@ -630,7 +658,9 @@ int cmd_cachetop(int argc, char **argv)
 			warn_verbose = true;
 			break;
 		case 'h':
-			usage();
+			usage(false);
+		case COMMON_OPT_HELP_ALL:
+			usage(true);
 		case 'V':
 			print_version();
 		default:

@@ -105,6 +105,12 @@ void files_args_free(struct files_args *args)
 	free(args->only);
 }
 
+_Noreturn void help_brief(const char *command, const char *text)
+{
+	printf("%s\nMore: iolens %s --help-all, and man iolens-%s.\n", text, command, command);
+	exit(EXIT_OK);
+}
+
 void files_help_options(FILE *stream)
 {
 	fputs("  -R, --recursive        look at every file in the directories, and below\n"
@@ -172,15 +178,18 @@ void refusal_note(struct refusals *refusals, const char *path)
 		refusals->first = xstrdup(path);
 }
 
-void refusal_report(struct refusals *refusals, const char *what_happened)
+void refusal_report(struct refusals *refusals, const char *done)
 {
+	char others[48] = "";
+
 	if (!refusals->count)
 		return;
-	warn_msg("%s%s: page-cache state unknown: not the owner%s",
-		 printable_name(refusals->first), refusals->count > 1 ? " and others" : "", what_happened);
-	warn_detail("the kernel tells a file's page-cache state only to its owner or to whoever may write to it");
+	/* One line for them all, whatever their number: the command did its job, the counts are unknown. */
 	if (refusals->count > 1)
-		warn_msg("%llu files in all have an unknown page-cache state", (unsigned long long)refusals->count);
+		snprintf(others, sizeof(others), " and %llu other%s", (unsigned long long)refusals->count - 1,
+			 refusals->count > 2 ? "s" : "");
+	warn_msg("%s%s: %scached pages unknown (not owner or writer)",
+		 printable_name(refusals->first), others, done);
 	free(refusals->first);
 	*refusals = (struct refusals){0};
 }

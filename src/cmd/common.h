@@ -26,10 +26,18 @@ int cmd_version(int argc, char **argv);
 enum {
 	COMMON_OPT_VERSION = 0x1100,
 	COMMON_OPT_HELP,
+	COMMON_OPT_HELP_ALL,
 };
 #define COMMON_LONG_OPTIONS \
 	{ "help", no_argument, NULL, 'h' }, \
+	{ "help-all", no_argument, NULL, COMMON_OPT_HELP_ALL }, \
 	{ "version", no_argument, NULL, 'V' }
+
+/*
+ * --help: TEXT, a screen at most (usage, the options people use, two examples), then where
+ * the rest is (--help-all, the man page iolens-COMMAND(1)); exits 0.
+ */
+_Noreturn void help_brief(const char *command, const char *text);
 
 /*
  * -R, -L, -x: how paths are walked; and vmtouch's daily options: -f (as -L), -m, -i, -I,
@@ -103,7 +111,12 @@ struct refusals {
 	char *first;
 };
 void refusal_note(struct refusals *refusals, const char *path);
-/* Prints the message, when there is one to print, and frees what was noted. */
-void refusal_report(struct refusals *refusals, const char *what_happened);
+/*
+ * Prints the one line that says so, when there is one to say, and frees what was noted; done
+ * ("dropped; ") says what the command did all the same. The kernel tells a file's page-cache
+ * state (cachestat, mincore) only to its owner and to whoever may write to it: for another
+ * reader the counts are unknown ('-'), which is no failure of the command.
+ */
+void refusal_report(struct refusals *refusals, const char *done);
 
 #endif

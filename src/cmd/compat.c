@@ -535,7 +535,7 @@ int cmd_pcstat_classic(int argc, char **argv)
 	if (flags.pid)
 		files_of_process((pid_t)flags.pid, classic_visit, &c);
 	files_walk(argv + first, argc - first, &walk, classic_visit, &c);
-	refusal_report(&c.refused, "; pcstat skips those files");
+	refusal_report(&c.refused, "skipped; ");
 	for (size_t i = 0; i < c.count; i++) {
 		char *shown = escape_text(c.files[i].name, flags.json ? 0 : ESCAPE_TERMINAL);
 

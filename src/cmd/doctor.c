@@ -50,8 +50,40 @@ static void help_thresholds(void)
 	putchar('\n');
 }
 
-static _Noreturn void usage(void)
+/* --help: a screen; --help-all: the whole list below. */
+static const char brief_help[] =
+	"Usage:\n"
+	" iolens doctor [options] [seconds]\n"
+	" iolens doctor [options] --replay FILE\n"
+	"\n"
+	"Watch the machine for SECONDS (default 5) and say what is wrong with its I/O,\n"
+	"worst first: what, the numbers that show it, why it matters, and the command\n"
+	"that shows more. It looks for O_DIRECT readers, reads that miss the cache, a\n"
+	"working set larger than memory, busy and saturated disks, throttled writers,\n"
+	"swapping, threads stuck in D, hung libvtrace servers, full filesystems and\n"
+	"mounts that do not answer.\n"
+	"\n"
+	"Options:\n"
+	"      --json             one JSON document\n"
+	"      --disable RULE     no finding of RULE (--help-all lists them)\n"
+	"      --accept 'RULE comm=NAME'  what is normal here: RULE about processes\n"
+	"                         named NAME (or path=GLOB: files and mounts) is not said\n"
+	"      --record FILE      also keep what the window saw in FILE\n"
+	"      --replay FILE      judge FILE again, anywhere, as any user\n"
+	"  -h, --help             this help; --help-all: every rule and option\n"
+	"\n"
+	"Defaults for --disable, --accept and --set: /etc/iolens/doctor.conf.\n"
+	"Exit status: 0 nothing at warning level, 3 a warning, 4 something critical,\n"
+	"1 the diagnosis failed, 2 bad usage.\n"
+	"\n"
+	"Examples:\n"
+	"  iolens doctor                 five seconds, then the findings\n"
+	"  iolens doctor --json 10       ten seconds, for a script\n";
+
+static _Noreturn void usage(bool all)
 {
+	if (!all)
+		help_brief("doctor", brief_help);
 	printf("Usage:\n"
 	       " %s [options] [seconds]\n"
 	       " %s [options] --replay FILE\n"
@@ -95,7 +127,7 @@ static _Noreturn void usage(void)
 	       "      --capacity-dir DIR where disks' capacities are kept (bench --profile\n"
 	       "                         --save-capacity; default $IOLENS_CAPACITY_DIR, else\n"
 	       "                         /var/lib/iolens/capacity): rule saturated's low-load latency\n"
-	       "  -h, --help             show this help\n"
+	       "  -h, --help             a screen of help; --help-all: all of this\n"
 	       "  -V, --version          show the version\n"
 	       "\n"
 	       "Exit status: 0 nothing at warning level or worse, 3 a warning, 4 something critical;\n"
@@ -274,7 +306,9 @@ int cmd_doctor(int argc, char **argv)
 			warn_verbose = true;
 			break;
 		case 'h':
-			usage();
+			usage(false);
+		case COMMON_OPT_HELP_ALL:
+			usage(true);
 		case 'V':
 			print_version();
 		default:

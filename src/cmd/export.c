@@ -440,8 +440,34 @@ static char *render(void *context, enum prom_format format, size_t *len)
 }
 
 
-static _Noreturn void usage(void)
+/* --help: a screen; --help-all: the whole list below. */
+static const char brief_help[] =
+	"Usage:\n"
+	" iolens export [options]\n"
+	"\n"
+	"Serve what iolens measures as Prometheus metrics on GET /metrics: disks (all\n"
+	"iostat -x needs, and latency histograms by eBPF), the page cache, pressure\n"
+	"stall, libvtrace servers' ops, filesystems, paging and the exporter's own\n"
+	"process_* metrics.\n"
+	"\n"
+	"Options:\n"
+	"  -l, --listen ADDR:PORT   where to listen (default 127.0.0.1:9717; :PORT\n"
+	"                           for every address, IPv4 and IPv6)\n"
+	"      --web.config.file FILE  TLS and basic auth (Prometheus exporter-toolkit\n"
+	"                           format)\n"
+	"      --once               print the metrics once on standard output and exit\n"
+	"      --no-collector.NAME  turn a collector off (--help-all lists them)\n"
+	"      --collector.diskstats.device-include REGEX   only the disks it matches\n"
+	"  -h, --help               this help; --help-all: every option\n"
+	"\n"
+	"Examples:\n"
+	"  iolens export                          serve on 127.0.0.1:9717 until Ctrl-C\n"
+	"  iolens export --once | grep '^iolens_disk'\n";
+
+static _Noreturn void usage(bool all)
 {
+	if (!all)
+		help_brief("export", brief_help);
 	printf("Usage:\n"
 	       " %s [options]\n"
 	       "\n"
@@ -479,7 +505,7 @@ static _Noreturn void usage(void)
 	       "      --collector.filesystem.mount-points-exclude REGEX\n"
 	       "                         not the mount points it matches (default: /dev, /proc, /sys,\n"
 	       "                         docker's and podman's: " DEFAULT_MOUNT_POINTS_EXCLUDE ")\n"
-	       "  -h, --help             show this help\n"
+	       "  -h, --help             a screen of help; --help-all: all of this\n"
 	       "  -V, --version          show the version\n"
 	       "\n"
 	       "A scrape is answered with gzip when it accepts it. A request must be in within 5 s of\n"
@@ -607,7 +633,8 @@ int cmd_export(int argc, char **argv)
 		case OPT_DEVICE_EXCLUDE: device_exclude = optarg; break;
 		case OPT_MOUNT_POINTS_EXCLUDE: mount_points_exclude = optarg; break;
 		case 'v': warn_verbose = true; break;
-		case 'h': usage();
+		case 'h': usage(false);
+		case COMMON_OPT_HELP_ALL: usage(true);
 		case 'V': print_version();
 		default:
 			if (opt >= OPT_COLLECTOR && opt < OPT_COLLECTOR + NCOLLECTORS)

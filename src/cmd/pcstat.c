@@ -56,8 +56,36 @@ struct pcstat {
 	struct refusals refused;
 };
 
-static _Noreturn void usage(void)
+/* --help: a screen; --help-all: the whole list below. */
+static const char brief_help[] =
+	"Usage:\n"
+	" iolens pcstat [options] PATH...\n"
+	" iolens pcstat [options] --pid PID\n"
+	"\n"
+	"How much of each file is in the page cache: cached, dirty, under writeback\n"
+	"and evicted pages. A count the kernel does not tell is '-', never guessed.\n"
+	"\n"
+	"Options:\n"
+	"  -R, --recursive        every file in the directories, and below\n"
+	"  -p, --pid PID          the files process PID has open or mapped\n"
+	"      --map[=WIDTH]      a bar per file: where its cached pages are\n"
+	"      --range OFF[:LEN]  only the bytes from OFF, LEN of them (64k, 1.5M, 2G)\n"
+	"      --total            add a TOTAL row\n"
+	"  -s, --summary          only the TOTAL row\n"
+	"      --sort COLUMN      sort by a column (names A to Z, numbers largest first)\n"
+	"  -o, --output LIST      columns to show; +LIST adds to the defaults\n"
+	"  -H, --human            sizes in K, M, G\n"
+	"      --json, --csv      JSON or CSV instead of the table\n"
+	"  -h, --help             this help; --help-all: every option and column\n"
+	"\n"
+	"Examples:\n"
+	"  iolens pcstat /bin/ls                  is ls in the page cache?\n"
+	"  iolens pcstat -R --summary /usr        how much of /usr is cached, one line\n";
+
+static _Noreturn void usage(bool all)
 {
+	if (!all)
+		help_brief("pcstat", brief_help);
 	printf("Usage:\n"
 	       " %s [options] PATH...\n"
 	       " %s [options] --pid PID\n"
@@ -79,7 +107,7 @@ static _Noreturn void usage(void)
 	      "      --sort COLUMN      sort by a column: names A to Z, numbers largest first (holds\n"
 	      "                         every row until the last file: memory grows with the files)\n"
 	      "      --reverse          reverse the order of --sort\n"
-	      "  -h, --help             show this help\n"
+	      "  -h, --help             a screen of help; --help-all: all of this\n"
 	      "  -V, --version          show the version\n"
 	      "\n",
 	      stdout);
@@ -142,10 +170,8 @@ static int visit(const struct files_entry *entry, void *context)
 		pc->failed = true;
 		return 0;
 	}
-	if (rc == -EPERM) {
+	if (rc == -EPERM) /* the counts unknown ('-'), said once at the end: not a failure */
 		refusal_note(&pc->refused, entry->path);
-		pc->failed = true;
-	}
 	if (pc->quiet)
 		return 0;
 	row = out_row_add(pc->table);
@@ -242,7 +268,9 @@ int cmd_pcstat(int argc, char **argv)
 			reverse = true;
 			break;
 		case 'h':
-			usage();
+			usage(false);
+		case COMMON_OPT_HELP_ALL:
+			usage(true);
 		case 'V':
 			print_version();
 		default:

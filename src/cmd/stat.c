@@ -13,6 +13,7 @@
 #include "cmd/stat.h"
 #include "collect/bio.h"
 #include "collect/cache_events.h"
+#include "collect/ebpf.h"
 #include "collect/segments.h"
 #include "collect/sysroot.h"
 #include "collect/system.h"
@@ -36,6 +37,8 @@ struct stat_options {
 	bool human;           /* --human: -x's sizes scaled (iostat -h) */
 	bool omit_idle;       /* -z: disks without I/O in the interval left out (iostat -z) */
 	bool partitions;      /* --partitions: each disk listed followed by its partitions (iostat -p) */
+	bool all_devices;     /* --partitions=ALL: also the devices without a medium or any I/O (iostat -p ALL) */
+	bool verbose;         /* --verbose: the details of what stderr says (dstat's -v is --vmstat) */
 	const char *output_file;
 	const char *pidfile;  /* --pidfile: our pid in it while we run */
 	enum out_format format;
@@ -51,6 +54,7 @@ struct run {
 	unsigned needs;
 	struct monitor monitor;
 	bool tty;
+	bool rows;       /* -x in the table: each sample a report, iostat's rows of disks under the other groups' line */
 	FILE *csv;       /* --output FILE */
 	bool csv_stdout; /* --csv: CSV on standard output (as well as in FILE) */
 	bool csv_header_written;
@@ -94,8 +98,48 @@ static bool term_without_color(void)
 }
 
 
-static _Noreturn void usage(void)
+/* --help: a screen; --help-all: the whole list below. */
+static const char brief_help[] =
+	"Usage:\n"
+	" iolens stat [options] [delay [count]]\n"
+	"\n"
+	"A live view of the system as dstat shows it (its options, columns and look),\n"
+	"with iostat -x's disk figures, pressure stall, the page cache and libvtrace\n"
+	"servers. The first line is the average since boot, as dstat prints it.\n"
+	"\n"
+	"dstat's groups (the default is -cdngy):\n"
+	"  -c, --cpu              cpu: usr sys idl wai stl\n"
+	"  -d, --disk             disk read and write, bytes per second (-D LIST: which)\n"
+	"  -n, --net              network receive and send (-N LIST: which interfaces)\n"
+	"  -g, --page             paging in and out\n"
+	"  -y, --sys              interrupts and context switches\n"
+	"  -m, --mem              memory used, free, buffers, cache\n"
+	"  -t, --time             the time\n"
+	"  -a, --all              -cdngy\n"
+	"  -M LIST                groups by plugin name (--list shows them all)\n"
+	"      --top-cpu --top-io --top-bio --top-mem --disk-util ... dstat's plugins\n"
+	"\n"
+	"iolens's groups:\n"
+	"  -x, --disk-ext         iostat -x, a row per disk fitted to the terminal, with\n"
+	"                         read and write latency p50, p99 and max by eBPF\n"
+	"      --psi              pressure stall: io, memory and cpu\n"
+	"      --cache            page cache: cached, dirty, writeback, added, removed\n"
+	"      --vtrace           every libvtrace server: op/s, %util, hung requests\n"
+	"\n"
+	"Output:\n"
+	"      --json, --csv      one JSON object or CSV line per sample\n"
+	"      --output FILE      also append CSV to FILE\n"
+	"      --verbose          the whole reason of each message on stderr\n"
+	"  -h, --help             this help; --help-all: every option\n"
+	"\n"
+	"Examples:\n"
+	"  iolens stat                   cpu, disk, net, paging, system, every second\n"
+	"  iolens stat -tcmdx 5          the time, memory and iostat -x, every 5 seconds\n";
+
+static _Noreturn void usage(bool all)
 {
+	if (!all)
+		help_brief("stat", brief_help);
 	printf("Usage:\n"
 	       " %s [options] [delay [count]]\n"
 	       "\n"
@@ -198,7 +242,8 @@ static _Noreturn void usage(void)
 	       "      --pidfile FILE     write the process id to FILE, removed at the end\n"
 	       "      --no-boot-sample   leave out the first line, the average since boot (iostat -y)\n"
 	       "      --sysroot DIR      read /proc and /sys under DIR (a recorded tree)\n"
-	       "  -h, --help             show this help\n"
+	       "      --verbose          the whole reason of each message on stderr\n"
+	       "  -h, --help             a screen of help; --help-all: all of this\n"
 	       "  -V, --version          show the version\n"
 	       "\n"
 	       "DSTAT_OPTS in the environment holds options read before those of the command line.\n"
@@ -396,7 +441,7 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		OPT_CPU_ADV = 0x3000, OPT_TCP, OPT_UDP, OPT_UNIX, OPT_SOCKET, OPT_FS, OPT_AIO, OPT_VM, OPT_LOCK, OPT_IPC,
 		OPT_RAW, OPT_INTEGER, OPT_FLOAT, OPT_NOCOLOR, OPT_NOHEADERS, OPT_NOUPDATE, OPT_OUTPUT, OPT_PSI,
 		OPT_CACHE, OPT_VTRACE, OPT_NO_BOOT, OPT_SYSROOT, OPT_JSON, OPT_CSV, OPT_LIST, OPT_COLOR, OPT_PIDFILE,
-		OPT_FILESYSTEM, OPT_BITS, OPT_PLUGIN, OPT_HUMAN, OPT_PARTITIONS, OPT_CAPACITY_DIR,
+		OPT_FILESYSTEM, OPT_BITS, OPT_PLUGIN, OPT_HUMAN, OPT_PARTITIONS, OPT_CAPACITY_DIR, OPT_VERBOSE,
 	};
 	static const struct option long_options[] = {
 		COMMON_LONG_OPTIONS,
@@ -427,6 +472,7 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		/* iostat's -h, -p and -z (its -y is --no-boot-sample: dstat has -h, -p and -y). */
 		{ "human", no_argument, NULL, OPT_HUMAN },  { "partitions", optional_argument, NULL, OPT_PARTITIONS },
 		{ "omit-idle", no_argument, NULL, 'z' },     { "capacity-dir", required_argument, NULL, OPT_CAPACITY_DIR },
+		{ "verbose", no_argument, NULL, OPT_VERBOSE },
 		/* dstat's plugins by name: --disk-util, --top-io ... */
 		{ "disk-util", no_argument, NULL, OPT_PLUGIN }, { "disk-tps", no_argument, NULL, OPT_PLUGIN },
 		{ "disk-wait", no_argument, NULL, OPT_PLUGIN }, { "disk-avgqu", no_argument, NULL, OPT_PLUGIN },
@@ -471,7 +517,10 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 				check_list("--partitions", optarg);
 			if (optarg && strcmp(optarg, "ALL"))
 				o->disks = add_to_list(o->disks, optarg);
+			if (optarg && !strcmp(optarg, "ALL"))
+				o->all_devices = true;
 			break;
+		case OPT_VERBOSE: o->verbose = true; break;
 		case OPT_TCP: want(o, G_TCP); break;
 		case OPT_UDP: want(o, G_UDP); break;
 		case OPT_UNIX: want(o, G_UNIX); break;
@@ -525,7 +574,8 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 			if (rc)
 				usage_error("--sysroot: %s: %s", optarg, strerror(-rc));
 			break;
-		case 'h': usage();
+		case 'h': usage(false);
+		case COMMON_OPT_HELP_ALL: usage(true);
 		case 'V':
 			/* Through the dstat link, say what answers: not dstat itself. */
 			if (strlen(program_name) >= 5 && !strcmp(program_name + strlen(program_name) - 5, "dstat")) {
@@ -621,6 +671,14 @@ static void add_disk(struct run *r, enum group_kind kind, const char *name, cons
 		    (!o->omit_idle || !disk_idle(r->then, s, part)))
 			add_group(r, kind, part);
 	}
+}
+
+/* A device with a size: not a loop device detached (its counters stay), nor an empty ram disk. Unknown: yes. */
+static bool has_medium(const char *name)
+{
+	uint64_t sectors;
+
+	return block_device_value(name, "size", &sectors) != 0 || sectors > 0;
 }
 
 /*
@@ -841,11 +899,14 @@ static void build_groups(struct run *r, const struct system_sample *s)
 			} else if (o->full || per_disk(kind)) {
 				/*
 				 * Every device but partitions (stacked ones too: -f asks for all), and those
-				 * that never did any I/O left out.
+				 * that never did any I/O left out; -x's also those without a medium (a loop
+				 * device detached, an empty ram disk): all of them with --partitions=ALL.
 				 */
 				for (unsigned d = 0; d < s->disks.count; d++) {
 					const struct disk_stats *disk = &s->disks.disk[d];
-					if (!s->disks.kind[d].partition && disk->rd_ios + disk->wr_ios + disk->dc_ios + disk->fl_ios)
+					if (!s->disks.kind[d].partition &&
+					    (o->all_devices || (disk->rd_ios + disk->wr_ios + disk->dc_ios + disk->fl_ios &&
+								(kind != G_DISK_EXT || has_medium(disk->name)))))
 						add_disk(r, kind, disk->name, s);
 				}
 			} else {
@@ -1070,6 +1131,104 @@ static void print_json(struct run *r, const struct system_sample *s, uint64_t in
 	check_output(stdout);
 }
 
+/* On a terminal, as dstat: how many of the groups fit its width (at least one); monitor.more when not all. */
+static unsigned groups_that_fit(struct run *r, const struct mon_group *groups, unsigned ngroups)
+{
+	unsigned visible = ngroups, columns = 0;
+
+	terminal_size(NULL, &columns);
+	if (r->tty && columns) {
+		unsigned width = 0;
+		for (visible = 0; visible < ngroups; visible++) {
+			unsigned w = width + (visible ? 1 : 0) + (unsigned)monitor_group_width(&groups[visible]);
+			if (w + (visible + 1 < ngroups) > columns)
+				break;
+			width = w;
+		}
+		if (!visible)
+			visible = 1;
+	}
+	r->monitor.more = visible < ngroups;
+	return visible;
+}
+
+/*
+ * The width -x's rows are fitted to: COLUMNS when set to a number (as ps and ls take it), else
+ * the terminal's; 0, every column, off a terminal (a pipe, a file), as iostat -x prints them.
+ */
+static unsigned rows_width(void)
+{
+	const char *env = getenv("COLUMNS");
+	unsigned columns = 0;
+
+	if (env && *env) {
+		char *end;
+		unsigned long value = strtoul(env, &end, 10);
+		if (!*end && value > 0 && value < 100000)
+			return (unsigned)value;
+	}
+	if (!isatty(STDOUT_FILENO))
+		return 0;
+	terminal_size(NULL, &columns);
+	return columns ? columns : 80;
+}
+
+/*
+ * With -x, a sample is a report, as iostat's: the other groups' line under its headers (when
+ * there are others), then iostat -x's header and a row per disk, then an empty line.
+ */
+static void print_report(struct run *r, struct mon_group *groups)
+{
+	static struct mon_group line[MAX_GROUPS];
+	const struct group *disks[MAX_GROUPS];
+	char *names[MAX_GROUPS], value[64];
+	unsigned ndisks = 0, nline = 0, device_width = 6, columns[64], ncolumns;
+	bool cut;
+
+	for (unsigned g = 0; g < r->ngroups; g++) {
+		if (r->groups[g].kind == G_DISK_EXT)
+			disks[ndisks++] = &r->groups[g];
+		else
+			line[nline++] = groups[g];
+	}
+	if (nline) {
+		unsigned visible = groups_that_fit(r, line, nline);
+
+		monitor_header(&r->monitor, line, visible);
+		monitor_line(&r->monitor, line, visible, true);
+		fputc('\n', stdout);
+	}
+	/* A disk's name escaped as in any table (iolens(1), NAMES IN OUTPUT), the column as wide as the widest. */
+	for (unsigned d = 0; d < ndisks; d++) {
+		size_t shown, len;
+
+		names[d] = escape_text(disks[d]->item, ESCAPE_TERMINAL);
+		len = text_fit(names[d], 64, &shown);
+		names[d][len] = '\0';
+		if (shown > device_width)
+			device_width = (unsigned)shown;
+	}
+	ncolumns = groups_ext_rows_layout(disks, ndisks, rows_width(), device_width, columns, &cut);
+	printf("%-*s", (int)device_width, "Device");
+	for (unsigned c = 0; c < ncolumns; c++)
+		printf(" %*s", groups_ext_row_width(columns[c]), groups_ext_row_nick(columns[c]));
+	fputs(cut ? " >\n" : "\n", stdout);
+	for (unsigned d = 0; d < ndisks; d++) {
+		size_t shown;
+
+		text_fit(names[d], 64, &shown);
+		printf("%s%*s", names[d], (int)(device_width - shown), "");
+		for (unsigned c = 0; c < ncolumns; c++) {
+			groups_ext_row_value(disks[d], columns[c], r->opts->integer, value, sizeof(value));
+			printf(" %*s", groups_ext_row_width(columns[c]), value);
+		}
+		fputc('\n', stdout);
+		free(names[d]);
+	}
+	fputc('\n', stdout);
+	check_output(stdout);
+}
+
 static void print_sample(struct run *r, const struct system_sample *s, uint64_t interval_ns, bool since_boot,
 			 bool final)
 {
@@ -1113,25 +1272,16 @@ static void print_sample(struct run *r, const struct system_sample *s, uint64_t 
 		return;
 	for (unsigned g = 0; g < r->ngroups; g++)
 		group_table_view(&r->groups[g], &groups[g]);
+	if (r->rows) {
+		if (final)
+			print_report(r, groups);
+		return;
+	}
 	/* The table: headers at the start, when the groups change, and when they scrolled away. */
 	if (final || r->tty) {
-		unsigned visible = r->ngroups, columns = 0;
+		unsigned visible = groups_that_fit(r, groups, r->ngroups);
 		bool header;
 
-		/* On a terminal, as dstat: only the groups that fit, and '>' for the rest. */
-		terminal_size(NULL, &columns);
-		if (r->tty && columns) {
-			unsigned width = 0;
-			for (visible = 0; visible < r->ngroups; visible++) {
-				unsigned w = width + (visible ? 1 : 0) + (unsigned)monitor_group_width(&groups[visible]);
-				if (w + (visible + 1 < r->ngroups) > columns)
-					break;
-				width = w;
-			}
-			if (!visible)
-				visible = 1;
-		}
-		r->monitor.more = visible < r->ngroups;
 		if (r->monitor.more && r->visible != visible)
 			new_layout = true;
 		r->visible = visible;
@@ -1175,8 +1325,8 @@ static void say_unknowns(struct run *r, const struct system_sample *s)
 			 !strcmp(r->groups[g].item, "total");
 	}
 	if (psi && (s->have & SYS_PSI) && !s->psi_io.available && !s->psi_memory.available && !s->psi_cpu.available) {
-		warn_msg("pressure stall is unknown ('-'): no %s/proc/pressure (a kernel without CONFIG_PSI, or booted "
-			 "with psi=0)", strcmp(sysroot_get(), "/") ? sysroot_get() : "");
+		warn_msg("pressure stall is unknown ('-'): no %s/proc/pressure (no CONFIG_PSI, or psi=0 at boot)",
+			 strcmp(sysroot_get(), "/") ? printable_name(sysroot_get()) : "");
 		r->failed = true;
 	}
 	if (disks && (s->have & SYS_DISKSTATS) && s->disks.count) {
@@ -1184,8 +1334,7 @@ static void say_unknowns(struct run *r, const struct system_sample *s)
 		for (unsigned i = 0; i < s->disks.count; i++)
 			any |= s->disks.kind[i].in_sysfs;
 		if (!any) {
-			warn_msg("disk totals are unknown ('-'): no /sys/class/block to tell disks from partitions and "
-				 "stacked devices");
+			warn_msg("disk totals are unknown ('-'): no /sys/class/block to tell whole disks from the rest");
 			r->failed = true;
 		}
 	}
@@ -1339,6 +1488,32 @@ static void sleep_until(uint64_t deadline)
 	sleep_until_ns(deadline, &stop_signal);
 }
 
+/* --verbose: messages with their whole reason, however long. */
+static bool verbose_messages;
+
+/*
+ * A message on what a run lacks, and why: at most 100 characters, the whole reason with
+ * --verbose. A long reason gives way to what fixes it (root for eBPF) or to --verbose.
+ */
+static void warn_because(const char *what, const char *why)
+{
+	size_t room = 100 - 4 - strlen(program_name) - strlen(what), lead = strcspn(why, "(:");
+
+	if (verbose_messages || strlen(why) <= room) {
+		warn_msg("%s: %s", what, why);
+	} else if (!ebpf_may_trace()) {
+		warn_msg("%s: eBPF needs root or CAP_BPF+CAP_PERFMON", what);
+	} else {
+		/* The reason's first clause when it says something ("libbpf cannot be loaded"), else --verbose. */
+		while (lead && why[lead - 1] == ' ')
+			lead--;
+		if (lead >= 20 && lead + 16 <= room)
+			warn_msg("%s: %.*s (see --verbose)", what, (int)lead, why);
+		else
+			warn_msg("%s: eBPF did not load (--verbose says why)", what);
+	}
+}
+
 /*
  * bio.bpf.c's counts, for --top-bio and -x's latencies: true when it loads; else false with why
  * not (a recording or a tree under --sysroot has no kernel of its own to trace).
@@ -1354,7 +1529,7 @@ static bool bio_source(const struct stat_options *o, bool elsewhere, const char 
 
 		for (unsigned i = 0; i < o->norder; i++)
 			want |= o->order[i] == G_TOP_BIO ? BIO_WANT_PROCESSES : o->order[i] == G_DISK_EXT ? BIO_WANT_DISKS : 0;
-		refused = o->replay ? "a recording has no kernel to trace" : "the kernel is this machine's, not the tree's under --sysroot";
+		refused = o->replay ? "a recording has no kernel to trace" : "--sysroot's tree has no kernel to trace";
 		loaded = !elsewhere && bio_start(want, &refused) == 0 ? 1 : -1;
 		bio_mechanism_used = loaded > 0 ? bio_mechanism_name(bio_mechanism()) : "procfs";
 		if (loaded > 0 && bio_mechanism_less_exact(bio_mechanism()))
@@ -1366,32 +1541,27 @@ static bool bio_source(const struct stat_options *o, bool elsewhere, const char 
 
 /*
  * --top-bio: block I/O per process by eBPF where it loads; else /proc/PID/io's read_bytes and
- * write_bytes (a recording's too), said once as what they are.
+ * write_bytes (a recording's too). -x's latency percentiles: eBPF's histograms per disk where it
+ * loads; else unknown ('-', null; the table leaves their columns out): the averages (r_await,
+ * w_await) from /proc/diskstats remain. One eBPF program for both: when it does not load, one
+ * line says so, of what was asked.
  */
-static void top_bio_source(const struct stat_options *o, bool elsewhere)
+static void bio_sources(const struct stat_options *o, bool elsewhere)
 {
+	bool top_bio = false, disk_ext = false;
 	const char *why;
 
-	if (bio_source(o, elsewhere, &why))
-		groups_top_bio_by_ebpf(true);
-	else
-		warn_msg("--top-bio: eBPF is not used (%s): the figures are /proc/PID/io's read_bytes "
-			 "and write_bytes, writes counted when dirtied, not when written", why);
-}
-
-/*
- * -x's latency percentiles: eBPF's histograms per disk where it loads; else unknown ('-', null),
- * said once: the averages (r_await, w_await) from /proc/diskstats remain.
- */
-static void disk_latency_source(const struct stat_options *o, bool elsewhere)
-{
-	const char *why;
-
-	if (bio_source(o, elsewhere, &why))
-		groups_disk_latency_by_ebpf(true);
-	else
-		warn_msg("--disk-ext: latency percentiles are unknown ('-'), eBPF is not used (%s): the "
-			 "averages (r_await, w_await) are /proc/diskstats'", why);
+	for (unsigned i = 0; i < o->norder; i++) {
+		top_bio |= o->order[i] == G_TOP_BIO;
+		disk_ext |= o->order[i] == G_DISK_EXT;
+	}
+	if ((!top_bio && !disk_ext) || bio_source(o, elsewhere, &why)) {
+		groups_top_bio_by_ebpf(top_bio);
+		groups_disk_latency_by_ebpf(disk_ext);
+		return;
+	}
+	warn_because(top_bio && disk_ext ? "-x: no latency, --top-bio counts /proc/PID/io"
+		     : top_bio ? "--top-bio counts /proc/PID/io" : "-x: no latency percentiles", why);
 }
 
 int cmd_stat(int argc, char **argv)
@@ -1400,7 +1570,7 @@ int cmd_stat(int argc, char **argv)
 	struct run r = { .opts = &o };
 	struct system_sample zero = {0};
 	uint64_t start, deadline;
-	bool has_vtrace = false, elsewhere, latency_said = false;
+	bool has_vtrace = false, elsewhere;
 	const char *env_replay = getenv("IOLENS_REPLAY");
 	struct path_output pidfile = { .fd = -1, .dir_fd = -1 };
 	char path_why[512];
@@ -1408,6 +1578,8 @@ int cmd_stat(int argc, char **argv)
 	char **args = with_dstat_opts(&argc, argv);
 
 	parse_options(&o, argc, args);
+	verbose_messages = warn_verbose = o.verbose;
+	groups_verbose(o.verbose);
 	groups_show_units(o.bits, o.human);
 	if (env_replay && *env_replay)
 		o.replay = env_replay;
@@ -1441,6 +1613,8 @@ int cmd_stat(int argc, char **argv)
 		path_output_close(&csv, false);
 	}
 	r.csv_stdout = o.format == OUT_CSV;
+	for (unsigned i = 0; i < o.norder; i++)
+		r.rows |= o.format == OUT_TABLE && o.order[i] == G_DISK_EXT;
 	/* A recorded tree has neither a kernel to trace nor servers of its own. */
 	elsewhere = o.replay || strcmp(sysroot_get(), "/");
 	for (unsigned i = 0; i < o.norder; i++) {
@@ -1454,23 +1628,17 @@ int cmd_stat(int argc, char **argv)
 			const char *why = o.replay ? "a recording has no kernel to ask"
 						   : "the kernel is this machine's, not the tree's under --sysroot";
 			if (elsewhere || cache_events_start(&why) != 0) {
-				warn_msg("page cache: pages added and removed are unknown ('-'): %s", why);
+				warn_because("pages added and removed are unknown ('-')", why);
 				r.failed = !elsewhere;
 				r.unavailable |= SYS_CACHE_EVENTS;
 			}
 		}
-		if (o.order[i] == G_TOP_BIO)
-			top_bio_source(&o, elsewhere);
-		if (o.order[i] == G_DISK_EXT && !latency_said) {
-			latency_said = true;
-			disk_latency_source(&o, elsewhere);
-			/* A recording's disks are another machine's: their capacities only from a --capacity-dir given. */
-			if (elsewhere && !groups_capacity_dir_given())
-				groups_capacity_off(o.replay ? "a recording's disks are another machine's (give --capacity-dir)"
-							     : "the tree's disks under --sysroot are not this machine's "
-							       "(give --capacity-dir)");
-		}
+		/* A recording's disks are another machine's: their capacities only from a --capacity-dir given. */
+		if (o.order[i] == G_DISK_EXT && elsewhere && !groups_capacity_dir_given())
+			groups_capacity_off(o.replay ? "a recording's disks are another machine's (give --capacity-dir)"
+						     : "--sysroot's disks are not this machine's (give --capacity-dir)");
 	}
+	bio_sources(&o, elsewhere);
 	stop_on_signals();
 
 	/* The first sample: every source the groups might need, to check the lists against. */
@@ -1515,7 +1683,7 @@ int cmd_stat(int argc, char **argv)
 	}
 	for (uint64_t line = o.no_boot_sample ? 0 : 1; (!o.count || line < o.count) && !stop_signal; line++) {
 		struct system_sample *then = &r.samples[r.current], *now = &r.samples[!r.current];
-		bool updates = r.tty && !o.noupdate && o.delay > 1 && !o.replay;
+		bool updates = r.tty && !r.rows && !o.noupdate && o.delay > 1 && !o.replay;
 
 		deadline += (uint64_t)(o.delay * 1e9);
 		/* dstat's intermediate updates: the line so far, redrawn every second of a long delay. */

@@ -80,6 +80,9 @@ void groups_top_bio_by_ebpf(bool ebpf);
 /* -x's latency percentiles from eBPF's histograms per disk (SYS_BIO_DISKS, bio_start done); else unknown. Before group_needs. */
 void groups_disk_latency_by_ebpf(bool ebpf);
 
+/* --verbose: the capacities' messages with the file looked for, of each disk. */
+void groups_verbose(bool on);
+
 /* --capacity-dir: where -x looks for the disks' capacities (NULL: capacity_dir's default). */
 void groups_capacity_dir(const char *dir);
 bool groups_capacity_dir_given(void);
@@ -96,6 +99,19 @@ unsigned group_needs(enum group_kind kind);
  * have them all.
  */
 void group_table_view(const struct group *g, struct mon_group *out);
+
+/*
+ * -x on screen, as iostat -x prints it: one row per disk (dsk-ext groups), a column each of
+ * iostat's, then the latency percentiles (where eBPF times requests) and %cap (where a disk has a
+ * capacity). groups_ext_rows_layout puts in columns (room for 40) those that fit width characters
+ * (0: all) after a device column of device_width, in their order, and says whether some were
+ * left out; the others name and fill a column of it.
+ */
+unsigned groups_ext_rows_layout(const struct group *const *disks, unsigned ndisks, unsigned width,
+				unsigned device_width, unsigned *columns, bool *cut);
+int groups_ext_row_width(unsigned column);
+const char *groups_ext_row_nick(unsigned column);
+void groups_ext_row_value(const struct group *g, unsigned column, bool integer, char *buf, size_t size);
 
 /* Sets up the title, key and columns of a group for its kind and item. */
 void group_init(struct group *g, enum group_kind kind, const char *item);

@@ -638,11 +638,27 @@ bool groups_capacity_dir_given(void)
 }
 
 static const char *capacity_off;
+static bool verbose;
 
+void groups_verbose(bool on)
+{
+	verbose = on;
+}
+
+/* Whether %cap was asked for: a --capacity-dir given, or $IOLENS_CAPACITY_DIR set. */
+static bool capacity_asked(void)
+{
+	const char *env = getenv(CAPACITY_DIR_ENV);
+
+	return capacity_directory || (env && *env);
+}
+
+/* No capacity is looked for: said with --verbose only (%cap was not asked for: no --capacity-dir). */
 void groups_capacity_off(const char *why)
 {
 	capacity_off = why;
-	warn_msg("--disk-ext: %%cap (cap_pct) is '-' (null): %s", why);
+	if (verbose)
+		warn_msg("%%cap is '-': %s", why);
 }
 
 /* The capacities saved for the disks seen, each looked up once (NULL: none, or not readable). */
@@ -670,10 +686,16 @@ static const struct bench_result_doc *capacity_of(const struct disk_stats *disk)
 	rc = doc ? capacity_load(capacity_dir(capacity_directory), makedev(disk->major, disk->minor), doc, NULL, 0, why, sizeof(why))
 		 : -1;
 	if (rc != 0) {
-		/* A disk without a capacity is the usual case: said once a run, of the first such disk. */
-		if (!said)
-			warn_msg("--disk-ext: %%cap (cap_pct) is '-' (null) for a disk without a capacity saved by "
-				 "iolens bench --profile --save-capacity: %s", doc ? why : strerror(ENOMEM));
+		/*
+		 * A disk without a capacity is the usual case: said only when %cap was asked for, once a
+		 * run, of the first such disk; with --verbose, of each, with the file looked for.
+		 */
+		if (verbose)
+			warn_msg("%%cap of %s is '-': %s", printable_name(disk->name), doc ? why : strerror(ENOMEM));
+		else if (!said && capacity_asked())
+			warn_msg(rc > 0 ? "%%cap of %s is '-': no capacity saved (iolens bench --profile --save-capacity)"
+					: "%%cap of %s is '-': its capacity cannot be read (--verbose says why)",
+				 printable_name(disk->name));
 		said = true;
 		free(doc);
 		doc = NULL;
@@ -780,6 +802,114 @@ void group_table_view(const struct group *g, struct mon_group *out)
 	}
 	out->columns = table;
 	out->ncolumns = n;
+}
+
+/*
+ * -x on screen: iostat -x's layout, one row per disk. The columns in iostat's order (sysstat 12)
+ * with its widths, then the latency percentiles (eBPF) and %cap; each with a rank: where the
+ * width is short, the columns of the lowest ranks are kept, whole ranks at a time.
+ */
+enum { ROW_PLAIN, ROW_SIZE, ROW_LATENCY, ROW_CAPACITY };
+static const struct ext_row_column {
+	const char *nick, *human_nick;
+	unsigned index; /* in ext_cols */
+	int width;
+	unsigned rank;
+	unsigned what;
+} ext_row_cols[] = {
+	{ "r/s", NULL, 0, 8, 0, ROW_PLAIN },          { "rkB/s", "rB/s", 2, 9, 1, ROW_SIZE },
+	{ "rrqm/s", NULL, 4, 8, 7, ROW_PLAIN },       { "%rrqm", NULL, 12, 6, 8, ROW_PLAIN },
+	{ "r_await", NULL, 6, 7, 2, ROW_PLAIN },      { "rareq-sz", NULL, 9, 8, 6, ROW_SIZE },
+	{ "w/s", NULL, 1, 7, 0, ROW_PLAIN },          { "wkB/s", "wB/s", 3, 9, 1, ROW_SIZE },
+	{ "wrqm/s", NULL, 5, 8, 7, ROW_PLAIN },       { "%wrqm", NULL, 13, 6, 8, ROW_PLAIN },
+	{ "w_await", NULL, 7, 7, 2, ROW_PLAIN },      { "wareq-sz", NULL, 10, 8, 6, ROW_SIZE },
+	{ "d/s", NULL, 14, 7, 12, ROW_PLAIN },        { "dkB/s", "dB/s", 15, 9, 12, ROW_SIZE },
+	{ "drqm/s", NULL, 16, 8, 13, ROW_PLAIN },     { "%drqm", NULL, 17, 6, 13, ROW_PLAIN },
+	{ "d_await", NULL, 18, 7, 12, ROW_PLAIN },    { "dareq-sz", NULL, 19, 8, 12, ROW_SIZE },
+	{ "f/s", NULL, 20, 7, 11, ROW_PLAIN },        { "f_await", NULL, 21, 7, 11, ROW_PLAIN },
+	{ "aqu-sz", NULL, 8, 7, 3, ROW_PLAIN },       { "%util", NULL, 11, 6, 0, ROW_PLAIN },
+	{ "r_p50", NULL, 22, 7, 9, ROW_LATENCY },     { "r_p99", NULL, 23, 7, 4, ROW_LATENCY },
+	{ "r_max", NULL, 24, 7, 10, ROW_LATENCY },    { "w_p50", NULL, 25, 7, 9, ROW_LATENCY },
+	{ "w_p99", NULL, 26, 7, 4, ROW_LATENCY },     { "w_max", NULL, 27, 7, 10, ROW_LATENCY },
+	{ "%cap", NULL, EXT_CAPACITY, 6, 5, ROW_CAPACITY },
+};
+#define EXT_ROW_COLUMNS (sizeof(ext_row_cols) / sizeof(ext_row_cols[0]))
+#define EXT_ROW_RANKS 14
+
+unsigned groups_ext_rows_layout(const struct group *const *disks, unsigned ndisks, unsigned width,
+				unsigned device_width, unsigned *columns, bool *cut)
+{
+	bool available[EXT_ROW_COLUMNS], capacity = false, kept[EXT_ROW_RANKS] = { false };
+	unsigned used = device_width, n = 0, last = 0;
+
+	for (unsigned d = 0; d < ndisks; d++)
+		capacity |= disks[d]->has_capacity;
+	for (unsigned c = 0; c < EXT_ROW_COLUMNS; c++) {
+		available[c] = ext_row_cols[c].what == ROW_LATENCY ? disk_latency_by_ebpf
+			       : ext_row_cols[c].what == ROW_CAPACITY ? capacity : true;
+		if (available[c] && ext_row_cols[c].rank > last)
+			last = ext_row_cols[c].rank;
+	}
+	*cut = false;
+	for (unsigned rank = 0; rank <= last; rank++) {
+		unsigned add = 0;
+
+		for (unsigned c = 0; c < EXT_ROW_COLUMNS; c++)
+			if (available[c] && ext_row_cols[c].rank == rank)
+				add += 1 + (unsigned)ext_row_cols[c].width;
+		/* Room for " >" after the header, when some rank is left out. */
+		if (rank && width && used + add + (rank < last ? 2 : 0) > width) {
+			*cut = true;
+			break;
+		}
+		used += add;
+		kept[rank] = true;
+	}
+	for (unsigned c = 0; c < EXT_ROW_COLUMNS; c++)
+		if (available[c] && kept[ext_row_cols[c].rank])
+			columns[n++] = c;
+	return n;
+}
+
+int groups_ext_row_width(unsigned column)
+{
+	return ext_row_cols[column].width;
+}
+
+const char *groups_ext_row_nick(unsigned column)
+{
+	const struct ext_row_column *c = &ext_row_cols[column];
+
+	return show_human && c->human_nick ? c->human_nick : c->nick;
+}
+
+/*
+ * A value of a disk's row, as iostat prints it: two decimals (fewer when that is too wide for
+ * the column, none with --integer); with --human a size in k, M, G ... (powers of 1024, one
+ * decimal, as iostat -h); '-' when unknown.
+ */
+void groups_ext_row_value(const struct group *g, unsigned column, bool integer, char *buf, size_t size)
+{
+	const struct ext_row_column *c = &ext_row_cols[column];
+	double value = g->shown.values[c->index];
+
+	if (isnan(value) || value < 0) {
+		snprintf(buf, size, "-");
+		return;
+	}
+	if (show_human && c->what == ROW_SIZE) {
+		static const char units[] = "kMGTPE";
+		double scaled = g->shown.raw[c->index] / 1024;
+		unsigned unit = 0;
+
+		while (scaled >= 1024 && unit + 1 < sizeof(units) - 1)
+			scaled /= 1024, unit++;
+		snprintf(buf, size, "%.*f%c", integer ? 0 : 1, scaled, units[unit]);
+		return;
+	}
+	for (int decimals = integer ? 0 : 2; decimals >= 0; decimals--)
+		if (snprintf(buf, size, "%.*f", decimals, value) <= c->width)
+			return;
 }
 
 /* dstat's disk-util, disk-wait and disk-avgqu: iostat -x's figures of one disk (dstat's formulas are the same). */

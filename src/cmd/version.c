@@ -28,7 +28,7 @@ static _Noreturn void usage(void)
 	       "  -f, --features  each feature's mechanism on this kernel\n"
 	       "      --no-probe  from the kernel's BTF only: load no program\n"
 	       "  -j, --json      as JSON\n"
-	       "  -h, --help      show this help\n"
+	       "  -h, --help      show this help (--help-all: the same)\n"
 	       "\n"
 	       "Environment: IOLENS_CACHE_MECHANISM and IOLENS_BIO_MECHANISM force a mechanism\n"
 	       "as in the commands (see iolens-cachestat(1), iolens-biotop(1)).\n",
@@ -232,6 +232,7 @@ int cmd_version(int argc, char **argv)
 	enum { OPT_NO_PROBE = 0x1300 };
 	static const struct option long_options[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "help-all", no_argument, NULL, 'h' },
 		{ "features", no_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "no-probe", no_argument, NULL, OPT_NO_PROBE },

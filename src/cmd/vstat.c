@@ -111,8 +111,35 @@ struct vstat {
 /* A segment still not ready after this many seconds was left half made. */
 #define HALF_MADE_AGE SEGMENT_MADE_SECONDS
 
-static _Noreturn void usage(void)
+/* --help: a screen; --help-all: the whole list below. */
+static const char brief_help[] =
+	"Usage:\n"
+	" iolens vstat [options] [TARGET] [interval [count]]\n"
+	"\n"
+	"What servers instrumented with libvtrace are doing, op by op: requests per\n"
+	"second, service time and its percentiles, %util, errors, bytes, and requests\n"
+	"that hang. TARGET is a service name or a segment path; with none, every\n"
+	"service found. The first report covers the time since each server started,\n"
+	"the next ones each interval.\n"
+	"\n"
+	"Options:\n"
+	"  -a, --all              show operations idle in the interval too\n"
+	"      --hang-after SECONDS  flag a request in flight this long as HANG\n"
+	"                         (default 1)\n"
+	"  -p, --pid PID          the segments of process PID\n"
+	"      --clean            remove the segments of dead processes\n"
+	"  -o, --output LIST      columns to show; +LIST adds to the defaults\n"
+	"      --json, --csv      JSON or CSV instead of the table\n"
+	"  -h, --help             this help; --help-all: every option and column\n"
+	"\n"
+	"Examples:\n"
+	"  iolens vstat                        every service, since each started\n"
+	"  iolens vstat fuse-passthrough 1 10  one service, every second, ten times\n";
+
+static _Noreturn void usage(bool all)
 {
+	if (!all)
+		help_brief("vstat", brief_help);
 	printf("Usage:\n"
 	       " %s [options] [TARGET] [interval [count]]\n"
 	       "\n"
@@ -139,7 +166,7 @@ static _Noreturn void usage(void)
 	       "      --dir DIR          where segments are (default $VTRACE_DIR, or /dev/shm)\n"
 	       "      --stale            show the segments of dead processes in full, not as one line\n"
 	       "      --clean            remove the segments of dead processes, and say which\n"
-	       "  -h, --help             show this help\n"
+	       "  -h, --help             a screen of help; --help-all: all of this\n"
 	       "  -V, --version          show the version\n"
 	       "\n",
 	       program_name);
@@ -513,6 +540,12 @@ static void compute(const struct vstat *vs, const struct vtrace_stats *now, cons
 		r->p50 = r->max;
 	if (r->p99 > r->max)
 		r->p99 = r->max;
+	/* One request: its time is known exactly, and no percentile may read otherwise; nor may a
+	 * maximum taken from a bucket's middle read below the exact mean. */
+	if (r->completions == 1)
+		r->p50 = r->p99 = r->max = r->service_ns;
+	else if (r->completions && r->max < r->service_ns / r->completions)
+		r->max = r->service_ns / r->completions;
 	if (now->oldest_ns && r->inflight) {
 		r->oldest_age_ns = delta(now_ns, now->oldest_ns);
 		r->hang = r->oldest_age_ns > vs->hang_after_ns;
@@ -887,7 +920,9 @@ int cmd_vstat(int argc, char **argv)
 			vs.show_stale = true;
 			break;
 		case 'h':
-			usage();
+			usage(false);
+		case COMMON_OPT_HELP_ALL:
+			usage(true);
 		case 'V':
 			print_version();
 		default:

@@ -60,7 +60,9 @@ check "… the test file is removed" test -z "$(ls -A "$D")"
 run "$IOLENS" bench --profile --size 4m --runtime 30 --repeat 2 "$D"
 check_eq "the table: exit 0" 0 "$RC"
 check_match "… its columns: case, MB/s, IOPS, p50, p99, spread" "^CASE +MB/s +IOPS +P50/us +P99/us +SPREAD%" "$OUT"
-check_eq "… a row per case" "$CASES" "$(awk 'NR > 1 { printf "%s%s", (NR > 2 ? " " : ""), $1 }' <<<"$OUT")"
+check_eq "… under its title: direct, what it ran" "CrystalDiskMark set (seq 1M, random 4K; read, write), O_DIRECT, QD1-32, 4M test file" \
+	"$(head -1 <<<"$OUT" | sed 's/ on .*//')"
+check_eq "… a row per case" "$CASES" "$(awk '$1 ~ /_(read|write)$/ { printf "%s%s", s, $1; s = " " }' <<<"$OUT")"
 
 # ---- --compare -------------------------------------------------------------------------------
 

@@ -12,7 +12,9 @@ for cmd in pcstat evict warm vstat; do
 	check_match "iolens $cmd --help: a usage line" "^ iolens $cmd \[options\]" "$OUT"
 	check_match "iolens $cmd --help: options" "^  -h, --help" "$OUT"
 	check_match "iolens $cmd --help: examples" "^Examples:" "$OUT"
-	check_match "iolens $cmd --help: columns" "^Columns" "$OUT"
+	check_match "iolens $cmd --help: where the rest is" "iolens $cmd --help-all" "$OUT"
+	run "$IOLENS" "$cmd" --help-all
+	check_match "iolens $cmd --help-all: columns" "^Columns" "$OUT"
 	run "$IOLENS" "$cmd" --version
 	check_match "iolens $cmd --version" "^iolens $cmd [0-9]+\.[0-9]+" "$OUT"
 	run "$IOLENS" "$cmd" --no-such-option

@@ -77,7 +77,7 @@ fi
 
 # --help's --set list is the table the settings are parsed by: each name with its default is taken
 # as it is written there, and an unknown name's message lists the same.
-run "$IOLENS" doctor --help
+run "$IOLENS" doctor --help-all
 set_list=$(sed -n '/--set NAME=VALUE/,/^$/p' <<<"$OUT" | tr -s ' \n' ' ' | sed 's/.*a threshold: //; s/ *$//')
 replay=$(ls "$TOP"/tests/fixtures/doctor/*/snapshot | head -1)
 names=0 taken=0

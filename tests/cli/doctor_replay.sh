@@ -19,7 +19,7 @@ for dir in "$T"/fixtures/*/; do
 	check_eq "$case: the findings of its snapshot, replayed as $("${as_nobody[@]}" id -un)" "$(cat "$dir/expected")" "$got"
 done
 # Every rule has a case that fires it and one that does not.
-rules=$("$IOLENS" doctor --help | awk '/^Rules/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }')
+rules=$("$IOLENS" doctor --help-all | awk '/^Rules/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }')
 for rule in $rules; do
 	fires=$(grep -l "^[a-z]* $rule " "$T"/fixtures/*/expected | wc -l)
 	quiet=$(grep -L "^[a-z]* $rule " "$T"/fixtures/*/expected | wc -l)

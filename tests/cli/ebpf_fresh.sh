@@ -68,10 +68,10 @@ check_match "not root: the message says root or CAP_BPF and CAP_PERFMON are need
 run "${AS_NOBODY[@]}" "$IOLENS" cachestat -v 0.1 1
 check_match "… and with -v, the fix" 'needs root, or CAP_BPF and CAP_PERFMON: run it with sudo' "$ERR"
 run "${AS_NOBODY[@]}" "$IOLENS" stat --cache 0.1 1
-check_match "… stat --cache says the same" 'needs root or CAP_BPF\+CAP_PERFMON' "$ERR"
+check_match "… stat --cache says the same, in short" 'eBPF needs root or CAP_BPF\+CAP_PERFMON' "$ERR"
 run "${AS_NOBODY[@]}" "$IOLENS" stat --top-bio 0.1 1
 check_match "… stat --top-bio too, and that its figures are /proc/PID/io's" \
-	"eBPF is not used \\(needs root or CAP_BPF\\+CAP_PERFMON\\): the figures are /proc/PID/io's" "$ERR"
+	"^iolens stat: --top-bio counts /proc/PID/io: eBPF needs root or CAP_BPF\\+CAP_PERFMON$" "$ERR"
 
 run unshare -m --propagation private bash -c 'mount -t tmpfs none /sys/kernel/btf && exec "$@"' hidden "$IOLENS" cachestat -v 0.1 1
 check_match "no BTF (/sys/kernel/btf hidden): the message says the kernel has no BTF" \
@@ -119,9 +119,9 @@ else
 	skip "a kernel without block_io_start: this kernel's BTF does not name it once"
 fi
 # Without either, --top-bio is /proc/PID/io's, and says why.
-if without_tracepoint block_io_start,block_getrq "$IOLENS" stat --top-bio 0.1 1; then
-	check_match "a kernel without block_io_start and block_getrq: stat --top-bio names them, and says its figures are /proc/PID/io's" \
-		"--top-bio: eBPF is not used \\(this kernel \\([^)]*\\) has no tracepoint block_io_start; with block_getrq: this kernel \\([^)]*\\) has no tracepoint block_getrq\\): the figures are /proc/PID/io's" "$ERR"
+if without_tracepoint block_io_start,block_getrq "$IOLENS" stat --top-bio --verbose 0.1 1; then
+	check_match "a kernel without block_io_start and block_getrq: stat --top-bio --verbose names them, and says its figures are /proc/PID/io's" \
+		"--top-bio counts /proc/PID/io: this kernel \\([^)]*\\) has no tracepoint block_io_start; with block_getrq: this kernel \\([^)]*\\) has no tracepoint block_getrq$" "$ERR"
 	check_eq "… exit 0: the figures are known" 0 "$RC"
 else
 	skip "a kernel without block_io_start and block_getrq: this kernel's BTF does not name them once"
@@ -135,9 +135,9 @@ data = open("/sys/kernel/btf/vmlinux", "rb").read()
 old = b"\0__data_len\0"
 sys.exit(data.count(old) != 1 or open(sys.argv[1], "wb").write(data.replace(old, b"\0__data_leX\0")) <= 0)' "$T/vmlinux-field"; then
 	run unshare -m --propagation private bash -c 'mount --bind "$0" /sys/kernel/btf/vmlinux && exec "$@"' "$T/vmlinux-field" \
-		"$IOLENS" stat -x --json 0.1 1
-	check_match "a kernel whose struct request has no __data_len: stat -x says so" \
-		"eBPF is not used \\(this kernel's BTF has no struct request\\.__data_len, which the eBPF program reads\\)" "$ERR"
+		"$IOLENS" stat -x --json --verbose 0.1 1
+	check_match "a kernel whose struct request has no __data_len: stat -x --verbose says so" \
+		"-x: no latency percentiles: this kernel's BTF has no struct request\\.__data_len, which the eBPF program reads" "$ERR"
 	check_eq "… exit 0: the averages are known" 0 "$RC"
 	check_eq "… the percentiles null, not 0" "None" "$(python3 -c 'import json, sys
 line = json.loads(sys.stdin.read().splitlines()[-1])

@@ -217,6 +217,17 @@ vtload_to() {
 # Cached pages of one file by each tool.
 iolens_cached()  { "$IOLENS" pcstat --csv --no-header -o cached "$1"; }
 fincore_cached() { fincore --raw --noheadings --output PAGES "$1"; }
+# nobody_told FILE: whether the kernel tells the user nobody FILE's cached pages: cachestat(2) as
+# nobody answers (a kernel before 6.5 has none, and its mincore tells only owners and writers since
+# 5.2; 6.10 and later refuse cachestat to the others too). Its answer, or nothing, on stdout.
+nobody_told() {
+	"${AS_NOBODY[@]}" /usr/bin/python3 -c 'import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open(sys.argv[1], os.O_RDONLY)
+rng, st = (ctypes.c_uint64 * 2)(0, 0), (ctypes.c_uint64 * 5)()
+if libc.syscall(451, fd, rng, st, 0) == 0:
+    print(st[0])' "$1" 2>/dev/null
+}
 vmtouch_cached() { vmtouch "$1" 2>/dev/null | awk '/Resident Pages/ { split($3, a, "/"); print a[1] }'; }
 
 # Read-ahead finishes after the reader returns: wait until two looks in a row agree.

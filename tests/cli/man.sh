@@ -80,7 +80,7 @@ for cmd in $commands; do
 		not_ok "docs/iolens-$cmd.1 exists for iolens $cmd"
 		continue
 	fi
-	run "$IOLENS" "$cmd" --help
+	run "$IOLENS" "$cmd" --help-all
 	help=$OUT
 	page=$(roff_text "$f")
 	options_section=$(section OPTIONS <<<"$page")
@@ -186,7 +186,7 @@ else
 fi
 # doctor's rules: --help lists them from the table the configuration checks names against; the
 # man page's RULES has each, and no other.
-help_rules=$("$IOLENS" doctor --help | awk '/^Rules/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }' | sort)
+help_rules=$("$IOLENS" doctor --help-all | awk '/^Rules/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }' | sort)
 page_rules=$(roff_text "$TOP/docs/iolens-doctor.1" | section RULES | tp_tags | tr -d ',' | tr ' ' '\n' | grep -E '^[a-z][a-z-]+$' | sort)
 check "iolens doctor --help lists its rules ($(echo $help_rules))" test -n "$help_rules"
 check_eq "iolens-doctor.1's RULES are --help's rules" "$(echo $help_rules)" "$(echo $page_rules)"

@@ -86,7 +86,7 @@ stat_during() {
 # ---- 4 KiB random reads at QD1 (psync: one in flight at most), at most 200 a second --------------
 stat_during "$T/qd1.json" --rw=randread --bs=4k --ioengine=psync --rate_iops=200 --number_ios=600
 check_eq "fio ran ($(tail -c 200 "$T/fio.out"))" 0 "$fio_rc"
-check_no_match "a capacity is found: no word of a missing one" "cap_pct" "$(cat "$T/qd1.json.err")"
+check_no_match "a capacity is found: no word of a missing one" "cap" "$(cat "$T/qd1.json.err")"
 rule "$T/qd1.json" >"$T/qd1.rule"
 sed 's/^/# cap_pct, by the rule, r\/s, aqu-sz: /' "$T/qd1.rule"
 check "each line: cap_pct is the rule's share of the file's cases (within 0.01 points)" python3 -c '
@@ -111,29 +111,40 @@ sys.exit(not any(float(r[2]) > 0 for r in rows) or any(abs(float(a) - float(b)) 
 
 # ---- The table: %cap after the other columns, as JSON's -------------------------------------------
 run "$IOLENS" stat -x -D "$disk" --capacity-dir "$CAP" 1 1
-check_match "the table ends with %cap for a disk with a capacity" "%cap *$" "$(sed -n 2p <<<"$OUT")"
+check_match "the table ends with %cap for a disk with a capacity" "^Device .* %cap$" "$(sed -n 1p <<<"$OUT")"
 check_eq "… and shows 0 for an idle one (the line since boot: its few reads are this test's)" 1 \
-	"$(awk 'NR == 3 { print ($NF >= 0) }' <<<"$OUT")"
+	"$(awk -v d="$disk" '$1 == d { print ($NF >= 0) }' <<<"$OUT")"
+check_match "… with two decimals, as iostat's percentages" "^[0-9]+\.[0-9][0-9]$" "$(awk -v d="$disk" '$1 == d { print $NF }' <<<"$OUT")"
 
-# ---- Without a capacity: null, said once; no column in the table ----------------------------------
+# ---- Without a capacity: null, said once when asked for; no column in the table -------------------
 run "$IOLENS" stat --json -x -D "$disk" --capacity-dir "$T/none" 0.1 2
 check_eq "no capacity: cap_pct null on each line" "None None" "$(python3 -c '
 import json, sys
 print(*[json.loads(l)["dskext_" + sys.argv[1]]["cap_pct"] for l in sys.stdin])' "$disk" <<<"$OUT")"
-check_eq "… said once, naming the file looked for" 1 "$(grep -c "cap_pct.*$T/none/$key.json does not exist" <<<"$ERR")"
+check_eq "… --capacity-dir given: said once, in one line of at most 100 characters" \
+	"iolens stat: %cap of $disk is '-': no capacity saved (iolens bench --profile --save-capacity)" "$ERR"
+run "$IOLENS" stat --json -x -D "$disk" --capacity-dir "$T/none" --verbose 0.1 2
+check_eq "… --verbose names the file looked for" 1 "$(grep -c "^iolens stat: %cap of $disk is '-': .*$T/none/$key.json does not exist$" <<<"$ERR")"
 run "$IOLENS" stat -x -D "$disk" --capacity-dir "$T/none" 1 1
 check_no_match "… and no %cap column in the table" "%cap" "$OUT"
+# Not asked for (no --capacity-dir, no \$IOLENS_CAPACITY_DIR): nothing said of %cap, shown or not.
+run env -u IOLENS_CAPACITY_DIR "$IOLENS" stat -x -D "$disk" 0.1 2
+check_eq "%cap not asked for: not a word on stderr" "" "$ERR"
 echo '{"points": 3}' >"$T/bad.json"
 mkdir -p "$T/bad" && cp "$T/bad.json" "$T/bad/$key.json"
 run "$IOLENS" stat --json -x -D "$disk" --capacity-dir "$T/bad" 0.1 1
 check_eq "a file that is not bench's: exit 0, null" "0 None" "$RC $(python3 -c '
 import json, sys
 print(json.loads(sys.stdin.readline())["dskext_" + sys.argv[1]]["cap_pct"])' "$disk" <<<"$OUT")"
-check_match "… said, naming the file" "cap_pct.*$T/bad/$key.json" "$ERR"
+check_eq "… said in one line" "iolens stat: %cap of $disk is '-': its capacity cannot be read (--verbose says why)" "$ERR"
+run "$IOLENS" stat --json -x -D "$disk" --capacity-dir "$T/bad" --verbose 0.1 1
+check_match "… --verbose names the file" "^iolens stat: %cap of $disk is '-': $T/bad/$key.json" "$ERR"
 run env IOLENS_REPLAY="$TOP/tests/fixtures/stat/vm1" "$IOLENS" stat --json -x 1 2
-check_match "a recording: null, said: its disks are another machine's" \
-	"%cap \(cap_pct\) is '-' \(null\): a recording's disks are another machine's" "$ERR"
+check_no_match "a recording: %cap not asked for, nothing said of it" "%cap" "$ERR"
 check_match "… null in its JSON" '"cap_pct":null' "$OUT"
+run env IOLENS_REPLAY="$TOP/tests/fixtures/stat/vm1" "$IOLENS" stat --json -x --verbose 1 2
+check_match "… --verbose says why: its disks are another machine's" \
+	"^iolens stat: %cap is '-': a recording's disks are another machine's \(give --capacity-dir\)$" "$ERR"
 check_fails "--capacity-dir '' is refused" "$IOLENS" stat -x --capacity-dir "" 1 1
 
 echo "1..$t_count"

@@ -113,16 +113,19 @@ kill $stat_pid 2>/dev/null
 wait $stat_pid 2>/dev/null
 check "-z --csv: a header naming $p2 comes when it does I/O" grep -q "^time.*dskext_${p2}_r_per_s" "$T/z.csv"
 
-# --human: sizes with their unit in the table (B, k: powers of 1024), KiB without it; JSON the same either way.
+# --human: sizes with their unit in the table (k, M: powers of 1024, as iostat -h), KiB without it; JSON the same either way.
+unset COLUMNS # off a terminal: every column
 run "$IOLENS" stat -x -D "$p1" --human --nocolor 1 1
 echo "$OUT" > "$T/human.txt"
-check_match "--human: the header has rB/s and wB/s" "rB/s +wB/s" "$(sed -n 2p "$T/human.txt")"
-# Columns: r/s w/s rB/s wB/s rrqm/s wrqm/s r_awt w_awt aqu-sz rareq wareq %util; rareq is 64 KiB.
-rareq=$(sed -n 3p "$T/human.txt" | awk '{ print $10 }')
+check_match "--human: the header has rB/s and wB/s" "^Device +r/s +rB/s .* w/s +wB/s " "$(sed -n 1p "$T/human.txt")"
+# rareq-sz, found by its header, is 64 KiB.
+column() { awk -v name="$2" -v row="$3" '$1 == "Device" { for (i = 1; i <= NF; i++) if ($i == name) c = i } $1 == row { print $c }' "$1"; }
+rareq=$(column "$T/human.txt" rareq-sz "$p1")
 bytes=$(awk -v v="$rareq" 'BEGIN { n = v + 0; u = substr(v, length(v)); m = u == "k" ? 1024 : u == "M" ? 1048576 : 1; print n * m }')
-check_eq "--human: rareq of $p1 is 65536 bytes ($rareq)" 65536 "$bytes"
+check_eq "--human: rareq-sz of $p1 is 65536 bytes ($rareq)" 65536 "$bytes"
 run "$IOLENS" stat -x -D "$p1" --nocolor 1 1
-check_eq "without --human: rareq of $p1 in KiB" 64.00 "$(echo "$OUT" | sed -n 3p | awk '{ print $10 }')"
+echo "$OUT" > "$T/plain.txt"
+check_eq "without --human: rareq-sz of $p1 in KiB, two decimals" 64.00 "$(column "$T/plain.txt" rareq-sz "$p1")"
 run "$IOLENS" stat -x -D "$p1" --human --json 1 1
 check_eq "--human leaves JSON in bytes" 65536 "$(echo "$OUT" > "$T/hj.json"; field "$T/hj.json" 1 "dskext_$p1" rareq_sz_bytes | cut -d. -f1)"
 exit 0

@@ -77,7 +77,7 @@ done
 check_eq "fio ran ($(head -c 300 "$T/fio.err"))" 0 "$fio_rc"
 check_eq "one line holds the whole run" 1 "$lines_after"
 line=1
-check_no_match "as root: eBPF is used, no word of unknown latencies" "latency percentiles are unknown" "$(cat "$T/lat.err")"
+check_no_match "as root: eBPF is used, no word of unknown latencies" "no latency percentiles" "$(cat "$T/lat.err")"
 
 # Counts. The disk is shared (the file system's journal, other programs): fio's reads are at least
 # $IOS of what /proc/diskstats counted around it, and the histogram holds at least those, but for

@@ -58,6 +58,14 @@ check "p50 at least the 20 us each request spun, at most the max ($p50 <= $max)"
 check_eq "since_start on the first report" true "$(py 'import json,sys; print(json.dumps(json.loads(sys.argv[1])["since_start"]))' "$line")"
 run "$IOLENS" vstat -a --json demo
 check_eq "-a shows idle ops too" 0 "$(field "$OUT" demo "PING" completions)"
+# One request (vtload spins 37 us in it): its exact time is every figure: mean, p50, p99 and max
+# alike, never a percentile from its histogram bucket below the mean it was measured at.
+say demo "run PING 1 37000 0"
+run "$IOLENS" vstat --json demo
+one=$(py 'import json,sys
+d=json.loads(sys.argv[1]); o=[x for x in d["services"][0]["ops"] if x["name"]=="PING"][0]
+print(o["completions"], o["p50_ns"] == o["svctm_ns"] and o["p99_ns"] == o["svctm_ns"] and o["max_ns"] == o["svctm_ns"], o["svctm_ns"] >= 37000)' "$OUT")
+check_eq "one request: p50, p99 and max are its exact time, the mean (at least the 37 us it spun)" "1 True True" "$one"
 
 # The table: virtiofsd vstat's columns.
 run "$IOLENS" vstat demo

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
@@ -69,43 +70,80 @@ static void test_parse_duration(void **state)
 	assert_int_equal(bench_parse_duration("1e30s", &ns), -EINVAL);
 }
 
-static double values_of(unsigned index, void *context)
+/* A sweep for bench_find_knee: each point's MB/s, and the spread of its runs (NULL: single runs). */
+struct sweep {
+	const double *mbps, *spread;
+};
+
+static double sweep_value(unsigned index, void *context)
 {
-	return ((const double *)context)[index];
+	return ((const struct sweep *)context)->mbps[index];
+}
+
+static double sweep_spread(unsigned index, void *context)
+{
+	const struct sweep *s = context;
+
+	return s->spread ? s->spread[index] : NAN;
+}
+
+static struct bench_knee knee_of(unsigned count, const double *mbps, const double *spread)
+{
+	struct sweep s = { mbps, spread };
+
+	return bench_find_knee(count, sweep_value, sweep_spread, &s, 0.95);
 }
 
 static void test_knee(void **state)
 {
 	/* A dd sweep (4K..64K, MB/s): flat from 48K at about 390. */
-	double seed[] = { 50, 100, 200, 300, 340, 380, 390, 392, 391 };
+	double dd_sweep[] = { 50, 100, 200, 300, 340, 380, 390, 392, 391 };
 	double flat[] = { 10, 10, 10 };
 	double rising[] = { 1, 2, 4, 8 };
-	double fall[] = { 100, 200, 400, 300 };         /* a larger size fell: the peak was within the sweep */
+	double fall[] = { 100, 200, 400, 300 };         /* a larger size fell: the peak stands alone */
+	double level[] = { 100, 200, 400, 390 };        /* the peak, and a larger size within 95 % of it */
 	double plateau[] = { 100, 300, 380, 400 };      /* the last still rose, within 95 %: a plateau */
+	double quiet[] = { 0, 0, 0.02, 0 }, noisy[] = { 0, 0, 0.12, 0 }; /* the runs' spreads, as fractions */
 	struct bench_knee knee;
 	(void)state;
 
-	knee = bench_find_knee(9, values_of, seed, 0.95);
+	knee = knee_of(9, dd_sweep, NULL);
 	assert_int_equal(knee.peak, 7);
 	assert_int_equal(knee.index, 5); /* 380 >= 0.95 * 392 = 372.4; 340 is not */
-	knee = bench_find_knee(3, values_of, flat, 0.95);
+	assert_false(knee.unconfirmed);  /* below the peak: the plateau confirms it */
+	knee = knee_of(3, flat, NULL);
 	assert_int_equal(knee.index, 0);
 	assert_int_equal(knee.peak, 0);
-	/* The issue's --bs 4k-64k: still rising at the largest size swept: no knee within the sweep. */
-	knee = bench_find_knee(4, values_of, rising, 0.95);
-	assert_int_equal(knee.index, -1);
+	assert_false(knee.unconfirmed);
+	/* The issue's --bs 4k-64k: still rising at the largest size swept: the knee is the last point. */
+	knee = knee_of(4, rising, NULL);
+	assert_int_equal(knee.index, 3);
 	assert_int_equal(knee.peak, 3);
 	assert_true(knee.unconfirmed);
-	knee = bench_find_knee(4, values_of, fall, 0.95);
+	assert_int_equal(knee.why, KNEE_LAST);
+	knee = knee_of(4, rising, quiet); /* however quiet its runs */
+	assert_int_equal(knee.why, KNEE_LAST);
+	/* The peak itself as the knee, single runs: confirmed by a larger size near it, else noise. */
+	knee = knee_of(4, fall, NULL);
+	assert_int_equal(knee.index, 2);
+	assert_true(knee.unconfirmed);
+	assert_int_equal(knee.why, KNEE_NOISE);
+	knee = knee_of(4, level, NULL);
 	assert_int_equal(knee.index, 2);
 	assert_false(knee.unconfirmed);
-	knee = bench_find_knee(4, values_of, plateau, 0.95);
+	/* With --repeat: the spread of the peak's runs decides, over the 5 % margin or not. */
+	knee = knee_of(4, fall, quiet);
+	assert_false(knee.unconfirmed);
+	knee = knee_of(4, level, noisy);
+	assert_true(knee.unconfirmed);
+	assert_int_equal(knee.why, KNEE_NOISE);
+	knee = knee_of(4, plateau, NULL);
 	assert_int_equal(knee.index, 2);
 	assert_int_equal(knee.peak, 3);
 	assert_false(knee.unconfirmed);
-	knee = bench_find_knee(9, values_of, seed, 0.95);
+	knee = knee_of(4, plateau, noisy); /* below the peak: no spread makes it unconfirmed */
 	assert_false(knee.unconfirmed);
-	knee = bench_find_knee(0, values_of, rising, 0.95);
+	knee = knee_of(0, rising, NULL);
 	assert_int_equal(knee.index, -1);
 	assert_int_equal(knee.peak, -1);
 }
