@@ -1499,7 +1499,9 @@ static void warn_because(const char *what, const char *why)
 {
 	size_t room = 100 - 4 - strlen(program_name) - strlen(what), lead = strcspn(why, "(:");
 
-	if (verbose_messages || strlen(why) <= room) {
+	if (!strcmp(why, EBPF_NEEDS_PRIVILEGE)) {
+		warn_msg("%s: eBPF %s", what, why);
+	} else if (verbose_messages || strlen(why) <= room) {
 		warn_msg("%s: %s", what, why);
 	} else if (!ebpf_may_trace()) {
 		warn_msg("%s: eBPF needs root or CAP_BPF+CAP_PERFMON", what);

@@ -321,7 +321,7 @@ const char *ebpf_why(struct bpf_object *object, int err, const char *step)
 	if (err < 0)
 		err = -err;
 	if (!ebpf_may_trace()) {
-		snprintf(why, sizeof(why), "needs root or CAP_BPF+CAP_PERFMON");
+		snprintf(why, sizeof(why), "%s", EBPF_NEEDS_PRIVILEGE);
 		warn_detail("eBPF: loading a program needs root, or CAP_BPF and CAP_PERFMON: run it with sudo");
 		return why;
 	}

@@ -98,7 +98,7 @@ if is_root; then
 	said "pcstat of unreadable files as nobody" "private1: Permission denied"
 	for cmd in evict warm; do
 		run "${AS_NOBODY[@]}" "$IOLENS" "$cmd" "$T/public" /etc/passwd /etc/hostname
-		said "$cmd of others' files as nobody" "page-cache state unknown"
+		said "$cmd of others' files as nobody" "cached pages unknown"
 	done
 else
 	skip "as nobody: needs root (setpriv)"
