@@ -363,6 +363,7 @@ int cmd_biotop(int argc, char **argv)
 {
 	static const struct option long_options[] = {
 		COMMON_LONG_OPTIONS,
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "cgroup", no_argument, NULL, 'C' },
 		{ "sort", required_argument, NULL, 's' },
 		{ "reverse", no_argument, NULL, 'r' },
@@ -381,7 +382,7 @@ int cmd_biotop(int argc, char **argv)
 	bool screen;
 	int opt, rc = EXIT_OK;
 
-	while ((opt = next_option(argc, argv, "Cs:rp:n:hV", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, "Cs:rp:n:hvV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'C':
 			t.by_cgroup = true;
@@ -397,6 +398,9 @@ int cmd_biotop(int argc, char **argv)
 			break;
 		case 'n':
 			t.max_rows = top_option_rows(optarg);
+			break;
+		case 'v':
+			warn_verbose = true;
 			break;
 		case 'h':
 			usage(false);

@@ -170,6 +170,7 @@ int cmd_cachestat(int argc, char **argv)
 {
 	static const struct option long_options[] = {
 		COMMON_LONG_OPTIONS,
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "timestamp", no_argument, NULL, 'T' },
 		{ "json", no_argument, NULL, OUT_OPT_JSON },
 		{ "csv", no_argument, NULL, OUT_OPT_CSV },
@@ -186,10 +187,13 @@ int cmd_cachestat(int argc, char **argv)
 	unsigned long long printed = 0;
 	int opt, rc = EXIT_OK;
 
-	while ((opt = next_option(argc, argv, "ThV", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, "ThvV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'T':
 			o.timestamp = true;
+			break;
+		case 'v':
+			warn_verbose = true;
 			break;
 		case 'h':
 			usage(false);
@@ -204,9 +208,9 @@ int cmd_cachestat(int argc, char **argv)
 	}
 	cache_parse_interval_count(argc, argv, optind, &o, true);
 	stop_on_signals();
-	cache_mode_start(&bpf_options, &mode,
-			 "/proc/vmstat, where hits cannot be told apart, misses count every page read from a disk "
-			 "but by processes holding an O_DIRECT descriptor, and evictions only what reclaim took");
+	cache_mode_start(&bpf_options, &mode, "/proc/vmstat",
+			 "hits cannot be told apart, misses count every page read from a disk but by processes holding "
+			 "an O_DIRECT descriptor, and evictions only what reclaim took");
 	if (take_sample(&mode, &previous) != 0) {
 		warn_msg("cannot read the page-cache counters");
 		cachestat_stop();

@@ -40,23 +40,26 @@ unsigned long long top_option_rows(const char *text)
 	return value;
 }
 
-void cache_mode_start(const struct cachestat_options *bpf_options, struct cache_mode *mode, const char *fallback)
+void cache_mode_start(const struct cachestat_options *bpf_options, struct cache_mode *mode, const char *source,
+		      const char *detail)
 {
 	int rc = cachestat_start(bpf_options, &mode->why);
 
 	mode->bpf = rc == 0;
 	mode->mechanism = cachestat_mechanism();
-	if (!mode->bpf)
-		warn_msg("no eBPF (%s): estimating from %s", mode->why, fallback);
-	else if (cachestat_caveat())
+	if (!mode->bpf && source) {
+		warn_msg("no eBPF (%s): estimating from %s", mode->why, source);
+		warn_detail("%s", detail);
+	} else if (mode->bpf && cachestat_caveat())
 		warn_msg("counting with %s: %s", mode->mechanism, cachestat_caveat());
 }
 
-void cache_mode_fallback(struct cache_mode *mode, const char *why, const char *fallback)
+void cache_mode_fallback(struct cache_mode *mode, const char *why, const char *source, const char *detail)
 {
 	mode->bpf = false;
 	mode->why = why;
-	warn_msg("no eBPF (%s): estimating from %s", mode->why, fallback);
+	warn_msg("no eBPF (%s): estimating from %s", mode->why, source);
+	warn_detail("%s", detail);
 }
 
 void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_estimate *estimate, struct cache_counters *out)

@@ -32,10 +32,14 @@ void cache_parse_interval_count(int argc, char **argv, int first, struct cache_o
 /* --pid PID and --rows N of cachetop and biotop: the number, or exit 2 saying what is wrong. */
 pid_t top_option_pid(const char *text);
 unsigned long long top_option_rows(const char *text);
-/* Starts eBPF, or says once on stderr that estimates from the fallback (what it cannot tell) are used. */
-void cache_mode_start(const struct cachestat_options *bpf_options, struct cache_mode *mode, const char *fallback);
+/*
+ * Starts eBPF, or says once on stderr "no eBPF (why): estimating from SOURCE", and with -v the
+ * detail (what the estimates cannot tell). A NULL source: nothing said (the caller says it).
+ */
+void cache_mode_start(const struct cachestat_options *bpf_options, struct cache_mode *mode, const char *source,
+		      const char *detail);
 /* The fallback without trying eBPF (a recording has no kernel to trace), said as cache_mode_start says it. */
-void cache_mode_fallback(struct cache_mode *mode, const char *why, const char *fallback);
+void cache_mode_fallback(struct cache_mode *mode, const char *why, const char *source, const char *detail);
 /* Without eBPF, what the misses' estimate keeps from one sample to the next. */
 struct cache_estimate {
 	struct direct_reads direct; /* what O_DIRECT holders read */

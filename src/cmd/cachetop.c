@@ -343,7 +343,7 @@ static void replay_damaged(struct top *t, uint32_t pid, const char *files, int r
 {
 	if (!t->replay || rc != -EINVAL)
 		return;
-	warn_msg("%s/proc/%u/%s: not as /proc writes it (truncated or not numbers): process %u left out of this interval",
+	warn_msg("%s/proc/%u/%s: not as /proc writes it: process %u left out",
 		 printable_name(t->replay_root), pid, files, pid);
 	t->replay_damaged = true;
 }
@@ -614,6 +614,7 @@ int cmd_cachetop(int argc, char **argv)
 	enum { OPT_FILES = 0x2000, OPT_CGROUP };
 	static const struct option long_options[] = {
 		COMMON_LONG_OPTIONS,
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "sort", required_argument, NULL, 's' },
 		{ "reverse", no_argument, NULL, 'r' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -633,7 +634,7 @@ int cmd_cachetop(int argc, char **argv)
 	char note[256] = "";
 	int opt, rc = EXIT_OK;
 
-	while ((opt = next_option(argc, argv, "s:rp:n:hV", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, "s:rp:n:hvV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			t.sort = parse_sort(optarg);
@@ -652,6 +653,9 @@ int cmd_cachetop(int argc, char **argv)
 			break;
 		case OPT_CGROUP:
 			t.by = BY_CGROUP;
+			break;
+		case 'v':
+			warn_verbose = true;
 			break;
 		case 'h':
 			usage(false);
@@ -676,12 +680,12 @@ int cmd_cachetop(int argc, char **argv)
 	bpf_options.per_file = t.by == BY_FILE;
 	bpf_options.per_process = t.by != BY_FILE;
 	bpf_options.only_pid = t.pid;
-	static const char fallback[] = "/proc/PID/io, where misses are what a process read from disks, hits the rest of "
-				       "what it read (pipes and sockets included), dirties what reached storage";
+	static const char detail[] = "misses are what a process read from disks, hits the rest of what it read "
+				     "(pipes and sockets included), dirties what reached storage";
 	if (t.replay)
-		cache_mode_fallback(&mode, "a recording has no kernel to trace", fallback);
+		cache_mode_fallback(&mode, "a recording has no kernel to trace", "/proc/PID/io", detail);
 	else
-		cache_mode_start(&bpf_options, &mode, fallback);
+		cache_mode_start(&bpf_options, &mode, "/proc/PID/io", detail);
 	if (!mode.bpf && t.by != BY_PROCESS) {
 		warn_msg("%s needs eBPF: /proc tells only per process", t.by == BY_FILE ? "--files" : "--cgroup");
 		return EXIT_FAIL;
@@ -737,7 +741,7 @@ int cmd_cachetop(int argc, char **argv)
 			/* Events a full table could not take are in the totals only: say so once, and in JSON. */
 			if (t.totals_known && totals.dropped > t.dropped) {
 				if (!t.dropped && !t.screen)
-					warn_msg("the table of %s is full: some events are counted in the totals only",
+					warn_msg("the table of %s is full: some events only in the totals",
 						 t.by == BY_FILE ? "files (65536)" : "processes (16384)");
 				if (t.screen)
 					snprintf(note, sizeof(note), "the table is full: %llu events counted in the totals only",

@@ -188,7 +188,7 @@ void refusal_report(struct refusals *refusals, const char *done)
 	if (refusals->count > 1)
 		snprintf(others, sizeof(others), " and %llu other%s", (unsigned long long)refusals->count - 1,
 			 refusals->count > 2 ? "s" : "");
-	warn_msg("%s%s: %scached pages unknown: the kernel tells only owners and writers",
+	warn_msg("%s%s: %scached pages unknown (not owner or writer)",
 		 printable_name(refusals->first), others, done);
 	free(refusals->first);
 	*refusals = (struct refusals){0};

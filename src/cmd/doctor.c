@@ -236,6 +236,7 @@ int cmd_doctor(int argc, char **argv)
 {
 	static const struct option long_options[] = {
 		COMMON_LONG_OPTIONS,
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "json", no_argument, NULL, OUT_OPT_JSON },
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "no-config", no_argument, NULL, OPT_NO_CONFIG },
@@ -264,7 +265,7 @@ int cmd_doctor(int argc, char **argv)
 	bool seconds_given, record_failed = false;
 	int opt;
 
-	while ((opt = next_option(argc, argv, "hV", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, "hvV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case OUT_OPT_JSON:
 			json = true;
@@ -301,6 +302,9 @@ int cmd_doctor(int argc, char **argv)
 			statements[nstatements++].flag = opt == OPT_DISABLE ? "--disable" : opt == OPT_ACCEPT ? "--accept" : "--set";
 			break;
 		}
+		case 'v':
+			warn_verbose = true;
+			break;
 		case 'h':
 			usage(false);
 		case COMMON_OPT_HELP_ALL:

@@ -265,8 +265,7 @@ int cmd_evict(int argc, char **argv)
 		ev.failed = true;
 	refusal_report(&ev.refused, "dropped; ");
 	if (ev.in_memory.count) {
-		warn_msg("%s%s: on %s the pages are the file itself: they cannot be dropped from the page cache "
-			 "(deleting or truncating the file frees them)",
+		warn_msg("%s%s: on %s the pages are the file itself: not dropped",
 			 printable_name(ev.in_memory.first), ev.in_memory.count > 1 ? " and others" : "", ev.memory_fs);
 		free(ev.in_memory.first);
 	}

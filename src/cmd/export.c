@@ -553,9 +553,10 @@ static void warn_exposed(const char *path, unsigned mode, bool secret, const cha
 	snprintf(fix, sizeof(fix), "%s%s%s%s%s", bits & S_IWGRP ? "g-w" : "",
 		 bits & S_IWGRP && bits & (S_IROTH | S_IWOTH) ? "," : "", bits & (S_IROTH | S_IWOTH) ? "o-" : "",
 		 bits & S_IROTH ? "r" : "", bits & S_IWOTH ? "w" : "");
-	warn_msg("warning: %s (mode %04o) can be %s by other users%s%s: chmod %s", printable_name(path), mode,
-		 bits & S_IROTH ? (bits & (S_IWOTH | S_IWGRP) ? "read and written" : "read") : "written",
-		 secret ? ", and it holds " : "", secret ? what : "", fix);
+	warn_msg("warning: %s: %s%s%s by other users: chmod %s", printable_name(path), secret ? what : "",
+		 secret ? " " : "", bits & S_IROTH ? (bits & (S_IWOTH | S_IWGRP) ? "readable and writable" : "readable")
+		 : "writable", fix);
+	warn_detail("%s: mode %04o", printable_name(path), mode);
 }
 
 /* --collector.NAME and --no-collector.NAME of a collector iolens does not have: exit 2, naming those it has. */
@@ -580,6 +581,7 @@ int cmd_export(int argc, char **argv)
 {
 	static const struct option long_options[] = {
 		COMMON_LONG_OPTIONS,
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "openmetrics", no_argument, NULL, OPT_OPENMETRICS },
@@ -609,12 +611,13 @@ int cmd_export(int argc, char **argv)
 	struct http_server *server;
 	const char *web_config_path = NULL;
 	struct web_config web = {0};
-	char why_not[512];
+	char why_not[512], cache_why[512] = "";
+	const char *bio_why = NULL;
 	uint64_t number;
 	int opt, rc = EXIT_OK;
 
 	check_collector_names(argc, argv, long_options);
-	while ((opt = next_option(argc, argv, "l:hV", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, "l:hvV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'l': listen = optarg; break;
 		case OPT_ONCE: once = true; break;
@@ -629,6 +632,7 @@ int cmd_export(int argc, char **argv)
 		case OPT_DEVICE_INCLUDE: device_include = optarg; break;
 		case OPT_DEVICE_EXCLUDE: device_exclude = optarg; break;
 		case OPT_MOUNT_POINTS_EXCLUDE: mount_points_exclude = optarg; break;
+		case 'v': warn_verbose = true; break;
 		case 'h': usage(false);
 		case COMMON_OPT_HELP_ALL: usage(true);
 		case 'V': print_version();
@@ -682,16 +686,29 @@ int cmd_export(int argc, char **argv)
 		filesystem_watch_start(&e.filesystems);
 
 	/* Without the page cache's collector, no eBPF is loaded and none is needed. */
-	if (e.enabled[COLLECTOR_PAGECACHE])
-		cache_mode_start(&(struct cachestat_options){0}, &e.cache, "page-cache hits are not exported, misses estimated");
+	if (e.enabled[COLLECTOR_PAGECACHE]) {
+		cache_mode_start(&(struct cachestat_options){0}, &e.cache, NULL, NULL);
+		if (!e.cache.bpf) /* ebpf_why's text lives until its next call: bio_start's */
+			snprintf(cache_why, sizeof(cache_why), "%s", e.cache.why);
+	}
 	/* Latencies are counted from here on: with --once, none have been yet. */
 	if (e.enabled[COLLECTOR_DISKLATENCY] && !once) {
 		if (bio_start(BIO_WANT_DISKS, &why) == 0) /* the histograms per disk only: no 8.2 MiB of processes */
 			e.disk_latency = true;
 		else
-			warn_msg("no eBPF (%s): disk latency histograms are not exported (iolens_disk_*_time_seconds give averages)",
-				 why);
+			bio_why = why;
 	}
+	/* One line for one reason (not root: both), what is missing with -v. */
+	if (cache_why[0] && bio_why && !strcmp(cache_why, bio_why))
+		warn_msg("no eBPF (%s): no cache hits or latency histograms", cache_why);
+	else if (cache_why[0])
+		warn_msg("no eBPF (%s): no cache hits, misses estimated", cache_why);
+	if (bio_why && strcmp(cache_why, bio_why))
+		warn_msg("no eBPF (%s): disk latency histograms left out", bio_why);
+	if (cache_why[0])
+		warn_detail("page-cache hits are not exported; misses are estimated from /proc/vmstat");
+	if (bio_why)
+		warn_detail("disk latency histograms are not exported (iolens_disk_*_time_seconds give averages)");
 	if (once) {
 		size_t len;
 		char *text = render(&e, openmetrics ? PROM_FORMAT_OPENMETRICS : PROM_FORMAT_TEXT, &len);
@@ -707,19 +724,20 @@ int cmd_export(int argc, char **argv)
 	stop_on_signals();
 	http.context = &e;
 	if (!(server = http_start(&http, why_not, sizeof(why_not)))) {
+		warn_msg("cannot listen on %s%s: %s", listen, web.tls ? " with TLS" : "", why_not);
 		if (web.tls)
-			warn_msg("cannot listen on %s with TLS: %s (the port taken, or %s not a PEM certificate with %s its key?)",
-				 listen, why_not, web.cert_file ? web.cert_file : "cert", web.key_file ? web.key_file : "key");
-		else
-			warn_msg("cannot listen on %s: %s", listen, why_not);
+			warn_detail("the port taken, or %s not a PEM certificate with %s its key?",
+				    web.cert_file ? web.cert_file : "cert", web.key_file ? web.key_file : "key");
 		web_config_free(&web);
 		exporter_free(&e);
 		return EXIT_FAIL;
 	}
 	if (!http_loopback(&http.addr) && (!web.tls || !web.user_count))
-		warn_msg("warning: listening beyond loopback (%s) without %s: anyone who reaches the port %s "
-			 "(--web.config.file sets them up)", listen, !web.tls && !web.user_count ? "TLS and basic auth"
-			 : !web.tls ? "TLS" : "basic auth", !web.user_count ? "reads the metrics" : "sees passwords in clear");
+		warn_msg("warning: listening beyond loopback without %s (--web.config.file)",
+			 !web.tls && !web.user_count ? "TLS and basic auth" : !web.tls ? "TLS" : "basic auth");
+	if (!http_loopback(&http.addr) && (!web.tls || !web.user_count))
+		warn_detail("anyone who reaches the port %s",
+			    !web.user_count ? "reads the metrics" : "sees passwords in clear");
 	fprintf(stderr, "%s: serving %s://%s/metrics%s\n", program_name, web.tls ? "https" : "http", listen,
 		http_every_address(&http.addr) ? " (every address)" : "");
 	e.server = server;

@@ -340,7 +340,7 @@ int cmd_fincore(int argc, char **argv)
 	}
 	refusal_report(&f.refused, "");
 	if (f.detail_missing)
-		warn_msg("mincore tells only which pages are cached: dirty, writeback and evicted are left empty");
+		warn_msg("mincore tells only which pages are cached: dirty, writeback, evicted left empty");
 	if (print_table(f.table, json) || fflush(stdout) || ferror(stdout)) {
 		warn_errno("output", errno ? errno : EIO);
 		f.failed = true;

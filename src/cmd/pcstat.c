@@ -318,7 +318,7 @@ int cmd_pcstat(int argc, char **argv)
 		pc.failed = true;
 	refusal_report(&pc.refused, "");
 	if (pagecache_method() == PAGECACHE_MINCORE && shows_detail(pc.table))
-		warn_msg("mincore tells only which pages are cached: dirty, writeback and evicted are unknown ('-')");
+		warn_msg("mincore tells only which pages are cached: dirty, writeback, evicted unknown ('-')");
 	out_table_free(pc.table);
 	files_args_free(&files);
 	free(pc.map);

@@ -1499,7 +1499,9 @@ static void warn_because(const char *what, const char *why)
 {
 	size_t room = 100 - 4 - strlen(program_name) - strlen(what), lead = strcspn(why, "(:");
 
-	if (verbose_messages || strlen(why) <= room) {
+	if (!strcmp(why, EBPF_NEEDS_PRIVILEGE)) {
+		warn_msg("%s: eBPF %s", what, why);
+	} else if (verbose_messages || strlen(why) <= room) {
 		warn_msg("%s: %s", what, why);
 	} else if (!ebpf_may_trace()) {
 		warn_msg("%s: eBPF needs root or CAP_BPF+CAP_PERFMON", what);
@@ -1578,7 +1580,7 @@ int cmd_stat(int argc, char **argv)
 	char **args = with_dstat_opts(&argc, argv);
 
 	parse_options(&o, argc, args);
-	verbose_messages = o.verbose;
+	verbose_messages = warn_verbose = o.verbose;
 	groups_verbose(o.verbose);
 	groups_show_units(o.bits, o.human);
 	if (env_replay && *env_replay)

@@ -348,7 +348,7 @@ static void note_arrived(struct vstat *vs, struct segment *segment)
 	for (size_t i = vs->ndeparted; i-- > 0;)
 		if (same_server(&vs->departed[i], segment)) { /* another user's server of that name is not a restart */
 			segment->restarted_from = vs->departed[i].pid;
-			warn_msg("%s: restarted: pid %d is gone, pid %d took its place (its numbers start anew; user %s)",
+			warn_msg("%s: restarted: pid %d is gone, pid %d took its place (user %s)",
 				 segment->info->service, (int)vs->departed[i].pid, (int)segment->pid,
 				 segment_user_name(segment->info->uid));
 			memmove(&vs->departed[i], &vs->departed[i + 1], (vs->ndeparted - i - 1) * sizeof(*vs->departed));
@@ -433,7 +433,7 @@ static void tell_skipped(uid_t uid, size_t files, void *context)
 {
 	struct vstat *vs = context;
 
-	warn_msg("%s: %zu file%s of user %s (uid %u) not looked at: that user's files took all of their time this round",
+	warn_msg("%s: %zu file%s of user %s (uid %u) not looked at: their time share is spent",
 		 printable_name(vs->directory), files, files == 1 ? "" : "s", segment_user_name(uid),
 		 (unsigned)uid);
 }
@@ -597,7 +597,7 @@ static void unknown_row(struct vstat *vs, struct out_row *row, struct segment *s
 	out_set_text(row, COL_STATE, "?");
 	if (why && !segment->told && !vs->quiet) {
 		segment->told = true;
-		warn_msg("%s (pid %d, user %s): %s: %s: shown as unknown (a segment written by something else than libvtrace?)",
+		warn_msg("%s (pid %d, user %s): %s: %s: shown as unknown",
 			 segment->info->service, (int)segment->pid, segment_user_name(segment->info->uid), op,
 			 why);
 	}
@@ -972,7 +972,7 @@ int cmd_vstat(int argc, char **argv)
 			listed_count += listed(&vs, vs.segments[i]);
 		if (!listed_count && vs.target_kind != TARGET_ALL) {
 			if (vs.target_kind == TARGET_PID)
-				warn_msg("no vtrace segment of pid %ld in %s, among its open files or in its /dev/shm",
+				warn_msg("no vtrace segment of pid %ld in %s, its open files or its /dev/shm",
 					 vs.target_pid, printable_name(vs.directory));
 			else
 				warn_msg("no vtrace segment of service '%s' in %s", printable_name(vs.target),

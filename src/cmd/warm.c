@@ -266,7 +266,7 @@ static void lock_error(const char *path, int err)
 
 	if ((err == ENOMEM || err == EPERM || err == EAGAIN) && getrlimit(RLIMIT_MEMLOCK, &limit) == 0 &&
 	    limit.rlim_cur != RLIM_INFINITY)
-		warn_msg("%s: mlock: %s (the locked-memory limit is %llu KiB: raise it with ulimit -l, or run as root)",
+		warn_msg("%s: mlock: %s (limit %llu KiB: ulimit -l, or root)",
 			 printable_name(path), strerror(err), (unsigned long long)limit.rlim_cur / 1024);
 	else
 		warn_msg("%s: mlock: %s", printable_name(path), strerror(err));
@@ -282,18 +282,19 @@ static void explain_not_cached(struct warm *w, const struct files_entry *entry, 
 	switch (pagecache_backing(entry->fd, &fs)) {
 	case PAGECACHE_BACKING_NONE:
 		/* Nothing to load: not a failure of warm. */
-		warn_msg("%s: a %s file has no page cache: the kernel makes its contents each time it is read", name, fs);
+		warn_msg("%s: a %s file has no page cache", name, fs);
+		warn_detail("the kernel makes a %s file's contents each time it is read", fs);
 		return;
 	case PAGECACHE_BACKING_MEMORY:
-		warn_msg("%s: %llu of %llu pages are holes: on %s a file's pages are its memory, and a part never "
-			 "written has none (reading it gives zeroes without adding any)",
+		warn_msg("%s: %llu of %llu pages are holes: on %s they have no page cache",
 			 name, (unsigned long long)missing, (unsigned long long)pages, fs);
+		warn_detail("on %s a file's pages are its memory: a part never written has none", fs);
 		return;
 	case PAGECACHE_BACKING_DISK:
 		break;
 	}
 	if (fstat(entry->fd, &now) == 0 && S_ISREG(now.st_mode) && (uint64_t)now.st_size < entry->size) {
-		warn_msg("%s: truncated while loading, from %llu to %llu bytes: the pages past the new end are gone",
+		warn_msg("%s: truncated while loading, from %llu to %llu bytes",
 			 name, (unsigned long long)entry->size, (unsigned long long)now.st_size);
 	} else {
 		warn_msg("%s: %llu of %llu pages are not cached after loading (memory pressure?)", name,
@@ -315,11 +316,10 @@ static void check_devices(struct warm *w)
 
 		if (fd >= 0 && pagecache_query(fd, device->offset, device->length, &stat) == 0 &&
 		    stat.cached < device->cached) {
-			warn_msg("%s: its page cache went when warm closed it (%llu of %llu pages left): a block device's "
-				 "cache lasts only while someone holds it open (mounted, or open in a process); "
-				 "warm it with --lock, or while the program that reads it has it open",
+			warn_msg("%s: its page cache went when warm closed it (%llu of %llu pages left)",
 				 printable_name(device->path), (unsigned long long)stat.cached,
 				 (unsigned long long)device->cached);
+			warn_detail("a block device's cache lasts while someone holds it open: warm it with --lock");
 			w->failed = true;
 		}
 		if (fd >= 0)

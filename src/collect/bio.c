@@ -336,7 +336,7 @@ static int mechanism_check_in(const struct btf *vmlinux, enum bio_mechanism m, u
 	struct utsname host;
 
 	if (!vmlinux) {
-		*why = "this kernel has no BTF (/sys/kernel/btf/vmlinux: CONFIG_DEBUG_INFO_BTF)";
+		*why = "this kernel has no BTF";
 		return -ENODATA;
 	}
 	if ((unsigned)m > BIO_BY_DISKS) {

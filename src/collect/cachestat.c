@@ -441,7 +441,7 @@ int cachestat_capabilities(struct cachestat_capability caps[CACHESTAT_MECHANISMS
 		if (caps[i].verdict == CACHESTAT_CAN)
 			continue;
 		if (!facts.known)
-			snprintf(texts[i], sizeof(texts[i]), "this kernel has no BTF (/sys/kernel/btf/vmlinux)");
+			snprintf(texts[i], sizeof(texts[i]), "this kernel has no BTF");
 		else if (i == MECH_TRACEPOINTS && facts.missing_tracepoint)
 			snprintf(texts[i], sizeof(texts[i]), "this kernel has no tracepoint %s", facts.missing_tracepoint);
 		else if (i != MECH_TRACEPOINTS && facts.missing_function)
@@ -468,10 +468,12 @@ int cachestat_capabilities(struct cachestat_capability caps[CACHESTAT_MECHANISMS
 
 const char *cachestat_caveat(void)
 {
-	/* A fault's window ends in a kretprobe, of which the kernel keeps max(10, 2 x cpus) at once. */
+	/*
+	 * A fault's window ends in a kretprobe, of which the kernel keeps max(10, 2 x cpus) at once:
+	 * pages mapped while more faults wait are missed (this kernel counts each thread's apart).
+	 */
 	if (mechanism == MECH_KPROBES && skeleton && skeleton->rodata->split_counts)
-		return "pages mapped by a fault are missed while more faults than the kernel's kretprobe instances "
-		       "(10, or twice the cpus) wait at once (this kernel counts each thread's mapped pages apart)";
+		return "pages mapped by faults are missed when many faults wait at once";
 	return NULL;
 }
 

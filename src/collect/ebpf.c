@@ -137,7 +137,8 @@ int ebpf_init(const char **reason)
 			 DLSYM_ARG(btf__type_cnt), DLSYM_ARG(libbpf_num_possible_cpus),
 			 DLSYM_ARG(libbpf_set_print), DLSYM_ARG(ring_buffer__consume), DLSYM_ARG(ring_buffer__free),
 			 DLSYM_ARG(ring_buffer__new), DLSYM_ARG(ring_buffer__poll), NULL) != 0) {
-		snprintf(why, sizeof(why), "libbpf cannot be loaded (%s): install it (Debian: libbpf1)", dl_why);
+		snprintf(why, sizeof(why), "libbpf cannot be loaded: install it (Debian: libbpf1)");
+		warn_detail("eBPF: %s", dl_why);
 		*reason = why;
 		return -ENOENT;
 	}
@@ -320,13 +321,14 @@ const char *ebpf_why(struct bpf_object *object, int err, const char *step)
 	if (err < 0)
 		err = -err;
 	if (!ebpf_may_trace()) {
-		snprintf(why, sizeof(why), "loading eBPF needs root, or the capabilities CAP_BPF and CAP_PERFMON: run it with sudo");
+		snprintf(why, sizeof(why), "%s", EBPF_NEEDS_PRIVILEGE);
+		warn_detail("eBPF: loading a program needs root, or CAP_BPF and CAP_PERFMON: run it with sudo");
 		return why;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
-		snprintf(why, sizeof(why),
-			 "this kernel has no BTF (/sys/kernel/btf/vmlinux: %s): eBPF here needs a kernel built with CONFIG_DEBUG_INFO_BTF=y",
-			 strerror(errno));
+		warn_detail("eBPF: /sys/kernel/btf/vmlinux: %s: it needs a kernel built with CONFIG_DEBUG_INFO_BTF=y",
+			    strerror(errno));
+		snprintf(why, sizeof(why), "this kernel has no BTF");
 		return why;
 	}
 	tracepoint = missing_tracepoint(object);
@@ -342,20 +344,19 @@ const char *ebpf_why(struct bpf_object *object, int err, const char *step)
 	}
 	lockdown = lockdown_mode();
 	if (lockdown && strcmp(lockdown, "confidentiality") == 0) {
-		snprintf(why, sizeof(why),
-			 "the kernel is locked down (confidentiality), which forbids eBPF to read kernel memory; "
-			 "it is set by the lockdown= boot option or Secure Boot");
+		snprintf(why, sizeof(why), "the kernel is locked down (confidentiality)");
+		warn_detail("eBPF: lockdown=confidentiality (a boot option, or Secure Boot) forbids reading kernel memory");
 		return why;
 	}
 	if (err == EPERM || err == EACCES) {
-		snprintf(why, sizeof(why),
-			 "the kernel refused eBPF to %s at %s (%s): kernel lockdown or a security module (SELinux, AppArmor) forbids it%s%s",
-			 geteuid() == 0 ? "root" : "this user", step, strerror(err),
-			 first_warning[0] ? "; libbpf: " : "", first_warning);
+		snprintf(why, sizeof(why), "the kernel refused it at %s: %s", step, strerror(err));
+		warn_detail("eBPF: kernel lockdown or a security module (SELinux, AppArmor) forbids it to %s%s%s",
+			    geteuid() == 0 ? "root" : "this user", first_warning[0] ? "; libbpf: " : "", first_warning);
 		return why;
 	}
-	snprintf(why, sizeof(why), "the kernel refused the eBPF program at %s (%s)%s%s", step, strerror(err),
-		 first_warning[0] ? "; libbpf: " : "", first_warning);
+	snprintf(why, sizeof(why), "the kernel refused it at %s: %s", step, strerror(err));
+	if (first_warning[0])
+		warn_detail("eBPF: libbpf: %s", first_warning);
 	return why;
 }
 
@@ -396,7 +397,8 @@ const char *ebpf_why(struct bpf_object *object, int err, const char *step)
 	(void)object;
 	(void)err;
 	(void)step;
-	return "this iolens was built without eBPF (libbpf, bpftool, clang and the kernel's BTF at build time: make deps)";
+	warn_detail("eBPF: building it needs libbpf, bpftool, clang and the kernel's BTF (make deps)");
+	return "this iolens was built without eBPF";
 }
 
 #endif

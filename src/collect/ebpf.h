@@ -21,6 +21,9 @@ int ebpf_init(const char **why);
  */
 const char *ebpf_why(struct bpf_object *object, int err, const char *step);
 
+/* ebpf_why's reason when neither (said after "eBPF" or "no eBPF (...)"). */
+#define EBPF_NEEDS_PRIVILEGE "needs root or CAP_BPF+CAP_PERFMON"
+
 /* Root, or the two capabilities eBPF tracing needs since Linux 5.8 (CAP_SYS_ADMIN before). */
 bool ebpf_may_trace(void);
 

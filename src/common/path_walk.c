@@ -320,7 +320,7 @@ int path_walk_check_write(const struct path_walk *walk, char *why, size_t why_le
 	if (!over)
 		return 0;
 	return say_why(why, why_len, "%s %s %s and can change where it leads, to %s, which they could not write "
-		       "themselves: not written (name it by a path that only root controls)",
+		       "themselves: not written",
 		       path_controller_who(over, who, sizeof(who)), over->how, printable_name(over->where),
 		       printable_name(walk->walked));
 }

@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <langinfo.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +38,41 @@ void warn_errno(const char *what, int err)
 	warn_msg("%s: %s", what, strerror(err));
 }
 
-static void vwarn_msg(const char *fmt, va_list ap)
+bool warn_verbose;
+
+/*
+ * Whether line was said already in this run (and if not, remembers it): a message is said
+ * once, not once per disk, collector, point or interval. Lines are kept as 64-bit FNV-1a
+ * hashes in a small open-addressing set; once it is full (a long-running export that met
+ * thousands of different messages) lines are said again rather than kept without bound.
+ */
+static bool said_before(const char *line)
+{
+	enum { SLOTS = 4096 };
+	static uint64_t said[SLOTS];
+	static size_t nsaid;
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	uint64_t hash = 14695981039346656037ULL;
+	bool before = false;
+	size_t i;
+
+	for (const unsigned char *c = (const unsigned char *)line; *c; c++)
+		hash = (hash ^ *c) * 1099511628211ULL;
+	hash |= 1; /* 0 marks an empty slot */
+	pthread_mutex_lock(&lock);
+	for (i = hash % SLOTS; said[i] && said[i] != hash; i = (i + 1) % SLOTS)
+		;
+	if (said[i])
+		before = true;
+	else if (nsaid < SLOTS / 2) {
+		said[i] = hash;
+		nsaid++;
+	}
+	pthread_mutex_unlock(&lock);
+	return before;
+}
+
+static void vwarn_msg(const char *fmt, va_list ap, bool once)
 {
 	char *message, *line;
 
@@ -48,7 +83,8 @@ static void vwarn_msg(const char *fmt, va_list ap)
 		free(message);
 		return;
 	}
-	put_message(line);
+	if (!once || !said_before(line))
+		put_message(line);
 	free(line);
 	free(message);
 }
@@ -58,7 +94,18 @@ void warn_msg(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vwarn_msg(fmt, ap);
+	vwarn_msg(fmt, ap, true);
+	va_end(ap);
+}
+
+void warn_detail(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!warn_verbose)
+		return;
+	va_start(ap, fmt);
+	vwarn_msg(fmt, ap, true);
 	va_end(ap);
 }
 
@@ -77,7 +124,7 @@ void usage_error(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vwarn_msg(fmt, ap);
+	vwarn_msg(fmt, ap, false);
 	va_end(ap);
 	usage_hint();
 }

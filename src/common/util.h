@@ -16,8 +16,15 @@ extern const char *program_name;
 
 /* "PROGRAM: WHAT: strerror(err)" on stderr. */
 void warn_errno(const char *what, int err);
-/* "PROGRAM: message" on stderr. */
+/*
+ * "PROGRAM: message" on stderr, once per run: the same text again (per disk, per collector,
+ * per interval) is not repeated. One line, one cause, at most ~100 characters; what explains
+ * it goes to the man page's DIAGNOSTICS, or to warn_detail.
+ */
 void warn_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Said as warn_msg is, but only with warn_verbose (a command's -v): the longer explanation. */
+void warn_detail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern bool warn_verbose;
 /* A reason for a caller to say (a parser's refusal): the message into why, and -1 to return. */
 int say_why(char *why, size_t why_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A usage error: the message, a pointer to --help, and exit(2). */

@@ -1178,16 +1178,16 @@ static void snap_mounts(struct doctor_snapshot *s, const char *marks, int *marks
 				snprintf(out->probe_asks, sizeof(out->probe_asks), "%s", holder.what);
 			}
 			if (*marks_error) {
-				fprintf(stderr, "%s: %s: %s: probes of filesystems unmarked: one left waiting on a server that "
-					"does not answer is probed again by the next run, and seen as a stuck process\n",
-					program_name, geteuid() == 0 ? "/run/iolens/probes" : "$XDG_RUNTIME_DIR/iolens/probes",
-					strerror(-*marks_error));
+				warn_msg("%s: %s: filesystem probes unmarked", geteuid() == 0 ? "/run/iolens/probes"
+					 : "$XDG_RUNTIME_DIR/iolens/probes", strerror(-*marks_error));
+				warn_detail("a probe left waiting on a server that does not answer is probed again by "
+					    "the next run, and seen as a stuck process");
 				*marks_error = 0; /* said once */
 			}
 		}
 		if (rc == -EAGAIN) /* not a sign of a hung server: said, and nothing judged of the mount */
-			fprintf(stderr, "%s: %s: not probed: probes of other iolens runs kept it busy for %u ms\n",
-				program_name, printable_name(m->mnt_dir), 2 * BOUNDED_FS_MS);
+			warn_msg("%s: not probed: other iolens runs' probes kept it busy for %u ms",
+				 printable_name(m->mnt_dir), 2 * BOUNDED_FS_MS);
 		if ((rc ? rc : probe.rc) != 0 || !probe.vfs.f_blocks)
 			continue;
 		out->state = MOUNT_OK;
@@ -1213,6 +1213,31 @@ static void snap_mounts(struct doctor_snapshot *s, const char *marks, int *marks
 	free(seen);
 }
 
+/*
+ * What is estimated for want of eBPF: one line for each reason (not root: one line, not three),
+ * what each estimate misses only with -v (and in iolens-doctor(1), DIAGNOSTICS).
+ */
+static void say_fallbacks(const struct watch *w)
+{
+	const struct {
+		bool fallen;
+		const char *why, *detail;
+	} parts[] = {
+		{ !w->bpf, w->bpf_why, "cache misses per process estimated from /proc/PID/io, none per file" },
+		{ !w->bio, w->bio_why, "disk latencies are /proc/diskstats' averages: no percentiles, no I/O per process" },
+		{ !w->direct.ebpf && !w->direct.off, w->direct.why,
+		  "O_DIRECT files looked for in /proc/PID/fdinfo at each sample: one opened between two is missed" },
+	};
+	enum { NPARTS = sizeof(parts) / sizeof(parts[0]) };
+
+	for (unsigned i = 0; i < NPARTS; i++) /* the same reason said once (warn_msg) */
+		if (parts[i].fallen)
+			warn_msg("no eBPF (%s): estimating from /proc", parts[i].why ? parts[i].why : "not loaded");
+	for (unsigned i = 0; i < NPARTS; i++)
+		if (parts[i].fallen)
+			warn_detail("%s", parts[i].detail);
+}
+
 void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off, const char *capacity_directory)
 {
 	struct watch w = {0};
@@ -1226,22 +1251,14 @@ void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off, 
 		marks[0] = '\0';
 	watch_prepare(&w, marks, direct_off);
 	if (geteuid() != 0)
-		fprintf(stderr, "%s: not root: other users' processes, their files and their I/O are not seen\n",
-			program_name);
-	if (!w.bpf)
-		fprintf(stderr, "%s: cache misses per process estimated from /proc/PID/io, none per file: %s\n",
-			program_name, w.bpf_why ? w.bpf_why : "no eBPF");
-	else if (cachestat_caveat())
-		fprintf(stderr, "%s: page-cache counts with %s: %s\n", program_name, cachestat_mechanism(),
-			cachestat_caveat());
-	if (!w.bio)
-		fprintf(stderr, "%s: disk latencies are /proc/diskstats' averages (await), no percentiles, device "
-			"and queue time apart, or I/O per process: %s\n", program_name, w.bio_why ? w.bio_why : "no eBPF");
-	else if (bio_mechanism_less_exact(bio_mechanism()))
-		fprintf(stderr, "%s: block I/O per process: %s\n", program_name, bio_mechanism_less_exact(bio_mechanism()));
-	if (!w.direct.ebpf && !w.direct.off)
-		fprintf(stderr, "%s: O_DIRECT files looked for in /proc/PID/fdinfo at every sample, which misses one "
-			"open only between two: %s\n", program_name, w.direct.why ? w.direct.why : "no eBPF");
+		warn_msg("not root: other users' processes, files and I/O are not seen");
+	say_fallbacks(&w);
+	if (w.bpf && cachestat_caveat())
+		warn_msg("page-cache counts with %s: %s", cachestat_mechanism(), cachestat_caveat());
+	if (w.bio && bio_mechanism_less_exact(bio_mechanism())) { /* the first clause of it */
+		warn_msg("each request's process seen at block_getrq (no block_io_start before Linux 6.5)");
+		warn_detail("%s", bio_mechanism_less_exact(bio_mechanism()));
+	}
 	/* iolens's probes, which wait on a filesystem that does not answer: never stuck processes. */
 	if (marks[0])
 		nprobes = bounded_mark_holders(marks, &probes);

@@ -155,8 +155,8 @@ int doctor_config_statement(struct doctor_config *c, const char *text, size_t le
 		} else if (what_len > 5 && !strncmp(what, "path=", 5) && what_len - 5 < sizeof(a.value)) {
 			a.path = true;
 		} else {
-			return say_why(why, why_len, "%s: accept %.*s: comm=NAME (a command, as ps shows it, up to 15 "
-				    "characters) or path=GLOB, please", source, (int)arg_len, arg);
+			return say_why(why, why_len, "%s: accept %.*s: comm=NAME (up to 15 characters) or path=GLOB, please",
+				    source, (int)arg_len, arg);
 		}
 		snprintf(a.value, sizeof(a.value), "%.*s", (int)(what_len - 5), what + 5);
 		if (word(&p, end, &verb))
@@ -235,8 +235,8 @@ int doctor_config_load(struct doctor_config *c, const char *path, bool must_exis
 	/* It can silence findings: only root and the user running doctor may be able to write it. */
 	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
 		close(fd);
-		return say_why(why, why_len, "%s: writable by %s (mode %04o, uid %u): not read, since it could silence "
-			    "doctor", path, st.st_mode & (S_IWGRP | S_IWOTH) ? "others" : "another user",
+		return say_why(why, why_len, "%s: writable by %s (mode %04o, uid %u): not read, it could silence doctor",
+			    path, st.st_mode & (S_IWGRP | S_IWOTH) ? "others" : "another user",
 			    (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
 	}
 	text = xcalloc(1, MAX_CONFIG + 1);

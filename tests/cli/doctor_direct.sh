@@ -269,10 +269,12 @@ if is_root && command -v setpriv >/dev/null; then
 	mkdir -m 777 "$T/nobody"
 	# (a window ended by SIGTERM once the reader has been seen reading: a fixed one of 5 s ended
 	# before the reader had its file open under qemu without KVM)
-	"${AS_NOBODY[@]}" "$IOLENS" doctor --json 300 >"$T/nobody.out" 2>"$T/nobody.err" &
+	"${AS_NOBODY[@]}" "$IOLENS" doctor -v --json 300 >"$T/nobody.out" 2>"$T/nobody.err" &
 	doctor=$!
 	check "doctor as nobody says it looks for O_DIRECT in fdinfo at every sample, and why" \
-		wait_while "$doctor" 60 grep -q "O_DIRECT files looked for in /proc/PID/fdinfo at every sample, which misses one open only between two: loading eBPF needs root" "$T/nobody.err"
+		wait_while "$doctor" 60 grep -q "O_DIRECT files looked for in /proc/PID/fdinfo at each sample" "$T/nobody.err"
+	check_match "… the reason in one line (-v adds the detail)" \
+		"^iolens doctor: no eBPF \(needs root or CAP_BPF\+CAP_PERFMON\): estimating from /proc$" "$(cat "$T/nobody.err")"
 	# Opened after doctor began, and kept open: found by a later sample, not by a look before the window.
 	"${AS_NOBODY[@]}" "$READER" "$f" "$T/nobody/holding" &
 	holder=$!

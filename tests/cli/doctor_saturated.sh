@@ -114,7 +114,7 @@ for m in "${MECHS[@]}"; do
 	check "[$m] … a warning or worse (exit $RC)" test "$RC" -ge 3
 	check_match "[$m] … bio_mode ebpf" '"bio_mode": "ebpf"' "$OUT"
 	check_match "[$m] … bio_mechanism: the tracepoint it saw the requests' processes at" '"bio_mechanism": "'"$m"'"' "$OUT"
-	grep -E 'block I/O per process|disk latencies are' "$T/sat.$m.err" >"$T/sat.$m.bio-err"
+	grep -E 'block_getrq|block I/O|disk latencies|no eBPF' "$T/sat.$m.err" >"$T/sat.$m.bio-err"
 	check "[$m] … no word on stderr of eBPF but what it says once of this kernel" bio_quiet "$m" "$T/sat.$m.bio-err"
 	check_eq "[$m] … the low-load latency is the capacity file's QD1 read p50" "capacity $qd1" \
 		"$(field "$OUT" low_load_source) $(python3 -c 'import sys; print(round(float(sys.argv[1])))' "$(field "$OUT" low_load_ns)")"

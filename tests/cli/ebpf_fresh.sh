@@ -64,16 +64,20 @@ check_match "export's page-cache hits are counted with eBPF without tracefs" '^i
 
 # When eBPF cannot count, the message says why, and the fix.
 run "${AS_NOBODY[@]}" "$IOLENS" cachestat 0.1 1
-check_match "not root: the message says root or CAP_BPF and CAP_PERFMON are needed" 'needs root, or the capabilities CAP_BPF and CAP_PERFMON' "$ERR"
+check_match "not root: the message says root or CAP_BPF and CAP_PERFMON are needed" 'no eBPF \(needs root or CAP_BPF\+CAP_PERFMON\)' "$ERR"
+run "${AS_NOBODY[@]}" "$IOLENS" cachestat -v 0.1 1
+check_match "… and with -v, the fix" 'needs root, or CAP_BPF and CAP_PERFMON: run it with sudo' "$ERR"
 run "${AS_NOBODY[@]}" "$IOLENS" stat --cache 0.1 1
 check_match "… stat --cache says the same, in short" 'eBPF needs root or CAP_BPF\+CAP_PERFMON' "$ERR"
 run "${AS_NOBODY[@]}" "$IOLENS" stat --top-bio 0.1 1
 check_match "… stat --top-bio too, and that its figures are /proc/PID/io's" \
 	"^iolens stat: --top-bio counts /proc/PID/io: eBPF needs root or CAP_BPF\\+CAP_PERFMON$" "$ERR"
 
-run unshare -m --propagation private bash -c 'mount -t tmpfs none /sys/kernel/btf && exec "$@"' hidden "$IOLENS" cachestat 0.1 1
-check_match "no BTF (/sys/kernel/btf hidden): the message says the kernel has no BTF and what is needed" \
-	'no BTF \(/sys/kernel/btf/vmlinux: .*\): eBPF here needs a kernel built with CONFIG_DEBUG_INFO_BTF=y' "$ERR"
+run unshare -m --propagation private bash -c 'mount -t tmpfs none /sys/kernel/btf && exec "$@"' hidden "$IOLENS" cachestat -v 0.1 1
+check_match "no BTF (/sys/kernel/btf hidden): the message says the kernel has no BTF" \
+	'no eBPF \(this kernel has no BTF\): estimating' "$ERR"
+check_match "… and with -v what is needed" \
+	'/sys/kernel/btf/vmlinux: .*: it needs a kernel built with CONFIG_DEBUG_INFO_BTF=y' "$ERR"
 check_match "… and cachestat still prints what /proc tells" 'HITS' "$OUT"
 
 # A kernel without a tracepoint: its BTF, copied with the tracepoint's type renamed, bound over

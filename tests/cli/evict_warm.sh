@@ -118,7 +118,7 @@ if is_root; then
 	else
 		check_eq "… the kernel does not tell them (cachestat refused): counts unknown" ",," "$OUT"
 		check_match "… said in one line of at most 100 characters" \
-			"^iolens evict: $f: dropped; cached pages unknown: the kernel tells only owners and writers$" "$ERR"
+			"^iolens evict: $f: dropped; cached pages unknown \(not owner or writer\)$" "$ERR"
 		check "… at most 100 characters for a path of 12 ($((${#ERR} - ${#f})) besides its path)" \
 			test $((${#ERR} - ${#f} + 12)) -le 100
 	fi
@@ -130,7 +130,7 @@ fi
 sysfile=/sys/kernel/mm/transparent_hugepage/enabled
 [ -r "$sysfile" ] || sysfile=/sys/kernel/uevent_seqnum
 run "$IOLENS" warm "$sysfile"
-check_match "warm a sysfs file: it has no page cache, said" "a sysfs file has no page cache: the kernel makes its contents" "$ERR"
+check_match "warm a sysfs file: it has no page cache, said" "a sysfs file has no page cache$" "$ERR"
 check_no_match "… not 'memory pressure?'" "memory pressure" "$ERR"
 check_eq "… not a failure" 0 "$RC"
 run "$IOLENS" warm /proc/self/status
@@ -142,11 +142,11 @@ truncate -s 1M "$shm/holes"
 run "$IOLENS" warm "$shm/full" "$shm/holes" --csv --no-header -o name,cached_after
 check_eq "warm on tmpfs: written pages are cached, holes are not" "$shm/full,25
 $shm/holes,0" "$OUT"
-check_match "… the holes said as such" "holes: 256 of 256 pages are holes: on tmpfs a file's pages are its memory" "$ERR"
+check_match "… the holes said as such" "holes: 256 of 256 pages are holes: on tmpfs they have no page cache" "$ERR"
 check_no_match "… not 'memory pressure?'" "memory pressure" "$ERR"
 run "$IOLENS" evict "$shm/full" --csv --no-header -o cached_before,cached_after,held_by
 check_eq "evict on tmpfs: the pages stay, held by the file itself" "25,25,tmpfs: the pages are the file" "$OUT"
-check_match "… said: tmpfs pages cannot be dropped" "full: on tmpfs the pages are the file itself: they cannot be dropped" "$ERR"
+check_match "… said: tmpfs pages cannot be dropped" "full: on tmpfs the pages are the file itself: not dropped" "$ERR"
 if is_root && command -v losetup >/dev/null; then
 	make_file "$T/disk.img" $((4 << 20))
 	if loop=$(losetup -f --show "$T/disk.img" 2>/dev/null); then
@@ -154,7 +154,7 @@ if is_root && command -v losetup >/dev/null; then
 		run "$IOLENS" warm "$loop" --csv --no-header -o cached_after
 		check_eq "warm a block device nobody holds: loaded" 1024 "$OUT"
 		check_match "… and said that its cache went when warm closed it" \
-			"its page cache went when warm closed it \(0 of 1024 pages left\): a block device's cache lasts only while someone holds it open" "$ERR"
+			"its page cache went when warm closed it \(0 of 1024 pages left\)$" "$ERR"
 		check_eq "… exit 1" 1 "$RC"
 		exec {holder}<"$loop"
 		run "$IOLENS" warm "$loop"
@@ -185,7 +185,7 @@ for attempt in 1 2 3; do
 done
 if [ -n "$truncated" ]; then
 	check_match "warm a file truncated while loading: said" \
-		"big: truncated while loading, from 67108864 to 1048576 bytes: the pages past the new end are gone" "$(cat "$T/trunc.err")"
+		"big: truncated while loading, from 67108864 to 1048576 bytes$" "$(cat "$T/trunc.err")"
 elif grep -q "memory pressure" "$T/trunc.err"; then
 	not_ok "warm a file truncated while loading: said 'memory pressure?': $(cat "$T/trunc.err")"
 else

@@ -37,9 +37,9 @@ for mode in 644 604 620 602 640 600; do
 	chmod "$mode" "$T/web/open.yml"
 	run "$IOLENS" export --once --collector.disable-defaults --web.config.file "$T/web/open.yml"
 	case $mode in
-	644 | 604) want="open.yml \(mode 0$mode\) can be read by other users, and it holds password hashes: chmod o-r$" ;;
-	620) want="open.yml \(mode 0620\) can be written by other users, and it holds password hashes: chmod g-w$" ;;
-	602) want="open.yml \(mode 0602\) can be written by other users, and it holds password hashes: chmod o-w$" ;;
+	644 | 604) want="open.yml: password hashes readable by other users: chmod o-r$" ;;
+	620) want="open.yml: password hashes writable by other users: chmod g-w$" ;;
+	602) want="open.yml: password hashes writable by other users: chmod o-w$" ;;
 	*) want= ;;
 	esac
 	if [ -n "$want" ]; then
@@ -55,7 +55,7 @@ if command -v openssl >/dev/null; then
 	printf 'tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n' >"$T/web/tls.yml"
 	chmod 644 "$T/web/tls.yml" "$T/web/cert.pem" "$T/web/key.pem"
 	run "$IOLENS" export --once --collector.disable-defaults --web.config.file "$T/web/tls.yml"
-	check_match "a TLS key of mode 644: warned about" "warning: $T/web/key.pem \(mode 0644\) can be read by other users, and it holds a private key: chmod o-r$" "$ERR"
+	check_match "a TLS key of mode 644: warned about" "warning: $T/web/key.pem: a private key readable by other users: chmod o-r$" "$ERR"
 	check_no_match "… not its web config, which holds no secret, nor the certificate" "tls.yml|cert.pem" "$ERR"
 	chmod 600 "$T/web/key.pem"
 	run "$IOLENS" export --once --collector.disable-defaults --web.config.file "$T/web/tls.yml"

@@ -89,7 +89,7 @@ if is_root; then
 		fi
 		check_eq "… cached unknown (empty in CSV)" "$T/rootfile,10," "$OUT"
 		check_match "… the reason, in one line" \
-			"^iolens pcstat: $T/rootfile: cached pages unknown: the kernel tells only owners and writers$" "$ERR"
+			"^iolens pcstat: $T/rootfile: cached pages unknown \(not owner or writer\)$" "$ERR"
 		run env IOLENS_PAGECACHE=$method "${AS_NOBODY[@]}" "$IOLENS" pcstat --json "$T/rootfile"
 		check_match "$method as another user: null in JSON" '"cached": null' "$OUT"
 		run env IOLENS_PAGECACHE=$method "${AS_NOBODY[@]}" "$IOLENS" pcstat "$T/rootfile"

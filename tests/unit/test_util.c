@@ -1,4 +1,4 @@
-/* test_util.c: size and range parsing, human sizes, page arithmetic, bounded calls, escaping names for terminals, CSV and JSON. */
+/* test_util.c: size and range parsing, human sizes, page arithmetic, bounded calls, escaping names for terminals, CSV and JSON, messages said once. */
 #include "unit.h"
 
 #include <errno.h>
@@ -555,6 +555,60 @@ static void test_printable_name(void **state)
 	assert_string_equal(d, "d\xc3\xa9");
 }
 
+/* What warn_msg and warn_detail write to stderr while fn runs, read back from a file. */
+static char *stderr_of(void (*fn)(void))
+{
+	static char text[1024];
+	FILE *file = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	size_t len;
+
+	assert_non_null(file);
+	assert_true(saved >= 0);
+	fflush(stderr);
+	assert_true(dup2(fileno(file), STDERR_FILENO) >= 0);
+	fn();
+	fflush(stderr);
+	assert_true(dup2(saved, STDERR_FILENO) >= 0);
+	close(saved);
+	rewind(file);
+	len = fread(text, 1, sizeof(text) - 1, file);
+	text[len] = '\0';
+	fclose(file);
+	return text;
+}
+
+static void say_repeats(void)
+{
+	for (int disk = 0; disk < 3; disk++) /* once per disk, as a collector would */
+		warn_msg("no eBPF (%s): estimating from /proc", "needs root");
+	warn_msg("interval %d: late", 1);
+	warn_msg("interval %d: late", 2); /* a text that differs is said */
+	warn_msg("interval %d: late", 1);
+	warn_errno("/x", ENOENT);
+	warn_errno("/x", ENOENT);
+	warn_detail("what the estimate misses"); /* not without -v */
+	warn_verbose = true;
+	warn_detail("what the estimate misses");
+	warn_detail("what the estimate misses");
+	warn_verbose = false;
+}
+
+static void test_warn_once(void **state)
+{
+	(void)state;
+
+	program_name = "iolens test";
+	assert_string_equal(stderr_of(say_repeats),
+			    "iolens test: no eBPF (needs root): estimating from /proc\n"
+			    "iolens test: interval 1: late\n"
+			    "iolens test: interval 2: late\n"
+			    "iolens test: /x: No such file or directory\n"
+			    "iolens test: what the estimate misses\n");
+	/* Said once per run: not again later either. */
+	assert_string_equal(stderr_of(say_repeats), "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -577,6 +631,7 @@ int main(void)
 		cmocka_unit_test(test_utf8_decode),
 		cmocka_unit_test(test_text_fit),
 		cmocka_unit_test(test_printable_name),
+		cmocka_unit_test(test_warn_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
