@@ -146,6 +146,7 @@ static _Noreturn void usage(bool all)
 	       "      --json             JSON lines, one object per interval\n"
 	       "      --csv              comma-separated values: JSON's keys, units and values\n"
 	       "      --no-header        leave out the header lines\n"
+	       "  -v, --verbose          what each warning means, and its fix\n"
 	       "  -h, --help             a screen of help; --help-all: all of this\n"
 	       "  -V, --version          show the version\n"
 	       "\n"

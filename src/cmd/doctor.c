@@ -127,6 +127,7 @@ static _Noreturn void usage(bool all)
 	       "      --capacity-dir DIR where disks' capacities are kept (bench --profile\n"
 	       "                         --save-capacity; default $IOLENS_CAPACITY_DIR, else\n"
 	       "                         /var/lib/iolens/capacity): rule saturated's low-load latency\n"
+	       "  -v, --verbose          what each warning means, and its fix\n"
 	       "  -h, --help             a screen of help; --help-all: all of this\n"
 	       "  -V, --version          show the version\n"
 	       "\n"

@@ -505,6 +505,7 @@ static _Noreturn void usage(bool all)
 	       "      --collector.filesystem.mount-points-exclude REGEX\n"
 	       "                         not the mount points it matches (default: /dev, /proc, /sys,\n"
 	       "                         docker's and podman's: " DEFAULT_MOUNT_POINTS_EXCLUDE ")\n"
+	       "  -v, --verbose          what each warning means, and its fix\n"
 	       "  -h, --help             a screen of help; --help-all: all of this\n"
 	       "  -V, --version          show the version\n"
 	       "\n"
