@@ -93,6 +93,7 @@ struct top {
 	int sort; /* enum sort_key: an int, for top_screen_wait's keys to move */
 	bool reverse;
 	pid_t pid;
+	bool all; /* --all: rows of nothing too, every process (per process) */
 	unsigned long long max_rows;
 	struct top_row *rows;
 	size_t nrows, rows_capacity;
@@ -365,8 +366,8 @@ static void gather_proc(struct top *t)
 
 		if (t->pid && pid != (uint32_t)t->pid)
 			continue;
-		/* a pid reused or a counter gone back gives no row, nor does a process that did nothing */
-		if (!known[i] || (!deltas[i].rchar && !deltas[i].write_bytes))
+		/* a pid reused or a counter gone back gives no row, nor does a process that did nothing (but with --all) */
+		if (!known[i] || (!t->all && !deltas[i].rchar && !deltas[i].write_bytes))
 			continue;
 		row.c.reads = deltas[i].read_pages;
 		row.c.misses = deltas[i].missed_pages;
@@ -384,6 +385,64 @@ static void gather_proc(struct top *t)
 	free(known);
 	free(deltas);
 	free(now);
+}
+
+/* Whether a row counted no page at all in the interval: what is left out without --all. */
+static bool row_idle(const struct top_row *row)
+{
+	const struct cache_counters *c = &row->c;
+
+	return !row->hits && !c->reads && !c->maps && !c->misses && !c->dirties && !c->write_misses && !c->evictions &&
+	       !c->refaults;
+}
+
+static int row_by_pid(const void *a, const void *b)
+{
+	const struct top_row *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/*
+ * The rows shown: without --all, those that counted pages in the interval (as bcc's cachetop,
+ * whose table holds only processes with events); with --all per process, every process running
+ * too, with counts of 0 (eBPF has no row for one that had no event).
+ */
+static void settle_rows(struct top *t)
+{
+	size_t kept = 0, had;
+	struct proc_pids pids;
+	pid_t pid;
+
+	if (!t->all) {
+		for (size_t i = 0; i < t->nrows; i++) {
+			if (row_idle(&t->rows[i]))
+				free(t->rows[i].name);
+			else
+				t->rows[kept++] = t->rows[i];
+		}
+		t->nrows = kept;
+		return;
+	}
+	if (t->by != BY_PROCESS || t->estimates || t->replay)
+		return; /* /proc's rows are every process's already */
+	had = t->nrows;
+	if (had > 1)
+		qsort(t->rows, had, sizeof(*t->rows), row_by_pid);
+	proc_pids_open(&pids, 0);
+	while ((pid = proc_pids_next(&pids))) {
+		struct top_row row = { .pid = (uint32_t)pid, .read_hit = -1, .write_hit = -1 };
+		char comm[64];
+
+		if ((t->pid && pid != t->pid) || bsearch(&row, t->rows, had, sizeof(*t->rows), row_by_pid))
+			continue;
+		if (!proc_comm_read(pid, comm, sizeof(comm)))
+			continue; /* gone meanwhile */
+		row.uid_unknown = proc_uid_read((uint32_t)pid, &row.uid) != 0;
+		row.container = container_of_pid(pid);
+		add_row(t, &row, comm);
+	}
+	proc_pids_close(&pids);
 }
 
 /* ---- Sorting and printing ---------------------------------------------------------------- */
@@ -601,6 +660,7 @@ int cmd_cachetop(int argc, char **argv)
 		{ "reverse", no_argument, NULL, 'r' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "rows", required_argument, NULL, 'n' },
+		{ "all", no_argument, NULL, 'a' },
 		{ "files", no_argument, NULL, OPT_FILES },
 		{ "cgroup", no_argument, NULL, OPT_CGROUP },
 		{ "json", no_argument, NULL, OUT_OPT_JSON },
@@ -616,10 +676,13 @@ int cmd_cachetop(int argc, char **argv)
 	char note[256] = "";
 	int opt, rc = EXIT_OK;
 
-	while ((opt = next_option(argc, argv, "s:rp:n:hV", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, "s:rp:n:ahV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			t.sort = parse_sort(optarg);
+			break;
+		case 'a':
+			t.all = true;
 			break;
 		case 'r':
 			t.reverse = true;
@@ -736,6 +799,7 @@ int cmd_cachetop(int argc, char **argv)
 			memset(&t.mem, 0, sizeof(t.mem));
 		now = t.taken_ns; /* the rows' period ends where they were taken, however long naming took */
 		t.interval_ns = now - previous_ns;
+		settle_rows(&t);
 		sort_rows(&t);
 		if (t.screen)
 			draw_screen(&t, note[0] ? note : NULL);
