@@ -224,7 +224,7 @@ if command -v script >/dev/null; then
 		"^PID +COMM +D +DISK +I/O +BYTES +AVG_us +P50_us +P99_us +MAX_us$" "$lines80"
 	check_match "… and the screen says which columns it left out" \
 		"^not shown \(a wider terminal has room\): CONTAINER MAJ MIN$" "$lines80"
-	check "… the reader's row: its 8 reads, 32768 bytes, avg, p50, p99 and max ($(grep -E "^$(cat "$T/pid80") " <<<"$lines80" | tail -n 1))" \
+	check "… the reader's row: its 8 reads, 32768 bytes, avg, p50, p99 and max ($(grep -E "^$(cat "$T/pid80") +dd +R +$disk " <<<"$lines80" | tail -n 1))" \
 		screen_row "$T/screen80" "$(cat "$T/pid80")"
 	check "… no line wider than the terminal" awk 'length > 80 { exit 1 }' <<<"$lines80"
 else
