@@ -297,7 +297,7 @@ check "… the process's and the file's names unescape to their bytes$(hn json "
 	hn json "$T/out" "$(hex "dr$C1$OSC$RLO")" "$(hex "${ADIRECT##*/}")"
 # biotop: the same reader's block I/O, its row named.
 if why=$(ebpf_expected); then
-	rows "biotop (plain rows)" 'dr\xc2\x9b\xc2 ' "dr$C1$OSC$RLO" "$IOLENS" biotop 0.3 2
+	rows "biotop (plain rows)" 'dr\xc2\x9b\xc2+ ' "dr$C1$OSC$RLO" "$IOLENS" biotop 0.3 2
 else
 	skip "biotop: $why"
 fi
