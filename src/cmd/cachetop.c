@@ -93,6 +93,7 @@ struct top {
 	int sort; /* enum sort_key: an int, for top_screen_wait's keys to move */
 	bool reverse;
 	pid_t pid;
+	bool all; /* --all: rows of nothing too, every process (per process) */
 	unsigned long long max_rows;
 	struct top_row *rows;
 	size_t nrows, rows_capacity;
@@ -135,6 +136,7 @@ static const char brief_help[] =
 	"  -r, --reverse          ascending order\n"
 	"  -p, --pid PID          only this process\n"
 	"  -n, --rows N           at most N rows each interval\n"
+	"  -a, --all              idle processes too (default: those that used the cache)\n"
 	"      --files            per file\n"
 	"      --cgroup           per cgroup\n"
 	"      --json, --csv      JSON lines or CSV\n"
@@ -166,6 +168,7 @@ static _Noreturn void usage(bool all)
 	       "  -r, --reverse          ascending order (default: descending)\n"
 	       "  -p, --pid PID          only this process\n"
 	       "  -n, --rows N           at most N rows each interval\n"
+	       "  -a, --all              processes idle in the interval too (every process)\n"
 	       "      --files            per file (device and inode, with a path where one is found)\n"
 	       "      --cgroup           per cgroup\n"
 	       "      --json             JSON lines, one object per interval\n"
@@ -394,8 +397,8 @@ static void gather_proc(struct top *t)
 
 		if (t->pid && pid != (uint32_t)t->pid)
 			continue;
-		/* a pid reused or a counter gone back gives no row, nor does a process that did nothing */
-		if (!known[i] || (!deltas[i].rchar && !deltas[i].write_bytes))
+		/* a pid reused or a counter gone back gives no row, nor does a process that did nothing (but with --all) */
+		if (!known[i] || (!t->all && !deltas[i].rchar && !deltas[i].write_bytes))
 			continue;
 		row.c.reads = deltas[i].read_pages;
 		row.c.misses = deltas[i].missed_pages;
@@ -413,6 +416,64 @@ static void gather_proc(struct top *t)
 	free(known);
 	free(deltas);
 	free(now);
+}
+
+/* Whether a row counted no page at all in the interval: what is left out without --all. */
+static bool row_idle(const struct top_row *row)
+{
+	const struct cache_counters *c = &row->c;
+
+	return !row->hits && !c->reads && !c->maps && !c->misses && !c->dirties && !c->write_misses && !c->evictions &&
+	       !c->refaults;
+}
+
+static int row_by_pid(const void *a, const void *b)
+{
+	const struct top_row *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/*
+ * The rows shown: without --all, those that counted pages in the interval (as bcc's cachetop,
+ * whose table holds only processes with events); with --all per process, every process running
+ * too, with counts of 0 (eBPF has no row for one that had no event).
+ */
+static void settle_rows(struct top *t)
+{
+	size_t kept = 0, had;
+	struct proc_pids pids;
+	pid_t pid;
+
+	if (!t->all) {
+		for (size_t i = 0; i < t->nrows; i++) {
+			if (row_idle(&t->rows[i]))
+				free(t->rows[i].name);
+			else
+				t->rows[kept++] = t->rows[i];
+		}
+		t->nrows = kept;
+		return;
+	}
+	if (t->by != BY_PROCESS || t->estimates || t->replay)
+		return; /* /proc's rows are every process's already */
+	had = t->nrows;
+	if (had > 1)
+		qsort(t->rows, had, sizeof(*t->rows), row_by_pid);
+	proc_pids_open(&pids, 0);
+	while ((pid = proc_pids_next(&pids))) {
+		struct top_row row = { .pid = (uint32_t)pid, .read_hit = -1, .write_hit = -1 };
+		char comm[64];
+
+		if ((t->pid && pid != t->pid) || bsearch(&row, t->rows, had, sizeof(*t->rows), row_by_pid))
+			continue;
+		if (!proc_comm_read(pid, comm, sizeof(comm)))
+			continue; /* gone meanwhile */
+		row.uid_unknown = proc_uid_read((uint32_t)pid, &row.uid) != 0;
+		row.container = container_of_pid(pid);
+		add_row(t, &row, comm);
+	}
+	proc_pids_close(&pids);
 }
 
 /* ---- Sorting and printing ---------------------------------------------------------------- */
@@ -528,9 +589,20 @@ static void write_screen(const void *context, struct out_table *table, size_t ma
 	write_interval(context, table, max, true);
 }
 
+/*
+ * The full screen in a terminal narrower than the rows (103 columns): first the room the values
+ * rarely use, then CONTAINER left out (said on the second line), then CMD and UID cut (with
+ * '+'): at 80 columns every figure is there. What is still too wide ends in '>' at the edge.
+ * Piped rows are never narrowed.
+ */
+static const struct top_narrow narrow_steps[] = {
+	{ C_PID, -7 }, { C_HITS, 7 }, { C_MISSES, 7 }, { C_DIRTIES, 7 }, { C_CONTAINER, 0 }, { C_COMM, -12 },
+	{ C_USER, -7 }, { C_COMM, -9 }, { C_COMM, -7 },
+};
+
 static void draw_screen(const struct top *t, const char *note)
 {
-	top_screen_draw(write_screen, t, t->columns, C_COUNT, note);
+	top_screen_draw(write_screen, t, t->columns, C_COUNT, note, narrow_steps, sizeof(narrow_steps) / sizeof(narrow_steps[0]));
 }
 
 /* The keys changed the order: the rows sorted again, and drawn. */
@@ -620,6 +692,7 @@ int cmd_cachetop(int argc, char **argv)
 		{ "reverse", no_argument, NULL, 'r' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "rows", required_argument, NULL, 'n' },
+		{ "all", no_argument, NULL, 'a' },
 		{ "files", no_argument, NULL, OPT_FILES },
 		{ "cgroup", no_argument, NULL, OPT_CGROUP },
 		{ "json", no_argument, NULL, OUT_OPT_JSON },
@@ -635,10 +708,13 @@ int cmd_cachetop(int argc, char **argv)
 	char note[256] = "";
 	int opt, rc = EXIT_OK;
 
-	while ((opt = next_option(argc, argv, "s:rp:n:hvV", long_options, NULL)) != -1) {
+	while ((opt = next_option(argc, argv, "s:rp:n:ahvV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			t.sort = parse_sort(optarg);
+			break;
+		case 'a':
+			t.all = true;
 			break;
 		case 'r':
 			t.reverse = true;
@@ -760,6 +836,7 @@ int cmd_cachetop(int argc, char **argv)
 			memset(&t.mem, 0, sizeof(t.mem));
 		now = t.taken_ns; /* the rows' period ends where they were taken, however long naming took */
 		t.interval_ns = now - previous_ns;
+		settle_rows(&t);
 		sort_rows(&t);
 		if (t.screen)
 			draw_screen(&t, note[0] ? note : NULL);

@@ -14,9 +14,27 @@ void top_screen_close(void);
 
 /* Writes an interval into table, at most max rows, for people (as write_interval does piped). */
 typedef void top_screen_write(const void *context, struct out_table *table, size_t max);
-/* Draws the lines write gives: the header line at the top, the note under it, the column titles reversed, the rows. */
+
+/*
+ * A step that fits the columns into a terminal narrower than their rows: the column's width
+ * becomes width (a text longer than that ends in '+'), or with width 0 the column is left out,
+ * and the second line says so ("not shown (a wider terminal has room): MAJ MIN").
+ */
+struct top_narrow {
+	size_t column;
+	int width;
+};
+
+/*
+ * Draws the lines write gives: the header line at the top, the note under it, the column
+ * titles reversed, the rows. Where the columns are wider than the terminal, the steps of
+ * narrow are taken in turn until they fit; a line still wider ends in '>' at the edge.
+ */
 void top_screen_draw(top_screen_write *write, const void *context, const struct out_column *columns, size_t ncolumns,
-		     const char *note);
+		     const char *note, const struct top_narrow *narrow, size_t nnarrow);
+
+/* The width of a table's lines of these columns: the shown ones' widths (or titles), spaces between. */
+size_t top_line_width(const struct out_column *columns, size_t ncolumns);
 
 /*
  * Waits until deadline (CLOCK_MONOTONIC ns), acting on keys meanwhile: < and > move *sort

@@ -78,10 +78,45 @@ static uint64_t middle_of(unsigned bucket, uint64_t max_ns)
 	return bio_small_lower(bucket) + (bio_small_upper(bucket) - bio_small_lower(bucket)) / 2;
 }
 
+/* The rank of quantile q among total values, as vt_quantile takes it: ceil(q * total), at least 1. */
+static uint64_t rank_of(double q, uint64_t total)
+{
+	uint64_t rank = (uint64_t)(q * (double)total);
+
+	if ((double)rank < q * (double)total)
+		rank++;
+	return rank ? rank : 1;
+}
+
+/*
+ * A percentile within what was seen: least and most bound every value counted (exact when their
+ * flags say so). The lowest rank is least, the highest most, where those are exact; any other is
+ * interpolated in its bucket (vt_quantile) and kept between them: a bucket's middle may lie
+ * below the one value it holds, or above the longest.
+ */
+static uint64_t percentile_seen(const uint64_t *count, uint64_t total, uint64_t last_upper, double q, uint64_t least,
+				bool least_exact, uint64_t most, bool most_exact)
+{
+	uint64_t rank = rank_of(q, total), value;
+
+	if (rank >= total && most_exact)
+		return most;
+	if (rank <= 1 && least_exact)
+		return least;
+	value = vt_quantile(count, BIO_SMALL_BUCKETS, bio_small_lower, last_upper, q);
+	if (value < least)
+		value = least;
+	/* (A longest of 0 is one not known: a percentile is never clamped to it.) */
+	if (most && value > most)
+		value = most;
+	return value;
+}
+
 void bio_latency_figures(const struct bio_latency *now, const struct bio_latency *then, struct bio_latency_figures *out)
 {
-	uint64_t count[BIO_SMALL_BUCKETS], total = 0, last_upper;
+	uint64_t count[BIO_SMALL_BUCKETS], total = 0, last_upper, sum, most, least = 0;
 	unsigned highest = 0;
+	bool max_exact;
 
 	memset(out, 0, sizeof(*out));
 	for (unsigned b = 0; b < BIO_SMALL_BUCKETS; b++) {
@@ -94,24 +129,32 @@ void bio_latency_figures(const struct bio_latency *now, const struct bio_latency
 	if (!total)
 		return;
 	out->requests = total;
-	out->average_ns = (now->sum_ns - (then ? then->sum_ns : 0)) / total;
-	/* The last bucket (17.2 s and more) ends at the longest known. */
-	last_upper = middle_of(BIO_SMALL_BUCKETS - 1, now->max_ns);
-	out->p50_ns = vt_quantile(count, BIO_SMALL_BUCKETS, bio_small_lower, last_upper, 0.5);
-	out->p99_ns = vt_quantile(count, BIO_SMALL_BUCKETS, bio_small_lower, last_upper, 0.99);
+	sum = now->sum_ns - (then ? then->sum_ns : 0);
+	out->average_ns = sum / total;
+	if (total == 1) { /* one request: its latency is known exactly, and is every figure */
+		out->p50_ns = out->p99_ns = out->max_ns = sum;
+		return;
+	}
 	/*
 	 * The longest: exact when it is the longest since the counting began (it rose in between, or
-	 * there is no between), else its bucket's middle. Percentiles never above it.
+	 * there is no between); else at most that and its bucket's top, shown as the bucket's middle
+	 * (or the longest since the start, where that is in the bucket), never below the average.
 	 */
-	if (!then || now->max_ns != then->max_ns || (now->max_ns >= bio_small_lower(highest) && now->max_ns <= bio_small_upper(highest)))
+	max_exact = !then || now->max_ns != then->max_ns;
+	if (max_exact || (now->max_ns >= bio_small_lower(highest) && now->max_ns <= bio_small_upper(highest)))
 		out->max_ns = now->max_ns;
 	else
 		out->max_ns = middle_of(highest, now->max_ns);
-	/* (A longest of 0 is one not known: a percentile is never clamped to it.) */
-	if (out->max_ns && out->p50_ns > out->max_ns)
-		out->p50_ns = out->max_ns;
-	if (out->max_ns && out->p99_ns > out->max_ns)
-		out->p99_ns = out->max_ns;
+	if (out->max_ns && out->max_ns < out->average_ns)
+		out->max_ns = out->average_ns;
+	/* The shortest is at least what the others leave of the sum, each at most the longest's bound. */
+	most = max_exact ? now->max_ns : now->max_ns < bio_small_upper(highest) ? now->max_ns : bio_small_upper(highest);
+	if (most && total - 1 <= sum / most && sum > (total - 1) * most)
+		least = sum - (total - 1) * most;
+	/* The last bucket (17.2 s and more) ends at the longest known. */
+	last_upper = middle_of(BIO_SMALL_BUCKETS - 1, now->max_ns);
+	out->p50_ns = percentile_seen(count, total, last_upper, 0.5, least, max_exact && total == 2, out->max_ns, max_exact);
+	out->p99_ns = percentile_seen(count, total, last_upper, 0.99, least, max_exact && total == 2, out->max_ns, max_exact);
 }
 
 void bio_latency_add(struct bio_latency *into, const struct bio_latency *from)

@@ -1050,15 +1050,27 @@ static void line_spaces(struct line_buffer *line, size_t count)
 	memset(line_room(line, count), ' ', count);
 }
 
-/* Text in a width (negative: left-aligned), in columns of a terminal; cut to it when cut. */
+/*
+ * Text in a width (negative: left-aligned), in columns of a terminal; cut to it when cut, its
+ * last column then a '+' that says so (as top marks a field it cut).
+ */
 static void line_cell(struct line_buffer *line, const char *text, int width, bool cut)
 {
 	size_t limit = width < 0 ? (size_t)(-(long)width) : (size_t)width, columns;
-	size_t end = text_fit(text, cut && limit ? limit : SIZE_MAX, &columns);
+	size_t end = text_fit(text, SIZE_MAX, &columns);
+	bool marked = false;
 
-	if (width > 0 && columns < limit)
-		line_spaces(line, limit - columns);
+	if (cut && limit && columns > limit) {
+		end = text_fit(text, limit - 1, &columns);
+		marked = true;
+	}
+	if (width > 0 && columns + marked < limit)
+		line_spaces(line, limit - columns - marked);
 	line_add(line, text, end);
+	if (marked) {
+		line_add(line, "+", 1);
+		columns++;
+	}
 	if (width < 0 && columns < limit)
 		line_spaces(line, limit - columns);
 }

@@ -193,15 +193,79 @@ fi
 run "$IOLENS" biotop --csv 0.2 1
 check_match "--csv: a header of JSON's keys" "^time_ns,interval_ns,unattributed_bytes,unseen_completions,mechanism,pid,comm,cgroup_id,container,container_id,container_name,pod,namespace,container_uid,op,major,minor,disk,requests,bytes,avg_ns,p50_ns,p99_ns,max_ns$" "$(head -1 <<<"$OUT")"
 
-# The full screen on a terminal: keys typed once the screen shows what they act on.
+# The full screen on a terminal: keys typed once the screen shows what they act on. What it
+# showed is played on an emulator of the terminal (term_lines.py): its lines as a person saw them.
+TERM_LINES=$TOP/tests/cli/term_lines.py
 if command -v script >/dev/null; then
 	(wait_until grep -q "Sort: bytes" "$T/screen"; printf '>'; wait_until grep -q "Sort: avg" "$T/screen"; printf 'q') |
-		TERM=xterm script -qfec "$IOLENS biotop 0.3" /dev/null >"$T/screen" 2>&1
+		TERM=xterm script -qfec "stty rows 24 cols 130; $IOLENS biotop 0.3" /dev/null >"$T/screen" 2>&1
 	check_eq "on a terminal: full screen, q quits with exit 0" 0 "$?"
 	check_match "… > sorts by the next column (avg)" "Sort: avg" "$(cat "$T/screen")"
-	check_match "… under the column titles" "PID +COMM +D +MAJ +MIN DISK +I/O +BYTES +AVG_us" "$(cat "$T/screen")"
+	check_match "… 130 columns: every column, under the titles" \
+		"^PID +COMM +D +MAJ +MIN DISK +I/O +BYTES +AVG_us +P50_us +P99_us +MAX_us +CONTAINER$" \
+		"$(python3 "$TERM_LINES" "$T/screen" 24 130)"
+
+	# 80 columns, and a reader's 8 O_DIRECT reads of 4 KiB of the loop device, made in one burst
+	# just after a screen was drawn (in one interval of 1 s): its row has its 8 requests, 32768
+	# bytes and all four latencies; what was left out for room is said, not dropped silently.
+	# screen_row FILE PID: the screen FILE showed PID's row with its figures (and the dd it ran).
+	screen_row() { python3 "$TERM_LINES" "$1" 24 80 | grep -E "^$2 +dd +R +$disk +8 +32768( +[0-9]+\.[0-9]{2}){4}$" >/dev/null; }
+	: >"$T/pid80"
+	(wait_until grep -q "Order: descending" "$T/screen80"
+	 dd if="$loopdev" of=/dev/null bs=4k count=8 skip=$((RANDOM % 16000)) iflag=direct status=none &
+	 echo $! >"$T/pid80"
+	 wait
+	 wait_until screen_row "$T/screen80" "$(cat "$T/pid80")"
+	 printf q) |
+		TERM=xterm script -qfec "stty rows 24 cols 80; $IOLENS biotop 1" /dev/null >"$T/screen80" 2>&1
+	check_eq "80 columns: q quits with exit 0" 0 "$?"
+	lines80=$(python3 "$TERM_LINES" "$T/screen80" 24 80)
+	check_match "… the latency columns fit, MAJ and MIN made room" \
+		"^PID +COMM +D +DISK +I/O +BYTES +AVG_us +P50_us +P99_us +MAX_us$" "$lines80"
+	check_match "… and the screen says which columns it left out" \
+		"^not shown \(a wider terminal has room\): CONTAINER MAJ MIN$" "$lines80"
+	check "… the reader's row: its 8 reads, 32768 bytes, avg, p50, p99 and max ($(grep -E "^$(cat "$T/pid80") +dd +R +$disk " <<<"$lines80" | tail -n 1))" \
+		screen_row "$T/screen80" "$(cat "$T/pid80")"
+	check "… no line wider than the terminal" awk 'length > 80 { exit 1 }' <<<"$lines80"
 else
 	skip "script(1) is not installed"
+fi
+
+# ---- One request: its p50 and p99 are its latency, the same as its average and max --------------------
+# One O_DIRECT read of 4 KiB: one request, whose latency is known exactly (the sum of one); its
+# bucket's middle (25 % wide) would read below it. Held to the block tracer's latency of it too.
+for try in 1 2 3; do
+	block_tracer_start one "$dev"
+	"$IOLENS" biotop --json 0.3 >"$T/one.json" 2>"$T/one.err" &
+	top=$!
+	wait_until lines_at_least "$T/one.json" 1
+	dd if="$loopdev" of=/dev/null bs=4k count=1 skip=$((RANDOM % 16000)) iflag=direct status=none &
+	one=$!
+	wait $one
+	stop_sampled "$top" "$T/one.json"
+	block_tracer_stop
+	read -r count avg p50 p99 max < <(python3 -c 'import json, sys
+rows = [r for l in open(sys.argv[1]).read().splitlines() for r in json.loads(l)["processes"]
+        if r["pid"] == int(sys.argv[2]) and r["disk"] == sys.argv[3] and r["op"] == "R"]
+print(sum(r["requests"] for r in rows), *(rows[0][k] if len(rows) == 1 else "-" for k in ("avg_ns", "p50_ns", "p99_ns", "max_ns")))' \
+		"$T/one.json" "$one" "$disk")
+	[ "$count" = 1 ] && break
+	echo "# the one read's row held $count requests: again (the tracepoints may miss one)"
+done
+check_eq "one O_DIRECT read: one request, on one row" 1 "$count"
+check_eq "… its p50 is its exact latency, the average" "$avg" "$p50"
+check_eq "… and its p99" "$avg" "$p99"
+check_eq "… and its max" "$avg" "$max"
+# The tracer's spans of that request: from its issue and from its bio to its completion. The
+# kernel's start of a lone request falls between the two (as much as 60 us from block_io_start's
+# time here, under load: as far from the tracer's start to completion as a bucket is wide).
+if [ -n "$TRACE" ]; then
+	from_issue=$(python3 "$BLOCK_LATENCY" value "$TRACE" --span from_issue --dev "$dev" --pid "$one" --quantile 1)
+	from_bio=$(python3 "$BLOCK_LATENCY" value "$TRACE" --span from_bio --dev "$dev" --pid "$one" --quantile 1)
+	check "… that latency is the block tracer's of the request: from its issue ($from_issue ns) or later, to its bio's ($from_bio ns)" \
+		test -n "$from_issue" -a "$p50" -ge $((${from_issue:-0} - 3000)) -a "$p50" -le $((${from_bio:-0} + 3000))
+else
+	skip "… held to the block tracer: $BLOCK_TRACER_WHY"
 fi
 
 # ---- One process, two disks: a row on each, each with its own requests ------------------------------

@@ -228,7 +228,7 @@ for fmt in "" --json --csv; do
 	case $fmt in
 	--json) wait_until 60 hn json "$T/hostile.out" "$hostile_hex" >/dev/null ;;
 	--csv) wait_until 60 hn csv "$T/hostile.out" "$hostile_hex" >/dev/null ;;
-	*) wait_until 60 grep -qE '^[0-9]+ +[a-z0-9]+ +c\\x1b\[31m\\xff +[0-9]' "$T/hostile.out" ;;
+	*) wait_until 60 grep -qE '^[0-9]+ +[a-z0-9]+ +c\\x1b\[31m\\xff\+ +[0-9]' "$T/hostile.out" ;;
 	esac
 	kill -INT $watcher
 	wait $watcher
@@ -239,8 +239,8 @@ for fmt in "" --json --csv; do
 		hn json "$T/hostile.out" "$hostile_hex" ;;
 	--csv) check "… CSV: one record a row, the name unescapes to its bytes$(hn csv "$T/hostile.out" "$hostile_hex" | sed 's/^/: /')" \
 		hn csv "$T/hostile.out" "$hostile_hex" ;;
-	*) check_match "… the table: its first 16 columns, escaped, cut before the escape that would pass them" \
-		'^[0-9]+ +[a-z0-9]+ +c\\x1b\[31m\\xff +[0-9]' "$(cat "$T/hostile.out")" ;;
+	*) check_match "… the table: its first 15 columns, escaped, cut before the escape that would pass them, and '+' saying so" \
+		'^[0-9]+ +[a-z0-9]+ +c\\x1b\[31m\\xff\+ +[0-9]' "$(cat "$T/hostile.out")" ;;
 	esac
 done
 

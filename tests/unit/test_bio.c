@@ -62,6 +62,7 @@ static void test_figures(void **state)
 {
 	struct bio_latency then = {0}, now;
 	struct bio_latency_figures f;
+	uint64_t x = 0x9e3779b97f4a7c15ull;
 
 	(void)state;
 	bio_latency_figures(&then, NULL, &f);
@@ -95,6 +96,62 @@ static void test_figures(void **state)
 	assert_int_equal(bio_small_bucket(46000), bio_small_bucket(42000));
 	assert_int_equal(f.p50_ns, 40960 + (uint64_t)(39.5 / 80 * 8192));
 	assert_int_equal(f.p99_ns, 46000);
+	/*
+	 * One request is its own percentiles, average and longest, exactly: 1000 us sits in the
+	 * bucket 917504 .. 1048575, whose middle is below it; alone, after a longer one (its
+	 * longest not known exactly), or first of all.
+	 */
+	now = then;
+	add(&now, 1000000, 1);
+	bio_latency_figures(&now, &then, &f);
+	assert_int_equal(f.requests, 1);
+	assert_int_equal(f.average_ns, 1000000);
+	assert_int_equal(f.p50_ns, 1000000);
+	assert_int_equal(f.p99_ns, 1000000);
+	assert_int_equal(f.max_ns, 1000000);
+	memset(&then, 0, sizeof(then));
+	add(&then, 900000, 1);
+	bio_latency_figures(&then, NULL, &f);
+	assert_int_equal(f.p50_ns, 900000);
+	assert_int_equal(f.p99_ns, 900000);
+	assert_int_equal(f.max_ns, 900000);
+	/* Two, the longest exact: the median is the shorter (the sum less the longest), p99 the longest. */
+	add(&then, 1000000, 1);
+	bio_latency_figures(&then, NULL, &f);
+	assert_int_equal(f.p50_ns, 900000);
+	assert_int_equal(f.p99_ns, 1000000);
+	/* Many in one bucket, the longest exact: p99 (rank 50 of 50) is the longest, p50 within the rest. */
+	memset(&then, 0, sizeof(then));
+	add(&then, 950000, 49);
+	add(&then, 1040000, 1);
+	bio_latency_figures(&then, NULL, &f);
+	assert_int_equal(f.p99_ns, 1040000);
+	assert_true(f.p50_ns >= 917504 && f.p50_ns <= 1040000);
+	/* Never a percentile above the longest nor a longest below the average, whatever the buckets. */
+	for (unsigned i = 0; i < 2000; i++) {
+		struct bio_latency a = {0}, b;
+		unsigned n = 1 + i % 7;
+
+		for (unsigned k = 0; k < n; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			add(&a, 1024 + x % 50000000, 1);
+		}
+		b = a;
+		for (unsigned k = 0; k < 1 + i % 3; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			add(&b, 1024 + x % 50000000, 1);
+		}
+		bio_latency_figures(&b, i % 2 ? &a : NULL, &f);
+		assert_true(f.p50_ns <= f.p99_ns);
+		assert_true(f.p99_ns <= f.max_ns);
+		assert_true(f.average_ns <= f.max_ns);
+		if (f.requests == 1)
+			assert_true(f.p50_ns == f.average_ns && f.max_ns == f.average_ns);
+	}
 	/* A u32 bucket that wrapped in between is still counted right. */
 	then.bucket[5] = UINT32_MAX;
 	now = then;
