@@ -23,10 +23,10 @@ if is_root && command -v setpriv >/dev/null; then
 	run "${AS_NOBODY[@]}" "$IOLENS" biotop --json 0.1 1
 	check_eq "as nobody: exit 1" 1 "$RC"
 	check_match "… says that block I/O per process needs eBPF, and why not" \
-		"^iolens biotop: block I/O per process needs eBPF: loading eBPF needs root, or the capabilities CAP_BPF and CAP_PERFMON" "$ERR"
+		"^iolens biotop: block I/O per process needs eBPF: needs root or CAP_BPF\+CAP_PERFMON$" "$ERR"
 	check_eq "… and prints nothing" "" "$OUT"
 	run "${AS_NOBODY[@]}" "$IOLENS" biotop -C 0.1 1
-	check_match "-C as nobody: block I/O per cgroup, the same reason" "^iolens biotop: block I/O per cgroup needs eBPF: loading eBPF needs root" "$ERR"
+	check_match "-C as nobody: block I/O per cgroup, the same reason" "^iolens biotop: block I/O per cgroup needs eBPF: needs root or CAP_BPF\+CAP_PERFMON$" "$ERR"
 else
 	skip "without eBPF: needs root to run it as nobody (setpriv)"
 fi
