@@ -117,7 +117,7 @@ print(p.pid, os.wait4(p.pid, 0)[2].ru_inblock * 512)' dd if="$f" of=/dev/null bs
 		check "… at least the $((32 << 20)) bytes dd was told to read" test "$got" -ge $((32 << 20))
 		check "… in $(finding "$dd" read_requests) read requests, at least one" test "$(finding "$dd" read_requests)" -ge 1
 		check_eq "… its rate over the window ($(finding "$dd" rate_seconds) s), not over the few ms dd lived" ok \
-			"$(python3 -c 'import sys; r, s, b = map(float, sys.argv[1:]); print("ok" if abs(r * s - b) <= b * 1e-4 else r)' \
+			"$(python3 -c 'import sys; r, s, b = map(float, sys.argv[1:]); print("ok" if abs(r * s - b) <= r * 0.0005 + b * 1e-4 else r)' \
 				"$(finding "$dd" read_bytes_per_s)" "$(finding "$dd" rate_seconds)" "$got")"
 	else
 		skip "… its block requests counted by eBPF: block requests per process not counted here"
@@ -166,8 +166,11 @@ print(len(whole), " ".join("%d:%s:%s:%s:%s" % (f["data"]["pid"], f["severity"], 
 	shift
 	check "dd processes seen whole in the window, the last aside: $n of the $(lines_of "$T/dd.pids") the test started" test "$n" -ge 3
 	if [ "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["bio_mode"])' <<<"$OUT")" = ebpf ]; then
-		check_eq "… each with the $((4 << 20)) bytes it read, by eBPF, a warning when 4 MiB over the window is 1 MiB/s ($*)" "" \
-			"$(for x in "$@"; do case $x in *:warning:warning:$((4 << 20)):ebpf|*:info:info:$((4 << 20)):ebpf) ;; *) echo "$x" ;; esac; done)"
+		# (Each also reads what its start-up faults in when another test evicted dd's pages from
+		# the cache: a few pages at most, charged to it as the kernel charges them.)
+		check_eq "… each with the $((4 << 20)) bytes it read (and at most 64 KiB of its start-up), by eBPF, a warning when 4 MiB over the window is 1 MiB/s ($*)" "" \
+			"$(for x in "$@"; do IFS=: read -r _ sev want bytes from <<<"$x"
+				[ "$sev" = "$want" ] && [ "$from" = ebpf ] && [ "$bytes" -ge $((4 << 20)) ] && [ "$bytes" -le $(((4 << 20) + (64 << 10))) ] || echo "$x"; done)"
 	else
 		skip "… each with the bytes it read: block requests per process not counted here"
 	fi

@@ -69,7 +69,7 @@ on_exit "kill $DOCTOR 2>/dev/null"
 # In its window: waiting between samples (ring_buffer__poll, or clock_nanosleep without eBPF),
 # after the banner that comes before the first round of /proc/PID/io.
 in_window() {
-	grep -q "cache misses per process estimated" "$T/doctor.err" &&
+	grep -q "no eBPF (IOLENS_CACHE_MECHANISM=procfs): estimating from /proc" "$T/doctor.err" &&
 		case $(cat /proc/$DOCTOR/wchan 2>/dev/null) in do_epoll_wait|ep_poll|hrtimer_nanosleep|do_nanosleep) ;; *) false ;; esac
 }
 wait_until 60 in_window || not_ok "doctor is in its window"

@@ -228,7 +228,9 @@ YML
 	printf 'tls_server_config:\n  cert_file: key.pem\n  key_file: cert.pem\n' >"$T/web/swapped.yml"
 	run "$IOLENS" export --listen "127.0.0.1:$wport" --web.config.file "$T/web/swapped.yml"
 	check_eq "a key where the certificate should be: exit 1" 1 "$RC"
-	check_match "… said" 'with TLS: .*key.pem not a PEM certificate' "$ERR"
+	check_match "… said" "cannot listen on 127.0.0.1:$wport with TLS" "$ERR"
+	run "$IOLENS" export -v --listen "127.0.0.1:$wport" --web.config.file "$T/web/swapped.yml"
+	check_match "… and with -v, what to check" 'key.pem not a PEM certificate' "$ERR"
 
 	# Beyond loopback: a warning without TLS and basic auth, none with both.
 	: >"$T/served.err"
@@ -239,7 +241,7 @@ YML
 	chmod 600 "$T/web/auth.yml"
 	: >"$T/served.err"
 	serve "http://127.0.0.1:$wport/" --listen "0.0.0.0:$wport" --web.config.file "$T/web/auth.yml"
-	check_match "--listen 0.0.0.0 with basic auth only: a warning that passwords cross in clear" 'warning: .*without TLS.*in clear' "$(cat "$T/served.err")"
+	check_match "--listen 0.0.0.0 with basic auth only: a warning that it is without TLS" 'warning: listening beyond loopback without TLS \(' "$(cat "$T/served.err")"
 	kill "$SERVED"; wait "$SERVED" 2>/dev/null
 	: >"$T/served.err"
 	serve "https://127.0.0.1:$wport/" --listen ":$wport" --web.config.file "$T/web/web.yml"

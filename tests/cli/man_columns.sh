@@ -308,7 +308,7 @@ tap() {
 }
 
 # The checker itself: a column added to a table, one removed, a default changed are each found.
-"$IOLENS" pcstat --help > "$T/help.pcstat"
+"$IOLENS" pcstat --help-all > "$T/help.pcstat"
 awk '{ print } /^Columns \(\* shown by default\):/ { print " *zz_new_column      a column the page lacks" }' \
 	"$T/help.pcstat" > "$T/help.added"
 check_match "the check finds a column added to the table and not to the page" \
@@ -328,7 +328,7 @@ run "$IOLENS" --help
 commands=$(awk '/^Commands:/ { c = 1; next } c && /^$/ { exit } c { print $1 }' <<<"$OUT")
 [ -n "$commands" ] || not_ok "iolens --help lists commands (none found: has its format changed?)"
 for cmd in $commands; do
-	"$IOLENS" "$cmd" --help > "$T/help.$cmd" 2>/dev/null
+	"$IOLENS" "$cmd" --help-all > "$T/help.$cmd" 2>/dev/null
 	grep -qx 'Columns (\* shown by default):' "$T/help.$cmd" || continue
 	if [ ! -f "$DOCS/iolens-$cmd.1" ]; then
 		not_ok "docs/iolens-$cmd.1 exists for iolens $cmd, whose --help lists columns"
@@ -340,7 +340,7 @@ done
 # cachestat and cachetop (bcc's columns, which options do not choose) list their fields, from
 # the same table: each documented in the page's table, JSON and CSV sections, and nothing more.
 for cmd in cachestat cachetop biotop; do
-	"$IOLENS" "$cmd" --help > "$T/help.$cmd" 2>/dev/null
+	"$IOLENS" "$cmd" --help-all > "$T/help.$cmd" 2>/dev/null
 	check "iolens $cmd --help lists its fields" grep -qx "Fields (the table's header, the JSON and CSV key):" "$T/help.$cmd"
 	tap "$(py fields "$cmd" "$T/help.$cmd" "$DOCS/iolens-$cmd.1")"
 done
