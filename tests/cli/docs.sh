@@ -260,14 +260,33 @@ run_example() {
 		(cd "$dir" && PATH=$T/bin:$PATH VTRACE_DIR=$T/shm exec bash -c "exec $command") >"$T/out.$n" 2>"$T/err.$n" </dev/null &
 		pid=$!
 		# Stopped once it printed two lines (to its redirection, if it has one) or said something
-		# on standard error (export says where it serves), or after 90 s.
-		for _ in $(seq 900); do
+		# on standard error (export says where it serves), or after 20 s (into a file, its lines
+		# may wait in its buffer until it exits).
+		while [ $((SECONDS - began)) -lt 20 ]; do
 			[ "$(cat "$T/out.$n" "$(redirection "$command")" 2>/dev/null | wc -l)" -ge 2 ] && break
 			[ -s "$T/err.$n" ] && break
 			kill -0 "$pid" 2>/dev/null || break
 			sleep 0.1
 		done
 		kill -TERM "$pid" 2>/dev/null
+		wait "$pid"
+		RC=$?
+	elif [[ $command != *[\|\;\<\&]* ]]; then
+		# A command alone, or into a file (a monitor's interval and count): as printed, but once it has run 10 s
+		# and printed (a header at least), what it prints next has the same shape: stopped as Ctrl-C would
+		# (SIGTERM: it ends its interval and exits 0), so a minute's example takes seconds.
+		(cd "$dir" && PATH=$T/bin:$PATH VTRACE_DIR=$T/shm exec timeout -k 5 60 bash -c "exec env $command") \
+			>"$T/out.$n" 2>"$T/err.$n" </dev/null &
+		pid=$!
+		while kill -0 "$pid" 2>/dev/null; do
+			# (Into a file, its lines may wait in its buffer until it exits: 20 s then.)
+			if [ $((SECONDS - began)) -ge 20 ] || { [ $((SECONDS - began)) -ge 10 ] &&
+				[ "$(cat "$T/out.$n" "$(redirection "$command")" 2>/dev/null | wc -l)" -ge 1 ]; }; then
+				kill -TERM "$pid" 2>/dev/null
+				break
+			fi
+			sleep 0.1
+		done
 		wait "$pid"
 		RC=$?
 	else
