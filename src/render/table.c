@@ -180,7 +180,7 @@ static bool add_listed_columns(struct out_table *table, const char *list)
 	for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
 		int index = out_column_index(table, name);
 		if (index < 0) {
-			warn_msg("unknown column '%s' (--help lists them)", name);
+			warn_msg("unknown column '%s' (--help-all lists them)", name);
 			ok = false;
 			break;
 		}

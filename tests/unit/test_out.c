@@ -454,13 +454,13 @@ static void test_lines_table(void **state)
 	out_table_flush(l.table);
 	/*
 	 * Fixed widths, one space apart: text left-aligned (negative width) and cut to it in
-	 * characters, escaped; numbers right-aligned and never cut; a ratio as a percentage
+	 * characters, escaped, its last character a '+' when cut; numbers right-aligned and never cut; a ratio as a percentage
 	 * with '%'; bytes as whole MiB; the column of width 0 last, after two spaces; the
 	 * column for programs left out.
 	 */
 	assert_string_equal(lines_text(&l), "TIME     CMD      HITS    HIT%  CACHED_MB  PATH\n"
 					    "01:02:03 cat       183   98.4%          3  /a b,c\n"
-					    "01:02:04 h\xc3\xa9\\x1b 1234567       -          0  /x\n");
+					    "01:02:04 h\xc3\xa9+    1234567       -          0  /x\n");
 	lines_close(&l);
 
 	/* --no-header: the rows only. */
