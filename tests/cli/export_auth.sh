@@ -131,7 +131,11 @@ else
 	wait "$FROZEN"
 	check "thawed: the 4 are checked" wait_metric iolens_export_auth_bcrypt_total -ge $((bcrypt + 4))
 	stop_flood one
-	check_eq "… the flood got 401 and 429 only" "401 429" "$(answered one)"
+	# (Only those that waited for the frozen thread, 4 at most, may end unanswered: closed once
+	# they waited longer than an answer may take, 30 s, which alice's scrapes on a busy machine
+	# can keep it frozen for, or by the flood's own end.)
+	check_match "… the flood got 401 and 429 only" "^401 429( none)?$" "$(answered one)"
+	check "… unanswered: at most the 4 that waited ($(count one none))" test "$(count one none)" -le 4
 	check "… (401: $(count one 401))" test "$(count one 401)" -ge 4
 
 	# From 32 addresses: 16 queued in all, the rest answered 503.
