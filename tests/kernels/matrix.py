@@ -529,7 +529,8 @@ for mechanism in ("block_io_start", "block_getrq"):
                 why if first.get("bio_mechanism") != "block_rq" else "", expected, truth)
         exporter = Exporter(env, DISK)
         why = exporter.stop()
-        refused(("export disk histograms",), mechanism, "export", why if "not exported" in why else "", expected, truth)
+        refused(("export disk histograms",), mechanism, "export", why if "latency histograms" in why else "",
+                expected, truth)
         continue
 
     # biotop: dd's row, its requests and bytes, its p50, p99 and max.
