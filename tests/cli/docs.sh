@@ -177,17 +177,6 @@ elif mode == "diary":
     diary(sys.argv[2], sys.argv[3], sys.argv[4] == "roff")
 PY
 py() { python3 "$T/docs.py" "$@"; }
-# tap LINES: the checker's "ok TEXT" / "not ok TEXT" lines as this test's checks.
-tap() {
-	local line
-	while IFS= read -r line; do
-		case $line in
-		"not ok "*) not_ok "${line#not ok }" ;;
-		"ok "*) ok "${line#ok }" ;;
-		*) not_ok "docs.py said: $line" ;;
-		esac
-	done <<<"$1"
-}
 
 # The checkers themselves, on text made to break each bound.
 {
@@ -209,15 +198,15 @@ check_eq "the examples are found, with their markers and the output's first word
 
 # README.md: its bounds, and no diary words.
 if [ -f "$README" ]; then
-	tap "$(py readme "$README")"
-	tap "$(py diary "$README" README.md text)"
+	tap docs.py "$(py readme "$README")"
+	tap docs.py "$(py diary "$README" README.md text)"
 else
 	not_ok "README.md exists"
 fi
 
 # The man pages: no diary words.
 for page in $PAGES; do
-	tap "$(py diary "$page" "docs/${page##*/}" roff)"
+	tap docs.py "$(py diary "$page" "docs/${page##*/}" roff)"
 done
 
 # Every --help: one screen, no diary words.
@@ -238,8 +227,8 @@ for what in "${helps[@]}"; do
 	PATH=$T/bin:$PATH $what --help > "$T/help.$n" 2>&1
 	rc=$?
 	check_eq "$what --help exits 0" 0 "$rc"
-	tap "$(py help "$T/help.$n" "$what --help")"
-	tap "$(py diary "$T/help.$n" "$what --help" text)"
+	tap docs.py "$(py help "$T/help.$n" "$what --help")"
+	tap docs.py "$(py diary "$T/help.$n" "$what --help" text)"
 done
 
 # The examples.

@@ -36,6 +36,19 @@ ok()     { t_count=$((t_count + 1)); echo "ok $t_count - $*"; }
 not_ok() { t_count=$((t_count + 1)); echo "not ok $t_count - $*"; }
 skip()   { t_count=$((t_count + 1)); echo "ok $t_count # SKIP $*"; }
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+# tap CHECKER LINES: a checker's "ok TEXT", "ok TEXT # SKIP" and "not ok TEXT" lines as this
+# test's checks; any other line is a failure, said with the checker's name.
+tap() {
+	local line
+	while IFS= read -r line; do
+		case $line in
+		"not ok "*) not_ok "${line#not ok }" ;;
+		"ok "*"# SKIP") line=${line#ok }; skip "${line% # SKIP}" ;;
+		"ok "*) ok "${line#ok }" ;;
+		*) not_ok "$1 said: $line" ;;
+		esac
+	done <<<"$2"
+}
 
 # check DESCRIPTION COMMAND...: passes when the command succeeds.
 check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }

@@ -294,18 +294,6 @@ mode = sys.argv[1]
  "stat_keys": lambda: stat_keys(*sys.argv[2:])}[mode]()
 PY
 py() { python3 "$T/columns.py" "$@"; }
-# tap LINES: the checker's "ok TEXT" / "not ok TEXT" lines as this test's checks.
-tap() {
-	local line
-	while IFS= read -r line; do
-		case $line in
-		"not ok "*) not_ok "${line#not ok }" ;;
-		"ok "*"# SKIP") line=${line#ok }; skip "${line% # SKIP}" ;;
-		"ok "*) ok "${line#ok }" ;;
-		*) not_ok "columns.py said: $line" ;;
-		esac
-	done <<<"$1"
-}
 
 # The checker itself: a column added to a table, one removed, a default changed are each found.
 "$IOLENS" pcstat --help-all > "$T/help.pcstat"
@@ -334,15 +322,15 @@ for cmd in $commands; do
 		not_ok "docs/iolens-$cmd.1 exists for iolens $cmd, whose --help lists columns"
 		continue
 	fi
-	tap "$(py check "$cmd" "$T/help.$cmd" "$DOCS/iolens-$cmd.1")"
-	tap "$(py examples "$cmd" "$T/help.$cmd" "$DOCS/iolens-$cmd.1")"
+	tap columns.py "$(py check "$cmd" "$T/help.$cmd" "$DOCS/iolens-$cmd.1")"
+	tap columns.py "$(py examples "$cmd" "$T/help.$cmd" "$DOCS/iolens-$cmd.1")"
 done
 # cachestat and cachetop (bcc's columns, which options do not choose) list their fields, from
 # the same table: each documented in the page's table, JSON and CSV sections, and nothing more.
 for cmd in cachestat cachetop biotop; do
 	"$IOLENS" "$cmd" --help-all > "$T/help.$cmd" 2>/dev/null
 	check "iolens $cmd --help lists its fields" grep -qx "Fields (the table's header, the JSON and CSV key):" "$T/help.$cmd"
-	tap "$(py fields "$cmd" "$T/help.$cmd" "$DOCS/iolens-$cmd.1")"
+	tap columns.py "$(py fields "$cmd" "$T/help.$cmd" "$DOCS/iolens-$cmd.1")"
 done
 sed 's/^  -           reads  /  -           zz_new  /' "$T/help.cachestat" > "$T/help.fields"
 check_match "the check finds a field added to the table and not to the page" \
@@ -414,4 +402,4 @@ for replay in "vm1|$all_groups" "vm1|$all_groups -f --cpu-adv -I 40,41,total" "s
 	fi
 	check_eq "iolens stat --json ${replay#*|} on the recording ${replay%%|*}: two lines" 2 "$(lines_of "$T/stat.$n.json")"
 done
-tap "$(py stat_keys "$DOCS/iolens-stat.1" "$T"/stat.*.json)"
+tap columns.py "$(py stat_keys "$DOCS/iolens-stat.1" "$T"/stat.*.json)"
