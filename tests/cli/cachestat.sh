@@ -220,6 +220,9 @@ hostile=$'c\e[31m\xff\x80\ax'
 cp "$(command -v cat)" "$T/$hostile"
 hostile_hex=$(printf '%s' "$hostile" | od -An -tx1 | tr -d ' \n')
 for fmt in "" --json --csv; do
+	# (The last round's output gone first: the redirection is the child's, and the wait below
+	# would find that output before this watcher truncated it, its probes not yet attached.)
+	rm -f "$T/hostile.out"
 	"$IOLENS" cachetop -n 100000 $fmt 0.3 >"$T/hostile.out" 2>"$T/hostile.err" &
 	watcher=$!
 	wait_until grep -q . "$T/hostile.out"

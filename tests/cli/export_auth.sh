@@ -114,10 +114,11 @@ wait_metric() { local v; for i in $(seq 600); do v=$(metric "$1"); [ -n "$v" ] &
 if ! python3 "$FREEZE" --help >/dev/null 2>&1 || ! is_root; then
 	skip "the flood with the bcrypt thread frozen: needs root and python3 (ptrace)"
 else
+	rm -f "$T/freeze.out" # (the last freeze's "frozen" not taken for this one's)
 	python3 "$FREEZE" "$EXPORTER" iolens-bcrypt >"$T/freeze.out" 2>&1 &
 	FROZEN=$!
 	on_exit "kill $FROZEN 2>/dev/null"
-	for i in $(seq 600); do grep -q frozen "$T/freeze.out" && break; sleep 0.05; done
+	wait_until 30 grep -q frozen "$T/freeze.out"
 	check_match "the bcrypt thread frozen" '^frozen [0-9]+' "$(cat "$T/freeze.out")"
 	bcrypt=$(metric iolens_export_auth_bcrypt_total)
 	flood one --connections 32
@@ -140,10 +141,11 @@ else
 
 	# From 32 addresses: 16 queued in all, the rest answered 503.
 	check "(its queue empties)" wait_metric iolens_export_auth_pending -eq 0
+	rm -f "$T/freeze.out" # (the last freeze's "frozen" not taken for this one's)
 	python3 "$FREEZE" "$EXPORTER" iolens-bcrypt >"$T/freeze.out" 2>&1 &
 	FROZEN=$!
 	on_exit "kill $FROZEN 2>/dev/null"
-	for i in $(seq 600); do grep -q frozen "$T/freeze.out" && break; sleep 0.05; done
+	wait_until 30 grep -q frozen "$T/freeze.out"
 	flood many --connections 32 --from-many
 	check "32 connections from 32 addresses, the thread frozen: 16 wait (the bound in all)" \
 		wait_metric iolens_export_auth_pending -eq 16
@@ -171,10 +173,11 @@ if ! is_root; then
 	skip "SIGTERM with a bcrypt frozen: needs root (ptrace)"
 else
 	flood term --connections 8
+	rm -f "$T/freeze.out" # (the last freeze's "frozen" not taken for this one's)
 	python3 "$FREEZE" --busy "$EXPORTER" iolens-bcrypt >"$T/freeze.out" 2>&1 &
 	FROZEN=$!
 	on_exit "kill $FROZEN 2>/dev/null"
-	for i in $(seq 600); do grep -q frozen "$T/freeze.out" && break; sleep 0.05; done
+	wait_until 30 grep -q frozen "$T/freeze.out"
 	check_match "a flood, and the bcrypt thread frozen in a check" '^frozen [0-9]+' "$(cat "$T/freeze.out")"
 	kill -TERM "$EXPORTER"
 	for i in $(seq 600); do kill -0 "$EXPORTER" 2>/dev/null || break; sleep 0.1; done

@@ -48,6 +48,7 @@ check_match "… and says which, escaped" 'missing\\x1b\[31m\\xff' "$(cat "$T/er
 # ---- cachetop --files: a hostile file read while it watches ---------------------------------------
 if why=$(ebpf_expected); then
 	for fmt in --json --csv ""; do
+		rm -f "$T/top.out" # (not the last round's output waited for: the redirection is the child's)
 		"$IOLENS" cachetop --files -n 1000 $fmt 0.3 >"$T/top.out" 2>"$T/top.err" &
 		top=$!
 		wait_until 30 grep -q . "$T/top.out"

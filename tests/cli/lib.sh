@@ -288,11 +288,14 @@ remove_cgroup() {
 
 # wait_until [SECONDS] COMMAND...: runs COMMAND every 0.05 s until it succeeds. SECONDS (default
 # 120) only ends a wait that would never end: tests wait for the condition they need, never for
-# a time, so a busy machine makes them slower, not wrong.
+# a time, so a busy machine makes them slower, not wrong. It tries SECONDS x 20 times, and stops
+# at twice SECONDS however many tries a slow COMMAND allowed (a python3 check on a loaded machine
+# took half a second a try: 60 s meant 10 minutes).
 wait_until() {
-	local limit=120 i
+	local limit=120 i end
 	case $1 in [0-9]*) limit=$1; shift ;; esac
-	for ((i = 0; i < limit * 20; i++)); do "$@" && return 0; sleep 0.05; done
+	end=$((SECONDS + 2 * limit))
+	for ((i = 0; i < limit * 20 && SECONDS < end; i++)); do "$@" && return 0; sleep 0.05; done
 	return 1
 }
 # free_port: a TCP port of 127.0.0.1 that nothing listens on now, as the kernel picks one, never one
@@ -328,13 +331,13 @@ children_of() {
 }
 # wait_while PID [SECONDS] COMMAND...: wait_until COMMAND, while process PID lives: a condition only
 # PID brings about ends the wait, failed, once PID has ended (COMMAND looked at once more then).
-# (SECONDS is counted in tries: a COMMAND that takes a second would make wait_until's wait 20 times
-# as long, and wait on in vain for one gone.)
+# (SECONDS is counted as wait_until counts it: in tries, and never past twice SECONDS.)
 wait_while() {
-	local pid=$1 limit=120 i
+	local pid=$1 limit=120 i end
 	shift
 	case $1 in [0-9]*) limit=$1; shift ;; esac
-	for ((i = 0; i < limit * 20; i++)); do
+	end=$((SECONDS + 2 * limit))
+	for ((i = 0; i < limit * 20 && SECONDS < end; i++)); do
 		"$@" && return 0
 		kill -0 "$pid" 2>/dev/null || { "$@"; return; }
 		sleep 0.05
