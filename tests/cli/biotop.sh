@@ -157,6 +157,7 @@ for try in 1 2 3 4 5; do
 	interval=$(next_interval $interval $((ended - began)))
 done
 check_eq "fio ran ($(head -c 300 "$T/fio.err"))" 0 "$fio_rc"
+READ_NS=$(((ended - began) / N)) # (fio's time per read here, to start the sections below from)
 check_eq "biotop ends 0 on SIGINT" 0 "$top_rc"
 check_eq "/proc/diskstats: $disk completed fio's $N reads while it ran, nothing else" $N $((d1 - d0))
 for m in "${MECHS[@]}"; do
@@ -354,8 +355,10 @@ sys.exit(not (t >= both and (0 if busy else t * 0.995 - 1024) <= v <= t + 1024))
 # on one line. Sets fio_rc, completed (the reads /proc/diskstats counted on DEVICE meanwhile) and
 # requests[MECH].
 read_in_one_line() {
-	local name=$1 n=$2 device=$3 dev=$4 interval=2 try m whole d0 began
+	local name=$1 n=$2 device=$3 dev=$4 interval try m whole d0 began took
 	shift 4
+	# (The first interval from fio's pace in the first section: twice its time here, at least 2 s.)
+	interval=$(next_interval 1 $((n * READ_NS)))
 	for try in 1 2 3 4 5; do
 		block_tracer_start "$name" "$dev"
 		start_tops "$T/$name" --json $interval
@@ -364,6 +367,7 @@ read_in_one_line() {
 		fio --name="$name" --filename="$device" --readonly --rw=randread --bs=4k --direct=1 --number_ios="$n" \
 			--randrepeat=0 --output-format=json "$@" >"$T/$name-fio.json" 2>"$T/$name-fio.err"
 		fio_rc=$?
+		took=$(($(now_ns) - began))
 		completed=$(($(diskstats_sum "${device#/dev/}" 4) - d0))
 		stop_sampled "$tops" $(files_of "$T/$name")
 		block_tracer_stop
@@ -374,7 +378,9 @@ read_in_one_line() {
 		done
 		[ "$fio_rc" = 0 ] && [ -n "$whole" ] && return 0
 		echo "# fio's $n reads with ${interval}s intervals: $(for m in "${MECHS[@]}"; do echo -n "$m ${requests[$m]} on ${lines[$m]} lines; "; done)again, longer"
-		interval=$(next_interval $interval $(($(now_ns) - began)))
+		# (Twice fio's time, not the whole try's: the wait for a line after it is up to two
+		# intervals, and counting it made each try's interval four times the last, 900 s in all.)
+		interval=$(next_interval $interval "$took")
 	done
 }
 

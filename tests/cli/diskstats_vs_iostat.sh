@@ -129,10 +129,14 @@ on_exit "touch '$T/stop'; wait $load 2>/dev/null; loop_release $loopdev $T/loop.
 disk=${loopdev#/dev/}
 discarded() { [ "$(diskstats_sum "$disk" 14)" -ge 32768 ]; }
 wait_until discarded
+# iolens stat first: the others once its first line (since boot) is out, its first sample taken
+# (started together, its slower set-up on a loaded machine put its window seconds after theirs,
+# its rates twice iostat's); its second line is the window compared.
+"$IOLENS" stat --json -x -D "$disk" "$SECONDS_MEASURED" 2 > "$T/stat.json" 2>"$T/stat.err" &
+stat_pid=$!
+wait_while "$stat_pid" lines_at_least "$T/stat.json" 1
 env -u POSIXLY_CORRECT iostat -k -x -y -o JSON -d "$disk" "$SECONDS_MEASURED" 1 > "$T/iostat.json" 2>"$T/iostat.err" &
 iostat_pid=$!
-"$IOLENS" stat --json -x -D "$disk" --no-boot-sample "$SECONDS_MEASURED" 1 > "$T/stat.json" 2>"$T/stat.err" &
-stat_pid=$!
 "$DISKEXT" "$disk" "$SECONDS_MEASURED" > "$T/ours" 2>"$T/ours.err"
 ours_rc=$?
 wait "$iostat_pid"

@@ -224,11 +224,18 @@ if command -v iostat >/dev/null && command -v vmstat >/dev/null && [ -e "/sys/cl
 	w0=$(sectors_written)
 	load_on() { [ "$(sectors_written)" -ge $((w0 + 32768)) ]; }
 	wait_until load_on
-	# Both start together and sample every 2 s; the second interval of each is compared.
+	# All three sample every 2 s from the same moment, the second interval of each compared: the
+	# peers start once ours has printed its first line (since boot), its first sample taken. (Started
+	# together, ours took its first sample seconds after theirs on a loaded machine, its set-up
+	# slower: w/s 330 against 461.)
+	"$IOLENS" stat --json -c -m -g -y -x -D "$DEV" 2 3 > "$T/ours.json" &
+	ours=$!
+	wait_while "$ours" lines_at_least "$T/ours.json" 1
 	iostat -x -y -k -o JSON "$DEV" 2 2 > "$T/iostat.json" &
+	iostat=$!
 	vmstat -n 2 3 > "$T/vmstat.txt" &
-	"$IOLENS" stat --json -c -m -g -y -x -D "$DEV" 2 3 > "$T/ours.json"
-	wait %2 %3 2>/dev/null
+	vmstat=$!
+	wait "$ours" "$iostat" "$vmstat"
 	kill $load 2>/dev/null; wait $load 2>/dev/null
 	python3 - "$DEV" "$T/iostat.json" "$T/vmstat.txt" "$T/ours.json" > "$T/compare" <<'PY'
 import json, sys
