@@ -944,7 +944,9 @@ int cmd_iostat(int argc, char **argv)
 
 	struct sigaction act = { .sa_handler = on_interrupt };
 
+	/* Ctrl-C (as iostat) and SIGTERM end the run between reports, a JSON document closed. */
 	sigaction(SIGINT, &act, NULL);
+	sigaction(SIGTERM, &act, NULL);
 	skip = o.omit_since_boot && o.interval > 0;
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	long count = o.count;
