@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -16,16 +17,19 @@
 #include <dirent.h>
 
 #include "cmd/common.h"
+#include "collect/bio.h"
 #include "cmd/compat.h"
 #include "collect/diskstats.h"
 #include "collect/sysroot.h"
 #include "collect/system.h"
 #include "common/util.h"
+#include "vtrace.h"
 
 /* What the command line asked, as iostat's I_D_* flags say it. */
 struct iostat_options {
 	bool cpu, disk, extended, short_output, omit_idle, omit_since_boot, timestamp, json;
 	bool human, pretty, compact, devmap_name;
+	bool latency;      /* --latency: iolens's percentiles after iostat's columns (-x) */
 	bool everything;   /* -p ALL (or -p alone): every line of /proc/diskstats, in its order */
 	bool unfiltered;   /* devices were named: show them even with no I/O since boot */
 	bool all_devices;  /* every whole device (the default, or ALL) */
@@ -41,6 +45,7 @@ struct io_device {
 	char name[64];
 	int type;
 	bool exist, warned;
+	bool partition;    /* its requests' latencies are its disk's */
 	struct disk_stats stats[2];
 };
 
@@ -48,6 +53,9 @@ static struct iostat_options o = { .decimals = -1 };
 static struct io_device **devices;
 static size_t device_count;
 static volatile sig_atomic_t interrupted;
+/* --latency: the disks' latency histograms at the two last samples, when eBPF counts. */
+static struct bio_disks latency[2];
+static bool latency_known[2];
 
 static _Noreturn void iostat_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static _Noreturn void iostat_usage_error(const char *fmt, ...)
@@ -85,6 +93,7 @@ static void usage(bool all)
 		"  -N           device-mapper devices by their registered names\n"
 		"  -o JSON      sysstat's JSON document\n"
 		"  --dec=N      N decimal places (0, 1 or 2)\n"
+		"  --latency    with -x, iolens's r_p50 r_p99 w_p50 w_p99 (ms, eBPF) last\n"
 		"  --human, --pretty, --compact  -h's halves; -x -h in one part\n"
 		"  -V           the version\n"
 		"\n"
@@ -212,6 +221,7 @@ static void read_devices(const struct diskstats *stats, int curr)
 			struct io_device *d = device_add(stats->disk[i].name, T_DEV);
 
 			d->stats[curr] = stats->disk[i];
+			d->partition = stats->kind[i].partition;
 			d->exist = true;
 		}
 		return;
@@ -224,6 +234,7 @@ static void read_devices(const struct diskstats *stats, int curr)
 		if (d->exist || !(found = diskstats_find(stats, d->name)))
 			continue;
 		d->stats[curr] = *found;
+		d->partition = stats->kind[found - stats->disk].partition;
 		d->exist = true;
 		if (d->type != T_PART_DEV)
 			continue;
@@ -236,6 +247,7 @@ static void read_devices(const struct diskstats *stats, int curr)
 			struct io_device *part = device_add(stats->disk[j].name, T_PART);
 
 			part->stats[curr] = stats->disk[j];
+			part->partition = true;
 			part->exist = true;
 			i = 0; /* the list moved: look again from the start (found ones are skipped) */
 		}
@@ -247,6 +259,7 @@ static void read_devices(const struct diskstats *stats, int curr)
 			struct io_device *d = device_add(stats->disk[i].name, T_DEV);
 
 			d->stats[curr] = stats->disk[i];
+			d->partition = false;
 			d->exist = true;
 		}
 	for (size_t i = 0; i < device_count; i++)
@@ -416,7 +429,7 @@ static void write_disk_header(int hpart)
 			if (hpart == 3 || !hpart)
 				printf("     d/s    %sd%s/s   drqm/s  %%drqm d_await dareq-sz", spc, u);
 			if (hpart == 4 || !hpart)
-				printf("     f/s f_await  aqu-sz  %%util");
+				printf("     f/s f_await  aqu-sz  %%util%s", o.latency ? "   r_p50   r_p99   w_p50   w_p99" : "");
 		}
 	} else if (o.short_output)
 		printf("      tps   %s%s_read/s    %s%s_w+d/s   %s%s_read    %s%s_w+d", spc, u, spc, u, spc, u, spc, u);
@@ -448,9 +461,38 @@ static struct direction direction(uint64_t ios0, uint64_t ios1, uint64_t merges0
 	};
 }
 
-static void write_ext(const struct disk_stats *j, const struct disk_stats *i, uint64_t itv, int fctr, int hpart,
-		      const char *name, int tab)
+/*
+ * --latency: the median and 99th percentile of a disk's reads and writes (start to completion,
+ * ms) completed between the two samples; NaN when unknown (no eBPF, the report since boot, a
+ * partition, whose requests are its disk's).
+ */
+static void latency_figures(const struct io_device *d, int curr, double out[4])
 {
+	static uint64_t histogram[LOG_LINEAR_BUCKETS];
+
+	for (int k = 0; k < 4; k++)
+		out[k] = NAN;
+	if (!latency_known[0] || !latency_known[1] || d->partition)
+		return;
+	const struct bio_disk *a = bio_disks_find(&latency[!curr], d->stats[curr].major, d->stats[curr].minor);
+	const struct bio_disk *b = bio_disks_find(&latency[curr], d->stats[curr].major, d->stats[curr].minor);
+
+	for (unsigned op = BIO_LAT_READ; op <= BIO_LAT_WRITE; op++) {
+		for (unsigned bucket = 0; bucket < LOG_LINEAR_BUCKETS; bucket++) {
+			uint64_t before = a ? a->histogram[BIO_LAT_TOTAL][op][bucket] : 0;
+			uint64_t after = b ? b->histogram[BIO_LAT_TOTAL][op][bucket] : 0;
+
+			histogram[bucket] = after > before ? after - before : 0;
+		}
+		out[op * 2] = (double)vtrace_histogram_quantile(histogram, 0.5) / 1e6;
+		out[op * 2 + 1] = (double)vtrace_histogram_quantile(histogram, 0.99) / 1e6;
+	}
+}
+
+static void write_ext(const struct disk_stats *j, const struct disk_stats *i, uint64_t itv, int fctr, int hpart,
+		      const char *name, int tab, const double lat[4])
+{
+	static const char *const lat_keys[4] = { "r_p50", "r_p99", "w_p50", "w_p99" };
 	struct direction r = direction(j->rd_ios, i->rd_ios, j->rd_merges, i->rd_merges, j->rd_sectors, i->rd_sectors,
 				       (uint32_t)j->rd_ticks, (uint32_t)i->rd_ticks, itv);
 	struct direction w = direction(j->wr_ios, i->wr_ios, j->wr_merges, i->wr_merges, j->wr_sectors, i->wr_sectors,
@@ -494,7 +536,13 @@ static void write_ext(const struct disk_stats *j, const struct disk_stats *i, ui
 			       r.merges_s, w.merges_s, dc.merges_s, r.merges_pc, w.merges_pc, dc.merges_pc, r.await, w.await,
 			       dc.await, f_await, r.arqsz / 2, w.arqsz / 2, dc.arqsz / 2, aqu);
 		}
-		printf("\"util\": %.2f}", util);
+		printf("\"util\": %.2f", util);
+		for (int k = 0; o.latency && !o.short_output && k < 4; k++)
+			if (isnan(lat[k]))
+				printf(", \"%s\": null", lat_keys[k]);
+			else
+				printf(", \"%s\": %.2f", lat_keys[k], lat[k]);
+		printf("}");
 		return;
 	}
 	int sector_unit = o.human ? UNIT_SECTOR : NO_UNIT, kb_unit = o.human ? UNIT_KILOBYTE : NO_UNIT;
@@ -530,6 +578,11 @@ static void write_ext(const struct disk_stats *j, const struct disk_stats *i, ui
 			print_f(NO_UNIT, 7, 2, f_await);
 			print_f(NO_UNIT, 7, 2, aqu);
 			print_pc(6, 2, util);
+			for (int k = 0; o.latency && k < 4; k++)
+				if (isnan(lat[k]))
+					printf(" %7s", "-");
+				else
+					print_f(NO_UNIT, 7, 2, lat[k]);
 		}
 	}
 	if (o.pretty)
@@ -683,8 +736,12 @@ static void write_stats(int curr, const struct cpu_sample cpu[2], const uint64_t
 					printf(",\n");
 				next = true;
 				shown_name(d, name, sizeof(name));
-				if (o.extended)
-					write_ext(j, i, itv, fctr, h, name, tab);
+				if (o.extended) {
+					double lat[4];
+
+					latency_figures(d, curr, lat);
+					write_ext(j, i, itv, fctr, h, name, tab, lat);
+				}
 				else
 					write_basic(j, i, itv, fctr, name, tab);
 			}
@@ -769,6 +826,9 @@ static void parse_options(int argc, char **argv)
 			opt++;
 		} else if (!strcmp(arg, "--pretty")) {
 			o.pretty = true;
+			opt++;
+		} else if (!strcmp(arg, "--latency")) {
+			o.latency = true;
 			opt++;
 		} else if (!strcmp(arg, "--compact")) {
 			o.compact = true;
@@ -900,6 +960,10 @@ static void take_sample(int curr, struct cpu_sample cpu[2], uint64_t uptime_cs[2
 		.total = t->user + t->nice + t->system + t->idle + t->iowait + t->irq + t->steal + t->softirq,
 	};
 	read_devices(&s->disks, curr);
+	if (o.latency) {
+		bio_disks_free(&latency[curr]);
+		latency_known[curr] = bio_read_disks(&latency[curr]) == 0;
+	}
 }
 
 int cmd_iostat(int argc, char **argv)
@@ -941,6 +1005,17 @@ int cmd_iostat(int argc, char **argv)
 		printf("\t\t\t\"statistics\": [\n");
 	}
 	fflush(stdout);
+	if (o.latency && !o.extended)
+		o.latency = false;
+	if (o.latency) {
+		const char *why = NULL;
+
+		/* Loaded only when asked: iostat's own columns need no eBPF. */
+		if (bio_start(BIO_WANT_DISKS, &why)) {
+			warn_msg("--latency: %s", why ? why : "eBPF did not load");
+			o.latency = false;
+		}
+	}
 
 	struct sigaction act = { .sa_handler = on_interrupt };
 

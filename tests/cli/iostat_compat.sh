@@ -99,6 +99,16 @@ if [ -z "${skip_rest:-}" ] && command -v losetup >/dev/null && command -v addpar
 		else
 			skip "-p $loop: addpart could not add partitions here"
 		fi
+		# --latency: iolens's percentiles after iostat's 22 columns, iostat's own untouched.
+		run "$I" -d -x --latency "$loop"
+		if [ -n "$ERR" ]; then
+			skip "--latency: eBPF does not count here: $ERR"
+		else
+			check_eq "--latency: iostat's header, then r_p50 r_p99 w_p50 w_p99 (iostat -d -x $loop)" \
+				"$(iostat -d -x "$loop" | grep '^Device')   r_p50   r_p99   w_p50   w_p99" "$(grep '^Device' <<<"$OUT")"
+			check_match "--latency: unknown since boot (-), the row iostat's otherwise" \
+				"^$(iostat -d -x "$loop" | grep "^$loop " | sed 's/[.]/[.]/g') +- +- +- +-\$" "$OUT"
+		fi
 		STDOUT_ONLY=1 same "an unknown device: no row, exit 0" exact -d -x nosuchdevice "$loop"
 		run "$I" -d nosuchdevice
 		check_eq "an unknown device: one line on stderr" 1 "$(grep -c . <<<"$ERR")"
