@@ -226,7 +226,10 @@ static void read_devices(const struct diskstats *stats, int curr)
 		}
 		return;
 	}
-	/* The devices named, then (-p DEV) their partitions; the list may grow as it is read. */
+	/*
+	 * The devices named, then (-p DEV) their partitions. The list grows as it is read: an entry
+	 * put before the one read moves that one on, to be seen again and passed over (found).
+	 */
 	for (size_t i = 0; i < device_count; i++) {
 		struct io_device *d = devices[i];
 		const struct disk_stats *found;
@@ -249,7 +252,6 @@ static void read_devices(const struct diskstats *stats, int curr)
 			part->stats[curr] = stats->disk[j];
 			part->partition = true;
 			part->exist = true;
-			i = 0; /* the list moved: look again from the start (found ones are skipped) */
 		}
 	}
 	if (o.all_devices)
