@@ -19,6 +19,8 @@ CLANG      ?= clang
 
 # Links that run a subcommand by their name (make install-links).
 LINKS := pcstat vstat dstat cachestat cachetop
+# Links installed only where no other tool of the name is found in PATH (sysstat's iostat).
+LINKS_BESIDE := iostat
 
 PKGS := smartcols json-c liburing blkid ncursesw libmicrohttpd zlib yaml-0.1 libcrypt gnutls
 
@@ -286,9 +288,16 @@ install: $(IOLENS) libvtrace
 
 install-links: install
 	for l in $(LINKS); do ln -sf iolens $(DESTDIR)$(BINDIR)/$$l; done
+	for l in $(LINKS_BESIDE); do \
+		found=$$(command -v $$l 2>/dev/null); \
+		if [ -n "$$found" ] && [ "$$(readlink -f "$$found")" != "$$(readlink -f $(DESTDIR)$(BINDIR)/iolens)" ]; then \
+			echo "$$l: not linked, $$found is there (make it with ln -s iolens DIR/$$l)"; \
+		else ln -sf iolens $(DESTDIR)$(BINDIR)/$$l; fi; \
+	done
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/iolens $(addprefix $(DESTDIR)$(BINDIR)/,$(LINKS))
+	for l in $(LINKS_BESIDE); do [ "$$(readlink $(DESTDIR)$(BINDIR)/$$l)" != iolens ] || rm -f $(DESTDIR)$(BINDIR)/$$l; done
 	rm -f $(DESTDIR)$(INCLUDEDIR)/vtrace.h $(DESTDIR)$(LIBDIR)/pkgconfig/vtrace.pc
 	rm -f $(DESTDIR)$(LIBDIR)/libvtrace.a $(DESTDIR)$(LIBDIR)/libvtrace.so $(DESTDIR)$(LIBDIR)/$(VTRACE_SONAME)
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN_PAGES)))

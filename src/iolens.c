@@ -35,6 +35,7 @@ static const struct command commands[] = {
 	{ "dstat", cmd_stat, NULL },
 	{ "vmtouch", cmd_vmtouch, NULL },
 	{ "fincore", cmd_fincore, NULL },
+	{ "iostat", cmd_iostat, NULL },
 };
 
 static const struct command *find_command(const char *name)

@@ -1,4 +1,4 @@
-/* compat.h: links named after the peer tools (pcstat, vmtouch, fincore) that take those tools' own flags. */
+/* compat.h: links named after the peer tools (pcstat, vmtouch, fincore, iostat) that take those tools' own flags. */
 #ifndef IOLENS_CMD_COMPAT_H
 #define IOLENS_CMD_COMPAT_H
 
@@ -14,5 +14,8 @@ int cmd_vmtouch(int argc, char **argv);
 
 /* util-linux fincore's options and columns (PAGES: resident pages), on cachestat(2). */
 int cmd_fincore(int argc, char **argv);
+
+/* sysstat iostat's options, reports (-x, -h, -p...) and JSON, from diskstats and /proc/stat. */
+int cmd_iostat(int argc, char **argv);
 
 #endif

@@ -4,7 +4,7 @@
 # The bounds: README's table cells at most 150 characters, its prose lines at most 150 (outside
 # code blocks), its two set-up commands (`make deps`, `make test-deps && make check`) within its
 # first 40 lines; each --help (iolens, iolens CMD for each command iolens --help lists, and the
-# links: pcstat vstat dstat cachestat cachetop vmtouch fincore) at most 40 lines of 80 columns.
+# links: pcstat vstat dstat cachestat cachetop vmtouch fincore iostat) at most 40 lines of 80 columns.
 #
 # An example is a line `$ iolens ...` (or `$ VAR=value iolens ...`) in a code block of README.md
 # (``` fences) or in .EX/.EE of a man page, the lines after it up to the next `$` or the block's end
@@ -33,7 +33,7 @@ def roff_text(line):
         line = re.sub(pattern, repl, line)
     return line
 
-COMMAND = re.compile(r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:iolens|pcstat|vstat|dstat|cachestat|cachetop)\s")
+COMMAND = re.compile(r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:iolens|pcstat|vstat|dstat|cachestat|cachetop|iostat)\s")
 
 def marker_of(text):
     m = re.search(r"example:\s*(.*?)\s*(?:-->)?\s*$", text)
@@ -211,7 +211,7 @@ done
 
 # Every --help: one screen, no diary words.
 mkdir -p "$T/bin"
-for link in iolens pcstat vstat dstat cachestat cachetop vmtouch fincore; do
+for link in iolens pcstat vstat dstat cachestat cachetop vmtouch fincore iostat; do
 	ln -s "$IOLENS" "$T/bin/$link"
 done
 run "$IOLENS" --help
@@ -219,7 +219,7 @@ commands=$(awk '/^Commands:/ { c = 1; next } c && /^$/ { exit } c { print $1 }' 
 [ -n "$commands" ] || not_ok "iolens --help lists commands (none found: has its format changed?)"
 helps=("iolens") # what to run, as "iolens CMD" or "LINK"
 for cmd in $commands; do helps+=("iolens $cmd"); done
-helps+=(pcstat vstat dstat cachestat cachetop vmtouch fincore)
+helps+=(pcstat vstat dstat cachestat cachetop vmtouch fincore iostat)
 n=0
 for what in "${helps[@]}"; do
 	n=$((n + 1))

@@ -38,7 +38,7 @@ help_columns() {
 }
 
 # Each page renders without a warning.
-for page in iolens.1 iolens-bench.1 iolens-cachestat.1 iolens-cachetop.1 iolens-biotop.1 iolens-doctor.1 iolens-export.1 iolens-pcstat.1 iolens-evict.1 iolens-warm.1 iolens-vstat.1 iolens-stat.1 iolens-version.1 vtrace.3; do
+for page in iolens.1 iolens-bench.1 iolens-cachestat.1 iolens-cachetop.1 iolens-biotop.1 iolens-doctor.1 iolens-export.1 iolens-pcstat.1 iolens-evict.1 iolens-warm.1 iolens-vstat.1 iolens-stat.1 iolens-version.1 iolens-iostat.1 vtrace.3; do
 	f=$DOCS/$page
 	if [ ! -f "$f" ]; then
 		not_ok "docs/$page exists"
