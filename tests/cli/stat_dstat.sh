@@ -150,7 +150,7 @@ check "dstat link -g: out is pswpout x page size / uptime ($out; /proc: $pswpout
 	close_to "$out" "$(awk -v p="$pswpout" -v s="$page" -v u="$up" 'BEGIN { print p * s / u }')" 0.01
 # (another session may swap meanwhile: within 5 % of SwapTotal)
 check "dstat link -s: used is SwapTotal - SwapFree ($used; meminfo: $((swap_total - swap_free)))" \
-	close_to "$used" "$((swap_total - swap_free))" "$(awk -v t="$swap_total" -v u="$((swap_total - swap_free))" 'BEGIN { print u > 0 ? 0.05 * t / u : 0 }')"
+	close_to "$used" "$((swap_total - swap_free))" "$(awk -v t="$swap_total" -v u="$((swap_total - swap_free))" 'BEGIN { print (u > 0 ? 0.05 * t / u : 0) }')"
 check "dstat link -s: free is SwapFree ($free; meminfo: $swap_free)" \
 	close_to "$free" "$swap_free" 0.05
 # On a recording whose counters move (pswpin +2560 pages, pswpout +5120 in the interval), to the byte.
