@@ -1,11 +1,13 @@
 /* stat.c: iolens stat: a dstat-compatible live monitor with iostat -x, pressure, page cache and libvtrace columns. */
 #include <errno.h>
 #include <math.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +41,7 @@ struct stat_options {
 	bool partitions;      /* --partitions: each disk listed followed by its partitions (iostat -p) */
 	bool all_devices;     /* --partitions=ALL: also the devices without a medium or any I/O (iostat -p ALL) */
 	bool verbose;         /* --verbose: the details of what stderr says (dstat's -v is --vmstat) */
+	bool dstat;           /* run as dstat (the link): its groups and look where iolens stat differs by design */
 	const char *output_file;
 	const char *pidfile;  /* --pidfile: our pid in it while we run */
 	enum out_format format;
@@ -435,6 +438,14 @@ static double parse_delay(const char *text)
 	return value;
 }
 
+/* Run through the dstat link (or as iolens dstat): dstat's look, not iolens stat's. */
+static bool as_dstat(void)
+{
+	size_t len = strlen(program_name);
+
+	return len >= 5 && !strcmp(program_name + len - 5, "dstat");
+}
+
 static void parse_options(struct stat_options *o, int argc, char **argv)
 {
 	enum {
@@ -539,7 +550,9 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 			want(o, G_CPU); want(o, G_DISK); want(o, G_NET); want(o, G_PAGE); want(o, G_SYS);
 			break;
 		case 'v':
-			want(o, G_PROC); want(o, G_MEM); want(o, G_PAGE); want(o, G_DISK); want(o, G_SWAP); want(o, G_CPU);
+			/* dstat 0.7 shows the system group where its help says swap; iolens stat does what the help says. */
+			want(o, G_PROC); want(o, G_MEM); want(o, G_PAGE); want(o, G_DISK); want(o, o->dstat ? G_SYS : G_SWAP);
+			want(o, G_CPU);
 			o->disks = set_list(o->disks, "total");
 			break;
 		case 'f': o->full = true; break;
@@ -578,7 +591,7 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		case COMMON_OPT_HELP_ALL: usage(true);
 		case 'V':
 			/* Through the dstat link, say what answers: not dstat itself. */
-			if (strlen(program_name) >= 5 && !strcmp(program_name + strlen(program_name) - 5, "dstat")) {
+			if (o->dstat) {
 				printf("iolens stat %s (dstat-compatible)\n", IOLENS_VERSION);
 				exit(EXIT_OK);
 			}
@@ -589,6 +602,9 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 	if (o->integer && o->floats)
 		usage_error("--integer and --float: choose one");
 	if (!o->norder) {
+		/* dstat says so on standard output, where a script reading its lines sees it first. */
+		if (o->dstat && o->format == OUT_TABLE)
+			puts("You did not select any stats, using -cdngy by default.");
 		want(o, G_CPU); want(o, G_DISK); want(o, G_NET); want(o, G_PAGE); want(o, G_SYS);
 	}
 	o->delay = 1;
@@ -1080,12 +1096,15 @@ static void check_output(FILE *stream)
 	}
 }
 
-static struct mon_group *shown(struct run *r)
+static struct mon_group *shown(struct run *r, bool since_boot)
 {
 	static struct mon_group groups[MAX_GROUPS];
 
-	for (unsigned g = 0; g < r->ngroups; g++)
+	for (unsigned g = 0; g < r->ngroups; g++) {
 		groups[g] = r->groups[g].shown;
+		if (r->opts->dstat)
+			group_dstat_view(&r->groups[g], g ? &r->groups[g - 1] : NULL, &groups[g], since_boot);
+	}
 	return groups;
 }
 
@@ -1234,7 +1253,7 @@ static void print_sample(struct run *r, const struct system_sample *s, uint64_t 
 {
 	struct stat_options *o = r->opts;
 	char layout[sizeof(r->layout)];
-	struct mon_group *groups = shown(r);
+	struct mon_group *groups = shown(r, since_boot);
 	bool new_layout;
 
 	layout_of(r, layout, sizeof(layout));
@@ -1253,11 +1272,16 @@ static void print_sample(struct run *r, const struct system_sample *s, uint64_t 
 		for (int i = 0; i < 2; i++) {
 			if (!streams[i])
 				continue;
+			/* Through the dstat link, FILE has dstat's CSV: its headers, its values. */
+			bool as_dstat = o->dstat && streams[i] == r->csv;
+
 			if ((!r->csv_header_written || new_layout) &&
-			    monitor_csv_header(streams[i], groups, r->ngroups) != 0)
+			    (as_dstat ? monitor_csv_dstat_header(streams[i], groups, r->ngroups)
+				      : monitor_csv_header(streams[i], groups, r->ngroups)) != 0)
 				check_output(streams[i]);
-			if (monitor_csv_line(streams[i], groups, r->ngroups, (unsigned long long)s->real_ns,
-					     since_boot) != 0)
+			if ((as_dstat ? monitor_csv_dstat_line(streams[i], groups, r->ngroups)
+				      : monitor_csv_line(streams[i], groups, r->ngroups, (unsigned long long)s->real_ns,
+							 since_boot)) != 0)
 				check_output(streams[i]);
 		}
 		r->csv_header_written = true;
@@ -1364,6 +1388,43 @@ static char **with_dstat_opts(int *argc, char **argv)
 	args[n] = NULL;
 	*argc = n;
 	return args;
+}
+
+/*
+ * dstat's --output: a preamble before the headers (its version, author and address for a new
+ * file, two blank lines when appending), then the host, user, command line and date, quoted
+ * and separated as dstat writes them.
+ */
+static void dstat_csv_preamble(FILE *out, bool made, int argc, char **argv)
+{
+	struct utsname host;
+	struct passwd *pw = getpwuid(geteuid());
+	const char *user = getenv("LOGNAME");
+	char date[128];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	/* As Python's getpass.getuser(): LOGNAME, USER, LNAME, USERNAME, then the password file. */
+	for (const char *const *name = (const char *const[]){ "USER", "LNAME", "USERNAME", NULL }; !(user && *user) && *name;
+	     name++)
+		user = getenv(*name);
+	if (!(user && *user))
+		user = pw ? pw->pw_name : "";
+	if (uname(&host) != 0)
+		snprintf(host.nodename, sizeof(host.nodename), "%s", "");
+	if (made)
+		fputs("\"Dstat 0.8.0 CSV output\"\n"
+		      "\"Author:\",\"Dag Wieers <dag@wieers.com>\",,,,\"URL:\",\"http://dag.wieers.com/home-made/dstat/\"\n",
+		      out);
+	else
+		fputs("\n\n", out);
+	fprintf(out, "\"Host:\",\"%s\",,,,\"User:\",\"%s\"\n", host.nodename, user);
+	fputs("\"Cmdline:\",\"dstat", out);
+	for (int i = 1; i < argc; i++)
+		fprintf(out, " %s", argv[i]);
+	strftime(date, sizeof(date), "%d %b %Y %H:%M:%S %Z", localtime_r(&now, &tm));
+	fprintf(out, "\",,,,\"Date:\",\"%s\"\n", date);
+	fflush(out);
 }
 
 /*
@@ -1568,7 +1629,7 @@ static void bio_sources(const struct stat_options *o, bool elsewhere)
 
 int cmd_stat(int argc, char **argv)
 {
-	struct stat_options o = { .format = OUT_TABLE };
+	struct stat_options o = { .format = OUT_TABLE, .dstat = as_dstat() };
 	struct run r = { .opts = &o };
 	struct system_sample zero = {0};
 	uint64_t start, deadline;
@@ -1610,7 +1671,9 @@ int cmd_stat(int argc, char **argv)
 			return EXIT_FAIL;
 		}
 		csv.fd = -1; /* the stream's now */
-		if (!csv.made)
+		if (o.dstat)
+			dstat_csv_preamble(r.csv, csv.made, argc, args);
+		else if (!csv.made)
 			fputs("\n", r.csv);
 		path_output_close(&csv, false);
 	}

@@ -99,6 +99,12 @@ unsigned group_needs(enum group_kind kind);
  * have them all.
  */
 void group_table_view(const struct group *g, struct mon_group *out);
+/*
+ * Through the dstat link: what dstat prints where iolens stat differs (-g's "paging" in and out,
+ * "swap", ':' between one plugin's items, 0 for the network on the first line). before: the
+ * group on its left (NULL: the first).
+ */
+void group_dstat_view(const struct group *g, const struct group *before, struct mon_group *out, bool since_boot);
 
 /*
  * -x on screen, as iostat -x prints it: one row per disk (dsk-ext groups), a column each of

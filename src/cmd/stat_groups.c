@@ -777,6 +777,42 @@ static void compute_disk_ext(struct group *g, const struct system_sample *then, 
  * the latency percentiles of reads and writes, and %cap with a capacity; top-bio's: its first
  * TOP_BIO_TABLE. JSON and CSV have every column.
  */
+/* dstat's -g: "paging" is swap traffic alone (pswpin and pswpout), labelled in and out. */
+static const struct mon_column dstat_page_cols[] = {
+	{ "in", "swap_in", "bytes_per_s", D, 5, 1024 }, { "out", "swap_out", "bytes_per_s", D, 5, 1024 },
+};
+
+void group_dstat_view(const struct group *g, const struct group *before, struct mon_group *out, bool since_boot)
+{
+	/* One plugin's items (-C 0,1,total; -D total,vda; -N; -S; its disk and net plugins) are one dstat group. */
+	out->joined = before && before->kind == g->kind && g->kind != G_VTRACE && g->kind != G_DISK_EXT &&
+		      g->kind != G_INT && !group_is_top(g->kind);
+	switch (g->kind) {
+	case G_PAGE:
+		snprintf(out->title, sizeof(out->title), "paging");
+		out->columns = dstat_page_cols;
+		out->ncolumns = 2;
+		for (unsigned c = 0; c < 2; c++) {
+			out->values[c] = g->shown.values[c + 2];
+			out->raw[c] = g->shown.raw[c + 2];
+		}
+		break;
+	case G_SWAP:
+		/* dstat's swap plugin keeps the name "swap" whatever -S lists. */
+		snprintf(out->title, sizeof(out->title), "swap");
+		break;
+	case G_NET:
+	case G_NET_PACKETS:
+		/* dstat computes the network only from its second sample: the first line shows 0. */
+		if (since_boot)
+			for (unsigned c = 0; c < out->ncolumns; c++)
+				out->values[c] = out->raw[c] = 0;
+		break;
+	default:
+		break;
+	}
+}
+
 void group_table_view(const struct group *g, struct mon_group *out)
 {
 	static struct mon_column columns[2][EXT_TABLE + EXT_TABLE_LATENCY + 1];

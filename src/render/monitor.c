@@ -1,4 +1,4 @@
-/* monitor.c: draws monitor lines the way dstat does: centred dashed titles, '|' between groups, values scaled to fit. */
+/* monitor.c: draws monitor lines the way dstat does: centred dashed titles, '|' between groups (':' between items of one), values scaled to fit. */
 #include "render/monitor.h"
 
 #include <errno.h>
@@ -230,7 +230,7 @@ void monitor_header(const struct monitor *m, const struct mon_group *groups, uns
 			put(m, C_RESET, "");
 		}
 		if (g + 1 < ngroups)
-			put(m, C_FRAME, "|");
+			put(m, C_FRAME, groups[g + 1].joined ? ":" : "|");
 	}
 	if (m->more)
 		put(m, C_TITLE, ">");
@@ -246,7 +246,7 @@ void monitor_line(const struct monitor *m, const struct mon_group *groups, unsig
 			print_value(m, &groups[g].columns[c], groups[g].values[c], groups[g].text, final);
 		}
 		if (g + 1 < ngroups)
-			put(m, C_FRAME, "|");
+			put(m, C_FRAME, groups[g + 1].joined ? ":" : "|");
 	}
 	if (m->more)
 		put(m, C_FRAME, ">");
@@ -326,6 +326,69 @@ int monitor_csv_line(FILE *out, const struct mon_group *groups, unsigned ngroups
 			if (!isnan(value))
 				fprintf(buffer, value == rint(value) && fabs(value) < 1e15 ? "%.0f"
 						: fabs(value) >= 1 ? "%.3f" : "%.6g", value);
+		}
+	fputc('\n', buffer);
+	fclose(buffer);
+	rc = write_whole(out, line, len);
+	free(line);
+	return rc;
+}
+
+/* Whether a group is one of several items of a plugin (dstat names its CSV columns "item:nick" then). */
+static bool one_of_items(const struct mon_group *groups, unsigned ngroups, unsigned g)
+{
+	return groups[g].joined || (g + 1 < ngroups && groups[g + 1].joined);
+}
+
+int monitor_csv_dstat_header(FILE *out, const struct mon_group *groups, unsigned ngroups)
+{
+	char *line = NULL;
+	size_t len = 0;
+	FILE *buffer = open_memstream(&line, &len);
+	int rc;
+
+	if (!buffer)
+		return -errno;
+	/* dstat's csvtitle: the title quoted, then a comma for each other column. */
+	for (unsigned g = 0; g < ngroups; g++) {
+		fprintf(buffer, "%s\"%s\"", g ? "," : "", groups[g].title);
+		for (unsigned c = 1; c < groups[g].ncolumns; c++)
+			fputc(',', buffer);
+	}
+	fputc('\n', buffer);
+	/* dstat's csvsubtitle: each column's nick quoted, "item:nick" when the plugin has several items. */
+	for (unsigned g = 0; g < ngroups; g++)
+		for (unsigned c = 0; c < groups[g].ncolumns; c++)
+			fprintf(buffer, "%s\"%s%s%s\"", g || c ? "," : "", one_of_items(groups, ngroups, g) ? groups[g].title : "",
+				one_of_items(groups, ngroups, g) ? ":" : "", groups[g].columns[c].nick);
+	fputc('\n', buffer);
+	fclose(buffer);
+	rc = write_whole(out, line, len);
+	free(line);
+	return rc;
+}
+
+int monitor_csv_dstat_line(FILE *out, const struct mon_group *groups, unsigned ngroups)
+{
+	char *line = NULL;
+	size_t len = 0;
+	FILE *buffer = open_memstream(&line, &len);
+	int rc;
+
+	if (!buffer)
+		return -errno;
+	for (unsigned g = 0; g < ngroups; g++)
+		for (unsigned c = 0; c < groups[g].ncolumns; c++) {
+			double value = groups[g].values[c];
+			enum mon_type type = groups[g].columns[c].type;
+
+			if (g || c)
+				fputc(',', buffer);
+			if (type == MON_TEXT || type == MON_NAME)
+				fputs(type == MON_NAME && groups[g].csv_text ? groups[g].csv_text : groups[g].text, buffer);
+			else if (!isnan(value))
+				/* dstat's printcsv: three decimals, or none for a whole number. */
+				fprintf(buffer, value != rint(value) ? "%.3f" : "%.0f", value);
 		}
 	fputc('\n', buffer);
 	fclose(buffer);

@@ -43,6 +43,7 @@ struct mon_group {
 	double raw[40];    /* the same in raw units (bytes, ns, counts) for JSON and CSV; NaN: null */
 	char text[64];     /* MON_TEXT and MON_NAME columns show this */
 	const char *csv_text; /* MON_NAME: what CSV writes (the name as it is), else text */
+	bool joined;       /* another item of the previous group's plugin (cpu1 after cpu0): dstat's ':' between them */
 };
 
 struct monitor {
@@ -56,7 +57,7 @@ struct monitor {
 /* The width of a group's columns and the spaces between them. */
 int monitor_group_width(const struct mon_group *g);
 
-/* The two header rows. A group is separated from the next by '|' (in the subtitles). */
+/* The two header rows. A group is separated from the next by '|' (in the subtitles), or ':' when joined. */
 void monitor_header(const struct monitor *m, const struct mon_group *groups, unsigned ngroups);
 /*
  * One line of values. final: the end of an interval (dstat's low colours); else an
@@ -72,6 +73,14 @@ void monitor_line(const struct monitor *m, const struct mon_group *groups, unsig
 int monitor_csv_header(FILE *out, const struct mon_group *groups, unsigned ngroups);
 int monitor_csv_line(FILE *out, const struct mon_group *groups, unsigned ngroups, unsigned long long time_ns,
 		     bool since_boot);
+
+/*
+ * dstat's own CSV (its --output, through the link): a line of quoted group titles and one of
+ * quoted column names ("item:name" for a plugin's several items), then the values as shown on
+ * screen, in three decimals or none when whole. Returns 0 or -errno.
+ */
+int monitor_csv_dstat_header(FILE *out, const struct mon_group *groups, unsigned ngroups);
+int monitor_csv_dstat_line(FILE *out, const struct mon_group *groups, unsigned ngroups);
 
 /* A value as dstat prints it in width characters (exposed for tests): buf holds width + 1. */
 void monitor_format(double value, enum mon_type type, int width, double scale, bool integer, bool floats,

@@ -94,6 +94,106 @@ check_eq "-o FILE: exit 0" 0 "$RC"
 check_match "-o FILE: the CSV header" "^time_ns,since_boot,cpu_total_usr_pct" "$(head -1 "$T/short.csv")"
 check_eq "-o FILE: a line per sample" 3 "$(wc -l < "$T/short.csv")"
 
+# ---- Through the link: what dstat prints where iolens stat differs by design ---------------------
+# heads OUTPUT: dstat's default message (when printed), then the two header rows.
+heads() { awk '{ print } /^-/ && !t { t = 1; next } t { exit }' <<<"$1"; }
+# layout LINE: a value line with only its separators kept: where '|' and ':' fall (the last group's
+# width is the headers' to hold: a value there may be narrower on a line, in both tools).
+layout() { sed 's/[^|:]/x/g; s/x*$//' <<<"$1"; }
+disk=$(awk '$3 ~ /^(vd|sd|nvme|xvd|hd|mmcblk)[a-z0-9]*$/ && $3 !~ /p?[0-9]+$/ || $3 ~ /^nvme[0-9]+n[0-9]+$/ { print $3; exit }' /proc/diskstats)
+# (an interface that carried packets: dstat leaves out the others)
+net=$(awk -F'[: ]+' 'NR > 2 { sub(/^ +/, ""); split($0, f, /[: ]+/); if (f[1] != "lo" && f[3] > 0) { print f[1]; exit } }' /proc/net/dev)
+link_cases=("-g" "-s" "-v" "-n" "-a" "" "-cdngy" "-D total${disk:+,$disk}" "-N total,lo" "-C 0,1,total" "-g -s -S total"
+	"-c -C 0,total -d -D total${disk:+,$disk} -n -N total,lo" "-r -D total${disk:+,$disk}" "--net-packets -N total,lo" "-v -D total" "-t -g")
+if $have_dstat; then
+	for args in "${link_cases[@]}"; do
+		theirs=$(timeout -k 5 30 dstat $args --nocolor 1 2 2>/dev/null)
+		run "$T/dstat" $args --nocolor 1 2
+		check_eq "dstat link ${args:-(no option)}: exit 0" 0 "$RC"
+		check_eq "dstat link ${args:-(no option)}: dstat's headers, byte for byte" "$(heads "$theirs")" "$(heads "$OUT")"
+		# (the first line, since boot, to the column; the second, its separators in order: a value
+		# there may be a character narrower in one tool, as seen once with -r)
+		check_eq "dstat link ${args:-(no option)}: dstat's row layout (widths, '|' and ':')" \
+			"$(layout "$(tail -2 <<<"$theirs" | head -1)")|$(tail -1 <<<"$theirs" | tr -cd '|:')" \
+			"$(layout "$(tail -2 <<<"$OUT" | head -1)")|$(tail -1 <<<"$OUT" | tr -cd '|:')"
+	done
+	# The network on the first line: 0, as dstat (which computes it from its second sample only).
+	run "$T/dstat" -n -N total,lo${net:+,$net} --nocolor 1 1
+	check_eq "dstat link -n: the first line's network is dstat's 0" "$(timeout -k 5 30 dstat -n -N total,lo${net:+,$net} --nocolor 1 1 2>/dev/null | sed -n 3p)" \
+		"$(sed -n 3p <<<"$OUT")"
+else
+	skip "the dstat link against dstat: no dstat here"
+fi
+run "$IOLENS" stat -c -g -s -C 0,total 0.1 1
+check_eq "iolens stat keeps its own look (page/swap, swp/total, '|' between cpus)" \
+	"-----cpu0-usage---- --total-cpu-usage-- -------page/swap------- -swp/total-" "$(head -1 <<<"$OUT")"
+check_match "… and '|' between the items of a group" "^usr sys idl wai stl\|usr" "$(sed -n 2p <<<"$OUT")"
+run "$T/dstat" -D total 0.1 1
+check_eq "dstat link without a group: dstat's message first, on stdout" "You did not select any stats, using -cdngy by default." "$(head -1 <<<"$OUT")"
+run "$IOLENS" stat -D total 0.1 1
+check_no_match "iolens stat without a group: no such message" "did not select" "$OUT"
+
+# Values through the link, to /proc: paging is pswpin and pswpout times the page size (dstat_page),
+# swap used and free are SwapTotal - SwapFree and SwapFree (/proc/meminfo). On the first line, the
+# average since boot: over /proc/uptime. Read from the link's CSV, which has three decimals.
+rm -f "$T/g.csv"
+"$T/dstat" -g -s --output "$T/g.csv" 0.1 1 >/dev/null
+read -r pswpin pswpout < <(awk '$1 == "pswpin" { i = $2 } $1 == "pswpout" { o = $2 } END { print i, o }' /proc/vmstat)
+read -r up _ < /proc/uptime
+read -r swap_total swap_free < <(awk '$1 == "SwapTotal:" { t = $2 } $1 == "SwapFree:" { f = $2 } END { print t * 1024, f * 1024 }' /proc/meminfo)
+page=$(getconf PAGESIZE)
+IFS=, read -r in out used free < <(sed -n 7p "$T/g.csv")
+close_to() { awk -v a="$1" -v b="$2" -v tol="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(d <= tol * (m > 1 ? m : 1)) }'; }
+check "dstat link -g: in, since boot, is pswpin x page size / uptime ($in; /proc: $pswpin pages in ${up}s)" \
+	close_to "$in" "$(awk -v p="$pswpin" -v s="$page" -v u="$up" 'BEGIN { print p * s / u }')" 0.01
+check "dstat link -g: out is pswpout x page size / uptime ($out; /proc: $pswpout pages)" \
+	close_to "$out" "$(awk -v p="$pswpout" -v s="$page" -v u="$up" 'BEGIN { print p * s / u }')" 0.01
+# (another session may swap meanwhile: within 5 % of SwapTotal)
+check "dstat link -s: used is SwapTotal - SwapFree ($used; meminfo: $((swap_total - swap_free)))" \
+	close_to "$used" "$((swap_total - swap_free))" "$(awk -v t="$swap_total" -v u="$((swap_total - swap_free))" 'BEGIN { print (u > 0 ? 0.05 * t / u : 0) }')"
+check "dstat link -s: free is SwapFree ($free; meminfo: $swap_free)" \
+	close_to "$free" "$swap_free" 0.05
+# On a recording whose counters move (pswpin +2560 pages, pswpout +5120 in the interval), to the byte.
+cp -r "$TOP/tests/fixtures/stat/vm1" "$T/vm"
+sed -i 's/^pswpin .*/pswpin 1000/; s/^pswpout .*/pswpout 2000/' "$T/vm/1/proc/vmstat"
+sed -i 's/^pswpin .*/pswpin 3560/; s/^pswpout .*/pswpout 7120/' "$T/vm/2/proc/vmstat"
+rm -f "$T/r.csv"
+IOLENS_REPLAY=$T/vm "$T/dstat" -g --output "$T/r.csv" 1 3 >/dev/null
+elapsed=$(awk 'NR == FNR { a = $1; next } { printf "%.9f\n", ($1 - a) / 1e9 }' "$T/vm/1/time" "$T/vm/2/time")
+check_eq "dstat link -g on a recording: (pswpin, pswpout) deltas x $page / ${elapsed}s" \
+	"$(awk -v s="$page" -v e="$elapsed" 'BEGIN { printf "%.3f,%.3f\n", 2560 * s / e, 5120 * s / e }')" "$(sed -n 9p "$T/r.csv")"
+
+# ---- --output through the link: dstat's CSV --------------------------------------------------------
+# mask_date: the Date field of dstat's preamble, which neither run can fix.
+mask_date() { sed 's/"Date:","[^"]*"/"Date:","DATE"/'; }
+mkdir -p "$T/ours" "$T/theirs"
+(cd "$T/ours" && "$T/dstat" -t -c -C 0,total -n -N total,lo -g -m --output out.csv 1 2 >/dev/null)
+check_eq "dstat link --output: the preamble's first lines, as dstat 0.7.4 writes them" \
+	"\"Dstat 0.8.0 CSV output\"|\"Author:\",\"Dag Wieers <dag@wieers.com>\",,,,\"URL:\",\"http://dag.wieers.com/home-made/dstat/\"" \
+	"$(head -2 "$T/ours/out.csv" | tr '\n' '|' | sed 's/|$//')"
+check_eq "dstat link --output: then Host and User" "\"Host:\",\"$(uname -n)\",,,,\"User:\",\"$(id -un)\"" "$(sed -n 3p "$T/ours/out.csv")"
+check_eq "dstat link --output: a line per sample after 6 lines of preamble and headers" 8 "$(wc -l < "$T/ours/out.csv")"
+check_match "dstat link --output: the time as shown, then values as dstat's printcsv (%.3f or whole)" \
+	'^[0-9]{2}-[0-9]{2} [0-9:]{8}(,(-?[0-9]+|-?[0-9]+\.[0-9]{3}))+$' "$(sed -n 8p "$T/ours/out.csv")"
+check_eq "dstat link --output: as many values as column names" \
+	"$(sed -n 6p "$T/ours/out.csv" | tr ',' '\n' | wc -l)" "$(sed -n 8p "$T/ours/out.csv" | tr ',' '\n' | wc -l)"
+check_eq "dstat link --output: the first line's network is 0, as on screen" ",0,0,0,0," \
+	"$(sed -n 7p "$T/ours/out.csv" | cut -d, -f12-15 | sed 's/^/,/; s/$/,/')"
+(cd "$T/ours" && "$T/dstat" -c --output out.csv 0.1 1 >/dev/null)
+check_eq "dstat link --output to a file that exists: two blank lines, then Host, Cmdline and the headers" \
+	"||\"Host:\"|\"Cmdline:\"|\"total cpu usage\"|\"usr\"" "$(sed -n '9,14p' "$T/ours/out.csv" | cut -d, -f1 | tr '\n' '|' | sed 's/|$//')"
+if $have_dstat; then
+	(cd "$T/theirs" && timeout -k 5 30 dstat -t -c -C 0,total -n -N total,lo -g -m --output out.csv 1 2 >/dev/null 2>&1)
+	check_eq "dstat link --output: dstat's preamble (but the date) and header lines, byte for byte" \
+		"$(sed 's/"Cmdline:","dstat/&/' "$T/theirs/out.csv" | head -6 | mask_date)" "$(head -6 "$T/ours/out.csv" | mask_date)"
+	(cd "$T/theirs" && timeout -k 5 30 dstat -c --output out.csv 1 1 >/dev/null 2>&1)
+	check_eq "dstat link --output, appending: dstat's lines (but the date)" \
+		"$(sed -n '/^$/,$p' "$T/theirs/out.csv" | head -6 | mask_date | sed 's/ 1 1"/ N N"/')" \
+		"$(sed -n '/^$/,$p' "$T/ours/out.csv" | head -6 | mask_date | sed 's/ 0.1 1"/ N N"/')"
+fi
+run "$IOLENS" stat -c --output "$T/own.csv" 0.1 1
+check_match "iolens stat --output: its own CSV, no preamble" "^time_ns,since_boot,cpu_total_usr_pct" "$(head -1 "$T/own.csv")"
+
 # ---- --pidfile ----------------------------------------------------------------------------------
 "$IOLENS" stat -c --pidfile "$T/stat.pid" 0.1 > /dev/null &
 pid=$!
