@@ -291,7 +291,9 @@ static const struct {
 	{ "disk-wait", G_DISK_WAIT },   { "net-packets", G_NET_PACKETS }, { "proc-count", G_PROC_COUNT },
 	{ "top-bio", G_TOP_BIO },       { "top-cpu", G_TOP_CPU },         { "top-int", G_TOP_INT },
 	{ "top-io", G_TOP_IO },         { "top-latency", G_TOP_LATENCY }, { "top-mem", G_TOP_MEM },
-	{ "top-oom", G_TOP_OOM },
+	{ "top-oom", G_TOP_OOM },       { "top-cpu-adv", G_TOP_CPU_ADV }, { "top-io-adv", G_TOP_IO_ADV },
+	{ "top-bio-adv", G_TOP_BIO_ADV }, { "top-cputime", G_TOP_CPUTIME }, { "top-cputime-avg", G_TOP_CPUTIME_AVG },
+	{ "top-latency-avg", G_TOP_LATENCY_AVG }, { "top-childwait", G_TOP_CHILDWAIT },
 };
 /* iolens's groups, also taken by -M. */
 static const struct {
@@ -483,6 +485,10 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		{ "top-io", no_argument, NULL, OPT_PLUGIN },    { "top-bio", no_argument, NULL, OPT_PLUGIN },
 		{ "top-latency", no_argument, NULL, OPT_PLUGIN }, { "top-int", no_argument, NULL, OPT_PLUGIN },
 		{ "top-oom", no_argument, NULL, OPT_PLUGIN },
+		{ "top-cpu-adv", no_argument, NULL, OPT_PLUGIN }, { "top-io-adv", no_argument, NULL, OPT_PLUGIN },
+		{ "top-bio-adv", no_argument, NULL, OPT_PLUGIN }, { "top-cputime", no_argument, NULL, OPT_PLUGIN },
+		{ "top-cputime-avg", no_argument, NULL, OPT_PLUGIN }, { "top-latency-avg", no_argument, NULL, OPT_PLUGIN },
+		{ "top-childwait", no_argument, NULL, OPT_PLUGIN },
 		{ 0 }
 	};
 	int opt, rc, index = 0;

@@ -53,6 +53,13 @@ enum group_kind {
 	G_TOP_LATENCY,
 	G_TOP_OOM,
 	G_TOP_INT,
+	G_TOP_CPU_ADV,     /* dstat's top plugins with the pid and more figures */
+	G_TOP_IO_ADV,
+	G_TOP_BIO_ADV,
+	G_TOP_CPUTIME,     /* the process that ran the most (schedstat), and the longest per time slice */
+	G_TOP_CPUTIME_AVG,
+	G_TOP_LATENCY_AVG, /* the process that waited the longest per time slice */
+	G_TOP_CHILDWAIT,   /* the process whose ended children used the most cpu */
 	G_KINDS
 };
 

@@ -179,15 +179,19 @@ static const struct mon_column zones_cols[] = {
 	{ "normF", "normal_free", "pages", D, 5, 1000 }, { "normH", "normal_high", "pages", D, 5, 1000 },
 };
 
-/* dstat's top plugins: the name, cut to what leaves the figures dstat's width, then the figures. */
-static const struct mon_column top_cpu_cols[] = { { "cpu process", "name", "", MON_NAME, 12, 0 }, { "cpu", "cpu", "pct", F, 3, 34 } };
-static const struct mon_column top_mem_cols[] = { { "memory proc", "name", "", MON_NAME, 11, 0 }, { "rss", "rss", "bytes", F, 5, 1024 } };
+/*
+ * dstat's top plugins (dstat_top_*.py): one subtitle over the group (kinds[].subtitle), the
+ * name cut to what leaves the figures dstat's width, the first figure right after it (glued),
+ * in dstat's types, widths and scales.
+ */
+static const struct mon_column top_cpu_cols[] = { { "cpu process", "name", "", MON_NAME, 13, 0 }, { "cpu", "cpu", "pct", F, 3, 34 } };
+static const struct mon_column top_mem_cols[] = { { "memory process", "name", "", MON_NAME, 12, 0 }, { "rss", "rss", "bytes", F, 5, 1024 } };
 static const struct mon_column top_io_cols[] = {
-	{ "i/o proc", "name", "", MON_NAME, 10, 0 }, { "read", "read", "bytes_per_s", D, 5, 1024 },
+	{ "i/o process", "name", "", MON_NAME, 11, 0 }, { "read", "read", "bytes_per_s", D, 5, 1024 },
 	{ "writ", "write", "bytes_per_s", D, 5, 1024 },
 };
 static const struct mon_column top_bio_cols[] = {
-	{ "block i/o", "name", "", MON_NAME, 10, 0 }, { "read", "read", "bytes_per_s", D, 5, 1024 },
+	{ "block i/o process", "name", "", MON_NAME, 11, 0 }, { "read", "read", "bytes_per_s", D, 5, 1024 },
 	{ "writ", "write", "bytes_per_s", D, 5, 1024 },
 	/*
 	 * By eBPF: the latency of its requests completed in the interval, reads and writes together
@@ -198,11 +202,33 @@ static const struct mon_column top_bio_cols[] = {
 	{ "max", "max", "ns", F, 4, 1000 }, { "avg", "avg", "ns", F, 4, 1000 },
 };
 #define TOP_BIO_TABLE 3 /* the table's columns: dstat's name, read, writ (latency: iolens biotop) */
+/* Waits and run times: ns per second (per time slice for the averages), scaled as dstat scales them, without a unit. */
 static const struct mon_column top_latency_cols[] = {
-	{ "latency proc", "name", "", MON_NAME, 12, 0 }, { "ms/s", "wait", "ns_per_s", D, 4, 100 },
+	{ "latency process", "name", "", MON_NAME, 13, 0 }, { "wait", "wait", "ns_per_s", D, 4, 100 },
 };
-static const struct mon_column top_oom_cols[] = { { "kill score", "name", "", MON_NAME, 13, 0 }, { "scor", "score", "", F, 4, 1000 } };
-static const struct mon_column top_int_cols[] = { { "interrupt", "name", "", MON_NAME, 14, 0 }, { "int/s", "rate", "per_s", D, 5, 1000 } };
+static const struct mon_column top_latency_avg_cols[] = {
+	{ "latency process", "name", "", MON_NAME, 13, 0 }, { "wait", "wait_per_slice", "ns_per_s", F, 4, 100 },
+};
+static const struct mon_column top_cputime_cols[] = {
+	{ "cputime process", "name", "", MON_NAME, 13, 0 }, { "run", "run", "ns_per_s", D, 4, 100 },
+};
+static const struct mon_column top_cputime_avg_cols[] = {
+	{ "cputime process", "name", "", MON_NAME, 13, 0 }, { "run", "run_per_slice", "ns_per_s", F, 4, 100 },
+};
+static const struct mon_column top_childwait_cols[] = {
+	{ "child process", "name", "", MON_NAME, 13, 0 }, { "cpu", "children_cpu", "pct", P, 3, 34 },
+};
+static const struct mon_column top_oom_cols[] = { { "kill score", "name", "", MON_NAME, 14, 0 }, { "scor", "score", "", F, 4, 1000 } };
+static const struct mon_column top_int_cols[] = { { "interrupt", "name", "", MON_NAME, 15, 0 }, { "int/s", "rate", "per_s", D, 5, 1000 } };
+/* The -adv plugins: the name and the pid (dstat's %-5s) in 26, then the figures, '%' after the cpu's. */
+static const struct mon_column top_cpu_adv_cols[] = {
+	{ "process", "name", "", MON_NAME, 26, 0 }, { "cpu", "cpu", "pct", F, 3, 34 },
+	{ "read", "read", "bytes_per_s", D, 5, 1024 }, { "write", "write", "bytes_per_s", D, 5, 1024 },
+};
+static const struct mon_column top_io_adv_cols[] = {
+	{ "process", "name", "", MON_NAME, 26, 0 }, { "read", "read", "bytes_per_s", D, 5, 1024 },
+	{ "write", "write", "bytes_per_s", D, 5, 1024 }, { "cpu", "cpu", "pct", F, 3, 34 },
+};
 
 #define COLUMNS(array) array, sizeof(array) / sizeof(array[0])
 
@@ -212,6 +238,9 @@ static const struct {
 	const struct mon_column *columns;
 	unsigned ncolumns;
 	unsigned needs;
+	const char *subtitle; /* dstat's one-variable plugins: one subtitle over the group */
+	unsigned glued;       /* the columns right after the one before (mon_group's glued) */
+	unsigned percent;     /* the column a '%' follows (0: none) */
 } kinds[G_KINDS] = {
 	[G_TIME] = { "system", "time", COLUMNS(time_cols), 0 },
 	[G_CPU] = { "%s cpu usage", "cpu_%s", COLUMNS(cpu_cols), SYS_PROCSTAT },
@@ -250,18 +279,31 @@ static const struct {
 	[G_MEM_ADV] = { "advanced memory usage", "memory_adv", COLUMNS(mem_adv_cols), SYS_MEMINFO },
 	[G_VM_ADV] = { "advanced virtual memory", "vm_adv", COLUMNS(vm_adv_cols), SYS_VM_ADV },
 	[G_ZONES] = { "zones memory", "zones", COLUMNS(zones_cols), SYS_ZONES },
-	[G_TOP_CPU] = { "most expensive", "top_cpu", COLUMNS(top_cpu_cols), SYS_PROC_STAT | SYS_PROCSTAT },
-	[G_TOP_MEM] = { "most expensive", "top_mem", COLUMNS(top_mem_cols), SYS_PROC_STAT },
-	[G_TOP_IO] = { "most expensive", "top_io", COLUMNS(top_io_cols), SYS_PROC_IO },
-	[G_TOP_BIO] = { "most expensive", "top_bio", COLUMNS(top_bio_cols), SYS_PROC_IO },
-	[G_TOP_LATENCY] = { "highest total", "top_latency", COLUMNS(top_latency_cols), SYS_PROC_SCHED },
-	[G_TOP_OOM] = { "out of memory", "top_oom", COLUMNS(top_oom_cols), SYS_PROC_OOM },
-	[G_TOP_INT] = { "most frequent", "top_int", COLUMNS(top_int_cols), SYS_INTERRUPTS },
+	[G_TOP_CPU] = { "most expensive", "top_cpu", COLUMNS(top_cpu_cols), SYS_PROC_STAT | SYS_PROCSTAT, "cpu process", 1u << 1 },
+	[G_TOP_MEM] = { "most expensive", "top_mem", COLUMNS(top_mem_cols), SYS_PROC_STAT, "memory process", 1u << 1 },
+	[G_TOP_IO] = { "most expensive", "top_io", COLUMNS(top_io_cols), SYS_PROC_IO, "i/o process", 1u << 1 },
+	[G_TOP_BIO] = { "most expensive", "top_bio", COLUMNS(top_bio_cols), SYS_PROC_IO, "block i/o process", 1u << 1 },
+	[G_TOP_LATENCY] = { "highest total", "top_latency", COLUMNS(top_latency_cols), SYS_PROC_SCHED, "latency process", 1u << 1 },
+	[G_TOP_OOM] = { "out of memory", "top_oom", COLUMNS(top_oom_cols), SYS_PROC_OOM, "kill score", 1u << 1 },
+	[G_TOP_INT] = { "most frequent", "top_int", COLUMNS(top_int_cols), SYS_INTERRUPTS, "interrupt", 1u << 1 },
+	[G_TOP_CPU_ADV] = { "most expensive cpu process", "top_cpu_adv", COLUMNS(top_cpu_adv_cols),
+			    SYS_PROC_STAT | SYS_PROC_IO | SYS_PROCSTAT, "process              pid  cpu read write", 0xeu, 1 },
+	[G_TOP_IO_ADV] = { "most expensive i/o process", "top_io_adv", COLUMNS(top_io_adv_cols),
+			   SYS_PROC_STAT | SYS_PROC_IO | SYS_PROCSTAT, "process              pid  read write cpu", 0xeu, 3 },
+	[G_TOP_BIO_ADV] = { "most expensive block i/o process", "top_bio_adv", COLUMNS(top_io_adv_cols),
+			    SYS_PROC_STAT | SYS_PROC_IO | SYS_PROCSTAT, "process              pid  read write cpu", 0xeu, 3 },
+	[G_TOP_CPUTIME] = { "highest total", "top_cputime", COLUMNS(top_cputime_cols), SYS_PROC_SCHED, "cputime process", 1u << 1 },
+	[G_TOP_CPUTIME_AVG] = { "highest average", "top_cputime_avg", COLUMNS(top_cputime_avg_cols), SYS_PROC_SCHED,
+				"cputime process", 1u << 1 },
+	[G_TOP_LATENCY_AVG] = { "highest average", "top_latency_avg", COLUMNS(top_latency_avg_cols), SYS_PROC_SCHED,
+				"latency process", 1u << 1 },
+	[G_TOP_CHILDWAIT] = { "most waiting for", "top_childwait", COLUMNS(top_childwait_cols), SYS_PROC_STAT | SYS_PROCSTAT,
+			      "child process", 1u << 1 },
 };
 
 bool group_is_top(enum group_kind kind)
 {
-	return kind >= G_TOP_CPU && kind <= G_TOP_INT;
+	return kind >= G_TOP_CPU && kind <= G_TOP_CHILDWAIT;
 }
 
 static bool show_bits, show_human;
@@ -355,6 +397,10 @@ void group_init(struct group *g, enum group_kind kind, const char *item)
 			*p = '_';
 	g->shown.columns = kinds[kind].columns;
 	g->shown.ncolumns = kinds[kind].ncolumns;
+	g->shown.subtitle = kinds[kind].subtitle;
+	g->shown.glued = kinds[kind].glued;
+	g->shown.after_column = kinds[kind].percent;
+	g->shown.after = kinds[kind].percent ? "%" : NULL;
 	if (show_bits && kind == G_DISK)
 		g->shown.columns = disk_bits_cols;
 	if (show_bits && kind == G_NET)
@@ -1034,13 +1080,45 @@ static double mem_used(const struct meminfo *m)
 	return used < 0 ? 0 : used;
 }
 
-/* A top plugin's process (or interrupt): its name as it is; the monitor escapes what it shows. */
+/*
+ * The name dstat shows of a process: the second field of /proc/PID/stat split at white space,
+ * less its first and last characters (a comm with a space loses what follows the space, and the
+ * character before it), then what follows its last '/' (its getnamebypid falls back to this:
+ * "kworker/u4:2" is "u4:2").
+ */
+static void dstat_name(const char *comm, char *out, size_t size)
+{
+	const char *space = strpbrk(comm, " \t\n\v\f\r"), *slash;
+	size_t n = space ? (size_t)(space - comm) : strlen(comm);
+
+	if (space && n)
+		n--; /* "(tmux: server)" splits to "(tmux:": [1:-1] is "tmux" */
+	for (slash = comm + n; slash > comm && slash[-1] != '/'; slash--)
+		;
+	n -= (size_t)(slash - comm);
+	snprintf(out, size, "%.*s", (int)n, slash);
+}
+
+/* A top plugin's process (or interrupt): its name as it is, for JSON and CSV; the table's as dstat shows it (the monitor escapes it). */
 static void top_name(struct group *g, int pid, const char *name)
 {
 	g->pid = pid;
 	snprintf(g->name, sizeof(g->name), "%s", name);
-	snprintf(g->shown.text, sizeof(g->shown.text), "%s", name);
+	if (g->kind == G_TOP_INT || !pid)
+		snprintf(g->shown.text, sizeof(g->shown.text), "%s", name);
+	else
+		dstat_name(name, g->shown.text, sizeof(g->shown.text));
+	if (pid && (g->kind == G_TOP_CPU_ADV || g->kind == G_TOP_IO_ADV || g->kind == G_TOP_BIO_ADV)) {
+		/* dstat's '%-*s%-5s': the name cut to 21 (escaped as the monitor shows it), then the pid in 5. */
+		char *shown = escape_text(g->shown.text, ESCAPE_TERMINAL);
+		size_t columns, end = text_fit(shown, 21, &columns);
+
+		shown[end] = '\0';
+		snprintf(g->shown.text, sizeof(g->shown.text), "%s%*s%-5d", shown, 21 - (int)columns, "", pid);
+		free(shown);
+	}
 	g->shown.csv_text = g->name;
+	g->shown.blank = false;
 }
 
 /* The counters of a process before: the same process in the earlier sample, or zero (it started since). */
@@ -1070,53 +1148,61 @@ static double delta_rate(uint64_t now, uint64_t then, double seconds)
 static void compute_top(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			double seconds)
 {
-	static const unsigned needs[] = {
-		[G_TOP_CPU - G_TOP_CPU] = SYS_PROC_STAT, [G_TOP_MEM - G_TOP_CPU] = SYS_PROC_STAT,
-		[G_TOP_IO - G_TOP_CPU] = SYS_PROC_IO,    [G_TOP_BIO - G_TOP_CPU] = SYS_PROC_IO,
-		[G_TOP_LATENCY - G_TOP_CPU] = SYS_PROC_SCHED, [G_TOP_OOM - G_TOP_CPU] = SYS_PROC_OOM,
-	};
-	unsigned part = g->kind == G_TOP_IO || g->kind == G_TOP_BIO ? PROCS_IO
-			: g->kind == G_TOP_LATENCY ? PROCS_SCHED : g->kind == G_TOP_OOM ? PROCS_OOM : PROCS_STAT;
+	enum group_kind k = g->kind;
+	bool adv = k == G_TOP_CPU_ADV || k == G_TOP_IO_ADV || k == G_TOP_BIO_ADV;
+	unsigned part = adv ? PROCS_STAT | PROCS_IO
+			: k == G_TOP_IO || k == G_TOP_BIO ? PROCS_IO
+			: k == G_TOP_LATENCY || k == G_TOP_CPUTIME || k == G_TOP_CPUTIME_AVG || k == G_TOP_LATENCY_AVG ? PROCS_SCHED
+			: k == G_TOP_OOM ? PROCS_OOM : PROCS_STAT;
+	unsigned needs = group_needs(k) & (SYS_PROC_STAT | SYS_PROC_IO | SYS_PROC_SCHED | SYS_PROC_OOM | SYS_PROCSTAT);
+	bool per_cpu = k == G_TOP_CPU || k == G_TOP_CHILDWAIT || adv;
 	unsigned ncpu = 0;
-	double best = 0, figures[2] = { 0, 0 };
+	double best = 0, figures[3] = { 0, 0, 0 };
 	const struct proc_entry *chosen = NULL;
 
 	/* No process at all (a recorded tree without /proc/PID): unknown, not 0. */
-	if (!(now->have & needs[g->kind - G_TOP_CPU]) || !now->procs.count ||
-	    (g->kind == G_TOP_CPU && !(now->have & SYS_PROCSTAT))) {
+	if ((now->have & needs) != needs || !now->procs.count) {
 		top_name(g, 0, "");
 		all_unknown(g);
 		return;
 	}
-	for (unsigned c = 0; g->kind == G_TOP_CPU && c < now->procstat.ncpu; c++)
+	for (unsigned c = 0; per_cpu && c < now->procstat.ncpu; c++)
 		ncpu += now->procstat.cpu_present[c];
 	for (unsigned i = 0; i < now->procs.count; i++) {
 		const struct proc_entry *p = &now->procs.proc[i], *a;
-		double value, one = 0, two = 0;
+		double value, one = 0, two = 0, cpu = 0, slices;
 
-		if (!(p->have & part))
+		if ((p->have & part) != part)
 			continue;
 		a = proc_before(then, p, part);
-		switch (g->kind) {
-		case G_TOP_CPU:
-			/* As dstat: the share of all the cpus' time, in percent. */
-			value = one = ncpu ? 100.0 * delta_rate(p->cpu_ticks, a->cpu_ticks, seconds) / (double)clock_ticks() / ncpu : 0;
-			break;
-		case G_TOP_MEM:
-			value = one = (double)p->rss_pages * (double)page_size();
-			break;
-		case G_TOP_IO:
+		if (per_cpu) /* As dstat: the share of all the cpus' time, in percent. */
+			cpu = ncpu ? 100.0 * delta_rate(p->cpu_ticks, a->cpu_ticks, seconds) / (double)clock_ticks() / ncpu : 0;
+		if (adv || k == G_TOP_IO) {
 			one = delta_rate(p->rchar, a->rchar, seconds);
 			two = delta_rate(p->wchar, a->wchar, seconds);
-			value = one + two;
-			break;
-		case G_TOP_BIO:
+		}
+		if (k == G_TOP_BIO || k == G_TOP_BIO_ADV) {
 			one = delta_rate(p->read_bytes, a->read_bytes, seconds);
 			two = delta_rate(p->write_bytes, a->write_bytes, seconds);
-			value = one + two;
+		}
+		slices = p->slices > a->slices ? (double)(p->slices - a->slices) : 0;
+		switch (k) {
+		case G_TOP_CPU: value = one = cpu; break;
+		case G_TOP_CPU_ADV: value = cpu; break;
+		case G_TOP_MEM: value = one = (double)p->rss_pages * (double)page_size(); break;
+		case G_TOP_IO: case G_TOP_BIO: case G_TOP_IO_ADV: case G_TOP_BIO_ADV: value = one + two; break;
+		case G_TOP_LATENCY: value = one = delta_rate(p->wait_ns, a->wait_ns, seconds); break;
+		case G_TOP_CPUTIME: value = one = delta_rate(p->run_ns, a->run_ns, seconds); break;
+		/* As dstat: the time per slice, divided by the interval again. */
+		case G_TOP_LATENCY_AVG:
+			value = one = slices ? delta_rate(p->wait_ns, a->wait_ns, seconds) / slices : 0;
 			break;
-		case G_TOP_LATENCY:
-			value = one = delta_rate(p->wait_ns, a->wait_ns, seconds);
+		case G_TOP_CPUTIME_AVG:
+			value = one = slices ? delta_rate(p->run_ns, a->run_ns, seconds) / slices : 0;
+			break;
+		case G_TOP_CHILDWAIT:
+			value = one = ncpu ? 100.0 * delta_rate(p->child_ticks, a->child_ticks, seconds) / (double)clock_ticks() / ncpu
+				    : 0;
 			break;
 		default: /* G_TOP_OOM */
 			value = one = (double)p->oom_score;
@@ -1127,16 +1213,26 @@ static void compute_top(struct group *g, const struct system_sample *then, const
 			chosen = p;
 			figures[0] = one;
 			figures[1] = two;
+			figures[2] = cpu;
 		}
 	}
-	/* Nothing did anything: no name, zeros (dstat leaves the group blank). */
+	/* Nothing did anything: no name, zeros in JSON; the table blank, as dstat. */
 	top_name(g, chosen ? chosen->pid : 0, chosen ? chosen->name : "");
-	set_same(g, 1, figures[0]);
-	if (g->kind == G_TOP_LATENCY)
-		set(g, 1, figures[0] / 1e6, figures[0]); /* ms waited per second on screen, ns in JSON */
-	if (g->shown.ncolumns > 2)
-		set_same(g, 2, figures[1]);
+	g->shown.blank = !chosen;
 	set_same(g, 0, NAN);
+	if (k == G_TOP_CPU_ADV) {
+		set_same(g, 1, figures[2]);
+		set_same(g, 2, figures[0]);
+		set_same(g, 3, figures[1]);
+	} else if (adv) {
+		set_same(g, 1, figures[0]);
+		set_same(g, 2, figures[1]);
+		set_same(g, 3, figures[2]);
+	} else {
+		set_same(g, 1, figures[0]);
+		if (g->shown.ncolumns > 2)
+			set_same(g, 2, figures[1]);
+	}
 }
 
 /*
@@ -1188,6 +1284,7 @@ static void compute_top_bio(struct group *g, const struct system_sample *then, c
 	}
 	chosen = end > first;
 	top_name(g, chosen ? table->process[first].pid : 0, name);
+	g->shown.blank = !chosen;
 	set_same(g, 0, NAN);
 	set_same(g, 1, figures[0]);
 	set_same(g, 2, figures[1]);
@@ -1208,6 +1305,33 @@ static void compute_top_bio(struct group *g, const struct system_sample *then, c
 	set(g, 4, chosen ? (double)latency.p50_ns / 1e6 : NAN, chosen ? (double)latency.p50_ns : NAN);
 	set(g, 5, chosen ? (double)latency.max_ns / 1e6 : NAN, chosen ? (double)latency.max_ns : NAN);
 	set(g, 6, chosen ? (double)latency.average_ns / 1e6 : NAN, chosen ? (double)latency.average_ns : NAN);
+}
+
+/*
+ * An interrupt's devices as dstat's top-int names them: "_hcd:" made "/", "@pci" and the
+ * [:0-9+.] after it left out, "ahci[...]" made "ahci".
+ */
+static void int_name(const char *devices, char *out, size_t size)
+{
+	size_t used = 0;
+
+	for (const char *p = devices; *p && used + 1 < size;) {
+		if (!strncmp(p, "_hcd:", 5)) {
+			out[used++] = '/';
+			p += 5;
+		} else if (!strncmp(p, "@pci", 4) && p[4] && strchr(":0123456789+.", p[4])) {
+			for (p += 4; *p && strchr(":0123456789+.", *p); p++)
+				;
+		} else if (!strncmp(p, "ahci[", 5) && p[5] && p[5] != ']' && p[5 + strspn(p + 5, ":0123456789abcdefghijklmnopqrstuvwxyz.")] == ']') {
+			size_t n = 5 + strspn(p + 5, ":0123456789abcdefghijklmnopqrstuvwxyz.") + 1;
+			for (const char *a = "ahci"; *a && used + 1 < size; a++)
+				out[used++] = *a;
+			p += n;
+		} else {
+			out[used++] = *p++;
+		}
+	}
+	out[used] = '\0';
 }
 
 /* dstat's top-int: the numbered interrupt with the most per second, named by its devices. */
@@ -1247,13 +1371,14 @@ static void compute_top_int(struct group *g, const struct system_sample *then, c
 				devices++;
 		}
 		if (devices && *devices)
-			snprintf(name, sizeof(name), "%s", devices);
+			int_name(devices, name, sizeof(name));
 		else
 			snprintf(name, sizeof(name), "int %s", chosen->name);
 		top_name(g, 0, name);
 	} else {
 		top_name(g, 0, "");
 	}
+	g->shown.blank = !chosen;
 	set_same(g, 0, NAN);
 	set_same(g, 1, best);
 }
@@ -1556,6 +1681,13 @@ void group_compute(struct group *g, const struct system_sample *then, const stru
 	case G_TOP_IO:
 	case G_TOP_LATENCY:
 	case G_TOP_OOM:
+	case G_TOP_CPU_ADV:
+	case G_TOP_IO_ADV:
+	case G_TOP_BIO_ADV:
+	case G_TOP_CPUTIME:
+	case G_TOP_CPUTIME_AVG:
+	case G_TOP_LATENCY_AVG:
+	case G_TOP_CHILDWAIT:
 		compute_top(g, then, now, seconds);
 		break;
 	case G_TOP_INT:

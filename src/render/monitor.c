@@ -32,7 +32,8 @@ int monitor_group_width(const struct mon_group *g)
 	int width = 0;
 
 	for (unsigned i = 0; i < g->ncolumns; i++)
-		width += g->columns[i].width + (i ? 1 : 0);
+		width += g->columns[i].width + (i && !(g->glued >> i & 1) ? 1 : 0) +
+			 (g->after && i && i == g->after_column ? (int)strlen(g->after) : 0);
 	return width;
 }
 
@@ -215,7 +216,20 @@ void monitor_header(const struct monitor *m, const struct mon_group *groups, uns
 		put(m, C_TITLE, ">");
 	put(m, C_RESET, "\n");
 	for (unsigned g = 0; g < ngroups; g++) {
-		for (unsigned c = 0; c < groups[g].ncolumns; c++) {
+		if (groups[g].subtitle) {
+			/* dstat's one-variable plugins: the nick centred (str.center) over the group's width. */
+			int width = monitor_group_width(&groups[g]), len = (int)strlen(groups[g].subtitle);
+			int margin = width - (len < width ? len : width);
+			char buf[128];
+
+			if (len > width)
+				len = width;
+			snprintf(buf, sizeof(buf), "%*s%.*s%*s", margin / 2 + (margin & width & 1), "", len,
+				 groups[g].subtitle, margin - margin / 2 - (margin & width & 1), "");
+			put(m, C_SUBTITLE, buf);
+			put(m, C_RESET, "");
+		}
+		for (unsigned c = 0; !groups[g].subtitle && c < groups[g].ncolumns; c++) {
 			const struct mon_column *col = &groups[g].columns[c];
 			char buf[80];
 			int len = (int)strlen(col->nick) < col->width ? (int)strlen(col->nick) : col->width;
@@ -240,10 +254,16 @@ void monitor_header(const struct monitor *m, const struct mon_group *groups, uns
 void monitor_line(const struct monitor *m, const struct mon_group *groups, unsigned ngroups, bool final)
 {
 	for (unsigned g = 0; g < ngroups; g++) {
-		for (unsigned c = 0; c < groups[g].ncolumns; c++) {
-			if (c)
+		if (groups[g].blank)
+			fprintf(m->out, "%*s", monitor_group_width(&groups[g]), "");
+		for (unsigned c = 0; !groups[g].blank && c < groups[g].ncolumns; c++) {
+			const struct mon_column *col = &groups[g].columns[c];
+
+			if (c && !(groups[g].glued >> c & 1))
 				fputc(' ', m->out);
-			print_value(m, &groups[g].columns[c], groups[g].values[c], groups[g].text, final);
+			print_value(m, col, groups[g].values[c], groups[g].text, final);
+			if (groups[g].after && c && c == groups[g].after_column)
+				put(m, C_UNIT, groups[g].after);
 		}
 		if (g + 1 < ngroups)
 			put(m, C_FRAME, "|");

@@ -43,6 +43,11 @@ struct mon_group {
 	double raw[40];    /* the same in raw units (bytes, ns, counts) for JSON and CSV; NaN: null */
 	char text[64];     /* MON_TEXT and MON_NAME columns show this */
 	const char *csv_text; /* MON_NAME: what CSV writes (the name as it is), else text */
+	const char *subtitle; /* one subtitle centred over the whole group (dstat's top plugins), else each column's nick */
+	bool blank;        /* this sample shows spaces (a top plugin whose processes did nothing, as dstat) */
+	unsigned glued;    /* bit c: column c right after the one before, no space between (dstat's top plugins) */
+	unsigned after_column; /* after: printed after this column's value (0: nowhere), "%" in dstat's top-cpu-adv */
+	const char *after;
 };
 
 struct monitor {
