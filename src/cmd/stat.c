@@ -39,6 +39,9 @@ struct stat_options {
 	bool partitions;      /* --partitions: each disk listed followed by its partitions (iostat -p) */
 	bool all_devices;     /* --partitions=ALL: also the devices without a medium or any I/O (iostat -p ALL) */
 	bool verbose;         /* --verbose: the details of what stderr says (dstat's -v is --vmstat) */
+	bool light;           /* --bw: dstat's colours for a light background */
+	bool debug;           /* --debug: each line ends with the milliseconds it took, as dstat's */
+	unsigned missing;     /* dstat plugins asked for that iolens stat has not (said on stderr) */
 	const char *output_file;
 	const char *pidfile;  /* --pidfile: our pid in it while we run */
 	enum out_format format;
@@ -281,6 +284,7 @@ static const struct {
 	{ "socket", G_SOCKET }, { "swap", G_SWAP },     { "sys", G_SYS },         { "tcp", G_TCP },
 	{ "time", G_TIME },     { "udp", G_UDP },       { "unix", G_UNIX },       { "vm", G_VM },
 	{ "mem-adv", G_MEM_ADV }, { "vm-adv", G_VM_ADV }, { "zones", G_ZONES },
+	{ "cpu-use", G_CPU_USE }, { "page24", G_PAGE },   { "swap-old", G_SWAP },
 };
 /* dstat's plugins of /usr/share/dstat that this stat has. */
 static const struct {
@@ -294,7 +298,78 @@ static const struct {
 	{ "top-oom", G_TOP_OOM },       { "top-cpu-adv", G_TOP_CPU_ADV }, { "top-io-adv", G_TOP_IO_ADV },
 	{ "top-bio-adv", G_TOP_BIO_ADV }, { "top-cputime", G_TOP_CPUTIME }, { "top-cputime-avg", G_TOP_CPUTIME_AVG },
 	{ "top-latency-avg", G_TOP_LATENCY_AVG }, { "top-childwait", G_TOP_CHILDWAIT },
+	{ "disk-avgrq", G_DISK_AVGRQ }, { "disk-svctm", G_DISK_SVCTM }, { "freespace", G_FREESPACE },
+	{ "snooze", G_SNOOZE },         { "dstat", G_SELF },              { "dstat-cpu", G_SELF_CPU },
+	{ "dstat-ctxt", G_SELF_CTXT },  { "dstat-mem", G_SELF_MEM },
 };
+/*
+ * dstat 0.7.4's plugins that iolens stat has not (its /usr/share/dstat/dstat_*.py, and the
+ * internal ones for Linux 2.4): asked for, each is said as dstat says a plugin that failed to
+ * load, and left out; with nothing else asked for, stat ends as dstat does then (exit 8).
+ */
+static const char *const missing_plugins[] = {
+	"battery", "battery-remain", "condor-queue", "cpufreq", "dbus", "fan", "fuse", "gpfs", "gpfs-ops",
+	"helloworld", "ib", "innodb-buffer", "innodb-io", "innodb-ops", "jvm-full", "jvm-vm", "lustre",
+	"md-status", "memcache-hits", "mongodb-conn", "mongodb-mem", "mongodb-opcount", "mongodb-queue",
+	"mongodb-stats", "mysql5-cmds", "mysql5-conn", "mysql5-innodb", "mysql5-innodb-basic",
+	"mysql5-innodb-extra", "mysql5-io", "mysql5-keys", "mysql-io", "mysql-keys", "nfs3", "nfs3-ops",
+	"nfsd3", "nfsd3-ops", "nfsd4-ops", "nfsstat4", "ntp", "postfix", "power", "qmail", "redis", "rpc",
+	"rpcd", "sendmail", "snmp-cpu", "snmp-load", "snmp-mem", "snmp-net", "snmp-net-err", "snmp-sys",
+	"squid", "test", "thermal", "utmp", "vm-cpu", "vm-mem", "vm-mem-adv", "vmk-hba", "vmk-int", "vmk-nic",
+	"vz-cpu", "vz-io", "vz-ubc", "wifi", "zfs-arc", "zfs-l2arc", "zfs-zil",
+	"cpu24", "int24", "disk24", "disk24-old",
+};
+
+/* One of missing_plugins (dstat takes '_' for '-' too): said, as dstat says it, and counted. */
+static bool missing_plugin(struct stat_options *o, const char *name)
+{
+	char plugin[64];
+
+	if (strlen(name) >= sizeof(plugin))
+		return false;
+	for (size_t i = 0; i <= strlen(name); i++)
+		plugin[i] = name[i] == '_' ? '-' : name[i];
+	for (size_t i = 0; i < sizeof(missing_plugins) / sizeof(missing_plugins[0]); i++)
+		if (!strcmp(missing_plugins[i], plugin)) {
+			for (char *p = plugin; *p; p++)
+				*p = *p == '-' ? '_' : *p;
+			fprintf(stderr, "Module dstat_%s failed to load. (not in iolens stat)\n", plugin);
+			o->missing++;
+			return true;
+		}
+	return false;
+}
+
+/* The options of dstat's plugins iolens stat has not (--redis, --helloworld): said and taken out of the arguments. */
+static void drop_missing_plugins(struct stat_options *o, int *argc, char **argv)
+{
+	static const char *const with_argument[] = { "--output", "--pidfile", "--sysroot", "--capacity-dir", "--mods",
+						     "--modules" };
+	int out = 1;
+
+	for (int i = 1; i < *argc; i++) {
+		const char *a = argv[i];
+		bool takes = false;
+
+		if (!strcmp(a, "--")) {
+			while (i < *argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		if (!strncmp(a, "--", 2) && a[2] && !strchr(a, '=') && missing_plugin(o, a + 2))
+			continue;
+		argv[out++] = argv[i];
+		/* The argument of an option that takes one is not an option. */
+		for (size_t k = 0; k < sizeof(with_argument) / sizeof(with_argument[0]); k++)
+			takes |= !strcmp(a, with_argument[k]);
+		if (a[0] == '-' && a[1] != '-' && a[1] && strpbrk(a + 1, "oMCDNSI"))
+			takes |= !strpbrk(a + 1, "oMCDNSI")[1];
+		if (takes && i + 1 < *argc)
+			argv[out++] = argv[++i];
+	}
+	argv[out] = NULL;
+	*argc = out;
+}
 /* iolens's groups, also taken by -M. */
 static const struct {
 	const char *name;
@@ -342,7 +417,7 @@ static void want_plugins(struct stat_options *o, const char *list)
 		usage_error("-M: no plugin named (see --list)");
 	snprintf(copy, sizeof(copy), "%s", list);
 	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save))
-		if (!want_plugin(o, p))
+		if (!want_plugin(o, p) && !missing_plugin(o, p))
 			usage_error("-M: no plugin '%s' (see --list)", p);
 }
 
@@ -444,6 +519,7 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		OPT_RAW, OPT_INTEGER, OPT_FLOAT, OPT_NOCOLOR, OPT_NOHEADERS, OPT_NOUPDATE, OPT_OUTPUT, OPT_PSI,
 		OPT_CACHE, OPT_VTRACE, OPT_NO_BOOT, OPT_SYSROOT, OPT_JSON, OPT_CSV, OPT_LIST, OPT_COLOR, OPT_PIDFILE,
 		OPT_FILESYSTEM, OPT_BITS, OPT_PLUGIN, OPT_HUMAN, OPT_PARTITIONS, OPT_CAPACITY_DIR, OPT_VERBOSE,
+		OPT_BW, OPT_DEBUG, OPT_PROFILE,
 	};
 	static const struct option long_options[] = {
 		COMMON_LONG_OPTIONS,
@@ -489,10 +565,21 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		{ "top-bio-adv", no_argument, NULL, OPT_PLUGIN }, { "top-cputime", no_argument, NULL, OPT_PLUGIN },
 		{ "top-cputime-avg", no_argument, NULL, OPT_PLUGIN }, { "top-latency-avg", no_argument, NULL, OPT_PLUGIN },
 		{ "top-childwait", no_argument, NULL, OPT_PLUGIN },
+		{ "disk-avgrq", no_argument, NULL, OPT_PLUGIN }, { "disk-svctm", no_argument, NULL, OPT_PLUGIN },
+		{ "cpu-use", no_argument, NULL, OPT_PLUGIN },    { "freespace", no_argument, NULL, OPT_PLUGIN },
+		{ "swap-old", no_argument, NULL, OPT_PLUGIN },   { "page24", no_argument, NULL, OPT_PLUGIN },
+		{ "snooze", no_argument, NULL, OPT_PLUGIN },     { "dstat", no_argument, NULL, OPT_PLUGIN },
+		{ "dstat-cpu", no_argument, NULL, OPT_PLUGIN },  { "dstat-ctxt", no_argument, NULL, OPT_PLUGIN },
+		{ "dstat-mem", no_argument, NULL, OPT_PLUGIN },
+		/* dstat's look: black on white, its timing of each line, its Python profile (none here). */
+		{ "bw", no_argument, NULL, OPT_BW },             { "black-on-white", no_argument, NULL, OPT_BW },
+		{ "blackonwhite", no_argument, NULL, OPT_BW },   { "debug", no_argument, NULL, OPT_DEBUG },
+		{ "profile", no_argument, NULL, OPT_PROFILE },
 		{ 0 }
 	};
 	int opt, rc, index = 0;
 
+	drop_missing_plugins(o, &argc, argv);
 	while ((opt = next_option(argc, argv, "cdngymslpirtTafvxzo:M:C:D:N:S:I:hV", long_options, &index)) != -1) {
 		switch (opt) {
 		case 'c': want(o, G_CPU); break;
@@ -527,6 +614,9 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 				o->all_devices = true;
 			break;
 		case OPT_VERBOSE: o->verbose = true; break;
+		case OPT_BW: o->light = true; break;
+		case OPT_DEBUG: o->debug = true; break;
+		case OPT_PROFILE: break; /* dstat's profile is of its Python code: nothing to write here */
 		case OPT_TCP: want(o, G_TCP); break;
 		case OPT_UDP: want(o, G_UDP); break;
 		case OPT_UNIX: want(o, G_UNIX); break;
@@ -594,6 +684,11 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 	}
 	if (o->integer && o->floats)
 		usage_error("--integer and --float: choose one");
+	if (!o->norder && o->missing) {
+		/* As dstat when no plugin it was asked for loaded. */
+		fputs("None of the stats you selected are available.\n", stderr);
+		exit(8);
+	}
 	if (!o->norder) {
 		want(o, G_CPU); want(o, G_DISK); want(o, G_NET); want(o, G_PAGE); want(o, G_SYS);
 	}
@@ -636,7 +731,8 @@ static const char *device_name(const char *name, char *buf, size_t size)
 /* The disk groups that are of one disk each, never of a total. */
 static bool per_disk(enum group_kind kind)
 {
-	return kind == G_DISK_EXT || kind == G_DISK_UTIL || kind == G_DISK_WAIT || kind == G_DISK_AVGQU;
+	return kind == G_DISK_EXT || kind == G_DISK_UTIL || kind == G_DISK_WAIT || kind == G_DISK_AVGQU ||
+	       kind == G_DISK_AVGRQ || kind == G_DISK_SVCTM;
 }
 
 /* The groups of disks: -d, -r, -x and dstat's disk plugins. */
@@ -900,6 +996,8 @@ static void build_groups(struct run *r, const struct system_sample *s)
 		case G_DISK_UTIL:
 		case G_DISK_WAIT:
 		case G_DISK_AVGQU:
+		case G_DISK_AVGRQ:
+		case G_DISK_SVCTM:
 			if (o->disks && (!per_disk(kind) || lists_more_than_total(o->disks))) {
 				add_listed(r, kind, o->disks, "disk", disk_exists, s);
 			} else if (o->full || per_disk(kind)) {
@@ -950,6 +1048,28 @@ static void build_groups(struct run *r, const struct system_sample *s)
 			if (*list)
 				add_group(r, kind, list);
 			break;
+		case G_CPU_USE: {
+			/* dstat's cpu-use: a column per cpu (-C's, else all). */
+			size_t used = 0;
+			list[0] = '\0';
+			if (o->cpus && strcmp(o->cpus, "all")) {
+				snprintf(list, sizeof(list), "%s", o->cpus);
+			} else {
+				for (unsigned c = 0; c < s->procstat.ncpu && used < sizeof(list); c++)
+					if (s->procstat.cpu_present[c])
+						used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%u", used ? "," : "", c);
+			}
+			add_group(r, kind, list);
+			break;
+		}
+		case G_FREESPACE: {
+			/* dstat's freespace: a group per mount point of /proc/self/mounts, as its filters leave them. */
+			char mounts[64][256];
+			unsigned n = groups_freespace_mounts(mounts, 64);
+			for (unsigned m = 0; m < n; m++)
+				add_group(r, kind, mounts[m]);
+			break;
+		}
 		case G_VTRACE:
 			for (size_t v = 0; v < r->vtrace.count; v++) {
 				segment_item(r, v, list, sizeof(list));
@@ -1301,6 +1421,8 @@ static void print_sample(struct run *r, const struct system_sample *s, uint64_t 
 		}
 		monitor_line(&r->monitor, groups, visible, final);
 		r->partial_line = !final;
+		if (final && o->debug) /* dstat's --debug: the milliseconds from reading the sample to drawing it */
+			printf("%6.2fms", (double)(monotonic_ns() - s->mono_ns) / 1e6);
 		if (final) {
 			fputc('\n', stdout);
 			r->lines_since_header++;
@@ -1457,6 +1579,8 @@ static void say_gone(struct run *r, const struct system_sample *s)
 		case G_DISK_UTIL:
 		case G_DISK_WAIT:
 		case G_DISK_AVGQU:
+		case G_DISK_AVGRQ:
+		case G_DISK_SVCTM:
 			if (r->opts->disks && (s->have & SYS_DISKSTATS) && !disk_present(r, s, group->item))
 				what = "disk";
 			break;
@@ -1597,7 +1721,7 @@ int cmd_stat(int argc, char **argv)
 		o.nocolor = o.noupdate = true;
 	r.monitor = (struct monitor){ .out = stdout,
 				      .color = o.format == OUT_TABLE && (o.color || (r.tty && !o.nocolor && !no_color())),
-				      .integer = o.integer, .floats = o.floats };
+				      .integer = o.integer, .floats = o.floats, .light = o.light };
 	if (o.pidfile && pidfile_write(o.pidfile, &pidfile, path_why, sizeof(path_why)) != 0) {
 		warn_msg("%s: %s", printable_name(o.pidfile), path_why);
 		r.failed = true;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -230,6 +232,31 @@ static const struct mon_column top_io_adv_cols[] = {
 	{ "write", "write", "bytes_per_s", D, 5, 1024 }, { "cpu", "cpu", "pct", F, 3, 34 },
 };
 
+/* dstat's disk-avgrq (sectors a request) and disk-svctm (ms a request), per disk. */
+static const struct mon_column disk_avgrq_cols[] = { { "avgrq", "avgrq", "sectors", F, 4, 10 } };
+static const struct mon_column disk_svctm_cols[] = { { "svctm", "svctm", "ms", F, 4, 1 } };
+/* dstat's freespace: used and free bytes of a mount point (free: what others than root may use). */
+static const struct mon_column freespace_cols[] = {
+	{ "used", "used", "bytes", F, 5, 1024 }, { "free", "free", "bytes", F, 5, 1024 },
+};
+/* dstat's snooze: the seconds from the sample before. */
+static const struct mon_column snooze_cols[] = { { "snooze", "snooze", "s", F, 6, 0 } };
+/* dstat's own cost, here iolens stat's: dstat (schedstat), dstat-cpu, dstat-ctxt (getrusage), dstat-mem (statm). */
+static const struct mon_column self_cols[] = {
+	{ "cputime", "cputime", "ns_per_s", D, 5, 1000 }, { "latency", "latency", "ns_per_s", D, 5, 1000 },
+};
+static const struct mon_column self_cpu_cols[] = {
+	{ "usr", "usr", "pct", P, 3, 100 }, { "sys", "sys", "pct", P, 3, 100 }, { "tot", "total", "pct", P, 3, 100 },
+};
+static const struct mon_column self_ctxt_cols[] = {
+	{ "voluntary", "voluntary", "per_s", D, 3, 100 }, { "involuntary", "involuntary", "per_s", D, 3, 100 },
+	{ "total", "total", "per_s", D, 3, 100 },
+};
+static const struct mon_column self_mem_cols[] = {
+	{ "virtual", "virtual", "bytes", D, 5, 1024 }, { "resident", "resident", "bytes", D, 5, 1024 },
+	{ "shared", "shared", "bytes", D, 5, 1024 },   { "data", "data", "bytes", D, 5, 1024 },
+};
+
 #define COLUMNS(array) array, sizeof(array) / sizeof(array[0])
 
 static const struct {
@@ -299,6 +326,15 @@ static const struct {
 				"latency process", 1u << 1 },
 	[G_TOP_CHILDWAIT] = { "most waiting for", "top_childwait", COLUMNS(top_childwait_cols), SYS_PROC_STAT | SYS_PROCSTAT,
 			      "child process", 1u << 1 },
+	[G_DISK_AVGRQ] = { "%s", "avgrq_%s", COLUMNS(disk_avgrq_cols), SYS_DISKSTATS },
+	[G_DISK_SVCTM] = { "%s", "svctm_%s", COLUMNS(disk_svctm_cols), SYS_DISKSTATS },
+	[G_CPU_USE] = { "per cpu usage", "cpu_use", NULL, 0, SYS_PROCSTAT },
+	[G_FREESPACE] = { "%s", "freespace_%s", COLUMNS(freespace_cols), 0 },
+	[G_SNOOZE] = { "snooze", "snooze", COLUMNS(snooze_cols), 0 },
+	[G_SELF] = { "dstat", "self", COLUMNS(self_cols), 0 },
+	[G_SELF_CPU] = { "dstat cpu", "self_cpu", COLUMNS(self_cpu_cols), 0 },
+	[G_SELF_CTXT] = { "contxt sw", "self_ctxt", COLUMNS(self_ctxt_cols), 0 },
+	[G_SELF_MEM] = { "dstat memory usage", "self_mem", COLUMNS(self_mem_cols), 0 },
 };
 
 bool group_is_top(enum group_kind kind)
@@ -336,6 +372,10 @@ static const char *time_format(void)
 }
 
 static struct mon_column time_column;
+
+/* cpu-use's group has a column per cpu. */
+static struct mon_column cpu_use_columns[40];
+static char cpu_use_nicks[40][16];
 
 /* Interrupt groups have a column per interrupt: their columns live here. */
 static struct mon_column int_columns[24];
@@ -436,6 +476,23 @@ void group_init(struct group *g, enum group_kind kind, const char *item)
 		time_column = time_cols[0];
 		time_column.width = width ? (int)width : 1;
 		g->shown.columns = &time_column;
+	}
+	if (kind == G_CPU_USE) {
+		/* item: the cpus, comma-separated: one column each. */
+		unsigned n = 0;
+		char copy[64], *save = NULL;
+		snprintf(copy, sizeof(copy), "%s", g->item);
+		for (char *cpu = strtok_r(copy, ",", &save); cpu && n < 40; cpu = strtok_r(NULL, ",", &save), n++) {
+			snprintf(cpu_use_nicks[n], sizeof(cpu_use_nicks[n]), "%s", cpu);
+			cpu_use_columns[n] = (struct mon_column){ cpu_use_nicks[n], cpu_use_nicks[n], "pct", P, 3, 34 };
+		}
+		g->shown.columns = cpu_use_columns;
+		g->shown.ncolumns = n;
+	}
+	if (kind == G_FREESPACE) {
+		/* As dstat: "/" and the mount point's last name ("/" for the root, "/boot", "/unified"). */
+		const char *base = strrchr(g->item, '/');
+		snprintf(g->shown.title, sizeof(g->shown.title), "/%.62s", base ? base + 1 : g->item);
 	}
 	if (kind == G_INT) {
 		/* item: the interrupts, comma-separated: one column each. */
@@ -956,6 +1013,190 @@ void groups_ext_row_value(const struct group *g, unsigned column, bool integer, 
 	for (int decimals = integer ? 0 : 2; decimals >= 0; decimals--)
 		if (snprintf(buf, size, "%.*f", decimals, value) <= c->width)
 			return;
+}
+
+/* dstat's disk-avgrq and disk-svctm: sectors and busy ms per request completed in the interval (0 with none). */
+static void compute_disk_request(struct group *g, const struct system_sample *then, const struct system_sample *now)
+{
+	struct disk_stats a, b;
+	double ios;
+
+	if (!disk_pair(then, now, g->item, &a, &b)) {
+		all_unknown(g);
+		return;
+	}
+	ios = (double)(b.rd_ios + b.wr_ios) - (double)(a.rd_ios + a.wr_ios);
+	if (ios <= 0) {
+		set_same(g, 0, 0);
+		return;
+	}
+	if (g->kind == G_DISK_AVGRQ)
+		set_same(g, 0, ((double)(b.rd_sectors + b.wr_sectors) - (double)(a.rd_sectors + a.wr_sectors)) / ios);
+	else
+		set_same(g, 0, ((double)b.io_ticks - (double)a.io_ticks) / ios);
+}
+
+/* dstat's cpu-use: each cpu's time not idle, in percent of its time in the interval. */
+static void compute_cpu_use(struct group *g, const struct system_sample *then, const struct system_sample *now)
+{
+	static const struct cpu_times zero;
+
+	for (unsigned c = 0; c < g->shown.ncolumns; c++) {
+		const struct cpu_times *b = cpu_of(now, g->shown.columns[c].key), *a = cpu_of(then, g->shown.columns[c].key);
+		double total;
+
+		if (!b) {
+			set_same(g, c, NAN);
+			continue;
+		}
+		if (!a)
+			a = &zero;
+#define SUM(t) ((double)((t)->user + (t)->nice + (t)->system + (t)->idle + (t)->iowait + (t)->irq + (t)->softirq + (t)->steal))
+		total = SUM(b) - SUM(a);
+#undef SUM
+		set_same(g, c, total > 0 ? 100.0 - 100.0 * ((double)b->idle - (double)a->idle) / total : 0);
+	}
+}
+
+unsigned groups_freespace_mounts(char (*mounts)[256], unsigned max)
+{
+	/* dstat_freespace.py's filters: by type, then by source. */
+	static const char *const types[] = { "binfmt_misc", "devpts", "iso9660", "none", "proc", "sysfs", "usbfs", "cgroup",
+					     "tmpfs", "devtmpfs", "debugfs", "mqueue", "systemd-1", "rootfs", "autofs" };
+	static const char *const sources[] = { "devpts", "none", "proc", "sunrpc", "usbfs", "securityfs", "hugetlbfs",
+					       "configfs", "selinuxfs", "pstore", "nfsd" };
+	FILE *f = fopen("/proc/self/mounts", "re");
+	char line[1024], source[256], dir[256], type[64];
+	unsigned n = 0;
+
+	if (!f)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		struct statvfs vfs;
+		bool skip = false;
+
+		if (sscanf(line, "%255s %255s %63s", source, dir, type) != 3)
+			continue;
+		for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+			skip |= !strcmp(type, types[i]);
+		for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
+			skip |= !strcmp(source, sources[i]);
+		/* /proc/self/mounts escapes a space as \040: the name as it is. */
+		for (char *p = dir, *q = dir; ; p++, q++) {
+			if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' && p[3] <= '7') {
+				*q = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+				p += 3;
+			} else {
+				*q = *p;
+			}
+			if (!*p)
+				break;
+		}
+		if (skip || statvfs(dir, &vfs) != 0 || !vfs.f_bsize)
+			continue;
+		snprintf(mounts[n++], 256, "%s", dir);
+	}
+	fclose(f);
+	return n;
+}
+
+/* dstat's freespace: bytes used (blocks less those available to users) and available, of the mount point. */
+static void compute_freespace(struct group *g)
+{
+	struct statvfs vfs;
+
+	if (statvfs(g->item, &vfs) != 0) {
+		all_unknown(g);
+		return;
+	}
+	set_same(g, 0, ((double)vfs.f_blocks - (double)vfs.f_bavail) * (double)vfs.f_frsize);
+	set_same(g, 1, (double)vfs.f_bavail * (double)vfs.f_frsize);
+}
+
+/* This process's counters at a sample: read when a sample is first computed, kept for the next interval. */
+struct self_counters {
+	uint64_t mono_ns;
+	double run_ns, wait_ns, user_s, system_s, voluntary, involuntary;
+};
+
+static const struct self_counters *self_at(const struct system_sample *s)
+{
+	static struct self_counters ring[4];
+	static unsigned next;
+	static const struct self_counters zero;
+	struct self_counters *c;
+	struct rusage ru;
+	char text[256];
+	unsigned long long run = 0, wait = 0;
+	FILE *f;
+
+	if (!s || !s->mono_ns)
+		return &zero;
+	for (unsigned i = 0; i < 4; i++)
+		if (ring[i].mono_ns == s->mono_ns)
+			return &ring[i];
+	c = &ring[next++ % 4];
+	memset(c, 0, sizeof(*c));
+	c->mono_ns = s->mono_ns;
+	f = fopen("/proc/self/schedstat", "re");
+	if (f && fgets(text, sizeof(text), f) && sscanf(text, "%llu %llu", &run, &wait) == 2) {
+		c->run_ns = (double)run;
+		c->wait_ns = (double)wait;
+	}
+	if (f)
+		fclose(f);
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		c->user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+		c->system_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+		c->voluntary = (double)ru.ru_nvcsw;
+		c->involuntary = (double)ru.ru_nivcsw;
+	}
+	return c;
+}
+
+/* dstat's dstat, dstat-cpu, dstat-ctxt and dstat-mem, of iolens stat itself. */
+static void compute_self(struct group *g, const struct system_sample *then, const struct system_sample *now,
+			 double seconds, bool since_boot)
+{
+	const struct self_counters *b = self_at(now), *a = since_boot ? self_at(NULL) : self_at(then);
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	double per = seconds > 0 ? 1 / seconds : 0;
+	unsigned long long pages[6] = { 0 };
+	char text[256];
+	FILE *f;
+
+	switch (g->kind) {
+	case G_SELF:
+		set_same(g, 0, (b->run_ns - a->run_ns) * per);
+		set_same(g, 1, (b->wait_ns - a->wait_ns) * per);
+		break;
+	case G_SELF_CPU:
+		per = per * 100 / (double)(cpus > 0 ? cpus : 1);
+		set_same(g, 0, (b->user_s - a->user_s) * per);
+		set_same(g, 1, (b->system_s - a->system_s) * per);
+		set_same(g, 2, (b->user_s + b->system_s - a->user_s - a->system_s) * per);
+		break;
+	case G_SELF_CTXT:
+		set_same(g, 0, (b->voluntary - a->voluntary) * per);
+		set_same(g, 1, (b->involuntary - a->involuntary) * per);
+		set_same(g, 2, (b->voluntary + b->involuntary - a->voluntary - a->involuntary) * per);
+		break;
+	default: /* G_SELF_MEM: statm's size, resident, shared and data, in KiB on screen as dstat's */
+		f = fopen("/proc/self/statm", "re");
+		if (!f || !fgets(text, sizeof(text), f) ||
+		    sscanf(text, "%llu %llu %llu %llu %llu %llu", &pages[0], &pages[1], &pages[2], &pages[3], &pages[4],
+			   &pages[5]) != 6) {
+			all_unknown(g);
+		} else {
+			static const unsigned field[] = { 0, 1, 2, 5 };
+			for (unsigned c = 0; c < 4; c++)
+				set(g, c, (double)pages[field[c]] * (double)page_size() / 1024,
+				    (double)pages[field[c]] * (double)page_size());
+		}
+		if (f)
+			fclose(f);
+		break;
+	}
 }
 
 /* dstat's disk-util, disk-wait and disk-avgqu: iostat -x's figures of one disk (dstat's formulas are the same). */
@@ -1624,6 +1865,26 @@ void group_compute(struct group *g, const struct system_sample *then, const stru
 		break;
 	case G_DISK_TPS:
 		compute_disk(g, then, now, seconds);
+		break;
+	case G_DISK_AVGRQ:
+	case G_DISK_SVCTM:
+		compute_disk_request(g, then, now);
+		break;
+	case G_CPU_USE:
+		compute_cpu_use(g, then, now);
+		break;
+	case G_FREESPACE:
+		compute_freespace(g);
+		break;
+	case G_SNOOZE:
+		/* As dstat: the first line has no sample before it ('-'). */
+		set_same(g, 0, since_boot ? NAN : seconds);
+		break;
+	case G_SELF:
+	case G_SELF_CPU:
+	case G_SELF_CTXT:
+	case G_SELF_MEM:
+		compute_self(g, then, now, seconds, since_boot);
 		break;
 	case G_NET_PACKETS:
 		compute_net(g, then, now, seconds);

@@ -53,6 +53,7 @@ struct mon_group {
 struct monitor {
 	FILE *out;
 	bool color;     /* ANSI colours, as dstat's default theme */
+	bool light;     /* dstat's --bw theme (a light background) */
 	bool integer;   /* --integer: no decimals */
 	bool floats;    /* --float: decimals wherever they fit */
 	bool more;      /* groups were left out for want of room: lines end with '>', as dstat's */
