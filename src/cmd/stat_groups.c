@@ -375,7 +375,7 @@ static struct mon_column time_column;
 
 /* cpu-use's group has a column per cpu. */
 static struct mon_column cpu_use_columns[40];
-static char cpu_use_nicks[40][16];
+static char cpu_use_nicks[40][16], cpu_use_keys[40][20];
 
 /* Interrupt groups have a column per interrupt: their columns live here. */
 static struct mon_column int_columns[24];
@@ -484,7 +484,8 @@ void group_init(struct group *g, enum group_kind kind, const char *item)
 		snprintf(copy, sizeof(copy), "%s", g->item);
 		for (char *cpu = strtok_r(copy, ",", &save); cpu && n < 40; cpu = strtok_r(NULL, ",", &save), n++) {
 			snprintf(cpu_use_nicks[n], sizeof(cpu_use_nicks[n]), "%s", cpu);
-			cpu_use_columns[n] = (struct mon_column){ cpu_use_nicks[n], cpu_use_nicks[n], "pct", P, 3, 34 };
+			snprintf(cpu_use_keys[n], sizeof(cpu_use_keys[n]), "cpu%s", cpu);
+			cpu_use_columns[n] = (struct mon_column){ cpu_use_nicks[n], cpu_use_keys[n], "pct", P, 3, 34 };
 		}
 		g->shown.columns = cpu_use_columns;
 		g->shown.ncolumns = n;
@@ -1042,7 +1043,8 @@ static void compute_cpu_use(struct group *g, const struct system_sample *then, c
 	static const struct cpu_times zero;
 
 	for (unsigned c = 0; c < g->shown.ncolumns; c++) {
-		const struct cpu_times *b = cpu_of(now, g->shown.columns[c].key), *a = cpu_of(then, g->shown.columns[c].key);
+		const char *cpu = g->shown.columns[c].nick;
+		const struct cpu_times *b = cpu_of(now, cpu), *a = cpu_of(then, cpu);
 		double total;
 
 		if (!b) {
