@@ -1094,7 +1094,8 @@ unsigned groups_freespace_mounts(char (*mounts)[256], unsigned max)
 			if (!*p)
 				break;
 		}
-		if (skip || statvfs(dir, &vfs) != 0 || !vfs.f_bsize)
+		/* (A path longer than a group's item, as a container's overlay, is left out rather than cut.) */
+		if (skip || strlen(dir) >= sizeof(((struct group *)0)->item) || statvfs(dir, &vfs) != 0 || !vfs.f_bsize)
 			continue;
 		snprintf(mounts[n++], 256, "%s", dir);
 	}
