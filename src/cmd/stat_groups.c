@@ -1353,12 +1353,16 @@ static void top_name(struct group *g, int pid, const char *name)
 	else
 		dstat_name(name, g->shown.text, sizeof(g->shown.text));
 	if (pid && (g->kind == G_TOP_CPU_ADV || g->kind == G_TOP_IO_ADV || g->kind == G_TOP_BIO_ADV)) {
-		/* dstat's '%-*s%-5s': the name cut to 21 (escaped as the monitor shows it), then the pid in 5. */
-		char *shown = escape_text(g->shown.text, ESCAPE_TERMINAL);
-		size_t columns, end = text_fit(shown, 21, &columns);
+		/*
+		 * dstat's '%-*s%-5s': the name cut to 26 less the pid's digits (escaped as the monitor
+		 * shows it), then the pid in at least 5.
+		 */
+		char *shown = escape_text(g->shown.text, ESCAPE_TERMINAL), digits[16];
+		int room = 26 - (snprintf(digits, sizeof(digits), "%d", pid) > 5 ? (int)strlen(digits) : 5);
+		size_t columns, end = text_fit(shown, (size_t)room, &columns);
 
 		shown[end] = '\0';
-		snprintf(g->shown.text, sizeof(g->shown.text), "%s%*s%-5d", shown, 21 - (int)columns, "", pid);
+		snprintf(g->shown.text, sizeof(g->shown.text), "%s%*s%-5s", shown, room - (int)columns, "", digits);
 		free(shown);
 	}
 	g->shown.csv_text = g->name;
