@@ -68,7 +68,8 @@ for who, lines in (("dstat", theirs), ("ours", ours)):
     say(all(len(l) == width for l in lines[2:]), "%s: every row %d wide, dstat's groups side by side" % (who, width))
     for (g, w, cut), n in zip(groups, range(len(groups))):
         shown = [split(l)[n] for l in lines[2:] if split(l)[n].startswith(name[:cut])]
-        expect = (name[:cut] + " " * cut)[:cut] if "adv" not in g else (name + " " * 21)[:21] + "%-5s" % pid
+        room = 26 - max(5, len(pid))  # the -adv groups: the name in 26 less the pid's digits, then the pid
+        expect = (name[:cut] + " " * cut)[:cut] if "adv" not in g else (name + " " * room)[:room] + "%-5s" % pid
         if who == "ours":
             say(bool(shown), "%s %s: the hog shown in a row" % (who, g))
         good = all(s.startswith(expect) and not s[len(expect):len(expect) + 1].isalpha() for s in shown)
