@@ -42,6 +42,9 @@ struct stat_options {
 	bool all_devices;     /* --partitions=ALL: also the devices without a medium or any I/O (iostat -p ALL) */
 	bool verbose;         /* --verbose: the details of what stderr says (dstat's -v is --vmstat) */
 	bool dstat;           /* run as dstat (the link): its groups and look where iolens stat differs by design */
+	bool light;           /* --bw: dstat's colours for a light background */
+	bool debug;           /* --debug: each line ends with the milliseconds it took, as dstat's */
+	unsigned missing;     /* dstat plugins asked for that iolens stat has not (said on stderr) */
 	const char *output_file;
 	const char *pidfile;  /* --pidfile: our pid in it while we run */
 	enum out_format format;
@@ -154,6 +157,7 @@ static _Noreturn void usage(bool all)
 	       "dstat's groups (the default is -cdngy):\n"
 	       "  -c, --cpu              cpu: usr sys idl wai stl (usr counts hard and soft irqs, as dstat)\n"
 	       "      --cpu-adv          cpu with hiq and siq apart\n"
+	       "      --cpu-use          each cpu's busy percentage, a column each\n"
 	       "  -C LIST                cpus to show: 0,3,total, or all (every cpu)\n"
 	       "  -d, --disk             disk read and write, bytes per second\n"
 	       "  -D LIST                disks to show: total,vda,/dev/disk/by-id/...\n"
@@ -181,6 +185,7 @@ static _Noreturn void usage(bool all)
 	       "      --vm-adv           pages reclaimed and scanned (kswapd, direct), kswapd runs,\n"
 	       "                         allocation stalls per second\n"
 	       "      --zones            free pages and high watermark of the DMA32 and Normal zones\n"
+	       "      --page24 --swap-old  dstat's other names of -g and -s\n"
 	       "  -a, --all              -cdngy\n"
 	       "  -f, --full             every cpu, disk, interface, interrupt and swap area\n"
 	       "  -v, --vmstat           -pmgdsc -D total\n"
@@ -203,9 +208,20 @@ static _Noreturn void usage(bool all)
 	       "                         (writeback to kworker); else /proc/PID/io read_bytes, write_bytes\n"
 	       "                         (writes counted when dirtied), as dstat's; by eBPF also its\n"
 	       "                         latency p99 (ms; p50, max, avg in JSON)\n"
-	       "      --top-latency      the process that waited the most for a cpu, ms per second\n"
+	       "      --top-latency      the process that waited the most for a cpu, ns per second\n"
 	       "      --top-int          the busiest interrupt, per second\n"
 	       "      --top-oom          the process the OOM killer would pick first, its score\n"
+	       "      --top-cpu-adv --top-io-adv --top-bio-adv  the same with its pid and more\n"
+	       "      --top-cputime      the process that ran the most on a cpu (schedstat)\n"
+	       "      --top-cputime-avg  the process whose time slices were the longest\n"
+	       "      --top-latency-avg  the process that waited the longest per time slice\n"
+	       "      --top-childwait    the process whose ended children used the most cpu\n"
+	       "      --disk-avgrq --disk-svctm  per disk: sectors, busy ms per request\n"
+	       "      --freespace        per mount point: space used and free\n"
+	       "      --snooze           the seconds from the sample before\n"
+	       "      --dstat --dstat-cpu --dstat-ctxt --dstat-mem  this stat's own cost\n"
+	       "                         dstat's other plugins (--redis ...) are said as not\n"
+	       "                         loaded and left out; none left: exit 8, as dstat\n"
 	       "\n"
 	       "iolens's groups:\n"
 	       "  -x, --disk-ext         iostat -x per disk: r/s w/s rkB/s wkB/s rrqm/s wrqm/s\n"
@@ -233,6 +249,10 @@ static _Noreturn void usage(bool all)
 	       "      --float            decimals wherever they fit\n"
 	       "      --bits             disk and network traffic in bits per second (JSON and CSV: bytes)\n"
 	       "      --color            colours even when standard output is not a terminal\n"
+	       "      --bw, --blackonwhite, --black-on-white\n"
+	       "                         dstat's colours for a light background\n"
+	       "      --debug            each line ends with the ms it took, as dstat's\n"
+	       "      --profile          taken, does nothing (dstat's is of its Python code)\n"
 	       "      --nocolor          no colours, and so no updates, as dstat's help says (there are\n"
 	       "                         no colours off a terminal, on TERM=dumb or with NO_COLOR set)\n"
 	       "      --noheaders        the headers once, not again when they scroll away\n"
@@ -284,6 +304,7 @@ static const struct {
 	{ "socket", G_SOCKET }, { "swap", G_SWAP },     { "sys", G_SYS },         { "tcp", G_TCP },
 	{ "time", G_TIME },     { "udp", G_UDP },       { "unix", G_UNIX },       { "vm", G_VM },
 	{ "mem-adv", G_MEM_ADV }, { "vm-adv", G_VM_ADV }, { "zones", G_ZONES },
+	{ "cpu-use", G_CPU_USE }, { "page24", G_PAGE },   { "swap-old", G_SWAP },
 };
 /* dstat's plugins of /usr/share/dstat that this stat has. */
 static const struct {
@@ -294,8 +315,81 @@ static const struct {
 	{ "disk-wait", G_DISK_WAIT },   { "net-packets", G_NET_PACKETS }, { "proc-count", G_PROC_COUNT },
 	{ "top-bio", G_TOP_BIO },       { "top-cpu", G_TOP_CPU },         { "top-int", G_TOP_INT },
 	{ "top-io", G_TOP_IO },         { "top-latency", G_TOP_LATENCY }, { "top-mem", G_TOP_MEM },
-	{ "top-oom", G_TOP_OOM },
+	{ "top-oom", G_TOP_OOM },       { "top-cpu-adv", G_TOP_CPU_ADV }, { "top-io-adv", G_TOP_IO_ADV },
+	{ "top-bio-adv", G_TOP_BIO_ADV }, { "top-cputime", G_TOP_CPUTIME }, { "top-cputime-avg", G_TOP_CPUTIME_AVG },
+	{ "top-latency-avg", G_TOP_LATENCY_AVG }, { "top-childwait", G_TOP_CHILDWAIT },
+	{ "disk-avgrq", G_DISK_AVGRQ }, { "disk-svctm", G_DISK_SVCTM }, { "freespace", G_FREESPACE },
+	{ "snooze", G_SNOOZE },         { "dstat", G_SELF },              { "dstat-cpu", G_SELF_CPU },
+	{ "dstat-ctxt", G_SELF_CTXT },  { "dstat-mem", G_SELF_MEM },
 };
+/*
+ * dstat 0.7.4's plugins that iolens stat has not (its /usr/share/dstat/dstat_*.py, and the
+ * internal ones for Linux 2.4): asked for, each is said as dstat says a plugin that failed to
+ * load, and left out; with nothing else asked for, stat ends as dstat does then (exit 8).
+ */
+static const char *const missing_plugins[] = {
+	"battery", "battery-remain", "condor-queue", "cpufreq", "dbus", "fan", "fuse", "gpfs", "gpfs-ops",
+	"helloworld", "ib", "innodb-buffer", "innodb-io", "innodb-ops", "jvm-full", "jvm-vm", "lustre",
+	"md-status", "memcache-hits", "mongodb-conn", "mongodb-mem", "mongodb-opcount", "mongodb-queue",
+	"mongodb-stats", "mysql5-cmds", "mysql5-conn", "mysql5-innodb", "mysql5-innodb-basic",
+	"mysql5-innodb-extra", "mysql5-io", "mysql5-keys", "mysql-io", "mysql-keys", "nfs3", "nfs3-ops",
+	"nfsd3", "nfsd3-ops", "nfsd4-ops", "nfsstat4", "ntp", "postfix", "power", "qmail", "redis", "rpc",
+	"rpcd", "sendmail", "snmp-cpu", "snmp-load", "snmp-mem", "snmp-net", "snmp-net-err", "snmp-sys",
+	"squid", "test", "thermal", "utmp", "vm-cpu", "vm-mem", "vm-mem-adv", "vmk-hba", "vmk-int", "vmk-nic",
+	"vz-cpu", "vz-io", "vz-ubc", "wifi", "zfs-arc", "zfs-l2arc", "zfs-zil",
+	"cpu24", "int24", "disk24", "disk24-old",
+};
+
+/* One of missing_plugins (dstat takes '_' for '-' too): said, as dstat says it, and counted. */
+static bool missing_plugin(struct stat_options *o, const char *name)
+{
+	char plugin[64];
+
+	if (strlen(name) >= sizeof(plugin))
+		return false;
+	for (size_t i = 0; i <= strlen(name); i++)
+		plugin[i] = name[i] == '_' ? '-' : name[i];
+	for (size_t i = 0; i < sizeof(missing_plugins) / sizeof(missing_plugins[0]); i++)
+		if (!strcmp(missing_plugins[i], plugin)) {
+			for (char *p = plugin; *p; p++)
+				*p = *p == '-' ? '_' : *p;
+			fprintf(stderr, "Module dstat_%s failed to load. (not in iolens stat)\n", plugin);
+			o->missing++;
+			return true;
+		}
+	return false;
+}
+
+/* The options of dstat's plugins iolens stat has not (--redis, --helloworld): said and taken out of the arguments. */
+static void drop_missing_plugins(struct stat_options *o, int *argc, char **argv)
+{
+	static const char *const with_argument[] = { "--output", "--pidfile", "--sysroot", "--capacity-dir", "--mods",
+						     "--modules" };
+	int out = 1;
+
+	for (int i = 1; i < *argc; i++) {
+		const char *a = argv[i];
+		bool takes = false;
+
+		if (!strcmp(a, "--")) {
+			while (i < *argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		if (!strncmp(a, "--", 2) && a[2] && !strchr(a, '=') && missing_plugin(o, a + 2))
+			continue;
+		argv[out++] = argv[i];
+		/* The argument of an option that takes one is not an option. */
+		for (size_t k = 0; k < sizeof(with_argument) / sizeof(with_argument[0]); k++)
+			takes |= !strcmp(a, with_argument[k]);
+		if (a[0] == '-' && a[1] != '-' && a[1] && strpbrk(a + 1, "oMCDNSI"))
+			takes |= !strpbrk(a + 1, "oMCDNSI")[1];
+		if (takes && i + 1 < *argc)
+			argv[out++] = argv[++i];
+	}
+	argv[out] = NULL;
+	*argc = out;
+}
 /* iolens's groups, also taken by -M. */
 static const struct {
 	const char *name;
@@ -343,7 +437,7 @@ static void want_plugins(struct stat_options *o, const char *list)
 		usage_error("-M: no plugin named (see --list)");
 	snprintf(copy, sizeof(copy), "%s", list);
 	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save))
-		if (!want_plugin(o, p))
+		if (!want_plugin(o, p) && !missing_plugin(o, p))
 			usage_error("-M: no plugin '%s' (see --list)", p);
 }
 
@@ -453,6 +547,7 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		OPT_RAW, OPT_INTEGER, OPT_FLOAT, OPT_NOCOLOR, OPT_NOHEADERS, OPT_NOUPDATE, OPT_OUTPUT, OPT_PSI,
 		OPT_CACHE, OPT_VTRACE, OPT_NO_BOOT, OPT_SYSROOT, OPT_JSON, OPT_CSV, OPT_LIST, OPT_COLOR, OPT_PIDFILE,
 		OPT_FILESYSTEM, OPT_BITS, OPT_PLUGIN, OPT_HUMAN, OPT_PARTITIONS, OPT_CAPACITY_DIR, OPT_VERBOSE,
+		OPT_BW, OPT_DEBUG, OPT_PROFILE,
 	};
 	static const struct option long_options[] = {
 		COMMON_LONG_OPTIONS,
@@ -494,10 +589,25 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		{ "top-io", no_argument, NULL, OPT_PLUGIN },    { "top-bio", no_argument, NULL, OPT_PLUGIN },
 		{ "top-latency", no_argument, NULL, OPT_PLUGIN }, { "top-int", no_argument, NULL, OPT_PLUGIN },
 		{ "top-oom", no_argument, NULL, OPT_PLUGIN },
+		{ "top-cpu-adv", no_argument, NULL, OPT_PLUGIN }, { "top-io-adv", no_argument, NULL, OPT_PLUGIN },
+		{ "top-bio-adv", no_argument, NULL, OPT_PLUGIN }, { "top-cputime", no_argument, NULL, OPT_PLUGIN },
+		{ "top-cputime-avg", no_argument, NULL, OPT_PLUGIN }, { "top-latency-avg", no_argument, NULL, OPT_PLUGIN },
+		{ "top-childwait", no_argument, NULL, OPT_PLUGIN },
+		{ "disk-avgrq", no_argument, NULL, OPT_PLUGIN }, { "disk-svctm", no_argument, NULL, OPT_PLUGIN },
+		{ "cpu-use", no_argument, NULL, OPT_PLUGIN },    { "freespace", no_argument, NULL, OPT_PLUGIN },
+		{ "swap-old", no_argument, NULL, OPT_PLUGIN },   { "page24", no_argument, NULL, OPT_PLUGIN },
+		{ "snooze", no_argument, NULL, OPT_PLUGIN },     { "dstat", no_argument, NULL, OPT_PLUGIN },
+		{ "dstat-cpu", no_argument, NULL, OPT_PLUGIN },  { "dstat-ctxt", no_argument, NULL, OPT_PLUGIN },
+		{ "dstat-mem", no_argument, NULL, OPT_PLUGIN },
+		/* dstat's look: black on white, its timing of each line, its Python profile (none here). */
+		{ "bw", no_argument, NULL, OPT_BW },             { "black-on-white", no_argument, NULL, OPT_BW },
+		{ "blackonwhite", no_argument, NULL, OPT_BW },   { "debug", no_argument, NULL, OPT_DEBUG },
+		{ "profile", no_argument, NULL, OPT_PROFILE },
 		{ 0 }
 	};
 	int opt, rc, index = 0;
 
+	drop_missing_plugins(o, &argc, argv);
 	while ((opt = next_option(argc, argv, "cdngymslpirtTafvxzo:M:C:D:N:S:I:hV", long_options, &index)) != -1) {
 		switch (opt) {
 		case 'c': want(o, G_CPU); break;
@@ -532,6 +642,9 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 				o->all_devices = true;
 			break;
 		case OPT_VERBOSE: o->verbose = true; break;
+		case OPT_BW: o->light = true; break;
+		case OPT_DEBUG: o->debug = true; break;
+		case OPT_PROFILE: break; /* dstat's profile is of its Python code: nothing to write here */
 		case OPT_TCP: want(o, G_TCP); break;
 		case OPT_UDP: want(o, G_UDP); break;
 		case OPT_UNIX: want(o, G_UNIX); break;
@@ -601,6 +714,11 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 	}
 	if (o->integer && o->floats)
 		usage_error("--integer and --float: choose one");
+	if (!o->norder && o->missing) {
+		/* As dstat when no plugin it was asked for loaded. */
+		fputs("None of the stats you selected are available.\n", stderr);
+		exit(8);
+	}
 	if (!o->norder) {
 		/* dstat says so on standard output, where a script reading its lines sees it first. */
 		if (o->dstat && o->format == OUT_TABLE)
@@ -646,7 +764,8 @@ static const char *device_name(const char *name, char *buf, size_t size)
 /* The disk groups that are of one disk each, never of a total. */
 static bool per_disk(enum group_kind kind)
 {
-	return kind == G_DISK_EXT || kind == G_DISK_UTIL || kind == G_DISK_WAIT || kind == G_DISK_AVGQU;
+	return kind == G_DISK_EXT || kind == G_DISK_UTIL || kind == G_DISK_WAIT || kind == G_DISK_AVGQU ||
+	       kind == G_DISK_AVGRQ || kind == G_DISK_SVCTM;
 }
 
 /* The groups of disks: -d, -r, -x and dstat's disk plugins. */
@@ -910,6 +1029,8 @@ static void build_groups(struct run *r, const struct system_sample *s)
 		case G_DISK_UTIL:
 		case G_DISK_WAIT:
 		case G_DISK_AVGQU:
+		case G_DISK_AVGRQ:
+		case G_DISK_SVCTM:
 			if (o->disks && (!per_disk(kind) || lists_more_than_total(o->disks))) {
 				add_listed(r, kind, o->disks, "disk", disk_exists, s);
 			} else if (o->full || per_disk(kind)) {
@@ -960,6 +1081,28 @@ static void build_groups(struct run *r, const struct system_sample *s)
 			if (*list)
 				add_group(r, kind, list);
 			break;
+		case G_CPU_USE: {
+			/* dstat's cpu-use: a column per cpu (-C's, else all). */
+			size_t used = 0;
+			list[0] = '\0';
+			if (o->cpus && strcmp(o->cpus, "all")) {
+				snprintf(list, sizeof(list), "%s", o->cpus);
+			} else {
+				for (unsigned c = 0; c < s->procstat.ncpu && used < sizeof(list); c++)
+					if (s->procstat.cpu_present[c])
+						used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%u", used ? "," : "", c);
+			}
+			add_group(r, kind, list);
+			break;
+		}
+		case G_FREESPACE: {
+			/* dstat's freespace: a group per mount point of /proc/self/mounts, as its filters leave them. */
+			char mounts[64][256];
+			unsigned n = groups_freespace_mounts(mounts, 64);
+			for (unsigned m = 0; m < n; m++)
+				add_group(r, kind, mounts[m]);
+			break;
+		}
 		case G_VTRACE:
 			for (size_t v = 0; v < r->vtrace.count; v++) {
 				segment_item(r, v, list, sizeof(list));
@@ -1319,6 +1462,8 @@ static void print_sample(struct run *r, const struct system_sample *s, uint64_t 
 		}
 		monitor_line(&r->monitor, groups, visible, final);
 		r->partial_line = !final;
+		if (final && o->debug) /* dstat's --debug: the milliseconds from reading the sample to drawing it */
+			printf("%6.2fms", (double)(monotonic_ns() - s->mono_ns) / 1e6);
 		if (final) {
 			fputc('\n', stdout);
 			r->lines_since_header++;
@@ -1512,6 +1657,8 @@ static void say_gone(struct run *r, const struct system_sample *s)
 		case G_DISK_UTIL:
 		case G_DISK_WAIT:
 		case G_DISK_AVGQU:
+		case G_DISK_AVGRQ:
+		case G_DISK_SVCTM:
 			if (r->opts->disks && (s->have & SYS_DISKSTATS) && !disk_present(r, s, group->item))
 				what = "disk";
 			break;
@@ -1652,7 +1799,7 @@ int cmd_stat(int argc, char **argv)
 		o.nocolor = o.noupdate = true;
 	r.monitor = (struct monitor){ .out = stdout,
 				      .color = o.format == OUT_TABLE && (o.color || (r.tty && !o.nocolor && !no_color())),
-				      .integer = o.integer, .floats = o.floats };
+				      .integer = o.integer, .floats = o.floats, .light = o.light };
 	if (o.pidfile && pidfile_write(o.pidfile, &pidfile, path_why, sizeof(path_why)) != 0) {
 		warn_msg("%s: %s", printable_name(o.pidfile), path_why);
 		r.failed = true;

@@ -53,6 +53,22 @@ enum group_kind {
 	G_TOP_LATENCY,
 	G_TOP_OOM,
 	G_TOP_INT,
+	G_TOP_CPU_ADV,     /* dstat's top plugins with the pid and more figures */
+	G_TOP_IO_ADV,
+	G_TOP_BIO_ADV,
+	G_TOP_CPUTIME,     /* the process that ran the most (schedstat), and the longest per time slice */
+	G_TOP_CPUTIME_AVG,
+	G_TOP_LATENCY_AVG, /* the process that waited the longest per time slice */
+	G_TOP_CHILDWAIT,   /* the process whose ended children used the most cpu */
+	G_DISK_AVGRQ,      /* dstat's disk-avgrq and disk-svctm: per disk */
+	G_DISK_SVCTM,
+	G_CPU_USE,         /* dstat's cpu-use: each cpu's busy share */
+	G_FREESPACE,       /* dstat's freespace: per mount point */
+	G_SNOOZE,          /* dstat's snooze: the seconds between two samples */
+	G_SELF,            /* dstat's dstat, dstat-cpu, dstat-ctxt, dstat-mem: the monitor's own cost */
+	G_SELF_CPU,
+	G_SELF_CTXT,
+	G_SELF_MEM,
 	G_KINDS
 };
 
@@ -88,6 +104,9 @@ void groups_capacity_dir(const char *dir);
 bool groups_capacity_dir_given(void);
 /* No capacity looked up (a recording, a tree under --sysroot): %cap null, why said once. */
 void groups_capacity_off(const char *why);
+
+/* dstat's freespace: the mount points it shows (its filters), at most max, in mounts' order. */
+unsigned groups_freespace_mounts(char (*mounts)[256], unsigned max);
 
 /* The sources (SYS_* flags) a kind needs. */
 unsigned group_needs(enum group_kind kind);

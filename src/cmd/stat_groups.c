@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -179,15 +181,19 @@ static const struct mon_column zones_cols[] = {
 	{ "normF", "normal_free", "pages", D, 5, 1000 }, { "normH", "normal_high", "pages", D, 5, 1000 },
 };
 
-/* dstat's top plugins: the name, cut to what leaves the figures dstat's width, then the figures. */
-static const struct mon_column top_cpu_cols[] = { { "cpu process", "name", "", MON_NAME, 12, 0 }, { "cpu", "cpu", "pct", F, 3, 34 } };
-static const struct mon_column top_mem_cols[] = { { "memory proc", "name", "", MON_NAME, 11, 0 }, { "rss", "rss", "bytes", F, 5, 1024 } };
+/*
+ * dstat's top plugins (dstat_top_*.py): one subtitle over the group (kinds[].subtitle), the
+ * name cut to what leaves the figures dstat's width, the first figure right after it (glued),
+ * in dstat's types, widths and scales.
+ */
+static const struct mon_column top_cpu_cols[] = { { "cpu process", "name", "", MON_NAME, 13, 0 }, { "cpu", "cpu", "pct", F, 3, 34 } };
+static const struct mon_column top_mem_cols[] = { { "memory process", "name", "", MON_NAME, 12, 0 }, { "rss", "rss", "bytes", F, 5, 1024 } };
 static const struct mon_column top_io_cols[] = {
-	{ "i/o proc", "name", "", MON_NAME, 10, 0 }, { "read", "read", "bytes_per_s", D, 5, 1024 },
+	{ "i/o process", "name", "", MON_NAME, 11, 0 }, { "read", "read", "bytes_per_s", D, 5, 1024 },
 	{ "writ", "write", "bytes_per_s", D, 5, 1024 },
 };
 static const struct mon_column top_bio_cols[] = {
-	{ "block i/o", "name", "", MON_NAME, 10, 0 }, { "read", "read", "bytes_per_s", D, 5, 1024 },
+	{ "block i/o process", "name", "", MON_NAME, 11, 0 }, { "read", "read", "bytes_per_s", D, 5, 1024 },
 	{ "writ", "write", "bytes_per_s", D, 5, 1024 },
 	/*
 	 * By eBPF: the latency of its requests completed in the interval, reads and writes together
@@ -198,11 +204,58 @@ static const struct mon_column top_bio_cols[] = {
 	{ "max", "max", "ns", F, 4, 1000 }, { "avg", "avg", "ns", F, 4, 1000 },
 };
 #define TOP_BIO_TABLE 3 /* the table's columns: dstat's name, read, writ (latency: iolens biotop) */
+/* Waits and run times: ns per second (per time slice for the averages), scaled as dstat scales them, without a unit. */
 static const struct mon_column top_latency_cols[] = {
-	{ "latency proc", "name", "", MON_NAME, 12, 0 }, { "ms/s", "wait", "ns_per_s", D, 4, 100 },
+	{ "latency process", "name", "", MON_NAME, 13, 0 }, { "wait", "wait", "ns_per_s", D, 4, 100 },
 };
-static const struct mon_column top_oom_cols[] = { { "kill score", "name", "", MON_NAME, 13, 0 }, { "scor", "score", "", F, 4, 1000 } };
-static const struct mon_column top_int_cols[] = { { "interrupt", "name", "", MON_NAME, 14, 0 }, { "int/s", "rate", "per_s", D, 5, 1000 } };
+static const struct mon_column top_latency_avg_cols[] = {
+	{ "latency process", "name", "", MON_NAME, 13, 0 }, { "wait", "wait_per_slice", "ns_per_s", F, 4, 100 },
+};
+static const struct mon_column top_cputime_cols[] = {
+	{ "cputime process", "name", "", MON_NAME, 13, 0 }, { "run", "run", "ns_per_s", D, 4, 100 },
+};
+static const struct mon_column top_cputime_avg_cols[] = {
+	{ "cputime process", "name", "", MON_NAME, 13, 0 }, { "run", "run_per_slice", "ns_per_s", F, 4, 100 },
+};
+static const struct mon_column top_childwait_cols[] = {
+	{ "child process", "name", "", MON_NAME, 13, 0 }, { "cpu", "children_cpu", "pct", P, 3, 34 },
+};
+static const struct mon_column top_oom_cols[] = { { "kill score", "name", "", MON_NAME, 14, 0 }, { "scor", "score", "", F, 4, 1000 } };
+static const struct mon_column top_int_cols[] = { { "interrupt", "name", "", MON_NAME, 15, 0 }, { "int/s", "rate", "per_s", D, 5, 1000 } };
+/* The -adv plugins: the name and the pid (dstat's %-5s) in 26, then the figures, '%' after the cpu's. */
+static const struct mon_column top_cpu_adv_cols[] = {
+	{ "process", "name", "", MON_NAME, 26, 0 }, { "cpu", "cpu", "pct", F, 3, 34 },
+	{ "read", "read", "bytes_per_s", D, 5, 1024 }, { "write", "write", "bytes_per_s", D, 5, 1024 },
+};
+static const struct mon_column top_io_adv_cols[] = {
+	{ "process", "name", "", MON_NAME, 26, 0 }, { "read", "read", "bytes_per_s", D, 5, 1024 },
+	{ "write", "write", "bytes_per_s", D, 5, 1024 }, { "cpu", "cpu", "pct", F, 3, 34 },
+};
+
+/* dstat's disk-avgrq (sectors a request) and disk-svctm (ms a request), per disk. */
+static const struct mon_column disk_avgrq_cols[] = { { "avgrq", "avgrq", "sectors", F, 4, 10 } };
+static const struct mon_column disk_svctm_cols[] = { { "svctm", "svctm", "ms", F, 4, 1 } };
+/* dstat's freespace: used and free bytes of a mount point (free: what others than root may use). */
+static const struct mon_column freespace_cols[] = {
+	{ "used", "used", "bytes", F, 5, 1024 }, { "free", "free", "bytes", F, 5, 1024 },
+};
+/* dstat's snooze: the seconds from the sample before. */
+static const struct mon_column snooze_cols[] = { { "snooze", "snooze", "s", F, 6, 0 } };
+/* dstat's own cost, here iolens stat's: dstat (schedstat), dstat-cpu, dstat-ctxt (getrusage), dstat-mem (statm). */
+static const struct mon_column self_cols[] = {
+	{ "cputime", "cputime", "ns_per_s", D, 5, 1000 }, { "latency", "latency", "ns_per_s", D, 5, 1000 },
+};
+static const struct mon_column self_cpu_cols[] = {
+	{ "usr", "usr", "pct", P, 3, 100 }, { "sys", "sys", "pct", P, 3, 100 }, { "tot", "total", "pct", P, 3, 100 },
+};
+static const struct mon_column self_ctxt_cols[] = {
+	{ "voluntary", "voluntary", "per_s", D, 3, 100 }, { "involuntary", "involuntary", "per_s", D, 3, 100 },
+	{ "total", "total", "per_s", D, 3, 100 },
+};
+static const struct mon_column self_mem_cols[] = {
+	{ "virtual", "virtual", "bytes", D, 5, 1024 }, { "resident", "resident", "bytes", D, 5, 1024 },
+	{ "shared", "shared", "bytes", D, 5, 1024 },   { "data", "data", "bytes", D, 5, 1024 },
+};
 
 #define COLUMNS(array) array, sizeof(array) / sizeof(array[0])
 
@@ -212,6 +265,9 @@ static const struct {
 	const struct mon_column *columns;
 	unsigned ncolumns;
 	unsigned needs;
+	const char *subtitle; /* dstat's one-variable plugins: one subtitle over the group */
+	unsigned glued;       /* the columns right after the one before (mon_group's glued) */
+	unsigned percent;     /* the column a '%' follows (0: none) */
 } kinds[G_KINDS] = {
 	[G_TIME] = { "system", "time", COLUMNS(time_cols), 0 },
 	[G_CPU] = { "%s cpu usage", "cpu_%s", COLUMNS(cpu_cols), SYS_PROCSTAT },
@@ -250,18 +306,40 @@ static const struct {
 	[G_MEM_ADV] = { "advanced memory usage", "memory_adv", COLUMNS(mem_adv_cols), SYS_MEMINFO },
 	[G_VM_ADV] = { "advanced virtual memory", "vm_adv", COLUMNS(vm_adv_cols), SYS_VM_ADV },
 	[G_ZONES] = { "zones memory", "zones", COLUMNS(zones_cols), SYS_ZONES },
-	[G_TOP_CPU] = { "most expensive", "top_cpu", COLUMNS(top_cpu_cols), SYS_PROC_STAT | SYS_PROCSTAT },
-	[G_TOP_MEM] = { "most expensive", "top_mem", COLUMNS(top_mem_cols), SYS_PROC_STAT },
-	[G_TOP_IO] = { "most expensive", "top_io", COLUMNS(top_io_cols), SYS_PROC_IO },
-	[G_TOP_BIO] = { "most expensive", "top_bio", COLUMNS(top_bio_cols), SYS_PROC_IO },
-	[G_TOP_LATENCY] = { "highest total", "top_latency", COLUMNS(top_latency_cols), SYS_PROC_SCHED },
-	[G_TOP_OOM] = { "out of memory", "top_oom", COLUMNS(top_oom_cols), SYS_PROC_OOM },
-	[G_TOP_INT] = { "most frequent", "top_int", COLUMNS(top_int_cols), SYS_INTERRUPTS },
+	[G_TOP_CPU] = { "most expensive", "top_cpu", COLUMNS(top_cpu_cols), SYS_PROC_STAT | SYS_PROCSTAT, "cpu process", 1u << 1 },
+	[G_TOP_MEM] = { "most expensive", "top_mem", COLUMNS(top_mem_cols), SYS_PROC_STAT, "memory process", 1u << 1 },
+	[G_TOP_IO] = { "most expensive", "top_io", COLUMNS(top_io_cols), SYS_PROC_IO, "i/o process", 1u << 1 },
+	[G_TOP_BIO] = { "most expensive", "top_bio", COLUMNS(top_bio_cols), SYS_PROC_IO, "block i/o process", 1u << 1 },
+	[G_TOP_LATENCY] = { "highest total", "top_latency", COLUMNS(top_latency_cols), SYS_PROC_SCHED, "latency process", 1u << 1 },
+	[G_TOP_OOM] = { "out of memory", "top_oom", COLUMNS(top_oom_cols), SYS_PROC_OOM, "kill score", 1u << 1 },
+	[G_TOP_INT] = { "most frequent", "top_int", COLUMNS(top_int_cols), SYS_INTERRUPTS, "interrupt", 1u << 1 },
+	[G_TOP_CPU_ADV] = { "most expensive cpu process", "top_cpu_adv", COLUMNS(top_cpu_adv_cols),
+			    SYS_PROC_STAT | SYS_PROC_IO | SYS_PROCSTAT, "process              pid  cpu read write", 0xeu, 1 },
+	[G_TOP_IO_ADV] = { "most expensive i/o process", "top_io_adv", COLUMNS(top_io_adv_cols),
+			   SYS_PROC_STAT | SYS_PROC_IO | SYS_PROCSTAT, "process              pid  read write cpu", 0xeu, 3 },
+	[G_TOP_BIO_ADV] = { "most expensive block i/o process", "top_bio_adv", COLUMNS(top_io_adv_cols),
+			    SYS_PROC_STAT | SYS_PROC_IO | SYS_PROCSTAT, "process              pid  read write cpu", 0xeu, 3 },
+	[G_TOP_CPUTIME] = { "highest total", "top_cputime", COLUMNS(top_cputime_cols), SYS_PROC_SCHED, "cputime process", 1u << 1 },
+	[G_TOP_CPUTIME_AVG] = { "highest average", "top_cputime_avg", COLUMNS(top_cputime_avg_cols), SYS_PROC_SCHED,
+				"cputime process", 1u << 1 },
+	[G_TOP_LATENCY_AVG] = { "highest average", "top_latency_avg", COLUMNS(top_latency_avg_cols), SYS_PROC_SCHED,
+				"latency process", 1u << 1 },
+	[G_TOP_CHILDWAIT] = { "most waiting for", "top_childwait", COLUMNS(top_childwait_cols), SYS_PROC_STAT | SYS_PROCSTAT,
+			      "child process", 1u << 1 },
+	[G_DISK_AVGRQ] = { "%s", "avgrq_%s", COLUMNS(disk_avgrq_cols), SYS_DISKSTATS },
+	[G_DISK_SVCTM] = { "%s", "svctm_%s", COLUMNS(disk_svctm_cols), SYS_DISKSTATS },
+	[G_CPU_USE] = { "per cpu usage", "cpu_use", NULL, 0, SYS_PROCSTAT },
+	[G_FREESPACE] = { "%s", "freespace_%s", COLUMNS(freespace_cols), 0 },
+	[G_SNOOZE] = { "snooze", "snooze", COLUMNS(snooze_cols), 0 },
+	[G_SELF] = { "dstat", "self", COLUMNS(self_cols), 0 },
+	[G_SELF_CPU] = { "dstat cpu", "self_cpu", COLUMNS(self_cpu_cols), 0 },
+	[G_SELF_CTXT] = { "contxt sw", "self_ctxt", COLUMNS(self_ctxt_cols), 0 },
+	[G_SELF_MEM] = { "dstat memory usage", "self_mem", COLUMNS(self_mem_cols), 0 },
 };
 
 bool group_is_top(enum group_kind kind)
 {
-	return kind >= G_TOP_CPU && kind <= G_TOP_INT;
+	return kind >= G_TOP_CPU && kind <= G_TOP_CHILDWAIT;
 }
 
 static bool show_bits, show_human;
@@ -294,6 +372,10 @@ static const char *time_format(void)
 }
 
 static struct mon_column time_column;
+
+/* cpu-use's group has a column per cpu. */
+static struct mon_column cpu_use_columns[40];
+static char cpu_use_nicks[40][16], cpu_use_keys[40][20];
 
 /* Interrupt groups have a column per interrupt: their columns live here. */
 static struct mon_column int_columns[24];
@@ -355,6 +437,10 @@ void group_init(struct group *g, enum group_kind kind, const char *item)
 			*p = '_';
 	g->shown.columns = kinds[kind].columns;
 	g->shown.ncolumns = kinds[kind].ncolumns;
+	g->shown.subtitle = kinds[kind].subtitle;
+	g->shown.glued = kinds[kind].glued;
+	g->shown.after_column = kinds[kind].percent;
+	g->shown.after = kinds[kind].percent ? "%" : NULL;
 	if (show_bits && kind == G_DISK)
 		g->shown.columns = disk_bits_cols;
 	if (show_bits && kind == G_NET)
@@ -390,6 +476,24 @@ void group_init(struct group *g, enum group_kind kind, const char *item)
 		time_column = time_cols[0];
 		time_column.width = width ? (int)width : 1;
 		g->shown.columns = &time_column;
+	}
+	if (kind == G_CPU_USE) {
+		/* item: the cpus, comma-separated: one column each. */
+		unsigned n = 0;
+		char copy[64], *save = NULL;
+		snprintf(copy, sizeof(copy), "%s", g->item);
+		for (char *cpu = strtok_r(copy, ",", &save); cpu && n < 40; cpu = strtok_r(NULL, ",", &save), n++) {
+			snprintf(cpu_use_nicks[n], sizeof(cpu_use_nicks[n]), "%s", cpu);
+			snprintf(cpu_use_keys[n], sizeof(cpu_use_keys[n]), "cpu%s", cpu);
+			cpu_use_columns[n] = (struct mon_column){ cpu_use_nicks[n], cpu_use_keys[n], "pct", P, 3, 34 };
+		}
+		g->shown.columns = cpu_use_columns;
+		g->shown.ncolumns = n;
+	}
+	if (kind == G_FREESPACE) {
+		/* As dstat: "/" and the mount point's last name ("/" for the root, "/boot", "/unified"). */
+		const char *base = strrchr(g->item, '/');
+		snprintf(g->shown.title, sizeof(g->shown.title), "/%.62s", base ? base + 1 : g->item);
 	}
 	if (kind == G_INT) {
 		/* item: the interrupts, comma-separated: one column each. */
@@ -948,6 +1052,192 @@ void groups_ext_row_value(const struct group *g, unsigned column, bool integer, 
 			return;
 }
 
+/* dstat's disk-avgrq and disk-svctm: sectors and busy ms per request completed in the interval (0 with none). */
+static void compute_disk_request(struct group *g, const struct system_sample *then, const struct system_sample *now)
+{
+	struct disk_stats a, b;
+	double ios;
+
+	if (!disk_pair(then, now, g->item, &a, &b)) {
+		all_unknown(g);
+		return;
+	}
+	ios = (double)(b.rd_ios + b.wr_ios) - (double)(a.rd_ios + a.wr_ios);
+	if (ios <= 0) {
+		set_same(g, 0, 0);
+		return;
+	}
+	if (g->kind == G_DISK_AVGRQ)
+		set_same(g, 0, ((double)(b.rd_sectors + b.wr_sectors) - (double)(a.rd_sectors + a.wr_sectors)) / ios);
+	else
+		set_same(g, 0, ((double)b.io_ticks - (double)a.io_ticks) / ios);
+}
+
+/* dstat's cpu-use: each cpu's time not idle, in percent of its time in the interval. */
+static void compute_cpu_use(struct group *g, const struct system_sample *then, const struct system_sample *now)
+{
+	static const struct cpu_times zero;
+
+	for (unsigned c = 0; c < g->shown.ncolumns; c++) {
+		const char *cpu = g->shown.columns[c].nick;
+		const struct cpu_times *b = cpu_of(now, cpu), *a = cpu_of(then, cpu);
+		double total;
+
+		if (!b) {
+			set_same(g, c, NAN);
+			continue;
+		}
+		if (!a)
+			a = &zero;
+#define SUM(t) ((double)((t)->user + (t)->nice + (t)->system + (t)->idle + (t)->iowait + (t)->irq + (t)->softirq + (t)->steal))
+		total = SUM(b) - SUM(a);
+#undef SUM
+		set_same(g, c, total > 0 ? 100.0 - 100.0 * ((double)b->idle - (double)a->idle) / total : 0);
+	}
+}
+
+unsigned groups_freespace_mounts(char (*mounts)[256], unsigned max)
+{
+	/* dstat_freespace.py's filters: by type, then by source. */
+	static const char *const types[] = { "binfmt_misc", "devpts", "iso9660", "none", "proc", "sysfs", "usbfs", "cgroup",
+					     "tmpfs", "devtmpfs", "debugfs", "mqueue", "systemd-1", "rootfs", "autofs" };
+	static const char *const sources[] = { "devpts", "none", "proc", "sunrpc", "usbfs", "securityfs", "hugetlbfs",
+					       "configfs", "selinuxfs", "pstore", "nfsd" };
+	FILE *f = fopen("/proc/self/mounts", "re");
+	char line[1024], source[256], dir[256], type[64];
+	unsigned n = 0;
+
+	if (!f)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		struct statvfs vfs;
+		bool skip = false;
+
+		if (sscanf(line, "%255s %255s %63s", source, dir, type) != 3)
+			continue;
+		for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+			skip |= !strcmp(type, types[i]);
+		for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
+			skip |= !strcmp(source, sources[i]);
+		/* /proc/self/mounts escapes a space as \040: the name as it is. */
+		for (char *p = dir, *q = dir; ; p++, q++) {
+			if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' && p[3] <= '7') {
+				*q = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+				p += 3;
+			} else {
+				*q = *p;
+			}
+			if (!*p)
+				break;
+		}
+		/* (A path longer than a group's item, as a container's overlay, is left out rather than cut.) */
+		if (skip || strlen(dir) >= sizeof(((struct group *)0)->item) || statvfs(dir, &vfs) != 0 || !vfs.f_bsize)
+			continue;
+		snprintf(mounts[n++], 256, "%s", dir);
+	}
+	fclose(f);
+	return n;
+}
+
+/* dstat's freespace: bytes used (blocks less those available to users) and available, of the mount point. */
+static void compute_freespace(struct group *g)
+{
+	struct statvfs vfs;
+
+	if (statvfs(g->item, &vfs) != 0) {
+		all_unknown(g);
+		return;
+	}
+	set_same(g, 0, ((double)vfs.f_blocks - (double)vfs.f_bavail) * (double)vfs.f_frsize);
+	set_same(g, 1, (double)vfs.f_bavail * (double)vfs.f_frsize);
+}
+
+/* This process's counters at a sample: read when a sample is first computed, kept for the next interval. */
+struct self_counters {
+	uint64_t mono_ns;
+	double run_ns, wait_ns, user_s, system_s, voluntary, involuntary;
+};
+
+static const struct self_counters *self_at(const struct system_sample *s)
+{
+	static struct self_counters ring[4];
+	static unsigned next;
+	static const struct self_counters zero;
+	struct self_counters *c;
+	struct rusage ru;
+	char text[256];
+	unsigned long long run = 0, wait = 0;
+	FILE *f;
+
+	if (!s || !s->mono_ns)
+		return &zero;
+	for (unsigned i = 0; i < 4; i++)
+		if (ring[i].mono_ns == s->mono_ns)
+			return &ring[i];
+	c = &ring[next++ % 4];
+	memset(c, 0, sizeof(*c));
+	c->mono_ns = s->mono_ns;
+	f = fopen("/proc/self/schedstat", "re");
+	if (f && fgets(text, sizeof(text), f) && sscanf(text, "%llu %llu", &run, &wait) == 2) {
+		c->run_ns = (double)run;
+		c->wait_ns = (double)wait;
+	}
+	if (f)
+		fclose(f);
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		c->user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+		c->system_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+		c->voluntary = (double)ru.ru_nvcsw;
+		c->involuntary = (double)ru.ru_nivcsw;
+	}
+	return c;
+}
+
+/* dstat's dstat, dstat-cpu, dstat-ctxt and dstat-mem, of iolens stat itself. */
+static void compute_self(struct group *g, const struct system_sample *then, const struct system_sample *now,
+			 double seconds, bool since_boot)
+{
+	const struct self_counters *b = self_at(now), *a = since_boot ? self_at(NULL) : self_at(then);
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	double per = seconds > 0 ? 1 / seconds : 0;
+	unsigned long long pages[6] = { 0 };
+	char text[256];
+	FILE *f;
+
+	switch (g->kind) {
+	case G_SELF:
+		set_same(g, 0, (b->run_ns - a->run_ns) * per);
+		set_same(g, 1, (b->wait_ns - a->wait_ns) * per);
+		break;
+	case G_SELF_CPU:
+		per = per * 100 / (double)(cpus > 0 ? cpus : 1);
+		set_same(g, 0, (b->user_s - a->user_s) * per);
+		set_same(g, 1, (b->system_s - a->system_s) * per);
+		set_same(g, 2, (b->user_s + b->system_s - a->user_s - a->system_s) * per);
+		break;
+	case G_SELF_CTXT:
+		set_same(g, 0, (b->voluntary - a->voluntary) * per);
+		set_same(g, 1, (b->involuntary - a->involuntary) * per);
+		set_same(g, 2, (b->voluntary + b->involuntary - a->voluntary - a->involuntary) * per);
+		break;
+	default: /* G_SELF_MEM: statm's size, resident, shared and data, in KiB on screen as dstat's */
+		f = fopen("/proc/self/statm", "re");
+		if (!f || !fgets(text, sizeof(text), f) ||
+		    sscanf(text, "%llu %llu %llu %llu %llu %llu", &pages[0], &pages[1], &pages[2], &pages[3], &pages[4],
+			   &pages[5]) != 6) {
+			all_unknown(g);
+		} else {
+			static const unsigned field[] = { 0, 1, 2, 5 };
+			for (unsigned c = 0; c < 4; c++)
+				set(g, c, (double)pages[field[c]] * (double)page_size() / 1024,
+				    (double)pages[field[c]] * (double)page_size());
+		}
+		if (f)
+			fclose(f);
+		break;
+	}
+}
+
 /* dstat's disk-util, disk-wait and disk-avgqu: iostat -x's figures of one disk (dstat's formulas are the same). */
 static void compute_disk_plugin(struct group *g, const struct system_sample *then, const struct system_sample *now,
 				double seconds)
@@ -1070,13 +1360,49 @@ static double mem_used(const struct meminfo *m)
 	return used < 0 ? 0 : used;
 }
 
-/* A top plugin's process (or interrupt): its name as it is; the monitor escapes what it shows. */
+/*
+ * The name dstat shows of a process: the second field of /proc/PID/stat split at white space,
+ * less its first and last characters (a comm with a space loses what follows the space, and the
+ * character before it), then what follows its last '/' (its getnamebypid falls back to this:
+ * "kworker/u4:2" is "u4:2").
+ */
+static void dstat_name(const char *comm, char *out, size_t size)
+{
+	const char *space = strpbrk(comm, " \t\n\v\f\r"), *slash;
+	size_t n = space ? (size_t)(space - comm) : strlen(comm);
+
+	if (space && n)
+		n--; /* "(tmux: server)" splits to "(tmux:": [1:-1] is "tmux" */
+	for (slash = comm + n; slash > comm && slash[-1] != '/'; slash--)
+		;
+	n -= (size_t)(slash - comm);
+	snprintf(out, size, "%.*s", (int)n, slash);
+}
+
+/* A top plugin's process (or interrupt): its name as it is, for JSON and CSV; the table's as dstat shows it (the monitor escapes it). */
 static void top_name(struct group *g, int pid, const char *name)
 {
 	g->pid = pid;
 	snprintf(g->name, sizeof(g->name), "%s", name);
-	snprintf(g->shown.text, sizeof(g->shown.text), "%s", name);
+	if (g->kind == G_TOP_INT || !pid)
+		snprintf(g->shown.text, sizeof(g->shown.text), "%s", name);
+	else
+		dstat_name(name, g->shown.text, sizeof(g->shown.text));
+	if (pid && (g->kind == G_TOP_CPU_ADV || g->kind == G_TOP_IO_ADV || g->kind == G_TOP_BIO_ADV)) {
+		/*
+		 * dstat's '%-*s%-5s': the name cut to 26 less the pid's digits (escaped as the monitor
+		 * shows it), then the pid in at least 5.
+		 */
+		char *shown = escape_text(g->shown.text, ESCAPE_TERMINAL), digits[16];
+		int room = 26 - (snprintf(digits, sizeof(digits), "%d", pid) > 5 ? (int)strlen(digits) : 5);
+		size_t columns, end = text_fit(shown, (size_t)room, &columns);
+
+		shown[end] = '\0';
+		snprintf(g->shown.text, sizeof(g->shown.text), "%s%*s%-5s", shown, room - (int)columns, "", digits);
+		free(shown);
+	}
 	g->shown.csv_text = g->name;
+	g->shown.blank = false;
 }
 
 /* The counters of a process before: the same process in the earlier sample, or zero (it started since). */
@@ -1106,53 +1432,61 @@ static double delta_rate(uint64_t now, uint64_t then, double seconds)
 static void compute_top(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			double seconds)
 {
-	static const unsigned needs[] = {
-		[G_TOP_CPU - G_TOP_CPU] = SYS_PROC_STAT, [G_TOP_MEM - G_TOP_CPU] = SYS_PROC_STAT,
-		[G_TOP_IO - G_TOP_CPU] = SYS_PROC_IO,    [G_TOP_BIO - G_TOP_CPU] = SYS_PROC_IO,
-		[G_TOP_LATENCY - G_TOP_CPU] = SYS_PROC_SCHED, [G_TOP_OOM - G_TOP_CPU] = SYS_PROC_OOM,
-	};
-	unsigned part = g->kind == G_TOP_IO || g->kind == G_TOP_BIO ? PROCS_IO
-			: g->kind == G_TOP_LATENCY ? PROCS_SCHED : g->kind == G_TOP_OOM ? PROCS_OOM : PROCS_STAT;
+	enum group_kind k = g->kind;
+	bool adv = k == G_TOP_CPU_ADV || k == G_TOP_IO_ADV || k == G_TOP_BIO_ADV;
+	unsigned part = adv ? PROCS_STAT | PROCS_IO
+			: k == G_TOP_IO || k == G_TOP_BIO ? PROCS_IO
+			: k == G_TOP_LATENCY || k == G_TOP_CPUTIME || k == G_TOP_CPUTIME_AVG || k == G_TOP_LATENCY_AVG ? PROCS_SCHED
+			: k == G_TOP_OOM ? PROCS_OOM : PROCS_STAT;
+	unsigned needs = group_needs(k) & (SYS_PROC_STAT | SYS_PROC_IO | SYS_PROC_SCHED | SYS_PROC_OOM | SYS_PROCSTAT);
+	bool per_cpu = k == G_TOP_CPU || k == G_TOP_CHILDWAIT || adv;
 	unsigned ncpu = 0;
-	double best = 0, figures[2] = { 0, 0 };
+	double best = 0, figures[3] = { 0, 0, 0 };
 	const struct proc_entry *chosen = NULL;
 
 	/* No process at all (a recorded tree without /proc/PID): unknown, not 0. */
-	if (!(now->have & needs[g->kind - G_TOP_CPU]) || !now->procs.count ||
-	    (g->kind == G_TOP_CPU && !(now->have & SYS_PROCSTAT))) {
+	if ((now->have & needs) != needs || !now->procs.count) {
 		top_name(g, 0, "");
 		all_unknown(g);
 		return;
 	}
-	for (unsigned c = 0; g->kind == G_TOP_CPU && c < now->procstat.ncpu; c++)
+	for (unsigned c = 0; per_cpu && c < now->procstat.ncpu; c++)
 		ncpu += now->procstat.cpu_present[c];
 	for (unsigned i = 0; i < now->procs.count; i++) {
 		const struct proc_entry *p = &now->procs.proc[i], *a;
-		double value, one = 0, two = 0;
+		double value, one = 0, two = 0, cpu = 0, slices;
 
-		if (!(p->have & part))
+		if ((p->have & part) != part)
 			continue;
 		a = proc_before(then, p, part);
-		switch (g->kind) {
-		case G_TOP_CPU:
-			/* As dstat: the share of all the cpus' time, in percent. */
-			value = one = ncpu ? 100.0 * delta_rate(p->cpu_ticks, a->cpu_ticks, seconds) / (double)clock_ticks() / ncpu : 0;
-			break;
-		case G_TOP_MEM:
-			value = one = (double)p->rss_pages * (double)page_size();
-			break;
-		case G_TOP_IO:
+		if (per_cpu) /* As dstat: the share of all the cpus' time, in percent. */
+			cpu = ncpu ? 100.0 * delta_rate(p->cpu_ticks, a->cpu_ticks, seconds) / (double)clock_ticks() / ncpu : 0;
+		if (adv || k == G_TOP_IO) {
 			one = delta_rate(p->rchar, a->rchar, seconds);
 			two = delta_rate(p->wchar, a->wchar, seconds);
-			value = one + two;
-			break;
-		case G_TOP_BIO:
+		}
+		if (k == G_TOP_BIO || k == G_TOP_BIO_ADV) {
 			one = delta_rate(p->read_bytes, a->read_bytes, seconds);
 			two = delta_rate(p->write_bytes, a->write_bytes, seconds);
-			value = one + two;
+		}
+		slices = p->slices > a->slices ? (double)(p->slices - a->slices) : 0;
+		switch (k) {
+		case G_TOP_CPU: value = one = cpu; break;
+		case G_TOP_CPU_ADV: value = cpu; break;
+		case G_TOP_MEM: value = one = (double)p->rss_pages * (double)page_size(); break;
+		case G_TOP_IO: case G_TOP_BIO: case G_TOP_IO_ADV: case G_TOP_BIO_ADV: value = one + two; break;
+		case G_TOP_LATENCY: value = one = delta_rate(p->wait_ns, a->wait_ns, seconds); break;
+		case G_TOP_CPUTIME: value = one = delta_rate(p->run_ns, a->run_ns, seconds); break;
+		/* As dstat: the time per slice, divided by the interval again. */
+		case G_TOP_LATENCY_AVG:
+			value = one = slices ? delta_rate(p->wait_ns, a->wait_ns, seconds) / slices : 0;
 			break;
-		case G_TOP_LATENCY:
-			value = one = delta_rate(p->wait_ns, a->wait_ns, seconds);
+		case G_TOP_CPUTIME_AVG:
+			value = one = slices ? delta_rate(p->run_ns, a->run_ns, seconds) / slices : 0;
+			break;
+		case G_TOP_CHILDWAIT:
+			value = one = ncpu ? 100.0 * delta_rate(p->child_ticks, a->child_ticks, seconds) / (double)clock_ticks() / ncpu
+				    : 0;
 			break;
 		default: /* G_TOP_OOM */
 			value = one = (double)p->oom_score;
@@ -1163,16 +1497,26 @@ static void compute_top(struct group *g, const struct system_sample *then, const
 			chosen = p;
 			figures[0] = one;
 			figures[1] = two;
+			figures[2] = cpu;
 		}
 	}
-	/* Nothing did anything: no name, zeros (dstat leaves the group blank). */
+	/* Nothing did anything: no name, zeros in JSON; the table blank, as dstat. */
 	top_name(g, chosen ? chosen->pid : 0, chosen ? chosen->name : "");
-	set_same(g, 1, figures[0]);
-	if (g->kind == G_TOP_LATENCY)
-		set(g, 1, figures[0] / 1e6, figures[0]); /* ms waited per second on screen, ns in JSON */
-	if (g->shown.ncolumns > 2)
-		set_same(g, 2, figures[1]);
+	g->shown.blank = !chosen;
 	set_same(g, 0, NAN);
+	if (k == G_TOP_CPU_ADV) {
+		set_same(g, 1, figures[2]);
+		set_same(g, 2, figures[0]);
+		set_same(g, 3, figures[1]);
+	} else if (adv) {
+		set_same(g, 1, figures[0]);
+		set_same(g, 2, figures[1]);
+		set_same(g, 3, figures[2]);
+	} else {
+		set_same(g, 1, figures[0]);
+		if (g->shown.ncolumns > 2)
+			set_same(g, 2, figures[1]);
+	}
 }
 
 /*
@@ -1224,6 +1568,7 @@ static void compute_top_bio(struct group *g, const struct system_sample *then, c
 	}
 	chosen = end > first;
 	top_name(g, chosen ? table->process[first].pid : 0, name);
+	g->shown.blank = !chosen;
 	set_same(g, 0, NAN);
 	set_same(g, 1, figures[0]);
 	set_same(g, 2, figures[1]);
@@ -1244,6 +1589,33 @@ static void compute_top_bio(struct group *g, const struct system_sample *then, c
 	set(g, 4, chosen ? (double)latency.p50_ns / 1e6 : NAN, chosen ? (double)latency.p50_ns : NAN);
 	set(g, 5, chosen ? (double)latency.max_ns / 1e6 : NAN, chosen ? (double)latency.max_ns : NAN);
 	set(g, 6, chosen ? (double)latency.average_ns / 1e6 : NAN, chosen ? (double)latency.average_ns : NAN);
+}
+
+/*
+ * An interrupt's devices as dstat's top-int names them: "_hcd:" made "/", "@pci" and the
+ * [:0-9+.] after it left out, "ahci[...]" made "ahci".
+ */
+static void int_name(const char *devices, char *out, size_t size)
+{
+	size_t used = 0;
+
+	for (const char *p = devices; *p && used + 1 < size;) {
+		if (!strncmp(p, "_hcd:", 5)) {
+			out[used++] = '/';
+			p += 5;
+		} else if (!strncmp(p, "@pci", 4) && p[4] && strchr(":0123456789+.", p[4])) {
+			for (p += 4; *p && strchr(":0123456789+.", *p); p++)
+				;
+		} else if (!strncmp(p, "ahci[", 5) && p[5] && p[5] != ']' && p[5 + strspn(p + 5, ":0123456789abcdefghijklmnopqrstuvwxyz.")] == ']') {
+			size_t n = 5 + strspn(p + 5, ":0123456789abcdefghijklmnopqrstuvwxyz.") + 1;
+			for (const char *a = "ahci"; *a && used + 1 < size; a++)
+				out[used++] = *a;
+			p += n;
+		} else {
+			out[used++] = *p++;
+		}
+	}
+	out[used] = '\0';
 }
 
 /* dstat's top-int: the numbered interrupt with the most per second, named by its devices. */
@@ -1283,13 +1655,14 @@ static void compute_top_int(struct group *g, const struct system_sample *then, c
 				devices++;
 		}
 		if (devices && *devices)
-			snprintf(name, sizeof(name), "%s", devices);
+			int_name(devices, name, sizeof(name));
 		else
 			snprintf(name, sizeof(name), "int %s", chosen->name);
 		top_name(g, 0, name);
 	} else {
 		top_name(g, 0, "");
 	}
+	g->shown.blank = !chosen;
 	set_same(g, 0, NAN);
 	set_same(g, 1, best);
 }
@@ -1536,6 +1909,26 @@ void group_compute(struct group *g, const struct system_sample *then, const stru
 	case G_DISK_TPS:
 		compute_disk(g, then, now, seconds);
 		break;
+	case G_DISK_AVGRQ:
+	case G_DISK_SVCTM:
+		compute_disk_request(g, then, now);
+		break;
+	case G_CPU_USE:
+		compute_cpu_use(g, then, now);
+		break;
+	case G_FREESPACE:
+		compute_freespace(g);
+		break;
+	case G_SNOOZE:
+		/* As dstat: the first line has no sample before it ('-'). */
+		set_same(g, 0, since_boot ? NAN : seconds);
+		break;
+	case G_SELF:
+	case G_SELF_CPU:
+	case G_SELF_CTXT:
+	case G_SELF_MEM:
+		compute_self(g, then, now, seconds, since_boot);
+		break;
 	case G_NET_PACKETS:
 		compute_net(g, then, now, seconds);
 		break;
@@ -1592,6 +1985,13 @@ void group_compute(struct group *g, const struct system_sample *then, const stru
 	case G_TOP_IO:
 	case G_TOP_LATENCY:
 	case G_TOP_OOM:
+	case G_TOP_CPU_ADV:
+	case G_TOP_IO_ADV:
+	case G_TOP_BIO_ADV:
+	case G_TOP_CPUTIME:
+	case G_TOP_CPUTIME_AVG:
+	case G_TOP_LATENCY_AVG:
+	case G_TOP_CHILDWAIT:
 		compute_top(g, then, now, seconds);
 		break;
 	case G_TOP_INT:

@@ -187,6 +187,7 @@ int proc_stat_parse(const char *text, struct proc_entry *out)
 		p = end;
 	}
 	out->cpu_ticks = field[14 - 4] + field[15 - 4];
+	out->child_ticks = field[16 - 4] + field[17 - 4];
 	out->start_ticks = field[22 - 4];
 	out->rss_pages = (long long)field[24 - 4] > 0 ? field[24 - 4] : 0;
 	return 0;
@@ -225,10 +226,13 @@ static int proc_entry_read(int pid, unsigned what, struct proc_entry *e)
 		}
 	}
 	if (what & PROCS_SCHED) {
-		unsigned long long run, wait;
+		unsigned long long run, wait, slices = 0;
 		snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
-		if (sysroot_read_small(path, text, sizeof(text)) > 0 && sscanf(text, "%llu %llu", &run, &wait) == 2) {
+		if (sysroot_read_small(path, text, sizeof(text)) > 0 &&
+		    sscanf(text, "%llu %llu %llu", &run, &wait, &slices) >= 2) {
 			e->wait_ns = wait;
+			e->run_ns = run;
+			e->slices = slices;
 			e->have |= PROCS_SCHED;
 		}
 	}

@@ -42,9 +42,11 @@ struct proc_entry {
 	char name[16];                   /* comm, as the kernel keeps it (any bytes) */
 	unsigned long long start_ticks;  /* start time: a pid reused is another process */
 	uint64_t cpu_ticks;              /* utime + stime */
+	uint64_t child_ticks;            /* cutime + cstime: its ended children's, waited for */
 	uint64_t rss_pages;
 	uint64_t rchar, wchar, read_bytes, write_bytes;
-	uint64_t wait_ns;
+	uint64_t wait_ns;                /* schedstat: time waited on a run queue, */
+	uint64_t run_ns, slices;         /* time run on a cpu, and time slices run */
 	int64_t oom_score;
 };
 

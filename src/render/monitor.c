@@ -26,13 +26,23 @@ static const char *const colors_lo[] = { "\033[1;31m", "\033[1;33m", "\033[1;32m
 					 "\033[1;36m", "\033[1;37m", "\033[0;31m", "\033[0;32m" };
 static const char *const colors_hi[] = { "\033[0;31m", "\033[0;33m", "\033[0;32m", "\033[0;34m",
 					 "\033[0;36m", "\033[0;37m", "\033[1;31m", "\033[1;32m" };
+/* dstat's --bw theme: darker colours, black text, for a light background. */
+#define C_BW_SUBTITLE "\033[0;36m\033[4m" /* darkcyan, underlined */
+#define C_BLACK "\033[0;30m"
+#define C_DARKGRAY "\033[1;30m"
+#define BW(m, final, dark) ((m)->light ? ((final) ? C_BLACK : C_DARKGRAY) : (dark))
+static const char *const bw_lo[] = { "\033[0;31m", "\033[0;35m", "\033[0;32m", "\033[0;34m",
+				     "\033[0;36m", "\033[0;30m", "\033[1;31m", "\033[1;32m" };
+static const char *const bw_hi[] = { "\033[1;31m", "\033[1;35m", "\033[1;32m", "\033[1;34m",
+				     "\033[1;36m", "\033[1;30m", "\033[0;31m", "\033[0;32m" };
 
 int monitor_group_width(const struct mon_group *g)
 {
 	int width = 0;
 
 	for (unsigned i = 0; i < g->ncolumns; i++)
-		width += g->columns[i].width + (i ? 1 : 0);
+		width += g->columns[i].width + (i && !(g->glued >> i & 1) ? 1 : 0) +
+			 (g->after && i && i == g->after_column ? (int)strlen(g->after) : 0);
 	return width;
 }
 
@@ -131,7 +141,7 @@ static void print_value(const struct monitor *m, const struct mon_column *col, d
 	static const char decimal_units[] = " kMGTPEZY", byte_units[] = "BkMGTPEZY", bit_units[] = "bkMGTPEZY";
 	bool has_unit = (col->scale == 1000 || col->scale == 1024) && col->width >= 4;
 	int width = col->width - has_unit, unit = 0;
-	const char *const *colors = final ? colors_lo : colors_hi;
+	const char *const *colors = m->light ? (final ? bw_lo : bw_hi) : final ? colors_lo : colors_hi;
 	const char *color;
 	char buf[80];
 
@@ -142,7 +152,7 @@ static void print_value(const struct monitor *m, const struct mon_column *col, d
 
 		shown[end] = '\0';
 		if (m->color)
-			fputs(final ? C_TEXT_LO : C_TEXT_HI, m->out);
+			fputs(BW(m, final, final ? C_TEXT_LO : C_TEXT_HI), m->out);
 		fprintf(m->out, "%s%*s", shown, col->width - (int)columns, "");
 		free(shown);
 		return;
@@ -157,11 +167,11 @@ static void print_value(const struct monitor *m, const struct mon_column *col, d
 		value *= 8;
 	monitor_format(value, col->type, width, col->scale, m->integer, m->floats, buf, &unit);
 	if (!strcmp(buf, "0"))
-		color = C_UNIT;
+		color = BW(m, final, C_UNIT);
 	else if (col->scale <= 0)
-		color = final ? C_TEXT_LO : C_TEXT_HI;
+		color = BW(m, final, final ? C_TEXT_LO : C_TEXT_HI);
 	else if (col->type == MON_PERCENT && rint(value) >= 100)
-		color = final ? C_DONE_LO : C_DONE_HI;
+		color = BW(m, final, final ? C_DONE_LO : C_DONE_HI);
 	else if (col->scale != 1000 && col->scale != 1024)
 		color = colors[(unsigned long)(value / col->scale) % 8];
 	else
@@ -174,7 +184,7 @@ static void print_value(const struct monitor *m, const struct mon_column *col, d
 			const char *units = col->type == MON_BITS ? bit_units
 					    : col->type == MON_BYTES || col->scale == 1024 ? byte_units : decimal_units;
 			char letter[2] = { units[unit < 9 ? unit : 8], '\0' };
-			put(m, C_UNIT, letter);
+			put(m, BW(m, final, C_UNIT), letter);
 		} else {
 			fputc(' ', m->out);
 		}
@@ -215,7 +225,20 @@ void monitor_header(const struct monitor *m, const struct mon_group *groups, uns
 		put(m, C_TITLE, ">");
 	put(m, C_RESET, "\n");
 	for (unsigned g = 0; g < ngroups; g++) {
-		for (unsigned c = 0; c < groups[g].ncolumns; c++) {
+		if (groups[g].subtitle) {
+			/* dstat's one-variable plugins: the nick centred (str.center) over the group's width. */
+			int width = monitor_group_width(&groups[g]), len = (int)strlen(groups[g].subtitle);
+			int margin = width - (len < width ? len : width);
+			char buf[128];
+
+			if (len > width)
+				len = width;
+			snprintf(buf, sizeof(buf), "%*s%.*s%*s", margin / 2 + (margin & width & 1), "", len,
+				 groups[g].subtitle, margin - margin / 2 - (margin & width & 1), "");
+			put(m, m->light ? C_BW_SUBTITLE : C_SUBTITLE, buf);
+			put(m, C_RESET, "");
+		}
+		for (unsigned c = 0; !groups[g].subtitle && c < groups[g].ncolumns; c++) {
 			const struct mon_column *col = &groups[g].columns[c];
 			char buf[80];
 			int len = (int)strlen(col->nick) < col->width ? (int)strlen(col->nick) : col->width;
@@ -226,7 +249,7 @@ void monitor_header(const struct monitor *m, const struct mon_group *groups, uns
 			snprintf(buf, sizeof(buf), "%*s%.*s%*s", left, "", len, col->nick, col->width - len - left, "");
 			if (c)
 				fputc(' ', m->out);
-			put(m, C_SUBTITLE, buf);
+			put(m, m->light ? C_BW_SUBTITLE : C_SUBTITLE, buf);
 			put(m, C_RESET, "");
 		}
 		if (g + 1 < ngroups)
@@ -240,10 +263,16 @@ void monitor_header(const struct monitor *m, const struct mon_group *groups, uns
 void monitor_line(const struct monitor *m, const struct mon_group *groups, unsigned ngroups, bool final)
 {
 	for (unsigned g = 0; g < ngroups; g++) {
-		for (unsigned c = 0; c < groups[g].ncolumns; c++) {
-			if (c)
+		if (groups[g].blank)
+			fprintf(m->out, "%*s", monitor_group_width(&groups[g]), "");
+		for (unsigned c = 0; !groups[g].blank && c < groups[g].ncolumns; c++) {
+			const struct mon_column *col = &groups[g].columns[c];
+
+			if (c && !(groups[g].glued >> c & 1))
 				fputc(' ', m->out);
-			print_value(m, &groups[g].columns[c], groups[g].values[c], groups[g].text, final);
+			print_value(m, col, groups[g].values[c], groups[g].text, final);
+			if (groups[g].after && c && c == groups[g].after_column)
+				put(m, BW(m, final, C_UNIT), groups[g].after);
 		}
 		if (g + 1 < ngroups)
 			put(m, C_FRAME, groups[g + 1].joined ? ":" : "|");

@@ -44,11 +44,17 @@ struct mon_group {
 	char text[64];     /* MON_TEXT and MON_NAME columns show this */
 	const char *csv_text; /* MON_NAME: what CSV writes (the name as it is), else text */
 	bool joined;       /* another item of the previous group's plugin (cpu1 after cpu0): dstat's ':' between them */
+	const char *subtitle; /* one subtitle centred over the whole group (dstat's top plugins), else each column's nick */
+	bool blank;        /* this sample shows spaces (a top plugin whose processes did nothing, as dstat) */
+	unsigned glued;    /* bit c: column c right after the one before, no space between (dstat's top plugins) */
+	unsigned after_column; /* after: printed after this column's value (0: nowhere), "%" in dstat's top-cpu-adv */
+	const char *after;
 };
 
 struct monitor {
 	FILE *out;
 	bool color;     /* ANSI colours, as dstat's default theme */
+	bool light;     /* dstat's --bw theme (a light background) */
 	bool integer;   /* --integer: no decimals */
 	bool floats;    /* --float: decimals wherever they fit */
 	bool more;      /* groups were left out for want of room: lines end with '>', as dstat's */

@@ -391,7 +391,9 @@ n=0
 # dstat's plugins: on vm1 (the top plugins' keys are written, null: a recording has no processes);
 # --zones live, as vm1 has no /proc/zoneinfo.
 plugins="--disk-util --disk-tps --disk-wait --disk-avgqu --net-packets --proc-count --mem-adv --vm-adv --bits"
-plugins="$plugins --top-cpu --top-mem --top-io --top-bio --top-latency --top-int --top-oom"
+plugins="$plugins --top-cpu --top-mem --top-io --top-bio --top-latency --top-int --top-oom --top-cpu-adv --top-io-adv"
+plugins="$plugins --top-bio-adv --top-cputime --top-cputime-avg --top-latency-avg --top-childwait --disk-avgrq"
+plugins="$plugins --disk-svctm --cpu-use --freespace --snooze --dstat --dstat-cpu --dstat-ctxt --dstat-mem"
 for replay in "vm1|$all_groups" "vm1|$all_groups -f --cpu-adv -I 40,41,total" "stacked|-c -d -r -x -f" \
 	"vm1|$plugins" "live|--zones"; do
 	n=$((n + 1))

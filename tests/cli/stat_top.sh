@@ -184,7 +184,7 @@ start_named $'\e[31mred\a' "$(hog_code "$(hog_bytes)" "$T/evil.ready")"
 evil=$started
 wait_until test -e "$T/evil.ready"
 run "$IOLENS" stat --top-mem --nocolor --no-boot-sample 0.2 1
-check_match "--top-mem: the name in the table, its escape as \\x1b, cut to the 11 columns before the bell's" \
+check_match "--top-mem: the name in the table, its escape as \\x1b, cut to the 12 columns before the bell's" \
 	'^\\x1b\[31mred ' "$(sed -n 3p <<<"$OUT")"
 check_no_match "--top-mem: no escape or bell in the table" $'[\e\a]' "$OUT"
 run "$IOLENS" stat --json --top-mem --no-boot-sample 0.2 1

@@ -9,7 +9,8 @@
 
 KIND: io (rchar + wchar of /proc/PID/io, bytes), bio (read_bytes + write_bytes of its threads'
 /proc/PID/task/TID/io, without its reaped children's), cpu (utime +
-stime of /proc/PID/stat, in percent of all the cpus' time). On a busy machine another process
+stime of /proc/PID/stat, in percent of all the cpus' time), cputime (the time run on a cpu,
+/proc/PID/schedstat's first field, in ns per second). On a busy machine another process
 may outdo the test's own (PID): a line is right when the process it shows did, by the samples,
 at least 85 % of what the most expensive one did, and when it shows PID, PID's figure is the
 samples' within 15 %. A process's figure by the samples lies between its rates over two pairs of
@@ -30,6 +31,8 @@ def counter(kind, pid):
     if kind == "cpu":
         f = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
         return int(f[11]) + int(f[12])
+    if kind == "cputime":
+        return int(open("/proc/%s/schedstat" % pid).read().split()[0])
     if kind == "io":
         io = dict(l.split(": ") for l in open("/proc/%s/io" % pid).read().splitlines())
         return int(io["rchar"]) + int(io["wchar"])
@@ -75,7 +78,7 @@ def judge(kind, out, lines, ours, group):
         end, start = j["time_ns"], j["time_ns"] - j["interval_ns"]
         g = j[group]
         pid, shown = str(g.get("pid")), g.get("name")
-        figure = sum(g.get(k) or 0 for k in ("cpu_pct", "read_bytes_per_s", "write_bytes_per_s"))
+        figure = sum(g.get(k) or 0 for k in ("cpu_pct", "read_bytes_per_s", "write_bytes_per_s", "run_ns_per_s"))
         before = [s for s in samples if s["t"] <= start]
         after = [s for s in samples if s["t"] >= end]
         if not before or not after:
