@@ -1,4 +1,4 @@
-/* compat.c: links named after the peer tools take their flags: classic pcstat's single-dash flags and its outputs. */
+/* compat.c: links named after the peer tools take their flags: classic pcstat's flags (one dash or two) and its outputs. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -62,9 +62,9 @@ static void classic_usage(FILE *stream)
 		"  -sort      sort output by cached pages desc\n"
 		"  -terse     show terse output\n"
 		"  -unicode   return data with unicode box characters\n"
-		"Flags end at the first argument that is not one, as in pcstat. Any of these\n"
-		"flags makes the pcstat link behave as classic pcstat; without them it is\n"
-		"iolens pcstat.\n",
+		"As in pcstat, a flag takes one dash or two (--terse is -terse), and flags end\n"
+		"at the first argument that is not one. Any of these flags makes the pcstat\n"
+		"link behave as classic pcstat; without them it is iolens pcstat.\n",
 		program_name, program_name);
 }
 
@@ -111,13 +111,28 @@ bool pcstat_classic_wanted(int argc, char **argv)
 
 		if (!strcmp(arg, "--") || arg[0] != '-')
 			return false;
-		/* Two dashes are iolens's own long options (--json, --pid, --sort). */
-		if (arg[1] == '-' || !flag_name(arg, name, sizeof(name)))
+		/* One dash or two, as Go's flag package takes them: --terse is -terse. */
+		if (!flag_name(arg, name, sizeof(name)))
 			continue;
 		if (!strcmp(name, "pid") || classic_bool(&(struct classic_flags){0}, name))
 			return true;
 	}
 	return false;
+}
+
+/* strconv.ParseBool, which Go's flag package uses for -flag=value: 1 true, 0 false, -1 neither. */
+static int go_parse_bool(const char *value)
+{
+	static const char *const yes[] = { "1", "t", "T", "TRUE", "true", "True" };
+	static const char *const no[] = { "0", "f", "F", "FALSE", "false", "False" };
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (!strcmp(value, yes[i]))
+			return 1;
+		if (!strcmp(value, no[i]))
+			return 0;
+	}
+	return -1;
 }
 
 /* Go's flag package: returns the index of the first file. */
@@ -134,6 +149,9 @@ static int classic_parse(int argc, char **argv, struct classic_flags *flags)
 			return i + 1;
 		if (!flag_name(arg, name, sizeof(name)))
 			return i;
+		/* Go: "---x", "-=x" and "--=x" are not flags but errors. */
+		if (name[0] == '\0' || name[0] == '-')
+			classic_usage_error("bad flag syntax: ", arg);
 		value = strchr(arg, '=');
 		if (!strcmp(name, "h") || !strcmp(name, "help")) {
 			classic_usage(stdout);
@@ -153,12 +171,19 @@ static int classic_parse(int argc, char **argv, struct classic_flags *flags)
 		field = classic_bool(flags, name);
 		if (!field)
 			classic_usage_error("flag provided but not defined: -", name);
-		if (!value || !strcmp(value + 1, "true") || !strcmp(value + 1, "1"))
+		if (!value) {
 			*field = true;
-		else if (!strcmp(value + 1, "false") || !strcmp(value + 1, "0"))
-			*field = false;
-		else
-			classic_usage_error("invalid boolean value for flag ", arg);
+		} else {
+			int parsed = go_parse_bool(value + 1);
+
+			if (parsed < 0) {
+				warn_msg("invalid boolean value \"%s\" for -%s: parse error", printable_name(value + 1),
+					 printable_name(name));
+				classic_usage(stderr);
+				exit(EXIT_USAGE);
+			}
+			*field = parsed;
+		}
 	}
 	return i;
 }

@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-/* True when the arguments hold one of classic pcstat's single-dash flags (-json, -pid, -sort...). */
+/* True when the arguments hold one of classic pcstat's flags, one dash or two (-json, --terse, -pid...). */
 bool pcstat_classic_wanted(int argc, char **argv);
 /* Classic pcstat: its flags, its text, terse, JSON and histogram outputs. */
 int cmd_pcstat_classic(int argc, char **argv);

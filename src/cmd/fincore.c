@@ -209,29 +209,13 @@ static void set_cell(struct fincore *f, struct libscols_line *line, size_t n, en
 		out_of_memory();
 }
 
-static int visit(const struct files_entry *entry, void *context)
+/* One row: the file's size and, when rc is 0, its counts (rc -EPERM: they are unknown). */
+static void add_row(struct fincore *f, const struct files_entry *entry, const struct pagecache_stat *counts, int rc)
 {
-	struct fincore *f = context;
-	struct pagecache_stat stat = {0};
+	const struct pagecache_stat stat = *counts;
 	struct libscols_line *line;
 	const uint64_t page = page_size();
-	int rc = 0;
 
-	if (entry->fd < 0) {
-		if (report_walk_error(entry))
-			f->failed = true;
-		return 0;
-	}
-	if (entry->size)
-		rc = pagecache_query(entry->fd, 0, entry->size, &stat);
-	if (rc == -EPERM) {
-		refusal_note(&f->refused, entry->path);
-		f->failed = true;
-	} else if (rc) {
-		warn_errno(printable_name(entry->path), -rc);
-		f->failed = true;
-		return 0;
-	}
 	line = scols_table_new_line(f->table, NULL);
 	if (!line)
 		out_of_memory();
@@ -266,6 +250,34 @@ static int visit(const struct files_entry *entry, void *context)
 		}
 		}
 	}
+}
+
+static int visit(const struct files_entry *entry, void *context)
+{
+	struct fincore *f = context;
+	struct pagecache_stat stat = {0};
+	int rc = 0;
+
+	if (entry->fd < 0) {
+		/* What fincore's open(2) would fail on, in its words; iolens's own refusals (a FIFO) in iolens's. */
+		if (entry->error && !entry->reason)
+			warn_msg("failed to open: %s: %s", printable_name(entry->path), strerror(entry->error));
+		else
+			report_walk_error(entry);
+		f->failed = true;
+		return 0;
+	}
+	if (entry->size)
+		rc = pagecache_query(entry->fd, 0, entry->size, &stat);
+	if (rc == -EPERM) {
+		refusal_note(&f->refused, entry->path);
+		f->failed = true;
+	} else if (rc) {
+		warn_errno(printable_name(entry->path), -rc);
+		f->failed = true;
+		return 0;
+	}
+	add_row(f, entry, &stat, rc);
 	return 0;
 }
 
@@ -336,6 +348,16 @@ int cmd_fincore(int argc, char **argv)
 		/* fincore passes over a directory without a word. */
 		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
 			continue;
+		/*
+		 * A character device has no page cache and a size of 0: fincore's row of zeros, without
+		 * opening it (an open can start a watchdog or rewind a tape).
+		 */
+		if (stat(argv[i], &st) == 0 && S_ISCHR(st.st_mode)) {
+			const struct files_entry entry = { .path = argv[i], .fd = -1, .st = st };
+
+			add_row(&f, &entry, &(struct pagecache_stat){0}, 0);
+			continue;
+		}
 		files_walk(&argv[i], 1, &walk, visit, &f);
 	}
 	refusal_report(&f.refused, "");

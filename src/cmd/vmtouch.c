@@ -1,9 +1,14 @@
-/* vmtouch.c: a link named vmtouch takes vmtouch's flags (-t -e -l -L -v -q -m -p -i -I -b -0 -f -F -h) and prints its summary. */
+/* vmtouch.c: a link named vmtouch takes vmtouch's flags (-t -e -l -L -v -q -m -p -i -I -b -0 -f -F -h), walks as it walks and prints its summary and warnings. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
+#include <linux/fs.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -13,6 +18,7 @@
 #include "cmd/compat.h"
 #include "collect/files.h"
 #include "collect/pagecache.h"
+#include "common/inode_set.h"
 #include "common/path_walk.h"
 #include "common/util.h"
 
@@ -31,6 +37,17 @@ struct vmtouch {
 	size_t nlocked;
 	struct refusals refused;
 	bool failed;
+	/* The walk, as vmtouch's vmtouch_crawl() does it. */
+	bool follow, one_filesystem, count_hard_links;
+	char *const *ignore, *const *only;
+	size_t nignore, nonly;
+	uint64_t max_size;
+	struct inode_set seen;           /* files and directories with several names, met once */
+	struct { dev_t dev; ino_t ino; } *crawl; /* the directories from the argument down */
+	size_t depth, crawl_capacity;
+	dev_t root_dev;
+	char *path;
+	size_t path_capacity;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -69,8 +86,7 @@ static _Noreturn void vmtouch_usage(FILE *stream, int status)
 		"  -q            quiet: no summary, no warnings\n"
 		"  -d, -w        daemon mode: not here; run vmtouch -l under systemd or nohup\n"
 		"\n"
-		"A file that cannot be looked at is said on stderr and the exit status is 1\n"
-		"(vmtouch says it and exits 0).\n",
+		"What vmtouch skips is said in its words (vmtouch: WARNING: ...), exit status 0.\n",
 		program_name);
 	exit(status);
 }
@@ -158,6 +174,20 @@ static int lock_range(struct vmtouch *vt, int fd, uint64_t offset, uint64_t leng
 	return 0;
 }
 
+/* vmtouch's warning(): "vmtouch: WARNING: ..." on stderr, none with -q; the exit status stays 0. */
+__attribute__((format(printf, 2, 3))) static void warning(const struct vmtouch *vt, const char *format, ...)
+{
+	va_list args;
+
+	if (vt->quiet)
+		return;
+	fprintf(stderr, "%s: WARNING: ", program_name);
+	va_start(args, format);
+	vfprintf(stderr, format, args);
+	va_end(args);
+	fputc('\n', stderr);
+}
+
 static void file_error(struct vmtouch *vt, const char *path, const char *what, int err)
 {
 	if (!vt->quiet)
@@ -174,23 +204,12 @@ static int visit(const struct files_entry *entry, void *context)
 	char chart[CHART_WIDTH + 48];
 	int rc;
 
-	if (entry->fd < 0) {
-		if (entry->skipped)
-			vt->files++; /* vmtouch counts a file -m leaves out */
-		else
-			vt->failed = true;
-		if (!vt->quiet)
-			report_walk_error(entry);
-		return 0;
-	}
-	vt->files++;
 	if (!entry->size)
 		return 0;
 	if (vt->max_length && vt->offset + vt->max_length < entry->size) {
 		length = vt->max_length;
 	} else if (vt->offset >= entry->size) {
-		if (!vt->quiet)
-			warn_msg("%s: smaller than the offset of -p: skipped", printable_name(entry->path));
+		warning(vt, "file %s smaller than offset, skipping", printable_name(entry->path));
 		return 0;
 	} else {
 		length = entry->size - vt->offset;
@@ -208,7 +227,7 @@ static int visit(const struct files_entry *entry, void *context)
 			file_error(vt, entry->path, "fdatasync", errno);
 		rc = posix_fadvise(entry->fd, (off_t)vt->offset, (off_t)length, POSIX_FADV_DONTNEED);
 		if (rc)
-			file_error(vt, entry->path, "posix_fadvise", rc);
+			warning(vt, "unable to posix_fadvise file %s (%s)", printable_name(entry->path), strerror(rc));
 		return stop_signal ? 1 : 0;
 	}
 
@@ -224,9 +243,10 @@ static int visit(const struct files_entry *entry, void *context)
 	}
 	if (vt->verbose) {
 		printf("%s\n", printable_name(entry->path));
-		if (rc == 0 && make_chart(vt, entry->fd, vt->offset / page, pages, chart) == 0)
+		if (rc == 0 && make_chart(vt, entry->fd, vt->offset / page, pages, chart) == 0) {
 			fputs(chart, stdout);
-		else
+			fflush(stdout); /* as vmtouch flushes each bar: its warnings come after it */
+		} else
 			chart[0] = '\0';
 	}
 	if (vt->touch) {
@@ -238,7 +258,9 @@ static int visit(const struct files_entry *entry, void *context)
 		/* Touched, the cache is looked at again; else it is the same bar, as vmtouch prints it twice. */
 		if (vt->touch && make_chart(vt, entry->fd, vt->offset / page, pages, chart) != 0)
 			chart[0] = '\0';
-		printf("%s\n", chart);
+		fputs(chart, stdout);
+		fflush(stdout);
+		putchar('\n');
 	}
 	if (vt->lock || vt->lock_all) {
 		rc = lock_range(vt, entry->fd, vt->offset, length);
@@ -246,6 +268,178 @@ static int visit(const struct files_entry *entry, void *context)
 			file_error(vt, entry->path, vt->lock_all ? "mmap" : "mlock", -rc);
 	}
 	return stop_signal ? 1 : 0;
+}
+
+/* Whether the last component of path matches one of the patterns (vmtouch: fnmatch on basename()). */
+static bool name_matches(char *const *patterns, size_t count, const char *path)
+{
+	const char *name = strrchr(path, '/');
+
+	name = name && name[1] ? name + 1 : path;
+	for (size_t i = 0; i < count; i++)
+		if (fnmatch(patterns[i], name, 0) == 0)
+			return true;
+	return false;
+}
+
+/* vmtouch_file(): a regular file or block device, already counted. */
+static int crawl_file(struct vmtouch *vt, int dirfd, const char *name)
+{
+	struct files_entry entry = { .path = vt->path };
+	int rc;
+
+	entry.fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (entry.fd < 0) {
+		warning(vt, "unable to open %s (%s), skipping", printable_name(vt->path), strerror(errno));
+		return 0;
+	}
+	if (fstat(entry.fd, &entry.st) != 0) {
+		warning(vt, "unable to fstat %s (%s), skipping", printable_name(vt->path), strerror(errno));
+		close(entry.fd);
+		return 0;
+	}
+	entry.size = (uint64_t)entry.st.st_size;
+	if (S_ISBLK(entry.st.st_mode) && ioctl(entry.fd, BLKGETSIZE64, &entry.size) != 0) {
+		warning(vt, "unable to ioctl %s (%s), skipping", printable_name(vt->path), strerror(errno));
+		close(entry.fd);
+		return 0;
+	}
+	if (!S_ISREG(entry.st.st_mode) && !S_ISBLK(entry.st.st_mode)) {
+		/* It changed since it was looked at (a FIFO opened O_NONBLOCK does not block). */
+		warning(vt, "skipping non-regular file: %s", printable_name(vt->path));
+		close(entry.fd);
+		return 0;
+	}
+	if (vt->max_size && entry.size > vt->max_size) {
+		warning(vt, "file %s too large, skipping", printable_name(vt->path));
+		close(entry.fd);
+		return 0;
+	}
+	fcntl(entry.fd, F_SETFL, fcntl(entry.fd, F_GETFL) & ~O_NONBLOCK);
+	rc = visit(&entry, vt);
+	close(entry.fd);
+	return rc;
+}
+
+static int crawl(struct vmtouch *vt, int dirfd, const char *name, size_t path_len);
+
+/* A deep tree keeps a directory open per level: take the file limit the system allows. */
+static void raise_open_file_limit(void)
+{
+	struct rlimit limit;
+
+	if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+		limit.rlim_cur = limit.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &limit);
+	}
+}
+
+/* The entries of a directory counted and open as fd, each by vmtouch_crawl(). */
+static int crawl_entries(struct vmtouch *vt, int fd, size_t path_len)
+{
+	DIR *dir = fdopendir(fd);
+	struct dirent *de;
+	int rc = 0;
+
+	if (!dir) {
+		warning(vt, "unable to opendir %s (%s), skipping", printable_name(vt->path), strerror(errno));
+		close(fd);
+		return 0;
+	}
+	while (!rc && !stop_signal && (errno = 0, de = readdir(dir)) != NULL) {
+		size_t len = strlen(de->d_name);
+
+		if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+			continue;
+		if (path_len + len + 2 > vt->path_capacity) {
+			vt->path_capacity = (path_len + len + 2) * 2;
+			vt->path = xrealloc(vt->path, vt->path_capacity);
+		}
+		vt->path[path_len] = '/';
+		memcpy(vt->path + path_len + 1, de->d_name, len + 1);
+		rc = crawl(vt, dirfd(dir), de->d_name, path_len + 1 + len);
+		vt->path[path_len] = '\0';
+	}
+	closedir(dir);
+	return rc;
+}
+
+/*
+ * vmtouch_crawl(): vt->path (path_len bytes) is name in dirfd. Symbolic links are followed
+ * only with -f; a file or directory with several names is met once unless -h; a directory
+ * that is one of those above it is a loop. What is skipped is said in vmtouch's words.
+ */
+static int crawl(struct vmtouch *vt, int dirfd, const char *name, size_t path_len)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (vt->nignore && name_matches(vt->ignore, vt->nignore, vt->path))
+		return 0;
+	if (fstatat(dirfd, name, &st, vt->follow ? 0 : AT_SYMLINK_NOFOLLOW) != 0) {
+		warning(vt, "unable to stat %s (%s)", printable_name(vt->path), strerror(errno));
+		return 0;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		warning(vt, "not following symbolic link %s", printable_name(vt->path));
+		return 0;
+	}
+	/* -F: anything below the argument on another filesystem, a file too (vmtouch's words say "recursing"). */
+	if (!vt->depth)
+		vt->root_dev = st.st_dev;
+	else if (vt->one_filesystem && st.st_dev != vt->root_dev) {
+		warning(vt, "not recursing into separate filesystem %s", printable_name(vt->path));
+		return 0;
+	}
+	if (!vt->count_hard_links && st.st_nlink > 1 && !inode_set_add(&vt->seen, st.st_dev, st.st_ino))
+		return 0; /* met before: vmtouch says nothing */
+	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) {
+		if (vt->nonly && !name_matches(vt->only, vt->nonly, vt->path))
+			return 0;
+		vt->files++; /* counted even when it cannot be opened or -m skips it, as vmtouch does */
+		return crawl_file(vt, dirfd, name);
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		warning(vt, "skipping non-regular file: %s", printable_name(vt->path));
+		return 0;
+	}
+	for (size_t i = 0; i < vt->depth; i++) {
+		if (vt->crawl[i].dev == st.st_dev && vt->crawl[i].ino == st.st_ino) {
+			warning(vt, "symbolic link loop detected: %s", printable_name(vt->path));
+			return 0;
+		}
+	}
+	vt->directories++;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (vt->follow ? 0 : O_NOFOLLOW));
+	if (fd < 0) {
+		warning(vt, "unable to opendir %s (%s), skipping", printable_name(vt->path), strerror(errno));
+		return 0;
+	}
+	if (vt->depth == vt->crawl_capacity) {
+		vt->crawl_capacity = vt->crawl_capacity ? vt->crawl_capacity * 2 : 32;
+		vt->crawl = xrealloc(vt->crawl, vt->crawl_capacity * sizeof(*vt->crawl));
+	}
+	vt->crawl[vt->depth].dev = st.st_dev;
+	vt->crawl[vt->depth++].ino = st.st_ino;
+	rc = crawl_entries(vt, fd, path_len);
+	vt->depth--;
+	return rc;
+}
+
+/* One argument (or line of -b): vmtouch strips one trailing slash, so names print without '//'. */
+static int crawl_argument(struct vmtouch *vt, const char *argument)
+{
+	size_t len = strlen(argument);
+
+	if (len + 1 > vt->path_capacity) {
+		vt->path_capacity = (len + 1) * 2;
+		vt->path = xrealloc(vt->path, vt->path_capacity);
+	}
+	memcpy(vt->path, argument, len + 1);
+	if (len > 1 && vt->path[len - 1] == '/')
+		vt->path[--len] = '\0';
+	vt->depth = 0;
+	return crawl(vt, AT_FDCWD, vt->path, len);
 }
 
 /* vmtouch's -p: "A-B", "A-" or "B"; the offset rounded down to a page. */
@@ -280,7 +474,6 @@ static void parse_vmtouch_range(const char *text, uint64_t *offset, uint64_t *le
 int cmd_vmtouch(int argc, char **argv)
 {
 	struct vmtouch vt = {0};
-	struct files_options files = { .recursive = true, .blocking = true };
 	char **ignore = NULL, **only = NULL, **listed = NULL;
 	const char *list = NULL, *pidfile = NULL;
 	size_t nlisted = 0;
@@ -299,23 +492,23 @@ int cmd_vmtouch(int argc, char **argv)
 		case 'v': vt.verbose = true; break;
 		case 'l': vt.lock = vt.touch = true; break;
 		case 'L': vt.lock_all = vt.touch = true; break;
-		case 'f': files.follow_symlinks = true; break;
-		case 'F': files.one_filesystem = true; break;
-		case 'h': files.count_hard_links = true; break;
+		case 'f': vt.follow = true; break;
+		case 'F': vt.one_filesystem = true; break;
+		case 'h': vt.count_hard_links = true; break;
 		case 'i':
-			ignore = xrealloc(ignore, (files.nignore + 1) * sizeof(*ignore));
-			ignore[files.nignore++] = optarg;
+			ignore = xrealloc(ignore, (vt.nignore + 1) * sizeof(*ignore));
+			ignore[vt.nignore++] = optarg;
 			break;
 		case 'I':
-			only = xrealloc(only, (files.nonly + 1) * sizeof(*only));
-			only[files.nonly++] = optarg;
+			only = xrealloc(only, (vt.nonly + 1) * sizeof(*only));
+			only[vt.nonly++] = optarg;
 			break;
 		case 'p': parse_vmtouch_range(optarg, &vt.offset, &vt.max_length); break;
 		case 'b': list = optarg; break;
 		case '0': nul = true; break;
 		case 'P': pidfile = optarg; break;
 		case 'm':
-			if (parse_size(optarg, &files.max_size))
+			if (parse_size(optarg, &vt.max_size))
 				usage_error("-m: '%s' is not a size (4096, 4k, 100M, 1.5G)", optarg);
 			break;
 		case 'd':
@@ -326,8 +519,8 @@ int cmd_vmtouch(int argc, char **argv)
 			vmtouch_usage(stderr, EXIT_USAGE);
 		}
 	}
-	files.ignore = ignore;
-	files.only = only;
+	vt.ignore = ignore;
+	vt.only = only;
 	if (vt.touch && vt.evict)
 		usage_error("invalid option combination: -t and -e");
 	if (vt.evict && (vt.lock || vt.lock_all))
@@ -344,8 +537,6 @@ int cmd_vmtouch(int argc, char **argv)
 		fprintf(stderr, "%s: no files or directories specified\n", program_name);
 		vmtouch_usage(stderr, EXIT_USAGE);
 	}
-	files_quiet = vt.quiet;
-	files.directories = &vt.directories;
 	vt.buffer = xrealloc(NULL, READ_CHUNK);
 	vt.status = xrealloc(NULL, STATUS_PIECE);
 	if (vt.lock || vt.lock_all) {
@@ -358,21 +549,10 @@ int cmd_vmtouch(int argc, char **argv)
 	sigaction(SIGHUP, &action, NULL);
 
 	started = monotonic_ns();
-	for (size_t i = 0; i < nlisted + (size_t)(argc - optind) && !stop_signal; i++) {
-		char *path = i < nlisted ? listed[i] : argv[optind + (int)(i - nlisted)];
-		size_t len = strlen(path);
-		struct stat st;
-
-		while (len > 1 && path[len - 1] == '/')
-			path[--len] = '\0'; /* as vmtouch: no double slashes in the names it prints */
-		/* vmtouch looks at a symbolic link named on the command line only with -f. */
-		if (!files.follow_symlinks && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-			if (!vt.quiet)
-				warn_msg("%s: a symbolic link: not followed without -f", printable_name(path));
-			continue;
-		}
-		files_walk(&path, 1, &files, visit, &vt);
-	}
+	raise_open_file_limit();
+	for (size_t i = 0; i < nlisted + (size_t)(argc - optind) && !stop_signal; i++)
+		if (crawl_argument(&vt, i < nlisted ? listed[i] : argv[optind + (int)(i - nlisted)]))
+			break;
 	/* In microseconds, as vmtouch's gettimeofday measures it, so "%.5g" prints as many digits. */
 	double elapsed = (double)((monotonic_ns() - started + 500) / 1000) / 1e6;
 	if (vt.verbose && !vt.lock && !vt.lock_all)
@@ -429,6 +609,9 @@ int cmd_vmtouch(int argc, char **argv)
 	free(vt.locked);
 	free(vt.buffer);
 	free(vt.status);
+	free(vt.path);
+	free(vt.crawl);
+	inode_set_free(&vt.seen);
 	free(ignore);
 	free(only);
 	return vt.failed ? EXIT_FAIL : EXIT_OK;

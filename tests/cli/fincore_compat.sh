@@ -68,8 +68,31 @@ check_eq "PAGES is iolens pcstat's cached" "$("$IOLENS" pcstat --csv --no-header
 # Errors: said, exit 1, the other files still shown.
 run "$F" "$T/missing" "$T/a"
 check_eq "a missing file: exit 1, as fincore" 1 "$RC"
-check_match "... said" "missing: No such file or directory" "$ERR"
+check_eq "... said in fincore's words" "fincore: failed to open: $T/missing: No such file or directory" "$ERR"
 check_match "... the other shown" "$T/a\$" "$OUT"
+
+# A character device: fincore's row of zeros, exit 0; a missing file: fincore's message and status.
+# Each held to fincore byte for byte, stdout and stderr together, with the exit status.
+for opts in "" "--bytes" "-b" "-J" "-J -b" "-r" "-n" "-r -n" "-o RES,PAGES,SIZE,FILE" "-o +RES" "-o FILE,SIZE -J" \
+	"-n -r -o PAGES"; do
+	same "/dev/null${opts:+ with $opts}" $opts /dev/null
+	same "a missing file${opts:+ with $opts}" $opts "$T/missing"
+done
+same "/dev/null and /dev/zero among files" "$T/a" /dev/null /dev/zero "$T/tiny"
+same "a missing file among others (-J)" -J "$T/a" "$T/missing" "$T/tiny"
+same "a missing file among others (-r -b)" -r -b "$T/missing" "$T/a" /dev/null
+ln -s nowhere "$T/dangling"
+same "a dangling symbolic link" "$T/dangling" "$T/a"
+mkdir -p "$T/closed"; make_file "$T/closed/f" 5000; chmod 700 "$T/closed"
+make_file "$T/secret" 5000; chmod 600 "$T/secret"
+chmod 755 "$T" "$T/bin"
+for args in "secret" "closed/f" "-J secret /dev/null" "-r secret missing /dev/null"; do
+	ours=$(cd "$T" && "${AS_NOBODY[@]}" "$F" $args 2>&1; echo "exit $?")
+	theirs=$(cd "$T" && "${AS_NOBODY[@]}" fincore $args 2>&1; echo "exit $?")
+	check_eq "as nobody, fincore $args: failed to open, as fincore" "$theirs" "$ours"
+done
+check_match "... in fincore's words" "^fincore: failed to open: secret: Permission denied$" \
+	"$(cd "$T" && "${AS_NOBODY[@]}" "$F" secret 2>&1)"
 mkfifo "$T/fifo"
 run "$F" "$T/fifo"
 check_eq "a FIFO: an error, never a hang (fincore would wait on it)" 1 "$RC"
