@@ -1561,6 +1561,8 @@ static void bio_sources(const struct stat_options *o, bool elsewhere)
 		top_bio |= o->order[i] == G_TOP_BIO;
 		/* -x's columns are iostat's, from /proc/diskstats: eBPF only for the percentiles asked. */
 		disk_ext |= o->order[i] == G_DISK_EXT && o->latency;
+		if (o->order[i] == G_DISK_EXT)
+			bio_mechanism_used = "procfs"; /* (JSON's bio_mechanism: no eBPF, until it loads) */
 	}
 	if ((!top_bio && !disk_ext) || bio_source(o, elsewhere, &why)) {
 		groups_top_bio_by_ebpf(top_bio);
