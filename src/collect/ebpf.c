@@ -3,8 +3,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -500,10 +502,55 @@ int ebpf_failed(struct bpf_object *object, const char *step, int fallback, const
 	return err;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/*
+ * Room on the heap for libbpf's parse of the kernel's BTF as it loads a program: it reads the
+ * file into one buffer and copies it to another (twice its size, and an index), each page of
+ * them new to the process and a page fault at its first touch, which on a virtual machine is most
+ * of the load's CPU time. Made as one block of the heap, its pages populated by one madvise
+ * (Linux 5.14), then freed and kept there (malloc's thresholds raised) for libbpf's buffers to
+ * take. heap_after_load puts the thresholds back to glibc's defaults and gives the room back.
+ */
+static void heap_for_load(void)
+{
+	struct stat st;
+	size_t size;
+	char *block;
+
+	if (stat("/sys/kernel/btf/vmlinux", &st) != 0 || st.st_size <= 0)
+		return;
+	size = (size_t)st.st_size * 2 + (size_t)st.st_size / 4;
+	mallopt(M_MMAP_THRESHOLD, (int)(size + (1 << 20)));
+	mallopt(M_TRIM_THRESHOLD, (int)(size * 2));
+	block = malloc(size);
+	if (block) {
+		uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), start = ((uintptr_t)block + page - 1) & ~(page - 1);
+		uintptr_t end = ((uintptr_t)block + size) & ~(page - 1);
+
+		if (end > start)
+			madvise((void *)start, end - start, MADV_POPULATE_WRITE); /* (else: faulted in as used) */
+		free(block);
+	}
+}
+
+static void heap_after_load(void)
+{
+	mallopt(M_MMAP_THRESHOLD, 128 << 10);
+	mallopt(M_TRIM_THRESHOLD, 128 << 10);
+	malloc_trim(0);
+}
+
 int ebpf_load_attach(struct bpf_object_skeleton *skeleton, const char **reason)
 {
 	const char *step = "load";
-	int err = bpf_object__load_skeleton(skeleton);
+	int err;
+
+	heap_for_load();
+	err = bpf_object__load_skeleton(skeleton);
+	heap_after_load();
 
 	if (!err) {
 		step = "attach";
