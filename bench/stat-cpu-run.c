@@ -18,11 +18,13 @@
 #define QUIET_NS 200000000L
 
 static const char usage[] =
-	"usage: stat-cpu-run [-l] FILE COMMAND [ARG...]\n"
+	"usage: stat-cpu-run [-l] [-m] FILE COMMAND [ARG...]\n"
 	"  Runs COMMAND and appends to FILE one line: wall_us user_us system_us, the CPU time from\n"
 	"  wait4's rusage of the child. With -l, COMMAND's standard output goes to a pipe that this\n"
 	"  program reads and throws away; 200 ms after each burst of output it reads the command's\n"
 	"  CPU time (the sum of /proc/PID/task/*/schedstat, in ns) and appends each reading to the line.\n"
+	"  With -m, the line ends with the command's maximum resident set size (wait4's ru_maxrss, KiB),\n"
+	"  after the readings.\n"
 	"  Exit status: COMMAND's.\n";
 
 static long long timeval_us(struct timeval tv)
@@ -104,11 +106,17 @@ static int follow_output(int fd, pid_t pid, long long *readings, int *reading_co
 
 int main(int argc, char **argv)
 {
-	int follow = 0;
+	int follow = 0, max_rss = 0;
 	int first = 1;
-	if (argc > 1 && strcmp(argv[1], "-l") == 0) {
-		follow = 1;
-		first = 2;
+	for (; first < argc && argv[first][0] == '-'; first++) {
+		if (strcmp(argv[first], "-l") == 0) {
+			follow = 1;
+		} else if (strcmp(argv[first], "-m") == 0) {
+			max_rss = 1;
+		} else {
+			fputs(usage, stderr);
+			return 2;
+		}
 	}
 	if (argc - first < 2) {
 		fputs(usage, stderr);
@@ -162,6 +170,8 @@ int main(int argc, char **argv)
 	fprintf(out, "%lld %lld %lld", wall, timeval_us(usage_of_child.ru_utime), timeval_us(usage_of_child.ru_stime));
 	for (int i = 0; i < reading_count; i++)
 		fprintf(out, " %lld", readings[i]);
+	if (max_rss)
+		fprintf(out, " %ld", usage_of_child.ru_maxrss);
 	fputc('\n', out);
 	if (fclose(out) != 0) {
 		fprintf(stderr, "stat-cpu-run: %s: %s\n", out_path, strerror(errno));

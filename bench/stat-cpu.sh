@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures `iolens stat`'s CPU time per sample (-cdngylmsp and -x) and its start-up against dstat and iostat doing the same work, with a C floor, plus its instructions and syscalls per sample.
+# Measures `iolens stat`'s CPU time per sample (-cdngylmsp and -x) and its start-up against dstat and iostat doing the same work, with a C floor, plus its instructions and syscalls per sample, and whole runs of -x against iostat -x (CPU and memory).
 set -euo pipefail
 
 usage="usage: ${0##*/}
@@ -11,16 +11,21 @@ usage="usage: ${0##*/}
      under 5 ms of wall time.
   3. iolens's instructions per sample (valgrind --tool=callgrind) and syscalls per sample
      (perf stat -e raw_syscalls:sys_enter), which do not depend on the load of the machine.
+  4. Whole runs of iolens stat -x 1 5 against iostat -x 1 5 (X_ONLY=1: this alone, under a minute):
+     CPU (user + system) and max RSS of the run, and CPU a sample beyond the start (read between
+     samples); iolens stat -x --latency (eBPF) beside them. Limits: the run at most 2x iostat's
+     CPU, a sample at most 1.2x, each judged on the rounds' own ratios.
   Each limit is judged by bench/verdict.py on rounds: 1 on each run's own ratio iolens / dstat
   (the two side by side), 2 on the median wall time of each fifth of the runs; met when the rounds
   agree (all of 3, 4 of 5; spread (max - min) / median within 10 % or their margin to the limit),
-  NOT met when they agree it is missed, else undecided. Exit status 0 when both limits are met, 1
+  NOT met when they agree it is missed, else undecided. Exit status 0 when every limit is met, 1
   when one is not (or an error), 3 when one is undecided.
 env: IOLENS (default ./iolens), DEV (default: the disk of the repository's filesystem),
   DELAY (whole seconds, default 1), COUNT (samples a run, default 11), REPEATS (runs of COUNT
   samples, default 3), ONE_RUNS (runs of 1 sample, default 7), STARTUP_RUNS (default 50),
   CALLGRIND_COUNT (default 101), CALLGRIND=0 (no callgrind), DSTAT_CALLGRIND=0 (no dstat under
-  callgrind, which takes 15 s), SYSCALLS=0 (no perf), ANNOTATE=1 (callgrind_annotate's top functions)"
+  callgrind, which takes 15 s), SYSCALLS=0 (no perf), ANNOTATE=1 (callgrind_annotate's top functions),
+  X_COUNT (samples of 4's long runs, default 5), X_RUNS (4's rounds, default 9), X_ONLY=1 (4 alone)"
 case "${1:-}" in -h | --help) echo "$usage"; exit 0 ;; esac
 [[ $# -eq 0 ]] || { echo "$usage" >&2; exit 2; }
 
@@ -36,13 +41,18 @@ CALLGRIND_DELAY=0.01
 DSTAT_CALLGRIND_COUNT=3
 CPU_LIMIT_SHARE=10  # iolens at most 1/10 of dstat's CPU per sample
 STARTUP_LIMIT_MS=5
+X_COUNT=${X_COUNT:-5}
+X_RUNS=${X_RUNS:-9}
+X_RUN_LIMIT=2       # iolens stat -x 1 5 at most 2x iostat -x 1 5's CPU
+X_SAMPLE_LIMIT=1.2  # and a sample beyond the start at most 1.2x iostat's
 
 die() { echo "${0##*/}: $*" >&2; exit 1; }
 [[ -x $IOLENS ]] || die "$IOLENS: not an executable (run make, or set IOLENS)"
 # dstat takes whole seconds, and the runner reads a command's CPU time 200 ms after each sample.
 [[ $DELAY =~ ^[1-9][0-9]*$ ]] || die "DELAY must be a whole number of seconds"
 [[ $COUNT =~ ^[0-9]+$ && $COUNT -ge 4 ]] || die "COUNT must be at least 4"
-for var in REPEATS ONE_RUNS STARTUP_RUNS; do
+[[ $X_COUNT =~ ^[0-9]+$ && $X_COUNT -ge 4 ]] || die "X_COUNT must be at least 4"
+for var in REPEATS ONE_RUNS STARTUP_RUNS X_RUNS; do
 	[[ ${!var} =~ ^[1-9][0-9]*$ ]] || die "$var must be a positive integer"
 done
 [[ $CALLGRIND_COUNT =~ ^[0-9]+$ && $CALLGRIND_COUNT -ge 2 ]] || die "CALLGRIND_COUNT must be at least 2"
@@ -140,6 +150,83 @@ built=""
 echo "stat-cpu: iolens = $IOLENS ($("$IOLENS" --version 2>/dev/null | head -n 1)$built)," \
 	"$(dstat --version 2>/dev/null | head -n 1 || true), $(iostat -V 2>&1 | head -n 1), $(nproc) cpus, kernel $(uname -r), disk $DEV"
 
+failed=0 statuses=""
+# judge GOAL FIGURE...: bench/verdict.py's verdict of GOAL on the rounds' FIGUREs in $verdict, its
+# exit status added to $statuses.
+judge() {
+	local rc
+	verdict=$(python3 "$repo/bench/verdict.py" "$@") && rc=0 || rc=$?
+	[[ $rc == [013] ]] || die "bench/verdict.py failed: $verdict"
+	statuses+=" $rc"
+}
+
+# ---- 4. Whole runs of -x against iostat -x ---------------------------------------------------
+# What a person pays for `iolens stat -x 1 5` against `iostat -x 1 5`: the whole run's CPU (start-up
+# and all, eBPF's load when it is asked for) and its memory; and a sample's CPU beyond the start.
+x_names=(x_iolens x_iostat x_latency)
+x_argv() { # NAME COUNT: the command line in $argv
+	case $1 in
+	x_iolens) argv=("$IOLENS" stat -x 1 "$2") ;;
+	x_iostat) argv=(iostat -x 1 "$2") ;;
+	x_latency) argv=("$IOLENS" stat -x --latency 1 "$2") ;;
+	esac
+}
+x_whole_runs() {
+	local run name argv entry pids
+	echo
+	echo "4. Whole runs: iolens stat -x 1 $X_COUNT against iostat -x 1 $X_COUNT (and iolens stat -x --latency, eBPF's"
+	echo "   percentiles, for what they add), $X_RUNS rounds, the three side by side started 100 ms apart, output"
+	echo "   to a pipe thrown away. CPU ms run: user + system of the whole run (wait4); ms a sample: the CPU"
+	echo "   time (schedstat) read 200 ms after each sample, (last - first) / samples between, no start-up in"
+	echo "   it; max RSS (wait4). Medians of the rounds."
+	for ((run = 1; run <= X_RUNS; run++)); do
+		pids=()
+		for name in "${x_names[@]}"; do
+			x_argv "$name" "$X_COUNT"
+			"$runner" -l -m "$work/$name.x" "${argv[@]}" 2>>"$work/$name.err" &
+			pids+=("$name=$!")
+			sleep 0.1
+		done
+		for entry in "${pids[@]}"; do
+			wait "${entry#*=}" || die "${entry%=*} failed: $(tail -n 3 "$work/${entry%=*}.err")"
+		done
+	done
+	# One line a round: CPU ms of the whole run, max RSS KiB, CPU ms a sample beyond the start.
+	for name in "${x_names[@]}"; do
+		awk '{ printf "%.4f\n", ($2 + $3) / 1e3 }' "$work/$name.x" >"$work/$name.cpu"
+		awk '{ print $NF }' "$work/$name.x" >"$work/$name.rss"
+		# wall user sys reading... rss: COUNT - 1 readings (none after the last sample).
+		awk 'NF >= 6 { printf "%.4f\n", ($(NF - 1) - $4) / (NF - 5) / 1e6 } NF < 6 { print "nan" }' \
+			"$work/$name.x" >"$work/$name.sample"
+	done
+	printf '   %-11s %11s %13s %12s  %s\n' tool "CPU ms run" "ms a sample" "max RSS KiB" command
+	for name in "${x_names[@]}"; do
+		x_argv "$name" "$X_COUNT"
+		printf '   %-11s %11.2f %13.3f %12.0f  %s\n' "${name#x_}" "$(median <"$work/$name.cpu")" \
+			"$(grep -v nan "$work/$name.sample" | median)" "$(median <"$work/$name.rss")" "${argv[*]/#"$IOLENS"/iolens}"
+	done
+	# round_ratios KIND A B: each round's A / B of the figure KIND.
+	round_ratios() { paste -d' ' "$work/$2.$1" "$work/$3.$1" | awk '{ if ($2 > 0) printf "%.4f ", $1 / $2; else printf "nan " }'; }
+	echo "   ratios iolens / iostat of the medians: run $(ratio "$(median <"$work/x_iolens.cpu")" \
+"$(median <"$work/x_iostat.cpu")") CPU, $(ratio "$(median <"$work/x_iolens.rss")" "$(median <"$work/x_iostat.rss")") max RSS;" \
+		"with --latency $(ratio "$(median <"$work/x_latency.cpu")" "$(median <"$work/x_iostat.cpu")") CPU," \
+		"$(ratio "$(median <"$work/x_latency.rss")" "$(median <"$work/x_iostat.rss")") max RSS"
+	# shellcheck disable=SC2046 # one figure a round
+	judge --format %.2f "<= $X_RUN_LIMIT" $(round_ratios cpu x_iolens x_iostat)
+	printf '   limit: iolens stat -x 1 %s at most %sx iostat -x 1 %s'"'"'s CPU, each round'"'"'s own ratio: %s\n' \
+		"$X_COUNT" "$X_RUN_LIMIT" "$X_COUNT" "$(sed '2,$s/^/   /' <<<"$verdict")"
+	# shellcheck disable=SC2046 # one figure a round
+	judge --format %.2f "<= $X_SAMPLE_LIMIT" $(round_ratios sample x_iolens x_iostat)
+	printf '   limit: a sample beyond the start at most %sx iostat'"'"'s, each round'"'"'s own ratio: %s\n' \
+		"$X_SAMPLE_LIMIT" "$(sed '2,$s/^/   /' <<<"$verdict")"
+}
+if [[ ${X_ONLY:-0} == 1 ]]; then
+	x_whole_runs
+	[[ $statuses != *3* ]] || failed=3
+	[[ $statuses != *1* ]] || failed=1
+	exit "$failed"
+fi
+
 # ---- 1. CPU per sample ---------------------------------------------------------------------
 echo
 echo "1. CPU time per sample, DELAY=$DELAY s: $REPEATS runs of $COUNT samples and $ONE_RUNS runs of 1 sample of each;"
@@ -164,15 +251,6 @@ for ((run = 1; run <= ONE_RUNS; run++)); do
 	wait_runs "${pids[@]}"
 done
 
-failed=0 statuses=""
-# judge GOAL FIGURE...: bench/verdict.py's verdict of GOAL on the rounds' FIGUREs in $verdict, its
-# exit status added to $statuses.
-judge() {
-	local rc
-	verdict=$(python3 "$repo/bench/verdict.py" "$@") && rc=0 || rc=$?
-	[[ $rc == [013] ]] || die "bench/verdict.py failed: $verdict"
-	statuses+=" $rc"
-}
 # Each run's CPU ms a sample, in the order run (one line a run).
 per_run_ms() { awk 'NF >= 5 { printf "%.6f\n", ($NF - $4) / (NF - 4) / 1e6 }' "$1"; }
 declare -A in_run runs runs_spread
@@ -341,6 +419,7 @@ else
 			"$(per_sample "$one" "$many" "${sc_count[$name]}")" "$one" "$(describe "$name" "${sc_delay[$name]}" "${sc_count[$name]}")"
 	done
 fi
+x_whole_runs
 [[ $statuses != *3* ]] || failed=3
 [[ $statuses != *1* ]] || failed=1
 exit "$failed"

@@ -45,6 +45,7 @@ struct stat_options {
 	bool light;           /* --bw: dstat's colours for a light background */
 	bool debug;           /* --debug: each line ends with the milliseconds it took, as dstat's */
 	unsigned missing;     /* dstat plugins asked for that iolens stat has not (said on stderr) */
+	bool latency;         /* --latency: -x with its latency percentiles, eBPF's (iostat's columns alone without) */
 	const char *output_file;
 	const char *pidfile;  /* --pidfile: our pid in it while we run */
 	enum out_format format;
@@ -126,8 +127,8 @@ static const char brief_help[] =
 	"      --top-cpu --top-io --top-bio --top-mem --disk-util ... dstat's plugins\n"
 	"\n"
 	"iolens's groups:\n"
-	"  -x, --disk-ext         iostat -x, a row per disk fitted to the terminal, with\n"
-	"                         read and write latency p50, p99 and max by eBPF\n"
+	"  -x, --disk-ext         iostat -x, a row per disk fitted to the terminal\n"
+	"      --latency          -x and its read and write latency p50, p99, max by eBPF\n"
 	"      --psi              pressure stall: io, memory and cpu\n"
 	"      --cache            page cache: cached, dirty, writeback, added, removed\n"
 	"      --vtrace           every libvtrace server: op/s, %util, hung requests\n"
@@ -227,10 +228,10 @@ static _Noreturn void usage(bool all)
 	       "  -x, --disk-ext         iostat -x per disk: r/s w/s rkB/s wkB/s rrqm/s wrqm/s\n"
 	       "                         r_await w_await aqu-sz rareq-sz wareq-sz %%util; JSON\n"
 	       "                         and CSV also iostat's discard, flush and %%merged columns,\n"
-	       "                         and by eBPF latency p50, p99 and max of reads and writes\n"
+	       "                         and %%cap for a disk with a saved capacity (--capacity-dir)\n"
+	       "      --latency          -x and by eBPF latency p50, p99 and max of reads and writes\n"
 	       "                         (r_p50_ns ...; device and queue time apart), the table\n"
-	       "                         r_p50 r_p99 r_max w_p50 w_p99 w_max after %%util, and\n"
-	       "                         %%cap for a disk with a saved capacity (--capacity-dir)\n"
+	       "                         r_p50 r_p99 r_max w_p50 w_p99 w_max after %%util\n"
 	       "  -z, --omit-idle        iostat -z: disks that did no I/O in the interval left out\n"
 	       "      --partitions[=DISKS]  iostat -p: each disk listed followed by its partitions;\n"
 	       "                         =DISKS (a list, as -D) shows those disks and their partitions\n"
@@ -548,6 +549,7 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		OPT_CACHE, OPT_VTRACE, OPT_NO_BOOT, OPT_SYSROOT, OPT_JSON, OPT_CSV, OPT_LIST, OPT_COLOR, OPT_PIDFILE,
 		OPT_FILESYSTEM, OPT_BITS, OPT_PLUGIN, OPT_HUMAN, OPT_PARTITIONS, OPT_CAPACITY_DIR, OPT_VERBOSE,
 		OPT_BW, OPT_DEBUG, OPT_PROFILE,
+		OPT_LATENCY,
 	};
 	static const struct option long_options[] = {
 		COMMON_LONG_OPTIONS,
@@ -578,7 +580,7 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		/* iostat's -h, -p and -z (its -y is --no-boot-sample: dstat has -h, -p and -y). */
 		{ "human", no_argument, NULL, OPT_HUMAN },  { "partitions", optional_argument, NULL, OPT_PARTITIONS },
 		{ "omit-idle", no_argument, NULL, 'z' },     { "capacity-dir", required_argument, NULL, OPT_CAPACITY_DIR },
-		{ "verbose", no_argument, NULL, OPT_VERBOSE },
+		{ "verbose", no_argument, NULL, OPT_VERBOSE }, { "latency", no_argument, NULL, OPT_LATENCY },
 		/* dstat's plugins by name: --disk-util, --top-io ... */
 		{ "disk-util", no_argument, NULL, OPT_PLUGIN }, { "disk-tps", no_argument, NULL, OPT_PLUGIN },
 		{ "disk-wait", no_argument, NULL, OPT_PLUGIN }, { "disk-avgqu", no_argument, NULL, OPT_PLUGIN },
@@ -656,6 +658,7 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		case OPT_IPC: want(o, G_IPC); break;
 		case OPT_RAW: want(o, G_RAW); break;
 		case 'x': want(o, G_DISK_EXT); break;
+		case OPT_LATENCY: o->latency = true; want(o, G_DISK_EXT); break;
 		case OPT_PSI: want(o, G_PSI); break;
 		case OPT_CACHE: want(o, G_CACHE); break;
 		case OPT_VTRACE: want(o, G_VTRACE); break;
@@ -1738,7 +1741,8 @@ static bool bio_source(const struct stat_options *o, bool elsewhere, const char 
 		unsigned want = 0;
 
 		for (unsigned i = 0; i < o->norder; i++)
-			want |= o->order[i] == G_TOP_BIO ? BIO_WANT_PROCESSES : o->order[i] == G_DISK_EXT ? BIO_WANT_DISKS : 0;
+			want |= o->order[i] == G_TOP_BIO ? BIO_WANT_PROCESSES
+				: o->order[i] == G_DISK_EXT && o->latency ? BIO_WANT_DISKS : 0;
 		refused = o->replay ? "a recording has no kernel to trace" : "--sysroot's tree has no kernel to trace";
 		loaded = !elsewhere && bio_start(want, &refused) == 0 ? 1 : -1;
 		bio_mechanism_used = loaded > 0 ? bio_mechanism_name(bio_mechanism()) : "procfs";
@@ -1751,7 +1755,7 @@ static bool bio_source(const struct stat_options *o, bool elsewhere, const char 
 
 /*
  * --top-bio: block I/O per process by eBPF where it loads; else /proc/PID/io's read_bytes and
- * write_bytes (a recording's too). -x's latency percentiles: eBPF's histograms per disk where it
+ * write_bytes (a recording's too). -x --latency's percentiles: eBPF's histograms per disk where it
  * loads; else unknown ('-', null; the table leaves their columns out): the averages (r_await,
  * w_await) from /proc/diskstats remain. One eBPF program for both: when it does not load, one
  * line says so, of what was asked.
@@ -1763,7 +1767,10 @@ static void bio_sources(const struct stat_options *o, bool elsewhere)
 
 	for (unsigned i = 0; i < o->norder; i++) {
 		top_bio |= o->order[i] == G_TOP_BIO;
-		disk_ext |= o->order[i] == G_DISK_EXT;
+		/* -x's columns are iostat's, from /proc/diskstats: eBPF only for the percentiles asked. */
+		disk_ext |= o->order[i] == G_DISK_EXT && o->latency;
+		if (o->order[i] == G_DISK_EXT)
+			bio_mechanism_used = "procfs"; /* (JSON's bio_mechanism: no eBPF, until it loads) */
 	}
 	if ((!top_bio && !disk_ext) || bio_source(o, elsewhere, &why)) {
 		groups_top_bio_by_ebpf(top_bio);

@@ -105,7 +105,7 @@ static void block_io(struct feature *f, bool probe)
 	const char *why = NULL;
 
 	*f = (struct feature){ .key = "block_io", .title = "block I/O",
-			       .commands = "stat -x, biotop, doctor, export" };
+			       .commands = "stat --latency, biotop, doctor, export" };
 	for (size_t i = 0; i < sizeof(ways) / sizeof(ways[0]); i++) {
 		struct way *w = &f->ways[f->nways++];
 

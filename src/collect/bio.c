@@ -361,6 +361,10 @@ static int request_ops(const struct btf *vmlinux, const char **why)
 	return 0;
 }
 
+/* What mechanism_check_in reads of the BTF: the request flags, the operations, the map types (ebpf_compat); the block tracepoints. */
+static const char *const bio_btf_enums[] = { "__RQF_", "REQ_OP_", "__REQ_", "BPF_MAP_TYPE_", NULL };
+static const char *const bio_btf_typedefs[] = { "block_", NULL };
+
 static enum bio_mechanism chosen = BIO_BY_DISKS;
 
 /*
@@ -502,7 +506,8 @@ int bio_start(unsigned want, const char **why)
 		bio_stop();
 		return rc;
 	}
-	vmlinux = btf__load_vmlinux_btf();
+	/* What choose_mechanism asks of the kernel's BTF, without libbpf's parse of the whole. */
+	vmlinux = ebpf_vmlinux_digest(bio_btf_enums, bio_btf_typedefs);
 	rc = choose_mechanism(vmlinux, submitters, &mechanism, flags, why);
 	btf__free(vmlinux);
 	if (rc) {

@@ -3,11 +3,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -112,7 +116,8 @@ DEFINE_SYM(bpf_map_delete_elem); DEFINE_SYM(bpf_object__open_skeleton); DEFINE_S
 DEFINE_SYM(bpf_object__attach_skeleton); DEFINE_SYM(bpf_object__detach_skeleton);
 DEFINE_SYM(bpf_object__destroy_skeleton); DEFINE_SYM(bpf_object__next_program); DEFINE_SYM(bpf_program__attach_iter);
 DEFINE_SYM(bpf_program__autoload); DEFINE_SYM(bpf_program__set_autoload); DEFINE_SYM(bpf_program__section_name);
-DEFINE_SYM(bpf_program__set_autoattach); DEFINE_SYM(btf__find_by_name_kind); DEFINE_SYM(btf__free);
+DEFINE_SYM(bpf_program__set_autoattach); DEFINE_SYM(btf__add_enum); DEFINE_SYM(btf__add_enum_value);
+DEFINE_SYM(btf__add_typedef); DEFINE_SYM(btf__new_empty); DEFINE_SYM(btf__find_by_name_kind); DEFINE_SYM(btf__free);
 DEFINE_SYM(btf__load_vmlinux_btf); DEFINE_SYM(btf__name_by_offset); DEFINE_SYM(btf__type_by_id);
 DEFINE_SYM(btf__type_cnt); DEFINE_SYM(libbpf_num_possible_cpus); DEFINE_SYM(libbpf_set_print);
 DEFINE_SYM(ring_buffer__consume); DEFINE_SYM(ring_buffer__free); DEFINE_SYM(ring_buffer__new);
@@ -132,7 +137,8 @@ int ebpf_init(const char **reason)
 			 DLSYM_ARG(bpf_object__destroy_skeleton), DLSYM_ARG(bpf_object__next_program),
 			 DLSYM_ARG(bpf_program__attach_iter), DLSYM_ARG(bpf_program__autoload),
 			 DLSYM_ARG(bpf_program__set_autoload), DLSYM_ARG(bpf_program__section_name),
-			 DLSYM_ARG(bpf_program__set_autoattach), DLSYM_ARG(btf__find_by_name_kind), DLSYM_ARG(btf__free),
+			 DLSYM_ARG(bpf_program__set_autoattach), DLSYM_ARG(btf__add_enum), DLSYM_ARG(btf__add_enum_value),
+			 DLSYM_ARG(btf__add_typedef), DLSYM_ARG(btf__new_empty), DLSYM_ARG(btf__find_by_name_kind), DLSYM_ARG(btf__free),
 			 DLSYM_ARG(btf__load_vmlinux_btf), DLSYM_ARG(btf__name_by_offset), DLSYM_ARG(btf__type_by_id),
 			 DLSYM_ARG(btf__type_cnt), DLSYM_ARG(libbpf_num_possible_cpus),
 			 DLSYM_ARG(libbpf_set_print), DLSYM_ARG(ring_buffer__consume), DLSYM_ARG(ring_buffer__free),
@@ -204,6 +210,134 @@ int ebpf_enumerator_in(const struct btf *btf, const char *name, const char *pref
 		}
 	}
 	return rc;
+}
+
+/* Whether name starts with one of prefixes (NULL-ended). */
+static bool starts_with_one(const char *name, const char *const *prefixes)
+{
+	for (; prefixes && *prefixes; prefixes++)
+		if (!strncmp(name, *prefixes, strlen(*prefixes)))
+			return true;
+	return false;
+}
+
+/*
+ * The raw BTF's types, one pass: each wanted enum and typedef added to out. 0, or -1 when the
+ * data is not BTF as this reads it (a kind it does not know, an offset outside).
+ */
+static int digest_types(const unsigned char *data, size_t size, const char *const *enum_prefixes,
+			const char *const *typedef_prefixes, struct btf *out)
+{
+	const struct btf_header *header = (const void *)data;
+	const unsigned char *type, *end;
+	const char *strings;
+	size_t strings_len;
+
+	if (size < sizeof(*header) || header->magic != BTF_MAGIC || header->hdr_len > size ||
+	    (size_t)header->hdr_len + header->type_off + header->type_len > size ||
+	    (size_t)header->hdr_len + header->str_off + header->str_len > size || !header->str_len)
+		return -1;
+	type = data + header->hdr_len + header->type_off;
+	end = type + header->type_len;
+	strings = (const char *)data + header->hdr_len + header->str_off;
+	strings_len = header->str_len;
+	if (strings[strings_len - 1] != '\0')
+		return -1;
+	while (type + sizeof(struct btf_type) <= end) {
+		const struct btf_type *t = (const void *)type;
+		unsigned vlen = BTF_INFO_VLEN(t->info);
+		size_t extra;
+
+		if (t->name_off >= strings_len)
+			return -1;
+		switch (BTF_INFO_KIND(t->info)) {
+		case BTF_KIND_INT: extra = 4; break;
+		case BTF_KIND_ARRAY: extra = sizeof(struct btf_array); break;
+		case BTF_KIND_STRUCT:
+		case BTF_KIND_UNION: extra = (size_t)vlen * sizeof(struct btf_member); break;
+		case BTF_KIND_ENUM: extra = (size_t)vlen * sizeof(struct btf_enum); break;
+		case BTF_KIND_FUNC_PROTO: extra = (size_t)vlen * sizeof(struct btf_param); break;
+		case BTF_KIND_VAR: extra = sizeof(struct btf_var); break;
+		case BTF_KIND_DATASEC: extra = (size_t)vlen * sizeof(struct btf_var_secinfo); break;
+		case BTF_KIND_DECL_TAG: extra = sizeof(struct btf_decl_tag); break;
+		case BTF_KIND_ENUM64: extra = (size_t)vlen * sizeof(struct btf_enum64); break;
+		case BTF_KIND_PTR: case BTF_KIND_FWD: case BTF_KIND_TYPEDEF: case BTF_KIND_VOLATILE:
+		case BTF_KIND_CONST: case BTF_KIND_RESTRICT: case BTF_KIND_FUNC: case BTF_KIND_FLOAT:
+		case BTF_KIND_TYPE_TAG: extra = 0; break;
+		default: return -1;
+		}
+		if (type + sizeof(*t) + extra > end)
+			return -1;
+		if (BTF_INFO_KIND(t->info) == BTF_KIND_TYPEDEF && !strncmp(strings + t->name_off, "btf_trace_", 10) &&
+		    starts_with_one(strings + t->name_off + 10, typedef_prefixes)) {
+			if (btf__add_typedef(out, strings + t->name_off, 0) < 0)
+				return -1;
+		} else if (BTF_INFO_KIND(t->info) == BTF_KIND_ENUM) {
+			const struct btf_enum *e = (const void *)(t + 1);
+			bool wanted = false;
+
+			for (unsigned i = 0; i < vlen && !wanted; i++)
+				wanted = e[i].name_off < strings_len && starts_with_one(strings + e[i].name_off, enum_prefixes);
+			if (wanted) {
+				if (btf__add_enum(out, t->name_off ? strings + t->name_off : NULL, t->size) < 0)
+					return -1;
+				for (unsigned i = 0; i < vlen; i++)
+					if (e[i].name_off >= strings_len || btf__add_enum_value(out, strings + e[i].name_off, e[i].val) < 0)
+						return -1;
+			}
+		}
+		type += sizeof(*t) + extra;
+	}
+	return type == end ? 0 : -1;
+}
+
+/* size bytes of fd into data: true when all of them came. */
+static bool read_exactly(int fd, unsigned char *data, size_t size)
+{
+	size_t done = 0;
+
+	while (done < size) {
+		ssize_t n = read(fd, data + done, size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		done += (size_t)n;
+	}
+	return true;
+}
+
+struct btf *ebpf_vmlinux_digest(const char *const *enum_prefixes, const char *const *typedef_prefixes)
+{
+	static const char path[] = "/sys/kernel/btf/vmlinux";
+	struct btf *out = NULL;
+	struct stat st;
+	void *data = MAP_FAILED;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
+
+	/* Mapped (Linux 6.16 maps the kernel's own pages: nothing copied), else read. */
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0) {
+		data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (data == MAP_FAILED) {
+			data = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (data != MAP_FAILED && !read_exactly(fd, data, (size_t)st.st_size)) {
+				munmap(data, (size_t)st.st_size);
+				data = MAP_FAILED;
+			}
+		}
+	}
+	if (data != MAP_FAILED) {
+		out = btf__new_empty();
+		rc = out ? digest_types(data, (size_t)st.st_size, enum_prefixes, typedef_prefixes, out) : -1;
+		munmap(data, (size_t)st.st_size);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (rc == 0)
+		return out;
+	btf__free(out);
+	return btf__load_vmlinux_btf();
 }
 
 bool ebpf_compat(const struct btf *vmlinux)
@@ -368,10 +502,55 @@ int ebpf_failed(struct bpf_object *object, const char *step, int fallback, const
 	return err;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/*
+ * Room on the heap for libbpf's parse of the kernel's BTF as it loads a program: it reads the
+ * file into one buffer and copies it to another (twice its size, and an index), each page of
+ * them new to the process and a page fault at its first touch, which on a virtual machine is most
+ * of the load's CPU time. Made as one block of the heap, its pages populated by one madvise
+ * (Linux 5.14), then freed and kept there (malloc's thresholds raised) for libbpf's buffers to
+ * take. heap_after_load puts the thresholds back to glibc's defaults and gives the room back.
+ */
+static void heap_for_load(void)
+{
+	struct stat st;
+	size_t size;
+	char *block;
+
+	if (stat("/sys/kernel/btf/vmlinux", &st) != 0 || st.st_size <= 0)
+		return;
+	size = (size_t)st.st_size * 2 + (size_t)st.st_size / 4;
+	mallopt(M_MMAP_THRESHOLD, (int)(size + (1 << 20)));
+	mallopt(M_TRIM_THRESHOLD, (int)(size * 2));
+	block = malloc(size);
+	if (block) {
+		uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), start = ((uintptr_t)block + page - 1) & ~(page - 1);
+		uintptr_t end = ((uintptr_t)block + size) & ~(page - 1);
+
+		if (end > start)
+			madvise((void *)start, end - start, MADV_POPULATE_WRITE); /* (else: faulted in as used) */
+		free(block);
+	}
+}
+
+static void heap_after_load(void)
+{
+	mallopt(M_MMAP_THRESHOLD, 128 << 10);
+	mallopt(M_TRIM_THRESHOLD, 128 << 10);
+	malloc_trim(0);
+}
+
 int ebpf_load_attach(struct bpf_object_skeleton *skeleton, const char **reason)
 {
 	const char *step = "load";
-	int err = bpf_object__load_skeleton(skeleton);
+	int err;
+
+	heap_for_load();
+	err = bpf_object__load_skeleton(skeleton);
+	heap_after_load();
 
 	if (!err) {
 		step = "attach";

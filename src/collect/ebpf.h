@@ -50,6 +50,18 @@ int ebpf_enumerator(const char *name, const char *prefix, long long *value);
 int ebpf_enumerator_in(const struct btf *btf, const char *name, const char *prefix, long long *value);
 
 /*
+ * A small BTF of what the running kernel's holds of interest to a loader, read in one pass
+ * without libbpf's parse of the whole (which copies its megabytes twice and indexes every type):
+ * every enum with an enumerator starting with one of enum_prefixes (whole, so that
+ * ebpf_enumerator_in tells a renamed enumerator from a missing one), and each typedef named
+ * btf_trace_<event> for the typedef_prefixes' events ("block_" keeps btf_trace_block_*, as
+ * ebpf_tracepoint_in asks; they refer to void here). Free with btf__free. Where
+ * /sys/kernel/btf/vmlinux cannot be read whole, btf__load_vmlinux_btf's BTF (libbpf looks
+ * elsewhere too); NULL without BTF.
+ */
+struct btf *ebpf_vmlinux_digest(const char *const *enum_prefixes, const char *const *typedef_prefixes);
+
+/*
  * Whether the kernel of this BTF (NULL: the running kernel's) needs the programs built with
  * IOLENS_BPF_COMPAT (src/bpf/compat.h): one with BTF but no task storage in it (before 5.11).
  */

@@ -128,15 +128,15 @@ else
 fi
 
 # A field the program reads that this kernel's BTF lacks (struct request's __data_len,
-# renamed in a copy of the BTF): CO-RE cannot place it, so stat -x's percentiles are off, said with
+# renamed in a copy of the BTF): CO-RE cannot place it, so stat -x --latency's percentiles are off, said with
 # the field's name, and null in JSON: never read from a wrong offset, never zeros.
 if python3 -c 'import sys
 data = open("/sys/kernel/btf/vmlinux", "rb").read()
 old = b"\0__data_len\0"
 sys.exit(data.count(old) != 1 or open(sys.argv[1], "wb").write(data.replace(old, b"\0__data_leX\0")) <= 0)' "$T/vmlinux-field"; then
 	run unshare -m --propagation private bash -c 'mount --bind "$0" /sys/kernel/btf/vmlinux && exec "$@"' "$T/vmlinux-field" \
-		"$IOLENS" stat -x --json --verbose 0.1 1
-	check_match "a kernel whose struct request has no __data_len: stat -x --verbose says so" \
+		"$IOLENS" stat -x --latency --json --verbose 0.1 1
+	check_match "a kernel whose struct request has no __data_len: stat -x --latency --verbose says so" \
 		"-x: no latency percentiles: this kernel's BTF has no struct request\\.__data_len, which the eBPF program reads" "$ERR"
 	check_eq "… exit 0: the averages are known" 0 "$RC"
 	check_eq "… the percentiles null, not 0" "None" "$(python3 -c 'import json, sys

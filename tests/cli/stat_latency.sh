@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# stat_latency.sh: iolens stat -x's latency percentiles per disk (eBPF), start to completion, device and queue time, held to an independent tracer's (bpftrace on the same tracepoints, lib.sh) of the same requests on a loop device, and on one whose requests take 10 ms; their counts to /proc/diskstats; the table shows the same figures as its CSV (--output) of that run; without eBPF unknown, said once, and the table has iostat's columns alone.
+# stat_latency.sh: iolens stat -x --latency's percentiles per disk (eBPF), start to completion, device and queue time, held to an independent tracer's (bpftrace on the same tracepoints, lib.sh) of the same requests on a loop device, and on one whose requests take 10 ms; their counts to /proc/diskstats; the table shows the same figures as its CSV (--output) of that run; without eBPF unknown, said once, and the table has iostat's columns alone; -x without --latency loads no eBPF (strace: no bpf() call) and says nothing of it.
 . "$(dirname "$0")/lib.sh"
 
 # lat KEY FILE LINE: a key of the loop device's dsk-ext group on a line (0: the first after the header) of stat's CSV.
@@ -65,7 +65,7 @@ measure() {
 	for try in 1 2 3 4 5 6; do
 		rm -f "$T/lat.csv"
 		block_tracer_start lat "$(dev_of "$device")"
-		"$IOLENS" stat -x -D "$disk" --no-boot-sample --output "$T/lat.csv" $interval >"$T/lat.txt" 2>"$T/lat.err" &
+		"$IOLENS" stat -x --latency -D "$disk" --no-boot-sample --output "$T/lat.csv" $interval >"$T/lat.txt" 2>"$T/lat.err" &
 		stat=$!
 		wait_until lines_at_least "$T/lat.csv" 2
 		d0=$(diskstats_sum "$disk" 4)
@@ -252,7 +252,7 @@ else
 		want+="RQF_$flag: bit $bit "
 		[ -n "$bit" ] || unknown=${unknown:-__RQF_$flag}
 	done
-	IOLENS_BPF_DEBUG=1 "$IOLENS" stat -x 0.1 1 2>"$T/bits.err" >/dev/null
+	IOLENS_BPF_DEBUG=1 "$IOLENS" stat -x --latency 0.1 1 2>"$T/bits.err" >/dev/null
 	got=$(sed -n 's/^bio: \(RQF_[A-Z_]*: bit [0-9]*\) .*/\1/p' "$T/bits.err" | tr '\n' ' ')
 	if [ -z "$unknown" ]; then
 		check_eq "the request flags' bits, from the kernel's BTF (bpftool): $(sed -n 's/^bio: //p' "$T/bits.err" | tr '\n' ' ')" "$want" "$got"
@@ -317,7 +317,7 @@ fi
 
 # ---- Without eBPF: unknown, said once; diskstats' averages stay -----------------------------------
 if is_root && command -v setpriv >/dev/null; then
-	"${AS_NOBODY[@]}" "$IOLENS" stat --json -x --no-boot-sample 0.1 2 >"$T/nobody.json" 2>"$T/nobody.err"
+	"${AS_NOBODY[@]}" "$IOLENS" stat --json -x --latency --no-boot-sample 0.1 2 >"$T/nobody.json" 2>"$T/nobody.err"
 	check_eq "as nobody: exit 0" 0 $?
 	ERR=$(cat "$T/nobody.err")
 	check_match "… one line says there are no percentiles, and why" \
@@ -327,7 +327,7 @@ if is_root && command -v setpriv >/dev/null; then
 	# (The first reason: a kernel before the block programs, else that nobody cannot load eBPF.)
 	reason='iolens stat: eBPF: loading a program needs root, or CAP_BPF and CAP_PERFMON'
 	bio_too_old && reason="iolens stat: -x: no latency percentiles: this kernel .*$BIO_TOO_OLD_SAYS"
-	"${AS_NOBODY[@]}" "$IOLENS" stat -x --no-boot-sample --verbose 0.1 1 >"$T/nobody.txt" 2>"$T/nobody.err"
+	"${AS_NOBODY[@]}" "$IOLENS" stat -x --latency --no-boot-sample --verbose 0.1 1 >"$T/nobody.txt" 2>"$T/nobody.err"
 	check_match "--verbose: the whole reason" "^$reason" "$(cat "$T/nobody.err")"
 	check_match "… the table has iostat's columns, ending with %util" "^Device +r/s .* %util$" "$(sed -n 1p "$T/nobody.txt")"
 	check_no_match "… and no percentile column" "p50|p99|max" "$(cat "$T/nobody.txt")"
@@ -338,11 +338,38 @@ else
 	skip "without eBPF: needs root to run stat as nobody (setpriv)"
 fi
 FIX=$TOP/tests/fixtures/stat
-run env IOLENS_REPLAY="$FIX/vm1" "$IOLENS" stat --json -x 1 2
+run env IOLENS_REPLAY="$FIX/vm1" "$IOLENS" stat --json -x --latency 1 2
 check_match "a recording: unknown, as it has no kernel to trace" \
 	"^iolens stat: -x: no latency percentiles: a recording has no kernel to trace$" "$ERR"
 check_match "… null in its JSON" '"r_p50_ns":null' "$OUT"
-run "$IOLENS" stat --sysroot "$FIX/vm1/0" -x 1 1
+run "$IOLENS" stat --sysroot "$FIX/vm1/0" -x --latency 1 1
 check_match "--sysroot: the same" "^iolens stat: -x: no latency percentiles: --sysroot's tree has no kernel to trace$" "$ERR"
+
+
+# ---- -x without --latency: iostat's columns, no eBPF loaded -----------------------------------------
+# The kernel's own account (strace of the bpf() system call): -x alone makes none; --latency, where
+# eBPF loads, makes them (so the count would see a program loaded).
+if ! command -v strace >/dev/null; then
+	skip "-x alone loads no eBPF: needs strace"
+else
+	strace -f -qq -e trace=bpf -o "$T/x.strace" "$IOLENS" stat --json -x 0.1 2 >"$T/x.json" 2>"$T/x.err"
+	check_eq "-x alone: exit 0, no bpf() system call (strace), nothing on stderr" "0 0 " \
+		"$? $(grep -c 'bpf(' "$T/x.strace") $(cat "$T/x.err")"
+	check_eq "… its percentiles null in JSON, r_await known" "None None True" "$(python3 -c 'import json, sys
+d = [v for k, v in json.loads(open(sys.argv[1]).readlines()[-1]).items() if k.startswith("dskext_")][0]
+print(d["r_p50_ns"], d["w_max_ns"], d["r_await_ns"] is not None)' "$T/x.json")"
+	run "$IOLENS" stat -x --no-boot-sample 0.1 1
+	check_match "… the table: iostat -x's columns alone, ending with %util" "^Device +r/s .* %util$" "$(sed -n 1p <<<"$OUT")"
+	if [ -z "$why" ]; then
+		strace -f -qq -e trace=bpf -o "$T/latency.strace" "$IOLENS" stat -x --latency 0.1 2 >/dev/null 2>&1
+		check "-x --latency: bpf() system calls, the program loaded (strace)" grep -q 'BPF_PROG_LOAD' "$T/latency.strace"
+	else
+		skip "-x --latency's bpf() calls: $why"
+	fi
+fi
+if is_root && command -v setpriv >/dev/null; then
+	"${AS_NOBODY[@]}" "$IOLENS" stat -x --no-boot-sample 0.1 1 >/dev/null 2>"$T/nobody.err"
+	check_eq "-x alone as nobody: exit 0, nothing said of eBPF" "0 " "$? $(cat "$T/nobody.err")"
+fi
 
 echo "1..$t_count"

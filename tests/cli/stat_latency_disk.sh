@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# stat_latency_disk.sh: iolens stat -x's read latency percentiles (eBPF) of the real disk under the scratch directory, during fio's random 4k O_DIRECT reads of a file there, held to an independent tracer's (bpftrace on the same tracepoints, lib.sh) of fio's requests, and its count to fio's and /proc/diskstats'.
+# stat_latency_disk.sh: iolens stat -x --latency's read latency percentiles (eBPF) of the real disk under the scratch directory, during fio's random 4k O_DIRECT reads of a file there, held to an independent tracer's (bpftrace on the same tracepoints, lib.sh) of fio's requests, and its count to fio's and /proc/diskstats'.
 . "$(dirname "$0")/lib.sh"
 
 IOS=3000
@@ -46,7 +46,7 @@ interval=2
 for try in 1 2 3 4 5 6; do
 	sync # earlier tests' dirty pages written now, not during the line
 	block_tracer_start lat "$(cat "$sys/dev")"
-	"$IOLENS" stat --json -x -D "$disk" --no-boot-sample $interval >"$T/lat.json" 2>"$T/lat.err" &
+	"$IOLENS" stat --json -x --latency -D "$disk" --no-boot-sample $interval >"$T/lat.json" 2>"$T/lat.err" &
 	stat=$!
 	wait_until lines_at_least "$T/lat.json" 1
 	d0=$(diskstats_sum "$disk" 4)

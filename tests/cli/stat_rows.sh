@@ -123,7 +123,7 @@ check_eq "--capacity-dir without capacities: one line" 1 "$(grep -c . <<<"$ERR")
 check_match "… of %cap" "^iolens stat: %cap of [^ ]+ is '-': no capacity saved" "$ERR"
 longest() { awk '{ if (length($0) > w) w = length($0) } END { print w + 0 }' "$@"; }
 : >"$T/all.err"
-for args in "-x 0.1 2" "-x --capacity-dir $T/none 0.1 2" "-x --top-bio --cache --psi 0.1 2" "--json -x --top-bio 0.1 2"; do
+for args in "-x 0.1 2" "-x --latency 0.1 2" "-x --capacity-dir $T/none 0.1 2" "-x --top-bio --cache --psi 0.1 2" "--json -x --top-bio 0.1 2"; do
 	"$IOLENS" stat $args >/dev/null 2>>"$T/all.err"
 	IOLENS_REPLAY=$TOP/tests/fixtures/stat/vm1 "$IOLENS" stat $args >/dev/null 2>>"$T/all.err"
 	if is_root && command -v setpriv >/dev/null; then

@@ -105,7 +105,7 @@ check_match "IOLENS_CACHE_MECHANISM=procfs: the page cache from /proc, and why" 
 run "$IOLENS" version --features
 check_match "text: the kernel named" "^iolens .* on Linux $(uname -r | sed 's/[.+]/\\&/g')$" "$(head -1 <<<"$OUT")"
 check_match "… the page cache's line" "^page cache +ebpf, $first +cachestat, cachetop, doctor, export$" "$OUT"
-check_match "… block I/O's" "^block I/O +ebpf, $bio_used +stat -x, biotop, doctor, export$" "$OUT"
+check_match "… block I/O's" "^block I/O +ebpf, $bio_used +stat --latency, biotop, doctor, export$" "$OUT"
 check_match "… the one used marked" "^  $first +can, used$" "$OUT"
 
 # --no-probe: nothing loaded, the BTF's word.
