@@ -280,7 +280,7 @@ static void parse_vmtouch_range(const char *text, uint64_t *offset, uint64_t *le
 int cmd_vmtouch(int argc, char **argv)
 {
 	struct vmtouch vt = {0};
-	struct files_options files = { .recursive = true, .blocking = true };
+	struct files_options files = { .recursive = true };
 	char **ignore = NULL, **only = NULL, **listed = NULL;
 	const char *list = NULL, *pidfile = NULL;
 	size_t nlisted = 0;
@@ -328,6 +328,7 @@ int cmd_vmtouch(int argc, char **argv)
 	}
 	files.ignore = ignore;
 	files.only = only;
+	files.blocking = vt.touch; /* only touching reads (pread); the rest never waits on the file */
 	if (vt.touch && vt.evict)
 		usage_error("invalid option combination: -t and -e");
 	if (vt.evict && (vt.lock || vt.lock_all))
