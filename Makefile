@@ -70,7 +70,7 @@ PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lm
 # not linked, so that every other start-up does not load them (libmicrohttpd brings gnutls and 9
 # more). Their sonames come from the file that pkg-config's first -lNAME would link.
 # (A libNAME.so that is a linker script, as ncursesw's INPUT(libncursesw.so.6 -ltinfo): its first file.)
-DL_PKGS := libmicrohttpd yaml-0.1 libcrypt gnutls ncursesw liburing blkid
+DL_PKGS := libmicrohttpd yaml-0.1 libcrypt gnutls ncursesw liburing blkid zlib json-c
 soname = $(shell l=$$($(PKG_CONFIG) --libs-only-l $(1) 2>/dev/null | sed 's/^ *-l\([^ ]*\).*/\1/'); \
 	f=$$($(PKG_CONFIG) --variable=libdir $(1) 2>/dev/null)/lib$$l.so; \
 	[ -e "$$f" ] || f=$$($(CC) -print-file-name=lib$$l.so); \
@@ -80,9 +80,13 @@ soname = $(shell l=$$($(PKG_CONFIG) --libs-only-l $(1) 2>/dev/null | sed 's/^ *-
 DL_CPPFLAGS := -DMHD_SONAME='"$(call soname,libmicrohttpd)"' -DYAML_SONAME='"$(call soname,yaml-0.1)"' \
 	       -DCRYPT_SONAME='"$(call soname,libcrypt)"' -DCURSES_SONAME='"$(call soname,ncursesw)"' \
 	       -DURING_SONAME='"$(call soname,liburing)"' -DBLKID_SONAME='"$(call soname,blkid)"' \
-	       -DGNUTLS_SONAME='"$(call soname,gnutls)"'
-# What iolens links: all but those (unit tests, helpers and fuzz targets link them all).
-IOLENS_LIBS = $(filter-out $(shell $(PKG_CONFIG) --libs-only-l $(DL_PKGS) 2>/dev/null),$(PKG_LIBS))
+	       -DGNUTLS_SONAME='"$(call soname,gnutls)"' -DZLIB_SONAME='"$(call soname,zlib)"' \
+	       -DJSONC_SONAME='"$(call soname,json-c)"'
+# What iolens links: all but those (unit tests, helpers and fuzz targets link them all), and not
+# libm either: src/common/libm.c has the five functions iolens uses (libm's ifunc resolvers cost
+# every start-up), json-c and zlib come through src/render/json_dl.c and src/http/http.c. Only
+# libsmartcols and libc are left to load at start, as for util-linux's fincore.
+IOLENS_LIBS = $(filter-out -lm $(shell $(PKG_CONFIG) --libs-only-l $(DL_PKGS) 2>/dev/null),$(PKG_LIBS))
 
 # eBPF programs (src/bpf/*.bpf.c), compiled with clang against the running kernel's BTF and
 # turned into skeletons with bpftool; without those tools the collectors report eBPF as missing.

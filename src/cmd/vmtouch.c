@@ -315,7 +315,10 @@ static int crawl_file(struct vmtouch *vt, int dirfd, const char *name)
 		close(entry.fd);
 		return 0;
 	}
-	fcntl(entry.fd, F_SETFL, fcntl(entry.fd, F_GETFL) & ~O_NONBLOCK);
+	/* Only touching and locking read the file: the rest never waits on it. (Of the open's flags
+	 * F_SETFL changes none but O_NONBLOCK: no F_GETFL needed.) */
+	if (vt->touch || vt->lock || vt->lock_all)
+		fcntl(entry.fd, F_SETFL, O_RDONLY);
 	rc = visit(&entry, vt);
 	close(entry.fd);
 	return rc;

@@ -153,8 +153,10 @@ static int visit_file(struct walk *walk, int dirfd, const char *name, const char
 		rc = walk->stop = walk->visit(&entry, walk->context);
 		return rc;
 	}
+	/* Of the open's flags, F_SETFL changes O_NONBLOCK only (the others are not status flags it
+	 * sets, or were not given): no F_GETFL, a system call a file fewer. */
 	if (walk->opts->blocking)
-		fcntl(entry.fd, F_SETFL, fcntl(entry.fd, F_GETFL) & ~O_NONBLOCK);
+		fcntl(entry.fd, F_SETFL, flags & ~O_NONBLOCK);
 	rc = walk->stop = walk->visit(&entry, walk->context);
 cleanup:
 	close(entry.fd);

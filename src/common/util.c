@@ -469,12 +469,33 @@ static bool locale_shows(uint32_t c, bool utf8)
 #endif
 }
 
+/* The length of text's start made of printable ASCII other than the backslash: what no flag escapes. */
+static size_t plain_ascii_span(const char *text)
+{
+	const char *p = text;
+
+	while (*p >= 0x20 && *p < 0x7f && *p != '\\')
+		p++;
+	return (size_t)(p - text);
+}
+
 char *escape_text(const char *text, unsigned what)
 {
-	char *out = xcalloc(strlen(text) * 4 + 1, 1), *o = out;
-	bool utf8 = (what & ESCAPE_LOCALE) && locale_is_utf8();
+	size_t plain = plain_ascii_span(text);
+	char *out, *o;
+	bool utf8;
 
-	for (const char *p = text; *p;) {
+	/* Most names: nothing to escape, nor any locale to ask. */
+	if (!text[plain]) {
+		out = xrealloc(NULL, plain + 1);
+		memcpy(out, text, plain + 1);
+		return out;
+	}
+	out = xrealloc(NULL, plain + strlen(text + plain) * 4 + 1);
+	memcpy(out, text, plain);
+	o = out + plain;
+	utf8 = (what & ESCAPE_LOCALE) && locale_is_utf8();
+	for (const char *p = text + plain; *p;) {
 		uint32_t c;
 		size_t len;
 		bool kept;
@@ -508,6 +529,9 @@ size_t text_fit(const char *text, size_t columns, size_t *width)
 {
 	size_t used = 0, bytes = 0;
 
+	/* Printable ASCII other than the backslash (which may start an escape): a column a byte. */
+	while (text[bytes] >= 0x20 && text[bytes] < 0x7f && text[bytes] != '\\' && used < columns)
+		used++, bytes++;
 	while (text[bytes]) {
 		uint32_t c;
 		size_t len = utf8_decode(text + bytes, &c);

@@ -43,9 +43,18 @@ static void *libmicrohttpd;
 /* gnutls, which libmicrohttpd loads for TLS: for answer_once. */
 static DLSYM_POINTER(gnutls_record_send);
 static void *libgnutls;
+/* zlib, for gzip-compressed answers (deflateInit2 is a macro over deflateInit2_). */
+static DLSYM_POINTER(deflateInit2_);
+static DLSYM_POINTER(deflateBound);
+static DLSYM_POINTER(deflate);
+static DLSYM_POINTER(deflateEnd);
+static void *libz;
 
 int http_load(char *why, size_t why_len)
 {
+	if (dl_open_many(&libz, ZLIB_SONAME, why, why_len, DLSYM_ARG(deflateInit2_), DLSYM_ARG(deflateBound),
+			 DLSYM_ARG(deflate), DLSYM_ARG(deflateEnd), NULL) != 0)
+		return -1;
 	return dl_open_many(&libmicrohttpd, MHD_SONAME, why, why_len, DLSYM_ARG(MHD_add_response_header), DLSYM_ARG(MHD_get_connection_info), DLSYM_ARG(MHD_lookup_connection_value), DLSYM_ARG(MHD_free), DLSYM_ARG(MHD_destroy_response), DLSYM_ARG(MHD_create_response_from_buffer), DLSYM_ARG(MHD_stop_daemon), DLSYM_ARG(MHD_start_daemon), DLSYM_ARG(MHD_run_wait), DLSYM_ARG(MHD_queue_response), DLSYM_ARG(MHD_queue_basic_auth_fail_response), DLSYM_ARG(MHD_http_unescape), DLSYM_ARG(MHD_basic_auth_get_username_password), DLSYM_ARG(MHD_get_connection_values), DLSYM_ARG(MHD_suspend_connection), DLSYM_ARG(MHD_resume_connection), NULL);
 }
 
@@ -121,20 +130,21 @@ static char *gzip(const char *body, size_t len, size_t *gzip_len)
 	z_stream z = {0};
 	char *out;
 
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	if (sym_deflateInit2_(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+			      (int)sizeof(z)) != Z_OK)
 		return NULL;
-	out = malloc(deflateBound(&z, len));
+	out = malloc(sym_deflateBound(&z, len));
 	z.next_in = (Bytef *)body;
 	z.avail_in = len;
 	z.next_out = (Bytef *)out;
-	z.avail_out = out ? deflateBound(&z, len) : 0;
-	if (!out || deflate(&z, Z_FINISH) != Z_STREAM_END) {
+	z.avail_out = out ? sym_deflateBound(&z, len) : 0;
+	if (!out || sym_deflate(&z, Z_FINISH) != Z_STREAM_END) {
 		free(out);
-		deflateEnd(&z);
+		sym_deflateEnd(&z);
 		return NULL;
 	}
 	*gzip_len = z.total_out;
-	deflateEnd(&z);
+	sym_deflateEnd(&z);
 	return out;
 }
 

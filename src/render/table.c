@@ -1392,14 +1392,18 @@ int out_table_print(struct out_table *table, FILE *stream)
 	return rc;
 }
 
+/* Extras are printed in a JSON document only (json_end): other formats make no JSON at all, and
+ * so never load json-c (json_dl.c). */
 void out_table_add_count(struct out_table *table, const char *key, uint64_t value)
 {
-	out_json_add(table, key, json_object_new_uint64(value));
+	if (table->opts.format == OUT_JSON)
+		out_json_add(table, key, json_object_new_uint64(value));
 }
 
 void out_table_add_text(struct out_table *table, const char *key, const char *text)
 {
-	out_json_add(table, key, out_json_string(text));
+	if (table->opts.format == OUT_JSON)
+		out_json_add(table, key, out_json_string(text));
 }
 
 struct json_object *out_json_real(double value)

@@ -5,7 +5,8 @@
 command -v ldd >/dev/null || skip_all "no ldd"
 
 deps=$(ldd "$IOLENS" 2>&1)
-for lib in libmicrohttpd libgnutls libyaml libcrypt libncursesw libtinfo liburing libblkid libbpf libelf; do
+for lib in libmicrohttpd libgnutls libyaml libcrypt libncursesw libtinfo liburing libblkid libbpf libelf \
+	libjson-c libz libm; do
 	check_no_match "ldd iolens: no $lib" "(^|[[:space:]])$lib[.-]" "$deps"
 done
 
@@ -39,6 +40,22 @@ check_eq "pcstat runs without them: exit 0" 0 "$RC"
 check_match "… and prints /bin/ls" "/bin/ls" "$OUT"
 LD_LIBRARY_PATH=$broken run "$IOLENS" stat -d 1 1
 check_eq "stat -d 1 1 too: exit 0" 0 "$RC"
+
+# json-c, zlib and libm: opened at the first JSON value, gzip answer or logarithm (json_dl.c, libm.c).
+broken_json=$T/broken-json
+mkdir -p "$broken_json"
+for so in libjson-c.so.5 libz.so.1 libm.so.6; do : >"$broken_json/$so"; done
+LD_LIBRARY_PATH=$broken_json run "$IOLENS" pcstat /bin/ls
+check_eq "pcstat's table with a broken json-c, zlib and libm: exit 0" 0 "$RC"
+check_match "… and prints /bin/ls" "/bin/ls" "$OUT"
+LD_LIBRARY_PATH=$broken_json run "$IOLENS" pcstat --csv /bin/ls
+check_eq "… its CSV too: exit 0" 0 "$RC"
+LD_LIBRARY_PATH=$broken_json run "$IOLENS" pcstat --json /bin/ls
+check_eq "pcstat --json with a broken json-c: exit 1" 1 "$RC"
+check_match "… said: iolens pcstat needs libjson-c" "^iolens pcstat needs libjson-c\.so\.[0-9]+: .+" "$ERR"
+run "$IOLENS" pcstat --json /bin/ls
+check_eq "… with the real one: exit 0" 0 "$RC"
+check_match "… and the document" '"name": "/bin/ls"' "$OUT"
 
 
 # bench: liburing for the io_uring engine only, libblkid to write a block device only.
