@@ -64,14 +64,14 @@ static void usage(FILE *stream)
 	      "  -h, --help     show this help\n"
 	      "  -V, --version  show the version\n"
 	      "\n"
-	      "Links named pcstat, vstat, cachestat, cachetop and dstat run those commands,\n"
-	      "with their classic options; see iolens(1).\n"
+	      "Links named pcstat, vmtouch, fincore, dstat, iostat, vstat, cachestat and\n"
+	      "cachetop run those commands, with their classic options; see iolens(1).\n"
 	      "\n"
 	      "Examples:\n"
 	      "  iolens doctor                what is wrong, after five seconds of looking\n"
 	      "  iolens pcstat /bin/ls        is ls in the page cache?\n"
 	      "  iolens cachetop              which processes hit and miss the page cache\n"
-	      "  iolens stat -x               iostat -x, with read and write latency\n"
+	      "  iolens stat -x --latency     iostat -x, with read and write latency\n"
 	      "\n"
 	      "Each command's --help says more; man iolens-COMMAND has all of it.\n",
 	      stream);
