@@ -1608,7 +1608,11 @@ static void note_sized(struct run *r, const struct system_sample *s)
 		for (unsigned i = 0; i < r->nsized; i++)
 			known |= !strcmp(r->sized[i].name, group->item);
 		if (!known && block_device_value(group->item, "size", &sectors) == 0 && sectors > 0) {
-			snprintf(disk->name, sizeof(disk->name), "%s", group->item);
+			/* (Not snprintf: GCC's -Wrestrict cannot tell the two apart, both in *r.) */
+			size_t len = strnlen(group->item, sizeof(disk->name) - 1);
+
+			memcpy(disk->name, group->item, len);
+			disk->name[len] = '\0';
 			if (block_device_value(disk->name, "diskseq", &disk->diskseq) != 0)
 				disk->diskseq = 0;
 			disk->replaced = false;

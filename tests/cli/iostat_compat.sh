@@ -80,8 +80,12 @@ is_root || { skip "a loop device of the test's: needs root (losetup, addpart)"; 
 if [ -z "${skip_rest:-}" ] && command -v losetup >/dev/null && command -v addpart >/dev/null; then
 	truncate -s 64M "$T/disk.img"
 	if loopdev=$(loop_attach_apart "$T/disk.img"); then
-		on_exit "loop_release $loopdev $T/disk.img"
+		# (Partitions added by BLKPG outlive the loop device's detach: an earlier run's are taken
+		# off first, and this run's at the end.)
+		on_exit "delpart $loopdev 1 2>/dev/null; delpart $loopdev 2 2>/dev/null; loop_release $loopdev $T/disk.img"
 		loop=${loopdev#/dev/}
+		delpart "$loopdev" 1 2>/dev/null
+		delpart "$loopdev" 2 2>/dev/null
 		addpart "$loopdev" 1 2048 32768 2>/dev/null && addpart "$loopdev" 2 34816 32768 2>/dev/null && parts=1
 		command -v udevadm >/dev/null && udevadm settle 2>/dev/null
 		dd if="$loopdev" of=/dev/null bs=64k count=10 iflag=direct status=none
