@@ -79,9 +79,16 @@ static int query_cachestat(int fd, uint64_t offset, uint64_t length, struct page
  * caller owns the file, has CAP_FOWNER, or may write to it (can_do_mincore). Its answer
  * then means nothing, and we must not pass it on.
  */
+/* The effective uid, asked once: iolens never changes it (a file asks a call fewer). */
+static uid_t euid = (uid_t)-1;
+
+void pagecache_ids_changed(void)
+{
+	euid = (uid_t)-1;
+}
+
 static bool mincore_would_lie(int fd)
 {
-	static uid_t euid = (uid_t)-1; /* asked once: iolens never changes it (a file asks a call fewer) */
 	struct stat st;
 	char path[64];
 

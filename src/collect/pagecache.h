@@ -37,6 +37,8 @@ int pagecache_query(int fd, uint64_t offset, uint64_t length, struct pagecache_s
  */
 enum pagecache_method pagecache_method(void);
 void pagecache_set_method(enum pagecache_method method);
+/* The process's effective uid changed (a test's child): asked again. */
+void pagecache_ids_changed(void);
 const char *pagecache_method_name(enum pagecache_method method);
 
 /*

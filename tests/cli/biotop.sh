@@ -504,18 +504,25 @@ print(sum(r["bytes"] for l in open(sys.argv[1]).read().splitlines() for r in jso
 			top=$!
 			wait_until lines_at_least "$T/merge.json" 1
 			check "[$m] biotop's in_flight and in_flight_slots maps and .bss listed by bpftool" wait_until new_bio_maps
-			m0=$(awk '$3 == "'"$disk"'" { print $8 }' /proc/diskstats)
-			fio --name=merge --filename="$loopdev" --rw=write --bs=4k --numjobs=4 --offset_increment=4k --ioengine=psync \
-				--direct=1 --size=4M --output=/dev/null 2>"$T/merge-fio.err"
-			check_eq "[$m] fio's 4 writers of adjacent blocks ran ($(head -c 200 "$T/merge-fio.err"))" 0 $?
-			m1=$(awk '$3 == "'"$disk"'" { print $8 }' /proc/diskstats)
-			echo "# $disk: $((m1 - m0)) writes merged (/proc/diskstats)"
-			wait_until 10 maps_agree
+			# (A completion the kernel ran no program for, rare, leaves its request behind until
+			# another takes its place: as above, fio again, up to three runs, each its 16 MiB;
+			# a program that forgets requests leaves them every time.)
+			for runs in 1 2 3; do
+				m0=$(awk '$3 == "'"$disk"'" { print $8 }' /proc/diskstats)
+				fio --name=merge --filename="$loopdev" --rw=write --bs=4k --numjobs=4 --offset_increment=4k --ioengine=psync \
+					--direct=1 --size=4M --output=/dev/null 2>"$T/merge-fio.err"
+				fio_rc=$?
+				m1=$(awk '$3 == "'"$disk"'" { print $8 }' /proc/diskstats)
+				echo "# $disk: $((m1 - m0)) writes merged (/proc/diskstats)"
+				wait_until 10 maps_agree && break
+				echo "# [$m] the maps hold $n requests, $busy in flight: fio again"
+			done
+			check_eq "[$m] fio's 4 writers of adjacent blocks ran ($(head -c 200 "$T/merge-fio.err"))" 0 "$fio_rc"
 			check "[$m] … then the maps hold $n requests: at most the $busy in flight (/proc/diskstats) + 8" test "${n:-99999}" -le $((busy + 8))
 			stop_sampled $top "$T/merge.json"
-			w=$(wrote "$T/merge.json" "$disk")
-			check "[$m] … fio's rows: the 16 MiB its writers wrote ($w), but for 0.5 % missed" \
-				test "$w" -le $((16 << 20)) -a "$w" -ge $(( (16 << 20) - (16 << 20) / 200 ))
+			w=$(wrote "$T/merge.json" "$disk") all=$((runs * (16 << 20)))
+			check "[$m] … fio's rows: the $runs x 16 MiB its writers wrote ($w), but for 0.5 % missed" \
+				test "$w" -le $all -a "$w" -ge $((all - all / 200))
 		done
 		echo none >"/sys/block/$disk/queue/scheduler" 2>/dev/null
 	fi

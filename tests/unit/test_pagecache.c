@@ -204,6 +204,7 @@ static void test_refused_to_others(void **state)
 		unsigned char resident[4];
 		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
 			_exit(10);
+		pagecache_ids_changed();
 		fd = open(f->path, O_RDONLY);
 		if (fd < 0)
 			_exit(11);
