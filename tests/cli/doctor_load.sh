@@ -89,8 +89,12 @@ if command -v fio >/dev/null && command -v iostat >/dev/null; then
 	fi
 	run "$IOLENS" doctor 1
 	# The text, where the disk was saturated throughout (else doctor may or may not find it; the
-	# disk fixtures of doctor_replay.sh hold the text whatever this machine does).
+	# disk fixtures of doctor_replay.sh hold the text whatever this machine does). Its own second
+	# may fall below the threshold on a busy machine (a run beside others found nothing): looked
+	# at again, up to 5 windows; a text that never says it fails every time.
+	text_saturated() { grep -qE "disk $dev is saturated: busy [0-9]+ % of the time" <<<"$OUT" && return 0; run "$IOLENS" doctor 1; return 1; }
 	if [ "$util" != absent ] || awk -v lo="${util_lo:-0}" 'BEGIN { exit !(lo >= 92) }' || grep -q "disk $dev is saturated" <<<"$OUT"; then
+		for i in 1 2 3 4 5; do text_saturated && break; done
 		check_match "the text: the disk, its %util and aqu-sz" "disk $dev is saturated: busy [0-9]+ % of the time" "$OUT"
 		check_match "… and what shows more" "more: iolens stat -x --psi 1" "$OUT"
 	fi
