@@ -524,7 +524,7 @@ for mechanism in ("block_io_start", "block_getrq"):
                  "refused, with why, as the kernel's BTF has no BPF_MAP_TYPE_TASK_STORAGE (before 5.11)")
         refused(("biotop",), mechanism, "biotop", why, expected, truth)
         # stat -x and export refuse it each with their own words, counting from /proc/diskstats alone.
-        first, why = probe(env, "stat", "-x", "-D", DISK, "--no-boot-sample", "--json", "0.1", "1")
+        first, why = probe(env, "stat", "-x", "--latency", "-D", DISK, "--no-boot-sample", "--json", "0.1", "1")
         refused(("stat -x",), mechanism, "stat -x (bio_mechanism %s)" % first.get("bio_mechanism"),
                 why if first.get("bio_mechanism") != "block_rq" else "", expected, truth)
         exporter = Exporter(env, DISK)
@@ -559,11 +559,11 @@ for mechanism in ("block_io_start", "block_getrq"):
     said_on_stderr(errors)
 
     # stat -x: the disk's reads, their count, start-to-completion p50, p99 and max, device time p50.
-    # -x alone needs no submitter: block_rq_issue/complete (bio_mechanism block_rq) whichever is asked,
+    # (-x's percentiles come with --latency.) -x needs no submitter: block_rq_issue/complete (bio_mechanism block_rq) whichever is asked,
     # IOLENS_BIO_MECHANISM only checked (refused where the kernel cannot).
     key = "dskext_" + DISK
     tracer, stats, dd, completed, lines, errors, started = sampled(
-        env, mechanism, ("stat", "-x", "-D", DISK, "--no-boot-sample", "--json"), lambda d: d.get(key, {}).get("r_lat_count"))
+        env, mechanism, ("stat", "-x", "--latency", "-D", DISK, "--no-boot-sample", "--json"), lambda d: d.get(key, {}).get("r_lat_count"))
     begin("stat -x", mechanism, TRUTHS["stat -x"], workload(mechanism, "stat -x", tracer, started, dd, completed, lines))
     said = {d.get("bio_mechanism") for d in stats}
     ok(said == {"block_rq"}, "[%s] stat -x's JSON: bio_mechanism block_rq (disks alone): %s"
