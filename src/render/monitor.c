@@ -288,20 +288,36 @@ static void column_name(const struct mon_group *g, const struct mon_column *col,
 	snprintf(buf, size, "%s_%s%s%s", g->key, col->key, col->unit && *col->unit ? "_" : "", col->unit ? col->unit : "");
 }
 
-/* A line is built whole in memory, then written in one go. */
-static int write_whole(FILE *out, char *line, size_t len)
+/* A line is built whole in memory (built_open's stream), then written in one go (built_write). */
+struct built {
+	char *text;
+	size_t len;
+	FILE *stream;
+};
+
+static FILE *built_open(struct built *b)
 {
-	if (fwrite(line, 1, len, out) != len || fflush(out) != 0)
-		return -errno;
-	return 0;
+	b->text = NULL;
+	b->len = 0;
+	return b->stream = open_memstream(&b->text, &b->len);
+}
+
+static int built_write(FILE *out, struct built *b)
+{
+	int rc = 0;
+
+	fclose(b->stream);
+	if (fwrite(b->text, 1, b->len, out) != b->len || fflush(out) != 0)
+		rc = -errno;
+	free(b->text);
+	return rc;
 }
 
 int monitor_csv_header(FILE *out, const struct mon_group *groups, unsigned ngroups)
 {
-	char *line = NULL, name[160];
-	size_t len = 0;
-	FILE *buffer = open_memstream(&line, &len);
-	int rc;
+	struct built line;
+	char name[160];
+	FILE *buffer = built_open(&line);
 
 	if (!buffer)
 		return -errno;
@@ -314,19 +330,14 @@ int monitor_csv_header(FILE *out, const struct mon_group *groups, unsigned ngrou
 			fprintf(buffer, ",%s", name);
 		}
 	fputc('\n', buffer);
-	fclose(buffer);
-	rc = write_whole(out, line, len);
-	free(line);
-	return rc;
+	return built_write(out, &line);
 }
 
 int monitor_csv_line(FILE *out, const struct mon_group *groups, unsigned ngroups, unsigned long long time_ns,
 		     bool since_boot)
 {
-	char *line = NULL;
-	size_t len = 0;
-	FILE *buffer = open_memstream(&line, &len);
-	int rc;
+	struct built line;
+	FILE *buffer = built_open(&line);
 
 	if (!buffer)
 		return -errno;
@@ -357,10 +368,7 @@ int monitor_csv_line(FILE *out, const struct mon_group *groups, unsigned ngroups
 						: fabs(value) >= 1 ? "%.3f" : "%.6g", value);
 		}
 	fputc('\n', buffer);
-	fclose(buffer);
-	rc = write_whole(out, line, len);
-	free(line);
-	return rc;
+	return built_write(out, &line);
 }
 
 /* Whether a group is one of several items of a plugin (dstat names its CSV columns "item:nick" then). */
@@ -371,10 +379,8 @@ static bool one_of_items(const struct mon_group *groups, unsigned ngroups, unsig
 
 int monitor_csv_dstat_header(FILE *out, const struct mon_group *groups, unsigned ngroups)
 {
-	char *line = NULL;
-	size_t len = 0;
-	FILE *buffer = open_memstream(&line, &len);
-	int rc;
+	struct built line;
+	FILE *buffer = built_open(&line);
 
 	if (!buffer)
 		return -errno;
@@ -391,18 +397,13 @@ int monitor_csv_dstat_header(FILE *out, const struct mon_group *groups, unsigned
 			fprintf(buffer, "%s\"%s%s%s\"", g || c ? "," : "", one_of_items(groups, ngroups, g) ? groups[g].title : "",
 				one_of_items(groups, ngroups, g) ? ":" : "", groups[g].columns[c].nick);
 	fputc('\n', buffer);
-	fclose(buffer);
-	rc = write_whole(out, line, len);
-	free(line);
-	return rc;
+	return built_write(out, &line);
 }
 
 int monitor_csv_dstat_line(FILE *out, const struct mon_group *groups, unsigned ngroups)
 {
-	char *line = NULL;
-	size_t len = 0;
-	FILE *buffer = open_memstream(&line, &len);
-	int rc;
+	struct built line;
+	FILE *buffer = built_open(&line);
 
 	if (!buffer)
 		return -errno;
@@ -420,8 +421,5 @@ int monitor_csv_dstat_line(FILE *out, const struct mon_group *groups, unsigned n
 				fprintf(buffer, value != rint(value) ? "%.3f" : "%.0f", value);
 		}
 	fputc('\n', buffer);
-	fclose(buffer);
-	rc = write_whole(out, line, len);
-	free(line);
-	return rc;
+	return built_write(out, &line);
 }
