@@ -173,6 +173,7 @@ struct vtrace_info {
 	unsigned flags;        /* VTRACE_INFO_LOCKED */
 	unsigned uid;          /* the file's owner */
 	uint64_t dev, ino;     /* the file the reader holds open (not what its path names now) */
+	unsigned unsettled;    /* snapshots of the last sample taken while a writer changed them */
 };
 
 /* The writer holds a lock on the segment while it has it open: vtrace_reader_alive asks the lock. */

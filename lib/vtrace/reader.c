@@ -13,12 +13,17 @@
 #include "proc.h"
 
 /*
- * A snapshot that keeps changing under us is taken as it is after this many tries: never
- * a hang, also when a hostile writer keeps it odd. Real servers need one or two. A sample
- * retries at most SAMPLE_RETRIES times in all: beyond that every snapshot gets one try.
+ * A snapshot that keeps changing under us is copied again at once up to SNAPSHOT_TRIES
+ * times: real servers need one or two. Then, while the sample has SETTLE_NS of waiting
+ * left, after a short sleep each time: a writer preempted in the middle of an update (a
+ * busy machine) runs again and finishes it. Beyond that, or beyond SAMPLE_RETRIES tries in
+ * all, the snapshot is taken as it is and counted unsettled, and every later one of the
+ * sample gets one try: never a hang, also when a hostile writer keeps a snapshot odd.
  */
 #define SNAPSHOT_TRIES 64
 #define SAMPLE_RETRIES 4096
+#define SETTLE_NS 10000000ull
+#define SETTLE_SLEEP_NS 50000
 
 /*
  * What one sample may take by default (vtrace_reader_set_budget changes it): a segment made
@@ -57,6 +62,7 @@ struct vtrace_reader {
 	uint64_t *begins, *completions; /* per op, read with the stamps: whether requests are in flight */
 	uint64_t budget_ns;         /* what one sample may take */
 	uint64_t deadline;          /* of the sample under way */
+	uint64_t settle_until;      /* the sample under way may wait for a writer until then */
 	unsigned retries;           /* left to the sample under way */
 };
 
@@ -367,10 +373,19 @@ static int read_op_stats(struct vtrace_reader *r, uint64_t offset, struct vt_op_
 		if ((rc = read_at(r, offset, out, COUNTERS_SIZE)) != 0 ||
 		    (rc = read_at(r, offset, &after, sizeof(after))) != 0)
 			return rc;
-		if ((out->seq == after && !(after & 1)) || tries >= SNAPSHOT_TRIES || !r->retries)
+		if (out->seq == after && !(after & 1))
 			break;
+		if (r->retries && tries >= SNAPSHOT_TRIES && clock_now() >= r->settle_until)
+			r->retries = 0;
+		if (!r->retries) {
+			r->info.unsettled++;
+			break;
+		}
 		r->retries--;
-		cpu_relax();
+		if (tries < SNAPSHOT_TRIES)
+			cpu_relax();
+		else
+			nanosleep(&(struct timespec){ .tv_nsec = SETTLE_SLEEP_NS }, NULL);
 	}
 	if (!out->completions) {
 		memset(out->histogram, 0, sizeof(out->histogram));
@@ -513,7 +528,7 @@ int vtrace_reader_sample(struct vtrace_reader *r, struct vtrace_stats *stats, ui
 	const struct vt_header *h = &r->header;
 	uint32_t ops = h->op_count, used, ready;
 	struct vt_shard_head all = {0};
-	uint64_t heartbeat;
+	uint64_t heartbeat, start;
 	int rc;
 
 	*why = NULL;
@@ -529,8 +544,11 @@ int vtrace_reader_sample(struct vtrace_reader *r, struct vtrace_stats *stats, ui
 	r->info.heartbeat_ns = heartbeat;
 
 	memset(stats, 0, (ops + 1) * sizeof(*stats));
-	r->deadline = clock_now() + r->budget_ns;
+	start = clock_now();
+	r->deadline = start + r->budget_ns;
+	r->settle_until = start + SETTLE_NS;
 	r->retries = SAMPLE_RETRIES;
+	r->info.unsettled = 0;
 	rc = read_shards(r, stats, used, &all, why);
 	if (rc)
 		return rc;

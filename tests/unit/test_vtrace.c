@@ -627,6 +627,7 @@ static void test_consistent_snapshots(void **state)
 	pthread_t thread;
 	const char *why;
 	uint64_t now, last = 0;
+	int unsettled = 0;
 	(void)state;
 
 	hammering = true;
@@ -639,8 +640,16 @@ static void test_consistent_snapshots(void **state)
 		if (!last)
 			sched_yield();
 	}
+	/*
+	 * A writer preempted in the middle of an update for longer than the reader waits (a
+	 * CPU hog on every core) leaves a snapshot unsettled: said, and the rest hold.
+	 */
 	for (int i = 0; i < 300; i++) {
 		assert_int_equal(vtrace_reader_sample(reader, stats, &now, &why), 0);
+		if (vtrace_reader_info(reader)->unsettled) {
+			unsettled++;
+			continue;
+		}
 		assert_int_equal(stats[0].bytes, 3 * stats[0].completions);
 		assert_true(histogram_total(&stats[0]) >= stats[0].completions);
 		assert_true(stats[0].completions >= last); /* never backwards */
@@ -648,6 +657,8 @@ static void test_consistent_snapshots(void **state)
 	}
 	hammering = false;
 	pthread_join(thread, NULL);
+	printf("    %d of 300 samples unsettled\n", unsettled);
+	assert_true(unsettled < 150);
 	assert_true(last > 0);
 	vtrace_reader_close(reader);
 	vtrace_close(vt);
@@ -1140,6 +1151,8 @@ static void test_hostile_segment(void **state)
 	rc = vtrace_reader_sample(reader, stats, &now, &why);
 	if (rc != 0 && rc != -ETIME)
 		fail_msg("sample: %d %s", rc, why ? why : "");
+	if (rc == 0) /* every op of every shard in use odd: each snapshot said unsettled */
+		assert_true(vtrace_reader_info(reader)->unsettled >= used * 256u);
 	fstat(fd, &after);
 	assert_int_equal(after.st_blocks, before.st_blocks); /* no hole filled */
 	vtrace_reader_close(reader);
