@@ -609,6 +609,8 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 	};
 	int opt, rc, index = 0;
 
+	if (o->dstat)
+		option_errors_as_python();
 	drop_missing_plugins(o, &argc, argv);
 	while ((opt = next_option(argc, argv, "cdngymslpirtTafvxzo:M:C:D:N:S:I:hV", long_options, &index)) != -1) {
 		switch (opt) {

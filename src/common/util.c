@@ -156,31 +156,59 @@ static int long_options_starting(const char *text, const struct option *longopts
 	return count;
 }
 
+static bool python_option_errors;
+
+void option_errors_as_python(void)
+{
+	python_option_errors = true;
+}
+
+/*
+ * What is wrong with the option, as GNU getopt says it or, with option_errors_as_python, as
+ * dstat says Python getopt's message (name without its '=value'), escaped either way.
+ */
+static void say_bad_option(const char *arg, const char *optstring, const struct option *longopts)
+{
+	bool py = python_option_errors, is_long = !strncmp(arg, "--", 2);
+	char name[256], msg[320];
+	const struct option *o = is_long ? long_option_of(arg, longopts) : NULL;
+	const char *spec;
+
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg, "="), arg);
+	if (o && o->val == optopt && optopt) {
+		if (strchr(arg, '='))
+			snprintf(msg, sizeof(msg), py ? "option --%s must not have an argument" : "option '--%s' doesn't allow an argument", o->name);
+		else
+			snprintf(msg, sizeof(msg), py ? "option --%s requires argument" : "option '--%s' requires an argument", o->name);
+	} else if (!optopt && is_long && arg[2] && !o && long_options_starting(arg, longopts) > 1) {
+		snprintf(msg, sizeof(msg), py ? "option %s not a unique prefix" : "option '%s' is ambiguous", printable_name(py ? name : arg));
+	} else if (!optopt) {
+		snprintf(msg, sizeof(msg), py ? "option %s not recognized" : "unrecognized option '%s'", printable_name(py ? name : arg));
+	} else if (optopt != ':' && (spec = strchr(optstring, optopt)) && spec[1] == ':') {
+		snprintf(msg, sizeof(msg), py ? "option -%c requires argument" : "option requires an argument -- '%c'", optopt);
+	} else {
+		snprintf(name, sizeof(name), "%s", printable_name((char[]){ (char)optopt, '\0' }));
+		snprintf(msg, sizeof(msg), py ? "option -%s not recognized" : "invalid option -- '%s'", name);
+	}
+	if (!py) {
+		warn_msg("%s", msg);
+		return;
+	}
+	/* dstat's words, place and status: on standard output, the pointer to -h on the line, exit 1. */
+	fflush(stdout);
+	printf("%s: %s, try %s -h for a list of all the options\n", program_name, msg, program_name);
+	exit(1);
+}
+
 int next_option(int argc, char *const argv[], const char *optstring, const struct option *longopts, int *longindex)
 {
-	const char *arg;
-	const struct option *o;
-	const char *spec;
 	int opt;
 
 	opterr = 0;
 	opt = getopt_long(argc, argv, optstring, longopts, longindex);
 	if (opt != '?')
 		return opt;
-	/* Said as getopt says it, with the option as the user gave it escaped (usage_error). */
-	arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
-	if (!strncmp(arg, "--", 2) && (o = long_option_of(arg, longopts)) && o->val == optopt && optopt)
-		warn_msg(strchr(arg, '=') ? "option '--%s' doesn't allow an argument" : "option '--%s' requires an argument",
-			 o->name);
-	else if (!optopt && !strncmp(arg, "--", 2) && arg[2] && !long_option_of(arg, longopts) &&
-		 long_options_starting(arg, longopts) > 1)
-		warn_msg("option '%s' is ambiguous", printable_name(arg));
-	else if (!optopt)
-		warn_msg("unrecognized option '%s'", printable_name(arg));
-	else if (optopt != ':' && (spec = strchr(optstring, optopt)) && spec[1] == ':')
-		warn_msg("option requires an argument -- '%c'", optopt);
-	else
-		warn_msg("invalid option -- '%s'", printable_name((char[]){ (char)optopt, '\0' }));
+	say_bad_option(optind > 0 && optind <= argc ? argv[optind - 1] : "", optstring, longopts);
 	return '?';
 }
 

@@ -38,6 +38,9 @@ _Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1
 struct option;
 int next_option(int argc, char *const argv[], const char *optstring, const struct option *longopts, int *longindex);
 
+/* next_option's errors as dstat says them: Python getopt's words, on stdout, exit(1) (the dstat link). */
+void option_errors_as_python(void);
+
 /* After next_option has said what was wrong: the pointer to --help, and exit(2). */
 _Noreturn void usage_hint(void);
 

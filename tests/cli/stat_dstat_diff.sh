@@ -113,6 +113,18 @@ for opt in $(subsection "$section" | sed 's/\\-/-/g' | grep -oE -- '--[a-z0-9][a
 	fi
 done
 check "the section lists dstat plugins iolens stat has not ($n)" test "$n" -ge 20
+# An option dstat does not know, one it knows given an argument, an ambiguous prefix: dstat's line
+# (Python getopt's words, the pointer to -h) and its status 1, not GNU getopt's and 2.
+for bad in --x -Q --x=3 --nocolor=x --no; do
+	ours=$(timeout -k 5 60 "$T/dstat" "$bad" 1 1 2>"$T/bad.err"); rc_ours=$?
+	theirs=$(timeout -k 5 60 dstat "$bad" 1 1 2>/dev/null); rc_theirs=$?
+	check_eq "$bad: dstat's line on standard output, its exit status, nothing on stderr" \
+		"$theirs (exit $rc_theirs)" "$ours (exit $rc_ours)$(cat "$T/bad.err")"
+done
+# The same under the name iolens stat: GNU's words, and usage's status 2.
+run "$IOLENS" stat --x 1 1
+check_eq "iolens stat --x: GNU getopt's message on stderr, exit 2" "2 iolens stat: unrecognized option '--x'" "$RC $(head -1 <<<"$ERR")"
+
 # And the other way: every plugin of dstat --list that the link does not have is listed, and the
 # others run (exit 0).
 listed=" $(subsection "$section" | sed 's/\\-/-/g' | grep -oE -- '--[a-z0-9][a-z0-9-]*' | tr '\n' ' ') "
