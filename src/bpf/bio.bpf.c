@@ -198,9 +198,14 @@ __u64 completions_unseen, completions_unseen_bytes;
 /* Tests: every skip_completions-th request completed whole is ignored here, as the kernel may (0: none). */
 const volatile __u32 skip_completions = 0;
 __u64 completions_seen;
-/* Slots handed out (may pass BIO_MAX_DISKS: those disks have none). */
+/*
+ * Disks given a slot in latency: as many as the machine had at load and a few more (the map is
+ * sized to them by the loader), at most BIO_MAX_DISKS. A slot of max_disks is none.
+ */
+const volatile __u32 max_disks = BIO_MAX_DISKS;
+/* Slots handed out (may pass max_disks: those disks have none). */
 __u32 disk_slots;
-/* Requests completed on disks beyond BIO_MAX_DISKS, not in any histogram. */
+/* Requests completed on disks beyond max_disks, not in any histogram. */
 __u64 disks_not_kept;
 
 /*
@@ -317,14 +322,14 @@ static __always_inline __u32 disk32(__u64 key)
  */
 __u8 untimed_start[SLOT_CACHE];
 
-/* The slot of the disk (allocated as a disk is first seen), or BIO_MAX_DISKS. */
+/* The slot of the disk (allocated as a disk is first seen), or max_disks. */
 static __always_inline __u32 slot_of(__u64 key)
 {
 	__u32 *known, slot, disk = disk32(key), entry = entry_of(disk);
 	__u64 cached;
 
 	if (!key || !(want & BIO_WANT_DISKS))
-		return BIO_MAX_DISKS;
+		return max_disks;
 	cached = slot_cache[entry];
 	if (cached && cached >> 32 == disk)
 		return (__u32)cached & 0xffff;
@@ -333,12 +338,12 @@ static __always_inline __u32 slot_of(__u64 key)
 		slot = *known;
 	} else {
 		slot = __sync_fetch_and_add(&disk_slots, 1);
-		if (slot > BIO_MAX_DISKS)
-			slot = BIO_MAX_DISKS;
+		if (slot > max_disks)
+			slot = max_disks;
 		/* Two CPUs seeing a new disk at once: one slot wins, the other stays unused. */
 		if (bpf_map_update_elem(&disks, &key, &slot, BPF_NOEXIST)) {
 			known = bpf_map_lookup_elem(&disks, &key);
-			slot = known ? *known : BIO_MAX_DISKS;
+			slot = known ? *known : max_disks;
 		}
 	}
 	/* Bit 16 marks the entry used (disk 0:0 with slot 0 would be a word of zeros). */
@@ -843,7 +848,7 @@ int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int n
 		add_request(group, op, start_ns, now);
 	if (!(want & BIO_WANT_DISKS))
 		return 0;
-	if (slot >= BIO_MAX_DISKS || latency_op >= BIO_LAT_OPS) {
+	if (slot >= max_disks || latency_op >= BIO_LAT_OPS) {
 		__sync_fetch_and_add(&disks_not_kept, 1);
 		return 0;
 	}

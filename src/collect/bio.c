@@ -2,6 +2,7 @@
 #include "collect/bio.h"
 #include "collect/ebpf.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -172,22 +173,6 @@ void bio_latency_both(const struct bio_process *p, struct bio_latency *out)
 	bio_latency_add(out, &p->latency[BIO_WRITE]);
 }
 
-uint64_t bio_map_bytes(unsigned want)
-{
-	/*
-	 * A hash map's element: its value, its key rounded to 8 and the kernel's element head (64
-	 * bytes: bpftool's memlock divided by max_entries, Linux 6.18).
-	 */
-	uint64_t processes = (want & BIO_WANT_PROCESSES ? BIO_MAX_PROCESSES : 1) * (sizeof(struct bio_counts) + sizeof(struct bio_key) + 64);
-	uint64_t cgroups = (want & BIO_WANT_CGROUPS ? BIO_MAX_CGROUPS : 1) * (sizeof(struct bio_counts) + sizeof(struct bio_key) + 64);
-	long cpus = sysconf(_SC_NPROCESSORS_CONF); /* the sums are per CPU */
-	uint64_t disks = (want & BIO_WANT_DISKS ? BIO_MAX_DISKS * BIO_LAT_KINDS * BIO_LAT_OPS : 1) *
-			 (sizeof(struct bio_histogram) + 8 * (uint64_t)(cpus > 0 ? cpus : 1));
-	uint64_t in_flight = BIO_MAX_IN_FLIGHT * (sizeof(struct bio_submitter) + 8 + 64) + BIO_IN_FLIGHT_SLOTS * 64;
-
-	return processes + cgroups + disks + in_flight + BIO_MAX_DISK_KEYS * (8 + 8 + 64);
-}
-
 void bio_unended_free(struct bio_unended_set *set)
 {
 	free(set->request);
@@ -269,6 +254,30 @@ static unsigned in_flight_places(void)
 
 	if (!env || end == env || *end || !n || n > BIO_IN_FLIGHT_SLOTS || (n & (n - 1)))
 		return BIO_IN_FLIGHT_SLOTS;
+	return (unsigned)n;
+}
+
+/*
+ * The disks given a histogram: those of /sys/block at load and DISK_HEADROOM more that appear
+ * after (a loop device attached, a disk plugged in), at most BIO_MAX_DISKS: 220 KiB of locked
+ * memory a disk. IOLENS_BIO_DISKS=N asks for N (tests).
+ */
+#define DISK_HEADROOM 8
+static unsigned disk_slots_wanted(void)
+{
+	const char *env = getenv("IOLENS_BIO_DISKS");
+	unsigned long n = 0;
+	struct dirent *entry;
+	char *end;
+	DIR *dir;
+
+	if (env && (n = strtoul(env, &end, 10)) > 0 && end != env && !*end)
+		return n < BIO_MAX_DISKS ? (unsigned)n : BIO_MAX_DISKS;
+	if (!(dir = opendir("/sys/block")))
+		return BIO_MAX_DISKS;
+	for (n = DISK_HEADROOM; n < BIO_MAX_DISKS && (entry = readdir(dir));)
+		n += entry->d_name[0] != '.';
+	closedir(dir);
 	return (unsigned)n;
 }
 
@@ -489,7 +498,7 @@ int bio_start(unsigned want, const char **why)
 	struct btf *vmlinux;
 	unsigned flags[2];
 	const char *floor;
-	unsigned places;
+	unsigned places, disks;
 	int rc;
 
 	if (skeleton)
@@ -544,10 +553,10 @@ int bio_start(unsigned want, const char **why)
 		bpf_map__set_max_entries(skeleton->maps.processes, 1);
 	if (!(want & BIO_WANT_CGROUPS))
 		bpf_map__set_max_entries(skeleton->maps.cgroups, 1);
-	if (!(want & BIO_WANT_DISKS)) {
-		bpf_map__set_max_entries(skeleton->maps.latency, 1);
-		bpf_map__set_max_entries(skeleton->maps.latency_sum, 1);
-	}
+	disks = want & BIO_WANT_DISKS ? disk_slots_wanted() : 0;
+	skeleton->rodata->max_disks = disks;
+	bpf_map__set_max_entries(skeleton->maps.latency, disks ? disks * BIO_LAT_KINDS * BIO_LAT_OPS : 1);
+	bpf_map__set_max_entries(skeleton->maps.latency_sum, disks ? disks * BIO_LAT_KINDS * BIO_LAT_OPS : 1);
 	rc = ebpf_load_attach(skeleton->skeleton, why);
 	if (rc) {
 		bio_stop();
@@ -740,10 +749,10 @@ int bio_read_disks(struct bio_disks *out)
 	/* The disks map only grows (disks are never forgotten): walking it by keys sees each once. */
 	while (found < BIO_MAX_DISKS && bpf_map_get_next_key(disks_fd, from, &key) == 0) {
 		from = &key;
-		if (bpf_map_lookup_elem(disks_fd, &key, &slots[found]) == 0 && slots[found] < BIO_MAX_DISKS)
+		if (bpf_map_lookup_elem(disks_fd, &key, &slots[found]) == 0 && slots[found] < skeleton->rodata->max_disks)
 			disk_keys[found++] = key;
 	}
-	/* 220 KiB a disk: as many as there are, not BIO_MAX_DISKS. */
+	/* 220 KiB a disk: as many as there are, not max_disks. */
 	out->disk = calloc(found ? found : 1, sizeof(*out->disk));
 	sums = calloc((size_t)cpus, sizeof(*sums)); /* latency_sum: a value per possible CPU */
 	if (!out->disk || !sums) {

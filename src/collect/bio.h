@@ -81,8 +81,8 @@ struct bio_table {
 /*
  * Starts counting: loads the program and attaches it to the block tracepoints (tp_btf: no
  * tracefs needed). want (enum bio_want) says which maps are filled; the others get
- * one entry (memory locked, as bio_map_bytes says: processes 8.2 MiB, cgroups 1 MiB, disks 6.8 MiB,
- * the requests in flight 1.9 MiB always).
+ * one entry (locked memory: processes 8.2 MiB, cgroups 1 MiB, 220 KiB a disk, for the disks of
+ * /sys/block and 8 more, the requests in flight 1.9 MiB always).
  * Each request's submitter and start are seen at block_io_start (Linux 6.5), else at block_getrq
  * (the same call, with the bio) and moved to the request as block_rq_insert, block_rq_issue or
  * block_rq_complete first sees it (enum bio_mechanism); IOLENS_BIO_MECHANISM (block_io_start or
@@ -122,8 +122,6 @@ const char *bio_mechanism_less_exact(enum bio_mechanism mechanism);
  */
 struct btf;
 int bio_request_flag_bit(const struct btf *btf, const char *name, unsigned old_bit, unsigned *bit, const char **why);
-/* The bytes of the maps want (enum bio_want) makes the program fill, the requests in flight too. */
-uint64_t bio_map_bytes(unsigned want);
 /* Every process counted since bio_start, a row per disk (at most BIO_MAX_PROCESSES). 0 or -errno; free it after. */
 int bio_read(struct bio_table *out);
 /*
