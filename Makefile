@@ -173,8 +173,16 @@ $(BUILD)/bpf/%_compat.bpf.o: src/bpf/%.bpf.c $(BUILD)/bpf/vmlinux.h $(wildcard s
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
 
+# The libbpf functions called, listed once: each made a pointer (bpf_dl.h), and the list ebpf_init resolves.
+$(BUILD)/bpf/libbpf_syms.h: src/collect/libbpf.syms
+	@mkdir -p $(dir $@)
+	{ echo '/* Made by the Makefile from src/collect/libbpf.syms: edit that list. */'; \
+	  sed -n 's/^\([a-z_][a-z0-9_]*\)$$/#define \1 (*sym_\1)/p' $<; \
+	  printf '#define LIBBPF_SYMS(X)'; \
+	  sed -n 's/^\([a-z_][a-z0-9_]*\)$$/ X(sym_\1, "\1")/p' $< | tr -d '\n'; echo; } > $@
+
 ifeq ($(HAVE_BPF),yes)
-$(LIB_OBJ): $(BPF_SKEL)
+$(LIB_OBJ): $(BPF_SKEL) $(BUILD)/bpf/libbpf_syms.h
 endif
 
 $(BUILD)/libiolens.a: $(LIB_OBJ)
@@ -229,6 +237,9 @@ FUZZ_OBJ := $(patsubst %.c,build-fuzz/obj/%.o,$(LIB_SRC) $(VTRACE_SRC))
 build-fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c $< -o $@
+ifeq ($(HAVE_BPF),yes)
+$(FUZZ_OBJ): $(BPF_SKEL) $(BUILD)/bpf/libbpf_syms.h
+endif
 build-fuzz/libfuzzed.a: $(FUZZ_OBJ)
 	$(AR) rcs $@ $^
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c build-fuzz/libfuzzed.a

@@ -108,41 +108,18 @@ static int keep_first_warning(enum libbpf_print_level level, const char *format,
 	return 0;
 }
 
-/* The pointers bpf_dl.h declares, one each. */
-#define DEFINE_SYM(name) __typeof__(name) name
-DEFINE_SYM(bpf_iter_create); DEFINE_SYM(bpf_link__destroy); DEFINE_SYM(bpf_link__fd); DEFINE_SYM(bpf_map__fd);
-DEFINE_SYM(bpf_map__set_max_entries); DEFINE_SYM(bpf_map_lookup_batch); DEFINE_SYM(bpf_map_lookup_elem); DEFINE_SYM(bpf_map_get_next_key);
-DEFINE_SYM(bpf_map_delete_elem); DEFINE_SYM(bpf_object__open_skeleton); DEFINE_SYM(bpf_object__load_skeleton);
-DEFINE_SYM(bpf_object__attach_skeleton); DEFINE_SYM(bpf_object__detach_skeleton);
-DEFINE_SYM(bpf_object__destroy_skeleton); DEFINE_SYM(bpf_object__next_program); DEFINE_SYM(bpf_program__attach_iter);
-DEFINE_SYM(bpf_program__autoload); DEFINE_SYM(bpf_program__set_autoload); DEFINE_SYM(bpf_program__section_name);
-DEFINE_SYM(bpf_program__set_autoattach); DEFINE_SYM(btf__add_enum); DEFINE_SYM(btf__add_enum_value);
-DEFINE_SYM(btf__add_typedef); DEFINE_SYM(btf__new_empty); DEFINE_SYM(btf__find_by_name_kind); DEFINE_SYM(btf__free);
-DEFINE_SYM(btf__load_vmlinux_btf); DEFINE_SYM(btf__name_by_offset); DEFINE_SYM(btf__type_by_id);
-DEFINE_SYM(btf__type_cnt); DEFINE_SYM(libbpf_num_possible_cpus); DEFINE_SYM(libbpf_set_print);
-DEFINE_SYM(ring_buffer__consume); DEFINE_SYM(ring_buffer__free); DEFINE_SYM(ring_buffer__new);
-DEFINE_SYM(ring_buffer__poll);
+/* The pointers bpf_dl.h declares, one each of libbpf.syms. */
+#define DEFINE_SYM(pointer, name) __typeof__(pointer) pointer;
+LIBBPF_SYMS(DEFINE_SYM)
+/* What dl_open_many resolves: where each pointer goes, and its name. */
+#define SYM_ARG(pointer, name) (void (**)(void))&pointer, name,
 
 int ebpf_init(const char **reason)
 {
 	static void *libbpf;
 	static char dl_why[256];
 
-	if (dl_open_many(&libbpf, BPF_SONAME, dl_why, sizeof(dl_why), DLSYM_ARG(bpf_iter_create),
-			 DLSYM_ARG(bpf_link__destroy), DLSYM_ARG(bpf_link__fd), DLSYM_ARG(bpf_map__fd),
-			 DLSYM_ARG(bpf_map__set_max_entries), DLSYM_ARG(bpf_map_lookup_batch), DLSYM_ARG(bpf_map_lookup_elem),
-			 DLSYM_ARG(bpf_map_get_next_key), DLSYM_ARG(bpf_map_delete_elem),
-			 DLSYM_ARG(bpf_object__open_skeleton), DLSYM_ARG(bpf_object__load_skeleton),
-			 DLSYM_ARG(bpf_object__attach_skeleton), DLSYM_ARG(bpf_object__detach_skeleton),
-			 DLSYM_ARG(bpf_object__destroy_skeleton), DLSYM_ARG(bpf_object__next_program),
-			 DLSYM_ARG(bpf_program__attach_iter), DLSYM_ARG(bpf_program__autoload),
-			 DLSYM_ARG(bpf_program__set_autoload), DLSYM_ARG(bpf_program__section_name),
-			 DLSYM_ARG(bpf_program__set_autoattach), DLSYM_ARG(btf__add_enum), DLSYM_ARG(btf__add_enum_value),
-			 DLSYM_ARG(btf__add_typedef), DLSYM_ARG(btf__new_empty), DLSYM_ARG(btf__find_by_name_kind), DLSYM_ARG(btf__free),
-			 DLSYM_ARG(btf__load_vmlinux_btf), DLSYM_ARG(btf__name_by_offset), DLSYM_ARG(btf__type_by_id),
-			 DLSYM_ARG(btf__type_cnt), DLSYM_ARG(libbpf_num_possible_cpus),
-			 DLSYM_ARG(libbpf_set_print), DLSYM_ARG(ring_buffer__consume), DLSYM_ARG(ring_buffer__free),
-			 DLSYM_ARG(ring_buffer__new), DLSYM_ARG(ring_buffer__poll), NULL) != 0) {
+	if (dl_open_many(&libbpf, BPF_SONAME, dl_why, sizeof(dl_why), LIBBPF_SYMS(SYM_ARG) NULL) != 0) {
 		snprintf(why, sizeof(why), "libbpf cannot be loaded: install it (Debian: libbpf1)");
 		warn_detail("eBPF: %s", dl_why);
 		*reason = why;
