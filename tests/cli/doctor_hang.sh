@@ -64,18 +64,23 @@ run "$IOLENS" doctor --no-config --json --disable vtrace-hang 4
 check_match "… even with the vtrace-hang rule off: the snapshot says it, not another rule's finding" \
 	"; iolens vstat\$" "$(dq get stuck more pid "$READER" <<<"$OUT")"
 
-run "$IOLENS" doctor 1
-check_match "the text: the hung service, whose, and op" "warning: service hung \(pid $SERVER\) of user root \(uid 0\) is hung on FUSE_READ" "$OUT"
-check_match "… and the stuck reader, as info under 3 s watched" "info: process $READER \(cat\) is stuck in uninterruptible sleep" "$OUT"
+# (2 s: a thread is said stuck from a third of the 3 s threshold on, which a 1 s window whose
+# first sample came late on a busy machine fell short of.)
+run "$IOLENS" doctor 2
+# (A warning, critical once the request has waited 60 s: the test's earlier runs take that long
+# on a busy machine.)
+check_match "the text: the hung service, whose, and op" "(warning|critical): service hung \(pid $SERVER\) of user root \(uid 0\) is hung on FUSE_READ" "$OUT"
+check_match "… and the stuck reader, as info under 3 s watched (2 s)" "info: process $READER \(cat\) is stuck in uninterruptible sleep" "$OUT"
 check_match "… with where it waits, and vstat to see more" "more: cat /proc/$READER/task/$READER/stack; iolens vstat" "$OUT"
 
 kill -USR1 "$SERVER"
 wait "$READER"
 check_eq "SIGUSR1: the server lets the read go, cat ends well" 0 "$?"
-READER=
+was_reader=$READER READER=
 run "$IOLENS" doctor --json 1
-check_eq "… then no hang and no stuck thread" "absent absent" \
-	"$(dq get vtrace-hang op op FUSE_READ <<<"$OUT") $(dq get stuck pid <<<"$OUT")"
+# (Others' threads may be in D on a busy machine: the test's own, the reader and the server, are not.)
+check_eq "… then no hang and no stuck thread of the reader or the server" "absent absent absent" \
+	"$(dq get vtrace-hang op op FUSE_READ <<<"$OUT") $(dq get stuck pid pid "$was_reader" <<<"$OUT") $(dq get stuck pid pid "$SERVER" <<<"$OUT")"
 stop_server
 
 # ---- A mount that does not answer: its FUSE_STATFS held; doctor says so and goes on ----------------
