@@ -6,6 +6,15 @@ VTFORGE=${BUILD:-$TOP/build}/tests/helpers/vtforge
 READER=${BUILD:-$TOP/build}/tests/helpers/odirect_reader
 H="$TOP/tests/cli/hostile_names.py"
 hn() { python3 "$H" "$@"; }
+# hn_check DESCRIPTION MODE ARGS...: a check by one run of the checker, its complaint (if any) in
+# the line (a python3 start each, which a busy machine makes slow: once, not twice).
+hn_check() {
+	local d=$1 said rc
+	shift
+	said=$(hn "$@" 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ]; then ok "$d"; else not_ok "$d${said:+: $said}"; fi
+}
 hex() { printf '%s' "$1" | od -An -tx1 | tr -d ' \n'; }
 
 # The truth: these exact bytes, one name each.
@@ -23,13 +32,10 @@ formats() {
 	local what=$1 fmt; [ "$2" = -R ] && what="$1 -R DIR"
 	for fmt in "" --json --csv; do
 		timeout -k 5 120 "$IOLENS" "$@" $fmt >"$T/out" 2>"$T/err"
-		check "$what ${fmt:---table} (exit $?): output and messages valid UTF-8, no control, C1, bidi or invisible character$(hn clean "$T/out" "$T/err" | sed 's/^/: /')" \
-			hn clean "$T/out" "$T/err"
+		hn_check "$what ${fmt:---table} (exit $?): output and messages valid UTF-8, no control, C1, bidi or invisible character" clean "$T/out" "$T/err"
 		case $fmt in
-		--json) check "… JSON: strict UTF-8, each name unescapes to its bytes$(hn json "$T/out" "${HEXES[@]}" | sed 's/^/: /')" \
-			hn json "$T/out" "${HEXES[@]}" ;;
-		--csv) check "… CSV: one record a row, each name unescapes to its bytes$(hn csv "$T/out" "${HEXES[@]}" | sed 's/^/: /')" \
-			hn csv "$T/out" "${HEXES[@]}" ;;
+		--json) hn_check "… JSON: strict UTF-8, each name unescapes to its bytes" json "$T/out" "${HEXES[@]}" ;;
+		--csv) hn_check "… CSV: one record a row, each name unescapes to its bytes" csv "$T/out" "${HEXES[@]}" ;;
 		esac
 	done
 }
@@ -42,7 +48,7 @@ formats warm "${FILES[@]}"
 check_match "pcstat table: the escape sequence shown as text" 'esc\\x1b\[31mRED' "$(cat "$T/out")"
 # An error message naming the file: a hostile name that does not exist.
 "$IOLENS" pcstat "$D/missing"$'\e[31m\xff' >"$T/out" 2>"$T/err"
-check "pcstat of a missing hostile name: its message clean$(hn clean "$T/err" | sed 's/^/: /')" hn clean "$T/err"
+hn_check "pcstat of a missing hostile name: its message clean" clean "$T/err"
 check_match "… and says which, escaped" 'missing\\x1b\[31m\\xff' "$(cat "$T/err")"
 
 # ---- cachetop --files: a hostile file read while it watches ---------------------------------------
@@ -69,12 +75,10 @@ while True:
 		kill "$reader"; wait "$reader" 2>/dev/null
 		check "cachetop --files ${fmt:---table}: an interval names the ESC file, escaped" test -n "$named"
 		kill -INT "$top"; wait "$top"
-		check "cachetop --files ${fmt:---table}: clean$(hn clean "$T/top.out" "$T/top.err" | sed 's/^/: /')" hn clean "$T/top.out" "$T/top.err"
+		hn_check "cachetop --files ${fmt:---table}: clean" clean "$T/top.out" "$T/top.err"
 		case $fmt in
-		--json) [ -n "$named" ] && check "… JSON: strict UTF-8, the ESC file's name unescapes to its bytes$(hn json "$T/top.out" "${HEXES[0]}" | sed 's/^/: /')" \
-			hn json "$T/top.out" "${HEXES[0]}" ;;
-		--csv) [ -n "$named" ] && check "… CSV: one record a row, the ESC file's name recoverable$(hn csv "$T/top.out" "${HEXES[0]}" | sed 's/^/: /')" \
-			hn csv "$T/top.out" "${HEXES[0]}" ;;
+		--json) [ -n "$named" ] && hn_check "… JSON: strict UTF-8, the ESC file's name unescapes to its bytes" json "$T/top.out" "${HEXES[0]}" ;;
+		--csv) [ -n "$named" ] && hn_check "… CSV: one record a row, the ESC file's name recoverable" csv "$T/top.out" "${HEXES[0]}" ;;
 		esac
 	done
 else
@@ -99,16 +103,15 @@ SEGHEX=$(hex "${forge_path##*/}")
 SVCHEX=$(hex "$SERVICE")
 for fmt in "" --json --csv; do
 	"$IOLENS" vstat $fmt >"$T/out" 2>"$T/err"
-	check "vstat ${fmt:---table}: clean$(hn clean "$T/out" "$T/err" | sed 's/^/: /')" hn clean "$T/out" "$T/err"
+	hn_check "vstat ${fmt:---table}: clean" clean "$T/out" "$T/err"
 done
 "$IOLENS" vstat --json >"$T/out" 2>/dev/null
-check "vstat --json: the untrusted segment listed, its name unescapes to its bytes$(hn json "$T/out" "$SEGHEX" | sed 's/^/: /')" \
-	hn json "$T/out" "$SEGHEX"
+hn_check "vstat --json: the untrusted segment listed, its name unescapes to its bytes" json "$T/out" "$SEGHEX"
 "$IOLENS" vstat --csv >"$T/out" 2>/dev/null
-check "vstat --csv: one record a row$(hn csv "$T/out" | sed 's/^/: /')" hn csv "$T/out"
+hn_check "vstat --csv: one record a row" csv "$T/out"
 
 "$IOLENS" export --once >"$T/out" 2>"$T/err"
-check "export --once: clean$(hn clean "$T/out" "$T/err" | sed 's/^/: /')" hn clean "$T/out" "$T/err"
+hn_check "export --once: clean" clean "$T/out" "$T/err"
 if command -v promtool >/dev/null; then
 	check_eq "… promtool check metrics accepts it" "" "$(promtool check metrics <"$T/out" 2>&1)"
 else
@@ -123,11 +126,10 @@ reader=$!
 on_exit "kill $reader 2>/dev/null"
 wait_until 30 test -e "$T/started"
 "$IOLENS" doctor 1 >"$T/out" 2>"$T/err"
-check "doctor (text): every line clean, numbers and more too$(hn clean "$T/out" "$T/err" | sed 's/^/: /')" hn clean "$T/out" "$T/err"
+hn_check "doctor (text): every line clean, numbers and more too" clean "$T/out" "$T/err"
 check_match "… the O_DIRECT finding names the file, escaped" 'direct\\x1b\[31m\\x07\\x0d\\x0a\\xff\\x80' "$(cat "$T/out")"
 "$IOLENS" doctor --json 1 >"$T/out" 2>"$T/err"
-check "doctor --json: strict UTF-8, the O_DIRECT file's name unescapes to its bytes$(hn json "$T/out" "$(hex "${DIRECT##*/}")" | sed 's/^/: /')" \
-	hn json "$T/out" "$(hex "${DIRECT##*/}")"
+hn_check "doctor --json: strict UTF-8, the O_DIRECT file's name unescapes to its bytes" json "$T/out" "$(hex "${DIRECT##*/}")"
 kill "$reader"; wait "$reader" 2>/dev/null
 exec {forge_in}>&- {forge_out}<&-
 
@@ -149,7 +151,7 @@ fi
 # shows DESCRIPTION TEXT FILE: FILE holds TEXT, as it is (no pattern).
 shows() { if grep -qF -- "$2" "$3"; then ok "$1"; else not_ok "$1: '$2' not in: $(head -c 400 "$3" | od -An -c | head -8)"; fi; }
 # clean DESCRIPTION FILE...: hn clean, said.
-clean() { local d=$1; shift; check "$d$(hn clean "$@" | sed 's/^/: /')" hn clean "$@"; }
+clean() { local d=$1; shift; hn_check "$d" clean "$@"; }
 # escaped NAME: NAME as a table shows it, every byte beyond ASCII as \xNN (these names have no other).
 escaped() { python3 -c 'import sys
 print("".join("\\x%02x" % b if b >= 0x80 else chr(b) for b in bytes.fromhex(sys.argv[1])), end="")' "$(hex "$1")"; }
@@ -246,10 +248,8 @@ rows() {
 		check "$d ${fmt:---table}: the row, its name escaped" test -n "$shown"
 		clean "… clean" "$T/top.out" "$T/top.out.err"
 		case $fmt in
-		--json) check "… JSON: its name unescapes to its bytes$(hn json "$T/top.out" "$(hex "$name")" | sed 's/^/: /')" \
-			hn json "$T/top.out" "$(hex "$name")" ;;
-		--csv) check "… CSV: one record a row, its name recoverable$(hn csv "$T/top.out" "$(hex "$name")" | sed 's/^/: /')" \
-			hn csv "$T/top.out" "$(hex "$name")" ;;
+		--json) hn_check "… JSON: its name unescapes to its bytes" json "$T/top.out" "$(hex "$name")" ;;
+		--csv) hn_check "… CSV: one record a row, its name recoverable" csv "$T/top.out" "$(hex "$name")" ;;
 		esac
 	done
 }
@@ -275,8 +275,7 @@ else
 	check "cachetop --cgroup: the cgroup's path shown, escaped" test -n "$shown"
 	clean "… clean" "$T/top.out" "$T/top.out.err"
 	until_shown "$T/top.out" "iolens-names-$$-\\u009b\\u009d\\u202e" "$IOLENS" cachetop --cgroup --json 0.3 2
-	check "cachetop --cgroup --json: its path unescapes to its bytes$(hn json "$T/top.out" "$(hex "${CG##*/}")" | sed 's/^/: /')" \
-		hn json "$T/top.out" "$(hex "${CG##*/}")"
+	hn_check "cachetop --cgroup --json: its path unescapes to its bytes" json "$T/top.out" "$(hex "${CG##*/}")"
 fi
 kill "$hostile"; wait "$hostile" 2>/dev/null
 
@@ -294,8 +293,7 @@ shows "… its finding names the process, escaped" 'dr\xc2\x9b\xc2\x9d\xe2\x80\x
 shows "… and the file, escaped" 'direct\xe2\x80\xae\xc2\x9b' "$T/out"
 "$IOLENS" doctor --json 1 >"$T/out" 2>"$T/err"
 clean "doctor --json: clean" "$T/out" "$T/err"
-check "… the process's and the file's names unescape to their bytes$(hn json "$T/out" "$(hex "dr$C1$OSC$RLO")" "$(hex "${ADIRECT##*/}")" | sed 's/^/: /')" \
-	hn json "$T/out" "$(hex "dr$C1$OSC$RLO")" "$(hex "${ADIRECT##*/}")"
+hn_check "… the process's and the file's names unescape to their bytes" json "$T/out" "$(hex "dr$C1$OSC$RLO")" "$(hex "${ADIRECT##*/}")"
 # biotop: the same reader's block I/O, its row named.
 if why=$(ebpf_expected); then
 	rows "biotop (plain rows)" 'dr\xc2\x9b\xc2+ ' "dr$C1$OSC$RLO" "$IOLENS" biotop 0.3 2
@@ -343,8 +341,7 @@ if is_root && command -v unshare >/dev/null; then
 	clean "export --once, a mount point and source with C1 and an override: clean" "$T/out" "$T/err"
 	shows "… the mount point's label escaped (and its backslashes as the exposition text writes them)" \
 		'mnt\\xc2\\x9d\\xe2\\x80\\xae"' "$T/out"
-	check "… each label value reads back to its bytes$(hn prom "$T/out" "$(hex "${MNT##*/}")" "$(hex "src$C1$RLO")" | sed 's/^/: /')" \
-		hn prom "$T/out" "$(hex "${MNT##*/}")" "$(hex "src$C1$RLO")"
+	hn_check "… each label value reads back to its bytes" prom "$T/out" "$(hex "${MNT##*/}")" "$(hex "src$C1$RLO")"
 	if command -v promtool >/dev/null; then
 		check_eq "… promtool check metrics accepts it" "" "$(promtool check metrics <"$T/out" 2>&1)"
 	fi
@@ -357,7 +354,7 @@ B=$T/$'bench\e[31m\a\r\xff\x80'
 mkdir "$B"
 for fmt in "" --json --csv; do
 	"$IOLENS" bench --bs 4k --size 1m $fmt "$B" >"$T/out" 2>"$T/err"
-	check "bench ${fmt:---table}: clean$(hn clean "$T/out" "$T/err" | sed 's/^/: /')" hn clean "$T/out" "$T/err"
+	hn_check "bench ${fmt:---table}: clean" clean "$T/out" "$T/err"
 done
 "$IOLENS" bench --bs 4k --size 1m --json "$B" >"$T/out" 2>/dev/null
 check "bench --json: the target's directory unescapes to its bytes$(python3 -c 'import json,sys,re
