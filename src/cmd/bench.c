@@ -101,6 +101,7 @@ struct bench_options {
 	const char *compare_b;     /* with --compare, target is A */
 	double margin;             /* --compare's noise margin, percent of A's median */
 	bool margin_given;
+	bool mix_given, repeat_given;
 	struct out_options output;
 };
 
@@ -122,42 +123,339 @@ static void on_signal(int signo)
 	stop_signal = signo;
 }
 
-/* --help: a screen; --help-all: the whole list below. */
-static const char brief_help[] =
-	"Usage:\n"
-	" iolens bench [options] [TARGET]\n"
-	" iolens bench --profile [--save-capacity] [options] [TARGET]\n"
-	" iolens bench --compare A.json B.json\n"
-	"\n"
-	"What a disk can do: MB/s, IOPS, latency percentiles and CPU per I/O, with the\n"
-	"device's view (/proc/diskstats). Without --bs, block sizes 4k to 4m are swept\n"
-	"and the knee is reported: the smallest one within 95 % of the peak. TARGET is\n"
-	"a directory (default: here) where a test file is made and removed, or an\n"
-	"existing file or unused block device, written only with --force.\n"
-	"\n"
-	"Options:\n"
-	"      --rw MODE          read (default), write, randread, randwrite, rw, randrw\n"
-	"      --bs SIZES         one block size (4k), a list (4k,1m) or a range (4k-1m)\n"
-	"      --qd N             requests in flight (default 1)\n"
-	"      --qd-sweep         sweep the queue depth 1 to --qd (32), report the knee\n"
-	"      --size SIZE        bytes per run (default 1G for a new file)\n"
-	"      --runtime SECONDS  at most this long per run (default 5)\n"
-	"      --repeat N         each point N times, the median run reported\n"
-	"      --buffered         through the page cache (default: O_DIRECT)\n"
-	"      --compare-cache    direct, cold and warm page cache, side by side\n"
-	"      --profile          CrystalDiskMark's set: seq 1M QD8/QD1, rand 4K QD32/QD1\n"
-	"      --json             one JSON document\n"
-	"      --svg FILE         a chart of MB/s and IOPS, the knee marked\n"
-	"  -h, --help             this help; --help-all: every option and column\n"
-	"\n"
-	"Examples:\n"
-	"  iolens bench --rw write /mnt/data     a dd block-size sweep, done properly\n"
-	"  iolens bench --rw randread --bs 4k --qd 32 /srv   random 4k reads, QD32\n";
+/*
+ * bench's options: one table, fio's pattern. getopt's long options and optstring, --help,
+ * --help-all and the parsing are all made from it (bench_options below); tests/cli/bench_options.sh
+ * holds it to the man page's OPTIONS. An entry stores its argument by kind into the field at
+ * .field of struct bench_options, or hands it to .parse; .given marks a bool when it is given.
+ */
+enum bopt_kind {
+	BOPT_SET,     /* no argument: the bool at .field becomes true */
+	BOPT_CLEAR,   /* no argument: the bool at .field becomes false */
+	BOPT_TEXT,    /* the argument as it is: a const char * at .field */
+	BOPT_COUNT,   /* a whole number from .low to .high: an unsigned at .field */
+	BOPT_SECONDS, /* a number of seconds: a double at .field */
+	BOPT_CALL,    /* .parse(o, arg) */
+	BOPT_OUTPUT,  /* the output layer's (OUT_LONG_OPTIONS, out_parse_option): here for --help's line */
+};
 
+/* Where --help-all lists an option: a heading, then the section's options in table order. */
+enum bopt_section { SEC_WORKLOAD, SEC_SWEEPS, SEC_PROFILE, SEC_GENERAL, SEC_OUTPUT, SEC_COUNT };
+
+static const char *const section_headings[SEC_COUNT] = {
+	[SEC_WORKLOAD] = "Workload:",
+	[SEC_SWEEPS] = "Sweeps and comparisons:",
+	[SEC_PROFILE] = "Profile and capacity:",
+	/* SEC_OUTPUT follows out_help_options' "Output:" list */
+};
+
+struct bench_opt {
+	const char *name;         /* long option, without "--" */
+	const char *alias;        /* a second long name (--iodepth), or NULL */
+	char letter;              /* short option, or 0 */
+	const char *arg;          /* the argument's name in help; NULL: takes none */
+	enum bopt_kind kind;
+	size_t field;             /* offsetof(struct bench_options, ...): where the kind stores */
+	unsigned low, high;       /* BOPT_COUNT's range */
+	void (*parse)(struct bench_options *o, const char *arg); /* BOPT_CALL */
+	size_t given;             /* GIVEN(member): a bool made true when given; 0: none */
+	enum bopt_section section;
+	unsigned brief;           /* its place in --help, from 1; 0: --help-all only */
+	const char *brief_help;   /* --help's text, when not .help */
+	const char *help;         /* --help-all's text; each '\n' goes on under the text column */
+};
+
+#define FIELD(member) offsetof(struct bench_options, member)
+#define GIVEN(member) (offsetof(struct bench_options, member) + 1)
+#define HELP_COLUMN 25 /* where an option's text starts */
+
+static _Noreturn void usage(bool all);
+
+static double parse_seconds_arg(const char *name, const char *text)
+{
+	double value;
+
+	if (parse_seconds(text, 1e6, true, &value) != 0)
+		usage_error("%s: not a number of seconds: '%s'", name, text);
+	return value;
+}
+
+static unsigned parse_count_arg(const char *name, const char *text, unsigned low, unsigned high)
+{
+	uint64_t value;
+
+	if (parse_u64(text, &value) != 0 || value < low || value > high)
+		usage_error("%s: not a whole number from %u to %u: '%s'", name, low, high, text);
+	return (unsigned)value;
+}
+
+static void parse_rw(struct bench_options *o, const char *arg)
+{
+	unsigned i;
+
+	for (i = 0; i < sizeof(rw_names) / sizeof(rw_names[0]); i++)
+		if (!strcmp(arg, rw_names[i]))
+			break;
+	if (!strcmp(arg, "readwrite"))
+		i = RW_MIX;
+	if (i == sizeof(rw_names) / sizeof(rw_names[0]))
+		usage_error("--rw: '%s' is not read, write, randread, randwrite, rw or randrw", arg);
+	o->rw = (enum rw_mode)i;
+}
+
+static void parse_bs(struct bench_options *o, const char *arg)
+{
+	int rc = bench_parse_sizes(arg, o->bs, BENCH_MAX_POINTS);
+
+	if (rc < 0)
+		usage_error("--bs: '%s' is not a size, a list of sizes (4k,64k) or a range (4k-1m) "
+			    "of at most %d sizes from 512 bytes to 64M", arg, BENCH_MAX_POINTS);
+	o->nbs = (unsigned)rc;
+}
+
+static void parse_engine(struct bench_options *o, const char *arg)
+{
+	if (!strcmp(arg, "psync"))
+		o->engine = ENGINE_PSYNC;
+	else if (!strcmp(arg, "io_uring") || !strcmp(arg, "uring"))
+		o->engine = ENGINE_IO_URING;
+	else
+		usage_error("--engine: '%s' is not psync or io_uring", arg);
+}
+
+static void parse_size_opt(struct bench_options *o, const char *arg)
+{
+	if (parse_size(arg, &o->size) != 0 || o->size == 0)
+		usage_error("--size: not a size: '%s'", arg);
+}
+
+static void parse_runtime(struct bench_options *o, const char *arg)
+{
+	o->runtime = parse_seconds_arg("--runtime", arg);
+	if (o->runtime <= 0)
+		usage_error("--runtime: must be above 0");
+}
+
+static void parse_pattern(struct bench_options *o, const char *arg)
+{
+	if (!strcmp(arg, "random"))
+		o->pattern = PATTERN_RANDOM;
+	else if (!strcmp(arg, "zero"))
+		o->pattern = PATTERN_ZERO;
+	else if (!strcmp(arg, "compressible"))
+		o->pattern = PATTERN_COMPRESSIBLE;
+	else
+		usage_error("--pattern: '%s' is not random, zero or compressible", arg);
+}
+
+static void parse_latency_target(struct bench_options *o, const char *arg)
+{
+	if (bench_parse_duration(arg, &o->latency_target_ns) != 0 || !o->latency_target_ns)
+		usage_error("--latency-target: not a time such as 500us, 2ms or 0.1s: '%s'", arg);
+	o->qd_sweep = true;
+}
+
+static void parse_interval(struct bench_options *o, const char *arg)
+{
+	o->interval = parse_seconds_arg("--interval", arg);
+	if (o->interval < 0.01)
+		usage_error("--interval: at least 0.01 seconds");
+}
+
+/* A number from 0 to 100, "5" or "5%" (parse_seconds reads that: not negative, at most max). */
+static void parse_margin(struct bench_options *o, const char *arg)
+{
+	char number[32];
+	size_t len = strlen(arg);
+
+	if (len && arg[len - 1] == '%')
+		len--;
+	snprintf(number, sizeof(number), "%.*s", (int)len, arg);
+	if (len >= sizeof(number) || parse_seconds(number, 100, true, &o->margin) != 0)
+		usage_error("--margin: not a percentage from 0 to 100: '%s'", arg);
+}
+
+static void show_help(struct bench_options *o, const char *arg)
+{
+	(void)o, (void)arg;
+	usage(false);
+}
+
+static void show_help_all(struct bench_options *o, const char *arg)
+{
+	(void)o, (void)arg;
+	usage(true);
+}
+
+static void show_version(struct bench_options *o, const char *arg)
+{
+	(void)o, (void)arg;
+	print_version();
+}
+
+static const struct bench_opt bench_options[] = {
+	/* Workload */
+	{ "rw", NULL, 0, "MODE", BOPT_CALL, 0, 0, 0, parse_rw, GIVEN(rw_given), SEC_WORKLOAD, 1,
+	  "read (default), write, randread, randwrite, rw, randrw",
+	  "read, write, randread, randwrite, rw (or readwrite), randrw\n(default read)" },
+	{ "mix", NULL, 0, "PERCENT", BOPT_COUNT, FIELD(mix), 0, 100, NULL, GIVEN(mix_given), SEC_WORKLOAD, 0, NULL,
+	  "reads in percent of I/O for rw and randrw (default 50)" },
+	{ "bs", NULL, 0, "SIZES", BOPT_CALL, 0, 0, 0, parse_bs, GIVEN(bs_given), SEC_WORKLOAD, 2,
+	  "one block size (4k), a list (4k,1m) or a range (4k-1m)",
+	  "one block size (4k), a list (4k,64k,1m), or a range swept\ndoubling (4k-1m); default: the sweep 4k-4m" },
+	{ "qd", "iodepth", 0, "N", BOPT_COUNT, FIELD(qd), 1, 4096, NULL, GIVEN(qd_given), SEC_WORKLOAD, 3,
+	  "requests in flight (default 1)", "requests in flight per job (default 1)" },
+	{ "engine", NULL, 0, "ENGINE", BOPT_CALL, 0, 0, 0, parse_engine, GIVEN(engine_given), SEC_WORKLOAD, 0, NULL,
+	  "psync (one request at a time, as dd) or io_uring (uring)\n(default: psync at queue depth 1, io_uring above)" },
+	{ "jobs", NULL, 0, "N", BOPT_COUNT, FIELD(jobs), 1, 256, NULL, 0, SEC_WORKLOAD, 0, NULL,
+	  "jobs (threads) at once, each with its own file descriptor\n"
+	  "(sequential jobs each stream through their own part;\nnever more jobs than blocks to do)" },
+	{ "size", NULL, 0, "SIZE", BOPT_CALL, 0, 0, 0, parse_size_opt, 0, SEC_WORKLOAD, 5,
+	  "bytes per run (default 1G for a new file)",
+	  "bytes used of the file and moved per run (default 1G for a\nnew file, the whole of an existing one)" },
+	{ "runtime", NULL, 0, "SECONDS", BOPT_CALL, 0, 0, 0, parse_runtime, 0, SEC_WORKLOAD, 6, NULL,
+	  "at most this long per run (default 5)" },
+	{ "repeat", NULL, 0, "N", BOPT_COUNT, FIELD(repeat), 1, BENCH_MAX_REPEAT, NULL, GIVEN(repeat_given),
+	  SEC_WORKLOAD, 7, "each point N times, the median run reported",
+	  "run each point N times and report the run of median MB/s,\nwith the spread of the runs (default 1)" },
+	{ "time-based", NULL, 0, NULL, BOPT_SET, FIELD(time_based), 0, 0, NULL, 0, SEC_WORKLOAD, 0, NULL,
+	  "run for the whole runtime, going round the file again" },
+	{ "ramp", NULL, 0, "SECONDS", BOPT_SECONDS, FIELD(ramp), 0, 0, NULL, 0, SEC_WORKLOAD, 0, NULL,
+	  "run this long before measuring; not counted (default 0)" },
+	{ "buffered", NULL, 0, NULL, BOPT_SET, FIELD(buffered), 0, 0, NULL, 0, SEC_WORKLOAD, 8, NULL,
+	  "through the page cache (default: O_DIRECT)" },
+	{ "direct", NULL, 0, NULL, BOPT_CLEAR, FIELD(buffered), 0, 0, NULL, 0, SEC_WORKLOAD, 0, NULL,
+	  "O_DIRECT, bypassing the page cache (the default)" },
+	{ "pattern", NULL, 0, "PATTERN", BOPT_CALL, 0, 0, 0, parse_pattern, 0, SEC_WORKLOAD, 0, NULL,
+	  "what is written: random (default), zero (which compression\n"
+	  "and deduplication absorb), compressible (half zeros); every\n"
+	  "4 KiB written starts with its offset and a stamp, so no two\nblocks are alike (as fio's scramble_buffers)" },
+	{ "force", NULL, 0, NULL, BOPT_SET, FIELD(force), 0, 0, NULL, 0, SEC_WORKLOAD, 0, NULL,
+	  "write an existing file or an unused, blank block device" },
+	/* Sweeps and comparisons */
+	{ "qd-sweep", NULL, 0, NULL, BOPT_SET, FIELD(qd_sweep), 0, 0, NULL, 0, SEC_SWEEPS, 4,
+	  "sweep the queue depth 1 to --qd (32), report the knee",
+	  "sweep the queue depth 1, 2, 4 ... up to --qd (default 32) at\n"
+	  "one block size (default 4k, randread), and report the knee" },
+	{ "latency-target", NULL, 0, "TIME", BOPT_CALL, 0, 0, 0, parse_latency_target, 0, SEC_SWEEPS, 0, NULL,
+	  "with the queue-depth sweep: the deepest queue whose p99\nlatency stays within TIME (500us, 2ms, 0.1s)" },
+	{ "compare-cache", NULL, 0, NULL, BOPT_SET, FIELD(compare_cache), 0, 0, NULL, 0, SEC_SWEEPS, 9,
+	  "direct, cold and warm page cache, side by side",
+	  "the same read three ways: direct, buffered cold (the file\n"
+	  "evicted first) and buffered warm, with the page-cache hit\nratio of each (default bs 1m)" },
+	/* Profile and capacity */
+	{ "profile", NULL, 0, NULL, BOPT_SET, FIELD(profile), 0, 0, NULL, 0, SEC_PROFILE, 10,
+	  "CrystalDiskMark's set: seq 1M QD8/QD1, rand 4K QD32/QD1",
+	  "the fixed set CrystalDiskMark and KDiskMark run, direct:\n"
+	  "sequential 1M at queue depth 8 and 1, random 4K at 32 and\n"
+	  "1, each read then written (a new file, or --force); each\n"
+	  "case --repeat times (default 3), the median run reported" },
+	{ "save-capacity", NULL, 0, NULL, BOPT_SET, FIELD(save_capacity), 0, 0, NULL, 0, SEC_PROFILE, 0, NULL,
+	  "with --profile: keep the result as the disk's capacity, in\n"
+	  "DIR/KEY.json, KEY the disk's WWN or serial (else model and\nsize)" },
+	{ "show-capacity", NULL, 0, "DEV", BOPT_TEXT, FIELD(show_capacity), 0, 0, NULL, 0, SEC_PROFILE, 0, NULL,
+	  "the capacity saved for the disk of DEV (a block device,\nor a file or directory on it)" },
+	{ "capacity-dir", NULL, 0, "DIR", BOPT_TEXT, FIELD(capacity_dir), 0, 0, NULL, 0, SEC_PROFILE, 0, NULL,
+	  "where capacities are kept (default $IOLENS_CAPACITY_DIR, else\n" CAPACITY_DEFAULT_DIR ")" },
+	{ "compare", NULL, 0, NULL, BOPT_SET, FIELD(compare), 0, 0, NULL, 0, SEC_PROFILE, 0, NULL,
+	  "A.json B.json: per case, whether B differs from A beyond\n"
+	  "noise: the ranges of their runs do not overlap, and the\n"
+	  "medians differ by more than each range is wide and than\n"
+	  "--margin; exit 0 no difference, 3 B slower in a case, 4\nonly faster, 1 bad input" },
+	{ "margin", NULL, 0, "PCT", BOPT_CALL, 0, 0, 0, parse_margin, GIVEN(margin_given), SEC_PROFILE, 0, NULL,
+	  "with --compare: a change of at most PCT % of A's median\nis noise (default 5; 0: only the runs' spread counts)" },
+	/* Help and version */
+	{ "help", NULL, 'h', NULL, BOPT_CALL, 0, 0, 0, show_help, 0, SEC_GENERAL, 13,
+	  "this help; --help-all: every option and column", "a screen of help; --help-all: all of this" },
+	{ "help-all", NULL, 0, NULL, BOPT_CALL, 0, 0, 0, show_help_all, 0, SEC_GENERAL, 0, NULL, NULL },
+	{ "version", NULL, 'V', NULL, BOPT_CALL, 0, 0, 0, show_version, 0, SEC_GENERAL, 0, NULL,
+	  "show the version" },
+	/* Output, after out_help_options' list */
+	{ "json", NULL, 0, NULL, BOPT_OUTPUT, 0, 0, 0, NULL, 0, SEC_OUTPUT, 11, "one JSON document", NULL },
+	{ "interval", NULL, 0, "SECONDS", BOPT_CALL, 0, 0, 0, parse_interval, 0, SEC_OUTPUT, 0, NULL,
+	  "JSON lines: a sample of every run each interval, then the\nresult as one line" },
+	{ "svg", NULL, 0, "FILE", BOPT_TEXT, FIELD(svg), 0, 0, NULL, 0, SEC_OUTPUT, 12,
+	  "a chart of MB/s and IOPS, the knee marked",
+	  "a chart of MB/s and IOPS against block size (or queue depth)\n"
+	  "with the knee marked; bars by mode with --compare-cache" },
+};
+
+#define BENCH_NOPTS (sizeof(bench_options) / sizeof(bench_options[0]))
+#define BOPT_VAL_BASE 0x2000 /* getopt's value of an entry with no letter: this + its index */
+
+/* One option's lines: "  -h, --help" or "      --qd, --iodepth N", then its text at HELP_COLUMN. */
+static void print_option(const struct bench_opt *e, bool alias, const char *text)
+{
+	char head[64];
+	int n;
+	const char *line, *end;
+
+	n = snprintf(head, sizeof(head), "%s%c%s--%s%s%s%s%s", e->letter ? "  -" : "     ", e->letter ? e->letter : ' ',
+		     e->letter ? ", " : "", e->name, alias && e->alias ? ", --" : "", alias && e->alias ? e->alias : "",
+		     e->arg ? " " : "", e->arg ? e->arg : "");
+	printf("%s%*s", head, n < HELP_COLUMN ? HELP_COLUMN - n : 2, "");
+	for (line = text;; line = end + 1) {
+		end = strchrnul(line, '\n');
+		printf("%s%.*s\n", line == text ? "" : "                         ", (int)(end - line), line);
+		if (!*end)
+			break;
+	}
+}
+
+/* --help-all's options, by section; the output layer's own list goes before SEC_OUTPUT's. */
+static void print_all_options(void)
+{
+	for (unsigned s = 0; s < SEC_COUNT; s++) {
+		if (s > 0)
+			putchar('\n');
+		if (s == SEC_OUTPUT)
+			out_help_options(stdout);
+		if (section_headings[s])
+			printf("%s\n", section_headings[s]);
+		for (size_t i = 0; i < BENCH_NOPTS; i++)
+			if (bench_options[i].section == s && bench_options[i].help)
+				print_option(&bench_options[i], true, bench_options[i].help);
+	}
+}
+
+/* --help's options, in their places there. */
+static void print_brief_options(void)
+{
+	for (unsigned place = 1;; place++) {
+		size_t i;
+
+		for (i = 0; i < BENCH_NOPTS && bench_options[i].brief != place; i++)
+			;
+		if (i == BENCH_NOPTS)
+			return;
+		print_option(&bench_options[i], false,
+			     bench_options[i].brief_help ? bench_options[i].brief_help : bench_options[i].help);
+	}
+}
+
+/* --help: a screen; --help-all: every option and column. */
 static _Noreturn void usage(bool all)
 {
-	if (!all)
-		help_brief("bench", brief_help);
+	if (!all) {
+		fputs("Usage:\n"
+		      " iolens bench [options] [TARGET]\n"
+		      " iolens bench --profile [--save-capacity] [options] [TARGET]\n"
+		      " iolens bench --compare A.json B.json\n"
+		      "\n"
+		      "What a disk can do: MB/s, IOPS, latency percentiles and CPU per I/O, with the\n"
+		      "device's view (/proc/diskstats). Without --bs, block sizes 4k to 4m are swept\n"
+		      "and the knee is reported: the smallest one within 95 % of the peak. TARGET is\n"
+		      "a directory (default: here) where a test file is made and removed, or an\n"
+		      "existing file or unused block device, written only with --force.\n"
+		      "\n"
+		      "Options:\n",
+		      stdout);
+		print_brief_options();
+		help_brief("bench", "\n"
+			   "Examples:\n"
+			   "  iolens bench --rw write /mnt/data     a dd block-size sweep, done properly\n"
+			   "  iolens bench --rw randread --bs 4k --qd 32 /srv   random 4k reads, QD32\n");
+	}
 	printf("Usage:\n"
 	       " %s [options] [TARGET]\n"
 	       " %s --profile [--save-capacity] [options] [TARGET]\n"
@@ -179,72 +477,9 @@ static _Noreturn void usage(bool all)
 	       "Each run ends when --size bytes have moved or --runtime has passed, whichever comes\n"
 	       "first (--time-based: only the runtime). Buffered writes are synced (fdatasync)\n"
 	       "before the clock stops, as dd conv=fdatasync, and the result says so.\n"
-	       "\n"
-	       "Workload:\n"
-	       "      --rw MODE          read, write, randread, randwrite, rw (or readwrite), randrw\n"
-	       "                         (default read)\n"
-	       "      --mix PERCENT      reads in percent of I/O for rw and randrw (default 50)\n"
-	       "      --bs SIZES         one block size (4k), a list (4k,64k,1m), or a range swept\n"
-	       "                         doubling (4k-1m); default: the sweep 4k-4m\n"
-	       "      --qd, --iodepth N  requests in flight per job (default 1)\n"
-	       "      --engine ENGINE    psync (one request at a time, as dd) or io_uring (uring)\n"
-	       "                         (default: psync at queue depth 1, io_uring above)\n"
-	       "      --jobs N           jobs (threads) at once, each with its own file descriptor\n"
-	       "                         (sequential jobs each stream through their own part;\n"
-	       "                         never more jobs than blocks to do)\n"
-	       "      --size SIZE        bytes used of the file and moved per run (default 1G for a\n"
-	       "                         new file, the whole of an existing one)\n"
-	       "      --runtime SECONDS  at most this long per run (default 5)\n"
-	       "      --repeat N         run each point N times and report the run of median MB/s,\n"
-	       "                         with the spread of the runs (default 1)\n"
-	       "      --time-based       run for the whole runtime, going round the file again\n"
-	       "      --ramp SECONDS     run this long before measuring; not counted (default 0)\n"
-	       "      --buffered         through the page cache (default: O_DIRECT)\n"
-	       "      --direct           O_DIRECT, bypassing the page cache (the default)\n"
-	       "      --pattern PATTERN  what is written: random (default), zero (which compression\n"
-	       "                         and deduplication absorb), compressible (half zeros); every\n"
-	       "                         4 KiB written starts with its offset and a stamp, so no two\n"
-	       "                         blocks are alike (as fio's scramble_buffers)\n"
-	       "      --force            write an existing file or an unused, blank block device\n"
-	       "\n"
-	       "Sweeps and comparisons:\n"
-	       "      --qd-sweep         sweep the queue depth 1, 2, 4 ... up to --qd (default 32) at\n"
-	       "                         one block size (default 4k, randread), and report the knee\n"
-	       "      --latency-target TIME  with the queue-depth sweep: the deepest queue whose p99\n"
-	       "                         latency stays within TIME (500us, 2ms, 0.1s)\n"
-	       "      --compare-cache    the same read three ways: direct, buffered cold (the file\n"
-	       "                         evicted first) and buffered warm, with the page-cache hit\n"
-	       "                         ratio of each (default bs 1m)\n"
-	       "\n"
-	       "Profile and capacity:\n"
-	       "      --profile          the fixed set CrystalDiskMark and KDiskMark run, direct:\n"
-	       "                         sequential 1M at queue depth 8 and 1, random 4K at 32 and\n"
-	       "                         1, each read then written (a new file, or --force); each\n"
-	       "                         case --repeat times (default 3), the median run reported\n"
-	       "      --save-capacity    with --profile: keep the result as the disk's capacity, in\n"
-	       "                         DIR/KEY.json, KEY the disk's WWN or serial (else model and\n"
-	       "                         size)\n"
-	       "      --show-capacity DEV  the capacity saved for the disk of DEV (a block device,\n"
-	       "                         or a file or directory on it)\n"
-	       "      --capacity-dir DIR where capacities are kept (default $IOLENS_CAPACITY_DIR, else\n"
-	       "                         " CAPACITY_DEFAULT_DIR ")\n"
-	       "      --compare          A.json B.json: per case, whether B differs from A beyond\n"
-	       "                         noise: the ranges of their runs do not overlap, and the\n"
-	       "                         medians differ by more than each range is wide and than\n"
-	       "                         --margin; exit 0 no difference, 3 B slower in a case, 4\n"
-	       "                         only faster, 1 bad input\n"
-	       "      --margin PCT       with --compare: a change of at most PCT %% of A's median\n"
-	       "                         is noise (default 5; 0: only the runs' spread counts)\n"
-	       "\n"
-	       "  -h, --help             a screen of help; --help-all: all of this\n"
-	       "  -V, --version          show the version\n"
 	       "\n",
 	       program_name, program_name, program_name, program_name);
-	out_help_options(stdout);
-	printf("      --interval SECONDS JSON lines: a sample of every run each interval, then the\n"
-	       "                         result as one line\n"
-	       "      --svg FILE         a chart of MB/s and IOPS against block size (or queue depth)\n"
-	       "                         with the knee marked; bars by mode with --compare-cache\n");
+	print_all_options();
 	putchar('\n');
 	out_help_columns(stdout, columns, COL_COUNT);
 	printf("\n"
@@ -267,213 +502,93 @@ static _Noreturn void usage(bool all)
 	exit(EXIT_OK);
 }
 
-static double parse_seconds_arg(const char *name, const char *text)
+/* getopt's long options and optstring, made from the output layer's and the table. */
+static const struct option *bench_long_options(char *optstring, size_t len)
 {
-	double value;
+	static const struct option out_options[] = { OUT_LONG_OPTIONS };
+	static struct option all[sizeof(out_options) / sizeof(out_options[0]) + 2 * BENCH_NOPTS + 1];
+	size_t n = 0, k = strlen(OUT_SHORT_OPTIONS);
 
-	if (parse_seconds(text, 1e6, true, &value) != 0)
-		usage_error("%s: not a number of seconds: '%s'", name, text);
-	return value;
-}
+	memcpy(all, out_options, sizeof(out_options));
+	n = sizeof(out_options) / sizeof(out_options[0]);
+	snprintf(optstring, len, "%s", OUT_SHORT_OPTIONS);
+	for (size_t i = 0; i < BENCH_NOPTS; i++) {
+		const struct bench_opt *e = &bench_options[i];
+		int val = e->letter ? e->letter : (int)(BOPT_VAL_BASE + i);
+		int has_arg = e->arg ? required_argument : no_argument;
 
-static unsigned parse_count_arg(const char *name, const char *text, unsigned low, unsigned high)
-{
-	uint64_t value;
-
-	if (parse_u64(text, &value) != 0 || value < low || value > high)
-		usage_error("%s: not a whole number from %u to %u: '%s'", name, low, high, text);
-	return (unsigned)value;
-}
-
-static void parse_options(int argc, char **argv, struct bench_options *o)
-{
-	enum {
-		OPT_RW = 0x2000, OPT_MIX, OPT_BS, OPT_QD, OPT_ENGINE, OPT_JOBS, OPT_REPEAT, OPT_SIZE, OPT_RUNTIME, OPT_TIME_BASED,
-		OPT_RAMP, OPT_BUFFERED, OPT_PATTERN, OPT_FORCE, OPT_QD_SWEEP, OPT_LATENCY_TARGET, OPT_COMPARE_CACHE,
-		OPT_INTERVAL, OPT_SVG, OPT_DIRECT, OPT_PROFILE, OPT_SAVE_CAPACITY, OPT_SHOW_CAPACITY, OPT_CAPACITY_DIR,
-		OPT_COMPARE, OPT_MARGIN,
-	};
-	static const struct option long_options[] = {
-		OUT_LONG_OPTIONS,
-		COMMON_LONG_OPTIONS,
-		{ "rw", required_argument, NULL, OPT_RW },
-		{ "mix", required_argument, NULL, OPT_MIX },
-		{ "bs", required_argument, NULL, OPT_BS },
-		{ "qd", required_argument, NULL, OPT_QD },
-		{ "iodepth", required_argument, NULL, OPT_QD },
-		{ "engine", required_argument, NULL, OPT_ENGINE },
-		{ "jobs", required_argument, NULL, OPT_JOBS },
-		{ "repeat", required_argument, NULL, OPT_REPEAT },
-		{ "size", required_argument, NULL, OPT_SIZE },
-		{ "runtime", required_argument, NULL, OPT_RUNTIME },
-		{ "time-based", no_argument, NULL, OPT_TIME_BASED },
-		{ "ramp", required_argument, NULL, OPT_RAMP },
-		{ "buffered", no_argument, NULL, OPT_BUFFERED },
-		{ "direct", no_argument, NULL, OPT_DIRECT },
-		{ "pattern", required_argument, NULL, OPT_PATTERN },
-		{ "force", no_argument, NULL, OPT_FORCE },
-		{ "qd-sweep", no_argument, NULL, OPT_QD_SWEEP },
-		{ "latency-target", required_argument, NULL, OPT_LATENCY_TARGET },
-		{ "compare-cache", no_argument, NULL, OPT_COMPARE_CACHE },
-		{ "interval", required_argument, NULL, OPT_INTERVAL },
-		{ "svg", required_argument, NULL, OPT_SVG },
-		{ "profile", no_argument, NULL, OPT_PROFILE },
-		{ "save-capacity", no_argument, NULL, OPT_SAVE_CAPACITY },
-		{ "show-capacity", required_argument, NULL, OPT_SHOW_CAPACITY },
-		{ "capacity-dir", required_argument, NULL, OPT_CAPACITY_DIR },
-		{ "compare", no_argument, NULL, OPT_COMPARE },
-		{ "margin", required_argument, NULL, OPT_MARGIN },
-		{ 0 }
-	};
-	int opt, rc;
-	unsigned i;
-	bool repeat_given = false, rw_options = false;
-
-	memset(o, 0, sizeof(*o));
-	o->mix = 50;
-	o->qd = 1;
-	o->jobs = 1;
-	o->repeat = 1;
-	o->runtime = 5;
-	o->margin = BENCH_COMPARE_MARGIN_PERCENT;
-	while ((opt = next_option(argc, argv, OUT_SHORT_OPTIONS "hV", long_options, NULL)) != -1) {
-		if (out_parse_option(&o->output, opt, optarg))
+		if (e->kind == BOPT_OUTPUT)
 			continue;
-		switch (opt) {
-		case OPT_RW:
-			for (i = 0; i < sizeof(rw_names) / sizeof(rw_names[0]); i++)
-				if (!strcmp(optarg, rw_names[i]))
-					break;
-			if (!strcmp(optarg, "readwrite"))
-				i = RW_MIX;
-			if (i == sizeof(rw_names) / sizeof(rw_names[0]))
-				usage_error("--rw: '%s' is not read, write, randread, randwrite, rw or randrw", optarg);
-			o->rw = (enum rw_mode)i;
-			o->rw_given = true;
-			break;
-		case OPT_MIX:
-			rw_options = true;
-			o->mix = parse_count_arg("--mix", optarg, 0, 100);
-			break;
-		case OPT_BS:
-			rc = bench_parse_sizes(optarg, o->bs, BENCH_MAX_POINTS);
-			if (rc < 0)
-				usage_error("--bs: '%s' is not a size, a list of sizes (4k,64k) or a range (4k-1m) "
-					    "of at most %d sizes from 512 bytes to 64M", optarg, BENCH_MAX_POINTS);
-			o->nbs = (unsigned)rc;
-			o->bs_given = true;
-			break;
-		case OPT_QD:
-			o->qd = parse_count_arg("--qd", optarg, 1, 4096);
-			o->qd_given = true;
-			break;
-		case OPT_ENGINE:
-			if (!strcmp(optarg, "psync"))
-				o->engine = ENGINE_PSYNC;
-			else if (!strcmp(optarg, "io_uring") || !strcmp(optarg, "uring"))
-				o->engine = ENGINE_IO_URING;
-			else
-				usage_error("--engine: '%s' is not psync or io_uring", optarg);
-			o->engine_given = true;
-			break;
-		case OPT_JOBS:
-			o->jobs = parse_count_arg("--jobs", optarg, 1, 256);
-			break;
-		case OPT_REPEAT:
-			o->repeat = parse_count_arg("--repeat", optarg, 1, BENCH_MAX_REPEAT);
-			repeat_given = true;
-			break;
-		case OPT_SIZE:
-			if (parse_size(optarg, &o->size) != 0 || o->size == 0)
-				usage_error("--size: not a size: '%s'", optarg);
-			break;
-		case OPT_RUNTIME:
-			o->runtime = parse_seconds_arg("--runtime", optarg);
-			if (o->runtime <= 0)
-				usage_error("--runtime: must be above 0");
-			break;
-		case OPT_TIME_BASED:
-			o->time_based = true;
-			break;
-		case OPT_RAMP:
-			o->ramp = parse_seconds_arg("--ramp", optarg);
-			break;
-		case OPT_BUFFERED:
-			o->buffered = true;
-			break;
-		case OPT_DIRECT:
-			o->buffered = false;
-			break;
-		case OPT_PATTERN:
-			if (!strcmp(optarg, "random"))
-				o->pattern = PATTERN_RANDOM;
-			else if (!strcmp(optarg, "zero"))
-				o->pattern = PATTERN_ZERO;
-			else if (!strcmp(optarg, "compressible"))
-				o->pattern = PATTERN_COMPRESSIBLE;
-			else
-				usage_error("--pattern: '%s' is not random, zero or compressible", optarg);
-			break;
-		case OPT_FORCE:
-			o->force = true;
-			break;
-		case OPT_QD_SWEEP:
-			o->qd_sweep = true;
-			break;
-		case OPT_LATENCY_TARGET:
-			if (bench_parse_duration(optarg, &o->latency_target_ns) != 0 || !o->latency_target_ns)
-				usage_error("--latency-target: not a time such as 500us, 2ms or 0.1s: '%s'", optarg);
-			o->qd_sweep = true;
-			break;
-		case OPT_COMPARE_CACHE:
-			o->compare_cache = true;
-			break;
-		case OPT_INTERVAL:
-			o->interval = parse_seconds_arg("--interval", optarg);
-			if (o->interval < 0.01)
-				usage_error("--interval: at least 0.01 seconds");
-			break;
-		case OPT_SVG:
-			o->svg = optarg;
-			break;
-		case OPT_PROFILE:
-			o->profile = true;
-			break;
-		case OPT_SAVE_CAPACITY:
-			o->save_capacity = true;
-			break;
-		case OPT_SHOW_CAPACITY:
-			o->show_capacity = optarg;
-			break;
-		case OPT_CAPACITY_DIR:
-			o->capacity_dir = optarg;
-			break;
-		case OPT_COMPARE:
-			o->compare = true;
-			break;
-		case OPT_MARGIN: {
-			/* A number from 0 to 100, "5" or "5%" (parse_seconds reads that: not negative, at most max). */
-			char number[32];
-			size_t len = strlen(optarg);
-
-			if (len && optarg[len - 1] == '%')
-				len--;
-			snprintf(number, sizeof(number), "%.*s", (int)len, optarg);
-			if (len >= sizeof(number) || parse_seconds(number, 100, true, &o->margin) != 0)
-				usage_error("--margin: not a percentage from 0 to 100: '%s'", optarg);
-			o->margin_given = true;
-			break;
-		}
-		case 'h':
-			usage(false);
-		case COMMON_OPT_HELP_ALL:
-			usage(true);
-		case 'V':
-			print_version();
-		default:
-			usage_hint();
+		all[n++] = (struct option){ e->name, has_arg, NULL, val };
+		if (e->alias)
+			all[n++] = (struct option){ e->alias, has_arg, NULL, val };
+		if (e->letter && k + 3 < len) {
+			optstring[k++] = e->letter;
+			if (e->arg)
+				optstring[k++] = ':';
+			optstring[k] = '\0';
 		}
 	}
+	all[n] = (struct option){ 0 };
+	return all;
+}
+
+/* The hidden --option-table (alone): every option getopt takes, one a line, for tests/cli/bench_options.sh. */
+static _Noreturn void print_option_table(void)
+{
+	char optstring[64];
+	const struct option *all = bench_long_options(optstring, sizeof(optstring));
+
+	for (const char *c = optstring; *c; c++)
+		if (*c != ':')
+			printf("-%c\n", *c);
+	for (; all->name; all++)
+		printf("--%s\n", all->name);
+	exit(EXIT_OK);
+}
+
+/* One getopt result that is the table's: stored by its kind, or handed to its parse callback. */
+static void apply_option(struct bench_options *o, int opt, const char *arg)
+{
+	const struct bench_opt *e = NULL;
+	char name[32];
+	char *base = (char *)o;
+
+	if (opt >= BOPT_VAL_BASE && opt < (int)(BOPT_VAL_BASE + BENCH_NOPTS))
+		e = &bench_options[opt - BOPT_VAL_BASE];
+	for (size_t i = 0; !e && i < BENCH_NOPTS; i++)
+		if (opt > 0 && bench_options[i].letter == opt)
+			e = &bench_options[i];
+	if (!e)
+		usage_hint();
+	snprintf(name, sizeof(name), "--%s", e->name);
+	switch (e->kind) {
+	case BOPT_SET:
+	case BOPT_CLEAR:
+		*(bool *)(base + e->field) = e->kind == BOPT_SET;
+		break;
+	case BOPT_TEXT:
+		*(const char **)(base + e->field) = arg;
+		break;
+	case BOPT_COUNT:
+		*(unsigned *)(base + e->field) = parse_count_arg(name, arg, e->low, e->high);
+		break;
+	case BOPT_SECONDS:
+		*(double *)(base + e->field) = parse_seconds_arg(name, arg);
+		break;
+	case BOPT_CALL:
+		e->parse(o, arg);
+		break;
+	case BOPT_OUTPUT:
+		break;
+	}
+	if (e->given)
+		*(bool *)(base + e->given - 1) = true;
+}
+
+/* What the options mean together: conflicts said, defaults that depend on others filled in. */
+static void check_options(int argc, char **argv, struct bench_options *o)
+{
 	if (o->compare) {
 		if (argc - optind != 2)
 			usage_error("--compare takes two files, A.json and B.json");
@@ -497,13 +612,13 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 	if (o->save_capacity && !o->profile)
 		usage_error("--save-capacity saves what --profile measures: give --profile");
 	if (o->profile) {
-		if (o->bs_given || o->rw_given || o->qd_given || rw_options || o->qd_sweep || o->compare_cache ||
+		if (o->bs_given || o->rw_given || o->qd_given || o->mix_given || o->qd_sweep || o->compare_cache ||
 		    o->latency_target_ns || o->svg || o->buffered || o->jobs != 1)
 			usage_error("--profile runs a fixed set: not with --bs, --rw, --mix, --qd, --jobs, --qd-sweep, "
 				    "--compare-cache, --latency-target, --svg or --buffered");
 		if (o->engine_given && o->engine == ENGINE_PSYNC)
 			usage_error("--profile runs queue depths 8 and 32: not with --engine psync");
-		if (!repeat_given)
+		if (!o->repeat_given)
 			o->repeat = 3;
 		/* The sizes, for the alignment check; each case runs its own. */
 		o->bs[0] = 4096;
@@ -541,6 +656,27 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
 		usage_error("--time-based needs a --runtime");
 	if (o->output.format == OUT_CSV && o->interval > 0)
 		usage_error("--interval writes JSON lines: not with --csv");
+}
+
+static void parse_options(int argc, char **argv, struct bench_options *o)
+{
+	char optstring[64];
+	const struct option *long_options = bench_long_options(optstring, sizeof(optstring));
+	int opt;
+
+	if (argc == 2 && !strcmp(argv[1], "--option-table"))
+		print_option_table();
+	memset(o, 0, sizeof(*o));
+	o->mix = 50;
+	o->qd = 1;
+	o->jobs = 1;
+	o->repeat = 1;
+	o->runtime = 5;
+	o->margin = BENCH_COMPARE_MARGIN_PERCENT;
+	while ((opt = next_option(argc, argv, optstring, long_options, NULL)) != -1)
+		if (!out_parse_option(&o->output, opt, optarg))
+			apply_option(o, opt, optarg);
+	check_options(argc, argv, o);
 }
 
 /* ---- One point of the results ---------------------------------------------------------- */
