@@ -164,7 +164,8 @@ run "$D" -M redis,cpu 1 1
 check_eq "-M redis,cpu: the same" "0 --total-cpu-usage-- Module dstat_redis failed to load. (not in iolens stat)" \
 	"$RC $(head -1 <<<"$OUT") $ERR"
 run "$D" --nosuch-plugin 1 1
-check_eq "an option that is no dstat plugin: a usage error (exit 2)" 2 "$RC"
-check_no_match "… not said as a plugin" "Module" "$ERR"
+check_eq "an option that is no dstat plugin: dstat's usage error (exit 1, its line on stdout)" \
+	"1 dstat: option --nosuch-plugin not recognized, try dstat -h for a list of all the options" "$RC $OUT"
+check_no_match "… not said as a plugin" "Module" "$ERR$OUT"
 
 echo "1..$t_count"
