@@ -35,7 +35,7 @@
 #include "common/util.h"
 #include "doctor/capture.h"
 #include "doctor/io_window.h"
-#include "doctor/judge.h"
+#include "doctor/miss.h"
 
 #define NAMING_NS 1000000000ull /* the most naming the files reported may take */
 
