@@ -15,9 +15,9 @@
 
 #include <vtrace.h>
 
-#include "bench/capacity.h"
 #include "collect/bio.h"
 #include "collect/cachestat.h"
+#include "collect/capacity.h"
 #include "collect/container.h"
 #include "collect/diskstats.h"
 #include "collect/fdinfo.h"
