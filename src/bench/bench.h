@@ -16,9 +16,6 @@
  */
 int bench_parse_sizes(const char *text, uint64_t *out, unsigned max);
 
-/* 4096 -> "4K", 1048576 -> "1M", 1000 -> "1000": block sizes as people write them. */
-const char *bench_size_label(uint64_t bytes, char *buf, size_t len);
-
 /* A time as --latency-target takes it: "500us", "2ms", "0.1s", "1500ns"; a bare number is ms. 0 or -EINVAL. */
 int bench_parse_duration(const char *text, uint64_t *ns);
 

@@ -145,24 +145,6 @@ int bench_latency_target(unsigned count, uint64_t (*p99)(unsigned index, void *c
 
 enum { WIDTH = 760, HEIGHT = 440, LEFT = 80, RIGHT = 90, TOP = 50, BOTTOM = 70 };
 
-const char *bench_size_label(uint64_t bytes, char *buf, size_t len)
-{
-	static const char units[] = "KMGT";
-	unsigned unit = 0;
-
-	if (bytes < 1024 || bytes % 1024) {
-		snprintf(buf, len, "%llu", (unsigned long long)bytes);
-		return buf;
-	}
-	bytes /= 1024;
-	while (bytes >= 1024 && bytes % 1024 == 0 && unit < 3) {
-		bytes /= 1024;
-		unit++;
-	}
-	snprintf(buf, len, "%llu%c", (unsigned long long)bytes, units[unit]);
-	return buf;
-}
-
 static void x_label(const struct bench_svg_value *v, enum bench_svg_kind kind, char *buf, size_t len)
 {
 	if (kind == BENCH_SVG_MODES)

@@ -17,7 +17,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "../lib/vtrace/proc.h" /* a process's start time, which tells it from a reused pid */
+#include <vtrace/proc.h> /* a process's start time, which tells it from a reused pid */
 
 #include "bench/target.h"
 #include "common/dl.h"

@@ -10,12 +10,12 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "bench/capacity.h"
 #include "bench/engine.h"
 #include "bench/profile.h"
 #include "bench/target.h"
 #include "common/path_walk.h"
 #include "cmd/common.h"
+#include "collect/capacity.h"
 #include "collect/diskstats.h"
 #include "collect/pagecache.h"
 #include "common/util.h"

@@ -12,8 +12,8 @@
 
 #include <vtrace.h>
 
-#include "bench/capacity.h"
 #include "cmd/stat.h"
+#include "collect/capacity.h"
 #include "common/util.h"
 
 #define P MON_PERCENT

@@ -14,7 +14,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../lib/vtrace/proc.h" /* libvtrace's reading of /proc/PID/stat, the one the writer records */
+#include <vtrace/proc.h> /* libvtrace's reading of /proc/PID/stat, the one the writer records */
+
 #include "collect/fdinfo.h"
 #include "collect/procfs.h"
 #include "collect/sysroot.h"

@@ -336,6 +336,24 @@ const char *human_size(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
+const char *bench_size_label(uint64_t bytes, char *buf, size_t len)
+{
+	static const char units[] = "KMGT";
+	unsigned unit = 0;
+
+	if (bytes < 1024 || bytes % 1024) {
+		snprintf(buf, len, "%llu", (unsigned long long)bytes);
+		return buf;
+	}
+	bytes /= 1024;
+	while (bytes >= 1024 && bytes % 1024 == 0 && unit < 3) {
+		bytes /= 1024;
+		unit++;
+	}
+	snprintf(buf, len, "%llu%c", (unsigned long long)bytes, units[unit]);
+	return buf;
+}
+
 uint64_t pages_for(uint64_t bytes, uint64_t page)
 {
 	return bytes / page + (bytes % page != 0);

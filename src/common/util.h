@@ -64,6 +64,9 @@ int parse_u64(const char *text, uint64_t *out);
 /* 1536 -> "1.5K", as ls -h and util-linux print sizes. buf must hold 16 bytes. */
 const char *human_size(uint64_t bytes, char *buf, size_t len);
 
+/* 4096 -> "4K", 1048576 -> "1M", 1000 -> "1000": block sizes as people write them (bench's, exact). */
+const char *bench_size_label(uint64_t bytes, char *buf, size_t len);
+
 /* Pages that cover a byte length (a partial last page counts). */
 uint64_t pages_for(uint64_t bytes, uint64_t page_size);
 /* The system page size, cached. */

@@ -15,9 +15,9 @@
 
 #include <vtrace.h>
 
-#include "bench/capacity.h"
 #include "collect/bio.h"
 #include "collect/cachestat.h"
+#include "collect/capacity.h"
 #include "collect/container.h"
 #include "collect/diskstats.h"
 #include "collect/fdinfo.h"
@@ -35,7 +35,7 @@
 #include "common/util.h"
 #include "doctor/capture.h"
 #include "doctor/io_window.h"
-#include "doctor/judge.h"
+#include "doctor/miss.h"
 
 #define NAMING_NS 1000000000ull /* the most naming the files reported may take */
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "collect/container.h"
-#include "collect/procfs_internal.h"
+#include "collect/span.h"
 #include "common/util.h"
 
 #define SNAPSHOT_MAGIC "iolens-doctor-snapshot"

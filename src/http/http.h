@@ -38,6 +38,14 @@ bool http_every_address(const struct sockaddr_storage *addr);
 double http_weight(const char *header, const char *token);
 /* The same, of the elements naming token with every parameter of params ("name=value", ... NULL) too. */
 double http_weight_with(const char *header, const char *token, const char *const *params);
+/* Whether an Accept header asks for OpenMetrics (application/openmetrics-text, and q not 0). */
+bool prom_wants_openmetrics(const char *accept);
+/*
+ * The format an Accept header asks for: protobuf where it names the MetricFamily delimited
+ * encoding with a q at least OpenMetrics's (only scrapers that want native histograms do),
+ * else OpenMetrics where it is accepted, else the text format.
+ */
+enum prom_format prom_negotiate(const char *accept);
 /* Whether an Accept-Encoding header allows gzip: gzip or x-gzip with q > 0, or * with q > 0. */
 bool http_accepts_gzip(const char *accept_encoding);
 

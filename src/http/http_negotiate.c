@@ -1,4 +1,4 @@
-/* http_negotiate.c: what a client's headers say: the q of a token in Accept and Accept-Encoding, whether a Host is one. */
+/* http_negotiate.c: what a client's headers say: the q of a token, the exposition format asked for, a valid Host. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,4 +107,20 @@ bool http_valid_host(const char *value)
 	size_t len = strspn(value, allowed);
 
 	return value[len + strspn(value + len, " \t")] == '\0';
+}
+
+bool prom_wants_openmetrics(const char *accept)
+{
+	return http_weight(accept, "application/openmetrics-text") > 0;
+}
+
+enum prom_format prom_negotiate(const char *accept)
+{
+	static const char *const delimited[] = { "proto=io.prometheus.client.MetricFamily", "encoding=delimited", NULL };
+	double protobuf = http_weight_with(accept, "application/vnd.google.protobuf", delimited);
+	double openmetrics = http_weight(accept, "application/openmetrics-text");
+
+	if (protobuf > 0 && protobuf >= openmetrics)
+		return PROM_FORMAT_PROTOBUF;
+	return openmetrics > 0 ? PROM_FORMAT_OPENMETRICS : PROM_FORMAT_TEXT;
 }

@@ -1,5 +1,4 @@
 /* prom.c: the Prometheus exposition formats: text (0.0.4) and OpenMetrics written to a stream, and protobuf (delimited io.prometheus.client.MetricFamily messages, with native histograms). */
-#include "http/http.h"
 #include "render/prom.h"
 
 #include "common/util.h"
@@ -428,20 +427,4 @@ void prom_end(struct prom *p)
 void prom_free(struct prom *p)
 {
 	pb_free(&p->family);
-}
-
-bool prom_wants_openmetrics(const char *accept)
-{
-	return http_weight(accept, "application/openmetrics-text") > 0;
-}
-
-enum prom_format prom_negotiate(const char *accept)
-{
-	static const char *const delimited[] = { "proto=io.prometheus.client.MetricFamily", "encoding=delimited", NULL };
-	double protobuf = http_weight_with(accept, "application/vnd.google.protobuf", delimited);
-	double openmetrics = http_weight(accept, "application/openmetrics-text");
-
-	if (protobuf > 0 && protobuf >= openmetrics)
-		return PROM_FORMAT_PROTOBUF;
-	return openmetrics > 0 ? PROM_FORMAT_OPENMETRICS : PROM_FORMAT_TEXT;
 }

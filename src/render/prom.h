@@ -58,15 +58,6 @@ void prom_end(struct prom *p);
 /* Frees what protobuf kept (after prom_end, or instead of it). */
 void prom_free(struct prom *p);
 
-/* Whether an Accept header asks for OpenMetrics (application/openmetrics-text, and q not 0). */
-bool prom_wants_openmetrics(const char *accept);
-/*
- * The format an Accept header asks for: protobuf where it names the MetricFamily delimited
- * encoding with a q at least OpenMetrics's (only scrapers that want native histograms do),
- * else OpenMetrics where it is accepted, else the text format.
- */
-enum prom_format prom_negotiate(const char *accept);
-
 #define PROM_TEXT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define PROM_OPENMETRICS_TYPE "application/openmetrics-text; version=1.0.0; charset=utf-8"
 #define PROM_PROTOBUF_TYPE "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/http.h"
 #include "render/prom.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

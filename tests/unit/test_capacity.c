@@ -8,8 +8,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "bench/capacity.h"
 #include "bench/profile.h"
+#include "collect/capacity.h"
 #include "collect/sysroot.h"
 
 static void put(const char *root, const char *path, const char *text)

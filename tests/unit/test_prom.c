@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/http.h"
 #include "render/prom.h"
 
 /* What the calls of fill wrote, in the format asked. */

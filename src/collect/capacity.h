@@ -1,12 +1,12 @@
 /* capacity.h: a disk's measured capacity (bench --profile --save-capacity): the disk's stable identity, where its result is kept, saved atomically, read back; the share of it a load uses. */
-#ifndef IOLENS_BENCH_CAPACITY_H
-#define IOLENS_BENCH_CAPACITY_H
+#ifndef IOLENS_COLLECT_CAPACITY_H
+#define IOLENS_COLLECT_CAPACITY_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "bench/profile.h"
+#include "collect/bench_result.h"
 
 #define CAPACITY_DEFAULT_DIR "/var/lib/iolens/capacity"
 #define CAPACITY_DIR_ENV "IOLENS_CAPACITY_DIR"

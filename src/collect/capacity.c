@@ -1,5 +1,5 @@
 /* capacity.c: a disk's capacity file: its identity from sysfs (WWN, serial, or model and size), written atomically, read back; the share of it a load uses. */
-#include "bench/capacity.h"
+#include "collect/capacity.h"
 
 #include <errno.h>
 #include <fcntl.h>
