@@ -117,12 +117,31 @@ static int mincore_window(int fd, uint64_t first_page, uint64_t npages, unsigned
 	return rc;
 }
 
+/*
+ * A range all cached or all not, as most files are, told by one cachestat (where the kernel has
+ * it) instead of mmap, mincore and munmap: true with resident filled.
+ */
+static bool resident_uniform(int fd, uint64_t first_page, uint64_t npages, unsigned char *resident)
+{
+	const uint64_t page = page_size();
+	struct kernel_cachestat_range range = { first_page * page, npages * page };
+	struct kernel_cachestat stat = {0};
+
+	if (pagecache_method() != PAGECACHE_CACHESTAT || syscall(__NR_cachestat, fd, &range, &stat, 0) != 0 ||
+	    (stat.nr_cache && stat.nr_cache < npages))
+		return false;
+	memset(resident, stat.nr_cache ? 1 : 0, npages);
+	return true;
+}
+
 int pagecache_resident(int fd, uint64_t first_page, uint64_t npages, unsigned char *resident)
 {
 	int rc;
 
 	if (mincore_would_lie(fd))
 		return -EPERM;
+	if (npages && resident_uniform(fd, first_page, npages, resident))
+		return 0;
 	rc = npages ? mincore_window(fd, first_page, npages, resident) : 0;
 	for (uint64_t i = 0; !rc && i < npages; i++)
 		resident[i] &= 1;
