@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,23 +21,399 @@
 #define SNAPSHOT_MAX_REAL 1e13
 #define SNAPSHOT_MAX_ITEMS 100000 /* of each kind: more is no snapshot doctor wrote */
 
+/* ---- The fields, declared once ------------------------------------------------------------------ */
+
+/*
+ * Every line of a snapshot is a record of this table: its key, then its fields in order, each a
+ * (name, type, offset) row. The writer, the parser and doctor_snapshot_free are derived from it;
+ * the order of `records` is the order lines are written in. To add a field: a member in
+ * snapshot.h, a row here (at the end of its line, with .since the format version that added it),
+ * and its capture in capture.c.
+ */
+enum field_type {
+	F_U64,      /* uint64_t, "%llu"; .max when not 0 */
+	F_U32,      /* unsigned or uint32_t, "%u"; at most .max (UINT32_MAX when 0) */
+	F_FLAG,     /* bool, 0 or 1 */
+	F_INT,      /* int, "%d", signed */
+	F_SMALL,    /* int or enum, "%d", from 0 to .max */
+	F_PID,      /* pid_t, "%d", from 0 */
+	F_REAL,     /* double, 17 digits; written -1 when not finite */
+	F_TEXT,     /* char[.size], escaped (put_text) */
+	F_SIZE,     /* size_t, "%zu", at most .max */
+	F_REPEAT,   /* unsigned count ("%u", at most .max), then .sub's fields that many times */
+	F_OPTIONAL, /* the rest of the line: written when the bool at .offset is true (always when
+		     * NO_FLAG), read when the line has more fields (then that bool set) */
+};
+
+#define NO_FLAG ((size_t)-1)
+
+struct parser;
+
+struct field {
+	const char *name; /* as messages name it */
+	enum field_type type;
+	size_t offset;    /* in the item (for .sub's rows: of the first element) */
+	size_t size;      /* the member's (for .sub's rows: one element's, the step between them) */
+	uint64_t max;
+	const struct field *sub;
+	unsigned since;   /* the format version that added it (0: the first) */
+	/* Checked (or made what it means) right after it is read, the item it is in at hand. */
+	void (*check)(struct parser *p, void *item);
+};
+
+/* Rows; the size of the member must be the type's (a compile error else). */
+#define SIZED(st, mb, n) (sizeof(((st *)0)->mb) + 0 * sizeof(char[sizeof(((st *)0)->mb) == (n) ? 1 : -1]))
+#define ROW(nm, ty, st, mb, n, ...) \
+	{ .name = nm, .type = ty, .offset = offsetof(st, mb), .size = SIZED(st, mb, n), __VA_ARGS__ }
+#define U64(nm, st, mb, ...) ROW(nm, F_U64, st, mb, 8, __VA_ARGS__)
+#define U32(nm, st, mb, ...) ROW(nm, F_U32, st, mb, 4, __VA_ARGS__)
+#define FLAG(nm, st, mb, ...) ROW(nm, F_FLAG, st, mb, sizeof(bool), __VA_ARGS__)
+#define INT(nm, st, mb, ...) ROW(nm, F_INT, st, mb, sizeof(int), __VA_ARGS__)
+#define SMALL(nm, st, mb, mx, ...) ROW(nm, F_SMALL, st, mb, sizeof(int), .max = (mx), __VA_ARGS__)
+#define PID(nm, st, mb, ...) ROW(nm, F_PID, st, mb, sizeof(pid_t), __VA_ARGS__)
+#define REAL(nm, st, mb, ...) ROW(nm, F_REAL, st, mb, sizeof(double), __VA_ARGS__)
+#define TEXT(nm, st, mb, ...) \
+	{ .name = nm, .type = F_TEXT, .offset = offsetof(st, mb), .size = sizeof(((st *)0)->mb), __VA_ARGS__ }
+#define SIZE(nm, st, mb, mx, ...) ROW(nm, F_SIZE, st, mb, sizeof(size_t), .max = (mx), __VA_ARGS__)
+#define REPEAT(nm, st, mb, mx, rows) ROW(nm, F_REPEAT, st, mb, sizeof(unsigned), .max = (mx), .sub = (rows))
+#define OPTIONAL(st, mb) { .name = "(more)", .type = F_OPTIONAL, .offset = offsetof(st, mb), .size = sizeof(bool) }
+#define OPTIONAL_ALWAYS { .name = "(more)", .type = F_OPTIONAL, .offset = NO_FLAG }
+#define END { .name = NULL }
+
+/* A word after the key choosing the member its fields go to (psi io_some, disk_sample mid, ...). */
+struct choice {
+	const char *name;
+	size_t offset;
+	size_t when; /* written only when the bool there is true; NO_FLAG: always */
+};
+
+enum when { W_ALWAYS, W_FLAG, W_SET };
+
+struct record {
+	const char *key;
+	const struct field *fields;
+	/* An array: one item a line, at .array (a pointer) with its count at .count (size_t, or
+	 * unsigned with .count_unsigned) in the parent; the item .item_size bytes. */
+	bool array, count_unsigned;
+	size_t array_offset, count_offset, item_size;
+	const struct choice *choices; /* with the word's name for messages */
+	const char *which;
+	/* W_FLAG: written when the bool at .when_offset in the parent is true; reading it sets it.
+	 * W_SET: written when its first field is not 0 or "". */
+	enum when when;
+	size_t when_offset;
+	const struct record *children; /* lines about the last item of this array, after it */
+};
+
+#define ARRAY(st, mb) .array = true, .array_offset = offsetof(st, mb), .count_offset = offsetof(st, n##mb), \
+	.item_size = sizeof(*((st *)0)->mb)
+#define CHOICES(w, list) .choices = (list), .which = (w)
+#define NO_RECORD { .key = NULL }
+
+typedef struct doctor_snapshot snap;
+
+/* Checks of single fields, in the parser's words. */
+static void check_seconds(struct parser *p, void *item);
+static void check_page_size(struct parser *p, void *item);
+static void check_cache_mechanism(struct parser *p, void *item);
+static void check_seen_by(struct parser *p, void *item);
+static void copy_disk_names(struct parser *p, void *item);
+static void check_latencies(struct parser *p, void *item);
+static void capacity_unknown(struct parser *p, void *item);
+static void check_bio_mechanism(struct parser *p, void *item);
+static void check_bio_proc_latencies(struct parser *p, void *item);
+static void check_swaps_zram(struct parser *p, void *item);
+static void check_runtime(struct parser *p, void *item);
+static void check_container_id(struct parser *p, void *item);
+
+static const struct field f_seconds[] = { REAL("seconds", snap, seconds, .check = check_seconds), END };
+static const struct field f_page_size[] = { U64("page_size", snap, page_size, .check = check_page_size), END };
+static const struct field f_samples[] = { U32("samples", snap, samples), END };
+static const struct field f_odirect_ebpf[] = { FLAG("odirect_ebpf", snap, odirect_ebpf), END };
+static const struct field f_cache_ebpf[] = { FLAG("cache_ebpf", snap, cache_ebpf), END };
+static const struct field f_cache_files_known[] = { FLAG("cache_files_known", snap, cache_files_known), END };
+static const struct field f_cache_mechanism[] = {
+	TEXT("cache_mechanism", snap, cache_mechanism, .check = check_cache_mechanism), END
+};
+
+static const struct field f_direct_file[] = {
+	U32("major", struct snap_direct_file, major), U32("minor", struct snap_direct_file, minor),
+	U64("ino", struct snap_direct_file, ino), FLAG("block", struct snap_direct_file, block),
+	FLAG("cache_known", struct snap_direct_file, cache_known),
+	U64("cached_pages", struct snap_direct_file, cached_pages), U64("file_pages", struct snap_direct_file, file_pages),
+	TEXT("path", struct snap_direct_file, path), END
+};
+
+static const struct field f_direct_files[] = {
+	SIZE("file", struct snap_direct_process, files[0], SNAPSHOT_MAX_ITEMS),
+	U64("opens", struct snap_direct_process, opens[0]), END
+};
+
+static const struct field f_direct[] = {
+	PID("pid", struct snap_direct_process, pid), TEXT("comm", struct snap_direct_process, comm),
+	INT("fd", struct snap_direct_process, first_fd), U32("flags", struct snap_direct_process, first_flags),
+	TEXT("seen_by", struct snap_direct_process, seen_by, .check = check_seen_by),
+	TEXT("call", struct snap_direct_process, call),
+	REAL("first_seen_seconds", struct snap_direct_process, first_seen_seconds),
+	FLAG("io_known", struct snap_direct_process, io_known),
+	U64("read_bytes", struct snap_direct_process, read_bytes), U64("write_bytes", struct snap_direct_process, write_bytes),
+	REAL("rate_seconds", struct snap_direct_process, rate_seconds), FLAG("ended", struct snap_direct_process, ended),
+	REPEAT("files", struct snap_direct_process, nfiles, SNAP_DIRECT_FILES, f_direct_files),
+	/* its block requests: absent from snapshots recorded before they were counted */
+	OPTIONAL(struct snap_direct_process, bio_known),
+	U64("bio_read_requests", struct snap_direct_process, bio_read_requests),
+	U64("bio_read_bytes", struct snap_direct_process, bio_read_bytes),
+	U64("bio_write_requests", struct snap_direct_process, bio_write_requests),
+	U64("bio_write_bytes", struct snap_direct_process, bio_write_bytes),
+	OPTIONAL_ALWAYS, /* not seen ending: absent before they were counted */
+	U64("bio_read_unended_requests", struct snap_direct_process, bio_read_unended_requests),
+	U64("bio_read_unended_bytes", struct snap_direct_process, bio_read_unended_bytes),
+	U64("bio_write_unended_requests", struct snap_direct_process, bio_write_unended_requests),
+	U64("bio_write_unended_bytes", struct snap_direct_process, bio_write_unended_bytes), END
+};
+
+static const struct field f_disk_seconds[] = {
+	REAL("disk_seconds", snap, disk_seconds), REAL("disk_mid_seconds", snap, disk_mid_seconds), END
+};
+
+/* (a sample's name and numbers are the disk line's, copied to each sample by it) */
+static const struct field f_disk[] = {
+	TEXT("name", struct snap_disk, end.name), U32("major", struct snap_disk, end.major),
+	U32("minor", struct snap_disk, end.minor), FLAG("mid_known", struct snap_disk, mid_known, .check = copy_disk_names),
+	END
+};
+
+static const struct field f_disk_sample[] = {
+	U32("nfields", struct disk_stats, nfields, .max = 64), U64("rd_ios", struct disk_stats, rd_ios),
+	U64("rd_merges", struct disk_stats, rd_merges), U64("rd_sectors", struct disk_stats, rd_sectors),
+	U64("rd_ticks", struct disk_stats, rd_ticks), U64("wr_ios", struct disk_stats, wr_ios),
+	U64("wr_merges", struct disk_stats, wr_merges), U64("wr_sectors", struct disk_stats, wr_sectors),
+	U64("wr_ticks", struct disk_stats, wr_ticks), U64("in_flight", struct disk_stats, in_flight),
+	U64("io_ticks", struct disk_stats, io_ticks), U64("time_in_queue", struct disk_stats, time_in_queue),
+	U64("dc_ios", struct disk_stats, dc_ios), U64("dc_merges", struct disk_stats, dc_merges),
+	U64("dc_sectors", struct disk_stats, dc_sectors), U64("dc_ticks", struct disk_stats, dc_ticks),
+	U64("fl_ios", struct disk_stats, fl_ios), U64("fl_ticks", struct disk_stats, fl_ticks), END
+};
+
+static const struct choice c_disk_sample[] = {
+	{ "start", offsetof(struct snap_disk, start), NO_FLAG },
+	{ "mid", offsetof(struct snap_disk, mid), offsetof(struct snap_disk, mid_known) },
+	{ "end", offsetof(struct snap_disk, end), NO_FLAG }, { NULL, 0, 0 }
+};
+
+static const struct field f_disk_latency[] = {
+	U64("count", struct snap_latency, count), REAL("p50_ns", struct snap_latency, p50_ns),
+	REAL("p99_ns", struct snap_latency, p99_ns), REAL("device_p50_ns", struct snap_latency, device_p50_ns),
+	REAL("device_p99_ns", struct snap_latency, device_p99_ns), REAL("queue_p50_ns", struct snap_latency, queue_p50_ns),
+	REAL("queue_p99_ns", struct snap_latency, queue_p99_ns, .check = check_latencies), END
+};
+
+static const struct choice c_disk_latency[] = {
+	{ "window", offsetof(struct snap_disk, latency), NO_FLAG },
+	{ "first", offsetof(struct snap_disk, first), offsetof(struct snap_disk, mid_known) },
+	{ "second", offsetof(struct snap_disk, second), offsetof(struct snap_disk, mid_known) }, { NULL, 0, 0 }
+};
+
+/* -1: unknown, as written */
+static const struct field f_disk_capacity[] = {
+	REAL("capacity_qd1_read_ns", struct snap_disk, capacity_qd1_read_ns, .check = capacity_unknown),
+	REAL("capacity_qd1_write_ns", struct snap_disk, capacity_qd1_write_ns, .check = capacity_unknown),
+	REAL("capacity_pct", struct snap_disk, capacity_pct, .check = capacity_unknown), END
+};
+
+static const struct record r_disk[] = {
+	{ .key = "disk_sample", .fields = f_disk_sample, CHOICES("which sample", c_disk_sample) },
+	{ .key = "disk_latency", .fields = f_disk_latency, CHOICES("which span", c_disk_latency), .when = W_FLAG,
+	  .when_offset = offsetof(struct snap_disk, latency_known) },
+	{ .key = "disk_capacity", .fields = f_disk_capacity, .when = W_FLAG,
+	  .when_offset = offsetof(struct snap_disk, capacity_known) },
+	NO_RECORD
+};
+
+static const struct field f_bio_known[] = { FLAG("bio_known", snap, bio_known), END };
+static const struct field f_bio_unattributed[] = { U64("bio_unattributed_bytes", snap, bio_unattributed_bytes), END };
+static const struct field f_bio_mechanism[] = {
+	TEXT("bio_mechanism", snap, bio_mechanism, .check = check_bio_mechanism), END
+};
+
+static const struct field f_bio_proc[] = {
+	PID("pid", struct snap_bio_proc, pid), TEXT("comm", struct snap_bio_proc, comm),
+	FLAG("kernel", struct snap_bio_proc, kernel), U64("requests", struct snap_bio_proc, requests),
+	U64("bytes", struct snap_bio_proc, bytes), U32("disk_major", struct snap_bio_proc, disk_major),
+	U32("disk_minor", struct snap_bio_proc, disk_minor), FLAG("several_disks", struct snap_bio_proc, several_disks),
+	REAL("p50_ns", struct snap_bio_proc, p50_ns),
+	REAL("p99_ns", struct snap_bio_proc, p99_ns, .check = check_bio_proc_latencies), END
+};
+
+static const struct field f_psi[] = {
+	FLAG("known", struct snap_psi, known), U64("start_us", struct snap_psi, start_us),
+	U64("end_us", struct snap_psi, end_us), END
+};
+
+static const struct choice c_psi[] = {
+	{ "io_some", offsetof(snap, io_some), NO_FLAG }, { "io_full", offsetof(snap, io_full), NO_FLAG },
+	{ "memory_some", offsetof(snap, memory_some), NO_FLAG }, { NULL, 0, 0 }
+};
+
+static const struct field f_rate[] = {
+	PID("pid", struct snap_io_rate, pid), TEXT("comm", struct snap_io_rate, comm),
+	REAL("read_rate", struct snap_io_rate, read_rate), REAL("write_rate", struct snap_io_rate, write_rate),
+	REAL("rchar_rate", struct snap_io_rate, rchar_rate), END
+};
+
+/* at the start, then at the end */
+static const struct field f_vm[] = {
+	FLAG("known", snap, vm_known),
+	U64("pswpin", snap, pswpin[0]), U64("pswpout", snap, pswpout[0]), U64("pgpgin", snap, pgpgin[0]),
+	U64("pgpgout", snap, pgpgout[0]), U64("workingset_refault_file", snap, refault_file[0]),
+	U64("pswpin", snap, pswpin[1]), U64("pswpout", snap, pswpout[1]), U64("pgpgin", snap, pgpgin[1]),
+	U64("pgpgout", snap, pgpgout[1]), U64("workingset_refault_file", snap, refault_file[1]), END
+};
+
+static const struct field f_mem[] = {
+	FLAG("known", snap, mem_known), U64("mem_total", snap, mem_total), U64("mem_available", snap, mem_available),
+	U64("cached", snap, cached), END
+};
+
+static const struct field f_swaps[] = {
+	U32("swaps", snap, swaps), U32("on zram", snap, swaps_zram, .check = check_swaps_zram), END
+};
+
+static const struct field f_dirty[] = {
+	U64("dirty_peak", snap, dirty_peak), U64("writeback_peak", snap, writeback_peak),
+	U64("dirty_thresh", snap, dirty_thresh), U64("dirty_bg_thresh", snap, dirty_bg_thresh),
+	U32("writeback_samples", snap, writeback_samples), END
+};
+
+static const struct field f_task[] = {
+	PID("pid", struct snap_task, pid), PID("tid", struct snap_task, tid), TEXT("comm", struct snap_task, comm),
+	TEXT("wchan", struct snap_task, wchan), U32("first", struct snap_task, first), U32("last", struct snap_task, last),
+	U32("samples", struct snap_task, samples), U64("stuck_ns", struct snap_task, stuck_ns),
+	FLAG("switches_known", struct snap_task, switches_known), U64("switches_first", struct snap_task, switches_first),
+	U64("switches_last", struct snap_task, switches_last), U32("throttled", struct snap_task, throttled), END
+};
+
+static const struct field f_probe[] = { { .name = "pid", .type = F_PID, .offset = 0, .size = sizeof(pid_t) }, END };
+
+static const struct field f_vtrace[] = {
+	PID("pid", struct snap_vtrace, pid), TEXT("service", struct snap_vtrace, service),
+	TEXT("segment", struct snap_vtrace, segment),
+	OPTIONAL(struct snap_vtrace, uid_known), /* whose: absent from snapshots recorded before it was said */
+	U32("uid", struct snap_vtrace, uid, .max = UINT32_MAX - 1), TEXT("user", struct snap_vtrace, user), END
+};
+
+static const struct field f_op[] = {
+	TEXT("name", struct snap_vtrace_op, name), FLAG("impossible", struct snap_vtrace_op, impossible),
+	U64("begins", struct snap_vtrace_op, begins), U64("completions", struct snap_vtrace_op, completions),
+	U64("service_ns", struct snap_vtrace_op, service_ns), U64("oldest_age_ns", struct snap_vtrace_op, oldest_age_ns),
+	U64("completions_before", struct snap_vtrace_op, completions_before),
+	U64("service_ns_before", struct snap_vtrace_op, service_ns_before), END
+};
+
+static const struct record r_vtrace[] = {
+	{ .key = "op", .fields = f_op, ARRAY(struct snap_vtrace, ops), .count_unsigned = true },
+	NO_RECORD
+};
+
+static const struct field f_cache_proc[] = {
+	PID("pid", struct snap_cache_proc, pid), TEXT("comm", struct snap_cache_proc, comm),
+	U64("memcg", struct snap_cache_proc, memcg), U64("accesses", struct snap_cache_proc, accesses),
+	U64("misses", struct snap_cache_proc, misses), U64("refaults", struct snap_cache_proc, refaults), END
+};
+
+static const struct field f_cache_file[] = {
+	U32("major", struct snap_cache_file, major), U32("minor", struct snap_cache_file, minor),
+	U64("ino", struct snap_cache_file, ino), U64("accesses", struct snap_cache_file, accesses),
+	U64("misses", struct snap_cache_file, misses), U64("refaults", struct snap_cache_file, refaults),
+	TEXT("name", struct snap_cache_file, name), END
+};
+
+static const struct field f_memcg[] = {
+	PID("pid", struct snap_memcg, pid), U64("id", struct snap_memcg, id), TEXT("path", struct snap_memcg, path),
+	SMALL("version", struct snap_memcg, version, 2), U64("max", struct snap_memcg, max),
+	U64("current", struct snap_memcg, current), U64("refaults", struct snap_memcg, refaults),
+	FLAG("at_limit", struct snap_memcg, at_limit), END
+};
+
+static const struct field f_container[] = {
+	PID("pid", struct snap_container, pid), TEXT("comm", struct snap_container, comm),
+	TEXT("runtime", struct snap_container, runtime, .check = check_runtime),
+	TEXT("id", struct snap_container, id, .check = check_container_id), TEXT("name", struct snap_container, name),
+	TEXT("pod", struct snap_container, pod), TEXT("namespace", struct snap_container, namespace_),
+	U32("uid", struct snap_container, uid, .max = UINT32_MAX - 1), TEXT("label", struct snap_container, label), END
+};
+
+static const struct field f_mount[] = {
+	TEXT("dir", struct snap_mount, dir), TEXT("type", struct snap_mount, type), TEXT("source", struct snap_mount, source),
+	SMALL("state", struct snap_mount, state, MOUNT_FAILED), FLAG("duplicate", struct snap_mount, duplicate),
+	U64("blocks", struct snap_mount, blocks), U64("bfree", struct snap_mount, bfree),
+	U64("bavail", struct snap_mount, bavail), U64("files", struct snap_mount, files),
+	U64("ffree", struct snap_mount, ffree), U64("favail", struct snap_mount, favail),
+	U64("frsize", struct snap_mount, frsize), FLAG("held", struct snap_mount, held),
+	PID("probe_pid", struct snap_mount, probe_pid), REAL("probe_seconds", struct snap_mount, probe_seconds),
+	REAL("probe_started", struct snap_mount, probe_started), TEXT("probe_asks", struct snap_mount, probe_asks), END
+};
+
+/* The lines of a snapshot, in the order they are written. */
+static const struct record records[] = {
+	{ .key = "seconds", .fields = f_seconds },
+	{ .key = "page_size", .fields = f_page_size },
+	{ .key = "samples", .fields = f_samples },
+	{ .key = "odirect_ebpf", .fields = f_odirect_ebpf },
+	{ .key = "cache_ebpf", .fields = f_cache_ebpf },
+	{ .key = "cache_files_known", .fields = f_cache_files_known },
+	{ .key = "cache_mechanism", .fields = f_cache_mechanism, .when = W_SET },
+	{ .key = "direct_file", .fields = f_direct_file, ARRAY(snap, direct_files) },
+	{ .key = "direct", .fields = f_direct, ARRAY(snap, direct) },
+	{ .key = "disk_seconds", .fields = f_disk_seconds },
+	{ .key = "disk", .fields = f_disk, ARRAY(snap, disks), .children = r_disk },
+	{ .key = "bio_known", .fields = f_bio_known },
+	{ .key = "bio_unattributed_bytes", .fields = f_bio_unattributed, .when = W_SET },
+	{ .key = "bio_mechanism", .fields = f_bio_mechanism, .when = W_SET },
+	{ .key = "bio_proc", .fields = f_bio_proc, ARRAY(snap, bio_procs) },
+	{ .key = "psi", .fields = f_psi, CHOICES("which", c_psi) },
+	{ .key = "rate", .fields = f_rate, ARRAY(snap, rates) },
+	{ .key = "vm", .fields = f_vm },
+	{ .key = "mem", .fields = f_mem },
+	{ .key = "swaps", .fields = f_swaps },
+	{ .key = "dirty", .fields = f_dirty },
+	{ .key = "task", .fields = f_task, ARRAY(snap, tasks) },
+	{ .key = "probe", .fields = f_probe, ARRAY(snap, probes) },
+	{ .key = "vtrace", .fields = f_vtrace, ARRAY(snap, vtrace), .children = r_vtrace },
+	{ .key = "cache_proc", .fields = f_cache_proc, ARRAY(snap, cache_procs) },
+	{ .key = "cache_file", .fields = f_cache_file, ARRAY(snap, cache_files) },
+	{ .key = "memcg", .fields = f_memcg, ARRAY(snap, memcgs) },
+	{ .key = "container", .fields = f_container, ARRAY(snap, containers) },
+	{ .key = "mount", .fields = f_mount, ARRAY(snap, mounts) },
+	NO_RECORD
+};
+
+/* ---- Freeing ------------------------------------------------------------------------------ */
+
+static size_t item_count(const struct record *r, const char *parent)
+{
+	return r->count_unsigned ? *(const unsigned *)(parent + r->count_offset)
+				 : *(const size_t *)(parent + r->count_offset);
+}
+
+static void free_arrays(const struct record *table, char *parent)
+{
+	for (const struct record *r = table; r->key; r++) {
+		char **array = (char **)(parent + r->array_offset);
+
+		if (!r->array)
+			continue;
+		if (r->children)
+			for (size_t i = 0; i < item_count(r, parent); i++)
+				free_arrays(r->children, *array + i * r->item_size);
+		free(*array);
+		*array = NULL;
+	}
+}
+
 void doctor_snapshot_free(struct doctor_snapshot *s)
 {
-	for (size_t i = 0; i < s->nvtrace; i++)
-		free(s->vtrace[i].ops);
-	free(s->direct_files);
-	free(s->direct);
-	free(s->disks);
-	free(s->rates);
-	free(s->bio_procs);
-	free(s->tasks);
-	free(s->probes);
-	free(s->vtrace);
-	free(s->cache_procs);
-	free(s->cache_files);
-	free(s->memcgs);
-	free(s->containers);
-	free(s->mounts);
+	free_arrays(records, (char *)s);
 	*s = (struct doctor_snapshot){0};
 }
 
@@ -63,227 +440,98 @@ static void put_real(FILE *f, double value)
 	fprintf(f, " %.17g", isfinite(value) ? value : -1.0);
 }
 
-static void put_disk_sample(FILE *f, const char *which, const struct disk_stats *d)
+static void put_value(FILE *f, const struct field *d, const char *at)
 {
-	fprintf(f, "disk_sample %s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n",
-		which, d->nfields, (unsigned long long)d->rd_ios, (unsigned long long)d->rd_merges,
-		(unsigned long long)d->rd_sectors, (unsigned long long)d->rd_ticks, (unsigned long long)d->wr_ios,
-		(unsigned long long)d->wr_merges, (unsigned long long)d->wr_sectors, (unsigned long long)d->wr_ticks,
-		(unsigned long long)d->in_flight, (unsigned long long)d->io_ticks, (unsigned long long)d->time_in_queue,
-		(unsigned long long)d->dc_ios, (unsigned long long)d->dc_merges, (unsigned long long)d->dc_sectors,
-		(unsigned long long)d->dc_ticks, (unsigned long long)d->fl_ios, (unsigned long long)d->fl_ticks);
+	switch (d->type) {
+	case F_U64:
+		fprintf(f, " %llu", (unsigned long long)*(const uint64_t *)at);
+		break;
+	case F_U32:
+	case F_REPEAT:
+		fprintf(f, " %u", *(const unsigned *)at);
+		break;
+	case F_FLAG:
+		fprintf(f, " %d", *(const bool *)at);
+		break;
+	case F_INT:
+	case F_SMALL:
+		fprintf(f, " %d", *(const int *)at);
+		break;
+	case F_PID:
+		fprintf(f, " %d", (int)*(const pid_t *)at);
+		break;
+	case F_REAL:
+		put_real(f, *(const double *)at);
+		break;
+	case F_TEXT:
+		put_text(f, at);
+		break;
+	case F_SIZE:
+		fprintf(f, " %zu", *(const size_t *)at);
+		break;
+	case F_OPTIONAL:
+		break;
+	}
 }
 
-static void put_latency(FILE *f, const char *which, const struct snap_latency *l)
+static void put_fields(FILE *f, const struct field *fields, const char *item)
 {
-	fprintf(f, "disk_latency %s %llu", which, (unsigned long long)l->count);
-	put_real(f, l->p50_ns);
-	put_real(f, l->p99_ns);
-	put_real(f, l->device_p50_ns);
-	put_real(f, l->device_p99_ns);
-	put_real(f, l->queue_p50_ns);
-	put_real(f, l->queue_p99_ns);
+	for (const struct field *d = fields; d->name; d++) {
+		const char *at = item + d->offset;
+
+		if (d->type == F_OPTIONAL && d->offset != NO_FLAG && !*(const bool *)at)
+			return;
+		put_value(f, d, at);
+		if (d->type == F_REPEAT)
+			for (unsigned k = 0; k < *(const unsigned *)at; k++)
+				for (const struct field *e = d->sub; e->name; e++)
+					put_value(f, e, item + e->offset + k * e->size);
+	}
+}
+
+static void put_line(FILE *f, const struct record *r, const char *which, const char *item)
+{
+	fputs(r->key, f);
+	if (which)
+		fprintf(f, " %s", which);
+	put_fields(f, r->fields, item);
 	fputc('\n', f);
+}
+
+/* Whether a W_SET record's first field says something. */
+static bool is_set(const struct field *d, const char *item)
+{
+	return d->type == F_TEXT ? item[d->offset] != '\0' : *(const uint64_t *)(item + d->offset) != 0;
+}
+
+static void put_records(FILE *f, const struct record *table, const char *parent)
+{
+	for (const struct record *r = table; r->key; r++) {
+		if ((r->when == W_FLAG && !*(const bool *)(parent + r->when_offset)) ||
+		    (r->when == W_SET && !is_set(r->fields, parent)))
+			continue;
+		if (r->array) {
+			const char *items = *(char *const *)(parent + r->array_offset);
+
+			for (size_t i = 0; i < item_count(r, parent); i++) {
+				put_line(f, r, NULL, items + i * r->item_size);
+				if (r->children)
+					put_records(f, r->children, items + i * r->item_size);
+			}
+		} else if (r->choices) {
+			for (const struct choice *c = r->choices; c->name; c++)
+				if (c->when == NO_FLAG || *(const bool *)(parent + c->when))
+					put_line(f, r, c->name, parent + c->offset);
+		} else {
+			put_line(f, r, NULL, parent);
+		}
+	}
 }
 
 int doctor_snapshot_write(const struct doctor_snapshot *s, FILE *f)
 {
-	const struct snap_psi *psi[3] = { &s->io_some, &s->io_full, &s->memory_some };
-	static const char *const psi_names[3] = { "io_some", "io_full", "memory_some" };
-
 	fprintf(f, "%s %d\n", SNAPSHOT_MAGIC, SNAPSHOT_VERSION);
-	fputs("seconds", f);
-	put_real(f, s->seconds);
-	fprintf(f, "\npage_size %llu\nsamples %u\nodirect_ebpf %d\ncache_ebpf %d\ncache_files_known %d\n",
-		(unsigned long long)s->page_size, s->samples, s->odirect_ebpf, s->cache_ebpf, s->cache_files_known);
-	if (s->cache_mechanism[0])
-		fprintf(f, "cache_mechanism %s\n", s->cache_mechanism);
-	for (size_t i = 0; i < s->ndirect_files; i++) {
-		const struct snap_direct_file *d = &s->direct_files[i];
-
-		fprintf(f, "direct_file %u %u %llu %d %d %llu %llu", d->major, d->minor, (unsigned long long)d->ino, d->block,
-			d->cache_known, (unsigned long long)d->cached_pages, (unsigned long long)d->file_pages);
-		put_text(f, d->path);
-		fputc('\n', f);
-	}
-	for (size_t i = 0; i < s->ndirect; i++) {
-		const struct snap_direct_process *p = &s->direct[i];
-
-		fprintf(f, "direct %d", (int)p->pid);
-		put_text(f, p->comm);
-		fprintf(f, " %d %u", p->first_fd, p->first_flags);
-		put_text(f, p->seen_by);
-		put_text(f, p->call);
-		put_real(f, p->first_seen_seconds);
-		fprintf(f, " %d %llu %llu", p->io_known, (unsigned long long)p->read_bytes, (unsigned long long)p->write_bytes);
-		put_real(f, p->rate_seconds);
-		fprintf(f, " %d %u", p->ended, p->nfiles);
-		for (unsigned k = 0; k < p->nfiles; k++)
-			fprintf(f, " %zu %llu", p->files[k], (unsigned long long)p->opens[k]);
-		if (p->bio_known)
-			fprintf(f, " %llu %llu %llu %llu %llu %llu %llu %llu", (unsigned long long)p->bio_read_requests,
-				(unsigned long long)p->bio_read_bytes, (unsigned long long)p->bio_write_requests,
-				(unsigned long long)p->bio_write_bytes, (unsigned long long)p->bio_read_unended_requests,
-				(unsigned long long)p->bio_read_unended_bytes, (unsigned long long)p->bio_write_unended_requests,
-				(unsigned long long)p->bio_write_unended_bytes);
-		fputc('\n', f);
-	}
-	fputs("disk_seconds", f);
-	put_real(f, s->disk_seconds);
-	put_real(f, s->disk_mid_seconds);
-	fputc('\n', f);
-	for (size_t i = 0; i < s->ndisks; i++) {
-		const struct snap_disk *d = &s->disks[i];
-
-		fputs("disk", f);
-		put_text(f, d->end.name);
-		fprintf(f, " %u %u %d\n", d->end.major, d->end.minor, d->mid_known);
-		put_disk_sample(f, "start", &d->start);
-		if (d->mid_known)
-			put_disk_sample(f, "mid", &d->mid);
-		put_disk_sample(f, "end", &d->end);
-		if (d->latency_known) {
-			put_latency(f, "window", &d->latency);
-			if (d->mid_known) {
-				put_latency(f, "first", &d->first);
-				put_latency(f, "second", &d->second);
-			}
-		}
-		if (d->capacity_known) {
-			fputs("disk_capacity", f);
-			put_real(f, d->capacity_qd1_read_ns);
-			put_real(f, d->capacity_qd1_write_ns);
-			put_real(f, d->capacity_pct);
-			fputc('\n', f);
-		}
-	}
-	fprintf(f, "bio_known %d\n", s->bio_known);
-	if (s->bio_unattributed_bytes)
-		fprintf(f, "bio_unattributed_bytes %llu\n", (unsigned long long)s->bio_unattributed_bytes);
-	if (s->bio_mechanism[0])
-		fprintf(f, "bio_mechanism %s\n", s->bio_mechanism);
-	for (size_t i = 0; i < s->nbio_procs; i++) {
-		const struct snap_bio_proc *b = &s->bio_procs[i];
-
-		fprintf(f, "bio_proc %d", (int)b->pid);
-		put_text(f, b->comm);
-		fprintf(f, " %d %llu %llu %u %u %d", b->kernel, (unsigned long long)b->requests, (unsigned long long)b->bytes,
-			b->disk_major, b->disk_minor, b->several_disks);
-		put_real(f, b->p50_ns);
-		put_real(f, b->p99_ns);
-		fputc('\n', f);
-	}
-	for (int k = 0; k < 3; k++)
-		fprintf(f, "psi %s %d %llu %llu\n", psi_names[k], psi[k]->known, (unsigned long long)psi[k]->start_us,
-			(unsigned long long)psi[k]->end_us);
-	for (size_t i = 0; i < s->nrates; i++) {
-		const struct snap_io_rate *r = &s->rates[i];
-
-		fprintf(f, "rate %d", (int)r->pid);
-		put_text(f, r->comm);
-		put_real(f, r->read_rate);
-		put_real(f, r->write_rate);
-		put_real(f, r->rchar_rate);
-		fputc('\n', f);
-	}
-	fprintf(f, "vm %d", s->vm_known);
-	for (int k = 0; k < 2; k++)
-		fprintf(f, " %llu %llu %llu %llu %llu", (unsigned long long)s->pswpin[k], (unsigned long long)s->pswpout[k],
-			(unsigned long long)s->pgpgin[k], (unsigned long long)s->pgpgout[k],
-			(unsigned long long)s->refault_file[k]);
-	fprintf(f, "\nmem %d %llu %llu %llu\n", s->mem_known, (unsigned long long)s->mem_total,
-		(unsigned long long)s->mem_available, (unsigned long long)s->cached);
-	fprintf(f, "swaps %u %u\n", s->swaps, s->swaps_zram);
-	fprintf(f, "dirty %llu %llu %llu %llu %u\n", (unsigned long long)s->dirty_peak, (unsigned long long)s->writeback_peak,
-		(unsigned long long)s->dirty_thresh, (unsigned long long)s->dirty_bg_thresh, s->writeback_samples);
-	for (size_t i = 0; i < s->ntasks; i++) {
-		const struct snap_task *t = &s->tasks[i];
-
-		fprintf(f, "task %d %d", (int)t->pid, (int)t->tid);
-		put_text(f, t->comm);
-		put_text(f, t->wchan);
-		fprintf(f, " %u %u %u %llu %d %llu %llu %u\n", t->first, t->last, t->samples, (unsigned long long)t->stuck_ns,
-			t->switches_known, (unsigned long long)t->switches_first, (unsigned long long)t->switches_last,
-			t->throttled);
-	}
-	for (size_t i = 0; i < s->nprobes; i++)
-		fprintf(f, "probe %d\n", (int)s->probes[i]);
-	for (size_t i = 0; i < s->nvtrace; i++) {
-		const struct snap_vtrace *v = &s->vtrace[i];
-
-		fprintf(f, "vtrace %d", (int)v->pid);
-		put_text(f, v->service);
-		put_text(f, v->segment);
-		if (v->uid_known) {
-			fprintf(f, " %u", (unsigned)v->uid);
-			put_text(f, v->user);
-		}
-		fputc('\n', f);
-		for (unsigned k = 0; k < v->nops; k++) {
-			const struct snap_vtrace_op *o = &v->ops[k];
-
-			fputs("op", f);
-			put_text(f, o->name);
-			fprintf(f, " %d %llu %llu %llu %llu %llu %llu\n", o->impossible, (unsigned long long)o->begins,
-				(unsigned long long)o->completions, (unsigned long long)o->service_ns,
-				(unsigned long long)o->oldest_age_ns, (unsigned long long)o->completions_before,
-				(unsigned long long)o->service_ns_before);
-		}
-	}
-	for (size_t i = 0; i < s->ncache_procs; i++) {
-		const struct snap_cache_proc *p = &s->cache_procs[i];
-
-		fprintf(f, "cache_proc %d", (int)p->pid);
-		put_text(f, p->comm);
-		fprintf(f, " %llu %llu %llu %llu\n", (unsigned long long)p->memcg, (unsigned long long)p->accesses,
-			(unsigned long long)p->misses, (unsigned long long)p->refaults);
-	}
-	for (size_t i = 0; i < s->ncache_files; i++) {
-		const struct snap_cache_file *c = &s->cache_files[i];
-
-		fprintf(f, "cache_file %u %u %llu %llu %llu %llu", c->major, c->minor, (unsigned long long)c->ino,
-			(unsigned long long)c->accesses, (unsigned long long)c->misses, (unsigned long long)c->refaults);
-		put_text(f, c->name);
-		fputc('\n', f);
-	}
-	for (size_t i = 0; i < s->nmemcgs; i++) {
-		const struct snap_memcg *m = &s->memcgs[i];
-
-		fprintf(f, "memcg %d %llu", (int)m->pid, (unsigned long long)m->id);
-		put_text(f, m->path);
-		fprintf(f, " %d %llu %llu %llu %d\n", m->version, (unsigned long long)m->max, (unsigned long long)m->current,
-			(unsigned long long)m->refaults, m->at_limit);
-	}
-	for (size_t i = 0; i < s->ncontainers; i++) {
-		const struct snap_container *c = &s->containers[i];
-
-		fprintf(f, "container %d", (int)c->pid);
-		put_text(f, c->comm);
-		put_text(f, c->runtime);
-		put_text(f, c->id);
-		put_text(f, c->name);
-		put_text(f, c->pod);
-		put_text(f, c->namespace_);
-		fprintf(f, " %u", (unsigned)c->uid);
-		put_text(f, c->label);
-		fputc('\n', f);
-	}
-	for (size_t i = 0; i < s->nmounts; i++) {
-		const struct snap_mount *m = &s->mounts[i];
-
-		fputs("mount", f);
-		put_text(f, m->dir);
-		put_text(f, m->type);
-		put_text(f, m->source);
-		fprintf(f, " %d %d %llu %llu %llu %llu %llu %llu %llu %d %d", (int)m->state, m->duplicate,
-			(unsigned long long)m->blocks, (unsigned long long)m->bfree, (unsigned long long)m->bavail,
-			(unsigned long long)m->files, (unsigned long long)m->ffree, (unsigned long long)m->favail,
-			(unsigned long long)m->frsize, m->held, (int)m->probe_pid);
-		put_real(f, m->probe_seconds);
-		put_real(f, m->probe_started);
-		put_text(f, m->probe_asks);
-		fputc('\n', f);
-	}
+	put_records(f, records, (const char *)s);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -292,6 +540,7 @@ int doctor_snapshot_write(const struct doctor_snapshot *s, FILE *f)
 struct parser {
 	struct span line;    /* what is left of the line */
 	unsigned number;     /* the line's */
+	unsigned version;    /* the file's format */
 	char *why;
 	size_t why_len;
 	bool failed;
@@ -458,405 +707,238 @@ static void *grow(struct parser *p, void **array, size_t *count, size_t size, co
 
 #define GROW(p, array, count, what) grow(p, (void **)&(array), &(count), sizeof(*(array)), what)
 
-static void parse_disk_sample(struct parser *p, struct doctor_snapshot *s)
+static void get_value(struct parser *p, const struct field *d, char *at)
 {
-	struct span which;
-	struct snap_disk *disk;
-	struct disk_stats *d;
-
-	if (!s->ndisks) {
-		fail(p, "disk_sample before any disk line");
-		return;
+	switch (d->type) {
+	case F_U64:
+		*(uint64_t *)at = d->max ? u64_max(p, d->name, d->max) : u64(p, d->name);
+		break;
+	case F_U32:
+	case F_REPEAT:
+		*(unsigned *)at = (unsigned)u64_max(p, d->name, d->max ? d->max : UINT32_MAX);
+		break;
+	case F_FLAG:
+		*(bool *)at = flag(p, d->name);
+		break;
+	case F_INT:
+		*(int *)at = integer(p, d->name);
+		break;
+	case F_SMALL:
+		*(int *)at = (int)u64_max(p, d->name, d->max);
+		break;
+	case F_PID:
+		*(pid_t *)at = pid_of(p, d->name);
+		break;
+	case F_REAL:
+		*(double *)at = real(p, d->name);
+		break;
+	case F_TEXT:
+		word_text(p, d->name, at, d->size);
+		break;
+	case F_SIZE:
+		*(size_t *)at = (size_t)u64_max(p, d->name, d->max);
+		break;
+	case F_OPTIONAL:
+		break;
 	}
-	disk = &s->disks[s->ndisks - 1];
-	if (!next(p, &which, "which sample"))
-		return;
-	if (span_equals(which, "start"))
-		d = &disk->start;
-	else if (span_equals(which, "mid"))
-		d = &disk->mid;
-	else if (span_equals(which, "end"))
-		d = &disk->end;
-	else {
-		fail(p, "disk_sample: start, mid or end");
-		return;
-	}
-	d->nfields = (unsigned)u64_max(p, "nfields", 64);
-	d->rd_ios = u64(p, "rd_ios");
-	d->rd_merges = u64(p, "rd_merges");
-	d->rd_sectors = u64(p, "rd_sectors");
-	d->rd_ticks = u64(p, "rd_ticks");
-	d->wr_ios = u64(p, "wr_ios");
-	d->wr_merges = u64(p, "wr_merges");
-	d->wr_sectors = u64(p, "wr_sectors");
-	d->wr_ticks = u64(p, "wr_ticks");
-	d->in_flight = u64(p, "in_flight");
-	d->io_ticks = u64(p, "io_ticks");
-	d->time_in_queue = u64(p, "time_in_queue");
-	d->dc_ios = u64(p, "dc_ios");
-	d->dc_merges = u64(p, "dc_merges");
-	d->dc_sectors = u64(p, "dc_sectors");
-	d->dc_ticks = u64(p, "dc_ticks");
-	d->fl_ios = u64(p, "fl_ios");
-	d->fl_ticks = u64(p, "fl_ticks");
-	/* (its name and numbers are the disk line's, copied to each sample by it) */
 }
 
-static void parse_disk_latency(struct parser *p, struct doctor_snapshot *s)
+static void get_fields(struct parser *p, const struct field *fields, char *item)
 {
-	struct span which;
-	struct snap_disk *disk;
-	struct snap_latency *l;
+	for (const struct field *d = fields; d->name && !p->failed; d++) {
+		char *at = item + d->offset;
 
-	if (!s->ndisks) {
-		fail(p, "disk_latency before any disk line");
-		return;
+		if (d->since > p->version)
+			continue; /* not in a file of that version: left 0 */
+		if (d->type == F_OPTIONAL) {
+			if (!more(p))
+				return;
+			if (d->offset != NO_FLAG)
+				*(bool *)at = true;
+			continue;
+		}
+		get_value(p, d, at);
+		if (d->type == F_REPEAT)
+			for (unsigned k = 0; k < *(unsigned *)at && !p->failed; k++)
+				for (const struct field *e = d->sub; e->name; e++)
+					get_value(p, e, item + e->offset + k * e->size);
+		if (d->check && !p->failed)
+			d->check(p, item);
 	}
-	disk = &s->disks[s->ndisks - 1];
-	if (!next(p, &which, "which span"))
-		return;
-	if (span_equals(which, "window"))
-		l = &disk->latency;
-	else if (span_equals(which, "first"))
-		l = &disk->first;
-	else if (span_equals(which, "second"))
-		l = &disk->second;
-	else {
-		fail(p, "disk_latency: window, first or second");
-		return;
+}
+
+/* The member of parent a choice word names, or NULL (said). */
+static char *choose(struct parser *p, const struct record *r, char *parent)
+{
+	char names[160] = "";
+	struct span word;
+
+	if (!next(p, &word, r->which))
+		return NULL;
+	for (const struct choice *c = r->choices; c->name; c++)
+		if (span_equals(word, c->name))
+			return parent + c->offset;
+	for (const struct choice *c = r->choices; c->name; c++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+			 c == r->choices ? "" : c[1].name ? ", " : " or ", c->name);
+	fail(p, "%s: %s", r->key, names);
+	return NULL;
+}
+
+static void get_record(struct parser *p, const struct record *r, char *parent)
+{
+	char *item = parent;
+
+	if (r->array) {
+		void **array = (void **)(parent + r->array_offset);
+
+		if (r->count_unsigned) {
+			size_t count = *(unsigned *)(parent + r->count_offset);
+
+			item = grow(p, array, &count, r->item_size, r->key);
+			*(unsigned *)(parent + r->count_offset) = (unsigned)count;
+		} else {
+			item = grow(p, array, (size_t *)(parent + r->count_offset), r->item_size, r->key);
+		}
+	} else if (r->choices) {
+		item = choose(p, r, parent);
 	}
-	disk->latency_known = true;
-	l->count = u64(p, "count");
-	l->p50_ns = real(p, "p50_ns");
-	l->p99_ns = real(p, "p99_ns");
-	l->device_p50_ns = real(p, "device_p50_ns");
-	l->device_p99_ns = real(p, "device_p99_ns");
-	l->queue_p50_ns = real(p, "queue_p50_ns");
-	l->queue_p99_ns = real(p, "queue_p99_ns");
-	if (!p->failed && (l->p50_ns < 0 || l->p99_ns < 0 || l->device_p50_ns < 0 || l->device_p99_ns < 0 ||
-			   l->queue_p50_ns < 0 || l->queue_p99_ns < 0))
-		fail(p, "disk_latency: a latency below 0");
+	if (!item)
+		return;
+	if (r->when == W_FLAG)
+		*(bool *)(parent + r->when_offset) = true;
+	get_fields(p, r->fields, item);
 }
 
 static void parse_line(struct parser *p, struct span key, struct doctor_snapshot *s)
 {
-	if (span_equals(key, "seconds")) {
-		s->seconds = real(p, "seconds");
-		if (!p->failed && (s->seconds < 0 || s->seconds > 86400))
-			fail(p, "seconds: from 0 to 86400");
-	} else if (span_equals(key, "page_size")) {
-		s->page_size = u64(p, "page_size");
-		if (!p->failed && (s->page_size < 512 || s->page_size > (1u << 24) || (s->page_size & (s->page_size - 1))))
-			fail(p, "page_size: a power of two from 512 to 16 MiB");
-	} else if (span_equals(key, "samples")) {
-		s->samples = (unsigned)u64_max(p, "samples", UINT32_MAX);
-	} else if (span_equals(key, "odirect_ebpf")) {
-		s->odirect_ebpf = flag(p, "odirect_ebpf");
-	} else if (span_equals(key, "cache_ebpf")) {
-		s->cache_ebpf = flag(p, "cache_ebpf");
-	} else if (span_equals(key, "cache_mechanism")) {
-		word_text(p, "cache_mechanism", s->cache_mechanism, sizeof(s->cache_mechanism));
-		if (!p->failed && strcmp(s->cache_mechanism, "tracepoints") && strcmp(s->cache_mechanism, "fentry") &&
-		    strcmp(s->cache_mechanism, "kprobes"))
-			fail(p, "cache_mechanism: tracepoints, fentry or kprobes");
-	} else if (span_equals(key, "cache_files_known")) {
-		s->cache_files_known = flag(p, "cache_files_known");
-	} else if (span_equals(key, "direct_file")) {
-		struct snap_direct_file *d = GROW(p, s->direct_files, s->ndirect_files, "direct_file");
-
-		if (!d)
+	for (const struct record *r = records; r->key; r++)
+		if (span_equals(key, r->key)) {
+			get_record(p, r, (char *)s);
 			return;
-		d->major = (unsigned)u64_max(p, "major", UINT32_MAX);
-		d->minor = (unsigned)u64_max(p, "minor", UINT32_MAX);
-		d->ino = u64(p, "ino");
-		d->block = flag(p, "block");
-		d->cache_known = flag(p, "cache_known");
-		d->cached_pages = u64(p, "cached_pages");
-		d->file_pages = u64(p, "file_pages");
-		word_text(p, "path", d->path, sizeof(d->path));
-	} else if (span_equals(key, "direct")) {
-		struct snap_direct_process *d = GROW(p, s->direct, s->ndirect, "direct");
-
-		if (!d)
-			return;
-		d->pid = pid_of(p, "pid");
-		word_text(p, "comm", d->comm, sizeof(d->comm));
-		d->first_fd = integer(p, "fd");
-		d->first_flags = (unsigned)u64_max(p, "flags", UINT32_MAX);
-		word_text(p, "seen_by", d->seen_by, sizeof(d->seen_by));
-		if (!p->failed && strcmp(d->seen_by, "fdinfo") && strcmp(d->seen_by, "ebpf"))
-			fail(p, "seen_by: fdinfo or ebpf");
-		word_text(p, "call", d->call, sizeof(d->call));
-		d->first_seen_seconds = real(p, "first_seen_seconds");
-		d->io_known = flag(p, "io_known");
-		d->read_bytes = u64(p, "read_bytes");
-		d->write_bytes = u64(p, "write_bytes");
-		d->rate_seconds = real(p, "rate_seconds");
-		d->ended = flag(p, "ended");
-		d->nfiles = (unsigned)u64_max(p, "files", SNAP_DIRECT_FILES);
-		for (unsigned k = 0; k < d->nfiles && !p->failed; k++) {
-			d->files[k] = (size_t)u64_max(p, "file", SNAPSHOT_MAX_ITEMS);
-			d->opens[k] = u64(p, "opens");
 		}
-		if (!p->failed && more(p)) { /* its block requests: absent from snapshots recorded before they were counted */
-			d->bio_known = true;
-			d->bio_read_requests = u64(p, "bio_read_requests");
-			d->bio_read_bytes = u64(p, "bio_read_bytes");
-			d->bio_write_requests = u64(p, "bio_write_requests");
-			d->bio_write_bytes = u64(p, "bio_write_bytes");
-			if (!p->failed && more(p)) { /* not seen ending: absent before they were counted */
-				d->bio_read_unended_requests = u64(p, "bio_read_unended_requests");
-				d->bio_read_unended_bytes = u64(p, "bio_read_unended_bytes");
-				d->bio_write_unended_requests = u64(p, "bio_write_unended_requests");
-				d->bio_write_unended_bytes = u64(p, "bio_write_unended_bytes");
+	/* lines about the last item of an array */
+	for (const struct record *r = records; r->key; r++)
+		for (const struct record *c = r->children; c && c->key; c++)
+			if (span_equals(key, c->key)) {
+				size_t count = item_count(r, (const char *)s);
+
+				if (!count) {
+					fail(p, "%s before any %s line", c->key, r->key);
+					return;
+				}
+				get_record(p, c, *(char **)((char *)s + r->array_offset) + (count - 1) * r->item_size);
+				return;
 			}
-		}
-	} else if (span_equals(key, "disk_seconds")) {
-		s->disk_seconds = real(p, "disk_seconds");
-		s->disk_mid_seconds = real(p, "disk_mid_seconds");
-	} else if (span_equals(key, "disk")) {
-		struct snap_disk *d = GROW(p, s->disks, s->ndisks, "disk");
+	fail(p, "unknown key '%.*s'", (int)(span_length(key) > 40 ? 40 : span_length(key)), key.start);
+}
 
-		if (!d)
-			return;
-		word_text(p, "name", d->end.name, sizeof(d->end.name));
-		d->end.major = (unsigned)u64_max(p, "major", UINT32_MAX);
-		d->end.minor = (unsigned)u64_max(p, "minor", UINT32_MAX);
-		d->mid_known = flag(p, "mid_known");
-		d->start = d->mid = d->end;
-	} else if (span_equals(key, "disk_sample")) {
-		parse_disk_sample(p, s);
-	} else if (span_equals(key, "disk_latency")) {
-		parse_disk_latency(p, s);
-	} else if (span_equals(key, "disk_capacity")) {
-		struct snap_disk *d = s->ndisks ? &s->disks[s->ndisks - 1] : NULL;
+/* ---- Checks of single fields -------------------------------------------------------------- */
 
-		if (!d) {
-			fail(p, "disk_capacity before any disk line");
-			return;
-		}
-		d->capacity_known = true;
-		d->capacity_qd1_read_ns = real(p, "capacity_qd1_read_ns");
-		d->capacity_qd1_write_ns = real(p, "capacity_qd1_write_ns");
-		d->capacity_pct = real(p, "capacity_pct");
-		/* -1: unknown, as written */
-		if (d->capacity_qd1_read_ns < 0)
-			d->capacity_qd1_read_ns = NAN;
-		if (d->capacity_qd1_write_ns < 0)
-			d->capacity_qd1_write_ns = NAN;
-		if (d->capacity_pct < 0)
-			d->capacity_pct = NAN;
-	} else if (span_equals(key, "bio_known")) {
-		s->bio_known = flag(p, "bio_known");
-	} else if (span_equals(key, "bio_unattributed_bytes")) {
-		s->bio_unattributed_bytes = u64(p, "bio_unattributed_bytes");
-	} else if (span_equals(key, "bio_mechanism")) {
-		word_text(p, "bio_mechanism", s->bio_mechanism, sizeof(s->bio_mechanism));
-		if (!p->failed && strcmp(s->bio_mechanism, "block_io_start") && strcmp(s->bio_mechanism, "block_getrq"))
-			fail(p, "bio_mechanism: block_io_start or block_getrq");
-	} else if (span_equals(key, "bio_proc")) {
-		struct snap_bio_proc *b = GROW(p, s->bio_procs, s->nbio_procs, "bio_proc");
+static void check_seconds(struct parser *p, void *item)
+{
+	const snap *s = item;
 
-		if (!b)
-			return;
-		b->pid = pid_of(p, "pid");
-		word_text(p, "comm", b->comm, sizeof(b->comm));
-		b->kernel = flag(p, "kernel");
-		b->requests = u64(p, "requests");
-		b->bytes = u64(p, "bytes");
-		b->disk_major = (unsigned)u64_max(p, "disk_major", UINT32_MAX);
-		b->disk_minor = (unsigned)u64_max(p, "disk_minor", UINT32_MAX);
-		b->several_disks = flag(p, "several_disks");
-		b->p50_ns = real(p, "p50_ns");
-		b->p99_ns = real(p, "p99_ns");
-		if (!p->failed && (b->p50_ns < 0 || b->p99_ns < 0))
-			fail(p, "bio_proc: a latency below 0");
-	} else if (span_equals(key, "psi")) {
-		struct span which;
-		struct snap_psi *psi = NULL;
+	if (s->seconds < 0 || s->seconds > 86400)
+		fail(p, "seconds: from 0 to 86400");
+}
 
-		if (!next(p, &which, "which"))
-			return;
-		psi = span_equals(which, "io_some") ? &s->io_some : span_equals(which, "io_full") ? &s->io_full
-			: span_equals(which, "memory_some") ? &s->memory_some : NULL;
-		if (!psi) {
-			fail(p, "psi: io_some, io_full or memory_some");
-			return;
-		}
-		psi->known = flag(p, "known");
-		psi->start_us = u64(p, "start_us");
-		psi->end_us = u64(p, "end_us");
-	} else if (span_equals(key, "rate")) {
-		struct snap_io_rate *r = GROW(p, s->rates, s->nrates, "rate");
+static void check_page_size(struct parser *p, void *item)
+{
+	const snap *s = item;
 
-		if (!r)
-			return;
-		r->pid = pid_of(p, "pid");
-		word_text(p, "comm", r->comm, sizeof(r->comm));
-		r->read_rate = real(p, "read_rate");
-		r->write_rate = real(p, "write_rate");
-		r->rchar_rate = real(p, "rchar_rate");
-	} else if (span_equals(key, "vm")) {
-		s->vm_known = flag(p, "known");
-		for (int k = 0; k < 2; k++) {
-			s->pswpin[k] = u64(p, "pswpin");
-			s->pswpout[k] = u64(p, "pswpout");
-			s->pgpgin[k] = u64(p, "pgpgin");
-			s->pgpgout[k] = u64(p, "pgpgout");
-			s->refault_file[k] = u64(p, "workingset_refault_file");
-		}
-	} else if (span_equals(key, "mem")) {
-		s->mem_known = flag(p, "known");
-		s->mem_total = u64(p, "mem_total");
-		s->mem_available = u64(p, "mem_available");
-		s->cached = u64(p, "cached");
-	} else if (span_equals(key, "swaps")) {
-		s->swaps = (unsigned)u64_max(p, "swaps", UINT32_MAX);
-		s->swaps_zram = (unsigned)u64_max(p, "on zram", s->swaps);
-	} else if (span_equals(key, "dirty")) {
-		s->dirty_peak = u64(p, "dirty_peak");
-		s->writeback_peak = u64(p, "writeback_peak");
-		s->dirty_thresh = u64(p, "dirty_thresh");
-		s->dirty_bg_thresh = u64(p, "dirty_bg_thresh");
-		s->writeback_samples = (unsigned)u64_max(p, "writeback_samples", UINT32_MAX);
-	} else if (span_equals(key, "task")) {
-		struct snap_task *t = GROW(p, s->tasks, s->ntasks, "task");
+	if (s->page_size < 512 || s->page_size > (1u << 24) || (s->page_size & (s->page_size - 1)))
+		fail(p, "page_size: a power of two from 512 to 16 MiB");
+}
 
-		if (!t)
-			return;
-		t->pid = pid_of(p, "pid");
-		t->tid = pid_of(p, "tid");
-		word_text(p, "comm", t->comm, sizeof(t->comm));
-		word_text(p, "wchan", t->wchan, sizeof(t->wchan));
-		t->first = (unsigned)u64_max(p, "first", UINT32_MAX);
-		t->last = (unsigned)u64_max(p, "last", UINT32_MAX);
-		t->samples = (unsigned)u64_max(p, "samples", UINT32_MAX);
-		t->stuck_ns = u64(p, "stuck_ns");
-		t->switches_known = flag(p, "switches_known");
-		t->switches_first = u64(p, "switches_first");
-		t->switches_last = u64(p, "switches_last");
-		t->throttled = (unsigned)u64_max(p, "throttled", UINT32_MAX);
-	} else if (span_equals(key, "probe")) {
-		pid_t *pid = GROW(p, s->probes, s->nprobes, "probe");
+static void check_cache_mechanism(struct parser *p, void *item)
+{
+	const snap *s = item;
 
-		if (pid)
-			*pid = pid_of(p, "pid");
-	} else if (span_equals(key, "vtrace")) {
-		struct snap_vtrace *v = GROW(p, s->vtrace, s->nvtrace, "vtrace");
+	if (strcmp(s->cache_mechanism, "tracepoints") && strcmp(s->cache_mechanism, "fentry") &&
+	    strcmp(s->cache_mechanism, "kprobes"))
+		fail(p, "cache_mechanism: tracepoints, fentry or kprobes");
+}
 
-		if (!v)
-			return;
-		v->pid = pid_of(p, "pid");
-		word_text(p, "service", v->service, sizeof(v->service));
-		word_text(p, "segment", v->segment, sizeof(v->segment));
-		if (!p->failed && more(p)) { /* whose: absent from snapshots recorded before it was said */
-			v->uid_known = true;
-			v->uid = (uint32_t)u64_max(p, "uid", UINT32_MAX - 1);
-			word_text(p, "user", v->user, sizeof(v->user));
-		}
-	} else if (span_equals(key, "op")) {
-		struct snap_vtrace *v = s->nvtrace ? &s->vtrace[s->nvtrace - 1] : NULL;
-		struct snap_vtrace_op *o;
-		size_t nops;
+static void check_seen_by(struct parser *p, void *item)
+{
+	const struct snap_direct_process *d = item;
 
-		if (!v) {
-			fail(p, "op before any vtrace line");
-			return;
-		}
-		nops = v->nops;
-		if (!(o = GROW(p, v->ops, nops, "op")))
-			return;
-		v->nops = (unsigned)nops;
-		word_text(p, "name", o->name, sizeof(o->name));
-		o->impossible = flag(p, "impossible");
-		o->begins = u64(p, "begins");
-		o->completions = u64(p, "completions");
-		o->service_ns = u64(p, "service_ns");
-		o->oldest_age_ns = u64(p, "oldest_age_ns");
-		o->completions_before = u64(p, "completions_before");
-		o->service_ns_before = u64(p, "service_ns_before");
-	} else if (span_equals(key, "cache_proc")) {
-		struct snap_cache_proc *c = GROW(p, s->cache_procs, s->ncache_procs, "cache_proc");
+	if (strcmp(d->seen_by, "fdinfo") && strcmp(d->seen_by, "ebpf"))
+		fail(p, "seen_by: fdinfo or ebpf");
+}
 
-		if (!c)
-			return;
-		c->pid = pid_of(p, "pid");
-		word_text(p, "comm", c->comm, sizeof(c->comm));
-		c->memcg = u64(p, "memcg");
-		c->accesses = u64(p, "accesses");
-		c->misses = u64(p, "misses");
-		c->refaults = u64(p, "refaults");
-	} else if (span_equals(key, "cache_file")) {
-		struct snap_cache_file *c = GROW(p, s->cache_files, s->ncache_files, "cache_file");
+static void copy_disk_names(struct parser *p, void *item)
+{
+	struct snap_disk *d = item;
 
-		if (!c)
-			return;
-		c->major = (unsigned)u64_max(p, "major", UINT32_MAX);
-		c->minor = (unsigned)u64_max(p, "minor", UINT32_MAX);
-		c->ino = u64(p, "ino");
-		c->accesses = u64(p, "accesses");
-		c->misses = u64(p, "misses");
-		c->refaults = u64(p, "refaults");
-		word_text(p, "name", c->name, sizeof(c->name));
-	} else if (span_equals(key, "memcg")) {
-		struct snap_memcg *m = GROW(p, s->memcgs, s->nmemcgs, "memcg");
+	(void)p;
+	d->start = d->mid = d->end;
+}
 
-		if (!m)
-			return;
-		m->pid = pid_of(p, "pid");
-		m->id = u64(p, "id");
-		word_text(p, "path", m->path, sizeof(m->path));
-		m->version = (int)u64_max(p, "version", 2);
-		m->max = u64(p, "max");
-		m->current = u64(p, "current");
-		m->refaults = u64(p, "refaults");
-		m->at_limit = flag(p, "at_limit");
-	} else if (span_equals(key, "container")) {
-		struct snap_container *c = GROW(p, s->containers, s->ncontainers, "container");
-		bool runtime_known = false;
+static void check_latencies(struct parser *p, void *item)
+{
+	const struct snap_latency *l = item;
 
-		if (!c)
-			return;
-		c->pid = pid_of(p, "pid");
-		word_text(p, "comm", c->comm, sizeof(c->comm));
-		word_text(p, "runtime", c->runtime, sizeof(c->runtime));
-		for (int r = 1; r < CONTAINER_RUNTIMES; r++)
-			runtime_known |= !strcmp(c->runtime, container_runtime_names[r]);
-		if (!p->failed && !runtime_known)
-			fail(p, "runtime: not one of docker, podman, containerd, cri-o, kubernetes, machine, lxc");
-		word_text(p, "id", c->id, sizeof(c->id));
-		if (!p->failed && c->id[0] && !container_id_valid(c->id, strlen(c->id)))
-			fail(p, "id: not 64 hex digits");
-		word_text(p, "name", c->name, sizeof(c->name));
-		word_text(p, "pod", c->pod, sizeof(c->pod));
-		word_text(p, "namespace", c->namespace_, sizeof(c->namespace_));
-		c->uid = (uint32_t)u64_max(p, "uid", UINT32_MAX - 1);
-		word_text(p, "label", c->label, sizeof(c->label));
-	} else if (span_equals(key, "mount")) {
-		struct snap_mount *m = GROW(p, s->mounts, s->nmounts, "mount");
+	if (l->p50_ns < 0 || l->p99_ns < 0 || l->device_p50_ns < 0 || l->device_p99_ns < 0 || l->queue_p50_ns < 0 ||
+	    l->queue_p99_ns < 0)
+		fail(p, "disk_latency: a latency below 0");
+}
 
-		if (!m)
-			return;
-		word_text(p, "dir", m->dir, sizeof(m->dir));
-		word_text(p, "type", m->type, sizeof(m->type));
-		word_text(p, "source", m->source, sizeof(m->source));
-		m->state = (enum snap_mount_state)u64_max(p, "state", MOUNT_FAILED);
-		m->duplicate = flag(p, "duplicate");
-		m->blocks = u64(p, "blocks");
-		m->bfree = u64(p, "bfree");
-		m->bavail = u64(p, "bavail");
-		m->files = u64(p, "files");
-		m->ffree = u64(p, "ffree");
-		m->favail = u64(p, "favail");
-		m->frsize = u64(p, "frsize");
-		m->held = flag(p, "held");
-		m->probe_pid = pid_of(p, "probe_pid");
-		m->probe_seconds = real(p, "probe_seconds");
-		m->probe_started = real(p, "probe_started");
-		word_text(p, "probe_asks", m->probe_asks, sizeof(m->probe_asks));
-	} else {
-		fail(p, "unknown key '%.*s'", (int)(span_length(key) > 40 ? 40 : span_length(key)), key.start);
-	}
+static void capacity_unknown(struct parser *p, void *item)
+{
+	struct snap_disk *d = item;
+
+	(void)p;
+	if (d->capacity_qd1_read_ns < 0)
+		d->capacity_qd1_read_ns = NAN;
+	if (d->capacity_qd1_write_ns < 0)
+		d->capacity_qd1_write_ns = NAN;
+	if (d->capacity_pct < 0)
+		d->capacity_pct = NAN;
+}
+
+static void check_bio_mechanism(struct parser *p, void *item)
+{
+	const snap *s = item;
+
+	if (strcmp(s->bio_mechanism, "block_io_start") && strcmp(s->bio_mechanism, "block_getrq"))
+		fail(p, "bio_mechanism: block_io_start or block_getrq");
+}
+
+static void check_bio_proc_latencies(struct parser *p, void *item)
+{
+	const struct snap_bio_proc *b = item;
+
+	if (b->p50_ns < 0 || b->p99_ns < 0)
+		fail(p, "bio_proc: a latency below 0");
+}
+
+static void check_swaps_zram(struct parser *p, void *item)
+{
+	const snap *s = item;
+
+	if (s->swaps_zram > s->swaps)
+		fail(p, "on zram: %u is more than %u", s->swaps_zram, s->swaps);
+}
+
+static void check_runtime(struct parser *p, void *item)
+{
+	const struct snap_container *c = item;
+	bool known = false;
+
+	for (int r = 1; r < CONTAINER_RUNTIMES; r++)
+		known |= !strcmp(c->runtime, container_runtime_names[r]);
+	if (!known)
+		fail(p, "runtime: not one of docker, podman, containerd, cri-o, kubernetes, machine, lxc");
+}
+
+static void check_container_id(struct parser *p, void *item)
+{
+	const struct snap_container *c = item;
+
+	if (c->id[0] && !container_id_valid(c->id, strlen(c->id)))
+		fail(p, "id: not 64 hex digits");
 }
 
 /* What the lines cannot say alone: indexes in range, the page size there. */
@@ -896,17 +978,15 @@ int doctor_snapshot_parse(const char *text, size_t len, struct doctor_snapshot *
 		p.line = line;
 		procfs_next_word(&p.line, &key);
 		if (!header) {
-			uint64_t version;
-
 			if (!span_equals(key, SNAPSHOT_MAGIC)) {
 				fail(&p, "not a doctor snapshot (the first line is not '%s %d')", SNAPSHOT_MAGIC,
 				     SNAPSHOT_VERSION);
 				break;
 			}
-			version = u64(&p, "version");
-			if (!p.failed && version != SNAPSHOT_VERSION)
-				fail(&p, "version %llu: this doctor reads version %d", (unsigned long long)version,
-				     SNAPSHOT_VERSION);
+			/* Its format's version: those before it were all named, and version 1 said nothing. */
+			p.version = more(&p) ? (unsigned)u64_max(&p, "version", UINT32_MAX) : 1;
+			if (!p.failed && (p.version < 1 || p.version > SNAPSHOT_VERSION))
+				fail(&p, "version %u: this doctor reads up to version %d", p.version, SNAPSHOT_VERSION);
 			header = true;
 		} else {
 			parse_line(&p, key, out);

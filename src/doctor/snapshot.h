@@ -234,11 +234,13 @@ struct doctor_snapshot {
 void doctor_snapshot_free(struct doctor_snapshot *s);
 
 /*
- * A snapshot as text (doctor --record, --replay): a line "iolens-doctor-snapshot 1", then
+ * A snapshot as text (doctor --record, --replay): a line "iolens-doctor-snapshot VERSION" (the
+ * format's: older ones read, none meaning 1; later ones refused), then
  * one line per value or item, "KEY FIELD...", fields separated by one space; a text field
  * has its spaces, backslashes, control characters and bytes above 0x7e as \xNN, and is "-"
  * when empty (a "-" itself is \x2d). Lines starting with '#' and blank lines say nothing.
- * Described in iolens-doctor(1), FILES.
+ * Described in iolens-doctor(1), FILES. Its lines and fields are the table `records` in
+ * snapshot.c, from which the writer and the parser are both made.
  */
 int doctor_snapshot_write(const struct doctor_snapshot *s, FILE *stream);
 /* The snapshot in text: 0, or -1 with why ("LINE: what is wrong"); out is freed on failure. */

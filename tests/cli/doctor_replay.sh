@@ -47,6 +47,15 @@ else
 	skip "a live recording needs root"
 fi
 
+# ---- Older formats: a snapshot whose header names no version (version 1) judged as the same ---------
+
+sed 's/^\(iolens-doctor-snapshot\) 1$/\1/' "$T/fixtures/swap-out/snapshot" >"$T/unversioned.snap"
+check "the unversioned copy's header has no version" grep -qx iolens-doctor-snapshot "$T/unversioned.snap"
+chmod a+r "$T/unversioned.snap"
+run env TZ=UTC "${as_nobody[@]}" "$IOLENS" doctor --no-config --json --replay "$T/unversioned.snap"
+got=$(printf 'exit %s\n%s\n' "$RC" "$(summary <<<"$OUT")")
+check_eq "a snapshot without a version: read as version 1, the same findings" "$(cat "$T/fixtures/swap-out/expected")" "$got"
+
 # ---- Bad snapshots: a clear message and exit 2, never a crash ----------------------------------------
 
 bad() { # bad NAME TEXT MESSAGE-PATTERN
@@ -57,7 +66,7 @@ bad() { # bad NAME TEXT MESSAGE-PATTERN
 }
 bad "that is not one" 'hello\n' "bad.snap: line 1: not a doctor snapshot"
 bad "that is empty" '' "empty: not a doctor snapshot"
-bad "of a later version" 'iolens-doctor-snapshot 9\n' "line 1: version 9"
+bad "of a later version" 'iolens-doctor-snapshot 9\n' "line 1: version 9: this doctor reads up to version "
 bad "with an unknown key" 'iolens-doctor-snapshot 1\npage_size 4096\nfrobs 3\n' "line 3: unknown key 'frobs'"
 bad "with a field missing" 'iolens-doctor-snapshot 1\npage_size 4096\nmem 1 2\n' "line 3: mem_available missing"
 bad "with a field too many" 'iolens-doctor-snapshot 1\npage_size 4096 7\n' "line 2: more fields"

@@ -153,6 +153,36 @@ static void test_refused(void **state)
 	(void)state;
 }
 
+/* The format's version: a header without one is version 1 (read as the same snapshot); a later one is refused. */
+static void test_versions(void **state)
+{
+	const char *v1 = "iolens-doctor-snapshot 1\npage_size 4096\nswaps 2 1\n",
+		   *unversioned = "iolens-doctor-snapshot\npage_size 4096\nswaps 2 1\n",
+		   *later = "iolens-doctor-snapshot 99\npage_size 4096\n", *zero = "iolens-doctor-snapshot 0\n";
+	struct doctor_snapshot s;
+	char why[256], *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_int_equal(doctor_snapshot_parse(unversioned, strlen(unversioned), &s, why, sizeof(why)), 0);
+	assert_int_equal(s.swaps, 2);
+	assert_int_equal(s.swaps_zram, 1);
+	f = open_memstream(&text, &len);
+	assert_int_equal(doctor_snapshot_write(&s, f), 0);
+	fclose(f);
+	assert_int_equal(strncmp(text, "iolens-doctor-snapshot ", 23), 0);
+	assert_non_null(strstr(text, "\nswaps 2 1\n"));
+	doctor_snapshot_free(&s);
+	free(text);
+	assert_int_equal(doctor_snapshot_parse(v1, strlen(v1), &s, why, sizeof(why)), 0);
+	doctor_snapshot_free(&s);
+	assert_int_equal(doctor_snapshot_parse(later, strlen(later), &s, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "line 1: version 99: this doctor reads up to version "));
+	assert_int_equal(doctor_snapshot_parse(zero, strlen(zero), &s, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "line 1: version 0"));
+	(void)state;
+}
+
 /* iolens-doctor(1)'s RULES, as the table makes them: each rule's name and paragraph, in its order. */
 static char *man_rules(void)
 {
@@ -213,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_thresholds),
 		cmocka_unit_test(test_written_reads_back),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_man_page),
 	};
 
