@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bench/stat-cpu.sh's floor: the least a monitor does per sample (sleep, pread each file whole, print one line), to tell iolens's own cost from the kernel's. */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vtrace-overhead.c: what a vtrace_begin+vtrace_end pair costs beyond its two clock reads, on one thread and on N, against a mutex-protected counter. */
 #include <errno.h>
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vtrace.h: libvtrace, always-on per-operation statistics that a server keeps in shared memory for tools to read. */
 #ifndef VTRACE_H
 #define VTRACE_H

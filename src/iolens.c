@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iolens.c: main(): the subcommand table, and argv[0] dispatch (a link named pcstat runs `iolens pcstat`). */
 #include <libgen.h>
 #include <errno.h>

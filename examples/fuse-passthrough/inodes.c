@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* inodes.c: the inodes the kernel knows, each an O_PATH descriptor keyed by st_dev and st_ino, freed when forgotten. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* main.c: fuse-passthrough, a libfuse3 low-level passthrough filesystem that counts every request with libvtrace. */
 #include <errno.h>
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ops.c: the low-level FUSE requests, each done on the source tree and bracketed by vtrace_begin and vtrace_end. */
 #include <dirent.h>
 #include <errno.h>

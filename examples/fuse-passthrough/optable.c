@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* optable.c: the ops fuse-passthrough traces, named and numbered as <linux/fuse.h> names them. */
 #include <linux/fuse.h>
 #include <strings.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* passthrough.h: what the parts of fuse-passthrough share: its state, its inode table and its traced ops. */
 #ifndef FUSE_PASSTHROUGH_H
 #define FUSE_PASSTHROUGH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* histogram.c: the log-linear latency buckets of libvtrace: exact below 128 ns, 64 per power of two above. */
 #include "layout.h"
 #include "quantile.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layout.h: the bytes of a vtrace segment, version 1, shared by the writer and the reader (not public). */
 #ifndef VTRACE_LAYOUT_H
 #define VTRACE_LAYOUT_H

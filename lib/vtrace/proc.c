@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proc.c: a process's start time and state from /proc/PID/stat, read carefully (the command name may hold anything), and a segment's lock. */
 #include "proc.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proc.h: a process's start time from /proc/PID/stat, which tells a live writer from a reused pid. */
 #ifndef VTRACE_PROC_H
 #define VTRACE_PROC_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* quantile.h: the value at a quantile of counts in buckets, interpolated within its bucket: the one function that gives every percentile of libvtrace's histograms and of biotop's (not public: iolens links libvtrace.a). */
 #ifndef VTRACE_QUANTILE_H
 #define VTRACE_QUANTILE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reader.c: the tool side of libvtrace: checks a segment, trusting nothing in it, and reads consistent snapshots. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* writer.c: the server side of libvtrace: creates the segment, and counts each request in the calling thread's shard. */
 #include <errno.h>
 #include <fcntl.h>

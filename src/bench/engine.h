@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* engine.h: one benchmark run: jobs doing psync or io_uring I/O on one file, timed into log-linear histograms. */
 #ifndef IOLENS_BENCH_ENGINE_H
 #define IOLENS_BENCH_ENGINE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* profile.h: whether two bench results differ beyond their spread (--compare); the results: collect/bench_result.h. */
 #ifndef IOLENS_BENCH_PROFILE_H
 #define IOLENS_BENCH_PROFILE_H

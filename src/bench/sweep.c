@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sweep.c: what iolens bench computes apart from the I/O: block-size lists, durations, the knee, the latency target, the SVG chart. */
 #include <errno.h>
 #include <math.h>

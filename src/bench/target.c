@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* target.c: the file or block device a benchmark runs on: made and laid out, checked for safety, removed after. */
 #include <blkid.h>
 #include <errno.h>

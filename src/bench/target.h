@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* target.h: the file or block device a benchmark runs on: made and laid out, checked for safety, removed after. */
 #ifndef IOLENS_BENCH_TARGET_H
 #define IOLENS_BENCH_TARGET_H

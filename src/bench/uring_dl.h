@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * uring_dl.h: liburing for bench's io_uring engine, opened with dlopen when a run uses it (see
  * common/dl.h), not linked: no other subcommand loads it.

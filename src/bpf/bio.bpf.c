@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bio.bpf.c: block I/O per process and per cgroup (each request charged to the process that submitted it, counted as it completes, with its latency) and latency histograms per disk, from the block tracepoints. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>

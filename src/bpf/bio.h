@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bio.h: what bio.bpf.c counts of block I/O per process, shared by the eBPF program and the collector that reads it. */
 #ifndef IOLENS_BPF_BIO_H
 #define IOLENS_BPF_BIO_H

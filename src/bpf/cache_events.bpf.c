@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cache_events.bpf.c: pages added to and removed from the page cache, counted per cpu from the filemap tracepoints. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>

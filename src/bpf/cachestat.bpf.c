@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cachestat.bpf.c: page-cache accesses, misses, dirties, evictions and refaults, system-wide, per process and per file, from stable tracepoints. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>

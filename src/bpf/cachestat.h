@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cachestat.h: what cachestat.bpf.c counts, shared by the eBPF program and the collector that reads it. */
 #ifndef IOLENS_BPF_CACHESTAT_H
 #define IOLENS_BPF_CACHESTAT_H

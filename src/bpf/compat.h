@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * compat.h: what a program built with IOLENS_BPF_COMPAT does instead, for kernels before 5.11
  * (the collector tells from the BTF: no task storage there, ebpf_compat). Those have no task

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* folio.h: what the page-cache programs read of a folio and its file, through BTF (no tracefs needed). */
 #ifndef IOLENS_BPF_FOLIO_H
 #define IOLENS_BPF_FOLIO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* odirect.bpf.c: files opened with O_DIRECT (open, openat, openat2, io_uring's openat) or given it by fcntl(F_SETFL), as it happens, from the raw syscall and io_uring tracepoints. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>

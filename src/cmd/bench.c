@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bench.c: iolens bench: disk throughput, IOPS and latency, block-size and queue-depth sweeps with the knee, the page cache's effect. */
 #include <errno.h>
 #include <fcntl.h>

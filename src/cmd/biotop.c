@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* biotop.c: iolens biotop: block I/O per process (or per cgroup) and disk, with its latency percentiles, as bcc's biotop (full screen on a tty). */
 #include <errno.h>
 #include <limits.h>

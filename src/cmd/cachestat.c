@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cachestat.c: iolens cachestat: page-cache hits, misses, dirties and evictions system-wide, each interval, as bcc's cachestat. */
 #include <errno.h>
 #include <signal.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cachestat_common.c: what cachestat, cachetop and biotop share: options, the counting mode (eBPF or /proc), a process's container. */
 #include "cmd/cachestat_common.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cachetop.c: iolens cachetop: page-cache hits, misses and dirties per process, file or cgroup, as bcc's cachetop (full screen on a tty). */
 #include <dirent.h>
 #include <errno.h>

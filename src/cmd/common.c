@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* common.c: options and messages shared by the commands that look at files. */
 #include "cmd/common.h"
 

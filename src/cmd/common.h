@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* common.h: what the commands share: their entry points (the command table), --help and --version; and what the file commands (pcstat, evict, warm) share: walk options, messages, the file table. */
 #ifndef IOLENS_CMD_COMMON_H
 #define IOLENS_CMD_COMMON_H

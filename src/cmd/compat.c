@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* compat.c: links named after the peer tools take their flags: classic pcstat's flags (one dash or two) and its outputs. */
 #include <errno.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* compat.h: links named after the peer tools (pcstat, vmtouch, fincore, iostat) that take those tools' own flags. */
 #ifndef IOLENS_CMD_COMPAT_H
 #define IOLENS_CMD_COMPAT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* curses_dl.c: ncurses for cachetop's full screen, opened when it draws one (curses_dl.h). */
 #define CURSES_DL_NO_REDIRECT
 #include "cmd/curses_dl.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * curses_dl.h: ncurses for cachetop's full screen, opened with dlopen when it draws one (see
  * common/dl.h), not linked: piped cachetop and every other subcommand start without loading it.

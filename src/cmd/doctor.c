@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* doctor.c: iolens doctor: the I/O diagnosis a person would make: a snapshot of the machine over a window of seconds, judged by rules (src/doctor/rules), the findings written as text or JSON. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* evict.c: iolens evict: write back, drop from the page cache, and report what really left and what stayed. */
 #include <errno.h>
 #include <fcntl.h>

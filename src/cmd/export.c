@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* export.c: iolens export: what iolens measures, as Prometheus metrics over HTTP (libmicrohttpd). */
 #include <errno.h>
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* export.h: the metric families of iolens export that node_exporter and the Prometheus client libraries also have, under iolens's names: filesystems, vmstat, the exporter's own process. */
 #ifndef IOLENS_CMD_EXPORT_H
 #define IOLENS_CMD_EXPORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* export_system.c: iolens export's filesystem, vmstat and process_* metrics: what node_exporter and client_golang publish, from iolens's collectors. */
 #include "cmd/export.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fincore.c: a link named fincore takes util-linux fincore's options and columns, with fincore's meanings (PAGES is resident pages there). */
 #include <errno.h>
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iostat.c: the iostat link: sysstat iostat's options, reports and JSON, from the collectors stat uses. */
 #include <ctype.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pcstat.c: iolens pcstat: how much of each file is in the page cache, and where. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* stat.c: iolens stat: a dstat-compatible live monitor with iostat -x, pressure, page cache and libvtrace columns. */
 #include <errno.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* stat.h: what iolens stat's options and its column groups share: the groups a run shows, and how each computes. */
 #ifndef IOLENS_CMD_STAT_H
 #define IOLENS_CMD_STAT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* stat_groups.c: iolens stat's column groups: dstat's plugins, iostat -x, pressure and the page cache, from two samples. */
 #include <errno.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* top_screen.c: the full screen of cachetop and biotop: their plain lines drawn by ncurses (opened with dlopen), keys to sort and quit. */
 #include <curses.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* top_screen.h: the full screen cachetop and biotop share (ncurses through curses_dl): the lines plain output prints, placed, and the keys that sort them. */
 #ifndef IOLENS_CMD_TOP_SCREEN_H
 #define IOLENS_CMD_TOP_SCREEN_H

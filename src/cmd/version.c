@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* version.c: iolens version [--features]: the version, and how each eBPF feature counts on this kernel. */
 #include <errno.h>
 #include <stdio.h>

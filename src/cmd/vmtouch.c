@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vmtouch.c: a link named vmtouch takes vmtouch's flags (-t -e -l -L -v -q -m -p -i -I -b -0 -f -F -h), walks as it walks and prints its summary and warnings. */
 #include <dirent.h>
 #include <errno.h>

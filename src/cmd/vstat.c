@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vstat.c: iolens vstat: per-operation rates, latency and %util of servers instrumented with libvtrace. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* warm.c: iolens warm: read into the page cache only what is not there yet, verify, and optionally lock it. */
 #include <errno.h>
 #include <fcntl.h>

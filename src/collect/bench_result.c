@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bench_result.c: bench's JSON documents read back with json-c (--compare, the capacity store), every field checked. */
 #include "collect/bench_result.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bench_result.h: bench's JSON read back (--compare, --show-capacity, the capacity store): its cases by name. */
 #ifndef IOLENS_COLLECT_BENCH_RESULT_H
 #define IOLENS_COLLECT_BENCH_RESULT_H

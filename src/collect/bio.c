@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bio.c: loads bio.bpf.c through its generated skeleton, and reads its counts of block I/O per process and per cgroup, with their latencies, and its latency histograms per disk. */
 #include "collect/bio.h"
 #include "collect/ebpf.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bio.h: block I/O per process since the counting began, each request charged to the process that submitted it, and latency histograms per disk (eBPF on the block tracepoints). */
 #ifndef IOLENS_BIO_H
 #define IOLENS_BIO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * bpf_dl.h: libbpf for the eBPF collectors, opened with dlopen by ebpf_init (see common/dl.h),
  * not linked: pcstat and the others that never load a program do not load libbpf, libelf

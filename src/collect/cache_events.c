@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cache_events.c: loads cache_events.bpf.c through its generated skeleton, and sums its per-cpu counters. */
 #include "collect/cache_events.h"
 #include "collect/ebpf.h"

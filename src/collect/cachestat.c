@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cachestat.c: loads cachestat.bpf.c through its skeleton, and reads its totals, processes and files. */
 #include "collect/cachestat.h"
 #include "collect/ebpf.h"

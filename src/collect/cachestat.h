@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cachestat.h: page-cache accesses, misses, dirties and evictions from eBPF, system-wide, per process and per file. */
 #ifndef IOLENS_CACHESTAT_H
 #define IOLENS_CACHESTAT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* capacity.c: a disk's capacity file: its identity from sysfs (WWN, serial, or model and size), written atomically, read back; the share of it a load uses. */
 #include "collect/capacity.h"
 

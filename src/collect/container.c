@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* container.c: a process's or cgroup's container: its path parsed, its owner checked, its name looked up once in the runtime's files on the host (docker, podman, nerdctl, the kubelet's logs), where the runtime's configuration puts them, and remembered. */
 #include "collect/container.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* container.h: the container a process or cgroup belongs to (docker, podman, containerd, CRI-O, Kubernetes, systemd-nspawn, LXC), recognised from its cgroup path and named from the runtimes' files on the host, asking no daemon. */
 #ifndef IOLENS_COLLECT_CONTAINER_H
 #define IOLENS_COLLECT_CONTAINER_H

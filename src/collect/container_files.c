@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* container_files.c: the runtimes' own files that name their containers (docker's config.v2.json, podman's containers.json, the kubelet's log directories) and that say where those are (docker's daemon.json, the directories the configurations name), parsed as the untrusted text they may be. */
 #include "collect/container.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* container_path.c: which container a cgroup path names, as each runtime names its cgroups on v1 and v2, and the lines of a /proc/PID/cgroup someone may have shaped. */
 #include "collect/container.h"
 

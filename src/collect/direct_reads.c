@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* direct_reads.c: what processes holding an O_DIRECT descriptor read from storage, from /proc: pages pgpgin counts that no cache took. */
 #include "collect/direct_reads.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* diskstats.c: parses /proc/diskstats, asks sysfs how the devices stack, and computes iostat -x's figures from two samples. */
 #include "collect/diskstats.h"
 

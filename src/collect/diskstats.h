@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* diskstats.h: block device counters from /proc/diskstats, how devices stack (sysfs), and iostat -x's figures from two samples. */
 #ifndef IOLENS_DISKSTATS_H
 #define IOLENS_DISKSTATS_H

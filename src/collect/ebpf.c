@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ebpf.c: what the eBPF collectors share: libbpf kept quiet, and why a program cannot count here, in words a user can act on. */
 #include "collect/ebpf.h"
 

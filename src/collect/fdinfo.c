@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fdinfo.c: parses /proc/PID/fdinfo/N: "pos:", "flags:" (octal), "mnt_id:", "ino:" lines; others are passed over. */
 #include "collect/fdinfo.h"
 

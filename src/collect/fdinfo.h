@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fdinfo.h: /proc/PID/fdinfo/N, how a process has a file open (its flags tell O_DIRECT, O_RDWR ...). */
 #ifndef IOLENS_FDINFO_H
 #define IOLENS_FDINFO_H

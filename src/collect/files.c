@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* files.c: walks paths and trees with openat and d_type, so a file costs one open and one fstat. */
 #include "collect/files.h"
 

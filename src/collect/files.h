@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* files.h: the files a command looks at: paths, directory trees, or what a process has open or mapped. */
 #ifndef IOLENS_FILES_H
 #define IOLENS_FILES_H

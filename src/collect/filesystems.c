@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* filesystems.c: the mounted filesystems' usage as df counts it, asked in a child process (common/bounded.c) so that a hung mount is said, never waited on. */
 #include "collect/filesystems.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* inode_names.c: a path for a (device, inode) that eBPF counted (cachetop --files, doctor), found by a child process in the background. */
 #include "collect/inode_names.h"
 

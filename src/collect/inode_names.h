@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* inode_names.h: a path for a (device, inode) that eBPF counted, looked for in the background by a child process. */
 #ifndef IOLENS_COLLECT_INODE_NAMES_H
 #define IOLENS_COLLECT_INODE_NAMES_H

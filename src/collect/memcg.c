@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* memcg.c: a process's memory cgroup (cgroup v2, or v1's memory controller): its limit, what it uses, its refaults. */
 #include "collect/memcg.h"
 

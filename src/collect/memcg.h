@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* memcg.h: a process's memory cgroup (cgroup v2, or v1's memory controller): its limit, what it uses, its refaults. */
 #ifndef IOLENS_COLLECT_MEMCG_H
 #define IOLENS_COLLECT_MEMCG_H

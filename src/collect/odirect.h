@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* odirect.h: files opened with O_DIRECT as it happens, by any process (eBPF on the raw syscall tracepoints). */
 #ifndef IOLENS_ODIRECT_H
 #define IOLENS_ODIRECT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pagecache.c: page-cache residency of a byte range, by cachestat(2) or by mincore in bounded windows. */
 #include "collect/pagecache.h"
 

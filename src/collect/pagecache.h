@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pagecache.h: how much of a file is in the page cache: cachestat(2), or mmap + mincore where it is missing. */
 #ifndef IOLENS_PAGECACHE_H
 #define IOLENS_PAGECACHE_H

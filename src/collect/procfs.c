@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* procfs.c: /proc/stat, meminfo, vmstat, loadavg, uptime, interrupts and pressure: their parsers and readers. */
 #include "collect/procfs.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* procfs.h: the system-wide counters of /proc that iolens stat, doctor and export read: plain structs and their parsers. */
 #ifndef IOLENS_PROCFS_H
 #define IOLENS_PROCFS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* procfs_fs.c: swap areas (/proc/swaps), open files and inodes (/proc/sys/fs), file locks (/proc/locks), SysV IPC objects, mount devices (/proc/self/mountinfo). */
 #include "collect/procfs.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* procfs_internal.h: what the /proc parsers share: the scanning of span.h, and the files kept open between samples. */
 #ifndef IOLENS_PROCFS_INTERNAL_H
 #define IOLENS_PROCFS_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* procmaps.c: parses /proc/PID/maps and smaps lines, and finds the processes that map a file. */
 #include "collect/procmaps.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* procmaps.h: which processes map a file, from /proc/PID/maps (and smaps for locking). */
 #ifndef IOLENS_PROCMAPS_H
 #define IOLENS_PROCMAPS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* segment_dir.c: the files named vtrace.* in a directory, round after round: inotify says which came and went, what is no segment is remembered by inode, and each look is its owner's time. */
 #include "collect/segments.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* segments.c: proves whose each libvtrace segment is, opens it through libvtrace's reader, keeps two samples of each, within each user's time and share of room. */
 #include "collect/segments.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* segments.h: the libvtrace segments on this machine, found, proven to be their servers', and sampled for vstat, stat, export and doctor. */
 #ifndef IOLENS_COLLECT_SEGMENTS_H
 #define IOLENS_COLLECT_SEGMENTS_H

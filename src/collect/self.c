@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* self.c: this process as Prometheus client libraries describe their own (process_*), from /proc/self and getrlimit. */
 #include "collect/self.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* span.h: text as the kernel and doctor's snapshots write it, scanned without a NUL: lines, words, strict numbers. */
 #ifndef IOLENS_COLLECT_SPAN_H
 #define IOLENS_COLLECT_SPAN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sysroot.c: reads files under the root directory (/ or a recorded tree), keeping hot files open between samples. */
 #include "collect/sysroot.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sysroot.h: every collector reads /proc and /sys through one root directory, so tests can replay recorded trees. */
 #ifndef IOLENS_SYSROOT_H
 #define IOLENS_SYSROOT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* system.c: reads the sources a monitor needs, each through its collector, into one sample. */
 #include "collect/system.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* system.h: one sample of the whole system: the procfs sources a monitor asked for, read at one moment. */
 #ifndef IOLENS_SYSTEM_H
 #define IOLENS_SYSTEM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* system_extra.c: reads what only iolens stat's dstat plugins need: vmstat's reclaim counters, zoneinfo, the number of processes. */
 #include "collect/system_extra.h"
 

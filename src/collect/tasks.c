@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tasks.c: every thread of the live system, from /proc/PID/task/TID (doctor's D-state and throttled-writer rules). */
 #include "collect/tasks.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tasks.h: every thread of the live system, from /proc/PID/task/TID: state, what it waits on, its context switches. */
 #ifndef IOLENS_COLLECT_TASKS_H
 #define IOLENS_COLLECT_TASKS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bounded.c: a call that may never return, made in a child process and waited for a bounded time, marked for the runs after it while it lives. */
 #include "common/bounded.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bounded.h: a call that may never return (a stat of a hung FUSE or NFS mount), made in a child process and waited for a bounded time, marked so that later runs see it while it lives. */
 #ifndef IOLENS_COMMON_BOUNDED_H
 #define IOLENS_COMMON_BOUNDED_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* dl.c: dlopen of the libraries only some subcommands need (see dl.h). */
 #include "common/dl.h"
 

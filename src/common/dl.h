@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * dl.h: libraries only some subcommands need (libmicrohttpd for export, ncurses for cachetop's
  * screen...), opened with dlopen when they run rather than linked, so that every other start-up

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* inode_set.c: open addressing with linear probing; inode 0 never names a file, so it marks empty slots. */
 #include "common/inode_set.h"
 

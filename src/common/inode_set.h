@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* inode_set.h: a set of (device, inode) pairs, to count hard links once and detect directory cycles. */
 #ifndef IOLENS_INODE_SET_H
 #define IOLENS_INODE_SET_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libm.c: the five functions of libm iolens uses, so that it does not link libm, which every
  * start-up would then map and relocate (with its dozens of ifunc resolvers) for nothing.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* path_walk.c: a path resolved once, a component at a time from held descriptors, with who else can change where it leads. */
 #include "common/path_walk.h"
 

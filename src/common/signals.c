@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* signals.c: the stop flag, the signals that set it, and what a failed output means. */
 #include "common/signals.h"
 

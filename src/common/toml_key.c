@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* toml_key.c: one string setting of a TOML file: every line followed as TOML writes it (so that a string, an array or a comment is never taken for a table or a key), only the setting's value kept. */
 #include "common/toml_key.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* util.c: messages, size parsing and formatting, small helpers used everywhere. */
 #include "common/util.h"
 

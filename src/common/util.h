@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* util.h: messages in the house format, number parsing and formatting shared by every command. */
 #ifndef IOLENS_UTIL_H
 #define IOLENS_UTIL_H

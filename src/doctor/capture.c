@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* capture.c: doctor's window on the machine: the samples of a few seconds (eBPF's O_DIRECT opens, cache counts and block request latencies, /proc and /sys, libvtrace segments, probes of the filesystems, disks' saved capacities), kept as a snapshot for the rules. */
 #include <dirent.h>
 #include <errno.h>

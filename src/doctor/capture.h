@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* capture.h: doctor's window on the machine, kept as a snapshot for the rules. */
 #ifndef IOLENS_DOCTOR_CAPTURE_H
 #define IOLENS_DOCTOR_CAPTURE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* config.c: what is normal here, for iolens doctor: a small line syntax, read from a file only root (or the user) can write, and from flags. */
 #include "doctor/config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* finding.c: findings as data, and the one renderer of the report: text for people, JSON (through render/record.h) for scripts. */
 #include "doctor/finding.h"
 

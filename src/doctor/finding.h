@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* finding.h: a doctor finding as data (rule, severity, what, the numbers as typed fields, why, more), rendered as text or JSON by one renderer. */
 #ifndef IOLENS_DOCTOR_FINDING_H
 #define IOLENS_DOCTOR_FINDING_H

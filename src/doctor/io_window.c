@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* io_window.c: each process's I/O over doctor's window, its /proc/PID/io deltas between rounds added up. */
 #include "doctor/io_window.h"
 

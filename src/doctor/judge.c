@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* judge.c: what more than one rule reads off a snapshot, computed from it alone. */
 #include "doctor/judge.h"
 

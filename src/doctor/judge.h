@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* judge.h: what more than one rule reads off a snapshot (a saturated disk, signs of a memory shortage, the readers that miss the cache), computed from the snapshot alone. */
 #ifndef IOLENS_DOCTOR_JUDGE_H
 #define IOLENS_DOCTOR_JUDGE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* miss.c: the readers that missed the cache, read off a snapshot alone (capture.c and the rules both ask). */
 #include "doctor/miss.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* miss.h: readers that missed the cache, off a snapshot: capture names their files and cgroups, rules judge them. */
 #ifndef IOLENS_DOCTOR_MISS_H
 #define IOLENS_DOCTOR_MISS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rules.c: the table of doctor's rules, and the judging of a snapshot by those the configuration leaves on. */
 #include "doctor/rules.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* snapshot.c: a doctor snapshot as text and back (doctor --record, --replay): a line per value, parsed span by span, every field checked. */
 #include "doctor/snapshot.h"
 

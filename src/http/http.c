@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* http.c: the HTTP side of iolens export: GET /metrics with libmicrohttpd, and what it does with bad requests. */
 #include "http/http.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* http.h: the HTTP side of iolens export: one page of metrics served with libmicrohttpd. */
 #ifndef IOLENS_OUT_HTTP_H
 #define IOLENS_OUT_HTTP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* http_auth.c: export's basic-auth password checks: answers remembered under an HMAC key, bcrypt on one thread, queues bounded. */
 #include "http/http_auth.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* http_auth.h: export's basic-auth password checks: answers remembered, bcrypt on a thread of its own, bounded. */
 #ifndef IOLENS_HTTP_AUTH_H
 #define IOLENS_HTTP_AUTH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* http_negotiate.c: what a client's headers say: the q of a token, the exposition format asked for, a valid Host. */
 #include <ctype.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* web_config.c: the exporter-toolkit web configuration file, read with libyaml: tls_server_config, basic_auth_users, http_server_config. */
 #include "http/web_config.h"
 

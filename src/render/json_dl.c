@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * json_dl.c: json-c, opened with dlopen the first time one of its functions is called (dl.h),
  * not linked, so that a start-up that prints no JSON (a table, CSV) does not load it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* monitor.c: draws monitor lines the way dstat does: centred dashed titles, '|' between groups (':' between items of one), values scaled to fit. */
 #include "render/monitor.h"
 

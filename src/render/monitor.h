@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* monitor.h: the lines of a live monitor, as dstat draws them (two header rows, coloured values with units), and their CSV. */
 #ifndef IOLENS_MONITOR_H
 #define IOLENS_MONITOR_H

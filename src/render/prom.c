@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prom.c: the Prometheus exposition formats: text (0.0.4) and OpenMetrics written to a stream, and protobuf (delimited io.prometheus.client.MetricFamily messages, with native histograms). */
 #include "render/prom.h"
 

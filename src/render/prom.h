@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prom.h: the Prometheus text exposition format (0.0.4) and OpenMetrics 1.0: families, samples, escaped labels. */
 #ifndef IOLENS_OUT_PROM_H
 #define IOLENS_OUT_PROM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* table.c: stores typed rows, then prints them as a libsmartcols table, a json-c document or CSV; or writes them as they come, as the lines of a monitor. */
 #include "render/out.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz_container.c: libFuzzer target that feeds each input to the container parsers of collect/container.h: a cgroup path, a /proc/PID/cgroup, docker's config.v2.json, podman's containers.json and the kubelet's file names. */
 #include <stdint.h>
 #include <stdlib.h>

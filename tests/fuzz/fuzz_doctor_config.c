@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz_doctor_config.c: libFuzzer target for doctor's configuration (/etc/iolens/doctor.conf, --accept, --set). */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz_escape.c: libFuzzer target for the escape every name from outside goes through (file, process, cgroup, service names): escape_text with each set of flags, the JSON writer, and the terminal's widths. */
 #include <json-c/json.h>
 #include <locale.h>

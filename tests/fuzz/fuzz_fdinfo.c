@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz_fdinfo.c: libFuzzer target for the /proc/PID/fdinfo/N parser. */
 #include <stdint.h>
 #include <stdlib.h>

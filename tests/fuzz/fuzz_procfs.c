@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz_procfs.c: libFuzzer target that feeds each input to every /proc parser of collect/procfs.h. */
 #include <stdint.h>
 #include <stdlib.h>

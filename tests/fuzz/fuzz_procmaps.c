@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz_procmaps.c: libFuzzer target for the /proc/PID/maps and smaps line parser. */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz_size.c: libFuzzer target for the size and range parsers behind --range and friends. */
 #include <stdint.h>
 #include <stdlib.h>

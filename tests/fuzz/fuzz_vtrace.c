@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz_vtrace.c: libFuzzer target for libvtrace's segment reader (and the /proc/PID/stat parser it uses). */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cachepattern.c: one way a real program reads or writes a file, made on cue, with the truth it knows of what it did (tests/cli/cache_accuracy.py). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* odirect_reader.c: the O_DIRECT service for the doctor tests: reads a file with O_DIRECT in a loop, as it read its data, until killed. */
 #include <errno.h>
 #include <fcntl.h>

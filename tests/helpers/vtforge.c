@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vtforge.c: makes the vtrace segments a hostile local user could make, for tests of the readers. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vtload.c: a scriptable libvtrace server for tests: it counts the requests its commands on stdin describe. */
 #include <errno.h>
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* proc_io_sample.h: a process's /proc/PID/io as a round of it reads it, for the tests of proc_io_rounds and doctor's io_window. */
 #ifndef IOLENS_UNIT_PROC_IO_SAMPLE_H
 #define IOLENS_UNIT_PROC_IO_SAMPLE_H

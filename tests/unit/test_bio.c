@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_bio.c: the per-process latency scale of bio.bpf.c (bio_small_bucket), the figures the collector reads from it, and the request flags' bits it finds in a kernel's BTF (or refuses to guess). */
 #include "unit.h"
 

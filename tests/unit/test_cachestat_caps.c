@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_cachestat_caps.c: cachestat_capabilities held to the kernel's BTF as bpftool dumps it and to its kprobe event source; probed as root. */
 #include "unit.h"
 

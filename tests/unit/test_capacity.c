@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_capacity.c: a disk's identity from a recorded /sys (WWN, serial, model and size; a partition's disk), capacity files saved and read back, bench JSON refused with a reason. */
 #include "unit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_container.c: containers recognised from cgroup paths as each runtime names them (v1 and v2, both drivers, rootless, nested, malformed, hostile), /proc/PID/cgroup as an attacker may shape it, the runtimes' files parsed, and containers named from trees of fixtures: the runtimes' default locations, and where their configuration moves them (read only when trusted; bad ones name nothing). */
 #include "unit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_diskstats.c: /proc/diskstats lines of every kernel, how sysfs says devices stack, and iostat -x's figures worked out by hand. */
 #include "unit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_doctor_config.c: doctor's configuration: statements, their errors with the line, thresholds, accepts by command and by path glob. */
 #include "unit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_doctor_rules.c: doctor's rules as pure functions of a snapshot: each judged alone, thresholds from the configuration, a snapshot's text read back as written. */
 #include "unit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_fdinfo.c: /proc/PID/fdinfo/N as the kernel writes it, and what it must refuse. */
 #include "unit.h"
 

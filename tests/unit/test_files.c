@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_files.c: the walk: which files it visits, each once, and what it reports instead. */
 #include "unit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_http_auth.c: export's password checks: answers remembered (one bcrypt per user and password), the bounds per client and in all, who makes room and who is checked first, and that nothing is run or told after auth_stop. */
 #include "unit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_inode_set.c: the (device, inode) set that counts hard links once. */
 #include "unit.h"
 

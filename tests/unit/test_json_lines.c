@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_json_lines.c: JSON lines (out_table_lines, out_table_group), which the output layer
  * writes as text, hold to json-c: byte for byte what json_object_to_json_string_ext writes

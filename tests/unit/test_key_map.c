@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_key_map.c: the hash table of names and other keys that readers of /dev/shm keep: SipHash, removal, growth. */
 #include "unit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_memcg.c: the memory cgroup of a process: /proc/PID/cgroup, limits and memory.stat parsed, and read through a recorded tree. */
 #include "unit.h"
 

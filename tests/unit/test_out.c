@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_out.c: the output layer: column choice, formats, unknown values, sorting, totals; the lines of a monitor. */
 #include "unit.h"
 

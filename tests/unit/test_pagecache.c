@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_pagecache.c: cachestat and mincore agree, page by page, on a real file; ranges; maps; refusals. */
 #include "unit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_path_walk.c: paths resolved a component at a time (held to realpath(3)), and who else controls each. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_proc_io_rounds.c: deltas of /proc/PID/io round after round, held to what each process did (the kernel's folding of a reaped child into its parent played by hand). */
 #include "unit.h"
 

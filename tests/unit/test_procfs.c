@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_procfs.c: the /proc parsers and readers against recorded trees (vm1: this machine, old-2.6: a hand-made old kernel), bad input, and the live system. */
 #include "unit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_procmaps.c: /proc/PID/maps lines, and who maps a file, from a recorded /proc tree. */
 #include "unit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_prom.c: the Prometheus exposition: family lines in both formats, escaped labels, numbers, content negotiation. */
 #include "unit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_record.c: typed records: units in keys, unknowns as null, escaping, reals, nesting, write errors. */
 #include "unit.h"
 

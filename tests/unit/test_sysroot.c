@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_sysroot.c: the one small-file reader, the pid iterator and the /proc/PID/io estimate, on trees made here. */
 #include "unit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_system_extra.c: the parsers of iolens stat's dstat plugins (vmstat's reclaim sums, zoneinfo, /proc/PID/stat) on texts as kernels write them, bad input, and the live system. */
 #include "unit.h"
 

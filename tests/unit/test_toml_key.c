@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_toml_key.c: one string setting read from TOML as the runtimes write their configuration: comments, other tables, the four kinds of string, quoted and dotted keys, inline tables, missing keys, and files no TOML reader takes. */
 #include "unit.h"
 

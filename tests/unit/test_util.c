@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_util.c: size and range parsing, human sizes, page arithmetic, bounded calls, escaping names for terminals, CSV and JSON, messages said once. */
 #include "unit.h"
 

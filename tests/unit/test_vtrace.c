@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_vtrace.c: libvtrace: the histogram, the segment's life, exact counts, busy time, hangs, snapshots, bad segments. */
 #include "unit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_web_config.c: the exporter-toolkit web config as export reads it: keys, errors that name the line and key, TLS versions, bcrypt users. */
 #include "unit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* unit.h: what every cmocka unit test includes, and a scratch directory helper. */
 #ifndef IOLENS_UNIT_H
 #define IOLENS_UNIT_H

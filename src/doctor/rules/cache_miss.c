@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cache_miss.c: rule cache-miss: processes and files whose reads mostly miss the page cache, a warning when evicted pages are read back while memory is short. */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* disk.c: rule disk: a disk busy most of the window (iostat's %util), with its queue, waits, io pressure and the busiest processes. */
 #include <stdio.h>
 #include <stdlib.h>

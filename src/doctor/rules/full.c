@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* full.c: rules full and inodes: a filesystem nearly full, or nearly out of inodes, as df counts. */
 #include "common/util.h"
 #include "doctor/rules.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* odirect.c: rule odirect: a process doing its I/O with O_DIRECT, bypassing the page cache. */
 #include <fcntl.h>
 #include <string.h>

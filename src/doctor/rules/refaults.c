@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* refaults.c: rule refaults: evicted pages read back soon after, system-wide: a working set larger than the cache, when memory is short. */
 #include "common/util.h"
 #include "doctor/judge.h"

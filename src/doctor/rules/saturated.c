@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* saturated.c: rule saturated: a disk whose queue grows while its requests take longer than the disk takes at low load (eBPF's percentiles, its saved capacity), not its %util; and whose I/O suffers. */
 #include <math.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* stuck.c: rule stuck: a thread in uninterruptible sleep (D) all window long without a context switch, but for iolens's own probes. */
 #include "doctor/judge.h"
 #include "doctor/rules.h"

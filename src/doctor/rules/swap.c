@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* swap.c: rule swap: the machine swapping (critical while a disk is saturated, information when all swap is zram). */
 #include "collect/procfs.h"
 #include "common/util.h"

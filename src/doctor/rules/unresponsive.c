@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* unresponsive.c: rule unresponsive: a mount whose stat and statfs did not return, or that an earlier probe still waits on. */
 #include <stdio.h>
 #include <time.h>

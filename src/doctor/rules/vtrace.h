@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vtrace.h: what vtrace-hang and vtrace-latency say of an op of a libvtrace server: one finding's fields, either rule's. */
 #ifndef IOLENS_DOCTOR_RULES_VTRACE_H
 #define IOLENS_DOCTOR_RULES_VTRACE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vtrace_hang.c: rule vtrace-hang: a libvtrace server with a request in flight past a threshold; and the fields it shares with vtrace-latency. */
 #include "doctor/rules/vtrace.h"
 

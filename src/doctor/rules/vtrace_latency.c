@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vtrace_latency.c: rule vtrace-latency: an op of a libvtrace server much slower in the window than before it. */
 #include "doctor/rules/vtrace.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* writeback.c: rule writeback: dirty pages at the dirty limit, and writers throttled in balance_dirty_pages. */
 #include <stdio.h>
 
