@@ -41,6 +41,7 @@ int direct_reads_update(struct direct_reads *d)
 	struct proc_pids pids;
 	bool *known;
 	pid_t pid;
+	uint64_t ticks = proc_io_rounds_ticks_now(); /* the round's start: before its listing */
 	int rc = proc_pids_open(&pids, PROC_PIDS_NOT_SELF);
 
 	if (rc != 0)
@@ -59,7 +60,7 @@ int direct_reads_update(struct direct_reads *d)
 	deltas = xcalloc(n ? n : 1, sizeof(*deltas));
 	known = xcalloc(n ? n : 1, sizeof(*known));
 	/* A reaped child's counts are taken off its parent, which may hold no O_DIRECT descriptor. */
-	proc_io_rounds_take(&d->rounds, now, n, proc_io_rounds_ticks_now(), proc_ignores_sigchld, NULL, deltas, known);
+	proc_io_rounds_take(&d->rounds, now, n, ticks, proc_ignores_sigchld, NULL, deltas, known);
 	for (size_t i = 0; i < n; i++) /* fdinfo only for those that read from storage */
 		if (known[i] && deltas[i].read_bytes && proc_holds_direct(now[i].pid))
 			d->bytes += deltas[i].read_bytes;

@@ -22,6 +22,8 @@ struct proc_io_owed {
 
 /* A process's parents are at most this many steps away (a recording could hold a loop). */
 #define ANCESTORS_MAX 64
+/* How long before a round a process may have started and not yet been in /proc for it: 1 s (USER_HZ ticks). */
+#define BORN_SLACK_TICKS 100
 
 static int by_pid(const void *key, const void *item)
 {
@@ -116,9 +118,11 @@ void proc_io_rounds_take(struct proc_io_rounds *r, const struct proc_io_sample *
 			from = *before;
 			memcpy(from.comm, now[i].comm, sizeof(from.comm)); /* an exec renames it; its counts go on */
 		} else if (r->started && r->previous_ticks && now[i].start_time != PROCFS_UNKNOWN &&
-			   now[i].start_time >= r->previous_ticks) {
+			   now[i].start_time + BORN_SLACK_TICKS >= r->previous_ticks) {
 			/* Not in the last round, and started in its tick or after: after it began (one that
-			 * was there then was in it), all it did is within the round. */
+			 * was there then was in it), all it did is within the round. Or started a little
+			 * before: fork stamps the start before /proc shows the process, which a busy
+			 * machine made tens of milliseconds, so the last round's listing missed it. */
 			from = (struct proc_io_sample){ .pid = now[i].pid, .start_time = now[i].start_time }; /* born since */
 			memcpy(from.comm, now[i].comm, sizeof(from.comm));
 		} else {

@@ -66,23 +66,29 @@ static void test_reap_seen_late(void **state)
 	proc_io_rounds_free(&r);
 }
 
-/* A child born since the last round began is counted from 0; one seen first but older is not. */
+/*
+ * A child born since the last round began is counted from 0, and one born up to a second
+ * before it (fork stamps the start before /proc lists the process: that round missed it); one
+ * seen first but older is not. Ticks are USER_HZ's, 100 a second.
+ */
 static void test_born_within_round(void **state)
 {
 	struct proc_io_rounds r = {0};
 	struct round out;
 	(void)state;
 
-	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0) }, 1, 70, &out);
-	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(200, 100, 71, "reader", 2 * MIB),
-					    proc(300, 100, 69, "late", 2 * MIB) },
-	     3, 80, &out);
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0) }, 1, 1070, &out);
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(200, 100, 1071, "reader", 2 * MIB),
+					    proc(300, 100, 1069, "late", 2 * MIB), proc(400, 100, 900, "old", 2 * MIB) },
+	     4, 1080, &out);
 	assert_true(out.known[1]);
 	assert_int_equal(out.deltas[1].missed_pages, 512);
-	assert_false(out.known[2]); /* started before the round began: unseen then, its start unknown */
-	/* Both reaped: 200's whole 2 MiB was shown, 300's 2 MiB was its baseline: neither again under 100. */
-	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 4 * MIB + 3 * MIB) }, 1, 90, &out);
-	assert_int_equal(out.deltas[0].missed_pages, 768); /* the 3 MiB the two read after they were last seen */
+	assert_true(out.known[2]); /* started 10 ms before the round began, not yet listed then */
+	assert_int_equal(out.deltas[2].missed_pages, 512);
+	assert_false(out.known[3]); /* started 1.7 s before: unseen then for another reason, its start unknown */
+	/* All reaped: 200's and 300's 2 MiB were shown, 400's was its baseline: none again under 100. */
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 6 * MIB + 3 * MIB) }, 1, 1090, &out);
+	assert_int_equal(out.deltas[0].missed_pages, 768); /* the 3 MiB the three read after they were last seen */
 	proc_io_rounds_free(&r);
 }
 
@@ -133,12 +139,12 @@ static void test_identity(void **state)
 	(void)state;
 
 	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", MIB), proc(200, 300, 60, "a", MIB), proc(300, 200, 60, "b", MIB) },
-	     3, 70, &out);
-	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "dd", 2 * MIB), proc(200, 1, 65, "new", 0) }, 2, 70, &out);
+	     3, 1070, &out);
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "dd", 2 * MIB), proc(200, 1, 65, "new", 0) }, 2, 1070, &out);
 	assert_true(out.known[0]); /* exec: same start, new name, counts go on */
 	assert_int_equal(out.deltas[0].missed_pages, 256);
-	assert_false(out.known[1]); /* another process, started before the round began (70) */
-	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "dd", MIB) }, 1, 90, &out);
+	assert_false(out.known[1]); /* another process, started long before the round began (1070) */
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "dd", MIB) }, 1, 1090, &out);
 	assert_false(out.known[0]); /* went back: no delta rather than a made-up one */
 	proc_io_rounds_free(&r);
 }
