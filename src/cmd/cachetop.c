@@ -398,8 +398,9 @@ static void gather_proc(struct top *t)
 
 		if (t->pid && pid != (uint32_t)t->pid)
 			continue;
-		/* a pid reused or a counter gone back gives no row, nor does a process that did nothing (but with --all) */
-		if (!known[i] || (!t->all && !deltas[i].rchar && !deltas[i].write_bytes))
+		/* A pid reused or a counter gone back gives no row, nor does a process that did nothing (but
+		 * with --all): fetched from storage counts (a read's readahead, before the call returns). */
+		if (!known[i] || (!t->all && !deltas[i].rchar && !deltas[i].read_bytes && !deltas[i].write_bytes))
 			continue;
 		row.c.reads = deltas[i].read_pages;
 		row.c.misses = deltas[i].missed_pages;
