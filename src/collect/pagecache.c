@@ -119,19 +119,35 @@ static int mincore_window(int fd, uint64_t first_page, uint64_t npages, unsigned
 }
 
 /*
+ * cachestat where it is to be asked: 0 or -errno, -ENOSYS when not. An older kernel, or a filter
+ * that refuses cachestat to one who may ask mincore, turns it off for good (mincore then).
+ */
+static int cachestat_or_off(int fd, uint64_t offset, uint64_t length, struct pagecache_stat *out)
+{
+	int rc;
+
+	if (pagecache_method() != PAGECACHE_CACHESTAT)
+		return -ENOSYS;
+	rc = query_cachestat(fd, offset, length, out);
+	if (rc == -ENOSYS || (rc == -EPERM && !mincore_would_lie(fd))) {
+		method = PAGECACHE_MINCORE;
+		return -ENOSYS;
+	}
+	return rc;
+}
+
+/*
  * A range all cached or all not, as most files are, told by one cachestat (where the kernel has
  * it) instead of mmap, mincore and munmap: true with resident filled.
  */
 static bool resident_uniform(int fd, uint64_t first_page, uint64_t npages, unsigned char *resident)
 {
 	const uint64_t page = page_size();
-	struct kernel_cachestat_range range = { first_page * page, npages * page };
-	struct kernel_cachestat stat = {0};
+	struct pagecache_stat stat;
 
-	if (pagecache_method() != PAGECACHE_CACHESTAT || syscall(__NR_cachestat, fd, &range, &stat, 0) != 0 ||
-	    (stat.nr_cache && stat.nr_cache < npages))
+	if (cachestat_or_off(fd, first_page * page, npages * page, &stat) != 0 || (stat.cached && stat.cached < npages))
 		return false;
-	memset(resident, stat.nr_cache ? 1 : 0, npages);
+	memset(resident, stat.cached ? 1 : 0, npages);
 	return true;
 }
 
@@ -185,13 +201,9 @@ int pagecache_query(int fd, uint64_t offset, uint64_t length, struct pagecache_s
 		return 0;
 	}
 
-	if (pagecache_method() == PAGECACHE_CACHESTAT) {
-		rc = query_cachestat(fd, offset, length, out);
-		if (rc != -ENOSYS && !(rc == -EPERM && !mincore_would_lie(fd)))
-			return rc;
-		/* An older kernel, or a filter that refuses cachestat to one who may ask: for good. */
-		method = PAGECACHE_MINCORE;
-	}
+	rc = cachestat_or_off(fd, offset, length, out);
+	if (rc != -ENOSYS)
+		return rc;
 	out->method = PAGECACHE_MINCORE;
 	return query_mincore(fd, first_page, out->pages, out);
 }

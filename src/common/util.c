@@ -196,7 +196,6 @@ static void say_bad_option(const char *arg, const char *optstring, const struct 
 		return;
 	}
 	/* dstat's words, place and status: on standard output, the pointer to -h on the line, exit 1. */
-	fflush(stdout);
 	printf("%s: %s, try %s -h for a list of all the options\n", program_name, msg, program_name);
 	exit(1);
 }
