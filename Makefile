@@ -108,7 +108,7 @@ endif
 
 endif
 
-ALL_CPPFLAGS := -D_GNU_SOURCE -DIOLENS_VERSION='"$(VERSION)"' $(DL_CPPFLAGS) -Isrc -Iinclude -Ilib $(CPPFLAGS)
+ALL_CPPFLAGS := -D_GNU_SOURCE -DIOLENS_VERSION='"$(VERSION)"' $(DL_CPPFLAGS) -Isrc -Iinclude -Ilib -I$(BUILD)/gen $(CPPFLAGS)
 ALL_CFLAGS   := -std=gnu11 $(WARNINGS) $(SAN_FLAGS) $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS  := $(SAN_FLAGS) $(LDFLAGS)
 
@@ -127,6 +127,16 @@ UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
+
+# Parts registered by adding a file: $(call registry,NAME,DIR) writes $(BUILD)/gen/NAME.h, the
+# X-macro NAME(X) naming every DIR/x.c as X(x), sorted (rewritten only when the list changes, so
+# adding or removing a file rebuilds what includes it and nothing else).
+hash := \#
+registry = $(shell mkdir -p $(BUILD)/gen && f=$(BUILD)/gen/$(1).h && \
+	new=$$(printf '%s\n' '/* Made by the Makefile from the files of $(2)/: add a file there. */' \
+	      '$(hash)define $(1)(X)$(foreach x,$(sort $(basename $(notdir $(wildcard $(2)/*.c)))), X($(x)))') && \
+	{ [ "$$(cat $$f 2>/dev/null)" = "$$new" ] || printf '%s\n' "$$new" > $$f; })
+$(call registry,doctor_rules,src/doctor/rules)
 
 MAN_PAGES := $(sort $(wildcard docs/*.1))
 MAN3_PAGES := $(sort $(wildcard docs/*.3))
