@@ -520,6 +520,59 @@ static double seconds_of(const struct timeval *tv)
 	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
 }
 
+/* Job j of run, before it starts: its share of a byte limit, its file; a failure is kept in it. */
+static void jobs_setup(struct run *run, struct job *job, unsigned j)
+{
+	const struct bench_spec *spec = run->spec;
+	char why[96];
+
+	job->run = run;
+	job->index = j;
+	job->fd = -1;
+	if (spec->bytes_limit) {
+		/* The limit split over the jobs, in whole blocks, the first jobs taking the rest. */
+		uint64_t blocks = spec->bytes_limit / spec->bs;
+		job->budget = (blocks / spec->jobs + (j < blocks % spec->jobs)) * spec->bs;
+		if (!job->budget)
+			job->budget = spec->bs;
+	}
+	job_setup(job); /* a failure is kept in the job, which then does nothing */
+	if (bench_engine_dl(spec->engine, why, sizeof(why)) != 0) /* cmd_bench has said it already */
+		job_fail(job, ELIBACC, why, UINT64_MAX);
+}
+
+/*
+ * The jobs' counts into result, the first error among them, and the sync that ends a run of
+ * buffered writes; the time the measured phase ended (end_ns, or after the sync).
+ */
+static uint64_t gather(const struct bench_spec *spec, struct job *jobs, struct bench_result *result, uint64_t end_ns)
+{
+	for (unsigned j = 0; j < spec->jobs; j++) {
+		merge(&result->dir[BENCH_READ], &jobs[j].stats[BENCH_READ]);
+		merge(&result->dir[BENCH_WRITE], &jobs[j].stats[BENCH_WRITE]);
+		result->written += jobs[j].written;
+		result->write_requests += jobs[j].write_requests;
+		if (jobs[j].error && !result->error) {
+			result->error = jobs[j].error;
+			memcpy(result->error_what, jobs[j].error_what, sizeof(result->error_what));
+		}
+	}
+	if (spec->sync_writes && !result->error && jobs[0].fd >= 0) {
+		/* The data is on the disk before the clock stops: buffered writes are not measured as memory copies. */
+		uint64_t sync_start = monotonic_ns();
+
+		if (fdatasync(jobs[0].fd) != 0) {
+			result->error = errno;
+			snprintf(result->error_what, sizeof(result->error_what), "fdatasync");
+		} else {
+			result->synced = true;
+		}
+		result->sync_ns = monotonic_ns() - sync_start;
+		end_ns = (end_ns > sync_start ? end_ns : sync_start) + result->sync_ns;
+	}
+	return end_ns;
+}
+
 int bench_run(const struct bench_spec *spec, struct bench_result *result)
 {
 	struct run run = { .spec = spec, .phase = spec->ramp_ns ? PHASE_RAMP : PHASE_MEASURE };
@@ -528,27 +581,13 @@ int bench_run(const struct bench_spec *spec, struct bench_result *result)
 	uint64_t start_ns, end_ns = 0, next_tick = 0, ramp_end = 0;
 	unsigned started = 0;
 	bool stopped_by_time = false;
-	char why[96];
 
 	memset(result, 0, sizeof(*result));
 	permutation_init(&run.order, spec->span / spec->bs, monotonic_ns());
 	pthread_mutex_init(&run.lock, NULL);
 	pthread_cond_init(&run.changed, NULL);
-	for (unsigned j = 0; j < spec->jobs; j++) {
-		jobs[j].run = &run;
-		jobs[j].index = j;
-		jobs[j].fd = -1;
-		if (spec->bytes_limit) {
-			/* The limit split over the jobs, in whole blocks, the first jobs taking the rest. */
-			uint64_t blocks = spec->bytes_limit / spec->bs;
-			jobs[j].budget = (blocks / spec->jobs + (j < blocks % spec->jobs)) * spec->bs;
-			if (!jobs[j].budget)
-				jobs[j].budget = spec->bs;
-		}
-		job_setup(&jobs[j]); /* a failure is kept in the job, which then does nothing */
-		if (bench_engine_dl(spec->engine, why, sizeof(why)) != 0) /* cmd_bench has said it already */
-			job_fail(&jobs[j], ELIBACC, why, UINT64_MAX);
-	}
+	for (unsigned j = 0; j < spec->jobs; j++)
+		jobs_setup(&run, &jobs[j], j);
 	run.running = spec->jobs;
 	for (unsigned j = 0; j < spec->jobs; j++) {
 		if (pthread_create(&jobs[j].thread, NULL, job_main, &jobs[j])) {
@@ -653,29 +692,7 @@ int bench_run(const struct bench_spec *spec, struct bench_result *result)
 		if (!end_ns)
 			end_ns = monotonic_ns();
 	}
-	for (unsigned j = 0; j < spec->jobs; j++) {
-		merge(&result->dir[BENCH_READ], &jobs[j].stats[BENCH_READ]);
-		merge(&result->dir[BENCH_WRITE], &jobs[j].stats[BENCH_WRITE]);
-		result->written += jobs[j].written;
-		result->write_requests += jobs[j].write_requests;
-		if (jobs[j].error && !result->error) {
-			result->error = jobs[j].error;
-			memcpy(result->error_what, jobs[j].error_what, sizeof(result->error_what));
-		}
-	}
-	if (spec->sync_writes && !result->error && jobs[0].fd >= 0) {
-		/* The data is on the disk before the clock stops: buffered writes are not measured as memory copies. */
-		uint64_t sync_start = monotonic_ns();
-
-		if (fdatasync(jobs[0].fd) != 0) {
-			result->error = errno;
-			snprintf(result->error_what, sizeof(result->error_what), "fdatasync");
-		} else {
-			result->synced = true;
-		}
-		result->sync_ns = monotonic_ns() - sync_start;
-		end_ns = (end_ns > sync_start ? end_ns : sync_start) + result->sync_ns;
-	}
+	end_ns = gather(spec, jobs, result, end_ns);
 	getrusage(RUSAGE_SELF, &usage_end);
 	result->elapsed_ns = end_ns > run.measure_start_ns ? end_ns - run.measure_start_ns : 0;
 	result->cpu_user_s = seconds_of(&usage_end.ru_utime) - seconds_of(&usage_start.ru_utime);

@@ -684,7 +684,8 @@ static int replay_next(struct top *t)
 	return 0;
 }
 
-int cmd_cachetop(int argc, char **argv)
+/* cachetop's options into t; the interval and count after them. */
+static void parse_options(int argc, char **argv, struct top *t)
 {
 	enum { OPT_FILES = 0x2000, OPT_CGROUP };
 	static const struct option long_options[] = {
@@ -702,36 +703,30 @@ int cmd_cachetop(int argc, char **argv)
 		{ "no-header", no_argument, NULL, OUT_OPT_NO_HEADER },
 		{ 0 }
 	};
-	struct top t = { .o = { .interval = 1 }, .sort = SORT_HITS };
-	struct cachestat_options bpf_options = { .per_process = true };
-	struct cache_mode mode = {0};
-	uint64_t deadline, previous_ns;
-	unsigned long long printed = 0;
-	char note[256] = "";
-	int opt, rc = EXIT_OK;
+	int opt;
 
 	while ((opt = next_option(argc, argv, "s:rp:n:ahvV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 's':
-			t.sort = parse_sort(optarg);
+			t->sort = parse_sort(optarg);
 			break;
 		case 'a':
-			t.all = true;
+			t->all = true;
 			break;
 		case 'r':
-			t.reverse = true;
+			t->reverse = true;
 			break;
 		case 'p':
-			t.pid = top_option_pid(optarg);
+			t->pid = top_option_pid(optarg);
 			break;
 		case 'n':
-			t.max_rows = top_option_rows(optarg);
+			t->max_rows = top_option_rows(optarg);
 			break;
 		case OPT_FILES:
-			t.by = BY_FILE;
+			t->by = BY_FILE;
 			break;
 		case OPT_CGROUP:
-			t.by = BY_CGROUP;
+			t->by = BY_CGROUP;
 			break;
 		case 'v':
 			warn_verbose = true;
@@ -743,11 +738,24 @@ int cmd_cachetop(int argc, char **argv)
 		case 'V':
 			print_version();
 		default:
-			if (!out_parse_option(&t.o.out, opt, optarg))
+			if (!out_parse_option(&t->o.out, opt, optarg))
 				usage_hint();
 		}
 	}
-	cache_parse_interval_count(argc, argv, optind, &t.o, true);
+	cache_parse_interval_count(argc, argv, optind, &t->o, true);
+}
+
+int cmd_cachetop(int argc, char **argv)
+{
+	struct top t = { .o = { .interval = 1 }, .sort = SORT_HITS };
+	struct cachestat_options bpf_options = { .per_process = true };
+	struct cache_mode mode = {0};
+	uint64_t deadline, previous_ns;
+	unsigned long long printed = 0;
+	char note[256] = "";
+	int rc = EXIT_OK;
+
+	parse_options(argc, argv, &t);
 	t.replay = getenv("IOLENS_REPLAY");
 	if (t.replay && !*t.replay)
 		t.replay = NULL;

@@ -108,6 +108,39 @@ void path_walk_close(struct path_walk *walk)
 	walk->dir_fd = -1;
 }
 
+/*
+ * The symbolic link open at link (owned by owner, at entry_path): its text takes its place at
+ * the head of what is left to walk (*todo, *rest), and an absolute one starts again at "/"
+ * (*cur, *cur_st). Closes link; 0 or -errno.
+ */
+static int follow_link(struct path_walk *walk, int link, uid_t owner, const char *entry_path, char **todo, char **rest,
+		       int *cur, struct stat *cur_st)
+{
+	char target[4096], *joined;
+	ssize_t target_len = readlinkat(link, "", target, sizeof(target) - 1);
+	size_t size;
+
+	close(link);
+	if (target_len <= 0)
+		return target_len < 0 ? -errno : -ENOENT;
+	target[target_len] = '\0';
+	if (!ours(owner))
+		add_controller(walk, PATH_CONTROL_USER, owner, entry_path, "owns the symbolic link");
+	size = (size_t)target_len + strlen(*rest) + 2;
+	joined = xcalloc(1, size);
+	snprintf(joined, size, "%s%s", target, *rest);
+	free(*todo);
+	*todo = *rest = joined;
+	if (*target == '/') {
+		close(*cur);
+		*cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (*cur < 0 || fstat(*cur, cur_st) != 0)
+			return -errno;
+		snprintf(walk->walked, sizeof(walk->walked), "/");
+	}
+	return 0;
+}
+
 int path_walk(const char *path, unsigned flags, struct path_walk *walk)
 {
 	size_t todo_size = strlen(path) + 2;
@@ -192,39 +225,13 @@ int path_walk(const char *path, unsigned flags, struct path_walk *walk)
 				goto fail;
 			}
 		} else if (S_ISLNK(st.st_mode) && (!last || slash_after || !(flags & PATH_WALK_NOFOLLOW))) {
-			char target[4096];
-			ssize_t target_len;
-			size_t size;
-			char *joined;
-
 			if (++links > LINKS_MAX) {
 				rc = -ELOOP;
 				close(next);
 				goto fail;
 			}
-			target_len = readlinkat(next, "", target, sizeof(target) - 1);
-			close(next);
-			if (target_len <= 0) {
-				rc = target_len < 0 ? -errno : -ENOENT;
+			if ((rc = follow_link(walk, next, st.st_uid, entry_path, &todo, &rest, &cur, &cur_st)) != 0)
 				goto fail;
-			}
-			target[target_len] = '\0';
-			if (!ours(st.st_uid))
-				add_controller(walk, PATH_CONTROL_USER, st.st_uid, entry_path, "owns the symbolic link");
-			size = (size_t)target_len + strlen(rest) + 2;
-			joined = xcalloc(1, size);
-			snprintf(joined, size, "%s%s", target, rest);
-			free(todo);
-			todo = rest = joined;
-			if (*target == '/') {
-				close(cur);
-				cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-				if (cur < 0 || fstat(cur, &cur_st) != 0) {
-					rc = -errno;
-					goto fail;
-				}
-				snprintf(walk->walked, sizeof(walk->walked), "/");
-			}
 			continue;
 		}
 		walked_add(walk->walked, sizeof(walk->walked), name);

@@ -181,13 +181,175 @@ static void *read_half(void *arg)
 	return NULL;
 }
 
+/* What a pattern did: pages read, mapped and written, and the file it leaves open (or -1). */
+struct counts {
+	long long read, mapped, written;
+	int fd;
+};
+
+/* 1 MiB of x, page-aligned: what the patterns read into and write from. */
+static char *buffer;
+
+/* read(2) of the whole file, passes times, in blocks; a new descriptor each pass when asked */
+static void pattern_read(char **argv, struct counts *c)
+{
+	int passes = atoi(argv[3]);
+	size_t block = strtoul(argv[4], NULL, 10);
+	bool new_fd = strcmp(argv[5], "new") == 0;
+
+	c->fd = open_or_die(argv[2], O_RDONLY);
+	for (int pass = 0; pass < passes; pass++) {
+		if (new_fd && pass) {
+			close(c->fd);
+			c->fd = open_or_die(argv[2], O_RDONLY);
+		}
+		/* read(2) from the file offset, as cat does; lseek back for the next pass */
+		lseek(c->fd, 0, SEEK_SET);
+		for (;;) {
+			off_t at = lseek(c->fd, 0, SEEK_CUR);
+			ssize_t got;
+
+			before_access(c->fd, at, (off_t)block);
+			got = read(c->fd, buffer, block);
+
+			if (got < 0)
+				die("read");
+			if (got == 0)
+				break;
+			c->read += (at + got + PAGE - 1) / PAGE - at / PAGE;
+		}
+	}
+}
+
+/* reads of random pages, counting those that were cached hits (cached_reads) */
+static void pattern_random(char **argv, struct counts *c)
+{
+	long reads = atol(argv[3]);
+	off_t pages;
+
+	char *cached_at_start, *read_before;
+
+	srand((unsigned)atoi(argv[4]));
+	c->fd = open_or_die(argv[2], O_RDONLY);
+	pages = size_of(c->fd) / PAGE;
+	posix_fadvise(c->fd, 0, 0, POSIX_FADV_RANDOM);
+	/*
+	 * A read is a hit when its page is cached just before it and was so when the run began,
+	 * or when this run read it before: a page its own read-ahead brought in is a miss when
+	 * first read, as a page it had to wait for.
+	 */
+	cached_at_start = calloc((size_t)pages + 1, 1);
+	read_before = calloc((size_t)pages + 1, 1);
+	for (off_t page = 0; page < pages; page++)
+		cached_at_start[page] = page_cached(c->fd, page) == 1;
+	cached_reads = 0;
+	for (long i = 0; i < reads && pages > 0; i++) {
+		off_t page = (off_t)(((unsigned long)rand() << 16 ^ (unsigned long)rand()) % (unsigned long)pages);
+		int cached = page_cached(c->fd, page);
+
+		if (cached < 0 || cached_reads < 0)
+			cached_reads = -1;
+		else
+			cached_reads += cached && (cached_at_start[page] || read_before[page]);
+		read_before[page] = 1;
+		if (pread(c->fd, buffer, PAGE, page * PAGE) != PAGE)
+			die("pread");
+		c->read++;
+	}
+}
+
+/* every step-th page of a mapping touched, passes times, with an madvise advice */
+static void pattern_mmap(char **argv, struct counts *c)
+{
+	long step = atol(argv[3]);
+	int advice = strcmp(argv[4], "random") == 0 ? MADV_RANDOM
+		     : strcmp(argv[4], "sequential") == 0 ? MADV_SEQUENTIAL : MADV_NORMAL;
+	int passes = atoi(argv[5]);
+	const char *how = argv[6] ? argv[6] : "" /* argv ends with NULL */;
+	off_t size;
+
+	c->fd = open_or_die(argv[2], O_RDONLY);
+	size = size_of(c->fd);
+	for (int pass = 0; pass < passes; pass++) {
+		char *map = mmap(NULL, (size_t)size, PROT_READ,
+				 MAP_SHARED | (strcmp(how, "populate") == 0 ? MAP_POPULATE : 0), c->fd, 0);
+		volatile char sum = 0;
+
+		if (map == MAP_FAILED)
+			die("mmap");
+		madvise(map, (size_t)size, advice);
+		if (strcmp(how, "willneed") == 0)
+			madvise(map, (size_t)size, MADV_WILLNEED);
+		for (off_t at = 0; at < size; at += step * PAGE) {
+			before_access(c->fd, at, PAGE);
+			sum += map[at];
+			c->mapped++;
+		}
+		munmap(map, (size_t)size);
+	}
+}
+
+/* the file sent to /dev/null by sendfile(2), or by splice(2) through a pipe */
+static void pattern_pipe(char **argv, struct counts *c)
+{
+	int null = open_or_die("/dev/null", O_WRONLY), pipes[2];
+	off_t size, at = 0;
+
+	c->fd = open_or_die(argv[2], O_RDONLY);
+	size = size_of(c->fd);
+	if (argv[1][1] == 'e') {
+		while (at < size) {
+			ssize_t sent;
+
+			before_access(c->fd, at, 1 << 20);
+			sent = sendfile(null, c->fd, &at, 1 << 20);
+
+			if (sent <= 0)
+				die("sendfile");
+		}
+	} else {
+		if (pipe(pipes) != 0)
+			die("pipe");
+		while (at < size) {
+			ssize_t moved;
+
+			before_access(c->fd, at, 1 << 16);
+			moved = splice(c->fd, &at, pipes[1], NULL, 1 << 16, 0);
+
+			if (moved <= 0)
+				die("splice");
+			if (splice(pipes[0], NULL, null, NULL, (size_t)moved, 0) != moved)
+				die("splice out");
+		}
+	}
+	c->read = (size + PAGE - 1) / PAGE;
+}
+
+/* the file read or written with O_DIRECT, 1 MiB at a time */
+static void pattern_direct(char **argv, struct counts *c)
+{
+	bool writing = argv[1][7] == 'w';
+	off_t size;
+
+	c->fd = open_or_die(argv[2], (writing ? O_WRONLY : O_RDONLY) | O_DIRECT);
+	size = size_of(c->fd);
+	for (off_t at = 0; at < size; at += 1 << 20) {
+		size_t want = (size_t)(size - at) < (1u << 20) ? (size_t)(size - at) : (1u << 20);
+		ssize_t done = writing ? pwrite(c->fd, buffer, want, at) : pread(c->fd, buffer, want, at);
+
+		if (done != (ssize_t)want)
+			die(writing ? "pwrite O_DIRECT" : "pread O_DIRECT");
+	}
+	if (writing)
+		c->written = (size + PAGE - 1) / PAGE;
+}
+
 int main(int argc, char **argv)
 {
-	long long pages_read = 0, pages_mapped = 0, pages_written = 0, minor0, major0;
+	struct counts c = { .fd = -1 };
+	long long minor0, major0;
 	bool go = argc > 1 && strcmp(argv[1], "--go") == 0;
 	const char *pattern, *path;
-	char *buffer;
-	int fd;
 
 	if (go) {
 		argv++;
@@ -215,230 +377,106 @@ int main(int argc, char **argv)
 	faults(&minor0, &major0);
 
 	if (strcmp(pattern, "read") == 0 && argc == 6) {
-		int passes = atoi(argv[3]);
-		size_t block = strtoul(argv[4], NULL, 10);
-		bool new_fd = strcmp(argv[5], "new") == 0;
-
-		fd = open_or_die(path, O_RDONLY);
-		for (int pass = 0; pass < passes; pass++) {
-			if (new_fd && pass) {
-				close(fd);
-				fd = open_or_die(path, O_RDONLY);
-			}
-			/* read(2) from the file offset, as cat does; lseek back for the next pass */
-			lseek(fd, 0, SEEK_SET);
-			for (;;) {
-				off_t at = lseek(fd, 0, SEEK_CUR);
-				ssize_t got;
-
-				before_access(fd, at, (off_t)block);
-				got = read(fd, buffer, block);
-
-				if (got < 0)
-					die("read");
-				if (got == 0)
-					break;
-				pages_read += (at + got + PAGE - 1) / PAGE - at / PAGE;
-			}
-		}
+		pattern_read(argv, &c);
 	} else if (strcmp(pattern, "random") == 0 && argc == 5) {
-		long reads = atol(argv[3]);
-		off_t pages;
-
-		char *cached_at_start, *read_before;
-
-		srand((unsigned)atoi(argv[4]));
-		fd = open_or_die(path, O_RDONLY);
-		pages = size_of(fd) / PAGE;
-		posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
-		/*
-		 * A read is a hit when its page is cached just before it and was so when the run began,
-		 * or when this run read it before: a page its own read-ahead brought in is a miss when
-		 * first read, as a page it had to wait for.
-		 */
-		cached_at_start = calloc((size_t)pages + 1, 1);
-		read_before = calloc((size_t)pages + 1, 1);
-		for (off_t page = 0; page < pages; page++)
-			cached_at_start[page] = page_cached(fd, page) == 1;
-		cached_reads = 0;
-		for (long i = 0; i < reads && pages > 0; i++) {
-			off_t page = (off_t)(((unsigned long)rand() << 16 ^ (unsigned long)rand()) % (unsigned long)pages);
-			int cached = page_cached(fd, page);
-
-			if (cached < 0 || cached_reads < 0)
-				cached_reads = -1;
-			else
-				cached_reads += cached && (cached_at_start[page] || read_before[page]);
-			read_before[page] = 1;
-			if (pread(fd, buffer, PAGE, page * PAGE) != PAGE)
-				die("pread");
-			pages_read++;
-		}
+		pattern_random(argv, &c);
 	} else if (strcmp(pattern, "threads") == 0 && argc == 3) {
 		struct half halves[2];
 		pthread_t threads[2];
 		off_t size;
 
-		fd = open_or_die(path, O_RDONLY);
-		size = size_of(fd);
+		c.fd = open_or_die(path, O_RDONLY);
+		size = size_of(c.fd);
 		for (int i = 0; i < 2; i++) {
-			halves[i] = (struct half){ .fd = fd, .from = i ? size / 2 : 0, .to = i ? size : size / 2 };
+			halves[i] = (struct half){ .fd = c.fd, .from = i ? size / 2 : 0, .to = i ? size : size / 2 };
 			pthread_create(&threads[i], NULL, read_half, &halves[i]);
 		}
 		for (int i = 0; i < 2; i++) {
 			pthread_join(threads[i], NULL);
-			pages_read += halves[i].pages;
+			c.read += halves[i].pages;
 		}
 	} else if (strcmp(pattern, "mmap") == 0 && (argc == 6 || argc == 7)) {
-		long step = atol(argv[3]);
-		int advice = strcmp(argv[4], "random") == 0 ? MADV_RANDOM
-			     : strcmp(argv[4], "sequential") == 0 ? MADV_SEQUENTIAL : MADV_NORMAL;
-		int passes = atoi(argv[5]);
-		const char *how = argc == 7 ? argv[6] : "";
-		off_t size;
-
-		fd = open_or_die(path, O_RDONLY);
-		size = size_of(fd);
-		for (int pass = 0; pass < passes; pass++) {
-			char *map = mmap(NULL, (size_t)size, PROT_READ,
-					 MAP_SHARED | (strcmp(how, "populate") == 0 ? MAP_POPULATE : 0), fd, 0);
-			volatile char sum = 0;
-
-			if (map == MAP_FAILED)
-				die("mmap");
-			madvise(map, (size_t)size, advice);
-			if (strcmp(how, "willneed") == 0)
-				madvise(map, (size_t)size, MADV_WILLNEED);
-			for (off_t at = 0; at < size; at += step * PAGE) {
-				before_access(fd, at, PAGE);
-				sum += map[at];
-				pages_mapped++;
-			}
-			munmap(map, (size_t)size);
-		}
+		pattern_mmap(argv, &c);
 	} else if ((strcmp(pattern, "sendfile") == 0 || strcmp(pattern, "splice") == 0) && argc == 3) {
-		int null = open_or_die("/dev/null", O_WRONLY), pipes[2];
-		off_t size, at = 0;
-
-		fd = open_or_die(path, O_RDONLY);
-		size = size_of(fd);
-		if (pattern[1] == 'e') {
-			while (at < size) {
-				ssize_t sent;
-
-				before_access(fd, at, 1 << 20);
-				sent = sendfile(null, fd, &at, 1 << 20);
-
-				if (sent <= 0)
-					die("sendfile");
-			}
-		} else {
-			if (pipe(pipes) != 0)
-				die("pipe");
-			while (at < size) {
-				ssize_t moved;
-
-				before_access(fd, at, 1 << 16);
-				moved = splice(fd, &at, pipes[1], NULL, 1 << 16, 0);
-
-				if (moved <= 0)
-					die("splice");
-				if (splice(pipes[0], NULL, null, NULL, (size_t)moved, 0) != moved)
-					die("splice out");
-			}
-		}
-		pages_read = (size + PAGE - 1) / PAGE;
+		pattern_pipe(argv, &c);
 	} else if (strcmp(pattern, "copy") == 0 && argc == 4) {
 		int out = open_or_die(argv[3], O_WRONLY | O_CREAT | O_EXCL);
 		off_t size;
 		loff_t in_at = 0;
 
-		fd = open_or_die(path, O_RDONLY);
-		size = size_of(fd);
+		c.fd = open_or_die(path, O_RDONLY);
+		size = size_of(c.fd);
 		while (in_at < size) {
 			ssize_t copied;
 
-			before_access(fd, in_at, 1 << 20);
-			copied = copy_file_range(fd, &in_at, out, NULL, 1 << 20, 0);
+			before_access(c.fd, in_at, 1 << 20);
+			copied = copy_file_range(c.fd, &in_at, out, NULL, 1 << 20, 0);
 
 			if (copied <= 0)
 				die("copy_file_range");
 		}
 		fdatasync(out);
 		close(out);
-		pages_read = (size + PAGE - 1) / PAGE;
+		c.read = (size + PAGE - 1) / PAGE;
 	} else if ((strcmp(pattern, "direct-read") == 0 || strcmp(pattern, "direct-write") == 0) && argc == 3) {
-		bool writing = pattern[7] == 'w';
-		off_t size;
-
-		fd = open_or_die(path, (writing ? O_WRONLY : O_RDONLY) | O_DIRECT);
-		size = size_of(fd);
-		for (off_t at = 0; at < size; at += 1 << 20) {
-			size_t want = (size_t)(size - at) < (1u << 20) ? (size_t)(size - at) : (1u << 20);
-			ssize_t done = writing ? pwrite(fd, buffer, want, at) : pread(fd, buffer, want, at);
-
-			if (done != (ssize_t)want)
-				die(writing ? "pwrite O_DIRECT" : "pread O_DIRECT");
-		}
-		if (writing)
-			pages_written = (size + PAGE - 1) / PAGE;
+		pattern_direct(argv, &c);
 	} else if (strcmp(pattern, "overwrite") == 0 && argc == 3) {
 		off_t size;
 
-		fd = open_or_die(path, O_WRONLY);
-		size = size_of(fd);
+		c.fd = open_or_die(path, O_WRONLY);
+		size = size_of(c.fd);
 		for (off_t at = 0; at < size; at += PAGE)
-			if (pwrite(fd, buffer, PAGE, at) != PAGE)
+			if (pwrite(c.fd, buffer, PAGE, at) != PAGE)
 				die("pwrite");
-		fdatasync(fd);
-		pages_written = (size + PAGE - 1) / PAGE;
+		fdatasync(c.fd);
+		c.written = (size + PAGE - 1) / PAGE;
 	} else if (strcmp(pattern, "append") == 0 && argc == 4) {
 		long long bytes = atoll(argv[3]);
 
-		fd = open_or_die(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND);
+		c.fd = open_or_die(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND);
 		for (long long done = 0; done < bytes;) {
 			size_t want = bytes - done < 65536 ? (size_t)(bytes - done) : 65536;
 
-			if (write(fd, buffer, want) != (ssize_t)want)
+			if (write(c.fd, buffer, want) != (ssize_t)want)
 				die("write");
 			done += (long long)want;
 		}
-		fdatasync(fd);
-		pages_written = (bytes + PAGE - 1) / PAGE;
+		fdatasync(c.fd);
+		c.written = (bytes + PAGE - 1) / PAGE;
 	} else if (strcmp(pattern, "truncate") == 0 && argc == 3) {
-		fd = open_or_die(path, O_WRONLY);
-		if (ftruncate(fd, 0) != 0)
+		c.fd = open_or_die(path, O_WRONLY);
+		if (ftruncate(c.fd, 0) != 0)
 			die("ftruncate");
 	} else if (strcmp(pattern, "unlink") == 0 && argc == 3) {
-		fd = -1;
+		c.fd = -1;
 		if (unlink(path) != 0)
 			die("unlink");
 	} else if (strcmp(pattern, "rename") == 0 && argc == 4) {
 		off_t size;
 
-		fd = open_or_die(path, O_RDONLY);
-		size = size_of(fd);
-		pages_read = read_range(fd, 0, size / 2, 1 << 20, buffer);
+		c.fd = open_or_die(path, O_RDONLY);
+		size = size_of(c.fd);
+		c.read = read_range(c.fd, 0, size / 2, 1 << 20, buffer);
 		if (rename(path, argv[3]) != 0)
 			die("rename");
 		printf("renamed\n");
 		fflush(stdout);
 		wait_line();
-		pages_read += read_range(fd, size / 2, size, 1 << 20, buffer);
+		c.read += read_range(c.fd, size / 2, size, 1 << 20, buffer);
 	} else if (strcmp(pattern, "coldloop") == 0 && argc == 4) {
 		double seconds = atof(argv[3]);
 		struct timespec start, now;
 
-		fd = open_or_die(path, O_RDONLY);
+		c.fd = open_or_die(path, O_RDONLY);
 		clock_gettime(CLOCK_MONOTONIC, &start);
 		do {
-			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-			pages_read += read_range(fd, 0, size_of(fd), 1 << 20, buffer);
+			posix_fadvise(c.fd, 0, 0, POSIX_FADV_DONTNEED);
+			c.read += read_range(c.fd, 0, size_of(c.fd), 1 << 20, buffer);
 			clock_gettime(CLOCK_MONOTONIC, &now);
 		} while ((double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9 < seconds);
 	} else if (strcmp(pattern, "idle") == 0 && argc == 4) {
-		fd = open_or_die(path, O_RDONLY);
-		pages_read = read_range(fd, 0, PAGE, PAGE, buffer);
+		c.fd = open_or_die(path, O_RDONLY);
+		c.read = read_range(c.fd, 0, PAGE, PAGE, buffer);
 		sleep((unsigned)atoi(argv[3]));
 	} else {
 		fputs(usage_text, stderr);
@@ -448,10 +486,10 @@ int main(int argc, char **argv)
 	faults(&minor_faults, &major_faults);
 	printf("{\"pid\":%d,\"pages_read\":%lld,\"pages_mapped\":%lld,\"pages_written\":%lld,"
 	       "\"minor_faults\":%lld,\"major_faults\":%lld,\"cached_reads\":%lld,\"found_cached\":%lld}\n",
-	       (int)getpid(), pages_read, pages_mapped, pages_written, minor_faults - minor0, major_faults - major0,
+	       (int)getpid(), c.read, c.mapped, c.written, minor_faults - minor0, major_faults - major0,
 	       cached_reads, found_unknown ? -1 : found_cached);
 	fflush(stdout);
-	if (fd >= 0)
-		close(fd);
+	if (c.fd >= 0)
+		close(c.fd);
 	return 0;
 }
