@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "collect/mounts.h"
 #include "collect/sysroot.h"
 
 /* The next line of text[*at..len): its start and length, without the newline; false at the end. */
@@ -114,31 +115,17 @@ int memcg_limit_parse(const char *text, size_t len, uint64_t *out)
 /* The mount point of the first mount of this type (and, for v1, with this option). */
 static void find_mount(const char *type, const char *option, char *out, size_t size)
 {
-	struct sysroot_file mounts = SYSROOT_FILE("/proc/self/mounts");
-	const char *text, *line;
-	size_t len, at = 0, line_len;
+	struct mounts mounts;
 
 	out[0] = '\0';
-	if (sysroot_file_read(&mounts, &text, &len) != 0)
+	if (mounts_read(&mounts) != 0)
 		return;
-	while (next_line(text, len, &at, &line, &line_len)) {
-		char copy[1024], point[512], fstype[64], options[512];
-
-		if (!copy_field(line, line_len, copy, sizeof(copy)) ||
-		    sscanf(copy, "%*s %511s %63s %511s", point, fstype, options) != 3 || strcmp(fstype, type))
-			continue;
-		if (option) {
-			bool found = false;
-
-			for (char *o = strtok(options, ","); o && !found; o = strtok(NULL, ","))
-				found = !strcmp(o, option);
-			if (!found)
-				continue;
+	for (size_t i = 0; i < mounts.count; i++)
+		if (!strcmp(mounts.list[i].type, type) && (!option || mount_option(&mounts.list[i], option))) {
+			snprintf(out, size, "%s", mounts.list[i].dir);
+			break;
 		}
-		snprintf(out, size, "%s", point);
-		break;
-	}
-	sysroot_file_close(&mounts);
+	mounts_free(&mounts);
 }
 
 static char v2_mount[512];

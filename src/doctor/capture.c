@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <mntent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include "collect/filesystems.h"
 #include "collect/inode_names.h"
 #include "collect/memcg.h"
+#include "collect/mounts.h"
 #include "collect/odirect.h"
 #include "collect/pagecache.h"
 #include "collect/procfs.h"
@@ -1136,16 +1136,18 @@ static void snap_cache(struct doctor_snapshot *s, const struct watch *w)
  */
 static void snap_mounts(struct doctor_snapshot *s, const char *marks, int *marks_error)
 {
-	FILE *mounts = setmntent("/proc/self/mounts", "re");
+	struct mounts mounts;
 	struct mountinfo devices;
-	struct mntent *m;
 	dev_t *seen = NULL;
 	size_t nseen = 0;
 
 	/* The device of each mount, to name its probe after: from the kernel's table, asking no filesystem. */
 	if (mountinfo_read(&devices) != 0)
 		devices = (struct mountinfo){0};
-	while (mounts && (m = getmntent(mounts))) {
+	if (mounts_read(&mounts) != 0)
+		mounts = (struct mounts){ 0 };
+	for (size_t i = 0; i < mounts.count; i++) {
+		const struct mount *m = &mounts.list[i];
 		struct fs_probe probe = {0};
 		struct bounded_mark mark = { .path = "" };
 		struct snap_mount *out;
@@ -1153,19 +1155,19 @@ static void snap_mounts(struct doctor_snapshot *s, const char *marks, int *marks
 		size_t k;
 		int rc;
 
-		if (filesystem_pseudo(m->mnt_type) || hasmntopt(m, "ro"))
+		if (filesystem_pseudo(m->type) || mount_option(m, "ro"))
 			continue;
-		snprintf(probe.dir, sizeof(probe.dir), "%s", m->mnt_dir);
-		if (mountinfo_device(&devices, m->mnt_dir, &major_, &minor_))
+		snprintf(probe.dir, sizeof(probe.dir), "%s", m->dir);
+		if (mountinfo_device(&devices, m->dir, &major_, &minor_))
 			rc = filesystem_probe_marked(&probe, marks, major_, minor_, &mark);
 		else /* unmounted since: a probe finds what is there now, unmarked */
 			rc = filesystem_probe(&probe);
 		s->mounts = xrealloc(s->mounts, (s->nmounts + 1) * sizeof(*s->mounts));
 		out = &s->mounts[s->nmounts++];
 		*out = (struct snap_mount){ .state = MOUNT_FAILED, .probe_seconds = -1, .probe_started = -1 };
-		snprintf(out->dir, sizeof(out->dir), "%s", m->mnt_dir);
-		snprintf(out->type, sizeof(out->type), "%s", m->mnt_type);
-		snprintf(out->source, sizeof(out->source), "%s", m->mnt_fsname);
+		snprintf(out->dir, sizeof(out->dir), "%s", m->dir);
+		snprintf(out->type, sizeof(out->type), "%s", m->type);
+		snprintf(out->source, sizeof(out->source), "%s", m->source);
 		if (rc == -ETIMEDOUT || rc == -EBUSY) {
 			struct bounded_holder holder = { .seconds = -1 };
 
@@ -1188,7 +1190,7 @@ static void snap_mounts(struct doctor_snapshot *s, const char *marks, int *marks
 		}
 		if (rc == -EAGAIN) /* not a sign of a hung server: said, and nothing judged of the mount */
 			warn_msg("%s: not probed: other iolens runs' probes kept it busy for %u ms",
-				 printable_name(m->mnt_dir), 2 * BOUNDED_FS_MS);
+				 printable_name(m->dir), 2 * BOUNDED_FS_MS);
 		if ((rc ? rc : probe.rc) != 0 || !probe.vfs.f_blocks)
 			continue;
 		out->state = MOUNT_OK;
@@ -1208,8 +1210,7 @@ static void snap_mounts(struct doctor_snapshot *s, const char *marks, int *marks
 		seen = xrealloc(seen, (nseen + 1) * sizeof(*seen));
 		seen[nseen++] = probe.st.st_dev;
 	}
-	if (mounts)
-		endmntent(mounts);
+	mounts_free(&mounts);
 	mountinfo_free(&devices);
 	free(seen);
 }
