@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* export.c: iolens export: what iolens measures, as Prometheus metrics over HTTP (libmicrohttpd), from the collectors of src/cmd/export/. */
+/* export.c: iolens export: what iolens measures, as Prometheus metrics over HTTP (libmicrohttpd). */
 #include <errno.h>
 #include <getopt.h>
 #include <regex.h>
@@ -47,7 +47,8 @@ const struct export_collector *const export_collector_list[] = { export_collecto
  * floppies, and no partitions (sda1, vda1, nvme0n1p1), whose I/O their disk counts already.
  */
 #define DEFAULT_DEVICE_EXCLUDE "^(z?ram|loop|fd|(h|s|v|xv)d[a-z]|nvme[0-9]+n[0-9]+p)[0-9]+$"
-#define DEFAULT_MOUNT_POINTS_EXCLUDE "^/(dev|proc|run/credentials/.+|sys|var/lib/docker/.+|var/lib/containers/storage/.+)($|/)"
+#define DEFAULT_MOUNT_POINTS_EXCLUDE \
+	"^/(dev|proc|run/credentials/.+|sys|var/lib/docker/.+|var/lib/containers/storage/.+)($|/)"
 
 /* The collectors' indexes in export_collector_list in the order of the exposition: by rank, then name. */
 static unsigned ranked[NCOLLECTORS];
@@ -58,6 +59,25 @@ static int by_rank(const void *a, const void *b)
 	const struct export_collector *y = export_collector_list[*(const unsigned *)b];
 
 	return x->rank != y->rank ? (x->rank > y->rank) - (x->rank < y->rank) : strcmp(x->name, y->name);
+}
+
+static void rank_collectors(void)
+{
+	for (unsigned c = 0; c < NCOLLECTORS; c++)
+		ranked[c] = c;
+	qsort(ranked, NCOLLECTORS, sizeof(ranked[0]), by_rank);
+}
+
+/* The hidden --collector-table: a line a collector, in the exposition's order: name, rank, on or off, help. */
+static _Noreturn void print_collector_table(void)
+{
+	for (unsigned c = 0; c < NCOLLECTORS; c++) {
+		const struct export_collector *collector = export_collector_list[ranked[c]];
+
+		printf("%s\t%d\t%s\t%s\n", collector->name, collector->rank, collector->off_by_default ? "off" : "on",
+		       collector->help);
+	}
+	exit(fflush(stdout) == 0 ? EXIT_OK : output_failed());
 }
 
 /* "disklatency, diskstats, ...": the collectors' names, for --help-all and the error of a wrong one. */
@@ -236,7 +256,7 @@ static _Noreturn void usage(bool all)
 
 enum {
 	OPT_ONCE = 0x100, OPT_OPENMETRICS, OPT_MAX_CONNECTIONS, OPT_WEB_CONFIG, OPT_DISABLE_DEFAULTS, OPT_DEVICE_INCLUDE,
-	OPT_DEVICE_EXCLUDE, OPT_MOUNT_POINTS_EXCLUDE, OPT_COLLECTOR = 0x200, OPT_NO_COLLECTOR = 0x300
+	OPT_DEVICE_EXCLUDE, OPT_MOUNT_POINTS_EXCLUDE, OPT_COLLECTOR_TABLE, OPT_COLLECTOR = 0x200, OPT_NO_COLLECTOR = 0x300
 };
 
 /* A regex option compiled, or exit 2 saying why. */
@@ -313,6 +333,7 @@ static const struct option *export_options(void)
 		{ "collector.diskstats.device-include", required_argument, NULL, OPT_DEVICE_INCLUDE },
 		{ "collector.diskstats.device-exclude", required_argument, NULL, OPT_DEVICE_EXCLUDE },
 		{ "collector.filesystem.mount-points-exclude", required_argument, NULL, OPT_MOUNT_POINTS_EXCLUDE },
+		{ "collector-table", no_argument, NULL, OPT_COLLECTOR_TABLE }, /* hidden: for tests/cli/export_collectors.sh */
 	};
 	enum { NFIXED = sizeof(fixed) / sizeof(fixed[0]) };
 	static struct option options[NFIXED + 2 * NCOLLECTORS + 1];
@@ -334,6 +355,7 @@ static void parse_args(int argc, char **argv, struct export_args *a)
 	uint64_t number;
 	int opt;
 
+	rank_collectors();
 	check_collector_names(argc, argv, long_options);
 	while ((opt = next_option(argc, argv, "l:hvV", long_options, NULL)) != -1) {
 		switch (opt) {
@@ -354,6 +376,7 @@ static void parse_args(int argc, char **argv, struct export_args *a)
 		case 'h': usage(false);
 		case COMMON_OPT_HELP_ALL: usage(true);
 		case 'V': print_version();
+		case OPT_COLLECTOR_TABLE: print_collector_table();
 		default:
 			if (opt >= OPT_COLLECTOR && opt < OPT_COLLECTOR + (int)NCOLLECTORS)
 				a->chosen[opt - OPT_COLLECTOR] = 1;
@@ -385,18 +408,13 @@ static void compile_filters(struct exporter *e, const struct export_args *a)
 	compile_regex(&e->mount_points_exclude, "collector.filesystem.mount-points-exclude", a->mount_points_exclude);
 }
 
-/* Each collector on or off, those on started (in the order of the exposition), and what eBPF could not do said. */
+/* Each collector on or off, those on started (in the order of the exposition), what eBPF could not do said. */
 static void start_collectors(struct exporter *e, bool *enabled, const struct export_args *a)
 {
 	e->enabled = enabled;
 	e->once = a->once;
-	for (unsigned c = 0; c < NCOLLECTORS; c++) {
-		const struct export_collector *collector = export_collector_list[c];
-
-		ranked[c] = c;
-		enabled[c] = a->chosen[c] ? a->chosen[c] > 0 : !a->disable_defaults && !collector->off_by_default;
-	}
-	qsort(ranked, NCOLLECTORS, sizeof(ranked[0]), by_rank);
+	for (unsigned c = 0; c < NCOLLECTORS; c++)
+		enabled[c] = a->chosen[c] ? a->chosen[c] > 0 : !a->disable_defaults && !export_collector_list[c]->off_by_default;
 	for (unsigned c = 0; c < NCOLLECTORS; c++)
 		if (enabled[ranked[c]] && export_collector_list[ranked[c]]->start)
 			export_collector_list[ranked[c]]->start(e);

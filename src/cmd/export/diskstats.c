@@ -6,7 +6,10 @@
 
 #include "cmd/export.h"
 
-/* Each disk's counters, from /proc/diskstats as read for this scrape (once: disklatency names its disks from it too). */
+/*
+ * Each disk's counters, from /proc/diskstats as read for this scrape
+ * (once: disklatency names its disks from it too).
+ */
 static void disk_metrics(struct prom *p, struct exporter *e)
 {
 	static const struct {
@@ -26,7 +29,8 @@ static void disk_metrics(struct prom *p, struct exporter *e)
 		F("iolens_disk_written_bytes", "Bytes written.", PROM_COUNTER, wr_sectors, 512, 11),
 		F("iolens_disk_write_time_seconds", "Time spent by writes, summed over them.", PROM_COUNTER, wr_ticks, 1e-3, 11),
 		F("iolens_disk_io_now", "Requests in flight.", PROM_GAUGE, in_flight, 1, 11),
-		F("iolens_disk_io_time_seconds", "Time with requests in flight (%util is its rate).", PROM_COUNTER, io_ticks, 1e-3, 11),
+		F("iolens_disk_io_time_seconds", "Time with requests in flight (%util is its rate).", PROM_COUNTER, io_ticks,
+		  1e-3, 11),
 		F("iolens_disk_io_time_weighted_seconds", "Time in flight summed over requests (aqu-sz is its rate).",
 		  PROM_COUNTER, time_in_queue, 1e-3, 11),
 		F("iolens_disk_discards_completed", "Discards completed.", PROM_COUNTER, dc_ios, 1, 15),

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* filesystem.c: export's filesystem collector: each mounted filesystem's sizes and inodes as df counts them, iolens_filesystem_*. */
+/* filesystem.c: export's filesystem collector: each mounted filesystem's sizes and inodes, iolens_filesystem_*. */
 #include <errno.h>
 #include <mntent.h>
 #include <stdio.h>
@@ -86,12 +86,13 @@ static void filesystem_metrics(struct prom *p, struct exporter *e)
 	for (size_t i = 0; i < count; i++) {
 		struct fs_probe probe = {0};
 		unsigned device[2];
+		bool known;
 		int rc;
 
 		snprintf(probe.dir, sizeof(probe.dir), "%s", mounts[i].dir);
 		/* Marked by its device, as doctor marks its probes: one probe of a filesystem at a time, of either. */
-		rc = filesystem_probe_watched(&e->filesystems, &probe, have_devices && mountinfo_device(&devices, probe.dir, &device[0],
-											&device[1]) ? device : NULL);
+		known = have_devices && mountinfo_device(&devices, probe.dir, &device[0], &device[1]);
+		rc = filesystem_probe_watched(&e->filesystems, &probe, known ? device : NULL);
 		mounts[i].rc = rc ? rc : probe.rc;
 		mounts[i].vfs = probe.vfs;
 	}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* pagecache.c: export's pagecache collector: the page cache's size and traffic, by eBPF or estimated from /proc/vmstat. */
+/* pagecache.c: export's pagecache collector: the page cache's size and traffic, by eBPF or from /proc/vmstat. */
 #include <stdio.h>
 
 #include "cmd/export.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* process.c: export's process collector: the exporter itself, process_*, named as client_golang names every Go exporter's. */
+/* process.c: export's process collector: the exporter itself, process_*, named as client_golang names them. */
 #include <stdio.h>
 
 #include "cmd/export.h"
