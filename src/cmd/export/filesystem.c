@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* filesystem.c: export's filesystem collector: each mounted filesystem's sizes and inodes, iolens_filesystem_*. */
 #include <errno.h>
-#include <mntent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/export.h"
+#include "collect/mounts.h"
 #include "collect/procfs.h"
 #include "common/util.h"
 
@@ -20,31 +20,32 @@ struct mount_entry {
 /* The mounts to report, each mount point once: the last mounted there, the one a path reaches. */
 static size_t list_mounts(struct mount_entry **list, const regex_t *exclude)
 {
-	FILE *mounts = setmntent("/proc/self/mounts", "re");
 	struct mount_entry *entries = NULL;
+	struct mounts table;
 	size_t count = 0;
-	struct mntent *m;
 
-	while (mounts && (m = getmntent(mounts))) {
+	if (mounts_read(&table) != 0)
+		table = (struct mounts){ 0 };
+	for (size_t i = 0; i < table.count; i++) {
+		const struct mount *m = &table.list[i];
 		size_t k;
 
-		if (filesystem_pseudo(m->mnt_type) || (exclude && regexec(exclude, m->mnt_dir, 0, NULL, 0) == 0))
+		if (filesystem_pseudo(m->type) || (exclude && regexec(exclude, m->dir, 0, NULL, 0) == 0))
 			continue;
-		for (k = 0; k < count && strcmp(entries[k].dir, m->mnt_dir); k++)
+		for (k = 0; k < count && strcmp(entries[k].dir, m->dir); k++)
 			;
 		if (k == count) {
 			entries = xrealloc(entries, (count + 1) * sizeof(*entries));
-			entries[count++].dir = xstrdup(m->mnt_dir);
+			entries[count++].dir = xstrdup(m->dir);
 		} else { /* mounted over: the later one replaces it */
 			free(entries[k].type);
 			free(entries[k].source);
 		}
-		entries[k].type = xstrdup(m->mnt_type);
-		entries[k].source = xstrdup(m->mnt_fsname);
-		entries[k].readonly = hasmntopt(m, "ro") != NULL;
+		entries[k].type = xstrdup(m->type);
+		entries[k].source = xstrdup(m->source);
+		entries[k].readonly = mount_option(m, "ro");
 	}
-	if (mounts)
-		endmntent(mounts);
+	mounts_free(&table);
 	*list = entries;
 	return count;
 }
