@@ -274,6 +274,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 
 const struct doctor_rule rule_saturated = {
 	.name = "saturated",
+	.list_rank = 30, /* its place in --help-all and RULES */
+	.judge_rank = 50, /* its findings' place among those of one severity */
 	.help = "a disk whose queue grows (aqu-sz rising, or 2 and more, or at 1 and\n"
 		"more requests waiting in the block layer as long as the device serves\n"
 		"them) while a request takes twice what the disk takes at low load or\n"
