@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* rules.c: doctor's rules, one to a file of rules/, in the orders they declare, and the judging of a snapshot by those the configuration leaves on. */
+/* rules.c: doctor's rules in the orders they declare, and the judging of a snapshot by those left on. */
 #include "doctor/rules.h"
 
 #include <stdlib.h>

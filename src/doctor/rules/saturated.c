@@ -277,7 +277,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		field_real_if(&f->data, "capacity_pct", disk->capacity_pct,
 			      disk->capacity_known && isfinite(disk->capacity_pct));
 		load_process(s, disk, f, used);
-		doctor_text(f->more, sizeof(f->more), "iolens stat -x " DOCTOR_MORE_SAMPLES "; iolens stat --top-bio " DOCTOR_MORE_SAMPLES "");
+		doctor_text(f->more, sizeof(f->more),
+			    "iolens stat -x " DOCTOR_MORE_SAMPLES "; iolens stat --top-bio " DOCTOR_MORE_SAMPLES "");
 	}
 }
 
