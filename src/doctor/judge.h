@@ -50,8 +50,10 @@ void field_container(struct doctor_fields *f, const struct doctor_snapshot *s, p
 void judge_mount_use(const struct doctor_snapshot *s, const struct doctor_config *config, bool inodes,
 		     struct doctor_findings *out);
 
-/* What vtrace-hang and vtrace-latency say of an op of a libvtrace server: one finding's fields, either rule's. */
-/* An op's completions in the window, and its mean service time in the window and before (ms). */
+/*
+ * Rules vtrace-hang and vtrace-latency, of an op of a libvtrace server: its completions in the
+ * window, and its mean service time in the window and before (ms).
+ */
 struct vtrace_op_window {
 	uint64_t done;
 	double window_ms, before_ms;
