@@ -96,7 +96,7 @@ static _Noreturn void usage(bool all)
 	       "\n"
 	       "Rules (the thresholds are the defaults; see --set):\n",
 	       program_name, program_name);
-	for (const struct doctor_rule *const *rule = doctor_rules; *rule; rule++) {
+	for (const struct doctor_rule *const *rule = doctor_rules_listed(); *rule; rule++) {
 		const struct doctor_rule *r = *rule;
 		const char *line = r->help;
 

@@ -56,8 +56,10 @@ void doctor_config_init(struct doctor_config *c)
 
 static int rule_index(const char *name, size_t len)
 {
-	for (int i = 0; doctor_rules[i]; i++)
-		if (strlen(doctor_rules[i]->name) == len && !strncmp(doctor_rules[i]->name, name, len))
+	const struct doctor_rule *const *rules = doctor_rules_listed();
+
+	for (int i = 0; rules[i]; i++)
+		if (strlen(rules[i]->name) == len && !strncmp(rules[i]->name, name, len))
 			return i;
 	return -1;
 }

@@ -6,6 +6,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "doctor_rules.h" /* made from the files of src/doctor/rules/ */
+
+/* How many rules there are: one for each file of src/doctor/rules/. */
+#define DOCTOR_RULE_ONE(n) +1
+#define DOCTOR_RULE_COUNT (0 doctor_rules(DOCTOR_RULE_ONE))
+
 /* Where doctor looks when no --config is given; a missing file is no configuration. */
 #define DOCTOR_CONFIG_PATH "/etc/iolens/doctor.conf"
 
@@ -27,7 +33,7 @@ struct doctor_accept {
 };
 
 struct doctor_config {
-	bool disabled[16];                 /* by index in doctor_rules */
+	bool disabled[DOCTOR_RULE_COUNT];  /* by index in doctor_rules_listed() */
 	double threshold[TH_COUNT];
 	struct doctor_accept *accepts;
 	size_t naccepts;

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* finding.c: findings as data, and the one renderer of the report: text for people, JSON (through render/record.h) for scripts. */
+/* finding.c: findings as data, and their report: text (render/report.h) for people, JSON (render/record.h). */
 #include "doctor/finding.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 
 #include "common/util.h"
 #include "render/record.h"
+#include "render/report.h"
 
 const char *const doctor_severity_names[] = { "info", "warning", "critical" };
 
@@ -330,7 +330,10 @@ int doctor_write_json(const struct doctor_report *report, FILE *stream)
 
 /* ---- Text -------------------------------------------------------------------------------- */
 
-/* "ebpf (fentry)", or the mode alone ("procfs"); escaped (a replay's are a file's words). Until the fourth next call. */
+/*
+ * "ebpf (fentry)", or the mode alone ("procfs"); escaped (a replay's are a file's words). Until
+ * the fourth next call.
+ */
 static const char *mode_words(const char *mode, const char *mechanism)
 {
 	static char text[4][64];
@@ -349,24 +352,27 @@ int doctor_write_text(const struct doctor_report *report, FILE *stream)
 	const struct doctor_findings *findings = report->findings;
 
 	/* The header: how each thing was counted (iolens version --features says why, on this kernel). */
-	fprintf(stream, "Counted: page cache %s, block I/O %s, O_DIRECT opens %s.\n",
-		mode_words(report->cache_mode, report->cache_mechanism),
-		mode_words(report->bio_mode, report->bio_mechanism), printable_name(report->odirect_mode));
+	out_report_printf(stream, "Counted: page cache %s, block I/O %s, O_DIRECT opens %s.\n",
+			  mode_words(report->cache_mode, report->cache_mechanism),
+			  mode_words(report->bio_mode, report->bio_mechanism), printable_name(report->odirect_mode));
 	if (!findings->count)
-		fprintf(stream, "No I/O problem found in %.3g s.\n", report->seconds);
+		out_report_printf(stream, "No I/O problem found in %.3g s.\n", report->seconds);
 	for (size_t i = 0; i < findings->count; i++) {
 		const struct doctor_finding *f = &findings->list[i];
-
 		/* Every line holds names (files, services, segments): each escaped as a name is. */
-		fprintf(stream, "%s%s: ", i ? "\n" : "", doctor_severity_names[f->severity]);
-		fprintf(stream, "%s\n  ", printable_name(f->what));
-		fprintf(stream, "%s\n  why: ", printable_name(f->numbers));
-		fprintf(stream, "%s\n  more: ", printable_name(f->why));
-		fprintf(stream, "%s\n", printable_name(f->more));
+		const struct out_report_line lines[] = {
+			{ NULL, f->numbers },
+			{ "why", f->why },
+			{ "more", f->more },
+		};
+
+		if (i)
+			out_report_printf(stream, "\n");
+		out_report_paragraph(stream, doctor_severity_names[f->severity], f->what, lines, 3);
 	}
 	if (report->naccepted)
-		fprintf(stream, "%s%zu finding%s accepted as normal here (--json lists them): the first, %s: %s\n",
-			findings->count ? "\n" : "", report->naccepted, report->naccepted > 1 ? "s" : "",
-			printable_name(report->accepted[0].what), printable_name(report->accepted[0].by));
-	return ferror(stream) ? -EIO : 0;
+		out_report_printf(stream, "%s%zu finding%s accepted as normal here (--json lists them): the first, %s: %s\n",
+				  findings->count ? "\n" : "", report->naccepted, report->naccepted > 1 ? "s" : "",
+				  printable_name(report->accepted[0].what), printable_name(report->accepted[0].by));
+	return out_report_end(stream);
 }

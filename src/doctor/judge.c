@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* judge.c: what more than one rule reads off a snapshot, computed from it alone. */
+/* judge.c: what more than one rule reads off a snapshot, computed from it alone, and the findings two rules share. */
 #include "doctor/judge.h"
 
 #include <stdio.h>
@@ -131,4 +131,103 @@ void field_container(struct doctor_fields *f, const struct doctor_snapshot *s, p
 	field_text(o, "pod", c->pod[0] ? c->pod : NULL);
 	field_text(o, "namespace", c->namespace_[0] ? c->namespace_ : NULL);
 	field_count(o, "uid", c->uid);
+}
+
+/* df's Use%: used / (used + available to users). */
+static double percent_used(uint64_t total, uint64_t free_all, uint64_t available)
+{
+	uint64_t used = total > free_all ? total - free_all : 0;
+
+	return used + available ? 100.0 * (double)used / (double)(used + available) : 0;
+}
+
+void judge_mount_use(const struct doctor_snapshot *s, const struct doctor_config *config, bool inodes,
+		     struct doctor_findings *out)
+{
+	for (size_t i = 0; i < s->nmounts; i++) {
+		const struct snap_mount *m = &s->mounts[i];
+		uint64_t total = inodes ? m->files : m->blocks;
+		uint64_t free_all = inodes ? m->ffree : m->bfree;
+		uint64_t available = inodes ? m->favail : m->bavail;
+		double used = percent_used(total, free_all, available);
+		char free_text[16], total_text[16], word[600];
+		struct doctor_finding *f;
+
+		if (m->state != MOUNT_OK || m->duplicate || !m->blocks || !total ||
+		    used < config->threshold[TH_FULL_WARNING])
+			continue;
+		f = doctor_finding_add(out, used >= config->threshold[TH_FULL_CRITICAL] ? DOCTOR_CRITICAL : DOCTOR_WARNING,
+				       inodes ? "inodes" : "full",
+				       inodes ? "with no inode left, no file can be created, however much space is free"
+					      : "writes fail with ENOSPC when it fills, and ext4 and others slow down "
+						"well before, as free extents get scarce");
+		doctor_text(f->what, sizeof(f->what), "%s (%s on %s) is %s", m->dir, m->type, m->source,
+			    inodes ? "nearly out of inodes" : "nearly full");
+		if (inodes)
+			doctor_text(f->numbers, sizeof(f->numbers), "%.1f %% of inodes used: %llu free of %llu (statvfs)",
+				    used, (unsigned long long)available, (unsigned long long)total);
+		else
+			doctor_text(f->numbers, sizeof(f->numbers), "%.1f %% used: %s free of %s (statvfs, as df counts)",
+				    used, human_size(available * m->frsize, free_text, sizeof(free_text)),
+				    human_size(total * m->frsize, total_text, sizeof(total_text)));
+		doctor_text(f->more, sizeof(f->more), "df %s%s", inodes ? "-i " : "-h ",
+			    doctor_shell_word(m->dir, word, sizeof(word)));
+		field_text(&f->data, "mount", m->dir);
+		field_text(&f->data, "type", m->type);
+		field_text(&f->data, "source", m->source);
+		field_real(&f->data, "used_percent", used);
+		field_count(&f->data, inodes ? "inodes_free" : "bytes_free", inodes ? available : available * m->frsize);
+		field_count(&f->data, inodes ? "inodes_total" : "bytes_total", inodes ? total : total * m->frsize);
+	}
+}
+
+static double mean_ms(uint64_t service_ns, uint64_t completions)
+{
+	return completions ? (double)service_ns / (double)completions / 1e6 : 0;
+}
+
+struct vtrace_op_window vtrace_op_window(const struct snap_vtrace_op *op)
+{
+	struct vtrace_op_window w;
+
+	w.done = op->completions > op->completions_before ? op->completions - op->completions_before : 0;
+	w.window_ms = mean_ms(op->service_ns - op->service_ns_before, w.done);
+	w.before_ms = mean_ms(op->service_ns_before, op->completions_before);
+	return w;
+}
+
+const char *vtrace_whose(const struct doctor_snapshot *s, const struct snap_vtrace *server, char *buf, size_t size)
+{
+	char number[16], in[600];
+
+	snprintf(number, sizeof(number), "%u", (unsigned)server->uid);
+	snap_in_container(s, server->pid, NULL, in, sizeof(in));
+	if (!server->uid_known)
+		snprintf(buf, size, "(pid %d)%s", (int)server->pid, in);
+	else if (!server->user[0] || !strcmp(server->user, number)) /* a user without a name */
+		snprintf(buf, size, "(pid %d) of user %u%s", (int)server->pid, (unsigned)server->uid, in);
+	else
+		snprintf(buf, size, "(pid %d) of user %s (uid %u)%s", (int)server->pid, server->user, (unsigned)server->uid, in);
+	return buf;
+}
+
+void vtrace_finding_data(const struct doctor_snapshot *s, struct doctor_finding *f, const struct snap_vtrace *server,
+			 const struct snap_vtrace_op *op, const struct vtrace_op_window *w)
+{
+	char word[600];
+
+	doctor_text(f->more, sizeof(f->more), "iolens vstat %s " DOCTOR_MORE_SAMPLES,
+		    doctor_shell_word(server->segment, word, sizeof(word)));
+	field_text(&f->data, "service", server->service);
+	field_int(&f->data, "pid", (int)server->pid);
+	field_count_if(&f->data, "uid", server->uid, server->uid_known);
+	field_text(&f->data, "user", server->uid_known ? server->user : NULL);
+	field_container(&f->data, s, server->pid, NULL);
+	field_text(&f->data, "segment", server->segment);
+	field_text(&f->data, "op", op->name);
+	field_count(&f->data, "in_flight", op->begins - op->completions);
+	field_real(&f->data, "oldest_seconds", (double)op->oldest_age_ns / 1e9);
+	field_count(&f->data, "completions", w->done);
+	field_real(&f->data, "mean_ms", w->window_ms);
+	field_real(&f->data, "mean_ms_before", w->before_ms);
 }

@@ -43,4 +43,27 @@ const char *snap_in_container(const struct doctor_snapshot *s, pid_t pid, const 
 /* A finding's "container" of a process: {label, runtime, id, name, pod, namespace, uid}, or null in none. */
 void field_container(struct doctor_fields *f, const struct doctor_snapshot *s, pid_t pid, const char *comm);
 
+/*
+ * Rules full and inodes: a finding for each filesystem (looked at once, read-write, not a pseudo
+ * one) with TH_FULL_WARNING % or more of its blocks, or of its inodes, used as df counts.
+ */
+void judge_mount_use(const struct doctor_snapshot *s, const struct doctor_config *config, bool inodes,
+		     struct doctor_findings *out);
+
+/*
+ * Rules vtrace-hang and vtrace-latency, of an op of a libvtrace server: its completions in the
+ * window, and its mean service time in the window and before (ms).
+ */
+struct vtrace_op_window {
+	uint64_t done;
+	double window_ms, before_ms;
+};
+
+struct vtrace_op_window vtrace_op_window(const struct snap_vtrace_op *op);
+/* "(pid 4242) of user nobody (uid 65534)" and " in container web (3f2a9c1b0d4e)": whose the server is, into buf. */
+const char *vtrace_whose(const struct doctor_snapshot *s, const struct snap_vtrace *server, char *buf, size_t size);
+/* The fields both rules write, and "more". */
+void vtrace_finding_data(const struct doctor_snapshot *s, struct doctor_finding *f, const struct snap_vtrace *server,
+			 const struct snap_vtrace_op *op, const struct vtrace_op_window *w);
+
 #endif

@@ -191,7 +191,7 @@ static char *man_rules(void)
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 
-	for (const struct doctor_rule *const *rule = doctor_rules; *rule; rule++) {
+	for (const struct doctor_rule *const *rule = doctor_rules_listed(); *rule; rule++) {
 		fputs(".TP\n.B ", f);
 		for (const char *c = (*rule)->name; *c; c++)
 			fputs(*c == '-' ? "\\-" : (char[]){ *c, 0 }, f);
@@ -237,9 +237,55 @@ static void test_man_page(void **state)
 	free(rules);
 }
 
+/*
+ * Each file of src/doctor/rules/ is one rule named after it (full.c: rule_full, "full"; vtrace_hang.c:
+ * "vtrace-hang"), and its ranks are its own: two rules of one rank would be listed or judged in an
+ * order no file says.
+ */
+static void test_registered(void **state)
+{
+	static const struct {
+		const struct doctor_rule *rule;
+		const char *file;
+	} files[] = {
+#define FILE_RULE(n) { &rule_##n, #n },
+		doctor_rules(FILE_RULE)
+#undef FILE_RULE
+	};
+	const struct doctor_rule *const *listed = doctor_rules_listed(), *const *judged = doctor_rules_judged();
+	size_t n = sizeof(files) / sizeof(files[0]);
+	(void)state;
+
+	assert_int_equal(n, DOCTOR_RULE_COUNT);
+	for (size_t i = 0; i < n; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s", files[i].file);
+		for (char *c = name; *c; c++)
+			*c = *c == '_' ? '-' : *c;
+		if (strcmp(files[i].rule->name, name))
+			fail_msg("src/doctor/rules/%s.c: its rule is named \"%s\", not \"%s\"", files[i].file,
+				 files[i].rule->name, name);
+		for (size_t k = 0; k < i; k++)
+			if (files[k].rule->list_rank == files[i].rule->list_rank ||
+			    files[k].rule->judge_rank == files[i].rule->judge_rank)
+				fail_msg("rules %s and %s: one list_rank or judge_rank", files[k].rule->name, files[i].rule->name);
+	}
+	for (size_t i = 0; i < n; i++) {
+		assert_non_null(listed[i]);
+		assert_non_null(judged[i]);
+		if (i)
+			assert_true(listed[i - 1]->list_rank < listed[i]->list_rank &&
+				    judged[i - 1]->judge_rank < judged[i]->judge_rank);
+	}
+	assert_null(listed[n]);
+	assert_null(judged[n]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_registered),
 		cmocka_unit_test(test_each_rule_alone),
 		cmocka_unit_test(test_thresholds),
 		cmocka_unit_test(test_written_reads_back),

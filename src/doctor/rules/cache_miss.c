@@ -195,6 +195,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 
 const struct doctor_rule rule_cache_miss = {
 	.name = "cache-miss",
+	.list_rank = 100, /* its place in --help-all and RULES */
+	.judge_rank = 20, /* its findings' place among those of one severity */
 	.help = "processes and files whose reads mostly miss the page cache (eBPF,\n"
 		"as cachetop); a warning when evicted pages are read back, else info",
 	.man = /* iolens-doctor(1), RULES: the paragraph after its name (roff) */

@@ -153,6 +153,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 
 const struct doctor_rule rule_disk = {
 	.name = "disk",
+	.list_rank = 20, /* its place in --help-all and RULES */
+	.judge_rank = 40, /* its findings' place among those of one severity */
 	.help = "a disk busy 90 % of the time or more (iostat's %util), with aqu-sz,\n"
 		"await, io pressure (PSI) and the processes doing the most I/O\n"
 		"(critical when tasks all stall on I/O half the time: PSI io full)",

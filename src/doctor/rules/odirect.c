@@ -160,6 +160,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 
 const struct doctor_rule rule_odirect = {
 	.name = "odirect",
+	.list_rank = 10, /* its place in --help-all and RULES */
+	.judge_rank = 10, /* its findings' place among those of one severity */
 	.help = "a process doing its I/O with O_DIRECT: each open seen as it happens\n"
 		"(eBPF), else fdinfo flags at every sample; its rates and what the\n"
 		"page cache holds of its files (warning when it read 1 MiB/s)",

@@ -55,6 +55,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 
 const struct doctor_rule rule_refaults = {
 	.name = "refaults",
+	.list_rank = 90, /* its place in --help-all and RULES */
+	.judge_rank = 30, /* its findings' place among those of one severity */
 	.help = "evicted pages read back: a working set larger than the cache",
 	.man = /* iolens-doctor(1), RULES: the paragraph after its name (roff) */
 		"File pages read back soon after the cache evicted them\n"

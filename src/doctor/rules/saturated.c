@@ -87,6 +87,67 @@ static void process_unknown(struct doctor_fields *o, const struct doctor_snapsho
 	field_text(o, "by", by);
 }
 
+/*
+ * Who made the load: the process that made the most requests on it (eBPF), when it made a
+ * share of them that counts, a kernel thread as well as a user's; else the most bytes
+ * (/proc/PID/io). Into f's data (requests_by_processes, process) and its numbers, after used.
+ */
+static void load_process(const struct doctor_snapshot *s, const struct snap_disk *disk, struct doctor_finding *f,
+			 size_t used)
+{
+	char process_text[800] = "", in[600];
+	uint64_t total = 0, made = 0;
+	unsigned threads = 0;
+	const struct snap_bio_proc *p = s->bio_known ? load_maker(s, &disk->end, &made, &threads, &total) : NULL;
+	struct doctor_fields *o;
+
+	field_count_if(&f->data, "requests_by_processes", total, p != NULL); /* (before o: it moves the fields) */
+	o = field_object(&f->data, "process");
+	if (p && (double)made >= SATURATED_SHARE * (double)total) {
+		char latency[64] = "", who[128] = "";
+
+		if (p->p50_ns > 0)
+			snprintf(latency, sizeof(latency), ", its p50 %.2f ms, p99 %.2f ms", p->p50_ns / 1e6,
+				 p->p99_ns / 1e6);
+		if (p->kernel && threads > 1)
+			snprintf(who, sizeof(who), "and %u other kernel threads (a loop device's workers, writeback) made",
+				 threads - 1);
+		else
+			snprintf(who, sizeof(who), "%smade", p->kernel ? "(a kernel thread) " : "");
+		snprintf(process_text, sizeof(process_text),
+			 "%s (%d)%s %s the most block requests on it, %llu of %llu (%.0f %%)%s (eBPF%s)", p->comm,
+			 (int)p->pid, snap_in_container(s, p->pid, p->comm, in, sizeof(in)), who,
+			 (unsigned long long)made, (unsigned long long)total, 100.0 * (double)made / (double)total,
+			 latency, p->several_disks ? "; it used other disks too" : "");
+		field_int(o, "pid", p->pid);
+		field_text(o, "comm", p->comm);
+		field_container(o, s, p->pid, p->comm);
+		field_count(o, "requests", made);
+		field_real(o, "share", (double)made / (double)total);
+		field_bool(o, "kernel", p->kernel);
+		field_int(o, "threads", threads);
+		field_real_if(o, "p50_ns", p->p50_ns, p->p50_ns > 0);
+		field_real_if(o, "p99_ns", p->p99_ns, p->p99_ns > 0);
+		field_bool(o, "other_disks", p->several_disks);
+		field_text(o, "by", "ebpf");
+	} else if (p) { /* many made it, none much: naming one would name a bystander */
+		snprintf(process_text, sizeof(process_text),
+			 "no process made %.0f %% of the %llu block requests on it (the most: %llu, eBPF)",
+			 100 * SATURATED_SHARE, (unsigned long long)total, (unsigned long long)made);
+		process_unknown(o, NULL, "ebpf");
+	} else if (s->nrates) {
+		snprintf(process_text, sizeof(process_text), "%s (%d)%s read and wrote the most (/proc/PID/io, all disks)",
+			 s->rates[0].comm, (int)s->rates[0].pid,
+			 snap_in_container(s, s->rates[0].pid, s->rates[0].comm, in, sizeof(in)));
+		process_unknown(o, s, "procfs");
+	} else {
+		process_unknown(o, NULL, NULL);
+	}
+	if (process_text[0])
+		snprintf(f->numbers + used, used < sizeof(f->numbers) ? sizeof(f->numbers) - used : 0, "; %s",
+			 process_text);
+}
+
 static void judge(const struct doctor_snapshot *s, const struct doctor_config *config, struct doctor_findings *out)
 {
 	double seconds = s->disk_seconds, mid_seconds = s->disk_mid_seconds;
@@ -99,7 +160,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		bool ebpf, rising, standing, waiting, reads;
 		double now_ns, low_ns = NAN, aqu_now, qd1;
 		const char *low_source, *low_kind;
-		char queue_text[160], process_text[800] = "", in[600];
+		char queue_text[160];
 		struct doctor_finding *f;
 		size_t used;
 
@@ -215,65 +276,16 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		field_real(&f->data, "util", x.util);
 		field_real_if(&f->data, "capacity_pct", disk->capacity_pct,
 			      disk->capacity_known && isfinite(disk->capacity_pct));
-		/*
-		 * Who made the load: the process that made the most requests on it (eBPF), when it made a
-		 * share of them that counts, a kernel thread as well as a user's; else the most bytes
-		 * (/proc/PID/io).
-		 */
-		uint64_t total = 0, made = 0;
-		unsigned threads = 0;
-		const struct snap_bio_proc *p = s->bio_known ? load_maker(s, &disk->end, &made, &threads, &total) : NULL;
-		field_count_if(&f->data, "requests_by_processes", total, p != NULL); /* (before o: it moves the fields) */
-		struct doctor_fields *o = field_object(&f->data, "process");
-		if (p && (double)made >= SATURATED_SHARE * (double)total) {
-			char latency[64] = "", who[128] = "";
-
-			if (p->p50_ns > 0)
-				snprintf(latency, sizeof(latency), ", its p50 %.2f ms, p99 %.2f ms", p->p50_ns / 1e6,
-					 p->p99_ns / 1e6);
-			if (p->kernel && threads > 1)
-				snprintf(who, sizeof(who), "and %u other kernel threads (a loop device's workers, writeback) made",
-					 threads - 1);
-			else
-				snprintf(who, sizeof(who), "%smade", p->kernel ? "(a kernel thread) " : "");
-			snprintf(process_text, sizeof(process_text),
-				 "%s (%d)%s %s the most block requests on it, %llu of %llu (%.0f %%)%s (eBPF%s)", p->comm,
-				 (int)p->pid, snap_in_container(s, p->pid, p->comm, in, sizeof(in)), who,
-				 (unsigned long long)made, (unsigned long long)total, 100.0 * (double)made / (double)total,
-				 latency, p->several_disks ? "; it used other disks too" : "");
-			field_int(o, "pid", p->pid);
-			field_text(o, "comm", p->comm);
-			field_container(o, s, p->pid, p->comm);
-			field_count(o, "requests", made);
-			field_real(o, "share", (double)made / (double)total);
-			field_bool(o, "kernel", p->kernel);
-			field_int(o, "threads", threads);
-			field_real_if(o, "p50_ns", p->p50_ns, p->p50_ns > 0);
-			field_real_if(o, "p99_ns", p->p99_ns, p->p99_ns > 0);
-			field_bool(o, "other_disks", p->several_disks);
-			field_text(o, "by", "ebpf");
-		} else if (p) { /* many made it, none much: naming one would name a bystander */
-			snprintf(process_text, sizeof(process_text),
-				 "no process made %.0f %% of the %llu block requests on it (the most: %llu, eBPF)",
-				 100 * SATURATED_SHARE, (unsigned long long)total, (unsigned long long)made);
-			process_unknown(o, NULL, "ebpf");
-		} else if (s->nrates) {
-			snprintf(process_text, sizeof(process_text), "%s (%d)%s read and wrote the most (/proc/PID/io, all disks)",
-				 s->rates[0].comm, (int)s->rates[0].pid,
-				 snap_in_container(s, s->rates[0].pid, s->rates[0].comm, in, sizeof(in)));
-			process_unknown(o, s, "procfs");
-		} else {
-			process_unknown(o, NULL, NULL);
-		}
-		if (process_text[0])
-			snprintf(f->numbers + used, used < sizeof(f->numbers) ? sizeof(f->numbers) - used : 0, "; %s",
-				 process_text);
-		doctor_text(f->more, sizeof(f->more), "iolens stat -x " DOCTOR_MORE_SAMPLES "; iolens stat --top-bio " DOCTOR_MORE_SAMPLES "");
+		load_process(s, disk, f, used);
+		doctor_text(f->more, sizeof(f->more),
+			    "iolens stat -x " DOCTOR_MORE_SAMPLES "; iolens stat --top-bio " DOCTOR_MORE_SAMPLES "");
 	}
 }
 
 const struct doctor_rule rule_saturated = {
 	.name = "saturated",
+	.list_rank = 30, /* its place in --help-all and RULES */
+	.judge_rank = 50, /* its findings' place among those of one severity */
 	.help = "a disk whose queue grows (aqu-sz rising, or 2 and more, or at 1 and\n"
 		"more requests waiting in the block layer as long as the device serves\n"
 		"them) while a request takes twice what the disk takes at low load or\n"

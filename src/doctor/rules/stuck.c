@@ -72,6 +72,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 
 const struct doctor_rule rule_stuck = {
 	.name = "stuck",
+	.list_rank = 60, /* its place in --help-all and RULES */
+	.judge_rank = 100, /* its findings' place among those of one severity */
 	.help = "a thread in D state without a context switch for 3 s or more, and\n"
 		"what it waits in (wchan); info from 1 s",
 	.man = /* iolens-doctor(1), RULES: the paragraph after its name (roff) */

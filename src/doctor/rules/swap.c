@@ -51,6 +51,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 
 const struct doctor_rule rule_swap = {
 	.name = "swap",
+	.list_rank = 40, /* its place in --help-all and RULES */
+	.judge_rank = 60, /* its findings' place among those of one severity */
 	.help = "swapping at 1 MiB/s or more (critical while a disk is saturated;\n"
 		"info when all swap is zram)",
 	.man = /* iolens-doctor(1), RULES: the paragraph after its name (roff) */

@@ -60,6 +60,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 
 const struct doctor_rule rule_unresponsive = {
 	.name = "unresponsive",
+	.list_rank = 130, /* its place in --help-all and RULES */
+	.judge_rank = 110, /* its findings' place among those of one severity */
 	.help = "a mount whose stat and statfs do not return within a second; its\n"
 		"probe, left waiting, is the only one until it ends, in later runs too\n"
 		"(/run/iolens/probes), and is never counted as stuck",

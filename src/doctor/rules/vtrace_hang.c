@@ -1,60 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* vtrace_hang.c: rule vtrace-hang: a libvtrace server with a request in flight past a threshold; and the fields it shares with vtrace-latency. */
-#include "doctor/rules/vtrace.h"
-
+/* vtrace_hang.c: rule vtrace-hang: a libvtrace server with a request in flight past a threshold. */
 #include <stdio.h>
-#include <string.h>
 
-static double mean_ms(uint64_t service_ns, uint64_t completions)
-{
-	return completions ? (double)service_ns / (double)completions / 1e6 : 0;
-}
-
-struct vtrace_op_window vtrace_op_window(const struct snap_vtrace_op *op)
-{
-	struct vtrace_op_window w;
-
-	w.done = op->completions > op->completions_before ? op->completions - op->completions_before : 0;
-	w.window_ms = mean_ms(op->service_ns - op->service_ns_before, w.done);
-	w.before_ms = mean_ms(op->service_ns_before, op->completions_before);
-	return w;
-}
-
-const char *vtrace_whose(const struct doctor_snapshot *s, const struct snap_vtrace *server, char *buf, size_t size)
-{
-	char number[16], in[600];
-
-	snprintf(number, sizeof(number), "%u", (unsigned)server->uid);
-	snap_in_container(s, server->pid, NULL, in, sizeof(in));
-	if (!server->uid_known)
-		snprintf(buf, size, "(pid %d)%s", (int)server->pid, in);
-	else if (!server->user[0] || !strcmp(server->user, number)) /* a user without a name */
-		snprintf(buf, size, "(pid %d) of user %u%s", (int)server->pid, (unsigned)server->uid, in);
-	else
-		snprintf(buf, size, "(pid %d) of user %s (uid %u)%s", (int)server->pid, server->user, (unsigned)server->uid, in);
-	return buf;
-}
-
-void vtrace_finding_data(const struct doctor_snapshot *s, struct doctor_finding *f, const struct snap_vtrace *server,
-			 const struct snap_vtrace_op *op, const struct vtrace_op_window *w)
-{
-	char word[600];
-
-	doctor_text(f->more, sizeof(f->more), "iolens vstat %s " DOCTOR_MORE_SAMPLES,
-		    doctor_shell_word(server->segment, word, sizeof(word)));
-	field_text(&f->data, "service", server->service);
-	field_int(&f->data, "pid", (int)server->pid);
-	field_count_if(&f->data, "uid", server->uid, server->uid_known);
-	field_text(&f->data, "user", server->uid_known ? server->user : NULL);
-	field_container(&f->data, s, server->pid, NULL);
-	field_text(&f->data, "segment", server->segment);
-	field_text(&f->data, "op", op->name);
-	field_count(&f->data, "in_flight", op->begins - op->completions);
-	field_real(&f->data, "oldest_seconds", (double)op->oldest_age_ns / 1e9);
-	field_count(&f->data, "completions", w->done);
-	field_real(&f->data, "mean_ms", w->window_ms);
-	field_real(&f->data, "mean_ms_before", w->before_ms);
-}
+#include "doctor/judge.h"
+#include "doctor/rules.h"
 
 static void judge(const struct doctor_snapshot *s, const struct doctor_config *config, struct doctor_findings *out)
 {
@@ -91,6 +40,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 
 const struct doctor_rule rule_vtrace_hang = {
 	.name = "vtrace-hang",
+	.list_rank = 70, /* its place in --help-all and RULES */
+	.judge_rank = 80, /* its findings' place among those of one severity */
 	.help = "a libvtrace service with a request in flight for 1 s or more\n"
 		"(critical from 60 s)",
 	.man = /* iolens-doctor(1), RULES: the paragraph after its name (roff) */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vtrace_latency.c: rule vtrace-latency: an op of a libvtrace server much slower in the window than before it. */
-#include "doctor/rules/vtrace.h"
+#include "doctor/judge.h"
+#include "doctor/rules.h"
 
 static void judge(const struct doctor_snapshot *s, const struct doctor_config *config, struct doctor_findings *out)
 {
@@ -36,6 +37,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 
 const struct doctor_rule rule_vtrace_latency = {
 	.name = "vtrace-latency",
+	.list_rank = 80, /* its place in --help-all and RULES */
+	.judge_rank = 90, /* its findings' place among those of one severity */
 	.help = "an op of such a service 4 times slower than before the window",
 	.man = /* iolens-doctor(1), RULES: the paragraph after its name (roff) */
 		"An operation of such a service whose mean service time in the window is 4\n"

@@ -71,6 +71,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 
 const struct doctor_rule rule_writeback = {
 	.name = "writeback",
+	.list_rank = 50, /* its place in --help-all and RULES */
+	.judge_rank = 70, /* its findings' place among those of one severity */
 	.help = "dirty pages where the kernel throttles writers, and writers seen\n"
 		"throttled in balance_dirty_pages",
 	.man = /* iolens-doctor(1), RULES: the paragraph after its name (roff) */
