@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd/cachestat_common.h"
+#include "cmd/cache_mode.h"
 #include "cmd/common.h"
 #include "cmd/top_screen.h"
 #include "collect/bio.h"

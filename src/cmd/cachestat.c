@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd/cachestat_common.h"
+#include "cmd/cache_mode.h"
 #include "cmd/common.h"
 #include "collect/cachestat.h"
 #include "collect/procfs.h"

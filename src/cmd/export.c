@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cmd/cachestat_common.h"
+#include "cmd/cache_mode.h"
 #include "cmd/common.h"
 #include "cmd/export.h"
 #include "collect/bio.h"

@@ -6,7 +6,7 @@
 #include <regex.h>
 #include <stdbool.h>
 
-#include "cmd/cachestat_common.h"
+#include "cmd/cache_mode.h"
 #include "collect/diskstats.h"
 #include "collect/filesystems.h"
 #include "collect/segments.h"

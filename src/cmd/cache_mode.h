@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* cachestat_common.h: what cachestat, cachetop and biotop share: options, the counting mode (eBPF or /proc), a process's container. */
-#ifndef IOLENS_CMD_CACHESTAT_COMMON_H
-#define IOLENS_CMD_CACHESTAT_COMMON_H
+/* cache_mode.h: what cachestat, cachetop and biotop share: options, the counting mode (eBPF or /proc), a process's container. */
+#ifndef IOLENS_CMD_CACHE_MODE_H
+#define IOLENS_CMD_CACHE_MODE_H
 
 #include <stdbool.h>
 #include <stdint.h>

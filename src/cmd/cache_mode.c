@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* cachestat_common.c: what cachestat, cachetop and biotop share: options, the counting mode (eBPF or /proc), a process's container. */
-#include "cmd/cachestat_common.h"
+/* cache_mode.c: what cachestat, cachetop and biotop share: options, the counting mode (eBPF or /proc), a process's container. */
+#include "cmd/cache_mode.h"
 
 #include <errno.h>
 #include <string.h>
