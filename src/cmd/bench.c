@@ -10,10 +10,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "bench/bench.h"
-#include "bench/engine.h"
-#include "bench/profile.h"
-#include "bench/target.h"
+#include "workload/bench.h"
+#include "workload/engine.h"
+#include "workload/profile.h"
+#include "workload/target.h"
 #include "common/path_walk.h"
 #include "cmd/common.h"
 #include "collect/capacity.h"

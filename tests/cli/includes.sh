@@ -9,7 +9,7 @@
 # that names it. docs/HACKING.md ("The house and its allowed includes") states the same lines.
 ORDER='src/iolens.c
 src/cmd
-src/bench src/doctor
+src/workload src/doctor
 src/doctor/capture
 src/doctor/miss
 src/doctor/snapshot src/doctor/io_window
@@ -176,7 +176,7 @@ same "docs/HACKING.md states the order this test holds the tree to" "$ORDER" "$s
 
 # The check finds what it is for: a tree made with one fault of each kind.
 fake=$T/tree
-mkdir -p "$fake"/{include,lib/vtrace,src/{common,collect,render,http,bench,doctor,cmd,newpart}}
+mkdir -p "$fake"/{include,lib/vtrace,src/{common,collect,render,http,workload,doctor,cmd,newpart}}
 touch "$fake/include/vtrace.h" "$fake/lib/vtrace/proc.h" "$fake/src/collect/procfs_internal.h" \
 	"$fake/src/doctor/judge.h" "$fake/src/newpart/thing.c"
 printf '#include "collect/sysroot.h"\n' >"$fake/src/common/util.h"
@@ -184,7 +184,7 @@ printf '#include "common/util.h"\n#include <stdio.h>\n' >"$fake/src/collect/sysr
 printf '#include "http/http.h"\n' >"$fake/src/render/prom.c"
 printf '#include "render/prom.h"\n' >"$fake/src/http/http.h"
 touch "$fake/src/render/prom.h"
-printf '#include "../lib/vtrace/proc.h"\n#include "doctor/judge.h"\n' >"$fake/src/bench/target.c"
+printf '#include "../lib/vtrace/proc.h"\n#include "doctor/judge.h"\n' >"$fake/src/workload/target.c"
 printf '#include "collect/procfs_internal.h"\n' >"$fake/src/cmd/stat.c"
 FAULTS=$(include_faults "$fake")
 expected='climbs	src/common/util.h includes collect/sysroot.h: src/common is below src/collect
@@ -195,8 +195,8 @@ cycle	src/http -> src/render (src/http/http.h includes render/prom.h) and back
 cycle	src/render -> src/http (src/render/prom.c includes http/http.h) and back
 private	src/cmd/stat.c includes src/collect/procfs_internal.h, private to src/collect
 read	7
-relative	src/bench/target.c: #include "../lib/vtrace/proc.h" climbs out by a relative path
-sideways	src/bench/target.c includes doctor/judge.h: src/bench and src/doctor are side by side
+relative	src/workload/target.c: #include "../lib/vtrace/proc.h" climbs out by a relative path
+sideways	src/workload/target.c includes doctor/judge.h: src/workload and src/doctor are side by side
 unplaced	src/newpart/thing.c: in no part of the order'
 same "a tree made with a fault of each kind: each found, nothing else (<stdio.h> not counted)" \
 	"$expected" "$(grep -v '^unused' <<<"$FAULTS")"

@@ -7,8 +7,8 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "bench/bench.h"
-#include "bench/engine.h"
+#include "workload/bench.h"
+#include "workload/engine.h"
 
 static void test_parse_sizes(void **state)
 {

@@ -9,7 +9,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "bench/profile.h"
+#include "workload/profile.h"
 #include "collect/capacity.h"
 #include "collect/sysroot.h"
 

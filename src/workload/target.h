@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "bench/engine.h"
+#include "workload/engine.h"
 
 struct target_request {
 	const char *arg;       /* a directory (a new file in it), a new or existing file, a block device; NULL: "." */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* profile.c: two bench results' cases compared against the spread of their runs (--compare). */
-#include "bench/profile.h"
+#include "workload/profile.h"
 
 #include <math.h>
 

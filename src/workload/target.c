@@ -20,7 +20,7 @@
 
 #include <vtrace/proc.h> /* a process's start time, which tells it from a reused pid */
 
-#include "bench/target.h"
+#include "workload/target.h"
 #include "common/dl.h"
 #include "common/path_walk.h"
 #include "common/util.h"

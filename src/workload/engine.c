@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench/engine.h"
-#include "bench/uring_dl.h" /* <liburing.h>, its functions through dlopen */
+#include "workload/engine.h"
+#include "workload/uring_dl.h" /* <liburing.h>, its functions through dlopen */
 #include "common/dl.h"
 #include "common/path_walk.h"
 #include "common/util.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/bench.h"
+#include "workload/bench.h"
 #include "common/util.h"
 
 #define MIN_BS 512ull
