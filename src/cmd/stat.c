@@ -712,17 +712,21 @@ static const char *device_name(const char *name, char *buf, size_t size)
 	return !strncmp(name, "/dev/", 5) && !strchr(name + 5, '/') ? name + 5 : name;
 }
 
+static enum group_items items_of(enum group_kind kind)
+{
+	return group_kind_of(kind)->items;
+}
+
 /* The disk groups that are of one disk each, never of a total. */
 static bool per_disk(enum group_kind kind)
 {
-	return kind == G_disk_ext || kind == G_disk_util || kind == G_disk_wait || kind == G_disk_avgqu ||
-	       kind == G_disk_avgrq || kind == G_disk_svctm;
+	return items_of(kind) == ITEMS_EACH_DISK;
 }
 
 /* The groups of disks: -d, -r, -x and dstat's disk plugins. */
 static bool disk_kind(enum group_kind kind)
 {
-	return kind == G_disk || kind == G_io || kind == G_disk_tps || per_disk(kind);
+	return items_of(kind) == ITEMS_DISK || per_disk(kind);
 }
 
 /*
@@ -960,28 +964,23 @@ static void build_groups(struct run *r, const struct system_sample *s)
 		enum group_kind kind = o->order[i];
 		/* What a kind needs, even when it has no group now (-z, all idle): it may have one next time. */
 		r->needs |= group_needs(kind);
-		switch (kind) {
-		case G_cpu:
+		switch (items_of(kind)) {
+		case ITEMS_CPU:
+			if (o->cpu_adv && kind == G_cpu)
+				kind = G_cpu_adv;
 			if (o->cpus)
-				add_listed(r, o->cpu_adv ? G_cpu_adv : G_cpu, o->cpus, "cpu", cpu_exists, s);
+				add_listed(r, kind, o->cpus, "cpu", cpu_exists, s);
 			else if (o->full)
 				for (unsigned c = 0; c < s->procstat.ncpu; c++) {
 					snprintf(list, sizeof(list), "%u", c);
 					if (s->procstat.cpu_present[c])
-						add_group(r, o->cpu_adv ? G_cpu_adv : G_cpu, list);
+						add_group(r, kind, list);
 				}
 			else
-				add_group(r, o->cpu_adv ? G_cpu_adv : G_cpu, "total");
+				add_group(r, kind, "total");
 			break;
-		case G_disk:
-		case G_io:
-		case G_disk_tps:
-		case G_disk_ext:
-		case G_disk_util:
-		case G_disk_wait:
-		case G_disk_avgqu:
-		case G_disk_avgrq:
-		case G_disk_svctm:
+		case ITEMS_DISK:
+		case ITEMS_EACH_DISK:
 			if (o->disks && (!per_disk(kind) || lists_more_than_total(o->disks))) {
 				add_listed(r, kind, o->disks, "disk", disk_exists, s);
 			} else if (o->full || per_disk(kind)) {
@@ -1001,8 +1000,7 @@ static void build_groups(struct run *r, const struct system_sample *s)
 				add_group(r, kind, "total");
 			}
 			break;
-		case G_net:
-		case G_net_packets:
+		case ITEMS_NET:
 			if (o->nets)
 				add_listed(r, kind, o->nets, "interface", net_exists, s);
 			else if (o->full)
@@ -1015,7 +1013,7 @@ static void build_groups(struct run *r, const struct system_sample *s)
 			else
 				add_group(r, kind, "total");
 			break;
-		case G_swap:
+		case ITEMS_SWAP:
 			if (o->swaps)
 				add_listed(r, kind, o->swaps, "swap area", swap_exists, s);
 			else if (o->full && s->swaps.count)
@@ -1024,7 +1022,7 @@ static void build_groups(struct run *r, const struct system_sample *s)
 			else
 				add_group(r, kind, "total");
 			break;
-		case G_int:
+		case ITEMS_IRQS:
 			if (o->irqs)
 				irq_list(s, o->irqs, list, sizeof(list));
 			else
@@ -1032,7 +1030,7 @@ static void build_groups(struct run *r, const struct system_sample *s)
 			if (*list)
 				add_group(r, kind, list);
 			break;
-		case G_cpu_use: {
+		case ITEMS_CPUS: {
 			/* dstat's cpu-use: a column per cpu (-C's, else all). */
 			size_t used = 0;
 			list[0] = '\0';
@@ -1046,7 +1044,7 @@ static void build_groups(struct run *r, const struct system_sample *s)
 			add_group(r, kind, list);
 			break;
 		}
-		case G_freespace: {
+		case ITEMS_MOUNTS: {
 			/* dstat's freespace: a group per mount point of /proc/self/mounts, as its filters leave them. */
 			char mounts[64][256];
 			unsigned n = groups_freespace_mounts(mounts, 64);
@@ -1054,13 +1052,13 @@ static void build_groups(struct run *r, const struct system_sample *s)
 				add_group(r, kind, mounts[m]);
 			break;
 		}
-		case G_vtrace:
+		case ITEMS_VTRACE:
 			for (size_t v = 0; v < r->vtrace.count; v++) {
 				segment_item(r, v, list, sizeof(list));
 				add_group(r, kind, list);
 			}
 			break;
-		default:
+		case ITEMS_ONE:
 			add_group(r, kind, NULL);
 			break;
 		}
@@ -1441,8 +1439,7 @@ static void say_unknowns(struct run *r, const struct system_sample *s)
 
 	for (unsigned g = 0; g < r->ngroups; g++) {
 		psi |= r->groups[g].kind == G_psi;
-		disks |= (r->groups[g].kind == G_disk || r->groups[g].kind == G_io || r->groups[g].kind == G_disk_tps) &&
-			 !strcmp(r->groups[g].item, "total");
+		disks |= items_of(r->groups[g].kind) == ITEMS_DISK && !strcmp(r->groups[g].item, "total");
 	}
 	if (psi && (s->have & SYS_PSI) && !s->psi_io.available && !s->psi_memory.available && !s->psi_cpu.available) {
 		warn_msg("pressure stall is unknown ('-'): no %s/proc/pressure (no CONFIG_PSI, or psi=0 at boot)",
@@ -1550,7 +1547,7 @@ static void note_sized(struct run *r, const struct system_sample *s)
 		struct sized_disk *disk = &r->sized[r->nsized];
 		bool known = false;
 
-		if ((group->kind != G_disk && group->kind != G_io && group->kind != G_disk_tps && !per_disk(group->kind)) ||
+		if (!disk_kind(group->kind) ||
 		    !strcmp(group->item, "total") || !r->opts->disks || !disk_exists(s, group->item))
 			continue;
 		for (unsigned i = 0; i < r->nsized; i++)
@@ -1604,26 +1601,17 @@ static void say_gone(struct run *r, const struct system_sample *s)
 
 		if (!strcmp(group->item, "total"))
 			continue;
-		switch (group->kind) {
-		case G_disk:
-		case G_io:
-		case G_disk_ext:
-		case G_disk_tps:
-		case G_disk_util:
-		case G_disk_wait:
-		case G_disk_avgqu:
-		case G_disk_avgrq:
-		case G_disk_svctm:
+		switch (items_of(group->kind)) {
+		case ITEMS_DISK:
+		case ITEMS_EACH_DISK:
 			if (r->opts->disks && (s->have & SYS_DISKSTATS) && !disk_present(r, s, group->item))
 				what = "disk";
 			break;
-		case G_net:
-		case G_net_packets:
+		case ITEMS_NET:
 			if (r->opts->nets && (s->have & SYS_NETDEV) && !net_exists(s, group->item))
 				what = "interface";
 			break;
-		case G_cpu:
-		case G_cpu_adv:
+		case ITEMS_CPU:
 			if (r->opts->cpus && (s->have & SYS_PROCSTAT) && !cpu_exists(s, group->item))
 				what = "cpu";
 			break;

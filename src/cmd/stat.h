@@ -27,6 +27,20 @@ enum group_section {
 	GROUP_IOLENS,       /* "iolens": iolens's groups */
 };
 
+/* What a group is of: the groups it makes (build_groups in stat.c). */
+enum group_items {
+	ITEMS_ONE,      /* one group, of the machine */
+	ITEMS_CPU,      /* "total", or a group per cpu (-C, -f) */
+	ITEMS_DISK,     /* "total", or a group per disk (-D, -f) */
+	ITEMS_EACH_DISK, /* a group per disk, never a total (-D, else every disk with I/O) */
+	ITEMS_NET,      /* "total", or a group per interface (-N, -f) */
+	ITEMS_SWAP,     /* "total", or a group per swap area (-S, -f) */
+	ITEMS_IRQS,     /* one group, a column per interrupt (-I) */
+	ITEMS_CPUS,     /* one group, a column per cpu (-C, else all) */
+	ITEMS_MOUNTS,   /* a group per mount point, as dstat's freespace filters them */
+	ITEMS_VTRACE,   /* a group per libvtrace service */
+};
+
 /* A group, all it is: its names and options, its columns, what it reads and how it computes. */
 struct stat_group {
 	/*
@@ -44,6 +58,7 @@ struct stat_group {
 	 * for getopt_long, so an abbreviation of several is the first; others have their own.
 	 */
 	bool plugin_option;
+	enum group_items items;
 	const char *title, *key;                  /* patterns with the item put for "%s" ("%%": '%') */
 	const struct mon_column *columns;         /* NULL: group_init makes them (a column per item) */
 	unsigned ncolumns;
@@ -53,6 +68,8 @@ struct stat_group {
 	unsigned glued;                           /* the columns right after the one before (mon_group's) */
 	unsigned percent;                         /* the column a '%' follows (0: none) */
 	bool top;                                 /* one of dstat's top plugins: a name, then figures */
+	/* What its item changes (a title, a column per cpu), after group_init set it up (NULL: nothing). */
+	void (*init)(struct group *g);
 	/* Sets its item's columns (NULL: computed elsewhere, vtrace by stat.c). */
 	void (*compute)(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			double seconds, bool since_boot);

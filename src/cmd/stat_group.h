@@ -43,6 +43,8 @@ static inline double known(uint64_t value)
 	return value == PROCFS_UNKNOWN ? NAN : (double)value;
 }
 
+/* A title or key pattern with the item put in place of its one "%s" ("%%" is a '%'). */
+void stat_fill(char *out, size_t size, const char *pattern, const char *item);
 /* DSTAT_TIMEFMT: the time column's strftime format, as dstat's. */
 const char *stat_time_format(void);
 /* Memory used as dstat counts it: total less free, buffers and cache. */

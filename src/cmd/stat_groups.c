@@ -136,15 +136,8 @@ const char *stat_time_format(void)
 	return format && *format ? format : "%d-%m %H:%M:%S";
 }
 
-static struct mon_column time_column;
 
-/* cpu-use's group has a column per cpu. */
-static struct mon_column cpu_use_columns[40];
-static char cpu_use_nicks[40][16], cpu_use_keys[40][20];
 
-/* Interrupt groups have a column per interrupt: their columns live here. */
-static struct mon_column int_columns[24];
-static char int_nicks[24][16];
 
 static bool top_bio_by_ebpf;
 
@@ -175,7 +168,7 @@ unsigned group_needs(enum group_kind kind)
 }
 
 /* A title or key pattern with the item put in place of its one "%s" ("%%" is a '%'). */
-static void fill(char *out, size_t size, const char *pattern, const char *item)
+void stat_fill(char *out, size_t size, const char *pattern, const char *item)
 {
 	size_t used = 0;
 
@@ -200,8 +193,8 @@ void group_init(struct group *g, enum group_kind kind, const char *item)
 	memset(g, 0, sizeof(*g));
 	g->kind = kind;
 	snprintf(g->item, sizeof(g->item), "%s", item ? item : "");
-	fill(g->shown.title, sizeof(g->shown.title), kinds[kind]->title, g->item);
-	fill(g->shown.key, sizeof(g->shown.key), kinds[kind]->key, g->item);
+	stat_fill(g->shown.title, sizeof(g->shown.title), kinds[kind]->title, g->item);
+	stat_fill(g->shown.key, sizeof(g->shown.key), kinds[kind]->key, g->item);
 	for (char *p = g->shown.key; *p; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
 			*p = '_';
@@ -215,68 +208,9 @@ void group_init(struct group *g, enum group_kind kind, const char *item)
 		g->shown.columns = kinds[kind]->bits_columns;
 	if (show_human && kind == G_disk_ext)
 		g->shown.columns = ext_human_cols;
-	if (kind == G_cpu || kind == G_cpu_adv) {
-		if (!strcmp(g->item, "total"))
-			snprintf(g->shown.title, sizeof(g->shown.title), "total cpu usage");
-		else
-			fill(g->shown.title, sizeof(g->shown.title), "cpu%s usage", g->item);
-	}
-	if (kind == G_swap) {
-		/* As dstat: "swp/sda2" for /dev/sda2, "swp/vg0-swap" for /dev/mapper/vg0-swap. */
-		const char *name = g->item;
-		if (!strncmp(name, "/dev/mapper/", 12))
-			name += 12;
-		else if (!strncmp(name, "/dev/", 5))
-			name += 5;
-		fill(g->shown.title, sizeof(g->shown.title), kinds[kind]->title, name);
-	}
-	if (kind == G_time && strcmp(stat_time_format(), "%d-%m %H:%M:%S")) {
-		char text[sizeof(g->shown.text)];
-		time_t now = time(NULL);
-		struct tm tm;
-		size_t width;
-
-		localtime_r(&now, &tm);
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral" /* the user's format, as dstat's DSTAT_TIMEFMT */
-		width = strftime(text, sizeof(text), stat_time_format(), &tm);
-#pragma GCC diagnostic pop
-		time_column = kinds[kind]->columns[0];
-		time_column.width = width ? (int)width : 1;
-		g->shown.columns = &time_column;
-	}
-	if (kind == G_cpu_use) {
-		/* item: the cpus, comma-separated: one column each. */
-		unsigned n = 0;
-		char copy[64], *save = NULL;
-		snprintf(copy, sizeof(copy), "%s", g->item);
-		for (char *cpu = strtok_r(copy, ",", &save); cpu && n < 40; cpu = strtok_r(NULL, ",", &save), n++) {
-			snprintf(cpu_use_nicks[n], sizeof(cpu_use_nicks[n]), "%s", cpu);
-			snprintf(cpu_use_keys[n], sizeof(cpu_use_keys[n]), "cpu%s", cpu);
-			cpu_use_columns[n] = (struct mon_column){ cpu_use_nicks[n], cpu_use_keys[n], "pct", P, 3, 34 };
-		}
-		g->shown.columns = cpu_use_columns;
-		g->shown.ncolumns = n;
-	}
-	if (kind == G_freespace) {
-		/* As dstat: "/" and the mount point's last name ("/" for the root, "/boot", "/unified"). */
-		const char *base = strrchr(g->item, '/');
-		snprintf(g->shown.title, sizeof(g->shown.title), "/%.62s", base ? base + 1 : g->item);
-	}
-	if (kind == G_int) {
-		/* item: the interrupts, comma-separated: one column each. */
-		unsigned n = 0;
-		char copy[64], *save = NULL;
-		snprintf(copy, sizeof(copy), "%s", g->item);
-		for (char *irq = strtok_r(copy, ",", &save); irq && n < 24; irq = strtok_r(NULL, ",", &save), n++) {
-			snprintf(int_nicks[n], sizeof(int_nicks[n]), "%s", irq);
-			int_columns[n] = (struct mon_column){ int_nicks[n], int_nicks[n], "per_s", D, 5, 1000 };
-		}
-		g->shown.columns = int_columns;
-		g->shown.ncolumns = n;
-	}
+	if (kinds[kind]->init)
+		kinds[kind]->init(g);
 }
-
 
 
 

@@ -32,6 +32,7 @@ const struct stat_group group_disk = {
 	.plugins = { "disk" },
 	.section = GROUP_DSTAT,
 	.letter = 'd',
+	.items = ITEMS_DISK,
 	.title = "dsk/%s",
 	.key = "dsk_%s",
 	.columns = columns,

@@ -25,6 +25,7 @@ const struct stat_group group_disk_avgqu = {
 	.plugins = { "disk-avgqu" },
 	.section = GROUP_DSTAT_PLUGIN,
 	.plugin_option = true,
+	.items = ITEMS_EACH_DISK,
 	.title = "%s",
 	.key = "avgqu_%s",
 	.columns = columns,

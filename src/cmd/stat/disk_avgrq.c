@@ -31,6 +31,7 @@ const struct stat_group group_disk_avgrq = {
 	.plugins = { "disk-avgrq" },
 	.section = GROUP_DSTAT_PLUGIN,
 	.plugin_option = true,
+	.items = ITEMS_EACH_DISK,
 	.title = "%s",
 	.key = "avgrq_%s",
 	.columns = columns,

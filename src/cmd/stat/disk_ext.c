@@ -2,7 +2,6 @@
 /* disk_ext.c: iolens stat's group disk-ext (--disk-ext): "dsk-ext/ITEM". */
 #include "cmd/stat_group.h"
 
-
 static void compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
 		    double seconds, bool since_boot)
 {
@@ -15,6 +14,7 @@ const struct stat_group group_disk_ext = {
 	.plugins = { "disk-ext" },
 	.section = GROUP_IOLENS,
 	.letter = 'x',
+	.items = ITEMS_EACH_DISK,
 	.title = "dsk-ext/%s",
 	.key = "dskext_%s",
 	.columns = disk_ext_columns,

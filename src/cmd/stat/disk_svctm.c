@@ -29,6 +29,7 @@ const struct stat_group group_disk_svctm = {
 	.plugins = { "disk-svctm" },
 	.section = GROUP_DSTAT_PLUGIN,
 	.plugin_option = true,
+	.items = ITEMS_EACH_DISK,
 	.title = "%s",
 	.key = "svctm_%s",
 	.columns = columns,

@@ -27,6 +27,7 @@ const struct stat_group group_disk_tps = {
 	.plugins = { "disk-tps" },
 	.section = GROUP_DSTAT_PLUGIN,
 	.plugin_option = true,
+	.items = ITEMS_DISK,
 	.title = "dsk/%s",
 	.key = "tps_%s",
 	.columns = columns,

@@ -26,6 +26,7 @@ const struct stat_group group_disk_util = {
 	.plugins = { "disk-util" },
 	.section = GROUP_DSTAT_PLUGIN,
 	.plugin_option = true,
+	.items = ITEMS_EACH_DISK,
 	.title = "%s",
 	.key = "util_%s",
 	.columns = columns,

@@ -27,6 +27,7 @@ const struct stat_group group_disk_wait = {
 	.plugins = { "disk-wait" },
 	.section = GROUP_DSTAT_PLUGIN,
 	.plugin_option = true,
+	.items = ITEMS_EACH_DISK,
 	.title = "%s",
 	.key = "wait_%s",
 	.columns = columns,

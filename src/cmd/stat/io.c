@@ -27,6 +27,7 @@ const struct stat_group group_io = {
 	.plugins = { "io" },
 	.section = GROUP_DSTAT,
 	.letter = 'r',
+	.items = ITEMS_DISK,
 	.title = "io/%s",
 	.key = "io_%s",
 	.columns = columns,

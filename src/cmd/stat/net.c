@@ -32,6 +32,7 @@ const struct stat_group group_net = {
 	.plugins = { "net" },
 	.section = GROUP_DSTAT,
 	.letter = 'n',
+	.items = ITEMS_NET,
 	.title = "net/%s",
 	.key = "net_%s",
 	.columns = columns,

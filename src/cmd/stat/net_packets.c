@@ -27,6 +27,7 @@ const struct stat_group group_net_packets = {
 	.plugins = { "net-packets" },
 	.section = GROUP_DSTAT_PLUGIN,
 	.plugin_option = true,
+	.items = ITEMS_NET,
 	.title = "pkt/%s",
 	.key = "pkt_%s",
 	.columns = columns,

@@ -11,6 +11,27 @@ static const struct mon_column columns[] = {
 	[TIME] = { "time", "time", "", MON_TEXT, 14, 0 },
 };
 
+/* DSTAT_TIMEFMT: the column as wide as the time it makes. */
+static void init(struct group *g)
+{
+	static struct mon_column column;
+	char text[sizeof(g->shown.text)];
+	time_t now = time(NULL);
+	struct tm tm;
+	size_t width;
+
+	if (!strcmp(stat_time_format(), "%d-%m %H:%M:%S"))
+		return;
+	localtime_r(&now, &tm);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral" /* the user's format, as dstat's DSTAT_TIMEFMT */
+	width = strftime(text, sizeof(text), stat_time_format(), &tm);
+#pragma GCC diagnostic pop
+	column = columns[TIME];
+	column.width = width ? (int)width : 1;
+	g->shown.columns = &column;
+}
+
 static void compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
 		    double seconds, bool since_boot)
 {
@@ -37,5 +58,6 @@ const struct stat_group group_time = {
 	.key = "time",
 	.columns = columns,
 	.ncolumns = sizeof(columns) / sizeof(columns[0]),
+	.init = init,
 	.compute = compute,
 };

@@ -13,6 +13,7 @@ const struct stat_group group_vtrace = {
 	.rank = 26,
 	.plugins = { "vtrace" },
 	.section = GROUP_IOLENS,
+	.items = ITEMS_VTRACE,
 	.title = "vt/%s",
 	.key = "vtrace_%s",
 	.columns = columns,
