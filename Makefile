@@ -119,7 +119,8 @@ VTRACE_SONAME := libvtrace.so.1
 VTRACE_CFLAGS := -std=gnu11 $(WARNINGS) $(SAN_FLAGS) -fPIC -fvisibility=hidden -pthread $(CFLAGS)
 
 MAIN_SRC := src/iolens.c
-LIB_SRC  := $(sort $(wildcard src/common/*.c src/collect/*.c src/render/*.c src/http/*.c src/workload/*.c src/doctor/*.c src/doctor/rules/*.c src/cmd/*.c src/cmd/export/*.c))
+LIB_SRC  := $(sort $(wildcard src/common/*.c src/collect/*.c src/render/*.c src/http/*.c src/workload/*.c src/doctor/*.c \
+	    src/doctor/rules/*.c src/cmd/*.c src/cmd/export/*.c src/cmd/stat/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(MAIN_SRC:%.c=$(BUILD)/%.o)
 
@@ -138,6 +139,7 @@ registry = $(shell mkdir -p $(BUILD)/gen && f=$(BUILD)/gen/$(1).h && \
 	{ [ "$$(cat $$f 2>/dev/null)" = "$$new" ] || printf '%s\n' "$$new" > $$f; })
 $(call registry,doctor_rules,src/doctor/rules)
 $(call registry,export_collectors,src/cmd/export)
+$(call registry,stat_groups,src/cmd/stat)
 
 MAN_PAGES := $(sort $(wildcard docs/*.1))
 MAN3_PAGES := $(sort $(wildcard docs/*.3))

@@ -287,6 +287,10 @@ static _Noreturn void usage(bool all)
 
 static void want(struct stat_options *o, enum group_kind kind)
 {
+	if (kind == G_cpu_adv) { /* --cpu-adv: the cpu groups with hiq and siq apart */
+		o->cpu_adv = true;
+		kind = G_cpu;
+	}
 	for (unsigned i = 0; i < o->norder; i++)
 		if (o->order[i] == kind)
 			return;
@@ -294,36 +298,6 @@ static void want(struct stat_options *o, enum group_kind kind)
 		o->order[o->norder++] = kind;
 }
 
-/* The groups by dstat's plugin names (-M, --list), and iolens's own. */
-static const struct {
-	const char *name;
-	enum group_kind kind;
-} plugins[] = {
-	{ "aio", G_AIO },       { "cpu", G_CPU },       { "cpu-adv", G_CPU_ADV }, { "disk", G_DISK },
-	{ "epoch", G_EPOCH },   { "fs", G_FS },         { "int", G_INT },         { "io", G_IO },
-	{ "ipc", G_IPC },       { "load", G_LOAD },     { "lock", G_LOCK },       { "mem", G_MEM },
-	{ "net", G_NET },       { "page", G_PAGE },     { "proc", G_PROC },       { "raw", G_RAW },
-	{ "socket", G_SOCKET }, { "swap", G_SWAP },     { "sys", G_SYS },         { "tcp", G_TCP },
-	{ "time", G_TIME },     { "udp", G_UDP },       { "unix", G_UNIX },       { "vm", G_VM },
-	{ "mem-adv", G_MEM_ADV }, { "vm-adv", G_VM_ADV }, { "zones", G_ZONES },
-	{ "cpu-use", G_CPU_USE }, { "page24", G_PAGE },   { "swap-old", G_SWAP },
-};
-/* dstat's plugins of /usr/share/dstat that this stat has. */
-static const struct {
-	const char *name;
-	enum group_kind kind;
-} external_plugins[] = {
-	{ "disk-avgqu", G_DISK_AVGQU }, { "disk-tps", G_DISK_TPS },   { "disk-util", G_DISK_UTIL },
-	{ "disk-wait", G_DISK_WAIT },   { "net-packets", G_NET_PACKETS }, { "proc-count", G_PROC_COUNT },
-	{ "top-bio", G_TOP_BIO },       { "top-cpu", G_TOP_CPU },         { "top-int", G_TOP_INT },
-	{ "top-io", G_TOP_IO },         { "top-latency", G_TOP_LATENCY }, { "top-mem", G_TOP_MEM },
-	{ "top-oom", G_TOP_OOM },       { "top-cpu-adv", G_TOP_CPU_ADV }, { "top-io-adv", G_TOP_IO_ADV },
-	{ "top-bio-adv", G_TOP_BIO_ADV }, { "top-cputime", G_TOP_CPUTIME }, { "top-cputime-avg", G_TOP_CPUTIME_AVG },
-	{ "top-latency-avg", G_TOP_LATENCY_AVG }, { "top-childwait", G_TOP_CHILDWAIT },
-	{ "disk-avgrq", G_DISK_AVGRQ }, { "disk-svctm", G_DISK_SVCTM }, { "freespace", G_FREESPACE },
-	{ "snooze", G_SNOOZE },         { "dstat", G_SELF },              { "dstat-cpu", G_SELF_CPU },
-	{ "dstat-ctxt", G_SELF_CTXT },  { "dstat-mem", G_SELF_MEM },
-};
 /*
  * dstat 0.7.4's plugins that iolens stat has not (its /usr/share/dstat/dstat_*.py, and the
  * internal ones for Linux 2.4): asked for, each is said as dstat says a plugin that failed to
@@ -392,38 +366,20 @@ static void drop_missing_plugins(struct stat_options *o, int *argc, char **argv)
 	argv[out] = NULL;
 	*argc = out;
 }
-/* iolens's groups, also taken by -M. */
-static const struct {
-	const char *name;
-	enum group_kind kind;
-} own_plugins[] = {
-	{ "cache", G_CACHE }, { "disk-ext", G_DISK_EXT }, { "psi", G_PSI }, { "vtrace", G_VTRACE },
-};
-
-static void want(struct stat_options *o, enum group_kind kind);
-
-/* One plugin by name: false when there is none of that name. */
+/* One plugin by name (-M NAME, --NAME): false when there is none of that name. */
 static bool want_plugin(struct stat_options *o, const char *name)
 {
-	for (size_t i = 0; i < sizeof(plugins) / sizeof(plugins[0]); i++)
-		if (!strcmp(plugins[i].name, name)) {
-			if (plugins[i].kind == G_CPU_ADV)
-				o->cpu_adv = true;
-			want(o, plugins[i].kind == G_CPU_ADV ? G_CPU : plugins[i].kind);
+	for (unsigned k = 0; k < G_KINDS; k++) {
+		const struct stat_group *group = group_kind_of((enum group_kind)k);
+		bool named = group->alias && !strcmp(group->alias, name);
+
+		for (unsigned i = 0; i < sizeof(group->plugins) / sizeof(group->plugins[0]) && group->plugins[i]; i++)
+			named |= !strcmp(group->plugins[i], name);
+		if (named) {
+			want(o, (enum group_kind)k);
 			return true;
 		}
-	for (size_t i = 0; i < sizeof(own_plugins) / sizeof(own_plugins[0]); i++)
-		if (!strcmp(own_plugins[i].name, name)) {
-			want(o, own_plugins[i].kind);
-			return true;
-		}
-	for (size_t i = 0; i < sizeof(external_plugins) / sizeof(external_plugins[0]); i++)
-		if (!strcmp(external_plugins[i].name, name)) {
-			want(o, external_plugins[i].kind);
-			return true;
-		}
-	if (!strcmp(name, "filesystem")) /* dstat's --filesystem */
-		return want(o, G_FS), true;
+	}
 	return false;
 }
 
@@ -464,24 +420,27 @@ static int compare_names(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static _Noreturn void list_plugins(void)
+/* The plugin names of the groups of a --list section, sorted. */
+static void list_group_section(const char *title, enum group_section section)
 {
-	const char *names[64];
+	const char *names[G_KINDS * 3];
 	size_t n = 0;
 
-	for (size_t i = 0; i < sizeof(plugins) / sizeof(plugins[0]); i++)
-		names[n++] = plugins[i].name;
+	for (unsigned k = 0; k < G_KINDS; k++) {
+		const struct stat_group *group = group_kind_of((enum group_kind)k);
+
+		for (unsigned i = 0; group->section == section && i < 3 && group->plugins[i]; i++)
+			names[n++] = group->plugins[i];
+	}
 	qsort(names, n, sizeof(names[0]), compare_names);
-	list_section("internal", names, n);
-	n = 0;
-	for (size_t i = 0; i < sizeof(external_plugins) / sizeof(external_plugins[0]); i++)
-		names[n++] = external_plugins[i].name;
-	qsort(names, n, sizeof(names[0]), compare_names);
-	list_section("dstat's external plugins", names, n);
-	n = 0;
-	for (size_t i = 0; i < sizeof(own_plugins) / sizeof(own_plugins[0]); i++)
-		names[n++] = own_plugins[i].name;
-	list_section("iolens", names, n);
+	list_section(title, names, n);
+}
+
+static _Noreturn void list_plugins(void)
+{
+	list_group_section("internal", GROUP_DSTAT);
+	list_group_section("dstat's external plugins", GROUP_DSTAT_PLUGIN);
+	list_group_section("iolens", GROUP_IOLENS);
 	exit(EXIT_OK);
 }
 
@@ -542,96 +501,94 @@ static bool as_dstat(void)
 	return len >= 5 && !strcmp(program_name + len - 5, "dstat");
 }
 
+/* The options that are not a group's (those are made from the groups: stat_long_options). */
+enum {
+	OPT_INTEGER = 0x3000, OPT_FLOAT, OPT_NOCOLOR, OPT_NOHEADERS, OPT_NOUPDATE, OPT_OUTPUT, OPT_NO_BOOT, OPT_SYSROOT,
+	OPT_JSON, OPT_CSV, OPT_LIST, OPT_COLOR, OPT_PIDFILE, OPT_BITS, OPT_HUMAN, OPT_PARTITIONS, OPT_CAPACITY_DIR,
+	OPT_VERBOSE, OPT_BW, OPT_DEBUG, OPT_PROFILE, OPT_LATENCY,
+	OPT_PLUGIN,          /* --NAME of a group that is one of dstat's plugin options (plugin_option) */
+	OPT_GROUP = 0x4000,  /* + the kind: --NAME of a group with an option of its own */
+};
+static const struct option other_options[] = {
+	COMMON_LONG_OPTIONS,
+	{ "all", no_argument, NULL, 'a' },               { "full", no_argument, NULL, 'f' },
+	{ "vmstat", no_argument, NULL, 'v' },            { "integer", no_argument, NULL, OPT_INTEGER },
+	{ "float", no_argument, NULL, OPT_FLOAT },       { "nocolor", no_argument, NULL, OPT_NOCOLOR },
+	{ "noheaders", no_argument, NULL, OPT_NOHEADERS }, { "noupdate", no_argument, NULL, OPT_NOUPDATE },
+	{ "output", required_argument, NULL, OPT_OUTPUT }, { "no-boot-sample", no_argument, NULL, OPT_NO_BOOT },
+	{ "sysroot", required_argument, NULL, OPT_SYSROOT }, { "json", no_argument, NULL, OPT_JSON },
+	{ "csv", no_argument, NULL, OPT_CSV },           { "list", no_argument, NULL, OPT_LIST },
+	{ "color", no_argument, NULL, OPT_COLOR },       { "pidfile", required_argument, NULL, OPT_PIDFILE },
+	{ "mods", required_argument, NULL, 'M' },        { "modules", required_argument, NULL, 'M' },
+	{ "bits", no_argument, NULL, OPT_BITS },
+	/* iostat's -h, -p and -z (its -y is --no-boot-sample: dstat has -h, -p and -y). */
+	{ "human", no_argument, NULL, OPT_HUMAN },       { "partitions", optional_argument, NULL, OPT_PARTITIONS },
+	{ "omit-idle", no_argument, NULL, 'z' },         { "capacity-dir", required_argument, NULL, OPT_CAPACITY_DIR },
+	{ "verbose", no_argument, NULL, OPT_VERBOSE },   { "latency", no_argument, NULL, OPT_LATENCY },
+	/* dstat's look: black on white, its timing of each line, its Python profile (none here). */
+	{ "bw", no_argument, NULL, OPT_BW },             { "black-on-white", no_argument, NULL, OPT_BW },
+	{ "blackonwhite", no_argument, NULL, OPT_BW },   { "debug", no_argument, NULL, OPT_DEBUG },
+	{ "profile", no_argument, NULL, OPT_PROFILE },
+};
+#define OTHER_SHORT_OPTIONS "afvzo:M:C:D:N:S:I:hV"
+
+/*
+ * The options: the others, then each group's names in the groups' rank (--cpu and -c, --tcp,
+ * --top-cpu...); short, the groups' letters and the others'. A group's first name has its
+ * letter or a value of its own; its other names, and dstat's plugin options, OPT_PLUGIN.
+ */
+static const struct option *stat_long_options(char *shorts, size_t size)
+{
+	static struct option options[sizeof(other_options) / sizeof(other_options[0]) + G_KINDS * 4 + 1];
+	const struct stat_group *const *ranked = groups_by_rank();
+	size_t n = sizeof(other_options) / sizeof(other_options[0]), used = 0;
+
+	memcpy(options, other_options, sizeof(other_options));
+	for (unsigned r = 0; r < G_KINDS; r++) {
+		const struct stat_group *group = ranked[r];
+		int own = group->letter ? group->letter : group->plugin_option ? OPT_PLUGIN
+				       : OPT_GROUP + (int)group_kind_find(group);
+
+		for (unsigned i = 0; i < 3 && group->plugins[i]; i++)
+			options[n++] = (struct option){ group->plugins[i], no_argument, NULL, i ? OPT_PLUGIN : own };
+		if (group->alias)
+			options[n++] = (struct option){ group->alias, no_argument, NULL, OPT_PLUGIN };
+		if (group->letter && used + 2 < size)
+			shorts[used++] = group->letter;
+	}
+	options[n] = (struct option){ 0 };
+	snprintf(shorts + used, size - used, "%s", OTHER_SHORT_OPTIONS);
+	return options;
+}
+
+/* A group's short option (-c) or its own --NAME: false when opt is neither. */
+static bool want_option(struct stat_options *o, int opt)
+{
+	if (opt >= OPT_GROUP && opt < OPT_GROUP + G_KINDS) {
+		want(o, (enum group_kind)(opt - OPT_GROUP));
+		return true;
+	}
+	for (unsigned k = 0; opt > 0 && opt < 0x80 && k < G_KINDS; k++)
+		if (group_kind_of((enum group_kind)k)->letter == opt) {
+			want(o, (enum group_kind)k);
+			return true;
+		}
+	return false;
+}
+
 static void parse_options(struct stat_options *o, int argc, char **argv)
 {
-	enum {
-		OPT_CPU_ADV = 0x3000, OPT_TCP, OPT_UDP, OPT_UNIX, OPT_SOCKET, OPT_FS, OPT_AIO, OPT_VM, OPT_LOCK, OPT_IPC,
-		OPT_RAW, OPT_INTEGER, OPT_FLOAT, OPT_NOCOLOR, OPT_NOHEADERS, OPT_NOUPDATE, OPT_OUTPUT, OPT_PSI,
-		OPT_CACHE, OPT_VTRACE, OPT_NO_BOOT, OPT_SYSROOT, OPT_JSON, OPT_CSV, OPT_LIST, OPT_COLOR, OPT_PIDFILE,
-		OPT_FILESYSTEM, OPT_BITS, OPT_PLUGIN, OPT_HUMAN, OPT_PARTITIONS, OPT_CAPACITY_DIR, OPT_VERBOSE,
-		OPT_BW, OPT_DEBUG, OPT_PROFILE,
-		OPT_LATENCY,
-	};
-	static const struct option long_options[] = {
-		COMMON_LONG_OPTIONS,
-		{ "cpu", no_argument, NULL, 'c' },           { "cpu-adv", no_argument, NULL, OPT_CPU_ADV },
-		{ "disk", no_argument, NULL, 'd' },          { "net", no_argument, NULL, 'n' },
-		{ "page", no_argument, NULL, 'g' },          { "sys", no_argument, NULL, 'y' },
-		{ "mem", no_argument, NULL, 'm' },           { "swap", no_argument, NULL, 's' },
-		{ "load", no_argument, NULL, 'l' },          { "proc", no_argument, NULL, 'p' },
-		{ "int", no_argument, NULL, 'i' },           { "io", no_argument, NULL, 'r' },
-		{ "time", no_argument, NULL, 't' },          { "tcp", no_argument, NULL, OPT_TCP },
-		{ "udp", no_argument, NULL, OPT_UDP },       { "unix", no_argument, NULL, OPT_UNIX },
-		{ "socket", no_argument, NULL, OPT_SOCKET }, { "fs", no_argument, NULL, OPT_FS },
-		{ "aio", no_argument, NULL, OPT_AIO },       { "vm", no_argument, NULL, OPT_VM },
-		{ "lock", no_argument, NULL, OPT_LOCK },     { "ipc", no_argument, NULL, OPT_IPC },
-		{ "raw", no_argument, NULL, OPT_RAW },       { "all", no_argument, NULL, 'a' },
-		{ "full", no_argument, NULL, 'f' },          { "vmstat", no_argument, NULL, 'v' },
-		{ "integer", no_argument, NULL, OPT_INTEGER }, { "float", no_argument, NULL, OPT_FLOAT },
-		{ "nocolor", no_argument, NULL, OPT_NOCOLOR }, { "noheaders", no_argument, NULL, OPT_NOHEADERS },
-		{ "noupdate", no_argument, NULL, OPT_NOUPDATE }, { "output", required_argument, NULL, OPT_OUTPUT },
-		{ "disk-ext", no_argument, NULL, 'x' },      { "psi", no_argument, NULL, OPT_PSI },
-		{ "cache", no_argument, NULL, OPT_CACHE },   { "vtrace", no_argument, NULL, OPT_VTRACE },
-		{ "no-boot-sample", no_argument, NULL, OPT_NO_BOOT }, { "sysroot", required_argument, NULL, OPT_SYSROOT },
-		{ "json", no_argument, NULL, OPT_JSON },     { "csv", no_argument, NULL, OPT_CSV },
-		{ "epoch", no_argument, NULL, 'T' },         { "list", no_argument, NULL, OPT_LIST },
-		{ "color", no_argument, NULL, OPT_COLOR },   { "pidfile", required_argument, NULL, OPT_PIDFILE },
-		{ "filesystem", no_argument, NULL, OPT_FILESYSTEM }, { "mods", required_argument, NULL, 'M' },
-		{ "modules", required_argument, NULL, 'M' }, { "bits", no_argument, NULL, OPT_BITS },
-		/* iostat's -h, -p and -z (its -y is --no-boot-sample: dstat has -h, -p and -y). */
-		{ "human", no_argument, NULL, OPT_HUMAN },  { "partitions", optional_argument, NULL, OPT_PARTITIONS },
-		{ "omit-idle", no_argument, NULL, 'z' },     { "capacity-dir", required_argument, NULL, OPT_CAPACITY_DIR },
-		{ "verbose", no_argument, NULL, OPT_VERBOSE }, { "latency", no_argument, NULL, OPT_LATENCY },
-		/* dstat's plugins by name: --disk-util, --top-io ... */
-		{ "disk-util", no_argument, NULL, OPT_PLUGIN }, { "disk-tps", no_argument, NULL, OPT_PLUGIN },
-		{ "disk-wait", no_argument, NULL, OPT_PLUGIN }, { "disk-avgqu", no_argument, NULL, OPT_PLUGIN },
-		{ "proc-count", no_argument, NULL, OPT_PLUGIN }, { "net-packets", no_argument, NULL, OPT_PLUGIN },
-		{ "mem-adv", no_argument, NULL, OPT_PLUGIN },   { "vm-adv", no_argument, NULL, OPT_PLUGIN },
-		{ "zones", no_argument, NULL, OPT_PLUGIN },
-		{ "top-cpu", no_argument, NULL, OPT_PLUGIN },   { "top-mem", no_argument, NULL, OPT_PLUGIN },
-		{ "top-io", no_argument, NULL, OPT_PLUGIN },    { "top-bio", no_argument, NULL, OPT_PLUGIN },
-		{ "top-latency", no_argument, NULL, OPT_PLUGIN }, { "top-int", no_argument, NULL, OPT_PLUGIN },
-		{ "top-oom", no_argument, NULL, OPT_PLUGIN },
-		{ "top-cpu-adv", no_argument, NULL, OPT_PLUGIN }, { "top-io-adv", no_argument, NULL, OPT_PLUGIN },
-		{ "top-bio-adv", no_argument, NULL, OPT_PLUGIN }, { "top-cputime", no_argument, NULL, OPT_PLUGIN },
-		{ "top-cputime-avg", no_argument, NULL, OPT_PLUGIN }, { "top-latency-avg", no_argument, NULL, OPT_PLUGIN },
-		{ "top-childwait", no_argument, NULL, OPT_PLUGIN },
-		{ "disk-avgrq", no_argument, NULL, OPT_PLUGIN }, { "disk-svctm", no_argument, NULL, OPT_PLUGIN },
-		{ "cpu-use", no_argument, NULL, OPT_PLUGIN },    { "freespace", no_argument, NULL, OPT_PLUGIN },
-		{ "swap-old", no_argument, NULL, OPT_PLUGIN },   { "page24", no_argument, NULL, OPT_PLUGIN },
-		{ "snooze", no_argument, NULL, OPT_PLUGIN },     { "dstat", no_argument, NULL, OPT_PLUGIN },
-		{ "dstat-cpu", no_argument, NULL, OPT_PLUGIN },  { "dstat-ctxt", no_argument, NULL, OPT_PLUGIN },
-		{ "dstat-mem", no_argument, NULL, OPT_PLUGIN },
-		/* dstat's look: black on white, its timing of each line, its Python profile (none here). */
-		{ "bw", no_argument, NULL, OPT_BW },             { "black-on-white", no_argument, NULL, OPT_BW },
-		{ "blackonwhite", no_argument, NULL, OPT_BW },   { "debug", no_argument, NULL, OPT_DEBUG },
-		{ "profile", no_argument, NULL, OPT_PROFILE },
-		{ 0 }
-	};
+	char shorts[64];
+	const struct option *long_options = stat_long_options(shorts, sizeof(shorts));
 	int opt, rc, index = 0;
 
 	if (o->dstat)
 		option_errors_as_python();
 	drop_missing_plugins(o, &argc, argv);
-	while ((opt = next_option(argc, argv, "cdngymslpirtTafvxzo:M:C:D:N:S:I:hV", long_options, &index)) != -1) {
+	while ((opt = next_option(argc, argv, shorts, long_options, &index)) != -1) {
 		switch (opt) {
-		case 'c': want(o, G_CPU); break;
-		case OPT_CPU_ADV: o->cpu_adv = true; want(o, G_CPU); break;
-		case 'd': want(o, G_DISK); break;
-		case 'n': want(o, G_NET); break;
-		case 'g': want(o, G_PAGE); break;
-		case 'y': want(o, G_SYS); break;
-		case 'm': want(o, G_MEM); break;
-		case 's': want(o, G_SWAP); break;
-		case 'l': want(o, G_LOAD); break;
-		case 'p': want(o, G_PROC); break;
-		case 'i': want(o, G_INT); break;
-		case 'r': want(o, G_IO); break;
-		case 't': want(o, G_TIME); break;
-		case 'T': want(o, G_EPOCH); break;
 		case 'M': want_plugins(o, optarg); break;
 		case OPT_LIST: list_plugins();
-		case OPT_FILESYSTEM: want(o, G_FS); break;
 		case OPT_PLUGIN: want_plugin(o, long_options[index].name); break;
 		case OPT_BITS: o->bits = true; break;
 		case OPT_HUMAN: o->human = true; break;
@@ -650,28 +607,14 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		case OPT_BW: o->light = true; break;
 		case OPT_DEBUG: o->debug = true; break;
 		case OPT_PROFILE: break; /* dstat's profile is of its Python code: nothing to write here */
-		case OPT_TCP: want(o, G_TCP); break;
-		case OPT_UDP: want(o, G_UDP); break;
-		case OPT_UNIX: want(o, G_UNIX); break;
-		case OPT_SOCKET: want(o, G_SOCKET); break;
-		case OPT_FS: want(o, G_FS); break;
-		case OPT_AIO: want(o, G_AIO); break;
-		case OPT_VM: want(o, G_VM); break;
-		case OPT_LOCK: want(o, G_LOCK); break;
-		case OPT_IPC: want(o, G_IPC); break;
-		case OPT_RAW: want(o, G_RAW); break;
-		case 'x': want(o, G_DISK_EXT); break;
-		case OPT_LATENCY: o->latency = true; want(o, G_DISK_EXT); break;
-		case OPT_PSI: want(o, G_PSI); break;
-		case OPT_CACHE: want(o, G_CACHE); break;
-		case OPT_VTRACE: want(o, G_VTRACE); break;
+		case OPT_LATENCY: o->latency = true; want(o, G_disk_ext); break;
 		case 'a':
-			want(o, G_CPU); want(o, G_DISK); want(o, G_NET); want(o, G_PAGE); want(o, G_SYS);
+			want(o, G_cpu); want(o, G_disk); want(o, G_net); want(o, G_page); want(o, G_sys);
 			break;
 		case 'v':
 			/* dstat 0.7 shows the system group where its help says swap; iolens stat does what the help says. */
-			want(o, G_PROC); want(o, G_MEM); want(o, G_PAGE); want(o, G_DISK); want(o, o->dstat ? G_SYS : G_SWAP);
-			want(o, G_CPU);
+			want(o, G_proc); want(o, G_mem); want(o, G_page); want(o, G_disk); want(o, o->dstat ? G_sys : G_swap);
+			want(o, G_cpu);
 			o->disks = set_list(o->disks, "total");
 			break;
 		case 'f': o->full = true; break;
@@ -715,7 +658,9 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 				exit(EXIT_OK);
 			}
 			print_version();
-		default: usage_hint();
+		default:
+			if (!want_option(o, opt))
+				usage_hint();
 		}
 	}
 	if (o->integer && o->floats)
@@ -729,7 +674,7 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 		/* dstat says so on standard output, where a script reading its lines sees it first. */
 		if (o->dstat && o->format == OUT_TABLE)
 			puts("You did not select any stats, using -cdngy by default.");
-		want(o, G_CPU); want(o, G_DISK); want(o, G_NET); want(o, G_PAGE); want(o, G_SYS);
+		want(o, G_cpu); want(o, G_disk); want(o, G_net); want(o, G_page); want(o, G_sys);
 	}
 	o->delay = 1;
 	if (optind < argc)
@@ -767,17 +712,21 @@ static const char *device_name(const char *name, char *buf, size_t size)
 	return !strncmp(name, "/dev/", 5) && !strchr(name + 5, '/') ? name + 5 : name;
 }
 
+static enum group_items items_of(enum group_kind kind)
+{
+	return group_kind_of(kind)->items;
+}
+
 /* The disk groups that are of one disk each, never of a total. */
 static bool per_disk(enum group_kind kind)
 {
-	return kind == G_DISK_EXT || kind == G_DISK_UTIL || kind == G_DISK_WAIT || kind == G_DISK_AVGQU ||
-	       kind == G_DISK_AVGRQ || kind == G_DISK_SVCTM;
+	return items_of(kind) == ITEMS_EACH_DISK;
 }
 
 /* The groups of disks: -d, -r, -x and dstat's disk plugins. */
 static bool disk_kind(enum group_kind kind)
 {
-	return kind == G_DISK || kind == G_IO || kind == G_DISK_TPS || per_disk(kind);
+	return items_of(kind) == ITEMS_DISK || per_disk(kind);
 }
 
 /*
@@ -835,8 +784,8 @@ static void add_listed(struct run *r, enum group_kind kind, const char *list, co
 
 	snprintf(copy, sizeof(copy), "%s", list);
 	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-		const char *name = kind == G_SWAP ? p : device_name(p, buf, sizeof(buf));
-		if ((kind == G_CPU || kind == G_CPU_ADV) && !strcmp(name, "all")) {
+		const char *name = kind == G_swap ? p : device_name(p, buf, sizeof(buf));
+		if ((kind == G_cpu || kind == G_cpu_adv) && !strcmp(name, "all")) {
 			/* dstat's -C all: every cpu, one group each. */
 			for (unsigned c = 0; c < s->procstat.ncpu; c++)
 				if (s->procstat.cpu_present[c]) {
@@ -967,13 +916,13 @@ static void validate_lists(const struct stat_options *o, const struct system_sam
 	char irqs[1024];
 
 	if (o->cpus)
-		add_listed(&probe, G_CPU, o->cpus, "cpu", cpu_exists, s);
+		add_listed(&probe, G_cpu, o->cpus, "cpu", cpu_exists, s);
 	if (o->disks)
-		add_listed(&probe, G_DISK, o->disks, "disk", disk_exists, s);
+		add_listed(&probe, G_disk, o->disks, "disk", disk_exists, s);
 	if (o->nets)
-		add_listed(&probe, G_NET, o->nets, "interface", net_exists, s);
+		add_listed(&probe, G_net, o->nets, "interface", net_exists, s);
 	if (o->swaps)
-		add_listed(&probe, G_SWAP, o->swaps, "swap area", swap_exists, s);
+		add_listed(&probe, G_swap, o->swaps, "swap area", swap_exists, s);
 	if (o->irqs)
 		irq_list(s, o->irqs, irqs, sizeof(irqs));
 }
@@ -1015,28 +964,23 @@ static void build_groups(struct run *r, const struct system_sample *s)
 		enum group_kind kind = o->order[i];
 		/* What a kind needs, even when it has no group now (-z, all idle): it may have one next time. */
 		r->needs |= group_needs(kind);
-		switch (kind) {
-		case G_CPU:
+		switch (items_of(kind)) {
+		case ITEMS_CPU:
+			if (o->cpu_adv && kind == G_cpu)
+				kind = G_cpu_adv;
 			if (o->cpus)
-				add_listed(r, o->cpu_adv ? G_CPU_ADV : G_CPU, o->cpus, "cpu", cpu_exists, s);
+				add_listed(r, kind, o->cpus, "cpu", cpu_exists, s);
 			else if (o->full)
 				for (unsigned c = 0; c < s->procstat.ncpu; c++) {
 					snprintf(list, sizeof(list), "%u", c);
 					if (s->procstat.cpu_present[c])
-						add_group(r, o->cpu_adv ? G_CPU_ADV : G_CPU, list);
+						add_group(r, kind, list);
 				}
 			else
-				add_group(r, o->cpu_adv ? G_CPU_ADV : G_CPU, "total");
+				add_group(r, kind, "total");
 			break;
-		case G_DISK:
-		case G_IO:
-		case G_DISK_TPS:
-		case G_DISK_EXT:
-		case G_DISK_UTIL:
-		case G_DISK_WAIT:
-		case G_DISK_AVGQU:
-		case G_DISK_AVGRQ:
-		case G_DISK_SVCTM:
+		case ITEMS_DISK:
+		case ITEMS_EACH_DISK:
 			if (o->disks && (!per_disk(kind) || lists_more_than_total(o->disks))) {
 				add_listed(r, kind, o->disks, "disk", disk_exists, s);
 			} else if (o->full || per_disk(kind)) {
@@ -1049,15 +993,14 @@ static void build_groups(struct run *r, const struct system_sample *s)
 					const struct disk_stats *disk = &s->disks.disk[d];
 					if (!s->disks.kind[d].partition &&
 					    (o->all_devices || (disk->rd_ios + disk->wr_ios + disk->dc_ios + disk->fl_ios &&
-								(kind != G_DISK_EXT || has_medium(disk->name)))))
+								(kind != G_disk_ext || has_medium(disk->name)))))
 						add_disk(r, kind, disk->name, s);
 				}
 			} else {
 				add_group(r, kind, "total");
 			}
 			break;
-		case G_NET:
-		case G_NET_PACKETS:
+		case ITEMS_NET:
 			if (o->nets)
 				add_listed(r, kind, o->nets, "interface", net_exists, s);
 			else if (o->full)
@@ -1070,7 +1013,7 @@ static void build_groups(struct run *r, const struct system_sample *s)
 			else
 				add_group(r, kind, "total");
 			break;
-		case G_SWAP:
+		case ITEMS_SWAP:
 			if (o->swaps)
 				add_listed(r, kind, o->swaps, "swap area", swap_exists, s);
 			else if (o->full && s->swaps.count)
@@ -1079,7 +1022,7 @@ static void build_groups(struct run *r, const struct system_sample *s)
 			else
 				add_group(r, kind, "total");
 			break;
-		case G_INT:
+		case ITEMS_IRQS:
 			if (o->irqs)
 				irq_list(s, o->irqs, list, sizeof(list));
 			else
@@ -1087,7 +1030,7 @@ static void build_groups(struct run *r, const struct system_sample *s)
 			if (*list)
 				add_group(r, kind, list);
 			break;
-		case G_CPU_USE: {
+		case ITEMS_CPUS: {
 			/* dstat's cpu-use: a column per cpu (-C's, else all). */
 			size_t used = 0;
 			list[0] = '\0';
@@ -1101,7 +1044,7 @@ static void build_groups(struct run *r, const struct system_sample *s)
 			add_group(r, kind, list);
 			break;
 		}
-		case G_FREESPACE: {
+		case ITEMS_MOUNTS: {
 			/* dstat's freespace: a group per mount point of /proc/self/mounts, as its filters leave them. */
 			char mounts[64][256];
 			unsigned n = groups_freespace_mounts(mounts, 64);
@@ -1109,13 +1052,13 @@ static void build_groups(struct run *r, const struct system_sample *s)
 				add_group(r, kind, mounts[m]);
 			break;
 		}
-		case G_VTRACE:
+		case ITEMS_VTRACE:
 			for (size_t v = 0; v < r->vtrace.count; v++) {
 				segment_item(r, v, list, sizeof(list));
 				add_group(r, kind, list);
 			}
 			break;
-		default:
+		case ITEMS_ONE:
 			add_group(r, kind, NULL);
 			break;
 		}
@@ -1275,7 +1218,7 @@ static void print_json(struct run *r, const struct system_sample *s, uint64_t in
 		struct out_record *group;
 		char key[96];
 
-		if (r->groups[g].kind == G_TIME || r->groups[g].kind == G_EPOCH)
+		if (r->groups[g].kind == G_time || r->groups[g].kind == G_epoch)
 			continue; /* time_ns says it */
 		group = out_rec_object(line, m->key);
 		/* Each column's key names its unit ("usr_pct", "read_bytes_per_s"); unknown is NaN: null. */
@@ -1284,7 +1227,7 @@ static void print_json(struct run *r, const struct system_sample *s, uint64_t in
 			if (col->type == MON_NAME) {
 				/* A top plugin's process: its name as the kernel has it (null when none), and its pid. */
 				out_rec_text(group, "name", r->groups[g].name[0] ? r->groups[g].name : NULL);
-				if (r->groups[g].kind != G_TOP_INT)
+				if (r->groups[g].kind != G_top_int)
 					out_rec_count_if(group, "pid", (uint64_t)r->groups[g].pid, r->groups[g].pid > 0);
 				continue;
 			}
@@ -1354,7 +1297,7 @@ static void print_report(struct run *r, struct mon_group *groups)
 	bool cut;
 
 	for (unsigned g = 0; g < r->ngroups; g++) {
-		if (r->groups[g].kind == G_DISK_EXT)
+		if (r->groups[g].kind == G_disk_ext)
 			disks[ndisks++] = &r->groups[g];
 		else
 			line[nline++] = groups[g];
@@ -1482,7 +1425,7 @@ static void compute_all(struct run *r, const struct system_sample *then, const s
 			double seconds, bool since_boot)
 {
 	for (unsigned g = 0; g < r->ngroups; g++) {
-		if (r->groups[g].kind == G_VTRACE)
+		if (r->groups[g].kind == G_vtrace)
 			compute_vtrace(r, &r->groups[g]);
 		else
 			group_compute(&r->groups[g], then, now, seconds, since_boot);
@@ -1495,9 +1438,8 @@ static void say_unknowns(struct run *r, const struct system_sample *s)
 	bool psi = false, disks = false;
 
 	for (unsigned g = 0; g < r->ngroups; g++) {
-		psi |= r->groups[g].kind == G_PSI;
-		disks |= (r->groups[g].kind == G_DISK || r->groups[g].kind == G_IO || r->groups[g].kind == G_DISK_TPS) &&
-			 !strcmp(r->groups[g].item, "total");
+		psi |= r->groups[g].kind == G_psi;
+		disks |= items_of(r->groups[g].kind) == ITEMS_DISK && !strcmp(r->groups[g].item, "total");
 	}
 	if (psi && (s->have & SYS_PSI) && !s->psi_io.available && !s->psi_memory.available && !s->psi_cpu.available) {
 		warn_msg("pressure stall is unknown ('-'): no %s/proc/pressure (no CONFIG_PSI, or psi=0 at boot)",
@@ -1605,7 +1547,7 @@ static void note_sized(struct run *r, const struct system_sample *s)
 		struct sized_disk *disk = &r->sized[r->nsized];
 		bool known = false;
 
-		if ((group->kind != G_DISK && group->kind != G_IO && group->kind != G_DISK_TPS && !per_disk(group->kind)) ||
+		if (!disk_kind(group->kind) ||
 		    !strcmp(group->item, "total") || !r->opts->disks || !disk_exists(s, group->item))
 			continue;
 		for (unsigned i = 0; i < r->nsized; i++)
@@ -1659,26 +1601,17 @@ static void say_gone(struct run *r, const struct system_sample *s)
 
 		if (!strcmp(group->item, "total"))
 			continue;
-		switch (group->kind) {
-		case G_DISK:
-		case G_IO:
-		case G_DISK_EXT:
-		case G_DISK_TPS:
-		case G_DISK_UTIL:
-		case G_DISK_WAIT:
-		case G_DISK_AVGQU:
-		case G_DISK_AVGRQ:
-		case G_DISK_SVCTM:
+		switch (items_of(group->kind)) {
+		case ITEMS_DISK:
+		case ITEMS_EACH_DISK:
 			if (r->opts->disks && (s->have & SYS_DISKSTATS) && !disk_present(r, s, group->item))
 				what = "disk";
 			break;
-		case G_NET:
-		case G_NET_PACKETS:
+		case ITEMS_NET:
 			if (r->opts->nets && (s->have & SYS_NETDEV) && !net_exists(s, group->item))
 				what = "interface";
 			break;
-		case G_CPU:
-		case G_CPU_ADV:
+		case ITEMS_CPU:
 			if (r->opts->cpus && (s->have & SYS_PROCSTAT) && !cpu_exists(s, group->item))
 				what = "cpu";
 			break;
@@ -1748,8 +1681,8 @@ static bool bio_source(const struct stat_options *o, bool elsewhere, const char 
 		unsigned want = 0;
 
 		for (unsigned i = 0; i < o->norder; i++)
-			want |= o->order[i] == G_TOP_BIO ? BIO_WANT_PROCESSES
-				: o->order[i] == G_DISK_EXT && o->latency ? BIO_WANT_DISKS : 0;
+			want |= o->order[i] == G_top_bio ? BIO_WANT_PROCESSES
+				: o->order[i] == G_disk_ext && o->latency ? BIO_WANT_DISKS : 0;
 		refused = o->replay ? "a recording has no kernel to trace" : "--sysroot's tree has no kernel to trace";
 		loaded = !elsewhere && bio_start(want, &refused) == 0 ? 1 : -1;
 		bio_mechanism_used = loaded > 0 ? bio_mechanism_name(bio_mechanism()) : "procfs";
@@ -1773,10 +1706,10 @@ static void bio_sources(const struct stat_options *o, bool elsewhere)
 	const char *why;
 
 	for (unsigned i = 0; i < o->norder; i++) {
-		top_bio |= o->order[i] == G_TOP_BIO;
+		top_bio |= o->order[i] == G_top_bio;
 		/* -x's columns are iostat's, from /proc/diskstats: eBPF only for the percentiles asked. */
-		disk_ext |= o->order[i] == G_DISK_EXT && o->latency;
-		if (o->order[i] == G_DISK_EXT)
+		disk_ext |= o->order[i] == G_disk_ext && o->latency;
+		if (o->order[i] == G_disk_ext)
 			bio_mechanism_used = "procfs"; /* (JSON's bio_mechanism: no eBPF, until it loads) */
 	}
 	if ((!top_bio && !disk_ext) || bio_source(o, elsewhere, &why)) {
@@ -1786,6 +1719,101 @@ static void bio_sources(const struct stat_options *o, bool elsewhere)
 	}
 	warn_because(top_bio && disk_ext ? "-x: no latency, --top-bio counts /proc/PID/io"
 		     : top_bio ? "--top-bio counts /proc/PID/io" : "-x: no latency percentiles", why);
+}
+
+/* --output FILE: the CSV file, opened once (dstat's preamble first through the link); false when it cannot be. */
+static bool open_csv_output(struct run *r, const struct stat_options *o, int argc, char **args)
+{
+	struct path_output csv;
+	char path_why[512];
+
+	/* Opened once, never through where another user could lead it but not write themselves. */
+	if (path_output_open(o->output_file, 0, 0666, &csv, path_why, sizeof(path_why)) != 0 ||
+	    !(r->csv = fdopen(csv.fd, "ae"))) {
+		if (csv.fd >= 0)
+			snprintf(path_why, sizeof(path_why), "%s", strerror(errno));
+		warn_msg("%s: %s", printable_name(o->output_file), path_why);
+		path_output_close(&csv, true);
+		return false;
+	}
+	csv.fd = -1; /* the stream's now */
+	if (o->dstat)
+		dstat_csv_preamble(r->csv, csv.made, argc, args);
+	else if (!csv.made)
+		fputs("\n", r->csv);
+	path_output_close(&csv, false);
+	return true;
+}
+
+/*
+ * The sources the groups asked for start (--cache's eBPF events), or are said unknown; a
+ * recorded tree (elsewhere) has neither a kernel to trace nor servers of its own. True when
+ * libvtrace servers are shown.
+ */
+static bool start_group_sources(struct run *r, const struct stat_options *o, bool elsewhere)
+{
+	bool has_vtrace = false;
+
+	for (unsigned i = 0; i < o->norder; i++) {
+		if (o->order[i] == G_vtrace) {
+			has_vtrace = !elsewhere;
+			if (elsewhere)
+				warn_msg("libvtrace servers are not shown: they are this machine's, not the %s",
+					 o->replay ? "recording's" : "tree's under --sysroot");
+		}
+		if (o->order[i] == G_cache) {
+			const char *why = o->replay ? "a recording has no kernel to ask"
+						   : "the kernel is this machine's, not the tree's under --sysroot";
+			if (elsewhere || cache_events_start(&why) != 0) {
+				warn_because("pages added and removed are unknown ('-')", why);
+				r->failed = !elsewhere;
+				r->unavailable |= SYS_CACHE_EVENTS;
+			}
+		}
+		/* A recording's disks are another machine's: their capacities only from a --capacity-dir given. */
+		if (o->order[i] == G_disk_ext && elsewhere && !groups_capacity_dir_given())
+			groups_capacity_off(o->replay ? "a recording's disks are another machine's (give --capacity-dir)"
+						     : "--sysroot's disks are not this machine's (give --capacity-dir)");
+	}
+	return has_vtrace;
+}
+
+/*
+ * Until the next tick (deadline): dstat's intermediate updates of a long delay on a terminal,
+ * the line so far redrawn every second; then the sleep.
+ */
+static void wait_for_tick(struct run *r, struct system_sample *then, uint64_t *deadline, bool has_vtrace)
+{
+	const struct stat_options *o = r->opts;
+	bool updates = r->tty && !r->rows && !o->noupdate && o->delay > 1 && !o->replay;
+
+	*deadline += (uint64_t)(o->delay * 1e9);
+	/* dstat's intermediate updates: the line so far, redrawn every second of a long delay. */
+	while (updates && !stop_signal && monotonic_ns() + 1000000000ull < *deadline) {
+		struct system_sample partial;
+		sleep_until(monotonic_ns() + 1000000000ull);
+		if (stop_signal)
+			break;
+		take_sample(r, &partial);
+		if (has_vtrace)
+			segment_set_refresh(&r->vtrace);
+		compute_all(r, then, &partial, (double)(partial.mono_ns - then->mono_ns) / 1e9, false);
+		print_sample(r, &partial, partial.mono_ns - then->mono_ns, false, false);
+		system_sample_free(&partial);
+	}
+	if (!o->replay) {
+		uint64_t late, step = (uint64_t)(o->delay * 1e9);
+		sleep_until(*deadline);
+		/*
+		 * Stopped or starved past half a tick: as dstat, skip the ticks missed rather
+		 * than catch up with lines a moment apart; this line covers the whole gap,
+		 * measured, and the next one a whole tick from it (on the old ticks it could
+		 * be a few ms: a rate no one should read).
+		 */
+		late = monotonic_ns();
+		if (late > *deadline + step / 2)
+			*deadline = late;
+	}
 }
 
 int cmd_stat(int argc, char **argv)
@@ -1819,51 +1847,14 @@ int cmd_stat(int argc, char **argv)
 		r.failed = true;
 		o.pidfile = NULL;
 	}
-	if (o.output_file) {
-		struct path_output csv;
-
-		/* Opened once, never through where another user could lead it but not write themselves. */
-		if (path_output_open(o.output_file, 0, 0666, &csv, path_why, sizeof(path_why)) != 0 ||
-		    !(r.csv = fdopen(csv.fd, "ae"))) {
-			if (csv.fd >= 0)
-				snprintf(path_why, sizeof(path_why), "%s", strerror(errno));
-			warn_msg("%s: %s", printable_name(o.output_file), path_why);
-			path_output_close(&csv, true);
-			return EXIT_FAIL;
-		}
-		csv.fd = -1; /* the stream's now */
-		if (o.dstat)
-			dstat_csv_preamble(r.csv, csv.made, argc, args);
-		else if (!csv.made)
-			fputs("\n", r.csv);
-		path_output_close(&csv, false);
-	}
+	if (o.output_file && !open_csv_output(&r, &o, argc, args))
+		return EXIT_FAIL;
 	r.csv_stdout = o.format == OUT_CSV;
 	for (unsigned i = 0; i < o.norder; i++)
-		r.rows |= o.format == OUT_TABLE && o.order[i] == G_DISK_EXT;
+		r.rows |= o.format == OUT_TABLE && o.order[i] == G_disk_ext;
 	/* A recorded tree has neither a kernel to trace nor servers of its own. */
 	elsewhere = o.replay || strcmp(sysroot_get(), "/");
-	for (unsigned i = 0; i < o.norder; i++) {
-		if (o.order[i] == G_VTRACE) {
-			has_vtrace = !elsewhere;
-			if (elsewhere)
-				warn_msg("libvtrace servers are not shown: they are this machine's, not the %s",
-					 o.replay ? "recording's" : "tree's under --sysroot");
-		}
-		if (o.order[i] == G_CACHE) {
-			const char *why = o.replay ? "a recording has no kernel to ask"
-						   : "the kernel is this machine's, not the tree's under --sysroot";
-			if (elsewhere || cache_events_start(&why) != 0) {
-				warn_because("pages added and removed are unknown ('-')", why);
-				r.failed = !elsewhere;
-				r.unavailable |= SYS_CACHE_EVENTS;
-			}
-		}
-		/* A recording's disks are another machine's: their capacities only from a --capacity-dir given. */
-		if (o.order[i] == G_DISK_EXT && elsewhere && !groups_capacity_dir_given())
-			groups_capacity_off(o.replay ? "a recording's disks are another machine's (give --capacity-dir)"
-						     : "--sysroot's disks are not this machine's (give --capacity-dir)");
-	}
+	has_vtrace = start_group_sources(&r, &o, elsewhere);
 	bio_sources(&o, elsewhere);
 	stop_on_signals();
 
@@ -1909,35 +1900,7 @@ int cmd_stat(int argc, char **argv)
 	}
 	for (uint64_t line = o.no_boot_sample ? 0 : 1; (!o.count || line < o.count) && !stop_signal; line++) {
 		struct system_sample *then = &r.samples[r.current], *now = &r.samples[!r.current];
-		bool updates = r.tty && !r.rows && !o.noupdate && o.delay > 1 && !o.replay;
-
-		deadline += (uint64_t)(o.delay * 1e9);
-		/* dstat's intermediate updates: the line so far, redrawn every second of a long delay. */
-		while (updates && !stop_signal && monotonic_ns() + 1000000000ull < deadline) {
-			struct system_sample partial;
-			sleep_until(monotonic_ns() + 1000000000ull);
-			if (stop_signal)
-				break;
-			take_sample(&r, &partial);
-			if (has_vtrace)
-				segment_set_refresh(&r.vtrace);
-			compute_all(&r, then, &partial, (double)(partial.mono_ns - then->mono_ns) / 1e9, false);
-			print_sample(&r, &partial, partial.mono_ns - then->mono_ns, false, false);
-			system_sample_free(&partial);
-		}
-		if (!o.replay) {
-			uint64_t late, step = (uint64_t)(o.delay * 1e9);
-			sleep_until(deadline);
-			/*
-			 * Stopped or starved past half a tick: as dstat, skip the ticks missed rather
-			 * than catch up with lines a moment apart; this line covers the whole gap,
-			 * measured, and the next one a whole tick from it (on the old ticks it could
-			 * be a few ms: a rate no one should read).
-			 */
-			late = monotonic_ns();
-			if (late > deadline + step / 2)
-				deadline = late;
-		}
+		wait_for_tick(&r, then, &deadline, has_vtrace);
 		if (stop_signal)
 			break;
 		system_sample_free(now);

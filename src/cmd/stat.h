@@ -7,71 +7,79 @@
 
 #include "collect/system.h"
 #include "render/monitor.h"
+#include "stat_groups.h"
 
-/* The kinds of groups: one per dstat plugin, and iolens's own. */
-enum group_kind {
-	G_TIME,
-	G_CPU,
-	G_CPU_ADV,
-	G_DISK,
-	G_NET,
-	G_PAGE,
-	G_SYS,
-	G_MEM,
-	G_SWAP,
-	G_LOAD,
-	G_PROC,
-	G_INT,
-	G_IO,
-	G_TCP,
-	G_UDP,
-	G_UNIX,
-	G_SOCKET,
-	G_FS,
-	G_AIO,
-	G_VM,
-	G_LOCK,
-	G_IPC,
-	G_RAW,
-	G_DISK_EXT,
-	G_PSI,
-	G_CACHE,
-	G_VTRACE,
-	G_EPOCH,
-	G_DISK_UTIL,  /* dstat's plugins from here on */
-	G_DISK_TPS,
-	G_DISK_WAIT,
-	G_DISK_AVGQU,
-	G_PROC_COUNT,
-	G_NET_PACKETS,
-	G_MEM_ADV,
-	G_VM_ADV,
-	G_ZONES,
-	G_TOP_CPU,    /* dstat's top plugins: the process (or interrupt) that did the most */
-	G_TOP_MEM,
-	G_TOP_IO,
-	G_TOP_BIO,
-	G_TOP_LATENCY,
-	G_TOP_OOM,
-	G_TOP_INT,
-	G_TOP_CPU_ADV,     /* dstat's top plugins with the pid and more figures */
-	G_TOP_IO_ADV,
-	G_TOP_BIO_ADV,
-	G_TOP_CPUTIME,     /* the process that ran the most (schedstat), and the longest per time slice */
-	G_TOP_CPUTIME_AVG,
-	G_TOP_LATENCY_AVG, /* the process that waited the longest per time slice */
-	G_TOP_CHILDWAIT,   /* the process whose ended children used the most cpu */
-	G_DISK_AVGRQ,      /* dstat's disk-avgrq and disk-svctm: per disk */
-	G_DISK_SVCTM,
-	G_CPU_USE,         /* dstat's cpu-use: each cpu's busy share */
-	G_FREESPACE,       /* dstat's freespace: per mount point */
-	G_SNOOZE,          /* dstat's snooze: the seconds between two samples */
-	G_SELF,            /* dstat's dstat, dstat-cpu, dstat-ctxt, dstat-mem: the monitor's own cost */
-	G_SELF_CPU,
-	G_SELF_CTXT,
-	G_SELF_MEM,
-	G_KINDS
+/*
+ * The kinds of groups: one per file of src/cmd/stat/ (G_<file>), each file one struct stat_group
+ * named group_<file> (see src/cmd/stat_group.h). stat_groups.h is made by the Makefile from
+ * the folder's files; the enum is in their names' order, the groups' own order is their rank.
+ */
+#define STAT_GROUP_KIND(name) G_##name,
+enum group_kind { stat_groups(STAT_GROUP_KIND) G_KINDS };
+#undef STAT_GROUP_KIND
+
+struct group;
+
+/* Where --list shows a group's plugin names. */
+enum group_section {
+	GROUP_DSTAT,        /* "internal": dstat's own plugins */
+	GROUP_DSTAT_PLUGIN, /* "dstat's external plugins": those of /usr/share/dstat */
+	GROUP_IOLENS,       /* "iolens": iolens's groups */
 };
+
+/* What a group is of: the groups it makes (build_groups in stat.c). */
+enum group_items {
+	ITEMS_ONE,      /* one group, of the machine */
+	ITEMS_CPU,      /* "total", or a group per cpu (-C, -f) */
+	ITEMS_DISK,     /* "total", or a group per disk (-D, -f) */
+	ITEMS_EACH_DISK, /* a group per disk, never a total (-D, else every disk with I/O) */
+	ITEMS_NET,      /* "total", or a group per interface (-N, -f) */
+	ITEMS_SWAP,     /* "total", or a group per swap area (-S, -f) */
+	ITEMS_IRQS,     /* one group, a column per interrupt (-I) */
+	ITEMS_CPUS,     /* one group, a column per cpu (-C, else all) */
+	ITEMS_MOUNTS,   /* a group per mount point, as dstat's freespace filters them */
+	ITEMS_VTRACE,   /* a group per libvtrace service */
+};
+
+/* A group, all it is: its names and options, its columns, what it reads and how it computes. */
+struct stat_group {
+	/*
+	 * Its place among the groups: dstat's, then iolens's, then dstat's plugins. Where two
+	 * groups' --NAME options begin alike, an abbreviation of both is the one ranked first
+	 * (when both are plugin_option), as getopt_long finds it in the table made in this order.
+	 */
+	unsigned rank;
+	const char *plugins[3]; /* its names (-M NAME, --NAME, --list), the first its own */
+	const char *alias;      /* one more name for -M and --NAME, not listed (dstat's --filesystem) */
+	enum group_section section;
+	char letter;            /* its short option (0: none), also its first name's long option */
+	/*
+	 * --NAME is one of dstat's plugin options (--top-cpu, --mem-adv): those have one value
+	 * for getopt_long, so an abbreviation of several is the first; others have their own.
+	 */
+	bool plugin_option;
+	enum group_items items;
+	const char *title, *key;                  /* patterns with the item put for "%s" ("%%": '%') */
+	const struct mon_column *columns;         /* NULL: group_init makes them (a column per item) */
+	unsigned ncolumns;
+	const struct mon_column *bits_columns;    /* --bits: these instead (disk, net) */
+	unsigned needs;                           /* SYS_* flags: the sources it reads */
+	const char *subtitle;                     /* dstat's one-variable plugins: one subtitle over it */
+	unsigned glued;                           /* the columns right after the one before (mon_group's) */
+	unsigned percent;                         /* the column a '%' follows (0: none) */
+	bool top;                                 /* one of dstat's top plugins: a name, then figures */
+	/* What its item changes (a title, a column per cpu), after group_init set it up (NULL: nothing). */
+	void (*init)(struct group *g);
+	/* Sets its item's columns (NULL: computed elsewhere, vtrace by stat.c). */
+	void (*compute)(struct group *g, const struct system_sample *then, const struct system_sample *now,
+			double seconds, bool since_boot);
+};
+
+/* A kind's group; the groups by rank (G_KINDS of them). */
+const struct stat_group *group_kind_of(enum group_kind kind);
+const struct stat_group *const *groups_by_rank(void);
+/* The kind of a group (G_KINDS for none). */
+enum group_kind group_kind_find(const struct stat_group *group);
 
 /* One group on the line: a kind, and the item it is about ("total", "vda", "0", "eth0", a service). */
 struct group {

@@ -13,7 +13,7 @@
 
 #include <vtrace.h>
 
-#include "cmd/stat.h"
+#include "cmd/stat_group.h"
 #include "collect/capacity.h"
 #include "common/util.h"
 
@@ -23,78 +23,8 @@
 #define F MON_FLOAT
 #define S MON_TEXT
 
-/* { nick, key, unit, type, width, scale } */
-static const struct mon_column time_cols[] = { { "time", "time", "", S, 14, 0 } };
-/* dstat's -T: seconds since the epoch, ten digits (JSON and CSV have time_ns). */
-static const struct mon_column epoch_cols[] = { { "epoch", "epoch", "", S, 10, 0 } };
-static const struct mon_column cpu_cols[] = {
-	{ "usr", "usr", "pct", P, 3, 34 }, { "sys", "sys", "pct", P, 3, 34 }, { "idl", "idl", "pct", P, 3, 34 },
-	{ "wai", "wai", "pct", P, 3, 34 }, { "stl", "stl", "pct", P, 3, 34 },
-};
-static const struct mon_column cpu_adv_cols[] = {
-	{ "usr", "usr", "pct", P, 3, 34 }, { "sys", "sys", "pct", P, 3, 34 }, { "idl", "idl", "pct", P, 3, 34 },
-	{ "wai", "wai", "pct", P, 3, 34 }, { "hiq", "hiq", "pct", P, 3, 34 }, { "siq", "siq", "pct", P, 3, 34 },
-	{ "stl", "stl", "pct", P, 3, 34 },
-};
-static const struct mon_column disk_cols[] = {
-	{ "read", "read", "bytes_per_s", B, 5, 1024 }, { "writ", "write", "bytes_per_s", B, 5, 1024 },
-};
-static const struct mon_column net_cols[] = {
-	{ "recv", "recv", "bytes_per_s", B, 5, 1024 }, { "send", "send", "bytes_per_s", B, 5, 1024 },
-};
-/* Page traffic and swap traffic side by side, never both called "in" and "out". */
-static const struct mon_column page_cols[] = {
-	{ "pgin", "page_in", "bytes_per_s", B, 5, 1024 }, { "pgout", "page_out", "bytes_per_s", B, 5, 1024 },
-	{ "swin", "swap_in", "bytes_per_s", B, 5, 1024 }, { "swout", "swap_out", "bytes_per_s", B, 5, 1024 },
-};
-static const struct mon_column sys_cols[] = {
-	{ "int", "int", "per_s", D, 5, 1000 }, { "csw", "csw", "per_s", D, 5, 1000 },
-};
-static const struct mon_column mem_cols[] = {
-	{ "used", "used", "bytes", F, 5, 1024 }, { "free", "free", "bytes", F, 5, 1024 },
-	{ "buff", "buff", "bytes", F, 5, 1024 }, { "cach", "cach", "bytes", F, 5, 1024 },
-};
-static const struct mon_column swap_cols[] = {
-	{ "used", "used", "bytes", B, 5, 1024 }, { "free", "free", "bytes", B, 5, 1024 },
-};
-static const struct mon_column load_cols[] = {
-	{ "1m", "1m", "", F, 4, 0.5 }, { "5m", "5m", "", F, 4, 0.5 }, { "15m", "15m", "", F, 4, 0.5 },
-};
-static const struct mon_column proc_cols[] = {
-	{ "run", "run", "", F, 3, 10 }, { "blk", "blk", "", F, 3, 10 }, { "new", "new", "per_s", F, 3, 10 },
-};
-static const struct mon_column io_cols[] = {
-	{ "read", "read", "per_s", F, 5, 1000 }, { "writ", "write", "per_s", F, 5, 1000 },
-};
-static const struct mon_column tcp_cols[] = {
-	{ "lis", "listen", "", D, 4, 1000 }, { "act", "established", "", D, 4, 1000 }, { "syn", "syn", "", D, 4, 1000 },
-	{ "tim", "time_wait", "", D, 4, 1000 }, { "clo", "closing", "", D, 4, 1000 },
-};
-static const struct mon_column udp_cols[] = { { "lis", "listen", "", D, 4, 1000 }, { "act", "active", "", D, 4, 1000 } };
-static const struct mon_column unix_cols[] = {
-	{ "dgm", "datagram", "", D, 4, 1000 }, { "str", "stream", "", D, 4, 1000 }, { "lis", "listen", "", D, 4, 1000 },
-	{ "act", "active", "", D, 4, 1000 },
-};
-static const struct mon_column socket_cols[] = {
-	{ "tot", "total", "", D, 4, 1000 }, { "tcp", "tcp", "", D, 4, 1000 }, { "udp", "udp", "", D, 4, 1000 },
-	{ "raw", "raw", "", D, 4, 1000 }, { "frg", "frag", "", D, 4, 1000 },
-};
-static const struct mon_column fs_cols[] = { { "files", "files", "", D, 6, 1000 }, { "inodes", "inodes", "", D, 6, 1000 } };
-static const struct mon_column aio_cols[] = { { "#aio", "requests", "", D, 5, 1000 } };
-static const struct mon_column vm_cols[] = {
-	{ "majpf", "major_faults", "per_s", D, 5, 1000 }, { "minpf", "minor_faults", "per_s", D, 5, 1000 },
-	{ "alloc", "alloc", "pages_per_s", D, 5, 1000 }, { "free", "free", "pages_per_s", D, 5, 1000 },
-};
-static const struct mon_column lock_cols[] = {
-	{ "pos", "posix", "", F, 3, 10 }, { "lck", "flock", "", F, 3, 10 }, { "rea", "read", "", F, 3, 10 },
-	{ "wri", "write", "", F, 3, 10 },
-};
-static const struct mon_column ipc_cols[] = {
-	{ "msg", "msg", "", D, 3, 10 }, { "sem", "sem", "", D, 3, 10 }, { "shm", "shm", "", D, 3, 10 },
-};
-static const struct mon_column raw_cols[] = { { "raw", "raw", "", D, 4, 1000 } };
 /* iostat -x, in iostat's units on screen; bytes and ns in JSON and CSV. */
-static const struct mon_column ext_cols[] = {
+const struct mon_column disk_ext_columns[DISK_EXT_COLUMNS] = {
 	{ "r/s", "r", "per_s", F, 6, 1000 },          { "w/s", "w", "per_s", F, 6, 1000 },
 	{ "rkB/s", "read", "bytes_per_s", F, 6, 1000 }, { "wkB/s", "write", "bytes_per_s", F, 6, 1000 },
 	{ "rrqm/s", "rrqm", "per_s", F, 6, 1000 },    { "wrqm/s", "wrqm", "per_s", F, 6, 1000 },
@@ -130,223 +60,57 @@ static const struct mon_column ext_cols[] = {
 /* The table's latency columns where eBPF times requests: r_p50 r_p99 r_max w_p50 w_p99 w_max, after iostat's 12. */
 #define EXT_TABLE_LATENCY 6
 #define EXT_CAPACITY 38 /* %cap */
-/* Stall time in percent of the interval on screen; stall ns in the interval in JSON and CSV. */
-static const struct mon_column psi_cols[] = {
-	{ "io-s", "io_some", "stall_ns", F, 4, 10 },   { "io-f", "io_full", "stall_ns", F, 4, 10 },
-	{ "mem-s", "memory_some", "stall_ns", F, 5, 10 }, { "mem-f", "memory_full", "stall_ns", F, 5, 10 },
-	{ "cpu-s", "cpu_some", "stall_ns", F, 5, 10 }, { "cpu-f", "cpu_full", "stall_ns", F, 5, 10 },
-};
-/* Pages added to and removed from the page cache come from the kernel's tracepoints (eBPF). */
-static const struct mon_column cache_cols[] = {
-	{ "cach", "cached", "bytes", F, 5, 1024 }, { "dirt", "dirty", "bytes", F, 5, 1024 },
-	{ "wb", "writeback", "bytes", F, 5, 1024 }, { "add", "added", "pages_per_s", D, 5, 1000 },
-	{ "rem", "removed", "pages_per_s", D, 5, 1000 },
-};
-static const struct mon_column vtrace_cols[] = {
-	{ "op/s", "ops", "per_s", F, 6, 1000 }, { "util", "util", "pct", P, 4, 34 }, { "hang", "hang", "", D, 4, 10 },
-};
 
-/* dstat's --bits: the same in bits, powers of 1000. */
-static const struct mon_column disk_bits_cols[] = {
-	{ "read", "read", "bytes_per_s", MON_BITS, 5, 1000 }, { "writ", "write", "bytes_per_s", MON_BITS, 5, 1000 },
-};
-static const struct mon_column net_bits_cols[] = {
-	{ "recv", "recv", "bytes_per_s", MON_BITS, 5, 1000 }, { "send", "send", "bytes_per_s", MON_BITS, 5, 1000 },
-};
-/* dstat's plugins in /usr/share/dstat, with their nicks cut to their widths as dstat shows them. */
-static const struct mon_column disk_util_cols[] = { { "util", "util", "pct", F, 4, 34 } };
-static const struct mon_column disk_tps_cols[] = {
-	{ "#read", "read", "per_s", D, 5, 1000 }, { "#writ", "write", "per_s", D, 5, 1000 },
-};
-static const struct mon_column disk_wait_cols[] = {
-	{ "rawa", "r_await", "ns", F, 4, 1 }, { "wawa", "w_await", "ns", F, 4, 1 },
-};
-static const struct mon_column disk_avgqu_cols[] = { { "avgq", "avgqu", "", F, 4, 10 } };
-static const struct mon_column proc_count_cols[] = { { "tota", "total", "", D, 4, 10 } };
-static const struct mon_column net_packets_cols[] = {
-	{ "#recv", "recv", "packets_per_s", D, 5, 1000 }, { "#send", "send", "packets_per_s", D, 5, 1000 },
-};
-static const struct mon_column mem_adv_cols[] = {
-	{ "total", "total", "bytes", F, 5, 1024 }, { "used", "used", "bytes", F, 5, 1024 },
-	{ "free", "free", "bytes", F, 5, 1024 },   { "buff", "buff", "bytes", F, 5, 1024 },
-	{ "cach", "cach", "bytes", F, 5, 1024 },   { "dirty", "dirty", "bytes", F, 5, 1024 },
-	{ "shmem", "shmem", "bytes", F, 5, 1024 }, { "recl", "reclaimable", "bytes", F, 5, 1024 },
-};
-static const struct mon_column vm_adv_cols[] = {
-	{ "steal", "steal", "pages_per_s", D, 5, 1000 },      { "scanK", "scan_kswapd", "pages_per_s", D, 5, 1000 },
-	{ "scanD", "scan_direct", "pages_per_s", D, 5, 1000 }, { "pgoru", "pageoutrun", "per_s", D, 5, 1000 },
-	{ "astll", "allocstall", "per_s", D, 5, 1000 },
-};
-static const struct mon_column zones_cols[] = {
-	{ "d32F", "dma32_free", "pages", D, 5, 1000 },   { "d32H", "dma32_high", "pages", D, 5, 1000 },
-	{ "normF", "normal_free", "pages", D, 5, 1000 }, { "normH", "normal_high", "pages", D, 5, 1000 },
-};
-
-/*
- * dstat's top plugins (dstat_top_*.py): one subtitle over the group (kinds[].subtitle), the
- * name cut to what leaves the figures dstat's width, the first figure right after it (glued),
- * in dstat's types, widths and scales.
- */
-static const struct mon_column top_cpu_cols[] = { { "cpu process", "name", "", MON_NAME, 13, 0 }, { "cpu", "cpu", "pct", F, 3, 34 } };
-static const struct mon_column top_mem_cols[] = { { "memory process", "name", "", MON_NAME, 12, 0 }, { "rss", "rss", "bytes", F, 5, 1024 } };
-static const struct mon_column top_io_cols[] = {
-	{ "i/o process", "name", "", MON_NAME, 11, 0 }, { "read", "read", "bytes_per_s", D, 5, 1024 },
-	{ "writ", "write", "bytes_per_s", D, 5, 1024 },
-};
-static const struct mon_column top_bio_cols[] = {
-	{ "block i/o process", "name", "", MON_NAME, 11, 0 }, { "read", "read", "bytes_per_s", D, 5, 1024 },
-	{ "writ", "write", "bytes_per_s", D, 5, 1024 },
-	/*
-	 * By eBPF: the latency of its requests completed in the interval, reads and writes together
-	 * (start to completion; bio.h's scale, interpolated: within 25 %), in JSON and CSV only, ns: the table
-	 * keeps dstat's width (iolens biotop shows them on screen).
-	 */
-	{ "p99", "p99", "ns", F, 4, 1000 }, { "p50", "p50", "ns", F, 4, 1000 },
-	{ "max", "max", "ns", F, 4, 1000 }, { "avg", "avg", "ns", F, 4, 1000 },
-};
 #define TOP_BIO_TABLE 3 /* the table's columns: dstat's name, read, writ (latency: iolens biotop) */
-/* Waits and run times: ns per second (per time slice for the averages), scaled as dstat scales them, without a unit. */
-static const struct mon_column top_latency_cols[] = {
-	{ "latency process", "name", "", MON_NAME, 13, 0 }, { "wait", "wait", "ns_per_s", D, 4, 100 },
-};
-static const struct mon_column top_latency_avg_cols[] = {
-	{ "latency process", "name", "", MON_NAME, 13, 0 }, { "wait", "wait_per_slice", "ns_per_s", F, 4, 100 },
-};
-static const struct mon_column top_cputime_cols[] = {
-	{ "cputime process", "name", "", MON_NAME, 13, 0 }, { "run", "run", "ns_per_s", D, 4, 100 },
-};
-static const struct mon_column top_cputime_avg_cols[] = {
-	{ "cputime process", "name", "", MON_NAME, 13, 0 }, { "run", "run_per_slice", "ns_per_s", F, 4, 100 },
-};
-static const struct mon_column top_childwait_cols[] = {
-	{ "child process", "name", "", MON_NAME, 13, 0 }, { "cpu", "children_cpu", "pct", P, 3, 34 },
-};
-static const struct mon_column top_oom_cols[] = { { "kill score", "name", "", MON_NAME, 14, 0 }, { "scor", "score", "", F, 4, 1000 } };
-static const struct mon_column top_int_cols[] = { { "interrupt", "name", "", MON_NAME, 15, 0 }, { "int/s", "rate", "per_s", D, 5, 1000 } };
-/* The -adv plugins: the name and the pid (dstat's %-5s) in 26, then the figures, '%' after the cpu's. */
-static const struct mon_column top_cpu_adv_cols[] = {
-	{ "process", "name", "", MON_NAME, 26, 0 }, { "cpu", "cpu", "pct", F, 3, 34 },
-	{ "read", "read", "bytes_per_s", D, 5, 1024 }, { "write", "write", "bytes_per_s", D, 5, 1024 },
-};
-static const struct mon_column top_io_adv_cols[] = {
-	{ "process", "name", "", MON_NAME, 26, 0 }, { "read", "read", "bytes_per_s", D, 5, 1024 },
-	{ "write", "write", "bytes_per_s", D, 5, 1024 }, { "cpu", "cpu", "pct", F, 3, 34 },
-};
 
-/* dstat's disk-avgrq (sectors a request) and disk-svctm (ms a request), per disk. */
-static const struct mon_column disk_avgrq_cols[] = { { "avgrq", "avgrq", "sectors", F, 4, 10 } };
-static const struct mon_column disk_svctm_cols[] = { { "svctm", "svctm", "ms", F, 4, 1 } };
-/* dstat's freespace: used and free bytes of a mount point (free: what others than root may use). */
-static const struct mon_column freespace_cols[] = {
-	{ "used", "used", "bytes", F, 5, 1024 }, { "free", "free", "bytes", F, 5, 1024 },
-};
-/* dstat's snooze: the seconds from the sample before. */
-static const struct mon_column snooze_cols[] = { { "snooze", "snooze", "s", F, 6, 0 } };
-/* dstat's own cost, here iolens stat's: dstat (schedstat), dstat-cpu, dstat-ctxt (getrusage), dstat-mem (statm). */
-static const struct mon_column self_cols[] = {
-	{ "cputime", "cputime", "ns_per_s", D, 5, 1000 }, { "latency", "latency", "ns_per_s", D, 5, 1000 },
-};
-static const struct mon_column self_cpu_cols[] = {
-	{ "usr", "usr", "pct", P, 3, 100 }, { "sys", "sys", "pct", P, 3, 100 }, { "tot", "total", "pct", P, 3, 100 },
-};
-static const struct mon_column self_ctxt_cols[] = {
-	{ "voluntary", "voluntary", "per_s", D, 3, 100 }, { "involuntary", "involuntary", "per_s", D, 3, 100 },
-	{ "total", "total", "per_s", D, 3, 100 },
-};
-static const struct mon_column self_mem_cols[] = {
-	{ "virtual", "virtual", "bytes", D, 5, 1024 }, { "resident", "resident", "bytes", D, 5, 1024 },
-	{ "shared", "shared", "bytes", D, 5, 1024 },   { "data", "data", "bytes", D, 5, 1024 },
-};
+/* The groups: one a file of src/cmd/stat/, listed by the Makefile (stat_groups.h). */
+#define STAT_GROUP_EXTERN(name) extern const struct stat_group group_##name;
+stat_groups(STAT_GROUP_EXTERN)
+#undef STAT_GROUP_EXTERN
+#define STAT_GROUP_ENTRY(name) [G_##name] = &group_##name,
+static const struct stat_group *const kinds[G_KINDS] = { stat_groups(STAT_GROUP_ENTRY) };
+#undef STAT_GROUP_ENTRY
 
-#define COLUMNS(array) array, sizeof(array) / sizeof(array[0])
+const struct stat_group *group_kind_of(enum group_kind kind)
+{
+	return kinds[kind];
+}
 
-static const struct {
-	const char *title; /* printf format with the item */
-	const char *key;   /* printf format with the item */
-	const struct mon_column *columns;
-	unsigned ncolumns;
-	unsigned needs;
-	const char *subtitle; /* dstat's one-variable plugins: one subtitle over the group */
-	unsigned glued;       /* the columns right after the one before (mon_group's glued) */
-	unsigned percent;     /* the column a '%' follows (0: none) */
-} kinds[G_KINDS] = {
-	[G_TIME] = { "system", "time", COLUMNS(time_cols), 0 },
-	[G_CPU] = { "%s cpu usage", "cpu_%s", COLUMNS(cpu_cols), SYS_PROCSTAT },
-	[G_CPU_ADV] = { "%s cpu usage", "cpu_%s", COLUMNS(cpu_adv_cols), SYS_PROCSTAT },
-	[G_DISK] = { "dsk/%s", "dsk_%s", COLUMNS(disk_cols), SYS_DISKSTATS },
-	[G_NET] = { "net/%s", "net_%s", COLUMNS(net_cols), SYS_NETDEV },
-	[G_PAGE] = { "page/swap", "paging", COLUMNS(page_cols), SYS_VMSTAT },
-	[G_SYS] = { "system", "system", COLUMNS(sys_cols), SYS_PROCSTAT },
-	[G_MEM] = { "memory usage", "memory", COLUMNS(mem_cols), SYS_MEMINFO },
-	[G_SWAP] = { "swp/%s", "swap_%s", COLUMNS(swap_cols), SYS_SWAPS },
-	[G_LOAD] = { "load avg", "load", COLUMNS(load_cols), SYS_LOADAVG },
-	[G_PROC] = { "procs", "procs", COLUMNS(proc_cols), SYS_PROCSTAT },
-	[G_INT] = { "interrupts", "interrupts", NULL, 0, SYS_INTERRUPTS | SYS_PROCSTAT },
-	[G_IO] = { "io/%s", "io_%s", COLUMNS(io_cols), SYS_DISKSTATS },
-	[G_TCP] = { "tcp sockets", "tcp", COLUMNS(tcp_cols), SYS_TCP },
-	[G_UDP] = { "udp", "udp", COLUMNS(udp_cols), SYS_UDP },
-	[G_UNIX] = { "unix sockets", "unix", COLUMNS(unix_cols), SYS_UNIX },
-	[G_SOCKET] = { "sockets", "sockets", COLUMNS(socket_cols), SYS_SOCKETS },
-	[G_FS] = { "filesystem", "filesystem", COLUMNS(fs_cols), SYS_FSSTAT },
-	[G_AIO] = { "async", "aio", COLUMNS(aio_cols), SYS_FSSTAT },
-	[G_VM] = { "virtual memory", "vm", COLUMNS(vm_cols), SYS_VMSTAT },
-	[G_LOCK] = { "file locks", "locks", COLUMNS(lock_cols), SYS_LOCKS },
-	[G_IPC] = { "sysv ipc", "ipc", COLUMNS(ipc_cols), SYS_IPC },
-	[G_RAW] = { "raw", "raw", COLUMNS(raw_cols), SYS_RAW },
-	[G_DISK_EXT] = { "dsk-ext/%s", "dskext_%s", COLUMNS(ext_cols), SYS_DISKSTATS },
-	[G_PSI] = { "pressure %% stalled", "pressure", COLUMNS(psi_cols), SYS_PSI },
-	[G_CACHE] = { "page cache", "cache", COLUMNS(cache_cols), SYS_MEMINFO | SYS_VMSTAT | SYS_CACHE_EVENTS },
-	[G_VTRACE] = { "vt/%s", "vtrace_%s", COLUMNS(vtrace_cols), 0 },
-	[G_EPOCH] = { "epoch", "epoch", COLUMNS(epoch_cols), 0 },
-	[G_DISK_UTIL] = { "%s", "util_%s", COLUMNS(disk_util_cols), SYS_DISKSTATS },
-	[G_DISK_TPS] = { "dsk/%s", "tps_%s", COLUMNS(disk_tps_cols), SYS_DISKSTATS },
-	[G_DISK_WAIT] = { "%s", "wait_%s", COLUMNS(disk_wait_cols), SYS_DISKSTATS },
-	[G_DISK_AVGQU] = { "%s", "avgqu_%s", COLUMNS(disk_avgqu_cols), SYS_DISKSTATS },
-	[G_PROC_COUNT] = { "procs", "proc_count", COLUMNS(proc_count_cols), SYS_PROC_COUNT },
-	[G_NET_PACKETS] = { "pkt/%s", "pkt_%s", COLUMNS(net_packets_cols), SYS_NETDEV },
-	[G_MEM_ADV] = { "advanced memory usage", "memory_adv", COLUMNS(mem_adv_cols), SYS_MEMINFO },
-	[G_VM_ADV] = { "advanced virtual memory", "vm_adv", COLUMNS(vm_adv_cols), SYS_VM_ADV },
-	[G_ZONES] = { "zones memory", "zones", COLUMNS(zones_cols), SYS_ZONES },
-	[G_TOP_CPU] = { "most expensive", "top_cpu", COLUMNS(top_cpu_cols), SYS_PROC_STAT | SYS_PROCSTAT, "cpu process", 1u << 1 },
-	[G_TOP_MEM] = { "most expensive", "top_mem", COLUMNS(top_mem_cols), SYS_PROC_STAT, "memory process", 1u << 1 },
-	[G_TOP_IO] = { "most expensive", "top_io", COLUMNS(top_io_cols), SYS_PROC_IO, "i/o process", 1u << 1 },
-	[G_TOP_BIO] = { "most expensive", "top_bio", COLUMNS(top_bio_cols), SYS_PROC_IO, "block i/o process", 1u << 1 },
-	[G_TOP_LATENCY] = { "highest total", "top_latency", COLUMNS(top_latency_cols), SYS_PROC_SCHED, "latency process", 1u << 1 },
-	[G_TOP_OOM] = { "out of memory", "top_oom", COLUMNS(top_oom_cols), SYS_PROC_OOM, "kill score", 1u << 1 },
-	[G_TOP_INT] = { "most frequent", "top_int", COLUMNS(top_int_cols), SYS_INTERRUPTS, "interrupt", 1u << 1 },
-	[G_TOP_CPU_ADV] = { "most expensive cpu process", "top_cpu_adv", COLUMNS(top_cpu_adv_cols),
-			    SYS_PROC_STAT | SYS_PROC_IO | SYS_PROCSTAT, "process              pid  cpu read write", 0xeu, 1 },
-	[G_TOP_IO_ADV] = { "most expensive i/o process", "top_io_adv", COLUMNS(top_io_adv_cols),
-			   SYS_PROC_STAT | SYS_PROC_IO | SYS_PROCSTAT, "process              pid  read write cpu", 0xeu, 3 },
-	[G_TOP_BIO_ADV] = { "most expensive block i/o process", "top_bio_adv", COLUMNS(top_io_adv_cols),
-			    SYS_PROC_STAT | SYS_PROC_IO | SYS_PROCSTAT, "process              pid  read write cpu", 0xeu, 3 },
-	[G_TOP_CPUTIME] = { "highest total", "top_cputime", COLUMNS(top_cputime_cols), SYS_PROC_SCHED, "cputime process", 1u << 1 },
-	[G_TOP_CPUTIME_AVG] = { "highest average", "top_cputime_avg", COLUMNS(top_cputime_avg_cols), SYS_PROC_SCHED,
-				"cputime process", 1u << 1 },
-	[G_TOP_LATENCY_AVG] = { "highest average", "top_latency_avg", COLUMNS(top_latency_avg_cols), SYS_PROC_SCHED,
-				"latency process", 1u << 1 },
-	[G_TOP_CHILDWAIT] = { "most waiting for", "top_childwait", COLUMNS(top_childwait_cols), SYS_PROC_STAT | SYS_PROCSTAT,
-			      "child process", 1u << 1 },
-	[G_DISK_AVGRQ] = { "%s", "avgrq_%s", COLUMNS(disk_avgrq_cols), SYS_DISKSTATS },
-	[G_DISK_SVCTM] = { "%s", "svctm_%s", COLUMNS(disk_svctm_cols), SYS_DISKSTATS },
-	[G_CPU_USE] = { "per cpu usage", "cpu_use", NULL, 0, SYS_PROCSTAT },
-	[G_FREESPACE] = { "%s", "freespace_%s", COLUMNS(freespace_cols), 0 },
-	[G_SNOOZE] = { "snooze", "snooze", COLUMNS(snooze_cols), 0 },
-	[G_SELF] = { "dstat", "self", COLUMNS(self_cols), 0 },
-	[G_SELF_CPU] = { "dstat cpu", "self_cpu", COLUMNS(self_cpu_cols), 0 },
-	[G_SELF_CTXT] = { "contxt sw", "self_ctxt", COLUMNS(self_ctxt_cols), 0 },
-	[G_SELF_MEM] = { "dstat memory usage", "self_mem", COLUMNS(self_mem_cols), 0 },
-};
+enum group_kind group_kind_find(const struct stat_group *group)
+{
+	for (unsigned k = 0; k < G_KINDS; k++)
+		if (kinds[k] == group)
+			return (enum group_kind)k;
+	return G_KINDS;
+}
+
+static int by_rank(const void *a, const void *b)
+{
+	unsigned x = (*(const struct stat_group *const *)a)->rank, y = (*(const struct stat_group *const *)b)->rank;
+
+	return (x > y) - (x < y);
+}
+
+const struct stat_group *const *groups_by_rank(void)
+{
+	static const struct stat_group *ranked[G_KINDS];
+
+	if (!ranked[0]) {
+		memcpy(ranked, kinds, sizeof(kinds));
+		qsort(ranked, G_KINDS, sizeof(ranked[0]), by_rank);
+	}
+	return ranked;
+}
 
 bool group_is_top(enum group_kind kind)
 {
-	return kind >= G_TOP_CPU && kind <= G_TOP_CHILDWAIT;
+	return kinds[kind]->top;
 }
 
 static bool show_bits, show_human;
 
 /* iostat's --human: -x's sizes scaled with their unit (B, k, M, G) on screen, not in KiB. */
-static struct mon_column ext_human_cols[sizeof(ext_cols) / sizeof(ext_cols[0])];
+static struct mon_column ext_human_cols[sizeof(disk_ext_columns) / sizeof(disk_ext_columns[0])];
 
 void groups_show_units(bool bits, bool human)
 {
@@ -356,7 +120,7 @@ void groups_show_units(bool bits, bool human)
 
 	show_bits = bits;
 	show_human = human;
-	memcpy(ext_human_cols, ext_cols, sizeof(ext_cols));
+	memcpy(ext_human_cols, disk_ext_columns, sizeof(disk_ext_columns));
 	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		ext_human_cols[sizes[i].column].nick = sizes[i].nick;
 		ext_human_cols[sizes[i].column].type = B;
@@ -365,28 +129,26 @@ void groups_show_units(bool bits, bool human)
 }
 
 /* DSTAT_TIMEFMT: the time column's strftime format, as dstat's; the column as wide as the time it makes. */
-static const char *time_format(void)
+const char *stat_time_format(void)
 {
 	const char *format = getenv("DSTAT_TIMEFMT");
 
 	return format && *format ? format : "%d-%m %H:%M:%S";
 }
 
-static struct mon_column time_column;
 
-/* cpu-use's group has a column per cpu. */
-static struct mon_column cpu_use_columns[40];
-static char cpu_use_nicks[40][16], cpu_use_keys[40][20];
 
-/* Interrupt groups have a column per interrupt: their columns live here. */
-static struct mon_column int_columns[24];
-static char int_nicks[24][16];
 
 static bool top_bio_by_ebpf;
 
 void groups_top_bio_by_ebpf(bool ebpf)
 {
 	top_bio_by_ebpf = ebpf;
+}
+
+bool groups_top_bio_is_ebpf(void)
+{
+	return top_bio_by_ebpf;
 }
 
 static bool disk_latency_by_ebpf;
@@ -398,15 +160,15 @@ void groups_disk_latency_by_ebpf(bool ebpf)
 
 unsigned group_needs(enum group_kind kind)
 {
-	if (kind == G_TOP_BIO && top_bio_by_ebpf)
+	if (kind == G_top_bio && top_bio_by_ebpf)
 		return SYS_BIO | SYS_UPTIME;
-	if (kind == G_DISK_EXT && disk_latency_by_ebpf)
-		return kinds[kind].needs | SYS_BIO_DISKS | SYS_UPTIME;
-	return kinds[kind].needs | SYS_UPTIME;
+	if (kind == G_disk_ext && disk_latency_by_ebpf)
+		return kinds[kind]->needs | SYS_BIO_DISKS | SYS_UPTIME;
+	return kinds[kind]->needs | SYS_UPTIME;
 }
 
 /* A title or key pattern with the item put in place of its one "%s" ("%%" is a '%'). */
-static void fill(char *out, size_t size, const char *pattern, const char *item)
+void stat_fill(char *out, size_t size, const char *pattern, const char *item)
 {
 	size_t used = 0;
 
@@ -431,107 +193,27 @@ void group_init(struct group *g, enum group_kind kind, const char *item)
 	memset(g, 0, sizeof(*g));
 	g->kind = kind;
 	snprintf(g->item, sizeof(g->item), "%s", item ? item : "");
-	fill(g->shown.title, sizeof(g->shown.title), kinds[kind].title, g->item);
-	fill(g->shown.key, sizeof(g->shown.key), kinds[kind].key, g->item);
+	stat_fill(g->shown.title, sizeof(g->shown.title), kinds[kind]->title, g->item);
+	stat_fill(g->shown.key, sizeof(g->shown.key), kinds[kind]->key, g->item);
 	for (char *p = g->shown.key; *p; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
 			*p = '_';
-	g->shown.columns = kinds[kind].columns;
-	g->shown.ncolumns = kinds[kind].ncolumns;
-	g->shown.subtitle = kinds[kind].subtitle;
-	g->shown.glued = kinds[kind].glued;
-	g->shown.after_column = kinds[kind].percent;
-	g->shown.after = kinds[kind].percent ? "%" : NULL;
-	if (show_bits && kind == G_DISK)
-		g->shown.columns = disk_bits_cols;
-	if (show_bits && kind == G_NET)
-		g->shown.columns = net_bits_cols;
-	if (show_human && kind == G_DISK_EXT)
+	g->shown.columns = kinds[kind]->columns;
+	g->shown.ncolumns = kinds[kind]->ncolumns;
+	g->shown.subtitle = kinds[kind]->subtitle;
+	g->shown.glued = kinds[kind]->glued;
+	g->shown.after_column = kinds[kind]->percent;
+	g->shown.after = kinds[kind]->percent ? "%" : NULL;
+	if (show_bits && kinds[kind]->bits_columns)
+		g->shown.columns = kinds[kind]->bits_columns;
+	if (show_human && kind == G_disk_ext)
 		g->shown.columns = ext_human_cols;
-	if (kind == G_CPU || kind == G_CPU_ADV) {
-		if (!strcmp(g->item, "total"))
-			snprintf(g->shown.title, sizeof(g->shown.title), "total cpu usage");
-		else
-			fill(g->shown.title, sizeof(g->shown.title), "cpu%s usage", g->item);
-	}
-	if (kind == G_SWAP) {
-		/* As dstat: "swp/sda2" for /dev/sda2, "swp/vg0-swap" for /dev/mapper/vg0-swap. */
-		const char *name = g->item;
-		if (!strncmp(name, "/dev/mapper/", 12))
-			name += 12;
-		else if (!strncmp(name, "/dev/", 5))
-			name += 5;
-		fill(g->shown.title, sizeof(g->shown.title), kinds[kind].title, name);
-	}
-	if (kind == G_TIME && strcmp(time_format(), "%d-%m %H:%M:%S")) {
-		char text[sizeof(g->shown.text)];
-		time_t now = time(NULL);
-		struct tm tm;
-		size_t width;
-
-		localtime_r(&now, &tm);
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral" /* the user's format, as dstat's DSTAT_TIMEFMT */
-		width = strftime(text, sizeof(text), time_format(), &tm);
-#pragma GCC diagnostic pop
-		time_column = time_cols[0];
-		time_column.width = width ? (int)width : 1;
-		g->shown.columns = &time_column;
-	}
-	if (kind == G_CPU_USE) {
-		/* item: the cpus, comma-separated: one column each. */
-		unsigned n = 0;
-		char copy[64], *save = NULL;
-		snprintf(copy, sizeof(copy), "%s", g->item);
-		for (char *cpu = strtok_r(copy, ",", &save); cpu && n < 40; cpu = strtok_r(NULL, ",", &save), n++) {
-			snprintf(cpu_use_nicks[n], sizeof(cpu_use_nicks[n]), "%s", cpu);
-			snprintf(cpu_use_keys[n], sizeof(cpu_use_keys[n]), "cpu%s", cpu);
-			cpu_use_columns[n] = (struct mon_column){ cpu_use_nicks[n], cpu_use_keys[n], "pct", P, 3, 34 };
-		}
-		g->shown.columns = cpu_use_columns;
-		g->shown.ncolumns = n;
-	}
-	if (kind == G_FREESPACE) {
-		/* As dstat: "/" and the mount point's last name ("/" for the root, "/boot", "/unified"). */
-		const char *base = strrchr(g->item, '/');
-		snprintf(g->shown.title, sizeof(g->shown.title), "/%.62s", base ? base + 1 : g->item);
-	}
-	if (kind == G_INT) {
-		/* item: the interrupts, comma-separated: one column each. */
-		unsigned n = 0;
-		char copy[64], *save = NULL;
-		snprintf(copy, sizeof(copy), "%s", g->item);
-		for (char *irq = strtok_r(copy, ",", &save); irq && n < 24; irq = strtok_r(NULL, ",", &save), n++) {
-			snprintf(int_nicks[n], sizeof(int_nicks[n]), "%s", irq);
-			int_columns[n] = (struct mon_column){ int_nicks[n], int_nicks[n], "per_s", D, 5, 1000 };
-		}
-		g->shown.columns = int_columns;
-		g->shown.ncolumns = n;
-	}
+	if (kinds[kind]->init)
+		kinds[kind]->init(g);
 }
 
-static double rate(uint64_t now, uint64_t then, double seconds)
-{
-	/* A counter that went back (a wrap, a device replaced) gives 0, never a spike. */
-	return seconds > 0 && now >= then ? (double)(now - then) / seconds : 0;
-}
 
-static void set(struct group *g, unsigned column, double shown, double raw)
-{
-	g->shown.values[column] = shown;
-	g->shown.raw[column] = raw;
-}
 
-static void set_same(struct group *g, unsigned column, double value)
-{
-	set(g, column, value, value);
-}
-
-static void all_unknown(struct group *g)
-{
-	for (unsigned c = 0; c < g->shown.ncolumns; c++)
-		set_same(g, c, NAN);
-}
 
 static const struct cpu_times *cpu_of(const struct system_sample *s, const char *item)
 {
@@ -558,17 +240,17 @@ static double tick_delta(uint64_t now, uint64_t then)
 	return now >= then ? (double)(now - then) : 0;
 }
 
-static void compute_cpu(struct group *g, const struct system_sample *then, const struct system_sample *now)
+bool stat_cpu_shares(const struct system_sample *then, const struct system_sample *now, const char *item,
+		     struct cpu_shares *out)
 {
 	static const struct cpu_times zero;
-	const struct cpu_times *b = cpu_of(now, g->item), *a = then->have & SYS_PROCSTAT ? cpu_of(then, g->item) : &zero;
-	double d[8], total = 0;
+	const struct cpu_times *b = cpu_of(now, item), *a = then->have & SYS_PROCSTAT ? cpu_of(then, item) : &zero;
+	double d[7], total = 0, *share[7] = { &out->user, &out->system, &out->idle, &out->iowait, &out->irq,
+					     &out->softirq, &out->steal };
 
-	if (!a || !b) {
-		all_unknown(g);
-		return;
-	}
-	/* As dstat: its usr is user + nice + hiq + siq unless --cpu-adv shows hiq and siq apart. */
+	if (!a || !b)
+		return false;
+	/* user is user + nice, as dstat's */
 	d[0] = tick_delta(b->user, a->user) + tick_delta(b->nice, a->nice);
 	d[1] = tick_delta(b->system, a->system);
 	d[2] = tick_delta(b->idle, a->idle);
@@ -581,25 +263,13 @@ static void compute_cpu(struct group *g, const struct system_sample *then, const
 			d[i] = 0; /* idle and iowait can go back on some kernels (NO_HZ accounting) */
 		total += d[i];
 	}
-	if (total <= 0) {
-		for (unsigned c = 0; c < g->shown.ncolumns; c++)
-			set_same(g, c, 0);
-		return;
-	}
-	if (g->kind == G_CPU) {
-		set_same(g, 0, 100 * (d[0] + d[4] + d[5]) / total);
-		set_same(g, 1, 100 * d[1] / total);
-		set_same(g, 2, 100 * d[2] / total);
-		set_same(g, 3, 100 * d[3] / total);
-		set_same(g, 4, 100 * d[6] / total);
-	} else {
-		for (int i = 0; i < 7; i++)
-			set_same(g, (unsigned)i, 100 * d[i] / total);
-	}
+	for (int i = 0; i < 7; i++)
+		*share[i] = total > 0 ? 100 * d[i] / total : 0;
+	return true;
 }
 
 /* A device's counters before and after; false when either sample lacks it (or then has no disks at all: zeros). */
-static bool disk_pair(const struct system_sample *then, const struct system_sample *now, const char *name,
+bool stat_disk_pair(const struct system_sample *then, const struct system_sample *now, const char *name,
 		      struct disk_stats *a, struct disk_stats *b)
 {
 	const struct disk_stats *d = diskstats_find(&now->disks, name), *d0;
@@ -622,7 +292,7 @@ static bool disk_pair(const struct system_sample *then, const struct system_samp
  * go back, so a device attached or replaced meanwhile makes neither a spike nor a dip.
  * False when the item cannot be known (not there; no sysfs to tell what a total counts).
  */
-static bool disk_counters(const struct system_sample *then, const struct system_sample *now, const char *item,
+bool stat_disk_counters(const struct system_sample *then, const struct system_sample *now, const char *item,
 			  struct disk_stats *a, struct disk_stats *b)
 {
 	bool any_sysfs = false;
@@ -632,11 +302,11 @@ static bool disk_counters(const struct system_sample *then, const struct system_
 	if (!(now->have & SYS_DISKSTATS))
 		return false;
 	if (strcmp(item, "total"))
-		return disk_pair(then, now, item, a, b);
+		return stat_disk_pair(then, now, item, a, b);
 	for (unsigned i = 0; i < now->disks.count; i++) {
 		struct disk_stats x, y;
 		any_sysfs |= now->disks.kind[i].in_sysfs;
-		if (!now->disks.kind[i].in_total || !disk_pair(then, now, now->disks.disk[i].name, &x, &y))
+		if (!now->disks.kind[i].in_total || !stat_disk_pair(then, now, now->disks.disk[i].name, &x, &y))
 			continue;
 		if (y.rd_ios < x.rd_ios || y.wr_ios < x.wr_ios || y.rd_sectors < x.rd_sectors || y.wr_sectors < x.wr_sectors)
 			continue;
@@ -652,23 +322,6 @@ static bool disk_counters(const struct system_sample *then, const struct system_
 	return any_sysfs || !now->disks.count;
 }
 
-static void compute_disk(struct group *g, const struct system_sample *then, const struct system_sample *now,
-			 double seconds)
-{
-	struct disk_stats a, b;
-
-	if (!disk_counters(then, now, g->item, &a, &b)) {
-		all_unknown(g);
-		return;
-	}
-	if (g->kind == G_DISK) {
-		set_same(g, 0, rate(b.rd_sectors * 512, a.rd_sectors * 512, seconds));
-		set_same(g, 1, rate(b.wr_sectors * 512, a.wr_sectors * 512, seconds));
-	} else {
-		set_same(g, 0, rate(b.rd_ios, a.rd_ios, seconds));
-		set_same(g, 1, rate(b.wr_ios, a.wr_ios, seconds));
-	}
-}
 
 /* A size in KiB: KiB on screen (bytes with --human), bytes in JSON and CSV. */
 static void set_kib(struct group *g, unsigned column, double kib)
@@ -826,13 +479,13 @@ static void compute_disk_capacity(struct group *g, const struct disk_stats *disk
 	set_same(g, EXT_CAPACITY, capacity ? capacity_share(capacity, &load) : NAN);
 }
 
-static void compute_disk_ext(struct group *g, const struct system_sample *then, const struct system_sample *now,
+void stat_compute_disk_ext(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			     double seconds)
 {
 	struct disk_stats a, b;
 	struct disk_ext x;
 
-	if (!strcmp(g->item, "total") || !disk_pair(then, now, g->item, &a, &b)) {
+	if (!strcmp(g->item, "total") || !stat_disk_pair(then, now, g->item, &a, &b)) {
 		all_unknown(g);
 		return;
 	}
@@ -890,10 +543,10 @@ static const struct mon_column dstat_page_cols[] = {
 void group_dstat_view(const struct group *g, const struct group *before, struct mon_group *out, bool since_boot)
 {
 	/* One plugin's items (-C 0,1,total; -D total,vda; -N; -S; its disk and net plugins) are one dstat group. */
-	out->joined = before && before->kind == g->kind && g->kind != G_VTRACE && g->kind != G_DISK_EXT &&
-		      g->kind != G_INT && !group_is_top(g->kind);
+	out->joined = before && before->kind == g->kind && g->kind != G_vtrace && g->kind != G_disk_ext &&
+		      g->kind != G_int && !group_is_top(g->kind);
 	switch (g->kind) {
-	case G_PAGE:
+	case G_page:
 		snprintf(out->title, sizeof(out->title), "paging");
 		out->columns = dstat_page_cols;
 		out->ncolumns = 2;
@@ -902,12 +555,12 @@ void group_dstat_view(const struct group *g, const struct group *before, struct 
 			out->raw[c] = g->shown.raw[c + 2];
 		}
 		break;
-	case G_SWAP:
+	case G_swap:
 		/* dstat's swap plugin keeps the name "swap" whatever -S lists. */
 		snprintf(out->title, sizeof(out->title), "swap");
 		break;
-	case G_NET:
-	case G_NET_PACKETS:
+	case G_net:
+	case G_net_packets:
 		/* dstat computes the network only from its second sample: the first line shows 0. */
 		if (since_boot)
 			for (unsigned c = 0; c < out->ncolumns; c++)
@@ -925,9 +578,9 @@ void group_table_view(const struct group *g, struct mon_group *out)
 	struct mon_column *table = columns[all == ext_human_cols];
 	unsigned n = 0;
 
-	if (g->kind == G_TOP_BIO && g->shown.ncolumns > TOP_BIO_TABLE)
+	if (g->kind == G_top_bio && g->shown.ncolumns > TOP_BIO_TABLE)
 		out->ncolumns = TOP_BIO_TABLE;
-	if (g->kind != G_DISK_EXT)
+	if (g->kind != G_disk_ext)
 		return;
 	for (unsigned c = 0; c < EXT_TABLE; c++, n++) {
 		table[n] = all[c];
@@ -953,7 +606,7 @@ void group_table_view(const struct group *g, struct mon_group *out)
 enum { ROW_PLAIN, ROW_SIZE, ROW_LATENCY, ROW_CAPACITY };
 static const struct ext_row_column {
 	const char *nick, *human_nick;
-	unsigned index; /* in ext_cols */
+	unsigned index; /* in disk_ext_columns */
 	int width;
 	unsigned rank;
 	unsigned what;
@@ -1054,28 +707,9 @@ void groups_ext_row_value(const struct group *g, unsigned column, bool integer, 
 }
 
 /* dstat's disk-avgrq and disk-svctm: sectors and busy ms per request completed in the interval (0 with none). */
-static void compute_disk_request(struct group *g, const struct system_sample *then, const struct system_sample *now)
-{
-	struct disk_stats a, b;
-	double ios;
-
-	if (!disk_pair(then, now, g->item, &a, &b)) {
-		all_unknown(g);
-		return;
-	}
-	ios = (double)(b.rd_ios + b.wr_ios) - (double)(a.rd_ios + a.wr_ios);
-	if (ios <= 0) {
-		set_same(g, 0, 0);
-		return;
-	}
-	if (g->kind == G_DISK_AVGRQ)
-		set_same(g, 0, ((double)(b.rd_sectors + b.wr_sectors) - (double)(a.rd_sectors + a.wr_sectors)) / ios);
-	else
-		set_same(g, 0, ((double)b.io_ticks - (double)a.io_ticks) / ios);
-}
 
 /* dstat's cpu-use: each cpu's time not idle, in percent of its time in the interval. */
-static void compute_cpu_use(struct group *g, const struct system_sample *then, const struct system_sample *now)
+void stat_compute_cpu_use(struct group *g, const struct system_sample *then, const struct system_sample *now)
 {
 	static const struct cpu_times zero;
 
@@ -1140,24 +774,7 @@ unsigned groups_freespace_mounts(char (*mounts)[256], unsigned max)
 	return n;
 }
 
-/* dstat's freespace: bytes used (blocks less those available to users) and available, of the mount point. */
-static void compute_freespace(struct group *g)
-{
-	struct statvfs vfs;
 
-	if (statvfs(g->item, &vfs) != 0) {
-		all_unknown(g);
-		return;
-	}
-	set_same(g, 0, ((double)vfs.f_blocks - (double)vfs.f_bavail) * (double)vfs.f_frsize);
-	set_same(g, 1, (double)vfs.f_bavail * (double)vfs.f_frsize);
-}
-
-/* This process's counters at a sample: read when a sample is first computed, kept for the next interval. */
-struct self_counters {
-	uint64_t mono_ns;
-	double run_ns, wait_ns, user_s, system_s, voluntary, involuntary;
-};
 
 static const struct self_counters *self_at(const struct system_sample *s)
 {
@@ -1194,71 +811,23 @@ static const struct self_counters *self_at(const struct system_sample *s)
 	return c;
 }
 
-/* dstat's dstat, dstat-cpu, dstat-ctxt and dstat-mem, of iolens stat itself. */
-static void compute_self(struct group *g, const struct system_sample *then, const struct system_sample *now,
-			 double seconds, bool since_boot)
+void stat_self_between(const struct system_sample *then, const struct system_sample *now, bool since_boot,
+		       struct self_counters *before, struct self_counters *after)
 {
-	const struct self_counters *b = self_at(now), *a = since_boot ? self_at(NULL) : self_at(then);
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	double per = seconds > 0 ? 1 / seconds : 0;
-	unsigned long long pages[6] = { 0 };
-	char text[256];
-	FILE *f;
-
-	switch (g->kind) {
-	case G_SELF:
-		set_same(g, 0, (b->run_ns - a->run_ns) * per);
-		set_same(g, 1, (b->wait_ns - a->wait_ns) * per);
-		break;
-	case G_SELF_CPU:
-		per = per * 100 / (double)(cpus > 0 ? cpus : 1);
-		set_same(g, 0, (b->user_s - a->user_s) * per);
-		set_same(g, 1, (b->system_s - a->system_s) * per);
-		set_same(g, 2, (b->user_s + b->system_s - a->user_s - a->system_s) * per);
-		break;
-	case G_SELF_CTXT:
-		set_same(g, 0, (b->voluntary - a->voluntary) * per);
-		set_same(g, 1, (b->involuntary - a->involuntary) * per);
-		set_same(g, 2, (b->voluntary + b->involuntary - a->voluntary - a->involuntary) * per);
-		break;
-	default: /* G_SELF_MEM: statm's size, resident, shared and data, in KiB on screen as dstat's */
-		f = fopen("/proc/self/statm", "re");
-		if (!f || !fgets(text, sizeof(text), f) ||
-		    sscanf(text, "%llu %llu %llu %llu %llu %llu", &pages[0], &pages[1], &pages[2], &pages[3], &pages[4],
-			   &pages[5]) != 6) {
-			all_unknown(g);
-		} else {
-			static const unsigned field[] = { 0, 1, 2, 5 };
-			for (unsigned c = 0; c < 4; c++)
-				set(g, c, (double)pages[field[c]] * (double)page_size() / 1024,
-				    (double)pages[field[c]] * (double)page_size());
-		}
-		if (f)
-			fclose(f);
-		break;
-	}
+	*after = *self_at(now);
+	*before = since_boot ? *self_at(NULL) : *self_at(then);
 }
 
 /* dstat's disk-util, disk-wait and disk-avgqu: iostat -x's figures of one disk (dstat's formulas are the same). */
-static void compute_disk_plugin(struct group *g, const struct system_sample *then, const struct system_sample *now,
-				double seconds)
+bool stat_disk_figures(const struct system_sample *then, const struct system_sample *now, const char *item,
+		       double seconds, struct disk_ext *x)
 {
 	struct disk_stats a, b;
-	struct disk_ext x;
 
-	if (!strcmp(g->item, "total") || !disk_pair(then, now, g->item, &a, &b)) {
-		all_unknown(g);
-		return;
-	}
-	disk_ext_compute(&a, &b, seconds, &x);
-	if (g->kind == G_DISK_UTIL) {
-		set_same(g, 0, x.util);
-	} else if (g->kind == G_DISK_WAIT) {
-		set(g, 0, x.r_await, x.r_await * 1e6);
-		set(g, 1, x.w_await, x.w_await * 1e6);
-	} else {
-		set_same(g, 0, x.aqu_sz);
-	}
+	if (!strcmp(item, "total") || !stat_disk_pair(then, now, item, &a, &b))
+		return false;
+	disk_ext_compute(&a, &b, seconds, x);
+	return true;
 }
 
 static const struct netdev_stats *netdev_find(const struct system_sample *s, const char *name)
@@ -1315,20 +884,19 @@ static bool net_counters(const struct system_sample *then, const struct system_s
 #undef RX
 #undef TX
 
-static void compute_net(struct group *g, const struct system_sample *then, const struct system_sample *now,
-			double seconds)
+bool stat_net_rates(const struct system_sample *then, const struct system_sample *now, const char *item,
+		    bool packets, double seconds, double *received, double *sent)
 {
 	double a[2], b[2];
 
-	if (!net_counters(then, now, g->item, g->kind == G_NET_PACKETS, a, b)) {
-		all_unknown(g);
-		return;
-	}
-	for (unsigned c = 0; c < 2; c++)
-		set_same(g, c, seconds > 0 && b[c] >= a[c] ? (b[c] - a[c]) / seconds : 0);
+	if (!net_counters(then, now, item, packets, a, b))
+		return false;
+	*received = seconds > 0 && b[0] >= a[0] ? (b[0] - a[0]) / seconds : 0;
+	*sent = seconds > 0 && b[1] >= a[1] ? (b[1] - a[1]) / seconds : 0;
+	return true;
 }
 
-static bool swap_of(const struct system_sample *s, const char *item, double *used, double *free_bytes)
+bool stat_swap_of(const struct system_sample *s, const char *item, double *used, double *free_bytes)
 {
 	bool found = false;
 
@@ -1346,13 +914,9 @@ static bool swap_of(const struct system_sample *s, const char *item, double *use
 	return found || !strcmp(item, "total");
 }
 
-static double known(uint64_t value)
-{
-	return value == PROCFS_UNKNOWN ? NAN : (double)value;
-}
 
 /* As dstat and free(1): reclaimable slab is not "used"; shared memory, counted in Cached, is. */
-static double mem_used(const struct meminfo *m)
+double stat_mem_used(const struct meminfo *m)
 {
 	double used = (double)m->mem_total - (double)m->mem_free - (double)m->buffers - (double)m->cached +
 		      (m->shmem != PROCFS_UNKNOWN ? (double)m->shmem : 0) -
@@ -1385,11 +949,11 @@ static void top_name(struct group *g, int pid, const char *name)
 {
 	g->pid = pid;
 	snprintf(g->name, sizeof(g->name), "%s", name);
-	if (g->kind == G_TOP_INT || !pid)
+	if (g->kind == G_top_int || !pid)
 		snprintf(g->shown.text, sizeof(g->shown.text), "%s", name);
 	else
 		dstat_name(name, g->shown.text, sizeof(g->shown.text));
-	if (pid && (g->kind == G_TOP_CPU_ADV || g->kind == G_TOP_IO_ADV || g->kind == G_TOP_BIO_ADV)) {
+	if (pid && (g->kind == G_top_cpu_adv || g->kind == G_top_io_adv || g->kind == G_top_bio_adv)) {
 		/*
 		 * dstat's '%-*s%-5s': the name cut to 26 less the pid's digits (escaped as the monitor
 		 * shows it), then the pid in at least 5.
@@ -1430,17 +994,17 @@ static double delta_rate(uint64_t now, uint64_t then, double seconds)
 }
 
 /* dstat's top plugins: the process that did the most in the interval (or has the most), its name and figures. */
-static void compute_top(struct group *g, const struct system_sample *then, const struct system_sample *now,
+void stat_compute_top(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			double seconds)
 {
 	enum group_kind k = g->kind;
-	bool adv = k == G_TOP_CPU_ADV || k == G_TOP_IO_ADV || k == G_TOP_BIO_ADV;
+	bool adv = k == G_top_cpu_adv || k == G_top_io_adv || k == G_top_bio_adv;
 	unsigned part = adv ? PROCS_STAT | PROCS_IO
-			: k == G_TOP_IO || k == G_TOP_BIO ? PROCS_IO
-			: k == G_TOP_LATENCY || k == G_TOP_CPUTIME || k == G_TOP_CPUTIME_AVG || k == G_TOP_LATENCY_AVG ? PROCS_SCHED
-			: k == G_TOP_OOM ? PROCS_OOM : PROCS_STAT;
+			: k == G_top_io || k == G_top_bio ? PROCS_IO
+			: k == G_top_latency || k == G_top_cputime || k == G_top_cputime_avg || k == G_top_latency_avg ? PROCS_SCHED
+			: k == G_top_oom ? PROCS_OOM : PROCS_STAT;
 	unsigned needs = group_needs(k) & (SYS_PROC_STAT | SYS_PROC_IO | SYS_PROC_SCHED | SYS_PROC_OOM | SYS_PROCSTAT);
-	bool per_cpu = k == G_TOP_CPU || k == G_TOP_CHILDWAIT || adv;
+	bool per_cpu = k == G_top_cpu || k == G_top_childwait || adv;
 	unsigned ncpu = 0;
 	double best = 0, figures[3] = { 0, 0, 0 };
 	const struct proc_entry *chosen = NULL;
@@ -1462,34 +1026,34 @@ static void compute_top(struct group *g, const struct system_sample *then, const
 		a = proc_before(then, p, part);
 		if (per_cpu) /* As dstat: the share of all the cpus' time, in percent. */
 			cpu = ncpu ? 100.0 * delta_rate(p->cpu_ticks, a->cpu_ticks, seconds) / (double)clock_ticks() / ncpu : 0;
-		if (adv || k == G_TOP_IO) {
+		if (adv || k == G_top_io) {
 			one = delta_rate(p->rchar, a->rchar, seconds);
 			two = delta_rate(p->wchar, a->wchar, seconds);
 		}
-		if (k == G_TOP_BIO || k == G_TOP_BIO_ADV) {
+		if (k == G_top_bio || k == G_top_bio_adv) {
 			one = delta_rate(p->read_bytes, a->read_bytes, seconds);
 			two = delta_rate(p->write_bytes, a->write_bytes, seconds);
 		}
 		slices = p->slices > a->slices ? (double)(p->slices - a->slices) : 0;
 		switch (k) {
-		case G_TOP_CPU: value = one = cpu; break;
-		case G_TOP_CPU_ADV: value = cpu; break;
-		case G_TOP_MEM: value = one = (double)p->rss_pages * (double)page_size(); break;
-		case G_TOP_IO: case G_TOP_BIO: case G_TOP_IO_ADV: case G_TOP_BIO_ADV: value = one + two; break;
-		case G_TOP_LATENCY: value = one = delta_rate(p->wait_ns, a->wait_ns, seconds); break;
-		case G_TOP_CPUTIME: value = one = delta_rate(p->run_ns, a->run_ns, seconds); break;
+		case G_top_cpu: value = one = cpu; break;
+		case G_top_cpu_adv: value = cpu; break;
+		case G_top_mem: value = one = (double)p->rss_pages * (double)page_size(); break;
+		case G_top_io: case G_top_bio: case G_top_io_adv: case G_top_bio_adv: value = one + two; break;
+		case G_top_latency: value = one = delta_rate(p->wait_ns, a->wait_ns, seconds); break;
+		case G_top_cputime: value = one = delta_rate(p->run_ns, a->run_ns, seconds); break;
 		/* As dstat: the time per slice, divided by the interval again. */
-		case G_TOP_LATENCY_AVG:
+		case G_top_latency_avg:
 			value = one = slices ? delta_rate(p->wait_ns, a->wait_ns, seconds) / slices : 0;
 			break;
-		case G_TOP_CPUTIME_AVG:
+		case G_top_cputime_avg:
 			value = one = slices ? delta_rate(p->run_ns, a->run_ns, seconds) / slices : 0;
 			break;
-		case G_TOP_CHILDWAIT:
+		case G_top_childwait:
 			value = one = ncpu ? 100.0 * delta_rate(p->child_ticks, a->child_ticks, seconds) / (double)clock_ticks() / ncpu
 				    : 0;
 			break;
-		default: /* G_TOP_OOM */
+		default: /* G_top_oom */
 			value = one = (double)p->oom_score;
 			break;
 		}
@@ -1505,7 +1069,7 @@ static void compute_top(struct group *g, const struct system_sample *then, const
 	top_name(g, chosen ? chosen->pid : 0, chosen ? chosen->name : "");
 	g->shown.blank = !chosen;
 	set_same(g, 0, NAN);
-	if (k == G_TOP_CPU_ADV) {
+	if (k == G_top_cpu_adv) {
 		set_same(g, 1, figures[2]);
 		set_same(g, 2, figures[0]);
 		set_same(g, 3, figures[1]);
@@ -1526,7 +1090,7 @@ static void compute_top(struct group *g, const struct system_sample *then, const
  * disk, a process's rows together). Counted from the start of the run: the line since boot is
  * unknown. A process that ended in the interval is still there, with its last requests.
  */
-static void compute_top_bio(struct group *g, const struct system_sample *then, const struct system_sample *now,
+void stat_compute_top_bio(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			    double seconds)
 {
 	const struct bio_table *table = &now->bio;
@@ -1620,7 +1184,7 @@ static void int_name(const char *devices, char *out, size_t size)
 }
 
 /* dstat's top-int: the numbered interrupt with the most per second, named by its devices. */
-static void compute_top_int(struct group *g, const struct system_sample *then, const struct system_sample *now,
+void stat_compute_top_int(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			    double seconds)
 {
 	const struct irq_line *chosen = NULL;
@@ -1668,7 +1232,7 @@ static void compute_top_int(struct group *g, const struct system_sample *then, c
 	set_same(g, 1, best);
 }
 
-static void compute_int(struct group *g, const struct system_sample *then, const struct system_sample *now,
+void stat_compute_int(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			double seconds)
 {
 	for (unsigned c = 0; c < g->shown.ncolumns; c++) {
@@ -1696,7 +1260,7 @@ static void compute_int(struct group *g, const struct system_sample *then, const
 	}
 }
 
-static void compute_psi(struct group *g, const struct system_sample *then, const struct system_sample *now,
+void stat_compute_psi(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			double seconds)
 {
 	const struct psi *a[3] = { &then->psi_io, &then->psi_memory, &then->psi_cpu };
@@ -1721,285 +1285,6 @@ static void compute_psi(struct group *g, const struct system_sample *then, const
 void group_compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
 		   double seconds, bool since_boot)
 {
-	const struct meminfo *m = &now->meminfo;
-	const struct vmstat *v = &now->vmstat, *v0 = &then->vmstat;
-	double used, free_bytes;
-	(void)since_boot;
-
-	switch (g->kind) {
-	case G_TIME: {
-		time_t t = (time_t)(now->real_ns / 1000000000ull);
-		struct tm tm;
-		localtime_r(&t, &tm);
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-		if (!strftime(g->shown.text, sizeof(g->shown.text), time_format(), &tm))
-			g->shown.text[0] = '\0'; /* longer than a column can be: blank, as strftime leaves it */
-#pragma GCC diagnostic pop
-		set_same(g, 0, (double)now->real_ns);
-		break;
-	}
-	case G_EPOCH:
-		snprintf(g->shown.text, sizeof(g->shown.text), "%llu", (unsigned long long)(now->real_ns / 1000000000ull));
-		set_same(g, 0, (double)now->real_ns);
-		break;
-	case G_CPU:
-	case G_CPU_ADV:
-		compute_cpu(g, then, now);
-		break;
-	case G_DISK:
-	case G_IO:
-		compute_disk(g, then, now, seconds);
-		break;
-	case G_DISK_EXT:
-		compute_disk_ext(g, then, now, seconds);
-		break;
-	case G_NET:
-		compute_net(g, then, now, seconds);
-		break;
-	case G_PAGE:
-		if (!(now->have & SYS_VMSTAT)) {
-			all_unknown(g);
-			break;
-		}
-		set_same(g, 0, rate(v->pgpgin, v0->pgpgin, seconds) * 1024);
-		set_same(g, 1, rate(v->pgpgout, v0->pgpgout, seconds) * 1024);
-		set_same(g, 2, rate(v->pswpin, v0->pswpin, seconds) * (double)page_size());
-		set_same(g, 3, rate(v->pswpout, v0->pswpout, seconds) * (double)page_size());
-		break;
-	case G_SYS:
-		if (!(now->have & SYS_PROCSTAT)) {
-			all_unknown(g);
-			break;
-		}
-		set_same(g, 0, rate(now->procstat.intr, then->procstat.intr, seconds));
-		set_same(g, 1, rate(now->procstat.ctxt, then->procstat.ctxt, seconds));
-		break;
-	case G_MEM:
-		if (!(now->have & SYS_MEMINFO) || m->mem_total == PROCFS_UNKNOWN) {
-			all_unknown(g);
-			break;
-		}
-		set_same(g, 0, mem_used(m));
-		set_same(g, 1, known(m->mem_free));
-		set_same(g, 2, known(m->buffers));
-		set_same(g, 3, known(m->cached));
-		break;
-	case G_SWAP:
-		if (!swap_of(now, g->item, &used, &free_bytes)) {
-			all_unknown(g);
-			break;
-		}
-		set_same(g, 0, used);
-		set_same(g, 1, free_bytes);
-		break;
-	case G_LOAD:
-		if (!(now->have & SYS_LOADAVG)) {
-			all_unknown(g);
-			break;
-		}
-		set_same(g, 0, now->loadavg.load1);
-		set_same(g, 1, now->loadavg.load5);
-		set_same(g, 2, now->loadavg.load15);
-		break;
-	case G_PROC:
-		if (!(now->have & SYS_PROCSTAT)) {
-			all_unknown(g);
-			break;
-		}
-		/* As dstat and vmstat: the reader itself is running while it reads; it does not count. */
-		set_same(g, 0, now->procstat.procs_running ? (double)(now->procstat.procs_running - 1) : 0);
-		set_same(g, 1, (double)now->procstat.procs_blocked);
-		set_same(g, 2, rate(now->procstat.processes, then->procstat.processes, seconds));
-		break;
-	case G_INT:
-		compute_int(g, then, now, seconds);
-		break;
-	case G_TCP:
-		set_same(g, 0, (double)now->sockets.tcp_listen);
-		set_same(g, 1, (double)now->sockets.tcp_established);
-		set_same(g, 2, (double)now->sockets.tcp_syn);
-		set_same(g, 3, (double)now->sockets.tcp_time_wait);
-		set_same(g, 4, (double)now->sockets.tcp_close);
-		if (!(now->have & SYS_TCP))
-			all_unknown(g);
-		break;
-	case G_UDP:
-		set_same(g, 0, (double)now->sockets.udp_listen);
-		set_same(g, 1, (double)now->sockets.udp_active);
-		if (!(now->have & SYS_UDP))
-			all_unknown(g);
-		break;
-	case G_UNIX:
-		set_same(g, 0, (double)now->sockets.unix_datagram);
-		set_same(g, 1, (double)now->sockets.unix_stream);
-		set_same(g, 2, (double)now->sockets.unix_listen);
-		set_same(g, 3, (double)now->sockets.unix_active);
-		if (!(now->have & SYS_UNIX))
-			all_unknown(g);
-		break;
-	case G_SOCKET:
-		set_same(g, 0, known(now->sockets.used));
-		set_same(g, 1, known(now->sockets.tcp_inuse));
-		set_same(g, 2, known(now->sockets.udp_inuse));
-		set_same(g, 3, known(now->sockets.raw_inuse));
-		set_same(g, 4, known(now->sockets.frag_inuse));
-		if (!(now->have & SYS_SOCKETS))
-			all_unknown(g);
-		break;
-	case G_RAW:
-		set_same(g, 0, (now->have & SYS_RAW) ? (double)now->sockets.raw : NAN);
-		break;
-	case G_FS:
-		set_same(g, 0, (now->have & SYS_FSSTAT) ? known(now->fs.files_open) : NAN);
-		set_same(g, 1, (now->have & SYS_FSSTAT) ? known(now->fs.inodes_used) : NAN);
-		break;
-	case G_AIO:
-		set_same(g, 0, (now->have & SYS_FSSTAT) ? known(now->fs.aio_nr) : NAN);
-		break;
-	case G_VM:
-		if (!(now->have & SYS_VMSTAT)) {
-			all_unknown(g);
-			break;
-		}
-		set_same(g, 0, rate(v->pgmajfault, v0->pgmajfault, seconds));
-		set_same(g, 1, rate(v->pgfault, v0->pgfault, seconds));
-		set_same(g, 2, rate(v->pgalloc, v0->pgalloc, seconds));
-		set_same(g, 3, rate(v->pgfree, v0->pgfree, seconds));
-		break;
-	case G_LOCK:
-		set_same(g, 0, (double)now->locks.posix);
-		set_same(g, 1, (double)now->locks.flock);
-		set_same(g, 2, (double)now->locks.read);
-		set_same(g, 3, (double)now->locks.write);
-		if (!(now->have & SYS_LOCKS))
-			all_unknown(g);
-		break;
-	case G_IPC:
-		set_same(g, 0, (double)now->ipc.msg_queues);
-		set_same(g, 1, (double)now->ipc.sem_arrays);
-		set_same(g, 2, (double)now->ipc.shm_segments);
-		if (!(now->have & SYS_IPC))
-			all_unknown(g);
-		break;
-	case G_PSI:
-		compute_psi(g, then, now, seconds);
-		break;
-	case G_CACHE:
-		if (!(now->have & SYS_MEMINFO) || !(now->have & SYS_VMSTAT)) {
-			all_unknown(g);
-			break;
-		}
-		set_same(g, 0, known(m->cached));
-		set_same(g, 1, known(m->dirty));
-		set_same(g, 2, known(m->writeback));
-		/* Added and removed pages: counted by eBPF from the start of the run, so not since boot. */
-		if ((now->have & SYS_CACHE_EVENTS) && (then->have & SYS_CACHE_EVENTS)) {
-			set_same(g, 3, rate(now->cache_added, then->cache_added, seconds));
-			set_same(g, 4, rate(now->cache_removed, then->cache_removed, seconds));
-		} else {
-			set_same(g, 3, NAN);
-			set_same(g, 4, NAN);
-		}
-		break;
-	case G_DISK_UTIL:
-	case G_DISK_WAIT:
-	case G_DISK_AVGQU:
-		compute_disk_plugin(g, then, now, seconds);
-		break;
-	case G_DISK_TPS:
-		compute_disk(g, then, now, seconds);
-		break;
-	case G_DISK_AVGRQ:
-	case G_DISK_SVCTM:
-		compute_disk_request(g, then, now);
-		break;
-	case G_CPU_USE:
-		compute_cpu_use(g, then, now);
-		break;
-	case G_FREESPACE:
-		compute_freespace(g);
-		break;
-	case G_SNOOZE:
-		/* As dstat: the first line has no sample before it ('-'). */
-		set_same(g, 0, since_boot ? NAN : seconds);
-		break;
-	case G_SELF:
-	case G_SELF_CPU:
-	case G_SELF_CTXT:
-	case G_SELF_MEM:
-		compute_self(g, then, now, seconds, since_boot);
-		break;
-	case G_NET_PACKETS:
-		compute_net(g, then, now, seconds);
-		break;
-	case G_PROC_COUNT:
-		set_same(g, 0, (now->have & SYS_PROC_COUNT) ? (double)now->proc_count : NAN);
-		break;
-	case G_MEM_ADV:
-		if (!(now->have & SYS_MEMINFO) || m->mem_total == PROCFS_UNKNOWN) {
-			all_unknown(g);
-			break;
-		}
-		set_same(g, 0, known(m->mem_total));
-		set_same(g, 1, mem_used(m));
-		set_same(g, 2, known(m->mem_free));
-		set_same(g, 3, known(m->buffers));
-		set_same(g, 4, known(m->cached));
-		set_same(g, 5, known(m->dirty));
-		set_same(g, 6, known(m->shmem));
-		set_same(g, 7, known(m->sreclaimable));
-		break;
-	case G_VM_ADV: {
-		const struct vm_adv *x = &now->vm_adv, *x0 = &then->vm_adv;
-		if (!(now->have & SYS_VM_ADV)) {
-			all_unknown(g);
-			break;
-		}
-		set_same(g, 0, rate(x->pgsteal, x0->pgsteal, seconds));
-		set_same(g, 1, rate(x->pgscan_kswapd, x0->pgscan_kswapd, seconds));
-		set_same(g, 2, rate(x->pgscan_direct, x0->pgscan_direct, seconds));
-		set_same(g, 3, rate(x->pageoutrun, x0->pageoutrun, seconds));
-		set_same(g, 4, rate(x->allocstall, x0->allocstall, seconds));
-		break;
-	}
-	case G_ZONES: {
-		const struct zones *z = &now->zones;
-		bool have = now->have & SYS_ZONES;
-		set_same(g, 0, have && z->has_dma32 ? (double)z->dma32_free : NAN);
-		set_same(g, 1, have && z->has_dma32 ? (double)z->dma32_high : NAN);
-		set_same(g, 2, have && z->has_normal ? (double)z->normal_free : NAN);
-		set_same(g, 3, have && z->has_normal ? (double)z->normal_high : NAN);
-		break;
-	}
-	case G_TOP_BIO:
-		if (top_bio_by_ebpf) {
-			compute_top_bio(g, then, now, seconds);
-		} else {
-			compute_top(g, then, now, seconds);
-			for (unsigned c = 3; c < g->shown.ncolumns; c++)
-				set_same(g, c, NAN); /* /proc/PID/io has no latency */
-		}
-		break;
-	case G_TOP_CPU:
-	case G_TOP_MEM:
-	case G_TOP_IO:
-	case G_TOP_LATENCY:
-	case G_TOP_OOM:
-	case G_TOP_CPU_ADV:
-	case G_TOP_IO_ADV:
-	case G_TOP_BIO_ADV:
-	case G_TOP_CPUTIME:
-	case G_TOP_CPUTIME_AVG:
-	case G_TOP_LATENCY_AVG:
-	case G_TOP_CHILDWAIT:
-		compute_top(g, then, now, seconds);
-		break;
-	case G_TOP_INT:
-		compute_top_int(g, then, now, seconds);
-		break;
-	case G_VTRACE:
-	case G_KINDS:
-		break; /* vtrace groups are computed by stat.c, from the segments */
-	}
+	if (kinds[g->kind]->compute)
+		kinds[g->kind]->compute(g, then, now, seconds, since_boot);
 }

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* top_latency_avg.c: iolens stat's group top-latency-avg (--top-latency-avg): "highest average". */
+#include "cmd/stat_group.h"
+
+enum { NAME, WAIT_PER_SLICE };
+static const struct mon_column columns[] = {
+	[NAME] = { "latency process", "name", "", MON_NAME, 13, 0 },
+	[WAIT_PER_SLICE] = { "wait", "wait_per_slice", "ns_per_s", MON_FLOAT, 4, 100 },
+};
+
+static void compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
+		    double seconds, bool since_boot)
+{
+	(void)since_boot;
+	stat_compute_top(g, then, now, seconds);
+}
+
+const struct stat_group group_top_latency_avg = {
+	.rank = 49,
+	.plugins = { "top-latency-avg" },
+	.section = GROUP_DSTAT_PLUGIN,
+	.plugin_option = true,
+	.title = "highest average",
+	.key = "top_latency_avg",
+	.columns = columns,
+	.ncolumns = sizeof(columns) / sizeof(columns[0]),
+	.needs = SYS_PROC_SCHED,
+	.subtitle = "latency process",
+	.glued = 1u << 1,
+	.top = true,
+	.compute = compute,
+};
