@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/common.h"
+#include "cmd/command.h"
 #include "cmd/compat.h"
 #include "common/util.h"
 

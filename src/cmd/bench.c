@@ -15,7 +15,7 @@
 #include "workload/profile.h"
 #include "workload/target.h"
 #include "common/path_walk.h"
-#include "cmd/common.h"
+#include "cmd/command.h"
 #include "collect/capacity.h"
 #include "collect/diskstats.h"
 #include "collect/pagecache.h"

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cmd/cache_mode.h"
-#include "cmd/common.h"
+#include "cmd/command.h"
 #include "cmd/top_screen.h"
 #include "collect/bio.h"
 #include "collect/memcg.h"

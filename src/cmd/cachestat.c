@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cmd/cache_mode.h"
-#include "cmd/common.h"
+#include "cmd/command.h"
 #include "collect/cachestat.h"
 #include "collect/procfs.h"
 #include "common/signals.h"

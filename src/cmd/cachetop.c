@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cmd/cache_mode.h"
-#include "cmd/common.h"
+#include "cmd/command.h"
 #include "cmd/top_screen.h"
 #include "collect/cachestat.h"
 #include "collect/inode_names.h"

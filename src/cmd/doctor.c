@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cmd/common.h"
+#include "cmd/command.h"
 #include "doctor/config.h"
 #include "common/signals.h"
 #include "common/path_walk.h"

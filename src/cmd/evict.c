@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd/common.h"
+#include "cmd/command.h"
 #include "collect/files.h"
 #include "collect/pagecache.h"
 #include "collect/procfs.h"

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cmd/cache_mode.h"
-#include "cmd/common.h"
+#include "cmd/command.h"
 #include "cmd/export.h"
 #include "collect/bio.h"
 #include "collect/cachestat.h"

@@ -8,7 +8,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "cmd/common.h"
+#include "cmd/command.h"
 #include "cmd/compat.h"
 #include "collect/files.h"
 #include "collect/pagecache.h"

@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <dirent.h>
 
-#include "cmd/common.h"
+#include "cmd/command.h"
 #include "collect/bio.h"
 #include "cmd/compat.h"
 #include "collect/diskstats.h"

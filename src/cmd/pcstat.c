@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd/common.h"
+#include "cmd/command.h"
 #include "collect/files.h"
 #include "collect/pagecache.h"
 #include "common/util.h"

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd/common.h"
+#include "cmd/command.h"
 #include "cmd/stat.h"
 #include "collect/bio.h"
 #include "collect/cache_events.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "cmd/common.h"
+#include "cmd/command.h"
 #include "collect/bio.h"
 #include "collect/cachestat.h"
 #include "collect/ebpf.h"

@@ -15,7 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cmd/common.h"
+#include "cmd/command.h"
 #include "cmd/compat.h"
 #include "collect/files.h"
 #include "collect/pagecache.h"

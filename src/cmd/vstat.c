@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd/common.h"
+#include "cmd/command.h"
 #include "collect/segments.h"
 #include "common/key_map.h"
 #include "common/signals.h"

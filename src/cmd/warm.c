@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cmd/common.h"
+#include "cmd/command.h"
 #include "collect/files.h"
 #include "collect/pagecache.h"
 #include "common/util.h"

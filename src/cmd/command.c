@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* common.c: options and messages shared by the commands that look at files. */
-#include "cmd/common.h"
+/* command.c: options and messages shared by the commands that look at files. */
+#include "cmd/command.h"
 
 #include <errno.h>
 #include <stdlib.h>
