@@ -15,6 +15,7 @@
 
 #include "cmd/stat_group.h"
 #include "collect/capacity.h"
+#include "collect/mounts.h"
 #include "common/util.h"
 
 #define P MON_PERCENT
@@ -738,39 +739,27 @@ unsigned groups_freespace_mounts(char (*mounts)[256], unsigned max)
 					     "tmpfs", "devtmpfs", "debugfs", "mqueue", "systemd-1", "rootfs", "autofs" };
 	static const char *const sources[] = { "devpts", "none", "proc", "sunrpc", "usbfs", "securityfs", "hugetlbfs",
 					       "configfs", "selinuxfs", "pstore", "nfsd" };
-	FILE *f = fopen("/proc/self/mounts", "re");
-	char line[1024], source[256], dir[256], type[64];
+	struct mounts table;
 	unsigned n = 0;
 
-	if (!f)
+	if (mounts_read(&table) != 0)
 		return 0;
-	while (n < max && fgets(line, sizeof(line), f)) {
+	for (size_t m = 0; m < table.count && n < max; m++) {
+		const struct mount *mount = &table.list[m];
 		struct statvfs vfs;
 		bool skip = false;
 
-		if (sscanf(line, "%255s %255s %63s", source, dir, type) != 3)
-			continue;
 		for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-			skip |= !strcmp(type, types[i]);
+			skip |= !strcmp(mount->type, types[i]);
 		for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
-			skip |= !strcmp(source, sources[i]);
-		/* /proc/self/mounts escapes a space as \040: the name as it is. */
-		for (char *p = dir, *q = dir; ; p++, q++) {
-			if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' && p[3] <= '7') {
-				*q = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
-				p += 3;
-			} else {
-				*q = *p;
-			}
-			if (!*p)
-				break;
-		}
+			skip |= !strcmp(mount->source, sources[i]);
 		/* (A path longer than a group's item, as a container's overlay, is left out rather than cut.) */
-		if (skip || strlen(dir) >= sizeof(((struct group *)0)->item) || statvfs(dir, &vfs) != 0 || !vfs.f_bsize)
+		if (skip || strlen(mount->dir) >= sizeof(((struct group *)0)->item) || statvfs(mount->dir, &vfs) != 0 ||
+		    !vfs.f_bsize)
 			continue;
-		snprintf(mounts[n++], 256, "%s", dir);
+		snprintf(mounts[n++], 256, "%s", mount->dir);
 	}
-	fclose(f);
+	mounts_free(&table);
 	return n;
 }
 
