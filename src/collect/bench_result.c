@@ -96,19 +96,23 @@ static int parse_case(struct json_object *point, unsigned index, const char *doc
 		size_t n;
 
 		if (!json_object_is_type(runs, json_type_object) || get_number(runs, "count", &count) != 0 ||
-		    !json_object_object_get_ex(runs, "bytes_per_s", &each) || !json_object_is_type(each, json_type_array))
+		    !json_object_object_get_ex(runs, "bytes_per_s", &each) ||
+		    !json_object_is_type(each, json_type_array))
 			return say_why(why, why_len, "points[%u]: runs is not bench's object of runs", index);
 		n = json_object_array_length(each);
 		if (n < 1 || n > 999 || count != (double)n)
-			return say_why(why, why_len, "points[%u]: runs: count %g and %zu values of bytes_per_s", index, count, n);
+			return say_why(why, why_len, "points[%u]: runs: count %g and %zu values of bytes_per_s", index,
+				       count, n);
 		c->runs = (unsigned)n;
 		for (size_t i = 0; i < n; i++) {
 			struct json_object *v = json_object_array_get_idx(each, i);
 			double value;
 
-			if (!v || (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int)) ||
+			if (!v ||
+			    (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int)) ||
 			    !isfinite(value = json_object_get_double(v)) || value < 0 || value >= 1e18)
-				return say_why(why, why_len, "points[%u]: runs: bytes_per_s[%zu] is not a rate", index, i);
+				return say_why(why, why_len, "points[%u]: runs: bytes_per_s[%zu] is not a rate", index,
+					       i);
 			if (!i || value < c->runs_min)
 				c->runs_min = value;
 			if (!i || value > c->runs_max)
@@ -116,8 +120,8 @@ static int parse_case(struct json_object *point, unsigned index, const char *doc
 		}
 		/* The point is the median run: a document whose point lies outside its runs was edited wrongly. */
 		if (c->bytes_per_s < c->runs_min * (1 - 1e-9) || c->bytes_per_s > c->runs_max * (1 + 1e-9))
-			return say_why(why, why_len, "points[%u]: bytes_per_s %.0f is outside its runs (%.0f to %.0f)", index,
-				    c->bytes_per_s, c->runs_min, c->runs_max);
+			return say_why(why, why_len, "points[%u]: bytes_per_s %.0f is outside its runs (%.0f to %.0f)",
+				       index, c->bytes_per_s, c->runs_min, c->runs_max);
 	}
 	return 0;
 }
@@ -173,7 +177,8 @@ int bench_result_parse(const char *text, size_t len, struct bench_result_doc *ou
 		say_why(why, why_len, "not a bench --json document (no list of points)");
 		goto cleanup;
 	}
-	if (get_text(doc, "rw", out->rw, sizeof(out->rw)) < 0 || get_text(doc, "sweep", out->sweep, sizeof(out->sweep)) < 0) {
+	if (get_text(doc, "rw", out->rw, sizeof(out->rw)) < 0 ||
+	    get_text(doc, "sweep", out->sweep, sizeof(out->sweep)) < 0) {
 		say_why(why, why_len, "rw or sweep is not a short text");
 		goto cleanup;
 	}

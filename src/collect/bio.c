@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* bio.c: loads bio.bpf.c through its generated skeleton, and reads its counts of block I/O per process and per cgroup, with their latencies, and its latency histograms per disk. */
+/*
+ * bio.c: loads bio.bpf.c through its generated skeleton, and reads its counts of block I/O per
+ * process and per cgroup, with their latencies, and its latency histograms per disk.
+ */
 #include "collect/bio.h"
 #include "collect/ebpf.h"
 
@@ -21,12 +24,18 @@ _Static_assert(LOG_LINEAR_BUCKETS == VTRACE_HISTOGRAM_BUCKETS, "histogram.h and 
 _Static_assert(sizeof(struct bio_histogram) == LOG_LINEAR_BUCKETS * sizeof(__u64), "bio_histogram's size");
 
 _Static_assert(BIO_SMALL_BUCKETS == 98, "bio_small_bucket's scale");
-_Static_assert(sizeof(struct bio_counts) == 968 && offsetof(struct bio_counts, bytes) - offsetof(struct bio_counts, comm) >= 64 + 16, "bio_counts: the memory stated in bio.h and the man pages");
+_Static_assert(sizeof(struct bio_counts) == 968 &&
+		   offsetof(struct bio_counts, bytes) - offsetof(struct bio_counts, comm) >= 64 + 16,
+	       "bio_counts: the memory stated in bio.h and the man pages");
 
-/* A table's order: by pid (the cgroup's id in a table of cgroups; a process's pid may be 0: the idle task's), then disk. */
+/*
+ * A table's order: by pid (the cgroup's id in a table of cgroups; a process's pid may be 0: the
+ * idle task's), then disk.
+ */
 static int compare_rows(bool cgroups, const struct bio_process *a, const struct bio_process *b)
 {
-	uint64_t x = cgroups ? a->cgroup : (uint64_t)(uint32_t)a->pid, y = cgroups ? b->cgroup : (uint64_t)(uint32_t)b->pid;
+	uint64_t x = cgroups ? a->cgroup : (uint64_t)(uint32_t)a->pid,
+		 y = cgroups ? b->cgroup : (uint64_t)(uint32_t)b->pid;
 
 	if (x == y) {
 		x = (uint64_t)a->disk_major << 32 | a->disk_minor;
@@ -150,13 +159,17 @@ void bio_latency_figures(const struct bio_latency *now, const struct bio_latency
 	if (out->max_ns && out->max_ns < out->average_ns)
 		out->max_ns = out->average_ns;
 	/* The shortest is at least what the others leave of the sum, each at most the longest's bound. */
-	most = max_exact ? now->max_ns : now->max_ns < bio_small_upper(highest) ? now->max_ns : bio_small_upper(highest);
+	most = max_exact                             ? now->max_ns
+	    : now->max_ns < bio_small_upper(highest) ? now->max_ns
+						     : bio_small_upper(highest);
 	if (most && total - 1 <= sum / most && sum > (total - 1) * most)
 		least = sum - (total - 1) * most;
 	/* The last bucket (17.2 s and more) ends at the longest known. */
 	last_upper = middle_of(BIO_SMALL_BUCKETS - 1, now->max_ns);
-	out->p50_ns = percentile_seen(count, total, last_upper, 0.5, least, max_exact && total == 2, out->max_ns, max_exact);
-	out->p99_ns = percentile_seen(count, total, last_upper, 0.99, least, max_exact && total == 2, out->max_ns, max_exact);
+	out->p50_ns =
+	    percentile_seen(count, total, last_upper, 0.5, least, max_exact && total == 2, out->max_ns, max_exact);
+	out->p99_ns =
+	    percentile_seen(count, total, last_upper, 0.99, least, max_exact && total == 2, out->max_ns, max_exact);
 }
 
 void bio_latency_add(struct bio_latency *into, const struct bio_latency *from)
@@ -315,7 +328,8 @@ int bio_request_flag_bit(const struct btf *btf, const char *name, unsigned old_b
 	if (rc == -ENODATA)
 		snprintf(text, sizeof(text), "no BTF to find the request flag %s in", name + 2);
 	else if (rc == 0)
-		snprintf(text, sizeof(text), "the request flag %s is %lld in this kernel's BTF, not a bit", name + 2, value);
+		snprintf(text, sizeof(text), "the request flag %s is %lld in this kernel's BTF, not a bit", name + 2,
+			 value);
 	else
 		snprintf(text, sizeof(text), "this kernel's BTF has request flags (__RQF_*) but not %s", name);
 	*why = text;
@@ -338,7 +352,8 @@ static int request_flags(const struct btf *vmlinux, unsigned flags[2], const cha
 		return rc;
 	}
 	if (getenv("IOLENS_BPF_DEBUG"))
-		fprintf(stderr, "bio: RQF_FLUSH_SEQ: bit %u (%s)\nbio: RQF_IO_STAT: bit %u (%s)\n", flags[0], how[0], flags[1], how[1]);
+		fprintf(stderr, "bio: RQF_FLUSH_SEQ: bit %u (%s)\nbio: RQF_IO_STAT: bit %u (%s)\n", flags[0], how[0],
+			flags[1], how[1]);
 	return 0;
 }
 
@@ -362,8 +377,8 @@ static int request_ops(const struct btf *vmlinux, const char **why)
 		long long value = -1;
 
 		if (ebpf_enumerator_in(vmlinux, ops[i].name, NULL, &value) != 0 || value != ops[i].value) {
-			snprintf(text, sizeof(text), "this kernel's BTF has %s %s, not %lld as iolens was built for", ops[i].name,
-				 value < 0 ? "nowhere" : "as another value", ops[i].value);
+			snprintf(text, sizeof(text), "this kernel's BTF has %s %s, not %lld as iolens was built for",
+				 ops[i].name, value < 0 ? "nowhere" : "as another value", ops[i].value);
 			*why = text;
 			return -ESRCH;
 		}
@@ -371,7 +386,10 @@ static int request_ops(const struct btf *vmlinux, const char **why)
 	return 0;
 }
 
-/* What mechanism_check_in reads of the BTF: the request flags, the operations, the map types (ebpf_compat); the block tracepoints. */
+/*
+ * What mechanism_check_in reads of the BTF: the request flags, the operations, the map types
+ * (ebpf_compat); the block tracepoints.
+ */
 static const char *const bio_btf_enums[] = { "__RQF_", "REQ_OP_", "__REQ_", "BPF_MAP_TYPE_", NULL };
 static const char *const bio_btf_typedefs[] = { "block_", NULL };
 
@@ -386,7 +404,8 @@ static int mechanism_check_in(const struct btf *vmlinux, enum bio_mechanism m, u
 {
 	static const char *const needs[][5] = {
 		[BIO_BY_IO_START] = { "block_rq_issue", "block_rq_merge", "block_rq_complete", "block_io_start" },
-		[BIO_BY_GETRQ] = { "block_rq_issue", "block_rq_merge", "block_rq_complete", "block_getrq", "block_rq_insert" },
+		[BIO_BY_GETRQ] = { "block_rq_issue", "block_rq_merge", "block_rq_complete", "block_getrq",
+				   "block_rq_insert" },
 		[BIO_BY_DISKS] = { "block_rq_issue", "block_rq_merge", "block_rq_complete" },
 	};
 	static char text[256];
@@ -479,7 +498,8 @@ static int choose_mechanism(const struct btf *vmlinux, bool submitters, enum bio
 		}
 	}
 	if (asked) {
-		snprintf(text, sizeof(text), "IOLENS_BIO_MECHANISM=%s: not block_io_start or block_getrq", printable_name(asked));
+		snprintf(text, sizeof(text), "IOLENS_BIO_MECHANISM=%s: not block_io_start or block_getrq",
+			 printable_name(asked));
 		*why = text;
 		return -EINVAL;
 	}
@@ -607,8 +627,8 @@ static int read_counts(struct bpf_map *map, bool cgroups, struct bio_table *out)
 {
 	__u32 total = 0;
 	/* In batches, a few system calls for the whole map; a full buffer ends it (the map holds no more). */
-	int rc = read_whole(bpf_map__fd(map), cgroups ? BIO_MAX_CGROUPS : BIO_MAX_PROCESSES, keys, sizeof(*keys), values,
-			    sizeof(*values), &total);
+	int rc = read_whole(bpf_map__fd(map), cgroups ? BIO_MAX_CGROUPS : BIO_MAX_PROCESSES, keys, sizeof(*keys),
+			    values, sizeof(*values), &total);
 
 	if (rc)
 		return rc;
@@ -709,8 +729,8 @@ int bio_read_unended(struct bio_unended_set *out)
 	rc = read_whole(bpf_map__fd(skeleton->maps.in_flight_slots), capacity, slot_keys, sizeof(__u32), slots,
 			sizeof(*slots), &places);
 	if (!rc && skeleton->bss && skeleton->bss->in_flight_hashed)
-		rc = read_whole(bpf_map__fd(skeleton->maps.in_flight), BIO_MAX_IN_FLIGHT, hash_keys, sizeof(__u64), whos,
-				sizeof(*whos), &hashed);
+		rc = read_whole(bpf_map__fd(skeleton->maps.in_flight), BIO_MAX_IN_FLIGHT, hash_keys, sizeof(__u64),
+				whos, sizeof(*whos), &hashed);
 	if (rc)
 		goto cleanup;
 	out->request = calloc((size_t)places + hashed + 1, sizeof(*out->request));
@@ -750,7 +770,8 @@ int bio_read_disks(struct bio_disks *out)
 	/* The disks map only grows (disks are never forgotten): walking it by keys sees each once. */
 	while (found < BIO_MAX_DISKS && bpf_map_get_next_key(disks_fd, from, &key) == 0) {
 		from = &key;
-		if (bpf_map_lookup_elem(disks_fd, &key, &slots[found]) == 0 && slots[found] < skeleton->rodata->max_disks)
+		if (bpf_map_lookup_elem(disks_fd, &key, &slots[found]) == 0 &&
+		    slots[found] < skeleton->rodata->max_disks)
 			disk_keys[found++] = key;
 	}
 	/* 220 KiB a disk: as many as there are, not max_disks. */

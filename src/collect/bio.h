@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* bio.h: block I/O per process since the counting began, each request charged to the process that submitted it, and latency histograms per disk (eBPF on the block tracepoints). */
+/*
+ * bio.h: block I/O per process since the counting began, each request charged to the process that
+ * submitted it, and latency histograms per disk (eBPF on the block tracepoints).
+ */
 #ifndef IOLENS_BIO_H
 #define IOLENS_BIO_H
 
@@ -45,7 +48,8 @@ struct bio_latency_figures {
 	uint64_t requests;            /* requests in it (0: the figures are unknown) */
 	uint64_t average_ns;          /* exact: the sum of the latencies / requests */
 	uint64_t p50_ns, p99_ns;      /* interpolated within the bucket holding the percentile (vt_quantile) */
-	uint64_t max_ns;              /* exact where it is the longest since the counting began, else its bucket's middle */
+	/* exact where it is the longest since the counting began, else its bucket's middle */
+	uint64_t max_ns;
 };
 
 /*
@@ -59,8 +63,10 @@ struct bio_process {
 	uint64_t start_ns;          /* the process's start, ns since boot: with pid, which process it is */
 	uint64_t since_ns;          /* CLOCK_MONOTONIC when its counts began: another value, other counts */
 	char name[16];              /* its comm, as the kernel has it (any bytes); "" for a cgroup */
-	uint64_t cgroup;            /* a cgroup's id; a process's cgroup at its last request (cgroup v2 ids: directory inodes) */
-	unsigned disk_major, disk_minor; /* its disk (whole: a partition's requests are its disk's; 0:0 requests without one) */
+	/* a cgroup's id; a process's cgroup at its last request (cgroup v2 ids: directory inodes) */
+	uint64_t cgroup;
+	/* its disk (whole: a partition's requests are its disk's; 0:0 requests without one) */
+	unsigned disk_major, disk_minor;
 	uint64_t bytes[BIO_OPS];    /* enum bio_op: read, write, discard */
 	uint64_t requests[BIO_OPS];
 	struct bio_latency latency[BIO_SMALL_OPS]; /* reads, writes */
@@ -71,7 +77,11 @@ struct bio_table {
 	unsigned count;
 	bool cgroups;                /* of cgroups, by id (bio_read_cgroups); else of processes */
 	struct bio_process *process; /* sorted by pid (by cgroup id), then disk */
-	uint64_t unattributed_bytes; /* completed and charged to no process: its entry forgotten (more than BIO_MAX_PROCESSES), or its start unseen */
+	/*
+	 * completed and charged to no process: its entry forgotten (more than BIO_MAX_PROCESSES),
+	 * or its start unseen
+	 */
+	uint64_t unattributed_bytes;
 	/*
 	 * Requests whose end the kernel ran no program for, charged to their process as their address
 	 * was used again (bio.bpf.c's completions_unseen), and their bytes. Since the counting began.
@@ -142,7 +152,10 @@ struct bio_unended_set {
 };
 /* The requests started and not seen ending, now. 0 or -errno; free it after. */
 int bio_read_unended(struct bio_unended_set *out);
-/* Requests charged so far as their completion went unseen (bio_table's unseen_completions, now): 0 without the program. */
+/*
+ * Requests charged so far as their completion went unseen (bio_table's unseen_completions, now): 0
+ * without the program.
+ */
 uint64_t bio_unseen_completions(void);
 void bio_unended_free(struct bio_unended_set *set);
 /* Every cgroup counted since bio_start with BIO_WANT_CGROUPS, a row per disk (at most BIO_MAX_CGROUPS). 0 or -errno. */
@@ -151,7 +164,8 @@ int bio_read_cgroups(struct bio_table *out);
  * The figures of a latency histogram now, or of what it gained since then (NULL: since the
  * counting began; then must be the same counts, as bio_table_find gives them).
  */
-void bio_latency_figures(const struct bio_latency *now, const struct bio_latency *then, struct bio_latency_figures *out);
+void bio_latency_figures(const struct bio_latency *now, const struct bio_latency *then,
+			 struct bio_latency_figures *out);
 /* Another histogram's counts added to one (u32 buckets, modulo 2^32 as the program's), the longest kept. */
 void bio_latency_add(struct bio_latency *into, const struct bio_latency *from);
 /* A process's (or cgroup's) reads and writes in one histogram. */

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* cache_events.h: pages added to and removed from the page cache since the counting began (eBPF on the filemap tracepoints). */
+/*
+ * cache_events.h: pages added to and removed from the page cache since the counting began (eBPF on
+ * the filemap tracepoints).
+ */
 #ifndef IOLENS_CACHE_EVENTS_H
 #define IOLENS_CACHE_EVENTS_H
 

@@ -155,12 +155,14 @@ static void learn_kernel(struct kernel_facts *facts)
 	if (!vmlinux)
 		return;
 	facts->known = true;
-	for (size_t i = 0; i < sizeof(access_tracepoints) / sizeof(*access_tracepoints) && !facts->missing_tracepoint; i++)
+	for (size_t i = 0; i < sizeof(access_tracepoints) / sizeof(*access_tracepoints) && !facts->missing_tracepoint;
+	     i++)
 		if (!ebpf_tracepoint_in(vmlinux, access_tracepoints[i]))
 			facts->missing_tracepoint = access_tracepoints[i];
 	facts->old_read = btf__find_by_name_kind(vmlinux, access_functions[0], BTF_KIND_FUNC) < 0 &&
 			  btf__find_by_name_kind(vmlinux, OLD_READ_FUNCTION, BTF_KIND_FUNC) >= 0;
-	for (size_t i = facts->old_read; i < sizeof(access_functions) / sizeof(*access_functions) && !facts->missing_function; i++)
+	for (size_t i = facts->old_read;
+	     i < sizeof(access_functions) / sizeof(*access_functions) && !facts->missing_function; i++)
 		if (btf__find_by_name_kind(vmlinux, access_functions[i], BTF_KIND_FUNC) < 0)
 			facts->missing_function = access_functions[i];
 	facts->splice = btf__find_by_name_kind(vmlinux, SPLICE_FUNCTION, BTF_KIND_FUNC) >= 0;
@@ -370,8 +372,9 @@ int cachestat_start(const struct cachestat_options *options, const char **why)
 	}
 	if (facts.missing_function) {
 		if (wanted == MECH_AUTO)
-			snprintf(text, sizeof(text), "this kernel (%s) has neither the tracepoint %s nor the function %s",
-				 host.release, facts.missing_tracepoint, facts.missing_function);
+			snprintf(text, sizeof(text),
+				 "this kernel (%s) has neither the tracepoint %s nor the function %s", host.release,
+				 facts.missing_tracepoint, facts.missing_function);
 		else
 			snprintf(text, sizeof(text), "%s=%s: this kernel (%s) has no function %s", MECHANISM_ENV,
 				 mechanism_names[wanted], host.release, facts.missing_function);
@@ -444,7 +447,8 @@ int cachestat_capabilities(struct cachestat_capability caps[CACHESTAT_MECHANISMS
 		if (!facts.known)
 			snprintf(texts[i], sizeof(texts[i]), "this kernel has no BTF");
 		else if (i == MECH_TRACEPOINTS && facts.missing_tracepoint)
-			snprintf(texts[i], sizeof(texts[i]), "this kernel has no tracepoint %s", facts.missing_tracepoint);
+			snprintf(texts[i], sizeof(texts[i]), "this kernel has no tracepoint %s",
+				 facts.missing_tracepoint);
 		else if (i != MECH_TRACEPOINTS && facts.missing_function)
 			snprintf(texts[i], sizeof(texts[i]), "this kernel has no function %s", facts.missing_function);
 		else if (i == MECH_KPROBES && !has_kprobes())
@@ -571,7 +575,8 @@ int cachestat_take(struct cachestat_proc **procs, size_t *nprocs, struct cachest
 			qsort(records, nrecords, sizeof(*records), by_process);
 		*procs = xcalloc(nrecords ? nrecords : 1, sizeof(**procs));
 		for (size_t i = 0; i < nrecords; i++) {
-			struct cachestat_proc *p = n && (*procs)[n - 1].pid == records[i].tgid ? &(*procs)[n - 1] : &(*procs)[n++];
+			struct cachestat_proc *p =
+			    n && (*procs)[n - 1].pid == records[i].tgid ? &(*procs)[n - 1] : &(*procs)[n++];
 
 			/* The last record's name, owner and cgroup: what the process is now. */
 			p->pid = records[i].tgid;

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* capacity.c: a disk's capacity file: its identity from sysfs (WWN, serial, or model and size), written atomically, read back; the share of it a load uses. */
+/*
+ * capacity.c: a disk's capacity file: its identity from sysfs (WWN, serial, or model and size),
+ * written atomically, read back; the share of it a load uses.
+ */
 #include "collect/capacity.h"
 
 #include <errno.h>
@@ -257,7 +260,8 @@ static bool pair_at(const struct bench_result_doc *capacity, const char *family,
 	low = bench_result_find(capacity, name);
 	snprintf(name, sizeof(name), "%s_%s_%s", family, deep, write ? "write" : "read");
 	high = bench_result_find(capacity, name);
-	if (!low || !high || !(low->iops > 0) || !(high->iops > 0) || !(low->bytes_per_s > 0) || !(high->bytes_per_s > 0))
+	if (!low || !high || !(low->iops > 0) || !(high->iops > 0) || !(low->bytes_per_s > 0) ||
+	    !(high->bytes_per_s > 0))
 		return false;
 	t = position(depth, low->qd, high->qd);
 	*iops = low->iops + t * (high->iops - low->iops);

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* capacity.h: a disk's measured capacity (bench --profile --save-capacity): the disk's stable identity, where its result is kept, saved atomically, read back; the share of it a load uses. */
+/*
+ * capacity.h: a disk's measured capacity (bench --profile --save-capacity): the disk's stable
+ * identity, where its result is kept, saved atomically, read back; the share of it a load uses.
+ */
 #ifndef IOLENS_COLLECT_CAPACITY_H
 #define IOLENS_COLLECT_CAPACITY_H
 

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* container.c: a process's or cgroup's container: its path parsed, its owner checked, its name looked up once in the runtime's files on the host (docker, podman, nerdctl, the kubelet's logs), where the runtime's configuration puts them, and remembered. */
+/*
+ * container.c: a process's or cgroup's container: its path parsed, its owner checked, its name
+ * looked up once in the runtime's files on the host (docker, podman, nerdctl, the kubelet's logs),
+ * where the runtime's configuration puts them, and remembered.
+ */
 #include "collect/container.h"
 
 #include <dirent.h>
@@ -308,8 +312,10 @@ static void read_dirs(struct runtime_dirs *dirs, uint32_t owner)
 	if (!user_home(owner, home, sizeof(home)) && owner)
 		return;
 	/* docker: /etc/docker/daemon.json's "data-root"; a rootless one's, ~/.config/docker/daemon.json */
-	config = owner ? config_at(owner, "%s/.config/docker/daemon.json", home) : config_at(0, "/etc/docker/daemon.json");
-	snprintf(fallback, sizeof(fallback), "%s%s", owner ? home : "", owner ? "/.local/share/docker" : "/var/lib/docker");
+	config =
+	    owner ? config_at(owner, "%s/.config/docker/daemon.json", home) : config_at(0, "/etc/docker/daemon.json");
+	snprintf(fallback, sizeof(fallback), "%s%s", owner ? home : "",
+		 owner ? "/.local/share/docker" : "/var/lib/docker");
 	config_dir(&config, true, NULL, "data-root", fallback, owner, home, dirs->docker, sizeof(dirs->docker));
 	free(config.text);
 	/*
@@ -326,7 +332,8 @@ static void read_dirs(struct runtime_dirs *dirs, uint32_t owner)
 	}
 	snprintf(fallback, sizeof(fallback), "%s%s", owner ? home : "",
 		 owner ? "/.local/share/containers/storage" : "/var/lib/containers/storage");
-	config_dir(&config, false, "storage", "graphroot", fallback, owner, home, dirs->graphroot, sizeof(dirs->graphroot));
+	config_dir(&config, false, "storage", "graphroot", fallback, owner, home, dirs->graphroot,
+		   sizeof(dirs->graphroot));
 	if (owner)
 		snprintf(fallback, sizeof(fallback), "/run/user/%u/containers", (unsigned)owner);
 	else
@@ -336,7 +343,8 @@ static void read_dirs(struct runtime_dirs *dirs, uint32_t owner)
 	/* nerdctl: data_root of /etc/nerdctl/nerdctl.toml */
 	if (!owner) {
 		config = config_at(0, "/etc/nerdctl/nerdctl.toml");
-		config_dir(&config, false, NULL, "data_root", "/var/lib/nerdctl", 0, home, dirs->nerdctl, sizeof(dirs->nerdctl));
+		config_dir(&config, false, NULL, "data_root", "/var/lib/nerdctl", 0, home, dirs->nerdctl,
+			   sizeof(dirs->nerdctl));
 		free(config.text);
 	}
 }
@@ -365,7 +373,8 @@ static bool docker_name(const struct container *c, const struct runtime_dirs *di
 	char *text;
 	bool found;
 
-	if (!dirs->docker[0] || !root_path(path, sizeof(path), "%s/containers/%s/config.v2.json", dirs->docker, c->id) ||
+	if (!dirs->docker[0] ||
+	    !root_path(path, sizeof(path), "%s/containers/%s/config.v2.json", dirs->docker, c->id) ||
 	    !(text = read_trusted(path, DOCKER_CONFIG_MAX, c->owner, &len, NULL)))
 		return false;
 	found = container_docker_name(text, len, name, size);
@@ -417,7 +426,8 @@ static const char *podman_file_name(const char *path, uint32_t owner, const char
 			name_map_put(&podman_files, path, file);
 		}
 		podman_file_clear(file);
-		*file = (struct podman_file){ .dev = st.st_dev, .ino = st.st_ino, .size = st.st_size, .mtime = st.st_mtim };
+		*file =
+		    (struct podman_file){ .dev = st.st_dev, .ino = st.st_ino, .size = st.st_size, .mtime = st.st_mtim };
 		if (text)
 			container_podman_names(text, len, PODMAN_FILE_MAX / 64, podman_found, &file->names);
 		free(text);
@@ -443,7 +453,8 @@ static bool podman_name(const struct container *c, const struct runtime_dirs *di
 			char path[4096];
 
 			if (files[f][0][0] &&
-			    root_path(path, sizeof(path), "%s/%s-containers/%s", files[f][0], drivers[d], files[f][1]) &&
+			    root_path(path, sizeof(path), "%s/%s-containers/%s", files[f][0], drivers[d],
+				      files[f][1]) &&
 			    (found = podman_file_name(path, c->owner, c->id))) {
 				snprintf(name, size, "%s", found);
 				return true;
@@ -470,14 +481,15 @@ static bool kubernetes_names(struct container *c, const char *pod_uid)
 	if (root_path(path, sizeof(path), "/var/log/containers") && (dir = open_trusted_dir(path, 0))) {
 		while (!found && (entry = readdir(dir)) && seen++ < ENTRIES_MAX) {
 			size_t len = strlen(entry->d_name);
-			char target[4096], link[4096], namespace_[64], pod[CONTAINER_NAME_SIZE], container[CONTAINER_NAME_SIZE],
-				dir_namespace[64], dir_pod[CONTAINER_NAME_SIZE], dir_uid[CONTAINER_POD_UID_SIZE];
+			char target[4096], link[4096], namespace_[64], pod[CONTAINER_NAME_SIZE],
+			    container[CONTAINER_NAME_SIZE], dir_namespace[64], dir_pod[CONTAINER_NAME_SIZE],
+			    dir_uid[CONTAINER_POD_UID_SIZE];
 			const char *slash;
 			ssize_t n;
 
 			if (len <= strlen(suffix) || strcmp(entry->d_name + len - strlen(suffix), suffix) ||
-			    !container_log_name_parse(entry->d_name, pod, sizeof(pod), namespace_, sizeof(namespace_), container,
-						      sizeof(container), id, sizeof(id)))
+			    !container_log_name_parse(entry->d_name, pod, sizeof(pod), namespace_, sizeof(namespace_),
+						      container, sizeof(container), id, sizeof(id)))
 				continue;
 			/* The link says which pod's directory it is: the pod of the cgroup, when the path named it. */
 			if (pod_uid[0]) {
@@ -489,9 +501,11 @@ static bool kubernetes_names(struct container *c, const char *pod_uid)
 				for (int k = 0; k < 2 && (slash = strrchr(target, '/')); k++)
 					target[slash - target] = '\0';
 				slash = strrchr(target, '/');
-				if (!slash || !container_pod_dir_parse(slash + 1, dir_namespace, sizeof(dir_namespace), dir_pod,
-								       sizeof(dir_pod), dir_uid, sizeof(dir_uid)) ||
-				    strcmp(dir_uid, pod_uid) || strcmp(dir_pod, pod) || strcmp(dir_namespace, namespace_))
+				if (!slash ||
+				    !container_pod_dir_parse(slash + 1, dir_namespace, sizeof(dir_namespace), dir_pod,
+							     sizeof(dir_pod), dir_uid, sizeof(dir_uid)) ||
+				    strcmp(dir_uid, pod_uid) || strcmp(dir_pod, pod) ||
+				    strcmp(dir_namespace, namespace_))
 					continue;
 			}
 			snprintf(c->name, sizeof(c->name), "%s", container);
@@ -501,13 +515,15 @@ static bool kubernetes_names(struct container *c, const char *pod_uid)
 		}
 		closedir(dir);
 	}
-	if (found || !pod_uid[0] || !root_path(path, sizeof(path), "/var/log/pods") || !(dir = open_trusted_dir(path, 0)))
+	if (found || !pod_uid[0] || !root_path(path, sizeof(path), "/var/log/pods") ||
+	    !(dir = open_trusted_dir(path, 0)))
 		return found;
 	seen = 0;
 	while (!found && (entry = readdir(dir)) && seen++ < ENTRIES_MAX) {
 		char namespace_[64], pod[CONTAINER_NAME_SIZE], uid[CONTAINER_POD_UID_SIZE];
 
-		if (container_pod_dir_parse(entry->d_name, namespace_, sizeof(namespace_), pod, sizeof(pod), uid, sizeof(uid)) &&
+		if (container_pod_dir_parse(entry->d_name, namespace_, sizeof(namespace_), pod, sizeof(pod), uid,
+					    sizeof(uid)) &&
 		    !strcmp(uid, pod_uid)) {
 			snprintf(c->pod, sizeof(c->pod), "%s", pod);
 			snprintf(c->namespace_, sizeof(c->namespace_), "%s", namespace_);
@@ -528,7 +544,8 @@ static bool nerdctl_name(const struct container *c, const struct runtime_dirs *d
 	bool found = false;
 	DIR *hashes, *names;
 
-	if (!dirs->nerdctl[0] || !root_path(path, sizeof(path), "%s", dirs->nerdctl) || !(hashes = open_trusted_dir(path, 0)))
+	if (!dirs->nerdctl[0] || !root_path(path, sizeof(path), "%s", dirs->nerdctl) ||
+	    !(hashes = open_trusted_dir(path, 0)))
 		return false;
 	while (!found && (top = readdir(hashes)) && seen < NERDCTL_ENTRIES_MAX) {
 		if (top->d_name[0] == '.' ||
@@ -581,7 +598,8 @@ void container_label(struct container *c)
 	else
 		snprintf(what, sizeof(what), "%s", c->name);
 	if (!c->id[0]) /* machine, lxc: named by their path */
-		snprintf(label, size, "%s (%s%s%s)", what, container_runtime_names[c->runtime], owner[0] ? ", " : "", owner);
+		snprintf(label, size, "%s (%s%s%s)", what, container_runtime_names[c->runtime], owner[0] ? ", " : "",
+			 owner);
 	else if (what[0])
 		snprintf(label, size, "%s (%s%s%s)", what, short_id, owner[0] ? ", " : "", owner);
 	else
@@ -613,7 +631,8 @@ static void name_entry(struct entry *e, bool rootless, uint32_t owner)
 	if (c->nested) {
 		const struct entry *outer = entry_of(&e->outer, NULL, rootless, owner);
 
-		snprintf(c->outer_label, sizeof(c->outer_label), "%.*s", (int)sizeof(c->outer_label) - 1, outer->c.label);
+		snprintf(c->outer_label, sizeof(c->outer_label), "%.*s", (int)sizeof(c->outer_label) - 1,
+			 outer->c.label);
 		snprintf(c->outer_id, sizeof(c->outer_id), "%s", outer->c.id);
 		if (!c->id[0])
 			snprintf(c->name, sizeof(c->name), "%s", e->match.name);
@@ -802,7 +821,8 @@ const struct container *container_of_pid(pid_t pid)
 	size_t n = pid_lines(pid, cgroup_buffer(), PROC_CGROUP_MAX, lines, sizeof(lines) / sizeof(lines[0]));
 
 	for (size_t i = 0; i < n; i++) {
-		const struct container *c = container_of_path(lines[i].version, lines[i].controllers, lines[i].path, lines[i].len);
+		const struct container *c =
+		    container_of_path(lines[i].version, lines[i].controllers, lines[i].path, lines[i].len);
 
 		if (c)
 			return c;
@@ -832,8 +852,8 @@ static const struct container *by_id(struct key_map *table, uint64_t id, int ver
 			char full[8192];
 			struct stat st;
 
-			if (lines[i].version != version || (version == 1 && strcmp(lines[i].controllers, controllers)) ||
-			    lines[i].len >= sizeof(path))
+			if (lines[i].version != version ||
+			    (version == 1 && strcmp(lines[i].controllers, controllers)) || lines[i].len >= sizeof(path))
 				continue;
 			if (sysroot_path(full, sizeof(full), "%s%.*s", mount, (int)lines[i].len, lines[i].path) &&
 			    stat(full, &st) == 0 && st.st_ino == id) {

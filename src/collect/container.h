@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* container.h: the container a process or cgroup belongs to (docker, podman, containerd, CRI-O, Kubernetes, systemd-nspawn, LXC), recognised from its cgroup path and named from the runtimes' files on the host, asking no daemon. */
+/*
+ * container.h: the container a process or cgroup belongs to (docker, podman, containerd, CRI-O,
+ * Kubernetes, systemd-nspawn, LXC), recognised from its cgroup path and named from the runtimes'
+ * files on the host, asking no daemon.
+ */
 #ifndef IOLENS_COLLECT_CONTAINER_H
 #define IOLENS_COLLECT_CONTAINER_H
 
@@ -86,7 +90,8 @@ struct cgroup_line {
 /*
  * The paths of a /proc/PID/cgroup's text, the v2 one first: how many (at most max). Were a
  * cgroup's name to hold a newline (kernels refuse one now; a file read through a sysroot may be
- * anyone's), a user who may make cgroups could add lines that look like other hierarchies'. The kernel writes one line per hierarchy, v1 ones first with
+ * anyone's), a user who may make cgroups could add lines that look like other hierarchies'. The
+ * kernel writes one line per hierarchy, v1 ones first with
  * their ids falling, "0::" last, and its v2 path runs to the end of the text. So the file is
  * believed only as the kernel writes it: every line well formed, the v1 ids falling, each once
  * and (known, when not NULL: the hierarchies of iolens's own file) all of them, and no line

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* container_files.c: the runtimes' own files that name their containers (docker's config.v2.json, podman's containers.json, the kubelet's log directories) and that say where those are (docker's daemon.json, the directories the configurations name), parsed as the untrusted text they may be. */
+/*
+ * container_files.c: the runtimes' own files that name their containers (docker's config.v2.json,
+ * podman's containers.json, the kubelet's log directories) and that say where those are (docker's
+ * daemon.json, the directories the configurations name), parsed as the untrusted text they may be.
+ */
 #include "collect/container.h"
 
 #include <json-c/json.h>
@@ -94,8 +98,9 @@ size_t container_podman_names(const char *json, size_t len, size_t max,
 				continue;
 			memcpy(id, text, text_len);
 			id[text_len] = '\0';
-			if (!json_object_object_get_ex(entry, "names", &names) || !json_object_is_type(names, json_type_array) ||
-			    json_object_array_length(names) < 1 || !(first = json_object_array_get_idx(names, 0)) ||
+			if (!json_object_object_get_ex(entry, "names", &names) ||
+			    !json_object_is_type(names, json_type_array) || json_object_array_length(names) < 1 ||
+			    !(first = json_object_array_get_idx(names, 0)) ||
 			    !json_object_is_type(first, json_type_string))
 				continue;
 			text = json_object_get_string(first);

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* container_path.c: which container a cgroup path names, as each runtime names its cgroups on v1 and v2, and the lines of a /proc/PID/cgroup someone may have shaped. */
+/*
+ * container_path.c: which container a cgroup path names, as each runtime names its cgroups on v1
+ * and v2, and the lines of a /proc/PID/cgroup someone may have shaped.
+ */
 #include "collect/container.h"
 
 #include <stdio.h>
@@ -70,7 +73,10 @@ static bool copy_text(const char *text, size_t len, char *out, size_t size)
 
 static int hex_digit(char c)
 {
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+	return c >= '0' && c <= '9' ? c - '0'
+	    : c >= 'a' && c <= 'f'  ? c - 'a' + 10
+	    : c >= 'A' && c <= 'F'  ? c - 'A' + 10
+				    : -1;
 }
 
 /* A systemd unit name's escapes undone ("fedora\x2d38" is "fedora-38"): false when it does not fit or makes a NUL. */
@@ -111,10 +117,14 @@ static bool pod_uid(const char *text, size_t len, char *out)
 	return true;
 }
 
-/* A containerd namespace as a directory at the top: what containerd allows ([a-z0-9] and ._-, from a letter or digit). */
+/*
+ * A containerd namespace as a directory at the top: what containerd allows ([a-z0-9] and ._-, from
+ * a letter or digit).
+ */
 static bool namespace_name(struct span s)
 {
-	if (!s.len || s.len >= 64 || !((s.text[0] >= 'a' && s.text[0] <= 'z') || (s.text[0] >= '0' && s.text[0] <= '9')))
+	if (!s.len || s.len >= 64 ||
+	    !((s.text[0] >= 'a' && s.text[0] <= 'z') || (s.text[0] >= '0' && s.text[0] <= '9')))
 		return false;
 	for (size_t i = 0; i < s.len; i++) {
 		char c = s.text[i];

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* direct_reads.c: what processes holding an O_DIRECT descriptor read from storage, from /proc: pages pgpgin counts that no cache took. */
+/*
+ * direct_reads.c: what processes holding an O_DIRECT descriptor read from storage, from /proc:
+ * pages pgpgin counts that no cache took.
+ */
 #include "collect/direct_reads.h"
 
 #include <dirent.h>
@@ -24,7 +27,8 @@ bool proc_holds_direct(pid_t pid)
 		return false;
 	while (!direct && (entry = readdir(dir))) {
 		struct fdinfo info;
-		pid_t fd = proc_pid_name(entry->d_name); /* a descriptor's name is a number as a pid's is; 0 is not one */
+		/* a descriptor's name is a number as a pid's is; 0 is not one */
+		pid_t fd = proc_pid_name(entry->d_name);
 
 		if (fd > 0 || (entry->d_name[0] == '0' && !entry->d_name[1]))
 			direct = fdinfo_read(pid, fd, &info) == 0 && (info.flags & O_DIRECT);

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* direct_reads.h: what processes holding an O_DIRECT descriptor read from storage, from /proc: pages pgpgin counts that no cache took. */
+/*
+ * direct_reads.h: what processes holding an O_DIRECT descriptor read from storage, from /proc:
+ * pages pgpgin counts that no cache took.
+ */
 #ifndef IOLENS_DIRECT_READS_H
 #define IOLENS_DIRECT_READS_H
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* diskstats.c: parses /proc/diskstats, asks sysfs how the devices stack, and computes iostat -x's figures from two samples. */
+/*
+ * diskstats.c: parses /proc/diskstats, asks sysfs how the devices stack, and computes iostat -x's
+ * figures from two samples.
+ */
 #include "collect/diskstats.h"
 
 #include <dirent.h>
@@ -199,7 +202,10 @@ static unsigned known_count;
 static char *known_root; /* the sysroot they and the open file belong to */
 static struct sysroot_file proc_diskstats = SYSROOT_FILE("/proc/diskstats");
 
-/* "/sys/class/block/NAME/what" (or the directory itself for ""), NAME spelled as sysfs does; false when it does not fit. */
+/*
+ * "/sys/class/block/NAME/what" (or the directory itself for ""), NAME spelled as sysfs does; false
+ * when it does not fit.
+ */
 static bool sysfs_path(char *buf, size_t size, const char *name, const char *what)
 {
 	static const char prefix[] = "/sys/class/block/";
@@ -253,7 +259,8 @@ static const struct known_device *known_lookup(const struct disk_stats *disk, un
 	    strcmp(known[hint].name, disk->name) == 0)
 		return &known[hint];
 	for (i = 0; i < known_count; i++)
-		if (known[i].major == disk->major && known[i].minor == disk->minor && strcmp(known[i].name, disk->name) == 0)
+		if (known[i].major == disk->major && known[i].minor == disk->minor &&
+		    strcmp(known[i].name, disk->name) == 0)
 			return &known[i];
 	return NULL;
 }
@@ -417,7 +424,10 @@ static void fill_kinds(struct diskstats *stats)
 			/* A driver not named in /proc/devices is not known to keep still either. */
 			restacks = !*driver || !strcmp(driver, "device-mapper") || !strcmp(driver, "md") ||
 				   !strcmp(driver, "bcache");
-			/* Looked at last: a device going away meanwhile is not remembered with answers read from nothing. */
+			/*
+			 * Looked at last: a device going away meanwhile is not remembered with
+			 * answers read from nothing.
+			 */
 			kind->in_sysfs = sysfs_exists(disk->name, "");
 		}
 		if (seen && !changed && !restacks) {
@@ -427,8 +437,9 @@ static void fill_kinds(struct diskstats *stats)
 			/* A partition has no slaves and no loop/ of its own; dm or md may hold it. */
 			if (seen)
 				driver = driver_of(disk->major, &reread);
-			kind->stacked = !kind->partition && (!strcmp(driver, "loop") || sysfs_exists(disk->name, "loop") ||
-							     sysfs_dir_has_entries(disk->name, "slaves"));
+			kind->stacked = !kind->partition &&
+			    (!strcmp(driver, "loop") || sysfs_exists(disk->name, "loop") ||
+			     sysfs_dir_has_entries(disk->name, "slaves"));
 			kind->has_holders = sysfs_dir_has_entries(disk->name, "holders");
 		}
 		if (kind->in_sysfs) {

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* diskstats.h: block device counters from /proc/diskstats, how devices stack (sysfs), and iostat -x's figures from two samples. */
+/*
+ * diskstats.h: block device counters from /proc/diskstats, how devices stack (sysfs), and iostat
+ * -x's figures from two samples.
+ */
 #ifndef IOLENS_DISKSTATS_H
 #define IOLENS_DISKSTATS_H
 
@@ -27,7 +30,8 @@ struct disk_kind {
 	bool removable;
 	bool in_total;     /* counted in "total": a whole device that is not stacked on another one */
 	bool in_sysfs;     /* /sys/class/block/NAME was there: without it the flags above are unknown (all false) */
-	char whole[64];    /* a partition's disk (sysfs has /sys/class/block/DISK/NAME), "" when unknown or not a partition */
+	char whole
+	    [64]; /* a partition's disk (sysfs has /sys/class/block/DISK/NAME), "" when unknown or not a partition */
 };
 
 struct diskstats {
@@ -79,7 +83,8 @@ struct disk_ext {
 	double rareq_sz, wareq_sz, dareq_sz;      /* KiB per request */
 	double aqu_sz;                            /* average queue length */
 	double util;                              /* percent of the interval with I/O in flight */
-	bool has_discards, has_flushes;           /* both samples have the fields (nfields >= 15, 17): else the d_ and f_ figures are 0 for unknown */
+	/* both samples have the fields (nfields >= 15, 17): else the d_ and f_ figures are 0 for unknown */
+	bool has_discards, has_flushes;
 };
 
 /*

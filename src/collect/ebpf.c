@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* ebpf.c: what the eBPF collectors share: libbpf kept quiet, and why a program cannot count here, in words a user can act on. */
+/*
+ * ebpf.c: what the eBPF collectors share: libbpf kept quiet, and why a program cannot count here,
+ * in words a user can act on.
+ */
 #include "collect/ebpf.h"
 
 #include <errno.h>
@@ -47,7 +50,8 @@ bool ebpf_may_trace(void)
 #include "common/dl.h"
 
 static char first_warning[256];
-static char core_failure[200]; /* "struct request.io_start_time_ns": a CO-RE relocation this kernel's BTF cannot resolve */
+static char
+    core_failure[200]; /* "struct request.io_start_time_ns": a CO-RE relocation this kernel's BTF cannot resolve */
 static char why[512];
 
 /*
@@ -255,12 +259,14 @@ static int digest_types(const unsigned char *data, size_t size, const char *cons
 			bool wanted = false;
 
 			for (unsigned i = 0; i < vlen && !wanted; i++)
-				wanted = e[i].name_off < strings_len && starts_with_one(strings + e[i].name_off, enum_prefixes);
+				wanted = e[i].name_off < strings_len &&
+				    starts_with_one(strings + e[i].name_off, enum_prefixes);
 			if (wanted) {
 				if (btf__add_enum(out, t->name_off ? strings + t->name_off : NULL, t->size) < 0)
 					return -1;
 				for (unsigned i = 0; i < vlen; i++)
-					if (e[i].name_off >= strings_len || btf__add_enum_value(out, strings + e[i].name_off, e[i].val) < 0)
+					if (e[i].name_off >= strings_len ||
+					    btf__add_enum_value(out, strings + e[i].name_off, e[i].val) < 0)
 						return -1;
 			}
 		}
@@ -298,7 +304,8 @@ struct btf *ebpf_vmlinux_digest(const char *const *enum_prefixes, const char *co
 	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0) {
 		data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (data == MAP_FAILED) {
-			data = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			data =
+			    mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 			if (data != MAP_FAILED && !read_exactly(fd, data, (size_t)st.st_size)) {
 				munmap(data, (size_t)st.st_size);
 				data = MAP_FAILED;
@@ -457,7 +464,8 @@ const char *ebpf_why(struct bpf_object *object, int err, const char *step)
 	lockdown = lockdown_mode();
 	if (lockdown && strcmp(lockdown, "confidentiality") == 0) {
 		snprintf(why, sizeof(why), "the kernel is locked down (confidentiality)");
-		warn_detail("eBPF: lockdown=confidentiality (a boot option, or Secure Boot) forbids reading kernel memory");
+		warn_detail(
+		    "eBPF: lockdown=confidentiality (a boot option, or Secure Boot) forbids reading kernel memory");
 		return why;
 	}
 	if (err == EPERM || err == EACCES) {

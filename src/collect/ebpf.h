@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* ebpf.h: what the eBPF collectors share: libbpf kept quiet, and why a program cannot count here, in words a user can act on. */
+/*
+ * ebpf.h: what the eBPF collectors share: libbpf kept quiet, and why a program cannot count here,
+ * in words a user can act on.
+ */
 #ifndef IOLENS_EBPF_H
 #define IOLENS_EBPF_H
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* filesystems.c: the mounted filesystems' usage as df counts it, asked in a child process (common/bounded.c) so that a hung mount is said, never waited on. */
+/*
+ * filesystems.c: the mounted filesystems' usage as df counts it, asked in a child process
+ * (common/bounded.c) so that a hung mount is said, never waited on.
+ */
 #include "collect/filesystems.h"
 
 #include <errno.h>
@@ -41,8 +44,8 @@ int filesystem_probe_marked(struct fs_probe *probe, const char *marks, unsigned 
 	char what[256];
 
 	snprintf(what, sizeof(what), "stat and statfs of %.230s", probe->dir); /* a longer mount point is cut */
-	return bounded_call_device(marks, major, minor, what, probe_in_child, probe, sizeof(*probe), BOUNDED_FS_MS, mark,
-				   NULL);
+	return bounded_call_device(marks, major, minor, what, probe_in_child, probe, sizeof(*probe), BOUNDED_FS_MS,
+				   mark, NULL);
 }
 
 int filesystem_watch_start(struct fs_watch *watch)
@@ -69,8 +72,8 @@ int filesystem_probe_watched(struct fs_watch *watch, struct fs_probe *probe, con
 	}
 	snprintf(what, sizeof(what), "stat and statfs of %.230s", probe->dir);
 	if (device)
-		rc = bounded_call_device(watch->marks, device[0], device[1], what, probe_in_child, probe, sizeof(*probe),
-					 BOUNDED_FS_MS, &mark, &child);
+		rc = bounded_call_device(watch->marks, device[0], device[1], what, probe_in_child, probe,
+					 sizeof(*probe), BOUNDED_FS_MS, &mark, &child);
 	else /* not in mountinfo (unmounted since): unmarked */
 		rc = bounded_call_keep(probe_in_child, probe, sizeof(*probe), BOUNDED_FS_MS, &child);
 	if (rc == -EBUSY) /* another run's probe (a doctor's) still waits on it: not asked beside it */

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* filesystems.h: the mounted filesystems and their usage as df counts it (statvfs), asked in a child process so that a hung mount is said, never waited on. */
+/*
+ * filesystems.h: the mounted filesystems and their usage as df counts it (statvfs), asked in a
+ * child process so that a hung mount is said, never waited on.
+ */
 #ifndef IOLENS_COLLECT_FILESYSTEMS_H
 #define IOLENS_COLLECT_FILESYSTEMS_H
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* inode_names.c: a path for a (device, inode) that eBPF counted (cachetop --files, doctor), found by a child process in the background. */
+/*
+ * inode_names.c: a path for a (device, inode) that eBPF counted (cachetop --files, doctor), found
+ * by a child process in the background.
+ */
 #include "collect/inode_names.h"
 
 #include <dirent.h>
@@ -305,7 +308,8 @@ static void learn_open_files(struct child *c, const char *pid)
 			continue;
 		snprintf(link_path, sizeof(link_path), "%s/%s", dir_path, entry->d_name);
 		/* What the kernel has: a file on a hung FUSE or NFS server is not asked. */
-		if (statx(AT_FDCWD, link_path, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &st) != 0 || !S_ISREG(st.stx_mode))
+		if (statx(AT_FDCWD, link_path, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &st) != 0 ||
+		    !S_ISREG(st.stx_mode))
 			continue;
 		length = readlink(link_path, target, sizeof(target) - 1);
 		if (length <= 0)
@@ -421,7 +425,8 @@ static void read_dir(struct child *c, struct device_walk *d, struct dir_walk *w,
 		if (!strcmp(entry->d_name, ".") || !strcmp(entry->d_name, ".."))
 			continue;
 		file = entry->d_ino ? table_find(&c->files, d->dev, entry->d_ino) : NULL;
-		if (file && file->wanted && !file->path && join_path(child_path, sizeof(child_path), path, entry->d_name) &&
+		if (file && file->wanted && !file->path &&
+		    join_path(child_path, sizeof(child_path), path, entry->d_name) &&
 		    fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
 		    st.st_dev == d->dev && st.st_ino == entry->d_ino)
 			learn(c, d->dev, st.st_ino, child_path);
@@ -635,7 +640,10 @@ static bool take_asks(struct child *c)
 	}
 }
 
-/* When a task begun then and done now is done again: a second after, or more, so that it takes a quarter of a CPU at most. */
+/*
+ * When a task begun then and done now is done again: a second after, or more, so that it takes a
+ * quarter of a CPU at most.
+ */
 static uint64_t next_time(uint64_t begun, uint64_t done)
 {
 	uint64_t took = done - begun;
@@ -750,7 +758,8 @@ static void *read_answers(void *context)
 	size_t used = 0;
 
 	for (;;) {
-		struct pollfd p[2] = { { .fd = t->from_child, .events = POLLIN }, { .fd = t->quit[0], .events = POLLIN } };
+		struct pollfd p[2] = { { .fd = t->from_child, .events = POLLIN },
+				       { .fd = t->quit[0], .events = POLLIN } };
 		ssize_t got;
 		char *record, *end;
 
@@ -774,8 +783,8 @@ static void *read_answers(void *context)
 			unsigned long long ino;
 			int path_at = 0;
 
-			if (sscanf(record, "%u %u %llu %n", &major_number, &minor_number, &ino, &path_at) == 3 && path_at &&
-			    ino && (record[path_at] == '/' || !record[path_at]))
+			if (sscanf(record, "%u %u %llu %n", &major_number, &minor_number, &ino, &path_at) == 3 &&
+			    path_at && ino && (record[path_at] == '/' || !record[path_at]))
 				remember(t, makedev(major_number, minor_number), ino,
 					 record[path_at] ? record + path_at : NULL);
 			record = end + 1;

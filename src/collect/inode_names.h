@@ -71,7 +71,10 @@ bool inode_names_ask(struct inode_names *names, const struct file_id *ids, size_
  */
 void inode_names_resolve(struct inode_names *names, const struct file_id *ids, size_t n, uint64_t budget_ns,
 			 volatile sig_atomic_t *stop);
-/* The path known now for a file (valid until inode_names_free), or "dev MAJ:MIN inode N" in fallback, which is returned. */
+/*
+ * The path known now for a file (valid until inode_names_free), or "dev MAJ:MIN inode N" in
+ * fallback, which is returned.
+ */
 const char *inode_names_get(struct inode_names *names, dev_t dev, uint64_t ino, char *fallback, size_t len);
 /* Ends the child (killed, never waited for: it may be stuck in a filesystem) and the thread. */
 void inode_names_free(struct inode_names *names);

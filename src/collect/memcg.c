@@ -174,7 +174,8 @@ bool cgroup_v1_mount(const char *controllers, char *out, size_t size)
 }
 
 /* A whole small file of the cgroup's directory. */
-static int read_cgroup_file(const char *dir, const char *name, struct sysroot_file *file, const char **text, size_t *len)
+static int read_cgroup_file(const char *dir, const char *name, struct sysroot_file *file, const char **text,
+			    size_t *len)
 {
 	char path[1200];
 

@@ -37,7 +37,10 @@ const char *memcg_v2_mount(void);
 /* Whether /proc/self/mounts has a cgroup2 mount (memcg_v2_mount guesses /sys/fs/cgroup when not). */
 bool memcg_v2_mounted(void);
 const char *memcg_v1_memory_mount(void);
-/* Where the v1 hierarchy of these controllers ("memory", "cpu,cpuacct", "name=systemd") is mounted: false when it is not. */
+/*
+ * Where the v1 hierarchy of these controllers ("memory", "cpu,cpuacct", "name=systemd") is mounted:
+ * false when it is not.
+ */
 bool cgroup_v1_mount(const char *controllers, char *out, size_t size);
 
 /* The memory cgroup of a process, read through the sysroot: 0, or -errno (no such process, none). */

@@ -25,8 +25,8 @@ static char *field(const char *end, const char **at)
 		return NULL;
 	out = q = xcalloc(1, (size_t)(end - p) + 1);
 	for (; p < end && *p != ' ' && *p != '\t'; p++) {
-		if (*p == '\\' && end - p >= 4 && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' &&
-		    p[3] <= '7') {
+		if (*p == '\\' && end - p >= 4 && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+		    p[3] >= '0' && p[3] <= '7') {
 			*q++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
 			p += 3;
 		} else {

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* odirect.c: loads odirect.bpf.c through its generated skeleton, and hands over the O_DIRECT opens it reports as they come. */
+/*
+ * odirect.c: loads odirect.bpf.c through its generated skeleton, and hands over the O_DIRECT opens
+ * it reports as they come.
+ */
 #include "collect/odirect.h"
 #include "collect/ebpf.h"
 

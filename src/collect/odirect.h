@@ -36,7 +36,10 @@ typedef void (*odirect_fn)(const struct odirect_open *open, void *context);
  * -errno with *why saying what is missing (root or CAP_BPF and CAP_PERFMON, BTF, a build with eBPF).
  */
 int odirect_start(odirect_fn fn, void *context, const char **why);
-/* Until deadline_ns (CLOCK_MONOTONIC) or *stop, calling fn for each open as it comes; a plain sleep when not watching. */
+/*
+ * Until deadline_ns (CLOCK_MONOTONIC) or *stop, calling fn for each open as it comes; a plain sleep
+ * when not watching.
+ */
 void odirect_wait(uint64_t deadline_ns, volatile sig_atomic_t *stop);
 /* Calls fn for the opens reported and not yet seen, without waiting. */
 void odirect_drain(void);

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* proc_io_rounds.c: what each process did between two rounds of /proc/PID/io, a reaped child's counts taken off its parent. */
+/*
+ * proc_io_rounds.c: what each process did between two rounds of /proc/PID/io, a reaped child's
+ * counts taken off its parent.
+ */
 #include "collect/proc_io_rounds.h"
 
 #include <signal.h>
@@ -123,7 +126,8 @@ void proc_io_rounds_take(struct proc_io_rounds *r, const struct proc_io_sample *
 			 * was there then was in it), all it did is within the round. Or started a little
 			 * before: fork stamps the start before /proc shows the process, which a busy
 			 * machine made tens of milliseconds, so the last round's listing missed it. */
-			from = (struct proc_io_sample){ .pid = now[i].pid, .start_time = now[i].start_time }; /* born since */
+			/* born since */
+			from = (struct proc_io_sample){ .pid = now[i].pid, .start_time = now[i].start_time };
 			memcpy(from.comm, now[i].comm, sizeof(from.comm));
 		} else {
 			continue;
@@ -139,7 +143,8 @@ void proc_io_rounds_take(struct proc_io_rounds *r, const struct proc_io_sample *
 		for (size_t j = first_owed; j < nowed && owed[j].pid == now[i].pid; j++) {
 			if (owed[j].start_time != now[i].start_time)
 				continue;
-			if (take(&deltas[i].rchar, &owed[j].io.rchar) + take(&deltas[i].read_bytes, &owed[j].io.read_bytes) +
+			if (take(&deltas[i].rchar, &owed[j].io.rchar) +
+			    take(&deltas[i].read_bytes, &owed[j].io.read_bytes) +
 			    take(&deltas[i].write_bytes, &owed[j].io.write_bytes))
 				changed = true;
 		}

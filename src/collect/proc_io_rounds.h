@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* proc_io_rounds.h: what each process did between two rounds of /proc/PID/io, a reaped child's counts taken off its parent. */
+/*
+ * proc_io_rounds.h: what each process did between two rounds of /proc/PID/io, a reaped child's
+ * counts taken off its parent.
+ */
 #ifndef IOLENS_PROC_IO_ROUNDS_H
 #define IOLENS_PROC_IO_ROUNDS_H
 

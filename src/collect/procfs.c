@@ -251,7 +251,8 @@ int proc_io_parse(const char *text, size_t len, struct proc_io *out)
 		if (!colon)
 			continue;
 		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-			if ((size_t)(colon - line.start) != fields[i].length || memcmp(line.start, fields[i].key, fields[i].length))
+			if ((size_t)(colon - line.start) != fields[i].length ||
+			    memcmp(line.start, fields[i].key, fields[i].length))
 				continue;
 			rest = (struct span){colon + 1, line.end};
 			if (!procfs_next_word(&rest, &number) || procfs_next_word(&rest, &extra) ||
@@ -345,8 +346,8 @@ int proc_task_parse(const char *text, size_t len, struct proc_task *out)
 			close_paren = p - 1;
 			break;
 		}
-	if (!open_paren || !close_paren || !procfs_parse_int(procfs_trim((struct span){ text, open_paren }), &out->pid) ||
-	    out->pid <= 0)
+	if (!open_paren || !close_paren ||
+	    !procfs_parse_int(procfs_trim((struct span){ text, open_paren }), &out->pid) || out->pid <= 0)
 		goto bad;
 	procfs_copy_name(out->comm, sizeof(out->comm), (struct span){ open_paren + 1, close_paren });
 	rest = (struct span){ close_paren + 1, end };
@@ -426,7 +427,8 @@ int proc_ids_parse(const char *text, size_t len, int pid_here, struct proc_ids *
 			uint64_t uid;
 			line.start += 4;
 			for (unsigned i = 0; i < 4; i++) {
-				if (!procfs_next_word(&line, &word) || !procfs_parse_u64(word, 10, &uid) || uid > UINT32_MAX)
+				if (!procfs_next_word(&line, &word) || !procfs_parse_u64(word, 10, &uid) ||
+				    uid > UINT32_MAX)
 					return -EINVAL;
 				out->uid[i] = (uint32_t)uid;
 			}

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* procfs.h: the system-wide counters of /proc that iolens stat, doctor and export read: plain structs and their parsers. */
+/*
+ * procfs.h: the system-wide counters of /proc that iolens stat, doctor and export read: plain
+ * structs and their parsers.
+ */
 #ifndef IOLENS_PROCFS_H
 #define IOLENS_PROCFS_H
 
@@ -258,7 +261,8 @@ int psi_read(const char *resource, struct psi *out);
 
 struct sockets {
 	/* tcp and tcp6 by state */
-	uint64_t tcp_listen, tcp_established, tcp_syn, tcp_time_wait, tcp_close; /* close: CLOSE_WAIT, LAST_ACK, FIN_WAIT*, CLOSING, CLOSE */
+	/* close: CLOSE_WAIT, LAST_ACK, FIN_WAIT*, CLOSING, CLOSE */
+	uint64_t tcp_listen, tcp_established, tcp_syn, tcp_time_wait, tcp_close;
 	/* udp and udp6: bound to a port and not connected (listen), connected (active) */
 	uint64_t udp_listen, udp_active;
 	/* unix: datagram, stream, listening, connected (active); listening (the __SO_ACCEPTCON flag) and
@@ -343,7 +347,10 @@ struct mountinfo {
 	size_t count;
 };
 
-/* -EINVAL on a line without the fields up to the mount point, or with a malformed device; mountinfo_free after success. */
+/*
+ * -EINVAL on a line without the fields up to the mount point, or with a malformed device;
+ * mountinfo_free after success.
+ */
 int mountinfo_parse(const char *text, size_t len, struct mountinfo *out);
 int mountinfo_read(struct mountinfo *out);
 void mountinfo_free(struct mountinfo *mounts);

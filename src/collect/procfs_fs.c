@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* procfs_fs.c: swap areas (/proc/swaps), open files and inodes (/proc/sys/fs), file locks (/proc/locks), SysV IPC objects, mount devices (/proc/self/mountinfo). */
+/*
+ * procfs_fs.c: swap areas (/proc/swaps), open files and inodes (/proc/sys/fs), file locks
+ * (/proc/locks), SysV IPC objects, mount devices (/proc/self/mountinfo).
+ */
 #include "collect/procfs.h"
 
 #include <errno.h>

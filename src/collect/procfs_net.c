@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* procfs_net.c: /proc/net/dev, and sockets by protocol and state from /proc/net/{tcp,udp,raw}[6], unix and sockstat[6]. */
+/*
+ * procfs_net.c: /proc/net/dev, and sockets by protocol and state from /proc/net/{tcp,udp,raw}[6],
+ * unix and sockstat[6].
+ */
 #include "collect/procfs.h"
 
 #include <errno.h>

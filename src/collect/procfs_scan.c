@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* procfs_scan.c: what every procfs*.c shares: bounded line, word and number scanning, and the files kept open between samples. */
+/*
+ * procfs_scan.c: what every procfs*.c shares: bounded line, word and number scanning, and the files
+ * kept open between samples.
+ */
 #include "collect/procfs.h"
 
 #include <limits.h>

@@ -34,7 +34,10 @@ struct mapped_files {
 	size_t unreadable; /* processes whose maps we may not read */
 };
 
-/* Reads ROOT/proc/PID/maps of every process. Processes that vanish are passed over; those that deny access are counted. */
+/*
+ * Reads ROOT/proc/PID/maps of every process. Processes that vanish are passed over; those that deny
+ * access are counted.
+ */
 int mapped_files_load(struct mapped_files *out);
 /* The processes mapping (dev, ino), each once: up to max of them in pids; returns how many in all. */
 size_t mapped_files_find(const struct mapped_files *files, dev_t dev, ino_t ino, pid_t *pids, size_t max);

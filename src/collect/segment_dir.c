@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* segment_dir.c: the files named vtrace.* in a directory, round after round: inotify says which came and went, what is no segment is remembered by inode, and each look is its owner's time. */
+/*
+ * segment_dir.c: the files named vtrace.* in a directory, round after round: inotify says which
+ * came and went, what is no segment is remembered by inode, and each look is its owner's time.
+ */
 #include "collect/segments.h"
 
 #include <dirent.h>
@@ -266,7 +269,8 @@ static void look_at(struct segment_dir *dir, struct segment_round *round, const 
 
 	if (known)
 		known->looked = dir->round;
-	if (known && known->state == NAME_KEPT) { /* the reader holds it, and tells itself whether it is still that file */
+	/* the reader holds it, and tells itself whether it is still that file */
+	if (known && known->state == NAME_KEPT) {
 		ino_t ino = known->ino;
 		uid_t uid = known->uid;
 
@@ -334,8 +338,9 @@ static void watch(struct segment_dir *dir)
 		return; /* (out of instances: each round reads the whole directory) */
 	/* The directory we hold, not whatever the path names by now. */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", dir->fd);
-	if (inotify_add_watch(dir->notify, self, IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | IN_ATTRIB |
-							 IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR) < 0) {
+	if (inotify_add_watch(dir->notify, self,
+			      IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | IN_ATTRIB |
+				  IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR) < 0) {
 		close(dir->notify);
 		dir->notify = -1;
 	}
@@ -394,7 +399,8 @@ static void drain(struct segment_dir *dir)
 				dir->lost = true;
 			if (!event->len || strncmp(event->name, "vtrace.", 7) != 0)
 				continue;
-			if (++names > EVENTS_PER_ROUND) { /* (read on, so that the queue is empty after the read of it all) */
+			/* (read on, so that the queue is empty after the read of it all) */
+			if (++names > EVENTS_PER_ROUND) {
 				dir->full = true;
 				continue;
 			}

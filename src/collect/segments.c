@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* segments.c: proves whose each libvtrace segment is, opens it through libvtrace's reader, keeps two samples of each, within each user's time and share of room. */
+/*
+ * segments.c: proves whose each libvtrace segment is, opens it through libvtrace's reader, keeps
+ * two samples of each, within each user's time and share of room.
+ */
 #include "collect/segments.h"
 
 #include <dirent.h>
@@ -235,8 +238,10 @@ static bool admit(uid_t uid, unsigned room, char *why, size_t len, bool evict)
 	fair = fair_room(uid);
 	mine = share_of(uid)->room;
 	if (mine + room > fair) {
-		snprintf(why, len, "not read: the segments of user %s (uid %u) read already take %u of their share of %u ops "
-			 "(%u for every user's)", segment_user_name(uid), (unsigned)uid, mine, fair, SEGMENT_TOTAL_OPS);
+		snprintf(why, len,
+			 "not read: the segments of user %s (uid %u) read already take %u of their share of %u ops "
+			 "(%u for every user's)",
+			 segment_user_name(uid), (unsigned)uid, mine, fair, SEGMENT_TOTAL_OPS);
 		forget_share(uid);
 		return false;
 	}
@@ -592,7 +597,8 @@ static int is_writer(struct segment *s, const char *procfs, pid_t pid, bool writ
 	if (process_ids(procfs, pid, &ids) != 0 || vtrace_proc_stat(procfs, pid, &start_time, &state) != 0)
 		return 0; /* gone meanwhile */
 	if (!writes) {
-		snprintf(s->why, sizeof(s->why), "pid %d has it open, but not for writing as its writer does", (int)pid);
+		snprintf(s->why, sizeof(s->why), "pid %d has it open, but not for writing as its writer does",
+			 (int)pid);
 		return -1;
 	}
 	if (ids.ns_pid != info->pid) {
@@ -656,7 +662,8 @@ static void establish(struct segment *s, bool named, pid_t hint, struct segment_
 	s->pid = info->pid;
 	file_name(s->path, procfs, name, sizeof(name));
 	if (named && !name_agrees(name, info))
-		return untrusted(s, "its name does not agree with its header (service %s, pid %d)", info->service, info->pid);
+		return untrusted(s, "its name does not agree with its header (service %s, pid %d)", info->service,
+				 info->pid);
 	/*
 	 * A writer holds the lock as long as it runs: with nobody holding it, the server is gone.
 	 * Unless the process it names runs, as it started: then it is not that server's (a file
@@ -668,8 +675,9 @@ static void establish(struct segment *s, bool named, pid_t hint, struct segment_
 
 		if (vtrace_proc_stat(procfs, info->pid, &start_time, &state) == 0 && start_time == info->start_time &&
 		    state != 'Z' && state != 'X')
-			return untrusted(s, "pid %d runs, started when the header says, but does not hold it as its writer would",
-					 info->pid);
+			return untrusted(
+			    s, "pid %d runs, started when the header says, but does not hold it as its writer would",
+			    info->pid);
 		s->state = SEGMENT_STALE;
 		return;
 	}
@@ -707,7 +715,8 @@ static void establish(struct segment *s, bool named, pid_t hint, struct segment_
 	/* Nobody this reader can see holds it. */
 	if (info->flags & VTRACE_INFO_LOCKED) {
 		snprintf(s->why, sizeof(s->why), "%s", cut
-			 ? "its writer holds it, but not every process of its user could be looked at in time (looked for again next time)"
+			 ? "its writer holds it, but not every process of its user could be looked at in time (looked "
+			   "for again next time)"
 			 : "its writer holds it, but is not among the processes this reader can see");
 		s->state = SEGMENT_UNKNOWN;
 		return;
@@ -764,7 +773,8 @@ bool segment_young(const struct stat *st)
 {
 	time_t now = time(NULL);
 
-	return now - st->st_mtime < SEGMENT_MADE_SECONDS && st->st_mtime - now < SEGMENT_MADE_SECONDS; /* (a clock set back) */
+	/* (a clock set back) */
+	return now - st->st_mtime < SEGMENT_MADE_SECONDS && st->st_mtime - now < SEGMENT_MADE_SECONDS;
 }
 
 /* What a scan makes of a file segment_open refused (the file as lstat saw it, or NULL) with error. */
@@ -810,7 +820,8 @@ struct segment *segment_open(const char *path, unsigned flags, pid_t holder, str
 	}
 	if (scanned && !segment_user_left(round, st.st_uid)) {
 		verdict(round, &st, -ETIME);
-		problem(report, context, path, -ETIME, "not read: the files of its user took all their time this round");
+		problem(report, context, path, -ETIME,
+			"not read: the files of its user took all their time this round");
 		return NULL;
 	}
 	/* A user already at its share: refused before it is opened (what is refused is looked at each round). */
@@ -901,13 +912,16 @@ int segment_sample(struct segment *segment, struct segment_round *round, segment
 		return -EBADF;
 	}
 	if (segment->evicted) {
-		snprintf(evicted, sizeof(evicted), "not read any more: its room was given to the segments of users with less "
-			 "than their share (%u ops for every user's)", SEGMENT_TOTAL_OPS);
+		snprintf(evicted, sizeof(evicted),
+			 "not read any more: its room was given to the segments of users with less "
+			 "than their share (%u ops for every user's)",
+			 SEGMENT_TOTAL_OPS);
 		problem(report, context, segment->path, -EMFILE, evicted);
 		return -EMFILE;
 	}
 	if (!left) {
-		problem(report, context, segment->path, -ETIME, "not read: the files of its user took all their time this round");
+		problem(report, context, segment->path, -ETIME,
+			"not read: the files of its user took all their time this round");
 		return -ETIME;
 	}
 	/*
@@ -1049,7 +1063,8 @@ void segment_scan_process(struct segment_round *round, pid_t pid,
 			  void (*found)(const char *path, pid_t holder, void *context), void *context)
 {
 	struct process_scan scan = { round->procfs, pid, found, context };
-	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
 	char root[512], shm[600];
 	struct stat ours, theirs;
 	int rootfd, fd;
@@ -1072,7 +1087,8 @@ void segment_scan_process(struct segment_round *round, pid_t pid,
 	snprintf(shm, sizeof(shm), "%s/dev/shm", root);
 	if (fstat(fd, &theirs) == 0 &&
 	    !(stat(vtrace_directory(), &ours) == 0 && ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino) &&
-	    lstat(shm, &ours) == 0 && S_ISDIR(ours.st_mode) && ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino)
+	    lstat(shm, &ours) == 0 && S_ISDIR(ours.st_mode) && ours.st_dev == theirs.st_dev &&
+	    ours.st_ino == theirs.st_ino)
 		segment_scan_at(fd, shm, round, found_in_root, &scan);
 	close(fd);
 }
@@ -1100,13 +1116,15 @@ static enum segment_found set_found(const char *path, void *context)
 		segment->seen = true;
 		if (segment->state == SEGMENT_UNKNOWN) {
 			segment_rejudge(segment, scan->round);
-			if (segment->state != SEGMENT_UNKNOWN) /* found this time, or dead: not among the others any more */
+			/* found this time, or dead: not among the others any more */
+			if (segment->state != SEGMENT_UNKNOWN)
 				for (size_t i = 0; i < set->nothers; i++)
 					if (set->others[i] == segment)
 						set->others[i] = set->others[--set->nothers];
 			if (segment->state == SEGMENT_LIVE) { /* sampled from now on */
 				set_add(&set->list, &set->count, segment);
-			} else if (segment->state != SEGMENT_UNKNOWN) { /* stale, untrusted: closed, as a new one would be */
+			/* stale, untrusted: closed, as a new one would be */
+			} else if (segment->state != SEGMENT_UNKNOWN) {
 				name_map_remove(set->paths, path);
 				segment_free(segment);
 				return SEGMENT_NOT;

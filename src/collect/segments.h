@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* segments.h: the libvtrace segments on this machine, found, proven to be their servers', and sampled for vstat, stat, export and doctor. */
+/*
+ * segments.h: the libvtrace segments on this machine, found, proven to be their servers', and
+ * sampled for vstat, stat, export and doctor.
+ */
 #ifndef IOLENS_COLLECT_SEGMENTS_H
 #define IOLENS_COLLECT_SEGMENTS_H
 
@@ -33,19 +36,22 @@ struct segment {
 	enum segment_state state;
 	char why[192];             /* UNTRUSTED or UNKNOWN: the reason */
 	pid_t pid;                 /* the writer as this reader's pid namespace numbers it (info->pid if not found) */
-	uint64_t stale_since_ns;   /* when seen dying (monotonic), or its last heartbeat when found dead: a dead server's hang ages no more */
+	/* when seen dying (monotonic), or its last heartbeat when found dead: a dead server's hang ages no more */
+	uint64_t stale_since_ns;
 	bool seen;                 /* found again by the latest scan */
 	bool told;                 /* for the caller: said once what there is to say of it */
 	bool arrived;              /* for the caller: its arrival looked at (a restart?) */
 	bool follow;               /* opened with SEGMENT_FOLLOW: its path may be a link (/proc/PID/fd/N) */
 	bool one_sample;           /* SEGMENT_ONE_SAMPLE: no previous sample kept */
-	bool evicted;              /* its user's room was given to another user's segments: to be closed (segment_sample fails) */
+	/* its user's room was given to another user's segments: to be closed (segment_sample fails) */
+	bool evicted;
 	unsigned room;             /* what it takes of its user's share of SEGMENT_TOTAL_OPS (0: root's) */
 	struct segment *newer, *older; /* the segments that take room, newest first */
 	pid_t restarted_from;      /* for the caller: the pid of the server of its service before it, or 0 */
 	bool has_previous;         /* previous holds an earlier sample */
 	uint64_t previous_ns, current_ns;
-	struct vtrace_stats *previous, *current; /* op_count + 1 each, from the first sample (previous NULL with one_sample) */
+	/* op_count + 1 each, from the first sample (previous NULL with one_sample) */
+	struct vtrace_stats *previous, *current;
 	struct vtrace_info released; /* after segment_release: what info points to (reader NULL) */
 	char *released_service;
 };

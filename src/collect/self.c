@@ -31,8 +31,12 @@ int process_self_read(struct process_self *out)
 	DIR *fds;
 	int first = 0, rc;
 
-	*out = (struct process_self){ .cpu_seconds = -1, .resident_bytes = PROCFS_UNKNOWN, .virtual_bytes = PROCFS_UNKNOWN,
-				      .open_fds = PROCFS_UNKNOWN, .max_fds = PROCFS_UNKNOWN, .start_time_seconds = -1 };
+	*out = (struct process_self){ .cpu_seconds = -1,
+				      .resident_bytes = PROCFS_UNKNOWN,
+				      .virtual_bytes = PROCFS_UNKNOWN,
+				      .open_fds = PROCFS_UNKNOWN,
+				      .max_fds = PROCFS_UNKNOWN,
+				      .start_time_seconds = -1 };
 	len = read_small_at(AT_FDCWD, "/proc/self/stat", text, sizeof(text)); /* this process, whatever the sysroot */
 	if (len < 0 || proc_task_parse(text, (size_t)len, &task) != 0) {
 		note(&first, len < 0 ? (int)len : -EINVAL);

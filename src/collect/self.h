@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* self.h: this process as Prometheus client libraries describe their own (process_*): CPU time, memory, file descriptors, start time. */
+/*
+ * self.h: this process as Prometheus client libraries describe their own (process_*): CPU time,
+ * memory, file descriptors, start time.
+ */
 #ifndef IOLENS_COLLECT_SELF_H
 #define IOLENS_COLLECT_SELF_H
 

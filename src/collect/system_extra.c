@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* system_extra.c: reads what only iolens stat's dstat plugins need: vmstat's reclaim counters, zoneinfo, the number of processes. */
+/*
+ * system_extra.c: reads what only iolens stat's dstat plugins need: vmstat's reclaim counters,
+ * zoneinfo, the number of processes.
+ */
 #include "collect/system_extra.h"
 
 #include <errno.h>
@@ -218,10 +221,12 @@ static int proc_entry_read(int pid, unsigned what, struct proc_entry *e)
 			unsigned long long rchar, wchar, read_bytes, write_bytes;
 			const char *r = strstr(text, "rchar:"), *w = strstr(text, "wchar:");
 			const char *rb = strstr(text, "\nread_bytes:"), *wb = strstr(text, "\nwrite_bytes:");
-			if (r && w && rb && wb && sscanf(r, "rchar: %llu", &rchar) == 1 && sscanf(w, "wchar: %llu", &wchar) == 1 &&
+			if (r && w && rb && wb && sscanf(r, "rchar: %llu", &rchar) == 1 &&
+			    sscanf(w, "wchar: %llu", &wchar) == 1 &&
 			    sscanf(rb, "\nread_bytes: %llu", &read_bytes) == 1 &&
 			    sscanf(wb, "\nwrite_bytes: %llu", &write_bytes) == 1) {
-				e->rchar = rchar, e->wchar = wchar, e->read_bytes = read_bytes, e->write_bytes = write_bytes;
+				e->rchar = rchar, e->wchar = wchar, e->read_bytes = read_bytes,
+				e->write_bytes = write_bytes;
 				e->have |= PROCS_IO;
 			}
 		}

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* system_extra.h: what only iolens stat's dstat plugins read: vmstat's reclaim counters (--vm-adv), zoneinfo (--zones), the number of processes (--proc-count). */
+/*
+ * system_extra.h: what only iolens stat's dstat plugins read: vmstat's reclaim counters (--vm-adv),
+ * zoneinfo (--zones), the number of processes (--proc-count).
+ */
 #ifndef IOLENS_SYSTEM_EXTRA_H
 #define IOLENS_SYSTEM_EXTRA_H
 
