@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* bench.c: iolens bench: disk throughput, IOPS and latency, block-size and queue-depth sweeps with the knee, the page cache's effect. */
+/*
+ * bench.c: iolens bench: disk throughput, IOPS and latency, block-size and queue-depth sweeps with
+ * the knee, the page cache's effect.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -51,8 +54,10 @@ enum {
 };
 
 static const struct out_column columns[COL_COUNT] = {
-	[COL_CASE] = { "case", "CASE", NULL, OUT_TEXT, false, "with --profile: the case, as CrystalDiskMark names it (seq1m_q8t1_read)" },
-	[COL_MODE] = { "mode", "MODE", NULL, OUT_TEXT, false, "direct, buffered, cold or warm (buffered, file evicted or cached first)" },
+	[COL_CASE] = { "case", "CASE", NULL, OUT_TEXT, false,
+		       "with --profile: the case, as CrystalDiskMark names it (seq1m_q8t1_read)" },
+	[COL_MODE] = { "mode", "MODE", NULL, OUT_TEXT, false,
+		       "direct, buffered, cold or warm (buffered, file evicted or cached first)" },
 	[COL_RW] = { "rw", "RW", NULL, OUT_TEXT, false, "the workload: read, write, randread, randwrite, rw, randrw" },
 	[COL_BS] = { "bs", "BS", NULL, OUT_TEXT, true, "block size" },
 	[COL_QD] = { "qd", "QD", NULL, OUT_COUNT, true, "queue depth: requests in flight per job" },
@@ -68,12 +73,16 @@ static const struct out_column columns[COL_COUNT] = {
 	[COL_CPU] = { "cpu_per_io", "CPU/IO/us", NULL, OUT_USEC, true, "CPU time (user + system) per I/O" },
 	[COL_USR] = { "usr_per_io", "USR/IO/us", NULL, OUT_USEC, false, "user CPU time per I/O" },
 	[COL_SYS] = { "sys_per_io", "SYS/IO/us", NULL, OUT_USEC, false, "system CPU time per I/O" },
-	[COL_DEV_MBPS] = { "dev_mb_per_s", "DEV-MB/s", NULL, OUT_FLOAT, false, "what the device moved (/proc/diskstats), 10^6 bytes per second", NULL, 1 },
-	[COL_UTIL] = { "util", "%UTIL", NULL, OUT_PERCENT, true, "the device's %util during the run, as iostat's", NULL, 1 },
-	[COL_AQU] = { "aqu_sz", "AQU-SZ", NULL, OUT_FLOAT, false, "the device's average queue length, as iostat's", NULL, 2 },
+	[COL_DEV_MBPS] = { "dev_mb_per_s", "DEV-MB/s", NULL, OUT_FLOAT, false,
+			   "what the device moved (/proc/diskstats), 10^6 bytes per second", NULL, 1 },
+	[COL_UTIL] = { "util", "%UTIL", NULL, OUT_PERCENT, true,
+		       "the device's %util during the run, as iostat's", NULL, 1 },
+	[COL_AQU] = { "aqu_sz", "AQU-SZ", NULL, OUT_FLOAT, false,
+		      "the device's average queue length, as iostat's", NULL, 2 },
 	[COL_HIT] = { "hit", "HIT%", NULL, OUT_PERCENT, false, "page-cache hit ratio of buffered reads", NULL, 1 },
 	[COL_KNEE] = { "knee", "KNEE", NULL, OUT_TEXT, true, "'knee': where throughput reaches 95 % of the peak" },
-	[COL_SPREAD] = { "spread", "SPREAD%", NULL, OUT_PERCENT, false, "with --repeat: (highest - lowest) / median MB/s of the runs", NULL, 1 },
+	[COL_SPREAD] = { "spread", "SPREAD%", NULL, OUT_PERCENT, false,
+			 "with --repeat: (highest - lowest) / median MB/s of the runs", NULL, 1 },
 };
 
 static const char *const rw_names[] = { "read", "write", "randread", "randwrite", "rw", "randrw" };
@@ -307,7 +316,8 @@ static const struct bench_opt bench_options[] = {
 	{ "qd", "iodepth", 0, "N", BOPT_COUNT, FIELD(qd), 1, 4096, NULL, GIVEN(qd_given), SEC_WORKLOAD, 3,
 	  "requests in flight (default 1)", "requests in flight per job (default 1)" },
 	{ "engine", NULL, 0, "ENGINE", BOPT_CALL, 0, 0, 0, parse_engine, GIVEN(engine_given), SEC_WORKLOAD, 0, NULL,
-	  "psync (one request at a time, as dd) or io_uring (uring)\n(default: psync at queue depth 1, io_uring above)" },
+	  "psync (one request at a time, as dd) or io_uring (uring)\n(default: psync at queue depth 1, io_uring "
+	  "above)" },
 	{ "jobs", NULL, 0, "N", BOPT_COUNT, FIELD(jobs), 1, 256, NULL, 0, SEC_WORKLOAD, 0, NULL,
 	  "jobs (threads) at once, each with its own file descriptor\n"
 	  "(sequential jobs each stream through their own part;\nnever more jobs than blocks to do)" },
@@ -364,7 +374,8 @@ static const struct bench_opt bench_options[] = {
 	  "medians differ by more than each range is wide and than\n"
 	  "--margin; exit 0 no difference, 3 B slower in a case, 4\nonly faster, 1 bad input" },
 	{ "margin", NULL, 0, "PCT", BOPT_CALL, 0, 0, 0, parse_margin, GIVEN(margin_given), SEC_PROFILE, 0, NULL,
-	  "with --compare: a change of at most PCT % of A's median\nis noise (default 5; 0: only the runs' spread counts)" },
+	  "with --compare: a change of at most PCT % of A's median\nis noise (default 5; 0: only the runs' spread "
+	  "counts)" },
 	/* Help and version */
 	{ "help", NULL, 'h', NULL, BOPT_CALL, 0, 0, 0, show_help, 0, SEC_GENERAL, 13,
 	  "this help; --help-all: every option and column", "a screen of help; --help-all: all of this" },
@@ -485,7 +496,8 @@ static _Noreturn void usage(bool all)
 	out_help_columns(stdout, columns, COL_COUNT);
 	printf("\n"
 	       "Latencies are in microseconds in tables, nanoseconds in JSON and CSV. The percentiles\n"
-	       "come from a log-linear histogram (64 buckets per power of two, interpolated: within 1.6 %%). A progress\n"
+	       "come from a log-linear histogram (64 buckets per power of two, interpolated: within 1.6 %%). A "
+	       "progress\n"
 	       "line is shown on a terminal.\n"
 	       "\n"
 	       "Examples:\n"
@@ -788,7 +800,8 @@ static void on_tick(const struct bench_progress *progress, void *context)
 			out_rec_count(dir, "ios", dios);
 			out_rec_real(dir, "bytes_per_s", dt ? (double)dbytes * 1e9 / (double)dt : 0);
 			out_rec_real(dir, "iops", dt ? (double)dios * 1e9 / (double)dt : 0);
-			out_rec_ns_if(dir, "lat_mean_ns", dios ? (progress->lat_sum[d] - b->last_lat[d]) / dios : 0, dios > 0);
+			out_rec_ns_if(dir, "lat_mean_ns", dios ? (progress->lat_sum[d] - b->last_lat[d]) / dios : 0,
+				      dios > 0);
 		}
 		{
 			uint64_t dbytes = bytes - b->last_bytes;
@@ -811,14 +824,17 @@ static void on_tick(const struct bench_progress *progress, void *context)
 	}
 	if (b->progress) {
 		if (p->case_name)
-			fprintf(stderr, "\r\033[K%s: %.1f/%g s  %.1f MB/s  %.0f IOPS", p->case_name, seconds, b->opt.runtime,
-				seconds > 0 ? (double)bytes / seconds / 1e6 : 0, seconds > 0 ? (double)ios / seconds : 0);
+			fprintf(stderr, "\r\033[K%s: %.1f/%g s  %.1f MB/s  %.0f IOPS", p->case_name, seconds,
+				b->opt.runtime, seconds > 0 ? (double)bytes / seconds / 1e6 : 0,
+				seconds > 0 ? (double)ios / seconds : 0);
 		else if (progress->ramping)
-			fprintf(stderr, "\r\033[K%s %s qd %u: ramping up", p->mode, bench_size_label(p->bs, bs, sizeof(bs)), p->qd);
+			fprintf(stderr, "\r\033[K%s %s qd %u: ramping up", p->mode,
+				bench_size_label(p->bs, bs, sizeof(bs)), p->qd);
 		else
 			fprintf(stderr, "\r\033[K%s %s qd %u: %.1f/%g s  %.1f MB/s  %.0f IOPS", p->mode,
 				bench_size_label(p->bs, bs, sizeof(bs)), p->qd, seconds, b->opt.runtime,
-				seconds > 0 ? (double)bytes / seconds / 1e6 : 0, seconds > 0 ? (double)ios / seconds : 0);
+				seconds > 0 ? (double)bytes / seconds / 1e6 : 0,
+				seconds > 0 ? (double)ios / seconds : 0);
 		fflush(stderr);
 		b->progress_shown = true;
 	}
@@ -909,8 +925,10 @@ static void check_device_after(struct bench *b, const struct bench_spec *spec, c
 		return;
 	}
 	b->written += result->written;
-	b->written_bound += spec->direct ? result->written : result->write_requests * ((spec->bs + page - 1) / page * page);
-	if (!b->device_base_known || !read_device(b, &now) || (b->written && now.wr_sectors == b->device_base.wr_sectors)) {
+	b->written_bound +=
+	    spec->direct ? result->written : result->write_requests * ((spec->bs + page - 1) / page * page);
+	if (!b->device_base_known || !read_device(b, &now) ||
+	    (b->written && now.wr_sectors == b->device_base.wr_sectors)) {
 		if (!b->told_uncounted && b->written)
 			warn_msg("%s: the device keeps no I/O statistics (queue/iostats 0): writes of other processes "
 				 "during the run cannot be seen", printable_name(b->target.path));
@@ -970,8 +988,10 @@ static int measure_run(struct bench *b, struct point *p, struct bench_spec *spec
 		const struct disk_stats *before = &b->device_before;
 
 		disk_ext_compute(before, &after, (double)p->result.elapsed_ns / 1e9, &p->device_ext);
-		p->device_read = after.rd_sectors >= before->rd_sectors ? (after.rd_sectors - before->rd_sectors) * 512 : 0;
-		p->device_written = after.wr_sectors >= before->wr_sectors ? (after.wr_sectors - before->wr_sectors) * 512 : 0;
+		p->device_read =
+		    after.rd_sectors >= before->rd_sectors ? (after.rd_sectors - before->rd_sectors) * 512 : 0;
+		p->device_written =
+		    after.wr_sectors >= before->wr_sectors ? (after.wr_sectors - before->wr_sectors) * 512 : 0;
 	}
 	if (b->cached_before >= 0 && (cached_after = cached_pages(b)) >= 0 && p->result.dir[BENCH_READ].bytes) {
 		/* Pages the file gained in the cache during the run were misses (bcc's cachestat counts so). */
@@ -1111,14 +1131,17 @@ static int run_point(struct bench *b, const char *mode, bool direct, uint64_t bs
 		if (p->result.error == EINVAL && direct)
 			warn_msg("%s: %s: %s; O_DIRECT needs block sizes and offsets that are multiples of %u bytes "
 				 "and buffers aligned to %u here (statx), or the filesystem does not support it "
-				 "(use --buffered)", printable_name(b->target.path), p->result.error_what,
-				 strerror(p->result.error), b->target.dio_offset_align ? b->target.dio_offset_align : 512,
+				 "(use --buffered)",
+				 printable_name(b->target.path), p->result.error_what, strerror(p->result.error),
+				 b->target.dio_offset_align ? b->target.dio_offset_align : 512,
 				 b->target.dio_mem_align ? b->target.dio_mem_align : 512);
 		else if (p->result.error == ENOSPC)
-			warn_msg("%s: %s: no space left on the device", printable_name(b->target.path), p->result.error_what);
+			warn_msg("%s: %s: no space left on the device", printable_name(b->target.path),
+				 p->result.error_what);
 		else
-			warn_msg("%s: bs %s: %s: %s", printable_name(b->target.path), bench_size_label(bs, bs_text, sizeof(bs_text)),
-				 p->result.error_what, strerror(p->result.error));
+			warn_msg("%s: bs %s: %s: %s", printable_name(b->target.path),
+				 bench_size_label(bs, bs_text, sizeof(bs_text)), p->result.error_what,
+				 strerror(p->result.error));
 		return 1;
 	}
 	b->npoints++;
@@ -1128,8 +1151,9 @@ static int run_point(struct bench *b, const char *mode, bool direct, uint64_t bs
 		char bs_text[24];
 
 		/* Shown (its latencies unknown, not 0), and the run fails: it measured nothing. */
-		warn_msg("%s: bs %s: no I/O completed in the %.3g s run: nothing was measured", printable_name(b->target.path),
-			 bench_size_label(bs, bs_text, sizeof(bs_text)), (double)p->result.elapsed_ns / 1e9);
+		warn_msg("%s: bs %s: no I/O completed in the %.3g s run: nothing was measured",
+			 printable_name(b->target.path), bench_size_label(bs, bs_text, sizeof(bs_text)),
+			 (double)p->result.elapsed_ns / 1e9);
 		return 1;
 	}
 	return 0;
@@ -1267,8 +1291,8 @@ static void run_title(const struct bench *b, char *out, size_t len)
 	if (b->target.block_device)
 		snprintf(where, sizeof(where), "%s of %s", size, device ? device : "the device");
 	else if (device)
-		snprintf(where, sizeof(where), "%s %s on %s (%s)", size, b->target.created ? "test file" : "file", device,
-			 b->target.fs_type);
+		snprintf(where, sizeof(where), "%s %s on %s (%s)", size, b->target.created ? "test file" : "file",
+			 device, b->target.fs_type);
 	else
 		snprintf(where, sizeof(where), "%s %s on %s", size, b->target.created ? "test file" : "file",
 			 b->target.fs_type);
@@ -1283,7 +1307,8 @@ static void run_title(const struct bench *b, char *out, size_t len)
 	if (o->qd_sweep)
 		snprintf(qd, sizeof(qd), "io_uring QD1-%u", o->qd);
 	else
-		snprintf(qd, sizeof(qd), "%s QD%u", o->qd > 1 || o->engine == ENGINE_IO_URING ? "io_uring" : "psync", o->qd);
+		snprintf(qd, sizeof(qd), "%s QD%u", o->qd > 1 || o->engine == ENGINE_IO_URING ? "io_uring" : "psync",
+			 o->qd);
 	bench_size_label(bs_low, first, sizeof(first));
 	bench_size_label(bs_high, last, sizeof(last));
 	snprintf(out, len, "%s%s, %s, %s%s, bs %s%s%s, %s", what[o->rw], mix,
@@ -1314,7 +1339,12 @@ static struct out_record *document_record(const struct bench *b, const struct be
 		out_rec_null(doc, "direct");
 	else
 		out_rec_bool(doc, "direct", !o->buffered);
-	out_rec_text(doc, "sweep", o->profile ? "profile" : o->compare_cache ? "cache" : o->qd_sweep ? "qd" : o->nbs > 1 ? "bs" : "none");
+	out_rec_text(doc, "sweep",
+		     o->profile             ? "profile"
+			 : o->compare_cache ? "cache"
+			 : o->qd_sweep      ? "qd"
+			 : o->nbs > 1       ? "bs"
+					    : "none");
 	out_rec_real(doc, "runtime_s", o->runtime);
 	out_rec_bool(doc, "time_based", o->time_based);
 	out_rec_real(doc, "ramp_s", o->ramp);
@@ -1388,7 +1418,8 @@ static void fill_row(struct out_table *table, const struct point *p)
 		out_set_count(row, COL_LAT_P99, bench_quantile(&p->all, 0.99));
 		out_set_count(row, COL_LAT_P999, bench_quantile(&p->all, 0.999));
 		out_set_count(row, COL_LAT_MAX, p->all.lat_max);
-		out_set_count(row, COL_CPU, (uint64_t)((p->result.cpu_user_s + p->result.cpu_sys_s) * 1e9 / (double)ios));
+		out_set_count(row, COL_CPU,
+			      (uint64_t)((p->result.cpu_user_s + p->result.cpu_sys_s) * 1e9 / (double)ios));
 		out_set_count(row, COL_USR, (uint64_t)(p->result.cpu_user_s * 1e9 / (double)ios));
 		out_set_count(row, COL_SYS, (uint64_t)(p->result.cpu_sys_s * 1e9 / (double)ios));
 	}
@@ -1421,12 +1452,13 @@ static void say_once(const struct bench *b)
 	char low[24], high[24], size[16];
 
 	if (b->fewer_jobs == 1)
-		warn_msg("--jobs %u with %u block%s of %s to do: %u job%s at this block size", o->jobs, b->fewer_jobs_least,
-			 b->fewer_jobs_least == 1 ? "" : "s", bench_size_label(b->fewer_jobs_bs[0], low, sizeof(low)),
-			 b->fewer_jobs_least, b->fewer_jobs_least == 1 ? "" : "s");
+		warn_msg("--jobs %u with %u block%s of %s to do: %u job%s at this block size", o->jobs,
+			 b->fewer_jobs_least, b->fewer_jobs_least == 1 ? "" : "s",
+			 bench_size_label(b->fewer_jobs_bs[0], low, sizeof(low)), b->fewer_jobs_least,
+			 b->fewer_jobs_least == 1 ? "" : "s");
 	else if (b->fewer_jobs)
-		warn_msg("--jobs %u with fewer blocks to do at %s-%s: as few as %u job%s there (the JOBS column)", o->jobs,
-			 bench_size_label(b->fewer_jobs_bs[0], low, sizeof(low)),
+		warn_msg("--jobs %u with fewer blocks to do at %s-%s: as few as %u job%s there (the JOBS column)",
+			 o->jobs, bench_size_label(b->fewer_jobs_bs[0], low, sizeof(low)),
 			 bench_size_label(b->fewer_jobs_bs[1], high, sizeof(high)), b->fewer_jobs_least,
 			 b->fewer_jobs_least == 1 ? "" : "s");
 	human_size(b->target.size, size, sizeof(size));
@@ -1516,27 +1548,34 @@ static int print_results(struct bench *b, const struct bench_knee *knee)
 				else
 					bench_size_label(kp->bs, bs, sizeof(bs));
 				if (knee->why == KNEE_LAST)
-					printf("knee: %s, %.1f MB/s (not confirmed: the peak is the last point; sweep %s)\n", bs,
+					printf("knee: %s, %.1f MB/s (not confirmed: the peak is the last point; sweep "
+					       "%s)\n", bs,
 					       mb_per_s(kp), o->qd_sweep ? "deeper" : "larger sizes");
 				else if (knee->why == KNEE_NOISE && kp->runs > 1)
-					printf("knee: %s, %.1f MB/s (not confirmed: the peak's runs spread %.1f %%, over 5 %%)\n",
+					printf("knee: %s, %.1f MB/s (not confirmed: the peak's runs spread %.1f %%, "
+					       "over 5 %%)\n",
 					       bs, mb_per_s(kp), kp->spread);
 				else if (knee->why == KNEE_NOISE)
-					printf("knee: %s, %.1f MB/s (not confirmed: the peak may be noise, no larger point is near "
+					printf("knee: %s, %.1f MB/s (not confirmed: the peak may be noise, no larger "
+					       "point is near "
 					       "it; use --repeat 3)\n", bs, mb_per_s(kp));
 				else if (o->qd_sweep)
 					printf("knee: %s, %.1f MB/s: the smallest to reach 95 %% of the peak "
-					       "(%.1f MB/s at queue depth %u)\n", bs, mb_per_s(kp), mb_per_s(pp), pp->qd);
+					       "(%.1f MB/s at queue depth %u)\n",
+					       bs, mb_per_s(kp), mb_per_s(pp), pp->qd);
 				else
-					printf("knee: %s, %.1f MB/s: the smallest block size to reach 95 %% of the peak "
-					       "(%.1f MB/s at %s)\n", bs, mb_per_s(kp), mb_per_s(pp),
-					       bench_size_label(pp->bs, peak_bs, sizeof(peak_bs)));
+					printf(
+					    "knee: %s, %.1f MB/s: the smallest block size to reach 95 %% of the peak "
+					    "(%.1f MB/s at %s)\n",
+					    bs, mb_per_s(kp), mb_per_s(pp),
+					    bench_size_label(pp->bs, peak_bs, sizeof(peak_bs)));
 			}
 			if (o->latency_target_ns) {
 				int best = bench_latency_target(b->npoints, bench_p99_of, b, o->latency_target_ns);
 
 				if (best >= 0)
-					printf("latency target: queue depth %u keeps p99 within %.0f us (p99 %.1f us, %.0f IOPS)\n",
+					printf("latency target: queue depth %u keeps p99 within %.0f us (p99 %.1f us, "
+					       "%.0f IOPS)\n",
 					       b->points[best].qd, (double)o->latency_target_ns / 1e3,
 					       (double)bench_quantile(&b->points[best].all, 0.99) / 1e3, iops_of(&b->points[best]));
 				else
@@ -1631,7 +1670,8 @@ static int run_all(struct bench *b)
 		};
 
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]) && going(b); i++) {
-			o->rw = cases[i].random ? (cases[i].write ? RW_RANDWRITE : RW_RANDREAD) : (cases[i].write ? RW_WRITE : RW_READ);
+			o->rw = cases[i].random ? (cases[i].write ? RW_RANDWRITE : RW_RANDREAD)
+						: (cases[i].write ? RW_WRITE : RW_READ);
 			b->next_case = cases[i].name;
 			failed |= run_point(b, "direct", true, cases[i].bs, cases[i].qd, NULL);
 		}
@@ -1650,7 +1690,8 @@ static int run_all(struct bench *b)
 		for (unsigned qd = 1; qd <= o->qd && going(b); qd *= 2) {
 			failed |= run_point(b, o->buffered ? "buffered" : "direct", !o->buffered, o->bs[0], qd, NULL);
 			if (qd * 2 > o->qd && qd != o->qd && going(b))
-				failed |= run_point(b, o->buffered ? "buffered" : "direct", !o->buffered, o->bs[0], o->qd, NULL);
+				failed |= run_point(b, o->buffered ? "buffered" : "direct", !o->buffered, o->bs[0],
+						    o->qd, NULL);
 		}
 		return failed;
 	}
@@ -1841,7 +1882,8 @@ static int compare_results(const struct bench_options *o)
 	char why[1024];
 	int rc = EXIT_FAIL;
 
-	if (bench_result_load(o->target, a, why, sizeof(why)) != 0 || bench_result_load(o->compare_b, b, why, sizeof(why)) != 0) {
+	if (bench_result_load(o->target, a, why, sizeof(why)) != 0 ||
+	    bench_result_load(o->compare_b, b, why, sizeof(why)) != 0) {
 		warn_msg("--compare: %s", why);
 		goto cleanup;
 	}
@@ -1853,16 +1895,18 @@ static int compare_results(const struct bench_options *o)
 		}
 	for (unsigned i = 0; i < b->ncases; i++)
 		if (!bench_result_find(a, b->cases[i].name)) {
-			warn_msg("--compare: %s has case %s, %s has not: not the same cases", printable_name(o->compare_b),
-				 printable_name(b->cases[i].name), printable_name(o->target));
+			warn_msg("--compare: %s has case %s, %s has not: not the same cases",
+				 printable_name(o->compare_b), printable_name(b->cases[i].name),
+				 printable_name(o->target));
 			goto cleanup;
 		}
 	if (o->output.format == OUT_JSON) {
 		doc = out_record_new();
 		out_rec_text(doc, "a", o->target);
 		out_rec_text(doc, "b", o->compare_b);
-		out_rec_text(doc, "rule", "differs when the ranges of the runs' bytes_per_s do not overlap and the medians "
-					  "differ by more than each range is wide and than margin_percent of a's median");
+		out_rec_text(doc, "rule",
+			     "differs when the ranges of the runs' bytes_per_s do not overlap and the medians "
+			     "differ by more than each range is wide and than margin_percent of a's median");
 		out_rec_real(doc, "margin_percent", o->margin);
 		list = out_rec_list(doc, "cases");
 	} else {
@@ -1897,8 +1941,8 @@ static int compare_results(const struct bench_options *o)
 
 			snprintf(runs, sizeof(runs), "%u/%u", ca->runs, cb->runs);
 			if (verdict)
-				printf("%s%*s %10.1f %10.1f %+7.1f%% %7s  %s\n", name, width < 20 ? 20 - (int)width : 0, "",
-				       ca->bytes_per_s / 1e6, cb->bytes_per_s / 1e6, change, runs, said);
+				printf("%s%*s %10.1f %10.1f %+7.1f%% %7s  %s\n", name, width < 20 ? 20 - (int)width : 0,
+				       "", ca->bytes_per_s / 1e6, cb->bytes_per_s / 1e6, change, runs, said);
 			else
 				printf("%s%*s %10.1f %10.1f %8s %7s  %s\n", name, width < 20 ? 20 - (int)width : 0, "",
 				       ca->bytes_per_s / 1e6, cb->bytes_per_s / 1e6, "-", runs, said);
@@ -1910,10 +1954,12 @@ static int compare_results(const struct bench_options *o)
 		if (out_record_write(doc, stdout, OUT_RECORD_PRETTY) != 0)
 			rc = EXIT_FAIL;
 	} else if (slower || faster) {
-		printf("B differs from A beyond the spread of their runs and the %g %% margin in %u of %u cases (%u slower, "
+		printf("B differs from A beyond the spread of their runs and the %g %% margin in %u of %u cases (%u "
+		       "slower, "
 		       "%u faster)\n", o->margin, slower + faster, a->ncases, slower, faster);
 	} else {
-		printf("no difference: every case of B is within the spread of the runs or the %g %% margin\n", o->margin);
+		printf("no difference: every case of B is within the spread of the runs or the %g %% margin\n",
+		       o->margin);
 	}
 	if (single)
 		warn_msg("--compare: %u case%s measured by a single run: no spread, every change beyond the %g %% "
@@ -1992,7 +2038,10 @@ int cmd_bench(int argc, char **argv)
 	request.on_layout = on_layout;
 	request.context = b;
 	if (b->opt.svg) {
-		/* Opened now, once (what is there kept until the chart is written): said now, not after minutes of runs. */
+		/*
+		 * Opened now, once (what is there kept until the chart is written): said now, not
+		 * after minutes of runs.
+		 */
 		char why[512];
 
 		if (path_output_open(b->opt.svg, 0, 0666, &svg_out, why, sizeof(why)) != 0) {
@@ -2049,13 +2098,19 @@ int cmd_bench(int argc, char **argv)
 		warn_msg("--save-capacity: not every case completed: no capacity saved");
 	if (b->opt.svg && b->npoints) {
 		struct stat st;
-		int fd = fstat(svg_out.fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(svg_out.fd, 0) != 0 ? -1 : dup(svg_out.fd);
+		int fd = fstat(svg_out.fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(svg_out.fd, 0) != 0
+		    ? -1
+		    : dup(svg_out.fd);
 		FILE *svg = fd >= 0 ? fdopen(fd, "w") : NULL;
 
 		if (fd >= 0 && !svg)
 			close(fd);
-		if (!svg || bench_svg(svg, b->npoints, b->opt.compare_cache ? BENCH_SVG_MODES : b->opt.qd_sweep ? BENCH_SVG_QD : BENCH_SVG_BS,
-				       bench_svg_point, b, knee.index) != 0) {
+		if (!svg ||
+		    bench_svg(svg, b->npoints,
+			      b->opt.compare_cache  ? BENCH_SVG_MODES
+				  : b->opt.qd_sweep ? BENCH_SVG_QD
+						    : BENCH_SVG_BS,
+			      bench_svg_point, b, knee.index) != 0) {
 			warn_errno(printable_name(b->opt.svg), errno ? errno : EIO);
 			rc = EXIT_FAIL;
 		}
@@ -2064,7 +2119,8 @@ int cmd_bench(int argc, char **argv)
 			rc = EXIT_FAIL;
 		}
 	}
-	path_output_close(&svg_out, !b->npoints); /* made empty to check it could be: removed when there is nothing to draw */
+	/* made empty to check it could be: removed when there is nothing to draw */
+	path_output_close(&svg_out, !b->npoints);
 	bench_target_remove(&b->target);
 	if (stop_signal)
 		rc = 128 + stop_signal;

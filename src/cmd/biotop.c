@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* biotop.c: iolens biotop: block I/O per process (or per cgroup) and disk, with its latency percentiles, as bcc's biotop (full screen on a tty). */
+/*
+ * biotop.c: iolens biotop: block I/O per process (or per cgroup) and disk, with its latency
+ * percentiles, as bcc's biotop (full screen on a tty).
+ */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -28,18 +31,22 @@ enum column {
 };
 
 static const struct out_column all_columns[C_COUNT] = {
-	[C_TIME_NS] = { "time_ns", "TIME", NULL, OUT_CLOCK, true, "when the interval's counts were read (Unix time): all that completed before it is in them",
+	[C_TIME_NS] = { "time_ns", "TIME", NULL, OUT_CLOCK, true,
+			"when the interval's counts were read (Unix time): all that completed before it is in them",
 			.where = OUT_GROUP },
 	[C_INTERVAL_NS] = { "interval_ns", "INTERVAL", NULL, OUT_SEC, true, "the time the rows cover, measured",
 			    .where = OUT_GROUP },
 	[C_UNATTRIBUTED] = { "unattributed_bytes", "UNATTRIBUTED", NULL, OUT_BYTES, true,
-			     "bytes completed and charged to no process since the start: forgotten (more than 8192), or started unseen",
+			     "bytes completed and charged to no process since the start: forgotten (more than 8192), "
+			     "or started unseen",
 			     .where = OUT_GROUP },
 	[C_UNSEEN] = { "unseen_completions", "UNSEEN", NULL, OUT_COUNT, true,
-		       "requests since the start whose completion the kernel ran no eBPF program for: charged as their address was used again",
+		       "requests since the start whose completion the kernel ran no eBPF program for: charged as their "
+		       "address was used again",
 		       .where = OUT_GROUP },
 	[C_MECHANISM] = { "mechanism", "MECHANISM", NULL, OUT_TEXT, true,
-			  "the tracepoint requests' processes are seen at: block_io_start or block_getrq", .where = OUT_GROUP },
+			  "the tracepoint requests' processes are seen at: block_io_start or "
+			  "block_getrq", .where = OUT_GROUP },
 	[C_PID] = { "pid", "PID", NULL, OUT_COUNT, false, "process id (the submitter's)", .width = -8 },
 	[C_COMM] = { "comm", "COMM", NULL, OUT_TEXT, false, "its name", .width = -16 },
 	[C_CGROUP] = { "cgroup", "CGROUP", NULL, OUT_TEXT, false, "cgroup v2 path (or \"cgroup ID\" when not found)" },
@@ -52,8 +59,10 @@ static const struct out_column all_columns[C_COUNT] = {
 	[C_DISK] = { "disk", "DISK", NULL, OUT_TEXT, true, "its name", .width = -8 },
 	[C_IO] = { "requests", "I/O", NULL, OUT_COUNT, true, "requests completed whole in the interval", .width = 7 },
 	[C_BYTES] = { "bytes", "BYTES", NULL, OUT_BYTES, true, "bytes completed in the interval", .width = 11 },
-	[C_AVG] = { "avg_ns", "AVG_us", NULL, OUT_USEC, true, "latency, start to completion: average (exact)", .width = 10 },
-	[C_P50] = { "p50_ns", "P50_us", NULL, OUT_USEC, true, "... median (interpolated in its bucket, within 25 %)", .width = 10 },
+	[C_AVG] = { "avg_ns", "AVG_us", NULL, OUT_USEC, true,
+		    "latency, start to completion: average (exact)", .width = 10 },
+	[C_P50] = { "p50_ns", "P50_us", NULL, OUT_USEC, true,
+		    "... median (interpolated in its bucket, within 25 %)", .width = 10 },
 	[C_P99] = { "p99_ns", "P99_us", NULL, OUT_USEC, true, "... 99th percentile (likewise)", .width = 10 },
 	[C_MAX] = { "max_ns", "MAX_us", NULL, OUT_USEC, true, "... longest", .width = 10 },
 };
@@ -234,9 +243,13 @@ static int gather(struct biotop *t)
 			row.minor = p->disk_minor;
 			disk_name(p->disk_major, p->disk_minor, row.disk, sizeof(row.disk));
 			snprintf(row.name, sizeof(row.name), "%s", t->by_cgroup ? cgroup_path(t, p->cgroup) : p->name);
-			/* A cgroup by the path found for it (not walked for again); a process by its cgroup then, or now. */
+			/*
+			 * A cgroup by the path found for it (not walked for again); a process by
+			 * its cgroup then, or now.
+			 */
 			if (t->by_cgroup)
-				row.container = row.name[0] == '/' ? container_of_path(2, "", row.name, strlen(row.name)) : NULL;
+				row.container =
+				    row.name[0] == '/' ? container_of_path(2, "", row.name, strlen(row.name)) : NULL;
 			else
 				row.container = container_of_process(p->pid, p->cgroup, 0);
 			add_row(t, &row);
@@ -262,7 +275,10 @@ static int compare_rows(const void *a_, const void *b_)
 	int order = 0;
 
 	switch (sorting->sort) {
-	case SORT_PID: order = sorting->by_cgroup ? compare_u64(a->cgroup, b->cgroup) : compare_u64((uint64_t)a->pid, (uint64_t)b->pid); break;
+	case SORT_PID:
+		order = sorting->by_cgroup ? compare_u64(a->cgroup, b->cgroup)
+					   : compare_u64((uint64_t)a->pid, (uint64_t)b->pid);
+		break;
 	case SORT_NAME: order = -strcmp(a->name, b->name); break; /* A first, descending as the rest */
 	case SORT_IO: order = compare_u64(a->requests, b->requests); break;
 	case SORT_BYTES: order = compare_u64(a->bytes, b->bytes); break;
@@ -327,8 +343,9 @@ static void write_interval(const void *context, struct out_table *table, size_t 
 	size_t n = t->max_rows && t->max_rows < t->nrows ? (size_t)t->max_rows : t->nrows;
 
 	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&now));
-	snprintf(title, sizeof(title), "%s %s / Sort: %s / Order: %s", clock, t->by_cgroup ? "per cgroup" : "per process",
-		 sort_names[t->sort], t->reverse ? "ascending" : "descending");
+	snprintf(title, sizeof(title), "%s %s / Sort: %s / Order: %s", clock,
+		 t->by_cgroup ? "per cgroup" : "per process", sort_names[t->sort],
+		 t->reverse ? "ascending" : "descending");
 	group = out_table_group(table, title);
 	out_set_count(group, C_TIME_NS, t->read_real_ns);
 	out_set_count(group, C_INTERVAL_NS, t->interval_ns);

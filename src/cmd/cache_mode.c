@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* cache_mode.c: what cachestat, cachetop and biotop share: options, the counting mode (eBPF or /proc), a process's container. */
+/*
+ * cache_mode.c: what cachestat, cachetop, biotop and export share: options, the counting mode
+ * (eBPF or /proc), a process's container.
+ */
 #include "cmd/cache_mode.h"
 
 #include <errno.h>
@@ -63,7 +66,8 @@ void cache_mode_fallback(struct cache_mode *mode, const char *why, const char *s
 	warn_detail("%s", detail);
 }
 
-void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_estimate *estimate, struct cache_counters *out)
+void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_estimate *estimate,
+				struct cache_counters *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->misses = vmstat->pgpgin != PROCFS_UNKNOWN ? vmstat->pgpgin / 4 : 0;

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* cache_mode.h: what cachestat, cachetop and biotop share: options, the counting mode (eBPF or /proc), a process's container. */
+/*
+ * cache_mode.h: what cachestat, cachetop, biotop and export share: options, the counting mode
+ * (eBPF or /proc), a process's container.
+ */
 #ifndef IOLENS_CMD_CACHE_MODE_H
 #define IOLENS_CMD_CACHE_MODE_H
 
@@ -53,7 +56,8 @@ struct cache_estimate {
  * which is held), dirties from nr_dirtied, evictions from pgsteal_file, refaults from
  * workingset_refault_file.
  */
-void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_estimate *estimate, struct cache_counters *out);
+void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_estimate *estimate,
+				struct cache_counters *out);
 void cache_estimate_free(struct cache_estimate *estimate);
 
 /*

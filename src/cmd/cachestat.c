@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* cachestat.c: iolens cachestat: page-cache hits, misses, dirties and evictions system-wide, each interval, as bcc's cachestat. */
+/*
+ * cachestat.c: iolens cachestat: page-cache hits, misses, dirties and evictions system-wide, each
+ * interval, as bcc's cachestat.
+ */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -17,8 +20,23 @@
 
 /* The columns: bcc's in the table, the JSON line's keys (and CSV's header, the same) in their order. */
 enum column {
-	C_TIME, C_TIME_NS, C_INTERVAL_NS, C_MODE, C_MECHANISM, C_HITS, C_MISSES, C_DIRTIES, C_HIT_RATIO, C_BUFFERS, C_CACHED,
-	C_EVICTIONS, C_ACCESSES, C_READS, C_MAPS, C_REFAULTS, C_COUNT
+	C_TIME,
+	C_TIME_NS,
+	C_INTERVAL_NS,
+	C_MODE,
+	C_MECHANISM,
+	C_HITS,
+	C_MISSES,
+	C_DIRTIES,
+	C_HIT_RATIO,
+	C_BUFFERS,
+	C_CACHED,
+	C_EVICTIONS,
+	C_ACCESSES,
+	C_READS,
+	C_MAPS,
+	C_REFAULTS,
+	C_COUNT
 };
 
 /* bcc's widths: "%-8s %8d %8d %8d %7.2f%% %12.0f %10.0f" (TIME with -T). */
@@ -35,11 +53,13 @@ static const struct out_column columns[C_COUNT] = {
 	[C_HITS] = { "hits", "HITS", NULL, OUT_COUNT, true, "pages read or mapped that were cached", .width = 8 },
 	[C_MISSES] = { "misses", "MISSES", NULL, OUT_COUNT, true, "pages added to the cache", .width = 8 },
 	[C_DIRTIES] = { "dirties", "DIRTIES", NULL, OUT_COUNT, true, "pages dirtied", .width = 8 },
-	[C_HIT_RATIO] = { "hit_ratio", "HITRATIO", NULL, OUT_RATIO, true, "hits / (hits + misses), 0-1 (a percentage in tables)", .decimals = 2,
+	[C_HIT_RATIO] = { "hit_ratio", "HITRATIO", NULL, OUT_RATIO, true,
+			  "hits / (hits + misses), 0-1 (a percentage in tables)", .decimals = 2,
 			  .width = 8 },
 	[C_BUFFERS] = { "buffers_bytes", "BUFFERS_MB", NULL, OUT_MIB, true, "Buffers of /proc/meminfo", .width = 12 },
 	[C_CACHED] = { "cached_bytes", "CACHED_MB", NULL, OUT_MIB, true, "Cached of /proc/meminfo", .width = 10 },
-	[C_EVICTIONS] = { "evictions", "EVICTIONS", NULL, OUT_COUNT, true, "pages removed from the cache", .width = 10 },
+	[C_EVICTIONS] = { "evictions", "EVICTIONS", NULL, OUT_COUNT, true,
+			  "pages removed from the cache", .width = 10 },
 	[C_ACCESSES] = { "accesses", "ACCESSES", NULL, OUT_COUNT, true, "pages read or mapped",
 			 .where = OUT_DATA_ONLY },
 	[C_READS] = { "reads", "READS", NULL, OUT_COUNT, true, "pages returned to reads", .where = OUT_DATA_ONLY },

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* cachetop.c: iolens cachetop: page-cache hits, misses and dirties per process, file or cgroup, as bcc's cachetop (full screen on a tty). */
+/*
+ * cachetop.c: iolens cachetop: page-cache hits, misses and dirties per process, file or cgroup, as
+ * bcc's cachetop (full screen on a tty).
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,15 +29,28 @@
 
 enum group_by { BY_PROCESS, BY_FILE, BY_CGROUP };
 
-enum sort_key { SORT_PID, SORT_UID, SORT_CMD, SORT_HITS, SORT_MISSES, SORT_DIRTIES, SORT_READ_HIT, SORT_WRITE_HIT, SORT_COUNT };
-static const char *const sort_names[SORT_COUNT] = { "pid", "uid", "cmd", "hits", "misses", "dirties", "read_hit", "write_hit" };
-static const char *const sort_titles[SORT_COUNT] = { "PID", "UID", "CMD", "HITS", "MISSES", "DIRTIES", "READ_HIT%", "WRITE_HIT%" };
+enum sort_key {
+	SORT_PID,
+	SORT_UID,
+	SORT_CMD,
+	SORT_HITS,
+	SORT_MISSES,
+	SORT_DIRTIES,
+	SORT_READ_HIT,
+	SORT_WRITE_HIT,
+	SORT_COUNT
+};
+static const char *const sort_names[SORT_COUNT] = { "pid",    "uid",     "cmd",      "hits",
+						    "misses", "dirties", "read_hit", "write_hit" };
+static const char *const sort_titles[SORT_COUNT] = { "PID",    "UID",     "CMD",       "HITS",
+						     "MISSES", "DIRTIES", "READ_HIT%", "WRITE_HIT%" };
 
 /* The columns: the table's for people, the JSON line's keys (and CSV's header, the same) in their order. */
 enum column {
 	C_TIME_NS, C_INTERVAL_NS, C_MODE, C_MECHANISM, C_BUFFERS, C_CACHED, C_DROPPED, /* the interval's own */
 	C_PID, C_USER, C_UID, C_COMM, C_FILE, C_CGROUP,                    /* the row's name, by --files, --cgroup */
-	C_CONTAINER,                                                        /* its container: CONTAINER_COLUMNS of them */
+	/* its container: CONTAINER_COLUMNS of them */
+	C_CONTAINER,
 	C_HITS = C_CONTAINER + CONTAINER_COLUMNS, C_MISSES, C_DIRTIES, C_READ_HIT, C_WRITE_HIT, C_ACCESSES, C_READS,
 	C_MAPS, C_WRITE_MISSES, C_EVICTIONS, C_REFAULTS, C_COUNT
 };
@@ -62,8 +78,8 @@ static const struct out_column all_columns[C_COUNT] = {
 	[C_HITS] = { "hits", "HITS", NULL, OUT_COUNT, true, "pages read or mapped that were cached", .width = 8 },
 	[C_MISSES] = { "misses", "MISSES", NULL, OUT_COUNT, true, "pages added to the cache", .width = 8 },
 	[C_DIRTIES] = { "dirties", "DIRTIES", NULL, OUT_COUNT, true, "pages dirtied", .width = 8 },
-	[C_READ_HIT] = { "read_hit", "READ_HIT%", NULL, OUT_RATIO, true, "hits / accesses, 0-1 (a percentage in tables)", .decimals = 1,
-			 .width = 10 },
+	[C_READ_HIT] = { "read_hit", "READ_HIT%", NULL, OUT_RATIO, true,
+			 "hits / accesses, 0-1 (a percentage in tables)", .decimals = 1, .width = 10 },
 	[C_WRITE_HIT] = { "write_hit", "WRITE_HIT%", NULL, OUT_RATIO, true, "(dirties - write misses) / dirties, 0-1",
 			  .decimals = 1, .width = 10 },
 	[C_ACCESSES] = { "accesses", "ACCESSES", NULL, OUT_COUNT, true, "pages read or mapped",
@@ -200,8 +216,8 @@ static void derive(struct top_row *row)
 
 	row->hits = cachestat_hits(&row->c);
 	row->read_hit = percent_or_unknown(row->hits < accesses ? row->hits : accesses, accesses);
-	row->write_hit = percent_or_unknown(row->c.dirties > row->c.write_misses ? row->c.dirties - row->c.write_misses : 0,
-					    row->c.dirties);
+	row->write_hit = percent_or_unknown(
+	    row->c.dirties > row->c.write_misses ? row->c.dirties - row->c.write_misses : 0, row->c.dirties);
 }
 
 /* ---- Names ------------------------------------------------------------------------------- */
@@ -259,7 +275,8 @@ static void gather_bpf(struct top *t)
 		for (size_t i = 0; i < n; i++)
 			ids[i] = (struct file_id){ files[i].dev, files[i].ino };
 		if (!inode_names_ask(&t->names, ids, n) && !t->naming_failed) {
-			warn_msg("files: no process to look for their paths (%s): shown by device and inode", strerror(errno));
+			warn_msg("files: no process to look for their paths (%s): shown by device and inode",
+				 strerror(errno));
 			t->naming_failed = true;
 		}
 		free(ids);
@@ -268,7 +285,8 @@ static void gather_bpf(struct top *t)
 			char unknown[64];
 
 			derive(&row);
-			add_row(t, &row, inode_names_get(&t->names, files[i].dev, files[i].ino, unknown, sizeof(unknown)));
+			add_row(t, &row,
+				inode_names_get(&t->names, files[i].dev, files[i].ino, unknown, sizeof(unknown)));
 		}
 		free(files);
 		return;
@@ -343,7 +361,10 @@ static int proc_uid_read(uint32_t pid, uint32_t *uid)
 	return 0;
 }
 
-/* In a replay, a recorded file that is there but not understood is said (the process is left out), and fails the run. */
+/*
+ * In a replay, a recorded file that is there but not understood is said (the process is left out),
+ * and fails the run.
+ */
 static void replay_damaged(struct top *t, uint32_t pid, const char *files, int rc)
 {
 	if (!t->replay || rc != -EINVAL)
@@ -604,7 +625,8 @@ static const struct top_narrow narrow_steps[] = {
 
 static void draw_screen(const struct top *t, const char *note)
 {
-	top_screen_draw(write_screen, t, t->columns, C_COUNT, note, narrow_steps, sizeof(narrow_steps) / sizeof(narrow_steps[0]));
+	top_screen_draw(write_screen, t, t->columns, C_COUNT, note, narrow_steps,
+			sizeof(narrow_steps) / sizeof(narrow_steps[0]));
 }
 
 /* The keys changed the order: the rows sorted again, and drawn. */
@@ -831,7 +853,8 @@ int cmd_cachetop(int argc, char **argv)
 					warn_msg("the table of %s is full: some events only in the totals",
 						 t.by == BY_FILE ? "files (65536)" : "processes (16384)");
 				if (t.screen)
-					snprintf(note, sizeof(note), "the table is full: %llu events counted in the totals only",
+					snprintf(note, sizeof(note),
+						 "the table is full: %llu events counted in the totals only",
 						 (unsigned long long)totals.dropped);
 				t.dropped_now = totals.dropped - t.dropped;
 				t.dropped = totals.dropped;

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* command.h: what the commands share: their entry points (the command table), --help and --version; and what the file commands (pcstat, evict, warm) share: walk options, messages, the file table. */
+/*
+ * command.h: what the commands share: their entry points (the command table), --help and --version;
+ * and what the file commands (pcstat, evict, warm) share: walk options, messages, the file table.
+ */
 #ifndef IOLENS_CMD_COMMAND_H
 #define IOLENS_CMD_COMMAND_H
 

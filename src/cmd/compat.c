@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* compat.c: links named after the peer tools take their flags: classic pcstat's flags (one dash or two) and its outputs. */
+/*
+ * compat.c: links named after the peer tools take their flags: classic pcstat's flags (one dash or
+ * two) and its outputs.
+ */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -309,7 +312,8 @@ static void go_time(int64_t seconds, long nanoseconds, char *out, size_t len)
 	if (offset == 0)
 		snprintf(zone, sizeof(zone), "Z");
 	else
-		snprintf(zone, sizeof(zone), "%c%02ld:%02ld", offset < 0 ? '-' : '+', labs(offset) / 60, labs(offset) % 60);
+		snprintf(zone, sizeof(zone), "%c%02ld:%02ld", offset < 0 ? '-' : '+', labs(offset) / 60,
+			 labs(offset) % 60);
 	used = strftime(out, len, "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(out + used, len - used, "%s%s", fraction, zone);
 }
@@ -378,7 +382,8 @@ static void print_json(const struct classic *c)
 		if (c->flags->pps && file->pages) {
 			fputs(",\"status\":[", stdout);
 			for (uint64_t page = 0; page < file->pages; page++)
-				fputs(page ? (file->status[page] ? ",true" : ",false") : (file->status[page] ? "true" : "false"),
+				fputs(page ? (file->status[page] ? ",true" : ",false")
+					   : (file->status[page] ? "true" : "false"),
 				      stdout);
 			fputs("]}", stdout);
 		} else {

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* doctor.c: iolens doctor: the I/O diagnosis a person would make: a snapshot of the machine over a window of seconds, judged by rules (src/doctor/rules), the findings written as text or JSON. */
+/*
+ * doctor.c: iolens doctor: the I/O diagnosis a person would make: a snapshot of the machine over a
+ * window of seconds, judged by rules (src/doctor/rules), the findings written as text or JSON.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -176,13 +179,14 @@ static size_t filter_findings(struct doctor *d, struct doctor_accepted **out)
 		paths[npaths++] = doctor_field_text(&f->data, "segment");
 		a = doctor_config_accepted(&d->config, f->rule, comm, paths, npaths);
 		if (!a && doctor_field_text(&f->data, "service"))
-			a = doctor_config_accepted(&d->config, f->rule, doctor_field_text(&f->data, "service"), NULL, 0);
+			a = doctor_config_accepted(&d->config, f->rule, doctor_field_text(&f->data, "service"), NULL,
+						   0);
 		if (a) {
 			*out = xrealloc(*out, (n + 1) * sizeof(**out));
 			(*out)[n].rule = f->rule;
 			snprintf((*out)[n].what, sizeof((*out)[n].what), "%s", f->what);
-			snprintf((*out)[n].by, sizeof((*out)[n].by), "accept %s %s=%s (%s)", a->rule, a->path ? "path" : "comm",
-				 a->value, a->source);
+			snprintf((*out)[n].by, sizeof((*out)[n].by), "accept %s %s=%s (%s)", a->rule,
+				 a->path ? "path" : "comm", a->value, a->source);
 			n++;
 			doctor_fields_free(&f->data);
 			continue;
@@ -217,7 +221,8 @@ static int record_snapshot(const struct doctor_snapshot *snapshot, const char *p
 		warn_msg("%s: %s", printable_name(path), why);
 		return -1;
 	}
-	if (fstat(out.fd, &st) != 0 || !S_ISREG(st.st_mode) || ftruncate(out.fd, 0) != 0 || !(file = fdopen(out.fd, "w"))) {
+	if (fstat(out.fd, &st) != 0 || !S_ISREG(st.st_mode) || ftruncate(out.fd, 0) != 0 ||
+	    !(file = fdopen(out.fd, "w"))) {
 		warn_msg("%s: not a regular file that can be written", printable_name(path));
 		path_output_close(&out, true);
 		return -1;
@@ -297,11 +302,16 @@ int cmd_doctor(int argc, char **argv)
 			size_t n = strlen(optarg) + 16;
 			char *statement = xcalloc(1, n);
 
-			snprintf(statement, n, "%s%s", opt == OPT_DISABLE ? "disable " : opt == OPT_ACCEPT ? "accept " : "",
+			snprintf(statement, n, "%s%s",
+				 opt == OPT_DISABLE      ? "disable "
+				     : opt == OPT_ACCEPT ? "accept "
+							 : "",
 				 optarg);
 			statements = xrealloc(statements, (nstatements + 1) * sizeof(*statements));
 			statements[nstatements].text = statement;
-			statements[nstatements++].flag = opt == OPT_DISABLE ? "--disable" : opt == OPT_ACCEPT ? "--accept" : "--set";
+			statements[nstatements++].flag = opt == OPT_DISABLE ? "--disable"
+			    : opt == OPT_ACCEPT                             ? "--accept"
+									    : "--set";
 			break;
 		}
 		case 'v':
@@ -332,8 +342,8 @@ int cmd_doctor(int argc, char **argv)
 	if (config_path && doctor_config_load(&d.config, config_path, config_given, why, sizeof(why)) < 0)
 		usage_error("%s", why);
 	for (size_t i = 0; i < nstatements; i++) {
-		if (doctor_config_statement(&d.config, statements[i].text, strlen(statements[i].text), statements[i].flag,
-					    why, sizeof(why)) != 0)
+		if (doctor_config_statement(&d.config, statements[i].text, strlen(statements[i].text),
+					    statements[i].flag, why, sizeof(why)) != 0)
 			usage_error("%s", why);
 		free(statements[i].text);
 	}
@@ -363,7 +373,9 @@ int cmd_doctor(int argc, char **argv)
 		.seconds = d.seconds,
 		.cache_mode = snapshot.cache_ebpf ? "ebpf" : "procfs",
 		.cache_mechanism = snapshot.cache_ebpf && snapshot.cache_mechanism[0] ? snapshot.cache_mechanism : NULL,
-		.odirect_mode = doctor_config_disabled(&d.config, "odirect") ? "off" : snapshot.odirect_ebpf ? "ebpf" : "fdinfo",
+		.odirect_mode = doctor_config_disabled(&d.config, "odirect") ? "off"
+		    : snapshot.odirect_ebpf                                  ? "ebpf"
+									     : "fdinfo",
 		.bio_mode = snapshot.bio_known ? "ebpf" : "procfs",
 		.bio_mechanism = snapshot.bio_known && snapshot.bio_mechanism[0] ? snapshot.bio_mechanism : NULL,
 		.findings = &d.findings,

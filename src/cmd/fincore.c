@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* fincore.c: a link named fincore takes util-linux fincore's options and columns, with fincore's meanings (PAGES is resident pages there). */
+/*
+ * fincore.c: a link named fincore takes util-linux fincore's options and columns, with fincore's
+ * meanings (PAGES is resident pages there).
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <libsmartcols.h>
@@ -51,7 +54,8 @@ static const struct {
 	[COL_DIRTY] = { "DIRTY", 5, SCOLS_FL_RIGHT, KIND_BYTES, "number of dirty pages in bytes" },
 	[COL_WRITEBACK_PAGES] = { "WRITEBACK_PAGES", 1, SCOLS_FL_RIGHT, KIND_PAGES,
 				  "number of pages marked for writeback" },
-	[COL_WRITEBACK] = { "WRITEBACK", 5, SCOLS_FL_RIGHT, KIND_BYTES, "number of pages marked for writeback in bytes" },
+	[COL_WRITEBACK] = { "WRITEBACK", 5, SCOLS_FL_RIGHT, KIND_BYTES,
+			    "number of pages marked for writeback in bytes" },
 	[COL_EVICTED_PAGES] = { "EVICTED_PAGES", 1, SCOLS_FL_RIGHT, KIND_PAGES, "number of evicted pages" },
 	[COL_EVICTED] = { "EVICTED", 5, SCOLS_FL_RIGHT, KIND_BYTES, "number of evicted pages in bytes" },
 	[COL_RECENTLY_EVICTED_PAGES] = { "RECENTLY_EVICTED_PAGES", 1, SCOLS_FL_RIGHT, KIND_PAGES,
@@ -238,7 +242,8 @@ static void add_row(struct fincore *f, const struct files_entry *entry, const st
 			break;
 		case COL_PAGES:
 		case COL_RES:
-			set_cell(f, line, n, infos[column].kind, column == COL_RES ? stat.cached * page : stat.cached, known);
+			set_cell(f, line, n, infos[column].kind, column == COL_RES ? stat.cached * page : stat.cached,
+				 known);
 			break;
 		default: {
 			uint64_t pages = column <= COL_DIRTY ? stat.dirty : column <= COL_WRITEBACK ? stat.writeback
@@ -246,8 +251,8 @@ static void add_row(struct fincore *f, const struct files_entry *entry, const st
 
 			if (known && !detail)
 				f->detail_missing = true;
-			set_cell(f, line, n, infos[column].kind, infos[column].kind == KIND_BYTES ? pages * page : pages,
-				 detail);
+			set_cell(f, line, n, infos[column].kind,
+				 infos[column].kind == KIND_BYTES ? pages * page : pages, detail);
 		}
 		}
 	}
@@ -333,8 +338,8 @@ int cmd_fincore(int argc, char **argv)
 	scols_table_enable_noheadings(f.table, no_headings);
 	for (size_t n = 0; n < f.ncolumns; n++) {
 		int column = f.columns[n];
-		struct libscols_column *cl = scols_table_new_column(f.table, infos[column].name, infos[column].width_hint,
-								    infos[column].flags);
+		struct libscols_column *cl =
+		    scols_table_new_column(f.table, infos[column].name, infos[column].width_hint, infos[column].flags);
 		if (!cl)
 			out_of_memory();
 		if (json)

@@ -432,7 +432,8 @@ static void write_disk_header(int hpart)
 			if (hpart == 3 || !hpart)
 				printf("     d/s    %sd%s/s   drqm/s  %%drqm d_await dareq-sz", spc, u);
 			if (hpart == 4 || !hpart)
-				printf("     f/s f_await  aqu-sz  %%util%s", o.latency ? "   r_p50   r_p99   w_p50   w_p99" : "");
+				printf("     f/s f_await  aqu-sz  %%util%s",
+				       o.latency ? "   r_p50   r_p99   w_p50   w_p99" : "");
 		}
 	} else if (o.short_output)
 		printf("      tps   %s%s_read/s    %s%s_w+d/s   %s%s_read    %s%s_w+d", spc, u, spc, u, spc, u, spc, u);
@@ -505,17 +506,20 @@ static void write_ext(const struct disk_stats *j, const struct disk_stats *i, ui
 	uint64_t fl_ios = i->fl_ios - j->fl_ios;
 	double f_s = s_value(j->fl_ios, i->fl_ios, itv);
 	double f_await = fl_ios ? (uint32_t)((uint32_t)i->fl_ticks - (uint32_t)j->fl_ticks) / (double)fl_ios : 0.0;
-	double aqu = (double)(uint32_t)((uint32_t)i->time_in_queue - (uint32_t)j->time_in_queue) / (double)itv * 100 / 1000.0;
+	double aqu =
+	    (double)(uint32_t)((uint32_t)i->time_in_queue - (uint32_t)j->time_in_queue) / (double)itv * 100 / 1000.0;
 	double util = (double)(uint32_t)((uint32_t)i->io_ticks - (uint32_t)j->io_ticks) / (double)itv * 100 / 10.0;
 	/* The short report: every direction together (flushes are not requests of their own). */
 	uint64_t nr0 = j->rd_ios + j->wr_ios + j->dc_ios, nr1 = i->rd_ios + i->wr_ios + i->dc_ios;
-	uint32_t ticks = ((uint32_t)i->rd_ticks - (uint32_t)j->rd_ticks) + ((uint32_t)i->wr_ticks - (uint32_t)j->wr_ticks) +
-			 ((uint32_t)i->dc_ticks - (uint32_t)j->dc_ticks);
-	uint64_t sect = (i->rd_sectors - j->rd_sectors) + (i->wr_sectors - j->wr_sectors) + (i->dc_sectors - j->dc_sectors);
+	uint32_t ticks = ((uint32_t)i->rd_ticks - (uint32_t)j->rd_ticks) +
+	    ((uint32_t)i->wr_ticks - (uint32_t)j->wr_ticks) + ((uint32_t)i->dc_ticks - (uint32_t)j->dc_ticks);
+	uint64_t sect =
+	    (i->rd_sectors - j->rd_sectors) + (i->wr_sectors - j->wr_sectors) + (i->dc_sectors - j->dc_sectors);
 	double await = nr1 - nr0 ? ticks / (double)(nr1 - nr0) : 0.0;
 	double arqsz = nr1 - nr0 ? sect / (double)(nr1 - nr0) : 0.0;
 	double tps = s_value(nr0, nr1, itv);
-	double rqm = s_value(j->rd_merges + j->wr_merges + j->dc_merges, i->rd_merges + i->wr_merges + i->dc_merges, itv);
+	double rqm =
+	    s_value(j->rd_merges + j->wr_merges + j->dc_merges, i->rd_merges + i->wr_merges + i->dc_merges, itv);
 	double sectors = r.sectors_s + w.sectors_s + dc.sectors_s;
 
 	if (o.json) {
@@ -528,7 +532,8 @@ static void write_ext(const struct disk_stats *j, const struct disk_stats *i, ui
 			       "\"areq-sz\": %.2f, \"aqu-sz\": %.2f, ",
 			       tps, u, sectors / fctr, rqm, await, arqsz / 2, aqu);
 		else {
-			printf("\"r/s\": %.2f, \"w/s\": %.2f, \"d/s\": %.2f, \"f/s\": %.2f, ", r.ios_s, w.ios_s, dc.ios_s, f_s);
+			printf("\"r/s\": %.2f, \"w/s\": %.2f, \"d/s\": %.2f, \"f/s\": %.2f, ", r.ios_s, w.ios_s,
+			       dc.ios_s, f_s);
 			printf("\"r%s/s\": %.2f, \"w%s/s\": %.2f, \"d%s/s\": %.2f, ", u, r.sectors_s / fctr, u,
 			       w.sectors_s / fctr, u, dc.sectors_s / fctr);
 			printf("\"rrqm/s\": %.2f, \"wrqm/s\": %.2f, \"drqm/s\": %.2f, "
@@ -536,8 +541,8 @@ static void write_ext(const struct disk_stats *j, const struct disk_stats *i, ui
 			       "\"r_await\": %.2f, \"w_await\": %.2f, \"d_await\": %.2f, \"f_await\": %.2f, "
 			       "\"rareq-sz\": %.2f, \"wareq-sz\": %.2f, \"dareq-sz\": %.2f, "
 			       "\"aqu-sz\": %.2f, ",
-			       r.merges_s, w.merges_s, dc.merges_s, r.merges_pc, w.merges_pc, dc.merges_pc, r.await, w.await,
-			       dc.await, f_await, r.arqsz / 2, w.arqsz / 2, dc.arqsz / 2, aqu);
+			       r.merges_s, w.merges_s, dc.merges_s, r.merges_pc, w.merges_pc, dc.merges_pc, r.await,
+			       w.await, dc.await, f_await, r.arqsz / 2, w.arqsz / 2, dc.arqsz / 2, aqu);
 		}
 		printf("\"util\": %.2f", util);
 		for (int k = 0; o.latency && !o.short_output && k < 4; k++)
@@ -728,7 +733,8 @@ static void write_stats(int curr, const struct cpu_sample cpu[2], const uint64_t
 				    i->dc_ios == j->dc_ios && i->fl_ios == j->fl_ios)
 					continue;
 				/* Removed and added again: its counters started over. */
-				if (i->rd_ios + i->wr_ios + i->dc_ios + i->fl_ios < j->rd_ios + j->wr_ios + j->dc_ios + j->fl_ios &&
+				if (i->rd_ios + i->wr_ios + i->dc_ios + i->fl_ios <
+					j->rd_ios + j->wr_ios + j->dc_ios + j->fl_ios &&
 				    (!j->rd_sectors || i->rd_sectors < j->rd_sectors) &&
 				    (!j->wr_sectors || i->wr_sectors < j->wr_sectors) &&
 				    (!j->dc_sectors || i->dc_sectors < j->dc_sectors))
@@ -891,7 +897,8 @@ static void parse_options(int argc, char **argv)
 					o.omit_idle = true;
 					break;
 				case 'V':
-					printf("iostat (iolens %s): sysstat iostat's options and reports\n", IOLENS_VERSION);
+					printf("iostat (iolens %s): sysstat iostat's options and reports\n",
+					       IOLENS_VERSION);
 					exit(EXIT_OK);
 				case 'H':
 					iostat_usage_error("-H is iostat's, not taken through this link");
@@ -997,14 +1004,14 @@ int cmd_iostat(int argc, char **argv)
 
 	procstat_free(&stat);
 	if (!o.json)
-		printf("%s %s (%s) \t%s \t_%s_\t(%d CPU)\n\n", uts.sysname, uts.release, uts.nodename, date, uts.machine,
-		       ncpu);
+		printf("%s %s (%s) \t%s \t_%s_\t(%d CPU)\n\n", uts.sysname, uts.release, uts.nodename, date,
+		       uts.machine, ncpu);
 	else {
 		printf("{\"sysstat\": {\n\t\"hosts\": [\n\t\t{\n");
 		printf("\t\t\t\"nodename\": \"%s\",\n\t\t\t\"sysname\": \"%s\",\n\t\t\t\"release\": \"%s\",\n",
 		       uts.nodename, uts.sysname, uts.release);
-		printf("\t\t\t\"machine\": \"%s\",\n\t\t\t\"number-of-cpus\": %d,\n\t\t\t\"date\": \"%s\",\n", uts.machine,
-		       ncpu, date);
+		printf("\t\t\t\"machine\": \"%s\",\n\t\t\t\"number-of-cpus\": %d,\n\t\t\t\"date\": \"%s\",\n",
+		       uts.machine, ncpu, date);
 		printf("\t\t\t\"statistics\": [\n");
 	}
 	fflush(stdout);

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* top_screen.c: the full screen of cachetop and biotop: their plain lines drawn by ncurses (opened with dlopen), keys to sort and quit. */
+/*
+ * top_screen.c: the full screen of cachetop and biotop: their plain lines drawn by ncurses (opened
+ * with dlopen), keys to sort and quit.
+ */
 #include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +43,8 @@ size_t top_line_width(const struct out_column *columns, size_t ncolumns)
 	for (int last = 0; last < 2; last++)
 		for (size_t i = 0; i < ncolumns; i++) {
 			const struct out_column *col = &columns[i];
-			size_t title = text_width(col->header), cell = (size_t)(col->width < 0 ? -(long)col->width : col->width);
+			size_t title = text_width(col->header),
+			       cell = (size_t)(col->width < 0 ? -(long)col->width : col->width);
 
 			if (!col->is_default || (col->where != OUT_EVERYWHERE && col->where != OUT_TABLE_ONLY) ||
 			    (col->width == 0) != last)
@@ -96,7 +100,8 @@ void top_screen_draw(top_screen_write *write, const void *context, const struct 
 			continue;
 		}
 		col->is_default = false;
-		used += (size_t)snprintf(hidden + used, sizeof(hidden) - used, "%s%s", used ? " " : "not shown (a wider terminal has room): ", col->header);
+		used += (size_t)snprintf(hidden + used, sizeof(hidden) - used, "%s%s",
+					 used ? " " : "not shown (a wider terminal has room): ", col->header);
 		if (used >= sizeof(hidden))
 			used = sizeof(hidden) - 1;
 	}
@@ -134,7 +139,8 @@ void top_screen_draw(top_screen_write *write, const void *context, const struct 
 	refresh();
 }
 
-bool top_screen_wait(uint64_t deadline, int *sort, int sorts, bool *reverse, void (*redraw)(void *context), void *context)
+bool top_screen_wait(uint64_t deadline, int *sort, int sorts, bool *reverse, void (*redraw)(void *context),
+		     void *context)
 {
 	for (;;) {
 		uint64_t now = monotonic_ns();

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* top_screen.h: the full screen cachetop and biotop share (ncurses through curses_dl): the lines plain output prints, placed, and the keys that sort them. */
+/*
+ * top_screen.h: the full screen cachetop and biotop share (ncurses through curses_dl): the lines
+ * plain output prints, placed, and the keys that sort them.
+ */
 #ifndef IOLENS_CMD_TOP_SCREEN_H
 #define IOLENS_CMD_TOP_SCREEN_H
 
@@ -42,6 +45,7 @@ size_t top_line_width(const struct out_column *columns, size_t ncolumns);
  * among sorts keys, r flips *reverse, and then (or when the terminal changes size) redraw is
  * called. False when q or a signal says to quit.
  */
-bool top_screen_wait(uint64_t deadline, int *sort, int sorts, bool *reverse, void (*redraw)(void *context), void *context);
+bool top_screen_wait(uint64_t deadline, int *sort, int sorts, bool *reverse, void (*redraw)(void *context),
+		     void *context);
 
 #endif

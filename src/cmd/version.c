@@ -184,8 +184,13 @@ static void print_text(const struct feature *features, size_t n, bool probe)
 			bool used = f->mechanism && !strcmp(f->mechanism, w->name) && (f->ebpf || !probe);
 
 			printf("  %-15s %s%s%s\n", w->name,
-			       w->can ? "can" : w->maybe ? "may (the BTF has what it needs; not loaded)" : "cannot: ",
-			       w->can || w->maybe ? "" : *w->why_not ? w->why_not : "?", used ? (probe ? ", used" : ", would be used") : "");
+			       w->can         ? "can"
+				   : w->maybe ? "may (the BTF has what it needs; not loaded)"
+					      : "cannot: ",
+			       w->can || w->maybe ? ""
+				   : *w->why_not  ? w->why_not
+						  : "?",
+			       used ? (probe ? ", used" : ", would be used") : "");
 		}
 		if (*f->caveat && f->ebpf)
 			printf("  note: %s\n", f->caveat);

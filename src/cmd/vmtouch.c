@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* vmtouch.c: a link named vmtouch takes vmtouch's flags (-t -e -l -L -v -q -m -p -i -I -b -0 -f -F -h), walks as it walks and prints its summary and warnings. */
+/*
+ * vmtouch.c: a link named vmtouch takes vmtouch's flags (-t -e -l -L -v -q -m -p -i -I -b -0 -f -F
+ * -h), walks as it walks and prints its summary and warnings.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -517,8 +520,9 @@ int cmd_vmtouch(int argc, char **argv)
 			break;
 		case 'd':
 		case 'w':
-			usage_error("-%c: daemon mode is not supported here: run '%s -l' under systemd, nohup or setsid",
-				    opt, program_name);
+			usage_error(
+			    "-%c: daemon mode is not supported here: run '%s -l' under systemd, nohup or setsid", opt,
+			    program_name);
 		default:
 			vmtouch_usage(stderr, EXIT_USAGE);
 		}
@@ -572,7 +576,8 @@ int cmd_vmtouch(int argc, char **argv)
 			return EXIT_FAIL;
 		}
 		if (!vt.quiet)
-			printf("LOCKED %llu pages (%s)\n", (unsigned long long)vt.pages, pretty_size(vt.pages * page_size()));
+			printf("LOCKED %llu pages (%s)\n", (unsigned long long)vt.pages,
+			       pretty_size(vt.pages * page_size()));
 		fflush(stdout);
 		struct path_output pidfile_out = { .fd = -1, .dir_fd = -1 };
 		char why[512];
@@ -587,9 +592,11 @@ int cmd_vmtouch(int argc, char **argv)
 		printf("           Files: %llu\n", (unsigned long long)vt.files);
 		printf("     Directories: %llu\n", (unsigned long long)vt.directories);
 		if (vt.touch) {
-			printf("   Touched Pages: %llu (%s)\n", (unsigned long long)vt.pages, pretty_size(vt.pages * page_size()));
+			printf("   Touched Pages: %llu (%s)\n", (unsigned long long)vt.pages,
+			       pretty_size(vt.pages * page_size()));
 		} else if (vt.evict) {
-			printf("   Evicted Pages: %llu (%s)\n", (unsigned long long)vt.pages, pretty_size(vt.pages * page_size()));
+			printf("   Evicted Pages: %llu (%s)\n", (unsigned long long)vt.pages,
+			       pretty_size(vt.pages * page_size()));
 		} else {
 			printf("  Resident Pages: %llu/%llu  ", (unsigned long long)vt.pages_resident,
 			       (unsigned long long)vt.pages);

@@ -52,7 +52,8 @@ static const struct out_column columns[COL_COUNT] = {
 	[COL_OP] = { "op", "op", NULL, OUT_TEXT, true, "the operation: NAME(NUMBER), or TOTAL" },
 	[COL_NAME] = { "name", "name", NULL, OUT_TEXT, false, "the operation's name alone" },
 	[COL_NUMBER] = { "number", "number", NULL, OUT_COUNT, false, "the operation's number, when it has one" },
-	[COL_INFLIGHT] = { "inflight", "inflt", NULL, OUT_COUNT, true, "requests in flight at the end of the interval" },
+	[COL_INFLIGHT] = { "inflight", "inflt", NULL, OUT_COUNT, true,
+			   "requests in flight at the end of the interval" },
 	[COL_COMPLETIONS] = { "completions", "ops", NULL, OUT_COUNT, false, "requests completed in the interval" },
 	[COL_OPS_PER_S] = { "ops_per_s", "op/s", NULL, OUT_FLOAT, true, "requests completed per second" },
 	[COL_SVCTM] = { "svctm_ns", "svctm/us", NULL, OUT_USEC, true, "mean service time" },
@@ -72,8 +73,9 @@ static const struct out_column columns[COL_COUNT] = {
 /* What JSON and CSV show when -o does not choose: everything a program may want. */
 static const char json_columns[] = "op,name,number,inflight,completions,ops_per_s,svctm_ns,p50_ns,p99_ns,max_ns,"
 				   "util,errors,errors_per_s,bytes,bytes_per_s,state,hang_ns";
-static const char csv_columns[] = "time_ns,service,pid,uid,user,op,inflight,completions,ops_per_s,svctm_ns,p50_ns,p99_ns,"
-				  "max_ns,util,errors,errors_per_s,bytes,bytes_per_s,state,hang_ns";
+static const char csv_columns[] =
+    "time_ns,service,pid,uid,user,op,inflight,completions,ops_per_s,svctm_ns,p50_ns,p99_ns,"
+    "max_ns,util,errors,errors_per_s,bytes,bytes_per_s,state,hang_ns";
 
 enum target_kind { TARGET_ALL, TARGET_PATH, TARGET_PID, TARGET_SERVICE };
 
@@ -94,7 +96,8 @@ struct vstat {
 	struct key_map files;       /* (dev, ino) -> its segment (a file found by two paths is shown once) */
 	struct segment_dir *dir;    /* the directory, looked at round after round */
 	struct segment_round round; /* the pass under way over the segments */
-	struct departed { char service[64]; uid_t uid; pid_t pid; } *departed; /* gone: a new one of theirs is a restart */
+	/* gone: a new one of theirs is a restart */
+	struct departed { char service[64]; uid_t uid; pid_t pid; } *departed;
 	struct told { dev_t dev; ino_t ino; int error; } *told; /* problems said: each file's once a run */
 	size_t ntold;
 	size_t ndeparted;
@@ -209,8 +212,8 @@ static void report_problem(const struct segment_problem *p, void *context)
 	if (p->error == -EAGAIN && vs->target_kind != TARGET_PATH) {
 		if (vs->quiet || vs->cleaning || lstat(p->path, &st) != 0 || time(NULL) - st.st_mtime < HALF_MADE_AGE)
 			return;
-		warn_msg("%s: left half made %llu s ago (--clean removes it once nobody holds it)", printable_name(p->path),
-			 (unsigned long long)(time(NULL) - st.st_mtime));
+		warn_msg("%s: left half made %llu s ago (--clean removes it once nobody holds it)",
+			 printable_name(p->path), (unsigned long long)(time(NULL) - st.st_mtime));
 		vs->failed |= fails;
 		return;
 	}
@@ -220,7 +223,8 @@ static void report_problem(const struct segment_problem *p, void *context)
 	/* Said once for a file, not at every report (at most TOLD_MAX files remembered). */
 	if (lstat(p->path, &st) == 0) {
 		for (size_t i = 0; i < vs->ntold; i++)
-			if (vs->told[i].dev == st.st_dev && vs->told[i].ino == st.st_ino && vs->told[i].error == p->error)
+			if (vs->told[i].dev == st.st_dev && vs->told[i].ino == st.st_ino &&
+			    vs->told[i].error == p->error)
 				return;
 		if (vs->ntold < TOLD_MAX) {
 			vs->told = xrealloc(vs->told, (vs->ntold + 1) * sizeof(*vs->told));
@@ -352,7 +356,8 @@ static void note_arrived(struct vstat *vs, struct segment *segment)
 			warn_msg("%s: restarted: pid %d is gone, pid %d took its place (user %s)",
 				 segment->info->service, (int)vs->departed[i].pid, (int)segment->pid,
 				 segment_user_name(segment->info->uid));
-			memmove(&vs->departed[i], &vs->departed[i + 1], (vs->ndeparted - i - 1) * sizeof(*vs->departed));
+			memmove(&vs->departed[i], &vs->departed[i + 1],
+				(vs->ndeparted - i - 1) * sizeof(*vs->departed));
 			vs->ndeparted--;
 			return;
 		}
@@ -657,7 +662,10 @@ static void segment_rows(struct vstat *vs, struct segment *segment, struct out_t
 
 static const char *state_name(enum segment_state state)
 {
-	return state == SEGMENT_LIVE ? "live" : state == SEGMENT_STALE ? "stale" : state == SEGMENT_UNTRUSTED ? "untrusted" : "unknown";
+	return state == SEGMENT_LIVE     ? "live"
+	    : state == SEGMENT_STALE     ? "stale"
+	    : state == SEGMENT_UNTRUSTED ? "untrusted"
+					 : "unknown";
 }
 
 /* Samples every segment listed; those that fail are dropped after their message. */
@@ -673,7 +681,8 @@ static void sample_all(struct vstat *vs)
 		if (was == SEGMENT_LIVE && segment->state == SEGMENT_STALE && vs->target_kind != TARGET_PATH)
 			note_departed(vs, segment);
 		/* (one released is not sampled: its numbers are not shown) */
-		if (listed(vs, segment) && segment->reader && segment_sample(segment, &vs->round, report_problem, vs) != 0) {
+		if (listed(vs, segment) && segment->reader &&
+		    segment_sample(segment, &vs->round, report_problem, vs) != 0) {
 			drop_segment(vs, segment);
 			continue;
 		}
@@ -685,7 +694,8 @@ static void sample_all(struct vstat *vs)
 	for (size_t i = 0; i < vs->nsegments; i++) {
 		struct segment *segment = vs->segments[i];
 
-		if (segment->evicted && (!listed(vs, segment) || segment_sample(segment, &vs->round, report_problem, vs))) {
+		if (segment->evicted &&
+		    (!listed(vs, segment) || segment_sample(segment, &vs->round, report_problem, vs))) {
 			drop_segment(vs, segment);
 			continue;
 		}
@@ -1052,13 +1062,17 @@ static bool remove_file(struct vstat *vs, const char *path, dev_t dev, ino_t ino
 	return removed;
 }
 
-/* A segment left half made (never ready) by a writer that is gone: old, and nobody holds its lock (remove_file takes it). */
+/*
+ * A segment left half made (never ready) by a writer that is gone: old, and nobody holds its lock
+ * (remove_file takes it).
+ */
 static void clean_half_made(struct vstat *vs, const char *path)
 {
 	struct stat st;
 	uint64_t age;
 
-	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (age = (uint64_t)(time(NULL) - st.st_mtime)) >= HALF_MADE_AGE &&
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (age = (uint64_t)(time(NULL) - st.st_mtime)) >= HALF_MADE_AGE &&
 	    remove_file(vs, path, st.st_dev, st.st_ino))
 		printf("removed %s (half made, %llu s ago, by a writer that is gone)\n", printable_name(path),
 		       (unsigned long long)age);

@@ -396,7 +396,8 @@ static int visit(const struct files_entry *entry, void *context)
 		explain_not_cached(w, entry, pages - after.cached, pages);
 	if (after_rc == 0 && after.cached && S_ISBLK(entry->st.st_mode) && !locked && !stop_signal) {
 		w->devices = xrealloc(w->devices, (w->ndevices + 1) * sizeof(*w->devices));
-		w->devices[w->ndevices++] = (struct warmed_device){ xstrdup(entry->path), offset, length, after.cached };
+		w->devices[w->ndevices++] =
+		    (struct warmed_device){ xstrdup(entry->path), offset, length, after.cached };
 	}
 	return stop_signal ? 1 : 0;
 }
