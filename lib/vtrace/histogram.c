@@ -34,7 +34,8 @@ uint64_t vtrace_histogram_upper(unsigned bucket)
 	return vtrace_histogram_lower(bucket) + ((uint64_t)1 << (exponent - VT_SUB_BITS)) - 1;
 }
 
-uint64_t vt_quantile(const uint64_t *count, unsigned buckets, uint64_t (*lower)(unsigned bucket), uint64_t last_upper, double q)
+uint64_t vt_quantile(const uint64_t *count, unsigned buckets, uint64_t (*lower)(unsigned bucket), uint64_t last_upper,
+		     double q)
 {
 	uint64_t total = 0, rank, seen = 0;
 

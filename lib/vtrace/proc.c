@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* proc.c: a process's start time and state from /proc/PID/stat, read carefully (the command name may hold anything), and a segment's lock. */
+/*
+ * proc.c: a process's start time and state from /proc/PID/stat, read carefully (the command name
+ * may hold anything), and a segment's lock.
+ */
 #include "proc.h"
 
 #include <errno.h>

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* quantile.h: the value at a quantile of counts in buckets, interpolated within its bucket: the one function that gives every percentile of libvtrace's histograms and of biotop's (not public: iolens links libvtrace.a). */
+/*
+ * quantile.h: the value at a quantile of counts in buckets, interpolated within its bucket: the one
+ * function that gives every percentile of libvtrace's histograms and of biotop's (not public:
+ * iolens links libvtrace.a).
+ */
 #ifndef VTRACE_QUANTILE_H
 #define VTRACE_QUANTILE_H
 
@@ -13,6 +17,7 @@
  * that rank: at most its width from it, and near it when many share the bucket (a bucket of one
  * gives its middle). 0 when every count is 0.
  */
-uint64_t vt_quantile(const uint64_t *count, unsigned buckets, uint64_t (*lower)(unsigned bucket), uint64_t last_upper, double q);
+uint64_t vt_quantile(const uint64_t *count, unsigned buckets, uint64_t (*lower)(unsigned bucket), uint64_t last_upper,
+		     double q);
 
 #endif

@@ -137,8 +137,9 @@ static const char *check_header(const struct vt_header *h, uint64_t size)
 			 h->shard_count, VT_MAX_CELLS);
 		return message;
 	}
-	if (h->slots != VT_SLOTS || h->histogram_buckets != VTRACE_HISTOGRAM_BUCKETS || h->tick_shift != VT_TICK_SHIFT ||
-	    h->op_record_size != sizeof(struct vt_op_record) || h->op_stats_size != sizeof(struct vt_op_stats))
+	if (h->slots != VT_SLOTS || h->histogram_buckets != VTRACE_HISTOGRAM_BUCKETS ||
+	    h->tick_shift != VT_TICK_SHIFT || h->op_record_size != sizeof(struct vt_op_record) ||
+	    h->op_stats_size != sizeof(struct vt_op_stats))
 		return "record sizes do not match the layout version";
 	g = vt_geometry(h->op_count, h->shard_count);
 	if (h->ops_offset != g.ops_offset || h->shared_offset != g.shared_offset ||
@@ -348,7 +349,8 @@ static int over_budget(const struct vtrace_reader *r, const char **why)
 {
 	static __thread char message[96];
 
-	snprintf(message, sizeof(message), "took more than %llu ms to read: given up (a segment made to be slow to read?)",
+	snprintf(message, sizeof(message),
+		 "took more than %llu ms to read: given up (a segment made to be slow to read?)",
 		 (unsigned long long)(r->budget_ns / 1000000));
 	*why = message;
 	return -ETIME;
@@ -475,7 +477,8 @@ static int read_pass(struct vtrace_reader *r, struct vtrace_stats *stats, uint32
 		for (uint32_t op = 0; op < h->op_count; op++) {
 			uint64_t at = base + sizeof(struct vt_shard_head) + (uint64_t)op * sizeof(struct vt_op_stats);
 
-			if ((rc = full ? read_op_stats(r, at, r->scratch) : read_at(r, at, r->scratch, COUNTERS_SIZE)) != 0 ||
+			if ((rc = full ? read_op_stats(r, at, r->scratch)
+				       : read_at(r, at, r->scratch, COUNTERS_SIZE)) != 0 ||
 			    (rc = clock_now() > r->deadline ? -ETIME : 0) != 0)
 				return rc;
 			if (full)

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* writer.c: the server side of libvtrace: creates the segment, and counts each request in the calling thread's shard. */
+/*
+ * writer.c: the server side of libvtrace: creates the segment, and counts each request in the
+ * calling thread's shard.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -115,7 +118,8 @@ static void forget_shards_after_fork(void)
 /* The slots of a shard whose owner is gone: what it had in flight never ends. */
 static void clear_slots(const struct vtrace *vt, uint32_t shard)
 {
-	struct vt_op_stats *stats = (struct vt_op_stats *)((char *)shard_head(vt, shard) + sizeof(struct vt_shard_head));
+	struct vt_op_stats *stats =
+	    (struct vt_op_stats *)((char *)shard_head(vt, shard) + sizeof(struct vt_shard_head));
 
 	for (uint32_t op = 0; op < vt->op_count; op++)
 		for (unsigned slot = 0; slot < VT_SLOTS; slot++)
@@ -209,7 +213,8 @@ static uint32_t claim_free_shard(struct vtrace *vt)
 			unsigned bit = (unsigned)__builtin_ctzll(~bits & valid);
 			if (__atomic_compare_exchange_n(claimed, &bits, bits | (1ull << bit), false, __ATOMIC_ACQUIRE,
 							RELAXED)) {
-				uint32_t shard = word * 64 + bit, used = __atomic_load_n(&vt->header->shards_used, RELAXED);
+				uint32_t shard = word * 64 + bit,
+					 used = __atomic_load_n(&vt->header->shards_used, RELAXED);
 				while (used < shard + 1 &&
 				       !__atomic_compare_exchange_n(&vt->header->shards_used, &used, shard + 1, false,
 								    RELAXED, RELAXED))
@@ -561,7 +566,8 @@ static inline __attribute__((always_inline)) void end_counts(struct vt_op_stats 
 	__atomic_store_n(&stats->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
-static inline __attribute__((always_inline)) void clear_slot(const struct vtrace *vt, struct vtrace_token token, const struct thread_entry *entry)
+static inline __attribute__((always_inline)) void clear_slot(const struct vtrace *vt, struct vtrace_token token,
+							     const struct thread_entry *entry)
 {
 	if (token.slot < VT_SLOTS) {
 		char *shard = token.shard == entry->index ? entry->shard : shard_at(vt, token.shard);
@@ -857,7 +863,8 @@ struct vtrace *vtrace_open(const char *service, const struct vtrace_op *ops, uns
 	 * taken first, while nobody else may open the file. Then the mode asked for (the umask
 	 * must not take group read away); the file is sparse.
 	 */
-	if (fcntl(fd, F_OFD_SETLK, &(struct flock){ .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 }) != 0 ||
+	if (fcntl(fd, F_OFD_SETLK,
+		  &(struct flock){ .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 }) != 0 ||
 	    ftruncate(fd, (off_t)g.segment_size) != 0 || fchmod(fd, mode) != 0)
 		goto fail;
 	base = mmap(NULL, g.segment_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* bio.bpf.c: block I/O per process and per cgroup (each request charged to the process that submitted it, counted as it completes, with its latency) and latency histograms per disk, from the block tracepoints. */
+/*
+ * bio.bpf.c: block I/O per process and per cgroup (each request charged to the process that
+ * submitted it, counted as it completes, with its latency) and latency histograms per disk, from
+ * the block tracepoints.
+ */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -355,7 +359,10 @@ static __always_inline __u32 slot_of(__u64 key)
 /* Which latency op a request is, from the group /proc/diskstats counts it in. */
 static __always_inline __u32 latency_op_of(int op)
 {
-	return op == BIO_OPS ? BIO_LAT_FLUSH : op == BIO_DISCARD ? BIO_LAT_DISCARD : op == BIO_WRITE ? BIO_LAT_WRITE : BIO_LAT_READ;
+	return op == BIO_OPS    ? BIO_LAT_FLUSH
+	    : op == BIO_DISCARD ? BIO_LAT_DISCARD
+	    : op == BIO_WRITE   ? BIO_LAT_WRITE
+				: BIO_LAT_READ;
 }
 
 /* Zeros, for new counts: too large (984 bytes) for the stack. */
@@ -477,8 +484,9 @@ static __always_inline void started(__u64 key, int op, __u64 disk, __u32 bytes, 
 		comm[1] = *(__u64 *)&leader->comm[8];
 		lost = entries_lost;
 		last = bpf_map_lookup_elem(&last_starts, &zero);
-		if (!last || last->process.id != who.tgid || last->process.disk != who.disk || last->start_ns != start ||
-		    last->cgroup != who.cgroup || last->comm[0] != comm[0] || last->comm[1] != comm[1] || last->lost != lost) {
+		if (!last || last->process.id != who.tgid || last->process.disk != who.disk ||
+		    last->start_ns != start || last->cgroup != who.cgroup || last->comm[0] != comm[0] ||
+		    last->comm[1] != comm[1] || last->lost != lost) {
 			if (make_entries(&who, start, comm) && last) {
 				last->process.id = who.tgid;
 				last->process.disk = who.disk;
@@ -537,7 +545,10 @@ int BPF_PROG(on_getrq, struct bio *bio)
  */
 #define GETRQ_FIRST_BIOS 4
 
-/* Requests with data completed whole whose start no program saw: started before the counting, or (block_getrq) their first bio's entry not found. */
+/*
+ * Requests with data completed whole whose start no program saw: started before the counting, or
+ * (block_getrq) their first bio's entry not found.
+ */
 __u64 submitter_unseen;
 
 /*
@@ -704,7 +715,8 @@ static __always_inline __u64 index_below(__u32 value, __u32 n)
  */
 static __always_inline void ended_unseen(const struct bio_submitter *who)
 {
-	struct bio_key process = { .id = who->tgid, .disk = who->disk }, of_cgroup = { .id = who->cgroup, .disk = who->disk };
+	struct bio_key process = { .id = who->tgid, .disk = who->disk },
+		       of_cgroup = { .id = who->cgroup, .disk = who->disk };
 	__u32 op = who->op, bytes = who->bytes;
 	struct bio_counts *counts;
 
@@ -730,7 +742,10 @@ static __always_inline void ended_unseen(const struct bio_submitter *who)
 	}
 }
 
-/* A request completed whole, of a process or cgroup: counted, and its latency (start to completion) kept when its start is known. */
+/*
+ * A request completed whole, of a process or cgroup: counted, and its latency (start to completion)
+ * kept when its start is known.
+ */
 static __always_inline void add_request(struct bio_counts *counts, __u32 op, __u64 start_ns, __u64 now)
 {
 	__u64 ns = now - start_ns, small, bucket = bio_small_bucket(ns);
@@ -774,7 +789,10 @@ int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int n
 		return 0; /* (tests) as if the kernel had run no program here */
 	who = recall_request(rq, &place, &key);
 	if (disks_only()) {
-		/* Only disks counted: all from the request but the issue (none for one issued before the counting began). */
+		/*
+		 * Only disks counted: all from the request but the issue (none for one issued
+		 * before the counting began).
+		 */
 		kind = op_of(rq);
 		if (kind < 0 || nr_bytes < rq->__data_len || in_flush_sequence(rq))
 			return 0;
@@ -837,7 +855,10 @@ int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int n
 		if (rq->start_time_ns <= now)
 			start_ns = rq->start_time_ns;
 	} else if (disk && !start_ns) {
-		/* A disk that keeps no start: on_start times its requests from now on (this one's latency is unknown). */
+		/*
+		 * A disk that keeps no start: on_start times its requests from now on (this one's
+		 * latency is unknown).
+		 */
 		__u32 entry = entry_of(disk32(disk));
 
 		if (!untimed_start[entry])
@@ -854,7 +875,10 @@ int BPF_PROG(on_complete, struct request *rq, blk_status_t error, unsigned int n
 		return 0;
 	}
 	if (!start_ns) {
-		/* Nothing to count from: disks alone are timed from the kernel's start, which a queue with iostats 0 does not keep. */
+		/*
+		 * Nothing to count from: disks alone are timed from the kernel's start, which a
+		 * queue with iostats 0 does not keep.
+		 */
 		__sync_fetch_and_add(&disks_not_kept, 1);
 		return 0;
 	}

@@ -116,7 +116,8 @@ struct bio_submitter {
 	__u16 op;         /* enum bio_op, or BIO_OPS for a flush: not counted per process */
 	__u16 latency_op; /* enum bio_latency_op */
 	__u32 slot;       /* its disk's histograms, or BIO_MAX_DISKS: none */
-	__u32 bytes;      /* its size at its start (at its issue, where block_rq_issue is counted): see completions_unseen */
+	/* its size at its start (at its issue, where block_rq_issue is counted): see completions_unseen */
+	__u32 bytes;
 	__u64 start_ns;   /* bpf_ktime_get_ns (CLOCK_MONOTONIC) at block_io_start */
 	__u64 issue_ns;   /* at its last block_rq_issue (a request requeued is issued again), or 0 */
 };
@@ -148,7 +149,8 @@ struct bio_key {
  * CPUs at each request would go back and forth between their caches).
  */
 struct bio_counts {
-	__u64 start_ns;            /* the process's start (its leader's start_boottime): a tgid reused is another process */
+	/* the process's start (its leader's start_boottime): a tgid reused is another process */
+	__u64 start_ns;
 	__u64 since_ns;            /* CLOCK_MONOTONIC when these counts began */
 	__u64 cgroup;              /* the cgroup of its last request (per process) */
 	char comm[16];             /* the process's name (its leader's), as it was at its last request */

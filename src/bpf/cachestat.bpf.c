@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* cachestat.bpf.c: page-cache accesses, misses, dirties, evictions and refaults, system-wide, per process and per file, from stable tracepoints. */
+/*
+ * cachestat.bpf.c: page-cache accesses, misses, dirties, evictions and refaults, system-wide, per
+ * process and per file, from stable tracepoints.
+ */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -260,7 +263,8 @@ static __always_inline void to_file(struct thread_state *state, struct address_s
  * own storage, which no other cpu writes, so no atomics and no hash lookup on the path every
  * read takes; the thread's counts reach the reader in its hand-overs.
  */
-static __always_inline void count(struct thread_state *state, const struct cache_counters *d, struct address_space *mapping)
+static __always_inline void count(struct thread_state *state, const struct cache_counters *d,
+				  struct address_space *mapping)
 {
 	__u32 zero = 0;
 	struct cache_counters *total = bpf_map_lookup_elem(&totals, &zero);
@@ -413,8 +417,8 @@ static __always_inline void read_ends(struct thread_state *state)
 	__u64 from = state->read_from ? EXCHANGE(&state->read_from, 0) : 0;
 
 	if (from && from - 1 <= state->read_last)
-		accessed(state, false, from - 1, state->read_last - from + 2, (struct address_space *)state->read_mapping,
-			 state->read_early);
+		accessed(state, false, from - 1, state->read_last - from + 2,
+			 (struct address_space *)state->read_mapping, state->read_early);
 	state->read_early = 0;
 }
 

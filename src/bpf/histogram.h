@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* histogram.h: libvtrace's log-linear latency bucket (lib/vtrace/layout.h's vt_bucket), written for eBPF too: no __builtin_clzll, which BPF has no instruction for. */
+/*
+ * histogram.h: libvtrace's log-linear latency bucket (lib/vtrace/layout.h's vt_bucket), written for
+ * eBPF too: no __builtin_clzll, which BPF has no instruction for.
+ */
 #ifndef IOLENS_BPF_HISTOGRAM_H
 #define IOLENS_BPF_HISTOGRAM_H
 

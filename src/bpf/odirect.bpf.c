@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* odirect.bpf.c: files opened with O_DIRECT (open, openat, openat2, io_uring's openat) or given it by fcntl(F_SETFL), as it happens, from the raw syscall and io_uring tracepoints. */
+/*
+ * odirect.bpf.c: files opened with O_DIRECT (open, openat, openat2, io_uring's openat) or given it
+ * by fcntl(F_SETFL), as it happens, from the raw syscall and io_uring tracepoints.
+ */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -182,7 +185,8 @@ static __always_inline int report_open(__s32 fd, __u32 call, __s32 dirfd, __u64 
 	event->path[0] = '\0';
 	event->name_only = name_only;
 	if (name_only) /* the file's name at least, for when its descriptor is closed before it is looked at */
-		bpf_probe_read_kernel_str(event->path, sizeof(event->path), BPF_CORE_READ(file, f_path.dentry, d_name.name));
+		bpf_probe_read_kernel_str(event->path, sizeof(event->path),
+					  BPF_CORE_READ(file, f_path.dentry, d_name.name));
 	else if (bpf_probe_read_user_str(event->path, sizeof(event->path), (void *)path) < 0)
 		event->path[0] = '\0';
 	bpf_ringbuf_submit(event, 0);

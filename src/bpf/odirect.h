@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* odirect.h: what odirect.bpf.c reports of a file opened with O_DIRECT, shared by the eBPF program and the collector that reads it. */
+/*
+ * odirect.h: what odirect.bpf.c reports of a file opened with O_DIRECT, shared by the eBPF program
+ * and the collector that reads it.
+ */
 #ifndef IOLENS_BPF_ODIRECT_H
 #define IOLENS_BPF_ODIRECT_H
 

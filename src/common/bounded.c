@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* bounded.c: a call that may never return, made in a child process and waited for a bounded time, marked for the runs after it while it lives. */
+/*
+ * bounded.c: a call that may never return, made in a child process and waited for a bounded time,
+ * marked for the runs after it while it lives.
+ */
 #include "common/bounded.h"
 
 #include <dirent.h>
@@ -301,7 +304,8 @@ int bounded_call_device(const char *marks, unsigned major, unsigned minor, const
 		if (rc != -EBUSY) /* (taken by another run between the look and the lock: looked at again) */
 			break;
 	}
-	if (rc != 0 && rc != -ETIMEDOUT && rc != -EBUSY && rc != -EAGAIN) { /* the mark could not be taken: asked all the same */
+	/* the mark could not be taken: asked all the same */
+	if (rc != 0 && rc != -ETIMEDOUT && rc != -EBUSY && rc != -EAGAIN) {
 		mark->path[0] = '\0';
 		rc = run_bounded(fn, arg, size, timeout_ms, NULL, left);
 	}

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* bounded.h: a call that may never return (a stat of a hung FUSE or NFS mount), made in a child process and waited for a bounded time, marked so that later runs see it while it lives. */
+/*
+ * bounded.h: a call that may never return (a stat of a hung FUSE or NFS mount), made in a child
+ * process and waited for a bounded time, marked so that later runs see it while it lives.
+ */
 #ifndef IOLENS_COMMON_BOUNDED_H
 #define IOLENS_COMMON_BOUNDED_H
 
@@ -72,7 +75,10 @@ struct bounded_holder {
 	char what[256];     /* what it asks, "" when it has not said yet */
 };
 
-/* 1 when a process holds the mark (holder filled), 0 when none does (or the file is not there), -errno when it cannot be told. */
+/*
+ * 1 when a process holds the mark (holder filled), 0 when none does (or the file is not there),
+ * -errno when it cannot be told.
+ */
 int bounded_mark_holder(const char *path, struct bounded_holder *holder);
 
 /*

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* key_map.c: open addressing with linear probing over SipHash-2-4; removed entries leave a mark until the table is rebuilt. */
+/*
+ * key_map.c: open addressing with linear probing over SipHash-2-4; removed entries leave a mark
+ * until the table is rebuilt.
+ */
 #include "common/key_map.h"
 
 #include <stdlib.h>

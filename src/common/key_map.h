@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* key_map.h: a hash table from keys (bytes: a name, a device and inode) to pointers, keyed with a secret of the process's, so that keys others choose cannot make it slow. */
+/*
+ * key_map.h: a hash table from keys (bytes: a name, a device and inode) to pointers, keyed with a
+ * secret of the process's, so that keys others choose cannot make it slow.
+ */
 #ifndef IOLENS_KEY_MAP_H
 #define IOLENS_KEY_MAP_H
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* path_walk.c: a path resolved once, a component at a time from held descriptors, with who else can change where it leads. */
+/*
+ * path_walk.c: a path resolved once, a component at a time from held descriptors, with who else can
+ * change where it leads.
+ */
 #include "common/path_walk.h"
 
 #include <errno.h>
@@ -212,8 +215,12 @@ int path_walk(const char *path, unsigned flags, struct path_walk *walk)
 			entry_control(walk, &st, cur_st.st_uid, entry_path, dir_path);
 		else
 			entry_control(walk, &cur_st, st.st_uid, dir_path, entry_path);
-		if (S_ISLNK(st.st_mode) && (!last || slash_after || !(flags & PATH_WALK_NOFOLLOW)) && magic_link(next)) {
-			/* /proc/PID/fd/N, /dev/stdout: its text is no path; the kernel follows it to the object itself. */
+		if (S_ISLNK(st.st_mode) && (!last || slash_after || !(flags & PATH_WALK_NOFOLLOW)) &&
+		    magic_link(next)) {
+			/*
+			 * /proc/PID/fd/N, /dev/stdout: its text is no path; the kernel follows it
+			 * to the object itself.
+			 */
 			if (!ours(st.st_uid)) /* another user's process: they choose what its descriptors are */
 				add_controller(walk, PATH_CONTROL_USER, st.st_uid, entry_path, "owns the process of");
 			close(next);
@@ -340,7 +347,8 @@ void path_walk_say_controllers(const struct path_walk *walk, const char *what)
 		char who[96];
 
 		warn_msg("%s: %s %s %s and can change what it names: only what was opened now is written",
-			 printable_name(what), path_controller_who(c, who, sizeof(who)), c->how, printable_name(c->where));
+			 printable_name(what), path_controller_who(c, who, sizeof(who)), c->how,
+			 printable_name(c->where));
 	}
 }
 
@@ -374,7 +382,8 @@ int path_output_open(const char *path, unsigned flags, mode_t mode, struct path_
 	if (walk.fd >= 0)
 		out->fd = fd_reopen(walk.fd, O_WRONLY | O_NONBLOCK);
 	else
-		out->fd = openat(walk.dir_fd, walk.name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode);
+		out->fd = openat(walk.dir_fd, walk.name,
+				 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode);
 	if (out->fd >= 0 && walk.dir_fd >= 0 && fstat(out->fd, &st) == 0) { /* where it is, to remove it from there */
 		out->made = walk.fd < 0;
 		out->dir_fd = walk.dir_fd;
@@ -395,8 +404,9 @@ void path_output_close(struct path_output *out, bool discard)
 {
 	struct stat st;
 
-	if (discard && out->made && out->dir_fd >= 0 && fstatat(out->dir_fd, out->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    st.st_dev == out->dev && st.st_ino == out->ino)
+	if (discard && out->made && out->dir_fd >= 0 &&
+	    fstatat(out->dir_fd, out->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == out->dev &&
+	    st.st_ino == out->ino)
 		unlinkat(out->dir_fd, out->name, 0);
 	if (out->fd >= 0)
 		close(out->fd);

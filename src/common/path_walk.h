@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* path_walk.h: a path resolved once, a component at a time from held descriptors, with who else can change where it leads. */
+/*
+ * path_walk.h: a path resolved once, a component at a time from held descriptors, with who else can
+ * change where it leads.
+ */
 #ifndef IOLENS_PATH_WALK_H
 #define IOLENS_PATH_WALK_H
 

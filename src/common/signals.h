@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* signals.h: how a command that runs until told to stop is told: one flag, one set of signals, one answer to a closed output. */
+/*
+ * signals.h: how a command that runs until told to stop is told: one flag, one set of signals, one
+ * answer to a closed output.
+ */
 #ifndef IOLENS_SIGNALS_H
 #define IOLENS_SIGNALS_H
 

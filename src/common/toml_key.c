@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* toml_key.c: one string setting of a TOML file: every line followed as TOML writes it (so that a string, an array or a comment is never taken for a table or a key), only the setting's value kept. */
+/*
+ * toml_key.c: one string setting of a TOML file: every line followed as TOML writes it (so that a
+ * string, an array or a comment is never taken for a table or a key), only the setting's value
+ * kept.
+ */
 #include "common/toml_key.h"
 
 #include <stdbool.h>
@@ -176,7 +180,10 @@ static bool escape(struct reader *r, struct sink *s)
 	return true;
 }
 
-/* After a backslash in a multi-line basic string: blank space to the end of the line, then every newline and blank after it, skipped (none of it the string's). */
+/*
+ * After a backslash in a multi-line basic string: blank space to the end of the line, then every
+ * newline and blank after it, skipped (none of it the string's).
+ */
 static bool line_ending_backslash(struct reader *r)
 {
 	const char *back = r->at;
@@ -275,7 +282,8 @@ static int key(struct reader *r, int state)
 			part[0] = '\0';
 			if (!string(r, &s, false))
 				return ELSEWHERE;
-			state = s.unusable ? (state < r->want_count ? ELSEWHERE : r->below) : step(r, state, part, s.len);
+			state =
+			    s.unusable ? (state < r->want_count ? ELSEWHERE : r->below) : step(r, state, part, s.len);
 		} else if (bare_key_byte(c)) {
 			const char *part = r->at;
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* toml_key.h: one string setting of a TOML file (podman's storage.conf, nerdctl.toml), read as the untrusted text it may be: the whole document followed as TOML writes it, no general parser. */
+/*
+ * toml_key.h: one string setting of a TOML file (podman's storage.conf, nerdctl.toml), read as the
+ * untrusted text it may be: the whole document followed as TOML writes it, no general parser.
+ */
 #ifndef IOLENS_TOML_KEY_H
 #define IOLENS_TOML_KEY_H
 

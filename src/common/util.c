@@ -178,15 +178,22 @@ static void say_bad_option(const char *arg, const char *optstring, const struct 
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg, "="), arg);
 	if (o && o->val == optopt && optopt) {
 		if (strchr(arg, '='))
-			snprintf(msg, sizeof(msg), py ? "option --%s must not have an argument" : "option '--%s' doesn't allow an argument", o->name);
+			snprintf(msg, sizeof(msg),
+				 py ? "option --%s must not have an argument"
+				    : "option '--%s' doesn't allow an argument",
+				 o->name);
 		else
-			snprintf(msg, sizeof(msg), py ? "option --%s requires argument" : "option '--%s' requires an argument", o->name);
+			snprintf(msg, sizeof(msg),
+				 py ? "option --%s requires argument" : "option '--%s' requires an argument", o->name);
 	} else if (!optopt && is_long && arg[2] && !o && long_options_starting(arg, longopts) > 1) {
-		snprintf(msg, sizeof(msg), py ? "option %s not a unique prefix" : "option '%s' is ambiguous", printable_name(py ? name : arg));
+		snprintf(msg, sizeof(msg), py ? "option %s not a unique prefix" : "option '%s' is ambiguous",
+			 printable_name(py ? name : arg));
 	} else if (!optopt) {
-		snprintf(msg, sizeof(msg), py ? "option %s not recognized" : "unrecognized option '%s'", printable_name(py ? name : arg));
+		snprintf(msg, sizeof(msg), py ? "option %s not recognized" : "unrecognized option '%s'",
+			 printable_name(py ? name : arg));
 	} else if (optopt != ':' && (spec = strchr(optstring, optopt)) && spec[1] == ':') {
-		snprintf(msg, sizeof(msg), py ? "option -%c requires argument" : "option requires an argument -- '%c'", optopt);
+		snprintf(msg, sizeof(msg), py ? "option -%c requires argument" : "option requires an argument -- '%c'",
+			 optopt);
 	} else {
 		snprintf(name, sizeof(name), "%s", printable_name((char[]){ (char)optopt, '\0' }));
 		snprintf(msg, sizeof(msg), py ? "option -%s not recognized" : "invalid option -- '%s'", name);

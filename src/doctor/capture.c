@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* capture.c: doctor's window on the machine: the samples of a few seconds (eBPF's O_DIRECT opens, cache counts and block request latencies, /proc and /sys, libvtrace segments, probes of the filesystems, disks' saved capacities), kept as a snapshot for the rules. */
+/*
+ * capture.c: doctor's window on the machine: the samples of a few seconds (eBPF's O_DIRECT opens,
+ * cache counts and block request latencies, /proc and /sys, libvtrace segments, probes of the
+ * filesystems, disks' saved capacities), kept as a snapshot for the rules.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -171,8 +175,8 @@ static bool count_cached(struct direct_set *set, struct direct_file *file, const
 	start = monotonic_ns();
 	snprintf(probe.path, sizeof(probe.path), "%s", path);
 	snprintf(what, sizeof(what), "an open of %s, for its pages in the page cache", path);
-	rc = bounded_call_device(set->marks, major(file->dev), minor(file->dev), what, probe_cache, &probe, sizeof(probe),
-				 BOUNDED_FS_MS, &mark, NULL);
+	rc = bounded_call_device(set->marks, major(file->dev), minor(file->dev), what, probe_cache, &probe,
+				 sizeof(probe), BOUNDED_FS_MS, &mark, NULL);
 	set->probe_ns += monotonic_ns() - start;
 	if (rc == 0 && probe.rc == 0) {
 		file->cache_known = true;
@@ -308,7 +312,8 @@ static bool fd_is(pid_t pid, int fd, const struct odirect_open *open, char *link
 		return false;
 	if (open->block)
 		return S_ISBLK(st.stx_mode) && makedev(st.stx_rdev_major, st.stx_rdev_minor) == open->dev;
-	return S_ISREG(st.stx_mode) && makedev(st.stx_dev_major, st.stx_dev_minor) == open->dev && st.stx_ino == open->ino;
+	return S_ISREG(st.stx_mode) && makedev(st.stx_dev_major, st.stx_dev_minor) == open->dev &&
+	    st.stx_ino == open->ino;
 }
 
 /*
@@ -358,7 +363,10 @@ static void direct_seen_open(const struct odirect_open *open, void *context)
 	direct_add(p, direct_file(set, open->dev, open->ino, open->block, path, probe_path), open->fd, open->flags);
 }
 
-/* Each process's I/O as of the last round, while it lives (the same command under its pid): its rates stop where it ended. */
+/*
+ * Each process's I/O as of the last round, while it lives (the same command under its pid): its
+ * rates stop where it ended.
+ */
 static void direct_refresh_io(struct direct_set *set)
 {
 	for (size_t i = 0; i < set->count; i++) {
@@ -667,9 +675,13 @@ static void snap_direct(struct doctor_snapshot *s, const struct direct_set *set)
 		const struct direct_file *file = &set->files[i];
 		struct snap_direct_file *out = &s->direct_files[i];
 
-		*out = (struct snap_direct_file){ .major = major(file->dev), .minor = minor(file->dev), .ino = file->ino,
-						  .block = file->block, .cache_known = file->cache_known,
-						  .cached_pages = file->cached_pages, .file_pages = file->file_pages };
+		*out = (struct snap_direct_file){ .major = major(file->dev),
+						  .minor = minor(file->dev),
+						  .ino = file->ino,
+						  .block = file->block,
+						  .cache_known = file->cache_known,
+						  .cached_pages = file->cached_pages,
+						  .file_pages = file->file_pages };
 		snprintf(out->path, sizeof(out->path), "%s", file->path);
 	}
 	s->ndirect_files = set->nfiles;
@@ -729,12 +741,17 @@ static void snap_direct_bio(struct doctor_snapshot *s, const struct watch *w)
 			if (strncmp(name, d->comm, sizeof(p->name) - 1))
 				continue; /* the pid of another command */
 			then = bio_table_find(&w->bio_procs_start, p);
-			d->bio_read_requests += counter_delta(then ? then->requests[BIO_READ] : 0, p->requests[BIO_READ]);
+			d->bio_read_requests +=
+			    counter_delta(then ? then->requests[BIO_READ] : 0, p->requests[BIO_READ]);
 			d->bio_read_bytes += counter_delta(then ? then->bytes[BIO_READ] : 0, p->bytes[BIO_READ]);
-			d->bio_write_requests += counter_delta(then ? then->requests[BIO_WRITE] : 0, p->requests[BIO_WRITE]);
+			d->bio_write_requests +=
+			    counter_delta(then ? then->requests[BIO_WRITE] : 0, p->requests[BIO_WRITE]);
 			d->bio_write_bytes += counter_delta(then ? then->bytes[BIO_WRITE] : 0, p->bytes[BIO_WRITE]);
 		}
-		/* Its requests issued since its counts began (or not yet) that no program saw end by the window's end. */
+		/*
+		 * Its requests issued since its counts began (or not yet) that no program saw end
+		 * by the window's end.
+		 */
 		for (size_t k = 0; k < w->bio_unended.count; k++) {
 			const struct bio_unended *r = &w->bio_unended.request[k];
 
@@ -749,7 +766,8 @@ static void snap_direct_bio(struct doctor_snapshot *s, const struct watch *w)
 			}
 		}
 	}
-	s->bio_unattributed_bytes = counter_delta(w->bio_procs_start.unattributed_bytes, w->bio_procs_end.unattributed_bytes);
+	s->bio_unattributed_bytes =
+	    counter_delta(w->bio_procs_start.unattributed_bytes, w->bio_procs_end.unattributed_bytes);
 }
 
 static void snap_psi_of(struct snap_psi *out, const struct psi_line *start, const struct psi_line *end)
@@ -861,7 +879,8 @@ static void snap_bio_procs(struct doctor_snapshot *s, const struct watch *w)
 		out->comm[sizeof(p->name)] = '\0';
 		snprintf(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
 		len = sysroot_read_small(path, text, sizeof(text));
-		out->kernel = p->pid == 2 || (len > 0 && proc_task_parse(text, (size_t)len, &task) == 0 && task.ppid == 2);
+		out->kernel =
+		    p->pid == 2 || (len > 0 && proc_task_parse(text, (size_t)len, &task) == 0 && task.ppid == 2);
 		if (!out->kernel)
 			see_container(out->pid, out->comm, p->cgroup, 0);
 		s->nbio_procs++;
@@ -869,7 +888,7 @@ static void snap_bio_procs(struct doctor_snapshot *s, const struct watch *w)
 	/* A row per process and disk, a process's together (the table's order): which used several disks. */
 	for (size_t i = 0; i < s->nbio_procs; i++)
 		s->bio_procs[i].several_disks = (i > 0 && s->bio_procs[i - 1].pid == s->bio_procs[i].pid) ||
-						(i + 1 < s->nbio_procs && s->bio_procs[i + 1].pid == s->bio_procs[i].pid);
+		    (i + 1 < s->nbio_procs && s->bio_procs[i + 1].pid == s->bio_procs[i].pid);
 	qsort(s->bio_procs, s->nbio_procs, sizeof(*s->bio_procs), by_requests);
 }
 
@@ -881,7 +900,8 @@ static void snap_window(struct doctor_snapshot *s, const struct watch *w, const 
 	/* Whole disks that sysfs knows, in the samples at both ends. */
 	s->disks = xcalloc(w->disk_end.count ? w->disk_end.count : 1, sizeof(*s->disks));
 	for (unsigned i = 0; i < w->disk_end.count; i++) {
-		const struct disk_stats *after = &w->disk_end.disk[i], *before = diskstats_find(&w->disk_start, after->name);
+		const struct disk_stats *after = &w->disk_end.disk[i],
+					*before = diskstats_find(&w->disk_start, after->name);
 		const struct disk_stats *mid = w->mid_known ? diskstats_find(&w->disk_mid, after->name) : NULL;
 		struct snap_disk *disk = &s->disks[s->ndisks];
 
@@ -1226,7 +1246,8 @@ static void say_fallbacks(const struct watch *w)
 		const char *why, *detail;
 	} parts[] = {
 		{ !w->bpf, w->bpf_why, "cache misses per process estimated from /proc/PID/io, none per file" },
-		{ !w->bio, w->bio_why, "disk latencies are /proc/diskstats' averages: no percentiles, no I/O per process" },
+		{ !w->bio, w->bio_why,
+		  "disk latencies are /proc/diskstats' averages: no percentiles, no I/O per process" },
 		{ !w->direct.ebpf && !w->direct.off, w->direct.why,
 		  "O_DIRECT files looked for in /proc/PID/fdinfo at each sample: one opened between two is missed" },
 	};

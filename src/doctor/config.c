@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* config.c: what is normal here, for iolens doctor: a small line syntax, read from a file only root (or the user) can write, and from flags. */
+/*
+ * config.c: what is normal here, for iolens doctor: a small line syntax, read from a file only root
+ * (or the user) can write, and from flags.
+ */
 #include "doctor/config.h"
 
 #include <errno.h>
@@ -110,8 +113,8 @@ static int set_threshold(struct doctor_config *c, const char *name, size_t name_
 		return 0;
 	}
 	doctor_config_thresholds_text(known, sizeof(known));
-	return say_why(why, why_len, "%s: unknown setting '%.*s' (%s)", source, (int)(name_len > 64 ? 64 : name_len), name,
-		    known);
+	return say_why(why, why_len, "%s: unknown setting '%.*s' (%s)", source, (int)(name_len > 64 ? 64 : name_len),
+		       name, known);
 }
 
 int doctor_config_statement(struct doctor_config *c, const char *text, size_t len, const char *source, char *why,
@@ -135,8 +138,8 @@ int doctor_config_statement(struct doctor_config *c, const char *text, size_t le
 
 		arg_len = word(&p, end, &arg);
 		if ((rule = rule_index(arg, arg_len)) < 0)
-			return say_why(why, why_len, "%s: disable: unknown rule '%.*s'", source, (int)(arg_len > 64 ? 64 : arg_len),
-				    arg);
+			return say_why(why, why_len, "%s: disable: unknown rule '%.*s'", source,
+				       (int)(arg_len > 64 ? 64 : arg_len), arg);
 		if (word(&p, end, &verb))
 			return say_why(why, why_len, "%s: disable takes one rule", source);
 		c->disabled[rule] = true;
@@ -158,8 +161,9 @@ int doctor_config_statement(struct doctor_config *c, const char *text, size_t le
 		} else if (what_len > 5 && !strncmp(what, "path=", 5) && what_len - 5 < sizeof(a.value)) {
 			a.path = true;
 		} else {
-			return say_why(why, why_len, "%s: accept %.*s: comm=NAME (up to 15 characters) or path=GLOB, please",
-				    source, (int)arg_len, arg);
+			return say_why(why, why_len,
+				       "%s: accept %.*s: comm=NAME (up to 15 characters) or path=GLOB, please", source,
+				       (int)arg_len, arg);
 		}
 		snprintf(a.value, sizeof(a.value), "%.*s", (int)(what_len - 5), what + 5);
 		if (word(&p, end, &verb))
@@ -211,8 +215,8 @@ int doctor_config_parse(struct doctor_config *c, const char *text, size_t len, c
 int doctor_config_check(const struct doctor_config *c, const char *source, char *why, size_t why_len)
 {
 	if (c->threshold[TH_FULL_CRITICAL] < c->threshold[TH_FULL_WARNING])
-		return say_why(why, why_len, "%.140s: full.critical_percent (%g) below full.warning_percent (%g)", source,
-			    c->threshold[TH_FULL_CRITICAL], c->threshold[TH_FULL_WARNING]);
+		return say_why(why, why_len, "%.140s: full.critical_percent (%g) below full.warning_percent (%g)",
+			       source, c->threshold[TH_FULL_CRITICAL], c->threshold[TH_FULL_WARNING]);
 	return 0;
 }
 
@@ -238,9 +242,10 @@ int doctor_config_load(struct doctor_config *c, const char *path, bool must_exis
 	/* It can silence findings: only root and the user running doctor may be able to write it. */
 	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
 		close(fd);
-		return say_why(why, why_len, "%s: writable by %s (mode %04o, uid %u): not read, it could silence doctor",
-			    path, st.st_mode & (S_IWGRP | S_IWOTH) ? "others" : "another user",
-			    (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
+		return say_why(why, why_len,
+			       "%s: writable by %s (mode %04o, uid %u): not read, it could silence doctor", path,
+			       st.st_mode & (S_IWGRP | S_IWOTH) ? "others" : "another user",
+			       (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
 	}
 	text = xcalloc(1, MAX_CONFIG + 1);
 	while (len < MAX_CONFIG && (got = read(fd, text + len, MAX_CONFIG - len)) > 0)

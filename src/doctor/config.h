@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* config.h: what is normal here, for iolens doctor: rules turned off, thresholds, processes and paths accepted (a file and flags of one syntax). */
+/*
+ * config.h: what is normal here, for iolens doctor: rules turned off, thresholds, processes and
+ * paths accepted (a file and flags of one syntax).
+ */
 #ifndef IOLENS_DOCTOR_CONFIG_H
 #define IOLENS_DOCTOR_CONFIG_H
 

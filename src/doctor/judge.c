@@ -101,7 +101,8 @@ bool snap_readers_at_limit(const struct doctor_snapshot *s)
 const struct snap_container *snap_container_of(const struct doctor_snapshot *s, pid_t pid, const char *comm)
 {
 	for (size_t i = 0; i < s->ncontainers; i++)
-		if (s->containers[i].pid == pid && (!comm || !s->containers[i].comm[0] || !strcmp(s->containers[i].comm, comm)))
+		if (s->containers[i].pid == pid &&
+		    (!comm || !s->containers[i].comm[0] || !strcmp(s->containers[i].comm, comm)))
 			return &s->containers[i];
 	return NULL;
 }

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* judge.h: what more than one rule reads off a snapshot (a saturated disk, signs of a memory shortage, the readers that miss the cache), computed from the snapshot alone. */
+/*
+ * judge.h: what more than one rule reads off a snapshot (a saturated disk, signs of a memory
+ * shortage, the readers that miss the cache), computed from the snapshot alone.
+ */
 #ifndef IOLENS_DOCTOR_JUDGE_H
 #define IOLENS_DOCTOR_JUDGE_H
 
@@ -31,7 +34,10 @@ struct refault_window {
 };
 struct refault_window snap_refault_window(const struct doctor_snapshot *s);
 
-/* The memory cgroup of a reader: the one eBPF saw its reads charged to, else of its first process found; NULL unknown. */
+/*
+ * The memory cgroup of a reader: the one eBPF saw its reads charged to, else of its first process
+ * found; NULL unknown.
+ */
 const struct snap_memcg *snap_reader_memcg(const struct doctor_snapshot *s, const struct miss_row *r);
 /* Whether a reader reported (the first 5 that matter) ran in a memory cgroup at its limit. */
 bool snap_readers_at_limit(const struct doctor_snapshot *s);

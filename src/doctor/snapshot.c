@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* snapshot.c: a doctor snapshot as text and back (doctor --record, --replay): a line per value, parsed span by span, every field checked. */
+/*
+ * snapshot.c: a doctor snapshot as text and back (doctor --record, --replay): a line per value,
+ * parsed span by span, every field checked.
+ */
 #include "doctor/snapshot.h"
 
 #include <errno.h>
@@ -157,8 +160,10 @@ static const struct field f_direct[] = {
 	TEXT("call", struct snap_direct_process, call),
 	REAL("first_seen_seconds", struct snap_direct_process, first_seen_seconds),
 	FLAG("io_known", struct snap_direct_process, io_known),
-	U64("read_bytes", struct snap_direct_process, read_bytes), U64("write_bytes", struct snap_direct_process, write_bytes),
-	REAL("rate_seconds", struct snap_direct_process, rate_seconds), FLAG("ended", struct snap_direct_process, ended),
+	U64("read_bytes", struct snap_direct_process, read_bytes),
+	U64("write_bytes", struct snap_direct_process, write_bytes),
+	REAL("rate_seconds", struct snap_direct_process, rate_seconds),
+	FLAG("ended", struct snap_direct_process, ended),
 	REPEAT("files", struct snap_direct_process, nfiles, SNAP_DIRECT_FILES, f_direct_files),
 	/* its block requests: absent from snapshots recorded before they were counted */
 	OPTIONAL(struct snap_direct_process, bio_known),
@@ -586,8 +591,8 @@ static uint64_t u64(struct parser *p, const char *what)
 	uint64_t value = 0;
 
 	if (next(p, &word, what) && !procfs_parse_u64(word, 10, &value))
-		fail(p, "%s: '%.*s' is not a whole number", what, (int)(span_length(word) > 40 ? 40 : span_length(word)),
-		     word.start);
+		fail(p, "%s: '%.*s' is not a whole number", what,
+		     (int)(span_length(word) > 40 ? 40 : span_length(word)), word.start);
 	return value;
 }
 
@@ -650,7 +655,10 @@ static double real(struct parser *p, const char *what)
 
 static int hex(char c)
 {
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+	return c >= '0' && c <= '9' ? c - '0'
+	    : c >= 'a' && c <= 'f'  ? c - 'a' + 10
+	    : c >= 'A' && c <= 'F'  ? c - 'A' + 10
+				    : -1;
 }
 
 /* A text field into buf (size bytes with its NUL): "-" is empty, \xNN a byte. */
@@ -948,8 +956,8 @@ static bool check(const struct doctor_snapshot *s, char *why, size_t why_len)
 	for (size_t i = 0; i < s->ndirect; i++)
 		for (unsigned k = 0; k < s->direct[i].nfiles; k++)
 			if (s->direct[i].files[k] >= s->ndirect_files) {
-				snprintf(why, why_len, "direct %d: file %zu, but %zu direct_file lines", (int)s->direct[i].pid,
-					 s->direct[i].files[k], s->ndirect_files);
+				snprintf(why, why_len, "direct %d: file %zu, but %zu direct_file lines",
+					 (int)s->direct[i].pid, s->direct[i].files[k], s->ndirect_files);
 				return false;
 			}
 	if (!s->page_size) {

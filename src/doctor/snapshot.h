@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* snapshot.h: everything doctor's rules judge, taken from the machine in one window (or read back from a recording): plain values, no handle on the machine. */
+/*
+ * snapshot.h: everything doctor's rules judge, taken from the machine in one window (or read back
+ * from a recording): plain values, no handle on the machine.
+ */
 #ifndef IOLENS_DOCTOR_SNAPSHOT_H
 #define IOLENS_DOCTOR_SNAPSHOT_H
 

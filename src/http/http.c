@@ -56,7 +56,14 @@ int http_load(char *why, size_t why_len)
 	if (dl_open_many(&libz, ZLIB_SONAME, why, why_len, DLSYM_ARG(deflateInit2_), DLSYM_ARG(deflateBound),
 			 DLSYM_ARG(deflate), DLSYM_ARG(deflateEnd), NULL) != 0)
 		return -1;
-	return dl_open_many(&libmicrohttpd, MHD_SONAME, why, why_len, DLSYM_ARG(MHD_add_response_header), DLSYM_ARG(MHD_get_connection_info), DLSYM_ARG(MHD_lookup_connection_value), DLSYM_ARG(MHD_free), DLSYM_ARG(MHD_destroy_response), DLSYM_ARG(MHD_create_response_from_buffer), DLSYM_ARG(MHD_stop_daemon), DLSYM_ARG(MHD_start_daemon), DLSYM_ARG(MHD_run_wait), DLSYM_ARG(MHD_queue_response), DLSYM_ARG(MHD_queue_basic_auth_fail_response), DLSYM_ARG(MHD_http_unescape), DLSYM_ARG(MHD_basic_auth_get_username_password), DLSYM_ARG(MHD_get_connection_values), DLSYM_ARG(MHD_suspend_connection), DLSYM_ARG(MHD_resume_connection), NULL);
+	return dl_open_many(&libmicrohttpd, MHD_SONAME, why, why_len, DLSYM_ARG(MHD_add_response_header),
+			    DLSYM_ARG(MHD_get_connection_info), DLSYM_ARG(MHD_lookup_connection_value),
+			    DLSYM_ARG(MHD_free), DLSYM_ARG(MHD_destroy_response),
+			    DLSYM_ARG(MHD_create_response_from_buffer), DLSYM_ARG(MHD_stop_daemon),
+			    DLSYM_ARG(MHD_start_daemon), DLSYM_ARG(MHD_run_wait), DLSYM_ARG(MHD_queue_response),
+			    DLSYM_ARG(MHD_queue_basic_auth_fail_response), DLSYM_ARG(MHD_http_unescape),
+			    DLSYM_ARG(MHD_basic_auth_get_username_password), DLSYM_ARG(MHD_get_connection_values),
+			    DLSYM_ARG(MHD_suspend_connection), DLSYM_ARG(MHD_resume_connection), NULL);
 }
 
 /*
@@ -150,8 +157,8 @@ static char *gzip(const char *body, size_t len, size_t *gzip_len)
 }
 
 /* encoding: the body's Content-Encoding, or NULL; vary: the body depends on Accept and Accept-Encoding. */
-static enum MHD_Result reply_encoded(struct MHD_Connection *c, unsigned status, const char *type, char *body, size_t len,
-				     enum MHD_ResponseMemoryMode mode, const char *encoding, bool vary)
+static enum MHD_Result reply_encoded(struct MHD_Connection *c, unsigned status, const char *type, char *body,
+				     size_t len, enum MHD_ResponseMemoryMode mode, const char *encoding, bool vary)
 {
 	struct MHD_Response *r = sym_MHD_create_response_from_buffer(len, body, mode);
 	enum MHD_Result rc;
@@ -237,14 +244,16 @@ static unsigned framing_error(struct MHD_Connection *c, const char *version, con
 	if (f.content_lengths && f.transfer_encodings)
 		return *text = "400 bad request: both Content-Length and Transfer-Encoding\n", MHD_HTTP_BAD_REQUEST;
 	if (f.transfer_encodings && (f.transfer_encodings > 1 || !f.chunked))
-		return *text = "501 not implemented: a Transfer-Encoding other than chunked\n", MHD_HTTP_NOT_IMPLEMENTED;
+		return *text = "501 not implemented: a Transfer-Encoding other than chunked\n",
+		       MHD_HTTP_NOT_IMPLEMENTED;
 	return 0;
 }
 
 static enum MHD_Result unauthorized(struct MHD_Connection *c)
 {
 	static const char text[] = "401 unauthorized: a user and password, please (basic auth)\n";
-	struct MHD_Response *r = sym_MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	struct MHD_Response *r =
+	    sym_MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
 	enum MHD_Result rc;
 
 	if (!r)
@@ -255,7 +264,10 @@ static enum MHD_Result unauthorized(struct MHD_Connection *c)
 	return answered(c, rc);
 }
 
-/* What names a client for the bound on its password checks: its IPv4 address, or its IPv6 /64 (which a host has at least). */
+/*
+ * What names a client for the bound on its password checks: its IPv4 address, or its IPv6 /64
+ * (which a host has at least).
+ */
 static size_t client_key(const struct sockaddr_storage *addr, unsigned char key[AUTH_CLIENT_KEY])
 {
 	if (addr->ss_family == AF_INET6) {
@@ -300,8 +312,9 @@ static enum auth_answer check_password(struct http_server *server, struct MHD_Co
 			answer = AUTH_BUSY;
 	} else if (user && password) {
 		/* An untracked connection could not be resumed when the server stops: none of its checks are queued. */
-		answer = !client ? AUTH_BUSY
-				 : auth_verify(server->auth, user, password, key, client_key(&client->addr, key), resume, c, &check);
+		answer = !client
+		    ? AUTH_BUSY
+		    : auth_verify(server->auth, user, password, key, client_key(&client->addr, key), resume, c, &check);
 		if (answer == AUTH_PENDING) {
 			client->check = check;
 			*state = check;
@@ -328,8 +341,9 @@ static enum MHD_Result respond(struct http_server *server, struct MHD_Connection
 	if (strcmp(url, "/metrics"))
 		return fixed(c, MHD_HTTP_NOT_FOUND, "404 not found: the metrics are at /metrics\n");
 	format = prom_negotiate(sym_MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
-	type = format == PROM_FORMAT_PROTOBUF ? PROM_PROTOBUF_TYPE : format == PROM_FORMAT_OPENMETRICS ? PROM_OPENMETRICS_TYPE
-										: PROM_TEXT_TYPE;
+	type = format == PROM_FORMAT_PROTOBUF   ? PROM_PROTOBUF_TYPE
+	    : format == PROM_FORMAT_OPENMETRICS ? PROM_OPENMETRICS_TYPE
+						: PROM_TEXT_TYPE;
 	if (!(body = server->options.render(server->options.context, format, &len)))
 		return fixed(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "500 the metrics could not be gathered\n");
 	/* 146 KB of text is some 15 KB gzipped, as Prometheus asks for it. */
@@ -381,9 +395,11 @@ static enum MHD_Result handle(void *context, struct MHD_Connection *c, const cha
 		case AUTH_REFUSED:
 			return unauthorized(c);
 		case AUTH_BUSY_CLIENT:
-			return fixed(c, MHD_HTTP_TOO_MANY_REQUESTS, "429 too many requests: your password checks are queued already\n");
+			return fixed(c, MHD_HTTP_TOO_MANY_REQUESTS,
+				     "429 too many requests: your password checks are queued already\n");
 		case AUTH_BUSY:
-			return fixed(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 service unavailable: too many password checks are queued\n");
+			return fixed(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+				     "503 service unavailable: too many password checks are queued\n");
 		}
 	}
 	return respond(server, c, url);
@@ -393,7 +409,8 @@ int http_parse_listen(const char *text, struct sockaddr_storage *addr, const cha
 {
 	char host[128];
 	const char *colon = strrchr(text, ':'), *port = colon ? colon + 1 : NULL;
-	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE, .ai_socktype = SOCK_STREAM };
+	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE,
+				  .ai_socktype = SOCK_STREAM };
 	struct addrinfo *found;
 	size_t host_len;
 	char *end;
@@ -460,10 +477,11 @@ static bool same_address(const struct sockaddr_storage *a, const struct sockaddr
 	if (a->ss_family != b->ss_family)
 		return false;
 	if (a->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr == ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		    ((const struct sockaddr_in *)b)->sin_addr.s_addr;
 	if (a->ss_family == AF_INET6)
-		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr, &((const struct sockaddr_in6 *)b)->sin6_addr,
-			       sizeof(struct in6_addr));
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
 	return false;
 }
 
@@ -499,7 +517,8 @@ static void on_connection(void *context, struct MHD_Connection *c, void **socket
 
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *fd = sym_MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-		const union MHD_ConnectionInfo *addr = sym_MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		const union MHD_ConnectionInfo *addr =
+		    sym_MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 
 		if (!fd || !(client = calloc(1, sizeof(*client))))
 			return; /* not tracked: libmicrohttpd's idle timeout still ends it */
@@ -523,7 +542,10 @@ static void on_connection(void *context, struct MHD_Connection *c, void **socket
 	}
 }
 
-/* A request over (its response sent, or its connection closed): the connection waits for its next, with a new deadline. */
+/*
+ * A request over (its response sent, or its connection closed): the connection waits for its next,
+ * with a new deadline.
+ */
 static void on_completed(void *context, struct MHD_Connection *c, void **state, enum MHD_RequestTerminationCode code)
 {
 	struct http_server *server = context;
@@ -568,7 +590,8 @@ static unsigned raise_file_limit(unsigned max_connections)
 	}
 	if (limit.rlim_cur >= want)
 		return max_connections;
-	return limit.rlim_cur > CLOSING_ROOM + SPARE_FILES + 1 ? (unsigned)(limit.rlim_cur - CLOSING_ROOM - SPARE_FILES) : 1;
+	return limit.rlim_cur > CLOSING_ROOM + SPARE_FILES + 1 ? (unsigned)(limit.rlim_cur - CLOSING_ROOM - SPARE_FILES)
+							       : 1;
 }
 
 bool http_every_address(const struct sockaddr_storage *addr)
@@ -595,7 +618,10 @@ static void answer_once(struct http_server *server, unsigned status)
 		{ "413 Content Too Large", "413 content too large: a Content-Length beyond what a request may be\n" },
 	};
 	struct client *only = NULL;
-	unsigned candidates = 0, which = status == MHD_HTTP_BAD_REQUEST ? 0 : status == MHD_HTTP_CONTENT_TOO_LARGE ? 1 : 2;
+	unsigned candidates = 0,
+		 which = status == MHD_HTTP_BAD_REQUEST ? 0
+	    : status == MHD_HTTP_CONTENT_TOO_LARGE      ? 1
+							: 2;
 	char response[256];
 	int len;
 
@@ -615,7 +641,8 @@ static void answer_once(struct http_server *server, unsigned status)
 		const union MHD_ConnectionInfo *tls = sym_MHD_get_connection_info(only->connection,
 										  MHD_CONNECTION_INFO_GNUTLS_SESSION);
 
-		if (!tls || !sym_gnutls_record_send || sym_gnutls_record_send(tls->tls_session, response, (size_t)len) != len)
+		if (!tls || !sym_gnutls_record_send ||
+		    sym_gnutls_record_send(tls->tls_session, response, (size_t)len) != len)
 			return;
 	} else if (send(only->fd, response, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT) != len) {
 		return;
@@ -681,8 +708,8 @@ struct http_server *http_start(const struct http_options *options, char *why, si
 	server->max_connections = options->max_connections ? options->max_connections : HTTP_DEFAULT_MAX_CONNECTIONS;
 	server->max_connections = raise_file_limit(server->max_connections);
 	if (server->max_connections < options->max_connections)
-		warn_msg("room for %u connections only: the file limit (ulimit -n) is too low for %u", server->max_connections,
-			 options->max_connections);
+		warn_msg("room for %u connections only: the file limit (ulimit -n) is too low for %u",
+			 server->max_connections, options->max_connections);
 	if (options->addr.ss_family == AF_INET6)
 		flags |= http_every_address(&options->addr) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
 	if (web && web->user_count)
@@ -752,7 +779,10 @@ void http_stop(struct http_server *server)
 		return;
 	if (server->auth) {
 		auth_stop(server->auth); /* its thread resumes no connection from here on */
-		/* libmicrohttpd aborts when stopped with a connection suspended: those left are resumed, to be closed unanswered. */
+		/*
+		 * libmicrohttpd aborts when stopped with a connection suspended: those left are
+		 * resumed, to be closed unanswered.
+		 */
 		for (struct client *c = server->oldest; c; c = c->next)
 			if (c->check && !auth_check_notified(server->auth, c->check))
 				sym_MHD_resume_connection(c->connection);

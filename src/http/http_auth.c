@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* http_auth.c: export's basic-auth password checks: answers remembered under an HMAC key, bcrypt on one thread, queues bounded. */
+/*
+ * http_auth.c: export's basic-auth password checks: answers remembered under an HMAC key, bcrypt on
+ * one thread, queues bounded.
+ */
 #include "http/http_auth.h"
 
 #include <crypt.h>
@@ -93,8 +96,8 @@ static int digest(const struct auth *auth, const char *user, const char *hash, c
 	memcpy(text, user, user_len);
 	memcpy(text + user_len, hash, hash_len);
 	memcpy(text + user_len + hash_len, password, password_len);
-	rc = sym_gnutls_hmac_fast(GNUTLS_MAC_SHA256, auth->key, sizeof(auth->key), text, user_len + hash_len + password_len,
-				  out);
+	rc = sym_gnutls_hmac_fast(GNUTLS_MAC_SHA256, auth->key, sizeof(auth->key), text,
+				  user_len + hash_len + password_len, out);
 	explicit_bzero(text, user_len + hash_len + password_len);
 	free(text);
 	return rc == 0 ? 0 : -1;
@@ -134,7 +137,10 @@ static void check_free(struct auth_check *check)
 	free(check);
 }
 
-/* A check decided (off the queue, not running): its answer kept for its caller, who is told unless gone. Under the lock. */
+/*
+ * A check decided (off the queue, not running): its answer kept for its caller, who is told unless
+ * gone. Under the lock.
+ */
 static void conclude(struct auth *auth, struct auth_check *check, enum auth_answer answer)
 {
 	void (*done)(void *context) = check->done;
@@ -343,7 +349,8 @@ struct auth *auth_new(const struct web_config *config, char *why, size_t why_len
 
 	if (dl_open_many(&libgnutls, GNUTLS_SONAME, why, why_len, DLSYM_ARG(gnutls_hmac_fast), NULL) != 0)
 		return NULL;
-	if (!(auth = calloc(1, sizeof(*auth))) || !(auth->users = calloc(config->user_count + 1, sizeof(*auth->users)))) {
+	if (!(auth = calloc(1, sizeof(*auth))) ||
+	    !(auth->users = calloc(config->user_count + 1, sizeof(*auth->users)))) {
 		free(auth);
 		snprintf(why, why_len, "%s", strerror(ENOMEM));
 		return NULL;

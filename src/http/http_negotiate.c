@@ -104,7 +104,8 @@ bool http_accepts_gzip(const char *accept_encoding)
 
 bool http_valid_host(const char *value)
 {
-	static const char allowed[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~%!$&'()*+,;=:[]";
+	static const char allowed[] =
+	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~%!$&'()*+,;=:[]";
 	size_t len = strspn(value, allowed);
 
 	return value[len + strspn(value + len, " \t")] == '\0';
@@ -117,7 +118,8 @@ bool prom_wants_openmetrics(const char *accept)
 
 enum prom_format prom_negotiate(const char *accept)
 {
-	static const char *const delimited[] = { "proto=io.prometheus.client.MetricFamily", "encoding=delimited", NULL };
+	static const char *const delimited[] = { "proto=io.prometheus.client.MetricFamily", "encoding=delimited",
+						 NULL };
 	double protobuf = http_weight_with(accept, "application/vnd.google.protobuf", delimited);
 	double openmetrics = http_weight(accept, "application/openmetrics-text");
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* web_config.c: the exporter-toolkit web configuration file, read with libyaml: tls_server_config, basic_auth_users, http_server_config. */
+/*
+ * web_config.c: the exporter-toolkit web configuration file, read with libyaml: tls_server_config,
+ * basic_auth_users, http_server_config.
+ */
 #include "http/web_config.h"
 
 #include <crypt.h>
@@ -30,7 +33,10 @@ static void *libyaml, *libcrypt;
 
 int web_config_dl(char *why, size_t why_len)
 {
-	if (dl_open_many(&libyaml, YAML_SONAME, why, why_len, DLSYM_ARG(yaml_document_delete), DLSYM_ARG(yaml_document_get_node), DLSYM_ARG(yaml_document_get_root_node), DLSYM_ARG(yaml_parser_delete), DLSYM_ARG(yaml_parser_initialize), DLSYM_ARG(yaml_parser_load), DLSYM_ARG(yaml_parser_set_input_string), NULL) != 0)
+	if (dl_open_many(&libyaml, YAML_SONAME, why, why_len, DLSYM_ARG(yaml_document_delete),
+			 DLSYM_ARG(yaml_document_get_node), DLSYM_ARG(yaml_document_get_root_node),
+			 DLSYM_ARG(yaml_parser_delete), DLSYM_ARG(yaml_parser_initialize), DLSYM_ARG(yaml_parser_load),
+			 DLSYM_ARG(yaml_parser_set_input_string), NULL) != 0)
 		return -1;
 	return dl_open_many(&libcrypt, CRYPT_SONAME, why, why_len, DLSYM_ARG(crypt_rn), NULL);
 }
@@ -61,7 +67,8 @@ static bool is_null(const yaml_node_t *node)
 
 	if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
 		return false;
-	return !*value || !strcmp(value, "~") || !strcmp(value, "null") || !strcmp(value, "Null") || !strcmp(value, "NULL");
+	return !*value || !strcmp(value, "~") || !strcmp(value, "null") || !strcmp(value, "Null") ||
+	    !strcmp(value, "NULL");
 }
 
 /* A scalar's text, NUL-free: *out a new string. */
@@ -91,7 +98,8 @@ static int tls_version(struct reader *r, const yaml_node_t *node, const char *ke
 
 /* Each pair of a mapping: fn(r, key, value, context), the key a string, once. */
 static int each_pair(struct reader *r, const yaml_node_t *map, const char *where,
-		     int (*fn)(struct reader *r, const char *key, const yaml_node_t *value, void *context), void *context)
+		     int (*fn)(struct reader *r, const char *key, const yaml_node_t *value, void *context),
+		     void *context)
 {
 	if (map->type == YAML_SCALAR_NODE && is_null(map))
 		return 0; /* "key:" with nothing under it */
@@ -136,15 +144,20 @@ static int tls_pair(struct reader *r, const char *key, const yaml_node_t *value,
 		return tls_version(r, value, "tls_server_config.max_version", &c->max_version);
 	if (!strcmp(key, "client_auth_type")) {
 		if (scalar(r, value, "tls_server_config.client_auth_type", &text) == 0 && strcmp(text, "NoClientCert"))
-			rc = fail(r, value, "tls_server_config.client_auth_type: %s is not supported by iolens (NoClientCert only)", text);
+			rc = fail(
+			    r, value,
+			    "tls_server_config.client_auth_type: %s is not supported by iolens (NoClientCert only)",
+			    text);
 		free(text);
 		return rc;
 	}
 	if (!strcmp(key, "client_ca_file") || !strcmp(key, "client_allowed_sans") || !strcmp(key, "cipher_suites") ||
 	    !strcmp(key, "curve_preferences") || !strcmp(key, "prefer_server_cipher_suites"))
 		return is_null(value) ? 0 : fail(r, value, "tls_server_config.%s: not supported by iolens", key);
-	return fail(r, value, "tls_server_config.%s: unknown key (cert_file, key_file, cert, key, min_version, max_version, "
-		    "client_auth_type)", key);
+	return fail(r, value,
+		    "tls_server_config.%s: unknown key (cert_file, key_file, cert, key, min_version, max_version, "
+		    "client_auth_type)",
+		    key);
 }
 
 /* A bcrypt hash ($2a$, $2b$ or $2y$, two digits of cost, 53 of salt and hash): its cost, or -1. */
@@ -177,11 +190,15 @@ static int user_pair(struct reader *r, const char *key, const yaml_node_t *value
 	if (!user->name || scalar(r, value, "basic_auth_users", &user->hash) != 0)
 		return user->name ? -1 : fail(r, value, "basic_auth_users: out of memory");
 	if ((cost = bcrypt_cost(user->hash)) < 0)
-		return fail(r, value, "basic_auth_users.%s: not a bcrypt hash ($2y$..., 60 characters: htpasswd -nbB %s PASSWORD "
-			    "makes one)", key, key);
+		return fail(r, value,
+			    "basic_auth_users.%s: not a bcrypt hash ($2y$..., 60 characters: htpasswd -nbB %s PASSWORD "
+			    "makes one)",
+			    key, key);
 	if (cost > WEB_BCRYPT_MAX_COST)
-		return fail(r, value, "basic_auth_users.%s: bcrypt cost %d is too slow to check (each step doubles it): at most "
-			    "%d, please (htpasswd -nbBC 10 %s PASSWORD)", key, cost, WEB_BCRYPT_MAX_COST, key);
+		return fail(r, value,
+			    "basic_auth_users.%s: bcrypt cost %d is too slow to check (each step doubles it): at most "
+			    "%d, please (htpasswd -nbBC 10 %s PASSWORD)",
+			    key, cost, WEB_BCRYPT_MAX_COST, key);
 	return 0;
 }
 
@@ -312,10 +329,11 @@ int web_config_load(const char *path, struct web_config *config, char *why, size
 	free(text);
 	config->file_mode = mode;
 	if (rc == 0 && config->tls && config->cert_file)
-		rc = read_pem(path, "cert_file", config->cert_file, &config->cert, &config->cert_path, &mode, why, why_len);
-	if (rc == 0 && config->tls && config->key_file)
-		rc = read_pem(path, "key_file", config->key_file, &config->key, &config->key_path, &config->key_mode, why,
+		rc = read_pem(path, "cert_file", config->cert_file, &config->cert, &config->cert_path, &mode, why,
 			      why_len);
+	if (rc == 0 && config->tls && config->key_file)
+		rc = read_pem(path, "key_file", config->key_file, &config->key, &config->key_path, &config->key_mode,
+			      why, why_len);
 	return rc;
 }
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* web_config.h: the Prometheus exporter-toolkit web configuration file (--web.config.file): TLS and basic auth for export. */
+/*
+ * web_config.h: the Prometheus exporter-toolkit web configuration file (--web.config.file): TLS and
+ * basic auth for export.
+ */
 #ifndef IOLENS_OUT_WEB_CONFIG_H
 #define IOLENS_OUT_WEB_CONFIG_H
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* bench.h: what iolens bench computes apart from the I/O: block-size lists, durations, the knee, the latency target, the SVG chart. */
+/*
+ * bench.h: what iolens bench computes apart from the I/O: block-size lists, durations, the knee,
+ * the latency target, the SVG chart.
+ */
 #ifndef IOLENS_BENCH_H
 #define IOLENS_BENCH_H
 

@@ -292,7 +292,8 @@ int uring_dl(char *why, size_t why_len)
 	static void *liburing;
 
 	return dl_open_many(&liburing, URING_SONAME, why, why_len, DLSYM_ARG(io_uring_queue_init_params),
-			    DLSYM_ARG(io_uring_queue_exit), DLSYM_ARG(io_uring_submit), DLSYM_ARG(__io_uring_get_cqe), NULL);
+			    DLSYM_ARG(io_uring_queue_exit), DLSYM_ARG(io_uring_submit), DLSYM_ARG(__io_uring_get_cqe),
+			    NULL);
 }
 
 int bench_engine_dl(enum bench_engine engine, char *why, size_t why_len)
@@ -498,7 +499,10 @@ static unsigned wait_jobs(struct run *run, uint64_t until_ns)
 {
 	struct timespec deadline;
 	unsigned running;
-	/* The condition variable's clock is CLOCK_REALTIME: wait in steps of at most 50 ms, so a clock step cannot stall us. */
+	/*
+	 * The condition variable's clock is CLOCK_REALTIME: wait in steps of at most 50 ms, so a
+	 * clock step cannot stall us.
+	 */
 	uint64_t now = monotonic_ns(), step = until_ns > now ? until_ns - now : 0;
 
 	if (step > 50000000)

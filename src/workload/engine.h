@@ -56,7 +56,8 @@ struct bench_result {
 	bool synced;
 	double cpu_user_s, cpu_sys_s; /* of the whole process during the measured phase */
 	bool interrupted;     /* *stop was set */
-	uint64_t written;     /* bytes written by the whole run, ramp and all: what the device's count must not exceed */
+	/* bytes written by the whole run, ramp and all: what the device's count must not exceed */
+	uint64_t written;
 	uint64_t write_requests; /* and in how many requests */
 	int error;            /* errno of the first failed I/O or set-up step, 0 when none */
 	char error_what[96];  /* what failed: "pread at offset 4096", "io_uring_queue_init" */
@@ -84,6 +85,7 @@ void bench_fill(unsigned char *buffer, uint64_t length, enum bench_pattern patte
  * the first 16 bytes of every 4 KiB, so storage that deduplicates cannot absorb the writes
  * (fio's scramble_buffers). Zeros stay zeros.
  */
-void bench_scramble(unsigned char *buffer, uint64_t length, enum bench_pattern pattern, uint64_t offset, uint64_t stamp);
+void bench_scramble(unsigned char *buffer, uint64_t length, enum bench_pattern pattern, uint64_t offset,
+		    uint64_t stamp);
 
 #endif

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* sweep.c: what iolens bench computes apart from the I/O: block-size lists, durations, the knee, the latency target, the SVG chart. */
+/*
+ * sweep.c: what iolens bench computes apart from the I/O: block-size lists, durations, the knee,
+ * the latency target, the SVG chart.
+ */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -32,7 +35,8 @@ int bench_parse_sizes(const char *text, uint64_t *out, unsigned max)
 	if (dash && !strchr(text, ',')) {
 		uint64_t low, high;
 
-		if (one_size(text, (size_t)(dash - text), &low) || one_size(dash + 1, strlen(dash + 1), &high) || low > high)
+		if (one_size(text, (size_t)(dash - text), &low) || one_size(dash + 1, strlen(dash + 1), &high) ||
+		    low > high)
 			return -EINVAL;
 		for (uint64_t bs = low; bs < high; bs *= 2) {
 			if (count == max)
@@ -123,7 +127,10 @@ struct bench_knee bench_find_knee(unsigned count, double (*value)(unsigned index
 
 		for (unsigned i = (unsigned)knee.peak + 1; i < count && alone; i++)
 			alone = value(i, context) < fraction * peak;
-		/* The runs' spread wider than the knee's margin, or (one run) a peak that no larger point comes near. */
+		/*
+		 * The runs' spread wider than the knee's margin, or (one run) a peak that no larger
+		 * point comes near.
+		 */
 		if (isnan(runs) ? alone : runs > 1 - fraction)
 			knee.why = KNEE_NOISE;
 	}
@@ -224,15 +231,17 @@ int bench_svg(FILE *out, unsigned count, enum bench_svg_kind kind,
 		fprintf(out, "<text x=\"%d\" y=\"%.1f\" fill=\"#d62728\">%g</text>\n", WIDTH - RIGHT + 6,
 			Y(v, iops_top) + 4, v);
 	fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#444\"/>\n"
-		     "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 %d %d)\" fill=\"#1f77b4\">MB/s</text>\n"
-		     "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(90 %d %d)\" fill=\"#d62728\">IOPS</text>\n"
+		     "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 %d %d)\" "
+		     "fill=\"#1f77b4\">MB/s</text>\n"
+		     "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(90 %d %d)\" "
+		     "fill=\"#d62728\">IOPS</text>\n"
 		     "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
 		LEFT, TOP, plot_w, plot_h, 24, TOP + (int)plot_h / 2, 24, TOP + (int)plot_h / 2, WIDTH - 20,
 		TOP + (int)plot_h / 2, WIDTH - 20, TOP + (int)plot_h / 2, LEFT + (int)plot_w / 2, HEIGHT - 20, by[kind]);
 	for (unsigned i = 0; i < count; i++) {
 		x_label(&values[i], kind, label, sizeof(label));
-		fprintf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", X(i), TOP + (int)plot_h + 18,
-			label);
+		fprintf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", X(i),
+			TOP + (int)plot_h + 18, label);
 	}
 	if (kind == BENCH_SVG_MODES) {
 		double bar_w = plot_w / count / 3;
@@ -246,7 +255,8 @@ int bench_svg(FILE *out, unsigned count, enum bench_svg_kind kind,
 				     "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#1f77b4\">%.1f</text>\n"
 				     "<rect class=\"iops\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 				     "fill=\"#d62728\"><title>%s: %.0f IOPS</title></rect>\n"
-				     "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#d62728\">%.0f</text>\n",
+				     "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+				     "fill=\"#d62728\">%.0f</text>\n",
 				X(i) - bar_w, mb_y, bar_w, TOP + plot_h - mb_y, label, values[i].mb_per_s, X(i) - bar_w / 2,
 				mb_y - 4, values[i].mb_per_s, X(i), iops_y, bar_w, TOP + plot_h - iops_y, label, values[i].iops,
 				X(i) + bar_w / 2, iops_y - 4, values[i].iops);
@@ -261,7 +271,8 @@ int bench_svg(FILE *out, unsigned count, enum bench_svg_kind kind,
 		x_label(&values[knee], kind, label, sizeof(label));
 		fprintf(out, "<line class=\"knee\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#2ca02c\" "
 			     "stroke-dasharray=\"6 4\" stroke-width=\"2\"/>\n"
-			     "<text class=\"knee\" x=\"%.1f\" y=\"%d\" fill=\"#2ca02c\" text-anchor=\"middle\">knee: %s</text>\n",
+			     "<text class=\"knee\" x=\"%.1f\" y=\"%d\" fill=\"#2ca02c\" text-anchor=\"middle\">knee: "
+			     "%s</text>\n",
 			X(knee), TOP, X(knee), TOP + plot_h, X(knee), TOP - 6, label);
 	}
 	fputs("<polyline class=\"mb_per_s\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"", out);
@@ -273,8 +284,10 @@ int bench_svg(FILE *out, unsigned count, enum bench_svg_kind kind,
 		fprintf(out, "%s%.1f,%.1f", i ? " " : "", X(i), Y(values[i].iops, iops_top));
 	fputs("\"/>\n", out);
 	for (unsigned i = 0; i < count; i++)
-		fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"#1f77b4\"><title>%.1f MB/s</title></circle>\n"
-			     "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"#d62728\"><title>%.0f IOPS</title></circle>\n",
+		fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"#1f77b4\"><title>%.1f "
+			     "MB/s</title></circle>\n"
+			     "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"#d62728\"><title>%.0f "
+			     "IOPS</title></circle>\n",
 			X(i), Y(values[i].mb_per_s, mb_top), values[i].mb_per_s, X(i), Y(values[i].iops, iops_top),
 			values[i].iops);
 	fprintf(out, "<text x=\"%d\" y=\"%d\" fill=\"#1f77b4\">— MB/s</text>\n"

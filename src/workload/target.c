@@ -170,7 +170,8 @@ static int remove_leftover(int dir_fd, const char *name, const char *shown, int 
 {
 	struct stat st;
 
-	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || unlink_if_same(dir_fd, name, st.st_dev, st.st_ino) != 0)
+	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    unlink_if_same(dir_fd, name, st.st_dev, st.st_ino) != 0)
 		return -1;
 	warn_msg("removed %s: a test file an earlier run left (pid %d, no longer running)", printable_name(shown), pid);
 	return 0;
@@ -271,8 +272,9 @@ static int make_file(const struct target_request *request, struct bench_target *
 	if (!err)
 		dio_alignment(fd, target);
 	if (err == ENOSPC || err == EDQUOT) {
-		warn_msg("no space for a %s test file in %s: %s free (use a smaller --size)", human_size(size, size_text, 16),
-		    printable_name(dir), human_size(free_bytes(dir_fd), free_text, 16));
+		warn_msg("no space for a %s test file in %s: %s free (use a smaller --size)",
+			 human_size(size, size_text, 16), printable_name(dir),
+			 human_size(free_bytes(dir_fd), free_text, 16));
 		return EXIT_FAIL;
 	}
 	if (err) {
@@ -298,7 +300,12 @@ static int blkid_dl(char *why, size_t why_len)
 {
 	static void *libblkid;
 
-	return dl_open_many(&libblkid, BLKID_SONAME, why, why_len, DLSYM_ARG(blkid_do_safeprobe), DLSYM_ARG(blkid_free_probe), DLSYM_ARG(blkid_new_probe), DLSYM_ARG(blkid_probe_enable_partitions), DLSYM_ARG(blkid_probe_enable_superblocks), DLSYM_ARG(blkid_probe_lookup_value), DLSYM_ARG(blkid_probe_set_device), DLSYM_ARG(blkid_probe_set_partitions_flags), DLSYM_ARG(blkid_probe_set_superblocks_flags), NULL);
+	return dl_open_many(&libblkid, BLKID_SONAME, why, why_len, DLSYM_ARG(blkid_do_safeprobe),
+			    DLSYM_ARG(blkid_free_probe), DLSYM_ARG(blkid_new_probe),
+			    DLSYM_ARG(blkid_probe_enable_partitions), DLSYM_ARG(blkid_probe_enable_superblocks),
+			    DLSYM_ARG(blkid_probe_lookup_value), DLSYM_ARG(blkid_probe_set_device),
+			    DLSYM_ARG(blkid_probe_set_partitions_flags), DLSYM_ARG(blkid_probe_set_superblocks_flags),
+			    NULL);
 }
 
 /*
@@ -440,8 +447,8 @@ static int use_existing(const struct target_request *request, struct bench_targe
 		size = request->size;
 	}
 	if (request->size && request->size > size) {
-		warn_msg("%s has %s, less than --size %s", printable_name(target->path), human_size(size, size_text, 16),
-		    human_size(request->size, want_text, 16));
+		warn_msg("%s has %s, less than --size %s", printable_name(target->path),
+			 human_size(size, size_text, 16), human_size(request->size, want_text, 16));
 		return EXIT_FAIL;
 	}
 	target->size = request->size ? request->size : size;
@@ -523,7 +530,8 @@ int bench_target_prepare(const struct target_request *request, struct bench_targ
 		enum leftover state = leftover_state(walk.dir_fd, walk.name, 0, &pid);
 
 		if (state == OURS_RUNNING) {
-			warn_msg("%s is the test file of a bench still running (pid %d): not used", printable_name(arg), pid);
+			warn_msg("%s is the test file of a bench still running (pid %d): not used", printable_name(arg),
+				 pid);
 			path_walk_close(&walk);
 			return EXIT_FAIL;
 		}
@@ -556,8 +564,8 @@ int bench_target_prepare(const struct target_request *request, struct bench_targ
 	if (request->direct && tmpfs && (new_file || !S_ISBLK(st.st_mode))) {
 		int accepted = direct_accepted(new_file ? dir_fd : walk.fd, new_file);
 
-		warn_msg("%s is on %s, which keeps files in memory: there is no disk to measure%s (use --buffered to measure "
-		    "memory copies)", printable_name(new_file ? dir : arg), target->fs_type,
+		warn_msg("%s is on %s, which keeps files in memory: there is no disk to measure%s (use --buffered to "
+		    "measure memory copies)", printable_name(new_file ? dir : arg), target->fs_type,
 		    accepted > 0 ? ", and O_DIRECT, which this kernel accepts there, only copies memory" :
 		    accepted == 0 ? ", and this kernel does not support O_DIRECT there" : "");
 		rc = EXIT_FAIL;
@@ -585,9 +593,13 @@ void bench_target_remove(struct bench_target *target)
 	publish_to_signal(NULL);
 	if (target->created && target->dir_fd >= 0 &&
 	    unlink_if_same(target->dir_fd, target->name, target->file_dev, target->file_ino) != 0 && target->fd >= 0) {
-		/* Moved or replaced meanwhile by someone who can write its directory: its data freed, the name left alone. */
+		/*
+		 * Moved or replaced meanwhile by someone who can write its directory: its data
+		 * freed, the name left alone.
+		 */
 		if (ftruncate(target->fd, 0) == 0)
-			warn_msg("%s was moved or replaced during the run: its blocks are freed; what the name names now is left as it is",
+			warn_msg("%s was moved or replaced during the run: its blocks are freed; what the name names "
+				 "now is left as it is",
 			    printable_name(target->path));
 	} else if (target->extended && target->fd >= 0 && ftruncate(target->fd, (off_t)target->original_size) != 0) {
 		warn_msg("%s: cannot put it back to its %llu bytes: %s", printable_name(target->path),
