@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* bench/json-lines.sh's program: one interval of ROWS rows shaped as cachetop --files' (13 columns, a path of ~30 characters) written as lines in a format; prints the time per row. */
+/*
+ * bench/json-lines.sh's program: one interval of ROWS rows shaped as cachetop --files' (13 columns,
+ * a path of ~30 characters) written as lines in a format; prints the time per row.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* bench/stat-cpu.sh's floor: the least a monitor does per sample (sleep, pread each file whole, print one line), to tell iolens's own cost from the kernel's. */
+/*
+ * bench/stat-cpu.sh's floor: the least a monitor does per sample (sleep, pread each file whole,
+ * print one line), to tell iolens's own cost from the kernel's.
+ */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* bench/stat-cpu.sh's runner: runs a command, appends its wall time and CPU time (and, with -l, its CPU time at each quiet point of its output) to a file. */
+/*
+ * bench/stat-cpu.sh's runner: runs a command, appends its wall time and CPU time (and, with -l, its
+ * CPU time at each quiet point of its output) to a file.
+ */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* vtrace-overhead.c: what a vtrace_begin+vtrace_end pair costs beyond its two clock reads, on one thread and on N, against a mutex-protected counter. */
+/*
+ * vtrace-overhead.c: what a vtrace_begin+vtrace_end pair costs beyond its two clock reads, on one
+ * thread and on N, against a mutex-protected counter.
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -589,21 +592,24 @@ int main(int argc, char **argv)
 				clock_ns[r] = (double)run(&b, workers, KIND_CLOCK, 1, OP_SINGLE, pairs) / (double)pairs;
 				break;
 			case 1:
-				vtrace_ns[r] = (double)run(&b, workers, KIND_VTRACE, 1, OP_SINGLE, pairs) / (double)pairs;
+				vtrace_ns[r] =
+				    (double)run(&b, workers, KIND_VTRACE, 1, OP_SINGLE, pairs) / (double)pairs;
 				break;
 			case 2: /* millions of pairs a second */
-				clock_n[r] = all_pairs * 1e3 / (double)run(&b, workers, KIND_CLOCK, b.threads, OP_SINGLE, pairs);
+				clock_n[r] =
+				    all_pairs * 1e3 / (double)run(&b, workers, KIND_CLOCK, b.threads, OP_SINGLE, pairs);
 				break;
 			case 3:
 				own_n[r] = all_pairs * 1e3 /
 					   (double)run(&b, workers, KIND_VTRACE, b.threads, OP_PER_THREAD, pairs);
 				break;
 			case 4:
-				shared_n[r] =
-					all_pairs * 1e3 / (double)run(&b, workers, KIND_VTRACE, b.threads, OP_SHARED, pairs);
+				shared_n[r] = all_pairs * 1e3 /
+				    (double)run(&b, workers, KIND_VTRACE, b.threads, OP_SHARED, pairs);
 				break;
 			case 5:
-				mutex_n[r] = all_pairs * 1e3 / (double)run(&b, workers, KIND_MUTEX, b.threads, OP_SINGLE, pairs);
+				mutex_n[r] =
+				    all_pairs * 1e3 / (double)run(&b, workers, KIND_MUTEX, b.threads, OP_SINGLE, pairs);
 				break;
 			}
 		}

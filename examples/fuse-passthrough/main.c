@@ -279,7 +279,8 @@ static int parse_slow_op(struct passthrough *pt, const char *arg)
 	errno = 0;
 	ms = strtol(colon + 1, &end, 10);
 	if (errno || *end || colon[1] < '0' || colon[1] > '9' || ms < 1 || ms > 60000) {
-		fprintf(stderr, "fuse-passthrough: --slow-op %s: MS is a whole number of milliseconds, 1 to 60000\n", arg);
+		fprintf(stderr, "fuse-passthrough: --slow-op %s: MS is a whole number of milliseconds, 1 to 60000\n",
+			arg);
 		return -1;
 	}
 	pt->slow_ms = (unsigned)ms;

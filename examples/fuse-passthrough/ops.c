@@ -228,7 +228,8 @@ static void pt_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		rc = fd >= 0 ? fchmod(fd, attr->st_mode) : chmod(path, attr->st_mode);
 	if (rc == 0 && (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)))
 		rc = fchownat(inode->fd, "", to_set & FUSE_SET_ATTR_UID ? attr->st_uid : (uid_t)-1,
-			      to_set & FUSE_SET_ATTR_GID ? attr->st_gid : (gid_t)-1, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+			      to_set & FUSE_SET_ATTR_GID ? attr->st_gid : (gid_t)-1,
+			      AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
 	if (rc == 0 && (to_set & FUSE_SET_ATTR_SIZE))
 		rc = fd >= 0 ? ftruncate(fd, attr->st_size) : truncate(path, attr->st_size);
 	if (rc == 0 && (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |

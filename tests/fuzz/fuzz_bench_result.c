@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* fuzz_bench_result.c: libFuzzer target for bench's JSON reader (--compare, --show-capacity): whatever parses compares with itself as no difference. */
+/*
+ * fuzz_bench_result.c: libFuzzer target for bench's JSON reader (--compare, --show-capacity):
+ * whatever parses compares with itself as no difference.
+ */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>

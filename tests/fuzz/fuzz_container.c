@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* fuzz_container.c: libFuzzer target that feeds each input to the container parsers of collect/container.h: a cgroup path, a /proc/PID/cgroup, docker's config.v2.json, podman's containers.json and the kubelet's file names. */
+/*
+ * fuzz_container.c: libFuzzer target that feeds each input to the container parsers of
+ * collect/container.h: a cgroup path, a /proc/PID/cgroup, docker's config.v2.json, podman's
+ * containers.json and the kubelet's file names.
+ */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,7 +84,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (container_pod_dir_parse(copy, ns, sizeof(ns), pod, sizeof(pod), uid, sizeof(uid)) &&
 	    (!ns[0] || !pod[0] || !uid[0] || strchr(ns, '_') || strchr(pod, '_')))
 		abort();
-	if (container_log_name_parse(copy, pod, sizeof(pod), ns, sizeof(ns), container, sizeof(container), id, sizeof(id))) {
+	if (container_log_name_parse(copy, pod, sizeof(pod), ns, sizeof(ns), container, sizeof(container), id,
+				     sizeof(id))) {
 		check_id(id);
 		if (!id[0] || !container[0] || strchr(container, '_'))
 			abort();

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* fuzz_diskstats.c: libFuzzer target for the /proc/diskstats and /proc/devices parsers, and iostat -x's figures between what two halves of the input parse to. */
+/*
+ * fuzz_diskstats.c: libFuzzer target for the /proc/diskstats and /proc/devices parsers, and iostat
+ * -x's figures between what two halves of the input parse to.
+ */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>

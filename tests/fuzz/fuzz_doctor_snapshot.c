@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* fuzz_doctor_snapshot.c: libFuzzer target for doctor's recorded snapshots (--replay): parsed, judged by every rule, rendered, written and read back. */
+/*
+ * fuzz_doctor_snapshot.c: libFuzzer target for doctor's recorded snapshots (--replay): parsed,
+ * judged by every rule, rendered, written and read back.
+ */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

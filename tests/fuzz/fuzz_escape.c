@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* fuzz_escape.c: libFuzzer target for the escape every name from outside goes through (file, process, cgroup, service names): escape_text with each set of flags, the JSON writer, and the terminal's widths. */
+/*
+ * fuzz_escape.c: libFuzzer target for the escape every name from outside goes through (file,
+ * process, cgroup, service names): escape_text with each set of flags, the JSON writer, and the
+ * terminal's widths.
+ */
 #include <json-c/json.h>
 #include <locale.h>
 #include <stdint.h>
@@ -31,7 +35,8 @@ static char *unescape(const char *text)
 	for (const char *p = text; *p;) {
 		const char *high, *low;
 
-		if (p[0] == '\\' && p[1] == 'x' && p[2] && (high = strchr(hex, p[2])) && p[3] && (low = strchr(hex, p[3]))) {
+		if (p[0] == '\\' && p[1] == 'x' && p[2] && (high = strchr(hex, p[2])) && p[3] &&
+		    (low = strchr(hex, p[3]))) {
 			*o++ = (char)((high - hex) << 4 | (low - hex));
 			p += 4;
 		} else {
@@ -94,7 +99,8 @@ static void check_json(const char *text)
 		i += n;
 	}
 	parsed = json_tokener_parse(out);
-	if (!parsed || !json_object_is_type(parsed, json_type_string) || strcmp(json_object_get_string(parsed), escaped))
+	if (!parsed || !json_object_is_type(parsed, json_type_string) ||
+	    strcmp(json_object_get_string(parsed), escaped))
 		abort(); /* \uXXXX is the same string to a parser */
 	json_object_put(parsed);
 	json_object_put(value);

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* fuzz_http.c: libFuzzer target for the request headers export reads: Accept and Accept-Encoding lists with q parameters, Host. */
+/*
+ * fuzz_http.c: libFuzzer target for the request headers export reads: Accept and Accept-Encoding
+ * lists with q parameters, Host.
+ */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* fuzz_memcg.c: libFuzzer target that feeds each input to the parsers of collect/memcg.h (/proc/PID/cgroup, memory.stat, limits). */
+/*
+ * fuzz_memcg.c: libFuzzer target that feeds each input to the parsers of collect/memcg.h
+ * (/proc/PID/cgroup, memory.stat, limits).
+ */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

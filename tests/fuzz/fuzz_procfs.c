@@ -59,7 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		after.io = io;
 		if (!proc_io_delta(&before, &after, &delta) || delta.hit_pages > delta.read_pages)
 			abort();
-		if (proc_io_delta(&after, &before, &delta) != (io.rchar == 0 && io.read_bytes == 0 && io.write_bytes == 0))
+		if (proc_io_delta(&after, &before, &delta) !=
+		    (io.rchar == 0 && io.read_bytes == 0 && io.write_bytes == 0))
 			abort();
 	}
 	{

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* fuzz_prom.c: libFuzzer target for what export takes from outside: an HTTP Accept header (content negotiation), and label values written into the exposition, in text and in protobuf. */
+/*
+ * fuzz_prom.c: libFuzzer target for what export takes from outside: an HTTP Accept header (content
+ * negotiation), and label values written into the exposition, in text and in protobuf.
+ */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

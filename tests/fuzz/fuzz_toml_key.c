@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* fuzz_toml_key.c: libFuzzer target that feeds each input to the readers of the runtimes' configuration: TOML's one setting (common/toml_key.h) in and out of a table, docker's daemon.json, and the directory a setting names. */
+/*
+ * fuzz_toml_key.c: libFuzzer target that feeds each input to the readers of the runtimes'
+ * configuration: TOML's one setting (common/toml_key.h) in and out of a table, docker's
+ * daemon.json, and the directory a setting names.
+ */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* fuzz_web_config.c: libFuzzer target for the --web.config.file parser (YAML through libyaml, then the exporter-toolkit keys). */
+/*
+ * fuzz_web_config.c: libFuzzer target for the --web.config.file parser (YAML through libyaml, then
+ * the exporter-toolkit keys).
+ */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

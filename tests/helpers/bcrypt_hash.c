@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* bcrypt_hash.c: prints the bcrypt hash ($2b$) of a password, for the basic_auth_users of a test's web config (as htpasswd -nbB would). */
+/*
+ * bcrypt_hash.c: prints the bcrypt hash ($2b$) of a password, for the basic_auth_users of a test's
+ * web config (as htpasswd -nbB would).
+ */
 #include <crypt.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* cachepattern.c: one way a real program reads or writes a file, made on cue, with the truth it knows of what it did (tests/cli/cache_accuracy.py). */
+/*
+ * cachepattern.c: one way a real program reads or writes a file, made on cue, with the truth it
+ * knows of what it did (tests/cli/cache_accuracy.py).
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -21,7 +24,8 @@
 static const char *usage_text =
 	"usage: cachepattern [--go] PATTERN FILE [ARGS]\n"
 	"  --go: say 'ready PID' on stdout and wait for a line on stdin before the work\n"
-	"  read FILE PASSES BLOCK same|new   read it whole PASSES times, BLOCK bytes a read, one fd or a new one each pass\n"
+	"  read FILE PASSES BLOCK same|new   read it whole PASSES times, BLOCK bytes a read, one fd or a new one each "
+	"pass\n"
 	"  random FILE READS SEED            POSIX_FADV_RANDOM, READS preads of one page at random pages\n"
 	"  threads FILE                      two threads, each reads its half\n"
 	"  mmap FILE STEP normal|random|sequential PASSES [populate|willneed]\n"

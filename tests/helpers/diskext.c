@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* diskext.c: samples /proc/diskstats, waits, samples again and prints one device's iostat -x figures as "key value" lines, keyed as iostat -o JSON names them. */
+/*
+ * diskext.c: samples /proc/diskstats, waits, samples again and prints one device's iostat -x
+ * figures as "key value" lines, keyed as iostat -o JSON names them.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* monfmt.c: formats values as iolens's monitor does, for tests/cli/monitor_format.sh to hold against dstat's own code. */
+/*
+ * monfmt.c: formats values as iolens's monitor does, for tests/cli/monitor_format.sh to hold
+ * against dstat's own code.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* odirect_reader.c: the O_DIRECT service for the doctor tests: reads a file with O_DIRECT in a loop, as it read its data, until killed. */
+/*
+ * odirect_reader.c: the O_DIRECT service for the doctor tests: reads a file with O_DIRECT in a
+ * loop, as it read its data, until killed.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -42,7 +45,8 @@ int main(int argc, char **argv)
 {
 	size_t block = argc > 3 ? strtoul(argv[3], NULL, 10) : 1u << 20;
 	bool cycle = argc > 4;
-	unsigned long pause_ms = cycle ? strtoul(argv[4], NULL, 10) : 0, hold_ms = argc > 5 ? strtoul(argv[5], NULL, 10) : 0;
+	unsigned long pause_ms = cycle ? strtoul(argv[4], NULL, 10) : 0,
+		      hold_ms = argc > 5 ? strtoul(argv[5], NULL, 10) : 0;
 	void *buf;
 	int fd = -1, ready;
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* uring_open.c: opens files with O_DIRECT through io_uring (IORING_OP_OPENAT, no open system call), reads each once, closes it: the opens the doctor tests hold odirect's eBPF to. */
+/*
+ * uring_open.c: opens files with O_DIRECT through io_uring (IORING_OP_OPENAT, no open system call),
+ * reads each once, closes it: the opens the doctor tests hold odirect's eBPF to.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>

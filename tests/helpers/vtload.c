@@ -87,7 +87,8 @@ int main(int argc, char **argv)
 		ops[i].name = names[i] = argv[i + 2];
 	}
 	/* VTLOAD_THREADS: shards with an owner (small segments for the fuzzer's seed). */
-	struct vtrace_options options = { .max_threads = getenv("VTLOAD_THREADS") ? (unsigned)atoi(getenv("VTLOAD_THREADS")) : 0 };
+	struct vtrace_options options = { .max_threads =
+					      getenv("VTLOAD_THREADS") ? (unsigned)atoi(getenv("VTLOAD_THREADS")) : 0 };
 	vt = vtrace_open(argv[1], ops, nops, &options);
 	if (!vt) {
 		perror("vtload: vtrace_open");

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_bench.c: iolens bench's block-size lists, durations, knee, latency target, chart, and the engine on a real file. */
+/*
+ * test_bench.c: iolens bench's block-size lists, durations, knee, latency target, chart, and the
+ * engine on a real file.
+ */
 #include "unit.h"
 
 #include <errno.h>

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_bio.c: the per-process latency scale of bio.bpf.c (bio_small_bucket), the figures the collector reads from it, and the request flags' bits it finds in a kernel's BTF (or refuses to guess). */
+/*
+ * test_bio.c: the per-process latency scale of bio.bpf.c (bio_small_bucket), the figures the
+ * collector reads from it, and the request flags' bits it finds in a kernel's BTF (or refuses to
+ * guess).
+ */
 #include "unit.h"
 
 #include "collect/bio.h"
@@ -58,7 +62,10 @@ static void add(struct bio_latency *l, uint64_t ns, unsigned times)
 		l->max_ns = ns;
 }
 
-/* Percentiles within a bucket (25 %) of the truth, interpolated, the average and the longest exact; an interval's own. */
+/*
+ * Percentiles within a bucket (25 %) of the truth, interpolated, the average and the longest exact;
+ * an interval's own.
+ */
 static void test_figures(void **state)
 {
 	struct bio_latency then = {0}, now;
@@ -83,7 +90,8 @@ static void test_figures(void **state)
 	assert_int_equal(f.requests, 10);
 	assert_int_equal(f.average_ns, 20000);
 	assert_true(f.p50_ns >= 17500 && f.p50_ns <= 22500);
-	assert_true(f.max_ns >= bio_small_lower(bio_small_bucket(20000)) && f.max_ns <= bio_small_upper(bio_small_bucket(20000)));
+	assert_true(f.max_ns >= bio_small_lower(bio_small_bucket(20000)) &&
+		    f.max_ns <= bio_small_upper(bio_small_bucket(20000)));
 	/*
 	 * Interpolated, as the log-linear histograms are (vt_quantile): 40 of 42 us and 40 of 46 us,
 	 * both in the bucket 40960 .. 49151: p50, rank 40 of 80, at 39.5 / 80 of its width; p99, rank
@@ -176,7 +184,8 @@ static struct btf *btf_of(const char *enum_name, const char *const *names, const
 }
 
 /* flag's bit in btf: "rc bit" (bio_request_flag_bit's), why in *why. */
-static void flag_bit(const struct btf *btf, const char *flag, unsigned old_bit, char *out, size_t size, const char **why)
+static void flag_bit(const struct btf *btf, const char *flag, unsigned old_bit, char *out, size_t size,
+		     const char **why)
 {
 	unsigned bit = 99;
 	int rc = bio_request_flag_bit(btf, flag, old_bit, &bit, why);
@@ -328,8 +337,10 @@ static bool btf_file_names(const char *data, size_t size, const char *event)
  */
 static void test_compat(void **state)
 {
-	static const char *const old[] = { "BPF_MAP_TYPE_HASH", "BPF_MAP_TYPE_SK_STORAGE", "BPF_MAP_TYPE_INODE_STORAGE" };
-	static const char *const new[] = { "BPF_MAP_TYPE_HASH", "BPF_MAP_TYPE_INODE_STORAGE", "BPF_MAP_TYPE_TASK_STORAGE" };
+	static const char *const old[] = { "BPF_MAP_TYPE_HASH", "BPF_MAP_TYPE_SK_STORAGE",
+					   "BPF_MAP_TYPE_INODE_STORAGE" };
+	static const char *const new[] = { "BPF_MAP_TYPE_HASH", "BPF_MAP_TYPE_INODE_STORAGE",
+					   "BPF_MAP_TYPE_TASK_STORAGE" };
 	static const int values[] = { 1, 28, 29 };
 	const char *why;
 	struct btf *btf;
@@ -356,7 +367,8 @@ static void test_mechanisms_here(void **state)
 {
 	static const char *const needs[][5] = {
 		[BIO_BY_IO_START] = { "block_rq_issue", "block_rq_merge", "block_rq_complete", "block_io_start" },
-		[BIO_BY_GETRQ] = { "block_rq_issue", "block_rq_merge", "block_rq_complete", "block_getrq", "block_rq_insert" },
+		[BIO_BY_GETRQ] = { "block_rq_issue", "block_rq_merge", "block_rq_complete", "block_getrq",
+				   "block_rq_insert" },
 		[BIO_BY_DISKS] = { "block_rq_issue", "block_rq_merge", "block_rq_complete" },
 	};
 	const char *why = NULL;

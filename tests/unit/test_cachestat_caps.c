@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_cachestat_caps.c: cachestat_capabilities held to the kernel's BTF as bpftool dumps it and to its kprobe event source; probed as root. */
+/*
+ * test_cachestat_caps.c: cachestat_capabilities held to the kernel's BTF as bpftool dumps it and to
+ * its kprobe event source; probed as root.
+ */
 #include "unit.h"
 
 #include <sys/wait.h>
@@ -63,7 +66,8 @@ static void test_capabilities(void **state)
 		assert_int_equal(caps[2].verdict, CACHESTAT_CANNOT);
 	}
 	if (access("/sys/bus/event_source/devices/kprobe/type", F_OK) != 0 &&
-	    access("/sys/kernel/tracing/kprobe_events", F_OK) != 0 && access("/sys/kernel/debug/tracing/kprobe_events", F_OK) != 0)
+	    access("/sys/kernel/tracing/kprobe_events", F_OK) != 0 &&
+	    access("/sys/kernel/debug/tracing/kprobe_events", F_OK) != 0)
 		assert_int_equal(caps[2].verdict, CACHESTAT_CANNOT);
 	/* The mode: nothing started here. */
 	assert_string_equal(cachestat_mode(), "procfs");

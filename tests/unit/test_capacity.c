@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_capacity.c: a disk's identity from a recorded /sys (WWN, serial, model and size; a partition's disk), capacity files saved and read back, bench JSON refused with a reason. */
+/*
+ * test_capacity.c: a disk's identity from a recorded /sys (WWN, serial, model and size; a
+ * partition's disk), capacity files saved and read back, bench JSON refused with a reason.
+ */
 #include "unit.h"
 
 #include <errno.h>
@@ -198,8 +201,10 @@ static void test_parse_refusals(void **state)
 		"\"runs\":{\"count\":2,\"bytes_per_s\":[1]}}]}", "runs: count 2 and 1 values");
 	refused("{\"points\":[{\"case\":\"a\",\"bs\":4096,\"qd\":1,\"bytes_per_s\":5,\"iops\":1,"
 		"\"runs\":{\"count\":2,\"bytes_per_s\":[1,2]}}]}", "outside its runs");
-	refused("{\"points\":[{\"case\":\"a\",\"bs\":4096,\"qd\":1,\"bytes_per_s\":1,\"iops\":1}]} x", "more after the JSON");
-	refused("{\"points\":[{\"case\":\"a\",\"bs\":4096,\"qd\":1,\"bytes_per_s\":1,\"iops\":1}],\"capacity\":{}}", "capacity:");
+	refused("{\"points\":[{\"case\":\"a\",\"bs\":4096,\"qd\":1,\"bytes_per_s\":1,\"iops\":1}]} x",
+		"more after the JSON");
+	refused("{\"points\":[{\"case\":\"a\",\"bs\":4096,\"qd\":1,\"bytes_per_s\":1,\"iops\":1}],\"capacity\":{}}",
+		"capacity:");
 }
 
 static void test_compare_rule(void **state)

@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_container.c: containers recognised from cgroup paths as each runtime names them (v1 and v2, both drivers, rootless, nested, malformed, hostile), /proc/PID/cgroup as an attacker may shape it, the runtimes' files parsed, and containers named from trees of fixtures: the runtimes' default locations, and where their configuration moves them (read only when trusted; bad ones name nothing). */
+/*
+ * test_container.c: containers recognised from cgroup paths as each runtime names them (v1 and v2,
+ * both drivers, rootless, nested, malformed, hostile), /proc/PID/cgroup as an attacker may shape
+ * it, the runtimes' files parsed, and containers named from trees of fixtures: the runtimes'
+ * default locations, and where their configuration moves them (read only when trusted; bad ones
+ * name nothing).
+ */
 #include "unit.h"
 
 #include <errno.h>
@@ -114,7 +120,8 @@ static void test_kubernetes(void **state)
 	/* a pod's slice alone is no container */
 	assert_string_equal(said("/kubepods.slice/kubepods-pod" UID_SLICE ".slice"), "none");
 	/* a uid that is not one: no pod said, the container still */
-	assert_string_equal(said("/kubepods.slice/kubepods-podXYZ.slice/cri-containerd-" ID ".scope"), "containerd " ID);
+	assert_string_equal(said("/kubepods.slice/kubepods-podXYZ.slice/cri-containerd-" ID ".scope"),
+			    "containerd " ID);
 }
 
 static void test_others(void **state)
@@ -154,14 +161,16 @@ static void test_malformed(void **state)
 
 	/* ids of the wrong length, or not lowercase hex */
 	assert_string_equal(said("/system.slice/docker-" ID "0.scope"), "none");
-	assert_string_equal(said("/system.slice/docker-3f2a9c1b0d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e.scope"),
-			    "none");
-	assert_string_equal(said("/system.slice/docker-3F2A9C1B0D4E5F60718293A4B5C6D7E8F90A1B2C3D4E5F60718293A4B5C6D7E8.scope"),
-			    "none");
+	assert_string_equal(
+	    said("/system.slice/docker-3f2a9c1b0d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e.scope"), "none");
+	assert_string_equal(
+	    said("/system.slice/docker-3F2A9C1B0D4E5F60718293A4B5C6D7E8F90A1B2C3D4E5F60718293A4B5C6D7E8.scope"),
+	    "none");
 	assert_string_equal(said("/system.slice/docker-3f2a9c1b0d4e.scope"), "none");
 	assert_string_equal(said("/docker/" ID "x"), "none");
-	assert_string_equal(said("/docker/" ID "/docker/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdeg"),
-			    "docker " ID);
+	assert_string_equal(
+	    said("/docker/" ID "/docker/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdeg"),
+	    "docker " ID);
 	assert_string_equal(said("/system.slice/docker-" ID ".scopex"), "none");
 	assert_string_equal(said("/system.slice/docker-.scope"), "none");
 	assert_string_equal(said("/system.slice/docker-" ID ".scope."), "none");
@@ -216,14 +225,16 @@ static void test_proc_cgroup(void **state)
 	cgroup_hierarchies_parse(self, strlen(self), &known);
 	assert_int_equal(known.count, 3);
 	/* As the kernel writes it: the v2 path first, then each v1 hierarchy's */
-	assert_int_equal(lines_of("9:name=systemd:/a\n4:memory:/docker/" ID "\n1:cpu,cpuacct:/c\n0::/d\n", &known, lines), 4);
+	assert_int_equal(
+	    lines_of("9:name=systemd:/a\n4:memory:/docker/" ID "\n1:cpu,cpuacct:/c\n0::/d\n", &known, lines), 4);
 	assert_int_equal(lines[0].version, 2);
 	assert_int_equal(lines[0].len, 2);
 	assert_memory_equal(lines[0].path, "/d", 2);
 	assert_string_equal(lines[2].controllers, "memory");
 	assert_int_equal(lines[2].len, strlen("/docker/" ID));
 	/* the v2 path runs to the end of the text: a name's newline is its own */
-	assert_int_equal(lines_of("9:name=systemd:/\n4:memory:/\n1:cpu,cpuacct:/\n0::/user.slice/a\nb\n", &known, lines), 4);
+	assert_int_equal(
+	    lines_of("9:name=systemd:/\n4:memory:/\n1:cpu,cpuacct:/\n0::/user.slice/a\nb\n", &known, lines), 4);
 	assert_int_equal(lines[0].len, strlen("/user.slice/a\nb"));
 	/* ... but a line made inside it is not believed, nor the file */
 	assert_int_equal(lines_of("9:name=systemd:/\n4:memory:/\n1:cpu,cpuacct:/\n0::/user.slice/a\n"
@@ -264,8 +275,9 @@ static void test_files(void **state)
 {
 	char name[CONTAINER_NAME_SIZE], pod[CONTAINER_NAME_SIZE], ns[64], container[CONTAINER_NAME_SIZE],
 		uid[CONTAINER_POD_UID_SIZE], id[CONTAINER_ID_SIZE];
-	const char *podman = "[{\"id\":\"" ID "\",\"names\":[\"api\",\"other\"]},{\"id\":\"short\",\"names\":[\"x\"]},"
-			     "{\"id\":\"" ID2 "\",\"names\":[]},{\"id\":\"" ID2 "\",\"names\":[\"bad name\"]},{\"names\":[\"y\"]},7]";
+	const char *podman =
+	    "[{\"id\":\"" ID "\",\"names\":[\"api\",\"other\"]},{\"id\":\"short\",\"names\":[\"x\"]},"
+	    "{\"id\":\"" ID2 "\",\"names\":[]},{\"id\":\"" ID2 "\",\"names\":[\"bad name\"]},{\"names\":[\"y\"]},7]";
 	char found[512] = "";
 	(void)state;
 
@@ -283,7 +295,8 @@ static void test_files(void **state)
 	assert_false(DOCKER("[\"/web\"]"));
 	assert_false(DOCKER("{\"Name\":\"/web\""));           /* cut short */
 	assert_false(DOCKER(""));
-	assert_false(DOCKER("{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],\"Name\":\"/web\"}"));
+	assert_false(
+	    DOCKER("{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],\"Name\":\"/web\"}"));
 	{
 		char long_name[300] = "{\"Name\":\"/";
 
@@ -307,24 +320,27 @@ static void test_files(void **state)
 	assert_true(container_pod_dir_parse("kube-system_coredns-7db6d8ff4d-x2x9z.v1_" UID_, ns, sizeof(ns), pod,
 					    sizeof(pod), uid, sizeof(uid)));
 	assert_string_equal(pod, "coredns-7db6d8ff4d-x2x9z.v1");
-	assert_false(container_pod_dir_parse("default_web_0_" UID_, ns, sizeof(ns), pod, sizeof(pod), uid, sizeof(uid)));
-	assert_false(container_pod_dir_parse("default_Web-0_" UID_, ns, sizeof(ns), pod, sizeof(pod), uid, sizeof(uid)));
-	assert_false(container_pod_dir_parse("de.fault_web-0_" UID_, ns, sizeof(ns), pod, sizeof(pod), uid, sizeof(uid)));
+	assert_false(
+	    container_pod_dir_parse("default_web_0_" UID_, ns, sizeof(ns), pod, sizeof(pod), uid, sizeof(uid)));
+	assert_false(
+	    container_pod_dir_parse("default_Web-0_" UID_, ns, sizeof(ns), pod, sizeof(pod), uid, sizeof(uid)));
+	assert_false(
+	    container_pod_dir_parse("de.fault_web-0_" UID_, ns, sizeof(ns), pod, sizeof(pod), uid, sizeof(uid)));
 	assert_false(container_pod_dir_parse("default_web-0_", ns, sizeof(ns), pod, sizeof(pod), uid, sizeof(uid)));
 	assert_false(container_pod_dir_parse("default_web-0", ns, sizeof(ns), pod, sizeof(pod), uid, sizeof(uid)));
-	assert_true(container_log_name_parse("web-0_default_nginx-" ID ".log", pod, sizeof(pod), ns, sizeof(ns), container,
-					     sizeof(container), id, sizeof(id)));
+	assert_true(container_log_name_parse("web-0_default_nginx-" ID ".log", pod, sizeof(pod), ns, sizeof(ns),
+					     container, sizeof(container), id, sizeof(id)));
 	assert_string_equal(pod, "web-0");
 	assert_string_equal(ns, "default");
 	assert_string_equal(container, "nginx");
 	assert_string_equal(id, ID);
-	assert_true(container_log_name_parse("web-0_default_my-app-" ID ".log", pod, sizeof(pod), ns, sizeof(ns), container,
-					     sizeof(container), id, sizeof(id)));
+	assert_true(container_log_name_parse("web-0_default_my-app-" ID ".log", pod, sizeof(pod), ns, sizeof(ns),
+					     container, sizeof(container), id, sizeof(id)));
 	assert_string_equal(container, "my-app");
 	assert_false(container_log_name_parse("web-0_default_nginx-" ID ".txt", pod, sizeof(pod), ns, sizeof(ns),
 					      container, sizeof(container), id, sizeof(id)));
-	assert_false(container_log_name_parse("web-0_default_nginx" ID ".log", pod, sizeof(pod), ns, sizeof(ns), container,
-					      sizeof(container), id, sizeof(id)));
+	assert_false(container_log_name_parse("web-0_default_nginx" ID ".log", pod, sizeof(pod), ns, sizeof(ns),
+					      container, sizeof(container), id, sizeof(id)));
 	assert_false(container_log_name_parse("web-0_default_-" ID ".log", pod, sizeof(pod), ns, sizeof(ns), container,
 					      sizeof(container), id, sizeof(id)));
 	assert_false(container_log_name_parse("web-0_default_nginx-" ID2 "0.log", pod, sizeof(pod), ns, sizeof(ns),
@@ -346,8 +362,9 @@ static void test_files(void **state)
 		assert_int_equal(JSON("[\"data-root\"]"), SETTING_BAD);
 		assert_int_equal(JSON("{\"data-root\":\"/srv/docker\""), SETTING_BAD); /* cut short */
 		assert_int_equal(JSON(""), SETTING_BAD);
-		assert_int_equal(JSON("{\"data-root\":\"/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}"),
-				 SETTING_BAD); /* longer than kept */
+		assert_int_equal(
+		    JSON("{\"data-root\":\"/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}"),
+		    SETTING_BAD); /* longer than kept */
 		assert_string_equal(dir, "");
 #undef JSON
 		/* a directory a setting names: $UID and $HOME as containers/storage replaces them, nothing else */
@@ -510,8 +527,9 @@ static void test_untrusted(void **state)
 		unit_rmtree(dir);
 		skip();
 	}
-	snprintf(command, sizeof(command), "cp -a %s/root/. %s/ && chown 4242 %s/var/lib/docker/containers/%s/config.v2.json",
-		 FIXTURE, dir, dir, fixture_id("D"));
+	snprintf(command, sizeof(command),
+		 "cp -a %s/root/. %s/ && chown 4242 %s/var/lib/docker/containers/%s/config.v2.json", FIXTURE, dir, dir,
+		 fixture_id("D"));
 	assert_int_equal(system(command), 0);
 	assert_int_equal(sysroot_set(dir), 0);
 	container_cache_free();
@@ -533,8 +551,8 @@ static void test_untrusted(void **state)
 	container_cache_free();
 	if (nobody && !strcmp(nobody->pw_dir, "/nonexistent"))
 		assert_string_equal(label_of(104), expect("web (%.12s, user nobody)", fixture_id("PR")));
-	snprintf(command, sizeof(command), "chown 0 %s/nonexistent/.local/share/containers/storage/overlay-containers/containers.json",
-		 dir);
+	snprintf(command, sizeof(command),
+		 "chown 0 %s/nonexistent/.local/share/containers/storage/overlay-containers/containers.json", dir);
 	assert_int_equal(system(command), 0);
 	container_cache_free();
 	assert_string_equal(label_of(104), expect("%.12s (user nobody)", fixture_id("PR")));
@@ -583,8 +601,8 @@ static void from_fixture(const char *dir, const char *file, const char *command)
 	char *fixture = realpath(FIXTURE "/moved", NULL), line[8192];
 
 	assert_non_null(fixture);
-	snprintf(line, sizeof(line), "cd '%s' && rm -f '%s' && cp '%s/%s' '%s' && chmod go-w '%s' && %s", dir, file, fixture, file, file, file,
-		 command);
+	snprintf(line, sizeof(line), "cd '%s' && rm -f '%s' && cp '%s/%s' '%s' && chmod go-w '%s' && %s", dir, file,
+		 fixture, file, file, file, command);
 	assert_int_equal(system(line), 0);
 	free(fixture);
 }
@@ -667,7 +685,8 @@ static void test_configured_bad(void **state)
 			fail_msg("%s: %s", docker[i], label_of(201));
 	}
 	/* a trailing '/' is the same directory */
-	shell(dir, "rm -rf etc/docker && mkdir etc/docker && echo '{\"data-root\": \"/srv/docker/\"}' > etc/docker/daemon.json");
+	shell(dir, "rm -rf etc/docker && mkdir etc/docker && echo '{\"data-root\": \"/srv/docker/\"}' > "
+		   "etc/docker/daemon.json");
 	assert_string_equal(relabel(201), expect("moved-web (%.12s)", fixture_id("MD")));
 	/* storage.conf: the setting not a string, the file not TOML (anywhere), the table twice */
 	shell(dir, "sed -i 's|^graphroot = .*|graphroot = 7|' etc/containers/storage.conf");
@@ -698,7 +717,8 @@ static void test_configured_untrusted(void **state)
 		"chown 4242 etc/docker/daemon.json",
 		"chown 4242 etc/docker",
 		/* a link to another user's file: the file is what is read */
-		"cp -p etc/docker/daemon.json srv/d.json && chown 4242 srv/d.json && ln -sf ../../srv/d.json etc/docker/daemon.json",
+		"cp -p etc/docker/daemon.json srv/d.json && chown 4242 srv/d.json && ln -sf ../../srv/d.json "
+		"etc/docker/daemon.json",
 	};
 	struct passwd *nobody = getpwnam("nobody");
 	char *dir;
@@ -734,11 +754,13 @@ static void test_configured_untrusted(void **state)
 	shell(dir, "chown 0 nonexistent/.config/containers/storage.conf nonexistent/.config/docker/daemon.json");
 	assert_string_equal(relabel(206), expect("stale-rootless (%.12s, user nobody)", fixture_id("MR")));
 	assert_string_equal(label_of(207), expect("stale-rootless-docker (%.12s, user nobody)", fixture_id("MRD")));
-	shell(dir, "chown 65534 nonexistent/.config/containers/storage.conf && chmod g+w nonexistent/.config/containers/storage.conf");
+	shell(dir, "chown 65534 nonexistent/.config/containers/storage.conf && chmod g+w "
+		   "nonexistent/.config/containers/storage.conf");
 	assert_string_equal(relabel(206), expect("stale-rootless (%.12s, user nobody)", fixture_id("MR")));
 	/* nobody's graphroot set to root's storage, which names nobody's container: not believed there */
 	shell(dir, "chmod g-w nonexistent/.config/containers/storage.conf && "
-		   "sed -i 's|^graphroot = .*|graphroot = \"/srv/containers/graph\"|' nonexistent/.config/containers/storage.conf");
+		   "sed -i 's|^graphroot = .*|graphroot = \"/srv/containers/graph\"|' "
+		   "nonexistent/.config/containers/storage.conf");
 	assert_string_equal(relabel(206), expect("%.12s (user nobody)", fixture_id("MR")));
 	/* root's containers are still named from root's configuration */
 	assert_string_equal(label_of(202), expect("distro-api (%.12s)", fixture_id("MP")));

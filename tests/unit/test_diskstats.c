@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_diskstats.c: /proc/diskstats lines of every kernel, how sysfs says devices stack, and iostat -x's figures worked out by hand. */
+/*
+ * test_diskstats.c: /proc/diskstats lines of every kernel, how sysfs says devices stack, and iostat
+ * -x's figures worked out by hand.
+ */
 #include "unit.h"
 
 #include <errno.h>
@@ -37,7 +40,8 @@ static void test_parse_17_fields(void **state)
 	const struct disk_stats *d;
 	(void)state;
 
-	assert_int_equal(parse_string(" 254       0 vda 361292 24919 22552258 65259 30665 78322 12455984 97805 2 30832 166820 "
+	assert_int_equal(parse_string(" 254       0 vda 361292 24919 22552258 65259 30665 78322 12455984 97805 2 30832 "
+				      "166820 "
 				      "16835 22 11102888 3679 1881 76\n",
 				      &s),
 			 0);
@@ -76,8 +80,9 @@ static void test_parse_17_fields(void **state)
 static void test_parse_old_kernels(void **state)
 {
 	/* Before 4.18: 11 fields (iostats.rst's example); 4.18 to 5.4: 15, with discards. */
-	static const char text[] = "   3    0   hda 446216 784926 9550688 4382310 424847 312726 5922052 19310380 0 3376340 23705160\n"
-				   "   8   32 sdc 1203 45 98012 2301 504 88 40200 1120 0 2890 3421 12 0 81920 3\n";
+	static const char text[] =
+	    "   3    0   hda 446216 784926 9550688 4382310 424847 312726 5922052 19310380 0 3376340 23705160\n"
+	    "   8   32 sdc 1203 45 98012 2301 504 88 40200 1120 0 2890 3421 12 0 81920 3\n";
 	struct diskstats s;
 	(void)state;
 
@@ -450,8 +455,10 @@ static void test_ext_by_hand(void **state)
 /* The same from two /proc/diskstats lines as the kernel writes them (17 fields), every figure worked out by hand. */
 static void test_ext_from_lines(void **state)
 {
-	static const char one[] = "   8       0 sda 1000 100 80000 5000 2000 500 160000 12000 0 30000 90000 10 2 20480 40 50 100\n";
-	static const char two[] = "   8       0 sda 1400 200 105600 5800 2600 700 236800 15000 3 31500 94200 14 6 28672 60 60 130\n";
+	static const char one[] =
+	    "   8       0 sda 1000 100 80000 5000 2000 500 160000 12000 0 30000 90000 10 2 20480 40 50 100\n";
+	static const char two[] =
+	    "   8       0 sda 1400 200 105600 5800 2600 700 236800 15000 3 31500 94200 14 6 28672 60 60 130\n";
 	struct diskstats a = { 0 }, b = { 0 };
 	struct disk_ext x;
 	(void)state;

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_doctor_config.c: doctor's configuration: statements, their errors with the line, thresholds, accepts by command and by path glob. */
+/*
+ * test_doctor_config.c: doctor's configuration: statements, their errors with the line, thresholds,
+ * accepts by command and by path glob.
+ */
 #include "unit.h"
 
 #include <stdlib.h>
@@ -21,9 +24,10 @@ static void test_statements(void **state)
 	const char *db[] = { "/srv/db/data.ibd" }, *other[] = { "/home/x/file" };
 	(void)state;
 
-	assert_int_equal(parse(&c, "# what is normal here\n\n  disable inodes  \naccept odirect comm=postgres # by design\n"
-				   "accept * path=/srv/db/*\r\nfull.warning_percent = 85\nodirect.read_bytes_per_s=4MiB\n"
-				   "stuck.seconds=10",
+	assert_int_equal(parse(&c,
+			       "# what is normal here\n\n  disable inodes  \naccept odirect comm=postgres # by design\n"
+			       "accept * path=/srv/db/*\r\nfull.warning_percent = 85\nodirect.read_bytes_per_s=4MiB\n"
+			       "stuck.seconds=10",
 			       why),
 			 0);
 	assert_true(doctor_config_disabled(&c, "inodes"));
@@ -35,7 +39,8 @@ static void test_statements(void **state)
 	assert_non_null(doctor_config_accepted(&c, "odirect", "postgres", NULL, 0));
 	assert_null(doctor_config_accepted(&c, "odirect", "postgres2", NULL, 0)); /* a command is exact */
 	assert_null(doctor_config_accepted(&c, "stuck", "postgres", NULL, 0));    /* of its rule only */
-	assert_string_equal(doctor_config_accepted(&c, "stuck", NULL, db, 1)->source, "doctor.conf:5"); /* "*": any rule */
+	assert_string_equal(doctor_config_accepted(&c, "stuck", NULL, db, 1)->source,
+			    "doctor.conf:5"); /* "*": any rule */
 	assert_null(doctor_config_accepted(&c, "stuck", NULL, other, 1));
 	doctor_config_free(&c);
 }
@@ -48,13 +53,16 @@ static void test_errors(void **state)
 		{ "accept odirect user=x\n", "doctor.conf:1: accept odirect: comm=NAME" },
 		{ "accept odirect comm=a-name-longer-than-15\n", "doctor.conf:1: accept odirect: comm=NAME" },
 		{ "disable odirect swap\n", "doctor.conf:1: disable takes one rule" },
-		{ "full.warning_percent = 101\n", "doctor.conf:1: full.warning_percent: '101' is not a number from 1 to 100" },
+		{ "full.warning_percent = 101\n", "doctor.conf:1: full.warning_percent: '101' is not a number from 1 "
+						  "to 100" },
 		{ "stuck.seconds = 3s\n", "doctor.conf:1: stuck.seconds: '3s' is not a number" },
-		{ "odirect.read_bytes_per_s = lots\n", "doctor.conf:1: odirect.read_bytes_per_s: 'lots' is not a size" },
+		{ "odirect.read_bytes_per_s = lots\n", "doctor.conf:1: odirect.read_bytes_per_s: 'lots' is not a "
+						       "size" },
 		{ "nosuch = 1\n", "doctor.conf:1: unknown setting 'nosuch'" },
 		{ "hello\n", "doctor.conf:1: 'hello': disable RULE" },
 		{ "disable odirect\x1b[31m\n", "doctor.conf:1: a control character" },
-		{ "full.warning_percent=95\nfull.critical_percent=90\n", "doctor.conf: full.critical_percent (90) below" },
+		{ "full.warning_percent=95\nfull.critical_percent=90\n", "doctor.conf: full.critical_percent (90) "
+									 "below" },
 	};
 	(void)state;
 

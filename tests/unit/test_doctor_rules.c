@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_doctor_rules.c: doctor's rules as pure functions of a snapshot: each judged alone, thresholds from the configuration, a snapshot's text read back as written. */
+/*
+ * test_doctor_rules.c: doctor's rules as pure functions of a snapshot: each judged alone,
+ * thresholds from the configuration, a snapshot's text read back as written.
+ */
 #include "unit.h"
 
 #include <stdio.h>
@@ -22,7 +25,8 @@ static const char snapshot_text[] =
 	"vtrace 77 svc /dev/shm/vtrace.svc.77\n"
 	"op READ 0 3 2 1000 5000000000 2 1000\n"
 	"# the thread in D is in a container\n"
-	"container 42 cat docker 3f2a9c1b0d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8 web - - 0 web\\x20(3f2a9c1b0d4e)\n";
+	"container 42 cat docker 3f2a9c1b0d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8 web - - 0 "
+	"web\\x20(3f2a9c1b0d4e)\n";
 
 static void load(struct doctor_snapshot *s)
 {
@@ -62,8 +66,9 @@ static void test_each_rule_alone(void **state)
 	assert_int_equal(found.list[0].severity, DOCTOR_INFO); /* 2 s: under the 3 s of a warning */
 	assert_string_equal(found.list[0].more, "cat /proc/42/task/42/stack; iolens vstat"); /* the hung server's */
 	/* named with its container, in the text and as data */
-	assert_string_equal(found.list[0].what, "process 42 (cat) in container web (3f2a9c1b0d4e) is stuck in uninterruptible "
-						"sleep (D) in folio_wait_bit_common");
+	assert_string_equal(found.list[0].what,
+			    "process 42 (cat) in container web (3f2a9c1b0d4e) is stuck in uninterruptible "
+			    "sleep (D) in folio_wait_bit_common");
 	{
 		const struct doctor_field *container = doctor_field_get(&found.list[0].data, "container");
 
@@ -207,7 +212,8 @@ static char *man_rules(void)
  */
 static void test_man_page(void **state)
 {
-	static const char begin[] = ".\\\" From here to the end marker: the rule table", end[] = ".\\\" End of the rule table.\n";
+	static const char begin[] = ".\\\" From here to the end marker: the rule table",
+			  end[] = ".\\\" End of the rule table.\n";
 	const char *top = getenv("TOP");
 	char path[4096], *page = NULL, *from, *to, *rules = man_rules();
 	size_t len = 0;
@@ -231,7 +237,8 @@ static void test_man_page(void **state)
 		fprintf(f, "%.*s%s%s", (int)(from - page), page, rules, to);
 		assert_int_equal(fclose(f), 0);
 	} else if (strlen(rules) != (size_t)(to - from) || memcmp(rules, from, (size_t)(to - from))) {
-		fail_msg("%s: RULES is not the rule table's (DOCTOR_MAN_WRITE=1 %s rewrites it)", path, "test_doctor_rules");
+		fail_msg("%s: RULES is not the rule table's (DOCTOR_MAN_WRITE=1 %s rewrites it)", path,
+			 "test_doctor_rules");
 	}
 	free(page);
 	free(rules);

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_http.c: what export's HTTP side takes from clients: q weights in Accept and Accept-Encoding, when gzip is allowed, what a Host is. */
+/*
+ * test_http.c: what export's HTTP side takes from clients: q weights in Accept and Accept-Encoding,
+ * when gzip is allowed, what a Host is.
+ */
 #include "unit.h"
 
 #include "http/http.h"

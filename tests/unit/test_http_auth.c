@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_http_auth.c: export's password checks: answers remembered (one bcrypt per user and password), the bounds per client and in all, who makes room and who is checked first, and that nothing is run or told after auth_stop. */
+/*
+ * test_http_auth.c: export's password checks: answers remembered (one bcrypt per user and
+ * password), the bounds per client and in all, who makes room and who is checked first, and that
+ * nothing is run or told after auth_stop.
+ */
 #include "unit.h"
 
 #include <crypt.h>
@@ -118,8 +122,9 @@ static void counts(struct auth *auth, uint64_t bcrypt, uint64_t refused, uint64_
 	auth_get_counts(auth, &c);
 	if (c.bcrypt != bcrypt || c.refused != refused || c.busy != busy || c.pending != pending)
 		fail_msg("bcrypt %llu refused %llu busy %llu pending %u; expected %llu %llu %llu %u",
-			 (unsigned long long)c.bcrypt, (unsigned long long)c.refused, (unsigned long long)c.busy, c.pending,
-			 (unsigned long long)bcrypt, (unsigned long long)refused, (unsigned long long)busy, pending);
+			 (unsigned long long)c.bcrypt, (unsigned long long)c.refused, (unsigned long long)c.busy,
+			 c.pending, (unsigned long long)bcrypt, (unsigned long long)refused, (unsigned long long)busy,
+			 pending);
 }
 
 /* Decided by bcrypt (its done() called): the answer, the check released. */
@@ -256,7 +261,10 @@ static void test_blamed_make_room(void **state)
 	auth_free(auth);
 }
 
-/* A check queued for a password that is decided while it waits: no second bcrypt; one released while queued: not run. */
+/*
+ * A check queued for a password that is decided while it waits: no second bcrypt; one released
+ * while queued: not run.
+ */
 static void test_queued(void **state)
 {
 	char why[256];

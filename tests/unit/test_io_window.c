@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_io_window.c: each process's I/O over doctor's window, its deltas added up round after round, held to what each process did (the kernel's folding of a reaped child into its parent played by hand). */
+/*
+ * test_io_window.c: each process's I/O over doctor's window, its deltas added up round after round,
+ * held to what each process did (the kernel's folding of a reaped child into its parent played by
+ * hand).
+ */
 #include "unit.h"
 
 #include "doctor/io_window.h"

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_memcg.c: the memory cgroup of a process: /proc/PID/cgroup, limits and memory.stat parsed, and read through a recorded tree. */
+/*
+ * test_memcg.c: the memory cgroup of a process: /proc/PID/cgroup, limits and memory.stat parsed,
+ * and read through a recorded tree.
+ */
 #include "unit.h"
 
 #include <errno.h>
@@ -45,7 +48,8 @@ static void test_cgroup_parse(void **state)
 		char line[400], small2[8], small1[8];
 
 		snprintf(line, sizeof(line), "4:memory:/%0300d\n", 0);
-		assert_int_equal(memcg_cgroup_parse(line, strlen(line), small2, sizeof(small2), small1, sizeof(small1)), 0);
+		assert_int_equal(memcg_cgroup_parse(line, strlen(line), small2, sizeof(small2), small1, sizeof(small1)),
+				 0);
 		assert_string_equal(small1, "");
 	}
 }

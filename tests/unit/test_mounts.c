@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_mounts.c: the mount table parsed (escapes undone, options, bad lines), held to getmntent(3) on this machine's own table, and read through a recorded tree. */
+/*
+ * test_mounts.c: the mount table parsed (escapes undone, options, bad lines), held to getmntent(3)
+ * on this machine's own table, and read through a recorded tree.
+ */
 #include "unit.h"
 
 #include <errno.h>

@@ -226,7 +226,8 @@ static void test_names_in_c_locale(void **state)
 /* The JSON writer alone: hidden characters as JSON escapes (a tag as a surrogate pair), the rest as it is. */
 static void test_json_write(void **state)
 {
-	static const char json[] = "{\"a\": \"x\x7f\xc2\x85\xe2\x80\x8f\xf3\xa0\x81\x81\xc3\xa9\xf0\x9f\x98\x80\\u001b\"}";
+	static const char json[] =
+	    "{\"a\": \"x\x7f\xc2\x85\xe2\x80\x8f\xf3\xa0\x81\x81\xc3\xa9\xf0\x9f\x98\x80\\u001b\"}";
 	char *text = NULL;
 	size_t len = 0;
 	FILE *stream = open_memstream(&text, &len);
@@ -455,7 +456,8 @@ static void test_lines_table(void **state)
 	out_table_flush(l.table);
 	/*
 	 * Fixed widths, one space apart: text left-aligned (negative width) and cut to it in
-	 * characters, escaped, its last character a '+' when cut; numbers right-aligned and never cut; a ratio as a percentage
+	 * characters, escaped, its last character a '+' when cut; numbers right-aligned and never
+	 * cut; a ratio as a percentage
 	 * with '%'; bytes as whole MiB; the column of width 0 last, after two spaces; the
 	 * column for programs left out.
 	 */

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_proc_io_rounds.c: deltas of /proc/PID/io round after round, held to what each process did (the kernel's folding of a reaped child into its parent played by hand). */
+/*
+ * test_proc_io_rounds.c: deltas of /proc/PID/io round after round, held to what each process did
+ * (the kernel's folding of a reaped child into its parent played by hand).
+ */
 #include "unit.h"
 
 #include "collect/proc_io_rounds.h"
@@ -31,7 +34,8 @@ static void test_reaped_child(void **state)
 
 	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(200, 100, 60, "reader", 0) }, 2, 70, &out);
 	assert_false(out.known[0]); /* the first round is the baseline */
-	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(200, 100, 60, "reader", 8 * MIB) }, 2, 80, &out);
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(200, 100, 60, "reader", 8 * MIB) }, 2, 80,
+	     &out);
 	assert_true(out.known[1]);
 	assert_int_equal(out.deltas[1].missed_pages, 2048);
 	assert_int_equal(out.deltas[0].missed_pages, 0);
@@ -53,7 +57,8 @@ static void test_reap_seen_late(void **state)
 	struct round out;
 	(void)state;
 
-	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(200, 100, 60, "reader", 4 * MIB) }, 2, 70, &out);
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(200, 100, 60, "reader", 4 * MIB) }, 2, 70,
+	     &out);
 	/* Round 2: the child is gone, its parent read before the reap. */
 	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 4096) }, 1, 80, &out);
 	assert_int_equal(out.deltas[0].missed_pages, 0); /* its one page taken against the child's */
@@ -78,8 +83,9 @@ static void test_born_within_round(void **state)
 	(void)state;
 
 	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0) }, 1, 1070, &out);
-	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(200, 100, 1071, "reader", 2 * MIB),
-					    proc(300, 100, 1069, "late", 2 * MIB), proc(400, 100, 900, "old", 2 * MIB) },
+	take(&r,
+	     (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(200, 100, 1071, "reader", 2 * MIB),
+					proc(300, 100, 1069, "late", 2 * MIB), proc(400, 100, 900, "old", 2 * MIB) },
 	     4, 1080, &out);
 	assert_true(out.known[1]);
 	assert_int_equal(out.deltas[1].missed_pages, 512);
@@ -99,7 +105,9 @@ static void test_grandparent(void **state)
 	struct round out;
 	(void)state;
 
-	take(&r, (struct proc_io_sample[]){ proc(10, 1, 5, "make", 0), proc(100, 10, 50, "sh", MIB), proc(200, 100, 60, "cc", 2 * MIB) },
+	take(&r,
+	     (struct proc_io_sample[]){ proc(10, 1, 5, "make", 0), proc(100, 10, 50, "sh", MIB),
+					proc(200, 100, 60, "cc", 2 * MIB) },
 	     3, 70, &out);
 	take(&r, (struct proc_io_sample[]){ proc(10, 1, 5, "make", 3 * MIB + 4096) }, 1, 80, &out);
 	assert_int_equal(out.deltas[0].missed_pages, 1);
@@ -122,10 +130,10 @@ static void test_ignores_sigchld(void **state)
 	int asked = 0;
 	(void)state;
 
-	proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "srv", 0), proc(200, 100, 60, "w", MIB) }, 2, 70,
-			    ignores_all, &asked, deltas, known);
-	proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "srv", MIB) }, 1, 80, ignores_all, &asked, deltas,
-			    known);
+	proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "srv", 0), proc(200, 100, 60, "w", MIB) },
+			    2, 70, ignores_all, &asked, deltas, known);
+	proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "srv", MIB) }, 1, 80, ignores_all, &asked,
+			    deltas, known);
 	assert_int_equal(asked, 1);
 	assert_int_equal(deltas[0].missed_pages, 256); /* its own reads, all of them */
 	proc_io_rounds_free(&r);
@@ -138,9 +146,12 @@ static void test_identity(void **state)
 	struct round out;
 	(void)state;
 
-	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", MIB), proc(200, 300, 60, "a", MIB), proc(300, 200, 60, "b", MIB) },
+	take(&r,
+	     (struct proc_io_sample[]){ proc(100, 1, 50, "sh", MIB), proc(200, 300, 60, "a", MIB),
+					proc(300, 200, 60, "b", MIB) },
 	     3, 1070, &out);
-	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "dd", 2 * MIB), proc(200, 1, 65, "new", 0) }, 2, 1070, &out);
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "dd", 2 * MIB), proc(200, 1, 65, "new", 0) }, 2, 1070,
+	     &out);
 	assert_true(out.known[0]); /* exec: same start, new name, counts go on */
 	assert_int_equal(out.deltas[0].missed_pages, 256);
 	assert_false(out.known[1]); /* another process, started long before the round began (1070) */

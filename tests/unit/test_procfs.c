@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_procfs.c: the /proc parsers and readers against recorded trees (vm1: this machine, old-2.6: a hand-made old kernel), bad input, and the live system. */
+/*
+ * test_procfs.c: the /proc parsers and readers against recorded trees (vm1: this machine, old-2.6:
+ * a hand-made old kernel), bad input, and the live system.
+ */
 #include "unit.h"
 
 #include <errno.h>
@@ -185,8 +188,9 @@ static void test_proc_io(void **state)
 static void test_proc_task(void **state)
 {
 	/* A name with a space and a parenthesis, as a thread may give itself; 52 fields. */
-	const char *text = "4242 (my (odd) name) D 4200 4242 4200 0 -1 4194560 100 0 0 0 17 23 0 0 20 0 1 0 "
-			   "123456 2000000 300 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 9 0 0 0 0 0 0 0 0 0 0\n";
+	const char *text =
+	    "4242 (my (odd) name) D 4200 4242 4200 0 -1 4194560 100 0 0 0 17 23 0 0 20 0 1 0 "
+	    "123456 2000000 300 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 9 0 0 0 0 0 0 0 0 0 0\n";
 	const char *status = "Name:\tx\nState:\tD (disk sleep)\nvoluntary_ctxt_switches:\t40\n"
 			     "nonvoluntary_ctxt_switches:\t2\n";
 	struct proc_task task;
@@ -223,8 +227,8 @@ static void test_proc_task(void **state)
 	assert_int_equal(proc_switches_parse(status, strlen(status), &switches), 0);
 	assert_int_equal(switches, 42);
 	assert_int_equal(proc_switches_parse("voluntary_ctxt_switches:\t40\n", 28, &switches), -EINVAL);
-	assert_int_equal(proc_switches_parse("voluntary_ctxt_switches: x\nnonvoluntary_ctxt_switches: 1\n", 57, &switches),
-			 -EINVAL);
+	assert_int_equal(
+	    proc_switches_parse("voluntary_ctxt_switches: x\nnonvoluntary_ctxt_switches: 1\n", 57, &switches), -EINVAL);
 }
 
 static int ids_of(const char *text, int pid_here, struct proc_ids *ids)
@@ -853,8 +857,9 @@ static void test_netdev_malformed(void **state)
 	(void)state;
 
 	assert_int_equal(run_netdev(NETDEV_HEADER "  eth0: 1 2 3\n", &net), -EINVAL);
-	assert_int_equal(run_netdev(NETDEV_HEADER "  lo: 1 2 3 4 5 6 7 8 9 10 11 12\n   : 1 2 3 4 5 6 7 8 9 10 11 12\n", &net),
-			 -EINVAL);
+	assert_int_equal(
+	    run_netdev(NETDEV_HEADER "  lo: 1 2 3 4 5 6 7 8 9 10 11 12\n   : 1 2 3 4 5 6 7 8 9 10 11 12\n", &net),
+	    -EINVAL);
 	assert_int_equal(run_netdev("a b: 1 2 3 4 5 6 7 8 9 10 11 12\n", &net), -EINVAL);
 	assert_int_equal(run_netdev("a-name-much-longer-than-ifnamsiz-allows: 1 2 3 4 5 6 7 8 9 10 11 12\n", &net),
 			 -EINVAL);
@@ -1033,7 +1038,8 @@ static void test_sockets_malformed(void **state)
 	assert_int_equal(run_sockets(sockets_parse_tcp, TCP_HEADER "   0: 0100007F 00000000:0000 0A\n", &s), -EINVAL);
 	/* a good line then a bad one: nothing added */
 	assert_int_equal(run_sockets(sockets_parse_tcp,
-				     TCP_HEADER "   0: 0100007F:0016 00000000:0000 0A\n   1: 0100007F:0016 00000000:0000\n",
+				     TCP_HEADER "   0: 0100007F:0016 00000000:0000 0A\n   1: 0100007F:0016 "
+						"00000000:0000\n",
 				     &s),
 			 -EINVAL);
 	assert_int_equal(run_sockets(sockets_parse_udp, "", &s), -EINVAL);
@@ -1049,9 +1055,10 @@ static void test_sockets_malformed(void **state)
 
 	/* what parses: tables with only a header, states to come, and the shortest lines */
 	assert_int_equal(run_sockets(sockets_parse_tcp, TCP_HEADER, &s), 0);
-	assert_int_equal(run_sockets(sockets_parse_tcp,
-				     TCP_HEADER "   0: 0100007F:0016 00000000:0000 0A\n\n   1: 0:0 0:0 0D\n   2: 0:0 0:0 ff", &s),
-			 0);
+	assert_int_equal(
+	    run_sockets(sockets_parse_tcp,
+			TCP_HEADER "   0: 0100007F:0016 00000000:0000 0A\n\n   1: 0:0 0:0 0D\n   2: 0:0 0:0 ff", &s),
+	    0);
 	assert_int_equal(s.tcp_listen, 1);
 	/* the two add up */
 	assert_int_equal(run_sockets(sockets_parse_tcp, TCP_HEADER "   0: 0100007F:0016 00000000:0000 0a\n", &s), 0);
@@ -1073,9 +1080,8 @@ static void test_sockets_malformed(void **state)
 	assert_int_equal(s.unix_listen, 1);
 	assert_int_equal(s.unix_datagram, 1);
 	assert_int_equal(s.unix_active, 1);
-	assert_int_equal(run_sockets(sockets_parse_sockstat, "TCP6: inuse 4\nUDPLITE6: inuse 1\nFRAG6: inuse 2 memory 0",
-				     &s),
-			 0);
+	assert_int_equal(
+	    run_sockets(sockets_parse_sockstat, "TCP6: inuse 4\nUDPLITE6: inuse 1\nFRAG6: inuse 2 memory 0", &s), 0);
 	assert_int_equal(s.tcp_inuse, 4);
 	assert_int_equal(s.frag_inuse, 2);
 	assert_int_equal(s.udp_inuse, 0);

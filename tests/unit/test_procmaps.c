@@ -14,7 +14,8 @@ static void test_parse_file_line(void **state)
 	struct procmaps_entry e;
 	(void)state;
 
-	assert_true(procmaps_parse_line("55d0c8a28000-55d0c8b9d000 r-xp 00028000 fd:01 1835030    /usr/bin/postgres\n", &e));
+	assert_true(
+	    procmaps_parse_line("55d0c8a28000-55d0c8b9d000 r-xp 00028000 fd:01 1835030    /usr/bin/postgres\n", &e));
 	assert_true(e.start == 0x55d0c8a28000ull && e.end == 0x55d0c8b9d000ull);
 	assert_string_equal(e.perms, "r-xp");
 	assert_int_equal(e.offset, 0x28000);

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_prom.c: the Prometheus exposition: family lines in both formats, escaped labels, numbers, content negotiation. */
+/*
+ * test_prom.c: the Prometheus exposition: family lines in both formats, escaped labels, numbers,
+ * content negotiation.
+ */
 #include "unit.h"
 
 #include <math.h>

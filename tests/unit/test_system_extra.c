@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_system_extra.c: the parsers of iolens stat's dstat plugins (vmstat's reclaim sums, zoneinfo, /proc/PID/stat) on texts as kernels write them, bad input, and the live system. */
+/*
+ * test_system_extra.c: the parsers of iolens stat's dstat plugins (vmstat's reclaim sums, zoneinfo,
+ * /proc/PID/stat) on texts as kernels write them, bad input, and the live system.
+ */
 #include "unit.h"
 
 #include <errno.h>
@@ -25,10 +28,13 @@ static void test_vm_adv(void **state)
 {
 	/* A 6.1 kernel's names: pgsteal and pgscan by kswapd, direct and khugepaged, allocstall by zone. */
 	static const char text[] = "nr_free_pages 100\n"
-				   "pgsteal_kswapd 10\npgsteal_direct 20\npgsteal_khugepaged 1\npgsteal_anon 5\npgsteal_file 26\n"
-				   "pgscan_kswapd 100\npgscan_direct 200\npgscan_khugepaged 7\npgscan_direct_throttle 9\n"
+				   "pgsteal_kswapd 10\npgsteal_direct 20\npgsteal_khugepaged 1\npgsteal_anon "
+				   "5\npgsteal_file 26\n"
+				   "pgscan_kswapd 100\npgscan_direct 200\npgscan_khugepaged 7\npgscan_direct_throttle "
+				   "9\n"
 				   "pgscan_anon 50\npgscan_file 257\n"
-				   "pageoutrun 3\nallocstall_dma 1\nallocstall_dma32 2\nallocstall_normal 4\nallocstall_movable 8\n";
+				   "pageoutrun 3\nallocstall_dma 1\nallocstall_dma32 2\nallocstall_normal "
+				   "4\nallocstall_movable 8\n";
 	struct vm_adv v;
 	size_t len;
 	char *copy = exact_copy(text, &len);
@@ -68,9 +74,11 @@ static void test_vm_adv(void **state)
 static void test_zones(void **state)
 {
 	/* Two nodes; the per-cpu pagesets' "high:" and "high_min:" after the zone's own high are not it. */
-	static const char text[] = "Node 0, zone      DMA\n  per-node stats\n  pages free     3840\n        boost    0\n"
+	static const char text[] = "Node 0, zone      DMA\n  per-node stats\n  pages free     3840\n        boost    "
+				   "0\n"
 				   "        min      4\n        low      5\n        high     6\n"
-				   "Node 0, zone    DMA32\n  pages free     772807\n        min      7000\n        high     9096\n"
+				   "Node 0, zone    DMA32\n  pages free     772807\n        min      7000\n        "
+				   "high     9096\n"
 				   "        spanned  1044480\n  pagesets\n    cpu: 0\n              count: 1\n"
 				   "              high:     3790\n              high_min: 3790\n"
 				   "Node 0, zone   Normal\n  pages free     1038124\n        high     16000\n"
@@ -120,7 +128,8 @@ static void test_proc_stat(void **state)
 	assert_true(e.start_ticks == 12345);
 	assert_true(e.rss_pages == 250);
 	/* Too long a name is cut to what comm holds. */
-	assert_int_equal(proc_stat_parse("1 (0123456789abcdefXYZ) R 0 0 0 0 0 0 0 0 0 0 1 2 0 0 0 0 1 0 5 0 3\n", &e), 0);
+	assert_int_equal(proc_stat_parse("1 (0123456789abcdefXYZ) R 0 0 0 0 0 0 0 0 0 0 1 2 0 0 0 0 1 0 5 0 3\n", &e),
+			 0);
 	assert_string_equal(e.name, "0123456789abcde");
 	assert_true(e.cpu_ticks == 3 && e.rss_pages == 3);
 	/* Malformed: no parentheses, cut short, not numbers. */

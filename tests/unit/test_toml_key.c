@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_toml_key.c: one string setting read from TOML as the runtimes write their configuration: comments, other tables, the four kinds of string, quoted and dotted keys, inline tables, missing keys, and files no TOML reader takes. */
+/*
+ * test_toml_key.c: one string setting read from TOML as the runtimes write their configuration:
+ * comments, other tables, the four kinds of string, quoted and dotted keys, inline tables, missing
+ * keys, and files no TOML reader takes.
+ */
 #include "unit.h"
 
 #include "common/toml_key.h"
@@ -42,7 +46,8 @@ static void test_storage_conf(void **state)
 			   "[storage.options]\n"
 			   "additionalimagestores = [\n"
 			   "]\n"
-			   "pull_options = {enable_partial_images = \"false\", use_hard_links = \"false\", ostree_repos=\"\"}\n"
+			   "pull_options = {enable_partial_images = \"false\", use_hard_links = \"false\", "
+			   "ostree_repos=\"\"}\n"
 			   "\n"
 			   "[storage.options.overlay]\n"
 			   "mountopt = \"nodev,metacopy=on\"\n"
@@ -87,7 +92,8 @@ static void test_tables(void **state)
 	assert_string_equal(GRAPHROOT("[engine]\ngraphroot = \"/other\"\n[storage]\ndriver = \"overlay\"\n"), "absent");
 	/* quoted table names and keys, dotted keys, an inline table: the same setting */
 	assert_string_equal(GRAPHROOT("[\"storage\"]\n\"graphroot\" = \"/a\"\n"), "/a");
-	assert_string_equal(GRAPHROOT("['storage']\n'graph\\u0072oot' = \"/a\"\n"), "absent"); /* a literal key has no escapes */
+	/* a literal key has no escapes */
+	assert_string_equal(GRAPHROOT("['storage']\n'graph\\u0072oot' = \"/a\"\n"), "absent");
 	assert_string_equal(GRAPHROOT("[storage]\n\"graph\\u0072oot\" = \"/a\"\n"), "/a");
 	assert_string_equal(GRAPHROOT("storage.graphroot = \"/dotted\"\n"), "/dotted");
 	assert_string_equal(GRAPHROOT("storage . \"graphroot\" = \"/dotted\"\n"), "/dotted");
@@ -109,10 +115,12 @@ static void test_strings(void **state)
 	/* double quotes: escapes undone; single quotes: none */
 	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = \"/a\\\\b\\t\\\"c\\\"\"\n"), "/a\\b\t\"c\"");
 	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = '/a\\b\\t\"c\"'\n"), "/a\\b\\t\"c\"");
-	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = \"/caf\\u00e9/\\U0001F600\"\n"), "/caf\xc3\xa9/\xf0\x9f\x98\x80");
+	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = \"/caf\\u00e9/\\U0001F600\"\n"),
+			    "/caf\xc3\xa9/\xf0\x9f\x98\x80");
 	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = \"\"\n"), "");
 	/* multi-line: the first newline is not the string's; a line-ending backslash joins lines */
-	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = \"\"\"\n/srv/\\\n    containers\"\"\"\n"), "/srv/containers");
+	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = \"\"\"\n/srv/\\\n    containers\"\"\"\n"),
+			    "/srv/containers");
 	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = '''\n/a'b'''\n"), "/a'b");
 	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = '''/a''''\n"), "/a'");
 	/* what looks like a table or a key inside a string or an array is not one */
@@ -121,8 +129,9 @@ static void test_strings(void **state)
 	assert_string_equal(GRAPHROOT("stores = [\n  [\"storage\"],\n  \"[storage]\", # graphroot = \"/fake\"\n]\n"
 				      "graphroot = \"/top\"\n"),
 			    "absent");
-	assert_string_equal(GRAPHROOT("when = 1979-05-27 07:32:00Z\nn = -1_000.5e+3\nok = true\n[storage]\ngraphroot = \"/a\"\n"),
-			    "/a");
+	assert_string_equal(
+	    GRAPHROOT("when = 1979-05-27 07:32:00Z\nn = -1_000.5e+3\nok = true\n[storage]\ngraphroot = \"/a\"\n"),
+	    "/a");
 }
 
 /* Files their programs would refuse, and settings that are not a directory's name: bad, never a guess. */
@@ -132,20 +141,24 @@ static void test_bad(void **state)
 	(void)state;
 
 	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = \"/a\"\ngraphroot = \"/b\"\n"), "bad");  /* twice */
-	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = \"/a\"\n[storage]\n"), "bad");           /* the table twice */
+	/* the table twice */
+	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = \"/a\"\n[storage]\n"), "bad");
 	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = 7\n"), "bad");                          /* not a string */
 	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = [\"/a\"]\n"), "bad");
 	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = { a = \"/a\" }\n"), "bad");
 	assert_string_equal(GRAPHROOT("[storage.graphroot]\n"), "bad");                               /* a table */
 	assert_string_equal(GRAPHROOT("[storage]\ngraphroot.x = \"/a\"\n"), "bad");
 	assert_string_equal(GRAPHROOT("storage = \"x\"\n"), "bad");
-	assert_string_equal(GRAPHROOT("[[storage]]\ngraphroot = \"/a\"\n"), "bad");                   /* an array of tables */
+	/* an array of tables */
+	assert_string_equal(GRAPHROOT("[[storage]]\ngraphroot = \"/a\"\n"), "bad");
 	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = \"/a\n"), "bad");                       /* not closed */
 	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = \"/a\nb\"\n"), "bad");
-	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = \"/a\\q\"\n"), "bad");                  /* no such escape */
+	/* no such escape */
+	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = \"/a\\q\"\n"), "bad");
 	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = \"/a\\ud800\"\n"), "bad");              /* a surrogate */
 	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = \"/a\\u0000\"\n"), "bad");              /* a NUL */
-	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = \"/a\x01\"\n"), "bad");                 /* a control character */
+	/* a control character */
+	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = \"/a\x01\"\n"), "bad");
 	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = \"/a\" junk\n"), "bad");
 	assert_string_equal(GRAPHROOT("[storage\ngraphroot = \"/a\"\n"), "bad");
 	assert_string_equal(GRAPHROOT("[storage]\ngraphroot \"/a\"\n"), "bad");
@@ -153,14 +166,17 @@ static void test_bad(void **state)
 	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = \"/a\"\n= 1\n"), "bad");
 	assert_string_equal(GRAPHROOT("[storage]\rgraphroot = \"/a\"\n"), "bad");                     /* a lone CR */
 	assert_string_equal(GRAPHROOT("[storage]\ngraphroot = \"\"\"/a\"\"\"\"\"\"\n"), "bad");          /* 6 quotes */
-	assert_string_equal(GRAPHROOT("x = [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n"), "bad");
-	assert_string_equal(GRAPHROOT("x = [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n"), "absent");
+	assert_string_equal(GRAPHROOT("x = [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n"),
+			    "bad");
+	assert_string_equal(GRAPHROOT("x = [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n"),
+			    "absent");
 	/* a value longer than kept */
 	snprintf(huge, sizeof(huge), "[storage]\ngraphroot = \"/%0100d\"\n", 0);
 	assert_string_equal(GRAPHROOT(huge), "bad");
 	/* a NUL in the file */
-	assert_int_equal(toml_string("[storage]\ngraphroot = \"/a\"\n\0", 28, "storage", "graphroot", value, sizeof(value)),
-			 SETTING_BAD);
+	assert_int_equal(
+	    toml_string("[storage]\ngraphroot = \"/a\"\n\0", 28, "storage", "graphroot", value, sizeof(value)),
+	    SETTING_BAD);
 	/* the text's end is its length: nothing read after it */
 	assert_int_equal(toml_string("[storage]\ngraphroot = \"/a\"", 24, "storage", "graphroot", value, sizeof(value)),
 			 SETTING_BAD);
@@ -169,8 +185,9 @@ static void test_bad(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_storage_conf), cmocka_unit_test(test_comments_and_space), cmocka_unit_test(test_tables),
-		cmocka_unit_test(test_strings),      cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_storage_conf), cmocka_unit_test(test_comments_and_space),
+		cmocka_unit_test(test_tables),       cmocka_unit_test(test_strings),
+		cmocka_unit_test(test_bad),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

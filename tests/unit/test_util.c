@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_util.c: size and range parsing, human sizes, page arithmetic, bounded calls, escaping names for terminals, CSV and JSON, messages said once. */
+/*
+ * test_util.c: size and range parsing, human sizes, page arithmetic, bounded calls, escaping names
+ * for terminals, CSV and JSON, messages said once.
+ */
 #include "unit.h"
 
 #include <errno.h>
@@ -200,7 +203,10 @@ static void test_bounded_call_keep(void **state)
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
 }
 
-/* What another process sees of a marked call while it runs: asked from a grandchild, since a lock's holder never conflicts with itself. */
+/*
+ * What another process sees of a marked call while it runs: asked from a grandchild, since a lock's
+ * holder never conflicts with itself.
+ */
 struct mark_seen {
 	struct bounded_mark mark;
 	pid_t child, holder;
@@ -233,7 +239,8 @@ static void look_at_own_mark(void *arg)
 		seen->seconds = holder.seconds;
 		snprintf(seen->what, sizeof(seen->what), "%s", holder.what);
 		seen->again_rc = bounded_call_marked(nothing, &count, sizeof(count), 5000, &seen->mark, NULL);
-		snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(seen->mark.path, '/') - seen->mark.path), seen->mark.path);
+		snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(seen->mark.path, '/') - seen->mark.path),
+			 seen->mark.path);
 		count = bounded_mark_holders(dir, &pids);
 		seen->listed = count == 1 && pids[0] == seen->child;
 		free(pids);
@@ -313,7 +320,8 @@ static char *unescape(const char *text)
 	for (const char *p = text; *p;) {
 		unsigned byte;
 
-		if (p[0] == '\\' && p[1] == 'x' && sscanf(p + 2, "%2x", &byte) == 1 && strspn(p + 2, "0123456789abcdef") >= 2) {
+		if (p[0] == '\\' && p[1] == 'x' && sscanf(p + 2, "%2x", &byte) == 1 &&
+		    strspn(p + 2, "0123456789abcdef") >= 2) {
 			*o++ = (char)byte;
 			p += 4;
 		} else {
@@ -358,7 +366,10 @@ static void test_escape_c1(void **state)
 {
 	(void)state;
 
-	expect_escaped("a\xc2\x9b" "31mb\xc2\x9d" "0;t\xc2\x9c", ESCAPE_CONTROL, "a\\xc2\\x9b31mb\\xc2\\x9d0;t\\xc2\\x9c");
+	expect_escaped("a\xc2\x9b"
+		       "31mb\xc2\x9d"
+		       "0;t\xc2\x9c",
+		       ESCAPE_CONTROL, "a\\xc2\\x9b31mb\\xc2\\x9d0;t\\xc2\\x9c");
 	/* The edges: DEL and U+0080 in, U+009F in, U+00A0 (no-break space) and U+00A1 out. */
 	expect_escaped("\x7f|\xc2\x80|\xc2\x9f|\xc2\xa0|\xc2\xa1", ESCAPE_CONTROL,
 		       "\\x7f|\\xc2\\x80|\\xc2\\x9f|\xc2\xa0|\xc2\xa1");
@@ -449,8 +460,11 @@ static void test_escape_round_trip(void **state)
 		"\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80\xf3\xa0\x81\x81\xed\xa0\x80\xc0\xaf", "\n\t\r\x7f",
 	};
 	static const unsigned flags[] = {
-		ESCAPE_BACKSLASH, ESCAPE_CONTROL | ESCAPE_BACKSLASH, ESCAPE_TERMINAL,
-		ESCAPE_CONTROL | ESCAPE_KEEP_BREAKS | ESCAPE_BACKSLASH, ESCAPE_CONTROL | ESCAPE_LOCALE | ESCAPE_BACKSLASH_X,
+		ESCAPE_BACKSLASH,
+		ESCAPE_CONTROL | ESCAPE_BACKSLASH,
+		ESCAPE_TERMINAL,
+		ESCAPE_CONTROL | ESCAPE_KEEP_BREAKS | ESCAPE_BACKSLASH,
+		ESCAPE_CONTROL | ESCAPE_LOCALE | ESCAPE_BACKSLASH_X,
 	};
 	(void)state;
 
@@ -465,7 +479,8 @@ static void test_escape_round_trip(void **state)
 
 				assert_true(len > 0);
 				if (flags[f] & ESCAPE_CONTROL)
-					assert_true(!char_hidden(c) || ((flags[f] & ESCAPE_KEEP_BREAKS) && (c == '\n' || c == '\t')));
+					assert_true(!char_hidden(c) ||
+						    ((flags[f] & ESCAPE_KEEP_BREAKS) && (c == '\n' || c == '\t')));
 				p += len;
 			}
 			assert_string_equal(back, names[n]);
@@ -476,9 +491,10 @@ static void test_escape_round_trip(void **state)
 
 static void test_char_hidden(void **state)
 {
-	static const uint32_t in[] = { 0x00, 0x1f, 0x7f, 0x80, 0x85, 0x9b, 0x9d, 0x9f, 0x61c, 0x115f, 0x1160, 0x180e,
-				       0x200b, 0x200e, 0x200f, 0x2028, 0x2029, 0x202a, 0x202e, 0x2060, 0x2066, 0x2069,
-				       0x206f, 0x3164, 0xfeff, 0xffa0, 0xfff9, 0xfffb, 0x1bca0, 0x1d173, 0xe0001, 0xe007f };
+	static const uint32_t in[] = { 0x00,   0x1f,   0x7f,   0x80,   0x85,    0x9b,    0x9d,    0x9f,
+				       0x61c,  0x115f, 0x1160, 0x180e, 0x200b,  0x200e,  0x200f,  0x2028,
+				       0x2029, 0x202a, 0x202e, 0x2060, 0x2066,  0x2069,  0x206f,  0x3164,
+				       0xfeff, 0xffa0, 0xfff9, 0xfffb, 0x1bca0, 0x1d173, 0xe0001, 0xe007f };
 	static const uint32_t out[] = { 0x20, 0x7e, 0xa0, 0xad, 0xe9, 0x61b, 0x61d, 0x1161, 0x200a, 0x200c, 0x200d,
 					0x2027, 0x202f, 0x205f, 0x2070, 0x3163, 0x3165, 0xfe0f, 0xfefe, 0xfffc, 0xfffd,
 					0x1f600, 0xe0080, 0xe0100, 0x10ffff };

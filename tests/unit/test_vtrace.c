@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_vtrace.c: libvtrace: the histogram, the segment's life, exact counts, busy time, hangs, snapshots, bad segments. */
+/*
+ * test_vtrace.c: libvtrace: the histogram, the segment's life, exact counts, busy time, hangs,
+ * snapshots, bad segments.
+ */
 #include "unit.h"
 
 #include <errno.h>
@@ -171,7 +174,8 @@ static void test_histogram_interpolated(void **state)
 	h[b] = 1;
 	h[b - 10] = 96;
 	assert_int_equal(vtrace_histogram_quantile(h, 0.99), low + 256);
-	assert_int_equal(vtrace_histogram_quantile(h, 0.5), vtrace_histogram_lower(b - 10) + (uint64_t)(48.5 / 96 * 512));
+	assert_int_equal(vtrace_histogram_quantile(h, 0.5),
+			 vtrace_histogram_lower(b - 10) + (uint64_t)(48.5 / 96 * 512));
 	/* A million in one bucket: every quantile inside it, in order. */
 	memset(h, 0, sizeof(h));
 	h[b] = 1000000;
@@ -247,7 +251,8 @@ static void test_open_refuses(void **state)
 	assert_null(vtrace_open("ok", long_name, 1, NULL));
 	assert_null(vtrace_open("ok", ops, 3, &many));
 	/* Op names are printed by readers: printable, no space, no control or escape sequence. */
-	static const char *unprintable[] = { "TWO\nLINES", "\x1b[31mRED", "A SPACE", "TAB\t", "\xc3\xa9t\xc3\xa9", "DEL\x7f" };
+	static const char *unprintable[] = { "TWO\nLINES", "\x1b[31mRED",       "A SPACE",
+					     "TAB\t",      "\xc3\xa9t\xc3\xa9", "DEL\x7f" };
 	for (size_t i = 0; i < sizeof(unprintable) / sizeof(*unprintable); i++) {
 		struct vtrace_op op[] = { { unprintable[i], 1 } };
 		errno = 0;
@@ -477,7 +482,8 @@ static void test_simultaneous_begins(void **state)
 	sample(vt, stats);
 	assert_int_equal(stats[4].completions, 8000);
 	uint64_t sum = stats[0].busy_ns + stats[1].busy_ns + stats[2].busy_ns + stats[3].busy_ns;
-	print_message("server busy %" PRIu64 " ticks, its ops together %" PRIu64 "\n", stats[4].busy_ns >> 16, sum >> 16);
+	print_message("server busy %" PRIu64 " ticks, its ops together %" PRIu64 "\n", stats[4].busy_ns >> 16,
+		      sum >> 16);
 	assert_true(stats[4].busy_ns <= sum + 4 * 65536);
 	vtrace_close(vt);
 }
@@ -691,7 +697,8 @@ static void test_stale(void **state)
 	assert_int_equal(vtrace_reader_alive(reader, "/proc"), 0);
 	/* A reader's read lock (any reader of a group-readable segment can take one) is not a writer's. */
 	int fd = open(path, O_RDONLY);
-	assert_int_equal(fcntl(fd, F_OFD_SETLK, &(struct flock){ .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_len = 1 }), 0);
+	assert_int_equal(fcntl(fd, F_OFD_SETLK, &(struct flock){ .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_len = 1 }),
+			 0);
 	assert_int_equal(vtrace_reader_alive(reader, "/proc"), 0);
 	close(fd);
 	vtrace_reader_close(reader);
@@ -1146,7 +1153,8 @@ static void test_hostile_segment(void **state)
 		assert_int_equal(pwrite(fd, &one, sizeof(one), base), sizeof(one));
 		for (uint32_t op = 0; op < 256; op++) {
 			uint64_t at = base + sizeof(struct vt_shard_head) + (uint64_t)op * sizeof(struct vt_op_stats);
-			uint64_t counters[7] = { 1, 1, 1, 0, 0, 0, UINT64_MAX }; /* seq odd, begins, completions, ..., max_ns */
+			/* seq odd, begins, completions, ..., max_ns */
+			uint64_t counters[7] = { 1, 1, 1, 0, 0, 0, UINT64_MAX };
 			assert_int_equal(pwrite(fd, counters, sizeof(counters), at), sizeof(counters));
 		}
 	}

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test_web_config.c: the exporter-toolkit web config as export reads it: keys, errors that name the line and key, TLS versions, bcrypt users. */
+/*
+ * test_web_config.c: the exporter-toolkit web config as export reads it: keys, errors that name the
+ * line and key, TLS versions, bcrypt users.
+ */
 #include "unit.h"
 
 #include <crypt.h>
@@ -92,12 +95,14 @@ static void test_errors(void **state)
 	refused("tls_server_config:\n  key_file: k\n", "cert_file or cert");
 	refused("tls_server_config:\n  cert_file: c\n  cert: c\n  key_file: k\n", "cert_file or cert");
 	refused("tls_server_config:\n  cert_file: c\n", "key_file or key");
-	refused("tls_server_config:\n  cert_file: c\n  key_file: k\n  min_version: TLS14\n", "min_version: TLS10, TLS11");
+	refused("tls_server_config:\n  cert_file: c\n  key_file: k\n  min_version: TLS14\n",
+		"min_version: TLS10, TLS11");
 	refused("tls_server_config:\n  cert_file: c\n  key_file: k\n  min_version: TLS13\n  max_version: TLS12\n",
 		"min_version is above max_version");
 	refused("tls_server_config:\n  cert_file: c\n  key_file: k\n  client_auth_type: RequireAndVerifyClientCert\n",
 		"RequireAndVerifyClientCert is not supported");
-	refused("tls_server_config:\n  cert_file: c\n  key_file: k\n  client_ca_file: ca.pem\n", "client_ca_file: not supported");
+	refused("tls_server_config:\n  cert_file: c\n  key_file: k\n  client_ca_file: ca.pem\n",
+		"client_ca_file: not supported");
 	refused("tls_server_config:\n  cert_file: [a]\n  key_file: k\n", "cert_file: a string");
 	refused("basic_auth_users:\n  alice: plain\n", "basic_auth_users.alice: not a bcrypt hash");
 	refused("basic_auth_users:\n  alice: $1$abc$def\n", "not a bcrypt hash");
