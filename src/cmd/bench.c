@@ -1577,7 +1577,8 @@ static int print_results(struct bench *b, const struct bench_knee *knee)
 					printf("latency target: queue depth %u keeps p99 within %.0f us (p99 %.1f us, "
 					       "%.0f IOPS)\n",
 					       b->points[best].qd, (double)o->latency_target_ns / 1e3,
-					       (double)bench_quantile(&b->points[best].all, 0.99) / 1e3, iops_of(&b->points[best]));
+					       (double)bench_quantile(&b->points[best].all, 0.99) / 1e3,
+					       iops_of(&b->points[best]));
 				else
 					printf("latency target: no queue depth keeps p99 within %.0f us\n",
 					       (double)o->latency_target_ns / 1e3);
@@ -1663,9 +1664,12 @@ static int run_all(struct bench *b)
 	if (o->profile) {
 		/* CrystalDiskMark's default set, in its order: each case read, then written. */
 		static const struct { const char *name; bool random; uint64_t bs; unsigned qd; bool write; } cases[] = {
-			{ "seq1m_q8t1_read", false, 1u << 20, 8, false },  { "seq1m_q8t1_write", false, 1u << 20, 8, true },
-			{ "seq1m_q1t1_read", false, 1u << 20, 1, false },  { "seq1m_q1t1_write", false, 1u << 20, 1, true },
-			{ "rnd4k_q32t1_read", true, 4096, 32, false },     { "rnd4k_q32t1_write", true, 4096, 32, true },
+			{ "seq1m_q8t1_read", false, 1u << 20, 8, false },
+			{ "seq1m_q8t1_write", false, 1u << 20, 8, true },
+			{ "seq1m_q1t1_read", false, 1u << 20, 1, false },
+			{ "seq1m_q1t1_write", false, 1u << 20, 1, true },
+			{ "rnd4k_q32t1_read", true, 4096, 32, false },
+			{ "rnd4k_q32t1_write", true, 4096, 32, true },
 			{ "rnd4k_q1t1_read", true, 4096, 1, false },       { "rnd4k_q1t1_write", true, 4096, 1, true },
 		};
 

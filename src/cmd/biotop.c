@@ -27,7 +27,8 @@ enum column {
 	C_TIME_NS, C_INTERVAL_NS, C_UNATTRIBUTED, C_UNSEEN, C_MECHANISM, /* the interval's own */
 	C_PID, C_COMM, C_CGROUP, C_CGROUP_ID,     /* the row's name: a process, or a cgroup with -C */
 	C_CONTAINER,                              /* its container: CONTAINER_COLUMNS of them */
-	C_OP = C_CONTAINER + CONTAINER_COLUMNS, C_MAJOR, C_MINOR, C_DISK, C_IO, C_BYTES, C_AVG, C_P50, C_P99, C_MAX, C_COUNT
+	C_OP = C_CONTAINER + CONTAINER_COLUMNS, C_MAJOR, C_MINOR, C_DISK, C_IO, C_BYTES, C_AVG, C_P50, C_P99, C_MAX,
+	C_COUNT
 };
 
 static const struct out_column all_columns[C_COUNT] = {

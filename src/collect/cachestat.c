@@ -202,9 +202,12 @@ static void choose_programs(struct cachestat_bpf *s, enum mechanism which, const
 		{ s->progs.map_pages_fentry, MECH_FENTRY, ALWAYS }, { s->progs.window_fentry, MECH_FENTRY, SPLIT },
 		{ s->progs.window_fexit, MECH_FENTRY, SPLIT },	 { s->progs.fold_fentry, MECH_FENTRY, SPLIT },
 		{ s->progs.read_kprobe, MECH_KPROBES, READ },	 { s->progs.splice_kprobe, MECH_KPROBES, SPLICE },
-		{ s->progs.fault_kprobe, MECH_KPROBES, ALWAYS },	 { s->progs.map_pages_kprobe, MECH_KPROBES, ALWAYS },
-		{ s->progs.window_kprobe, MECH_KPROBES, SPLIT },	 { s->progs.window_kretprobe, MECH_KPROBES, SPLIT },
-		{ s->progs.fold_kprobe, MECH_KPROBES, SPLIT },	 { s->progs.buffered_read_fentry, MECH_FENTRY, OLD_READ },
+		{ s->progs.fault_kprobe, MECH_KPROBES, ALWAYS },
+		{ s->progs.map_pages_kprobe, MECH_KPROBES, ALWAYS },
+		{ s->progs.window_kprobe, MECH_KPROBES, SPLIT },
+		{ s->progs.window_kretprobe, MECH_KPROBES, SPLIT },
+		{ s->progs.fold_kprobe, MECH_KPROBES, SPLIT },
+		{ s->progs.buffered_read_fentry, MECH_FENTRY, OLD_READ },
 		{ s->progs.buffered_read_kprobe, MECH_KPROBES, OLD_READ },
 	};
 	bool splice = !facts->known || facts->splice, split = which != MECH_TRACEPOINTS && facts->split_counts;

@@ -18,7 +18,8 @@ bool filesystem_pseudo(const char *type)
 	static const char *const pseudo[] = { "proc", "sysfs", "cgroup", "cgroup2", "devpts", "mqueue", "debugfs",
 					      "tracefs", "securityfs", "pstore", "bpf", "configfs", "fusectl",
 					      "binfmt_misc", "hugetlbfs", "autofs", "rpc_pipefs", "nsfs", "efivarfs",
-					      "selinuxfs", "squashfs", "iso9660", "erofs", "overlay", "devtmpfs", "ramfs" };
+					      "selinuxfs", "squashfs", "iso9660", "erofs", "overlay", "devtmpfs",
+					      "ramfs" };
 
 	for (size_t i = 0; i < sizeof(pseudo) / sizeof(pseudo[0]); i++)
 		if (!strcmp(type, pseudo[i]))

@@ -144,7 +144,8 @@ static const struct field f_direct_file[] = {
 	U32("major", struct snap_direct_file, major), U32("minor", struct snap_direct_file, minor),
 	U64("ino", struct snap_direct_file, ino), FLAG("block", struct snap_direct_file, block),
 	FLAG("cache_known", struct snap_direct_file, cache_known),
-	U64("cached_pages", struct snap_direct_file, cached_pages), U64("file_pages", struct snap_direct_file, file_pages),
+	U64("cached_pages", struct snap_direct_file, cached_pages),
+	U64("file_pages", struct snap_direct_file, file_pages),
 	TEXT("path", struct snap_direct_file, path), END
 };
 
@@ -185,7 +186,8 @@ static const struct field f_disk_seconds[] = {
 /* (a sample's name and numbers are the disk line's, copied to each sample by it) */
 static const struct field f_disk[] = {
 	TEXT("name", struct snap_disk, end.name), U32("major", struct snap_disk, end.major),
-	U32("minor", struct snap_disk, end.minor), FLAG("mid_known", struct snap_disk, mid_known, .check = copy_disk_names),
+	U32("minor", struct snap_disk, end.minor),
+	FLAG("mid_known", struct snap_disk, mid_known, .check = copy_disk_names),
 	END
 };
 
@@ -210,7 +212,8 @@ static const struct choice c_disk_sample[] = {
 static const struct field f_disk_latency[] = {
 	U64("count", struct snap_latency, count), REAL("p50_ns", struct snap_latency, p50_ns),
 	REAL("p99_ns", struct snap_latency, p99_ns), REAL("device_p50_ns", struct snap_latency, device_p50_ns),
-	REAL("device_p99_ns", struct snap_latency, device_p99_ns), REAL("queue_p50_ns", struct snap_latency, queue_p50_ns),
+	REAL("device_p99_ns", struct snap_latency, device_p99_ns),
+	REAL("queue_p50_ns", struct snap_latency, queue_p50_ns),
 	REAL("queue_p99_ns", struct snap_latency, queue_p99_ns, .check = check_latencies), END
 };
 
@@ -293,9 +296,11 @@ static const struct field f_dirty[] = {
 
 static const struct field f_task[] = {
 	PID("pid", struct snap_task, pid), PID("tid", struct snap_task, tid), TEXT("comm", struct snap_task, comm),
-	TEXT("wchan", struct snap_task, wchan), U32("first", struct snap_task, first), U32("last", struct snap_task, last),
+	TEXT("wchan", struct snap_task, wchan), U32("first", struct snap_task, first),
+	U32("last", struct snap_task, last),
 	U32("samples", struct snap_task, samples), U64("stuck_ns", struct snap_task, stuck_ns),
-	FLAG("switches_known", struct snap_task, switches_known), U64("switches_first", struct snap_task, switches_first),
+	FLAG("switches_known", struct snap_task, switches_known),
+	U64("switches_first", struct snap_task, switches_first),
 	U64("switches_last", struct snap_task, switches_last), U32("throttled", struct snap_task, throttled), END
 };
 
@@ -311,7 +316,8 @@ static const struct field f_vtrace[] = {
 static const struct field f_op[] = {
 	TEXT("name", struct snap_vtrace_op, name), FLAG("impossible", struct snap_vtrace_op, impossible),
 	U64("begins", struct snap_vtrace_op, begins), U64("completions", struct snap_vtrace_op, completions),
-	U64("service_ns", struct snap_vtrace_op, service_ns), U64("oldest_age_ns", struct snap_vtrace_op, oldest_age_ns),
+	U64("service_ns", struct snap_vtrace_op, service_ns),
+	U64("oldest_age_ns", struct snap_vtrace_op, oldest_age_ns),
 	U64("completions_before", struct snap_vtrace_op, completions_before),
 	U64("service_ns_before", struct snap_vtrace_op, service_ns_before), END
 };
@@ -350,7 +356,8 @@ static const struct field f_container[] = {
 };
 
 static const struct field f_mount[] = {
-	TEXT("dir", struct snap_mount, dir), TEXT("type", struct snap_mount, type), TEXT("source", struct snap_mount, source),
+	TEXT("dir", struct snap_mount, dir), TEXT("type", struct snap_mount, type),
+	TEXT("source", struct snap_mount, source),
 	SMALL("state", struct snap_mount, state, MOUNT_FAILED), FLAG("duplicate", struct snap_mount, duplicate),
 	U64("blocks", struct snap_mount, blocks), U64("bfree", struct snap_mount, bfree),
 	U64("bavail", struct snap_mount, bavail), U64("files", struct snap_mount, files),

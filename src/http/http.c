@@ -725,12 +725,15 @@ struct http_server *http_start(const struct http_options *options, char *why, si
 		tls[0].option = MHD_OPTION_END;
 	/* Our thread runs the loop (http_serve): a scrape takes milliseconds, and nothing needs a lock. */
 	errno = 0;
-	server->daemon = sym_MHD_start_daemon(flags, 0, NULL, NULL, handle, server, MHD_OPTION_EXTERNAL_LOGGER, on_log, server,
+	server->daemon = sym_MHD_start_daemon(flags, 0, NULL, NULL, handle, server, MHD_OPTION_EXTERNAL_LOGGER, on_log,
+					      server,
 					  MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&server->options.addr,
 					  MHD_OPTION_CONNECTION_LIMIT, server->max_connections + CLOSING_ROOM,
-					  MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+					  MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT,
+					  MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 					  (size_t)REQUEST_MEMORY, MHD_OPTION_NOTIFY_CONNECTION, on_connection, server,
-					  MHD_OPTION_NOTIFY_COMPLETED, on_completed, server, MHD_OPTION_UNESCAPE_CALLBACK,
+					  MHD_OPTION_NOTIFY_COMPLETED, on_completed, server,
+					  MHD_OPTION_UNESCAPE_CALLBACK,
 					  unescape, NULL, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
 	if (!server->daemon && errno == EAFNOSUPPORT && options->addr.ss_family == AF_INET6 &&
 	    http_every_address(&options->addr)) {

@@ -237,7 +237,8 @@ int bench_svg(FILE *out, unsigned count, enum bench_svg_kind kind,
 		     "fill=\"#d62728\">IOPS</text>\n"
 		     "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
 		LEFT, TOP, plot_w, plot_h, 24, TOP + (int)plot_h / 2, 24, TOP + (int)plot_h / 2, WIDTH - 20,
-		TOP + (int)plot_h / 2, WIDTH - 20, TOP + (int)plot_h / 2, LEFT + (int)plot_w / 2, HEIGHT - 20, by[kind]);
+		TOP + (int)plot_h / 2, WIDTH - 20, TOP + (int)plot_h / 2, LEFT + (int)plot_w / 2, HEIGHT - 20,
+		by[kind]);
 	for (unsigned i = 0; i < count; i++) {
 		x_label(&values[i], kind, label, sizeof(label));
 		fprintf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", X(i),

@@ -770,10 +770,13 @@ static void test_configured_untrusted(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_docker),     cmocka_unit_test(test_podman),      cmocka_unit_test(test_kubernetes),
-		cmocka_unit_test(test_others),     cmocka_unit_test(test_malformed),   cmocka_unit_test(test_proc_cgroup),
+		cmocka_unit_test(test_docker),     cmocka_unit_test(test_podman),
+		cmocka_unit_test(test_kubernetes),
+		cmocka_unit_test(test_others),     cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_proc_cgroup),
 		cmocka_unit_test(test_files),      cmocka_unit_test(test_named),       cmocka_unit_test(test_untrusted),
-		cmocka_unit_test(test_configured), cmocka_unit_test(test_configured_bad), cmocka_unit_test(test_configured_untrusted),
+		cmocka_unit_test(test_configured), cmocka_unit_test(test_configured_bad),
+		cmocka_unit_test(test_configured_untrusted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -80,7 +80,8 @@ static const char *const pieces[] = {
 	"\xe2\x81\xa6",     /* left-to-right isolate */
 	"\xef\xbb\xbf",     /* byte order mark */
 	"\xf3\xa0\x81\x81", /* a tag character */
-	"\xff", "\xfe", "\x80", "\xc3", "\xe2\x82", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xf8\x88\x80\x80\x80",
+	"\xff", "\xfe", "\x80", "\xc3", "\xe2\x82", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+	"\xf8\x88\x80\x80\x80",
 };
 
 /* Up to 12 pieces, or a random byte (never NUL). The caller frees it. */
