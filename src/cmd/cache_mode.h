@@ -69,12 +69,14 @@ void cache_estimate_free(struct cache_estimate *estimate);
 #define CONTAINER_COLUMNS 6
 #define CONTAINER_OUT_COLUMNS(C) \
 	[C] = { "container", "CONTAINER", NULL, OUT_TEXT, false, "its container: NAME (ID), or ID" }, \
-	[C + 1] = { "container_id", "CONTAINER_ID", NULL, OUT_TEXT, false, "... its whole id", .where = OUT_DATA_ONLY }, \
+	[C + 1] = { "container_id", "CONTAINER_ID", NULL, OUT_TEXT, false, "... its whole id", \
+		    .where = OUT_DATA_ONLY }, \
 	[C + 2] = { "container_name", "CONTAINER_NAME", NULL, OUT_TEXT, false, "... its name (in its pod)", \
 		    .where = OUT_DATA_ONLY }, \
 	[C + 3] = { "pod", "POD", NULL, OUT_TEXT, false, "... its Kubernetes pod", .where = OUT_DATA_ONLY }, \
 	[C + 4] = { "namespace", "NAMESPACE", NULL, OUT_TEXT, false, "... and namespace", .where = OUT_DATA_ONLY }, \
-	[C + 5] = { "container_uid", "CONTAINER_UID", NULL, OUT_COUNT, false, "... whose: a rootless one's user, 0 root's", \
+	[C + 5] = { "container_uid", "CONTAINER_UID", NULL, OUT_COUNT, false, \
+		    "... whose: a rootless one's user, 0 root's", \
 		    .where = OUT_DATA_ONLY }
 /* Shows the container columns from first (is_default) or not. */
 void container_columns_show(struct out_column *columns, size_t first, bool shown);

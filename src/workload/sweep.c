@@ -258,9 +258,10 @@ int bench_svg(FILE *out, unsigned count, enum bench_svg_kind kind,
 				     "fill=\"#d62728\"><title>%s: %.0f IOPS</title></rect>\n"
 				     "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
 				     "fill=\"#d62728\">%.0f</text>\n",
-				X(i) - bar_w, mb_y, bar_w, TOP + plot_h - mb_y, label, values[i].mb_per_s, X(i) - bar_w / 2,
-				mb_y - 4, values[i].mb_per_s, X(i), iops_y, bar_w, TOP + plot_h - iops_y, label, values[i].iops,
-				X(i) + bar_w / 2, iops_y - 4, values[i].iops);
+				X(i) - bar_w, mb_y, bar_w, TOP + plot_h - mb_y, label, values[i].mb_per_s,
+				X(i) - bar_w / 2, mb_y - 4, values[i].mb_per_s, X(i), iops_y, bar_w,
+				TOP + plot_h - iops_y, label, values[i].iops, X(i) + bar_w / 2, iops_y - 4,
+				values[i].iops);
 		}
 		fprintf(out, "<text x=\"%d\" y=\"%d\" fill=\"#1f77b4\">\u25a0 MB/s</text>\n"
 			     "<text x=\"%d\" y=\"%d\" fill=\"#d62728\">\u25a0 IOPS</text>\n</svg>\n",
