@@ -1516,7 +1516,8 @@ static int print_results(struct bench *b, const struct bench_knee *knee)
 				 o->repeat > 1 ? ",spread" : "", output.columns && output.columns[0] == '+' ? "," : "",
 				 output.columns && output.columns[0] == '+' ? output.columns + 1 : "");
 		else
-			snprintf(chosen, sizeof(chosen), "%sbs,qd,%smb_per_s,%siops,lat_mean,lat_p50,lat_p99,lat_max,cpu_per_io,util%s%s%s%s",
+			snprintf(chosen, sizeof(chosen), "%sbs,qd,%smb_per_s,%siops,lat_mean,lat_p50,lat_p99,lat_max,"
+							 "cpu_per_io,util%s%s%s%s",
 			 o->compare_cache ? "mode," : "", o->jobs > 1 ? "jobs," : "", o->repeat > 1 ? "spread," : "",
 			 any_hit ? ",hit" : "",
 			 b->npoints > 1 && !o->compare_cache ? ",knee" : "",

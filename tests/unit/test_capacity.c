@@ -117,7 +117,8 @@ static void test_identity(void **state)
 }
 
 static const char document[] =
-	"{\"rw\":null,\"sweep\":\"profile\",\"points\":[{\"case\":\"seq1m_q8t1_read\",\"rw\":\"read\",\"mode\":\"direct\","
+	"{\"rw\":null,\"sweep\":\"profile\",\"points\":[{\"case\":\"seq1m_q8t1_read\",\"rw\":\"read\","
+	"\"mode\":\"direct\","
 	"\"bs\":1048576,\"qd\":8,\"bytes_per_s\":1e9,\"iops\":953.674,\"lat_ns\":{\"p50\":5000,\"p99\":7000},"
 	"\"runs\":{\"count\":3,\"bytes_per_s\":[9e8,1e9,1.2e9],\"spread\":0.3}}],"
 	"\"capacity\":{\"key\":\"%s\",\"disk\":\"sdb\",\"source\":\"wwid\",\"saved_s\":1796172595}}\n";

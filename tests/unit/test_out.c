@@ -534,8 +534,10 @@ static void test_lines_groups(void **state)
 	group_of(l.table, 2000000000, 0);
 	assert_string_equal(lines_text(&l),
 			    "{\"time_ns\":1000000000,\"mode\":\"ebpf\",\"rows\":["
-			    "{\"name\":\"a\",\"path\":null,\"hits\":0,\"hit_ratio\":1,\"cached_bytes\":null,\"reads\":null},"
-			    "{\"name\":\"b\",\"path\":null,\"hits\":1,\"hit_ratio\":1,\"cached_bytes\":null,\"reads\":null}]}\n"
+			    "{\"name\":\"a\",\"path\":null,\"hits\":0,\"hit_ratio\":1,\"cached_bytes\":null,"
+			    "\"reads\":null},"
+			    "{\"name\":\"b\",\"path\":null,\"hits\":1,\"hit_ratio\":1,\"cached_bytes\":null,"
+			    "\"reads\":null}]}\n"
 			    "{\"time_ns\":2000000000,\"mode\":\"ebpf\",\"rows\":[]}\n");
 	lines_close(&l);
 
