@@ -43,16 +43,17 @@ f = next((f for f in doc["findings"] if f["rule"] == "odirect" and f["data"]["pi
 if f is None:
     sys.exit(print("%s: no finding of pid %d" % (name, pid)))
 d = f["data"]
-if any(k not in d for k in ("read_bytes", "read_bytes_unended", "unattributed_bytes", "bytes_exact")):
-    sys.exit(print("%s: no read_bytes, read_bytes_unended, unattributed_bytes or bytes_exact" % name))
+if any(k not in d for k in ("read_bytes", "read_bytes_unended", "write_bytes_unended", "unattributed_bytes", "bytes_exact")):
+    sys.exit(print("%s: no read_bytes, read/write_bytes_unended, unattributed_bytes or bytes_exact" % name))
 print("# %s: ru_inblock %d, read_bytes %s, read_bytes_unended %s, unattributed_bytes %s, bytes_exact %s" % (
       name, inblock, d["read_bytes"], d["read_bytes_unended"], d["unattributed_bytes"], d["bytes_exact"]), file=sys.stderr)
 if d["rates_from"] != "ebpf":
     print("%s: rates from %s" % (name, d["rates_from"]))
 elif d["read_bytes"] + d["read_bytes_unended"] != inblock:
     print("%s: %d + %d, not %d" % (name, d["read_bytes"], d["read_bytes_unended"], inblock))
-elif d["bytes_exact"] != (d["read_bytes_unended"] == 0 and d["unattributed_bytes"] == 0):
-    print("%s: bytes_exact %s with %d unended and %d unattributed" % (name, d["bytes_exact"], d["read_bytes_unended"], d["unattributed_bytes"]))' \
+elif d["bytes_exact"] != (d["read_bytes_unended"] == 0 and d["write_bytes_unended"] == 0 and d["unattributed_bytes"] == 0):
+    print("%s: bytes_exact %s with %d + %d unended and %d unattributed" % (name, d["bytes_exact"], d["read_bytes_unended"],
+          d["write_bytes_unended"], d["unattributed_bytes"]))' \
 		"$@" "$T/doctor.out"
 }
 
