@@ -51,38 +51,52 @@ wait_until load_on
 
 # Both start together and measure the same seconds; iostat's window comes from /proc/uptime
 # (10 ms steps), ours from CLOCK_MONOTONIC.
-env -u POSIXLY_CORRECT iostat -k -x -y -o JSON -d "$disk" "$SECONDS_MEASURED" 1 > "$T/iostat.json" 2>"$T/iostat.err" &
-iostat_pid=$!
-"$DISKEXT" "$disk" "$SECONDS_MEASURED" > "$T/ours" 2>"$T/ours.err"
-ours_rc=$?
-wait "$iostat_pid"
-iostat_rc=$?
+measure() {
+	env -u POSIXLY_CORRECT iostat -k -x -y -o JSON -d "$disk" "$SECONDS_MEASURED" 1 > "$T/iostat.json" 2>"$T/iostat.err" &
+	iostat_pid=$!
+	"$DISKEXT" "$disk" "$SECONDS_MEASURED" > "$T/ours" 2>"$T/ours.err"
+	ours_rc=$?
+	wait "$iostat_pid"
+	iostat_rc=$?
+	iostat_fields "$disk" "$T/iostat.json" > "$T/theirs" 2>"$T/json.err"
+}
+# within NAME RELATIVE ABSOLUTE: ours and iostat's agree within RELATIVE (of the larger) plus
+# ABSOLUTE (so 0 against 0 passes on the absolute slack alone). iostat does not cap %util; the
+# collector does, at 100.
+within() {
+	local ours theirs
+	ours=$(awk -v k="$1" '$1 == k { print $2 }' "$T/ours")
+	theirs=$(awk -v k="$1" '$1 == k { print ($1 == "util" && $2 > 100 ? 100 : $2) }' "$T/theirs")
+	[ -n "$ours" ] && [ -n "$theirs" ] && awk -v a="$ours" -v b="$theirs" -v r="$2" -v s="$3" \
+		'BEGIN { d = a - b; if (d < 0) d = -d; m = (a > b ? a : b); exit !(d <= r * m + s) }'
+}
+# The disk is the machine's: another program's burst of writes in one window and not the other
+# (other tests, a sanitized diskext starting late) moves them apart; measured up to three times.
+for try in 1 2 3; do
+	measure
+	within w/s 0.05 5 && within wkB/s 0.05 1024 && within w_await 0.10 0.05 && within aqu-sz 0.10 0.05 &&
+		within util 0.05 2 && break
+	[ "$try" = 3 ] || echo "# try $try: $(tr '\n' ' ' <"$T/ours" | cut -c1-200) / iostat: $(tr '\n' ' ' <"$T/theirs" | cut -c1-200)"
+done
 touch "$T/stop"
 wait "$load"
 
 if [ "$ours_rc" = 0 ]; then ok "diskext samples $disk"; else not_ok "diskext $disk: status $ours_rc: $(head -3 "$T/ours.err")"; fi
 if [ "$iostat_rc" = 0 ]; then ok "iostat -x -o JSON $disk"; else not_ok "iostat $disk: status $iostat_rc: $(head -3 "$T/iostat.err")"; fi
 
-iostat_fields "$disk" "$T/iostat.json" > "$T/theirs" 2>"$T/json.err"
 if [ -s "$T/theirs" ]; then ok "iostat's JSON has $disk"; else not_ok "iostat's JSON has no $disk: $(head -c 300 "$T/iostat.json") $(tail -2 "$T/json.err")"; fi
 
 value() { awk -v k="$1" '$1 == k { print $2 }' "$2"; }
 
-# close NAME RELATIVE ABSOLUTE: ours and iostat's agree within RELATIVE (of the larger) plus ABSOLUTE.
-# The two windows start a few ms apart, so a steady load gives figures a few % apart at most.
-# Relative to the larger of the two, so 0 against 0 passes on the absolute slack alone.
+# close NAME RELATIVE ABSOLUTE: within's verdict, said. The two windows start a few ms apart, so a
+# steady load gives figures a few % apart at most.
 close() {
 	local name=$1 rel=$2 abs=$3 ours theirs
 	ours=$(value "$name" "$T/ours")
 	theirs=$(value "$name" "$T/theirs")
 	[ -n "$ours" ] && [ -n "$theirs" ] || { not_ok "$name on $disk: ours '$ours', iostat '$theirs'"; return; }
 	[ "${nonzero:-}" = 1 ] && ! awk -v b="$theirs" 'BEGIN { exit !(b > 0) }' && { not_ok "$name on $disk: iostat $theirs, the load was to make it above 0"; return; }
-	# iostat does not cap %util; the collector does, at 100.
-	[ "$name" = util ] && theirs=$(awk -v u="$theirs" 'BEGIN { print (u > 100 ? 100 : u) }')
-	if [ -z "$ours" ] || [ -z "$theirs" ]; then
-		not_ok "$name: ours '$ours', iostat '$theirs'"
-	elif awk -v a="$ours" -v b="$theirs" -v r="$rel" -v s="$abs" \
-		'BEGIN { d = a - b; if (d < 0) d = -d; m = (a > b ? a : b); exit !(d <= r * m + s) }'; then
+	if within "$name" "$rel" "$abs"; then
 		ok "$name on $disk: ours $ours, iostat $theirs (within ${rel} + $abs)"
 	else
 		not_ok "$name on $disk: ours $ours, iostat $theirs: more than ${rel} + $abs apart"
