@@ -130,11 +130,13 @@ static void auth_metrics(struct prom *p, const struct exporter *e)
 
 	if (!http_auth_counts(e->server, &counts))
 		return;
-	prom_family(p, "iolens_export_auth_bcrypt", PROM_COUNTER,
-		    "Passwords checked with bcrypt: those not among the checks remembered (a scraper's is checked once).");
+	prom_family(
+	    p, "iolens_export_auth_bcrypt", PROM_COUNTER,
+	    "Passwords checked with bcrypt: those not among the checks remembered (a scraper's is checked once).");
 	prom_u64(p, "iolens_export_auth_bcrypt_total", counts.bcrypt, NULL);
-	prom_family(p, "iolens_export_auth_refused", PROM_COUNTER,
-		    "Requests refused by basic auth: a wrong user or password (401), or too many checks queued (429, 503).");
+	prom_family(
+	    p, "iolens_export_auth_refused", PROM_COUNTER,
+	    "Requests refused by basic auth: a wrong user or password (401), or too many checks queued (429, 503).");
 	prom_u64(p, "iolens_export_auth_refused_total", counts.refused, "reason", "password", NULL);
 	prom_u64(p, "iolens_export_auth_refused_total", counts.busy, "reason", "busy", NULL);
 	prom_family(p, "iolens_export_auth_pending", PROM_GAUGE, "Password checks queued for bcrypt or running.");
@@ -146,7 +148,8 @@ static char *render(void *context, enum prom_format format, size_t *len)
 {
 	struct exporter *e = context;
 	char *text = NULL;
-	struct prom p = { .openmetrics = format == PROM_FORMAT_OPENMETRICS, .protobuf = format == PROM_FORMAT_PROTOBUF };
+	struct prom p = { .openmetrics = format == PROM_FORMAT_OPENMETRICS,
+			  .protobuf = format == PROM_FORMAT_PROTOBUF };
 
 	if (!(p.out = open_memstream(&text, len)))
 		return NULL;
@@ -255,8 +258,17 @@ static _Noreturn void usage(bool all)
 }
 
 enum {
-	OPT_ONCE = 0x100, OPT_OPENMETRICS, OPT_MAX_CONNECTIONS, OPT_WEB_CONFIG, OPT_DISABLE_DEFAULTS, OPT_DEVICE_INCLUDE,
-	OPT_DEVICE_EXCLUDE, OPT_MOUNT_POINTS_EXCLUDE, OPT_COLLECTOR_TABLE, OPT_COLLECTOR = 0x200, OPT_NO_COLLECTOR = 0x300
+	OPT_ONCE = 0x100,
+	OPT_OPENMETRICS,
+	OPT_MAX_CONNECTIONS,
+	OPT_WEB_CONFIG,
+	OPT_DISABLE_DEFAULTS,
+	OPT_DEVICE_INCLUDE,
+	OPT_DEVICE_EXCLUDE,
+	OPT_MOUNT_POINTS_EXCLUDE,
+	OPT_COLLECTOR_TABLE,
+	OPT_COLLECTOR = 0x200,
+	OPT_NO_COLLECTOR = 0x300
 };
 
 /* A regex option compiled, or exit 2 saying why. */
@@ -333,7 +345,8 @@ static const struct option *export_options(void)
 		{ "collector.diskstats.device-include", required_argument, NULL, OPT_DEVICE_INCLUDE },
 		{ "collector.diskstats.device-exclude", required_argument, NULL, OPT_DEVICE_EXCLUDE },
 		{ "collector.filesystem.mount-points-exclude", required_argument, NULL, OPT_MOUNT_POINTS_EXCLUDE },
-		{ "collector-table", no_argument, NULL, OPT_COLLECTOR_TABLE }, /* hidden: for tests/cli/export_collectors.sh */
+		/* hidden: for tests/cli/export_collectors.sh */
+		{ "collector-table", no_argument, NULL, OPT_COLLECTOR_TABLE },
 	};
 	enum { NFIXED = sizeof(fixed) / sizeof(fixed[0]) };
 	static struct option options[NFIXED + 2 * NCOLLECTORS + 1];
@@ -344,7 +357,8 @@ static const struct option *export_options(void)
 		snprintf(names[c][0], sizeof(names[c][0]), "collector.%s", export_collector_list[c]->name);
 		snprintf(names[c][1], sizeof(names[c][1]), "no-collector.%s", export_collector_list[c]->name);
 		options[NFIXED + 2 * c] = (struct option){ names[c][0], no_argument, NULL, OPT_COLLECTOR + (int)c };
-		options[NFIXED + 2 * c + 1] = (struct option){ names[c][1], no_argument, NULL, OPT_NO_COLLECTOR + (int)c };
+		options[NFIXED + 2 * c + 1] =
+		    (struct option){ names[c][1], no_argument, NULL, OPT_NO_COLLECTOR + (int)c };
 	}
 	return options;
 }
@@ -397,7 +411,8 @@ static void compile_filters(struct exporter *e, const struct export_args *a)
 {
 	/* As node_exporter: one or the other; an include alone drops the default exclude. */
 	if (a->device_include && a->device_exclude)
-		usage_error("--collector.diskstats.device-include and --collector.diskstats.device-exclude: one or the other");
+		usage_error(
+		    "--collector.diskstats.device-include and --collector.diskstats.device-exclude: one or the other");
 	if (a->device_include)
 		compile_regex(&e->device_include, "collector.diskstats.device-include", a->device_include);
 	else
@@ -414,7 +429,8 @@ static void start_collectors(struct exporter *e, bool *enabled, const struct exp
 	e->enabled = enabled;
 	e->once = a->once;
 	for (unsigned c = 0; c < NCOLLECTORS; c++)
-		enabled[c] = a->chosen[c] ? a->chosen[c] > 0 : !a->disable_defaults && !export_collector_list[c]->off_by_default;
+		enabled[c] =
+		    a->chosen[c] ? a->chosen[c] > 0 : !a->disable_defaults && !export_collector_list[c]->off_by_default;
 	for (unsigned c = 0; c < NCOLLECTORS; c++)
 		if (enabled[ranked[c]] && export_collector_list[ranked[c]]->start)
 			export_collector_list[ranked[c]]->start(e);
@@ -479,7 +495,9 @@ static int serve(struct exporter *e, struct http_options *http, const struct web
 int cmd_export(int argc, char **argv)
 {
 	struct export_args a = {
-		.listen = DEFAULT_LISTEN, .mount_points_exclude = DEFAULT_MOUNT_POINTS_EXCLUDE, .http = { .render = render },
+		.listen = DEFAULT_LISTEN,
+		.mount_points_exclude = DEFAULT_MOUNT_POINTS_EXCLUDE,
+		.http = { .render = render },
 	};
 	bool enabled[NCOLLECTORS];
 	struct exporter e = {0};

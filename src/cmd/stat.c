@@ -62,7 +62,8 @@ struct run {
 	unsigned needs;
 	struct monitor monitor;
 	bool tty;
-	bool rows;       /* -x in the table: each sample a report, iostat's rows of disks under the other groups' line */
+	/* -x in the table: each sample a report, iostat's rows of disks under the other groups' line */
+	bool rows;
 	FILE *csv;       /* --output FILE */
 	bool csv_stdout; /* --csv: CSV on standard output (as well as in FILE) */
 	bool csv_header_written;
@@ -75,11 +76,15 @@ struct run {
 	struct segment_set vtrace; /* --vtrace */
 	uint64_t vtrace_then_ns;
 	bool failed;
+	/* an intermediate update is on the screen, not yet ended by a newline */
 	bool partial_line;
-	unsigned visible;  /* groups that fit the terminal */ /* an intermediate update is on the screen, not yet ended by a newline */
+	unsigned visible;  /* groups that fit the terminal */
 	unsigned warned;  /* sources already said to be unreadable */
 	unsigned unavailable; /* sources not to read at all (eBPF that could not start, or a replay) */
-	/* Disks of -D that had a medium at the start: their medium going (or another's taking its place) is their going away. */
+	/*
+	 * Disks of -D that had a medium at the start: their medium going (or another's taking its
+	 * place) is their going away.
+	 */
 	struct sized_disk {
 		char name[64];
 		uint64_t diskseq;  /* its medium's (0: not known, before Linux 5.15) */
@@ -612,8 +617,15 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 			want(o, G_cpu); want(o, G_disk); want(o, G_net); want(o, G_page); want(o, G_sys);
 			break;
 		case 'v':
-			/* dstat 0.7 shows the system group where its help says swap; iolens stat does what the help says. */
-			want(o, G_proc); want(o, G_mem); want(o, G_page); want(o, G_disk); want(o, o->dstat ? G_sys : G_swap);
+			/*
+			 * dstat 0.7 shows the system group where its help says swap; iolens stat
+			 * does what the help says.
+			 */
+			want(o, G_proc);
+			want(o, G_mem);
+			want(o, G_page);
+			want(o, G_disk);
+			want(o, o->dstat ? G_sys : G_swap);
 			want(o, G_cpu);
 			o->disks = set_list(o->disks, "total");
 			break;
@@ -992,8 +1004,9 @@ static void build_groups(struct run *r, const struct system_sample *s)
 				for (unsigned d = 0; d < s->disks.count; d++) {
 					const struct disk_stats *disk = &s->disks.disk[d];
 					if (!s->disks.kind[d].partition &&
-					    (o->all_devices || (disk->rd_ios + disk->wr_ios + disk->dc_ios + disk->fl_ios &&
-								(kind != G_disk_ext || has_medium(disk->name)))))
+					    (o->all_devices ||
+					     (disk->rd_ios + disk->wr_ios + disk->dc_ios + disk->fl_ios &&
+					      (kind != G_disk_ext || has_medium(disk->name)))))
 						add_disk(r, kind, disk->name, s);
 				}
 			} else {
@@ -1039,13 +1052,17 @@ static void build_groups(struct run *r, const struct system_sample *s)
 			} else {
 				for (unsigned c = 0; c < s->procstat.ncpu && used < sizeof(list); c++)
 					if (s->procstat.cpu_present[c])
-						used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%u", used ? "," : "", c);
+						used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%u",
+									 used ? "," : "", c);
 			}
 			add_group(r, kind, list);
 			break;
 		}
 		case ITEMS_MOUNTS: {
-			/* dstat's freespace: a group per mount point of /proc/self/mounts, as its filters leave them. */
+			/*
+			 * dstat's freespace: a group per mount point of /proc/self/mounts, as its
+			 * filters leave them.
+			 */
 			char mounts[64][256];
 			unsigned n = groups_freespace_mounts(mounts, 64);
 			for (unsigned m = 0; m < n; m++)
@@ -1109,8 +1126,8 @@ static void compute_vtrace(struct run *r, struct group *g)
 			       ? 100.0 * (double)(now->busy_ns - then->busy_ns) / (seconds * 1e9) : 0;
 		for (unsigned op = 0; op < all; op++) {
 			const struct vtrace_stats *o = &s->current[op];
-			hung += !segment_impossible(s, op) && o->oldest_ns && o->begins > o->completions && s->current_ns > o->oldest_ns &&
-				s->current_ns - o->oldest_ns > HANG_NS;
+			hung += !segment_impossible(s, op) && o->oldest_ns && o->begins > o->completions &&
+			    s->current_ns > o->oldest_ns && s->current_ns - o->oldest_ns > HANG_NS;
 		}
 		g->shown.values[0] = g->shown.raw[0] = ops;
 		g->shown.values[1] = g->shown.raw[1] = util > 100 ? 100 : util;
@@ -1225,10 +1242,14 @@ static void print_json(struct run *r, const struct system_sample *s, uint64_t in
 		for (unsigned c = 0; c < m->ncolumns; c++) {
 			const struct mon_column *col = &m->columns[c];
 			if (col->type == MON_NAME) {
-				/* A top plugin's process: its name as the kernel has it (null when none), and its pid. */
+				/*
+				 * A top plugin's process: its name as the kernel has it (null when
+				 * none), and its pid.
+				 */
 				out_rec_text(group, "name", r->groups[g].name[0] ? r->groups[g].name : NULL);
 				if (r->groups[g].kind != G_top_int)
-					out_rec_count_if(group, "pid", (uint64_t)r->groups[g].pid, r->groups[g].pid > 0);
+					out_rec_count_if(group, "pid", (uint64_t)r->groups[g].pid,
+							 r->groups[g].pid > 0);
 				continue;
 			}
 			snprintf(key, sizeof(key), "%s%s%s", col->key, col->unit && *col->unit ? "_" : "", col->unit);
@@ -1451,7 +1472,8 @@ static void say_unknowns(struct run *r, const struct system_sample *s)
 		for (unsigned i = 0; i < s->disks.count; i++)
 			any |= s->disks.kind[i].in_sysfs;
 		if (!any) {
-			warn_msg("disk totals are unknown ('-'): no /sys/class/block to tell whole disks from the rest");
+			warn_msg(
+			    "disk totals are unknown ('-'): no /sys/class/block to tell whole disks from the rest");
 			r->failed = true;
 		}
 	}
@@ -1498,8 +1520,8 @@ static void dstat_csv_preamble(FILE *out, bool made, int argc, char **argv)
 	struct tm tm;
 
 	/* As Python's getpass.getuser(): LOGNAME, USER, LNAME, USERNAME, then the password file. */
-	for (const char *const *name = (const char *const[]){ "USER", "LNAME", "USERNAME", NULL }; !(user && *user) && *name;
-	     name++)
+	for (const char *const *name = (const char *const[]){ "USER", "LNAME", "USERNAME", NULL };
+	     !(user && *user) && *name; name++)
 		user = getenv(*name);
 	if (!(user && *user))
 		user = pw ? pw->pw_name : "";
@@ -1507,7 +1529,8 @@ static void dstat_csv_preamble(FILE *out, bool made, int argc, char **argv)
 		snprintf(host.nodename, sizeof(host.nodename), "%s", "");
 	if (made)
 		fputs("\"Dstat 0.8.0 CSV output\"\n"
-		      "\"Author:\",\"Dag Wieers <dag@wieers.com>\",,,,\"URL:\",\"http://dag.wieers.com/home-made/dstat/\"\n",
+		      "\"Author:\",\"Dag Wieers <dag@wieers.com>\",,,,"
+		      "\"URL:\",\"http://dag.wieers.com/home-made/dstat/\"\n",
 		      out);
 	else
 		fputs("\n\n", out);
@@ -1772,8 +1795,9 @@ static bool start_group_sources(struct run *r, const struct stat_options *o, boo
 		}
 		/* A recording's disks are another machine's: their capacities only from a --capacity-dir given. */
 		if (o->order[i] == G_disk_ext && elsewhere && !groups_capacity_dir_given())
-			groups_capacity_off(o->replay ? "a recording's disks are another machine's (give --capacity-dir)"
-						     : "--sysroot's disks are not this machine's (give --capacity-dir)");
+			groups_capacity_off(o->replay
+						? "a recording's disks are another machine's (give --capacity-dir)"
+						: "--sysroot's disks are not this machine's (give --capacity-dir)");
 	}
 	return has_vtrace;
 }
@@ -1839,9 +1863,12 @@ int cmd_stat(int argc, char **argv)
 	/* No colours where the terminal has none, and so no updates drawn with escapes either (as --nocolor). */
 	if (r.tty && !o.color && term_without_color())
 		o.nocolor = o.noupdate = true;
-	r.monitor = (struct monitor){ .out = stdout,
-				      .color = o.format == OUT_TABLE && (o.color || (r.tty && !o.nocolor && !no_color())),
-				      .integer = o.integer, .floats = o.floats, .light = o.light };
+	r.monitor =
+	    (struct monitor){ .out = stdout,
+			      .color = o.format == OUT_TABLE && (o.color || (r.tty && !o.nocolor && !no_color())),
+			      .integer = o.integer,
+			      .floats = o.floats,
+			      .light = o.light };
 	if (o.pidfile && pidfile_write(o.pidfile, &pidfile, path_why, sizeof(path_why)) != 0) {
 		warn_msg("%s: %s", printable_name(o.pidfile), path_why);
 		r.failed = true;

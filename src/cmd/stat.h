@@ -102,7 +102,10 @@ void groups_show_units(bool bits, bool human);
  * /proc/PID/io's read_bytes and write_bytes. Before group_needs.
  */
 void groups_top_bio_by_ebpf(bool ebpf);
-/* -x's latency percentiles from eBPF's histograms per disk (SYS_BIO_DISKS, bio_start done); else unknown. Before group_needs. */
+/*
+ * -x's latency percentiles from eBPF's histograms per disk (SYS_BIO_DISKS, bio_start done); else
+ * unknown. Before group_needs.
+ */
 void groups_disk_latency_by_ebpf(bool ebpf);
 
 /* --verbose: the capacities' messages with the file looked for, of each disk. */

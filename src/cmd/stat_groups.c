@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* stat_groups.c: iolens stat's column groups: dstat's plugins, iostat -x, pressure and the page cache, from two samples. */
+/*
+ * stat_groups.c: iolens stat's column groups: dstat's plugins, iostat -x, pressure and the page
+ * cache, from two samples.
+ */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -309,7 +312,8 @@ bool stat_disk_counters(const struct system_sample *then, const struct system_sa
 		any_sysfs |= now->disks.kind[i].in_sysfs;
 		if (!now->disks.kind[i].in_total || !stat_disk_pair(then, now, now->disks.disk[i].name, &x, &y))
 			continue;
-		if (y.rd_ios < x.rd_ios || y.wr_ios < x.wr_ios || y.rd_sectors < x.rd_sectors || y.wr_sectors < x.wr_sectors)
+		if (y.rd_ios < x.rd_ios || y.wr_ios < x.wr_ios || y.rd_sectors < x.rd_sectors ||
+		    y.wr_sectors < x.wr_sectors)
 			continue;
 		a->rd_ios += x.rd_ios;
 		a->wr_ios += x.wr_ios;
@@ -344,7 +348,8 @@ static bool latency_between(const struct system_sample *then, const struct syste
 	a = bio_disks_find(&then->bio_disks, disk->major, disk->minor);
 	b = bio_disks_find(&now->bio_disks, disk->major, disk->minor);
 	for (unsigned bucket = 0; bucket < LOG_LINEAR_BUCKETS; bucket++) {
-		uint64_t before = a ? a->histogram[kind][op][bucket] : 0, after = b ? b->histogram[kind][op][bucket] : 0;
+		uint64_t before = a ? a->histogram[kind][op][bucket] : 0,
+			 after = b ? b->histogram[kind][op][bucket] : 0;
 		out[bucket] = after > before ? after - before : 0;
 	}
 	return true;
@@ -442,7 +447,8 @@ static const struct bench_result_doc *capacity_of(const struct disk_stats *disk)
 	if (ncapacities == sizeof(capacities) / sizeof(capacities[0]))
 		return NULL;
 	doc = calloc(1, sizeof(*doc));
-	rc = doc ? capacity_load(capacity_dir(capacity_directory), makedev(disk->major, disk->minor), doc, NULL, 0, why, sizeof(why))
+	rc = doc ? capacity_load(capacity_dir(capacity_directory), makedev(disk->major, disk->minor), doc, NULL, 0, why,
+				 sizeof(why))
 		 : -1;
 	if (rc != 0) {
 		/*
@@ -452,8 +458,9 @@ static const struct bench_result_doc *capacity_of(const struct disk_stats *disk)
 		if (verbose)
 			warn_msg("%%cap of %s is '-': %s", printable_name(disk->name), doc ? why : strerror(ENOMEM));
 		else if (!said && capacity_asked())
-			warn_msg(rc > 0 ? "%%cap of %s is '-': no capacity saved (iolens bench --profile --save-capacity)"
-					: "%%cap of %s is '-': its capacity cannot be read (--verbose says why)",
+			warn_msg(rc > 0
+				     ? "%%cap of %s is '-': no capacity saved (iolens bench --profile --save-capacity)"
+				     : "%%cap of %s is '-': its capacity cannot be read (--verbose says why)",
 				 printable_name(disk->name));
 		said = true;
 		free(doc);
@@ -725,7 +732,8 @@ void stat_compute_cpu_use(struct group *g, const struct system_sample *then, con
 		}
 		if (!a)
 			a = &zero;
-#define SUM(t) ((double)((t)->user + (t)->nice + (t)->system + (t)->idle + (t)->iowait + (t)->irq + (t)->softirq + (t)->steal))
+#define SUM(t)                                                                                                         \
+	((double)((t)->user + (t)->nice + (t)->system + (t)->idle + (t)->iowait + (t)->irq + (t)->softirq + (t)->steal))
 		total = SUM(b) - SUM(a);
 #undef SUM
 		set_same(g, c, total > 0 ? 100.0 - 100.0 * ((double)b->idle - (double)a->idle) / total : 0);
@@ -735,8 +743,9 @@ void stat_compute_cpu_use(struct group *g, const struct system_sample *then, con
 unsigned groups_freespace_mounts(char (*mounts)[256], unsigned max)
 {
 	/* dstat_freespace.py's filters: by type, then by source. */
-	static const char *const types[] = { "binfmt_misc", "devpts", "iso9660", "none", "proc", "sysfs", "usbfs", "cgroup",
-					     "tmpfs", "devtmpfs", "debugfs", "mqueue", "systemd-1", "rootfs", "autofs" };
+	static const char *const types[] = { "binfmt_misc", "devpts", "iso9660",   "none",   "proc",
+					     "sysfs",       "usbfs",  "cgroup",    "tmpfs",  "devtmpfs",
+					     "debugfs",     "mqueue", "systemd-1", "rootfs", "autofs" };
 	static const char *const sources[] = { "devpts", "none", "proc", "sunrpc", "usbfs", "securityfs", "hugetlbfs",
 					       "configfs", "selinuxfs", "pstore", "nfsd" };
 	struct mounts table;
@@ -933,7 +942,10 @@ static void dstat_name(const char *comm, char *out, size_t size)
 	snprintf(out, size, "%.*s", (int)n, slash);
 }
 
-/* A top plugin's process (or interrupt): its name as it is, for JSON and CSV; the table's as dstat shows it (the monitor escapes it). */
+/*
+ * A top plugin's process (or interrupt): its name as it is, for JSON and CSV; the table's as dstat
+ * shows it (the monitor escapes it).
+ */
 static void top_name(struct group *g, int pid, const char *name)
 {
 	g->pid = pid;
@@ -990,7 +1002,8 @@ void stat_compute_top(struct group *g, const struct system_sample *then, const s
 	bool adv = k == G_top_cpu_adv || k == G_top_io_adv || k == G_top_bio_adv;
 	unsigned part = adv ? PROCS_STAT | PROCS_IO
 			: k == G_top_io || k == G_top_bio ? PROCS_IO
-			: k == G_top_latency || k == G_top_cputime || k == G_top_cputime_avg || k == G_top_latency_avg ? PROCS_SCHED
+			: k == G_top_latency || k == G_top_cputime || k == G_top_cputime_avg || k == G_top_latency_avg
+				? PROCS_SCHED
 			: k == G_top_oom ? PROCS_OOM : PROCS_STAT;
 	unsigned needs = group_needs(k) & (SYS_PROC_STAT | SYS_PROC_IO | SYS_PROC_SCHED | SYS_PROC_OOM | SYS_PROCSTAT);
 	bool per_cpu = k == G_top_cpu || k == G_top_childwait || adv;
@@ -1014,7 +1027,9 @@ void stat_compute_top(struct group *g, const struct system_sample *then, const s
 			continue;
 		a = proc_before(then, p, part);
 		if (per_cpu) /* As dstat: the share of all the cpus' time, in percent. */
-			cpu = ncpu ? 100.0 * delta_rate(p->cpu_ticks, a->cpu_ticks, seconds) / (double)clock_ticks() / ncpu : 0;
+			cpu = ncpu
+			    ? 100.0 * delta_rate(p->cpu_ticks, a->cpu_ticks, seconds) / (double)clock_ticks() / ncpu
+			    : 0;
 		if (adv || k == G_top_io) {
 			one = delta_rate(p->rchar, a->rchar, seconds);
 			two = delta_rate(p->wchar, a->wchar, seconds);
@@ -1039,8 +1054,9 @@ void stat_compute_top(struct group *g, const struct system_sample *then, const s
 			value = one = slices ? delta_rate(p->run_ns, a->run_ns, seconds) / slices : 0;
 			break;
 		case G_top_childwait:
-			value = one = ncpu ? 100.0 * delta_rate(p->child_ticks, a->child_ticks, seconds) / (double)clock_ticks() / ncpu
-				    : 0;
+			value = one = ncpu
+			    ? 100.0 * delta_rate(p->child_ticks, a->child_ticks, seconds) / (double)clock_ticks() / ncpu
+			    : 0;
 			break;
 		default: /* G_top_oom */
 			value = one = (double)p->oom_score;
@@ -1126,7 +1142,10 @@ void stat_compute_top_bio(struct group *g, const struct system_sample *then, con
 	set_same(g, 0, NAN);
 	set_same(g, 1, figures[0]);
 	set_same(g, 2, figures[1]);
-	/* Its requests' latency in the interval, on all its disks (0 when none completed, as -x's); nothing done, unknown. */
+	/*
+	 * Its requests' latency in the interval, on all its disks (0 when none completed, as -x's);
+	 * nothing done, unknown.
+	 */
 	for (unsigned i = first; i < end; i++) {
 		const struct bio_process *a = bio_table_find(&then->bio, &table->process[i]);
 
@@ -1160,7 +1179,8 @@ static void int_name(const char *devices, char *out, size_t size)
 		} else if (!strncmp(p, "@pci", 4) && p[4] && strchr(":0123456789+.", p[4])) {
 			for (p += 4; *p && strchr(":0123456789+.", *p); p++)
 				;
-		} else if (!strncmp(p, "ahci[", 5) && p[5] && p[5] != ']' && p[5 + strspn(p + 5, ":0123456789abcdefghijklmnopqrstuvwxyz.")] == ']') {
+		} else if (!strncmp(p, "ahci[", 5) && p[5] && p[5] != ']' &&
+			   p[5 + strspn(p + 5, ":0123456789abcdefghijklmnopqrstuvwxyz.")] == ']') {
 			size_t n = 5 + strspn(p + 5, ":0123456789abcdefghijklmnopqrstuvwxyz.") + 1;
 			for (const char *a = "ahci"; *a && used + 1 < size; a++)
 				out[used++] = *a;
@@ -1232,7 +1252,8 @@ void stat_compute_int(struct group *g, const struct system_sample *then, const s
 		if (!strcmp(irq, "total")) {
 			/* All interrupts, as /proc/stat counts them (dstat's "total"). */
 			if (now->have & SYS_PROCSTAT)
-				value = rate(now->procstat.intr, then->have & SYS_PROCSTAT ? then->procstat.intr : 0, seconds);
+				value = rate(now->procstat.intr, then->have & SYS_PROCSTAT ? then->procstat.intr : 0,
+					     seconds);
 			set_same(g, c, value);
 			continue;
 		}
@@ -1256,7 +1277,8 @@ void stat_compute_psi(struct group *g, const struct system_sample *then, const s
 	const struct psi *b[3] = { &now->psi_io, &now->psi_memory, &now->psi_cpu };
 
 	for (int r = 0; r < 3; r++) {
-		const struct psi_line *lines_a[2] = { &a[r]->some, &a[r]->full }, *lines_b[2] = { &b[r]->some, &b[r]->full };
+		const struct psi_line *lines_a[2] = { &a[r]->some, &a[r]->full },
+				      *lines_b[2] = { &b[r]->some, &b[r]->full };
 		for (int l = 0; l < 2; l++) {
 			unsigned c = (unsigned)(r * 2 + l);
 			if (!(now->have & SYS_PSI) || !b[r]->available || !lines_b[l]->present) {

@@ -28,12 +28,14 @@ static void disk_latency_metrics(struct prom *p, struct exporter *e)
 		const char *name, *help;
 	} kinds[BIO_LAT_KINDS] = {
 		[BIO_LAT_TOTAL] = { "iolens_disk_request_duration_seconds",
-				    "Requests from their start in the block layer to their completion (block_rq_complete, "
-				    "before diskstats accounts them), by eBPF." },
+				    "Requests from their start in the block layer to their completion "
+				    "(block_rq_complete, before diskstats accounts them), by eBPF." },
 		[BIO_LAT_DEVICE] = { "iolens_disk_device_duration_seconds",
-				     "Requests from their issue to the driver to their completion: the device's time." },
+				     "Requests from their issue to the driver to their completion: the device's "
+				     "time." },
 		[BIO_LAT_QUEUE] = { "iolens_disk_queue_duration_seconds",
-				    "Requests from their start to their issue: time queued in the block layer and its scheduler." },
+				    "Requests from their start to their issue: time queued in the block layer and its "
+				    "scheduler." },
 	};
 	static const char *const ops[BIO_LAT_OPS] = { "read", "write", "discard", "flush" };
 	const struct diskstats *stats;

@@ -23,14 +23,16 @@ static void disk_metrics(struct prom *p, struct exporter *e)
 		F("iolens_disk_reads_completed", "Reads completed (as /proc/diskstats).", PROM_COUNTER, rd_ios, 1, 11),
 		F("iolens_disk_reads_merged", "Reads merged with an adjacent one.", PROM_COUNTER, rd_merges, 1, 11),
 		F("iolens_disk_read_bytes", "Bytes read.", PROM_COUNTER, rd_sectors, 512, 11),
-		F("iolens_disk_read_time_seconds", "Time spent by reads, summed over them.", PROM_COUNTER, rd_ticks, 1e-3, 11),
+		F("iolens_disk_read_time_seconds", "Time spent by reads, summed over them.", PROM_COUNTER, rd_ticks,
+		  1e-3, 11),
 		F("iolens_disk_writes_completed", "Writes completed.", PROM_COUNTER, wr_ios, 1, 11),
 		F("iolens_disk_writes_merged", "Writes merged with an adjacent one.", PROM_COUNTER, wr_merges, 1, 11),
 		F("iolens_disk_written_bytes", "Bytes written.", PROM_COUNTER, wr_sectors, 512, 11),
-		F("iolens_disk_write_time_seconds", "Time spent by writes, summed over them.", PROM_COUNTER, wr_ticks, 1e-3, 11),
-		F("iolens_disk_io_now", "Requests in flight.", PROM_GAUGE, in_flight, 1, 11),
-		F("iolens_disk_io_time_seconds", "Time with requests in flight (%util is its rate).", PROM_COUNTER, io_ticks,
+		F("iolens_disk_write_time_seconds", "Time spent by writes, summed over them.", PROM_COUNTER, wr_ticks,
 		  1e-3, 11),
+		F("iolens_disk_io_now", "Requests in flight.", PROM_GAUGE, in_flight, 1, 11),
+		F("iolens_disk_io_time_seconds", "Time with requests in flight (%util is its rate).", PROM_COUNTER,
+		  io_ticks, 1e-3, 11),
 		F("iolens_disk_io_time_weighted_seconds", "Time in flight summed over requests (aqu-sz is its rate).",
 		  PROM_COUNTER, time_in_queue, 1e-3, 11),
 		F("iolens_disk_discards_completed", "Discards completed.", PROM_COUNTER, dc_ios, 1, 15),
@@ -59,7 +61,8 @@ static void disk_metrics(struct prom *p, struct exporter *e)
 			any = true;
 			if (fields[f].scale == 1)
 				prom_u64(p, name, raw, "device", d->name, NULL);
-			else if (fields[f].scale < 1) /* divided, not multiplied by 0.001: 440.304, not 440.30400000000003 */
+			else if (fields[f].scale < 1)
+				/* divided, not multiplied by 0.001: 440.304, not 440.30400000000003 */
 				prom_real(p, name, (double)raw / round(1 / fields[f].scale), "device", d->name, NULL);
 			else
 				prom_real(p, name, (double)raw * fields[f].scale, "device", d->name, NULL);

@@ -69,7 +69,8 @@ static void filesystem_metrics(struct prom *p, struct exporter *e)
 	static const struct {
 		const char *name, *help;
 	} families[NFAMILIES] = {
-		{ "iolens_filesystem_size_bytes", "Filesystem size in bytes (statvfs f_blocks * f_frsize, df's 1B-blocks)." },
+		{ "iolens_filesystem_size_bytes",
+		  "Filesystem size in bytes (statvfs f_blocks * f_frsize, df's 1B-blocks)." },
 		{ "iolens_filesystem_free_bytes", "Free bytes, the root-reserved ones included (f_bfree)." },
 		{ "iolens_filesystem_avail_bytes", "Bytes free to non-root users (f_bavail, df's Avail)." },
 		{ "iolens_filesystem_files", "Inodes (f_files, df -i's Inodes)." },
@@ -115,7 +116,8 @@ static void filesystem_metrics(struct prom *p, struct exporter *e)
 			case READONLY: value = m->readonly; break;
 			default: value = m->rc != 0; break;
 			}
-			prom_u64(p, families[f].name, value, "device", m->source, "fstype", m->type, "mountpoint", m->dir, NULL);
+			prom_u64(p, families[f].name, value, "device", m->source, "fstype", m->type, "mountpoint",
+				 m->dir, NULL);
 		}
 	}
 	if (have_devices)

@@ -66,7 +66,8 @@ static void cache_metrics(struct prom *p, struct exporter *e)
 
 const struct export_collector collector_pagecache = {
 	.name = "pagecache",
-	.help = "iolens_page_cache_*, iolens_dirty_bytes, iolens_writeback_bytes: hits and misses by eBPF, else estimated",
+	.help =
+	    "iolens_page_cache_*, iolens_dirty_bytes, iolens_writeback_bytes: hits and misses by eBPF, else estimated",
 	.rank = 40,
 	.start = cache_start,
 	.render = cache_metrics,

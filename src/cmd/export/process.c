@@ -24,8 +24,8 @@ static void process_metrics(struct prom *p, struct exporter *e)
 		  self.open_fds != PROCFS_UNKNOWN },
 		{ "process_max_fds", "Maximum number of open file descriptors.", PROM_GAUGE, (double)self.max_fds,
 		  self.max_fds != PROCFS_UNKNOWN },
-		{ "process_virtual_memory_bytes", "Virtual memory size in bytes.", PROM_GAUGE, (double)self.virtual_bytes,
-		  self.virtual_bytes != PROCFS_UNKNOWN },
+		{ "process_virtual_memory_bytes", "Virtual memory size in bytes.", PROM_GAUGE,
+		  (double)self.virtual_bytes, self.virtual_bytes != PROCFS_UNKNOWN },
 		{ "process_resident_memory_bytes", "Resident memory size in bytes.", PROM_GAUGE,
 		  (double)self.resident_bytes, self.resident_bytes != PROCFS_UNKNOWN },
 		{ "process_start_time_seconds", "Start time of the process since unix epoch in seconds.", PROM_GAUGE,
@@ -38,7 +38,8 @@ static void process_metrics(struct prom *p, struct exporter *e)
 		if (!metrics[i].known)
 			continue;
 		prom_family(p, metrics[i].name, metrics[i].type, metrics[i].help);
-		snprintf(sample, sizeof(sample), "%s%s", metrics[i].name, metrics[i].type == PROM_COUNTER ? "_total" : "");
+		snprintf(sample, sizeof(sample), "%s%s", metrics[i].name,
+			 metrics[i].type == PROM_COUNTER ? "_total" : "");
 		prom_real(p, sample, metrics[i].value, NULL); /* whole numbers below 2^53 print as such */
 	}
 }

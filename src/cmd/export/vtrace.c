@@ -60,13 +60,15 @@ static void vtrace_metrics(struct prom *p, struct exporter *e)
 		const char *name, *help;
 		enum prom_type type;
 	} families[] = {
-		{ "iolens_vtrace_requests", "Requests completed, per service (and the user it runs as) and op (libvtrace).",
-		  PROM_COUNTER },
+		{ "iolens_vtrace_requests",
+		  "Requests completed, per service (and the user it runs as) and op (libvtrace).", PROM_COUNTER },
 		{ "iolens_vtrace_errors", "Requests completed with an error.", PROM_COUNTER },
 		{ "iolens_vtrace_bytes", "Bytes the requests moved.", PROM_COUNTER },
-		{ "iolens_vtrace_busy_seconds", "Time with a request of the op in flight (op \"\": of any op).", PROM_COUNTER },
+		{ "iolens_vtrace_busy_seconds", "Time with a request of the op in flight (op \"\": of any op).",
+		  PROM_COUNTER },
 		{ "iolens_vtrace_in_flight", "Requests begun and not ended.", PROM_GAUGE },
-		{ "iolens_vtrace_oldest_in_flight_seconds", "Age of the oldest request in flight (0: none).", PROM_GAUGE },
+		{ "iolens_vtrace_oldest_in_flight_seconds", "Age of the oldest request in flight (0: none).",
+		  PROM_GAUGE },
 		{ "iolens_vtrace_request_duration_seconds", "Service time of the requests.", PROM_HISTOGRAM },
 	};
 
@@ -79,7 +81,8 @@ static void vtrace_metrics(struct prom *p, struct exporter *e)
 		char sample[96];
 
 		prom_family(p, families[f].name, families[f].type, families[f].help);
-		snprintf(sample, sizeof(sample), "%s%s", families[f].name, families[f].type == PROM_COUNTER ? "_total" : "");
+		snprintf(sample, sizeof(sample), "%s%s", families[f].name,
+			 families[f].type == PROM_COUNTER ? "_total" : "");
 		for (size_t i = 0; i < e->vtrace.count; i++) {
 			const struct segment *s = e->vtrace.list[i];
 			const struct vtrace_info *info = s->info;
@@ -95,7 +98,8 @@ static void vtrace_metrics(struct prom *p, struct exporter *e)
 				const struct vtrace_stats *st = &s->current[op];
 				const char *name = op < info->op_count ? vtrace_reader_op_name(s->reader, op) : "";
 				uint64_t in_flight = st->begins > st->completions ? st->begins - st->completions : 0;
-				uint64_t age = st->oldest_ns && s->current_ns > st->oldest_ns ? s->current_ns - st->oldest_ns : 0;
+				uint64_t age =
+				    st->oldest_ns && s->current_ns > st->oldest_ns ? s->current_ns - st->oldest_ns : 0;
 
 				/* The server as a whole (op "") has a busy time of its own, the union of its ops'. */
 				if ((op == info->op_count && f != BUSY) || segment_impossible(s, op))
@@ -109,7 +113,8 @@ static void vtrace_metrics(struct prom *p, struct exporter *e)
 				case BUSY: prom_real(p, sample, (double)st->busy_ns / 1e9, LABELS); break;
 				case IN_FLIGHT: prom_u64(p, sample, in_flight, LABELS); break;
 				case OLDEST: prom_real(p, sample, (double)age / 1e9, LABELS); break;
-				case DURATION: /* an op that never ran has no latencies: no series (as client libraries do) */
+				/* an op that never ran has no latencies: no series (as client libraries do) */
+				case DURATION:
 					if (st->completions)
 						vtrace_histogram(p, st, info->service, pid, uid, user, name, &c);
 					break;
