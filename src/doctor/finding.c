@@ -49,8 +49,8 @@ const char *doctor_shell_word(const char *text, char *buf, size_t len)
 {
 	size_t used = 0;
 
-	if (len && text[0] && strspn(text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_/.,:+=@%-") ==
-				      strlen(text)) {
+	if (len && text[0] &&
+	    strspn(text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_/.,:+=@%-") == strlen(text)) {
 		snprintf(buf, len, "%s", text);
 		return buf;
 	}
@@ -299,7 +299,10 @@ int doctor_write_json(const struct doctor_report *report, FILE *stream)
 	out_rec_text(doc, "odirect_mode", report->odirect_mode);
 	/* How block requests were timed and charged to processes: "ebpf", or "procfs" (diskstats' averages), */
 	out_rec_text(doc, "bio_mode", report->bio_mode);
-	/* ... with eBPF at which tracepoint a request's process is seen: "block_io_start" or "block_getrq" (else null). */
+	/*
+	 * ... with eBPF at which tracepoint a request's process is seen: "block_io_start" or
+	 * "block_getrq" (else null).
+	 */
 	out_rec_text(doc, "bio_mechanism", report->bio_mechanism);
 	list = out_rec_list(doc, "findings");
 	for (size_t i = 0; i < findings->count; i++) {
@@ -371,7 +374,8 @@ int doctor_write_text(const struct doctor_report *report, FILE *stream)
 		out_report_paragraph(stream, doctor_severity_names[f->severity], f->what, lines, 3);
 	}
 	if (report->naccepted)
-		out_report_printf(stream, "%s%zu finding%s accepted as normal here (--json lists them): the first, %s: %s\n",
+		out_report_printf(stream,
+				  "%s%zu finding%s accepted as normal here (--json lists them): the first, %s: %s\n",
 				  findings->count ? "\n" : "", report->naccepted, report->naccepted > 1 ? "s" : "",
 				  printable_name(report->accepted[0].what), printable_name(report->accepted[0].by));
 	return out_report_end(stream);

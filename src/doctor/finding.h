@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* finding.h: a doctor finding as data (rule, severity, what, the numbers as typed fields, why, more), rendered as text or JSON by one renderer. */
+/*
+ * finding.h: a doctor finding as data (rule, severity, what, the numbers as typed fields, why,
+ * more), rendered as text or JSON by one renderer.
+ */
 #ifndef IOLENS_DOCTOR_FINDING_H
 #define IOLENS_DOCTOR_FINDING_H
 
@@ -17,7 +20,16 @@ extern const char *const doctor_severity_names[]; /* "info", "warning", "critica
  * field) holds fields with keys. Counts whose key ends in _bytes or _ns are written with
  * that unit (record.h).
  */
-enum doctor_field_kind { FIELD_NULL, FIELD_TEXT, FIELD_BOOL, FIELD_INT, FIELD_COUNT, FIELD_REAL, FIELD_LIST, FIELD_OBJECT };
+enum doctor_field_kind {
+	FIELD_NULL,
+	FIELD_TEXT,
+	FIELD_BOOL,
+	FIELD_INT,
+	FIELD_COUNT,
+	FIELD_REAL,
+	FIELD_LIST,
+	FIELD_OBJECT
+};
 
 struct doctor_fields {
 	struct doctor_field *items;

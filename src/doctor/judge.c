@@ -157,7 +157,8 @@ void judge_mount_use(const struct doctor_snapshot *s, const struct doctor_config
 		if (m->state != MOUNT_OK || m->duplicate || !m->blocks || !total ||
 		    used < config->threshold[TH_FULL_WARNING])
 			continue;
-		f = doctor_finding_add(out, used >= config->threshold[TH_FULL_CRITICAL] ? DOCTOR_CRITICAL : DOCTOR_WARNING,
+		f = doctor_finding_add(out,
+				       used >= config->threshold[TH_FULL_CRITICAL] ? DOCTOR_CRITICAL : DOCTOR_WARNING,
 				       inodes ? "inodes" : "full",
 				       inodes ? "with no inode left, no file can be created, however much space is free"
 					      : "writes fail with ENOSPC when it fills, and ext4 and others slow down "
@@ -165,11 +166,13 @@ void judge_mount_use(const struct doctor_snapshot *s, const struct doctor_config
 		doctor_text(f->what, sizeof(f->what), "%s (%s on %s) is %s", m->dir, m->type, m->source,
 			    inodes ? "nearly out of inodes" : "nearly full");
 		if (inodes)
-			doctor_text(f->numbers, sizeof(f->numbers), "%.1f %% of inodes used: %llu free of %llu (statvfs)",
-				    used, (unsigned long long)available, (unsigned long long)total);
+			doctor_text(f->numbers, sizeof(f->numbers),
+				    "%.1f %% of inodes used: %llu free of %llu (statvfs)", used,
+				    (unsigned long long)available, (unsigned long long)total);
 		else
-			doctor_text(f->numbers, sizeof(f->numbers), "%.1f %% used: %s free of %s (statvfs, as df counts)",
-				    used, human_size(available * m->frsize, free_text, sizeof(free_text)),
+			doctor_text(f->numbers, sizeof(f->numbers),
+				    "%.1f %% used: %s free of %s (statvfs, as df counts)", used,
+				    human_size(available * m->frsize, free_text, sizeof(free_text)),
 				    human_size(total * m->frsize, total_text, sizeof(total_text)));
 		doctor_text(f->more, sizeof(f->more), "df %s%s", inodes ? "-i " : "-h ",
 			    doctor_shell_word(m->dir, word, sizeof(word)));
@@ -177,7 +180,8 @@ void judge_mount_use(const struct doctor_snapshot *s, const struct doctor_config
 		field_text(&f->data, "type", m->type);
 		field_text(&f->data, "source", m->source);
 		field_real(&f->data, "used_percent", used);
-		field_count(&f->data, inodes ? "inodes_free" : "bytes_free", inodes ? available : available * m->frsize);
+		field_count(&f->data, inodes ? "inodes_free" : "bytes_free",
+			    inodes ? available : available * m->frsize);
 		field_count(&f->data, inodes ? "inodes_total" : "bytes_total", inodes ? total : total * m->frsize);
 	}
 }
@@ -208,7 +212,8 @@ const char *vtrace_whose(const struct doctor_snapshot *s, const struct snap_vtra
 	else if (!server->user[0] || !strcmp(server->user, number)) /* a user without a name */
 		snprintf(buf, size, "(pid %d) of user %u%s", (int)server->pid, (unsigned)server->uid, in);
 	else
-		snprintf(buf, size, "(pid %d) of user %s (uid %u)%s", (int)server->pid, server->user, (unsigned)server->uid, in);
+		snprintf(buf, size, "(pid %d) of user %s (uid %u)%s", (int)server->pid, server->user,
+			 (unsigned)server->uid, in);
 	return buf;
 }
 

@@ -87,10 +87,11 @@ size_t snap_miss_readers(const struct doctor_snapshot *s, struct miss_row **out)
 			const struct snap_io_rate *r = &s->rates[i];
 
 			/* the bytes counted: a rate times its seconds, rounded (not one byte short, a page less) */
-			rows[nrows] = (struct miss_row){ .pid = r->pid,
-							 .accesses = (uint64_t)(r->rchar_rate * s->seconds + 0.5) / page,
-							 .misses = (uint64_t)(r->read_rate * s->seconds + 0.5) / page,
-							 .refaults = UINT64_MAX };
+			rows[nrows] =
+			    (struct miss_row){ .pid = r->pid,
+					       .accesses = (uint64_t)(r->rchar_rate * s->seconds + 0.5) / page,
+					       .misses = (uint64_t)(r->read_rate * s->seconds + 0.5) / page,
+					       .refaults = UINT64_MAX };
 			snprintf(rows[nrows].comm, sizeof(rows[nrows].comm), "%s", r->comm);
 			nrows++;
 		}

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* rules.h: doctor's rules as a table: each a name, the thresholds it reads, its help text and a pure function from a snapshot to findings. */
+/*
+ * rules.h: doctor's rules as a table: each a name, the thresholds it reads, its help text and a
+ * pure function from a snapshot to findings.
+ */
 #ifndef IOLENS_DOCTOR_RULES_H
 #define IOLENS_DOCTOR_RULES_H
 

@@ -276,7 +276,8 @@ static void test_registered(void **state)
 		for (size_t k = 0; k < i; k++)
 			if (files[k].rule->list_rank == files[i].rule->list_rank ||
 			    files[k].rule->judge_rank == files[i].rule->judge_rank)
-				fail_msg("rules %s and %s: one list_rank or judge_rank", files[k].rule->name, files[i].rule->name);
+				fail_msg("rules %s and %s: one list_rank or judge_rank", files[k].rule->name,
+					 files[i].rule->name);
 	}
 	for (size_t i = 0; i < n; i++) {
 		assert_non_null(listed[i]);

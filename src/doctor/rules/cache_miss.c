@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* cache_miss.c: rule cache-miss: processes and files whose reads mostly miss the page cache, a warning when evicted pages are read back while memory is short. */
+/*
+ * cache_miss.c: rule cache-miss: processes and files whose reads mostly miss the page cache, a
+ * warning when evicted pages are read back while memory is short.
+ */
 #include <stdlib.h>
 
 #include "collect/memcg.h"
@@ -38,8 +41,8 @@ static void report(const struct doctor_snapshot *s, const struct miss_row *rows,
 	for (size_t i = 0; i < nrows && reported < 5; i++) {
 		const struct miss_row *r = &rows[i];
 		double rate = (double)(r->misses * page) / s->seconds, hit;
-		char rate_text[16], pids[96], limit_text[16], use_text[16], cgroup_text[700] = "", refaults_text[48] = "",
-		     dev[32], in[600] = "", signs_text[96] = "";
+		char rate_text[16], pids[96], limit_text[16], use_text[16],
+		    cgroup_text[700] = "", refaults_text[48] = "", dev[32], in[600] = "", signs_text[96] = "";
 		bool refaulting = r->refaults == UINT64_MAX ? system_refaulting : r->refaults > 0;
 		bool at_limit = files && readers_at_limit;
 		const struct snap_memcg *cgroup = NULL;
@@ -50,44 +53,52 @@ static void report(const struct doctor_snapshot *s, const struct miss_row *rows,
 		if (!files && (cgroup = snap_reader_memcg(s, r))) {
 			at_limit = cgroup->at_limit;
 			if (cgroup->max != MEMCG_UNLIMITED)
-				doctor_text(cgroup_text, sizeof(cgroup_text),
-					    "; memory cgroup %s (v%d): %s used of its %s limit%s, %llu pages refaulted since "
-					    "it was made (memory.stat)",
-					    cgroup->path, cgroup->version, human_size(cgroup->current, use_text, sizeof(use_text)),
-					    human_size(cgroup->max, limit_text, sizeof(limit_text)),
-					    at_limit ? ", at its limit" : "", (unsigned long long)cgroup->refaults);
+				doctor_text(
+				    cgroup_text, sizeof(cgroup_text),
+				    "; memory cgroup %s (v%d): %s used of its %s limit%s, %llu pages refaulted since "
+				    "it was made (memory.stat)",
+				    cgroup->path, cgroup->version,
+				    human_size(cgroup->current, use_text, sizeof(use_text)),
+				    human_size(cgroup->max, limit_text, sizeof(limit_text)),
+				    at_limit ? ", at its limit" : "", (unsigned long long)cgroup->refaults);
 		}
-		hit = 100.0 * (double)(r->accesses - (r->misses < r->accesses ? r->misses : r->accesses)) / (double)r->accesses;
+		hit = 100.0 * (double)(r->accesses - (r->misses < r->accesses ? r->misses : r->accesses)) /
+		    (double)r->accesses;
 		reported++;
 		if (refaulting && at_limit)
-			f = doctor_finding_add(out, DOCTOR_WARNING, "cache-miss",
-					       "each read that misses waits for the disk, and pages evicted are read back: the "
-					       "memory cgroup's limit keeps the cache smaller than what is read");
+			f = doctor_finding_add(
+			    out, DOCTOR_WARNING, "cache-miss",
+			    "each read that misses waits for the disk, and pages evicted are read back: the "
+			    "memory cgroup's limit keeps the cache smaller than what is read");
 		else if (refaulting && memory->short_now)
-			f = doctor_finding_add(out, DOCTOR_WARNING, "cache-miss",
-					       "each read that misses waits for the disk, and pages evicted are read back while "
-					       "memory is short: the cache is too small for what is read");
+			f = doctor_finding_add(
+			    out, DOCTOR_WARNING, "cache-miss",
+			    "each read that misses waits for the disk, and pages evicted are read back while "
+			    "memory is short: the cache is too small for what is read");
 		else
-			f = doctor_finding_add(out, DOCTOR_INFO, "cache-miss",
-					       refaulting ? "each read that misses waits for the disk; pages evicted are read "
-							    "back, with no sign that memory is short (memory stalls under 10 % of "
-							    "the window, a tenth of memory available or more, no reader's memory "
-							    "cgroup at its limit): something else evicts them (DAMON, proactive "
-							    "reclaim, drop_caches)"
-							  : "each read that misses waits for the disk; no evicted page was read "
-							    "back, so these may be first reads of data not cached yet");
+			f = doctor_finding_add(
+			    out, DOCTOR_INFO, "cache-miss",
+			    refaulting ? "each read that misses waits for the disk; pages evicted are read "
+					 "back, with no sign that memory is short (memory stalls under 10 % of "
+					 "the window, a tenth of memory available or more, no reader's memory "
+					 "cgroup at its limit): something else evicts them (DAMON, proactive "
+					 "reclaim, drop_caches)"
+				       : "each read that misses waits for the disk; no evicted page was read "
+					 "back, so these may be first reads of data not cached yet");
 		if (!files) /* the container of the one that missed most */
 			snap_in_container(s, r->pid, r->comm, in, sizeof(in));
 		if (files)
-			doctor_text(f->what, sizeof(f->what), "file %s: its reads mostly miss the page cache%s", r->name,
-				    at_limit ? " (a reader's memory cgroup is at its limit)" : "");
+			doctor_text(f->what, sizeof(f->what), "file %s: its reads mostly miss the page cache%s",
+				    r->name, at_limit ? " (a reader's memory cgroup is at its limit)" : "");
 		else if (r->processes > 1)
-			doctor_text(f->what, sizeof(f->what), "%u processes named %s (%s)%s: their reads mostly miss the page cache%s",
+			doctor_text(f->what, sizeof(f->what),
+				    "%u processes named %s (%s)%s: their reads mostly miss the page cache%s",
 				    r->processes, r->comm, pids_text(r, pids, sizeof(pids)), in,
 				    at_limit ? " in a memory cgroup at its limit" : "");
 		else
-			doctor_text(f->what, sizeof(f->what), "process %d (%s)%s: its reads mostly miss the page cache%s",
-				    (int)r->pid, r->comm, in, at_limit ? " in a memory cgroup at its limit" : "");
+			doctor_text(f->what, sizeof(f->what),
+				    "process %d (%s)%s: its reads mostly miss the page cache%s", (int)r->pid, r->comm,
+				    in, at_limit ? " in a memory cgroup at its limit" : "");
 		if (r->refaults != UINT64_MAX)
 			doctor_text(refaults_text, sizeof(refaults_text), ", %llu of them refaults",
 				    (unsigned long long)r->refaults);
@@ -96,21 +107,23 @@ static void report(const struct doctor_snapshot *s, const struct miss_row *rows,
 
 			if (memory->psi_some >= 0)
 				doctor_text(psi, sizeof(psi), "%.1f %%", memory->psi_some);
-			doctor_text(signs_text, sizeof(signs_text), "; memory stalls (PSI some) %s of the window, %s available",
-				    psi, s->mem_known ? human_size(s->mem_available, available, sizeof(available)) : "?");
+			doctor_text(signs_text, sizeof(signs_text),
+				    "; memory stalls (PSI some) %s of the window, %s available", psi,
+				    s->mem_known ? human_size(s->mem_available, available, sizeof(available)) : "?");
 		}
 		doctor_text(f->numbers, sizeof(f->numbers),
 			    "%.0f %% of %llu pages read or mapped were cached; %llu missed%s, %s/s (%s)%s%s", hit,
 			    (unsigned long long)r->accesses, (unsigned long long)r->misses, refaults_text,
 			    human_size((uint64_t)rate, rate_text, sizeof(rate_text)),
-			    s->cache_ebpf ? "eBPF, as cachetop counts" : "estimated from /proc/PID/io: no eBPF", cgroup_text,
-			    signs_text);
+			    s->cache_ebpf ? "eBPF, as cachetop counts" : "estimated from /proc/PID/io: no eBPF",
+			    cgroup_text, signs_text);
 		if (files) {
 			char word[600];
 
 			/* pcstat of a path only: a file known by its device and inode has none to give */
 			if (r->name[0] == '/')
-				doctor_text(f->more, sizeof(f->more), "iolens cachetop --files " DOCTOR_MORE_SAMPLES "; iolens pcstat %s",
+				doctor_text(f->more, sizeof(f->more),
+					    "iolens cachetop --files " DOCTOR_MORE_SAMPLES "; iolens pcstat %s",
 					    doctor_shell_word(r->name, word, sizeof(word)));
 			else
 				doctor_text(f->more, sizeof(f->more), "iolens cachetop --files " DOCTOR_MORE_SAMPLES);
@@ -124,7 +137,8 @@ static void report(const struct doctor_snapshot *s, const struct miss_row *rows,
 
 			/* by misses, not by its pid: it (a shell loop's process) may be gone when this runs */
 			doctor_text(f->more, sizeof(f->more),
-				    "iolens cachetop -s misses " DOCTOR_MORE_SAMPLES "; iolens cachetop --files " DOCTOR_MORE_SAMPLES "%s",
+				    "iolens cachetop -s misses " DOCTOR_MORE_SAMPLES
+				    "; iolens cachetop --files " DOCTOR_MORE_SAMPLES "%s",
 				    at_limit ? "; iolens cachetop --cgroup " DOCTOR_MORE_SAMPLES : "");
 			field_int(&f->data, "pid", r->pid);
 			field_text(&f->data, "comm", r->comm);
@@ -182,8 +196,12 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		for (size_t i = 0; i < s->ncache_files; i++) {
 			const struct snap_cache_file *file = &s->cache_files[i];
 
-			rows[i] = (struct miss_row){ .major = file->major, .minor = file->minor, .ino = file->ino,
-						     .name = file->name, .accesses = file->accesses, .misses = file->misses,
+			rows[i] = (struct miss_row){ .major = file->major,
+						     .minor = file->minor,
+						     .ino = file->ino,
+						     .name = file->name,
+						     .accesses = file->accesses,
+						     .misses = file->misses,
 						     .refaults = file->refaults };
 		}
 		if (s->ncache_files > 1)

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* disk.c: rule disk: a disk busy most of the window (iostat's %util), with its queue, waits, io pressure and the busiest processes. */
+/*
+ * disk.c: rule disk: a disk busy most of the window (iostat's %util), with its queue, waits, io
+ * pressure and the busiest processes.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,11 +73,12 @@ static void busiest(const struct doctor_snapshot *s, size_t n, char *buf, size_t
 
 		if (c->processes > 1)
 			snprintf(more, sizeof(more), " and %u more", c->processes - 1);
-		used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s (%d%s)%s %s/s read, %s/s written",
-					 i ? "; " : "", c->first->comm, (int)c->first->pid, more,
-					 snap_in_container(s, c->first->pid, c->first->comm, in, sizeof(in)),
-					 human_size((uint64_t)c->read_rate, read_text, sizeof(read_text)),
-					 human_size((uint64_t)c->write_rate, write_text, sizeof(write_text)));
+		used +=
+		    (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s (%d%s)%s %s/s read, %s/s written",
+				     i ? "; " : "", c->first->comm, (int)c->first->pid, more,
+				     snap_in_container(s, c->first->pid, c->first->comm, in, sizeof(in)),
+				     human_size((uint64_t)c->read_rate, read_text, sizeof(read_text)),
+				     human_size((uint64_t)c->write_rate, write_text, sizeof(write_text)));
 		field_int(o, "pid", c->first->pid);
 		field_text(o, "comm", c->first->comm);
 		field_container(o, s, c->first->pid, c->first->comm);
@@ -107,20 +111,22 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 				       "reader and writer of it slows down, and those who wait for them");
 		doctor_text(f->what, sizeof(f->what), "disk %s is saturated: busy %.0f %% of the time", disk->end.name,
 			    x.util);
-		used = (size_t)snprintf(f->numbers, sizeof(f->numbers),
-					"%%util %.1f, aqu-sz %.2f, r_await %.2f ms, w_await %.2f ms, %.0f r/s %s/s, %.0f w/s "
-					"%s/s (/proc/diskstats, as iostat -x)",
-					x.util, x.aqu_sz, x.r_await, x.w_await, x.r_s,
-					human_size((uint64_t)(x.rkb_s * 1024), read_text, sizeof(read_text)), x.w_s,
-					human_size((uint64_t)(x.wkb_s * 1024), write_text, sizeof(write_text)));
+		used = (size_t)snprintf(
+		    f->numbers, sizeof(f->numbers),
+		    "%%util %.1f, aqu-sz %.2f, r_await %.2f ms, w_await %.2f ms, %.0f r/s %s/s, %.0f w/s "
+		    "%s/s (/proc/diskstats, as iostat -x)",
+		    x.util, x.aqu_sz, x.r_await, x.w_await, x.r_s,
+		    human_size((uint64_t)(x.rkb_s * 1024), read_text, sizeof(read_text)), x.w_s,
+		    human_size((uint64_t)(x.wkb_s * 1024), write_text, sizeof(write_text)));
 		if (disk->mid_known && mid_seconds > 0 && seconds > mid_seconds) {
 			double await1, await2, queue1, queue2;
 
 			await_between(&disk->start, &disk->mid, mid_seconds, &await1, &queue1);
 			await_between(&disk->mid, &disk->end, seconds - mid_seconds, &await2, &queue2);
-			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
-						 "; await %.2f then %.2f ms, aqu-sz %.2f then %.2f (first and second half)",
-						 await1, await2, queue1, queue2);
+			used +=
+			    (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
+					     "; await %.2f then %.2f ms, aqu-sz %.2f then %.2f (first and second half)",
+					     await1, await2, queue1, queue2);
 			field_real(&f->data, "await_ms_first_half", await1);
 			field_real(&f->data, "await_ms_second_half", await2);
 		} else {
@@ -128,14 +134,17 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			field_null(&f->data, "await_ms_second_half");
 		}
 		if (some >= 0 && used < sizeof(f->numbers))
-			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
-						 "; tasks stalled on I/O %.0f %% of the time, all of them %.0f %% (PSI io some, "
-						 "full)", some, full >= 0 ? full : 0);
+			used += (size_t)snprintf(
+			    f->numbers + used, sizeof(f->numbers) - used,
+			    "; tasks stalled on I/O %.0f %% of the time, all of them %.0f %% (PSI io some, "
+			    "full)",
+			    some, full >= 0 ? full : 0);
 		busiest(s, 3, top, sizeof(top), &top_list);
 		if (top[0] && used < sizeof(f->numbers))
-			snprintf(f->numbers + used, sizeof(f->numbers) - used, "; most I/O (all disks, /proc/PID/io): %s",
-				 top);
-		doctor_text(f->more, sizeof(f->more), "iolens stat -x --psi " DOCTOR_MORE_SAMPLES "; iolens cachetop " DOCTOR_MORE_SAMPLES "");
+			snprintf(f->numbers + used, sizeof(f->numbers) - used,
+				 "; most I/O (all disks, /proc/PID/io): %s", top);
+		doctor_text(f->more, sizeof(f->more),
+			    "iolens stat -x --psi " DOCTOR_MORE_SAMPLES "; iolens cachetop " DOCTOR_MORE_SAMPLES "");
 		field_text(&f->data, "device", disk->end.name);
 		field_real(&f->data, "util", x.util);
 		field_real(&f->data, "aqu_sz", x.aqu_sz);

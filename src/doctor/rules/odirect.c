@@ -12,7 +12,10 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 	for (size_t i = 0; i < s->ndirect; i++) {
 		const struct snap_direct_process *p = &s->direct[i];
 		double read_rate = 0, write_rate = 0;
-		/* eBPF's count of its requests, over the whole window: a process that lived a few ms is no faster for it */
+		/*
+		 * eBPF's count of its requests, over the whole window: a process that lived a few
+		 * ms is no faster for it
+		 */
 		double window = s->disk_seconds > 0 ? s->disk_seconds : s->seconds;
 		bool by_requests = p->bio_known && window > 0;
 		double rate_seconds = by_requests ? window : p->rate_seconds;
@@ -48,66 +51,73 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		 * KiB now and then (multipathd's path checker), or writes (a database flushing its own
 		 * buffers, on purpose), are a note.
 		 */
-		f = doctor_finding_add(out, read_rate >= config->threshold[TH_ODIRECT_READ] ? DOCTOR_WARNING : DOCTOR_INFO,
-				       "odirect",
-				       "O_DIRECT bypasses the page cache: every read goes to the disk, even of data read a "
-				       "moment ago; the cache could serve repeated reads from memory (a file read again: 1.4 s "
-				       "from the disk against 0.017 s from the cache)");
-		doctor_text(f->what, sizeof(f->what), "process %d (%s)%s does its I/O with O_DIRECT on %s%s", (int)p->pid,
-			    p->comm, snap_in_container(s, p->pid, p->comm, in, sizeof(in)), file0->path,
+		f = doctor_finding_add(
+		    out, read_rate >= config->threshold[TH_ODIRECT_READ] ? DOCTOR_WARNING : DOCTOR_INFO, "odirect",
+		    "O_DIRECT bypasses the page cache: every read goes to the disk, even of data read a "
+		    "moment ago; the cache could serve repeated reads from memory (a file read again: 1.4 s "
+		    "from the disk against 0.017 s from the cache)");
+		doctor_text(f->what, sizeof(f->what), "process %d (%s)%s does its I/O with O_DIRECT on %s%s",
+			    (int)p->pid, p->comm, snap_in_container(s, p->pid, p->comm, in, sizeof(in)), file0->path,
 			    p->nfiles > 1 ? " and more" : "");
 		if (!strcmp(p->seen_by, "fdinfo"))
-			used = (size_t)snprintf(f->numbers, sizeof(f->numbers),
-						"/proc/%d/fdinfo/%d says \"flags: 0%o\": O_DIRECT (0%o) is set, on %u file%s",
-						(int)p->pid, p->first_fd, p->first_flags, (unsigned)O_DIRECT, p->nfiles,
-						p->nfiles > 1 ? "s" : "");
+			used = (size_t)snprintf(
+			    f->numbers, sizeof(f->numbers),
+			    "/proc/%d/fdinfo/%d says \"flags: 0%o\": O_DIRECT (0%o) is set, on %u file%s", (int)p->pid,
+			    p->first_fd, p->first_flags, (unsigned)O_DIRECT, p->nfiles, p->nfiles > 1 ? "s" : "");
 		else
-			used = (size_t)snprintf(f->numbers, sizeof(f->numbers),
-						"%s with O_DIRECT (0%o) gave it fd %d %.1f s into the window, %llu time%s "
-						"(eBPF, %s); the file's flags 0%o; on %u file%s",
-						p->call[0] ? p->call : "?", (unsigned)O_DIRECT, p->first_fd,
-						p->first_seen_seconds, (unsigned long long)opens, opens == 1 ? "" : "s",
-						strcmp(p->call, "io_uring") ? "raw_syscalls" : "io_uring_complete",
-						p->first_flags, p->nfiles, p->nfiles > 1 ? "s" : "");
+			used =
+			    (size_t)snprintf(f->numbers, sizeof(f->numbers),
+					     "%s with O_DIRECT (0%o) gave it fd %d %.1f s into the window, %llu time%s "
+					     "(eBPF, %s); the file's flags 0%o; on %u file%s",
+					     p->call[0] ? p->call : "?", (unsigned)O_DIRECT, p->first_fd,
+					     p->first_seen_seconds, (unsigned long long)opens, opens == 1 ? "" : "s",
+					     strcmp(p->call, "io_uring") ? "raw_syscalls" : "io_uring_complete",
+					     p->first_flags, p->nfiles, p->nfiles > 1 ? "s" : "");
 		if (by_requests && used < sizeof(f->numbers))
-			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
-						 "; its block requests (eBPF): %llu read%s, %llu write%s, %s/s read, %s/s "
-						 "written over the window's %.1f s",
-						 (unsigned long long)p->bio_read_requests, p->bio_read_requests == 1 ? "" : "s",
-						 (unsigned long long)p->bio_write_requests, p->bio_write_requests == 1 ? "" : "s",
-						 human_size((uint64_t)read_rate, read_text, sizeof(read_text)),
-						 human_size((uint64_t)write_rate, write_text, sizeof(write_text)), rate_seconds);
+			used += (size_t)snprintf(
+			    f->numbers + used, sizeof(f->numbers) - used,
+			    "; its block requests (eBPF): %llu read%s, %llu write%s, %s/s read, %s/s "
+			    "written over the window's %.1f s",
+			    (unsigned long long)p->bio_read_requests, p->bio_read_requests == 1 ? "" : "s",
+			    (unsigned long long)p->bio_write_requests, p->bio_write_requests == 1 ? "" : "s",
+			    human_size((uint64_t)read_rate, read_text, sizeof(read_text)),
+			    human_size((uint64_t)write_rate, write_text, sizeof(write_text)), rate_seconds);
 		else if (rates && used < sizeof(f->numbers))
-			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
-						 "; from storage %s/s read, %s/s written over the %.1f s since it was first "
-						 "seen (/proc/%d/io)",
-						 human_size((uint64_t)read_rate, read_text, sizeof(read_text)),
-						 human_size((uint64_t)write_rate, write_text, sizeof(write_text)),
-						 p->rate_seconds, (int)p->pid);
-		if (by_requests && (p->bio_read_unended_requests || p->bio_write_unended_requests) && used < sizeof(f->numbers))
-			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
-						 "; at least: %llu more request%s (%llu bytes) not seen ending by the window's "
-						 "end (%s)",
-						 (unsigned long long)(p->bio_read_unended_requests + p->bio_write_unended_requests),
-						 p->bio_read_unended_requests + p->bio_write_unended_requests == 1 ? "" : "s",
-						 (unsigned long long)(p->bio_read_unended_bytes + p->bio_write_unended_bytes),
-						 p->ended ? "ended with no eBPF program run at their completion"
-							  : "in flight, or ended with no eBPF program run at their completion");
+			used += (size_t)snprintf(
+			    f->numbers + used, sizeof(f->numbers) - used,
+			    "; from storage %s/s read, %s/s written over the %.1f s since it was first "
+			    "seen (/proc/%d/io)",
+			    human_size((uint64_t)read_rate, read_text, sizeof(read_text)),
+			    human_size((uint64_t)write_rate, write_text, sizeof(write_text)), p->rate_seconds,
+			    (int)p->pid);
+		if (by_requests && (p->bio_read_unended_requests || p->bio_write_unended_requests) &&
+		    used < sizeof(f->numbers))
+			used += (size_t)snprintf(
+			    f->numbers + used, sizeof(f->numbers) - used,
+			    "; at least: %llu more request%s (%llu bytes) not seen ending by the window's "
+			    "end (%s)",
+			    (unsigned long long)(p->bio_read_unended_requests + p->bio_write_unended_requests),
+			    p->bio_read_unended_requests + p->bio_write_unended_requests == 1 ? "" : "s",
+			    (unsigned long long)(p->bio_read_unended_bytes + p->bio_write_unended_bytes),
+			    p->ended ? "ended with no eBPF program run at their completion"
+				     : "in flight, or ended with no eBPF program run at their completion");
 		if (by_requests && s->bio_unattributed_bytes && used < sizeof(f->numbers))
 			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
 						 "; %llu bytes of the window's block I/O were charged to no process",
 						 (unsigned long long)s->bio_unattributed_bytes);
 		if (cache_known && used < sizeof(f->numbers))
 			used += (size_t)snprintf(f->numbers + used, sizeof(f->numbers) - used,
-						 "; the page cache holds %llu of its %llu pages", (unsigned long long)cached,
-						 (unsigned long long)pages);
+						 "; the page cache holds %llu of its %llu pages",
+						 (unsigned long long)cached, (unsigned long long)pages);
 		if (p->ended && used < sizeof(f->numbers))
 			snprintf(f->numbers + used, sizeof(f->numbers) - used, "; it ended before the window did");
 		if (!p->ended) {
-			doctor_text(f->more, sizeof(f->more), "iolens cachetop -p %d " DOCTOR_MORE_SAMPLES "; iolens pcstat --pid %d",
+			doctor_text(f->more, sizeof(f->more),
+				    "iolens cachetop -p %d " DOCTOR_MORE_SAMPLES "; iolens pcstat --pid %d",
 				    (int)p->pid, (int)p->pid);
 		} else { /* gone: its files, those named by a path */
-			size_t at = (size_t)snprintf(f->more, sizeof(f->more), "iolens cachetop --files " DOCTOR_MORE_SAMPLES);
+			size_t at =
+			    (size_t)snprintf(f->more, sizeof(f->more), "iolens cachetop --files " DOCTOR_MORE_SAMPLES);
 			bool pcstat = false;
 
 			for (unsigned k = 0; k < p->nfiles && at < sizeof(f->more); k++) {
@@ -119,8 +129,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 				doctor_shell_word(path, word, sizeof(word));
 				if (at + strlen(word) + 16 >= sizeof(f->more))
 					break;
-				at += (size_t)snprintf(f->more + at, sizeof(f->more) - at, "%s %s", pcstat ? "" : "; iolens pcstat",
-						       word);
+				at += (size_t)snprintf(f->more + at, sizeof(f->more) - at, "%s %s",
+						       pcstat ? "" : "; iolens pcstat", word);
 				pcstat = true;
 			}
 		}

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* saturated.c: rule saturated: a disk whose queue grows while its requests take longer than the disk takes at low load (eBPF's percentiles, its saved capacity), not its %util; and whose I/O suffers. */
+/*
+ * saturated.c: rule saturated: a disk whose queue grows while its requests take longer than the
+ * disk takes at low load (eBPF's percentiles, its saved capacity), not its %util; and whose I/O
+ * suffers.
+ */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -110,8 +114,8 @@ static void load_process(const struct doctor_snapshot *s, const struct snap_disk
 			snprintf(latency, sizeof(latency), ", its p50 %.2f ms, p99 %.2f ms", p->p50_ns / 1e6,
 				 p->p99_ns / 1e6);
 		if (p->kernel && threads > 1)
-			snprintf(who, sizeof(who), "and %u other kernel threads (a loop device's workers, writeback) made",
-				 threads - 1);
+			snprintf(who, sizeof(who),
+				 "and %u other kernel threads (a loop device's workers, writeback) made", threads - 1);
 		else
 			snprintf(who, sizeof(who), "%smade", p->kernel ? "(a kernel thread) " : "");
 		snprintf(process_text, sizeof(process_text),
@@ -136,9 +140,9 @@ static void load_process(const struct doctor_snapshot *s, const struct snap_disk
 			 100 * SATURATED_SHARE, (unsigned long long)total, (unsigned long long)made);
 		process_unknown(o, NULL, "ebpf");
 	} else if (s->nrates) {
-		snprintf(process_text, sizeof(process_text), "%s (%d)%s read and wrote the most (/proc/PID/io, all disks)",
-			 s->rates[0].comm, (int)s->rates[0].pid,
-			 snap_in_container(s, s->rates[0].pid, s->rates[0].comm, in, sizeof(in)));
+		snprintf(process_text, sizeof(process_text),
+			 "%s (%d)%s read and wrote the most (/proc/PID/io, all disks)", s->rates[0].comm,
+			 (int)s->rates[0].pid, snap_in_container(s, s->rates[0].pid, s->rates[0].comm, in, sizeof(in)));
 		process_unknown(o, s, "procfs");
 	} else {
 		process_unknown(o, NULL, NULL);
@@ -183,7 +187,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			continue;
 		/* Latency now: the second half's median (eBPF), else diskstats' average of it. */
 		if (ebpf)
-			now_ns = halves && disk->second.count >= SATURATED_REQUESTS ? disk->second.p50_ns : disk->latency.p50_ns;
+			now_ns = halves && disk->second.count >= SATURATED_REQUESTS ? disk->second.p50_ns
+										    : disk->latency.p50_ns;
 		else
 			now_ns = await_ns(halves ? &second : &x);
 		/* At low load: the capacity's QD1 latency, else the least the window shows. */
@@ -214,33 +219,38 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		if (!(low_ns > 0) || now_ns < SATURATED_LATENCY * low_ns)
 			continue;
 
-		f = doctor_finding_add(out, DOCTOR_WARNING, "saturated",
-				       "requests come faster than the disk serves them: each waits behind those before it, "
-				       "so every reader and writer of it slows down, whatever %util says");
+		f = doctor_finding_add(
+		    out, DOCTOR_WARNING, "saturated",
+		    "requests come faster than the disk serves them: each waits behind those before it, "
+		    "so every reader and writer of it slows down, whatever %util says");
 		if (waiting)
-			snprintf(queue_text, sizeof(queue_text), "requests wait in its queue (queue time p50 %.2f ms, device time %.2f ms)",
+			snprintf(queue_text, sizeof(queue_text),
+				 "requests wait in its queue (queue time p50 %.2f ms, device time %.2f ms)",
 				 disk->latency.queue_p50_ns / 1e6, disk->latency.device_p50_ns / 1e6);
 		else if (rising)
-			snprintf(queue_text, sizeof(queue_text), "its queue grows (aqu-sz %.1f then %.1f)", first.aqu_sz,
-				 second.aqu_sz);
+			snprintf(queue_text, sizeof(queue_text), "its queue grows (aqu-sz %.1f then %.1f)",
+				 first.aqu_sz, second.aqu_sz);
 		else
-			snprintf(queue_text, sizeof(queue_text), "%.1f requests are in flight on average (aqu-sz)", aqu_now);
+			snprintf(queue_text, sizeof(queue_text), "%.1f requests are in flight on average (aqu-sz)",
+				 aqu_now);
 		doctor_text(f->what, sizeof(f->what),
-			    "disk %s is saturated: %s and a request takes %.2f ms at the median, %.1fx what it takes at low load",
+			    "disk %s is saturated: %s and a request takes %.2f ms at the median, %.1fx what it "
+			    "takes at low load",
 			    disk->end.name, queue_text, now_ns / 1e6, now_ns / low_ns);
 		if (ebpf)
-			used = (size_t)snprintf(f->numbers, sizeof(f->numbers),
-						"p50 %.2f ms, p99 %.2f ms (device time %.2f, %.2f ms; queue time %.2f, %.2f ms) of "
-						"%llu requests (eBPF)",
-						disk->latency.p50_ns / 1e6, disk->latency.p99_ns / 1e6,
-						disk->latency.device_p50_ns / 1e6, disk->latency.device_p99_ns / 1e6,
-						disk->latency.queue_p50_ns / 1e6, disk->latency.queue_p99_ns / 1e6,
-						(unsigned long long)disk->latency.count);
+			used = (size_t)snprintf(
+			    f->numbers, sizeof(f->numbers),
+			    "p50 %.2f ms, p99 %.2f ms (device time %.2f, %.2f ms; queue time %.2f, %.2f ms) of "
+			    "%llu requests (eBPF)",
+			    disk->latency.p50_ns / 1e6, disk->latency.p99_ns / 1e6, disk->latency.device_p50_ns / 1e6,
+			    disk->latency.device_p99_ns / 1e6, disk->latency.queue_p50_ns / 1e6,
+			    disk->latency.queue_p99_ns / 1e6, (unsigned long long)disk->latency.count);
 		else
-			used = (size_t)snprintf(f->numbers, sizeof(f->numbers),
-						"r_await %.2f ms, w_await %.2f ms (/proc/diskstats' averages: no eBPF, no "
-						"percentiles)",
-						x.r_await, x.w_await);
+			used =
+			    (size_t)snprintf(f->numbers, sizeof(f->numbers),
+					     "r_await %.2f ms, w_await %.2f ms (/proc/diskstats' averages: no eBPF, no "
+					     "percentiles)",
+					     x.r_await, x.w_await);
 		used += (size_t)snprintf(f->numbers + used, used < sizeof(f->numbers) ? sizeof(f->numbers) - used : 0,
 					 "; at low load %.2f ms (%s); aqu-sz %.2f", low_ns / 1e6, low_source, x.aqu_sz);
 		if (halves)
@@ -251,9 +261,11 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			used += (size_t)snprintf(f->numbers + used,
 						 used < sizeof(f->numbers) ? sizeof(f->numbers) - used : 0,
 						 "; %.0f %% of its capacity", disk->capacity_pct);
-		used += (size_t)snprintf(f->numbers + used, used < sizeof(f->numbers) ? sizeof(f->numbers) - used : 0,
-					 "; %%util %.0f (not the test: a disk serving requests in parallel is 100 %% busy "
-					 "with one in flight)", x.util);
+		used +=
+		    (size_t)snprintf(f->numbers + used, used < sizeof(f->numbers) ? sizeof(f->numbers) - used : 0,
+				     "; %%util %.0f (not the test: a disk serving requests in parallel is 100 %% busy "
+				     "with one in flight)",
+				     x.util);
 		field_text(&f->data, "device", disk->end.name);
 		field_text(&f->data, "queue", waiting ? "waiting" : rising ? "rising" : "standing");
 		field_text(&f->data, "latency_source", ebpf ? "ebpf" : "diskstats");

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* stuck.c: rule stuck: a thread in uninterruptible sleep (D) all window long without a context switch, but for iolens's own probes. */
+/*
+ * stuck.c: rule stuck: a thread in uninterruptible sleep (D) all window long without a context
+ * switch, but for iolens's own probes.
+ */
 #include "doctor/judge.h"
 #include "doctor/rules.h"
 
@@ -11,7 +14,10 @@ static bool listed(const pid_t *pids, size_t count, pid_t pid)
 	return false;
 }
 
-/* Whether a libvtrace server has a request in flight past the hang threshold (what vtrace-hang judges, from the snapshot). */
+/*
+ * Whether a libvtrace server has a request in flight past the hang threshold (what vtrace-hang
+ * judges, from the snapshot).
+ */
 static bool vtrace_hung(const struct doctor_snapshot *s, const struct doctor_config *config)
 {
 	for (size_t i = 0; i < s->nvtrace; i++)
@@ -43,22 +49,25 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			continue;
 		if (listed(s->probes, s->nprobes, t->pid))
 			continue;
-		f = doctor_finding_add(out, t->stuck_ns >= stuck_limit ? DOCTOR_WARNING : DOCTOR_INFO, "stuck",
-				       "a thread in uninterruptible sleep does nothing else, and only SIGKILL, if anything, "
-				       "ends it, until what it waits for comes: a disk or a server that does not answer, a "
-				       "page or a lock that another stuck thread holds");
+		f = doctor_finding_add(
+		    out, t->stuck_ns >= stuck_limit ? DOCTOR_WARNING : DOCTOR_INFO, "stuck",
+		    "a thread in uninterruptible sleep does nothing else, and only SIGKILL, if anything, "
+		    "ends it, until what it waits for comes: a disk or a server that does not answer, a "
+		    "page or a lock that another stuck thread holds");
 		snap_in_container(s, t->pid, t->comm, in, sizeof(in));
 		if (t->tid == t->pid)
-			doctor_text(f->what, sizeof(f->what), "process %d (%s)%s is stuck in uninterruptible sleep (D)%s%s",
-				    (int)t->pid, t->comm, in, t->wchan[0] ? " in " : "", t->wchan);
+			doctor_text(f->what, sizeof(f->what),
+				    "process %d (%s)%s is stuck in uninterruptible sleep (D)%s%s", (int)t->pid, t->comm,
+				    in, t->wchan[0] ? " in " : "", t->wchan);
 		else
 			doctor_text(f->what, sizeof(f->what),
-				    "thread %d of process %d (%s)%s is stuck in uninterruptible sleep (D)%s%s", (int)t->tid,
-				    (int)t->pid, t->comm, in, t->wchan[0] ? " in " : "", t->wchan);
+				    "thread %d of process %d (%s)%s is stuck in uninterruptible sleep (D)%s%s",
+				    (int)t->tid, (int)t->pid, t->comm, in, t->wchan[0] ? " in " : "", t->wchan);
 		doctor_text(f->numbers, sizeof(f->numbers),
-			    "state D in all %u samples over %.1f s with no context switch (/proc/%d/task/%d/stat, status)%s%s%s",
-			    t->samples, (double)t->stuck_ns / 1e9, (int)t->pid, (int)t->tid, t->wchan[0] ? "; waits in " : "",
-			    t->wchan, t->wchan[0] ? " (wchan)" : "");
+			    "state D in all %u samples over %.1f s with no context switch (/proc/%d/task/%d/stat, "
+			    "status)%s%s%s",
+			    t->samples, (double)t->stuck_ns / 1e9, (int)t->pid, (int)t->tid,
+			    t->wchan[0] ? "; waits in " : "", t->wchan, t->wchan[0] ? " (wchan)" : "");
 		doctor_text(f->more, sizeof(f->more), "cat /proc/%d/task/%d/stack%s", (int)t->pid, (int)t->tid,
 			    server_hung ? "; iolens vstat" : "; iolens stat -x " DOCTOR_MORE_SAMPLES "");
 		field_int(&f->data, "pid", t->pid);

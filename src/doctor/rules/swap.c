@@ -40,7 +40,8 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		    human_size((uint64_t)written, written_text, sizeof(written_text)),
 		    s->mem_known ? human_size(s->mem_available, avail_text, sizeof(avail_text)) : "?",
 		    s->mem_known ? human_size(s->mem_total, total_text, sizeof(total_text)) : "?");
-	doctor_text(f->more, sizeof(f->more), "iolens stat -s -m --vm " DOCTOR_MORE_SAMPLES "; iolens stat -x " DOCTOR_MORE_SAMPLES "");
+	doctor_text(f->more, sizeof(f->more),
+		    "iolens stat -s -m --vm " DOCTOR_MORE_SAMPLES "; iolens stat -x " DOCTOR_MORE_SAMPLES "");
 	field_real(&f->data, "swap_in_bytes_per_s", in);
 	field_real(&f->data, "swap_out_bytes_per_s", out_rate);
 	field_real(&f->data, "disk_read_bytes_per_s", read);

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* unresponsive.c: rule unresponsive: a mount whose stat and statfs did not return, or that an earlier probe still waits on. */
+/*
+ * unresponsive.c: rule unresponsive: a mount whose stat and statfs did not return, or that an
+ * earlier probe still waits on.
+ */
 #include <stdio.h>
 #include <time.h>
 
@@ -33,10 +36,11 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			used = (size_t)snprintf(f->numbers, sizeof(f->numbers),
 						"stat and statfs of it did not return within %u ms", BOUNDED_FS_MS);
 		else if (m->probe_seconds >= 0)
-			used = (size_t)snprintf(f->numbers, sizeof(f->numbers), "%s: no answer for %.1f s", m->probe_asks,
-						m->probe_seconds);
+			used = (size_t)snprintf(f->numbers, sizeof(f->numbers), "%s: no answer for %.1f s",
+						m->probe_asks, m->probe_seconds);
 		else
-			used = (size_t)snprintf(f->numbers, sizeof(f->numbers), "an earlier probe of it has had no answer");
+			used = (size_t)snprintf(f->numbers, sizeof(f->numbers),
+						"an earlier probe of it has had no answer");
 		if (m->held && used < sizeof(f->numbers))
 			snprintf(f->numbers + used, sizeof(f->numbers) - used,
 				 " (iolens probe pid %d%s); no other probe of this filesystem while it waits",

@@ -20,11 +20,11 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			/* counters no server writes: nothing to say from them */
 			if (op->impossible || age < (uint64_t)(config->threshold[TH_HANG_SECONDS] * 1e9))
 				continue;
-			f = doctor_finding_add(out, age >= 60 * 1000000000ull ? DOCTOR_CRITICAL : DOCTOR_WARNING,
-					       "vtrace-hang",
-					       "a request that never ends holds its client, and often a thread and a lock "
-					       "of the server: other requests pile up behind it (a FUSE client waiting for "
-					       "a page the request should fill sleeps in D)");
+			f = doctor_finding_add(
+			    out, age >= 60 * 1000000000ull ? DOCTOR_CRITICAL : DOCTOR_WARNING, "vtrace-hang",
+			    "a request that never ends holds its client, and often a thread and a lock "
+			    "of the server: other requests pile up behind it (a FUSE client waiting for "
+			    "a page the request should fill sleeps in D)");
 			doctor_text(f->what, sizeof(f->what), "service %s %s is hung on %s", server->service,
 				    vtrace_whose(s, server, whose, sizeof(whose)), op->name);
 			doctor_text(f->numbers, sizeof(f->numbers),

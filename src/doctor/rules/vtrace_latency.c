@@ -25,11 +25,12 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 			doctor_text(f->what, sizeof(f->what), "service %s %s: %s takes %.0f times longer than before",
 				    server->service, vtrace_whose(s, server, whose, sizeof(whose)), op->name,
 				    w.window_ms / w.before_ms);
-			doctor_text(f->numbers, sizeof(f->numbers),
-				    "mean %.3f ms over %llu requests in the %.1f s watched, against %.3f ms over the %llu "
-				    "before (%s)",
-				    w.window_ms, (unsigned long long)w.done, s->seconds, w.before_ms,
-				    (unsigned long long)op->completions_before, server->segment);
+			doctor_text(
+			    f->numbers, sizeof(f->numbers),
+			    "mean %.3f ms over %llu requests in the %.1f s watched, against %.3f ms over the %llu "
+			    "before (%s)",
+			    w.window_ms, (unsigned long long)w.done, s->seconds, w.before_ms,
+			    (unsigned long long)op->completions_before, server->segment);
 			vtrace_finding_data(s, f, server, op, &w);
 		}
 	}

@@ -24,9 +24,10 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		if (!t->throttled)
 			continue;
 		if (nthrottled++ < 4)
-			used += (size_t)snprintf(throttled + used, used < sizeof(throttled) ? sizeof(throttled) - used : 0,
-						 "%s%s (%d) in %u of %u samples", used ? ", " : "", t->comm, (int)t->tid,
-						 t->throttled, s->samples);
+			used +=
+			    (size_t)snprintf(throttled + used, used < sizeof(throttled) ? sizeof(throttled) - used : 0,
+					     "%s%s (%d) in %u of %u samples", used ? ", " : "", t->comm, (int)t->tid,
+					     t->throttled, s->samples);
 		o = field_object(&writers, NULL);
 		field_int(o, "pid", t->pid);
 		field_int(o, "tid", t->tid);
@@ -38,27 +39,29 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		doctor_fields_free(&writers);
 		return;
 	}
-	f = doctor_finding_add(out, DOCTOR_WARNING, "writeback",
-			       "past the dirty limit a writer sleeps in balance_dirty_pages until writeback catches up: "
-			       "writes that take microseconds take the disk's time, and fsync and reads of that disk "
-			       "wait behind the flush");
+	f = doctor_finding_add(
+	    out, DOCTOR_WARNING, "writeback",
+	    "past the dirty limit a writer sleeps in balance_dirty_pages until writeback catches up: "
+	    "writes that take microseconds take the disk's time, and fsync and reads of that disk "
+	    "wait behind the flush");
 	doctor_text(f->what, sizeof(f->what), "dirty pages reached the dirty limit%s",
 		    nthrottled ? ": writers are throttled" : "");
-	used = (size_t)snprintf(f->numbers, sizeof(f->numbers),
-				"Dirty %s + Writeback %s at the peak, against the dirty limit %s and background limit %s: "
-				"writers are throttled from %s (nr_dirty_threshold, nr_dirty_background_threshold in "
-				"/proc/vmstat); writeback in %u of %u samples",
-				human_size(s->dirty_peak * page, dirty_text, sizeof(dirty_text)),
-				human_size(s->writeback_peak * page, writeback_text, sizeof(writeback_text)),
-				human_size(s->dirty_thresh * page, limit_text, sizeof(limit_text)),
-				human_size(s->dirty_bg_thresh * page, bg_text, sizeof(bg_text)),
-				human_size(freerun * page, freerun_text, sizeof(freerun_text)), s->writeback_samples,
-				s->samples);
+	used = (size_t)snprintf(
+	    f->numbers, sizeof(f->numbers),
+	    "Dirty %s + Writeback %s at the peak, against the dirty limit %s and background limit %s: "
+	    "writers are throttled from %s (nr_dirty_threshold, nr_dirty_background_threshold in "
+	    "/proc/vmstat); writeback in %u of %u samples",
+	    human_size(s->dirty_peak * page, dirty_text, sizeof(dirty_text)),
+	    human_size(s->writeback_peak * page, writeback_text, sizeof(writeback_text)),
+	    human_size(s->dirty_thresh * page, limit_text, sizeof(limit_text)),
+	    human_size(s->dirty_bg_thresh * page, bg_text, sizeof(bg_text)),
+	    human_size(freerun * page, freerun_text, sizeof(freerun_text)), s->writeback_samples, s->samples);
 	if (nthrottled)
 		snprintf(f->numbers + used, sizeof(f->numbers) - used, "; waiting in balance_dirty_pages (wchan): %s%s",
 			 throttled, nthrottled > 4 ? " and more" : "");
 	doctor_text(f->more, sizeof(f->more),
-		    "iolens stat -m --vm -d " DOCTOR_MORE_SAMPLES "; iolens cachetop -s dirties " DOCTOR_MORE_SAMPLES "; sysctl vm.dirty_ratio "
+		    "iolens stat -m --vm -d " DOCTOR_MORE_SAMPLES "; iolens cachetop -s dirties " DOCTOR_MORE_SAMPLES
+		    "; sysctl vm.dirty_ratio "
 		    "vm.dirty_bytes");
 	field_count(&f->data, "dirty_bytes", s->dirty_peak * page);
 	field_count(&f->data, "writeback_bytes", s->writeback_peak * page);
