@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* monitor.c: draws monitor lines the way dstat does: centred dashed titles, '|' between groups (':' between items of one), values scaled to fit. */
+/*
+ * monitor.c: draws monitor lines the way dstat does: centred dashed titles, '|' between groups (':'
+ * between items of one), values scaled to fit.
+ */
 #include "render/monitor.h"
 
 #include <errno.h>
@@ -105,8 +108,8 @@ static int scale_float(double value, int width, double base, char *buf, size_t s
 			return unit;
 		}
 		/* As dstat: the integer part of the value rounded to width decimals (9.7 -> 9, not 10). */
-		len = whole_text(trunc(rint(value * powers[width < 9 ? width : 9]) / powers[width < 9 ? width : 9]), buf,
-				 size);
+		len = whole_text(trunc(rint(value * powers[width < 9 ? width : 9]) / powers[width < 9 ? width : 9]),
+				 buf, size);
 		if (len <= width || unit >= 8) {
 			/* The most decimals that fit ("9.97" rounds up to "10.0" in 3: none then, "10"). */
 			for (int decimals = width - len - 1; decimals > 0; decimals--) {
@@ -286,7 +289,8 @@ void monitor_line(const struct monitor *m, const struct mon_group *groups, unsig
 /* "usr" + "pct" -> "usr_pct"; a column without a unit is its key alone. */
 static void column_name(const struct mon_group *g, const struct mon_column *col, char *buf, size_t size)
 {
-	snprintf(buf, size, "%s_%s%s%s", g->key, col->key, col->unit && *col->unit ? "_" : "", col->unit ? col->unit : "");
+	snprintf(buf, size, "%s_%s%s%s", g->key, col->key, col->unit && *col->unit ? "_" : "",
+		 col->unit ? col->unit : "");
 }
 
 /* A line is built whole in memory (built_open's stream), then written in one go (built_write). */
@@ -351,7 +355,8 @@ int monitor_csv_line(FILE *out, const struct mon_group *groups, unsigned ngroups
 			if (groups[g].columns[c].type == MON_NAME) {
 				/* Escaped as CSV writes names (out_csv_field), always quoted, a quote doubled. */
 				const char *text = groups[g].csv_text ? groups[g].csv_text : groups[g].text;
-				char *escaped = escape_text(text, ESCAPE_CONTROL | ESCAPE_KEEP_BREAKS | ESCAPE_BACKSLASH);
+				char *escaped =
+				    escape_text(text, ESCAPE_CONTROL | ESCAPE_KEEP_BREAKS | ESCAPE_BACKSLASH);
 
 				fputs(",\"", buffer);
 				for (const char *p = escaped; *p; p++) {
@@ -395,7 +400,8 @@ int monitor_csv_dstat_header(FILE *out, const struct mon_group *groups, unsigned
 	/* dstat's csvsubtitle: each column's nick quoted, "item:nick" when the plugin has several items. */
 	for (unsigned g = 0; g < ngroups; g++)
 		for (unsigned c = 0; c < groups[g].ncolumns; c++)
-			fprintf(buffer, "%s\"%s%s%s\"", g || c ? "," : "", one_of_items(groups, ngroups, g) ? groups[g].title : "",
+			fprintf(buffer, "%s\"%s%s%s\"", g || c ? "," : "",
+				one_of_items(groups, ngroups, g) ? groups[g].title : "",
 				one_of_items(groups, ngroups, g) ? ":" : "", groups[g].columns[c].nick);
 	fputc('\n', buffer);
 	return built_write(out, &line);
@@ -416,7 +422,8 @@ int monitor_csv_dstat_line(FILE *out, const struct mon_group *groups, unsigned n
 			if (g || c)
 				fputc(',', buffer);
 			if (type == MON_TEXT || type == MON_NAME)
-				fputs(type == MON_NAME && groups[g].csv_text ? groups[g].csv_text : groups[g].text, buffer);
+				fputs(type == MON_NAME && groups[g].csv_text ? groups[g].csv_text : groups[g].text,
+				      buffer);
 			else if (!isnan(value))
 				/* dstat's printcsv: three decimals, or none for a whole number. */
 				fprintf(buffer, value != rint(value) ? "%.3f" : "%.0f", value);

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* monitor.h: the lines of a live monitor, as dstat draws them (two header rows, coloured values with units), and their CSV. */
+/*
+ * monitor.h: the lines of a live monitor, as dstat draws them (two header rows, coloured values
+ * with units), and their CSV.
+ */
 #ifndef IOLENS_MONITOR_H
 #define IOLENS_MONITOR_H
 
@@ -45,7 +48,8 @@ struct mon_group {
 	char text[64];     /* MON_TEXT and MON_NAME columns show this */
 	const char *csv_text; /* MON_NAME: what CSV writes (the name as it is), else text */
 	bool joined;       /* another item of the previous group's plugin (cpu1 after cpu0): dstat's ':' between them */
-	const char *subtitle; /* one subtitle centred over the whole group (dstat's top plugins), else each column's nick */
+	/* one subtitle centred over the whole group (dstat's top plugins), else each column's nick */
+	const char *subtitle;
 	bool blank;        /* this sample shows spaces (a top plugin whose processes did nothing, as dstat) */
 	unsigned glued;    /* bit c: column c right after the one before, no space between (dstat's top plugins) */
 	unsigned after_column; /* after: printed after this column's value (0: nowhere), "%" in dstat's top-cpu-adv */

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* out.h: the one output layer: rows of typed cells printed as a table (libsmartcols), JSON (json-c) or CSV, or written as they come as the lines of a monitor. */
+/*
+ * out.h: the one output layer: rows of typed cells printed as a table (libsmartcols), JSON (json-c)
+ * or CSV, or written as they come as the lines of a monitor.
+ */
 #ifndef IOLENS_OUT_H
 #define IOLENS_OUT_H
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* prom.c: the Prometheus exposition formats: text (0.0.4) and OpenMetrics written to a stream, and protobuf (delimited io.prometheus.client.MetricFamily messages, with native histograms). */
+/*
+ * prom.c: the Prometheus exposition formats: text (0.0.4) and OpenMetrics written to a stream, and
+ * protobuf (delimited io.prometheus.client.MetricFamily messages, with native histograms).
+ */
 #include "render/prom.h"
 
 #include "common/util.h"
@@ -23,8 +26,9 @@ enum {
 	METRIC_LABEL = 1, METRIC_GAUGE = 2, METRIC_COUNTER = 3, METRIC_HISTOGRAM = 7,
 	LABEL_NAME = 1, LABEL_VALUE = 2,
 	VALUE = 1, /* Gauge.value, Counter.value */
-	HISTOGRAM_COUNT = 1, HISTOGRAM_SUM = 2, HISTOGRAM_BUCKET = 3, HISTOGRAM_SCHEMA = 5, HISTOGRAM_ZERO_THRESHOLD = 6,
-	HISTOGRAM_ZERO_COUNT = 7, HISTOGRAM_POSITIVE_SPAN = 12, HISTOGRAM_POSITIVE_DELTA = 13,
+	HISTOGRAM_COUNT = 1, HISTOGRAM_SUM = 2, HISTOGRAM_BUCKET = 3, HISTOGRAM_SCHEMA = 5,
+	HISTOGRAM_ZERO_THRESHOLD = 6, HISTOGRAM_ZERO_COUNT = 7,
+	HISTOGRAM_POSITIVE_SPAN = 12, HISTOGRAM_POSITIVE_DELTA = 13,
 	BUCKET_CUMULATIVE = 1, BUCKET_UPPER = 2,
 	SPAN_OFFSET = 1, SPAN_LENGTH = 2,
 };
@@ -184,7 +188,8 @@ void prom_family(struct prom *p, const char *name, enum prom_type type, const ch
 
 		pb_flush_family(p);
 		p->type = type;
-		pb_string(&p->family, FAMILY_NAME, full, len < 0 ? 0 : (size_t)len < sizeof(full) ? (size_t)len : sizeof(full) - 1);
+		pb_string(&p->family, FAMILY_NAME, full,
+			  len < 0 ? 0 : (size_t)len < sizeof(full) ? (size_t)len : sizeof(full) - 1);
 		pb_string(&p->family, FAMILY_HELP, help, strlen(help));
 		pb_uint(&p->family, FAMILY_TYPE, pb_types[type]);
 		return;
@@ -332,7 +337,9 @@ static void pb_native(struct prom_buffer *h, const uint64_t *buckets)
 			continue;
 		}
 		index = native_index((double)vtrace_histogram_upper(b) / 1e9);
-		for (; b < VTRACE_HISTOGRAM_BUCKETS && (!buckets[b] || native_index((double)vtrace_histogram_upper(b) / 1e9) == index); b++)
+		for (; b < VTRACE_HISTOGRAM_BUCKETS &&
+		     (!buckets[b] || native_index((double)vtrace_histogram_upper(b) / 1e9) == index);
+		     b++)
 			count += buckets[b];
 		if (!any || index != next) { /* a new span, its offset from where the last one ended */
 			if (any) {

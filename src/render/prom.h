@@ -61,6 +61,7 @@ void prom_free(struct prom *p);
 
 #define PROM_TEXT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define PROM_OPENMETRICS_TYPE "application/openmetrics-text; version=1.0.0; charset=utf-8"
-#define PROM_PROTOBUF_TYPE "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"
+#define PROM_PROTOBUF_TYPE                                                                                             \
+	"application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"
 
 #endif

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* record.c: typed records kept as json-c values and written as JSON; with table.c, the only writer of JSON (json-c reads the runtimes' files and bench results elsewhere). */
+/*
+ * record.c: typed records kept as json-c values and written as JSON; with table.c, the only writer
+ * of JSON (json-c reads the runtimes' files and bench results elsewhere).
+ */
 #include "render/record.h"
 
 #include <errno.h>

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* record.h: typed records: what a command reports besides a table's rows (a JSON document, a JSON line), rendered by the output layer. */
+/*
+ * record.h: typed records: what a command reports besides a table's rows (a JSON document, a JSON
+ * line), rendered by the output layer.
+ */
 #ifndef IOLENS_RECORD_H
 #define IOLENS_RECORD_H
 

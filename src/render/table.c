@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* table.c: stores typed rows, then prints them as a libsmartcols table, a json-c document or CSV; or writes them as they come, as the lines of a monitor. */
+/*
+ * table.c: stores typed rows, then prints them as a libsmartcols table, a json-c document or CSV;
+ * or writes them as they come, as the lines of a monitor.
+ */
 #include "render/out.h"
 
 #include <errno.h>
@@ -937,7 +940,8 @@ static struct json_object *json_row(struct out_table *table, const struct out_ro
 		size_t c = table->data[i];
 
 		if (in_object(table, row, c))
-			json_object_object_add(object, table->columns[c].id, json_value(&table->columns[c], &row->cells[c]));
+			json_object_object_add(object, table->columns[c].id,
+					       json_value(&table->columns[c], &row->cells[c]));
 	}
 	return object;
 }
@@ -964,7 +968,8 @@ void out_json_write(FILE *stream, const char *json, size_t len)
 		}
 		fwrite(json + done, 1, i - done, stream);
 		if (c > 0xffff) /* a surrogate pair, as JSON writes what UTF-16 cannot hold in one unit */
-			fprintf(stream, "\\u%04x\\u%04x", 0xd800 + ((c - 0x10000) >> 10), 0xdc00 + ((c - 0x10000) & 0x3ff));
+			fprintf(stream, "\\u%04x\\u%04x", 0xd800 + ((c - 0x10000) >> 10),
+				0xdc00 + ((c - 0x10000) & 0x3ff));
 		else
 			fprintf(stream, "\\u%04x", c);
 		i += n;
