@@ -151,10 +151,14 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		field_count_if(&f->data, "read_bytes_unended", p->bio_read_unended_bytes, p->bio_known);
 		field_count_if(&f->data, "write_bytes_unended", p->bio_write_unended_bytes, p->bio_known);
 		field_count_if(&f->data, "unattributed_bytes", s->bio_unattributed_bytes, p->bio_known);
-		/* read_bytes and write_bytes whole: no byte of the window unaccounted for (an unended flush has none) */
+		/*
+		 * read_bytes and write_bytes whole: no byte of the window unaccounted for (an unended
+		 * flush has none)
+		 */
 		if (p->bio_known)
 			field_bool(&f->data, "bytes_exact",
-				   !p->bio_read_unended_bytes && !p->bio_write_unended_bytes && !s->bio_unattributed_bytes);
+				   !p->bio_read_unended_bytes && !p->bio_write_unended_bytes &&
+					   !s->bio_unattributed_bytes);
 		else
 			field_null(&f->data, "bytes_exact");
 		field_int_if(&f->data, "fd", p->first_fd, p->first_fd >= 0);
