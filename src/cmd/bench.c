@@ -1978,6 +1978,32 @@ cleanup:
 	return rc;
 }
 
+/* The chart of the points into the file opened for it (emptied first): 0, or -1 said. */
+static int write_svg(struct bench *b, struct path_output *svg_out, int knee)
+{
+	enum bench_svg_kind kind = b->opt.qd_sweep ? BENCH_SVG_QD : BENCH_SVG_BS;
+	struct stat st;
+	/* (a regular file is emptied first; a pipe or a device is written as it is) */
+	bool usable = !(fstat(svg_out->fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(svg_out->fd, 0) != 0);
+	int fd = usable ? dup(svg_out->fd) : -1;
+	FILE *svg = fd >= 0 ? fdopen(fd, "w") : NULL;
+	int rc = 0;
+
+	if (b->opt.compare_cache)
+		kind = BENCH_SVG_MODES;
+	if (fd >= 0 && !svg)
+		close(fd);
+	if (!svg || bench_svg(svg, b->npoints, kind, bench_svg_point, b, knee) != 0) {
+		warn_errno(printable_name(b->opt.svg), errno ? errno : EIO);
+		rc = -1;
+	}
+	if (svg && fclose(svg) != 0 && !rc) {
+		warn_errno(printable_name(b->opt.svg), errno);
+		rc = -1;
+	}
+	return rc;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	struct bench *b = xcalloc(1, sizeof(*b));
@@ -2101,29 +2127,8 @@ int cmd_bench(int argc, char **argv)
 		rc = save_capacity(b, &knee);
 	else if (b->opt.save_capacity)
 		warn_msg("--save-capacity: not every case completed: no capacity saved");
-	if (b->opt.svg && b->npoints) {
-		struct stat st;
-		int fd = fstat(svg_out.fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(svg_out.fd, 0) != 0
-		    ? -1
-		    : dup(svg_out.fd);
-		FILE *svg = fd >= 0 ? fdopen(fd, "w") : NULL;
-
-		if (fd >= 0 && !svg)
-			close(fd);
-		if (!svg ||
-		    bench_svg(svg, b->npoints,
-			      b->opt.compare_cache  ? BENCH_SVG_MODES
-				  : b->opt.qd_sweep ? BENCH_SVG_QD
-						    : BENCH_SVG_BS,
-			      bench_svg_point, b, knee.index) != 0) {
-			warn_errno(printable_name(b->opt.svg), errno ? errno : EIO);
-			rc = EXIT_FAIL;
-		}
-		if (svg && fclose(svg) != 0 && !rc) {
-			warn_errno(printable_name(b->opt.svg), errno);
-			rc = EXIT_FAIL;
-		}
-	}
+	if (b->opt.svg && b->npoints && write_svg(b, &svg_out, knee.index) != 0)
+		rc = EXIT_FAIL;
 	/* made empty to check it could be: removed when there is nothing to draw */
 	path_output_close(&svg_out, !b->npoints);
 	bench_target_remove(&b->target);

@@ -239,6 +239,23 @@ static int record_snapshot(const struct doctor_snapshot *snapshot, const char *p
 	return 0;
 }
 
+/* A configuration statement given by a flag (--disable, --accept, --set), and the flag's name. */
+struct statement {
+	char *text;
+	const char *flag;
+};
+
+static struct statement statement_of(int opt, const char *arg)
+{
+	const char *verb = opt == OPT_DISABLE ? "disable " : opt == OPT_ACCEPT ? "accept " : "";
+	const char *flag = opt == OPT_DISABLE ? "--disable" : opt == OPT_ACCEPT ? "--accept" : "--set";
+	size_t n = strlen(arg) + 16;
+	struct statement st = { xcalloc(1, n), flag };
+
+	snprintf(st.text, n, "%s%s", verb, arg);
+	return st;
+}
+
 int cmd_doctor(int argc, char **argv)
 {
 	static const struct option long_options[] = {
@@ -256,7 +273,7 @@ int cmd_doctor(int argc, char **argv)
 		{ 0 }
 	};
 	struct doctor d = { .seconds = 5 };
-	struct { char *text; const char *flag; } *statements = NULL;
+	struct statement *statements = NULL;
 	size_t nstatements = 0;
 	const char *config_path = DOCTOR_CONFIG_PATH;
 	bool config_given = false;
@@ -297,23 +314,11 @@ int cmd_doctor(int argc, char **argv)
 			break;
 		case OPT_DISABLE:
 		case OPT_ACCEPT:
-		case OPT_SET: {
+		case OPT_SET:
 			/* Said after the file, so flags win: kept as statements and run once it is read. */
-			size_t n = strlen(optarg) + 16;
-			char *statement = xcalloc(1, n);
-
-			snprintf(statement, n, "%s%s",
-				 opt == OPT_DISABLE      ? "disable "
-				     : opt == OPT_ACCEPT ? "accept "
-							 : "",
-				 optarg);
 			statements = xrealloc(statements, (nstatements + 1) * sizeof(*statements));
-			statements[nstatements].text = statement;
-			statements[nstatements++].flag = opt == OPT_DISABLE ? "--disable"
-			    : opt == OPT_ACCEPT                             ? "--accept"
-									    : "--set";
+			statements[nstatements++] = statement_of(opt, optarg);
 			break;
-		}
 		case 'v':
 			warn_verbose = true;
 			break;

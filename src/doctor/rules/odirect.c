@@ -7,6 +7,24 @@
 #include "doctor/judge.h"
 #include "doctor/rules.h"
 
+/* What eBPF counted of p's block requests over the window (null without it), and whether it is all. */
+static void bio_fields(struct doctor_fields *data, const struct doctor_snapshot *s, const struct snap_direct_process *p)
+{
+	field_count_if(data, "read_requests", p->bio_read_requests, p->bio_known);
+	field_count_if(data, "read_bytes", p->bio_read_bytes, p->bio_known);
+	field_count_if(data, "write_requests", p->bio_write_requests, p->bio_known);
+	field_count_if(data, "write_bytes", p->bio_write_bytes, p->bio_known);
+	field_count_if(data, "read_bytes_unended", p->bio_read_unended_bytes, p->bio_known);
+	field_count_if(data, "write_bytes_unended", p->bio_write_unended_bytes, p->bio_known);
+	field_count_if(data, "unattributed_bytes", s->bio_unattributed_bytes, p->bio_known);
+	/* read_bytes and write_bytes whole: no byte of the window unaccounted for (an unended flush has none) */
+	if (p->bio_known)
+		field_bool(data, "bytes_exact",
+			   !p->bio_read_unended_bytes && !p->bio_write_unended_bytes && !s->bio_unattributed_bytes);
+	else
+		field_null(data, "bytes_exact");
+}
+
 static void judge(const struct doctor_snapshot *s, const struct doctor_config *config, struct doctor_findings *out)
 {
 	for (size_t i = 0; i < s->ndirect; i++) {
@@ -144,23 +162,7 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 		field_real_if(&f->data, "write_bytes_per_s", write_rate, rates);
 		field_real_if(&f->data, "rate_seconds", rate_seconds, rates);
 		field_text(&f->data, "rates_from", !rates ? NULL : by_requests ? "ebpf" : "procfs");
-		field_count_if(&f->data, "read_requests", p->bio_read_requests, p->bio_known);
-		field_count_if(&f->data, "read_bytes", p->bio_read_bytes, p->bio_known);
-		field_count_if(&f->data, "write_requests", p->bio_write_requests, p->bio_known);
-		field_count_if(&f->data, "write_bytes", p->bio_write_bytes, p->bio_known);
-		field_count_if(&f->data, "read_bytes_unended", p->bio_read_unended_bytes, p->bio_known);
-		field_count_if(&f->data, "write_bytes_unended", p->bio_write_unended_bytes, p->bio_known);
-		field_count_if(&f->data, "unattributed_bytes", s->bio_unattributed_bytes, p->bio_known);
-		/*
-		 * read_bytes and write_bytes whole: no byte of the window unaccounted for (an unended
-		 * flush has none)
-		 */
-		if (p->bio_known)
-			field_bool(&f->data, "bytes_exact",
-				   !p->bio_read_unended_bytes && !p->bio_write_unended_bytes &&
-					   !s->bio_unattributed_bytes);
-		else
-			field_null(&f->data, "bytes_exact");
+		bio_fields(&f->data, s, p);
 		field_int_if(&f->data, "fd", p->first_fd, p->first_fd >= 0);
 		field_int(&f->data, "flags", (int)p->first_flags);
 		field_count_if(&f->data, "cached_pages", cached, cache_known);
