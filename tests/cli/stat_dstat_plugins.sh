@@ -41,12 +41,15 @@ on_exit "kill $hog 2>/dev/null"
 wait_until grep -qx "ab/iolens-io-ho" /proc/$hog/comm
 name=iolens-io-ho # dstat's: the stat field's name after its last '/'
 groups="--top-cpu --top-io --top-cpu-adv --top-io-adv --top-cputime"
-theirs $groups 1 4 >"$T/theirs" &
-them=$!
-run "$D" $groups 1 4
-wait $them
-# rows FILE: the lines after the two headers, a group a line (GROUP-INDEX TEXT), '|' between groups.
-python3 - "$T/theirs" "$OUT" "$name" "$hog" >"$T/checks" <<'PY'
+# The hog is the machine's top user of cpu and reads, but on a busy machine (a sanitized test beside
+# it) another process may top a row: the rows are taken again, up to three times, until ours shows it.
+for try in 1 2 3; do
+	theirs $groups 1 4 >"$T/theirs" &
+	them=$!
+	run "$D" $groups 1 4
+	wait $them
+	# The lines after the two headers, a group a line (GROUP-INDEX TEXT), '|' between groups.
+	python3 - "$T/theirs" "$OUT" "$name" "$hog" >"$T/checks" <<'PY'
 import sys
 theirs = open(sys.argv[1]).read().splitlines()
 ours = sys.argv[2].splitlines()
@@ -75,6 +78,8 @@ for who, lines in (("dstat", theirs), ("ours", ours)):
         good = all(s.startswith(expect) and not s[len(expect):len(expect) + 1].isalpha() for s in shown)
         say(good, "%s %s: its name cut as dstat cuts it, %r then the figures (%s)" % (who, g, expect, shown[:1]))
 PY
+	grep -q "^BAD ours .*: the hog shown in a row" "$T/checks" || break
+done
 while read -r verdict rest; do
 	if [ "$verdict" = ok ]; then ok "$rest"; else not_ok "$rest"; fi
 done <"$T/checks"
