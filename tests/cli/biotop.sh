@@ -263,7 +263,7 @@ check_eq "… and its max" "$avg" "$max"
 if [ -n "$TRACE" ]; then
 	from_issue=$(python3 "$BLOCK_LATENCY" value "$TRACE" --span from_issue --dev "$dev" --pid "$one" --quantile 1)
 	from_bio=$(python3 "$BLOCK_LATENCY" value "$TRACE" --span from_bio --dev "$dev" --pid "$one" --quantile 1)
-	check "… that latency is the block tracer's of the request: from its issue ($from_issue ns) or later, to its bio's ($from_bio ns)" \
+	check "… that latency ($p50 ns) is the block tracer's of the request: from its issue ($from_issue ns) or later, to its bio's ($from_bio ns)" \
 		test -n "$from_issue" -a "$p50" -ge $((${from_issue:-0} - 3000)) -a "$p50" -le $((${from_bio:-0} + 3000))
 else
 	skip "… held to the block tracer: $BLOCK_TRACER_WHY"
