@@ -61,6 +61,8 @@ struct cpu_shares {
 };
 bool stat_cpu_shares(const struct system_sample *then, const struct system_sample *now, const char *item,
 		     struct cpu_shares *out);
+/* A cpu group's title: "total cpu usage", or "cpu0 usage" for a cpu (--cpu and --cpu-adv). */
+void stat_cpu_title(struct group *g);
 
 /*
  * A disk's counters (item: its name, or "total": the sum of the disks counted in totals)

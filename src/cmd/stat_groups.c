@@ -172,6 +172,14 @@ unsigned group_needs(enum group_kind kind)
 }
 
 /* A title or key pattern with the item put in place of its one "%s" ("%%" is a '%'). */
+void stat_cpu_title(struct group *g)
+{
+	if (!strcmp(g->item, "total"))
+		snprintf(g->shown.title, sizeof(g->shown.title), "total cpu usage");
+	else
+		stat_fill(g->shown.title, sizeof(g->shown.title), "cpu%s usage", g->item);
+}
+
 void stat_fill(char *out, size_t size, const char *pattern, const char *item)
 {
 	size_t used = 0;

@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cpu_adv.c: iolens stat's group cpu-adv (--cpu-adv): "ITEM cpu usage". */
-#include <stdio.h>
-#include <string.h>
 
 #include "cmd/stat_group.h"
 
@@ -15,15 +13,6 @@ static const struct mon_column columns[] = {
 	[SIQ] = { "siq", "siq", "pct", MON_PERCENT, 3, 34 },
 	[STL] = { "stl", "stl", "pct", MON_PERCENT, 3, 34 },
 };
-
-/* "total cpu usage", or "cpu0 usage" for a cpu. */
-static void init(struct group *g)
-{
-	if (!strcmp(g->item, "total"))
-		snprintf(g->shown.title, sizeof(g->shown.title), "total cpu usage");
-	else
-		stat_fill(g->shown.title, sizeof(g->shown.title), "cpu%s usage", g->item);
-}
 
 static void compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
 		    double seconds, bool since_boot)
@@ -55,6 +44,6 @@ const struct stat_group group_cpu_adv = {
 	.columns = columns,
 	.ncolumns = sizeof(columns) / sizeof(columns[0]),
 	.needs = SYS_PROCSTAT,
-	.init = init,
+	.init = stat_cpu_title,
 	.compute = compute,
 };
