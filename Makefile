@@ -156,7 +156,7 @@ $(BUILD)/lib/vtrace/%.o: lib/vtrace/%.c
 	$(CC) -D_GNU_SOURCE -DVTRACE_BUILD -Iinclude -Ilib/vtrace $(CPPFLAGS) $(VTRACE_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/libvtrace.a: $(VTRACE_OBJ)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/$(VTRACE_SONAME): $(VTRACE_OBJ)
 	$(CC) -shared -pthread -Wl,-soname,$(VTRACE_SONAME) $(ALL_LDFLAGS) -o $@ $^
@@ -199,7 +199,7 @@ $(LIB_OBJ): $(BPF_SKEL) $(BUILD)/bpf/libbpf_syms.h
 endif
 
 $(BUILD)/libiolens.a: $(LIB_OBJ)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(IOLENS): $(MAIN_OBJ) $(BUILD)/libiolens.a $(BUILD)/libvtrace.a | libvtrace
 	$(CC) $(ALL_LDFLAGS) -pthread -o $@ $(MAIN_OBJ) $(BUILD)/libiolens.a $(BUILD)/libvtrace.a $(IOLENS_LIBS)
@@ -254,7 +254,7 @@ ifeq ($(HAVE_BPF),yes)
 $(FUZZ_OBJ): $(BPF_SKEL) $(BUILD)/bpf/libbpf_syms.h
 endif
 build-fuzz/libfuzzed.a: $(FUZZ_OBJ)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c build-fuzz/libfuzzed.a
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -pthread -o $@ $< build-fuzz/libfuzzed.a $(PKG_LIBS)
 -include $(FUZZ_OBJ:.o=.d)
