@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "workload/bench.h"
+#include "model/disk.h"
 #include "workload/engine.h"
 #include "workload/profile.h"
 #include "workload/target.h"

@@ -66,32 +66,6 @@ void cache_mode_fallback(struct cache_mode *mode, const char *why, const char *s
 	warn_detail("%s", detail);
 }
 
-void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_estimate *estimate,
-				struct cache_counters *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->misses = vmstat->pgpgin != PROCFS_UNKNOWN ? vmstat->pgpgin / 4 : 0;
-	if (estimate) {
-		uint64_t direct_pages;
-
-		direct_reads_update(&estimate->direct);
-		direct_pages = estimate->direct.bytes / 4096;
-		out->misses = out->misses > direct_pages ? out->misses - direct_pages : 0;
-		if (out->misses < estimate->misses) /* read after vmstat, or what pgpgin never had (NFS, FUSE) */
-			out->misses = estimate->misses;
-		estimate->misses = out->misses;
-	}
-	out->dirties = vmstat->nr_dirtied != PROCFS_UNKNOWN ? vmstat->nr_dirtied : 0;
-	out->evictions = vmstat->pgsteal_file != PROCFS_UNKNOWN ? vmstat->pgsteal_file : 0;
-	out->refaults = vmstat->workingset_refault_file != PROCFS_UNKNOWN ? vmstat->workingset_refault_file : 0;
-}
-
-void cache_estimate_free(struct cache_estimate *estimate)
-{
-	direct_reads_free(&estimate->direct);
-	estimate->misses = 0;
-}
-
 void container_columns_show(struct out_column *columns, size_t first, bool shown)
 {
 	for (size_t i = 0; i < CONTAINER_COLUMNS; i++)

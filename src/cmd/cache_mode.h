@@ -11,7 +11,6 @@
 #include <sys/types.h>
 
 #include "collect/cachestat.h"
-#include "collect/direct_reads.h"
 #include "collect/container.h"
 #include "collect/procfs.h"
 #include "render/out.h"
@@ -44,22 +43,6 @@ void cache_mode_start(const struct cachestat_options *bpf_options, struct cache_
 		      const char *detail);
 /* The fallback without trying eBPF (a recording has no kernel to trace), said as cache_mode_start says it. */
 void cache_mode_fallback(struct cache_mode *mode, const char *why, const char *source, const char *detail);
-/* Without eBPF, what the misses' estimate keeps from one sample to the next. */
-struct cache_estimate {
-	struct direct_reads direct; /* what O_DIRECT holders read */
-	uint64_t misses;            /* the last given: a counter never given lower */
-};
-/*
- * /proc/vmstat (just read) as counters: misses from pgpgin (KiB read from disks) less what
- * processes holding an O_DIRECT descriptor read since the first sample (estimate, when not NULL:
- * sampled now, after vmstat, so that a read between the two lowers misses for one sample only,
- * which is held), dirties from nr_dirtied, evictions from pgsteal_file, refaults from
- * workingset_refault_file.
- */
-void cache_counters_from_vmstat(const struct vmstat *vmstat, struct cache_estimate *estimate,
-				struct cache_counters *out);
-void cache_estimate_free(struct cache_estimate *estimate);
-
 /*
  * The columns of a row's container (cachetop, biotop), CONTAINER_COLUMNS in a row from C: for
  * people its label ("web (3f2a9c1b0d4e)"); for programs its id, name, Kubernetes pod and

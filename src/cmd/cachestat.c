@@ -13,9 +13,11 @@
 #include "cmd/cache_mode.h"
 #include "cmd/command.h"
 #include "collect/cachestat.h"
+#include "collect/direct_reads.h"
 #include "collect/procfs.h"
 #include "common/signals.h"
 #include "common/util.h"
+#include "model/cache.h"
 #include "render/out.h"
 
 /* The columns: bcc's in the table, the JSON line's keys (and CSV's header, the same) in their order. */
@@ -152,8 +154,10 @@ static int take_sample(struct cache_mode *mode, struct totals_sample *out)
 	if (mode->bpf)
 		return cachestat_totals(&out->counters);
 	rc = vmstat_read(&out->vmstat);
-	if (rc == 0)
+	if (rc == 0) {
+		direct_reads_update(&estimate.direct);
 		cache_counters_from_vmstat(&out->vmstat, &estimate, &out->counters);
+	}
 	mode->evictions_unknown = rc != 0 || out->vmstat.pgsteal_file == PROCFS_UNKNOWN;
 	mode->refaults_unknown = rc != 0 || out->vmstat.workingset_refault_file == PROCFS_UNKNOWN;
 	return rc;
@@ -164,7 +168,7 @@ static void add_line(struct out_table *table, const struct cache_mode *mode, con
 		     const struct meminfo *mem, uint64_t interval_ns)
 {
 	struct out_row *row = out_row_add(table);
-	uint64_t hits = cachestat_hits(d), now = realtime_ns();
+	uint64_t hits = cache_hits(d), now = realtime_ns();
 	bool hits_known = mode->bpf;
 
 	out_set_count(row, C_TIME, now);
@@ -260,7 +264,7 @@ int cmd_cachestat(int argc, char **argv)
 			break;
 		}
 		now = monotonic_ns();
-		cachestat_delta(&previous.counters, &current.counters, &delta);
+		cache_delta(&previous.counters, &current.counters, &delta);
 		add_line(table, &mode, &delta, &current.meminfo, now - previous_ns);
 		if (fflush(stdout) != 0 || ferror(stdout)) {
 			rc = output_failed();

@@ -23,6 +23,7 @@
 #include "collect/proc_io_rounds.h"
 #include "collect/procfs.h"
 #include "collect/sysroot.h"
+#include "model/cache.h"
 #include "common/signals.h"
 #include "common/util.h"
 #include "render/out.h"
@@ -214,7 +215,7 @@ static void derive(struct top_row *row)
 {
 	uint64_t accesses = row->c.reads + row->c.maps;
 
-	row->hits = cachestat_hits(&row->c);
+	row->hits = cache_hits(&row->c);
 	row->read_hit = percent_or_unknown(row->hits < accesses ? row->hits : accesses, accesses);
 	row->write_hit = percent_or_unknown(
 	    row->c.dirties > row->c.write_misses ? row->c.dirties - row->c.write_misses : 0, row->c.dirties);

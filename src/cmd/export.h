@@ -10,6 +10,7 @@
 #include "collect/diskstats.h"
 #include "collect/filesystems.h"
 #include "collect/segments.h"
+#include "model/cache.h"
 #include "render/prom.h"
 
 /* What the collectors share: set up by cmd_export and the collectors' start, read at every scrape. */

@@ -47,38 +47,11 @@ static inline double known(uint64_t value)
 void stat_fill(char *out, size_t size, const char *pattern, const char *item);
 /* DSTAT_TIMEFMT: the time column's strftime format, as dstat's. */
 const char *stat_time_format(void);
-/* Memory used as dstat counts it: total less free, buffers and cache. */
-double stat_mem_used(const struct meminfo *m);
-/* A swap area's used and free bytes (item: "total" or its name); false when unknown. */
-bool stat_swap_of(const struct system_sample *s, const char *item, double *used, double *free_bytes);
 /* --top-bio from eBPF's block I/O per process, rather than /proc/PID/io. */
 bool groups_top_bio_is_ebpf(void);
 
-/* A cpu's (item: its number, or "total") time in the interval, in percent of it; false when unknown. */
-struct cpu_shares {
-	double user; /* user and nice */
-	double system, idle, iowait, irq, softirq, steal;
-};
-bool stat_cpu_shares(const struct system_sample *then, const struct system_sample *now, const char *item,
-		     struct cpu_shares *out);
 /* A cpu group's title: "total cpu usage", or "cpu0 usage" for a cpu (--cpu and --cpu-adv). */
 void stat_cpu_title(struct group *g);
-
-/*
- * A disk's counters (item: its name, or "total": the sum of the disks counted in totals)
- * before and after; false when unknown. stat_disk_pair: one disk only.
- */
-bool stat_disk_counters(const struct system_sample *then, const struct system_sample *now, const char *item,
-			struct disk_stats *a, struct disk_stats *b);
-bool stat_disk_pair(const struct system_sample *then, const struct system_sample *now, const char *item,
-		    struct disk_stats *a, struct disk_stats *b);
-/* One disk's iostat -x figures over the interval (disk_ext_compute); false for a total or when unknown. */
-bool stat_disk_figures(const struct system_sample *then, const struct system_sample *now, const char *item,
-		       double seconds, struct disk_ext *x);
-
-/* An interface's (or "total"'s) bytes or packets per second received and sent; false when unknown. */
-bool stat_net_rates(const struct system_sample *then, const struct system_sample *now, const char *item,
-		    bool packets, double seconds, double *received, double *sent);
 
 /* This process's counters at a sample: read when a sample is first computed, kept for the next interval. */
 struct self_counters {

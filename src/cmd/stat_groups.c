@@ -20,6 +20,9 @@
 #include "collect/capacity.h"
 #include "collect/mounts.h"
 #include "common/util.h"
+#include "model/cpu.h"
+#include "model/disk.h"
+#include "model/pressure.h"
 
 #define P MON_PERCENT
 #define D MON_DECIMAL
@@ -140,9 +143,6 @@ const char *stat_time_format(void)
 	return format && *format ? format : "%d-%m %H:%M:%S";
 }
 
-
-
-
 static bool top_bio_by_ebpf;
 
 void groups_top_bio_by_ebpf(bool ebpf)
@@ -223,118 +223,6 @@ void group_init(struct group *g, enum group_kind kind, const char *item)
 	if (kinds[kind]->init)
 		kinds[kind]->init(g);
 }
-
-
-
-
-static const struct cpu_times *cpu_of(const struct system_sample *s, const char *item)
-{
-	char *end;
-	long n;
-
-	if (!(s->have & SYS_PROCSTAT))
-		return NULL;
-	if (!strcmp(item, "total"))
-		return &s->procstat.total;
-	n = strtol(item, &end, 10);
-	if (*end || n < 0 || (unsigned long)n >= s->procstat.ncpu || !s->procstat.cpu_present[n])
-		return NULL;
-	return &s->procstat.cpu[n];
-}
-
-/* Jiffies between two samples; a column the kernel does not have (old kernels: steal) counts 0. */
-static double tick_delta(uint64_t now, uint64_t then)
-{
-	if (now == PROCFS_UNKNOWN)
-		return 0;
-	if (then == PROCFS_UNKNOWN)
-		then = 0;
-	return now >= then ? (double)(now - then) : 0;
-}
-
-bool stat_cpu_shares(const struct system_sample *then, const struct system_sample *now, const char *item,
-		     struct cpu_shares *out)
-{
-	static const struct cpu_times zero;
-	const struct cpu_times *b = cpu_of(now, item), *a = then->have & SYS_PROCSTAT ? cpu_of(then, item) : &zero;
-	double d[7], total = 0, *share[7] = { &out->user, &out->system, &out->idle, &out->iowait, &out->irq,
-					     &out->softirq, &out->steal };
-
-	if (!a || !b)
-		return false;
-	/* user is user + nice, as dstat's */
-	d[0] = tick_delta(b->user, a->user) + tick_delta(b->nice, a->nice);
-	d[1] = tick_delta(b->system, a->system);
-	d[2] = tick_delta(b->idle, a->idle);
-	d[3] = tick_delta(b->iowait, a->iowait);
-	d[4] = tick_delta(b->irq, a->irq);
-	d[5] = tick_delta(b->softirq, a->softirq);
-	d[6] = tick_delta(b->steal, a->steal);
-	for (int i = 0; i < 7; i++) {
-		if (d[i] < 0)
-			d[i] = 0; /* idle and iowait can go back on some kernels (NO_HZ accounting) */
-		total += d[i];
-	}
-	for (int i = 0; i < 7; i++)
-		*share[i] = total > 0 ? 100 * d[i] / total : 0;
-	return true;
-}
-
-/* A device's counters before and after; false when either sample lacks it (or then has no disks at all: zeros). */
-bool stat_disk_pair(const struct system_sample *then, const struct system_sample *now, const char *name,
-		      struct disk_stats *a, struct disk_stats *b)
-{
-	const struct disk_stats *d = diskstats_find(&now->disks, name), *d0;
-
-	memset(a, 0, sizeof(*a));
-	if (!d)
-		return false;
-	*b = *d;
-	if (!(then->have & SYS_DISKSTATS))
-		return true; /* the average since boot */
-	d0 = diskstats_find(&then->disks, name);
-	if (d0)
-		*a = *d0;
-	return d0 != NULL;
-}
-
-/*
- * The counters of an item, before and after: one device, or the sum over the devices
- * counted in totals. A total sums only the devices in both samples whose counters did not
- * go back, so a device attached or replaced meanwhile makes neither a spike nor a dip.
- * False when the item cannot be known (not there; no sysfs to tell what a total counts).
- */
-bool stat_disk_counters(const struct system_sample *then, const struct system_sample *now, const char *item,
-			  struct disk_stats *a, struct disk_stats *b)
-{
-	bool any_sysfs = false;
-
-	memset(a, 0, sizeof(*a));
-	memset(b, 0, sizeof(*b));
-	if (!(now->have & SYS_DISKSTATS))
-		return false;
-	if (strcmp(item, "total"))
-		return stat_disk_pair(then, now, item, a, b);
-	for (unsigned i = 0; i < now->disks.count; i++) {
-		struct disk_stats x, y;
-		any_sysfs |= now->disks.kind[i].in_sysfs;
-		if (!now->disks.kind[i].in_total || !stat_disk_pair(then, now, now->disks.disk[i].name, &x, &y))
-			continue;
-		if (y.rd_ios < x.rd_ios || y.wr_ios < x.wr_ios || y.rd_sectors < x.rd_sectors ||
-		    y.wr_sectors < x.wr_sectors)
-			continue;
-		a->rd_ios += x.rd_ios;
-		a->wr_ios += x.wr_ios;
-		a->rd_sectors += x.rd_sectors;
-		a->wr_sectors += x.wr_sectors;
-		b->rd_ios += y.rd_ios;
-		b->wr_ios += y.wr_ios;
-		b->rd_sectors += y.rd_sectors;
-		b->wr_sectors += y.wr_sectors;
-	}
-	return any_sysfs || !now->disks.count;
-}
-
 
 /* A size in KiB: KiB on screen (bytes with --human), bytes in JSON and CSV. */
 static void set_kib(struct group *g, unsigned column, double kib)
@@ -501,7 +389,7 @@ void stat_compute_disk_ext(struct group *g, const struct system_sample *then, co
 	struct disk_stats a, b;
 	struct disk_ext x;
 
-	if (!strcmp(g->item, "total") || !stat_disk_pair(then, now, g->item, &a, &b)) {
+	if (!strcmp(g->item, "total") || !sample_disk_pair(then, now, g->item, &a, &b)) {
 		all_unknown(g);
 		return;
 	}
@@ -722,8 +610,6 @@ void groups_ext_row_value(const struct group *g, unsigned column, bool integer, 
 			return;
 }
 
-/* dstat's disk-avgrq and disk-svctm: sectors and busy ms per request completed in the interval (0 with none). */
-
 /* dstat's cpu-use: each cpu's time not idle, in percent of its time in the interval. */
 void stat_compute_cpu_use(struct group *g, const struct system_sample *then, const struct system_sample *now)
 {
@@ -731,7 +617,7 @@ void stat_compute_cpu_use(struct group *g, const struct system_sample *then, con
 
 	for (unsigned c = 0; c < g->shown.ncolumns; c++) {
 		const char *cpu = g->shown.columns[c].nick;
-		const struct cpu_times *b = cpu_of(now, cpu), *a = cpu_of(then, cpu);
+		const struct cpu_times *b = sample_cpu(now, cpu), *a = sample_cpu(then, cpu);
 		double total;
 
 		if (!b) {
@@ -780,8 +666,6 @@ unsigned groups_freespace_mounts(char (*mounts)[256], unsigned max)
 	return n;
 }
 
-
-
 static const struct self_counters *self_at(const struct system_sample *s)
 {
 	static struct self_counters ring[4];
@@ -822,113 +706,6 @@ void stat_self_between(const struct system_sample *then, const struct system_sam
 {
 	*after = *self_at(now);
 	*before = since_boot ? *self_at(NULL) : *self_at(then);
-}
-
-/* dstat's disk-util, disk-wait and disk-avgqu: iostat -x's figures of one disk (dstat's formulas are the same). */
-bool stat_disk_figures(const struct system_sample *then, const struct system_sample *now, const char *item,
-		       double seconds, struct disk_ext *x)
-{
-	struct disk_stats a, b;
-
-	if (!strcmp(item, "total") || !stat_disk_pair(then, now, item, &a, &b))
-		return false;
-	disk_ext_compute(&a, &b, seconds, x);
-	return true;
-}
-
-static const struct netdev_stats *netdev_find(const struct system_sample *s, const char *name)
-{
-	for (unsigned i = 0; (s->have & SYS_NETDEV) && i < s->netdev.count; i++)
-		if (!strcmp(s->netdev.dev[i].name, name))
-			return &s->netdev.dev[i];
-	return NULL;
-}
-
-/*
- * An interface, or the total of the interfaces that are devices of their own (of all but
- * lo when none is): bytes before and after. As with disks, a total sums the interfaces in
- * both samples whose counters did not go back; one that appeared has an unknown first interval.
- */
-static bool net_counters(const struct system_sample *then, const struct system_sample *now, const char *item,
-			 bool packets, double before[2], double after[2])
-{
-	bool total = !strcmp(item, "total"), any_physical = false;
-#define RX(d) (packets ? (d)->rx_packets : (d)->rx_bytes)
-#define TX(d) (packets ? (d)->tx_packets : (d)->tx_bytes)
-
-	before[0] = before[1] = after[0] = after[1] = 0;
-	if (!(now->have & SYS_NETDEV))
-		return false;
-	if (!total) {
-		const struct netdev_stats *b = netdev_find(now, item), *a = netdev_find(then, item);
-		if (!b || (!a && (then->have & SYS_NETDEV)))
-			return false;
-		if (a && (RX(b) < RX(a) || TX(b) < TX(a)))
-			return true; /* went back: 0 for this interval */
-		before[0] = a ? (double)RX(a) : 0;
-		before[1] = a ? (double)TX(a) : 0;
-		after[0] = (double)RX(b);
-		after[1] = (double)TX(b);
-		return true;
-	}
-	for (unsigned i = 0; i < now->netdev.count; i++)
-		any_physical |= netdev_is_physical(now->netdev.dev[i].name) == 1;
-	for (unsigned i = 0; i < now->netdev.count; i++) {
-		const struct netdev_stats *b = &now->netdev.dev[i], *a;
-		if (any_physical ? netdev_is_physical(b->name) != 1 : !strcmp(b->name, "lo"))
-			continue;
-		a = netdev_find(then, b->name);
-		if ((!a && (then->have & SYS_NETDEV)) || (a && (RX(b) < RX(a) || TX(b) < TX(a))))
-			continue;
-		before[0] += a ? (double)RX(a) : 0;
-		before[1] += a ? (double)TX(a) : 0;
-		after[0] += (double)RX(b);
-		after[1] += (double)TX(b);
-	}
-	return true;
-}
-#undef RX
-#undef TX
-
-bool stat_net_rates(const struct system_sample *then, const struct system_sample *now, const char *item,
-		    bool packets, double seconds, double *received, double *sent)
-{
-	double a[2], b[2];
-
-	if (!net_counters(then, now, item, packets, a, b))
-		return false;
-	*received = seconds > 0 && b[0] >= a[0] ? (b[0] - a[0]) / seconds : 0;
-	*sent = seconds > 0 && b[1] >= a[1] ? (b[1] - a[1]) / seconds : 0;
-	return true;
-}
-
-bool stat_swap_of(const struct system_sample *s, const char *item, double *used, double *free_bytes)
-{
-	bool found = false;
-
-	*used = *free_bytes = 0;
-	if (!(s->have & SYS_SWAPS))
-		return false;
-	for (unsigned i = 0; i < s->swaps.count; i++) {
-		const struct swap_area *a = &s->swaps.area[i];
-		if (strcmp(item, "total") && strcmp(item, a->name))
-			continue;
-		*used += (double)a->used;
-		*free_bytes += (double)(a->size - (a->used < a->size ? a->used : a->size));
-		found = true;
-	}
-	return found || !strcmp(item, "total");
-}
-
-
-/* As dstat and free(1): reclaimable slab is not "used"; shared memory, counted in Cached, is. */
-double stat_mem_used(const struct meminfo *m)
-{
-	double used = (double)m->mem_total - (double)m->mem_free - (double)m->buffers - (double)m->cached +
-		      (m->shmem != PROCFS_UNKNOWN ? (double)m->shmem : 0) -
-		      (m->sreclaimable != PROCFS_UNKNOWN ? (double)m->sreclaimable : 0);
-
-	return used < 0 ? 0 : used;
 }
 
 /*
@@ -1295,7 +1072,7 @@ void stat_compute_psi(struct group *g, const struct system_sample *then, const s
 			}
 			uint64_t stall_us = lines_b[l]->total_us >= lines_a[l]->total_us
 						    ? lines_b[l]->total_us - lines_a[l]->total_us : 0;
-			double pct = seconds > 0 ? 100.0 * (double)stall_us / (seconds * 1e6) : 0;
+			double pct = psi_share(lines_a[l]->total_us, lines_b[l]->total_us, seconds);
 			set(g, c, pct > 100 ? 100 : pct, (double)stall_us * 1000);
 		}
 	}

@@ -10,29 +10,6 @@
 
 #include "common/util.h"
 
-/* Hits never above the pages read or mapped: two hand-overs racing can leave a row a little off. */
-uint64_t cachestat_hits(const struct cache_counters *c)
-{
-	uint64_t accesses = c->reads + c->maps;
-
-	return c->hits < accesses ? c->hits : accesses;
-}
-
-void cachestat_delta(const struct cache_counters *a, const struct cache_counters *b, struct cache_counters *out)
-{
-#define D(f) out->f = b->f >= a->f ? b->f - a->f : 0
-	D(reads);
-	D(maps);
-	D(misses);
-	D(hits);
-	D(write_misses);
-	D(dirties);
-	D(evictions);
-	D(dropped);
-	D(refaults);
-#undef D
-}
-
 #ifdef IOLENS_BPF
 #include "collect/bpf_dl.h"
 #include <stdio.h>

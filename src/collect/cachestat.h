@@ -81,12 +81,4 @@ int cachestat_take(struct cachestat_proc **procs, size_t *nprocs, struct cachest
 /* Detaches and unloads; safe to call twice, and from an exit path. */
 void cachestat_stop(void);
 
-/*
- * Pages read or mapped that were already cached, as counted (see cachestat.bpf.c): never above the
- * pages read or mapped.
- */
-uint64_t cachestat_hits(const struct cache_counters *c);
-/* b - a for each counter (0 where b < a). */
-void cachestat_delta(const struct cache_counters *a, const struct cache_counters *b, struct cache_counters *out);
-
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * diskstats.h: block device counters from /proc/diskstats, how devices stack (sysfs), and iostat
- * -x's figures from two samples.
+ * diskstats.h: block device counters from /proc/diskstats and how devices stack (sysfs);
+ * iostat -x's figures from two samples are model/disk.h's.
  */
 #ifndef IOLENS_DISKSTATS_H
 #define IOLENS_DISKSTATS_H
@@ -67,36 +67,5 @@ struct block_driver {
 	char name[24];
 };
 unsigned diskstats_block_drivers(const char *text, size_t len, struct block_driver **out);
-
-/*
- * iostat -x's figures between two samples of one device, computed as sysstat's
- * compute_ext_disk_stats and write_ext_stat do (iostat 12): rates per second over the
- * measured interval, awaits in ms, sizes in KiB, aqu-sz from the weighted time, %util
- * from io_ticks (capped at 100 as iostat does). A counter that went backwards gives 0.
- */
-struct disk_ext {
-	double r_s, w_s, d_s, f_s;                /* completed requests per second */
-	double rkb_s, wkb_s, dkb_s;               /* KiB per second */
-	double rrqm_s, wrqm_s, drqm_s;            /* merged requests per second */
-	double rrqm_pct, wrqm_pct, drqm_pct;      /* merges in percent of requests */
-	double r_await, w_await, d_await, f_await; /* ms per request, 0 without requests */
-	double rareq_sz, wareq_sz, dareq_sz;      /* KiB per request */
-	double aqu_sz;                            /* average queue length */
-	double util;                              /* percent of the interval with I/O in flight */
-	/* both samples have the fields (nfields >= 15, 17): else the d_ and f_ figures are 0 for unknown */
-	bool has_discards, has_flushes;
-};
-
-/*
- * seconds: the measured time between the samples; when it is not above 0 the rates are 0.
- * The millisecond counters (ticks, io_ticks, time_in_queue) are 32 bits in the kernel
- * (printed with %u): a drop of more than 2^31 is their wrap and counts forward, as in
- * sysstat's unsigned int arithmetic, unless the request counts fell too (the device was
- * removed and added again). Any other drop gives 0 for the figures that use that counter.
- * Unlike the comment above says, iostat 12 does not cap %util (sysstat declined to: issue
- * 412, pull 405): where it prints 100.4 this gives 100.
- */
-void disk_ext_compute(const struct disk_stats *before, const struct disk_stats *after, double seconds,
-		      struct disk_ext *out);
 
 #endif

@@ -41,6 +41,8 @@
 #include "doctor/capture.h"
 #include "doctor/io_window.h"
 #include "doctor/miss.h"
+#include "model/cache.h"
+#include "model/disk.h"
 
 #define NAMING_NS 1000000000ull /* the most naming the files reported may take */
 
@@ -1032,7 +1034,7 @@ static void snap_vtrace(struct doctor_snapshot *s, const struct segment_set *set
 /* Pages read or mapped, and of those not cached, as eBPF counted them. */
 static void counted(const struct cache_counters *c, uint64_t *accesses, uint64_t *misses, uint64_t *refaults)
 {
-	uint64_t hits = cachestat_hits(c);
+	uint64_t hits = cache_hits(c);
 
 	*accesses = c->reads + c->maps;
 	*misses = *accesses > hits ? *accesses - hits : 0;

@@ -9,12 +9,15 @@
 #include "collect/memcg.h"
 #include "collect/procfs.h"
 #include "common/util.h"
+#include "model/disk.h"
+#include "model/filesystem.h"
+#include "model/pressure.h"
 
 double snap_psi_share(const struct snap_psi *psi, double seconds)
 {
 	if (!psi->known || seconds <= 0 || psi->end_us < psi->start_us)
 		return -1;
-	return 100.0 * (double)(psi->end_us - psi->start_us) / (seconds * 1e6);
+	return psi_share(psi->start_us, psi->end_us, seconds);
 }
 
 bool snap_disk_saturated(const struct doctor_snapshot *s)
@@ -134,14 +137,6 @@ void field_container(struct doctor_fields *f, const struct doctor_snapshot *s, p
 	field_count(o, "uid", c->uid);
 }
 
-/* df's Use%: used / (used + available to users). */
-static double percent_used(uint64_t total, uint64_t free_all, uint64_t available)
-{
-	uint64_t used = total > free_all ? total - free_all : 0;
-
-	return used + available ? 100.0 * (double)used / (double)(used + available) : 0;
-}
-
 void judge_mount_use(const struct doctor_snapshot *s, const struct doctor_config *config, bool inodes,
 		     struct doctor_findings *out)
 {
@@ -150,7 +145,7 @@ void judge_mount_use(const struct doctor_snapshot *s, const struct doctor_config
 		uint64_t total = inodes ? m->files : m->blocks;
 		uint64_t free_all = inodes ? m->ffree : m->bfree;
 		uint64_t available = inodes ? m->favail : m->bavail;
-		double used = percent_used(total, free_all, available);
+		double used = df_use_percent(total, free_all, available);
 		char free_text[16], total_text[16], word[600];
 		struct doctor_finding *f;
 

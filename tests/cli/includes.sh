@@ -14,7 +14,7 @@ src/doctor/capture
 src/doctor/miss
 src/doctor/snapshot src/doctor/io_window
 src/http
-src/render
+src/render src/model
 src/collect
 src/common
 src/bpf

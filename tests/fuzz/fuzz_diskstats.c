@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "collect/diskstats.h"
+#include "model/disk.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

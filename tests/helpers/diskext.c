@@ -11,6 +11,7 @@
 
 #include "collect/diskstats.h"
 #include "common/util.h"
+#include "model/disk.h"
 
 static void sleep_seconds(double seconds)
 {

@@ -11,6 +11,7 @@
 
 #include "collect/diskstats.h"
 #include "collect/sysroot.h"
+#include "model/disk.h"
 
 #define HANDMADE "tests/fixtures/diskstats/handmade"
 #define LIVE "tests/fixtures/diskstats/live"

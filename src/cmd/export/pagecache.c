@@ -4,7 +4,9 @@
 
 #include "cmd/export.h"
 #include "collect/cachestat.h"
+#include "collect/direct_reads.h"
 #include "collect/procfs.h"
+#include "model/cache.h"
 
 /* Without it no eBPF is loaded and none is needed. */
 static void cache_start(struct exporter *e)
@@ -33,6 +35,7 @@ static void cache_metrics(struct prom *p, struct exporter *e)
 	if (e->cache.bpf)
 		known = cachestat_totals(&c) == 0;
 	else if (vmstat_read(&vm) == 0) {
+		direct_reads_update(&e->estimate.direct);
 		cache_counters_from_vmstat(&vm, &e->estimate, &c);
 		known = true;
 	}

@@ -2,6 +2,7 @@
 /* cpu_adv.c: iolens stat's group cpu-adv (--cpu-adv): "ITEM cpu usage". */
 
 #include "cmd/stat_group.h"
+#include "model/cpu.h"
 
 enum { USR, SYS, IDL, WAI, HIQ, SIQ, STL };
 static const struct mon_column columns[] = {
@@ -21,7 +22,7 @@ static void compute(struct group *g, const struct system_sample *then, const str
 
 	(void)seconds;
 	(void)since_boot;
-	if (!stat_cpu_shares(then, now, g->item, &cpu)) {
+	if (!sample_cpu_shares(then, now, g->item, &cpu)) {
 		all_unknown(g);
 		return;
 	}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* disk_avgqu.c: iolens stat's group disk-avgqu (--disk-avgqu): "ITEM". */
 #include "cmd/stat_group.h"
+#include "model/disk.h"
 
 enum { AVGQU };
 static const struct mon_column columns[] = {
@@ -13,7 +14,7 @@ static void compute(struct group *g, const struct system_sample *then, const str
 	struct disk_ext x;
 
 	(void)since_boot;
-	if (!stat_disk_figures(then, now, g->item, seconds, &x)) {
+	if (!sample_disk_ext(then, now, g->item, seconds, &x)) {
 		all_unknown(g);
 		return;
 	}

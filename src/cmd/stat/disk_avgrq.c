@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* disk_avgrq.c: iolens stat's group disk-avgrq (--disk-avgrq): "ITEM". */
 #include "cmd/stat_group.h"
+#include "model/disk.h"
 
 /* dstat's disk-avgrq (sectors a request) and disk-svctm (ms a request), per disk. */
 enum { AVGRQ };
@@ -17,7 +18,7 @@ static void compute(struct group *g, const struct system_sample *then, const str
 
 	(void)seconds;
 	(void)since_boot;
-	if (!stat_disk_pair(then, now, g->item, &a, &b)) {
+	if (!sample_disk_pair(then, now, g->item, &a, &b)) {
 		all_unknown(g);
 		return;
 	}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* disk_ext.c: iolens stat's group disk-ext (--disk-ext): "dsk-ext/ITEM". */
 #include "cmd/stat_group.h"
+#include "model/disk.h"
 
 static void compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
 		    double seconds, bool since_boot)

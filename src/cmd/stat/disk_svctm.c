@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* disk_svctm.c: iolens stat's group disk-svctm (--disk-svctm): "ITEM". */
 #include "cmd/stat_group.h"
+#include "model/disk.h"
 
 enum { SVCTM };
 static const struct mon_column columns[] = {
@@ -16,7 +17,7 @@ static void compute(struct group *g, const struct system_sample *then, const str
 
 	(void)seconds;
 	(void)since_boot;
-	if (!stat_disk_pair(then, now, g->item, &a, &b)) {
+	if (!sample_disk_pair(then, now, g->item, &a, &b)) {
 		all_unknown(g);
 		return;
 	}

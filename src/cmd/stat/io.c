@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* io.c: iolens stat's group io (--io): "io/ITEM". */
 #include "cmd/stat_group.h"
+#include "model/disk.h"
 
 enum { READ, WRITE };
 static const struct mon_column columns[] = {
@@ -14,7 +15,7 @@ static void compute(struct group *g, const struct system_sample *then, const str
 	struct disk_stats a, b;
 
 	(void)since_boot;
-	if (!stat_disk_counters(then, now, g->item, &a, &b)) {
+	if (!sample_disk_counters(then, now, g->item, &a, &b)) {
 		all_unknown(g);
 		return;
 	}

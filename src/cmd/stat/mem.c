@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* mem.c: iolens stat's group mem (--mem): "memory usage". */
 #include "cmd/stat_group.h"
+#include "model/memory.h"
 
 enum { USED, FREE, BUFF, CACH };
 static const struct mon_column columns[] = {
@@ -21,7 +22,7 @@ static void compute(struct group *g, const struct system_sample *then, const str
 		all_unknown(g);
 		return;
 	}
-	set_same(g, USED, stat_mem_used(m));
+	set_same(g, USED, mem_used(m));
 	set_same(g, FREE, known(m->mem_free));
 	set_same(g, BUFF, known(m->buffers));
 	set_same(g, CACH, known(m->cached));

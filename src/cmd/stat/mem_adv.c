@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* mem_adv.c: iolens stat's group mem-adv (--mem-adv): "advanced memory usage". */
 #include "cmd/stat_group.h"
+#include "model/memory.h"
 
 enum { TOTAL, USED, FREE, BUFF, CACH, DIRTY, SHMEM, RECLAIMABLE };
 static const struct mon_column columns[] = {
@@ -26,7 +27,7 @@ static void compute(struct group *g, const struct system_sample *then, const str
 		return;
 	}
 	set_same(g, TOTAL, known(m->mem_total));
-	set_same(g, USED, stat_mem_used(m));
+	set_same(g, USED, mem_used(m));
 	set_same(g, FREE, known(m->mem_free));
 	set_same(g, BUFF, known(m->buffers));
 	set_same(g, CACH, known(m->cached));

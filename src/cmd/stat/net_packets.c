@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* net_packets.c: iolens stat's group net-packets (--net-packets): "pkt/ITEM". */
 #include "cmd/stat_group.h"
+#include "model/net.h"
 
 enum { RECV, SEND };
 static const struct mon_column columns[] = {
@@ -14,7 +15,7 @@ static void compute(struct group *g, const struct system_sample *then, const str
 	double received, sent;
 
 	(void)since_boot;
-	if (!stat_net_rates(then, now, g->item, true, seconds, &received, &sent)) {
+	if (!sample_net_rates(then, now, g->item, true, seconds, &received, &sent)) {
 		all_unknown(g);
 		return;
 	}

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cmd/stat_group.h"
+#include "model/memory.h"
 
 enum { USED, FREE };
 static const struct mon_column columns[] = {
@@ -31,7 +32,7 @@ static void compute(struct group *g, const struct system_sample *then, const str
 	(void)then;
 	(void)seconds;
 	(void)since_boot;
-	if (!stat_swap_of(now, g->item, &used, &free_bytes)) {
+	if (!sample_swap(now, g->item, &used, &free_bytes)) {
 		all_unknown(g);
 		return;
 	}

@@ -10,6 +10,7 @@
 #include "common/util.h"
 #include "doctor/judge.h"
 #include "doctor/rules.h"
+#include "model/disk.h"
 
 /* Mean time per request (ms) and queue length between two samples of a device. */
 static void await_between(const struct disk_stats *a, const struct disk_stats *b, double seconds, double *await,

@@ -11,6 +11,7 @@
 #include "common/util.h"
 #include "doctor/judge.h"
 #include "doctor/rules.h"
+#include "model/disk.h"
 
 #define SATURATED_QUEUE 2.0      /* aqu-sz: more than one request in flight on average, each waiting on another */
 #define SATURATED_RISE 1.5       /* the second half's aqu-sz against the first's: a queue that grows */
