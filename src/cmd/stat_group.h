@@ -62,23 +62,36 @@ struct self_counters {
 void stat_self_between(const struct system_sample *then, const struct system_sample *now, bool since_boot,
 		       struct self_counters *before, struct self_counters *after);
 
-/*
- * The computations several groups share, each by the group's kind: iostat -x, pressure,
- * interrupts, the top plugins and cpu-use (a column per cpu).
- */
-void stat_compute_cpu_use(struct group *g, const struct system_sample *then, const struct system_sample *now);
+/* -x's (dsk-ext) figures: iostat's, with --latency's percentiles and %cap. */
 void stat_compute_disk_ext(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			   double seconds);
-void stat_compute_int(struct group *g, const struct system_sample *then, const struct system_sample *now,
-		      double seconds);
-void stat_compute_psi(struct group *g, const struct system_sample *then, const struct system_sample *now,
-		      double seconds);
+
+/* One process over the interval, as a top group measures it. */
+struct top_process {
+	const struct proc_entry *now, *then; /* then: the same process a sample before, or zeros (it started since) */
+	double seconds;
+	unsigned ncpu; /* with top_measure.per_cpu: the cpus present */
+	double cpu;    /* with top_measure.per_cpu: its share of all the cpus' time, in percent, as dstat's */
+};
+#define TOP_FIGURES 3
+/* What a top group ranks processes by (dstat's top plugins). */
+struct top_measure {
+	unsigned part;    /* PROCS_*: the counters a process needs to be counted */
+	bool per_cpu;     /* top_process.ncpu and .cpu wanted */
+	bool pid_in_name; /* dstat's -adv name: cut to leave room for the pid beside it */
+	/* The figure the process is ranked by; figures: the group's columns after the name, in order. */
+	double (*measure)(const struct top_process *p, double figures[TOP_FIGURES]);
+};
+/* The process that did the most in the interval (or has the most): its name, then its figures. */
 void stat_compute_top(struct group *g, const struct system_sample *then, const struct system_sample *now,
-		      double seconds);
-void stat_compute_top_bio(struct group *g, const struct system_sample *then, const struct system_sample *now,
-			  double seconds);
-void stat_compute_top_int(struct group *g, const struct system_sample *then, const struct system_sample *now,
-			  double seconds);
+		      double seconds, const struct top_measure *m);
+/* A share of all the cpus' time, in percent, of ticks (cpu_ticks, child_ticks) over the interval. */
+double stat_top_cpu_share(const struct top_process *t, uint64_t ticks_now, uint64_t ticks_then);
+/*
+ * A top group's process (or interrupt, pid 0): its name as it is for JSON and CSV, the table's
+ * as dstat shows it.
+ */
+void stat_top_name(struct group *g, int pid, const char *name, bool pid_in_name);
 
 /* iostat -x's columns (dsk-ext): shared with the table's and the rows' views. */
 extern const struct mon_column disk_ext_columns[];

@@ -20,9 +20,7 @@
 #include "collect/capacity.h"
 #include "collect/mounts.h"
 #include "common/util.h"
-#include "model/cpu.h"
 #include "model/disk.h"
-#include "model/pressure.h"
 
 #define P MON_PERCENT
 #define D MON_DECIMAL
@@ -610,29 +608,6 @@ void groups_ext_row_value(const struct group *g, unsigned column, bool integer, 
 			return;
 }
 
-/* dstat's cpu-use: each cpu's time not idle, in percent of its time in the interval. */
-void stat_compute_cpu_use(struct group *g, const struct system_sample *then, const struct system_sample *now)
-{
-	static const struct cpu_times zero;
-
-	for (unsigned c = 0; c < g->shown.ncolumns; c++) {
-		const char *cpu = g->shown.columns[c].nick;
-		const struct cpu_times *b = sample_cpu(now, cpu), *a = sample_cpu(then, cpu);
-		double total;
-
-		if (!b) {
-			set_same(g, c, NAN);
-			continue;
-		}
-		if (!a)
-			a = &zero;
-#define SUM(t)                                                                                                         \
-	((double)((t)->user + (t)->nice + (t)->system + (t)->idle + (t)->iowait + (t)->irq + (t)->softirq + (t)->steal))
-		total = SUM(b) - SUM(a);
-#undef SUM
-		set_same(g, c, total > 0 ? 100.0 - 100.0 * ((double)b->idle - (double)a->idle) / total : 0);
-	}
-}
 
 unsigned groups_freespace_mounts(char (*mounts)[256], unsigned max)
 {
@@ -731,15 +706,15 @@ static void dstat_name(const char *comm, char *out, size_t size)
  * A top plugin's process (or interrupt): its name as it is, for JSON and CSV; the table's as dstat
  * shows it (the monitor escapes it).
  */
-static void top_name(struct group *g, int pid, const char *name)
+void stat_top_name(struct group *g, int pid, const char *name, bool pid_in_name)
 {
 	g->pid = pid;
 	snprintf(g->name, sizeof(g->name), "%s", name);
-	if (g->kind == G_top_int || !pid)
+	if (!pid)
 		snprintf(g->shown.text, sizeof(g->shown.text), "%s", name);
 	else
 		dstat_name(name, g->shown.text, sizeof(g->shown.text));
-	if (pid && (g->kind == G_top_cpu_adv || g->kind == G_top_io_adv || g->kind == G_top_bio_adv)) {
+	if (pid && pid_in_name) {
 		/*
 		 * dstat's '%-*s%-5s': the name cut to 26 less the pid's digits (escaped as the monitor
 		 * shows it), then the pid in at least 5.
@@ -774,309 +749,55 @@ static long clock_ticks(void)
 	return ticks;
 }
 
-static double delta_rate(uint64_t now, uint64_t then, double seconds)
+double stat_top_cpu_share(const struct top_process *t, uint64_t ticks_now, uint64_t ticks_then)
 {
-	return seconds > 0 && now >= then ? (double)(now - then) / seconds : 0;
+	return t->ncpu ? 100.0 * rate(ticks_now, ticks_then, t->seconds) / (double)clock_ticks() / t->ncpu : 0;
 }
 
-/* dstat's top plugins: the process that did the most in the interval (or has the most), its name and figures. */
 void stat_compute_top(struct group *g, const struct system_sample *then, const struct system_sample *now,
-			double seconds)
+		      double seconds, const struct top_measure *m)
 {
-	enum group_kind k = g->kind;
-	bool adv = k == G_top_cpu_adv || k == G_top_io_adv || k == G_top_bio_adv;
-	unsigned part = adv ? PROCS_STAT | PROCS_IO
-			: k == G_top_io || k == G_top_bio ? PROCS_IO
-			: k == G_top_latency || k == G_top_cputime || k == G_top_cputime_avg || k == G_top_latency_avg
-				? PROCS_SCHED
-			: k == G_top_oom ? PROCS_OOM : PROCS_STAT;
-	unsigned needs = group_needs(k) & (SYS_PROC_STAT | SYS_PROC_IO | SYS_PROC_SCHED | SYS_PROC_OOM | SYS_PROCSTAT);
-	bool per_cpu = k == G_top_cpu || k == G_top_childwait || adv;
-	unsigned ncpu = 0;
-	double best = 0, figures[3] = { 0, 0, 0 };
+	unsigned needs =
+	    group_needs(g->kind) & (SYS_PROC_STAT | SYS_PROC_IO | SYS_PROC_SCHED | SYS_PROC_OOM | SYS_PROCSTAT);
+	struct top_process t = { .seconds = seconds };
+	double best = 0, figures[TOP_FIGURES] = { 0 };
 	const struct proc_entry *chosen = NULL;
 
 	/* No process at all (a recorded tree without /proc/PID): unknown, not 0. */
 	if ((now->have & needs) != needs || !now->procs.count) {
-		top_name(g, 0, "");
+		stat_top_name(g, 0, "", false);
 		all_unknown(g);
 		return;
 	}
-	for (unsigned c = 0; per_cpu && c < now->procstat.ncpu; c++)
-		ncpu += now->procstat.cpu_present[c];
+	for (unsigned c = 0; m->per_cpu && c < now->procstat.ncpu; c++)
+		t.ncpu += now->procstat.cpu_present[c];
 	for (unsigned i = 0; i < now->procs.count; i++) {
-		const struct proc_entry *p = &now->procs.proc[i], *a;
-		double value, one = 0, two = 0, cpu = 0, slices;
+		double value, its[TOP_FIGURES] = { 0 };
 
-		if ((p->have & part) != part)
+		t.now = &now->procs.proc[i];
+		if ((t.now->have & m->part) != m->part)
 			continue;
-		a = proc_before(then, p, part);
-		if (per_cpu) /* As dstat: the share of all the cpus' time, in percent. */
-			cpu = ncpu
-			    ? 100.0 * delta_rate(p->cpu_ticks, a->cpu_ticks, seconds) / (double)clock_ticks() / ncpu
-			    : 0;
-		if (adv || k == G_top_io) {
-			one = delta_rate(p->rchar, a->rchar, seconds);
-			two = delta_rate(p->wchar, a->wchar, seconds);
-		}
-		if (k == G_top_bio || k == G_top_bio_adv) {
-			one = delta_rate(p->read_bytes, a->read_bytes, seconds);
-			two = delta_rate(p->write_bytes, a->write_bytes, seconds);
-		}
-		slices = p->slices > a->slices ? (double)(p->slices - a->slices) : 0;
-		switch (k) {
-		case G_top_cpu: value = one = cpu; break;
-		case G_top_cpu_adv: value = cpu; break;
-		case G_top_mem: value = one = (double)p->rss_pages * (double)page_size(); break;
-		case G_top_io: case G_top_bio: case G_top_io_adv: case G_top_bio_adv: value = one + two; break;
-		case G_top_latency: value = one = delta_rate(p->wait_ns, a->wait_ns, seconds); break;
-		case G_top_cputime: value = one = delta_rate(p->run_ns, a->run_ns, seconds); break;
-		/* As dstat: the time per slice, divided by the interval again. */
-		case G_top_latency_avg:
-			value = one = slices ? delta_rate(p->wait_ns, a->wait_ns, seconds) / slices : 0;
-			break;
-		case G_top_cputime_avg:
-			value = one = slices ? delta_rate(p->run_ns, a->run_ns, seconds) / slices : 0;
-			break;
-		case G_top_childwait:
-			value = one = ncpu
-			    ? 100.0 * delta_rate(p->child_ticks, a->child_ticks, seconds) / (double)clock_ticks() / ncpu
-			    : 0;
-			break;
-		default: /* G_top_oom */
-			value = one = (double)p->oom_score;
-			break;
-		}
+		t.then = proc_before(then, t.now, m->part);
+		t.cpu = m->per_cpu ? stat_top_cpu_share(&t, t.now->cpu_ticks, t.then->cpu_ticks) : 0;
+		value = m->measure(&t, its);
 		if (value > best) {
 			best = value;
-			chosen = p;
-			figures[0] = one;
-			figures[1] = two;
-			figures[2] = cpu;
+			chosen = t.now;
+			memcpy(figures, its, sizeof(figures));
 		}
 	}
 	/* Nothing did anything: no name, zeros in JSON; the table blank, as dstat. */
-	top_name(g, chosen ? chosen->pid : 0, chosen ? chosen->name : "");
+	stat_top_name(g, chosen ? chosen->pid : 0, chosen ? chosen->name : "", m->pid_in_name);
 	g->shown.blank = !chosen;
 	set_same(g, 0, NAN);
-	if (k == G_top_cpu_adv) {
-		set_same(g, 1, figures[2]);
-		set_same(g, 2, figures[0]);
-		set_same(g, 3, figures[1]);
-	} else if (adv) {
-		set_same(g, 1, figures[0]);
-		set_same(g, 2, figures[1]);
-		set_same(g, 3, figures[2]);
-	} else {
-		set_same(g, 1, figures[0]);
-		if (g->shown.ncolumns > 2)
-			set_same(g, 2, figures[1]);
-	}
+	for (unsigned c = 1; c < g->shown.ncolumns && c <= TOP_FIGURES; c++)
+		set_same(g, c, figures[c - 1]);
 }
 
-/*
- * --top-bio by eBPF: the process whose requests moved the most bytes in the interval, charged
- * to the process that submitted them, on all its disks (the table has a row per process and
- * disk, a process's rows together). Counted from the start of the run: the line since boot is
- * unknown. A process that ended in the interval is still there, with its last requests.
- */
-void stat_compute_top_bio(struct group *g, const struct system_sample *then, const struct system_sample *now,
-			    double seconds)
-{
-	const struct bio_table *table = &now->bio;
-	const char *name = "";
-	unsigned first = 0, end = 0; /* the chosen process's rows */
-	double best = 0, figures[2] = { 0, 0 };
-	struct bio_latency latency_now = {0}, latency_then = {0}, both;
-	struct bio_latency_figures latency;
-	bool chosen;
 
-	if (!(now->have & SYS_BIO) || !(then->have & SYS_BIO)) {
-		top_name(g, 0, "");
-		all_unknown(g);
-		return;
-	}
-	for (unsigned i = 0, j; i < table->count; i = j) {
-		double read = 0, write = 0, most = -1;
-		const char *its = "";
 
-		for (j = i; j < table->count && table->process[j].pid == table->process[i].pid; j++) {
-			const struct bio_process *p = &table->process[j], *a = bio_table_find(&then->bio, p);
-			double r = delta_rate(p->bytes[BIO_READ], a ? a->bytes[BIO_READ] : 0, seconds);
-			double w = delta_rate(p->bytes[BIO_WRITE], a ? a->bytes[BIO_WRITE] : 0, seconds);
 
-			read += r;
-			write += w;
-			if (r + w > most) { /* named as its row that moved the most (a pid reused: the one busy now) */
-				most = r + w;
-				its = p->name;
-			}
-		}
-		if (read + write > best) {
-			best = read + write;
-			first = i;
-			end = j;
-			name = its;
-			figures[0] = read;
-			figures[1] = write;
-		}
-	}
-	chosen = end > first;
-	top_name(g, chosen ? table->process[first].pid : 0, name);
-	g->shown.blank = !chosen;
-	set_same(g, 0, NAN);
-	set_same(g, 1, figures[0]);
-	set_same(g, 2, figures[1]);
-	/*
-	 * Its requests' latency in the interval, on all its disks (0 when none completed, as -x's);
-	 * nothing done, unknown.
-	 */
-	for (unsigned i = first; i < end; i++) {
-		const struct bio_process *a = bio_table_find(&then->bio, &table->process[i]);
 
-		bio_latency_both(&table->process[i], &both);
-		bio_latency_add(&latency_now, &both);
-		if (a) {
-			bio_latency_both(a, &both);
-			bio_latency_add(&latency_then, &both);
-		}
-	}
-	if (chosen)
-		bio_latency_figures(&latency_now, &latency_then, &latency);
-	set(g, 3, chosen ? (double)latency.p99_ns / 1e6 : NAN, chosen ? (double)latency.p99_ns : NAN);
-	set(g, 4, chosen ? (double)latency.p50_ns / 1e6 : NAN, chosen ? (double)latency.p50_ns : NAN);
-	set(g, 5, chosen ? (double)latency.max_ns / 1e6 : NAN, chosen ? (double)latency.max_ns : NAN);
-	set(g, 6, chosen ? (double)latency.average_ns / 1e6 : NAN, chosen ? (double)latency.average_ns : NAN);
-}
-
-/*
- * An interrupt's devices as dstat's top-int names them: "_hcd:" made "/", "@pci" and the
- * [:0-9+.] after it left out, "ahci[...]" made "ahci".
- */
-static void int_name(const char *devices, char *out, size_t size)
-{
-	size_t used = 0;
-
-	for (const char *p = devices; *p && used + 1 < size;) {
-		if (!strncmp(p, "_hcd:", 5)) {
-			out[used++] = '/';
-			p += 5;
-		} else if (!strncmp(p, "@pci", 4) && p[4] && strchr(":0123456789+.", p[4])) {
-			for (p += 4; *p && strchr(":0123456789+.", *p); p++)
-				;
-		} else if (!strncmp(p, "ahci[", 5) && p[5] && p[5] != ']' &&
-			   p[5 + strspn(p + 5, ":0123456789abcdefghijklmnopqrstuvwxyz.")] == ']') {
-			size_t n = 5 + strspn(p + 5, ":0123456789abcdefghijklmnopqrstuvwxyz.") + 1;
-			for (const char *a = "ahci"; *a && used + 1 < size; a++)
-				out[used++] = *a;
-			p += n;
-		} else {
-			out[used++] = *p++;
-		}
-	}
-	out[used] = '\0';
-}
-
-/* dstat's top-int: the numbered interrupt with the most per second, named by its devices. */
-void stat_compute_top_int(struct group *g, const struct system_sample *then, const struct system_sample *now,
-			    double seconds)
-{
-	const struct irq_line *chosen = NULL;
-	double best = 0;
-
-	if (!(now->have & SYS_INTERRUPTS)) {
-		top_name(g, 0, "");
-		all_unknown(g);
-		return;
-	}
-	for (unsigned i = 0; i < now->interrupts.count; i++) {
-		const struct irq_line *b = &now->interrupts.line[i], *a = NULL;
-		double value;
-
-		if (b->name[0] < '0' || b->name[0] > '9')
-			continue;
-		for (unsigned j = 0; (then->have & SYS_INTERRUPTS) && j < then->interrupts.count && !a; j++)
-			if (!strcmp(then->interrupts.line[j].name, b->name))
-				a = &then->interrupts.line[j];
-		if (!a && (then->have & SYS_INTERRUPTS))
-			continue; /* new since: its first interval is not known */
-		value = rate(b->count, a ? a->count : 0, seconds);
-		if (value > best)
-			best = value, chosen = b;
-	}
-	if (chosen) {
-		/* The devices: what follows the chip and the trigger ("IO-APIC 1-edge i8042"), else "int N". */
-		const char *devices = chosen->what;
-		char name[64];
-		for (int skip = 0; skip < 2 && devices; skip++) {
-			devices = strchr(devices, ' ');
-			if (devices)
-				devices++;
-		}
-		if (devices && *devices)
-			int_name(devices, name, sizeof(name));
-		else
-			snprintf(name, sizeof(name), "int %s", chosen->name);
-		top_name(g, 0, name);
-	} else {
-		top_name(g, 0, "");
-	}
-	g->shown.blank = !chosen;
-	set_same(g, 0, NAN);
-	set_same(g, 1, best);
-}
-
-void stat_compute_int(struct group *g, const struct system_sample *then, const struct system_sample *now,
-			double seconds)
-{
-	for (unsigned c = 0; c < g->shown.ncolumns; c++) {
-		const char *irq = g->shown.columns[c].key;
-		const struct irq_line *b = NULL, *a = NULL;
-		double value = NAN;
-
-		if (!strcmp(irq, "total")) {
-			/* All interrupts, as /proc/stat counts them (dstat's "total"). */
-			if (now->have & SYS_PROCSTAT)
-				value = rate(now->procstat.intr, then->have & SYS_PROCSTAT ? then->procstat.intr : 0,
-					     seconds);
-			set_same(g, c, value);
-			continue;
-		}
-		for (unsigned i = 0; (now->have & SYS_INTERRUPTS) && i < now->interrupts.count && !b; i++)
-			if (!strcmp(now->interrupts.line[i].name, irq))
-				b = &now->interrupts.line[i];
-		for (unsigned j = 0; (then->have & SYS_INTERRUPTS) && j < then->interrupts.count && !a; j++)
-			if (!strcmp(then->interrupts.line[j].name, irq))
-				a = &then->interrupts.line[j];
-		/* One that was not there at the earlier sample: its first interval cannot be known. */
-		if (b && (a || !(then->have & SYS_INTERRUPTS)))
-			value = rate(b->count, a ? a->count : 0, seconds);
-		set_same(g, c, value);
-	}
-}
-
-void stat_compute_psi(struct group *g, const struct system_sample *then, const struct system_sample *now,
-			double seconds)
-{
-	const struct psi *a[3] = { &then->psi_io, &then->psi_memory, &then->psi_cpu };
-	const struct psi *b[3] = { &now->psi_io, &now->psi_memory, &now->psi_cpu };
-
-	for (int r = 0; r < 3; r++) {
-		const struct psi_line *lines_a[2] = { &a[r]->some, &a[r]->full },
-				      *lines_b[2] = { &b[r]->some, &b[r]->full };
-		for (int l = 0; l < 2; l++) {
-			unsigned c = (unsigned)(r * 2 + l);
-			if (!(now->have & SYS_PSI) || !b[r]->available || !lines_b[l]->present) {
-				set_same(g, c, NAN);
-				continue;
-			}
-			uint64_t stall_us = lines_b[l]->total_us >= lines_a[l]->total_us
-						    ? lines_b[l]->total_us - lines_a[l]->total_us : 0;
-			double pct = psi_share(lines_a[l]->total_us, lines_b[l]->total_us, seconds);
-			set(g, c, pct > 100 ? 100 : pct, (double)stall_us * 1000);
-		}
-	}
-}
 
 void group_compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
 		   double seconds, bool since_boot)

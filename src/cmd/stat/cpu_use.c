@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cmd/stat_group.h"
+#include "model/cpu.h"
 
 /* The cpus of the item, comma-separated: a column each. */
 static void init(struct group *g)
@@ -23,12 +24,31 @@ static void init(struct group *g)
 	g->shown.ncolumns = n;
 }
 
+/* dstat's cpu-use: each cpu's time not idle, in percent of its time in the interval. */
 static void compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
 		    double seconds, bool since_boot)
 {
+	static const struct cpu_times zero;
+
 	(void)seconds;
 	(void)since_boot;
-	stat_compute_cpu_use(g, then, now);
+	for (unsigned c = 0; c < g->shown.ncolumns; c++) {
+		const char *cpu = g->shown.columns[c].nick;
+		const struct cpu_times *b = sample_cpu(now, cpu), *a = sample_cpu(then, cpu);
+		double total;
+
+		if (!b) {
+			set_same(g, c, NAN);
+			continue;
+		}
+		if (!a)
+			a = &zero;
+#define SUM(t)                                                                                                         \
+	((double)((t)->user + (t)->nice + (t)->system + (t)->idle + (t)->iowait + (t)->irq + (t)->softirq + (t)->steal))
+		total = SUM(b) - SUM(a);
+#undef SUM
+		set_same(g, c, total > 0 ? 100.0 - 100.0 * ((double)b->idle - (double)a->idle) / total : 0);
+	}
 }
 
 const struct stat_group group_cpu_use = {

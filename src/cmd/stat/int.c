@@ -26,7 +26,30 @@ static void compute(struct group *g, const struct system_sample *then, const str
 		    double seconds, bool since_boot)
 {
 	(void)since_boot;
-	stat_compute_int(g, then, now, seconds);
+	for (unsigned c = 0; c < g->shown.ncolumns; c++) {
+		const char *irq = g->shown.columns[c].key;
+		const struct irq_line *b = NULL, *a = NULL;
+		double value = NAN;
+
+		if (!strcmp(irq, "total")) {
+			/* All interrupts, as /proc/stat counts them (dstat's "total"). */
+			if (now->have & SYS_PROCSTAT)
+				value = rate(now->procstat.intr, then->have & SYS_PROCSTAT ? then->procstat.intr : 0,
+					     seconds);
+			set_same(g, c, value);
+			continue;
+		}
+		for (unsigned i = 0; (now->have & SYS_INTERRUPTS) && i < now->interrupts.count && !b; i++)
+			if (!strcmp(now->interrupts.line[i].name, irq))
+				b = &now->interrupts.line[i];
+		for (unsigned j = 0; (then->have & SYS_INTERRUPTS) && j < then->interrupts.count && !a; j++)
+			if (!strcmp(then->interrupts.line[j].name, irq))
+				a = &then->interrupts.line[j];
+		/* One that was not there at the earlier sample: its first interval cannot be known. */
+		if (b && (a || !(then->have & SYS_INTERRUPTS)))
+			value = rate(b->count, a ? a->count : 0, seconds);
+		set_same(g, c, value);
+	}
 }
 
 const struct stat_group group_int = {

@@ -10,11 +10,26 @@ static const struct mon_column columns[] = {
 	[CPU] = { "cpu", "cpu", "pct", MON_FLOAT, 3, 34 },
 };
 
+static double measure(const struct top_process *p, double figures[TOP_FIGURES])
+{
+	figures[READ - 1] = rate(p->now->read_bytes, p->then->read_bytes, p->seconds);
+	figures[WRITE - 1] = rate(p->now->write_bytes, p->then->write_bytes, p->seconds);
+	figures[CPU - 1] = p->cpu;
+	return figures[READ - 1] + figures[WRITE - 1];
+}
+
+static const struct top_measure top = {
+	.part = PROCS_STAT | PROCS_IO,
+	.per_cpu = true,
+	.pid_in_name = true,
+	.measure = measure,
+};
+
 static void compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
 		    double seconds, bool since_boot)
 {
 	(void)since_boot;
-	stat_compute_top(g, then, now, seconds);
+	stat_compute_top(g, then, now, seconds, &top);
 }
 
 const struct stat_group group_top_bio_adv = {

@@ -8,11 +8,18 @@ static const struct mon_column columns[] = {
 	[CHILDREN_CPU] = { "cpu", "children_cpu", "pct", MON_PERCENT, 3, 34 },
 };
 
+static double measure(const struct top_process *p, double figures[TOP_FIGURES])
+{
+	return figures[CHILDREN_CPU - 1] = stat_top_cpu_share(p, p->now->child_ticks, p->then->child_ticks);
+}
+
+static const struct top_measure top = { .part = PROCS_STAT, .per_cpu = true, .measure = measure };
+
 static void compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
 		    double seconds, bool since_boot)
 {
 	(void)since_boot;
-	stat_compute_top(g, then, now, seconds);
+	stat_compute_top(g, then, now, seconds, &top);
 }
 
 const struct stat_group group_top_childwait = {

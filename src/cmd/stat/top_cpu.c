@@ -13,11 +13,19 @@ static const struct mon_column columns[] = {
 	[CPU] = { "cpu", "cpu", "pct", MON_FLOAT, 3, 34 },
 };
 
+static double measure(const struct top_process *p, double figures[TOP_FIGURES])
+{
+	figures[0] = p->cpu;
+	return p->cpu;
+}
+
+static const struct top_measure top = { .part = PROCS_STAT, .per_cpu = true, .measure = measure };
+
 static void compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
 		    double seconds, bool since_boot)
 {
 	(void)since_boot;
-	stat_compute_top(g, then, now, seconds);
+	stat_compute_top(g, then, now, seconds, &top);
 }
 
 const struct stat_group group_top_cpu = {

@@ -11,11 +11,26 @@ static const struct mon_column columns[] = {
 	[WRITE] = { "write", "write", "bytes_per_s", MON_DECIMAL, 5, 1024 },
 };
 
+static double measure(const struct top_process *p, double figures[TOP_FIGURES])
+{
+	figures[CPU - 1] = p->cpu;
+	figures[READ - 1] = rate(p->now->rchar, p->then->rchar, p->seconds);
+	figures[WRITE - 1] = rate(p->now->wchar, p->then->wchar, p->seconds);
+	return p->cpu;
+}
+
+static const struct top_measure top = {
+	.part = PROCS_STAT | PROCS_IO,
+	.per_cpu = true,
+	.pid_in_name = true,
+	.measure = measure,
+};
+
 static void compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
 		    double seconds, bool since_boot)
 {
 	(void)since_boot;
-	stat_compute_top(g, then, now, seconds);
+	stat_compute_top(g, then, now, seconds, &top);
 }
 
 const struct stat_group group_top_cpu_adv = {

@@ -8,11 +8,21 @@ static const struct mon_column columns[] = {
 	[RUN_PER_SLICE] = { "run", "run_per_slice", "ns_per_s", MON_FLOAT, 4, 100 },
 };
 
+static double measure(const struct top_process *p, double figures[TOP_FIGURES])
+{
+	double slices = p->now->slices > p->then->slices ? (double)(p->now->slices - p->then->slices) : 0;
+
+	/* As dstat: the time per slice, divided by the interval again. */
+	return figures[RUN_PER_SLICE - 1] = slices ? rate(p->now->run_ns, p->then->run_ns, p->seconds) / slices : 0;
+}
+
+static const struct top_measure top = { .part = PROCS_SCHED, .measure = measure };
+
 static void compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
 		    double seconds, bool since_boot)
 {
 	(void)since_boot;
-	stat_compute_top(g, then, now, seconds);
+	stat_compute_top(g, then, now, seconds, &top);
 }
 
 const struct stat_group group_top_cputime_avg = {

@@ -9,11 +9,20 @@ static const struct mon_column columns[] = {
 	[WRITE] = { "writ", "write", "bytes_per_s", MON_DECIMAL, 5, 1024 },
 };
 
+static double measure(const struct top_process *p, double figures[TOP_FIGURES])
+{
+	figures[READ - 1] = rate(p->now->rchar, p->then->rchar, p->seconds);
+	figures[WRITE - 1] = rate(p->now->wchar, p->then->wchar, p->seconds);
+	return figures[READ - 1] + figures[WRITE - 1];
+}
+
+static const struct top_measure top = { .part = PROCS_IO, .measure = measure };
+
 static void compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
 		    double seconds, bool since_boot)
 {
 	(void)since_boot;
-	stat_compute_top(g, then, now, seconds);
+	stat_compute_top(g, then, now, seconds, &top);
 }
 
 const struct stat_group group_top_io = {

@@ -9,11 +9,18 @@ static const struct mon_column columns[] = {
 	[WAIT] = { "wait", "wait", "ns_per_s", MON_DECIMAL, 4, 100 },
 };
 
+static double measure(const struct top_process *p, double figures[TOP_FIGURES])
+{
+	return figures[WAIT - 1] = rate(p->now->wait_ns, p->then->wait_ns, p->seconds);
+}
+
+static const struct top_measure top = { .part = PROCS_SCHED, .measure = measure };
+
 static void compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
 		    double seconds, bool since_boot)
 {
 	(void)since_boot;
-	stat_compute_top(g, then, now, seconds);
+	stat_compute_top(g, then, now, seconds, &top);
 }
 
 const struct stat_group group_top_latency = {

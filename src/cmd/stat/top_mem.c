@@ -8,11 +8,18 @@ static const struct mon_column columns[] = {
 	[RSS] = { "rss", "rss", "bytes", MON_FLOAT, 5, 1024 },
 };
 
+static double measure(const struct top_process *p, double figures[TOP_FIGURES])
+{
+	return figures[RSS - 1] = (double)p->now->rss_pages * (double)page_size();
+}
+
+static const struct top_measure top = { .part = PROCS_STAT, .measure = measure };
+
 static void compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
 		    double seconds, bool since_boot)
 {
 	(void)since_boot;
-	stat_compute_top(g, then, now, seconds);
+	stat_compute_top(g, then, now, seconds, &top);
 }
 
 const struct stat_group group_top_mem = {
