@@ -16,6 +16,7 @@
 #include "collect/files.h"
 #include "collect/pagecache.h"
 #include "common/util.h"
+#include "render/out.h"
 
 /*
  * fincore's columns (util-linux 2.38), and those 2.41 added where cachestat(2) tells them.
@@ -87,29 +88,6 @@ static _Noreturn void out_of_memory(void)
 {
 	warn_errno("libsmartcols", ENOMEM);
 	exit(EXIT_FAIL);
-}
-
-/* The table on stdout; JSON through out_json_write, which escapes what libsmartcols' JSON does not. */
-static int print_table(struct libscols_table *table, bool json)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *stream;
-	int rc;
-
-	if (!json)
-		return scols_print_table(table);
-	stream = open_memstream(&text, &len);
-	if (!stream)
-		return -errno;
-	scols_table_set_stream(table, stream);
-	rc = scols_print_table(table);
-	if (fclose(stream) != 0 && !rc)
-		rc = -errno;
-	if (!rc)
-		out_json_write(stdout, text, len);
-	free(text);
-	return rc;
 }
 
 static _Noreturn void fincore_usage(void)
@@ -369,7 +347,7 @@ int cmd_fincore(int argc, char **argv)
 	refusal_report(&f.refused, "");
 	if (f.detail_missing)
 		warn_msg("mincore tells only which pages are cached: dirty, writeback, evicted left empty");
-	if (print_table(f.table, json) || fflush(stdout) || ferror(stdout)) {
+	if (out_scols_print(stdout, f.table, json) || fflush(stdout) || ferror(stdout)) {
 		warn_errno("output", errno ? errno : EIO);
 		f.failed = true;
 	}

@@ -246,4 +246,12 @@ struct json_object *out_table_take_json(struct out_table *table, struct json_obj
 /* Prints the table in its format; 0 or -errno. */
 int out_table_print(struct out_table *table, FILE *stream);
 
+/*
+ * A libsmartcols table a command built itself, in the library's own formats (fincore's, which
+ * util-linux prints so): on stream, JSON through out_json_write, which escapes what
+ * libsmartcols' JSON does not. 0 or -errno.
+ */
+struct libscols_table;
+int out_scols_print(FILE *stream, struct libscols_table *table, bool json);
+
 #endif

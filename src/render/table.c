@@ -1420,3 +1420,27 @@ struct json_object *out_json_real(double value)
 		return json_object_new_int64((int64_t)value);
 	return json_object_new_double_s(value, real_text(value, buf, sizeof(buf)));
 }
+
+int out_scols_print(FILE *stream, struct libscols_table *table, bool json)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *memory;
+	int rc;
+
+	if (!json) {
+		scols_table_set_stream(table, stream);
+		return scols_print_table(table);
+	}
+	memory = open_memstream(&text, &len);
+	if (!memory)
+		return -errno;
+	scols_table_set_stream(table, memory);
+	rc = scols_print_table(table);
+	if (fclose(memory) != 0 && !rc)
+		rc = -errno;
+	if (!rc)
+		out_json_write(stream, text, len);
+	free(text);
+	return rc;
+}

@@ -58,8 +58,9 @@ enum bench_svg_kind {
 	BENCH_SVG_MODES, /* bars, a pair (MB/s, IOPS) for each point, named by its label (--compare-cache) */
 };
 /*
- * Writes an SVG chart of MB/s (left axis) and IOPS (right axis): lines against x with the
- * knee (index, or -1) marked, or bars by mode. 0, or -1 with errno set when writing failed.
+ * An SVG chart of MB/s (left axis) and IOPS (right axis), laid out here and written to out by
+ * render/svg.c: lines against x with the knee (index, or -1) marked, or bars by mode. 0, or -1
+ * with errno set when writing failed.
  */
 int bench_svg(FILE *out, unsigned count, enum bench_svg_kind kind,
 	      void (*point)(unsigned index, void *context, struct bench_svg_value *out), void *context, int knee);

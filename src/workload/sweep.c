@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * sweep.c: what iolens bench computes apart from the I/O: block-size lists, durations, the knee,
- * the latency target, the SVG chart.
+ * the latency target, the SVG chart's layout (render/svg.c writes it).
  */
 #include <errno.h>
 #include <math.h>
@@ -10,6 +10,7 @@
 
 #include "workload/bench.h"
 #include "common/util.h"
+#include "render/svg.h"
 
 #define MIN_BS 512ull
 #define MAX_BS (64ull << 20)
@@ -181,14 +182,35 @@ static double axis_step(double top)
 	return step;
 }
 
+/* An axis's lines from 0 to top by step, at their heights in the plot: their count. */
+static unsigned axis_ticks(double top, double step, struct svg_tick *ticks, unsigned max)
+{
+	const double plot_h = HEIGHT - TOP - BOTTOM;
+	unsigned n = 0;
+
+	for (double v = 0; v <= top * 1.0001 && n < max; v += step)
+		ticks[n++] = (struct svg_tick){ .value = v, .y = TOP + plot_h - v / top * plot_h };
+	return n;
+}
+
 int bench_svg(FILE *out, unsigned count, enum bench_svg_kind kind,
 	      void (*point)(unsigned index, void *context, struct bench_svg_value *out), void *context, int knee)
 {
 	static const char *const by[] = { "block size", "queue depth", "mode" };
 	struct bench_svg_value *values = xcalloc(count ? count : 1, sizeof(*values));
+	struct svg_point *points = xcalloc(count ? count : 1, sizeof(*points));
+	char (*labels)[32] = xcalloc(count ? count : 1, sizeof(*labels));
+	struct svg_tick ticks[2][16];
 	double max_mb = 0, max_iops = 0, low = 0, high = 0, mb_step, iops_step, mb_top, iops_top;
 	const double plot_w = WIDTH - LEFT - RIGHT, plot_h = HEIGHT - TOP - BOTTOM;
-	char label[32];
+	struct svg_chart chart = {
+		.width = WIDTH, .height = HEIGHT, .left = LEFT, .right = RIGHT, .top = TOP, .bottom = BOTTOM,
+		.by = by[kind], .style = kind == BENCH_SVG_MODES ? SVG_CHART_BARS : SVG_CHART_LINES,
+		.series = { { "MB/s", "mb_per_s", "#1f77b4", 1 }, { "IOPS", "iops", "#d62728", 0 } },
+		.ticks = { ticks[0], ticks[1] }, .points = points, .count = count, .knee = knee,
+		.bar_width = count ? plot_w / count / 3 : 0,
+	};
+	int rc;
 
 	for (unsigned i = 0; i < count; i++) {
 		point(i, context, &values[i]);
@@ -209,94 +231,26 @@ int bench_svg(FILE *out, unsigned count, enum bench_svg_kind kind,
 		mb_top = 1;
 	if (!(iops_top > 0))
 		iops_top = 1;
+	chart.nticks[0] = axis_ticks(mb_top, mb_step, ticks[0], 16);
+	chart.nticks[1] = axis_ticks(iops_top, iops_step, ticks[1], 16);
 	/* Lines: x on a log2 axis. Bars: a slot per point, its two bars side by side. */
-#define X(i) (kind == BENCH_SVG_MODES ? LEFT + ((double)(i) + 0.5) * plot_w / count : \
-	      LEFT + (high > low ? (log2((double)values[i].x) - low) / (high - low) * plot_w : plot_w / 2))
-#define Y(v, top) (TOP + plot_h - (v) / (top) * plot_h)
-	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		     "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-		     "font-family=\"sans-serif\" font-size=\"12\">\n"
-		     "<title>iolens bench: MB/s and IOPS by %s</title>\n"
-		     "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-		     "<text x=\"%d\" y=\"24\" font-size=\"15\" text-anchor=\"middle\">MB/s and IOPS by %s</text>\n",
-		WIDTH, HEIGHT, WIDTH, HEIGHT, by[kind], WIDTH / 2, by[kind]);
-	for (double v = 0; v <= mb_top * 1.0001; v += mb_step) {
-		double y = Y(v, mb_top);
-
-		fprintf(out, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n"
-			     "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" fill=\"#1f77b4\">%g</text>\n",
-			LEFT, y, WIDTH - RIGHT, y, LEFT - 6, y + 4, v);
-	}
-	for (double v = 0; v <= iops_top * 1.0001; v += iops_step)
-		fprintf(out, "<text x=\"%d\" y=\"%.1f\" fill=\"#d62728\">%g</text>\n", WIDTH - RIGHT + 6,
-			Y(v, iops_top) + 4, v);
-	fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#444\"/>\n"
-		     "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 %d %d)\" "
-		     "fill=\"#1f77b4\">MB/s</text>\n"
-		     "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(90 %d %d)\" "
-		     "fill=\"#d62728\">IOPS</text>\n"
-		     "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
-		LEFT, TOP, plot_w, plot_h, 24, TOP + (int)plot_h / 2, 24, TOP + (int)plot_h / 2, WIDTH - 20,
-		TOP + (int)plot_h / 2, WIDTH - 20, TOP + (int)plot_h / 2, LEFT + (int)plot_w / 2, HEIGHT - 20,
-		by[kind]);
 	for (unsigned i = 0; i < count; i++) {
-		x_label(&values[i], kind, label, sizeof(label));
-		fprintf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", X(i),
-			TOP + (int)plot_h + 18, label);
-	}
-	if (kind == BENCH_SVG_MODES) {
-		double bar_w = plot_w / count / 3;
+		x_label(&values[i], kind, labels[i], sizeof(labels[i]));
+		double share = high > low ? (log2((double)values[i].x) - low) / (high - low) : 0.5;
 
-		for (unsigned i = 0; i < count; i++) {
-			double mb_y = Y(values[i].mb_per_s, mb_top), iops_y = Y(values[i].iops, iops_top);
-
-			x_label(&values[i], kind, label, sizeof(label));
-			fprintf(out, "<rect class=\"mb_per_s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-				     "fill=\"#1f77b4\"><title>%s: %.1f MB/s</title></rect>\n"
-				     "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#1f77b4\">%.1f</text>\n"
-				     "<rect class=\"iops\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-				     "fill=\"#d62728\"><title>%s: %.0f IOPS</title></rect>\n"
-				     "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
-				     "fill=\"#d62728\">%.0f</text>\n",
-				X(i) - bar_w, mb_y, bar_w, TOP + plot_h - mb_y, label, values[i].mb_per_s,
-				X(i) - bar_w / 2, mb_y - 4, values[i].mb_per_s, X(i), iops_y, bar_w,
-				TOP + plot_h - iops_y, label, values[i].iops, X(i) + bar_w / 2, iops_y - 4,
-				values[i].iops);
-		}
-		fprintf(out, "<text x=\"%d\" y=\"%d\" fill=\"#1f77b4\">\u25a0 MB/s</text>\n"
-			     "<text x=\"%d\" y=\"%d\" fill=\"#d62728\">\u25a0 IOPS</text>\n</svg>\n",
-			LEFT + 10, TOP + 16, LEFT + 90, TOP + 16);
-		free(values);
-		return ferror(out) ? -1 : 0;
+		points[i] = (struct svg_point){
+			.label = labels[i],
+			.x = kind == BENCH_SVG_MODES ? LEFT + ((double)i + 0.5) * plot_w / count
+			   : high > low ? LEFT + share * plot_w : LEFT + plot_w / 2,
+			.left = values[i].mb_per_s,
+			.right = values[i].iops,
+			.left_y = TOP + plot_h - values[i].mb_per_s / mb_top * plot_h,
+			.right_y = TOP + plot_h - values[i].iops / iops_top * plot_h,
+		};
 	}
-	if (knee >= 0 && (unsigned)knee < count) {
-		x_label(&values[knee], kind, label, sizeof(label));
-		fprintf(out, "<line class=\"knee\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#2ca02c\" "
-			     "stroke-dasharray=\"6 4\" stroke-width=\"2\"/>\n"
-			     "<text class=\"knee\" x=\"%.1f\" y=\"%d\" fill=\"#2ca02c\" text-anchor=\"middle\">knee: "
-			     "%s</text>\n",
-			X(knee), TOP, X(knee), TOP + plot_h, X(knee), TOP - 6, label);
-	}
-	fputs("<polyline class=\"mb_per_s\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"", out);
-	for (unsigned i = 0; i < count; i++)
-		fprintf(out, "%s%.1f,%.1f", i ? " " : "", X(i), Y(values[i].mb_per_s, mb_top));
-	fputs("\"/>\n<polyline class=\"iops\" fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\" "
-	      "stroke-dasharray=\"4 3\" points=\"", out);
-	for (unsigned i = 0; i < count; i++)
-		fprintf(out, "%s%.1f,%.1f", i ? " " : "", X(i), Y(values[i].iops, iops_top));
-	fputs("\"/>\n", out);
-	for (unsigned i = 0; i < count; i++)
-		fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"#1f77b4\"><title>%.1f "
-			     "MB/s</title></circle>\n"
-			     "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"#d62728\"><title>%.0f "
-			     "IOPS</title></circle>\n",
-			X(i), Y(values[i].mb_per_s, mb_top), values[i].mb_per_s, X(i), Y(values[i].iops, iops_top),
-			values[i].iops);
-	fprintf(out, "<text x=\"%d\" y=\"%d\" fill=\"#1f77b4\">— MB/s</text>\n"
-		     "<text x=\"%d\" y=\"%d\" fill=\"#d62728\">- - IOPS</text>\n</svg>\n",
-		LEFT + 10, TOP + 16, LEFT + 90, TOP + 16);
-#undef X
-#undef Y
+	rc = svg_chart_write(out, &chart);
+	free(labels);
+	free(points);
 	free(values);
-	return ferror(out) ? -1 : 0;
+	return rc;
 }

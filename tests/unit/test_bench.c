@@ -229,6 +229,31 @@ static void test_svg_modes(void **state)
 	free(text);
 }
 
+static void odd_values(unsigned index, void *context, struct bench_svg_value *out)
+{
+	(void)context;
+	out->x = 1 << 20;
+	out->label = index ? "a<b & \"c\">" : "plain";
+	out->mb_per_s = out->iops = 100;
+}
+
+/* A bar's label is text of the document: render/svg.c escapes it, and the document stays XML. */
+static void test_svg_escapes(void **state)
+{
+	char *text = NULL;
+	size_t length = 0;
+	FILE *out = open_memstream(&text, &length);
+	(void)state;
+
+	assert_int_equal(bench_svg(out, 2, BENCH_SVG_MODES, odd_values, NULL, -1), 0);
+	fclose(out);
+	assert_null(strstr(text, "a<b"));
+	assert_non_null(strstr(text, ">a&lt;b &amp; &quot;c&quot;&gt;</text>"));
+	assert_non_null(strstr(text, "<title>a&lt;b &amp; &quot;c&quot;&gt;: 100.0 MB/s</title>"));
+	assert_non_null(strstr(text, ">plain<"));
+	free(text);
+}
+
 /* A file of n MiB in a scratch directory. */
 static char *make_file(char *dir, unsigned mib)
 {
@@ -469,6 +494,7 @@ int main(void)
 		cmocka_unit_test(test_latency_target),
 		cmocka_unit_test(test_svg),
 		cmocka_unit_test(test_svg_modes),
+		cmocka_unit_test(test_svg_escapes),
 		cmocka_unit_test(test_fill),
 		cmocka_unit_test(test_engine_size_bound),
 		cmocka_unit_test(test_engine_time_bound),
