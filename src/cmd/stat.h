@@ -73,6 +73,13 @@ struct stat_group {
 	/* Sets its item's columns (NULL: computed elsewhere, vtrace by stat.c). */
 	void (*compute)(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			double seconds, bool since_boot);
+	/* The sources it reads when the run's options change them (NULL: needs). */
+	unsigned (*needs_now)(void);
+	/* The columns the table keeps (out: a copy of g->shown, changed in place; NULL: all). */
+	void (*table_view)(const struct group *g, struct mon_group *out);
+	/* Through the dstat link: what dstat prints where iolens stat differs (NULL: the same). */
+	void (*dstat_view)(const struct group *g, struct mon_group *out, bool since_boot);
+	bool alone; /* never one dstat group with the same kind's items beside it (no ':' between) */
 };
 
 /* A kind's group; the groups by rank (G_KINDS of them). */
@@ -124,16 +131,15 @@ unsigned groups_freespace_mounts(char (*mounts)[256], unsigned max);
 unsigned group_needs(enum group_kind kind);
 
 /*
- * The columns the table shows of a group (out: a copy of g->shown, changed in place): all but
- * for dsk-ext, whose table has iostat -x's first 12 and, where eBPF times requests, the read and
- * write latency percentiles (and %cap with a capacity), and top-bio, its first few; JSON and CSV
- * have them all.
+ * The columns the table shows of a group (out: a copy of g->shown, changed in place): all, or
+ * those its table_view keeps (dsk-ext: iostat -x's 12, the latency and %cap; top-bio: dstat's);
+ * JSON and CSV have them all.
  */
 void group_table_view(const struct group *g, struct mon_group *out);
 /*
- * Through the dstat link: what dstat prints where iolens stat differs (-g's "paging" in and out,
- * "swap", ':' between one plugin's items, 0 for the network on the first line). before: the
- * group on its left (NULL: the first).
+ * Through the dstat link: what dstat prints where iolens stat differs: ':' between one plugin's
+ * items (but for groups alone), and the group's dstat_view (-g's "paging", "swap", the network's
+ * first line). before: the group on its left (NULL: the first).
  */
 void group_dstat_view(const struct group *g, const struct group *before, struct mon_group *out, bool since_boot);
 

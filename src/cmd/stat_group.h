@@ -47,8 +47,6 @@ static inline double known(uint64_t value)
 void stat_fill(char *out, size_t size, const char *pattern, const char *item);
 /* DSTAT_TIMEFMT: the time column's strftime format, as dstat's. */
 const char *stat_time_format(void);
-/* --top-bio from eBPF's block I/O per process, rather than /proc/PID/io. */
-bool groups_top_bio_is_ebpf(void);
 
 /* A cpu group's title: "total cpu usage", or "cpu0 usage" for a cpu (--cpu and --cpu-adv). */
 void stat_cpu_title(struct group *g);
@@ -61,10 +59,6 @@ struct self_counters {
 /* Its counters at both ends of the interval (before the first line: zeros). */
 void stat_self_between(const struct system_sample *then, const struct system_sample *now, bool since_boot,
 		       struct self_counters *before, struct self_counters *after);
-
-/* -x's (dsk-ext) figures: iostat's, with --latency's percentiles and %cap. */
-void stat_compute_disk_ext(struct group *g, const struct system_sample *then, const struct system_sample *now,
-			   double seconds);
 
 /* One process over the interval, as a top group measures it. */
 struct top_process {
@@ -93,8 +87,9 @@ double stat_top_cpu_share(const struct top_process *t, uint64_t ticks_now, uint6
  */
 void stat_top_name(struct group *g, int pid, const char *name, bool pid_in_name);
 
-/* iostat -x's columns (dsk-ext): shared with the table's and the rows' views. */
-extern const struct mon_column disk_ext_columns[];
-#define DISK_EXT_COLUMNS 39
+/* --human: -x's sizes with their unit on screen (groups_show_units). */
+bool groups_human(void);
+/* dstat's view of a group it computes only from its second sample (net): 0 on the first line. */
+void stat_dstat_zero_first(const struct group *g, struct mon_group *out, bool since_boot);
 
 #endif

@@ -1,72 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * stat_groups.c: iolens stat's column groups: dstat's plugins, iostat -x, pressure and the page
- * cache, from two samples.
+ * stat_groups.c: the table of iolens stat's groups (one a file of src/cmd/stat/) and what they
+ * share: setting a group up, its sources and views through its descriptor, dstat's top plugins'
+ * ranking, this process's counters, freespace's mounts.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include <vtrace.h>
-
 #include "cmd/stat_group.h"
-#include "collect/capacity.h"
 #include "collect/mounts.h"
 #include "common/util.h"
-#include "model/disk.h"
-
-#define P MON_PERCENT
-#define D MON_DECIMAL
-#define B MON_BYTES
-#define F MON_FLOAT
-#define S MON_TEXT
-
-/* iostat -x, in iostat's units on screen; bytes and ns in JSON and CSV. */
-const struct mon_column disk_ext_columns[DISK_EXT_COLUMNS] = {
-	{ "r/s", "r", "per_s", F, 6, 1000 },          { "w/s", "w", "per_s", F, 6, 1000 },
-	{ "rkB/s", "read", "bytes_per_s", F, 6, 1000 }, { "wkB/s", "write", "bytes_per_s", F, 6, 1000 },
-	{ "rrqm/s", "rrqm", "per_s", F, 6, 1000 },    { "wrqm/s", "wrqm", "per_s", F, 6, 1000 },
-	{ "r_awt", "r_await", "ns", F, 6, 1000 },     { "w_awt", "w_await", "ns", F, 6, 1000 },
-	{ "aqu-sz", "aqu_sz", "", F, 6, 1000 },       { "rareq", "rareq_sz", "bytes", F, 6, 1000 },
-	{ "wareq", "wareq_sz", "bytes", F, 6, 1000 }, { "%util", "util", "pct", F, 6, 34 },
-	/* The rest of iostat -x's columns (sysstat 12): JSON and CSV only, the table keeps the 12 above. */
-	{ "%rrqm", "rrqm", "pct", F, 6, 34 },         { "%wrqm", "wrqm", "pct", F, 6, 34 },
-	{ "d/s", "d", "per_s", F, 6, 1000 },          { "dkB/s", "discard", "bytes_per_s", F, 6, 1000 },
-	{ "drqm/s", "drqm", "per_s", F, 6, 1000 },    { "%drqm", "drqm", "pct", F, 6, 34 },
-	{ "d_awt", "d_await", "ns", F, 6, 1000 },     { "dareq", "dareq_sz", "bytes", F, 6, 1000 },
-	{ "f/s", "f", "per_s", F, 6, 1000 },          { "f_awt", "f_await", "ns", F, 6, 1000 },
-	/*
-	 * Latency percentiles of the requests completed in the interval (eBPF, whole disks): start
-	 * to completion (await's span), then the device's part (issue to completion) and the queue's
-	 * (start to issue). A percentile is interpolated within its log-linear bucket; max is the upper bound
-	 * of the highest bucket with a request.
-	 */
-	{ "r_p50", "r_p50", "ns", F, 6, 1000 },       { "r_p99", "r_p99", "ns", F, 6, 1000 },
-	{ "r_max", "r_max", "ns", F, 6, 1000 },       { "w_p50", "w_p50", "ns", F, 6, 1000 },
-	{ "w_p99", "w_p99", "ns", F, 6, 1000 },       { "w_max", "w_max", "ns", F, 6, 1000 },
-	{ "r_d50", "r_dev_p50", "ns", F, 6, 1000 },   { "r_d99", "r_dev_p99", "ns", F, 6, 1000 },
-	{ "w_d50", "w_dev_p50", "ns", F, 6, 1000 },   { "w_d99", "w_dev_p99", "ns", F, 6, 1000 },
-	{ "r_q50", "r_queue_p50", "ns", F, 6, 1000 }, { "r_q99", "r_queue_p99", "ns", F, 6, 1000 },
-	{ "w_q50", "w_queue_p50", "ns", F, 6, 1000 }, { "w_q99", "w_queue_p99", "ns", F, 6, 1000 },
-	/* The requests the percentiles are of: read and written, completed in the interval. */
-	{ "r_lat", "r_lat_count", "", F, 6, 1000 },   { "w_lat", "w_lat_count", "", F, 6, 1000 },
-	/* The share of the disk's saved capacity its load used (bench --profile --save-capacity). */
-	{ "%cap", "cap", "pct", F, 6, 34 },
-};
-#define EXT_TABLE 12
-#define EXT_LATENCY 22 /* the first latency column */
-/* The table's latency columns where eBPF times requests: r_p50 r_p99 r_max w_p50 w_p99 w_max, after iostat's 12. */
-#define EXT_TABLE_LATENCY 6
-#define EXT_CAPACITY 38 /* %cap */
-
-#define TOP_BIO_TABLE 3 /* the table's columns: dstat's name, read, writ (latency: iolens biotop) */
 
 /* The groups: one a file of src/cmd/stat/, listed by the Makefile (stat_groups.h). */
 #define STAT_GROUP_EXTERN(name) extern const struct stat_group group_##name;
@@ -114,23 +62,15 @@ bool group_is_top(enum group_kind kind)
 
 static bool show_bits, show_human;
 
-/* iostat's --human: -x's sizes scaled with their unit (B, k, M, G) on screen, not in KiB. */
-static struct mon_column ext_human_cols[sizeof(disk_ext_columns) / sizeof(disk_ext_columns[0])];
-
 void groups_show_units(bool bits, bool human)
 {
-	static const struct { unsigned column; const char *nick; } sizes[] = {
-		{ 2, "rB/s" }, { 3, "wB/s" }, { 9, "rareq" }, { 10, "wareq" }, { 15, "dB/s" }, { 19, "dareq" },
-	};
-
 	show_bits = bits;
 	show_human = human;
-	memcpy(ext_human_cols, disk_ext_columns, sizeof(disk_ext_columns));
-	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		ext_human_cols[sizes[i].column].nick = sizes[i].nick;
-		ext_human_cols[sizes[i].column].type = B;
-		ext_human_cols[sizes[i].column].scale = 1024;
-	}
+}
+
+bool groups_human(void)
+{
+	return show_human;
 }
 
 /* DSTAT_TIMEFMT: the time column's strftime format, as dstat's; the column as wide as the time it makes. */
@@ -141,32 +81,9 @@ const char *stat_time_format(void)
 	return format && *format ? format : "%d-%m %H:%M:%S";
 }
 
-static bool top_bio_by_ebpf;
-
-void groups_top_bio_by_ebpf(bool ebpf)
-{
-	top_bio_by_ebpf = ebpf;
-}
-
-bool groups_top_bio_is_ebpf(void)
-{
-	return top_bio_by_ebpf;
-}
-
-static bool disk_latency_by_ebpf;
-
-void groups_disk_latency_by_ebpf(bool ebpf)
-{
-	disk_latency_by_ebpf = ebpf;
-}
-
 unsigned group_needs(enum group_kind kind)
 {
-	if (kind == G_top_bio && top_bio_by_ebpf)
-		return SYS_BIO | SYS_UPTIME;
-	if (kind == G_disk_ext && disk_latency_by_ebpf)
-		return kinds[kind]->needs | SYS_BIO_DISKS | SYS_UPTIME;
-	return kinds[kind]->needs | SYS_UPTIME;
+	return (kinds[kind]->needs_now ? kinds[kind]->needs_now() : kinds[kind]->needs) | SYS_UPTIME;
 }
 
 /* A title or key pattern with the item put in place of its one "%s" ("%%" is a '%'). */
@@ -216,398 +133,31 @@ void group_init(struct group *g, enum group_kind kind, const char *item)
 	g->shown.after = kinds[kind]->percent ? "%" : NULL;
 	if (show_bits && kinds[kind]->bits_columns)
 		g->shown.columns = kinds[kind]->bits_columns;
-	if (show_human && kind == G_disk_ext)
-		g->shown.columns = ext_human_cols;
 	if (kinds[kind]->init)
 		kinds[kind]->init(g);
 }
 
-/* A size in KiB: KiB on screen (bytes with --human), bytes in JSON and CSV. */
-static void set_kib(struct group *g, unsigned column, double kib)
+void stat_dstat_zero_first(const struct group *g, struct mon_group *out, bool since_boot)
 {
-	set(g, column, show_human ? kib * 1024 : kib, kib * 1024);
+	(void)g;
+	if (since_boot)
+		for (unsigned c = 0; c < out->ncolumns; c++)
+			out->values[c] = out->raw[c] = 0;
 }
-
-/*
- * A disk's histogram of the requests completed between two samples (of one kind and operation):
- * false when it cannot be known (no eBPF, the first line's "since boot", a partition).
- */
-static bool latency_between(const struct system_sample *then, const struct system_sample *now,
-			    const struct disk_stats *disk, unsigned kind, unsigned op, uint64_t *out)
-{
-	const struct bio_disk *a, *b;
-
-	if (!(then->have & SYS_BIO_DISKS) || !(now->have & SYS_BIO_DISKS))
-		return false;
-	a = bio_disks_find(&then->bio_disks, disk->major, disk->minor);
-	b = bio_disks_find(&now->bio_disks, disk->major, disk->minor);
-	for (unsigned bucket = 0; bucket < LOG_LINEAR_BUCKETS; bucket++) {
-		uint64_t before = a ? a->histogram[kind][op][bucket] : 0,
-			 after = b ? b->histogram[kind][op][bucket] : 0;
-		out[bucket] = after > before ? after - before : 0;
-	}
-	return true;
-}
-
-/* The latency columns of -x: ms on screen, ns in JSON and CSV; 0 when no request completed, as await. */
-static void compute_disk_latency(struct group *g, const struct system_sample *then, const struct system_sample *now,
-				 const struct disk_stats *disk, bool partition)
-{
-	static const struct { unsigned kind, op; bool max; } columns[] = {
-		{ BIO_LAT_TOTAL, BIO_LAT_READ, true }, { BIO_LAT_TOTAL, BIO_LAT_WRITE, true },
-		{ BIO_LAT_DEVICE, BIO_LAT_READ, false }, { BIO_LAT_DEVICE, BIO_LAT_WRITE, false },
-		{ BIO_LAT_QUEUE, BIO_LAT_READ, false }, { BIO_LAT_QUEUE, BIO_LAT_WRITE, false },
-	};
-	static uint64_t histogram[LOG_LINEAR_BUCKETS];
-	double count[BIO_LAT_WRITE + 1] = { NAN, NAN }; /* of the total spans: the requests completed */
-	unsigned column = EXT_LATENCY;
-
-	for (unsigned i = 0; i < sizeof(columns) / sizeof(columns[0]); i++) {
-		unsigned width = columns[i].max ? 3 : 2;
-		double value[3] = { NAN, NAN, NAN };
-
-		if (!partition && latency_between(then, now, disk, columns[i].kind, columns[i].op, histogram)) {
-			unsigned top = LOG_LINEAR_BUCKETS;
-			while (top > 0 && !histogram[top - 1])
-				top--;
-			value[0] = (double)vtrace_histogram_quantile(histogram, 0.5);
-			value[1] = (double)vtrace_histogram_quantile(histogram, 0.99);
-			value[2] = top ? (double)vtrace_histogram_upper(top - 1) : 0;
-			if (columns[i].kind == BIO_LAT_TOTAL)
-				count[columns[i].op] = (double)bio_histogram_count(histogram);
-		}
-		for (unsigned v = 0; v < width; v++, column++)
-			set(g, column, value[v] / 1e6, value[v]);
-	}
-	for (unsigned op = BIO_LAT_READ; op <= BIO_LAT_WRITE; op++, column++)
-		set_same(g, column, count[op]);
-}
-
-static const char *capacity_directory;
-
-void groups_capacity_dir(const char *dir)
-{
-	capacity_directory = dir;
-}
-
-bool groups_capacity_dir_given(void)
-{
-	return capacity_directory != NULL;
-}
-
-static const char *capacity_off;
-static bool verbose;
-
-void groups_verbose(bool on)
-{
-	verbose = on;
-}
-
-/* Whether %cap was asked for: a --capacity-dir given, or $IOLENS_CAPACITY_DIR set. */
-static bool capacity_asked(void)
-{
-	const char *env = getenv(CAPACITY_DIR_ENV);
-
-	return capacity_directory || (env && *env);
-}
-
-/* No capacity is looked for: said with --verbose only (%cap was not asked for: no --capacity-dir). */
-void groups_capacity_off(const char *why)
-{
-	capacity_off = why;
-	if (verbose)
-		warn_msg("%%cap is '-': %s", why);
-}
-
-/* The capacities saved for the disks seen, each looked up once (NULL: none, or not readable). */
-static struct {
-	unsigned major, minor;
-	struct bench_result_doc *capacity;
-} capacities[64];
-static unsigned ncapacities;
-
-static const struct bench_result_doc *capacity_of(const struct disk_stats *disk)
-{
-	static bool said;
-	struct bench_result_doc *doc;
-	char why[512];
-	int rc;
-
-	if (capacity_off)
-		return NULL;
-	for (unsigned i = 0; i < ncapacities; i++)
-		if (capacities[i].major == disk->major && capacities[i].minor == disk->minor)
-			return capacities[i].capacity;
-	if (ncapacities == sizeof(capacities) / sizeof(capacities[0]))
-		return NULL;
-	doc = calloc(1, sizeof(*doc));
-	rc = doc ? capacity_load(capacity_dir(capacity_directory), makedev(disk->major, disk->minor), doc, NULL, 0, why,
-				 sizeof(why))
-		 : -1;
-	if (rc != 0) {
-		/*
-		 * A disk without a capacity is the usual case: said only when %cap was asked for, once a
-		 * run, of the first such disk; with --verbose, of each, with the file looked for.
-		 */
-		if (verbose)
-			warn_msg("%%cap of %s is '-': %s", printable_name(disk->name), doc ? why : strerror(ENOMEM));
-		else if (!said && capacity_asked())
-			warn_msg(rc > 0
-				     ? "%%cap of %s is '-': no capacity saved (iolens bench --profile --save-capacity)"
-				     : "%%cap of %s is '-': its capacity cannot be read (--verbose says why)",
-				 printable_name(disk->name));
-		said = true;
-		free(doc);
-		doc = NULL;
-	}
-	capacities[ncapacities].major = disk->major;
-	capacities[ncapacities].minor = disk->minor;
-	capacities[ncapacities++].capacity = doc;
-	return doc;
-}
-
-/* %cap: the interval's load as a share of the disk's capacity at its request sizes and queue depth. */
-static void compute_disk_capacity(struct group *g, const struct disk_stats *disk, const struct disk_ext *x)
-{
-	const struct bench_result_doc *capacity = capacity_of(disk);
-	struct capacity_demand load = {
-		.iops = { x->r_s, x->w_s },
-		.bytes_per_s = { x->rkb_s * 1024, x->wkb_s * 1024 },
-		.size = { x->rareq_sz * 1024, x->wareq_sz * 1024 },
-		.depth = x->aqu_sz,
-	};
-
-	g->has_capacity = capacity != NULL;
-	set_same(g, EXT_CAPACITY, capacity ? capacity_share(capacity, &load) : NAN);
-}
-
-void stat_compute_disk_ext(struct group *g, const struct system_sample *then, const struct system_sample *now,
-			     double seconds)
-{
-	struct disk_stats a, b;
-	struct disk_ext x;
-
-	if (!strcmp(g->item, "total") || !sample_disk_pair(then, now, g->item, &a, &b)) {
-		all_unknown(g);
-		return;
-	}
-	if (!a.nfields)
-		a.nfields = b.nfields; /* the first line: zeros, with the fields the kernel has */
-	disk_ext_compute(&a, &b, seconds, &x);
-	set_same(g, 0, x.r_s);
-	set_same(g, 1, x.w_s);
-	set_kib(g, 2, x.rkb_s);
-	set_kib(g, 3, x.wkb_s);
-	set_same(g, 4, x.rrqm_s);
-	set_same(g, 5, x.wrqm_s);
-	set(g, 6, x.r_await, x.r_await * 1e6);
-	set(g, 7, x.w_await, x.w_await * 1e6);
-	set_same(g, 8, x.aqu_sz);
-	set_kib(g, 9, x.rareq_sz);
-	set_kib(g, 10, x.wareq_sz);
-	set_same(g, 11, x.util);
-	set_same(g, 12, x.rrqm_pct);
-	set_same(g, 13, x.wrqm_pct);
-	/* Discards and flushes: unknown (null) when the kernel's diskstats lines have no such fields. */
-	if (x.has_discards) {
-		set_same(g, 14, x.d_s);
-		set_kib(g, 15, x.dkb_s);
-		set_same(g, 16, x.drqm_s);
-		set_same(g, 17, x.drqm_pct);
-		set(g, 18, x.d_await, x.d_await * 1e6);
-		set_kib(g, 19, x.dareq_sz);
-	} else {
-		for (unsigned c = 14; c < 20; c++)
-			set_same(g, c, NAN);
-	}
-	if (x.has_flushes) {
-		set_same(g, 20, x.f_s);
-		set(g, 21, x.f_await, x.f_await * 1e6);
-	} else {
-		set_same(g, 20, NAN);
-		set_same(g, 21, NAN);
-	}
-	const struct disk_stats *d = diskstats_find(&now->disks, g->item);
-	compute_disk_latency(g, then, now, &b, d && now->disks.kind[d - now->disks.disk].partition);
-	compute_disk_capacity(g, &b, &x);
-}
-
-/*
- * dsk-ext's table: iostat -x's 12 columns in iostat's order, then (where eBPF times requests)
- * the latency percentiles of reads and writes, and %cap with a capacity; top-bio's: its first
- * TOP_BIO_TABLE. JSON and CSV have every column.
- */
-/* dstat's -g: "paging" is swap traffic alone (pswpin and pswpout), labelled in and out. */
-static const struct mon_column dstat_page_cols[] = {
-	{ "in", "swap_in", "bytes_per_s", D, 5, 1024 }, { "out", "swap_out", "bytes_per_s", D, 5, 1024 },
-};
 
 void group_dstat_view(const struct group *g, const struct group *before, struct mon_group *out, bool since_boot)
 {
 	/* One plugin's items (-C 0,1,total; -D total,vda; -N; -S; its disk and net plugins) are one dstat group. */
-	out->joined = before && before->kind == g->kind && g->kind != G_vtrace && g->kind != G_disk_ext &&
-		      g->kind != G_int && !group_is_top(g->kind);
-	switch (g->kind) {
-	case G_page:
-		snprintf(out->title, sizeof(out->title), "paging");
-		out->columns = dstat_page_cols;
-		out->ncolumns = 2;
-		for (unsigned c = 0; c < 2; c++) {
-			out->values[c] = g->shown.values[c + 2];
-			out->raw[c] = g->shown.raw[c + 2];
-		}
-		break;
-	case G_swap:
-		/* dstat's swap plugin keeps the name "swap" whatever -S lists. */
-		snprintf(out->title, sizeof(out->title), "swap");
-		break;
-	case G_net:
-	case G_net_packets:
-		/* dstat computes the network only from its second sample: the first line shows 0. */
-		if (since_boot)
-			for (unsigned c = 0; c < out->ncolumns; c++)
-				out->values[c] = out->raw[c] = 0;
-		break;
-	default:
-		break;
-	}
+	out->joined = before && before->kind == g->kind && !kinds[g->kind]->alone && !group_is_top(g->kind);
+	if (kinds[g->kind]->dstat_view)
+		kinds[g->kind]->dstat_view(g, out, since_boot);
 }
 
 void group_table_view(const struct group *g, struct mon_group *out)
 {
-	static struct mon_column columns[2][EXT_TABLE + EXT_TABLE_LATENCY + 1];
-	const struct mon_column *all = g->shown.columns;
-	struct mon_column *table = columns[all == ext_human_cols];
-	unsigned n = 0;
-
-	if (g->kind == G_top_bio && g->shown.ncolumns > TOP_BIO_TABLE)
-		out->ncolumns = TOP_BIO_TABLE;
-	if (g->kind != G_disk_ext)
-		return;
-	for (unsigned c = 0; c < EXT_TABLE; c++, n++) {
-		table[n] = all[c];
-		out->values[n] = g->shown.values[c];
-	}
-	for (unsigned c = EXT_LATENCY; disk_latency_by_ebpf && c < EXT_LATENCY + EXT_TABLE_LATENCY; c++, n++) {
-		table[n] = all[c];
-		out->values[n] = g->shown.values[c];
-	}
-	if (g->has_capacity) {
-		table[n] = all[EXT_CAPACITY];
-		out->values[n++] = g->shown.values[EXT_CAPACITY];
-	}
-	out->columns = table;
-	out->ncolumns = n;
+	if (kinds[g->kind]->table_view)
+		kinds[g->kind]->table_view(g, out);
 }
-
-/*
- * -x on screen: iostat -x's layout, one row per disk. The columns in iostat's order (sysstat 12)
- * with its widths, then the latency percentiles (eBPF) and %cap; each with a rank: where the
- * width is short, the columns of the lowest ranks are kept, whole ranks at a time.
- */
-enum { ROW_PLAIN, ROW_SIZE, ROW_LATENCY, ROW_CAPACITY };
-static const struct ext_row_column {
-	const char *nick, *human_nick;
-	unsigned index; /* in disk_ext_columns */
-	int width;
-	unsigned rank;
-	unsigned what;
-} ext_row_cols[] = {
-	{ "r/s", NULL, 0, 8, 0, ROW_PLAIN },          { "rkB/s", "rB/s", 2, 9, 1, ROW_SIZE },
-	{ "rrqm/s", NULL, 4, 8, 7, ROW_PLAIN },       { "%rrqm", NULL, 12, 6, 8, ROW_PLAIN },
-	{ "r_await", NULL, 6, 7, 2, ROW_PLAIN },      { "rareq-sz", NULL, 9, 8, 6, ROW_SIZE },
-	{ "w/s", NULL, 1, 7, 0, ROW_PLAIN },          { "wkB/s", "wB/s", 3, 9, 1, ROW_SIZE },
-	{ "wrqm/s", NULL, 5, 8, 7, ROW_PLAIN },       { "%wrqm", NULL, 13, 6, 8, ROW_PLAIN },
-	{ "w_await", NULL, 7, 7, 2, ROW_PLAIN },      { "wareq-sz", NULL, 10, 8, 6, ROW_SIZE },
-	{ "d/s", NULL, 14, 7, 12, ROW_PLAIN },        { "dkB/s", "dB/s", 15, 9, 12, ROW_SIZE },
-	{ "drqm/s", NULL, 16, 8, 13, ROW_PLAIN },     { "%drqm", NULL, 17, 6, 13, ROW_PLAIN },
-	{ "d_await", NULL, 18, 7, 12, ROW_PLAIN },    { "dareq-sz", NULL, 19, 8, 12, ROW_SIZE },
-	{ "f/s", NULL, 20, 7, 11, ROW_PLAIN },        { "f_await", NULL, 21, 7, 11, ROW_PLAIN },
-	{ "aqu-sz", NULL, 8, 7, 3, ROW_PLAIN },       { "%util", NULL, 11, 6, 0, ROW_PLAIN },
-	{ "r_p50", NULL, 22, 7, 9, ROW_LATENCY },     { "r_p99", NULL, 23, 7, 4, ROW_LATENCY },
-	{ "r_max", NULL, 24, 7, 10, ROW_LATENCY },    { "w_p50", NULL, 25, 7, 9, ROW_LATENCY },
-	{ "w_p99", NULL, 26, 7, 4, ROW_LATENCY },     { "w_max", NULL, 27, 7, 10, ROW_LATENCY },
-	{ "%cap", NULL, EXT_CAPACITY, 6, 5, ROW_CAPACITY },
-};
-#define EXT_ROW_COLUMNS (sizeof(ext_row_cols) / sizeof(ext_row_cols[0]))
-#define EXT_ROW_RANKS 14
-
-unsigned groups_ext_rows_layout(const struct group *const *disks, unsigned ndisks, unsigned width,
-				unsigned device_width, unsigned *columns, bool *cut)
-{
-	bool available[EXT_ROW_COLUMNS], capacity = false, kept[EXT_ROW_RANKS] = { false };
-	unsigned used = device_width, n = 0, last = 0;
-
-	for (unsigned d = 0; d < ndisks; d++)
-		capacity |= disks[d]->has_capacity;
-	for (unsigned c = 0; c < EXT_ROW_COLUMNS; c++) {
-		available[c] = ext_row_cols[c].what == ROW_LATENCY ? disk_latency_by_ebpf
-			       : ext_row_cols[c].what == ROW_CAPACITY ? capacity : true;
-		if (available[c] && ext_row_cols[c].rank > last)
-			last = ext_row_cols[c].rank;
-	}
-	*cut = false;
-	for (unsigned rank = 0; rank <= last; rank++) {
-		unsigned add = 0;
-
-		for (unsigned c = 0; c < EXT_ROW_COLUMNS; c++)
-			if (available[c] && ext_row_cols[c].rank == rank)
-				add += 1 + (unsigned)ext_row_cols[c].width;
-		/* Room for " >" after the header, when some rank is left out. */
-		if (rank && width && used + add + (rank < last ? 2 : 0) > width) {
-			*cut = true;
-			break;
-		}
-		used += add;
-		kept[rank] = true;
-	}
-	for (unsigned c = 0; c < EXT_ROW_COLUMNS; c++)
-		if (available[c] && kept[ext_row_cols[c].rank])
-			columns[n++] = c;
-	return n;
-}
-
-int groups_ext_row_width(unsigned column)
-{
-	return ext_row_cols[column].width;
-}
-
-const char *groups_ext_row_nick(unsigned column)
-{
-	const struct ext_row_column *c = &ext_row_cols[column];
-
-	return show_human && c->human_nick ? c->human_nick : c->nick;
-}
-
-/*
- * A value of a disk's row, as iostat prints it: two decimals (fewer when that is too wide for
- * the column, none with --integer); with --human a size in k, M, G ... (powers of 1024, one
- * decimal, as iostat -h); '-' when unknown.
- */
-void groups_ext_row_value(const struct group *g, unsigned column, bool integer, char *buf, size_t size)
-{
-	const struct ext_row_column *c = &ext_row_cols[column];
-	double value = g->shown.values[c->index];
-
-	if (isnan(value) || value < 0) {
-		snprintf(buf, size, "-");
-		return;
-	}
-	if (show_human && c->what == ROW_SIZE) {
-		static const char units[] = "kMGTPE";
-		double scaled = g->shown.raw[c->index] / 1024;
-		unsigned unit = 0;
-
-		while (scaled >= 1024 && unit + 1 < sizeof(units) - 1)
-			scaled /= 1024, unit++;
-		snprintf(buf, size, "%.*f%c", integer ? 0 : 1, scaled, units[unit]);
-		return;
-	}
-	for (int decimals = integer ? 0 : 2; decimals >= 0; decimals--)
-		if (snprintf(buf, size, "%.*f", decimals, value) <= c->width)
-			return;
-}
-
 
 unsigned groups_freespace_mounts(char (*mounts)[256], unsigned max)
 {
@@ -793,11 +343,6 @@ void stat_compute_top(struct group *g, const struct system_sample *then, const s
 	for (unsigned c = 1; c < g->shown.ncolumns && c <= TOP_FIGURES; c++)
 		set_same(g, c, figures[c - 1]);
 }
-
-
-
-
-
 
 void group_compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
 		   double seconds, bool since_boot)

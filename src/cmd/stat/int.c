@@ -63,4 +63,5 @@ const struct stat_group group_int = {
 	.needs = SYS_INTERRUPTS | SYS_PROCSTAT,
 	.init = init,
 	.compute = compute,
+	.alone = true,
 };

@@ -41,4 +41,6 @@ const struct stat_group group_net = {
 	.bits_columns = bits_columns,
 	.needs = SYS_NETDEV,
 	.compute = compute,
+	/* dstat computes the network only from its second sample: the first line shows 0. */
+	.dstat_view = stat_dstat_zero_first,
 };

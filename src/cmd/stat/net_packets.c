@@ -35,4 +35,6 @@ const struct stat_group group_net_packets = {
 	.ncolumns = sizeof(columns) / sizeof(columns[0]),
 	.needs = SYS_NETDEV,
 	.compute = compute,
+	/* dstat computes the network only from its second sample: the first line shows 0. */
+	.dstat_view = stat_dstat_zero_first,
 };

@@ -11,6 +11,24 @@ static const struct mon_column columns[] = {
 	[SWAP_OUT] = { "swout", "swap_out", "bytes_per_s", MON_BYTES, 5, 1024 },
 };
 
+/* dstat's -g: "paging" is swap traffic alone (pswpin and pswpout), labelled in and out. */
+static void dstat_view(const struct group *g, struct mon_group *out, bool since_boot)
+{
+	static const struct mon_column dstat_columns[] = {
+		{ "in", "swap_in", "bytes_per_s", MON_DECIMAL, 5, 1024 },
+		{ "out", "swap_out", "bytes_per_s", MON_DECIMAL, 5, 1024 },
+	};
+
+	(void)since_boot;
+	snprintf(out->title, sizeof(out->title), "paging");
+	out->columns = dstat_columns;
+	out->ncolumns = 2;
+	for (unsigned c = 0; c < 2; c++) {
+		out->values[c] = g->shown.values[SWAP_IN + c];
+		out->raw[c] = g->shown.raw[SWAP_IN + c];
+	}
+}
+
 static void compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
 		    double seconds, bool since_boot)
 {
@@ -38,4 +56,5 @@ const struct stat_group group_page = {
 	.ncolumns = sizeof(columns) / sizeof(columns[0]),
 	.needs = SYS_VMSTAT,
 	.compute = compute,
+	.dstat_view = dstat_view,
 };

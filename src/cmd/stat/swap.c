@@ -25,6 +25,14 @@ static void init(struct group *g)
 	stat_fill(g->shown.title, sizeof(g->shown.title), TITLE, name);
 }
 
+/* dstat's swap plugin keeps the name "swap" whatever -S lists. */
+static void dstat_view(const struct group *g, struct mon_group *out, bool since_boot)
+{
+	(void)g;
+	(void)since_boot;
+	snprintf(out->title, sizeof(out->title), "swap");
+}
+
 static void compute(struct group *g, const struct system_sample *then, const struct system_sample *now,
 		    double seconds, bool since_boot)
 {
@@ -53,4 +61,5 @@ const struct stat_group group_swap = {
 	.needs = SYS_SWAPS,
 	.init = init,
 	.compute = compute,
+	.dstat_view = dstat_view,
 };

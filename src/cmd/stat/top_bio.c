@@ -21,6 +21,27 @@ static const struct mon_column columns[] = {
  * disk, a process's rows together). Counted from the start of the run: the line since boot is
  * unknown. A process that ended in the interval is still there, with its last requests.
  */
+#define TABLE_COLUMNS 3 /* the table's: dstat's name, read, writ (latency: iolens biotop) */
+
+static bool by_ebpf;
+
+void groups_top_bio_by_ebpf(bool ebpf)
+{
+	by_ebpf = ebpf;
+}
+
+static unsigned needs_now(void)
+{
+	return by_ebpf ? SYS_BIO : SYS_PROC_IO;
+}
+
+/* The table keeps dstat's columns; JSON and CSV have the latency too. */
+static void table_view(const struct group *g, struct mon_group *out)
+{
+	if (g->shown.ncolumns > TABLE_COLUMNS)
+		out->ncolumns = TABLE_COLUMNS;
+}
+
 static void compute_ebpf(struct group *g, const struct system_sample *then, const struct system_sample *now,
 			 double seconds)
 {
@@ -103,7 +124,7 @@ static void compute(struct group *g, const struct system_sample *then, const str
 		    double seconds, bool since_boot)
 {
 	(void)since_boot;
-	if (groups_top_bio_is_ebpf()) {
+	if (by_ebpf) {
 		compute_ebpf(g, then, now, seconds);
 	} else {
 		stat_compute_top(g, then, now, seconds, &top);
@@ -126,4 +147,6 @@ const struct stat_group group_top_bio = {
 	.glued = 1u << 1,
 	.top = true,
 	.compute = compute,
+	.needs_now = needs_now,
+	.table_view = table_view,
 };

@@ -18,4 +18,5 @@ const struct stat_group group_vtrace = {
 	.key = "vtrace_%s",
 	.columns = columns,
 	.ncolumns = sizeof(columns) / sizeof(columns[0]),
+	.alone = true,
 };
