@@ -145,23 +145,54 @@ discarded() { [ "$(diskstats_sum "$disk" 14)" -ge 32768 ]; }
 wait_until discarded
 # iolens stat first: the others once its first line (since boot) is out, its first sample taken
 # (started together, its slower set-up on a loaded machine put its window seconds after theirs,
-# its rates twice iostat's); its second line is the window compared.
-"$IOLENS" stat --json -x -D "$disk" "$SECONDS_MEASURED" 2 > "$T/stat.json" 2>"$T/stat.err" &
-stat_pid=$!
-wait_while "$stat_pid" lines_at_least "$T/stat.json" 1
-env -u POSIXLY_CORRECT iostat -k -x -y -o JSON -d "$disk" "$SECONDS_MEASURED" 1 > "$T/iostat.json" 2>"$T/iostat.err" &
-iostat_pid=$!
-"$DISKEXT" "$disk" "$SECONDS_MEASURED" > "$T/ours" 2>"$T/ours.err"
-ours_rc=$?
-wait "$iostat_pid"
-iostat_rc=$?
-wait "$stat_pid"
-stat_rc=$?
+# its rates twice iostat's); its second line is the window compared. The load's rate moves with
+# the machine's (a busy CPU slows dd): windows a little apart then differ by more than the
+# slack below (stat 11964 wrqm/s, iostat 14083, beside another suite): measured up to three times.
+measure_loop() {
+	"$IOLENS" stat --json -x -D "$disk" "$SECONDS_MEASURED" 2 > "$T/stat.json" 2>"$T/stat.err" &
+	stat_pid=$!
+	wait_while "$stat_pid" lines_at_least "$T/stat.json" 1
+	env -u POSIXLY_CORRECT iostat -k -x -y -o JSON -d "$disk" "$SECONDS_MEASURED" 1 > "$T/iostat.json" 2>"$T/iostat.err" &
+	iostat_pid=$!
+	"$DISKEXT" "$disk" "$SECONDS_MEASURED" > "$T/ours" 2>"$T/ours.err"
+	ours_rc=$?
+	wait "$iostat_pid"
+	iostat_rc=$?
+	wait "$stat_pid"
+	stat_rc=$?
+	iostat_fields "$disk" "$T/iostat.json" > "$T/theirs" 2>"$T/json.err"
+	stat_fields > "$T/stat.fields" 2>"$T/stat_fields.err"
+}
+# The same columns as iolens stat --json -x writes them (bytes and ns), in iostat's units.
+stat_fields() {
+	python3 - "$disk" "$T/stat.json" <<'EOF2'
+import json, sys
+x = json.loads(open(sys.argv[2]).read().splitlines()[-1])["dskext_" + sys.argv[1]]
+for key, ours, scale in (("w/s", "w_per_s", 1), ("wrqm/s", "wrqm_per_s", 1), ("wrqm", "wrqm_pct", 1),
+                         ("d/s", "d_per_s", 1), ("dkB/s", "discard_bytes_per_s", 1 / 1024),
+                         ("drqm/s", "drqm_per_s", 1), ("drqm", "drqm_pct", 1), ("rrqm", "rrqm_pct", 1),
+                         ("d_await", "d_await_ns", 1e-6), ("dareq-sz", "dareq_sz_bytes", 1 / 1024),
+                         ("f/s", "f_per_s", 1), ("f_await", "f_await_ns", 1e-6)):
+    print(key, "%.2f" % (x[ours] * scale))
+EOF2
+}
+rates_close() {
+	within w/s 0.15 5 && within wrqm/s 0.15 5 && within d/s 0.15 1 && within f/s 0.15 1
+}
+for try in 1 2 3; do
+	measure_loop
+	cp "$T/ours" "$T/diskext.fields"
+	diskext_close=0
+	rates_close && diskext_close=1
+	cp "$T/stat.fields" "$T/ours"
+	[ "$diskext_close" = 1 ] && rates_close && break
+	[ "$try" = 3 ] || echo "# try $try: the windows saw different rates: again"
+done
+cp "$T/diskext.fields" "$T/ours"
 touch "$T/stop"
 wait "$load"
 check_eq "iolens stat --json -x -D $disk: status" 0 "$stat_rc"
 if [ "$ours_rc" = 0 ] && [ "$iostat_rc" = 0 ]; then ok "diskext and iostat sample $disk"; else not_ok "$disk: diskext $ours_rc, iostat $iostat_rc: $(head -2 "$T/ours.err" "$T/iostat.err")"; fi
-iostat_fields "$disk" "$T/iostat.json" > "$T/theirs" 2>"$T/json.err"
 # Measured here (2 s, ~11 rounds a second): rates within 0.1 %, but a round is ~4 % of the
 # window and the two windows start a few ms apart: 15 % for rates; ratios and sizes are steady.
 # d_await averages a few large discards, each of a different length: one discard more or
@@ -185,16 +216,7 @@ close drqm     0.05 1
 close rrqm     0.05 1
 
 # The same columns as iolens stat --json -x writes them (bytes and ns), in iostat's units.
-python3 - "$disk" "$T/stat.json" > "$T/ours" 2>"$T/json.err" <<'EOF2'
-import json, sys
-x = json.loads(open(sys.argv[2]).read().splitlines()[-1])["dskext_" + sys.argv[1]]
-for key, ours, scale in (("w/s", "w_per_s", 1), ("wrqm/s", "wrqm_per_s", 1), ("wrqm", "wrqm_pct", 1),
-                         ("d/s", "d_per_s", 1), ("dkB/s", "discard_bytes_per_s", 1 / 1024),
-                         ("drqm/s", "drqm_per_s", 1), ("drqm", "drqm_pct", 1), ("rrqm", "rrqm_pct", 1),
-                         ("d_await", "d_await_ns", 1e-6), ("dareq-sz", "dareq_sz_bytes", 1 / 1024),
-                         ("f/s", "f_per_s", 1), ("f_await", "f_await_ns", 1e-6)):
-    print(key, "%.2f" % (x[ours] * scale))
-EOF2
+cp "$T/stat.fields" "$T/ours"
 disk="$disk (stat --json -x)"
 nonzero=1
 close w/s      0.15 5
