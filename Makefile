@@ -119,7 +119,7 @@ VTRACE_SONAME := libvtrace.so.1
 VTRACE_CFLAGS := -std=gnu11 $(WARNINGS) $(SAN_FLAGS) -fPIC -fvisibility=hidden -pthread $(CFLAGS)
 
 MAIN_SRC := src/iolens.c
-LIB_SRC  := $(sort $(wildcard src/common/*.c src/collect/*.c src/model/*.c src/render/*.c src/http/*.c src/workload/*.c src/doctor/*.c \
+LIB_SRC  := $(sort $(wildcard src/common/*.c src/collect/*.c src/store/*.c src/model/*.c src/render/*.c src/http/*.c src/workload/*.c src/doctor/*.c \
 	    src/doctor/rules/*.c src/cmd/*.c src/cmd/export/*.c src/cmd/stat/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(MAIN_SRC:%.c=$(BUILD)/%.o)

@@ -15,7 +15,7 @@ src/doctor/miss
 src/doctor/snapshot src/doctor/io_window
 src/http
 src/render src/model
-src/collect
+src/collect src/store
 src/common
 src/bpf
 lib/vtrace

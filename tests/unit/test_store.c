@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_store.c: the flight recorder's store: what was appended is read back whole (compressed
+ * or not), a torn last frame (a stop mid-write) is said and cut, a corrupt frame skipped with the
+ * others kept, a write that fails (the file size limit standing in for a full disk) leaves no part
+ * of its frame, one writer at a time, rotation and pruning by size, and a store directory that
+ * another user could write, or a link, refused.
+ */
+#include "unit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store/store.h"
+
+static char *dir;
+static char store_dir[4200];
+
+static int setup(void **state)
+{
+	(void)state;
+	dir = unit_tmpdir();
+	snprintf(store_dir, sizeof(store_dir), "%s/record", dir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unit_rmtree(dir);
+	return 0;
+}
+
+static struct store_options options(void)
+{
+	return (struct store_options){ .dir = store_dir, .max_bytes = 1u << 30, .segment_bytes = 64u << 20,
+				       .compress = true };
+}
+
+/* Frame i's payload: text that compresses (even i) or bytes that do not (odd i), of a length from i. */
+static size_t payload(unsigned i, unsigned char *out)
+{
+	size_t len = 100 + (size_t)i * 37;
+	uint32_t x = i * 2654435761u + 1;
+
+	for (size_t k = 0; k < len; k++) {
+		x = x * 1103515245u + 12345u;
+		out[k] = i % 2 ? (unsigned char)(x >> 16) : (unsigned char)("disk vda r/s 12.5\n"[k % 18]);
+	}
+	return len;
+}
+
+struct seen {
+	unsigned n;
+	bool wrong;
+};
+
+static int check_frame(void *context, const struct store_frame *f)
+{
+	struct seen *seen = context;
+	unsigned char want[8192];
+	unsigned i = (unsigned)(f->real_ns / 1000);
+	size_t len = payload(i, want);
+
+	if (f->kind != i % 7 || f->mono_ns != f->real_ns + 5 || f->len != len || memcmp(f->data, want, len))
+		seen->wrong = true;
+	seen->n++;
+	return 0;
+}
+
+static void append_frames(struct store *s, unsigned from, unsigned to)
+{
+	unsigned char buf[8192];
+	char why[256];
+
+	for (unsigned i = from; i < to; i++) {
+		size_t len = payload(i, buf);
+		assert_int_equal(store_append(s, i % 7, (uint64_t)i * 1000, (uint64_t)i * 1000 + 5, buf, len, why,
+					      sizeof(why)),
+				 0);
+	}
+}
+
+/* The one segment's bytes (read whole). */
+static unsigned char *read_segment(const char *name, size_t *len, char *path, size_t path_size)
+{
+	FILE *f;
+	unsigned char *buf = malloc(4u << 20);
+
+	snprintf(path, path_size, "%s/%s", store_dir, name);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	*len = fread(buf, 1, 4u << 20, f);
+	fclose(f);
+	return buf;
+}
+
+static void only_segment(char *name, size_t size)
+{
+	struct store_segment *list;
+	char why[256];
+	int n = store_list(store_dir, &list, why, sizeof(why));
+
+	assert_true(n >= 1);
+	snprintf(name, size, "%s", list[n - 1].name);
+	free(list);
+}
+
+static void test_crc32c(void **state)
+{
+	(void)state;
+	/* The check value of CRC-32C (RFC 3720's polynomial). */
+	assert_int_equal(store_crc32c(0, "123456789", 9), 0xe3069283u);
+	assert_int_equal(store_crc32c(store_crc32c(0, "1234", 4), "56789", 5), 0xe3069283u);
+}
+
+static void test_round_trip(void **state)
+{
+	struct store_options o = options();
+	struct store *s;
+	struct store_segment *list;
+	struct store_scan scan;
+	struct seen seen = { 0 };
+	char why[256], name[64], path[4300];
+	size_t len;
+	unsigned char *buf;
+	(void)state;
+
+	assert_int_equal(store_open(&s, &o, why, sizeof(why)), 0);
+	append_frames(s, 1, 101);
+	store_close(s);
+	assert_int_equal(store_list(store_dir, &list, why, sizeof(why)), 1);
+	assert_int_equal(list[0].frames, 100);
+	assert_int_equal(list[0].skipped, 0);
+	assert_false(list[0].torn);
+	assert_int_equal(list[0].first_real_ns, 1000);
+	assert_int_equal(list[0].last_real_ns, 100000);
+	snprintf(name, sizeof(name), "%s", list[0].name);
+	free(list);
+	buf = read_segment(name, &len, path, sizeof(path));
+	assert_int_equal(store_segment_scan(buf, len, check_frame, &seen, &scan), 0);
+	assert_int_equal(seen.n, 100);
+	assert_false(seen.wrong);
+	assert_string_equal(scan.problem, "");
+	/* Compressed: the text frames take less than they hold. */
+	assert_true(len < 100 * 40 + (size_t)100 * (100 + 50 * 37));
+	free(buf);
+}
+
+/* A stop in the middle of a write: the segment ends inside a frame. */
+static void test_torn(void **state)
+{
+	struct store_options o = options();
+	struct store *s;
+	struct store_scan scan;
+	struct seen seen = { 0 };
+	char why[256], name[64], path[4300];
+	size_t len;
+	unsigned char *buf;
+	(void)state;
+
+	assert_int_equal(store_open(&s, &o, why, sizeof(why)), 0);
+	append_frames(s, 1, 11);
+	store_close(s);
+	only_segment(name, sizeof(name));
+	buf = read_segment(name, &len, path, sizeof(path));
+	assert_int_equal(truncate(path, (off_t)len - 30), 0);
+	assert_int_equal(store_segment_scan(buf, len - 30, check_frame, &seen, &scan), 0);
+	assert_true(scan.torn);
+	assert_int_equal(seen.n, 9);
+	assert_false(seen.wrong);
+	assert_non_null(strstr(scan.problem, "cut short"));
+	free(buf);
+	/* The next writer cuts it back to its whole frames, and writes on in a segment of its own. */
+	assert_int_equal(store_open(&s, &o, why, sizeof(why)), 0);
+	buf = read_segment(name, &len, path, sizeof(path));
+	seen.n = 0;
+	assert_int_equal(store_segment_scan(buf, len, check_frame, &seen, &scan), 0);
+	assert_false(scan.torn);
+	assert_int_equal(seen.n, 9);
+	assert_int_equal(len, scan.good_end);
+	free(buf);
+	append_frames(s, 11, 13);
+	store_close(s);
+}
+
+/* A byte flipped in the fifth frame: that one skipped, the ones after it read. */
+static void test_corrupt(void **state)
+{
+	struct store_options o = options();
+	struct store *s;
+	struct store_scan scan;
+	struct seen seen = { 0 };
+	char why[256], name[64], path[4300];
+	size_t len, at = STORE_SEGMENT_HEADER;
+	unsigned char *buf;
+	(void)state;
+
+	o.compress = false;
+	assert_int_equal(store_open(&s, &o, why, sizeof(why)), 0);
+	append_frames(s, 1, 11);
+	store_close(s);
+	only_segment(name, sizeof(name));
+	buf = read_segment(name, &len, path, sizeof(path));
+	for (unsigned i = 1; i < 5; i++)
+		at += STORE_FRAME_HEADER + 100 + (size_t)i * 37;
+	buf[at + STORE_FRAME_HEADER + 50] ^= 0x20;
+	assert_int_equal(store_segment_scan(buf, len, check_frame, &seen, &scan), 0);
+	assert_int_equal(seen.n, 9);
+	assert_false(seen.wrong);
+	assert_int_equal(scan.skipped, 1);
+	assert_false(scan.torn);
+	assert_non_null(strstr(scan.problem, "corrupt"));
+	/* Its length field broken instead: the same. */
+	buf[at + STORE_FRAME_HEADER + 50] ^= 0x20;
+	buf[at + 10] = 0x7f;
+	seen.n = 0;
+	assert_int_equal(store_segment_scan(buf, len, check_frame, &seen, &scan), 0);
+	assert_int_equal(seen.n, 9);
+	assert_int_equal(scan.skipped, 1);
+	/* Not a segment at all. */
+	assert_int_equal(store_segment_scan((const unsigned char *)"IOLREC", 6, NULL, NULL, &scan), -EINVAL);
+	free(buf);
+}
+
+/* The file size limit makes the write of a frame short, as a full disk does: no part of it stays. */
+static void test_failed_write(void **state)
+{
+	struct store_options o = options();
+	struct store *s;
+	struct rlimit old, small;
+	struct store_scan scan;
+	struct seen seen = { 0 };
+	char why[256], name[64], path[4300];
+	unsigned char buf[8192];
+	size_t len, flen;
+	unsigned char *seg;
+	(void)state;
+
+	o.compress = false;
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(store_open(&s, &o, why, sizeof(why)), 0);
+	append_frames(s, 1, 4);
+	only_segment(name, sizeof(name));
+	seg = read_segment(name, &flen, path, sizeof(path));
+	free(seg);
+	getrlimit(RLIMIT_FSIZE, &old);
+	small = old;
+	small.rlim_cur = flen + 60; /* inside the next frame */
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+	len = payload(4, buf);
+	assert_true(store_append(s, 4 % 7, 4000, 4005, buf, len, why, sizeof(why)) < 0);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	seg = read_segment(name, &len, path, sizeof(path));
+	assert_int_equal(len, flen);
+	free(seg);
+	/* Space back: recording goes on where it stopped. */
+	append_frames(s, 4, 6);
+	store_close(s);
+	seg = read_segment(name, &len, path, sizeof(path));
+	assert_int_equal(store_segment_scan(seg, len, check_frame, &seen, &scan), 0);
+	assert_int_equal(seen.n, 5);
+	assert_false(seen.wrong || scan.torn || scan.skipped);
+	free(seg);
+}
+
+static void test_one_writer(void **state)
+{
+	struct store_options o = options();
+	struct store *a, *b;
+	char why[256];
+	(void)state;
+
+	assert_int_equal(store_open(&a, &o, why, sizeof(why)), 0);
+	assert_int_equal(store_open(&b, &o, why, sizeof(why)), -EBUSY);
+	assert_non_null(strstr(why, "another recorder"));
+	store_close(a);
+	assert_int_equal(store_open(&b, &o, why, sizeof(why)), 0);
+	store_close(b);
+}
+
+/* Segments of about 4 KiB, a store of 16 KiB: many segments made, the oldest gone, the newest kept. */
+static void test_rotation(void **state)
+{
+	struct store_options o = options();
+	struct store *s;
+	struct store_segment *list;
+	char why[256];
+	uint64_t total = 0;
+	int n;
+	(void)state;
+
+	o.compress = false;
+	o.segment_bytes = 4096;
+	o.max_bytes = 16384;
+	assert_int_equal(store_open(&s, &o, why, sizeof(why)), 0);
+	append_frames(s, 1, 60);
+	store_close(s);
+	n = store_list(store_dir, &list, why, sizeof(why));
+	assert_true(n >= 3);
+	for (int i = 0; i < n; i++) {
+		total += list[i].bytes;
+		assert_int_equal(list[i].skipped, 0);
+		if (i)
+			assert_true(list[i].first_real_ns > list[i - 1].last_real_ns);
+	}
+	assert_true(total <= 16384 + 4096 + 8192);
+	assert_int_equal(list[n - 1].last_real_ns, 59000);
+	assert_true(list[0].first_real_ns > 1000); /* the first segments were removed */
+	free(list);
+}
+
+static void test_hostile_dir(void **state)
+{
+	struct store_options o = options();
+	struct store *s;
+	char why[256], link[4300];
+	(void)state;
+
+	assert_int_equal(mkdir(store_dir, 0700), 0);
+	assert_int_equal(chmod(store_dir, 0777), 0);
+	assert_int_equal(store_open(&s, &o, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "writable by none other"));
+	assert_int_equal(chmod(store_dir, 0700), 0);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	assert_int_equal(symlink(store_dir, link), 0);
+	o.dir = link;
+	assert_true(store_open(&s, &o, why, sizeof(why)) < 0);
+	assert_non_null(strstr(why, "symbolic link"));
+	unlink(link);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_crc32c),
+		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_torn, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_corrupt, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_writer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rotation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hostile_dir, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
