@@ -5,13 +5,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <zlib.h>
 
@@ -25,21 +25,27 @@ static const unsigned char segment_magic[8] = { 'I', 'O', 'L', 'R', 'E', 'C', 0,
 
 /* ---- CRC-32C ------------------------------------------------------------------------------ */
 
+static uint32_t crc_table[256];
+
+static void crc_table_make(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+		crc_table[i] = c;
+	}
+}
+
 uint32_t store_crc32c(uint32_t crc, const void *data, size_t len)
 {
-	static uint32_t table[256];
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	const unsigned char *p = data;
 
-	if (!table[1])
-		for (uint32_t i = 0; i < 256; i++) {
-			uint32_t c = i;
-			for (int k = 0; k < 8; k++)
-				c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
-			table[i] = c;
-		}
+	pthread_once(&once, crc_table_make);
 	crc = ~crc;
 	while (len--)
-		crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
 	return ~crc;
 }
 
@@ -94,26 +100,43 @@ static void said(struct store_scan *out, const char *what, uint64_t offset)
 }
 
 /*
- * The frame at p (left bytes there): 1 whole and sound (*size its length), 0 cut short by the
- * end (torn), -1 not a sound frame here.
+ * The frame at p (left bytes there): FRAME_SOUND (*size its length), FRAME_SHORT (cut short by
+ * the end: no whole header, or a sound header whose payload runs past the end), FRAME_NONE (no
+ * sound header here), FRAME_CORRUPT (a sound header, *size its length, a payload that fails
+ * its checksum).
  */
+enum { FRAME_NONE, FRAME_SHORT, FRAME_SOUND, FRAME_CORRUPT };
 static int frame_at(const unsigned char *p, size_t left, size_t *size)
 {
 	uint32_t payload;
 
-	if (left < 4 || get32(p) != FRAME_MAGIC)
-		return left < 4 ? 0 : -1;
 	if (left < STORE_FRAME_HEADER)
-		return 0;
+		return left < 4 || get32(p) == FRAME_MAGIC ? FRAME_SHORT : FRAME_NONE;
+	if (get32(p) != FRAME_MAGIC || store_crc32c(0, p, STORE_FRAME_HEADER - 4) != get32(p + 36))
+		return FRAME_NONE;
 	payload = get32(p + 8);
-	if (payload > STORE_FRAME_MAX || get32(p + 12) > STORE_FRAME_MAX || p[35] || get32(p + 36))
-		return -1;
+	if (payload > STORE_FRAME_MAX || get32(p + 12) > STORE_FRAME_MAX || p[35])
+		return FRAME_NONE;
 	if (left - STORE_FRAME_HEADER < payload)
-		return 0;
-	if (store_crc32c(0, p + 8, STORE_FRAME_HEADER - 8 + payload) != get32(p + 4))
-		return -1;
+		return FRAME_SHORT;
 	*size = STORE_FRAME_HEADER + payload;
-	return 1;
+	return store_crc32c(0, p + STORE_FRAME_HEADER, payload) == get32(p + 4) ? FRAME_SOUND : FRAME_CORRUPT;
+}
+
+/* The next offset after at where a whole frame stands (sound or not), or len. */
+static size_t next_frame(const unsigned char *buf, size_t len, size_t at)
+{
+	size_t size;
+
+	for (at++; at + 4 <= len; at++) {
+		int found;
+		if (get32(buf + at) != FRAME_MAGIC)
+			continue;
+		found = frame_at(buf + at, len - at, &size);
+		if (found == FRAME_SOUND || found == FRAME_CORRUPT)
+			return at;
+	}
+	return len;
 }
 
 /* A sound frame's payload, raw: data and len (a buffer of *scratch when decompressed); false when it cannot be. */
@@ -156,24 +179,27 @@ int store_segment_scan(const unsigned char *buf, size_t len, store_frame_fn fn, 
 	out->created_mono_ns = get64(buf + 24);
 	out->good_end = at;
 	while (at < len && !rc) {
-		size_t size = 0;
+		size_t size = 0, next;
 		int found = frame_at(buf + at, len - at, &size);
 		struct store_frame f = { .offset = at };
 
-		if (found != 1) {
-			/* Resynchronised at the next sound frame; none after a cut-short one: torn. */
-			size_t next = at + 1;
-			while (next < len && frame_at(buf + next, len - next, &size) != 1)
-				next++;
-			if (next >= len && found == 0) {
+		if (found == FRAME_CORRUPT) {
+			out->skipped++;
+			said(out, "a corrupt frame", at);
+			at += size;
+			out->good_end = at;
+			continue;
+		}
+		if (found != FRAME_SOUND) {
+			/* Damage: read on from the next whole frame; none after it: torn (a write cut short). */
+			next = next_frame(buf, len, at);
+			if (next >= len) {
 				out->torn = true;
 				said(out, "a frame cut short (the write in progress when the recorder stopped)", at);
 				break;
 			}
 			out->skipped++;
 			said(out, "a corrupt frame", at);
-			if (next >= len)
-				break;
 			at = next;
 			continue;
 		}
@@ -194,31 +220,17 @@ int store_segment_scan(const unsigned char *buf, size_t len, store_frame_fn fn, 
 	return rc;
 }
 
-/* ---- writing ------------------------------------------------------------------------------ */
+/* ---- the segments of a directory ---------------------------------------------------------- */
 
-struct store {
-	struct store_options o;
-	int dir;                /* the store's directory */
-	int lock;               /* its lock file, flocked */
-	int fd;                 /* the segment being written, -1 before the first frame */
-	uint64_t segment_bytes; /* its size */
-	uint64_t segment_began; /* CLOCK_MONOTONIC when it was made */
-	unsigned sequence;      /* for the names of segments made within one second */
-};
-
-static uint64_t mono_now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
+/* YYYYMMDDTHHMMSSZ-NNNNNN.seg: the names this store gives, and the only files it reads or removes. */
 static bool is_segment_name(const char *name)
 {
-	size_t n = strlen(name);
+	static const char pattern[] = "DDDDDDDDTDDDDDDZ-DDDDDD.seg";
 
-	return n > 4 && n < 64 && !strcmp(name + n - 4, ".seg") && name[0] != '.';
+	for (size_t i = 0; i < sizeof(pattern); i++)
+		if (pattern[i] == 'D' ? name[i] < '0' || name[i] > '9' : name[i] != pattern[i])
+			return false;
+	return true;
 }
 
 static int by_name(const void *a, const void *b)
@@ -226,19 +238,26 @@ static int by_name(const void *a, const void *b)
 	return strcmp(((const struct store_segment *)a)->name, ((const struct store_segment *)b)->name);
 }
 
-/* The segments' names and sizes in the directory, oldest first (names begin with their UTC time). */
+static uint64_t ns_of(const struct timespec *t)
+{
+	return (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec;
+}
+
+/* The segments' names and sizes (last_real_ns: the file's mtime), oldest first: their count or -errno. */
 static int segments_of(int dir, struct store_segment **out)
 {
-	int fd = dup(dir);
+	int fd = fcntl(dir, F_DUPFD_CLOEXEC, 0);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct store_segment *list = NULL;
 	size_t n = 0, room = 0;
 	struct dirent *e;
 
+	*out = NULL;
 	if (!d) {
+		int err = -errno;
 		if (fd >= 0)
 			close(fd);
-		return -errno;
+		return err;
 	}
 	rewinddir(d);
 	while ((e = readdir(d))) {
@@ -251,9 +270,9 @@ static int segments_of(int dir, struct store_segment **out)
 			list = xrealloc(list, room * sizeof(*list));
 		}
 		memset(&list[n], 0, sizeof(list[n]));
-		snprintf(list[n].name, sizeof(list[n].name), "%s", e->d_name);
+		snprintf(list[n].name, sizeof(list[n].name), "%.63s", e->d_name);
 		list[n].bytes = (uint64_t)st.st_size;
-		list[n++].last_real_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+		list[n++].last_real_ns = ns_of(&st.st_mtim);
 	}
 	closedir(d);
 	if (n)
@@ -262,36 +281,71 @@ static int segments_of(int dir, struct store_segment **out)
 	return (int)n;
 }
 
-/* A segment's bytes, mapped (NULL for an empty one); *len its size. */
-static unsigned char *map_segment(int dir, const char *name, size_t *len, int *err)
+/*
+ * A segment's bytes, read whole (not mapped: a writer cutting it back would make a reader of the
+ * mapping fault). At most max bytes are read; NULL with *err set when it cannot be.
+ */
+static unsigned char *read_segment(int dir, const char *name, uint64_t max, size_t *len, int *err)
 {
 	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
-	void *p = NULL;
+	unsigned char *buf;
+	size_t got = 0;
 
 	*len = 0;
 	*err = 0;
-	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max ||
+	    (uint64_t)st.st_size > SIZE_MAX) {
 		*err = fd < 0 ? -errno : -EINVAL;
 		if (fd >= 0)
 			close(fd);
 		return NULL;
 	}
-	if (st.st_size > 0) {
-		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (p == MAP_FAILED) {
-			*err = -errno;
-			p = NULL;
-		} else {
-			*len = (size_t)st.st_size;
-		}
+	buf = malloc((size_t)st.st_size + 1);
+	while (buf && got < (size_t)st.st_size) {
+		ssize_t n = pread(fd, buf + got, (size_t)st.st_size - got, (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
 	}
 	close(fd);
-	return p;
+	if (!buf)
+		*err = -ENOMEM;
+	*len = got;
+	return buf;
 }
 
-/* The newest segment, left torn by a writer that stopped: cut back to its last whole frame. */
-static void mend_last(struct store *s)
+/* ---- writing ------------------------------------------------------------------------------ */
+
+#define SEGMENT_READ_MAX (4ull << 30) /* a segment read back whole: at most this */
+
+struct store {
+	struct store_options o;
+	char *dir_name;         /* the store's directory as given, for messages */
+	int dir;                /* the store's directory */
+	int lock;               /* its lock file, flocked */
+	int fd;                 /* the segment being written, -1 before the first frame */
+	char name[64];          /* its name */
+	uint64_t segment_bytes; /* its size */
+	uint64_t segment_began; /* CLOCK_MONOTONIC when it was made */
+	unsigned sequence;      /* for the names of segments made within one second */
+};
+
+static uint64_t mono_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return ns_of(&t);
+}
+
+/*
+ * The newest segment, left by a writer that stopped: cut back to its last whole frame when torn,
+ * removed when not even its header was written. What was done is said in note.
+ */
+static void mend_last(struct store *s, char *note, size_t note_len)
 {
 	struct store_segment *list = NULL;
 	int n = segments_of(s->dir, &list), err;
@@ -303,79 +357,102 @@ static void mend_last(struct store *s)
 		free(list);
 		return;
 	}
-	p = map_segment(s->dir, list[n - 1].name, &len, &err);
-	if (p && store_segment_scan(p, len, NULL, NULL, &scan) == 0 && scan.torn) {
+	p = read_segment(s->dir, list[n - 1].name, SEGMENT_READ_MAX, &len, &err);
+	if (p && len < STORE_SEGMENT_HEADER) {
+		if (unlinkat(s->dir, list[n - 1].name, 0) == 0)
+			snprintf(note, note_len, "%s: a segment without its header removed", list[n - 1].name);
+	} else if (p && store_segment_scan(p, len, NULL, NULL, &scan) == 0 && scan.torn) {
 		int fd = openat(s->dir, list[n - 1].name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0) {
-			if (ftruncate(fd, (off_t)scan.good_end) == 0)
-				warn_msg("record: %s: a torn last frame cut off (%llu bytes kept)", list[n - 1].name,
-					 (unsigned long long)scan.good_end);
+			if (ftruncate(fd, (off_t)scan.good_end) == 0 && fdatasync(fd) == 0)
+				snprintf(note, note_len, "%s: a torn last frame cut off (%llu bytes kept)",
+					 list[n - 1].name, (unsigned long long)scan.good_end);
 			close(fd);
 		}
 	}
-	if (p)
-		munmap(p, len);
+	free(p);
 	free(list);
+}
+
+/* The directory's path without trailing slashes: open(2) follows a link named "link/" whatever O_NOFOLLOW says. */
+static char *plain_path(const char *dir)
+{
+	char *path = xstrdup(dir);
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = '\0';
+	return path;
 }
 
 int store_open(struct store **out, const struct store_options *options, char *why, size_t why_len)
 {
 	struct store *s = xcalloc(1, sizeof(*s));
 	struct stat st;
+	int err;
 
 	*out = NULL;
+	why[0] = '\0';
 	s->o = *options;
-	s->fd = s->lock = -1;
-	if (mkdir(options->dir, 0700) && errno != EEXIST) {
-		snprintf(why, why_len, "%s: %s", options->dir, strerror(errno));
+	s->fd = s->lock = s->dir = -1;
+	s->dir_name = plain_path(options->dir);
+	if (mkdir(s->dir_name, 0700) && errno != EEXIST) {
+		err = -errno;
+		snprintf(why, why_len, "%s: %s", s->dir_name, strerror(-err));
 		goto fail;
 	}
-	s->dir = open(options->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	s->dir = open(s->dir_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (s->dir < 0 || fstat(s->dir, &st)) {
-		int err = errno;
-		bool link = !lstat(options->dir, &st) && S_ISLNK(st.st_mode);
+		bool link = !lstat(s->dir_name, &st) && S_ISLNK(st.st_mode);
 
-		snprintf(why, why_len, "%s: %s", options->dir, link ? "a symbolic link" : strerror(err));
-		errno = link ? ELOOP : err;
+		err = link ? -ELOOP : -errno;
+		snprintf(why, why_len, "%s: %s", s->dir_name, link ? "a symbolic link" : strerror(-err));
 		goto fail;
 	}
 	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
 		snprintf(why, why_len, "%s: owned by uid %u, mode %03o: must be this user's, writable by none other",
-			 options->dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
-		errno = EPERM;
+			 s->dir_name, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
+		err = -EPERM;
 		goto fail;
 	}
 	s->lock = openat(s->dir, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (s->lock < 0 || flock(s->lock, LOCK_EX | LOCK_NB)) {
-		snprintf(why, why_len, "%s: %s", options->dir,
-			 errno == EWOULDBLOCK ? "another recorder writes this store" : strerror(errno));
-		if (errno == EWOULDBLOCK)
-			errno = EBUSY;
+		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		snprintf(why, why_len, "%s: %s", s->dir_name,
+			 err == -EBUSY ? "another recorder writes this store" : strerror(-err));
 		goto fail;
 	}
-	mend_last(s);
+	mend_last(s, why, why_len);
 	*out = s;
 	return 0;
-fail:;
-	int err = -errno;
+fail:
 	store_close(s);
 	return err;
 }
 
-/* Removes the oldest segments past the store's size or age (never the one being written). */
-static void prune(struct store *s, const char *current)
+/*
+ * Removes the oldest segments past the store's size or age, never the one being written. A
+ * segment whose mtime is ahead of the clock (a clock stepped back) is of age 0.
+ */
+static void prune(struct store *s)
 {
 	struct store_segment *list = NULL;
 	int n = segments_of(s->dir, &list);
-	uint64_t total = 0;
-	struct timespec now;
+	uint64_t total = 0, now;
+	struct timespec t;
 
-	clock_gettime(CLOCK_REALTIME, &now);
+	clock_gettime(CLOCK_REALTIME, &t);
+	now = ns_of(&t);
 	for (int i = 0; i < n; i++)
 		total += list[i].bytes;
-	for (int i = 0; i < n && strcmp(list[i].name, current); i++) {
-		uint64_t age = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec - list[i].last_real_ns;
-		if (total <= s->o.max_bytes && (!s->o.max_age_ns || age <= s->o.max_age_ns))
+	for (int i = 0; i < n; i++) {
+		uint64_t age = now > list[i].last_real_ns ? now - list[i].last_real_ns : 0;
+		bool too_big = s->o.max_bytes && total > s->o.max_bytes;
+		bool too_old = s->o.max_age_ns && age > s->o.max_age_ns;
+
+		if (!strcmp(list[i].name, s->name))
+			continue;
+		if (!too_big && !too_old)
 			break;
 		if (unlinkat(s->dir, list[i].name, 0) == 0)
 			total -= list[i].bytes;
@@ -383,76 +460,108 @@ static void prune(struct store *s, const char *current)
 	free(list);
 }
 
-/* A new segment, named after its UTC time: its header written. */
+/*
+ * The name of a new segment: its UTC time and a number, after every name there (a clock stepped
+ * back: the newest one's time, with a higher number).
+ */
+static void next_name(struct store *s, uint64_t real_ns, char *name, size_t size)
+{
+	struct store_segment *list = NULL;
+	int n = segments_of(s->dir, &list);
+	time_t t = (time_t)(real_ns / 1000000000u);
+	struct tm tm;
+	char when[32];
+
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y%m%dT%H%M%SZ", &tm);
+	if (n > 0 && strncmp(when, list[n - 1].name, 16) <= 0) {
+		unsigned last = (unsigned)strtoul(list[n - 1].name + 17, NULL, 10);
+
+		snprintf(when, sizeof(when), "%.16s", list[n - 1].name);
+		if (s->sequence <= last)
+			s->sequence = last + 1;
+	}
+	snprintf(name, size, "%s-%06u.seg", when, s->sequence++ % 1000000);
+	free(list);
+}
+
+/* A new segment: its header written, its directory entry synced, the store pruned. */
 static int begin_segment(struct store *s, uint64_t real_ns, uint64_t mono_ns, char *why, size_t why_len)
 {
 	unsigned char header[STORE_SEGMENT_HEADER] = { 0 };
 	char name[64];
-	time_t t = (time_t)(real_ns / 1000000000u);
-	struct tm tm;
+	int err = 0;
 
 	if (s->fd >= 0)
 		close(s->fd);
-	gmtime_r(&t, &tm);
-	/* Names sort as the segments were made: UTC time, then a number past any of that second's. */
-	for (unsigned tries = 0; tries < 1000; tries++) {
-		strftime(name, sizeof(name), "%Y%m%dT%H%M%SZ", &tm);
-		snprintf(name + strlen(name), sizeof(name) - strlen(name), "-%06u.seg", s->sequence++ % 1000000);
+	s->fd = -1;
+	for (unsigned tries = 0; tries < 1000 && s->fd < 0; tries++) {
+		next_name(s, real_ns, name, sizeof(name));
 		s->fd = openat(s->dir, name, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (s->fd >= 0 || errno != EEXIST)
+		if (s->fd < 0 && errno != EEXIST)
 			break;
 	}
 	if (s->fd < 0) {
-		snprintf(why, why_len, "%s/%s: %s", s->o.dir, name, strerror(errno));
-		return -errno;
+		err = -errno;
+		snprintf(why, why_len, "%s/%s: %s", s->dir_name, name, strerror(-err));
+		return err;
 	}
 	memcpy(header, segment_magic, sizeof(segment_magic));
 	put32(header + 8, STORE_VERSION);
 	put64(header + 16, real_ns);
 	put64(header + 24, mono_ns);
-	if (write(s->fd, header, sizeof(header)) != (ssize_t)sizeof(header)) {
-		int err = errno ? -errno : -EIO;
-		snprintf(why, why_len, "%s/%s: %s", s->o.dir, name, strerror(-err));
+	errno = EIO;
+	if (write(s->fd, header, sizeof(header)) != (ssize_t)sizeof(header) || fdatasync(s->fd) ||
+	    fsync(s->dir)) {
+		err = -errno;
+		snprintf(why, why_len, "%s/%s: %s", s->dir_name, name, strerror(-err));
 		close(s->fd);
 		unlinkat(s->dir, name, 0);
 		s->fd = -1;
 		return err;
 	}
+	snprintf(s->name, sizeof(s->name), "%s", name);
 	s->segment_bytes = sizeof(header);
 	s->segment_began = mono_now();
-	prune(s, name);
+	prune(s);
 	return 0;
 }
 
-int store_append(struct store *s, unsigned kind, uint64_t real_ns, uint64_t mono_ns, const void *data, size_t len,
-		 char *why, size_t why_len)
+/* Writes all of len bytes: 0, or -errno (a short write's cause, as the write after it says). */
+static int write_all(int fd, const unsigned char *p, size_t len)
 {
-	unsigned char *frame;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -ENOSPC;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* The frame of a record: header and payload, compressed when that makes it smaller. */
+static unsigned char *make_frame(const struct store *s, unsigned kind, uint64_t real_ns, uint64_t mono_ns,
+				 const void *data, size_t len, size_t *size)
+{
+	bool zlib = s->o.compress && zlib_load();
+	unsigned char *frame = xcalloc(1, STORE_FRAME_HEADER + (zlib ? sym_compressBound(len) : len));
 	size_t payload = len;
 	unsigned codec = CODEC_RAW;
-	ssize_t wrote;
-	int err = 0;
 
-	if (len > STORE_FRAME_MAX) {
-		snprintf(why, why_len, "a record of %zu bytes: at most %u", len, STORE_FRAME_MAX);
-		return -EFBIG;
-	}
-	if (s->fd < 0 || s->segment_bytes >= s->o.segment_bytes ||
-	    (s->o.segment_age_ns && mono_now() - s->segment_began >= s->o.segment_age_ns))
-		if ((err = begin_segment(s, real_ns, mono_ns, why, why_len)))
-			return err;
-	frame = xcalloc(1, STORE_FRAME_HEADER + (s->o.compress && zlib_load() ? sym_compressBound(len) : len));
-	if (s->o.compress && zlib_load()) {
-		uLongf size = sym_compressBound(len);
-		if (sym_compress2(frame + STORE_FRAME_HEADER, &size, data, len, 6) == Z_OK && size < len) {
-			payload = size;
+	if (zlib) {
+		uLongf packed = sym_compressBound(len);
+		if (sym_compress2(frame + STORE_FRAME_HEADER, &packed, data, len, 6) == Z_OK && packed < len) {
+			payload = packed;
 			codec = CODEC_ZLIB;
 		}
 	}
 	if (codec == CODEC_RAW && len)
 		memcpy(frame + STORE_FRAME_HEADER, data, len);
-	memset(frame, 0, STORE_FRAME_HEADER);
 	put32(frame, FRAME_MAGIC);
+	put32(frame + 4, store_crc32c(0, frame + STORE_FRAME_HEADER, payload));
 	put32(frame + 8, (uint32_t)payload);
 	put32(frame + 12, (uint32_t)len);
 	put64(frame + 16, real_ns);
@@ -460,21 +569,45 @@ int store_append(struct store *s, unsigned kind, uint64_t real_ns, uint64_t mono
 	frame[32] = (unsigned char)kind;
 	frame[33] = (unsigned char)(kind >> 8);
 	frame[34] = (unsigned char)codec;
-	put32(frame + 4, store_crc32c(0, frame + 8, STORE_FRAME_HEADER - 8 + payload));
-	wrote = write(s->fd, frame, STORE_FRAME_HEADER + payload);
-	if (wrote != (ssize_t)(STORE_FRAME_HEADER + payload)) {
-		err = wrote < 0 ? -errno : -ENOSPC;
-		/* Undone: no part of a frame is left for a reader to take for a torn one. */
-		if (ftruncate(s->fd, (off_t)s->segment_bytes) != 0)
-			err = -errno;
-		snprintf(why, why_len, "%s: %s", s->o.dir, strerror(-err));
-	} else if (fdatasync(s->fd) != 0) {
-		err = -errno;
-		snprintf(why, why_len, "%s: %s", s->o.dir, strerror(-err));
-	} else {
-		s->segment_bytes += (uint64_t)wrote;
+	put32(frame + 36, store_crc32c(0, frame, STORE_FRAME_HEADER - 4));
+	*size = STORE_FRAME_HEADER + payload;
+	return frame;
+}
+
+int store_append(struct store *s, unsigned kind, uint64_t real_ns, uint64_t mono_ns, const void *data, size_t len,
+		 char *why, size_t why_len)
+{
+	unsigned char *frame;
+	size_t size;
+	int err = 0;
+
+	if (len > STORE_FRAME_MAX || kind > 0xffff) {
+		snprintf(why, why_len, "a record of %zu bytes, kind %u: at most %u bytes, kind 65535", len, kind,
+			 STORE_FRAME_MAX);
+		return -EINVAL;
 	}
+	if (s->fd < 0 || (s->o.segment_bytes && s->segment_bytes >= s->o.segment_bytes) ||
+	    (s->o.segment_age_ns && mono_now() - s->segment_began >= s->o.segment_age_ns))
+		if ((err = begin_segment(s, real_ns, mono_ns, why, why_len)))
+			return err;
+	frame = make_frame(s, kind, real_ns, mono_ns, data, len, &size);
+	err = write_all(s->fd, frame, size);
+	if (!err && fdatasync(s->fd) != 0)
+		err = -errno;
 	free(frame);
+	if (!err) {
+		s->segment_bytes += size;
+		return 0;
+	}
+	/*
+	 * Undone: no part of the frame stays for a reader to take for a torn one. The segment is
+	 * closed either way: after a failed sync its size on disk is not known for sure.
+	 */
+	snprintf(why, why_len, "%s/%s: %s", s->dir_name, s->name, strerror(-err));
+	if (ftruncate(s->fd, (off_t)s->segment_bytes) == 0)
+		(void)fdatasync(s->fd);
+	close(s->fd);
+	s->fd = -1;
 	return err;
 }
 
@@ -488,6 +621,7 @@ void store_close(struct store *s)
 		close(s->lock);
 	if (s->dir >= 0)
 		close(s->dir);
+	free(s->dir_name);
 	free(s);
 }
 
@@ -497,7 +631,7 @@ static int stamp(void *context, const struct store_frame *f)
 {
 	struct store_segment *seg = context;
 
-	if (!seg->first_real_ns)
+	if (!seg->frames++)
 		seg->first_real_ns = f->real_ns;
 	seg->last_real_ns = f->real_ns;
 	return 0;
@@ -505,34 +639,35 @@ static int stamp(void *context, const struct store_frame *f)
 
 int store_list(const char *dir, struct store_segment **out, char *why, size_t why_len)
 {
-	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), n;
+	char *path = plain_path(dir);
+	int d = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), n, err;
 
 	*out = NULL;
 	if (d < 0) {
-		snprintf(why, why_len, "%s: %s", dir, strerror(errno));
-		return -errno;
+		err = -errno;
+		snprintf(why, why_len, "%s: %s", path, strerror(-err));
+		free(path);
+		return err;
 	}
 	n = segments_of(d, out);
+	if (n < 0)
+		snprintf(why, why_len, "%s: %s", path, strerror(-n));
 	for (int i = 0; i < n; i++) {
 		struct store_segment *seg = &(*out)[i];
 		struct store_scan scan;
 		size_t len;
-		int err;
-		unsigned char *p = map_segment(d, seg->name, &len, &err);
+		unsigned char *p = read_segment(d, seg->name, SEGMENT_READ_MAX, &len, &err);
 
 		seg->last_real_ns = 0;
-		if (p || !err) {
-			if (store_segment_scan(p ? p : (const unsigned char *)"", len, stamp, seg, &scan) == 0) {
-				seg->frames = scan.frames;
-				seg->skipped = scan.skipped;
-				seg->torn = scan.torn;
-			} else {
-				seg->skipped = 1;
-			}
+		seg->skipped = 1; /* unless it reads */
+		if (p && store_segment_scan(p, len, stamp, seg, &scan) == 0) {
+			seg->frames = scan.frames;
+			seg->skipped = scan.skipped;
+			seg->torn = scan.torn;
 		}
-		if (p)
-			munmap(p, len);
+		free(p);
 	}
 	close(d);
+	free(path);
 	return n;
 }

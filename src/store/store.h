@@ -7,9 +7,12 @@
  * rotated by size and age, the oldest removed past the store's size or age.
  *
  * Segment: "IOLREC" 0 1 (8 bytes), version (u32), 0 (u32), created UTC ns (u64), created
- * monotonic ns (u64); then frames: "IOLF" (u32), CRC-32C of what follows it (u32), payload
- * length (u32), raw length (u32), UTC ns (u64), monotonic ns (u64), kind (u16), codec (u8: 0 raw,
- * 1 zlib), 0 (u8), 0 (u32), payload. Little-endian.
+ * monotonic ns (u64); then frames: "IOLF" (u32), CRC-32C of the payload (u32), payload length
+ * (u32), raw length (u32), UTC ns (u64), monotonic ns (u64), kind (u16), codec (u8: 0 raw, 1
+ * zlib), 0 (u8), CRC-32C of the 36 bytes before it (u32), payload. Little-endian. The header's
+ * own checksum lets a reader find the next frame after a damaged one without reading payloads.
+ * Segments are named YYYYMMDDTHHMMSSZ-NNNNNN.seg, in the order they were made (a clock stepped
+ * back keeps the newest name's time, with a higher number).
  */
 #ifndef IOLENS_STORE_STORE_H
 #define IOLENS_STORE_STORE_H
@@ -36,7 +39,7 @@ struct store_frame {
 struct store_scan {
 	unsigned frames;   /* handed to the callback */
 	unsigned skipped;  /* frames found corrupt (checksum, lengths, payload) and passed over */
-	bool torn;         /* it ends inside a frame: the write in progress when the writer stopped */
+	bool torn;         /* no whole frame after good_end: the write in progress when the writer stopped */
 	uint64_t good_end; /* the end of the last whole frame (where a writer would truncate to) */
 	uint64_t created_real_ns, created_mono_ns;
 	char problem[160]; /* the first problem found, for a message ("" when none) */
@@ -56,6 +59,7 @@ int store_segment_scan(const unsigned char *buf, size_t len, store_frame_fn fn, 
 /* CRC-32C (Castagnoli) of len bytes, continuing crc (0 to start). */
 uint32_t store_crc32c(uint32_t crc, const void *data, size_t len);
 
+/* The limits: 0 for none. */
 struct store_options {
 	const char *dir;          /* the store's directory: made 0700 when missing */
 	uint64_t max_bytes;       /* the segments' total: the oldest removed beyond it */
@@ -70,13 +74,15 @@ struct store;
 /*
  * Opens the store for writing: its directory must be a directory (not a link), owned by this
  * user and writable by no other; its lock taken (-EBUSY: another recorder writes it). A segment
- * left torn by a writer that stopped is cut back to its last whole frame. 0 or -errno, why said.
+ * left torn by a writer that stopped is cut back to its last whole frame, and why says so (else
+ * it is empty). 0, or -errno with why said.
  */
 int store_open(struct store **out, const struct store_options *options, char *why, size_t why_len);
 /*
- * Appends one frame with one write, then fdatasync: a stop at any moment leaves whole frames
- * only, or a torn last one that store_open cuts. A failed write (ENOSPC, EFBIG) is undone (the
- * segment cut back to where the frame began) and returned as -errno, why said.
+ * Appends one frame (kind below 65536) with one write, then fdatasync: a stop at any moment
+ * leaves whole frames only, or a torn last one that store_open cuts. A failed write or sync
+ * (ENOSPC, EFBIG, EIO) is undone (the segment cut back to where the frame began) and the segment
+ * closed, the next frame beginning another; -errno, why said.
  */
 int store_append(struct store *s, unsigned kind, uint64_t real_ns, uint64_t mono_ns, const void *data, size_t len,
 		 char *why, size_t why_len);
@@ -90,7 +96,10 @@ struct store_segment {
 	bool torn;
 	uint64_t first_real_ns, last_real_ns;
 };
-/* The segments of a store, oldest first (*out to free): their count, or -errno. */
+/*
+ * The segments of a store, oldest first (*out to free): their count, or -errno with why said. A
+ * segment that cannot be read is listed with skipped 1 and no frames.
+ */
 int store_list(const char *dir, struct store_segment **out, char *why, size_t why_len);
 
 #endif
