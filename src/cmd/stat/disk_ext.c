@@ -109,9 +109,11 @@ void groups_disk_latency_by_ebpf(bool ebpf)
 	latency_by_ebpf = ebpf;
 }
 
+extern const struct stat_group group_disk_ext;
+
 static unsigned needs_now(void)
 {
-	return latency_by_ebpf ? SYS_DISKSTATS | SYS_BIO_DISKS : SYS_DISKSTATS;
+	return group_disk_ext.needs | (latency_by_ebpf ? SYS_BIO_DISKS : 0);
 }
 
 /* A size in KiB: KiB on screen (bytes with --human), bytes in JSON and CSV. */
