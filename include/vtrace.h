@@ -224,11 +224,18 @@ int32_t vtrace_reader_op_number(const struct vtrace_reader *reader, unsigned op)
  * error, not a SIGBUS); a snapshot is tried at most 64 times, and a sample retries at most
  * 4096 times in all; op_count x shard_count is at most 65536; and a sample that takes
  * longer than its budget (1 s unless vtrace_reader_set_budget says otherwise) is given up.
+ * The budget is the reading thread's CPU time (a reader kept waiting for a CPU by a busy
+ * machine reads what an idle one does), and VTRACE_BUDGET_WALL_FACTOR times it on the
+ * clock, for what does not use the CPU (waiting for a writer, a read that blocks).
  */
 int vtrace_reader_sample(struct vtrace_reader *reader, struct vtrace_stats *stats, uint64_t *now_ns,
 			 const char **why);
 
-/* What one vtrace_reader_sample may take, in ns; 0 restores the default of 1 s. */
+/*
+ * What one vtrace_reader_sample may take, in ns of the thread's CPU time, and at most
+ * VTRACE_BUDGET_WALL_FACTOR times that on the clock; 0 restores the default of 1 s.
+ */
+#define VTRACE_BUDGET_WALL_FACTOR 8u
 void vtrace_reader_set_budget(struct vtrace_reader *reader, uint64_t budget_ns);
 
 /*

@@ -30,7 +30,10 @@
  * What one sample may take by default (vtrace_reader_set_budget changes it): a segment made
  * to be slow to read is given up with a message, so that the other segments, and the tool,
  * go on. The largest segment a writer makes (VT_MAX_CELLS, every op of every shard busy)
- * reads in about a tenth of it.
+ * reads in about a tenth of it. The budget is the reading thread's CPU time, the work done:
+ * a reader that waits for a CPU on a busy machine (or is stopped) reads what an idle one
+ * does. What does not use the CPU (sleeps while a writer settles, a read that blocks) is
+ * bounded by the clock, VTRACE_BUDGET_WALL_FACTOR times the budget.
  */
 #define SAMPLE_BUDGET_NS 1000000000ull
 
@@ -61,8 +64,10 @@ struct vtrace_reader {
 	struct vt_shared *shared;   /* op_count + 1 lines of busy stamps, read at each sample */
 	uint64_t *stamps;           /* their stamps */
 	uint64_t *begins, *completions; /* per op, read with the stamps: whether requests are in flight */
-	uint64_t budget_ns;         /* what one sample may take */
-	uint64_t deadline;          /* of the sample under way */
+	uint64_t budget_ns;         /* what one sample may take, of the thread's CPU time */
+	uint64_t cpu_deadline;      /* of the sample under way: the thread's CPU time, */
+	uint64_t deadline;          /* and the clock (the budget times VTRACE_BUDGET_WALL_FACTOR) */
+	unsigned checks;            /* of the deadlines in the sample under way */
 	uint64_t settle_until;      /* the sample under way may wait for a writer until then */
 	unsigned retries;           /* left to the sample under way */
 };
@@ -339,9 +344,41 @@ static uint64_t clock_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The CPU time of the calling thread: what it did, not how long it waited for a CPU. */
+static uint64_t thread_cpu_now(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return clock_now(); /* (never on Linux: the clock then, which only counts more) */
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 void vtrace_reader_set_budget(struct vtrace_reader *r, uint64_t budget_ns)
 {
 	r->budget_ns = budget_ns ? budget_ns : SAMPLE_BUDGET_NS;
+}
+
+/* The deadlines of a sample that starts now (at start on the clock), never wrapping. */
+static void start_budget(struct vtrace_reader *r, uint64_t start)
+{
+	uint64_t cpu = thread_cpu_now(), wall = r->budget_ns;
+
+	wall = wall > UINT64_MAX / VTRACE_BUDGET_WALL_FACTOR ? UINT64_MAX : wall * VTRACE_BUDGET_WALL_FACTOR;
+	r->cpu_deadline = r->budget_ns > UINT64_MAX - cpu ? UINT64_MAX : cpu + r->budget_ns;
+	r->deadline = wall > UINT64_MAX - start ? UINT64_MAX : start + wall;
+	r->checks = 0;
+}
+
+/*
+ * Whether the sample under way is past its budget: the clock each time, the thread's CPU time
+ * (a system call, dearer) every 16th time and the first: a few cells more at most.
+ */
+static bool past_budget(struct vtrace_reader *r)
+{
+	if (clock_now() > r->deadline)
+		return true;
+	return (r->checks++ & 15) == 0 && thread_cpu_now() > r->cpu_deadline;
 }
 
 /* A sample that took longer than its budget: given up. */
@@ -479,7 +516,7 @@ static int read_pass(struct vtrace_reader *r, struct vtrace_stats *stats, uint32
 
 			if ((rc = full ? read_op_stats(r, at, r->scratch)
 				       : read_at(r, at, r->scratch, COUNTERS_SIZE)) != 0 ||
-			    (rc = clock_now() > r->deadline ? -ETIME : 0) != 0)
+			    (rc = past_budget(r) ? -ETIME : 0) != 0)
 				return rc;
 			if (full)
 				add_stats(&stats[op], r->scratch);
@@ -549,7 +586,7 @@ int vtrace_reader_sample(struct vtrace_reader *r, struct vtrace_stats *stats, ui
 
 	memset(stats, 0, (ops + 1) * sizeof(*stats));
 	start = clock_now();
-	r->deadline = start + r->budget_ns;
+	start_budget(r, start);
 	r->settle_until = start + SETTLE_NS;
 	r->retries = SAMPLE_RETRIES;
 	r->info.unsettled = 0;

@@ -263,7 +263,7 @@ static void look_at(struct segment_dir *dir, struct segment_round *round, const 
 		    segment_found_fn found, void *context)
 {
 	char path[PATH_MAX + NAME_MAX + 2];
-	uint64_t started = monotonic_ns();
+	struct segment_clock started = segment_clock();
 	struct stat st;
 	enum segment_found verdict;
 
@@ -297,7 +297,7 @@ static void look_at(struct segment_dir *dir, struct segment_round *round, const 
 		snprintf(path, sizeof(path), "%s/%s", dir->path, name);
 		segment_user_spent(round, st.st_uid, started); /* (what found() does is charged by it) */
 		verdict = found(path, context);
-		started = monotonic_ns();
+		started = segment_clock();
 	}
 	settle(dir, round, name, st.st_ino, st.st_uid, verdict);
 	segment_user_spent(round, st.st_uid, started);

@@ -33,7 +33,8 @@
 #define FDS_PER_PROCESS 4096
 /*
  * Looking for the writer of a user's segment among that user's processes: at most this long
- * a round (and no longer than the user's time left). Where it stops, the next round goes on.
+ * a round, of the reader's CPU time (VTRACE_BUDGET_WALL_FACTOR times it on the clock), and no
+ * longer than the user's time left. Where it stops, the next round goes on.
  */
 #define HOLDER_SCAN_NS 500000000ull
 
@@ -56,7 +57,8 @@ static void problem(segment_problem_fn report, void *context, const char *path, 
 
 /* A user's part of a round. */
 struct round_user {
-	uint64_t spent_ns;  /* its files' time */
+	uint64_t cpu_ns;    /* its files' time: the reader's CPU time, */
+	uint64_t wall_ns;   /* and the clock's (SEGMENT_USER_WALL_NS) */
 	size_t skipped;     /* its files not looked at, its time spent */
 };
 
@@ -77,20 +79,48 @@ static struct round_user *round_user(struct segment_round *round, uid_t uid)
 	return user;
 }
 
+struct segment_clock segment_clock(void)
+{
+	struct timespec ts;
+	uint64_t wall = monotonic_ns();
+
+	/* (never fails on Linux: else the clock, which only counts more) */
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return (struct segment_clock){ wall, wall };
+	return (struct segment_clock){ (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec, wall };
+}
+
+bool segment_clock_past(struct segment_clock since, uint64_t budget)
+{
+	struct segment_clock now = segment_clock();
+
+	return now.cpu_ns - since.cpu_ns >= budget || now.wall_ns - since.wall_ns >= budget * VTRACE_BUDGET_WALL_FACTOR;
+}
+
 uint64_t segment_user_left(struct segment_round *round, uid_t uid)
 {
-	uint64_t spent;
+	const struct round_user *user;
+	uint64_t cpu, wall;
 
 	if (uid == 0)
 		return UINT64_MAX;
-	spent = round_user(round, uid)->spent_ns;
-	return spent < SEGMENT_USER_BUDGET_NS ? SEGMENT_USER_BUDGET_NS - spent : 0;
+	user = round_user(round, uid);
+	cpu = user->cpu_ns < SEGMENT_USER_BUDGET_NS ? SEGMENT_USER_BUDGET_NS - user->cpu_ns : 0;
+	wall = user->wall_ns < SEGMENT_USER_WALL_NS ? (SEGMENT_USER_WALL_NS - user->wall_ns) / VTRACE_BUDGET_WALL_FACTOR : 0;
+	return cpu < wall ? cpu : wall;
 }
 
-void segment_user_spent(struct segment_round *round, uid_t uid, uint64_t since)
+void segment_user_spent(struct segment_round *round, uid_t uid, struct segment_clock since)
 {
-	if (uid != 0)
-		round_user(round, uid)->spent_ns += monotonic_ns() - since;
+	struct round_user *user;
+	struct segment_clock now;
+
+	if (uid == 0)
+		return;
+	now = segment_clock();
+	user = round_user(round, uid);
+	user->cpu_ns += now.cpu_ns - since.cpu_ns;
+	user->wall_ns += now.wall_ns - since.wall_ns;
 }
 
 void segment_user_skipped(struct segment_round *round, uid_t uid)
@@ -320,14 +350,24 @@ struct holder_scan {
 
 static int process_ids(const char *procfs, pid_t pid, struct proc_ids *ids)
 {
-	char path[512], *text = xrealloc(NULL, STATUS_MAX); /* only the pages read are touched */
+	char path[512], small[8192], *text = small;
 	ssize_t size;
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/%d/status", procfs, (int)pid);
-	size = read_small_at(AT_FDCWD, path, text, STATUS_MAX);
+	size = read_small_at(AT_FDCWD, path, small, sizeof(small));
+	/*
+	 * One that fills the buffer is read again whole, into STATUS_MAX (only the pages read are
+	 * touched): not for every process (a sanitized build fills and unmaps what it allocates:
+	 * 1 MB for each of a hundred processes was most of a holder scan's time).
+	 */
+	if (size == (ssize_t)sizeof(small) - 1) {
+		text = xrealloc(NULL, STATUS_MAX);
+		size = read_small_at(AT_FDCWD, path, text, STATUS_MAX);
+	}
 	rc = size < 0 ? (int)size : size ? proc_ids_parse(text, (size_t)size, (int)pid, ids) : -EIO;
-	free(text);
+	if (text != small)
+		free(text);
 	return rc;
 }
 
@@ -483,8 +523,8 @@ static bool note_holder(int fd, void *context)
  */
 static struct holder_scan *holders_of(struct segment_round *round, uid_t uid)
 {
-	uint64_t started = monotonic_ns(), left = segment_user_left(round, uid);
-	uint64_t deadline = started + (left < HOLDER_SCAN_NS ? left : HOLDER_SCAN_NS);
+	struct segment_clock started = segment_clock();
+	uint64_t left = segment_user_left(round, uid), budget = left < HOLDER_SCAN_NS ? left : HOLDER_SCAN_NS;
 	struct user_share *share = share_of(uid);
 	struct holder_scan *scan;
 	size_t first = 0;
@@ -504,7 +544,7 @@ static struct holder_scan *holders_of(struct segment_round *round, uid_t uid)
 
 		if (p->euid != uid && p->fsuid != uid)
 			continue;
-		if (monotonic_ns() >= deadline) {
+		if (segment_clock_past(started, budget)) {
 			scan->cut = true;
 			break;
 		}
@@ -514,7 +554,7 @@ static struct holder_scan *holders_of(struct segment_round *round, uid_t uid)
 	if (!scan->cut)
 		share->holders_from = 0;
 	forget_share(uid);
-	segment_user_spent(round, uid, started);
+	/* (charged to uid by the caller of establish, segment_open or segment_rejudge: not twice) */
 	return scan;
 }
 
@@ -798,7 +838,7 @@ struct segment *segment_open(const char *path, unsigned flags, pid_t holder, str
 	struct segment *segment;
 	struct vtrace_reader *reader;
 	const char *why = NULL;
-	uint64_t started = monotonic_ns();
+	struct segment_clock started = segment_clock();
 	struct stat st = { .st_uid = 0 };
 	bool found = lstat(path, &st) == 0, scanned = found && !(flags & SEGMENT_FOLLOW);
 	char refused[192];
@@ -868,7 +908,7 @@ struct segment *segment_open(const char *path, unsigned flags, pid_t holder, str
 
 void segment_rejudge(struct segment *segment, struct segment_round *round)
 {
-	uint64_t started = monotonic_ns();
+	struct segment_clock started = segment_clock();
 	pid_t holder = path_holder(segment->path, round->procfs);
 
 	if (segment->state != SEGMENT_UNKNOWN || !segment->reader || !segment_user_left(round, segment->info->uid))
@@ -902,7 +942,8 @@ int segment_sample(struct segment *segment, struct segment_round *round, segment
 {
 	size_t count = (size_t)segment->info->op_count + 1;
 	struct vtrace_stats *swap;
-	uint64_t now, left = segment_user_left(round, segment->info->uid), started = monotonic_ns();
+	uint64_t now, left = segment_user_left(round, segment->info->uid);
+	struct segment_clock started = segment_clock();
 	const char *why = NULL;
 	char evicted[192];
 	int rc;

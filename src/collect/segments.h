@@ -61,9 +61,13 @@ struct segment {
  * user's time: the files of a user (looking at them in a directory, opening, proving and
  * reading them, looking for their writer among the user's processes) take at most
  * SEGMENT_USER_BUDGET_NS of a round (root's are not counted), so that no user's files,
- * however many or made, can stall the reader or crowd out another's.
+ * however many or made, can stall the reader or crowd out another's. The time is the reading
+ * thread's CPU time, what the files made it do: a reader kept waiting for a CPU (a busy
+ * machine) reads what an idle one does. What does not use the CPU (a sample waiting for a
+ * writer) is bounded by the clock: SEGMENT_USER_WALL_NS, VTRACE_BUDGET_WALL_FACTOR times it.
  */
 #define SEGMENT_USER_BUDGET_NS 250000000ull
+#define SEGMENT_USER_WALL_NS (SEGMENT_USER_BUDGET_NS * VTRACE_BUDGET_WALL_FACTOR)
 /*
  * What readers hold open of the segments of users other than root, at most, in ops: a reader
  * keeps two samples of each op (37 KB with its histogram), and a descriptor for each segment,
@@ -96,9 +100,20 @@ struct segment_round {
 
 void segment_round_begin(struct segment_round *round, const char *procfs);
 void segment_round_end(struct segment_round *round);
-/* What is left of uid's time this round (UINT64_MAX for root's), and what its files took since `since` (monotonic). */
+/* A moment of the reading thread's CPU time and of the clock (CLOCK_MONOTONIC), both in ns. */
+struct segment_clock {
+	uint64_t cpu_ns, wall_ns;
+};
+struct segment_clock segment_clock(void);
+/* Whether the work since `since` is past budget ns of CPU time, or VTRACE_BUDGET_WALL_FACTOR times it on the clock. */
+bool segment_clock_past(struct segment_clock since, uint64_t budget);
+/*
+ * What is left of uid's time this round (UINT64_MAX for root's): of its CPU time, and no more
+ * than its time left on the clock over VTRACE_BUDGET_WALL_FACTOR (a budget that is both, as a
+ * sample's); and what its files took since `since`.
+ */
 uint64_t segment_user_left(struct segment_round *round, uid_t uid);
-void segment_user_spent(struct segment_round *round, uid_t uid, uint64_t since);
+void segment_user_spent(struct segment_round *round, uid_t uid, struct segment_clock since);
 /* A file of uid's not looked at: its time was spent (said by segment_round_skipped). */
 void segment_user_skipped(struct segment_round *round, uid_t uid);
 /* The users some of whose files were not looked at in the round (their time was spent), with how many. */

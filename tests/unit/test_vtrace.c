@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1118,6 +1119,102 @@ static void test_budget(void **state)
 	vtrace_close(vt);
 }
 
+/* The calling thread's CPU time, in ns. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* SIGALRM in the middle of a sample: the reading thread kept off the CPU this long. */
+static uint64_t kept_off_ns;
+static volatile sig_atomic_t kept_off;
+
+static void keep_off(int sig)
+{
+	struct timespec left = { (time_t)(kept_off_ns / 1000000000ull), (long)(kept_off_ns % 1000000000ull) };
+	int saved = errno;
+	(void)sig;
+
+	while (nanosleep(&left, &left) != 0 && errno == EINTR)
+		;
+	kept_off = 1;
+	errno = saved;
+}
+
+/* A sample with the reading thread kept off the CPU for off_ns 1 ms into it. */
+static int sample_kept_off(struct vtrace_reader *reader, struct vtrace_stats *stats, uint64_t off_ns)
+{
+	struct itimerval in_1ms = { .it_value = { .tv_usec = 1000 } }, never = { 0 };
+	const char *why;
+	uint64_t now;
+	int rc;
+
+	kept_off_ns = off_ns;
+	kept_off = 0;
+	assert_int_equal(setitimer(ITIMER_REAL, &in_1ms, NULL), 0);
+	rc = vtrace_reader_sample(reader, stats, &now, &why);
+	setitimer(ITIMER_REAL, &never, NULL);
+	assert_true(kept_off); /* (the sample takes longer than 1 ms: else this says nothing) */
+	return rc;
+}
+
+/*
+ * The budget is the reading thread's CPU time: a reader kept off the CPU for as long as its
+ * budget in the middle of a sample (a busy machine, a stopped process) reads the sample all
+ * the same; kept off for longer than VTRACE_BUDGET_WALL_FACTOR times it, it gives it up.
+ */
+static void test_budget_is_cpu_time(void **state)
+{
+	static struct vtrace_op many_ops[256];
+	static char names[256][16];
+	static struct vtrace_stats stats[257];
+	struct vtrace_options wide = { .max_threads = 64 };
+	struct sigaction act = { .sa_handler = keep_off }, old;
+	struct vtrace_reader *reader;
+	uint64_t now, cpu, budget;
+	const char *why;
+	(void)state;
+
+	for (unsigned i = 0; i < 256; i++) {
+		snprintf(names[i], sizeof(names[i]), "OP%u", i);
+		many_ops[i] = (struct vtrace_op){ names[i], -1 };
+	}
+	struct vtrace *vt = vtrace_open("cpu", many_ops, 256, &wide);
+	assert_non_null(vt);
+	int fd = open(vtrace_path(vt), O_RDWR);
+	assert_true(fd >= 0);
+	struct vt_header h;
+	assert_int_equal(pread(fd, &h, sizeof(h), 0), sizeof(h));
+	uint32_t used = h.shard_count;
+	assert_int_equal(pwrite(fd, &used, sizeof(used), offsetof(struct vt_header, shards_used)), sizeof(used));
+	for (uint32_t shard = 0; shard <= h.shard_count; shard++) { /* every op of every shard: settled, one request */
+		uint64_t base = h.shards_offset + (uint64_t)shard * h.shard_size, one = 1;
+		assert_int_equal(pwrite(fd, &one, sizeof(one), base), sizeof(one));
+		for (uint32_t op = 0; op < 256; op++) {
+			uint64_t at = base + sizeof(struct vt_shard_head) + (uint64_t)op * sizeof(struct vt_op_stats);
+			uint64_t counters[7] = { 2, 1, 1, 0, 0, 0, 1000 }; /* seq even, begins, completions, ..., max_ns */
+			assert_int_equal(pwrite(fd, counters, sizeof(counters), at), sizeof(counters));
+		}
+	}
+	close(fd);
+	assert_int_equal(vtrace_reader_open(vtrace_path(vt), 0, &reader, &why), 0);
+	cpu = thread_cpu_ns();
+	assert_int_equal(vtrace_reader_sample(reader, stats, &now, &why), 0);
+	cpu = thread_cpu_ns() - cpu;
+	budget = 2 * cpu + 50000000ull; /* twice what a sample takes, and 50 ms */
+	vtrace_reader_set_budget(reader, budget);
+	assert_int_equal(sigaction(SIGALRM, &act, &old), 0);
+	assert_int_equal(sample_kept_off(reader, stats, budget), 0);
+	assert_int_equal(stats[256].completions, (uint64_t)(used + 1) * 256);
+	assert_int_equal(sample_kept_off(reader, stats, budget * VTRACE_BUDGET_WALL_FACTOR), -ETIME);
+	sigaction(SIGALRM, &old, NULL);
+	vtrace_reader_close(reader);
+	vtrace_close(vt);
+}
+
 /*
  * A hostile segment: every shard in use, every snapshot kept odd, every op with a completion
  * and the longest time there is (its whole histogram to read). The sample ends (in its time
@@ -1202,6 +1299,7 @@ int main(void)
 		cmocka_unit_test(test_children_shards),
 		cmocka_unit_test(test_names_taken),
 		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_budget_is_cpu_time),
 		cmocka_unit_test(test_hostile_segment),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
