@@ -106,7 +106,8 @@ uint64_t segment_user_left(struct segment_round *round, uid_t uid)
 		return UINT64_MAX;
 	user = round_user(round, uid);
 	cpu = user->cpu_ns < SEGMENT_USER_BUDGET_NS ? SEGMENT_USER_BUDGET_NS - user->cpu_ns : 0;
-	wall = user->wall_ns < SEGMENT_USER_WALL_NS ? (SEGMENT_USER_WALL_NS - user->wall_ns) / VTRACE_BUDGET_WALL_FACTOR : 0;
+	wall = user->wall_ns < SEGMENT_USER_WALL_NS ? SEGMENT_USER_WALL_NS - user->wall_ns : 0;
+	wall /= VTRACE_BUDGET_WALL_FACTOR;
 	return cpu < wall ? cpu : wall;
 }
 

@@ -1195,7 +1195,8 @@ static void test_budget_is_cpu_time(void **state)
 		assert_int_equal(pwrite(fd, &one, sizeof(one), base), sizeof(one));
 		for (uint32_t op = 0; op < 256; op++) {
 			uint64_t at = base + sizeof(struct vt_shard_head) + (uint64_t)op * sizeof(struct vt_op_stats);
-			uint64_t counters[7] = { 2, 1, 1, 0, 0, 0, 1000 }; /* seq even, begins, completions, ..., max_ns */
+			/* seq even, begins, completions, ..., max_ns */
+			uint64_t counters[7] = { 2, 1, 1, 0, 0, 0, 1000 };
 			assert_int_equal(pwrite(fd, counters, sizeof(counters), at), sizeof(counters));
 		}
 	}
