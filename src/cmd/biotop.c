@@ -361,8 +361,9 @@ static void write_interval(const void *context, struct out_table *table, size_t 
 /*
  * The full screen in a terminal narrower than the rows (121 columns): first the room the values
  * rarely use, then COMM cut (with '+'), then CONTAINER, MAJ and MIN left out (said on the second
- * line: DISK names the disk), then narrower still: at 80 columns every figure is there. What is
- * still too wide ends in '>' at the edge. Piped rows are never narrowed.
+ * line: DISK names the disk), then narrower still: at 80 columns every figure is there. A figure
+ * longer than its column loses decimals; a line still too wide ends in '>' at the edge. Piped rows
+ * are never narrowed.
  */
 static const struct top_narrow narrow_steps[] = {
 	{ C_AVG, 9 }, { C_P50, 9 }, { C_P99, 9 }, { C_MAX, 9 }, { C_BYTES, 10 }, { C_IO, 6 }, { C_PID, -7 },

@@ -72,7 +72,7 @@ static void draw_line(int y, const char *line, int cols)
 void top_screen_draw(top_screen_write *write, const void *context, const struct out_column *columns, size_t ncolumns,
 		     const char *note, const struct top_narrow *narrow, size_t nnarrow)
 {
-	struct out_options opts = { .format = OUT_TABLE };
+	struct out_options opts = { .format = OUT_TABLE, .fit_numbers = true };
 	struct out_column *fitted;
 	struct out_table *table;
 	char *text = NULL, *line, *next, hidden[256] = "";

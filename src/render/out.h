@@ -84,6 +84,7 @@ struct out_options {
 	const char *columns; /* -o: "a,b,c" chooses and orders; "+a,b" adds to the defaults */
 	bool human;
 	bool no_header;
+	bool fit_numbers; /* out_table_lines: a number wider than its column loses decimals (a full screen) */
 };
 
 /* The options every command takes; values above 0x1000 so they never meet a short option. */

@@ -1082,14 +1082,37 @@ static void line_cell(struct line_buffer *line, const char *text, int width, boo
 }
 
 /*
+ * A number wider than its column: with fewer decimals, as iostat does, rather than a line
+ * pushed past the terminal's edge (289666.83 in 8 columns is 289667). Text of other kinds as it is.
+ */
+static const char *fit_number(const char *text, int width, char *buf, size_t len)
+{
+	const char *dot = strchr(text, '.');
+	int decimals;
+	char *end;
+	double value;
+
+	if (width <= 0 || (int)strlen(text) <= width || !dot)
+		return text;
+	value = strtod(text, &end);
+	if (*end || !isfinite(value))
+		return text;
+	for (decimals = (int)strlen(dot + 1) - 1; decimals >= 0; decimals--)
+		if (snprintf(buf, len, "%.*f", decimals, value) <= width)
+			break;
+	return buf;
+}
+
+/*
  * One line of a table in fixed widths: the row's, or the header when row is NULL. Columns
- * of width 0 come last, after two spaces. Text is escaped for a terminal.
+ * of width 0 come last, after two spaces. Text is escaped for a terminal; on a full screen
+ * (fit_numbers) a number wider than its column loses decimals.
  */
 static void table_line(struct out_table *table, const struct out_row *row, FILE *stream)
 {
 	struct line_buffer *line;
 	bool first = true;
-	char buf[64];
+	char buf[64], fitted[64];
 
 	line = line_start(table);
 	for (int last = 0; last < 2; last++)
@@ -1112,6 +1135,8 @@ static void table_line(struct out_table *table, const struct out_row *row, FILE 
 					text = "-";
 				else if (col->kind == OUT_TEXT)
 					text = escaped = escape_text(text, ESCAPE_TERMINAL);
+				else if (text == buf && table->opts.fit_numbers)
+					text = fit_number(text, col->width, fitted, sizeof(fitted));
 			}
 			line_cell(line, text, col->width, row && col->kind == OUT_TEXT);
 			free(escaped);

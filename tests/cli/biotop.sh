@@ -210,7 +210,8 @@ if command -v script >/dev/null; then
 	# just after a screen was drawn (in one interval of 1 s): its row has its 8 requests, 32768
 	# bytes and all four latencies; what was left out for room is said, not dropped silently.
 	# screen_row FILE PID: the screen FILE showed PID's row with its figures (and the dd it ran).
-	screen_row() { python3 "$TERM_LINES" "$1" 24 80 | grep -E "^$2 +dd +R +$disk +8 +32768( +[0-9]+\.[0-9]{2}){4}$" >/dev/null; }
+	# (A figure longer than its column, 289666.83 us in 8 characters on a loaded machine, loses decimals.)
+	screen_row() { python3 "$TERM_LINES" "$1" 24 80 | grep -E "^$2 +dd +R +$disk +8 +32768( +[0-9]+(\.[0-9]{1,2})?){4}$" >/dev/null; }
 	: >"$T/pid80"
 	(wait_until grep -q "Order: descending" "$T/screen80"
 	 dd if="$loopdev" of=/dev/null bs=4k count=8 skip=$((RANDOM % 16000)) iflag=direct status=none &

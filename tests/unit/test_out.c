@@ -475,6 +475,33 @@ static void test_lines_table(void **state)
 	lines_close(&l);
 }
 
+/* On a full screen (fit_numbers) a figure wider than its column loses decimals; piped, never. */
+static void test_lines_fit_numbers(void **state)
+{
+	static const struct out_column usec[] = { { "max_ns", "MAX_us", NULL, OUT_USEC, true, "longest", .width = 8 } };
+	char *text = NULL;
+	size_t len;
+	(void)state;
+
+	for (int fit = 0; fit < 2; fit++) {
+		struct out_options opts = { .format = OUT_TABLE, .fit_numbers = fit };
+		FILE *stream = open_memstream(&text, &len);
+		struct out_table *table = out_table_new(usec, 1, &opts, "rows");
+
+		out_table_lines(table, stream);
+		out_set_count(out_row_add(table), 0, 289666830); /* 289666.83 us: 9 characters */
+		out_set_count(out_row_add(table), 0, 12345678912ull); /* 12345678.91 us: no decimal left, still 8 */
+		out_set_count(out_row_add(table), 0, 36322310);       /* fits: as it is */
+		out_table_flush(table);
+		fclose(stream);
+		assert_string_equal(text, fit ? "  MAX_us\n289666.8\n12345679\n36322.31\n"
+					      : "  MAX_us\n289666.83\n12345678.91\n36322.31\n");
+		out_table_free(table);
+		free(text);
+		text = NULL;
+	}
+}
+
 static void test_lines_csv_json(void **state)
 {
 	struct lines l;
@@ -616,6 +643,7 @@ int main(void)
 		cmocka_unit_test(test_sort),
 		cmocka_unit_test(test_set_unknown),
 		cmocka_unit_test(test_lines_table),
+		cmocka_unit_test(test_lines_fit_numbers),
 		cmocka_unit_test(test_lines_csv_json),
 		cmocka_unit_test(test_lines_groups),
 		cmocka_unit_test(test_where_in_documents),
