@@ -1162,44 +1162,61 @@ static int sample_kept_off(struct vtrace_reader *reader, struct vtrace_stats *st
 }
 
 /*
+ * A segment of 256 ops with every shard in use (*used: their count past the first), every op of
+ * every shard with one request, its snapshot's sequence seq (even: settled) and its longest time
+ * max_ns. Its writer in *vt; the file open for writing returned.
+ */
+static int every_op_segment(const char *name, unsigned max_threads, uint64_t seq, uint64_t max_ns,
+			    struct vtrace **vt, uint32_t *used)
+{
+	static struct vtrace_op many_ops[256];
+	static char names[256][16];
+	struct vtrace_options wide = { .max_threads = max_threads };
+	struct vt_header h;
+	int fd;
+
+	for (unsigned i = 0; i < 256; i++) {
+		snprintf(names[i], sizeof(names[i]), "OP%u", i);
+		many_ops[i] = (struct vtrace_op){ names[i], -1 };
+	}
+	*vt = vtrace_open(name, many_ops, 256, &wide);
+	assert_non_null(*vt);
+	fd = open(vtrace_path(*vt), O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &h, sizeof(h), 0), sizeof(h));
+	*used = h.shard_count;
+	assert_int_equal(pwrite(fd, used, sizeof(*used), offsetof(struct vt_header, shards_used)), sizeof(*used));
+	for (uint32_t shard = 0; shard <= h.shard_count; shard++) {
+		uint64_t base = h.shards_offset + (uint64_t)shard * h.shard_size, one = 1;
+		assert_int_equal(pwrite(fd, &one, sizeof(one), base), sizeof(one));
+		for (uint32_t op = 0; op < 256; op++) {
+			uint64_t at = base + sizeof(struct vt_shard_head) + (uint64_t)op * sizeof(struct vt_op_stats);
+			/* seq, begins, completions, ..., max_ns */
+			uint64_t counters[7] = { seq, 1, 1, 0, 0, 0, max_ns };
+			assert_int_equal(pwrite(fd, counters, sizeof(counters), at), sizeof(counters));
+		}
+	}
+	return fd;
+}
+
+/*
  * The budget is the reading thread's CPU time: a reader kept off the CPU for as long as its
  * budget in the middle of a sample (a busy machine, a stopped process) reads the sample all
  * the same; kept off for longer than VTRACE_BUDGET_WALL_FACTOR times it, it gives it up.
  */
 static void test_budget_is_cpu_time(void **state)
 {
-	static struct vtrace_op many_ops[256];
-	static char names[256][16];
 	static struct vtrace_stats stats[257];
-	struct vtrace_options wide = { .max_threads = 64 };
 	struct sigaction act = { .sa_handler = keep_off }, old;
 	struct vtrace_reader *reader;
+	struct vtrace *vt;
 	uint64_t now, cpu, budget;
+	uint32_t used;
 	const char *why;
 	(void)state;
 
-	for (unsigned i = 0; i < 256; i++) {
-		snprintf(names[i], sizeof(names[i]), "OP%u", i);
-		many_ops[i] = (struct vtrace_op){ names[i], -1 };
-	}
-	struct vtrace *vt = vtrace_open("cpu", many_ops, 256, &wide);
-	assert_non_null(vt);
-	int fd = open(vtrace_path(vt), O_RDWR);
-	assert_true(fd >= 0);
-	struct vt_header h;
-	assert_int_equal(pread(fd, &h, sizeof(h), 0), sizeof(h));
-	uint32_t used = h.shard_count;
-	assert_int_equal(pwrite(fd, &used, sizeof(used), offsetof(struct vt_header, shards_used)), sizeof(used));
-	for (uint32_t shard = 0; shard <= h.shard_count; shard++) { /* every op of every shard: settled, one request */
-		uint64_t base = h.shards_offset + (uint64_t)shard * h.shard_size, one = 1;
-		assert_int_equal(pwrite(fd, &one, sizeof(one), base), sizeof(one));
-		for (uint32_t op = 0; op < 256; op++) {
-			uint64_t at = base + sizeof(struct vt_shard_head) + (uint64_t)op * sizeof(struct vt_op_stats);
-			/* seq even, begins, completions, ..., max_ns */
-			uint64_t counters[7] = { 2, 1, 1, 0, 0, 0, 1000 };
-			assert_int_equal(pwrite(fd, counters, sizeof(counters), at), sizeof(counters));
-		}
-	}
+	/* every op of every shard: settled, one request */
+	int fd = every_op_segment("cpu", 64, 2, 1000, &vt, &used);
 	close(fd);
 	assert_int_equal(vtrace_reader_open(vtrace_path(vt), 0, &reader, &why), 0);
 	cpu = thread_cpu_ns();
@@ -1223,39 +1240,18 @@ static void test_budget_is_cpu_time(void **state)
  */
 static void test_hostile_segment(void **state)
 {
-	static struct vtrace_op many_ops[256];
-	static char names[256][16];
 	static struct vtrace_stats stats[257];
-	struct vtrace_options wide = { .max_threads = 256 };
 	struct vtrace_reader *reader;
+	struct vtrace *vt;
 	struct stat before, after;
+	uint32_t used;
 	const char *why;
 	uint64_t now;
 	int rc;
 	(void)state;
 
-	for (unsigned i = 0; i < 256; i++) {
-		snprintf(names[i], sizeof(names[i]), "OP%u", i);
-		many_ops[i] = (struct vtrace_op){ names[i], -1 };
-	}
-	struct vtrace *vt = vtrace_open("hostile", many_ops, 256, &wide);
-	assert_non_null(vt);
-	int fd = open(vtrace_path(vt), O_RDWR);
-	assert_true(fd >= 0);
-	struct vt_header h;
-	assert_int_equal(pread(fd, &h, sizeof(h), 0), sizeof(h));
-	uint32_t used = h.shard_count;
-	assert_int_equal(pwrite(fd, &used, sizeof(used), offsetof(struct vt_header, shards_used)), sizeof(used));
-	for (uint32_t shard = 0; shard <= h.shard_count; shard++) {
-		uint64_t base = h.shards_offset + (uint64_t)shard * h.shard_size, one = 1;
-		assert_int_equal(pwrite(fd, &one, sizeof(one), base), sizeof(one));
-		for (uint32_t op = 0; op < 256; op++) {
-			uint64_t at = base + sizeof(struct vt_shard_head) + (uint64_t)op * sizeof(struct vt_op_stats);
-			/* seq odd, begins, completions, ..., max_ns */
-			uint64_t counters[7] = { 1, 1, 1, 0, 0, 0, UINT64_MAX };
-			assert_int_equal(pwrite(fd, counters, sizeof(counters), at), sizeof(counters));
-		}
-	}
+	/* seq odd on every op of every shard, and the longest time there is */
+	int fd = every_op_segment("hostile", 256, 1, UINT64_MAX, &vt, &used);
 	fsync(fd); /* a disk filesystem allocates at writeback (extent blocks too): done before we count */
 	fstat(fd, &before);
 	assert_int_equal(vtrace_reader_open(vtrace_path(vt), 0, &reader, &why), 0);
