@@ -152,15 +152,9 @@ measure_loop() {
 	"$IOLENS" stat --json -x -D "$disk" "$SECONDS_MEASURED" 2 > "$T/stat.json" 2>"$T/stat.err" &
 	stat_pid=$!
 	wait_while "$stat_pid" lines_at_least "$T/stat.json" 1
-	env -u POSIXLY_CORRECT iostat -k -x -y -o JSON -d "$disk" "$SECONDS_MEASURED" 1 > "$T/iostat.json" 2>"$T/iostat.err" &
-	iostat_pid=$!
-	"$DISKEXT" "$disk" "$SECONDS_MEASURED" > "$T/ours" 2>"$T/ours.err"
-	ours_rc=$?
-	wait "$iostat_pid"
-	iostat_rc=$?
+	measure
 	wait "$stat_pid"
 	stat_rc=$?
-	iostat_fields "$disk" "$T/iostat.json" > "$T/theirs" 2>"$T/json.err"
 	stat_fields > "$T/stat.fields" 2>"$T/stat_fields.err"
 }
 # The same columns as iolens stat --json -x writes them (bytes and ns), in iostat's units.
