@@ -28,6 +28,8 @@ runs() {
 		[ $rc != 0 ] && ! grep -qE "$refusals" "$T/runs.err" && printf '(%s) ' "$(head -c 200 "$T/runs.err")"
 	done
 }
+# said_if RC ERR: RC, and when it is not 0 what bench said on stderr (ERR), for the failure's message.
+said_if() { if [ "$1" = 0 ]; then echo 0; else echo "$1 ($(head -c 400 "$2"))"; fi; }
 # A sweep of five points, each its own open of the target in the old code: 4k to 64k.
 SWEEP=(--rw write --bs 4k-64k --size 2m --time-based --runtime 0.3 --interval 0.1)
 
@@ -53,7 +55,7 @@ wait_until running "$T/swap.out" $pid
 made=$(cd "$T/nd" && ls -d iolens-bench.* 2>/dev/null | head -n 1)
 nobody sh -c "mv '$T/nd/$made' '$T/nd/away' && ln -s '$R/victim' '$T/nd/$made'"
 wait $pid
-check_eq "the test file swapped for a link to root's file mid-sweep: the sweep goes on (exit 0)" 0 $?
+check_eq "the test file swapped for a link to root's file mid-sweep: the sweep goes on (exit 0)" 0 "$(said_if $? "$T/swap.err")"
 check_eq "… five points, all on bench's own file" 5 "$(grep -c '"type":"result"' "$T/swap.out" >/dev/null && tail -n 1 "$T/swap.out" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["points"]))')"
 check_eq "… root's file not written" "$victim_sum" "$(sum "$R/victim")"
 check "… nobody's link left as it is" test -L "$T/nd/$made"
@@ -70,7 +72,7 @@ pid=$!
 wait_until running "$T/swap2.out" $pid
 nobody sh -c "mv '$T/nd2/data' '$T/nd2/data.away' && ln -s '$R/victim' '$T/nd2/data'"
 wait $pid
-check_eq "nobody's file swapped for a link mid-sweep (--force): exit 0" 0 $?
+check_eq "nobody's file swapped for a link mid-sweep (--force): exit 0" 0 "$(said_if $? "$T/swap2.err")"
 check_eq "… root's file not written" "$victim_sum" "$(sum "$R/victim")"
 check "… the file opened at the start was (its bytes changed)" test "$data_sum" != "$(sum "$T/nd2/data.away")"
 check "… and the link left" test -L "$T/nd2/data"
