@@ -53,7 +53,20 @@ static bool digits(const char **p, int count, int *value)
 /* One or two digits (an hour, a month, a day). */
 static bool one_or_two_digits(const char **p, int *value)
 {
-	return digits(p, isdigit((unsigned char)(*p)[1]) ? 2 : 1, value);
+	return digits(p, isdigit((unsigned char)(*p)[0]) && isdigit((unsigned char)(*p)[1]) ? 2 : 1, value);
+}
+
+/* Decimal digits at *p, one at least, *p moved past them. */
+static enum verdict number(const char **p, uint64_t *value)
+{
+	if (!isdigit((unsigned char)**p))
+		return NOT_A_TIME;
+	for (*value = 0; isdigit((unsigned char)**p); ++*p) {
+		if (*value > (UINT64_MAX - 9) / 10)
+			return TOO_LARGE;
+		*value = *value * 10 + (uint64_t)(**p - '0');
+	}
+	return FINE;
 }
 
 /* "." and digits: the first nine as nanoseconds, the rest (below a nanosecond) dropped. */
@@ -80,6 +93,16 @@ static enum verdict clock_parse(const char **p, struct clock_time *clock)
 	if (**p == ':' && (++*p, !digits(p, 2, &clock->second) || !fraction(p, &clock->nanos)))
 		return NOT_A_TIME;
 	return clock->hour > 23 || clock->minute > 59 || clock->second > 60 ? NOT_A_TIME_OF_DAY : FINE;
+}
+
+/* Spaces, then a time of day that ends the text. */
+static enum verdict clock_alone(const char *p, struct clock_time *clock)
+{
+	enum verdict verdict;
+
+	p += strspn(p, " ");
+	verdict = clock_parse(&p, clock);
+	return verdict == FINE && *p ? NOT_A_TIME : verdict;
 }
 
 /* Seconds since the epoch and a fraction as nanoseconds, refused before 1970 or past 64 bits. */
@@ -115,16 +138,10 @@ static enum verdict day_parse(const char *p, int days_back, uint64_t now_ns, uin
 	struct clock_time clock = { 0 };
 	enum verdict verdict;
 
-	if (*p) {
-		if (*p != ' ')
-			return NOT_A_TIME;
-		while (*p == ' ')
-			p++;
-		if ((verdict = clock_parse(&p, &clock)) != FINE)
-			return verdict;
-		if (*p)
-			return NOT_A_TIME;
-	}
+	if (*p && *p != ' ')
+		return NOT_A_TIME;
+	if (*p && (verdict = clock_alone(p, &clock)) != FINE)
+		return verdict;
 	return local_day(now_ns, days_back, &clock, out_ns);
 }
 
@@ -132,13 +149,9 @@ static enum verdict day_parse(const char *p, int days_back, uint64_t now_ns, uin
 static enum verdict recent_clock_parse(const char *p, uint64_t now_ns, uint64_t *out_ns)
 {
 	struct clock_time clock;
-	enum verdict verdict = clock_parse(&p, &clock);
+	enum verdict verdict = clock_alone(p, &clock);
 
-	if (verdict != FINE)
-		return verdict;
-	if (*p)
-		return NOT_A_TIME;
-	if ((verdict = local_day(now_ns, 0, &clock, out_ns)) != FINE || *out_ns <= now_ns)
+	if (verdict != FINE || (verdict = local_day(now_ns, 0, &clock, out_ns)) != FINE || *out_ns <= now_ns)
 		return verdict;
 	return local_day(now_ns, 1, &clock, out_ns);
 }
@@ -149,25 +162,20 @@ static enum verdict span_parse(const char **p, uint64_t *seconds)
 	static const char units[] = "smhdw";
 	static const uint64_t unit_seconds[] = { 1, 60, 3600, 86400, 604800 };
 	const char *unit;
+	uint64_t count;
+	enum verdict verdict;
 
 	*seconds = 0;
-	if (!isdigit((unsigned char)**p))
-		return NOT_A_TIME;
-	while (isdigit((unsigned char)**p)) {
-		uint64_t number = 0;
-
-		for (; isdigit((unsigned char)**p); ++*p) {
-			if (number > (UINT64_MAX - 9) / 10)
-				return TOO_LARGE;
-			number = number * 10 + (uint64_t)(**p - '0');
-		}
+	do {
+		if ((verdict = number(p, &count)) != FINE)
+			return verdict;
 		if (!**p || !(unit = strchr(units, **p)))
 			return NOT_A_TIME;
 		++*p;
-		if (number > (UINT64_MAX - *seconds) / unit_seconds[unit - units])
+		if (count > (UINT64_MAX - *seconds) / unit_seconds[unit - units])
 			return TOO_LARGE;
-		*seconds += number * unit_seconds[unit - units];
-	}
+		*seconds += count * unit_seconds[unit - units];
+	} while (isdigit((unsigned char)**p));
 	return FINE;
 }
 
@@ -180,11 +188,7 @@ static enum verdict ago_parse(const char *p, bool minus, uint64_t now_ns, uint64
 	if (verdict != FINE)
 		return verdict;
 	if (!minus) {
-		if (*p != ' ')
-			return NOT_A_TIME;
-		while (*p == ' ')
-			p++;
-		if (strcmp(p, "ago"))
+		if (*p != ' ' || strcmp(p + strspn(p, " "), "ago"))
 			return NOT_A_TIME;
 	} else if (*p) {
 		return NOT_A_TIME;
@@ -200,16 +204,12 @@ static enum verdict ago_parse(const char *p, bool minus, uint64_t now_ns, uint64
 /* @SECONDS[.FRACTION]. */
 static enum verdict epoch_parse(const char *p, uint64_t *out_ns)
 {
-	uint64_t seconds = 0;
+	uint64_t seconds;
 	uint32_t nanos;
+	enum verdict verdict = number(&p, &seconds);
 
-	if (!isdigit((unsigned char)*p))
-		return NOT_A_TIME;
-	for (; isdigit((unsigned char)*p); p++) {
-		if (seconds > (UINT64_MAX - 9) / 10)
-			return TOO_LARGE;
-		seconds = seconds * 10 + (uint64_t)(*p - '0');
-	}
+	if (verdict != FINE)
+		return verdict;
 	if (!fraction(&p, &nanos) || *p)
 		return NOT_A_TIME;
 	return seconds > INT64_MAX ? TOO_LARGE : to_ns((int64_t)seconds, nanos, out_ns);
@@ -258,8 +258,7 @@ static enum verdict date_parse(const char *p, uint64_t *out_ns)
 		return NOT_A_TIME;
 	if (*p == 't' || *p == ' ') {
 		p += *p == 't';
-		while (*p == ' ')
-			p++;
+		p += strspn(p, " ");
 		if ((verdict = clock_parse(&p, &clock)) != FINE)
 			return verdict;
 		if ((verdict = offset_parse(p, &utc, &east)) != FINE)
