@@ -288,7 +288,7 @@ static void whole_disk_of(const struct diskstats *stats, const char *partition, 
 static struct block_driver *drivers;
 static unsigned driver_count;
 
-static void known_forget(void)
+void diskstats_forget(void)
 {
 	free(known);
 	known = NULL;
@@ -306,7 +306,7 @@ static void follow_root(void)
 	if (known_root && strcmp(known_root, root) == 0)
 		return;
 	sysroot_file_close(&proc_diskstats);
-	known_forget();
+	diskstats_forget();
 	free(known_root);
 	known_root = xstrdup(root);
 }

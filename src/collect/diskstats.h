@@ -59,6 +59,8 @@ int diskstats_parse(const char *text, size_t len, struct diskstats *out);
  */
 int diskstats_read(struct diskstats *out);
 void diskstats_free(struct diskstats *stats);
+/* Forgets what was learnt of the devices (sysfs, /proc/devices): a recorder's frames each hold it. */
+void diskstats_forget(void);
 /* The device of that name, or NULL ('!' and '/' match each other, as sysfs and diskstats spell them). */
 const struct disk_stats *diskstats_find(const struct diskstats *stats, const char *name);
 /* The block drivers of /proc/devices text, by major ("loop", "virtblk"): their count; *out to free. */

@@ -12,11 +12,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "collect/sysroot_tree.h"
 #include "common/util.h"
 
 static int root_fd = -1;
 static char *root_path;
 static unsigned root_generation = 1; /* a file opened under another root is opened again */
+static struct sysroot_capture *capture; /* the recorder's: what is read, kept */
+
+void sysroot_capture_set(struct sysroot_capture *c)
+{
+	capture = c;
+}
 
 /* The root's directory fd, opened on first use from IOLENS_SYSROOT or "/". */
 static int root(void)
@@ -113,6 +120,8 @@ int sysroot_file_read(struct sysroot_file *file, const char **text, size_t *len)
 		used += (size_t)got;
 	}
 	file->buf[used] = '\0';
+	if (capture)
+		sysroot_capture_add(capture, 'F', file->path, file->buf, used);
 	*text = file->buf;
 	*len = used;
 	file->error = 0;
@@ -160,10 +169,14 @@ ssize_t read_small_at(int dir, const char *path, char *buf, size_t size)
 ssize_t sysroot_read_small(const char *path, char *buf, size_t size)
 {
 	int dir = root();
+	ssize_t got;
 
 	if (dir < 0)
 		return -errno;
-	return read_small_at(dir, relative(path), buf, size);
+	got = read_small_at(dir, relative(path), buf, size);
+	if (capture && got >= 0)
+		sysroot_capture_add(capture, 'F', path, buf, (size_t)got);
+	return got;
 }
 
 int sysroot_read_string(const char *path, char *buf, size_t size)
@@ -203,7 +216,30 @@ int sysroot_exists(const char *path)
 	struct stat st;
 	int dir = root();
 
-	return dir >= 0 && fstatat(dir, relative(path), &st, 0) == 0;
+	if (dir < 0 || fstatat(dir, relative(path), &st, 0) != 0)
+		return 0;
+	if (capture)
+		sysroot_capture_add(capture, 'E', path, S_ISDIR(st.st_mode) ? "d" : "f", 1);
+	return 1;
+}
+
+/* A directory's names, kept for the recorder (read from a descriptor of its own). */
+static void capture_names(int fd, const char *path)
+{
+	struct sysroot_capture names = {0};
+	DIR *dir = fdopendir(fd);
+	struct dirent *e;
+
+	if (!dir) {
+		close(fd);
+		return;
+	}
+	while ((e = readdir(dir)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			sysroot_capture_bytes(&names, e->d_name, strlen(e->d_name) + 1);
+	closedir(dir);
+	sysroot_capture_add(capture, 'D', path, names.data, names.len);
+	sysroot_capture_free(&names);
 }
 
 DIR *sysroot_opendir(const char *path)
@@ -213,6 +249,11 @@ DIR *sysroot_opendir(const char *path)
 
 	if (fd < 0)
 		return NULL;
+	if (capture) {
+		int again = open_under_root(path, O_RDONLY | O_DIRECTORY);
+		if (again >= 0)
+			capture_names(again, path);
+	}
 	dir = fdopendir(fd);
 	if (!dir)
 		close(fd);

@@ -161,13 +161,52 @@ static bool payload_of(const unsigned char *p, unsigned char **scratch, const un
 	return true;
 }
 
-int store_segment_scan(const unsigned char *buf, size_t len, store_frame_fn fn, void *context,
-		       struct store_scan *out)
+/*
+ * The next sound frame of buf from *at, its header read into *f (not its payload): true, or false
+ * at the end. Damage passed over is counted and said in out; *at is left after the frame.
+ */
+static bool scan_next(const unsigned char *buf, size_t len, size_t *at, struct store_frame *f, struct store_scan *out)
 {
-	unsigned char *scratch = NULL;
-	size_t at = STORE_SEGMENT_HEADER;
-	int rc = 0;
+	while (*at < len) {
+		size_t size = 0, next;
+		int found = frame_at(buf + *at, len - *at, &size);
 
+		if (found == FRAME_CORRUPT) {
+			out->skipped++;
+			said(out, "a corrupt frame", *at);
+			*at += size;
+			out->good_end = *at;
+			continue;
+		}
+		if (found != FRAME_SOUND) {
+			/* Damage: read on from the next whole frame; none after it: torn (a write cut short). */
+			next = next_frame(buf, len, *at);
+			if (next >= len) {
+				out->torn = true;
+				said(out, "a frame cut short (the write in progress when the recorder stopped)", *at);
+				*at = len;
+				return false;
+			}
+			out->skipped++;
+			said(out, "a corrupt frame", *at);
+			*at = next;
+			continue;
+		}
+		memset(f, 0, sizeof(*f));
+		f->offset = *at;
+		f->real_ns = get64(buf + *at + 16);
+		f->mono_ns = get64(buf + *at + 24);
+		f->kind = (unsigned)buf[*at + 32] | (unsigned)buf[*at + 33] << 8;
+		*at += size;
+		out->good_end = *at;
+		return true;
+	}
+	return false;
+}
+
+/* A segment's header checked, its stamps in out: 0, or -EINVAL said in out. */
+static int segment_header(const unsigned char *buf, size_t len, struct store_scan *out)
+{
 	memset(out, 0, sizeof(*out));
 	if (len < STORE_SEGMENT_HEADER || memcmp(buf, segment_magic, sizeof(segment_magic)) ||
 	    get32(buf + 8) < 1 || get32(buf + 8) > STORE_VERSION) {
@@ -177,44 +216,26 @@ int store_segment_scan(const unsigned char *buf, size_t len, store_frame_fn fn, 
 	}
 	out->created_real_ns = get64(buf + 16);
 	out->created_mono_ns = get64(buf + 24);
-	out->good_end = at;
-	while (at < len && !rc) {
-		size_t size = 0, next;
-		int found = frame_at(buf + at, len - at, &size);
-		struct store_frame f = { .offset = at };
+	out->good_end = STORE_SEGMENT_HEADER;
+	return 0;
+}
 
-		if (found == FRAME_CORRUPT) {
+int store_segment_scan(const unsigned char *buf, size_t len, store_frame_fn fn, void *context,
+		       struct store_scan *out)
+{
+	unsigned char *scratch = NULL;
+	size_t at = STORE_SEGMENT_HEADER;
+	struct store_frame f;
+	int rc = segment_header(buf, len, out);
+
+	while (!rc && scan_next(buf, len, &at, &f, out)) {
+		if (!payload_of(buf + f.offset, &scratch, &f.data, &f.len)) {
 			out->skipped++;
-			said(out, "a corrupt frame", at);
-			at += size;
-			out->good_end = at;
-			continue;
-		}
-		if (found != FRAME_SOUND) {
-			/* Damage: read on from the next whole frame; none after it: torn (a write cut short). */
-			next = next_frame(buf, len, at);
-			if (next >= len) {
-				out->torn = true;
-				said(out, "a frame cut short (the write in progress when the recorder stopped)", at);
-				break;
-			}
-			out->skipped++;
-			said(out, "a corrupt frame", at);
-			at = next;
-			continue;
-		}
-		f.real_ns = get64(buf + at + 16);
-		f.mono_ns = get64(buf + at + 24);
-		f.kind = (unsigned)buf[at + 32] | (unsigned)buf[at + 33] << 8;
-		if (!payload_of(buf + at, &scratch, &f.data, &f.len)) {
-			out->skipped++;
-			said(out, "a frame whose payload does not decompress", at);
+			said(out, "a frame whose payload does not decompress", f.offset);
 		} else {
 			out->frames++;
 			rc = fn ? fn(context, &f) : 0;
 		}
-		at += size;
-		out->good_end = at;
 	}
 	free(scratch);
 	return rc;
@@ -627,16 +648,6 @@ void store_close(struct store *s)
 
 /* ---- listing ------------------------------------------------------------------------------ */
 
-static int stamp(void *context, const struct store_frame *f)
-{
-	struct store_segment *seg = context;
-
-	if (!seg->frames++)
-		seg->first_real_ns = f->real_ns;
-	seg->last_real_ns = f->real_ns;
-	return 0;
-}
-
 int store_list(const char *dir, struct store_segment **out, char *why, size_t why_len)
 {
 	char *path = plain_path(dir);
@@ -653,21 +664,185 @@ int store_list(const char *dir, struct store_segment **out, char *why, size_t wh
 	if (n < 0)
 		snprintf(why, why_len, "%s: %s", path, strerror(-n));
 	for (int i = 0; i < n; i++) {
+		/* The frames' headers and checksums only: nothing decompressed. */
 		struct store_segment *seg = &(*out)[i];
 		struct store_scan scan;
-		size_t len;
+		struct store_frame f;
+		size_t len, at = STORE_SEGMENT_HEADER;
 		unsigned char *p = read_segment(d, seg->name, SEGMENT_READ_MAX, &len, &err);
 
 		seg->last_real_ns = 0;
 		seg->skipped = 1; /* unless it reads */
-		if (p && store_segment_scan(p, len, stamp, seg, &scan) == 0) {
-			seg->frames = scan.frames;
-			seg->skipped = scan.skipped;
-			seg->torn = scan.torn;
+		if (!p || segment_header(p, len, &scan) != 0) {
+			free(p);
+			continue;
 		}
+		while (scan_next(p, len, &at, &f, &scan)) {
+			if (!seg->frames++)
+				seg->first_real_ns = f.real_ns;
+			seg->last_real_ns = f.real_ns;
+		}
+		seg->skipped = scan.skipped;
+		seg->torn = scan.torn;
 		free(p);
 	}
 	close(d);
 	free(path);
 	return n;
+}
+
+/* ---- reading a window --------------------------------------------------------------------- */
+
+struct store_reader {
+	int dir;
+	struct store_segment *segments;
+	int count, next;         /* the segments, and the next to read */
+	unsigned char *buf;      /* the segment being read */
+	size_t len, at;
+	struct store_scan scan;  /* what its reading found */
+	unsigned char *scratch;
+	uint64_t from_ns, to_ns;
+	char said[256];
+};
+
+int store_reader_open(struct store_reader **out, const char *dir, uint64_t from_ns, uint64_t to_ns, char *why,
+		      size_t why_len)
+{
+	struct store_reader *r = xcalloc(1, sizeof(*r));
+	char *path = plain_path(dir);
+
+	*out = NULL;
+	r->dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	r->count = r->dir < 0 ? -errno : segments_of(r->dir, &r->segments);
+	if (r->count < 0) {
+		int err = r->count;
+		snprintf(why, why_len, "%s: %s", path, strerror(-err));
+		free(path);
+		store_reader_close(r);
+		return err;
+	}
+	free(path);
+	r->from_ns = from_ns;
+	r->to_ns = to_ns;
+	*out = r;
+	return 0;
+}
+
+/* The next segment that may hold frames of the window read whole: false when none is left. */
+static bool reader_segment(struct store_reader *r)
+{
+	free(r->buf);
+	r->buf = NULL;
+	while (r->next < r->count) {
+		struct store_segment *seg = &r->segments[r->next++];
+		int err;
+
+		if (seg->last_real_ns < r->from_ns) /* last written before the window */
+			continue;
+		r->buf = read_segment(r->dir, seg->name, SEGMENT_READ_MAX, &r->len, &err);
+		if (!r->buf) {
+			snprintf(r->said, sizeof(r->said), "%s: %s: passed over", seg->name, strerror(-err));
+			continue;
+		}
+		if (segment_header(r->buf, r->len, &r->scan) != 0) {
+			snprintf(r->said, sizeof(r->said), "%s: %s: passed over", seg->name, r->scan.problem);
+			free(r->buf);
+			r->buf = NULL;
+			continue;
+		}
+		r->at = STORE_SEGMENT_HEADER;
+		return true;
+	}
+	return false;
+}
+
+/* What the segment just read found wrong, said once. */
+static void reader_damage(struct store_reader *r)
+{
+	if (r->buf && r->scan.problem[0] && !r->said[0])
+		snprintf(r->said, sizeof(r->said), "%s: %s", r->segments[r->next - 1].name, r->scan.problem);
+}
+
+int store_reader_next(struct store_reader *r, struct store_frame *frame)
+{
+	for (;;) {
+		if (!r->buf && !reader_segment(r))
+			return 0;
+		if (!scan_next(r->buf, r->len, &r->at, frame, &r->scan)) {
+			reader_damage(r);
+			free(r->buf);
+			r->buf = NULL;
+			continue;
+		}
+		if (frame->real_ns < r->from_ns)
+			continue;
+		if (frame->real_ns > r->to_ns) {
+			/* Past the window: later segments begin later still. */
+			r->next = r->count;
+			free(r->buf);
+			r->buf = NULL;
+			return 0;
+		}
+		if (payload_of(r->buf + frame->offset, &r->scratch, &frame->data, &frame->len))
+			return 1;
+		r->scan.skipped++;
+		said(&r->scan, "a frame whose payload does not decompress", frame->offset);
+	}
+}
+
+const char *store_reader_said(struct store_reader *r)
+{
+	static char text[256];
+
+	reader_damage(r);
+	if (!r->said[0])
+		return NULL;
+	snprintf(text, sizeof(text), "%s", r->said);
+	r->said[0] = '\0';
+	if (r->buf)
+		r->scan.problem[0] = '\0'; /* said */
+	return text;
+}
+
+void store_reader_close(struct store_reader *r)
+{
+	if (!r)
+		return;
+	if (r->dir >= 0)
+		close(r->dir);
+	free(r->segments);
+	free(r->buf);
+	free(r->scratch);
+	free(r);
+}
+
+const char *store_default_dir(bool make)
+{
+	static char path[4096];
+	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME"), *env = getenv("IOLENS_RECORD_DIR");
+
+	if (env && *env)
+		return env;
+	if (geteuid() == 0) {
+		if (make)
+			mkdir("/var/lib/iolens", 0755); /* as StateDirectory= would; the store itself 0700 */
+		return STORE_DEFAULT_DIR;
+	}
+	if (state && *state == '/') {
+		snprintf(path, sizeof(path), "%s/iolens", state);
+	} else if (home && *home == '/') {
+		snprintf(path, sizeof(path), "%s/.local", home);
+		if (make)
+			mkdir(path, 0700);
+		snprintf(path, sizeof(path), "%s/.local/state", home);
+		if (make)
+			mkdir(path, 0700);
+		snprintf(path, sizeof(path), "%s/.local/state/iolens", home);
+	} else {
+		return STORE_DEFAULT_DIR;
+	}
+	if (make)
+		mkdir(path, 0700);
+	strncat(path, "/record", sizeof(path) - strlen(path) - 1);
+	return path;
 }

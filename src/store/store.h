@@ -26,6 +26,12 @@
 #define STORE_FRAME_MAX (16u << 20) /* a frame's payload, raw or compressed: at most this */
 #define STORE_VERSION 1
 
+/* The kinds of frame: what its payload is. */
+enum {
+	STORE_KIND_SYSTEM = 1, /* a tree (collect/sysroot_tree.h): what the system's sources read in /proc and /sys */
+	STORE_KIND_DOCTOR = 2, /* doctor's snapshot of the interval before its stamp, as text (doctor/snapshot.h) */
+};
+
 /* One frame as read: data is its raw payload (decompressed), valid during the callback. */
 struct store_frame {
 	uint64_t real_ns, mono_ns;
@@ -101,5 +107,25 @@ struct store_segment {
  * segment that cannot be read is listed with skipped 1 and no frames.
  */
 int store_list(const char *dir, struct store_segment **out, char *why, size_t why_len);
+
+/*
+ * The store when none is named: $IOLENS_RECORD_DIR, else root's STORE_DEFAULT_DIR, another
+ * user's under $XDG_STATE_HOME or ~/.local/state (iolens/record). With make, its parents are made.
+ */
+#define STORE_DEFAULT_DIR "/var/lib/iolens/record"
+const char *store_default_dir(bool make);
+
+/*
+ * Reading a window back: the frames of every segment whose stamps fall in [from_ns, to_ns]
+ * (UTC), oldest first; frames outside it are passed over without decompressing them.
+ */
+struct store_reader;
+int store_reader_open(struct store_reader **out, const char *dir, uint64_t from_ns, uint64_t to_ns, char *why,
+		      size_t why_len);
+/* The next frame of the window: 1 with *frame set (valid until the next call), or 0 at the end. */
+int store_reader_next(struct store_reader *r, struct store_frame *frame);
+/* What was found wrong since last asked (a torn or corrupt frame, a segment unreadable), or NULL. */
+const char *store_reader_said(struct store_reader *r);
+void store_reader_close(struct store_reader *r);
 
 #endif

@@ -15,7 +15,8 @@ src/doctor/miss
 src/doctor/snapshot src/doctor/io_window
 src/http
 src/render src/model
-src/collect src/store
+src/store
+src/collect
 src/common
 src/bpf
 lib/vtrace

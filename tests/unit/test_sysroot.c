@@ -9,6 +9,7 @@
 
 #include "collect/procfs.h"
 #include "collect/sysroot.h"
+#include "collect/sysroot_tree.h"
 
 static void write_file(const char *root, const char *name, const char *text, const char *mode)
 {
@@ -186,12 +187,125 @@ static void test_io_delta(void **state)
 	unit_rmtree(root);
 }
 
+/* Reads through the root of what the collectors read: a file, a small file, a path found, a directory's names. */
+static void read_all(char *text, size_t size)
+{
+	static struct sysroot_file stat_file = SYSROOT_FILE("/proc/stat");
+	const char *got;
+	size_t len;
+	struct dirent *e;
+	DIR *dir;
+	int n = 0;
+
+	text[0] = '\0';
+	if (sysroot_file_read(&stat_file, &got, &len) == 0)
+		n += snprintf(text + n, size - (size_t)n, "stat=%s|", got);
+	char small[64];
+	if (sysroot_read_small("sys/block/vda/size", small, sizeof(small)) >= 0)
+		n += snprintf(text + n, size - (size_t)n, "size=%s|", small);
+	n += snprintf(text + n, size - (size_t)n, "part=%d dir=%d none=%d|", sysroot_exists("/sys/block/vda/vda1"),
+		      sysroot_exists("/sys/block/vda/holders"), sysroot_exists("/sys/block/vda/missing"));
+	if ((dir = sysroot_opendir("/sys/block/vda/holders"))) {
+		unsigned names = 0;
+		while ((e = readdir(dir)))
+			names += e->d_name[0] != '.';
+		closedir(dir);
+		n += snprintf(text + n, size - (size_t)n, "holders=%u", names);
+	}
+}
+
+/* What is read with a capture on, laid out again, reads the same: the recorder's frame and its replay. */
+static void test_capture_round_trip(void **state)
+{
+	char *root = unit_tmpdir(), *copy = unit_tmpdir(), live[512], replayed[512], path[4096];
+	struct sysroot_capture cap = {0};
+	int fd;
+	(void)state;
+
+	make_dir(root, "proc");
+	make_dir(root, "sys");
+	make_dir(root, "sys/block");
+	make_dir(root, "sys/block/vda");
+	make_dir(root, "sys/block/vda/vda1");
+	make_dir(root, "sys/block/vda/holders");
+	write_file(root, "proc/stat", "cpu 1 2 3 4\n", "w");
+	write_file(root, "sys/block/vda/size", "2048\n", "w");
+	write_file(root, "sys/block/vda/holders/dm-0", "", "w");
+	write_file(root, "sys/block/vda/holders/dm-1", "", "w");
+	assert_int_equal(sysroot_set(root), 0);
+	sysroot_capture_set(&cap);
+	read_all(live, sizeof(live));
+	sysroot_capture_set(NULL);
+	assert_string_equal(live, "stat=cpu 1 2 3 4\n|size=2048\n|part=1 dir=1 none=0|holders=2");
+	assert_non_null(cap.data);
+
+	assert_true((fd = open(copy, O_RDONLY | O_DIRECTORY)) >= 0);
+	assert_int_equal(tree_lay_out(fd, cap.data, cap.len), 0);
+	close(fd);
+	assert_int_equal(sysroot_set(copy), 0);
+	read_all(replayed, sizeof(replayed));
+	assert_string_equal(replayed, live);
+	/* Only what was read: the tree has no file nobody looked at. */
+	snprintf(path, sizeof(path), "%s/sys/block/vda/missing", copy);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(sysroot_set("/"), 0);
+	sysroot_capture_free(&cap);
+	unit_rmtree(root);
+	unit_rmtree(copy);
+}
+
+/* A tree from elsewhere (a store another user wrote): paths that leave it, and damage, refused. */
+static void test_tree_refusals(void **state)
+{
+	static const char *const bad[] = { "/../etc/x", "/proc/../../x", "proc/stat", "/proc//stat", "/proc/./stat",
+					   "/" };
+	struct sysroot_capture cap = {0};
+	struct tree_entry e;
+	size_t at;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		unsigned char raw[64];
+		size_t n = strlen(bad[i]);
+		raw[0] = 'F';
+		raw[1] = (unsigned char)n;
+		raw[2] = 0;
+		memcpy(raw + 3, bad[i], n);
+		memset(raw + 3 + n, 0, 4);
+		at = 0;
+		assert_int_equal(tree_next(raw, 7 + n, &at, &e), -EINVAL);
+	}
+	/* The capture leaves out what a tree cannot hold, and makes relative paths absolute. */
+	sysroot_capture_add(&cap, 'F', "/proc/../x", "a", 1);
+	assert_int_equal(cap.len, 0);
+	sysroot_capture_add(&cap, 'F', "proc/stat", "a", 1);
+	at = 0;
+	assert_int_equal(tree_next(cap.data, cap.len, &at, &e), 1);
+	assert_string_equal(e.path, "/proc/stat");
+	/* Cut anywhere: refused, never read past the end. */
+	for (size_t len = 1; len < cap.len; len++) {
+		at = 0;
+		assert_int_equal(tree_next(cap.data, len, &at, &e), -EINVAL);
+	}
+	/* A directory's names with a slash or a "..": refused. */
+	at = cap.len;
+	sysroot_capture_add(&cap, 'D', "/sys", "a/b\0", 4);
+	assert_int_equal(tree_next(cap.data, cap.len, &at, &e), -EINVAL);
+	sysroot_capture_free(&cap);
+	sysroot_capture_add(&cap, 'D', "/sys", "..\0", 3);
+	at = 0;
+	assert_int_equal(tree_next(cap.data, cap.len, &at, &e), -EINVAL);
+	sysroot_capture_free(&cap);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read_small),
 		cmocka_unit_test(test_pids),
 		cmocka_unit_test(test_io_delta),
+		cmocka_unit_test(test_capture_round_trip),
+		cmocka_unit_test(test_tree_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
