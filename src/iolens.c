@@ -30,6 +30,7 @@ static const struct command commands[] = {
 	{ "bench", cmd_bench, "what a disk can do, and where it saturates (fio, dd)" },
 	{ "vstat", cmd_vstat, "what libvtrace servers are doing, op by op, and hangs" },
 	{ "doctor", cmd_doctor, "what is wrong with the machine's I/O, worst first" },
+	{ "record", cmd_record, "keep what the machine did, to look back at (sar, atop -w)" },
 	{ "export", cmd_export, "all of it as Prometheus metrics (node_exporter)" },
 	{ "version", cmd_version, "the version, and the eBPF features this kernel has" },
 	/* Aliases, for links named after the tools people already type. */

@@ -25,6 +25,7 @@ int cmd_cachetop(int argc, char **argv);
 int cmd_biotop(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_record(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 
 enum {

@@ -3,11 +3,13 @@
  * doctor.c: iolens doctor: the I/O diagnosis a person would make: a snapshot of the machine over a
  * window of seconds, judged by rules (src/doctor/rules), the findings written as text or JSON.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd/command.h"
@@ -15,9 +17,11 @@
 #include "common/signals.h"
 #include "common/path_walk.h"
 #include "common/util.h"
+#include "common/when.h"
 #include "doctor/capture.h"
 #include "doctor/finding.h"
 #include "doctor/rules.h"
+#include "store/store.h"
 
 /* Exit statuses beyond the house's 0, 1 and 2: what the worst finding was. */
 enum { EXIT_WARNING = 3, EXIT_CRITICAL = 4 };
@@ -26,6 +30,7 @@ struct doctor {
 	struct doctor_findings findings;
 	struct doctor_config config; /* what is normal here: rules off, thresholds, what is accepted */
 	double seconds;
+	const char *from, *to, *record_dir; /* --from, --to: iolens record --doctor's windows judged */
 };
 
 /* ---- The command ------------------------------------------------------------------------- */
@@ -74,6 +79,7 @@ static const char brief_help[] =
 	"                         named NAME (or path=GLOB: files and mounts) is not said\n"
 	"      --record FILE      also keep what the window saw in FILE\n"
 	"      --replay FILE      judge FILE again, anywhere, as any user\n"
+	"      --from TIME [--to TIME]  judge the windows iolens record --doctor kept\n"
 	"  -h, --help             this help; --help-all: every rule and option\n"
 	"\n"
 	"Defaults for --disable, --accept and --set: /etc/iolens/doctor.conf.\n"
@@ -128,6 +134,11 @@ static _Noreturn void usage(bool all)
 	       "                         judge) to FILE, to judge again later or elsewhere\n"
 	       "      --replay FILE      judge the snapshot in FILE instead of the machine (no\n"
 	       "                         window, no privilege needed); takes no seconds\n"
+	       "      --from TIME        judge the windows iolens record --doctor kept from TIME\n"
+	       "                         (03:00, yesterday 03:00, 2026-12-04T03:00Z, -2h): each\n"
+	       "                         finding once, with the windows it was in\n"
+	       "      --to TIME          ... until TIME (default now)\n"
+	       "      --record-dir DIR   the store (default: iolens record's)\n"
 	       "      --capacity-dir DIR where disks' capacities are kept (bench --profile\n"
 	       "                         --save-capacity; default $IOLENS_CAPACITY_DIR, else\n"
 	       "                         /var/lib/iolens/capacity): rule saturated's low-load latency\n"
@@ -147,7 +158,10 @@ static _Noreturn void usage(bool all)
 	exit(EXIT_OK);
 }
 
-enum { OPT_CONFIG = 0x2000, OPT_NO_CONFIG, OPT_DISABLE, OPT_ACCEPT, OPT_SET, OPT_RECORD, OPT_REPLAY, OPT_CAPACITY_DIR };
+enum {
+	OPT_CONFIG = 0x2000, OPT_NO_CONFIG, OPT_DISABLE, OPT_ACCEPT, OPT_SET, OPT_RECORD, OPT_REPLAY, OPT_CAPACITY_DIR,
+	OPT_FROM, OPT_TO, OPT_RECORD_DIR,
+};
 
 /*
  * Takes out the findings of disabled rules, and those the configuration accepts: by the
@@ -239,6 +253,185 @@ static int record_snapshot(const struct doctor_snapshot *snapshot, const char *p
 	return 0;
 }
 
+/* ---- --from, --to: the windows iolens record --doctor kept ------------------------------------ */
+
+/* A finding's subject across windows: its rule and its what, figures left out ("busy # % of the time"). */
+static bool same_subject(const struct doctor_finding *a, const struct doctor_finding *b)
+{
+	const char *p = a->what, *q = b->what;
+
+	if (strcmp(a->rule, b->rule))
+		return false;
+	while (*p && *q) {
+		bool dp = isdigit((unsigned char)*p), dq = isdigit((unsigned char)*q);
+		if (dp != dq)
+			return false;
+		if (dp) {
+			while (isdigit((unsigned char)*p) || *p == '.')
+				p++;
+			while (isdigit((unsigned char)*q) || *q == '.')
+				q++;
+			continue;
+		}
+		if (*p++ != *q++)
+			return false;
+	}
+	return !*p && !*q;
+}
+
+struct seen {
+	unsigned windows;
+	uint64_t first_ns, last_ns; /* the first window's start, the last one's end */
+};
+
+/* A window's finding into the merged list: counted with its subject's, the worst (first) of them kept. */
+static void merge_finding(struct doctor_findings *merged, struct seen **seen, struct doctor_finding *f, uint64_t end_ns,
+			  double seconds)
+{
+	uint64_t start = end_ns - (uint64_t)(seconds * 1e9);
+	size_t i;
+
+	for (i = 0; i < merged->count && !same_subject(&merged->list[i], f); i++)
+		;
+	if (i == merged->count) {
+		merged->list = xrealloc(merged->list, (i + 1) * sizeof(*merged->list));
+		*seen = xrealloc(*seen, (i + 1) * sizeof(**seen));
+		merged->list[i] = *f;
+		(*seen)[i] = (struct seen){ 0, start, end_ns };
+		merged->count++;
+	} else if (f->severity > merged->list[i].severity) {
+		doctor_fields_free(&merged->list[i].data);
+		merged->list[i] = *f;
+	} else {
+		doctor_fields_free(&f->data);
+	}
+	(*seen)[i].windows++;
+	(*seen)[i].last_ns = end_ns;
+}
+
+/* "03:10:00" in local time (with the date when not today's). */
+static const char *moment(uint64_t ns, char *buf, size_t size)
+{
+	time_t t = (time_t)(ns / 1000000000ull), now = time(NULL);
+	struct tm tm, today;
+	bool same_day;
+
+	localtime_r(&now, &today);
+	same_day = localtime_r(&t, &tm) && tm.tm_yday == today.tm_yday && tm.tm_year == today.tm_year;
+	if (!localtime_r(&t, &tm) || !strftime(buf, size, same_day ? "%H:%M:%S" : "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, size, "-");
+	return buf;
+}
+
+/*
+ * The snapshots of the window, each judged as doctor --replay judges one; a finding seen in
+ * several is said once, its worst, with how many windows it was in and from when to when.
+ * *last is the last snapshot (what the report says of the mechanisms). 0, or EXIT_FAIL said.
+ */
+static int judge_recorded(struct doctor *d, struct doctor_snapshot *last, struct doctor_accepted **accepted,
+			  size_t *naccepted)
+{
+	uint64_t now = realtime_ns(), from, to = now;
+	struct doctor_findings merged = {0};
+	struct seen *seen = NULL;
+	struct store_reader *reader;
+	struct store_frame frame;
+	unsigned windows = 0;
+	char why[512], a[32], b[32];
+	const char *said;
+
+	if (when_parse(d->from, now, &from, why, sizeof(why)) != 0)
+		usage_error("--from: %s", why);
+	if (d->to && when_parse(d->to, now, &to, why, sizeof(why)) != 0)
+		usage_error("--to: %s", why);
+	if (to < from)
+		usage_error("--to %s is before --from %s", d->to, d->from);
+	if (!d->record_dir)
+		d->record_dir = store_default_dir(false);
+	if (store_reader_open(&reader, d->record_dir, from, to, why, sizeof(why)) != 0) {
+		warn_msg("%s", why);
+		return EXIT_FAIL;
+	}
+	memset(last, 0, sizeof(*last));
+	while (store_reader_next(reader, &frame) == 1) {
+		struct doctor_snapshot snap;
+		struct doctor_accepted *acc = NULL;
+		size_t nacc;
+
+		if ((said = store_reader_said(reader)))
+			warn_msg("%s: %s", printable_name(d->record_dir), said);
+		if (frame.kind != STORE_KIND_DOCTOR)
+			continue;
+		if (doctor_snapshot_parse((const char *)frame.data, frame.len, &snap, why, sizeof(why)) != 0) {
+			warn_msg("%s: the snapshot of %s: %s", printable_name(d->record_dir),
+				 moment(frame.real_ns, a, sizeof(a)), why);
+			continue;
+		}
+		windows++;
+		d->findings = (struct doctor_findings){0};
+		doctor_judge(&snap, &d->config, &d->findings);
+		nacc = filter_findings(d, &acc);
+		if (nacc) { /* the last window's accepted findings stand for the others' */
+			free(*accepted);
+			*accepted = acc;
+			*naccepted = nacc;
+		}
+		for (size_t i = 0; i < d->findings.count; i++)
+			merge_finding(&merged, &seen, &d->findings.list[i], frame.real_ns, snap.seconds);
+		free(d->findings.list);
+		d->seconds += snap.seconds;
+		doctor_snapshot_free(last);
+		*last = snap;
+	}
+	if ((said = store_reader_said(reader)))
+		warn_msg("%s: %s", printable_name(d->record_dir), said);
+	store_reader_close(reader);
+	if (!windows) {
+		warn_msg("%s: no window of doctor's recorded from %s to %s (iolens record --doctor keeps them)",
+			 printable_name(d->record_dir), d->from, d->to ? d->to : "now");
+		free(seen);
+		return EXIT_FAIL;
+	}
+	for (size_t i = 0; i < merged.count; i++) {
+		struct doctor_finding *f = &merged.list[i];
+		size_t n = strlen(f->numbers);
+
+		if (n && f->numbers[n - 1] == '.')
+			f->numbers[--n] = '\0';
+		snprintf(f->numbers + n, sizeof(f->numbers) - n, "%sin %u of the %u windows recorded, from %s to %s",
+			 n ? "; " : "", seen[i].windows, windows, moment(seen[i].first_ns, a, sizeof(a)),
+			 moment(seen[i].last_ns, b, sizeof(b)));
+		field_count(&f->data, "windows", seen[i].windows);
+		field_count(&f->data, "first_ns", seen[i].first_ns);
+		field_count(&f->data, "last_ns", seen[i].last_ns);
+	}
+	free(seen);
+	d->findings = merged;
+	return 0;
+}
+
+/* The findings, worst first, and how each thing was counted: 0 or -errno. */
+static int write_report(const struct doctor *d, const struct doctor_snapshot *snapshot,
+			const struct doctor_accepted *accepted, size_t naccepted, bool json)
+{
+	const struct doctor_report report = {
+		.seconds = d->seconds,
+		.cache_mode = snapshot->cache_ebpf ? "ebpf" : "procfs",
+		.cache_mechanism =
+		    snapshot->cache_ebpf && snapshot->cache_mechanism[0] ? snapshot->cache_mechanism : NULL,
+		.odirect_mode = doctor_config_disabled(&d->config, "odirect") ? "off"
+		    : snapshot->odirect_ebpf                                  ? "ebpf"
+									      : "fdinfo",
+		.bio_mode = snapshot->bio_known ? "ebpf" : "procfs",
+		.bio_mechanism = snapshot->bio_known && snapshot->bio_mechanism[0] ? snapshot->bio_mechanism : NULL,
+		.findings = &d->findings,
+		.accepted = accepted,
+		.naccepted = naccepted,
+	};
+
+	return json ? doctor_write_json(&report, stdout) : doctor_write_text(&report, stdout);
+}
+
 /* A configuration statement given by a flag (--disable, --accept, --set), and the flag's name. */
 struct statement {
 	char *text;
@@ -270,6 +463,9 @@ int cmd_doctor(int argc, char **argv)
 		{ "record", required_argument, NULL, OPT_RECORD },
 		{ "replay", required_argument, NULL, OPT_REPLAY },
 		{ "capacity-dir", required_argument, NULL, OPT_CAPACITY_DIR },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "to", required_argument, NULL, OPT_TO },
+		{ "record-dir", required_argument, NULL, OPT_RECORD_DIR },
 		{ 0 }
 	};
 	struct doctor d = { .seconds = 5 };
@@ -282,7 +478,6 @@ int cmd_doctor(int argc, char **argv)
 	size_t naccepted = 0;
 	struct doctor_snapshot snapshot;
 	enum doctor_severity worst;
-	struct doctor_report report;
 	int rc;
 	bool json = false;
 	const char *record_path = NULL, *replay_path = NULL, *capacity_path = NULL;
@@ -303,6 +498,15 @@ int cmd_doctor(int argc, char **argv)
 			break;
 		case OPT_REPLAY:
 			replay_path = optarg;
+			break;
+		case OPT_FROM:
+			d.from = optarg;
+			break;
+		case OPT_TO:
+			d.to = optarg;
+			break;
+		case OPT_RECORD_DIR:
+			d.record_dir = optarg;
 			break;
 		case OPT_CAPACITY_DIR:
 			if (!*optarg)
@@ -341,6 +545,10 @@ int cmd_doctor(int argc, char **argv)
 		usage_error("--record and --replay: one or the other");
 	if (replay_path && capacity_path)
 		usage_error("--replay and --capacity-dir: the snapshot holds the capacities it saw");
+	if (d.to && !d.from)
+		usage_error("--to needs --from: the window's start");
+	if (d.from && (replay_path || record_path || seconds_given))
+		usage_error("--from judges what iolens record kept: no --replay, --record or seconds");
 	if (replay_path && seconds_given)
 		usage_error("--replay takes no seconds: the snapshot's window is the one judged");
 	doctor_config_init(&d.config);
@@ -357,7 +565,10 @@ int cmd_doctor(int argc, char **argv)
 		usage_error("%s", why);
 	stop_on_signals();
 
-	if (replay_path) {
+	if (d.from) {
+		if (judge_recorded(&d, &snapshot, &accepted, &naccepted) != 0)
+			return EXIT_FAIL;
+	} else if (replay_path) {
 		if (doctor_snapshot_load(replay_path, &snapshot, why, sizeof(why)) != 0) {
 			warn_msg("--replay %s", why);
 			exit(EXIT_USAGE);
@@ -367,27 +578,16 @@ int cmd_doctor(int argc, char **argv)
 		if (record_path && record_snapshot(&snapshot, record_path) != 0)
 			record_failed = true;
 	}
-	d.seconds = snapshot.seconds;
-	doctor_judge(&snapshot, &d.config, &d.findings);
-	naccepted = filter_findings(&d, &accepted);
+	if (!d.from) {
+		d.seconds = snapshot.seconds;
+		doctor_judge(&snapshot, &d.config, &d.findings);
+		naccepted = filter_findings(&d, &accepted);
+	}
 
 	if (d.findings.count > 1)
 		qsort(d.findings.list, d.findings.count, sizeof(*d.findings.list), compare_findings);
 	worst = doctor_worst(&d.findings);
-	report = (struct doctor_report){
-		.seconds = d.seconds,
-		.cache_mode = snapshot.cache_ebpf ? "ebpf" : "procfs",
-		.cache_mechanism = snapshot.cache_ebpf && snapshot.cache_mechanism[0] ? snapshot.cache_mechanism : NULL,
-		.odirect_mode = doctor_config_disabled(&d.config, "odirect") ? "off"
-		    : snapshot.odirect_ebpf                                  ? "ebpf"
-									     : "fdinfo",
-		.bio_mode = snapshot.bio_known ? "ebpf" : "procfs",
-		.bio_mechanism = snapshot.bio_known && snapshot.bio_mechanism[0] ? snapshot.bio_mechanism : NULL,
-		.findings = &d.findings,
-		.accepted = accepted,
-		.naccepted = naccepted,
-	};
-	rc = json ? doctor_write_json(&report, stdout) : doctor_write_text(&report, stdout);
+	rc = write_report(&d, &snapshot, accepted, naccepted, json);
 	free(accepted);
 	doctor_config_free(&d.config);
 	doctor_findings_free(&d.findings);

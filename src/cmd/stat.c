@@ -23,8 +23,11 @@
 #include "common/path_walk.h"
 #include "common/signals.h"
 #include "common/util.h"
+#include "common/when.h"
 #include "render/out.h"
 #include "render/record.h"
+#include "store/store.h"
+#include "store/window.h"
 
 #define MAX_GROUPS 128
 
@@ -53,6 +56,8 @@ struct stat_options {
 	double delay;
 	uint64_t count;
 	const char *replay; /* IOLENS_REPLAY: recorded samples instead of the live system */
+	/* --from, --to: a window of iolens record's store (--record-dir) instead of the live system */
+	const char *from, *to, *record_dir;
 };
 
 struct run {
@@ -71,6 +76,9 @@ struct run {
 	struct system_sample samples[2];
 	int current;     /* samples[current] is the latest */
 	unsigned replay_index;
+	struct store_window *window; /* --from: the recording played back */
+	uint64_t window_real_ns, window_mono_ns; /* the last frame taken from it (0: none yet) */
+	char window_boot[64];                    /* its boot id (/proc/sys/kernel/random/boot_id) */
 	char layout[4096]; /* the groups' keys: when it changes, headers are printed again */
 	const struct system_sample *then; /* the sample before the one the groups are built from (NULL: boot) */
 	struct segment_set vtrace; /* --vtrace */
@@ -142,6 +150,7 @@ static const char brief_help[] =
 	"Output:\n"
 	"      --json, --csv      one JSON object or CSV line per sample\n"
 	"      --output FILE      also append CSV to FILE\n"
+	"      --from TIME [--to TIME]  iolens record's store played back (03:00, -2h)\n"
 	"      --verbose          the whole reason of each message on stderr\n"
 	"  -h, --help             this help; --help-all: every option\n"
 	"\n"
@@ -272,6 +281,10 @@ static _Noreturn void usage(bool all)
 	       "      --pidfile FILE     write the process id to FILE, removed at the end\n"
 	       "      --no-boot-sample   leave out the first line, the average since boot (iostat -y)\n"
 	       "      --sysroot DIR      read /proc and /sys under DIR (a recorded tree)\n"
+	       "      --from TIME        play back the window of iolens record's store from TIME\n"
+	       "                         (03:00, yesterday 03:00, 2026-12-04T03:00Z, -2h, @EPOCH)\n"
+	       "      --to TIME          ... until TIME (default now)\n"
+	       "      --record-dir DIR   the store (default: iolens record's)\n"
 	       "      --verbose          the whole reason of each message on stderr\n"
 	       "  -h, --help             a screen of help; --help-all: all of this\n"
 	       "  -V, --version          show the version\n"
@@ -510,7 +523,7 @@ static bool as_dstat(void)
 enum {
 	OPT_INTEGER = 0x3000, OPT_FLOAT, OPT_NOCOLOR, OPT_NOHEADERS, OPT_NOUPDATE, OPT_OUTPUT, OPT_NO_BOOT, OPT_SYSROOT,
 	OPT_JSON, OPT_CSV, OPT_LIST, OPT_COLOR, OPT_PIDFILE, OPT_BITS, OPT_HUMAN, OPT_PARTITIONS, OPT_CAPACITY_DIR,
-	OPT_VERBOSE, OPT_BW, OPT_DEBUG, OPT_PROFILE, OPT_LATENCY,
+	OPT_VERBOSE, OPT_BW, OPT_DEBUG, OPT_PROFILE, OPT_LATENCY, OPT_FROM, OPT_TO, OPT_RECORD_DIR,
 	OPT_PLUGIN,          /* --NAME of a group that is one of dstat's plugin options (plugin_option) */
 	OPT_GROUP = 0x4000,  /* + the kind: --NAME of a group with an option of its own */
 };
@@ -534,6 +547,8 @@ static const struct option other_options[] = {
 	{ "bw", no_argument, NULL, OPT_BW },             { "black-on-white", no_argument, NULL, OPT_BW },
 	{ "blackonwhite", no_argument, NULL, OPT_BW },   { "debug", no_argument, NULL, OPT_DEBUG },
 	{ "profile", no_argument, NULL, OPT_PROFILE },
+	{ "from", required_argument, NULL, OPT_FROM },   { "to", required_argument, NULL, OPT_TO },
+	{ "record-dir", required_argument, NULL, OPT_RECORD_DIR },
 };
 #define OTHER_SHORT_OPTIONS "afvzo:M:C:D:N:S:I:hV"
 
@@ -656,6 +671,9 @@ static void parse_options(struct stat_options *o, int argc, char **argv)
 				usage_error("--capacity-dir: an empty name");
 			groups_capacity_dir(optarg);
 			break;
+		case OPT_FROM: o->from = optarg; break;
+		case OPT_TO: o->to = optarg; break;
+		case OPT_RECORD_DIR: o->record_dir = optarg; break;
 		case OPT_SYSROOT:
 			rc = sysroot_set(optarg);
 			if (rc)
@@ -1140,12 +1158,79 @@ static void compute_vtrace(struct run *r, struct group *g)
 
 /* ---- Samples ---------------------------------------------------------------------------- */
 
-/* Reads a sample: live, or the next recorded one (IOLENS_REPLAY=DIR: DIR/0, DIR/1 ..., each with a "time" file). */
+/* "14:03:56" (local), for what a replay says of a moment. */
+static const char *clock_of(uint64_t real_ns, char *buf, size_t size)
+{
+	time_t t = (time_t)(real_ns / 1000000000ull);
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, size, "%llu", (unsigned long long)(real_ns / 1000000000ull));
+	return buf;
+}
+
+/*
+ * The next frame of --from's window a delay after the last (frames closer are passed over:
+ * `--from 03:00 60` of a recording every 10 s shows a line a minute; the window's last frame
+ * ends it, however close), read as a sample. 1, or 0
+ * at the end, 2 when the machine restarted since the last (its counters began again: a new
+ * start, no line). A restart or a clock step between two frames is said.
+ */
+static int window_sample(struct run *r, struct system_sample *s, unsigned *failed)
+{
+	uint64_t real = 0, mono = 0, step = (uint64_t)(r->opts->delay * 1e9 * 0.95);
+	char why[512], a[32], b[32], boot[64];
+	const char *root, *said;
+	bool restarted;
+	int rc;
+
+	do {
+		rc = store_window_next(r->window, step, &root, &real, &mono, why, sizeof(why));
+		if ((said = store_window_said(r->window)))
+			warn_msg("%s: %s", printable_name(r->opts->record_dir), said);
+		if (rc < 0)
+			warn_msg("%s", why);
+	} while (rc < 0);
+	if (rc == 0)
+		return 0;
+	boot[0] = '\0';
+	sysroot_set(root);
+	sysroot_read_string("/proc/sys/kernel/random/boot_id", boot, sizeof(boot));
+	restarted = r->window_mono_ns && (mono < r->window_mono_ns || strcmp(boot, r->window_boot));
+	snprintf(r->window_boot, sizeof(r->window_boot), "%s", boot);
+	if (restarted)
+		warn_msg("the machine restarted between %s and %s: its counters began again",
+			 clock_of(r->window_real_ns, a, sizeof(a)), clock_of(real, b, sizeof(b)));
+	else if (r->window_mono_ns) {
+		double drift = ((double)real - (double)r->window_real_ns) - ((double)mono - (double)r->window_mono_ns);
+		if (fabs(drift) > 1e9)
+			warn_msg("the clock was set %+.0f s between %s and %s: times shown are the clock's",
+				 drift / 1e9, clock_of(r->window_real_ns, a, sizeof(a)), clock_of(real, b, sizeof(b)));
+	}
+	r->window_real_ns = real;
+	r->window_mono_ns = mono;
+	*failed = system_sample_read(s, r->needs);
+	s->mono_ns = mono;
+	s->real_ns = real;
+	return restarted ? 2 : 1;
+}
+
+/*
+ * Reads a sample: live, a frame of --from's window, or the next recorded one (IOLENS_REPLAY=DIR:
+ * DIR/0, DIR/1 ..., each with a "time" file). 0, 1 when it begins anew (the machine restarted),
+ * or -ENOENT at the end of a recording.
+ */
 static int take_sample(struct run *r, struct system_sample *s)
 {
 	unsigned failed;
+	int fresh = 0;
 
-	if (r->opts->replay) {
+	if (r->window) {
+		fresh = window_sample(r, s, &failed);
+		if (fresh == 0)
+			return -ENOENT;
+		fresh = fresh == 2;
+	} else if (r->opts->replay) {
 		char dir[4096], text[128];
 		unsigned long long mono = 0, real = 0;
 
@@ -1164,12 +1249,15 @@ static int take_sample(struct run *r, struct system_sample *s)
 	for (unsigned bit = 0; bit < SYS_SOURCES; bit++) {
 		unsigned flag = 1u << bit;
 		if ((failed & flag) && !(r->warned & flag)) {
-			warn_errno(system_source_name(flag), -s->error[bit]);
+			if (r->window && s->error[bit] == -ENOENT)
+				warn_msg("%s: not kept by iolens record", system_source_name(flag));
+			else
+				warn_errno(system_source_name(flag), -s->error[bit]);
 			r->warned |= flag;
 			r->failed = true;
 		}
 	}
-	return 0;
+	return fresh;
 }
 
 /* ---- Output ------------------------------------------------------------------------------ */
@@ -1840,6 +1928,32 @@ static void wait_for_tick(struct run *r, struct system_sample *then, uint64_t *d
 	}
 }
 
+/* --from and --to: the recording's window, played back instead of the live system. */
+static void open_window(struct run *r, struct stat_options *o)
+{
+	uint64_t now = realtime_ns(), from = 0, to = now;
+	char why[512];
+	int rc;
+
+	if (!o->from)
+		usage_error("--to needs --from: the window's start");
+	if (when_parse(o->from, now, &from, why, sizeof(why)) != 0)
+		usage_error("--from: %s", why);
+	if (o->to && when_parse(o->to, now, &to, why, sizeof(why)) != 0)
+		usage_error("--to: %s", why);
+	if (to < from)
+		usage_error("--to %s is before --from %s", o->to, o->from);
+	if (!o->record_dir)
+		o->record_dir = store_default_dir(false);
+	rc = store_window_open(&r->window, o->record_dir, from, to, why, sizeof(why));
+	if (rc) {
+		warn_msg("%s", why);
+		exit(EXIT_FAIL);
+	}
+	o->replay = o->record_dir; /* as any recording: no kernel to trace, its disks not this machine's */
+	o->no_boot_sample = true; /* the window's first frame is where its lines begin */
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_options o = { .format = OUT_TABLE, .dstat = as_dstat() };
@@ -1850,6 +1964,7 @@ int cmd_stat(int argc, char **argv)
 	const char *env_replay = getenv("IOLENS_REPLAY");
 	struct path_output pidfile = { .fd = -1, .dir_fd = -1 };
 	char path_why[512];
+	int rc;
 
 	char **args = with_dstat_opts(&argc, argv);
 
@@ -1859,6 +1974,8 @@ int cmd_stat(int argc, char **argv)
 	groups_show_units(o.bits, o.human);
 	if (env_replay && *env_replay)
 		o.replay = env_replay;
+	if (o.from || o.to)
+		open_window(&r, &o);
 	r.tty = isatty(STDOUT_FILENO) && o.format == OUT_TABLE;
 	/* No colours where the terminal has none, and so no updates drawn with escapes either (as --nocolor). */
 	if (r.tty && !o.color && term_without_color())
@@ -1898,8 +2015,13 @@ int cmd_stat(int argc, char **argv)
 	if (o.irqs)
 		r.needs |= SYS_INTERRUPTS;
 	r.needs &= ~r.unavailable;
-	if (take_sample(&r, &r.samples[0]) != 0) {
-		warn_msg("no recorded sample in %s", printable_name(o.replay));
+	if (take_sample(&r, &r.samples[0]) < 0) {
+		if (r.window)
+			warn_msg("%s: nothing recorded from %s to %s", printable_name(o.record_dir), o.from,
+				 o.to ? o.to : "now");
+		else
+			warn_msg("no recorded sample in %s", printable_name(o.replay));
+		store_window_close(r.window);
 		return EXIT_FAIL;
 	}
 	if (has_vtrace) {
@@ -1931,8 +2053,14 @@ int cmd_stat(int argc, char **argv)
 		if (stop_signal)
 			break;
 		system_sample_free(now);
-		if (take_sample(&r, now) != 0)
+		rc = take_sample(&r, now);
+		if (rc < 0)
 			break; /* the recording ended */
+		if (rc > 0) { /* restarted: its counters begin again, this sample the start of the next line */
+			r.current = !r.current;
+			line--;
+			continue;
+		}
 		if (has_vtrace)
 			segment_set_refresh(&r.vtrace);
 		/* Devices and services come and go (and with -z, idle disks): the groups follow, with new headers. */
@@ -1959,6 +2087,7 @@ int cmd_stat(int argc, char **argv)
 	system_sample_free(&r.samples[0]);
 	system_sample_free(&r.samples[1]);
 	segment_set_free(&r.vtrace);
+	store_window_close(r.window);
 	free(o.cpus);
 	free(o.disks);
 	free(o.nets);

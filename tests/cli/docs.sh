@@ -231,8 +231,9 @@ for what in "${helps[@]}"; do
 	tap docs.py "$(py diary "$T/help.$n" "$what --help" text)"
 done
 
-# The examples.
+# The examples. (iolens record's and the looking back's: a store of the test's own.)
 ex=$T/ex
+export IOLENS_RECORD_DIR=$T/record
 mkdir -p "$ex/data" "$T/shm"
 head -c $((64 << 20)) /dev/urandom > "$ex/big.db"
 echo a > "$ex/data/a.parquet"

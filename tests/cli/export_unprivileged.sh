@@ -159,20 +159,6 @@ fi
 
 # ---- systemd-analyze: the unit as systemd reads it ------------------------------------------------------------
 
-if command -v systemd-analyze >/dev/null; then
-	mkdir -p "$T/man/man1"
-	ln -s "$TOP/docs/iolens-export.1" "$T/man/man1/iolens-export.1"
-	sed "s|^ExecStart=/usr/local/bin/iolens|ExecStart=$IOLENS|" "$UNIT" >"$T/iolens-export.service"
-	check_eq "systemd-analyze verify: nothing to say" "" "$(MANPATH=$T/man systemd-analyze verify "$T/iolens-export.service" 2>&1)"
-	score=$(systemd-analyze security --offline=yes "$T/iolens-export.service" 2>/dev/null | awk '/Overall exposure level/ { print $(NF-2) }')
-	if [ -n "$score" ]; then
-		check "systemd-analyze security: exposure $score, OK (below 4.0: not MEDIUM, EXPOSED or UNSAFE)" \
-			awk -v s="$score" 'BEGIN { exit !(s + 0 < 4.0) }'
-	else
-		skip "systemd-analyze security --offline: not in this systemd"
-	fi
-else
-	skip "systemd-analyze is not installed"
-fi
+check_unit "$UNIT"
 
 echo "1..$t_count"

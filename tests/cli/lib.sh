@@ -298,6 +298,27 @@ wait_until() {
 	for ((i = 0; i < limit * 20 && SECONDS < end; i++)); do "$@" && return 0; sleep 0.05; done
 	return 1
 }
+# check_unit UNIT: a unit of docs/ as systemd reads it (its ExecStart on this build, its man page
+# there): systemd-analyze verify says nothing, and its exposure is below MEDIUM.
+check_unit() {
+	local name score
+	name=$(basename "$1" .service)
+	if ! command -v systemd-analyze >/dev/null; then
+		skip "$name: systemd-analyze is not installed"
+		return
+	fi
+	mkdir -p "$T/man/man1"
+	ln -sf "$TOP/docs/$name.1" "$T/man/man1/$name.1"
+	sed "s|^ExecStart=/usr/local/bin/iolens|ExecStart=$IOLENS|" "$1" >"$T/$name.service"
+	check_eq "systemd-analyze verify $name: nothing to say" "" "$(MANPATH=$T/man systemd-analyze verify "$T/$name.service" 2>&1)"
+	score=$(systemd-analyze security --offline=yes "$T/$name.service" 2>/dev/null | awk '/Overall exposure level/ { print $(NF-2) }')
+	if [ -n "$score" ]; then
+		check "systemd-analyze security $name: exposure $score, OK (below 4.0: not MEDIUM, EXPOSED or UNSAFE)" \
+			awk -v s="$score" 'BEGIN { exit !(s + 0 < 4.0) }'
+	else
+		skip "systemd-analyze security --offline: not in this systemd"
+	fi
+}
 # free_port: a TCP port of 127.0.0.1 that nothing listens on now, as the kernel picks one, never one
 # this test was given before (tests run beside each other: ports made from pids collided).
 free_port() {

@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* record.c: iolens record: the flight recorder, what the machine's /proc said every interval, kept to look back at. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/command.h"
+#include "collect/diskstats.h"
+#include "collect/sysroot.h"
+#include "collect/sysroot_tree.h"
+#include "collect/system.h"
+#include "common/signals.h"
+#include "doctor/capture.h"
+#include "doctor/snapshot.h"
+#include "common/util.h"
+#include "render/record.h"
+#include "store/store.h"
+
+#define DEFAULT_DIR STORE_DEFAULT_DIR
+#define BOOT_ID "/proc/sys/kernel/random/boot_id"
+#define DEFAULT_MAX_BYTES (1ull << 30)
+#define DEFAULT_MAX_AGE_NS (7ull * 86400 * 1000000000ull)
+
+/* What a frame of the system's kind holds: the sources of stat's groups that read /proc system-wide. */
+#define RECORD_SOURCES                                                                                   \
+	(SYS_UPTIME | SYS_PROCSTAT | SYS_MEMINFO | SYS_VMSTAT | SYS_LOADAVG | SYS_NETDEV | SYS_DISKSTATS | \
+	 SYS_SWAPS | SYS_INTERRUPTS | SYS_PSI | SYS_SOCKETS | SYS_FSSTAT)
+
+static const char brief_help[] =
+	"Usage:\n"
+	" iolens record [options] [INTERVAL]\n"
+	" iolens record --list [--json] [--dir DIR]\n"
+	"\n"
+	"Keep what the machine's disks, memory, CPUs, network and pressure did every\n"
+	"INTERVAL seconds (default 10), to look back at: iolens stat --from TIME.\n"
+	"\n"
+	"Options:\n"
+	"  -d, --dir DIR        the store (root's: " DEFAULT_DIR ";\n"
+	"                       another user's: ~/.local/state/iolens/record)\n"
+	"  -c, --count N        stop after N records\n"
+	"      --doctor         also doctor's window of each interval (doctor --from)\n"
+	"      --max-size SIZE  keep at most SIZE (default 1G; 0: no limit)\n"
+	"      --max-age AGE    keep at most AGE: 30m, 12h, 7d, 2w (default 7d)\n"
+	"      --list           what the store holds, from when to when\n"
+	"      --json           --list as one JSON document\n"
+	"  -h, --help           show this help\n"
+	"\n"
+	"Exit status: 0, or 1 when the store cannot be opened or was left unwritten.\n"
+	"\n"
+	"Examples:\n"
+	"  iolens record                     every 10 s, kept a week\n"
+	"  iolens record --list              what is kept, from when to when\n"
+	"  iolens stat -x --from 03:00 --to 03:30   the disks at three in the night\n";
+
+struct record_options {
+	const char *dir;
+	double interval;
+	uint64_t count, max_bytes, max_age_ns;
+	bool list, json, doctor;
+};
+
+/* A duration as people write it: "90", "30m", "12h", "7d", "2w" (a bare number is seconds): 0, or -EINVAL. */
+static int parse_age(const char *text, uint64_t *out_ns)
+{
+	static const struct {
+		char unit;
+		double seconds;
+	} units[] = { { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 }, { 'w', 7 * 86400 } };
+	char *end;
+	double value, scale = 1;
+
+	errno = 0;
+	value = strtod(text, &end);
+	if (end == text || errno || !isfinite(value) || value < 0 || (*end && end[1]))
+		return -EINVAL;
+	if (*end) {
+		scale = 0;
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (*end == units[i].unit)
+				scale = units[i].seconds;
+		if (!scale)
+			return -EINVAL;
+	}
+	if (value * scale > 100.0 * 365 * 86400)
+		return -EINVAL;
+	*out_ns = (uint64_t)(value * scale * 1e9);
+	return 0;
+}
+
+enum { OPT_MAX_SIZE = 0x100, OPT_MAX_AGE, OPT_LIST, OPT_JSON, OPT_DOCTOR };
+
+static void parse_options(struct record_options *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "dir", required_argument, NULL, 'd' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+		{ "max-age", required_argument, NULL, OPT_MAX_AGE },
+		{ "list", no_argument, NULL, OPT_LIST },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "doctor", no_argument, NULL, OPT_DOCTOR },
+		COMMON_LONG_OPTIONS,
+		{ NULL, 0, NULL, 0 },
+	};
+	bool interval_given;
+	int c;
+
+	while ((c = next_option(argc, argv, "d:c:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			o->dir = optarg;
+			break;
+		case 'c': {
+			uint64_t n;
+			if (parse_u64(optarg, &n) != 0 || !n)
+				usage_error("--count: '%s' is not a count of records (1 or more)", optarg);
+			o->count = n;
+			break;
+		}
+		case OPT_MAX_SIZE:
+			if (parse_size(optarg, &o->max_bytes) != 0)
+				usage_error("--max-size: '%s' is not a size (100M, 1G; 0 for no limit)", optarg);
+			break;
+		case OPT_MAX_AGE:
+			if (parse_age(optarg, &o->max_age_ns) != 0)
+				usage_error("--max-age: '%s' is not a duration (30m, 12h, 7d, 2w; 0: no limit)",
+					    optarg);
+			break;
+		case OPT_LIST:
+			o->list = true;
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_DOCTOR:
+			o->doctor = true;
+			break;
+		case 'h':
+			help_brief("record", brief_help);
+		case COMMON_OPT_HELP_ALL:
+			fputs(brief_help, stdout);
+			exit(fflush(stdout) == 0 ? EXIT_OK : output_failed());
+		case 'V':
+			print_version();
+		default:
+			usage_hint();
+		}
+	}
+	interval_given = optind < argc;
+	if (optind < argc) {
+		if (parse_seconds(argv[optind], 86400, false, &o->interval) != 0 || o->interval < 0.1)
+			usage_error("'%s' is not an interval: seconds, 0.1 or more", argv[optind]);
+		optind++;
+	}
+	if (optind < argc)
+		usage_error("one interval at most ('%s' is one too many)", argv[optind]);
+	if (o->list && (o->count || interval_given))
+		usage_error("--list reads the store: it takes no interval or --count");
+	if (o->list && o->doctor)
+		usage_error("--list reads the store: --doctor is for recording");
+	if (o->json && !o->list)
+		usage_error("--json is for --list");
+}
+
+/* "2026-12-06 14:00:00" in local time, as the listing shows stamps. */
+static const char *local_time(uint64_t ns, char *buf, size_t size)
+{
+	time_t t = (time_t)(ns / 1000000000ull);
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, size, "-");
+	return buf;
+}
+
+static int list_store(const struct record_options *o)
+{
+	struct store_segment *segs;
+	char why[512], from[32], to[32], size[16];
+	int n = store_list(o->dir, &segs, why, sizeof(why));
+	uint64_t bytes = 0, frames = 0, first = 0, last = 0;
+
+	if (n < 0) {
+		warn_msg("%s", why);
+		return EXIT_FAIL;
+	}
+	for (int i = 0; i < n; i++) {
+		bytes += segs[i].bytes;
+		frames += segs[i].frames;
+		if (segs[i].frames && !first)
+			first = segs[i].first_real_ns;
+		if (segs[i].frames)
+			last = segs[i].last_real_ns;
+	}
+	if (o->json) {
+		struct out_record *doc = out_record_new();
+		struct out_list *list;
+		int rc;
+
+		out_rec_text(doc, "dir", o->dir);
+		out_rec_count(doc, "segments", (uint64_t)n);
+		out_rec_count(doc, "frames", frames);
+		out_rec_bytes(doc, "size_bytes", bytes);
+		out_rec_ns_if(doc, "from_ns", first, frames > 0);
+		out_rec_ns_if(doc, "to_ns", last, frames > 0);
+		list = out_rec_list(doc, "segment_list");
+		for (int i = 0; i < n; i++) {
+			struct out_record *s = out_list_object(list);
+			out_rec_text(s, "name", segs[i].name);
+			out_rec_count(s, "frames", segs[i].frames);
+			out_rec_bytes(s, "size_bytes", segs[i].bytes);
+			out_rec_ns_if(s, "from_ns", segs[i].first_real_ns, segs[i].frames > 0);
+			out_rec_ns_if(s, "to_ns", segs[i].last_real_ns, segs[i].frames > 0);
+			out_rec_count(s, "skipped", segs[i].skipped);
+			out_rec_bool(s, "torn", segs[i].torn);
+		}
+		rc = out_record_write(doc, stdout, OUT_RECORD_PRETTY);
+		out_record_free(doc);
+		free(segs);
+		return rc || fflush(stdout) ? output_failed() : EXIT_OK;
+	}
+	if (n)
+		printf("%-28s %7s %9s  %-19s  %-19s  %s\n", "SEGMENT", "FRAMES", "SIZE", "FROM", "TO", "DAMAGE");
+	for (int i = 0; i < n; i++) {
+		char damage[64] = "";
+		if (segs[i].skipped)
+			snprintf(damage, sizeof(damage), "%u frame%s skipped", segs[i].skipped,
+				 segs[i].skipped == 1 ? "" : "s");
+		if (segs[i].torn)
+			snprintf(damage + strlen(damage), sizeof(damage) - strlen(damage), "%storn at the end",
+				 damage[0] ? ", " : "");
+		printf("%-28s %7u %9s  %-19s  %-19s  %s\n", segs[i].name, segs[i].frames,
+		       human_size(segs[i].bytes, size, sizeof(size)),
+		       segs[i].frames ? local_time(segs[i].first_real_ns, from, sizeof(from)) : "-",
+		       segs[i].frames ? local_time(segs[i].last_real_ns, to, sizeof(to)) : "-",
+		       damage[0] ? damage : "-");
+	}
+	if (!frames)
+		printf("%s: nothing recorded yet\n", printable_name(o->dir));
+	else
+		printf("%d segment%s, %llu frames, %s, from %s to %s\n", n, n == 1 ? "" : "s",
+		       (unsigned long long)frames, human_size(bytes, size, sizeof(size)),
+		       local_time(first, from, sizeof(from)), local_time(last, to, sizeof(to)));
+	free(segs);
+	return fflush(stdout) ? output_failed() : EXIT_OK;
+}
+
+/* One interval's frame: the system sources read with their reads kept, appended. 0, or -errno (why said). */
+static int record_once(struct store *store, struct sysroot_capture *cap, char *why, size_t why_len)
+{
+	struct system_sample sample;
+	char boot_id[64];
+	int rc;
+
+	cap->len = 0;
+	diskstats_forget(); /* each frame holds what its disks are: a replay may begin at any */
+	sysroot_capture_set(cap);
+	system_sample_read(&sample, RECORD_SOURCES);
+	/* Which boot the counters are of: a replay tells a restart from a clock set by it. */
+	sysroot_read_small(BOOT_ID, boot_id, sizeof(boot_id));
+	sysroot_capture_set(NULL);
+	rc = store_append(store, STORE_KIND_SYSTEM, sample.real_ns, sample.mono_ns, cap->data, cap->len, why, why_len);
+	system_sample_free(&sample);
+	return rc;
+}
+
+/*
+ * doctor's window of the next interval, watched (eBPF where it can: the processes, files and
+ * requests doctor's rules judge) and appended as its snapshot's text. 0, or -errno (why said).
+ */
+static int record_doctor(struct store *store, double seconds, char *why, size_t why_len)
+{
+	struct doctor_snapshot snap;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int rc;
+
+	doctor_capture(&snap, seconds, false, NULL);
+	f = open_memstream(&text, &len);
+	rc = f ? doctor_snapshot_write(&snap, f) : -ENOMEM;
+	if (f && fclose(f) != 0 && !rc)
+		rc = -errno;
+	doctor_snapshot_free(&snap);
+	if (!rc)
+		rc = store_append(store, STORE_KIND_DOCTOR, realtime_ns(), monotonic_ns(), text, len, why, why_len);
+	else
+		snprintf(why, why_len, "doctor's snapshot: %s", strerror(-rc));
+	free(text);
+	return rc;
+}
+
+/* What the last append's failure means for the run: said once, and again when it writes. */
+static void note_append(int rc, const char *why, uint64_t *lost)
+{
+	if (rc == 0) {
+		if (*lost)
+			warn_msg("recording again (%llu interval%s lost)", (unsigned long long)*lost,
+				 *lost == 1 ? "" : "s");
+		*lost = 0;
+	} else if (!(*lost)++) {
+		/* A full disk: said once, tried again each interval until there is room. */
+		warn_msg("%s: recording stopped until it can write again", why);
+	}
+}
+
+static int run_recorder(const struct record_options *o)
+{
+	struct store_options so = { .dir = o->dir,
+				    .max_bytes = o->max_bytes,
+				    .max_age_ns = o->max_age_ns,
+				    .segment_bytes = o->max_bytes ? o->max_bytes / 16 : 64ull << 20,
+				    .segment_age_ns = 3600ull * 1000000000ull,
+				    .compress = true };
+	struct sysroot_capture cap = {0};
+	struct store *store;
+	char why[512];
+	uint64_t next, done = 0, lost = 0;
+	int rc = store_open(&store, &so, why, sizeof(why));
+
+	if (so.segment_bytes < (1u << 20))
+		so.segment_bytes = 1u << 20;
+	if (rc) {
+		warn_msg("%s", why);
+		return EXIT_FAIL;
+	}
+	if (why[0])
+		warn_msg("%s", why); /* a segment mended: what the last recorder was writing when it stopped */
+	stop_on_signals();
+	next = monotonic_ns();
+	while (!stop_signal && (!o->count || done < o->count)) {
+		rc = record_once(store, &cap, why, sizeof(why));
+		note_append(rc, why, &lost);
+		done += rc == 0;
+		if (o->count && done >= o->count)
+			break;
+		if (o->doctor) { /* the interval is doctor's window */
+			rc = record_doctor(store, o->interval, why, sizeof(why));
+			note_append(rc, why, &lost);
+			next = monotonic_ns();
+		} else {
+			next += (uint64_t)(o->interval * 1e9);
+			sleep_until_ns(next, &stop_signal);
+		}
+	}
+	store_close(store);
+	sysroot_capture_free(&cap);
+	return lost ? EXIT_FAIL : EXIT_OK;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_options o = { .interval = 10, .max_bytes = DEFAULT_MAX_BYTES, .max_age_ns = DEFAULT_MAX_AGE_NS };
+
+	parse_options(&o, argc, argv);
+	if (!o.dir)
+		o.dir = store_default_dir(!o.list);
+	return o.list ? list_store(&o) : run_recorder(&o);
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# record_doctor.sh: iolens record --doctor keeps doctor's window of each interval, and doctor --from/--to judges them: a process reading with O_DIRECT while the recorder ran is found as live doctor finds it, with the windows it was in; none after it stopped.
+. "$(dirname "$0")/lib.sh"
+
+case "$(fs_type "$T")" in
+tmpfs|ramfs) skip_all "the scratch directory is on $(fs_type "$T"): no O_DIRECT" ;;
+esac
+
+S=$T/store
+READER=${BUILD:-$TOP/build}/tests/helpers/odirect_reader
+# at NS: a moment as TIME takes it, to the nanosecond (@EPOCH.FRACTION).
+at() { echo "@${1:0:${#1}-9}.${1:${#1}-9}"; }
+# finding RULE PID: what doctor --json (on stdin) says of RULE's finding about PID: "severity windows".
+finding() {
+	python3 -c '
+import json, sys
+for f in json.load(sys.stdin)["findings"]:
+    if f["rule"] == sys.argv[1] and f["data"].get("pid") == int(sys.argv[2]):
+        print(f["severity"], f["data"].get("windows"))
+        break' "$@"
+}
+
+# ---- Usage ---------------------------------------------------------------------------------------
+run "$IOLENS" doctor --to now
+check_eq "doctor --to without --from: exit 2" 2 "$RC"
+run "$IOLENS" doctor --from -1h --replay "$T/x"
+check_eq "doctor --from with --replay: exit 2" 2 "$RC"
+run "$IOLENS" doctor --from -1h --record-dir "$T/none"
+check_eq "doctor --from of a store that is not there: exit 1" 1 "$RC"
+
+# ---- A reader with O_DIRECT during the recording -------------------------------------------------
+# The truth: the test's own reader, its pid, the file it reads; and live doctor on the same reader.
+f=$T/direct.dat
+head -c $((4 << 20)) /dev/urandom >"$f"
+"$READER" "$f" "$T/started" &
+reader=$!
+on_exit "kill $reader 2>/dev/null"
+wait_until test -e "$T/started"
+begin=$(now_ns)
+run "$IOLENS" record --doctor --dir "$S" --count 3 0.5
+check_eq "record --doctor, three intervals: exit 0" 0 "$RC"
+run "$IOLENS" doctor --json 0.5
+live=$(finding odirect "$reader" <<<"$OUT")
+check_match "live doctor finds the reader (the truth the recording is held to)" "^(warning|critical) None$" "$live"
+kill "$reader"
+wait "$reader" 2>/dev/null
+after=$(now_ns)
+
+run "$IOLENS" doctor --json --record-dir "$S" --from "$(at "$begin")" --to "$(at "$after")"
+check "doctor --from/--to over the recording: a warning or worse (exit $RC)" test "$RC" -eq 3 -o "$RC" -eq 4
+check_eq "… the reader found, as live, in both windows doctor kept" "${live% *} 2" "$(finding odirect "$reader" <<<"$OUT")"
+run "$IOLENS" doctor --record-dir "$S" --from "$(at "$begin")"
+check_match "… the text says it, with the windows it was in" \
+	"process $reader \(odirect_reader\) does its I/O with O_DIRECT on $f" "$OUT"
+check_match "… and when" "; in 2 of the 2 windows recorded, from [0-9:]+ to [0-9:]+$" "$OUT"
+
+# After the reader stopped: the next windows have no such finding.
+sleep_to=$(now_ns)
+run "$IOLENS" record --doctor --dir "$S" --count 2 0.5
+run "$IOLENS" doctor --json --record-dir "$S" --from "$(at "$sleep_to")"
+check_eq "windows recorded after the reader stopped: no O_DIRECT finding about it" "" "$(finding odirect "$reader" <<<"$OUT")"
+run "$IOLENS" doctor --record-dir "$S" --from "$(at "$after")" --to "$(at "$after")"
+check_eq "a range with no window in it: exit 1" 1 "$RC"
+check_match "… said" "no window of doctor's recorded" "$ERR"
+
+echo "1..$t_count"
