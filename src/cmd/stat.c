@@ -1179,22 +1179,22 @@ static const char *clock_of(uint64_t real_ns, char *buf, size_t size)
 static int window_sample(struct run *r, struct system_sample *s, unsigned *failed)
 {
 	uint64_t real = 0, mono = 0, step = (uint64_t)(r->opts->delay * 1e9 * 0.95);
-	char why[512], a[32], b[32], boot[64];
-	const char *root, *said;
+	char a[32], b[32], boot[64];
+	const unsigned char *tree;
+	const char *said;
+	size_t len;
 	bool restarted;
 	int rc;
 
-	do {
-		rc = store_window_next(r->window, step, &root, &real, &mono, why, sizeof(why));
-		if ((said = store_window_said(r->window)))
-			warn_msg("%s: %s", printable_name(r->opts->record_dir), said);
-		if (rc < 0)
-			warn_msg("%s", why);
-	} while (rc < 0);
+	rc = store_window_next(r->window, step, &tree, &len, &real, &mono);
+	if ((said = store_window_said(r->window)))
+		warn_msg("%s: %s", printable_name(r->opts->record_dir), said);
 	if (rc == 0)
 		return 0;
 	boot[0] = '\0';
-	sysroot_set(root);
+	if (sysroot_memory_set(tree, len) != 0)
+		warn_msg("%s: the frame of %s is not a tree of files: passed over", printable_name(r->opts->record_dir),
+			 clock_of(real, a, sizeof(a)));
 	sysroot_read_string("/proc/sys/kernel/random/boot_id", boot, sizeof(boot));
 	restarted = r->window_mono_ns && (mono < r->window_mono_ns || strcmp(boot, r->window_boot));
 	snprintf(r->window_boot, sizeof(r->window_boot), "%s", boot);

@@ -228,16 +228,8 @@ static bool sysfs_exists(const char *name, const char *what)
 static bool sysfs_dir_has_entries(const char *name, const char *what)
 {
 	char path[256];
-	struct dirent *entry;
-	bool found = false;
-	DIR *dir;
 
-	if (!sysfs_path(path, sizeof(path), name, what) || !(dir = sysroot_opendir(path)))
-		return false;
-	while (!found && (entry = readdir(dir)))
-		found = strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0;
-	closedir(dir);
-	return found;
+	return sysfs_path(path, sizeof(path), name, what) && sysroot_dir_has_entries(path);
 }
 
 static bool sysfs_is_one(const char *name, const char *what)

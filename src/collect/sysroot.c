@@ -20,6 +20,113 @@ static char *root_path;
 static unsigned root_generation = 1; /* a file opened under another root is opened again */
 static struct sysroot_capture *capture; /* the recorder's: what is read, kept */
 
+/* A recorded tree read from memory (sysroot_memory_set): its entries sorted by path. */
+struct memory_entry {
+	size_t path; /* in names */
+	char type;
+	const unsigned char *data;
+	size_t len;
+};
+static struct memory_root {
+	struct memory_entry *entries;
+	size_t count, capacity;
+	char *names; /* the paths, NUL-terminated */
+	size_t names_len, names_capacity;
+	bool on;
+	char name[40]; /* what sysroot_get says: another name for each tree, as another root's */
+} memory;
+
+static int by_path(const void *a, const void *b)
+{
+	const struct memory_entry *x = a, *y = b;
+	int c = strcmp(memory.names + x->path, memory.names + y->path);
+
+	return c ? c : (x->data > y->data) - (x->data < y->data); /* one path read twice: in the order read */
+}
+
+static void memory_add(const struct tree_entry *e)
+{
+	size_t n = strlen(e->path) + 1;
+
+	if (memory.count == memory.capacity) {
+		memory.capacity = memory.capacity ? 2 * memory.capacity : 256;
+		memory.entries = xrealloc(memory.entries, memory.capacity * sizeof(*memory.entries));
+	}
+	while (memory.names_len + n > memory.names_capacity) {
+		memory.names_capacity = memory.names_capacity ? 2 * memory.names_capacity : 16384;
+		memory.names = xrealloc(memory.names, memory.names_capacity);
+	}
+	memcpy(memory.names + memory.names_len, e->path, n);
+	memory.entries[memory.count++] =
+	    (struct memory_entry){ .path = memory.names_len, .type = e->type, .data = e->data, .len = e->len };
+	memory.names_len += n;
+}
+
+int sysroot_memory_set(const unsigned char *tree, size_t len)
+{
+	static unsigned trees;
+	static struct tree_entry entry;
+	size_t at = 0;
+	int rc = 0;
+
+	memory.count = memory.names_len = 0;
+	memory.on = tree != NULL;
+	root_generation++;
+	if (!tree)
+		return 0;
+	snprintf(memory.name, sizeof(memory.name), "(recorded tree %u)", ++trees);
+	while ((rc = tree_next(tree, len, &at, &entry)) > 0)
+		memory_add(&entry);
+	if (rc < 0) {
+		memory.count = 0;
+		return rc;
+	}
+	qsort(memory.entries, memory.count, sizeof(*memory.entries), by_path);
+	return 0;
+}
+
+/* The entry of path in the memory root (of type, 0 any: also a directory above an entry), or NULL. */
+static const struct memory_entry *memory_find(const char *path, char type)
+{
+	char full[4096];
+	size_t lo = 0, hi = memory.count, n;
+
+	snprintf(full, sizeof(full), "%s%s", path[0] == '/' ? "" : "/", path);
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (strcmp(memory.names + memory.entries[mid].path, full) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* The last of equal paths: the last read. */
+	while (lo + 1 < memory.count && !strcmp(memory.names + memory.entries[lo + 1].path, full))
+		lo++;
+	if (lo < memory.count && !strcmp(memory.names + memory.entries[lo].path, full))
+		return !type || memory.entries[lo].type == type ? &memory.entries[lo] : NULL;
+	n = strlen(full);
+	/* "/sys/a" is a directory of "/sys/a/b" ("/sys/a-x" sorts between them). */
+	for (size_t i = lo; !type && i < memory.count && !strncmp(memory.names + memory.entries[i].path, full, n); i++)
+		if (memory.names[memory.entries[i].path + n] == '/')
+			return &memory.entries[i];
+	return NULL;
+}
+
+/* A file of the memory root into buf (size bytes, NUL-terminated, cut there): its length, or -ENOENT. */
+static ssize_t memory_read(const char *path, char *buf, size_t size)
+{
+	const struct memory_entry *e = memory_find(path, 'F');
+	size_t n;
+
+	if (!e)
+		return -ENOENT;
+	n = e->len < size ? e->len : size ? size - 1 : 0;
+	memcpy(buf, e->data, n);
+	if (size)
+		buf[n] = '\0';
+	return (ssize_t)n;
+}
+
 void sysroot_capture_set(struct sysroot_capture *c)
 {
 	capture = c;
@@ -48,6 +155,7 @@ int sysroot_set(const char *directory)
 	root_fd = fd;
 	root_path = xstrdup(directory);
 	root_generation++;
+	memory.on = false;
 	return 0;
 }
 
@@ -66,6 +174,8 @@ int sysroot_reopen(void)
 
 const char *sysroot_get(void)
 {
+	if (memory.on)
+		return memory.name;
 	root();
 	return root_path ? root_path : "/";
 }
@@ -87,10 +197,30 @@ static int open_under_root(const char *path, int flags)
 	return openat(dir, relative(path), flags | O_CLOEXEC);
 }
 
+/* sysroot_file_read of the memory root: the entry's bytes into the file's buffer. */
+static int memory_file_read(struct sysroot_file *file, const char **text, size_t *len)
+{
+	const struct memory_entry *e = memory_find(file->path, 'F');
+
+	if (!e)
+		return file->error = -ENOENT;
+	if (e->len + 1 > file->capacity) {
+		file->capacity = e->len + 1;
+		file->buf = xrealloc(file->buf, file->capacity);
+	}
+	memcpy(file->buf, e->data, e->len);
+	file->buf[e->len] = '\0';
+	*text = file->buf;
+	*len = e->len;
+	return file->error = 0;
+}
+
 int sysroot_file_read(struct sysroot_file *file, const char **text, size_t *len)
 {
 	size_t used = 0;
 
+	if (memory.on)
+		return memory_file_read(file, text, len);
 	root();
 	if (file->fd >= 0 && file->generation != root_generation) {
 		close(file->fd);
@@ -168,9 +298,12 @@ ssize_t read_small_at(int dir, const char *path, char *buf, size_t size)
 
 ssize_t sysroot_read_small(const char *path, char *buf, size_t size)
 {
-	int dir = root();
+	int dir;
 	ssize_t got;
 
+	if (memory.on)
+		return memory_read(path, buf, size);
+	dir = root();
 	if (dir < 0)
 		return -errno;
 	got = read_small_at(dir, relative(path), buf, size);
@@ -197,6 +330,8 @@ bool sysroot_path(char *buf, size_t size, const char *format, ...)
 	va_list args;
 	int len;
 
+	if (memory.on)
+		return false; /* no path leads into a tree in memory */
 	if (strcmp(root_dir, "/") != 0) {
 		len = snprintf(buf, size, "%s", root_dir);
 		if (len < 0 || (size_t)len >= size)
@@ -214,8 +349,11 @@ bool sysroot_path(char *buf, size_t size, const char *format, ...)
 int sysroot_exists(const char *path)
 {
 	struct stat st;
-	int dir = root();
+	int dir;
 
+	if (memory.on)
+		return memory_find(path, 0) != NULL;
+	dir = root();
 	if (dir < 0 || fstatat(dir, relative(path), &st, 0) != 0)
 		return 0;
 	if (capture)
@@ -244,9 +382,14 @@ static void capture_names(int fd, const char *path)
 
 DIR *sysroot_opendir(const char *path)
 {
-	int fd = open_under_root(path, O_RDONLY | O_DIRECTORY);
+	int fd;
 	DIR *dir;
 
+	if (memory.on) { /* a recorded tree keeps directories' names only: sysroot_dir_has_entries */
+		errno = ENOENT;
+		return NULL;
+	}
+	fd = open_under_root(path, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return NULL;
 	if (capture) {
@@ -310,4 +453,21 @@ void proc_pids_close(struct proc_pids *pids)
 	if (pids->dir)
 		closedir(pids->dir);
 	pids->dir = NULL;
+}
+
+bool sysroot_dir_has_entries(const char *path)
+{
+	const struct memory_entry *e;
+	struct dirent *entry;
+	bool found = false;
+	DIR *dir;
+
+	if (memory.on)
+		return (e = memory_find(path, 'D')) && e->len > 0;
+	if (!(dir = sysroot_opendir(path)))
+		return false;
+	while (!found && (entry = readdir(dir)))
+		found = strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0;
+	closedir(dir);
+	return found;
 }

@@ -56,8 +56,16 @@ int sysroot_read_string(const char *path, char *buf, size_t size);
 bool sysroot_path(char *buf, size_t size, const char *format, ...) __attribute__((format(printf, 3, 4)));
 /* Whether ROOT/path exists. */
 int sysroot_exists(const char *path);
-/* Opens a directory under the root for readdir; NULL with errno set. */
+/* Opens a directory under the root for readdir; NULL with errno set (a tree in memory has none). */
 DIR *sysroot_opendir(const char *path);
+/* Whether a directory under the root has an entry (but . and ..): also in a tree in memory. */
+bool sysroot_dir_has_entries(const char *path);
+/*
+ * The root becomes a recorded tree in memory (collect/sysroot_tree.h, as the recorder kept it):
+ * files, paths found and directories' entries answered from it until sysroot_set (NULL: off; the
+ * tree must stay until then). 0, or -EINVAL when it is no tree (then an empty one).
+ */
+int sysroot_memory_set(const unsigned char *tree, size_t len);
 
 
 /*

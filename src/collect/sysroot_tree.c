@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* sysroot_tree.c: what the collectors read, kept in one buffer and laid out again as a tree to read. */
+/* sysroot_tree.c: what the collectors read, kept in one buffer, and read back entry by entry. */
 #include "collect/sysroot_tree.h"
 
 #include <errno.h>
@@ -123,105 +123,21 @@ int tree_next(const unsigned char *tree, size_t len, size_t *at, struct tree_ent
 	return 1;
 }
 
-/* The directory of path's last part, made as needed under dir_fd: its fd (*name the last part), or -errno. */
-static int parent_of(int dir_fd, char *path, char **name)
-{
-	char *p = path + 1, *slash;
-	int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
-
-	while (fd >= 0 && (slash = strchr(p, '/'))) {
-		int next;
-
-		*slash = '\0';
-		if (mkdirat(fd, p, 0700) != 0 && errno != EEXIST)
-			next = -1;
-		else
-			next = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		*slash = '/';
-		close(fd);
-		fd = next;
-		p = slash + 1;
-	}
-	*name = p;
-	return fd >= 0 ? fd : -errno;
-}
-
-/* A file of the tree: written whole (an entry read twice: the last read stands). */
-static int put_file(int parent, const char *name, const unsigned char *data, size_t len)
-{
-	int fd = openat(parent, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	size_t done = 0;
-
-	if (fd < 0)
-		return -errno;
-	while (done < len) {
-		ssize_t n = write(fd, data + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int err = n < 0 ? -errno : -EIO;
-			close(fd);
-			return err;
-		}
-		done += (size_t)n;
-	}
-	close(fd);
-	return 0;
-}
-
-/* A path that must exist: made empty, as a directory or a file, unless it is there. */
-static int put_found(int parent, const char *name, bool directory)
-{
-	int fd;
-
-	if (directory)
-		return mkdirat(parent, name, 0700) == 0 || errno == EEXIST ? 0 : -errno;
-	fd = openat(parent, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return errno == EISDIR ? 0 : -errno;
-	close(fd);
-	return 0;
-}
-
-static int lay_out_entry(int dir_fd, struct tree_entry *e)
-{
-	char *name;
-	int parent = parent_of(dir_fd, e->path, &name), rc = 0;
-
-	if (parent < 0)
-		return parent;
-	if (e->type == 'F') {
-		rc = put_file(parent, name, e->data, e->len);
-	} else if (e->type == 'E') {
-		rc = put_found(parent, name, e->data[0] == 'd');
-	} else {
-		int dir;
-
-		rc = put_found(parent, name, true);
-		dir = rc ? -1 : openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (!rc && dir < 0)
-			rc = -errno;
-		for (size_t at = 0; !rc && at < e->len; at += strlen((const char *)e->data + at) + 1)
-			rc = put_found(dir, (const char *)e->data + at, false);
-		if (dir >= 0)
-			close(dir);
-	}
-	close(parent);
-	return rc;
-}
-
-int tree_lay_out(int dir_fd, const unsigned char *tree, size_t len)
+int tree_select(const unsigned char *tree, size_t len, bool (*keep)(const struct tree_entry *),
+		struct sysroot_capture *out)
 {
 	struct tree_entry *e = xcalloc(1, sizeof(*e));
-	size_t at = 0;
-	int rc, err = 0;
+	size_t at = 0, before = 0;
+	int rc, kept = 0;
 
 	while ((rc = tree_next(tree, len, &at, e)) > 0) {
-		/* A path both a file and a directory in one tree (never in a real one): the first stands. */
-		int one = lay_out_entry(dir_fd, e);
-		if (one && one != -ENOTDIR && one != -EEXIST && one != -EISDIR && !err)
-			err = one;
+		if (keep(e)) {
+			if (out)
+				sysroot_capture_bytes(out, tree + before, at - before);
+			kept++;
+		}
+		before = at;
 	}
 	free(e);
-	return rc < 0 ? rc : err;
+	return rc < 0 ? rc : kept;
 }

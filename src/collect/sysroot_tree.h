@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * sysroot_tree.h: what the collectors read under the root, kept as one buffer (the recorder's
- * frame) and laid out again as a tree that --sysroot and the replays read through the same
- * parsers.
+ * frame), which the sysroot answers from again (sysroot_memory_set) for the same parsers.
  *
  * A tree is a sequence of entries: type (u8: 'F' a file's bytes as read, 'E' a path found, its
  * data "d" for a directory and "f" for anything else, 'D' a directory's names, each ended by a
@@ -12,6 +11,7 @@
 #ifndef IOLENS_SYSROOT_TREE_H
 #define IOLENS_SYSROOT_TREE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct sysroot_capture {
@@ -37,11 +37,8 @@ struct tree_entry {
 /* The entry at *at of a tree of len bytes: 1 and *at after it, 0 at the end, -EINVAL when it is no tree. */
 int tree_next(const unsigned char *tree, size_t len, size_t *at, struct tree_entry *entry);
 
-/*
- * Lays the tree out under the directory dir_fd (one of the caller's, private): files written,
- * directories made, a path found made as an empty file or directory. 0, or -errno (-EINVAL when
- * it is no tree).
- */
-int tree_lay_out(int dir_fd, const unsigned char *tree, size_t len);
+/* Appends to out (NULL: none) the entries of tree that keep() keeps; their count, or -EINVAL when it is no tree. */
+int tree_select(const unsigned char *tree, size_t len, bool (*keep)(const struct tree_entry *),
+		struct sysroot_capture *out);
 
 #endif

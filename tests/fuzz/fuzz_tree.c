@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* fuzz_tree.c: libFuzzer target that reads each input as a recorded tree (collect/sysroot_tree.h). */
+/* fuzz_tree.c: libFuzzer target: each input as a recorded tree (collect/sysroot_tree.h), and the sysroot reading it. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "collect/sysroot.h"
 #include "collect/sysroot_tree.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -29,6 +30,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (rc != 0 && rc != -EINVAL)
 		abort();
+	/* The sysroot answering from it: a refused tree is an empty one; what it answers lies in the input. */
+	if (sysroot_memory_set(data, size) == 0 && rc == 0) {
+		char buf[64];
+		ssize_t n = sysroot_read_small("/proc/stat", buf, sizeof(buf));
+		if (n > (ssize_t)sizeof(buf) - 1 || (n >= 0 && buf[n] != '\0'))
+			abort();
+		(void)sysroot_exists("/sys/class/block/vda");
+		(void)sysroot_dir_has_entries("/sys/class/block/vda/holders");
+	} else if (sysroot_exists("/proc/stat")) {
+		abort();
+	}
+	sysroot_memory_set(NULL, 0);
 	free(e);
 	return 0;
 }
