@@ -251,21 +251,57 @@ static int list_store(const struct record_options *o)
 	return fflush(stdout) ? output_failed() : EXIT_OK;
 }
 
-/* One interval's frame: the system sources read with their reads kept, appended. 0, or -errno (why said). */
-static int record_once(struct store *store, struct sysroot_capture *cap, char *why, size_t why_len)
-{
-	struct system_sample sample;
-	char boot_id[64];
-	int rc;
+/* The facts of the disks (what sysfs and /proc/devices say of them), learnt once and kept in each frame. */
+#define FACTS_EVERY 360 /* frames: learnt again at least this often (an hour at 10 s) */
 
-	cap->len = 0;
-	diskstats_forget(); /* each frame holds what its disks are: a replay may begin at any */
-	sysroot_capture_set(cap);
-	system_sample_read(&sample, RECORD_SOURCES);
-	/* Which boot the counters are of: a replay tells a restart from a clock set by it. */
+struct recorder {
+	struct sysroot_capture cap;   /* the frame being made */
+	struct sysroot_capture facts; /* the disks' facts, as last learnt */
+	unsigned since_facts;         /* frames since */
+};
+
+static bool is_fact(const struct tree_entry *e)
+{
+	return !strncmp(e->path, "/sys/", 5) || !strcmp(e->path, "/proc/devices");
+}
+
+/* The sources read into the frame being made, with the boot id (a replay tells a restart by it). */
+static void capture_sample(struct recorder *r, struct system_sample *sample)
+{
+	char boot_id[64];
+
+	r->cap.len = 0;
+	sysroot_capture_set(&r->cap);
+	system_sample_read(sample, RECORD_SOURCES);
 	sysroot_read_small(BOOT_ID, boot_id, sizeof(boot_id));
 	sysroot_capture_set(NULL);
-	rc = store_append(store, STORE_KIND_SYSTEM, sample.real_ns, sample.mono_ns, cap->data, cap->len, why, why_len);
+}
+
+/*
+ * One interval's frame: the system sources read with their reads kept, appended. Each frame
+ * holds the disks' facts, so a replay may begin at any: learnt anew when a disk came (the
+ * collector asked sysfs of it) and every FACTS_EVERY frames, else the last ones copied in (50
+ * block devices' probes are some 600 system calls). 0, or -errno (why said).
+ */
+static int record_once(struct recorder *r, struct store *store, char *why, size_t why_len)
+{
+	struct system_sample sample;
+	int rc;
+
+	capture_sample(r, &sample);
+	if (!r->facts.len || tree_select(r->cap.data, r->cap.len, is_fact, NULL) != 0 ||
+	    ++r->since_facts >= FACTS_EVERY) {
+		system_sample_free(&sample);
+		diskstats_forget();
+		capture_sample(r, &sample);
+		r->facts.len = 0;
+		tree_select(r->cap.data, r->cap.len, is_fact, &r->facts);
+		r->since_facts = 0;
+	} else {
+		sysroot_capture_bytes(&r->cap, r->facts.data, r->facts.len);
+	}
+	rc = store_append(store, STORE_KIND_SYSTEM, sample.real_ns, sample.mono_ns, r->cap.data, r->cap.len, why,
+			  why_len);
 	system_sample_free(&sample);
 	return rc;
 }
@@ -318,7 +354,7 @@ static int run_recorder(const struct record_options *o)
 				    .segment_bytes = o->max_bytes ? o->max_bytes / 16 : 64ull << 20,
 				    .segment_age_ns = 3600ull * 1000000000ull,
 				    .compress = true };
-	struct sysroot_capture cap = {0};
+	struct recorder recorder = {0};
 	struct store *store;
 	char why[512];
 	uint64_t next, done = 0, lost = 0;
@@ -335,7 +371,7 @@ static int run_recorder(const struct record_options *o)
 	stop_on_signals();
 	next = monotonic_ns();
 	while (!stop_signal && (!o->count || done < o->count)) {
-		rc = record_once(store, &cap, why, sizeof(why));
+		rc = record_once(&recorder, store, why, sizeof(why));
 		note_append(rc, why, &lost);
 		done += rc == 0;
 		if (o->count && done >= o->count)
@@ -350,7 +386,8 @@ static int run_recorder(const struct record_options *o)
 		}
 	}
 	store_close(store);
-	sysroot_capture_free(&cap);
+	sysroot_capture_free(&recorder.cap);
+	sysroot_capture_free(&recorder.facts);
 	return lost ? EXIT_FAIL : EXIT_OK;
 }
 

@@ -21,7 +21,9 @@
 static const unsigned char segment_magic[8] = { 'I', 'O', 'L', 'R', 'E', 'C', 0, 1 };
 #define FRAME_MAGIC 0x464c4f49u /* "IOLF" */
 #define CODEC_RAW 0
-#define CODEC_ZLIB 1
+#define CODEC_ZLIB 1  /* a keyframe: zlib alone */
+#define CODEC_ZDICT 2 /* zlib with the raw payload of the segment's last keyframe of its kind as dictionary */
+#define KEY_EVERY 60  /* frames of a kind between keyframes: what a lost keyframe can take with it */
 
 /* ---- CRC-32C ------------------------------------------------------------------------------ */
 
@@ -54,6 +56,14 @@ uint32_t store_crc32c(uint32_t crc, const void *data, size_t len)
 static DLSYM_POINTER(compress2);
 static DLSYM_POINTER(compressBound);
 static DLSYM_POINTER(uncompress);
+static DLSYM_POINTER(deflateInit_);
+static DLSYM_POINTER(deflateSetDictionary);
+static DLSYM_POINTER(deflate);
+static DLSYM_POINTER(deflateEnd);
+static DLSYM_POINTER(inflateInit_);
+static DLSYM_POINTER(inflateSetDictionary);
+static DLSYM_POINTER(inflate);
+static DLSYM_POINTER(inflateEnd);
 static void *libz;
 
 static bool zlib_load(void)
@@ -63,8 +73,101 @@ static bool zlib_load(void)
 
 	if (!state)
 		state = dl_open_many(&libz, ZLIB_SONAME, why, sizeof(why), DLSYM_ARG(compress2),
-				     DLSYM_ARG(compressBound), DLSYM_ARG(uncompress), NULL) == 0 ? 1 : -1;
+				     DLSYM_ARG(compressBound), DLSYM_ARG(uncompress), DLSYM_ARG(deflateInit_),
+				     DLSYM_ARG(deflateSetDictionary), DLSYM_ARG(deflate), DLSYM_ARG(deflateEnd),
+				     DLSYM_ARG(inflateInit_), DLSYM_ARG(inflateSetDictionary), DLSYM_ARG(inflate),
+				     DLSYM_ARG(inflateEnd), NULL) == 0
+			    ? 1
+			    : -1;
 	return state > 0;
+}
+
+/*
+ * The dictionaries of a segment: by kind, the raw payload of its last keyframe, which the
+ * frames after it (CODEC_ZDICT) are compressed against: /proc's text of one interval is
+ * the next one's but for its figures.
+ */
+#define DICT_KINDS 8
+struct dicts {
+	struct dict {
+		unsigned kind;
+		unsigned char *data;
+		size_t len;
+		unsigned since; /* frames written against it */
+	} d[DICT_KINDS];
+	unsigned n;
+};
+
+static struct dict *dict_of(struct dicts *dicts, unsigned kind)
+{
+	for (unsigned i = 0; i < dicts->n; i++)
+		if (dicts->d[i].kind == kind)
+			return &dicts->d[i];
+	return NULL;
+}
+
+static void dict_set(struct dicts *dicts, unsigned kind, const unsigned char *data, size_t len)
+{
+	struct dict *d = dict_of(dicts, kind);
+
+	if (!d && dicts->n == DICT_KINDS)
+		return; /* more kinds than slots: the others' frames are keyframes */
+	if (!d) {
+		d = &dicts->d[dicts->n++];
+		d->kind = kind;
+	}
+	free(d->data);
+	d->data = xcalloc(1, len ? len : 1);
+	memcpy(d->data, data, len);
+	d->len = len;
+	d->since = 0;
+}
+
+static void dicts_clear(struct dicts *dicts)
+{
+	for (unsigned i = 0; i < dicts->n; i++)
+		free(dicts->d[i].data);
+	memset(dicts, 0, sizeof(*dicts));
+}
+
+/* data deflated against dict into out (room bytes): its length, or 0 when it does not fit or fails. */
+static size_t deflate_with(const struct dict *dict, const void *data, size_t len, unsigned char *out, size_t room)
+{
+	z_stream z = {0};
+	size_t got = 0;
+
+	if (sym_deflateInit_(&z, 6, ZLIB_VERSION, (int)sizeof(z)) != Z_OK)
+		return 0;
+	z.next_in = (Bytef *)(uintptr_t)data;
+	z.avail_in = (uInt)len;
+	z.next_out = out;
+	z.avail_out = (uInt)room;
+	if (sym_deflateSetDictionary(&z, dict->data, (uInt)dict->len) == Z_OK &&
+	    sym_deflate(&z, Z_FINISH) == Z_STREAM_END)
+		got = z.total_out;
+	sym_deflateEnd(&z);
+	return got;
+}
+
+/* A CODEC_ZDICT payload inflated against dict into out, exactly raw bytes: true, or false. */
+static bool inflate_with(const struct dict *dict, const unsigned char *in, size_t len, unsigned char *out, size_t raw)
+{
+	z_stream z = {0};
+	int rc;
+
+	if (sym_inflateInit_(&z, ZLIB_VERSION, (int)sizeof(z)) != Z_OK)
+		return false;
+	z.next_in = (Bytef *)(uintptr_t)in;
+	z.avail_in = (uInt)len;
+	z.next_out = out;
+	z.avail_out = (uInt)raw;
+	rc = sym_inflate(&z, Z_FINISH);
+	/* The dictionary's Adler-32 is in the stream: a wrong one is refused here. */
+	if (rc == Z_NEED_DICT && sym_inflateSetDictionary(&z, dict->data, (uInt)dict->len) == Z_OK)
+		rc = sym_inflate(&z, Z_FINISH);
+	rc = rc == Z_STREAM_END && z.total_out == raw && z.avail_in == 0;
+	sym_inflateEnd(&z);
+	return rc;
 }
 
 /* ---- little-endian fields ----------------------------------------------------------------- */
@@ -140,9 +243,12 @@ static size_t next_frame(const unsigned char *buf, size_t len, size_t at)
 }
 
 /* A sound frame's payload, raw: data and len (a buffer of *scratch when decompressed); false when it cannot be. */
-static bool payload_of(const unsigned char *p, unsigned char **scratch, const unsigned char **data, size_t *len)
+static bool payload_of(const unsigned char *p, unsigned char **scratch, const unsigned char **data, size_t *len,
+		       struct dicts *dicts)
 {
 	uint32_t payload = get32(p + 8), raw = get32(p + 12);
+	unsigned kind = (unsigned)p[32] | (unsigned)p[33] << 8;
+	const struct dict *dict = p[34] == CODEC_ZDICT ? dict_of(dicts, kind) : NULL;
 	uLongf got = raw;
 
 	if (p[34] == CODEC_RAW) {
@@ -150,12 +256,20 @@ static bool payload_of(const unsigned char *p, unsigned char **scratch, const un
 		*len = payload;
 		return raw == payload;
 	}
-	if (p[34] != CODEC_ZLIB || !zlib_load())
+	if ((p[34] != CODEC_ZLIB && !dict) || !zlib_load())
 		return false;
 	free(*scratch);
 	*scratch = malloc(raw ? raw : 1);
-	if (!*scratch || sym_uncompress(*scratch, &got, p + STORE_FRAME_HEADER, payload) != Z_OK || got != raw)
+	if (!*scratch)
 		return false;
+	if (dict) {
+		if (!inflate_with(dict, p + STORE_FRAME_HEADER, payload, *scratch, raw))
+			return false;
+	} else if (sym_uncompress(*scratch, &got, p + STORE_FRAME_HEADER, payload) != Z_OK || got != raw) {
+		return false;
+	} else {
+		dict_set(dicts, kind, *scratch, raw); /* a keyframe: the next frames of its kind are read against it */
+	}
 	*data = *scratch;
 	*len = raw;
 	return true;
@@ -226,10 +340,11 @@ int store_segment_scan(const unsigned char *buf, size_t len, store_frame_fn fn, 
 	unsigned char *scratch = NULL;
 	size_t at = STORE_SEGMENT_HEADER;
 	struct store_frame f;
+	struct dicts dicts = {0};
 	int rc = segment_header(buf, len, out);
 
 	while (!rc && scan_next(buf, len, &at, &f, out)) {
-		if (!payload_of(buf + f.offset, &scratch, &f.data, &f.len)) {
+		if (!payload_of(buf + f.offset, &scratch, &f.data, &f.len, &dicts)) {
 			out->skipped++;
 			said(out, "a frame whose payload does not decompress", f.offset);
 		} else {
@@ -238,6 +353,7 @@ int store_segment_scan(const unsigned char *buf, size_t len, store_frame_fn fn, 
 		}
 	}
 	free(scratch);
+	dicts_clear(&dicts);
 	return rc;
 }
 
@@ -352,6 +468,7 @@ struct store {
 	uint64_t segment_bytes; /* its size */
 	uint64_t segment_began; /* CLOCK_MONOTONIC when it was made */
 	unsigned sequence;      /* for the names of segments made within one second */
+	struct dicts dicts;     /* its keyframes, by kind */
 };
 
 static uint64_t mono_now(void)
@@ -516,6 +633,7 @@ static int begin_segment(struct store *s, uint64_t real_ns, uint64_t mono_ns, ch
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
+	dicts_clear(&s->dicts); /* each segment read on its own: its first frame of a kind is a keyframe */
 	for (unsigned tries = 0; tries < 1000 && s->fd < 0; tries++) {
 		next_name(s, real_ns, name, sizeof(name));
 		s->fd = openat(s->dir, name, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -564,19 +682,27 @@ static int write_all(int fd, const unsigned char *p, size_t len)
 }
 
 /* The frame of a record: header and payload, compressed when that makes it smaller. */
-static unsigned char *make_frame(const struct store *s, unsigned kind, uint64_t real_ns, uint64_t mono_ns,
+static unsigned char *make_frame(struct store *s, unsigned kind, uint64_t real_ns, uint64_t mono_ns,
 				 const void *data, size_t len, size_t *size)
 {
 	bool zlib = s->o.compress && zlib_load();
-	unsigned char *frame = xcalloc(1, STORE_FRAME_HEADER + (zlib ? sym_compressBound(len) : len));
-	size_t payload = len;
+	size_t room = zlib ? sym_compressBound(len) + 64 : len;
+	unsigned char *frame = xcalloc(1, STORE_FRAME_HEADER + room);
+	struct dict *dict = zlib ? dict_of(&s->dicts, kind) : NULL;
+	size_t payload = len, packed;
 	unsigned codec = CODEC_RAW;
 
-	if (zlib) {
-		uLongf packed = sym_compressBound(len);
-		if (sym_compress2(frame + STORE_FRAME_HEADER, &packed, data, len, 6) == Z_OK && packed < len) {
-			payload = packed;
+	packed = dict && dict->since < KEY_EVERY ? deflate_with(dict, data, len, frame + STORE_FRAME_HEADER, room) : 0;
+	if (packed && packed < len) {
+		payload = packed;
+		codec = CODEC_ZDICT;
+		dict->since++;
+	} else if (zlib) {
+		uLongf got = sym_compressBound(len);
+		if (sym_compress2(frame + STORE_FRAME_HEADER, &got, data, len, 6) == Z_OK && got < len) {
+			payload = got;
 			codec = CODEC_ZLIB;
+			dict_set(&s->dicts, kind, data, len);
 		}
 	}
 	if (codec == CODEC_RAW && len)
@@ -642,6 +768,7 @@ void store_close(struct store *s)
 		close(s->lock);
 	if (s->dir >= 0)
 		close(s->dir);
+	dicts_clear(&s->dicts);
 	free(s->dir_name);
 	free(s);
 }
@@ -701,6 +828,7 @@ struct store_reader {
 	size_t len, at;
 	struct store_scan scan;  /* what its reading found */
 	unsigned char *scratch;
+	struct dicts dicts;      /* the segment's keyframes, by kind */
 	uint64_t from_ns, to_ns;
 	char said[256];
 };
@@ -751,6 +879,7 @@ static bool reader_segment(struct store_reader *r)
 			continue;
 		}
 		r->at = STORE_SEGMENT_HEADER;
+		dicts_clear(&r->dicts);
 		return true;
 	}
 	return false;
@@ -774,8 +903,12 @@ int store_reader_next(struct store_reader *r, struct store_frame *frame)
 			r->buf = NULL;
 			continue;
 		}
-		if (frame->real_ns < r->from_ns)
+		if (frame->real_ns < r->from_ns) {
+			/* Before the window: passed over, but a keyframe is read for the frames after it. */
+			if (r->buf[frame->offset + 34] == CODEC_ZLIB)
+				payload_of(r->buf + frame->offset, &r->scratch, &frame->data, &frame->len, &r->dicts);
 			continue;
+		}
 		if (frame->real_ns > r->to_ns) {
 			/* Past the window: later segments begin later still. */
 			r->next = r->count;
@@ -783,7 +916,7 @@ int store_reader_next(struct store_reader *r, struct store_frame *frame)
 			r->buf = NULL;
 			return 0;
 		}
-		if (payload_of(r->buf + frame->offset, &r->scratch, &frame->data, &frame->len))
+		if (payload_of(r->buf + frame->offset, &r->scratch, &frame->data, &frame->len, &r->dicts))
 			return 1;
 		r->scan.skipped++;
 		said(&r->scan, "a frame whose payload does not decompress", frame->offset);
@@ -813,6 +946,7 @@ void store_reader_close(struct store_reader *r)
 	free(r->segments);
 	free(r->buf);
 	free(r->scratch);
+	dicts_clear(&r->dicts);
 	free(r);
 }
 

@@ -444,7 +444,7 @@ static int collect(void *context, const struct store_frame *f)
 {
 	char *out = context;
 
-	snprintf(out + strlen(out), 600 - strlen(out), "%u:%.*s|", f->kind, (int)f->len, (const char *)f->data);
+	snprintf(out + strlen(out), 1000 - strlen(out), "%u:%.*s|", f->kind, (int)f->len, (const char *)f->data);
 	return 0;
 }
 
@@ -452,7 +452,7 @@ static int collect(void *context, const struct store_frame *f)
 static void test_independent_encoder(void **state)
 {
 	const char *top = getenv("TOP");
-	char path[4300], got[600] = "", want[600];
+	char path[4300], got[1000] = "", want[1000];
 	struct store_scan scan;
 	size_t len;
 	unsigned char *buf = malloc(1 << 16);
@@ -477,6 +477,108 @@ static void test_independent_encoder(void **state)
 	assert_int_equal(store_segment_scan(buf, len - 7, collect, got, &scan), 0);
 	assert_string_equal(got, "1:disk vda r/s 12.5\n|");
 	assert_true(scan.torn);
+
+	/* Frames compressed against their kind's keyframe (zlib's zdict, Python's): read back exactly; one
+	 * whose kind has no keyframe in the segment skipped and said. */
+	snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/store/keyframes", top);
+	assert_non_null(f = fopen(path, "rb"));
+	len = fread(buf, 1, 1 << 16, f);
+	fclose(f);
+	got[0] = '\0';
+	assert_int_equal(store_segment_scan(buf, len, collect, got, &scan), 0);
+	want[0] = '\0';
+	for (int k = 3; k <= 5; k++) {
+		strcat(want, "1:");
+		for (int i = 0; i < 20; i++)
+			snprintf(want + strlen(want), sizeof(want) - strlen(want), "cpu 1 2 %d\n", k);
+		strcat(want, "|");
+	}
+	assert_string_equal(got, want);
+	assert_int_equal(scan.skipped, 1);
+	assert_non_null(strstr(scan.problem, "does not decompress"));
+	free(buf);
+}
+
+/* Counts a segment's frames by codec (byte 34 of each header), and their bytes, walking the headers. */
+static void codecs_of(const unsigned char *buf, size_t len, unsigned counts[3], size_t bytes[3])
+{
+	size_t at = STORE_SEGMENT_HEADER;
+
+	memset(counts, 0, 3 * sizeof(*counts));
+	memset(bytes, 0, 3 * sizeof(*bytes));
+	while (at + STORE_FRAME_HEADER <= len) {
+		uint32_t payload = (uint32_t)buf[at + 8] | (uint32_t)buf[at + 9] << 8 | (uint32_t)buf[at + 10] << 16 |
+				   (uint32_t)buf[at + 11] << 24;
+		if (buf[at + 34] < 3) {
+			counts[buf[at + 34]]++;
+			bytes[buf[at + 34]] += STORE_FRAME_HEADER + payload;
+		}
+		at += STORE_FRAME_HEADER + payload;
+	}
+}
+
+/* Interval n's text: 60 counters, the same names each interval; one in six moves a little, as /proc's. */
+static size_t interval_text(unsigned n, char *text, size_t size)
+{
+	size_t used = 0;
+
+	for (unsigned line = 0; line < 60; line++)
+		used += (size_t)snprintf(text + used, size - used, "counter_%u %u\n", line,
+					 line * 104729 + (line % 6 ? 0 : n * 13));
+	return used;
+}
+
+static int same_as_written(void *context, const struct store_frame *f)
+{
+	char text[4096];
+	size_t len = interval_text((unsigned)(f->real_ns - 1000), text, sizeof(text));
+
+	(void)context;
+	return f->len == len && !memcmp(f->data, text, len) ? 0 : -1;
+}
+
+/*
+ * Intervals whose text differs only in figures, as /proc's: after a keyframe each frame is
+ * compressed against it, a keyframe again every 61st frame of the kind; all read back exactly,
+ * and the frames after the first take a fraction of a keyframe's bytes.
+ */
+static void test_keyframes(void **state)
+{
+	struct store_options o = { .dir = store_dir, .compress = true };
+	char why[256], text[4096];
+	struct store_segment *list;
+	(void)state;
+	struct store *s;
+	unsigned counts[3];
+	size_t bytes[3];
+	struct store_scan scan;
+	unsigned char *buf = malloc(1 << 20);
+	size_t len = 0, first;
+	FILE *f;
+	char path[4300];
+
+	assert_int_equal(store_open(&s, &o, why, sizeof(why)), 0);
+	for (unsigned n = 0; n < 130; n++) {
+		size_t used = interval_text(n, text, sizeof(text));
+		assert_int_equal(store_append(s, 1, 1000 + n, 1000 + n, text, used, why, sizeof(why)), 0);
+	}
+	store_close(s);
+	assert_int_equal(store_list(store_dir, &list, why, sizeof(why)), 1);
+	assert_int_equal(list[0].frames, 130);
+	snprintf(path, sizeof(path), "%s/%s", store_dir, list[0].name);
+	free(list);
+	assert_non_null(f = fopen(path, "rb"));
+	len = fread(buf, 1, 1 << 20, f);
+	fclose(f);
+	codecs_of(buf, len, counts, bytes);
+	assert_int_equal(counts[1], 3); /* frames 0, 61 and 122 */
+	assert_int_equal(counts[2], 127);
+	first = bytes[1] / 3;
+	assert_true(bytes[2] / 127 < first / 3); /* 432 bytes a keyframe, 122 the others (40 of them the header) */
+	/* Every frame read back as written. */
+	assert_int_equal(store_segment_scan(buf, len, same_as_written, NULL, &scan), 0);
+	assert_int_equal(scan.frames, 130);
+	assert_int_equal(scan.skipped, 0);
 	free(buf);
 }
 
@@ -486,6 +588,7 @@ int main(void)
 		cmocka_unit_test(test_crc32c),
 		cmocka_unit_test(test_independent_encoder),
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_keyframes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_write, setup, teardown),
