@@ -35,16 +35,16 @@ DEPS_PACKAGES := gcc make pkg-config libc6-dev libsmartcols-dev libjson-c-dev li
 # iostat, dstat, util-linux's fincore, Prometheus's promtool and server, node_exporter), bpftrace (it
 # times block requests on the same tracepoints as iolens: tests/cli/block_latency.py); what the tests
 # drive (procps's sysctl, pgrep and ps, iproute2's ip, strace, systemd-analyze, curl, openssl, GNU
-# time, groff, man, python3, mkfs.ext4); qemu, a static busybox, cpio, kmod and the decompressors that
-# boot other kernels for make check-kernels (Debian's keyring checks the archive of one this
+# time, groff, man, python3, mkfs.ext4; atop and sadc beside iolens record in bench/); qemu, a
+# static busybox, cpio, kmod and the decompressors that boot other kernels for make check-kernels (Debian's keyring checks the archive of one this
 # machine's apt does not list: 5.10).
 TEST_PACKAGES := libcmocka-dev libclang-rt-14-dev libfuse3-dev fuse3 util-linux mount procps iproute2 \
                  strace systemd curl openssl time python3 groff-base man-db e2fsprogs fio vmtouch \
-                 sysstat dstat bpftrace prometheus prometheus-node-exporter qemu-system-x86 \
+                 sysstat atop dstat bpftrace prometheus prometheus-node-exporter qemu-system-x86 \
                  busybox-static cpio kmod xz-utils zstd debian-archive-keyring
 # Those of them that ship a server, a collector or a daemon: when test-deps installs them, none is
 # started, and their units and init scripts are disabled (tools/deps.sh). The tests run them.
-TEST_SERVERS  := prometheus prometheus-node-exporter sysstat fio vmtouch
+TEST_SERVERS  := prometheus prometheus-node-exporter sysstat atop fio vmtouch
 
 # make deps and make test-deps run before the compiler and pkg-config are there: the $(shell ...)s
 # that ask them are left out when those are the only goals.

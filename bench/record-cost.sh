@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Measures what the flight recorder costs beside the collectors people keep running to look back: sysstat's sadc (sar's, with the disks) and atop -w; CPU time and bytes for the same samples, both per day at 10 s; and how long looking back at a day takes (iolens stat -x --from over the store, per frame, times a day's frames).
+set -euo pipefail
+
+usage="usage: ${0##*/} [--samples N] [--interval S] [--doctor]
+  Runs side by side, for N samples (default 60) every S seconds (default 1: an hour's 360 samples
+  of the usual 10 s take a minute):
+    iolens  iolens record --count N S                 (with --doctor: iolens record --doctor)
+    sadc    /usr/lib/sysstat/sadc -S XDISK S N FILE   (sar -d's disks and partitions)
+    atop    atop -w FILE S N
+  Prints each one's CPU seconds (user + system, GNU time), bytes written, both per sample and
+  per day at one sample every 10 s, and iolens's ratios to the peers. Then replays the store
+  with iolens stat -x --json --from (what stat --from/--to reads) and prints the ms per frame and
+  the seconds a day of frames (8640) would take; with --doctor, the same of doctor --from. Goals (issue 35): CPU at most sadc's, bytes a day
+  at most atop's, a day replayed in a few seconds.
+env: IOLENS (default ./iolens of this repository), SAMPLES, INTERVAL; the options win."
+samples=${SAMPLES:-60} interval=${INTERVAL:-1} doctor=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--samples) samples=$2; shift 2 ;;
+	--interval) interval=$2; shift 2 ;;
+	--doctor) doctor=--doctor; shift ;;
+	-h|--help) echo "$usage"; exit 0 ;;
+	*) echo "$usage" >&2; exit 2 ;;
+	esac
+done
+IOLENS=${IOLENS:-$(cd "$(dirname "$0")/.." && pwd)/iolens}
+SADC=/usr/lib/sysstat/sadc
+[ -x "$IOLENS" ] || { echo "${0##*/}: $IOLENS: not built (make)" >&2; exit 1; }
+for tool in "$SADC" atop /usr/bin/time; do
+	command -v "$tool" >/dev/null || { echo "${0##*/}: $tool: not installed (make test-deps)" >&2; exit 1; }
+done
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+begin=$(date +%s)
+/usr/bin/time -f "%U %S" -o "$T/iolens.time" "$IOLENS" record $doctor --dir "$T/store" --count "$samples" "$interval" \
+	2>"$T/iolens.err" &
+/usr/bin/time -f "%U %S" -o "$T/sadc.time" "$SADC" -S XDISK "$interval" "$samples" "$T/sa" 2>"$T/sadc.err" &
+/usr/bin/time -f "%U %S" -o "$T/atop.time" atop -w "$T/atop.raw" "$interval" "$samples" >/dev/null 2>"$T/atop.err" &
+wait
+
+cpu() { awk '{ printf "%.3f", $1 + $2 }' "$T/$1.time"; }
+bytes() { du -sb "$1" | cut -f 1; }
+printf '%-8s %12s %12s %14s %14s\n' tool "CPU s" bytes "CPU s/day" "MB/day"
+for tool in iolens sadc atop; do
+	case $tool in iolens) b=$(bytes "$T/store") ;; sadc) b=$(bytes "$T/sa") ;; atop) b=$(bytes "$T/atop.raw") ;; esac
+	c=$(cpu $tool)
+	eval "${tool}_cpu=$c ${tool}_bytes=$b"
+	awk -v t=$tool -v c="$c" -v b="$b" -v n="$samples" \
+		'BEGIN { printf "%-8s %12.3f %12d %14.1f %14.1f\n", t, c, b, c / n * 8640, b / n * 8640 / 1e6 }'
+done
+awk -v ic="$iolens_cpu" -v sc="$sadc_cpu" -v ib="$iolens_bytes" -v ab="$atop_bytes" 'BEGIN {
+	printf "iolens/sadc CPU: %.2f (goal: at most 1)\n", (sc > 0 ? ic / sc : 0)
+	printf "iolens/atop bytes: %.2f (goal: at most 1)\n", (ab > 0 ? ib / ab : 0) }'
+
+# Looking back: the whole store played back through stat -x.
+t0=$(date +%s%N)
+frames=$("$IOLENS" stat -x --json --record-dir "$T/store" --from "@$begin" 0.01 2>/dev/null | wc -l)
+t1=$(date +%s%N)
+awk -v f="$frames" -v ns=$((t1 - t0)) 'BEGIN {
+	if (f < 1) { print "replay: no line"; exit 1 }
+	printf "replay: %d lines in %.2f s: %.2f ms a frame, a day (8640 frames) in %.1f s\n", f, ns / 1e9, ns / 1e6 / f, ns / 1e9 / f * 8640 }'
+if [ -n "$doctor" ]; then
+	t0=$(date +%s%N)
+	"$IOLENS" doctor --json --record-dir "$T/store" --from "@$begin" >"$T/doctor.json" 2>/dev/null || true
+	t1=$(date +%s%N)
+	awk -v n="$samples" -v ns=$((t1 - t0)) 'BEGIN {
+		printf "doctor --from: %d windows in %.2f s: %.2f ms a window, a day (8640) in %.1f s\n", n - 1, ns / 1e9, ns / 1e6 / (n - 1), ns / 1e9 / (n - 1) * 8640 }'
+fi
