@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# record_doctor.sh: iolens record --doctor keeps doctor's window of each interval, and doctor --from/--to judges them: a process reading with O_DIRECT while the recorder ran is found as live doctor finds it, with the windows it was in; none after it stopped.
+# record_doctor.sh: iolens record --doctor keeps doctor's window of each interval, and doctor --from/--to judges them: a process reading with O_DIRECT and a hung libvtrace server, found as live doctor finds them, with the windows they were in; the reader not after it stopped.
 . "$(dirname "$0")/lib.sh"
 
 case "$(fs_type "$T")" in
@@ -7,6 +7,8 @@ tmpfs|ramfs) skip_all "the scratch directory is on $(fs_type "$T"): no O_DIRECT"
 esac
 
 S=$T/store
+export VTRACE_DIR=$T/shm # the hung server's segment: this test's own
+mkdir -p "$VTRACE_DIR"
 READER=${BUILD:-$TOP/build}/tests/helpers/odirect_reader
 # at NS: a moment as TIME takes it, to the nanosecond (@EPOCH.FRACTION).
 at() { echo "@${1:0:${#1}-9}.${1:${#1}-9}"; }
@@ -62,5 +64,23 @@ check_eq "windows recorded after the reader stopped: no O_DIRECT finding about i
 run "$IOLENS" doctor --record-dir "$S" --from "$(at "$after")" --to "$(at "$after")"
 check_eq "a range with no window in it: exit 1" 1 "$RC"
 check_match "… said" "no window of doctor's recorded" "$ERR"
+
+# ---- A hung libvtrace server ---------------------------------------------------------------------
+# vtload (a libvtrace server the test drives) begins a READ and never ends it: live doctor calls it
+# hung past a second; so does doctor --from on the windows recorded while it hung.
+start_vtload night READ
+vtload_say "hold READ"
+hung_begin=$(now_ns)
+run "$IOLENS" record --doctor --dir "$T/hung" --count 4 0.5
+check_eq "record --doctor beside a hung server: exit 0" 0 "$RC"
+run "$IOLENS" doctor --json 0.2
+live=$(python3 -c 'import json, sys
+print(" ".join(sorted(f["data"]["service"] for f in json.load(sys.stdin)["findings"] if f["rule"] == "vtrace-hang")))' <<<"$OUT")
+check_eq "live doctor: the server hung (the truth)" night "$live"
+run "$IOLENS" doctor --json --record-dir "$T/hung" --from "$(at "$hung_begin")"
+check_eq "doctor --from: the same server hung, in the windows after its READ was a second old" "night yes" \
+	"$(python3 -c 'import json, sys
+f = [f for f in json.load(sys.stdin)["findings"] if f["rule"] == "vtrace-hang"]
+print(" ".join(x["data"]["service"] for x in f), "yes" if f and 1 <= f[0]["data"]["windows"] <= 3 else "no")' <<<"$OUT")"
 
 echo "1..$t_count"
