@@ -21,6 +21,7 @@
 #include "doctor/capture.h"
 #include "doctor/finding.h"
 #include "doctor/rules.h"
+#include "render/prom_rules.h"
 #include "store/store.h"
 
 /* Exit statuses beyond the house's 0, 1 and 2: what the worst finding was. */
@@ -139,6 +140,8 @@ static _Noreturn void usage(bool all)
 	       "                         finding once, with the windows it was in\n"
 	       "      --to TIME          ... until TIME (default now)\n"
 	       "      --record-dir DIR   the store (default: iolens record's)\n"
+	       "      --prometheus-rules the rules that scraped metrics can say, as Prometheus\n"
+	       "                         alerting rules over iolens export's (with this configuration)\n"
 	       "      --capacity-dir DIR where disks' capacities are kept (bench --profile\n"
 	       "                         --save-capacity; default $IOLENS_CAPACITY_DIR, else\n"
 	       "                         /var/lib/iolens/capacity): rule saturated's low-load latency\n"
@@ -160,7 +163,7 @@ static _Noreturn void usage(bool all)
 
 enum {
 	OPT_CONFIG = 0x2000, OPT_NO_CONFIG, OPT_DISABLE, OPT_ACCEPT, OPT_SET, OPT_RECORD, OPT_REPLAY, OPT_CAPACITY_DIR,
-	OPT_FROM, OPT_TO, OPT_RECORD_DIR,
+	OPT_FROM, OPT_TO, OPT_RECORD_DIR, OPT_PROMETHEUS_RULES,
 };
 
 /*
@@ -432,6 +435,57 @@ static int write_report(const struct doctor *d, const struct doctor_snapshot *sn
 	return json ? doctor_write_json(&report, stdout) : doctor_write_text(&report, stdout);
 }
 
+/*
+ * --prometheus-rules: the rules that can be said over iolens export's metrics, as Prometheus
+ * alerting rules (docs/iolens-doctor-rules.yml is this with --no-config), their thresholds the
+ * configuration's.
+ */
+static int write_alerts(const struct doctor_config *config)
+{
+	struct prom_alert alerts[64];
+	char names[64][64], exprs[64][1024], descriptions[64][512];
+	size_t n = 0;
+	int rc;
+
+	for (const struct doctor_rule *const *rule = doctor_rules_listed(); *rule; rule++) {
+		const struct doctor_alert *end = (*rule)->alerts + 3;
+
+		for (const struct doctor_alert *a = (*rule)->alerts; a < end && a->severity && n < 64; a++) {
+			size_t k = 0;
+			bool upper = true;
+
+			k = (size_t)snprintf(names[n], sizeof(names[n]), "IolensDoctor");
+			for (const char *c = (*rule)->name; *c && k + 1 < sizeof(names[n]); c++) {
+				if (*c == '-' || *c == '_') {
+					upper = true;
+					continue;
+				}
+				names[n][k++] = upper ? (char)toupper((unsigned char)*c) : *c;
+				upper = false;
+			}
+			names[n][k] = '\0';
+			const char *at = strstr(a->expr, "%g");
+
+			if (at) /* the threshold's value in its place */
+				snprintf(exprs[n], sizeof(exprs[n]), "%.*s%g%s", (int)(at - a->expr), a->expr,
+					 a->threshold >= 0 ? config->threshold[a->threshold] : 0, at + 2);
+			else
+				snprintf(exprs[n], sizeof(exprs[n]), "%s", a->expr);
+			snprintf(descriptions[n], sizeof(descriptions[n]), "iolens doctor's rule %s: %s", (*rule)->name,
+				 (*rule)->help);
+			alerts[n] = (struct prom_alert){ names[n], exprs[n], a->for_, a->severity,
+							 (*rule)->name, a->summary, descriptions[n] };
+			n++;
+		}
+	}
+	rc = prom_rules_write(stdout,
+			      "iolens doctor's rules that can be said over iolens export's metrics, as Prometheus\n"
+			      "alerting rules (rule_files: in prometheus.yml). Made by\n"
+			      "iolens doctor --no-config --prometheus-rules; with --set, a site's thresholds.",
+			      "iolens-doctor", alerts, n);
+	return rc || fflush(stdout) ? output_failed() : EXIT_OK;
+}
+
 /* A configuration statement given by a flag (--disable, --accept, --set), and the flag's name. */
 struct statement {
 	char *text;
@@ -449,25 +503,27 @@ static struct statement statement_of(int opt, const char *arg)
 	return st;
 }
 
+static const struct option long_options[] = {
+	COMMON_LONG_OPTIONS,
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "json", no_argument, NULL, OUT_OPT_JSON },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "no-config", no_argument, NULL, OPT_NO_CONFIG },
+	{ "disable", required_argument, NULL, OPT_DISABLE },
+	{ "accept", required_argument, NULL, OPT_ACCEPT },
+	{ "set", required_argument, NULL, OPT_SET },
+	{ "record", required_argument, NULL, OPT_RECORD },
+	{ "replay", required_argument, NULL, OPT_REPLAY },
+	{ "capacity-dir", required_argument, NULL, OPT_CAPACITY_DIR },
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "to", required_argument, NULL, OPT_TO },
+	{ "record-dir", required_argument, NULL, OPT_RECORD_DIR },
+	{ "prometheus-rules", no_argument, NULL, OPT_PROMETHEUS_RULES },
+	{ 0 }
+};
+
 int cmd_doctor(int argc, char **argv)
 {
-	static const struct option long_options[] = {
-		COMMON_LONG_OPTIONS,
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "json", no_argument, NULL, OUT_OPT_JSON },
-		{ "config", required_argument, NULL, OPT_CONFIG },
-		{ "no-config", no_argument, NULL, OPT_NO_CONFIG },
-		{ "disable", required_argument, NULL, OPT_DISABLE },
-		{ "accept", required_argument, NULL, OPT_ACCEPT },
-		{ "set", required_argument, NULL, OPT_SET },
-		{ "record", required_argument, NULL, OPT_RECORD },
-		{ "replay", required_argument, NULL, OPT_REPLAY },
-		{ "capacity-dir", required_argument, NULL, OPT_CAPACITY_DIR },
-		{ "from", required_argument, NULL, OPT_FROM },
-		{ "to", required_argument, NULL, OPT_TO },
-		{ "record-dir", required_argument, NULL, OPT_RECORD_DIR },
-		{ 0 }
-	};
 	struct doctor d = { .seconds = 5 };
 	struct statement *statements = NULL;
 	size_t nstatements = 0;
@@ -481,7 +537,7 @@ int cmd_doctor(int argc, char **argv)
 	int rc;
 	bool json = false;
 	const char *record_path = NULL, *replay_path = NULL, *capacity_path = NULL;
-	bool seconds_given, record_failed = false;
+	bool seconds_given, record_failed = false, prometheus_rules = false;
 	int opt;
 
 	while ((opt = next_option(argc, argv, "hvV", long_options, NULL)) != -1) {
@@ -507,6 +563,9 @@ int cmd_doctor(int argc, char **argv)
 			break;
 		case OPT_RECORD_DIR:
 			d.record_dir = optarg;
+			break;
+		case OPT_PROMETHEUS_RULES:
+			prometheus_rules = true;
 			break;
 		case OPT_CAPACITY_DIR:
 			if (!*optarg)
@@ -563,6 +622,8 @@ int cmd_doctor(int argc, char **argv)
 	free(statements);
 	if (doctor_config_check(&d.config, "thresholds", why, sizeof(why)) != 0)
 		usage_error("%s", why);
+	if (prometheus_rules)
+		return write_alerts(&d.config);
 	stop_on_signals();
 
 	if (d.from) {

@@ -16,6 +16,30 @@
  * (what two rules both need, such as whether a disk is saturated, is a helper of judge.h
  * over the snapshot). Its findings carry its name.
  */
+/*
+ * A rule over iolens export's metrics, for a fleet's Prometheus (doctor --prometheus-rules): its
+ * PromQL condition, "%g" in it the threshold's value (doctor.conf's, or the default).
+ */
+/* Over export's metrics: df's Use% of a filesystem (its size, free and available counts); not read-only ones. */
+#define FS_USE_PERCENT(size, free, avail)                                                                        \
+	"100 * (iolens_filesystem_" #size "{fstype!~\"squashfs|overlay|ramfs\"} - iolens_filesystem_" #free      \
+	") / (iolens_filesystem_" #size " - iolens_filesystem_" #free " + iolens_filesystem_" #avail ")"
+#define INODE_USE_PERCENT                                                                                  \
+	"100 * (iolens_filesystem_files{fstype!~\"squashfs|overlay|ramfs\"} - iolens_filesystem_files_free) / "      \
+	"iolens_filesystem_files"
+#define FS_WRITABLE " unless on(device, mountpoint) iolens_filesystem_readonly == 1"
+/* A disk's %util over the last minute; swapping in bytes a second (pages of 4 KiB). */
+#define DISK_UTIL "100 * rate(iolens_disk_io_time_seconds_total[1m])"
+#define SWAP_BYTES "4096 * (rate(iolens_vmstat_pswpin_total[1m]) + rate(iolens_vmstat_pswpout_total[1m]))"
+
+struct doctor_alert {
+	const char *severity; /* "warning" or "critical" */
+	int threshold;        /* enum doctor_threshold of its "%g", or -1 */
+	const char *expr;
+	const char *for_;     /* how long it holds before it fires ("1m"), or NULL */
+	const char *summary;  /* with {{ $labels.x }} and {{ $value }} */
+};
+
 struct doctor_rule {
 	const char *name;
 	/*
@@ -29,6 +53,8 @@ struct doctor_rule {
 	const int thresholds[3];           /* enum doctor_threshold it reads, ended by -1 */
 	void (*judge)(const struct doctor_snapshot *snapshot, const struct doctor_config *config,
 		      struct doctor_findings *out);
+	/* The same over scraped metrics, where they can say it (ended by a NULL severity). */
+	const struct doctor_alert alerts[3];
 };
 
 /*

@@ -196,4 +196,11 @@ const struct doctor_rule rule_disk = {
 		"\\(>= 50\\~%).\n",
 	.thresholds = { -1 },
 	.judge = judge,
+	.alerts = {
+		{ "warning", -1, DISK_UTIL " >= 90", "1m",
+		  "disk {{ $labels.device }} is saturated: busy {{ $value | printf \"%.0f\" }} % of the time" },
+		{ "critical", -1,
+		  DISK_UTIL " >= 90 and on() 100 * rate(iolens_pressure_full_seconds_total{resource=\"io\"}[1m]) >= 50",
+		  "1m", "disk {{ $labels.device }} is saturated, and every task waits on I/O half the time or more" },
+	},
 };

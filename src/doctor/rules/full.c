@@ -8,6 +8,9 @@ static void judge(const struct doctor_snapshot *s, const struct doctor_config *c
 	judge_mount_use(s, config, false, out);
 }
 
+#define SPACE_USE FS_USE_PERCENT(size_bytes, free_bytes, avail_bytes)
+#define SPACE_SUMMARY "{{ $labels.mountpoint }} is {{ $value | printf \"%.0f\" }} % used (df's Use%)"
+
 const struct doctor_rule rule_full = {
 	.name = "full",
 	.list_rank = 110, /* its place in --help-all and RULES */
@@ -27,4 +30,8 @@ const struct doctor_rule rule_full = {
 		"twice is looked at once.\n",
 	.thresholds = { TH_FULL_WARNING, TH_FULL_CRITICAL, -1 },
 	.judge = judge,
+	.alerts = {
+		{ "warning", TH_FULL_WARNING, SPACE_USE " >= %g" FS_WRITABLE, "5m", SPACE_SUMMARY },
+		{ "critical", TH_FULL_CRITICAL, SPACE_USE " >= %g" FS_WRITABLE, "5m", SPACE_SUMMARY },
+	},
 };

@@ -20,4 +20,10 @@ const struct doctor_rule rule_inodes = {
 		".RB ( critical ).\n",
 	.thresholds = { TH_FULL_WARNING, TH_FULL_CRITICAL, -1 },
 	.judge = judge,
+	.alerts = {
+		{ "warning", TH_FULL_WARNING, INODE_USE_PERCENT " >= %g" FS_WRITABLE, "5m",
+		  "{{ $labels.mountpoint }} has used {{ $value | printf \"%.0f\" }} % of its inodes" },
+		{ "critical", TH_FULL_CRITICAL, INODE_USE_PERCENT " >= %g" FS_WRITABLE, "5m",
+		  "{{ $labels.mountpoint }} has used {{ $value | printf \"%.0f\" }} % of its inodes" },
+	},
 };

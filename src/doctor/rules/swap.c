@@ -76,4 +76,10 @@ const struct doctor_rule rule_swap = {
 		"when every swap area is a zram device (compressed memory: no disk I/O).\n",
 	.thresholds = { -1 },
 	.judge = judge,
+	.alerts = {
+		{ "warning", -1, SWAP_BYTES " >= 1048576", "1m",
+		  "the machine swaps {{ $value | humanize1024 }}B/s (pages of 4 KiB)" },
+		{ "critical", -1, SWAP_BYTES " >= 1048576 and on() max(" DISK_UTIL ") >= 90", "1m",
+		  "the machine swaps {{ $value | humanize1024 }}B/s while a disk is saturated" },
+	},
 };

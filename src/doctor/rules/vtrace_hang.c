@@ -70,4 +70,12 @@ const struct doctor_rule rule_vtrace_hang = {
 		"fields.\n",
 	.thresholds = { TH_HANG_SECONDS, -1 },
 	.judge = judge,
+	.alerts = {
+		{ "warning", TH_HANG_SECONDS, "iolens_vtrace_oldest_in_flight_seconds >= %g", NULL,
+		  "service {{ $labels.service }} (pid {{ $labels.pid }}): a {{ $labels.op }} in flight for "
+		  "{{ $value | printf \"%.0f\" }} s" },
+		{ "critical", -1, "iolens_vtrace_oldest_in_flight_seconds >= 60", NULL,
+		  "service {{ $labels.service }} (pid {{ $labels.pid }}): a {{ $labels.op }} in flight for "
+		  "{{ $value | printf \"%.0f\" }} s" },
+	},
 };
