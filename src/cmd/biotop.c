@@ -13,6 +13,7 @@
 
 #include "cmd/cache_mode.h"
 #include "cmd/command.h"
+#include "cmd/recorded.h"
 #include "cmd/top_screen.h"
 #include "collect/bio.h"
 #include "collect/memcg.h"
@@ -20,6 +21,7 @@
 #include "common/util.h"
 #include "render/out.h"
 
+enum { OPT_AT = 0x3100, OPT_RECORD_DIR };
 enum sort_key { SORT_PID, SORT_NAME, SORT_IO, SORT_BYTES, SORT_AVG, SORT_P50, SORT_P99, SORT_MAX, SORT_COUNT };
 static const char *const sort_names[SORT_COUNT] = { "pid", "comm", "io", "bytes", "avg", "p50", "p99", "max" };
 
@@ -73,7 +75,7 @@ struct row {
 	uint64_t cgroup;
 	char name[512]; /* comm, or the cgroup's path */
 	const struct container *container; /* or NULL (until container_cache_trim) */
-	char op;        /* 'R', 'W' */
+	char op;        /* 'R', 'W'; 0: both (a recorded window's) */
 	unsigned major, minor;
 	char disk[40];
 	uint64_t requests, bytes;
@@ -103,6 +105,7 @@ struct biotop {
 	bool cgroup2_mounted;
 	struct out_column columns[C_COUNT];
 	char note[256]; /* the full screen's second line: "" for none */
+	const char *recorded; /* --at: the mechanism the recorded window was counted with; NULL live */
 };
 
 /* --help: a screen; --help-all: the whole list below. */
@@ -124,6 +127,7 @@ static const char brief_help[] =
 	"  -p, --pid PID          only this process\n"
 	"  -n, --rows N           at most N rows each interval\n"
 	"      --json, --csv      JSON lines or CSV\n"
+	"      --at TIME          what iolens record --doctor kept at TIME (03:00, -2h)\n"
 	"  -h, --help             this help; --help-all: every option and field\n"
 	"\n"
 	"Examples:\n"
@@ -157,6 +161,10 @@ static _Noreturn void usage(bool all)
 	       "      --json             JSON lines, one object per interval\n"
 	       "      --csv              comma-separated values: JSON's keys, units and values\n"
 	       "      --no-header        leave out the header lines\n"
+	       "      --at TIME          the window iolens record --doctor kept at TIME (03:00, yesterday\n"
+	       "                         03:00, -2h, @EPOCH), once: requests, bytes, p50 and p99 of reads\n"
+	       "                         and writes together (D, AVG and MAX are not kept)\n"
+	       "      --record-dir DIR   the store --at reads (default: iolens record's)\n"
 	       "  -v, --verbose          what each warning means, and its fix\n"
 	       "  -h, --help             a screen of help; --help-all: all of this\n"
 	       "  -V, --version          show the version\n"
@@ -318,7 +326,8 @@ static void put_row(const struct biotop *t, struct out_table *table, const struc
 		out_set_count(out, C_CGROUP_ID, row->cgroup);
 	}
 	container_columns_set(out, C_CONTAINER, row->container);
-	out_set_text(out, C_OP, row->op == 'R' ? "R" : "W");
+	if (row->op)
+		out_set_text(out, C_OP, row->op == 'R' ? "R" : "W");
 	out_set_count_if(out, C_MAJOR, row->major, row->major || row->minor);
 	out_set_count_if(out, C_MINOR, row->minor, row->major || row->minor);
 	if (row->major || row->minor)
@@ -327,10 +336,10 @@ static void put_row(const struct biotop *t, struct out_table *table, const struc
 	out_set_count(out, C_BYTES, row->bytes);
 	/* No request completed whole (only parts of one): its latency is not known yet. */
 	if (row->latency.requests) {
-		out_set_count(out, C_AVG, row->latency.average_ns);
+		out_set_count_if(out, C_AVG, row->latency.average_ns, row->op);
 		out_set_count(out, C_P50, row->latency.p50_ns);
 		out_set_count(out, C_P99, row->latency.p99_ns);
-		out_set_count(out, C_MAX, row->latency.max_ns);
+		out_set_count_if(out, C_MAX, row->latency.max_ns, row->op);
 	}
 }
 
@@ -339,20 +348,20 @@ static void write_interval(const void *context, struct out_table *table, size_t 
 {
 	const struct biotop *t = context;
 	char title[256], clock[16];
-	time_t now = time(NULL);
+	time_t read = (time_t)(t->read_real_ns / 1000000000ull);
 	struct out_row *group;
 	size_t n = t->max_rows && t->max_rows < t->nrows ? (size_t)t->max_rows : t->nrows;
 
-	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&now));
+	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&read));
 	snprintf(title, sizeof(title), "%s %s / Sort: %s / Order: %s", clock,
 		 t->by_cgroup ? "per cgroup" : "per process", sort_names[t->sort],
 		 t->reverse ? "ascending" : "descending");
 	group = out_table_group(table, title);
 	out_set_count(group, C_TIME_NS, t->read_real_ns);
 	out_set_count(group, C_INTERVAL_NS, t->interval_ns);
-	out_set_count(group, C_UNATTRIBUTED, t->unattributed);
-	out_set_count(group, C_UNSEEN, t->unseen);
-	out_set_text(group, C_MECHANISM, bio_mechanism_name(bio_mechanism()));
+	out_set_count_if(group, C_UNATTRIBUTED, t->unattributed, !t->recorded);
+	out_set_count_if(group, C_UNSEEN, t->unseen, !t->recorded);
+	out_set_text(group, C_MECHANISM, t->recorded ? t->recorded : bio_mechanism_name(bio_mechanism()));
 	for (size_t i = 0; i < n && i < max; i++)
 		put_row(t, table, &t->rows[i]);
 	out_table_group_end(table);
@@ -387,6 +396,53 @@ static void redraw(void *context)
 	draw(t);
 }
 
+/*
+ * --at: the rows of the window iolens record --doctor kept at TIME (its processes' requests on
+ * each disk, reads and writes together), printed once as an interval's. 0 or EXIT_FAIL.
+ */
+static int show_recorded(struct biotop *t, const char *dir, const char *when)
+{
+	struct doctor_snapshot snap;
+	uint64_t start, end;
+	struct out_table *out;
+	int rc = recorded_snapshot_at(dir, when, &snap, &start, &end);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < snap.nbio_procs; i++) {
+		const struct snap_bio_proc *p = &snap.bio_procs[i];
+		struct row row = { .pid = p->pid, .major = p->disk_major, .minor = p->disk_minor,
+				   .requests = p->requests, .bytes = p->bytes };
+
+		if (t->pid && p->pid != t->pid)
+			continue;
+		snprintf(row.name, sizeof(row.name), "%s", p->comm);
+		disk_name(p->disk_major, p->disk_minor, row.disk, sizeof(row.disk));
+		if (p->p50_ns > 0) {
+			row.latency.requests = p->requests;
+			row.latency.p50_ns = (uint64_t)p->p50_ns;
+			row.latency.p99_ns = (uint64_t)p->p99_ns;
+		}
+		add_row(t, &row);
+	}
+	t->read_real_ns = end;
+	t->interval_ns = end - start;
+	t->recorded = snap.bio_known && snap.bio_mechanism[0] ? snap.bio_mechanism : "-";
+	sort_rows(t);
+	t->columns[C_PID].is_default = t->columns[C_COMM].is_default = true;
+	t->columns[C_CGROUP].is_default = false;
+	out = out_table_new(t->columns, C_COUNT, &t->o.out, "processes");
+	if (!out) {
+		doctor_snapshot_free(&snap);
+		return EXIT_USAGE;
+	}
+	out_table_lines(out, stdout);
+	write_interval(t, out, SIZE_MAX);
+	out_table_free(out);
+	doctor_snapshot_free(&snap);
+	return fflush(stdout) || ferror(stdout) ? output_failed() : EXIT_OK;
+}
+
 static enum sort_key parse_sort(const char *text)
 {
 	for (int i = 0; i < SORT_COUNT; i++)
@@ -399,22 +455,26 @@ static enum sort_key parse_sort(const char *text)
 	usage_error("--sort: '%s' is not pid, comm, io, bytes, avg, p50, p99 or max", text);
 }
 
+static const struct option long_options[] = {
+	COMMON_LONG_OPTIONS,
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "cgroup", no_argument, NULL, 'C' },
+	{ "sort", required_argument, NULL, 's' },
+	{ "reverse", no_argument, NULL, 'r' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "rows", required_argument, NULL, 'n' },
+	{ "json", no_argument, NULL, OUT_OPT_JSON },
+	{ "csv", no_argument, NULL, OUT_OPT_CSV },
+	{ "no-header", no_argument, NULL, OUT_OPT_NO_HEADER },
+	{ "at", required_argument, NULL, OPT_AT },
+	{ "record-dir", required_argument, NULL, OPT_RECORD_DIR },
+	{ 0 }
+};
+
 int cmd_biotop(int argc, char **argv)
 {
-	static const struct option long_options[] = {
-		COMMON_LONG_OPTIONS,
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "cgroup", no_argument, NULL, 'C' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "reverse", no_argument, NULL, 'r' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "rows", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, OUT_OPT_JSON },
-		{ "csv", no_argument, NULL, OUT_OPT_CSV },
-		{ "no-header", no_argument, NULL, OUT_OPT_NO_HEADER },
-		{ 0 }
-	};
 	struct biotop t = { .o = { .interval = 1 }, .sort = SORT_BYTES };
+	const char *at = NULL, *record_dir = NULL;
 	struct out_table *out = NULL;
 	unsigned long long printed = 0;
 	uint64_t deadline, previous_ns;
@@ -442,6 +502,12 @@ int cmd_biotop(int argc, char **argv)
 		case 'v':
 			warn_verbose = true;
 			break;
+		case OPT_AT:
+			at = optarg;
+			break;
+		case OPT_RECORD_DIR:
+			record_dir = optarg;
+			break;
 		case 'h':
 			usage(false);
 		case COMMON_OPT_HELP_ALL:
@@ -456,6 +522,14 @@ int cmd_biotop(int argc, char **argv)
 	cache_parse_interval_count(argc, argv, optind, &t.o, true);
 	if (t.pid && t.by_cgroup)
 		usage_error("--pid and --cgroup: a cgroup's rows are not of one process");
+	if (at) {
+		if (t.by_cgroup || optind < argc)
+			usage_error("--at shows the window recorded at TIME: no --cgroup, interval or count");
+		memcpy(t.columns, all_columns, sizeof(t.columns));
+		rc = show_recorded(&t, record_dir, at);
+		free(t.rows);
+		return rc;
+	}
 	/* Without eBPF there is no latency and no submitter to charge: said, not estimated. */
 	if (bio_start(t.by_cgroup ? BIO_WANT_CGROUPS : BIO_WANT_PROCESSES, &why) != 0) {
 		warn_msg("block I/O per %s needs eBPF: %s", t.by_cgroup ? "cgroup" : "process", why);

@@ -16,6 +16,7 @@
 
 #include "cmd/cache_mode.h"
 #include "cmd/command.h"
+#include "cmd/recorded.h"
 #include "cmd/top_screen.h"
 #include "collect/cachestat.h"
 #include "collect/inode_names.h"
@@ -135,6 +136,9 @@ struct top {
 	char replay_root[4096];    /* the sample read last */
 	uint64_t replay_mono_ns, replay_real_ns; /* its time file: CLOCK_MONOTONIC and Unix time */
 	bool replay_damaged;       /* a recorded file could not be understood: said, and the exit status is 1 */
+	/* --at TIME: the window iolens record --doctor kept (accesses, misses, refaults per process) */
+	const char *at, *record_dir;
+	bool recorded;
 };
 
 /* --help: a screen; --help-all: the whole list below. */
@@ -158,6 +162,7 @@ static const char brief_help[] =
 	"      --files            per file\n"
 	"      --cgroup           per cgroup\n"
 	"      --json, --csv      JSON lines or CSV\n"
+	"      --at TIME          what iolens record --doctor kept at TIME (03:00, -2h)\n"
 	"  -h, --help             this help; --help-all: every option and field\n"
 	"\n"
 	"Examples:\n"
@@ -192,6 +197,10 @@ static _Noreturn void usage(bool all)
 	       "      --json             JSON lines, one object per interval\n"
 	       "      --csv              comma-separated values: JSON's keys, units and values\n"
 	       "      --no-header        leave out the header lines\n"
+	       "      --at TIME          the window iolens record --doctor kept at TIME (03:00, yesterday\n"
+	       "                         03:00, -2h, @EPOCH), once: each process's accesses, misses,\n"
+	       "                         hits and refaults (dirties and the rest are not kept)\n"
+	       "      --record-dir DIR   the store --at reads (default: iolens record's)\n"
 	       "  -v, --verbose          what each warning means, and its fix\n"
 	       "  -h, --help             a screen of help; --help-all: all of this\n"
 	       "  -V, --version          show the version\n"
@@ -536,7 +545,7 @@ static void sort_rows(struct top *t)
 static void header_line(const struct top *t, char *buf, size_t len)
 {
 	char clock[16];
-	time_t now = t->replay ? (time_t)(t->replay_real_ns / 1000000000u) : time(NULL);
+	time_t now = t->replay || t->recorded ? (time_t)(t->replay_real_ns / 1000000000u) : time(NULL);
 
 	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&now));
 	snprintf(buf, len, "%s Buffers MB: %llu / Cached MB: %llu / Sort: %s / Order: %s", clock,
@@ -568,16 +577,16 @@ static void put_row(const struct top *t, struct out_table *table, const struct t
 		container_columns_set(out, C_CONTAINER, row->container);
 	out_set_count(out, C_HITS, row->hits); /* "mode" says when it is an estimate */
 	out_set_count(out, C_MISSES, row->c.misses);
-	out_set_count(out, C_DIRTIES, row->c.dirties);
+	out_set_count_if(out, C_DIRTIES, row->c.dirties, !t->recorded);
 	if (row->read_hit >= 0)
 		out_set_real(out, C_READ_HIT, row->read_hit / 100);
 	if (row->write_hit >= 0)
 		out_set_real(out, C_WRITE_HIT, row->write_hit / 100);
 	out_set_count(out, C_ACCESSES, row->c.reads + row->c.maps);
 	out_set_count(out, C_READS, row->c.reads);
-	out_set_count_if(out, C_MAPS, row->c.maps, !t->estimates);
-	out_set_count_if(out, C_WRITE_MISSES, row->c.write_misses, !t->estimates);
-	out_set_count_if(out, C_EVICTIONS, row->c.evictions, !t->estimates);
+	out_set_count_if(out, C_MAPS, row->c.maps, !t->estimates && !t->recorded);
+	out_set_count_if(out, C_WRITE_MISSES, row->c.write_misses, !t->estimates && !t->recorded);
+	out_set_count_if(out, C_EVICTIONS, row->c.evictions, !t->estimates && !t->recorded);
 	out_set_count_if(out, C_REFAULTS, row->c.refaults, !t->estimates);
 }
 
@@ -594,14 +603,14 @@ static void write_interval(const struct top *t, struct out_table *table, size_t 
 
 	header_line(t, title, sizeof(title));
 	group = out_table_group(table, title);
-	out_set_count(group, C_TIME_NS, t->replay ? t->replay_real_ns : realtime_ns());
+	out_set_count(group, C_TIME_NS, t->replay || t->recorded ? t->replay_real_ns : realtime_ns());
 	out_set_count(group, C_INTERVAL_NS, t->interval_ns);
 	out_set_text(group, C_MODE, t->estimates ? "procfs" : "ebpf");
 	if (t->mechanism)
 		out_set_text(group, C_MECHANISM, t->mechanism);
-	out_set_count(group, C_BUFFERS, t->mem.buffers);
+	out_set_count_if(group, C_BUFFERS, t->mem.buffers, !t->recorded);
 	out_set_count(group, C_CACHED, t->mem.cached);
-	out_set_count_if(group, C_DROPPED, t->dropped_now, !t->estimates);
+	out_set_count_if(group, C_DROPPED, t->dropped_now, !t->estimates && !t->recorded);
 	for (size_t i = 0; i < n && i < max; i++)
 		put_row(t, table, &t->rows[i], people);
 	out_table_group_end(table);
@@ -710,7 +719,7 @@ static int replay_next(struct top *t)
 /* cachetop's options into t; the interval and count after them. */
 static void parse_options(int argc, char **argv, struct top *t)
 {
-	enum { OPT_FILES = 0x2000, OPT_CGROUP };
+	enum { OPT_FILES = 0x2000, OPT_CGROUP, OPT_AT, OPT_RECORD_DIR };
 	static const struct option long_options[] = {
 		COMMON_LONG_OPTIONS,
 		{ "verbose", no_argument, NULL, 'v' },
@@ -724,6 +733,8 @@ static void parse_options(int argc, char **argv, struct top *t)
 		{ "json", no_argument, NULL, OUT_OPT_JSON },
 		{ "csv", no_argument, NULL, OUT_OPT_CSV },
 		{ "no-header", no_argument, NULL, OUT_OPT_NO_HEADER },
+		{ "at", required_argument, NULL, OPT_AT },
+		{ "record-dir", required_argument, NULL, OPT_RECORD_DIR },
 		{ 0 }
 	};
 	int opt;
@@ -751,6 +762,12 @@ static void parse_options(int argc, char **argv, struct top *t)
 		case OPT_CGROUP:
 			t->by = BY_CGROUP;
 			break;
+		case OPT_AT:
+			t->at = optarg;
+			break;
+		case OPT_RECORD_DIR:
+			t->record_dir = optarg;
+			break;
 		case 'v':
 			warn_verbose = true;
 			break;
@@ -765,7 +782,57 @@ static void parse_options(int argc, char **argv, struct top *t)
 				usage_hint();
 		}
 	}
+	if (t->at && (t->by != BY_PROCESS || optind < argc))
+		usage_error("--at shows the processes of the window recorded at TIME: no --files, --cgroup, interval "
+			    "or count");
 	cache_parse_interval_count(argc, argv, optind, &t->o, true);
+}
+
+/*
+ * --at: the processes of the window iolens record --doctor kept at TIME, printed once as an
+ * interval's: their page-cache accesses, misses and refaults (eBPF's; the rest is not kept).
+ */
+static int show_recorded(struct top *t)
+{
+	static char mechanism[sizeof(((struct doctor_snapshot *)0)->cache_mechanism)];
+	struct doctor_snapshot snap;
+	uint64_t start, end;
+	int rc = recorded_snapshot_at(t->record_dir, t->at, &snap, &start, &end);
+
+	if (rc)
+		return rc;
+	t->recorded = true;
+	snprintf(mechanism, sizeof(mechanism), "%s", snap.cache_mechanism);
+	t->mechanism = snap.cache_ebpf && mechanism[0] ? mechanism : NULL;
+	t->replay_real_ns = end;
+	t->interval_ns = end - start;
+	t->mem.cached = snap.cached;
+	for (size_t i = 0; i < snap.ncache_procs; i++) {
+		const struct snap_cache_proc *p = &snap.cache_procs[i];
+		struct top_row row = { .pid = (uint32_t)p->pid, .uid_unknown = true };
+
+		if ((t->pid && p->pid != t->pid) || (!t->all && !p->accesses && !p->misses))
+			continue;
+		row.c.reads = p->accesses;
+		row.c.misses = p->misses;
+		row.c.hits = p->accesses > p->misses ? p->accesses - p->misses : 0;
+		row.c.refaults = p->refaults;
+		derive(&row);
+		add_row(t, &row, p->comm);
+	}
+	doctor_snapshot_free(&snap);
+	sort_rows(t);
+	memcpy(t->columns, all_columns, sizeof(t->columns));
+	t->columns[C_PID].is_default = t->columns[C_COMM].is_default = true;
+	t->out = out_table_new(t->columns, C_COUNT, &t->o.out, "processes");
+	if (!t->out)
+		return EXIT_USAGE;
+	out_table_lines(t->out, stdout);
+	write_interval(t, t->out, SIZE_MAX, true);
+	out_table_free(t->out);
+	clear_rows(t);
+	free(t->rows);
+	return fflush(stdout) || ferror(stdout) ? output_failed() : EXIT_OK;
 }
 
 int cmd_cachetop(int argc, char **argv)
@@ -779,6 +846,8 @@ int cmd_cachetop(int argc, char **argv)
 	int rc = EXIT_OK;
 
 	parse_options(argc, argv, &t);
+	if (t.at)
+		return show_recorded(&t);
 	t.replay = getenv("IOLENS_REPLAY");
 	if (t.replay && !*t.replay)
 		t.replay = NULL;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cmd/command.h"
+#include "cmd/recorded.h"
 #include "collect/diskstats.h"
 #include "collect/sysroot.h"
 #include "collect/sysroot_tree.h"
@@ -168,17 +169,6 @@ static void parse_options(struct record_options *o, int argc, char **argv)
 		usage_error("--json is for --list");
 }
 
-/* "2026-12-06 14:00:00" in local time, as the listing shows stamps. */
-static const char *local_time(uint64_t ns, char *buf, size_t size)
-{
-	time_t t = (time_t)(ns / 1000000000ull);
-	struct tm tm;
-
-	if (!localtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm))
-		snprintf(buf, size, "-");
-	return buf;
-}
-
 static int list_store(const struct record_options *o)
 {
 	struct store_segment *segs;
@@ -237,8 +227,8 @@ static int list_store(const struct record_options *o)
 				 damage[0] ? ", " : "");
 		printf("%-28s %7u %9s  %-19s  %-19s  %s\n", segs[i].name, segs[i].frames,
 		       human_size(segs[i].bytes, size, sizeof(size)),
-		       segs[i].frames ? local_time(segs[i].first_real_ns, from, sizeof(from)) : "-",
-		       segs[i].frames ? local_time(segs[i].last_real_ns, to, sizeof(to)) : "-",
+		       segs[i].frames ? recorded_clock(segs[i].first_real_ns, from, sizeof(from)) : "-",
+		       segs[i].frames ? recorded_clock(segs[i].last_real_ns, to, sizeof(to)) : "-",
 		       damage[0] ? damage : "-");
 	}
 	if (!frames)
@@ -246,7 +236,7 @@ static int list_store(const struct record_options *o)
 	else
 		printf("%d segment%s, %llu frames, %s, from %s to %s\n", n, n == 1 ? "" : "s",
 		       (unsigned long long)frames, human_size(bytes, size, sizeof(size)),
-		       local_time(first, from, sizeof(from)), local_time(last, to, sizeof(to)));
+		       recorded_clock(first, from, sizeof(from)), recorded_clock(last, to, sizeof(to)));
 	free(segs);
 	return fflush(stdout) ? output_failed() : EXIT_OK;
 }

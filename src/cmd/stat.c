@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cmd/command.h"
+#include "cmd/recorded.h"
 #include "cmd/stat.h"
 #include "collect/bio.h"
 #include "collect/cache_events.h"
@@ -1158,17 +1159,6 @@ static void compute_vtrace(struct run *r, struct group *g)
 
 /* ---- Samples ---------------------------------------------------------------------------- */
 
-/* "14:03:56" (local), for what a replay says of a moment. */
-static const char *clock_of(uint64_t real_ns, char *buf, size_t size)
-{
-	time_t t = (time_t)(real_ns / 1000000000ull);
-	struct tm tm;
-
-	if (!localtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm))
-		snprintf(buf, size, "%llu", (unsigned long long)(real_ns / 1000000000ull));
-	return buf;
-}
-
 /*
  * The next frame of --from's window a delay after the last (frames closer are passed over:
  * `--from 03:00 60` of a recording every 10 s shows a line a minute; the window's last frame
@@ -1194,18 +1184,19 @@ static int window_sample(struct run *r, struct system_sample *s, unsigned *faile
 	boot[0] = '\0';
 	if (sysroot_memory_set(tree, len) != 0)
 		warn_msg("%s: the frame of %s is not a tree of files: passed over", printable_name(r->opts->record_dir),
-			 clock_of(real, a, sizeof(a)));
+			 recorded_clock(real, a, sizeof(a)));
 	sysroot_read_string("/proc/sys/kernel/random/boot_id", boot, sizeof(boot));
 	restarted = r->window_mono_ns && (mono < r->window_mono_ns || strcmp(boot, r->window_boot));
 	snprintf(r->window_boot, sizeof(r->window_boot), "%s", boot);
 	if (restarted)
 		warn_msg("the machine restarted between %s and %s: its counters began again",
-			 clock_of(r->window_real_ns, a, sizeof(a)), clock_of(real, b, sizeof(b)));
+			 recorded_clock(r->window_real_ns, a, sizeof(a)), recorded_clock(real, b, sizeof(b)));
 	else if (r->window_mono_ns) {
 		double drift = ((double)real - (double)r->window_real_ns) - ((double)mono - (double)r->window_mono_ns);
 		if (fabs(drift) > 1e9)
 			warn_msg("the clock was set %+.0f s between %s and %s: times shown are the clock's",
-				 drift / 1e9, clock_of(r->window_real_ns, a, sizeof(a)), clock_of(real, b, sizeof(b)));
+				 drift / 1e9, recorded_clock(r->window_real_ns, a, sizeof(a)),
+				 recorded_clock(real, b, sizeof(b)));
 	}
 	r->window_real_ns = real;
 	r->window_mono_ns = mono;

@@ -83,4 +83,47 @@ check_eq "doctor --from: the same server hung, in the windows after its READ was
 f = [f for f in json.load(sys.stdin)["findings"] if f["rule"] == "vtrace-hang"]
 print(" ".join(x["data"]["service"] for x in f), "yes" if f and 1 <= f[0]["data"]["windows"] <= 3 else "no")' <<<"$OUT")"
 
+# ---- biotop --at and cachetop --at: what a window held, by the counts the test caused ------------
+# dd writes 200 requests of 64 KiB with O_DIRECT to a loop device of the test's own, and cat reads a
+# file of 1024 pages already in the page cache, both inside one 8 s window of record --doctor
+# (begun once its programs are attached: the O_DIRECT watch, attached last).
+if is_root && command -v losetup >/dev/null; then
+	truncate -s 64M "$T/loop.img"
+	loopdev=$(losetup -f --show "$T/loop.img") && on_exit "loop_release $loopdev $T/loop.img"
+	head -c 4M /dev/urandom >"$T/cached"
+	cat "$T/cached" >/dev/null
+	"$IOLENS" record --doctor --dir "$T/at" --count 2 8 2>/dev/null &
+	rec=$!
+	wait_while "$rec" 60 prog_attached "$rec" on_enter
+	inside=$(now_ns)
+	dd if=/dev/zero of="$loopdev" bs=64k count=200 oflag=direct status=none &
+	ddpid=$!
+	wait $ddpid
+	cat "$T/cached" >/dev/null &
+	catpid=$!
+	wait $catpid
+	wait $rec
+	run "$IOLENS" biotop --at "$(at "$inside")" --record-dir "$T/at" --json --pid "$ddpid"
+	check_eq "biotop --at: dd's requests and bytes on the loop device, as dd was told to write" \
+		"${loopdev#/dev/} 200 13107200" "$(python3 -c 'import json, sys
+d = json.load(sys.stdin)
+print(" ".join("%s %d %d" % (p["disk"], p["requests"], p["bytes"]) for p in d["processes"] if p["disk"] == sys.argv[1]))' \
+		"${loopdev#/dev/}" <<<"$OUT")"
+	run "$IOLENS" cachetop --at "$(at "$inside")" --record-dir "$T/at" --json --pid "$catpid"
+	check_eq "cachetop --at: cat's hits at least the file's 1024 pages, no miss (it was cached)" "yes 0" \
+		"$(python3 -c 'import json, sys
+p = json.load(sys.stdin)["processes"]
+print("yes" if p and p[0]["hits"] >= 1024 else "no", p[0]["misses"] if p else "-")' <<<"$OUT")"
+	run "$IOLENS" biotop --at "$(at "$inside")" --record-dir "$T/at"
+	check_match "biotop --at's table: dd's row" "^$ddpid +dd +- +7 +[0-9]+ ${loopdev#/dev/} +200 " "$OUT"
+	run "$IOLENS" cachetop --at 2001-01-01 --record-dir "$T/at"
+	check_match "--at before the recording: the next window, said" "nothing recorded at 2001-01-01: the next window" "$ERR"
+	run "$IOLENS" biotop --at now --record-dir "$T/at"
+	check_eq "--at after the recording: exit 1" 1 "$RC"
+	run "$IOLENS" biotop --at now --cgroup
+	check_eq "biotop --at with --cgroup: exit 2" 2 "$RC"
+else
+	skip "biotop --at and cachetop --at: need root and losetup"
+fi
+
 echo "1..$t_count"

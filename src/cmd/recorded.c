@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* recorded.c: the doctor's window iolens record --doctor kept at a time, for cachetop --at and biotop --at. */
+#include "cmd/recorded.h"
+
+#include <stdio.h>
+#include <time.h>
+
+#include "common/util.h"
+#include "common/when.h"
+#include "store/store.h"
+
+const char *recorded_clock(uint64_t ns, char *buf, size_t size)
+{
+	time_t t = (time_t)(ns / 1000000000ull);
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, size, "@%llu", (unsigned long long)(ns / 1000000000ull));
+	return buf;
+}
+
+int recorded_snapshot_at(const char *dir, const char *when, struct doctor_snapshot *out, uint64_t *start_ns,
+			 uint64_t *end_ns)
+{
+	struct store_reader *reader;
+	struct store_frame frame;
+	uint64_t at;
+	char why[512], a[32], b[32];
+	const char *said;
+	int found = 0;
+
+	if (when_parse(when, realtime_ns(), &at, why, sizeof(why)) != 0)
+		usage_error("--at: %s", why);
+	if (!dir)
+		dir = store_default_dir(false);
+	if (store_reader_open(&reader, dir, at, UINT64_MAX, why, sizeof(why)) != 0) {
+		warn_msg("%s", why);
+		return EXIT_FAIL;
+	}
+	while (!found && store_reader_next(reader, &frame) == 1) {
+		if (frame.kind != STORE_KIND_DOCTOR)
+			continue;
+		if (doctor_snapshot_parse((const char *)frame.data, frame.len, out, why, sizeof(why)) != 0) {
+			warn_msg("%s: the window of %s: %s", printable_name(dir),
+				 recorded_clock(frame.real_ns, a, sizeof(a)), why);
+			continue;
+		}
+		found = 1;
+		*end_ns = frame.real_ns;
+		*start_ns = frame.real_ns - (uint64_t)(out->seconds * 1e9);
+	}
+	if ((said = store_reader_said(reader)))
+		warn_msg("%s: %s", printable_name(dir), said);
+	store_reader_close(reader);
+	if (!found) {
+		warn_msg("%s: no window of doctor's recorded at %s or after (iolens record --doctor keeps them)",
+			 printable_name(dir), when);
+		return EXIT_FAIL;
+	}
+	if (*start_ns > at)
+		warn_msg("nothing recorded at %s: the next window, from %s to %s", when,
+			 recorded_clock(*start_ns, a, sizeof(a)), recorded_clock(*end_ns, b, sizeof(b)));
+	return 0;
+}

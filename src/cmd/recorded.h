@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* recorded.h: what the commands that look back share: a doctor's window kept at a time, moments as said. */
+#ifndef IOLENS_CMD_RECORDED_H
+#define IOLENS_CMD_RECORDED_H
+
+#include <stdint.h>
+
+#include "doctor/snapshot.h"
+
+/*
+ * --at TIME: the snapshot of the first window of iolens record --doctor in the store dir (NULL:
+ * the default) that ends at TIME or after, and its window (UTC ns); a window that begins after
+ * TIME is said. 0, or EXIT_FAIL said on stderr (a TIME that is none: a usage error).
+ */
+int recorded_snapshot_at(const char *dir, const char *when, struct doctor_snapshot *out, uint64_t *start_ns,
+			 uint64_t *end_ns);
+
+/* "2026-12-06 14:03:56", a stamp (UTC ns) in local time, as what looks back says moments ("@EPOCH" else). */
+const char *recorded_clock(uint64_t ns, char *buf, size_t size);
+
+#endif
