@@ -13,11 +13,11 @@
 #include <unistd.h>
 
 #include "cmd/command.h"
+#include "cmd/recorded.h"
 #include "doctor/config.h"
 #include "common/signals.h"
 #include "common/path_walk.h"
 #include "common/util.h"
-#include "common/when.h"
 #include "doctor/capture.h"
 #include "doctor/finding.h"
 #include "doctor/rules.h"
@@ -334,7 +334,7 @@ static const char *moment(uint64_t ns, char *buf, size_t size)
 static int judge_recorded(struct doctor *d, struct doctor_snapshot *last, struct doctor_accepted **accepted,
 			  size_t *naccepted)
 {
-	uint64_t now = realtime_ns(), from, to = now;
+	uint64_t from, to;
 	struct doctor_findings merged = {0};
 	struct seen *seen = NULL;
 	struct store_reader *reader;
@@ -343,14 +343,7 @@ static int judge_recorded(struct doctor *d, struct doctor_snapshot *last, struct
 	char why[512], a[32], b[32];
 	const char *said;
 
-	if (when_parse(d->from, now, &from, why, sizeof(why)) != 0)
-		usage_error("--from: %s", why);
-	if (d->to && when_parse(d->to, now, &to, why, sizeof(why)) != 0)
-		usage_error("--to: %s", why);
-	if (to < from)
-		usage_error("--to %s is before --from %s", d->to, d->from);
-	if (!d->record_dir)
-		d->record_dir = store_default_dir(false);
+	recorded_range(d->from, d->to, &d->record_dir, &from, &to);
 	if (store_reader_open(&reader, d->record_dir, from, to, why, sizeof(why)) != 0) {
 		warn_msg("%s", why);
 		return EXIT_FAIL;

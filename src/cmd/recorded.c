@@ -19,6 +19,22 @@ const char *recorded_clock(uint64_t ns, char *buf, size_t size)
 	return buf;
 }
 
+void recorded_range(const char *from, const char *to, const char **dir, uint64_t *from_ns, uint64_t *to_ns)
+{
+	uint64_t now = realtime_ns();
+	char why[512];
+
+	*to_ns = now;
+	if (when_parse(from, now, from_ns, why, sizeof(why)) != 0)
+		usage_error("--from: %s", why);
+	if (to && when_parse(to, now, to_ns, why, sizeof(why)) != 0)
+		usage_error("--to: %s", why);
+	if (*to_ns < *from_ns)
+		usage_error("--to %s is before --from %s", to, from);
+	if (!*dir)
+		*dir = store_default_dir(false);
+}
+
 int recorded_snapshot_at(const char *dir, const char *when, struct doctor_snapshot *out, uint64_t *start_ns,
 			 uint64_t *end_ns)
 {

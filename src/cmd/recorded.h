@@ -15,6 +15,12 @@
 int recorded_snapshot_at(const char *dir, const char *when, struct doctor_snapshot *out, uint64_t *start_ns,
 			 uint64_t *end_ns);
 
+/*
+ * --from FROM and --to TO (NULL: now) as UTC ns, refused as usage errors when they are no time
+ * or TO comes first; *dir (NULL: the store's default) set.
+ */
+void recorded_range(const char *from, const char *to, const char **dir, uint64_t *from_ns, uint64_t *to_ns);
+
 /* "2026-12-06 14:03:56", a stamp (UTC ns) in local time, as what looks back says moments ("@EPOCH" else). */
 const char *recorded_clock(uint64_t ns, char *buf, size_t size);
 

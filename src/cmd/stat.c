@@ -24,10 +24,8 @@
 #include "common/path_walk.h"
 #include "common/signals.h"
 #include "common/util.h"
-#include "common/when.h"
 #include "render/out.h"
 #include "render/record.h"
-#include "store/store.h"
 #include "store/window.h"
 
 #define MAX_GROUPS 128
@@ -1922,20 +1920,13 @@ static void wait_for_tick(struct run *r, struct system_sample *then, uint64_t *d
 /* --from and --to: the recording's window, played back instead of the live system. */
 static void open_window(struct run *r, struct stat_options *o)
 {
-	uint64_t now = realtime_ns(), from = 0, to = now;
+	uint64_t from, to;
 	char why[512];
 	int rc;
 
 	if (!o->from)
 		usage_error("--to needs --from: the window's start");
-	if (when_parse(o->from, now, &from, why, sizeof(why)) != 0)
-		usage_error("--from: %s", why);
-	if (o->to && when_parse(o->to, now, &to, why, sizeof(why)) != 0)
-		usage_error("--to: %s", why);
-	if (to < from)
-		usage_error("--to %s is before --from %s", o->to, o->from);
-	if (!o->record_dir)
-		o->record_dir = store_default_dir(false);
+	recorded_range(o->from, o->to, &o->record_dir, &from, &to);
 	rc = store_window_open(&r->window, o->record_dir, from, to, why, sizeof(why));
 	if (rc) {
 		warn_msg("%s", why);
