@@ -7,6 +7,7 @@
                    between them counted in the kernel (16 ns steps) and printed as it ends (SIGINT)
   run PROGRAM      runs the tracer (bpftrace) on the program PROGRAM (tracer_command says how)
   summary TRACE    what TRACE holds, one line per disk, process and op: each span's count, avg, p50, p99, max
+  count TRACE ...  how many of a disk's requests of an op the tracer saw from start to completion
   done TRACE ...   the time from completion to the kernel's accounting (block_io_done) of a disk's requests of
                    an op, summed, and their count: what /proc/diskstats' time counts beyond iolens's
   holds TRACE ...  whether a percentile iolens printed is the one of the tracer's requests (holds
@@ -398,6 +399,10 @@ def main():
     p.add_argument("program")
     p = sub.add_parser("summary")
     p.add_argument("trace")
+    p = sub.add_parser("count")
+    p.add_argument("trace")
+    p.add_argument("--dev", required=True, type=maj_min, help="MAJ:MIN")
+    p.add_argument("--op", default="R")
     p = sub.add_parser("done")
     p.add_argument("trace")
     p.add_argument("--dev", required=True, type=maj_min, help="MAJ:MIN")
@@ -442,6 +447,10 @@ def main():
                     found[m[1]] += int(m[4])
         if has_tracepoint("block_io_done"):
             print(found["done_ns"], found["done_n"])
+        return 0
+    if a.what == "count":
+        # The op's requests the tracer saw from start to completion.
+        print(len(values(load(a.trace)["from_start"], dev_t(a.dev), None, a.op)))
         return 0
     if a.what == "summary":
         for line in summary(a.trace):

@@ -111,14 +111,14 @@ print(p.pid, os.wait4(p.pid, 0)[2].ru_inblock * 512)' dd if="$f" of=/dev/null bs
 	check_match "… with its flags (O_DIRECT set)" "^[0-9]+$" "$(finding "$dd" flags)"
 	check "… O_DIRECT among them" test $(( $(finding "$dd" flags) & 040000 )) -ne 0
 	if [ "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["bio_mode"])' <<<"$OUT")" = ebpf ]; then
-		got=$(finding "$dd" read_bytes)
-		check_eq "… its reads as eBPF counted its block requests: the bytes the kernel accounted to dd ($inblock; 32 MiB asked)" \
+		got=$(( $(finding "$dd" read_bytes) + $(finding "$dd" read_bytes_unended) ))
+		check_eq "… its reads as eBPF counted its block requests (those seen ending and not): the bytes the kernel accounted to dd ($inblock; 32 MiB asked)" \
 			"ebpf $inblock" "$(finding "$dd" rates_from) $got"
 		check "… at least the $((32 << 20)) bytes dd was told to read" test "$got" -ge $((32 << 20))
 		check "… in $(finding "$dd" read_requests) read requests, at least one" test "$(finding "$dd" read_requests)" -ge 1
 		check_eq "… its rate over the window ($(finding "$dd" rate_seconds) s), not over the few ms dd lived" ok \
 			"$(python3 -c 'import sys; r, s, b = map(float, sys.argv[1:]); print("ok" if abs(r * s - b) <= r * 0.0005 + b * 1e-4 else r)' \
-				"$(finding "$dd" read_bytes_per_s)" "$(finding "$dd" rate_seconds)" "$got")"
+				"$(finding "$dd" read_bytes_per_s)" "$(finding "$dd" rate_seconds)" "$(finding "$dd" read_bytes)")"
 	else
 		skip "… its block requests counted by eBPF: block requests per process not counted here"
 		skip "…"
@@ -160,15 +160,20 @@ whole = sorted(whole, key=lambda f: f["data"]["first_seen_seconds"])[:-1]
 def expected(f):
     d = f["data"]
     return "warning" if d.get("rate_seconds") and (4 << 20) / d["rate_seconds"] >= (1 << 20) else "info"
-print(len(whole), " ".join("%d:%s:%s:%s:%s" % (f["data"]["pid"], f["severity"], expected(f), f["data"].get("read_bytes"),
+# read_bytes and those of its requests no eBPF program saw end (the kernel ran none at their completion)
+def read(d):
+    return d["read_bytes"] + (d.get("read_bytes_unended") or 0) if d.get("read_bytes") is not None else None
+print(len(whole), " ".join("%d:%s:%s:%s:%s" % (f["data"]["pid"], f["severity"], expected(f), read(f["data"]),
       f["data"].get("rates_from")) for f in whole) or "-")' "$T/dd.pids" <<<"$OUT")
 	n=$1
 	shift
 	check "dd processes seen whole in the window, the last aside: $n of the $(lines_of "$T/dd.pids") the test started" test "$n" -ge 3
 	if [ "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["bio_mode"])' <<<"$OUT")" = ebpf ]; then
 		# (Each also reads what its start-up faults in when another test evicted dd's pages from
-		# the cache: a few pages at most, charged to it as the kernel charges them.)
-		check_eq "… each with the $((4 << 20)) bytes it read (and at most 64 KiB of its start-up), by eBPF, a warning when 4 MiB over the window is 1 MiB/s ($*)" "" \
+		# the cache: a few pages at most, charged to it as the kernel charges them. Its requests
+		# whose completion the kernel ran no eBPF program for, 8 of 16 once on a busy machine, are
+		# said apart, as not seen ending: counted with the rest.)
+		check_eq "… each with the $((4 << 20)) bytes it read (and at most 64 KiB of its start-up), by eBPF (those seen ending and not), a warning when 4 MiB over the window is 1 MiB/s ($*)" "" \
 			"$(for x in "$@"; do IFS=: read -r _ sev want bytes from <<<"$x"
 				[ "$sev" = "$want" ] && [ "$from" = ebpf ] && [ "$bytes" -ge $((4 << 20)) ] && [ "$bytes" -le $(((4 << 20) + (64 << 10))) ] || echo "$x"; done)"
 	else
