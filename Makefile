@@ -237,9 +237,11 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/libvtrace.a
 	    -pthread -o $@ $< $(BUILD)/libvtrace.a
 
 # diskext: a collector's iostat -x figures for tests/cli/diskstats_vs_iostat.sh; monfmt: the
-# monitor's number formatting for tests/cli/monitor_format.sh. They link libiolens too.
-HELPER_BIN += $(BUILD)/tests/helpers/diskext $(BUILD)/tests/helpers/monfmt
-$(BUILD)/tests/helpers/diskext $(BUILD)/tests/helpers/monfmt: $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/libiolens.a $(BUILD)/libvtrace.a
+# monitor's number formatting for tests/cli/monitor_format.sh; restamp: a store copied with its
+# stamps moved, for tests/cli/record_gaps.sh. They link libiolens too.
+LIB_HELPERS := $(addprefix $(BUILD)/tests/helpers/,diskext monfmt restamp)
+HELPER_BIN += $(LIB_HELPERS)
+$(LIB_HELPERS): $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/libiolens.a $(BUILD)/libvtrace.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -pthread -o $@ $< $(BUILD)/libiolens.a $(BUILD)/libvtrace.a $(PKG_LIBS)
 

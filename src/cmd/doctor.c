@@ -339,8 +339,9 @@ static int judge_recorded(struct doctor *d, struct doctor_snapshot *last, struct
 	struct seen *seen = NULL;
 	struct store_reader *reader;
 	struct store_frame frame;
+	struct recorded_gap gap = {0};
 	unsigned windows = 0;
-	char why[512], a[32], b[32];
+	char why[512], a[32], b[32], boot[40];
 	const char *said;
 
 	recorded_range(d->from, d->to, &d->record_dir, &from, &to);
@@ -349,6 +350,7 @@ static int judge_recorded(struct doctor *d, struct doctor_snapshot *last, struct
 		return EXIT_FAIL;
 	}
 	memset(last, 0, sizeof(*last));
+	d->seconds = 0; /* the windows' own, summed */
 	while (store_reader_next(reader, &frame) == 1) {
 		struct doctor_snapshot snap;
 		struct doctor_accepted *acc = NULL;
@@ -356,6 +358,9 @@ static int judge_recorded(struct doctor *d, struct doctor_snapshot *last, struct
 
 		if ((said = store_reader_said(reader)))
 			warn_msg("%s: %s", printable_name(d->record_dir), said);
+		if (frame.kind == STORE_KIND_SYSTEM) /* its boot id: a restart or a clock step said */
+			recorded_gap(&gap, frame.real_ns, frame.mono_ns,
+				     recorded_boot(frame.data, frame.len, boot, sizeof(boot)));
 		if (frame.kind != STORE_KIND_DOCTOR)
 			continue;
 		if (doctor_snapshot_parse((const char *)frame.data, frame.len, &snap, why, sizeof(why)) != 0) {

@@ -2,9 +2,13 @@
 /* recorded.c: the doctor's window iolens record --doctor kept at a time, for cachetop --at and biotop --at. */
 #include "cmd/recorded.h"
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
+#include "collect/sysroot_tree.h"
 #include "common/util.h"
 #include "common/when.h"
 #include "store/store.h"
@@ -16,6 +20,48 @@ const char *recorded_clock(uint64_t ns, char *buf, size_t size)
 
 	if (!localtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm))
 		snprintf(buf, size, "@%llu", (unsigned long long)(ns / 1000000000ull));
+	return buf;
+}
+
+int recorded_gap(struct recorded_gap *gap, uint64_t real_ns, uint64_t mono_ns, const char *boot)
+{
+	bool restarted = false;
+	char a[32], b[32];
+
+	if (gap->mono_ns) {
+		double drift = ((double)real_ns - (double)gap->real_ns) - ((double)mono_ns - (double)gap->mono_ns);
+
+		restarted = mono_ns < gap->mono_ns || (boot[0] && gap->boot[0] && strcmp(boot, gap->boot));
+		if (restarted)
+			warn_msg("the machine restarted between %s and %s: its counters began again",
+				 recorded_clock(gap->real_ns, a, sizeof(a)), recorded_clock(real_ns, b, sizeof(b)));
+		else if (fabs(drift) > 1e9)
+			warn_msg("the clock was set %+.0f s between %s and %s: times shown are the clock's",
+				 drift / 1e9, recorded_clock(gap->real_ns, a, sizeof(a)),
+				 recorded_clock(real_ns, b, sizeof(b)));
+	}
+	gap->real_ns = real_ns;
+	gap->mono_ns = mono_ns;
+	if (boot[0] || restarted)
+		snprintf(gap->boot, sizeof(gap->boot), "%s", boot);
+	return restarted;
+}
+
+const char *recorded_boot(const unsigned char *tree, size_t len, char *buf, size_t size)
+{
+	struct tree_entry entry;
+	size_t at = 0, n;
+
+	buf[0] = '\0';
+	while (tree_next(tree, len, &at, &entry) == 1) {
+		if (entry.type != 'F' || strcmp(entry.path, "/proc/sys/kernel/random/boot_id"))
+			continue;
+		n = entry.len < size ? entry.len : size - 1;
+		memcpy(buf, entry.data, n);
+		buf[n] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		break;
+	}
 	return buf;
 }
 

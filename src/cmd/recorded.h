@@ -24,4 +24,18 @@ void recorded_range(const char *from, const char *to, const char **dir, uint64_t
 /* "2026-12-06 14:03:56", a stamp (UTC ns) in local time, as what looks back says moments ("@EPOCH" else). */
 const char *recorded_clock(uint64_t ns, char *buf, size_t size);
 
+/* The last frame's stamps and boot, for saying what came between it and the next. */
+struct recorded_gap {
+	uint64_t real_ns, mono_ns; /* 0: no frame yet */
+	char boot[40];
+};
+/*
+ * The next frame's stamps and its machine's boot id ("" when not known): a restart since the
+ * last frame (another boot id, or the monotonic clock gone back) or the clock set by more than a
+ * second is said on stderr. 1 on a restart (counters begin again), else 0.
+ */
+int recorded_gap(struct recorded_gap *gap, uint64_t real_ns, uint64_t mono_ns, const char *boot);
+/* The boot id kept in a system frame's tree (empty when it has none): buf. */
+const char *recorded_boot(const unsigned char *tree, size_t len, char *buf, size_t size);
+
 #endif

@@ -76,8 +76,7 @@ struct run {
 	int current;     /* samples[current] is the latest */
 	unsigned replay_index;
 	struct store_window *window; /* --from: the recording played back */
-	uint64_t window_real_ns, window_mono_ns; /* the last frame taken from it (0: none yet) */
-	char window_boot[64];                    /* its boot id (/proc/sys/kernel/random/boot_id) */
+	struct recorded_gap window_gap;          /* the last frame taken from it */
 	char layout[4096]; /* the groups' keys: when it changes, headers are printed again */
 	const struct system_sample *then; /* the sample before the one the groups are built from (NULL: boot) */
 	struct segment_set vtrace; /* --vtrace */
@@ -1167,7 +1166,7 @@ static void compute_vtrace(struct run *r, struct group *g)
 static int window_sample(struct run *r, struct system_sample *s, unsigned *failed)
 {
 	uint64_t real = 0, mono = 0, step = (uint64_t)(r->opts->delay * 1e9 * 0.95);
-	char a[32], b[32], boot[64];
+	char a[32], boot[40];
 	const unsigned char *tree;
 	const char *said;
 	size_t len;
@@ -1179,25 +1178,10 @@ static int window_sample(struct run *r, struct system_sample *s, unsigned *faile
 		warn_msg("%s: %s", printable_name(r->opts->record_dir), said);
 	if (rc == 0)
 		return 0;
-	boot[0] = '\0';
 	if (sysroot_memory_set(tree, len) != 0)
 		warn_msg("%s: the frame of %s is not a tree of files: passed over", printable_name(r->opts->record_dir),
 			 recorded_clock(real, a, sizeof(a)));
-	sysroot_read_string("/proc/sys/kernel/random/boot_id", boot, sizeof(boot));
-	restarted = r->window_mono_ns && (mono < r->window_mono_ns || strcmp(boot, r->window_boot));
-	snprintf(r->window_boot, sizeof(r->window_boot), "%s", boot);
-	if (restarted)
-		warn_msg("the machine restarted between %s and %s: its counters began again",
-			 recorded_clock(r->window_real_ns, a, sizeof(a)), recorded_clock(real, b, sizeof(b)));
-	else if (r->window_mono_ns) {
-		double drift = ((double)real - (double)r->window_real_ns) - ((double)mono - (double)r->window_mono_ns);
-		if (fabs(drift) > 1e9)
-			warn_msg("the clock was set %+.0f s between %s and %s: times shown are the clock's",
-				 drift / 1e9, recorded_clock(r->window_real_ns, a, sizeof(a)),
-				 recorded_clock(real, b, sizeof(b)));
-	}
-	r->window_real_ns = real;
-	r->window_mono_ns = mono;
+	restarted = recorded_gap(&r->window_gap, real, mono, recorded_boot(tree, len, boot, sizeof(boot)));
 	*failed = system_sample_read(s, r->needs);
 	s->mono_ns = mono;
 	s->real_ns = real;
@@ -2069,6 +2053,7 @@ int cmd_stat(int argc, char **argv)
 	system_sample_free(&r.samples[0]);
 	system_sample_free(&r.samples[1]);
 	segment_set_free(&r.vtrace);
+	sysroot_memory_set(NULL, 0); /* the window's trees go with it */
 	store_window_close(r.window);
 	free(o.cpus);
 	free(o.disks);
