@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# doctor_load.sh: iolens doctor under the loads that cause its findings, each made for real: fio saturating a loop device, a burst of buffered writes past the dirty limit, a reader whose file is twice its memory cgroup's limit, a process swapping; each finding checked with its numbers against the kernel's own counters or iostat.
+# doctor_load.sh: iolens doctor under the loads that cause its findings, each made for real: fio saturating a loop device, a burst of buffered writes past the dirty limit, a reader whose file is twice its memory cgroup's limit, a process swapping while fio saturates the disk (recorded by iolens record --doctor beside live doctor, and found by doctor --from as live found it); each finding checked with its numbers against the kernel's own counters or iostat.
 # tests/run: alone (vm.dirty_* sysctls, memory cgroups under pressure, swap: the machine every test shares)
 . "$(dirname "$0")/lib.sh"
 
@@ -40,14 +40,18 @@ if command -v fio >/dev/null && command -v iostat >/dev/null; then
 	# a write is in flight at every moment and the device is busy ~99 % of the time whatever the CPUs are doing
 	# (random reads, served as fast as a loaded CPU submits them, left it at 81-91 % here: a %util
 	# at the threshold, and a test that failed in CI at 89 %).
-	fio --name=saturate --filename="$LOOP" --rw=randwrite --sync=1 --bs=4k --direct=1 --ioengine=psync \
-		--numjobs=8 --time_based --runtime=300 --output=/dev/null & FIO=$!
-	on_exit "kill $FIO 2>/dev/null"
-	# fio is at work: 200 writes on the device.
+	# saturate: fio writing to the loop device until killed (FIO), at work (200 writes on it).
 	writes_of() { diskstats_sum "$dev" 8; }
-	writes0=$(writes_of)
-	fio_writing() { [ "$(writes_of)" -ge $((writes0 + 200)) ]; }
-	wait_until fio_writing
+	saturate() {
+		fio --name=saturate --filename="$LOOP" --rw=randwrite --sync=1 --bs=4k --direct=1 --ioengine=psync \
+			--numjobs=8 --time_based --runtime=300 --output=/dev/null &
+		FIO=$!
+		on_exit "kill $FIO 2>/dev/null"
+		writes0=$(writes_of)
+		fio_writing() { [ "$(writes_of)" -ge $((writes0 + 200)) ]; }
+		wait_until fio_writing
+	}
+	saturate
 	# iostat each second over a span that holds doctor's window (doctor starts its window after
 	# loading eBPF): doctor's figures over its 3 s must lie within what iostat saw second by second
 	# (synchronous writes come at an uneven rate: 3341 against 4471 w/s in two windows 1 s apart).
@@ -291,9 +295,19 @@ while True:
 	out0=$(vmstat_field pswpout)
 	swapping() { [ "$(vmstat_field pswpout)" -ge $((out0 + 1000)) ]; }
 	wait_until swapping
+	# The night-time case: the recorder watches too (iolens record --doctor, its window the live
+	# one's), while fio saturates the loop device of the first section (iostat, each second, the
+	# truth of that) on the disk the swap file is on.
+	[ -z "${LOOP:-}" ] || { saturate; iostat -x -y "$dev" 1 4 >"$T/iostat.out" & IOSTAT=$!; }
 	before=$(( $(vmstat_field pswpin) + $(vmstat_field pswpout) ))
+	"$IOLENS" record --doctor --dir "$T/night" --count 2 2 >"$T/night.out" 2>"$T/night.err" &
+	RECORDER=$!
 	run "$IOLENS" doctor --json 2
+	wait "$RECORDER"
+	recorded=$?
 	after=$(( $(vmstat_field pswpin) + $(vmstat_field pswpout) ))
+	[ -z "${LOOP:-}" ] || { wait "$IOSTAT"; kill "$FIO"; wait "$FIO" 2>/dev/null; }
+	LIVE=$OUT
 	check "a process of 64 MiB in a 32 MiB cgroup with swap: a warning (exit $RC)" test "$RC" -eq 3 -o "$RC" -eq 4
 	rate=$(python3 -c 'import json, sys
 f = next((f for f in json.load(sys.stdin)["findings"] if f["rule"] == "swap"), None)
@@ -302,6 +316,34 @@ print(f["data"]["swap_in_bytes_per_s"] + f["data"]["swap_out_bytes_per_s"] if f 
 	check "… swapping found, ≥ 1 MiB/s and no more than /proc/vmstat counted around the run ($rate B/s over $seconds s, $((after - before)) pages)" \
 		awk -v r="$rate" -v s="$seconds" -v p="$((after - before))" -v pg="$(getconf PAGESIZE)" \
 		'BEGIN { exit !(r != "absent" && r >= 1048576 && r * s <= p * pg * 1.001) }'
+	# Judged again in the morning: doctor --from over what the recorder kept finds it as live did.
+	check_eq "the recorder beside it: exit 0, nothing said" "0 " "$recorded $(cat "$T/night.err")"
+	run "$IOLENS" doctor --json --record-dir "$T/night" --from @0
+	rate=$(python3 -c 'import json, sys
+f = next((f for f in json.load(sys.stdin)["findings"] if f["rule"] == "swap"), None)
+print(f["data"]["swap_in_bytes_per_s"] + f["data"]["swap_out_bytes_per_s"] if f else "absent")' <<<"$OUT")
+	seconds=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["seconds"])' <<<"$OUT")
+	check "doctor --from over the recorder's window: swapping found, as live ($rate B/s over $seconds s, $((after - before)) pages)" \
+		awk -v r="$rate" -v s="$seconds" -v p="$((after - before))" -v pg="$(getconf PAGESIZE)" \
+		'BEGIN { exit !(r != "absent" && r >= 1048576 && r * s <= p * pg * 1.001) }'
+	if [ -n "${LOOP:-}" ]; then
+		read -r util_lo util_hi < <(iostat_range %util)
+		for x in live recorded; do
+			[ $x = live ] && json=$LIVE || json=$OUT
+			util=$(dq get disk util device "$dev" <<<"$json")
+			# (as in the first section: below 92 % in some second, doctor may find it or not)
+			if awk -v lo="${util_lo:-0}" 'BEGIN { exit !(lo >= 92) }'; then
+				check "[$x] … and $dev saturated by fio (iostat: ${util_lo}-${util_hi} % busy each second): found ($util)" \
+					between 90 100 "$util"
+				sev=$(dq severity swap <<<"$json")
+				check_eq "[$x] … swapping critical while a disk is saturated" critical "$sev"
+			else
+				check "[$x] … and $dev loaded by fio (iostat: ${util_lo:-?}-${util_hi:-?} % busy each second, not all saturated): found busy ≥ 90 % or not found ($util)" \
+					test "$util" = absent -o "$(awk -v u="$util" 'BEGIN { print (u >= 90 && u <= 100) }')" = 1
+				skip "[$x] … swapping critical while a disk is saturated: not saturated throughout"
+			fi
+		done
+	fi
 	kill "$SWAPPER"
 	wait "$SWAPPER" 2>/dev/null
 	swapoff "$T/swap"
