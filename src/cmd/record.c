@@ -359,6 +359,7 @@ static int run_recorder(const struct record_options *o)
 	if (why[0])
 		warn_msg("%s", why); /* a segment mended: what the last recorder was writing when it stopped */
 	stop_on_signals();
+	doctor_capture_keep(o->doctor); /* its programs loaded once, not every window */
 	next = monotonic_ns();
 	while (!stop_signal && (!o->count || done < o->count)) {
 		rc = record_once(&recorder, store, why, sizeof(why));
@@ -375,6 +376,7 @@ static int run_recorder(const struct record_options *o)
 			sleep_until_ns(next, &stop_signal);
 		}
 	}
+	doctor_capture_keep(false);
 	store_close(store);
 	sysroot_capture_free(&recorder.cap);
 	sysroot_capture_free(&recorder.facts);

@@ -99,8 +99,11 @@ int odirect_start(odirect_fn fn, void *context, const char **why)
 {
 	int rc;
 
-	if (skeleton)
+	if (skeleton) { /* already watching: the opens go to fn from now on */
+		callback = fn;
+		callback_context = context;
 		return 0;
+	}
 	rc = ebpf_init(why);
 	if (rc)
 		return rc;

@@ -403,6 +403,8 @@ static void direct_free(struct direct_set *set)
 /* ---- The window: samples at its ends, and every quarter second in between ------------------ */
 
 #define SAMPLE_NS 250000000ull /* at most this often; less when a scan of every thread takes more than a tenth of it */
+#define RECORDER_SAMPLE_NS 1000000000ull /* a recorder's, window after window (doctor_capture_keep) */
+static uint64_t sample_ns = SAMPLE_NS;
 
 /* A thread seen in uninterruptible sleep (D). */
 struct task_watch {
@@ -426,7 +428,7 @@ struct io_rate {
 
 struct watch {
 	uint64_t start_ns, sample_ns;
-	uint64_t interval_ns;           /* between samples: SAMPLE_NS, or ten times a scan that took longer */
+	uint64_t interval_ns;           /* between samples: sample_ns, or ten times a scan that took longer */
 	unsigned samples;               /* taken so far; the index of the next */
 	struct vmstat vm_start, vm_end;
 	struct meminfo mem_end;
@@ -539,8 +541,23 @@ static void watch_sample(struct watch *w)
 	/* Thousands of threads take a while to read: the doctor takes no more than a tenth of a CPU. */
 	/* (waiting for a probe of a file's cache, in a child, is no work of ours) */
 	w->interval_ns = 10 * (monotonic_ns() - w->sample_ns - (w->direct.probe_ns - probe_ns));
-	if (w->interval_ns < SAMPLE_NS)
-		w->interval_ns = SAMPLE_NS;
+	if (w->interval_ns < sample_ns)
+		w->interval_ns = sample_ns;
+}
+
+/* doctor_capture_keep's: the programs stay loaded between windows; loaded is true once they are. */
+static bool keep_programs, programs_loaded;
+
+void doctor_capture_keep(bool keep)
+{
+	keep_programs = keep;
+	sample_ns = keep ? RECORDER_SAMPLE_NS : SAMPLE_NS;
+	if (!keep && programs_loaded) {
+		cachestat_stop();
+		odirect_stop();
+		bio_stop();
+		programs_loaded = false;
+	}
 }
 
 /* What takes long to set up, before the window: the eBPF programs, the segments. */
@@ -549,6 +566,8 @@ static void watch_prepare(struct watch *w, const char *marks, bool direct_off)
 	static const struct cachestat_options counting = { .per_process = true, .per_file = true };
 
 	w->bpf = cachestat_start(&counting, &w->bpf_why) == 0;
+	if (w->bpf && programs_loaded) /* what was counted between the last window and this goes */
+		w->bpf = cachestat_take(NULL, NULL, NULL, NULL) == 0;
 	w->bio = bio_start(BIO_WANT_PROCESSES | BIO_WANT_DISKS, &w->bio_why) == 0;
 	/*
 	 * The processes' block counts the window's are taken from, read before the O_DIRECT watch
@@ -649,8 +668,12 @@ static double watch_run(struct watch *w, double seconds)
 
 static void watch_free(struct watch *w)
 {
-	cachestat_stop();
-	odirect_stop();
+	programs_loaded = keep_programs;
+	if (!keep_programs) {
+		cachestat_stop();
+		odirect_stop();
+		bio_stop();
+	}
 	direct_free(&w->direct);
 	diskstats_free(&w->disk_start);
 	diskstats_free(&w->disk_mid);
@@ -661,7 +684,6 @@ static void watch_free(struct watch *w)
 	bio_table_free(&w->bio_procs_start);
 	bio_table_free(&w->bio_procs_end);
 	bio_unended_free(&w->bio_unended);
-	bio_stop();
 	segment_set_free(&w->vtrace);
 	free(w->tasks);
 	io_window_free(&w->io);

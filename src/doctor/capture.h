@@ -12,5 +12,12 @@
  * capacity_dir: where disks' capacities are kept (NULL: capacity_dir's default).
  */
 void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off, const char *capacity_dir);
+/*
+ * keep: a recorder's windows, one after the other: the eBPF programs stay loaded from one
+ * doctor_capture to the next (each window's counts its own still), and threads are sampled once
+ * a second, not four times: loading the programs was most of a short window's cost, sampling
+ * most of a long one's. false unloads them.
+ */
+void doctor_capture_keep(bool keep);
 
 #endif

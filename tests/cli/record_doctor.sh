@@ -85,14 +85,14 @@ print(" ".join(x["data"]["service"] for x in f), "yes" if f and 1 <= f[0]["data"
 
 # ---- biotop --at and cachetop --at: what a window held, by the counts the test caused ------------
 # dd writes 200 requests of 64 KiB with O_DIRECT to a loop device of the test's own, and cat reads a
-# file of 1024 pages already in the page cache, both inside one 8 s window of record --doctor
+# file of 1024 pages already in the page cache, both inside the first 8 s window of record --doctor
 # (begun once its programs are attached: the O_DIRECT watch, attached last).
 if is_root && command -v losetup >/dev/null; then
 	truncate -s 64M "$T/loop.img"
 	loopdev=$(losetup -f --show "$T/loop.img") && on_exit "loop_release $loopdev $T/loop.img"
 	head -c 4M /dev/urandom >"$T/cached"
 	cat "$T/cached" >/dev/null
-	"$IOLENS" record --doctor --dir "$T/at" --count 2 8 2>/dev/null &
+	"$IOLENS" record --doctor --dir "$T/at" --count 3 8 2>/dev/null &
 	rec=$!
 	wait_while "$rec" 60 prog_attached "$rec" on_enter
 	inside=$(now_ns)
@@ -116,6 +116,14 @@ p = json.load(sys.stdin)["processes"]
 print("yes" if p and p[0]["hits"] >= 1024 else "no", p[0]["misses"] if p else "-")' <<<"$OUT")"
 	run "$IOLENS" biotop --at "$(at "$inside")" --record-dir "$T/at"
 	check_match "biotop --at's table: dd's row" "^$ddpid +dd +- +7 +[0-9]+ ${loopdev#/dev/} +200 " "$OUT"
+	# The next window (its programs kept loaded from the first): dd and cat did nothing in it.
+	next=@$(( inside / 1000000000 + 12 ))
+	run "$IOLENS" biotop --at "$next" --record-dir "$T/at" --json --pid "$ddpid"
+	check_eq "biotop --at in the next window: none of dd's requests again" "0 " \
+		"$RC $(python3 -c 'import json, sys; print(" ".join(p["disk"] for p in json.load(sys.stdin)["processes"]))' <<<"$OUT")"
+	run "$IOLENS" cachetop --at "$next" --record-dir "$T/at" --json --pid "$catpid"
+	check_eq "cachetop --at in the next window: none of cat's hits again" "0 0" \
+		"$RC $(python3 -c 'import json, sys; print(len(json.load(sys.stdin)["processes"]))' <<<"$OUT")"
 	run "$IOLENS" cachetop --at 2001-01-01 --record-dir "$T/at"
 	check_match "--at before the recording: the next window, said" "nothing recorded at 2001-01-01: the next window" "$ERR"
 	run "$IOLENS" biotop --at now --record-dir "$T/at"
