@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures what the flight recorder costs beside the collectors people keep running to look back: sysstat's sadc (sar's, with the disks) and atop -w; CPU time and bytes for the same samples, both per day at 10 s; and how long looking back at a day takes (iolens stat -x --from over the store, per frame, times a day's frames).
+# Measures what the flight recorder costs beside the collectors people keep running to look back: sysstat's sadc (sar's, with the disks) and atop -w; CPU time and bytes for the same samples, both per day at 10 s; and how long looking back at a day takes (iolens stat -x --from and doctor --from over a day of frames made from the store's).
 set -euo pipefail
 
 usage="usage: ${0##*/} [--samples N] [--interval S] [--doctor]
@@ -9,10 +9,10 @@ usage="usage: ${0##*/} [--samples N] [--interval S] [--doctor]
     sadc    /usr/lib/sysstat/sadc -S XDISK S N FILE   (sar -d's disks and partitions)
     atop    atop -w FILE S N
   Prints each one's CPU seconds (user + system, GNU time), bytes written, both per sample and
-  per day at one sample every 10 s, and iolens's ratios to the peers. Then replays the store
-  with iolens stat -x --json --from (what stat --from/--to reads) and prints the ms per frame and
-  the seconds a day of frames (8640) would take; with --doctor, the same of doctor --from. Goals (issue 35): CPU at most sadc's, bytes a day
-  at most atop's, a day replayed in a few seconds.
+  per day at one sample every 10 s, and iolens's ratios to the peers. Then makes a day of frames
+  (8640) from the store's (copied again and again, later each time: tests/helpers/restamp) and
+  times iolens stat -x --from over it; with --doctor, doctor --from too. Goals (issue 35): CPU at
+  most sadc's, bytes a day at most atop's, a day looked back at in a few seconds.
 env: IOLENS (default ./iolens of this repository), SAMPLES, INTERVAL; the options win."
 samples=${SAMPLES:-60} interval=${INTERVAL:-1} doctor=
 while [ $# -gt 0 ]; do
@@ -54,17 +54,27 @@ awk -v ic="$iolens_cpu" -v sc="$sadc_cpu" -v ib="$iolens_bytes" -v ab="$atop_byt
 	printf "iolens/sadc CPU: %.2f (goal: at most 1)\n", (sc > 0 ? ic / sc : 0)
 	printf "iolens/atop bytes: %.2f (goal: at most 1)\n", (ab > 0 ? ib / ab : 0) }'
 
-# Looking back: the whole store played back through stat -x.
+# Looking back at a day: the store's frames written again and again, each copy later than the last
+# (tests/helpers/restamp, made here if need be), until it holds a day of them at 10 s (8640),
+# played back whole through stat -x and, with --doctor, judged by doctor --from.
+RESTAMP=$(dirname "$IOLENS")/build/tests/helpers/restamp
+[ -x "$RESTAMP" ] || make -s -C "$(dirname "$IOLENS")" build/tests/helpers/restamp >/dev/null 2>&1 ||
+	{ echo "${0##*/}: $RESTAMP: not built (make check builds it)" >&2; exit 1; }
+span=$(( $(date +%s) - begin + 10 ))
+"$RESTAMP" --repeat $(( (8640 + samples - 1) / samples )) "$span" "$T/store" "$T/day" >/dev/null
+to=@$(( begin + span * ((8640 + samples - 1) / samples) + 60 ))
 t0=$(date +%s%N)
-frames=$("$IOLENS" stat -x --json --record-dir "$T/store" --from "@$begin" 0.01 2>/dev/null | wc -l)
+lines=$("$IOLENS" stat -x --json --record-dir "$T/day" --from "@$begin" --to "$to" 0.01 2>/dev/null | wc -l)
 t1=$(date +%s%N)
-awk -v f="$frames" -v ns=$((t1 - t0)) 'BEGIN {
+awk -v f="$lines" -v ns=$((t1 - t0)) 'BEGIN {
 	if (f < 1) { print "replay: no line"; exit 1 }
-	printf "replay: %d lines in %.2f s: %.2f ms a frame, a day (8640 frames) in %.1f s\n", f, ns / 1e9, ns / 1e6 / f, ns / 1e9 / f * 8640 }'
+	printf "stat -x --from a day: %d lines in %.2f s (%.2f ms a frame; goal: a few seconds)\n", f, ns / 1e9, ns / 1e6 / f }'
 if [ -n "$doctor" ]; then
 	t0=$(date +%s%N)
-	"$IOLENS" doctor --json --record-dir "$T/store" --from "@$begin" >"$T/doctor.json" 2>/dev/null || true
+	"$IOLENS" doctor --json --record-dir "$T/day" --from "@$begin" --to "$to" >"$T/doctor.json" 2>/dev/null || true
 	t1=$(date +%s%N)
-	awk -v n="$samples" -v ns=$((t1 - t0)) 'BEGIN {
-		printf "doctor --from: %d windows in %.2f s: %.2f ms a window, a day (8640) in %.1f s\n", n - 1, ns / 1e9, ns / 1e6 / (n - 1), ns / 1e9 / (n - 1) * 8640 }'
+	windows=$(python3 -c 'import json, sys; print(round(json.load(sys.stdin)["seconds"] / float(sys.argv[1])))' \
+		"$interval" <"$T/doctor.json" 2>/dev/null || echo "?")
+	awk -v w="$windows" -v ns=$((t1 - t0)) 'BEGIN {
+		printf "doctor --from a day: about %s windows judged in %.2f s (goal: a few seconds)\n", w, ns / 1e9 }'
 fi
