@@ -114,6 +114,12 @@ print(" ".join("%s %d %d" % (p["disk"], p["requests"], p["bytes"]) for p in d["p
 		"$(python3 -c 'import json, sys
 p = json.load(sys.stdin)["processes"]
 print("yes" if p and p[0]["hits"] >= 1024 else "no", p[0]["misses"] if p else "-")' <<<"$OUT")"
+	run "$IOLENS" cachetop --at "$(at "$inside")" --record-dir "$T/at" --json --files
+	check_eq "cachetop --at --files: the file cat read (its device and inode, as stat says), its hits at least its 1024 pages" \
+		yes "$(python3 -c 'import json, sys
+f = [f for f in json.load(sys.stdin)["files"] if f["file"] in (sys.argv[1], sys.argv[2])]
+print("yes" if len(f) == 1 and f[0]["hits"] >= 1024 else f)' "$T/cached" \
+		"dev $(stat -c '%Hd:%Ld inode %i' "$T/cached")" <<<"$OUT")"
 	run "$IOLENS" biotop --at "$(at "$inside")" --record-dir "$T/at"
 	check_match "biotop --at's table: dd's row" "^$ddpid +dd +- +7 +[0-9]+ ${loopdev#/dev/} +200 " "$OUT"
 	# The next window (its programs kept loaded from the first): dd and cat did nothing in it.
@@ -130,6 +136,8 @@ print("yes" if p and p[0]["hits"] >= 1024 else "no", p[0]["misses"] if p else "-
 	check_eq "--at after the recording: exit 1" 1 "$RC"
 	run "$IOLENS" biotop --at now --cgroup
 	check_eq "biotop --at with --cgroup: exit 2" 2 "$RC"
+	run "$IOLENS" cachetop --at now --cgroup
+	check_eq "cachetop --at with --cgroup: exit 2" 2 "$RC"
 else
 	skip "biotop --at and cachetop --at: need root and losetup"
 fi
