@@ -398,7 +398,8 @@ static void redraw(void *context)
 
 /*
  * --at: the rows of the window iolens record --doctor kept at TIME (its processes' requests on
- * each disk, reads and writes together), printed once as an interval's. 0 or EXIT_FAIL.
+ * each disk, reads and writes together: R or W where they were all one), printed once as an
+ * interval's. 0 or EXIT_FAIL.
  */
 static int show_recorded(struct biotop *t, const char *dir, const char *when)
 {
@@ -414,6 +415,11 @@ static int show_recorded(struct biotop *t, const char *dir, const char *when)
 		struct row row = { .pid = p->pid, .major = p->disk_major, .minor = p->disk_minor,
 				   .requests = p->requests, .bytes = p->bytes };
 
+		/* R or W where its requests were all one or the other (the latencies are of both) */
+		if (p->ops_known && p->read_requests == p->requests)
+			row.op = 'R';
+		else if (p->ops_known && !p->read_requests)
+			row.op = 'W';
 		if (t->pid && p->pid != t->pid)
 			continue;
 		snprintf(row.name, sizeof(row.name), "%s", p->comm);

@@ -876,11 +876,18 @@ static void snap_bio_procs(struct doctor_snapshot *s, const struct watch *w)
 		struct proc_task task;
 		ssize_t len;
 
-		*out = (struct snap_bio_proc){ .pid = p->pid };
+		*out = (struct snap_bio_proc){ .pid = p->pid, .ops_known = true };
 		for (unsigned op = 0; op < BIO_OPS; op++) {
 			uint64_t requests = then ? then->requests[op] : 0, bytes = then ? then->bytes[op] : 0;
-			out->requests += p->requests[op] > requests ? p->requests[op] - requests : 0;
-			out->bytes += p->bytes[op] > bytes ? p->bytes[op] - bytes : 0;
+			uint64_t more = p->requests[op] > requests ? p->requests[op] - requests : 0;
+			uint64_t more_bytes = p->bytes[op] > bytes ? p->bytes[op] - bytes : 0;
+
+			out->requests += more;
+			out->bytes += more_bytes;
+			if (op == BIO_READ) {
+				out->read_requests = more;
+				out->read_bytes = more_bytes;
+			}
 		}
 		if (!out->requests)
 			continue;

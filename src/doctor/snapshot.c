@@ -126,6 +126,7 @@ static void check_latencies(struct parser *p, void *item);
 static void capacity_unknown(struct parser *p, void *item);
 static void check_bio_mechanism(struct parser *p, void *item);
 static void check_bio_proc_latencies(struct parser *p, void *item);
+static void check_bio_proc_reads(struct parser *p, void *item);
 static void check_swaps_zram(struct parser *p, void *item);
 static void check_runtime(struct parser *p, void *item);
 static void check_container_id(struct parser *p, void *item);
@@ -251,7 +252,10 @@ static const struct field f_bio_proc[] = {
 	U64("bytes", struct snap_bio_proc, bytes), U32("disk_major", struct snap_bio_proc, disk_major),
 	U32("disk_minor", struct snap_bio_proc, disk_minor), FLAG("several_disks", struct snap_bio_proc, several_disks),
 	REAL("p50_ns", struct snap_bio_proc, p50_ns),
-	REAL("p99_ns", struct snap_bio_proc, p99_ns, .check = check_bio_proc_latencies), END
+	REAL("p99_ns", struct snap_bio_proc, p99_ns, .check = check_bio_proc_latencies),
+	OPTIONAL(struct snap_bio_proc, ops_known), /* reads apart: absent from snapshots recorded before */
+	U64("read_requests", struct snap_bio_proc, read_requests),
+	U64("read_bytes", struct snap_bio_proc, read_bytes, .check = check_bio_proc_reads), END
 };
 
 static const struct field f_psi[] = {
@@ -928,6 +932,14 @@ static void check_bio_proc_latencies(struct parser *p, void *item)
 
 	if (b->p50_ns < 0 || b->p99_ns < 0)
 		fail(p, "bio_proc: a latency below 0");
+}
+
+static void check_bio_proc_reads(struct parser *p, void *item)
+{
+	const struct snap_bio_proc *b = item;
+
+	if (b->read_requests > b->requests || b->read_bytes > b->bytes)
+		fail(p, "bio_proc: more reads than requests");
 }
 
 static void check_swaps_zram(struct parser *p, void *item)

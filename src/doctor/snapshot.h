@@ -81,6 +81,8 @@ struct snap_bio_proc {
 	unsigned disk_major, disk_minor; /* the disk (0:0 requests without one) */
 	bool several_disks;              /* the process made requests on other disks too in the window */
 	double p50_ns, p99_ns;           /* of its reads and writes completed in the window; 0 unknown */
+	bool ops_known;                  /* its reads told apart (not in snapshots recorded before) */
+	uint64_t read_requests, read_bytes; /* of requests and bytes: the rest are writes, flushes, discards */
 };
 
 struct snap_psi {

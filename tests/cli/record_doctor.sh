@@ -121,7 +121,7 @@ f = [f for f in json.load(sys.stdin)["files"] if f["file"] in (sys.argv[1], sys.
 print("yes" if len(f) == 1 and f[0]["hits"] >= 1024 else f)' "$T/cached" \
 		"dev $(stat -c '%Hd:%Ld inode %i' "$T/cached")" <<<"$OUT")"
 	run "$IOLENS" biotop --at "$(at "$inside")" --record-dir "$T/at"
-	check_match "biotop --at's table: dd's row" "^$ddpid +dd +- +7 +[0-9]+ ${loopdev#/dev/} +200 " "$OUT"
+	check_match "biotop --at's table: dd's row, its writes (D: W)" "^$ddpid +dd +W +7 +[0-9]+ ${loopdev#/dev/} +200 " "$OUT"
 	# The next window (its programs kept loaded from the first): dd and cat did nothing in it.
 	next=@$(( inside / 1000000000 + 12 ))
 	run "$IOLENS" biotop --at "$next" --record-dir "$T/at" --json --pid "$ddpid"

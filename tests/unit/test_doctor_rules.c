@@ -156,6 +156,23 @@ static void test_refused(void **state)
 		assert_int_equal(doctor_snapshot_parse(bad_id, strlen(bad_id), &s, why, sizeof(why)), -1);
 		assert_non_null(strstr(why, "line 3: id"));
 	}
+	{
+		/* A process's reads apart (since record --doctor kept them): never more than its requests. */
+		const char *old = "iolens-doctor-snapshot 1\npage_size 4096\nbio_proc 7 dd 0 4 4096 7 0 0 0 0\n",
+			   *reads = "iolens-doctor-snapshot 1\npage_size 4096\nbio_proc 7 dd 0 4 4096 7 0 0 0 0 3 3072\n",
+			   *more = "iolens-doctor-snapshot 1\npage_size 4096\nbio_proc 7 dd 0 4 4096 7 0 0 0 0 5 3072\n";
+
+		assert_int_equal(doctor_snapshot_parse(old, strlen(old), &s, why, sizeof(why)), 0);
+		assert_false(s.bio_procs[0].ops_known);
+		doctor_snapshot_free(&s);
+		assert_int_equal(doctor_snapshot_parse(reads, strlen(reads), &s, why, sizeof(why)), 0);
+		assert_true(s.bio_procs[0].ops_known);
+		assert_int_equal(s.bio_procs[0].read_requests, 3);
+		assert_int_equal(s.bio_procs[0].read_bytes, 3072);
+		doctor_snapshot_free(&s);
+		assert_int_equal(doctor_snapshot_parse(more, strlen(more), &s, why, sizeof(why)), -1);
+		assert_non_null(strstr(why, "line 3: bio_proc: more reads than requests"));
+	}
 	(void)state;
 }
 
