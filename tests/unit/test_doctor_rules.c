@@ -158,9 +158,9 @@ static void test_refused(void **state)
 	}
 	{
 		/* A process's reads apart (since record --doctor kept them): never more than its requests. */
-		const char *old = "iolens-doctor-snapshot 1\npage_size 4096\nbio_proc 7 dd 0 4 4096 7 0 0 0 0\n",
-			   *reads = "iolens-doctor-snapshot 1\npage_size 4096\nbio_proc 7 dd 0 4 4096 7 0 0 0 0 3 3072\n",
-			   *more = "iolens-doctor-snapshot 1\npage_size 4096\nbio_proc 7 dd 0 4 4096 7 0 0 0 0 5 3072\n";
+#define HEAD "iolens-doctor-snapshot 1\npage_size 4096\nbio_proc 7 dd 0 4 4096 7 0 0 0 0"
+		const char *old = HEAD "\n", *reads = HEAD " 3 3072\n", *more = HEAD " 5 3072\n";
+#undef HEAD
 
 		assert_int_equal(doctor_snapshot_parse(old, strlen(old), &s, why, sizeof(why)), 0);
 		assert_false(s.bio_procs[0].ops_known);
