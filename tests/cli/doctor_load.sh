@@ -309,23 +309,23 @@ while True:
 	[ -z "${LOOP:-}" ] || { wait "$IOSTAT"; kill "$FIO"; wait "$FIO" 2>/dev/null; }
 	LIVE=$OUT
 	check "a process of 64 MiB in a 32 MiB cgroup with swap: a warning (exit $RC)" test "$RC" -eq 3 -o "$RC" -eq 4
-	rate=$(python3 -c 'import json, sys
+	# swapped_as_vmstat SAID: the swap finding of doctor --json in $OUT at 1 MiB/s or more, and no
+	# more than /proc/vmstat counted around the run (before, after); SAID begins its description.
+	swapped_as_vmstat() {
+		local rate seconds
+		rate=$(python3 -c 'import json, sys
 f = next((f for f in json.load(sys.stdin)["findings"] if f["rule"] == "swap"), None)
 print(f["data"]["swap_in_bytes_per_s"] + f["data"]["swap_out_bytes_per_s"] if f else "absent")' <<<"$OUT")
-	seconds=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["seconds"])' <<<"$OUT")
-	check "… swapping found, ≥ 1 MiB/s and no more than /proc/vmstat counted around the run ($rate B/s over $seconds s, $((after - before)) pages)" \
-		awk -v r="$rate" -v s="$seconds" -v p="$((after - before))" -v pg="$(getconf PAGESIZE)" \
-		'BEGIN { exit !(r != "absent" && r >= 1048576 && r * s <= p * pg * 1.001) }'
+		seconds=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["seconds"])' <<<"$OUT")
+		check "$1 swapping found, ≥ 1 MiB/s and no more than /proc/vmstat counted around the run ($rate B/s over $seconds s, $((after - before)) pages)" \
+			awk -v r="$rate" -v s="$seconds" -v p="$((after - before))" -v pg="$(getconf PAGESIZE)" \
+			'BEGIN { exit !(r != "absent" && r >= 1048576 && r * s <= p * pg * 1.001) }'
+	}
+	swapped_as_vmstat "…"
 	# Judged again in the morning: doctor --from over what the recorder kept finds it as live did.
 	check_eq "the recorder beside it: exit 0, nothing said" "0 " "$recorded $(cat "$T/night.err")"
 	run "$IOLENS" doctor --json --record-dir "$T/night" --from @0
-	rate=$(python3 -c 'import json, sys
-f = next((f for f in json.load(sys.stdin)["findings"] if f["rule"] == "swap"), None)
-print(f["data"]["swap_in_bytes_per_s"] + f["data"]["swap_out_bytes_per_s"] if f else "absent")' <<<"$OUT")
-	seconds=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["seconds"])' <<<"$OUT")
-	check "doctor --from over the recorder's window: swapping found, as live ($rate B/s over $seconds s, $((after - before)) pages)" \
-		awk -v r="$rate" -v s="$seconds" -v p="$((after - before))" -v pg="$(getconf PAGESIZE)" \
-		'BEGIN { exit !(r != "absent" && r >= 1048576 && r * s <= p * pg * 1.001) }'
+	swapped_as_vmstat "doctor --from over the recorder's window, as live:"
 	if [ -n "${LOOP:-}" ]; then
 		read -r util_lo util_hi < <(iostat_range %util)
 		for x in live recorded; do
