@@ -350,8 +350,6 @@ static int run_recorder(const struct record_options *o)
 	uint64_t next, done = 0, lost = 0;
 	int rc = store_open(&store, &so, why, sizeof(why));
 
-	if (so.segment_bytes < (1u << 20))
-		so.segment_bytes = 1u << 20;
 	if (rc) {
 		warn_msg("%s", why);
 		return EXIT_FAIL;
@@ -370,7 +368,6 @@ static int run_recorder(const struct record_options *o)
 		if (o->doctor) { /* the interval is doctor's window */
 			rc = record_doctor(store, o->interval, why, sizeof(why));
 			note_append(rc, why, &lost);
-			next = monotonic_ns();
 		} else {
 			next += (uint64_t)(o->interval * 1e9);
 			sleep_until_ns(next, &stop_signal);
