@@ -15,6 +15,7 @@
 #include "cmd/stat_group.h"
 #include "collect/mounts.h"
 #include "common/util.h"
+#include "model/disk.h"
 
 /* The groups: one a file of src/cmd/stat/, listed by the Makefile (stat_groups.h). */
 #define STAT_GROUP_EXTERN(name) extern const struct stat_group group_##name;
@@ -86,13 +87,26 @@ unsigned group_needs(enum group_kind kind)
 	return (kinds[kind]->needs_now ? kinds[kind]->needs_now() : kinds[kind]->needs) | SYS_UPTIME;
 }
 
-/* A title or key pattern with the item put in place of its one "%s" ("%%" is a '%'). */
 void stat_cpu_title(struct group *g)
 {
 	if (!strcmp(g->item, "total"))
 		snprintf(g->shown.title, sizeof(g->shown.title), "total cpu usage");
 	else
 		stat_fill(g->shown.title, sizeof(g->shown.title), "cpu%s usage", g->item);
+}
+
+void stat_compute_disk_requests(struct group *g, const struct system_sample *then, const struct system_sample *now,
+				double seconds, bool since_boot)
+{
+	struct disk_stats a, b;
+
+	(void)since_boot;
+	if (!sample_disk_counters(then, now, g->item, &a, &b)) {
+		all_unknown(g);
+		return;
+	}
+	set_same(g, 0, rate(b.rd_ios, a.rd_ios, seconds));
+	set_same(g, 1, rate(b.wr_ios, a.wr_ios, seconds));
 }
 
 void stat_fill(char *out, size_t size, const char *pattern, const char *item)
