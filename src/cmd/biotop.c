@@ -514,15 +514,9 @@ int cmd_biotop(int argc, char **argv)
 		case OPT_RECORD_DIR:
 			record_dir = optarg;
 			break;
-		case 'h':
-			usage(false);
-		case COMMON_OPT_HELP_ALL:
-			usage(true);
-		case 'V':
-			print_version();
 		default:
 			if (!out_parse_option(&t.o.out, opt, optarg))
-				usage_hint();
+				command_option_rest(opt, usage);
 		}
 	}
 	cache_parse_interval_count(argc, argv, optind, &t.o, true);

@@ -221,15 +221,9 @@ int cmd_cachestat(int argc, char **argv)
 		case 'v':
 			warn_verbose = true;
 			break;
-		case 'h':
-			usage(false);
-		case COMMON_OPT_HELP_ALL:
-			usage(true);
-		case 'V':
-			print_version();
 		default:
 			if (!out_parse_option(&o.out, opt, optarg))
-				usage_hint();
+				command_option_rest(opt, usage);
 		}
 	}
 	cache_parse_interval_count(argc, argv, optind, &o, true);

@@ -771,15 +771,9 @@ static void parse_options(int argc, char **argv, struct top *t)
 		case 'v':
 			warn_verbose = true;
 			break;
-		case 'h':
-			usage(false);
-		case COMMON_OPT_HELP_ALL:
-			usage(true);
-		case 'V':
-			print_version();
 		default:
 			if (!out_parse_option(&t->o.out, opt, optarg))
-				usage_hint();
+				command_option_rest(opt, usage);
 		}
 	}
 	if (t->at && (t->by == BY_CGROUP || optind < argc))

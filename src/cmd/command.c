@@ -146,6 +146,15 @@ void print_version(void)
 	exit(EXIT_OK);
 }
 
+void command_option_rest(int opt, void (*usage)(bool all))
+{
+	if (opt == 'h' || opt == COMMON_OPT_HELP_ALL)
+		usage(opt == COMMON_OPT_HELP_ALL);
+	else if (opt == 'V')
+		print_version();
+	usage_hint();
+}
+
 bool print_file_table(struct out_table *table)
 {
 	int rc;

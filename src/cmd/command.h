@@ -93,6 +93,11 @@ void files_parse_range(const char *arg, uint64_t *offset, uint64_t *length);
 
 /* Prints "iolens CMD VERSION" and exits 0. */
 _Noreturn void print_version(void);
+/*
+ * The options every command takes, at the end of its switch: -h and --help-all call usage(all),
+ * -V prints the version, and any other is a usage error.
+ */
+_Noreturn void command_option_rest(int opt, void (*usage)(bool all));
 
 /*
  * The message for a path the walk could not look at, or left out as asked (-m; said unless

@@ -583,14 +583,8 @@ int cmd_doctor(int argc, char **argv)
 		case 'v':
 			warn_verbose = true;
 			break;
-		case 'h':
-			usage(false);
-		case COMMON_OPT_HELP_ALL:
-			usage(true);
-		case 'V':
-			print_version();
 		default:
-			usage_hint();
+			command_option_rest(opt, usage);
 		}
 	}
 	seconds_given = optind < argc;

@@ -268,14 +268,8 @@ int cmd_pcstat(int argc, char **argv)
 		case OPT_REVERSE:
 			reverse = true;
 			break;
-		case 'h':
-			usage(false);
-		case COMMON_OPT_HELP_ALL:
-			usage(true);
-		case 'V':
-			print_version();
 		default:
-			usage_hint();
+			command_option_rest(opt, usage);
 		}
 	}
 	files_args_paths(&files, argc, argv, optind);

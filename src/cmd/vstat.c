@@ -930,14 +930,8 @@ int cmd_vstat(int argc, char **argv)
 		case OPT_STALE:
 			vs.show_stale = true;
 			break;
-		case 'h':
-			usage(false);
-		case COMMON_OPT_HELP_ALL:
-			usage(true);
-		case 'V':
-			print_version();
 		default:
-			usage_hint();
+			command_option_rest(opt, usage);
 		}
 	}
 	if (do_clean) {

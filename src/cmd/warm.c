@@ -453,14 +453,8 @@ int cmd_warm(int argc, char **argv)
 		case OPT_RANGE:
 			files_parse_range(optarg, &w.range_offset, &w.range_length);
 			break;
-		case 'h':
-			usage(false);
-		case COMMON_OPT_HELP_ALL:
-			usage(true);
-		case 'V':
-			print_version();
 		default:
-			usage_hint();
+			command_option_rest(opt, usage);
 		}
 	}
 	files_args_paths(&files, argc, argv, optind);
