@@ -34,6 +34,7 @@
 #include "collect/procfs.h"
 #include "collect/segments.h"
 #include "collect/sysroot.h"
+#include "collect/task_iter.h"
 #include "collect/tasks.h"
 #include "common/bounded.h"
 #include "common/signals.h"
@@ -448,6 +449,7 @@ struct watch {
 	struct direct_set direct;       /* processes doing I/O with O_DIRECT */
 	bool bpf;                       /* per-process cache counts from eBPF */
 	const char *bpf_why;
+	bool task_iter;                 /* threads and processes' I/O from eBPF's task iterator, not /proc */
 	bool bio, bio_mid_known;        /* block requests timed by eBPF; its disks read at the middle too */
 	const char *bio_why;
 	struct bio_disks bio_start, bio_mid, bio_end;
@@ -517,10 +519,15 @@ static void watch_task(pid_t pid, const struct proc_task *task, void *context)
 static void watch_sample(struct watch *w)
 {
 	uint64_t probe_ns = w->direct.probe_ns;
+	struct task_iter it;
+	bool iter;
 	struct vmstat vm;
 
 	w->sample_ns = monotonic_ns();
-	io_window_round(&w->io);
+	if (w->task_iter && task_iter_read(&it) != 0)
+		w->task_iter = false; /* /proc from now on */
+	iter = w->task_iter;
+	io_window_round(&w->io, iter ? &it : NULL);
 	/* Files open O_DIRECT at the start, and at every sample when eBPF does not see the opens. */
 	if (!w->samples || (!w->direct.ebpf && !w->direct.off))
 		direct_scan_fdinfo(&w->direct);
@@ -536,7 +543,12 @@ static void watch_sample(struct watch *w)
 			w->bg_thresh = vm.nr_dirty_background_threshold;
 		}
 	}
-	tasks_scan(watch_task, w);
+	if (!iter)
+		tasks_scan(watch_task, w);
+	for (size_t i = 0; iter && i < it.nthreads; i++)
+		watch_task(it.threads[i].pid, &it.threads[i].task, w);
+	if (iter)
+		task_iter_free(&it);
 	w->samples++;
 	/* Thousands of threads take a while to read: the doctor takes no more than a tenth of a CPU. */
 	/* (waiting for a probe of a file's cache, in a child, is no work of ours) */
@@ -556,6 +568,7 @@ void doctor_capture_keep(bool keep)
 		cachestat_stop();
 		odirect_stop();
 		bio_stop();
+		task_iter_stop();
 		programs_loaded = false;
 	}
 }
@@ -580,6 +593,8 @@ static void watch_prepare(struct watch *w, const char *marks, bool direct_off)
 		w->bio = false;
 		w->bio_why = "its counts could not be read";
 	}
+	/* What /proc would say of every thread, in one read: on the live system only. */
+	w->task_iter = !strcmp(sysroot_get(), "/") && task_iter_start(&(const char *){ NULL }) == 0;
 	w->direct.marks = marks;
 	w->direct.io = &w->io;
 	w->direct.off = direct_off;
@@ -629,6 +644,7 @@ static int read_procs_and_unended(struct watch *w)
 static double watch_run(struct watch *w, double seconds)
 {
 	uint64_t end_ns = w->start_ns + (uint64_t)(seconds * 1e9), mid_ns = w->start_ns + (end_ns - w->start_ns) / 2;
+	struct task_iter it;
 	double watched;
 
 	while (!stop_signal && monotonic_ns() < end_ns) {
@@ -645,7 +661,12 @@ static double watch_run(struct watch *w, double seconds)
 		if (!stop_signal && (monotonic_ns() >= next || monotonic_ns() >= end_ns))
 			watch_sample(w); /* and one at the end */
 	}
-	io_window_round(&w->io);
+	if (w->task_iter && task_iter_read(&it) == 0) {
+		io_window_round(&w->io, &it);
+		task_iter_free(&it);
+	} else {
+		io_window_round(&w->io, NULL);
+	}
 	odirect_drain();
 	direct_refresh_io(&w->direct);
 	if (diskstats_read(&w->disk_end) != 0)
@@ -673,6 +694,7 @@ static void watch_free(struct watch *w)
 		cachestat_stop();
 		odirect_stop();
 		bio_stop();
+		task_iter_stop();
 	}
 	direct_free(&w->direct);
 	diskstats_free(&w->disk_start);

@@ -60,7 +60,7 @@ void io_window_take(struct io_window *win, const struct proc_io_sample *now, siz
 	free(known);
 }
 
-void io_window_round(struct io_window *win)
+void io_window_round(struct io_window *win, const struct task_iter *from)
 {
 	uint64_t ticks = proc_io_rounds_ticks_now(), ns = monotonic_ns();
 	struct proc_io_sample *now = NULL;
@@ -68,6 +68,10 @@ void io_window_round(struct io_window *win)
 	struct proc_pids pids;
 	pid_t pid;
 
+	if (from) {
+		io_window_take(win, from->procs, from->nprocs, ns, ticks, proc_ignores_sigchld, NULL);
+		return;
+	}
 	proc_pids_open(&pids, PROC_PIDS_NOT_SELF);
 	while ((pid = proc_pids_next(&pids))) {
 		struct proc_io_sample e;

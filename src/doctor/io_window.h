@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "collect/proc_io_rounds.h"
+#include "collect/task_iter.h"
 
 /*
  * Every process's /proc/PID/io, round after round, what each did between two rounds added up
@@ -42,8 +43,11 @@ struct io_window {
  */
 void io_window_take(struct io_window *win, const struct proc_io_sample *now, size_t n, uint64_t ns, uint64_t ticks,
 		    proc_io_ignores_sigchld_fn ignores, void *context);
-/* A round of every process of the live system but this one (all of them as root). */
-void io_window_round(struct io_window *win);
+/*
+ * A round of every process of the live system but this one (all of them as root): from one run
+ * of the task iterator (its procs) when it is given, else from each /proc/PID/io.
+ */
+void io_window_round(struct io_window *win, const struct task_iter *from);
 /* The process pid in the last round, or NULL. */
 const struct window_io *io_window_alive(const struct io_window *win, pid_t pid);
 void io_window_free(struct io_window *win);

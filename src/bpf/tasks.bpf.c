@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * tasks.bpf.c: every thread's state and I/O counters, written by a task iterator that the reader
+ * runs: what /proc/PID/task/TID/stat and /proc/PID/io say, in one read() instead of a file a thread.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "tasks.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* The reader's thread group in the kernel's pid numbers: the rows' ids are /proc's only when it is getpid(). */
+__u32 reader_tgid;
+
+/* Before Linux 5.14 a task's state was `state`. */
+struct task_struct___state {
+	long state;
+} __attribute__((preserve_access_index));
+
+SEC("iter/task")
+int rows(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task, *leader;
+	struct task_row row = {};
+
+	if (!task)
+		return 0;
+	reader_tgid = bpf_get_current_pid_tgid() >> 32;
+	leader = BPF_CORE_READ(task, group_leader);
+	row.tgid = BPF_CORE_READ(task, tgid);
+	row.tid = BPF_CORE_READ(task, pid);
+	row.ppid = BPF_CORE_READ(task, real_parent, tgid);
+	if (bpf_core_field_exists(task->__state))
+		row.state = BPF_CORE_READ(task, __state);
+	else
+		row.state = BPF_CORE_READ((struct task_struct___state *)task, state);
+	row.start_ns = BPF_CORE_READ(leader, start_boottime);
+	/* The kernel's I/O accounting (CONFIG_TASK_XACCT and CONFIG_TASK_IO_ACCOUNTING), as /proc/PID/io sums it. */
+	if (bpf_core_field_exists(task->ioac) && bpf_core_field_exists(task->ioac.read_bytes)) {
+		row.io_known = 1;
+		row.rchar = BPF_CORE_READ(task, ioac.rchar);
+		row.read_bytes = BPF_CORE_READ(task, ioac.read_bytes);
+		row.write_bytes = BPF_CORE_READ(task, ioac.write_bytes);
+		if (task == leader) { /* the group's threads that ended, and its reaped children */
+			row.rchar += BPF_CORE_READ(task, signal, ioac.rchar);
+			row.read_bytes += BPF_CORE_READ(task, signal, ioac.read_bytes);
+			row.write_bytes += BPF_CORE_READ(task, signal, ioac.write_bytes);
+		}
+	}
+	BPF_CORE_READ_STR_INTO(&row.comm, task, comm);
+	BPF_CORE_READ_STR_INTO(&row.leader_comm, leader, comm);
+	bpf_seq_write(ctx->meta->seq, &row, sizeof(row));
+	return 0;
+}

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* tasks.h: a thread as tasks.bpf.c's iterator writes it, read by collect/task_iter.c. */
+#ifndef IOLENS_BPF_TASKS_H
+#define IOLENS_BPF_TASKS_H
+
+struct task_row {
+	__u32 tgid, tid, ppid; /* ppid: the thread group's real parent, which a reaped child's counts go to */
+	__u32 state;           /* task->__state (state before Linux 5.14) */
+	__u64 start_ns;        /* the thread group leader's start_boottime */
+	__u64 rchar, read_bytes, write_bytes; /* the thread's ioac; the leader's row adds the group's signal->ioac */
+	__u8 io_known;         /* the kernel keeps them (CONFIG_TASK_XACCT, CONFIG_TASK_IO_ACCOUNTING) */
+	__u8 pad[7];
+	char comm[16];         /* the thread's */
+	char leader_comm[16];  /* its thread group leader's: /proc/PID/stat's */
+};
+
+#endif

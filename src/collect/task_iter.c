@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* task_iter.c: loads tasks.bpf.c's skeleton, and reads every thread from one run of its iterator. */
+#include "collect/task_iter.h"
+#include "collect/ebpf.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/util.h"
+
+#ifdef IOLENS_BPF
+#include "collect/bpf_dl.h"
+
+#include "bpf/tasks.h"
+#include "tasks.skel.h"
+
+#define TASK_UNINTERRUPTIBLE_STATE 0x2
+#define TASK_NOLOAD_STATE 0x400 /* with uninterruptible, TASK_IDLE: /proc says I */
+
+static struct tasks_bpf *skeleton;
+static struct bpf_link *iter_link;
+
+int task_iter_start(const char **why)
+{
+	int rc;
+
+	if (skeleton)
+		return 0;
+	rc = ebpf_init(why);
+	if (rc)
+		return rc;
+	skeleton = tasks_bpf__open();
+	if (!skeleton)
+		return ebpf_failed(NULL, "open", -EINVAL, why);
+	bpf_program__set_autoattach(skeleton->progs.rows, false); /* run by the reader */
+	rc = ebpf_load_attach(skeleton->skeleton, why);
+	if (!rc && !(iter_link = bpf_program__attach_iter(skeleton->progs.rows, NULL)))
+		rc = ebpf_failed(skeleton->obj, "attach", -ENOMEM, why);
+	if (rc)
+		task_iter_stop();
+	return rc;
+}
+
+/* The letter /proc/PID/stat shows for a state (fs/proc/array.c's task_state_array, by its lowest bit). */
+static char state_letter(uint32_t state)
+{
+	static const char letters[] = "RSDTtXZPI";
+
+	if ((state & TASK_UNINTERRUPTIBLE_STATE) && (state & TASK_NOLOAD_STATE))
+		return 'I';
+	for (unsigned bit = 0; bit < sizeof(letters) - 2; bit++)
+		if (state & (1u << bit))
+			return letters[bit + 1];
+	return 'R';
+}
+
+static int by_group(const void *a_, const void *b_)
+{
+	const struct task_row *a = a_, *b = b_;
+
+	if (a->tgid != b->tgid)
+		return (a->tgid > b->tgid) - (a->tgid < b->tgid);
+	return (a->tid > b->tid) - (a->tid < b->tid);
+}
+
+/* The rows as threads and, summed by thread group, processes (rows sorted here). */
+static void take_rows(struct task_iter *out, struct task_row *rows, size_t n)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	uint64_t tick_ns = hz > 0 ? 1000000000ull / (uint64_t)hz : 10000000ull;
+	pid_t self = getpid();
+
+	/* The iterator goes by thread id: a group's threads together, from their leader on. */
+	qsort(rows, n, sizeof(*rows), by_group);
+
+	out->threads = xcalloc(n ? n : 1, sizeof(*out->threads));
+	out->procs = xcalloc(n ? n : 1, sizeof(*out->procs));
+	for (size_t i = 0; i < n; i++) {
+		const struct task_row *r = &rows[i];
+		struct task_iter_thread *t = &out->threads[out->nthreads++];
+		struct proc_io_sample *p = out->nprocs ? &out->procs[out->nprocs - 1] : NULL;
+
+		t->pid = (pid_t)r->tgid;
+		t->task = (struct proc_task){ .pid = (int)r->tid, .state = state_letter(r->state), .ppid = (int)r->ppid,
+					      .start_time = r->start_ns / tick_ns, .vsize = PROCFS_UNKNOWN,
+					      .rss = PROCFS_UNKNOWN, .blkio_ticks = PROCFS_UNKNOWN };
+		memcpy(t->task.comm, r->comm, sizeof(t->task.comm) - 1);
+		if (!r->io_known || t->pid == self)
+			continue;
+		if (!p || p->pid != t->pid) {
+			p = &out->procs[out->nprocs++];
+			*p = (struct proc_io_sample){ .pid = t->pid, .ppid = (pid_t)r->ppid,
+						      .start_time = t->task.start_time };
+			memcpy(p->comm, r->leader_comm, sizeof(p->comm) - 1);
+		}
+		p->io.rchar += r->rchar;
+		p->io.read_bytes += r->read_bytes;
+		p->io.write_bytes += r->write_bytes;
+	}
+}
+
+int task_iter_read(struct task_iter *out)
+{
+	struct task_row *rows = NULL;
+	size_t size = 0, used = 0;
+	ssize_t got;
+	int fd, rc = 0;
+
+	*out = (struct task_iter){0};
+	if (!iter_link)
+		return -ENOTCONN;
+	if ((fd = bpf_iter_create(bpf_link__fd(iter_link))) < 0)
+		return -errno;
+	do { /* the iterator's output: whole rows, however read() cuts them */
+		if (size - used < 64 * sizeof(*rows))
+			rows = xrealloc(rows, (size = size ? 2 * size : 256 * sizeof(*rows)));
+		got = read(fd, (char *)rows + used, size - used);
+		if (got < 0 && errno != EINTR)
+			rc = -errno;
+		else if (got > 0)
+			used += (size_t)got;
+	} while (!rc && got != 0);
+	close(fd);
+	/* Ids of another pid namespace than this process's are not /proc's. */
+	if (!rc && skeleton->bss->reader_tgid != (uint32_t)getpid())
+		rc = -EXDEV;
+	if (!rc)
+		take_rows(out, rows, used / sizeof(*rows));
+	free(rows);
+	return rc;
+}
+
+void task_iter_stop(void)
+{
+	if (iter_link) /* libbpf may not be loaded when nothing was started */
+		bpf_link__destroy(iter_link);
+	iter_link = NULL;
+	if (skeleton)
+		tasks_bpf__destroy(skeleton);
+	skeleton = NULL;
+}
+
+#else /* built without eBPF */
+
+int task_iter_start(const char **why)
+{
+	*why = ebpf_why(NULL, -ENOSYS, "build");
+	return -ENOSYS;
+}
+
+int task_iter_read(struct task_iter *out)
+{
+	*out = (struct task_iter){0};
+	return -ENOSYS;
+}
+
+void task_iter_stop(void)
+{
+}
+
+#endif
+
+void task_iter_free(struct task_iter *it)
+{
+	free(it->threads);
+	free(it->procs);
+	*it = (struct task_iter){0};
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * task_iter.h: every thread of the live system in one read, from eBPF's task iterator
+ * (tasks.bpf.c): what tasks_scan and each process's /proc/PID/io say, without opening a file
+ * a thread. Root, a kernel with BTF, and this process's pid namespace the kernel's first.
+ */
+#ifndef IOLENS_COLLECT_TASK_ITER_H
+#define IOLENS_COLLECT_TASK_ITER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "collect/procfs.h"
+
+struct task_iter {
+	/* Every thread: its group (pid) and, in task, what its /proc/PID/task/TID/stat says of
+	 * pid (the thread), comm, state, ppid and start_time (ticks); the other fields unknown. */
+	struct task_iter_thread {
+		pid_t pid;
+		struct proc_task task;
+	} *threads;
+	size_t nthreads;
+	/* Every process but this one, by pid: what proc_io_sample_read says of it (none when the
+	 * kernel keeps no I/O accounting). */
+	struct proc_io_sample *procs;
+	size_t nprocs;
+};
+
+/* Loads the iterator: 0, or -errno with why said (the caller reads /proc instead). */
+int task_iter_start(const char **why);
+/* One run: 0, or -errno (not started, or the ids are not /proc's); task_iter_free after. */
+int task_iter_read(struct task_iter *out);
+void task_iter_free(struct task_iter *it);
+void task_iter_stop(void);
+
+#endif

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# task_iter.sh: what doctor reads of every thread from eBPF's task iterator (one read, not a file a thread) is what /proc says: a stopped process's I/O counters (its ended thread's and reaped child's too), parent, start and threads; a thread waiting in D seen in D.
+. "$(dirname "$0")/lib.sh"
+
+why=$(ebpf_expected) || skip_all "$why"
+ROWS=$BUILD/tests/helpers/taskrows
+[ -x "$ROWS" ] || skip_all "taskrows is not built (make check builds it)"
+
+# A process that read 1 MiB in a thread that ended, 2 MiB in a child it reaped and wrote 1 MiB to
+# a file of the disk, then stopped itself: its counters hold still while they are compared.
+python3 -c 'import os, signal, sys, threading
+def read(n):
+    with open("/dev/zero", "rb", buffering=0) as f:
+        while n: n -= len(f.read(min(n, 65536)))
+t = threading.Thread(target=read, args=(1 << 20,)); t.start(); t.join()
+child = os.fork()
+if child == 0:
+    read(2 << 20); os._exit(0)
+os.waitpid(child, 0)
+with open(sys.argv[1], "wb") as f:
+    f.write(b"x" * (1 << 20)); f.flush(); os.fsync(f.fileno())
+threading.Thread(target=signal.pause, daemon=True).start()
+os.kill(os.getpid(), signal.SIGSTOP)' "$T/written" &
+P=$!
+on_exit "kill -KILL $P 2>/dev/null"
+stopped() { [ "$(awk '{ print $3 }' /proc/$P/stat 2>/dev/null)" = T ]; }
+wait_until 60 stopped || { not_ok "the process stopped itself"; echo "1..$t_count"; exit 1; }
+
+if ! "$ROWS" >"$T/rows" 2>"$T/rows.err"; then
+	not_ok "the task iterator loads and reads as root: $(head -c 300 "$T/rows.err")"
+	echo "1..$t_count"
+	exit 1
+fi
+ok "the task iterator loads and reads as root"
+# The truth: /proc/PID/io, /proc/PID/stat and /proc/PID/task, read by the kernel's own code.
+read -r rchar read_bytes write_bytes < <(awk '/^rchar/ { r = $2 } /^read_bytes/ { b = $2 } /^write_bytes/ { w = $2 }
+	END { print r, b, w }' /proc/$P/io)
+read -r ppid start < <(sed 's/.*) //' /proc/$P/stat | awk '{ print $2, $20 }')
+row=$(awk -v p=$P '$1 == "proc" && $2 == p' "$T/rows")
+check_eq "its I/O counters, parent, start and name as /proc says" \
+	"proc $P $ppid $start $rchar $read_bytes $write_bytes python3" "$row"
+read -r _ _ _ _ it_rchar _ it_write _ <<<"$row"
+check "… rchar holds the 3 MiB its ended thread and reaped child read from /dev/zero ($it_rchar)" \
+	[ "${it_rchar:-0}" -ge $((3 << 20)) ]
+check "… write_bytes the 1 MiB it wrote to $(fs_type "$T") ($it_write)" [ "${it_write:-0}" -ge $((1 << 20)) ]
+check_eq "its threads, each stopped, as /proc/PID/task lists them" \
+	"$(ls /proc/$P/task | sort -n | sed "s/^/$P T /")" \
+	"$(awk -v p=$P '$1 == "thread" && $2 == p { print $2, $4, $3 }' "$T/rows" | sort -n -k3 | awk '{ print $1, $2, $3 }')"
+check_eq "… and this process is not among the processes" "" "$(awk '$1 == "proc" && $7 == "taskrows"' "$T/rows")"
+
+# Every process both list holds the same parent, start and name (counters move meanwhile).
+"$ROWS" --proc >"$T/proc" 2>/dev/null
+"$ROWS" >"$T/rows"
+diffs=$(join <(awk '$1 == "proc" { print $2, $3, $4 }' "$T/rows" | sort) \
+	<(awk '$1 == "proc" { print $2, $3, $4 }' "$T/proc" | sort) | awk '$2 != $4 || $3 != $5')
+check_eq "every process both list: the same parent and start" "" "$diffs"
+common=$(join <(awk '$1 == "proc" { print $2 }' "$T/rows" | sort) <(awk '$1 == "proc" { print $2 }' "$T/proc" | sort) | wc -l)
+check "… and they list the same processes, but those that came or went between ($common of $(grep -c '^proc' "$T/proc"))" \
+	[ "$common" -ge $(($(grep -c '^proc' "$T/proc") - 5)) ]
+
+# A parent waiting for its vfork child is in D (killable), as a hung reader is: seen so.
+"$ROWS" --vfork 30 &
+V=$!
+on_exit "kill -KILL $V 2>/dev/null"
+in_d() { [ "$(awk '{ print $3 }' /proc/$V/stat 2>/dev/null)" = D ]; }
+wait_until 60 in_d
+check_eq "a thread in D (a vfork's parent, /proc says D)" "thread $V $V D taskrows" \
+	"$("$ROWS" | awk -v p=$V '$1 == "thread" && $3 == p')"
+kill -KILL $V 2>/dev/null
+echo "1..$t_count"

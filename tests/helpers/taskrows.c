@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * taskrows.c: what doctor reads of every process and thread, from eBPF's task iterator
+ * (collect/task_iter.c), or with --proc from /proc as tasks_scan and proc_io_sample_read read
+ * it, for tests/cli/task_iter.sh to hold the one to the other. One line a process:
+ *   proc PID PPID START_TICKS RCHAR READ_BYTES WRITE_BYTES COMM
+ * and one a thread:
+ *   thread PID TID STATE COMM
+ * Exit status 0, 1 when the iterator could not be loaded or read (said on stderr).
+ * taskrows --vfork SECONDS: a parent waiting in D (a vfork's, killable) for SECONDS, its child asleep.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect/procfs.h"
+#include "collect/sysroot.h"
+#include "collect/task_iter.h"
+#include "collect/tasks.h"
+
+static void print_proc(const struct proc_io_sample *p)
+{
+	printf("proc %d %d %llu %llu %llu %llu %s\n", (int)p->pid, (int)p->ppid, (unsigned long long)p->start_time,
+	       (unsigned long long)p->io.rchar, (unsigned long long)p->io.read_bytes,
+	       (unsigned long long)p->io.write_bytes, p->comm);
+}
+
+static void print_thread(pid_t pid, const struct proc_task *task, void *context)
+{
+	(void)context;
+	printf("thread %d %d %c %s\n", (int)pid, task->pid, task->state, task->comm);
+}
+
+int main(int argc, char **argv)
+{
+	struct task_iter it;
+	const char *why = NULL;
+	int rc;
+
+	if (argc > 2 && !strcmp(argv[1], "--vfork")) {
+		struct timespec nap = { .tv_sec = atoi(argv[2]) };
+
+		if (vfork() == 0) { /* the child borrows the parent's memory: a system call, then _exit */
+			syscall(SYS_nanosleep, &nap, NULL);
+			_exit(0);
+		}
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--proc")) {
+		struct proc_pids pids;
+		pid_t pid;
+
+		proc_pids_open(&pids, PROC_PIDS_NOT_SELF);
+		while ((pid = proc_pids_next(&pids))) {
+			struct proc_io_sample p;
+
+			if (proc_io_sample_read(pid, &p) == 0)
+				print_proc(&p);
+		}
+		proc_pids_close(&pids);
+		tasks_scan(print_thread, NULL);
+		return 0;
+	}
+	if ((rc = task_iter_start(&why)) != 0 || (rc = task_iter_read(&it)) != 0) {
+		fprintf(stderr, "taskrows: %s\n", why ? why : strerror(-rc));
+		return 1;
+	}
+	for (size_t i = 0; i < it.nprocs; i++)
+		print_proc(&it.procs[i]);
+	for (size_t i = 0; i < it.nthreads; i++)
+		print_thread(it.threads[i].pid, &it.threads[i].task, NULL);
+	task_iter_free(&it);
+	task_iter_stop();
+	return 0;
+}
