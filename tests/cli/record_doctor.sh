@@ -142,4 +142,34 @@ else
 	skip "biotop --at and cachetop --at: need root and losetup"
 fi
 
+# ---- A file's name kept from window to window, and the name it has now -----------------------
+# A file read from storage (16 MiB evicted first: all misses) in one 5 s window, renamed, evicted
+# and read again in the next: record --doctor keeps the looker of files' names between windows,
+# so the second window's name must be the new one (stat's), not the one the looker learnt first.
+if is_root && can_evict; then
+	head -c 16M /dev/urandom >"$T/first"
+	"$IOLENS" evict "$T/first" >/dev/null
+	"$IOLENS" record --doctor --dir "$T/names" --count 3 5 2>"$T/names.err" &
+	rec=$!
+	wait_while "$rec" 60 prog_attached "$rec" on_enter
+	one=$(now_ns)
+	cat "$T/first" >/dev/null
+	# The next window: once the first's frames are in the store (the system's first frame, then
+	# the first window's system frame and doctor's).
+	frames() { "$IOLENS" record --list --json --dir "$T/names" 2>/dev/null |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["frames"])' 2>/dev/null || echo 0; }
+	wait_until 60 eval '[ "$(frames)" -ge 3 ]'
+	mv "$T/first" "$T/second"
+	"$IOLENS" evict "$T/second" >/dev/null
+	two=$(now_ns)
+	cat "$T/second" >/dev/null
+	wait $rec
+	names_of() { "$IOLENS" cachetop --at "$(at "$1")" --record-dir "$T/names" --json --files | python3 -c 'import json, sys
+print(" ".join(f["file"] for f in json.load(sys.stdin)["files"] if f["file"].startswith(sys.argv[1])))' "$T/"; }
+	check_eq "a file read from storage in a window: named by its path" "$T/first" "$(names_of "$one")"
+	check_eq "… renamed and read again in the next window: named by its new path" "$T/second" "$(names_of "$two")"
+else
+	skip "files' names from window to window: need root and a scratch directory that can be evicted"
+fi
+
 echo "1..$t_count"
