@@ -173,6 +173,20 @@ uint64_t odirect_lost(void)
 	return skeleton && skeleton->bss ? skeleton->bss->lost : 0;
 }
 
+void odirect_forget(void)
+{
+	struct odirect_key key;
+	int fd;
+
+	if (!skeleton)
+		return;
+	fd = bpf_map__fd(skeleton->maps.opens);
+	/* The first key, deleted, until none is left (a bound: opens made meanwhile could go on). */
+	for (unsigned i = 0; i < 2 * ODIRECT_MAX_FILES && bpf_map_get_next_key(fd, NULL, &key) == 0; i++)
+		if (bpf_map_delete_elem(fd, &key) != 0)
+			break;
+}
+
 void odirect_stop(void)
 {
 	if (events) /* libbpf may not be loaded when nothing was started */
@@ -214,6 +228,10 @@ uint64_t odirect_opens(pid_t pid, dev_t dev, uint64_t ino)
 uint64_t odirect_lost(void)
 {
 	return 0;
+}
+
+void odirect_forget(void)
+{
 }
 
 void odirect_stop(void)

@@ -43,10 +43,15 @@ int odirect_start(odirect_fn fn, void *context, const char **why);
 void odirect_wait(uint64_t deadline_ns, volatile sig_atomic_t *stop);
 /* Calls fn for the opens reported and not yet seen, without waiting. */
 void odirect_drain(void);
-/* O_DIRECT opens of the file by the process since the start (0 when not known). */
+/* O_DIRECT opens of the file by the process since the start or odirect_forget (0 when not known). */
 uint64_t odirect_opens(pid_t pid, dev_t dev, uint64_t ino);
 /* First opens that were not reported: the buffer between the kernel and us was full. */
 uint64_t odirect_lost(void);
+/*
+ * Forgets the opens counted so far, as a recorder's next window begins: each file's next open by
+ * a process is an event again, and odirect_opens counts from here.
+ */
+void odirect_forget(void);
 void odirect_stop(void);
 
 #endif

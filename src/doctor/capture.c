@@ -598,6 +598,8 @@ static void watch_prepare(struct watch *w, const char *marks, bool direct_off)
 	w->direct.marks = marks;
 	w->direct.io = &w->io;
 	w->direct.off = direct_off;
+	if (programs_loaded) /* opens before this window: seen by fdinfo if still open; the next is an event */
+		odirect_forget();
 	w->direct.ebpf = !direct_off && odirect_start(direct_seen_open, &w->direct, &w->direct.why) == 0;
 	segment_set_refresh(&w->vtrace);
 }

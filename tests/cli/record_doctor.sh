@@ -65,6 +65,22 @@ run "$IOLENS" doctor --record-dir "$S" --from "$(at "$after")" --to "$(at "$afte
 check_eq "a range with no window in it: exit 1" 1 "$RC"
 check_match "… said" "no window of doctor's recorded" "$ERR"
 
+# ---- The O_DIRECT service: open, read, close, again ----------------------------------------------
+# Its file is open a few milliseconds a time, so only its opens show it: each window of the
+# recorder, whose O_DIRECT watch stays attached from one to the next, must see them again (the
+# truth: the reader opens its file every 100 ms, in every window).
+"$READER" "$f" "$T/service-started" $((1 << 20)) 100 &
+service=$!
+on_exit "kill $service 2>/dev/null"
+wait_until test -e "$T/service-started"
+from=$(now_ns)
+run "$IOLENS" record --doctor --dir "$T/service" --count 4 1
+kill "$service"
+wait "$service" 2>/dev/null
+run "$IOLENS" doctor --json --record-dir "$T/service" --from "$(at "$from")"
+check_match "the O_DIRECT service: found in each of the 3 windows recorded, by its opens" "^(warning|critical) 3$" \
+	"$(finding odirect "$service" <<<"$OUT")"
+
 # ---- A hung libvtrace server ---------------------------------------------------------------------
 # vtload (a libvtrace server the test drives) begins a READ and never ends it: live doctor calls it
 # hung past a second; so does doctor --from on the windows recorded while it hung.
