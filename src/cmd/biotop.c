@@ -397,9 +397,28 @@ static void redraw(void *context)
 }
 
 /*
- * --at: the rows of the window iolens record --doctor kept at TIME (its processes' requests on
- * each disk, reads and writes together: R or W where they were all one), printed once as an
- * interval's. 0 or EXIT_FAIL.
+ * A recorded process's row on a disk, reads and writes together, from a window recorded before
+ * their own figures were kept: R or W where its requests were all one, the latencies of both.
+ */
+static void add_recorded_both(struct biotop *t, const struct snap_bio_proc *p, struct row *row)
+{
+	row->requests = p->requests;
+	row->bytes = p->bytes;
+	if (p->ops_known && p->read_requests == p->requests)
+		row->op = 'R';
+	else if (p->ops_known && !p->read_requests)
+		row->op = 'W';
+	if (p->p50_ns > 0) {
+		row->latency.requests = p->requests;
+		row->latency.p50_ns = (uint64_t)p->p50_ns;
+		row->latency.p99_ns = (uint64_t)p->p99_ns;
+	}
+	add_row(t, row);
+}
+
+/*
+ * --at: the rows of the window iolens record --doctor kept at TIME (its processes' reads and
+ * writes on each disk, as live), printed once as an interval's. 0 or EXIT_FAIL.
  */
 static int show_recorded(struct biotop *t, const char *dir, const char *when)
 {
@@ -412,24 +431,30 @@ static int show_recorded(struct biotop *t, const char *dir, const char *when)
 		return rc;
 	for (size_t i = 0; i < snap.nbio_procs; i++) {
 		const struct snap_bio_proc *p = &snap.bio_procs[i];
-		struct row row = { .pid = p->pid, .major = p->disk_major, .minor = p->disk_minor,
-				   .requests = p->requests, .bytes = p->bytes };
+		struct row row = { .pid = p->pid, .major = p->disk_major, .minor = p->disk_minor };
 
-		/* R or W where its requests were all one or the other (the latencies are of both) */
-		if (p->ops_known && p->read_requests == p->requests)
-			row.op = 'R';
-		else if (p->ops_known && !p->read_requests)
-			row.op = 'W';
 		if (t->pid && p->pid != t->pid)
 			continue;
 		snprintf(row.name, sizeof(row.name), "%s", p->comm);
 		disk_name(p->disk_major, p->disk_minor, row.disk, sizeof(row.disk));
-		if (p->p50_ns > 0) {
-			row.latency.requests = p->requests;
-			row.latency.p50_ns = (uint64_t)p->p50_ns;
-			row.latency.p99_ns = (uint64_t)p->p99_ns;
+		if (!p->op_figures_known) {
+			add_recorded_both(t, p, &row);
+			continue;
 		}
-		add_row(t, &row);
+		for (int k = 0; k < 2; k++) { /* a row for its reads, one for its writes, as live */
+			const struct snap_bio_op *o = &p->op[k];
+
+			row.op = k ? 'W' : 'R';
+			row.requests = k ? p->write_requests : p->read_requests;
+			row.bytes = k ? p->write_bytes : p->read_bytes;
+			row.latency = (struct bio_latency_figures){ 0 };
+			if (o->max_ns > 0)
+				row.latency = (struct bio_latency_figures){ row.requests, (uint64_t)o->avg_ns,
+									    (uint64_t)o->p50_ns, (uint64_t)o->p99_ns,
+									    (uint64_t)o->max_ns };
+			if (row.requests || row.bytes)
+				add_row(t, &row);
+		}
 	}
 	t->read_real_ns = end;
 	t->interval_ns = end - start;

@@ -900,7 +900,7 @@ static void snap_bio_procs(struct doctor_snapshot *s, const struct watch *w)
 		struct proc_task task;
 		ssize_t len;
 
-		*out = (struct snap_bio_proc){ .pid = p->pid, .ops_known = true };
+		*out = (struct snap_bio_proc){ .pid = p->pid, .ops_known = true, .op_figures_known = true };
 		for (unsigned op = 0; op < BIO_OPS; op++) {
 			uint64_t requests = then ? then->requests[op] : 0, bytes = then ? then->bytes[op] : 0;
 			uint64_t more = p->requests[op] > requests ? p->requests[op] - requests : 0;
@@ -911,6 +911,18 @@ static void snap_bio_procs(struct doctor_snapshot *s, const struct watch *w)
 			if (op == BIO_READ) {
 				out->read_requests = more;
 				out->read_bytes = more_bytes;
+			} else if (op == BIO_WRITE) {
+				out->write_requests = more;
+				out->write_bytes = more_bytes;
+			}
+			if (op == BIO_READ || op == BIO_WRITE) { /* each one's latencies, as biotop's rows */
+				struct bio_latency_figures figures;
+				struct snap_bio_op *o = &out->op[op == BIO_WRITE];
+
+				bio_latency_figures(&p->latency[op], then ? &then->latency[op] : NULL, &figures);
+				if (figures.requests)
+					*o = (struct snap_bio_op){ (double)figures.average_ns, (double)figures.p50_ns,
+								   (double)figures.p99_ns, (double)figures.max_ns };
 			}
 		}
 		if (!out->requests)

@@ -127,6 +127,7 @@ static void capacity_unknown(struct parser *p, void *item);
 static void check_bio_mechanism(struct parser *p, void *item);
 static void check_bio_proc_latencies(struct parser *p, void *item);
 static void check_bio_proc_reads(struct parser *p, void *item);
+static void check_bio_proc_ops(struct parser *p, void *item);
 static void check_swaps_zram(struct parser *p, void *item);
 static void check_runtime(struct parser *p, void *item);
 static void check_container_id(struct parser *p, void *item);
@@ -255,7 +256,16 @@ static const struct field f_bio_proc[] = {
 	REAL("p99_ns", struct snap_bio_proc, p99_ns, .check = check_bio_proc_latencies),
 	OPTIONAL(struct snap_bio_proc, ops_known), /* reads apart: absent from snapshots recorded before */
 	U64("read_requests", struct snap_bio_proc, read_requests),
-	U64("read_bytes", struct snap_bio_proc, read_bytes, .check = check_bio_proc_reads), END
+	U64("read_bytes", struct snap_bio_proc, read_bytes, .check = check_bio_proc_reads),
+	OPTIONAL(struct snap_bio_proc, op_figures_known), /* each op's figures: absent before they were kept */
+	U64("write_requests", struct snap_bio_proc, write_requests),
+	U64("write_bytes", struct snap_bio_proc, write_bytes),
+#define BIO_OP(nm, k, mb) REAL(nm, struct snap_bio_proc, op[k].mb)
+	BIO_OP("read_avg_ns", 0, avg_ns), BIO_OP("read_p50_ns", 0, p50_ns), BIO_OP("read_p99_ns", 0, p99_ns),
+	BIO_OP("read_max_ns", 0, max_ns), BIO_OP("write_avg_ns", 1, avg_ns), BIO_OP("write_p50_ns", 1, p50_ns),
+	BIO_OP("write_p99_ns", 1, p99_ns),
+	REAL("write_max_ns", struct snap_bio_proc, op[1].max_ns, .check = check_bio_proc_ops), END
+#undef BIO_OP
 };
 
 static const struct field f_psi[] = {
@@ -940,6 +950,22 @@ static void check_bio_proc_reads(struct parser *p, void *item)
 
 	if (b->read_requests > b->requests || b->read_bytes > b->bytes)
 		fail(p, "bio_proc: more reads than requests");
+}
+
+static void check_bio_proc_ops(struct parser *p, void *item)
+{
+	const struct snap_bio_proc *b = item;
+
+	if (b->read_requests + b->write_requests > b->requests || b->read_bytes + b->write_bytes > b->bytes)
+		fail(p, "bio_proc: more reads and writes than requests");
+	for (int k = 0; k < 2 && !p->failed; k++) {
+		const struct snap_bio_op *o = &b->op[k];
+
+		if (o->avg_ns < 0 || o->p50_ns < 0 || o->p50_ns > o->p99_ns || o->p99_ns > o->max_ns ||
+		    o->avg_ns > o->max_ns)
+			fail(p, "bio_proc: %s latencies not 0 <= p50 <= p99 <= max, average <= max",
+			     k ? "write" : "read");
+	}
 }
 
 static void check_swaps_zram(struct parser *p, void *item)

@@ -83,6 +83,12 @@ struct snap_bio_proc {
 	double p50_ns, p99_ns;           /* of its reads and writes completed in the window; 0 unknown */
 	bool ops_known;                  /* its reads told apart (not in snapshots recorded before) */
 	uint64_t read_requests, read_bytes; /* of requests and bytes: the rest are writes, flushes, discards */
+	/* Reads' and writes' own figures, as live biotop's rows (not in snapshots recorded before) */
+	bool op_figures_known;
+	uint64_t write_requests, write_bytes;
+	struct snap_bio_op {
+		double avg_ns, p50_ns, p99_ns, max_ns; /* of those completed in the window; 0: none */
+	} op[2]; /* [0] reads, [1] writes */
 };
 
 struct snap_psi {

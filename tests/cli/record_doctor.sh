@@ -146,6 +146,45 @@ print("yes" if len(f) == 1 and f[0]["hits"] >= 1024 else f)' "$T/cached" \
 	run "$IOLENS" cachetop --at "$next" --record-dir "$T/at" --json --pid "$catpid"
 	check_eq "cachetop --at in the next window: none of cat's hits again" "0 0" \
 		"$RC $(python3 -c 'import json, sys; print(len(json.load(sys.stdin)["processes"]))' <<<"$OUT")"
+	# Live biotop and the recorder over the same requests: one dd reading 100 requests of 64 KiB
+	# and writing 100 (O_DIRECT, the loop device), in one of live's 3 s intervals and in the
+	# recorder's 12 s window. Truth: dd's counts, on a row for its reads and one for its writes,
+	# as live shows them; the latencies are live's (two programs timing the same requests).
+	"$IOLENS" record --doctor --dir "$T/both" --count 2 12 2>/dev/null &
+	rec=$!
+	wait_while "$rec" 60 prog_attached "$rec" on_enter
+	for try in 1 2 3; do
+		"$IOLENS" biotop --json 3 >"$T/live.json" 2>"$T/live.err" &
+		top=$!
+		wait_until 60 lines_at_least "$T/live.json" 1
+		during=$(now_ns)
+		dd if="$loopdev" of="$loopdev" bs=64k count=100 skip=300 iflag=direct oflag=direct status=none &
+		both=$!
+		wait $both
+		wait_until 60 lines_at_least "$T/live.json" 2
+		kill -INT $top
+		wait $top
+		live_rows=$(python3 -c 'import json, sys
+rows = [r for r in json.loads(open(sys.argv[1]).read().splitlines()[1])["processes"] if r["pid"] == int(sys.argv[2])]
+print(" ".join("%s:%d:%d" % (r["op"], r["requests"], r["bytes"]) for r in sorted(rows, key=lambda r: r["op"])))' \
+			"$T/live.json" "$both")
+		[ "$live_rows" = "R:100:6553600 W:100:6553600" ] && break
+		echo "# live's interval held dd's rows as '$live_rows': again (dd straddled two intervals)"
+	done
+	wait $rec
+	check_eq "live biotop: dd's reads and writes, a row each, as dd made them" "R:100:6553600 W:100:6553600" "$live_rows"
+	run "$IOLENS" biotop --at "$(at "$during")" --record-dir "$T/both" --json --pid "$both"
+	check_eq "biotop --at over the same requests: the same rows, R and W apart (exit 0)" "0 R:100:6553600 W:100:6553600" \
+		"$RC $(python3 -c 'import json, sys
+rows = json.load(sys.stdin)["processes"]
+print(" ".join("%s:%d:%d" % (r["op"], r["requests"], r["bytes"]) for r in sorted(rows, key=lambda r: r["op"])))' <<<"$OUT")"
+	check_eq "… each one's average, p50, p99 and max within 10 % of live's" "" "$(python3 -c 'import json, sys
+live = {r["op"]: r for r in json.loads(open(sys.argv[1]).read().splitlines()[1])["processes"] if r["pid"] == int(sys.argv[2])}
+for r in json.load(sys.stdin)["processes"]:
+    for k in ("avg_ns", "p50_ns", "p99_ns", "max_ns"):
+        a, b = r.get(k), live.get(r["op"], {}).get(k)
+        if not isinstance(a, (int, float)) or not isinstance(b, (int, float)) or abs(a - b) > 0.1 * b:
+            print(r["op"], k, a, "live", b)' "$T/live.json" "$both" <<<"$OUT")"
 	run "$IOLENS" cachetop --at 2001-01-01 --record-dir "$T/at"
 	check_match "--at before the recording: the next window, said" "nothing recorded at 2001-01-01: the next window" "$ERR"
 	run "$IOLENS" biotop --at now --record-dir "$T/at"

@@ -173,6 +173,25 @@ static void test_refused(void **state)
 		assert_int_equal(doctor_snapshot_parse(more, strlen(more), &s, why, sizeof(why)), -1);
 		assert_non_null(strstr(why, "line 3: bio_proc: more reads than requests"));
 	}
+	{
+		/* Reads' and writes' own figures (biotop --at's rows): in order, summed no more than the requests. */
+#define HEAD "iolens-doctor-snapshot 1\npage_size 4096\nbio_proc 7 dd 0 4 4096 7 0 0 0 0 3 3072"
+		const char *ops = HEAD " 1 1024 150 100 200 300 50 50 50 50\n",
+			   *many = HEAD " 2 1024 150 100 200 300 50 50 50 50\n",
+			   *unordered = HEAD " 1 1024 150 250 200 300 50 50 50 50\n";
+#undef HEAD
+
+		assert_int_equal(doctor_snapshot_parse(ops, strlen(ops), &s, why, sizeof(why)), 0);
+		assert_true(s.bio_procs[0].op_figures_known);
+		assert_int_equal(s.bio_procs[0].write_requests, 1);
+		assert_true(s.bio_procs[0].op[0].avg_ns == 150 && s.bio_procs[0].op[0].p99_ns == 200 &&
+			    s.bio_procs[0].op[0].max_ns == 300 && s.bio_procs[0].op[1].p50_ns == 50);
+		doctor_snapshot_free(&s);
+		assert_int_equal(doctor_snapshot_parse(many, strlen(many), &s, why, sizeof(why)), -1);
+		assert_non_null(strstr(why, "line 3: bio_proc: more reads and writes than requests"));
+		assert_int_equal(doctor_snapshot_parse(unordered, strlen(unordered), &s, why, sizeof(why)), -1);
+		assert_non_null(strstr(why, "line 3: bio_proc: read latencies not"));
+	}
 	(void)state;
 }
 
