@@ -136,7 +136,7 @@ struct top {
 	char replay_root[4096];    /* the sample read last */
 	uint64_t replay_mono_ns, replay_real_ns; /* its time file: CLOCK_MONOTONIC and Unix time */
 	bool replay_damaged;       /* a recorded file could not be understood: said, and the exit status is 1 */
-	/* --at TIME: the window iolens record --doctor kept (accesses, misses, refaults per process) */
+	/* --at TIME: the window iolens record --doctor kept (accesses, misses, refaults per process, file, cgroup) */
 	const char *at, *record_dir;
 	bool recorded;
 };
@@ -198,8 +198,8 @@ static _Noreturn void usage(bool all)
 	       "      --csv              comma-separated values: JSON's keys, units and values\n"
 	       "      --no-header        leave out the header lines\n"
 	       "      --at TIME          the window iolens record --doctor kept at TIME (03:00, yesterday\n"
-	       "                         03:00, -2h, @EPOCH), once: each process's accesses, misses,\n"
-	       "                         hits and refaults (dirties and the rest are not kept)\n"
+	       "                         03:00, -2h, @EPOCH), once: each process's (file's, cgroup's)\n"
+	       "                         accesses, misses, hits and refaults (not dirties, the rest)\n"
 	       "      --record-dir DIR   the store --at reads (default: iolens record's)\n"
 	       "  -v, --verbose          what each warning means, and its fix\n"
 	       "  -h, --help             a screen of help; --help-all: all of this\n"
@@ -776,9 +776,8 @@ static void parse_options(int argc, char **argv, struct top *t)
 				command_option_rest(opt, usage);
 		}
 	}
-	if (t->at && (t->by == BY_CGROUP || optind < argc))
-		usage_error("--at shows the processes or files of the window recorded at TIME: no --cgroup, interval "
-			    "or count");
+	if (t->at && optind < argc)
+		usage_error("--at shows the window recorded at TIME: no interval or count");
 	cache_parse_interval_count(argc, argv, optind, &t->o, true);
 }
 
@@ -797,8 +796,50 @@ static void add_recorded(struct top *t, uint32_t pid, uint64_t accesses, uint64_
 }
 
 /*
- * --at: the processes (or files) of the window iolens record --doctor kept at TIME, printed once
- * as an interval's: their page-cache accesses, misses and refaults (eBPF's; the rest is not kept).
+ * --at --cgroup: the recorded processes added up by cgroup, each named by the path it had in the
+ * window (else "cgroup ID"). -1 when the window kept no process's cgroup (recorded before).
+ */
+static int add_recorded_cgroups(struct top *t, const struct doctor_snapshot *snap)
+{
+	struct snap_cache_proc *sums = xcalloc(snap->ncache_procs + 1, sizeof(*sums));
+	size_t n = 0, known = 0;
+
+	for (size_t i = 0; i < snap->ncache_procs; i++) {
+		const struct snap_cache_proc *p = &snap->cache_procs[i];
+		size_t k = 0;
+
+		known += p->cgroup_known;
+		if (!p->cgroup_known || (t->pid && p->pid != t->pid))
+			continue;
+		while (k < n && sums[k].cgroup != p->cgroup)
+			k++;
+		sums[k].cgroup = p->cgroup;
+		sums[k].accesses += p->accesses;
+		sums[k].misses += p->misses;
+		sums[k].refaults += p->refaults;
+		n += k == n;
+	}
+	for (size_t k = 0; k < n; k++) {
+		char name[512];
+		size_t c = 0;
+
+		while (c < snap->ncgroups && snap->cgroups[c].id != sums[k].cgroup)
+			c++;
+		if (c < snap->ncgroups)
+			snprintf(name, sizeof(name), "%s", snap->cgroups[c].path);
+		else
+			snprintf(name, sizeof(name), "cgroup %llu", (unsigned long long)sums[k].cgroup);
+		if (t->all || sums[k].accesses || sums[k].misses)
+			add_recorded(t, 0, sums[k].accesses, sums[k].misses, sums[k].refaults, name);
+	}
+	free(sums);
+	return snap->ncache_procs && !known ? -1 : 0;
+}
+
+/*
+ * --at: the processes (or files, or cgroups) of the window iolens record --doctor kept at TIME,
+ * printed once as an interval's: their page-cache accesses, misses and refaults (eBPF's; the rest
+ * is not kept).
  */
 static int show_recorded(struct top *t)
 {
@@ -830,12 +871,21 @@ static int show_recorded(struct top *t)
 		if (t->all || f->accesses || f->misses)
 			add_recorded(t, 0, f->accesses, f->misses, f->refaults, f->name[0] ? f->name : name);
 	}
+	if (t->by == BY_CGROUP && add_recorded_cgroups(t, &snap) != 0) {
+		warn_msg("--cgroup: the window recorded at %s kept no process's cgroup (recorded before)", t->at);
+		doctor_snapshot_free(&snap);
+		clear_rows(t);
+		free(t->rows);
+		return EXIT_FAIL;
+	}
 	doctor_snapshot_free(&snap);
 	sort_rows(t);
 	memcpy(t->columns, all_columns, sizeof(t->columns));
 	t->columns[C_PID].is_default = t->columns[C_COMM].is_default = t->by == BY_PROCESS;
 	t->columns[C_FILE].is_default = t->by == BY_FILE;
-	t->out = out_table_new(t->columns, C_COUNT, &t->o.out, t->by == BY_FILE ? "files" : "processes");
+	t->columns[C_CGROUP].is_default = t->by == BY_CGROUP;
+	t->out = out_table_new(t->columns, C_COUNT, &t->o.out,
+			       t->by == BY_FILE ? "files" : t->by == BY_CGROUP ? "cgroups" : "processes");
 	if (!t->out)
 		return EXIT_USAGE;
 	out_table_lines(t->out, stdout);

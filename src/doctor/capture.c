@@ -1152,6 +1152,26 @@ static void snap_memcgs(struct doctor_snapshot *s)
 	free(rows);
 }
 
+/* The cgroups of the processes that used the page cache, each once, by path (cachetop --at --cgroup). */
+static void snap_cgroups(struct doctor_snapshot *s)
+{
+	for (size_t i = 0; i < s->ncache_procs; i++) {
+		uint64_t id = s->cache_procs[i].cgroup;
+		struct snap_cgroup *c;
+		bool seen = !id;
+
+		for (size_t k = 0; k < s->ncgroups && !seen; k++)
+			seen = s->cgroups[k].id == id;
+		if (seen)
+			continue;
+		s->cgroups = xrealloc(s->cgroups, (s->ncgroups + 1) * sizeof(*s->cgroups));
+		c = &s->cgroups[s->ncgroups];
+		c->id = id;
+		if (memcg_path_of_id(memcg_v2_mount(), id, c->path, sizeof(c->path)))
+			s->ncgroups++;
+	}
+}
+
 static void snap_cache(struct doctor_snapshot *s, const struct watch *w)
 {
 	struct cachestat_proc *procs = NULL;
@@ -1170,6 +1190,8 @@ static void snap_cache(struct doctor_snapshot *s, const struct watch *w)
 				continue;
 			p->pid = (pid_t)procs[i].pid;
 			p->memcg = procs[i].memcg;
+			p->cgroup = procs[i].cgroup;
+			p->cgroup_known = true;
 			snprintf(p->comm, sizeof(p->comm), "%.16s", procs[i].comm);
 			counted(&procs[i].counters, &p->accesses, &p->misses, &p->refaults);
 			if (p->misses)
@@ -1178,6 +1200,7 @@ static void snap_cache(struct doctor_snapshot *s, const struct watch *w)
 		}
 		free(procs);
 		s->cache_files_known = files != NULL;
+		snap_cgroups(s);
 	}
 	snap_memcgs(s);
 	if (!files)

@@ -344,7 +344,13 @@ static const struct record r_vtrace[] = {
 static const struct field f_cache_proc[] = {
 	PID("pid", struct snap_cache_proc, pid), TEXT("comm", struct snap_cache_proc, comm),
 	U64("memcg", struct snap_cache_proc, memcg), U64("accesses", struct snap_cache_proc, accesses),
-	U64("misses", struct snap_cache_proc, misses), U64("refaults", struct snap_cache_proc, refaults), END
+	U64("misses", struct snap_cache_proc, misses), U64("refaults", struct snap_cache_proc, refaults),
+	OPTIONAL(struct snap_cache_proc, cgroup_known), /* its cgroup: absent from snapshots recorded before */
+	U64("cgroup", struct snap_cache_proc, cgroup), END
+};
+
+static const struct field f_cgroup[] = {
+	U64("id", struct snap_cgroup, id), TEXT("path", struct snap_cgroup, path), END
 };
 
 static const struct field f_cache_file[] = {
@@ -410,6 +416,7 @@ static const struct record records[] = {
 	{ .key = "cache_proc", .fields = f_cache_proc, ARRAY(snap, cache_procs) },
 	{ .key = "cache_file", .fields = f_cache_file, ARRAY(snap, cache_files) },
 	{ .key = "memcg", .fields = f_memcg, ARRAY(snap, memcgs) },
+	{ .key = "cgroup", .fields = f_cgroup, ARRAY(snap, cgroups) },
 	{ .key = "container", .fields = f_container, ARRAY(snap, containers) },
 	{ .key = "mount", .fields = f_mount, ARRAY(snap, mounts) },
 	NO_RECORD

@@ -140,6 +140,14 @@ struct snap_cache_proc {
 	char comm[32];
 	uint64_t memcg;    /* the memory cgroup's id, 0 unknown */
 	uint64_t accesses, misses, refaults;
+	bool cgroup_known; /* not in snapshots recorded before cachetop --at --cgroup */
+	uint64_t cgroup;   /* its cgroup v2 id, named by a snap_cgroup */
+};
+
+/* A cgroup v2 of the processes above, by its id: its path under the cgroup2 mount. */
+struct snap_cgroup {
+	uint64_t id;
+	char path[512];
 };
 
 struct snap_cache_file {
@@ -235,6 +243,8 @@ struct doctor_snapshot {
 	bool cache_files_known; /* per file counts (eBPF) */
 	struct snap_memcg *memcgs;
 	size_t nmemcgs;
+	struct snap_cgroup *cgroups; /* of cache_procs, those found */
+	size_t ncgroups;
 	/* the containers of the processes above */
 	struct snap_container *containers;
 	size_t ncontainers;

@@ -192,6 +192,19 @@ static void test_refused(void **state)
 		assert_int_equal(doctor_snapshot_parse(unordered, strlen(unordered), &s, why, sizeof(why)), -1);
 		assert_non_null(strstr(why, "line 3: bio_proc: read latencies not"));
 	}
+	{
+		/* A process's cgroup (since cachetop --at --cgroup): optional, and named by a cgroup line. */
+		const char *cg = "iolens-doctor-snapshot 1\npage_size 4096\ncache_proc 7 cat 0 1024 0 0 4242\n"
+				 "cache_proc 8 sh 0 10 2 0\ncgroup 4242 /a\\x20b\n";
+
+		assert_int_equal(doctor_snapshot_parse(cg, strlen(cg), &s, why, sizeof(why)), 0);
+		assert_true(s.cache_procs[0].cgroup_known);
+		assert_int_equal(s.cache_procs[0].cgroup, 4242);
+		assert_false(s.cache_procs[1].cgroup_known);
+		assert_int_equal(s.ncgroups, 1);
+		assert_string_equal(s.cgroups[0].path, "/a b");
+		doctor_snapshot_free(&s);
+	}
 	(void)state;
 }
 
