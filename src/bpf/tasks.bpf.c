@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * tasks.bpf.c: every thread's state and I/O counters, written by a task iterator that the reader
- * runs: what /proc/PID/task/TID/stat and /proc/PID/io say, in one read() instead of a file a thread.
+ * runs: what /proc/PID/task/TID/stat and /proc/PID/io say, in one read() instead of a file a thread;
+ * and the files processes have open with O_DIRECT, instead of every /proc/PID/fdinfo/FD.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -11,6 +12,12 @@
 #include "tasks.h"
 
 char LICENSE[] SEC("license") = "GPL";
+
+/* O_DIRECT on this architecture, as the reader was built for it. */
+const volatile __u32 o_direct = 0;
+#define MODE_TYPE 0170000
+#define MODE_REGULAR 0100000
+#define MODE_BLOCK 0060000
 
 /* The reader's thread group in the kernel's pid numbers: the rows' ids are /proc's only when it is getpid(). */
 __u32 reader_tgid;
@@ -26,9 +33,9 @@ int rows(struct bpf_iter__task *ctx)
 	struct task_struct *task = ctx->task, *leader;
 	struct task_row row = {};
 
+	reader_tgid = bpf_get_current_pid_tgid() >> 32; /* run at the end too, with no task */
 	if (!task)
 		return 0;
-	reader_tgid = bpf_get_current_pid_tgid() >> 32;
 	leader = BPF_CORE_READ(task, group_leader);
 	row.tgid = BPF_CORE_READ(task, tgid);
 	row.tid = BPF_CORE_READ(task, pid);
@@ -52,6 +59,27 @@ int rows(struct bpf_iter__task *ctx)
 	}
 	BPF_CORE_READ_STR_INTO(&row.comm, task, comm);
 	BPF_CORE_READ_STR_INTO(&row.leader_comm, leader, comm);
+	bpf_seq_write(ctx->meta->seq, &row, sizeof(row));
+	return 0;
+}
+
+/* Each file open with O_DIRECT, regular or a block device (what fdinfo's flags and the fd's type say). */
+SEC("iter/task_file")
+int fds_direct(struct bpf_iter__task_file *ctx)
+{
+	struct file *file = ctx->file;
+	struct task_struct *task = ctx->task;
+	struct direct_fd_row row;
+	unsigned mode;
+
+	reader_tgid = bpf_get_current_pid_tgid() >> 32;
+	if (!file || !task || !(BPF_CORE_READ(file, f_flags) & o_direct))
+		return 0;
+	mode = BPF_CORE_READ(file, f_inode, i_mode) & MODE_TYPE;
+	if (mode != MODE_REGULAR && mode != MODE_BLOCK)
+		return 0;
+	row.tgid = BPF_CORE_READ(task, tgid);
+	row.fd = (__s32)ctx->fd;
 	bpf_seq_write(ctx->meta->seq, &row, sizeof(row));
 	return 0;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* tasks.h: a thread as tasks.bpf.c's iterator writes it, read by collect/task_iter.c. */
+/* tasks.h: what tasks.bpf.c's iterators write, read by collect/task_iter.c. */
 #ifndef IOLENS_BPF_TASKS_H
 #define IOLENS_BPF_TASKS_H
 
@@ -12,6 +12,12 @@ struct task_row {
 	__u8 pad[7];
 	char comm[16];         /* the thread's */
 	char leader_comm[16];  /* its thread group leader's: /proc/PID/stat's */
+};
+
+/* A file a process has open with O_DIRECT (a regular file or a block device), as fds_direct writes it. */
+struct direct_fd_row {
+	__u32 tgid;
+	__s32 fd;
 };
 
 #endif

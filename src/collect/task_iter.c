@@ -4,6 +4,7 @@
 #include "collect/ebpf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,7 +21,7 @@
 #define TASK_NOLOAD_STATE 0x400 /* with uninterruptible, TASK_IDLE: /proc says I */
 
 static struct tasks_bpf *skeleton;
-static struct bpf_link *iter_link;
+static struct bpf_link *iter_link, *fds_link;
 
 int task_iter_start(const char **why)
 {
@@ -34,9 +35,12 @@ int task_iter_start(const char **why)
 	skeleton = tasks_bpf__open();
 	if (!skeleton)
 		return ebpf_failed(NULL, "open", -EINVAL, why);
+	skeleton->rodata->o_direct = O_DIRECT;
 	bpf_program__set_autoattach(skeleton->progs.rows, false); /* run by the reader */
+	bpf_program__set_autoattach(skeleton->progs.fds_direct, false);
 	rc = ebpf_load_attach(skeleton->skeleton, why);
-	if (!rc && !(iter_link = bpf_program__attach_iter(skeleton->progs.rows, NULL)))
+	if (!rc && (!(iter_link = bpf_program__attach_iter(skeleton->progs.rows, NULL)) ||
+		    !(fds_link = bpf_program__attach_iter(skeleton->progs.fds_direct, NULL))))
 		rc = ebpf_failed(skeleton->obj, "attach", -ENOMEM, why);
 	if (rc)
 		task_iter_stop();
@@ -101,33 +105,79 @@ static void take_rows(struct task_iter *out, struct task_row *rows, size_t n)
 	}
 }
 
-int task_iter_read(struct task_iter *out)
+/* One run of an iterator: its whole output in *out (to free), *used bytes of it; 0 or -errno. */
+static int run_iterator(struct bpf_link *link, void **out, size_t *used)
 {
-	struct task_row *rows = NULL;
-	size_t size = 0, used = 0;
+	size_t size = 0;
 	ssize_t got;
 	int fd, rc = 0;
 
-	*out = (struct task_iter){0};
-	if (!iter_link)
+	*out = NULL;
+	*used = 0;
+	if (!link)
 		return -ENOTCONN;
-	if ((fd = bpf_iter_create(bpf_link__fd(iter_link))) < 0)
+	if ((fd = bpf_iter_create(bpf_link__fd(link))) < 0)
 		return -errno;
-	do { /* the iterator's output: whole rows, however read() cuts them */
-		if (size - used < 64 * sizeof(*rows))
-			rows = xrealloc(rows, (size = size ? 2 * size : 256 * sizeof(*rows)));
-		got = read(fd, (char *)rows + used, size - used);
+	do { /* whole rows, however read() cuts them */
+		if (size - *used < 8192)
+			*out = xrealloc(*out, (size = size ? 2 * size : 32768));
+		got = read(fd, (char *)*out + *used, size - *used);
 		if (got < 0 && errno != EINTR)
 			rc = -errno;
 		else if (got > 0)
-			used += (size_t)got;
+			*used += (size_t)got;
 	} while (!rc && got != 0);
 	close(fd);
 	/* Ids of another pid namespace than this process's are not /proc's. */
 	if (!rc && skeleton->bss->reader_tgid != (uint32_t)getpid())
 		rc = -EXDEV;
-	if (!rc)
-		take_rows(out, rows, used / sizeof(*rows));
+	return rc;
+}
+
+int task_iter_read(struct task_iter *out)
+{
+	void *rows;
+	size_t used;
+	int rc;
+
+	*out = (struct task_iter){0};
+	if (!(rc = run_iterator(iter_link, &rows, &used)))
+		take_rows(out, rows, used / sizeof(struct task_row));
+	free(rows);
+	return rc;
+}
+
+static int by_pid_fd(const void *a_, const void *b_)
+{
+	const struct task_iter_fd *a = a_, *b = b_;
+
+	if (a->pid != b->pid)
+		return (a->pid > b->pid) - (a->pid < b->pid);
+	return (a->fd > b->fd) - (a->fd < b->fd);
+}
+
+int task_iter_direct_fds(struct task_iter_fd **out, size_t *n)
+{
+	struct direct_fd_row *rows;
+	size_t used;
+	int rc = run_iterator(fds_link, (void **)&rows, &used);
+
+	*out = NULL;
+	*n = 0;
+	if (!rc) {
+		*n = used / sizeof(*rows);
+		*out = xcalloc(*n ? *n : 1, sizeof(**out));
+		for (size_t i = 0; i < *n; i++)
+			(*out)[i] = (struct task_iter_fd){ (pid_t)rows[i].tgid, rows[i].fd };
+		/* By process (a thread with a descriptor table of its own comes apart), each fd once. */
+		size_t kept = 0;
+
+		qsort(*out, *n, sizeof(**out), by_pid_fd);
+		for (size_t i = 0; i < *n; i++)
+			if (!kept || by_pid_fd(&(*out)[kept - 1], &(*out)[i]))
+				(*out)[kept++] = (*out)[i];
+		*n = kept;
+	}
 	free(rows);
 	return rc;
 }
@@ -136,7 +186,9 @@ void task_iter_stop(void)
 {
 	if (iter_link) /* libbpf may not be loaded when nothing was started */
 		bpf_link__destroy(iter_link);
-	iter_link = NULL;
+	if (fds_link)
+		bpf_link__destroy(fds_link);
+	iter_link = fds_link = NULL;
 	if (skeleton)
 		tasks_bpf__destroy(skeleton);
 	skeleton = NULL;
@@ -153,6 +205,13 @@ int task_iter_start(const char **why)
 int task_iter_read(struct task_iter *out)
 {
 	*out = (struct task_iter){0};
+	return -ENOSYS;
+}
+
+int task_iter_direct_fds(struct task_iter_fd **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
 	return -ENOSYS;
 }
 

@@ -31,6 +31,16 @@ int task_iter_start(const char **why);
 /* One run: 0, or -errno (not started, or the ids are not /proc's); task_iter_free after. */
 int task_iter_read(struct task_iter *out);
 void task_iter_free(struct task_iter *it);
+/* A file a process has open with O_DIRECT, a regular file or a block device. */
+struct task_iter_fd {
+	pid_t pid;
+	int fd;
+};
+/*
+ * Every process's files open with O_DIRECT (what /proc/PID/fdinfo/FD's flags say), by pid, in
+ * one read: 0 with *out to free, or -errno (not started, or the ids are not /proc's).
+ */
+int task_iter_direct_fds(struct task_iter_fd **out, size_t *n);
 void task_iter_stop(void);
 
 #endif

@@ -258,49 +258,79 @@ static bool direct_ours(pid_t pid, const char *comm)
 }
 
 /* Every process's descriptors with O_DIRECT in their fdinfo flags, now. */
-static void direct_scan_fdinfo(struct direct_set *set)
+/*
+ * A file the process has open at fd, taken when fdinfo says O_DIRECT and the fd is a regular file
+ * or a block device; *p is the process's entry, made at its first such file. False when the
+ * process is iolens's own (its other fds need no look).
+ */
+static bool direct_scan_fd(struct direct_set *set, pid_t pid, int fd, struct direct_process **p)
 {
+	char link[4300], target[512], comm[32] = "";
+	struct fdinfo info;
+	struct statx st;
+	ssize_t length;
+	bool block;
+
+	if (fdinfo_read(pid, fd, &info) != 0 || !(info.flags & O_DIRECT) ||
+	    !sysroot_path(link, sizeof(link), "/proc/%d/fd/%d", (int)pid, fd))
+		return true;
+	/* The attributes the kernel has: asking a hung FUSE or NFS server would never return. */
+	if (statx(AT_FDCWD, link, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &st) != 0 ||
+	    !(S_ISREG(st.stx_mode) || S_ISBLK(st.stx_mode)))
+		return true;
+	if (!*p) {
+		if (!proc_comm_read(pid, comm, sizeof(comm)) || direct_ours(pid, comm))
+			return false;
+		*p = direct_process(set, pid, comm, "fdinfo");
+	}
+	length = readlink(link, target, sizeof(target) - 1);
+	target[length > 0 ? length : 0] = '\0';
+	block = S_ISBLK(st.stx_mode);
+	direct_add(*p, direct_file(set, block ? makedev(st.stx_rdev_major, st.stx_rdev_minor)
+				       : makedev(st.stx_dev_major, st.stx_dev_minor),
+				  block ? 0 : st.stx_ino, block, target, link),
+		   fd, info.flags);
+	return true;
+}
+
+/*
+ * The files processes have open with O_DIRECT, as their fdinfo says: the fds that eBPF's
+ * iterator lists (one read), else every fd of every process.
+ */
+static void direct_scan_fdinfo(struct direct_set *set, bool iterator)
+{
+	struct task_iter_fd *fds;
 	struct proc_pids pids;
+	size_t n;
 	pid_t pid;
 
+	if (iterator && task_iter_direct_fds(&fds, &n) == 0) {
+		struct direct_process *p = NULL;
+
+		for (size_t i = 0; i < n; i++) {
+			if (i && fds[i].pid != fds[i - 1].pid)
+				p = NULL;
+			if (fds[i].pid != getpid() && (!p || p->pid == fds[i].pid))
+				(void)direct_scan_fd(set, fds[i].pid, fds[i].fd, &p);
+		}
+		free(fds);
+		return;
+	}
 	proc_pids_open(&pids, PROC_PIDS_NOT_SELF);
 	while ((pid = proc_pids_next(&pids))) {
 		struct direct_process *p = NULL;
-		char dir_path[4200], comm[32] = "";
+		char dir_path[4200];
 		struct dirent *fd_entry;
-		DIR *fds;
+		DIR *fds_dir;
 
-		if (!sysroot_path(dir_path, sizeof(dir_path), "/proc/%d/fd", (int)pid) || !(fds = opendir(dir_path)))
+		if (!sysroot_path(dir_path, sizeof(dir_path), "/proc/%d/fd", (int)pid) ||
+		    !(fds_dir = opendir(dir_path)))
 			continue;
-		while ((fd_entry = readdir(fds))) {
-			char link[4300], target[512];
-			struct fdinfo info;
-			struct statx st;
-			ssize_t length;
-			int fd = (int)strtol(fd_entry->d_name, NULL, 10);
-			bool block;
-
-			if (fd_entry->d_name[0] == '.' || fdinfo_read(pid, fd, &info) != 0 || !(info.flags & O_DIRECT))
-				continue;
-			snprintf(link, sizeof(link), "%s/%d", dir_path, fd);
-			/* The attributes the kernel has: asking a hung FUSE or NFS server would never return. */
-			if (statx(AT_FDCWD, link, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &st) != 0 ||
-			    !(S_ISREG(st.stx_mode) || S_ISBLK(st.stx_mode)))
-				continue;
-			if (!p) {
-				if (!proc_comm_read(pid, comm, sizeof(comm)) || direct_ours(pid, comm))
-					break;
-				p = direct_process(set, pid, comm, "fdinfo");
-			}
-			length = readlink(link, target, sizeof(target) - 1);
-			target[length > 0 ? length : 0] = '\0';
-			block = S_ISBLK(st.stx_mode);
-			direct_add(p, direct_file(set, block ? makedev(st.stx_rdev_major, st.stx_rdev_minor)
-							     : makedev(st.stx_dev_major, st.stx_dev_minor),
-						  block ? 0 : st.stx_ino, block, target, link),
-				   fd, info.flags);
-		}
-		closedir(fds);
+		while ((fd_entry = readdir(fds_dir)))
+			if (fd_entry->d_name[0] != '.' &&
+			    !direct_scan_fd(set, pid, (int)strtol(fd_entry->d_name, NULL, 10), &p))
+				break;
+		closedir(fds_dir);
 	}
 	proc_pids_close(&pids);
 }
@@ -530,7 +560,7 @@ static void watch_sample(struct watch *w)
 	io_window_round(&w->io, iter ? &it : NULL);
 	/* Files open O_DIRECT at the start, and at every sample when eBPF does not see the opens. */
 	if (!w->samples || (!w->direct.ebpf && !w->direct.off))
-		direct_scan_fdinfo(&w->direct);
+		direct_scan_fdinfo(&w->direct, w->task_iter);
 	odirect_drain();
 	direct_refresh_io(&w->direct);
 	if (vmstat_read(&vm) == 0 && vm.nr_dirty != PROCFS_UNKNOWN && vm.nr_writeback != PROCFS_UNKNOWN) {

@@ -188,12 +188,14 @@ print(" ".join("%s:%d:%d" % (r["op"], r["requests"], r["bytes"]) for r in sorted
 		"$RC $(python3 -c 'import json, sys
 rows = json.load(sys.stdin)["processes"]
 print(" ".join("%s:%d:%d" % (r["op"], r["requests"], r["bytes"]) for r in sorted(rows, key=lambda r: r["op"])))' <<<"$OUT")"
-	check_eq "… each one's average, p50, p99 and max within 10 % of live's" "" "$(python3 -c 'import json, sys
+	# (the average is exact, a sum over the requests; a percentile or the max may fall a bucket of
+	# the histogram, 25 % wide, away when a request's two timings straddle its edge)
+	check_eq "… each one's average within 10 % of live's, its p50, p99 and max within 30 %" "" "$(python3 -c 'import json, sys
 live = {r["op"]: r for r in json.loads(open(sys.argv[1]).read().splitlines()[1])["processes"] if r["pid"] == int(sys.argv[2])}
 for r in json.load(sys.stdin)["processes"]:
-    for k in ("avg_ns", "p50_ns", "p99_ns", "max_ns"):
+    for k, within in (("avg_ns", 0.1), ("p50_ns", 0.3), ("p99_ns", 0.3), ("max_ns", 0.3)):
         a, b = r.get(k), live.get(r["op"], {}).get(k)
-        if not isinstance(a, (int, float)) or not isinstance(b, (int, float)) or abs(a - b) > 0.1 * b:
+        if not isinstance(a, (int, float)) or not isinstance(b, (int, float)) or abs(a - b) > within * b:
             print(r["op"], k, a, "live", b)' "$T/live.json" "$both" <<<"$OUT")"
 	if [ -n "$own" ]; then
 		run "$IOLENS" cachetop --at "$(at "$inside")" --record-dir "$T/at" --json --cgroup

@@ -58,6 +58,31 @@ common=$(join <(awk '$1 == "proc" { print $2 }' "$T/rows" | sort) <(awk '$1 == "
 check "… and they list the same processes, but those that came or went between ($common of $(grep -c '^proc' "$T/proc"))" \
 	[ "$common" -ge $(($(grep -c '^proc' "$T/proc") - 5)) ]
 
+# The files processes hold open with O_DIRECT, as fdinfo's flags say: the iterator's list is
+# /proc's (the truth: every fd's fdinfo read), with a reader of the test's own in it, and the same
+# file held open without O_DIRECT by this shell not.
+READER=$BUILD/tests/helpers/odirect_reader
+case "$(fs_type "$T")" in
+tmpfs|ramfs) skip "O_DIRECT fds: the scratch directory is on $(fs_type "$T")" ;;
+*)
+	make_file "$T/direct.dat" $((1 << 20))
+	"$READER" "$T/direct.dat" "$T/direct.ready" &
+	R=$!
+	on_exit "kill $R 2>/dev/null"
+	wait_until test -e "$T/direct.ready"
+	exec 7<"$T/direct.dat"
+	"$ROWS" >"$T/rows"
+	"$ROWS" --proc >"$T/proc"
+	# (other processes' may open and close theirs between the two reads: the test's own compared)
+	check_eq "the reader's files open with O_DIRECT: the iterator's list is fdinfo's" \
+		"$(grep "^direct $R " "$T/proc")" "$(grep "^direct $R " "$T/rows")"
+	check "… its file among them" grep -q "^direct $R " "$T/rows"
+	check_eq "… and not this shell's, open without O_DIRECT" "" "$(grep "^direct $$ " "$T/rows")"
+	exec 7<&-
+	kill $R
+	;;
+esac
+
 # A parent waiting for its vfork child is in D (killable), as a hung reader is: seen so.
 "$ROWS" --vfork 30 &
 V=$!

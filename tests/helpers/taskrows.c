@@ -4,18 +4,24 @@
  * (collect/task_iter.c), or with --proc from /proc as tasks_scan and proc_io_sample_read read
  * it, for tests/cli/task_iter.sh to hold the one to the other. One line a process:
  *   proc PID PPID START_TICKS RCHAR READ_BYTES WRITE_BYTES COMM
- * and one a thread:
+ * one a thread:
  *   thread PID TID STATE COMM
+ * and one a file a process has open with O_DIRECT (a regular file or a block device):
+ *   direct PID FD
  * Exit status 0, 1 when the iterator could not be loaded or read (said on stderr).
  * taskrows --vfork SECONDS: a parent waiting in D (a vfork's, killable) for SECONDS, its child asleep.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "collect/fdinfo.h"
 #include "collect/procfs.h"
 #include "collect/sysroot.h"
 #include "collect/task_iter.h"
@@ -62,6 +68,29 @@ int main(int argc, char **argv)
 		}
 		proc_pids_close(&pids);
 		tasks_scan(print_thread, NULL);
+		proc_pids_open(&pids, PROC_PIDS_NOT_SELF);
+		while ((pid = proc_pids_next(&pids))) {
+			char path[64];
+			struct dirent *e;
+			DIR *dir;
+
+			snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+			if (!(dir = opendir(path)))
+				continue;
+			while ((e = readdir(dir))) {
+				struct fdinfo info;
+				struct stat st;
+				char link[400];
+
+				snprintf(link, sizeof(link), "%s/%s", path, e->d_name);
+				if (e->d_name[0] != '.' && fdinfo_read(pid, atoi(e->d_name), &info) == 0 &&
+				    (info.flags & O_DIRECT) && stat(link, &st) == 0 &&
+				    (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
+					printf("direct %d %s\n", (int)pid, e->d_name);
+			}
+			closedir(dir);
+		}
+		proc_pids_close(&pids);
 		return 0;
 	}
 	if ((rc = task_iter_start(&why)) != 0 || (rc = task_iter_read(&it)) != 0) {
@@ -73,6 +102,19 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < it.nthreads; i++)
 		print_thread(it.threads[i].pid, &it.threads[i].task, NULL);
 	task_iter_free(&it);
+	{
+		struct task_iter_fd *fds;
+		size_t n;
+
+		if ((rc = task_iter_direct_fds(&fds, &n)) != 0) {
+			fprintf(stderr, "taskrows: %s\n", strerror(-rc));
+			return 1;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (fds[i].pid != getpid())
+				printf("direct %d %d\n", (int)fds[i].pid, fds[i].fd);
+		free(fds);
+	}
 	task_iter_stop();
 	return 0;
 }
