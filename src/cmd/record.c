@@ -20,6 +20,7 @@
 #include "doctor/capture.h"
 #include "doctor/snapshot.h"
 #include "common/util.h"
+#include "common/when.h"
 #include "render/record.h"
 #include "store/store.h"
 
@@ -66,34 +67,6 @@ struct record_options {
 	bool list, json, doctor;
 };
 
-/* A duration as people write it: "90", "30m", "12h", "7d", "2w" (a bare number is seconds): 0, or -EINVAL. */
-static int parse_age(const char *text, uint64_t *out_ns)
-{
-	static const struct {
-		char unit;
-		double seconds;
-	} units[] = { { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 }, { 'w', 7 * 86400 } };
-	char *end;
-	double value, scale = 1;
-
-	errno = 0;
-	value = strtod(text, &end);
-	if (end == text || errno || !isfinite(value) || value < 0 || (*end && end[1]))
-		return -EINVAL;
-	if (*end) {
-		scale = 0;
-		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (*end == units[i].unit)
-				scale = units[i].seconds;
-		if (!scale)
-			return -EINVAL;
-	}
-	if (value * scale > 100.0 * 365 * 86400)
-		return -EINVAL;
-	*out_ns = (uint64_t)(value * scale * 1e9);
-	return 0;
-}
-
 enum { OPT_MAX_SIZE = 0x100, OPT_MAX_AGE, OPT_LIST, OPT_JSON, OPT_DOCTOR };
 
 static void parse_options(struct record_options *o, int argc, char **argv)
@@ -129,7 +102,7 @@ static void parse_options(struct record_options *o, int argc, char **argv)
 				usage_error("--max-size: '%s' is not a size (100M, 1G; 0 for no limit)", optarg);
 			break;
 		case OPT_MAX_AGE:
-			if (parse_age(optarg, &o->max_age_ns) != 0)
+			if (when_span(optarg, &o->max_age_ns) != 0)
 				usage_error("--max-age: '%s' is not a duration (30m, 12h, 7d, 2w; 0: no limit)",
 					    optarg);
 			break;

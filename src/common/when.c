@@ -156,34 +156,56 @@ static enum verdict recent_clock_parse(const char *p, uint64_t now_ns, uint64_t 
 	return local_day(now_ns, 1, &clock, out_ns);
 }
 
-/* NUMBER UNIT, once or more (1h30m), as seconds; *p moved past it. */
-static enum verdict span_parse(const char **p, uint64_t *seconds)
+/*
+ * NUMBER[.FRACTION]UNIT, once or more (1h30m, 1.5d), as nanoseconds; with bare, a lone number
+ * without a unit is seconds (90). *p moved past it.
+ */
+static enum verdict span_parse(const char **p, bool bare, uint64_t *ns)
 {
 	static const char units[] = "smhdw";
 	static const uint64_t unit_seconds[] = { 1, 60, 3600, 86400, 604800 };
 	const char *unit;
-	uint64_t count;
+	uint64_t count, unit_ns;
+	uint32_t nanos;
 	enum verdict verdict;
+	bool first = true;
 
-	*seconds = 0;
+	*ns = 0;
 	do {
 		if ((verdict = number(p, &count)) != FINE)
 			return verdict;
-		if (!**p || !(unit = strchr(units, **p)))
+		if (!fraction(p, &nanos))
 			return NOT_A_TIME;
-		++*p;
-		if (count > (UINT64_MAX - *seconds) / unit_seconds[unit - units])
+		if (bare && first && !**p) /* the whole text one number: seconds */
+			unit = units;
+		else if (!**p || !(unit = strchr(units, **p)))
+			return NOT_A_TIME;
+		else
+			++*p;
+		unit_ns = unit_seconds[unit - units] * NS_PER_S;
+		if (count > (UINT64_MAX - *ns) / unit_ns - 1)
 			return TOO_LARGE;
-		*seconds += count * unit_seconds[unit - units];
+		*ns += count * unit_ns + (uint64_t)nanos * unit_seconds[unit - units];
+		first = false;
 	} while (isdigit((unsigned char)**p));
 	return FINE;
+}
+
+int when_span(const char *text, uint64_t *out_ns)
+{
+	uint64_t ns;
+
+	if (span_parse(&text, true, &ns) != FINE || *text || ns > 100ull * 365 * 86400 * NS_PER_S)
+		return -EINVAL;
+	*out_ns = ns;
+	return 0;
 }
 
 /* -SPAN, or SPAN ago (after spaces): that long before now_ns. */
 static enum verdict ago_parse(const char *p, bool minus, uint64_t now_ns, uint64_t *out_ns)
 {
-	uint64_t seconds;
-	enum verdict verdict = span_parse(&p, &seconds);
+	uint64_t ns;
+	enum verdict verdict = span_parse(&p, false, &ns);
 
 	if (verdict != FINE)
 		return verdict;
@@ -193,11 +215,9 @@ static enum verdict ago_parse(const char *p, bool minus, uint64_t now_ns, uint64
 	} else if (*p) {
 		return NOT_A_TIME;
 	}
-	if (seconds > UINT64_MAX / NS_PER_S)
-		return TOO_LARGE;
-	if (seconds * NS_PER_S > now_ns)
+	if (ns > now_ns)
 		return BEFORE_1970;
-	*out_ns = now_ns - seconds * NS_PER_S;
+	*out_ns = now_ns - ns;
 	return FINE;
 }
 

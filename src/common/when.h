@@ -17,7 +17,7 @@
  * Words are case-insensitive, surrounding spaces ignored. The forms:
  *   now; today, yesterday (00:00 local of that day); today 03:00, yesterday 03:00[:SS];
  *   HH:MM[:SS] (local): the most recent such moment not after now_ns;
- *   -2h, -1h30m, 2h ago (units s m h d w; a + is refused: the future is never recorded);
+ *   -2h, -1h30m, -1.5d, 2h ago (units s m h d w; a + is refused: the future is never recorded);
  *   YYYY-MM-DD (00:00 local), YYYY-MM-DD HH:MM[:SS[.FRACTION]] or with a T, local unless
  *   followed by Z, +HH:MM or -HHMM;
  *   @SECONDS[.FRACTION] since the epoch.
@@ -27,5 +27,11 @@
  * line naming the text, "" on success; out_ns is left alone on failure.
  */
 int when_parse(const char *text, uint64_t now_ns, uint64_t *out_ns, char *why, size_t why_len);
+
+/*
+ * A span of time as people write it, as nanoseconds: 90 (seconds), 30m, 1.5d, 1h30m (units s m h
+ * d w, each term NUMBER[.FRACTION]UNIT), at most 100 years. 0, or -EINVAL.
+ */
+int when_span(const char *text, uint64_t *out_ns);
 
 #endif

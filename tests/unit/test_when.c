@@ -134,9 +134,42 @@ static void test_relative(void **state)
 	assert_int_equal(at(" 1H30M  AGO ", now), now - S(5400));
 	/* all the way back to the epoch, not one second more */
 	assert_int_equal(at("-1796374800s", S(1796374800)), 0);
+	/* a fraction of a unit */
+	assert_int_equal(at("-1.5h", now), now - S(5400));
 	/* a span is the same in any zone */
 	zone("Europe/Paris");
 	assert_int_equal(at("-1d", now), now - S(86400));
+}
+
+/* A span alone (record --max-age): a bare number is seconds; fractions; terms added; 100 years at most. */
+static void test_span(void **state)
+{
+	static const char *const refused[] = { "", "3x", "h", "-1d", "1h30", "1.h", ".5h", "1e3", " 5", "5 ", "40000d",
+					       "99999999999999999999s" };
+	uint64_t ns = 7;
+
+	(void)state;
+	assert_int_equal(when_span("90", &ns), 0);
+	assert_int_equal(ns, S(90));
+	assert_int_equal(when_span("1.5", &ns), 0);
+	assert_int_equal(ns, S(1) + 500000000ull);
+	assert_int_equal(when_span("0", &ns), 0);
+	assert_int_equal(ns, 0);
+	assert_int_equal(when_span("30m", &ns), 0);
+	assert_int_equal(ns, S(1800));
+	assert_int_equal(when_span("1.5d", &ns), 0);
+	assert_int_equal(ns, S(129600));
+	assert_int_equal(when_span("1h30m", &ns), 0);
+	assert_int_equal(ns, S(5400));
+	assert_int_equal(when_span("2w", &ns), 0);
+	assert_int_equal(ns, S(14 * 86400));
+	assert_int_equal(when_span("36500d", &ns), 0);
+	assert_int_equal(ns, S(36500ull * 86400));
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		ns = 7;
+		assert_int_equal(when_span(refused[i], &ns), -EINVAL);
+		assert_int_equal(ns, 7);
+	}
 }
 
 static void test_absolute(void **state)
@@ -296,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_words),    cmocka_unit_test(test_recent_clock), cmocka_unit_test(test_boundaries),
 		cmocka_unit_test(test_relative), cmocka_unit_test(test_absolute),     cmocka_unit_test(test_paris),
 		cmocka_unit_test(test_dst),      cmocka_unit_test(test_refused),      cmocka_unit_test(test_not_a_time),
+		cmocka_unit_test(test_span),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
