@@ -312,20 +312,6 @@ static void merge_finding(struct doctor_findings *merged, struct seen **seen, st
 	(*seen)[i].last_ns = end_ns;
 }
 
-/* "03:10:00" in local time (with the date when not today's). */
-static const char *moment(uint64_t ns, char *buf, size_t size)
-{
-	time_t t = (time_t)(ns / 1000000000ull), now = time(NULL);
-	struct tm tm, today;
-	bool same_day;
-
-	localtime_r(&now, &today);
-	same_day = localtime_r(&t, &tm) && tm.tm_yday == today.tm_yday && tm.tm_year == today.tm_year;
-	if (!localtime_r(&t, &tm) || !strftime(buf, size, same_day ? "%H:%M:%S" : "%Y-%m-%d %H:%M:%S", &tm))
-		snprintf(buf, size, "-");
-	return buf;
-}
-
 /*
  * The snapshots of the window, each judged as doctor --replay judges one; a finding seen in
  * several is said once, its worst, with how many windows it was in and from when to when.
@@ -365,7 +351,7 @@ static int judge_recorded(struct doctor *d, struct doctor_snapshot *last, struct
 			continue;
 		if (doctor_snapshot_parse((const char *)frame.data, frame.len, &snap, why, sizeof(why)) != 0) {
 			warn_msg("%s: the snapshot of %s: %s", printable_name(d->record_dir),
-				 moment(frame.real_ns, a, sizeof(a)), why);
+				 recorded_moment(frame.real_ns, a, sizeof(a)), why);
 			continue;
 		}
 		windows++;
@@ -400,8 +386,8 @@ static int judge_recorded(struct doctor *d, struct doctor_snapshot *last, struct
 		if (n && f->numbers[n - 1] == '.')
 			f->numbers[--n] = '\0';
 		snprintf(f->numbers + n, sizeof(f->numbers) - n, "%sin %u of the %u windows recorded, from %s to %s",
-			 n ? "; " : "", seen[i].windows, windows, moment(seen[i].first_ns, a, sizeof(a)),
-			 moment(seen[i].last_ns, b, sizeof(b)));
+			 n ? "; " : "", seen[i].windows, windows, recorded_moment(seen[i].first_ns, a, sizeof(a)),
+			 recorded_moment(seen[i].last_ns, b, sizeof(b)));
 		field_count(&f->data, "windows", seen[i].windows);
 		field_count(&f->data, "first_ns", seen[i].first_ns);
 		field_count(&f->data, "last_ns", seen[i].last_ns);

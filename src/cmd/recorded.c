@@ -23,6 +23,19 @@ const char *recorded_clock(uint64_t ns, char *buf, size_t size)
 	return buf;
 }
 
+const char *recorded_moment(uint64_t ns, char *buf, size_t size)
+{
+	char stamp[32], today[32];
+	const char *date_end = strchr(recorded_clock(ns, stamp, sizeof(stamp)), ' ');
+
+	recorded_clock(realtime_ns(), today, sizeof(today));
+	if (date_end && !strncmp(stamp, today, (size_t)(date_end - stamp) + 1))
+		snprintf(buf, size, "%s", date_end + 1);
+	else
+		snprintf(buf, size, "%s", stamp);
+	return buf;
+}
+
 int recorded_gap(struct recorded_gap *gap, uint64_t real_ns, uint64_t mono_ns, const char *boot)
 {
 	bool restarted = false;

@@ -23,6 +23,8 @@ void recorded_range(const char *from, const char *to, const char **dir, uint64_t
 
 /* "2026-12-06 14:03:56", a stamp (UTC ns) in local time, as what looks back says moments ("@EPOCH" else). */
 const char *recorded_clock(uint64_t ns, char *buf, size_t size);
+/* The same, the time alone ("14:03:56") when the stamp is of today. */
+const char *recorded_moment(uint64_t ns, char *buf, size_t size);
 
 /* The last frame's stamps and boot, for saying what came between it and the next. */
 struct recorded_gap {
