@@ -81,9 +81,14 @@ check_match "--map adds its column to the defaults" "Percent +Map" "$OUT"
 check_match "--map default width 60" "O{60}$" "$OUT"
 run "$IOLENS" pcstat --map=4 --csv -o name,percent "$a"
 check_eq "--map adds its column to an -o list too" "name,percent,map|$a,100.000,OOOO" "$(tr '\n' '|' <<<"$OUT" | sed 's/|$//')"
-dd if=/dev/urandom of="$c" bs=4k count=1 conv=notrunc status=none
-run "$IOLENS" pcstat --map=3 --csv --no-header -o map,dirty "$c"
-# ext4 may dirty a whole large folio: the first page at least, maybe its neighbour.
+# ext4 may dirty a whole large folio: the first page at least, maybe its neighbour. The kernel's
+# writeback may clean it before pcstat looks, on a loaded machine: written again, three times at most.
+for try in 1 2 3; do
+	dd if=/dev/urandom of="$c" bs=4k count=1 conv=notrunc status=none
+	run "$IOLENS" pcstat --map=3 --csv --no-header -o map,dirty "$c"
+	[[ $OUT =~ ^D[DO]O,[12]$ ]] && break
+	echo "# the written page was clean again when pcstat looked ($OUT): written again"
+done
 check_match "--map shows dirty pages where the write was" "^D[DO]O,[12]$" "$OUT"
 sync "$c"
 run "$IOLENS" pcstat --map=0 "$a"
