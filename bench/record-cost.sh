@@ -9,7 +9,9 @@ usage="usage: ${0##*/} [--samples N] [--interval S] [--doctor]
     sadc    /usr/lib/sysstat/sadc -S XDISK S N FILE   (sar -d's disks and partitions)
     atop    atop -w FILE S N
   Prints each one's CPU seconds (user + system, GNU time), bytes written, both per sample and
-  per day at one sample every 10 s, and iolens's ratios to the peers. Then makes a day of frames
+  per day at one sample every 10 s, and iolens's ratios to the peers; with --doctor, also a
+  window's CPU after the eBPF programs' one load (the run less a run of one window, alone), as an
+  hour would see it. Then makes a day of frames
   (8640) from the store's (copied again and again, later each time: tests/helpers/restamp) and
   times iolens stat -x --from over it; with --doctor, doctor --from too. Goals (issue 35): CPU at
   most sadc's, bytes a day at most atop's, a day looked back at in a few seconds.
@@ -53,6 +55,15 @@ done
 awk -v ic="$iolens_cpu" -v sc="$sadc_cpu" -v ib="$iolens_bytes" -v ab="$atop_bytes" 'BEGIN {
 	printf "iolens/sadc CPU: %.2f (goal: at most 1)\n", (sc > 0 ? ic / sc : 0)
 	printf "iolens/atop bytes: %.2f (goal: at most 1)\n", (ab > 0 ? ib / ab : 0) }'
+# With --doctor the eBPF programs are loaded once (half a second or more): what each window costs
+# after it, as an hour's run would see it, is the run less one of a single window, alone.
+if [ -n "$doctor" ] && [ "$samples" -gt 2 ]; then
+	/usr/bin/time -f "%U %S" -o "$T/first.time" "$IOLENS" record --doctor --dir "$T/first" --count 2 "$interval" \
+		2>/dev/null
+	awk -v ic="$iolens_cpu" -v fc="$(cpu first)" -v sc="$sadc_cpu" -v n="$samples" 'BEGIN {
+		w = (ic - fc) / (n - 2); s = sc / n
+		printf "iolens --doctor after its start: %.4f CPU s a window, sadc %.4f a sample: %.1fx\n", w, s, (s > 0 ? w / s : 0) }'
+fi
 
 # Looking back at a day: the store's frames written again and again, each copy later than the last
 # (tests/helpers/restamp, made here if need be), until it holds a day of them at 10 s (8640),
