@@ -51,9 +51,11 @@ const char *stat_time_format(void);
 /* A cpu group's title: "total cpu usage", or "cpu0 usage" for a cpu (--cpu and --cpu-adv). */
 void stat_cpu_title(struct group *g);
 
-/* A disk's requests a second (--io, --disk-tps): its columns are reads, then writes. */
+/* A disk's requests a second (--io, --disk-tps), or bytes (--disk): its columns are reads, then writes. */
 void stat_compute_disk_requests(struct group *g, const struct system_sample *then, const struct system_sample *now,
 				double seconds, bool since_boot);
+void stat_compute_disk_bytes(struct group *g, const struct system_sample *then, const struct system_sample *now,
+			     double seconds, bool since_boot);
 
 /* This process's counters at a sample: read when a sample is first computed, kept for the next interval. */
 struct self_counters {

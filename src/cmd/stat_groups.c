@@ -95,18 +95,37 @@ void stat_cpu_title(struct group *g)
 		stat_fill(g->shown.title, sizeof(g->shown.title), "cpu%s usage", g->item);
 }
 
-void stat_compute_disk_requests(struct group *g, const struct system_sample *then, const struct system_sample *now,
-				double seconds, bool since_boot)
+/* A disk's reads and writes a second from diskstats: requests, or bytes. */
+static void disk_rates(struct group *g, const struct system_sample *then, const struct system_sample *now,
+		       double seconds, bool bytes)
 {
 	struct disk_stats a, b;
 
-	(void)since_boot;
 	if (!sample_disk_counters(then, now, g->item, &a, &b)) {
 		all_unknown(g);
 		return;
 	}
-	set_same(g, 0, rate(b.rd_ios, a.rd_ios, seconds));
-	set_same(g, 1, rate(b.wr_ios, a.wr_ios, seconds));
+	if (bytes) {
+		set_same(g, 0, rate(b.rd_sectors * 512, a.rd_sectors * 512, seconds));
+		set_same(g, 1, rate(b.wr_sectors * 512, a.wr_sectors * 512, seconds));
+	} else {
+		set_same(g, 0, rate(b.rd_ios, a.rd_ios, seconds));
+		set_same(g, 1, rate(b.wr_ios, a.wr_ios, seconds));
+	}
+}
+
+void stat_compute_disk_requests(struct group *g, const struct system_sample *then, const struct system_sample *now,
+				double seconds, bool since_boot)
+{
+	(void)since_boot;
+	disk_rates(g, then, now, seconds, false);
+}
+
+void stat_compute_disk_bytes(struct group *g, const struct system_sample *then, const struct system_sample *now,
+			     double seconds, bool since_boot)
+{
+	(void)since_boot;
+	disk_rates(g, then, now, seconds, true);
 }
 
 void stat_fill(char *out, size_t size, const char *pattern, const char *item)
