@@ -818,7 +818,7 @@ static bool start(struct inode_names *t, bool waited_for)
 		close(ends[1]);
 		return false;
 	}
-	t->child = fork();
+	t->child = fork_light();
 	if (t->child == 0)
 		become_child(ends[1], parent, waited_for);
 	close(ends[1]);

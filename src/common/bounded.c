@@ -107,7 +107,7 @@ static int run_bounded(void (*fn)(void *arg), void *arg, size_t size, unsigned t
 	if (header == MAP_FAILED)
 		return -errno;
 	memcpy(shared, arg, size);
-	child = fork();
+	child = fork_light();
 	if (child < 0) {
 		err = errno;
 		munmap(header, length);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -624,4 +625,20 @@ const char *printable_name(const char *name)
 	free(*buffer);
 	*buffer = escape_text(name, ESCAPE_TERMINAL);
 	return *buffer;
+}
+
+pid_t fork_light(void)
+{
+	FILE *maps = fopen("/proc/self/maps", "re");
+	char line[512];
+
+	while (maps && fgets(line, sizeof(line), maps)) {
+		unsigned long from, to;
+
+		if (strstr(line, "anon_inode:bpf-map") && sscanf(line, "%lx-%lx", &from, &to) == 2 && to > from)
+			(void)madvise((void *)from, to - from, MADV_DONTFORK); /* a mapping it refuses is copied */
+	}
+	if (maps)
+		fclose(maps);
+	return fork();
 }

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Exit statuses: everything worked, something failed, bad usage. */
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
@@ -77,6 +78,12 @@ uint64_t page_size(void);
 uint64_t monotonic_ns(void);
 /* The wall clock (CLOCK_REALTIME), ns since the epoch. */
 uint64_t realtime_ns(void);
+/*
+ * fork(2), the child without this process's eBPF maps and ring buffers (anon_inode:bpf-map
+ * mappings, tens of MB where cachestat counts per file): a fork would copy their page tables,
+ * and the children iolens makes (a probe, a looker of names) never use them.
+ */
+pid_t fork_light(void);
 
 /* realloc and strdup that report and abort on out-of-memory, so callers need no path for it. */
 void *xrealloc(void *ptr, size_t size);
