@@ -709,46 +709,66 @@ static struct bio_unended unended_of(const struct bio_submitter *who)
 				     .issue_ns = who->issue_ns };
 }
 
+/*
+ * bio_read_unended's buffers, made at its first call and kept until bio_stop: a MiB of slots a
+ * read, whose pages a fresh allocation would fault in again each time.
+ */
+static struct bio_slot *unended_slots;
+static struct bio_submitter *unended_whos;
+static void *unended_slot_keys, *unended_hash_keys;
+
+static void unended_buffers_free(void)
+{
+	free(unended_slots);
+	free(unended_whos);
+	free(unended_slot_keys);
+	free(unended_hash_keys);
+	unended_slots = NULL;
+	unended_whos = NULL;
+	unended_slot_keys = unended_hash_keys = NULL;
+}
+
 int bio_read_unended(struct bio_unended_set *out)
 {
 	__u32 places = 0, hashed = 0, capacity = in_flight_places();
-	struct bio_slot *slots = NULL;
-	struct bio_submitter *whos = NULL;
-	void *slot_keys = NULL, *hash_keys = NULL;
-	int rc = -ENOMEM;
+	struct bio_slot *slots;
+	struct bio_submitter *whos;
+	void *slot_keys, *hash_keys;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (!skeleton)
 		return -ENOTCONN;
-	slots = calloc(capacity, sizeof(*slots));
-	slot_keys = calloc(capacity, sizeof(__u32));
-	whos = calloc(BIO_MAX_IN_FLIGHT, sizeof(*whos));
-	hash_keys = calloc(BIO_MAX_IN_FLIGHT, sizeof(__u64));
-	if (!slots || !slot_keys || !whos || !hash_keys)
-		goto cleanup;
+	if (!unended_slots) {
+		unended_slots = calloc(capacity, sizeof(*unended_slots));
+		unended_slot_keys = calloc(capacity, sizeof(__u32));
+		unended_whos = calloc(BIO_MAX_IN_FLIGHT, sizeof(*unended_whos));
+		unended_hash_keys = calloc(BIO_MAX_IN_FLIGHT, sizeof(__u64));
+	}
+	slots = unended_slots;
+	slot_keys = unended_slot_keys;
+	whos = unended_whos;
+	hash_keys = unended_hash_keys;
+	if (!slots || !slot_keys || !whos || !hash_keys) {
+		unended_buffers_free();
+		return -ENOMEM;
+	}
 	rc = read_whole(bpf_map__fd(skeleton->maps.in_flight_slots), capacity, slot_keys, sizeof(__u32), slots,
 			sizeof(*slots), &places);
 	if (!rc && skeleton->bss && skeleton->bss->in_flight_hashed)
 		rc = read_whole(bpf_map__fd(skeleton->maps.in_flight), BIO_MAX_IN_FLIGHT, hash_keys, sizeof(__u64),
 				whos, sizeof(*whos), &hashed);
 	if (rc)
-		goto cleanup;
+		return rc;
 	out->request = calloc((size_t)places + hashed + 1, sizeof(*out->request));
-	if (!out->request) {
-		rc = -ENOMEM;
-		goto cleanup;
-	}
+	if (!out->request)
+		return -ENOMEM;
 	for (__u32 i = 0; i < places; i++)
 		if (slots[i].rq)
 			out->request[out->count++] = unended_of(&slots[i].who);
 	for (__u32 i = 0; i < hashed; i++)
 		out->request[out->count++] = unended_of(&whos[i]);
-cleanup:
-	free(slots);
-	free(slot_keys);
-	free(whos);
-	free(hash_keys);
-	return rc;
+	return 0;
 }
 
 int bio_read_disks(struct bio_disks *out)
@@ -816,6 +836,7 @@ void bio_stop(void)
 	free(values);
 	keys = NULL;
 	values = NULL;
+	unended_buffers_free();
 }
 
 #else /* built without eBPF */
