@@ -183,7 +183,7 @@ static enum verdict span_parse(const char **p, bool bare, uint64_t *ns)
 		else
 			++*p;
 		unit_ns = unit_seconds[unit - units] * NS_PER_S;
-		if (count > (UINT64_MAX - *ns) / unit_ns - 1)
+		if (count >= (UINT64_MAX - *ns) / unit_ns) /* room for the fraction too, below one unit */
 			return TOO_LARGE;
 		*ns += count * unit_ns + (uint64_t)nanos * unit_seconds[unit - units];
 		first = false;

@@ -136,6 +136,8 @@ static void test_relative(void **state)
 	assert_int_equal(at("-1796374800s", S(1796374800)), 0);
 	/* a fraction of a unit */
 	assert_int_equal(at("-1.5h", now), now - S(5400));
+	/* terms whose sum would wrap 64 bits: refused, not a short span */
+	assert_int_equal(when_parse("-18446744072.9s1m", now, &(uint64_t){ 0 }, NULL, 0), -EINVAL);
 	/* a span is the same in any zone */
 	zone("Europe/Paris");
 	assert_int_equal(at("-1d", now), now - S(86400));
@@ -145,7 +147,7 @@ static void test_relative(void **state)
 static void test_span(void **state)
 {
 	static const char *const refused[] = { "", "3x", "h", "-1d", "1h30", "1.h", ".5h", "1e3", " 5", "5 ", "40000d",
-					       "99999999999999999999s" };
+					       "99999999999999999999s", "18446744072.9s1m", "18446744072.9s1s" };
 	uint64_t ns = 7;
 
 	(void)state;
