@@ -44,6 +44,7 @@ int rows(struct bpf_iter__task *ctx)
 		row.state = BPF_CORE_READ(task, __state);
 	else
 		row.state = BPF_CORE_READ((struct task_struct___state *)task, state);
+	row.exit_state = BPF_CORE_READ(task, exit_state);
 	row.start_ns = BPF_CORE_READ(leader, start_boottime);
 	/* The kernel's I/O accounting (CONFIG_TASK_XACCT and CONFIG_TASK_IO_ACCOUNTING), as /proc/PID/io sums it. */
 	if (bpf_core_field_exists(task->ioac) && bpf_core_field_exists(task->ioac.read_bytes)) {

@@ -8,8 +8,9 @@ struct task_row {
 	__u32 state;           /* task->__state (state before Linux 5.14) */
 	__u64 start_ns;        /* the thread group leader's start_boottime */
 	__u64 rchar, read_bytes, write_bytes; /* the thread's ioac; the leader's row adds the group's signal->ioac */
+	__u32 exit_state;      /* task->exit_state: a zombie's or a dead task's */
 	__u8 io_known;         /* the kernel keeps them (CONFIG_TASK_XACCT, CONFIG_TASK_IO_ACCOUNTING) */
-	__u8 pad[7];
+	__u8 pad[3];
 	char comm[16];         /* the thread's */
 	char leader_comm[16];  /* its thread group leader's: /proc/PID/stat's */
 };

@@ -17,8 +17,10 @@
 #include "bpf/tasks.h"
 #include "tasks.skel.h"
 
-#define TASK_UNINTERRUPTIBLE_STATE 0x2
-#define TASK_NOLOAD_STATE 0x400 /* with uninterruptible, TASK_IDLE: /proc says I */
+/* The kernel's task states, as fs/proc/array.c reports them (__task_state_index). */
+#define TASK_REPORT_MASK 0x7f          /* running to parked, with the exit states */
+#define TASK_IDLE_STATE 0x402          /* uninterruptible and no load: /proc says I */
+#define TASK_RTLOCK_WAIT_STATE 0x1000  /* a PREEMPT_RT sleeping lock: /proc says D */
 
 static struct tasks_bpf *skeleton;
 static struct bpf_link *iter_link, *fds_link;
@@ -47,17 +49,20 @@ int task_iter_start(const char **why)
 	return rc;
 }
 
-/* The letter /proc/PID/stat shows for a state (fs/proc/array.c's task_state_array, by its lowest bit). */
-static char state_letter(uint32_t state)
+/* The letter /proc/PID/stat shows for a task's state and exit state (__task_state_index). */
+static char state_letter(uint32_t state, uint32_t exit_state)
 {
-	static const char letters[] = "RSDTtXZPI";
+	static const char letters[] = "RSDTtXZPI"; /* by the highest bit reported, none: R */
+	uint32_t reported = (state | exit_state) & TASK_REPORT_MASK;
+	unsigned index = 0;
 
-	if ((state & TASK_UNINTERRUPTIBLE_STATE) && (state & TASK_NOLOAD_STATE))
+	if ((state & TASK_IDLE_STATE) == TASK_IDLE_STATE)
 		return 'I';
-	for (unsigned bit = 0; bit < sizeof(letters) - 2; bit++)
-		if (state & (1u << bit))
-			return letters[bit + 1];
-	return 'R';
+	if (state & TASK_RTLOCK_WAIT_STATE)
+		return 'D';
+	while (reported >> index)
+		index++;
+	return letters[index];
 }
 
 static int by_group(const void *a_, const void *b_)
@@ -87,9 +92,13 @@ static void take_rows(struct task_iter *out, struct task_row *rows, size_t n)
 		struct proc_io_sample *p = out->nprocs ? &out->procs[out->nprocs - 1] : NULL;
 
 		t->pid = (pid_t)r->tgid;
-		t->task = (struct proc_task){ .pid = (int)r->tid, .state = state_letter(r->state), .ppid = (int)r->ppid,
-					      .start_time = r->start_ns / tick_ns, .vsize = PROCFS_UNKNOWN,
-					      .rss = PROCFS_UNKNOWN, .blkio_ticks = PROCFS_UNKNOWN };
+		t->task = (struct proc_task){ .pid = (int)r->tid,
+					      .state = state_letter(r->state, r->exit_state),
+					      .ppid = (int)r->ppid,
+					      .start_time = r->start_ns / tick_ns,
+					      .vsize = PROCFS_UNKNOWN,
+					      .rss = PROCFS_UNKNOWN,
+					      .blkio_ticks = PROCFS_UNKNOWN };
 		memcpy(t->task.comm, r->comm, sizeof(t->task.comm) - 1);
 		if (!r->io_known || t->pid == self)
 			continue;
@@ -122,7 +131,8 @@ static int run_iterator(struct bpf_link *link, void **out, size_t *used)
 		if (size - *used < 8192)
 			*out = xrealloc(*out, (size = size ? 2 * size : 32768));
 		got = read(fd, (char *)*out + *used, size - *used);
-		if (got < 0 && errno != EINTR)
+		/* EAGAIN: a million objects went by with nothing written (the kernel's bound a read) */
+		if (got < 0 && errno != EINTR && errno != EAGAIN)
 			rc = -errno;
 		else if (got > 0)
 			*used += (size_t)got;

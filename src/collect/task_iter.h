@@ -14,7 +14,8 @@
 
 struct task_iter {
 	/* Every thread: its group (pid) and, in task, what its /proc/PID/task/TID/stat says of
-	 * pid (the thread), comm, state, ppid and start_time (ticks); the other fields unknown. */
+	 * pid (the thread), comm, state and ppid, with its process's start_time (ticks); the other
+	 * fields unknown. */
 	struct task_iter_thread {
 		pid_t pid;
 		struct proc_task task;
