@@ -89,10 +89,16 @@ static uint64_t take(uint64_t *from, uint64_t *owed)
 	return taken;
 }
 
+static uint64_t larger(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
 void proc_io_rounds_take(struct proc_io_rounds *r, const struct proc_io_sample *now, size_t n, uint64_t ticks,
 			 proc_io_ignores_sigchld_fn ignores, void *context, struct proc_io_delta *deltas, bool *known)
 {
 	struct proc_io_owed *owed = xcalloc(r->nowed + r->nprevious + 1, sizeof(*owed));
+	struct proc_io_sample *previous;
 	size_t nowed = 0, kept = 0;
 
 	/* Left over from the last round: tried once more. */
@@ -159,10 +165,25 @@ void proc_io_rounds_take(struct proc_io_rounds *r, const struct proc_io_sample *
 	r->owed = owed;
 	r->nowed = kept;
 
-	free(r->previous);
-	r->previous = xcalloc(n ? n : 1, sizeof(*now));
+	previous = xcalloc(n ? n : 1, sizeof(*now));
 	if (n)
-		memcpy(r->previous, now, n * sizeof(*now));
+		memcpy(previous, now, n * sizeof(*now));
+	/*
+	 * A count that went down keeps the last round's: the task iterator's sum of a process reads
+	 * a thread that ends between its rows in neither place, for that round; from a lowered
+	 * baseline the next round would count the thread's whole life again.
+	 */
+	for (size_t i = 0; r->started && i < n; i++) {
+		const struct proc_io_sample *before = find(r->previous, r->nprevious, now[i].pid);
+
+		if (!before || !same_process(before, &now[i]))
+			continue;
+		previous[i].io.rchar = larger(previous[i].io.rchar, before->io.rchar);
+		previous[i].io.read_bytes = larger(previous[i].io.read_bytes, before->io.read_bytes);
+		previous[i].io.write_bytes = larger(previous[i].io.write_bytes, before->io.write_bytes);
+	}
+	free(r->previous);
+	r->previous = previous;
 	r->nprevious = n;
 	r->previous_ticks = ticks;
 	r->started = true;

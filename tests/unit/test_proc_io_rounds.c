@@ -157,6 +157,10 @@ static void test_identity(void **state)
 	assert_false(out.known[1]); /* another process, started long before the round began (1070) */
 	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "dd", MIB) }, 1, 1090, &out);
 	assert_false(out.known[0]); /* went back: no delta rather than a made-up one */
+	/* and the higher count stays the baseline: 3 MiB next is 1 MiB more, not 2 counted again */
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "dd", 3 * MIB) }, 1, 1100, &out);
+	assert_true(out.known[0]);
+	assert_int_equal(out.deltas[0].missed_pages, 256);
 	proc_io_rounds_free(&r);
 }
 
