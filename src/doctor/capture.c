@@ -950,9 +950,13 @@ static void snap_bio_procs(struct doctor_snapshot *s, const struct watch *w)
 				struct snap_bio_op *o = &out->op[op == BIO_WRITE];
 
 				bio_latency_figures(&p->latency[op], then ? &then->latency[op] : NULL, &figures);
-				if (figures.requests)
+				if (figures.requests) { /* in order: a max raised as they were read is not */
 					*o = (struct snap_bio_op){ (double)figures.average_ns, (double)figures.p50_ns,
 								   (double)figures.p99_ns, (double)figures.max_ns };
+					o->p99_ns = o->p99_ns < o->p50_ns ? o->p50_ns : o->p99_ns;
+					o->max_ns = o->max_ns < o->p99_ns ? o->p99_ns : o->max_ns;
+					o->max_ns = o->max_ns < o->avg_ns ? o->avg_ns : o->max_ns;
+				}
 			}
 		}
 		if (!out->requests)
@@ -1182,23 +1186,49 @@ static void snap_memcgs(struct doctor_snapshot *s)
 	free(rows);
 }
 
+/*
+ * Cgroup ids looked for, found or not, kept from window to window: a look walks the cgroup2
+ * tree, and an id is never another cgroup's (a removed one stays not found).
+ */
+#define CGROUPS_KEPT 256
+static struct cgroup_seen {
+	uint64_t id;
+	bool found;
+	char path[512];
+} cgroups_seen[CGROUPS_KEPT];
+static size_t ncgroups_seen;
+
+static const struct cgroup_seen *cgroup_look(uint64_t id)
+{
+	struct cgroup_seen *c;
+
+	for (size_t k = 0; k < ncgroups_seen; k++)
+		if (cgroups_seen[k].id == id)
+			return &cgroups_seen[k];
+	if (ncgroups_seen == CGROUPS_KEPT) /* a machine of many: begun again */
+		ncgroups_seen = 0;
+	c = &cgroups_seen[ncgroups_seen++];
+	c->id = id;
+	c->found = memcg_path_of_id(memcg_v2_mount(), id, c->path, sizeof(c->path));
+	return c;
+}
+
 /* The cgroups of the processes that used the page cache, each once, by path (cachetop --at --cgroup). */
 static void snap_cgroups(struct doctor_snapshot *s)
 {
 	for (size_t i = 0; i < s->ncache_procs; i++) {
 		uint64_t id = s->cache_procs[i].cgroup;
-		struct snap_cgroup *c;
+		const struct cgroup_seen *c;
 		bool seen = !id;
 
 		for (size_t k = 0; k < s->ncgroups && !seen; k++)
 			seen = s->cgroups[k].id == id;
-		if (seen)
+		if (seen || !(c = cgroup_look(id))->found)
 			continue;
 		s->cgroups = xrealloc(s->cgroups, (s->ncgroups + 1) * sizeof(*s->cgroups));
-		c = &s->cgroups[s->ncgroups];
-		c->id = id;
-		if (memcg_path_of_id(memcg_v2_mount(), id, c->path, sizeof(c->path)))
-			s->ncgroups++;
+		s->cgroups[s->ncgroups].id = id;
+		snprintf(s->cgroups[s->ncgroups].path, sizeof(s->cgroups[s->ncgroups].path), "%s", c->path);
+		s->ncgroups++;
 	}
 }
 

@@ -175,10 +175,10 @@ static void test_refused(void **state)
 	}
 	{
 		/* Reads' and writes' own figures (biotop --at's rows): in order, summed no more than the requests. */
-#define HEAD "iolens-doctor-snapshot 1\npage_size 4096\nbio_proc 7 dd 0 4 4096 7 0 0 0 0 3 3072"
+#define HEAD "iolens-doctor-snapshot 2\npage_size 4096\nbio_proc 7 dd 0 4 4096 7 0 0 0 0 3 3072"
 		const char *ops = HEAD " 1 1024 150 100 200 300 50 50 50 50\n",
 			   *many = HEAD " 2 1024 150 100 200 300 50 50 50 50\n",
-			   *unordered = HEAD " 1 1024 150 250 200 300 50 50 50 50\n";
+			   *negative = HEAD " 1 1024 150 100 200 300 50 -5 50 50\n";
 #undef HEAD
 
 		assert_int_equal(doctor_snapshot_parse(ops, strlen(ops), &s, why, sizeof(why)), 0);
@@ -189,12 +189,12 @@ static void test_refused(void **state)
 		doctor_snapshot_free(&s);
 		assert_int_equal(doctor_snapshot_parse(many, strlen(many), &s, why, sizeof(why)), -1);
 		assert_non_null(strstr(why, "line 3: bio_proc: more reads and writes than requests"));
-		assert_int_equal(doctor_snapshot_parse(unordered, strlen(unordered), &s, why, sizeof(why)), -1);
-		assert_non_null(strstr(why, "line 3: bio_proc: read latencies not"));
+		assert_int_equal(doctor_snapshot_parse(negative, strlen(negative), &s, why, sizeof(why)), -1);
+		assert_non_null(strstr(why, "line 3: bio_proc: a write latency below 0"));
 	}
 	{
 		/* A process's cgroup (since cachetop --at --cgroup): optional, and named by a cgroup line. */
-		const char *cg = "iolens-doctor-snapshot 1\npage_size 4096\ncache_proc 7 cat 0 1024 0 0 4242\n"
+		const char *cg = "iolens-doctor-snapshot 2\npage_size 4096\ncache_proc 7 cat 0 1024 0 0 4242\n"
 				 "cache_proc 8 sh 0 10 2 0\ncgroup 4242 /a\\x20b\n";
 
 		assert_int_equal(doctor_snapshot_parse(cg, strlen(cg), &s, why, sizeof(why)), 0);
