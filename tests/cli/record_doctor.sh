@@ -160,10 +160,11 @@ print("yes" if len(f) == 1 and f[0]["hits"] >= 1024 else f)' "$T/cached" \
 	# and writing 100 (O_DIRECT, the loop device), in one of live's 3 s intervals and in the
 	# recorder's 12 s window. Truth: dd's counts, on a row for its reads and one for its writes,
 	# as live shows them; the latencies are live's (two programs timing the same requests).
-	"$IOLENS" record --doctor --dir "$T/both" --count 2 12 2>/dev/null &
-	rec=$!
-	wait_while "$rec" 60 prog_attached "$rec" on_enter
 	for try in 1 2 3; do
+		rm -rf "$T/both"
+		"$IOLENS" record --doctor --dir "$T/both" --count 2 12 2>/dev/null &
+		rec=$!
+		wait_while "$rec" 60 prog_attached "$rec" on_enter
 		"$IOLENS" biotop --json 3 >"$T/live.json" 2>"$T/live.err" &
 		top=$!
 		wait_until 60 lines_at_least "$T/live.json" 1
@@ -174,6 +175,7 @@ print("yes" if len(f) == 1 and f[0]["hits"] >= 1024 else f)' "$T/cached" \
 		wait_until 60 lines_at_least "$T/live.json" 2
 		kill -INT $top
 		wait $top
+		wait $rec
 		live_rows=$(python3 -c 'import json, sys
 rows = [r for r in json.loads(open(sys.argv[1]).read().splitlines()[1])["processes"] if r["pid"] == int(sys.argv[2])]
 print(" ".join("%s:%d:%d" % (r["op"], r["requests"], r["bytes"]) for r in sorted(rows, key=lambda r: r["op"])))' \
@@ -181,7 +183,6 @@ print(" ".join("%s:%d:%d" % (r["op"], r["requests"], r["bytes"]) for r in sorted
 		[ "$live_rows" = "R:100:6553600 W:100:6553600" ] && break
 		echo "# live's interval held dd's rows as '$live_rows': again (dd straddled two intervals)"
 	done
-	wait $rec
 	check_eq "live biotop: dd's reads and writes, a row each, as dd made them" "R:100:6553600 W:100:6553600" "$live_rows"
 	run "$IOLENS" biotop --at "$(at "$during")" --record-dir "$T/both" --json --pid "$both"
 	check_eq "biotop --at over the same requests: the same rows, R and W apart (exit 0)" "0 R:100:6553600 W:100:6553600" \
