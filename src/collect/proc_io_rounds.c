@@ -98,8 +98,11 @@ void proc_io_rounds_take(struct proc_io_rounds *r, const struct proc_io_sample *
 			 proc_io_ignores_sigchld_fn ignores, void *context, struct proc_io_delta *deltas, bool *known)
 {
 	struct proc_io_owed *owed = xcalloc(r->nowed + r->nprevious + 1, sizeof(*owed));
-	struct proc_io_sample *previous;
+	struct proc_io_sample *previous = xcalloc(n ? n : 1, sizeof(*now)); /* the next round's */
 	size_t nowed = 0, kept = 0;
+
+	if (n)
+		memcpy(previous, now, n * sizeof(*now));
 
 	/* Left over from the last round: tried once more. */
 	for (size_t i = 0; i < r->nowed; i++)
@@ -124,6 +127,14 @@ void proc_io_rounds_take(struct proc_io_rounds *r, const struct proc_io_sample *
 		known[i] = false;
 		memset(&deltas[i], 0, sizeof(deltas[i]));
 		if (before && same_process(before, &now[i])) {
+			/*
+			 * A count that went down keeps the last round's: the task iterator's sum of a
+			 * process reads a thread that ends between its rows in neither place, for that
+			 * round; from a lowered baseline the next round would count its whole life again.
+			 */
+			previous[i].io.rchar = larger(now[i].io.rchar, before->io.rchar);
+			previous[i].io.read_bytes = larger(now[i].io.read_bytes, before->io.read_bytes);
+			previous[i].io.write_bytes = larger(now[i].io.write_bytes, before->io.write_bytes);
 			from = *before;
 			memcpy(from.comm, now[i].comm, sizeof(from.comm)); /* an exec renames it; its counts go on */
 		} else if (r->started && r->previous_ticks && now[i].start_time != PROCFS_UNKNOWN &&
@@ -165,23 +176,6 @@ void proc_io_rounds_take(struct proc_io_rounds *r, const struct proc_io_sample *
 	r->owed = owed;
 	r->nowed = kept;
 
-	previous = xcalloc(n ? n : 1, sizeof(*now));
-	if (n)
-		memcpy(previous, now, n * sizeof(*now));
-	/*
-	 * A count that went down keeps the last round's: the task iterator's sum of a process reads
-	 * a thread that ends between its rows in neither place, for that round; from a lowered
-	 * baseline the next round would count the thread's whole life again.
-	 */
-	for (size_t i = 0; r->started && i < n; i++) {
-		const struct proc_io_sample *before = find(r->previous, r->nprevious, now[i].pid);
-
-		if (!before || !same_process(before, &now[i]))
-			continue;
-		previous[i].io.rchar = larger(previous[i].io.rchar, before->io.rchar);
-		previous[i].io.read_bytes = larger(previous[i].io.read_bytes, before->io.read_bytes);
-		previous[i].io.write_bytes = larger(previous[i].io.write_bytes, before->io.write_bytes);
-	}
 	free(r->previous);
 	r->previous = previous;
 	r->nprevious = n;
