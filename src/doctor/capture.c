@@ -257,7 +257,6 @@ static bool direct_ours(pid_t pid, const char *comm)
 	return pid == getpid() || !strcmp(comm, BOUNDED_MARK_NAME);
 }
 
-/* Every process's descriptors with O_DIRECT in their fdinfo flags, now. */
 /*
  * A file the process has open at fd, taken when fdinfo says O_DIRECT and the fd is a regular file
  * or a block device; *p is the process's entry, made at its first such file. False when the
@@ -306,12 +305,13 @@ static void direct_scan_fdinfo(struct direct_set *set, bool iterator)
 
 	if (iterator && task_iter_direct_fds(&fds, &n) == 0) {
 		struct direct_process *p = NULL;
+		pid_t ours = getpid(); /* and a process found iolens's own: its other fds passed over */
 
 		for (size_t i = 0; i < n; i++) {
 			if (i && fds[i].pid != fds[i - 1].pid)
 				p = NULL;
-			if (fds[i].pid != getpid() && (!p || p->pid == fds[i].pid))
-				(void)direct_scan_fd(set, fds[i].pid, fds[i].fd, &p);
+			if (fds[i].pid != ours && !direct_scan_fd(set, fds[i].pid, fds[i].fd, &p))
+				ours = fds[i].pid;
 		}
 		free(fds);
 		return;
@@ -546,6 +546,14 @@ static void watch_task(pid_t pid, const struct proc_task *task, void *context)
 }
 
 /* One sample: the dirty pages against their limits, and the threads in D. */
+/* One run of the task iterator, when the watch reads it: false (and /proc from now on) else. */
+static bool watch_tasks(struct watch *w, struct task_iter *it)
+{
+	if (w->task_iter && task_iter_read(it) != 0)
+		w->task_iter = false;
+	return w->task_iter;
+}
+
 static void watch_sample(struct watch *w)
 {
 	uint64_t probe_ns = w->direct.probe_ns;
@@ -554,9 +562,7 @@ static void watch_sample(struct watch *w)
 	struct vmstat vm;
 
 	w->sample_ns = monotonic_ns();
-	if (w->task_iter && task_iter_read(&it) != 0)
-		w->task_iter = false; /* /proc from now on */
-	iter = w->task_iter;
+	iter = watch_tasks(w, &it);
 	io_window_round(&w->io, iter ? &it : NULL);
 	/* Files open O_DIRECT at the start, and at every sample when eBPF does not see the opens. */
 	if (!w->samples || (!w->direct.ebpf && !w->direct.off))
@@ -573,12 +579,13 @@ static void watch_sample(struct watch *w)
 			w->bg_thresh = vm.nr_dirty_background_threshold;
 		}
 	}
-	if (!iter)
-		tasks_scan(watch_task, w);
-	for (size_t i = 0; iter && i < it.nthreads; i++)
-		watch_task(it.threads[i].pid, &it.threads[i].task, w);
-	if (iter)
+	if (iter) {
+		for (size_t i = 0; i < it.nthreads; i++)
+			watch_task(it.threads[i].pid, &it.threads[i].task, w);
 		task_iter_free(&it);
+	} else {
+		tasks_scan(watch_task, w);
+	}
 	w->samples++;
 	/* Thousands of threads take a while to read: the doctor takes no more than a tenth of a CPU. */
 	/* (waiting for a probe of a file's cache, in a child, is no work of ours) */
@@ -677,6 +684,7 @@ static double watch_run(struct watch *w, double seconds)
 {
 	uint64_t end_ns = w->start_ns + (uint64_t)(seconds * 1e9), mid_ns = w->start_ns + (end_ns - w->start_ns) / 2;
 	struct task_iter it;
+	bool iter;
 	double watched;
 
 	while (!stop_signal && monotonic_ns() < end_ns) {
@@ -693,12 +701,10 @@ static double watch_run(struct watch *w, double seconds)
 		if (!stop_signal && (monotonic_ns() >= next || monotonic_ns() >= end_ns))
 			watch_sample(w); /* and one at the end */
 	}
-	if (w->task_iter && task_iter_read(&it) == 0) {
-		io_window_round(&w->io, &it);
+	iter = watch_tasks(w, &it);
+	io_window_round(&w->io, iter ? &it : NULL);
+	if (iter)
 		task_iter_free(&it);
-	} else {
-		io_window_round(&w->io, NULL);
-	}
 	odirect_drain();
 	direct_refresh_io(&w->direct);
 	if (diskstats_read(&w->disk_end) != 0)
