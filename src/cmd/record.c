@@ -2,7 +2,6 @@
 /* record.c: iolens record: the flight recorder, what the machine's /proc said every interval, kept to look back at. */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
