@@ -131,6 +131,7 @@ struct direct_set {
 	const struct io_window *io; /* every process's I/O (struct watch's) */
 	uint64_t start_ns;     /* the window's start, for first_seen_seconds */
 	uint64_t probe_ns;     /* spent waiting for probes of the page cache, in all */
+	uint64_t lost;         /* opens the program had no room to report, at the last sample */
 };
 
 /* What the page cache holds of a file, asked in a child process: its open may wait on a hung server. */
@@ -564,9 +565,13 @@ static void watch_sample(struct watch *w)
 	w->sample_ns = monotonic_ns();
 	iter = watch_tasks(w, &it);
 	io_window_round(&w->io, iter ? &it : NULL);
-	/* Files open O_DIRECT at the start, and at every sample when eBPF does not see the opens. */
-	if (!w->samples || (!w->direct.ebpf && !w->direct.off))
+	/*
+	 * Files open O_DIRECT at the start, and at every sample when eBPF does not see the opens or
+	 * lost some (its ring buffer full): those still open are found.
+	 */
+	if (!w->samples || (!w->direct.ebpf && !w->direct.off) || (w->direct.ebpf && odirect_lost() != w->direct.lost))
 		direct_scan_fdinfo(&w->direct, w->task_iter);
+	w->direct.lost = odirect_lost();
 	odirect_drain();
 	direct_refresh_io(&w->direct);
 	if (vmstat_read(&vm) == 0 && vm.nr_dirty != PROCFS_UNKNOWN && vm.nr_writeback != PROCFS_UNKNOWN) {

@@ -235,6 +235,10 @@ print("\n".join(f["data"]["files"]))' "$calls" <<<"$OUT")
 		doctor=$!
 		on_exit "kill $doctor 2>/dev/null"
 		watching "$doctor"
+		# on_enter is attached first, the io_uring program last: a loaded machine can run the
+		# reader between the two.
+		check "… and its io_uring program (odirect.bpf.c's on_uring_complete)" \
+			wait_while "$doctor" 60 prog_attached "$doctor" on_uring_complete
 		mkfifo "$T/uring/hold"
 		(cd "$T/uring" && exec strace -f -qq -e trace=open,openat,openat2 -o "$T/uring/strace" \
 			"$URING" "$T/uring/done" u1.dat "$T/uring/u2.dat" <"$T/uring/hold") &
