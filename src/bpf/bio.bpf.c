@@ -31,6 +31,7 @@ char LICENSE[] SEC("license") = "GPL";
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE); /* read by the collector as memory, without a copy */
 	__uint(max_entries, BIO_IN_FLIGHT_SLOTS);
 	__type(key, __u32);
 	__type(value, struct bio_slot);

@@ -249,6 +249,7 @@ uint64_t bio_histogram_count(const uint64_t *histogram)
 
 #ifdef IOLENS_BPF
 #include "collect/bpf_dl.h"
+#include <sys/mman.h>
 
 #include "bio.skel.h"
 
@@ -512,6 +513,36 @@ enum bio_mechanism bio_mechanism(void)
 	return chosen;
 }
 
+/*
+ * The in-flight slots, mapped read-only: a read of the requests not seen ending looks at the used
+ * ones in memory, where a copy of every slot through the kernel took a MiB a read.
+ */
+static const struct bio_slot *slots_mapped;
+static size_t slots_mapped_bytes;
+
+static int map_slots(unsigned places, const char **why)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t bytes = (size_t)places * sizeof(struct bio_slot);
+	void *at;
+
+	if (page > 0)
+		bytes = (bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
+	at = mmap(NULL, bytes, PROT_READ, MAP_SHARED, bpf_map__fd(skeleton->maps.in_flight_slots), 0);
+	if (at == MAP_FAILED)
+		return ebpf_failed(skeleton->obj, "in-flight slots' mapping", -errno, why);
+	slots_mapped = at;
+	slots_mapped_bytes = bytes;
+	return 0;
+}
+
+static void unmap_slots(void)
+{
+	if (slots_mapped)
+		munmap((void *)slots_mapped, slots_mapped_bytes);
+	slots_mapped = NULL;
+}
+
 int bio_start(unsigned want, const char **why)
 {
 	enum bio_mechanism mechanism = BIO_BY_DISKS;
@@ -579,6 +610,8 @@ int bio_start(unsigned want, const char **why)
 	bpf_map__set_max_entries(skeleton->maps.latency, disks ? disks * BIO_LAT_KINDS * BIO_LAT_OPS : 1);
 	bpf_map__set_max_entries(skeleton->maps.latency_sum, disks ? disks * BIO_LAT_KINDS * BIO_LAT_OPS : 1);
 	rc = ebpf_load_attach(skeleton->skeleton, why);
+	if (!rc)
+		rc = map_slots(places, why);
 	if (rc) {
 		bio_stop();
 		return rc;
@@ -709,65 +742,58 @@ static struct bio_unended unended_of(const struct bio_submitter *who)
 				     .issue_ns = who->issue_ns };
 }
 
-/*
- * bio_read_unended's buffers, made at its first call and kept until bio_stop: a MiB of slots a
- * read, whose pages a fresh allocation would fault in again each time.
- */
-static struct bio_slot *unended_slots;
+/* bio_read_unended's buffers for the hash, made when first needed and kept until bio_stop. */
 static struct bio_submitter *unended_whos;
-static void *unended_slot_keys, *unended_hash_keys;
+static void *unended_hash_keys;
 
 static void unended_buffers_free(void)
 {
-	free(unended_slots);
 	free(unended_whos);
-	free(unended_slot_keys);
 	free(unended_hash_keys);
-	unended_slots = NULL;
 	unended_whos = NULL;
-	unended_slot_keys = unended_hash_keys = NULL;
+	unended_hash_keys = NULL;
 }
 
 int bio_read_unended(struct bio_unended_set *out)
 {
-	__u32 places = 0, hashed = 0, capacity = in_flight_places();
-	struct bio_slot *slots;
-	struct bio_submitter *whos;
-	void *slot_keys, *hash_keys;
+	__u32 hashed = 0, places = in_flight_places();
+	size_t used = 0, room = 64;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (!skeleton)
+	if (!skeleton || !slots_mapped)
 		return -ENOTCONN;
-	if (!unended_slots) {
-		unended_slots = calloc(capacity, sizeof(*unended_slots));
-		unended_slot_keys = calloc(capacity, sizeof(__u32));
-		unended_whos = calloc(BIO_MAX_IN_FLIGHT, sizeof(*unended_whos));
-		unended_hash_keys = calloc(BIO_MAX_IN_FLIGHT, sizeof(__u64));
+	if (skeleton->bss && skeleton->bss->in_flight_hashed) {
+		if (!unended_whos) {
+			unended_whos = calloc(BIO_MAX_IN_FLIGHT, sizeof(*unended_whos));
+			unended_hash_keys = calloc(BIO_MAX_IN_FLIGHT, sizeof(__u64));
+		}
+		if (!unended_whos || !unended_hash_keys) {
+			unended_buffers_free();
+			return -ENOMEM;
+		}
+		rc = read_whole(bpf_map__fd(skeleton->maps.in_flight), BIO_MAX_IN_FLIGHT, unended_hash_keys,
+				sizeof(__u64), unended_whos, sizeof(*unended_whos), &hashed);
+		if (rc)
+			return rc;
 	}
-	slots = unended_slots;
-	slot_keys = unended_slot_keys;
-	whos = unended_whos;
-	hash_keys = unended_hash_keys;
-	if (!slots || !slot_keys || !whos || !hash_keys) {
-		unended_buffers_free();
-		return -ENOMEM;
+	out->request = xcalloc(room + hashed, sizeof(*out->request));
+	/* A slot may change as it is read, as it could between a copy's lookups: taken as it is. */
+	for (__u32 i = 0; i < places; i++) {
+		struct bio_submitter who;
+
+		if (!__atomic_load_n(&slots_mapped[i].rq, __ATOMIC_RELAXED))
+			continue;
+		memcpy(&who, (const void *)&slots_mapped[i].who, sizeof(who));
+		if (used == room) {
+			room *= 2;
+			out->request = xrealloc(out->request, (room + hashed) * sizeof(*out->request));
+		}
+		out->request[used++] = unended_of(&who);
 	}
-	rc = read_whole(bpf_map__fd(skeleton->maps.in_flight_slots), capacity, slot_keys, sizeof(__u32), slots,
-			sizeof(*slots), &places);
-	if (!rc && skeleton->bss && skeleton->bss->in_flight_hashed)
-		rc = read_whole(bpf_map__fd(skeleton->maps.in_flight), BIO_MAX_IN_FLIGHT, hash_keys, sizeof(__u64),
-				whos, sizeof(*whos), &hashed);
-	if (rc)
-		return rc;
-	out->request = calloc((size_t)places + hashed + 1, sizeof(*out->request));
-	if (!out->request)
-		return -ENOMEM;
-	for (__u32 i = 0; i < places; i++)
-		if (slots[i].rq)
-			out->request[out->count++] = unended_of(&slots[i].who);
 	for (__u32 i = 0; i < hashed; i++)
-		out->request[out->count++] = unended_of(&whos[i]);
+		out->request[used++] = unended_of(&unended_whos[i]);
+	out->count = used;
 	return 0;
 }
 
@@ -836,6 +862,7 @@ void bio_stop(void)
 	free(values);
 	keys = NULL;
 	values = NULL;
+	unmap_slots();
 	unended_buffers_free();
 }
 

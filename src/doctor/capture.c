@@ -880,6 +880,9 @@ static void latency_between(const struct bio_disks *a, const struct bio_disks *b
 
 	*out = (struct snap_latency){0};
 	for (unsigned kind = 0; kind < BIO_LAT_KINDS; kind++) {
+		/* Spans summed as they are counted: the same sums, no request of the kind (most disks). */
+		if (!after || (before && !memcmp(before->sum_ns[kind], after->sum_ns[kind], sizeof(after->sum_ns[kind]))))
+			continue;
 		for (unsigned bucket = 0; bucket < LOG_LINEAR_BUCKETS; bucket++) {
 			histogram[bucket] = 0;
 			for (unsigned op = BIO_LAT_READ; op <= BIO_LAT_WRITE; op++) {
@@ -1032,7 +1035,10 @@ static void snap_window(struct doctor_snapshot *s, const struct watch *w, const 
 				latency_between(&w->bio_mid, &w->bio_end, after, &disk->second);
 			}
 		}
-		snap_capacity(disk, (double)(w->disk_end_ns - w->disk_start_ns) / 1e9, capacities);
+		/* (what only a busy disk is judged by: an idle one's store is not read) */
+		if (after->io_ticks != before->io_ticks || after->rd_ios != before->rd_ios ||
+		    after->wr_ios != before->wr_ios || after->in_flight)
+			snap_capacity(disk, (double)(w->disk_end_ns - w->disk_start_ns) / 1e9, capacities);
 		s->ndisks++;
 	}
 	s->bio_known = w->bio;
