@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -67,8 +68,11 @@ static uint64_t boottime_ns(void)
 	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 }
 
-/* In the child: the mark taken, and kept open for as long as the child lives. */
-static int take_mark(const struct bounded_mark *mark)
+/*
+ * In the child: the mark taken, its descriptor in *held (closed, the mark is let go; a one-off
+ * child keeps it for as long as it lives).
+ */
+static int take_mark(const struct bounded_mark *mark, int *held)
 {
 	struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 	int fd = open(mark->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600), err;
@@ -86,7 +90,179 @@ static int take_mark(const struct bounded_mark *mark)
 	length = snprintf(line, sizeof(line), "%llu %s\n", (unsigned long long)boottime_ns(), mark->what);
 	if (ftruncate(fd, 0) == 0)
 		(void)!pwrite(fd, line, length < (int)sizeof(line) ? (size_t)length : sizeof(line) - 1, 0);
-	return 0; /* fd stays open: the lock lives as long as this process */
+	*held = fd; /* the lock lives as long as fd is open */
+	return 0;
+}
+
+/* In a child: nothing of the parent's stays open but keep (a child stuck for good must not hold its stdout). */
+static void close_all_but(int keep)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (fd != keep)
+			close(fd);
+	if (keep > 3)
+		syscall(SYS_close_range, 3u, (unsigned)keep - 1, 0u);
+	syscall(SYS_close_range, keep >= 3 ? (unsigned)keep + 1 : 3u, ~0u, 0u);
+}
+
+/*
+ * The prober: a child kept between calls (bounded_prober_keep) that makes them one after the
+ * other, so that a run asking every second forks none. Stuck past a call's time, it is killed
+ * as a one-off child would be (holding the call's mark until it goes), and the next call starts
+ * another.
+ */
+#define PROBER_ARG_MAX 16384
+
+struct prober_request {
+	void (*fn)(void *arg);
+	size_t size;
+	bool marked;
+	struct bounded_mark mark;
+};
+
+static struct {
+	bool wanted;
+	pid_t pid;
+	int sock;
+	pid_t killed[16]; /* probers killed while they waited: reaped once they end */
+} prober = { .sock = -1 };
+
+static void prober_serve(int sock)
+{
+	/* Shared, as a one-off child's arg: what fn's own children write there is seen. */
+	unsigned char *buffer = mmap(NULL, sizeof(struct prober_request) + PROBER_ARG_MAX, PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (buffer == MAP_FAILED)
+		_exit(0);
+	for (;;) {
+		struct prober_request request;
+		ssize_t got = recv(sock, buffer, sizeof(request) + PROBER_ARG_MAX, 0);
+		int rc = 0, held = -1;
+		struct iovec out[2] = { { &rc, sizeof(rc) }, { buffer + sizeof(request), 0 } };
+		struct msghdr message = { .msg_iov = out, .msg_iovlen = 2 };
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < (ssize_t)sizeof(request)) /* the parent is gone (or said nothing we know) */
+			_exit(0);
+		memcpy(&request, buffer, sizeof(request));
+		if (request.size != (size_t)got - sizeof(request))
+			_exit(0);
+		if (request.marked)
+			rc = take_mark(&request.mark, &held);
+		if (!rc)
+			request.fn(buffer + sizeof(request));
+		if (held >= 0)
+			close(held);
+		out[1].iov_len = request.size;
+		if (sendmsg(sock, &message, MSG_NOSIGNAL) < 0)
+			_exit(0);
+	}
+}
+
+static int prober_start(void)
+{
+	int pair[2];
+	pid_t child;
+
+	for (size_t i = 0; i < sizeof(prober.killed) / sizeof(prober.killed[0]); i++)
+		if (prober.killed[i] && waitpid(prober.killed[i], NULL, WNOHANG) != 0)
+			prober.killed[i] = 0; /* ended (or not ours any more) */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+		return -errno;
+	child = fork_light();
+	if (child < 0) {
+		int err = errno;
+
+		close(pair[0]);
+		close(pair[1]);
+		return -err;
+	}
+	if (child == 0) {
+		prober.wanted = false; /* fn's own bounded calls: one-off children */
+		close_all_but(pair[1]);
+		prctl(PR_SET_NAME, BOUNDED_MARK_NAME);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prober_serve(pair[1]);
+	}
+	close(pair[1]);
+	prober.pid = child;
+	prober.sock = pair[0];
+	return 0;
+}
+
+/* The prober let go: told to end (its socket closed) and reaped, or killed where it waits. */
+static void prober_end(bool stuck)
+{
+	if (prober.sock >= 0)
+		close(prober.sock);
+	if (prober.pid > 0 && (stuck || !child_ends(prober.pid, 100))) {
+		kill(prober.pid, SIGKILL); /* it goes when the kernel lets it, reaped by the next start */
+		for (size_t i = 0; i < sizeof(prober.killed) / sizeof(prober.killed[0]); i++)
+			if (!prober.killed[i]) { /* (more than 16 at once: init reaps them after we exit) */
+				prober.killed[i] = prober.pid;
+				break;
+			}
+	}
+	prober.pid = 0;
+	prober.sock = -1;
+}
+
+void bounded_prober_keep(bool keep)
+{
+	prober.wanted = keep;
+	if (!keep && prober.pid)
+		prober_end(false);
+}
+
+/* One try of prober_call's: 0 with the answer, 1 when the prober died first (or none could be made). */
+static int prober_try(const struct prober_request *request, void *arg, uint64_t deadline, int *rc)
+{
+	struct iovec out[2] = { { (void *)request, sizeof(*request) }, { arg, request->size } };
+	struct msghdr message = { .msg_iov = out, .msg_iovlen = 2 };
+	struct pollfd answer;
+	ssize_t got;
+
+	if (!prober.pid && prober_start() != 0)
+		return -1;
+	if (sendmsg(prober.sock, &message, MSG_NOSIGNAL) < 0) {
+		prober_end(false);
+		return 1;
+	}
+	answer = (struct pollfd){ .fd = prober.sock, .events = POLLIN };
+	for (uint64_t now; (now = monotonic_ns()) < deadline;)
+		if (poll(&answer, 1, (int)((deadline - now) / 1000000ull) + 1) > 0)
+			break;
+	if (!(answer.revents & (POLLIN | POLLHUP | POLLERR))) {
+		prober_end(true);
+		*rc = -ETIMEDOUT;
+		return 0;
+	}
+	out[0] = (struct iovec){ rc, sizeof(*rc) }; /* the answer in place of what was asked */
+	while ((got = recvmsg(prober.sock, &message, 0)) < 0 && errno == EINTR)
+		;
+	if (got != (ssize_t)(sizeof(*rc) + request->size)) {
+		prober_end(false);
+		return 1;
+	}
+	return 0;
+}
+
+/* run_bounded's call made by the prober: as run_bounded returns, or 1 when there is no prober. */
+static int prober_call(void (*fn)(void *arg), void *arg, size_t size, unsigned timeout_ms,
+		       const struct bounded_mark *mark)
+{
+	struct prober_request request = { .fn = fn, .size = size, .marked = mark != NULL };
+	uint64_t deadline = monotonic_ns() + (uint64_t)timeout_ms * 1000000ull;
+	int rc = 0, tried;
+
+	if (mark)
+		request.mark = *mark;
+	/* A prober that died (killed by someone, or by fn) is replaced once: fn's second crash is -EIO. */
+	if ((tried = prober_try(&request, arg, deadline, &rc)) == 1)
+		tried = prober_try(&request, arg, deadline, &rc);
+	return tried < 0 ? 1 : tried ? -EIO : rc;
 }
 
 /*
@@ -97,15 +273,19 @@ static int run_bounded(void (*fn)(void *arg), void *arg, size_t size, unsigned t
 		       const struct bounded_mark *mark, struct bounded_child *left)
 {
 	size_t length = sizeof(struct bounded_header) + size;
-	struct bounded_header *header = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	void *shared = header + 1;
+	struct bounded_header *header;
+	void *shared;
 	pid_t child;
 	int err;
 
 	if (left)
 		*left = (struct bounded_child){0};
+	else if (prober.wanted && size <= PROBER_ARG_MAX && (err = prober_call(fn, arg, size, timeout_ms, mark)) != 1)
+		return err;
+	header = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (header == MAP_FAILED)
 		return -errno;
+	shared = header + 1;
 	memcpy(shared, arg, size);
 	child = fork_light();
 	if (child < 0) {
@@ -114,13 +294,12 @@ static int run_bounded(void (*fn)(void *arg), void *arg, size_t size, unsigned t
 		return -err;
 	}
 	if (child == 0) {
-		/* Nothing of the parent's stays open here: a child stuck for good must not hold its stdout. */
-		for (int fd = 0; fd < 3; fd++)
-			close(fd);
-		syscall(SYS_close_range, 3u, ~0u, 0u);
+		int held;
+
+		close_all_but(-1);
 		if (mark) {
 			prctl(PR_SET_NAME, BOUNDED_MARK_NAME);
-			header->mark_rc = take_mark(mark);
+			header->mark_rc = take_mark(mark, &held);
 			if (header->mark_rc != 0)
 				_exit(0);
 		}

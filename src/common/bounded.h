@@ -38,6 +38,13 @@ bool bounded_child_ended(struct bounded_child *child);
 /* Kills the child and forgets it: it goes when the kernel lets it, and init reaps it after we exit. */
 void bounded_child_abandon(struct bounded_child *child);
 
+/*
+ * keep true: the calls without left are made by one child kept between them (a run that asks
+ * every second, the recorder, forks none), as bounded_call says otherwise: stuck past a call's
+ * time it is killed, and the next call makes another. false: that child ends.
+ */
+void bounded_prober_keep(bool keep);
+
 /* How long iolens waits for a filesystem to answer before it says so. */
 #define BOUNDED_FS_MS 1000u
 

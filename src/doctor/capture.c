@@ -606,6 +606,7 @@ void doctor_capture_keep(bool keep)
 {
 	keep_programs = keep;
 	sample_ns = keep ? RECORDER_SAMPLE_NS : SAMPLE_NS;
+	bounded_prober_keep(keep); /* the mounts' probes of every window, by one child */
 	if (!keep && programs_loaded) {
 		cachestat_stop();
 		odirect_stop();

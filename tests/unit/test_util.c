@@ -303,6 +303,87 @@ static void test_bounded_call_marked(void **state)
 	rmdir(dir);
 }
 
+/* Whether pid has ended and awaits its parent's wait (Z in /proc/PID/stat). */
+static bool is_zombie(pid_t pid)
+{
+	char path[64], text[512], *end;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return false;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	end = strrchr(text, ')');
+	return end && end[1] == ' ' && end[2] == 'Z';
+}
+
+/* bounded_prober_keep: one child makes the calls, one after the other; a late one is replaced. */
+static void test_bounded_prober(void **state)
+{
+	char dir[] = "/tmp/test_util.XXXXXX";
+	struct doubling d = { .in = 5 };
+	struct mark_seen seen = {0};
+	struct bounded_holder holder;
+	pid_t prober, stuck;
+	int open_fds = -1;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	bounded_prober_keep(true);
+	assert_int_equal(bounded_call(double_it, &d, sizeof(d), 5000), 0);
+	assert_int_equal(d.out, 10);
+	prober = d.pid;
+	assert_true(prober > 0 && prober != getpid());
+	d.in = 6;
+	assert_int_equal(bounded_call(double_it, &d, sizeof(d), 5000), 0);
+	assert_int_equal(d.out, 12);
+	assert_int_equal(d.pid, prober); /* the same child: no fork for the second call */
+	assert_int_equal(bounded_call(check_closed, &open_fds, sizeof(open_fds), 5000), 0);
+	assert_int_equal(open_fds, 1); /* its socket to us, nothing else */
+
+	/* Marked: held by it during the call, and let go after, though it lives on. */
+	bounded_mark_path(seen.mark.path, sizeof(seen.mark.path), dir, 0, 4343);
+	snprintf(seen.mark.what, sizeof(seen.mark.what), "statfs of /mnt/c");
+	assert_int_equal(bounded_call_marked(look_at_own_mark, &seen, sizeof(seen), 5000, &seen.mark, NULL), 0);
+	assert_int_equal(seen.child, prober);
+	assert_string_equal(seen.comm, BOUNDED_MARK_NAME);
+	assert_int_equal(seen.holder_rc, 1);
+	assert_int_equal(seen.holder, prober);
+	assert_string_equal(seen.what, "statfs of /mnt/c");
+	assert_int_equal(seen.again_rc, -EBUSY);
+	assert_int_equal(bounded_mark_holder(seen.mark.path, &holder), 0);
+	assert_int_equal(kill(prober, 0), 0);
+
+	/* Late: -ETIMEDOUT, killed; the next call is another child's. */
+	assert_int_equal(bounded_call_marked(never_returns, &d, sizeof(d), 50, &seen.mark, NULL), -ETIMEDOUT);
+	for (int i = 0; i < 500 && !is_zombie(prober); i++)
+		usleep(10000); /* killed: it ends, and its mark goes with it */
+	assert_true(is_zombie(prober));
+	assert_int_equal(bounded_mark_holder(seen.mark.path, &holder), 0);
+	assert_int_equal(bounded_call(double_it, &d, sizeof(d), 5000), 0);
+	assert_int_equal(d.out, 12);
+	assert_true(d.pid != prober && d.pid != getpid());
+	assert_int_equal(kill(prober, 0), -1); /* reaped as the next one started */
+	/* Dead between calls (killed by someone): reaped, and another makes the call. */
+	stuck = d.pid;
+	kill(stuck, SIGKILL);
+	assert_int_equal(bounded_call(double_it, &d, sizeof(d), 5000), 0);
+	assert_true(d.pid != stuck && d.pid != getpid());
+	assert_int_equal(kill(stuck, 0), -1);
+	/* Not kept: it ends, reaped; calls are one-off children again. */
+	prober = d.pid;
+	bounded_prober_keep(false);
+	assert_int_equal(kill(prober, 0), -1);
+	assert_int_equal(bounded_call(double_it, &d, sizeof(d), 5000), 0);
+	assert_true(d.pid != prober);
+
+	unlink(seen.mark.path);
+	rmdir(dir);
+}
+
 static void expect_escaped(const char *text, unsigned what, const char *expected)
 {
 	char *out = escape_text(text, what);
@@ -638,6 +719,7 @@ int main(void)
 		cmocka_unit_test(test_bounded_call),
 		cmocka_unit_test(test_bounded_call_keep),
 		cmocka_unit_test(test_bounded_call_marked),
+		cmocka_unit_test(test_bounded_prober),
 		cmocka_unit_test(test_escape_text),
 		cmocka_unit_test(test_escape_c1),
 		cmocka_unit_test(test_escape_bidi_and_invisible),
