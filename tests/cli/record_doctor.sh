@@ -221,8 +221,8 @@ fi
 
 # ---- A file's name kept from window to window, and the name it has now -----------------------
 # A file read from storage (16 MiB evicted first: all misses) in one 5 s window, renamed, evicted
-# and read again in the next: record --doctor keeps the looker of files' names between windows,
-# so the second window's name must be the new one (stat's), not the one the looker learnt first.
+# and read again in the next: each window names its files as they are then, so the second
+# window's name must be the new one (stat's), not the one the first window learnt.
 if is_root && can_evict; then
 	head -c 16M /dev/urandom >"$T/first"
 	"$IOLENS" evict "$T/first" >/dev/null
