@@ -882,7 +882,8 @@ static void latency_between(const struct bio_disks *a, const struct bio_disks *b
 	*out = (struct snap_latency){0};
 	for (unsigned kind = 0; kind < BIO_LAT_KINDS; kind++) {
 		/* Spans summed as they are counted: the same sums, no request of the kind (most disks). */
-		if (!after || (before && !memcmp(before->sum_ns[kind], after->sum_ns[kind], sizeof(after->sum_ns[kind]))))
+		if (!after ||
+		    (before && !memcmp(before->sum_ns[kind], after->sum_ns[kind], sizeof(after->sum_ns[kind]))))
 			continue;
 		for (unsigned bucket = 0; bucket < LOG_LINEAR_BUCKETS; bucket++) {
 			histogram[bucket] = 0;
