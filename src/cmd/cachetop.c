@@ -799,39 +799,58 @@ static void add_recorded(struct top *t, uint32_t pid, uint64_t accesses, uint64_
  * --at --cgroup: the recorded processes added up by cgroup, each named by the path it had in the
  * window (else "cgroup ID"). -1 when the window kept no process's cgroup (recorded before).
  */
+static int by_cgroup_id(const void *a, const void *b)
+{
+	uint64_t x = ((const struct snap_cache_proc *)a)->cgroup, y = ((const struct snap_cache_proc *)b)->cgroup;
+
+	return (x > y) - (x < y);
+}
+
+static int by_snap_cgroup_id(const void *a, const void *b)
+{
+	uint64_t x = (*(const struct snap_cgroup *const *)a)->id, y = (*(const struct snap_cgroup *const *)b)->id;
+
+	return (x > y) - (x < y);
+}
+
+/* The recorded processes summed by cgroup (sorted by id, then adjacent ones added), named by path. */
 static int add_recorded_cgroups(struct top *t, const struct doctor_snapshot *snap)
 {
 	struct snap_cache_proc *sums = xcalloc(snap->ncache_procs + 1, sizeof(*sums));
+	const struct snap_cgroup **paths = xcalloc(snap->ncgroups + 1, sizeof(*paths));
 	size_t n = 0, known = 0;
 
 	for (size_t i = 0; i < snap->ncache_procs; i++) {
 		const struct snap_cache_proc *p = &snap->cache_procs[i];
-		size_t k = 0;
 
 		known += p->cgroup_known;
-		if (!p->cgroup_known || (t->pid && p->pid != t->pid))
-			continue;
-		while (k < n && sums[k].cgroup != p->cgroup)
-			k++;
-		sums[k].cgroup = p->cgroup;
-		sums[k].accesses += p->accesses;
-		sums[k].misses += p->misses;
-		sums[k].refaults += p->refaults;
-		n += k == n;
+		if (p->cgroup_known && !(t->pid && p->pid != t->pid))
+			sums[n++] = *p;
 	}
-	for (size_t k = 0; k < n; k++) {
+	qsort(sums, n, sizeof(*sums), by_cgroup_id);
+	for (size_t c = 0; c < snap->ncgroups; c++)
+		paths[c] = &snap->cgroups[c];
+	qsort(paths, snap->ncgroups, sizeof(*paths), by_snap_cgroup_id);
+	for (size_t k = 0; k < n;) {
+		struct snap_cgroup key = { .id = sums[k].cgroup };
+		const struct snap_cgroup *want = &key, **found;
+		uint64_t accesses = 0, misses = 0, refaults = 0;
 		char name[512];
-		size_t c = 0;
 
-		while (c < snap->ncgroups && snap->cgroups[c].id != sums[k].cgroup)
-			c++;
-		if (c < snap->ncgroups)
-			snprintf(name, sizeof(name), "%s", snap->cgroups[c].path);
+		for (; k < n && sums[k].cgroup == key.id; k++) {
+			accesses += sums[k].accesses;
+			misses += sums[k].misses;
+			refaults += sums[k].refaults;
+		}
+		found = bsearch(&want, paths, snap->ncgroups, sizeof(*paths), by_snap_cgroup_id);
+		if (found)
+			snprintf(name, sizeof(name), "%s", (*found)->path);
 		else
-			snprintf(name, sizeof(name), "cgroup %llu", (unsigned long long)sums[k].cgroup);
-		if (t->all || sums[k].accesses || sums[k].misses)
-			add_recorded(t, 0, sums[k].accesses, sums[k].misses, sums[k].refaults, name);
+			snprintf(name, sizeof(name), "cgroup %llu", (unsigned long long)key.id);
+		if (t->all || accesses || misses)
+			add_recorded(t, 0, accesses, misses, refaults, name);
 	}
+	free(paths);
 	free(sums);
 	return snap->ncache_procs && !known ? -1 : 0;
 }
