@@ -64,8 +64,10 @@ print(doc["odirect_mode"], *(["absent"] * 5 if f is None else
 			# What it did in the window, as /proc/PID/io counts: 32 MiB a second.
 			awk -v r="$5" 'BEGIN { exit !(r + 0 > 1048576) }' || bad+="run $i: read $5 B/s; "
 			[ "$6" = warning ] || bad+="run $i: $6; "
-		else
-			echo "# run $i: $(head -c 2000 <<<"$OUT")" >&2
+		else # what it found instead, in a line (the log keeps the end of stderr)
+			echo "# run $i: the service $cycler ($f): $*; O_DIRECT findings: $(python3 -c 'import json, sys
+print("; ".join("%s %s %s" % (f["data"]["pid"], f["data"].get("seen_by"), " ".join(f["data"]["files"]))
+                for f in json.load(sys.stdin)["findings"] if f["rule"] == "odirect"))' <<<"$OUT" 2>&1 | head -c 1500)" >&2
 		fi
 	done
 	check_eq "the O_DIRECT service found, by its pid and its file, in every run of doctor --json 3 (seen by: $seen)" \
