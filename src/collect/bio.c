@@ -519,6 +519,7 @@ enum bio_mechanism bio_mechanism(void)
  */
 static const struct bio_slot *slots_mapped;
 static size_t slots_mapped_bytes;
+static unsigned slots_mapped_count;
 
 static int map_slots(unsigned places, const char **why)
 {
@@ -533,6 +534,7 @@ static int map_slots(unsigned places, const char **why)
 		return ebpf_failed(skeleton->obj, "in-flight slots' mapping", -errno, why);
 	slots_mapped = at;
 	slots_mapped_bytes = bytes;
+	slots_mapped_count = places;
 	return 0;
 }
 
@@ -756,7 +758,7 @@ static void unended_buffers_free(void)
 
 int bio_read_unended(struct bio_unended_set *out)
 {
-	__u32 hashed = 0, places = in_flight_places();
+	__u32 hashed = 0, places = slots_mapped_count;
 	size_t used = 0, room = 64;
 	int rc;
 

@@ -161,14 +161,20 @@ static void prober_serve(int sock)
 	}
 }
 
-static int prober_start(void)
+/* Killed probers that have ended since, reaped. */
+static void prober_reap(void)
 {
-	int pair[2];
-	pid_t child;
-
 	for (size_t i = 0; i < sizeof(prober.killed) / sizeof(prober.killed[0]); i++)
 		if (prober.killed[i] && waitpid(prober.killed[i], NULL, WNOHANG) != 0)
 			prober.killed[i] = 0; /* ended (or not ours any more) */
+}
+
+static int prober_start(void)
+{
+	pid_t parent = getpid(), child;
+	int pair[2];
+
+	prober_reap();
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
 		return -errno;
 	child = fork_light();
@@ -184,6 +190,12 @@ static int prober_start(void)
 		close_all_but(pair[1]);
 		prctl(PR_SET_NAME, BOUNDED_MARK_NAME);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent) /* (gone before the line above) */
+			_exit(0);
+		/* The caller's handlers only set its flags: a signal that would end it ends this. */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		prober_serve(pair[1]);
 	}
 	close(pair[1]);
@@ -214,9 +226,14 @@ void bounded_prober_keep(bool keep)
 	prober.wanted = keep;
 	if (!keep && prober.pid)
 		prober_end(false);
+	if (!keep)
+		prober_reap();
 }
 
-/* One try of prober_call's: 0 with the answer, 1 when the prober died first (or none could be made). */
+/*
+ * prober_call's one try: 0 with *rc said; 1 when the prober was gone before the request reached
+ * it (killed since the last call); -1 when it cannot serve (the caller makes a one-off child).
+ */
 static int prober_try(const struct prober_request *request, void *arg, uint64_t deadline, int *rc)
 {
 	struct iovec out[2] = { { (void *)request, sizeof(*request) }, { arg, request->size } };
@@ -227,8 +244,10 @@ static int prober_try(const struct prober_request *request, void *arg, uint64_t 
 	if (!prober.pid && prober_start() != 0)
 		return -1;
 	if (sendmsg(prober.sock, &message, MSG_NOSIGNAL) < 0) {
+		int err = errno;
+
 		prober_end(false);
-		return 1;
+		return err == EPIPE || err == ECONNRESET || err == ECONNREFUSED ? 1 : -1;
 	}
 	answer = (struct pollfd){ .fd = prober.sock, .events = POLLIN };
 	for (uint64_t now; (now = monotonic_ns()) < deadline;)
@@ -243,8 +262,9 @@ static int prober_try(const struct prober_request *request, void *arg, uint64_t 
 	while ((got = recvmsg(prober.sock, &message, 0)) < 0 && errno == EINTR)
 		;
 	if (got != (ssize_t)(sizeof(*rc) + request->size)) {
+		/* It died in the call (fn crashed, or it was killed): as a one-off child that died, 0. */
 		prober_end(false);
-		return 1;
+		*rc = 0;
 	}
 	return 0;
 }
@@ -259,10 +279,9 @@ static int prober_call(void (*fn)(void *arg), void *arg, size_t size, unsigned t
 
 	if (mark)
 		request.mark = *mark;
-	/* A prober that died (killed by someone, or by fn) is replaced once: fn's second crash is -EIO. */
-	if ((tried = prober_try(&request, arg, deadline, &rc)) == 1)
+	if ((tried = prober_try(&request, arg, deadline, &rc)) == 1) /* gone since: another */
 		tried = prober_try(&request, arg, deadline, &rc);
-	return tried < 0 ? 1 : tried ? -EIO : rc;
+	return tried ? 1 : rc;
 }
 
 /*

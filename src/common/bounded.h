@@ -41,7 +41,8 @@ void bounded_child_abandon(struct bounded_child *child);
 /*
  * keep true: the calls without left are made by one child kept between them (a run that asks
  * every second, the recorder, forks none), as bounded_call says otherwise: stuck past a call's
- * time it is killed, and the next call makes another. false: that child ends.
+ * time it is killed, and the next call makes another. false: that child ends. From one thread
+ * only (the one that set it: the child ends with that thread).
  */
 void bounded_prober_keep(bool keep);
 

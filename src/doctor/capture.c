@@ -557,7 +557,7 @@ static bool watch_tasks(struct watch *w, struct task_iter *it)
 
 static void watch_sample(struct watch *w)
 {
-	uint64_t probe_ns = w->direct.probe_ns;
+	uint64_t probe_ns = w->direct.probe_ns, lost;
 	struct task_iter it;
 	bool iter;
 	struct vmstat vm;
@@ -569,9 +569,10 @@ static void watch_sample(struct watch *w)
 	 * Files open O_DIRECT at the start, and at every sample when eBPF does not see the opens or
 	 * lost some (its ring buffer full): those still open are found.
 	 */
-	if (!w->samples || (!w->direct.ebpf && !w->direct.off) || (w->direct.ebpf && odirect_lost() != w->direct.lost))
+	lost = odirect_lost(); /* (before the scan: what is lost during it is looked for at the next) */
+	if (!w->samples || (!w->direct.ebpf && !w->direct.off) || (w->direct.ebpf && lost != w->direct.lost))
 		direct_scan_fdinfo(&w->direct, w->task_iter);
-	w->direct.lost = odirect_lost();
+	w->direct.lost = lost;
 	odirect_drain();
 	direct_refresh_io(&w->direct);
 	if (vmstat_read(&vm) == 0 && vm.nr_dirty != PROCFS_UNKNOWN && vm.nr_writeback != PROCFS_UNKNOWN) {
@@ -881,9 +882,9 @@ static void latency_between(const struct bio_disks *a, const struct bio_disks *b
 
 	*out = (struct snap_latency){0};
 	for (unsigned kind = 0; kind < BIO_LAT_KINDS; kind++) {
-		/* Spans summed as they are counted: the same sums, no request of the kind (most disks). */
-		if (!after ||
-		    (before && !memcmp(before->sum_ns[kind], after->sum_ns[kind], sizeof(after->sum_ns[kind]))))
+		/* The same histograms, no request of the kind (most disks): a compare, not quantiles. */
+		if (!after || (before && !memcmp(before->histogram[kind], after->histogram[kind],
+						 sizeof(after->histogram[kind]))))
 			continue;
 		for (unsigned bucket = 0; bucket < LOG_LINEAR_BUCKETS; bucket++) {
 			histogram[bucket] = 0;

@@ -303,6 +303,14 @@ static void test_bounded_call_marked(void **state)
 	rmdir(dir);
 }
 
+static void crashes(void *arg)
+{
+	struct doubling *d = arg;
+
+	d->out = -1;
+	_exit(1);
+}
+
 /* Whether pid has ended and awaits its parent's wait (Z in /proc/PID/stat). */
 static bool is_zombie(pid_t pid)
 {
@@ -370,9 +378,19 @@ static void test_bounded_prober(void **state)
 	/* Dead between calls (killed by someone): reaped, and another makes the call. */
 	stuck = d.pid;
 	kill(stuck, SIGKILL);
+	for (int i = 0; i < 500 && !is_zombie(stuck); i++)
+		usleep(10000);
 	assert_int_equal(bounded_call(double_it, &d, sizeof(d), 5000), 0);
 	assert_true(d.pid != stuck && d.pid != getpid());
 	assert_int_equal(kill(stuck, 0), -1);
+	/* Dead in the call (fn crashed): 0 with arg as it was, as a one-off child that died. */
+	prober = d.pid;
+	d.out = 7;
+	assert_int_equal(bounded_call(crashes, &d, sizeof(d), 5000), 0);
+	assert_int_equal(d.out, 7);
+	assert_int_equal(kill(prober, 0), -1); /* reaped */
+	assert_int_equal(bounded_call(double_it, &d, sizeof(d), 5000), 0); /* and the next call's another */
+	assert_true(d.pid != prober && d.pid != getpid());
 	/* Not kept: it ends, reaped; calls are one-off children again. */
 	prober = d.pid;
 	bounded_prober_keep(false);
