@@ -18,10 +18,7 @@ make_file "$SRC/file" 65536
 dq() { python3 "$TOP/tests/cli/doctor_query.py" "$@" 2>>"$T/dq.err"; }
 stop_server() {
 	[ -n "${SERVER:-}" ] || return 0
-	kill -USR1 "$SERVER" 2>/dev/null
-	mountpoint -q "$MNT" && { fusermount3 -u "$MNT" 2>/dev/null || fusermount3 -uz "$MNT"; }
-	kill "$SERVER" 2>/dev/null
-	wait "$SERVER" 2>/dev/null
+	stop_held_server "$SERVER" "$MNT"
 	SERVER=
 }
 on_exit stop_server

@@ -61,7 +61,7 @@ stop_all() {
 	kill -USR1 "$SERVER" 2>/dev/null # answers what it holds: the probe and the forged process end
 	[ -n "${FORGED:-}" ] && kill -KILL "$FORGED" 2>/dev/null
 	mountpoint -q "$BIND" && umount -l "$BIND"
-	mountpoint -q "$MNT" && { fusermount3 -u "$MNT" 2>/dev/null || fusermount3 -uz "$MNT"; }
+	unmount_fuse "$MNT"
 	kill "$SERVER" 2>/dev/null
 	wait "$SERVER" 2>/dev/null
 	SERVER=
@@ -191,10 +191,7 @@ mkdir -p "$SRC2" "$MNT2" "$FULL"
 SERVER2=$!
 stop_server2() {
 	[ -n "${SERVER2:-}" ] || return 0
-	kill -USR1 "$SERVER2" 2>/dev/null
-	mountpoint -q "$MNT2" && { fusermount3 -u "$MNT2" 2>/dev/null || fusermount3 -uz "$MNT2"; }
-	kill "$SERVER2" 2>/dev/null
-	wait "$SERVER2" 2>/dev/null
+	stop_held_server "$SERVER2" "$MNT2"
 	SERVER2=
 	mountpoint -q "$FULL" && umount -l "$FULL"
 }

@@ -424,6 +424,21 @@ wait_mounted() {
 	return 1
 }
 
+# unmount_fuse DIR: DIR's FUSE mount gone, lazily when busy; nothing when it is not mounted.
+unmount_fuse() {
+	mountpoint -q "$1" && { fusermount3 -u "$1" 2>/dev/null || fusermount3 -uz "$1"; }
+	return 0
+}
+# stop_held_server PID DIR: a fuse-passthrough holding requests (--hang-op) told to answer them
+# (SIGUSR1), its mount at DIR gone, and it ended and waited for.
+stop_held_server() {
+	kill -USR1 "$1" 2>/dev/null
+	unmount_fuse "$2"
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	return 0
+}
+
 # slow_device DIR SIZE [PREFIX... --] OPTIONS...: a device slower than this machine, a loop device
 # (direct I/O) over a file of SIZE random bytes on examples/fuse-passthrough, started with OPTIONS
 # (--slow-op, --single-thread...) under PREFIX (taskset...) and mounted at DIR/mnt: its --slow-op

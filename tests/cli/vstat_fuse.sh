@@ -34,9 +34,8 @@ HELPERS=()
 cleanup_fuse() {
 	local pid
 	for pid in "${HELPERS[@]}"; do stop_pid "$pid"; done
-	for mnt in "$MNT" "$T/mnt2"; do
-		mountpoint -q "$mnt" && { fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt"; }
-	done
+	unmount_fuse "$MNT"
+	unmount_fuse "$T/mnt2"
 	[ -n "${SERVER:-}" ] && stop_pid "$SERVER"
 	[ -n "${SERVER2:-}" ] && stop_pid "$SERVER2"
 }
