@@ -47,7 +47,19 @@ def waiting():
 if sys.argv[2:3] == ["--watch"]:
     stop, out, most = sys.argv[3], sys.argv[4], 0
     while not os.path.exists(stop):
-        most = max(most, len(waiting()))
+        now = waiting()
+        if len(now) > most:
+            most = len(now)
+            who = []
+            for entry in now:
+                pid = entry.split(":")[0]
+                try:
+                    comm = open("/proc/%s/comm" % pid).read().strip()
+                    stack = open("/proc/%s/stack" % pid).read().split()
+                except OSError:
+                    comm, stack = "?", []
+                who.append("%s %s %s" % (entry, comm, ",".join(w.split("+")[0] for w in stack if not w.startswith("[<"))[:300]))
+            open(out + ".who", "w").write("; ".join(who) + "\n")
         open(out, "w").write("%d\n" % most)
         time.sleep(0.02)
 else:
@@ -214,7 +226,8 @@ if wait_mounted "$MNT2" "$SERVER2" && mount -t tmpfs -o size=1m tmpfs "$FULL"; t
 	touch "$T/watch.stop"
 	wait "$WATCH"
 	WATCH=
-	check_eq "… never more than one iolens process waiting on it (sampled every 20 ms)" 1 "$(cat "$T/watch.max")"
+	check_eq "… never more than one iolens process waiting on it (sampled every 20 ms; the most: $(cat "$T/watch.max.who" 2>/dev/null))" \
+		1 "$(cat "$T/watch.max")"
 	check_eq "… the recorder's probe of the other mounts ended with it" "" \
 		"$(for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = iolens-probe ] &&
 			[ "$(readlink $p/exe 2>/dev/null)" = "$IOLENS_EXE" ] &&
