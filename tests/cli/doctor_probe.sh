@@ -197,6 +197,9 @@ check_eq "… its probes all gone: no iolens-probe of $IOLENS left" "" \
 # statfs never answers, then a small tmpfs filled up (mounted after it, so probed after it in
 # each window): the child that asked the hung mount is killed and left waiting, a new one probes
 # the tmpfs, and the windows after send nothing to the hung mount (its mark is held).
+# The first server and its mounts go first: the watch counts iolens processes waiting on any
+# FUSE request, and a probe of theirs, answered, would be counted beside the hung one.
+stop_all
 SRC2=$T/src2 MNT2=$T/mnt2 FULL=$T/full
 mkdir -p "$SRC2" "$MNT2" "$FULL"
 "$FPT" --service mute --hang-op FUSE_STATFS --hang-all "$SRC2" "$MNT2" 2>"$T/server2.log" &
