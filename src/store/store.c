@@ -60,6 +60,7 @@ static DLSYM_POINTER(deflateInit_);
 static DLSYM_POINTER(deflateSetDictionary);
 static DLSYM_POINTER(deflate);
 static DLSYM_POINTER(deflateEnd);
+static DLSYM_POINTER(deflateReset);
 static DLSYM_POINTER(inflateInit_);
 static DLSYM_POINTER(inflateSetDictionary);
 static DLSYM_POINTER(inflate);
@@ -75,6 +76,7 @@ static bool zlib_load(void)
 		state = dl_open_many(&libz, ZLIB_SONAME, why, sizeof(why), DLSYM_ARG(compress2),
 				     DLSYM_ARG(compressBound), DLSYM_ARG(uncompress), DLSYM_ARG(deflateInit_),
 				     DLSYM_ARG(deflateSetDictionary), DLSYM_ARG(deflate), DLSYM_ARG(deflateEnd),
+				     DLSYM_ARG(deflateReset),
 				     DLSYM_ARG(inflateInit_), DLSYM_ARG(inflateSetDictionary), DLSYM_ARG(inflate),
 				     DLSYM_ARG(inflateEnd), NULL) == 0
 			    ? 1
@@ -130,23 +132,40 @@ static void dicts_clear(struct dicts *dicts)
 	memset(dicts, 0, sizeof(*dicts));
 }
 
-/* data deflated against dict into out (room bytes): its length, or 0 when it does not fit or fails. */
-static size_t deflate_with(const struct dict *dict, const void *data, size_t len, unsigned char *out, size_t room)
+/*
+ * data deflated against dict into out (room bytes) by *z, made at the first call and reset at the
+ * next (its quarter MiB of state allocated once, not a frame): its length, or 0 when it does not
+ * fit or fails.
+ */
+static size_t deflate_with(z_stream **z, const struct dict *dict, const void *data, size_t len, unsigned char *out,
+			   size_t room)
 {
-	z_stream z = {0};
-	size_t got = 0;
-
-	if (sym_deflateInit_(&z, 6, ZLIB_VERSION, (int)sizeof(z)) != Z_OK)
+	if (!*z) {
+		*z = xcalloc(1, sizeof(**z));
+		if (sym_deflateInit_(*z, 6, ZLIB_VERSION, (int)sizeof(**z)) != Z_OK) {
+			free(*z);
+			*z = NULL;
+			return 0;
+		}
+	} else if (sym_deflateReset(*z) != Z_OK) {
 		return 0;
-	z.next_in = (Bytef *)(uintptr_t)data;
-	z.avail_in = (uInt)len;
-	z.next_out = out;
-	z.avail_out = (uInt)room;
-	if (sym_deflateSetDictionary(&z, dict->data, (uInt)dict->len) == Z_OK &&
-	    sym_deflate(&z, Z_FINISH) == Z_STREAM_END)
-		got = z.total_out;
-	sym_deflateEnd(&z);
-	return got;
+	}
+	(*z)->next_in = (Bytef *)(uintptr_t)data;
+	(*z)->avail_in = (uInt)len;
+	(*z)->next_out = out;
+	(*z)->avail_out = (uInt)room;
+	if (sym_deflateSetDictionary(*z, dict->data, (uInt)dict->len) == Z_OK &&
+	    sym_deflate(*z, Z_FINISH) == Z_STREAM_END)
+		return (*z)->total_out;
+	return 0;
+}
+
+static void deflate_free(z_stream **z)
+{
+	if (*z)
+		sym_deflateEnd(*z);
+	free(*z);
+	*z = NULL;
 }
 
 /* A CODEC_ZDICT payload inflated against dict into out, exactly raw bytes: true, or false. */
@@ -469,6 +488,7 @@ struct store {
 	uint64_t segment_began; /* CLOCK_MONOTONIC when it was made */
 	unsigned sequence;      /* for the names of segments made within one second */
 	struct dicts dicts;     /* its keyframes, by kind */
+	z_stream *deflating;    /* deflate_with's */
 };
 
 static uint64_t mono_now(void)
@@ -692,7 +712,9 @@ static unsigned char *make_frame(struct store *s, unsigned kind, uint64_t real_n
 	size_t payload = len, packed;
 	unsigned codec = CODEC_RAW;
 
-	packed = dict && dict->since < KEY_EVERY ? deflate_with(dict, data, len, frame + STORE_FRAME_HEADER, room) : 0;
+	packed = dict && dict->since < KEY_EVERY
+		 ? deflate_with(&s->deflating, dict, data, len, frame + STORE_FRAME_HEADER, room)
+		 : 0;
 	if (packed && packed < len) {
 		payload = packed;
 		codec = CODEC_ZDICT;
@@ -769,6 +791,7 @@ void store_close(struct store *s)
 	if (s->dir >= 0)
 		close(s->dir);
 	dicts_clear(&s->dicts);
+	deflate_free(&s->deflating);
 	free(s->dir_name);
 	free(s);
 }
