@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,9 +208,30 @@ const struct bio_disk *bio_disks_find(const struct bio_disks *disks, unsigned ma
 	return NULL;
 }
 
+/*
+ * Blocks of disks that bio_disks_free gives back, for the next bio_read_disks: a window of
+ * doctor's reads three and frees them, 220 KiB a disk that the kernel's copy would fault in
+ * again each time.
+ */
+#define SPARE_BLOCKS 4
+static struct spare_block {
+	struct bio_disk *disk;
+	unsigned room;
+} spares[SPARE_BLOCKS];
+static pthread_mutex_t spares_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void bio_disks_free(struct bio_disks *disks)
 {
-	free(disks->disk);
+	struct bio_disk *drop = disks->disk;
+
+	pthread_mutex_lock(&spares_lock);
+	for (unsigned i = 0; i < SPARE_BLOCKS && drop == disks->disk && disks->room; i++)
+		if (!spares[i].disk || spares[i].room < disks->room) { /* kept, a smaller one dropped */
+			drop = spares[i].disk;
+			spares[i] = (struct spare_block){ disks->disk, disks->room };
+		}
+	pthread_mutex_unlock(&spares_lock);
+	free(drop);
 	memset(disks, 0, sizeof(*disks));
 }
 
@@ -799,6 +821,23 @@ int bio_read_unended(struct bio_unended_set *out)
 	return 0;
 }
 
+/* Room for count disks (at least one), a spare block if one is large enough; NULL: no memory. */
+static struct bio_disk *disks_alloc(unsigned count, unsigned *room)
+{
+	struct bio_disk *disk = NULL;
+
+	*room = count ? count : 1;
+	pthread_mutex_lock(&spares_lock);
+	for (unsigned i = 0; i < SPARE_BLOCKS && !disk; i++)
+		if (spares[i].disk && spares[i].room >= *room) {
+			disk = spares[i].disk;
+			*room = spares[i].room;
+			spares[i] = (struct spare_block){0};
+		}
+	pthread_mutex_unlock(&spares_lock);
+	return disk ? disk : calloc(*room, sizeof(*disk));
+}
+
 int bio_read_disks(struct bio_disks *out)
 {
 	__u64 key, *from = NULL, disk_keys[BIO_MAX_DISKS];
@@ -823,7 +862,7 @@ int bio_read_disks(struct bio_disks *out)
 			disk_keys[found++] = key;
 	}
 	/* 220 KiB a disk: as many as there are, not max_disks. */
-	out->disk = calloc(found ? found : 1, sizeof(*out->disk));
+	out->disk = disks_alloc(found, &out->room);
 	sums = calloc((size_t)cpus, sizeof(*sums)); /* latency_sum: a value per possible CPU */
 	if (!out->disk || !sums) {
 		free(sums);
@@ -835,6 +874,7 @@ int bio_read_disks(struct bio_disks *out)
 
 		disk->major = (unsigned)(disk_keys[out->count] >> 32);
 		disk->minor = (unsigned)disk_keys[out->count];
+		memset(disk->sum_ns, 0, sizeof(disk->sum_ns)); /* (its histograms are read whole) */
 		for (__u32 kind = 0; kind < BIO_LAT_KINDS; kind++)
 			for (__u32 op = 0; op < BIO_LAT_OPS; op++) {
 				__u32 index = BIO_LATENCY_INDEX(slots[out->count], kind, op);

@@ -29,6 +29,7 @@ struct bio_disk {
 struct bio_disks {
 	unsigned count;
 	struct bio_disk *disk;
+	unsigned room;     /* disk's length, count or more (a block bio_disks_free kept) */
 	uint64_t not_kept; /* requests completed on disks beyond BIO_MAX_DISKS (no histograms) */
 };
 
