@@ -68,30 +68,81 @@ static uint64_t boottime_ns(void)
 	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 }
 
+/* Mark files a prober keeps open between its calls, by path: a call locks one, not opens it. */
+struct kept_marks {
+	struct kept_mark {
+		char path[sizeof(((struct bounded_mark *)0)->path)];
+		int fd;
+	} mark[32];
+	unsigned n;
+};
+
+/* The open mark file of path (kept, when keep is given and has room): a descriptor, or -errno. */
+static int open_mark(const char *path, struct kept_marks *keep)
+{
+	int fd;
+
+	for (unsigned i = 0; keep && i < keep->n; i++)
+		if (!strcmp(keep->mark[i].path, path))
+			return keep->mark[i].fd;
+	if ((fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600)) < 0)
+		return -errno;
+	if (keep && keep->n < sizeof(keep->mark) / sizeof(keep->mark[0])) {
+		snprintf(keep->mark[keep->n].path, sizeof(keep->mark[0].path), "%s", path);
+		keep->mark[keep->n++].fd = fd;
+	}
+	return fd;
+}
+
+static bool kept(const struct kept_marks *keep, int fd)
+{
+	for (unsigned i = 0; keep && i < keep->n; i++)
+		if (keep->mark[i].fd == fd)
+			return true;
+	return false;
+}
+
 /*
- * In the child: the mark taken, its descriptor in *held (closed, the mark is let go; a one-off
- * child keeps it for as long as it lives).
+ * In the child: the mark taken, its descriptor in *held (let_mark_go lets it go; a one-off child
+ * keeps it for as long as it lives). A prober's marks are kept open in keep (else NULL).
  */
-static int take_mark(const struct bounded_mark *mark, int *held)
+static int take_mark(const struct bounded_mark *mark, int *held, struct kept_marks *keep)
 {
 	struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-	int fd = open(mark->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600), err;
+	int fd = open_mark(mark->path, keep), err;
 	char line[320];
 	int length;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fcntl(fd, F_SETLK, &lock) != 0) {
 		err = errno;
-		close(fd);
+		if (!kept(keep, fd))
+			close(fd);
 		return err == EAGAIN || err == EACCES ? -EBUSY : -err;
 	}
-	/* When and what, for the runs that find it held; a failure here leaves them unsaid, no more. */
+	/*
+	 * When and what, for the runs that find it held; a failure here leaves them unsaid, no more.
+	 * They read to the first newline: a longer line left by an earlier call needs no truncating.
+	 */
 	length = snprintf(line, sizeof(line), "%llu %s\n", (unsigned long long)boottime_ns(), mark->what);
-	if (ftruncate(fd, 0) == 0)
-		(void)!pwrite(fd, line, length < (int)sizeof(line) ? (size_t)length : sizeof(line) - 1, 0);
-	*held = fd; /* the lock lives as long as fd is open */
+	if (length >= (int)sizeof(line)) {
+		length = sizeof(line) - 1;
+		line[length - 1] = '\n';
+	}
+	(void)!pwrite(fd, line, (size_t)length, 0);
+	*held = fd; /* the lock lives as long as fd is open, or until let_mark_go */
 	return 0;
+}
+
+static void let_mark_go(int fd, const struct kept_marks *keep)
+{
+	struct flock unlock = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
+
+	if (kept(keep, fd))
+		(void)fcntl(fd, F_SETLK, &unlock);
+	else
+		close(fd);
 }
 
 /* In a child: nothing of the parent's stays open but keep (a child stuck for good must not hold its stdout). */
@@ -129,6 +180,7 @@ static struct {
 
 static void prober_serve(int sock)
 {
+	struct kept_marks marks = { .n = 0 };
 	/* Shared, as a one-off child's arg: what fn's own children write there is seen. */
 	unsigned char *buffer = mmap(NULL, sizeof(struct prober_request) + PROBER_ARG_MAX, PROT_READ | PROT_WRITE,
 				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -150,11 +202,11 @@ static void prober_serve(int sock)
 		if (request.size != (size_t)got - sizeof(request))
 			_exit(0);
 		if (request.marked)
-			rc = take_mark(&request.mark, &held);
+			rc = take_mark(&request.mark, &held, &marks);
 		if (!rc)
 			request.fn(buffer + sizeof(request));
 		if (held >= 0)
-			close(held);
+			let_mark_go(held, &marks);
 		out[1].iov_len = request.size;
 		if (sendmsg(sock, &message, MSG_NOSIGNAL) < 0)
 			_exit(0);
@@ -318,7 +370,7 @@ static int run_bounded(void (*fn)(void *arg), void *arg, size_t size, unsigned t
 		close_all_but(-1);
 		if (mark) {
 			prctl(PR_SET_NAME, BOUNDED_MARK_NAME);
-			header->mark_rc = take_mark(mark, &held);
+			header->mark_rc = take_mark(mark, &held, NULL);
 			if (header->mark_rc != 0)
 				_exit(0);
 		}

@@ -364,6 +364,15 @@ static void test_bounded_prober(void **state)
 	assert_int_equal(seen.again_rc, -EBUSY);
 	assert_int_equal(bounded_mark_holder(seen.mark.path, &holder), 0);
 	assert_int_equal(kill(prober, 0), 0);
+	/* Again, with shorter words (its mark file kept open): held again, and says only these. */
+	snprintf(seen.mark.what, sizeof(seen.mark.what), "stat of /c");
+	assert_int_equal(bounded_call_marked(look_at_own_mark, &seen, sizeof(seen), 5000, &seen.mark, NULL), 0);
+	assert_int_equal(seen.child, prober);
+	assert_int_equal(seen.holder_rc, 1);
+	assert_int_equal(seen.holder, prober);
+	assert_string_equal(seen.what, "stat of /c");
+	assert_int_equal(seen.again_rc, -EBUSY);
+	assert_int_equal(bounded_mark_holder(seen.mark.path, &holder), 0);
 
 	/* Late: -ETIMEDOUT, killed; the next call is another child's. */
 	assert_int_equal(bounded_call_marked(never_returns, &d, sizeof(d), 50, &seen.mark, NULL), -ETIMEDOUT);
