@@ -27,6 +27,10 @@ struct task_struct___state {
 	long state;
 } __attribute__((preserve_access_index));
 
+/*
+ * The iterator's task is a BTF pointer: its fields, and those of the tasks and signal it points
+ * to, are read by plain loads (each a faulting load the verifier allows), not a helper call each.
+ */
 SEC("iter/task")
 int rows(struct bpf_iter__task *ctx)
 {
@@ -36,30 +40,33 @@ int rows(struct bpf_iter__task *ctx)
 	reader_tgid = bpf_get_current_pid_tgid() >> 32; /* run at the end too, with no task */
 	if (!task)
 		return 0;
-	leader = BPF_CORE_READ(task, group_leader);
-	row.tgid = BPF_CORE_READ(task, tgid);
-	row.tid = BPF_CORE_READ(task, pid);
-	row.ppid = BPF_CORE_READ(task, real_parent, tgid);
+	leader = task->group_leader;
+	row.tgid = task->tgid;
+	row.tid = task->pid;
+	row.ppid = task->real_parent->tgid;
 	if (bpf_core_field_exists(task->__state))
-		row.state = BPF_CORE_READ(task, __state);
+		row.state = task->__state;
 	else
-		row.state = BPF_CORE_READ((struct task_struct___state *)task, state);
-	row.exit_state = BPF_CORE_READ(task, exit_state);
-	row.start_ns = BPF_CORE_READ(leader, start_boottime);
+		row.state = ((struct task_struct___state *)task)->state;
+	row.exit_state = task->exit_state;
+	row.start_ns = leader->start_boottime;
 	/* The kernel's I/O accounting (CONFIG_TASK_XACCT and CONFIG_TASK_IO_ACCOUNTING), as /proc/PID/io sums it. */
 	if (bpf_core_field_exists(task->ioac) && bpf_core_field_exists(task->ioac.read_bytes)) {
 		row.io_known = 1;
-		row.rchar = BPF_CORE_READ(task, ioac.rchar);
-		row.read_bytes = BPF_CORE_READ(task, ioac.read_bytes);
-		row.write_bytes = BPF_CORE_READ(task, ioac.write_bytes);
+		row.rchar = task->ioac.rchar;
+		row.read_bytes = task->ioac.read_bytes;
+		row.write_bytes = task->ioac.write_bytes;
 		if (task == leader) { /* the group's threads that ended, and its reaped children */
-			row.rchar += BPF_CORE_READ(task, signal, ioac.rchar);
-			row.read_bytes += BPF_CORE_READ(task, signal, ioac.read_bytes);
-			row.write_bytes += BPF_CORE_READ(task, signal, ioac.write_bytes);
+			row.rchar += task->signal->ioac.rchar;
+			row.read_bytes += task->signal->ioac.read_bytes;
+			row.write_bytes += task->signal->ioac.write_bytes;
 		}
 	}
 	BPF_CORE_READ_STR_INTO(&row.comm, task, comm);
-	BPF_CORE_READ_STR_INTO(&row.leader_comm, leader, comm);
+	if (task == leader)
+		__builtin_memcpy(row.leader_comm, row.comm, sizeof(row.comm));
+	else
+		BPF_CORE_READ_STR_INTO(&row.leader_comm, leader, comm);
 	bpf_seq_write(ctx->meta->seq, &row, sizeof(row));
 	return 0;
 }
