@@ -476,25 +476,45 @@ static void put_real(FILE *f, double value)
 	fprintf(f, " %.17g", isfinite(value) ? value : -1.0);
 }
 
+/* " N", as printf's %llu or %lld writes it, without its parsing of a format (most of a snapshot). */
+static void put_integer(FILE *f, unsigned long long magnitude, bool negative)
+{
+	char digits[24], *p = digits + sizeof(digits);
+
+	*--p = '\0';
+	do
+		*--p = (char)('0' + magnitude % 10);
+	while (magnitude /= 10);
+	if (negative)
+		*--p = '-';
+	*--p = ' ';
+	fputs(p, f);
+}
+
+static void put_signed(FILE *f, long long value)
+{
+	put_integer(f, value < 0 ? 0ull - (unsigned long long)value : (unsigned long long)value, value < 0);
+}
+
 static void put_value(FILE *f, const struct field *d, const char *at)
 {
 	switch (d->type) {
 	case F_U64:
-		fprintf(f, " %llu", (unsigned long long)*(const uint64_t *)at);
+		put_integer(f, *(const uint64_t *)at, false);
 		break;
 	case F_U32:
 	case F_REPEAT:
-		fprintf(f, " %u", *(const unsigned *)at);
+		put_integer(f, *(const unsigned *)at, false);
 		break;
 	case F_FLAG:
-		fprintf(f, " %d", *(const bool *)at);
+		put_signed(f, *(const bool *)at);
 		break;
 	case F_INT:
 	case F_SMALL:
-		fprintf(f, " %d", *(const int *)at);
+		put_signed(f, *(const int *)at);
 		break;
 	case F_PID:
-		fprintf(f, " %d", (int)*(const pid_t *)at);
+		put_signed(f, *(const pid_t *)at);
 		break;
 	case F_REAL:
 		put_real(f, *(const double *)at);
@@ -503,7 +523,7 @@ static void put_value(FILE *f, const struct field *d, const char *at)
 		put_text(f, at);
 		break;
 	case F_SIZE:
-		fprintf(f, " %zu", *(const size_t *)at);
+		put_integer(f, *(const size_t *)at, false);
 		break;
 	case F_OPTIONAL:
 		break;
