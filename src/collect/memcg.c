@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,9 +279,66 @@ static bool find_by_inode(const char *root, const char *dir, uint64_t id, int de
 	return found;
 }
 
+/*
+ * Paths found, kept: a look walks the cgroup tree (hundreds of directories on a busy machine, and
+ * doctor's recorder looks every window), while an id is its cgroup's for as long as that lives.
+ * A kept path is given while the directory there still has the id for inode number.
+ */
+#define PATHS_KEPT 64
+static struct kept_path {
+	uint64_t id;
+	char mount[256], path[1024];
+} kept_paths[PATHS_KEPT];
+static unsigned paths_next;
+static pthread_mutex_t paths_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool kept_path(const char *mount, uint64_t id, char *out, size_t len)
+{
+	const char *sysroot = strcmp(sysroot_get(), "/") ? sysroot_get() : "";
+	char full[1400];
+	bool found = false;
+	struct stat st;
+
+	pthread_mutex_lock(&paths_lock);
+	for (unsigned i = 0; i < PATHS_KEPT && !found; i++) {
+		const struct kept_path *k = &kept_paths[i];
+
+		if (k->id != id || strcmp(k->mount, mount))
+			continue;
+		snprintf(full, sizeof(full), "%s%s%s", sysroot, mount, strcmp(k->path, "/") ? k->path : "");
+		found = stat(full, &st) == 0 && st.st_ino == id && strlen(k->path) < len;
+		if (found)
+			snprintf(out, len, "%s", k->path);
+	}
+	pthread_mutex_unlock(&paths_lock);
+	return found;
+}
+
+static void keep_path(const char *mount, uint64_t id, const char *path)
+{
+	struct kept_path *k;
+
+	if (strlen(mount) >= sizeof(k->mount) || strlen(path) >= sizeof(k->path))
+		return;
+	pthread_mutex_lock(&paths_lock);
+	k = &kept_paths[paths_next++ % PATHS_KEPT];
+	k->id = id;
+	snprintf(k->mount, sizeof(k->mount), "%s", mount);
+	snprintf(k->path, sizeof(k->path), "%s", path);
+	pthread_mutex_unlock(&paths_lock);
+}
+
 bool memcg_path_of_id(const char *mount, uint64_t id, char *out, size_t len)
 {
-	return mount[0] && find_by_inode(mount, mount, id, 8, out, len);
+	if (!mount[0])
+		return false;
+	if (kept_path(mount, id, out, len))
+		return true;
+	if (!find_by_inode(mount, mount, id, 8, out, len))
+		return false;
+	if (strlen(out) + 1 < len) /* (not cut short) */
+		keep_path(mount, id, out);
+	return true;
 }
 
 int memcg_of_id(uint64_t id, struct memcg *out)

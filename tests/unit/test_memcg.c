@@ -130,6 +130,22 @@ static void test_of_pid_recorded(void **state)
 		assert_int_equal(cgroup.version, 1);
 		assert_int_equal(cgroup.max, 33554432);
 		assert_int_equal(memcg_of_id(1, &cgroup), -ENOENT);
+		/*
+		 * Its path is kept from the last look, and given only while that directory has its
+		 * id: moved, it is looked for again; another made where it was is not it.
+		 */
+		char moved[300];
+
+		snprintf(moved, sizeof(moved), "%s/sys/fs/cgroup/memory/jobs/moved", root);
+		assert_int_equal(rename(dir, moved), 0);
+		assert_int_equal(mkdir(dir, 0755), 0);
+		assert_int_equal(memcg_of_id(st.st_ino, &cgroup), 0);
+		assert_string_equal(cgroup.path, "/jobs/moved");
+		assert_int_equal(cgroup.max, 33554432);
+		assert_int_equal(memcg_of_id(st.st_ino, &cgroup), 0); /* kept again, and still true */
+		assert_string_equal(cgroup.path, "/jobs/moved");
+		assert_int_equal(rmdir(dir), 0);
+		assert_int_equal(rename(moved, dir), 0);
 	}
 	sysroot_set("/");
 	snprintf(cleanup, sizeof(cleanup), "rm -rf %s", root);
