@@ -111,6 +111,7 @@ struct device_walk {
 struct child {
 	struct inode_table files; /* every path known: open, mapped and found, asked for or not */
 	size_t wanted;
+	size_t unnamed;           /* wanted and not named */
 	struct device_walk devices[DEVICES_MAX];
 	size_t ndevices;
 	int socket;
@@ -191,10 +192,13 @@ static void learn(struct child *c, dev_t dev, uint64_t ino, const char *path)
 	unnamed = !file->path;
 	free(file->path);
 	file->path = xstrdup(path);
+	file->hinted = false;
 	/* A path that is not that file here (another mount namespace's) is kept, not checked again. */
 	file->checked = file->wanted && is_file(dev, ino, path);
 	if (!file->wanted)
 		return;
+	if (unnamed)
+		c->unnamed--;
 	if (unnamed && !file->given_up) {
 		struct device_walk *d = device_of(c, dev, false);
 
@@ -219,9 +223,16 @@ static void asked(struct child *c, dev_t dev, uint64_t ino)
 	c->wanted++;
 	if (file->path) {
 		file->checked = is_file(dev, ino, file->path);
-		say(c, file);
-		return;
+		if (file->checked || !file->hinted) {
+			file->hinted = false;
+			say(c, file);
+			return;
+		}
+		free(file->path); /* a hint no longer true: looked for */
+		file->path = NULL;
+		file->hinted = false;
 	}
+	c->unnamed++;
 	if ((d = device_of(c, dev, true))) {
 		file->asked_walk = d->walks;
 		d->pending++;
@@ -600,6 +611,7 @@ static void check_names(struct child *c)
 		dir = file->path;
 		file->path = NULL;
 		file->checked = false;
+		c->unnamed++;
 		say(c, file);
 		if (!(d = device_of(c, file->dev, true))) {
 			file->given_up = true;
@@ -651,11 +663,23 @@ static uint64_t next_time(uint64_t begun, uint64_t done)
 	return begun + (4 * took > SECOND_NS ? 4 * took : SECOND_NS);
 }
 
-static _Noreturn void child_main(int socket_fd, bool waited_for)
+static _Noreturn void child_main(int socket_fd, bool waited_for, const struct inode_name_hint *hints, size_t nhints)
 {
 	struct child *c = xcalloc(1, sizeof(*c));
 
 	c->socket = socket_fd;
+	/* Hints: paths for files on block devices, each looked at when its file is asked for. */
+	for (size_t i = 0; i < nhints; i++) {
+		struct inode_name *file;
+
+		if (!major(hints[i].dev) || !hints[i].ino || !hints[i].path || strlen(hints[i].path) >= 4096)
+			continue;
+		file = table_add(&c->files, hints[i].dev, hints[i].ino);
+		if (!file->path) {
+			file->path = xstrdup(hints[i].path);
+			file->hinted = true;
+		}
+	}
 	/*
 	 * In the background, looking costs the machine little: after everything else for the CPU,
 	 * the lowest of best effort for the disks. A caller that waits for the names (doctor)
@@ -671,7 +695,8 @@ static _Noreturn void child_main(int socket_fd, bool waited_for)
 		int timeout = 1000;
 		bool busy = false;
 
-		if (c->wanted && now >= c->proc_after_ns) {
+		/* (one that waits for the names wants none but those not named yet) */
+		if (c->wanted && now >= c->proc_after_ns && (c->unnamed || !waited_for)) {
 			scan_processes(c);
 			check_names(c);
 			flush_answers(c); /* what it found, said before the walks begin */
@@ -704,7 +729,7 @@ static _Noreturn void child_main(int socket_fd, bool waited_for)
 }
 
 /* In the child, just forked: nothing of the caller's kept open, signals as the default says. */
-static _Noreturn void become_child(int socket_fd, pid_t parent, bool waited_for)
+static _Noreturn void become_child(int socket_fd, pid_t parent, bool waited_for, const struct inode_names *t)
 {
 	static const int signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD };
 	sigset_t all;
@@ -729,7 +754,7 @@ static _Noreturn void become_child(int socket_fd, pid_t parent, bool waited_for)
 		close(null_fd);
 	if (sysroot_reopen() != 0)
 		_exit(1);
-	child_main(3, waited_for);
+	child_main(3, waited_for, t->hints, t->nhints);
 }
 
 /* ---- The caller's side ---- */
@@ -820,7 +845,7 @@ static bool start(struct inode_names *t, bool waited_for)
 	}
 	t->child = fork_light();
 	if (t->child == 0)
-		become_child(ends[1], parent, waited_for);
+		become_child(ends[1], parent, waited_for, t);
 	close(ends[1]);
 	t->to_child = t->from_child = ends[0];
 	if (t->child < 0)

@@ -23,12 +23,20 @@ struct inode_name {
 	bool wanted, sent;   /* child: asked for; its path said */
 	bool given_up;       /* child: a whole walk that began after it was asked did not find it */
 	bool checked;        /* child: its path, on a block device, was that file when learnt: looked at again */
+	bool hinted;         /* child: its path is a hint's, not looked at yet */
 	unsigned asked_walk; /* child: its device's walks begun when it was asked */
 };
 
 struct inode_table {
 	struct inode_name *slots; /* open addressing, capacity a power of two */
 	size_t count, capacity;
+};
+
+/* A path a file had (an earlier look's answer), for the next child to try first. */
+struct inode_name_hint {
+	dev_t dev;
+	uint64_t ino;
+	const char *path;
 };
 
 /*
@@ -48,6 +56,8 @@ struct inode_names {
 	bool started, failed;
 	unsigned char *pending; /* asks not written to the child yet (it is busy, the pipe is full) */
 	size_t pending_length;
+	const struct inode_name_hint *hints; /* the caller's, set before the first ask: inode_names_resolve */
+	size_t nhints;
 };
 
 /*
@@ -68,6 +78,9 @@ bool inode_names_ask(struct inode_names *names, const struct file_id *ids, size_
 /*
  * inode_names_ask, then waits for the names for at most budget_ns or until *stop is set; the
  * child it starts runs at the caller's priority (it is waited for), not in the background's.
+ * Hints set before (names->hints) are tried first: a hint's path that is still its file, on a
+ * block device, names it; when every file asked has a name so, the child reads neither the
+ * processes nor any directory.
  */
 void inode_names_resolve(struct inode_names *names, const struct file_id *ids, size_t n, uint64_t budget_ns,
 			 volatile sig_atomic_t *stop);

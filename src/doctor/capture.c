@@ -1252,6 +1252,54 @@ static void snap_cgroups(struct doctor_snapshot *s)
 	}
 }
 
+/*
+ * The names files were given in earlier windows (a recorder's), by device and inode: hints for
+ * the next window's looker, which takes one that is still its file's (a stat) instead of reading
+ * every process's files and directories again for the same busy files.
+ */
+#define NAMES_KEPT 256
+static struct kept_name {
+	dev_t dev;
+	uint64_t ino;
+	char *path;
+} names_kept[NAMES_KEPT];
+static size_t names_next;
+
+static struct kept_name *name_kept(dev_t dev, uint64_t ino)
+{
+	for (size_t i = 0; i < NAMES_KEPT; i++)
+		if (names_kept[i].path && names_kept[i].ino == ino && names_kept[i].dev == dev)
+			return &names_kept[i];
+	return NULL;
+}
+
+static void name_keep(dev_t dev, uint64_t ino, const char *path)
+{
+	struct kept_name *k = name_kept(dev, ino);
+
+	if (k && !strcmp(k->path, path))
+		return;
+	if (!k) /* the oldest goes */
+		k = &names_kept[names_next++ % NAMES_KEPT];
+	free(k->path);
+	*k = (struct kept_name){ dev, ino, xstrdup(path) };
+}
+
+/* Hints for these files from the names kept (a list to free, its paths the kept ones). */
+static const struct inode_name_hint *names_hints(const struct file_id *ids, size_t n, size_t *nhints)
+{
+	struct inode_name_hint *hints = xcalloc(n ? n : 1, sizeof(*hints));
+
+	*nhints = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct kept_name *k = name_kept(ids[i].dev, ids[i].ino);
+
+		if (k)
+			hints[(*nhints)++] = (struct inode_name_hint){ k->dev, k->ino, k->path };
+	}
+	return hints;
+}
+
 static void snap_cache(struct doctor_snapshot *s, const struct watch *w)
 {
 	struct cachestat_proc *procs = NULL;
@@ -1262,11 +1310,13 @@ static void snap_cache(struct doctor_snapshot *s, const struct watch *w)
 	if (w->bpf && cachestat_mechanism())
 		snprintf(s->cache_mechanism, sizeof(s->cache_mechanism), "%s", cachestat_mechanism());
 	if (w->bpf && cachestat_take(&procs, &nprocs, &files, &nfiles) == 0) {
+		pid_t self = getpid(); /* (a busy machine's window has thousands of rows) */
+
 		s->cache_procs = xcalloc(nprocs ? nprocs : 1, sizeof(*s->cache_procs));
 		for (size_t i = 0; i < nprocs; i++) {
 			struct snap_cache_proc *p = &s->cache_procs[s->ncache_procs];
 
-			if ((pid_t)procs[i].pid == getpid())
+			if ((pid_t)procs[i].pid == self)
 				continue;
 			p->pid = (pid_t)procs[i].pid;
 			p->memcg = procs[i].memcg;
@@ -1304,16 +1354,23 @@ static void snap_cache(struct doctor_snapshot *s, const struct watch *w)
 				ids[wanted++] = (struct file_id){ files[i].dev, files[i].ino };
 		}
 		s->ncache_files = nfiles;
+		names.hints = names_hints(ids, wanted, &names.nhints);
 		inode_names_resolve(&names, ids, wanted, NAMING_NS, NULL);
 		for (size_t i = 0; i < nfiles; i++) {
 			struct snap_cache_file *f = &s->cache_files[i];
 			struct miss_row row = { .accesses = f->accesses, .misses = f->misses };
 			char unknown[64];
 
-			if (snap_miss_matters(s, &row))
-				snprintf(f->name, sizeof(f->name), "%s",
-					 inode_names_get(&names, files[i].dev, files[i].ino, unknown, sizeof(unknown)));
+			if (snap_miss_matters(s, &row)) {
+				const char *name = inode_names_get(&names, files[i].dev, files[i].ino, unknown,
+								   sizeof(unknown));
+
+				snprintf(f->name, sizeof(f->name), "%s", name);
+				if (name != unknown && major(files[i].dev)) /* (hints are for block devices) */
+					name_keep(files[i].dev, files[i].ino, name);
+			}
 		}
+		free((void *)names.hints);
 		inode_names_free(&names);
 		free(ids);
 		free(files);
