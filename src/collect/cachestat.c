@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
+#include "common/key_map.h"
 #include "common/util.h"
 
 #ifdef IOLENS_BPF
@@ -24,17 +25,161 @@ static struct bpf_link *flush_link;
 static struct ring_buffer *ring;
 static bool per_counts; /* per process or per file: the records are taken (cachestat_take) */
 
-/* The hand-overs taken so far this round: from the ring buffer, then from the flush iterator. */
-static struct cache_record *records;
-static size_t nrecords, records_capacity;
+/*
+ * The hand-overs since the last cachestat_take (the ring buffer's, then the flush iterator's),
+ * added up as they come by process and by file: a busy machine's ten seconds are a hundred
+ * thousand records of a few thousand processes and files. Each sum is found by a hash of its key
+ * (keyed, as key_map's: ids are chosen by whoever makes processes and files) in an index of
+ * places, 0 for none, else the sum's place in its array plus one.
+ */
+struct sums {
+	struct cachestat_proc *procs;
+	struct cachestat_file *files;
+	size_t nprocs, nfiles, procs_room, files_room;
+	uint32_t *proc_index, *file_index;
+	size_t proc_slots, file_slots; /* powers of two, at least twice the sums */
+	size_t last_proc;              /* the last record's process */
+};
+static struct sums sums;
+
+struct file_key {
+	dev_t dev;
+	uint64_t ino;
+};
+
+static void add_counters(struct cache_counters *to, const struct cache_counters *from);
+
+/* key's place in index (slots, a power of two): its sum's, or the empty one where it goes. */
+static uint32_t *index_place(uint32_t *index, size_t slots, const void *key, size_t len,
+			     bool (*is)(size_t at, const void *key))
+{
+	size_t at = key_hash(key, len) & (slots - 1);
+
+	while (index[at] && !is(index[at] - 1, key))
+		at = (at + 1) & (slots - 1);
+	return &index[at];
+}
+
+static bool is_proc(size_t at, const void *key)
+{
+	return sums.procs[at].pid == *(const uint32_t *)key;
+}
+
+static bool is_file(size_t at, const void *key)
+{
+	const struct file_key *id = key;
+
+	return sums.files[at].ino == id->ino && sums.files[at].dev == id->dev;
+}
+
+/* The index made again at twice the size: *slots places for count sums, each found by its key. */
+static void index_grow(uint32_t **index, size_t *slots, size_t count, const void *(*key_of)(size_t at, size_t *len),
+		       bool (*is)(size_t at, const void *key))
+{
+	*slots = *slots ? 2 * *slots : 1024;
+	free(*index);
+	*index = xcalloc(*slots, sizeof(**index));
+	for (size_t i = 0; i < count; i++) {
+		size_t len;
+		const void *key = key_of(i, &len);
+
+		*index_place(*index, *slots, key, len, is) = (uint32_t)i + 1;
+	}
+}
+
+static const void *proc_key(size_t at, size_t *len)
+{
+	*len = sizeof(sums.procs[at].pid);
+	return &sums.procs[at].pid;
+}
+
+static struct file_key file_keys_scratch;
+
+static const void *file_key(size_t at, size_t *len)
+{
+	file_keys_scratch = (struct file_key){ sums.files[at].dev, sums.files[at].ino };
+	*len = sizeof(file_keys_scratch);
+	return &file_keys_scratch;
+}
+
+/* The place of key's sum among the count sums that index indexes; -1: not there (*at: where it goes). */
+static long sum_find(uint32_t **index, size_t *slots, size_t count, const void *key, size_t len,
+		     const void *(*key_of)(size_t at, size_t *len), bool (*is)(size_t at, const void *key),
+		     uint32_t **at)
+{
+	if (2 * (count + 1) > *slots)
+		index_grow(index, slots, count, key_of, is);
+	*at = index_place(*index, *slots, key, len, is);
+	return **at ? (long)**at - 1 : -1;
+}
+
+/* The array grown to room for one more (its room in *room). */
+static void *sum_room(void *array, size_t count, size_t *room, size_t size)
+{
+	if (count < *room)
+		return array;
+	*room = 2 * *room + 64;
+	return xrealloc(array, *room * size);
+}
 
 static void keep_record(const struct cache_record *r)
 {
-	if (nrecords == records_capacity) {
-		records_capacity = records_capacity ? 2 * records_capacity : 1024;
-		records = xrealloc(records, records_capacity * sizeof(*records));
+	struct file_key id;
+	struct cachestat_proc *p;
+	uint32_t *at;
+	long place;
+
+	/* A thread hands over as it goes from file to file: its process's sum is the last one's. */
+	if (sums.last_proc >= sums.nprocs || sums.procs[sums.last_proc].pid != r->tgid) {
+		place = sum_find(&sums.proc_index, &sums.proc_slots, sums.nprocs, &r->tgid, sizeof(r->tgid), proc_key,
+				 is_proc, &at);
+		if (place < 0) {
+			sums.procs = sum_room(sums.procs, sums.nprocs, &sums.procs_room, sizeof(*sums.procs));
+			sums.procs[place = (long)sums.nprocs++] = (struct cachestat_proc){ .pid = r->tgid };
+			*at = (uint32_t)sums.nprocs;
+		}
+		sums.last_proc = (size_t)place;
 	}
-	records[nrecords++] = *r;
+	/* The last record's name, owner and cgroup: what the process is now. */
+	p = &sums.procs[sums.last_proc];
+	p->uid = r->uid;
+	p->cgroup = r->cgroup;
+	p->memcg = r->memcg;
+	memcpy(p->comm, r->comm, sizeof(p->comm));
+	p->comm[sizeof(p->comm) - 1] = '\0';
+	add_counters(&p->counters, &r->delta);
+	if (!r->ino)
+		return;
+	/* The kernel's dev_t is major << 20 | minor; userspace's is makedev's. */
+	memset(&id, 0, sizeof(id));
+	id.dev = makedev(r->dev >> 20, r->dev & 0xfffff);
+	id.ino = r->ino;
+	place = sum_find(&sums.file_index, &sums.file_slots, sums.nfiles, &id, sizeof(id), file_key, is_file, &at);
+	if (place < 0) {
+		sums.files = sum_room(sums.files, sums.nfiles, &sums.files_room, sizeof(*sums.files));
+		sums.files[place = (long)sums.nfiles++] = (struct cachestat_file){ .dev = id.dev, .ino = id.ino };
+		*at = (uint32_t)sums.nfiles;
+	}
+	add_counters(&sums.files[place].counters, &r->delta);
+}
+
+/* The sums emptied for the next round (their memory kept). */
+static void sums_clear(void)
+{
+	if (sums.proc_index)
+		memset(sums.proc_index, 0, sums.proc_slots * sizeof(*sums.proc_index));
+	if (sums.file_index)
+		memset(sums.file_index, 0, sums.file_slots * sizeof(*sums.file_index));
+	sums.nprocs = sums.nfiles = 0;
+}
+
+static void sums_free(void)
+{
+	free(sums.procs);
+	free(sums.files);
+	free(sums.proc_index);
+	free(sums.file_index);
+	memset(&sums, 0, sizeof(sums));
 }
 
 static int on_record(void *context, void *data, size_t size)
@@ -70,7 +215,6 @@ static void flush(bool keep)
 /* Every hand-over since the last round: the ring buffer's, then every thread's counts so far. */
 static void take_records(void)
 {
-	nrecords = 0;
 	if (ring)
 		ring_buffer__consume(ring);
 	flush(true);
@@ -518,20 +662,11 @@ static void settle_counters(struct cache_counters *c)
 #undef CLIP
 }
 
-static int by_process(const void *a_, const void *b_)
+static int compare_procs(const void *x, const void *y)
 {
-	const struct cache_record *a = a_, *b = b_;
+	const struct cachestat_proc *a = x, *b = y;
 
-	return (a->tgid > b->tgid) - (a->tgid < b->tgid);
-}
-
-static int by_file(const void *a_, const void *b_)
-{
-	const struct cache_record *a = a_, *b = b_;
-
-	if (a->dev != b->dev)
-		return (a->dev > b->dev) - (a->dev < b->dev);
-	return (a->ino > b->ino) - (a->ino < b->ino);
+	return (a->pid > b->pid) - (a->pid < b->pid);
 }
 
 static int compare_files(const void *x, const void *y)
@@ -543,60 +678,52 @@ static int compare_files(const void *x, const void *y)
 	return (a->ino > b->ino) - (a->ino < b->ino);
 }
 
+/* A copy of n sums of size each, settled and sorted (NULL-safe for none). */
+static void *sums_out(const void *from, size_t n, size_t size, void (*settle)(void *),
+		      int (*order)(const void *, const void *))
+{
+	char *out = xcalloc(n ? n : 1, size);
+
+	if (n)
+		memcpy(out, from, n * size);
+	for (size_t i = 0; i < n; i++)
+		settle(out + i * size);
+	if (n > 1)
+		qsort(out, n, size, order);
+	return out;
+}
+
+static void settle_proc(void *p)
+{
+	settle_counters(&((struct cachestat_proc *)p)->counters);
+}
+
+static void settle_file(void *f)
+{
+	settle_counters(&((struct cachestat_file *)f)->counters);
+}
+
 int cachestat_take(struct cachestat_proc **procs, size_t *nprocs, struct cachestat_file **files, size_t *nfiles)
 {
 	if (!skeleton)
 		return -ENOTCONN;
 	take_records();
 	if (procs) {
-		size_t n = 0;
-
-		if (nrecords > 1)
-			qsort(records, nrecords, sizeof(*records), by_process);
-		*procs = xcalloc(nrecords ? nrecords : 1, sizeof(**procs));
-		for (size_t i = 0; i < nrecords; i++) {
-			struct cachestat_proc *p =
-			    n && (*procs)[n - 1].pid == records[i].tgid ? &(*procs)[n - 1] : &(*procs)[n++];
-
-			/* The last record's name, owner and cgroup: what the process is now. */
-			p->pid = records[i].tgid;
-			p->uid = records[i].uid;
-			p->cgroup = records[i].cgroup;
-			p->memcg = records[i].memcg;
-			memcpy(p->comm, records[i].comm, sizeof(p->comm));
-			p->comm[sizeof(p->comm) - 1] = '\0';
-			add_counters(&p->counters, &records[i].delta);
-		}
-		for (size_t i = 0; i < n; i++)
-			settle_counters(&(*procs)[i].counters);
-		*nprocs = n;
+		*procs = sums_out(sums.procs, sums.nprocs, sizeof(**procs), settle_proc, compare_procs);
+		*nprocs = sums.nprocs;
 	}
-	if (files) {
-		size_t n = 0;
-
-		if (nrecords > 1)
-			qsort(records, nrecords, sizeof(*records), by_file);
-		*files = xcalloc(nrecords ? nrecords : 1, sizeof(**files));
-		for (size_t i = 0; i < nrecords; i++) {
-			/* The kernel's dev_t is major << 20 | minor; userspace's is makedev's. */
-			dev_t dev = makedev(records[i].dev >> 20, records[i].dev & 0xfffff);
-			struct cachestat_file *f;
-
-			if (!records[i].ino)
-				continue;
-			f = n && (*files)[n - 1].dev == dev && (*files)[n - 1].ino == records[i].ino ? &(*files)[n - 1]
-												      : &(*files)[n++];
-			f->dev = dev;
-			f->ino = records[i].ino;
-			add_counters(&f->counters, &records[i].delta);
-		}
-		for (size_t i = 0; i < n; i++)
-			settle_counters(&(*files)[i].counters);
-		if (n > 1) /* by userspace's dev_t */
-			qsort(*files, n, sizeof(**files), compare_files);
-		*nfiles = n;
+	if (files) { /* by userspace's dev_t */
+		*files = sums_out(sums.files, sums.nfiles, sizeof(**files), settle_file, compare_files);
+		*nfiles = sums.nfiles;
 	}
+	sums_clear();
 	return 0;
+}
+
+void cachestat_drain(void)
+{
+	if (ring)
+		ring_buffer__consume(ring);
 }
 
 void cachestat_stop(void)
@@ -612,9 +739,7 @@ void cachestat_stop(void)
 		cachestat_bpf__destroy(skeleton);
 	skeleton = NULL;
 	mechanism = -1;
-	free(records);
-	records = NULL;
-	nrecords = records_capacity = 0;
+	sums_free();
 }
 
 #else /* built without eBPF */
@@ -646,6 +771,10 @@ int cachestat_take(struct cachestat_proc **procs, size_t *nprocs, struct cachest
 }
 
 void cachestat_stop(void)
+{
+}
+
+void cachestat_drain(void)
 {
 }
 

@@ -75,9 +75,16 @@ int cachestat_totals(struct cache_counters *out);
 /*
  * Takes the counts per process and per file (either may be NULL) gathered since the last
  * call: every thread hands over what it counted so far, and what threads that moved to
- * another file or exited handed over meanwhile. *procs and *files to free.
+ * another file or exited handed over meanwhile. *procs and *files to free, by pid and by
+ * device and inode.
  */
 int cachestat_take(struct cachestat_proc **procs, size_t *nprocs, struct cachestat_file **files, size_t *nfiles);
+/*
+ * Adds up what threads handed over so far, for the next cachestat_take: a long round drained
+ * now and then keeps the buffer the kernel hands over in from filling (what does not fit is
+ * counted in the totals' dropped, and lost to processes and files).
+ */
+void cachestat_drain(void);
 /* Detaches and unloads; safe to call twice, and from an exit path. */
 void cachestat_stop(void);
 

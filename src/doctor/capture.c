@@ -574,6 +574,8 @@ static void watch_sample(struct watch *w)
 		direct_scan_fdinfo(&w->direct, w->task_iter);
 	w->direct.lost = lost;
 	odirect_drain();
+	if (w->bpf) /* what threads handed over, added up now: a long window's would not all fit */
+		cachestat_drain();
 	direct_refresh_io(&w->direct);
 	if (vmstat_read(&vm) == 0 && vm.nr_dirty != PROCFS_UNKNOWN && vm.nr_writeback != PROCFS_UNKNOWN) {
 		if (vm.nr_writeback)
