@@ -455,12 +455,13 @@ static void test_independent_encoder(void **state)
 	char path[4300], got[1000] = "", want[1000];
 	struct store_scan scan;
 	size_t len;
-	unsigned char *buf = malloc(1 << 16);
+	unsigned char *buf;
 	FILE *f;
 	(void)state;
 
 	if (!top)
 		skip();
+	buf = malloc(1 << 16);
 	snprintf(want, sizeof(want), "1:disk vda r/s 12.5\n|2:");
 	for (int i = 0; i < 20; i++)
 		strcat(want, "cpu 1 2 3\n");
