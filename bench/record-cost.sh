@@ -36,15 +36,18 @@ done
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
-# A process's CPU time in ns so far with its children's, those running (schedstat) and those it reaped
-# (utime and stime of the ones it waited for, in clock ticks).
+# A process's CPU time in ns so far with its children's: their threads running (schedstat), and the
+# children they reaped (cutime and cstime, in clock ticks).
 cpu_ns() {
-	local pid=$1 ns=0 kid
+	local pid=$1 ns=0 kid task
 	for kid in $pid $(pgrep -P "$pid"); do
-		ns=$((ns + $(cut -d ' ' -f 1 "/proc/$kid/schedstat" 2>/dev/null || echo 0)))
+		for task in /proc/$kid/task/*/schedstat; do
+			ns=$((ns + $(cut -d ' ' -f 1 "$task" 2>/dev/null || echo 0)))
+		done
+		ns=$(awk -v ns=$ns -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%d", ns + ($14 + $15) * 1e9 / hz }' \
+			"/proc/$kid/stat" 2>/dev/null || echo $ns)
 	done
-	awk -v ns=$ns -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%d", ns + ($14 + $15) * 1e9 / hz }' \
-		"/proc/$pid/stat" 2>/dev/null || echo $ns
+	echo $ns
 }
 frames() {
 	"$IOLENS" record --list --json --dir "$T/store" 2>/dev/null | awk -F '[:,]' '/"frames"/ { print $2 + 0; exit }'
@@ -67,7 +70,7 @@ if [ -n "$doctor" ] && [ "$samples" -gt 4 ]; then
 	}
 	recorder=$(child $timer) sadc=$(child $sadc_timer)
 	# sadc's over the same span: both "NS NS".
-	at() { while [ "$(frames)" -lt "$1" ] && kill -0 "$recorder" 2>/dev/null; do sleep 0.1; done
+	at() { local f; while f=$(frames); [ "${f:-0}" -lt "$1" ] && kill -0 "$recorder" 2>/dev/null; do sleep 0.1; done
 	       echo "$(cpu_ns "$recorder") $(cpu_ns "$sadc")"; }
 	from=$(at 3)
 	to=$(at $((2 * samples - 3))) # (the last window's still going: the recorder ends with the next)
