@@ -82,9 +82,19 @@ static int open_mark(const char *path, struct kept_marks *keep)
 {
 	int fd;
 
-	for (unsigned i = 0; keep && i < keep->n; i++)
-		if (!strcmp(keep->mark[i].path, path))
+	for (unsigned i = 0; keep && i < keep->n; i++) {
+		struct stat open_file, at_path;
+
+		if (strcmp(keep->mark[i].path, path))
+			continue;
+		/* Still the file at path (one removed, or made again, is locked by no one else). */
+		if (fstat(keep->mark[i].fd, &open_file) == 0 && lstat(path, &at_path) == 0 &&
+		    open_file.st_dev == at_path.st_dev && open_file.st_ino == at_path.st_ino)
 			return keep->mark[i].fd;
+		close(keep->mark[i].fd);
+		keep->mark[i] = keep->mark[--keep->n];
+		break;
+	}
 	if ((fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600)) < 0)
 		return -errno;
 	if (keep && keep->n < sizeof(keep->mark) / sizeof(keep->mark[0])) {
