@@ -225,7 +225,7 @@ void bio_disks_free(struct bio_disks *disks)
 	struct bio_disk *drop = disks->disk;
 
 	pthread_mutex_lock(&spares_lock);
-	for (unsigned i = 0; i < SPARE_BLOCKS && drop == disks->disk && disks->room; i++)
+	for (unsigned i = 0; i < SPARE_BLOCKS && drop == disks->disk && disks->disk && disks->room; i++)
 		if (!spares[i].disk || spares[i].room < disks->room) { /* kept, a smaller one dropped */
 			drop = spares[i].disk;
 			spares[i] = (struct spare_block){ disks->disk, disks->room };
@@ -900,6 +900,12 @@ void bio_stop(void)
 		bio_bpf__destroy(skeleton);
 	skeleton = NULL;
 	chosen = BIO_BY_DISKS;
+	pthread_mutex_lock(&spares_lock); /* the blocks kept for reads to come: none come */
+	for (unsigned i = 0; i < SPARE_BLOCKS; i++) {
+		free(spares[i].disk);
+		spares[i] = (struct spare_block){0};
+	}
+	pthread_mutex_unlock(&spares_lock);
 	free(keys);
 	free(values);
 	keys = NULL;

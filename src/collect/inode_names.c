@@ -187,8 +187,10 @@ static void learn(struct child *c, dev_t dev, uint64_t ino, const char *path)
 	if (!ino || strlen(path) >= 4096)
 		return;
 	file = table_add(&c->files, dev, ino);
-	if (file->path && !strcmp(file->path, path))
+	if (file->path && !strcmp(file->path, path)) {
+		file->hinted = false; /* (a process's path now: said even where it is not that file here) */
 		return;
+	}
 	unnamed = !file->path;
 	free(file->path);
 	file->path = xstrdup(path);
