@@ -28,19 +28,17 @@ static bool per_counts; /* per process or per file: the records are taken (cache
 /*
  * The hand-overs since the last cachestat_take (the ring buffer's, then the flush iterator's),
  * added up as they come by process and by file: a busy machine's ten seconds are a hundred
- * thousand records of a few thousand processes and files. Each sum is found by a hash of its key
- * (keyed, as key_map's: ids are chosen by whoever makes processes and files) in an index of
- * places, 0 for none, else the sum's place in its array plus one.
+ * thousand records of a few thousand processes and files. Each sum is found by its key (the
+ * pid, or the device and inode) in a key_map (keyed hashes: ids are chosen by whoever makes
+ * processes and files) whose value is the sum's place in its array plus one.
  */
-struct sums {
+static struct sums {
 	struct cachestat_proc *procs;
 	struct cachestat_file *files;
 	size_t nprocs, nfiles, procs_room, files_room;
-	uint32_t *proc_index, *file_index;
-	size_t proc_slots, file_slots; /* powers of two, at least twice the sums */
-	size_t last_proc;              /* the last record's process */
-};
-static struct sums sums;
+	struct key_map proc_places, file_places;
+	size_t last_proc; /* the last record's process */
+} sums;
 
 struct file_key {
 	dev_t dev;
@@ -49,94 +47,35 @@ struct file_key {
 
 static void add_counters(struct cache_counters *to, const struct cache_counters *from);
 
-/* key's place in index (slots, a power of two): its sum's, or the empty one where it goes. */
-static uint32_t *index_place(uint32_t *index, size_t slots, const void *key, size_t len,
-			     bool (*is)(size_t at, const void *key))
+/* The place of key's sum in places; -1: none yet. */
+static long sum_place(const struct key_map *places, const void *key, size_t len)
 {
-	size_t at = key_hash(key, len) & (slots - 1);
-
-	while (index[at] && !is(index[at] - 1, key))
-		at = (at + 1) & (slots - 1);
-	return &index[at];
+	return (long)(uintptr_t)key_map_get(places, key, len) - 1;
 }
 
-static bool is_proc(size_t at, const void *key)
+/* A new sum's place in an array of *count (room for *room, of size each), made there, grown to have it. */
+static void *sum_new(void *array, size_t *count, size_t *room, size_t size, struct key_map *places, const void *key,
+		     size_t len)
 {
-	return sums.procs[at].pid == *(const uint32_t *)key;
-}
-
-static bool is_file(size_t at, const void *key)
-{
-	const struct file_key *id = key;
-
-	return sums.files[at].ino == id->ino && sums.files[at].dev == id->dev;
-}
-
-/* The index made again at twice the size: *slots places for count sums, each found by its key. */
-static void index_grow(uint32_t **index, size_t *slots, size_t count, const void *(*key_of)(size_t at, size_t *len),
-		       bool (*is)(size_t at, const void *key))
-{
-	*slots = *slots ? 2 * *slots : 1024;
-	free(*index);
-	*index = xcalloc(*slots, sizeof(**index));
-	for (size_t i = 0; i < count; i++) {
-		size_t len;
-		const void *key = key_of(i, &len);
-
-		*index_place(*index, *slots, key, len, is) = (uint32_t)i + 1;
-	}
-}
-
-static const void *proc_key(size_t at, size_t *len)
-{
-	*len = sizeof(sums.procs[at].pid);
-	return &sums.procs[at].pid;
-}
-
-static struct file_key file_keys_scratch;
-
-static const void *file_key(size_t at, size_t *len)
-{
-	file_keys_scratch = (struct file_key){ sums.files[at].dev, sums.files[at].ino };
-	*len = sizeof(file_keys_scratch);
-	return &file_keys_scratch;
-}
-
-/* The place of key's sum among the count sums that index indexes; -1: not there (*at: where it goes). */
-static long sum_find(uint32_t **index, size_t *slots, size_t count, const void *key, size_t len,
-		     const void *(*key_of)(size_t at, size_t *len), bool (*is)(size_t at, const void *key),
-		     uint32_t **at)
-{
-	if (2 * (count + 1) > *slots)
-		index_grow(index, slots, count, key_of, is);
-	*at = index_place(*index, *slots, key, len, is);
-	return **at ? (long)**at - 1 : -1;
-}
-
-/* The array grown to room for one more (its room in *room). */
-static void *sum_room(void *array, size_t count, size_t *room, size_t size)
-{
-	if (count < *room)
-		return array;
-	*room = 2 * *room + 64;
-	return xrealloc(array, *room * size);
+	if (*count == *room)
+		array = xrealloc(array, (*room = 2 * *room + 64) * size);
+	memset((char *)array + *count * size, 0, size);
+	key_map_put(places, key, len, (void *)(uintptr_t)++*count);
+	return array;
 }
 
 static void keep_record(const struct cache_record *r)
 {
 	struct file_key id;
 	struct cachestat_proc *p;
-	uint32_t *at;
 	long place;
 
 	/* A thread hands over as it goes from file to file: its process's sum is the last one's. */
 	if (sums.last_proc >= sums.nprocs || sums.procs[sums.last_proc].pid != r->tgid) {
-		place = sum_find(&sums.proc_index, &sums.proc_slots, sums.nprocs, &r->tgid, sizeof(r->tgid), proc_key,
-				 is_proc, &at);
-		if (place < 0) {
-			sums.procs = sum_room(sums.procs, sums.nprocs, &sums.procs_room, sizeof(*sums.procs));
-			sums.procs[place = (long)sums.nprocs++] = (struct cachestat_proc){ .pid = r->tgid };
-			*at = (uint32_t)sums.nprocs;
+		if ((place = sum_place(&sums.proc_places, &r->tgid, sizeof(r->tgid))) < 0) {
+			sums.procs = sum_new(sums.procs, &sums.nprocs, &sums.procs_room, sizeof(*sums.procs),
+					     &sums.proc_places, &r->tgid, sizeof(r->tgid));
+			sums.procs[place = (long)sums.nprocs - 1].pid = r->tgid;
 		}
 		sums.last_proc = (size_t)place;
 	}
@@ -154,31 +93,29 @@ static void keep_record(const struct cache_record *r)
 	memset(&id, 0, sizeof(id));
 	id.dev = makedev(r->dev >> 20, r->dev & 0xfffff);
 	id.ino = r->ino;
-	place = sum_find(&sums.file_index, &sums.file_slots, sums.nfiles, &id, sizeof(id), file_key, is_file, &at);
-	if (place < 0) {
-		sums.files = sum_room(sums.files, sums.nfiles, &sums.files_room, sizeof(*sums.files));
-		sums.files[place = (long)sums.nfiles++] = (struct cachestat_file){ .dev = id.dev, .ino = id.ino };
-		*at = (uint32_t)sums.nfiles;
+	if ((place = sum_place(&sums.file_places, &id, sizeof(id))) < 0) {
+		sums.files = sum_new(sums.files, &sums.nfiles, &sums.files_room, sizeof(*sums.files), &sums.file_places,
+				     &id, sizeof(id));
+		place = (long)sums.nfiles - 1;
+		sums.files[place].dev = id.dev;
+		sums.files[place].ino = id.ino;
 	}
 	add_counters(&sums.files[place].counters, &r->delta);
 }
 
-/* The sums emptied for the next round (their memory kept). */
+/* The sums emptied for the next round (their arrays kept). */
 static void sums_clear(void)
 {
-	if (sums.proc_index)
-		memset(sums.proc_index, 0, sums.proc_slots * sizeof(*sums.proc_index));
-	if (sums.file_index)
-		memset(sums.file_index, 0, sums.file_slots * sizeof(*sums.file_index));
+	key_map_free(&sums.proc_places);
+	key_map_free(&sums.file_places);
 	sums.nprocs = sums.nfiles = 0;
 }
 
 static void sums_free(void)
 {
+	sums_clear();
 	free(sums.procs);
 	free(sums.files);
-	free(sums.proc_index);
-	free(sums.file_index);
 	memset(&sums, 0, sizeof(sums));
 }
 
