@@ -329,6 +329,22 @@ static bool is_zombie(pid_t pid)
 }
 
 /* bounded_prober_keep: one child makes the calls, one after the other; a late one is replaced. */
+/* A marked call saying what, made by the prober: it held the mark during the call only. */
+static void marked_by_prober(struct mark_seen *seen, const char *what, pid_t prober)
+{
+	struct bounded_holder holder;
+
+	snprintf(seen->mark.what, sizeof(seen->mark.what), "%s", what);
+	assert_int_equal(bounded_call_marked(look_at_own_mark, seen, sizeof(*seen), 5000, &seen->mark, NULL), 0);
+	assert_int_equal(seen->child, prober);
+	assert_string_equal(seen->comm, BOUNDED_MARK_NAME);
+	assert_int_equal(seen->holder_rc, 1);
+	assert_int_equal(seen->holder, prober);
+	assert_string_equal(seen->what, what);
+	assert_int_equal(seen->again_rc, -EBUSY);
+	assert_int_equal(bounded_mark_holder(seen->mark.path, &holder), 0);
+}
+
 static void test_bounded_prober(void **state)
 {
 	char dir[] = "/tmp/test_util.XXXXXX";
@@ -354,25 +370,10 @@ static void test_bounded_prober(void **state)
 
 	/* Marked: held by it during the call, and let go after, though it lives on. */
 	bounded_mark_path(seen.mark.path, sizeof(seen.mark.path), dir, 0, 4343);
-	snprintf(seen.mark.what, sizeof(seen.mark.what), "statfs of /mnt/c");
-	assert_int_equal(bounded_call_marked(look_at_own_mark, &seen, sizeof(seen), 5000, &seen.mark, NULL), 0);
-	assert_int_equal(seen.child, prober);
-	assert_string_equal(seen.comm, BOUNDED_MARK_NAME);
-	assert_int_equal(seen.holder_rc, 1);
-	assert_int_equal(seen.holder, prober);
-	assert_string_equal(seen.what, "statfs of /mnt/c");
-	assert_int_equal(seen.again_rc, -EBUSY);
-	assert_int_equal(bounded_mark_holder(seen.mark.path, &holder), 0);
+	marked_by_prober(&seen, "statfs of /mnt/c", prober);
 	assert_int_equal(kill(prober, 0), 0);
 	/* Again, with shorter words (its mark file kept open): held again, and says only these. */
-	snprintf(seen.mark.what, sizeof(seen.mark.what), "stat of /c");
-	assert_int_equal(bounded_call_marked(look_at_own_mark, &seen, sizeof(seen), 5000, &seen.mark, NULL), 0);
-	assert_int_equal(seen.child, prober);
-	assert_int_equal(seen.holder_rc, 1);
-	assert_int_equal(seen.holder, prober);
-	assert_string_equal(seen.what, "stat of /c");
-	assert_int_equal(seen.again_rc, -EBUSY);
-	assert_int_equal(bounded_mark_holder(seen.mark.path, &holder), 0);
+	marked_by_prober(&seen, "stat of /c", prober);
 
 	/* Late: -ETIMEDOUT, killed; the next call is another child's. */
 	assert_int_equal(bounded_call_marked(never_returns, &d, sizeof(d), 50, &seen.mark, NULL), -ETIMEDOUT);
