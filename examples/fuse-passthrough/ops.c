@@ -29,15 +29,20 @@ struct call {
  * --hang-op: the first request of the op stays in flight until SIGUSR1 (or the server stops);
  * with --hang-all every request of it does, until then (a server that never answers a statfs).
  */
-static void hang(struct passthrough *pt, enum pt_op op)
+static void hang(struct passthrough *pt, enum pt_op op, fuse_req_t req)
 {
 	const struct timespec tick = { 0, 10 * 1000 * 1000 };
 	bool first = !__atomic_exchange_n(&pt->hang_taken, true, __ATOMIC_ACQ_REL);
+	unsigned held;
 
 	if (!first && !pt->hang_all)
 		return;
+	held = __atomic_add_fetch(&pt->hang_count, 1, __ATOMIC_ACQ_REL);
 	if (first)
 		fprintf(stderr, "fuse-passthrough: %s hangs until SIGUSR1\n", pt_op_table[op].name);
+	/* A line a request held: a test counts what reached the server, and who asked. */
+	fprintf(stderr, "fuse-passthrough: %s held: %u so far, from pid %d\n", pt_op_table[op].name, held,
+		(int)fuse_req_ctx(req)->pid);
 	/* Polled rather than waited for, so a signal that comes at any moment is seen. */
 	while (!pt_hang_released && !pt_stopping)
 		nanosleep(&tick, NULL);
@@ -87,7 +92,7 @@ static struct call begin(fuse_req_t req, enum pt_op op)
 	struct call c = { req, pt, vtrace_begin(pt->vt, op), 0 };
 
 	if ((int)op == pt->hang_op)
-		hang(pt, op);
+		hang(pt, op, req);
 	if ((int)op == pt->slow_op)
 		slow(pt, op);
 	return c;

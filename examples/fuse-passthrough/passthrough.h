@@ -50,6 +50,7 @@ struct passthrough {
 	bool xattr;            /* pass extended attributes through, rather than ENOSYS */
 	int hang_op;           /* --hang-op: the first request of this op waits for SIGUSR1; -1 for none */
 	bool hang_taken;       /* that first request came */
+	unsigned hang_count;   /* the requests of hang_op held so far, each said on stderr */
 	bool hang_all;         /* --hang-all: every request of hang_op waits, until SIGUSR1 */
 	int slow_op;           /* --slow-op: while SIGUSR2 has turned it on, this op is slower; -1 for none */
 	unsigned slow_ms;      /* by this many milliseconds */
