@@ -15,6 +15,14 @@ struct task_row {
 	char leader_comm[16];  /* its thread group leader's: /proc/PID/stat's */
 };
 
+/* A process that ended (its last thread's exit), as exited writes it: its /proc/PID/io as it ended. */
+struct exit_row {
+	__u32 tgid, ppid;      /* ppid: its real parent as it ended, which its counts go to when it reaps it */
+	__u64 start_ns;        /* its leader's start_boottime */
+	__u64 rchar, read_bytes, write_bytes;
+	char comm[16];         /* its leader's */
+};
+
 /* A file a process has open with O_DIRECT (a regular file or a block device), as fds_direct writes it. */
 struct direct_fd_row {
 	__u32 tgid;

@@ -410,6 +410,7 @@ static int write_report(const struct doctor *d, const struct doctor_snapshot *sn
 		    : snapshot->odirect_ebpf                                  ? "ebpf"
 									      : "fdinfo",
 		.bio_mode = snapshot->bio_known ? "ebpf" : "procfs",
+		.exits_mode = snapshot->exits_ebpf ? "ebpf" : "procfs",
 		.bio_mechanism = snapshot->bio_known && snapshot->bio_mechanism[0] ? snapshot->bio_mechanism : NULL,
 		.findings = &d->findings,
 		.accepted = accepted,

@@ -80,6 +80,11 @@ static const struct proc_io_sample *reaper_of(const struct proc_io_rounds *r, co
 	return NULL;
 }
 
+static uint64_t larger(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
 static uint64_t take(uint64_t *from, uint64_t *owed)
 {
 	uint64_t taken = *from < *owed ? *from : *owed;
@@ -89,15 +94,117 @@ static uint64_t take(uint64_t *from, uint64_t *owed)
 	return taken;
 }
 
-static uint64_t larger(uint64_t a, uint64_t b)
+
+void proc_io_rounds_exits(struct proc_io_rounds *r, const struct proc_io_sample *exits, size_t n)
 {
-	return a > b ? a : b;
+	r->exits = xrealloc(r->exits, (r->nexits + n + 1) * sizeof(*r->exits));
+	if (n)
+		memcpy(r->exits + r->nexits, exits, n * sizeof(*exits));
+	r->nexits += n;
+	if (r->nexits > 1)
+		qsort(r->exits, r->nexits, sizeof(*r->exits), proc_io_sample_by_pid);
+}
+
+/* The end of the process sample was of, among exits (by pid), or NULL. */
+static const struct proc_io_sample *end_of(const struct proc_io_sample *exits, size_t n,
+					   const struct proc_io_sample *sample)
+{
+	const struct proc_io_sample *e = find(exits, n, sample->pid);
+
+	if (!e)
+		return NULL;
+	while (e > exits && e[-1].pid == sample->pid) /* a pid used twice within the round: each */
+		e--;
+	for (; e < exits + n && e->pid == sample->pid; e++)
+		if (e->start_time == sample->start_time && e->start_time != PROCFS_UNKNOWN)
+			return e;
+	return NULL;
+}
+
+/* A process gone within the round, from before (the last round's, or 0 when born since) to its end. */
+static bool add_ended(struct proc_io_rounds *r, const struct proc_io_sample *before, const struct proc_io_sample *end)
+{
+	struct proc_io_ended *e = &r->ended[r->nended];
+	struct proc_io_sample from = *before;
+
+	memcpy(from.comm, end->comm, sizeof(from.comm)); /* an exec renames it; its counts go on */
+	e->last = *end;
+	e->last.io.rchar = larger(end->io.rchar, before->io.rchar); /* see the larger() below */
+	e->last.io.read_bytes = larger(end->io.read_bytes, before->io.read_bytes);
+	e->last.io.write_bytes = larger(end->io.write_bytes, before->io.write_bytes);
+	if (!proc_io_delta(&from, &e->last, &e->delta))
+		return false;
+	r->nended++;
+	return true;
+}
+
+static int ended_by_pid(const void *a, const void *b)
+{
+	const struct proc_io_ended *x = a, *y = b;
+
+	return proc_io_sample_by_pid(&x->last, &y->last);
+}
+
+/*
+ * The processes of the last round that are gone: their counts went to their reaper, as last
+ * seen or, known from their end, as they ended. Then the ends of processes born and gone within
+ * the round; those of processes still in it wait. Each adds to owed; *nowed grows.
+ */
+static void take_gone(struct proc_io_rounds *r, const struct proc_io_sample *now, size_t n,
+		      proc_io_ignores_sigchld_fn ignores, void *context, struct proc_io_owed *owed, size_t *nowed)
+{
+	struct proc_io_sample *exits = r->exits;
+	size_t nexits = r->nexits, waiting = 0;
+	bool *used = xcalloc(nexits + 1, sizeof(*used));
+
+	free(r->ended);
+	r->ended = xcalloc(nexits + 1, sizeof(*r->ended));
+	r->nended = 0;
+	for (size_t i = 0; r->started && i < r->nprevious; i++) {
+		const struct proc_io_sample *v = &r->previous[i], *still = find(now, n, v->pid), *reaper, *end;
+		const struct proc_io_sample *last = v;
+
+		if (still && same_process(v, still))
+			continue;
+		if ((end = end_of(exits, nexits, v))) {
+			used[end - exits] = true;
+			if (add_ended(r, v, end))
+				last = &r->ended[r->nended - 1].last;
+		}
+		reaper = reaper_of(r, v, now, n);
+		if (reaper && (!ignores || !ignores(reaper->pid, context)))
+			owed[(*nowed)++] = (struct proc_io_owed){ reaper->pid, reaper->start_time, last->io, false };
+	}
+	for (size_t i = 0; i < nexits; i++) {
+		const struct proc_io_sample *e = &exits[i], *in_now = find(now, n, e->pid), *reaper;
+		struct proc_io_sample born;
+
+		if (used[i])
+			continue;
+		if (in_now && end_of(e, 1, in_now)) {
+			exits[waiting++] = *e; /* still there: its end is for the round it is gone from */
+			continue;
+		}
+		/* Born since the last round began (as for one first seen, below), else not ours. */
+		if (!r->started || !r->previous_ticks || e->start_time == PROCFS_UNKNOWN ||
+		    e->start_time + BORN_SLACK_TICKS < r->previous_ticks)
+			continue;
+		born = (struct proc_io_sample){ .pid = e->pid, .ppid = e->ppid, .start_time = e->start_time };
+		add_ended(r, &born, e);
+		reaper = reaper_of(r, e, now, n);
+		if (reaper && (!ignores || !ignores(reaper->pid, context)))
+			owed[(*nowed)++] = (struct proc_io_owed){ reaper->pid, reaper->start_time, e->io, false };
+	}
+	r->nexits = waiting;
+	free(used);
+	if (r->nended > 1)
+		qsort(r->ended, r->nended, sizeof(*r->ended), ended_by_pid);
 }
 
 void proc_io_rounds_take(struct proc_io_rounds *r, const struct proc_io_sample *now, size_t n, uint64_t ticks,
 			 proc_io_ignores_sigchld_fn ignores, void *context, struct proc_io_delta *deltas, bool *known)
 {
-	struct proc_io_owed *owed = xcalloc(r->nowed + r->nprevious + 1, sizeof(*owed));
+	struct proc_io_owed *owed = xcalloc(r->nowed + r->nprevious + r->nexits + 1, sizeof(*owed));
 	struct proc_io_sample *previous = xcalloc(n ? n : 1, sizeof(*now)); /* the next round's */
 	size_t nowed = 0, kept = 0;
 
@@ -107,16 +214,7 @@ void proc_io_rounds_take(struct proc_io_rounds *r, const struct proc_io_sample *
 	/* Left over from the last round: tried once more. */
 	for (size_t i = 0; i < r->nowed; i++)
 		owed[nowed++] = (struct proc_io_owed){ r->owed[i].pid, r->owed[i].start_time, r->owed[i].io, true };
-	/* The processes of the last round that are gone: their counts went to their reaper. */
-	for (size_t i = 0; r->started && i < r->nprevious; i++) {
-		const struct proc_io_sample *v = &r->previous[i], *still = find(now, n, v->pid), *reaper;
-
-		if (still && same_process(v, still))
-			continue;
-		reaper = reaper_of(r, v, now, n);
-		if (reaper && (!ignores || !ignores(reaper->pid, context)))
-			owed[nowed++] = (struct proc_io_owed){ reaper->pid, reaper->start_time, v->io, false };
-	}
+	take_gone(r, now, n, ignores, context, owed, &nowed);
 	if (nowed > 1)
 		qsort(owed, nowed, sizeof(*owed), owed_by_pid);
 
@@ -187,6 +285,8 @@ void proc_io_rounds_free(struct proc_io_rounds *r)
 {
 	free(r->previous);
 	free(r->owed);
+	free(r->exits);
+	free(r->ended);
 	*r = (struct proc_io_rounds){0};
 }
 

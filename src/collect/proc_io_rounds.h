@@ -24,6 +24,11 @@
  * clock tick it began or later is counted from 0: all it did is within the round.
  */
 struct proc_io_owed;
+/* A process that ended since the last round, known from its counts as it ended (exits). */
+struct proc_io_ended {
+	struct proc_io_sample last; /* as it ended */
+	struct proc_io_delta delta; /* since the last round, or since it began when born within the round */
+};
 struct proc_io_rounds {
 	struct proc_io_sample *previous; /* the last round, sorted by pid */
 	size_t nprevious;
@@ -31,6 +36,10 @@ struct proc_io_rounds {
 	bool started;
 	struct proc_io_owed *owed; /* what could not be taken off yet: tried once more, next round */
 	size_t nowed;
+	struct proc_io_sample *exits; /* handed by proc_io_rounds_exits, not yet taken; by pid */
+	size_t nexits;
+	struct proc_io_ended *ended; /* the last round's (proc_io_rounds_take), by pid */
+	size_t nended;
 };
 
 /* Whether pid ignores SIGCHLD now (its children are then reaped without their counts added to it). */
@@ -46,6 +55,14 @@ bool proc_ignores_sigchld(pid_t pid, void *context);
  */
 void proc_io_rounds_take(struct proc_io_rounds *r, const struct proc_io_sample *now, size_t n, uint64_t ticks,
 			 proc_io_ignores_sigchld_fn ignores, void *context, struct proc_io_delta *deltas, bool *known);
+/*
+ * Processes' counts as they ended (eBPF at their last thread's exit), sorted by pid, for the next
+ * round: one gone since the last round is known to its end, its delta in r->ended and its whole
+ * counts taken off its reaper's (not as last seen); one born and gone within the round is in
+ * r->ended too. An end of a process still in the round (a zombie, or ended after it was read)
+ * waits for the round it is gone from. Copied.
+ */
+void proc_io_rounds_exits(struct proc_io_rounds *r, const struct proc_io_sample *exits, size_t n);
 void proc_io_rounds_free(struct proc_io_rounds *r);
 /* qsort's comparison of two struct proc_io_sample by pid, for a round's order. */
 int proc_io_sample_by_pid(const void *a, const void *b);

@@ -13,6 +13,7 @@
 
 #ifdef IOLENS_BPF
 #include "collect/bpf_dl.h"
+#include "collect/proc_io_rounds.h"
 
 #include "bpf/tasks.h"
 #include "tasks.skel.h"
@@ -24,6 +25,32 @@
 
 static struct tasks_bpf *skeleton;
 static struct bpf_link *iter_link, *fds_link;
+static struct ring_buffer *exits;
+/* The ends drained from the ring buffer, for the run that takes them. */
+static struct proc_io_sample *ended;
+static size_t nended, ended_room;
+static uint64_t tick_ns;
+
+static int on_exit_row(void *context, void *data, size_t size)
+{
+	const struct exit_row *r = data;
+	struct proc_io_sample *p;
+
+	(void)context;
+	if (size < sizeof(*r) || (pid_t)r->tgid == getpid())
+		return 0;
+	if (nended == ended_room)
+		ended = xrealloc(ended, (ended_room = ended_room ? 2 * ended_room : 64) * sizeof(*ended));
+	p = &ended[nended++];
+	*p = (struct proc_io_sample){ .pid = (pid_t)r->tgid,
+				      .ppid = (pid_t)r->ppid,
+				      .start_time = r->start_ns / tick_ns,
+				      .io = { .rchar = r->rchar,
+					      .read_bytes = r->read_bytes,
+					      .write_bytes = r->write_bytes } };
+	memcpy(p->comm, r->comm, sizeof(p->comm) - 1);
+	return 0;
+}
 
 int task_iter_start(const char **why)
 {
@@ -42,8 +69,14 @@ int task_iter_start(const char **why)
 	bpf_program__set_autoattach(skeleton->progs.fds_direct, false);
 	rc = ebpf_load_attach(skeleton->skeleton, why);
 	if (!rc && (!(iter_link = bpf_program__attach_iter(skeleton->progs.rows, NULL)) ||
-		    !(fds_link = bpf_program__attach_iter(skeleton->progs.fds_direct, NULL))))
+		    !(fds_link = bpf_program__attach_iter(skeleton->progs.fds_direct, NULL)) ||
+		    !(exits = ring_buffer__new(bpf_map__fd(skeleton->maps.exits), on_exit_row, NULL, NULL))))
 		rc = ebpf_failed(skeleton->obj, "attach", -ENOMEM, why);
+	if (!rc) {
+		long hz = sysconf(_SC_CLK_TCK);
+
+		tick_ns = hz > 0 ? 1000000000ull / (uint64_t)hz : 10000000ull;
+	}
 	if (rc)
 		task_iter_stop();
 	return rc;
@@ -77,8 +110,6 @@ static int by_group(const void *a_, const void *b_)
 /* The rows as threads and, summed by thread group, processes (rows sorted here). */
 static void take_rows(struct task_iter *out, struct task_row *rows, size_t n)
 {
-	long hz = sysconf(_SC_CLK_TCK);
-	uint64_t tick_ns = hz > 0 ? 1000000000ull / (uint64_t)hz : 10000000ull;
 	pid_t self = getpid();
 
 	/* The iterator goes by thread id: a group's threads together, from their leader on. */
@@ -144,6 +175,25 @@ static int run_iterator(struct bpf_link *link, void **out, size_t *used)
 	return rc;
 }
 
+/* The processes that ended since the last drain, by pid, with whether the ring buffer lost some. */
+static void take_exits(struct task_iter *out)
+{
+	uint64_t lost = __atomic_load_n(&skeleton->bss->exits_lost, __ATOMIC_RELAXED);
+	static uint64_t lost_seen;
+
+	nended = 0;
+	if (ring_buffer__consume(exits) < 0)
+		lost++; /* (not said: the rounds go on as without the ends) */
+	out->exits = xcalloc(nended ? nended : 1, sizeof(*out->exits));
+	if (nended)
+		memcpy(out->exits, ended, nended * sizeof(*ended));
+	out->nexits = nended;
+	if (nended > 1)
+		qsort(out->exits, nended, sizeof(*out->exits), proc_io_sample_by_pid);
+	out->exits_lost = lost != lost_seen;
+	lost_seen = lost;
+}
+
 int task_iter_read(struct task_iter *out)
 {
 	void *rows;
@@ -151,8 +201,10 @@ int task_iter_read(struct task_iter *out)
 	int rc;
 
 	*out = (struct task_iter){0};
-	if (!(rc = run_iterator(iter_link, &rows, &used)))
+	if (!(rc = run_iterator(iter_link, &rows, &used))) {
 		take_rows(out, rows, used / sizeof(struct task_row));
+		take_exits(out); /* after the rows: an end since is one of a process in them, kept for the next */
+	}
 	free(rows);
 	return rc;
 }
@@ -194,6 +246,12 @@ int task_iter_direct_fds(struct task_iter_fd **out, size_t *n)
 
 void task_iter_stop(void)
 {
+	if (exits)
+		ring_buffer__free(exits);
+	exits = NULL;
+	free(ended);
+	ended = NULL;
+	nended = ended_room = 0;
 	if (iter_link) /* libbpf may not be loaded when nothing was started */
 		bpf_link__destroy(iter_link);
 	if (fds_link)
@@ -235,5 +293,6 @@ void task_iter_free(struct task_iter *it)
 {
 	free(it->threads);
 	free(it->procs);
+	free(it->exits);
 	*it = (struct task_iter){0};
 }

@@ -7,6 +7,7 @@
 #ifndef IOLENS_COLLECT_TASK_ITER_H
 #define IOLENS_COLLECT_TASK_ITER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -25,6 +26,12 @@ struct task_iter {
 	 * kernel keeps no I/O accounting). */
 	struct proc_io_sample *procs;
 	size_t nprocs;
+	/* The processes that ended since the last run, by pid: their counts as they ended (an end
+	 * after this run's rows is one of a process in them). exits_lost: the ring buffer had no
+	 * room for some since. */
+	struct proc_io_sample *exits;
+	size_t nexits;
+	bool exits_lost;
 };
 
 /* Loads the iterator: 0, or -errno with why said (the caller reads /proc instead). */

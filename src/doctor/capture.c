@@ -1017,6 +1017,7 @@ static void snap_window(struct doctor_snapshot *s, const struct watch *w, const 
 	struct swaps swaps;
 
 	s->samples = w->samples;
+	s->exits_ebpf = w->task_iter; /* (its rounds took the ends the iterator's ring buffer held) */
 	/* Whole disks that sysfs knows, in the samples at both ends. */
 	s->disks = xcalloc(w->disk_end.count ? w->disk_end.count : 1, sizeof(*s->disks));
 	for (unsigned i = 0; i < w->disk_end.count; i++) {

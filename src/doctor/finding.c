@@ -299,6 +299,8 @@ int doctor_write_json(const struct doctor_report *report, FILE *stream)
 	out_rec_text(doc, "odirect_mode", report->odirect_mode);
 	/* How block requests were timed and charged to processes: "ebpf", or "procfs" (diskstats' averages), */
 	out_rec_text(doc, "bio_mode", report->bio_mode);
+	/* How each process's I/O was counted to its end: "ebpf" (at its exit), or "procfs" (as last read). */
+	out_rec_text(doc, "exits_mode", report->exits_mode);
 	/*
 	 * ... with eBPF at which tracepoint a request's process is seen: "block_io_start" or
 	 * "block_getrq" (else null).
@@ -355,9 +357,10 @@ int doctor_write_text(const struct doctor_report *report, FILE *stream)
 	const struct doctor_findings *findings = report->findings;
 
 	/* The header: how each thing was counted (iolens version --features says why, on this kernel). */
-	out_report_printf(stream, "Counted: page cache %s, block I/O %s, O_DIRECT opens %s.\n",
+	out_report_printf(stream, "Counted: page cache %s, block I/O %s, O_DIRECT opens %s, process exits %s.\n",
 			  mode_words(report->cache_mode, report->cache_mechanism),
-			  mode_words(report->bio_mode, report->bio_mechanism), printable_name(report->odirect_mode));
+			  mode_words(report->bio_mode, report->bio_mechanism), printable_name(report->odirect_mode),
+			  printable_name(report->exits_mode ? report->exits_mode : "procfs"));
 	if (!findings->count)
 		out_report_printf(stream, "No I/O problem found in %.3g s.\n", report->seconds);
 	for (size_t i = 0; i < findings->count; i++) {

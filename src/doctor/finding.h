@@ -113,6 +113,7 @@ struct doctor_report {
 	const char *cache_mechanism; /* with eBPF: "tracepoints", "fentry" or "kprobes" (NULL: not known) */
 	const char *odirect_mode; /* "ebpf", "fdinfo" or "off" */
 	const char *bio_mode;     /* "ebpf" or "procfs" */
+	const char *exits_mode;   /* processes' I/O to their ends: "ebpf", or "procfs" (as last seen) */
 	const char *bio_mechanism; /* with eBPF: "block_io_start" or "block_getrq" (NULL: not known) */
 	const struct doctor_findings *findings; /* worst first */
 	const struct doctor_accepted *accepted;

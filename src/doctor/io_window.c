@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "collect/procfs.h"
 #include "collect/sysroot.h"
@@ -16,15 +17,55 @@ static int window_order(pid_t pid_a, uint64_t start_a, pid_t pid_b, uint64_t sta
 	return (start_a > start_b) - (start_a < start_b);
 }
 
+static int by_process(const void *a_, const void *b_)
+{
+	const struct window_io *a = a_, *b = b_;
+
+	return window_order(a->pid, a->start_time, b->pid, b->start_time);
+}
+
+/*
+ * The round's ended processes (known from their ends): the counts of one gone since the last
+ * round added to its own, to its end; those born and gone within the round returned (*nborn of
+ * them, to free).
+ */
+static struct window_io *take_ended(struct io_window *win, size_t *nborn_out)
+{
+	const struct proc_io_rounds *r = &win->rounds;
+	struct window_io *born = NULL;
+	size_t nborn = 0;
+
+	for (size_t i = 0; i < r->nended; i++) {
+		const struct proc_io_ended *e = &r->ended[i];
+		struct window_io key = { .pid = e->last.pid, .start_time = e->last.start_time };
+		struct window_io *p = win->count ? bsearch(&key, win->procs, win->count, sizeof(*p), by_process) : NULL;
+
+		if (!p) {
+			born = xrealloc(born, (nborn + 1) * sizeof(*born));
+			p = &born[nborn++];
+			*p = (struct window_io){ .pid = e->last.pid, .start_time = e->last.start_time,
+						 .from_ns = win->round_ns };
+		}
+		snprintf(p->comm, sizeof(p->comm), "%s", e->last.comm);
+		p->total.rchar += e->delta.rchar;
+		p->total.read_bytes += e->delta.read_bytes;
+		p->total.write_bytes += e->delta.write_bytes;
+	}
+	*nborn_out = nborn;
+	return born;
+}
+
 void io_window_take(struct io_window *win, const struct proc_io_sample *now, size_t n, uint64_t ns, uint64_t ticks,
 		    proc_io_ignores_sigchld_fn ignores, void *context)
 {
 	struct proc_io_delta *deltas = xcalloc(n ? n : 1, sizeof(*deltas));
 	bool *known = xcalloc(n ? n : 1, sizeof(*known));
-	struct window_io *procs = xcalloc(win->count + n + 1, sizeof(*procs));
-	size_t i = 0, j = 0, count = 0;
+	struct window_io *procs, *born;
+	size_t i = 0, j = 0, count = 0, nborn;
 
 	proc_io_rounds_take(&win->rounds, now, n, ticks, ignores, context, deltas, known);
+	born = take_ended(win, &nborn);
+	procs = xcalloc(win->count + n + nborn + 1, sizeof(*procs));
 	/* The last round's processes and this one's, both in order: merged. */
 	while (i < win->count || j < n) {
 		int order = i == win->count ? 1 : j == n ? -1
@@ -52,6 +93,13 @@ void io_window_take(struct io_window *win, const struct proc_io_sample *now, siz
 		j++;
 		count++;
 	}
+	/* Those born and gone within the round, known from their ends, in order too. */
+	if (nborn) {
+		memcpy(procs + count, born, nborn * sizeof(*born));
+		count += nborn;
+		qsort(procs, count, sizeof(*procs), by_process);
+	}
+	free(born);
 	free(win->procs);
 	win->procs = procs;
 	win->count = count;
@@ -69,6 +117,7 @@ void io_window_round(struct io_window *win, const struct task_iter *from)
 	pid_t pid;
 
 	if (from) {
+		proc_io_rounds_exits(&win->rounds, from->exits, from->nexits);
 		io_window_take(win, from->procs, from->nprocs, ns, ticks, proc_ignores_sigchld, NULL);
 		return;
 	}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# doctor_reaped.sh: doctor without eBPF's cache counts (IOLENS_CACHE_MECHANISM=procfs, /proc/PID/io): a forked child that read half of a cold file before the window reads the rest in it and ends, reaped by its parent (the kernel adds its counts to the parent's); a second child reads another cold file, all of it in the window, and is reaped too. The processes' numbers (the recorded rates, cache-miss's misses) hold what the children read in the window, their own read_bytes: not with the first half, read before the window, too.
+# doctor_reaped.sh: doctor without eBPF's cache counts (IOLENS_CACHE_MECHANISM=procfs, /proc/PID/io): a forked child that read half of a cold file before the window reads the rest in it and ends, reaped by its parent (the kernel adds its counts to the parent's); a second child reads another cold file, all of it in the window, and is reaped too. The processes' numbers (the recorded rates, cache-miss's misses) hold what the children read in the window, their own read_bytes: not with the first half, read before the window, too; with eBPF's exits, each child's own and none the parent's.
 . "$(dirname "$0")/lib.sh"
 
 is_root || skip_all "needs root: every process's /proc/PID/io, and evicting the file"
@@ -118,6 +118,18 @@ got=$(read_bytes $ids)
 check_eq "parent and children: their read_bytes in the window, $((window / PAGE)) pages (not with the $((half / PAGE)) read before it)" \
 	"$window" "$got"
 echo "# parent $(($(read_bytes "$PARENT") / PAGE)), first child $(($(read_bytes "$(cat "$T/child")") / PAGE)), second $(($(read_bytes "$(cat "$T/child2")") / PAGE)) of $((window / PAGE)) pages"
+# Where eBPF runs (root, BTF), each process's counts are taken as it ends: each its own, the
+# truth its own read_bytes as it said them, whenever the samples fell. Without, what a child did
+# after its last sample is its parent's (the sum above still holds).
+if why=$(ebpf_expected); then
+	check_eq "process exits counted by eBPF (exits_mode)" ebpf \
+		"$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["exits_mode"])' "$T/doctor.json")"
+	check_eq "… each process its own: the parent 0, the first child its rest, the second all it read" \
+		"0 $((child - half)) $child2" \
+		"$(read_bytes "$PARENT") $(read_bytes "$(cat "$T/child")") $(read_bytes "$(cat "$T/child2")")"
+else
+	echo "# each process's own not held: $why"
+fi
 check_eq "cache-miss: the misses of processes named $COMM, the same pages" "$((window / PAGE))" \
 	"$(python3 "$TOP/tests/cli/doctor_query.py" get cache-miss misses comm "$COMM" <"$T/doctor.json")"
 echo "1..$t_count"

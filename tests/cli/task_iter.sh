@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# task_iter.sh: what doctor reads of every thread from eBPF's task iterator (one read, not a file a thread) is what /proc says: a stopped process's I/O counters (its ended thread's and reaped child's too), parent, start and threads; a thread waiting in D seen in D.
+# task_iter.sh: what doctor reads of every thread from eBPF's task iterator (one read, not a file a thread) is what /proc says: a stopped process's I/O counters (its ended thread's and reaped child's too), parent, start and threads; a thread waiting in D seen in D; a process's end, with its last counts, as it said them.
 . "$(dirname "$0")/lib.sh"
 
 why=$(ebpf_expected) || skip_all "$why"
 ROWS=$BUILD/tests/helpers/taskrows
 [ -x "$ROWS" ] || skip_all "taskrows is not built (make check builds it)"
 
-# A process that read 1 MiB in a thread that ended, 2 MiB in a child it reaped and wrote 1 MiB to
-# a file of the disk, then stopped itself: its counters hold still while they are compared.
-python3 -c 'import os, signal, sys, threading
+# WORK: a process that reads 1 MiB in a thread that ends, 2 MiB in a child it reaps, and writes
+# 1 MiB to a file of the disk (the first argument); the lines after it say what it does next.
+WORK='import os, signal, sys, threading
 def read(n):
     with open("/dev/zero", "rb", buffering=0) as f:
         while n: n -= len(f.read(min(n, 65536)))
@@ -19,6 +19,9 @@ if child == 0:
 os.waitpid(child, 0)
 with open(sys.argv[1], "wb") as f:
     f.write(b"x" * (1 << 20)); f.flush(); os.fsync(f.fileno())
+'
+# WORK, then it stops itself: its counters hold still while they are compared.
+python3 -c "$WORK"'
 threading.Thread(target=signal.pause, daemon=True).start()
 os.kill(os.getpid(), signal.SIGSTOP)' "$T/written" &
 P=$!
@@ -26,7 +29,9 @@ on_exit "kill -KILL $P 2>/dev/null"
 stopped() { [ "$(awk '{ print $3 }' /proc/$P/stat 2>/dev/null)" = T ]; }
 wait_until 60 stopped || { not_ok "the process stopped itself"; echo "1..$t_count"; exit 1; }
 
-if ! "$ROWS" >"$T/rows" 2>"$T/rows.err"; then
+"$ROWS" >"$T/rows" 2>"$T/rows.err" &
+ROWS_PID=$!
+if ! wait $ROWS_PID; then
 	not_ok "the task iterator loads and reads as root: $(head -c 300 "$T/rows.err")"
 	echo "1..$t_count"
 	exit 1
@@ -49,7 +54,7 @@ esac
 check_eq "its threads, each stopped, as /proc/PID/task lists them" \
 	"$(ls /proc/$P/task | sort -n | sed "s/^/$P T /")" \
 	"$(awk -v p=$P '$1 == "thread" && $2 == p { print $2, $4, $3 }' "$T/rows" | sort -n -k3 | awk '{ print $1, $2, $3 }')"
-check_eq "… and this process is not among the processes" "" "$(awk '$1 == "proc" && $8 == "taskrows"' "$T/rows")"
+check_eq "… and this process is not among the processes" "" "$(awk -v p=$ROWS_PID '$1 == "proc" && $2 == p' "$T/rows")"
 
 # Every process both list holds the same parent, start and name (counters move meanwhile).
 "$ROWS" --proc >"$T/proc" 2>/dev/null
@@ -109,5 +114,45 @@ in_d() { [ "$(awk '{ print $3 }' /proc/$V/stat 2>/dev/null)" = D ]; }
 wait_until 60 in_d
 check_eq "a thread in D (a vfork's parent, /proc says D)" "thread $V $V D taskrows" \
 	"$("$ROWS" | awk -v p=$V '$1 == "thread" && $3 == p')"
-kill -KILL $V 2>/dev/null
+kill -KILL $(cat /proc/$V/task/$V/children 2>/dev/null) $V 2>/dev/null # its child too: no taskrows left asleep
+wait $V 2>/dev/null # (reaped here: a container's pid 1 may leave it a zombie)
+
+# A process's end, as eBPF sees it (what doctor's rounds take for a process gone between two of
+# them): WORK, then it reads its own /proc/self/io and ends from another thread than its leader
+# (exit_group: either may be the last). The truth: that /proc/self/io, its own counts read by the
+# kernel's code as its last act (rchar then grows by the bytes that read returned; its pages
+# locked in before, no fault of its code reads more after).
+coproc EXITS { "$ROWS" --exits 2>"$T/exits.err"; }
+ready=
+read -r -t 60 ready <&"${EXITS[0]}"
+check_eq "taskrows --exits: the iterator loaded ($(head -c 200 "$T/exits.err"))" ready "$ready"
+python3 -c "$WORK"'
+stat = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+import ctypes
+ctypes.CDLL(None).mlockall(1) # MCL_CURRENT: its code read in now, not by a fault after its last read
+def last():
+    with open("/proc/self/io", "rb", buffering=0) as f:
+        text = f.read(4096)
+    io = dict(line.split(b": ") for line in text.splitlines())
+    sys.stdout.write("%d %s %s %d %d %d %d\n" % (os.getpid(), stat[1], stat[19], int(io[b"rchar"]) + len(text),
+                     int(io[b"read_bytes"]), int(io[b"write_bytes"]), child))
+    sys.stdout.flush()
+    os._exit(0)
+threading.Thread(target=last).start()
+threading.Event().wait()' "$T/written2" | cat >"$T/ended" # (a pipe: its last write dirties no page of its own)
+echo go >&"${EXITS[1]}"
+cat <&"${EXITS[0]}" >"$T/exits"
+read -r E_PID E_PPID E_START E_RCHAR E_READ E_WRITE E_CHILD <"$T/ended"
+check_eq "its end: its /proc/self/io as it ended, its parent, start and name" \
+	"exit $E_PID $E_PPID $E_START $E_RCHAR $E_READ $E_WRITE python3" \
+	"$(awk -v p="$E_PID" '$1 == "exit" && $2 == p' "$T/exits")"
+check "… rchar holds the 3 MiB its ended thread and reaped child read ($E_RCHAR)" [ "${E_RCHAR:-0}" -ge $((3 << 20)) ]
+case "$(fs_type "$T")" in
+tmpfs|ramfs) skip "… write_bytes: the scratch directory is on $(fs_type "$T"), which accounts no write" ;;
+*) check "… write_bytes the 1 MiB it wrote ($E_WRITE)" [ "${E_WRITE:-0}" -ge $((1 << 20)) ] ;;
+esac
+read -r _ _ c_ppid _ c_rchar _ <<<"$(awk -v p="$E_CHILD" '$1 == "exit" && $2 == p' "$T/exits")"
+check "its child's end too, its parent that process, with the 2 MiB it read ($c_rchar)" \
+	[ "$c_ppid" = "$E_PID" ] && [ "${c_rchar:-0}" -ge $((2 << 20)) ]
+check_eq "… no end lost, none of taskrows itself" "" "$(grep -x lost "$T/exits"; awk '$1 == "exit" && $8 == "taskrows"' "$T/exits")"
 echo "1..$t_count"

@@ -90,10 +90,11 @@ check_eq "O_DIRECT opens: the syscall tracepoints, used" "ebpf tracepoints can" 
 
 # doctor says the same in its JSON and its header.
 run "$IOLENS" doctor --json 0.2
-check_eq "doctor: the same mechanisms in its JSON" "$first $bio_used ebpf" "$(python3 -c 'import json,sys
-d = json.load(sys.stdin); print(d["cache_mechanism"], d["bio_mechanism"], d["odirect_mode"])' <<<"$OUT")"
+check_eq "doctor: the same mechanisms in its JSON, and process exits by eBPF" "$first $bio_used ebpf ebpf" \
+	"$(python3 -c 'import json,sys
+d = json.load(sys.stdin); print(d["cache_mechanism"], d["bio_mechanism"], d["odirect_mode"], d["exits_mode"])' <<<"$OUT")"
 run "$IOLENS" doctor 0.2
-check_eq "… and in its header" "Counted: page cache ebpf ($first), block I/O ebpf ($bio_used), O_DIRECT opens ebpf." \
+check_eq "… and in its header" "Counted: page cache ebpf ($first), block I/O ebpf ($bio_used), O_DIRECT opens ebpf, process exits ebpf." \
 	"$(head -1 <<<"$OUT")"
 
 # Forced to /proc: said, with why.

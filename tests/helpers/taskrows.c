@@ -10,6 +10,9 @@
  *   direct PID FD
  * Exit status 0, 1 when the iterator could not be loaded or read (said on stderr).
  * taskrows --vfork SECONDS: a parent waiting in D (a vfork's, killable) for SECONDS, its child asleep.
+ * taskrows --exits: loads the iterator, says "ready", reads a line of stdin, then prints the
+ * processes that ended meanwhile as eBPF saw them end, one line each:
+ *   exit PID PPID START_TICKS RCHAR READ_BYTES WRITE_BYTES COMM
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +56,31 @@ int main(int argc, char **argv)
 			syscall(SYS_nanosleep, &nap, NULL);
 			_exit(0);
 		}
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--exits")) {
+		char line[64];
+
+		if ((rc = task_iter_start(&why)) != 0 || (rc = task_iter_read(&it)) != 0) {
+			fprintf(stderr, "taskrows: %s\n", why ? why : strerror(-rc));
+			return 1;
+		}
+		task_iter_free(&it); /* (the ends before it) */
+		printf("ready\n");
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin) || (rc = task_iter_read(&it)) != 0) {
+			fprintf(stderr, "taskrows: %s\n", rc ? strerror(-rc) : "no line on stdin");
+			return 1;
+		}
+		for (size_t i = 0; i < it.nexits; i++)
+			printf("exit %d %d %llu %llu %llu %llu %s\n", (int)it.exits[i].pid, (int)it.exits[i].ppid,
+			       (unsigned long long)it.exits[i].start_time, (unsigned long long)it.exits[i].io.rchar,
+			       (unsigned long long)it.exits[i].io.read_bytes,
+			       (unsigned long long)it.exits[i].io.write_bytes, it.exits[i].comm);
+		if (it.exits_lost)
+			printf("lost\n");
+		task_iter_free(&it);
+		task_iter_stop();
 		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "--proc")) {

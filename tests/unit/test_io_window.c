@@ -63,6 +63,41 @@ static void test_reaped_children(void **state)
 	io_window_free(&w);
 }
 
+/*
+ * test_reaped_children with the children's ends known (eBPF at their exits): the first ended at
+ * 36, the second at 8, and a third, born and gone between two rounds (never seen), read 5. Each
+ * its own: first 6, second 8, third 5, the parent none (it read nothing itself).
+ */
+static void test_ended_children(void **state)
+{
+	struct io_window w = {0};
+	const struct window_io *p;
+	(void)state;
+
+	TAKE(&w, 1000, 70, proc(100, 1, 50, "sh", 2 * MIB), proc(200, 100, 60, "reader", 30 * MIB));
+	TAKE(&w, 2000, 80, proc(100, 1, 50, "sh", 2 * MIB), proc(200, 100, 60, "reader", 34 * MIB),
+	     proc(300, 100, 75, "reader", 6 * MIB));
+	proc_io_rounds_exits(&w.rounds,
+			     (struct proc_io_sample[]){ proc(200, 100, 60, "reader", 36 * MIB),
+							proc(300, 100, 75, "reader", 8 * MIB),
+							proc(400, 100, 85, "dd", 5 * MIB) },
+			     3);
+	TAKE(&w, 3000, 90, proc(100, 1, 50, "sh", 51 * MIB));
+	assert_int_equal(find(&w, 100, 50)->total.read_bytes, 0);
+	assert_int_equal(find(&w, 200, 60)->total.read_bytes, 6 * MIB);
+	assert_int_equal(find(&w, 300, 75)->total.read_bytes, 8 * MIB);
+	p = find(&w, 400, 85);
+	assert_non_null(p);
+	assert_int_equal(p->total.read_bytes, 5 * MIB);
+	assert_string_equal(p->comm, "dd");
+	assert_false(p->alive);
+	assert_int_equal(p->from_ns, 2000);
+	for (size_t i = 1; i < w.count; i++) /* still in order, for io_window_alive */
+		assert_true(w.procs[i - 1].pid < w.procs[i].pid);
+	assert_null(io_window_alive(&w, 400));
+	io_window_free(&w);
+}
+
 /* A process gone without I/O is dropped; a pid reused is another process; an exec goes on counting. */
 static void test_identity(void **state)
 {
@@ -86,7 +121,7 @@ static void test_identity(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_reaped_children),
+		cmocka_unit_test(test_reaped_children), cmocka_unit_test(test_ended_children),
 		cmocka_unit_test(test_identity),
 	};
 

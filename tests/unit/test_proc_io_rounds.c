@@ -164,12 +164,98 @@ static void test_identity(void **state)
 	proc_io_rounds_free(&r);
 }
 
+/* The ends handed before a round (exits), then the round. */
+static void take_ending(struct proc_io_rounds *r, struct proc_io_sample *now, size_t n, uint64_t ticks,
+			struct proc_io_sample *exits, size_t nexits, struct round *out)
+{
+	proc_io_rounds_exits(r, exits, nexits);
+	take(r, now, n, ticks, out);
+}
+
+/*
+ * The reaped child of test_reaped_child, its end known (eBPF at its exit): 8 MiB seen, 16 at its
+ * end. The child's delta is its own 8 to its end, and the parent gives up the child's whole 16:
+ * nothing of the child's stays with the parent.
+ */
+static void test_ended_child(void **state)
+{
+	struct proc_io_rounds r = {0};
+	struct round out;
+	(void)state;
+
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(200, 100, 60, "reader", 0) }, 2, 70, &out);
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(200, 100, 60, "reader", 8 * MIB) }, 2, 80,
+	     &out);
+	assert_int_equal(r.nended, 0);
+	take_ending(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 16 * MIB) }, 1, 90,
+		    (struct proc_io_sample[]){ proc(200, 100, 60, "reader", 16 * MIB) }, 1, &out);
+	assert_true(out.known[0]);
+	assert_int_equal(out.deltas[0].read_pages, 0); /* the parent read nothing itself */
+	assert_int_equal(r.nended, 1);
+	assert_int_equal(r.ended[0].last.pid, 200);
+	assert_int_equal(r.ended[0].delta.missed_pages, 2048); /* the child's 8 after it was last seen */
+	assert_string_equal(r.ended[0].last.comm, "reader");
+	/* The next round: the ended are the last round's only. */
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 16 * MIB + 4096) }, 1, 100, &out);
+	assert_int_equal(out.deltas[0].missed_pages, 1);
+	assert_int_equal(r.nended, 0);
+	proc_io_rounds_free(&r);
+}
+
+/*
+ * A child born and gone between two rounds, never seen (a short dd): its end makes it known,
+ * all it did its own and not its parent's. Another's end, of a process older than the round
+ * and never seen, is not counted (what it did before the round is not the round's).
+ */
+static void test_born_and_ended(void **state)
+{
+	struct proc_io_rounds r = {0};
+	struct round out;
+	(void)state;
+
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0) }, 1, 1000, &out);
+	take_ending(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 4 * MIB) }, 1, 1100,
+		    (struct proc_io_sample[]){ proc(300, 100, 1010, "dd", 4 * MIB), proc(400, 1, 500, "old", MIB) }, 2,
+		    &out);
+	assert_int_equal(out.deltas[0].read_pages, 0);
+	assert_int_equal(r.nended, 1);
+	assert_int_equal(r.ended[0].last.pid, 300);
+	assert_int_equal(r.ended[0].delta.read_pages, 1024);
+	proc_io_rounds_free(&r);
+}
+
+/*
+ * An end of a process still in the round (a zombie not yet reaped, or one that ended after the
+ * round read it) waits: the round it is gone from takes it, and its parent gives up its end's.
+ */
+static void test_end_waits(void **state)
+{
+	struct proc_io_rounds r = {0};
+	struct round out;
+	(void)state;
+
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(200, 100, 60, "w", 0) }, 2, 70, &out);
+	take_ending(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(200, 100, 60, "w", 2 * MIB) }, 2,
+		    80, (struct proc_io_sample[]){ proc(200, 100, 60, "w", 3 * MIB) }, 1, &out);
+	assert_int_equal(out.deltas[1].read_pages, 512);
+	assert_int_equal(r.nended, 0);
+	assert_int_equal(r.nexits, 1);
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 3 * MIB) }, 1, 90, &out);
+	assert_int_equal(r.nended, 1);
+	assert_int_equal(r.ended[0].delta.read_pages, 256); /* its last MiB, to its end */
+	assert_int_equal(out.deltas[0].read_pages, 0);  /* none of it the parent's */
+	assert_int_equal(r.nexits, 0);
+	proc_io_rounds_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reaped_child),     cmocka_unit_test(test_reap_seen_late),
 		cmocka_unit_test(test_born_within_round), cmocka_unit_test(test_grandparent),
 		cmocka_unit_test(test_ignores_sigchld),  cmocka_unit_test(test_identity),
+		cmocka_unit_test(test_ended_child),      cmocka_unit_test(test_born_and_ended),
+		cmocka_unit_test(test_end_waits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
