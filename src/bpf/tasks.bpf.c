@@ -25,7 +25,7 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } exits SEC(".maps");
 
-__u64 exits_lost; /* ends the ring buffer had no room for */
+__u64 exits_lost; /* ends the ring buffer had no room for, or of processes with too many threads */
 
 /* The reader's thread group in the kernel's pid numbers: the rows' ids are /proc's only when it is getpid(). */
 __u32 reader_tgid;
@@ -80,18 +80,29 @@ int rows(struct bpf_iter__task *ctx)
 }
 
 /*
+ * The most threads a process's end adds up (each costs the verifier a pass at load); one with
+ * more is counted as an end lost, which the reader takes to mean rounds at every sample.
+ */
+#define END_THREADS_MAX 256
+
+/*
  * A process ends: its last thread's exit (the group's live count at 0). Its counts as
- * /proc/PID/io would say them: the group's signal counts (ended threads, reaped children), its
- * leader's own and, when the last thread is another, that thread's. Another thread that passed
- * its own exit a moment before but is not yet released may be in neither place (a race the
- * reader's round of the iterator has too).
+ * /proc/PID/io says them: the group's signal counts (its released threads', its reaped
+ * children's) and those of every thread still on its list, as do_io_accounting adds them. A
+ * thread that exited a moment before is on the list until it is released, when its counts go
+ * to the signal's: in one place or the other (both under the siglock, which this does not take:
+ * a release at the same instant may be missed or counted twice, as a read of /proc/PID/io
+ * unlocked would).
  */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(exited, struct task_struct *task)
 {
 	struct task_struct *leader = task->group_leader;
 	struct signal_struct *signal = task->signal;
+	struct list_head *head = &signal->thread_head, *node;
+	unsigned long offset = bpf_core_field_offset(struct task_struct, thread_node);
 	struct exit_row *row;
+	int n;
 
 	if (!bpf_core_field_exists(task->ioac) || !bpf_core_field_exists(task->ioac.read_bytes) ||
 	    signal->live.counter != 0)
@@ -104,13 +115,22 @@ int BPF_PROG(exited, struct task_struct *task)
 	row->tgid = task->tgid;
 	row->ppid = task->real_parent->tgid;
 	row->start_ns = leader->start_boottime;
-	row->rchar = signal->ioac.rchar + leader->ioac.rchar;
-	row->read_bytes = signal->ioac.read_bytes + leader->ioac.read_bytes;
-	row->write_bytes = signal->ioac.write_bytes + leader->ioac.write_bytes;
-	if (task != leader) {
-		row->rchar += task->ioac.rchar;
-		row->read_bytes += task->ioac.read_bytes;
-		row->write_bytes += task->ioac.write_bytes;
+	row->rchar = signal->ioac.rchar;
+	row->read_bytes = signal->ioac.read_bytes;
+	row->write_bytes = signal->ioac.write_bytes;
+	node = BPF_CORE_READ(head, next);
+	for (n = 0; n < END_THREADS_MAX && node && node != head; n++) {
+		struct task_struct *t = (struct task_struct *)((char *)node - offset);
+
+		row->rchar += BPF_CORE_READ(t, ioac.rchar);
+		row->read_bytes += BPF_CORE_READ(t, ioac.read_bytes);
+		row->write_bytes += BPF_CORE_READ(t, ioac.write_bytes);
+		node = BPF_CORE_READ(node, next);
+	}
+	if (node != head) { /* too many threads (or a list read in flux): the rounds count it */
+		bpf_ringbuf_discard(row, 0);
+		__sync_fetch_and_add(&exits_lost, 1);
+		return 0;
 	}
 	BPF_CORE_READ_STR_INTO(&row->comm, leader, comm);
 	bpf_ringbuf_submit(row, 0);

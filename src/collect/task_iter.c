@@ -16,7 +16,11 @@
 #include "collect/proc_io_rounds.h"
 
 #include "bpf/tasks.h"
+#include "blocked.skel.h"
 #include "tasks.skel.h"
+
+#include <linux/bpf.h>
+#include <sys/syscall.h>
 
 /* The kernel's task states, as fs/proc/array.c reports them (__task_state_index). */
 #define TASK_REPORT_MASK 0x7f          /* running to parked, with the exit states */
@@ -24,6 +28,7 @@
 #define TASK_RTLOCK_WAIT_STATE 0x1000  /* a PREEMPT_RT sleeping lock: /proc says D */
 
 static struct tasks_bpf *skeleton;
+static struct blocked_bpf *blocked; /* NULL when it did not load: the walk is never skipped */
 static struct bpf_link *iter_link, *fds_link;
 static struct ring_buffer *exits;
 /* The ends drained from the ring buffer, for the run that takes them. */
@@ -74,8 +79,21 @@ int task_iter_start(const char **why)
 		rc = ebpf_failed(skeleton->obj, "attach", -ENOMEM, why);
 	if (!rc) {
 		long hz = sysconf(_SC_CLK_TCK);
+		const char *not_counted;
 
 		tick_ns = hz > 0 ? 1000000000ull / (uint64_t)hz : 10000000ull;
+		/* Optional: a kernel without the runqueues in its BTF only walks every thread each time. */
+		if ((blocked = blocked_bpf__open())) {
+			int cpus = libbpf_num_possible_cpus();
+
+			blocked->rodata->cpus = cpus > 0 ? (uint32_t)cpus : 0;
+			bpf_program__set_autoattach(blocked->progs.count_blocked, false); /* run by the reader */
+			if (cpus <= 0 || ebpf_load_attach(blocked->skeleton, &not_counted) != 0 ||
+			    task_iter_blocked() < 0) {
+				blocked_bpf__destroy(blocked);
+				blocked = NULL;
+			}
+		}
 	}
 	if (rc)
 		task_iter_stop();
@@ -244,8 +262,26 @@ int task_iter_direct_fds(struct task_iter_fd **out, size_t *n)
 	return rc;
 }
 
+long task_iter_blocked(void)
+{
+	union bpf_attr attr;
+
+	if (!blocked)
+		return -ENOSYS;
+	memset(&attr, 0, sizeof(attr));
+	attr.test.prog_fd = (uint32_t)bpf_program__fd(blocked->progs.count_blocked);
+	if (syscall(SYS_bpf, BPF_PROG_TEST_RUN, &attr, sizeof(attr)) != 0)
+		return -errno;
+	if (attr.test.retval != 0) /* 2: no task groups in this kernel; 1: a runqueue could not be read */
+		return attr.test.retval == 2 ? -ENOSYS : -EFAULT;
+	return blocked->bss->blocked > 0 ? (long)blocked->bss->blocked : 0;
+}
+
 void task_iter_stop(void)
 {
+	if (blocked)
+		blocked_bpf__destroy(blocked);
+	blocked = NULL;
 	if (exits)
 		ring_buffer__free(exits);
 	exits = NULL;
@@ -280,6 +316,11 @@ int task_iter_direct_fds(struct task_iter_fd **out, size_t *n)
 {
 	*out = NULL;
 	*n = 0;
+	return -ENOSYS;
+}
+
+long task_iter_blocked(void)
+{
 	return -ENOSYS;
 }
 

@@ -49,6 +49,12 @@ struct task_iter_fd {
  * one read: 0 with *out to free, or -errno (not started, or the ids are not /proc's).
  */
 int task_iter_direct_fds(struct task_iter_fd **out, size_t *n);
+/*
+ * How many threads sleep in D now (every CPU's runqueue count summed, as the load average counts
+ * them; one system call), or -errno when this kernel cannot say (the walk is then the only way).
+ * A sum read CPU after CPU may miss a thread that went to sleep during it, never one asleep since.
+ */
+long task_iter_blocked(void);
 void task_iter_stop(void);
 
 #endif

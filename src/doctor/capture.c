@@ -462,6 +462,9 @@ struct watch {
 	uint64_t start_ns, sample_ns;
 	uint64_t interval_ns;           /* between samples: sample_ns, or ten times a scan that took longer */
 	unsigned samples;               /* taken so far; the index of the next */
+	unsigned walks;                 /* samples that walked every thread (the others found none in D) */
+	unsigned in_d;                  /* threads in D at the last sample that walked */
+	bool exits_lost;                /* an end eBPF had no room for: every sample walks from then on */
 	struct vmstat vm_start, vm_end;
 	struct meminfo mem_end;
 	bool vm_known, mem_known;
@@ -525,6 +528,7 @@ static void watch_task(pid_t pid, const struct proc_task *task, void *context)
 
 	if (task->state != 'D')
 		return;
+	w->in_d++;
 	for (size_t i = 0; i < w->ntasks && !t; i++)
 		if (w->tasks[i].tid == task->pid && w->tasks[i].pid == pid)
 			t = &w->tasks[i];
@@ -555,16 +559,44 @@ static bool watch_tasks(struct watch *w, struct task_iter *it)
 	return w->task_iter;
 }
 
+/* Whether an O_DIRECT process of the window still lives: its rates go by the rounds it is in. */
+static bool direct_live(const struct direct_set *set)
+{
+	for (size_t i = 0; i < set->count; i++)
+		if (!set->procs[i].ended)
+			return true;
+	return false;
+}
+
+/*
+ * Whether a sample walks every thread (and takes a round of every process's I/O). The window's
+ * first and last always do. Between them, with the task iterator, a round is needed only for an
+ * O_DIRECT process's rates or when eBPF lost an end (a process's counts to its end come with it,
+ * not from the rounds it was in), and the threads only when some are in D: none in D at the last
+ * walk and none now (a count that costs a system call) is none to watch.
+ */
+static bool sample_walks(struct watch *w)
+{
+	if (!w->samples || !w->task_iter || w->exits_lost || w->in_d || direct_live(&w->direct))
+		return true;
+	return task_iter_blocked() != 0; /* (-errno: not known, walked) */
+}
+
 static void watch_sample(struct watch *w)
 {
 	uint64_t probe_ns = w->direct.probe_ns, lost;
 	struct task_iter it;
-	bool iter;
+	bool iter = false, walks;
 	struct vmstat vm;
 
 	w->sample_ns = monotonic_ns();
-	iter = watch_tasks(w, &it);
-	io_window_round(&w->io, iter ? &it : NULL);
+	if ((walks = sample_walks(w))) {
+		iter = watch_tasks(w, &it);
+		io_window_round(&w->io, iter ? &it : NULL);
+		w->exits_lost = w->exits_lost || (iter && it.exits_lost);
+		w->walks++;
+		w->in_d = 0;
+	}
 	/*
 	 * Files open O_DIRECT at the start, and at every sample when eBPF does not see the opens or
 	 * lost some (its ring buffer full): those still open are found.
@@ -591,7 +623,7 @@ static void watch_sample(struct watch *w)
 		for (size_t i = 0; i < it.nthreads; i++)
 			watch_task(it.threads[i].pid, &it.threads[i].task, w);
 		task_iter_free(&it);
-	} else {
+	} else if (walks) {
 		tasks_scan(watch_task, w);
 	}
 	w->samples++;
@@ -1017,6 +1049,7 @@ static void snap_window(struct doctor_snapshot *s, const struct watch *w, const 
 	struct swaps swaps;
 
 	s->samples = w->samples;
+	s->walks = w->walks;
 	s->exits_ebpf = w->task_iter; /* (its rounds took the ends the iterator's ring buffer held) */
 	/* Whole disks that sysfs knows, in the samples at both ends. */
 	s->disks = xcalloc(w->disk_end.count ? w->disk_end.count : 1, sizeof(*s->disks));

@@ -137,6 +137,7 @@ static void check_container_id(struct parser *p, void *item);
 static const struct field f_seconds[] = { REAL("seconds", snap, seconds, .check = check_seconds), END };
 static const struct field f_page_size[] = { U64("page_size", snap, page_size, .check = check_page_size), END };
 static const struct field f_samples[] = { U32("samples", snap, samples), END };
+static const struct field f_walks[] = { U32("walks", snap, walks), END };
 static const struct field f_odirect_ebpf[] = { FLAG("odirect_ebpf", snap, odirect_ebpf), END };
 static const struct field f_exits_ebpf[] = { FLAG("exits_ebpf", snap, exits_ebpf), END };
 static const struct field f_cache_ebpf[] = { FLAG("cache_ebpf", snap, cache_ebpf), END };
@@ -395,6 +396,7 @@ static const struct record records[] = {
 	{ .key = "seconds", .fields = f_seconds },
 	{ .key = "page_size", .fields = f_page_size },
 	{ .key = "samples", .fields = f_samples },
+	{ .key = "walks", .fields = f_walks },
 	{ .key = "odirect_ebpf", .fields = f_odirect_ebpf },
 	{ .key = "exits_ebpf", .fields = f_exits_ebpf },
 	{ .key = "cache_ebpf", .fields = f_cache_ebpf },

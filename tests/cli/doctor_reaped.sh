@@ -74,7 +74,7 @@ on_exit "kill $DOCTOR 2>/dev/null"
 # after the banner that comes before the first round of /proc/PID/io.
 in_window() {
 	grep -q "no eBPF (IOLENS_CACHE_MECHANISM=procfs): estimating from /proc" "$T/doctor.err" &&
-		case $(cat /proc/$DOCTOR/wchan 2>/dev/null) in do_epoll_wait|ep_poll|hrtimer_nanosleep|do_nanosleep) ;; *) false ;; esac
+		waits_between_samples "$DOCTOR"
 }
 wait_until 60 in_window || not_ok "doctor is in its window"
 check_match "doctor says it estimates, and why" "IOLENS_CACHE_MECHANISM=procfs" "$(cat "$T/doctor.err")"

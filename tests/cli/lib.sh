@@ -128,6 +128,16 @@ need_ebpf() {
 		exit 1
 	fi
 }
+# waits_between_samples PID: doctor PID waits for its next sample (ring_buffer__poll, or
+# clock_nanosleep without eBPF), as its wait channel says, or its kernel stack where wchan says 0
+# (x86's ORC unwinder before Linux 5.16). Root.
+waits_between_samples() {
+	case $(cat /proc/$1/wchan 2>/dev/null) in
+	do_epoll_wait|ep_poll|hrtimer_nanosleep|do_nanosleep) return 0 ;;
+	0) grep -qE '^\[<[0-9a-f]+>\] (ep_poll|do_epoll_wait|hrtimer_nanosleep|do_nanosleep)\+' /proc/$1/stack 2>/dev/null ;;
+	*) return 1 ;;
+	esac
+}
 # pause_damon: a kernel reclaim thread (DAMON with a pageout scheme, which some machines run)
 # pages out page cache in regions it judges cold, even with free memory and even pages read a
 # moment ago. A test that holds exact residency to a truth turns it off while it runs (as root),

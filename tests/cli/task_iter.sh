@@ -155,4 +155,5 @@ read -r _ _ c_ppid _ c_rchar _ <<<"$(awk -v p="$E_CHILD" '$1 == "exit" && $2 == 
 check "its child's end too, its parent that process, with the 2 MiB it read ($c_rchar)" \
 	[ "$c_ppid" = "$E_PID" ] && [ "${c_rchar:-0}" -ge $((2 << 20)) ]
 check_eq "… no end lost, none of taskrows itself" "" "$(grep -x lost "$T/exits"; awk '$1 == "exit" && $8 == "taskrows"' "$T/exits")"
+
 echo "1..$t_count"

@@ -13,6 +13,7 @@
  * taskrows --exits: loads the iterator, says "ready", reads a line of stdin, then prints the
  * processes that ended meanwhile as eBPF saw them end, one line each:
  *   exit PID PPID START_TICKS RCHAR READ_BYTES WRITE_BYTES COMM
+ * taskrows --blocked: how many threads are in D now, as task_iter_blocked counts them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,17 @@ int main(int argc, char **argv)
 			syscall(SYS_nanosleep, &nap, NULL);
 			_exit(0);
 		}
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--blocked")) {
+		long blocked;
+
+		if ((rc = task_iter_start(&why)) != 0 || (blocked = task_iter_blocked()) < 0) {
+			fprintf(stderr, "taskrows: %s\n", why ? why : strerror(rc ? -rc : (int)-blocked));
+			return 1;
+		}
+		printf("%ld\n", blocked);
+		task_iter_stop();
 		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "--exits")) {
