@@ -460,6 +460,7 @@ struct io_rate {
 
 struct watch {
 	uint64_t start_ns, sample_ns;
+	uint64_t called_ns;             /* when the window was asked for: start_ns, or after it when carried */
 	uint64_t interval_ns;           /* between samples: sample_ns, or ten times a scan that took longer */
 	unsigned samples;               /* taken so far; the index of the next */
 	unsigned walks;                 /* samples that walked every thread (the others found none in D) */
@@ -490,7 +491,37 @@ struct watch {
 	struct bio_table bio_procs_start, bio_procs_end;
 	struct bio_unended_set bio_unended; /* at the end, read right after bio_procs_end */
 	uint64_t bio_procs_start_ns;        /* CLOCK_MONOTONIC as bio_procs_start was read (before the window) */
+	uint64_t bio_procs_end_ns;          /* ... and bio_procs_end (a recorder's next window's start) */
 };
+
+/*
+ * A recorder's windows follow one another (doctor_capture_keep): the counters one window ends
+ * with are those the next begins with, not read again a moment later, and nothing between two
+ * windows is left out (the cache and block counts, the processes' I/O, the pressure).
+ */
+static struct carry {
+	bool valid;
+	uint64_t end_ns;                 /* when the disks were read at the end: the next start */
+	struct vmstat vm;
+	bool vm_known;
+	struct psi io, memory;
+	struct diskstats disk;
+	bool bio;                        /* the block counts below were read */
+	struct bio_disks bio_disks;
+	struct bio_table bio_procs;
+	uint64_t bio_procs_ns;
+	struct proc_io_rounds rounds;    /* the last round of every process's I/O */
+	uint64_t round_ns;
+} carry;
+
+static void carry_free(void)
+{
+	diskstats_free(&carry.disk);
+	bio_disks_free(&carry.bio_disks);
+	bio_table_free(&carry.bio_procs);
+	proc_io_rounds_free(&carry.rounds);
+	carry = (struct carry){0};
+}
 
 static int compare_rate(const void *a_, const void *b_)
 {
@@ -642,6 +673,8 @@ void doctor_capture_keep(bool keep)
 	keep_programs = keep;
 	sample_ns = keep ? RECORDER_SAMPLE_NS : SAMPLE_NS;
 	bounded_prober_keep(keep); /* the mounts' probes of every window, by one child */
+	if (!keep)
+		carry_free();
 	if (!keep && programs_loaded) {
 		cachestat_stop();
 		odirect_stop();
@@ -657,7 +690,8 @@ static void watch_prepare(struct watch *w, const char *marks, bool direct_off)
 	static const struct cachestat_options counting = { .per_process = true, .per_file = true };
 
 	w->bpf = cachestat_start(&counting, &w->bpf_why) == 0;
-	if (w->bpf && programs_loaded) /* what was counted between the last window and this goes */
+	/* What was counted since the last window's end: this window's when it follows it, else gone. */
+	if (w->bpf && programs_loaded && !carry.valid)
 		w->bpf = cachestat_take(NULL, NULL, NULL, NULL) == 0;
 	w->bio = bio_start(BIO_WANT_PROCESSES | BIO_WANT_DISKS, &w->bio_why) == 0;
 	/*
@@ -667,7 +701,11 @@ static void watch_prepare(struct watch *w, const char *marks, bool direct_off)
 	 * as the watch attached (a test's dd), and take them from its count.
 	 */
 	w->bio_procs_start_ns = monotonic_ns();
-	if (w->bio && bio_read(&w->bio_procs_start) != 0) {
+	if (w->bio && carry.valid && carry.bio) { /* read at the last window's end */
+		w->bio_procs_start = carry.bio_procs;
+		w->bio_procs_start_ns = carry.bio_procs_ns;
+		carry.bio_procs = (struct bio_table){0};
+	} else if (w->bio && bio_read(&w->bio_procs_start) != 0) {
 		w->bio = false;
 		w->bio_why = "its counts could not be read";
 	}
@@ -685,6 +723,29 @@ static void watch_prepare(struct watch *w, const char *marks, bool direct_off)
 /* The counters at the start of the window, read one after the other. */
 static void watch_start(struct watch *w)
 {
+	w->called_ns = monotonic_ns();
+	if (carry.valid) {
+		w->vm_known = carry.vm_known;
+		w->vm_start = carry.vm;
+		w->io_start = carry.io;
+		w->memory_start = carry.memory;
+		w->disk_start = carry.disk;
+		carry.disk = (struct diskstats){0};
+		if (w->bio && carry.bio) {
+			w->bio_start = carry.bio_disks;
+			carry.bio_disks = (struct bio_disks){0};
+		} else if (w->bio && bio_read_disks(&w->bio_start) != 0) {
+			w->bio = false;
+			w->bio_why = "its counts could not be read";
+		}
+		w->io.rounds = carry.rounds;
+		w->io.round_ns = carry.round_ns;
+		carry.rounds = (struct proc_io_rounds){0};
+		w->start_ns = w->disk_start_ns = w->direct.start_ns = carry.end_ns;
+		carry_free(); /* what is left: nothing taken (its block counts when this window has none) */
+		watch_sample(w);
+		return;
+	}
 	w->vm_known = vmstat_read(&w->vm_start) == 0;
 	psi_read("io", &w->io_start);
 	psi_read("memory", &w->memory_start);
@@ -694,7 +755,7 @@ static void watch_start(struct watch *w)
 		w->bio = false;
 		w->bio_why = "its counts could not be read";
 	}
-	w->start_ns = w->disk_start_ns = w->direct.start_ns = monotonic_ns();
+	w->start_ns = w->called_ns = w->disk_start_ns = w->direct.start_ns = monotonic_ns();
 	watch_sample(w);
 }
 
@@ -723,7 +784,8 @@ static int read_procs_and_unended(struct watch *w)
 /* Samples until seconds have passed (or a signal came): the seconds it watched. */
 static double watch_run(struct watch *w, double seconds)
 {
-	uint64_t end_ns = w->start_ns + (uint64_t)(seconds * 1e9), mid_ns = w->start_ns + (end_ns - w->start_ns) / 2;
+	/* (a recorder's window counts from the last one's end, and lasts its seconds from its call) */
+	uint64_t end_ns = w->called_ns + (uint64_t)(seconds * 1e9), mid_ns = w->start_ns + (end_ns - w->start_ns) / 2;
 	struct task_iter it;
 	bool iter;
 	double watched;
@@ -750,6 +812,7 @@ static double watch_run(struct watch *w, double seconds)
 	direct_refresh_io(&w->direct);
 	if (diskstats_read(&w->disk_end) != 0)
 		w->disk_end = (struct diskstats){0};
+	w->bio_procs_end_ns = monotonic_ns();
 	if (w->bio && (bio_read_disks(&w->bio_end) != 0 || read_procs_and_unended(w) != 0)) {
 		w->bio = false;
 		w->bio_why = "its counts could not be read";
@@ -766,9 +829,29 @@ static double watch_run(struct watch *w, double seconds)
 	return watched;
 }
 
+/* A recorder's window's end counters, kept as the next window's start (see struct carry). */
+static void carry_end(struct watch *w)
+{
+	carry_free();
+	carry = (struct carry){ .valid = true, .end_ns = w->disk_end_ns, .vm = w->vm_end, .vm_known = w->vm_known,
+				.io = w->io_end, .memory = w->memory_end, .disk = w->disk_end, .bio = w->bio,
+				.rounds = w->io.rounds, .round_ns = w->io.round_ns };
+	w->disk_end = (struct diskstats){0};
+	w->io.rounds = (struct proc_io_rounds){0};
+	if (w->bio) {
+		carry.bio_disks = w->bio_end;
+		carry.bio_procs = w->bio_procs_end;
+		carry.bio_procs_ns = w->bio_procs_end_ns;
+		w->bio_end = (struct bio_disks){0};
+		w->bio_procs_end = (struct bio_table){0};
+	}
+}
+
 static void watch_free(struct watch *w)
 {
 	programs_loaded = keep_programs;
+	if (keep_programs && !stop_signal)
+		carry_end(w);
 	if (!keep_programs) {
 		cachestat_stop();
 		odirect_stop();

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# record_doctor.sh: iolens record --doctor keeps doctor's window of each interval, and doctor --from/--to judges them: a process reading with O_DIRECT and a hung libvtrace server, found as live doctor finds them, with the windows they were in; the reader not after it stopped.
+# record_doctor.sh: iolens record --doctor keeps doctor's window of each interval, and doctor --from/--to judges them: a process reading with O_DIRECT and a hung libvtrace server, found as live doctor finds them, with the windows they were in; the reader not after it stopped; windows one after the other, nothing left out between them.
 . "$(dirname "$0")/lib.sh"
 
 case "$(fs_type "$T")" in
@@ -200,6 +200,38 @@ for r in json.load(sys.stdin)["processes"]:
         a, b = r.get(k), live.get(r["op"], {}).get(k)
         if not isinstance(a, (int, float)) or not isinstance(b, (int, float)) or abs(a - b) > within * b:
             print(r["op"], k, a, "live", b)' "$T/live.json" "$both" <<<"$OUT")"
+	# Windows that follow one another leave nothing out between them: 40 dd, each 10 requests of
+	# 64 KiB with O_DIRECT, paced across half-second windows. Truth: the 400 requests they made,
+	# summed over every window that holds some (each found by biotop --at, by its end).
+	rm -rf "$T/tiles"
+	"$IOLENS" record --doctor --dir "$T/tiles" --count 24 0.5 2>/dev/null &
+	rec=$!
+	wait_while "$rec" 60 prog_attached "$rec" on_enter
+	first=$(now_ns)
+	for i in $(seq 40); do
+		dd if=/dev/zero of="$loopdev" bs=64k count=10 seek=$((i * 10)) oflag=direct status=none
+		sleep 0.05 # (the pace of the writes, spread over several windows)
+	done
+	last=$(now_ns)
+	check "… the writes ended before the recorder (its 24 windows outlast them)" kill -0 "$rec"
+	wait $rec
+	sum=$(python3 - "$IOLENS" "$T/tiles" "$first" "$last" "${loopdev#/dev/}" <<'PY'
+import json, subprocess, sys
+iolens, store, first, last, disk = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+seen, total, t = set(), 0, first
+while t <= last + 10**9:
+    out = subprocess.run([iolens, "biotop", "--at", "@%d.%09d" % divmod(t, 10**9), "--record-dir", store, "--json"],
+                         capture_output=True, text=True).stdout
+    if out:
+        d = json.loads(out)
+        if d["time_ns"] not in seen:
+            seen.add(d["time_ns"])
+            total += sum(p["requests"] for p in d["processes"] if p["comm"] == "dd" and p["disk"] == disk)
+    t += 10**8
+print(total, len(seen))
+PY
+)
+	check_eq "windows one after the other: dd's 400 requests, every one in a window (${sum#* } windows)" 400 "${sum%% *}"
 	if [ -n "$own" ]; then
 		run "$IOLENS" cachetop --at "$(at "$inside")" --record-dir "$T/at" --json --cgroup
 		check_eq "cachetop --at --cgroup: the test's cgroup by its path, its hits at least its two processes' 2 x 1024 pages" \
