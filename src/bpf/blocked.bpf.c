@@ -18,7 +18,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 #define CPUS_MAX 8192
 
-const volatile __u32 cpus = 0; /* possible CPUs (their highest number + 1), set by the reader */
+const volatile __u32 cpus = 0; /* the highest possible CPU's number + 1 (nr_cpu_ids), set by the reader */
 __s64 blocked;                 /* the last run's sum */
 
 SEC("raw_tp")
@@ -26,7 +26,7 @@ int count_blocked(void *ctx)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct cfs_rq **per_cpu;
-	__s64 sum = 0;
+	__u64 sum = 0; /* modulo 2^64 (2^32 for a 4-byte count): one CPU's may be far below 0, another's above */
 
 	if (!bpf_core_field_exists(task->sched_task_group) || !bpf_core_field_exists(struct cfs_rq, rq))
 		return 2;
@@ -43,12 +43,13 @@ int count_blocked(void *ctx)
 		if (!cfs)
 			continue; /* not a possible CPU: a hole in their numbers */
 		rq = BPF_CORE_READ(cfs, rq);
-		/* its size as this kernel has it (unsigned long; an int in others): one CPU's may be below 0 */
+		/* its size as this kernel has it (unsigned long; an int in others) */
 		if (!rq || bpf_probe_read_kernel(&value, bpf_core_field_size(rq->nr_uninterruptible),
 						 &rq->nr_uninterruptible) != 0)
 			return 1;
-		sum += bpf_core_field_size(rq->nr_uninterruptible) == 4 ? (__s64)(__s32)value : (__s64)value;
+		sum += value;
 	}
-	blocked = sum;
+	/* the total, signed once: what the kernel's nr_uninterruptible() sums the same way */
+	blocked = bpf_core_field_size(((struct rq *)0)->nr_uninterruptible) == 4 ? (__s64)(__s32)sum : (__s64)sum;
 	return 0;
 }

@@ -61,21 +61,51 @@ static int owed_by_pid(const void *a_, const void *b_)
 	return (a->pid > b->pid) - (a->pid < b->pid);
 }
 
-/* The process of now that vanished's counts went to when it was reaped, or NULL when none is known. */
+/* Whether a process that started at start may be the parent of one that started at child (not a pid reused since). */
+static bool started_by(uint64_t start, uint64_t child)
+{
+	return start == PROCFS_UNKNOWN || child == PROCFS_UNKNOWN || start <= child;
+}
+
+/* The end, among the round's (by pid), of pid that may be the parent of a process started at child. */
+static const struct proc_io_sample *end_of_parent(const struct proc_io_rounds *r, pid_t pid, uint64_t child)
+{
+	const struct proc_io_sample *e = find(r->exits, r->nexits, pid), *found = NULL;
+
+	if (!e)
+		return NULL;
+	while (e > r->exits && e[-1].pid == pid)
+		e--;
+	for (; e < r->exits + r->nexits && e->pid == pid; e++)
+		if (started_by(e->start_time, child))
+			found = e;
+	return found;
+}
+
+/*
+ * The process that vanished's counts went to when it was reaped: its parent, by pid (one that
+ * started before it), alive now (seen last round, or started since: counted from 0, the child's
+ * counts within it), else ended within the round (its end holds them), else, seen last round
+ * and gone without an end, that one's own parent in turn. NULL when none is known.
+ */
 static const struct proc_io_sample *reaper_of(const struct proc_io_rounds *r, const struct proc_io_sample *vanished,
 					      const struct proc_io_sample *now, size_t n)
 {
 	pid_t parent = vanished->ppid;
+	uint64_t child = vanished->start_time;
 
 	for (int step = 0; step < ANCESTORS_MAX && parent > 0; step++) {
-		const struct proc_io_sample *before = find(r->previous, r->nprevious, parent), *after;
+		const struct proc_io_sample *before = find(r->previous, r->nprevious, parent), *after, *end;
 
+		after = find(now, n, parent);
+		if (after && (before ? same_process(before, after) : started_by(after->start_time, child)))
+			return after;
+		if ((end = end_of_parent(r, parent, child)))
+			return end;
 		if (!before)
 			return NULL; /* not seen last round: what it holds was never shown */
-		after = find(now, n, parent);
-		if (after && same_process(before, after))
-			return after;
 		parent = before->ppid; /* it vanished too: it handed on what it had, to its own parent */
+		child = before->start_time;
 	}
 	return NULL;
 }
@@ -95,14 +125,41 @@ static uint64_t take(uint64_t *from, uint64_t *owed)
 }
 
 
+static int by_pid_start(const void *a_, const void *b_)
+{
+	const struct proc_io_sample *a = a_, *b = b_;
+
+	if (a->pid != b->pid)
+		return (a->pid > b->pid) - (a->pid < b->pid);
+	return (a->start_time > b->start_time) - (a->start_time < b->start_time);
+}
+
+size_t proc_io_ends_sort(struct proc_io_sample *ends, size_t n)
+{
+	size_t kept = 0;
+
+	if (n > 1)
+		qsort(ends, n, sizeof(*ends), by_pid_start);
+	for (size_t i = 0; i < n; i++) {
+		struct proc_io_sample *k = kept ? &ends[kept - 1] : NULL;
+
+		if (k && k->pid == ends[i].pid && k->start_time == ends[i].start_time) {
+			k->io.rchar = larger(k->io.rchar, ends[i].io.rchar);
+			k->io.read_bytes = larger(k->io.read_bytes, ends[i].io.read_bytes);
+			k->io.write_bytes = larger(k->io.write_bytes, ends[i].io.write_bytes);
+			continue;
+		}
+		ends[kept++] = ends[i];
+	}
+	return kept;
+}
+
 void proc_io_rounds_exits(struct proc_io_rounds *r, const struct proc_io_sample *exits, size_t n)
 {
 	r->exits = xrealloc(r->exits, (r->nexits + n + 1) * sizeof(*r->exits));
 	if (n)
 		memcpy(r->exits + r->nexits, exits, n * sizeof(*exits));
-	r->nexits += n;
-	if (r->nexits > 1)
-		qsort(r->exits, r->nexits, sizeof(*r->exits), proc_io_sample_by_pid);
+	r->nexits = proc_io_ends_sort(r->exits, r->nexits + n);
 }
 
 /* The end of the process sample was of, among exits (by pid), or NULL. */
@@ -155,8 +212,13 @@ static void take_gone(struct proc_io_rounds *r, const struct proc_io_sample *now
 {
 	struct proc_io_sample *exits = r->exits;
 	size_t nexits = r->nexits, waiting = 0;
-	bool *used = xcalloc(nexits + 1, sizeof(*used));
+	bool *used = xcalloc(nexits + 1, sizeof(*used)), *waits = xcalloc(nexits + 1, sizeof(*waits));
 
+	/* An end written twice (two threads that both saw the group dead), the second drained later. */
+	for (size_t i = 0; i < nexits; i++)
+		for (size_t j = 0; j < r->nended && !used[i]; j++)
+			used[i] = r->ended[j].last.pid == exits[i].pid &&
+				  r->ended[j].last.start_time == exits[i].start_time;
 	free(r->ended);
 	r->ended = xcalloc(nexits + 1, sizeof(*r->ended));
 	r->nended = 0;
@@ -182,7 +244,7 @@ static void take_gone(struct proc_io_rounds *r, const struct proc_io_sample *now
 		if (used[i])
 			continue;
 		if (in_now && end_of(e, 1, in_now)) {
-			exits[waiting++] = *e; /* still there: its end is for the round it is gone from */
+			waits[i] = true; /* still there: its end is for the round it is gone from */
 			continue;
 		}
 		/* Born since the last round began (as for one first seen, below), else not ours. */
@@ -195,8 +257,12 @@ static void take_gone(struct proc_io_rounds *r, const struct proc_io_sample *now
 		if (reaper && (!ignores || !ignores(reaper->pid, context)))
 			owed[(*nowed)++] = (struct proc_io_owed){ reaper->pid, reaper->start_time, e->io, false };
 	}
+	for (size_t i = 0; i < nexits; i++) /* (after: reaper_of looks among them all, in order) */
+		if (waits[i])
+			exits[waiting++] = exits[i];
 	r->nexits = waiting;
 	free(used);
+	free(waits);
 	if (r->nended > 1)
 		qsort(r->ended, r->nended, sizeof(*r->ended), ended_by_pid);
 }
@@ -265,6 +331,22 @@ void proc_io_rounds_take(struct proc_io_rounds *r, const struct proc_io_sample *
 		}
 		if (changed)
 			proc_io_delta_pages(&deltas[i]);
+	}
+	/* A reaper that ended within the round: its end's delta holds what its children had. */
+	for (size_t i = 0; i < r->nended; i++) {
+		struct proc_io_ended *e = &r->ended[i];
+		bool changed = false;
+
+		for (size_t j = 0; j < nowed; j++) {
+			struct proc_io *o = &owed[j].io;
+
+			if (owed[j].pid == e->last.pid && owed[j].start_time == e->last.start_time &&
+			    take(&e->delta.rchar, &o->rchar) + take(&e->delta.read_bytes, &o->read_bytes) +
+				    take(&e->delta.write_bytes, &o->write_bytes))
+				changed = true;
+		}
+		if (changed)
+			proc_io_delta_pages(&e->delta);
 	}
 	/* What is left: kept one round if it is this round's (the reap may show in the parent only next round). */
 	for (size_t j = 0; j < nowed; j++)

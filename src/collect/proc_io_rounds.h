@@ -63,6 +63,11 @@ void proc_io_rounds_take(struct proc_io_rounds *r, const struct proc_io_sample *
  * waits for the round it is gone from. Copied.
  */
 void proc_io_rounds_exits(struct proc_io_rounds *r, const struct proc_io_sample *exits, size_t n);
+/*
+ * Ends sorted by pid and start time, each process once (an end written twice, by two threads
+ * that both saw the group dead, keeps the larger counts): the number kept.
+ */
+size_t proc_io_ends_sort(struct proc_io_sample *ends, size_t n);
 void proc_io_rounds_free(struct proc_io_rounds *r);
 /* qsort's comparison of two struct proc_io_sample by pid, for a round's order. */
 int proc_io_sample_by_pid(const void *a, const void *b);

@@ -57,6 +57,27 @@ static int on_exit_row(void *context, void *data, size_t size)
 	return 0;
 }
 
+/* The highest possible CPU's number + 1, as the kernel sizes its per-CPU arrays (nr_cpu_ids): 0 unknown. */
+static int possible_cpus(void)
+{
+	char text[256], *last;
+	int fd = open("/sys/devices/system/cpu/possible", O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+	long highest;
+
+	if (fd >= 0)
+		close(fd);
+	if (got <= 0)
+		return 0;
+	text[got] = '\0';
+	text[strcspn(text, "\n")] = '\0';
+	last = strrchr(text, '-'); /* "0-3", "0,2-5", "0" */
+	if (!last || (strrchr(text, ',') && strrchr(text, ',') > last))
+		last = strrchr(text, ',');
+	highest = strtol(last ? last + 1 : text, NULL, 10);
+	return highest >= 0 && highest < 65536 ? (int)highest + 1 : 0;
+}
+
 int task_iter_start(const char **why)
 {
 	int rc;
@@ -84,7 +105,7 @@ int task_iter_start(const char **why)
 		tick_ns = hz > 0 ? 1000000000ull / (uint64_t)hz : 10000000ull;
 		/* Optional: a kernel without the runqueues in its BTF only walks every thread each time. */
 		if ((blocked = blocked_bpf__open())) {
-			int cpus = libbpf_num_possible_cpus();
+			int cpus = possible_cpus();
 
 			blocked->rodata->cpus = cpus > 0 ? (uint32_t)cpus : 0;
 			bpf_program__set_autoattach(blocked->progs.count_blocked, false); /* run by the reader */
@@ -205,9 +226,7 @@ static void take_exits(struct task_iter *out)
 	out->exits = xcalloc(nended ? nended : 1, sizeof(*out->exits));
 	if (nended)
 		memcpy(out->exits, ended, nended * sizeof(*ended));
-	out->nexits = nended;
-	if (nended > 1)
-		qsort(out->exits, nended, sizeof(*out->exits), proc_io_sample_by_pid);
+	out->nexits = proc_io_ends_sort(out->exits, nended);
 	out->exits_lost = lost != lost_seen;
 	lost_seen = lost;
 }

@@ -639,7 +639,9 @@ static void watch_sample(struct watch *w)
 	odirect_drain();
 	if (w->bpf) /* what threads handed over, added up now: a long window's would not all fit */
 		cachestat_drain();
-	direct_refresh_io(&w->direct);
+	/* By this sample's round: one not walked holds none (a process found now waits for the next). */
+	if (walks)
+		direct_refresh_io(&w->direct);
 	if (vmstat_read(&vm) == 0 && vm.nr_dirty != PROCFS_UNKNOWN && vm.nr_writeback != PROCFS_UNKNOWN) {
 		if (vm.nr_writeback)
 			w->writeback_samples++;

@@ -248,6 +248,71 @@ static void test_end_waits(void **state)
 	proc_io_rounds_free(&r);
 }
 
+/*
+ * A shell started since the last round runs a dd that ends within the round: the shell is counted
+ * from 0, its counts hold the dd's it reaped; the dd's are its own, not the shell's too.
+ */
+static void test_parent_born_within_round(void **state)
+{
+	struct proc_io_rounds r = {0};
+	struct round out;
+	(void)state;
+
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0) }, 1, 1000, &out);
+	take_ending(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(200, 100, 1010, "bash", 6 * MIB) },
+		    2, 1100, (struct proc_io_sample[]){ proc(300, 200, 1020, "dd", 6 * MIB) }, 1, &out);
+	assert_true(out.known[1]);
+	assert_int_equal(out.deltas[1].read_pages, 0); /* bash read nothing itself */
+	assert_int_equal(r.nended, 1);
+	assert_int_equal(r.ended[0].delta.read_pages, 1536);
+	proc_io_rounds_free(&r);
+}
+
+/*
+ * A shell seen last round runs a dd that starts and ends within the round, then ends too: its end
+ * holds the dd's, which go from its delta, not from the grandparent's (which read 2 MiB itself and
+ * reaped the shell: its counts grew by 2 + the shell's 8).
+ */
+static void test_parent_ended_within_round(void **state)
+{
+	struct proc_io_rounds r = {0};
+	struct round out;
+	(void)state;
+
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(200, 100, 60, "bash", 0) }, 2, 1000, &out);
+	take_ending(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 10 * MIB) }, 1, 1100,
+		    (struct proc_io_sample[]){ proc(200, 100, 60, "bash", 8 * MIB),
+					       proc(300, 200, 1010, "dd", 8 * MIB) },
+		    2, &out);
+	assert_int_equal(out.deltas[0].read_pages, 512); /* sh: its own 2 MiB */
+	assert_int_equal(r.nended, 2);
+	assert_int_equal(r.ended[0].last.pid, 200);
+	assert_int_equal(r.ended[0].delta.read_pages, 0); /* bash: none of its own */
+	assert_int_equal(r.ended[1].delta.read_pages, 2048); /* dd: its 8 MiB */
+	proc_io_rounds_free(&r);
+}
+
+/* An end written twice (two threads saw the group dead): once in the same drain, once a drain later. */
+static void test_end_twice(void **state)
+{
+	struct proc_io_rounds r = {0};
+	struct round out;
+	(void)state;
+
+	take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0) }, 1, 1000, &out);
+	take_ending(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 4 * MIB) }, 1, 1100,
+		    (struct proc_io_sample[]){ proc(300, 100, 1010, "dd", 4 * MIB),
+					       proc(300, 100, 1010, "dd", 4 * MIB) },
+		    2, &out);
+	assert_int_equal(r.nended, 1);
+	assert_int_equal(out.deltas[0].read_pages, 0);
+	take_ending(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 4 * MIB) }, 1, 1200,
+		    (struct proc_io_sample[]){ proc(300, 100, 1010, "dd", 4 * MIB) }, 1, &out);
+	assert_int_equal(r.nended, 0); /* not counted again */
+	assert_int_equal(out.deltas[0].read_pages, 0);
+	proc_io_rounds_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -255,7 +320,8 @@ int main(void)
 		cmocka_unit_test(test_born_within_round), cmocka_unit_test(test_grandparent),
 		cmocka_unit_test(test_ignores_sigchld),  cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_ended_child),      cmocka_unit_test(test_born_and_ended),
-		cmocka_unit_test(test_end_waits),
+		cmocka_unit_test(test_end_waits),        cmocka_unit_test(test_parent_born_within_round),
+		cmocka_unit_test(test_parent_ended_within_round), cmocka_unit_test(test_end_twice),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
