@@ -115,6 +115,14 @@ static uint64_t larger(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
+/* Each of io's counts made at least other's. */
+static void keep_larger(struct proc_io *io, const struct proc_io *other)
+{
+	io->rchar = larger(io->rchar, other->rchar);
+	io->read_bytes = larger(io->read_bytes, other->read_bytes);
+	io->write_bytes = larger(io->write_bytes, other->write_bytes);
+}
+
 static uint64_t take(uint64_t *from, uint64_t *owed)
 {
 	uint64_t taken = *from < *owed ? *from : *owed;
@@ -144,9 +152,7 @@ size_t proc_io_ends_sort(struct proc_io_sample *ends, size_t n)
 		struct proc_io_sample *k = kept ? &ends[kept - 1] : NULL;
 
 		if (k && k->pid == ends[i].pid && k->start_time == ends[i].start_time) {
-			k->io.rchar = larger(k->io.rchar, ends[i].io.rchar);
-			k->io.read_bytes = larger(k->io.read_bytes, ends[i].io.read_bytes);
-			k->io.write_bytes = larger(k->io.write_bytes, ends[i].io.write_bytes);
+			keep_larger(&k->io, &ends[i].io);
 			continue;
 		}
 		ends[kept++] = ends[i];
@@ -186,13 +192,40 @@ static bool add_ended(struct proc_io_rounds *r, const struct proc_io_sample *bef
 
 	memcpy(from.comm, end->comm, sizeof(from.comm)); /* an exec renames it; its counts go on */
 	e->last = *end;
-	e->last.io.rchar = larger(end->io.rchar, before->io.rchar); /* see the larger() below */
-	e->last.io.read_bytes = larger(end->io.read_bytes, before->io.read_bytes);
-	e->last.io.write_bytes = larger(end->io.write_bytes, before->io.write_bytes);
+	keep_larger(&e->last.io, &before->io); /* (a count never goes down: see proc_io_rounds_take) */
 	if (!proc_io_delta(&from, &e->last, &e->delta))
 		return false;
 	r->nended++;
 	return true;
+}
+
+/*
+ * What the children of the process pid (started at start) had, in owed (nowed of them, by pid),
+ * taken off its delta d: as much as d holds, the rest left owed.
+ */
+static void take_owed(struct proc_io_delta *d, pid_t pid, uint64_t start, struct proc_io_owed *owed, size_t nowed)
+{
+	size_t low = 0, high = nowed;
+	bool changed = false;
+
+	while (low < high) { /* the first of pid */
+		size_t middle = low + (high - low) / 2;
+
+		if (owed[middle].pid < pid)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	for (size_t j = low; j < nowed && owed[j].pid == pid; j++) {
+		struct proc_io *o = &owed[j].io;
+
+		if (owed[j].start_time == start &&
+		    take(&d->rchar, &o->rchar) + take(&d->read_bytes, &o->read_bytes) +
+			take(&d->write_bytes, &o->write_bytes))
+			changed = true;
+	}
+	if (changed)
+		proc_io_delta_pages(d);
 }
 
 static int ended_by_pid(const void *a, const void *b)
@@ -284,7 +317,7 @@ void proc_io_rounds_take(struct proc_io_rounds *r, const struct proc_io_sample *
 	if (nowed > 1)
 		qsort(owed, nowed, sizeof(*owed), owed_by_pid);
 
-	for (size_t i = 0, first_owed = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct proc_io_sample *before = r->started ? find(r->previous, r->nprevious, now[i].pid) : NULL;
 		struct proc_io_sample from;
 
@@ -296,9 +329,7 @@ void proc_io_rounds_take(struct proc_io_rounds *r, const struct proc_io_sample *
 			 * process reads a thread that ends between its rows in neither place, for that
 			 * round; from a lowered baseline the next round would count its whole life again.
 			 */
-			previous[i].io.rchar = larger(now[i].io.rchar, before->io.rchar);
-			previous[i].io.read_bytes = larger(now[i].io.read_bytes, before->io.read_bytes);
-			previous[i].io.write_bytes = larger(now[i].io.write_bytes, before->io.write_bytes);
+			keep_larger(&previous[i].io, &before->io);
 			from = *before;
 			memcpy(from.comm, now[i].comm, sizeof(from.comm)); /* an exec renames it; its counts go on */
 		} else if (r->started && r->previous_ticks && now[i].start_time != PROCFS_UNKNOWN &&
@@ -317,37 +348,11 @@ void proc_io_rounds_take(struct proc_io_rounds *r, const struct proc_io_sample *
 		if (!known[i])
 			continue;
 		/* What its reaped children had when last seen: taken off, the rest tried next round. */
-		bool changed = false;
-
-		while (first_owed < nowed && owed[first_owed].pid < now[i].pid) /* both in pid order */
-			first_owed++;
-		for (size_t j = first_owed; j < nowed && owed[j].pid == now[i].pid; j++) {
-			if (owed[j].start_time != now[i].start_time)
-				continue;
-			if (take(&deltas[i].rchar, &owed[j].io.rchar) +
-			    take(&deltas[i].read_bytes, &owed[j].io.read_bytes) +
-			    take(&deltas[i].write_bytes, &owed[j].io.write_bytes))
-				changed = true;
-		}
-		if (changed)
-			proc_io_delta_pages(&deltas[i]);
+		take_owed(&deltas[i], now[i].pid, now[i].start_time, owed, nowed);
 	}
 	/* A reaper that ended within the round: its end's delta holds what its children had. */
-	for (size_t i = 0; i < r->nended; i++) {
-		struct proc_io_ended *e = &r->ended[i];
-		bool changed = false;
-
-		for (size_t j = 0; j < nowed; j++) {
-			struct proc_io *o = &owed[j].io;
-
-			if (owed[j].pid == e->last.pid && owed[j].start_time == e->last.start_time &&
-			    take(&e->delta.rchar, &o->rchar) + take(&e->delta.read_bytes, &o->read_bytes) +
-				    take(&e->delta.write_bytes, &o->write_bytes))
-				changed = true;
-		}
-		if (changed)
-			proc_io_delta_pages(&e->delta);
-	}
+	for (size_t i = 0; i < r->nended; i++)
+		take_owed(&r->ended[i].delta, r->ended[i].last.pid, r->ended[i].last.start_time, owed, nowed);
 	/* What is left: kept one round if it is this round's (the reap may show in the parent only next round). */
 	for (size_t j = 0; j < nowed; j++)
 		if (!owed[j].carried && (owed[j].io.rchar || owed[j].io.read_bytes || owed[j].io.write_bytes))

@@ -17,6 +17,13 @@ static int window_order(pid_t pid_a, uint64_t start_a, pid_t pid_b, uint64_t sta
 	return (start_a > start_b) - (start_a < start_b);
 }
 
+static void add_delta(struct window_counts *total, const struct proc_io_delta *d)
+{
+	total->rchar += d->rchar;
+	total->read_bytes += d->read_bytes;
+	total->write_bytes += d->write_bytes;
+}
+
 static int by_process(const void *a_, const void *b_)
 {
 	const struct window_io *a = a_, *b = b_;
@@ -47,9 +54,7 @@ static struct window_io *take_ended(struct io_window *win, size_t *nborn_out)
 						 .from_ns = win->round_ns };
 		}
 		snprintf(p->comm, sizeof(p->comm), "%s", e->last.comm);
-		p->total.rchar += e->delta.rchar;
-		p->total.read_bytes += e->delta.read_bytes;
-		p->total.write_bytes += e->delta.write_bytes;
+		add_delta(&p->total, &e->delta);
 	}
 	*nborn_out = nborn;
 	return born;
@@ -85,11 +90,8 @@ void io_window_take(struct io_window *win, const struct proc_io_sample *now, siz
 						 .from_ns = known[j] ? win->round_ns : ns };
 		snprintf(p->comm, sizeof(p->comm), "%s", now[j].comm);
 		p->alive = true;
-		if (known[j]) {
-			p->total.rchar += deltas[j].rchar;
-			p->total.read_bytes += deltas[j].read_bytes;
-			p->total.write_bytes += deltas[j].write_bytes;
-		}
+		if (known[j])
+			add_delta(&p->total, &deltas[j]);
 		j++;
 		count++;
 	}
