@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collect/sysroot.h"
 #include "common/util.h"
 
 #ifdef IOLENS_BPF
@@ -31,7 +32,7 @@ static struct tasks_bpf *skeleton;
 static struct blocked_bpf *blocked; /* NULL when it did not load: the walk is never skipped */
 static struct bpf_link *iter_link, *fds_link;
 static struct ring_buffer *exits;
-/* The ends drained from the ring buffer, for the run that takes them. */
+/* The ends drained from the ring buffer, for the run that takes them (handed over to it). */
 static struct proc_io_sample *ended;
 static size_t nended, ended_room;
 static uint64_t tick_ns;
@@ -61,20 +62,16 @@ static int on_exit_row(void *context, void *data, size_t size)
 static int possible_cpus(void)
 {
 	char text[256], *last;
-	int fd = open("/sys/devices/system/cpu/possible", O_RDONLY | O_CLOEXEC);
-	ssize_t got = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+	ssize_t got = read_small_at(AT_FDCWD, "/sys/devices/system/cpu/possible", text, sizeof(text));
 	long highest;
 
-	if (fd >= 0)
-		close(fd);
 	if (got <= 0)
 		return 0;
-	text[got] = '\0';
 	text[strcspn(text, "\n")] = '\0';
-	last = strrchr(text, '-'); /* "0-3", "0,2-5", "0" */
-	if (!last || (strrchr(text, ',') && strrchr(text, ',') > last))
-		last = strrchr(text, ',');
-	highest = strtol(last ? last + 1 : text, NULL, 10);
+	last = text + strlen(text); /* the list's last number: "0-3", "0,2-5", "0" */
+	while (last > text && last[-1] >= '0' && last[-1] <= '9')
+		last--;
+	highest = strtol(last, NULL, 10);
 	return highest >= 0 && highest < 65536 ? (int)highest + 1 : 0;
 }
 
@@ -220,13 +217,12 @@ static void take_exits(struct task_iter *out)
 	uint64_t lost = __atomic_load_n(&skeleton->bss->exits_lost, __ATOMIC_RELAXED);
 	static uint64_t lost_seen;
 
-	nended = 0;
 	if (ring_buffer__consume(exits) < 0)
 		lost++; /* (not said: the rounds go on as without the ends) */
-	out->exits = xcalloc(nended ? nended : 1, sizeof(*out->exits));
-	if (nended)
-		memcpy(out->exits, ended, nended * sizeof(*ended));
-	out->nexits = proc_io_ends_sort(out->exits, nended);
+	out->exits = ended; /* handed over: the next drain begins another */
+	out->nexits = proc_io_ends_sort(ended, nended);
+	ended = NULL;
+	nended = ended_room = 0;
 	out->exits_lost = lost != lost_seen;
 	lost_seen = lost;
 }
