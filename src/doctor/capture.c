@@ -725,39 +725,39 @@ static void watch_prepare(struct watch *w, const char *marks, bool direct_off)
 /* The counters at the start of the window, read one after the other. */
 static void watch_start(struct watch *w)
 {
+	bool carried = carry.valid;
+
 	w->called_ns = monotonic_ns();
-	if (carry.valid) {
+	if (carried) { /* the last window's end (see struct carry) */
 		w->vm_known = carry.vm_known;
 		w->vm_start = carry.vm;
 		w->io_start = carry.io;
 		w->memory_start = carry.memory;
 		w->disk_start = carry.disk;
 		carry.disk = (struct diskstats){0};
-		if (w->bio && carry.bio) {
-			w->bio_start = carry.bio_disks;
-			carry.bio_disks = (struct bio_disks){0};
-		} else if (w->bio && bio_read_disks(&w->bio_start) != 0) {
-			w->bio = false;
-			w->bio_why = "its counts could not be read";
-		}
 		w->io.rounds = carry.rounds;
 		w->io.round_ns = carry.round_ns;
 		carry.rounds = (struct proc_io_rounds){0};
-		w->start_ns = w->disk_start_ns = w->direct.start_ns = carry.end_ns;
-		carry_free(); /* what is left: nothing taken (its block counts when this window has none) */
-		watch_sample(w);
-		return;
+	} else {
+		w->vm_known = vmstat_read(&w->vm_start) == 0;
+		psi_read("io", &w->io_start);
+		psi_read("memory", &w->memory_start);
+		if (diskstats_read(&w->disk_start) != 0)
+			w->disk_start = (struct diskstats){0};
 	}
-	w->vm_known = vmstat_read(&w->vm_start) == 0;
-	psi_read("io", &w->io_start);
-	psi_read("memory", &w->memory_start);
-	if (diskstats_read(&w->disk_start) != 0)
-		w->disk_start = (struct diskstats){0};
-	if (w->bio && bio_read_disks(&w->bio_start) != 0) {
+	if (w->bio && carried && carry.bio) {
+		w->bio_start = carry.bio_disks;
+		carry.bio_disks = (struct bio_disks){0};
+	} else if (w->bio && bio_read_disks(&w->bio_start) != 0) {
 		w->bio = false;
 		w->bio_why = "its counts could not be read";
 	}
-	w->start_ns = w->called_ns = w->disk_start_ns = w->direct.start_ns = monotonic_ns();
+	if (carried)
+		w->start_ns = carry.end_ns;
+	else
+		w->start_ns = w->called_ns = monotonic_ns();
+	w->disk_start_ns = w->direct.start_ns = w->start_ns;
+	carry_free(); /* what is left of it: nothing taken (its block counts when this window has none) */
 	watch_sample(w);
 }
 
