@@ -34,9 +34,8 @@ cat "$MNT/file" >/dev/null &
 READER=$!
 for i in $(seq 50); do grep -q "FUSE_READ hangs" "$T/server.log" && break; sleep 0.1; done
 check_match "the server holds the first FUSE_READ" "FUSE_READ hangs until SIGUSR1" "$(cat "$T/server.log")"
-reader_in_d() { [ "$(awk '{ print $3 }' /proc/$READER/stat 2>/dev/null)" = D ]; }
-wait_until 30 reader_in_d
-check_eq "… and cat waits in D (/proc/PID/stat)" D "$(awk '{ print $3 }' /proc/$READER/stat)"
+wait_until 30 in_state "$READER" D
+check_eq "… and cat waits in D (/proc/PID/stat)" D "$(state_of "$READER")"
 
 run "$IOLENS" doctor --json 4
 check_eq "doctor 4: a warning (exit 3)" 3 "$RC"

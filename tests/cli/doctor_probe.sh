@@ -112,10 +112,9 @@ disown "$FORGED" # its SIGKILL below is the test's, not news
 forged_waits() { [ "$(cat /proc/$FORGED/wchan 2>/dev/null)" = request_wait_answer ]; }
 wait_until 30 forged_waits
 kill -KILL "$FORGED" # now in D too, as a probe would be
-forged_in_d() { [ "$(awk '{ print $3 }' /proc/$FORGED/stat 2>/dev/null)" = D ]; }
-wait_until 30 forged_in_d
+wait_until 30 in_state "$FORGED" D
 check_eq "nobody's 'iolens-probe', in D on the mount" "iolens-probe D" \
-	"$(cat /proc/$FORGED/comm) $(awk '{ print $3 }' /proc/$FORGED/stat)"
+	"$(cat /proc/$FORGED/comm) $(state_of "$FORGED")"
 run "$IOLENS" doctor --json 1.5
 check_match "run 3 (JSON): a warning, or worse (exit $RC)" "^[34]$" "$RC"
 check_eq "… the mount's, a warning" warning "$(dq severity unresponsive mount "$MNT" <<<"$OUT")"

@@ -14,14 +14,14 @@ for i in 1 2 3; do
 	"$ROWS" --vfork 60 &
 	V+=($!)
 done
-on_exit 'for v in "${V[@]}"; do kill -KILL $(cat /proc/$v/task/$v/children 2>/dev/null) $v 2>/dev/null; done'
-all_in_d() { for v in "${V[@]}"; do [ "$(awk '{ print $3 }' /proc/$v/stat 2>/dev/null)" = D ] || return 1; done; }
+on_exit 'vfork_end "${V[@]}"'
+all_in_d() { for v in "${V[@]}"; do in_state "$v" D || return 1; done; }
 wait_until 60 all_in_d
 check "three vfork parents in D (/proc/PID/stat)" all_in_d
 blocked=$("$ROWS" --blocked 2>"$T/blocked.err")
 check "the threads in D, as doctor counts them (every CPU's runqueue): at least those three ($blocked; $(head -c 200 "$T/blocked.err"))" \
 	[ "${blocked:-0}" -ge 3 ]
-for v in "${V[@]}"; do kill -KILL $(cat /proc/$v/task/$v/children 2>/dev/null) $v 2>/dev/null; wait $v 2>/dev/null; done
+vfork_end "${V[@]}"
 V=()
 
 # A window long enough for anything, ended by SIGINT. Once doctor waits between its samples (past
@@ -33,10 +33,7 @@ launched=$(date +%s.%N)
 "$IOLENS" doctor --no-config --json --record "$T/snap" 600 >"$T/doctor.json" 2>"$T/doctor.err" &
 DOCTOR=$!
 on_exit "kill $DOCTOR 2>/dev/null"
-in_window() {
-	waits_between_samples "$DOCTOR"
-}
-wait_until 60 in_window || not_ok "doctor is in its window"
+wait_until 60 waits_between_samples "$DOCTOR" || not_ok "doctor is in its window"
 python3 -c 'import ctypes, os, sys
 libc = ctypes.CDLL(None)
 libc.prctl(15, b"shortwriter", 0, 0, 0) # PR_SET_NAME
@@ -51,8 +48,7 @@ read -r DD DD_WRITTEN <"$T/writer"
 "$ROWS" --vfork 600 &
 V=($!)
 begun=$(date +%s.%N)
-v_in_d() { [ "$(awk '{ print $3 }' /proc/${V[0]}/stat 2>/dev/null)" = D ]; }
-wait_until 60 v_in_d
+wait_until 60 in_state "${V[0]}" D
 sleep 4
 kill -INT "$DOCTOR"
 wait "$DOCTOR"

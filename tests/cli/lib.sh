@@ -348,6 +348,25 @@ PY
 }
 # gone PID: the process PID has ended (or was never there).
 gone() { ! kill -0 "$1" 2>/dev/null; }
+# state_of PID: the state letter /proc/PID/stat gives (R, S, D, T, Z ...), after the command's
+# name, which may hold ") "; nothing when PID is gone. in_state PID LETTER: PID is in that state.
+state_of() {
+	local line
+	read -r line 2>/dev/null <"/proc/$1/stat" || return 0
+	line=${line##*) }
+	echo "${line%% *}"
+}
+in_state() { [ "$(state_of "$1")" = "$2" ]; }
+# vfork_end PID...: ends taskrows --vfork's parents (in D) and their children (asleep), and reaps
+# the parents (a container's pid 1 may leave them zombies, listed as processes by later tests).
+vfork_end() {
+	local v
+	for v in "$@"; do
+		kill -KILL $(children_of "$v") "$v" 2>/dev/null
+		wait "$v" 2>/dev/null
+	done
+	return 0
+}
 # children_of PID: the pids of PID's child processes, one a line, lowest first (pgrep -P's list,
 # read from /proc: with or without procps, a test signals only a process it started).
 children_of() {

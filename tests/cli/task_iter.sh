@@ -26,8 +26,7 @@ threading.Thread(target=signal.pause, daemon=True).start()
 os.kill(os.getpid(), signal.SIGSTOP)' "$T/written" &
 P=$!
 on_exit "kill -KILL $P 2>/dev/null"
-stopped() { [ "$(awk '{ print $3 }' /proc/$P/stat 2>/dev/null)" = T ]; }
-wait_until 60 stopped || { not_ok "the process stopped itself"; echo "1..$t_count"; exit 1; }
+wait_until 60 in_state "$P" T || { not_ok "the process stopped itself"; echo "1..$t_count"; exit 1; }
 
 "$ROWS" >"$T/rows" 2>"$T/rows.err" &
 ROWS_PID=$!
@@ -117,8 +116,7 @@ Z=$!
 on_exit "kill $Z 2>/dev/null"
 wait_until test -s "$T/zombie"
 zombie=$(cat "$T/zombie")
-is_zombie() { [ "$(awk '{ print $3 }' /proc/$zombie/stat 2>/dev/null)" = Z ]; }
-wait_until 60 is_zombie
+wait_until 60 in_state "$zombie" Z
 check_eq "a zombie (/proc says Z)" "thread $zombie $zombie Z" \
 	"$("$ROWS" | awk -v p=$zombie '$1 == "thread" && $3 == p { print $1, $2, $3, $4 }')"
 kill $Z
@@ -126,13 +124,11 @@ kill $Z
 # A parent waiting for its vfork child is in D (killable), as a hung reader is: seen so.
 "$ROWS" --vfork 30 &
 V=$!
-on_exit "kill -KILL $V 2>/dev/null"
-in_d() { [ "$(awk '{ print $3 }' /proc/$V/stat 2>/dev/null)" = D ]; }
-wait_until 60 in_d
+on_exit "vfork_end $V"
+wait_until 60 in_state "$V" D
 check_eq "a thread in D (a vfork's parent, /proc says D)" "thread $V $V D taskrows" \
 	"$("$ROWS" | awk -v p=$V '$1 == "thread" && $3 == p')"
-kill -KILL $(cat /proc/$V/task/$V/children 2>/dev/null) $V 2>/dev/null # its child too: no taskrows left asleep
-wait $V 2>/dev/null # (reaped here: a container's pid 1 may leave it a zombie)
+vfork_end "$V"
 
 # A process's end, as eBPF sees it (what doctor's rounds take for a process gone between two of
 # them): WORK, then it reads its own /proc/self/io and ends from another thread than its leader
