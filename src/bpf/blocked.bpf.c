@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * blocked.bpf.c: how many threads sleep uninterruptibly (D) right now, the sum of every CPU's
- * runqueue nr_uninterruptible (what the load average counts them by), for the reader that runs
- * it (BPF_PROG_TEST_RUN): a look that costs a system call, where a walk of every thread costs
- * one a thread. Idle kernel threads (TASK_NOLOAD, /proc's I) are not counted, as they are not D.
+ * runqueue nr_uninterruptible (what the load average counts them by), and the pages dirty and
+ * under writeback (/proc/vmstat's nr_dirty and nr_writeback), for the reader that runs it
+ * (BPF_PROG_TEST_RUN): a look that costs a system call, where a walk of every thread costs one
+ * a thread and /proc/vmstat some two hundred counters printed and parsed. Idle kernel threads
+ * (TASK_NOLOAD, /proc's I) are not counted, as they are not D.
  *
  * The runqueues are reached through the reader's task group, which has a CFS runqueue on every
  * possible CPU, each pointing to its CPU's runqueue (CONFIG_FAIR_GROUP_SCHED): the runqueues
@@ -17,9 +19,72 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define CPUS_MAX 8192
+#define NODES_MAX 1024 /* MAX_NUMNODES of NODES_SHIFT 10 */
+#define DEPTH_MAX 64   /* cgroups above the reader's */
 
-const volatile __u32 cpus = 0; /* the highest possible CPU's number + 1 (nr_cpu_ids), set by the reader */
-__s64 blocked;                 /* the last run's sum */
+const volatile __u32 cpus = 0;   /* the highest possible CPU's number + 1 (nr_cpu_ids), set by the reader */
+const volatile __u32 nodes = 0;  /* ... possible NUMA node's (nr_node_ids) */
+const volatile __u32 memory_nodes = 0; /* the nodes with memory: each must be found */
+__s64 blocked;                   /* the last run's sum */
+__s64 dirty, writeback;          /* ... pages (-1: not known) */
+
+/*
+ * The pages dirty and under writeback, every node's (pglist_data's vm_stat, whose sum is what
+ * /proc/vmstat prints). The nodes are reached through the root memory cgroup's per-node LRU
+ * lists, each pointing to its node once a page of the node has been on it: a node with memory
+ * not found so leaves the counts unknown.
+ */
+static void count_pages(struct task_struct *task)
+{
+	struct cgroup_subsys_state *css, *parent;
+	__s64 sums[2] = { 0, 0 };
+	int id, items[2];
+	__u32 found = 0;
+	void *memcg;
+
+	if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id) ||
+	    !bpf_core_field_exists(struct lruvec, pgdat) ||
+	    !bpf_core_enum_value_exists(enum node_stat_item, NR_FILE_DIRTY))
+		return;
+	id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+	items[0] = bpf_core_enum_value(enum node_stat_item, NR_FILE_DIRTY);
+	items[1] = bpf_core_enum_value(enum node_stat_item, NR_WRITEBACK);
+	css = BPF_CORE_READ(task, cgroups, subsys[id]);
+	for (int depth = 0; css && depth < DEPTH_MAX; depth++) {
+		if (!(parent = BPF_CORE_READ(css, parent)))
+			break;
+		css = parent;
+	}
+	if (!css)
+		return;
+	memcg = (void *)css - bpf_core_field_offset(struct mem_cgroup, css);
+	for (__u32 node = 0; node < nodes && node < NODES_MAX; node++) {
+		struct mem_cgroup_per_node *per_node = NULL;
+		struct pglist_data *pgdat;
+		void *stats;
+
+		if (bpf_probe_read_kernel(&per_node, sizeof(per_node),
+					  memcg + bpf_core_field_offset(struct mem_cgroup, nodeinfo) +
+						  node * sizeof(per_node)) != 0)
+			return;
+		if (!per_node || !(pgdat = BPF_CORE_READ(per_node, lruvec.pgdat)))
+			continue;
+		stats = (void *)pgdat + bpf_core_field_offset(struct pglist_data, vm_stat);
+		for (int i = 0; i < 2; i++) {
+			__s64 value = 0;
+
+			if (bpf_probe_read_kernel(&value, sizeof(value), stats + items[i] * sizeof(value)) != 0)
+				return;
+			sums[i] += value;
+		}
+		found++;
+	}
+	if (found < memory_nodes || !found)
+		return;
+	/* (a count read while per-CPU deltas are folded in may be a moment below 0: 0, as /proc says) */
+	dirty = sums[0] > 0 ? sums[0] : 0;
+	writeback = sums[1] > 0 ? sums[1] : 0;
+}
 
 SEC("raw_tp")
 int count_blocked(void *ctx)
@@ -28,6 +93,8 @@ int count_blocked(void *ctx)
 	struct cfs_rq **per_cpu;
 	__u64 sum = 0; /* modulo 2^64 (2^32 for a 4-byte count): one CPU's may be far below 0, another's above */
 
+	dirty = writeback = -1;
+	count_pages(task);
 	if (!bpf_core_field_exists(task->sched_task_group) || !bpf_core_field_exists(struct cfs_rq, rq))
 		return 2;
 	per_cpu = BPF_CORE_READ(task, sched_task_group, cfs_rq);

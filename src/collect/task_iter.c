@@ -58,21 +58,63 @@ static int on_exit_row(void *context, void *data, size_t size)
 	return 0;
 }
 
-/* The highest possible CPU's number + 1, as the kernel sizes its per-CPU arrays (nr_cpu_ids): 0 unknown. */
-static int possible_cpus(void)
+/*
+ * A sysfs list of CPUs or nodes ("0-3", "0,2-5", "0"): the highest number + 1, as the kernel
+ * sizes its per-CPU or per-node arrays (nr_cpu_ids, nr_node_ids), and how many it lists; false
+ * when it cannot be read.
+ */
+static bool read_id_list(const char *path, unsigned *end, unsigned *count)
 {
-	char text[256], *last;
-	ssize_t got = read_small_at(AT_FDCWD, "/sys/devices/system/cpu/possible", text, sizeof(text));
-	long highest;
+	char text[1024], *p = text, *next;
+	ssize_t got = read_small_at(AT_FDCWD, path, text, sizeof(text));
+	unsigned highest = 0, n = 0;
 
 	if (got <= 0)
-		return 0;
+		return false;
 	text[strcspn(text, "\n")] = '\0';
-	last = text + strlen(text); /* the list's last number: "0-3", "0,2-5", "0" */
-	while (last > text && last[-1] >= '0' && last[-1] <= '9')
-		last--;
-	highest = strtol(last, NULL, 10);
-	return highest >= 0 && highest < 65536 ? (int)highest + 1 : 0;
+	while (*p) {
+		long first = strtol(p, &next, 10), last = first;
+
+		if (next == p || first < 0 || first >= 65536)
+			return false;
+		if (*next == '-' && ((last = strtol(p = next + 1, &next, 10)) < first || last >= 65536 || next == p))
+			return false;
+		if (*next && *next != ',')
+			return false;
+		highest = (unsigned)last + 1;
+		n += (unsigned)(last - first + 1);
+		p = *next ? next + 1 : next;
+	}
+	*end = highest;
+	*count = n;
+	return n > 0;
+}
+
+/* The look's program loaded, with the CPUs and nodes it reads: NULL when it cannot be. */
+static struct blocked_bpf *look_load(void)
+{
+	unsigned cpus, ncpus, nodes = 1, memory_nodes = 1, highest;
+	struct blocked_bpf *look;
+	struct task_iter_look first;
+	const char *not_counted;
+
+	if (!read_id_list("/sys/devices/system/cpu/possible", &cpus, &ncpus) || !(look = blocked_bpf__open()))
+		return NULL;
+	/* (a kernel without NUMA has no node directory: its one node) */
+	if (!read_id_list("/sys/devices/system/node/possible", &nodes, &highest) ||
+	    !read_id_list("/sys/devices/system/node/has_memory", &highest, &memory_nodes))
+		nodes = memory_nodes = 1;
+	look->rodata->cpus = cpus;
+	look->rodata->nodes = nodes;
+	look->rodata->memory_nodes = memory_nodes;
+	bpf_program__set_autoattach(look->progs.count_blocked, false); /* run by the reader */
+	blocked = look;
+	if (ebpf_load_attach(look->skeleton, &not_counted) != 0 || task_iter_look(&first) != 0 ||
+	    (first.blocked < 0 && first.dirty < 0)) {
+		blocked_bpf__destroy(look);
+		blocked = NULL;
+	}
+	return blocked;
 }
 
 int task_iter_start(const char **why)
@@ -97,21 +139,10 @@ int task_iter_start(const char **why)
 		rc = ebpf_failed(skeleton->obj, "attach", -ENOMEM, why);
 	if (!rc) {
 		long hz = sysconf(_SC_CLK_TCK);
-		const char *not_counted;
 
 		tick_ns = hz > 0 ? 1000000000ull / (uint64_t)hz : 10000000ull;
-		/* Optional: a kernel without the runqueues in its BTF only walks every thread each time. */
-		if ((blocked = blocked_bpf__open())) {
-			int cpus = possible_cpus();
-
-			blocked->rodata->cpus = cpus > 0 ? (uint32_t)cpus : 0;
-			bpf_program__set_autoattach(blocked->progs.count_blocked, false); /* run by the reader */
-			if (cpus <= 0 || ebpf_load_attach(blocked->skeleton, &not_counted) != 0 ||
-			    task_iter_blocked() < 0) {
-				blocked_bpf__destroy(blocked);
-				blocked = NULL;
-			}
-		}
+		/* Optional: a kernel without the runqueues or nodes in its BTF walks or reads /proc instead. */
+		look_load();
 	}
 	if (rc)
 		task_iter_stop();
@@ -277,19 +308,35 @@ int task_iter_direct_fds(struct task_iter_fd **out, size_t *n)
 	return rc;
 }
 
-long task_iter_blocked(void)
+int task_iter_look(struct task_iter_look *out)
 {
 	union bpf_attr attr;
 
+	*out = (struct task_iter_look){ .blocked = -ENOSYS, .dirty = -1, .writeback = -1 };
 	if (!blocked)
 		return -ENOSYS;
 	memset(&attr, 0, sizeof(attr));
 	attr.test.prog_fd = (uint32_t)bpf_program__fd(blocked->progs.count_blocked);
 	if (syscall(SYS_bpf, BPF_PROG_TEST_RUN, &attr, sizeof(attr)) != 0)
 		return -errno;
-	if (attr.test.retval != 0) /* 2: no task groups in this kernel; 1: a runqueue could not be read */
-		return attr.test.retval == 2 ? -ENOSYS : -EFAULT;
-	return blocked->bss->blocked > 0 ? (long)blocked->bss->blocked : 0;
+	/* 2: no task groups in this kernel; 1: a runqueue could not be read */
+	if (attr.test.retval != 0)
+		out->blocked = attr.test.retval == 2 ? -ENOSYS : -EFAULT;
+	else
+		out->blocked = blocked->bss->blocked > 0 ? (long)blocked->bss->blocked : 0;
+	if (blocked->bss->dirty >= 0 && blocked->bss->writeback >= 0) {
+		out->dirty = blocked->bss->dirty;
+		out->writeback = blocked->bss->writeback;
+	}
+	return 0;
+}
+
+long task_iter_blocked(void)
+{
+	struct task_iter_look look;
+	int rc = task_iter_look(&look);
+
+	return rc ? rc : look.blocked;
 }
 
 void task_iter_stop(void)
@@ -331,6 +378,12 @@ int task_iter_direct_fds(struct task_iter_fd **out, size_t *n)
 {
 	*out = NULL;
 	*n = 0;
+	return -ENOSYS;
+}
+
+int task_iter_look(struct task_iter_look *out)
+{
+	*out = (struct task_iter_look){ .blocked = -ENOSYS, .dirty = -1, .writeback = -1 };
 	return -ENOSYS;
 }
 

@@ -55,6 +55,16 @@ int task_iter_direct_fds(struct task_iter_fd **out, size_t *n);
  * A sum read CPU after CPU may miss a thread that went to sleep during it, never one asleep since.
  */
 long task_iter_blocked(void);
+/*
+ * One look at the system, in one system call: the threads in D (as task_iter_blocked; -errno
+ * when not known) and the pages dirty and under writeback (/proc/vmstat's nr_dirty and
+ * nr_writeback; -1 when not known). 0, or -errno when there is no look at all.
+ */
+struct task_iter_look {
+	long blocked;
+	int64_t dirty, writeback;
+};
+int task_iter_look(struct task_iter_look *out);
 void task_iter_stop(void);
 
 #endif

@@ -606,22 +606,58 @@ static bool direct_live(const struct direct_set *set)
  * not from the rounds it was in), and the threads only when some are in D: none in D at the last
  * walk and none now (a count that costs a system call) is none to watch.
  */
-static bool sample_walks(struct watch *w)
+static bool sample_walks(struct watch *w, long blocked)
 {
 	if (!w->samples || !w->task_iter || w->exits_lost || w->in_d || direct_live(&w->direct))
 		return true;
-	return task_iter_blocked() != 0; /* (-errno: not known, walked) */
+	return blocked != 0; /* (-errno: not known, walked) */
+}
+
+/*
+ * The pages dirty and under writeback at a sample, their peak kept with the dirty limits as they
+ * were then. Counted by eBPF (the look), /proc/vmstat (which computes the limits as it prints
+ * them, from the memory free then) is read only at a peak that nears the limits, where the rule
+ * needs them as they were; below, the limits as the window began stand.
+ */
+static void watch_dirty(struct watch *w, const struct task_iter_look *look)
+{
+	int64_t dirty = look->dirty, writeback = look->writeback;
+	bool peak = !w->samples || dirty + writeback > (int64_t)(w->dirty_peak + w->writeback_peak);
+	struct vmstat vm;
+
+	if (dirty >= 0 && !peak) {
+		w->writeback_samples += writeback > 0;
+		return;
+	}
+	if (dirty < 0 || !w->thresh || (uint64_t)(dirty + writeback) >= (w->thresh + w->bg_thresh) / 4) {
+		if (vmstat_read(&vm) != 0 || vm.nr_dirty == PROCFS_UNKNOWN || vm.nr_writeback == PROCFS_UNKNOWN)
+			return;
+		dirty = (int64_t)vm.nr_dirty;
+		writeback = (int64_t)vm.nr_writeback;
+		peak = !w->samples || dirty + writeback > (int64_t)(w->dirty_peak + w->writeback_peak);
+		if (peak && vm.nr_dirty_threshold != PROCFS_UNKNOWN) {
+			w->thresh = vm.nr_dirty_threshold;
+			w->bg_thresh = vm.nr_dirty_background_threshold;
+		}
+	}
+	w->writeback_samples += writeback > 0;
+	if (peak) {
+		w->dirty_peak = (uint64_t)dirty;
+		w->writeback_peak = (uint64_t)writeback;
+	}
 }
 
 static void watch_sample(struct watch *w)
 {
 	uint64_t probe_ns = w->direct.probe_ns, lost;
+	struct task_iter_look look;
 	struct task_iter it;
 	bool iter = false, walks;
-	struct vmstat vm;
 
 	w->sample_ns = monotonic_ns();
-	if ((walks = sample_walks(w))) {
+	if (task_iter_look(&look) != 0)
+		look.blocked = -ENOSYS; /* (and no pages) */
+	if ((walks = sample_walks(w, look.blocked))) {
 		iter = watch_tasks(w, &it);
 		io_window_round(&w->io, iter ? &it : NULL);
 		w->exits_lost = w->exits_lost || (iter && it.exits_lost);
@@ -642,16 +678,7 @@ static void watch_sample(struct watch *w)
 	/* By this sample's round: one not walked holds none (a process found now waits for the next). */
 	if (walks)
 		direct_refresh_io(&w->direct);
-	if (vmstat_read(&vm) == 0 && vm.nr_dirty != PROCFS_UNKNOWN && vm.nr_writeback != PROCFS_UNKNOWN) {
-		if (vm.nr_writeback)
-			w->writeback_samples++;
-		if (!w->samples || vm.nr_dirty + vm.nr_writeback > w->dirty_peak + w->writeback_peak) {
-			w->dirty_peak = vm.nr_dirty;
-			w->writeback_peak = vm.nr_writeback;
-			w->thresh = vm.nr_dirty_threshold;
-			w->bg_thresh = vm.nr_dirty_background_threshold;
-		}
-	}
+	watch_dirty(w, &look);
 	if (iter) {
 		for (size_t i = 0; i < it.nthreads; i++)
 			watch_task(it.threads[i].pid, &it.threads[i].task, w);
@@ -757,6 +784,10 @@ static void watch_start(struct watch *w)
 	else
 		w->start_ns = w->called_ns = monotonic_ns();
 	w->disk_start_ns = w->direct.start_ns = w->start_ns;
+	if (w->vm_known && w->vm_start.nr_dirty_threshold != PROCFS_UNKNOWN) { /* (see watch_dirty) */
+		w->thresh = w->vm_start.nr_dirty_threshold;
+		w->bg_thresh = w->vm_start.nr_dirty_background_threshold;
+	}
 	carry_free(); /* what is left of it: nothing taken (its block counts when this window has none) */
 	watch_sample(w);
 }

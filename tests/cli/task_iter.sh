@@ -169,4 +169,30 @@ check "its child's end too, its parent that process, with the 2 MiB it read ($c_
 	[ "$c_ppid" = "$E_PID" ] && [ "${c_rchar:-0}" -ge $((2 << 20)) ]
 check_eq "… no end lost, none of taskrows itself" "" "$(grep -x lost "$T/exits"; awk '$1 == "exit" && $8 == "taskrows"' "$T/exits")"
 
+# One look (a system call) at the pages dirty and under writeback, as doctor samples them between
+# its walks: the nodes' counters, reached through the root memory cgroup, held to /proc/vmstat's
+# nr_dirty and nr_writeback read just before and just after it, with 32 MiB a writer left dirty
+# (the count caused: a wrong counter, or a node missed, is far from it). Another program's writes
+# may move the counts between the reads: tried again until they stood still.
+case "$(fs_type "$T")" in
+tmpfs|ramfs) skip "the pages dirty: the scratch directory is on $(fs_type "$T"), which keeps none dirty" ;;
+*)
+	dd if=/dev/zero of="$T/dirty" bs=1M count=32 2>/dev/null
+	for try in $(seq 20); do
+		"$ROWS" --pages >"$T/pages" 2>"$T/pages.err" || break
+		awk '{ d = $2 - $4; if (d < 0) d = -d; l = $3 - $2; if (l < 0) l = -l; if (l > d + 256) exit 1 }' "$T/pages" && break
+	done
+	read -r _ d_before d_look d_after <<<"$(grep ^dirty "$T/pages")"
+	read -r _ w_before w_look w_after <<<"$(grep ^writeback "$T/pages")"
+	check "the pages dirty, one look: /proc/vmstat's nr_dirty around it ($d_before $d_look $d_after; $(head -c 200 "$T/pages.err"))" \
+		awk -v b="${d_before:--1}" -v l="${d_look:--2}" -v a="${d_after:--1}" \
+		'BEGIN { d = b - a; if (d < 0) d = -d; e = l - b; if (e < 0) e = -e; exit !(b >= 0 && l >= 0 && e <= d + 256) }'
+	check "… and under writeback: nr_writeback around it ($w_before $w_look $w_after)" \
+		awk -v b="${w_before:--1}" -v l="${w_look:--2}" -v a="${w_after:--1}" \
+		'BEGIN { d = b - a; if (d < 0) d = -d; e = l - b; if (e < 0) e = -e; exit !(b >= 0 && l >= 0 && e <= d + 256) }'
+	check "… with the 32 MiB written (8192 pages) in them, unless written back since ($d_look + $w_look)" \
+		[ $(( ${d_look:-0} + ${w_look:-0} )) -ge 8192 ] || [ "$(( ${d_before:-0} + ${w_before:-0} ))" -lt 8192 ]
+	;;
+esac
+
 echo "1..$t_count"

@@ -14,6 +14,10 @@
  * processes that ended meanwhile as eBPF saw them end, one line each:
  *   exit PID PPID START_TICKS RCHAR READ_BYTES WRITE_BYTES COMM
  * taskrows --blocked: how many threads are in D now, as task_iter_blocked counts them.
+ * taskrows --pages: the pages dirty and under writeback as task_iter_look counts them, each
+ * between /proc/vmstat's nr_dirty and nr_writeback read (by stdio) just before and just after:
+ *   dirty BEFORE LOOK AFTER
+ *   writeback BEFORE LOOK AFTER
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +48,26 @@ static void print_thread(pid_t pid, const struct proc_task *task, void *context)
 	printf("thread %d %d %c %s\n", (int)pid, task->pid, task->state, task->comm);
 }
 
+/* /proc/vmstat's nr_dirty and nr_writeback, read plainly: the truth task_iter_look is held to. */
+static bool vmstat_pages(long long pages[2])
+{
+	FILE *f = fopen("/proc/vmstat", "r");
+	char name[64];
+	long long value;
+	int found = 0;
+
+	if (!f)
+		return false;
+	while (fscanf(f, "%63s %lld", name, &value) == 2) {
+		if (!strcmp(name, "nr_dirty"))
+			pages[0] = value, found |= 1;
+		else if (!strcmp(name, "nr_writeback"))
+			pages[1] = value, found |= 2;
+	}
+	fclose(f);
+	return found == 3;
+}
+
 int main(int argc, char **argv)
 {
 	struct task_iter it;
@@ -67,6 +91,20 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		printf("%ld\n", blocked);
+		task_iter_stop();
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--pages")) {
+		long long before[2], after[2];
+		struct task_iter_look look;
+
+		if ((rc = task_iter_start(&why)) != 0 || !vmstat_pages(before) || (rc = task_iter_look(&look)) != 0 ||
+		    !vmstat_pages(after) || look.dirty < 0) {
+			fprintf(stderr, "taskrows: %s\n", why ? why : rc ? strerror(-rc) : "no pages counted");
+			return 1;
+		}
+		printf("dirty %lld %lld %lld\nwriteback %lld %lld %lld\n", before[0], (long long)look.dirty, after[0],
+		       before[1], (long long)look.writeback, after[1]);
 		task_iter_stop();
 		return 0;
 	}
