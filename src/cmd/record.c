@@ -287,7 +287,9 @@ static int record_doctor(struct store *store, double seconds, char *why, size_t 
 		rc = -errno;
 	doctor_snapshot_free(&snap);
 	if (!rc)
-		rc = store_append(store, STORE_KIND_DOCTOR, realtime_ns(), monotonic_ns(), text, len, why, why_len);
+		/* (synced with the system frame that follows at once: one flush for both) */
+		rc = store_append_unsynced(store, STORE_KIND_DOCTOR, realtime_ns(), monotonic_ns(), text, len, why,
+					   why_len);
 	else
 		snprintf(why, why_len, "doctor's snapshot: %s", strerror(-rc));
 	free(text);

@@ -487,6 +487,7 @@ struct store {
 	uint64_t segment_bytes; /* its size */
 	uint64_t segment_began; /* CLOCK_MONOTONIC when it was made */
 	unsigned sequence;      /* for the names of segments made within one second */
+	bool unsynced;          /* its last frame written, not yet synced (store_append_unsynced) */
 	struct dicts dicts;     /* its keyframes, by kind */
 	z_stream *deflating;    /* deflate_with's */
 };
@@ -643,6 +644,18 @@ static void next_name(struct store *s, uint64_t real_ns, char *name, size_t size
 	free(list);
 }
 
+/* The segment closed, what was written to it unsynced synced first. */
+static void close_segment(struct store *s)
+{
+	if (s->fd >= 0) {
+		if (s->unsynced)
+			(void)fdatasync(s->fd);
+		close(s->fd);
+	}
+	s->fd = -1;
+	s->unsynced = false;
+}
+
 /* A new segment: its header written, its directory entry synced, the store pruned. */
 static int begin_segment(struct store *s, uint64_t real_ns, uint64_t mono_ns, char *why, size_t why_len)
 {
@@ -650,9 +663,7 @@ static int begin_segment(struct store *s, uint64_t real_ns, uint64_t mono_ns, ch
 	char name[64];
 	int err = 0;
 
-	if (s->fd >= 0)
-		close(s->fd);
-	s->fd = -1;
+	close_segment(s);
 	dicts_clear(&s->dicts); /* each segment read on its own: its first frame of a kind is a keyframe */
 	for (unsigned tries = 0; tries < 1000 && s->fd < 0; tries++) {
 		next_name(s, real_ns, name, sizeof(name));
@@ -743,8 +754,8 @@ static unsigned char *make_frame(struct store *s, unsigned kind, uint64_t real_n
 	return frame;
 }
 
-int store_append(struct store *s, unsigned kind, uint64_t real_ns, uint64_t mono_ns, const void *data, size_t len,
-		 char *why, size_t why_len)
+static int append(struct store *s, unsigned kind, uint64_t real_ns, uint64_t mono_ns, const void *data, size_t len,
+		  bool sync, char *why, size_t why_len)
 {
 	unsigned char *frame;
 	size_t size;
@@ -761,11 +772,12 @@ int store_append(struct store *s, unsigned kind, uint64_t real_ns, uint64_t mono
 			return err;
 	frame = make_frame(s, kind, real_ns, mono_ns, data, len, &size);
 	err = write_all(s->fd, frame, size);
-	if (!err && fdatasync(s->fd) != 0)
+	if (!err && sync && fdatasync(s->fd) != 0)
 		err = -errno;
 	free(frame);
 	if (!err) {
 		s->segment_bytes += size;
+		s->unsynced = !sync;
 		return 0;
 	}
 	/*
@@ -777,15 +789,27 @@ int store_append(struct store *s, unsigned kind, uint64_t real_ns, uint64_t mono
 		(void)fdatasync(s->fd);
 	close(s->fd);
 	s->fd = -1;
+	s->unsynced = false;
 	return err;
+}
+
+int store_append(struct store *s, unsigned kind, uint64_t real_ns, uint64_t mono_ns, const void *data, size_t len,
+		 char *why, size_t why_len)
+{
+	return append(s, kind, real_ns, mono_ns, data, len, true, why, why_len);
+}
+
+int store_append_unsynced(struct store *s, unsigned kind, uint64_t real_ns, uint64_t mono_ns, const void *data,
+			  size_t len, char *why, size_t why_len)
+{
+	return append(s, kind, real_ns, mono_ns, data, len, false, why, why_len);
 }
 
 void store_close(struct store *s)
 {
 	if (!s)
 		return;
-	if (s->fd >= 0)
-		close(s->fd);
+	close_segment(s);
 	if (s->lock >= 0)
 		close(s->lock);
 	if (s->dir >= 0)

@@ -92,6 +92,13 @@ int store_open(struct store **out, const struct store_options *options, char *wh
  */
 int store_append(struct store *s, unsigned kind, uint64_t real_ns, uint64_t mono_ns, const void *data, size_t len,
 		 char *why, size_t why_len);
+/*
+ * The same, but not synced: the next append's fdatasync (or the segment's close) syncs it with
+ * its own, for a frame that another follows at once (one flush for both). Lost by a power cut
+ * before then, not by the writer's end: the kernel has it.
+ */
+int store_append_unsynced(struct store *s, unsigned kind, uint64_t real_ns, uint64_t mono_ns, const void *data,
+			  size_t len, char *why, size_t why_len);
 void store_close(struct store *s);
 
 /* A segment of a store, as listed: its name, size, and its frames' first and last stamps. */

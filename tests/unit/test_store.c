@@ -3,8 +3,9 @@
  * test_store.c: the flight recorder's store: what was appended is read back whole (compressed
  * or not), a torn last frame (a stop mid-write) is said and cut, a corrupt frame skipped with the
  * others kept, a write that fails (the file size limit standing in for a full disk) leaves no part
- * of its frame, one writer at a time, rotation and pruning by size, and a store directory that
- * another user could write, or a link, refused.
+ * of its frame, one writer at a time, rotation and pruning by size, a frame appended unsynced
+ * synced by the next append or the segment's close, and a store directory that another user
+ * could write, or a link, refused.
  */
 #include "unit.h"
 
@@ -13,6 +14,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +22,15 @@
 
 static char *dir;
 static char store_dir[4200];
+
+/* The store's fdatasync calls, counted (this definition is the one the store's code calls here). */
+static unsigned datasyncs;
+
+int fdatasync(int fd)
+{
+	datasyncs++;
+	return (int)syscall(SYS_fdatasync, fd);
+}
 
 static int setup(void **state)
 {
@@ -323,6 +334,73 @@ static void test_rotation(void **state)
 	free(list);
 }
 
+/*
+ * Frames appended unsynced (a doctor window's, that the system frame follows at once): no flush
+ * of their own, synced by the next append, by the close of their segment when it is the next to
+ * begin, and by the store's close; all read back whole.
+ */
+static void test_unsynced(void **state)
+{
+	struct store_options o = options();
+	struct store_segment *list;
+	unsigned char buf[8192];
+	struct store *s;
+	char why[256];
+	unsigned frames = 0, before;
+	int n;
+	(void)state;
+
+	o.compress = false;
+	o.segment_bytes = 4096; /* a new segment every few frames */
+	assert_int_equal(store_open(&s, &o, why, sizeof(why)), 0);
+	for (unsigned i = 1; i < 40; i++) {
+		size_t len = payload(i, buf);
+		uint64_t t = (uint64_t)i * 1000;
+
+		before = datasyncs;
+		if (i % 2) {
+			assert_int_equal(store_append_unsynced(s, i % 7, t, t + 5, buf, len, why, sizeof(why)), 0);
+			/* (a segment begun for it syncs its header: the frame itself is not) */
+			assert_true(datasyncs - before <= 1);
+		} else {
+			assert_int_equal(store_append(s, i % 7, t, t + 5, buf, len, why, sizeof(why)), 0);
+			assert_true(datasyncs - before >= 1);
+		}
+	}
+	/* the last (39) unsynced: the close syncs it */
+	before = datasyncs;
+	store_close(s);
+	assert_int_equal(datasyncs - before, 1);
+	n = store_list(store_dir, &list, why, sizeof(why));
+	assert_true(n >= 3);
+	for (int i = 0; i < n; i++) {
+		struct seen seen = { 0 };
+		struct store_scan scan;
+		char path[4300];
+		size_t len;
+		unsigned char *bytes = read_segment(list[i].name, &len, path, sizeof(path));
+
+		assert_int_equal(store_segment_scan(bytes, len, check_frame, &seen, &scan), 0);
+		assert_false(seen.wrong);
+		assert_int_equal(list[i].skipped, 0);
+		frames += seen.n;
+		free(bytes);
+	}
+	free(list);
+	assert_int_equal(frames, 39);
+	/*
+	 * An unsynced frame whose segment is closed for the next (each frame its own segment here):
+	 * synced as it closes, then the new one's header and the frame after it.
+	 */
+	o.segment_bytes = 1;
+	assert_int_equal(store_open(&s, &o, why, sizeof(why)), 0);
+	assert_int_equal(store_append_unsynced(s, 1, 50000, 50005, buf, payload(50, buf), why, sizeof(why)), 0);
+	before = datasyncs;
+	assert_int_equal(store_append(s, 2, 51000, 51005, buf, payload(51, buf), why, sizeof(why)), 0);
+	assert_int_equal(datasyncs - before, 3);
+	store_close(s);
+}
+
 static void test_hostile_dir(void **state)
 {
 	struct store_options o = options();
@@ -595,6 +673,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failed_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_writer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rotation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unsynced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cannot_make, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_age_and_strangers, setup, teardown),
