@@ -1160,6 +1160,20 @@ static void snap_bio_procs(struct doctor_snapshot *s, const struct watch *w)
 	qsort(s->bio_procs, s->nbio_procs, sizeof(*s->bio_procs), by_requests);
 }
 
+/*
+ * A disk that did nothing in the window and had nothing in flight at any sample: no rule has
+ * anything to judge of it, and it is left out of the snapshot (a machine's unused loop devices
+ * are dozens: most of a snapshot's lines, and of its cost).
+ */
+static bool disk_idle(const struct disk_stats *start, const struct disk_stats *mid, const struct disk_stats *end)
+{
+	const size_t from = offsetof(struct disk_stats, rd_ios),
+		     span = offsetof(struct disk_stats, fl_ticks) + sizeof(start->fl_ticks) - from;
+
+	return !start->in_flight && !end->in_flight && (!mid || !mid->in_flight) &&
+	       !memcmp((const char *)start + from, (const char *)end + from, span);
+}
+
 static void snap_window(struct doctor_snapshot *s, const struct watch *w, const char *capacities)
 {
 	struct swaps swaps;
@@ -1175,7 +1189,8 @@ static void snap_window(struct doctor_snapshot *s, const struct watch *w, const 
 		const struct disk_stats *mid = w->mid_known ? diskstats_find(&w->disk_mid, after->name) : NULL;
 		struct snap_disk *disk = &s->disks[s->ndisks];
 
-		if (!before || !w->disk_end.kind[i].in_sysfs || w->disk_end.kind[i].partition)
+		if (!before || !w->disk_end.kind[i].in_sysfs || w->disk_end.kind[i].partition ||
+		    disk_idle(before, mid, after))
 			continue;
 		*disk = (struct snap_disk){ .start = *before, .end = *after, .mid_known = mid != NULL };
 		if (mid)

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# doctor_disks.sh: doctor's snapshot keeps the disks it may judge and leaves out the idle ones (a machine's unused loop devices are dozens): a disk read during the window is in it with the reads /proc/diskstats counted, one with a request stuck in flight is in it however little it completes, one that did nothing (its /proc/diskstats line the same before and after) is not.
+. "$(dirname "$0")/lib.sh"
+
+is_root || skip_all "loop devices need root"
+command -v losetup >/dev/null || skip_all "no losetup"
+case "$(fs_type "$T")" in
+tmpfs|ramfs) skip_all "the scratch directory is on $(fs_type "$T"): no direct I/O for a loop device over it" ;;
+esac
+
+truncate -s 16M "$T/idle.img" "$T/busy.img"
+IDLE=$(losetup -f --show "$T/idle.img") || skip_all "losetup failed"
+on_exit "loop_release $IDLE $T/idle.img"
+BUSY=$(losetup -f --show --direct-io=on "$T/busy.img") || skip_all "losetup failed"
+on_exit "loop_release $BUSY $T/busy.img"
+# A device whose reads take 8 s each once SIGUSR2 turns them slow (FUSE below a loop device).
+slow_device "$T/slow" 1M --slow-op FUSE_READ:8000 || skip_all "$SLOW_WHY"
+
+counters() { awk -v d="${1#/dev/}" '$3 == d { $1 = $2 = ""; print }' /proc/diskstats; }
+inflight() { awk '{ print $1 + $2 }' "/sys/block/${1#/dev/}/inflight"; }
+
+kill -USR2 "$SLOW_SERVER"
+dd if="$SLOW_LOOP" of=/dev/null bs=4k count=1 skip=100 iflag=direct 2>/dev/null &
+STUCK=$!
+on_exit "kill $STUCK 2>/dev/null"
+wait_until 30 test "$(inflight "$SLOW_LOOP")" -ge 1
+check "a read stuck on ${SLOW_LOOP#/dev/} (/sys/block's inflight: $(inflight "$SLOW_LOOP"))" test "$(inflight "$SLOW_LOOP")" -ge 1
+idle_before=$(counters "$IDLE") busy_before=$(counters "$BUSY")
+timeout 60 bash -c 'while :; do dd if="$1" of=/dev/null bs=4k count=64 iflag=direct 2>/dev/null; sleep 0.05; done' _ "$BUSY" &
+READER=$!
+on_exit "kill $READER 2>/dev/null"
+run "$IOLENS" doctor --no-config --json --record "$T/snap" 2
+kill "$READER"
+wait "$READER" 2>/dev/null
+idle_after=$(counters "$IDLE") busy_after=$(counters "$BUSY")
+check "doctor ran: exit 0, 3 or 4 ($RC; $(head -c 200 <<<"$ERR"))" test "$RC" -eq 0 -o "$RC" -eq 3 -o "$RC" -eq 4
+
+# disk NAME: its samples in the snapshot, "start|mid|end FIELDS..." (FIELDS: /proc/diskstats' after the name).
+disk() { python3 - "$T/snap" "${1#/dev/}" <<'PY'
+import sys
+lines = [l.split() for l in open(sys.argv[1])]
+for i, l in enumerate(lines):
+    if l[:2] == ["disk", sys.argv[2]]:
+        for s in lines[i + 1:]:
+            if s[0] == "disk_sample":
+                print(" ".join([s[1]] + s[3:]))
+            elif not s[0].startswith("disk_"):
+                break
+PY
+}
+check "the idle loop device did nothing: /proc/diskstats the same before and after" test "$idle_before" = "$idle_after"
+check_eq "… and is not in the snapshot" "" "$(disk "$IDLE")"
+check "the loop device read in the window is in it" test -n "$(disk "$BUSY")"
+read -r -a start <<<"$(disk "$BUSY" | awk '$1 == "start"')"
+read -r -a end <<<"$(disk "$BUSY" | awk '$1 == "end"')"
+read -r -a before <<<"$busy_before"
+read -r -a after <<<"$busy_after"
+reads=$(( ${end[1]:-0} - ${start[1]:-0} ))
+check "… with the reads of the window, within those /proc/diskstats counted around it ($reads of $(( ${after[1]:-0} - ${before[1]:-0} )))" \
+	test "$reads" -gt 0 -a "$reads" -le $(( ${after[1]:-0} - ${before[1]:-0} ))
+check "the loop device with a read stuck in flight is in it" test -n "$(disk "$SLOW_LOOP")"
+check "… in flight at its end (${SLOW_LOOP#/dev/} $(disk "$SLOW_LOOP" | awk '$1 == "end" { print $10 }'))" \
+	test "$(disk "$SLOW_LOOP" | awk '$1 == "end" { print $10 }')" -ge 1
+kill -USR2 "$SLOW_SERVER"
+
+echo "1..$t_count"
