@@ -272,12 +272,17 @@ static void prober_end(bool stuck)
 	if (prober.sock >= 0)
 		close(prober.sock);
 	if (prober.pid > 0 && (stuck || !child_ends(prober.pid, 100))) {
-		kill(prober.pid, SIGKILL); /* it goes when the kernel lets it, reaped by the next start */
-		for (size_t i = 0; i < sizeof(prober.killed) / sizeof(prober.killed[0]); i++)
-			if (!prober.killed[i]) { /* (more than 16 at once: init reaps them after we exit) */
-				prober.killed[i] = prober.pid;
-				break;
-			}
+		kill(prober.pid, SIGKILL);
+		/*
+		 * One waiting on a call goes when the kernel lets it, reaped by the next start; one only
+		 * slow to see its socket closed (a busy machine) goes at once, reaped now.
+		 */
+		if (stuck || !child_ends(prober.pid, 100))
+			for (size_t i = 0; i < sizeof(prober.killed) / sizeof(prober.killed[0]); i++)
+				if (!prober.killed[i]) { /* (more than 16 at once: init reaps them after we exit) */
+					prober.killed[i] = prober.pid;
+					break;
+				}
 	}
 	prober.pid = 0;
 	prober.sock = -1;
