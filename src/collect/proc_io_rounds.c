@@ -235,6 +235,36 @@ static int ended_by_pid(const void *a, const void *b)
 	return proc_io_sample_by_pid(&x->last, &y->last);
 }
 
+/* Whether the last round counted the process that exit is the end of (ended is sorted by pid). */
+static bool ended_already(const struct proc_io_rounds *r, const struct proc_io_sample *exit)
+{
+	size_t low = 0, high = r->nended;
+
+	while (low < high) { /* the first of its pid */
+		size_t middle = low + (high - low) / 2;
+
+		if (r->ended[middle].last.pid < exit->pid)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	for (; low < r->nended && r->ended[low].last.pid == exit->pid; low++)
+		if (r->ended[low].last.start_time == exit->start_time)
+			return true;
+	return false;
+}
+
+/* The counts io of a process gone (of) owed by its reaper, unless that one ignores SIGCHLD. */
+static void owe_reaper(const struct proc_io_rounds *r, const struct proc_io_sample *of, const struct proc_io *io,
+		       const struct proc_io_sample *now, size_t n, proc_io_ignores_sigchld_fn ignores, void *context,
+		       struct proc_io_owed *owed, size_t *nowed)
+{
+	const struct proc_io_sample *reaper = reaper_of(r, of, now, n);
+
+	if (reaper && (!ignores || !ignores(reaper->pid, context)))
+		owed[(*nowed)++] = (struct proc_io_owed){ reaper->pid, reaper->start_time, *io, false };
+}
+
 /*
  * The processes of the last round that are gone: their counts went to their reaper, as last
  * seen or, known from their end, as they ended. Then the ends of processes born and gone within
@@ -249,14 +279,12 @@ static void take_gone(struct proc_io_rounds *r, const struct proc_io_sample *now
 
 	/* An end written twice (two threads that both saw the group dead), the second drained later. */
 	for (size_t i = 0; i < nexits; i++)
-		for (size_t j = 0; j < r->nended && !used[i]; j++)
-			used[i] = r->ended[j].last.pid == exits[i].pid &&
-				  r->ended[j].last.start_time == exits[i].start_time;
+		used[i] = ended_already(r, &exits[i]);
 	free(r->ended);
 	r->ended = xcalloc(nexits + 1, sizeof(*r->ended));
 	r->nended = 0;
 	for (size_t i = 0; r->started && i < r->nprevious; i++) {
-		const struct proc_io_sample *v = &r->previous[i], *still = find(now, n, v->pid), *reaper, *end;
+		const struct proc_io_sample *v = &r->previous[i], *still = find(now, n, v->pid), *end;
 		const struct proc_io_sample *last = v;
 
 		if (still && same_process(v, still))
@@ -266,12 +294,10 @@ static void take_gone(struct proc_io_rounds *r, const struct proc_io_sample *now
 			if (add_ended(r, v, end))
 				last = &r->ended[r->nended - 1].last;
 		}
-		reaper = reaper_of(r, v, now, n);
-		if (reaper && (!ignores || !ignores(reaper->pid, context)))
-			owed[(*nowed)++] = (struct proc_io_owed){ reaper->pid, reaper->start_time, last->io, false };
+		owe_reaper(r, v, &last->io, now, n, ignores, context, owed, nowed);
 	}
 	for (size_t i = 0; i < nexits; i++) {
-		const struct proc_io_sample *e = &exits[i], *in_now = find(now, n, e->pid), *reaper;
+		const struct proc_io_sample *e = &exits[i], *in_now = find(now, n, e->pid);
 		struct proc_io_sample born;
 
 		if (used[i])
@@ -286,9 +312,7 @@ static void take_gone(struct proc_io_rounds *r, const struct proc_io_sample *now
 			continue;
 		born = (struct proc_io_sample){ .pid = e->pid, .ppid = e->ppid, .start_time = e->start_time };
 		add_ended(r, &born, e);
-		reaper = reaper_of(r, e, now, n);
-		if (reaper && (!ignores || !ignores(reaper->pid, context)))
-			owed[(*nowed)++] = (struct proc_io_owed){ reaper->pid, reaper->start_time, e->io, false };
+		owe_reaper(r, e, &e->io, now, n, ignores, context, owed, nowed);
 	}
 	for (size_t i = 0; i < nexits; i++) /* (after: reaper_of looks among them all, in order) */
 		if (waits[i])
