@@ -838,12 +838,93 @@ static struct bio_disk *disks_alloc(unsigned count, unsigned *room)
 	return disk ? disk : calloc(*room, sizeof(*disk));
 }
 
+/*
+ * The histograms as last read, by BIO_LATENCY_INDEX, each with the sum of its latencies then. A
+ * request adds to its histogram and then to the sum, and the sums are read before the
+ * histograms: one whose sum has not moved since has had no request since, and is copied from
+ * here instead of read again (18 KiB and a system call each, twelve a disk, most of them an idle
+ * disk's or of an op it never sees). One whose sum is 0 has none at all.
+ */
+static struct latency_kept {
+	uint64_t sum_ns;
+	uint64_t *bucket; /* LOG_LINEAR_BUCKETS, or NULL: none kept */
+} *kept;
+static size_t nkept;
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void kept_free(void)
+{
+	pthread_mutex_lock(&kept_lock);
+	for (size_t i = 0; i < nkept; i++)
+		free(kept[i].bucket);
+	free(kept);
+	kept = NULL;
+	nkept = 0;
+	pthread_mutex_unlock(&kept_lock);
+}
+
+/* Every histogram's sum of latencies (each CPU's added up) below index n, into totals: 0 or -errno. */
+static int read_sums(int fd, __u32 n, int cpus, __u64 *totals)
+{
+	__u64 *per_cpu = calloc((size_t)n * (size_t)cpus + 1, sizeof(*per_cpu));
+	__u32 *indexes = calloc((size_t)n + 1, sizeof(*indexes)), got = 0;
+	int rc = per_cpu && indexes ? 0 : -ENOMEM;
+
+	/* In batches (a system call for them all), else one by one (a kernel without them for arrays). */
+	if (!rc && (read_whole(fd, n, indexes, sizeof(*indexes), per_cpu, (size_t)cpus * sizeof(*per_cpu), &got) != 0 ||
+		    got != n))
+		for (__u32 i = 0; i < n && !rc; i++)
+			if (bpf_map_lookup_elem(fd, &i, per_cpu + (size_t)i * (size_t)cpus) != 0)
+				rc = -errno;
+	for (__u32 i = 0; i < n && !rc; i++) {
+		totals[i] = 0;
+		for (int cpu = 0; cpu < cpus; cpu++)
+			totals[i] += per_cpu[(size_t)i * (size_t)cpus + (size_t)cpu];
+	}
+	free(per_cpu);
+	free(indexes);
+	return rc;
+}
+
+/* The histogram at index, whose latencies sum to sum_ns, into bucket: from kept when it has not moved. */
+static int read_histogram(int fd, __u32 index, uint64_t sum_ns, uint64_t *bucket)
+{
+	struct latency_kept *k = index < nkept ? &kept[index] : NULL;
+
+	if (!sum_ns) {
+		memset(bucket, 0, LOG_LINEAR_BUCKETS * sizeof(*bucket));
+		return 0;
+	}
+	if (k && k->bucket && k->sum_ns == sum_ns) {
+		memcpy(bucket, k->bucket, LOG_LINEAR_BUCKETS * sizeof(*bucket));
+		return 0;
+	}
+	if (bpf_map_lookup_elem(fd, &index, bucket) != 0)
+		return -errno;
+	if (index >= nkept) {
+		size_t room = (size_t)index + 1;
+		struct latency_kept *more = realloc(kept, room * sizeof(*kept));
+
+		if (!more)
+			return 0; /* (read, not kept) */
+		memset(more + nkept, 0, (room - nkept) * sizeof(*more));
+		kept = more;
+		nkept = room;
+	}
+	k = &kept[index];
+	if (!k->bucket && !(k->bucket = malloc(LOG_LINEAR_BUCKETS * sizeof(*k->bucket))))
+		return 0;
+	memcpy(k->bucket, bucket, LOG_LINEAR_BUCKETS * sizeof(*bucket));
+	k->sum_ns = sum_ns;
+	return 0;
+}
+
 int bio_read_disks(struct bio_disks *out)
 {
 	__u64 key, *from = NULL, disk_keys[BIO_MAX_DISKS];
-	__u32 slots[BIO_MAX_DISKS];
+	__u32 slots[BIO_MAX_DISKS], nsums = 0;
 	unsigned found = 0;
-	int disks_fd, latency_fd, sum_fd, cpus = libbpf_num_possible_cpus();
+	int disks_fd, latency_fd, sum_fd, cpus = libbpf_num_possible_cpus(), rc;
 	__u64 *sums;
 
 	memset(out, 0, sizeof(*out));
@@ -858,38 +939,41 @@ int bio_read_disks(struct bio_disks *out)
 	while (found < BIO_MAX_DISKS && bpf_map_get_next_key(disks_fd, from, &key) == 0) {
 		from = &key;
 		if (bpf_map_lookup_elem(disks_fd, &key, &slots[found]) == 0 &&
-		    slots[found] < skeleton->rodata->max_disks)
+		    slots[found] < skeleton->rodata->max_disks) {
+			if (BIO_LATENCY_INDEX(slots[found] + 1, 0, 0) > nsums)
+				nsums = BIO_LATENCY_INDEX(slots[found] + 1, 0, 0);
 			disk_keys[found++] = key;
+		}
 	}
 	/* 220 KiB a disk: as many as there are, not max_disks. */
 	out->disk = disks_alloc(found, &out->room);
-	sums = calloc((size_t)cpus, sizeof(*sums)); /* latency_sum: a value per possible CPU */
+	sums = calloc((size_t)nsums + 1, sizeof(*sums));
 	if (!out->disk || !sums) {
 		free(sums);
 		bio_disks_free(out);
 		return -ENOMEM;
 	}
-	for (; out->count < found; out->count++) {
+	rc = read_sums(sum_fd, nsums, cpus, sums); /* (before the histograms: see struct latency_kept) */
+	pthread_mutex_lock(&kept_lock);
+	for (; !rc && out->count < found; out->count++) {
 		struct bio_disk *disk = &out->disk[out->count];
 
 		disk->major = (unsigned)(disk_keys[out->count] >> 32);
 		disk->minor = (unsigned)disk_keys[out->count];
-		memset(disk->sum_ns, 0, sizeof(disk->sum_ns)); /* (its histograms are read whole) */
-		for (__u32 kind = 0; kind < BIO_LAT_KINDS; kind++)
-			for (__u32 op = 0; op < BIO_LAT_OPS; op++) {
+		for (__u32 kind = 0; kind < BIO_LAT_KINDS && !rc; kind++)
+			for (__u32 op = 0; op < BIO_LAT_OPS && !rc; op++) {
 				__u32 index = BIO_LATENCY_INDEX(slots[out->count], kind, op);
-				if (bpf_map_lookup_elem(latency_fd, &index, disk->histogram[kind][op]) != 0 ||
-				    bpf_map_lookup_elem(sum_fd, &index, sums) != 0) {
-					int rc = -errno;
-					free(sums);
-					bio_disks_free(out);
-					return rc;
-				}
-				for (int cpu = 0; cpu < cpus; cpu++)
-					disk->sum_ns[kind][op] += sums[cpu];
+
+				disk->sum_ns[kind][op] = sums[index];
+				rc = read_histogram(latency_fd, index, sums[index], disk->histogram[kind][op]);
 			}
 	}
+	pthread_mutex_unlock(&kept_lock);
 	free(sums);
+	if (rc) {
+		bio_disks_free(out);
+		return rc;
+	}
 	out->not_kept = skeleton->bss ? skeleton->bss->disks_not_kept : 0;
 	return 0;
 }
@@ -912,6 +996,7 @@ void bio_stop(void)
 	values = NULL;
 	unmap_slots();
 	unended_buffers_free();
+	kept_free(); /* (the next start's slots are its own) */
 }
 
 #else /* built without eBPF */
