@@ -220,6 +220,8 @@ struct recorder {
 	struct sysroot_capture cap;   /* the frame being made */
 	struct sysroot_capture facts; /* the disks' facts, as last learnt */
 	unsigned since_facts;         /* frames since */
+	struct system_sample sample;  /* the frame's sources, parsed */
+	bool sampled;                 /* ... read already, as doctor's window ended (end_of_window) */
 };
 
 static bool is_fact(const struct tree_entry *e)
@@ -247,25 +249,40 @@ static void capture_sample(struct recorder *r, struct system_sample *sample)
  */
 static int record_once(struct recorder *r, struct store *store, char *why, size_t why_len)
 {
-	struct system_sample sample;
 	int rc;
 
-	capture_sample(r, &sample);
+	if (!r->sampled)
+		capture_sample(r, &r->sample);
+	r->sampled = false;
 	if (!r->facts.len || tree_select(r->cap.data, r->cap.len, is_fact, NULL) != 0 ||
 	    ++r->since_facts >= FACTS_EVERY) {
-		system_sample_free(&sample);
+		system_sample_free(&r->sample);
 		diskstats_forget();
-		capture_sample(r, &sample);
+		capture_sample(r, &r->sample);
 		r->facts.len = 0;
 		tree_select(r->cap.data, r->cap.len, is_fact, &r->facts);
 		r->since_facts = 0;
 	} else {
 		sysroot_capture_bytes(&r->cap, r->facts.data, r->facts.len);
 	}
-	rc = store_append(store, STORE_KIND_SYSTEM, sample.real_ns, sample.mono_ns, r->cap.data, r->cap.len, why,
+	rc = store_append(store, STORE_KIND_SYSTEM, r->sample.real_ns, r->sample.mono_ns, r->cap.data, r->cap.len, why,
 			  why_len);
-	system_sample_free(&sample);
+	system_sample_free(&r->sample);
 	return rc;
+}
+
+/*
+ * doctor's window ends with the next frame's sources, read once for both (the disks, memory,
+ * vmstat and pressure it ends with are the frame's): the frame is appended after the window's.
+ */
+static const struct system_sample *end_of_window(void *context)
+{
+	struct recorder *r = context;
+
+	if (!r->sampled)
+		capture_sample(r, &r->sample);
+	r->sampled = true;
+	return &r->sample;
 }
 
 /*
@@ -332,6 +349,8 @@ static int run_recorder(const struct record_options *o)
 		warn_msg("%s", why); /* a segment mended: what the last recorder was writing when it stopped */
 	stop_on_signals();
 	doctor_capture_keep(o->doctor); /* its programs loaded once, not every window */
+	if (o->doctor)
+		doctor_capture_end_with(end_of_window, &recorder);
 	next = monotonic_ns();
 	while (!stop_signal && (!o->count || done < o->count)) {
 		rc = record_once(&recorder, store, why, sizeof(why));
@@ -347,7 +366,10 @@ static int run_recorder(const struct record_options *o)
 			sleep_until_ns(next, &stop_signal);
 		}
 	}
+	doctor_capture_end_with(NULL, NULL);
 	doctor_capture_keep(false);
+	if (recorder.sampled) /* (a window ended by a signal: its frame not made) */
+		system_sample_free(&recorder.sample);
 	store_close(store);
 	sysroot_capture_free(&recorder.cap);
 	sysroot_capture_free(&recorder.facts);

@@ -158,6 +158,19 @@ void diskstats_free(struct diskstats *stats)
 	*stats = (struct diskstats){0};
 }
 
+void diskstats_copy(struct diskstats *to, const struct diskstats *from)
+{
+	size_t n = from->count ? from->count : 1;
+
+	*to = *from;
+	to->disk = xcalloc(n, sizeof(*to->disk));
+	to->kind = xcalloc(n, sizeof(*to->kind));
+	if (from->count && from->disk)
+		memcpy(to->disk, from->disk, from->count * sizeof(*to->disk));
+	if (from->count && from->kind)
+		memcpy(to->kind, from->kind, from->count * sizeof(*to->kind));
+}
+
 /* diskstats says "cciss/c0d0" where sysfs says "cciss!c0d0". */
 static bool same_name(const char *a, const char *b)
 {

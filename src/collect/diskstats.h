@@ -59,6 +59,8 @@ int diskstats_parse(const char *text, size_t len, struct diskstats *out);
  */
 int diskstats_read(struct diskstats *out);
 void diskstats_free(struct diskstats *stats);
+/* A copy of from, its own (diskstats_free it). */
+void diskstats_copy(struct diskstats *to, const struct diskstats *from);
 /* Forgets what was learnt of the devices (sysfs, /proc/devices): a recorder's frames each hold it. */
 void diskstats_forget(void);
 /* The device of that name, or NULL ('!' and '/' match each other, as sysfs and diskstats spell them). */

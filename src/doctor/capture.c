@@ -34,6 +34,7 @@
 #include "collect/procfs.h"
 #include "collect/segments.h"
 #include "collect/sysroot.h"
+#include "collect/system.h"
 #include "collect/task_iter.h"
 #include "collect/tasks.h"
 #include "common/bounded.h"
@@ -512,6 +513,9 @@ static struct carry {
 	uint64_t bio_procs_ns;
 	struct proc_io_rounds rounds;    /* the last round of every process's I/O */
 	uint64_t round_ns;
+	pid_t *probes;                   /* iolens's probes holding marks, after the mounts' probes */
+	size_t nprobes;
+	bool probes_known;
 } carry;
 
 static void carry_free(void)
@@ -520,6 +524,7 @@ static void carry_free(void)
 	bio_disks_free(&carry.bio_disks);
 	bio_table_free(&carry.bio_procs);
 	proc_io_rounds_free(&carry.rounds);
+	free(carry.probes);
 	carry = (struct carry){0};
 }
 
@@ -814,11 +819,21 @@ static int read_procs_and_unended(struct watch *w)
 	return 0;
 }
 
+static doctor_end_fn end_with;
+static void *end_context;
+
+void doctor_capture_end_with(doctor_end_fn fn, void *context)
+{
+	end_with = fn;
+	end_context = context;
+}
+
 /* Samples until seconds have passed (or a signal came): the seconds it watched. */
 static double watch_run(struct watch *w, double seconds)
 {
 	/* (a recorder's window counts from the last one's end, and lasts its seconds from its call) */
 	uint64_t end_ns = w->called_ns + (uint64_t)(seconds * 1e9), mid_ns = w->start_ns + (end_ns - w->start_ns) / 2;
+	const struct system_sample *ended = NULL;
 	struct task_iter it;
 	bool iter;
 	double watched;
@@ -843,7 +858,11 @@ static double watch_run(struct watch *w, double seconds)
 		task_iter_free(&it);
 	odirect_drain();
 	direct_refresh_io(&w->direct);
-	if (diskstats_read(&w->disk_end) != 0)
+	if (end_with) /* (a recorder's system frame, read now: see doctor_capture_end_with) */
+		ended = end_with(end_context);
+	if (ended && (ended->have & SYS_DISKSTATS))
+		diskstats_copy(&w->disk_end, &ended->disks);
+	else if (diskstats_read(&w->disk_end) != 0)
 		w->disk_end = (struct diskstats){0};
 	w->bio_procs_end_ns = monotonic_ns();
 	if (w->bio && (bio_read_disks(&w->bio_end) != 0 || read_procs_and_unended(w) != 0)) {
@@ -851,11 +870,22 @@ static double watch_run(struct watch *w, double seconds)
 		w->bio_why = "its counts could not be read";
 	}
 	w->disk_end_ns = monotonic_ns();
-	psi_read("io", &w->io_end);
-	psi_read("memory", &w->memory_end);
-	w->vm_known = w->vm_known && vmstat_read(&w->vm_end) == 0;
+	if (ended && (ended->have & SYS_PSI)) {
+		w->io_end = ended->psi_io;
+		w->memory_end = ended->psi_memory;
+	} else {
+		psi_read("io", &w->io_end);
+		psi_read("memory", &w->memory_end);
+	}
+	if (ended && (ended->have & SYS_VMSTAT))
+		w->vm_end = ended->vmstat;
+	else
+		w->vm_known = w->vm_known && vmstat_read(&w->vm_end) == 0;
 	watched = (double)(monotonic_ns() - w->start_ns) / 1e9;
-	w->mem_known = meminfo_read(&w->mem_end) == 0;
+	if (ended && (ended->have & SYS_MEMINFO))
+		w->mem_end = ended->meminfo, w->mem_known = true;
+	else
+		w->mem_known = meminfo_read(&w->mem_end) == 0;
 	compute_io_rates(w, watched);
 	/* A server that died in the window left its requests in flight, not a hang: it goes. */
 	segment_set_refresh(&w->vtrace);
@@ -1677,8 +1707,13 @@ void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off, 
 		warn_detail("%s", bio_mechanism_less_exact(bio_mechanism()));
 	}
 	/* iolens's probes, which wait on a filesystem that does not answer: never stuck processes. */
-	if (marks[0])
+	if (carry.valid && carry.probes_known) { /* (as the last window left them: see below) */
+		probes = carry.probes;
+		nprobes = carry.nprobes;
+		carry.probes = NULL;
+	} else if (marks[0]) {
 		nprobes = bounded_mark_holders(marks, &probes);
+	}
 	watch_start(&w);
 	if (seconds > 0) /* else one sample: no rates */
 		s->seconds = watch_run(&w, seconds);
@@ -1688,6 +1723,9 @@ void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off, 
 	snap_window(s, &w, capacity_dir(capacity_directory));
 	snap_vtrace(s, &w.vtrace);
 	snap_cache(s, &w);
+	watch_free(&w);
+	snap_mounts(s, marks, &marks_error);
+	/* (after the mounts' probes: one left waiting by them is the next window's to know of) */
 	if (marks[0])
 		nnow = bounded_mark_holders(marks, &now);
 	s->probes = xcalloc(nprobes + nnow + 1, sizeof(*s->probes));
@@ -1697,9 +1735,13 @@ void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off, 
 		memcpy(s->probes + nnow, probes, nprobes * sizeof(*probes));
 	s->nprobes = nnow + nprobes;
 	free(probes);
-	free(now);
-	watch_free(&w);
-	snap_mounts(s, marks, &marks_error);
+	if (carry.valid && marks[0]) { /* a recorder's next window begins with them */
+		carry.probes = now;
+		carry.nprobes = nnow;
+		carry.probes_known = true;
+	} else {
+		free(now);
+	}
 	s->containers = containers;
 	s->ncontainers = ncontainers;
 	containers = NULL;

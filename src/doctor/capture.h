@@ -19,5 +19,13 @@ void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off, 
  * most of a long one's. false unloads them.
  */
 void doctor_capture_keep(bool keep);
+/*
+ * A recorder's: at each window's end, fn reads the system's counters for its own frame and
+ * returns them (the disks, memory, vmstat and pressure among them), which the window ends with
+ * instead of reading them again a moment apart. NULL: the window reads its own.
+ */
+struct system_sample;
+typedef const struct system_sample *(*doctor_end_fn)(void *context);
+void doctor_capture_end_with(doctor_end_fn fn, void *context);
 
 #endif
