@@ -287,17 +287,22 @@ static const struct system_sample *end_of_window(void *context)
 
 /*
  * doctor's window of the next interval, watched (eBPF where it can: the processes, files and
- * requests doctor's rules judge) and appended as its snapshot's text. 0, or -errno (why said).
+ * requests doctor's rules judge) and appended as its snapshot's text, stamped with the moment it
+ * ended: when the next frame's sources were read (end_of_window), the frames in the order of
+ * their stamps (a reader stops at the first past its end). 0, or -errno (why said).
  */
-static int record_doctor(struct store *store, double seconds, char *why, size_t why_len)
+static int record_doctor(struct recorder *r, struct store *store, double seconds, char *why, size_t why_len)
 {
 	struct doctor_snapshot snap;
+	uint64_t real_ns, mono_ns;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f;
 	int rc;
 
 	doctor_capture(&snap, seconds, false, NULL);
+	real_ns = r->sampled ? r->sample.real_ns : realtime_ns();
+	mono_ns = r->sampled ? r->sample.mono_ns : monotonic_ns();
 	f = open_memstream(&text, &len);
 	rc = f ? doctor_snapshot_write(&snap, f) : -ENOMEM;
 	if (f && fclose(f) != 0 && !rc)
@@ -305,8 +310,7 @@ static int record_doctor(struct store *store, double seconds, char *why, size_t 
 	doctor_snapshot_free(&snap);
 	if (!rc)
 		/* (synced with the system frame that follows at once: one flush for both) */
-		rc = store_append_unsynced(store, STORE_KIND_DOCTOR, realtime_ns(), monotonic_ns(), text, len, why,
-					   why_len);
+		rc = store_append_unsynced(store, STORE_KIND_DOCTOR, real_ns, mono_ns, text, len, why, why_len);
 	else
 		snprintf(why, why_len, "doctor's snapshot: %s", strerror(-rc));
 	free(text);
@@ -359,7 +363,7 @@ static int run_recorder(const struct record_options *o)
 		if (o->count && done >= o->count)
 			break;
 		if (o->doctor) { /* the interval is doctor's window */
-			rc = record_doctor(store, o->interval, why, sizeof(why));
+			rc = record_doctor(&recorder, store, o->interval, why, sizeof(why));
 			note_append(rc, why, &lost);
 		} else {
 			next += (uint64_t)(o->interval * 1e9);

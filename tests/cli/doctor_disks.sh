@@ -17,14 +17,16 @@ on_exit "loop_release $BUSY $T/busy.img"
 slow_device "$T/slow" 1M --slow-op FUSE_READ:8000 || skip_all "$SLOW_WHY"
 
 counters() { awk -v d="${1#/dev/}" '$3 == d { $1 = $2 = ""; print }' /proc/diskstats; }
-inflight() { awk '{ print $1 + $2 }' "/sys/block/${1#/dev/}/inflight"; }
+inflight() { awk -v d="${1#/dev/}" '$3 == d { print $12 }' /proc/diskstats; }
 
 kill -USR2 "$SLOW_SERVER"
 dd if="$SLOW_LOOP" of=/dev/null bs=4k count=1 skip=100 iflag=direct 2>/dev/null &
 STUCK=$!
 on_exit "kill $STUCK 2>/dev/null"
-wait_until 30 test "$(inflight "$SLOW_LOOP")" -ge 1
-check "a read stuck on ${SLOW_LOOP#/dev/} (/sys/block's inflight: $(inflight "$SLOW_LOOP"))" test "$(inflight "$SLOW_LOOP")" -ge 1
+stuck() { [ "$(inflight "$SLOW_LOOP")" -ge 1 ] 2>/dev/null; }
+wait_until 30 stuck
+check "a read stuck on ${SLOW_LOOP#/dev/} (/proc/diskstats' in flight: $(inflight "$SLOW_LOOP"); $(tail -c 200 "$T/slow/fpt.log"))" \
+	stuck
 idle_before=$(counters "$IDLE") busy_before=$(counters "$BUSY")
 timeout 60 bash -c 'while :; do dd if="$1" of=/dev/null bs=4k count=64 iflag=direct 2>/dev/null; sleep 0.05; done' _ "$BUSY" &
 READER=$!

@@ -41,6 +41,25 @@ wait_until test -e "$T/started"
 begin=$(now_ns)
 run "$IOLENS" record --doctor --dir "$S" --count 3 0.5
 check_eq "record --doctor, three intervals: exit 0" 0 "$RC"
+# The frames as the store holds them (kind 1 the system's, 2 doctor's), each with its stamps: in
+# the order of both clocks, a window's frame stamped as it ended, before the system frame read
+# then (a reader stops at the first frame past its --to).
+frames=$(python3 - "$S" <<'PY'
+import glob, struct, sys
+for seg in sorted(glob.glob(sys.argv[1] + "/*.seg")):
+    b = open(seg, "rb").read()
+    at = 32
+    while at + 40 <= len(b):
+        payload, = struct.unpack_from("<I", b, at + 8)
+        real, mono = struct.unpack_from("<QQ", b, at + 16)
+        kind, = struct.unpack_from("<H", b, at + 32)
+        print(kind, real, mono)
+        at += 40 + payload
+PY
+)
+check_eq "… its frames: system, then a window and a system frame each interval" "1 2 1 2 1" "$(awk '{ printf "%s%s", (NR > 1 ? " " : ""), $1 }' <<<"$frames")"
+check "… in the order of their stamps, real and monotonic ($(tr '\n' ';' <<<"$frames"))" \
+	awk 'NR > 1 && ($2 < real || $3 < mono) { exit 1 } { real = $2; mono = $3 }' <<<"$frames"
 run "$IOLENS" doctor --json 0.5
 live=$(finding odirect "$reader" <<<"$OUT")
 check_match "live doctor finds the reader (the truth the recording is held to)" "^(warning|critical) None$" "$live"
