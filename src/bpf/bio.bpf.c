@@ -692,8 +692,9 @@ static __always_inline void add_latency(__u32 slot, __u32 kind, __u32 op, __u64 
 
 	if (histogram && bucket < LOG_LINEAR_BUCKETS)
 		__sync_fetch_and_add(&histogram->bucket[bucket], 1);
+	/* ns + 1: every request moves the sum, even one of 0 ns (bio.c takes the count off) */
 	if (sum)
-		*sum += ns;
+		*sum += ns + 1;
 }
 
 /*

@@ -839,14 +839,15 @@ static struct bio_disk *disks_alloc(unsigned count, unsigned *room)
 }
 
 /*
- * The histograms as last read, by BIO_LATENCY_INDEX, each with the sum of its latencies then. A
- * request adds to its histogram and then to the sum, and the sums are read before the
- * histograms: one whose sum has not moved since has had no request since, and is copied from
- * here instead of read again (18 KiB and a system call each, twelve a disk, most of them an idle
- * disk's or of an op it never sees). One whose sum is 0 has none at all.
+ * The histograms as last read, by BIO_LATENCY_INDEX, each with its sum then. A request adds to
+ * its histogram and then to the sum (its latency + 1 ns: every request moves it), and the sums
+ * are read before the histograms: one whose sum has not moved since has had no request since,
+ * and is copied from here instead of read again (18 KiB and a system call each, twelve a disk,
+ * most of them an idle disk's or of an op it never sees). One whose sum is 0 has none at all.
  */
 static struct latency_kept {
-	uint64_t sum_ns;
+	uint64_t sum;     /* as the map holds it: the latencies + 1 ns each */
+	uint64_t count;   /* the requests the histogram counts */
 	uint64_t *bucket; /* LOG_LINEAR_BUCKETS, or NULL: none kept */
 } *kept;
 static size_t nkept;
@@ -886,21 +887,30 @@ static int read_sums(int fd, __u32 n, int cpus, __u64 *totals)
 	return rc;
 }
 
-/* The histogram at index, whose latencies sum to sum_ns, into bucket: from kept when it has not moved. */
-static int read_histogram(int fd, __u32 index, uint64_t sum_ns, uint64_t *bucket)
+/*
+ * The histogram at index, whose sum (as the map holds it) is sum, into bucket: from kept when it
+ * has not moved. *sum_ns: the latencies it counts, summed.
+ */
+static int read_histogram(int fd, __u32 index, uint64_t sum, uint64_t *bucket, uint64_t *sum_ns)
 {
 	struct latency_kept *k = index < nkept ? &kept[index] : NULL;
+	uint64_t count;
 
-	if (!sum_ns) {
+	*sum_ns = 0;
+	if (!sum) {
 		memset(bucket, 0, LOG_LINEAR_BUCKETS * sizeof(*bucket));
 		return 0;
 	}
-	if (k && k->bucket && k->sum_ns == sum_ns) {
+	if (k && k->bucket && k->sum == sum) {
 		memcpy(bucket, k->bucket, LOG_LINEAR_BUCKETS * sizeof(*bucket));
+		*sum_ns = sum > k->count ? sum - k->count : 0;
 		return 0;
 	}
 	if (bpf_map_lookup_elem(fd, &index, bucket) != 0)
 		return -errno;
+	/* (a request counted in the histogram whose sum came after the sums were read: a moment's ns low) */
+	count = bio_histogram_count(bucket);
+	*sum_ns = sum > count ? sum - count : 0;
 	if (index >= nkept) {
 		size_t room = (size_t)index + 1;
 		struct latency_kept *more = realloc(kept, room * sizeof(*kept));
@@ -915,7 +925,8 @@ static int read_histogram(int fd, __u32 index, uint64_t sum_ns, uint64_t *bucket
 	if (!k->bucket && !(k->bucket = malloc(LOG_LINEAR_BUCKETS * sizeof(*k->bucket))))
 		return 0;
 	memcpy(k->bucket, bucket, LOG_LINEAR_BUCKETS * sizeof(*bucket));
-	k->sum_ns = sum_ns;
+	k->sum = sum;
+	k->count = count;
 	return 0;
 }
 
@@ -964,8 +975,8 @@ int bio_read_disks(struct bio_disks *out)
 			for (__u32 op = 0; op < BIO_LAT_OPS && !rc; op++) {
 				__u32 index = BIO_LATENCY_INDEX(slots[out->count], kind, op);
 
-				disk->sum_ns[kind][op] = sums[index];
-				rc = read_histogram(latency_fd, index, sums[index], disk->histogram[kind][op]);
+				rc = read_histogram(latency_fd, index, sums[index], disk->histogram[kind][op],
+						    &disk->sum_ns[kind][op]);
 			}
 	}
 	pthread_mutex_unlock(&kept_lock);
