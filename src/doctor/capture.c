@@ -1191,17 +1191,24 @@ static void snap_bio_procs(struct doctor_snapshot *s, const struct watch *w)
 }
 
 /*
- * A disk that did nothing in the window and had nothing in flight at any sample: no rule has
- * anything to judge of it, and it is left out of the snapshot (a machine's unused loop devices
- * are dozens: most of a snapshot's lines, and of its cost).
+ * A disk that did nothing in the window and had nothing in flight at any sample (nor any request
+ * eBPF timed: a queue with iostats off counts none in /proc): no rule has anything to judge of
+ * it, and it is left out of the snapshot (a machine's unused loop devices are dozens: most of a
+ * snapshot's lines, and of its cost).
  */
-static bool disk_idle(const struct disk_stats *start, const struct disk_stats *mid, const struct disk_stats *end)
+static bool disk_idle(const struct watch *w, const struct disk_stats *start, const struct disk_stats *mid,
+		      const struct disk_stats *end)
 {
 	const size_t from = offsetof(struct disk_stats, rd_ios),
 		     span = offsetof(struct disk_stats, fl_ticks) + sizeof(start->fl_ticks) - from;
+	const struct bio_disk *a = w->bio ? bio_disks_find(&w->bio_start, end->major, end->minor) : NULL,
+			      *b = w->bio ? bio_disks_find(&w->bio_end, end->major, end->minor) : NULL;
 
-	return !start->in_flight && !end->in_flight && (!mid || !mid->in_flight) &&
-	       !memcmp((const char *)start + from, (const char *)end + from, span);
+	if (start->in_flight || end->in_flight || (mid && mid->in_flight) ||
+	    memcmp((const char *)start + from, (const char *)end + from, span))
+		return false;
+	return !b || (a && !memcmp(a->histogram[BIO_LAT_TOTAL], b->histogram[BIO_LAT_TOTAL],
+				   sizeof(a->histogram[BIO_LAT_TOTAL])));
 }
 
 static void snap_window(struct doctor_snapshot *s, const struct watch *w, const char *capacities)
@@ -1220,7 +1227,7 @@ static void snap_window(struct doctor_snapshot *s, const struct watch *w, const 
 		struct snap_disk *disk = &s->disks[s->ndisks];
 
 		if (!before || !w->disk_end.kind[i].in_sysfs || w->disk_end.kind[i].partition ||
-		    disk_idle(before, mid, after))
+		    disk_idle(w, before, mid, after))
 			continue;
 		*disk = (struct snap_disk){ .start = *before, .end = *after, .mid_known = mid != NULL };
 		if (mid)
