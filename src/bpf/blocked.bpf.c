@@ -24,7 +24,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 cpus = 0;   /* the highest possible CPU's number + 1 (nr_cpu_ids), set by the reader */
 const volatile __u32 nodes = 0;  /* ... possible NUMA node's (nr_node_ids) */
-const volatile __u32 memory_nodes = 0; /* the nodes with memory: each must be found */
+__u64 memory_nodes[NODES_MAX / 64]; /* the nodes with memory, a bit each, kept by the reader: each must be found */
 __s64 blocked;                   /* the last run's sum */
 __s64 dirty, writeback;          /* ... pages (-1: not known) */
 
@@ -32,14 +32,14 @@ __s64 dirty, writeback;          /* ... pages (-1: not known) */
  * The pages dirty and under writeback, every node's (pglist_data's vm_stat, whose sum is what
  * /proc/vmstat prints). The nodes are reached through the root memory cgroup's per-node LRU
  * lists, each pointing to its node once a page of the node has been on it: a node with memory
- * not found so leaves the counts unknown.
+ * not found so (one just added, say) leaves the counts unknown. A node without memory has none.
  */
 static void count_pages(struct task_struct *task)
 {
 	struct cgroup_subsys_state *css, *parent;
 	__s64 sums[2] = { 0, 0 };
 	int id, items[2];
-	__u32 found = 0;
+	__u32 summed = 0;
 	void *memcg;
 
 	if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id) ||
@@ -63,12 +63,14 @@ static void count_pages(struct task_struct *task)
 		struct pglist_data *pgdat;
 		void *stats;
 
+		if (!(memory_nodes[(node / 64) % (NODES_MAX / 64)] & (1ull << (node % 64))))
+			continue;
 		if (bpf_probe_read_kernel(&per_node, sizeof(per_node),
 					  memcg + bpf_core_field_offset(struct mem_cgroup, nodeinfo) +
 						  node * sizeof(per_node)) != 0)
 			return;
 		if (!per_node || !(pgdat = BPF_CORE_READ(per_node, lruvec.pgdat)))
-			continue;
+			return;
 		stats = (void *)pgdat + bpf_core_field_offset(struct pglist_data, vm_stat);
 		for (int i = 0; i < 2; i++) {
 			__s64 value = 0;
@@ -77,9 +79,9 @@ static void count_pages(struct task_struct *task)
 				return;
 			sums[i] += value;
 		}
-		found++;
+		summed++;
 	}
-	if (found < memory_nodes || !found)
+	if (!summed)
 		return;
 	/* (a count read while per-CPU deltas are folded in may be a moment below 0: 0, as /proc says) */
 	dirty = sums[0] > 0 ? sums[0] : 0;

@@ -60,14 +60,15 @@ static int on_exit_row(void *context, void *data, size_t size)
 
 /*
  * A sysfs list of CPUs or nodes ("0-3", "0,2-5", "0"): the highest number + 1, as the kernel
- * sizes its per-CPU or per-node arrays (nr_cpu_ids, nr_node_ids), and how many it lists; false
- * when it cannot be read.
+ * sizes its per-CPU or per-node arrays (nr_cpu_ids, nr_node_ids), how many it lists and, with
+ * mask (words of 64 bits), which (those past it left out); false when it cannot be read.
  */
-static bool read_id_list(const char *path, unsigned *end, unsigned *count)
+static bool read_id_list(const char *path, unsigned *end, unsigned *count, uint64_t *mask, size_t words)
 {
 	char text[1024], *p = text, *next;
 	ssize_t got = read_small_at(AT_FDCWD, path, text, sizeof(text));
 	unsigned highest = 0, n = 0;
+	uint64_t bits[1024 / 64] = { 0 };
 
 	if (got <= 0)
 		return false;
@@ -83,34 +84,57 @@ static bool read_id_list(const char *path, unsigned *end, unsigned *count)
 			return false;
 		highest = (unsigned)last + 1;
 		n += (unsigned)(last - first + 1);
+		for (long id = first; id <= last && id < 1024; id++)
+			bits[id / 64] |= 1ull << (id % 64);
 		p = *next ? next + 1 : next;
 	}
 	*end = highest;
 	*count = n;
+	if (mask)
+		memcpy(mask, bits, (words < 1024 / 64 ? words : 1024 / 64) * sizeof(*mask));
 	return n > 0;
+}
+
+#define NODES_EVERY_NS 10000000000ull /* the nodes with memory looked at again (hot-added memory) */
+static uint64_t nodes_read_ns;
+
+/* The look's nodes with memory, as sysfs lists them now (no NUMA: its one node, 0). */
+static void look_nodes(void)
+{
+	uint64_t *mask = (uint64_t *)blocked->bss->memory_nodes;
+	size_t words = sizeof(blocked->bss->memory_nodes) / sizeof(*mask);
+	unsigned highest, count;
+
+	if (!read_id_list("/sys/devices/system/node/has_memory", &highest, &count, mask, words)) {
+		memset(mask, 0, words * sizeof(*mask));
+		mask[0] = 1;
+	}
+	nodes_read_ns = monotonic_ns();
 }
 
 /* The look's program loaded, with the CPUs and nodes it reads: NULL when it cannot be. */
 static struct blocked_bpf *look_load(void)
 {
-	unsigned cpus, ncpus, nodes = 1, memory_nodes = 1, highest;
+	unsigned cpus, ncpus, nodes = 1, count;
 	struct blocked_bpf *look;
 	struct task_iter_look first;
 	const char *not_counted;
 
-	if (!read_id_list("/sys/devices/system/cpu/possible", &cpus, &ncpus) || !(look = blocked_bpf__open()))
+	if (!read_id_list("/sys/devices/system/cpu/possible", &cpus, &ncpus, NULL, 0) || !(look = blocked_bpf__open()))
 		return NULL;
 	/* (a kernel without NUMA has no node directory: its one node) */
-	if (!read_id_list("/sys/devices/system/node/possible", &nodes, &highest) ||
-	    !read_id_list("/sys/devices/system/node/has_memory", &highest, &memory_nodes))
-		nodes = memory_nodes = 1;
+	if (!read_id_list("/sys/devices/system/node/possible", &nodes, &count, NULL, 0))
+		nodes = 1;
 	look->rodata->cpus = cpus;
 	look->rodata->nodes = nodes;
-	look->rodata->memory_nodes = memory_nodes;
 	bpf_program__set_autoattach(look->progs.count_blocked, false); /* run by the reader */
+	if (ebpf_load_attach(look->skeleton, &not_counted) != 0) {
+		blocked_bpf__destroy(look);
+		return NULL;
+	}
 	blocked = look;
-	if (ebpf_load_attach(look->skeleton, &not_counted) != 0 || task_iter_look(&first) != 0 ||
-	    (first.blocked < 0 && first.dirty < 0)) {
+	look_nodes();
+	if (task_iter_look(&first) != 0 || (first.blocked < 0 && first.dirty < 0)) {
 		blocked_bpf__destroy(look);
 		blocked = NULL;
 	}
@@ -315,6 +339,8 @@ int task_iter_look(struct task_iter_look *out)
 	*out = (struct task_iter_look){ .blocked = -ENOSYS, .dirty = -1, .writeback = -1 };
 	if (!blocked)
 		return -ENOSYS;
+	if (monotonic_ns() - nodes_read_ns >= NODES_EVERY_NS)
+		look_nodes();
 	memset(&attr, 0, sizeof(attr));
 	attr.test.prog_fd = (uint32_t)bpf_program__fd(blocked->progs.count_blocked);
 	if (syscall(SYS_bpf, BPF_PROG_TEST_RUN, &attr, sizeof(attr)) != 0)
