@@ -644,16 +644,19 @@ static void next_name(struct store *s, uint64_t real_ns, char *name, size_t size
 	free(list);
 }
 
-/* The segment closed, what was written to it unsynced synced first. */
-static void close_segment(struct store *s)
+/* The segment closed, what was written to it unsynced synced first: 0, or -errno of that sync. */
+static int close_segment(struct store *s)
 {
+	int err = 0;
+
 	if (s->fd >= 0) {
-		if (s->unsynced)
-			(void)fdatasync(s->fd);
+		if (s->unsynced && fdatasync(s->fd) != 0)
+			err = -errno;
 		close(s->fd);
 	}
 	s->fd = -1;
 	s->unsynced = false;
+	return err;
 }
 
 /* A new segment: its header written, its directory entry synced, the store pruned. */
@@ -663,7 +666,10 @@ static int begin_segment(struct store *s, uint64_t real_ns, uint64_t mono_ns, ch
 	char name[64];
 	int err = 0;
 
-	close_segment(s);
+	if ((err = close_segment(s))) { /* (the last frame, written unsynced, may be lost: said) */
+		snprintf(why, why_len, "%s/%s: %s", s->dir_name, s->name, strerror(-err));
+		return err;
+	}
 	dicts_clear(&s->dicts); /* each segment read on its own: its first frame of a kind is a keyframe */
 	for (unsigned tries = 0; tries < 1000 && s->fd < 0; tries++) {
 		next_name(s, real_ns, name, sizeof(name));
@@ -785,7 +791,8 @@ static int append(struct store *s, unsigned kind, uint64_t real_ns, uint64_t mon
 	 * closed either way: after a failed sync its size on disk is not known for sure.
 	 */
 	snprintf(why, why_len, "%s/%s: %s", s->dir_name, s->name, strerror(-err));
-	if (ftruncate(s->fd, (off_t)s->segment_bytes) == 0)
+	/* (frames written unsynced before it synced either way: a torn one left is cut by store_open) */
+	if (ftruncate(s->fd, (off_t)s->segment_bytes) == 0 || s->unsynced)
 		(void)fdatasync(s->fd);
 	close(s->fd);
 	s->fd = -1;
@@ -809,7 +816,7 @@ void store_close(struct store *s)
 {
 	if (!s)
 		return;
-	close_segment(s);
+	(void)close_segment(s);
 	if (s->lock >= 0)
 		close(s->lock);
 	if (s->dir >= 0)

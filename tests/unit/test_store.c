@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -23,12 +24,20 @@
 static char *dir;
 static char store_dir[4200];
 
-/* The store's fdatasync calls, counted (this definition is the one the store's code calls here). */
+/*
+ * The store's fdatasync calls, counted (this definition is the one the store's code calls here),
+ * and failed with EIO while datasync_fails is set.
+ */
 static unsigned datasyncs;
+static bool datasync_fails;
 
 int fdatasync(int fd)
 {
 	datasyncs++;
+	if (datasync_fails) {
+		errno = EIO;
+		return -1;
+	}
 	return (int)syscall(SYS_fdatasync, fd);
 }
 
@@ -398,6 +407,13 @@ static void test_unsynced(void **state)
 	before = datasyncs;
 	assert_int_equal(store_append(s, 2, 51000, 51005, buf, payload(51, buf), why, sizeof(why)), 0);
 	assert_int_equal(datasyncs - before, 3);
+	/* Its sync failing as its segment closes: said, as the append's failure; the next one writes. */
+	assert_int_equal(store_append_unsynced(s, 3, 52000, 52005, buf, payload(52, buf), why, sizeof(why)), 0);
+	datasync_fails = true;
+	assert_int_equal(store_append(s, 4, 53000, 53005, buf, payload(53, buf), why, sizeof(why)), -EIO);
+	datasync_fails = false;
+	assert_non_null(strstr(why, ".seg: "));
+	assert_int_equal(store_append(s, 5, 54000, 54005, buf, payload(54, buf), why, sizeof(why)), 0);
 	store_close(s);
 }
 
