@@ -17,18 +17,23 @@ on_exit "loop_release $BUSY $T/busy.img"
 QUIET=$(losetup -f --show --direct-io=on "$T/quiet.img") || skip_all "losetup failed"
 on_exit "loop_release $QUIET $T/quiet.img"
 echo 0 >"/sys/block/${QUIET#/dev/}/queue/iostats"
-# A device whose reads take 8 s each once SIGUSR2 turns them slow (FUSE below a loop device).
-slow_device "$T/slow" 1M --slow-op FUSE_READ:8000 || skip_all "$SLOW_WHY"
+# A device whose reads take 60 s each once SIGUSR2 turns them slow (FUSE below a loop device): one
+# stays in flight for all of a window however slow the machine (the server's end ends it).
+slow_device "$T/slow" 1M --slow-op FUSE_READ:60000 || skip_all "$SLOW_WHY"
 
 counters() { awk -v d="${1#/dev/}" '$3 == d { $1 = $2 = ""; print }' /proc/diskstats; }
 inflight() { awk -v d="${1#/dev/}" '$3 == d { print $12 }' /proc/diskstats; }
+stuck() { [ "$(inflight "$SLOW_LOOP")" -ge 1 ] 2>/dev/null; }
 
 kill -USR2 "$SLOW_SERVER"
-dd if="$SLOW_LOOP" of=/dev/null bs=4k count=1 skip=100 iflag=direct 2>/dev/null &
-STUCK=$!
-on_exit "kill $STUCK 2>/dev/null"
-stuck() { [ "$(inflight "$SLOW_LOOP")" -ge 1 ] 2>/dev/null; }
-wait_until 30 stuck
+# (a read that came as the server took the signal may not be slowed: another one, then)
+STUCK=()
+on_exit 'kill "${STUCK[@]}" 2>/dev/null'
+for try in 1 2 3; do
+	dd if="$SLOW_LOOP" of=/dev/null bs=4k count=1 skip=$((100 + try)) iflag=direct 2>/dev/null &
+	STUCK+=($!)
+	wait_until 10 stuck && break
+done
 check "a read stuck on ${SLOW_LOOP#/dev/} (/proc/diskstats' in flight: $(inflight "$SLOW_LOOP"); $(tail -c 200 "$T/slow/fpt.log"))" \
 	stuck
 idle_before=$(counters "$IDLE") busy_before=$(counters "$BUSY") quiet_before=$(counters "$QUIET")
