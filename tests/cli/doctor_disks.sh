@@ -15,7 +15,9 @@ BUSY=$(losetup -f --show --direct-io=on "$T/busy.img") || skip_all "losetup fail
 on_exit "loop_release $BUSY $T/busy.img"
 # One whose queue keeps no statistics (iostats 0): /proc/diskstats never moves; eBPF times its reads.
 QUIET=$(losetup -f --show --direct-io=on "$T/quiet.img") || skip_all "losetup failed"
-on_exit "loop_release $QUIET $T/quiet.img"
+# (the loop device outlives its file, and its queue's settings with it: given back before it is
+# let go, or the next test to get it sees its reads counted nowhere)
+on_exit "echo 1 >/sys/block/${QUIET#/dev/}/queue/iostats; loop_release $QUIET $T/quiet.img"
 echo 0 >"/sys/block/${QUIET#/dev/}/queue/iostats"
 # A device whose reads take 60 s each once SIGUSR2 turns them slow (FUSE below a loop device): one
 # stays in flight for all of a window however slow the machine (the server's end ends it).
