@@ -59,15 +59,16 @@ static int on_exit_row(void *context, void *data, size_t size)
 }
 
 /*
- * A sysfs list of CPUs or nodes ("0-3", "0,2-5", "0"): the highest number + 1, as the kernel
- * sizes its per-CPU or per-node arrays (nr_cpu_ids, nr_node_ids), how many it lists and, with
- * mask (words of 64 bits), which (those past it left out); false when it cannot be read.
+ * A sysfs list of CPUs or nodes ("0-3", "0,2-5", "0"): the highest number + 1 in *end (NULL: not
+ * wanted), as the kernel sizes its per-CPU or per-node arrays (nr_cpu_ids, nr_node_ids), and with
+ * mask (words of 64 bits), which it lists (those past it left out); false when it cannot be read
+ * or lists none.
  */
-static bool read_id_list(const char *path, unsigned *end, unsigned *count, uint64_t *mask, size_t words)
+static bool read_id_list(const char *path, unsigned *end, uint64_t *mask, size_t words)
 {
 	char text[1024], *p = text, *next;
 	ssize_t got = read_small_at(AT_FDCWD, path, text, sizeof(text));
-	unsigned highest = 0, n = 0;
+	unsigned highest = 0;
 	uint64_t bits[1024 / 64] = { 0 };
 
 	if (got <= 0)
@@ -83,16 +84,17 @@ static bool read_id_list(const char *path, unsigned *end, unsigned *count, uint6
 		if (*next && *next != ',')
 			return false;
 		highest = (unsigned)last + 1;
-		n += (unsigned)(last - first + 1);
 		for (long id = first; id <= last && id < 1024; id++)
 			bits[id / 64] |= 1ull << (id % 64);
 		p = *next ? next + 1 : next;
 	}
-	*end = highest;
-	*count = n;
+	if (!highest)
+		return false;
+	if (end)
+		*end = highest;
 	if (mask)
 		memcpy(mask, bits, (words < 1024 / 64 ? words : 1024 / 64) * sizeof(*mask));
-	return n > 0;
+	return true;
 }
 
 #define NODES_EVERY_NS 10000000000ull /* the nodes with memory looked at again (hot-added memory) */
@@ -103,9 +105,8 @@ static void look_nodes(void)
 {
 	uint64_t *mask = (uint64_t *)blocked->bss->memory_nodes;
 	size_t words = sizeof(blocked->bss->memory_nodes) / sizeof(*mask);
-	unsigned highest, count;
 
-	if (!read_id_list("/sys/devices/system/node/has_memory", &highest, &count, mask, words)) {
+	if (!read_id_list("/sys/devices/system/node/has_memory", NULL, mask, words)) {
 		memset(mask, 0, words * sizeof(*mask));
 		mask[0] = 1;
 	}
@@ -115,15 +116,15 @@ static void look_nodes(void)
 /* The look's program loaded, with the CPUs and nodes it reads: NULL when it cannot be. */
 static struct blocked_bpf *look_load(void)
 {
-	unsigned cpus, ncpus, nodes = 1, count;
+	unsigned cpus, nodes = 1;
 	struct blocked_bpf *look;
 	struct task_iter_look first;
 	const char *not_counted;
 
-	if (!read_id_list("/sys/devices/system/cpu/possible", &cpus, &ncpus, NULL, 0) || !(look = blocked_bpf__open()))
+	if (!read_id_list("/sys/devices/system/cpu/possible", &cpus, NULL, 0) || !(look = blocked_bpf__open()))
 		return NULL;
 	/* (a kernel without NUMA has no node directory: its one node) */
-	if (!read_id_list("/sys/devices/system/node/possible", &nodes, &count, NULL, 0))
+	if (!read_id_list("/sys/devices/system/node/possible", &nodes, NULL, 0))
 		nodes = 1;
 	look->rodata->cpus = cpus;
 	look->rodata->nodes = nodes;
