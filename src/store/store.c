@@ -791,12 +791,10 @@ static int append(struct store *s, unsigned kind, uint64_t real_ns, uint64_t mon
 	 * closed either way: after a failed sync its size on disk is not known for sure.
 	 */
 	snprintf(why, why_len, "%s/%s: %s", s->dir_name, s->name, strerror(-err));
-	/* (frames written unsynced before it synced either way: a torn one left is cut by store_open) */
-	if (ftruncate(s->fd, (off_t)s->segment_bytes) == 0 || s->unsynced)
-		(void)fdatasync(s->fd);
-	close(s->fd);
-	s->fd = -1;
-	s->unsynced = false;
+	/* The cut synced as it closes, with frames written unsynced before (a torn one left: store_open's). */
+	if (ftruncate(s->fd, (off_t)s->segment_bytes) == 0)
+		s->unsynced = true;
+	(void)close_segment(s);
 	return err;
 }
 
