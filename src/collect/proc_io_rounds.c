@@ -40,6 +40,16 @@ static const struct proc_io_sample *find(const struct proc_io_sample *samples, s
 	return n ? bsearch(&pid, samples, n, sizeof(*samples), by_pid) : NULL;
 }
 
+/* The first of pid's samples (by pid, a pid used twice within a round: each), or NULL. */
+static const struct proc_io_sample *first_of(const struct proc_io_sample *samples, size_t n, pid_t pid)
+{
+	const struct proc_io_sample *e = find(samples, n, pid);
+
+	while (e && e > samples && e[-1].pid == pid)
+		e--;
+	return e;
+}
+
 /* One process in both samples: the same start time (and, where that is unknown, the same name). */
 static bool same_process(const struct proc_io_sample *a, const struct proc_io_sample *b)
 {
@@ -70,13 +80,9 @@ static bool started_by(uint64_t start, uint64_t child)
 /* The end, among the round's (by pid), of pid that may be the parent of a process started at child. */
 static const struct proc_io_sample *end_of_parent(const struct proc_io_rounds *r, pid_t pid, uint64_t child)
 {
-	const struct proc_io_sample *e = find(r->exits, r->nexits, pid), *found = NULL;
+	const struct proc_io_sample *e = first_of(r->exits, r->nexits, pid), *found = NULL;
 
-	if (!e)
-		return NULL;
-	while (e > r->exits && e[-1].pid == pid)
-		e--;
-	for (; e < r->exits + r->nexits && e->pid == pid; e++)
+	for (; e && e < r->exits + r->nexits && e->pid == pid; e++)
 		if (started_by(e->start_time, child))
 			found = e;
 	return found;
@@ -172,13 +178,9 @@ void proc_io_rounds_exits(struct proc_io_rounds *r, const struct proc_io_sample 
 static const struct proc_io_sample *end_of(const struct proc_io_sample *exits, size_t n,
 					   const struct proc_io_sample *sample)
 {
-	const struct proc_io_sample *e = find(exits, n, sample->pid);
+	const struct proc_io_sample *e = first_of(exits, n, sample->pid);
 
-	if (!e)
-		return NULL;
-	while (e > exits && e[-1].pid == sample->pid) /* a pid used twice within the round: each */
-		e--;
-	for (; e < exits + n && e->pid == sample->pid; e++)
+	for (; e && e < exits + n && e->pid == sample->pid; e++)
 		if (e->start_time == sample->start_time && e->start_time != PROCFS_UNKNOWN)
 			return e;
 	return NULL;
