@@ -618,6 +618,12 @@ static bool sample_walks(struct watch *w, long blocked)
 	return blocked != 0; /* (-errno: not known, walked) */
 }
 
+/* Whether dirty + writeback pages make a new peak of the window (the first sample always does). */
+static bool new_peak(const struct watch *w, int64_t dirty, int64_t writeback)
+{
+	return !w->samples || dirty + writeback > (int64_t)(w->dirty_peak + w->writeback_peak);
+}
+
 /*
  * The pages dirty and under writeback at a sample, their peak kept with the dirty limits as they
  * were then. Counted by eBPF (the look), /proc/vmstat (which computes the limits as it prints
@@ -627,7 +633,7 @@ static bool sample_walks(struct watch *w, long blocked)
 static void watch_dirty(struct watch *w, const struct task_iter_look *look)
 {
 	int64_t dirty = look->dirty, writeback = look->writeback;
-	bool peak = !w->samples || dirty + writeback > (int64_t)(w->dirty_peak + w->writeback_peak);
+	bool peak = new_peak(w, dirty, writeback);
 	struct vmstat vm;
 
 	if (dirty >= 0 && !peak) {
@@ -639,7 +645,7 @@ static void watch_dirty(struct watch *w, const struct task_iter_look *look)
 			return;
 		dirty = (int64_t)vm.nr_dirty;
 		writeback = (int64_t)vm.nr_writeback;
-		peak = !w->samples || dirty + writeback > (int64_t)(w->dirty_peak + w->writeback_peak);
+		peak = new_peak(w, dirty, writeback);
 		if (peak && vm.nr_dirty_threshold != PROCFS_UNKNOWN) {
 			w->thresh = vm.nr_dirty_threshold;
 			w->bg_thresh = vm.nr_dirty_background_threshold;
