@@ -5,15 +5,18 @@
  */
 #include "collect/capacity.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/path_walk.h"
@@ -233,6 +236,71 @@ int capacity_load(const char *dir, dev_t devno, struct bench_result_doc *out, ch
 		return say_why(why, why_len, "%s: not the capacity of %s (its key is %s)", file, id.key,
 			    out->has_capacity ? out->capacity_key : "missing");
 	return 0;
+}
+
+/* Whether the directory open as fd has a name ending .json. */
+static bool has_json(int fd)
+{
+	DIR *d = fdopendir(fd);
+	struct dirent *e;
+	bool found = false;
+
+	if (!d) {
+		close(fd);
+		return true; /* unread: perhaps one */
+	}
+	while (!found && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+
+		found = n > 5 && !strcmp(e->d_name + n - 5, ".json");
+	}
+	closedir(d);
+	return found;
+}
+
+bool capacity_none_saved(const char *dir)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct {
+		char dir[PATH_MAX];
+		struct stat st;
+		bool known, none;
+	} last;
+	struct timespec now;
+	struct stat st;
+	bool none;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR;
+	if (fstat(fd, &st) != 0) {
+		close(fd);
+		return false;
+	}
+	pthread_mutex_lock(&lock);
+	if (last.known && !strcmp(last.dir, dir) && last.st.st_dev == st.st_dev && last.st.st_ino == st.st_ino &&
+	    last.st.st_mtim.tv_sec == st.st_mtim.tv_sec && last.st.st_mtim.tv_nsec == st.st_mtim.tv_nsec) {
+		none = last.none;
+		pthread_mutex_unlock(&lock);
+		close(fd);
+		return none;
+	}
+	pthread_mutex_unlock(&lock);
+	none = !has_json(fd);
+	clock_gettime(CLOCK_REALTIME, &now);
+	pthread_mutex_lock(&lock);
+	/*
+	 * A directory's mtime moves by the filesystem's clock tick: one changed within the last
+	 * second could change again with the same mtime, so it is not taken as known.
+	 */
+	last.known = strlen(dir) < sizeof(last.dir) && now.tv_sec - st.st_mtim.tv_sec > 1;
+	if (last.known) {
+		snprintf(last.dir, sizeof(last.dir), "%s", dir);
+		last.st = st;
+		last.none = none;
+	}
+	pthread_mutex_unlock(&lock);
+	return none;
 }
 
 /* x's place between a and b (log2 of each), 0 to 1, held at the ends. */

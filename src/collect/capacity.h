@@ -52,6 +52,14 @@ int capacity_save(const char *dir, const struct capacity_identity *id, const cha
 int capacity_load(const char *dir, dev_t devno, struct bench_result_doc *out, char *path, size_t path_len, char *why,
 		  size_t why_len);
 
+/*
+ * Whether dir holds no saved capacity (no name ending .json, or no dir): asked of a directory
+ * again only when it has changed (its mtime; one changed in the last second is read again), so
+ * a loop over disks window after window (record --doctor) reads no disk's identity while none
+ * is saved.
+ */
+bool capacity_none_saved(const char *dir);
+
 /* A disk's load over an interval, by direction (0 reads, 1 writes), as iostat -x measures it. */
 struct capacity_demand {
 	double iops[2], bytes_per_s[2];

@@ -1096,8 +1096,8 @@ static void snap_capacity(struct snap_disk *disk, double seconds, const char *di
 	struct disk_ext x;
 	char why[512];
 
-	if (capacity_load(dir, makedev(disk->end.major, disk->end.minor), capacity, NULL, 0, why,
-			  sizeof(why)) == 0) {
+	if (!capacity_none_saved(dir) &&
+	    capacity_load(dir, makedev(disk->end.major, disk->end.minor), capacity, NULL, 0, why, sizeof(why)) == 0) {
 		disk_ext_compute(&disk->start, &disk->end, seconds, &x);
 		load = (struct capacity_demand){ .iops = { x.r_s, x.w_s },
 						 .bytes_per_s = { x.rkb_s * 1024, x.wkb_s * 1024 },

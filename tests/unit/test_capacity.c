@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "workload/profile.h"
@@ -172,6 +173,63 @@ static void test_save_load(void **state)
 	unit_rmtree(root);
 }
 
+/* dir's mtime set to when, as a directory left untouched since. */
+static void set_mtime(const char *dir, time_t when)
+{
+	struct timespec times[2] = { { 0, UTIME_OMIT }, { when, 0 } };
+
+	assert_int_equal(utimensat(AT_FDCWD, dir, times, 0), 0);
+}
+
+/*
+ * capacity_none_saved against the files the test puts in the directory: asked again when the
+ * directory changes (mtime, or another directory in its place), not when it has not.
+ */
+static void test_none_saved(void **state)
+{
+	char *root = unit_tmpdir(), *dir, *other, *file, *notes;
+	time_t old = time(NULL) - 60;
+
+	(void)state;
+	assert_true(asprintf(&dir, "%s/capacity", root) > 0 && asprintf(&other, "%s/other", root) > 0);
+	assert_true(asprintf(&file, "%s/sda.json", dir) > 0 && asprintf(&notes, "%s/notes.txt", dir) > 0);
+	assert_true(capacity_none_saved(dir)); /* no directory */
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_true(capacity_none_saved(dir));
+	put(dir, "/notes.txt", "not a capacity");
+	assert_true(capacity_none_saved(dir));
+	put(dir, "/sda.json", "{}"); /* changed a moment ago: read again */
+	assert_false(capacity_none_saved(dir));
+	assert_int_equal(unlink(file), 0);
+	assert_true(capacity_none_saved(dir));
+	/* Untouched for a minute: known, and not read again while its mtime stays. */
+	set_mtime(dir, old);
+	assert_true(capacity_none_saved(dir));
+	put(dir, "/sda.json", "{}");
+	assert_false(capacity_none_saved(dir)); /* its mtime moved */
+	assert_int_equal(unlink(file), 0);
+	set_mtime(dir, old);
+	assert_true(capacity_none_saved(dir));
+	put(dir, "/sda.json", "{}");
+	set_mtime(dir, old); /* the same mtime again (a coarse clock's within a tick): taken as known */
+	assert_true(capacity_none_saved(dir));
+	/* Another directory renamed over it, with the same mtime: read. */
+	assert_int_equal(unlink(file), 0);
+	assert_int_equal(unlink(notes), 0);
+	set_mtime(dir, old);
+	assert_true(capacity_none_saved(dir));
+	assert_int_equal(mkdir(other, 0755), 0);
+	put(other, "/sdb.json", "{}");
+	assert_int_equal(rename(other, dir), 0);
+	set_mtime(dir, old);
+	assert_false(capacity_none_saved(dir));
+	free(file);
+	free(notes);
+	free(dir);
+	free(other);
+	unit_rmtree(root);
+}
+
 static void refused(const char *text, const char *reason)
 {
 	static struct bench_result_doc doc;
@@ -299,6 +357,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_save_load),
+		cmocka_unit_test(test_none_saved),
 		cmocka_unit_test(test_parse_refusals),
 		cmocka_unit_test(test_compare_rule),
 		cmocka_unit_test(test_share_rule),
