@@ -256,24 +256,53 @@ static bool ended_already(const struct proc_io_rounds *r, const struct proc_io_s
 	return false;
 }
 
+/*
+ * What a round's gone processes leave their reapers: owed, and whether each reaper ignores
+ * SIGCHLD, asked once a round (a shell or a server that many children left is asked once, not
+ * a read of /proc/PID/status for each child).
+ */
+struct owing {
+	proc_io_ignores_sigchld_fn ignores;
+	void *context;
+	struct proc_io_owed *owed;
+	size_t nowed;
+	struct asked {
+		pid_t pid;
+		bool ignores;
+	} asked[16]; /* the last reapers asked, the oldest replaced */
+	unsigned nasked, next;
+};
+
+static bool reaper_ignores(struct owing *o, pid_t pid)
+{
+	struct asked *a;
+
+	if (!o->ignores)
+		return false;
+	for (unsigned i = 0; i < o->nasked; i++)
+		if (o->asked[i].pid == pid)
+			return o->asked[i].ignores;
+	a = &o->asked[o->nasked < 16 ? o->nasked++ : o->next++ % 16];
+	*a = (struct asked){ pid, o->ignores(pid, o->context) };
+	return a->ignores;
+}
+
 /* The counts io of a process gone (of) owed by its reaper, unless that one ignores SIGCHLD. */
 static void owe_reaper(const struct proc_io_rounds *r, const struct proc_io_sample *of, const struct proc_io *io,
-		       const struct proc_io_sample *now, size_t n, proc_io_ignores_sigchld_fn ignores, void *context,
-		       struct proc_io_owed *owed, size_t *nowed)
+		       const struct proc_io_sample *now, size_t n, struct owing *o)
 {
 	const struct proc_io_sample *reaper = reaper_of(r, of, now, n);
 
-	if (reaper && (!ignores || !ignores(reaper->pid, context)))
-		owed[(*nowed)++] = (struct proc_io_owed){ reaper->pid, reaper->start_time, *io, false };
+	if (reaper && !reaper_ignores(o, reaper->pid))
+		o->owed[o->nowed++] = (struct proc_io_owed){ reaper->pid, reaper->start_time, *io, false };
 }
 
 /*
  * The processes of the last round that are gone: their counts went to their reaper, as last
  * seen or, known from their end, as they ended. Then the ends of processes born and gone within
- * the round; those of processes still in it wait. Each adds to owed; *nowed grows.
+ * the round; those of processes still in it wait. Each adds to o->owed.
  */
-static void take_gone(struct proc_io_rounds *r, const struct proc_io_sample *now, size_t n,
-		      proc_io_ignores_sigchld_fn ignores, void *context, struct proc_io_owed *owed, size_t *nowed)
+static void take_gone(struct proc_io_rounds *r, const struct proc_io_sample *now, size_t n, struct owing *o)
 {
 	struct proc_io_sample *exits = r->exits;
 	size_t nexits = r->nexits, waiting = 0;
@@ -296,7 +325,7 @@ static void take_gone(struct proc_io_rounds *r, const struct proc_io_sample *now
 			if (add_ended(r, v, end))
 				last = &r->ended[r->nended - 1].last;
 		}
-		owe_reaper(r, v, &last->io, now, n, ignores, context, owed, nowed);
+		owe_reaper(r, v, &last->io, now, n, o);
 	}
 	for (size_t i = 0; i < nexits; i++) {
 		const struct proc_io_sample *e = &exits[i], *in_now = find(now, n, e->pid);
@@ -314,7 +343,7 @@ static void take_gone(struct proc_io_rounds *r, const struct proc_io_sample *now
 			continue;
 		born = (struct proc_io_sample){ .pid = e->pid, .ppid = e->ppid, .start_time = e->start_time };
 		add_ended(r, &born, e);
-		owe_reaper(r, e, &e->io, now, n, ignores, context, owed, nowed);
+		owe_reaper(r, e, &e->io, now, n, o);
 	}
 	for (size_t i = 0; i < nexits; i++) /* (after: reaper_of looks among them all, in order) */
 		if (waits[i])
@@ -329,17 +358,20 @@ static void take_gone(struct proc_io_rounds *r, const struct proc_io_sample *now
 void proc_io_rounds_take(struct proc_io_rounds *r, const struct proc_io_sample *now, size_t n, uint64_t ticks,
 			 proc_io_ignores_sigchld_fn ignores, void *context, struct proc_io_delta *deltas, bool *known)
 {
-	struct proc_io_owed *owed = xcalloc(r->nowed + r->nprevious + r->nexits + 1, sizeof(*owed));
+	struct owing o = { .ignores = ignores, .context = context,
+			   .owed = xcalloc(r->nowed + r->nprevious + r->nexits + 1, sizeof(*o.owed)) };
+	struct proc_io_owed *owed = o.owed;
 	struct proc_io_sample *previous = xcalloc(n ? n : 1, sizeof(*now)); /* the next round's */
-	size_t nowed = 0, kept = 0;
+	size_t nowed, kept = 0;
 
 	if (n)
 		memcpy(previous, now, n * sizeof(*now));
 
 	/* Left over from the last round: tried once more. */
 	for (size_t i = 0; i < r->nowed; i++)
-		owed[nowed++] = (struct proc_io_owed){ r->owed[i].pid, r->owed[i].start_time, r->owed[i].io, true };
-	take_gone(r, now, n, ignores, context, owed, &nowed);
+		owed[o.nowed++] = (struct proc_io_owed){ r->owed[i].pid, r->owed[i].start_time, r->owed[i].io, true };
+	take_gone(r, now, n, &o);
+	nowed = o.nowed;
 	if (nowed > 1)
 		qsort(owed, nowed, sizeof(*owed), owed_by_pid);
 

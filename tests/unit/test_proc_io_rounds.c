@@ -139,6 +139,40 @@ static void test_ignores_sigchld(void **state)
 	proc_io_rounds_free(&r);
 }
 
+/* A parent asked once a round whether it ignores SIGCHLD, however many of its children ended. */
+static bool ignores_none(pid_t pid, void *context)
+{
+	(void)pid;
+	(*(int *)context)++;
+	return false;
+}
+
+static void test_reaper_asked_once(void **state)
+{
+	struct proc_io_rounds r = {0};
+	struct proc_io_delta deltas[4];
+	bool known[4];
+	int asked = 0;
+	(void)state;
+
+	proc_io_rounds_take(&r,
+			    (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(201, 100, 60, "a", MIB),
+						       proc(202, 100, 60, "b", MIB), proc(203, 100, 60, "c", MIB) },
+			    4, 70, ignores_none, &asked, deltas, known);
+	proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 3 * MIB) }, 1, 80, ignores_none, &asked,
+			    deltas, known);
+	assert_int_equal(asked, 1);
+	assert_int_equal(deltas[0].missed_pages, 0); /* the three children's reads, taken off it */
+	proc_io_rounds_take(&r,
+			    (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 3 * MIB), proc(204, 100, 75, "d", MIB) },
+			    2, 90, ignores_none, &asked, deltas, known);
+	proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 4 * MIB) }, 1, 100, ignores_none,
+			    &asked, deltas, known);
+	assert_int_equal(asked, 2); /* asked again in another round: it may have changed */
+	assert_int_equal(deltas[0].missed_pages, 0);
+	proc_io_rounds_free(&r);
+}
+
 /* A pid reused, an exec's new name, counters gone back, a loop of parents in a recording. */
 static void test_identity(void **state)
 {
@@ -318,7 +352,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reaped_child),     cmocka_unit_test(test_reap_seen_late),
 		cmocka_unit_test(test_born_within_round), cmocka_unit_test(test_grandparent),
-		cmocka_unit_test(test_ignores_sigchld),  cmocka_unit_test(test_identity),
+		cmocka_unit_test(test_ignores_sigchld), cmocka_unit_test(test_reaper_asked_once),  cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_ended_child),      cmocka_unit_test(test_born_and_ended),
 		cmocka_unit_test(test_end_waits),        cmocka_unit_test(test_parent_born_within_round),
 		cmocka_unit_test(test_parent_ended_within_round), cmocka_unit_test(test_end_twice),
