@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collect/procfs.h"
 #include "common/bounded.h"
 #include "common/util.h"
 
@@ -32,6 +33,38 @@ static void probe_in_child(void *arg)
 	struct fs_probe *p = arg;
 
 	p->rc = stat(p->dir, &p->st) == 0 && statvfs(p->dir, &p->vfs) == 0 ? 0 : -errno;
+}
+
+static bool in_memory(const char *type)
+{
+	return !strcmp(type, "tmpfs") || !strcmp(type, "ramfs") || !strcmp(type, "devtmpfs");
+}
+
+bool filesystem_probe_safe(const struct mountinfo *mounts, const char *type, const char *dir)
+{
+	char prefix[sizeof(((struct fs_probe *)0)->dir)];
+	size_t len = strlen(dir);
+
+	if (!in_memory(type) || dir[0] != '/' || len >= sizeof(prefix))
+		return false;
+	/* "/", then each of dir's proper prefixes that is a mount point ("/" must be one). */
+	for (size_t end = 1; end < len; end++) {
+		const struct mount_device *m;
+
+		if (end > 1 && dir[end] != '/')
+			continue;
+		memcpy(prefix, dir, end);
+		prefix[end] = '\0';
+		m = mountinfo_find(mounts, prefix);
+		if (!m ? end == 1 : !in_memory(m->type) && (!m->major || !strncmp(m->type, "fuse", 4)))
+			return false;
+	}
+	return true;
+}
+
+void filesystem_probe_here(struct fs_probe *probe)
+{
+	probe_in_child(probe);
 }
 
 int filesystem_probe(struct fs_probe *probe)

@@ -36,6 +36,19 @@ struct fs_probe {
  */
 int filesystem_probe(struct fs_probe *probe);
 
+struct mountinfo;
+
+/*
+ * Whether stat and statvfs of the mount point dir (of type) can be asked by the caller itself,
+ * not in a child: the filesystem is in memory (tmpfs, ramfs, devtmpfs), whose statfs waits on
+ * nothing, and every mount the path to it crosses (mounts, /proc/self/mountinfo) is in memory
+ * or on a block device, not FUSE: no server is asked on the way (a mount point's parents are
+ * held in the dentry cache; only a network or FUSE filesystem checks them again).
+ */
+bool filesystem_probe_safe(const struct mountinfo *mounts, const char *type, const char *dir);
+/* stat and statvfs of probe->dir, here (filesystem_probe_safe): probe->rc says. */
+void filesystem_probe_here(struct fs_probe *probe);
+
 /*
  * filesystem_probe marked (common/bounded.h) as a probe of device MAJOR:MINOR in the directory
  * marks: -EBUSY, not asked, while an earlier probe of that filesystem still waits (of this

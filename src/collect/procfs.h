@@ -340,6 +340,7 @@ int procfs_parse_numbers(const char *text, size_t len, uint64_t *values, unsigne
 struct mount_device {
 	unsigned major, minor;     /* field 3: the st_dev of the filesystem mounted (0:N for FUSE, NFS, tmpfs) */
 	char *dir;                 /* field 5, the mount point, its octal escapes (\040 ...) undone */
+	char *type;                /* the field after the " - " separator ("ext4", "fuse.sshfs"), or "" */
 };
 
 struct mountinfo {
@@ -356,6 +357,8 @@ int mountinfo_read(struct mountinfo *out);
 void mountinfo_free(struct mountinfo *mounts);
 /* The device of what is mounted on dir now (the last mount there); false when nothing is. */
 bool mountinfo_device(const struct mountinfo *mounts, const char *dir, unsigned *major, unsigned *minor);
+/* What is mounted on dir now (the last mount there), or NULL. */
+const struct mount_device *mountinfo_find(const struct mountinfo *mounts, const char *dir);
 
 /* Closes the files the readers keep open (they reopen on next use): at exit, or after a recorded
  * tree was changed in place under the same root. */

@@ -253,7 +253,8 @@ int ipc_read(struct ipc *out)
 /* "ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS ...": the kernel escapes " \t\n\\" in paths as octal. */
 static int mountinfo_line(struct span line, struct mount_device *mount)
 {
-	struct span id, parent, device, root, dir, minor;
+	static const char none[] = "";
+	struct span id, parent, device, root, dir, minor, word, type = { none, none };
 	uint64_t major_value, minor_value;
 	const char *colon;
 	char *out;
@@ -281,6 +282,15 @@ static int mountinfo_line(struct span line, struct mount_device *mount)
 		}
 	}
 	*out = '\0';
+	/* Its options and optional fields, up to the separator; then the filesystem's type. */
+	while (procfs_next_word(&line, &word))
+		if (span_length(word) == 1 && *word.start == '-') {
+			if (!procfs_next_word(&line, &type))
+				type = (struct span){ none, none };
+			break;
+		}
+	mount->type = xcalloc(span_length(type) + 1, 1);
+	memcpy(mount->type, type.start, span_length(type));
 	return 0;
 }
 
@@ -321,19 +331,29 @@ int mountinfo_read(struct mountinfo *out)
 
 void mountinfo_free(struct mountinfo *mounts)
 {
-	for (size_t i = 0; i < mounts->count; i++)
+	for (size_t i = 0; i < mounts->count; i++) {
 		free(mounts->mount[i].dir);
+		free(mounts->mount[i].type);
+	}
 	free(mounts->mount);
 	*mounts = (struct mountinfo){0};
 }
 
-bool mountinfo_device(const struct mountinfo *mounts, const char *dir, unsigned *major, unsigned *minor)
+const struct mount_device *mountinfo_find(const struct mountinfo *mounts, const char *dir)
 {
 	for (size_t i = mounts->count; i-- > 0;)
-		if (!strcmp(mounts->mount[i].dir, dir)) {
-			*major = mounts->mount[i].major;
-			*minor = mounts->mount[i].minor;
-			return true;
-		}
-	return false;
+		if (!strcmp(mounts->mount[i].dir, dir))
+			return &mounts->mount[i];
+	return NULL;
+}
+
+bool mountinfo_device(const struct mountinfo *mounts, const char *dir, unsigned *major, unsigned *minor)
+{
+	const struct mount_device *m = mountinfo_find(mounts, dir);
+
+	if (!m)
+		return false;
+	*major = m->major;
+	*minor = m->minor;
+	return true;
 }

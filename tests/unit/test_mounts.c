@@ -13,7 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "collect/filesystems.h"
 #include "collect/mounts.h"
+#include "collect/procfs.h"
 #include "collect/sysroot.h"
 
 static void test_parse(void **state)
@@ -112,10 +114,53 @@ static void test_sysroot(void **state)
 	unit_rmtree(dir);
 }
 
+/*
+ * A memory filesystem is probed in place only when the path to it crosses no mount a server
+ * answers for (NFS, FUSE, FUSE on a block device): a stat there could wait on it.
+ */
+static void test_probe_safe(void **state)
+{
+	static const char text[] =
+		"22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+		"23 22 0:5 / /dev rw - devtmpfs udev rw\n"
+		"24 23 0:25 / /dev/shm rw - tmpfs tmpfs rw\n"
+		"25 22 0:26 / /run rw - tmpfs tmpfs rw\n"
+		"26 25 0:27 / /run/user/1000 rw - tmpfs tmpfs rw\n"
+		"30 22 0:50 / /mnt/nfs rw - nfs4 server:/export rw\n"
+		"31 30 0:51 / /mnt/nfs/scratch/ram rw - tmpfs tmpfs rw\n"
+		"32 22 8:2 / /mnt/ntfs rw - fuseblk /dev/sda2 rw\n"
+		"33 32 0:52 / /mnt/ntfs/ram rw - tmpfs tmpfs rw\n"
+		"34 22 0:53 / /srv/fuse rw - fuse.sshfs host: rw\n"
+		"35 22 0:54 / /srv/fuse rw - tmpfs tmpfs rw\n" /* over the FUSE mount: the path never enters it */
+		"36 22 8:3 / /home rw - xfs /dev/sda3 rw\n";
+	struct mountinfo m;
+	(void)state;
+
+	assert_int_equal(mountinfo_parse(text, strlen(text), &m), 0);
+	assert_true(filesystem_probe_safe(&m, "tmpfs", "/dev/shm"));
+	assert_true(filesystem_probe_safe(&m, "tmpfs", "/run/user/1000"));
+	assert_true(filesystem_probe_safe(&m, "tmpfs", "/srv/fuse"));
+	assert_true(filesystem_probe_safe(&m, "devtmpfs", "/dev"));
+	assert_false(filesystem_probe_safe(&m, "tmpfs", "/mnt/nfs/scratch/ram"));
+	assert_false(filesystem_probe_safe(&m, "tmpfs", "/mnt/ntfs/ram"));
+	assert_false(filesystem_probe_safe(&m, "xfs", "/home"));   /* on a disk: probed in a child */
+	assert_false(filesystem_probe_safe(&m, "nfs4", "/mnt/nfs"));
+	assert_false(filesystem_probe_safe(&m, "tmpfs", "relative"));
+	mountinfo_free(&m);
+	/* Without "/" in the table (a view from elsewhere): nothing is known of the way. */
+	assert_int_equal(mountinfo_parse(text + strlen("22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"),
+					 strlen(text) - strlen("22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"), &m),
+			 0);
+	assert_false(filesystem_probe_safe(&m, "tmpfs", "/dev/shm"));
+	assert_true(filesystem_probe_safe(&m, "tmpfs", "/")); /* (the root itself crosses nothing) */
+	mountinfo_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_probe_safe),
 		cmocka_unit_test(test_same_as_getmntent),
 		cmocka_unit_test(test_sysroot),
 	};

@@ -1116,6 +1116,11 @@ static void test_mountinfo(void **state)
 	assert_int_equal(mounts.count, 5);
 	assert_string_equal(mounts.mount[1].dir, "/mnt/with space");
 	assert_string_equal(mounts.mount[2].dir, "/mnt/back\\slash");
+	assert_string_equal(mounts.mount[0].type, "ext4"); /* after the separator, past the optional fields */
+	assert_string_equal(mounts.mount[1].type, "fuse.x");
+	assert_string_equal(mounts.mount[4].type, "fuse.y");
+	assert_ptr_equal(mountinfo_find(&mounts, "/mnt/stacked"), &mounts.mount[4]); /* the one on top */
+	assert_null(mountinfo_find(&mounts, "/mnt"));
 	assert_true(mountinfo_device(&mounts, "/", &major, &minor));
 	assert_int_equal(major, 8);
 	assert_int_equal(minor, 1);
@@ -1124,6 +1129,12 @@ static void test_mountinfo(void **state)
 	assert_true(mountinfo_device(&mounts, "/mnt/stacked", &major, &minor)); /* the one on top */
 	assert_int_equal(minor, 48);
 	assert_false(mountinfo_device(&mounts, "/mnt", &major, &minor));
+	mountinfo_free(&mounts);
+	free(copy);
+	/* No separator (no kernel writes that): a mount of no known type. */
+	copy = exact_copy("22 1 8:1 / / rw\n23 22 0:5 / /x rw -\n", &len);
+	assert_int_equal(mountinfo_parse(copy, len, &mounts), 0);
+	assert_true(mounts.count == 2 && !strcmp(mounts.mount[0].type, "") && !strcmp(mounts.mount[1].type, ""));
 	mountinfo_free(&mounts);
 	free(copy);
 

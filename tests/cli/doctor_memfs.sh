@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# doctor_memfs.sh: a memory filesystem (tmpfs) is asked stat and statfs by doctor itself, not by its probe child (strace says which process asks), and its numbers are statvfs's (os.statvfs of the same mount); a disk's filesystem is still asked by the probe; a tmpfs mounted below a FUSE mount whose lookups stall is asked by a bounded probe, said not to answer, and doctor ends; the recorder's windows the same.
+# The mounts live in a mount namespace of the test's own: nothing else on the machine sees them.
+if [ -z "${DOCTOR_MEMFS_NS:-}" ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	DOCTOR_MEMFS_NS=1 exec unshare --mount --propagation private bash "$0" "$@"
+fi
+. "$(dirname "$0")/lib.sh"
+
+need_fuse_example
+command -v strace >/dev/null || skip_all "no strace (make test-deps)"
+
+SRC=$T/src MNT=$T/mnt RAM=$T/ram
+mkdir -p "$SRC/sub" "$MNT" "$RAM"
+dq() { python3 "$TOP/tests/cli/doctor_query.py" "$@" 2>>"$T/dq.err"; }
+# (LeakSanitizer cannot run under ptrace: a sanitized build's leaks are checked by the other runs)
+STRACED=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=execve,statfs)
+
+# ---- A tmpfs of the test's own, with 3 MiB in it -------------------------------------------------
+
+mount -t tmpfs -o size=64m iolens-memfs "$RAM" || { not_ok "mount -t tmpfs at $RAM"; exit 1; }
+on_exit "umount -l '$RAM'"
+head -c 3M /dev/zero >"$RAM/data"
+truth=$(python3 -c 'import os, sys
+v = os.statvfs(sys.argv[1])
+print(v.f_blocks, v.f_bfree, v.f_bavail, v.f_files, v.f_ffree, v.f_frsize)' "$RAM")
+ROOT_DIR=$(df --output=target "$T" | tail -1) # the disk's filesystem the test's files are on
+
+run "${STRACED[@]}" -o "$T/strace" "$IOLENS" doctor --record "$T/snap" 1
+check_match "doctor 1 under strace (exit $RC)" "^[034]$" "$RC"
+got=$(awk -v d="$RAM" '$1 == "mount" && $2 == d { print $7, $8, $9, $10, $11, $13 }' "$T/snap")
+check_eq "the tmpfs in the snapshot: statvfs's blocks, free, available, files, free files, fragment size" \
+	"$truth" "$got"
+doctor_pid=$(awk '/execve\(.*iolens/ { print $1; exit }' "$T/strace")
+askers() { awk -v d="statfs(\"$1\"," 'index($0, d) { print $1 }' "$T/strace" | sort -u | tr '\n' ' '; }
+check_eq "… asked by doctor itself (pid $doctor_pid), no child" "$doctor_pid " "$(askers "$RAM")"
+root_askers=$(askers "$ROOT_DIR")
+check_match "the disk's filesystem ($ROOT_DIR) asked by a probe child ($root_askers)" "^[0-9]+ $" "$root_askers"
+check "… not doctor itself" test "$root_askers" != "$doctor_pid "
+
+# ---- A tmpfs below a FUSE mount whose lookups take a minute -------------------------------------
+
+stop_server() {
+	[ -n "${SERVER:-}" ] || return 0
+	# Killed, not asked: its lookups wait a minute each, one after another (one name); with it gone
+	# the kernel ends every request it held, and the probes waiting on them end.
+	kill -KILL "$SERVER" 2>/dev/null
+	wait "$SERVER" 2>/dev/null
+	umount -l "$MNT/sub" 2>/dev/null
+	umount -l "$MNT" 2>/dev/null
+	SERVER=
+}
+on_exit stop_server
+# Names and attributes never cached (--timeout 0): each path through the mount asks the server.
+"$FPT" --no-vtrace --timeout 0 --slow-op FUSE_LOOKUP:60000 "$SRC" "$MNT" 2>"$T/server.log" &
+SERVER=$!
+wait_mounted "$MNT" "$SERVER" || { not_ok "fuse-passthrough mounts: $(head -c 400 "$T/server.log")"; exit 1; }
+mount -t tmpfs -o size=1m iolens-memfs-below "$MNT/sub" || { not_ok "mount -t tmpfs at $MNT/sub"; exit 1; }
+kill -USR2 "$SERVER" # every FUSE_LOOKUP now takes a minute
+# (a stat waiting there cannot be killed until the server answers: it is left to wait)
+stat "$MNT/sub" >/dev/null 2>&1 &
+STAT=$!
+on_exit "kill -KILL $STAT 2>/dev/null"
+waits_on_fuse() { [ "$(cat "/proc/$STAT/wchan" 2>/dev/null)" = request_wait_answer ]; }
+wait_until 30 waits_on_fuse
+check "a stat of the tmpfs below it now waits on the server (its wchan: request_wait_answer)" waits_on_fuse
+
+run timeout 50 "$IOLENS" doctor --json 1
+check_match "doctor 1 ends all the same, with a warning or worse (exit $RC, not timeout's 124)" "^[34]$" "$RC"
+check_eq "… the tmpfs below the FUSE mount does not answer: probed in a child, bounded" tmpfs \
+	"$(dq get unresponsive type mount "$MNT/sub" <<<"$OUT")"
+check_eq "… the test's own tmpfs answered (nothing said of it)" absent \
+	"$(dq get unresponsive type mount "$RAM" <<<"$OUT")"
+
+run timeout 50 "$IOLENS" record --doctor --dir "$T/store" --count 2 1
+check_eq "record --doctor: two windows beside it, ended (exit $RC)" 0 "$RC"
+run timeout 50 "$IOLENS" doctor --json --from -10m --record-dir "$T/store"
+check_eq "… their windows say the tmpfs below it does not answer" tmpfs \
+	"$(dq get unresponsive type mount "$MNT/sub" <<<"$OUT")"
+
+echo "1..$t_count"
