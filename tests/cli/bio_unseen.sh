@@ -57,9 +57,26 @@ elif d["bytes_exact"] != (d["read_bytes_unended"] == 0 and d["write_bytes_unende
 		"$@" "$T/doctor.out"
 }
 
+# A request is charged to the process that started it, with the reads the kernel merges into it:
+# another process's read of a block next to one of dd's on disk can be merged into dd's request
+# (mq-deadline does), and dd charged 4 KiB more than ru_inblock. So the readers beside dd read
+# where none of big.dat's blocks can be their neighbours: big.dat is made in one go, synced, with
+# a spacer on either side, and the others read in the middle of their own largest extent.
 big=$T/big.dat small=$T/small.dat
-make_file "$big" $((32 << 20))
-make_file "$small" $((8 << 20))
+for f in "$T/spacer1:1" "$big:32" "$T/spacer2:1" "$small:8"; do
+	make_file "${f%:*}" $((${f##*:} << 20))
+	sync "${f%:*}"
+done
+# interior FILE: "OFFSET LENGTH" in bytes: FILE's largest extent (filefrag), less 64 KiB at each end.
+interior() {
+	filefrag -v "$1" | python3 -c 'import re, sys
+text = sys.stdin.read()
+size = int(re.search(r"blocks of (\d+) bytes", text).group(1))
+ext = [(int(a), int(b) - int(a) + 1) for a, b in re.findall(r"^ *\d+: *(\d+)\.\. *(\d+):", text, re.M)]
+at, n = max(ext, key=lambda e: e[1]) if ext else (0, 0)
+margin = 65536 // size
+print((at + margin) * size, max(n - 2 * margin, 1) * size)'
+}
 
 # ---- Every third completion ignored: three readers of their own, one after the other -------------
 
@@ -84,13 +101,16 @@ truncate -s 256M "$image"
 if loop=$(losetup -f --show "$image" 2>"$T/losetup.err"); then
 	on_exit "loop_release $loop $image"
 	make_file "$T/fio.dat" $((128 << 20))
+	sync "$T/fio.dat"
+	read -r fio_at fio_size < <(interior "$T/fio.dat")
+	read -r churn_at _ < <(interior "$small")
 	fio --name=loop --filename="$loop" --rw=randrw --direct=1 --bs=16k --iodepth=128 --ioengine=io_uring \
 		--numjobs=2 --time_based --runtime=3600 --output=/dev/null &
 	fio_loop=$!
-	fio --name=disk --filename="$T/fio.dat" --rw=randread --direct=1 --bs=4k --iodepth=64 --ioengine=libaio \
-		--numjobs=2 --time_based --runtime=3600 --output=/dev/null &
+	fio --name=disk --filename="$T/fio.dat" --offset="$fio_at" --size="$fio_size" --rw=randread --direct=1 --bs=4k \
+		--iodepth=64 --ioengine=libaio --numjobs=2 --time_based --runtime=3600 --output=/dev/null &
 	fio_disk=$!
-	(while [ ! -e "$T/churn.stop" ]; do dd if="$small" of=/dev/null bs=4k count=4 iflag=direct status=none; done) &
+	(while [ ! -e "$T/churn.stop" ]; do dd if="$small" of=/dev/null bs=4k skip=$((churn_at / 4096)) count=4 iflag=direct status=none; done) &
 	churn=$!
 	on_exit "touch $T/churn.stop; kill $fio_loop $fio_disk 2>/dev/null; wait $fio_loop $fio_disk $churn 2>/dev/null"
 	bad="" unexact=0
