@@ -715,7 +715,6 @@ static int read_counts(struct bpf_map *map, bool cgroups, struct bio_table *out)
 			memcpy(p->latency[op].bucket, v->latency[op], sizeof(p->latency[op].bucket));
 			p->latency[op].sum_ns = v->latency_sum_ns[op];
 			p->latency[op].max_ns = v->latency_max_ns[op];
-			bio_latency_figures(&p->latency[op], NULL, &p->since_start[op]);
 		}
 	}
 	qsort(out->process, total, sizeof(*out->process), cgroups ? by_cgroup : by_pid);

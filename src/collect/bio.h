@@ -71,7 +71,6 @@ struct bio_process {
 	uint64_t bytes[BIO_OPS];    /* enum bio_op: read, write, discard */
 	uint64_t requests[BIO_OPS];
 	struct bio_latency latency[BIO_SMALL_OPS]; /* reads, writes */
-	struct bio_latency_figures since_start[BIO_SMALL_OPS]; /* the figures of latency[], since since_ns */
 };
 
 struct bio_table {

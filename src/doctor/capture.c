@@ -807,10 +807,17 @@ static void watch_start(struct watch *w)
  * The processes' block counts and the requests not seen ending, at the end: one whose end the
  * kernel ran no program for, charged as its address starts another between the two reads, would
  * be in neither. The program counts such charges (completions_unseen): read again, a few times at
- * most, until none fell during the reads. 0 or -errno.
+ * most, until none fell during the reads. The requests not seen ending are of the O_DIRECT
+ * readers' (snap_direct_bio): without one, not looked for (a walk of all the places a request
+ * can be, 1 MiB). 0 or -errno.
  */
 static int read_procs_and_unended(struct watch *w)
 {
+	if (!w->direct.count) {
+		bio_table_free(&w->bio_procs_end);
+		bio_unended_free(&w->bio_unended);
+		return bio_read(&w->bio_procs_end);
+	}
 	for (int tries = 0; tries < 5; tries++) {
 		uint64_t charged = bio_unseen_completions();
 		int rc;
@@ -1148,22 +1155,22 @@ static void snap_bio_procs(struct doctor_snapshot *s, const struct watch *w)
 				out->write_requests = more;
 				out->write_bytes = more_bytes;
 			}
-			if (op == BIO_READ || op == BIO_WRITE) { /* each one's latencies, as biotop's rows */
-				struct bio_latency_figures figures;
-				struct snap_bio_op *o = &out->op[op == BIO_WRITE];
+		}
+		if (!out->requests) /* (most rows: every process that did block I/O since the programs' load) */
+			continue;
+		for (unsigned op = BIO_READ; op <= BIO_WRITE; op++) { /* each one's latencies, as biotop's rows */
+			struct bio_latency_figures figures;
+			struct snap_bio_op *o = &out->op[op == BIO_WRITE];
 
-				bio_latency_figures(&p->latency[op], then ? &then->latency[op] : NULL, &figures);
-				if (figures.requests) { /* in order: a max raised as they were read is not */
-					*o = (struct snap_bio_op){ (double)figures.average_ns, (double)figures.p50_ns,
-								   (double)figures.p99_ns, (double)figures.max_ns };
-					o->p99_ns = o->p99_ns < o->p50_ns ? o->p50_ns : o->p99_ns;
-					o->max_ns = o->max_ns < o->p99_ns ? o->p99_ns : o->max_ns;
-					o->max_ns = o->max_ns < o->avg_ns ? o->avg_ns : o->max_ns;
-				}
+			bio_latency_figures(&p->latency[op], then ? &then->latency[op] : NULL, &figures);
+			if (figures.requests) { /* in order: a max raised as they were read is not */
+				*o = (struct snap_bio_op){ (double)figures.average_ns, (double)figures.p50_ns,
+							   (double)figures.p99_ns, (double)figures.max_ns };
+				o->p99_ns = o->p99_ns < o->p50_ns ? o->p50_ns : o->p99_ns;
+				o->max_ns = o->max_ns < o->p99_ns ? o->p99_ns : o->max_ns;
+				o->max_ns = o->max_ns < o->avg_ns ? o->avg_ns : o->max_ns;
 			}
 		}
-		if (!out->requests)
-			continue;
 		out->disk_major = p->disk_major;
 		out->disk_minor = p->disk_minor;
 		{
