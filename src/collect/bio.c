@@ -209,29 +209,33 @@ const struct bio_disk *bio_disks_find(const struct bio_disks *disks, unsigned ma
 }
 
 /*
- * Blocks of disks that bio_disks_free gives back, for the next bio_read_disks: a window of
- * doctor's reads three and frees them, 220 KiB a disk that the kernel's copy would fault in
- * again each time.
+ * A disk's histogram as read: shared by the reads that follow until its sum moves (struct
+ * latency_kept), freed with the last of them. A histogram of no request is no_requests.
  */
-#define SPARE_BLOCKS 4
-static struct spare_block {
-	struct bio_disk *disk;
-	unsigned room;
-} spares[SPARE_BLOCKS];
-static pthread_mutex_t spares_lock = PTHREAD_MUTEX_INITIALIZER;
+struct shared_histogram {
+	unsigned long refs; /* (atomic: reads are freed by any thread) */
+	uint64_t bucket[LOG_LINEAR_BUCKETS];
+};
+static const uint64_t no_requests[LOG_LINEAR_BUCKETS];
+
+static void histogram_put(const uint64_t *bucket)
+{
+	struct shared_histogram *h;
+
+	if (!bucket || bucket == no_requests)
+		return;
+	h = (struct shared_histogram *)((const char *)bucket - offsetof(struct shared_histogram, bucket));
+	if (__atomic_sub_fetch(&h->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(h);
+}
 
 void bio_disks_free(struct bio_disks *disks)
 {
-	struct bio_disk *drop = disks->disk;
-
-	pthread_mutex_lock(&spares_lock);
-	for (unsigned i = 0; i < SPARE_BLOCKS && drop == disks->disk && disks->disk && disks->room; i++)
-		if (!spares[i].disk || spares[i].room < disks->room) { /* kept, a smaller one dropped */
-			drop = spares[i].disk;
-			spares[i] = (struct spare_block){ disks->disk, disks->room };
-		}
-	pthread_mutex_unlock(&spares_lock);
-	free(drop);
+	for (unsigned i = 0; i < disks->count; i++)
+		for (unsigned kind = 0; kind < BIO_LAT_KINDS; kind++)
+			for (unsigned op = 0; op < BIO_LAT_OPS; op++)
+				histogram_put(disks->disk[i].histogram[kind][op]);
+	free(disks->disk);
 	memset(disks, 0, sizeof(*disks));
 }
 
@@ -820,34 +824,17 @@ int bio_read_unended(struct bio_unended_set *out)
 	return 0;
 }
 
-/* Room for count disks (at least one), a spare block if one is large enough; NULL: no memory. */
-static struct bio_disk *disks_alloc(unsigned count, unsigned *room)
-{
-	struct bio_disk *disk = NULL;
-
-	*room = count ? count : 1;
-	pthread_mutex_lock(&spares_lock);
-	for (unsigned i = 0; i < SPARE_BLOCKS && !disk; i++)
-		if (spares[i].disk && spares[i].room >= *room) {
-			disk = spares[i].disk;
-			*room = spares[i].room;
-			spares[i] = (struct spare_block){0};
-		}
-	pthread_mutex_unlock(&spares_lock);
-	return disk ? disk : calloc(*room, sizeof(*disk));
-}
-
 /*
  * The histograms as last read, by BIO_LATENCY_INDEX, each with its sum then. A request adds to
  * its histogram and then to the sum (its latency + 1 ns: every request moves it), and the sums
  * are read before the histograms: one whose sum has not moved since has had no request since,
- * and is copied from here instead of read again (18 KiB and a system call each, twelve a disk,
+ * and is shared from here instead of read again (18 KiB and a system call each, twelve a disk,
  * most of them an idle disk's or of an op it never sees). One whose sum is 0 has none at all.
  */
 static struct latency_kept {
-	uint64_t sum;     /* as the map holds it: the latencies + 1 ns each */
-	uint64_t count;   /* the requests the histogram counts */
-	uint64_t *bucket; /* LOG_LINEAR_BUCKETS, or NULL: none kept */
+	uint64_t sum;                 /* as the map holds it: the latencies + 1 ns each */
+	uint64_t count;               /* the requests the histogram counts */
+	struct shared_histogram *read; /* one reference, or NULL: none kept */
 } *kept;
 static size_t nkept;
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -856,7 +843,8 @@ static void kept_free(void)
 {
 	pthread_mutex_lock(&kept_lock);
 	for (size_t i = 0; i < nkept; i++)
-		free(kept[i].bucket);
+		if (kept[i].read)
+			histogram_put(kept[i].read->bucket);
 	free(kept);
 	kept = NULL;
 	nkept = 0;
@@ -887,28 +875,37 @@ static int read_sums(int fd, __u32 n, int cpus, __u64 *totals)
 }
 
 /*
- * The histogram at index, whose sum (as the map holds it) is sum, into bucket: from kept when it
- * has not moved. *sum_ns: the latencies it counts, summed.
+ * The histogram at index, whose sum (as the map holds it) is sum, into *bucket (a reference):
+ * the one kept when it has not moved, else read. *sum_ns: the latencies it counts, summed.
  */
-static int read_histogram(int fd, __u32 index, uint64_t sum, uint64_t *bucket, uint64_t *sum_ns)
+static int read_histogram(int fd, __u32 index, uint64_t sum, const uint64_t **bucket, uint64_t *sum_ns)
 {
 	struct latency_kept *k = index < nkept ? &kept[index] : NULL;
+	struct shared_histogram *h;
 	uint64_t count;
 
 	*sum_ns = 0;
-	if (!sum) {
-		memset(bucket, 0, LOG_LINEAR_BUCKETS * sizeof(*bucket));
+	*bucket = no_requests;
+	if (!sum)
 		return 0;
-	}
-	if (k && k->bucket && k->sum == sum) {
-		memcpy(bucket, k->bucket, LOG_LINEAR_BUCKETS * sizeof(*bucket));
+	if (k && k->read && k->sum == sum) {
+		__atomic_add_fetch(&k->read->refs, 1, __ATOMIC_RELAXED);
+		*bucket = k->read->bucket;
 		*sum_ns = sum > k->count ? sum - k->count : 0;
 		return 0;
 	}
-	if (bpf_map_lookup_elem(fd, &index, bucket) != 0)
-		return -errno;
+	if (!(h = malloc(sizeof(*h))))
+		return -ENOMEM;
+	h->refs = 1;
+	if (bpf_map_lookup_elem(fd, &index, h->bucket) != 0) {
+		int err = -errno;
+
+		free(h);
+		return err;
+	}
+	*bucket = h->bucket;
 	/* (a request counted in the histogram whose sum came after the sums were read: a moment's ns low) */
-	count = bio_histogram_count(bucket);
+	count = bio_histogram_count(h->bucket);
 	*sum_ns = sum > count ? sum - count : 0;
 	if (index >= nkept) {
 		size_t room = (size_t)index + 1;
@@ -921,11 +918,10 @@ static int read_histogram(int fd, __u32 index, uint64_t sum, uint64_t *bucket, u
 		nkept = room;
 	}
 	k = &kept[index];
-	if (!k->bucket && !(k->bucket = malloc(LOG_LINEAR_BUCKETS * sizeof(*k->bucket))))
-		return 0;
-	memcpy(k->bucket, bucket, LOG_LINEAR_BUCKETS * sizeof(*bucket));
-	k->sum = sum;
-	k->count = count;
+	if (k->read)
+		histogram_put(k->read->bucket);
+	h->refs++; /* (no other holds it yet) */
+	*k = (struct latency_kept){ sum, count, h };
 	return 0;
 }
 
@@ -955,8 +951,7 @@ int bio_read_disks(struct bio_disks *out)
 			disk_keys[found++] = key;
 		}
 	}
-	/* 220 KiB a disk: as many as there are, not max_disks. */
-	out->disk = disks_alloc(found, &out->room);
+	out->disk = calloc(found ? found : 1, sizeof(*out->disk));
 	sums = calloc((size_t)nsums + 1, sizeof(*sums));
 	if (!out->disk || !sums) {
 		free(sums);
@@ -974,7 +969,7 @@ int bio_read_disks(struct bio_disks *out)
 			for (__u32 op = 0; op < BIO_LAT_OPS && !rc; op++) {
 				__u32 index = BIO_LATENCY_INDEX(slots[out->count], kind, op);
 
-				rc = read_histogram(latency_fd, index, sums[index], disk->histogram[kind][op],
+				rc = read_histogram(latency_fd, index, sums[index], &disk->histogram[kind][op],
 						    &disk->sum_ns[kind][op]);
 			}
 	}
@@ -994,12 +989,6 @@ void bio_stop(void)
 		bio_bpf__destroy(skeleton);
 	skeleton = NULL;
 	chosen = BIO_BY_DISKS;
-	pthread_mutex_lock(&spares_lock); /* the blocks kept for reads to come: none come */
-	for (unsigned i = 0; i < SPARE_BLOCKS; i++) {
-		free(spares[i].disk);
-		spares[i] = (struct spare_block){0};
-	}
-	pthread_mutex_unlock(&spares_lock);
 	free(keys);
 	free(values);
 	keys = NULL;

@@ -22,14 +22,18 @@
  */
 struct bio_disk {
 	unsigned major, minor;
-	uint64_t histogram[BIO_LAT_KINDS][BIO_LAT_OPS][LOG_LINEAR_BUCKETS];
+	/*
+	 * LOG_LINEAR_BUCKETS counts each (18 KiB), read-only: shared by every read while it does not
+	 * change, so two reads' pointers are equal when their histograms are, and differ, but for a
+	 * moment's race, only when one counted a request more; never NULL after bio_read_disks.
+	 */
+	const uint64_t *histogram[BIO_LAT_KINDS][BIO_LAT_OPS];
 	uint64_t sum_ns[BIO_LAT_KINDS][BIO_LAT_OPS]; /* the latencies each histogram counts, summed */
 };
 
 struct bio_disks {
 	unsigned count;
 	struct bio_disk *disk;
-	unsigned room;     /* disk's length, count or more (a block bio_disks_free kept) */
 	uint64_t not_kept; /* requests completed on disks beyond BIO_MAX_DISKS (no histograms) */
 };
 

@@ -1075,7 +1075,7 @@ static void latency_between(const struct bio_disks *a, const struct bio_disks *b
 
 	*out = (struct snap_latency){0};
 	for (unsigned kind = 0; kind < BIO_LAT_KINDS; kind++) {
-		/* The same histograms, no request of the kind (most disks): a compare, not quantiles. */
+		/* The same histograms (shared: their pointers), no request of the kind (most disks): no quantiles. */
 		if (!after || (before && !memcmp(before->histogram[kind], after->histogram[kind],
 						 sizeof(after->histogram[kind]))))
 			continue;
@@ -1220,7 +1220,7 @@ static bool disk_idle(const struct watch *w, const struct disk_stats *start, con
 	if (start->in_flight || end->in_flight || (mid && mid->in_flight) ||
 	    memcmp((const char *)start + from, (const char *)end + from, span))
 		return false;
-	return !b || (a && !memcmp(a->histogram[BIO_LAT_TOTAL], b->histogram[BIO_LAT_TOTAL],
+	return !b || (a && !memcmp(a->histogram[BIO_LAT_TOTAL], b->histogram[BIO_LAT_TOTAL], /* (shared: equal pointers) */
 				   sizeof(a->histogram[BIO_LAT_TOTAL])));
 }
 
