@@ -97,7 +97,7 @@ static bool read_id_list(const char *path, unsigned *end, uint64_t *mask, size_t
 	return true;
 }
 
-#define NODES_EVERY_NS 10000000000ull /* the nodes with memory looked at again (hot-added memory) */
+#define NODES_EVERY_NS 60000000000ull /* the nodes with memory looked at again (hot-added memory) */
 static uint64_t nodes_read_ns;
 
 /* The look's nodes with memory, as sysfs lists them now (no NUMA: its one node, 0). */
