@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -708,13 +709,17 @@ static void watch_sample(struct watch *w)
 /* doctor_capture_keep's: the programs stay loaded between windows; loaded is true once they are. */
 static bool keep_programs, programs_loaded;
 
+static void mtab_free(void);
+
 void doctor_capture_keep(bool keep)
 {
 	keep_programs = keep;
 	sample_ns = keep ? RECORDER_SAMPLE_NS : SAMPLE_NS;
 	bounded_prober_keep(keep); /* the mounts' probes of every window, by one child */
-	if (!keep)
+	if (!keep) {
 		carry_free();
+		mtab_free();
+	}
 	if (!keep && programs_loaded) {
 		cachestat_stop();
 		odirect_stop();
@@ -1598,20 +1603,56 @@ static void snap_cache(struct doctor_snapshot *s, const struct watch *w)
  * Each writable mount, probed (bounded and marked: one probe of a mount at most, across runs);
  * a mount that does not answer is named with the probe that waits on it.
  */
+/*
+ * The mount table as last read, kept between a recorder's windows with a descriptor of
+ * /proc/self/mountinfo, which poll(2) flags (POLLPRI) once after any mount or unmount in the
+ * namespace: read again only then. Opened before the tables are read, so a change after its
+ * open is flagged. Not kept under another root (a recorded tree) nor by a run of one window.
+ */
+static struct mount_table {
+	int fd; /* /proc/self/mountinfo, polled; -1: none */
+	bool known;
+	struct mounts mounts;
+	struct mountinfo devices; /* the device of each mount, to name its probe after */
+} mtab = { .fd = -1 };
+
+static void mtab_free(void)
+{
+	if (mtab.fd >= 0)
+		close(mtab.fd);
+	mounts_free(&mtab.mounts);
+	mountinfo_free(&mtab.devices);
+	mtab = (struct mount_table){ .fd = -1 };
+}
+
+static void mtab_read(void)
+{
+	struct pollfd changed = { .fd = -1, .events = POLLPRI };
+
+	if (keep_programs && mtab.fd < 0 && !strcmp(sysroot_get(), "/"))
+		mtab.fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	changed.fd = mtab.fd;
+	if (mtab.known && mtab.fd >= 0 && poll(&changed, 1, 0) == 0)
+		return;
+	mounts_free(&mtab.mounts);
+	mountinfo_free(&mtab.devices);
+	/* From the kernel's tables, asking no filesystem. */
+	if (mountinfo_read(&mtab.devices) != 0)
+		mtab.devices = (struct mountinfo){0};
+	if (mounts_read(&mtab.mounts) != 0)
+		mtab.mounts = (struct mounts){ 0 };
+	mtab.known = mtab.fd >= 0;
+}
+
 static void snap_mounts(struct doctor_snapshot *s, const char *marks, int *marks_error)
 {
-	struct mounts mounts;
-	struct mountinfo devices;
+	const struct mountinfo *devices = &mtab.devices;
 	dev_t *seen = NULL;
 	size_t nseen = 0;
 
-	/* The device of each mount, to name its probe after: from the kernel's table, asking no filesystem. */
-	if (mountinfo_read(&devices) != 0)
-		devices = (struct mountinfo){0};
-	if (mounts_read(&mounts) != 0)
-		mounts = (struct mounts){ 0 };
-	for (size_t i = 0; i < mounts.count; i++) {
-		const struct mount *m = &mounts.list[i];
+	mtab_read();
+	for (size_t i = 0; i < mtab.mounts.count; i++) {
+		const struct mount *m = &mtab.mounts.list[i];
 		struct fs_probe probe = {0};
 		struct bounded_mark mark = { .path = "" };
 		struct snap_mount *out;
@@ -1622,10 +1663,10 @@ static void snap_mounts(struct doctor_snapshot *s, const char *marks, int *marks
 		if (filesystem_pseudo(m->type) || mount_option(m, "ro"))
 			continue;
 		snprintf(probe.dir, sizeof(probe.dir), "%s", m->dir);
-		if (filesystem_probe_safe(&devices, m->type, m->dir)) { /* no child: it can wait on nothing */
+		if (filesystem_probe_safe(devices, m->type, m->dir)) { /* no child: it can wait on nothing */
 			filesystem_probe_here(&probe);
 			rc = 0;
-		} else if (mountinfo_device(&devices, m->dir, &major_, &minor_))
+		} else if (mountinfo_device(devices, m->dir, &major_, &minor_))
 			rc = filesystem_probe_marked(&probe, marks, major_, minor_, &mark);
 		else /* unmounted since: a probe finds what is there now, unmarked */
 			rc = filesystem_probe(&probe);
@@ -1677,8 +1718,8 @@ static void snap_mounts(struct doctor_snapshot *s, const char *marks, int *marks
 		seen = xrealloc(seen, (nseen + 1) * sizeof(*seen));
 		seen[nseen++] = probe.st.st_dev;
 	}
-	mounts_free(&mounts);
-	mountinfo_free(&devices);
+	if (!mtab.known)
+		mtab_free();
 	free(seen);
 }
 

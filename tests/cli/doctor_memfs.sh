@@ -77,4 +77,24 @@ run timeout 50 "$IOLENS" doctor --json --from -10m --record-dir "$T/store"
 check_eq "… their windows say the tmpfs below it does not answer" tmpfs \
 	"$(dq get unresponsive type mount "$MNT/sub" <<<"$OUT")"
 
+# ---- A recorder's later windows see a mount made after its first -----------------------------------
+# (its mount table is kept between windows, read again when the kernel flags a change)
+LATE=$T/late
+mkdir -p "$LATE"
+"$IOLENS" record --doctor --dir "$T/store2" --count 4 1 2>"$T/rec2.err" &
+REC=$!
+on_exit "kill $REC 2>/dev/null"
+frames() { "$IOLENS" record --list --json --dir "$T/store2" 2>/dev/null |
+	python3 -c 'import json, sys; print(json.load(sys.stdin)["frames"])' 2>/dev/null || echo 0; }
+two_windows() { [ "$(frames)" -ge 5 ]; } # the first system frame, then a window's and a system frame each
+check "record --doctor: two windows recorded" wait_until 60 two_windows
+mount -t tmpfs -o size=1m iolens-memfs-late "$LATE" || { not_ok "mount -t tmpfs at $LATE"; exit 1; }
+on_exit "umount -l '$LATE'"
+head -c 1M /dev/zero >"$LATE/fill" 2>/dev/null
+check_eq "… a tmpfs mounted then, filled (df: 100 %)" 100% "$(df --output=pcent "$LATE" | tail -1 | tr -d ' ')"
+wait "$REC"
+check_eq "… the recorder ends (exit $?)" 0 "$?"
+run "$IOLENS" doctor --json --from -10m --record-dir "$T/store2"
+check_eq "… its later windows have the new mount: full" "$LATE" "$(dq get full mount mount "$LATE" <<<"$OUT")"
+
 echo "1..$t_count"
