@@ -719,6 +719,7 @@ void doctor_capture_keep(bool keep)
 	if (!keep) {
 		carry_free();
 		mtab_free();
+		container_cache_free();
 	}
 	if (!keep && programs_loaded) {
 		cachestat_stop();
@@ -1810,5 +1811,8 @@ void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off, 
 	s->ncontainers = ncontainers;
 	containers = NULL;
 	ncontainers = 0;
-	container_cache_free();
+	if (keep_programs) /* a recorder's next window asks of the same processes, mostly */
+		container_cache_trim();
+	else
+		container_cache_free();
 }
