@@ -24,6 +24,12 @@ static const unsigned char segment_magic[8] = { 'I', 'O', 'L', 'R', 'E', 'C', 0,
 #define CODEC_ZLIB 1  /* a keyframe: zlib alone */
 #define CODEC_ZDICT 2 /* zlib with the raw payload of the segment's last keyframe of its kind as dictionary */
 #define KEY_EVERY 60  /* frames of a kind between keyframes: what a lost keyframe can take with it */
+/*
+ * zlib's levels: a keyframe's, 6; a frame against its keyframe, 3, which takes 60 % of level 6's
+ * time for a fifth more bytes (a system frame of 20.8 KB: 113 us and 747 bytes, 67 us and 901).
+ */
+#define KEY_LEVEL 6
+#define FRAME_LEVEL 3
 
 /* ---- CRC-32C ------------------------------------------------------------------------------ */
 
@@ -142,7 +148,7 @@ static size_t deflate_with(z_stream **z, const struct dict *dict, const void *da
 {
 	if (!*z) {
 		*z = xcalloc(1, sizeof(**z));
-		if (sym_deflateInit_(*z, 6, ZLIB_VERSION, (int)sizeof(**z)) != Z_OK) {
+		if (sym_deflateInit_(*z, FRAME_LEVEL, ZLIB_VERSION, (int)sizeof(**z)) != Z_OK) {
 			free(*z);
 			*z = NULL;
 			return 0;
@@ -738,7 +744,7 @@ static unsigned char *make_frame(struct store *s, unsigned kind, uint64_t real_n
 		dict->since++;
 	} else if (zlib) {
 		uLongf got = sym_compressBound(len);
-		if (sym_compress2(frame + STORE_FRAME_HEADER, &got, data, len, 6) == Z_OK && got < len) {
+		if (sym_compress2(frame + STORE_FRAME_HEADER, &got, data, len, KEY_LEVEL) == Z_OK && got < len) {
 			payload = got;
 			codec = CODEC_ZLIB;
 			dict_set(&s->dicts, kind, data, len);
