@@ -925,12 +925,49 @@ static int read_histogram(int fd, __u32 index, uint64_t sum, const uint64_t **bu
 	return 0;
 }
 
+/*
+ * The disks map as last walked: its entries, the disks with a slot among them, and disk_slots
+ * as it was before the walk. A disk first seen is handed a slot (disk_slots moves) before its
+ * entry is added, so the walk is made again only when disk_slots moved since, or when the last
+ * walk found fewer entries than slots handed out (one being added as it walked, or a slot lost
+ * by one of two CPUs that saw a new disk at once): one or two system calls a disk saved, each
+ * read (doctor's window reads three times).
+ */
+static struct disks_walked {
+	bool known;
+	__u32 slots_before; /* disk_slots before the walk */
+	unsigned entries;   /* what the walk found, with a slot or not */
+	unsigned count;
+	__u64 key[BIO_MAX_DISKS];
+	__u32 slot[BIO_MAX_DISKS];
+} walked;
+
+/* walked made again from the map (under kept_lock). */
+static void walk_disks(int disks_fd)
+{
+	__u64 key, *from = NULL;
+	__u32 slot;
+
+	walked = (struct disks_walked){ .known = skeleton->bss != NULL };
+	if (skeleton->bss)
+		walked.slots_before = __atomic_load_n(&skeleton->bss->disk_slots, __ATOMIC_ACQUIRE);
+	/* The disks map only grows (disks are never forgotten): walking it by keys sees each once. */
+	while (walked.count < BIO_MAX_DISKS && bpf_map_get_next_key(disks_fd, from, &key) == 0) {
+		from = &key;
+		walked.entries++;
+		if (bpf_map_lookup_elem(disks_fd, &key, &slot) == 0 && slot < skeleton->rodata->max_disks) {
+			walked.key[walked.count] = key;
+			walked.slot[walked.count++] = slot;
+		}
+	}
+}
+
 int bio_read_disks(struct bio_disks *out)
 {
-	__u64 key, *from = NULL, disk_keys[BIO_MAX_DISKS];
+	__u64 disk_keys[BIO_MAX_DISKS];
 	__u32 slots[BIO_MAX_DISKS], nsums = 0;
-	unsigned found = 0;
-	int disks_fd, latency_fd, sum_fd, cpus = libbpf_num_possible_cpus(), rc;
+	unsigned found;
+	int latency_fd, sum_fd, cpus = libbpf_num_possible_cpus(), rc;
 	__u64 *sums;
 
 	memset(out, 0, sizeof(*out));
@@ -938,19 +975,19 @@ int bio_read_disks(struct bio_disks *out)
 		return -ENOTCONN;
 	if (cpus <= 0)
 		return cpus < 0 ? cpus : -EINVAL;
-	disks_fd = bpf_map__fd(skeleton->maps.disks);
 	latency_fd = bpf_map__fd(skeleton->maps.latency);
 	sum_fd = bpf_map__fd(skeleton->maps.latency_sum);
-	/* The disks map only grows (disks are never forgotten): walking it by keys sees each once. */
-	while (found < BIO_MAX_DISKS && bpf_map_get_next_key(disks_fd, from, &key) == 0) {
-		from = &key;
-		if (bpf_map_lookup_elem(disks_fd, &key, &slots[found]) == 0 &&
-		    slots[found] < skeleton->rodata->max_disks) {
-			if (BIO_LATENCY_INDEX(slots[found] + 1, 0, 0) > nsums)
-				nsums = BIO_LATENCY_INDEX(slots[found] + 1, 0, 0);
-			disk_keys[found++] = key;
-		}
-	}
+	pthread_mutex_lock(&kept_lock);
+	if (!walked.known || walked.entries < walked.slots_before ||
+	    __atomic_load_n(&skeleton->bss->disk_slots, __ATOMIC_ACQUIRE) != walked.slots_before)
+		walk_disks(bpf_map__fd(skeleton->maps.disks));
+	found = walked.count;
+	memcpy(disk_keys, walked.key, found * sizeof(*disk_keys));
+	memcpy(slots, walked.slot, found * sizeof(*slots));
+	pthread_mutex_unlock(&kept_lock);
+	for (unsigned i = 0; i < found; i++)
+		if (BIO_LATENCY_INDEX(slots[i] + 1, 0, 0) > nsums)
+			nsums = BIO_LATENCY_INDEX(slots[i] + 1, 0, 0);
 	out->disk = calloc(found ? found : 1, sizeof(*out->disk));
 	sums = calloc((size_t)nsums + 1, sizeof(*sums));
 	if (!out->disk || !sums) {
@@ -996,6 +1033,7 @@ void bio_stop(void)
 	unmap_slots();
 	unended_buffers_free();
 	kept_free(); /* (the next start's slots are its own) */
+	walked = (struct disks_walked){0};
 }
 
 #else /* built without eBPF */
