@@ -1757,6 +1757,7 @@ void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off, 
 	int marks_error;
 	pid_t *probes = NULL, *now = NULL;
 	size_t nprobes = 0, nnow = 0;
+	bool carried_probes, in_d_at_end;
 
 	*s = (struct doctor_snapshot){ .seconds = seconds, .page_size = (uint64_t)sysconf(_SC_PAGESIZE) };
 	if ((marks_error = bounded_mark_dir(marks, sizeof(marks))) != 0)
@@ -1771,19 +1772,26 @@ void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off, 
 		warn_msg("each request's process seen at block_getrq (no block_io_start before Linux 6.5)");
 		warn_detail("%s", bio_mechanism_less_exact(bio_mechanism()));
 	}
-	/* iolens's probes, which wait on a filesystem that does not answer: never stuck processes. */
-	if (carry.valid && carry.probes_known) { /* (as the last window left them: see below) */
+	/*
+	 * iolens's probes, which wait on a filesystem that does not answer: never stuck processes.
+	 * Only a thread in D at the last sample can be judged stuck, and a probe holds its mark for
+	 * as long as it lives: the marks are looked at when a thread is in D at the first sample,
+	 * and at the last (a window of a quiet machine reads none).
+	 */
+	carried_probes = carry.valid && carry.probes_known;
+	if (carried_probes) { /* (as the last window left them: see below) */
 		probes = carry.probes;
 		nprobes = carry.nprobes;
 		carry.probes = NULL;
-	} else if (marks[0]) {
-		nprobes = bounded_mark_holders(marks, &probes);
 	}
 	watch_start(&w);
+	if (!carried_probes && marks[0] && w.in_d)
+		nprobes = bounded_mark_holders(marks, &probes);
 	if (seconds > 0) /* else one sample: no rates */
 		s->seconds = watch_run(&w, seconds);
 	else
 		watch_run(&w, 0);
+	in_d_at_end = w.in_d != 0;
 	snap_direct(s, &w.direct);
 	snap_window(s, &w, capacity_dir(capacity_directory));
 	snap_vtrace(s, &w.vtrace);
@@ -1791,7 +1799,7 @@ void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off, 
 	watch_free(&w);
 	snap_mounts(s, marks, &marks_error);
 	/* (after the mounts' probes: one left waiting by them is the next window's to know of) */
-	if (marks[0])
+	if (marks[0] && in_d_at_end)
 		nnow = bounded_mark_holders(marks, &now);
 	s->probes = xcalloc(nprobes + nnow + 1, sizeof(*s->probes));
 	if (nnow)
@@ -1800,7 +1808,7 @@ void doctor_capture(struct doctor_snapshot *s, double seconds, bool direct_off, 
 		memcpy(s->probes + nnow, probes, nprobes * sizeof(*probes));
 	s->nprobes = nnow + nprobes;
 	free(probes);
-	if (carry.valid && marks[0]) { /* a recorder's next window begins with them */
+	if (carry.valid && marks[0] && in_d_at_end) { /* a recorder's next window begins with them */
 		carry.probes = now;
 		carry.nprobes = nnow;
 		carry.probes_known = true;
