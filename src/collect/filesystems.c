@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "collect/procfs.h"
+#include "collect/sysroot.h"
 #include "common/bounded.h"
 #include "common/util.h"
 
@@ -40,12 +41,27 @@ static bool in_memory(const char *type)
 	return !strcmp(type, "tmpfs") || !strcmp(type, "ramfs") || !strcmp(type, "devtmpfs");
 }
 
+/*
+ * Whether a path can cross the mount m without a server asked: in memory, or on a block device
+ * and not FUSE (fuseblk is on one) nor a cluster filesystem (gfs2 and ocfs2 check their names
+ * again under a lock of the cluster's).
+ */
+static bool crossed_alone(const struct mount_device *m)
+{
+	return in_memory(m->type) || (m->major && strncmp(m->type, "fuse", 4) && strcmp(m->type, "gfs2") &&
+				      strcmp(m->type, "ocfs2"));
+}
+
 bool filesystem_probe_safe(const struct mountinfo *mounts, const char *type, const char *dir)
 {
 	char prefix[sizeof(((struct fs_probe *)0)->dir)];
 	size_t len = strlen(dir);
+	const struct mount_device *top;
 
-	if (!in_memory(type) || dir[0] != '/' || len >= sizeof(prefix))
+	if (!in_memory(type) || dir[0] != '/' || len >= sizeof(prefix) || strcmp(sysroot_get(), "/"))
+		return false;
+	/* What a stat of dir reaches: the last mount there, which may cover this one. */
+	if (!(top = mountinfo_find(mounts, dir)) || !in_memory(top->type))
 		return false;
 	/* "/", then each of dir's proper prefixes that is a mount point ("/" must be one). */
 	for (size_t end = 1; end < len; end++) {
@@ -56,7 +72,7 @@ bool filesystem_probe_safe(const struct mountinfo *mounts, const char *type, con
 		memcpy(prefix, dir, end);
 		prefix[end] = '\0';
 		m = mountinfo_find(mounts, prefix);
-		if (!m ? end == 1 : !in_memory(m->type) && (!m->major || !strncmp(m->type, "fuse", 4)))
+		if (!m ? end == 1 : !crossed_alone(m))
 			return false;
 	}
 	return true;

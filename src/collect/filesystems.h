@@ -41,9 +41,10 @@ struct mountinfo;
 /*
  * Whether stat and statvfs of the mount point dir (of type) can be asked by the caller itself,
  * not in a child: the filesystem is in memory (tmpfs, ramfs, devtmpfs), whose statfs waits on
- * nothing, and every mount the path to it crosses (mounts, /proc/self/mountinfo) is in memory
- * or on a block device, not FUSE: no server is asked on the way (a mount point's parents are
- * held in the dentry cache; only a network or FUSE filesystem checks them again).
+ * nothing, and so is what is mounted on top at dir now (mounts, /proc/self/mountinfo); every
+ * mount the path to it crosses is in memory or on a block device, not FUSE nor a cluster's: no
+ * server is asked on the way (a mount point's parents are held in the dentry cache; only a
+ * network, FUSE or cluster filesystem checks them again). Not under another root (sysroot).
  */
 bool filesystem_probe_safe(const struct mountinfo *mounts, const char *type, const char *dir);
 /* stat and statvfs of probe->dir, here (filesystem_probe_safe): probe->rc says. */

@@ -56,13 +56,18 @@ SERVER=$!
 wait_mounted "$MNT" "$SERVER" || { not_ok "fuse-passthrough mounts: $(head -c 400 "$T/server.log")"; exit 1; }
 mount -t tmpfs -o size=1m iolens-memfs-below "$MNT/sub" || { not_ok "mount -t tmpfs at $MNT/sub"; exit 1; }
 kill -USR2 "$SERVER" # every FUSE_LOOKUP now takes a minute
-# (a stat waiting there cannot be killed until the server answers: it is left to wait)
-stat "$MNT/sub" >/dev/null 2>&1 &
-STAT=$!
-on_exit "kill -KILL $STAT 2>/dev/null"
-waits_on_fuse() { [ "$(cat "/proc/$STAT/wchan" 2>/dev/null)" = request_wait_answer ]; }
-wait_until 30 waits_on_fuse
-check "a stat of the tmpfs below it now waits on the server (its wchan: request_wait_answer)" waits_on_fuse
+# A stat of the tmpfs, made again until one waits on the server (the signal is taken in its own
+# time); one waiting there cannot be killed until the server answers: it is left to wait.
+STAT=
+stat_waits() {
+	if [ -z "$STAT" ] || ! kill -0 "$STAT" 2>/dev/null; then
+		stat "$MNT/sub" >/dev/null 2>&1 &
+		STAT=$!
+		on_exit "kill -KILL $STAT 2>/dev/null"
+	fi
+	[ "$(cat "/proc/$STAT/wchan" 2>/dev/null)" = request_wait_answer ]
+}
+check "a stat of the tmpfs below it now waits on the server (its wchan: request_wait_answer)" wait_until 30 stat_waits
 
 run timeout 50 "$IOLENS" doctor --json 1
 check_match "doctor 1 ends all the same, with a warning or worse (exit $RC, not timeout's 124)" "^[34]$" "$RC"
@@ -76,6 +81,24 @@ check_eq "record --doctor: two windows beside it, ended (exit $RC)" 0 "$RC"
 run timeout 50 "$IOLENS" doctor --json --from -10m --record-dir "$T/store"
 check_eq "… their windows say the tmpfs below it does not answer" tmpfs \
 	"$(dq get unresponsive type mount "$MNT/sub" <<<"$OUT")"
+
+# ---- A tmpfs covered by a FUSE mount whose statfs never answers ------------------------------------
+# /proc/mounts still lists the tmpfs, but a stat of its mount point reaches the FUSE mount on top:
+# asked in a child all the same.
+COV=$T/covered
+mkdir -p "$COV" "$T/src2"
+mount -t tmpfs -o size=1m iolens-memfs-covered "$COV" || { not_ok "mount -t tmpfs at $COV"; exit 1; }
+"$FPT" --no-vtrace --hang-op FUSE_STATFS --hang-all "$T/src2" "$COV" 2>"$T/server2.log" &
+SERVER2=$!
+# (the server killed: the statfs it holds ends; then both mounts go, the FUSE one first)
+on_exit "kill -KILL $SERVER2 2>/dev/null; wait $SERVER2 2>/dev/null; umount -l '$COV' 2>/dev/null; umount -l '$COV' 2>/dev/null"
+covered() { [ "$(awk -v d="$COV" '$5 == d' /proc/self/mountinfo | wc -l)" = 2 ]; }
+check "a FUSE mount over the tmpfs at $COV (two mounts there, mountinfo)" wait_until 30 covered
+run timeout 50 "$IOLENS" doctor --json 1
+check_match "doctor 1 ends all the same, with a warning or worse (exit $RC, not timeout's 124)" "^[34]$" "$RC"
+check_eq "… the tmpfs's line: asked in a child, which got no answer" tmpfs \
+	"$(dq get unresponsive type mount "$COV" <<<"$OUT")"
+kill -KILL "$SERVER2" 2>/dev/null
 
 # ---- A recorder's later windows see a mount made after its first -----------------------------------
 # (its mount table is kept between windows, read again when the kernel flags a change)

@@ -132,8 +132,13 @@ static void test_probe_safe(void **state)
 		"33 32 0:52 / /mnt/ntfs/ram rw - tmpfs tmpfs rw\n"
 		"34 22 0:53 / /srv/fuse rw - fuse.sshfs host: rw\n"
 		"35 22 0:54 / /srv/fuse rw - tmpfs tmpfs rw\n" /* over the FUSE mount: the path never enters it */
-		"36 22 8:3 / /home rw - xfs /dev/sda3 rw\n";
+		"36 22 8:3 / /home rw - xfs /dev/sda3 rw\n"
+		"37 22 0:55 / /mnt/covered rw - tmpfs tmpfs rw\n"
+		"38 37 0:56 / /mnt/covered rw - nfs4 server:/other rw\n" /* the tmpfs's line leads to NFS */
+		"39 22 8:4 / /cluster rw - gfs2 /dev/sdb rw\n"
+		"40 39 0:57 / /cluster/ram rw - tmpfs tmpfs rw\n";
 	struct mountinfo m;
+	size_t root_line;
 	(void)state;
 
 	assert_int_equal(mountinfo_parse(text, strlen(text), &m), 0);
@@ -146,13 +151,15 @@ static void test_probe_safe(void **state)
 	assert_false(filesystem_probe_safe(&m, "xfs", "/home"));   /* on a disk: probed in a child */
 	assert_false(filesystem_probe_safe(&m, "nfs4", "/mnt/nfs"));
 	assert_false(filesystem_probe_safe(&m, "tmpfs", "relative"));
+	assert_false(filesystem_probe_safe(&m, "tmpfs", "/mnt/covered")); /* a stat there reaches the NFS root */
+	assert_false(filesystem_probe_safe(&m, "tmpfs", "/cluster/ram"));
+	assert_false(filesystem_probe_safe(&m, "tmpfs", "/run/nothing")); /* not mounted (now) */
 	mountinfo_free(&m);
 	/* Without "/" in the table (a view from elsewhere): nothing is known of the way. */
-	assert_int_equal(mountinfo_parse(text + strlen("22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"),
-					 strlen(text) - strlen("22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"), &m),
-			 0);
+	root_line = strlen("22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n");
+	assert_int_equal(mountinfo_parse(text + root_line, strlen(text) - root_line, &m), 0);
 	assert_false(filesystem_probe_safe(&m, "tmpfs", "/dev/shm"));
-	assert_true(filesystem_probe_safe(&m, "tmpfs", "/")); /* (the root itself crosses nothing) */
+	assert_false(filesystem_probe_safe(&m, "tmpfs", "/")); /* (nothing mounted there, as far as it says) */
 	mountinfo_free(&m);
 }
 
