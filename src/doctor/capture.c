@@ -1226,7 +1226,8 @@ static bool disk_idle(const struct watch *w, const struct disk_stats *start, con
 	if (start->in_flight || end->in_flight || (mid && mid->in_flight) ||
 	    memcmp((const char *)start + from, (const char *)end + from, span))
 		return false;
-	return !b || (a && !memcmp(a->histogram[BIO_LAT_TOTAL], b->histogram[BIO_LAT_TOTAL], /* (shared: equal pointers) */
+	/* (histograms are shared between reads: equal pointers, equal histograms) */
+	return !b || (a && !memcmp(a->histogram[BIO_LAT_TOTAL], b->histogram[BIO_LAT_TOTAL],
 				   sizeof(a->histogram[BIO_LAT_TOTAL])));
 }
 
@@ -1607,12 +1608,16 @@ static void snap_cache(struct doctor_snapshot *s, const struct watch *w)
 /*
  * The mount table as last read, kept between a recorder's windows with a descriptor of
  * /proc/self/mountinfo, which poll(2) flags (POLLPRI) once after any mount or unmount in the
- * namespace: read again only then. Opened before the tables are read, so a change after its
- * open is flagged. Not kept under another root (a recorded tree) nor by a run of one window.
+ * namespace: read again then, or a minute after it was. Opened before the tables are read, so
+ * a change after its open is flagged. Not kept under another root (a recorded tree), nor by a
+ * run of one window, nor when a read failed.
  */
+#define MTAB_EVERY_NS 60000000000ull
+
 static struct mount_table {
 	int fd; /* /proc/self/mountinfo, polled; -1: none */
 	bool known;
+	uint64_t read_ns;
 	struct mounts mounts;
 	struct mountinfo devices; /* the device of each mount, to name its probe after */
 } mtab = { .fd = -1 };
@@ -1629,20 +1634,29 @@ static void mtab_free(void)
 static void mtab_read(void)
 {
 	struct pollfd changed = { .fd = -1, .events = POLLPRI };
+	bool read;
 
 	if (keep_programs && mtab.fd < 0 && !strcmp(sysroot_get(), "/"))
 		mtab.fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 	changed.fd = mtab.fd;
-	if (mtab.known && mtab.fd >= 0 && poll(&changed, 1, 0) == 0)
+	/*
+	 * (and every minute all the same: a filesystem the kernel made read-only on an error says
+	 * so in the table without a change flagged)
+	 */
+	if (mtab.known && mtab.fd >= 0 && poll(&changed, 1, 0) == 0 && monotonic_ns() - mtab.read_ns < MTAB_EVERY_NS)
 		return;
 	mounts_free(&mtab.mounts);
 	mountinfo_free(&mtab.devices);
 	/* From the kernel's tables, asking no filesystem. */
-	if (mountinfo_read(&mtab.devices) != 0)
+	read = mountinfo_read(&mtab.devices) == 0;
+	if (!read)
 		mtab.devices = (struct mountinfo){0};
-	if (mounts_read(&mtab.mounts) != 0)
+	if (mounts_read(&mtab.mounts) != 0) {
 		mtab.mounts = (struct mounts){ 0 };
-	mtab.known = mtab.fd >= 0;
+		read = false;
+	}
+	mtab.known = mtab.fd >= 0 && read; /* (one not read is read again at the next window) */
+	mtab.read_ns = monotonic_ns();
 }
 
 static void snap_mounts(struct doctor_snapshot *s, const char *marks, int *marks_error)
