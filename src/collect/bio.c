@@ -825,6 +825,23 @@ int bio_read_unended(struct bio_unended_set *out)
 }
 
 /*
+ * The disks map as last walked: its entries, the disks with a slot among them, and disk_slots
+ * as it was before the walk. A disk first seen is handed a slot (disk_slots moves) before its
+ * entry is added, so the walk is made again only when disk_slots moved since, or when the last
+ * walk found fewer entries than slots handed out (one being added as it walked, or a slot lost
+ * by one of two CPUs that saw a new disk at once): one or two system calls a disk saved, each
+ * read (doctor's window reads three times).
+ */
+static struct disks_walked {
+	bool known;
+	__u32 slots_before; /* disk_slots before the walk */
+	unsigned entries;   /* what the walk found, with a slot or not */
+	unsigned count;
+	__u64 key[BIO_MAX_DISKS];
+	__u32 slot[BIO_MAX_DISKS];
+} walked;
+
+/*
  * The histograms as last read, by BIO_LATENCY_INDEX, each with its sum then. A request adds to
  * its histogram and then to the sum (its latency + 1 ns: every request moves it), and the sums
  * are read before the histograms: one whose sum has not moved since has had no request since,
@@ -848,6 +865,7 @@ static void kept_free(void)
 	free(kept);
 	kept = NULL;
 	nkept = 0;
+	walked = (struct disks_walked){0}; /* (the next start's disks are its own) */
 	pthread_mutex_unlock(&kept_lock);
 }
 
@@ -925,23 +943,6 @@ static int read_histogram(int fd, __u32 index, uint64_t sum, const uint64_t **bu
 	return 0;
 }
 
-/*
- * The disks map as last walked: its entries, the disks with a slot among them, and disk_slots
- * as it was before the walk. A disk first seen is handed a slot (disk_slots moves) before its
- * entry is added, so the walk is made again only when disk_slots moved since, or when the last
- * walk found fewer entries than slots handed out (one being added as it walked, or a slot lost
- * by one of two CPUs that saw a new disk at once): one or two system calls a disk saved, each
- * read (doctor's window reads three times).
- */
-static struct disks_walked {
-	bool known;
-	__u32 slots_before; /* disk_slots before the walk */
-	unsigned entries;   /* what the walk found, with a slot or not */
-	unsigned count;
-	__u64 key[BIO_MAX_DISKS];
-	__u32 slot[BIO_MAX_DISKS];
-} walked;
-
 /* walked made again from the map (under kept_lock). */
 static void walk_disks(int disks_fd)
 {
@@ -954,8 +955,10 @@ static void walk_disks(int disks_fd)
 	/* The disks map only grows (disks are never forgotten): walking it by keys sees each once. */
 	while (walked.count < BIO_MAX_DISKS && bpf_map_get_next_key(disks_fd, from, &key) == 0) {
 		from = &key;
+		if (bpf_map_lookup_elem(disks_fd, &key, &slot) != 0)
+			continue; /* (not counted: walked again) */
 		walked.entries++;
-		if (bpf_map_lookup_elem(disks_fd, &key, &slot) == 0 && slot < skeleton->rodata->max_disks) {
+		if (slot < skeleton->rodata->max_disks) {
 			walked.key[walked.count] = key;
 			walked.slot[walked.count++] = slot;
 		}
@@ -1033,7 +1036,6 @@ void bio_stop(void)
 	unmap_slots();
 	unended_buffers_free();
 	kept_free(); /* (the next start's slots are its own) */
-	walked = (struct disks_walked){0};
 }
 
 #else /* built without eBPF */
