@@ -278,8 +278,10 @@ bool capacity_none_saved(const char *dir)
 		return false;
 	}
 	pthread_mutex_lock(&lock);
+	/* (its ctime too: a copy's times set back, rsync -t or touch -d, move it) */
 	if (last.known && !strcmp(last.dir, dir) && last.st.st_dev == st.st_dev && last.st.st_ino == st.st_ino &&
-	    last.st.st_mtim.tv_sec == st.st_mtim.tv_sec && last.st.st_mtim.tv_nsec == st.st_mtim.tv_nsec) {
+	    last.st.st_mtim.tv_sec == st.st_mtim.tv_sec && last.st.st_mtim.tv_nsec == st.st_mtim.tv_nsec &&
+	    last.st.st_ctim.tv_sec == st.st_ctim.tv_sec && last.st.st_ctim.tv_nsec == st.st_ctim.tv_nsec) {
 		none = last.none;
 		pthread_mutex_unlock(&lock);
 		close(fd);
