@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # doctor_crowd.sh: several iolens runs at once (doctors, an exporter) never make a mount that answers "not answer": a probe of another run that began a moment ago is waited for; only one that has waited the whole timeout names the mount.
-# The mount the holders hold is a tmpfs of the test's own, in a mount namespace of its own: no
-# other run on the machine probes it.
+# The mount the holders hold is an ext4 filesystem of the test's own (on a loop device: a disk's
+# filesystem is probed in a child, marked; a tmpfs is asked in place), in a mount namespace of its
+# own: no other run on the machine probes it.
 if [ -z "${DOCTOR_CROWD_NS:-}" ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
 	DOCTOR_CROWD_NS=1 exec unshare --mount --propagation private bash "$0" "$@"
 fi
 . "$(dirname "$0")/lib.sh"
 
-is_root || skip_all "needs root (marks in /run/iolens/probes, a tmpfs mount)"
+is_root || skip_all "needs root (marks in /run/iolens/probes, a loop device's mount)"
 [ -n "${DOCTOR_CROWD_NS:-}" ] || skip_all "needs unshare (a mount namespace of the test's own)"
+command -v mkfs.ext4 >/dev/null || skip_all "needs mkfs.ext4 (make test-deps: e2fsprogs)"
 
 MNT=$T/mnt
 mkdir -p "$MNT"
-mount -t tmpfs -o size=4m iolens-crowd "$MNT" || skip_all "cannot mount a tmpfs"
-on_exit 'umount -l "$MNT" 2>/dev/null'
+truncate -s 8M "$T/fs.img"
+mkfs.ext4 -q -F "$T/fs.img" >/dev/null 2>&1 || { not_ok "mkfs.ext4 of an 8 MiB image"; exit 1; }
+LOOP=$(loop_attach_apart "$T/fs.img") || skip_all "no free loop device"
+on_exit 'umount "$MNT" 2>/dev/null' # (hooks run in order: unmounted, then the loop device let go)
+on_exit 'loop_release "$LOOP" "$T/fs.img"'
+mount "$LOOP" "$MNT" || { not_ok "mount $LOOP at $MNT"; exit 1; }
 DEV=$(mountpoint -d "$MNT")
 "$IOLENS" doctor --record "$T/warm.snap" 0 >/dev/null 2>&1 # makes /run/iolens/probes
 MARK=/run/iolens/probes/dev-$DEV

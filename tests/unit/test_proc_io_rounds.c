@@ -159,8 +159,8 @@ static void test_reaper_asked_once(void **state)
 			    (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(201, 100, 60, "a", MIB),
 						       proc(202, 100, 60, "b", MIB), proc(203, 100, 60, "c", MIB) },
 			    4, 70, ignores_none, &asked, deltas, known);
-	proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 3 * MIB) }, 1, 80, ignores_none, &asked,
-			    deltas, known);
+	proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 3 * MIB) }, 1, 80, ignores_none,
+			    &asked, deltas, known);
 	assert_int_equal(asked, 1);
 	assert_int_equal(deltas[0].missed_pages, 0); /* the three children's reads, taken off it */
 	proc_io_rounds_take(&r,
@@ -352,7 +352,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reaped_child),     cmocka_unit_test(test_reap_seen_late),
 		cmocka_unit_test(test_born_within_round), cmocka_unit_test(test_grandparent),
-		cmocka_unit_test(test_ignores_sigchld), cmocka_unit_test(test_reaper_asked_once),  cmocka_unit_test(test_identity),
+		cmocka_unit_test(test_ignores_sigchld),  cmocka_unit_test(test_reaper_asked_once),
+		cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_ended_child),      cmocka_unit_test(test_born_and_ended),
 		cmocka_unit_test(test_end_waits),        cmocka_unit_test(test_parent_born_within_round),
 		cmocka_unit_test(test_parent_ended_within_round), cmocka_unit_test(test_end_twice),
