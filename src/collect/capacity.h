@@ -55,9 +55,8 @@ int capacity_load(const char *dir, dev_t devno, struct bench_result_doc *out, ch
 /*
  * Whether dir holds no saved capacity (no name ending .json, or no dir): asked of a directory
  * again only when it has changed (its mtime or ctime; one changed in the last second is read
- * again), so
- * a loop over disks window after window (record --doctor) reads no disk's identity while none
- * is saved.
+ * again), so a loop over disks window after window (record --doctor) reads no disk's identity
+ * while none is saved.
  */
 bool capacity_none_saved(const char *dir);
 

@@ -114,61 +114,63 @@ static void test_grandparent(void **state)
 	proc_io_rounds_free(&r);
 }
 
-/* A parent that ignores SIGCHLD is not given its children's counts: nothing is taken off it. */
-static bool ignores_all(pid_t pid, void *context)
+/* Every parent's answer to whether it ignores SIGCHLD, and how many times one was asked. */
+struct reapers_say {
+	bool ignore;
+	int asked;
+};
+
+static bool reapers_answer(pid_t pid, void *context)
 {
+	struct reapers_say *say = context;
+
 	(void)pid;
-	(*(int *)context)++;
-	return true;
+	say->asked++;
+	return say->ignore;
 }
+
+/* A parent that ignores SIGCHLD is not given its children's counts: nothing is taken off it. */
 
 static void test_ignores_sigchld(void **state)
 {
 	struct proc_io_rounds r = {0};
 	struct proc_io_delta deltas[2];
 	bool known[2];
-	int asked = 0;
+	struct reapers_say say = { .ignore = true };
 	(void)state;
 
 	proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "srv", 0), proc(200, 100, 60, "w", MIB) },
-			    2, 70, ignores_all, &asked, deltas, known);
-	proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "srv", MIB) }, 1, 80, ignores_all, &asked,
+			    2, 70, reapers_answer, &say, deltas, known);
+	proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "srv", MIB) }, 1, 80, reapers_answer, &say,
 			    deltas, known);
-	assert_int_equal(asked, 1);
+	assert_int_equal(say.asked, 1);
 	assert_int_equal(deltas[0].missed_pages, 256); /* its own reads, all of them */
 	proc_io_rounds_free(&r);
 }
 
 /* A parent asked once a round whether it ignores SIGCHLD, however many of its children ended. */
-static bool ignores_none(pid_t pid, void *context)
-{
-	(void)pid;
-	(*(int *)context)++;
-	return false;
-}
-
 static void test_reaper_asked_once(void **state)
 {
 	struct proc_io_rounds r = {0};
 	struct proc_io_delta deltas[4];
 	bool known[4];
-	int asked = 0;
+	struct reapers_say say = { .ignore = false };
 	(void)state;
 
 	proc_io_rounds_take(&r,
 			    (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 0), proc(201, 100, 60, "a", MIB),
 						       proc(202, 100, 60, "b", MIB), proc(203, 100, 60, "c", MIB) },
-			    4, 70, ignores_none, &asked, deltas, known);
-	proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 3 * MIB) }, 1, 80, ignores_none,
-			    &asked, deltas, known);
-	assert_int_equal(asked, 1);
+			    4, 70, reapers_answer, &say, deltas, known);
+	proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 3 * MIB) }, 1, 80, reapers_answer,
+			    &say, deltas, known);
+	assert_int_equal(say.asked, 1);
 	assert_int_equal(deltas[0].missed_pages, 0); /* the three children's reads, taken off it */
 	proc_io_rounds_take(&r,
 			    (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 3 * MIB), proc(204, 100, 75, "d", MIB) },
-			    2, 90, ignores_none, &asked, deltas, known);
-	proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 4 * MIB) }, 1, 100, ignores_none,
-			    &asked, deltas, known);
-	assert_int_equal(asked, 2); /* asked again in another round: it may have changed */
+			    2, 90, reapers_answer, &say, deltas, known);
+	proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "sh", 4 * MIB) }, 1, 100, reapers_answer,
+			    &say, deltas, known);
+	assert_int_equal(say.asked, 2); /* asked again in another round: it may have changed */
 	assert_int_equal(deltas[0].missed_pages, 0);
 	proc_io_rounds_free(&r);
 }
