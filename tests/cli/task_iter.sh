@@ -136,8 +136,12 @@ vfork_end "$V"
 # kernel's code as its last act (rchar then grows by the bytes that read returned; its pages
 # locked in before, no fault of its code reads more after).
 coproc EXITS { "$ROWS" --exits 2>"$T/exits.err"; }
+# Copies of the coprocess's pipes: bash closes its own as soon as it reaps the coprocess, which
+# may end (having written all) before the read below starts.
+exec {exits_out}<&"${EXITS[0]}" {exits_in}>&"${EXITS[1]}"
+on_exit "exec $exits_out<&- $exits_in>&-"
 ready=
-read -r -t 60 ready <&"${EXITS[0]}"
+read -r -t 60 ready <&"$exits_out"
 check_eq "taskrows --exits: the iterator loaded ($(head -c 200 "$T/exits.err"))" ready "$ready"
 python3 -c "$WORK"'
 stat = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
@@ -153,8 +157,9 @@ def last():
     os._exit(0)
 threading.Thread(target=last).start()
 threading.Event().wait()' "$T/written2" | cat >"$T/ended" # (a pipe: its last write dirties no page of its own)
-echo go >&"${EXITS[1]}"
-cat <&"${EXITS[0]}" >"$T/exits"
+echo go >&"$exits_in"
+exec {exits_in}>&-
+cat <&"$exits_out" >"$T/exits"
 read -r E_PID E_PPID E_START E_RCHAR E_READ E_WRITE E_CHILD <"$T/ended"
 check_eq "its end: its /proc/self/io as it ended, its parent, start and name" \
 	"exit $E_PID $E_PPID $E_START $E_RCHAR $E_READ $E_WRITE python3" \
