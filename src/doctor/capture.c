@@ -438,7 +438,11 @@ static void direct_free(struct direct_set *set)
 
 #define SAMPLE_NS 250000000ull /* at most this often; less when a scan of every thread takes more than a tenth of it */
 #define RECORDER_SAMPLE_NS 1000000000ull /* a recorder's, window after window (doctor_capture_keep) */
+#define QUIET_SAMPLE_NS 3000000000ull    /* ... while nothing is in D or near a limit (sample_quiet) */
 static uint64_t sample_ns = SAMPLE_NS;
+
+/* doctor_capture_keep's: the programs stay loaded between windows; loaded is true once they are. */
+static bool keep_programs, programs_loaded;
 
 /* A thread seen in uninterruptible sleep (D). */
 struct task_watch {
@@ -468,6 +472,7 @@ struct watch {
 	unsigned walks;                 /* samples that walked every thread (the others found none in D) */
 	unsigned in_d;                  /* threads in D at the last sample that walked */
 	bool exits_lost;                /* an end eBPF had no room for: every sample walks from then on */
+	bool carried;                   /* begun where the last window ended, whose end walked every thread */
 	struct vmstat vm_start, vm_end;
 	struct meminfo mem_end;
 	bool vm_known, mem_known;
@@ -607,14 +612,16 @@ static bool direct_live(const struct direct_set *set)
 
 /*
  * Whether a sample walks every thread (and takes a round of every process's I/O). The window's
- * first and last always do. Between them, with the task iterator, a round is needed only for an
- * O_DIRECT process's rates or when eBPF lost an end (a process's counts to its end come with it,
- * not from the rounds it was in), and the threads only when some are in D: none in D at the last
- * walk and none now (a count that costs a system call) is none to watch.
+ * first and last always do, but for the first of a window begun where the last one ended: that
+ * one's end walked, and its round is this window's first. Between them, with the task iterator, a
+ * round is needed only for an O_DIRECT process's rates or when eBPF lost an end (a process's
+ * counts to its end come with it, not from the rounds it was in), and the threads only when some
+ * are in D: none in D at the last walk and none now (a count that costs a system call) is none to
+ * watch.
  */
 static bool sample_walks(struct watch *w, long blocked)
 {
-	if (!w->samples || !w->task_iter || w->exits_lost || w->in_d || direct_live(&w->direct))
+	if ((!w->samples && !w->carried) || !w->task_iter || w->exits_lost || w->in_d || direct_live(&w->direct))
 		return true;
 	return blocked != 0; /* (-errno: not known, walked) */
 }
@@ -659,6 +666,19 @@ static void watch_dirty(struct watch *w, const struct task_iter_look *look)
 	}
 }
 
+/*
+ * Whether a recorder's window is quiet enough to be sampled less often: no thread in D (counted
+ * by the look, each one a rule may judge stuck or throttled), no O_DIRECT process (its rates go by
+ * rounds), no end lost, and the pages dirty and under writeback known to be far from their limits
+ * (below where watch_dirty reads them). The next sample that sees any of these is a second away.
+ */
+static bool sample_quiet(const struct watch *w, const struct task_iter_look *look)
+{
+	return look->blocked == 0 && !w->in_d && w->task_iter && !w->exits_lost && !direct_live(&w->direct) &&
+	       look->dirty >= 0 && w->thresh &&
+	       (uint64_t)(look->dirty + look->writeback) < (w->thresh + w->bg_thresh) / 4;
+}
+
 static void watch_sample(struct watch *w)
 {
 	uint64_t probe_ns = w->direct.probe_ns, lost;
@@ -669,6 +689,16 @@ static void watch_sample(struct watch *w)
 	w->sample_ns = monotonic_ns();
 	if (task_iter_look(&look) != 0)
 		look.blocked = -ENOSYS; /* (and no pages) */
+	/*
+	 * Files open O_DIRECT at the start, and at every sample when eBPF does not see the opens or
+	 * lost some (its ring buffer full): those still open are found. A process found before its
+	 * first round in the window counts from its last one (the window's first, or the last one's end).
+	 */
+	lost = odirect_lost(); /* (before the scan: what is lost during it is looked for at the next) */
+	if (!w->samples || (!w->direct.ebpf && !w->direct.off) || (w->direct.ebpf && lost != w->direct.lost))
+		direct_scan_fdinfo(&w->direct, w->task_iter);
+	w->direct.lost = lost;
+	odirect_drain();
 	if ((walks = sample_walks(w, look.blocked))) {
 		iter = watch_tasks(w, &it);
 		io_window_round(&w->io, iter ? &it : NULL);
@@ -676,15 +706,6 @@ static void watch_sample(struct watch *w)
 		w->walks++;
 		w->in_d = 0;
 	}
-	/*
-	 * Files open O_DIRECT at the start, and at every sample when eBPF does not see the opens or
-	 * lost some (its ring buffer full): those still open are found.
-	 */
-	lost = odirect_lost(); /* (before the scan: what is lost during it is looked for at the next) */
-	if (!w->samples || (!w->direct.ebpf && !w->direct.off) || (w->direct.ebpf && lost != w->direct.lost))
-		direct_scan_fdinfo(&w->direct, w->task_iter);
-	w->direct.lost = lost;
-	odirect_drain();
 	if (w->bpf) /* what threads handed over, added up now: a long window's would not all fit */
 		cachestat_drain();
 	/* By this sample's round: one not walked holds none (a process found now waits for the next). */
@@ -704,10 +725,9 @@ static void watch_sample(struct watch *w)
 	w->interval_ns = 10 * (monotonic_ns() - w->sample_ns - (w->direct.probe_ns - probe_ns));
 	if (w->interval_ns < sample_ns)
 		w->interval_ns = sample_ns;
+	if (keep_programs && w->interval_ns < QUIET_SAMPLE_NS && sample_quiet(w, &look))
+		w->interval_ns = QUIET_SAMPLE_NS;
 }
-
-/* doctor_capture_keep's: the programs stay loaded between windows; loaded is true once they are. */
-static bool keep_programs, programs_loaded;
 
 static void mtab_free(void);
 
@@ -771,6 +791,7 @@ static void watch_start(struct watch *w)
 {
 	bool carried = carry.valid;
 
+	w->carried = carried;
 	w->called_ns = monotonic_ns();
 	if (carried) { /* the last window's end (see struct carry) */
 		w->vm_known = carry.vm_known;

@@ -118,6 +118,27 @@ check_eq "doctor --from: the same server hung, in the windows after its READ was
 f = [f for f in json.load(sys.stdin)["findings"] if f["rule"] == "vtrace-hang"]
 print(" ".join(x["data"]["service"] for x in f), "yes" if f and 1 <= f[0]["data"]["windows"] <= 3 else "no")' <<<"$OUT")"
 
+# ---- A thread in D all along: stuck, sampled every second ----------------------------------------
+# The truth: taskrows --vfork, a parent in D (a vfork's) through the whole recording, as /proc says
+# before and after it. A recorder samples a window every 3 s while no thread is in D, and every
+# second while one is: each 4 s window has it in D in all of its samples (5: 4 s apart at the ends).
+"${BUILD:-$TOP/build}/tests/helpers/taskrows" --vfork 120 &
+V=$!
+on_exit "vfork_end $V"
+wait_until 60 in_state "$V" D
+run "$IOLENS" record --doctor --dir "$T/stuck" --count 3 4
+check_eq "record --doctor beside a thread in D: exit 0" 0 "$RC"
+check_eq "… /proc says it is in D still" D "$(state_of "$V")"
+vfork_end "$V"
+run "$IOLENS" doctor --json --record-dir "$T/stuck" --from -1h
+check_eq "… doctor --from: stuck in both windows, in D at all of 4 samples or more over 3.5 s or more" "warning 2 yes" \
+	"$(python3 -c 'import json, re, sys
+for f in json.load(sys.stdin)["findings"]:
+    if f["rule"] == "stuck" and f["data"]["pid"] == int(sys.argv[1]):
+        m = re.search(r"in all (\d+) samples over ([0-9.]+) s", f["numbers"])
+        print(f["severity"], f["data"]["windows"], "yes" if m and int(m.group(1)) >= 4 and float(m.group(2)) >= 3.5
+              else f["numbers"])' "$V" <<<"$OUT")"
+
 # ---- biotop --at and cachetop --at: what a window held, by the counts the test caused ------------
 # dd writes 200 requests of 64 KiB with O_DIRECT to a loop device of the test's own, and cat reads a
 # file of 1024 pages already in the page cache, both inside the first 8 s window of record --doctor
