@@ -35,11 +35,12 @@ DEPS_PACKAGES := gcc make pkg-config libc6-dev libsmartcols-dev libjson-c-dev li
 # iostat, dstat, util-linux's fincore, Prometheus's promtool and server, node_exporter), bpftrace (it
 # times block requests on the same tracepoints as iolens: tests/cli/block_latency.py); what the tests
 # drive (procps's sysctl, pgrep and ps, iproute2's ip, strace, systemd-analyze, curl, openssl, GNU
-# time, groff, man, python3, mkfs.ext4; atop and sadc beside iolens record in bench/); qemu, a
+# time, groff, man, python3, mkfs.ext4, mkfs.btrfs: a disk's filesystem doctor asks in a child;
+# atop and sadc beside iolens record in bench/); qemu, a
 # static busybox, cpio, kmod and the decompressors that boot other kernels for make check-kernels (Debian's keyring checks the archive of one this
 # machine's apt does not list: 5.10).
 TEST_PACKAGES := libcmocka-dev libclang-rt-14-dev libfuse3-dev fuse3 util-linux mount procps iproute2 \
-                 strace systemd curl openssl time python3 groff-base man-db e2fsprogs fio vmtouch \
+                 strace systemd curl openssl time python3 groff-base man-db e2fsprogs btrfs-progs fio vmtouch \
                  sysstat atop dstat bpftrace prometheus prometheus-node-exporter qemu-system-x86 \
                  busybox-static cpio kmod xz-utils zstd debian-archive-keyring
 # Those of them that ship a server, a collector or a daemon: when test-deps installs them, none is

@@ -6,9 +6,14 @@
 #include "collect/filesystems.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "collect/procfs.h"
 #include "collect/sysroot.h"
@@ -41,15 +46,41 @@ static bool in_memory(const char *type)
 	return !strcmp(type, "tmpfs") || !strcmp(type, "ramfs") || !strcmp(type, "devtmpfs");
 }
 
+/* ext2, ext3 and ext4 (ext4's driver, or ext2's): statfs reads the superblock's counters in memory. */
+static bool ext_family(const char *type)
+{
+	return !strcmp(type, "ext4") || !strcmp(type, "ext3") || !strcmp(type, "ext2");
+}
+
+/* A filesystem of the kernel's own, whose names are its objects' (no disk, no server, no automount). */
+static bool kernel_own(const char *type)
+{
+	static const char *const own[] = { "proc",   "sysfs",     "cgroup",     "cgroup2", "devpts",
+					   "mqueue", "debugfs",   "tracefs",    "securityfs", "pstore",
+					   "bpf",    "configfs",  "binfmt_misc", "selinuxfs", "nsfs",
+					   "hugetlbfs" };
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (!strcmp(type, own[i]))
+			return true;
+	return false;
+}
+
+/* Whether stat and statfs of m's root are answered from memory (see filesystem_probe_safe). */
+static bool answers_alone(const char *type, unsigned major)
+{
+	return in_memory(type) || (ext_family(type) && major);
+}
+
 /*
- * Whether a path can cross the mount m without a server asked: in memory, or on a block device
- * and not FUSE (fuseblk is on one) nor a cluster filesystem (gfs2 and ocfs2 check their names
- * again under a lock of the cluster's).
+ * Whether a path can cross the mount m without a server asked: in memory or the kernel's own, or
+ * on a block device and not FUSE (fuseblk is on one) nor a cluster filesystem (gfs2 and ocfs2
+ * check their names again under a lock of the cluster's).
  */
 static bool crossed_alone(const struct mount_device *m)
 {
-	return in_memory(m->type) || (m->major && strncmp(m->type, "fuse", 4) && strcmp(m->type, "gfs2") &&
-				      strcmp(m->type, "ocfs2"));
+	return in_memory(m->type) || kernel_own(m->type) ||
+	       (m->major && strncmp(m->type, "fuse", 4) && strcmp(m->type, "gfs2") && strcmp(m->type, "ocfs2"));
 }
 
 bool filesystem_probe_safe(const struct mountinfo *mounts, const char *type, const char *dir)
@@ -58,10 +89,11 @@ bool filesystem_probe_safe(const struct mountinfo *mounts, const char *type, con
 	size_t len = strlen(dir);
 	const struct mount_device *top;
 
-	if (!in_memory(type) || dir[0] != '/' || len >= sizeof(prefix) || strcmp(sysroot_get(), "/"))
+	if (!(in_memory(type) || ext_family(type)) || dir[0] != '/' || len >= sizeof(prefix) ||
+	    strcmp(sysroot_get(), "/"))
 		return false;
 	/* What a stat of dir reaches: the last mount there, which may cover this one. */
-	if (!(top = mountinfo_find(mounts, dir)) || !in_memory(top->type))
+	if (!(top = mountinfo_find(mounts, dir)) || !answers_alone(top->type, top->major))
 		return false;
 	/* "/", then each of dir's proper prefixes that is a mount point ("/" must be one). */
 	for (size_t end = 1; end < len; end++) {
@@ -78,9 +110,25 @@ bool filesystem_probe_safe(const struct mountinfo *mounts, const char *type, con
 	return true;
 }
 
-void filesystem_probe_here(struct fs_probe *probe)
+bool filesystem_probe_here(struct fs_probe *probe)
 {
-	probe_in_child(probe);
+	int fd, flags = 0;
+
+	/*
+	 * A root inheriting a project (FS_PROJINHERIT_FL, chattr +P) has ext4's statfs count that
+	 * project's quota, whose entry is read from the quota file when not cached: in a child, then.
+	 * Opening a directory and reading its flags reads nothing from the disk (a tmpfs has no such
+	 * flag, or no flags at all); stat and statfs follow on the same directory.
+	 */
+	if ((fd = open(probe->dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return false;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & FS_PROJINHERIT_FL)) {
+		close(fd);
+		return false;
+	}
+	probe->rc = fstat(fd, &probe->st) == 0 && fstatvfs(fd, &probe->vfs) == 0 ? 0 : -errno;
+	close(fd);
+	return true;
 }
 
 int filesystem_probe(struct fs_probe *probe)

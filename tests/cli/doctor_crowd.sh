@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # doctor_crowd.sh: several iolens runs at once (doctors, an exporter) never make a mount that answers "not answer": a probe of another run that began a moment ago is waited for; only one that has waited the whole timeout names the mount.
-# The mount the holders hold is an ext4 filesystem of the test's own (on a loop device: a disk's
-# filesystem is probed in a child, marked; a tmpfs is asked in place), in a mount namespace of its
-# own: no other run on the machine probes it.
+# The mount the holders hold is a btrfs filesystem of the test's own (on a loop device: a disk's
+# filesystem probed in a child, marked; a tmpfs or an ext4 is asked in place), in a mount namespace
+# of its own: no other run on the machine probes it.
 if [ -z "${DOCTOR_CROWD_NS:-}" ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
 	DOCTOR_CROWD_NS=1 exec unshare --mount --propagation private bash "$0" "$@"
 fi
@@ -10,12 +10,10 @@ fi
 
 is_root || skip_all "needs root (marks in /run/iolens/probes, a loop device's mount)"
 [ -n "${DOCTOR_CROWD_NS:-}" ] || skip_all "needs unshare (a mount namespace of the test's own)"
-command -v mkfs.ext4 >/dev/null || skip_all "needs mkfs.ext4 (make test-deps: e2fsprogs)"
 
 MNT=$T/mnt
 mkdir -p "$MNT"
-truncate -s 8M "$T/fs.img"
-mkfs.ext4 -q -F "$T/fs.img" >/dev/null 2>&1 || { not_ok "mkfs.ext4 of an 8 MiB image"; exit 1; }
+why=$(child_probed_fs "$T/fs.img") || skip_all "$why"
 LOOP=$(loop_attach_apart "$T/fs.img") || skip_all "no free loop device"
 on_exit 'umount "$MNT" 2>/dev/null' # (hooks run in order: unmounted, then the loop device let go)
 on_exit 'loop_release "$LOOP" "$T/fs.img"'

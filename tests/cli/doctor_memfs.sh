@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# doctor_memfs.sh: a memory filesystem (tmpfs) is asked stat and statfs by doctor itself, not by its probe child (strace says which process asks), and its numbers are statvfs's (os.statvfs of the same mount); a disk's filesystem is still asked by the probe; a tmpfs mounted below a FUSE mount whose lookups stall is asked by a bounded probe, said not to answer, and doctor ends; the recorder's windows the same.
+# doctor_memfs.sh: a memory filesystem (tmpfs) and an ext4 on a disk are asked stat and statfs by doctor itself, not by its probe child (strace says which process asks), and their numbers are statvfs's (os.statvfs of the same mount); another disk's filesystem (btrfs) is still asked by the probe; a tmpfs mounted below a FUSE mount whose lookups stall is asked by a bounded probe, said not to answer, and doctor ends; the recorder's windows the same.
 # The mounts live in a mount namespace of the test's own: nothing else on the machine sees them.
 if [ -z "${DOCTOR_MEMFS_NS:-}" ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
 	DOCTOR_MEMFS_NS=1 exec unshare --mount --propagation private bash "$0" "$@"
@@ -8,34 +8,53 @@ fi
 
 need_fuse_example
 command -v strace >/dev/null || skip_all "no strace (make test-deps)"
+command -v mkfs.ext4 >/dev/null || skip_all "needs mkfs.ext4 (make test-deps: e2fsprogs)"
+why=$(child_probed_fs "$T/btrfs.img") || skip_all "$why"
 
-SRC=$T/src MNT=$T/mnt RAM=$T/ram
-mkdir -p "$SRC/sub" "$MNT" "$RAM"
+SRC=$T/src MNT=$T/mnt RAM=$T/ram EXT=$T/ext BTR=$T/btr
+mkdir -p "$SRC/sub" "$MNT" "$RAM" "$EXT" "$BTR"
 dq() { python3 "$TOP/tests/cli/doctor_query.py" "$@" 2>>"$T/dq.err"; }
 # (LeakSanitizer cannot run under ptrace: a sanitized build's leaks are checked by the other runs)
-STRACED=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=execve,statfs)
+STRACED=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=execve,statfs,openat)
 
-# ---- A tmpfs of the test's own, with 3 MiB in it -------------------------------------------------
+# ---- A tmpfs with 3 MiB in it, an ext4 and a btrfs on loop devices: the test's own ----------------
 
 mount -t tmpfs -o size=64m iolens-memfs "$RAM" || { not_ok "mount -t tmpfs at $RAM"; exit 1; }
 on_exit "umount -l '$RAM'"
 head -c 3M /dev/zero >"$RAM/data"
-truth=$(python3 -c 'import os, sys
+truncate -s 16M "$T/ext4.img"
+mkfs.ext4 -q -F "$T/ext4.img" >/dev/null 2>&1 || { not_ok "mkfs.ext4 of a 16 MiB image"; exit 1; }
+for fs in ext4 btrfs; do
+	loop=$(loop_attach_apart "$T/$fs.img") || skip_all "no free loop device"
+	dir=$EXT; [ $fs = btrfs ] && dir=$BTR
+	on_exit "umount '$dir' 2>/dev/null" # (hooks run in order: unmounted, then the loop device let go)
+	on_exit "loop_release '$loop' '$T/$fs.img'"
+	mount "$loop" "$dir" || { not_ok "mount $loop ($fs) at $dir"; exit 1; }
+done
+head -c 2M /dev/zero >"$EXT/data"
+statvfs() { python3 -c 'import os, sys
 v = os.statvfs(sys.argv[1])
-print(v.f_blocks, v.f_bfree, v.f_bavail, v.f_files, v.f_ffree, v.f_frsize)' "$RAM")
-ROOT_DIR=$(df --output=target "$T" | tail -1) # the disk's filesystem the test's files are on
+print(v.f_blocks, v.f_bfree, v.f_bavail, v.f_files, v.f_ffree, v.f_frsize)' "$1"; }
 
 run "${STRACED[@]}" -o "$T/strace" "$IOLENS" doctor --record "$T/snap" 1
 check_match "doctor 1 under strace (exit $RC)" "^[034]$" "$RC"
-got=$(awk -v d="$RAM" '$1 == "mount" && $2 == d { print $7, $8, $9, $10, $11, $13 }' "$T/snap")
+numbers() { awk -v d="$1" '$1 == "mount" && $2 == d { print $7, $8, $9, $10, $11, $13 }' "$T/snap"; }
 check_eq "the tmpfs in the snapshot: statvfs's blocks, free, available, files, free files, fragment size" \
-	"$truth" "$got"
+	"$(statvfs "$RAM")" "$(numbers "$RAM")"
+check_eq "the ext4 in the snapshot: statvfs's too" "$(statvfs "$EXT")" "$(numbers "$EXT")"
 doctor_pid=$(awk '/execve\(.*iolens/ { print $1; exit }' "$T/strace")
-askers() { awk -v d="statfs(\"$1\"," 'index($0, d) { print $1 }' "$T/strace" | sort -u | tr '\n' ' '; }
-check_eq "… asked by doctor itself (pid $doctor_pid), no child" "$doctor_pid " "$(askers "$RAM")"
-root_askers=$(askers "$ROOT_DIR")
-check_match "the disk's filesystem ($ROOT_DIR) asked by a probe child ($root_askers)" "^[0-9]+ $" "$root_askers"
-check "… not doctor itself" test "$root_askers" != "$doctor_pid "
+# askers DIR: the processes that asked DIR's statfs: by its path (the probe child), or on the
+# directory opened (doctor itself: its flags looked at first, then fstat and fstatfs).
+askers() {
+	awk -v s="statfs(\"$1\"," -v o="openat(AT_FDCWD, \"$1\", " \
+		'index($0, s) || (index($0, o) && /O_DIRECTORY/) { print $1 }' "$T/strace" | sort -u | tr '\n' ' '
+}
+check_eq "… the tmpfs asked by doctor itself (pid $doctor_pid), no child" "$doctor_pid " "$(askers "$RAM")"
+check_eq "… the ext4 too" "$doctor_pid " "$(askers "$EXT")"
+btrfs_askers=$(askers "$BTR")
+check_match "the btrfs asked by a probe child ($btrfs_askers)" "^[0-9]+ $" "$btrfs_askers"
+check "… not doctor itself" test "$btrfs_askers" != "$doctor_pid "
+check_eq "… its numbers statvfs's" "$(statvfs "$BTR")" "$(numbers "$BTR")"
 
 # ---- A tmpfs below a FUSE mount whose lookups take a minute -------------------------------------
 

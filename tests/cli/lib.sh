@@ -31,6 +31,15 @@ loop_attach_apart() {
 	return 1
 }
 
+# child_probed_fs IMAGE: makes IMAGE (a sparse file) a btrfs filesystem, a disk's filesystem that
+# doctor asks in its probe child, marked (an ext4 and a tmpfs it asks itself). Fails, saying why
+# on standard output, when this machine cannot.
+child_probed_fs() {
+	command -v mkfs.btrfs >/dev/null || { echo "needs mkfs.btrfs (make test-deps: btrfs-progs)"; return 1; }
+	grep -qw btrfs /proc/filesystems || modprobe -q btrfs 2>/dev/null || { echo "this kernel has no btrfs"; return 1; }
+	truncate -s 120M "$1" && mkfs.btrfs -q -f "$1" >/dev/null 2>&1 || { echo "mkfs.btrfs $1 failed"; return 1; }
+}
+
 t_count=0
 ok()     { t_count=$((t_count + 1)); echo "ok $t_count - $*"; }
 not_ok() { t_count=$((t_count + 1)); echo "not ok $t_count - $*"; }

@@ -115,8 +115,9 @@ static void test_sysroot(void **state)
 }
 
 /*
- * A memory filesystem is probed in place only when the path to it crosses no mount a server
- * answers for (NFS, FUSE, FUSE on a block device): a stat there could wait on it.
+ * A memory filesystem, or an ext2/3/4 on a disk, is probed in place only when the path to it
+ * crosses no mount a server answers for (NFS, FUSE, FUSE on a block device, an automount, an
+ * overlay of others): a stat there could wait on it.
  */
 static void test_probe_safe(void **state)
 {
@@ -136,7 +137,18 @@ static void test_probe_safe(void **state)
 		"37 22 0:55 / /mnt/covered rw - tmpfs tmpfs rw\n"
 		"38 37 0:56 / /mnt/covered rw - nfs4 server:/other rw\n" /* the tmpfs's line leads to NFS */
 		"39 22 8:4 / /cluster rw - gfs2 /dev/sdb rw\n"
-		"40 39 0:57 / /cluster/ram rw - tmpfs tmpfs rw\n";
+		"40 39 0:57 / /cluster/ram rw - tmpfs tmpfs rw\n"
+		"41 22 0:20 / /sys rw - sysfs sysfs rw\n"
+		"42 41 0:58 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n" /* (a cgroup v1 machine's) */
+		"43 22 8:5 / /boot rw - ext4 /dev/sda5 rw\n"
+		"44 30 8:6 / /mnt/nfs/disk rw - ext4 /dev/sda6 rw\n"
+		"45 22 0:59 / /net rw - autofs systemd-1 rw\n"
+		"46 45 0:60 / /net/ram rw - tmpfs tmpfs rw\n"
+		"47 22 0:61 / /merged rw - overlay overlay rw\n"
+		"48 47 0:62 / /merged/ram rw - tmpfs tmpfs rw\n"
+		"49 22 8:7 / /data rw - ext4 /dev/sda7 rw\n"
+		"50 49 0:63 / /data rw - fuse.sshfs host: rw\n" /* over the ext4: a stat there asks the server */
+		"51 22 0:64 / /img rw - ext4 /dev/loop0 rw\n";  /* (an ext4 without a device is nothing known) */
 	struct mountinfo m;
 	size_t root_line;
 	(void)state;
@@ -154,6 +166,16 @@ static void test_probe_safe(void **state)
 	assert_false(filesystem_probe_safe(&m, "tmpfs", "/mnt/covered")); /* a stat there reaches the NFS root */
 	assert_false(filesystem_probe_safe(&m, "tmpfs", "/cluster/ram"));
 	assert_false(filesystem_probe_safe(&m, "tmpfs", "/run/nothing")); /* not mounted (now) */
+	/* A path crossing the kernel's own filesystems (sysfs), but not an automount nor an overlay. */
+	assert_true(filesystem_probe_safe(&m, "tmpfs", "/sys/fs/cgroup"));
+	assert_false(filesystem_probe_safe(&m, "tmpfs", "/net/ram"));
+	assert_false(filesystem_probe_safe(&m, "tmpfs", "/merged/ram"));
+	/* ext2/3/4 on a disk answer from their superblock, reached as a tmpfs would be. */
+	assert_true(filesystem_probe_safe(&m, "ext4", "/"));
+	assert_true(filesystem_probe_safe(&m, "ext4", "/boot"));
+	assert_false(filesystem_probe_safe(&m, "ext4", "/mnt/nfs/disk")); /* through NFS */
+	assert_false(filesystem_probe_safe(&m, "ext4", "/data"));         /* under FUSE now */
+	assert_false(filesystem_probe_safe(&m, "ext4", "/img"));          /* device 0:64 */
 	mountinfo_free(&m);
 	/* Without "/" in the table (a view from elsewhere): nothing is known of the way. */
 	root_line = strlen("22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n");
@@ -163,11 +185,28 @@ static void test_probe_safe(void **state)
 	mountinfo_free(&m);
 }
 
+/* Asked in place: a directory, its stat and statvfs; what cannot be opened as one goes to a child. */
+static void test_probe_here(void **state)
+{
+	struct fs_probe probe = { .dir = "/" };
+	(void)state;
+
+	assert_true(filesystem_probe_here(&probe));
+	assert_int_equal(probe.rc, 0);
+	assert_true(S_ISDIR(probe.st.st_mode));
+	assert_true(probe.vfs.f_frsize > 0);
+	snprintf(probe.dir, sizeof(probe.dir), "/proc/self/stat"); /* not a directory */
+	assert_false(filesystem_probe_here(&probe));
+	snprintf(probe.dir, sizeof(probe.dir), "/nonexistent/iolens");
+	assert_false(filesystem_probe_here(&probe));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_probe_safe),
+		cmocka_unit_test(test_probe_here),
 		cmocka_unit_test(test_same_as_getmntent),
 		cmocka_unit_test(test_sysroot),
 	};
