@@ -152,7 +152,8 @@ check_eq "writer stopped, limits back: no writeback finding" absent "$(dq get wr
 
 # ---- A memory cgroup: a reader twice its limit (refaults), a process swapping -------------------
 
-# memcg NAME LIMIT: makes a memory cgroup limited to LIMIT bytes; prints the file to write a pid to.
+# memcg NAME LIMIT: makes a memory cgroup limited to LIMIT bytes, removed at exit; MEMCG_PROCS is
+# the file to write a pid to. (Not run in $(...): a hook registered in a subshell is lost with it.)
 memcg() {
 	local dir
 	if [ -d /sys/fs/cgroup/memory ] && [ -w /sys/fs/cgroup/memory ]; then
@@ -166,10 +167,10 @@ memcg() {
 		return 1
 	fi
 	on_exit "remove_cgroup '$dir'"
-	echo "$dir/cgroup.procs"
+	MEMCG_PROCS=$dir/cgroup.procs
 }
 
-if procs=$(memcg reader $((32 << 20))); then
+if memcg reader $((32 << 20)) && procs=$MEMCG_PROCS; then
 	head -c $((64 << 20)) /dev/urandom >"$T/big.dat"
 	"$IOLENS" evict "$T/big.dat" >/dev/null
 	bash -c 'echo $$ >"$1"; exec timeout 300 bash -c "while :; do cat \"\$0\" >/dev/null; done" "$2"' _ "$procs" "$T/big.dat" &
@@ -231,7 +232,7 @@ reclaim_file() {
 	elif [ -w "$1/memory.reclaim" ]; then echo "$1/memory.reclaim 1G"
 	else return 1; fi
 }
-if procs=$(memcg spare $((1 << 40))) && read -r reclaim amount < <(reclaim_file "$(dirname "$procs")") &&
+if memcg spare $((1 << 40)) && procs=$MEMCG_PROCS && read -r reclaim amount < <(reclaim_file "$(dirname "$procs")") &&
 	[ -x "$PATTERN" ]; then
 	head -c $((64 << 20)) /dev/urandom >"$T/spare.dat"
 	# Out of the cache first: the reader's reads bring the pages in and charge them to its cgroup,
@@ -281,7 +282,7 @@ else
 	skip "processes sharing a name: cachepattern is not built"
 fi
 
-if procs=$(memcg swapper $((32 << 20))) && fallocate -l 128M "$T/swap" && chmod 600 "$T/swap" &&
+if memcg swapper $((32 << 20)) && procs=$MEMCG_PROCS && fallocate -l 128M "$T/swap" && chmod 600 "$T/swap" &&
 	mkswap "$T/swap" >/dev/null 2>&1 && swapon "$T/swap" 2>/dev/null; then
 	on_exit "swapoff '$T/swap' 2>/dev/null"
 	bash -c 'echo $$ >"$1"; exec timeout 30 python3 -c "
