@@ -168,12 +168,13 @@ else
 	# The premise, on the tracer's own spans: the requests waited (start to issue at least as long
 	# as issue to completion at the median). A loop device that kept up with fio (no queue built up)
 	# cannot tell the spans apart: measured again, up to three times.
+	waited_enough=
 	for try in 1 2 3; do
 		measure "$disk" "$QUEUED_LOOP" 4096 64M
 		[ -z "$TRACE" ] && break
 		from_issue=$(python3 "$BLOCK_LATENCY" value "$TRACE" --span from_issue --dev "$qdev" 2>/dev/null)
 		waited=$(python3 "$BLOCK_LATENCY" value "$TRACE" --span start_to_issue --dev "$qdev" 2>/dev/null)
-		[ -n "$from_issue" ] && [ -n "$waited" ] && at_most "$from_issue" "$waited" 1 && break
+		[ -n "$from_issue" ] && [ -n "$waited" ] && at_most "$from_issue" "$waited" 1 && waited_enough=1 && break
 		echo "# try $try: the requests hardly waited (p50 start to issue ${waited:-?} ns, issue to completion ${from_issue:-?} ns): again"
 	done
 	FIO_ENGINE=(--ioengine=psync)
@@ -184,10 +185,16 @@ else
 	n=$(lat r_lat_count "$T/lat.csv" "$line")
 	check "… the histogram's ($n): those, but for at most 0.5 % missed" all_but_missed 4096 "$n"
 	latency_checks "$line" "$qdev"
-	check_latency_not "… r_p50_ns is no program's that timed the requests from their issue" "$(lat r_p50_ns "$T/lat.csv" "$line")" \
-		--span from_issue --dev "$qdev" --count "$n" --scale stat
-	check_latency_not "… r_dev_p50_ns none's that timed them from their start" "$(lat r_dev_p50_ns "$T/lat.csv" "$line")" \
-		--span from_start --dev "$qdev" --count "$n" --scale stat
+	if [ -z "$TRACE" ] || [ -n "$waited_enough" ]; then
+		check_latency_not "… r_p50_ns is no program's that timed the requests from their issue" \
+			"$(lat r_p50_ns "$T/lat.csv" "$line")" --span from_issue --dev "$qdev" --count "$n" --scale stat
+		check_latency_not "… r_dev_p50_ns none's that timed them from their start" \
+			"$(lat r_dev_p50_ns "$T/lat.csv" "$line")" --span from_start --dev "$qdev" --count "$n" --scale stat
+	else
+		# (the machine kept up with fio three times: the two spans are one, and cannot be told apart)
+		skip "… r_p50_ns is no program's that timed the requests from their issue: they hardly waited in 3 tries"
+		skip "… r_dev_p50_ns none's that timed them from their start: they hardly waited in 3 tries"
+	fi
 fi
 
 # ---- Requests made and issued under one plug: the issue timed as it is ------------------------------
