@@ -30,6 +30,11 @@ __u64 exits_lost; /* ends the ring buffer had no room for, or of processes with 
 /* The reader's thread group in the kernel's pid numbers: the rows' ids are /proc's only when it is getpid(). */
 __u32 reader_tgid;
 
+/* Set by the reader for a run: rows only of threads in uninterruptible sleep (D, and idle I). */
+__u32 only_blocked;
+
+#define TASK_UNINTERRUPTIBLE_BIT 0x2
+
 /* Before Linux 5.14 a task's state was `state`. */
 struct task_struct___state {
 	long state;
@@ -57,6 +62,8 @@ int rows(struct bpf_iter__task *ctx)
 	else
 		row.state = ((struct task_struct___state *)task)->state;
 	row.exit_state = task->exit_state;
+	if (only_blocked && !(row.state & TASK_UNINTERRUPTIBLE_BIT))
+		return 0;
 	row.start_ns = leader->start_boottime;
 	/* The kernel's I/O accounting (CONFIG_TASK_XACCT and CONFIG_TASK_IO_ACCOUNTING), as /proc/PID/io sums it. */
 	if (bpf_core_field_exists(task->ioac) && bpf_core_field_exists(task->ioac.read_bytes)) {

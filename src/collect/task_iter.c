@@ -283,19 +283,34 @@ static void take_exits(struct task_iter *out)
 	lost_seen = lost;
 }
 
-int task_iter_read(struct task_iter *out)
+static int read_rows(struct task_iter *out, bool only_blocked)
 {
 	void *rows;
 	size_t used;
 	int rc;
 
 	*out = (struct task_iter){0};
-	if (!(rc = run_iterator(iter_link, &rows, &used))) {
+	if (!skeleton)
+		return -ENOTCONN;
+	skeleton->bss->only_blocked = only_blocked;
+	rc = run_iterator(iter_link, &rows, &used);
+	skeleton->bss->only_blocked = 0;
+	if (!rc) {
 		take_rows(out, rows, used / sizeof(struct task_row));
 		take_exits(out); /* after the rows: an end since is one of a process in them, kept for the next */
 	}
 	free(rows);
 	return rc;
+}
+
+int task_iter_read(struct task_iter *out)
+{
+	return read_rows(out, false);
+}
+
+int task_iter_read_blocked(struct task_iter *out)
+{
+	return read_rows(out, true);
 }
 
 static int by_pid_fd(const void *a_, const void *b_)
@@ -399,6 +414,11 @@ int task_iter_read(struct task_iter *out)
 {
 	*out = (struct task_iter){0};
 	return -ENOSYS;
+}
+
+int task_iter_read_blocked(struct task_iter *out)
+{
+	return task_iter_read(out);
 }
 
 int task_iter_direct_fds(struct task_iter_fd **out, size_t *n)

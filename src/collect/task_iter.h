@@ -38,6 +38,11 @@ struct task_iter {
 int task_iter_start(const char **why);
 /* One run: 0, or -errno (not started, or the ids are not /proc's); task_iter_free after. */
 int task_iter_read(struct task_iter *out);
+/*
+ * One run that keeps only the threads in uninterruptible sleep (the kernel's task walk the same,
+ * a row for a few): threads and procs are theirs alone, exits all of them as task_iter_read's.
+ */
+int task_iter_read_blocked(struct task_iter *out);
 void task_iter_free(struct task_iter *it);
 /* A file a process has open with O_DIRECT, a regular file or a block device. */
 struct task_iter_fd {

@@ -592,11 +592,13 @@ static void watch_task(pid_t pid, const struct proc_task *task, void *context)
 		t->throttled++;
 }
 
-/* One sample: the dirty pages against their limits, and the threads in D. */
-/* One run of the task iterator, when the watch reads it: false (and /proc from now on) else. */
-static bool watch_tasks(struct watch *w, struct task_iter *it)
+/*
+ * One run of the task iterator, when the watch reads it (of the threads in D alone when
+ * only_blocked): false (and /proc from now on) else.
+ */
+static bool watch_tasks(struct watch *w, struct task_iter *it, bool only_blocked)
 {
-	if (w->task_iter && task_iter_read(it) != 0)
+	if (w->task_iter && (only_blocked ? task_iter_read_blocked(it) : task_iter_read(it)) != 0)
 		w->task_iter = false;
 	return w->task_iter;
 }
@@ -610,6 +612,12 @@ static bool direct_live(const struct direct_set *set)
 	return false;
 }
 
+/* Whether a sample that walks takes a round of every process's I/O too (see sample_walks). */
+static bool sample_rounds(const struct watch *w)
+{
+	return (!w->samples && !w->carried) || !w->task_iter || w->exits_lost || direct_live(&w->direct);
+}
+
 /*
  * Whether a sample walks every thread (and takes a round of every process's I/O). The window's
  * first and last always do, but for the first of a window begun where the last one ended: that
@@ -617,11 +625,12 @@ static bool direct_live(const struct direct_set *set)
  * round is needed only for an O_DIRECT process's rates or when eBPF lost an end (a process's
  * counts to its end come with it, not from the rounds it was in), and the threads only when some
  * are in D: none in D at the last walk and none now (a count that costs a system call) is none to
- * watch.
+ * watch. A walk for the threads in D alone has the iterator write their rows only, and takes no
+ * round (the ends it reads wait in the rounds for the next one).
  */
 static bool sample_walks(struct watch *w, long blocked)
 {
-	if ((!w->samples && !w->carried) || !w->task_iter || w->exits_lost || w->in_d || direct_live(&w->direct))
+	if (sample_rounds(w) || w->in_d)
 		return true;
 	return blocked != 0; /* (-errno: not known, walked) */
 }
@@ -684,7 +693,7 @@ static void watch_sample(struct watch *w)
 	uint64_t probe_ns = w->direct.probe_ns, lost;
 	struct task_iter_look look;
 	struct task_iter it;
-	bool iter = false, walks;
+	bool iter = false, walks, rounds = false;
 
 	w->sample_ns = monotonic_ns();
 	if (task_iter_look(&look) != 0)
@@ -700,8 +709,12 @@ static void watch_sample(struct watch *w)
 	w->direct.lost = lost;
 	odirect_drain();
 	if ((walks = sample_walks(w, look.blocked))) {
-		iter = watch_tasks(w, &it);
-		io_window_round(&w->io, iter ? &it : NULL);
+		rounds = sample_rounds(w);
+		iter = watch_tasks(w, &it, !rounds);
+		if (rounds || !iter)
+			io_window_round(&w->io, iter ? &it : NULL);
+		else
+			proc_io_rounds_exits(&w->io.rounds, it.exits, it.nexits);
 		w->exits_lost = w->exits_lost || (iter && it.exits_lost);
 		w->walks++;
 		w->in_d = 0;
@@ -709,7 +722,7 @@ static void watch_sample(struct watch *w)
 	if (w->bpf) /* what threads handed over, added up now: a long window's would not all fit */
 		cachestat_drain();
 	/* By this sample's round: one not walked holds none (a process found now waits for the next). */
-	if (walks)
+	if (walks && (rounds || !iter))
 		direct_refresh_io(&w->direct);
 	watch_dirty(w, &look);
 	if (iter) {
@@ -892,7 +905,7 @@ static double watch_run(struct watch *w, double seconds)
 		if (!stop_signal && (monotonic_ns() >= next || monotonic_ns() >= end_ns))
 			watch_sample(w); /* and one at the end */
 	}
-	iter = watch_tasks(w, &it);
+	iter = watch_tasks(w, &it, false);
 	io_window_round(&w->io, iter ? &it : NULL);
 	if (iter)
 		task_iter_free(&it);

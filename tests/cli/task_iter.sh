@@ -128,6 +128,15 @@ on_exit "vfork_end $V"
 wait_until 60 in_state "$V" D
 check_eq "a thread in D (a vfork's parent, /proc says D)" "thread $V $V D taskrows" \
 	"$("$ROWS" | awk -v p=$V '$1 == "thread" && $3 == p')"
+# A run for the threads in D alone (a recorder's sample while some are): that thread, and no
+# thread in another state (the test's shell, which /proc says sleeps: S).
+"$ROWS" --in-d >"$T/in_d" 2>"$T/in_d.err"
+check_eq "… a run for the threads in D alone has its row ($(head -c 200 "$T/in_d.err"))" "thread $V $V D taskrows" \
+	"$(awk -v p=$V '$1 == "thread" && $3 == p' "$T/in_d")"
+check_eq "… and rows of D and I (idle) threads only, not the shell's ($$, /proc: $(state_of $$))" "" \
+	"$(awk -v s=$$ '$4 != "D" && $4 != "I" || $3 == s' "$T/in_d")"
+check "… fewer rows than a whole run's ($(wc -l <"$T/in_d") of $("$ROWS" | grep -c '^thread'))" \
+	[ "$(wc -l <"$T/in_d")" -lt "$("$ROWS" | grep -c '^thread')" ]
 vfork_end "$V"
 
 # A process's end, as eBPF sees it (what doctor's rounds take for a process gone between two of

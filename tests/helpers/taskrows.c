@@ -14,6 +14,7 @@
  * processes that ended meanwhile as eBPF saw them end, one line each:
  *   exit PID PPID START_TICKS RCHAR READ_BYTES WRITE_BYTES COMM
  * taskrows --blocked: how many threads are in D now, as task_iter_blocked counts them.
+ * taskrows --in-d: the thread lines of a run for the threads in D alone (task_iter_read_blocked).
  * taskrows --pages: the pages dirty and under writeback as task_iter_look counts them, each
  * between /proc/vmstat's nr_dirty and nr_writeback read (by stdio) just before and just after:
  *   dirty BEFORE LOOK AFTER
@@ -169,6 +170,17 @@ int main(int argc, char **argv)
 			closedir(dir);
 		}
 		proc_pids_close(&pids);
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--in-d")) {
+		if ((rc = task_iter_start(&why)) != 0 || (rc = task_iter_read_blocked(&it)) != 0) {
+			fprintf(stderr, "taskrows: %s\n", why ? why : strerror(-rc));
+			return 1;
+		}
+		for (size_t i = 0; i < it.nthreads; i++)
+			print_thread(it.threads[i].pid, &it.threads[i].task, NULL);
+		task_iter_free(&it);
+		task_iter_stop();
 		return 0;
 	}
 	if ((rc = task_iter_start(&why)) != 0 || (rc = task_iter_read(&it)) != 0) {
