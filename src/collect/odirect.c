@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -147,8 +148,8 @@ void odirect_wait(uint64_t deadline_ns, volatile sig_atomic_t *stop)
 	while (!(stop && *stop) && (now = monotonic_ns()) < deadline_ns) {
 		uint64_t left_ms = (deadline_ns - now + 999999) / 1000000;
 
-		/* -EINTR on a signal: the loop looks at stop again. */
-		ring_buffer__poll(events, left_ms > 1000 ? 1000 : (int)left_ms);
+		/* -EINTR on a signal: the loop looks at stop again. One wake-up to the deadline. */
+		ring_buffer__poll(events, left_ms > INT_MAX ? INT_MAX : (int)left_ms);
 	}
 }
 
