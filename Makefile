@@ -241,7 +241,7 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/libvtrace.a
 # monitor's number formatting for tests/cli/monitor_format.sh; restamp: a store copied with its
 # stamps moved, for tests/cli/record_gaps.sh; taskrows: the task iterator beside /proc, for
 # tests/cli/task_iter.sh; fsprobe: a mount asked in place or left to a child, for
-# tests/cli/doctor_projinherit.sh. They link libiolens too.
+# tests/cli/doctor_prjquota.sh. They link libiolens too.
 LIB_HELPERS := $(addprefix $(BUILD)/tests/helpers/,diskext monfmt restamp taskrows fsprobe)
 HELPER_BIN += $(LIB_HELPERS)
 $(LIB_HELPERS): $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/libiolens.a $(BUILD)/libvtrace.a

@@ -6,14 +6,9 @@
 #include "collect/filesystems.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/statvfs.h>
-#include <unistd.h>
 
 #include "collect/procfs.h"
 #include "collect/sysroot.h"
@@ -66,10 +61,14 @@ static bool kernel_own(const char *type)
 	return false;
 }
 
-/* Whether stat and statfs of m's root are answered from memory (see filesystem_probe_safe). */
-static bool answers_alone(const char *type, unsigned major)
+/*
+ * Whether stat and statfs of m's root are answered from memory (see filesystem_probe_safe): an
+ * ext4 whose project quotas are enforced (prjquota) has statfs of a root inheriting a project
+ * count that project's quota, whose entry may be read from the disk.
+ */
+static bool answers_alone(const struct mount_device *m)
 {
-	return in_memory(type) || (ext_family(type) && major);
+	return in_memory(m->type) || (ext_family(m->type) && m->major && !m->project_quota);
 }
 
 /*
@@ -93,9 +92,13 @@ bool filesystem_probe_safe(const struct mountinfo *mounts, const char *type, con
 	    strcmp(sysroot_get(), "/"))
 		return false;
 	/* What a stat of dir reaches: the last mount there, which may cover this one. */
-	if (!(top = mountinfo_find(mounts, dir)) || !answers_alone(top->type, top->major))
+	if (!(top = mountinfo_find(mounts, dir)) || !answers_alone(top))
 		return false;
-	/* "/", then each of dir's proper prefixes that is a mount point ("/" must be one). */
+	/*
+	 * "/", then each of dir's proper prefixes that is a mount point ("/" must be one): each
+	 * crossed alone, and mounted before top: one mounted after it on a prefix hides it, and the
+	 * path looks dir up in that mount's directory, which may have to read it from its disk.
+	 */
 	for (size_t end = 1; end < len; end++) {
 		const struct mount_device *m;
 
@@ -104,31 +107,15 @@ bool filesystem_probe_safe(const struct mountinfo *mounts, const char *type, con
 		memcpy(prefix, dir, end);
 		prefix[end] = '\0';
 		m = mountinfo_find(mounts, prefix);
-		if (!m ? end == 1 : !crossed_alone(m))
+		if (!m ? end == 1 : !crossed_alone(m) || m > top)
 			return false;
 	}
 	return true;
 }
 
-bool filesystem_probe_here(struct fs_probe *probe)
+void filesystem_probe_here(struct fs_probe *probe)
 {
-	int fd, flags = 0;
-
-	/*
-	 * A root inheriting a project (FS_PROJINHERIT_FL, chattr +P) has ext4's statfs count that
-	 * project's quota, whose entry is read from the quota file when not cached: in a child, then.
-	 * Opening a directory and reading its flags reads nothing from the disk (a tmpfs has no such
-	 * flag, or no flags at all); stat and statfs follow on the same directory.
-	 */
-	if ((fd = open(probe->dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC)) < 0)
-		return false;
-	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & FS_PROJINHERIT_FL)) {
-		close(fd);
-		return false;
-	}
-	probe->rc = fstat(fd, &probe->st) == 0 && fstatvfs(fd, &probe->vfs) == 0 ? 0 : -errno;
-	close(fd);
-	return true;
+	probe_in_child(probe);
 }
 
 int filesystem_probe(struct fs_probe *probe)

@@ -43,20 +43,16 @@ struct mountinfo;
  * not in a child: the filesystem answers them from memory, and so does what is mounted on top
  * at dir now (mounts, /proc/self/mountinfo): a tmpfs, ramfs or devtmpfs, whose statfs waits on
  * nothing, or an ext2, ext3 or ext4 on a block device, whose counters are its superblock's in
- * memory (but for a project's quota: see filesystem_probe_here). Every mount the path to it
+ * memory (not one enforcing project quotas, prjquota: its statfs of a root inheriting a project
+ * counts that project's quota, which may be read from the disk). Every mount the path to it
  * crosses is in memory, the kernel's own (proc, sysfs, cgroup...) or on a block device, not FUSE
- * nor a cluster's: no server is asked on the way (a mount point's parents are held in the dentry
- * cache; only a network, FUSE, cluster, overlay or autofs mount checks them again). Not under
- * another root (sysroot).
+ * nor a cluster's, and none covers dir (mounted on a prefix after it): no server or disk is asked
+ * on the way (a mount point's parents are held in the dentry cache; only a network, FUSE,
+ * cluster, overlay or autofs mount checks them again). Not under another root (sysroot).
  */
 bool filesystem_probe_safe(const struct mountinfo *mounts, const char *type, const char *dir);
-/*
- * stat and statvfs of probe->dir, here (filesystem_probe_safe): true with probe->rc set; false,
- * having asked nothing of the filesystem, when it must be asked in a child after all: a directory
- * that cannot be opened, or an ext2/3/4 root inheriting a project (chattr +P), whose statfs
- * counts the project's quota, which may be read from the disk.
- */
-bool filesystem_probe_here(struct fs_probe *probe);
+/* stat and statvfs of probe->dir, here (filesystem_probe_safe): probe->rc says. */
+void filesystem_probe_here(struct fs_probe *probe);
 
 /*
  * filesystem_probe marked (common/bounded.h) as a probe of device MAJOR:MINOR in the directory

@@ -341,6 +341,7 @@ struct mount_device {
 	unsigned major, minor;     /* field 3: the st_dev of the filesystem mounted (0:N for FUSE, NFS, tmpfs) */
 	char *dir;                 /* field 5, the mount point, its octal escapes (\040 ...) undone */
 	char *type;                /* the field after the " - " separator ("ext4", "fuse.sshfs"), or "" */
+	bool project_quota;        /* its superblock's options (the last field) hold prjquota */
 };
 
 struct mountinfo {

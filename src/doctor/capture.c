@@ -1712,9 +1712,10 @@ static void snap_mounts(struct doctor_snapshot *s, const char *marks, int *marks
 		if (filesystem_pseudo(m->type) || mount_option(m, "ro"))
 			continue;
 		snprintf(probe.dir, sizeof(probe.dir), "%s", m->dir);
-		if (filesystem_probe_safe(devices, m->type, m->dir) && filesystem_probe_here(&probe))
-			rc = 0; /* no child: it waited on nothing */
-		else if (mountinfo_device(devices, m->dir, &major_, &minor_))
+		if (filesystem_probe_safe(devices, m->type, m->dir)) { /* no child: it can wait on nothing */
+			filesystem_probe_here(&probe);
+			rc = 0;
+		} else if (mountinfo_device(devices, m->dir, &major_, &minor_))
 			rc = filesystem_probe_marked(&probe, marks, major_, minor_, &mark);
 		else /* unmounted since: a probe finds what is there now, unmarked */
 			rc = filesystem_probe(&probe);

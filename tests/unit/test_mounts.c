@@ -148,7 +148,10 @@ static void test_probe_safe(void **state)
 		"48 47 0:62 / /merged/ram rw - tmpfs tmpfs rw\n"
 		"49 22 8:7 / /data rw - ext4 /dev/sda7 rw\n"
 		"50 49 0:63 / /data rw - fuse.sshfs host: rw\n" /* over the ext4: a stat there asks the server */
-		"51 22 0:64 / /img rw - ext4 /dev/loop0 rw\n";  /* (an ext4 without a device is nothing known) */
+		"51 22 0:64 / /img rw - ext4 /dev/loop0 rw\n"  /* (an ext4 without a device is nothing known) */
+		"52 22 8:8 / /quota rw - ext4 /dev/sda8 rw,relatime,prjquota\n"
+		"53 22 8:9 / /opt/a rw - ext4 /dev/sda9 rw\n"
+		"54 22 8:10 / /opt rw - ext4 /dev/sda10 rw\n"; /* mounted over /opt/a's way */
 	struct mountinfo m;
 	size_t root_line;
 	(void)state;
@@ -176,6 +179,11 @@ static void test_probe_safe(void **state)
 	assert_false(filesystem_probe_safe(&m, "ext4", "/mnt/nfs/disk")); /* through NFS */
 	assert_false(filesystem_probe_safe(&m, "ext4", "/data"));         /* under FUSE now */
 	assert_false(filesystem_probe_safe(&m, "ext4", "/img"));          /* device 0:64 */
+	assert_false(filesystem_probe_safe(&m, "ext4", "/quota"));        /* project quotas enforced */
+	assert_true(filesystem_probe_safe(&m, "ext4", "/opt"));
+	assert_false(filesystem_probe_safe(&m, "ext4", "/opt/a")); /* hidden: its name read in /opt's ext4 */
+	assert_true(mountinfo_find(&m, "/quota")->project_quota);
+	assert_false(mountinfo_find(&m, "/boot")->project_quota);
 	mountinfo_free(&m);
 	/* Without "/" in the table (a view from elsewhere): nothing is known of the way. */
 	root_line = strlen("22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n");
@@ -185,20 +193,19 @@ static void test_probe_safe(void **state)
 	mountinfo_free(&m);
 }
 
-/* Asked in place: a directory, its stat and statvfs; what cannot be opened as one goes to a child. */
+/* Asked in place: the mount point's stat and statvfs, as the child asks them. */
 static void test_probe_here(void **state)
 {
 	struct fs_probe probe = { .dir = "/" };
 	(void)state;
 
-	assert_true(filesystem_probe_here(&probe));
+	filesystem_probe_here(&probe);
 	assert_int_equal(probe.rc, 0);
 	assert_true(S_ISDIR(probe.st.st_mode));
 	assert_true(probe.vfs.f_frsize > 0);
-	snprintf(probe.dir, sizeof(probe.dir), "/proc/self/stat"); /* not a directory */
-	assert_false(filesystem_probe_here(&probe));
 	snprintf(probe.dir, sizeof(probe.dir), "/nonexistent/iolens");
-	assert_false(filesystem_probe_here(&probe));
+	filesystem_probe_here(&probe);
+	assert_int_equal(probe.rc, -ENOENT);
 }
 
 int main(void)

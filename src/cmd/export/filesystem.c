@@ -94,9 +94,9 @@ static void filesystem_metrics(struct prom *p, struct exporter *e)
 		snprintf(probe.dir, sizeof(probe.dir), "%s", mounts[i].dir);
 		/* Marked by its device, as doctor marks its probes: one probe of a filesystem at a time, of either. */
 		known = have_devices && mountinfo_device(&devices, probe.dir, &device[0], &device[1]);
-		if (have_devices && filesystem_probe_safe(&devices, mounts[i].type, probe.dir) &&
-		    filesystem_probe_here(&probe)) {
-			rc = 0; /* no child: it waited on nothing */
+		if (have_devices && filesystem_probe_safe(&devices, mounts[i].type, probe.dir)) {
+			filesystem_probe_here(&probe); /* no child: it can wait on nothing */
+			rc = 0;
 		} else {
 			rc = filesystem_probe_watched(&e->filesystems, &probe, known ? device : NULL);
 		}
