@@ -30,10 +30,13 @@ __u64 exits_lost; /* ends the ring buffer had no room for, or of processes with 
 /* The reader's thread group in the kernel's pid numbers: the rows' ids are /proc's only when it is getpid(). */
 __u32 reader_tgid;
 
-/* Set by the reader for a run: rows only of threads in uninterruptible sleep (D, and idle I). */
+/*
+ * Set by the reader for a run: rows only of threads in uninterruptible sleep (D, and idle I), or
+ * waiting for an rtlock (PREEMPT_RT's sleeping spinlocks, which /proc shows as D too).
+ */
 __u32 only_blocked;
 
-#define TASK_UNINTERRUPTIBLE_BIT 0x2
+#define TASK_BLOCKED_BITS (0x2 | 0x1000) /* TASK_UNINTERRUPTIBLE, TASK_RTLOCK_WAIT */
 
 /* Before Linux 5.14 a task's state was `state`. */
 struct task_struct___state {
@@ -62,7 +65,7 @@ int rows(struct bpf_iter__task *ctx)
 	else
 		row.state = ((struct task_struct___state *)task)->state;
 	row.exit_state = task->exit_state;
-	if (only_blocked && !(row.state & TASK_UNINTERRUPTIBLE_BIT))
+	if (only_blocked && !(row.state & TASK_BLOCKED_BITS))
 		return 0;
 	row.start_ns = leader->start_boottime;
 	/* The kernel's I/O accounting (CONFIG_TASK_XACCT and CONFIG_TASK_IO_ACCOUNTING), as /proc/PID/io sums it. */

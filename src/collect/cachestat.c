@@ -657,10 +657,11 @@ int cachestat_take(struct cachestat_proc **procs, size_t *nprocs, struct cachest
 	return 0;
 }
 
-void cachestat_drain(void)
+int cachestat_drain(void)
 {
-	if (ring)
-		ring_buffer__consume(ring);
+	int n = ring ? ring_buffer__consume(ring) : 0;
+
+	return n > 0 ? n : 0;
 }
 
 void cachestat_stop(void)
@@ -711,8 +712,9 @@ void cachestat_stop(void)
 {
 }
 
-void cachestat_drain(void)
+int cachestat_drain(void)
 {
+	return 0;
 }
 
 const char *cachestat_mechanism(void)

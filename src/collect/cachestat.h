@@ -82,9 +82,9 @@ int cachestat_take(struct cachestat_proc **procs, size_t *nprocs, struct cachest
 /*
  * Adds up what threads handed over so far, for the next cachestat_take: a long round drained
  * now and then keeps the buffer the kernel hands over in from filling (what does not fit is
- * counted in the totals' dropped, and lost to processes and files).
+ * counted in the totals' dropped, and lost to processes and files). The hand-overs added up.
  */
-void cachestat_drain(void);
+int cachestat_drain(void);
 /* Detaches and unloads; safe to call twice, and from an exit path. */
 void cachestat_stop(void);
 

@@ -469,10 +469,11 @@ struct watch {
 	uint64_t called_ns;             /* when the window was asked for: start_ns, or after it when carried */
 	uint64_t interval_ns;           /* between samples: sample_ns, or ten times a scan that took longer */
 	unsigned samples;               /* taken so far; the index of the next */
-	unsigned walks;                 /* samples that walked every thread (the others found none in D) */
+	unsigned walks;                 /* samples that walked the threads (or those in D alone) */
 	unsigned in_d;                  /* threads in D at the last sample that walked */
 	bool exits_lost;                /* an end eBPF had no room for: every sample walks from then on */
 	bool carried;                   /* begun where the last window ended, whose end walked every thread */
+	int handed;                     /* cache hand-overs added up at the last sample */
 	struct vmstat vm_start, vm_end;
 	struct meminfo mem_end;
 	bool vm_known, mem_known;
@@ -678,12 +679,16 @@ static void watch_dirty(struct watch *w, const struct task_iter_look *look)
 /*
  * Whether a recorder's window is quiet enough to be sampled less often: no thread in D (counted
  * by the look, each one a rule may judge stuck or throttled), no O_DIRECT process (its rates go by
- * rounds), no end lost, and the pages dirty and under writeback known to be far from their limits
- * (below where watch_dirty reads them). The next sample that sees any of these is a second away.
+ * rounds), no end lost, the pages dirty and under writeback known to be far from their limits
+ * (below where watch_dirty reads them), and few cache hand-overs since the last sample (the
+ * buffer they wait in holds some 130,000: a reader going through many files fills it in a few
+ * seconds). The next sample that sees any of these is a second away.
  */
+#define QUIET_HANDOVERS 10000
 static bool sample_quiet(const struct watch *w, const struct task_iter_look *look)
 {
 	return look->blocked == 0 && !w->in_d && w->task_iter && !w->exits_lost && !direct_live(&w->direct) &&
+	       w->handed < QUIET_HANDOVERS &&
 	       look->dirty >= 0 && w->thresh &&
 	       (uint64_t)(look->dirty + look->writeback) < (w->thresh + w->bg_thresh) / 4;
 }
@@ -720,7 +725,7 @@ static void watch_sample(struct watch *w)
 		w->in_d = 0;
 	}
 	if (w->bpf) /* what threads handed over, added up now: a long window's would not all fit */
-		cachestat_drain();
+		w->handed = cachestat_drain();
 	/* By this sample's round: one not walked holds none (a process found now waits for the next). */
 	if (walks && (rounds || !iter))
 		direct_refresh_io(&w->direct);

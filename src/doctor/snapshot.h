@@ -198,7 +198,7 @@ struct doctor_snapshot {
 	double seconds;       /* watched */
 	uint64_t page_size;
 	unsigned samples;
-	unsigned walks; /* the samples that walked every thread (the others: none in D, no round needed) */
+	unsigned walks; /* samples that walked the threads (or those in D alone; the others: none in D) */
 	bool exits_ebpf; /* processes' I/O counted to their ends (eBPF at each exit), not as last seen */
 	/* O_DIRECT */
 	bool odirect_ebpf;
