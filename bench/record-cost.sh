@@ -2,12 +2,15 @@
 # Measures what the flight recorder costs beside the collectors people keep running to look back: sysstat's sadc (sar's, with the disks) and atop -w; CPU time and bytes for the same samples, both per day at 10 s; and how long looking back at a day takes (iolens stat -x --from and doctor --from over a day of frames made from the store's).
 set -euo pipefail
 
-usage="usage: ${0##*/} [--samples N] [--interval S] [--doctor]
+usage="usage: ${0##*/} [--samples N] [--interval S] [--doctor] [--busy N]
   Runs side by side, for N samples (default 60) every S seconds (default 1: an hour's 360 samples
   of the usual 10 s take a minute):
     iolens  iolens record --count N S                 (with --doctor: iolens record --doctor)
     sadc    /usr/lib/sysstat/sadc -S XDISK S N FILE   (sar -d's disks and partitions)
     atop    atop -w FILE S N
+  With --busy N, a load runs beside them all along: N short processes a second, each reading one
+  of 100 files of 256 KiB (cat), as a build or a CI machine starts them; each collector's cost
+  is then what such a machine pays (iolens keeps each process's reads; atop looks at each).
   Prints each one's CPU seconds (user + system, GNU time), bytes written, both per sample and
   per day at one sample every 10 s, and iolens's ratios to the peers; with --doctor, also a
   window's CPU after the eBPF programs' one load (the recorder's and its children's, read from
@@ -17,12 +20,13 @@ usage="usage: ${0##*/} [--samples N] [--interval S] [--doctor]
   --doctor, doctor --from too. Goals (issue 35): CPU at most sadc's, bytes a day at most
   atop's, a day looked back at in a few seconds.
 env: IOLENS (default ./iolens of this repository), SAMPLES, INTERVAL; the options win."
-samples=${SAMPLES:-60} interval=${INTERVAL:-1} doctor=
+samples=${SAMPLES:-60} interval=${INTERVAL:-1} doctor= busy=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--samples) samples=$2; shift 2 ;;
 	--interval) interval=$2; shift 2 ;;
 	--doctor) doctor=--doctor; shift ;;
+	--busy) busy=$2; shift 2 ;;
 	-h|--help) echo "$usage"; exit 0 ;;
 	*) echo "$usage" >&2; exit 2 ;;
 	esac
@@ -34,7 +38,18 @@ for tool in "$SADC" atop /usr/bin/time; do
 	command -v "$tool" >/dev/null || { echo "${0##*/}: $tool: not installed (make test-deps)" >&2; exit 1; }
 done
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+load=
+trap '[ -z "$load" ] || kill "$load" 2>/dev/null; rm -rf "$T"' EXIT
+case $busy in ''|*[!0-9]*) echo "$usage" >&2; exit 2 ;; esac
+if [ "$busy" -gt 0 ]; then
+	mkdir "$T/busy"
+	for i in $(seq 0 99); do head -c 262144 /dev/urandom >"$T/busy/f$i"; done
+	( i=0; while :; do
+		for ((j = 0; j < busy; j++)); do cat "$T/busy/f$(( (i + j) % 100 ))" >/dev/null; done
+		i=$((i + busy)); sleep 1
+	done ) &
+	load=$!
+fi
 
 # A process's CPU time in ns so far with its children's: their threads running (schedstat), and the
 # children they reaped (cutime and cstime, in clock ticks).
