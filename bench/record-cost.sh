@@ -71,6 +71,7 @@ timer=$!
 /usr/bin/time -f "%U %S" -o "$T/sadc.time" "$SADC" -S XDISK "$interval" "$samples" "$T/sa" 2>"$T/sadc.err" &
 sadc_timer=$!
 /usr/bin/time -f "%U %S" -o "$T/atop.time" atop -w "$T/atop.raw" "$interval" "$samples" >/dev/null 2>"$T/atop.err" &
+atop_timer=$!
 # With --doctor, the CPU of the windows after the first two (the first: the eBPF programs' load),
 # over whole intervals timed by the clock, not by polling the store: a process started at each look
 # (iolens record --list, even sleep) would be a process the recorder watches start, read and end,
@@ -88,7 +89,7 @@ if [ -n "$doctor" ] && [ "$samples" -gt 5 ]; then
 	t1=$(date +%s%N) to="$(cpu_ns "$recorder") $(cpu_ns "$sadc")"
 	windows=$(awk -v ns=$((t1 - t0)) -v i="$interval" 'BEGIN { printf "%.2f", ns / 1e9 / i }')
 fi
-wait
+wait "$timer" "$sadc_timer" "$atop_timer" # (not the load, which runs until the end)
 
 cpu() { awk '{ printf "%.3f", $1 + $2 }' "$T/$1.time"; }
 bytes() { du -sb "$1" | cut -f 1; }
