@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collect/span.h"
 #include "collect/sysroot.h"
 #include "common/util.h"
 
@@ -80,16 +81,7 @@ int mounts_read(struct mounts *out)
 
 bool mount_option(const struct mount *m, const char *option)
 {
-	size_t n = strlen(option);
-
-	for (const char *o = m->options; o && *o;) {
-		size_t len = strcspn(o, ",");
-
-		if (len == n && !memcmp(o, option, n))
-			return true;
-		o += len + (o[len] == ',');
-	}
-	return false;
+	return m->options && span_lists((struct span){ m->options, m->options + strlen(m->options) }, option);
 }
 
 void mounts_free(struct mounts *m)

@@ -291,17 +291,9 @@ static int mountinfo_line(struct span line, struct mount_device *mount)
 		}
 	mount->type = xcalloc(span_length(type) + 1, 1);
 	memcpy(mount->type, type.start, span_length(type));
-	/* Then the source, and the superblock's options, comma-separated. */
-	mount->project_quota = false;
-	if (procfs_next_word(&line, &word) && procfs_next_word(&line, &word))
-		for (const char *p = word.start; p < word.end;) {
-			const char *comma = memchr(p, ',', (size_t)(word.end - p));
-			const char *stop = comma ? comma : word.end;
-
-			if (stop - p == 8 && !memcmp(p, "prjquota", 8))
-				mount->project_quota = true;
-			p = stop + (comma != NULL);
-		}
+	/* Then the source, and the superblock's options. */
+	mount->project_quota = procfs_next_word(&line, &word) && procfs_next_word(&line, &word) &&
+			       span_lists(word, "prjquota");
 	return 0;
 }
 

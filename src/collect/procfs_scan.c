@@ -51,6 +51,19 @@ bool procfs_next_word(struct span *line, struct span *word)
 	return true;
 }
 
+bool span_lists(struct span list, const char *item)
+{
+	while (list.start < list.end) {
+		const char *comma = memchr(list.start, ',', span_length(list));
+		struct span one = { list.start, comma ? comma : list.end };
+
+		if (span_equals(one, item))
+			return true;
+		list.start = one.end + (comma != NULL);
+	}
+	return false;
+}
+
 struct span procfs_trim(struct span line)
 {
 	while (line.start < line.end && is_blank(*line.start))

@@ -22,6 +22,8 @@ bool procfs_next_line(const char **cursor, const char *end, struct span *line);
 bool procfs_next_word(struct span *line, struct span *word);
 /* The line without its leading and trailing blanks. */
 struct span procfs_trim(struct span line);
+/* Whether item is one of the comma-separated items of list (a mount's options: "rw,prjquota"). */
+bool span_lists(struct span list, const char *item);
 
 static inline size_t span_length(struct span text)
 {
