@@ -15,18 +15,34 @@
 #include "common/bounded.h"
 #include "common/util.h"
 
+/*
+ * The filesystems of filesystem_pseudo, each with whether it is the kernel's own, its names its
+ * objects' (no disk, no server, no automount): a path crosses it without waiting on anything.
+ */
+static const struct pseudo_fs {
+	const char *type;
+	bool kernel_own;
+} pseudo[] = {
+	{ "proc", true },      { "sysfs", true },     { "cgroup", true },      { "cgroup2", true },
+	{ "devpts", true },    { "mqueue", true },    { "debugfs", true },     { "tracefs", true },
+	{ "securityfs", true }, { "pstore", true },   { "bpf", true },         { "configfs", true },
+	{ "fusectl", false },  { "binfmt_misc", true }, { "hugetlbfs", true }, { "autofs", false },
+	{ "rpc_pipefs", false }, { "nsfs", true },    { "efivarfs", false },   { "selinuxfs", true },
+	{ "squashfs", false }, { "iso9660", false },  { "erofs", false },      { "overlay", false },
+	{ "devtmpfs", false }, { "ramfs", false },
+};
+
+static const struct pseudo_fs *pseudo_of(const char *type)
+{
+	for (size_t i = 0; i < sizeof(pseudo) / sizeof(pseudo[0]); i++)
+		if (!strcmp(type, pseudo[i].type))
+			return &pseudo[i];
+	return NULL;
+}
+
 bool filesystem_pseudo(const char *type)
 {
-	static const char *const pseudo[] = { "proc", "sysfs", "cgroup", "cgroup2", "devpts", "mqueue", "debugfs",
-					      "tracefs", "securityfs", "pstore", "bpf", "configfs", "fusectl",
-					      "binfmt_misc", "hugetlbfs", "autofs", "rpc_pipefs", "nsfs", "efivarfs",
-					      "selinuxfs", "squashfs", "iso9660", "erofs", "overlay", "devtmpfs",
-					      "ramfs" };
-
-	for (size_t i = 0; i < sizeof(pseudo) / sizeof(pseudo[0]); i++)
-		if (!strcmp(type, pseudo[i]))
-			return true;
-	return false;
+	return pseudo_of(type) != NULL;
 }
 
 static void probe_in_child(void *arg)
@@ -47,20 +63,6 @@ static bool ext_family(const char *type)
 	return !strcmp(type, "ext4") || !strcmp(type, "ext3") || !strcmp(type, "ext2");
 }
 
-/* A filesystem of the kernel's own, whose names are its objects' (no disk, no server, no automount). */
-static bool kernel_own(const char *type)
-{
-	static const char *const own[] = { "proc",   "sysfs",     "cgroup",     "cgroup2", "devpts",
-					   "mqueue", "debugfs",   "tracefs",    "securityfs", "pstore",
-					   "bpf",    "configfs",  "binfmt_misc", "selinuxfs", "nsfs",
-					   "hugetlbfs" };
-
-	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
-		if (!strcmp(type, own[i]))
-			return true;
-	return false;
-}
-
 /*
  * Whether stat and statfs of m's root are answered from memory (see filesystem_probe_safe): an
  * ext4 whose project quotas are enforced (prjquota) has statfs of a root inheriting a project
@@ -78,7 +80,9 @@ static bool answers_alone(const struct mount_device *m)
  */
 static bool crossed_alone(const struct mount_device *m)
 {
-	return in_memory(m->type) || kernel_own(m->type) ||
+	const struct pseudo_fs *p = pseudo_of(m->type);
+
+	return in_memory(m->type) || (p && p->kernel_own) ||
 	       (m->major && strncmp(m->type, "fuse", 4) && strcmp(m->type, "gfs2") && strcmp(m->type, "ocfs2"));
 }
 
