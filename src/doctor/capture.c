@@ -629,11 +629,9 @@ static bool sample_rounds(const struct watch *w)
  * watch. A walk for the threads in D alone has the iterator write their rows only, and takes no
  * round (the ends it reads wait in the rounds for the next one).
  */
-static bool sample_walks(struct watch *w, long blocked)
+static bool sample_walks(const struct watch *w, bool rounds, long blocked)
 {
-	if (sample_rounds(w) || w->in_d)
-		return true;
-	return blocked != 0; /* (-errno: not known, walked) */
+	return rounds || w->in_d || blocked != 0; /* (-errno: not known, walked) */
 }
 
 /* Whether dirty + writeback pages make a new peak of the window (the first sample always does). */
@@ -677,18 +675,18 @@ static void watch_dirty(struct watch *w, const struct task_iter_look *look)
 }
 
 /*
- * Whether a recorder's window is quiet enough to be sampled less often: no thread in D (counted
- * by the look, each one a rule may judge stuck or throttled), no O_DIRECT process (its rates go by
- * rounds), no end lost, the pages dirty and under writeback known to be far from their limits
- * (below where watch_dirty reads them), and few cache hand-overs since the last sample (the
- * buffer they wait in holds some 130,000: a reader going through many files fills it in a few
- * seconds). The next sample that sees any of these is a second away.
+ * Whether a recorder's window is quiet enough to be sampled less often, after a sample: no thread
+ * in D (counted by the look, each one a rule may judge stuck or throttled), no round wanted (an
+ * O_DIRECT process's rates, an end lost, no iterator: sample_rounds), the pages dirty and under
+ * writeback known to be far from their limits (below where watch_dirty reads them), and few cache
+ * hand-overs since the last sample (the buffer they wait in holds some 130,000: a reader going
+ * through many files fills it in a few seconds). The next sample that sees any of these is a
+ * second away.
  */
 #define QUIET_HANDOVERS 10000
 static bool sample_quiet(const struct watch *w, const struct task_iter_look *look)
 {
-	return look->blocked == 0 && !w->in_d && w->task_iter && !w->exits_lost && !direct_live(&w->direct) &&
-	       w->handed < QUIET_HANDOVERS &&
+	return look->blocked == 0 && !w->in_d && !sample_rounds(w) && w->handed < QUIET_HANDOVERS &&
 	       look->dirty >= 0 && w->thresh &&
 	       (uint64_t)(look->dirty + look->writeback) < (w->thresh + w->bg_thresh) / 4;
 }
@@ -698,7 +696,7 @@ static void watch_sample(struct watch *w)
 	uint64_t probe_ns = w->direct.probe_ns, lost;
 	struct task_iter_look look;
 	struct task_iter it;
-	bool iter = false, walks, rounds = false;
+	bool iter = false, walks, rounds;
 
 	w->sample_ns = monotonic_ns();
 	if (task_iter_look(&look) != 0)
@@ -713,10 +711,11 @@ static void watch_sample(struct watch *w)
 		direct_scan_fdinfo(&w->direct, w->task_iter);
 	w->direct.lost = lost;
 	odirect_drain();
-	if ((walks = sample_walks(w, look.blocked))) {
-		rounds = sample_rounds(w);
+	rounds = sample_rounds(w);
+	if ((walks = sample_walks(w, rounds, look.blocked))) {
 		iter = watch_tasks(w, &it, !rounds);
-		if (rounds || !iter)
+		rounds = rounds || !iter; /* (/proc's walk, without the iterator, is a round) */
+		if (rounds)
 			io_window_round(&w->io, iter ? &it : NULL);
 		else
 			proc_io_rounds_exits(&w->io.rounds, it.exits, it.nexits);
@@ -727,7 +726,7 @@ static void watch_sample(struct watch *w)
 	if (w->bpf) /* what threads handed over, added up now: a long window's would not all fit */
 		w->handed = cachestat_drain();
 	/* By this sample's round: one not walked holds none (a process found now waits for the next). */
-	if (walks && (rounds || !iter))
+	if (rounds)
 		direct_refresh_io(&w->direct);
 	watch_dirty(w, &look);
 	if (iter) {
