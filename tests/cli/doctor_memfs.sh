@@ -14,8 +14,6 @@ why=$(child_probed_fs "$T/btrfs.img") || skip_all "$why"
 SRC=$T/src MNT=$T/mnt RAM=$T/ram EXT=$T/ext BTR=$T/btr
 mkdir -p "$SRC/sub" "$MNT" "$RAM" "$EXT" "$BTR"
 dq() { python3 "$TOP/tests/cli/doctor_query.py" "$@" 2>>"$T/dq.err"; }
-# (LeakSanitizer cannot run under ptrace: a sanitized build's leaks are checked by the other runs)
-STRACED=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=execve,statfs)
 
 # ---- A tmpfs with 3 MiB in it, an ext4 and a btrfs on loop devices: the test's own ----------------
 
@@ -36,15 +34,14 @@ statvfs() { python3 -c 'import os, sys
 v = os.statvfs(sys.argv[1])
 print(v.f_blocks, v.f_bfree, v.f_bavail, v.f_files, v.f_ffree, v.f_frsize)' "$1"; }
 
-run "${STRACED[@]}" -o "$T/strace" "$IOLENS" doctor --record "$T/snap" 1
+run "${STATFS_TRACED[@]}" -o "$T/strace" "$IOLENS" doctor --record "$T/snap" 1
 check_match "doctor 1 under strace (exit $RC)" "^[034]$" "$RC"
 numbers() { awk -v d="$1" '$1 == "mount" && $2 == d { print $7, $8, $9, $10, $11, $13 }' "$T/snap"; }
 check_eq "the tmpfs in the snapshot: statvfs's blocks, free, available, files, free files, fragment size" \
 	"$(statvfs "$RAM")" "$(numbers "$RAM")"
 check_eq "the ext4 in the snapshot: statvfs's too" "$(statvfs "$EXT")" "$(numbers "$EXT")"
-doctor_pid=$(awk '/execve\(.*iolens/ { print $1; exit }' "$T/strace")
-# askers DIR: the processes that asked DIR's statfs (strace's pid column).
-askers() { awk -v d="statfs(\"$1\"," 'index($0, d) { print $1 }' "$T/strace" | sort -u | tr '\n' ' '; }
+doctor_pid=$(traced_iolens "$T/strace")
+askers() { statfs_askers "$T/strace" "$1"; }
 check_eq "… the tmpfs asked by doctor itself (pid $doctor_pid), no child" "$doctor_pid " "$(askers "$RAM")"
 check_eq "… the ext4 too" "$doctor_pid " "$(askers "$EXT")"
 btrfs_askers=$(askers "$BTR")

@@ -28,12 +28,10 @@ chattr -p 7 +P "$MNT" || { not_ok "chattr -p 7 +P $MNT"; exit 1; }
 # (a guest of make check-kernels sees the host's files through 9p: a network filesystem crossed)
 crossed=$( { findmnt -n -o FSTYPE /; findmnt -n -o FSTYPE -T "$T"; } | grep -E '^(9p|nfs|cifs|smb|fuse|overlay|autofs)' | head -1)
 
-# askers: the processes that asked the mount's statfs (strace's pid column).
-askers() { awk -v s="statfs(\"$MNT\"," 'index($0, s) { print $1 }' "$T/strace" | sort -u | tr '\n' ' '; }
-STRACED=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=execve,statfs)
+askers() { statfs_askers "$T/strace" "$MNT"; }
 doctor_asks() {
-	run "${STRACED[@]}" -o "$T/strace" "$IOLENS" doctor --record "$T/snap" 0
-	doctor_pid=$(awk '/execve\(.*iolens/ { print $1; exit }' "$T/strace")
+	run "${STATFS_TRACED[@]}" -o "$T/strace" "$IOLENS" doctor --record "$T/snap" 0
+	doctor_pid=$(traced_iolens "$T/strace")
 }
 
 check_eq "mounted prjquota: /proc/self/mountinfo says so, as doctor reads it" "prjquota yes in-place no" \

@@ -40,6 +40,14 @@ child_probed_fs() {
 	truncate -s 120M "$1" && mkfs.btrfs -q -f "$1" >/dev/null 2>&1 || { echo "mkfs.btrfs $1 failed"; return 1; }
 }
 
+# A command run under strace for the statfs calls it and its children make (execve too, for its
+# pid). LeakSanitizer cannot run under ptrace: a sanitized build's leaks are checked by other runs.
+STATFS_TRACED=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=execve,statfs)
+# traced_iolens STRACE: the pid of the iolens that STRACE (strace -f -o's file) saw start.
+traced_iolens() { awk '/execve\(.*iolens/ { print $1; exit }' "$1"; }
+# statfs_askers STRACE DIR: the processes that asked DIR's statfs (strace's pid column), each once.
+statfs_askers() { awk -v d="statfs(\"$2\"," 'index($0, d) { print $1 }' "$1" | sort -u | tr '\n' ' '; }
+
 t_count=0
 ok()     { t_count=$((t_count + 1)); echo "ok $t_count - $*"; }
 not_ok() { t_count=$((t_count + 1)); echo "not ok $t_count - $*"; }

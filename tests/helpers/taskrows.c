@@ -73,6 +73,7 @@ int main(int argc, char **argv)
 {
 	struct task_iter it;
 	const char *why = NULL;
+	bool in_d;
 	int rc;
 
 	if (argc > 2 && !strcmp(argv[1], "--vfork")) {
@@ -172,27 +173,17 @@ int main(int argc, char **argv)
 		proc_pids_close(&pids);
 		return 0;
 	}
-	if (argc > 1 && !strcmp(argv[1], "--in-d")) {
-		if ((rc = task_iter_start(&why)) != 0 || (rc = task_iter_read_blocked(&it)) != 0) {
-			fprintf(stderr, "taskrows: %s\n", why ? why : strerror(-rc));
-			return 1;
-		}
-		for (size_t i = 0; i < it.nthreads; i++)
-			print_thread(it.threads[i].pid, &it.threads[i].task, NULL);
-		task_iter_free(&it);
-		task_iter_stop();
-		return 0;
-	}
-	if ((rc = task_iter_start(&why)) != 0 || (rc = task_iter_read(&it)) != 0) {
+	in_d = argc > 1 && !strcmp(argv[1], "--in-d");
+	if ((rc = task_iter_start(&why)) != 0 || (rc = in_d ? task_iter_read_blocked(&it) : task_iter_read(&it)) != 0) {
 		fprintf(stderr, "taskrows: %s\n", why ? why : strerror(-rc));
 		return 1;
 	}
-	for (size_t i = 0; i < it.nprocs; i++)
+	for (size_t i = 0; i < it.nprocs && !in_d; i++)
 		print_proc(&it.procs[i]);
 	for (size_t i = 0; i < it.nthreads; i++)
 		print_thread(it.threads[i].pid, &it.threads[i].task, NULL);
 	task_iter_free(&it);
-	{
+	if (!in_d) {
 		struct task_iter_fd *fds;
 		size_t n;
 
