@@ -37,6 +37,8 @@ __u32 reader_tgid;
 __u32 only_blocked;
 
 #define TASK_BLOCKED_BITS (0x2 | 0x1000) /* TASK_UNINTERRUPTIBLE, TASK_RTLOCK_WAIT */
+#define SIGCHLD_NR 17           /* x86, arm64, riscv, powerpc, s390 (the generic numbers) */
+#define SA_NOCLDWAIT_FLAG 2     /* the same */
 
 /* Before Linux 5.14 a task's state was `state`. */
 struct task_struct___state {
@@ -143,6 +145,15 @@ int BPF_PROG(exited, struct task_struct *task)
 		return 0;
 	}
 	BPF_CORE_READ_STR_INTO(&row->comm, leader, comm);
+	/* As exit_notify will judge it (do_notify_parent), the parent's handler being read now. */
+	{
+		struct sighand_struct *hand = BPF_CORE_READ(task, real_parent, sighand);
+		struct k_sigaction *chld = hand ? &hand->action[SIGCHLD_NR - 1] : NULL;
+
+		row->autoreaped = chld && ((unsigned long)BPF_CORE_READ(chld, sa.sa_handler) == 1 /* SIG_IGN */ ||
+					   (BPF_CORE_READ(chld, sa.sa_flags) & SA_NOCLDWAIT_FLAG));
+		row->unused = 0;
+	}
 	bpf_ringbuf_submit(row, 0);
 	return 0;
 }

@@ -21,6 +21,8 @@ struct exit_row {
 	__u64 start_ns;        /* its leader's start_boottime */
 	__u64 rchar, read_bytes, write_bytes;
 	char comm[16];         /* its leader's */
+	__u32 autoreaped;      /* its parent ignores SIGCHLD (or SA_NOCLDWAIT): no one takes its counts */
+	__u32 unused;
 };
 
 /* A file a process has open with O_DIRECT (a regular file or a block device), as fds_direct writes it. */

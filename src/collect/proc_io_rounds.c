@@ -287,13 +287,19 @@ static bool reaper_ignores(struct owing *o, pid_t pid)
 	return a->ignores;
 }
 
-/* The counts io of a process gone (of) owed by its reaper, unless that one ignores SIGCHLD. */
+/*
+ * The counts io of a process gone (of) owed by its reaper, unless that one ignores SIGCHLD: as its
+ * end said (end, when its parent is the reaper), else asked.
+ */
 static void owe_reaper(const struct proc_io_rounds *r, const struct proc_io_sample *of, const struct proc_io *io,
-		       const struct proc_io_sample *now, size_t n, struct owing *o)
+		       const struct proc_io_sample *end, const struct proc_io_sample *now, size_t n, struct owing *o)
 {
 	const struct proc_io_sample *reaper = reaper_of(r, of, now, n);
 
-	if (reaper && !reaper_ignores(o, reaper->pid))
+	if (!reaper)
+		return;
+	if (end && end->reap && end->ppid == reaper->pid ? end->reap == PROC_REAP_PARENT
+							 : !reaper_ignores(o, reaper->pid))
 		o->owed[o->nowed++] = (struct proc_io_owed){ reaper->pid, reaper->start_time, *io, false };
 }
 
@@ -325,7 +331,7 @@ static void take_gone(struct proc_io_rounds *r, const struct proc_io_sample *now
 			if (add_ended(r, v, end))
 				last = &r->ended[r->nended - 1].last;
 		}
-		owe_reaper(r, v, &last->io, now, n, o);
+		owe_reaper(r, v, &last->io, end, now, n, o);
 	}
 	for (size_t i = 0; i < nexits; i++) {
 		const struct proc_io_sample *e = &exits[i], *in_now = find(now, n, e->pid);
@@ -343,7 +349,7 @@ static void take_gone(struct proc_io_rounds *r, const struct proc_io_sample *now
 			continue;
 		born = (struct proc_io_sample){ .pid = e->pid, .ppid = e->ppid, .start_time = e->start_time };
 		add_ended(r, &born, e);
-		owe_reaper(r, e, &e->io, now, n, o);
+		owe_reaper(r, e, &e->io, e, now, n, o);
 	}
 	for (size_t i = 0; i < nexits; i++) /* (after: reaper_of looks among them all, in order) */
 		if (waits[i])

@@ -113,7 +113,9 @@ struct proc_io_sample {
 	uint64_t start_time; /* clock ticks after boot; PROCFS_UNKNOWN when stat did not say */
 	char comm[16];
 	struct proc_io io;
+	unsigned char reap;  /* an end's (eBPF): PROC_REAP_PARENT, PROC_REAP_AUTO, or 0 when not known */
 };
+enum { PROC_REAP_PARENT = 1 /* its parent takes its counts */, PROC_REAP_AUTO /* it ignores SIGCHLD */ };
 /* 0, or -errno (gone, or another user's without privilege) / -EINVAL. */
 int proc_io_sample_read(pid_t pid, struct proc_io_sample *out);
 

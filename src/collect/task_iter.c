@@ -53,7 +53,8 @@ static int on_exit_row(void *context, void *data, size_t size)
 				      .start_time = r->start_ns / tick_ns,
 				      .io = { .rchar = r->rchar,
 					      .read_bytes = r->read_bytes,
-					      .write_bytes = r->write_bytes } };
+					      .write_bytes = r->write_bytes },
+				      .reap = r->autoreaped ? PROC_REAP_AUTO : PROC_REAP_PARENT };
 	memcpy(p->comm, r->comm, sizeof(p->comm) - 1);
 	return 0;
 }

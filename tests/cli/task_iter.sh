@@ -166,22 +166,32 @@ def last():
     os._exit(0)
 threading.Thread(target=last).start()
 threading.Event().wait()' "$T/written2" | cat >"$T/ended" # (a pipe: its last write dirties no page of its own)
+# A server that ignores SIGCHLD: its child is reaped by the kernel, and its counts go to no one.
+AUTO_CHILD=$(python3 -c 'import os, signal, sys
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+print(pid)
+while os.path.exists("/proc/%d" % pid): pass')
 echo go >&"$exits_in"
 exec {exits_in}>&-
 cat <&"$exits_out" >"$T/exits"
 read -r E_PID E_PPID E_START E_RCHAR E_READ E_WRITE E_CHILD <"$T/ended"
 check_eq "its end: its /proc/self/io as it ended, its parent, start and name" \
-	"exit $E_PID $E_PPID $E_START $E_RCHAR $E_READ $E_WRITE python3" \
+	"exit $E_PID $E_PPID $E_START $E_RCHAR $E_READ $E_WRITE parent python3" \
 	"$(awk -v p="$E_PID" '$1 == "exit" && $2 == p' "$T/exits")"
 check "… rchar holds the 3 MiB its ended thread and reaped child read ($E_RCHAR)" [ "${E_RCHAR:-0}" -ge $((3 << 20)) ]
 case "$(fs_type "$T")" in
 tmpfs|ramfs) skip "… write_bytes: the scratch directory is on $(fs_type "$T"), which accounts no write" ;;
 *) check "… write_bytes the 1 MiB it wrote ($E_WRITE)" [ "${E_WRITE:-0}" -ge $((1 << 20)) ] ;;
 esac
-read -r _ _ c_ppid _ c_rchar _ <<<"$(awk -v p="$E_CHILD" '$1 == "exit" && $2 == p' "$T/exits")"
-check "its child's end too, its parent that process, with the 2 MiB it read ($c_rchar)" \
-	[ "$c_ppid" = "$E_PID" ] && [ "${c_rchar:-0}" -ge $((2 << 20)) ]
-check_eq "… no end lost, none of taskrows itself" "" "$(grep -x lost "$T/exits"; awk '$1 == "exit" && $8 == "taskrows"' "$T/exits")"
+read -r _ _ c_ppid _ c_rchar _ _ c_reap _ <<<"$(awk -v p="$E_CHILD" '$1 == "exit" && $2 == p' "$T/exits")"
+check "its child's end too, its parent that process (which takes its counts), with the 2 MiB it read ($c_rchar)" \
+	[ "$c_ppid" = "$E_PID" ] && [ "${c_rchar:-0}" -ge $((2 << 20)) ] && [ "$c_reap" = parent ]
+check_eq "… no end lost, none of taskrows itself" "" "$(grep -x lost "$T/exits"; awk '$1 == "exit" && $9 == "taskrows"' "$T/exits")"
+check_eq "a child of a parent that ignores SIGCHLD: its end says no one takes its counts" auto \
+	"$(awk -v p="$AUTO_CHILD" '$1 == "exit" && $2 == p { print $8 }' "$T/exits")"
 
 # One look (a system call) at the pages dirty and under writeback, as doctor samples them between
 # its walks: the nodes' counters, reached through the root memory cgroup, held to /proc/vmstat's

@@ -12,7 +12,8 @@
  * taskrows --vfork SECONDS: a parent waiting in D (a vfork's, killable) for SECONDS, its child asleep.
  * taskrows --exits: loads the iterator, says "ready", reads a line of stdin, then prints the
  * processes that ended meanwhile as eBPF saw them end, one line each:
- *   exit PID PPID START_TICKS RCHAR READ_BYTES WRITE_BYTES COMM
+ *   exit PID PPID START_TICKS RCHAR READ_BYTES WRITE_BYTES REAP COMM
+ * REAP: "parent" (its parent takes its counts as it reaps it), or "auto" (the parent ignores SIGCHLD).
  * taskrows --blocked: how many threads are in D now, as task_iter_blocked counts them.
  * taskrows --in-d: the thread lines of a run for the threads in D alone (task_iter_read_blocked).
  * taskrows --pages: the pages dirty and under writeback as task_iter_look counts them, each
@@ -125,10 +126,12 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		for (size_t i = 0; i < it.nexits; i++)
-			printf("exit %d %d %llu %llu %llu %llu %s\n", (int)it.exits[i].pid, (int)it.exits[i].ppid,
+			printf("exit %d %d %llu %llu %llu %llu %s %s\n", (int)it.exits[i].pid, (int)it.exits[i].ppid,
 			       (unsigned long long)it.exits[i].start_time, (unsigned long long)it.exits[i].io.rchar,
 			       (unsigned long long)it.exits[i].io.read_bytes,
-			       (unsigned long long)it.exits[i].io.write_bytes, it.exits[i].comm);
+			       (unsigned long long)it.exits[i].io.write_bytes,
+			       it.exits[i].reap == PROC_REAP_AUTO ? "auto" : it.exits[i].reap ? "parent" : "unknown",
+			       it.exits[i].comm);
 		if (it.exits_lost)
 			printf("lost\n");
 		task_iter_free(&it);

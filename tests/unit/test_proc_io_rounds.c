@@ -200,6 +200,36 @@ static void test_identity(void **state)
 	proc_io_rounds_free(&r);
 }
 
+/*
+ * An end that says whether its parent takes its counts (eBPF reads the parent's SIGCHLD action as
+ * the child exits) is believed, and the parent not asked: a server that ignores SIGCHLD keeps all
+ * its own reads; a shell gives up its child's. Each is asked nothing (the answer would be the
+ * opposite: the two cases would fail).
+ */
+static void test_end_says_reaper(void **state)
+{
+	for (int autoreaped = 0; autoreaped <= 1; autoreaped++) {
+		struct proc_io_rounds r = {0};
+		struct proc_io_delta deltas[2];
+		bool known[2];
+		struct reapers_say say = { .ignore = !autoreaped };
+		struct proc_io_sample end = proc(200, 100, 60, "w", MIB);
+		(void)state;
+
+		end.reap = autoreaped ? PROC_REAP_AUTO : PROC_REAP_PARENT;
+		proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "srv", 0), proc(200, 100, 60, "w", 0) },
+				    2, 70, reapers_answer, &say, deltas, known);
+		proc_io_rounds_exits(&r, &end, 1);
+		/* the parent's own MiB, and the child's MiB too when it reaped it */
+		proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "srv", (2 - autoreaped) * MIB) }, 1,
+				    80, reapers_answer, &say, deltas, known);
+		assert_int_equal(say.asked, 0);
+		assert_true(known[0]);
+		assert_int_equal(deltas[0].missed_pages, 256);
+		proc_io_rounds_free(&r);
+	}
+}
+
 /* The ends handed before a round (exits), then the round. */
 static void take_ending(struct proc_io_rounds *r, struct proc_io_sample *now, size_t n, uint64_t ticks,
 			struct proc_io_sample *exits, size_t nexits, struct round *out)
@@ -355,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_reaped_child),     cmocka_unit_test(test_reap_seen_late),
 		cmocka_unit_test(test_born_within_round), cmocka_unit_test(test_grandparent),
 		cmocka_unit_test(test_ignores_sigchld),  cmocka_unit_test(test_reaper_asked_once),
+		cmocka_unit_test(test_end_says_reaper),
 		cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_ended_child),      cmocka_unit_test(test_born_and_ended),
 		cmocka_unit_test(test_end_waits),        cmocka_unit_test(test_parent_born_within_round),
