@@ -1562,6 +1562,29 @@ static const struct inode_name_hint *names_hints(const struct file_id *ids, size
 	return hints;
 }
 
+/*
+ * The files a recorder's looker did not name in a window (deleted since, or out of its reach in
+ * NAMING_NS): not looked for again for UNFOUND_NS, shown by device and inode meanwhile. Without it
+ * a machine that reads and deletes temporary files (a build, CI) had every window read every
+ * process's files and walk its disks for the same files again, up to NAMING_NS of a CPU a window.
+ * An inode number taken by a new file meanwhile goes unnamed until then.
+ */
+#define UNFOUND_KEPT 1024
+#define UNFOUND_NS (600 * 1000000000ull)
+static struct unfound {
+	dev_t dev;
+	uint64_t ino, until_ns;
+} unfound[UNFOUND_KEPT];
+static size_t unfound_next;
+
+static bool name_unfound(dev_t dev, uint64_t ino, uint64_t now)
+{
+	for (size_t i = 0; i < UNFOUND_KEPT; i++)
+		if (unfound[i].until_ns > now && unfound[i].ino == ino && unfound[i].dev == dev)
+			return true;
+	return false;
+}
+
 static void snap_cache(struct doctor_snapshot *s, const struct watch *w)
 {
 	struct cachestat_proc *procs = NULL;
@@ -1602,6 +1625,7 @@ static void snap_cache(struct doctor_snapshot *s, const struct watch *w)
 		struct inode_names names = {0};
 		struct file_id *ids = xcalloc(nfiles ? nfiles : 1, sizeof(*ids));
 		size_t wanted = 0;
+		uint64_t now = monotonic_ns();
 
 		s->cache_files = xcalloc(nfiles ? nfiles : 1, sizeof(*s->cache_files));
 		for (size_t i = 0; i < nfiles; i++) {
@@ -1612,7 +1636,7 @@ static void snap_cache(struct doctor_snapshot *s, const struct watch *w)
 						       .ino = files[i].ino };
 			counted(&files[i].counters, &f->accesses, &f->misses, &f->refaults);
 			row = (struct miss_row){ .accesses = f->accesses, .misses = f->misses };
-			if (snap_miss_matters(s, &row))
+			if (snap_miss_matters(s, &row) && !(keep_programs && name_unfound(files[i].dev, files[i].ino, now)))
 				ids[wanted++] = (struct file_id){ files[i].dev, files[i].ino };
 		}
 		s->ncache_files = nfiles;
@@ -1630,6 +1654,9 @@ static void snap_cache(struct doctor_snapshot *s, const struct watch *w)
 				snprintf(f->name, sizeof(f->name), "%s", name);
 				if (name != unknown && major(files[i].dev)) /* (hints are for block devices) */
 					name_keep(files[i].dev, files[i].ino, name);
+				else if (name == unknown && keep_programs && !name_unfound(files[i].dev, files[i].ino, now))
+					unfound[unfound_next++ % UNFOUND_KEPT] =
+					    (struct unfound){ files[i].dev, files[i].ino, now + UNFOUND_NS };
 			}
 		}
 		free((void *)names.hints);

@@ -323,4 +323,63 @@ else
 	skip "files' names from window to window: need root and a scratch directory that can be evicted"
 fi
 
+# A file deleted while a process reads it on from storage (a temporary file; a build or CI makes
+# them by the thousand), beside one it keeps: the deleted one has no name to find, and a recorder
+# looks for it once, not every window (every process's open files read, and its disk walked,
+# again and again). The truth: strace's count of the children that read processes' open files
+# (/proc/PID/fd), and the kept file's path in every window.
+if is_root && can_evict && command -v strace >/dev/null; then
+	mkdir "$T/unfound"
+	python3 -c 'import os, sys, time
+d = sys.argv[1]
+for name in ("gone", "kept"):
+    with open(d + "/" + name, "wb") as f:
+        f.write(os.urandom(4 << 20))
+fds = [os.open(d + "/" + name, os.O_RDONLY) for name in ("gone", "kept")]
+os.unlink(d + "/gone")
+with open(d + "/reading", "w") as f:
+    f.write("%d\n" % os.fstat(fds[0]).st_ino)
+while True:
+    for fd in fds:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.pread(fd, 4 << 20, 0)
+    time.sleep(0.1)' "$T/unfound" &
+	unreader=$!
+	on_exit "kill $unreader 2>/dev/null"
+	wait_until test -s "$T/unfound/reading"
+	strace -f -qq -e trace=openat -o "$T/unfound.strace" \
+		"$IOLENS" record --doctor --dir "$T/unfound/store" --count 4 1 2>"$T/unfound.err"
+	check_eq "a deleted file read on: record --doctor, three windows: exit 0 ($(head -c 300 "$T/unfound.err"))" 0 $?
+	lookers=$(awk 'NR == 1 { main = $1 } $1 != main && /openat\(.*"\/?proc\/[0-9]+\/fd"/ { print $1 }' \
+		"$T/unfound.strace" | sort -u | wc -l)
+	check_eq "… its looker read processes' open files in one window of three, not each" 1 "$lookers"
+	# Each window's files (cachetop --at half a second before the window's frame was stamped).
+	named=
+	for end in $(python3 - "$T/unfound/store" <<'PY'
+import glob, struct, sys
+for seg in sorted(glob.glob(sys.argv[1] + "/*.seg")):
+    b = open(seg, "rb").read()
+    at = 32
+    while at + 40 <= len(b):
+        payload, = struct.unpack_from("<I", b, at + 8)
+        real, = struct.unpack_from("<Q", b, at + 16)
+        if struct.unpack_from("<H", b, at + 32)[0] == 2:
+            print(real - 500000000)
+        at += 40 + payload
+PY
+	); do
+		named+=$("$IOLENS" cachetop --at "$(at "$end")" --record-dir "$T/unfound/store" --json --files |
+			python3 -c 'import json, sys
+f = [f["file"] for f in json.load(sys.stdin)["files"]]
+print(" kept" if sys.argv[1] in f else " unnamed", end="")
+print(" gone" if sys.argv[2] in f else " lost", end="")' "$T/unfound/kept" \
+			"dev $(stat -c '%Hd:%Ld' "$T/unfound/kept") inode $(cat "$T/unfound/reading")")
+	done
+	check_eq "… each window (three): the kept file by its path, the deleted one by its device and inode" \
+		" kept gone kept gone kept gone" "$named"
+	kill $unreader
+else
+	skip "a deleted file read on: needs root, a scratch directory that can be evicted, and strace"
+fi
+
 echo "1..$t_count"
