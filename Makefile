@@ -40,7 +40,7 @@ DEPS_PACKAGES := gcc make pkg-config libc6-dev libsmartcols-dev libjson-c-dev li
 # static busybox, cpio, kmod and the decompressors that boot other kernels for make check-kernels (Debian's keyring checks the archive of one this
 # machine's apt does not list: 5.10).
 TEST_PACKAGES := libcmocka-dev libclang-rt-14-dev libfuse3-dev fuse3 util-linux mount procps iproute2 \
-                 strace systemd curl openssl time python3 groff-base man-db e2fsprogs btrfs-progs fio vmtouch \
+                 strace systemd curl openssl time python3 groff-base man-db e2fsprogs btrfs-progs xfsprogs fio vmtouch \
                  sysstat atop dstat bpftrace prometheus prometheus-node-exporter qemu-system-x86 \
                  busybox-static cpio kmod xz-utils zstd debian-archive-keyring
 # Those of them that ship a server, a collector or a daemon: when test-deps installs them, none is

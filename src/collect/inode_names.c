@@ -106,6 +106,8 @@ struct device_walk {
 	size_t nancestors;
 	bool at_mounts;          /* the last level: every mount point of the device */
 	uint64_t begun_ns, rest_until_ns, near_after_ns;
+	int handle_fd;           /* an ext2/3/4 of the device, to open files by handle (by_handle) */
+	bool handle_tried;
 };
 
 struct child {
@@ -141,11 +143,11 @@ static void flush_answers(struct child *c)
 }
 
 /* "MAJ MIN INO PATH", or "MAJ MIN INO " when the path it was given is no longer its. */
-static void say(struct child *c, struct inode_name *file)
+static void say_as(struct child *c, struct inode_name *file, const char *path)
 {
 	char line[64 + 4096];
 	int length = snprintf(line, sizeof(line), "%u %u %llu %s", major(file->dev), minor(file->dev),
-			      (unsigned long long)file->ino, file->path ? file->path : "");
+			      (unsigned long long)file->ino, path);
 
 	if (length < 0 || (size_t)length >= sizeof(line))
 		return;
@@ -154,6 +156,17 @@ static void say(struct child *c, struct inode_name *file)
 	memcpy(c->answers + c->answers_length, line, (size_t)length + 1);
 	c->answers_length += (size_t)length + 1;
 	file->sent = true;
+}
+
+/* A file's path said (empty: taken back); "-": no such inode now. */
+static void say(struct child *c, struct inode_name *file)
+{
+	say_as(c, file, file->path ? file->path : "");
+}
+
+static void say_gone(struct child *c, struct inode_name *file)
+{
+	say_as(c, file, "-");
 }
 
 static struct device_walk *device_of(struct child *c, dev_t dev, bool make)
@@ -176,6 +189,72 @@ static bool is_file(dev_t dev, uint64_t ino, const char *path)
 	return major(dev) &&
 	       statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC, STATX_INO, &st) == 0 &&
 	       makedev(st.stx_dev_major, st.stx_dev_minor) == dev && st.stx_ino == ino;
+}
+
+/*
+ * The device's filesystem opened, to ask for files by handle, when it is ext2, ext3 or ext4 (their
+ * handles are the inode number and a generation that 0 leaves unchecked: ext4_nfs_get_inode);
+ * -1 otherwise. Its first mount that is that filesystem still.
+ */
+static int handle_mount(struct device_walk *d)
+{
+	struct mountinfo mounts;
+
+	if (d->handle_tried)
+		return d->handle_fd;
+	d->handle_tried = true;
+	d->handle_fd = -1;
+	if (mountinfo_read(&mounts) != 0)
+		return -1;
+	for (size_t i = 0; i < mounts.count && d->handle_fd < 0; i++) {
+		const struct mount_device *m = &mounts.mount[i];
+		struct stat st;
+		int fd;
+
+		if (makedev(m->major, m->minor) != d->dev || strncmp(m->type, "ext", 3) || !m->type[3] ||
+		    !strchr("234", m->type[3]) || m->type[4])
+			continue;
+		fd = open(m->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); /* (not O_PATH: EBADF) */
+		if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == d->dev)
+			d->handle_fd = fd;
+		else if (fd >= 0)
+			close(fd);
+	}
+	mountinfo_free(&mounts);
+	return d->handle_fd;
+}
+
+/*
+ * A file asked by its handle: 1 when the kernel names it (its dentry cached: /proc/self/fd's link,
+ * checked to be that file), in path; 0 when it has no name (deleted: ESTALE, or no link left); -1
+ * when this way cannot tell (not ext2/3/4, not root, a name not cached).
+ */
+static int by_handle(struct device_walk *d, uint64_t ino, char *path, size_t size)
+{
+	_Alignas(struct file_handle) unsigned char room[sizeof(struct file_handle) + 8];
+	struct file_handle *handle = (struct file_handle *)room;
+	uint32_t id[2] = { (uint32_t)ino, 0 /* any generation */ };
+	int mount_fd = handle_mount(d), fd, rc = -1;
+	char link[64];
+	struct stat st;
+	ssize_t n;
+
+	if (mount_fd < 0 || ino > UINT32_MAX)
+		return -1;
+	handle->handle_bytes = sizeof(id);
+	handle->handle_type = 1; /* FILEID_INO32_GEN */
+	memcpy(handle->f_handle, id, sizeof(id));
+	if ((fd = open_by_handle_at(mount_fd, handle, O_PATH | O_CLOEXEC)) < 0)
+		return errno == ESTALE ? 0 : -1;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if (fstat(fd, &st) == 0 && st.st_nlink == 0) { /* deleted, still open (so still in memory) */
+		rc = 0;
+	} else if ((n = readlink(link, path, size - 1)) > 0 && path[0] == '/') {
+		path[n] = '\0';
+		rc = is_file(d->dev, ino, path) ? 1 : -1;
+	}
+	close(fd);
+	return rc;
 }
 
 /* A path for a file, the newest said: a file renamed while open is known by its new name. */
@@ -236,8 +315,19 @@ static void asked(struct child *c, dev_t dev, uint64_t ino)
 	}
 	c->unnamed++;
 	if ((d = device_of(c, dev, true))) {
+		char path[4096];
+		int known = by_handle(d, ino, path, sizeof(path));
+
+		if (known == 0) { /* deleted: said, so that no one waits for it; never looked for */
+			file->given_up = true;
+			c->unnamed--;
+			say_gone(c, file);
+			return;
+		}
 		file->asked_walk = d->walks;
 		d->pending++;
+		if (known == 1)
+			learn(c, dev, ino, path);
 	} else {
 		file->given_up = true; /* only an open or mapped file names it */
 	}
@@ -810,10 +900,15 @@ static void *read_answers(void *context)
 			unsigned long long ino;
 			int path_at = 0;
 
-			if (sscanf(record, "%u %u %llu %n", &major_number, &minor_number, &ino, &path_at) == 3 &&
-			    path_at && ino && (record[path_at] == '/' || !record[path_at]))
+			if (sscanf(record, "%u %u %llu %n", &major_number, &minor_number, &ino, &path_at) != 3 ||
+			    !path_at || !ino) {
+				/* (malformed: dropped) */
+			} else if (record[path_at] == '/' || !record[path_at]) {
 				remember(t, makedev(major_number, minor_number), ino,
 					 record[path_at] ? record + path_at : NULL);
+			} else if (!strcmp(record + path_at, "-")) {
+				table_add(&t->names, makedev(major_number, minor_number), ino)->gone = true;
+			}
 			record = end + 1;
 		}
 		pthread_mutex_unlock(&t->lock);
@@ -973,7 +1068,7 @@ void inode_names_resolve(struct inode_names *t, const struct file_id *ids, size_
 		for (size_t i = 0; i < n && !unnamed; i++) {
 			const struct inode_name *name = table_find(&t->names, ids[i].dev, ids[i].ino);
 
-			unnamed += ids[i].ino && !(name && name->path);
+			unnamed += ids[i].ino && !(name && (name->path || name->gone));
 		}
 		pthread_mutex_unlock(&t->lock);
 		if (!unnamed)

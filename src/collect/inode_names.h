@@ -22,6 +22,7 @@ struct inode_name {
 	char *path;          /* NULL: not named (yet) */
 	bool wanted, sent;   /* child: asked for; its path said */
 	bool given_up;       /* child: a whole walk that began after it was asked did not find it */
+	bool gone;           /* caller: the child found no such inode now (deleted): nothing to wait for */
 	bool checked;        /* child: its path, on a block device, was that file when learnt: looked at again */
 	bool hinted;         /* child: its path is a hint's, not looked at yet */
 	unsigned asked_walk; /* child: its device's walks begun when it was asked */
@@ -68,7 +69,9 @@ struct inode_names {
  * answer, and the file looked for again), in the directories of
  * the files it knows on the same device, then through the whole filesystem from there
  * outwards (a file closed before it was looked for is found by its inode number in its
- * directory's entries). Only filesystems on block devices are read (major number not 0): a
+ * directory's entries). On ext2/3/4 a file is first opened by its inode number (a file handle,
+ * as root): one deleted is known gone at once, and one whose name the kernel has cached is
+ * named by it. Only filesystems on block devices are read (major number not 0): a
  * FUSE, NFS or tmpfs file is named while it is open or mapped. A file that one whole walk
  * begun after it was asked for did not find (deleted, or out of reach) is not looked for
  * again until some process opens it. Never blocks; false when no child could be started
