@@ -5,10 +5,13 @@
  */
 #include "collect/bio.h"
 #include "collect/ebpf.h"
+#include "collect/sysroot.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1038,7 +1041,66 @@ void bio_stop(void)
 	kept_free(); /* (the next start's slots are its own) */
 }
 
+static bool in_flight_of(const struct bio_unended_set *unended, pid_t pid)
+{
+	for (size_t i = 0; unended && i < unended->count; i++)
+		if (unended->request[i].pid == pid)
+			return true;
+	return false;
+}
+
+/*
+ * Whether this process sees the pids the programs record (the kernel's first namespace's): its
+ * NSpid line has one number. Else kill(2) would ask of other processes.
+ */
+static bool in_first_pid_namespace(void)
+{
+	static int known = -1;
+	char text[4096], *line;
+	ssize_t length;
+
+	if (known < 0) {
+		known = 0;
+		if ((length = read_small_at(AT_FDCWD, "/proc/self/status", text, sizeof(text) - 1)) > 0 &&
+		    (text[length] = '\0', line = strstr(text, "\nNSpid:")) != NULL) {
+			line += 7;
+			line[strcspn(line, "\n")] = '\0';
+			known = !strchr(line + strspn(line, " \t"), '\t') && !strchr(line + strspn(line, " \t"), ' ');
+		}
+	}
+	return known;
+}
+
+unsigned bio_forget_ended(const struct bio_table *table, const struct bio_unended_set *unended)
+{
+	unsigned forgotten = 0;
+	pid_t last = 0;
+	bool gone = false;
+
+	if (!skeleton || table->cgroups || !in_first_pid_namespace())
+		return 0;
+	for (unsigned i = 0; i < table->count; i++) { /* (sorted by pid: each asked once) */
+		const struct bio_process *p = &table->process[i];
+		struct bio_key key = { .id = (__u32)p->pid, .disk = (__u64)p->disk_major << 32 | p->disk_minor };
+
+		if (p->pid != last) {
+			last = p->pid;
+			gone = p->pid > 0 && kill(p->pid, 0) != 0 && errno == ESRCH && !in_flight_of(unended, p->pid);
+		}
+		if (gone && bpf_map_delete_elem(bpf_map__fd(skeleton->maps.processes), &key) == 0)
+			forgotten++;
+	}
+	return forgotten;
+}
+
 #else /* built without eBPF */
+
+unsigned bio_forget_ended(const struct bio_table *table, const struct bio_unended_set *unended)
+{
+	(void)table;
+	(void)unended;
+	return 0;
+}
 
 int bio_start(unsigned want, const char **why)
 {

@@ -157,6 +157,15 @@ struct bio_unended_set {
 /* The requests started and not seen ending, now. 0 or -errno; free it after. */
 int bio_read_unended(struct bio_unended_set *out);
 /*
+ * The entries of processes that ended (kill(pid, 0) says no such process) taken out of the
+ * program's table, their counts being in table (a table of processes read just before), unless
+ * a request of theirs is in flight (unended). A process's next requests, if its pid comes back,
+ * begin another entry (another since_ns). Without it a machine that starts many short processes
+ * kept the table full (BIO_MAX_PROCESSES entries of ~1 KB), read whole at each window's ends.
+ * The number taken out.
+ */
+unsigned bio_forget_ended(const struct bio_table *table, const struct bio_unended_set *unended);
+/*
  * Requests charged so far as their completion went unseen (bio_table's unseen_completions, now): 0
  * without the program.
  */

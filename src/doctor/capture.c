@@ -959,6 +959,8 @@ static void carry_end(struct watch *w)
 	w->disk_end = (struct diskstats){0};
 	w->io.rounds = (struct proc_io_rounds){0};
 	if (w->bio) {
+		/* (a window of many short processes would leave the next ones a full table to read) */
+		bio_forget_ended(&w->bio_procs_end, &w->bio_unended);
 		carry.bio_disks = w->bio_end;
 		carry.bio_procs = w->bio_procs_end;
 		carry.bio_procs_ns = w->bio_procs_end_ns;

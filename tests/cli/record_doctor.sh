@@ -323,6 +323,45 @@ else
 	skip "files' names from window to window: need root and a scratch directory that can be evicted"
 fi
 
+# Short processes that each write to the disk (a build's, a CI's): a recorder's table of each
+# process's block I/O holds them while they live, and lets go of each once its window is kept;
+# else the table fills (8192 entries of ~1 KB, read whole twice a window) and the last process's
+# requests still count. The truth: the dd processes' own pids, and their requests as dd was told.
+if is_root && command -v bpftool >/dev/null && [ "$(fs_type "$T")" != tmpfs ]; then
+	"$IOLENS" record --doctor --dir "$T/short" 2 2>"$T/short.err" &
+	rec=$!
+	on_exit "kill $rec 2>/dev/null"
+	wait_while "$rec" 60 prog_attached "$rec" on_enter
+	# its table: the map named processes among those it holds (fdinfo's map_id)
+	table=$(for id in $(sed -n 's/^map_id:[[:space:]]*//p' /proc/$rec/fdinfo/* 2>/dev/null | sort -u); do
+		bpftool map show id "$id" 2>/dev/null | grep -q "name processes" && echo "$id"; done | head -1)
+	dds=
+	for _ in $(seq 40); do
+		dd if=/dev/zero of="$T/short.dat" bs=4k count=2 oflag=direct status=none &
+		dds+=" $!"
+		wait $!
+	done
+	inside=$(now_ns)
+	holds() { bpftool -j map dump id "$table" 2>/dev/null | python3 -c 'import json, sys
+ids = {int(e["key"]["id"]) if isinstance(e.get("key"), dict) else int.from_bytes(bytes(int(b, 16) for b in e["key"][:8]), "little")
+       for e in json.load(sys.stdin)}
+print(len(ids & {int(p) for p in sys.argv[1:]}))' $dds; }
+	check "the short processes' block I/O in the recorder's table as they ended ($(holds) of 40)" \
+		test "$(holds)" -gt 0
+	wait_until 30 eval '[ "$(holds)" = 0 ]'
+	check_eq "… none of them once their window was kept" 0 "$(holds)"
+	wait_until 30 eval '[ "$("$IOLENS" record --list --json --dir "$T/short" 2>/dev/null |
+		python3 -c "import json, sys; print(json.load(sys.stdin)[\"frames\"])" 2>/dev/null || echo 0)" -ge 5 ]'
+	kill $rec
+	wait $rec 2>/dev/null
+	run "$IOLENS" biotop --at "$(at "$inside")" --record-dir "$T/short" --json
+	check_eq "… and each one's two writes in the window it ran in (biotop --at)" 40 "$(python3 -c 'import json, sys
+pids = {int(p) for p in sys.argv[1:]}
+print(sum(1 for p in json.load(sys.stdin)["processes"] if p["pid"] in pids and p["requests"] >= 2))' $dds <<<"$OUT")"
+else
+	skip "short processes' block I/O in a recorder's table: needs root, bpftool and a disk"
+fi
+
 # A file deleted while a process reads it on from storage (a temporary file; a build or CI makes
 # them by the thousand), beside one it keeps, on an ext4 and on an xfs of the test's own. A
 # deleted file has no name to find. On the ext4 the looker opens each file by its handle: the
