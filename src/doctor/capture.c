@@ -1579,12 +1579,19 @@ static struct unfound {
 } unfound[UNFOUND_KEPT];
 static size_t unfound_next;
 
+/* A recorder's file left unnamed lately (a live doctor's never). */
 static bool name_unfound(dev_t dev, uint64_t ino, uint64_t now)
 {
-	for (size_t i = 0; i < UNFOUND_KEPT; i++)
+	for (size_t i = 0; keep_programs && i < UNFOUND_KEPT; i++)
 		if (unfound[i].until_ns > now && unfound[i].ino == ino && unfound[i].dev == dev)
 			return true;
 	return false;
+}
+
+static void name_unfound_keep(dev_t dev, uint64_t ino, uint64_t now)
+{
+	if (keep_programs && !name_unfound(dev, ino, now))
+		unfound[unfound_next++ % UNFOUND_KEPT] = (struct unfound){ dev, ino, now + UNFOUND_NS };
 }
 
 static void snap_cache(struct doctor_snapshot *s, const struct watch *w)
@@ -1638,7 +1645,7 @@ static void snap_cache(struct doctor_snapshot *s, const struct watch *w)
 						       .ino = files[i].ino };
 			counted(&files[i].counters, &f->accesses, &f->misses, &f->refaults);
 			row = (struct miss_row){ .accesses = f->accesses, .misses = f->misses };
-			if (snap_miss_matters(s, &row) && !(keep_programs && name_unfound(files[i].dev, files[i].ino, now)))
+			if (snap_miss_matters(s, &row) && !name_unfound(files[i].dev, files[i].ino, now))
 				ids[wanted++] = (struct file_id){ files[i].dev, files[i].ino };
 		}
 		s->ncache_files = nfiles;
@@ -1656,9 +1663,8 @@ static void snap_cache(struct doctor_snapshot *s, const struct watch *w)
 				snprintf(f->name, sizeof(f->name), "%s", name);
 				if (name != unknown && major(files[i].dev)) /* (hints are for block devices) */
 					name_keep(files[i].dev, files[i].ino, name);
-				else if (name == unknown && keep_programs && !name_unfound(files[i].dev, files[i].ino, now))
-					unfound[unfound_next++ % UNFOUND_KEPT] =
-					    (struct unfound){ files[i].dev, files[i].ino, now + UNFOUND_NS };
+				else if (name == unknown)
+					name_unfound_keep(files[i].dev, files[i].ino, now);
 			}
 		}
 		free((void *)names.hints);

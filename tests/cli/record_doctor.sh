@@ -10,6 +10,21 @@ S=$T/store
 export VTRACE_DIR=$T/shm # the hung server's segment: this test's own
 mkdir -p "$VTRACE_DIR"
 READER=${BUILD:-$TOP/build}/tests/helpers/odirect_reader
+# frame_kinds STORE: the kinds of its frames, in order (1 the system's, 2 doctor's), with their codecs' sizes.
+frame_kinds() {
+	python3 - "$1" <<'PY'
+import glob, struct, sys
+kinds = []
+for seg in sorted(glob.glob(sys.argv[1] + "/*.seg")):
+    b = open(seg, "rb").read()
+    at = 32
+    while at + 40 <= len(b):
+        payload, = struct.unpack_from("<I", b, at + 8)
+        kinds.append(str(struct.unpack_from("<H", b, at + 32)[0]))
+        at += 40 + payload
+print(" ".join(kinds))
+PY
+}
 # at NS: a moment as TIME takes it, to the nanosecond (@EPOCH.FRACTION).
 at() { echo "@${1:0:${#1}-9}.${1:${#1}-9}"; }
 # finding RULE PID: what doctor --json (on stdin) says of RULE's finding about PID: "severity windows".
@@ -127,11 +142,12 @@ V=$!
 on_exit "vfork_end $V"
 wait_until 60 in_state "$V" D
 run "$IOLENS" record --doctor --dir "$T/stuck" --count 3 4
-check_eq "record --doctor beside a thread in D: exit 0" 0 "$RC"
+check_eq "record --doctor beside a thread in D: exit 0 (${ERR:0:300})" 0 "$RC"
+stuck_frames=$(frame_kinds "$T/stuck")
 check_eq "… /proc says it is in D still" D "$(state_of "$V")"
 vfork_end "$V"
 run "$IOLENS" doctor --json --record-dir "$T/stuck" --from -1h
-check_eq "… doctor --from: stuck in both windows, in D at all of 4 samples or more over 3.5 s or more" "warning 2 yes" \
+check_eq "… doctor --from: stuck in both windows, in D at all of 4 samples or more over 3.5 s or more (frames: $stuck_frames)" "warning 2 yes" \
 	"$(python3 -c 'import json, re, sys
 for f in json.load(sys.stdin)["findings"]:
     if f["rule"] == "stuck" and f["data"]["pid"] == int(sys.argv[1]):

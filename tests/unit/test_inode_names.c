@@ -28,10 +28,17 @@ static void name_of(const struct stat *file, const struct inode_name_hint *hints
 
 /*
  * A file with two names: "near/file", in the working directory (where the looker begins its
- * walk), and a hard link "far/.../link" a dozen directories down. Without a hint the walk finds the
- * near one; a hint of the far one, true, is taken as it is; a hint that is another file's path,
- * or no file's, is not, and the walk names it.
+ * walk), and a hard link "far/.../link" a dozen directories down. Without a hint it is named by
+ * one of the two (the walk finds the near one; on ext4 the kernel's cached name may be either);
+ * a hint of the far one, true, is taken as it is; a hint that is another file's path, or no
+ * file's, is not, and the file is named by one of its own.
  */
+static void assert_one_of(const char *got, const char *a, const char *b)
+{
+	if (strcmp(got, a) && strcmp(got, b))
+		fail_msg("\"%s\" is neither \"%s\" nor \"%s\"", got, a, b);
+}
+
 static void test_hints(void **state)
 {
 	char dir[] = "/var/tmp/test_inode_names.XXXXXX", cwd[PATH_MAX], near[PATH_MAX], far[PATH_MAX],
@@ -67,14 +74,14 @@ static void test_hints(void **state)
 	assert_int_equal(chdir(dir), 0);
 
 	name_of(&file, NULL, 0, got, sizeof(got));
-	assert_string_equal(got, near);
+	assert_one_of(got, near, far);
 	name_of(&file, &(struct inode_name_hint){ file.st_dev, file.st_ino, far }, 1, got, sizeof(got));
 	assert_string_equal(got, far);
 	name_of(&file, &(struct inode_name_hint){ file.st_dev, file.st_ino, other }, 1, got, sizeof(got));
-	assert_string_equal(got, near);
+	assert_one_of(got, near, far);
 	strcat(other, ".gone");
 	name_of(&file, &(struct inode_name_hint){ file.st_dev, file.st_ino, other }, 1, got, sizeof(got));
-	assert_string_equal(got, near);
+	assert_one_of(got, near, far);
 
 	assert_int_equal(chdir(cwd), 0);
 	snprintf(cleanup, sizeof(cleanup), "rm -rf %s", dir);

@@ -217,8 +217,9 @@ static void test_end_says_reaper(void **state)
 		(void)state;
 
 		end.reap = autoreaped ? PROC_REAP_AUTO : PROC_REAP_PARENT;
-		proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "srv", 0), proc(200, 100, 60, "w", 0) },
-				    2, 70, reapers_answer, &say, deltas, known);
+		struct proc_io_sample first[] = { proc(100, 1, 50, "srv", 0), proc(200, 100, 60, "w", 0) };
+
+		proc_io_rounds_take(&r, first, 2, 70, reapers_answer, &say, deltas, known);
 		proc_io_rounds_exits(&r, &end, 1);
 		/* the parent's own MiB, and the child's MiB too when it reaped it */
 		proc_io_rounds_take(&r, (struct proc_io_sample[]){ proc(100, 1, 50, "srv", (2 - autoreaped) * MIB) }, 1,
