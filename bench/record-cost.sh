@@ -8,9 +8,11 @@ usage="usage: ${0##*/} [--samples N] [--interval S] [--doctor] [--busy N]
     iolens  iolens record --count N S                 (with --doctor: iolens record --doctor)
     sadc    /usr/lib/sysstat/sadc -S XDISK S N FILE   (sar -d's disks and partitions)
     atop    atop -w FILE S N
-  With --busy N, a load runs beside them all along: N short processes a second, each reading one
-  of 100 files of 256 KiB (cat), as a build or a CI machine starts them; each collector's cost
-  is then what such a machine pays (iolens keeps each process's reads; atop looks at each).
+  With --busy N, a load runs beside them all along, as a build or a CI machine makes one: N short
+  jobs a second, each a shell of its own that writes a temporary file of 256 KiB to the disk (dd,
+  synced, then dropped from the page cache), reads it back (cat, from the disk) and deletes it;
+  each collector's cost is then what such a machine pays (iolens keeps each process's reads and
+  names the files that missed; atop looks at each process).
   Prints each one's CPU seconds (user + system, GNU time), bytes written, both per sample and
   per day at one sample every 10 s, and iolens's ratios to the peers; with --doctor, also a
   window's CPU after the eBPF programs' one load (the recorder's and its children's, read from
@@ -43,10 +45,12 @@ trap '[ -z "$load" ] || kill "$load" 2>/dev/null; rm -rf "$T"' EXIT
 case $busy in ''|*[!0-9]*) echo "$usage" >&2; exit 2 ;; esac
 if [ "$busy" -gt 0 ]; then
 	mkdir "$T/busy"
-	for i in $(seq 0 99); do head -c 262144 /dev/urandom >"$T/busy/f$i"; done
 	( i=0; while :; do
-		for ((j = 0; j < busy; j++)); do cat "$T/busy/f$(( (i + j) % 100 ))" >/dev/null; done
-		i=$((i + busy)); sleep 1
+		for ((j = 0; j < busy; j++)); do
+			bash -c 'dd if=/dev/zero of="$1" bs=256k count=1 conv=fdatasync status=none
+				dd if="$1" iflag=nocache count=0 status=none; cat "$1" >/dev/null; rm -f "$1"' _ "$T/busy/f$((i++))"
+		done
+		sleep 1
 	done ) &
 	load=$!
 fi
