@@ -226,8 +226,16 @@ if command -v script >/dev/null; then
 		"^PID +COMM +D +DISK +I/O +BYTES +AVG_us +P50_us +P99_us +MAX_us$" "$lines80"
 	check_match "… and the screen says which columns it left out" \
 		"^not shown \(a wider terminal has room\): CONTAINER MAJ MIN$" "$lines80"
-	check "… the reader's row: its 8 reads, 32768 bytes, avg, p50, p99 and max ($(grep -E "^$(cat "$T/pid80") +dd +R +$disk " <<<"$lines80" | tail -n 1))" \
-		screen_row "$T/screen80" "$(cat "$T/pid80")"
+	# (On a busy machine every row of the screen may be another process's, each with more bytes:
+	# said, not failed. The screen is full then: 24 lines, rows to the last.)
+	if screen_row "$T/screen80" "$(cat "$T/pid80")"; then
+		ok "… the reader's row: its 8 reads, 32768 bytes, avg, p50, p99 and max"
+	elif [ "$(wc -l <<<"$lines80")" -ge 24 ] && grep -qE '^[0-9]+ ' <<<"$(tail -n 1 <<<"$lines80")"; then
+		skip "… the reader's row: the screen was full of busier processes' rows (a busy machine)"
+	else
+		not_ok "… the reader's row: its 8 reads, 32768 bytes, avg, p50, p99 and max ($(grep -E \
+			"^$(cat "$T/pid80") +dd +R +$disk " <<<"$lines80" | tail -n 1))"
+	fi
 	check "… no line wider than the terminal" awk 'length > 80 { exit 1 }' <<<"$lines80"
 else
 	skip "script(1) is not installed"
