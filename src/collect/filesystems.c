@@ -57,8 +57,7 @@ static bool in_memory(const char *type)
 	return !strcmp(type, "tmpfs") || !strcmp(type, "ramfs") || !strcmp(type, "devtmpfs");
 }
 
-/* ext2, ext3 and ext4 (ext4's driver, or ext2's): statfs reads the superblock's counters in memory. */
-static bool ext_family(const char *type)
+bool filesystem_ext_family(const char *type)
 {
 	return !strcmp(type, "ext4") || !strcmp(type, "ext3") || !strcmp(type, "ext2");
 }
@@ -70,7 +69,7 @@ static bool ext_family(const char *type)
  */
 static bool answers_alone(const struct mount_device *m)
 {
-	return in_memory(m->type) || (ext_family(m->type) && m->major && !m->project_quota);
+	return in_memory(m->type) || (filesystem_ext_family(m->type) && m->major && !m->project_quota);
 }
 
 /*
@@ -92,7 +91,7 @@ bool filesystem_probe_safe(const struct mountinfo *mounts, const char *type, con
 	size_t len = strlen(dir);
 	const struct mount_device *top;
 
-	if (!(in_memory(type) || ext_family(type)) || dir[0] != '/' || len >= sizeof(prefix) ||
+	if (!(in_memory(type) || filesystem_ext_family(type)) || dir[0] != '/' || len >= sizeof(prefix) ||
 	    strcmp(sysroot_get(), "/"))
 		return false;
 	/* What a stat of dir reaches: the last mount there, which may cover this one. */

@@ -20,6 +20,11 @@
  * where it lives). Shared by doctor's "full" rule and export's filesystem metrics.
  */
 bool filesystem_pseudo(const char *type);
+/*
+ * ext2, ext3 and ext4 (ext4's driver, or ext2's): statfs reads the superblock's counters in
+ * memory, and a file handle is the inode number with a generation that 0 leaves unchecked.
+ */
+bool filesystem_ext_family(const char *type);
 
 /* What a mount says of itself. */
 struct fs_probe {

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collect/filesystems.h"
 #include "collect/procfs.h"
 #include "collect/sysroot.h"
 #include "common/util.h"
@@ -211,8 +212,7 @@ static int handle_mount(struct device_walk *d)
 		struct stat st;
 		int fd;
 
-		if (makedev(m->major, m->minor) != d->dev || strncmp(m->type, "ext", 3) || !m->type[3] ||
-		    !strchr("234", m->type[3]) || m->type[4])
+		if (makedev(m->major, m->minor) != d->dev || !filesystem_ext_family(m->type))
 			continue;
 		fd = open(m->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); /* (not O_PATH: EBADF) */
 		if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == d->dev)
