@@ -1636,22 +1636,27 @@ static void snap_cache(struct doctor_snapshot *s, const struct watch *w)
 		size_t wanted = 0;
 		uint64_t now = monotonic_ns();
 
+		/* Only the files that counted a page: a busy machine's window hands over thousands more
+		 * whose events were evictions or dirtied pages alone (14,664 of 14,698 in one of a build's
+		 * windows), which the snapshot keeps nothing of. */
 		s->cache_files = xcalloc(nfiles ? nfiles : 1, sizeof(*s->cache_files));
 		for (size_t i = 0; i < nfiles; i++) {
-			struct snap_cache_file *f = &s->cache_files[i];
+			struct snap_cache_file *f = &s->cache_files[s->ncache_files];
 			struct miss_row row;
 
 			*f = (struct snap_cache_file){ .major = major(files[i].dev), .minor = minor(files[i].dev),
 						       .ino = files[i].ino };
 			counted(&files[i].counters, &f->accesses, &f->misses, &f->refaults);
+			if (!f->accesses && !f->misses && !f->refaults)
+				continue;
+			files[s->ncache_files++] = files[i]; /* (files[] kept beside cache_files[]) */
 			row = (struct miss_row){ .accesses = f->accesses, .misses = f->misses };
 			if (snap_miss_matters(s, &row) && !name_unfound(files[i].dev, files[i].ino, now))
 				ids[wanted++] = (struct file_id){ files[i].dev, files[i].ino };
 		}
-		s->ncache_files = nfiles;
 		names.hints = names_hints(ids, wanted, &names.nhints);
 		inode_names_resolve(&names, ids, wanted, NAMING_NS, NULL);
-		for (size_t i = 0; i < nfiles; i++) {
+		for (size_t i = 0; i < s->ncache_files; i++) {
 			struct snap_cache_file *f = &s->cache_files[i];
 			struct miss_row row = { .accesses = f->accesses, .misses = f->misses };
 			char unknown[64];

@@ -164,6 +164,9 @@ if is_root && command -v losetup >/dev/null; then
 	loopdev=$(losetup -f --show "$T/loop.img") && on_exit "loop_release $loopdev $T/loop.img"
 	head -c 4M /dev/urandom >"$T/cached"
 	cat "$T/cached" >/dev/null
+	head -c 1M /dev/urandom >"$T/dropped"
+	sync "$T/dropped" # (dirty pages are not dropped)
+	cat "$T/dropped" >/dev/null
 	"$IOLENS" record --doctor --dir "$T/at" --count 3 8 2>/dev/null &
 	rec=$!
 	wait_while "$rec" 60 prog_attached "$rec" on_enter
@@ -174,6 +177,8 @@ if is_root && command -v losetup >/dev/null; then
 	cat "$T/cached" >/dev/null &
 	catpid=$!
 	wait $catpid
+	# A file whose pages are only dropped in the window (evictions, no page read): no row.
+	dd if="$T/dropped" iflag=nocache count=0 status=none
 	# The same file read again by two processes, one after the other, alone in a cgroup of the
 	# test's own (where cgroup v2 lets it make one): the truth for --cgroup, their 2 x 1024 hits summed there.
 	mycg=$(sed -n 's/^0:://p' /proc/self/cgroup)
@@ -204,6 +209,11 @@ print("yes" if p and p[0]["hits"] >= 1024 else "no", p[0]["misses"] if p else "-
 f = [f for f in json.load(sys.stdin)["files"] if f["file"] in (sys.argv[1], sys.argv[2])]
 print("yes" if len(f) == 1 and f[0]["hits"] >= 1024 else f)' "$T/cached" \
 		"dev $(stat -c '%Hd:%Ld inode %i' "$T/cached")" <<<"$OUT")"
+	run "$IOLENS" cachetop --at "$(at "$inside")" --record-dir "$T/at" --json --files --all
+	check_eq "cachetop --at --files --all: no row for the file whose pages were only dropped (fincore: none left)" \
+		"0 0" "$(fincore -nb -o RES "$T/dropped" | tr -d ' ') $(python3 -c 'import json, sys
+print(len([f for f in json.load(sys.stdin)["files"] if f["file"] in (sys.argv[1], sys.argv[2])]))' "$T/dropped" \
+		"dev $(stat -c '%Hd:%Ld inode %i' "$T/dropped")" <<<"$OUT")"
 	run "$IOLENS" biotop --at "$(at "$inside")" --record-dir "$T/at"
 	check_match "biotop --at's table: dd's row, its writes (D: W)" "^$ddpid +dd +W +7 +[0-9]+ ${loopdev#/dev/} +200 " "$OUT"
 	# The next window (its programs kept loaded from the first): dd and cat did nothing in it.
@@ -371,9 +381,12 @@ print(len(ids & {int(p) for p in sys.argv[1:]}))' $dds; }
 	kill $rec
 	wait $rec 2>/dev/null
 	run "$IOLENS" biotop --at "$(at "$inside")" --record-dir "$T/short" --json
+	# (a row per process, disk and direction: one that also read, a block of the file's, has two)
 	check_eq "… and each one's two writes in the window it ran in (biotop --at)" 40 "$(python3 -c 'import json, sys
 pids = {int(p) for p in sys.argv[1:]}
-print(sum(1 for p in json.load(sys.stdin)["processes"] if p["pid"] in pids and p["requests"] >= 2))' $dds <<<"$OUT")"
+print(len({p["pid"] for p in json.load(sys.stdin)["processes"]
+           if p["pid"] in pids and p["op"] == "W" and p["requests"] >= 2}))' \
+		$dds <<<"$OUT")"
 else
 	skip "short processes' block I/O in a recorder's table: needs root, bpftool and a disk"
 fi
