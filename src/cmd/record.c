@@ -304,7 +304,7 @@ static int record_doctor(struct recorder *r, struct store *store, double seconds
 	real_ns = r->sampled ? r->sample.real_ns : realtime_ns();
 	mono_ns = r->sampled ? r->sample.mono_ns : monotonic_ns();
 	f = open_memstream(&text, &len);
-	rc = f ? doctor_snapshot_write(&snap, f) : -ENOMEM;
+	rc = f ? doctor_snapshot_pack(&snap, f) : -ENOMEM;
 	if (f && fclose(f) != 0 && !rc)
 		rc = -errno;
 	doctor_snapshot_free(&snap);

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@
 #include "common/util.h"
 
 #define SNAPSHOT_MAGIC "iolens-doctor-snapshot"
+#define PACKED_MAGIC "\0iolens-doctor-packed" /* (a NUL first: no text snapshot starts so) */
 #define SNAPSHOT_VERSION 2 /* 2: bio_proc's reads and writes apart, cache_proc's cgroup, cgroup lines */
 #define SNAPSHOT_MAX_BYTES (64u << 20)
 #define SNAPSHOT_MAX_REAL 1e13
@@ -459,6 +461,17 @@ void doctor_snapshot_free(struct doctor_snapshot *s)
 
 /* ---- Writing ------------------------------------------------------------------------------ */
 
+/*
+ * Where a snapshot is written: as text (doctor --record), or packed (the flight recorder's frames,
+ * doctor_snapshot_pack): the same lines, each its record's number (record_number), the choice's
+ * index, then its fields, whole numbers as LEB128 (signed ones zigzagged), reals as their eight
+ * bytes, texts as their length and bytes, an optional rest as a byte 1 (there) or 0.
+ */
+struct writer {
+	FILE *f;
+	bool packed;
+};
+
 /* A text field: " " then the text with what would split or break the line as \xNN; "-" when empty. */
 static void put_text(FILE *f, const char *text)
 {
@@ -500,62 +513,162 @@ static void put_signed(FILE *f, long long value)
 	put_integer(f, value < 0 ? 0ull - (unsigned long long)value : (unsigned long long)value, value < 0);
 }
 
-static void put_value(FILE *f, const struct field *d, const char *at)
+static void pack_varint(FILE *f, uint64_t value)
+{
+	unsigned char bytes[10];
+	size_t n = 0;
+
+	do {
+		bytes[n] = (unsigned char)(value & 0x7f);
+		value >>= 7;
+		bytes[n++] |= value ? 0x80 : 0;
+	} while (value);
+	fwrite(bytes, 1, n, f);
+}
+
+static void pack_value(FILE *f, const struct field *d, const char *at)
 {
 	switch (d->type) {
 	case F_U64:
-		put_integer(f, *(const uint64_t *)at, false);
+		pack_varint(f, *(const uint64_t *)at);
 		break;
 	case F_U32:
 	case F_REPEAT:
-		put_integer(f, *(const unsigned *)at, false);
+		pack_varint(f, *(const unsigned *)at);
 		break;
 	case F_FLAG:
-		put_signed(f, *(const bool *)at);
+		pack_varint(f, *(const bool *)at);
 		break;
-	case F_INT:
+	case F_INT: {
+		int64_t v = *(const int *)at;
+
+		pack_varint(f, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); /* zigzag: -1 is 1, 1 is 2 */
+		break;
+	}
 	case F_SMALL:
-		put_signed(f, *(const int *)at);
+	case F_PID: /* (below 0, as text's "-N": a number too big for the field, refused) */
+		pack_varint(f, (uint64_t)(int64_t)*(const int *)at);
 		break;
-	case F_PID:
-		put_signed(f, *(const pid_t *)at);
+	case F_REAL: {
+		double v = isfinite(*(const double *)at) ? *(const double *)at : -1.0;
+		unsigned char bytes[8];
+		uint64_t bits;
+
+		memcpy(&bits, &v, sizeof(bits));
+		for (int i = 0; i < 8; i++)
+			bytes[i] = (unsigned char)(bits >> (8 * i));
+		fwrite(bytes, 1, sizeof(bytes), f);
 		break;
-	case F_REAL:
-		put_real(f, *(const double *)at);
+	}
+	case F_TEXT: {
+		size_t len = strnlen(at, d->size - 1);
+
+		pack_varint(f, len);
+		fwrite(at, 1, len, f);
 		break;
-	case F_TEXT:
-		put_text(f, at);
-		break;
+	}
 	case F_SIZE:
-		put_integer(f, *(const size_t *)at, false);
+		pack_varint(f, *(const size_t *)at);
 		break;
 	case F_OPTIONAL:
 		break;
 	}
 }
 
-static void put_fields(FILE *f, const struct field *fields, const char *item)
+static void put_value(const struct writer *w, const struct field *d, const char *at)
+{
+	if (w->packed) {
+		pack_value(w->f, d, at);
+		return;
+	}
+	switch (d->type) {
+	case F_U64:
+		put_integer(w->f, *(const uint64_t *)at, false);
+		break;
+	case F_U32:
+	case F_REPEAT:
+		put_integer(w->f, *(const unsigned *)at, false);
+		break;
+	case F_FLAG:
+		put_signed(w->f, *(const bool *)at);
+		break;
+	case F_INT:
+	case F_SMALL:
+		put_signed(w->f, *(const int *)at);
+		break;
+	case F_PID:
+		put_signed(w->f, *(const pid_t *)at);
+		break;
+	case F_REAL:
+		put_real(w->f, *(const double *)at);
+		break;
+	case F_TEXT:
+		put_text(w->f, at);
+		break;
+	case F_SIZE:
+		put_integer(w->f, *(const size_t *)at, false);
+		break;
+	case F_OPTIONAL:
+		break;
+	}
+}
+
+static void put_fields(const struct writer *w, const struct field *fields, const char *item)
 {
 	for (const struct field *d = fields; d->name; d++) {
 		const char *at = item + d->offset;
 
-		if (d->type == F_OPTIONAL && d->offset != NO_FLAG && !*(const bool *)at)
-			return;
-		put_value(f, d, at);
+		if (d->type == F_OPTIONAL) {
+			bool there = d->offset == NO_FLAG || *(const bool *)at;
+
+			if (w->packed)
+				fputc(there, w->f);
+			if (!there)
+				return;
+		}
+		put_value(w, d, at);
 		if (d->type == F_REPEAT)
 			for (unsigned k = 0; k < *(const unsigned *)at; k++)
 				for (const struct field *e = d->sub; e->name; e++)
-					put_value(f, e, item + e->offset + k * e->size);
+					put_value(w, e, item + e->offset + k * e->size);
 	}
 }
 
-static void put_line(FILE *f, const struct record *r, const char *which, const char *item)
+/*
+ * A record's number in a packed snapshot: its place in `records`, or for a line about the last item
+ * of an array, PACKED_CHILD plus its owner's place times PACKED_CHILDREN plus its own (children
+ * have none of their own).
+ */
+#define PACKED_CHILD 64
+#define PACKED_CHILDREN 16
+
+static uint64_t record_number(const struct record *owner, const struct record *r)
 {
-	fputs(r->key, f);
-	if (which)
-		fprintf(f, " %s", which);
-	put_fields(f, r->fields, item);
-	fputc('\n', f);
+	const struct record *table = owner ? owner->children : records;
+	uint64_t own = (uint64_t)(r - table);
+
+	return owner ? PACKED_CHILD + (uint64_t)(owner - records) * PACKED_CHILDREN + own : own;
+}
+
+#define COUNT_OF(table) (sizeof(table) / sizeof((table)[0]) - 1)
+_Static_assert(COUNT_OF(records) <= PACKED_CHILD && COUNT_OF(r_disk) <= PACKED_CHILDREN &&
+		       COUNT_OF(r_vtrace) <= PACKED_CHILDREN, "packed record numbers: more records than they have");
+
+static void put_line(const struct writer *w, const struct record *owner, const struct record *r,
+		     const struct choice *c, const char *item)
+{
+	if (w->packed) {
+		pack_varint(w->f, record_number(owner, r));
+		if (c)
+			pack_varint(w->f, (uint64_t)(c - r->choices));
+	} else {
+		fputs(r->key, w->f);
+		if (c)
+			fprintf(w->f, " %s", c->name);
+	}
+	put_fields(w, r->fields, item);
+	if (!w->packed)
+		fputc('\n', w->f);
 }
 
 /* Whether a W_SET record's first field says something. */
@@ -564,9 +677,10 @@ static bool is_set(const struct field *d, const char *item)
 	return d->type == F_TEXT ? item[d->offset] != '\0' : *(const uint64_t *)(item + d->offset) != 0;
 }
 
-static void put_records(FILE *f, const struct record *table, const char *parent)
+/* The lines of table (records, or owner's children) about parent. */
+static void put_records(const struct writer *w, const struct record *owner, const char *parent)
 {
-	for (const struct record *r = table; r->key; r++) {
+	for (const struct record *r = owner ? owner->children : records; r->key; r++) {
 		if ((r->when == W_FLAG && !*(const bool *)(parent + r->when_offset)) ||
 		    (r->when == W_SET && !is_set(r->fields, parent)))
 			continue;
@@ -574,24 +688,36 @@ static void put_records(FILE *f, const struct record *table, const char *parent)
 			const char *items = *(char *const *)(parent + r->array_offset);
 
 			for (size_t i = 0; i < item_count(r, parent); i++) {
-				put_line(f, r, NULL, items + i * r->item_size);
+				put_line(w, owner, r, NULL, items + i * r->item_size);
 				if (r->children)
-					put_records(f, r->children, items + i * r->item_size);
+					put_records(w, r, items + i * r->item_size);
 			}
 		} else if (r->choices) {
 			for (const struct choice *c = r->choices; c->name; c++)
 				if (c->when == NO_FLAG || *(const bool *)(parent + c->when))
-					put_line(f, r, c->name, parent + c->offset);
+					put_line(w, owner, r, c, parent + c->offset);
 		} else {
-			put_line(f, r, NULL, parent);
+			put_line(w, owner, r, NULL, parent);
 		}
 	}
 }
 
 int doctor_snapshot_write(const struct doctor_snapshot *s, FILE *f)
 {
+	const struct writer w = { .f = f };
+
 	fprintf(f, "%s %d\n", SNAPSHOT_MAGIC, SNAPSHOT_VERSION);
-	put_records(f, records, (const char *)s);
+	put_records(&w, NULL, (const char *)s);
+	return ferror(f) ? -EIO : 0;
+}
+
+int doctor_snapshot_pack(const struct doctor_snapshot *s, FILE *f)
+{
+	const struct writer w = { .f = f, .packed = true };
+
+	fwrite(PACKED_MAGIC, 1, sizeof(PACKED_MAGIC) - 1, f);
+	pack_varint(f, SNAPSHOT_VERSION);
+	put_records(&w, NULL, (const char *)s);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -599,7 +725,9 @@ int doctor_snapshot_write(const struct doctor_snapshot *s, FILE *f)
 
 struct parser {
 	struct span line;    /* what is left of the line */
-	unsigned number;     /* the line's */
+	const unsigned char *at, *end; /* packed: what is left */
+	bool packed;
+	unsigned number;     /* the line's (packed: the record's) */
 	unsigned version;    /* the file's format */
 	char *why;
 	size_t why_len;
@@ -617,7 +745,7 @@ static bool fail(struct parser *p, const char *fmt, ...)
 	va_start(args, fmt);
 	vsnprintf(what, sizeof(what), fmt, args);
 	va_end(args);
-	snprintf(p->why, p->why_len, "line %u: %s", p->number, what);
+	snprintf(p->why, p->why_len, "%s %u: %s", p->packed ? "record" : "line", p->number, what);
 	p->failed = true;
 	return false;
 }
@@ -639,11 +767,37 @@ static bool more(const struct parser *p)
 	return procfs_next_word(&rest, &word);
 }
 
+/* A packed whole number (LEB128, at most 64 bits) into *value: true, or false (said). */
+static bool varint(struct parser *p, uint64_t *value, const char *what)
+{
+	*value = 0;
+	if (p->failed)
+		return false;
+	if (p->at < p->end && *p->at < 0x80) { /* (most: a byte) */
+		*value = *p->at++;
+		return true;
+	}
+	for (unsigned shift = 0;; shift += 7) {
+		unsigned char byte;
+
+		if (p->at >= p->end)
+			return fail(p, "%s missing (cut short)", what);
+		byte = *p->at++;
+		if (shift == 63 && byte > 1)
+			return fail(p, "%s: more than 64 bits", what);
+		*value |= (uint64_t)(byte & 0x7f) << shift;
+		if (!(byte & 0x80))
+			return true;
+	}
+}
+
 static uint64_t u64(struct parser *p, const char *what)
 {
 	struct span word;
 	uint64_t value = 0;
 
+	if (p->packed)
+		return varint(p, &value, what) ? value : 0;
 	if (next(p, &word, what) && !procfs_parse_u64(word, 10, &value))
 		fail(p, "%s: '%.*s' is not a whole number", what,
 		     (int)(span_length(word) > 40 ? 40 : span_length(word)), word.start);
@@ -669,6 +823,17 @@ static int integer(struct parser *p, const char *what)
 	struct span word;
 	int value = 0;
 
+	if (p->packed) {
+		uint64_t zigzag;
+		int64_t v;
+
+		if (!varint(p, &zigzag, what))
+			return 0;
+		v = (int64_t)(zigzag >> 1) ^ -(int64_t)(zigzag & 1);
+		if (v < INT_MIN || v > INT_MAX)
+			fail(p, "%s: not a number", what);
+		return p->failed ? 0 : (int)v;
+	}
 	if (next(p, &word, what) && !procfs_parse_int(word, &value))
 		fail(p, "%s: not a number", what);
 	return value;
@@ -685,6 +850,25 @@ static double real(struct parser *p, const char *what)
 	char text[64], *end;
 	double value;
 
+	if (p->packed) {
+		uint64_t bits = 0;
+
+		if (p->failed)
+			return 0;
+		if (p->end - p->at < 8) {
+			fail(p, "%s missing (cut short)", what);
+			return 0;
+		}
+		for (int i = 0; i < 8; i++)
+			bits |= (uint64_t)p->at[i] << (8 * i);
+		p->at += 8;
+		memcpy(&value, &bits, sizeof(value));
+		/* (as text's: strtod refuses a subnormal, out of range) */
+		if (isfinite(value) && fabs(value) <= SNAPSHOT_MAX_REAL && fpclassify(value) != FP_SUBNORMAL)
+			return value;
+		fail(p, "%s: %g is not a number up to %g", what, value, SNAPSHOT_MAX_REAL);
+		return 0;
+	}
 	if (!next(p, &word, what))
 		return 0;
 	if (span_length(word) >= sizeof(text)) {
@@ -722,6 +906,24 @@ static void word_text(struct parser *p, const char *what, char *buf, size_t size
 	size_t used = 0;
 
 	buf[0] = '\0';
+	if (p->packed) {
+		uint64_t len;
+
+		if (!varint(p, &len, what))
+			return;
+		if (len >= size)
+			fail(p, "%s: longer than %zu bytes", what, size - 1);
+		else if ((uint64_t)(p->end - p->at) < len)
+			fail(p, "%s missing (cut short)", what);
+		else if (memchr(p->at, '\0', len))
+			fail(p, "%s: a NUL byte", what);
+		if (p->failed)
+			return;
+		memcpy(buf, p->at, len);
+		buf[len] = '\0';
+		p->at += len;
+		return;
+	}
 	if (!next(p, &word, what))
 		return;
 	if (span_equals(word, "-"))
@@ -814,7 +1016,7 @@ static void get_fields(struct parser *p, const struct field *fields, char *item)
 		if (d->since > p->version)
 			continue; /* not in a file of that version: left 0 */
 		if (d->type == F_OPTIONAL) {
-			if (!more(p))
+			if (!(p->packed ? u64_max(p, "the rest's byte", 1) : more(p)))
 				return;
 			if (d->offset != NO_FLAG)
 				*(bool *)at = true;
@@ -836,6 +1038,15 @@ static char *choose(struct parser *p, const struct record *r, char *parent)
 	char names[160] = "";
 	struct span word;
 
+	if (p->packed) {
+		uint64_t index = u64(p, r->which);
+
+		for (const struct choice *c = r->choices; c->name && !p->failed; c++)
+			if (index-- == 0)
+				return parent + c->offset;
+		fail(p, "%s: %s: no such choice", r->key, r->which);
+		return NULL;
+	}
 	if (!next(p, &word, r->which))
 		return NULL;
 	for (const struct choice *c = r->choices; c->name; c++)
@@ -873,27 +1084,78 @@ static void get_record(struct parser *p, const struct record *r, char *parent)
 	get_fields(p, r->fields, item);
 }
 
+/* A line of record r, about s, or (a child of owner's) about the last item of owner's array. */
+static void get_line(struct parser *p, const struct record *owner, const struct record *r, struct doctor_snapshot *s)
+{
+	size_t count;
+
+	if (!owner) {
+		get_record(p, r, (char *)s);
+		return;
+	}
+	count = item_count(owner, (const char *)s);
+	if (!count) {
+		fail(p, "%s before any %s line", r->key, owner->key);
+		return;
+	}
+	get_record(p, r, *(char **)((char *)s + owner->array_offset) + (count - 1) * owner->item_size);
+}
+
 static void parse_line(struct parser *p, struct span key, struct doctor_snapshot *s)
 {
 	for (const struct record *r = records; r->key; r++)
 		if (span_equals(key, r->key)) {
-			get_record(p, r, (char *)s);
+			get_line(p, NULL, r, s);
 			return;
 		}
 	/* lines about the last item of an array */
 	for (const struct record *r = records; r->key; r++)
 		for (const struct record *c = r->children; c && c->key; c++)
 			if (span_equals(key, c->key)) {
-				size_t count = item_count(r, (const char *)s);
-
-				if (!count) {
-					fail(p, "%s before any %s line", c->key, r->key);
-					return;
-				}
-				get_record(p, c, *(char **)((char *)s + r->array_offset) + (count - 1) * r->item_size);
+				get_line(p, r, c, s);
 				return;
 			}
 	fail(p, "unknown key '%.*s'", (int)(span_length(key) > 40 ? 40 : span_length(key)), key.start);
+}
+
+/* The lines of a packed snapshot (doctor_snapshot_pack), after its magic. */
+static void parse_packed(struct parser *p, struct doctor_snapshot *s)
+{
+	uint64_t version;
+
+	p->number = 1;
+	if (!varint(p, &version, "version"))
+		return;
+	if (version < 2 || version > SNAPSHOT_VERSION) { /* (packed since version 2) */
+		fail(p, "version %llu: this doctor reads packed ones from 2 to %d", (unsigned long long)version,
+		     SNAPSHOT_VERSION);
+		return;
+	}
+	p->version = (unsigned)version;
+	while (!p->failed && p->at < p->end) {
+		const struct record *owner = NULL, *r = records;
+		uint64_t number;
+
+		p->number++;
+		if (!varint(p, &number, "the record's number"))
+			break;
+		if (number >= PACKED_CHILD) {
+			uint64_t own = (number - PACKED_CHILD) % PACKED_CHILDREN;
+
+			for (owner = records; owner->key && (uint64_t)(owner - records) < (number - PACKED_CHILD) /
+				     PACKED_CHILDREN; owner++)
+				;
+			r = owner->key && owner->children ? owner->children : NULL;
+			number = own;
+		}
+		for (; r && r->key && number; r++, number--)
+			;
+		if (!r || !r->key) {
+			fail(p, "no record of that number");
+			break;
+		}
+		get_line(p, owner, r, s);
+	}
 }
 
 /* ---- Checks of single fields -------------------------------------------------------------- */
@@ -1049,7 +1311,13 @@ int doctor_snapshot_parse(const char *text, size_t len, struct doctor_snapshot *
 	bool header = false;
 
 	*out = (struct doctor_snapshot){0};
-	while (!p.failed && procfs_next_line(&cursor, end, &line)) {
+	if (len >= sizeof(PACKED_MAGIC) - 1 && !memcmp(text, PACKED_MAGIC, sizeof(PACKED_MAGIC) - 1)) {
+		p.packed = header = true;
+		p.at = (const unsigned char *)text + sizeof(PACKED_MAGIC) - 1;
+		p.end = (const unsigned char *)end;
+		parse_packed(&p, out);
+	}
+	while (!p.packed && !p.failed && procfs_next_line(&cursor, end, &line)) {
 		p.number++;
 		line = procfs_trim(line);
 		if (!span_length(line) || line.start[0] == '#')

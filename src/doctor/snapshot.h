@@ -267,7 +267,12 @@ void doctor_snapshot_free(struct doctor_snapshot *s);
  * snapshot.c, from which the writer and the parser are both made.
  */
 int doctor_snapshot_write(const struct doctor_snapshot *s, FILE *stream);
-/* The snapshot in text: 0, or -1 with why ("LINE: what is wrong"); out is freed on failure. */
+/*
+ * The same lines packed (the flight recorder's frames: a busy window's text took longer to make
+ * and to read than its judgement): its numbers in binary, the same checks when read back.
+ */
+int doctor_snapshot_pack(const struct doctor_snapshot *s, FILE *stream);
+/* The snapshot in text or packed: 0, or -1 with why ("LINE: what is wrong"); out is freed on failure. */
 int doctor_snapshot_parse(const char *text, size_t len, struct doctor_snapshot *out, char *why, size_t why_len);
 /* The file at path (at most 64 MiB), parsed: 0, or -1 with why naming the file. */
 int doctor_snapshot_load(const char *path, struct doctor_snapshot *out, char *why, size_t why_len);

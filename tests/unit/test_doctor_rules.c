@@ -5,6 +5,7 @@
  */
 #include "unit.h"
 
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,107 @@ static void test_written_reads_back(void **state)
 	free(text2);
 	doctor_snapshot_free(&again);
 	doctor_snapshot_free(&s);
+}
+
+/* A snapshot's text, or its packed form (doctor_snapshot_pack), in *out (len bytes) to free. */
+static void written(const struct doctor_snapshot *s, bool packed, char **out, size_t *len)
+{
+	FILE *f = open_memstream(out, len);
+
+	assert_non_null(f);
+	assert_int_equal(packed ? doctor_snapshot_pack(s, f) : doctor_snapshot_write(s, f), 0);
+	fclose(f);
+}
+
+/*
+ * Packed, as the flight recorder keeps it: every fixture's snapshot (each rule's case: disks,
+ * direct readers, vtrace ops, cgroups, containers, mounts) reads back to the same text; every
+ * one of its prefixes, and every byte changed in turn, is refused with a reason or read whole,
+ * never past its end (ASan's word).
+ */
+static void test_packed_reads_back(void **state)
+{
+	glob_t found;
+	(void)state;
+
+	assert_int_equal(glob("tests/fixtures/doctor/*/snapshot", 0, NULL, &found), 0);
+	assert_true(found.gl_pathc >= 20);
+	for (size_t i = 0; i < found.gl_pathc; i++) {
+		struct doctor_snapshot s, again;
+		char *text, *packed, *text2, why[512] = "";
+		size_t len, plen, len2;
+
+		if (doctor_snapshot_load(found.gl_pathv[i], &s, why, sizeof(why)) != 0)
+			fail_msg("%s: %s", found.gl_pathv[i], why);
+		written(&s, false, &text, &len);
+		written(&s, true, &packed, &plen);
+		assert_true(plen > 0 && packed[0] == '\0');
+		assert_int_equal(doctor_snapshot_parse(packed, plen, &again, why, sizeof(why)), 0);
+		written(&again, false, &text2, &len2);
+		if (len != len2 || memcmp(text, text2, len))
+			fail_msg("%s: packed and read back, a different snapshot:\n%s", found.gl_pathv[i], text2);
+		doctor_snapshot_free(&again);
+		for (size_t cut = 0; cut < plen; cut++) {
+			char *copy = malloc(cut ? cut : 1); /* (exactly cut bytes: a read past them is ASan's) */
+
+			memcpy(copy, packed, cut);
+			why[0] = '\0';
+			if (doctor_snapshot_parse(copy, cut, &again, why, sizeof(why)) == 0)
+				doctor_snapshot_free(&again); /* (cut between two records) */
+			else
+				assert_true(why[0] != '\0');
+			free(copy);
+		}
+		for (size_t at = 0; at < plen; at++) {
+			packed[at] ^= 0x5a;
+			why[0] = '\0';
+			if (doctor_snapshot_parse(packed, plen, &again, why, sizeof(why)) == 0)
+				doctor_snapshot_free(&again);
+			else
+				assert_true(why[0] != '\0');
+			packed[at] ^= 0x5a;
+		}
+		free(text);
+		free(text2);
+		free(packed);
+		doctor_snapshot_free(&s);
+	}
+	globfree(&found);
+}
+
+/* What no packer writes is refused, said by its record. */
+static void test_packed_refused(void **state)
+{
+	static const struct {
+		const char *bytes;
+		size_t len;
+		const char *said;
+	} bad[] = {
+		/* magic, version 2, page_size (record 1) 4096 */
+#define PACKED "\0iolens-doctor-packed\x02\x01\x80\x20"
+		{ PACKED "\x7f", sizeof(PACKED) - 1 + 1, "record 3: no record of that number" },
+		{ "\0iolens-doctor-packed\x09", 23, "version 9" },
+		{ PACKED "\x01\x80", sizeof(PACKED) - 1 + 2, "page_size missing (cut short)" },
+		{ PACKED "\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f", sizeof(PACKED) - 1 + 11, "more than 64 bits" },
+		/* seconds (record 0): a real, NaN */
+		{ PACKED "\x00\x00\x00\x00\x00\x00\x00\xf8\x7f", sizeof(PACKED) - 1 + 9, "seconds: nan" },
+		/* cache_mechanism (record 8): a text with a NUL, then one longer than its field */
+		{ PACKED "\x08\x03" "a\0b", sizeof(PACKED) - 1 + 5, "a NUL byte" },
+		{ PACKED "\x08\x7f", sizeof(PACKED) - 1 + 2, "longer than" },
+		/* disk_sample (a child of disk, record 12: 64 + 12 * 16) before any disk */
+		{ PACKED "\x80\x02", sizeof(PACKED) - 1 + 2, "before any disk line" },
+#undef PACKED
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct doctor_snapshot s;
+		char why[512] = "";
+
+		assert_int_equal(doctor_snapshot_parse(bad[i].bytes, bad[i].len, &s, why, sizeof(why)), -1);
+		if (!strstr(why, bad[i].said))
+			fail_msg("case %zu: said '%s', not '%s'", i, why, bad[i].said);
+	}
 }
 
 static void test_refused(void **state)
@@ -346,6 +448,8 @@ int main(void)
 		cmocka_unit_test(test_each_rule_alone),
 		cmocka_unit_test(test_thresholds),
 		cmocka_unit_test(test_written_reads_back),
+		cmocka_unit_test(test_packed_reads_back),
+		cmocka_unit_test(test_packed_refused),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_man_page),
