@@ -137,6 +137,27 @@ static void test_crc32c(void **state)
 	/* The check value of CRC-32C (RFC 3720's polynomial). */
 	assert_int_equal(store_crc32c(0, "123456789", 9), 0xe3069283u);
 	assert_int_equal(store_crc32c(store_crc32c(0, "1234", 4), "56789", 5), 0xe3069283u);
+	/* Eight bytes a step: every length and alignment, held to the definition, a bit at a time. */
+	{
+		unsigned char bytes[300];
+
+		for (size_t i = 0; i < sizeof(bytes); i++)
+			bytes[i] = (unsigned char)(i * 131 + (i >> 3) * 7);
+		for (size_t at = 0; at < 8; at++)
+			for (size_t len = 0; at + len <= sizeof(bytes); len += 1 + len / 16) {
+				uint32_t crc = 0xffffffffu;
+
+				for (size_t i = at; i < at + len; i++) {
+					crc ^= bytes[i];
+					for (int k = 0; k < 8; k++)
+						crc = crc & 1 ? (crc >> 1) ^ 0x82f63b78u : crc >> 1;
+				}
+				assert_int_equal(store_crc32c(0, bytes + at, len), ~crc);
+				uint32_t first = store_crc32c(0, bytes + at, len / 3);
+
+				assert_int_equal(store_crc32c(first, bytes + at + len / 3, len - len / 3), ~crc);
+			}
+	}
 }
 
 static void test_round_trip(void **state)
