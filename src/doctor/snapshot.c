@@ -21,6 +21,7 @@
 #include "common/util.h"
 
 #define SNAPSHOT_MAGIC "iolens-doctor-snapshot"
+#define PACKED_WHOLE 9007199254740992.0 /* 2^53: whole numbers up to it are doubles exactly */
 #define PACKED_MAGIC "\0iolens-doctor-packed" /* (a NUL first: no text snapshot starts so) */
 #define SNAPSHOT_VERSION 2 /* 2: bio_proc's reads and writes apart, cache_proc's cgroup, cgroup lines */
 #define SNAPSHOT_MAX_BYTES (64u << 20)
@@ -464,8 +465,9 @@ void doctor_snapshot_free(struct doctor_snapshot *s)
 /*
  * Where a snapshot is written: as text (doctor --record), or packed (the flight recorder's frames,
  * doctor_snapshot_pack): the same lines, each its record's number (record_number), the choice's
- * index, then its fields, whole numbers as LEB128 (signed ones zigzagged), reals as their eight
- * bytes, texts as their length and bytes, an optional rest as a byte 1 (there) or 0.
+ * index, then its fields, whole numbers as LEB128 (signed ones zigzagged), reals as 1 + the whole
+ * number they are (most: nanoseconds, bucket bounds), else 0 and their eight bytes, texts as their
+ * length and bytes, an optional rest as a byte 1 (there) or 0.
  */
 struct writer {
 	FILE *f;
@@ -554,6 +556,12 @@ static void pack_value(FILE *f, const struct field *d, const char *at)
 		unsigned char bytes[8];
 		uint64_t bits;
 
+		/* A whole number (most: nanoseconds, bucket bounds) as 1 + it; else 0 and the 8 bytes. */
+		if (v >= 0 && v <= PACKED_WHOLE && v == floor(v) && !signbit(v)) {
+			pack_varint(f, 1 + (uint64_t)v);
+			break;
+		}
+		pack_varint(f, 0);
 		memcpy(&bits, &v, sizeof(bits));
 		for (int i = 0; i < 8; i++)
 			bytes[i] = (unsigned char)(bits >> (8 * i));
@@ -853,8 +861,15 @@ static double real(struct parser *p, const char *what)
 	if (p->packed) {
 		uint64_t bits = 0;
 
-		if (p->failed)
+		if (!varint(p, &bits, what))
 			return 0;
+		if (bits) { /* a whole number */
+			if ((double)(bits - 1) <= SNAPSHOT_MAX_REAL)
+				return (double)(bits - 1);
+			fail(p, "%s: %llu is not a number up to %g", what, (unsigned long long)(bits - 1),
+			     SNAPSHOT_MAX_REAL);
+			return 0;
+		}
 		if (p->end - p->at < 8) {
 			fail(p, "%s missing (cut short)", what);
 			return 0;

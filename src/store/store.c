@@ -30,6 +30,9 @@ static const unsigned char segment_magic[8] = { 'I', 'O', 'L', 'R', 'E', 'C', 0,
  */
 #define KEY_LEVEL 6
 #define FRAME_LEVEL 3
+/* A doctor's snapshot, rows of numbers packed: level 5 (lazy matching) takes a fifth off a busy
+ * window's (98 KB: 24.3 -> 21.6 KB) for a tenth more time. */
+#define SNAPSHOT_LEVEL 5
 
 /* ---- CRC-32C ------------------------------------------------------------------------------ */
 
@@ -158,16 +161,16 @@ static void dicts_clear(struct dicts *dicts)
 }
 
 /*
- * data deflated against dict into out (room bytes) by *z, made at the first call and reset at the
- * next (its quarter MiB of state allocated once, not a frame): its length, or 0 when it does not
- * fit or fails.
+ * data deflated against dict into out (room bytes) by *z at level (one *z a level), made at the
+ * first call and reset at the next (its quarter MiB of state allocated once, not a frame): its
+ * length, or 0 when it does not fit or fails.
  */
-static size_t deflate_with(z_stream **z, const struct dict *dict, const void *data, size_t len, unsigned char *out,
-			   size_t room)
+static size_t deflate_with(z_stream **z, int level, const struct dict *dict, const void *data, size_t len,
+			   unsigned char *out, size_t room)
 {
 	if (!*z) {
 		*z = xcalloc(1, sizeof(**z));
-		if (sym_deflateInit_(*z, FRAME_LEVEL, ZLIB_VERSION, (int)sizeof(**z)) != Z_OK) {
+		if (sym_deflateInit_(*z, level, ZLIB_VERSION, (int)sizeof(**z)) != Z_OK) {
 			free(*z);
 			*z = NULL;
 			return 0;
@@ -529,7 +532,7 @@ struct store {
 	unsigned sequence;      /* for the names of segments made within one second */
 	bool unsynced;          /* its last frame written, not yet synced (store_append_unsynced) */
 	struct dicts dicts;     /* its keyframes, by kind */
-	z_stream *deflating;    /* deflate_with's */
+	z_stream *deflating, *deflating_snapshot; /* deflate_with's, at FRAME_LEVEL and SNAPSHOT_LEVEL */
 };
 
 static uint64_t mono_now(void)
@@ -766,12 +769,16 @@ static unsigned char *make_frame(struct store *s, unsigned kind, uint64_t real_n
 	size_t room = zlib ? sym_compressBound(len) + 64 : len;
 	unsigned char *frame = xcalloc(1, STORE_FRAME_HEADER + room);
 	struct dict *dict = zlib ? dict_of(&s->dicts, kind) : NULL;
-	size_t payload = len, packed;
+	size_t payload = len, packed = 0;
 	unsigned codec = CODEC_RAW;
 
-	packed = dict && dict->since < KEY_EVERY
-		 ? deflate_with(&s->deflating, dict, data, len, frame + STORE_FRAME_HEADER, room)
-		 : 0;
+	if (dict && dict->since < KEY_EVERY) {
+		bool snapshot = kind == STORE_KIND_DOCTOR;
+
+		packed = deflate_with(snapshot ? &s->deflating_snapshot : &s->deflating,
+				      snapshot ? SNAPSHOT_LEVEL : FRAME_LEVEL, dict, data, len,
+				      frame + STORE_FRAME_HEADER, room);
+	}
 	if (packed && packed < len) {
 		payload = packed;
 		codec = CODEC_ZDICT;
@@ -861,6 +868,7 @@ void store_close(struct store *s)
 		close(s->dir);
 	dicts_clear(&s->dicts);
 	deflate_free(&s->deflating);
+	deflate_free(&s->deflating_snapshot);
 	free(s->dir_name);
 	free(s);
 }

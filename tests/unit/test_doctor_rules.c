@@ -218,8 +218,10 @@ static void test_packed_refused(void **state)
 		{ "\0iolens-doctor-packed\x09", 23, "version 9" },
 		{ PACKED "\x01\x80", sizeof(PACKED) - 1 + 2, "page_size missing (cut short)" },
 		{ PACKED "\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f", sizeof(PACKED) - 1 + 11, "more than 64 bits" },
-		/* seconds (record 0): a real, NaN */
-		{ PACKED "\x00\x00\x00\x00\x00\x00\x00\xf8\x7f", sizeof(PACKED) - 1 + 9, "seconds: nan" },
+		/* seconds (record 0): a real, NaN (0, then its 8 bytes), then the whole number 10^14 (1 + it) */
+		{ PACKED "\x00\x00\x00\x00\x00\x00\x00\x00\xf8\x7f", sizeof(PACKED) - 1 + 10, "seconds: nan" },
+		{ PACKED "\x00\x81\x80\xe9\x83\xb1\xde\x16", sizeof(PACKED) - 1 + 8,
+		  "seconds: 100000000000000 is not" },
 		/* cache_mechanism (record 8): a text with a NUL, then one longer than its field */
 		{ PACKED "\x08\x03" "a\0b", sizeof(PACKED) - 1 + 5, "a NUL byte" },
 		{ PACKED "\x08\x7f", sizeof(PACKED) - 1 + 2, "longer than" },
