@@ -1076,6 +1076,7 @@ unsigned bio_forget_ended(const struct bio_table *table, const struct bio_unende
 	unsigned forgotten = 0;
 	pid_t last = 0;
 	bool gone = false;
+	struct bio_counts now;
 
 	if (!skeleton || table->cgroups || !in_first_pid_namespace())
 		return 0;
@@ -1087,7 +1088,11 @@ unsigned bio_forget_ended(const struct bio_table *table, const struct bio_unende
 			last = p->pid;
 			gone = p->pid > 0 && kill(p->pid, 0) != 0 && errno == ESRCH && !in_flight_of(unended, p->pid);
 		}
-		if (gone && bpf_map_delete_elem(bpf_map__fd(skeleton->maps.processes), &key) == 0)
+		/* Only counts the table has: a last request that ended since it was read (a window's end
+		 * is read before its snapshot is made, up to a second before) is the next window's. */
+		if (gone && bpf_map_lookup_elem(bpf_map__fd(skeleton->maps.processes), &key, &now) == 0 &&
+		    now.since_ns == p->since_ns && !memcmp(now.requests, p->requests, sizeof(p->requests)) &&
+		    bpf_map_delete_elem(bpf_map__fd(skeleton->maps.processes), &key) == 0)
 			forgotten++;
 	}
 	return forgotten;

@@ -158,8 +158,8 @@ struct bio_unended_set {
 int bio_read_unended(struct bio_unended_set *out);
 /*
  * The entries of processes that ended (kill(pid, 0) says no such process) taken out of the
- * program's table, their counts being in table (a table of processes read just before), unless
- * a request of theirs is in flight (unended). A process's next requests, if its pid comes back,
+ * program's table, their counts being in table (a table of processes read before) and no more,
+ * unless a request of theirs is in flight (unended). A process's next requests, if its pid comes back,
  * begin another entry (another since_ns). Without it a machine that starts many short processes
  * kept the table full (BIO_MAX_PROCESSES entries of ~1 KB), read whole at each window's ends.
  * The number taken out.
