@@ -662,6 +662,25 @@ static uint64_t record_number(const struct record *owner, const struct record *r
 _Static_assert(COUNT_OF(records) <= PACKED_CHILD && COUNT_OF(r_disk) <= PACKED_CHILDREN &&
 		       COUNT_OF(r_vtrace) <= PACKED_CHILDREN, "packed record numbers: more records than they have");
 
+/* The record a packed number names (record_number's inverse; *owner set for a child), or NULL. */
+static const struct record *record_of(uint64_t number, const struct record **owner)
+{
+	const struct record *r;
+	uint64_t own;
+
+	*owner = NULL;
+	if (number < PACKED_CHILD)
+		return number < COUNT_OF(records) ? &records[number] : NULL;
+	own = (number - PACKED_CHILD) % PACKED_CHILDREN;
+	number = (number - PACKED_CHILD) / PACKED_CHILDREN;
+	if (number >= COUNT_OF(records) || !records[number].children)
+		return NULL;
+	*owner = &records[number];
+	for (r = (*owner)->children; r->key && own; r++, own--)
+		;
+	return r->key ? r : NULL;
+}
+
 static void put_line(const struct writer *w, const struct record *owner, const struct record *r,
 		     const struct choice *c, const char *item)
 {
@@ -1148,24 +1167,13 @@ static void parse_packed(struct parser *p, struct doctor_snapshot *s)
 	}
 	p->version = (unsigned)version;
 	while (!p->failed && p->at < p->end) {
-		const struct record *owner = NULL, *r = records;
+		const struct record *owner, *r;
 		uint64_t number;
 
 		p->number++;
 		if (!varint(p, &number, "the record's number"))
 			break;
-		if (number >= PACKED_CHILD) {
-			uint64_t own = (number - PACKED_CHILD) % PACKED_CHILDREN;
-
-			for (owner = records; owner->key && (uint64_t)(owner - records) < (number - PACKED_CHILD) /
-				     PACKED_CHILDREN; owner++)
-				;
-			r = owner->key && owner->children ? owner->children : NULL;
-			number = own;
-		}
-		for (; r && r->key && number; r++, number--)
-			;
-		if (!r || !r->key) {
+		if (!(r = record_of(number, &owner))) {
 			fail(p, "no record of that number");
 			break;
 		}
